@@ -1,0 +1,94 @@
+/**
+ * Turns an operation and its `http` binding into a Hono route: path params + query (+ JSON body) → the
+ * operation's input schema → `runOperation` → the Nylas envelope. No logic of its own beyond translation.
+ */
+import type { Context, Hono } from 'hono';
+import type { z } from 'zod';
+import { AppError, runOperation, type AnyOperation } from '../src/index.js';
+import type { AppEnv } from './types.js';
+
+type Kind = 'number' | 'boolean' | 'array' | 'other';
+
+/** The JSON kind a schema field expects, looking through optional/default/nullable wrappers. */
+function kindOf(schema: z.ZodType | undefined): Kind {
+  let current = schema as { _zod?: { def: { type: string; innerType?: unknown } } } | undefined;
+  while (current?._zod) {
+    const { type, innerType } = current._zod.def;
+    if (type === 'number' || type === 'int' || type === 'bigint') return 'number';
+    if (type === 'boolean') return 'boolean';
+    if (type === 'array') return 'array';
+    if (type === 'optional' || type === 'default' || type === 'nullable' || type === 'prefault') {
+      current = innerType as typeof current;
+      continue;
+    }
+    return 'other';
+  }
+  return 'other';
+}
+
+/**
+ * Converts query-string values to the types the input schema expects (numbers, booleans, arrays), leaving
+ * anything unconvertible as a string so the schema rejects it with the field's name.
+ */
+export function coerceQuery(input: z.ZodObject, url: URL): Record<string, unknown> {
+  const shape = input.shape as Record<string, z.ZodType>;
+  const result: Record<string, unknown> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const values = url.searchParams.getAll(key);
+    const kind = kindOf(shape[key]);
+    const last = values[values.length - 1] ?? '';
+    if (kind === 'array') {
+      result[key] = values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+    } else if (kind === 'number') {
+      result[key] = last.trim() !== '' && Number.isFinite(Number(last)) ? Number(last) : last;
+    } else if (kind === 'boolean') {
+      result[key] = last === 'true' || last === '1' ? true : last === 'false' || last === '0' ? false : last;
+    } else {
+      result[key] = last;
+    }
+  }
+  return result;
+}
+
+async function readJsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>> {
+  const text = await c.req.text();
+  if (text.trim() === '') return {};
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new AppError('invalid_request', 'body: error parsing request body; send a JSON object.');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new AppError('invalid_request', 'body: the request body must be a JSON object.');
+  }
+  return body as Record<string, unknown>;
+}
+
+/** Registers one operation on the app. */
+export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation): void {
+  const binding = operation.http;
+  if (!binding) return;
+  const hasBody = binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH';
+  app.on(binding.method, binding.path, async (c) => {
+    const query = coerceQuery(operation.input, new URL(c.req.url));
+    const body = hasBody ? await readJsonBody(c) : {};
+    const input = { ...query, ...body, ...c.req.param() };
+    const idempotencyKey = c.req.header('idempotency-key');
+    const result = (await runOperation(operation, c.get('core'), input, {
+      principal: c.get('principal'),
+      requestId: c.get('requestId'),
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    })) as Record<string, unknown>;
+    const requestId = c.get('requestId');
+    const status = binding.status ?? 200;
+    switch (binding.envelope ?? 'data') {
+      case 'empty':
+        return c.json({ request_id: requestId }, status);
+      case 'list':
+        return c.json({ request_id: requestId, ...result }, status);
+      default:
+        return c.json({ request_id: requestId, data: result }, status);
+    }
+  });
+}

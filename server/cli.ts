@@ -1,0 +1,129 @@
+/**
+ * @module server/cli
+ * The `agentpost` command: `serve` (default), `apps`, `keys`, `service-accounts`. Management commands work on
+ * the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, createCore, type Config } from '../src/index.js';
+import { createDeps, startService } from './main.js';
+
+const USAGE = `Usage: agentpost <command>
+
+  serve                                         run the service (HTTP API; the default command)
+  apps create --name NAME [--plan trial|production]   create an application; prints its id and API key
+  apps list                                     list applications
+  keys create [--app ID] [--name NAME]          issue an API key (default application unless --app)
+  keys list [--app ID]                          list API keys (never the keys themselves)
+  keys revoke KEY_ID [--app ID]                 revoke a key at once
+  service-accounts create [--app ID]            issue a service account for signed /v3/admin requests;
+                                                prints the credentials the nylas SDK's ServiceAccountSigner takes
+`;
+
+async function withCore<T>(config: Config, work: (core: ReturnType<typeof createCore>) => Promise<T>): Promise<T> {
+  const deps = await createDeps({ ...config, logLevel: 'warn' });
+  const core = createCore(deps);
+  try {
+    await core.applications.ensureDefaultApplication();
+    return await work(core);
+  } finally {
+    deps.db.close();
+  }
+}
+
+async function serveCommand(config: Config): Promise<void> {
+  const service = await startService(config);
+  if (service.generatedKey) {
+    process.stdout.write(
+      `\nAgentpost created the default application. Its API key (shown once, only its hash is stored):\n\n  ${service.generatedKey}\n\n`,
+    );
+  }
+  process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    service.core.deps.logger.info('shutting down', { signal });
+    service.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** Runs the command line; returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      plan: { type: 'string' },
+      app: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command = 'serve', sub, argument] = positionals;
+  if (values.help || command === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const config = loadConfig(process.env);
+  const appOf = async (core: ReturnType<typeof createCore>) => values.app ?? (await core.applications.defaultApplicationId());
+
+  switch (`${command} ${sub ?? ''}`.trim()) {
+    case 'serve':
+      await serveCommand(config);
+      return -1;
+    case 'apps create': {
+      if (!values.name) throw new Error('apps create needs --name NAME');
+      const plan = values.plan ?? 'production';
+      if (plan !== 'trial' && plan !== 'production') throw new Error('--plan must be trial or production');
+      const created = await withCore(config, (core) => core.applications.createApplication({ name: values.name!, plan }));
+      process.stdout.write(`application_id: ${created.application.id}\napi_key: ${created.apiKey}\n`);
+      return 0;
+    }
+    case 'apps list': {
+      const apps = await withCore(config, (core) => core.applications.listApplications());
+      for (const app of apps) process.stdout.write(`${app.id}\t${app.plan}\t${app.is_default ? 'default\t' : '\t'}${app.name}\n`);
+      return 0;
+    }
+    case 'keys create': {
+      const created = await withCore(config, async (core) => core.applications.createKey(await appOf(core), values.name ?? 'cli'));
+      process.stdout.write(`key_id: ${created.id}\napi_key: ${created.apiKey}\n`);
+      return 0;
+    }
+    case 'keys list': {
+      const keys = await withCore(config, async (core) => core.applications.listKeys(await appOf(core)));
+      for (const key of keys) {
+        process.stdout.write(`${key.id}\t${key.prefix}…\t${key.revoked_at === null ? 'active' : 'revoked'}\t${key.name}\n`);
+      }
+      return 0;
+    }
+    case 'keys revoke': {
+      if (!argument) throw new Error('keys revoke needs KEY_ID');
+      await withCore(config, async (core) => core.applications.revokeKey(await appOf(core), argument));
+      process.stdout.write(`revoked ${argument}\n`);
+      return 0;
+    }
+    case 'service-accounts create': {
+      const credentials = await withCore(config, async (core) => core.applications.createServiceAccount(await appOf(core)));
+      process.stdout.write(`${JSON.stringify(credentials, null, 2)}\n`);
+      return 0;
+    }
+    default:
+      process.stderr.write(`Unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    process.stderr.write(`agentpost: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,68 @@
+/**
+ * @module server/main
+ * The process: config → database → migrations → core → bootstrap → HTTP listener (SMTP and workers join
+ * as their issues land). `startService` is also what integration tests start, on port 0.
+ */
+import { Resolver } from 'node:dns/promises';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { createDb, migrate } from '../storage/index.js';
+import { createCore, createLogger, randomId, systemClock, type Config, type Core, type CoreDeps } from '../src/index.js';
+import { createApp } from './index.js';
+
+/** A running service. */
+export interface RunningService {
+  core: Core;
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:3000` (the `apiUri` of the nylas SDK). */
+  url: string;
+  /** The default application's API key, when this start generated it (printed once). */
+  generatedKey: string | undefined;
+  close(): Promise<void>;
+}
+
+/** Builds the core's dependencies from the configuration; tests override any of them. */
+export async function createDeps(config: Config, overrides: Partial<CoreDeps> = {}): Promise<CoreDeps> {
+  const db = overrides.db ?? (await createDb({ url: config.databaseUrl, authToken: config.databaseAuthToken }));
+  await migrate(db);
+  return {
+    db,
+    config,
+    clock: systemClock,
+    newId: randomId,
+    randomBytes,
+    dns: new Resolver(),
+    logger: createLogger(config.logLevel),
+    ...overrides,
+  };
+}
+
+/** Starts the service: migrates, bootstraps the default application and domains, and listens. */
+export async function startService(config: Config, overrides: Partial<CoreDeps> = {}): Promise<RunningService> {
+  const deps = await createDeps(config, overrides);
+  const core = createCore(deps);
+  const { application, generatedKey } = await core.applications.ensureDefaultApplication();
+  await core.domains.ensureVerified(application.id, config.domains);
+
+  const app = createApp({ core });
+  const server: ServerType = await new Promise((resolve) => {
+    const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, () => resolve(listening));
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  deps.logger.info('http listening', { url });
+
+  return {
+    core,
+    url,
+    generatedKey,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      deps.db.close();
+    },
+  };
+}

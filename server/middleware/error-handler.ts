@@ -1,0 +1,50 @@
+/**
+ * The one place HTTP maps errors: AppError and ZodError to the Nylas error envelope
+ * `{request_id, error: {type, message}}` with the right status.
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { ZodError } from 'zod';
+import { AppError, type ErrorCode } from '../../src/index.js';
+import type { AppEnv } from '../types.js';
+
+/** HTTP status and Nylas `error.type` of each error code. */
+const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
+  invalid_request: { status: 400, type: 'invalid_request_error' },
+  unauthorized: { status: 401, type: 'unauthorized' },
+  forbidden: { status: 403, type: 'forbidden' },
+  not_found: { status: 404, type: 'not_found_error' },
+  conflict: { status: 409, type: 'conflict_error' },
+  payload_too_large: { status: 413, type: 'request_too_large' },
+  rate_limited: { status: 429, type: 'rate_limit_error' },
+  upstream_error: { status: 502, type: 'provider_error' },
+  unavailable: { status: 503, type: 'service_unavailable' },
+  internal: { status: 500, type: 'unexpected_error' },
+};
+
+/** `field.path: message; …` for the first few issues, so the caller knows what to fix. */
+export function describeZodError(error: ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'body'}: ${issue.message}`)
+    .join('; ');
+}
+
+/** Writes the error envelope for any thrown value. */
+export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
+  const requestId = c.get('requestId') ?? '';
+  let code: ErrorCode = 'internal';
+  let message = 'An unexpected error occurred; it has been logged.';
+  if (error instanceof AppError) {
+    code = error.code;
+    message = error.message;
+  } else if (error instanceof ZodError) {
+    code = 'invalid_request';
+    message = describeZodError(error);
+  }
+  if (code === 'internal') {
+    c.get('logger')?.error('request failed', { request_id: requestId, path: c.req.path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+  }
+  const { status, type } = HTTP_ERRORS[code];
+  return c.json({ request_id: requestId, error: { type, message } }, status);
+}

@@ -1,0 +1,11 @@
+/** Hono environment of the `/v3` app: what middleware puts on the context. */
+import type { Core, Logger, Principal } from '../src/index.js';
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    principal: Principal;
+    core: Core;
+    logger: Logger;
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * @module domains/domain-service
+ * Domains an application sends and receives on. A trial subdomain of the service's own domain is usable at
+ * once; a custom domain becomes usable when its ownership TXT record is verified through DNS.
+ */
+import { generateKeyPairSync } from 'node:crypto';
+import { and, asc, eq, gt, or } from 'drizzle-orm';
+import { tables } from '../../storage/index.js';
+import type { Principal } from '../applications/application-service.js';
+import type { CoreDeps } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError, notFound } from '../errors.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
+import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
+
+type DomainRow = typeof tables.domains.$inferSelect;
+
+/** DKIM selector published for custom domains. */
+export const DKIM_SELECTOR = 'agentpost';
+
+/** A domain can carry Agent Accounts when it is a trial subdomain or its ownership is verified. */
+export function isDomainUsable(domain: Pick<DomainRow, 'branded' | 'verifiedOwnership'>): boolean {
+  return domain.branded || domain.verifiedOwnership;
+}
+
+/** Maps a row to the wire form (secrets such as the DKIM private key stay inside). */
+export function toDomain(row: DomainRow): Domain {
+  return {
+    id: row.id,
+    name: row.name,
+    domain_address: row.domainAddress,
+    organization_id: row.applicationId,
+    branded: row.branded,
+    region: row.region,
+    verified_ownership: row.verifiedOwnership,
+    verified_mx: row.verifiedMx,
+    verified_spf: row.verifiedSpf,
+    verified_feedback: row.verifiedFeedback,
+    verified_dkim: row.verifiedDkim,
+    verified_dmarc: row.verifiedDmarc,
+    verified_arc: row.verifiedArc,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+const FLAG_OF = {
+  ownership: 'verifiedOwnership',
+  mx: 'verifiedMx',
+  spf: 'verifiedSpf',
+  dkim: 'verifiedDkim',
+  feedback: 'verifiedFeedback',
+} as const satisfies Record<VerificationType, keyof DomainRow>;
+
+/** The DNS record a verification type asks the owner to publish. */
+interface ExpectedRecord {
+  host: string;
+  type: 'TXT' | 'MX';
+  value: string;
+  priority?: number;
+}
+
+/** Creates the domain service. */
+export function createDomainService({ db, clock, newId, randomBytes, dns, config }: CoreDeps) {
+  const now = () => unixSeconds(clock.now());
+
+  function isTrialAddress(address: string): boolean {
+    return address.endsWith(`.${config.trialDomain}`);
+  }
+
+  async function requireDomain(principal: Principal, domainId: string): Promise<DomainRow> {
+    const row = await db.orm.query.domains.findFirst({
+      where: and(eq(tables.domains.id, domainId), eq(tables.domains.applicationId, principal.applicationId)),
+    });
+    if (!row) throw notFound('Domain', domainId);
+    return row;
+  }
+
+  /** Makes the DKIM key pair on first use (RSA 2048, published as `p=`). */
+  async function ensureDkimKey(row: DomainRow): Promise<DomainRow> {
+    if (row.dkimPublicKey) return row;
+    const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const [updated] = await db.write((tx) =>
+      tx
+        .update(tables.domains)
+        .set({
+          dkimSelector: DKIM_SELECTOR,
+          dkimPublicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+          dkimPrivateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+          updatedAt: now(),
+        })
+        .where(eq(tables.domains.id, row.id))
+        .returning(),
+    );
+    return updated!;
+  }
+
+  function expectedRecord(row: DomainRow, type: VerificationType): ExpectedRecord {
+    switch (type) {
+      case 'ownership':
+        return { host: `_agentpost.${row.domainAddress}`, type: 'TXT', value: `agentpost-verification=${row.verificationToken}` };
+      case 'mx':
+        return { host: row.domainAddress, type: 'MX', value: config.mxHost, priority: 10 };
+      case 'spf':
+        return { host: row.domainAddress, type: 'TXT', value: `v=spf1 a:${config.mxHost} ~all` };
+      case 'dkim':
+        return { host: `${DKIM_SELECTOR}._domainkey.${row.domainAddress}`, type: 'TXT', value: `v=DKIM1; k=rsa; p=${row.dkimPublicKey ?? ''}` };
+      case 'feedback':
+        return { host: `feedback.${row.domainAddress}`, type: 'MX', value: config.mxHost, priority: 10 };
+    }
+  }
+
+  /** Looks the record up and says whether it is there as expected. DNS failures count as "not found". */
+  async function check(row: DomainRow, type: VerificationType, expected: ExpectedRecord): Promise<{ ok: boolean; found: string[] }> {
+    try {
+      if (expected.type === 'MX') {
+        const records = await dns.resolveMx(expected.host);
+        const found = records.map((record) => record.exchange.toLowerCase().replace(/\.$/, ''));
+        return { ok: found.includes(expected.value.toLowerCase()), found };
+      }
+      const found = (await dns.resolveTxt(expected.host)).map((chunks) => chunks.join(''));
+      const ok = found.some((text) => {
+        const normalized = text.trim();
+        if (type === 'spf') return /^v=spf1\s/i.test(normalized) && normalized.toLowerCase().includes(config.mxHost.toLowerCase());
+        if (type === 'dkim') return normalized.replace(/\s+/g, '').includes(`p=${row.dkimPublicKey}`);
+        return normalized === expected.value;
+      });
+      return { ok, found };
+    } catch {
+      return { ok: false, found: [] };
+    }
+  }
+
+  function result(row: DomainRow, type: VerificationType, expected: ExpectedRecord, status: DomainVerificationResult['status'], message: string, details?: Record<string, unknown>): DomainVerificationResult {
+    return {
+      domain_id: row.id,
+      attempt: { type, options: expected },
+      status,
+      created_at: now(),
+      message,
+      ...(details ? { details } : {}),
+    };
+  }
+
+  return {
+    /** A page of the application's domains, oldest first. */
+    async list(principal: Principal, input: { limit?: number | undefined; page_token?: string | undefined }) {
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const after = decodeCursor(input.page_token, 2) as [number, string] | undefined;
+      const rows = await db.orm
+        .select()
+        .from(tables.domains)
+        .where(
+          and(
+            eq(tables.domains.applicationId, principal.applicationId),
+            after ? or(gt(tables.domains.createdAt, after[0]), and(eq(tables.domains.createdAt, after[0]), gt(tables.domains.id, after[1]))) : undefined,
+          ),
+        )
+        .orderBy(asc(tables.domains.createdAt), asc(tables.domains.id))
+        .limit(limit + 1);
+      return toPage(rows, limit, (row) => [row.createdAt, row.id], toDomain);
+    },
+
+    /** One domain of the application. */
+    async find(principal: Principal, domainId: string): Promise<Domain> {
+      return toDomain(await requireDomain(principal, domainId));
+    },
+
+    /**
+     * Registers a domain. `*.<AGENTPOST_TRIAL_DOMAIN>` is a trial domain, usable at once; any other is custom
+     * and waits for DNS verification. An address can belong to one application only (409).
+     */
+    async create(principal: Principal, input: { name: string; domain_address: string }): Promise<Domain> {
+      const address = input.domain_address.toLowerCase();
+      const branded = isTrialAddress(address);
+      const at = now();
+      return db.write(async (tx) => {
+        const taken = await tx.query.domains.findFirst({ where: eq(tables.domains.domainAddress, address) });
+        if (taken) throw new AppError('conflict', `domain_address: ${address} is already registered.`, { field: 'domain_address' });
+        const [row] = await tx
+          .insert(tables.domains)
+          .values({
+            id: newId(),
+            applicationId: principal.applicationId,
+            name: input.name,
+            domainAddress: address,
+            branded,
+            verifiedOwnership: branded,
+            verifiedMx: branded,
+            verifiedSpf: branded,
+            verifiedDkim: branded,
+            verificationToken: randomBytes(18).toString('base64url'),
+            createdAt: at,
+            updatedAt: at,
+          })
+          .returning();
+        return toDomain(row!);
+      });
+    },
+
+    /** Renames a domain; the address itself never changes. */
+    async update(principal: Principal, input: { domain_id: string; name?: string | undefined }): Promise<Domain> {
+      const current = await requireDomain(principal, input.domain_id);
+      const [row] = await db.write((tx) =>
+        tx
+          .update(tables.domains)
+          .set({ ...(input.name !== undefined ? { name: input.name } : {}), updatedAt: now() })
+          .where(eq(tables.domains.id, current.id))
+          .returning(),
+      );
+      return toDomain(row!);
+    },
+
+    /** Removes a domain. Accounts on it keep their mail but no new ones can be made on it. */
+    async destroy(principal: Principal, domainId: string): Promise<void> {
+      const current = await requireDomain(principal, domainId);
+      await db.write((tx) => tx.delete(tables.domains).where(eq(tables.domains.id, current.id)));
+    },
+
+    /** The DNS record to publish for a verification type, and whether it is verified already. */
+    async info(principal: Principal, input: { domain_id: string; type: VerificationType }): Promise<DomainVerificationResult> {
+      let row = await requireDomain(principal, input.domain_id);
+      if (input.type === 'dkim') row = await ensureDkimKey(row);
+      const expected = expectedRecord(row, input.type);
+      const done = row[FLAG_OF[input.type]];
+      return result(row, input.type, expected, done ? 'done' : 'pending', done ? `${input.type} is verified.` : `Publish a ${expected.type} record at ${expected.host}: ${expected.value}`);
+    },
+
+    /** Looks the record up in DNS now; on success the domain's flag is set. */
+    async verify(principal: Principal, input: { domain_id: string; type: VerificationType }): Promise<DomainVerificationResult> {
+      let row = await requireDomain(principal, input.domain_id);
+      if (input.type === 'dkim') row = await ensureDkimKey(row);
+      const expected = expectedRecord(row, input.type);
+      if (row.branded) return result(row, input.type, expected, 'done', 'Trial domains need no DNS records.');
+      const { ok, found } = await check(row, input.type, expected);
+      if (!ok) {
+        return result(row, input.type, expected, 'failed', `No matching ${expected.type} record at ${expected.host}; publish: ${expected.value}`, { found });
+      }
+      const [updated] = await db.write((tx) =>
+        tx
+          .update(tables.domains)
+          .set({ [FLAG_OF[input.type]]: true, updatedAt: now() })
+          .where(eq(tables.domains.id, row.id))
+          .returning(),
+      );
+      return result(updated!, input.type, expected, 'done', `${input.type} is verified.`, { found });
+    },
+
+    /** Registers `AGENTPOST_DOMAINS` as verified domains of an application (idempotent). */
+    async ensureVerified(applicationId: string, addresses: readonly string[]): Promise<void> {
+      if (addresses.length === 0) return;
+      const at = now();
+      await db.write(async (tx) => {
+        for (const address of addresses) {
+          const existing = await tx.query.domains.findFirst({ where: eq(tables.domains.domainAddress, address) });
+          if (existing && existing.applicationId !== applicationId) {
+            throw new AppError('conflict', `AGENTPOST_DOMAINS: ${address} is registered to another application.`);
+          }
+          const flags = { verifiedOwnership: true, verifiedMx: true, verifiedSpf: true, verifiedDkim: true };
+          if (existing) {
+            await tx.update(tables.domains).set({ ...flags, updatedAt: at }).where(eq(tables.domains.id, existing.id));
+          } else {
+            await tx.insert(tables.domains).values({
+              id: newId(),
+              applicationId,
+              name: address,
+              domainAddress: address,
+              branded: isTrialAddress(address),
+              ...flags,
+              verificationToken: randomBytes(18).toString('base64url'),
+              createdAt: at,
+              updatedAt: at,
+            });
+          }
+        }
+      });
+    },
+  };
+}
+
+export type DomainService = ReturnType<typeof createDomainService>;

@@ -1,0 +1,73 @@
+/**
+ * @module operations/define-operation
+ * One operation = name, model-facing description, input and output zod schemas, hints, an optional HTTP
+ * binding and the handler. HTTP routes, MCP tools, AI SDK tools and the OpenAPI document are loops over these.
+ */
+import type { z } from 'zod';
+import type { Principal } from '../applications/application-service.js';
+import type { Core } from '../index.js';
+
+/** How an operation appears on the `/v3` HTTP API. */
+export interface HttpBinding {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Hono path under `/v3`, with `:params` named as the input's fields (e.g. `/grants/:grant_id/folders`). */
+  path: string;
+  /** Success status (default 200). */
+  status?: 200 | 201 | 202;
+  /**
+   * Response envelope: `data` wraps the result as `{request_id, data}`; `list` spreads it (`{request_id, data,
+   * next_cursor}`); `empty` answers `{request_id}` only.
+   */
+  envelope?: 'data' | 'list' | 'empty';
+  /** Admin routes (`/v3/admin/*`) also accept service-account signatures. */
+  auth?: 'api_key' | 'api_key_or_service_account';
+}
+
+/** Hints for agent hosts (MCP tool annotations). */
+export interface OperationHints {
+  readOnly: boolean;
+  destructive?: boolean;
+  idempotent?: boolean;
+  /** True when the operation reaches beyond this service (sends mail, calls webhooks). */
+  openWorld?: boolean;
+}
+
+/** What a handler gets besides its input. */
+export interface OperationContext {
+  principal: Principal;
+  requestId?: string;
+  /** The `Idempotency-Key` header of an HTTP call, when sent. */
+  idempotencyKey?: string;
+}
+
+/** An operation definition. */
+export interface Operation<Input extends z.ZodObject = z.ZodObject, Output extends z.ZodType = z.ZodType> {
+  name: string;
+  title: string;
+  description: string;
+  input: Input;
+  output: Output;
+  hints: OperationHints;
+  http?: HttpBinding;
+  /** Whether agents get it as an MCP / AI SDK tool (admin operations are HTTP-only). */
+  tool: boolean;
+  run(core: Core, input: z.output<Input>, context: OperationContext): Promise<z.input<Output>>;
+}
+
+/** Declares an operation; identity function that keeps the input and output types tied together. */
+export function defineOperation<Input extends z.ZodObject, Output extends z.ZodType>(operation: Operation<Input, Output>): Operation<Input, Output> {
+  return operation;
+}
+
+/** Any operation, for registries. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyOperation = Operation<z.ZodObject, z.ZodType>;
+
+/**
+ * Validates raw input against the operation's schema and runs it. Every face calls this, so validation and
+ * behaviour are the same over HTTP, MCP and the AI SDK.
+ */
+export async function runOperation(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<unknown> {
+  const input = operation.input.parse(rawInput);
+  return operation.run(core, input, context);
+}

@@ -1,0 +1,104 @@
+/**
+ * Manage Domains operations (`/v3/admin/domains`), reachable with an API key or a service-account signature.
+ */
+import { DeletedSchema, pageOf } from '../schemas/common.js';
+import {
+  CreateDomainInputSchema,
+  DomainRefInputSchema,
+  DomainSchema,
+  DomainVerificationInputSchema,
+  DomainVerificationResultSchema,
+  ListDomainsInputSchema,
+  UpdateDomainInputSchema,
+} from '../schemas/domains.js';
+import { defineOperation } from './define-operation.js';
+
+const admin = 'api_key_or_service_account' as const;
+
+export const listDomains = defineOperation({
+  name: 'list_domains',
+  title: 'List domains',
+  description: 'Lists the domains registered to this application, oldest first.',
+  input: ListDomainsInputSchema,
+  output: pageOf(DomainSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/admin/domains', envelope: 'list', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.domains.list(principal, input),
+});
+
+export const getDomain = defineOperation({
+  name: 'get_domain',
+  title: 'Get a domain',
+  description: 'Returns one domain with its verification flags.',
+  input: DomainRefInputSchema,
+  output: DomainSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/admin/domains/:domain_id', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.domains.find(principal, input.domain_id),
+});
+
+export const createDomain = defineOperation({
+  name: 'create_domain',
+  title: 'Register a domain',
+  description:
+    'Registers a domain for Agent Accounts. A subdomain of the service\'s trial domain is usable at once; a custom domain is usable once its ownership TXT record is verified (see domain info and verify).',
+  input: CreateDomainInputSchema,
+  output: DomainSchema,
+  hints: { readOnly: false },
+  http: { method: 'POST', path: '/admin/domains', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.domains.create(principal, input),
+});
+
+export const updateDomain = defineOperation({
+  name: 'update_domain',
+  title: 'Rename a domain',
+  description: 'Changes a domain\'s label. The address cannot change: delete and register again instead.',
+  input: UpdateDomainInputSchema,
+  output: DomainSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'PUT', path: '/admin/domains/:domain_id', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.domains.update(principal, input),
+});
+
+export const deleteDomain = defineOperation({
+  name: 'delete_domain',
+  title: 'Delete a domain',
+  description: 'Removes a registered domain. Existing Agent Accounts on it keep their mail.',
+  input: DomainRefInputSchema,
+  output: DeletedSchema,
+  hints: { readOnly: false, destructive: true },
+  http: { method: 'DELETE', path: '/admin/domains/:domain_id', envelope: 'empty', auth: admin },
+  tool: false,
+  run: async (core, input, { principal }) => {
+    await core.domains.destroy(principal, input.domain_id);
+    return {};
+  },
+});
+
+export const domainInfo = defineOperation({
+  name: 'get_domain_verification_info',
+  title: 'DNS record for a domain check',
+  description: 'Returns the DNS record to publish for one verification type (ownership, mx, spf, dkim, feedback) and its current status.',
+  input: DomainVerificationInputSchema,
+  output: DomainVerificationResultSchema,
+  hints: { readOnly: true },
+  http: { method: 'POST', path: '/admin/domains/:domain_id/info', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.domains.info(principal, input),
+});
+
+export const verifyDomain = defineOperation({
+  name: 'verify_domain',
+  title: 'Verify a domain record',
+  description: 'Looks up one DNS record of the domain now and marks it verified when it matches.',
+  input: DomainVerificationInputSchema,
+  output: DomainVerificationResultSchema,
+  hints: { readOnly: false, idempotent: true, openWorld: true },
+  http: { method: 'POST', path: '/admin/domains/:domain_id/verify', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.domains.verify(principal, input),
+});

@@ -1,0 +1,72 @@
+/**
+ * Grant (Agent Account) operations.
+ */
+import { DeletedSchema } from '../schemas/common.js';
+import { CreateGrantInputSchema, GrantListSchema, GrantRefInputSchema, GrantSchema, ListGrantsInputSchema, UpdateGrantInputSchema } from '../schemas/grants.js';
+import { defineOperation } from './define-operation.js';
+
+export const createGrant = defineOperation({
+  name: 'create_agent_account',
+  title: 'Create an Agent Account',
+  description:
+    'Creates a hosted mailbox and calendar (an Agent Account grant) at an address on a registered domain of this application. ' +
+    'Sending the same address again returns the existing grant. The new grant has the folders inbox, sent, drafts, trash, junk and archive and a primary calendar. ' +
+    'Use the returned id as grant_id in every other call.',
+  input: CreateGrantInputSchema,
+  output: GrantSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'POST', path: '/connect/custom', status: 201 },
+  tool: false,
+  run: async (core, input, { principal }) => (await core.grants.create(principal, input)).grant,
+});
+
+export const listGrants = defineOperation({
+  name: 'list_grants',
+  title: 'List grants',
+  description: 'Lists the grants (Agent Accounts) of this application, newest first, with offset pagination (limit up to 200).',
+  input: ListGrantsInputSchema,
+  output: GrantListSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.grants.list(principal, input),
+});
+
+export const getGrant = defineOperation({
+  name: 'get_grant',
+  title: 'Get a grant',
+  description: 'Returns one grant by id or email address.',
+  input: GrantRefInputSchema,
+  output: GrantSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id' },
+  tool: false,
+  run: (core, input, { principal }) => core.grants.find(principal, input.grant_id),
+});
+
+export const updateGrant = defineOperation({
+  name: 'update_grant',
+  title: 'Update a grant',
+  description: 'Changes a grant\'s display name, settings (merged; app_password is write-only), scope or workspace.',
+  input: UpdateGrantInputSchema,
+  output: GrantSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'PATCH', path: '/grants/:grant_id' },
+  tool: false,
+  run: (core, input, { principal }) => core.grants.update(principal, input),
+});
+
+export const deleteGrant = defineOperation({
+  name: 'delete_grant',
+  title: 'Delete a grant',
+  description: 'Deletes a grant and all its mail, folders, calendars and events. This cannot be undone.',
+  input: GrantRefInputSchema,
+  output: DeletedSchema,
+  hints: { readOnly: false, destructive: true, idempotent: false },
+  http: { method: 'DELETE', path: '/grants/:grant_id', envelope: 'empty' },
+  tool: false,
+  run: async (core, input, { principal }) => {
+    await core.grants.destroy(principal, input.grant_id);
+    return {};
+  },
+});

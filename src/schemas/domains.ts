@@ -1,0 +1,69 @@
+/**
+ * @module schemas/domains
+ * The Manage Domains resource, as in the Nylas SDK's `models/domains.ts`.
+ */
+import { z } from 'zod';
+import { IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+
+export const DomainSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().describe('Human-readable label'),
+    domain_address: z.string().describe('The registered domain, lower-cased'),
+    organization_id: z.string().describe('The owning application'),
+    branded: z.boolean().describe('True for a trial subdomain of the service: usable at once, no DNS records'),
+    region: z.string(),
+    verified_ownership: z.boolean(),
+    verified_mx: z.boolean(),
+    verified_spf: z.boolean(),
+    verified_feedback: z.boolean(),
+    verified_dkim: z.boolean(),
+    verified_dmarc: z.boolean(),
+    verified_arc: z.boolean(),
+    created_at: UnixSecondsSchema,
+    updated_at: UnixSecondsSchema,
+  })
+  .meta({ id: 'Domain' });
+export type Domain = z.infer<typeof DomainSchema>;
+
+const DomainAddressSchema = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(253)
+  .regex(/^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name such as mail.example.com');
+
+export const ListDomainsInputSchema = z.object({ limit: LimitSchema, page_token: PageTokenSchema });
+export const DomainRefInputSchema = z.object({ domain_id: IdSchema });
+export const CreateDomainInputSchema = z.object({
+  name: z.string().trim().min(1).max(256).describe('Human-readable label'),
+  domain_address: DomainAddressSchema.describe('The domain to register, e.g. agents.example.com'),
+});
+export const UpdateDomainInputSchema = z.object({
+  domain_id: IdSchema,
+  name: z.string().trim().min(1).max(256).optional().describe('New label (the address cannot change)'),
+});
+
+export const VerificationTypeSchema = z.enum(['ownership', 'mx', 'spf', 'dkim', 'feedback']);
+export type VerificationType = z.infer<typeof VerificationTypeSchema>;
+
+export const DomainVerificationInputSchema = z.object({
+  domain_id: IdSchema,
+  type: VerificationTypeSchema.describe('Which DNS record to describe or check'),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const DomainVerificationResultSchema = z
+  .object({
+    domain_id: z.string(),
+    attempt: z.object({
+      type: VerificationTypeSchema,
+      options: z.object({ host: z.string(), type: z.enum(['TXT', 'MX']), value: z.string(), priority: z.number().optional() }),
+    }),
+    status: z.enum(['pending', 'done', 'failed']),
+    created_at: UnixSecondsSchema,
+    message: z.string().describe('What to publish, or why verification failed'),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'DomainVerificationResult' });
+export type DomainVerificationResult = z.infer<typeof DomainVerificationResultSchema>;

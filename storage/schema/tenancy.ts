@@ -1,0 +1,100 @@
+/**
+ * Applications, their credentials, domains and workspaces: the tenancy tree every other row hangs from.
+ */
+import { sql } from 'drizzle-orm';
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const applications = sqliteTable('applications', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  plan: text('plan', { enum: ['trial', 'production'] }).notNull(),
+  isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
+  createdAt: integer('created_at').notNull(),
+  updatedAt: integer('updated_at').notNull(),
+});
+
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** First characters of the key, shown in listings so a person can tell keys apart. */
+    prefix: text('prefix').notNull(),
+    /** SHA-256 of the whole key, hex. The key itself is never stored. */
+    keyHash: text('key_hash').notNull(),
+    createdAt: integer('created_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (table) => [uniqueIndex('api_keys_hash_idx').on(table.keyHash), index('api_keys_application_idx').on(table.applicationId)],
+);
+
+export const serviceAccounts = sqliteTable(
+  'service_accounts',
+  {
+    /** The key id the SDK sends as `X-Nylas-Kid`. */
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    publicKeyPem: text('public_key_pem').notNull(),
+    createdAt: integer('created_at').notNull(),
+    revokedAt: integer('revoked_at'),
+  },
+  (table) => [index('service_accounts_application_idx').on(table.applicationId)],
+);
+
+/** Nonces seen on signed requests, kept until their timestamp window has passed, so none is accepted twice. */
+export const serviceAccountNonces = sqliteTable(
+  'service_account_nonces',
+  {
+    serviceAccountId: text('service_account_id').notNull(),
+    nonce: text('nonce').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.serviceAccountId, table.nonce] }), index('service_account_nonces_expiry_idx').on(table.expiresAt)],
+);
+
+export const domains = sqliteTable(
+  'domains',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    /** Lower-cased; one application owns an address, so inbound mail routes unambiguously. */
+    domainAddress: text('domain_address').notNull(),
+    /** A trial subdomain of the service's own domain: usable at once, no DNS records. */
+    branded: integer('branded', { mode: 'boolean' }).notNull().default(false),
+    region: text('region').notNull().default('us'),
+    verifiedOwnership: integer('verified_ownership', { mode: 'boolean' }).notNull().default(false),
+    verifiedMx: integer('verified_mx', { mode: 'boolean' }).notNull().default(false),
+    verifiedSpf: integer('verified_spf', { mode: 'boolean' }).notNull().default(false),
+    verifiedDkim: integer('verified_dkim', { mode: 'boolean' }).notNull().default(false),
+    verifiedFeedback: integer('verified_feedback', { mode: 'boolean' }).notNull().default(false),
+    verifiedDmarc: integer('verified_dmarc', { mode: 'boolean' }).notNull().default(false),
+    verifiedArc: integer('verified_arc', { mode: 'boolean' }).notNull().default(false),
+    /** Value the owner publishes in a TXT record to prove ownership. */
+    verificationToken: text('verification_token').notNull(),
+    dkimSelector: text('dkim_selector'),
+    dkimPrivateKeyPem: text('dkim_private_key_pem'),
+    dkimPublicKey: text('dkim_public_key'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [uniqueIndex('domains_address_idx').on(table.domainAddress), index('domains_application_idx').on(table.applicationId)],
+);
+
+export const workspaces = sqliteTable(
+  'workspaces',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    domain: text('domain'),
+    autoGroup: integer('auto_group', { mode: 'boolean' }).notNull().default(false),
+    isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
+    policyId: text('policy_id'),
+    ruleIds: text('rule_ids', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [index('workspaces_application_idx').on(table.applicationId, table.domain)],
+);
