@@ -1,0 +1,92 @@
+/**
+ * Starts the real service for a test: a temporary libSQL file, the HTTP server on an ephemeral port, and a
+ * `nylas` SDK client pointed at it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Nylas from 'nylas';
+import { createDb, migrate, type Database } from '../../storage/index.js';
+import { createCore, createLogger, loadConfig, randomId, type Config, type Core, type CoreDeps } from '../../src/index.js';
+import { startService, type RunningService } from '../../server/main.js';
+import { fakeDns, type FakeDns } from './dns.js';
+import { randomBytes } from 'node:crypto';
+
+/** The API key tests use for the default application. */
+export const TEST_API_KEY = 'agp_test_key_for_the_default_application';
+
+/** A fresh temporary directory, removed by the returned function. */
+export function tempDir(prefix = 'agentpost-test-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** Configuration for tests: temp database, port 0, fixed API key. */
+export function testConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    AGENTPOST_DATABASE_URL: databaseUrl,
+    AGENTPOST_HTTP_PORT: '0',
+    AGENTPOST_SMTP_PORT: '0',
+    AGENTPOST_API_KEY: TEST_API_KEY,
+    AGENTPOST_LOG_LEVEL: 'silent',
+    ...env,
+  });
+}
+
+/** A running service plus an SDK client of its default application. */
+export interface TestService extends RunningService {
+  apiKey: string;
+  nylas: Nylas;
+  dns: FakeDns;
+  config: Config;
+  /** An SDK client for another API key against the same service. */
+  client(apiKey: string): Nylas;
+}
+
+/** Starts the full service on a temporary database. Call `close()` in `afterAll`. */
+export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps> } = {}): Promise<TestService> {
+  const dir = tempDir();
+  const config = testConfig(`file:${join(dir.path, 'agentpost.db')}`, options.env);
+  const dns = fakeDns();
+  const service = await startService(config, { dns, ...options.deps });
+  const client = (apiKey: string) => new Nylas({ apiKey, apiUri: service.url, timeout: 30 });
+  return {
+    ...service,
+    apiKey: TEST_API_KEY,
+    nylas: client(TEST_API_KEY),
+    dns,
+    config,
+    client,
+    async close() {
+      await service.close();
+      dir.remove();
+    },
+  };
+}
+
+/** A core on a temporary database, without HTTP (service-level tests). */
+export async function createTestCore(overrides: Partial<CoreDeps> = {}, env: Record<string, string> = {}): Promise<{ core: Core; db: Database; close(): void }> {
+  const dir = tempDir();
+  const config = testConfig(`file:${join(dir.path, 'agentpost.db')}`, env);
+  const db = await createDb({ url: config.databaseUrl });
+  await migrate(db);
+  const core = createCore({
+    db,
+    config,
+    clock: { now: () => new Date() },
+    newId: randomId,
+    randomBytes,
+    dns: fakeDns(),
+    logger: createLogger('silent'),
+    ...overrides,
+  });
+  await core.applications.ensureDefaultApplication();
+  return {
+    core,
+    db,
+    close() {
+      db.close();
+      dir.remove();
+    },
+  };
+}
