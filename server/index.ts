@@ -8,6 +8,8 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { AppError, operations, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { mountMcp } from './routes/mcp.js';
 import { authenticate } from './middleware/auth.js';
 import { errorResponse } from './middleware/error-handler.js';
 import type { AppEnv } from './types.js';
@@ -37,6 +39,9 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
   app.notFound((c) => errorResponse(c, new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  const openApi = buildOpenApiDocument(operations, { version: '0.1.0' });
+  app.get('/v3/openapi.json', (c) => c.json(openApi));
+  mountMcp(app, core);
 
   const v3 = new Hono<AppEnv>();
   v3.use(

@@ -27,5 +27,5 @@ export { loadConfig, ConfigError, type Config } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
 export { systemClock, randomId, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
-export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext } from './operations/index.js';
+export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { canonicalJson, signingString } from './applications/credentials.js';

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createMcpServer } from '../../tools/mcp.js';
+import { createAgentpostTools } from '../../tools/ai-sdk.js';
+import { localExecutor, remoteExecutor } from '../../tools/executor.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import type { Principal } from '../../src/index.js';
+
+async function connect(server: ReturnType<typeof createMcpServer>) {
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  return client;
+}
+
+describe('MCP and AI SDK tools from the one registry', () => {
+  let service: TestService;
+  let principal: Principal;
+  let grantId: string;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
+    await service.core.domains.create(principal, { name: 'Faces', domain_address: 'faces.agentpost.localhost' });
+    const { grant } = await service.core.grants.create(principal, { provider: 'nylas', settings: { email: 'faces@faces.agentpost.localhost' } });
+    grantId = grant.id;
+  });
+  afterAll(async () => {
+    await service.close();
+  });
+
+  it('lists tools with annotations and runs one, returning structured content', async () => {
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal) }));
+    const { tools } = await client.listTools();
+    const listFolders = tools.find((tool) => tool.name === 'list_folders');
+    expect(listFolders?.annotations?.readOnlyHint).toBe(true);
+    expect(listFolders?.inputSchema.required).toContain('grant_id');
+    expect(tools.some((tool) => tool.name === 'create_agent_account')).toBe(false);
+
+    const result = await client.callTool({ name: 'list_folders', arguments: { grant_id: grantId } });
+    expect(result.isError).toBeFalsy();
+    const content = result.structuredContent as { data: { name: string }[] };
+    expect(content.data.map((folder) => folder.name).slice(0, 2)).toEqual(['inbox', 'sent']);
+  });
+
+  it('binds to one grant: grant_id leaves the schema and is filled in', async () => {
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId }));
+    const { tools } = await client.listTools();
+    const createFolder = tools.find((tool) => tool.name === 'create_folder');
+    expect(Object.keys(createFolder?.inputSchema.properties ?? {})).not.toContain('grant_id');
+    const result = await client.callTool({ name: 'create_folder', arguments: { name: 'Receipts' } });
+    expect((result.structuredContent as { name: string }).name).toBe('Receipts');
+  });
+
+  it('turns errors into isError results that say what to fix', async () => {
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal) }));
+    const missing = await client.callTool({ name: 'list_folders', arguments: { grant_id: 'no-such-grant' } });
+    expect(missing.isError).toBe(true);
+    expect(JSON.stringify(missing.content)).toContain('not_found');
+    const duplicate = await client.callTool({ name: 'create_folder', arguments: { grant_id: grantId, name: 'Receipts' } });
+    expect(duplicate.isError).toBe(true);
+    expect(JSON.stringify(duplicate.content)).toContain('already exists');
+  });
+
+  it('gives the same result over HTTP (remote executor), MCP and the AI SDK', async () => {
+    const remote = remoteExecutor({ url: service.url, apiKey: service.apiKey });
+    const tools = createAgentpostTools({ core: service.core, principal, grantId });
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal) }));
+
+    const overHttp = await remote(
+      (await import('../../src/index.js')).operations.find((operation) => operation.name === 'list_folders')!,
+      { grant_id: grantId },
+    );
+    const overMcp = (await client.callTool({ name: 'list_folders', arguments: { grant_id: grantId } })).structuredContent;
+    const overAi = await tools.list_folders!.execute!({}, { toolCallId: 'call-1', messages: [] });
+    expect(overMcp).toEqual(overHttp);
+    expect(overAi).toEqual(overHttp);
+  });
+
+  it('serves MCP over Streamable HTTP at /mcp with Bearer authentication', async () => {
+    const client = new Client({ name: 'http-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${grantId}`), { requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } } }),
+    );
+    const result = await client.callTool({ name: 'list_folders', arguments: {} });
+    expect((result.structuredContent as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(6);
+    await client.close();
+
+    const unauthorized = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unauthorized.status).toBe(401);
+  });
+
+  it('publishes an OpenAPI document built from the same operations', async () => {
+    const response = await fetch(`${service.url}/v3/openapi.json`);
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as { paths: Record<string, Record<string, { operationId: string }>> };
+    expect(document.paths['/v3/grants/{grant_id}/folders']?.get?.operationId).toBe('list_folders');
+    expect(document.paths['/v3/connect/custom']?.post?.operationId).toBe('create_agent_account');
+  });
+});

@@ -1,0 +1,40 @@
+/**
+ * @module tools/ai-sdk
+ * `createAgentpostTools(...)`: the registry's agent tools as Vercel AI SDK (`ai` v6) tools, in-process (a core
+ * and a principal) or remote (a service URL and API key). Same names and schemas as the MCP tools.
+ */
+import { tool, type Tool } from 'ai';
+import type { Core, Principal } from '../src/index.js';
+import { localExecutor, remoteExecutor, type Executor } from './executor.js';
+import { agentTools, type ToolSetOptions } from './registry.js';
+
+/** In-process: tools call the core directly as `principal`. */
+export interface LocalToolsOptions extends ToolSetOptions {
+  core: Core;
+  principal: Principal;
+}
+
+/** Remote: tools call a running Agentpost's `/v3` API. */
+export interface RemoteToolsOptions extends ToolSetOptions {
+  url: string;
+  apiKey: string;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Returns a tool set for `generateText` / `streamText`. A failing call throws; the AI SDK turns it into a
+ * tool-error the model reads, and our messages say what to fix.
+ */
+export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOptions): Record<string, Tool> {
+  const executor: Executor =
+    'core' in options ? localExecutor(options.core, options.principal) : remoteExecutor({ url: options.url, apiKey: options.apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const tools: Record<string, Tool> = {};
+  for (const agentTool of agentTools({ grantId: options.grantId })) {
+    tools[agentTool.operation.name] = tool({
+      description: agentTool.operation.description,
+      inputSchema: agentTool.inputSchema,
+      execute: (input: unknown) => executor(agentTool.operation, agentTool.prepare(input as Record<string, unknown>)),
+    });
+  }
+  return tools;
+}

@@ -1,0 +1,57 @@
+/**
+ * @module tools/mcp
+ * `createMcpServer({ executor })`: every agent tool of the registry as an MCP tool (same names, schemas and
+ * descriptions as the AI SDK tools and the HTTP API).
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { OperationHints } from '../src/index.js';
+import type { Executor } from './executor.js';
+import { agentTools, type ToolSetOptions } from './registry.js';
+import { toMcpError, toMcpResult } from './results.js';
+
+/** Package version reported to MCP clients. */
+export const SERVER_INFO = { name: 'agentpost', version: '0.1.0' } as const;
+
+function annotations(hints: OperationHints, title: string) {
+  return {
+    title,
+    readOnlyHint: hints.readOnly,
+    destructiveHint: hints.destructive ?? false,
+    idempotentHint: hints.idempotent ?? hints.readOnly,
+    openWorldHint: hints.openWorld ?? false,
+  };
+}
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions extends ToolSetOptions {
+  executor: Executor;
+}
+
+/** Builds an MCP server (not yet connected to a transport). */
+export function createMcpServer({ executor, grantId }: McpServerOptions): McpServer {
+  const server = new McpServer(SERVER_INFO, {
+    instructions:
+      'Agentpost gives you a mailbox and a calendar. Start with list_folders or list_messages; reply with send_message and reply_to_message_id so replies thread. Times are Unix seconds; give time zones explicitly.',
+  });
+  for (const tool of agentTools({ grantId })) {
+    const { operation } = tool;
+    server.registerTool(
+      operation.name,
+      {
+        title: operation.title,
+        description: operation.description,
+        inputSchema: tool.inputSchema,
+        outputSchema: tool.outputSchema,
+        annotations: annotations(operation.hints, operation.title),
+      },
+      async (input: unknown) => {
+        try {
+          return toMcpResult(await executor(operation, tool.prepare((input ?? {}) as Record<string, unknown>)));
+        } catch (error) {
+          return toMcpError(error);
+        }
+      },
+    );
+  }
+  return server;
+}
