@@ -1,0 +1,57 @@
+/**
+ * Quickstart, as a self-checking script: starts Agentpost on a temporary database, registers a trial domain,
+ * creates an Agent Account and lists its folders through the official `nylas` SDK.
+ *
+ *   npx tsx examples/quickstart.ts            # embedded: starts its own service on a free port
+ *   AGENTPOST_URL=http://127.0.0.1:3000 AGENTPOST_API_KEY=agp_... npx tsx examples/quickstart.ts
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Nylas from 'nylas';
+import { loadConfig } from '../src/index.js';
+import { startService } from '../server/main.js';
+
+const remoteUrl = process.env.AGENTPOST_URL || undefined;
+const dir = mkdtempSync(join(tmpdir(), 'agentpost-quickstart-'));
+const service = remoteUrl
+  ? undefined
+  : await startService(
+      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'agentpost.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'warn' }),
+    );
+const apiUri = remoteUrl ?? service!.url;
+const apiKey = process.env.AGENTPOST_API_KEY || service!.generatedKey!;
+
+try {
+  const nylas = new Nylas({ apiKey, apiUri });
+  const suffix = Math.random().toString(36).slice(2, 8);
+  const domain = `quickstart-${suffix}.agentpost.localhost`;
+
+  // 1. Register a trial domain (usable at once, no DNS records).
+  const registered = await fetch(`${apiUri}/v3/admin/domains`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Quickstart', domain_address: domain }),
+  });
+  assert.equal(registered.status, 200, await registered.clone().text());
+
+  // 2. Create an Agent Account on it.
+  const { data: grant } = await nylas.auth.customAuthentication({
+    requestBody: { provider: 'nylas', settings: { email: `assistant@${domain}` } } as never,
+  });
+  assert.equal(grant.email, `assistant@${domain}`);
+
+  // 3. It is listed with the application's grants, and has its six system folders.
+  const { data: grants } = await nylas.grants.list({ queryParams: { limit: 200 } });
+  assert.ok(grants.some((item) => item.id === grant.id));
+  const { data: folders } = await nylas.folders.list({ identifier: grant.id });
+  assert.deepEqual(
+    folders.slice(0, 6).map((folder) => folder.name),
+    ['inbox', 'sent', 'drafts', 'trash', 'junk', 'archive'],
+  );
+  console.log(`ok: ${grant.email} (${grant.id}) has folders ${folders.map((folder) => folder.name).join(', ')}`);
+} finally {
+  await service?.close();
+  rmSync(dir, { recursive: true, force: true });
+}
