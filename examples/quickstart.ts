@@ -9,9 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Nylas from 'nylas';
+import NylasSdk from 'nylas';
 import { loadConfig } from '../src/index.js';
 import { startService } from '../server/main.js';
+
+// nylas 8.4 ships ESM type declarations in a package without "type": "module", so under NodeNext TypeScript
+// sees the default export one level down; at run time the ESM build's default export is the class itself.
+const Nylas = ((NylasSdk as unknown as { default?: unknown }).default ?? NylasSdk) as typeof NylasSdk.default;
 
 const remoteUrl = process.env.AGENTPOST_URL || undefined;
 const dir = mkdtempSync(join(tmpdir(), 'agentpost-quickstart-'));

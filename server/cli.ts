@@ -1,10 +1,11 @@
 /**
  * @module server/cli
- * The `agentpost` command: `serve` (default), `apps`, `keys`, `service-accounts`. Management commands work on
+ * The `agentpost` command: `serve` (default), `apps`, `keys`, `service-accounts`, `mcp`. Management commands work on
  * the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, createCore, type Config } from '../src/index.js';
+import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
 const USAGE = `Usage: agentpost <command>
@@ -17,26 +18,32 @@ const USAGE = `Usage: agentpost <command>
   keys revoke KEY_ID [--app ID]                 revoke a key at once
   service-accounts create [--app ID]            issue a service account for signed /v3/admin requests;
                                                 prints the credentials the nylas SDK's ServiceAccountSigner takes
+  mcp                                           MCP server over stdio: against AGENTPOST_URL with AGENTPOST_API_KEY,
+                                                or embedded on the local database; AGENTPOST_GRANT_ID binds one mailbox
 `;
 
 async function withCore<T>(config: Config, work: (core: ReturnType<typeof createCore>) => Promise<T>): Promise<T> {
   const deps = await createDeps({ ...config, logLevel: 'warn' });
   const core = createCore(deps);
   try {
-    await core.applications.ensureDefaultApplication();
+    const { generatedKey } = await core.applications.ensureDefaultApplication();
+    // A management command on a fresh database makes the default application; its key is shown once, here
+    // (on stderr, so the command's own output stays parseable), or it would be lost.
+    if (generatedKey) process.stderr.write(`${defaultKeyNotice(generatedKey)}\n`);
     return await work(core);
   } finally {
     deps.db.close();
   }
 }
 
+/** The message that shows a generated default key, the only time it is ever shown. */
+function defaultKeyNotice(key: string): string {
+  return `\nAgentpost created the default application. Its API key (shown once, only its hash is stored):\n\n  ${key}\n`;
+}
+
 async function serveCommand(config: Config): Promise<void> {
   const service = await startService(config);
-  if (service.generatedKey) {
-    process.stdout.write(
-      `\nAgentpost created the default application. Its API key (shown once, only its hash is stored):\n\n  ${service.generatedKey}\n\n`,
-    );
-  }
+  if (service.generatedKey) process.stdout.write(`${defaultKeyNotice(service.generatedKey)}\n`);
   process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
   let stopping = false;
   const stop = (signal: string) => {
@@ -106,6 +113,19 @@ export async function main(argv: string[]): Promise<number> {
       await withCore(config, async (core) => core.applications.revokeKey(await appOf(core), argument));
       process.stdout.write(`revoked ${argument}\n`);
       return 0;
+    }
+    case 'mcp': {
+      const server = await runStdioServer(config, (settings) => createDeps({ ...settings, logLevel: settings.logLevel === 'info' ? 'warn' : settings.logLevel }));
+      const stop = () => {
+        server.close().then(
+          () => process.exit(0),
+          () => process.exit(1),
+        );
+      };
+      process.stdin.on('end', stop);
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+      return -1;
     }
     case 'service-accounts create': {
       const credentials = await withCore(config, async (core) => core.applications.createServiceAccount(await appOf(core)));

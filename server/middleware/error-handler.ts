@@ -3,6 +3,7 @@
  * `{request_id, error: {type, message}}` with the right status.
  */
 import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { ZodError } from 'zod';
 import { AppError, type ErrorCode } from '../../src/index.js';
@@ -20,6 +21,17 @@ const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: strin
   upstream_error: { status: 502, type: 'provider_error' },
   unavailable: { status: 503, type: 'service_unavailable' },
   internal: { status: 500, type: 'unexpected_error' },
+};
+
+/** Error codes of the 4xx statuses Hono's own HTTPException may carry. */
+const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  429: 'rate_limited',
 };
 
 /** `field.path: message; …` for the first few issues, so the caller knows what to fix. */
@@ -41,10 +53,17 @@ export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   } else if (error instanceof ZodError) {
     code = 'invalid_request';
     message = describeZodError(error);
+  } else if (error instanceof HTTPException && error.status < 500) {
+    // Thrown by Hono itself or its middleware (for example a malformed body): keep its status class.
+    code = HTTP_EXCEPTION_CODES[error.status] ?? 'invalid_request';
+    message = error.message || HTTP_ERRORS[code].type;
   }
   if (code === 'internal') {
     c.get('logger')?.error('request failed', { request_id: requestId, path: c.req.path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
   }
   const { status, type } = HTTP_ERRORS[code];
+  // An over-size body is answered before it is read; the rest of it is still on the socket, so the connection
+  // cannot carry another request. Saying so keeps clients from reusing it (they would see a reset instead).
+  if (code === 'payload_too_large') c.header('Connection', 'close');
   return c.json({ request_id: requestId, error: { type, message } }, status);
 }

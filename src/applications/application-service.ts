@@ -3,7 +3,7 @@
  * Applications, API keys and service accounts; turns request credentials into a {@link Principal}.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { and, eq, isNull, lt } from 'drizzle-orm';
+import { and, eq, isNull, lt, ne, sql } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -38,6 +38,24 @@ export interface ApiKeyInfo {
   revoked_at: number | null;
 }
 
+/**
+ * A service account's credentials file, in the form Nylas hands out (`name`, `type`, `private_key_id`,
+ * `private_key`, `organization_id`, `region`). The SDK's `ServiceAccountSigner` takes
+ * `{ privateKeyPem: private_key, privateKeyId: private_key_id }`.
+ */
+export interface ServiceAccountCredentials {
+  name: string;
+  type: 'service_account';
+  /** Sent as `X-Nylas-Kid`. */
+  private_key_id: string;
+  /** PKCS#8 PEM; only this file holds it (the service keeps the public half). */
+  private_key: string;
+  /** The application, as Domain objects call it. */
+  organization_id: string;
+  application_id: string;
+  region: 'us';
+}
+
 /** Headers of a service-account-signed request. */
 export interface SignedRequest {
   keyId: string;
@@ -48,6 +66,12 @@ export interface SignedRequest {
   path: string;
   body: string | undefined;
 }
+
+/** SQLite's rowid: ties within one second (ids are random) list in the order they were made. */
+const INSERTION_ORDER = sql`rowid`;
+
+/** Name of the key that `AGENTPOST_API_KEY` sets, so a changed value can replace it. */
+const ENV_KEY_NAME = 'AGENTPOST_API_KEY';
 
 /** How far a signed request's timestamp may be from our clock, either way. */
 const SIGNATURE_WINDOW_SECONDS = 5 * 60;
@@ -90,6 +114,12 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
     return { id: row.id, name: row.name, plan: row.plan, is_default: row.isDefault, created_at: row.createdAt };
   }
 
+  async function getApplication(applicationId: string): Promise<ApplicationInfo> {
+    const row = await db.orm.query.applications.findFirst({ where: eq(tables.applications.id, applicationId) });
+    if (!row) throw new AppError('not_found', `Application ${JSON.stringify(applicationId)} was not found.`);
+    return toInfo(row);
+  }
+
   return {
     /**
      * First-start bootstrap: makes the default application and its key when the database is empty, and makes
@@ -108,9 +138,23 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
           }
         }
         if (config.apiKey) {
-          const existing = await tx.query.apiKeys.findFirst({ where: eq(tables.apiKeys.keyHash, hashApiKey(config.apiKey)) });
-          if (!existing) await insertKey(tx, app.id, 'AGENTPOST_API_KEY', config.apiKey);
+          const hash = hashApiKey(config.apiKey);
+          const existing = await tx.query.apiKeys.findFirst({ where: eq(tables.apiKeys.keyHash, hash) });
+          if (!existing) await insertKey(tx, app.id, ENV_KEY_NAME, config.apiKey);
           else if (existing.revokedAt !== null) logger.warn('AGENTPOST_API_KEY names a revoked key; requests with it are refused');
+          // A changed AGENTPOST_API_KEY replaces the one it set before: the old value stops working (rotation).
+          const replaced = await tx
+            .update(tables.apiKeys)
+            .set({ revokedAt: now() })
+            .where(
+              and(
+                eq(tables.apiKeys.applicationId, app.id),
+                eq(tables.apiKeys.name, ENV_KEY_NAME),
+                isNull(tables.apiKeys.revokedAt),
+                ne(tables.apiKeys.keyHash, hash),
+              ),
+            );
+          if (replaced.rowsAffected > 0) logger.info('AGENTPOST_API_KEY changed; the previous value was revoked');
         }
         return { application: toInfo(app), ...(generatedKey ? { generatedKey } : {}) };
       });
@@ -137,20 +181,16 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
 
     /** Every application. */
     async listApplications(): Promise<ApplicationInfo[]> {
-      const rows = await db.orm.select().from(tables.applications).orderBy(tables.applications.createdAt);
+      const rows = await db.orm.select().from(tables.applications).orderBy(tables.applications.createdAt, INSERTION_ORDER);
       return rows.map(toInfo);
     },
 
     /** The application with this id, or a 404. */
-    async getApplication(applicationId: string): Promise<ApplicationInfo> {
-      const row = await db.orm.query.applications.findFirst({ where: eq(tables.applications.id, applicationId) });
-      if (!row) throw new AppError('not_found', `Application ${JSON.stringify(applicationId)} was not found.`);
-      return toInfo(row);
-    },
+    getApplication,
 
     /** Issues a new API key; the key is returned once and only its hash is kept. */
     async createKey(applicationId: string, name = 'key'): Promise<{ id: string; apiKey: string }> {
-      await this.getApplication(applicationId);
+      await getApplication(applicationId);
       const apiKey = newApiKey(randomBytes(32));
       const id = await db.write((tx) => insertKey(tx, applicationId, name, apiKey));
       return { id, apiKey };
@@ -158,11 +198,12 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
 
     /** An application's keys, revoked ones included. */
     async listKeys(applicationId: string): Promise<ApiKeyInfo[]> {
+      await getApplication(applicationId);
       const rows = await db.orm
         .select()
         .from(tables.apiKeys)
         .where(eq(tables.apiKeys.applicationId, applicationId))
-        .orderBy(tables.apiKeys.createdAt, tables.apiKeys.id);
+        .orderBy(tables.apiKeys.createdAt, INSERTION_ORDER);
       return rows.map((row) => ({
         id: row.id,
         application_id: row.applicationId,
@@ -200,8 +241,8 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
      * Issues a service account: an RSA key pair whose public half is kept. The private key is returned once,
      * in the form the `nylas` SDK's `ServiceAccountSigner` takes (`privateKeyPem`, `privateKeyId`).
      */
-    async createServiceAccount(applicationId: string): Promise<{ private_key_id: string; private_key: string; application_id: string; type: 'service_account' }> {
-      await this.getApplication(applicationId);
+    async createServiceAccount(applicationId: string): Promise<ServiceAccountCredentials> {
+      const application = await getApplication(applicationId);
       const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const id = newId();
       await db.write((tx) =>
@@ -213,10 +254,13 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
         }),
       );
       return {
+        name: `${application.name} service account`,
         type: 'service_account',
-        application_id: applicationId,
         private_key_id: id,
         private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        organization_id: applicationId,
+        application_id: applicationId,
+        region: 'us',
       };
     },
 

@@ -64,8 +64,21 @@ interface ExpectedRecord {
 export function createDomainService({ db, clock, newId, randomBytes, dns, config }: CoreDeps) {
   const now = () => unixSeconds(clock.now());
 
+  /** `<label>.<AGENTPOST_TRIAL_DOMAIN>`: one label under the service's own domain. */
   function isTrialAddress(address: string): boolean {
-    return address.endsWith(`.${config.trialDomain}`);
+    const suffix = `.${config.trialDomain}`;
+    return address.endsWith(suffix) && !address.slice(0, -suffix.length).includes('.');
+  }
+
+  /** Deeper names under the trial domain would let one application squat below another's trial domain. */
+  function checkTrialDepth(address: string): void {
+    if (address.endsWith(`.${config.trialDomain}`) && !isTrialAddress(address)) {
+      throw new AppError(
+        'invalid_request',
+        `domain_address: a trial domain is one label under ${config.trialDomain}, such as my-team.${config.trialDomain}.`,
+        { field: 'domain_address' },
+      );
+    }
   }
 
   async function requireDomain(principal: Principal, domainId: string): Promise<DomainRow> {
@@ -172,6 +185,7 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
      */
     async create(principal: Principal, input: { name: string; domain_address: string }): Promise<Domain> {
       const address = input.domain_address.toLowerCase();
+      checkTrialDepth(address);
       const branded = isTrialAddress(address);
       const at = now();
       return db.write(async (tx) => {
@@ -195,6 +209,12 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
           })
           .returning();
         return toDomain(row!);
+      }).catch((error: unknown) => {
+        // Another process registered the same address between our check and our insert.
+        if (String((error as { cause?: unknown })?.cause ?? error).includes('UNIQUE')) {
+          throw new AppError('conflict', `domain_address: ${address} is already registered.`, { field: 'domain_address' });
+        }
+        throw error;
       });
     },
 

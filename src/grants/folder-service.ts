@@ -15,6 +15,9 @@ import { folderAttributes, type GrantService } from './grant-service.js';
 
 type FolderRow = typeof tables.folders.$inferSelect;
 
+/** Sort position of the first folder a user makes; system folders take 0–5 (storage/schema/grants.ts). */
+const FIRST_USER_SORT_ORDER = 1000;
+
 /** Message counts of one folder. */
 export interface FolderCounts {
   total: number;
@@ -66,11 +69,23 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
     return row;
   }
 
+  /** The parent must exist in the same mailbox, and (when moving `selfId`) must not be the folder or one below it. */
   async function checkParent(grantId: string, parentId: string | undefined, selfId?: string) {
     if (parentId === undefined) return;
     if (parentId === selfId) throw new AppError('invalid_request', 'parent_id: a folder cannot be its own parent.', { field: 'parent_id' });
     const parent = await db.orm.query.folders.findFirst({ where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, parentId)) });
     if (!parent) throw new AppError('invalid_request', `parent_id: folder ${JSON.stringify(parentId)} does not exist in this mailbox.`, { field: 'parent_id' });
+    if (selfId === undefined) return;
+    // Walk up from the new parent: meeting the folder itself would make a cycle. The walk is bounded because the
+    // tree has no cycle yet; the guard only protects against a corrupt one.
+    let ancestorId = parent.parentId;
+    for (let depth = 0; ancestorId !== null && depth < 10_000; depth += 1) {
+      if (ancestorId === selfId) {
+        throw new AppError('invalid_request', `parent_id: folder ${JSON.stringify(parentId)} is inside this folder; a folder cannot move below itself.`, { field: 'parent_id' });
+      }
+      const ancestor = await db.orm.query.folders.findFirst({ where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, ancestorId)) });
+      ancestorId = ancestor?.parentId ?? null;
+    }
   }
 
   function nameTaken(error: unknown): boolean {
@@ -120,12 +135,18 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
       const at = now();
       const row = await db
         .write(async (tx) => {
+          // User folders list in creation order after the system ones: each takes the next sort position.
+          const [last] = await tx
+            .select({ sortOrder: sql<number | null>`max(${tables.folders.sortOrder})` })
+            .from(tables.folders)
+            .where(eq(tables.folders.grantId, grant.id));
           const [inserted] = await tx
             .insert(tables.folders)
             .values({
               id: newId(),
               grantId: grant.id,
               name: input.name,
+              sortOrder: Math.max(FIRST_USER_SORT_ORDER, (last?.sortOrder ?? 0) + 1),
               parentId: input.parent_id ?? null,
               textColor: input.text_color ?? null,
               backgroundColor: input.background_color ?? null,

@@ -5,12 +5,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Nylas from 'nylas';
+import NylasModule from 'nylas';
 import { createDb, migrate, type Database } from '../../storage/index.js';
 import { createCore, createLogger, loadConfig, randomId, type Config, type Core, type CoreDeps } from '../../src/index.js';
 import { startService, type RunningService } from '../../server/main.js';
 import { fakeDns, type FakeDns } from './dns.js';
 import { randomBytes } from 'node:crypto';
+
+/**
+ * The SDK's client class. Its type declarations are CommonJS, so under NodeNext the default import's *type* is the
+ * module object while at run time (ESM build) it is the class itself; this works for both.
+ */
+export const Nylas = ((NylasModule as unknown as { default?: unknown }).default ?? NylasModule) as typeof NylasModule.default;
+/** A client of the SDK. */
+export type Nylas = InstanceType<typeof Nylas>;
 
 /** The API key tests use for the default application. */
 export const TEST_API_KEY = 'agp_test_key_for_the_default_application';

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+/** The error message `loadConfig` throws for an environment, or a failure when it does not throw. */
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults to an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      databaseUrl: 'file:./data/agentpost.db',
+      databaseAuthToken: undefined,
+      host: '127.0.0.1',
+      httpPort: 3000,
+      smtpPort: 2525,
+      publicUrl: 'http://127.0.0.1:3000',
+      apiKey: undefined,
+      domains: [],
+      smtpRelay: undefined,
+      logLevel: 'info',
+      allowPrivateWebhooks: false,
+    });
+  });
+
+  it('ignores variables that are not ours and treats empty values as unset', () => {
+    const config = loadConfig({ PATH: '/usr/bin', HOME: '/root', AGENTPOST_HTTP_PORT: '', AGENTPOST_DOMAINS: '' });
+    expect(config.httpPort).toBe(3000);
+    expect(config.domains).toEqual([]);
+  });
+
+  it('reads every contract variable', () => {
+    const config = loadConfig({
+      AGENTPOST_DATABASE_URL: 'libsql://db.example.com',
+      AGENTPOST_HOST: '0.0.0.0',
+      AGENTPOST_HTTP_PORT: '8080',
+      AGENTPOST_SMTP_PORT: '25',
+      AGENTPOST_PUBLIC_URL: 'https://mail.example.com/',
+      AGENTPOST_API_KEY: 'a-fixed-key-of-enough-length',
+      AGENTPOST_DOMAINS: ' Agents.Example.com , mail.example.org,',
+      AGENTPOST_SMTP_RELAY: 'smtp://user:pass@relay.example.com:587',
+    });
+    expect(config).toMatchObject({
+      databaseUrl: 'libsql://db.example.com',
+      host: '0.0.0.0',
+      httpPort: 8080,
+      smtpPort: 25,
+      publicUrl: 'https://mail.example.com',
+      apiKey: 'a-fixed-key-of-enough-length',
+      domains: ['agents.example.com', 'mail.example.org'],
+      smtpRelay: 'smtp://user:pass@relay.example.com:587',
+    });
+  });
+
+  it('accepts each kind of database URL', () => {
+    for (const url of ['file:./data/x.db', 'file:/tmp/a.db', 'libsql://db.turso.io', 'http://127.0.0.1:8080', 'https://db.example.com', 'ws://127.0.0.1:8080']) {
+      expect(loadConfig({ AGENTPOST_DATABASE_URL: url }).databaseUrl).toBe(url);
+    }
+  });
+
+  it('derives AGENTPOST_PUBLIC_URL from the host and HTTP port when unset', () => {
+    expect(loadConfig({ AGENTPOST_HOST: 'localhost', AGENTPOST_HTTP_PORT: '4000' }).publicUrl).toBe('http://localhost:4000');
+    expect(loadConfig({ AGENTPOST_HOST: '::1', AGENTPOST_HTTP_PORT: '4000' }).publicUrl).toBe('http://[::1]:4000');
+    expect(loadConfig({ AGENTPOST_HTTP_PORT: '4000', AGENTPOST_PUBLIC_URL: 'https://agents.example.com' }).publicUrl).toBe('https://agents.example.com');
+  });
+
+  it.each([
+    ['AGENTPOST_HTTP_PORT', 'abc', 'must be a whole number'],
+    ['AGENTPOST_HTTP_PORT', '70000', 'between 0 and 65535'],
+    ['AGENTPOST_SMTP_PORT', '-1', 'must be a whole number'],
+    ['AGENTPOST_DATABASE_URL', 'postgres://localhost/agentpost', 'must start with file:'],
+    ['AGENTPOST_DATABASE_URL', './data/agentpost.db', 'must start with file:'],
+    ['AGENTPOST_PUBLIC_URL', 'ftp://example.com', 'http(s) URL'],
+    ['AGENTPOST_PUBLIC_URL', 'not a url', 'http(s) URL'],
+    ['AGENTPOST_API_KEY', 'short', 'at least 16 characters'],
+    ['AGENTPOST_SMTP_RELAY', 'http://relay.example.com', 'smtp://'],
+    ['AGENTPOST_LOG_LEVEL', 'loud', 'AGENTPOST_LOG_LEVEL'],
+    ['AGENTPOST_HOST', 'bad host', 'host name or IP'],
+  ])('rejects %s=%s with a message naming the variable', (name, value, why) => {
+    const message = configError({ [name]: value });
+    expect(message).toContain(`${name}:`);
+    expect(message).toContain(why);
+  });
+
+  it('names a bad AGENTPOST_DOMAINS entry and its value', () => {
+    const message = configError({ AGENTPOST_DOMAINS: 'good.example.com,bad_domain,also good' });
+    expect(message).toContain('AGENTPOST_DOMAINS:');
+    expect(message).toContain('"bad_domain"');
+    expect(message).toContain('"also good"');
+    expect(message).not.toContain('"good.example.com"');
+  });
+
+  it('lists every bad variable at once', () => {
+    const message = configError({ AGENTPOST_HTTP_PORT: 'abc', AGENTPOST_SMTP_PORT: 'x', AGENTPOST_DATABASE_URL: 'mysql://x' });
+    expect(message).toContain('AGENTPOST_HTTP_PORT:');
+    expect(message).toContain('AGENTPOST_SMTP_PORT:');
+    expect(message).toContain('AGENTPOST_DATABASE_URL:');
+  });
+});
