@@ -1,0 +1,178 @@
+/**
+ * Durable SMTP ingest: 10 KB messages from Postfix's `smtp-source` (one message per connection, 8 and 20
+ * concurrent sessions), each parsed and committed (synchronous=FULL) before its 250. Measured in the same run
+ * against (a) Postfix itself accepting into its queue and delivering to Maildir on this machine, and (b) our own
+ * listener with a handler that discards the data (the smtp-server ceiling).
+ *
+ * Needs `smtp-source` (Debian: `apt-get install postfix`). The Postfix reference needs root: it sets
+ * `home_mailbox = Maildir/`, creates the local user `agentpostbench`, and starts Postfix on 127.0.0.1:25 for the
+ * run when it is not running (stopping it again afterwards). Set AGENTPOST_BENCH_POSTFIX=0 to skip it, BENCH_MESSAGES to change the count (default 3000).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { count } from 'drizzle-orm';
+import { startService } from '../server/main.js';
+import { loadConfig, startInboundSmtp, type InboundService } from '../src/index.js';
+import { tables } from '../storage/index.js';
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
+const WARM_UP = 200;
+const SIZE = 10_240;
+const SESSIONS = [8, 20];
+const API_KEY = 'agp_bench_key_for_the_default_application';
+const DOMAIN = 'bench.agentpost.localhost';
+const RECIPIENT = `agent@${DOMAIN}`;
+const POSTFIX_USER = 'agentpostbench';
+
+function which(binary: string): string | undefined {
+  for (const dir of ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin']) {
+    if (existsSync(join(dir, binary))) return join(dir, binary);
+  }
+  return undefined;
+}
+
+/** Runs smtp-source and returns the seconds it took (it exits once every message got its reply). */
+function smtpSource(binary: string, port: number, messages: number, sessions: number, to: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(binary, ['-s', String(sessions), '-l', String(SIZE), '-m', String(messages), '-f', 'sender@example.com', '-t', to, `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let errors = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      errors += chunk.toString();
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code === 0) resolve((performance.now() - started) / 1000);
+      else reject(new Error(`smtp-source exited with ${code}: ${errors.slice(0, 500)}`));
+    });
+  });
+}
+
+const rate = (messages: number, seconds: number) => Math.round(messages / seconds);
+
+/** (b) the ceiling: our listener (same options, no greeting delay) with an onData that drops the message. */
+async function discardCeiling(binary: string, out: Record<string, number | string>) {
+  const inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'> = {
+    checkRecipient: async () => ({ ok: true, grant: {} as never }),
+    deliverInbound: async () => ({ deliveries: [{ recipient: RECIPIENT, grantId: 'g', messageId: 'discarded', threadId: 't' }], rejected: [], parseError: undefined }),
+  };
+  const silent = { debug() {}, info() {}, warn() {}, error() {} };
+  const listener = await startInboundSmtp({ inbound, logger: silent, host: '127.0.0.1', port: 0 });
+  try {
+    await smtpSource(binary, listener.port, WARM_UP, 8, RECIPIENT);
+    for (const sessions of SESSIONS) out[`discard ceiling, -s ${sessions} (msg/s)`] = rate(MESSAGES, await smtpSource(binary, listener.port, MESSAGES, sessions, RECIPIENT));
+  } finally {
+    await listener.close();
+  }
+}
+
+/** Ours: the real service (temp database, FULL sync, parse in workers, group commit). */
+async function agentpost(binary: string, out: Record<string, number | string>) {
+  const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-'));
+  const service = await startService(
+    loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent' }),
+  );
+  try {
+    const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+    await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });
+    const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: RECIPIENT } }) });
+    if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
+    out['agentpost durability'] = 'group commit, WAL fdatasync before each 250';
+    await smtpSource(binary, service.smtpPort, WARM_UP, 8, RECIPIENT);
+    let expected = WARM_UP;
+    for (const sessions of SESSIONS) {
+      const seconds = await smtpSource(binary, service.smtpPort, MESSAGES, sessions, RECIPIENT);
+      expected += MESSAGES;
+      out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = rate(MESSAGES, seconds);
+    }
+    const [stored] = await service.core.deps.db.orm.select({ n: count() }).from(tables.messages);
+    out['agentpost messages stored / acknowledged'] = `${stored!.n} / ${expected}`;
+  } finally {
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function maildirCount(dir: string): number {
+  try {
+    return readdirSync(dir).length;
+  } catch {
+    return 0;
+  }
+}
+
+/** (a) Postfix on this machine: accepted into its queue, and delivered to Maildir. */
+async function postfix(binary: string, out: Record<string, number | string>) {
+  if (process.env.AGENTPOST_BENCH_POSTFIX === '0') return void (out['postfix'] = 'skipped (AGENTPOST_BENCH_POSTFIX=0)');
+  const postconf = which('postconf');
+  const postfixBinary = which('postfix');
+  if (!postconf || !postfixBinary || process.getuid?.() !== 0) return void (out['postfix'] = 'skipped (needs root and postfix installed)');
+  const run = (file: string, args: string[]) => execFileSync(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  try {
+    run('id', [POSTFIX_USER]);
+  } catch {
+    run('useradd', ['-m', '-s', '/usr/sbin/nologin', POSTFIX_USER]);
+  }
+  run(postconf, ['-e', 'home_mailbox = Maildir/', 'message_size_limit = 41943040']);
+  let startedHere = false;
+  try {
+    run(postfixBinary, ['status']);
+    run(postfixBinary, ['reload']);
+  } catch {
+    run(postfixBinary, ['start']);
+    startedHere = true;
+  }
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  const home = run('sh', ['-c', `getent passwd ${POSTFIX_USER} | cut -d: -f6`]).trim();
+  const maildir = join(home, 'Maildir', 'new');
+  const to = `${POSTFIX_USER}@localhost`;
+  const clean = () => {
+    rmSync(join(home, 'Maildir'), { recursive: true, force: true });
+    try {
+      run('postsuper', ['-d', 'ALL']);
+    } catch {
+      // empty queue
+    }
+  };
+  clean();
+  await smtpSource(binary, 25, WARM_UP, 8, to);
+  for (const sessions of SESSIONS) {
+    const deadline = Date.now() + 120_000;
+    while (maildirCount(maildir) < WARM_UP && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    clean();
+    const started = performance.now();
+    const accepted = await smtpSource(binary, 25, MESSAGES, sessions, to);
+    out[`postfix accept, -s ${sessions} (msg/s)`] = rate(MESSAGES, accepted);
+    while (maildirCount(maildir) < MESSAGES && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    const delivered = maildirCount(maildir);
+    out[`postfix delivered to Maildir, -s ${sessions} (msg/s)`] = delivered >= MESSAGES ? rate(MESSAGES, (performance.now() - started) / 1000) : `only ${delivered} of ${MESSAGES} in time`;
+  }
+  clean();
+  if (startedHere) run(postfixBinary, ['stop']);
+}
+
+/** Runs the benchmark; figures are printed by bench/run.ts. */
+export async function run(): Promise<Record<string, number | string>> {
+  const binary = which('smtp-source');
+  if (!binary) return { skipped: 'smtp-source not found (Debian: apt-get install postfix)' };
+  const out: Record<string, number | string> = { messages: MESSAGES, 'message size (bytes)': SIZE, 'connections per message': 1 };
+  await discardCeiling(binary, out);
+  await agentpost(binary, out);
+  try {
+    await postfix(binary, out);
+  } catch (error) {
+    out['postfix'] = `failed: ${String(error).slice(0, 200)}`;
+  }
+  for (const sessions of SESSIONS) {
+    const ours = out[`agentpost durable ingest, -s ${sessions} (msg/s)`];
+    const ceiling = out[`discard ceiling, -s ${sessions} (msg/s)`];
+    const accept = out[`postfix accept, -s ${sessions} (msg/s)`];
+    const delivered = out[`postfix delivered to Maildir, -s ${sessions} (msg/s)`];
+    if (typeof ours === 'number' && typeof ceiling === 'number') out[`ratio agentpost / discard ceiling, -s ${sessions}`] = `${Math.round((100 * ours) / ceiling)}%`;
+    if (typeof ours === 'number' && typeof accept === 'number') out[`ratio agentpost / postfix accept, -s ${sessions}`] = `${Math.round((100 * ours) / accept)}%`;
+    if (typeof ours === 'number' && typeof delivered === 'number') out[`ratio agentpost / postfix delivered, -s ${sessions}`] = `${Math.round((100 * ours) / delivered)}%`;
+  }
+  return out;
+}

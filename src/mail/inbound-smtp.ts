@@ -1,0 +1,242 @@
+/**
+ * @module mail/inbound-smtp
+ * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes only and never relays,
+ * advertises and enforces SIZE, streams DATA with a byte cap, hands the message to
+ * `InboundService.deliverInbound`, and answers 250 only after that committed; a failure to store answers 4xx
+ * so the sender retries. Hostile clients cost bounded memory and time: oversize data is counted, not kept;
+ * a command line (or a DATA phase) that trickles in is cut off; socket errors never reach the process.
+ *
+ * smtp-server waits 100 ms before every greeting ("early talker" detection; no option turns it off), which
+ * caps one-message-per-connection senders at about 10 messages a second per connection. The listener starts
+ * connections itself without that pause: the greeting goes out as soon as the socket is accepted, so there is
+ * no window in which a client could talk early.
+ */
+import type { Socket } from 'node:net';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
+import type { Logger } from '../deps.js';
+import { AppError, type ErrorCode } from '../errors.js';
+import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
+
+/** Options of {@link startInboundSmtp}. */
+export interface InboundSmtpOptions {
+  inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'>;
+  logger: Logger;
+  host: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** Name in the greeting and EHLO reply (the MX host). */
+  hostname?: string;
+  /** SIZE limit in bytes (default 40 MB). */
+  maxMessageBytes?: number;
+  /** An idle connection is closed after this long (default 60 s). */
+  idleTimeoutMs?: number;
+  /** A command line still incomplete after this long closes the connection (default 60 s): slow-drip clients. */
+  lineTimeoutMs?: number;
+  /** DATA still unfinished after this long closes the connection (default 10 min, RFC 5321 4.5.3.2.6). */
+  dataTimeoutMs?: number;
+  /** Concurrent connections (default 10,000); more are answered 421. */
+  maxClients?: number;
+  /** RCPT TO per message (default 100, RFC 5321 4.5.3.1.8). */
+  maxRecipients?: number;
+}
+
+/** A running listener. */
+export interface InboundSmtpServer {
+  /** The port it listens on (useful with port 0). */
+  port: number;
+  /** Open client connections. */
+  connectionCount(): number;
+  close(): Promise<void>;
+}
+
+/** An error smtp-server sends as `<responseCode> <message>`. Messages carry their enhanced status code (RFC 3463). */
+function smtpError(responseCode: number, message: string): Error & { responseCode: number } {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+/** SMTP reply for each core error code: permanent for the caller's fault, 4xx (retry later) for ours. */
+const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
+  invalid_request: [501, '5.5.4'],
+  unauthorized: [535, '5.7.8'],
+  forbidden: [550, '5.7.1'],
+  not_found: [550, '5.1.1'],
+  conflict: [451, '4.3.0'],
+  payload_too_large: [552, '5.3.4'],
+  rate_limited: [451, '4.7.1'],
+  upstream_error: [451, '4.3.0'],
+  unavailable: [451, '4.3.0'],
+  internal: [451, '4.3.0'],
+};
+
+/** Maps any error of the store to an SMTP reply; unknown errors are temporary, so the sender retries. */
+export function toSmtpError(error: unknown): Error & { responseCode: number } {
+  if (error instanceof AppError) {
+    const [code, enhanced] = SMTP_REPLIES[error.code];
+    const message = code >= 500 ? error.message : 'Temporary failure storing the message, try again later';
+    return smtpError(code, `${enhanced} ${message}`.replace(/[\r\n]+/g, ' ').slice(0, 400));
+  }
+  return smtpError(451, '4.3.0 Temporary failure storing the message, try again later');
+}
+
+/** The private parts of smtp-server 3.21 the listener drives (pinned in package.json). */
+interface ConnectionInternals {
+  id: string;
+  _setListeners(callback: () => void): void;
+  connectionReady(): void;
+  send(code: number, message: string): void;
+  on(event: string, listener: (...args: unknown[]) => void): void;
+  init(): void;
+}
+interface ServerInternals {
+  connections: Set<unknown>;
+  connect(socket: Socket, socketOptions?: unknown): void;
+  _onClientConnect(data: unknown): void;
+}
+
+/** Starts the listener. */
+export async function startInboundSmtp(options: InboundSmtpOptions): Promise<InboundSmtpServer> {
+  const maxBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  const lineTimeoutMs = options.lineTimeoutMs ?? 60_000;
+  const dataTimeoutMs = options.dataTimeoutMs ?? 10 * 60_000;
+  const maxClients = options.maxClients ?? 10_000;
+  const maxRecipients = options.maxRecipients ?? 100;
+  const { inbound, logger } = options;
+  /** Sockets by connection id, with the time their current partial line began (undefined: at a line end). */
+  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined }>();
+
+  const server = new SMTPServer({
+    name: options.hostname,
+    banner: 'Agentpost',
+    logger: false,
+    disableReverseLookup: true,
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    size: maxBytes,
+    socketTimeout: options.idleTimeoutMs ?? 60_000,
+    closeTimeout: 1_000,
+    maxClients,
+
+    onRcptTo(address, session, callback) {
+      if (session.envelope.rcptTo.length >= maxRecipients) {
+        return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
+      }
+      inbound.checkRecipient(address.address).then(
+        (check) => {
+          if (check.ok) return callback();
+          callback(smtpError(550, check.reason === 'relay' ? `5.7.1 ${check.message}` : `5.1.1 ${check.message}`));
+        },
+        (error: unknown) => {
+          logger.error('smtp recipient check failed', { error: String(error) });
+          callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
+        },
+      );
+    },
+
+    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let oversize = false;
+      const entry = sockets.get(session.id);
+      const deadline = setTimeout(() => entry?.socket.destroy(), dataTimeoutMs);
+      deadline.unref();
+      stream.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (oversize) return;
+        if (size > maxBytes) {
+          // Count the rest, keep none of it: memory stays bounded whatever the client sends.
+          oversize = true;
+          chunks.length = 0;
+          return;
+        }
+        chunks.push(chunk);
+      });
+      // A reset during DATA destroys the stream with an error; the message is simply not taken.
+      stream.on('error', () => {
+        clearTimeout(deadline);
+        chunks.length = 0;
+      });
+      stream.on('end', () => {
+        clearTimeout(deadline);
+        if (oversize || stream.sizeExceeded) {
+          return callback(smtpError(552, `5.3.4 Message too big: the limit is ${maxBytes} bytes`));
+        }
+        const raw = Buffer.concat(chunks, size);
+        chunks.length = 0;
+        const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        inbound
+          .deliverInbound({ rawMime: raw, envelope: { mailFrom, rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address) } })
+          .then(
+            (result) => callback(null, `2.0.0 Ok: stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}`),
+            (error: unknown) => {
+              if (!(error instanceof AppError) || error.code === 'internal') logger.error('smtp delivery failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+              callback(toSmtpError(error));
+            },
+          );
+      });
+    },
+  });
+
+  // smtp-server emits client and socket errors here; without a listener one reset kills the process.
+  server.on('error', (error: Error & { code?: string }) => {
+    logger.debug('smtp connection error', { code: error.code, error: error.message });
+  });
+
+  const internals = server as unknown as ServerInternals;
+  internals.connect = (socket: Socket, socketOptions?: unknown) => {
+    const connection = new SMTPConnection(server, socket, socketOptions as never) as unknown as ConnectionInternals;
+    internals.connections.add(connection);
+    connection.on('error', (error) => server.emit('error', error));
+    connection.on('connect', (data) => internals._onClientConnect(data));
+    const tracked = { socket, partialSince: undefined as number | undefined };
+    sockets.set(connection.id, tracked);
+    socket.on('close', () => sockets.delete(connection.id));
+    socket.on('data', (chunk: Buffer) => {
+      const newline = chunk.lastIndexOf(10);
+      if (newline === chunk.length - 1) tracked.partialSince = undefined;
+      else if (newline >= 0 || tracked.partialSince === undefined) tracked.partialSince = performance.now();
+    });
+    if (typeof connection._setListeners !== 'function' || typeof connection.connectionReady !== 'function') {
+      connection.init();
+      return;
+    }
+    connection._setListeners(() => {
+      if (internals.connections.size > maxClients) return connection.send(421, `${options.hostname ?? 'Agentpost'} Too many connected clients, try again in a moment`);
+      connection.connectionReady();
+    });
+  };
+
+  // One sweep for every connection: a line that has been arriving for longer than the limit ends the session.
+  const sweep = setInterval(
+    () => {
+      const now = performance.now();
+      for (const { socket, partialSince } of sockets.values()) {
+        if (partialSince !== undefined && now - partialSince > lineTimeoutMs) socket.destroy();
+      }
+    },
+    Math.max(100, Math.min(5_000, lineTimeoutMs / 4)),
+  );
+  sweep.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.server.address();
+  const port = typeof address === 'object' && address ? address.port : options.port;
+  logger.info('smtp listening', { host: options.host, port });
+
+  return {
+    port,
+    connectionCount: () => internals.connections.size,
+    async close() {
+      clearInterval(sweep);
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const { socket } of sockets.values()) socket.destroy();
+      sockets.clear();
+    },
+  };
+}

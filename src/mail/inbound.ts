@@ -1,0 +1,157 @@
+/**
+ * @module mail/inbound
+ * THE inbound path, shared by the SMTP listener and local delivery of sends on this service:
+ * recipients → hosted mailboxes, parse (off the event loop), then for every mailbox the message, its
+ * attachments, thread, inbox folder, search entry and `message.created` event in ONE transaction (shared with
+ * the deliveries that arrive at the same time: group commit). The promise resolves only after that transaction
+ * committed and its log reached the disk (`Database.durableWrite`), so a caller may acknowledge the message.
+ */
+import { eq } from 'drizzle-orm';
+import { createGroupCommit, findGrantByEmail, tables, type GrantRow, type Tx } from '../../storage/index.js';
+import type { CoreDeps } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError } from '../errors.js';
+import { HOSTED_PROVIDER } from '../grants/grant-service.js';
+import type { MailStore, NewMessage } from '../messages/mail-store.js';
+import { createMimeParser, emptyParsedMessage, type MimeParser } from './parse-inbound.js';
+
+/** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
+export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
+
+/** A message to deliver and its SMTP envelope. */
+export interface InboundMessage {
+  rawMime: Buffer | string;
+  envelope: {
+    /** MAIL FROM (empty for bounces). */
+    mailFrom: string;
+    /** RCPT TO addresses. */
+    rcptTo: string[];
+  };
+}
+
+/** One stored copy. */
+export interface InboundDelivery {
+  recipient: string;
+  grantId: string;
+  messageId: string;
+  threadId: string;
+}
+
+/** What {@link InboundService.deliverInbound} did. */
+export interface InboundResult {
+  deliveries: InboundDelivery[];
+  /** Recipients that are not hosted mailboxes here (nothing stored for them). */
+  rejected: { recipient: string; reason: string }[];
+  /** Set when the MIME did not parse fully; the raw message was stored all the same. */
+  parseError: string | undefined;
+}
+
+/**
+ * Whether an address may be a recipient here. `relay` covers addresses that would route elsewhere and hosts
+ * that are not ours (5.7.1); `unknown` is a hosted domain without that mailbox (5.1.1).
+ */
+export type RecipientCheck = { ok: true; grant: GrantRow } | { ok: false; reason: 'relay' | 'unknown'; message: string };
+
+/** Options of {@link createInboundService}. */
+export interface InboundServiceOptions {
+  /** The MIME parser pool (a default pool is made when absent). */
+  parser?: MimeParser;
+}
+
+/** Splits at the last `@`. */
+function splitAddress(address: string): { local: string; domain: string } | undefined {
+  const at = address.lastIndexOf('@');
+  if (at <= 0 || at === address.length - 1) return undefined;
+  return { local: address.slice(0, at), domain: address.slice(at + 1) };
+}
+
+/** Creates the inbound service. */
+export function createInboundService({ db, clock }: CoreDeps, store: MailStore, options: InboundServiceOptions = {}) {
+  const parser = options.parser ?? createMimeParser();
+  /** Stores deliveries (each one copy per hosted recipient) in the group commit's transaction. */
+  async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
+    const stored = await store.insertMany(tx, deliveries.flat());
+    let offset = 0;
+    return deliveries.map((copies) => {
+      const mine = stored.slice(offset, offset + copies.length);
+      offset += copies.length;
+      return mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId }));
+    });
+  }
+  /** Messages being parsed: a commit about to start waits briefly for them (one log sync for all). */
+  let parsing = 0;
+  const commit = createGroupCommit(db, writeDeliveries, { moreComing: () => parsing > 0 });
+
+  async function checkRecipient(address: string): Promise<RecipientCheck> {
+    const normalized = address.trim().toLowerCase();
+    const parts = splitAddress(normalized);
+    // `user%other@host`, `host!user@host`, quoted `"a@b"@host` and source routes ask us to forward elsewhere.
+    if (!parts || /[%!@"]/.test(parts.local) || normalized.startsWith('@') || parts.domain.startsWith('[')) {
+      return { ok: false, reason: 'relay', message: 'Relay access denied: this server only accepts mail for its own mailboxes' };
+    }
+    const exact = await findGrantByEmail(db.orm, normalized);
+    if (exact && exact.provider === HOSTED_PROVIDER) return { ok: true, grant: exact };
+    // Subaddressing: `agent+tag@domain` reaches `agent@domain`.
+    const plus = parts.local.indexOf('+');
+    if (!exact && plus > 0) {
+      const base = await findGrantByEmail(db.orm, `${parts.local.slice(0, plus)}@${parts.domain}`);
+      if (base && base.provider === HOSTED_PROVIDER) return { ok: true, grant: base };
+    }
+    const domain = await db.orm.query.domains.findFirst({ where: eq(tables.domains.domainAddress, parts.domain), columns: { id: true } });
+    if (!domain) return { ok: false, reason: 'relay', message: `Relay access denied: ${parts.domain} is not a hosted domain` };
+    return { ok: false, reason: 'unknown', message: `Unknown mailbox: ${normalized} does not exist` };
+  }
+
+  return {
+    checkRecipient,
+
+    /**
+     * Stores a message for each hosted recipient, in one transaction; resolves after it committed. Malformed MIME
+     * is stored raw with its parse error. Throws `not_found` when no recipient is hosted here and
+     * `payload_too_large` over {@link MAX_MESSAGE_BYTES}; a storage failure rejects and stores nothing.
+     */
+    async deliverInbound(input: InboundMessage): Promise<InboundResult> {
+      const raw = typeof input.rawMime === 'string' ? Buffer.from(input.rawMime) : input.rawMime;
+      if (raw.length > MAX_MESSAGE_BYTES) {
+        throw new AppError('payload_too_large', `rawMime: the message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB).`);
+      }
+      const rejected: InboundResult['rejected'] = [];
+      const targets: { recipient: string; grant: GrantRow }[] = [];
+      for (const recipient of input.envelope.rcptTo) {
+        const check = await checkRecipient(recipient);
+        if (!check.ok) rejected.push({ recipient, reason: check.message });
+        else if (!targets.some((target) => target.grant.id === check.grant.id)) targets.push({ recipient, grant: check.grant });
+      }
+      if (targets.length === 0) {
+        throw new AppError('not_found', `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`);
+      }
+
+      parsing++;
+      const parsed = await parser.parse(raw).finally(() => parsing--);
+      const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
+      const parseError = parsed.ok ? undefined : parsed.error;
+      const date = unixSeconds(clock.now());
+      const deliveries = await commit.run(
+        targets.map(({ recipient, grant }) => ({
+          applicationId: grant.applicationId,
+          grantId: grant.id,
+          parsed: value,
+          raw,
+          rawHash: parsed.rawHash,
+          folders: ['inbox'],
+          unread: true,
+          date,
+          envelopeFrom: input.envelope.mailFrom || null,
+          envelopeTo: recipient,
+          parseError: parseError ?? null,
+        })),
+      );
+      return { deliveries, rejected, parseError };
+    },
+
+    /** Stops the parser's worker threads. */
+    close: () => parser.close(),
+  };
+}
+
+export type InboundService = ReturnType<typeof createInboundService>;

@@ -1,0 +1,477 @@
+/**
+ * @module messages/mail-store
+ * Writes and reads of the mail store shared by inbound delivery, the messages and threads services (and, later,
+ * the sent copy of outbound mail): storing a parsed message with its blobs, attachments, thread, folders,
+ * search entry and `message.created` event; changing flags and folders; deleting for good; keeping thread
+ * aggregates true. Every write function takes the caller's transaction.
+ */
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { blobHash, breathe, indexMessageTexts, putBlobs, readBlob, releaseBlobs, tables, type BlobInput, type Executor, type StoredAddress, type Tx } from '../../storage/index.js';
+import type { Clock, IdGenerator } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { recordEvent } from '../events/outbox.js';
+import type { FolderCounter } from '../grants/folder-service.js';
+import type { ParsedMessage } from '../mail/parse-inbound.js';
+import type { Message } from '../schemas/messages.js';
+import { toMessage, type AttachmentRow, type MessageRow, type ThreadRow } from './message-mapper.js';
+
+/** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
+export const INLINE_BODY_BYTES = 128 * 1024;
+/** Participants kept on a thread (a mailing-list thread would otherwise grow without bound). */
+const MAX_THREAD_PARTICIPANTS = 100;
+/** The folder whose messages count as sent (for a thread's latest_message_sent_date). */
+const SENT_FOLDER = 'sent';
+
+/** A message to store. */
+export interface NewMessage {
+  applicationId: string;
+  grantId: string;
+  parsed: ParsedMessage;
+  raw: Buffer;
+  /** SHA-256 of `raw` (the parse worker computes it). */
+  rawHash: string;
+  folders: string[];
+  unread: boolean;
+  /** Unix seconds: received (or sent) time, the list order. */
+  date: number;
+  envelopeFrom: string | null;
+  envelopeTo: string | null;
+  parseError: string | null;
+  metadata?: Record<string, unknown>;
+}
+
+/** The stored row and its wire form (as recorded in the `message.created` event). */
+export interface StoredMessage {
+  row: MessageRow;
+  message: Message;
+}
+
+/** Flag and folder changes applied to one or more messages. */
+export interface MessageChanges {
+  unread?: boolean | undefined;
+  starred?: boolean | undefined;
+  folders?: string[] | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+function lower(email: string): string {
+  return email.toLowerCase();
+}
+
+/** Union of address lists, first spelling wins, at most `limit`. */
+function mergeParticipants(base: StoredAddress[], more: StoredAddress[], limit = MAX_THREAD_PARTICIPANTS): StoredAddress[] {
+  const seen = new Set(base.map((entry) => lower(entry.email)));
+  const out = [...base];
+  for (const entry of more) {
+    if (out.length >= limit) break;
+    const key = lower(entry.email);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(entry);
+  }
+  return out;
+}
+
+function union(base: string[], more: string[]): string[] {
+  return [...new Set([...base, ...more])];
+}
+
+/** Creates the store (it needs ids and the time for rows and events). */
+export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: Clock }) {
+  /** Recomputes a thread's aggregates from its messages; deletes the thread when none is left. */
+  async function refreshThread(tx: Tx, threadId: string): Promise<void> {
+    const rows = await tx
+      .select({
+        id: tables.messages.id,
+        seq: tables.messages.seq,
+        date: tables.messages.date,
+        subject: tables.messages.subject,
+        snippet: tables.messages.snippet,
+        fromAddresses: tables.messages.fromAddresses,
+        toAddresses: tables.messages.toAddresses,
+        ccAddresses: tables.messages.ccAddresses,
+        bccAddresses: tables.messages.bccAddresses,
+        unread: tables.messages.unread,
+        starred: tables.messages.starred,
+        hasAttachments: tables.messages.hasAttachments,
+        folders: tables.messages.folders,
+      })
+      .from(tables.messages)
+      .where(eq(tables.messages.threadId, threadId))
+      .orderBy(asc(tables.messages.date), asc(tables.messages.seq));
+    const first = rows[0];
+    const latest = rows[rows.length - 1];
+    if (!first || !latest) {
+      await tx.delete(tables.threads).where(eq(tables.threads.id, threadId));
+      return;
+    }
+    let participants: StoredAddress[] = [];
+    let folders: string[] = [];
+    let received: number | null = null;
+    let sent: number | null = null;
+    for (const row of rows) {
+      participants = mergeParticipants(participants, [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]);
+      folders = union(folders, row.folders);
+      if (row.folders.includes(SENT_FOLDER)) sent = row.date;
+      else received = row.date;
+    }
+    await tx
+      .update(tables.threads)
+      .set({
+        subject: first.subject,
+        snippet: latest.snippet,
+        participants,
+        messageCount: rows.length,
+        earliestMessageDate: first.date,
+        latestMessageDate: latest.date,
+        latestSeq: latest.seq,
+        latestMessageId: latest.id,
+        latestMessageReceivedDate: received,
+        latestMessageSentDate: sent,
+        hasAttachments: rows.some((row) => row.hasAttachments),
+        unread: rows.some((row) => row.unread),
+        starred: rows.some((row) => row.starred),
+        folders,
+        updatedAt: unixSeconds(clock.now()),
+      })
+      .where(eq(tables.threads.id, threadId));
+  }
+
+  /** Folds one new message into a thread's aggregates (in memory) without reading its other messages. */
+  function foldIntoThread(thread: ThreadRow, row: MessageRow): ThreadRow {
+    const newest = row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
+    const oldest = row.date < thread.earliestMessageDate;
+    const isSent = row.folders.includes(SENT_FOLDER);
+    return {
+      ...thread,
+      ...(oldest ? { subject: row.subject, earliestMessageDate: row.date } : {}),
+      ...(newest ? { snippet: row.snippet, latestMessageDate: row.date, latestSeq: row.seq, latestMessageId: row.id } : {}),
+      participants: mergeParticipants(thread.participants, [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]),
+      messageCount: thread.messageCount + 1,
+      ...(isSent
+        ? { latestMessageSentDate: Math.max(thread.latestMessageSentDate ?? 0, row.date) }
+        : { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) }),
+      hasAttachments: thread.hasAttachments || row.hasAttachments,
+      unread: thread.unread || row.unread,
+      starred: thread.starred || row.starred,
+      folders: union(thread.folders, row.folders),
+      updatedAt: row.createdAt,
+    };
+  }
+
+  /** A new thread holding only `row`. */
+  function newThread(id: string, row: MessageRow): ThreadRow {
+    const isSent = row.folders.includes(SENT_FOLDER);
+    return {
+      id,
+      grantId: row.grantId,
+      subject: row.subject,
+      snippet: row.snippet,
+      participants: mergeParticipants([], [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]),
+      messageCount: 1,
+      earliestMessageDate: row.date,
+      latestMessageDate: row.date,
+      latestSeq: row.seq,
+      latestMessageId: row.id,
+      latestMessageReceivedDate: isSent ? null : row.date,
+      latestMessageSentDate: isSent ? row.date : null,
+      hasAttachments: row.hasAttachments,
+      unread: row.unread,
+      starred: row.starred,
+      folders: row.folders,
+      createdAt: row.createdAt,
+      updatedAt: row.createdAt,
+    };
+  }
+
+  /** Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own. */
+  function threadCandidates(parsed: ParsedMessage): string[] {
+    return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string => Boolean(value));
+  }
+
+  /**
+   * Stores messages, each for its mailbox: blobs (raw, large bodies, attachment bytes; identical ones once), thread
+   * assignment (a message joins the thread of the closest Message-ID it shares, including with a message earlier
+   * in the same call), the messages and their folders, attachments, search entries, thread aggregates and one
+   * `message.created` outbox event each, all in the caller's transaction. A few multi-row statements serve the whole
+   * call, so committing many messages together costs little more than one.
+   */
+  async function insertMany(tx: Tx, inputs: NewMessage[]): Promise<StoredMessage[]> {
+    if (inputs.length === 0) return [];
+    const at = unixSeconds(clock.now());
+
+    const blobs: BlobInput[] = [];
+    const bodies = inputs.map((input) => {
+      blobs.push({ bytes: input.raw, hash: input.rawHash });
+      for (const attachment of input.parsed.attachments) blobs.push({ bytes: attachment.content, hash: attachment.hash });
+      const body = input.parsed.body;
+      if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
+        const bytes = Buffer.from(body);
+        const hash = blobHash(bytes);
+        blobs.push({ bytes, hash });
+        return { body: null, bodyHash: hash };
+      }
+      return { body, bodyHash: null };
+    });
+    await putBlobs(tx, blobs, at);
+
+    // Threads already known for any Message-ID of the call, per mailbox: one query per mailbox.
+    const known = new Map<string, string>();
+    const key = (grantId: string, headerId: string) => `${grantId}\u0000${headerId}`;
+    const candidatesByGrant = new Map<string, Set<string>>();
+    for (const input of inputs) {
+      const set = candidatesByGrant.get(input.grantId) ?? new Set<string>();
+      for (const candidate of threadCandidates(input.parsed)) set.add(candidate);
+      candidatesByGrant.set(input.grantId, set);
+    }
+    for (const [grantId, candidates] of candidatesByGrant) {
+      const list = [...candidates];
+      for (let index = 0; index < list.length; index += 500) {
+        const rows = await tx
+          .select({ headerId: tables.threadReferences.headerId, threadId: tables.threadReferences.threadId })
+          .from(tables.threadReferences)
+          .where(and(eq(tables.threadReferences.grantId, grantId), inArray(tables.threadReferences.headerId, list.slice(index, index + 500))));
+        for (const row of rows) if (!known.has(key(grantId, row.headerId))) known.set(key(grantId, row.headerId), row.threadId);
+      }
+    }
+    const existingIds = [...new Set(known.values())];
+    const threads = new Map<string, ThreadRow>();
+    for (let index = 0; index < existingIds.length; index += 500) {
+      for (const row of await tx.select().from(tables.threads).where(inArray(tables.threads.id, existingIds.slice(index, index + 500)))) threads.set(row.id, row);
+    }
+
+    const [{ first } = { first: 1 }] = await tx.select({ first: sql<number>`coalesce(max(${tables.messages.seq}), 0) + 1` }).from(tables.messages);
+    const rows: MessageRow[] = [];
+    const attachmentRows: AttachmentRow[] = [];
+    const attachmentsOf = new Map<string, AttachmentRow[]>();
+    const references: { grantId: string; headerId: string; threadId: string }[] = [];
+    const touched = new Set<string>();
+    inputs.forEach((input, index) => {
+      const { parsed } = input;
+      const id = newId();
+      const seq = first + index;
+      const found = threadCandidates(parsed)
+        .map((candidate) => known.get(key(input.grantId, candidate)))
+        .find((threadId) => threadId !== undefined && threads.has(threadId));
+      const threadId = found ?? newId();
+      const row: MessageRow = {
+        id,
+        grantId: input.grantId,
+        threadId,
+        seq,
+        date: input.date,
+        sentAt: parsed.date !== undefined ? Math.floor(parsed.date / 1000) : null,
+        subject: parsed.subject,
+        fromAddresses: parsed.from,
+        toAddresses: parsed.to,
+        ccAddresses: parsed.cc,
+        bccAddresses: parsed.bcc,
+        replyToAddresses: parsed.replyTo,
+        snippet: parsed.snippet,
+        body: bodies[index]!.body,
+        bodyHash: bodies[index]!.bodyHash,
+        folders: input.folders,
+        unread: input.unread,
+        starred: false,
+        hasAttachments: parsed.attachments.some((attachment) => !attachment.isInline),
+        headerMessageId: parsed.messageId ?? null,
+        inReplyTo: parsed.inReplyTo ?? null,
+        references: parsed.references,
+        rawHash: input.rawHash,
+        rawSize: input.raw.length,
+        envelopeFrom: input.envelopeFrom,
+        envelopeTo: input.envelopeTo,
+        parseError: input.parseError,
+        metadata: input.metadata ?? {},
+        createdAt: at,
+        updatedAt: at,
+      };
+      rows.push(row);
+      const thread = threads.get(threadId);
+      threads.set(threadId, thread ? foldIntoThread(thread, row) : newThread(threadId, row));
+      touched.add(threadId);
+      for (const headerId of new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)))) {
+        references.push({ grantId: input.grantId, headerId, threadId });
+        if (!known.has(key(input.grantId, headerId))) known.set(key(input.grantId, headerId), threadId);
+      }
+      const own = parsed.attachments.map((attachment, position) => ({
+        id: newId(),
+        messageId: id,
+        grantId: input.grantId,
+        position,
+        filename: attachment.filename,
+        contentType: attachment.contentType,
+        size: attachment.content.length,
+        isInline: attachment.isInline,
+        contentId: attachment.contentId ?? null,
+        contentDisposition: attachment.disposition,
+        blobHash: attachment.hash,
+      }));
+      attachmentRows.push(...own);
+      attachmentsOf.set(id, own);
+    });
+
+    // New and changed threads in one upsert.
+    const threadRows = [...touched].map((id) => threads.get(id)!);
+    for (let index = 0; index < threadRows.length; index += 100) {
+      await tx
+        .insert(tables.threads)
+        .values(threadRows.slice(index, index + 100))
+        .onConflictDoUpdate({
+          target: tables.threads.id,
+          set: Object.fromEntries(
+            (['subject', 'snippet', 'participants', 'messageCount', 'earliestMessageDate', 'latestMessageDate', 'latestSeq', 'latestMessageId', 'latestMessageReceivedDate', 'latestMessageSentDate', 'hasAttachments', 'unread', 'starred', 'folders', 'updatedAt'] as const).map((column) => [
+              column,
+              sql.raw(`excluded.${tables.threads[column].name}`),
+            ]),
+          ),
+        });
+    }
+    for (let index = 0; index < references.length; index += 300) {
+      await tx.insert(tables.threadReferences).values(references.slice(index, index + 300)).onConflictDoNothing();
+    }
+    for (let index = 0; index < rows.length; index += 50) {
+      await tx.insert(tables.messages).values(rows.slice(index, index + 50));
+      await breathe();
+    }
+    const memberships = rows.flatMap((row) => row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread })));
+    for (let index = 0; index < memberships.length; index += 200) await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
+    for (let index = 0; index < attachmentRows.length; index += 100) {
+      await tx.insert(tables.attachments).values(attachmentRows.slice(index, index + 100));
+      await breathe();
+    }
+    await indexMessageTexts(
+      tx,
+      inputs.map((input, index) => {
+        const { parsed } = input;
+        const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
+        return { seq: rows[index]!.seq, subject: parsed.subject, addresses, body: parsed.searchText };
+      }),
+    );
+
+    const stored: StoredMessage[] = [];
+    for (const [index, row] of rows.entries()) {
+      const message = toMessage(row, inputs[index]!.parsed.body, attachmentsOf.get(row.id) ?? []);
+      await recordEvent(tx, { id: newId(), applicationId: inputs[index]!.applicationId, grantId: row.grantId, type: 'message.created', objectId: row.id, object: message, createdAt: at });
+      stored.push({ row, message });
+    }
+    return stored;
+  }
+
+  return {
+    insertMany,
+
+    /** Stores one message (see {@link insertMany}). */
+    async insert(tx: Tx, input: NewMessage): Promise<StoredMessage> {
+      const [stored] = await insertMany(tx, [input]);
+      return stored!;
+    },
+
+    /** Applies flag, folder and metadata changes to messages of one mailbox and refreshes their threads. */
+    async change(tx: Tx, rows: MessageRow[], changes: MessageChanges): Promise<MessageRow[]> {
+      if (rows.length === 0) return [];
+      const ids = rows.map((row) => row.id);
+      const at = unixSeconds(clock.now());
+      const updated = await tx
+        .update(tables.messages)
+        .set({
+          ...(changes.unread !== undefined ? { unread: changes.unread } : {}),
+          ...(changes.starred !== undefined ? { starred: changes.starred } : {}),
+          ...(changes.folders !== undefined ? { folders: changes.folders } : {}),
+          ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+          updatedAt: at,
+        })
+        .where(inArray(tables.messages.id, ids))
+        .returning();
+      if (changes.folders !== undefined) {
+        await tx.delete(tables.messageFolders).where(inArray(tables.messageFolders.messageId, ids));
+        const memberships = updated.flatMap((row) => row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread })));
+        for (let index = 0; index < memberships.length; index += 200) {
+          await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
+          await breathe();
+        }
+      } else if (changes.unread !== undefined) {
+        await tx.update(tables.messageFolders).set({ unread: changes.unread }).where(inArray(tables.messageFolders.messageId, ids));
+      }
+      for (const threadId of new Set(updated.map((row) => row.threadId))) {
+        await refreshThread(tx, threadId);
+        await breathe();
+      }
+      const order = new Map(ids.map((id, index) => [id, index]));
+      return updated.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    },
+
+    /** Deletes messages for good: rows, attachments, folder links, search entries, unshared blobs; threads refreshed. */
+    async destroy(tx: Tx, rows: MessageRow[]): Promise<void> {
+      if (rows.length === 0) return;
+      const ids = rows.map((row) => row.id);
+      const attachmentHashes = await tx.select({ hash: tables.attachments.blobHash }).from(tables.attachments).where(inArray(tables.attachments.messageId, ids));
+      await tx.delete(tables.messages).where(inArray(tables.messages.id, ids));
+      await releaseBlobs(tx, [
+        ...rows.map((row) => row.rawHash),
+        ...rows.flatMap((row) => (row.bodyHash ? [row.bodyHash] : [])),
+        ...attachmentHashes.map((row) => row.hash),
+      ]);
+      for (const threadId of new Set(rows.map((row) => row.threadId))) {
+        await refreshThread(tx, threadId);
+        await breathe();
+      }
+    },
+
+    refreshThread,
+  };
+}
+
+export type MailStore = ReturnType<typeof createMailStore>;
+
+/** Attachments of the given messages, in message order. */
+export async function loadAttachments(db: Executor, messageIds: string[]): Promise<Map<string, AttachmentRow[]>> {
+  const byMessage = new Map<string, AttachmentRow[]>();
+  for (let index = 0; index < messageIds.length; index += 200) {
+    const rows = await db
+      .select()
+      .from(tables.attachments)
+      .where(inArray(tables.attachments.messageId, messageIds.slice(index, index + 200)))
+      .orderBy(asc(tables.attachments.messageId), asc(tables.attachments.position));
+    for (const row of rows) {
+      const list = byMessage.get(row.messageId) ?? [];
+      list.push(row);
+      byMessage.set(row.messageId, list);
+    }
+  }
+  return byMessage;
+}
+
+/** The body of a message row (inline, or read from its blob). */
+export async function loadBody(db: Executor, row: MessageRow): Promise<string> {
+  if (row.body !== null) return row.body;
+  if (row.bodyHash === null) return '';
+  return (await readBlob(db, row.bodyHash))?.toString('utf8') ?? '';
+}
+
+/** Message rows → wire messages, loading attachments and large bodies in as few queries as possible. */
+export async function presentMessages(db: Executor, rows: MessageRow[]): Promise<Message[]> {
+  const attachments = rows.length > 0 ? await loadAttachments(db, rows.map((row) => row.id)) : new Map<string, AttachmentRow[]>();
+  const out: Message[] = [];
+  for (const row of rows) out.push(toMessage(row, await loadBody(db, row), attachments.get(row.id) ?? []));
+  return out;
+}
+
+/** Folder counts from the folder-membership table: the {@link FolderCounter} the folder service takes. */
+export function createFolderCounter(db: Executor): FolderCounter {
+  return async (grantId, folderIds) => {
+    const counts = new Map<string, { total: number; unread: number }>();
+    if (folderIds.length === 0) return counts;
+    const rows = await db
+      .select({
+        folderId: tables.messageFolders.folderId,
+        total: count(),
+        unread: sql<number>`coalesce(sum(${tables.messageFolders.unread}), 0)`,
+      })
+      .from(tables.messageFolders)
+      .where(and(eq(tables.messageFolders.grantId, grantId), inArray(tables.messageFolders.folderId, folderIds)))
+      .groupBy(tables.messageFolders.folderId);
+    for (const row of rows) counts.set(row.folderId, { total: Number(row.total), unread: Number(row.unread) });
+    return counts;
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * @module messages/message-service
+ * Messages of a mailbox: list (Nylas filters, keyset pages that stay correct while mail arrives), find, raw
+ * MIME, update (read, starred, folders, metadata) and delete (to trash; from trash, for good).
+ */
+import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { readBlob, tables, type Executor, type Tx } from '../../storage/index.js';
+import type { Principal } from '../applications/application-service.js';
+import type { CoreDeps } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError, notFound } from '../errors.js';
+import { recordEvent } from '../events/outbox.js';
+import type { GrantService } from '../grants/grant-service.js';
+import { readRawHeaders } from '../mail/parse-inbound.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
+import type { DeleteMessageInput, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
+import { presentMessages, type MailStore } from './mail-store.js';
+import { messageConditions, resolveFolderIds } from './message-filters.js';
+import { selectFields, toRawMimeMessage, type MessageRow } from './message-mapper.js';
+
+/** Headers returned by `fields=include_basic_headers`. */
+const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references', 'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date']);
+
+/** The trash folder: deleting a message moves it here; deleting it here removes it for good. */
+export const TRASH_FOLDER = 'trash';
+
+/** The raw message of a row. */
+export async function loadRaw(db: Executor, row: MessageRow): Promise<Buffer> {
+  const raw = await readBlob(db, row.rawHash);
+  if (!raw) throw new AppError('internal', `The raw message of ${row.id} is missing from the store.`);
+  return raw;
+}
+
+/** Rows → wire messages in the shape `fields` and `select` ask for. */
+export async function presentWithFields(db: Executor, rows: MessageRow[], fields: MessageFields | undefined, select: string | undefined): Promise<Message[]> {
+  if (fields === 'raw_mime') {
+    const out: Message[] = [];
+    for (const row of rows) out.push(toRawMimeMessage(row, await loadRaw(db, row)));
+    return out;
+  }
+  const messages = await presentMessages(db, rows);
+  if (fields === 'include_headers' || fields === 'include_basic_headers') {
+    for (const [index, row] of rows.entries()) {
+      const headers = readRawHeaders(await loadRaw(db, row));
+      messages[index]!.headers = fields === 'include_headers' ? headers : headers.filter((header) => BASIC_HEADERS.has(header.name.toLowerCase()));
+    }
+  }
+  return select === undefined ? messages : messages.map((message) => selectFields(message, select) as Message);
+}
+
+/** Validates folder ids against the mailbox (400 naming the unknown one). */
+export async function checkFolders(db: Executor, grantId: string, folderIds: string[]): Promise<string[]> {
+  const unique = [...new Set(folderIds)];
+  const rows = await db
+    .select({ id: tables.folders.id })
+    .from(tables.folders)
+    .where(and(eq(tables.folders.grantId, grantId), inArray(tables.folders.id, unique)));
+  const known = new Set(rows.map((row) => row.id));
+  const missing = unique.find((id) => !known.has(id));
+  if (missing !== undefined) {
+    throw new AppError('invalid_request', `folders: there is no folder ${JSON.stringify(missing)} in this mailbox; list folders with GET /v3/grants/{grant_id}/folders.`, { field: 'folders' });
+  }
+  return unique;
+}
+
+/** Creates the message service. */
+export function createMessageService({ db, newId, clock }: CoreDeps, grants: GrantService, store: MailStore) {
+  async function requireMessage(executor: Executor, grantId: string, messageId: string): Promise<MessageRow> {
+    const rows = await executor
+      .select()
+      .from(tables.messages)
+      .where(and(eq(tables.messages.grantId, grantId), eq(tables.messages.id, messageId)))
+      .limit(1);
+    if (!rows[0]) throw notFound('Message', messageId);
+    return rows[0];
+  }
+
+  /** Records `message.updated` for each changed message; returns their wire form. */
+  async function emitUpdated(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<Message[]> {
+    const messages = await presentMessages(tx, rows);
+    const at = unixSeconds(clock.now());
+    for (const message of messages) {
+      await recordEvent(tx, { id: newId(), applicationId, grantId: message.grant_id, type: 'message.updated', objectId: message.id, object: message, createdAt: at });
+    }
+    return messages;
+  }
+
+  /** Deletes messages for good and records `message.deleted` for each. */
+  async function destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void> {
+    await store.destroy(tx, rows);
+    const at = unixSeconds(clock.now());
+    for (const row of rows) {
+      await recordEvent(tx, { id: newId(), applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
+    }
+  }
+
+  return {
+    /** A page of messages, newest first. */
+    async list(principal: Principal, input: ListMessagesInput): Promise<{ data: Message[]; next_cursor?: string }> {
+      const grant = await grants.require(principal, input.grant_id);
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const filters = input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input;
+      const conditions: (SQL | undefined)[] = messageConditions(grant.id, filters);
+      const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
+      if (after) {
+        const [date, seq] = after;
+        conditions.push(or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))));
+      }
+      const rows = await db.orm
+        .select()
+        .from(tables.messages)
+        .where(and(...conditions))
+        .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+        .limit(limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      const data = await presentWithFields(db.orm, page, input.fields, input.select);
+      return { data, ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
+    },
+
+    /** One message. */
+    async find(principal: Principal, input: GetMessageInput): Promise<Message> {
+      const grant = await grants.require(principal, input.grant_id);
+      const row = await requireMessage(db.orm, grant.id, input.message_id);
+      const [message] = await presentWithFields(db.orm, [row], input.fields, input.select);
+      return message!;
+    },
+
+    /** The message exactly as received. */
+    async rawMime(principal: Principal, input: { grant_id: string; message_id: string }): Promise<Buffer> {
+      const grant = await grants.require(principal, input.grant_id);
+      return loadRaw(db.orm, await requireMessage(db.orm, grant.id, input.message_id));
+    },
+
+    /** Marks read/unread, stars, moves (folders replace the current set) or sets metadata. */
+    async update(principal: Principal, input: UpdateMessageInput): Promise<Message> {
+      const grant = await grants.require(principal, input.grant_id);
+      return db.write(async (tx) => {
+        const row = await requireMessage(tx, grant.id, input.message_id);
+        const folders = input.folders ? await checkFolders(tx, grant.id, input.folders) : undefined;
+        const [updated] = await store.change(tx, [row], { unread: input.unread, starred: input.starred, folders, metadata: input.metadata });
+        const [message] = await emitUpdated(tx, principal.applicationId, [updated!]);
+        return message!;
+      });
+    },
+
+    /** Moves the message to trash; a message already in trash (or `hard_delete`) is deleted for good. */
+    async destroy(principal: Principal, input: DeleteMessageInput): Promise<void> {
+      const grant = await grants.require(principal, input.grant_id);
+      await db.write(async (tx) => {
+        const row = await requireMessage(tx, grant.id, input.message_id);
+        if (input.hard_delete === true || row.folders.includes(TRASH_FOLDER)) {
+          await destroyForGood(tx, principal.applicationId, [row]);
+          return;
+        }
+        const [updated] = await store.change(tx, [row], { folders: [TRASH_FOLDER] });
+        await emitUpdated(tx, principal.applicationId, [updated!]);
+      });
+    },
+
+    emitUpdated,
+    destroyForGood,
+  };
+}
+
+export type MessageService = ReturnType<typeof createMessageService>;

@@ -1,0 +1,140 @@
+/**
+ * @module messages/thread-service
+ * Threads (conversations) of a mailbox: list with the Nylas filters, find, update every message of a thread,
+ * delete (to trash; a thread whose messages are all in trash is deleted for good).
+ */
+import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { tables, type Executor } from '../../storage/index.js';
+import type { Principal } from '../applications/application-service.js';
+import type { CoreDeps } from '../deps.js';
+import { notFound } from '../errors.js';
+import type { GrantService } from '../grants/grant-service.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
+import type { DeleteThreadInput, GetThreadInput, ListThreadsInput, Thread, UpdateThreadInput } from '../schemas/threads.js';
+import { presentMessages, type MailStore } from './mail-store.js';
+import { messageConditions, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
+import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
+import { checkFolders, TRASH_FOLDER, type MessageService } from './message-service.js';
+
+/** Filters a thread answers from its own columns; the rest look at its messages. */
+const THREAD_LEVEL = new Set<keyof MessageFilterInput>(['unread', 'starred', 'in', 'has_attachment', 'received_before', 'received_after', 'thread_id']);
+
+/** Creates the thread service. */
+export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService) {
+  const threads = tables.threads;
+
+  async function requireThread(executor: Executor, grantId: string, threadId: string): Promise<ThreadRow> {
+    const rows = await executor
+      .select()
+      .from(threads)
+      .where(and(eq(threads.grantId, grantId), eq(threads.id, threadId)))
+      .limit(1);
+    if (!rows[0]) throw notFound('Thread', threadId);
+    return rows[0];
+  }
+
+  async function present(executor: Executor, rows: ThreadRow[], select: string | undefined): Promise<Thread[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((row) => row.id);
+    const members = await executor
+      .select({ id: tables.messages.id, threadId: tables.messages.threadId })
+      .from(tables.messages)
+      .where(inArray(tables.messages.threadId, ids))
+      .orderBy(asc(tables.messages.date), asc(tables.messages.seq));
+    const messageIds = new Map<string, string[]>();
+    for (const member of members) messageIds.set(member.threadId, [...(messageIds.get(member.threadId) ?? []), member.id]);
+    const latestRows = await executor
+      .select()
+      .from(tables.messages)
+      .where(inArray(tables.messages.id, rows.map((row) => row.latestMessageId)));
+    const latest = new Map((await presentMessages(executor, latestRows)).map((message) => [message.id, message]));
+    return rows.map((row) => {
+      const thread = toThread(row, messageIds.get(row.id) ?? [], latest.get(row.latestMessageId));
+      return select === undefined ? thread : (selectFields(thread, select) as Thread);
+    });
+  }
+
+  async function messagesOf(executor: Executor, threadId: string) {
+    return executor.select().from(tables.messages).where(eq(tables.messages.threadId, threadId)).orderBy(asc(tables.messages.date), asc(tables.messages.seq));
+  }
+
+  return {
+    /** A page of threads, the one with the newest message first. */
+    async list(principal: Principal, input: ListThreadsInput): Promise<{ data: Thread[]; next_cursor?: string }> {
+      const grant = await grants.require(principal, input.grant_id);
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const conditions: (SQL | undefined)[] = [eq(threads.grantId, grant.id)];
+      if (input.unread !== undefined) conditions.push(eq(threads.unread, input.unread));
+      if (input.starred !== undefined) conditions.push(eq(threads.starred, input.starred));
+      if (input.has_attachment !== undefined) conditions.push(eq(threads.hasAttachments, input.has_attachment));
+      if (input.latest_message_before !== undefined) conditions.push(lt(threads.latestMessageDate, input.latest_message_before));
+      if (input.latest_message_after !== undefined) conditions.push(gt(threads.latestMessageDate, input.latest_message_after));
+      if (input.in && input.in.length > 0) {
+        const folderIds = await resolveFolderIds(db.orm, grant.id, input.in);
+        const list = sql.join(
+          folderIds.map((id) => sql`${id}`),
+          sql`, `,
+        );
+        conditions.push(sql`EXISTS (SELECT 1 FROM json_each(${threads.folders}) WHERE json_each.value IN (${list}))`);
+      }
+      const messageLevel = messageConditions(grant.id, input, THREAD_LEVEL);
+      if (messageLevel.length > 1) {
+        conditions.push(inArray(threads.id, db.orm.select({ id: tables.messages.threadId }).from(tables.messages).where(and(...messageLevel))));
+      }
+      const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
+      if (after) {
+        const [date, seq] = after;
+        conditions.push(or(lt(threads.latestMessageDate, date), and(eq(threads.latestMessageDate, date), lt(threads.latestSeq, seq))));
+      }
+      const rows = await db.orm
+        .select()
+        .from(threads)
+        .where(and(...conditions))
+        .orderBy(desc(threads.latestMessageDate), desc(threads.latestSeq))
+        .limit(limit + 1);
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      return {
+        data: await present(db.orm, page, input.select),
+        ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.latestMessageDate, last.latestSeq]) } : {}),
+      };
+    },
+
+    /** One thread with its message ids and latest message. */
+    async find(principal: Principal, input: GetThreadInput): Promise<Thread> {
+      const grant = await grants.require(principal, input.grant_id);
+      const [thread] = await present(db.orm, [await requireThread(db.orm, grant.id, input.thread_id)], input.select);
+      return thread!;
+    },
+
+    /** Applies read, starred or folders to every message of the thread. */
+    async update(principal: Principal, input: UpdateThreadInput): Promise<Thread> {
+      const grant = await grants.require(principal, input.grant_id);
+      return db.write(async (tx) => {
+        await requireThread(tx, grant.id, input.thread_id);
+        const folders = input.folders ? await checkFolders(tx, grant.id, input.folders) : undefined;
+        const changed = await store.change(tx, await messagesOf(tx, input.thread_id), { unread: input.unread, starred: input.starred, folders });
+        await messages.emitUpdated(tx, principal.applicationId, changed);
+        const [thread] = await present(tx, [await requireThread(tx, grant.id, input.thread_id)], undefined);
+        return thread!;
+      });
+    },
+
+    /** Moves the thread's messages to trash; when all of them already are, deletes the thread for good. */
+    async destroy(principal: Principal, input: DeleteThreadInput): Promise<void> {
+      const grant = await grants.require(principal, input.grant_id);
+      await db.write(async (tx) => {
+        await requireThread(tx, grant.id, input.thread_id);
+        const rows = await messagesOf(tx, input.thread_id);
+        if (rows.every((row) => row.folders.includes(TRASH_FOLDER))) {
+          await messages.destroyForGood(tx, principal.applicationId, rows);
+          return;
+        }
+        const changed = await store.change(tx, rows, { folders: [TRASH_FOLDER] });
+        await messages.emitUpdated(tx, principal.applicationId, changed);
+      });
+    },
+  };
+}
+
+export type ThreadService = ReturnType<typeof createThreadService>;

@@ -1,0 +1,85 @@
+/**
+ * Message and attachment operations (reading the mailbox).
+ */
+import { DeletedSchema, pageOf } from '../schemas/common.js';
+import {
+  AttachmentSchema,
+  DeleteMessageInputSchema,
+  GetAttachmentInputSchema,
+  GetMessageInputSchema,
+  ListMessagesInputSchema,
+  MessageSchema,
+  UpdateMessageInputSchema,
+} from '../schemas/messages.js';
+import { defineOperation } from './define-operation.js';
+
+export const listMessages = defineOperation({
+  name: 'list_messages',
+  title: 'List messages',
+  description:
+    'Lists messages in the mailbox, newest first, up to 200 per page (default 50); pass next_cursor as page_token for the next page. ' +
+    'Filter by folder (in: inbox, sent, trash, …), unread, starred, from/to/cc/bcc/any_email, subject (contains), thread_id, received_before/after (unix seconds), has_attachment, ' +
+    'or search_query_native for full-text search over subject, body and addresses. Then read one with get_message or mark it with update_message.',
+  input: ListMessagesInputSchema,
+  output: pageOf(MessageSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
+  tool: true,
+  run: (core, input, { principal }) => core.messages.list(principal, input),
+});
+
+export const getMessage = defineOperation({
+  name: 'get_message',
+  title: 'Get a message',
+  description:
+    'Returns one message with its HTML body, addresses, folders and attachment metadata. fields=include_headers adds the headers; fields=raw_mime returns only the raw message (base64url). ' +
+    'Download an attachment with GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id={message_id}.',
+  input: GetMessageInputSchema,
+  output: MessageSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id' },
+  tool: true,
+  run: (core, input, { principal }) => core.messages.find(principal, input),
+});
+
+export const updateMessage = defineOperation({
+  name: 'update_message',
+  title: 'Update a message',
+  description:
+    'Marks a message read (unread: false) or unread, stars or unstars it, moves it (folders: the folder ids it is in from now on) or sets its metadata. Returns the updated message.',
+  input: UpdateMessageInputSchema,
+  output: MessageSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'PUT', path: '/grants/:grant_id/messages/:message_id' },
+  tool: true,
+  run: (core, input, { principal }) => core.messages.update(principal, input),
+});
+
+export const deleteMessage = defineOperation({
+  name: 'delete_message',
+  title: 'Delete a message',
+  description: 'Moves a message to trash. Deleting a message that is already in trash (or with hard_delete: true) removes it for good, with its attachments.',
+  input: DeleteMessageInputSchema,
+  output: DeletedSchema,
+  hints: { readOnly: false, destructive: true },
+  http: { method: 'DELETE', path: '/grants/:grant_id/messages/:message_id', envelope: 'empty' },
+  tool: true,
+  run: async (core, input, { principal }) => {
+    await core.messages.destroy(principal, input);
+    return {};
+  },
+});
+
+export const getAttachment = defineOperation({
+  name: 'get_attachment',
+  title: 'Get attachment metadata',
+  description:
+    'Returns the file name, content type, size and disposition of one attachment of a message (message_id is required). ' +
+    'The bytes are at GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id={message_id}.',
+  input: GetAttachmentInputSchema,
+  output: AttachmentSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/attachments/:attachment_id' },
+  tool: true,
+  run: (core, input, { principal }) => core.attachments.find(principal, input),
+});

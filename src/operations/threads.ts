@@ -1,0 +1,60 @@
+/**
+ * Thread (conversation) operations.
+ */
+import { DeletedSchema, pageOf } from '../schemas/common.js';
+import { DeleteThreadInputSchema, GetThreadInputSchema, ListThreadsInputSchema, ThreadSchema, UpdateThreadInputSchema } from '../schemas/threads.js';
+import { defineOperation } from './define-operation.js';
+
+export const listThreads = defineOperation({
+  name: 'list_threads',
+  title: 'List threads',
+  description:
+    'Lists conversations, the one with the newest message first, up to 200 per page (default 50); pass next_cursor as page_token for the next page. ' +
+    'Takes the filters of list_messages (a thread matches when one of its messages does) plus latest_message_before/after. ' +
+    'Each thread carries its message_ids and its latest message; read the others with get_message.',
+  input: ListThreadsInputSchema,
+  output: pageOf(ThreadSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/threads', envelope: 'list' },
+  tool: true,
+  run: (core, input, { principal }) => core.threads.list(principal, input),
+});
+
+export const getThread = defineOperation({
+  name: 'get_thread',
+  title: 'Get a thread',
+  description: 'Returns one conversation: participants, message ids (oldest first), folders, flags and its latest message.',
+  input: GetThreadInputSchema,
+  output: ThreadSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/threads/:thread_id' },
+  tool: true,
+  run: (core, input, { principal }) => core.threads.find(principal, input),
+});
+
+export const updateThread = defineOperation({
+  name: 'update_thread',
+  title: 'Update a thread',
+  description: 'Marks every message of a conversation read or unread, starred or not, or moves them all to the given folders.',
+  input: UpdateThreadInputSchema,
+  output: ThreadSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'PUT', path: '/grants/:grant_id/threads/:thread_id' },
+  tool: true,
+  run: (core, input, { principal }) => core.threads.update(principal, input),
+});
+
+export const deleteThread = defineOperation({
+  name: 'delete_thread',
+  title: 'Delete a thread',
+  description: 'Moves every message of a conversation to trash; when they all are in trash already, deletes the conversation for good.',
+  input: DeleteThreadInputSchema,
+  output: DeletedSchema,
+  hints: { readOnly: false, destructive: true },
+  http: { method: 'DELETE', path: '/grants/:grant_id/threads/:thread_id', envelope: 'empty' },
+  tool: false,
+  run: async (core, input, { principal }) => {
+    await core.threads.destroy(principal, input);
+    return {};
+  },
+});

@@ -1,0 +1,137 @@
+/**
+ * @module schemas/messages
+ * Messages and attachments on the wire, as in Nylas v3 `models/messages.ts` and `models/attachments.ts`.
+ */
+import { z } from 'zod';
+import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+
+/**
+ * A sender or recipient as read from a message. The address is not validated: received mail may carry
+ * anything (`undisclosed-recipients`, odd syntax), and it is returned as it came.
+ */
+export const ParticipantSchema = z.object({
+  name: z.string().optional().describe('Display name'),
+  email: z.string().describe('Email address'),
+});
+export type Participant = z.infer<typeof ParticipantSchema>;
+
+export const AttachmentSchema = z
+  .object({
+    id: z.string().describe('Attachment id; download it with GET /v3/grants/{grant_id}/attachments/{id}/download?message_id=…'),
+    grant_id: z.string(),
+    filename: z.string().describe('File name (may be empty for unnamed parts)'),
+    content_type: z.string().describe('MIME type, such as application/pdf'),
+    size: z.number().int().describe('Size in bytes'),
+    is_inline: z.boolean().describe('True for parts shown inside the body (referenced by content_id)'),
+    content_id: z.string().optional().describe('Content-ID the HTML body refers to as cid:…'),
+    content_disposition: z.string().optional().describe('attachment or inline'),
+  })
+  .meta({ id: 'Attachment' });
+export type Attachment = z.infer<typeof AttachmentSchema>;
+
+export const MessageHeaderSchema = z.object({ name: z.string().describe('Header name'), value: z.string().describe('Header value as sent') });
+
+/** What `fields` selects; `raw_mime` returns only id, grant_id, object and raw_mime. */
+export const MessageFieldsSchema = z
+  .enum(['standard', 'include_headers', 'include_basic_headers', 'include_tracking_options', 'raw_mime'])
+  .describe('standard (default); include_headers or include_basic_headers add headers; raw_mime returns only the base64url raw message');
+export type MessageFields = z.infer<typeof MessageFieldsSchema>;
+
+export const MessageSchema = z
+  .object({
+    id: z.string().describe('Message id'),
+    grant_id: z.string().describe('Mailbox the message is in'),
+    object: z.literal('message'),
+    thread_id: z.string().optional().describe('Conversation the message belongs to'),
+    subject: z.string().optional(),
+    from: z.array(ParticipantSchema).optional(),
+    to: z.array(ParticipantSchema).optional(),
+    cc: z.array(ParticipantSchema).optional(),
+    bcc: z.array(ParticipantSchema).optional(),
+    reply_to: z.array(ParticipantSchema).optional(),
+    date: UnixSecondsSchema.optional().describe('When the mail server received the message (sent messages: when sent)'),
+    unread: z.boolean().optional(),
+    starred: z.boolean().optional(),
+    snippet: z.string().optional().describe('The first 100 characters of the body as text'),
+    body: z.string().optional().describe('HTML body (plain-text mail is converted to HTML)'),
+    folders: z.array(z.string()).optional().describe('Ids of the folders the message is in'),
+    attachments: z.array(AttachmentSchema).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional().describe('Your key-value metadata'),
+    headers: z.array(MessageHeaderSchema).optional().describe('Only with fields=include_headers or include_basic_headers'),
+    raw_mime: z.string().optional().describe('The message as received, base64url; only with fields=raw_mime (then the other fields are absent)'),
+  })
+  .meta({ id: 'Message' });
+export type Message = z.infer<typeof MessageSchema>;
+
+const AddressFilterSchema = z.array(z.string().min(1).max(320)).max(50);
+
+/** A comma-separated list of top-level fields to return. */
+export const SelectSchema = z
+  .string()
+  .max(1024)
+  .regex(/^[a-z_]+(,[a-z_]+)*$/, 'a comma-separated list of field names such as id,subject,from')
+  .optional()
+  .describe('Return only these top-level fields, comma-separated (id is always returned)');
+
+export const ListMessagesInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+  subject: z.string().max(998).optional().describe('Only messages whose subject contains this text (case-insensitive)'),
+  any_email: AddressFilterSchema.optional().describe('Only messages from or to any of these addresses (from, to, cc or bcc)'),
+  from: AddressFilterSchema.optional().describe('Only messages from one of these addresses'),
+  to: AddressFilterSchema.optional().describe('Only messages to one of these addresses'),
+  cc: AddressFilterSchema.optional().describe('Only messages copied to one of these addresses'),
+  bcc: AddressFilterSchema.optional().describe('Only messages blind-copied to one of these addresses'),
+  in: z.array(IdSchema).max(20).optional().describe('Only messages in one of these folder ids (inbox, sent, trash, … or your own)'),
+  unread: z.boolean().optional().describe('Only unread (true) or read (false) messages'),
+  starred: z.boolean().optional().describe('Only starred (true) or unstarred (false) messages'),
+  thread_id: IdSchema.optional().describe('Only messages of this thread'),
+  received_before: UnixSecondsSchema.optional().describe('Only messages received before this time'),
+  received_after: UnixSecondsSchema.optional().describe('Only messages received after this time'),
+  has_attachment: z.boolean().optional().describe('Only messages with (true) or without (false) attachments'),
+  search_query_native: z
+    .string()
+    .max(1000)
+    .optional()
+    .describe('Full-text search over subject, body and addresses: words are ANDed, "quoted phrases", prefix*, OR, subject:/from:/to:/body: to pick a field'),
+  fields: MessageFieldsSchema.optional(),
+  select: SelectSchema,
+});
+export type ListMessagesInput = z.infer<typeof ListMessagesInputSchema>;
+
+export const GetMessageInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  message_id: IdSchema.describe('Message id'),
+  fields: MessageFieldsSchema.optional(),
+  select: SelectSchema,
+});
+export type GetMessageInput = z.infer<typeof GetMessageInputSchema>;
+
+export const UpdateMessageInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  message_id: IdSchema.describe('Message id'),
+  unread: z.boolean().optional().describe('Mark read (false) or unread (true)'),
+  starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
+  folders: z.array(IdSchema).min(1).max(20).optional().describe('Folder ids the message is in from now on (replaces the current set)'),
+  metadata: z.record(z.string().max(256), z.unknown()).optional().describe('Key-value metadata (replaces the current object)'),
+});
+export type UpdateMessageInput = z.infer<typeof UpdateMessageInputSchema>;
+
+export const DeleteMessageInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  message_id: IdSchema.describe('Message id'),
+  hard_delete: z.boolean().optional().describe('Delete for good at once instead of moving to trash'),
+});
+export type DeleteMessageInput = z.infer<typeof DeleteMessageInputSchema>;
+
+export const GetAttachmentInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  attachment_id: IdSchema.describe('Attachment id'),
+  message_id: z
+    .string({ error: 'required: pass the id of the message the attachment belongs to (message_id=…)' })
+    .min(1)
+    .max(256)
+    .describe('Id of the message the attachment belongs to'),
+});
+export type GetAttachmentInput = z.infer<typeof GetAttachmentInputSchema>;

@@ -1,0 +1,68 @@
+/**
+ * @module schemas/threads
+ * Threads on the wire, as in Nylas v3 `models/threads.ts`.
+ */
+import { z } from 'zod';
+import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { MessageSchema, ParticipantSchema, SelectSchema } from './messages.js';
+
+export const ThreadSchema = z
+  .object({
+    id: z.string().describe('Thread id'),
+    grant_id: z.string(),
+    object: z.literal('thread'),
+    subject: z.string().optional().describe('Subject of the first message'),
+    snippet: z.string().optional().describe('Snippet of the latest message'),
+    participants: z.array(ParticipantSchema).optional().describe('Everyone who sent or received a message of the thread'),
+    message_ids: z.array(z.string()).optional().describe('Ids of the thread\'s messages, oldest first'),
+    draft_ids: z.array(z.string()).optional().describe('Ids of drafts in the thread'),
+    folders: z.array(z.string()).optional().describe('Folders holding at least one of the thread\'s messages'),
+    latest_draft_or_message: MessageSchema.optional().describe('The newest message (or draft) of the thread'),
+    earliest_message_date: UnixSecondsSchema.optional(),
+    latest_message_received_date: UnixSecondsSchema.optional().describe('When the newest received message arrived'),
+    latest_message_sent_date: UnixSecondsSchema.optional().describe('When the newest message from this mailbox was sent'),
+    has_attachments: z.boolean().optional(),
+    has_drafts: z.boolean().optional(),
+    starred: z.boolean().optional().describe('True when any message is starred'),
+    unread: z.boolean().optional().describe('True when any message is unread'),
+  })
+  .meta({ id: 'Thread' });
+export type Thread = z.infer<typeof ThreadSchema>;
+
+const AddressFilterSchema = z.array(z.string().min(1).max(320)).max(50);
+
+export const ListThreadsInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+  subject: z.string().max(998).optional().describe('Only threads with a message whose subject contains this text'),
+  any_email: AddressFilterSchema.optional().describe('Only threads with a message from or to any of these addresses'),
+  from: AddressFilterSchema.optional().describe('Only threads with a message from one of these addresses'),
+  to: AddressFilterSchema.optional().describe('Only threads with a message to one of these addresses'),
+  cc: AddressFilterSchema.optional(),
+  bcc: AddressFilterSchema.optional(),
+  in: z.array(IdSchema).max(20).optional().describe('Only threads with a message in one of these folder ids'),
+  unread: z.boolean().optional().describe('Only threads with (true) or without (false) unread messages'),
+  starred: z.boolean().optional().describe('Only threads with (true) or without (false) starred messages'),
+  latest_message_before: UnixSecondsSchema.optional().describe('Only threads whose newest message is older than this'),
+  latest_message_after: UnixSecondsSchema.optional().describe('Only threads whose newest message is newer than this'),
+  has_attachment: z.boolean().optional(),
+  search_query_native: z.string().max(1000).optional().describe('Full-text search, as for list_messages; a thread matches when one of its messages does'),
+  select: SelectSchema,
+});
+export type ListThreadsInput = z.infer<typeof ListThreadsInputSchema>;
+
+export const GetThreadInputSchema = z.object({ grant_id: GrantIdSchema, thread_id: IdSchema.describe('Thread id'), select: SelectSchema });
+export type GetThreadInput = z.infer<typeof GetThreadInputSchema>;
+
+export const UpdateThreadInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  thread_id: IdSchema.describe('Thread id'),
+  unread: z.boolean().optional().describe('Mark every message read (false) or unread (true)'),
+  starred: z.boolean().optional().describe('Star or unstar every message'),
+  folders: z.array(IdSchema).min(1).max(20).optional().describe('Move every message to these folders (replaces their folders)'),
+});
+export type UpdateThreadInput = z.infer<typeof UpdateThreadInputSchema>;
+
+export const DeleteThreadInputSchema = z.object({ grant_id: GrantIdSchema, thread_id: IdSchema.describe('Thread id') });
+export type DeleteThreadInput = z.infer<typeof DeleteThreadInputSchema>;

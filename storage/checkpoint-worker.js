@@ -1,0 +1,47 @@
+// @ts-check
+/**
+ * @module storage/checkpoint-worker
+ * Runs in a worker thread (see wal-checkpointer.ts): checkpoints the write-ahead log of an embedded database
+ * on its own connection, so the copy into the database file and its fsync never run on the event loop.
+ * Plain JavaScript: a worker thread has no TypeScript loader in every runtime this runs in.
+ */
+import { statSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createClient } from '@libsql/client';
+
+/** @type {{ file: string, intervalMs: number, minWalBytes: number }} */
+const { file, intervalMs, minWalBytes } = workerData;
+const client = createClient({ url: `file:${file}`, timeout: 5_000 });
+let running = false;
+
+async function checkpoint(force = false) {
+  if (running) return;
+  running = true;
+  try {
+    let size = 0;
+    try {
+      size = statSync(`${file}-wal`).size;
+    } catch {
+      return;
+    }
+    if (!force && size < minWalBytes) return;
+    // PASSIVE: copies what no reader still needs, never waits for or blocks writers.
+    await client.execute('PRAGMA wal_checkpoint(PASSIVE)');
+  } catch {
+    // A busy database is checkpointed on the next round.
+  } finally {
+    running = false;
+  }
+}
+
+const timer = setInterval(() => void checkpoint(), intervalMs);
+parentPort?.on('message', (message) => {
+  if (message === 'checkpoint') void checkpoint();
+  if (message === 'close') {
+    clearInterval(timer);
+    void checkpoint(true).finally(() => {
+      client.close();
+      parentPort?.postMessage('closed');
+    });
+  }
+});

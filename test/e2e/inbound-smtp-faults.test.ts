@@ -1,0 +1,273 @@
+/**
+ * The SMTP listener under bad input and faults: refused recipients, oversize data, a store that fails, a client
+ * that resets during DATA, slow-drip and idle clients, thousands of idle sockets. Each time the server stays up,
+ * nothing is half-stored, and a well-behaved client still gets 250.
+ */
+import { join } from 'node:path';
+import type { Socket } from 'node:net';
+import { connect } from 'node:net';
+import { count } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, tables, type Database } from '../../storage/index.js';
+import { startInboundSmtp } from '../../src/index.js';
+import { createMailbox, eventually, rawSmtp, sendRaw, smtpClient } from '../helpers/mail.js';
+import { startTestService, tempDir, type TestService } from '../helpers/service.js';
+
+const DOMAIN = 'faults.agentpost.localhost';
+const MB = 1024 * 1024;
+
+function message(to: string, subject: string, body = 'hello'): string {
+  return `From: sender@example.com\r\nTo: ${to}\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
+}
+
+async function rowCounts(db: Database) {
+  const [messages] = await db.orm.select({ n: count() }).from(tables.messages);
+  const [threads] = await db.orm.select({ n: count() }).from(tables.threads);
+  const [blobs] = await db.orm.select({ n: count() }).from(tables.blobs);
+  const [attachments] = await db.orm.select({ n: count() }).from(tables.attachments);
+  return { messages: messages!.n, threads: threads!.n, blobs: blobs!.n, attachments: attachments!.n };
+}
+
+describe('SMTP listener: bad input and faults', () => {
+  let service: TestService;
+  let grantId: string;
+  const email = `inbox@${DOMAIN}`;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    grantId = await createMailbox(service, email);
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  it('refuses non-hosted addresses, relay tricks (5.7.1) and unknown mailboxes (5.1.1); nothing is queued', async () => {
+    const before = await rowCounts(service.core.deps.db);
+    const client = await rawSmtp(service.smtpPort);
+    const ehlo = await client.command('EHLO client.example');
+    expect(ehlo.code).toBe(250);
+    expect(ehlo.text).toContain(`SIZE ${40 * MB}`);
+    expect(ehlo.text).not.toContain('STARTTLS');
+    expect((await client.command('MAIL FROM:<sender@example.com>')).code).toBe(250);
+    for (const address of ['someone@gmail.com', `user%gmail.com@${DOMAIN}`, `gmail.com!user@${DOMAIN}`, 'postmaster@[127.0.0.1]']) {
+      const reply = await client.command(`RCPT TO:<${address}>`);
+      expect(reply.code, address).toBe(550);
+      expect(reply.text, address).toMatch(/^550 5\.7\.1 /);
+    }
+    const unknown = await client.command(`RCPT TO:<nobody@${DOMAIN}>`);
+    expect(unknown.text).toMatch(/^550 5\.1\.1 /);
+    // No accepted recipient: DATA is refused, so nothing can be queued.
+    expect((await client.command('DATA')).code).toBe(503);
+    expect((await client.command('QUIT')).code).toBe(221);
+    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+
+    // The same envelope with one good recipient delivers to it only.
+    const mixed = await rawSmtp(service.smtpPort);
+    await mixed.command('EHLO client.example');
+    await mixed.command('MAIL FROM:<sender@example.com>');
+    expect((await mixed.command('RCPT TO:<someone@gmail.com>')).code).toBe(550);
+    expect((await mixed.command(`RCPT TO:<${email.toUpperCase()}>`)).code).toBe(250);
+    expect((await mixed.command('DATA')).code).toBe(354);
+    await mixed.write(message(email, 'Only for the hosted mailbox'));
+    expect((await mixed.command('.')).code).toBe(250);
+    mixed.end();
+    expect((await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'Only for the hosted' } })).data).toHaveLength(1);
+  });
+
+  /** Sends `total` bytes of DATA in 1 MB chunks of one reused buffer; returns the reply and the peak memory growth. */
+  async function oversizeData(port: number, total: number) {
+    const client = await rawSmtp(port);
+    await client.command('EHLO client.example');
+    expect((await client.command('MAIL FROM:<big@example.com>')).code).toBe(250);
+    expect((await client.command(`RCPT TO:<${email}>`)).code).toBe(250);
+    expect((await client.command('DATA')).code).toBe(354);
+    const line = Buffer.from(`${'A'.repeat(1022)}\r\n`);
+    const chunk = Buffer.concat(Array.from({ length: 1024 }, () => line));
+    const baseline = process.memoryUsage();
+    let peak = 0;
+    const sampler = setInterval(() => {
+      const now = process.memoryUsage();
+      peak = Math.max(peak, now.heapUsed + now.arrayBuffers - (baseline.heapUsed + baseline.arrayBuffers));
+    }, 10);
+    await client.write(`Subject: too big\r\n\r\n`);
+    for (let sent = 0; sent < total; sent += chunk.length) await client.write(chunk);
+    const reply = await client.command('.', 60_000);
+    clearInterval(sampler);
+    return { client, reply, peak };
+  }
+
+  it('answers 552 at once to MAIL FROM with SIZE over the limit, and after the final dot to DATA twice the limit, storing nothing', async () => {
+    const client = await rawSmtp(service.smtpPort);
+    await client.command('EHLO client.example');
+    const declared = await client.command(`MAIL FROM:<big@example.com> SIZE=${40 * MB + 1}`);
+    expect(declared.code).toBe(552);
+    client.end();
+
+    const before = await rowCounts(service.core.deps.db);
+    const { client: sender, reply, peak } = await oversizeData(service.smtpPort, 80 * MB);
+    expect(reply.code).toBe(552);
+    expect(reply.text).toMatch(/^552 5\.3\.4 /);
+    // 80 MB went through; it was never all held.
+    expect(peak).toBeLessThan(80 * MB);
+    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+
+    // The session goes on: the next message on the same connection is accepted.
+    expect((await sender.command('MAIL FROM:<small@example.com>')).code).toBe(250);
+    expect((await sender.command(`RCPT TO:<${email}>`)).code).toBe(250);
+    expect((await sender.command('DATA')).code).toBe(354);
+    await sender.write(message(email, 'Small after big'));
+    expect((await sender.command('.')).code).toBe(250);
+    sender.end();
+  });
+
+  it('holds at most about the size limit in memory whatever the client sends (2 MB limit, 80 MB sent)', async () => {
+    const listener = await startInboundSmtp({ inbound: service.core.inbound, logger: service.core.deps.logger, host: '127.0.0.1', port: 0, maxMessageBytes: 2 * MB });
+    try {
+      const before = await rowCounts(service.core.deps.db);
+      const { client, reply, peak } = await oversizeData(listener.port, 80 * MB);
+      client.end();
+      expect(reply.code).toBe(552);
+      // Garbage not yet collected counts too; holding the data would be 80 MB or more.
+      expect(peak).toBeLessThan(40 * MB);
+      expect(await rowCounts(service.core.deps.db)).toEqual(before);
+    } finally {
+      await listener.close();
+    }
+  });
+
+  it('survives a client that resets the connection in the middle of DATA; the half message is not stored', async () => {
+    const before = await rowCounts(service.core.deps.db);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const client = await rawSmtp(service.smtpPort);
+      await client.command('EHLO client.example');
+      await client.command('MAIL FROM:<reset@example.com>');
+      await client.command(`RCPT TO:<${email}>`);
+      expect((await client.command('DATA')).code).toBe(354);
+      await client.write(`Subject: cut off\r\n\r\n${'partial line\r\n'.repeat(5000)}`);
+      client.socket.resetAndDestroy();
+      await client.closed;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+    const reply = await sendRaw(service.smtpPort, 'good@example.com', [email], message(email, 'After the resets'));
+    expect(reply.code).toBe(250);
+  });
+
+  it('keeps serving with 2,000 idle connections open', async () => {
+    const sockets: Socket[] = [];
+    try {
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(
+          Array.from(
+            { length: 200 },
+            () =>
+              new Promise<void>((resolve, reject) => {
+                const socket = connect({ host: '127.0.0.1', port: service.smtpPort }, () => resolve());
+                socket.on('error', reject);
+                sockets.push(socket);
+              }),
+          ),
+        );
+      }
+      expect(sockets.filter((socket) => !socket.destroyed)).toHaveLength(2000);
+      const transport = smtpClient(service.smtpPort, { maxConnections: 1 });
+      const info = await transport.sendMail({ from: 'good@example.com', to: email, subject: 'Through the crowd', text: 'still here' });
+      transport.close();
+      expect(info.response).toMatch(/^250 /);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
+  });
+
+  it('times out slow-drip and idle clients while a good client still gets 250', async () => {
+    const listener = await startInboundSmtp({
+      inbound: service.core.inbound,
+      logger: service.core.deps.logger,
+      host: '127.0.0.1',
+      port: 0,
+      lineTimeoutMs: 1_500,
+      idleTimeoutMs: 2_000,
+    });
+    try {
+      // One byte at a time, never completing a line: the idle timeout alone would never fire.
+      const drip = await rawSmtp(listener.port);
+      let dripClosedAt = 0;
+      const dripStarted = Date.now();
+      void drip.closed.then(() => {
+        dripClosedAt = Date.now();
+      });
+      const bytes = 'EHLO a-very-slow-client.example';
+      let index = 0;
+      const dripping = setInterval(() => {
+        if (!drip.socket.destroyed) drip.socket.write(bytes[index++ % bytes.length]!);
+      }, 300);
+      const idle = await rawSmtp(listener.port);
+      let idleReply = '';
+      idle.socket.on('data', (chunk: string) => {
+        idleReply += chunk;
+      });
+
+      const good = await sendRaw(listener.port, 'good@example.com', [email], message(email, 'While others drip'));
+      expect(good.code).toBe(250);
+
+      await Promise.race([Promise.all([drip.closed, idle.closed]), new Promise((_, reject) => setTimeout(() => reject(new Error('slow clients were not cut off')), 8_000))]);
+      clearInterval(dripping);
+      expect(dripClosedAt - dripStarted).toBeGreaterThanOrEqual(1_000);
+      expect(idleReply).toMatch(/^421 /);
+      await eventually(async () => (listener.connectionCount() === 0 ? true : undefined));
+    } finally {
+      await listener.close();
+    }
+  });
+});
+
+describe('SMTP listener: a store that fails', () => {
+  let service: TestService;
+  let grantId: string;
+  let failures = 0;
+  const email = `fragile@${DOMAIN}`;
+  const dir = tempDir();
+
+  beforeAll(async () => {
+    const real = await createDb({ url: `file:${join(dir.path, 'fragile.db')}` });
+    // The dependency that fails: a database whose next durable write transactions (the ones inbound mail uses)
+    // do all their work, then fail before COMMIT (as a full disk or an I/O error would), so they roll back.
+    const fragile: Database = {
+      ...real,
+      durableWrite: (work) => {
+        if (failures <= 0) return real.durableWrite(work);
+        failures--;
+        return real.durableWrite(async (tx) => {
+          await work(tx);
+          throw new Error('SQLITE_IOERR: disk I/O error (injected)');
+        });
+      },
+    };
+    service = await startTestService({ deps: { db: fragile } });
+    grantId = await createMailbox(service, email);
+  });
+  afterAll(async () => {
+    await service?.close();
+    dir.remove();
+  });
+
+  it('answers 451 so the sender retries, stores nothing half-way, and the retry is stored once', async () => {
+    const before = await rowCounts(service.core.deps.db);
+    failures = 1;
+    const transport = smtpClient(service.smtpPort, { maxConnections: 1 });
+    const mail = { from: 'sender@example.com', to: email, subject: 'Must not be lost', text: 'important', attachments: [{ filename: 'x.txt', content: 'payload' }] };
+    const error = (await transport.sendMail(mail).catch((thrown: unknown) => thrown)) as { responseCode?: number; response?: string };
+    expect(error.responseCode).toBe(451);
+    expect(error.response).toMatch(/^451 4\.3\.0 /);
+    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+
+    // The sender retries (as every MTA does on 4xx) and the message is stored exactly once.
+    const info = await transport.sendMail(mail);
+    transport.close();
+    expect(info.response).toMatch(/^250 /);
+    const stored = (await service.nylas.messages.list({ identifier: grantId })).data;
+    expect(stored.map((entry) => entry.subject)).toEqual(['Must not be lost']);
+    expect(stored[0]!.attachments).toHaveLength(1);
+    expect(await rowCounts(service.core.deps.db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, attachments: before.attachments + 1, blobs: before.blobs + 2 });
+  });
+});
