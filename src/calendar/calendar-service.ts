@@ -1,0 +1,209 @@
+/**
+ * @module calendar/calendar-service
+ * A grant's calendars: the primary one every grant is created with, and additional ones up to
+ * `config.maxCalendars`. The primary cannot be deleted while other calendars exist.
+ */
+import { and, asc, count, desc, eq, gt, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { tables, type GrantRow } from '../../storage/index.js';
+import type { Principal } from '../applications/application-service.js';
+import type { CoreDeps } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError, notFound } from '../errors.js';
+import { recordEvent } from '../events/outbox.js';
+import type { GrantService } from '../grants/grant-service.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
+import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
+import { normalizeTimeZone } from './time-zones.js';
+
+export type CalendarRow = typeof tables.calendars.$inferSelect;
+
+/** The wire form of a calendar row. */
+export function toCalendar(row: CalendarRow): Calendar {
+  return {
+    id: row.id,
+    grant_id: row.grantId,
+    object: 'calendar',
+    name: row.name,
+    description: row.description,
+    location: row.location,
+    timezone: row.timezone,
+    read_only: false,
+    is_owned_by_user: true,
+    is_primary: row.isPrimary,
+    ...(row.hexColor !== null ? { hex_color: row.hexColor } : {}),
+    ...(row.metadata && Object.keys(row.metadata).length > 0 ? { metadata: row.metadata } : {}),
+  };
+}
+
+/** `key:value,key2:value2` → pairs. */
+export function parseMetadataPairs(text: string): [string, string][] {
+  return text.split(',').map((pair) => {
+    const colon = pair.indexOf(':');
+    return [pair.slice(0, colon).trim(), pair.slice(colon + 1).trim()];
+  });
+}
+
+/** A SQL condition: the JSON metadata column has every pair. */
+export function metadataMatches(column: AnyColumn, text: string): SQL {
+  const conditions = parseMetadataPairs(text).map(([key, value]) => sql`json_extract(${column}, ${`$."${key.replace(/["\\]/g, '')}"`}) = ${value}`);
+  return and(...conditions)!;
+}
+
+/** Creates the calendar service. */
+export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService) {
+  const now = () => unixSeconds(clock.now());
+
+  /** A calendar of the grant by id or `primary`, or 404. */
+  async function resolve(grant: GrantRow, calendarId: string): Promise<CalendarRow> {
+    const where =
+      calendarId === 'primary'
+        ? and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.isPrimary, true))
+        : and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, calendarId));
+    const row = await db.orm.query.calendars.findFirst({ where });
+    if (!row) throw notFound('Calendar', calendarId);
+    return row;
+  }
+
+  return {
+    resolve,
+
+    /** The grant's primary calendar (where invitations land), or undefined if it was deleted. */
+    async primaryOf(grantId: string): Promise<CalendarRow | undefined> {
+      return db.orm.query.calendars.findFirst({ where: and(eq(tables.calendars.grantId, grantId), eq(tables.calendars.isPrimary, true)) });
+    },
+
+    /** A page of the grant's calendars: the primary first, then the others oldest first. */
+    async list(principal: Principal, input: ListCalendarsInput): Promise<{ data: Calendar[]; next_cursor?: string }> {
+      const grant = await grants.require(principal, input.grant_id);
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const after = decodeCursor(input.page_token, 3);
+      const conditions: (SQL | undefined)[] = [eq(tables.calendars.grantId, grant.id)];
+      if (input.metadata_pair) conditions.push(metadataMatches(tables.calendars.metadata, input.metadata_pair));
+      if (after) {
+        const [primary, created, id] = after as [number, number, string];
+        conditions.push(
+          or(
+            lt(tables.calendars.isPrimary, primary === 1),
+            and(
+              eq(tables.calendars.isPrimary, primary === 1),
+              or(gt(tables.calendars.createdAt, created), and(eq(tables.calendars.createdAt, created), gt(tables.calendars.id, id))),
+            ),
+          ),
+        );
+      }
+      const rows = await db.orm
+        .select()
+        .from(tables.calendars)
+        .where(and(...conditions))
+        .orderBy(desc(tables.calendars.isPrimary), asc(tables.calendars.createdAt), asc(tables.calendars.id))
+        .limit(limit + 1);
+      return toPage(rows, limit, (row) => [row.isPrimary ? 1 : 0, row.createdAt, row.id], toCalendar);
+    },
+
+    /** One calendar (`primary` accepted). */
+    async find(principal: Principal, input: CalendarRefInput): Promise<Calendar> {
+      const grant = await grants.require(principal, input.grant_id);
+      return toCalendar(await resolve(grant, input.calendar_id));
+    },
+
+    /** Adds a calendar. A grant has its primary plus at most `config.maxCalendars` others. */
+    async create(principal: Principal, input: CreateCalendarInput): Promise<Calendar> {
+      const grant = await grants.require(principal, input.grant_id);
+      const at = now();
+      return db.write(async (tx) => {
+        const rows = await tx
+          .select({ isPrimary: tables.calendars.isPrimary, total: count() })
+          .from(tables.calendars)
+          .where(eq(tables.calendars.grantId, grant.id))
+          .groupBy(tables.calendars.isPrimary);
+        const additional = rows.find((row) => !row.isPrimary)?.total ?? 0;
+        const hasPrimary = rows.some((row) => row.isPrimary && row.total > 0);
+        if (hasPrimary && additional >= config.maxCalendars) {
+          throw new AppError(
+            'invalid_request',
+            `calendar limit reached: this grant already has ${additional} calendars besides its primary, the most allowed (AGENTPOST_MAX_CALENDARS=${config.maxCalendars}). Delete one first.`,
+            { field: 'name' },
+          );
+        }
+        const [row] = await tx
+          .insert(tables.calendars)
+          .values({
+            id: newId(),
+            grantId: grant.id,
+            name: input.name,
+            description: input.description ?? null,
+            location: input.location ?? null,
+            timezone: input.timezone ? (normalizeTimeZone(input.timezone) ?? 'UTC') : 'UTC',
+            // A grant whose primary was deleted gets its next calendar as the new primary.
+            isPrimary: !hasPrimary,
+            metadata: input.metadata ?? null,
+            createdAt: at,
+            updatedAt: at,
+          })
+          .returning();
+        const calendar = toCalendar(row!);
+        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.created', objectId: row!.id, object: calendar, createdAt: at });
+        return calendar;
+      });
+    },
+
+    /** Changes a calendar's name, description, location, time zone, colour or metadata. */
+    async update(principal: Principal, input: UpdateCalendarInput): Promise<Calendar> {
+      const grant = await grants.require(principal, input.grant_id);
+      const current = await resolve(grant, input.calendar_id);
+      return db.write(async (tx) => {
+        const [row] = await tx
+          .update(tables.calendars)
+          .set({
+            ...(input.name !== undefined ? { name: input.name } : {}),
+            ...(input.description !== undefined ? { description: input.description } : {}),
+            ...(input.location !== undefined ? { location: input.location } : {}),
+            ...(input.timezone !== undefined ? { timezone: normalizeTimeZone(input.timezone) ?? 'UTC' } : {}),
+            ...(input.hex_color !== undefined ? { hexColor: input.hex_color } : {}),
+            ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+            updatedAt: now(),
+          })
+          .where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)))
+          .returning();
+        if (!row) throw notFound('Calendar', input.calendar_id);
+        const calendar = toCalendar(row);
+        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.updated', objectId: row.id, object: calendar, createdAt: row.updatedAt });
+        return calendar;
+      });
+    },
+
+    /** Deletes a calendar and its events. The primary can go only when it is the grant's last calendar. */
+    async destroy(principal: Principal, input: CalendarRefInput): Promise<void> {
+      const grant = await grants.require(principal, input.grant_id);
+      const current = await resolve(grant, input.calendar_id);
+      await db.write(async (tx) => {
+        if (current.isPrimary) {
+          const [others] = await tx
+            .select({ total: count() })
+            .from(tables.calendars)
+            .where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.isPrimary, false)));
+          if ((others?.total ?? 0) > 0) {
+            throw new AppError(
+              'invalid_request',
+              `calendar_id: ${current.id} is the primary calendar; it cannot be deleted while the grant has ${others!.total} other calendar(s). Delete those first.`,
+              { field: 'calendar_id' },
+            );
+          }
+        }
+        await tx.delete(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, current.id)));
+        await tx.delete(tables.calendars).where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)));
+        await recordEvent(tx, {
+          id: newId(),
+          applicationId: principal.applicationId,
+          grantId: grant.id,
+          type: 'calendar.deleted',
+          objectId: current.id,
+          object: { id: current.id, grant_id: grant.id, object: 'calendar' },
+          createdAt: now(),
+        });
+      });
+    },
+  };
+}
+
+export type CalendarService = ReturnType<typeof createCalendarService>;

@@ -1,0 +1,71 @@
+/**
+ * Contact operations.
+ */
+import { DeletedSchema, pageOf } from '../schemas/common.js';
+import { ContactRefInputSchema, ContactSchema, CreateContactInputSchema, FindContactInputSchema, ListContactsInputSchema, UpdateContactInputSchema } from '../schemas/contacts.js';
+import { defineOperation } from './define-operation.js';
+
+export const listContacts = defineOperation({
+  name: 'list_contacts',
+  title: 'List contacts',
+  description:
+    'Lists the mailbox\'s contacts: people saved through the API (source address_book) and people it has corresponded with (source inbox). ' +
+    'Filter by an exact email or phone_number, source or group. Pages hold up to 200 contacts; pass next_cursor as page_token.',
+  input: ListContactsInputSchema,
+  output: pageOf(ContactSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/contacts', envelope: 'list' },
+  tool: true,
+  run: (core, input, { principal }) => core.contacts.list(principal, input),
+});
+
+export const getContact = defineOperation({
+  name: 'get_contact',
+  title: 'Get a contact',
+  description: 'Returns one contact; profile_picture=true adds the base64 picture.',
+  input: FindContactInputSchema,
+  output: ContactSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/contacts/:contact_id' },
+  tool: false,
+  run: (core, input, { principal }) => core.contacts.find(principal, input),
+});
+
+export const createContact = defineOperation({
+  name: 'create_contact',
+  title: 'Create a contact',
+  description: 'Saves a contact (source address_book). It needs at least a name, an email address or a phone number.',
+  input: CreateContactInputSchema,
+  output: ContactSchema,
+  hints: { readOnly: false },
+  http: { method: 'POST', path: '/grants/:grant_id/contacts' },
+  tool: false,
+  run: (core, input, { principal }) => core.contacts.create(principal, input),
+});
+
+export const updateContact = defineOperation({
+  name: 'update_contact',
+  title: 'Update a contact',
+  description: 'Changes a contact: given fields replace the old ones (lists such as emails replace the whole list).',
+  input: UpdateContactInputSchema,
+  output: ContactSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'PUT', path: '/grants/:grant_id/contacts/:contact_id' },
+  tool: false,
+  run: (core, input, { principal }) => core.contacts.update(principal, input),
+});
+
+export const deleteContact = defineOperation({
+  name: 'delete_contact',
+  title: 'Delete a contact',
+  description: 'Deletes a contact.',
+  input: ContactRefInputSchema,
+  output: DeletedSchema,
+  hints: { readOnly: false, destructive: true },
+  http: { method: 'DELETE', path: '/grants/:grant_id/contacts/:contact_id', envelope: 'empty' },
+  tool: false,
+  run: async (core, input, { principal }) => {
+    await core.contacts.destroy(principal, input);
+    return {};
+  },
+});

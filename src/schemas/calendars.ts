@@ -1,0 +1,85 @@
+/**
+ * @module schemas/calendars
+ * Calendars on the wire, as in Nylas v3 `models/calendars.ts`.
+ */
+import { z } from 'zod';
+import { isIanaTimeZone } from '../calendar/time-zones.js';
+import { GrantIdSchema, LimitSchema, PageTokenSchema } from './common.js';
+
+/** An IANA time-zone name; checked against the runtime's tz database. */
+export const IanaTimeZoneSchema = z
+  .string()
+  .max(64)
+  .refine(isIanaTimeZone, 'not an IANA time zone; use a name such as America/New_York or UTC')
+  .describe('IANA time zone, such as America/New_York or UTC');
+
+/** `#RRGGBB`. */
+export const HexColorSchema = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a colour such as #0099EE');
+
+/** Key-value metadata on calendars and events: at most 50 keys, string values. */
+export const ObjectMetadataSchema = z
+  .record(z.string().min(1).max(256), z.string().max(1024))
+  .refine((value) => Object.keys(value).length <= 50, 'at most 50 keys')
+  .describe('Your key-value metadata (string values; at most 50 keys). Filter lists with metadata_pair=key:value');
+
+/** `metadata_pair` of list filters: `key:value`, comma-separated for several (all must match). */
+export const MetadataPairSchema = z
+  .string()
+  .max(2048)
+  .regex(/^[^:,]+:[^,]*(,[^:,]+:[^,]*)*$/, 'use key:value (comma-separated for several)')
+  .describe('Only objects whose metadata has this key:value (comma-separate several pairs; all must match)');
+
+/** The id of a calendar in a path or query: a calendar id, or `primary`. */
+export const CalendarIdSchema = z.string().min(1).max(256).describe('Calendar id, or "primary" for the grant\'s primary calendar');
+
+export const CalendarSchema = z
+  .object({
+    id: z.string().describe('Calendar id'),
+    grant_id: z.string(),
+    object: z.literal('calendar'),
+    name: z.string(),
+    description: z.string().nullable().describe('Free-form description'),
+    location: z.string().nullable().describe('Geographic location, free-form'),
+    timezone: z.string().describe('IANA time zone of the calendar; events created without a time zone use it'),
+    read_only: z.boolean().describe('Always false: the grant owns its calendars'),
+    is_owned_by_user: z.boolean().describe('Always true for Agent Account calendars'),
+    is_primary: z.boolean().describe('True for the calendar every grant is created with (invitations land there)'),
+    hex_color: z.string().optional().describe('Display colour, #RRGGBB'),
+    metadata: z.record(z.string(), z.string()).optional(),
+  })
+  .meta({ id: 'Calendar' });
+export type Calendar = z.infer<typeof CalendarSchema>;
+
+export const ListCalendarsInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+  metadata_pair: MetadataPairSchema.optional(),
+});
+export type ListCalendarsInput = z.infer<typeof ListCalendarsInputSchema>;
+
+export const CalendarRefInputSchema = z.object({ grant_id: GrantIdSchema, calendar_id: CalendarIdSchema });
+export type CalendarRefInput = z.infer<typeof CalendarRefInputSchema>;
+
+export const CreateCalendarInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  name: z.string().trim().min(1).max(1024).describe('Calendar name'),
+  description: z.string().max(8192).optional().describe('Free-form description'),
+  location: z.string().max(1024).optional().describe('Geographic location, free-form'),
+  timezone: IanaTimeZoneSchema.optional().describe('IANA time zone (default UTC)'),
+  metadata: ObjectMetadataSchema.optional(),
+});
+export type CreateCalendarInput = z.infer<typeof CreateCalendarInputSchema>;
+
+export const UpdateCalendarInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  calendar_id: CalendarIdSchema,
+  name: z.string().trim().min(1).max(1024).optional().describe('New name'),
+  description: z.string().max(8192).optional().describe('New description'),
+  location: z.string().max(1024).optional().describe('New location'),
+  timezone: IanaTimeZoneSchema.optional(),
+  hex_color: HexColorSchema.optional().describe('Display colour, #RRGGBB'),
+  metadata: ObjectMetadataSchema.optional().describe('Replaces the whole metadata object'),
+});
+export type UpdateCalendarInput = z.infer<typeof UpdateCalendarInputSchema>;
+

@@ -1,0 +1,238 @@
+/**
+ * @module schemas/events
+ * Events on the wire, as in Nylas v3 `models/events.ts`.
+ */
+import { z } from 'zod';
+import { CalendarIdSchema, MetadataPairSchema, ObjectMetadataSchema } from './calendars.js';
+import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+
+const DateStringSchema = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2025-06-01');
+
+export const ParticipantStatusSchema = z.enum(['yes', 'no', 'maybe', 'noreply']).describe('yes, no, maybe, or noreply (not answered yet)');
+export const EventStatusSchema = z.enum(['confirmed', 'maybe', 'cancelled']).describe('confirmed, maybe (tentative) or cancelled');
+export const VisibilitySchema = z.enum(['default', 'public', 'private']).describe('default, public or private');
+
+/**
+ * A request's `when`: exactly one of four shapes, told apart by their fields (`object` is optional).
+ * Not a union, so that a wrong field is reported by name.
+ */
+export const WhenInputSchema = z
+  .object({
+    object: z.enum(['time', 'timespan', 'date', 'datespan']).optional().describe('Shape, inferred from the fields when omitted'),
+    time: UnixSecondsSchema.optional().describe('time: the moment (unix seconds), for a point-in-time event'),
+    timezone: z.string().max(64).optional().describe('time: IANA time zone (default: the calendar\'s)'),
+    start_time: UnixSecondsSchema.optional().describe('timespan: start (unix seconds)'),
+    end_time: UnixSecondsSchema.optional().describe('timespan: end (unix seconds), at or after start_time'),
+    start_timezone: z.string().max(64).optional().describe('timespan: IANA time zone of the start (give with end_timezone; default: the calendar\'s)'),
+    end_timezone: z.string().max(64).optional().describe('timespan: IANA time zone of the end'),
+    date: DateStringSchema.optional().describe('date: an all-day event on this date (YYYY-MM-DD)'),
+    start_date: DateStringSchema.optional().describe('datespan: first day of a multi-day all-day event'),
+    end_date: DateStringSchema.optional().describe('datespan: last day (inclusive)'),
+  })
+  .describe(
+    'When the event happens, one of: {start_time, end_time, start_timezone, end_timezone} (a meeting), {time, timezone} (a moment), ' +
+      '{date} (all day) or {start_date, end_date} (several whole days, end inclusive). Times are unix seconds; zones are IANA names.',
+  );
+export type WhenInputWire = z.infer<typeof WhenInputSchema>;
+
+export const WhenSchema = z
+  .discriminatedUnion('object', [
+    z.object({ object: z.literal('time'), time: UnixSecondsSchema, timezone: z.string() }),
+    z.object({ object: z.literal('timespan'), start_time: UnixSecondsSchema, end_time: UnixSecondsSchema, start_timezone: z.string(), end_timezone: z.string() }),
+    z.object({ object: z.literal('date'), date: z.string() }),
+    z.object({ object: z.literal('datespan'), start_date: z.string(), end_date: z.string().describe('Inclusive') }),
+  ])
+  .describe('When the event happens; `object` says which shape');
+
+export const ParticipantInputSchema = z.object({
+  email: z.email().max(320).describe('Participant address (invitations are sent here)'),
+  name: z.string().max(256).optional().describe('Display name'),
+  status: ParticipantStatusSchema.optional().describe('Their answer; leave out for new participants (noreply) and existing ones (kept)'),
+  comment: z.string().max(1024).optional().describe('Their comment'),
+  phone_number: z.string().max(64).optional(),
+});
+
+export const ParticipantSchema = z.object({
+  email: z.string(),
+  name: z.string().optional(),
+  status: ParticipantStatusSchema,
+  comment: z.string().optional(),
+  phone_number: z.string().optional(),
+});
+
+export const EmailNameSchema = z.object({ email: z.string().describe('Address'), name: z.string().optional().describe('Display name') });
+
+export const ConferencingDetailsSchema = z.object({
+  url: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('Meeting link'),
+  meeting_code: z.string().max(256).optional(),
+  password: z.string().max(256).optional(),
+  pin: z.string().max(256).optional(),
+  phone: z.array(z.string().max(64)).max(20).optional(),
+});
+
+export const ConferencingInputSchema = z
+  .object({
+    provider: z.string().min(1).max(64).describe('Google Meet, Zoom Meeting, Microsoft Teams, WebEx, GoToMeeting, …'),
+    details: ConferencingDetailsSchema.optional().describe('The meeting\'s link and codes'),
+    autocreate: z.record(z.string(), z.unknown()).optional().describe('Not supported here: create the meeting yourself and pass details'),
+  })
+  .describe('Video-conference details');
+
+export const ConferencingSchema = z.object({
+  provider: z.string().describe('Conferencing provider (unknown when not recognised)'),
+  details: z.object({
+    url: z.string().optional().describe('Meeting link'),
+    meeting_code: z.string().optional(),
+    password: z.string().optional(),
+    pin: z.string().optional(),
+    phone: z.array(z.string()).optional(),
+  }),
+});
+
+export const RemindersSchema = z
+  .object({
+    use_default: z.boolean().describe('Use the calendar\'s default reminders'),
+    overrides: z
+      .array(
+        z.object({
+          reminder_minutes: z.number().int().min(0).max(40_320).describe('Minutes before the start'),
+          reminder_method: z.enum(['email', 'popup', 'sound', 'display']).describe('How to remind'),
+        }),
+      )
+      .max(5)
+      .optional()
+      .describe('Reminders used when use_default is false'),
+  })
+  .describe('Reminders');
+
+export const EventSchema = z
+  .object({
+    id: z.string().describe('Event id; an instance of a recurring event has the id <master id>_<YYYYMMDDTHHMMSSZ>'),
+    grant_id: z.string(),
+    calendar_id: z.string().describe('The calendar\'s real id (also when you asked with "primary")'),
+    object: z.literal('event'),
+    title: z.string().nullable(),
+    description: z.string().nullable(),
+    location: z.string().nullable(),
+    when: WhenSchema,
+    participants: z.array(ParticipantSchema).describe('Invitees and their answers'),
+    resources: z.array(EmailNameSchema).optional().describe('Rooms and equipment'),
+    organizer: EmailNameSchema.nullable().describe('Who organizes the event (the grant for events it made)'),
+    creator: EmailNameSchema.nullable(),
+    status: EventStatusSchema,
+    busy: z.boolean().describe('Whether the time counts as busy in free/busy'),
+    read_only: z.boolean().describe('True for invitations from someone else: answer them with send_rsvp'),
+    visibility: VisibilitySchema,
+    recurrence: z.array(z.string()).optional().describe('RRULE / EXDATE lines (series masters only)'),
+    master_event_id: z.string().optional().describe('For an instance of a recurring event: the series'),
+    original_start_time: UnixSecondsSchema.optional().describe('For an instance: its start in the series before any change'),
+    ical_uid: z.string().describe('iCalendar UID, shared with the invitees\' copies'),
+    hide_participants: z.boolean(),
+    capacity: z.number().int().optional(),
+    conferencing: ConferencingSchema.optional(),
+    reminders: z.object({ use_default: z.boolean(), overrides: z.array(z.object({ reminder_minutes: z.number().int(), reminder_method: z.string() })) }),
+    metadata: z.record(z.string(), z.string()).optional(),
+    created_at: UnixSecondsSchema,
+    updated_at: UnixSecondsSchema,
+  })
+  .meta({ id: 'Event' });
+export type Event = z.infer<typeof EventSchema>;
+
+export const ListEventsInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  calendar_id: CalendarIdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+  start: UnixSecondsSchema.optional().describe('Window start (unix seconds): events ending after it (default: now)'),
+  end: UnixSecondsSchema.optional().describe('Window end (unix seconds): events starting before it (default: start + 30 days)'),
+  expand_recurring: z.boolean().optional().describe('Return each occurrence of recurring events in the window as its own event (default false: series once)'),
+  show_cancelled: z.boolean().optional().describe('Include cancelled events (default false)'),
+  title: z.string().max(1024).optional().describe('Title contains this (case-insensitive)'),
+  description: z.string().max(1024).optional().describe('Description contains this (case-insensitive)'),
+  location: z.string().max(1024).optional().describe('Location contains this (case-insensitive)'),
+  ical_uid: z.string().max(1024).optional().describe('Exactly this iCalendar UID'),
+  master_event_id: IdSchema.optional().describe('Only instances and changed instances of this recurring event'),
+  busy: z.boolean().optional().describe('Only busy (true) or free (false) events'),
+  attendees: z.array(z.string().max(320)).max(50).optional().describe('Only events with one of these participant addresses'),
+  metadata_pair: MetadataPairSchema.optional().describe('Only events whose metadata has key:value; the time window is not applied'),
+  updated_after: UnixSecondsSchema.optional().describe('Only events changed after this time'),
+  updated_before: UnixSecondsSchema.optional().describe('Only events changed before this time'),
+});
+export type ListEventsInput = z.infer<typeof ListEventsInputSchema>;
+
+export const EventRefInputSchema = z.object({ grant_id: GrantIdSchema, event_id: IdSchema, calendar_id: CalendarIdSchema });
+export type EventRefInput = z.infer<typeof EventRefInputSchema>;
+
+const notifyParticipants = z.boolean().optional().describe('Email participants an iCalendar invitation, update or cancellation (default true)');
+
+const eventFields = {
+  title: z.string().max(1024).optional().describe('Title'),
+  description: z.string().max(65_536).optional().describe('Description (plain text or HTML)'),
+  location: z.string().max(1024).optional().describe('Where, free-form'),
+  busy: z.boolean().optional().describe('Counts as busy in free/busy (default true)'),
+  participants: z.array(ParticipantInputSchema).max(500).optional().describe('Invitees; replaces the whole list on update'),
+  resources: z.array(z.object({ email: z.email().max(320), name: z.string().max(256).optional() })).max(50).optional().describe('Rooms and equipment'),
+  conferencing: ConferencingInputSchema.optional(),
+  reminders: RemindersSchema.optional(),
+  recurrence: z
+    .array(z.string().max(4096))
+    .max(50)
+    .optional()
+    .describe('RRULE and EXDATE lines (RFC 5545), e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10", "EXDATE:20250616T130000Z"]'),
+  metadata: ObjectMetadataSchema.optional(),
+  visibility: VisibilitySchema.optional(),
+  status: EventStatusSchema.optional().describe('Default confirmed'),
+  read_only: z.boolean().optional(),
+  capacity: z.number().int().min(1).max(100_000).optional().describe('Maximum participants'),
+  hide_participants: z.boolean().optional(),
+};
+
+export const CreateEventInputSchema = z
+  .object({
+    grant_id: GrantIdSchema,
+    calendar_id: CalendarIdSchema,
+    notify_participants: notifyParticipants,
+    when: WhenInputSchema,
+    ...eventFields,
+  })
+  .meta({ id: 'CreateEventInput' });
+export type CreateEventInput = z.infer<typeof CreateEventInputSchema>;
+
+export const UpdateEventInputSchema = z
+  .object({
+    grant_id: GrantIdSchema,
+    event_id: IdSchema,
+    calendar_id: CalendarIdSchema,
+    notify_participants: notifyParticipants,
+    when: WhenInputSchema.optional(),
+    ...eventFields,
+  })
+  .meta({ id: 'UpdateEventInput' });
+export type UpdateEventInput = z.infer<typeof UpdateEventInputSchema>;
+
+export const DeleteEventInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  event_id: IdSchema,
+  calendar_id: CalendarIdSchema,
+  notify_participants: notifyParticipants,
+});
+export type DeleteEventInput = z.infer<typeof DeleteEventInputSchema>;
+
+export const SendRsvpInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  event_id: IdSchema,
+  calendar_id: CalendarIdSchema,
+  status: z.enum(['yes', 'no', 'maybe']).describe('Your answer'),
+  comment: z.string().max(1024).optional().describe('A note to the organizer'),
+});
+export type SendRsvpInput = z.infer<typeof SendRsvpInputSchema>;
+
+export const SendRsvpResultSchema = z
+  .object({
+    send_ics_error: z
+      .object({ type: z.string(), message: z.string() })
+      .optional()
+      .describe('Set when your answer was saved but the reply email could not be sent'),
+  })
+  .meta({ id: 'SendRsvpResult' });
+export type SendRsvpResult = z.infer<typeof SendRsvpResultSchema>;
