@@ -4,20 +4,41 @@
  */
 import { tables, type Tx } from '../../storage/index.js';
 
-/** Webhook trigger types this service emits (and accepts in subscriptions). */
+/**
+ * Every webhook trigger type: the ones this service emits, and all the others the nylas SDK's `WebhookTriggers`
+ * names, so subscriptions written for Nylas validate unchanged. The single list every check reads.
+ */
 export const TRIGGER_TYPES = [
   'grant.created',
   'grant.updated',
   'grant.deleted',
   'grant.expired',
+  'grant.imap_sync_completed',
   'message.created',
+  'message.created.cleaned',
+  'message.created.truncated',
   'message.updated',
+  'message.updated.truncated',
+  'message.deleted',
   'message.send_success',
   'message.send_failed',
   'message.bounce_detected',
   'message.opened',
+  'message.opened.legacy',
   'message.link_clicked',
+  'message.link_clicked.legacy',
   'thread.replied',
+  'thread.replied.legacy',
+  'message.delivered',
+  'message.bounced',
+  'message.complaint',
+  'message.rejected',
+  'message.transactional.delivered',
+  'message.transactional.bounced',
+  'message.transactional.complaint',
+  'message.transactional.rejected',
+  'message.intelligence.order',
+  'message.intelligence.tracking',
   'event.created',
   'event.updated',
   'event.deleted',
@@ -29,6 +50,16 @@ export const TRIGGER_TYPES = [
   'folder.created',
   'folder.updated',
   'folder.deleted',
+  'booking.created',
+  'booking.pending',
+  'booking.rescheduled',
+  'booking.cancelled',
+  'booking.reminder',
+  'notetaker.created',
+  'notetaker.updated',
+  'notetaker.deleted',
+  'notetaker.meeting_state',
+  'notetaker.media',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
@@ -43,8 +74,25 @@ export interface OutboxEvent {
   createdAt: number;
 }
 
+const recordedListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` (soon after, in a microtask) whenever this process records an event, so the outbox dispatcher
+ * need not wait for its next poll. Its claim is a write, which runs after the recording transaction commits.
+ * Returns the unsubscribe function.
+ */
+export function onEventRecorded(listener: () => void): () => void {
+  recordedListeners.add(listener);
+  return () => recordedListeners.delete(listener);
+}
+
 /** Writes the event inside the caller's transaction, so it exists if and only if the change does. */
 export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
+  if (recordedListeners.size > 0) {
+    queueMicrotask(() => {
+      for (const listener of recordedListeners) listener();
+    });
+  }
   await tx.insert(tables.outboxEvents).values({
     id: event.id,
     applicationId: event.applicationId,

@@ -1,0 +1,250 @@
+/**
+ * @module jobs/job-queue
+ * The durable job queue over the `jobs` table, shared by every background task (webhook delivery, outbound
+ * mail, scheduled sends, purges).
+ *
+ * How it works:
+ * - **Enqueue** inserts a row (`kind`, JSON `payload`, `run_at`). With a `dedupeKey`, enqueueing again while
+ *   a job with that key is still in the table (queued, running or dead) returns the existing job instead of
+ *   adding one; completed jobs are deleted, which frees their key. {@link enqueueJob} writes inside the
+ *   caller's transaction, so a job exists if and only if the change that asked for it does.
+ * - **Claim** is one `UPDATE … WHERE id IN (due, unleased jobs) AND lease free or expired … RETURNING`. It sets
+ *   the lease owner and expiry and counts the attempt. SQLite (and a libSQL server) run one write statement at
+ *   a time, so several processes on one database never hold the same job at once; a crashed worker's job is
+ *   claimed again once its lease has lapsed. Delivery is therefore at-least-once: handlers must be idempotent
+ *   or tolerate a repeat.
+ * - **Complete** deletes the job; **retry** clears the lease and sets the next `run_at`; **give up** marks it
+ *   dead (`dead_at`), kept for inspection and never claimed again. Each of these applies only while the caller
+ *   still holds the lease it claimed (same owner, same attempt), and says whether it did. `settleAndClaim`
+ *   does a round of these and the next claim in one transaction (one commit), which is what workers use.
+ *
+ * Every time comes from `deps.clock` (unix milliseconds in the table), so tests move time by hand.
+ */
+import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
+import { tables, type Tx } from '../../storage/index.js';
+import type { Clock, CoreDeps, IdGenerator } from '../deps.js';
+
+/** What to enqueue. */
+export interface JobInput {
+  /** Selects the handler, e.g. `webhook.deliver`. Use `<area>.<action>`. */
+  kind: string;
+  /** JSON the handler reads; keep it self-contained (the job may run after its source rows changed). */
+  payload: Record<string, unknown>;
+  /** Earliest time to run (default: now). */
+  runAt?: Date;
+  /** Makes enqueueing idempotent: while a job with this key exists, no second one is added. */
+  dedupeKey?: string;
+}
+
+/** A job as stored. Times are unix milliseconds. */
+export interface Job {
+  id: string;
+  kind: string;
+  payload: Record<string, unknown>;
+  runAt: number;
+  /** Claims so far, this one included: 1 on the first run. */
+  attempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: number | null;
+  lastError: string | null;
+  dedupeKey: string | null;
+  createdAt: number;
+  deadAt: number | null;
+}
+
+/** What happens to a job after a run: deleted, run again at `at`, or marked dead. */
+export type JobOutcome = { type: 'done' } | { type: 'retry'; at: Date; error: string } | { type: 'give_up'; error: string };
+
+/** An outcome to record for a job the owner holds. */
+export interface Settlement {
+  job: Job;
+  owner: string;
+  outcome: JobOutcome;
+}
+
+/** Options of {@link JobQueue.claim}. */
+export interface ClaimOptions {
+  /** Identifies the claiming worker (unique per worker instance and process). */
+  owner: string;
+  /** Job kinds this worker has handlers for. */
+  kinds: readonly string[];
+  /** Most jobs to take at once. */
+  limit: number;
+  /** How long the lease lasts; a handler must finish (or extend) within it. */
+  leaseMs: number;
+}
+
+/** Inserts a job inside the caller's write transaction. Returns its id and whether it is new. */
+export async function enqueueJob(tx: Tx, { clock, newId }: { clock: Clock; newId: IdGenerator }, input: JobInput): Promise<{ id: string; created: boolean }> {
+  const now = clock.now().getTime();
+  const id = newId();
+  const inserted = await tx
+    .insert(tables.jobs)
+    .values({
+      id,
+      kind: input.kind,
+      payload: input.payload,
+      runAt: input.runAt?.getTime() ?? now,
+      dedupeKey: input.dedupeKey ?? null,
+      createdAt: now,
+    })
+    .onConflictDoNothing({ target: tables.jobs.dedupeKey })
+    .returning({ id: tables.jobs.id });
+  if (inserted.length > 0) return { id, created: true };
+  const existing = await tx.select({ id: tables.jobs.id }).from(tables.jobs).where(eq(tables.jobs.dedupeKey, input.dedupeKey ?? ''));
+  return { id: existing[0]?.id ?? id, created: false };
+}
+
+/** Creates the queue. One per core; workers and producers share it. */
+export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'clock' | 'newId'>) {
+  const listeners = new Set<() => void>();
+  const notify = () => {
+    for (const listener of listeners) listener();
+  };
+  const nowMs = () => clock.now().getTime();
+  const held = (job: Job, owner: string) =>
+    and(eq(tables.jobs.id, job.id), eq(tables.jobs.leaseOwner, owner), eq(tables.jobs.attempts, job.attempts), isNull(tables.jobs.deadAt));
+
+  async function claimIn(tx: Tx, { owner, kinds, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
+    const now = nowMs();
+    const claimable = and(
+      inArray(tables.jobs.kind, [...kinds]),
+      lte(tables.jobs.runAt, now),
+      isNull(tables.jobs.deadAt),
+      or(isNull(tables.jobs.leaseExpiresAt), lte(tables.jobs.leaseExpiresAt, now)),
+    );
+    const rows = await tx
+      .update(tables.jobs)
+      .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
+      .where(
+        and(
+          claimable,
+          inArray(tables.jobs.id, tx.select({ id: tables.jobs.id }).from(tables.jobs).where(claimable).orderBy(asc(tables.jobs.runAt)).limit(limit)),
+        ),
+      )
+      .returning();
+    return rows.sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
+  }
+
+  async function settleIn(tx: Tx, { job, owner, outcome }: Settlement): Promise<boolean> {
+    const returning = { id: tables.jobs.id };
+    let rows: { id: string }[];
+    if (outcome.type === 'done') {
+      rows = await tx.delete(tables.jobs).where(held(job, owner)).returning(returning);
+    } else if (outcome.type === 'retry') {
+      rows = await tx
+        .update(tables.jobs)
+        .set({ runAt: outcome.at.getTime(), leaseOwner: null, leaseExpiresAt: null, lastError: outcome.error.slice(0, 2000) })
+        .where(held(job, owner))
+        .returning(returning);
+    } else {
+      rows = await tx
+        .update(tables.jobs)
+        .set({ deadAt: nowMs(), leaseOwner: null, leaseExpiresAt: null, lastError: outcome.error.slice(0, 2000) })
+        .where(held(job, owner))
+        .returning(returning);
+    }
+    return rows.length > 0;
+  }
+
+  return {
+    /** Enqueues in its own transaction and wakes the in-process workers. */
+    async enqueue(input: JobInput): Promise<{ id: string; created: boolean }> {
+      const result = await db.write((tx) => enqueueJob(tx, { clock, newId }, input));
+      notify();
+      return result;
+    },
+
+    /**
+     * Enqueues inside the caller's transaction. In-process workers are woken at once: their claim is a write,
+     * which this process runs only after the caller's transaction has committed, so it sees the new job.
+     */
+    async enqueueIn(tx: Tx, input: JobInput): Promise<{ id: string; created: boolean }> {
+      const result = await enqueueJob(tx, { clock, newId }, input);
+      queueMicrotask(notify);
+      return result;
+    },
+
+    /** Calls `listener` whenever a job is enqueued in this process. Returns the unsubscribe function. */
+    onEnqueue(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    /**
+     * Earliest time (unix ms) at which a job of these kinds becomes claimable: its `run_at`, or for a leased
+     * job the later of `run_at` and its lease expiry. A cheap read that lets idle workers skip the claim write.
+     */
+    async nextClaimableAt(kinds: readonly string[]): Promise<number | undefined> {
+      if (kinds.length === 0) return undefined;
+      const live = and(inArray(tables.jobs.kind, [...kinds]), isNull(tables.jobs.deadAt));
+      const [free] = await db.orm
+        .select({ at: tables.jobs.runAt })
+        .from(tables.jobs)
+        .where(and(live, isNull(tables.jobs.leaseExpiresAt)))
+        .orderBy(asc(tables.jobs.runAt))
+        .limit(1);
+      const leased = await db.orm
+        .select({ runAt: tables.jobs.runAt, leaseExpiresAt: tables.jobs.leaseExpiresAt })
+        .from(tables.jobs)
+        .where(and(live, isNotNull(tables.jobs.leaseExpiresAt)));
+      const times = [...(free ? [free.at] : []), ...leased.map((job) => Math.max(job.runAt, job.leaseExpiresAt ?? 0))];
+      return times.length > 0 ? Math.min(...times) : undefined;
+    },
+
+    /**
+     * Claims up to `limit` due jobs whose lease is free or expired, in one atomic UPDATE … RETURNING, oldest
+     * `run_at` first. Each claimed job's `attempts` is incremented.
+     */
+    async claim(options: ClaimOptions): Promise<Job[]> {
+      if (options.kinds.length === 0 || options.limit <= 0) return [];
+      return db.write((tx) => claimIn(tx, options));
+    },
+
+    /** Pushes the lease of a job this owner holds `leaseMs` into the future. False when the lease was lost. */
+    async extendLease(job: Job, owner: string, leaseMs: number): Promise<boolean> {
+      const rows = await db.write((tx) =>
+        tx.update(tables.jobs).set({ leaseExpiresAt: nowMs() + leaseMs }).where(held(job, owner)).returning({ id: tables.jobs.id }),
+      );
+      return rows.length > 0;
+    },
+
+    /** Finishes a job: it is deleted. False when the lease was lost (another worker may run it again). */
+    async complete(job: Job, owner: string): Promise<boolean> {
+      return db.write((tx) => settleIn(tx, { job, owner, outcome: { type: 'done' } }));
+    },
+
+    /** Releases a job to run again at `at`, recording why this attempt failed. */
+    async retry(job: Job, owner: string, at: Date, error: string): Promise<boolean> {
+      return db.write((tx) => settleIn(tx, { job, owner, outcome: { type: 'retry', at, error } }));
+    },
+
+    /** Gives up on a job: it stays in the table as dead (never claimed again) with the last error. */
+    async giveUp(job: Job, owner: string, error: string): Promise<boolean> {
+      return db.write((tx) => settleIn(tx, { job, owner, outcome: { type: 'give_up', error } }));
+    },
+
+    /**
+     * Records several outcomes and then claims new jobs, all in ONE write transaction: a busy worker pays one
+     * commit (one fsync) per round instead of two per job. Returns, per settlement, whether the lease was still
+     * held, and the jobs claimed.
+     */
+    async settleAndClaim(settlements: readonly Settlement[], claim: ClaimOptions | undefined): Promise<{ settled: boolean[]; claimed: Job[] }> {
+      return db.write(async (tx) => {
+        const settled: boolean[] = [];
+        for (const settlement of settlements) settled.push(await settleIn(tx, settlement));
+        const claimed = claim && claim.kinds.length > 0 && claim.limit > 0 ? await claimIn(tx, claim) : [];
+        return { settled, claimed };
+      });
+    },
+
+    /** One job by id (any state), or undefined once completed. */
+    async find(id: string): Promise<Job | undefined> {
+      const [row] = await db.orm.select().from(tables.jobs).where(eq(tables.jobs.id, id));
+      return row;
+    },
+  };
+}
+
+/** The queue's type. */
+export type JobQueue = ReturnType<typeof createJobQueue>;

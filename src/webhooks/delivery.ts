@@ -1,0 +1,282 @@
+/**
+ * @module webhooks/delivery
+ * From outbox event to signed POST:
+ *
+ * 1. **Fan-out** (an outbox consumer, inside the dispatching transaction): one `webhook.deliver` job per
+ *    `active` or `failing` subscription of the event's application whose trigger_types include the event type
+ *    and that existed when the event was recorded (`seq` after its `start_seq`). The job carries the whole
+ *    notification, so it does not depend on rows that may change later.
+ * 2. **Delivery** (a job handler): builds the Nylas notification envelope with the attempt number, signs the
+ *    exact body bytes (X-Nylas-Signature and Standard Webhooks headers, see ./signatures.ts), checks the target
+ *    again (DNS may have changed) and POSTs it with a deadline and no redirects. A 2xx is success; anything else,
+ *    a timeout or a refused target is a failed attempt, retried on {@link RETRY_DELAYS_MS} until
+ *    {@link GIVE_UP_WINDOW_MS} after the notification was queued (the last attempt lands exactly at the end).
+ * 3. **Endpoint health**: failures in a row (across notifications) make the subscription `failing` once they
+ *    span {@link FAILING_AFTER_MS} with at least {@link FAILING_MIN_FAILURES} attempts (Nylas: "95% over
+ *    15 minutes"); failing deliveries are still attempted. Still failing {@link GIVE_UP_WINDOW_MS} after the
+ *    first failure, it becomes `failed`: delivery stops until someone sets it `active` again (a new challenge).
+ *    A success resets the counters and returns `failing` to `active`. Each transition queues a `webhook.alert`
+ *    job that emails notification_email_addresses through the injected Notifier.
+ */
+import { gzipSync } from 'node:zlib';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { tables, type Tx } from '../../storage/index.js';
+import type { CoreDeps, Notifier } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import type { OutboxConsumer } from '../events/outbox-dispatcher.js';
+import type { Job, JobQueue } from '../jobs/job-queue.js';
+import type { JobHandler, JobOutcome } from '../jobs/worker.js';
+import { checkWebhookTarget } from './address-policy.js';
+import { signatureHeaders } from './signatures.js';
+import { WEBHOOK_USER_AGENT, type WebhookRow, type WebhookTransport } from './webhook-service.js';
+
+/** Job kinds of this module. */
+export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
+export const WEBHOOK_ALERT_JOB = 'webhook.alert';
+
+const SECOND = 1000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+
+/**
+ * Wait after failed attempt n (1-based; the last entry repeats): quick retries for blips, then hours apart,
+ * as the Standard Webhooks / Svix schedule does, so an endpoint down for a weekend still gets its notifications.
+ */
+export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR] as const;
+
+/** A notification is given up this long after it was queued; a subscription failing this long becomes `failed`. */
+export const GIVE_UP_WINDOW_MS = 72 * HOUR;
+
+/** Failures in a row must span this long (and number {@link FAILING_MIN_FAILURES}) before `failing`: one blip is not an outage. */
+export const FAILING_AFTER_MS = 15 * MINUTE;
+export const FAILING_MIN_FAILURES = 3;
+
+/** Bodies larger than this lose `data.object.body` and get the `.truncated` type suffix, as in Nylas v3. */
+export const MAX_NOTIFICATION_BYTES = 1024 * 1024;
+
+/** What a delivery job carries. */
+export interface DeliveryPayload {
+  webhook_id: string;
+  notification: {
+    id: string;
+    type: string;
+    application_id: string;
+    grant_id: string | null;
+    /** Unix seconds of the change. */
+    time: number;
+    object: Record<string, unknown>;
+  };
+}
+
+/** The notification envelope (CloudEvents-shaped), as Nylas v3 sends it. */
+export interface NotificationEnvelope {
+  specversion: '1.0';
+  type: string;
+  source: string;
+  id: string;
+  time: number;
+  webhook_delivery_attempt: number;
+  data: { application_id: string; grant_id?: string; object: Record<string, unknown> };
+}
+
+/** The envelope's `source`, following Nylas' `/<provider>/<resource>/realtime` and system sources. */
+export function notificationSource(type: string): string {
+  const [resource = ''] = type.split('.');
+  if (resource === 'grant') return '/nylas/system';
+  if (type.startsWith('message.opened') || type.startsWith('message.link_clicked') || type.startsWith('thread.replied')) return '/com/nylas/tracking';
+  if (type.startsWith('message.send_') || /^message\.(transactional\.)?(delivered|bounced|complaint|rejected)$/.test(type) || type === 'message.bounce_detected') {
+    return '/nylas/send';
+  }
+  if (resource === 'message' || resource === 'thread') return '/nylas/emails/realtime';
+  if (resource === 'event' || resource === 'calendar' || resource === 'contact' || resource === 'folder') return `/nylas/${resource}s/realtime`;
+  return `/nylas/${resource}`;
+}
+
+/** Builds the envelope and its exact JSON bytes, truncating an oversized object's body. */
+export function buildNotificationBody(notification: DeliveryPayload['notification'], attempt: number): { envelope: NotificationEnvelope; json: string } {
+  const make = (type: string, object: Record<string, unknown>): NotificationEnvelope => ({
+    specversion: '1.0',
+    type,
+    source: notificationSource(notification.type),
+    id: notification.id,
+    time: notification.time,
+    webhook_delivery_attempt: attempt,
+    data: { application_id: notification.application_id, ...(notification.grant_id ? { grant_id: notification.grant_id } : {}), object },
+  });
+  let envelope = make(notification.type, notification.object);
+  let json = JSON.stringify(envelope);
+  if (Buffer.byteLength(json) > MAX_NOTIFICATION_BYTES && 'body' in notification.object) {
+    const { body: _body, ...rest } = notification.object;
+    envelope = make(`${notification.type}.truncated`, rest);
+    json = JSON.stringify(envelope);
+  }
+  return { envelope, json };
+}
+
+/** When to try again after failed attempt `attempt`, or undefined when the give-up window is over. */
+export function nextAttemptAt(queuedAtMs: number, attempt: number, nowMs: number): number | undefined {
+  const deadline = queuedAtMs + GIVE_UP_WINDOW_MS;
+  if (nowMs >= deadline) return undefined;
+  const delay: number = RETRY_DELAYS_MS[Math.max(1, Math.min(attempt, RETRY_DELAYS_MS.length)) - 1]!;
+  return Math.min(nowMs + delay, deadline);
+}
+
+/** Creates the fan-out consumer and the job handlers. */
+export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport: WebhookTransport, notifier: Notifier) {
+  const { db, clock, dns, logger } = deps;
+
+  const delivering = inArray(tables.webhooks.status, ['active', 'failing']);
+
+  /** Outbox consumer: one delivery job per matching subscription, in the dispatching transaction. */
+  const fanOut: OutboxConsumer = {
+    async interested() {
+      const rows = await db.orm.select({ id: tables.webhooks.id }).from(tables.webhooks).where(delivering).limit(1);
+      return rows.length > 0;
+    },
+    consume: async (tx: Tx, events) => {
+      const applicationIds = [...new Set(events.map((event) => event.applicationId))];
+      const subscriptions = await tx
+        .select({ id: tables.webhooks.id, applicationId: tables.webhooks.applicationId, triggerTypes: tables.webhooks.triggerTypes, startSeq: tables.webhooks.startSeq })
+        .from(tables.webhooks)
+        .where(and(inArray(tables.webhooks.applicationId, applicationIds), delivering));
+      if (subscriptions.length === 0) return;
+      for (const event of events) {
+        for (const subscription of subscriptions) {
+          if (subscription.applicationId !== event.applicationId || event.seq <= subscription.startSeq) continue;
+          if (!subscription.triggerTypes.includes(event.type) && !subscription.triggerTypes.includes(`${event.type}.truncated`)) continue;
+          const payload: DeliveryPayload = {
+            webhook_id: subscription.id,
+            notification: {
+              id: event.id,
+              type: event.type,
+              application_id: event.applicationId,
+              grant_id: event.grantId,
+              time: event.createdAt,
+              object: event.payload,
+            },
+          };
+          await queue.enqueueIn(tx, { kind: WEBHOOK_DELIVERY_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${WEBHOOK_DELIVERY_JOB}:${subscription.id}:${event.id}` });
+        }
+      }
+    },
+  };
+
+  /** One POST; resolves to undefined on a 2xx, else to why it failed. */
+  async function post(webhook: WebhookRow, notificationId: string, json: string): Promise<string | undefined> {
+    const timestamp = unixSeconds(clock.now());
+    const body = webhook.compressedDelivery ? gzipSync(json) : Buffer.from(json, 'utf8');
+    try {
+      const target = await checkWebhookTarget(webhook.webhookUrl, { dns, allowPrivate: transport.allowPrivate });
+      const response = await transport.http({
+        url: target.url,
+        address: target.address,
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': WEBHOOK_USER_AGENT,
+          ...(webhook.compressedDelivery ? { 'content-encoding': 'gzip' } : {}),
+          ...signatureHeaders(webhook.secret, notificationId, timestamp, body),
+        },
+        body,
+        timeoutMs: transport.timeoutMs,
+        maxResponseBytes: 1024,
+      });
+      if (response.status >= 200 && response.status < 300) return undefined;
+      return response.status >= 300 && response.status < 400 ? `HTTP ${response.status} (redirects are not followed)` : `HTTP ${response.status}`;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
+  /** Counts a success: resets the failure run and returns `failing` to `active`. */
+  async function recordSuccess(webhook: WebhookRow): Promise<void> {
+    if (webhook.consecutiveFailures === 0 && webhook.status !== 'failing') return;
+    const at = unixSeconds(clock.now());
+    await db.write((tx) =>
+      tx
+        .update(tables.webhooks)
+        .set({
+          consecutiveFailures: 0,
+          failingSince: null,
+          lastError: null,
+          status: sql`case when ${tables.webhooks.status} = 'failing' then 'active' else ${tables.webhooks.status} end`,
+          statusUpdatedAt: sql`case when ${tables.webhooks.status} = 'failing' then ${at} else ${tables.webhooks.statusUpdatedAt} end`,
+        })
+        .where(eq(tables.webhooks.id, webhook.id)),
+    );
+  }
+
+  /** Counts a failure and applies the failing/failed transitions; returns the status afterwards. */
+  async function recordFailure(webhookId: string, error: string): Promise<WebhookRow['status'] | undefined> {
+    const nowMs = clock.now().getTime();
+    const at = unixSeconds(clock.now());
+    return db.write(async (tx) => {
+      const [row] = await tx
+        .update(tables.webhooks)
+        .set({
+          consecutiveFailures: sql`${tables.webhooks.consecutiveFailures} + 1`,
+          failingSince: sql`coalesce(${tables.webhooks.failingSince}, ${at})`,
+          lastError: error.slice(0, 500),
+        })
+        .where(eq(tables.webhooks.id, webhookId))
+        .returning();
+      if (!row) return undefined;
+      const spanMs = nowMs - (row.failingSince ?? at) * 1000;
+      let next = row.status;
+      if ((row.status === 'active' || row.status === 'failing') && spanMs >= GIVE_UP_WINDOW_MS) next = 'failed';
+      else if (row.status === 'active' && row.consecutiveFailures >= FAILING_MIN_FAILURES && spanMs >= FAILING_AFTER_MS) next = 'failing';
+      if (next === row.status) return row.status;
+      await tx.update(tables.webhooks).set({ status: next, statusUpdatedAt: at }).where(eq(tables.webhooks.id, row.id));
+      logger.warn(`webhook ${next}`, { webhook_id: row.id, webhook_url: row.webhookUrl, failures: row.consecutiveFailures, error });
+      if (row.notificationEmailAddresses.length > 0) {
+        await queue.enqueueIn(tx, {
+          kind: WEBHOOK_ALERT_JOB,
+          payload: {
+            webhook_id: row.id,
+            status: next,
+            webhook_url: row.webhookUrl,
+            to: row.notificationEmailAddresses,
+            failures: row.consecutiveFailures,
+            failing_since: row.failingSince,
+            last_error: error,
+          },
+        });
+      }
+      return next;
+    });
+  }
+
+  const deliver: JobHandler = async (job: Job): Promise<JobOutcome> => {
+    const { webhook_id: webhookId, notification } = job.payload as unknown as DeliveryPayload;
+    const [webhook] = await db.orm.select().from(tables.webhooks).where(eq(tables.webhooks.id, webhookId));
+    if (!webhook) return { type: 'done' };
+    if (webhook.status === 'pause' || webhook.status === 'failed') return { type: 'give_up', error: `the webhook is ${webhook.status}; notification dropped` };
+
+    const { json } = buildNotificationBody(notification, job.attempts);
+    const failure = await post(webhook, notification.id, json);
+    if (failure === undefined) {
+      await recordSuccess(webhook);
+      return { type: 'done' };
+    }
+    const status = await recordFailure(webhook.id, failure);
+    if (status === undefined) return { type: 'done' };
+    if (status === 'failed') return { type: 'give_up', error: `${failure}; the webhook is now failed` };
+    const next = nextAttemptAt(job.createdAt, job.attempts, clock.now().getTime());
+    if (next === undefined) return { type: 'give_up', error: `${failure}; gave up after ${job.attempts} attempts` };
+    return { type: 'retry', at: new Date(next), error: failure };
+  };
+
+  const alert: JobHandler = async (job: Job) => {
+    const payload = job.payload as { webhook_id: string; status: string; webhook_url: string; to: string[]; failures: number; failing_since: number | null; last_error: string };
+    const since = payload.failing_since !== null ? new Date(payload.failing_since * 1000).toISOString() : 'unknown';
+    const text =
+      payload.status === 'failed'
+        ? `Your webhook ${payload.webhook_id} (${payload.webhook_url}) has failed every delivery since ${since} and is now "failed": no more notifications are sent to it.\n\n` +
+          `Last error: ${payload.last_error}\n\nFix the endpoint, then set the webhook's status to "active" (PUT /v3/webhooks/${payload.webhook_id} {"status":"active"}); it will be challenged again.\n`
+        : `Deliveries to your webhook ${payload.webhook_id} (${payload.webhook_url}) have failed ${payload.failures} times in a row since ${since}; it is now "failing".\n\n` +
+          `Last error: ${payload.last_error}\n\nNotifications are still retried. If it keeps failing for 72 hours after the first failure it becomes "failed" and delivery stops.\n`;
+    await notifier.send({ to: payload.to, subject: `Webhook ${payload.webhook_id} is ${payload.status}`, text });
+  };
+
+  return { fanOut, handlers: { [WEBHOOK_DELIVERY_JOB]: deliver, [WEBHOOK_ALERT_JOB]: alert } as Record<string, JobHandler> };
+}
