@@ -6,9 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { AppError, operations, type Core } from '../src/index.js';
+import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { mountAttachmentDownload } from './routes/attachments.js';
+import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
 import { authenticate } from './middleware/auth.js';
 import { errorResponse } from './middleware/error-handler.js';
@@ -54,7 +56,25 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
     }),
   );
   v3.use('*', authenticate(core));
-  for (const operation of operations) bindOperation(v3, operation);
+  // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
+  // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.
+  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation);
+  mountAttachmentDownload(v3);
+  mountCalendarIcs(v3);
   app.route('/v3', v3);
   return app;
+}
+
+/**
+ * Orders routes so that, at the first segment where two paths differ, a static segment comes before a `:param`
+ * (a total order: segments compare as text, with every parameter after every static segment).
+ */
+function bySpecificity(a: AnyOperation, b: AnyOperation): number {
+  const key = (operation: AnyOperation) => (operation.http?.path ?? '').split('/').map((segment) => (segment.startsWith(':') ? '\uffff' : segment));
+  const left = key(a);
+  const right = key(b);
+  for (let index = 0; index < Math.min(left.length, right.length); index++) {
+    if (left[index] !== right[index]) return left[index]! < right[index]! ? -1 : 1;
+  }
+  return left.length - right.length;
 }

@@ -3,12 +3,11 @@
  * The process: config → database → migrations → core → bootstrap → HTTP listener (SMTP and workers join
  * as their issues land). `startService` is also what integration tests start, on port 0.
  */
-import { Resolver } from 'node:dns/promises';
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
-import { createCore, createLogger, randomId, systemClock, type Config, type Core, type CoreDeps } from '../src/index.js';
+import { createCore, createLogger, randomId, startBackgroundWork, startInboundSmtp, systemClock, systemDns, type BackgroundWork, type Config, type Core, type CoreDeps } from '../src/index.js';
 import { createApp } from './index.js';
 
 /** A running service. */
@@ -18,6 +17,10 @@ export interface RunningService {
   url: string;
   /** The default application's API key, when this start generated it (printed once). */
   generatedKey: string | undefined;
+  /** The outbox dispatcher and job worker of this process (`wake()` after moving a test clock). */
+  background: BackgroundWork;
+  /** Port of the inbound SMTP listener (`AGENTPOST_SMTP_PORT`; the bound one when that is 0). */
+  smtpPort: number;
   close(): Promise<void>;
 }
 
@@ -31,7 +34,7 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
     clock: systemClock,
     newId: randomId,
     randomBytes,
-    dns: new Resolver(),
+    dns: systemDns(),
     logger: createLogger(config.logLevel),
     ...overrides,
   };
@@ -45,19 +48,30 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
   await core.domains.ensureVerified(application.id, config.domains);
 
   const app = createApp({ core });
-  const server: ServerType = await new Promise((resolve) => {
+  const server: ServerType = await new Promise((resolve, reject) => {
     const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, () => resolve(listening));
+    listening.once('error', (error) => {
+      deps.db.close();
+      reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
+    });
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   deps.logger.info('http listening', { url });
+  const background = startBackgroundWork(core);
+  const smtp = await startInboundSmtp({ inbound: core.inbound, logger: deps.logger, host: config.host, port: config.smtpPort, hostname: config.mxHost });
 
   return {
     core,
     url,
     generatedKey,
+    background,
+    smtpPort: smtp.port,
     async close() {
+      await smtp.close();
+      await core.inbound.close();
+      await background.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();

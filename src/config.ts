@@ -20,11 +20,25 @@ const booleanFlag = (fallback: boolean) =>
     .transform((value) => value === 'true' || value === '1' || value === 'yes')
     .default(fallback);
 
-const domainName = z
+/** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
+const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+const domainName = z.string().trim().toLowerCase().regex(DOMAIN_NAME, 'must be a domain name such as agents.example.com');
+
+/** A comma-separated list of domain names; a bad entry is named in the error together with its value. */
+const domainList = z
   .string()
-  .trim()
-  .toLowerCase()
-  .regex(/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name such as agents.example.com');
+  .default('')
+  .transform((value, context) => {
+    const items = value
+      .split(',')
+      .map((item) => item.trim().toLowerCase())
+      .filter(Boolean);
+    for (const item of items) {
+      if (!DOMAIN_NAME.test(item)) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a domain name (expected a comma-separated list such as agents.example.com,mail.example.org)` });
+    }
+    return items;
+  });
 
 /** Every variable Agentpost reads, with its default. The README's configuration table mirrors it. */
 const EnvSchema = z.object({
@@ -33,22 +47,22 @@ const EnvSchema = z.object({
     .regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):')
     .default('file:./data/agentpost.db'),
   AGENTPOST_DATABASE_AUTH_TOKEN: z.string().min(1).optional(),
-  AGENTPOST_HOST: z.string().min(1).default('127.0.0.1'),
+  AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
-  AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
-  AGENTPOST_DOMAINS: z
-    .string()
-    .default('')
-    .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
-    .pipe(z.array(domainName)),
+  AGENTPOST_DOMAINS: domainList,
   AGENTPOST_TRIAL_DOMAIN: domainName.default('agentpost.localhost'),
   AGENTPOST_MX_HOST: domainName.optional(),
-  AGENTPOST_SMTP_RELAY: z.url({ protocol: /^smtps?$/ }).optional(),
+  AGENTPOST_SMTP_RELAY: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL such as smtp://user:pass@relay.example.com:587' }).optional(),
   AGENTPOST_MAX_CALENDARS: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).default(10),
   AGENTPOST_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: booleanFlag(false),
+  AGENTPOST_WEBHOOK_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(10_000),
+  AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
+  AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
+  AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
 /** The parsed configuration handed to every part of the service. */
@@ -71,6 +85,14 @@ export interface Config {
   maxCalendars: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   allowPrivateWebhooks: boolean;
+  /** Deadline of one webhook request (challenge or delivery), whole exchange; Nylas allows 10 s. */
+  webhookTimeoutMs: number;
+  /** Longest wait of background workers between polls of the jobs and outbox tables. */
+  workerPollMs: number;
+  /** `agentpost mcp`: a running service to call (else the MCP server runs embedded on the local database). */
+  serviceUrl: string | undefined;
+  /** `agentpost mcp`: bind every tool to this grant (id or email), so agents need not pass grant_id. */
+  grantId: string | undefined;
 }
 
 /** Thrown by {@link loadConfig}; its message lists each bad variable by name. */
@@ -90,7 +112,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const value = parsed.data;
-  const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${value.AGENTPOST_HOST}:${value.AGENTPOST_HTTP_PORT}`).replace(/\/+$/, '');
+  // An IPv6 literal needs brackets in a URL (`http://[::1]:3000`).
+  const urlHost = isIP(value.AGENTPOST_HOST) === 6 ? `[${value.AGENTPOST_HOST}]` : value.AGENTPOST_HOST;
+  const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${urlHost}:${value.AGENTPOST_HTTP_PORT}`).replace(/\/+$/, '');
   return {
     databaseUrl: value.AGENTPOST_DATABASE_URL,
     databaseAuthToken: value.AGENTPOST_DATABASE_AUTH_TOKEN,
@@ -106,6 +130,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxCalendars: value.AGENTPOST_MAX_CALENDARS,
     logLevel: value.AGENTPOST_LOG_LEVEL,
     allowPrivateWebhooks: value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS,
+    webhookTimeoutMs: value.AGENTPOST_WEBHOOK_TIMEOUT_MS,
+    workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
+    serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
+    grantId: value.AGENTPOST_GRANT_ID,
   };
 }
 

@@ -3,6 +3,7 @@
  * What the core needs from the outside world, injected so tests control time, ids and I/O.
  */
 import { randomBytes } from 'node:crypto';
+import { lookup as dnsLookup, Resolver } from 'node:dns/promises';
 import type { Database } from '../storage/index.js';
 import type { Config } from './config.js';
 
@@ -17,11 +18,81 @@ export type IdGenerator = () => string;
 /** Random bytes (API keys, secrets, nonces); injectable so tests can be deterministic. */
 export type RandomBytes = (size: number) => Buffer;
 
-/** DNS look-ups the core makes (domain verification, MX delivery). Tests supply their own resolver. */
+/** DNS look-ups the core makes (domain verification, MX delivery, webhook targets). Tests supply their own resolver. */
 export interface DnsResolver {
   resolveTxt(hostname: string): Promise<string[][]>;
   resolveMx(hostname: string): Promise<{ exchange: string; priority: number }[]>;
+  /**
+   * The addresses a host name connects to, as the operating system resolves them (getaddrinfo: hosts file, then
+   * DNS). Webhook delivery checks every one before connecting and then connects to the checked address only.
+   */
+  lookup(hostname: string): Promise<{ address: string; family: 4 | 6 }[]>;
 }
+
+/** The real resolver: DNS queries through `node:dns`, `lookup` through getaddrinfo. */
+export function systemDns(): DnsResolver {
+  const resolver = new Resolver();
+  return {
+    resolveTxt: (hostname) => resolver.resolveTxt(hostname),
+    resolveMx: (hostname) => resolver.resolveMx(hostname),
+    lookup: async (hostname) =>
+      (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
+  };
+}
+
+/** An operational email the service itself sends (webhook failure alerts), plain text. */
+export interface SystemEmail {
+  to: string[];
+  subject: string;
+  text: string;
+}
+
+/**
+ * Sends the service's own operational emails. The outbound mail path implements it; until it is wired, the
+ * default ({@link loggingNotifier}) only logs what would have been sent. Tests record what was sent.
+ */
+export interface Notifier {
+  send(email: SystemEmail): Promise<void>;
+}
+
+/** A {@link Notifier} that writes each email to the log instead of sending it. */
+export function loggingNotifier(logger: Logger): Notifier {
+  return {
+    async send(email) {
+      logger.warn('system email (no outbound mail configured)', { to: email.to, subject: email.subject, text: email.text });
+    },
+  };
+}
+
+/** One outbound HTTP request to a third-party endpoint (webhook challenge or delivery). */
+export interface OutboundHttpRequest {
+  url: URL;
+  /**
+   * The address the core resolved and checked. The connection goes to it and nowhere else (no second DNS
+   * look-up, so a rebinding name cannot swap in another address); TLS still verifies `url.hostname`.
+   */
+  address: { address: string; family: 4 | 6 };
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: Uint8Array | undefined;
+  /** The whole exchange (connect, send, response body) must finish within this many milliseconds. */
+  timeoutMs: number;
+  /** Response body bytes kept at most; the rest is discarded. */
+  maxResponseBytes: number;
+}
+
+/** The answer to an {@link OutboundHttpRequest}. Redirects are returned as they are, never followed. */
+export interface OutboundHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * A `fetch`-like HTTP client for requests to third-party endpoints. It rejects on network errors and timeouts.
+ * The default is `nodeHttpRequester` (src/webhooks/http-client.ts).
+ */
+export type HttpRequester = (request: OutboundHttpRequest) => Promise<OutboundHttpResponse>;
 
 /** Minimal structured logger. */
 export interface Logger {
@@ -40,6 +111,10 @@ export interface CoreDeps {
   randomBytes: RandomBytes;
   dns: DnsResolver;
   logger: Logger;
+  /** Operational emails (webhook failure alerts). Default: {@link loggingNotifier}. */
+  notifier?: Notifier;
+  /** Outbound HTTP to webhook endpoints. Default: `nodeHttpRequester`. */
+  http?: HttpRequester;
 }
 
 /** The real clock. */

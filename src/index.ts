@@ -3,21 +3,49 @@
  * The core library: `createCore(deps)` wires every service; transports (HTTP, MCP, AI SDK) only translate.
  */
 import { createApplicationService } from './applications/application-service.js';
-import type { CoreDeps } from './deps.js';
+import { createAvailabilityService } from './calendar/availability-service.js';
+import { createCalendarService } from './calendar/calendar-service.js';
+import { createEventService } from './calendar/event-service.js';
+import { createContactService } from './contacts/contact-service.js';
+import { loggingNotifier, type CoreDeps } from './deps.js';
 import { createDomainService } from './domains/domain-service.js';
-import { createFolderService, type FolderCounter } from './grants/folder-service.js';
+import { createFolderService } from './grants/folder-service.js';
 import { createGrantService } from './grants/grant-service.js';
-
-/** No mail store yet: every folder is empty. */
-const noMessages: FolderCounter = async () => new Map();
+import { createInboundService } from './mail/inbound.js';
+import { createAttachmentService } from './messages/attachment-service.js';
+import { createFolderCounter, createMailStore } from './messages/mail-store.js';
+import { createMessageService } from './messages/message-service.js';
+import { createThreadService } from './messages/thread-service.js';
+import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
+import { createJobQueue } from './jobs/job-queue.js';
+import type { JobHandler } from './jobs/worker.js';
+import { createWebhookDelivery } from './webhooks/delivery.js';
+import { nodeHttpRequester } from './webhooks/http-client.js';
+import { createWebhookService } from './webhooks/webhook-service.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
   const applications = createApplicationService(deps);
   const domains = createDomainService(deps);
   const grants = createGrantService(deps);
-  const folders = createFolderService(deps, grants, noMessages);
-  return { deps, applications, domains, grants, folders };
+  const availability = createAvailabilityService(deps, grants);
+  const calendars = createCalendarService(deps, grants);
+  const events = createEventService(deps, grants, calendars);
+  const contacts = createContactService(deps, grants);
+  const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
+  const mailStore = createMailStore(deps);
+  const messages = createMessageService(deps, grants, mailStore);
+  const threads = createThreadService(deps, grants, mailStore, messages);
+  const attachments = createAttachmentService(deps, grants);
+  const inbound = createInboundService(deps, mailStore);
+  const jobs = createJobQueue(deps);
+  const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateWebhooks };
+  const webhooks = createWebhookService(deps, webhookTransport);
+  const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? loggingNotifier(deps.logger));
+  const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
+  /** Every background job kind and its handler (run by src/jobs/background.ts). */
+  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers };
+  return { deps, applications, domains, grants, folders, messages, threads, attachments, inbound, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -25,7 +53,19 @@ export type Core = ReturnType<typeof createCore>;
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
-export { systemClock, randomId, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
+export { systemClock, systemDns, randomId, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
 export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
+export { loggingNotifier, type Notifier, type SystemEmail, type HttpRequester, type OutboundHttpRequest, type OutboundHttpResponse } from './deps.js';
+export { createJobQueue, enqueueJob, type Job, type JobInput, type JobQueue, type ClaimOptions } from './jobs/job-queue.js';
+export { createWorker, defaultBackoffMs, type JobHandler, type JobOutcome, type JobContext, type Worker, type WorkerOptions } from './jobs/worker.js';
+export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './jobs/background.js';
+export { verifyWebhookSignature, nylasSignature, standardSignature, WEBHOOK_SECRET_PREFIX, type VerifyWebhookOptions, type WebhookVerification } from './webhooks/signatures.js';
+export { isPublicAddress } from './webhooks/address-policy.js';
+export { nodeHttpRequester } from './webhooks/http-client.js';
+export { MAX_MESSAGE_BYTES, type InboundMessage, type InboundResult, type InboundService, type RecipientCheck } from './mail/inbound.js';
+export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './mail/inbound-smtp.js';
+export type { AttachmentDownload } from './messages/attachment-service.js';
+export type { InvitationSender, OutgoingInvitation } from './calendar/invitation-message.js';
+export type { InboundInvitation, InvitationOutcome } from './calendar/itip-inbound.js';

@@ -15,6 +15,7 @@ export const GrantSchema = z
     grant_status: z.enum(['valid', 'invalid']).describe('Whether the grant can be used'),
     email: z.string().describe('The mailbox address'),
     name: z.string().optional().describe('Display name'),
+    state: z.string().optional().describe('The opaque state passed when the grant was created'),
     scope: z.array(z.string()).describe('Granted scopes (empty for Agent Accounts: they can do everything)'),
     settings: z.record(z.string(), z.unknown()).describe('Provider settings; secrets are write-only and never returned'),
     workspace_id: z.string().optional().describe('Workspace the Agent Account belongs to'),

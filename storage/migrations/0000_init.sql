@@ -117,6 +117,7 @@ CREATE TABLE `grants` (
 	`provider` text NOT NULL,
 	`email` text NOT NULL,
 	`name` text,
+	`state` text,
 	`grant_status` text DEFAULT 'valid' NOT NULL,
 	`workspace_id` text,
 	`settings` text DEFAULT '{}' NOT NULL,
@@ -141,11 +142,13 @@ CREATE TABLE `jobs` (
 	`lease_expires_at` integer,
 	`last_error` text,
 	`dedupe_key` text,
-	`created_at` integer NOT NULL
+	`created_at` integer NOT NULL,
+	`dead_at` integer
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `jobs_dedupe_key_unique` ON `jobs` (`dedupe_key`);--> statement-breakpoint
-CREATE INDEX `jobs_due_idx` ON `jobs` (`run_at`);--> statement-breakpoint
+CREATE INDEX `jobs_due_idx` ON `jobs` (`dead_at`,`run_at`);--> statement-breakpoint
+CREATE INDEX `jobs_lease_idx` ON `jobs` (`lease_expires_at`);--> statement-breakpoint
 CREATE TABLE `outbox_events` (
 	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
 	`id` text NOT NULL,
@@ -159,4 +162,214 @@ CREATE TABLE `outbox_events` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `outbox_events_id_unique` ON `outbox_events` (`id`);--> statement-breakpoint
-CREATE INDEX `outbox_pending_idx` ON `outbox_events` (`dispatched_at`,`seq`);
+CREATE INDEX `outbox_pending_idx` ON `outbox_events` (`dispatched_at`,`seq`);--> statement-breakpoint
+CREATE TABLE `webhooks` (
+	`id` text PRIMARY KEY NOT NULL,
+	`application_id` text NOT NULL,
+	`description` text,
+	`trigger_types` text NOT NULL,
+	`webhook_url` text NOT NULL,
+	`status` text NOT NULL,
+	`notification_email_addresses` text DEFAULT '[]' NOT NULL,
+	`secret` text NOT NULL,
+	`compressed_delivery` integer DEFAULT false NOT NULL,
+	`start_seq` integer DEFAULT 0 NOT NULL,
+	`consecutive_failures` integer DEFAULT 0 NOT NULL,
+	`failing_since` integer,
+	`last_error` text,
+	`status_updated_at` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`application_id`) REFERENCES `applications`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `webhooks_application_idx` ON `webhooks` (`application_id`,`created_at`);--> statement-breakpoint
+CREATE TABLE `attachments` (
+	`id` text PRIMARY KEY NOT NULL,
+	`message_id` text NOT NULL,
+	`grant_id` text NOT NULL,
+	`position` integer NOT NULL,
+	`filename` text NOT NULL,
+	`content_type` text NOT NULL,
+	`size` integer NOT NULL,
+	`is_inline` integer DEFAULT false NOT NULL,
+	`content_id` text,
+	`content_disposition` text,
+	`blob_hash` text NOT NULL,
+	FOREIGN KEY (`message_id`) REFERENCES `messages`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `attachments_message_idx` ON `attachments` (`message_id`,`position`);--> statement-breakpoint
+CREATE INDEX `attachments_blob_idx` ON `attachments` (`blob_hash`);--> statement-breakpoint
+CREATE TABLE `blob_chunks` (
+	`hash` text NOT NULL,
+	`seq` integer NOT NULL,
+	`data` blob NOT NULL,
+	PRIMARY KEY(`hash`, `seq`),
+	FOREIGN KEY (`hash`) REFERENCES `blobs`(`hash`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE TABLE `blobs` (
+	`hash` text PRIMARY KEY NOT NULL,
+	`size` integer NOT NULL,
+	`chunk_count` integer NOT NULL,
+	`created_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE `message_folders` (
+	`message_id` text NOT NULL,
+	`grant_id` text NOT NULL,
+	`folder_id` text NOT NULL,
+	`unread` integer NOT NULL,
+	PRIMARY KEY(`message_id`, `folder_id`),
+	FOREIGN KEY (`message_id`) REFERENCES `messages`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `message_folders_count_idx` ON `message_folders` (`grant_id`,`folder_id`,`unread`);--> statement-breakpoint
+CREATE TABLE `messages` (
+	`id` text PRIMARY KEY NOT NULL,
+	`grant_id` text NOT NULL,
+	`thread_id` text NOT NULL,
+	`seq` integer NOT NULL,
+	`date` integer NOT NULL,
+	`sent_at` integer,
+	`subject` text DEFAULT '' NOT NULL,
+	`from_addresses` text DEFAULT '[]' NOT NULL,
+	`to_addresses` text DEFAULT '[]' NOT NULL,
+	`cc_addresses` text DEFAULT '[]' NOT NULL,
+	`bcc_addresses` text DEFAULT '[]' NOT NULL,
+	`reply_to_addresses` text DEFAULT '[]' NOT NULL,
+	`snippet` text DEFAULT '' NOT NULL,
+	`body` text,
+	`body_hash` text,
+	`folders` text DEFAULT '[]' NOT NULL,
+	`unread` integer DEFAULT true NOT NULL,
+	`starred` integer DEFAULT false NOT NULL,
+	`has_attachments` integer DEFAULT false NOT NULL,
+	`header_message_id` text,
+	`in_reply_to` text,
+	`references` text DEFAULT '[]' NOT NULL,
+	`raw_hash` text NOT NULL,
+	`raw_size` integer NOT NULL,
+	`envelope_from` text,
+	`envelope_to` text,
+	`parse_error` text,
+	`metadata` text DEFAULT '{}' NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`grant_id`) REFERENCES `grants`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `messages_seq_idx` ON `messages` (`seq`);--> statement-breakpoint
+CREATE INDEX `messages_grant_order_idx` ON `messages` (`grant_id`,`date`,`seq`);--> statement-breakpoint
+CREATE INDEX `messages_thread_idx` ON `messages` (`thread_id`,`date`);--> statement-breakpoint
+CREATE INDEX `messages_raw_hash_idx` ON `messages` (`raw_hash`);--> statement-breakpoint
+CREATE INDEX `messages_body_hash_idx` ON `messages` (`body_hash`);--> statement-breakpoint
+CREATE TABLE `thread_references` (
+	`grant_id` text NOT NULL,
+	`header_id` text NOT NULL,
+	`thread_id` text NOT NULL,
+	PRIMARY KEY(`grant_id`, `header_id`, `thread_id`),
+	FOREIGN KEY (`thread_id`) REFERENCES `threads`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `thread_references_thread_idx` ON `thread_references` (`thread_id`);--> statement-breakpoint
+CREATE TABLE `threads` (
+	`id` text PRIMARY KEY NOT NULL,
+	`grant_id` text NOT NULL,
+	`subject` text DEFAULT '' NOT NULL,
+	`snippet` text DEFAULT '' NOT NULL,
+	`participants` text DEFAULT '[]' NOT NULL,
+	`message_count` integer DEFAULT 0 NOT NULL,
+	`earliest_message_date` integer NOT NULL,
+	`latest_message_date` integer NOT NULL,
+	`latest_seq` integer NOT NULL,
+	`latest_message_id` text NOT NULL,
+	`latest_message_received_date` integer,
+	`latest_message_sent_date` integer,
+	`has_attachments` integer DEFAULT false NOT NULL,
+	`unread` integer DEFAULT false NOT NULL,
+	`starred` integer DEFAULT false NOT NULL,
+	`folders` text DEFAULT '[]' NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`grant_id`) REFERENCES `grants`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `threads_grant_order_idx` ON `threads` (`grant_id`,`latest_message_date`,`latest_seq`);--> statement-breakpoint
+CREATE TABLE `contacts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`grant_id` text NOT NULL,
+	`display_name` text,
+	`given_name` text,
+	`middle_name` text,
+	`surname` text,
+	`suffix` text,
+	`nickname` text,
+	`birthday` text,
+	`company_name` text,
+	`job_title` text,
+	`manager_name` text,
+	`office_location` text,
+	`notes` text,
+	`picture_url` text,
+	`picture` text,
+	`source` text DEFAULT 'address_book' NOT NULL,
+	`primary_email` text,
+	`emails` text DEFAULT '[]' NOT NULL,
+	`phone_numbers` text DEFAULT '[]' NOT NULL,
+	`physical_addresses` text DEFAULT '[]' NOT NULL,
+	`web_pages` text DEFAULT '[]' NOT NULL,
+	`im_addresses` text DEFAULT '[]' NOT NULL,
+	`groups` text DEFAULT '[]' NOT NULL,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`grant_id`) REFERENCES `grants`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `contacts_grant_order_idx` ON `contacts` (`grant_id`,`created_at`,`id`);--> statement-breakpoint
+CREATE INDEX `contacts_grant_email_idx` ON `contacts` (`grant_id`,`primary_email`);--> statement-breakpoint
+CREATE TABLE `events` (
+	`id` text PRIMARY KEY NOT NULL,
+	`grant_id` text NOT NULL,
+	`calendar_id` text NOT NULL,
+	`ical_uid` text NOT NULL,
+	`sequence` integer DEFAULT 0 NOT NULL,
+	`master_event_id` text,
+	`original_start_time` integer,
+	`title` text,
+	`description` text,
+	`location` text,
+	`when_type` text NOT NULL,
+	`start_time` integer,
+	`end_time` integer,
+	`start_timezone` text,
+	`end_timezone` text,
+	`start_date` text,
+	`end_date` text,
+	`range_start` integer NOT NULL,
+	`range_end` integer NOT NULL,
+	`recurrence` text,
+	`busy` integer DEFAULT true NOT NULL,
+	`status` text DEFAULT 'confirmed' NOT NULL,
+	`visibility` text DEFAULT 'default' NOT NULL,
+	`read_only` integer DEFAULT false NOT NULL,
+	`hide_participants` integer DEFAULT false NOT NULL,
+	`capacity` integer,
+	`organizer` text,
+	`creator` text,
+	`participants` text DEFAULT '[]' NOT NULL,
+	`resources` text,
+	`conferencing` text,
+	`reminders` text,
+	`metadata` text,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL,
+	FOREIGN KEY (`grant_id`) REFERENCES `grants`(`id`) ON UPDATE no action ON DELETE cascade,
+	FOREIGN KEY (`calendar_id`) REFERENCES `calendars`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `events_calendar_range_idx` ON `events` (`calendar_id`,`range_start`,`id`);--> statement-breakpoint
+CREATE INDEX `events_grant_range_idx` ON `events` (`grant_id`,`range_start`,`range_end`);--> statement-breakpoint
+CREATE INDEX `events_grant_uid_idx` ON `events` (`grant_id`,`ical_uid`);--> statement-breakpoint
+CREATE INDEX `events_master_idx` ON `events` (`master_event_id`,`original_start_time`);

@@ -39,6 +39,9 @@ export const jobs = sqliteTable(
     /** Optional key that makes enqueueing idempotent. */
     dedupeKey: text('dedupe_key').unique(),
     createdAt: integer('created_at').notNull(),
+    /** Unix milliseconds at which the queue gave up on the job; such a job is never claimed again (kept for inspection). */
+    deadAt: integer('dead_at'),
   },
-  (table) => [index('jobs_due_idx').on(table.runAt)],
+  // Claims walk live jobs in run_at order; the lease index finds the few leased jobs (when does one lapse?).
+  (table) => [index('jobs_due_idx').on(table.deadAt, table.runAt), index('jobs_lease_idx').on(table.leaseExpiresAt)],
 );

@@ -15,6 +15,8 @@ export const grants = sqliteTable(
     /** Lower-cased address; unique across the service so inbound mail finds exactly one mailbox. */
     email: text('email').notNull(),
     name: text('name'),
+    /** Opaque `state` the creator passed (Nylas returns it on the grant). */
+    state: text('state'),
     grantStatus: text('grant_status', { enum: ['valid', 'invalid'] }).notNull().default('valid'),
     workspaceId: text('workspace_id').references(() => workspaces.id),
     settings: text('settings', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),

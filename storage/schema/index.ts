@@ -2,3 +2,6 @@
 export * from './tenancy.js';
 export * from './grants.js';
 export * from './events.js';
+export * from './webhooks.js';
+export * from './mail.js';
+export * from './calendar.js';
