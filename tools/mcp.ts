@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { OperationHints } from '../src/index.js';
 import type { Executor } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
+import { registerMailResources } from './resources.js';
 import { toMcpError, toMcpResult } from './results.js';
 
 /** Package version reported to MCP clients. */
@@ -53,5 +54,6 @@ export function createMcpServer({ executor, grantId }: McpServerOptions): McpSer
       },
     );
   }
+  registerMailResources(server, executor, grantId);
   return server;
 }

@@ -99,4 +99,22 @@ describe('MCP and AI SDK tools from the one registry', () => {
     expect(document.paths['/v3/grants/{grant_id}/folders']?.get?.operationId).toBe('list_folders');
     expect(document.paths['/v3/connect/custom']?.post?.operationId).toBe('create_agent_account');
   });
+
+  it('exposes threads and messages as MCP resources, a thread with all its messages oldest first', async () => {
+    const first = ['From: Pat <pat@example.org>', 'To: faces@faces.agentpost.localhost', 'Subject: Lunch?', 'Message-ID: <lunch-1@example.org>', 'Date: Mon, 02 Mar 2026 10:00:00 +0000', '', 'Lunch on Friday?', ''].join('\r\n');
+    const second = ['From: Pat <pat@example.org>', 'To: faces@faces.agentpost.localhost', 'Subject: Re: Lunch?', 'Message-ID: <lunch-2@example.org>', 'In-Reply-To: <lunch-1@example.org>', 'References: <lunch-1@example.org>', 'Date: Mon, 02 Mar 2026 11:00:00 +0000', '', 'Or Saturday.', ''].join('\r\n');
+    for (const raw of [first, second]) {
+      await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] } });
+    }
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId }));
+    const { resources } = await client.listResources();
+    const lunch = resources.find((resource) => resource.name === 'Lunch?');
+    expect(lunch?.uri).toMatch(/^agentpost:\/\/grants\/.+\/threads\//);
+    const read = await client.readResource({ uri: lunch!.uri });
+    const body = JSON.parse((read.contents[0] as { text: string }).text) as { thread: { id: string }; messages: { subject: string; id: string }[] };
+    expect(body.messages.map((message) => message.subject)).toEqual(['Lunch?', 'Re: Lunch?']);
+
+    const message = await client.readResource({ uri: `agentpost://grants/${grantId}/messages/${body.messages[1]!.id}` });
+    expect(JSON.parse((message.contents[0] as { text: string }).text).thread_id).toBe(body.thread.id);
+  });
 });

@@ -1,0 +1,59 @@
+/**
+ * @module tools/resources
+ * Threads and messages as MCP resources (`agentpost://grants/{grant_id}/threads/{thread_id}` and
+ * `…/messages/{message_id}`), read through the same operations as the tools. A thread resource carries the
+ * thread and its messages, oldest first, so an agent host can attach a whole conversation as context.
+ */
+import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { operations, type AnyOperation } from '../src/index.js';
+import type { Executor } from './executor.js';
+
+const byName = (name: string): AnyOperation => {
+  const operation = operations.find((candidate) => candidate.name === name);
+  if (!operation) throw new Error(`No operation ${name}`);
+  return operation;
+};
+
+/** URI of a thread resource. */
+export const threadUri = (grantId: string, threadId: string) => `agentpost://grants/${encodeURIComponent(grantId)}/threads/${encodeURIComponent(threadId)}`;
+/** URI of a message resource. */
+export const messageUri = (grantId: string, messageId: string) => `agentpost://grants/${encodeURIComponent(grantId)}/messages/${encodeURIComponent(messageId)}`;
+
+const json = (uri: string, value: unknown) => ({ contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value) }] });
+const variable = (value: string | string[] | undefined) => decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+
+/** Registers the resource templates; with a bound grant, its 20 most recent threads are listed. */
+export function registerMailResources(server: McpServer, executor: Executor, grantId: string | undefined): void {
+  const listThreads = byName('list_threads');
+  const getThread = byName('get_thread');
+  const listMessages = byName('list_messages');
+  const getMessage = byName('get_message');
+
+  server.registerResource(
+    'thread',
+    new ResourceTemplate('agentpost://grants/{grant_id}/threads/{thread_id}', {
+      list: grantId
+        ? async () => {
+            const page = (await executor(listThreads, { grant_id: grantId, limit: 20 })) as { data: { id: string; subject?: string }[] };
+            return { resources: page.data.map((thread) => ({ uri: threadUri(grantId, thread.id), name: thread.subject || '(no subject)', mimeType: 'application/json' })) };
+          }
+        : undefined,
+    }),
+    { title: 'Conversation', description: 'A mail thread with all its messages, oldest first', mimeType: 'application/json' },
+    async (uri, variables) => {
+      const grant = variable(variables.grant_id);
+      const threadId = variable(variables.thread_id);
+      const thread = await executor(getThread, { grant_id: grant, thread_id: threadId });
+      const messages = (await executor(listMessages, { grant_id: grant, thread_id: threadId, limit: 200 })) as { data: unknown[] };
+      // Lists are newest first (by date, then arrival); a conversation reads oldest first.
+      return json(uri.href, { thread, messages: [...messages.data].reverse() });
+    },
+  );
+
+  server.registerResource(
+    'message',
+    new ResourceTemplate('agentpost://grants/{grant_id}/messages/{message_id}', { list: undefined }),
+    { title: 'Message', description: 'One mail message with its body and attachment metadata', mimeType: 'application/json' },
+    async (uri, variables) => json(uri.href, await executor(getMessage, { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) })),
+  );
+}
