@@ -10,7 +10,7 @@ import { AppError, type ErrorCode } from '../../src/index.js';
 import type { AppEnv } from '../types.js';
 
 /** HTTP status and Nylas `error.type` of each error code. */
-const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
+export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type: string }> = {
   invalid_request: { status: 400, type: 'invalid_request_error' },
   unauthorized: { status: 401, type: 'unauthorized' },
   forbidden: { status: 403, type: 'forbidden' },
