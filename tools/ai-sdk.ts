@@ -29,10 +29,12 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
   const executor: Executor =
     'core' in options ? localExecutor(options.core, options.principal) : remoteExecutor({ url: options.url, apiKey: options.apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
   const tools: Record<string, Tool> = {};
-  for (const agentTool of agentTools({ grantId: options.grantId })) {
+  for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
     tools[agentTool.operation.name] = tool({
       description: agentTool.operation.description,
       inputSchema: agentTool.inputSchema,
+      // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
+      needsApproval: agentTool.approval,
       execute: (input: unknown) => executor(agentTool.operation, agentTool.prepare(input as Record<string, unknown>)),
     });
   }

@@ -7,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { OperationHints } from '../src/index.js';
 import type { Executor } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
+import { runWithApproval } from './approval.js';
 import { registerMailResources } from './resources.js';
 import { toMcpError, toMcpResult } from './results.js';
 
@@ -29,12 +30,12 @@ export interface McpServerOptions extends ToolSetOptions {
 }
 
 /** Builds an MCP server (not yet connected to a transport). */
-export function createMcpServer({ executor, grantId }: McpServerOptions): McpServer {
+export function createMcpServer({ executor, grantId, requireApproval }: McpServerOptions): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
       'Agentpost gives you a mailbox and a calendar. Start with list_folders or list_messages; reply with send_message and reply_to_message_id so replies thread. Times are Unix seconds; give time zones explicitly.',
   });
-  for (const tool of agentTools({ grantId })) {
+  for (const tool of agentTools({ grantId, requireApproval })) {
     const { operation } = tool;
     server.registerTool(
       operation.name,
@@ -42,12 +43,15 @@ export function createMcpServer({ executor, grantId }: McpServerOptions): McpSer
         title: operation.title,
         description: operation.description,
         inputSchema: tool.inputSchema,
-        outputSchema: tool.outputSchema,
+        // A gated tool may answer with a draft instead of a sent message, so it declares no output schema.
+        ...(tool.approval ? {} : { outputSchema: tool.outputSchema }),
         annotations: annotations(operation.hints, operation.title),
       },
       async (input: unknown) => {
         try {
-          return toMcpResult(await executor(operation, tool.prepare((input ?? {}) as Record<string, unknown>)));
+          const prepared = tool.prepare((input ?? {}) as Record<string, unknown>);
+          if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
+          return toMcpResult(await executor(operation, prepared));
         } catch (error) {
           return toMcpError(error);
         }

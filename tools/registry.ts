@@ -14,26 +14,37 @@ export interface AgentTool {
   outputSchema: z.ZodObject;
   /** Completes the agent's input (adds the bound grant). */
   prepare(input: Record<string, unknown>): Record<string, unknown>;
+  /** True when a person must approve each call first (`requireApproval` on a sending tool). */
+  approval: boolean;
 }
+
+/** The tools that send mail: gated by `requireApproval`. */
+export const SENDING_TOOLS: ReadonlySet<string> = new Set(['send_message', 'send_draft']);
 
 /** Options shared by every face. */
 export interface ToolSetOptions {
   /** Bind every tool to this grant (id or email): `grant_id` disappears from the tool schemas. */
   grantId?: string | undefined;
+  /**
+   * Human in the loop: `send_message` and `send_draft` need a person's approval (AI SDK: the tool's
+   * `needsApproval`; MCP: elicitation where the client supports it, otherwise a draft is created instead).
+   */
+  requireApproval?: boolean | undefined;
 }
 
 /** The agent tool list, in registry order. */
-export function agentTools({ grantId }: ToolSetOptions = {}): AgentTool[] {
+export function agentTools({ grantId, requireApproval = false }: ToolSetOptions = {}): AgentTool[] {
   return operations
     .filter((operation) => operation.tool)
     .map((operation) => {
       const outputSchema = inline(operation.output);
+      const approval = requireApproval && SENDING_TOOLS.has(operation.name);
       const takesGrant = 'grant_id' in operation.input.shape;
       if (grantId === undefined || !takesGrant) {
-        return { operation, inputSchema: inline(operation.input), outputSchema, prepare: (input) => input };
+        return { operation, inputSchema: inline(operation.input), outputSchema, prepare: (input) => input, approval };
       }
       const { grant_id: _bound, ...shape } = operation.input.shape;
-      return { operation, inputSchema: z.object(shape), outputSchema, prepare: (input) => ({ ...input, grant_id: grantId }) };
+      return { operation, inputSchema: z.object(shape), outputSchema, prepare: (input) => ({ ...input, grant_id: grantId }), approval };
     });
 }
 

@@ -25,7 +25,7 @@ export async function runStdioServer(config: Config, createDeps: (config: Config
     executor = localExecutor(core, principal);
     closeDatabase = () => deps.db.close();
   }
-  const server = createMcpServer({ executor, grantId: config.grantId });
+  const server = createMcpServer({ executor, grantId: config.grantId, requireApproval: config.requireApproval });
   await server.connect(new StdioServerTransport());
   return {
     async close() {

@@ -1,0 +1,41 @@
+/**
+ * @module tools/approval
+ * Human in the loop over MCP: before a sending tool runs, the person is asked through elicitation when the
+ * client supports it; otherwise nothing is sent and `send_message` saves a draft for a person to send.
+ */
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { operations } from '../src/index.js';
+import type { Executor } from './executor.js';
+import type { AgentTool } from './registry.js';
+import { toMcpResult } from './results.js';
+
+const createDraft = operations.find((operation) => operation.name === 'create_draft');
+
+function summary(tool: AgentTool, input: Record<string, unknown>): string {
+  if (tool.operation.name === 'send_draft') return `Send draft ${String(input.draft_id)} from ${String(input.grant_id ?? 'this mailbox')}?`;
+  const to = ((input.to as { email: string }[] | undefined) ?? []).map((recipient) => recipient.email).join(', ');
+  return `Send "${String(input.subject ?? '(no subject)')}" to ${to || 'nobody'} from ${String(input.grant_id ?? 'this mailbox')}?`;
+}
+
+/** Runs a sending tool only with a person's consent. */
+export async function runWithApproval(server: McpServer, executor: Executor, tool: AgentTool, input: Record<string, unknown>): Promise<CallToolResult> {
+  if (server.server.getClientCapabilities()?.elicitation) {
+    const answer = await server.server.elicitInput({
+      mode: 'form',
+      message: summary(tool, input),
+      requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Send it', description: 'Approve sending this message' } }, required: ['approve'] },
+    });
+    if (answer.action === 'accept' && answer.content?.approve === true) return toMcpResult(await executor(tool.operation, input));
+    return { content: [{ type: 'text', text: `not_sent: the person did not approve (${answer.action}). Ask them what to change, or leave it.` }], isError: true };
+  }
+  if (tool.operation.name === 'send_message' && createDraft) {
+    const { send_at: _sendAt, use_draft: _useDraft, ...draftInput } = input;
+    const draft = await executor(createDraft, draftInput);
+    return {
+      content: [{ type: 'text', text: `approval_required: nothing was sent. Draft ${String(draft.id)} holds the message; a person must review and send it.` }],
+      structuredContent: { approval_required: true, draft },
+    };
+  }
+  return { content: [{ type: 'text', text: 'approval_required: a person must send this draft; it was not sent.' }], isError: true };
+}
