@@ -4,11 +4,13 @@
 import { DeletedSchema, pageOf } from '../schemas/common.js';
 import {
   AttachmentSchema,
+  AttachmentWithContentSchema,
   DeleteMessageInputSchema,
   GetAttachmentInputSchema,
   GetMessageInputSchema,
   ListMessagesInputSchema,
   MessageSchema,
+  ReadAttachmentInputSchema,
   UpdateMessageInputSchema,
 } from '../schemas/messages.js';
 import { defineOperation } from './define-operation.js';
@@ -70,8 +72,8 @@ export const deleteMessage = defineOperation({
   },
 });
 
-export const getAttachment = defineOperation({
-  name: 'get_attachment',
+export const getAttachmentMetadata = defineOperation({
+  name: 'get_attachment_metadata',
   title: 'Get attachment metadata',
   description:
     'Returns the file name, content type, size and disposition of one attachment of a message (message_id is required). ' +
@@ -80,6 +82,21 @@ export const getAttachment = defineOperation({
   output: AttachmentSchema,
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/attachments/:attachment_id' },
-  tool: true,
+  tool: false,
   run: (core, input, { principal }) => core.attachments.find(principal, input),
+});
+
+export const getAttachment = defineOperation({
+  name: 'get_attachment',
+  title: 'Read an attachment',
+  description:
+    'Returns one attachment of a message with its content: text files (text/*, JSON, XML, CSV, calendars) as text, other files as Base64. ' +
+    'Take attachment_id and message_id from get_message (its attachments list). Content is capped by max_bytes (default 1 MB, at most 5 MB); ' +
+    'content.truncated says when only the start of a larger file is included.',
+  input: ReadAttachmentInputSchema,
+  output: AttachmentWithContentSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/attachments/:attachment_id/content' },
+  tool: true,
+  run: (core, input, { principal }) => core.attachments.read(principal, input),
 });

@@ -29,6 +29,18 @@ export const AttachmentSchema = z
   .meta({ id: 'Attachment' });
 export type Attachment = z.infer<typeof AttachmentSchema>;
 
+/** Delivery state of one recipient of a sent message. */
+export const DeliveryStatusSchema = z.object({
+  email: z.string().describe('Recipient'),
+  status: z.enum(['queued', 'deferred', 'delivered', 'failed']).describe('queued: not tried yet; deferred: a temporary failure, retried; delivered; failed: for good (bounce)'),
+  attempts: z.number().int().describe('Delivery attempts so far'),
+  code: z.number().int().optional().describe('SMTP reply code of the last attempt (0: no connection)'),
+  response: z.string().optional().describe('Reply or error of the last attempt'),
+  next_attempt_at: UnixSecondsSchema.optional().describe('When a deferred recipient is tried again'),
+  updated_at: UnixSecondsSchema.describe('When the state last changed'),
+});
+export type DeliveryStatus = z.infer<typeof DeliveryStatusSchema>;
+
 export const MessageHeaderSchema = z.object({ name: z.string().describe('Header name'), value: z.string().describe('Header value as sent') });
 
 /** What `fields` selects; `raw_mime` returns only id, grant_id, object and raw_mime. */
@@ -59,6 +71,11 @@ export const MessageSchema = z
     metadata: z.record(z.string(), z.unknown()).optional().describe('Your key-value metadata'),
     headers: z.array(MessageHeaderSchema).optional().describe('Only with fields=include_headers or include_basic_headers'),
     raw_mime: z.string().optional().describe('The message as received, base64url; only with fields=raw_mime (then the other fields are absent)'),
+    delivery_status: z.array(DeliveryStatusSchema).optional().describe('Sent messages: the delivery state of each recipient'),
+    tracking_options: z
+      .object({ opens: z.boolean().optional(), links: z.boolean().optional(), thread_replies: z.boolean().optional(), label: z.string().optional() })
+      .optional()
+      .describe('Sent messages, with fields=include_tracking_options: the tracking options given at send time'),
   })
   .meta({ id: 'Message' });
 export type Message = z.infer<typeof MessageSchema>;
@@ -135,3 +152,28 @@ export const GetAttachmentInputSchema = z.object({
     .describe('Id of the message the attachment belongs to'),
 });
 export type GetAttachmentInput = z.infer<typeof GetAttachmentInputSchema>;
+
+/** Most bytes of an attachment returned inline by `get_attachment` (MCP results and model context stay small). */
+export const MAX_INLINE_ATTACHMENT_BYTES = 5 * 1024 * 1024;
+
+export const ReadAttachmentInputSchema = GetAttachmentInputSchema.extend({
+  max_bytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_INLINE_ATTACHMENT_BYTES)
+    .optional()
+    .describe(`Most bytes of content to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB); larger files come back truncated`),
+});
+export type ReadAttachmentInput = z.infer<typeof ReadAttachmentInputSchema>;
+
+export const AttachmentWithContentSchema = AttachmentSchema.extend({
+  content: z
+    .object({
+      encoding: z.enum(['utf8', 'base64']).describe('utf8 for text types (the text itself), base64 for binary files'),
+      data: z.string().describe('The file content in that encoding'),
+      truncated: z.boolean().describe('True when the file is larger than max_bytes and only its start is here'),
+    })
+    .describe('The file content'),
+});
+export type AttachmentWithContent = z.infer<typeof AttachmentWithContentSchema>;

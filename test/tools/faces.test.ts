@@ -117,4 +117,53 @@ describe('MCP and AI SDK tools from the one registry', () => {
     const message = await client.readResource({ uri: `agentpost://grants/${grantId}/messages/${body.messages[1]!.id}` });
     expect(JSON.parse((message.contents[0] as { text: string }).text).thread_id).toBe(body.thread.id);
   });
+
+  it('reads attachments: text inline, binary as an embedded resource with the exact bytes', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0xff, 0x10, 0x80]);
+    const raw = [
+      'From: Pat <pat@example.org>',
+      'To: faces@faces.agentpost.localhost',
+      'Subject: Files',
+      'Message-ID: <files-1@example.org>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="b1"',
+      '',
+      '--b1',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'Two files.',
+      '--b1',
+      'Content-Type: text/csv; name="totals.csv"',
+      'Content-Disposition: attachment; filename="totals.csv"',
+      '',
+      'item,total',
+      'coffee,3',
+      '--b1',
+      'Content-Type: image/png; name="dot.png"',
+      'Content-Disposition: attachment; filename="dot.png"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      png.toString('base64'),
+      '--b1--',
+      '',
+    ].join('\r\n');
+    const delivered = await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] } });
+    const messageId = delivered.deliveries[0]!.messageId;
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId }));
+    const message = (await client.callTool({ name: 'get_message', arguments: { message_id: messageId } })).structuredContent as { attachments: { id: string; filename: string }[] };
+    const csv = message.attachments.find((attachment) => attachment.filename === 'totals.csv')!;
+    const image = message.attachments.find((attachment) => attachment.filename === 'dot.png')!;
+
+    const text = await client.callTool({ name: 'get_attachment', arguments: { attachment_id: csv.id, message_id: messageId } });
+    expect((text.content as { type: string; text?: string }[])[1]).toEqual({ type: 'text', text: 'item,total\r\ncoffee,3' });
+
+    const binary = await client.callTool({ name: 'get_attachment', arguments: { attachment_id: image.id, message_id: messageId } });
+    const resource = (binary.content as { type: string; resource?: { blob: string; mimeType: string } }[])[1]!;
+    expect(resource.type).toBe('resource');
+    expect(resource.resource?.mimeType).toBe('image/png');
+    expect(Buffer.from(resource.resource!.blob, 'base64')).toEqual(png);
+
+    const capped = await client.callTool({ name: 'get_attachment', arguments: { attachment_id: image.id, message_id: messageId, max_bytes: 4 } });
+    expect((capped.structuredContent as { content: { truncated: boolean; data: string } }).content).toEqual({ encoding: 'base64', data: png.subarray(0, 4).toString('base64'), truncated: true });
+  });
 });
