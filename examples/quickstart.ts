@@ -6,27 +6,14 @@
  *   AGENTPOST_URL=http://127.0.0.1:3000 AGENTPOST_API_KEY=agp_... npx tsx examples/quickstart.ts
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import NylasSdk from 'nylas';
-import { loadConfig } from '../src/index.js';
-import { startService } from '../server/main.js';
+import { exampleService } from './support/service.js';
 
 // nylas 8.4 ships ESM type declarations in a package without "type": "module", so under NodeNext TypeScript
 // sees the default export one level down; at run time the ESM build's default export is the class itself.
 const Nylas = ((NylasSdk as unknown as { default?: unknown }).default ?? NylasSdk) as typeof NylasSdk.default;
 
-const remoteUrl = process.env.AGENTPOST_URL || undefined;
-const dir = mkdtempSync(join(tmpdir(), 'agentpost-quickstart-'));
-const service = remoteUrl
-  ? undefined
-  : await startService(
-      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'agentpost.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'warn' }),
-    );
-const apiUri = remoteUrl ?? service!.url;
-const apiKey = process.env.AGENTPOST_API_KEY || service!.generatedKey!;
-
+const { apiUri, apiKey, close } = await exampleService();
 try {
   const nylas = new Nylas({ apiKey, apiUri });
   const suffix = Math.random().toString(36).slice(2, 8);
@@ -56,6 +43,5 @@ try {
   );
   console.log(`ok: ${grant.email} (${grant.id}) has folders ${folders.map((folder) => folder.name).join(', ')}`);
 } finally {
-  await service?.close();
-  rmSync(dir, { recursive: true, force: true });
+  await close();
 }

@@ -8,7 +8,7 @@ import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { eventually } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import type { Principal } from '../../src/index.js';
-import { runScriptedAgent } from './scripted-agent.js';
+import { runScriptedAgent } from '../../examples/support/scripted-model.js';
 
 type Message = { id: string; subject?: string; thread_id: string; body?: string; attachments?: { id: string; filename: string }[] };
 type Page<T> = { data: T[] };

@@ -1,6 +1,7 @@
 /**
- * A scripted agent for scenario tests: the AI SDK's MockLanguageModelV3 plays a model that decides its next
- * tool call from the results it has seen, so `generateText` runs the real tool loop against the real service.
+ * A scripted model for examples and scenario tests: the AI SDK's MockLanguageModelV3 plays a model that decides
+ * its next tool call from the results it has seen, so `generateText` runs the real tool loop against a real
+ * service without an LLM.
  */
 import { generateText, stepCountIs, type Tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
@@ -40,10 +41,10 @@ const usage = {
   outputTokens: { total: 10, text: 10, reasoning: undefined },
 };
 
-/** Runs the script as an agent with the given tools; returns the tool calls it made and its final text. */
-export async function runScriptedAgent(tools: Record<string, Tool>, steps: Step[], prompt = 'Do your job.') {
+/** A mock language model that follows the script, one step per model call. */
+export function scriptedModel(steps: Step[]): MockLanguageModelV3 {
   let call = 0;
-  const model = new MockLanguageModelV3({
+  return new MockLanguageModelV3({
     doGenerate: async (options) => {
       const step = steps[Math.min(call, steps.length - 1)]!;
       call++;
@@ -59,7 +60,11 @@ export async function runScriptedAgent(tools: Record<string, Tool>, steps: Step[
       };
     },
   });
-  const result = await generateText({ model, tools, prompt, stopWhen: stepCountIs(steps.length + 1) });
+}
+
+/** Runs the script as an agent with the given tools; returns the tool calls it made and its final text. */
+export async function runScriptedAgent(tools: Record<string, Tool>, steps: Step[], prompt = 'Do your job.') {
+  const result = await generateText({ model: scriptedModel(steps), tools, prompt, stopWhen: stepCountIs(steps.length + 1) });
   const toolCalls = result.steps.flatMap((step) => step.toolCalls.map((toolCall) => toolCall.toolName));
   const errors = result.steps.flatMap((step) => step.content.filter((part) => part.type === 'tool-error'));
   if (errors.length > 0) throw new Error(`tool errors: ${JSON.stringify(errors)}`);
