@@ -1,0 +1,489 @@
+/**
+ * @module outbound/outbound-queue
+ * The durable outbound queue: a composed message accepted for delivery, the state of each recipient, and the
+ * `mail.deliver` jobs that deliver it. Recipients on this service go through the inbound path (local delivery,
+ * one job per message); all others go over SMTP, one job per recipient domain, to `AGENTPOST_SMTP_RELAY` or
+ * directly to the domain's MX hosts (falling back to its address records, RFC 5321 5.1).
+ *
+ * Reliability:
+ * - Acceptance (the rows here, the jobs, and the sender's copy) is one transaction, so an accepted message is
+ *   never lost; a crash before delivery leaves the job, which runs after the restart.
+ * - Temporary failures (4xx, no connection, DNS trouble) are retried on `AGENTPOST_OUTBOUND_RETRY_SCHEDULE`
+ *   (default 1 m, 5 m, 15 m, 30 m, 1 h, then hourly) until `AGENTPOST_OUTBOUND_GIVE_UP_AFTER` (5 days); a 5xx
+ *   is a permanent failure at once. Either final failure is recorded on the recipient (the bounce record) with
+ *   a `message.send_failed` event in the same transaction.
+ * - Never twice: a job only sends to recipients still `queued` or `deferred`, and a run's per-recipient results
+ *   commit in the same transaction as the job's outcome (`JobOutcome.commit`). The one window for a repeat is a
+ *   crash after the remote server answered 250 and before that commit (at-least-once, as every MTA). Local
+ *   delivery closes even that window: before storing, it looks for the Message-ID in the recipient's mailbox.
+ */
+import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { putBlobs, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
+import type { CoreDeps } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError } from '../errors.js';
+import { recordEvent } from '../events/outbox.js';
+import type { InboundService } from '../mail/inbound.js';
+import { relayTarget, SmtpSendError, type SmtpClient, type SmtpTarget } from '../mail/outbound-smtp.js';
+import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
+import type { JobContext, JobHandler } from '../jobs/worker.js';
+import type { DeliveryStatus } from '../schemas/messages.js';
+import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
+
+/** The job kind of a delivery attempt. */
+export const DELIVER_JOB = 'mail.deliver';
+/** Lease of a first attempt run by the request that accepted the message (the worker takes over after it). */
+const INLINE_LEASE_MS = 60_000;
+/** MX hosts tried per attempt, and addresses per host. */
+const MAX_MX_HOSTS = 5;
+const MAX_ADDRESSES_PER_HOST = 2;
+/** How often a long SMTP transaction pushes its job lease forward. */
+const LEASE_KEEPALIVE_MS = 20_000;
+
+export type OutboundRow = typeof tables.outboundMessages.$inferSelect;
+type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
+
+/** A recipient after routing: where it goes, or why it failed at once. */
+export interface RoutedRecipient {
+  email: string;
+  domain: string;
+  route: 'local' | 'remote';
+  /** Set when the recipient cannot be delivered at all (an unknown mailbox on a domain of ours). */
+  failed?: { code: number; response: string } | undefined;
+}
+
+/** A message to queue. */
+export interface OutboundSpec {
+  applicationId: string | null;
+  grantId: string | null;
+  /** The sender's copy in `messages`, when one was stored. */
+  messageId: string | null;
+  kind: 'message' | 'invitation' | 'system';
+  /** Without angle brackets. */
+  headerMessageId: string;
+  subject: string;
+  envelopeFrom: string;
+  raw: Buffer;
+  rawHash: string;
+  trackingOptions?: StoredTrackingOptions | undefined;
+}
+
+/** What one attempt did for one recipient. */
+interface AttemptResult {
+  email: string;
+  outcome: 'delivered' | 'deferred' | 'failed';
+  code: number;
+  response: string;
+}
+
+/** A route that cannot be used now (`permanent`: never). */
+class RouteError extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+function domainOf(email: string): string {
+  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+}
+
+function dnsCode(error: unknown): string {
+  return String((error as { code?: string } | undefined)?.code ?? '');
+}
+
+/** What the queue knows of a sent message: each recipient's delivery state and the tracking options. */
+export interface SentState {
+  deliveryStatus: DeliveryStatus[];
+  trackingOptions: StoredTrackingOptions | undefined;
+}
+
+/** Parts the queue uses. */
+export interface OutboundQueueParts {
+  inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'>;
+  jobs: JobQueue;
+  smtp: SmtpClient;
+}
+
+/** Creates the queue: routing, acceptance inside a transaction, the delivery handler and the inline first attempt. */
+export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: OutboundQueueParts) {
+  const { db, clock, newId, logger, config, dns } = deps;
+  const nowMs = () => clock.now().getTime();
+
+  /** Routes recipients (lower-cased, once each): a mailbox here is local, an unknown one on our domains fails at once. */
+  async function route(emails: string[]): Promise<RoutedRecipient[]> {
+    const out: RoutedRecipient[] = [];
+    const seen = new Set<string>();
+    for (const raw of emails) {
+      const email = raw.trim().toLowerCase();
+      if (seen.has(email)) continue;
+      seen.add(email);
+      const domain = domainOf(email);
+      const check = await inbound.checkRecipient(email);
+      if (check.ok) out.push({ email, domain, route: 'local' });
+      else if (check.reason === 'unknown') out.push({ email, domain, route: 'local', failed: { code: 550, response: `5.1.1 ${check.message}` } });
+      else out.push({ email, domain, route: 'remote' });
+    }
+    return out;
+  }
+
+  function eventObject(outbound: OutboundRow, rows: Pick<RecipientRow, 'email' | 'status' | 'lastCode' | 'lastResponse'>[]) {
+    return {
+      id: outbound.messageId ?? outbound.id,
+      grant_id: outbound.grantId,
+      object: 'message',
+      subject: outbound.subject,
+      message_id_header: `<${outbound.headerMessageId}>`,
+      recipients: rows.map((row) => ({ email: row.email, status: row.status, code: row.lastCode ?? 0, diagnostic_code: row.lastResponse ?? '' })),
+    };
+  }
+
+  /** Records `type` for the message when it belongs to an application. */
+  async function emit(tx: Tx, outbound: OutboundRow, type: 'message.send_failed' | 'message.send_success', rows: Parameters<typeof eventObject>[1]) {
+    if (!outbound.applicationId || rows.length === 0) return;
+    await recordEvent(tx, { id: newId(), applicationId: outbound.applicationId, grantId: outbound.grantId ?? undefined, type, objectId: outbound.messageId ?? outbound.id, object: eventObject(outbound, rows), createdAt: unixSeconds(clock.now()) });
+  }
+
+  /** Once every recipient is final: the queue lets go of the raw message (the sender's copy, if any, keeps it). */
+  async function finishIfDone(tx: Tx, outbound: OutboundRow): Promise<void> {
+    const rows = await tx.select().from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
+    if (rows.some((row) => row.status === 'queued' || row.status === 'deferred')) return;
+    await tx.update(tables.outboundMessages).set({ pendingRawHash: null, updatedAt: nowMs() }).where(eq(tables.outboundMessages.id, outbound.id));
+    await releaseBlobs(tx, [outbound.rawHash]);
+    if (outbound.kind === 'message') await emit(tx, outbound, 'message.send_success', rows.filter((row) => row.status === 'delivered'));
+  }
+
+  /**
+   * Queues a composed message inside the caller's transaction: the ledger rows, one job for the local recipients
+   * (returned, already leased to the caller, who runs it at once with {@link runInline} after the commit) and one
+   * per remote domain (the workers take those).
+   */
+  async function queue(tx: Tx, spec: OutboundSpec, recipients: RoutedRecipient[]): Promise<{ outboundId: string; inline: Job | undefined }> {
+    const at = nowMs();
+    const id = newId();
+    const open = recipients.some((recipient) => !recipient.failed);
+    // The sender's copy stored the same bytes already in this transaction.
+    if (spec.messageId === null) await putBlobs(tx, [{ bytes: spec.raw, hash: spec.rawHash }], Math.floor(at / 1000));
+    const [outbound] = await tx
+      .insert(tables.outboundMessages)
+      .values({
+        id,
+        applicationId: spec.applicationId,
+        grantId: spec.grantId,
+        messageId: spec.messageId,
+        kind: spec.kind,
+        headerMessageId: spec.headerMessageId,
+        subject: spec.subject.slice(0, 998),
+        envelopeFrom: spec.envelopeFrom,
+        rawHash: spec.rawHash,
+        pendingRawHash: open ? spec.rawHash : null,
+        rawSize: spec.raw.length,
+        trackingOptions: spec.trackingOptions ?? null,
+        acceptedAt: at,
+        updatedAt: at,
+      })
+      .returning();
+    const rows = recipients.map((recipient) => ({
+      outboundId: id,
+      email: recipient.email,
+      domain: recipient.domain,
+      route: recipient.route,
+      status: recipient.failed ? ('failed' as const) : ('queued' as const),
+      lastCode: recipient.failed?.code ?? null,
+      lastResponse: recipient.failed?.response ?? null,
+      updatedAt: at,
+      finalAt: recipient.failed ? at : null,
+    }));
+    for (let index = 0; index < rows.length; index += 100) await tx.insert(tables.outboundRecipients).values(rows.slice(index, index + 100));
+    await emit(
+      tx,
+      outbound!,
+      'message.send_failed',
+      rows.filter((row) => row.status === 'failed'),
+    );
+    if (!open) {
+      await releaseBlobs(tx, [spec.rawHash]);
+      return { outboundId: id, inline: undefined };
+    }
+    let inline: Job | undefined;
+    const pending = recipients.filter((recipient) => !recipient.failed);
+    if (pending.some((recipient) => recipient.route === 'local')) {
+      const payload = { outbound_id: id, route: 'local' };
+      const { id: jobId } = await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload, dedupeKey: `${DELIVER_JOB}:${id}:local` });
+      const owner = `inline-${newId()}`;
+      const leaseExpiresAt = at + INLINE_LEASE_MS;
+      await tx.update(tables.jobs).set({ leaseOwner: owner, leaseExpiresAt, attempts: 1 }).where(eq(tables.jobs.id, jobId));
+      inline = { id: jobId, kind: DELIVER_JOB, payload, runAt: at, attempts: 1, leaseOwner: owner, leaseExpiresAt, lastError: null, dedupeKey: `${DELIVER_JOB}:${id}:local`, createdAt: at, deadAt: null };
+    }
+    for (const domain of new Set(pending.filter((recipient) => recipient.route === 'remote').map((recipient) => recipient.domain))) {
+      await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload: { outbound_id: id, route: 'remote', domain }, dedupeKey: `${DELIVER_JOB}:${id}:${domain}` });
+    }
+    return { outboundId: id, inline };
+  }
+
+  /**
+   * Runs a first attempt the caller holds the lease of (local delivery right after acceptance, so the recipient
+   * has the message when the send returns) and records its outcome. Never throws: if it fails, the job stays and a
+   * worker retries it once the lease lapses.
+   */
+  async function runInline(job: Job | undefined): Promise<void> {
+    if (!job) return;
+    const owner = job.leaseOwner!;
+    try {
+      const outcome = await deliver(job, { owner, extendLease: (ms = INLINE_LEASE_MS) => jobs.extendLease(job, owner, ms) });
+      await jobs.settleAndClaim([{ job, owner, outcome }], undefined);
+    } catch (error) {
+      logger.warn('first delivery attempt failed; the queue will retry', { job_id: job.id, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  /** Whether the mailbox already holds a copy received with this Message-ID (a repeated run must not store it twice). */
+  async function alreadyDelivered(grantId: string, headerMessageId: string): Promise<boolean> {
+    const rows = await db.orm
+      .select({ id: tables.messages.id })
+      .from(tables.threadReferences)
+      .innerJoin(tables.messages, eq(tables.messages.threadId, tables.threadReferences.threadId))
+      .where(
+        and(
+          eq(tables.threadReferences.grantId, grantId),
+          eq(tables.threadReferences.headerId, headerMessageId),
+          eq(tables.messages.grantId, grantId),
+          eq(tables.messages.headerMessageId, headerMessageId),
+          isNotNull(tables.messages.envelopeTo),
+        ),
+      )
+      .limit(1);
+    return rows.length > 0;
+  }
+
+  async function deliverLocal(outbound: OutboundRow, pending: RecipientRow[], raw: Buffer): Promise<AttemptResult[]> {
+    const results: AttemptResult[] = [];
+    const toStore: { email: string; grantId: string }[] = [];
+    for (const recipient of pending) {
+      const check = await inbound.checkRecipient(recipient.email);
+      if (!check.ok) results.push({ email: recipient.email, outcome: 'failed', code: 550, response: `5.1.1 ${check.message}` });
+      else if (await alreadyDelivered(check.grant.id, outbound.headerMessageId)) results.push({ email: recipient.email, outcome: 'delivered', code: 250, response: '2.0.0 Ok: already stored' });
+      else toStore.push({ email: recipient.email, grantId: check.grant.id });
+    }
+    if (toStore.length === 0) return results;
+    try {
+      const result = await inbound.deliverInbound({ rawMime: raw, envelope: { mailFrom: outbound.envelopeFrom, rcptTo: toStore.map((target) => target.email) } });
+      const stored = new Map(result.deliveries.map((delivery) => [delivery.grantId, delivery.messageId]));
+      for (const target of toStore) {
+        const messageId = stored.get(target.grantId);
+        const rejected = result.rejected.find((rejection) => rejection.recipient.toLowerCase() === target.email);
+        results.push(
+          messageId !== undefined
+            ? { email: target.email, outcome: 'delivered', code: 250, response: `2.0.0 Ok: stored as ${messageId}` }
+            : { email: target.email, outcome: 'failed', code: 550, response: `5.1.1 ${rejected?.reason ?? 'not delivered'}` },
+        );
+      }
+    } catch (error) {
+      const permanent = error instanceof AppError && (error.code === 'not_found' || error.code === 'payload_too_large' || error.code === 'invalid_request');
+      const message = error instanceof Error ? error.message : String(error);
+      for (const target of toStore) {
+        results.push(permanent ? { email: target.email, outcome: 'failed', code: 550, response: `5.0.0 ${message}` } : { email: target.email, outcome: 'deferred', code: 451, response: `4.3.0 ${message}` });
+      }
+    }
+    return results;
+  }
+
+  /** Where mail for `domain` goes: the relay, or the domain's MX hosts by preference (their addresses, resolved here). */
+  async function targetsFor(domain: string): Promise<SmtpTarget[]> {
+    if (config.smtpRelay) return [relayTarget(config.smtpRelay)];
+    let hosts: string[];
+    try {
+      const records = await dns.resolveMx(domain);
+      if (records.some((record) => record.exchange === '' || record.exchange === '.')) {
+        throw new RouteError(`5.1.10 ${domain} accepts no mail (null MX, RFC 7505)`, true, 556);
+      }
+      hosts = [...records].sort((a, b) => a.priority - b.priority).map((record) => record.exchange.replace(/\.$/, '').toLowerCase());
+      if (hosts.length === 0) hosts = [domain];
+    } catch (error) {
+      if (error instanceof RouteError) throw error;
+      const code = dnsCode(error);
+      // No MX record: the domain itself is the mail host (implicit MX, RFC 5321 5.1).
+      if (code === 'ENODATA' || code === 'ENOTFOUND') hosts = [domain];
+      else throw new RouteError(`4.4.3 DNS lookup of the MX of ${domain} failed (${code || String(error)})`, false, 0);
+    }
+    const targets: SmtpTarget[] = [];
+    let missing = 0;
+    let lastError = '';
+    for (const host of hosts.slice(0, MAX_MX_HOSTS)) {
+      try {
+        const addresses = await dns.lookup(host);
+        for (const { address } of addresses.slice(0, MAX_ADDRESSES_PER_HOST)) {
+          targets.push({ host: address, port: config.smtpDeliveryPort, secure: false, servername: host, verifyTls: false });
+        }
+      } catch (error) {
+        const code = dnsCode(error);
+        if (code === 'ENOTFOUND' || code === 'ENODATA') missing++;
+        lastError = `${host}: ${code || String(error)}`;
+      }
+    }
+    if (targets.length === 0) {
+      if (missing === Math.min(hosts.length, MAX_MX_HOSTS) && hosts.length === 1 && hosts[0] === domain) {
+        throw new RouteError(`5.1.2 ${domain} has no mail server (no MX and no address record)`, true, 550);
+      }
+      throw new RouteError(`4.4.4 no address for the mail servers of ${domain} (${lastError})`, false, 0);
+    }
+    return targets;
+  }
+
+  async function deliverRemote(outbound: OutboundRow, domain: string, pending: RecipientRow[], raw: Buffer, context: JobContext): Promise<AttemptResult[]> {
+    const emails = pending.map((recipient) => recipient.email);
+    const all = (outcome: AttemptResult['outcome'], code: number, response: string) => emails.map((email) => ({ email, outcome, code, response }));
+    let targets: SmtpTarget[];
+    try {
+      targets = await targetsFor(domain);
+    } catch (error) {
+      if (error instanceof RouteError) return all(error.permanent ? 'failed' : 'deferred', error.code, error.message);
+      throw error;
+    }
+    let lastError = 'no mail server could be reached';
+    const keepAlive = setInterval(() => void context.extendLease().catch(() => undefined), LEASE_KEEPALIVE_MS);
+    keepAlive.unref();
+    try {
+      for (const target of targets) {
+        try {
+          const result = await smtp.send({ ...target, envelope: { from: outbound.envelopeFrom, to: emails }, raw });
+          const accepted = new Set(result.accepted.map((email) => email.toLowerCase()));
+          const rejected = new Map(result.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
+          return emails.map((email) => {
+            if (accepted.has(email)) return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
+            const rejection = rejected.get(email);
+            const code = rejection?.code ?? 0;
+            return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? 'not accepted by the server' };
+          });
+        } catch (error) {
+          if (!(error instanceof SmtpSendError) || error.code === undefined || error.stage === 'connect' || error.stage === 'auth') {
+            // No verdict from a server: try the next host; the attempt is deferred if none answers.
+            lastError = `${target.servername ?? target.host}:${target.port}: ${error instanceof SmtpSendError ? error.response : String(error)}`;
+            continue;
+          }
+          // The server answered: its verdict holds for this attempt.
+          if (error.rejected.length > 0) {
+            const rejected = new Map(error.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
+            return emails.map((email) => {
+              const rejection = rejected.get(email);
+              const code = rejection?.code ?? error.code ?? 0;
+              return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? error.response };
+            });
+          }
+          return all(error.code >= 500 ? 'failed' : 'deferred', error.code, error.response);
+        }
+      }
+    } finally {
+      clearInterval(keepAlive);
+    }
+    return all('deferred', 0, lastError);
+  }
+
+  /** Writes a run's results (inside the transaction that settles its job). */
+  async function record(tx: Tx, outbound: OutboundRow, results: AttemptResult[], nextAt: number): Promise<void> {
+    const at = nowMs();
+    const failed: Parameters<typeof eventObject>[1] = [];
+    for (const result of results) {
+      const status: DeliveryStatus['status'] = result.outcome;
+      const final = status !== 'deferred';
+      const updated = await tx
+        .update(tables.outboundRecipients)
+        .set({
+          status,
+          attempts: sql`${tables.outboundRecipients.attempts} + 1`,
+          lastCode: result.code,
+          lastResponse: result.response.slice(0, 1000),
+          nextAttemptAt: final ? null : nextAt,
+          updatedAt: at,
+          finalAt: final ? at : null,
+        })
+        .where(
+          and(
+            eq(tables.outboundRecipients.outboundId, outbound.id),
+            eq(tables.outboundRecipients.email, result.email),
+            inArray(tables.outboundRecipients.status, ['queued', 'deferred']),
+          ),
+        )
+        .returning();
+      if (status === 'failed' && updated[0]) failed.push(updated[0]);
+    }
+    await emit(tx, outbound, 'message.send_failed', failed);
+    await finishIfDone(tx, outbound);
+  }
+
+  /** The `mail.deliver` handler: one attempt for the job's recipients still owed the message. */
+  async function deliver(job: Job, context: JobContext): Promise<JobOutcome> {
+    const payload = job.payload as { outbound_id?: string; route?: 'local' | 'remote'; domain?: string };
+    const [outbound] = await db.orm.select().from(tables.outboundMessages).where(eq(tables.outboundMessages.id, String(payload.outbound_id)));
+    if (!outbound) return { type: 'done' };
+    const pending = await db.orm
+      .select()
+      .from(tables.outboundRecipients)
+      .where(
+        and(
+          eq(tables.outboundRecipients.outboundId, outbound.id),
+          eq(tables.outboundRecipients.route, payload.route === 'remote' ? 'remote' : 'local'),
+          payload.route === 'remote' ? eq(tables.outboundRecipients.domain, String(payload.domain)) : undefined,
+          inArray(tables.outboundRecipients.status, ['queued', 'deferred']),
+        ),
+      );
+    if (pending.length === 0) return { type: 'done' };
+    const raw = outbound.pendingRawHash ? await readBlob(db.orm, outbound.pendingRawHash) : undefined;
+    let results: AttemptResult[];
+    if (!raw) results = pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the message is no longer stored' }));
+    else if (payload.route === 'remote') results = await deliverRemote(outbound, String(payload.domain), pending, raw, context);
+    else results = await deliverLocal(outbound, pending, raw);
+
+    const now = nowMs();
+    const schedule = config.outboundRetrySchedule;
+    const deadline = outbound.acceptedAt + config.outboundGiveUpMs;
+    // The last attempt is made at the deadline; a recipient still deferred then fails for good.
+    const nextAt = Math.min(now + schedule[Math.min(Math.max(job.attempts, 1) - 1, schedule.length - 1)]!, deadline);
+    if (now >= deadline) {
+      const days = Math.round((config.outboundGiveUpMs / 86_400_000) * 10) / 10;
+      results = results.map((result) =>
+        result.outcome === 'deferred' ? { ...result, outcome: 'failed', response: `gave up after ${days} days of retries; last error: ${result.response}`.slice(0, 1000) } : result,
+      );
+    }
+    const deferred = results.filter((result) => result.outcome === 'deferred');
+    const commit = (tx: Tx) => record(tx, outbound, results, nextAt);
+    for (const result of results) {
+      if (result.outcome !== 'delivered') logger.info('delivery attempt', { outbound_id: outbound.id, recipient: result.email, outcome: result.outcome, code: result.code, response: result.response.slice(0, 200) });
+    }
+    if (deferred.length > 0) return { type: 'retry', at: new Date(nextAt), error: `${deferred.length} recipient(s) deferred: ${deferred[0]!.response}`.slice(0, 2000), commit };
+    return { type: 'done', commit };
+  }
+
+  /** Delivery state of each recipient, and the tracking options, of the given sender's copies, by message id. */
+  async function statusOf(messageIds: string[]): Promise<Map<string, SentState>> {
+    const byMessage = new Map<string, SentState>();
+    if (messageIds.length === 0) return byMessage;
+    const rows = await db.orm
+      .select({ messageId: tables.outboundMessages.messageId, trackingOptions: tables.outboundMessages.trackingOptions, recipient: tables.outboundRecipients })
+      .from(tables.outboundMessages)
+      .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
+      .where(inArray(tables.outboundMessages.messageId, messageIds));
+    for (const { messageId, trackingOptions, recipient } of rows) {
+      const state = byMessage.get(messageId!) ?? { deliveryStatus: [], trackingOptions: trackingOptions ?? undefined };
+      state.deliveryStatus.push({
+        email: recipient.email,
+        status: recipient.status,
+        attempts: recipient.attempts,
+        ...(recipient.lastCode !== null ? { code: recipient.lastCode } : {}),
+        ...(recipient.lastResponse !== null ? { response: recipient.lastResponse } : {}),
+        ...(recipient.nextAttemptAt !== null ? { next_attempt_at: Math.floor(recipient.nextAttemptAt / 1000) } : {}),
+        updated_at: Math.floor(recipient.updatedAt / 1000),
+      });
+      byMessage.set(messageId!, state);
+    }
+    return byMessage;
+  }
+
+  const handlers: Record<string, JobHandler> = { [DELIVER_JOB]: deliver };
+  return { route, queue, runInline, statusOf, handlers };
+}
+
+export type OutboundQueue = ReturnType<typeof createOutboundQueue>;

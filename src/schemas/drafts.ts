@@ -1,0 +1,69 @@
+/**
+ * @module schemas/drafts
+ * Drafts on the wire, as in Nylas v3 `models/drafts.ts`: a draft is a message being written, with the fields
+ * only sending uses (reply_to_message_id, tracking_options, custom_headers, send_at).
+ */
+import { z } from 'zod';
+import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { MessageSchema, SelectSchema } from './messages.js';
+import { composeFields, CustomHeaderSchema, TrackingOptionsSchema } from './send.js';
+
+export const DraftSchema = MessageSchema.omit({ object: true, raw_mime: true, headers: true })
+  .extend({
+    object: z.literal('draft'),
+    reply_to_message_id: z.string().optional().describe('The message this draft answers'),
+    tracking_options: TrackingOptionsSchema.optional(),
+    custom_headers: z.array(CustomHeaderSchema).optional(),
+    is_plaintext: z.boolean().optional(),
+    send_at: UnixSecondsSchema.optional().describe('Set while a scheduled send of this draft is pending'),
+  })
+  .meta({ id: 'Draft' });
+export type Draft = z.infer<typeof DraftSchema>;
+
+export const CreateDraftInputSchema = z
+  .object({
+    ...composeFields,
+    to: composeFields.to.optional(),
+    cc: composeFields.cc.optional(),
+    bcc: composeFields.bcc.optional(),
+    starred: z.boolean().optional().describe('Star the draft'),
+    send_at: UnixSecondsSchema.optional().describe('Unix time to send at when the draft is sent with send_draft (a scheduled send)'),
+  })
+  .meta({ id: 'CreateDraftInput' });
+export type CreateDraftInput = z.infer<typeof CreateDraftInputSchema>;
+
+export const UpdateDraftInputSchema = z
+  .object({
+    ...composeFields,
+    draft_id: IdSchema.describe('Draft id'),
+    to: composeFields.to.optional(),
+    cc: composeFields.cc.optional(),
+    bcc: composeFields.bcc.optional(),
+    starred: z.boolean().optional(),
+    unread: z.boolean().optional(),
+    send_at: UnixSecondsSchema.optional(),
+  })
+  .meta({ id: 'UpdateDraftInput' });
+export type UpdateDraftInput = z.infer<typeof UpdateDraftInputSchema>;
+
+const AddressFilterSchema = z.array(z.string().min(1).max(320)).max(50);
+
+export const ListDraftsInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+  subject: z.string().max(998).optional().describe('Only drafts whose subject contains this text'),
+  any_email: AddressFilterSchema.optional().describe('Only drafts to or from any of these addresses'),
+  to: AddressFilterSchema.optional(),
+  cc: AddressFilterSchema.optional(),
+  bcc: AddressFilterSchema.optional(),
+  unread: z.boolean().optional(),
+  starred: z.boolean().optional(),
+  thread_id: IdSchema.optional().describe('Only drafts in this thread'),
+  has_attachment: z.boolean().optional(),
+  select: SelectSchema,
+});
+export type ListDraftsInput = z.infer<typeof ListDraftsInputSchema>;
+
+export const DraftRefInputSchema = z.object({ grant_id: GrantIdSchema, draft_id: IdSchema.describe('Draft id') });
+export type DraftRefInput = z.infer<typeof DraftRefInputSchema>;

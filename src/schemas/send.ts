@@ -1,0 +1,175 @@
+/**
+ * @module schemas/send
+ * Sending mail on the wire (Nylas v3 `models/drafts.ts` SendMessageRequest, `models/messages.ts` scheduled
+ * messages). Every field that ends up in a header refuses CR and LF here, so no face can inject a header.
+ */
+import { z } from 'zod';
+import { GrantIdSchema, IdSchema, UnixSecondsSchema } from './common.js';
+import { MessageSchema } from './messages.js';
+
+export { DeliveryStatusSchema, type DeliveryStatus } from './messages.js';
+
+/** Recipients per message, to, cc and bcc together (RFC 5321 4.5.3.1.8 asks servers to take at least 100). */
+export const MAX_RECIPIENTS = 100;
+/** Attachments per message. */
+export const MAX_ATTACHMENTS = 100;
+/** Custom headers per message. */
+export const MAX_CUSTOM_HEADERS = 50;
+
+/** Refuses CR, LF and NUL: a value with a line break could start a header of its own. */
+const NO_LINE_BREAK = /^[^\r\n\0]*$/;
+const LINE_BREAK_MESSAGE = 'must not contain line breaks (CR or LF) or NUL characters';
+
+/** Text that goes into a header: one line, at most `max` characters. */
+export function headerText(max: number) {
+  return z.string().max(max).regex(NO_LINE_BREAK, LINE_BREAK_MESSAGE);
+}
+
+/** A sender or recipient of a message to send. */
+export const RecipientSchema = z.object({
+  name: headerText(256).optional().describe('Display name'),
+  email: z.email({ error: 'must be an email address such as agent@example.com' }).max(320).regex(NO_LINE_BREAK, LINE_BREAK_MESSAGE).describe('Email address'),
+});
+export type Recipient = z.infer<typeof RecipientSchema>;
+
+const recipientList = (what: string) =>
+  z
+    .array(RecipientSchema)
+    .max(MAX_RECIPIENTS, `at most ${MAX_RECIPIENTS} recipients per message (to, cc and bcc together); split the list into several messages`)
+    .describe(what);
+
+/** Header names the service writes itself; a custom header may not set them. */
+export const RESERVED_HEADERS = new Set([
+  'from',
+  'sender',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'subject',
+  'date',
+  'message-id',
+  'in-reply-to',
+  'references',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'content-disposition',
+  'content-id',
+  'return-path',
+  'received',
+  'dkim-signature',
+  'arc-seal',
+  'arc-message-signature',
+  'arc-authentication-results',
+  'authentication-results',
+]);
+
+export const CustomHeaderSchema = z.object({
+  name: z
+    .string()
+    .min(1)
+    .max(76)
+    .regex(/^[!-9;-~]+$/, 'must be a header name: printable ASCII without spaces or colons, such as X-Campaign')
+    .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), { message: 'is set by the service (use the matching field: from, to, subject, reply_to_message_id, …)' })
+    .describe('Header name, such as X-Campaign-Id'),
+  value: headerText(998).describe('Header value (one line)'),
+});
+
+export const TrackingOptionsSchema = z.object({
+  opens: z.boolean().optional().describe('Report opens'),
+  links: z.boolean().optional().describe('Report link clicks'),
+  thread_replies: z.boolean().optional().describe('Report replies'),
+  label: z.string().max(2048).optional().describe('Echoed in every tracking notification of this message'),
+});
+
+/** A MIME type such as `application/pdf` (parameters allowed). */
+const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n\0]*)?$/;
+
+export const AttachmentInputSchema = z
+  .object({
+    id: IdSchema.optional().describe('Id of an attachment already in this mailbox (received or sent), to send it again instead of giving content'),
+    filename: headerText(255).optional().describe('File name shown to the recipient'),
+    content_type: z.string().max(255).regex(CONTENT_TYPE, 'must be a MIME type such as application/pdf').optional().describe('MIME type, such as application/pdf'),
+    content: z.base64({ error: 'must be Base64 (standard alphabet, with padding, no line breaks)' }).optional().describe('The file, Base64-encoded'),
+    content_id: headerText(255).optional().describe('Content-ID for an inline image the HTML body shows as <img src="cid:…">; makes the attachment inline'),
+    content_disposition: headerText(255).optional().describe('attachment (default) or inline'),
+    is_inline: z.boolean().optional().describe('Show inside the body (needs content_id)'),
+    size: z.number().int().min(0).optional().describe('Size in bytes (informational)'),
+  })
+  .refine((attachment) => attachment.id !== undefined || attachment.content !== undefined, { message: 'give content (Base64) or the id of an attachment in this mailbox' });
+export type AttachmentInput = z.infer<typeof AttachmentInputSchema>;
+
+/** Fields shared by sending and drafts. */
+export const composeFields = {
+  grant_id: GrantIdSchema,
+  to: recipientList('Recipients'),
+  cc: recipientList('Copied recipients'),
+  bcc: recipientList('Blind-copied recipients (not shown to the others)'),
+  reply_to: z.array(RecipientSchema).max(10).optional().describe('Where replies should go, when not to the sender'),
+  from: z.array(RecipientSchema).max(1).optional().describe("Sender; defaults to the mailbox's own address (only its display name may differ)"),
+  subject: headerText(998).optional().describe('Subject line'),
+  body: z.string().max(30 * 1024 * 1024).optional().describe('HTML body (or plain text with is_plaintext: true)'),
+  is_plaintext: z.boolean().optional().describe('Send the body as plain text only'),
+  attachments: z.array(AttachmentInputSchema).max(MAX_ATTACHMENTS).optional().describe(`Files to attach (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
+  reply_to_message_id: IdSchema.optional().describe('Id of the message this answers: sets In-Reply-To and References so it joins that conversation (thread)'),
+  tracking_options: TrackingOptionsSchema.optional().describe('Open, link and reply tracking (not for trial applications); stored and returned'),
+  custom_headers: z.array(CustomHeaderSchema).max(MAX_CUSTOM_HEADERS).optional().describe('Extra headers, such as X-Campaign-Id'),
+  metadata: z.record(z.string().max(256), z.unknown()).optional().describe('Your key-value metadata, stored on the sent message'),
+};
+
+export const SendMessageInputSchema = z
+  .object({
+    ...composeFields,
+    to: composeFields.to.optional(),
+    cc: composeFields.cc.optional(),
+    bcc: composeFields.bcc.optional(),
+    send_at: UnixSecondsSchema.optional().describe('Send later, at this unix time (up to 30 days ahead); the answer is a schedule_id'),
+    use_draft: z.boolean().optional().describe('With send_at: keep the message in drafts if the schedule is stopped'),
+  })
+  .meta({ id: 'SendMessageInput' });
+export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
+
+/** The message as sent (or, for a scheduled send, as it will be sent). */
+export const SentMessageSchema = MessageSchema.extend({
+  reply_to_message_id: z.string().optional().describe('The message this one answers'),
+  tracking_options: TrackingOptionsSchema.optional(),
+  schedule_id: z.string().optional().describe('Set for a scheduled send: stop it with stop_scheduled_message'),
+  send_at: UnixSecondsSchema.optional(),
+  use_draft: z.boolean().optional(),
+});
+export type SentMessage = z.infer<typeof SentMessageSchema>;
+
+/** What a send answers: the message, and for a scheduled send the schedule also at the top level (as Nylas does). */
+export const SendResultSchema = z.object({
+  data: SentMessageSchema,
+  schedule_id: z.string().optional().describe('Scheduled sends only'),
+  send_at: UnixSecondsSchema.optional(),
+  use_draft: z.boolean().optional(),
+  grant_id: z.string().optional(),
+});
+export type SendResult = z.infer<typeof SendResultSchema>;
+
+/** The HTTP status of a send's answer: 202 for a scheduled send (it carries a schedule_id), 200 for one made now. */
+export function sendResultStatus(result: unknown): 200 | 202 {
+  return (result as { schedule_id?: unknown }).schedule_id !== undefined ? 202 : 200;
+}
+
+export const ScheduledMessageSchema = z
+  .object({
+    schedule_id: z.string().describe('Schedule id'),
+    status: z.object({
+      code: z.enum(['pending', 'sending', 'success', 'failed', 'cancelled']).describe('pending until send_at; then success or failed; cancelled when stopped'),
+      description: z.string(),
+    }),
+    send_at: UnixSecondsSchema.optional(),
+    close_time: UnixSecondsSchema.optional().describe('When it was sent, failed or stopped'),
+    draft_id: z.string().optional().describe('The draft holding the message until it is sent'),
+    message_id: z.string().optional().describe('The sent message, once sent'),
+  })
+  .meta({ id: 'ScheduledMessage' });
+export type ScheduledMessage = z.infer<typeof ScheduledMessageSchema>;
+
+export const ListScheduledMessagesInputSchema = z.object({ grant_id: GrantIdSchema });
+export const ScheduledMessageRefInputSchema = z.object({ grant_id: GrantIdSchema, schedule_id: IdSchema.describe('Schedule id from the send answer') });
+export type ScheduledMessageRefInput = z.infer<typeof ScheduledMessageRefInputSchema>;
