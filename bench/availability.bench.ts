@@ -8,18 +8,26 @@
  *   window, 30-day window, 15-minute interval; collective and max-availability, with and without explain.
  * - service: the large scenario stored in libSQL (weekly RRULE series, no end) and asked through the core's
  *   find_availability / get_free_busy (event query, series expansion, slot computation).
- * Target: under 50 ms per request for the large scenario.
+ * - end-to-end (issue 6's target): 10 grants × 2,000 stored events (bench/calendar-seed.ts: 200 weekly, biweekly,
+ *   weekday and daily series started up to two years back, with EXDATEs and overrides; single events in and
+ *   around the window), asked through `core.availability.find` and over HTTP with the nylas SDK's
+ *   `calendars.getAvailability`: median and p95 per request, beside the engine alone on the same busy time and
+ *   the brute-force oracle, which must agree with the service's answer. Machine load is printed with them.
+ * Target: under 50 ms per request for the large scenario, end to end.
  */
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
-import { tables } from '../storage/index.js';
-import { computeAvailability, type AvailabilityParticipant, type AvailabilityQuery, type BusyInterval, type OpenHoursRule } from '../src/calendar/availability.js';
+import { createDb, tables } from '../storage/index.js';
+import { computeAvailability, freeBusy, type AvailabilityParticipant, type AvailabilityQuery, type BusyInterval, type OpenHoursRule } from '../src/calendar/availability.js';
 import { eventTimeColumns } from '../src/calendar/event-mapper.js';
 import type { EventTime } from '../src/calendar/event-time.js';
 import { parseRecurrence } from '../src/calendar/ical.js';
 import { seriesInstances, storedRange } from '../src/calendar/recurrence.js';
 import type { Principal } from '../src/index.js';
 import { oracleAvailability } from '../test/src/calendar/availability-oracle.js';
-import { createTestCore } from '../test/helpers/service.js';
+import { createTestCore, startTestService, tempDir } from '../test/helpers/service.js';
+import { seedCalendars } from './calendar-seed.js';
 
 /** Deterministic pseudo-random numbers (mulberry32), so every run measures the same calendars. */
 function random(seed: number): () => number {
@@ -86,6 +94,35 @@ function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
 }
+
+/** The value below which `share` of the values lie (nearest rank). */
+function percentile(values: number[], share: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))]!;
+}
+
+/**
+ * Times `work` once cold, then `runs` times: first, median and p95 in milliseconds, and the median CPU time of
+ * this process (libSQL runs on the main thread), which other load on the machine disturbs less.
+ */
+async function timed(work: () => Promise<unknown> | unknown, runs: number): Promise<{ first: number; median: number; p95: number; cpu: number }> {
+  let started = performance.now();
+  await work();
+  const first = performance.now() - started;
+  const times: number[] = [];
+  const cpu: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const usage = process.cpuUsage();
+    started = performance.now();
+    await work();
+    times.push(performance.now() - started);
+    const used = process.cpuUsage(usage);
+    cpu.push((used.user + used.system) / 1000);
+  }
+  return { first, median: median(times), p95: percentile(times, 0.95), cpu: median(cpu) };
+}
+
+const load = () => loadavg().map((value) => value.toFixed(2)).join(' / ');
 
 function measure(query: AvailabilityQuery, runs: number): { first: number; median: number; slots: number } {
   let started = performance.now();
@@ -193,6 +230,115 @@ async function serviceFigures(figures: Record<string, number | string>): Promise
   }
 }
 
+/**
+ * Issue 6's benchmark end to end: realistic calendars in a real database, asked through the core and over HTTP,
+ * next to the engine alone and the minute-by-minute oracle on the same busy time, in the same run.
+ */
+export async function endToEndFigures(figures: Record<string, number | string>): Promise<void> {
+  const dir = tempDir('agentpost-bench-');
+  const db = await createDb({ url: `file:${join(dir.path, 'bench.db')}` });
+  const service = await startTestService({ deps: { db } });
+  try {
+    const core = service.core;
+    const principal: Principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
+    await core.domains.create(principal, { name: 'Bench', domain_address: 'e2e.agentpost.localhost' });
+    let started = performance.now();
+    const seeded = await seedCalendars(core, db, principal, { grants: 10, events: 2000, series: 200, days: 30, zones: ZONES, domain: 'e2e.agentpost.localhost' });
+    figures['e2e: seeding, s'] = (performance.now() - started) / 1000;
+    const { counts, window } = seeded;
+    figures['e2e: rows stored (series / overrides / single, all-day)'] = `${counts.rows.toLocaleString('en-US')} (${counts.series} / ${counts.overrides} / ${counts.singles}, ${counts.allDay})`;
+    const expectedBusy = [...seeded.expected.values()].reduce((sum, busy) => sum + busy.filter((interval) => interval.start < window.end && interval.end > window.start).length, 0);
+    figures['e2e: busy intervals in the window (expected)'] = expectedBusy;
+
+    const openHours = seeded.emails.map((_, index) => ({ days: WEEKDAYS, timezone: seeded.zones[index]!, start: index % 2 === 0 ? '8:00' : '9:30', end: index % 2 === 0 ? '17:00' : '18:30' }));
+    const request = (method: 'collective' | 'max-availability') => ({
+      start_time: window.start,
+      end_time: window.end,
+      duration_minutes: 30,
+      interval_minutes: 15,
+      participants: seeded.emails.map((email, index) => ({ email, open_hours: [{ ...openHours[index]!, exdates: [] }] })),
+      availability_rules: { buffer: { before: 5, after: 10 }, availability_method: method },
+    });
+    const oracleQuery = (method: 'collective' | 'max-availability'): AvailabilityQuery => ({
+      startTime: window.start,
+      endTime: window.end,
+      durationMinutes: 30,
+      intervalMinutes: 15,
+      roundTo: 15,
+      buffer: { before: 5, after: 10 },
+      method,
+      participants: seeded.emails.map((email, index) => ({ email, busy: seeded.expected.get(seeded.grantIds[index]!)!, openHours: [openHours[index]!], lastBookedAt: null })),
+      explain: false,
+    });
+
+    figures['e2e: load average (1 / 5 / 15 min), before'] = load();
+    const endToEnd: number[] = [];
+    for (const method of ['max-availability', 'collective'] as const) {
+      const input = request(method);
+      const core1 = await timed(() => core.availability.find(principal, input), 30);
+      figures[`e2e ${method}: core.availability.find ms, median`] = core1.median;
+      figures[`e2e ${method}: core.availability.find ms, p95`] = core1.p95;
+      figures[`e2e ${method}: core.availability.find ms, first call`] = core1.first;
+      figures[`e2e ${method}: core.availability.find CPU ms, median`] = core1.cpu;
+      endToEnd.push(core1.median);
+      const query = oracleQuery(method);
+      const engine = measure(query, 20);
+      figures[`e2e ${method}: engine alone (same busy time) ms, median`] = engine.median;
+      started = performance.now();
+      const expected = oracleAvailability(query);
+      const oracleMs = performance.now() - started;
+      figures[`e2e ${method}: oracle ms (minute by minute)`] = oracleMs;
+      figures[`e2e ${method}: oracle / end-to-end core call`] = oracleMs / core1.median;
+      const actual = await core.availability.find(principal, input);
+      const same =
+        JSON.stringify(actual.time_slots) === JSON.stringify(expected.timeSlots.map((slot) => ({ emails: slot.emails, start_time: slot.startTime, end_time: slot.endTime }))) &&
+        JSON.stringify(actual.order) === JSON.stringify(expected.order);
+      figures[`e2e ${method}: slots found`] = actual.time_slots.length;
+      figures[`e2e ${method}: service equals oracle`] = same ? 'yes' : 'NO';
+    }
+
+    const httpInput = request('max-availability');
+    const http = await timed(
+      () =>
+        service.nylas.calendars.getAvailability({
+          requestBody: {
+            startTime: httpInput.start_time,
+            endTime: httpInput.end_time,
+            durationMinutes: httpInput.duration_minutes,
+            intervalMinutes: httpInput.interval_minutes,
+            participants: httpInput.participants.map((participant) => ({ email: participant.email, openHours: participant.open_hours, calendarIds: [] })),
+            availabilityRules: { buffer: { before: 5, after: 10 }, availabilityMethod: 'max-availability' },
+          } as never,
+        }),
+      20,
+    );
+    figures['e2e max-availability over HTTP (nylas SDK): ms, median'] = http.median;
+    figures['e2e over HTTP: ms, p95'] = http.p95;
+    figures['target: end to end under 50 ms (median, core and HTTP)'] = [...endToEnd, http.median].every((ms) => ms < 50) ? 'met' : 'NOT met';
+
+    const freeBusyInput = { grant_id: seeded.emails[0]!, start_time: window.start, end_time: window.end, emails: seeded.emails };
+    const freeBusyTimes = await timed(() => core.availability.freeBusy(principal, freeBusyInput), 20);
+    figures['e2e get_free_busy (10 emails, 30 d): ms, median'] = freeBusyTimes.median;
+    figures['e2e get_free_busy: ms, p95'] = freeBusyTimes.p95;
+    const freeBusyResult = await core.availability.freeBusy(principal, freeBusyInput);
+    const freeBusySame = seeded.grantIds.every((grantId, index) => {
+      const entry = freeBusyResult.data[index]!;
+      const expected = freeBusy({ startTime: window.start, endTime: window.end }, seeded.expected.get(grantId)!);
+      return 'time_slots' in entry && JSON.stringify(entry.time_slots.map((slot) => [slot.start_time, slot.end_time])) === JSON.stringify(expected.map((block) => [block.startTime, block.endTime]));
+    });
+    figures['e2e get_free_busy equals expected busy time'] = freeBusySame ? 'yes' : 'NO';
+
+    const calendar = (await db.orm.select().from(tables.calendars).where(eq(tables.calendars.grantId, seeded.grantIds[0]!))).find((row) => row.isPrimary)!;
+    const listInput = { grant_id: seeded.grantIds[0]!, calendar_id: calendar.id, start: window.start, end: window.end, expand_recurring: true, limit: 200 };
+    const list = await timed(() => core.events.list(principal, listInput), 20);
+    figures['e2e list events expand_recurring (1 calendar, 30 d, 200): ms, median'] = list.median;
+    figures['e2e: load average (1 / 5 / 15 min), after'] = load();
+  } finally {
+    await service.close();
+    dir.remove();
+  }
+}
+
 export async function run(): Promise<Record<string, number | string>> {
   const figures: Record<string, number | string> = {};
 
@@ -224,5 +370,6 @@ export async function run(): Promise<Record<string, number | string>> {
   figures['large collective: engine equals oracle'] = largeOracle.same ? 'yes' : 'NO';
   figures['target: large under 50 ms (slot computation)'] = largeCollective.median < 50 && largeAnyEngine.median < 50 ? 'met' : 'NOT met';
   await serviceFigures(figures);
+  await endToEndFigures(figures);
   return figures;
 }

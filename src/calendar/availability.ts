@@ -245,7 +245,9 @@ function zoneSegments(timeZone: string, from: number, to: number): ZoneSegment[]
     const next = sampledOffset(timeZone, bucket + 1);
     if (next === current) continue;
     const at = transitionIn(timeZone, bucket, next);
-    if (at > start && at < to) {
+    // A change after the range (the last bucket reaches past `to`) must not leak into its last segment.
+    if (at >= to) break;
+    if (at > start) {
       segments.push({ start, end: at, offset: current });
       start = at;
     }

@@ -126,16 +126,44 @@ function overlapCondition(start: number, end: number): SQL {
   return and(lt(tables.events.rangeStart, end), or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)))!;
 }
 
+/**
+ * The columns an expanded window is computed from. Full rows (some 35 columns, JSON among them) are read only
+ * for the page returned: decoding them for every row of a busy month cost more than expanding its series.
+ */
+const expansionColumns = {
+  id: tables.events.id,
+  calendarId: tables.events.calendarId,
+  masterEventId: tables.events.masterEventId,
+  recurrence: tables.events.recurrence,
+  whenType: tables.events.whenType,
+  startTime: tables.events.startTime,
+  endTime: tables.events.endTime,
+  startTimezone: tables.events.startTimezone,
+  endTimezone: tables.events.endTimezone,
+  startDate: tables.events.startDate,
+  endDate: tables.events.endDate,
+  busy: tables.events.busy,
+  status: tables.events.status,
+};
+type ExpansionRow = Pick<EventRow, keyof typeof expansionColumns>;
+
+/**
+ * {@link overlapCondition} for reads that sort in memory (expanded windows): `range_end >= start` (implied, as
+ * ranges never end before they start) lets SQLite walk events_calendar_range_end_idx, skipping the calendar's
+ * history; the unary + keeps it off the range_start index, which would walk that history.
+ */
+function expandedWindowCondition(start: number, end: number): SQL {
+  return and(gte(tables.events.rangeEnd, start), sql`+${tables.events.rangeStart} < ${end}`, or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)))!;
+}
+
 /** One event or instance of an expanded window, with its UTC range; its wire form is built only when returned. */
 interface ExpandedItem {
   id: string;
   start: number;
   end: number;
-  row: EventRow;
+  row: ExpansionRow;
   instance?: { id: string; originalStart: number; when: EventTime };
 }
-
-const wireOf = (item: ExpandedItem): Event => toEvent(item.row, item.instance);
 
 /** The EXDATE line that removes the instance starting at `start` (a DATE for all-day series). */
 function exdateLine(when: EventTime, start: number): string {
@@ -204,7 +232,7 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
   }
 
   /** Expands stored rows into events for a window: series into instances (minus overrides), others as they are. */
-  async function expandRows(grant: GrantRow, rows: EventRow[], window: { start: number; end: number }): Promise<ExpandedItem[]> {
+  async function expandRows(grant: GrantRow, rows: ExpansionRow[], window: { start: number; end: number }): Promise<ExpandedItem[]> {
     const masters = rows.filter((row) => row.masterEventId === null && row.recurrence && row.recurrence.length > 0);
     const overridden = new Map<string, Set<number>>();
     for (let index = 0; index < masters.length; index += 500) {
@@ -212,7 +240,8 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       const overrides = await db.orm
         .select({ masterEventId: tables.events.masterEventId, originalStartTime: tables.events.originalStartTime })
         .from(tables.events)
-        .where(and(eq(tables.events.grantId, grant.id), inArray(tables.events.masterEventId, ids)));
+        // Unary +: the lookup goes by events_master_idx, not by the grant's index (all of its rows).
+        .where(and(sql`+${tables.events.grantId} = ${grant.id}`, inArray(tables.events.masterEventId, ids)));
       for (const override of overrides) {
         if (override.masterEventId === null || override.originalStartTime === null) continue;
         const set = overridden.get(override.masterEventId) ?? new Set<number>();
@@ -233,6 +262,20 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
     return items.sort((a, b) => a.start - b.start || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
+  /** The grant's full rows with these ids, by id. */
+  async function fullRows(grant: GrantRow, ids: string[]): Promise<Map<string, EventRow>> {
+    const rows = new Map<string, EventRow>();
+    for (let index = 0; index < ids.length; index += 500) {
+      const chunk = await db.orm
+        .select()
+        .from(tables.events)
+        // Unary +: by primary key, not by the grant's index (all of its rows).
+        .where(and(sql`+${tables.events.grantId} = ${grant.id}`, inArray(tables.events.id, ids.slice(index, index + 500))));
+      for (const row of chunk) rows.set(row.id, row);
+    }
+    return rows;
+  }
+
   const inbox = createInvitationInbox(deps, calendars, store);
 
   return {
@@ -248,7 +291,7 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       if (end <= start) throw bad('end', `the window ends (${end}) at or before it starts (${start}); end must be after start.`);
       if (input.expand_recurring && input.metadata_pair) throw bad('expand_recurring', 'cannot be combined with metadata_pair; filter by metadata without expanding.');
       const conditions: SQL[] = [eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, calendar.id), ...filterConditions(input)];
-      if (!input.metadata_pair) conditions.push(overlapCondition(start, end));
+      if (!input.metadata_pair) conditions.push(input.expand_recurring ? expandedWindowCondition(start, end) : overlapCondition(start, end));
 
       if (!input.expand_recurring) {
         conditions.push(input.master_event_id ? eq(tables.events.masterEventId, input.master_event_id) : isNull(tables.events.masterEventId));
@@ -270,7 +313,7 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       }
 
       if (input.master_event_id) conditions.push(or(eq(tables.events.id, input.master_event_id), eq(tables.events.masterEventId, input.master_event_id))!);
-      const rows = await db.orm.select().from(tables.events).where(and(...conditions)).orderBy(asc(tables.events.rangeStart), asc(tables.events.id)).limit(MAX_EXPANDED_ROWS);
+      const rows = await db.orm.select(expansionColumns).from(tables.events).where(and(...conditions)).orderBy(asc(tables.events.rangeStart), asc(tables.events.id)).limit(MAX_EXPANDED_ROWS);
       let items = await expandRows(grant, rows, { start, end });
       const after = decodeCursor(input.page_token, 2);
       if (after) {
@@ -280,7 +323,13 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       const more = items.length > limit;
       const page = items.slice(0, limit);
       const last = page[page.length - 1];
-      return { data: page.map(wireOf), ...(more && last ? { next_cursor: encodeCursor([last.start, last.id]) } : {}) };
+      const full = await fullRows(grant, [...new Set(page.map((item) => item.row.id))]);
+      // A row deleted between the two reads is left out of the page.
+      const data = page.flatMap((item) => {
+        const row = full.get(item.row.id);
+        return row ? [toEvent(row, item.instance)] : [];
+      });
+      return { data, ...(more && last ? { next_cursor: encodeCursor([last.start, last.id]) } : {}) };
     },
 
     /** One event, or one instance of a series by its instance id. */
@@ -512,7 +561,7 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       if (!grant) return [];
       const conditions: SQL[] = [eq(tables.events.grantId, grant.id), overlapCondition(window.start, window.end), ne(tables.events.status, 'cancelled')];
       if (calendarIds) conditions.push(inArray(tables.events.calendarId, calendarIds));
-      const rows = await db.orm.select().from(tables.events).where(and(...conditions)).limit(MAX_EXPANDED_ROWS);
+      const rows = await db.orm.select(expansionColumns).from(tables.events).where(and(...conditions)).limit(MAX_EXPANDED_ROWS);
       const items = await expandRows(grant, rows, window);
       return items.map(({ id, start, end, row }) => ({
         eventId: id,

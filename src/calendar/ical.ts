@@ -20,8 +20,10 @@ import {
   offsetAt,
   transitionsBetween,
   unixToDate,
+  wallSecondsAt,
   wallTimeAt,
   wallTimeToEpochAsUtc,
+  zonedWallSecondsToUnix,
   zonedWallTimeToEpoch,
   zoneMatchingOffsets,
   type OffsetTransition,
@@ -429,6 +431,17 @@ export function parseRecurrence(lines: readonly string[], when: EventTime): Resu
   }
   if (set.rules.length === 0 && set.rdates.length === 0) return { ok: false, error: 'give at least one RRULE (or RDATE) line.' };
   if (set.rules.length > 1) return { ok: false, error: 'only one RRULE line is allowed.' };
+  const rule = set.rules[0];
+  const byDay = (rule?.parts as Record<string, unknown[] | undefined> | undefined)?.BYDAY;
+  if (rule && rule.freq === 'DAILY' && rule.interval % 7 === 0 && byDay && byDay.length > 0) {
+    // Every 7·n days lands on DTSTART's weekday only; ical.js would search forever for another one.
+    const range = utcRange(when);
+    const first = isAllDay(when) ? range.start : wallSecondsAt(zone, range.start);
+    const weekday = Object.keys(WEEKDAY_INDEX).find((name) => WEEKDAY_INDEX[name] === weekdayOfDay(Math.floor(first / DAY_SECONDS)))!;
+    if (!byDay.some((day) => String(day).endsWith(weekday))) {
+      return { ok: false, error: `RRULE FREQ=DAILY;INTERVAL=${rule.interval} only ever lands on the start's weekday (${weekday}), which BYDAY=${byDay.join(',')} leaves out; add ${weekday} to BYDAY or use FREQ=WEEKLY.` };
+    }
+  }
   return { ok: true, value: set };
 }
 
@@ -519,11 +532,257 @@ export interface Expansion {
   truncated: boolean;
 }
 
+const DAY_SECONDS = 86_400;
+
+/** Weekday of a day number (days since 1970-01-01, a Thursday): 0 = Sunday … 6 = Saturday. */
+const weekdayOfDay = (day: number) => (((day + 4) % 7) + 7) % 7;
+
 /**
- * The occurrences of a series that overlap `[windowStart, windowEnd)` (unix seconds), with EXDATEs removed
- * and RDATEs added. Rules run in the event's wall-clock time, so a 09:00 meeting stays at 09:00 across a
- * DST change. Bounded by {@link EXPANSION_LIMITS}: an unbounded rule over a huge window is cut off, not hung.
+ * A DAILY or WEEKLY rule as plain day arithmetic: its days are `base + period·m + offsets[i]` (m ≥ 0, each
+ * `>= firstDay`), at `timeOfDay` wall-clock seconds. Exactly what the ical.js iterator yields for such rules
+ * (checked against it by a property test), without stepping through the series from its first day.
  */
+interface ArithmeticRule {
+  kind: 'arithmetic';
+  /** Day number (wall date) of DTSTART. */
+  firstDay: number;
+  timeOfDay: number;
+  base: number;
+  period: number;
+  offsets: number[];
+  /** Days of the first period before DTSTART (not occurrences; they shift COUNT indices). */
+  skipped: number;
+  /** DTSTART is an occurrence of its own that the rule's days do not contain (a DAILY rule whose BYDAY misses it). */
+  extraStart: boolean;
+  count: number | undefined;
+  /** Last allowed occurrence, as wall-clock seconds since 1970 (UNTIL in the event's wall time). */
+  untilWall: number | undefined;
+}
+
+/** A rule the ical.js iterator expands (anything {@link ArithmeticRule} does not cover). */
+interface IteratorRule {
+  kind: 'iterator';
+  /** The rule with UNTIL in the event's wall time; never mutated. */
+  local: ICalRecur;
+}
+
+/**
+ * A series' recurrence prepared once for any number of windows ({@link expandPrepared}): the derived rule
+ * data and EXDATE/RDATE lookups. Immutable, so callers may cache it by the series' content (time + lines).
+ */
+export interface PreparedExpansion {
+  readonly when: EventTime;
+  readonly rangeStart: number;
+  readonly duration: number;
+  readonly zone: string;
+  readonly allDay: boolean;
+  readonly excluded: ReadonlySet<number>;
+  readonly excludedDates: ReadonlySet<string>;
+  readonly rdates: readonly number[];
+  readonly rules: readonly (ArithmeticRule | IteratorRule)[];
+}
+
+/** Wall-clock seconds since 1970 of a floating or date ICAL.Time (a date counts from 00:00). */
+function wallSecondsOf(time: ICalTime): number {
+  return wallTimeToEpochAsUtc(time.isDate ? { year: time.year, month: time.month, day: time.day, hour: 0, minute: 0, second: 0 } : wallOf(time)) / 1000;
+}
+
+/** ICAL.Time weekday numbers (SU = 1 … SA = 7) → 0 = Sunday … 6 = Saturday. */
+const ICAL_WEEKDAY_OFFSET = 1;
+const PLAIN_WEEKDAY = /^(MO|TU|WE|TH|FR|SA|SU)$/;
+
+/** The arithmetic form of a rule, or undefined when only the iterator can expand it. */
+function arithmeticRule(rule: ICalRecur, local: ICalRecur, firstDay: number, timeOfDay: number): ArithmeticRule | undefined {
+  const freq = rule.freq as string;
+  if (freq !== 'DAILY' && freq !== 'WEEKLY') return undefined;
+  const parts = rule.parts as Record<string, (number | string)[] | undefined>;
+  for (const [name, values] of Object.entries(parts)) if (values && values.length > 0 && name !== 'BYDAY') return undefined;
+  const byDay = parts.BYDAY && parts.BYDAY.length > 0 ? parts.BYDAY.map(String) : undefined;
+  if (byDay && !byDay.every((day) => PLAIN_WEEKDAY.test(day))) return undefined;
+  const weekdays = byDay ? new Set(byDay.map((day) => WEEKDAY_INDEX[day]!)) : undefined;
+  const interval = rule.interval;
+  if (!Number.isInteger(interval) || interval < 1) return undefined;
+  let untilWall: number | undefined;
+  if (local.until) {
+    untilWall = wallSecondsOf(local.until);
+    // An UNTIL before DTSTART: the iterator yields nothing; leave that corner to it.
+    if (untilWall < firstDay * DAY_SECONDS + timeOfDay) return undefined;
+  }
+  const count = rule.count ? rule.count : undefined;
+  const firstWeekday = weekdayOfDay(firstDay);
+  if (freq === 'DAILY') {
+    if (!weekdays) return { kind: 'arithmetic', firstDay, timeOfDay, base: firstDay, period: interval, offsets: [0], skipped: 0, extraStart: false, count, untilWall };
+    // The weekday pattern of every `interval` days repeats after 7·interval days (interval if it is a multiple of 7).
+    const period = interval % 7 === 0 ? interval : interval * 7;
+    const offsets: number[] = [];
+    // No offsets (BYDAY misses DTSTART's weekday and INTERVAL is a multiple of 7; parseRecurrence refuses such
+    // rules): DTSTART alone, where the ical.js iterator would search forever.
+    for (let offset = 0; offset < period; offset += interval) if (weekdays.has(weekdayOfDay(firstDay + offset))) offsets.push(offset);
+    return { kind: 'arithmetic', firstDay, timeOfDay, base: firstDay, period, offsets, skipped: 0, extraStart: !weekdays.has(firstWeekday), count, untilWall };
+  }
+  const weekStart = (typeof rule.wkst === 'number' ? rule.wkst : 2) - ICAL_WEEKDAY_OFFSET;
+  const base = firstDay - ((firstWeekday - weekStart + 7) % 7);
+  const offsets = [...(weekdays ?? new Set([firstWeekday]))].map((weekday) => (weekday - weekStart + 7) % 7).sort((a, b) => a - b);
+  const skipped = offsets.filter((offset) => base + offset < firstDay).length;
+  return { kind: 'arithmetic', firstDay, timeOfDay, base, period: 7 * interval, offsets, skipped, extraStart: false, count, untilWall };
+}
+
+/** Prepares a series' recurrence for {@link expandPrepared}. */
+export function prepareExpansion(when: EventTime, recurrence: RecurrenceSet): PreparedExpansion {
+  const range = utcRange(when);
+  const allDay = isAllDay(when);
+  const zone = startTimeZone(when);
+  const firstWall = allDay ? range.start : wallSecondsAt(zone, range.start);
+  const firstDay = Math.floor(firstWall / DAY_SECONDS);
+  const timeOfDay = firstWall - firstDay * DAY_SECONDS;
+  return {
+    when,
+    rangeStart: range.start,
+    duration: range.end - range.start,
+    zone,
+    allDay,
+    excluded: new Set(recurrence.exdates.filter((exdate) => exdate.date === undefined || allDay).map((exdate) => exdate.unix)),
+    excludedDates: new Set(recurrence.exdates.filter((exdate) => exdate.date !== undefined && !allDay).map((exdate) => exdate.date!)),
+    rdates: recurrence.rdates.map((rdate) => rdate.unix),
+    rules: recurrence.rules.map((rule) => {
+      const local = localRule(rule, when);
+      return arithmeticRule(rule, local, firstDay, timeOfDay) ?? { kind: 'iterator', local };
+    }),
+  };
+}
+
+/**
+ * The occurrences found for one window. A class rather than closures: expansion runs once per series per
+ * request, and each closure created costs (tsx keeps function names by defining a property on each).
+ */
+class Occurrences {
+  readonly found = new Set<number>();
+  constructor(
+    readonly prepared: PreparedExpansion,
+    readonly windowStart: number,
+    readonly windowEnd: number,
+    readonly maxOccurrences: number,
+  ) {}
+
+  overlaps(start: number): boolean {
+    const { duration } = this.prepared;
+    return start < this.windowEnd && (start + duration > this.windowStart || (duration === 0 && start >= this.windowStart));
+  }
+
+  isExcluded(start: number): boolean {
+    const { excluded, excludedDates, zone } = this.prepared;
+    return excluded.has(start) || (excludedDates.size > 0 && excludedDates.has(formatDate(wallTimeAt(zone, start * 1000))));
+  }
+
+  /** Keeps `start` when it overlaps the window and is not excluded; true once the cap is reached. */
+  consider(start: number): boolean {
+    if (this.overlaps(start) && !this.isExcluded(start)) {
+      this.found.add(start);
+      if (this.found.size >= this.maxOccurrences) return true;
+    }
+    return false;
+  }
+}
+
+/** Offers each occurrence of an arithmetic rule up to the window's end; true when the cap was reached. */
+function expandArithmetic(occurrences: Occurrences, rule: ArithmeticRule, firstCandidateDay: number, lastCandidateDay: number): boolean {
+  const { allDay, zone } = occurrences.prepared;
+  const { windowEnd } = occurrences;
+  if (rule.extraStart && occurrences.consider(allDay ? rule.firstDay * DAY_SECONDS : zonedWallSecondsToUnix(zone, rule.firstDay * DAY_SECONDS + rule.timeOfDay))) return true;
+  const perPeriod = rule.offsets.length;
+  if (perPeriod === 0) return false;
+  const shift = rule.extraStart ? 1 - rule.skipped : -rule.skipped;
+  for (let period = Math.max(0, Math.floor((firstCandidateDay - rule.base) / rule.period)); ; period++) {
+    const periodStart = rule.base + period * rule.period;
+    if (periodStart > lastCandidateDay) return false;
+    for (let position = 0; position < perPeriod; position++) {
+      const day = periodStart + rule.offsets[position]!;
+      if (day < rule.firstDay) continue;
+      if (rule.count !== undefined && period * perPeriod + position + shift >= rule.count) return false;
+      const wall = day * DAY_SECONDS + rule.timeOfDay;
+      if (rule.untilWall !== undefined && wall > rule.untilWall) return false;
+      const start = allDay ? day * DAY_SECONDS : zonedWallSecondsToUnix(zone, wall);
+      if (start >= windowEnd) return false;
+      if (occurrences.consider(start)) return true;
+    }
+  }
+}
+
+/** The same through the ical.js iterator; true when a cap (occurrences or iterations) was reached. */
+function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations: number, iterations: { count: number }): boolean {
+  const { when, duration } = occurrences.prepared;
+  const dtstart = startValue(when);
+  const shifted = fastForward(rule, dtstart, occurrences.windowStart - duration, when);
+  const checkFirst = shifted !== dtstart;
+  let iterator;
+  try {
+    iterator = rule.iterator(shifted);
+  } catch {
+    return false;
+  }
+  let first = true;
+  for (;;) {
+    if (++iterations.count > maxIterations) return true;
+    let next: ICalTime | null;
+    try {
+      next = iterator.next();
+    } catch {
+      return false;
+    }
+    if (!next) return false;
+    if (first && checkFirst && next.compare(shifted) === 0 && !startMatchesFilters(rule, shifted)) {
+      first = false;
+      continue;
+    }
+    first = false;
+    const start = occurrenceUnix(next, when);
+    if (start >= occurrences.windowEnd) return false;
+    if (occurrences.consider(start)) return true;
+  }
+}
+
+function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: { maxOccurrences: number; maxIterations: number }): Expansion {
+  const occurrences = new Occurrences(prepared, windowStart, windowEnd, limits.maxOccurrences);
+  const { found } = occurrences;
+  let truncated = false;
+  const iterations = { count: 0 };
+  // Wall clocks are within a day of UTC, so occurrences in the window fall on these wall days.
+  const firstCandidateDay = Math.floor((windowStart - prepared.duration) / DAY_SECONDS) - 2;
+  const lastCandidateDay = Math.floor(windowEnd / DAY_SECONDS) + 2;
+  for (const rule of prepared.rules) {
+    const capped =
+      rule.kind === 'arithmetic'
+        ? expandArithmetic(occurrences, rule, firstCandidateDay, lastCandidateDay)
+        : expandIterator(occurrences, rule.local, limits.maxIterations, iterations);
+    if (capped) {
+      truncated = true;
+      break;
+    }
+  }
+  for (const rdate of prepared.rdates) {
+    if (found.size >= limits.maxOccurrences) {
+      truncated = true;
+      break;
+    }
+    if (occurrences.overlaps(rdate) && !occurrences.isExcluded(rdate)) found.add(rdate);
+  }
+  // The series' own first instance, when its rule does not produce it (RDATE-only series).
+  if (prepared.rules.length === 0 && occurrences.overlaps(prepared.rangeStart) && !occurrences.isExcluded(prepared.rangeStart)) found.add(prepared.rangeStart);
+  return { starts: found.size === 0 ? [] : [...found].sort((a, b) => a - b), truncated };
+}
+
+/**
+ * The occurrences of a prepared series that overlap `[windowStart, windowEnd)` (unix seconds), with EXDATEs
+ * removed and RDATEs added. Rules run in the event's wall-clock time, so a 09:00 meeting stays at 09:00 across a
+ * DST change. DAILY and WEEKLY rules without other BY parts are computed by day arithmetic, starting at the
+ * window; other rules step through the ical.js iterator. Bounded by {@link EXPANSION_LIMITS}: an unbounded rule
+ * over a huge window is cut off, not hung.
+ */
+export function expandPrepared(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: { maxOccurrences: number; maxIterations: number } = EXPANSION_LIMITS): Expansion {
+  return expandWith(prepared, windowStart, windowEnd, limits);
+}
+
+/** {@link expandPrepared} for a series not prepared beforehand. */
 export function expandOccurrences(
   when: EventTime,
   recurrence: RecurrenceSet,
@@ -531,68 +790,23 @@ export function expandOccurrences(
   windowEnd: number,
   limits: { maxOccurrences: number; maxIterations: number } = EXPANSION_LIMITS,
 ): Expansion {
-  const range = utcRange(when);
-  const duration = range.end - range.start;
-  const overlaps = (start: number) => start < windowEnd && (start + duration > windowStart || (duration === 0 && start >= windowStart));
-  const excluded = new Set(recurrence.exdates.filter((exdate) => exdate.date === undefined || isAllDay(when)).map((exdate) => exdate.unix));
-  const excludedDates = new Set(recurrence.exdates.filter((exdate) => exdate.date !== undefined && !isAllDay(when)).map((exdate) => exdate.date!));
-  const zone = startTimeZone(when);
-  const isExcluded = (start: number) =>
-    excluded.has(start) || (excludedDates.size > 0 && excludedDates.has(formatDate(wallTimeAt(zone, start * 1000))));
+  return expandPrepared(prepareExpansion(when, recurrence), windowStart, windowEnd, limits);
+}
 
-  const found = new Set<number>();
-  let truncated = false;
-  let iterations = 0;
-  const dtstart = startValue(when);
-  for (const rule of recurrence.rules) {
-    const local = localRule(rule, when);
-    const shifted = fastForward(local, dtstart, windowStart - duration, when);
-    const checkFirst = shifted !== dtstart;
-    let iterator;
-    try {
-      iterator = local.iterator(shifted);
-    } catch {
-      continue;
-    }
-    let first = true;
-    for (;;) {
-      if (++iterations > limits.maxIterations) {
-        truncated = true;
-        break;
-      }
-      let next: ICalTime | null;
-      try {
-        next = iterator.next();
-      } catch {
-        break;
-      }
-      if (!next) break;
-      if (first && checkFirst && next.compare(shifted) === 0 && !startMatchesFilters(local, shifted)) {
-        first = false;
-        continue;
-      }
-      first = false;
-      const start = occurrenceUnix(next, when);
-      if (start >= windowEnd) break;
-      if (overlaps(start) && !isExcluded(start)) {
-        found.add(start);
-        if (found.size >= limits.maxOccurrences) {
-          truncated = true;
-          break;
-        }
-      }
-    }
-  }
-  for (const rdate of recurrence.rdates) {
-    if (found.size >= limits.maxOccurrences) {
-      truncated = true;
-      break;
-    }
-    if (overlaps(rdate.unix) && !isExcluded(rdate.unix)) found.add(rdate.unix);
-  }
-  // The series' own first instance, when its rule does not produce it (RDATE-only series).
-  if (recurrence.rules.length === 0 && overlaps(range.start) && !isExcluded(range.start)) found.add(range.start);
-  return { starts: [...found].sort((a, b) => a - b), truncated };
+/**
+ * The same expansion with every rule stepped through the ical.js iterator: the reference the day arithmetic
+ * is tested against.
+ */
+export function expandOccurrencesByIterator(
+  when: EventTime,
+  recurrence: RecurrenceSet,
+  windowStart: number,
+  windowEnd: number,
+  limits: { maxOccurrences: number; maxIterations: number } = EXPANSION_LIMITS,
+): Expansion {
+  const prepared = prepareExpansion(when, recurrence);
+  const rules = prepared.rules.map((rule, index): IteratorRule => (rule.kind === 'iterator' ? rule : { kind: 'iterator', local: localRule(recurrence.rules[index]!, when) }));
+  return expandWith({ ...prepared, rules }, windowStart, windowEnd, limits);
 }
 
 /**

@@ -151,17 +151,34 @@ function offsetsOfYear(timeZone: string, year: number): { startOffset: number; t
   return entry;
 }
 
+/**
+ * Per zone, the constant-offset stretch the last lookup fell in: recurrence expansion asks for many instants a
+ * week or a day apart, nearly all in the same stretch.
+ */
+const lastStretch = new Map<string, { start: number; end: number; offset: number }>();
+
 /** UTC offset of `timeZone` at the instant `epochMs`, in milliseconds (east positive: New York in winter is −5 h). */
 export function offsetAt(timeZone: string, epochMs: number): number {
+  const last = lastStretch.get(timeZone);
+  if (last !== undefined && epochMs >= last.start && epochMs < last.end) return last.offset;
   const year = new Date(epochMs).getUTCFullYear();
   // Outside the years calendars use, ask Intl each time rather than cache whole years.
   if (!(year >= 1800 && year <= 2600)) return rawOffsetAt(timeZone, epochMs);
   const { startOffset, transitions } = offsetsOfYear(timeZone, year);
   let offset = startOffset;
+  let start = Date.UTC(year, 0, 1);
+  let end = Date.UTC(year + 1, 0, 1);
   for (const transition of transitions) {
-    if (epochMs >= transition.epochMs) offset = transition.offsetTo;
-    else break;
+    if (epochMs >= transition.epochMs) {
+      offset = transition.offsetTo;
+      start = transition.epochMs;
+    } else {
+      end = transition.epochMs;
+      break;
+    }
   }
+  if (lastStretch.size > 1_000) lastStretch.clear();
+  lastStretch.set(timeZone, { start, end, offset });
   return offset;
 }
 
@@ -181,6 +198,28 @@ export function zonedWallTimeToEpoch(timeZone: string, wall: WallTime): number {
     .filter((epoch) => offsetAt(timeZone, epoch) === asUtc - epoch)
     .sort((a, b) => a - b);
   return candidates[0] ?? asUtc - before;
+}
+
+/**
+ * {@link zonedWallTimeToEpoch} for a wall time given as whole seconds since 1970-01-01T00:00 wall time, in unix
+ * seconds, without allocating: recurrence expansion runs it once per occurrence.
+ */
+export function zonedWallSecondsToUnix(timeZone: string, wallSeconds: number): number {
+  const asUtc = wallSeconds * 1000;
+  const before = offsetAt(timeZone, asUtc - DAY_MS);
+  const after = offsetAt(timeZone, asUtc + DAY_MS);
+  const first = asUtc - before;
+  if (before === after) return Math.floor(first / 1000);
+  const second = asUtc - after;
+  const firstValid = offsetAt(timeZone, first) === before;
+  const secondValid = offsetAt(timeZone, second) === after;
+  const epoch = firstValid && secondValid ? Math.min(first, second) : secondValid ? second : first;
+  return Math.floor(epoch / 1000);
+}
+
+/** The wall clock in `timeZone` at unix second `unix`, as whole seconds since 1970-01-01T00:00 wall time. */
+export function wallSecondsAt(timeZone: string, unix: number): number {
+  return unix + Math.round(offsetAt(timeZone, unix * 1000) / 1000);
 }
 
 /** `YYYY-MM-DD` of a wall time or epoch date part. */

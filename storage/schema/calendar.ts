@@ -91,6 +91,33 @@ export const events = sqliteTable(
   },
   (table) => [
     index('events_calendar_range_idx').on(table.calendarId, table.rangeStart, table.id),
+    /**
+     * Window reads for free/busy and availability: past events end before the window, so scanning by end
+     * skips a calendar's history (which only grows), and range_start is checked in the index.
+     */
+    index('events_calendar_range_end_idx').on(table.calendarId, table.rangeEnd, table.rangeStart),
+    /** Series masters only (a few percent of rows), for expanding a calendar's series in a window. */
+    index('events_series_range_idx').on(table.calendarId, table.rangeEnd).where(sql`${table.recurrence} is not null`),
+    /**
+     * Busy time of single events (all rows but series masters) without reading the rows: every column free/busy
+     * and availability need, and whether the participants mention a "no" at all (only those rows are read).
+     */
+    index('events_single_busy_idx')
+      .on(
+        table.calendarId,
+        table.rangeEnd,
+        table.rangeStart,
+        table.busy,
+        table.status,
+        table.whenType,
+        table.startTime,
+        table.endTime,
+        table.startDate,
+        table.endDate,
+        // No commas in here: drizzle-kit splits index expressions at them.
+        sql`(${table.participants} glob '*"no"*')`,
+      )
+      .where(sql`${table.recurrence} is null`),
     index('events_grant_range_idx').on(table.grantId, table.rangeStart, table.rangeEnd),
     index('events_grant_uid_idx').on(table.grantId, table.icalUid),
     index('events_master_idx').on(table.masterEventId, table.originalStartTime),

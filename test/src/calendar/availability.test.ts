@@ -133,6 +133,21 @@ describe('availability across daylight-saving changes', () => {
     expect(wallTimeToInstant('2025-11-02', '1:30', 'America/New_York')).toBe(at('2025-11-02T05:30:00Z'));
     expect(wallTimeToInstant('2025-04-06', '1:45', 'Australia/Lord_Howe')).toBe(at('2025-04-05T14:45:00Z'));
   });
+
+  it('a change just past the computed range does not shift the times before it (London springs forward 2025-03-30T01:00Z)', () => {
+    // Each of these looks at offsets up to two days past its date; the change lies a few hours beyond that.
+    expect(allDayInterval('2025-03-27', '2025-03-27', 'Europe/London')).toEqual({ start: at('2025-03-27T00:00:00Z'), end: at('2025-03-28T00:00:00Z') });
+    expect(wallTimeToInstant('2025-03-27', '9:00', 'Europe/London')).toBe(at('2025-03-27T09:00:00Z'));
+    const query: AvailabilityQuery = {
+      startTime: at('2025-03-26T00:00:00Z'),
+      endTime: at('2025-03-27T23:00:00Z'),
+      durationMinutes: 60,
+      intervalMinutes: 60,
+      participants: [person('a@x.test', { openHours: [rule('Europe/London', '9:00', '11:00')] })],
+    };
+    expect(starts(query)).toEqual(['2025-03-26T09:00Z', '2025-03-26T10:00Z', '2025-03-27T09:00Z', '2025-03-27T10:00Z']);
+    expect(oracleAvailability(query).timeSlots).toEqual(computeAvailability(query).timeSlots);
+  });
 });
 
 describe('participants in three time zones', () => {

@@ -269,10 +269,12 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
     expect((await events.list(principal, peerWindow)).data).toEqual([]);
   });
 
-  it('reports send_ics_error when no mail transport is configured', async () => {
+  it('queues the iMIP REPLY to the organizer on the outbound mail path (the core wires its invitation sender)', async () => {
     const [outcome] = await core.events.applyInvitation(peer, { sender: 'bob@contoso.example', ics: fixture('outlook-windows-tz.ics') });
     const result = await core.events.sendRsvp(principal, { grant_id: peer.id, calendar_id: 'primary', event_id: outcome!.eventId!, status: 'maybe' });
-    expect(result.send_ics_error).toMatchObject({ type: 'not_configured' });
+    expect(result.send_ics_error).toBeUndefined();
+    const queued = await core.deps.db.orm.select().from(tables.outboundRecipients).where(eq(tables.outboundRecipients.email, 'bob@contoso.example'));
+    expect(queued.map((row) => row.route)).toEqual(['remote']);
     expect((await core.events.find(principal, { grant_id: peer.id, calendar_id: 'primary', event_id: outcome!.eventId! })).participants.find((participant) => participant.email === PEER)).toMatchObject({ status: 'maybe' });
   });
 });
