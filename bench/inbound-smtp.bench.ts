@@ -1,8 +1,10 @@
 /**
  * Durable SMTP ingest: 10 KB messages from Postfix's `smtp-source` (one message per connection, 8 and 20
- * concurrent sessions), each parsed and committed (synchronous=FULL) before its 250. Measured in the same run
- * against (a) Postfix itself accepting into its queue and delivering to Maildir on this machine, and (b) our own
- * listener with a handler that discards the data (the smtp-server ceiling).
+ * concurrent sessions), each parsed (worker threads) and committed by the mail writer thread (synchronous=FULL,
+ * group commit) before its 250. Measured in the same run against (a) Postfix itself accepting into its queue and
+ * delivering to Maildir on this machine, and (b) our own listener with a handler that discards the data (the
+ * smtp-server ceiling). Also printed: the CPU time of this process per message (all its threads; smtp-source and
+ * Postfix are other processes) and the load average, since other work on the machine moves every figure.
  *
  * Needs `smtp-source` (Debian: `apt-get install postfix`). The Postfix reference needs root: it sets
  * `home_mailbox = Maildir/`, creates the local user `agentpostbench`, and starts Postfix on 127.0.0.1:25 for the
@@ -10,7 +12,7 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { count } from 'drizzle-orm';
 import { startService } from '../server/main.js';
@@ -18,7 +20,12 @@ import { loadConfig, startInboundSmtp, type InboundService } from '../src/index.
 import { tables } from '../storage/index.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
-const WARM_UP = 200;
+/**
+ * Messages sent before each measured run (to each of the three servers): enough for V8 to finish optimising the
+ * hot paths of the listener, the parser threads and the writer thread (with 200, the first measured run still
+ * paid for compilation: about 0.5 ms of CPU per message more).
+ */
+const WARM_UP = 1000;
 const SIZE = 10_240;
 const SESSIONS = [8, 20];
 const API_KEY = 'agp_bench_key_for_the_default_application';
@@ -52,6 +59,14 @@ function smtpSource(binary: string, port: number, messages: number, sessions: nu
 
 const rate = (messages: number, seconds: number) => Math.round(messages / seconds);
 
+/** Runs smtp-source and also returns the CPU time this process spent per message meanwhile (ms). */
+async function measured(binary: string, port: number, sessions: number, to: string): Promise<{ rate: number; cpuMs: number }> {
+  const before = process.cpuUsage();
+  const seconds = await smtpSource(binary, port, MESSAGES, sessions, to);
+  const used = process.cpuUsage(before);
+  return { rate: rate(MESSAGES, seconds), cpuMs: Math.round(((used.user + used.system) / 1000 / MESSAGES) * 100) / 100 };
+}
+
 /** (b) the ceiling: our listener (same options, no greeting delay) with an onData that drops the message. */
 async function discardCeiling(binary: string, out: Record<string, number | string>) {
   const inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'> = {
@@ -62,7 +77,11 @@ async function discardCeiling(binary: string, out: Record<string, number | strin
   const listener = await startInboundSmtp({ inbound, logger: silent, host: '127.0.0.1', port: 0 });
   try {
     await smtpSource(binary, listener.port, WARM_UP, 8, RECIPIENT);
-    for (const sessions of SESSIONS) out[`discard ceiling, -s ${sessions} (msg/s)`] = rate(MESSAGES, await smtpSource(binary, listener.port, MESSAGES, sessions, RECIPIENT));
+    for (const sessions of SESSIONS) {
+      const result = await measured(binary, listener.port, sessions, RECIPIENT);
+      out[`discard ceiling, -s ${sessions} (msg/s)`] = result.rate;
+      out[`discard CPU, -s ${sessions} (ms/msg, this process)`] = result.cpuMs;
+    }
   } finally {
     await listener.close();
   }
@@ -79,13 +98,14 @@ async function agentpost(binary: string, out: Record<string, number | string>) {
     await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });
     const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: RECIPIENT } }) });
     if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
-    out['agentpost durability'] = 'group commit, WAL fdatasync before each 250';
+    out['agentpost durability'] = 'writer thread, group commit, synchronous=FULL before each 250';
     await smtpSource(binary, service.smtpPort, WARM_UP, 8, RECIPIENT);
     let expected = WARM_UP;
     for (const sessions of SESSIONS) {
-      const seconds = await smtpSource(binary, service.smtpPort, MESSAGES, sessions, RECIPIENT);
+      const result = await measured(binary, service.smtpPort, sessions, RECIPIENT);
       expected += MESSAGES;
-      out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = rate(MESSAGES, seconds);
+      out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = result.rate;
+      out[`agentpost CPU, -s ${sessions} (ms/msg, this process)`] = result.cpuMs;
     }
     const [stored] = await service.core.deps.db.orm.select({ n: count() }).from(tables.messages);
     out['agentpost messages stored / acknowledged'] = `${stored!.n} / ${expected}`;
@@ -138,9 +158,10 @@ async function postfix(binary: string, out: Record<string, number | string>) {
   };
   clean();
   await smtpSource(binary, 25, WARM_UP, 8, to);
+  const warmedUp = Date.now() + 120_000;
+  while (maildirCount(maildir) < WARM_UP && Date.now() < warmedUp) await new Promise((resolve) => setTimeout(resolve, 100));
   for (const sessions of SESSIONS) {
     const deadline = Date.now() + 120_000;
-    while (maildirCount(maildir) < WARM_UP && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     clean();
     const started = performance.now();
     const accepted = await smtpSource(binary, 25, MESSAGES, sessions, to);
@@ -157,7 +178,8 @@ async function postfix(binary: string, out: Record<string, number | string>) {
 export async function run(): Promise<Record<string, number | string>> {
   const binary = which('smtp-source');
   if (!binary) return { skipped: 'smtp-source not found (Debian: apt-get install postfix)' };
-  const out: Record<string, number | string> = { messages: MESSAGES, 'message size (bytes)': SIZE, 'connections per message': 1 };
+  const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+  const out: Record<string, number | string> = { messages: MESSAGES, 'message size (bytes)': SIZE, 'connections per message': 1, 'load average at start (1/5/15 min)': load() };
   await discardCeiling(binary, out);
   await agentpost(binary, out);
   try {
@@ -165,6 +187,7 @@ export async function run(): Promise<Record<string, number | string>> {
   } catch (error) {
     out['postfix'] = `failed: ${String(error).slice(0, 200)}`;
   }
+  out['load average at end (1/5/15 min)'] = load();
   for (const sessions of SESSIONS) {
     const ours = out[`agentpost durable ingest, -s ${sessions} (msg/s)`];
     const ceiling = out[`discard ceiling, -s ${sessions} (msg/s)`];

@@ -65,6 +65,44 @@ async function readJsonBody(c: Context<AppEnv>): Promise<Record<string, unknown>
   return body as Record<string, unknown>;
 }
 
+/** Form fields that carry the request's JSON in a multipart body (the nylas SDK sends `message`, Nylas' spec `draft`). */
+const MULTIPART_JSON_FIELDS = ['message', 'draft'];
+
+/**
+ * A `multipart/form-data` request as the nylas SDK sends large attachments: the JSON of the request in the
+ * `message` field, and one file part per attachment, named by its content id (or `file<n>`). The files become
+ * `attachments` entries with Base64 content, so the operation's input schema checks them as it does JSON.
+ */
+async function readMultipartBody(c: Context<AppEnv>, jsonField: string): Promise<Record<string, unknown>> {
+  let form: FormData;
+  try {
+    form = await c.req.formData();
+  } catch {
+    throw new AppError('invalid_request', 'body: error parsing the multipart/form-data body.');
+  }
+  let body: Record<string, unknown> = {};
+  const json = [jsonField, ...MULTIPART_JSON_FIELDS].map((name) => form.get(name)).find((value) => typeof value === 'string');
+  if (typeof json === 'string' && json.trim() !== '') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(json);
+    } catch {
+      throw new AppError('invalid_request', `${jsonField}: the form field must hold the request as a JSON object; it did not parse.`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AppError('invalid_request', `${jsonField}: the form field must hold a JSON object.`);
+    body = parsed as Record<string, unknown>;
+  }
+  const attachments: unknown[] = Array.isArray(body.attachments) ? [...(body.attachments as unknown[])] : [];
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') continue;
+    const content = Buffer.from(await value.arrayBuffer()).toString('base64');
+    const generic = /^file\d*$/.test(name) || name === 'attachment' || name === 'attachments';
+    attachments.push({ filename: value.name || name, content_type: value.type || 'application/octet-stream', content, size: value.size, ...(generic ? {} : { content_id: name }) });
+  }
+  if (attachments.length > 0) body.attachments = attachments;
+  return body;
+}
+
 /** Registers one operation on the app. */
 export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation): void {
   const binding = operation.http;
@@ -72,7 +110,8 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation): void 
   const hasBody = binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH';
   app.on(binding.method, binding.path, async (c) => {
     const query = coerceQuery(operation.input, new URL(c.req.url));
-    const body = hasBody ? await readJsonBody(c) : {};
+    const multipart = hasBody && binding.multipart !== undefined && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
+    const body = multipart ? await readMultipartBody(c, binding.multipart!) : hasBody ? await readJsonBody(c) : {};
     const input = { ...query, ...body, ...c.req.param() };
     const idempotencyKey = c.req.header('idempotency-key');
     const result = (await runOperation(operation, c.get('core'), input, {
@@ -81,7 +120,7 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation): void 
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     })) as Record<string, unknown>;
     const requestId = c.get('requestId');
-    const status = binding.status ?? 200;
+    const status = binding.statusOf?.(result) ?? binding.status ?? 200;
     switch (binding.envelope ?? 'data') {
       case 'empty':
         return c.json({ request_id: requestId }, status);

@@ -18,6 +18,8 @@ import type { AppEnv } from './types.js';
 
 /** JSON requests are limited to 3 MB, as in Nylas v3 (larger sends use multipart). */
 export const MAX_JSON_BODY_BYTES = 3 * 1024 * 1024;
+/** Multipart requests (sends and drafts with large attachments) are limited to 40 MB, the size of a message. */
+export const MAX_MULTIPART_BODY_BYTES = 40 * 1024 * 1024;
 
 /** Options of {@link createApp}. */
 export interface CreateAppOptions {
@@ -46,15 +48,19 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
   mountMcp(app, core);
 
   const v3 = new Hono<AppEnv>();
-  v3.use(
-    '*',
-    bodyLimit({
-      maxSize: MAX_JSON_BODY_BYTES,
-      onError: () => {
-        throw new AppError('payload_too_large', `The request body is larger than the ${MAX_JSON_BODY_BYTES / 1024 / 1024} MB limit for JSON requests.`);
-      },
-    }),
-  );
+  const jsonLimit = bodyLimit({
+    maxSize: MAX_JSON_BODY_BYTES,
+    onError: () => {
+      throw new AppError('payload_too_large', `The request body is larger than the ${MAX_JSON_BODY_BYTES / 1024 / 1024} MB limit for JSON requests; send large attachments as multipart/form-data (up to 40 MB).`);
+    },
+  });
+  const multipartLimit = bodyLimit({
+    maxSize: MAX_MULTIPART_BODY_BYTES,
+    onError: () => {
+      throw new AppError('payload_too_large', `The request body is larger than the ${MAX_MULTIPART_BODY_BYTES / 1024 / 1024} MB limit for multipart requests (a message may be at most 40 MB).`);
+    },
+  });
+  v3.use('*', (c, next) => (/^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '') ? multipartLimit(c, next) : jsonLimit(c, next)));
   v3.use('*', authenticate(core));
   // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
   // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.

@@ -72,6 +72,7 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
       await smtp.close();
       await core.inbound.close();
       await background.stop();
+      await core.outbound.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();

@@ -40,6 +40,40 @@ const domainList = z
     return items;
   });
 
+/** `90s`, `5m`, `1h`, `5d` or plain seconds → milliseconds. */
+const DURATION = /^(\d+)(s|m|h|d)?$/;
+const DURATION_UNITS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+function durationMs(text: string): number | undefined {
+  const match = DURATION.exec(text.trim());
+  if (!match) return undefined;
+  return Number(match[1]) * DURATION_UNITS[(match[2] ?? 's') as keyof typeof DURATION_UNITS];
+}
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, context) => {
+      const ms = durationMs(value);
+      if (ms === undefined || ms <= 0) context.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a duration (use 90s, 5m, 1h, 5d or seconds)` });
+      return ms ?? 0;
+    });
+/** A comma-separated list of durations, e.g. the retry schedule `1m,5m,15m,30m,1h` (the last one repeats). */
+const durationList = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, context) => {
+      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+      const out: number[] = [];
+      for (const item of items) {
+        const ms = durationMs(item);
+        if (ms === undefined || ms <= 0) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a duration (expected a comma-separated list such as 1m,5m,15m,30m,1h)` });
+        else out.push(ms);
+      }
+      if (items.length === 0) context.addIssue({ code: 'custom', message: 'give at least one duration, such as 1m,5m,15m,30m,1h' });
+      return out;
+    });
+
 /** Every variable Agentpost reads, with its default. The README's configuration table mirrors it. */
 const EnvSchema = z.object({
   AGENTPOST_DATABASE_URL: z
@@ -56,12 +90,17 @@ const EnvSchema = z.object({
   AGENTPOST_TRIAL_DOMAIN: domainName.default('agentpost.localhost'),
   AGENTPOST_MX_HOST: domainName.optional(),
   AGENTPOST_SMTP_RELAY: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL such as smtp://user:pass@relay.example.com:587' }).optional(),
+  AGENTPOST_SMTP_DELIVERY_PORT: port(25),
+  AGENTPOST_SYSTEM_FROM: z.email({ error: 'must be an email address such as postmaster@mail.example.com' }).optional(),
+  AGENTPOST_OUTBOUND_RETRY_SCHEDULE: durationList('1m,5m,15m,30m,1h'),
+  AGENTPOST_OUTBOUND_GIVE_UP_AFTER: duration('5d'),
   AGENTPOST_MAX_CALENDARS: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).default(10),
   AGENTPOST_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: booleanFlag(false),
   AGENTPOST_WEBHOOK_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(10_000),
   AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
   AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
+  AGENTPOST_REQUIRE_APPROVAL: booleanFlag(false),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -81,7 +120,16 @@ export interface Config {
   trialDomain: string;
   /** Host name published in MX records of custom domains. */
   mxHost: string;
+  /** Relay for all outbound mail (`smtp://` or `smtps://`, credentials in the URL); unset: direct MX delivery. */
   smtpRelay: string | undefined;
+  /** Port of direct (MX) delivery: 25, other values only for tests and unusual networks. */
+  smtpDeliveryPort: number;
+  /** Sender of the service's own emails (webhook alerts); default `postmaster@<mxHost>`. */
+  systemFrom: string;
+  /** Delays between delivery attempts of a deferred message, in ms; the last repeats (RFC 5321 4.5.4.1). */
+  outboundRetrySchedule: number[];
+  /** How long a message is retried before it fails for good, in ms (default 5 days). */
+  outboundGiveUpMs: number;
   maxCalendars: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   allowPrivateWebhooks: boolean;
@@ -93,6 +141,8 @@ export interface Config {
   serviceUrl: string | undefined;
   /** `agentpost mcp`: bind every tool to this grant (id or email), so agents need not pass grant_id. */
   grantId: string | undefined;
+  /** `agentpost mcp`: sending tools need a person's approval (elicitation, else a draft is saved instead). */
+  requireApproval: boolean;
 }
 
 /** Thrown by {@link loadConfig}; its message lists each bad variable by name. */
@@ -115,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // An IPv6 literal needs brackets in a URL (`http://[::1]:3000`).
   const urlHost = isIP(value.AGENTPOST_HOST) === 6 ? `[${value.AGENTPOST_HOST}]` : value.AGENTPOST_HOST;
   const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${urlHost}:${value.AGENTPOST_HTTP_PORT}`).replace(/\/+$/, '');
+  const mxHost = value.AGENTPOST_MX_HOST ?? defaultMxHost(publicUrl, value.AGENTPOST_TRIAL_DOMAIN);
   return {
     databaseUrl: value.AGENTPOST_DATABASE_URL,
     databaseAuthToken: value.AGENTPOST_DATABASE_AUTH_TOKEN,
@@ -125,8 +176,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKey: value.AGENTPOST_API_KEY,
     domains: value.AGENTPOST_DOMAINS,
     trialDomain: value.AGENTPOST_TRIAL_DOMAIN,
-    mxHost: value.AGENTPOST_MX_HOST ?? defaultMxHost(publicUrl, value.AGENTPOST_TRIAL_DOMAIN),
+    mxHost,
     smtpRelay: value.AGENTPOST_SMTP_RELAY,
+    smtpDeliveryPort: value.AGENTPOST_SMTP_DELIVERY_PORT,
+    systemFrom: (value.AGENTPOST_SYSTEM_FROM ?? `postmaster@${mxHost}`).toLowerCase(),
+    outboundRetrySchedule: value.AGENTPOST_OUTBOUND_RETRY_SCHEDULE,
+    outboundGiveUpMs: value.AGENTPOST_OUTBOUND_GIVE_UP_AFTER,
     maxCalendars: value.AGENTPOST_MAX_CALENDARS,
     logLevel: value.AGENTPOST_LOG_LEVEL,
     allowPrivateWebhooks: value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS,
@@ -134,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,
+    requireApproval: value.AGENTPOST_REQUIRE_APPROVAL,
   };
 }
 

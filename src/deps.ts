@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { lookup as dnsLookup, Resolver } from 'node:dns/promises';
 import type { Database } from '../storage/index.js';
 import type { Config } from './config.js';
+import type { SmtpClient } from './mail/outbound-smtp.js';
 
 /** Source of the current time. Tests pass a fixed or steppable clock. */
 export interface Clock {
@@ -115,6 +116,8 @@ export interface CoreDeps {
   notifier?: Notifier;
   /** Outbound HTTP to webhook endpoints. Default: `nodeHttpRequester`. */
   http?: HttpRequester;
+  /** SMTP client of outbound delivery (relay or MX). Default: a pooled nodemailer client (src/mail/outbound-smtp.ts). */
+  smtp?: SmtpClient;
 }
 
 /** The real clock. */

@@ -7,16 +7,18 @@ import { createAvailabilityService } from './calendar/availability-service.js';
 import { createCalendarService } from './calendar/calendar-service.js';
 import { createEventService } from './calendar/event-service.js';
 import { createContactService } from './contacts/contact-service.js';
-import { loggingNotifier, type CoreDeps } from './deps.js';
+import type { CoreDeps } from './deps.js';
 import { createDomainService } from './domains/domain-service.js';
 import { createFolderService } from './grants/folder-service.js';
 import { createGrantService } from './grants/grant-service.js';
+import { createAfterDelivery } from './mail/after-delivery.js';
 import { createInboundService } from './mail/inbound.js';
 import { createAttachmentService } from './messages/attachment-service.js';
 import { createFolderCounter, createMailStore } from './messages/mail-store.js';
 import { createMessageService } from './messages/message-service.js';
 import { createThreadService } from './messages/thread-service.js';
 import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
+import { createOutboundService } from './outbound/outbound-service.js';
 import { createJobQueue } from './jobs/job-queue.js';
 import type { JobHandler } from './jobs/worker.js';
 import { createWebhookDelivery } from './webhooks/delivery.js';
@@ -30,22 +32,25 @@ export function createCore(deps: CoreDeps) {
   const grants = createGrantService(deps);
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
-  const events = createEventService(deps, grants, calendars);
   const contacts = createContactService(deps, grants);
   const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
   const mailStore = createMailStore(deps);
-  const messages = createMessageService(deps, grants, mailStore);
-  const threads = createThreadService(deps, grants, mailStore, messages);
-  const attachments = createAttachmentService(deps, grants);
-  const inbound = createInboundService(deps, mailStore);
+  // After each delivery: iMIP parts to calendars, senders to contacts (late-bound: events is built below).
+  const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
+  const inbound = createInboundService(deps, mailStore, { afterDelivery });
   const jobs = createJobQueue(deps);
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
+  const events = createEventService(deps, grants, calendars, outbound.invitations);
+  const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
+  const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts.draftIdsOf);
+  const attachments = createAttachmentService(deps, grants);
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateWebhooks };
   const webhooks = createWebhookService(deps, webhookTransport);
-  const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? loggingNotifier(deps.logger));
+  const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers };
-  return { deps, applications, domains, grants, folders, messages, threads, attachments, inbound, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers };
+  return { deps, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -66,6 +71,8 @@ export { isPublicAddress } from './webhooks/address-policy.js';
 export { nodeHttpRequester } from './webhooks/http-client.js';
 export { MAX_MESSAGE_BYTES, type InboundMessage, type InboundResult, type InboundService, type RecipientCheck } from './mail/inbound.js';
 export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './mail/inbound-smtp.js';
+export { createSmtpClient, relayTarget, SmtpSendError, type SmtpClient, type SmtpSubmission, type SmtpResult, type SmtpTarget, type SmtpRejection } from './mail/outbound-smtp.js';
+export type { OutboundService } from './outbound/outbound-service.js';
 export type { AttachmentDownload } from './messages/attachment-service.js';
 export type { InvitationSender, OutgoingInvitation } from './calendar/invitation-message.js';
 export type { InboundInvitation, InvitationOutcome } from './calendar/itip-inbound.js';

@@ -42,6 +42,19 @@ export interface Database {
    * write is as durable as with synchronous=FULL. Checkpoints run on a worker thread. A libSQL server: `write`.
    */
   durableWrite<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * The embedded database file (absolute path), for a writer with its own connection on another thread; undefined
+   * for a libSQL server and for in-memory databases.
+   */
+  readonly file: string | undefined;
+  /**
+   * Runs `work` holding this process's write lock (the queue of {@link Database.write} and
+   * {@link Database.durableWrite}), for a writer that commits on its own connection, on another thread, to
+   * {@link Database.file}. In-process writes then take turns instead of meeting on SQLite's file lock, which an
+   * embedded connection on the event loop would wait for synchronously. From the first call on, checkpoints run
+   * on the checkpoint thread. `work` must not call `write` (it would wait for itself).
+   */
+  exclusive<T>(work: () => Promise<T>): Promise<T>;
   close(): void;
 }
 
@@ -67,19 +80,32 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   }
   await client.execute('PRAGMA foreign_keys = ON');
   const orm = drizzle(client, { schema, casing: 'snake_case' });
+  const inMemory = /^file:(:memory:|.*mode=memory)/.test(url);
+  const file = embedded && !inMemory ? String((await client.execute(`SELECT file FROM pragma_database_list WHERE name = 'main'`)).rows[0]?.[0] ?? '') || undefined : undefined;
 
   // The dedicated connection of durableWrite, opened on first use (embedded files only).
-  let durable: Promise<{ client: Client; orm: Orm; wal: string; checkpointer: WalCheckpointer }> | undefined;
+  let durable: Promise<{ client: Client; orm: Orm; wal: string }> | undefined;
+  // Started by the first durableWrite or exclusive: from then on no COMMIT on the event loop checkpoints.
+  let checkpointer: WalCheckpointer | undefined;
+  const startCheckpointer = () => {
+    if (file) checkpointer ??= startWalCheckpointer(file);
+  };
 
   let queue: Promise<unknown> = Promise.resolve();
   const write = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => {
     const run = queue.then(() =>
       orm.transaction(async (tx) => {
         // Once the checkpoint thread runs, no COMMIT here checkpoints on the event loop either.
-        if (durable) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
+        if (checkpointer) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
         return work(tx);
       }),
     );
+    queue = run.catch(() => undefined);
+    return run;
+  };
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    startCheckpointer();
+    const run = queue.then(work);
     queue = run.catch(() => undefined);
     return run;
   };
@@ -88,8 +114,8 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     await own.execute('PRAGMA synchronous = NORMAL');
     await own.execute('PRAGMA wal_autocheckpoint = 0');
     await own.execute('PRAGMA foreign_keys = ON');
-    const file = String((await own.execute(`SELECT file FROM pragma_database_list WHERE name = 'main'`)).rows[0]?.[0] ?? '');
-    return { client: own, orm: drizzle(own, { schema, casing: 'snake_case' }), wal: `${file}-wal`, checkpointer: startWalCheckpointer(file) };
+    startCheckpointer();
+    return { client: own, orm: drizzle(own, { schema, casing: 'snake_case' }), wal: `${file}-wal` };
   };
   const syncLog = async (wal: string) => {
     const handle = await open(wal, 'r');
@@ -99,9 +125,8 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
       await handle.close();
     }
   };
-  const inMemory = /^file:(:memory:|.*mode=memory)/.test(url);
   const durableWrite = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => {
-    if (!embedded || inMemory) return write(work);
+    if (!file) return write(work);
     const run = queue.then(async () => {
       durable ??= openDurable();
       const connection = await durable;
@@ -118,14 +143,12 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   const close = () => {
     client.close();
     void durable?.then(
-      (connection) => {
-        connection.client.close();
-        return connection.checkpointer.close();
-      },
+      (connection) => connection.client.close(),
       () => undefined,
     );
+    void checkpointer?.close();
   };
-  return { orm, client, embedded, write, durableWrite, close };
+  return { orm, client, embedded, file, write, durableWrite, exclusive, close };
 }
 
 const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), 'migrations');

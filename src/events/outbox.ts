@@ -86,13 +86,21 @@ export function onEventRecorded(listener: () => void): () => void {
   return () => recordedListeners.delete(listener);
 }
 
-/** Writes the event inside the caller's transaction, so it exists if and only if the change does. */
-export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
+/**
+ * Tells this process's listeners that events were recorded. {@link recordEvent} does it; a writer that records
+ * events another way (the mail writer thread) calls it once they committed.
+ */
+export function announceRecordedEvents(): void {
   if (recordedListeners.size > 0) {
     queueMicrotask(() => {
       for (const listener of recordedListeners) listener();
     });
   }
+}
+
+/** Writes the event inside the caller's transaction, so it exists if and only if the change does. */
+export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
+  announceRecordedEvents();
   await tx.insert(tables.outboxEvents).values({
     id: event.id,
     applicationId: event.applicationId,

@@ -52,8 +52,14 @@ export interface Job {
   deadAt: number | null;
 }
 
-/** What happens to a job after a run: deleted, run again at `at`, or marked dead. */
-export type JobOutcome = { type: 'done' } | { type: 'retry'; at: Date; error: string } | { type: 'give_up'; error: string };
+/**
+ * What happens to a job after a run: deleted, run again at `at`, or marked dead. `commit`, when given, runs in
+ * the same transaction that records the outcome, and only while the run still holds its lease: a handler records
+ * what it did (e.g. per-recipient delivery state) atomically with the job's completion.
+ */
+export type JobOutcome = ({ type: 'done' } | { type: 'retry'; at: Date; error: string } | { type: 'give_up'; error: string }) & {
+  commit?: ((tx: Tx) => Promise<void>) | undefined;
+};
 
 /** An outcome to record for a job the owner holds. */
 export interface Settlement {
@@ -144,6 +150,7 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
         .where(held(job, owner))
         .returning(returning);
     }
+    if (rows.length > 0 && outcome.commit) await outcome.commit(tx);
     return rows.length > 0;
   }
 

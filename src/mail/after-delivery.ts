@@ -17,7 +17,14 @@ import type { ParsedAttachment, ParsedMessage } from './parse-inbound.js';
 export interface DeliveredMail {
   deliveries: InboundDelivery[];
   parsed: ParsedMessage;
+  /** The mailboxes of `deliveries` as the inbound path resolved them (read from the database when absent). */
+  grants?: GrantRow[];
 }
+
+/** How long a sender found in (or added to) a mailbox's contacts is not looked up again for it. */
+const KNOWN_SENDER_MS = 60_000;
+/** Pairs remembered at most (the memory is emptied when full). */
+const KNOWN_SENDERS_REMEMBERED = 10_000;
 
 /** Largest iCalendar part applied (a real invitation is a few KB). */
 const MAX_ICS_BYTES = 1024 * 1024;
@@ -49,26 +56,43 @@ export interface AfterDeliveryParts {
 
 /** Creates the follow-up the inbound service calls after each committed delivery. */
 export function createAfterDelivery({ db, logger }: Pick<CoreDeps, 'db' | 'logger'>, parts: AfterDeliveryParts) {
+  /**
+   * Mailbox and sender pairs found known (or just collected) recently, with when (performance.now(): an age): a
+   * busy correspondent costs a read a minute rather than one a message. A contact deleted meanwhile is collected
+   * again by the first message after that minute.
+   */
+  const recentlyKnown = new Map<string, number>();
+  const pair = (grantId: string, email: string) => `${grantId}\u0000${email}`;
+  const remember = (grantId: string, email: string) => {
+    if (recentlyKnown.size >= KNOWN_SENDERS_REMEMBERED) recentlyKnown.clear();
+    recentlyKnown.set(pair(grantId, email), performance.now());
+  };
+
   /** Collects the sender for mailboxes that do not know it yet (a read first: most senders are known). */
   async function collectSender(grants: GrantRow[], sender: { name?: string | undefined; email: string }): Promise<void> {
     const email = sender.email.trim().toLowerCase();
+    const now = performance.now();
+    const toCheck = grants.filter((grant) => grant.email !== email && !(now - (recentlyKnown.get(pair(grant.id, email)) ?? -Infinity) < KNOWN_SENDER_MS));
+    if (toCheck.length === 0) return;
     const known = await db.orm
       .select({ grantId: tables.contacts.grantId })
       .from(tables.contacts)
-      .where(and(inArray(tables.contacts.grantId, grants.map((grant) => grant.id)), eq(tables.contacts.primaryEmail, email)));
+      .where(and(inArray(tables.contacts.grantId, toCheck.map((grant) => grant.id)), eq(tables.contacts.primaryEmail, email)));
     const knownBy = new Set(known.map((row) => row.grantId));
-    const unknown = grants.filter((grant) => !knownBy.has(grant.id) && grant.email !== email);
+    for (const grantId of knownBy) remember(grantId, email);
+    const unknown = toCheck.filter((grant) => !knownBy.has(grant.id));
     if (unknown.length === 0) return;
     await db.write(async (tx) => {
       for (const grant of unknown) await parts.contacts.collect(grant, [sender], tx);
     });
+    for (const grant of unknown) remember(grant.id, email);
   }
 
   return async function afterDelivery(mail: DeliveredMail): Promise<void> {
     const sender = mail.parsed.from[0];
     if (!sender || mail.deliveries.length === 0) return;
     const ids = [...new Set(mail.deliveries.map((delivery) => delivery.grantId))];
-    const grants = await db.orm.select().from(tables.grants).where(inArray(tables.grants.id, ids));
+    const grants = mail.grants?.filter((grant) => ids.includes(grant.id)) ?? (await db.orm.select().from(tables.grants).where(inArray(tables.grants.id, ids)));
     const calendars = calendarParts(mail.parsed.attachments);
     for (const grant of calendars.length > 0 ? grants : []) {
       for (const ics of calendars) {

@@ -39,6 +39,8 @@ export interface InboundSmtpOptions {
   maxClients?: number;
   /** RCPT TO per message (default 100, RFC 5321 4.5.3.1.8). */
   maxRecipients?: number;
+  /** How long `close()` lets messages already in DATA finish (default 30 s); meanwhile new sessions and commands get 421. */
+  drainTimeoutMs?: number;
 }
 
 /** A running listener. */
@@ -102,6 +104,11 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   const maxClients = options.maxClients ?? 10_000;
   const maxRecipients = options.maxRecipients ?? 100;
   const { inbound, logger } = options;
+  /** Set by close(): new sessions, MAIL and RCPT get 421 while the messages in DATA finish. */
+  let draining = false;
+  /** Messages between DATA and our reply to it: close() waits for these. */
+  let inData = 0;
+  const shuttingDown = () => smtpError(421, '4.3.2 Service shutting down, try again later');
   /** Sockets by connection id, with the time their current partial line began (undefined: at a line end). */
   const sockets = new Map<string, { socket: Socket; partialSince: number | undefined }>();
 
@@ -117,7 +124,12 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     closeTimeout: 1_000,
     maxClients,
 
+    onMailFrom(_address, _session, callback) {
+      callback(draining ? shuttingDown() : undefined);
+    },
+
     onRcptTo(address, session, callback) {
+      if (draining) return callback(shuttingDown());
       if (session.envelope.rcptTo.length >= maxRecipients) {
         return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
       }
@@ -133,7 +145,19 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       );
     },
 
-    onData(stream: SMTPServerDataStream, session: SMTPServerSession, callback) {
+    onData(stream: SMTPServerDataStream, session: SMTPServerSession, reply) {
+      inData++;
+      let replied = false;
+      const callback: typeof reply = (...args) => {
+        if (!replied) inData--;
+        replied = true;
+        reply(...args);
+      };
+      // A reset during DATA: no reply will be sent, the message is not ours to finish.
+      stream.once('error', () => {
+        if (!replied) inData--;
+        replied = true;
+      });
       const chunks: Buffer[] = [];
       let size = 0;
       let oversize = false;
@@ -201,6 +225,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       return;
     }
     connection._setListeners(() => {
+      if (draining) return connection.send(421, `${options.hostname ?? 'Agentpost'} Service shutting down, try again later`);
       if (internals.connections.size > maxClients) return connection.send(421, `${options.hostname ?? 'Agentpost'} Too many connected clients, try again in a moment`);
       connection.connectionReady();
     });
@@ -233,6 +258,10 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     port,
     connectionCount: () => internals.connections.size,
     async close() {
+      // Graceful: refuse new work with 421 (senders retry later), let the messages in DATA finish and be answered.
+      draining = true;
+      const deadline = performance.now() + (options.drainTimeoutMs ?? 30_000);
+      while (inData > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       clearInterval(sweep);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       for (const { socket } of sockets.values()) socket.destroy();

@@ -4,16 +4,21 @@
  * recipients → hosted mailboxes, parse (off the event loop), then for every mailbox the message, its
  * attachments, thread, inbox folder, search entry and `message.created` event in ONE transaction (shared with
  * the deliveries that arrive at the same time: group commit). The promise resolves only after that transaction
- * committed and its log reached the disk (`Database.durableWrite`), so a caller may acknowledge the message.
+ * committed and its log reached the disk, so a caller may acknowledge the message. With an embedded database the
+ * transaction runs on the mail writer thread (storage/mail-writer.ts), so the event loop spends nothing on SQL or
+ * fsync; with a libSQL server it runs in `Database.durableWrite` through the mail store.
+ *
+ * Never call `deliverInbound` inside a `db.write` callback: it waits for the same write lock.
  */
 import { eq } from 'drizzle-orm';
-import { createGroupCommit, findGrantByEmail, tables, type GrantRow, type Tx } from '../../storage/index.js';
+import { createGroupCommit, createMailWriter, findGrantByEmail, tables, type GrantRow, type MailWriter, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
+import { announceRecordedEvents } from '../events/outbox.js';
 import { HOSTED_PROVIDER } from '../grants/grant-service.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
-import { createMimeParser, emptyParsedMessage, type MimeParser } from './parse-inbound.js';
+import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -56,7 +61,24 @@ export type RecipientCheck = { ok: true; grant: GrantRow } | { ok: false; reason
 export interface InboundServiceOptions {
   /** The MIME parser pool (a default pool is made when absent). */
   parser?: MimeParser;
+  /** The mail writer thread, for an embedded database (made on first use when absent; tests pass their own). */
+  writer?: MailWriter;
+  /**
+   * Runs after each committed delivery, before `deliverInbound` resolves: iMIP parts to calendars, the sender to
+   * contacts (src/mail/after-delivery.ts). The delivery stands whatever it does.
+   */
+  afterDelivery?: (mail: { deliveries: InboundDelivery[]; parsed: ParsedMessage; grants: GrantRow[] }) => Promise<void>;
 }
+
+/**
+ * How long a mailbox found for an address is remembered: an SMTP session looks its recipients up at RCPT TO and
+ * again when the data is in, and bulk senders repeat the same few addresses. Only found mailboxes are remembered,
+ * so a new one is reachable at once. A mailbox deleted in this window is not: its message fails to store (its rows
+ * refer to the grant), the sender gets 451 and, retrying later, 550.
+ */
+const RECIPIENT_MEMORY_MS = 1_000;
+/** Addresses remembered at most (the memory is emptied when full). */
+const RECIPIENT_MEMORY_SIZE = 10_000;
 
 /** Splits at the last `@`. */
 function splitAddress(address: string): { local: string; domain: string } | undefined {
@@ -66,11 +88,11 @@ function splitAddress(address: string): { local: string; domain: string } | unde
 }
 
 /** Creates the inbound service. */
-export function createInboundService({ db, clock }: CoreDeps, store: MailStore, options: InboundServiceOptions = {}) {
+export function createInboundService({ db, clock }: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
   const parser = options.parser ?? createMimeParser();
   /** Stores deliveries (each one copy per hosted recipient) in the group commit's transaction. */
   async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
-    const stored = await store.insertMany(tx, deliveries.flat());
+    const stored = await mailStore.insertMany(tx, deliveries.flat());
     let offset = 0;
     return deliveries.map((copies) => {
       const mine = stored.slice(offset, offset + copies.length);
@@ -81,9 +103,32 @@ export function createInboundService({ db, clock }: CoreDeps, store: MailStore, 
   /** Messages being parsed: a commit about to start waits briefly for them (one log sync for all). */
   let parsing = 0;
   const commit = createGroupCommit(db, writeDeliveries, { moreComing: () => parsing > 0 });
+  let writer = options.writer;
+  /** Stores the copies of one message (one per mailbox) in one transaction shared with concurrent deliveries. */
+  async function storeCopies(copies: NewMessage[]): Promise<InboundDelivery[]> {
+    if (!db.file) return commit.run(copies);
+    writer ??= createMailWriter(db);
+    const stored = await writer.write(mailStore.toWriteItem(copies));
+    announceRecordedEvents();
+    return stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
+  }
 
+  /** Mailboxes recently found, by normalised address, with when (performance.now(): an age, not a date). */
+  const found = new Map<string, { check: RecipientCheck; at: number }>();
   async function checkRecipient(address: string): Promise<RecipientCheck> {
     const normalized = address.trim().toLowerCase();
+    const now = performance.now();
+    const known = found.get(normalized);
+    if (known && now - known.at < RECIPIENT_MEMORY_MS) return known.check;
+    const check = await lookUpRecipient(normalized);
+    if (check.ok) {
+      if (found.size >= RECIPIENT_MEMORY_SIZE) found.clear();
+      found.set(normalized, { check, at: now });
+    }
+    return check;
+  }
+
+  async function lookUpRecipient(normalized: string): Promise<RecipientCheck> {
     const parts = splitAddress(normalized);
     // `user%other@host`, `host!user@host`, quoted `"a@b"@host` and source routes ask us to forward elsewhere.
     if (!parts || /[%!@"]/.test(parts.local) || normalized.startsWith('@') || parts.domain.startsWith('[')) {
@@ -131,7 +176,7 @@ export function createInboundService({ db, clock }: CoreDeps, store: MailStore, 
       const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
       const parseError = parsed.ok ? undefined : parsed.error;
       const date = unixSeconds(clock.now());
-      const deliveries = await commit.run(
+      const deliveries = await storeCopies(
         targets.map(({ recipient, grant }) => ({
           applicationId: grant.applicationId,
           grantId: grant.id,
@@ -146,11 +191,14 @@ export function createInboundService({ db, clock }: CoreDeps, store: MailStore, 
           parseError: parseError ?? null,
         })),
       );
+      await options.afterDelivery?.({ deliveries, parsed: value, grants: targets.map((target) => target.grant) }).catch(() => undefined);
       return { deliveries, rejected, parseError };
     },
 
-    /** Stops the parser's worker threads. */
-    close: () => parser.close(),
+    /** Stops the parser's worker threads and, once the writes under way are done, the mail writer thread. */
+    async close() {
+      await Promise.all([parser.close(), writer?.close()]);
+    },
   };
 }
 

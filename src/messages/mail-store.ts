@@ -6,7 +6,27 @@
  * aggregates true. Every write function takes the caller's transaction.
  */
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
-import { blobHash, breathe, indexMessageTexts, putBlobs, readBlob, releaseBlobs, tables, type BlobInput, type Executor, type StoredAddress, type Tx } from '../../storage/index.js';
+import {
+  blobHash,
+  breathe,
+  foldIntoThread,
+  indexMessageTexts,
+  mergeParticipants,
+  newThread,
+  putBlobs,
+  readBlob,
+  releaseBlobs,
+  SENT_FOLDER,
+  tables,
+  union,
+  type BlobInput,
+  type Executor,
+  type MailWriteCopy,
+  type MailWriteItem,
+  type SearchDocument,
+  type StoredAddress,
+  type Tx,
+} from '../../storage/index.js';
 import type { Clock, IdGenerator } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { recordEvent } from '../events/outbox.js';
@@ -17,10 +37,6 @@ import { toMessage, type AttachmentRow, type MessageRow, type ThreadRow } from '
 
 /** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
 export const INLINE_BODY_BYTES = 128 * 1024;
-/** Participants kept on a thread (a mailing-list thread would otherwise grow without bound). */
-const MAX_THREAD_PARTICIPANTS = 100;
-/** The folder whose messages count as sent (for a thread's latest_message_sent_date). */
-const SENT_FOLDER = 'sent';
 
 /** A message to store. */
 export interface NewMessage {
@@ -54,26 +70,89 @@ export interface MessageChanges {
   metadata?: Record<string, unknown> | undefined;
 }
 
-function lower(email: string): string {
-  return email.toLowerCase();
+/** Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own. */
+function threadCandidates(parsed: ParsedMessage): string[] {
+  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string => Boolean(value));
 }
 
-/** Union of address lists, first spelling wins, at most `limit`. */
-function mergeParticipants(base: StoredAddress[], more: StoredAddress[], limit = MAX_THREAD_PARTICIPANTS): StoredAddress[] {
-  const seen = new Set(base.map((entry) => lower(entry.email)));
-  const out = [...base];
-  for (const entry of more) {
-    if (out.length >= limit) break;
-    const key = lower(entry.email);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    out.push(entry);
+/** Message-IDs a message records for its thread: its own, In-Reply-To and References, once each. */
+function threadReferencesOf(parsed: ParsedMessage): string[] {
+  return [...new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)))];
+}
+
+/** Where a message's body goes: inline in its row, or (when large) a blob of its own. */
+function placeBody(body: string): { body: string | null; bodyHash: string | null; blob: BlobInput | undefined } {
+  if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
+    const bytes = Buffer.from(body);
+    const hash = blobHash(bytes);
+    return { body: null, bodyHash: hash, blob: { bytes, hash } };
   }
-  return out;
+  return { body, bodyHash: null, blob: undefined };
 }
 
-function union(base: string[], more: string[]): string[] {
-  return [...new Set([...base, ...more])];
+/** The message row of `input` (thread and sequence as given). */
+function messageRowOf(input: NewMessage, place: { id: string; threadId: string; seq: number; at: number; body: string | null; bodyHash: string | null }): MessageRow {
+  const { parsed } = input;
+  return {
+    id: place.id,
+    grantId: input.grantId,
+    threadId: place.threadId,
+    seq: place.seq,
+    date: input.date,
+    sentAt: parsed.date !== undefined ? Math.floor(parsed.date / 1000) : null,
+    subject: parsed.subject,
+    fromAddresses: parsed.from,
+    toAddresses: parsed.to,
+    ccAddresses: parsed.cc,
+    bccAddresses: parsed.bcc,
+    replyToAddresses: parsed.replyTo,
+    snippet: parsed.snippet,
+    body: place.body,
+    bodyHash: place.bodyHash,
+    folders: input.folders,
+    unread: input.unread,
+    starred: false,
+    hasAttachments: parsed.attachments.some((attachment) => !attachment.isInline),
+    headerMessageId: parsed.messageId ?? null,
+    inReplyTo: parsed.inReplyTo ?? null,
+    references: parsed.references,
+    rawHash: input.rawHash,
+    rawSize: input.raw.length,
+    envelopeFrom: input.envelopeFrom,
+    envelopeTo: input.envelopeTo,
+    parseError: input.parseError,
+    metadata: input.metadata ?? {},
+    createdAt: place.at,
+    updatedAt: place.at,
+  };
+}
+
+/** The attachment rows of a message. */
+function attachmentRowsOf(input: NewMessage, messageId: string, newId: IdGenerator): AttachmentRow[] {
+  return input.parsed.attachments.map((attachment, position) => ({
+    id: newId(),
+    messageId,
+    grantId: input.grantId,
+    position,
+    filename: attachment.filename,
+    contentType: attachment.contentType,
+    size: attachment.content.length,
+    isInline: attachment.isInline,
+    contentId: attachment.contentId ?? null,
+    contentDisposition: attachment.disposition,
+    blobHash: attachment.hash,
+  }));
+}
+
+/** The folder links of a message row. */
+function folderRowsOf(row: MessageRow) {
+  return row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread }));
+}
+
+/** What full-text search indexes of a message. */
+function searchTextOf(parsed: ParsedMessage): Omit<SearchDocument, 'seq'> {
+  const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
+  return { subject: parsed.subject, addresses, body: parsed.searchText };
 }
 
 /** Creates the store (it needs ids and the time for rows and events). */
@@ -137,58 +216,6 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
       .where(eq(tables.threads.id, threadId));
   }
 
-  /** Folds one new message into a thread's aggregates (in memory) without reading its other messages. */
-  function foldIntoThread(thread: ThreadRow, row: MessageRow): ThreadRow {
-    const newest = row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
-    const oldest = row.date < thread.earliestMessageDate;
-    const isSent = row.folders.includes(SENT_FOLDER);
-    return {
-      ...thread,
-      ...(oldest ? { subject: row.subject, earliestMessageDate: row.date } : {}),
-      ...(newest ? { snippet: row.snippet, latestMessageDate: row.date, latestSeq: row.seq, latestMessageId: row.id } : {}),
-      participants: mergeParticipants(thread.participants, [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]),
-      messageCount: thread.messageCount + 1,
-      ...(isSent
-        ? { latestMessageSentDate: Math.max(thread.latestMessageSentDate ?? 0, row.date) }
-        : { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) }),
-      hasAttachments: thread.hasAttachments || row.hasAttachments,
-      unread: thread.unread || row.unread,
-      starred: thread.starred || row.starred,
-      folders: union(thread.folders, row.folders),
-      updatedAt: row.createdAt,
-    };
-  }
-
-  /** A new thread holding only `row`. */
-  function newThread(id: string, row: MessageRow): ThreadRow {
-    const isSent = row.folders.includes(SENT_FOLDER);
-    return {
-      id,
-      grantId: row.grantId,
-      subject: row.subject,
-      snippet: row.snippet,
-      participants: mergeParticipants([], [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]),
-      messageCount: 1,
-      earliestMessageDate: row.date,
-      latestMessageDate: row.date,
-      latestSeq: row.seq,
-      latestMessageId: row.id,
-      latestMessageReceivedDate: isSent ? null : row.date,
-      latestMessageSentDate: isSent ? row.date : null,
-      hasAttachments: row.hasAttachments,
-      unread: row.unread,
-      starred: row.starred,
-      folders: row.folders,
-      createdAt: row.createdAt,
-      updatedAt: row.createdAt,
-    };
-  }
-
-  /** Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own. */
-  function threadCandidates(parsed: ParsedMessage): string[] {
-    return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string => Boolean(value));
-  }
-
   /**
    * Stores messages, each for its mailbox: blobs (raw, large bodies, attachment bytes; identical ones once), thread
    * assignment (a message joins the thread of the closest Message-ID it shares, including with a message earlier
@@ -204,14 +231,9 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     const bodies = inputs.map((input) => {
       blobs.push({ bytes: input.raw, hash: input.rawHash });
       for (const attachment of input.parsed.attachments) blobs.push({ bytes: attachment.content, hash: attachment.hash });
-      const body = input.parsed.body;
-      if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
-        const bytes = Buffer.from(body);
-        const hash = blobHash(bytes);
-        blobs.push({ bytes, hash });
-        return { body: null, bodyHash: hash };
-      }
-      return { body, bodyHash: null };
+      const placed = placeBody(input.parsed.body);
+      if (placed.blob) blobs.push(placed.blob);
+      return placed;
     });
     await putBlobs(tx, blobs, at);
 
@@ -249,64 +271,20 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     inputs.forEach((input, index) => {
       const { parsed } = input;
       const id = newId();
-      const seq = first + index;
       const found = threadCandidates(parsed)
         .map((candidate) => known.get(key(input.grantId, candidate)))
         .find((threadId) => threadId !== undefined && threads.has(threadId));
       const threadId = found ?? newId();
-      const row: MessageRow = {
-        id,
-        grantId: input.grantId,
-        threadId,
-        seq,
-        date: input.date,
-        sentAt: parsed.date !== undefined ? Math.floor(parsed.date / 1000) : null,
-        subject: parsed.subject,
-        fromAddresses: parsed.from,
-        toAddresses: parsed.to,
-        ccAddresses: parsed.cc,
-        bccAddresses: parsed.bcc,
-        replyToAddresses: parsed.replyTo,
-        snippet: parsed.snippet,
-        body: bodies[index]!.body,
-        bodyHash: bodies[index]!.bodyHash,
-        folders: input.folders,
-        unread: input.unread,
-        starred: false,
-        hasAttachments: parsed.attachments.some((attachment) => !attachment.isInline),
-        headerMessageId: parsed.messageId ?? null,
-        inReplyTo: parsed.inReplyTo ?? null,
-        references: parsed.references,
-        rawHash: input.rawHash,
-        rawSize: input.raw.length,
-        envelopeFrom: input.envelopeFrom,
-        envelopeTo: input.envelopeTo,
-        parseError: input.parseError,
-        metadata: input.metadata ?? {},
-        createdAt: at,
-        updatedAt: at,
-      };
+      const row = messageRowOf(input, { id, threadId, seq: first + index, at, body: bodies[index]!.body, bodyHash: bodies[index]!.bodyHash });
       rows.push(row);
       const thread = threads.get(threadId);
       threads.set(threadId, thread ? foldIntoThread(thread, row) : newThread(threadId, row));
       touched.add(threadId);
-      for (const headerId of new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)))) {
+      for (const headerId of threadReferencesOf(parsed)) {
         references.push({ grantId: input.grantId, headerId, threadId });
         if (!known.has(key(input.grantId, headerId))) known.set(key(input.grantId, headerId), threadId);
       }
-      const own = parsed.attachments.map((attachment, position) => ({
-        id: newId(),
-        messageId: id,
-        grantId: input.grantId,
-        position,
-        filename: attachment.filename,
-        contentType: attachment.contentType,
-        size: attachment.content.length,
-        isInline: attachment.isInline,
-        contentId: attachment.contentId ?? null,
-        contentDisposition: attachment.disposition,
-        blobHash: attachment.hash,
-      }));
+      const own = attachmentRowsOf(input, id, newId);
       attachmentRows.push(...own);
       attachmentsOf.set(id, own);
     });
@@ -334,7 +312,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
       await tx.insert(tables.messages).values(rows.slice(index, index + 50));
       await breathe();
     }
-    const memberships = rows.flatMap((row) => row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread })));
+    const memberships = rows.flatMap(folderRowsOf);
     for (let index = 0; index < memberships.length; index += 200) await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
     for (let index = 0; index < attachmentRows.length; index += 100) {
       await tx.insert(tables.attachments).values(attachmentRows.slice(index, index + 100));
@@ -342,11 +320,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     }
     await indexMessageTexts(
       tx,
-      inputs.map((input, index) => {
-        const { parsed } = input;
-        const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
-        return { seq: rows[index]!.seq, subject: parsed.subject, addresses, body: parsed.searchText };
-      }),
+      inputs.map((input, index) => ({ seq: rows[index]!.seq, ...searchTextOf(input.parsed) })),
     );
 
     const stored: StoredMessage[] = [];
@@ -358,8 +332,39 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     return stored;
   }
 
+  /**
+   * One message for the mail writer thread (storage/mail-writer.ts): the rows {@link insertMany} would write for
+   * `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events; the writer
+   * picks each copy's thread and sequence inside its transaction.
+   */
+  function toWriteItem(inputs: NewMessage[]): MailWriteItem {
+    const at = unixSeconds(clock.now());
+    const blobs = new Map<string, Uint8Array>();
+    const copies = inputs.map((input): MailWriteCopy => {
+      blobs.set(input.rawHash, input.raw);
+      for (const attachment of input.parsed.attachments) blobs.set(attachment.hash, attachment.content);
+      const placed = placeBody(input.parsed.body);
+      if (placed.blob) blobs.set(placed.bodyHash!, placed.blob.bytes);
+      const id = newId();
+      const message = messageRowOf(input, { id, threadId: newId(), seq: 0, at, body: placed.body, bodyHash: placed.bodyHash });
+      const attachments = attachmentRowsOf(input, id, newId);
+      const payload = toMessage(message, input.parsed.body, attachments);
+      return {
+        message,
+        threadCandidates: threadCandidates(input.parsed),
+        references: threadReferencesOf(input.parsed),
+        folders: folderRowsOf(message),
+        attachments,
+        search: searchTextOf(input.parsed),
+        event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload, createdAt: at, dispatchedAt: null },
+      };
+    });
+    return { blobs: [...blobs].map(([hash, bytes]) => ({ hash, bytes })), copies, createdAt: at };
+  }
+
   return {
     insertMany,
+    toWriteItem,
 
     /** Stores one message (see {@link insertMany}). */
     async insert(tx: Tx, input: NewMessage): Promise<StoredMessage> {

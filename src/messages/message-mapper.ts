@@ -58,8 +58,8 @@ export function toRawMimeMessage(row: MessageRow, raw: Buffer): Message {
   return { id: row.id, grant_id: row.grantId, object: 'message', raw_mime: raw.toString('base64url') };
 }
 
-/** A thread row, its message ids (oldest first) and its latest message → the wire thread. */
-export function toThread(row: ThreadRow, messageIds: string[], latest: Message | undefined): Thread {
+/** A thread row, its message ids and draft ids (oldest first) and its latest message or draft → the wire thread. */
+export function toThread(row: ThreadRow, messageIds: string[], latest: Message | undefined, draftIds: string[] = []): Thread {
   return {
     id: row.id,
     grant_id: row.grantId,
@@ -68,14 +68,14 @@ export function toThread(row: ThreadRow, messageIds: string[], latest: Message |
     snippet: row.snippet,
     participants: participants(row.participants),
     message_ids: messageIds,
-    draft_ids: [],
+    draft_ids: draftIds,
     folders: row.folders,
     ...(latest ? { latest_draft_or_message: latest } : {}),
     earliest_message_date: row.earliestMessageDate,
     ...(row.latestMessageReceivedDate !== null ? { latest_message_received_date: row.latestMessageReceivedDate } : {}),
     ...(row.latestMessageSentDate !== null ? { latest_message_sent_date: row.latestMessageSentDate } : {}),
     has_attachments: row.hasAttachments,
-    has_drafts: false,
+    has_drafts: draftIds.length > 0,
     starred: row.starred,
     unread: row.unread,
   };

@@ -13,7 +13,7 @@ import { recordEvent } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
-import type { DeleteMessageInput, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
+import type { DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
 import { presentMessages, type MailStore } from './mail-store.js';
 import { messageConditions, resolveFolderIds } from './message-filters.js';
 import { selectFields, toRawMimeMessage, type MessageRow } from './message-mapper.js';
@@ -63,8 +63,29 @@ export async function checkFolders(db: Executor, grantId: string, folderIds: str
   return unique;
 }
 
-/** Creates the message service. */
-export function createMessageService({ db, newId, clock }: CoreDeps, grants: GrantService, store: MailStore) {
+/** What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking options. */
+export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
+
+/** Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox sent. */
+export function createMessageService({ db, newId, clock }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup) {
+  /**
+   * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
+   * the raw_mime form, nor when `select` leaves them out).
+   */
+  async function addDeliveryStatus(messages: Message[], fields: MessageFields | undefined, select: string | undefined): Promise<Message[]> {
+    if (!sentState || fields === 'raw_mime' || messages.length === 0) return messages;
+    const wanted = select === undefined ? undefined : new Set(select.split(','));
+    if (wanted && !wanted.has('delivery_status') && !wanted.has('tracking_options')) return messages;
+    const states = await sentState(messages.map((message) => message.id));
+    for (const message of messages) {
+      const state = states.get(message.id);
+      if (!state) continue;
+      if (!wanted || wanted.has('delivery_status')) message.delivery_status = state.deliveryStatus;
+      if (fields === 'include_tracking_options' && state.trackingOptions && (!wanted || wanted.has('tracking_options'))) message.tracking_options = state.trackingOptions;
+    }
+    return messages;
+  }
+
   async function requireMessage(executor: Executor, grantId: string, messageId: string): Promise<MessageRow> {
     const rows = await executor
       .select()
@@ -114,7 +135,7 @@ export function createMessageService({ db, newId, clock }: CoreDeps, grants: Gra
         .limit(limit + 1);
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
-      const data = await presentWithFields(db.orm, page, input.fields, input.select);
+      const data = await addDeliveryStatus(await presentWithFields(db.orm, page, input.fields, input.select), input.fields, input.select);
       return { data, ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
     },
 
@@ -122,7 +143,7 @@ export function createMessageService({ db, newId, clock }: CoreDeps, grants: Gra
     async find(principal: Principal, input: GetMessageInput): Promise<Message> {
       const grant = await grants.require(principal, input.grant_id);
       const row = await requireMessage(db.orm, grant.id, input.message_id);
-      const [message] = await presentWithFields(db.orm, [row], input.fields, input.select);
+      const [message] = await addDeliveryStatus(await presentWithFields(db.orm, [row], input.fields, input.select), input.fields, input.select);
       return message!;
     },
 

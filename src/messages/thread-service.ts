@@ -19,8 +19,11 @@ import { checkFolders, TRASH_FOLDER, type MessageService } from './message-servi
 /** Filters a thread answers from its own columns; the rest look at its messages. */
 const THREAD_LEVEL = new Set<keyof MessageFilterInput>(['unread', 'starred', 'in', 'has_attachment', 'received_before', 'received_after', 'thread_id']);
 
-/** Creates the thread service. */
-export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService) {
+/** Draft ids of the given message rows (drafts are messages in the `drafts` folder with a draft id of their own). */
+export type DraftIdLookup = (messageIds: string[]) => Promise<Map<string, string>>;
+
+/** Creates the thread service. `draftIdsOf` tells drafts apart from messages in `draft_ids` / `message_ids`. */
+export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, draftIdsOf?: DraftIdLookup) {
   const threads = tables.threads;
 
   async function requireThread(executor: Executor, grantId: string, threadId: string): Promise<ThreadRow> {
@@ -41,15 +44,21 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       .from(tables.messages)
       .where(inArray(tables.messages.threadId, ids))
       .orderBy(asc(tables.messages.date), asc(tables.messages.seq));
+    const drafts = draftIdsOf ? await draftIdsOf(members.map((member) => member.id)) : new Map<string, string>();
     const messageIds = new Map<string, string[]>();
-    for (const member of members) messageIds.set(member.threadId, [...(messageIds.get(member.threadId) ?? []), member.id]);
+    const draftIds = new Map<string, string[]>();
+    for (const member of members) {
+      const draftId = drafts.get(member.id);
+      if (draftId !== undefined) draftIds.set(member.threadId, [...(draftIds.get(member.threadId) ?? []), draftId]);
+      else messageIds.set(member.threadId, [...(messageIds.get(member.threadId) ?? []), member.id]);
+    }
     const latestRows = await executor
       .select()
       .from(tables.messages)
       .where(inArray(tables.messages.id, rows.map((row) => row.latestMessageId)));
     const latest = new Map((await presentMessages(executor, latestRows)).map((message) => [message.id, message]));
     return rows.map((row) => {
-      const thread = toThread(row, messageIds.get(row.id) ?? [], latest.get(row.latestMessageId));
+      const thread = toThread(row, messageIds.get(row.id) ?? [], latest.get(row.latestMessageId), draftIds.get(row.id) ?? []);
       return select === undefined ? thread : (selectFields(thread, select) as Thread);
     });
   }

@@ -14,6 +14,13 @@ export interface HttpBinding {
   path: string;
   /** Success status (default 200). */
   status?: 200 | 201 | 202;
+  /** Success status chosen from the result (e.g. 202 for a scheduled send); overrides `status`. */
+  statusOf?: (result: unknown) => 200 | 201 | 202;
+  /**
+   * Also accept `multipart/form-data` (as the nylas SDK sends large attachments): the JSON fields come in the
+   * form field named here (or `draft`/`message`), and each file part becomes an entry of `attachments`.
+   */
+  multipart?: 'message';
   /**
    * Response envelope: `data` wraps the result as `{request_id, data}`; `list` spreads it (`{request_id, data,
    * next_cursor}`); `empty` answers `{request_id}` only.

@@ -7,10 +7,12 @@ import * as availability from './availability.js';
 import * as calendars from './calendars.js';
 import * as contacts from './contacts.js';
 import * as domains from './domains.js';
+import * as drafts from './drafts.js';
 import * as events from './events.js';
 import * as folders from './folders.js';
 import * as grants from './grants.js';
 import * as messages from './messages.js';
+import * as outbound from './outbound.js';
 import * as threads from './threads.js';
 import * as webhooks from './webhooks.js';
 
@@ -25,6 +27,6 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 }
 
 /** Every operation, in a stable order. */
-export const operations: readonly AnyOperation[] = register(grants, folders, messages, threads, domains, webhooks, availability, calendars, events, contacts);
+export const operations: readonly AnyOperation[] = register(grants, folders, messages, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts);
 
 export { defineOperation, runOperation, type AnyOperation, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';

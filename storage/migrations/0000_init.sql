@@ -370,6 +370,91 @@ CREATE TABLE `events` (
 );
 --> statement-breakpoint
 CREATE INDEX `events_calendar_range_idx` ON `events` (`calendar_id`,`range_start`,`id`);--> statement-breakpoint
+CREATE INDEX `events_calendar_range_end_idx` ON `events` (`calendar_id`,`range_end`,`range_start`);--> statement-breakpoint
+CREATE INDEX `events_series_range_idx` ON `events` (`calendar_id`,`range_end`) WHERE "events"."recurrence" is not null;--> statement-breakpoint
+CREATE INDEX `events_single_busy_idx` ON `events` (`calendar_id`,`range_end`,`range_start`,`busy`,`status`,`when_type`,`start_time`,`end_time`,`start_date`,`end_date`,("participants" glob '*"no"*')) WHERE "events"."recurrence" is null;--> statement-breakpoint
 CREATE INDEX `events_grant_range_idx` ON `events` (`grant_id`,`range_start`,`range_end`);--> statement-breakpoint
 CREATE INDEX `events_grant_uid_idx` ON `events` (`grant_id`,`ical_uid`);--> statement-breakpoint
-CREATE INDEX `events_master_idx` ON `events` (`master_event_id`,`original_start_time`);
+CREATE INDEX `events_master_idx` ON `events` (`master_event_id`,`original_start_time`);--> statement-breakpoint
+CREATE TABLE `draft_details` (
+	`id` text PRIMARY KEY NOT NULL,
+	`message_id` text NOT NULL,
+	`grant_id` text NOT NULL,
+	`header_message_id` text NOT NULL,
+	`reply_to_message_id` text,
+	`is_plaintext` integer DEFAULT false NOT NULL,
+	`plain_body` text,
+	`tracking_options` text,
+	`custom_headers` text,
+	`send_at` integer,
+	`created_at` integer NOT NULL,
+	FOREIGN KEY (`message_id`) REFERENCES `messages`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX `draft_details_message_idx` ON `draft_details` (`message_id`);--> statement-breakpoint
+CREATE INDEX `draft_details_grant_idx` ON `draft_details` (`grant_id`);--> statement-breakpoint
+CREATE TABLE `idempotency_keys` (
+	`application_id` text NOT NULL,
+	`key` text NOT NULL,
+	`fingerprint` text NOT NULL,
+	`status` integer NOT NULL,
+	`response` text NOT NULL,
+	`expires_at` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`application_id`, `key`)
+);
+--> statement-breakpoint
+CREATE INDEX `idempotency_keys_expiry_idx` ON `idempotency_keys` (`expires_at`);--> statement-breakpoint
+CREATE TABLE `outbound_messages` (
+	`id` text PRIMARY KEY NOT NULL,
+	`application_id` text,
+	`grant_id` text,
+	`message_id` text,
+	`kind` text NOT NULL,
+	`header_message_id` text NOT NULL,
+	`subject` text DEFAULT '' NOT NULL,
+	`envelope_from` text NOT NULL,
+	`raw_hash` text NOT NULL,
+	`pending_raw_hash` text,
+	`raw_size` integer NOT NULL,
+	`tracking_options` text,
+	`accepted_at` integer NOT NULL,
+	`updated_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `outbound_messages_message_idx` ON `outbound_messages` (`message_id`);--> statement-breakpoint
+CREATE INDEX `outbound_messages_pending_idx` ON `outbound_messages` (`pending_raw_hash`);--> statement-breakpoint
+CREATE TABLE `outbound_recipients` (
+	`outbound_id` text NOT NULL,
+	`email` text NOT NULL,
+	`domain` text NOT NULL,
+	`route` text NOT NULL,
+	`status` text NOT NULL,
+	`attempts` integer DEFAULT 0 NOT NULL,
+	`last_code` integer,
+	`last_response` text,
+	`next_attempt_at` integer,
+	`updated_at` integer NOT NULL,
+	`final_at` integer,
+	PRIMARY KEY(`outbound_id`, `email`),
+	FOREIGN KEY (`outbound_id`) REFERENCES `outbound_messages`(`id`) ON UPDATE no action ON DELETE cascade
+);
+--> statement-breakpoint
+CREATE INDEX `outbound_recipients_domain_idx` ON `outbound_recipients` (`outbound_id`,`domain`,`status`);--> statement-breakpoint
+CREATE TABLE `scheduled_messages` (
+	`id` text PRIMARY KEY NOT NULL,
+	`application_id` text NOT NULL,
+	`grant_id` text NOT NULL,
+	`draft_id` text NOT NULL,
+	`keep_draft` integer DEFAULT false NOT NULL,
+	`send_at` integer NOT NULL,
+	`status` text NOT NULL,
+	`sent_message_id` text,
+	`error` text,
+	`close_time` integer,
+	`created_at` integer NOT NULL,
+	`updated_at` integer NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `scheduled_messages_grant_idx` ON `scheduled_messages` (`grant_id`,`send_at`);--> statement-breakpoint
+CREATE INDEX `scheduled_messages_draft_idx` ON `scheduled_messages` (`draft_id`);

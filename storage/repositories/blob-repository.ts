@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, notExists } from 'drizzle-orm';
 import type { Executor, Tx } from '../db.js';
 import { attachments, blobChunks, blobs, messages } from '../schema/mail.js';
+import { outboundMessages } from '../schema/outbound.js';
 
 /**
  * Bytes per chunk row. Small enough that one row never dominates a page cache or a libSQL server response,
@@ -117,7 +118,8 @@ export async function readBlob(db: Executor, hash: string): Promise<Buffer | und
 
 /**
  * Deletes the blobs among `hashes` that nothing refers to any more (after messages or attachments were
- * deleted in the same transaction). Blobs still shared with another message stay.
+ * deleted in the same transaction). Blobs still shared with another message, or still owed to a recipient by the
+ * outbound queue, stay.
  */
 export async function releaseBlobs(tx: Tx, hashes: Iterable<string>): Promise<void> {
   const unique = [...new Set(hashes)];
@@ -131,6 +133,7 @@ export async function releaseBlobs(tx: Tx, hashes: Iterable<string>): Promise<vo
           notExists(tx.select({ one: messages.id }).from(messages).where(eq(messages.rawHash, blobs.hash))),
           notExists(tx.select({ one: messages.id }).from(messages).where(eq(messages.bodyHash, blobs.hash))),
           notExists(tx.select({ one: attachments.id }).from(attachments).where(eq(attachments.blobHash, blobs.hash))),
+          notExists(tx.select({ one: outboundMessages.id }).from(outboundMessages).where(eq(outboundMessages.pendingRawHash, blobs.hash))),
         ),
       );
   }

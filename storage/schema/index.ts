@@ -5,3 +5,4 @@ export * from './events.js';
 export * from './webhooks.js';
 export * from './mail.js';
 export * from './calendar.js';
+export * from './outbound.js';

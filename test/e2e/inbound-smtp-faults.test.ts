@@ -3,15 +3,17 @@
  * that resets during DATA, slow-drip and idle clients, thousands of idle sockets. Each time the server stays up,
  * nothing is half-stored, and a well-behaved client still gets 250.
  */
-import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
-import { count } from 'drizzle-orm';
+import Sqlite from 'libsql';
+import { count, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, tables, type Database } from '../../storage/index.js';
-import { startInboundSmtp } from '../../src/index.js';
+import { createMailWriter, tables, type Database, type MailWriter } from '../../storage/index.js';
+import { startInboundSmtp, type InboundService, type InboundSmtpServer } from '../../src/index.js';
+import { createInboundService } from '../../src/mail/inbound.js';
+import { createMailStore } from '../../src/messages/mail-store.js';
 import { createMailbox, eventually, rawSmtp, sendRaw, smtpClient } from '../helpers/mail.js';
-import { startTestService, tempDir, type TestService } from '../helpers/service.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 
 const DOMAIN = 'faults.agentpost.localhost';
 const MB = 1024 * 1024;
@@ -224,36 +226,27 @@ describe('SMTP listener: bad input and faults', () => {
 describe('SMTP listener: a store that fails', () => {
   let service: TestService;
   let grantId: string;
-  let failures = 0;
   const email = `fragile@${DOMAIN}`;
-  const dir = tempDir();
+
+  /** While `store_faults.remaining` > 0, the database refuses a message's write half-way (its outbox event), as a full disk or an I/O error would. */
+  const failStores = (on: boolean) => service.core.deps.db.write((tx) => tx.run(sql`UPDATE store_faults SET remaining = ${on ? 1 : 0}`));
 
   beforeAll(async () => {
-    const real = await createDb({ url: `file:${join(dir.path, 'fragile.db')}` });
-    // The dependency that fails: a database whose next durable write transactions (the ones inbound mail uses)
-    // do all their work, then fail before COMMIT (as a full disk or an I/O error would), so they roll back.
-    const fragile: Database = {
-      ...real,
-      durableWrite: (work) => {
-        if (failures <= 0) return real.durableWrite(work);
-        failures--;
-        return real.durableWrite(async (tx) => {
-          await work(tx);
-          throw new Error('SQLITE_IOERR: disk I/O error (injected)');
-        });
-      },
-    };
-    service = await startTestService({ deps: { db: fragile } });
+    service = await startTestService();
     grantId = await createMailbox(service, email);
+    await service.core.deps.db.write(async (tx) => {
+      await tx.run(sql.raw('CREATE TABLE store_faults (remaining INTEGER NOT NULL)'));
+      await tx.run(sql.raw('INSERT INTO store_faults VALUES (0)'));
+      await tx.run(sql.raw(`CREATE TRIGGER store_fault BEFORE INSERT ON outbox_events WHEN (SELECT remaining FROM store_faults) > 0 BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END`));
+    });
   });
   afterAll(async () => {
     await service?.close();
-    dir.remove();
   });
 
   it('answers 451 so the sender retries, stores nothing half-way, and the retry is stored once', async () => {
     const before = await rowCounts(service.core.deps.db);
-    failures = 1;
+    await failStores(true);
     const transport = smtpClient(service.smtpPort, { maxConnections: 1 });
     const mail = { from: 'sender@example.com', to: email, subject: 'Must not be lost', text: 'important', attachments: [{ filename: 'x.txt', content: 'payload' }] };
     const error = (await transport.sendMail(mail).catch((thrown: unknown) => thrown)) as { responseCode?: number; response?: string };
@@ -262,6 +255,7 @@ describe('SMTP listener: a store that fails', () => {
     expect(await rowCounts(service.core.deps.db)).toEqual(before);
 
     // The sender retries (as every MTA does on 4xx) and the message is stored exactly once.
+    await failStores(false);
     const info = await transport.sendMail(mail);
     transport.close();
     expect(info.response).toMatch(/^250 /);
@@ -269,5 +263,71 @@ describe('SMTP listener: a store that fails', () => {
     expect(stored.map((entry) => entry.subject)).toEqual(['Must not be lost']);
     expect(stored[0]!.attachments).toHaveLength(1);
     expect(await rowCounts(service.core.deps.db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, attachments: before.attachments + 1, blobs: before.blobs + 2 });
+  });
+});
+
+describe('SMTP listener: the mail writer thread dies mid-batch', () => {
+  let service: TestService;
+  let writer: MailWriter;
+  let inbound: InboundService;
+  let listener: InboundSmtpServer;
+  const email = `writer@${DOMAIN}`;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    await createMailbox(service, email);
+    const { deps } = service.core;
+    // A listener whose writer thread the test can stop.
+    writer = createMailWriter(deps.db);
+    inbound = createInboundService(deps, createMailStore(deps), { writer });
+    listener = await startInboundSmtp({ inbound, logger: deps.logger, host: '127.0.0.1', port: 0 });
+    // A message whose outbox insert (its last statement, after blobs, thread and message row) takes most of a second.
+    await deps.db.write(async (tx) => {
+      await tx.run(sql.raw('CREATE TABLE slow_rows (x INTEGER)'));
+      await tx.run(sql.raw('INSERT INTO slow_rows WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) SELECT i FROM n'));
+      await tx.run(sql.raw(`CREATE TRIGGER slow_store BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%slow to store%' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b, slow_rows c WHERE a.x + b.x + c.x > 0; END`));
+    });
+  });
+  afterAll(async () => {
+    await listener?.close();
+    await inbound?.close();
+    await service?.close();
+  });
+
+  it('answers 451, leaves nothing half-written and no lock held, and the next message is stored', async () => {
+    const { db } = service.core.deps;
+    const everything = async () => {
+      const [events] = await db.orm.select({ n: count() }).from(tables.outboxEvents);
+      const fts = (await db.client.execute('SELECT count(*) FROM messages_fts')).rows[0]![0];
+      return { ...(await rowCounts(db)), events: events!.n, fts: Number(fts) };
+    };
+    const before = await everything();
+    const reply = sendRaw(listener.port, 'sender@example.com', [email], message(email, 'slow to store', 'this one is cut off'));
+
+    // Another connection sees the write lock taken: the writer thread is inside the message's transaction.
+    const probe = new Sqlite(db.file!, { timeout: 0 });
+    const lockTaken = () => {
+      try {
+        probe.exec('BEGIN IMMEDIATE');
+        probe.exec('ROLLBACK');
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    await eventually(async () => (lockTaken() ? true : undefined), 10_000);
+    await writer.terminate();
+
+    const cut = await reply;
+    expect(cut.code).toBe(451);
+    expect(cut.text).toMatch(/^451 4\.3\.0 /);
+    expect(lockTaken()).toBe(false);
+    probe.close();
+    expect(await everything()).toEqual(before);
+
+    // A new writer thread takes over.
+    const next = await sendRaw(listener.port, 'sender@example.com', [email], message(email, 'after the crash'));
+    expect(next.code).toBe(250);
+    expect(await everything()).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, blobs: before.blobs + 1, events: before.events + 1, fts: before.fts + 1 });
   });
 });

@@ -1,0 +1,227 @@
+// @ts-check
+/**
+ * @module storage/mail-writer-worker
+ * Runs in a worker thread (see mail-writer.ts): stores batches of inbound messages on its own connection to the
+ * embedded database with the native `libsql` driver and statements prepared once, so neither the statements nor
+ * the COMMIT's fsync (synchronous=FULL) run on the event loop. Per batch: one BEGIN IMMEDIATE and one COMMIT; a
+ * message that fails is reported alone and the others are stored.
+ * Plain JavaScript: a worker thread has no TypeScript loader in every runtime this runs in.
+ *
+ * Per copy of a message: its blobs (content-addressed: a blob already stored is not written again), its thread
+ * (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read in this transaction,
+ * else a new one), its sequence number, the thread's aggregates, the Message-IDs it brings, the message row,
+ * its folder links, attachments, full-text entry and its `message.created` outbox event.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'libsql';
+import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
+
+/**
+ * @typedef {{ key: string, name: string, codec: 'plain' | 'json' | 'bool' }} Column
+ * @typedef {{ name: string, columns: Column[] }} TableInfo
+ * @typedef {{ file: string, busyTimeoutMs: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents', TableInfo> }} WriterData
+ */
+
+const { file, busyTimeoutMs, chunkBytes, tables } = /** @type {WriterData} */ (workerData);
+
+const db = new Database(file, { timeout: busyTimeoutMs });
+// FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250).
+db.exec('PRAGMA synchronous = FULL');
+// Checkpoints are mostly the checkpoint thread's (storage/wal-checkpointer.ts, from 4 MB of log on), beside this one.
+// Under a steady stream of batches its PASSIVE checkpoints never catch up with the last frames, and the log, which
+// restarts from its beginning only once fully copied, would grow without bound; past 16 MB this thread finishes
+// the copy itself after a COMMIT (little is left to copy by then), so the log stays around that size.
+db.exec('PRAGMA wal_autocheckpoint = 4000');
+db.exec('PRAGMA foreign_keys = ON');
+
+/** @param {string} name */
+const quote = (name) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * @param {Column} column
+ * @param {any} value
+ */
+function encode(column, value) {
+  if (value === undefined || value === null) return null;
+  if (column.codec === 'json') return JSON.stringify(value);
+  // The native driver aborts the process on a boolean parameter: never hand it one.
+  if (column.codec === 'bool' || typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'object' && !(value instanceof Uint8Array)) throw new TypeError(`mail writer: column ${column.name} got an object`);
+  return value;
+}
+
+/**
+ * @param {Column} column
+ * @param {any} value
+ */
+function decode(column, value) {
+  if (value === null) return null;
+  if (column.codec === 'json') return JSON.parse(value);
+  if (column.codec === 'bool') return Boolean(value);
+  return value;
+}
+
+/** @param {TableInfo} table @param {string} [conflict] */
+function insertStatement(table, conflict = '') {
+  const names = table.columns.map((column) => quote(column.name));
+  const statement = db.prepare(`INSERT INTO ${quote(table.name)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ${conflict}`);
+  /** @param {Record<string, unknown>} row */
+  return (row) => statement.run(table.columns.map((column) => encode(column, row[column.key])));
+}
+
+const threadKeyColumn = tables.threads.columns.find((column) => column.key === 'id');
+if (!threadKeyColumn) throw new Error('mail writer: the threads table has no id column');
+const updatableThreadColumns = tables.threads.columns.filter((column) => column.key !== 'id' && column.key !== 'grantId' && column.key !== 'createdAt');
+
+const statements = {
+  begin: db.prepare('BEGIN IMMEDIATE'),
+  commit: db.prepare('COMMIT'),
+  rollback: db.prepare('ROLLBACK'),
+  putBlob: db.prepare('INSERT INTO blobs (hash, size, chunk_count, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+  putChunk: db.prepare('INSERT INTO blob_chunks (hash, seq, data) VALUES (?, ?, ?)'),
+  threadOf: db.prepare(`SELECT thread_id FROM thread_references WHERE grant_id = ? AND header_id = ? AND thread_id IN (SELECT id FROM threads) LIMIT 1`).raw(),
+  thread: db.prepare(`SELECT ${tables.threads.columns.map((column) => quote(column.name)).join(', ')} FROM threads WHERE ${quote(threadKeyColumn.name)} = ?`).raw(),
+  nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM messages').raw(),
+  search: db.prepare('INSERT INTO messages_fts (rowid, subject, addresses, body) VALUES (?, ?, ?, ?)'),
+  insertMessage: insertStatement(tables.messages),
+  upsertThread: insertStatement(
+    tables.threads,
+    `ON CONFLICT (${quote(threadKeyColumn.name)}) DO UPDATE SET ${updatableThreadColumns.map((column) => `${quote(column.name)} = excluded.${quote(column.name)}`).join(', ')}`,
+  ),
+  insertReference: insertStatement(tables.threadReferences, 'ON CONFLICT DO NOTHING'),
+  insertAttachment: insertStatement(tables.attachments),
+  insertFolder: insertStatement(tables.messageFolders),
+  insertEvent: insertStatement({ name: tables.outboxEvents.name, columns: tables.outboxEvents.columns.filter((column) => column.key !== 'seq') }),
+};
+
+/**
+ * Stores a blob unless one with its hash exists (then the bytes are the same).
+ * @param {{ hash: string, bytes: Uint8Array }} blob
+ * @param {number} createdAt
+ */
+function putBlob({ hash, bytes }, createdAt) {
+  const chunkCount = Math.max(1, Math.ceil(bytes.length / chunkBytes));
+  if (statements.putBlob.run([hash, bytes.length, chunkCount, createdAt]).changes === 0) return;
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let seq = 0; seq < chunkCount; seq++) statements.putChunk.run([hash, seq, buffer.subarray(seq * chunkBytes, (seq + 1) * chunkBytes)]);
+}
+
+/**
+ * The thread a copy joins: the thread of its closest Message-ID already known in its mailbox (a message earlier in
+ * this batch included), else undefined.
+ * @param {string} grantId
+ * @param {string[]} candidates
+ * @returns {string | undefined}
+ */
+function knownThread(grantId, candidates) {
+  for (const candidate of candidates) {
+    const row = /** @type {unknown[] | undefined} */ (statements.threadOf.get([grantId, candidate]));
+    if (row && typeof row[0] === 'string') return row[0];
+  }
+  return undefined;
+}
+
+/**
+ * @param {string} id
+ * @returns {any}
+ */
+function readThread(id) {
+  const values = /** @type {unknown[] | undefined} */ (statements.thread.get([id]));
+  if (!values) return undefined;
+  /** @type {Record<string, unknown>} */
+  const row = {};
+  tables.threads.columns.forEach((column, index) => {
+    row[column.key] = decode(column, values[index]);
+  });
+  return row;
+}
+
+/**
+ * Stores one message (all its copies) in the transaction under way. Inputs are not changed (a batch may run twice).
+ * @param {any} item
+ */
+function storeMessage(item) {
+  for (const blob of item.blobs) putBlob(blob, item.createdAt);
+  return item.copies.map((/** @type {any} */ copy) => {
+    const existing = knownThread(copy.message.grantId, copy.threadCandidates);
+    const thread = existing === undefined ? undefined : readThread(existing);
+    const seq = /** @type {unknown[]} */ (statements.nextSeq.get())[0];
+    const message = { ...copy.message, seq, threadId: thread ? thread.id : copy.message.threadId };
+    statements.upsertThread(thread ? foldIntoThread(thread, message) : newThread(message.threadId, message));
+    for (const headerId of copy.references) statements.insertReference({ grantId: message.grantId, headerId, threadId: message.threadId });
+    statements.insertMessage(message);
+    for (const folder of copy.folders) statements.insertFolder(folder);
+    for (const attachment of copy.attachments) statements.insertAttachment(attachment);
+    statements.search.run([seq, copy.search.subject, copy.search.addresses, copy.search.body]);
+    const payload = copy.event.payload && typeof copy.event.payload === 'object' && 'thread_id' in copy.event.payload ? { ...copy.event.payload, thread_id: message.threadId } : copy.event.payload;
+    statements.insertEvent({ ...copy.event, payload });
+    return { messageId: message.id, threadId: message.threadId, seq };
+  });
+}
+
+/** @param {unknown} error */
+function describe(error) {
+  const message = error && typeof error === 'object' && 'message' in error ? String(error.message) : String(error);
+  const code = error && typeof error === 'object' && 'code' in error ? ` (${String(error.code)})` : '';
+  return `${message}${code}`.slice(0, 1000);
+}
+
+/** A message of a batch failed (the batch was rolled back). */
+class MessageFailure extends Error {
+  /** @param {unknown} cause */
+  constructor(cause) {
+    super(describe(cause));
+  }
+}
+
+/**
+ * Stores messages in one transaction: all of them, or (throwing) none.
+ * @param {any[]} items
+ */
+function transaction(items) {
+  statements.begin.run();
+  try {
+    const results = items.map((item) => {
+      try {
+        return { ok: true, stored: storeMessage(item) };
+      } catch (error) {
+        throw new MessageFailure(error);
+      }
+    });
+    statements.commit.run();
+    return results;
+  } catch (error) {
+    if (db.inTransaction) statements.rollback.run();
+    throw error;
+  }
+}
+
+/**
+ * One batch in one transaction. No savepoint per message: FTS5 flushes its pending index data at every savepoint,
+ * which would write one index segment per message instead of one per batch. When a message fails the batch is
+ * rolled back and each message is stored alone, so only the guilty one fails (failures are rare). A failed COMMIT
+ * fails the whole batch.
+ * @param {any[]} items
+ */
+function storeBatch(items) {
+  try {
+    return transaction(items);
+  } catch (error) {
+    if (!(error instanceof MessageFailure)) throw error;
+    return items.map((item) => {
+      try {
+        return transaction([item])[0];
+      } catch (alone) {
+        return { ok: false, error: alone instanceof MessageFailure ? alone.message : describe(alone) };
+      }
+    });
+  }
+}
+
+parentPort?.on('message', (/** @type {{ batch: number, items: any[] }} */ message) => {
+  try {
+    parentPort?.postMessage({ batch: message.batch, results: storeBatch(message.items) });
+  } catch (error) {
+    parentPort?.postMessage({ batch: message.batch, error: describe(error) });
+  }
+});

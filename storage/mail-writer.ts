@@ -1,0 +1,284 @@
+/**
+ * @module storage/mail-writer
+ * The mail writer thread: stores inbound messages (blobs, thread, message, folder links, attachments, full-text
+ * entry, `message.created` outbox event) for an embedded database on a worker thread (mail-writer-worker.js)
+ * with the native `libsql` driver and prepared statements, so the event loop spends nothing on SQL or fsync.
+ *
+ * Group commit: messages that arrive while a batch is being written go together in the next batch, one
+ * transaction and one log sync for all of them; when one message fails, the others are stored without it. A write
+ * resolves only after its COMMIT was synced (synchronous=FULL), so its caller may acknowledge the message. Each
+ * batch holds the process's write lock (`Database.exclusive`) from BEGIN to the reply, so `Database.write` on the
+ * event loop never meets the writer on SQLite's lock. If the thread dies mid-batch, its
+ * connection goes with it (the open transaction is rolled back); the messages of the batch are then looked up, and
+ * those not stored fail; the next batch starts a new thread.
+ */
+import { Worker } from 'node:worker_threads';
+import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
+import type { Database } from './db.js';
+import { BLOB_CHUNK_BYTES } from './repositories/blob-repository.js';
+import { outboxEvents } from './schema/events.js';
+import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
+
+/** A blob to store with a message (raw MIME, attachment bytes, a large body). */
+export interface MailWriteBlob {
+  /** Lower-case hex SHA-256 of `bytes`. */
+  hash: string;
+  bytes: Uint8Array;
+}
+
+/** One copy of a message, for one mailbox. Rows are complete; the writer fills in what needs the database. */
+export interface MailWriteCopy {
+  /** `threadId` is the id of the new thread used when no earlier thread matches; `seq` is assigned by the writer. */
+  message: typeof messages.$inferSelect;
+  /** Message-IDs the message may share with an earlier thread of its mailbox, closest first. */
+  threadCandidates: string[];
+  /** Message-IDs recorded for the message's thread (its own, In-Reply-To, References). */
+  references: string[];
+  folders: (typeof messageFolders.$inferSelect)[];
+  attachments: (typeof attachments.$inferSelect)[];
+  search: { subject: string; addresses: string; body: string };
+  /** The `message.created` event; the writer sets its payload's `thread_id`. */
+  event: Omit<typeof outboxEvents.$inferSelect, 'seq'>;
+}
+
+/** One message: its blobs (stored once) and a copy per mailbox, stored together or not at all. */
+export interface MailWriteItem {
+  blobs: MailWriteBlob[];
+  copies: MailWriteCopy[];
+  /** Unix seconds, for the blob rows. */
+  createdAt: number;
+}
+
+/** Where a copy was stored. */
+export interface MailWriteResult {
+  messageId: string;
+  threadId: string;
+  seq: number;
+}
+
+/** Options of {@link createMailWriter}. */
+export interface MailWriterOptions {
+  /** Most messages in one transaction (default 64). */
+  maxBatch?: number;
+  /** Most bytes of blobs in one transaction, unless one message alone is larger (default 32 MB). */
+  maxBatchBytes?: number;
+  /**
+   * A batch still unanswered after this long stops its thread (default 60 s); the messages it did not commit fail.
+   * A thread stops at its next instruction of JavaScript: an SQL statement under way finishes first.
+   */
+  batchTimeoutMs?: number;
+  /** Milliseconds the writer waits for another process's write lock (default 5 s). */
+  busyTimeoutMs?: number;
+}
+
+/** The mail writer. */
+export interface MailWriter {
+  /** Stores a message in the next batch; resolves with one result per copy once the batch's COMMIT is on disk. */
+  write(item: MailWriteItem): Promise<MailWriteResult[]>;
+  /**
+   * Stops the thread (once an SQL statement under way returns): the messages of the batch in flight that it had
+   * not committed fail, and nothing of them stays. The next write starts a new thread.
+   */
+  terminate(): Promise<void>;
+  /** Lets queued writes finish (up to `batchTimeoutMs`), then stops the thread; later writes fail. */
+  close(): Promise<void>;
+}
+
+type Codec = 'plain' | 'json' | 'bool';
+const CODECS: Record<string, Codec> = {
+  SQLiteText: 'plain',
+  SQLiteInteger: 'plain',
+  SQLiteReal: 'plain',
+  SQLiteNumeric: 'plain',
+  SQLiteBlobBuffer: 'plain',
+  SQLiteTextJson: 'json',
+  SQLiteBlobJson: 'json',
+  SQLiteBoolean: 'bool',
+};
+
+/** Column keys, SQL names and value encodings of a table, from its drizzle schema (so the thread follows it). */
+function describeTable(table: Table) {
+  const columns = Object.entries(getTableColumns(table)).map(([key, column]) => {
+    const codec = CODECS[column.columnType];
+    if (!codec) throw new Error(`mail writer: column ${getTableName(table)}.${column.name} has type ${column.columnType}, which the writer thread cannot encode`);
+    return { key, name: column.name, codec };
+  });
+  return { name: getTableName(table), columns };
+}
+
+const WORKER_URL = new URL('./mail-writer-worker.js', import.meta.url);
+
+interface Pending {
+  item: MailWriteItem;
+  bytes: number;
+  resolve(results: MailWriteResult[]): void;
+  reject(error: Error): void;
+}
+
+type Reply = { batch: number; results: ({ ok: true; stored: MailWriteResult[] } | { ok: false; error: string })[] } | { batch: number; error: string };
+
+/** A failed write of the mail writer (storing may be retried later). */
+export class MailWriteError extends Error {
+  override readonly name = 'MailWriteError';
+}
+
+/** Creates the writer for the embedded database `db` (which must have a {@link Database.file}). The thread starts on first use. */
+export function createMailWriter(db: Database, options: MailWriterOptions = {}): MailWriter {
+  const file = db.file;
+  if (!file) throw new Error('mail writer: the database is not an embedded file (use the mail store in a write transaction)');
+  const maxBatch = options.maxBatch ?? 64;
+  const maxBatchBytes = options.maxBatchBytes ?? 32 * 1024 * 1024;
+  const batchTimeoutMs = options.batchTimeoutMs ?? 60_000;
+  const workerData = {
+    file,
+    busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
+    chunkBytes: BLOB_CHUNK_BYTES,
+    tables: {
+      messages: describeTable(messages),
+      threads: describeTable(threads),
+      threadReferences: describeTable(threadReferences),
+      attachments: describeTable(attachments),
+      messageFolders: describeTable(messageFolders),
+      outboxEvents: describeTable(outboxEvents),
+    },
+  };
+
+  const pending: Pending[] = [];
+  let worker: Worker | undefined;
+  let flushing = false;
+  let closed = false;
+  let nextBatch = 1;
+  /** The batch in flight: settled by its reply, or by the end of its thread. */
+  let inFlight: { batch: number; thread: Worker; settle(reply: Reply | { exited: string }): void } | undefined;
+  let idle: (() => void) | undefined;
+
+  function spawn(): Worker {
+    const thread = new Worker(WORKER_URL, { execArgv: [], workerData });
+    thread.unref();
+    thread.on('message', (message: Reply) => {
+      if (inFlight?.batch === message.batch) inFlight.settle(message);
+    });
+    let reason = 'it exited';
+    thread.on('error', (error) => {
+      reason = error.message;
+    });
+    thread.on('exit', (code) => {
+      if (worker === thread) worker = undefined;
+      // The thread's connection is gone, and with it any transaction it had not committed.
+      if (inFlight?.thread === thread) inFlight.settle({ exited: `${reason} (exit code ${code})` });
+    });
+    return thread;
+  }
+
+  /**
+   * The outcome of a batch whose thread ended before it answered: its COMMIT may or may not have happened, so the
+   * database says which messages are stored (a batch commits whole; a message of it that failed alone is absent).
+   */
+  async function inDoubt(batch: Pending[], why: string): Promise<Reply> {
+    const ids = batch.flatMap((entry) => entry.item.copies.map((copy) => copy.message.id));
+    const found = new Map<string, MailWriteResult>();
+    for (let index = 0; index < ids.length; index += 500) {
+      const rows = await db.orm
+        .select({ messageId: messages.id, threadId: messages.threadId, seq: messages.seq })
+        .from(messages)
+        .where(inArray(messages.id, ids.slice(index, index + 500)));
+      for (const row of rows) found.set(row.messageId, row);
+    }
+    return {
+      batch: 0,
+      results: batch.map((entry) => {
+        const stored = entry.item.copies.map((copy) => found.get(copy.message.id));
+        return stored.every((row) => row !== undefined) ? { ok: true as const, stored: stored as MailWriteResult[] } : { ok: false as const, error: `the mail writer thread stopped: ${why}` };
+      }),
+    };
+  }
+
+  /** Sends one batch and waits for its outcome, holding the process's write lock until the thread is done with it. */
+  function send(batch: Pending[]): Promise<Reply> {
+    return db.exclusive(async () => {
+      const thread = (worker ??= spawn());
+      const id = nextBatch++;
+      const outcome = await new Promise<Reply | { exited: string }>((resolve) => {
+        // A stalled thread is stopped; its exit settles the batch.
+        const timer = setTimeout(() => void thread.terminate(), batchTimeoutMs);
+        inFlight = {
+          batch: id,
+          thread,
+          settle(reply) {
+            clearTimeout(timer);
+            inFlight = undefined;
+            resolve(reply);
+          },
+        };
+        try {
+          thread.postMessage({ batch: id, items: batch.map((entry) => entry.item) });
+        } catch (error) {
+          // Something in the batch cannot be sent to a thread: nothing was written.
+          inFlight.settle({ batch: id, error: error instanceof Error ? error.message : String(error) });
+        }
+      });
+      return 'exited' in outcome ? inDoubt(batch, outcome.exited) : outcome;
+    });
+  }
+
+  async function flush(): Promise<void> {
+    flushing = true;
+    try {
+      while (pending.length > 0) {
+        let bytes = 0;
+        let size = 0;
+        while (size < pending.length && size < maxBatch && (size === 0 || bytes + pending[size]!.bytes <= maxBatchBytes)) bytes += pending[size++]!.bytes;
+        const batch = pending.splice(0, size);
+        let reply: Reply;
+        try {
+          reply = await send(batch);
+        } catch (error) {
+          reply = { batch: 0, error: error instanceof Error ? error.message : String(error) };
+        }
+        if ('error' in reply) {
+          for (const entry of batch) entry.reject(new MailWriteError(`storing the batch failed: ${reply.error}`));
+          continue;
+        }
+        batch.forEach((entry, index) => {
+          const result = reply.results[index];
+          if (result?.ok) entry.resolve(result.stored);
+          else entry.reject(new MailWriteError(`storing the message failed: ${result ? result.error : 'no result'}`));
+        });
+      }
+    } finally {
+      flushing = false;
+      idle?.();
+    }
+  }
+
+  return {
+    write(item) {
+      return new Promise<MailWriteResult[]>((resolve, reject) => {
+        if (closed) return reject(new MailWriteError('the mail writer is closed'));
+        const bytes = item.blobs.reduce((sum, blob) => sum + blob.bytes.byteLength, 0);
+        pending.push({ item, bytes, resolve, reject });
+        // Messages arriving while a batch is written join the next one.
+        if (!flushing) void flush();
+      });
+    },
+    async terminate() {
+      await worker?.terminate();
+    },
+    async close() {
+      closed = true;
+      if (flushing) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, batchTimeoutMs);
+          timer.unref();
+          idle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      const thread = worker;
+      worker = undefined;
+      if (thread) await thread.terminate();
+    },
+  };
+}

@@ -1,0 +1,100 @@
+// @ts-check
+/**
+ * @module storage/repositories/thread-aggregates
+ * How one new message changes its thread's aggregates (participants, dates, latest message, flags, folders).
+ * Plain JavaScript (types in thread-aggregates.d.ts) because two places fold messages into threads and must agree:
+ * the mail store's transaction on the event loop (src/messages/mail-store.ts) and the mail writer thread
+ * (storage/mail-writer-worker.js), which has no TypeScript loader in every runtime it runs in.
+ */
+
+/** Participants kept on a thread (a mailing-list thread would otherwise grow without bound). */
+export const MAX_THREAD_PARTICIPANTS = 100;
+/** The folder whose messages count as sent (for a thread's latest_message_sent_date). */
+export const SENT_FOLDER = 'sent';
+
+/**
+ * Union of address lists, first spelling wins (compared case-insensitively), at most `limit`.
+ * @param {{ name?: string, email: string }[]} base
+ * @param {{ name?: string, email: string }[]} more
+ */
+export function mergeParticipants(base, more, limit = MAX_THREAD_PARTICIPANTS) {
+  const seen = new Set(base.map((entry) => entry.email.toLowerCase()));
+  const out = [...base];
+  for (const entry of more) {
+    if (out.length >= limit) break;
+    const key = entry.email.toLowerCase();
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(entry);
+  }
+  return out;
+}
+
+/**
+ * Union of two lists, order kept.
+ * @param {string[]} base
+ * @param {string[]} more
+ */
+export function union(base, more) {
+  return [...new Set([...base, ...more])];
+}
+
+/** @param {any} row */
+function addressesOf(row) {
+  return [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses];
+}
+
+/**
+ * Folds one new message into a thread's aggregates, without reading its other messages.
+ * @param {any} thread the thread row
+ * @param {any} row the new message row
+ */
+export function foldIntoThread(thread, row) {
+  const newest = row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
+  const oldest = row.date < thread.earliestMessageDate;
+  const isSent = row.folders.includes(SENT_FOLDER);
+  return {
+    ...thread,
+    ...(oldest ? { subject: row.subject, earliestMessageDate: row.date } : {}),
+    ...(newest ? { snippet: row.snippet, latestMessageDate: row.date, latestSeq: row.seq, latestMessageId: row.id } : {}),
+    participants: mergeParticipants(thread.participants, addressesOf(row)),
+    messageCount: thread.messageCount + 1,
+    ...(isSent
+      ? { latestMessageSentDate: Math.max(thread.latestMessageSentDate ?? 0, row.date) }
+      : { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) }),
+    hasAttachments: thread.hasAttachments || row.hasAttachments,
+    unread: thread.unread || row.unread,
+    starred: thread.starred || row.starred,
+    folders: union(thread.folders, row.folders),
+    updatedAt: row.createdAt,
+  };
+}
+
+/**
+ * A new thread holding only `row`.
+ * @param {string} id
+ * @param {any} row the message row
+ */
+export function newThread(id, row) {
+  const isSent = row.folders.includes(SENT_FOLDER);
+  return {
+    id,
+    grantId: row.grantId,
+    subject: row.subject,
+    snippet: row.snippet,
+    participants: mergeParticipants([], addressesOf(row)),
+    messageCount: 1,
+    earliestMessageDate: row.date,
+    latestMessageDate: row.date,
+    latestSeq: row.seq,
+    latestMessageId: row.id,
+    latestMessageReceivedDate: isSent ? null : row.date,
+    latestMessageSentDate: isSent ? row.date : null,
+    hasAttachments: row.hasAttachments,
+    unread: row.unread,
+    starred: row.starred,
+    folders: row.folders,
+    createdAt: row.createdAt,
+    updatedAt: row.createdAt,
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * The two ways inbound mail is stored give the same mailbox: the mail writer thread (an embedded database file) and
+ * the mail store in a `durableWrite` transaction (a libSQL server, which has no file; simulated here by hiding the
+ * file of an embedded database). Replies join their thread, a message for two mailboxes lands in both, and each copy
+ * records its `message.created` event.
+ */
+import { join } from 'node:path';
+import { asc, eq } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createDb, migrate, tables, type Database } from '../../../storage/index.js';
+import { createCore, createLogger, loadConfig, randomId } from '../../../src/index.js';
+import { fixedClock } from '../../helpers/clock.js';
+import { fakeDns } from '../../helpers/dns.js';
+import { tempDir } from '../../helpers/service.js';
+import { randomBytes } from 'node:crypto';
+
+const MAILBOXES = ['one@paths.test', 'two@paths.test'];
+
+function mail(headers: string[], body: string): Buffer {
+  return Buffer.from(`${headers.join('\r\n')}\r\n\r\n${body}\r\n`);
+}
+
+async function deliverAll(db: Database) {
+  const core = createCore({ db, config: loadConfig({ AGENTPOST_DATABASE_URL: 'file:unused.db', AGENTPOST_LOG_LEVEL: 'silent' }), clock: fixedClock('2026-03-02T15:00:00Z'), newId: randomId, randomBytes, dns: fakeDns(), logger: createLogger('silent') });
+  await db.write(async (tx) => {
+    await tx.insert(tables.applications).values({ id: 'app', name: 'paths', plan: 'trial', createdAt: 1, updatedAt: 1 });
+    for (const [index, email] of MAILBOXES.entries()) await tx.insert(tables.grants).values({ id: `grant_${index}`, applicationId: 'app', provider: 'nylas', email, createdAt: 1, updatedAt: 1 });
+  });
+  const results = [];
+  results.push(await core.inbound.deliverInbound({ rawMime: mail(['From: Ann <ann@example.com>', 'To: one@paths.test', 'Subject: Hello', 'Message-ID: <p1@example.com>'], 'First'), envelope: { mailFrom: 'ann@example.com', rcptTo: ['one@paths.test'] } }));
+  results.push(
+    ...(await Promise.all([
+      core.inbound.deliverInbound({ rawMime: mail(['From: Bob <bob@example.com>', 'To: one@paths.test', 'Subject: Re: Hello', 'Message-ID: <p2@example.com>', 'In-Reply-To: <p1@example.com>'], 'Second'), envelope: { mailFrom: 'bob@example.com', rcptTo: ['one@paths.test'] } }),
+      core.inbound.deliverInbound({ rawMime: mail(['From: Cy <cy@example.com>', 'To: one@paths.test, two@paths.test', 'Subject: Both', 'Message-ID: <p3@example.com>'], 'Third'), envelope: { mailFrom: 'cy@example.com', rcptTo: ['one@paths.test', 'two@paths.test', 'nobody@elsewhere.test'] } }),
+    ])),
+  );
+  const messages = await db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
+  const threads = await db.orm.select().from(tables.threads);
+  const events = await db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.created'));
+  await core.inbound.close();
+  return { results, messages, threads, events };
+}
+
+describe('inbound storage paths', () => {
+  const dir = tempDir();
+  afterAll(() => dir.remove());
+
+  it('the writer thread and the event-loop transaction store the same mailboxes', async () => {
+    const embedded = await createDb({ url: `file:${join(dir.path, 'embedded.db')}` });
+    await migrate(embedded);
+    const viaWriter = await deliverAll(embedded);
+
+    const real = await createDb({ url: `file:${join(dir.path, 'server-like.db')}` });
+    await migrate(real);
+    const viaTransaction = await deliverAll({ ...real, file: undefined });
+
+    for (const outcome of [viaWriter, viaTransaction]) {
+      expect(outcome.results.map((result) => result.deliveries.length)).toEqual([1, 1, 2]);
+      expect(outcome.results[2]!.rejected.map((rejection) => rejection.recipient)).toEqual(['nobody@elsewhere.test']);
+      const [first, reply] = outcome.results.map((result) => result.deliveries[0]!);
+      expect(reply!.threadId).toBe(first!.threadId);
+      // What deliverInbound reports is what was stored.
+      const reported = outcome.results.flatMap((result) => result.deliveries.map((delivery) => [delivery.messageId, delivery.threadId, delivery.grantId]));
+      expect(outcome.messages.map((row) => [row.id, row.threadId, row.grantId]).sort()).toEqual(reported.sort());
+      // One event per copy, carrying the copy's thread.
+      expect(outcome.events.map((event) => [event.objectId, (event.payload as { thread_id: string }).thread_id]).sort()).toEqual(outcome.messages.map((row) => [row.id, row.threadId]).sort());
+    }
+    const shape = (outcome: typeof viaWriter) => ({
+      // Sorted: the two concurrent deliveries may commit in either order.
+      messages: outcome.messages.map((row) => ({ grant: row.grantId, subject: row.subject, from: row.fromAddresses, folders: row.folders, unread: row.unread, date: row.date, body: row.body })).sort((a, b) => `${a.grant}${a.subject}`.localeCompare(`${b.grant}${b.subject}`)),
+      threads: outcome.threads.map((row) => ({ grant: row.grantId, subject: row.subject, count: row.messageCount, participants: row.participants, snippet: row.snippet })).sort((a, b) => `${a.grant}${a.subject}`.localeCompare(`${b.grant}${b.subject}`)),
+    });
+    expect(shape(viaWriter)).toEqual(shape(viaTransaction));
+    embedded.close();
+    real.close();
+  });
+});

@@ -1,0 +1,267 @@
+/**
+ * The mail writer thread (storage/mail-writer.ts): it must store exactly what the mail store's transaction on the
+ * event loop stores (threads, aggregates, references, folders, attachments, search, outbox events), isolate a
+ * message that fails from the others of its batch, survive the death of its thread mid-batch without leaving half
+ * a message or a held lock, and share the write lock with `db.write` without deadlock.
+ */
+import { join } from 'node:path';
+import Sqlite from 'libsql';
+import { asc, count, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, createMailWriter, migrate, MailWriteError, tables, type Database, type MailWriteItem } from '../../storage/index.js';
+import { createMimeParser } from '../../src/mail/parse-inbound.js';
+import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
+import { fixedClock, sequentialIds } from '../helpers/clock.js';
+import { tempDir } from '../helpers/service.js';
+
+const GRANTS = [
+  { id: 'grant_a', email: 'a@writer.test' },
+  { id: 'grant_b', email: 'b@writer.test' },
+];
+
+/** Raw messages that exercise threading: replies, a References chain inside one batch, several mailboxes. */
+function corpus(): { raw: string; to: string[] }[] {
+  const message = (headers: string[], body: string) => `${headers.join('\r\n')}\r\n\r\n${body}\r\n`;
+  return [
+    { to: ['a@writer.test'], raw: message(['From: Ann <ann@example.com>', 'To: a@writer.test', 'Subject: Plans', 'Message-ID: <m1@example.com>', 'Date: Mon, 02 Mar 2026 10:00:00 +0000'], 'First words about plans') },
+    { to: ['a@writer.test'], raw: message(['From: Bob <bob@example.com>', 'To: a@writer.test', 'Cc: Carol <carol@example.com>', 'Subject: Re: Plans', 'Message-ID: <m2@example.com>', 'In-Reply-To: <m1@example.com>', 'Date: Mon, 02 Mar 2026 11:00:00 +0000'], 'A reply about plans') },
+    { to: ['a@writer.test'], raw: message(['From: Dan <dan@example.com>', 'To: a@writer.test', 'Subject: Unrelated', 'Message-ID: <m3@example.com>', 'Date: Mon, 02 Mar 2026 09:00:00 +0000'], 'Something else entirely') },
+    { to: ['a@writer.test'], raw: message(['From: Eve <eve@example.com>', 'To: a@writer.test', 'Subject: Re: Re: Plans', 'Message-ID: <m4@example.com>', 'References: <m1@example.com> <m2@example.com>', 'Date: Mon, 02 Mar 2026 12:00:00 +0000'], 'Joining by References') },
+    {
+      to: ['a@writer.test', 'b@writer.test'],
+      raw: message(
+        ['From: Fay <fay@example.com>', 'To: a@writer.test, b@writer.test', 'Subject: Report', 'Message-ID: <m5@example.com>', 'Date: Mon, 02 Mar 2026 13:00:00 +0000', 'Content-Type: multipart/mixed; boundary=x'],
+        ['--x', 'Content-Type: text/plain', '', 'See the attached report', '--x', 'Content-Type: text/csv; name=report.csv', 'Content-Disposition: attachment; filename=report.csv', '', 'a,b\r\n1,2', '--x--'].join('\r\n'),
+      ),
+    },
+    { to: ['b@writer.test'], raw: message(['From: Gus <gus@example.com>', 'To: b@writer.test', 'Subject: Re: Report', 'Message-ID: <m6@example.com>', 'In-Reply-To: <m5@example.com>', 'Date: Mon, 02 Mar 2026 14:00:00 +0000'], 'Thanks for the report') },
+  ];
+}
+
+async function openDatabase(path: string): Promise<Database> {
+  const db = await createDb({ url: `file:${path}` });
+  await migrate(db);
+  await db.write(async (tx) => {
+    await tx.insert(tables.applications).values({ id: 'app', name: 'writer test', plan: 'trial', createdAt: 1, updatedAt: 1 });
+    for (const grant of GRANTS) await tx.insert(tables.grants).values({ id: grant.id, applicationId: 'app', provider: 'nylas', email: grant.email, createdAt: 1, updatedAt: 1 });
+  });
+  return db;
+}
+
+/**
+ * Everything stored, with generated ids replaced by stable labels (a message by its subject and mailbox, a thread
+ * by its messages), so two stores of the same mail compare equal whatever ids they drew.
+ */
+async function snapshot(db: Database) {
+  const messages = await db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
+  const label = new Map(messages.map((row) => [row.id, `${row.grantId}:${row.subject}`]));
+  const threadLabel = new Map<string, string>();
+  for (const row of messages) threadLabel.set(row.threadId, [threadLabel.get(row.threadId), label.get(row.id)].filter(Boolean).join(' + '));
+  const ofThread = (id: string) => threadLabel.get(id) ?? `unknown thread ${id}`;
+  const threads = await db.orm.select().from(tables.threads);
+  const references = await db.orm.select().from(tables.threadReferences);
+  const folders = await db.orm.select().from(tables.messageFolders);
+  const attachments = await db.orm.select().from(tables.attachments);
+  const blobs = await db.orm.select().from(tables.blobs);
+  const chunks = await db.orm.select({ hash: tables.blobChunks.hash, seq: tables.blobChunks.seq, data: tables.blobChunks.data }).from(tables.blobChunks);
+  const events = await db.orm.select().from(tables.outboxEvents).orderBy(asc(tables.outboxEvents.seq));
+  const search = async (query: string) =>
+    (await db.client.execute({ sql: 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid', args: [query] })).rows.map((row) => label.get(messages.find((message) => message.seq === Number(row[0]))?.id ?? ''));
+  const byText = (a: unknown, b: unknown) => JSON.stringify(a).localeCompare(JSON.stringify(b));
+  return {
+    messages: messages.map(({ id, threadId, ...row }) => ({ ...row, id: label.get(id), thread: ofThread(threadId) })),
+    threads: threads.map(({ id, latestMessageId, ...row }) => ({ ...row, id: ofThread(id), latestMessageId: label.get(latestMessageId) })).sort(byText),
+    references: references.map((row) => ({ ...row, threadId: ofThread(row.threadId) })).sort(byText),
+    folders: folders.map((row) => ({ ...row, messageId: label.get(row.messageId) })).sort(byText),
+    attachments: attachments.map(({ id, ...row }) => ({ ...row, id: typeof id, messageId: label.get(row.messageId) })).sort(byText),
+    blobs: blobs.sort(byText),
+    chunks: chunks.map((row) => ({ ...row, data: Buffer.from(row.data).toString('base64') })).sort(byText),
+    events: events.map(({ seq, id, objectId, payload, ...row }) => {
+      const object = payload as { id: string; thread_id: string; attachments: { id: string }[] };
+      return { ...row, id: typeof id, objectId: label.get(objectId ?? ''), payload: { ...object, id: label.get(object.id), thread_id: ofThread(object.thread_id), attachments: object.attachments.map((attachment) => ({ ...attachment, id: typeof attachment.id })) } };
+    }),
+    search: { plans: await search('plans'), report: await search('report'), fay: await search('fay') },
+  };
+}
+
+async function counts(db: Database) {
+  const tally = async (table: typeof tables.messages | typeof tables.threads | typeof tables.blobs | typeof tables.attachments | typeof tables.outboxEvents | typeof tables.threadReferences | typeof tables.messageFolders) =>
+    (await db.orm.select({ n: count() }).from(table))[0]!.n;
+  const fts = (await db.client.execute('SELECT count(*) FROM messages_fts')).rows[0]![0];
+  return {
+    messages: await tally(tables.messages),
+    threads: await tally(tables.threads),
+    references: await tally(tables.threadReferences),
+    folders: await tally(tables.messageFolders),
+    attachments: await tally(tables.attachments),
+    blobs: await tally(tables.blobs),
+    events: await tally(tables.outboxEvents),
+    fts: Number(fts),
+  };
+}
+
+describe('mail writer thread', () => {
+  const dir = tempDir();
+  const parser = createMimeParser({ workers: 2 });
+  const clock = fixedClock('2026-03-02T15:00:00Z');
+  let inputs: NewMessage[][];
+
+  beforeAll(async () => {
+    inputs = [];
+    for (const { raw, to } of corpus()) {
+      const bytes = Buffer.from(raw);
+      const parsed = await parser.parse(bytes);
+      if (!parsed.ok) throw new Error(parsed.error);
+      inputs.push(
+        to.map((recipient) => ({
+          applicationId: 'app',
+          grantId: GRANTS.find((grant) => grant.email === recipient)!.id,
+          parsed: parsed.value,
+          raw: bytes,
+          rawHash: parsed.rawHash,
+          folders: ['inbox'],
+          unread: true,
+          date: 1_772_460_000,
+          envelopeFrom: 'sender@example.com',
+          envelopeTo: recipient,
+          parseError: null,
+        })),
+      );
+    }
+  });
+  afterAll(async () => {
+    await parser.close();
+    dir.remove();
+  });
+
+  it('stores exactly what the mail store stores in a transaction on the event loop', async () => {
+    const reference = await openDatabase(join(dir.path, 'reference.db'));
+    const store = createMailStore({ newId: sequentialIds('ref'), clock });
+    for (const copies of inputs) await reference.write((tx) => store.insertMany(tx, copies));
+
+    const threaded = await openDatabase(join(dir.path, 'threaded.db'));
+    const writer = createMailWriter(threaded);
+    const items = createMailStore({ newId: sequentialIds('thr'), clock });
+    // All at once: the writer batches them, and later messages of a batch must see the threads of earlier ones.
+    const results = await Promise.all(inputs.map((copies) => writer.write(items.toWriteItem(copies))));
+    expect(results.map((copies) => copies.length)).toEqual(inputs.map((copies) => copies.length));
+
+    const expected = await snapshot(reference);
+    const actual = await snapshot(threaded);
+    expect(actual).toEqual(expected);
+    // The scenario did exercise threading: one thread of three messages, the multi-mailbox message in two mailboxes.
+    expect(expected.threads.map((thread) => thread.messageCount).sort()).toEqual([1, 1, 2, 3]);
+    // What the writer reports matches what it stored.
+    const stored = await threaded.orm.select({ id: tables.messages.id, threadId: tables.messages.threadId, seq: tables.messages.seq }).from(tables.messages);
+    expect(results.flat().sort((a, b) => a.seq - b.seq)).toEqual(stored.sort((a, b) => a.seq - b.seq).map((row) => ({ messageId: row.id, threadId: row.threadId, seq: row.seq })));
+
+    await writer.close();
+    reference.close();
+    threaded.close();
+  });
+
+  it('fails only the message whose write fails; the rest of its batch commits, nothing of the failed one stays', async () => {
+    const db = await openDatabase(join(dir.path, 'isolation.db'));
+    // A fault half-way through one message (after its blobs, thread and row are written): its outbox event is refused.
+    await db.write((tx) => tx.run(sql.raw(`CREATE TRIGGER refuse_poison BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%Unrelated%' BEGIN SELECT RAISE(ABORT, 'refused (injected)'); END`)));
+    const writer = createMailWriter(db);
+    const store = createMailStore({ newId: sequentialIds('iso'), clock });
+    const outcomes = await Promise.allSettled(inputs.map((copies) => writer.write(store.toWriteItem(copies))));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const failure = (outcomes[2] as PromiseRejectedResult).reason as Error;
+    expect(failure).toBeInstanceOf(MailWriteError);
+    expect(failure.message).toContain('refused (injected)');
+
+    // Same as storing the corpus without the failed message.
+    const reference = await openDatabase(join(dir.path, 'isolation-reference.db'));
+    const referenceStore = createMailStore({ newId: sequentialIds('ref'), clock });
+    for (const [index, copies] of inputs.entries()) if (index !== 2) await reference.write((tx) => referenceStore.insertMany(tx, copies));
+    expect(await counts(db)).toEqual(await counts(reference));
+    expect((await snapshot(db)).messages.map((message) => message.id)).not.toContain('grant_a:Unrelated');
+
+    await writer.close();
+    db.close();
+    reference.close();
+  });
+
+  it('when its thread dies mid-batch, the batch fails, nothing of it stays, the lock is free and the next write works', async () => {
+    const path = join(dir.path, 'killed.db');
+    const db = await openDatabase(path);
+    // A message whose outbox insert (its last statement, after its blobs, thread and row) takes most of a second:
+    // the thread is stopped while it runs (a thread stops at its next instruction of JavaScript), before COMMIT.
+    await db.write(async (tx) => {
+      await tx.run(sql.raw('CREATE TABLE slow_rows (x INTEGER)'));
+      await tx.run(sql.raw('INSERT INTO slow_rows WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) SELECT i FROM n'));
+      await tx.run(sql.raw(`CREATE TRIGGER slow_store BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%Unrelated%' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b, slow_rows c WHERE a.x + b.x + c.x > 0; END`));
+    });
+    const before = await counts(db);
+    const writer = createMailWriter(db);
+    const store = createMailStore({ newId: sequentialIds('kill'), clock });
+    const pending = writer.write(store.toWriteItem(inputs[2]!)).then(
+      () => 'stored',
+      (error: unknown) => error,
+    );
+
+    // Another connection sees the write lock taken: the thread is inside its transaction.
+    const probe = new Sqlite(path, { timeout: 0 });
+    const lockTaken = () => {
+      try {
+        probe.exec('BEGIN IMMEDIATE');
+        probe.exec('ROLLBACK');
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    const deadline = Date.now() + 10_000;
+    while (!lockTaken()) {
+      if (Date.now() > deadline) throw new Error('the writer never took the write lock');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await writer.terminate();
+
+    const outcome = await pending;
+    expect(outcome).toBeInstanceOf(MailWriteError);
+    expect((outcome as Error).message).toMatch(/thread stopped/);
+    expect(await counts(db)).toEqual(before);
+    expect(lockTaken()).toBe(false);
+    probe.close();
+
+    // A new thread takes over; db.write is not blocked either.
+    const [stored] = await writer.write(store.toWriteItem(inputs[0]!));
+    expect(stored!.messageId).toMatch(/^kill_/);
+    await db.write((tx) => tx.update(tables.messages).set({ starred: true }));
+    expect(await counts(db)).toEqual({ ...before, messages: 1, threads: 1, references: 1, folders: 1, blobs: 1, events: 1, fts: 1 });
+
+    await writer.close();
+    db.close();
+  });
+
+  it('shares the write lock with db.write: interleaved, both make progress and neither fails', async () => {
+    const db = await openDatabase(join(dir.path, 'shared.db'));
+    const writer = createMailWriter(db);
+    const store = createMailStore({ newId: sequentialIds('mix'), clock });
+    const writes: Promise<unknown>[] = [];
+    for (let round = 0; round < 40; round++) {
+      writes.push(writer.write(store.toWriteItem(inputs[round % inputs.length]!)));
+      writes.push(db.write((tx) => tx.insert(tables.applications).values({ id: `app_${round}`, name: `app ${round}`, plan: 'trial', createdAt: 1, updatedAt: 1 })));
+    }
+    const outcomes = await Promise.allSettled(writes);
+    expect(outcomes.filter((outcome) => outcome.status === 'rejected')).toEqual([]);
+    const [messages] = await db.orm.select({ n: count() }).from(tables.messages);
+    const [applications] = await db.orm.select({ n: count() }).from(tables.applications);
+    expect(messages!.n).toBe(inputs.slice(0, 40 % inputs.length).reduce((sum, copies) => sum + copies.length, 0) + Math.floor(40 / inputs.length) * inputs.flat().length);
+    expect(applications!.n).toBe(41);
+    await writer.close();
+    db.close();
+  });
+
+  it('rejects writes after close', async () => {
+    const db = await openDatabase(join(dir.path, 'closed.db'));
+    const writer = createMailWriter(db);
+    await writer.close();
+    const item: MailWriteItem = createMailStore({ newId: sequentialIds('closed'), clock }).toWriteItem(inputs[0]!);
+    await expect(writer.write(item)).rejects.toBeInstanceOf(MailWriteError);
+    db.close();
+  });
+});
