@@ -32,7 +32,7 @@ async function withCore<T>(config: Config, work: (core: ReturnType<typeof create
     if (generatedKey) process.stderr.write(`${defaultKeyNotice(generatedKey)}\n`);
     return await work(core);
   } finally {
-    deps.db.close();
+    await deps.db.close();
   }
 }
 

@@ -51,7 +51,7 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
   const server: ServerType = await new Promise((resolve, reject) => {
     const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, () => resolve(listening));
     listening.once('error', (error) => {
-      deps.db.close();
+      void deps.db.close();
       reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
     });
   });
@@ -77,7 +77,7 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
         server.close(() => resolve());
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
-      deps.db.close();
+      await deps.db.close();
     },
   };
 }

@@ -55,7 +55,8 @@ export interface Database {
    * on the checkpoint thread. `work` must not call `write` (it would wait for itself).
    */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
-  close(): void;
+  /** Closes every connection and waits for the checkpoint thread to stop (a thread cut off mid-call aborts the process). */
+  close(): Promise<void>;
 }
 
 /** Options for {@link createDb}. */
@@ -140,13 +141,14 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     });
   };
 
-  const close = () => {
-    client.close();
-    void durable?.then(
+  const close = async () => {
+    await queue;
+    await checkpointer?.close();
+    await durable?.then(
       (connection) => connection.client.close(),
       () => undefined,
     );
-    void checkpointer?.close();
+    client.close();
   };
   return { orm, client, embedded, file, write, durableWrite, exclusive, close };
 }

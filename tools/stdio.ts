@@ -13,7 +13,7 @@ import { createMcpServer } from './mcp.js';
 /** Starts the stdio server; resolves once connected. `createDeps` opens the local database (embedded mode). */
 export async function runStdioServer(config: Config, createDeps: (config: Config) => Promise<CoreDeps>): Promise<{ close(): Promise<void> }> {
   let executor: Executor;
-  let closeDatabase = () => {};
+  let closeDatabase = async () => {};
   if (config.serviceUrl) {
     if (!config.apiKey) throw new Error('AGENTPOST_API_KEY: required with AGENTPOST_URL (the key of the application to act as)');
     executor = remoteExecutor({ url: config.serviceUrl, apiKey: config.apiKey });
@@ -30,7 +30,7 @@ export async function runStdioServer(config: Config, createDeps: (config: Config
   return {
     async close() {
       await server.close();
-      closeDatabase();
+      await closeDatabase();
     },
   };
 }
