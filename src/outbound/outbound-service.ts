@@ -39,22 +39,11 @@ const MAX_REFERENCES = 50;
 export type ComposeRequest = Omit<SendMessageInput, 'grant_id' | 'send_at' | 'use_draft'>;
 
 /** A message to send, validated and resolved: addresses, attachment bytes, threading headers. */
-export interface Composition {
+export interface Composition
+  extends Pick<ComposeInput, 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'subject' | 'body' | 'isPlaintext' | 'attachments' | 'inReplyTo' | 'references'> {
   grant: GrantRow;
-  from: StoredAddress;
-  to: StoredAddress[];
-  cc: StoredAddress[];
-  bcc: StoredAddress[];
-  replyTo: StoredAddress[];
-  subject: string;
-  /** As given: HTML, or plain text when `isPlaintext`. */
-  body: string;
-  isPlaintext: boolean;
-  attachments: OutgoingAttachment[];
   /** The message answered (its id in this mailbox). */
   replyToMessageId: string | undefined;
-  inReplyTo: string | undefined;
-  references: string[];
   customHeaders: StoredHeader[];
   trackingOptions: StoredTrackingOptions | undefined;
   metadata: Record<string, unknown>;
