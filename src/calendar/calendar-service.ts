@@ -9,7 +9,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
@@ -51,6 +51,7 @@ export function metadataMatches(column: AnyColumn, text: string): SQL {
 
 /** Creates the calendar service. */
 export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService) {
+  const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
   /** A calendar of the grant by id or `primary`, or 404. */
@@ -142,7 +143,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
           })
           .returning();
         const calendar = toCalendar(row!);
-        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.created', objectId: row!.id, object: calendar, createdAt: at });
+        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.created', objectId: row!.id, object: calendar, createdAt: at });
         return calendar;
       });
     },
@@ -167,7 +168,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
           .returning();
         if (!row) throw notFound('Calendar', input.calendar_id);
         const calendar = toCalendar(row);
-        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.updated', objectId: row.id, object: calendar, createdAt: row.updatedAt });
+        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.updated', objectId: row.id, object: calendar, createdAt: row.updatedAt });
         return calendar;
       });
     },
@@ -192,14 +193,11 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
         }
         await tx.delete(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, current.id)));
         await tx.delete(tables.calendars).where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)));
-        await recordEvent(tx, {
-          id: newId(),
+        await record(tx, {
           applicationId: principal.applicationId,
           grantId: grant.id,
           type: 'calendar.deleted',
-          objectId: current.id,
           object: { id: current.id, grant_id: grant.id, object: 'calendar' },
-          createdAt: now(),
         });
       });
     },

@@ -7,13 +7,14 @@
 import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 
 /** Creates the store. */
-export function createEventStore({ newId }: Pick<CoreDeps, 'newId'>) {
+export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>) {
+  const record = eventRecorder({ newId, clock });
   const outbox = (tx: Tx, grant: GrantRow, type: 'event.created' | 'event.updated' | 'event.deleted', row: EventRow, at: number) =>
-    recordEvent(tx, { id: newId(), applicationId: grant.applicationId, grantId: grant.id, type, objectId: row.id, object: toEvent(row), createdAt: at });
+    record(tx, { applicationId: grant.applicationId, grantId: grant.id, type, objectId: row.id, object: toEvent(row), createdAt: at });
 
   return {
     /** Inserts an event row. */

@@ -9,7 +9,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Contact, ContactRefInput, CreateContactInput, FindContactInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
@@ -98,6 +98,7 @@ function jsonArrayHas(column: typeof tables.contacts.emails | typeof tables.cont
 
 /** Creates the contact service. */
 export function createContactService({ db, clock, newId }: CoreDeps, grants: GrantService) {
+  const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
   async function requireContact(grant: GrantRow, contactId: string): Promise<ContactRow> {
@@ -153,7 +154,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           .values({ ...columns, id: newId(), grantId: grant.id, source: input.source ?? 'address_book', createdAt: at, updatedAt: at })
           .returning();
         const contact = toContact(row!);
-        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row!.id, object: contact, createdAt: at });
+        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row!.id, object: contact, createdAt: at });
         return contact;
       });
     },
@@ -171,7 +172,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           .returning();
         if (!row) throw notFound('Contact', input.contact_id);
         const contact = toContact(row);
-        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row.id, object: contact, createdAt: row.updatedAt });
+        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row.id, object: contact, createdAt: row.updatedAt });
         return contact;
       });
     },
@@ -200,7 +201,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
             .insert(tables.contacts)
             .values({ id: newId(), grantId: grant.id, displayName: name, source: 'inbox', emails: [{ email }], primaryEmail: email, createdAt: at, updatedAt: at })
             .returning();
-          await recordEvent(executor, { id: newId(), applicationId: grant.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row!.id, object: toContact(row!), createdAt: at });
+          await record(executor, { applicationId: grant.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row!.id, object: toContact(row!), createdAt: at });
           added++;
         }
         return added;
@@ -214,14 +215,11 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
       const current = await requireContact(grant, input.contact_id);
       await db.write(async (tx) => {
         await tx.delete(tables.contacts).where(and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, current.id)));
-        await recordEvent(tx, {
-          id: newId(),
+        await record(tx, {
           applicationId: principal.applicationId,
           grantId: grant.id,
           type: 'contact.deleted',
-          objectId: current.id,
           object: { id: current.id, grant_id: grant.id, object: 'contact' },
-          createdAt: now(),
         });
       });
     },

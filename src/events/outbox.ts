@@ -3,6 +3,7 @@
  * The transactional outbox: a change that a webhook trigger names writes its event in the same transaction.
  */
 import { tables, type Tx } from '../../storage/index.js';
+import { unixSeconds, type Clock, type IdGenerator } from '../deps.js';
 
 /**
  * Every webhook trigger type: the ones this service emits, and all the others the nylas SDK's `WebhookTriggers`
@@ -110,4 +111,18 @@ export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
     payload: event.object,
     createdAt: event.createdAt,
   });
+}
+
+/** An event as a service writes it: the id is made, `objectId` defaults to `object.id`, `createdAt` to now. */
+export type NewOutboxEvent = Omit<OutboxEvent, 'id' | 'createdAt' | 'objectId'> & { objectId?: string | undefined; createdAt?: number };
+
+/** Binds {@link recordEvent} to a service's id generator and clock, so call sites name only what changed. */
+export function eventRecorder({ newId, clock }: { newId: IdGenerator; clock: Clock }) {
+  return (tx: Tx, event: NewOutboxEvent): Promise<void> =>
+    recordEvent(tx, {
+      ...event,
+      id: newId(),
+      objectId: event.objectId ?? (typeof event.object.id === 'string' ? event.object.id : undefined),
+      createdAt: event.createdAt ?? unixSeconds(clock.now()),
+    });
 }

@@ -8,7 +8,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
 import { folderAttributes, type GrantService } from './grant-service.js';
@@ -47,6 +47,7 @@ export function toFolder(row: FolderRow, counts: FolderCounts | undefined, child
 
 /** Creates the folder service. `countMessages` is supplied by the mail store. */
 export function createFolderService({ db, clock, newId }: CoreDeps, grants: GrantService, countMessages: FolderCounter) {
+  const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
   async function present(rows: FolderRow[]): Promise<Folder[]> {
@@ -155,7 +156,7 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
             })
             .returning();
           const [folder] = await present([inserted!]);
-          await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'folder.created', objectId: inserted!.id, object: folder!, createdAt: at });
+          await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'folder.created', objectId: inserted!.id, object: folder!, createdAt: at });
           return folder!;
         })
         .catch((error: unknown) => {
@@ -187,7 +188,7 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
             .where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.id, current.id)))
             .returning();
           const [folder] = await present([row!]);
-          await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: grant.id, type: 'folder.updated', objectId: row!.id, object: folder!, createdAt: row!.updatedAt });
+          await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'folder.updated', objectId: row!.id, object: folder!, createdAt: row!.updatedAt });
           return folder!;
         })
         .catch((error: unknown) => {
@@ -206,14 +207,11 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
       await db.write(async (tx) => {
         await tx.update(tables.folders).set({ parentId: null }).where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.parentId, current.id)));
         await tx.delete(tables.folders).where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.id, current.id)));
-        await recordEvent(tx, {
-          id: newId(),
+        await record(tx, {
           applicationId: principal.applicationId,
           grantId: grant.id,
           type: 'folder.deleted',
-          objectId: current.id,
           object: { id: current.id, grant_id: grant.id, object: 'folder' },
-          createdAt: now(),
         });
       });
     },

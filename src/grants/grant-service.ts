@@ -10,7 +10,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
 import { isDomainUsable } from '../domains/domain-service.js';
 import { chooseWorkspace } from './placement.js';
@@ -54,6 +54,7 @@ export function toGrant(row: GrantRow): Grant {
 
 /** Creates the grant service. */
 export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) {
+  const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
   async function workspacesOf(tx: Tx, applicationId: string) {
@@ -151,7 +152,7 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
           updatedAt: at,
         });
         const grant = toGrant(row!);
-        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grant, createdAt: at });
+        await record(tx, { applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grant, createdAt: at });
         return { grant, created: true };
       });
     },
@@ -212,7 +213,7 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
           .returning();
         if (!row) throw notFound('Grant', input.grant_id);
         const grant = toGrant(row);
-        await recordEvent(tx, { id: newId(), applicationId: principal.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: grant, createdAt: row.updatedAt });
+        await record(tx, { applicationId: principal.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: grant, createdAt: row.updatedAt });
         return grant;
       });
     },
@@ -226,14 +227,11 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
           .where(and(eq(tables.grants.id, current.id), eq(tables.grants.applicationId, principal.applicationId)))
           .returning({ id: tables.grants.id });
         if (removed.length === 0) throw notFound('Grant', ref);
-        await recordEvent(tx, {
-          id: newId(),
+        await record(tx, {
           applicationId: principal.applicationId,
           grantId: current.id,
           type: 'grant.deleted',
-          objectId: current.id,
           object: { id: current.id, email: current.email },
-          createdAt: now(),
         });
       });
     },

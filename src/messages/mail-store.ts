@@ -29,7 +29,7 @@ import {
 } from '../../storage/index.js';
 import type { Clock, IdGenerator } from '../deps.js';
 import { unixSeconds } from '../deps.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { FolderCounter } from '../grants/folder-service.js';
 import type { ParsedMessage } from '../mail/parse-inbound.js';
 import type { Message } from '../schemas/messages.js';
@@ -157,6 +157,7 @@ function searchTextOf(parsed: ParsedMessage): Omit<SearchDocument, 'seq'> {
 
 /** Creates the store (it needs ids and the time for rows and events). */
 export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: Clock }) {
+  const record = eventRecorder({ newId, clock });
   /** Recomputes a thread's aggregates from its messages; deletes the thread when none is left. */
   async function refreshThread(tx: Tx, threadId: string): Promise<void> {
     const rows = await tx
@@ -326,7 +327,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     const stored: StoredMessage[] = [];
     for (const [index, row] of rows.entries()) {
       const message = toMessage(row, inputs[index]!.parsed.body, attachmentsOf.get(row.id) ?? []);
-      await recordEvent(tx, { id: newId(), applicationId: inputs[index]!.applicationId, grantId: row.grantId, type: 'message.created', objectId: row.id, object: message, createdAt: at });
+      await record(tx, { applicationId: inputs[index]!.applicationId, grantId: row.grantId, type: 'message.created', objectId: row.id, object: message, createdAt: at });
       stored.push({ row, message });
     }
     return stored;

@@ -9,7 +9,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
@@ -68,6 +68,7 @@ export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { de
 
 /** Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox sent. */
 export function createMessageService({ db, newId, clock }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup) {
+  const record = eventRecorder({ newId, clock });
   /**
    * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
    * the raw_mime form, nor when `select` leaves them out).
@@ -101,7 +102,7 @@ export function createMessageService({ db, newId, clock }: CoreDeps, grants: Gra
     const messages = await presentMessages(tx, rows);
     const at = unixSeconds(clock.now());
     for (const message of messages) {
-      await recordEvent(tx, { id: newId(), applicationId, grantId: message.grant_id, type: 'message.updated', objectId: message.id, object: message, createdAt: at });
+      await record(tx, { applicationId, grantId: message.grant_id, type: 'message.updated', objectId: message.id, object: message, createdAt: at });
     }
     return messages;
   }
@@ -111,7 +112,7 @@ export function createMessageService({ db, newId, clock }: CoreDeps, grants: Gra
     await store.destroy(tx, rows);
     const at = unixSeconds(clock.now());
     for (const row of rows) {
-      await recordEvent(tx, { id: newId(), applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
+      await record(tx, { applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
     }
   }
 

@@ -20,9 +20,8 @@
 import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import { putBlobs, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
-import { recordEvent } from '../events/outbox.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
 import { relayTarget, SmtpSendError, type SmtpClient, type SmtpTarget } from '../mail/outbound-smtp.js';
 import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
@@ -111,6 +110,7 @@ export interface OutboundQueueParts {
 /** Creates the queue: routing, acceptance inside a transaction, the delivery handler and the inline first attempt. */
 export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: OutboundQueueParts) {
   const { db, clock, newId, logger, config, dns } = deps;
+  const recordOutboxEvent = eventRecorder({ newId, clock });
   const nowMs = () => clock.now().getTime();
 
   /** Routes recipients (lower-cased, once each): a mailbox here is local, an unknown one on our domains fails at once. */
@@ -144,7 +144,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
   /** Records `type` for the message when it belongs to an application. */
   async function emit(tx: Tx, outbound: OutboundRow, type: 'message.send_failed' | 'message.send_success', rows: Parameters<typeof eventObject>[1]) {
     if (!outbound.applicationId || rows.length === 0) return;
-    await recordEvent(tx, { id: newId(), applicationId: outbound.applicationId, grantId: outbound.grantId ?? undefined, type, objectId: outbound.messageId ?? outbound.id, object: eventObject(outbound, rows), createdAt: unixSeconds(clock.now()) });
+    await recordOutboxEvent(tx, { applicationId: outbound.applicationId, grantId: outbound.grantId ?? undefined, type, objectId: outbound.messageId ?? outbound.id, object: eventObject(outbound, rows) });
   }
 
   /** Once every recipient is final: the queue lets go of the raw message (the sender's copy, if any, keeps it). */
