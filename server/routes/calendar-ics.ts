@@ -6,12 +6,7 @@
 import type { Hono } from 'hono';
 import { CalendarRefInputSchema } from '../../src/schemas/calendars.js';
 import type { AppEnv } from '../types.js';
-
-/** A file name safe in a Content-Disposition header. */
-function feedFileName(name: string): string {
-  const base = name.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 64);
-  return `${base || 'calendar'}.ics`;
-}
+import { contentDisposition } from './attachments.js';
 
 /** Mounts the feed route on the authenticated `/v3` app. */
 export function mountCalendarIcs(v3: Hono<AppEnv>): void {
@@ -20,7 +15,7 @@ export function mountCalendarIcs(v3: Hono<AppEnv>): void {
     const { calendar, ics } = await c.get('core').events.exportCalendar(c.get('principal'), input);
     return c.body(ics, 200, {
       'content-type': 'text/calendar; charset=utf-8',
-      'content-disposition': `inline; filename="${feedFileName(calendar.name)}"`,
+      'content-disposition': contentDisposition('inline', `${calendar.name || 'calendar'}.ics`),
       'cache-control': 'no-store',
     });
   });
