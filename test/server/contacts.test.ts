@@ -1,18 +1,10 @@
-import { NylasApiError, type Contact } from 'nylas';
+import type { Contact } from 'nylas';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-
-async function sdkError(call: Promise<unknown>): Promise<NylasApiError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(NylasApiError);
-  return error as NylasApiError;
-}
+import { sdkError } from '../helpers/sdk.js';
 
 const DOMAIN = 'contacts.agentpost.localhost';
 

@@ -1,19 +1,12 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { NylasApiError, ServiceAccountSigner, type Domain } from 'nylas';
+import { ServiceAccountSigner, type Domain } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../helpers/clock.js';
 import { isErrorEnvelope, request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { sdkError } from '../helpers/sdk.js';
 
 /** What an SDK call threw (or a failure if it did not). */
-async function sdkError(call: Promise<unknown>): Promise<NylasApiError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(NylasApiError);
-  return error as NylasApiError;
-}
 
 describe('/v3/admin/domains', () => {
   let service: TestService;

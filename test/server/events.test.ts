@@ -1,20 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { NylasApiError, type Event } from 'nylas';
+import { type Event } from 'nylas';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { validateICalendar } from '../src/calendar/ics-validator.js';
 import { request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-
-async function sdkError(call: Promise<unknown>): Promise<NylasApiError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(NylasApiError);
-  return error as NylasApiError;
-}
+import { sdkError } from '../helpers/sdk.js';
 
 const DOMAIN = 'events.agentpost.localhost';
 const EMAIL = `planner@${DOMAIN}`;

@@ -1,16 +1,8 @@
-import { NylasApiError, type Folder } from 'nylas';
+import { type Folder } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isErrorEnvelope, request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-
-async function sdkError(call: Promise<unknown>): Promise<NylasApiError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(NylasApiError);
-  return error as NylasApiError;
-}
+import { sdkError } from '../helpers/sdk.js';
 
 const SYSTEM = ['inbox', 'sent', 'drafts', 'trash', 'junk', 'archive'];
 

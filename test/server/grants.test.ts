@@ -1,20 +1,12 @@
 import { and, eq } from 'drizzle-orm';
-import { NylasApiError, type Grant } from 'nylas';
+import { type Grant } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { verifyPassword } from '../../src/applications/credentials.js';
 import { fixedClock } from '../helpers/clock.js';
 import { isErrorEnvelope, request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-
-async function sdkError(call: Promise<unknown>): Promise<NylasApiError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(NylasApiError);
-  return error as NylasApiError;
-}
+import { sdkError } from '../helpers/sdk.js';
 
 describe('grants (Agent Accounts)', () => {
   let service: TestService;

@@ -8,16 +8,9 @@ import { fixedClock } from '../helpers/clock.js';
 import { request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { eventually, recordingNotifier, startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
+import { sdkError } from '../helpers/sdk.js';
 
 /** The rejection of an SDK call, which must be a NylasApiError. */
-async function apiError(call: Promise<unknown>): Promise<NylasApiError> {
-  const error = await call.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(NylasApiError);
-  return error as NylasApiError;
-}
 
 const TIMEOUT_MS = 400;
 
@@ -128,18 +121,18 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
 
     const deleted = await service.nylas.webhooks.destroy({ webhookId: created.id });
     expect(deleted.data).toEqual({ status: 'success' });
-    expect((await apiError(service.nylas.webhooks.find({ webhookId: created.id }))).statusCode).toBe(404);
+    expect((await sdkError(service.nylas.webhooks.find({ webhookId: created.id }))).statusCode).toBe(404);
     expect((await service.nylas.webhooks.list()).data).toEqual([]);
   });
 
   it('validates trigger types against the full list and the URL', async () => {
     const endpoint = await receiver();
-    const bad = await apiError(service.nylas.webhooks.create({ requestBody: { triggerTypes: ['message.exploded' as WebhookTriggers], webhookUrl: endpoint.url } }));
+    const bad = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: ['message.exploded' as WebhookTriggers], webhookUrl: endpoint.url } }));
     expect(bad.statusCode).toBe(400);
     expect(bad.message).toContain('trigger_types.0: "message.exploded" is not a webhook trigger type');
-    const none = await apiError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [], webhookUrl: endpoint.url } }));
+    const none = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [], webhookUrl: endpoint.url } }));
     expect(none.message).toContain('trigger_types');
-    const url = await apiError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: 'mailto:ops@example.com' } }));
+    const url = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: 'mailto:ops@example.com' } }));
     expect(url.message).toContain('webhook_url');
     // Every trigger the SDK knows is accepted.
     const all = await service.nylas.webhooks.create({ requestBody: { triggerTypes: Object.values(WebhookTriggers), webhookUrl: endpoint.url } });
@@ -153,20 +146,20 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const create = () => service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url } });
 
     endpoint.onChallenge = (value, response) => response.writeHead(200).end(`${value}\n`);
-    expect((await apiError(create())).message).toContain('verification failed: it answered 200 but the body was not exactly the challenge value');
+    expect((await sdkError(create())).message).toContain('verification failed: it answered 200 but the body was not exactly the challenge value');
 
     endpoint.onChallenge = (value, response) => response.writeHead(404).end(value);
-    const notFound = await apiError(create());
+    const notFound = await sdkError(create());
     expect(notFound.statusCode).toBe(400);
     expect(notFound.message).toContain('it answered HTTP 404');
 
     endpoint.onChallenge = (value, response) => {
       setTimeout(() => response.writeHead(200).end(value), TIMEOUT_MS + 400);
     };
-    expect((await apiError(create())).message).toContain(`no answer within ${TIMEOUT_MS / 1000} s`);
+    expect((await sdkError(create())).message).toContain(`no answer within ${TIMEOUT_MS / 1000} s`);
 
     endpoint.onChallenge = (value, response) => response.writeHead(302, { location: `${other.url}?challenge=${value}` }).end();
-    expect((await apiError(create())).message).toContain('redirects are not followed');
+    expect((await sdkError(create())).message).toContain('redirects are not followed');
     expect(other.challenges).toEqual([]);
 
     expect((await service.nylas.webhooks.list()).data).toEqual([]);
@@ -177,11 +170,11 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const { data: webhook } = await create();
     await service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'pause' } as never });
     endpoint.onChallenge = (_value, response) => response.writeHead(500).end();
-    expect((await apiError(service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'active' } as never }))).message).toContain('HTTP 500');
+    expect((await sdkError(service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'active' } as never }))).message).toContain('HTTP 500');
     expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data.status).toBe('pause');
     // So does a new URL that fails its challenge: nothing changes.
     other.onChallenge = (_value, response) => response.writeHead(403).end();
-    expect((await apiError(service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { webhookUrl: other.url, status: 'active' } as never }))).message).toContain('HTTP 403');
+    expect((await sdkError(service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { webhookUrl: other.url, status: 'active' } as never }))).message).toContain('HTTP 403');
     expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data).toMatchObject({ webhookUrl: endpoint.url, status: 'pause' });
   });
 
@@ -356,10 +349,10 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const { apiKey } = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
     const other = service.client(apiKey);
     expect((await other.webhooks.list()).data).toEqual([]);
-    expect((await apiError(other.webhooks.find({ webhookId: webhook.id }))).statusCode).toBe(404);
-    expect((await apiError(other.webhooks.update({ webhookId: webhook.id, requestBody: { description: 'mine now' } }))).statusCode).toBe(404);
-    expect((await apiError(other.webhooks.rotateSecret({ webhookId: webhook.id }))).statusCode).toBe(404);
-    expect((await apiError(other.webhooks.destroy({ webhookId: webhook.id }))).statusCode).toBe(404);
+    expect((await sdkError(other.webhooks.find({ webhookId: webhook.id }))).statusCode).toBe(404);
+    expect((await sdkError(other.webhooks.update({ webhookId: webhook.id, requestBody: { description: 'mine now' } }))).statusCode).toBe(404);
+    expect((await sdkError(other.webhooks.rotateSecret({ webhookId: webhook.id }))).statusCode).toBe(404);
+    expect((await sdkError(other.webhooks.destroy({ webhookId: webhook.id }))).statusCode).toBe(404);
     expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data.description).toBeUndefined();
 
     // The other application's events do not reach this application's webhook.
@@ -390,7 +383,7 @@ describe('webhook target safety without AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () =>
     service.dns.hosts.set('loopback.example.com', ['127.0.0.1']);
     service.dns.hosts.set('metadata.example.com', ['169.254.169.254']);
     const refusal = async (webhookUrl: string) => {
-      const error = await apiError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl } }));
+      const error = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl } }));
       expect(error.statusCode).toBe(400);
       return error.message;
     };
