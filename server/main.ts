@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
-import { createCore, createLogger, randomId, startBackgroundWork, startInboundSmtp, systemClock, systemDns, type BackgroundWork, type Config, type Core, type CoreDeps } from '../src/index.js';
+import { createCore, createLogger, startBackgroundWork, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps } from '../src/index.js';
 import { createApp } from './index.js';
 
 /** A running service. */
@@ -31,8 +31,8 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
   return {
     db,
     config,
-    clock: systemClock,
-    newId: randomId,
+    clock: overrides.clock ?? systemClock,
+    newId: timeOrderedIds(overrides.clock ?? systemClock),
     randomBytes,
     dns: systemDns(),
     logger: createLogger(config.logLevel),

@@ -58,7 +58,7 @@ export type Core = ReturnType<typeof createCore>;
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
-export { systemClock, systemDns, randomId, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
+export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
 export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
