@@ -45,8 +45,8 @@ export function createCore(deps: CoreDeps) {
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts.draftIdsOf);
   const attachments = createAttachmentService(deps, grants);
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateWebhooks };
-  const webhooks = createWebhookService(deps, webhookTransport);
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
+  const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers };

@@ -20,10 +20,10 @@
  */
 import { gzipSync } from 'node:zlib';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { tables, type Tx } from '../../storage/index.js';
+import { readBlob, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../deps.js';
 import { unixSeconds } from '../deps.js';
-import type { OutboxConsumer } from '../events/outbox-dispatcher.js';
+import type { OutboxConsumer, OutboxRow } from '../events/outbox-dispatcher.js';
 import type { Job, JobQueue } from '../jobs/job-queue.js';
 import type { JobHandler, JobOutcome } from '../jobs/worker.js';
 import { checkWebhookTarget } from './address-policy.js';
@@ -121,17 +121,56 @@ export function nextAttemptAt(queuedAtMs: number, attempt: number, nowMs: number
   return Math.min(nowMs + delay, deadline);
 }
 
+/**
+ * Whether an event's message was recorded without its body: the mail writer's `message.created` events name the
+ * message instead of carrying the body a second time (src/messages/mail-store.ts); fan-out reads it back.
+ */
+function bodyLeftOut(event: OutboxRow): boolean {
+  return event.type === 'message.created' && event.objectId !== null && typeof event.payload === 'object' && event.payload !== null && !('body' in event.payload);
+}
+
+/** The bodies of the messages whose events left them out, by message id (absent: the message was deleted since). */
+async function leftOutBodies(tx: Tx, events: readonly OutboxRow[]): Promise<Map<string, string>> {
+  const ids = [...new Set(events.filter(bodyLeftOut).map((event) => event.objectId!))];
+  const bodies = new Map<string, string>();
+  for (let index = 0; index < ids.length; index += 200) {
+    const rows = await tx
+      .select({ id: tables.messages.id, body: tables.messages.body, bodyHash: tables.messages.bodyHash })
+      .from(tables.messages)
+      .where(inArray(tables.messages.id, ids.slice(index, index + 200)));
+    for (const row of rows) {
+      const body = row.body ?? (row.bodyHash ? (await readBlob(tx, row.bodyHash))?.toString('utf8') : undefined);
+      if (body !== undefined) bodies.set(row.id, body);
+    }
+  }
+  return bodies;
+}
+
+/** How long the fan-out remembers whether any subscription is active. */
+const INTEREST_MEMORY_MS = 1_000;
+
 /** Creates the fan-out consumer and the job handlers. */
 export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport: WebhookTransport, notifier: Notifier) {
   const { db, clock, dns, logger } = deps;
 
   const delivering = inArray(tables.webhooks.status, ['active', 'failing']);
 
+  /**
+   * The last answer of `interested` and when (performance.now()): the dispatcher asks after every burst of
+   * events, and mail arriving by the hundred a second should not cost a read each time. Changes made in this
+   * process clear it at once ({@link forgetInterest}); another process's new subscription is seen within
+   * {@link INTEREST_MEMORY_MS}, and its events wait undispatched until then, so none is missed.
+   */
+  let interest: { answer: boolean; at: number } | undefined;
+
   /** Outbox consumer: one delivery job per matching subscription, in the dispatching transaction. */
   const fanOut: OutboxConsumer = {
     async interested() {
+      const now = performance.now();
+      if (interest && now - interest.at < INTEREST_MEMORY_MS) return interest.answer;
       const rows = await db.orm.select({ id: tables.webhooks.id }).from(tables.webhooks).where(delivering).limit(1);
-      return rows.length > 0;
+      interest = { answer: rows.length > 0, at: now };
+      return interest.answer;
     },
     consume: async (tx: Tx, events) => {
       const applicationIds = [...new Set(events.map((event) => event.applicationId))];
@@ -140,19 +179,23 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
         .from(tables.webhooks)
         .where(and(inArray(tables.webhooks.applicationId, applicationIds), delivering));
       if (subscriptions.length === 0) return;
+      const bodies = await leftOutBodies(tx, events);
       for (const event of events) {
         for (const subscription of subscriptions) {
           if (subscription.applicationId !== event.applicationId || event.seq <= subscription.startSeq) continue;
           if (!subscription.triggerTypes.includes(event.type) && !subscription.triggerTypes.includes(`${event.type}.truncated`)) continue;
+          const body = bodyLeftOut(event) ? bodies.get(event.objectId ?? '') : undefined;
           const payload: DeliveryPayload = {
             webhook_id: subscription.id,
             notification: {
               id: event.id,
-              type: event.type,
+              // A message deleted before its notification went out has no body left to send: the `.truncated`
+              // form says the body is not included, as Nylas does for bodies too large to send.
+              type: bodyLeftOut(event) && body === undefined ? `${event.type}.truncated` : event.type,
               application_id: event.applicationId,
               grant_id: event.grantId,
               time: event.createdAt,
-              object: event.payload,
+              object: body === undefined ? event.payload : { ...event.payload, body },
             },
           };
           await queue.enqueueIn(tx, { kind: WEBHOOK_DELIVERY_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${WEBHOOK_DELIVERY_JOB}:${subscription.id}:${event.id}` });
@@ -278,5 +321,12 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
     await notifier.send({ to: payload.to, subject: `Webhook ${payload.webhook_id} is ${payload.status}`, text });
   };
 
-  return { fanOut, handlers: { [WEBHOOK_DELIVERY_JOB]: deliver, [WEBHOOK_ALERT_JOB]: alert } as Record<string, JobHandler> };
+  return {
+    fanOut,
+    /** Clears what `fanOut.interested` remembers (a subscription was created, changed or deleted). */
+    forgetInterest() {
+      interest = undefined;
+    },
+    handlers: { [WEBHOOK_DELIVERY_JOB]: deliver, [WEBHOOK_ALERT_JOB]: alert } as Record<string, JobHandler>,
+  };
 }

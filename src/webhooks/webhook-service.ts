@@ -86,7 +86,7 @@ export async function runChallenge(target: CheckedTarget, value: string, { http,
 }
 
 /** Creates the webhook subscription service. */
-export function createWebhookService(deps: CoreDeps, transport: WebhookTransport) {
+export function createWebhookService(deps: CoreDeps, transport: WebhookTransport, onSubscriptionsChanged: () => void = () => undefined) {
   const { db, clock, newId, randomBytes, dns } = deps;
   const now = () => unixSeconds(clock.now());
 
@@ -131,6 +131,7 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
           })
           .returning();
       });
+      onSubscriptionsChanged();
       return withSecret(row!);
     },
 
@@ -196,6 +197,7 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
           .where(and(eq(tables.webhooks.id, current.id), eq(tables.webhooks.applicationId, principal.applicationId)))
           .returning(),
       );
+      onSubscriptionsChanged();
       if (!row) throw notFound('Webhook', input.webhook_id);
       return toWebhook(row);
     },
@@ -208,6 +210,7 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
           .where(and(eq(tables.webhooks.id, webhookId), eq(tables.webhooks.applicationId, principal.applicationId)))
           .returning({ id: tables.webhooks.id }),
       );
+      onSubscriptionsChanged();
       if (removed.length === 0) throw notFound('Webhook', webhookId);
       return { status: 'success' };
     },

@@ -6,6 +6,7 @@ import { createHmac } from 'node:crypto';
 import { WebhookTriggers } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailbox, smtpClient } from '../helpers/mail.js';
+import { startBackgroundWork } from '../../src/index.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
@@ -46,8 +47,48 @@ describe('message.created webhooks for mail that arrives', () => {
     const signed = Buffer.concat([Buffer.from(`${delivery!.headers['webhook-id']}.${delivery!.headers['webhook-timestamp']}.`), delivery!.body]);
     expect(delivery!.headers['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(signed).digest('base64')}`);
 
-    // The notification's object is the message as the API returns it.
+    // The notification's object is the message as the API returns it, body included (the stored event names the
+    // message; fan-out reads its body back).
     const { data: message } = await service.nylas.messages.find({ identifier: grantId, messageId: delivery!.json.data.object.id });
     expect(message.subject).toBe('Quarterly numbers');
+    expect(message.body).toContain('See attached.');
+    expect(delivery!.json.data.object.body).toBe(message.body);
+  });
+
+  it('sends message.created.truncated, without a body, for a message deleted before its notification went out', async () => {
+    const quiet = await startTestService({ env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' } });
+    const hook = await startReceiver();
+    try {
+      // No dispatching while the message is stored and deleted.
+      await quiet.background.stop();
+      const email = 'gone@hooks-in.agentpost.localhost';
+      const grantId = await createMailbox(quiet, email);
+      await quiet.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: hook.url } });
+      const transport = smtpClient(quiet.smtpPort);
+      try {
+        await transport.sendMail({ from: 'alice@example.com', to: email, subject: 'Soon gone', text: 'Read me quickly.' });
+      } finally {
+        transport.close();
+      }
+      const { data: list } = await quiet.nylas.messages.list({ identifier: grantId });
+      expect(list).toHaveLength(1);
+      // Into the trash, then for good.
+      await quiet.nylas.messages.destroy({ identifier: grantId, messageId: list[0]!.id });
+      await quiet.nylas.messages.destroy({ identifier: grantId, messageId: list[0]!.id });
+      expect((await quiet.nylas.messages.list({ identifier: grantId })).data).toHaveLength(0);
+
+      const background = startBackgroundWork(quiet.core, { pollIntervalMs: 50 });
+      try {
+        const [delivery] = await hook.waitForDeliveries(1);
+        expect(delivery!.json.type).toBe('message.created.truncated');
+        expect(delivery!.json.data.object).toMatchObject({ id: list[0]!.id, subject: 'Soon gone' });
+        expect(delivery!.json.data.object).not.toHaveProperty('body');
+      } finally {
+        await background.stop();
+      }
+    } finally {
+      await hook.close();
+      await quiet.close();
+    }
   });
 });
