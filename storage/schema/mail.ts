@@ -134,7 +134,10 @@ export const messages = sqliteTable(
     index('messages_grant_order_idx').on(table.grantId, table.date, table.seq),
     index('messages_thread_idx').on(table.threadId, table.date),
     index('messages_raw_hash_idx').on(table.rawHash),
-    index('messages_body_hash_idx').on(table.bodyHash),
+    // Only large bodies have a hash: no entry (and no index write) for the others.
+    index('messages_body_hash_idx')
+      .on(table.bodyHash)
+      .where(sql`${table.bodyHash} IS NOT NULL`),
   ],
 );
 
