@@ -11,9 +11,10 @@
 import { createHash } from 'node:crypto';
 import { parentPort } from 'node:worker_threads';
 import { simpleParser } from 'mailparser';
+import { parseSimpleMessage } from './simple-mime.js';
 
 /** mailparser options: nothing that is superlinear on hostile input. */
-const PARSER_OPTIONS = {
+export const PARSER_OPTIONS = {
   keepCidLinks: true,
   skipHtmlToText: true,
   skipTextToHtml: true,
@@ -134,7 +135,7 @@ function collapse(text) {
 /**
  * @param {any} mail a simpleParser result
  */
-function normalize(mail) {
+export function normalize(mail) {
   const text = typeof mail.text === 'string' ? mail.text : '';
   const html = typeof mail.html === 'string' ? mail.html : '';
   const plain = collapse(text ? text.slice(0, MAX_SEARCH_TEXT) : htmlToPlain(html)).slice(0, MAX_SEARCH_TEXT);
@@ -204,7 +205,9 @@ if (parentPort) {
     const raw = Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength);
     const rawHash = sha256(raw);
     try {
-      const { value, transfer } = normalize(await simpleParser(raw, PARSER_OPTIONS));
+      const fast = parseSimpleMessage(raw);
+      const mail = fast ?? (await simpleParser(raw, PARSER_OPTIONS));
+      const { value, transfer } = normalize(mail);
       port.postMessage({ id: job.id, ok: true, rawHash, value }, transfer);
     } catch (error) {
       /** @type {any} */

@@ -1,0 +1,516 @@
+// @ts-check
+/**
+ * @module mail/simple-mime
+ * A fast path for the commonest inbound message: a single text/plain or text/html part. `parseSimpleMessage(raw)`
+ * returns the fields of mailparser's `simpleParser` result that `normalize()` in parse-worker.js reads, with the
+ * values mailparser 3.9.30 (options of parse-worker.js) gives for the same bytes, or `undefined` when the
+ * message is not one it is sure to read the same way, and the caller runs mailparser.
+ *
+ * It mirrors, step by step, what mailparser does for such a message (file names under node_modules):
+ * - header section: `@zone-eu/mailsplit/lib/message-splitter.js` (HEAD state ends at the first line that is
+ *   exactly LF or CRLF) and `@zone-eu/mailsplit/lib/headers.js` `_parseHeaders` (unfolding, keys, mbox / POST
+ *   preamble lines);
+ * - part type: `@zone-eu/mailsplit/lib/mime-node.js` `parseHeaders` (FIRST Content-Type, Content-Transfer-Encoding,
+ *   Content-Disposition) and `mailparser/lib/mail-parser.js` `createNode` (what becomes an attachment);
+ * - header values: `mail-parser.js` `processHeaders` (LAST value of single keys, lists of the others) and
+ *   `decodeAddresses`, with the same libmime (the same copy mailparser loads: a direct dependency pinned to the
+ *   version mailparser pins) and the same addressparser and punycode (loaded from mailparser's own location);
+ * - body: libbase64 / libqp stream decoders, the charset step of `processChunk`, `\r?\n` → `\n`, and
+ *   `getTextContent` (text/plain → `text`; text/html → `html`, `text` '' as `skipHtmlToText` is on).
+ *
+ * Address objects carry `value` only (`html` / `text` are mailparser's display forms, which normalize() never
+ * reads). The cost is linear in the message: the header section is bounded (64 KB, 500 lines), and the one
+ * superlinear step of mailparser on a body (libqp's `/[\t ]+$/gm`, quadratic on a long run of blanks) is
+ * replaced by a linear equivalent. It never throws: anything unexpected gives `undefined`.
+ */
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+/**
+ * libmime (no type declarations of its own): a direct dependency pinned to the version mailparser pins, so it is the
+ * one copy mailparser and mailsplit load too (test/src/mail/simple-mime.test.ts checks that).
+ * @type {{
+ *   decodeHeader(line: string): { key: string, value: string },
+ *   decodeWords(text: string): string,
+ *   parseHeaderValue(text: string): { value: string | false, params: Record<string, string> },
+ *   normalizeCharset(charset: string): string,
+ * }}
+ */
+const libmime = require('libmime');
+/** libmime's charset decoding (iconv-lite for anything but UTF-8 / ASCII). @type {{ decode(bytes: Buffer, charset: string): string }} */
+const libcharset = require('libmime/lib/charset.js');
+// mailparser 3.9.30 pins nodemailer 10.0.12 (its nested copy under node_modules/mailparser/node_modules), whose
+// addressparser gives other results than the one of our own nodemailer (10.6: domain literals, comments in
+// angle-addrs, whitespace around '@'...). Both helpers are therefore loaded from mailparser's own location, so
+// this file always uses exactly the copies mailparser uses.
+const requireFromMailparser = createRequire(require.resolve('mailparser'));
+/** @type {(value: string) => any[]} */
+const addressparser = requireFromMailparser('nodemailer/lib/addressparser');
+/** @type {{ toUnicode(domain: string): string }} */
+const punycode = requireFromMailparser('punycode.js');
+
+/** Largest message taken on the fast path. */
+const MAX_MESSAGE = 1024 * 1024;
+/** The header section must end within this many bytes... */
+const MAX_HEADER_BYTES = 64 * 1024;
+/** ...and this many lines. */
+const MAX_HEADER_LINES = 500;
+
+/** Transfer encodings decoded here (anything else: mailparser). */
+const ENCODINGS = new Set(['', '7bit', '8bit', 'binary', 'quoted-printable', 'base64']);
+/** Charsets mailparser leaves undecoded (the body bytes are read as UTF-8), keyed as mailparser keys them. */
+const UTF8_CHARSETS = new Set(['ascii', 'usascii', 'utf8']);
+/** Keys of `processHeaders` that keep only their last value (the subset read here). */
+const SINGLE_KEYS = new Set(['message-id', 'from', 'in-reply-to', 'reply-to', 'subject', 'date']);
+/** Header keys the result carries. */
+const WANTED_KEYS = new Set(['subject', 'references', 'date', 'from', 'to', 'cc', 'bcc', 'message-id', 'in-reply-to', 'reply-to']);
+
+/**
+ * @typedef {{ name: string, address?: string, group?: AddressEntry[] }} AddressEntry
+ * @typedef {{ value: AddressEntry[] }} AddressObject
+ * @typedef {{ key: string, line: string }} HeaderLine
+ */
+
+/**
+ * The subset of a `simpleParser` result that normalize() reads. `undefined` where mailparser leaves the key out.
+ * @typedef {object} SimpleMail
+ * @property {string | undefined} subject
+ * @property {string | undefined} messageId
+ * @property {string | undefined} inReplyTo
+ * @property {string | string[] | undefined} references
+ * @property {Date | undefined} date
+ * @property {AddressObject | AddressObject[] | undefined} from
+ * @property {AddressObject | AddressObject[] | undefined} to
+ * @property {AddressObject | AddressObject[] | undefined} cc
+ * @property {AddressObject | AddressObject[] | undefined} bcc
+ * @property {AddressObject | AddressObject[] | undefined} replyTo
+ * @property {string | undefined} text
+ * @property {string | undefined} html
+ * @property {never[]} attachments
+ */
+
+/**
+ * Parses a single-part text message the way mailparser would, or returns `undefined` when the message is not
+ * simple enough to be sure of that (the caller then runs mailparser).
+ * @param {Buffer} raw
+ * @returns {SimpleMail | undefined}
+ */
+export function parseSimpleMessage(raw) {
+  try {
+    return parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * @param {Buffer} raw
+ * @returns {SimpleMail | undefined}
+ */
+function parse(raw) {
+  if (!Buffer.isBuffer(raw) || raw.length === 0 || raw.length > MAX_MESSAGE) return undefined;
+
+  // The header section: up to and including the first line that is exactly LF or CRLF (message-splitter.js).
+  const head = raw.subarray(0, Math.min(raw.length, MAX_HEADER_BYTES));
+  let bodyStart = -1;
+  let lineCount = 0;
+  for (let start = 0; start < head.length; ) {
+    const lf = head.indexOf(0x0a, start);
+    if (lf < 0) break;
+    if (lf === start || (lf === start + 1 && head[start] === 0x0d)) {
+      bodyStart = lf + 1;
+      break;
+    }
+    if (++lineCount > MAX_HEADER_LINES) return undefined;
+    start = lf + 1;
+  }
+  if (bodyStart < 0) {
+    // No empty line: the splitter reads the whole message as headers (at its end) and the body is empty.
+    if (raw.length > MAX_HEADER_BYTES || lineCount >= MAX_HEADER_LINES) return undefined;
+    bodyStart = raw.length;
+  }
+  const lines = headerLines(raw.toString('latin1', 0, bodyStart));
+  if (!lines) return undefined;
+
+  // The part (mime-node.js parseHeaders, then createNode of mail-parser.js).
+  /** @type {HeaderLine | undefined} */ let contentTypeLine;
+  /** @type {HeaderLine | undefined} */ let encodingLine;
+  /** @type {HeaderLine | undefined} */ let dispositionLine;
+  for (const line of lines) {
+    if (line.key === 'content-type') contentTypeLine ??= line;
+    else if (line.key === 'content-transfer-encoding') encodingLine ??= line;
+    else if (line.key === 'content-disposition') dispositionLine ??= line;
+  }
+  const parsedDisposition = libmime.parseHeaderValue(firstValue(dispositionLine));
+  let contentHeader = 'text/plain';
+  if (contentTypeLine) {
+    contentHeader = firstValue(contentTypeLine);
+  } else if (parsedDisposition.params.filename || /^attachment$/i.test(parsedDisposition.value || '')) {
+    // the splitter guesses a type from the file name, or takes application/octet-stream
+    return undefined;
+  }
+  const parsedType = libmime.parseHeaderValue(contentHeader);
+  const params = parsedType.params;
+  // mailparser defaults a root part without a type to text/plain
+  const contentType = (parsedType.value || '').toLowerCase().trim() || 'text/plain';
+  if (contentType !== 'text/plain' && contentType !== 'text/html') return undefined;
+  // a boundary parameter makes the splitter look for delimiter lines even in a text part
+  if (hasOwn(params, 'boundary')) return undefined;
+  // format=flowed is decoded by mailparser's FlowedDecoder
+  if ((params.format && params.format.toLowerCase().trim() === 'flowed') || hasOwn(params, 'delsp')) return undefined;
+
+  let disposition = (parsedDisposition.value || '').toLowerCase().trim();
+  if (disposition) {
+    try {
+      disposition = libmime.decodeWords(disposition);
+    } catch {
+      // kept as is, as mime-node.js does
+    }
+  }
+  // any disposition but inline makes the part an attachment
+  if (disposition && disposition !== 'inline') return undefined;
+
+  const encoding = stripComments(firstValue(encodingLine)).toLowerCase().trim();
+  if (!ENCODINGS.has(encoding)) return undefined;
+
+  const charset = params.charset || 'utf-8';
+  let utf8 = true;
+  if (!UTF8_CHARSETS.has(charset.toLowerCase().replace(/[^a-z0-9]+/g, ''))) {
+    // iso-8859-1, latin1, cp1252... all map to windows-1252 in libmime, a single-byte table: decoding the body
+    // at once is what iconv-lite's decode stream gives chunk by chunk. Any other charset: mailparser.
+    if (libmime.normalizeCharset(charset) !== 'windows-1252') return undefined;
+    utf8 = false;
+  }
+
+  // The body: transfer decoding, charset, line endings.
+  const body = raw.subarray(bodyStart);
+  /** @type {Buffer} */
+  let bytes;
+  if (encoding === 'base64') {
+    const decoded = base64Decode(body);
+    if (!decoded) return undefined;
+    bytes = decoded;
+  } else if (encoding === 'quoted-printable') {
+    bytes = qpDecode(body.toString());
+  } else {
+    bytes = body;
+  }
+  const decoded = utf8 ? bytes.toString() : libcharset.decode(bytes, charset);
+  // mailparser's `.replace(/\r?\n/g, '\n')`, the same string without a regular expression match per line
+  const content = decoded.includes('\r') ? decoded.replaceAll('\r\n', '\n') : decoded;
+
+  const headers = processHeaders(lines);
+  return {
+    subject: /** @type {string | undefined} */ (headers.get('subject')),
+    messageId: /** @type {string | undefined} */ (headers.get('message-id')),
+    inReplyTo: /** @type {string | undefined} */ (headers.get('in-reply-to')),
+    references: /** @type {string | string[] | undefined} */ (headers.get('references')),
+    date: /** @type {Date | undefined} */ (headers.get('date')),
+    from: /** @type {AddressObject | undefined} */ (headers.get('from')),
+    to: /** @type {AddressObject | AddressObject[] | undefined} */ (headers.get('to')),
+    cc: /** @type {AddressObject | AddressObject[] | undefined} */ (headers.get('cc')),
+    bcc: /** @type {AddressObject | AddressObject[] | undefined} */ (headers.get('bcc')),
+    replyTo: /** @type {AddressObject | undefined} */ (headers.get('reply-to')),
+    // getTextContent: an empty part gives neither; an HTML root part gives text '' (skipHtmlToText)
+    text: content ? (contentType === 'text/plain' ? content : '') : undefined,
+    html: content && contentType === 'text/html' ? content : undefined,
+    attachments: [],
+  };
+}
+
+/** @param {object} object @param {string} key */
+function hasOwn(object, key) {
+  return Object.prototype.hasOwnProperty.call(object, key);
+}
+
+/**
+ * Header lines as mailsplit's Headers._parseHeaders gives them, from the header section as a binary string.
+ * Linear: the trailing line breaks are cut by a loop (`/[\r\n]+$/` is quadratic on a run of CRs).
+ * @param {string} section
+ * @returns {HeaderLine[] | undefined}
+ */
+function headerLines(section) {
+  let end = section.length;
+  while (end > 0 && (section.charCodeAt(end - 1) === 0x0d || section.charCodeAt(end - 1) === 0x0a)) end--;
+  const rawLines = section.slice(0, end).split(/\r?\n/);
+  /** @param {string} line */
+  const keyOf = (line) => line.substr(0, line.indexOf(':')).toLowerCase().trim();
+  /** @param {string} line */
+  const folded = (line) => line.charAt(0) === ' ' || line.charAt(0) === '\t';
+
+  let index = 1;
+  let first = /** @type {string} */ (rawLines[0]);
+  while (index < rawLines.length && folded(/** @type {string} */ (rawLines[index]))) first += '\r\n' + rawLines[index++];
+  /** @type {HeaderLine[]} */
+  const lines = [];
+  // an mbox "From " or an HTTP "POST " first line is no header
+  if (!/^From /i.test(first) && !/^POST /i.test(first)) lines.push({ key: keyOf(first), line: first });
+  for (; index < rawLines.length; index++) {
+    const current = /** @type {string} */ (rawLines[index]);
+    if (folded(current)) {
+      const entry = lines[lines.length - 1];
+      if (!entry) return undefined; // cannot happen (the loop starts on an unfolded line); be safe
+      entry.line += '\r\n' + current;
+      if (!entry.key) entry.key = keyOf(entry.line);
+    } else {
+      lines.push({ key: keyOf(current), line: current });
+    }
+  }
+  return lines;
+}
+
+/**
+ * `Headers.getFirst` of mailsplit for a line already found: the line as UTF-8 when it is valid UTF-8, unfolded,
+ * the value after the colon.
+ * @param {HeaderLine | undefined} line
+ */
+function firstValue(line) {
+  if (!line) return '';
+  let text = line.line;
+  if (text) {
+    const utf8 = Buffer.from(text, 'latin1').toString('utf8');
+    if (!utf8.includes('\uFFFD')) text = utf8;
+  }
+  return ((libmime.decodeHeader(text) || {}).value || '').toString().trim();
+}
+
+/**
+ * mime-node.js stripComments: everything from the first `(` to the last `)` of each line removed.
+ * @param {string} value
+ */
+function stripComments(value) {
+  if (value.indexOf('(') < 0) return value;
+  return value
+    .split(/([\n\r\u2028\u2029])/)
+    .map((part) => {
+      const start = part.indexOf('(');
+      if (start < 0) return part;
+      const end = part.lastIndexOf(')');
+      return end > start ? part.slice(0, start) + part.slice(end + 1) : part;
+    })
+    .join('');
+}
+
+/**
+ * The subset of mail-parser.js `processHeaders` for the keys the result carries, with its accumulation: a
+ * value is kept only when truthy, single keys keep their last value, other keys a list (unwrapped when one).
+ * @param {HeaderLine[]} lines
+ * @returns {Map<string, unknown>}
+ */
+function processHeaders(lines) {
+  /** @type {Map<string, unknown[]>} */
+  const collected = new Map();
+  for (const line of lines) {
+    const key = line.key;
+    if (!WANTED_KEYS.has(key)) continue;
+    /** @type {any} */
+    let value = ((libmime.decodeHeader(line.line) || {}).value || '').toString().trim();
+    value = Buffer.from(value, 'latin1').toString();
+    switch (key) {
+      case 'date': {
+        let date = new Date(value);
+        // mailparser takes the current time for a Date header that does not parse
+        if (isNaN(date.getTime())) date = new Date();
+        value = date;
+        break;
+      }
+      case 'subject':
+        try {
+          value = libmime.decodeWords(value);
+        } catch {
+          // kept as is
+        }
+        break;
+      case 'references':
+        try {
+          value = libmime.decodeWords(value);
+        } catch {
+          // kept as is
+        }
+        value = value
+          .split(/\s+/)
+          .map(ensureMessageIdFormat)
+          .filter((/** @type {string | false} */ id) => id);
+        break;
+      case 'message-id':
+      case 'in-reply-to':
+        try {
+          value = libmime.decodeWords(value);
+        } catch {
+          // kept as is
+        }
+        value = ensureMessageIdFormat(value);
+        break;
+      default: {
+        // from, to, cc, bcc, reply-to
+        const list = addressparser(value);
+        decodeAddresses(list);
+        value = { value: list };
+      }
+    }
+    if (value) {
+      const previous = collected.get(key);
+      if (!previous) collected.set(key, [].concat(value));
+      else if (Array.isArray(value)) collected.set(key, previous.concat(value));
+      else previous.push(value);
+    }
+  }
+  /** @type {Map<string, unknown>} */
+  const headers = new Map();
+  for (const [key, values] of collected) {
+    if (SINGLE_KEYS.has(key) && values.length) headers.set(key, values[values.length - 1]);
+    else if (values.length === 1) headers.set(key, values[0]);
+    else headers.set(key, values);
+  }
+  return headers;
+}
+
+/**
+ * @param {string} value
+ * @returns {string | false}
+ */
+function ensureMessageIdFormat(value) {
+  if (!value.length) return false;
+  if (value.charAt(0) !== '<') value = '<' + value;
+  if (value.charAt(value.length - 1) !== '>') value += '>';
+  return value;
+}
+
+/**
+ * Linear equivalent of `/<[^<>]+@[^<>]+>/.test(str)` (mail-parser.js hasBracketedAddress).
+ * @param {string} str
+ */
+function hasBracketedAddress(str) {
+  let start = -1;
+  let at = -1;
+  for (let i = 0, len = str.length; i < len; i++) {
+    const chr = str.charAt(i);
+    if (chr === '<') {
+      start = i;
+      at = -1;
+    } else if (chr === '>') {
+      if (start >= 0 && at >= 0 && at < i - 1) return true;
+      start = -1;
+      at = -1;
+    } else if (chr === '@' && start >= 0 && at < 0 && i > start + 1) {
+      at = i;
+    }
+  }
+  return false;
+}
+
+/**
+ * mail-parser.js decodeAddresses, statement for statement: encoded-word display names, an address list hidden in
+ * a B-encoded name, encoded words in an address, punycode domains, groups.
+ * @param {any[]} addresses
+ */
+function decodeAddresses(addresses) {
+  const processedAddress = new WeakSet();
+  for (let i = 0; i < addresses.length; i++) {
+    const address = addresses[i];
+    address.name = (address.name || '').toString().trim();
+
+    if (!address.address && /^(=\?([^?]+)\?[Bb]\?[^?]*\?=)(\s*=\?([^?]+)\?[Bb]\?[^?]*\?=)*$/.test(address.name) && !processedAddress.has(address)) {
+      const decoded = libmime.decodeWords(address.name);
+      if (hasBracketedAddress(decoded)) {
+        const parsed = addressparser(decoded);
+        if (parsed.length) {
+          parsed.forEach((entry) => {
+            processedAddress.add(entry);
+            addresses.push(entry);
+          });
+        }
+        addresses.splice(i, 1);
+        i--;
+        continue;
+      } else {
+        address.name = decoded;
+        continue;
+      }
+    }
+
+    if (address.name) {
+      try {
+        address.name = libmime.decodeWords(address.name);
+      } catch {
+        // kept as is
+      }
+    }
+    if (address.address && /[=]\?[^?]+\?[BbQq]\?[^?]*\?[=]/.test(address.address)) {
+      try {
+        const decodedAddr = libmime.decodeWords(address.address);
+        if (/^[^\s@]+@[^\s@]+$/.test(decodedAddr) && !/[=]\?/.test(decodedAddr)) {
+          address.address = decodedAddr;
+        } else {
+          address.address = '';
+        }
+      } catch {
+        address.address = '';
+      }
+    }
+    if (/@xn--/.test(address.address)) {
+      try {
+        address.address =
+          address.address.substr(0, address.address.lastIndexOf('@') + 1) + punycode.toUnicode(address.address.substr(address.address.lastIndexOf('@') + 1));
+      } catch {
+        // not valid punycode, kept as is
+      }
+    }
+    if (address.group) decodeAddresses(address.group);
+  }
+}
+
+/**
+ * libbase64's Decoder over the whole body: each chunk read as 'ascii' (high bit cleared), everything but the
+ * base64 alphabet and '=' dropped, decoded in groups of four. Chunked decoding equals decoding at once only when
+ * '=' appears solely as the final padding, so anything else is refused (`undefined`).
+ * @param {Buffer} body
+ * @returns {Buffer | undefined}
+ */
+function base64Decode(body) {
+  let b64 = body.toString('ascii');
+  if (/[^a-zA-Z0-9+/=]/.test(b64)) b64 = b64.replace(/[^a-zA-Z0-9+/=]/g, '');
+  const pad = b64.indexOf('=');
+  if (pad >= 0 && (pad < b64.length - 2 || (pad === b64.length - 2 && b64.charCodeAt(pad + 1) !== 0x3d))) return undefined;
+  return Buffer.from(b64, 'base64');
+}
+
+/**
+ * libqp.decode (what libqp's Decoder runs on the whole body read as UTF-8), with its first step
+ * `/[\t ]+$/gm` → '' (quadratic on a long run of blanks) written as a linear expression: a run is anchored on
+ * the character before it, so each run is tried from one position only.
+ * @param {string} input
+ * @returns {Buffer}
+ */
+function qpDecode(input) {
+  const str = input
+    // blanks at the end of a line (before \n, \r, \u2028, \u2029 or the end)
+    .replace(/(^|[^\t ])[\t ]+(?=[\n\r\u2028\u2029]|$)/g, '$1')
+    // soft line breaks
+    .replace(/=(?:\r?\n|$)/g, '');
+  const out = Buffer.allocUnsafe(str.length);
+  let length = 0;
+  for (let i = 0, len = str.length; i < len; i++) {
+    const code = str.charCodeAt(i);
+    if (code === 0x3d && i + 2 < len) {
+      const high = hexValue(str.charCodeAt(i + 1));
+      const low = high < 0 ? -1 : hexValue(str.charCodeAt(i + 2));
+      if (low >= 0) {
+        out[length++] = high * 16 + low;
+        i += 2;
+        continue;
+      }
+    }
+    // a typed array keeps the low byte, as libqp's Buffer assignment does
+    out[length++] = code & 0xff;
+  }
+  return out.subarray(0, length);
+}
+
+/** @param {number} code */
+function hexValue(code) {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  if (code >= 0x61 && code <= 0x66) return code - 0x57;
+  if (code >= 0x41 && code <= 0x46) return code - 0x37;
+  return -1;
+}

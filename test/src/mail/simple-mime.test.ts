@@ -1,0 +1,494 @@
+/**
+ * The single-part fast path (src/mail/simple-mime.js) against mailparser itself: for every message the fast path
+ * accepts, normalize() of its result must deep-equal normalize() of mailparser's result for the same bytes (and so
+ * must the raw fields it hands over). Fixtures of common mail, a fast-check property over random single-part
+ * messages, and the messages that must go to mailparser.
+ */
+import { createRequire } from 'node:module';
+import fc from 'fast-check';
+import { simpleParser } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+interface SimpleMimeModule {
+  parseSimpleMessage(raw: Buffer): Record<string, unknown> | undefined;
+}
+interface ParseWorkerModule {
+  normalize(mail: unknown): { value: Record<string, unknown> };
+  PARSER_OPTIONS: Record<string, unknown>;
+}
+// Plain JavaScript modules (they run in worker threads): imported by URL, typed here.
+const { parseSimpleMessage } = (await import(new URL('../../../src/mail/simple-mime.js', import.meta.url).href)) as SimpleMimeModule;
+const { normalize, PARSER_OPTIONS } = (await import(new URL('../../../src/mail/parse-worker.js', import.meta.url).href)) as ParseWorkerModule;
+
+/** mailparser takes the current time for a Date header that does not parse: both sides must see the same clock. */
+const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
+beforeAll(() => {
+  vi.useFakeTimers({ toFake: ['Date'], now: NOW });
+});
+afterAll(() => {
+  vi.useRealTimers();
+});
+
+const ADDRESS_KEYS = ['from', 'to', 'cc', 'bcc', 'replyTo'] as const;
+const FIELDS = ['subject', 'messageId', 'inReplyTo', 'references', 'text', 'html'] as const;
+
+/** The fields of a simpleParser result the fast path hands over, comparable with toStrictEqual. */
+function fields(mail: Record<string, unknown>) {
+  const out: Record<string, unknown> = {};
+  for (const key of FIELDS) out[key] = mail[key] === undefined ? undefined : mail[key];
+  out.date = mail.date instanceof Date ? mail.date.getTime() : mail.date;
+  for (const key of ADDRESS_KEYS) {
+    const value = mail[key] as { value: unknown } | { value: unknown }[] | undefined;
+    out[key] = value === undefined ? undefined : Array.isArray(value) ? value.map((entry) => entry.value) : value.value;
+  }
+  out.attachments = mail.attachments;
+  return out;
+}
+
+/** Runs both parsers; when the fast path accepts the message, its results must equal mailparser's. */
+async function differential(raw: Buffer) {
+  const fast = parseSimpleMessage(raw);
+  if (!fast) return undefined;
+  const slow = (await simpleParser(raw, PARSER_OPTIONS as never)) as unknown as Record<string, unknown>;
+  expect(fields(fast)).toStrictEqual(fields(slow));
+  expect(normalize(fast).value).toStrictEqual(normalize(slow).value);
+  return fast;
+}
+
+const crlf = (lines: (string | Buffer)[]) => Buffer.concat(lines.map((line) => (typeof line === 'string' ? Buffer.from(`${line}\r\n`) : Buffer.concat([line, Buffer.from('\r\n')]))));
+const b64Word = (text: string, charset = 'UTF-8') => `=?${charset}?B?${Buffer.from(text, charset.toLowerCase() === 'utf-8' ? 'utf8' : 'latin1').toString('base64')}?=`;
+const qWord = (text: string, charset = 'utf-8') =>
+  `=?${charset}?Q?${[...Buffer.from(text, charset.toLowerCase() === 'utf-8' ? 'utf8' : 'latin1')].map((byte) => (byte === 0x20 ? '_' : /[A-Za-z0-9]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('')}?=`;
+
+/** Quoted-printable with soft line breaks at 76, as mail clients write it. */
+function qpEncode(bytes: Buffer, eol = '\r\n'): string {
+  const lines: string[] = [];
+  let line = '';
+  for (let index = 0; index < bytes.length; index++) {
+    const byte = bytes[index]!;
+    if (byte === 0x0a) {
+      lines.push(line);
+      line = '';
+      continue;
+    }
+    const next = bytes[index + 1];
+    const plain = (byte >= 0x21 && byte <= 0x7e && byte !== 0x3d) || ((byte === 0x20 || byte === 0x09) && next !== undefined && next !== 0x0a && next !== 0x0d);
+    const token = plain ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    if (line.length + token.length > 75) {
+      lines.push(`${line}=`);
+      line = '';
+    }
+    line += token;
+  }
+  lines.push(line);
+  return lines.join(eol);
+}
+const wrap = (text: string, width = 76, eol = '\r\n') => (text.match(new RegExp(`.{1,${width}}`, 'g')) ?? ['']).join(eol);
+
+/** The message Postfix smtp-source sends (issue 3's benchmark): about 10 KB of 80-character lines. */
+function smtpSourceMessage(eol = '\r\n', extraHeaders: string[] = []) {
+  const lines = [...extraHeaders, 'From: <sender@example.com>', 'To: <agent@bench.agentpost.localhost>', 'Date: Sun, 22 Nov 2026 03:13:01 +0000 (UTC)', 'Message-Id: <0a39.0003.0000@vm>', ''];
+  for (let index = 0; index < 127; index++) lines.push(`${index % 10}${'X'.repeat(77)}`);
+  return Buffer.from(`${lines.join(eol)}${eol}`);
+}
+
+const HTML_BODY = `<html><head><meta charset="utf-8"><style>p{margin:0}</style></head><body><div dir="ltr">Hi Zoë,<br><br>Le café est à 9 h — see you there ✓ 🎉<br><a href="https://example.com/?a=1&amp;b=2">link</a></div></body></html>`;
+
+/** Common single-part mail, each of which must take the fast path. */
+const COMMON: Record<string, Buffer> = {
+  'smtp-source (CRLF)': smtpSourceMessage(),
+  'smtp-source (LF, smtp-sink headers)': smtpSourceMessage('\n', [
+    'X-Client-Addr: 127.0.0.1',
+    'X-Client-Proto: SMTP',
+    'X-Helo-Args: vm',
+    'X-Mail-Args: <sender@example.com>',
+    'X-Rcpt-Args: <agent@bench.agentpost.localhost>',
+    'Received: from vm ([127.0.0.1])',
+    '\tby smtp-sink (smtp-sink) with SMTP id 1c7d8fc0;',
+    '\tSun, 22 Nov 2026 03:13:01 +0000 (UTC)',
+  ]),
+  'gmail text/plain utf-8 quoted-printable, Q and B words': crlf([
+    'MIME-Version: 1.0',
+    'Received: by 2002:a05:6358:1234 with SMTP id x1csp123;',
+    '        Tue, 3 Mar 2026 02:00:00 -0800 (PST)',
+    `From: ${b64Word('Zoë Müller')} <zoe@gmail.com>`,
+    `To: ${qWord('José Álvarez')} <jose@example.org>, "Bob, Jr." <bob@example.org>,`,
+    ' carol@example.net',
+    `Cc: ${qWord('Ünïcödé')} <u@example.com>`,
+    `Subject: ${qWord('Café plans for 9 h — ✓')}`,
+    ' ' + b64Word(' and more 🎉'),
+    'Date: Tue, 3 Mar 2026 11:00:00 +0100',
+    'Message-ID: <CAF=abc123+XYZ@mail.gmail.com>',
+    'Content-Type: text/plain; charset="UTF-8"',
+    'Content-Transfer-Encoding: quoted-printable',
+    '',
+    qpEncode(Buffer.from('Hi José,\n\nLe café est à 9 h — see you there ✓ 🎉   \nA very long line that goes on and on and on beyond seventy-six characters so it must be soft-wrapped by the encoder.\n\n-- \nZoë\n')),
+  ]),
+  'gmail text/html utf-8 base64': crlf([
+    'From: Ann <ann@gmail.com>',
+    'To: bob@example.org',
+    'Subject: =?UTF-8?B?SGVsbG8g8J+OiQ==?=',
+    'Date: Wed, 04 Mar 2026 08:30:00 +0000',
+    'Message-ID: <CAH1@mail.gmail.com>',
+    'In-Reply-To: <prev@example.org>',
+    'References: <root@example.org> <prev@example.org>',
+    'Content-Type: text/html; charset="UTF-8"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    wrap(Buffer.from(HTML_BODY).toString('base64')),
+  ]),
+  'outlook text/html windows-1252 quoted-printable': crlf([
+    'From: "Doe, Jane" <jane.doe@contoso.com>',
+    'To: "Smith, John" <john.smith@contoso.com>; "Lee, Kim" <kim.lee@contoso.com>',
+    'Subject: RE: =?iso-8859-1?Q?R=E9union_du_comit=E9?=',
+    'Thread-Topic: Re: Réunion',
+    'Thread-Index: AQHZ1234567890abcdef==',
+    'Date: Thu, 5 Mar 2026 14:15:16 +0000',
+    'Message-ID: <AM0PR01MB1234567890ABCDEF@AM0PR01MB1234.eurprd01.prod.outlook.com>',
+    'References: <a1@x.com>',
+    ' <a2@x.com>\t<a3@x.com>',
+    'Content-Language: fr-FR',
+    'Content-Type: text/html; charset="Windows-1252"',
+    'Content-Transfer-Encoding: quoted-printable',
+    'MIME-Version: 1.0',
+    '',
+    qpEncode(Buffer.from('<html><body><p>R\u00e9union \u00e0 10 h \u2013 caf\u00e9 \u20ac</p>\n<p>Cordialement,</p></body></html>\n', 'latin1')),
+  ]),
+  'outlook text/plain iso-8859-1 8bit': crlf([
+    'From: =?iso-8859-1?Q?J=FCrgen_K=F6nig?= <jk@example.de>',
+    'To: team@example.de',
+    'Subject: =?iso-8859-1?B?' + Buffer.from('Grüße aus Köln', 'latin1').toString('base64') + '?=',
+    'Date: Fri, 6 Mar 2026 09:00:00 +0100',
+    'Content-Type: text/plain; charset=iso-8859-1',
+    'Content-Transfer-Encoding: 8bit',
+    '',
+    Buffer.from('Grüße aus Köln, ½ ¼ ¾ ©\r\nZweite Zeile', 'latin1'),
+  ]),
+  'apple mail text/plain us-ascii 7bit': crlf([
+    'From: Tim <tim@icloud.com>',
+    'Content-Type: text/plain;',
+    '\tcharset=us-ascii',
+    'Content-Transfer-Encoding: 7bit',
+    'Mime-Version: 1.0 (Mac OS X Mail 16.0 \\(3731.500.231\\))',
+    'Subject: Lunch?',
+    'Message-Id: <A1B2C3D4-1234-5678-9ABC-DEF012345678@icloud.com>',
+    'Date: Sat, 7 Mar 2026 12:34:56 -0800',
+    'To: Craig <craig@example.com>',
+    '',
+    'Noon works.',
+    '',
+    'Sent from my iPhone',
+  ]),
+  'apple mail text/html utf-8 quoted-printable, inline disposition': crlf([
+    'From: Tim <tim@icloud.com>',
+    'Content-Type: text/html; charset=utf-8',
+    'Content-Transfer-Encoding: quoted-printable',
+    'Content-Disposition: inline',
+    'Subject: =?utf-8?Q?Caf=C3=A9?=',
+    'Date: Sat, 7 Mar 2026 12:34:56 -0800',
+    'To: Craig <craig@example.com>',
+    '',
+    qpEncode(Buffer.from(HTML_BODY)),
+  ]),
+  'undisclosed recipients group, bcc and reply-to': crlf([
+    'From: list@example.com',
+    'To: undisclosed-recipients:;',
+    'Bcc: hidden@example.com',
+    'Reply-To: Replies <replies@example.com>',
+    'Cc: Team: a@example.com, "B" <b@example.com>;, solo@example.com',
+    'Subject: group test',
+    'Date: Sun, 8 Mar 2026 10:00:00 GMT',
+    '',
+    'body',
+  ]),
+  'duplicate headers': crlf([
+    'From: first@example.com',
+    'From: second@example.com',
+    'To: a@example.com',
+    'To: b@example.com, c@example.com',
+    'Cc: c1@example.com',
+    'Cc: c2@example.com',
+    'Subject: first subject',
+    'Subject: second subject',
+    'Subject:',
+    'Date: Mon, 9 Mar 2026 10:00:00 +0000',
+    'Date: Tue, 10 Mar 2026 10:00:00 +0000',
+    'Message-ID: <one@example.com>',
+    'Message-ID: <two@example.com>',
+    'References: <r1@example.com>',
+    'References: <r2@example.com> <r3@example.com>',
+    'In-Reply-To: <i1@example.com>',
+    'In-Reply-To:',
+    '',
+    'body',
+  ]),
+  'missing date, message-id without brackets': crlf(['From: a@example.com', 'To: b@example.com', 'Message-ID: 1234.5678@host.example', 'In-Reply-To: parent@host.example', 'Subject: no date', '', 'hello']),
+  'invalid date': crlf(['From: a@example.com', 'To: b@example.com', 'Date: the day after tomorrow', 'Subject: bad date', '', 'hello']),
+  'empty date': crlf(['From: a@example.com', 'Date:', '', 'hello']),
+  'many references, folded': crlf([
+    'From: a@example.com',
+    'Subject: long thread',
+    `References: ${Array.from({ length: 60 }, (_, index) => `<ref${index}.${'x'.repeat(index % 7)}@example.com>`).join('\r\n ')}`,
+    'References: bare-id@example.com <last@example.com>',
+    'Date: Wed, 11 Mar 2026 10:00:00 +0000',
+    '',
+    'reply',
+  ]),
+  'LF line endings': Buffer.from('From: "Ann" <ann@example.com>\nTo: bob@example.org\nSubject: =?UTF-8?Q?LF_only_=E2=9C=93?=\nDate: Thu, 12 Mar 2026 10:00:00 +0000\nContent-Type: text/plain; charset=utf-8\n\nline one\nline two\n\nline four\n'),
+  'no trailing newline': Buffer.from('From: a@example.com\r\nSubject: x\r\n\r\nlast line without newline'),
+  'mixed and bare CR line endings': Buffer.from('From: a@example.com\r\nSubject: x\n\r\nline1\rstill line1\r\nline2\nline3\r'),
+  'empty body': crlf(['From: a@example.com', 'Subject: empty', 'Date: Thu, 12 Mar 2026 10:00:00 +0000', '']),
+  'empty html body': crlf(['From: a@example.com', 'Content-Type: text/html', '', '']),
+  'headers only, no empty line': Buffer.from('From: a@example.com\r\nTo: b@example.com\r\nSubject: headers only'),
+  'no headers at all': Buffer.from('\r\njust a body\r\n'),
+  'odd folding: indented first line, key only in a continuation, blank-looking continuation': Buffer.from(' Subject: leading space\r\nTo\r\n : b@example.com\r\nFrom: a@example.com\r\n \r\n\tcontinued\r\n\r\nbody'),
+  'mbox From_ line': crlf(['From sender@example.com Thu Mar 12 10:00:00 2026', 'From: a@example.com', 'Subject: mbox', '', 'body']),
+  'header without colon, empty content-type, weird key case and spacing': crlf(['FROM : a@example.com', 'this line has no colon', 'Content-Type:', 'sUbJeCt:   spaced   ', '', 'body']),
+  'raw UTF-8 and invalid UTF-8 in headers': crlf([
+    Buffer.from('From: Zoë Müller <zoe@example.com>'),
+    Buffer.from('Subject: Grüße ✓ à'),
+    Buffer.concat([Buffer.from('To: '), Buffer.from([0xe9, 0xff]), Buffer.from(' <bad@example.com>')]),
+    '',
+    'body',
+  ]),
+  'punycode and encoded-word addresses': crlf([
+    'From: user@xn--bcher-kva.example',
+    'To: =?utf-8?Q?a=40b?= <x@example.com>, =?utf-8?Q?evil?=@example.com, "Q" <=?utf-8?Q?local?=@example.com>',
+    `Cc: ${b64Word('Hidden <hidden@example.com>')}, ${b64Word('Just a name')}`,
+    '',
+    'body',
+  ]),
+  // mailparser 3.9.30 uses its own nodemailer 10.0.12 addressparser, which reads these differently from nodemailer 10.6
+  'addresses the nested addressparser reads its own way': crlf([
+    'From: user @ good.com',
+    'To: Name <user@example.com(x)evil.com>, a@[x@evil.com], "Joe" <"a@evil.com>"@good.com>',
+    'Cc: user@victim.example .allowed.example, x (a\\) b@evil.com) <y@z.com>',
+    '',
+    'body',
+  ]),
+  'quoted-printable edge cases': crlf([
+    'From: a@example.com',
+    'Content-Type: text/plain; charset=utf-8',
+    'Content-Transfer-Encoding: Quoted-Printable',
+    '',
+    'trailing blanks   \t ',
+    'soft=',
+    'break, =3d =3D =zz =4 =\t ',
+    Buffer.from('raw 8-bit: caf\u00e9 \u2713 and latin1 byte:', 'utf8'),
+    Buffer.from([0x41, 0xe9, 0x42, 0x20, 0x20]),
+    'ends with =',
+  ]),
+  'base64 unpadded, with junk and line breaks': crlf(['From: a@example.com', 'Content-Transfer-Encoding: BASE64', '', 'SGVsbG8sIHdv', 'cmxk!IQ', '*']),
+  'base64 empty': crlf(['From: a@example.com', 'Content-Transfer-Encoding: base64', '', '']),
+  'transfer encoding with a comment': crlf(['From: a@example.com', 'Content-Transfer-Encoding: quoted-printable (by the way)', '', 'a=3Db']),
+  'text/plain with a name parameter and charset alias': crlf(['From: a@example.com', 'Content-Type: text/plain; name="notes.txt"; charset=latin1', '', Buffer.from('caf\u00e9', 'latin1')]),
+  'large base64 body (over 64 KB)': crlf([
+    'From: a@example.com',
+    'Content-Type: text/plain; charset=utf-8',
+    'Content-Transfer-Encoding: base64',
+    '',
+    wrap(Buffer.from('Zoë ✓ '.repeat(30_000) + 'end!').toString('base64')),
+  ]),
+  'large plain body with a 100 KB line': crlf(['From: a@example.com', '', 'x'.repeat(100_000), 'é'.repeat(70_000), 'tail']),
+};
+
+describe('parseSimpleMessage', () => {
+  it('loads the libmime copy mailparser loads', () => {
+    const require = createRequire(import.meta.url);
+    const fromMailparser = createRequire(require.resolve('mailparser'));
+    expect(require.resolve('libmime')).toBe(fromMailparser.resolve('libmime'));
+  });
+
+  for (const [name, raw] of Object.entries(COMMON)) {
+    it(`takes the fast path with mailparser's values: ${name}`, async () => {
+      const fast = await differential(raw);
+      expect(fast).toBeDefined();
+    });
+  }
+
+  it('reads the smtp-source message as mailparser does, field by field', async () => {
+    const fast = parseSimpleMessage(smtpSourceMessage())!;
+    const value = normalize(fast).value;
+    expect(value.from).toEqual([{ email: 'sender@example.com' }]);
+    expect(value.to).toEqual([{ email: 'agent@bench.agentpost.localhost' }]);
+    expect(value.messageId).toBe('0a39.0003.0000@vm');
+    expect(value.date).toBe(Date.parse('2026-11-22T03:13:01Z'));
+    expect(value.subject).toBe('');
+    expect(fast.text).toMatch(/^0X{77}\n1X{77}\n/);
+    expect((fast.text as string).endsWith(`6${'X'.repeat(77)}\n`)).toBe(true);
+  });
+
+  it('takes the current time for an unparseable Date header, as mailparser does', async () => {
+    const fast = await differential(COMMON['invalid date']!);
+    expect((fast!.date as Date).getTime()).toBe(NOW);
+  });
+
+  const refused: Record<string, Buffer> = {
+    'multipart/alternative': crlf(['From: a@example.com', 'Content-Type: multipart/alternative; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'x', '--b--']),
+    'multipart/mixed with an attachment': crlf(['From: a@example.com', 'Content-Type: multipart/mixed; boundary=b', '', '--b', '', 'x', '--b', 'Content-Type: application/pdf', 'Content-Disposition: attachment; filename=a.pdf', '', 'pdf', '--b--']),
+    'message/rfc822': crlf(['From: a@example.com', 'Content-Type: message/rfc822', '', 'From: inner@example.com', 'Subject: inner', '', 'inner body']),
+    'message/delivery-status': crlf(['From: a@example.com', 'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.example.com']),
+    'single part attachment (disposition)': crlf(['From: a@example.com', 'Content-Type: text/plain', 'Content-Disposition: attachment; filename=notes.txt', '', 'x']),
+    'unknown disposition (treated as attachment)': crlf(['From: a@example.com', 'Content-Disposition: weird', '', 'x']),
+    'attachment disposition without content type': crlf(['From: a@example.com', 'Content-Disposition: attachment', '', 'x']),
+    'file name without content type': crlf(['From: a@example.com', 'Content-Disposition: inline; filename=photo.jpg', '', 'x']),
+    'application/pdf single part': crlf(['From: a@example.com', 'Content-Type: application/pdf', 'Content-Transfer-Encoding: base64', '', 'JVBERi0=']),
+    'format=flowed': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=utf-8; format=flowed', '', 'soft ', 'wrapped']),
+    'delsp': crlf(['From: a@example.com', 'Content-Type: text/plain; delsp=yes', '', 'x']),
+    'boundary parameter on a text part': crlf(['From: a@example.com', 'Content-Type: text/plain; boundary=x', '', '--x', 'Subject: nested', '', 'y']),
+    'iso-2022-jp': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=iso-2022-jp', 'Content-Transfer-Encoding: 7bit', '', '\x1b$B$3$s$K$A$O\x1b(B']),
+    'koi8-r': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=koi8-r', '', 'x']),
+    'unknown charset': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=x-unknown-42', '', 'x']),
+    'uuencode transfer encoding': crlf(['From: a@example.com', 'Content-Transfer-Encoding: x-uuencode', '', 'begin 644 a']),
+    'base64 with padding mid-stream': crlf(['From: a@example.com', 'Content-Transfer-Encoding: base64', '', 'QQ==', 'QkI=']),
+    'header section over 64 KB': crlf(['From: a@example.com', `X-Long: ${'a'.repeat(70_000)}`, '', 'x']),
+    'more than 500 header lines': crlf([...Array.from({ length: 501 }, (_, index) => `X-H${index}: v`), '', 'x']),
+    'no empty line and over 64 KB': Buffer.from(`From: a@example.com\r\nX-Long: ${'a'.repeat(70_000)}`),
+    'message over 1 MB (2 MB header)': Buffer.from(`X-Huge: ${'a'.repeat(2 * 1024 * 1024)}\r\n\r\nx`),
+    '10 MB base64 body': Buffer.concat([Buffer.from('Content-Transfer-Encoding: base64\r\n\r\n'), Buffer.alloc(10 * 1024 * 1024, 'QUFB')]),
+    'empty input': Buffer.alloc(0),
+  };
+  for (const [name, raw] of Object.entries(refused)) {
+    it(`leaves to mailparser: ${name}`, () => {
+      expect(parseSimpleMessage(raw)).toBeUndefined();
+    });
+  }
+
+  it('never throws on non-buffer input', () => {
+    expect(parseSimpleMessage('From: a@example.com\r\n\r\nx' as unknown as Buffer)).toBeUndefined();
+    expect(parseSimpleMessage(undefined as unknown as Buffer)).toBeUndefined();
+  });
+});
+
+// ---- property: random single-part messages ----
+
+const word = fc.stringMatching(/^[A-Za-z0-9]{1,8}$/);
+const unicodeText = fc.string({ unit: fc.constantFrom('a', 'Z', ' ', 'é', 'ü', 'ß', '€', '✓', '😀', '中', '"', ',', '<', '>', '@', ':', ';', '_', '=', '?', '(', ')', '\\', '\t'), maxLength: 24 });
+const latinText = fc.string({ unit: fc.constantFrom('a', 'B', ' ', 'é', 'ü', 'ß', '©', '½', ',', '_', '=', '?'), maxLength: 20 });
+
+/** An encoded word, sometimes malformed or adjacent to another. */
+const encodedWord = fc.oneof(
+  unicodeText.map((text) => b64Word(text)),
+  unicodeText.map((text) => qWord(text)),
+  latinText.map((text) => qWord(text, 'ISO-8859-1')),
+  latinText.map((text) => b64Word(text, 'iso-8859-1')),
+  fc.tuple(unicodeText, unicodeText).map(([left, right]) => `${b64Word(left)} ${b64Word(right)}`),
+  fc.tuple(unicodeText, unicodeText).map(([left, right]) => `${qWord(left)}\t${qWord(right)}`),
+  fc.constantFrom('=?utf-8?Q?broken', '=?x-unknown?Q?abc?=', '=?utf-8?B?***?=', '=?UTF-8*en?Q?lang?='),
+);
+const phrase = fc.oneof(word, fc.array(word, { minLength: 1, maxLength: 3 }).map((words) => words.join(' ')), encodedWord, unicodeText.map((text) => `"${text.replace(/["\\]/g, '')}"`));
+const domain = fc.oneof(fc.array(word, { minLength: 1, maxLength: 3 }).map((labels) => `${labels.join('.')}.example`), fc.constant('xn--bcher-kva.example'), fc.constant('[192.0.2.1]'));
+const email = fc.tuple(fc.oneof(word, fc.constant('first.last'), fc.constant('a+tag')), domain).map(([local, host]) => `${local}@${host}`);
+const mailbox = fc.oneof(email, fc.tuple(phrase, email).map(([name, address]) => `${name} <${address}>`), email.map((address) => `<${address}>`), fc.tuple(email, word).map(([address, comment]) => `${address} (${comment})`));
+const addressList = fc.oneof(
+  fc.array(mailbox, { minLength: 1, maxLength: 4 }).map((list) => list.join(', ')),
+  fc.tuple(word, fc.array(mailbox, { maxLength: 3 })).map(([name, list]) => `${name}: ${list.join(', ')};`),
+  fc.constant('undisclosed-recipients:;'),
+  fc.constant(''),
+);
+const messageId = fc.tuple(word, domain, fc.boolean()).map(([local, host, bracketed]) => (bracketed ? `<${local}@${host}>` : `${local}@${host}`));
+const date = fc.oneof(
+  fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date(ms).toUTCString()),
+  fc.tuple(fc.integer({ min: 946_684_800_000, max: 4_102_444_800_000 }), fc.constantFrom('+0000', '-0800', '+0530', '(UTC)', 'GMT')).map(([ms, zone]) => `${new Date(ms).toUTCString().replace(' GMT', '')} ${zone}`),
+  fc.constantFrom('not a date', '', '32 Foo 2026', 'Tue, 3 Mar 2026'),
+);
+
+const randomCase = (name: string) => fc.constantFrom(name, name.toLowerCase(), name.toUpperCase());
+const header = (name: string, value: fc.Arbitrary<string>) => fc.tuple(randomCase(name), value).map(([key, text]) => `${key}: ${text}`);
+
+const envelopeHeader = fc.oneof(
+  header('From', addressList),
+  header('To', addressList),
+  header('Cc', addressList),
+  header('Bcc', addressList),
+  header('Reply-To', addressList),
+  header('Subject', fc.oneof(phrase, unicodeText, fc.array(encodedWord, { minLength: 1, maxLength: 3 }).map((words) => words.join(' ')))),
+  header('Date', date),
+  header('Message-ID', messageId),
+  header('In-Reply-To', messageId),
+  header('References', fc.array(messageId, { minLength: 0, maxLength: 12 }).map((ids) => ids.join(' '))),
+  header('X-Mailer', phrase),
+  header('Received', fc.constant('from mx.example.com (mx.example.com [192.0.2.1]) by mx2.example.com with ESMTPS id abc; Tue, 3 Mar 2026 10:00:00 +0000')),
+);
+
+/** Folds a header at random spaces. */
+const folded = (line: string, folds: number[]) => {
+  let out = '';
+  let index = 0;
+  for (const character of line) {
+    out += character === ' ' && index++ > 0 && folds.includes(index % 5) ? '\n\t' : character;
+  }
+  return out;
+};
+
+const bodyText = fc.string({ unit: fc.constantFrom('a', 'b', ' ', ' ', '\t', '\n', '\n', '\r\n', '=', '.', 'é', '✓', '😀', '<', '>', '&'), maxLength: 400 });
+const transferEncoding = fc.constantFrom(undefined, '7bit', '8bit', 'binary', 'quoted-printable', 'Quoted-Printable', 'base64', 'BASE64');
+const charset = fc.constantFrom(undefined, 'utf-8', 'UTF-8', '"utf-8"', 'us-ascii', 'iso-8859-1', 'windows-1252', 'latin1');
+const contentType = fc.constantFrom(undefined, 'text/plain', 'text/html', 'TEXT/PLAIN', 'text/html ');
+
+const randomMessage = fc
+  .record({
+    headers: fc.array(envelopeHeader, { maxLength: 12 }),
+    folds: fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 2 }),
+    contentType,
+    charset,
+    encoding: transferEncoding,
+    disposition: fc.constantFrom(undefined, 'inline'),
+    body: bodyText,
+    eol: fc.constantFrom('\r\n', '\n'),
+    trailingEol: fc.boolean(),
+    qpNoise: fc.boolean(),
+  })
+  .map((spec) => {
+    const headers = [...spec.headers];
+    if (spec.contentType) headers.push(`Content-Type: ${spec.contentType}${spec.charset ? `; charset=${spec.charset}` : ''}`);
+    if (spec.encoding) headers.push(`Content-Transfer-Encoding: ${spec.encoding}`);
+    if (spec.disposition) headers.push(`Content-Disposition: ${spec.disposition}`);
+    const latin = spec.contentType !== undefined && /8859|1252|latin/.test(spec.charset ?? '');
+    const text = spec.body.replace(/\r?\n/g, spec.eol);
+    const bytes = latin ? Buffer.from(text.replace(/[^\x00-\xff]/g, '?'), 'latin1') : Buffer.from(text);
+    let body: Buffer;
+    const encoding = spec.encoding?.toLowerCase();
+    if (encoding === 'base64') body = Buffer.from(wrap(bytes.toString('base64'), 76, spec.eol));
+    else if (encoding === 'quoted-printable') body = Buffer.from(qpEncode(bytes, spec.eol) + (spec.qpNoise ? ` =4 =\t${spec.eol}x=${spec.eol}= ` : ''));
+    else body = bytes;
+    const head = headers.map((line) => folded(line, spec.folds).replace(/\n/g, spec.eol)).join(spec.eol);
+    return Buffer.concat([Buffer.from(`${head}${spec.eol}${spec.eol}`), body, Buffer.from(spec.trailingEol ? spec.eol : '')]);
+  });
+
+describe('parseSimpleMessage against mailparser (property)', () => {
+  it('gives mailparser’s values for random single-part messages, and takes the fast path for them', async () => {
+    let fast = 0;
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(randomMessage, async (raw) => {
+        runs++;
+        if (await differential(raw)) fast++;
+      }),
+      { numRuns: 300, seed: 20260315 },
+    );
+    // Every generated message is single-part text in a supported charset and encoding: all must be accepted.
+    expect(runs).toBe(300);
+    expect(fast).toBe(runs);
+  });
+
+  it('gives mailparser’s values for arbitrary bytes in headers and body', async () => {
+    let fast = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.uint8Array({ maxLength: 60 }), { maxLength: 6 }),
+        fc.uint8Array({ maxLength: 300 }),
+        fc.constantFrom('', 'Content-Transfer-Encoding: quoted-printable\r\n', 'Content-Transfer-Encoding: base64\r\n', 'Content-Type: text/html; charset=windows-1252\r\n'),
+        async (headerBytes, bodyBytes, part) => {
+          const names = ['From: ', 'To: ', 'Subject: ', 'Date: ', 'References: ', 'Message-ID: '];
+          const head = headerBytes.map((bytes, index) => Buffer.concat([Buffer.from(names[index % names.length]!), Buffer.from(bytes.map((byte) => (byte === 0x0a || byte === 0x0d ? 0x20 : byte))), Buffer.from('\r\n')]));
+          const raw = Buffer.concat([...head, Buffer.from(part), Buffer.from('\r\n'), Buffer.from(bodyBytes)]);
+          if (await differential(raw)) fast++;
+        },
+      ),
+      { numRuns: 150, seed: 7 },
+    );
+    // base64 bodies of random bytes may hold '=' mid-stream (refused); the rest must be accepted
+    expect(fast).toBeGreaterThan(100);
+  });
+});
