@@ -9,17 +9,17 @@
  * are checked to be equal before measuring. BENCH_MIME_ROUNDS scales the counts (default 1).
  */
 import { simpleParser } from 'mailparser';
+import { normalize } from '../src/mail/normalize.js';
 
 interface SimpleMimeModule {
   parseSimpleMessage(raw: Buffer): Record<string, unknown> | undefined;
 }
 interface ParseWorkerModule {
-  normalize(mail: unknown): { value: Record<string, unknown> };
   PARSER_OPTIONS: Record<string, unknown>;
 }
 // Plain JavaScript modules (they run in worker threads): imported by URL, typed here.
 const { parseSimpleMessage } = (await import(new URL('../src/mail/simple-mime.js', import.meta.url).href)) as SimpleMimeModule;
-const { normalize, PARSER_OPTIONS } = (await import(new URL('../src/mail/parse-worker.js', import.meta.url).href)) as ParseWorkerModule;
+const { PARSER_OPTIONS } = (await import(new URL('../src/mail/parse-worker.js', import.meta.url).href)) as ParseWorkerModule;
 
 const ROUNDS = Number(process.env.BENCH_MIME_ROUNDS ?? 1);
 

@@ -7,7 +7,6 @@
  */
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import {
-  blobHash,
   breathe,
   foldIntoThread,
   indexMessageTexts,
@@ -21,9 +20,7 @@ import {
   union,
   type BlobInput,
   type Executor,
-  type MailWriteCopy,
   type MailWriteItem,
-  type SearchDocument,
   type StoredAddress,
   type Tx,
 } from '../../storage/index.js';
@@ -31,30 +28,23 @@ import type { Clock, IdGenerator } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { FolderCounter } from '../grants/folder-service.js';
-import type { ParsedMessage } from '../mail/parse-inbound.js';
 import type { Message } from '../schemas/messages.js';
+import {
+  attachmentRowsOf,
+  createdEventOf,
+  folderRowsOf,
+  messageRowOf,
+  placeBody,
+  searchTextOf,
+  threadCandidates,
+  threadReferencesOf,
+  writeItemOf,
+  type NewMessage,
+} from './mail-rows.js';
 import { toMessage, type AttachmentRow, type MessageRow, type ThreadRow } from './message-mapper.js';
 
-/** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
-export const INLINE_BODY_BYTES = 128 * 1024;
-
-/** A message to store. */
-export interface NewMessage {
-  applicationId: string;
-  grantId: string;
-  parsed: ParsedMessage;
-  raw: Buffer;
-  /** SHA-256 of `raw` (the parse worker computes it). */
-  rawHash: string;
-  folders: string[];
-  unread: boolean;
-  /** Unix seconds: received (or sent) time, the list order. */
-  date: number;
-  envelopeFrom: string | null;
-  envelopeTo: string | null;
-  parseError: string | null;
-  metadata?: Record<string, unknown>;
-}
+// The pure row builders live in mail-rows.js (plain JavaScript, shared with the mail writer thread).
+export { INLINE_BODY_BYTES, type NewMessage } from './mail-rows.js';
 
 /** The stored row and its wire form (as recorded in the `message.created` event). */
 export interface StoredMessage {
@@ -68,101 +58,6 @@ export interface MessageChanges {
   starred?: boolean | undefined;
   folders?: string[] | undefined;
   metadata?: Record<string, unknown> | undefined;
-}
-
-/** Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own. */
-function threadCandidates(parsed: ParsedMessage): string[] {
-  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string => Boolean(value));
-}
-
-/** Message-IDs a message records for its thread: its own, In-Reply-To and References, once each. */
-function threadReferencesOf(parsed: ParsedMessage): string[] {
-  return [...new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)))];
-}
-
-/** Where a message's body goes: inline in its row, or (when large) a blob of its own. */
-function placeBody(body: string): { body: string | null; bodyHash: string | null; blob: BlobInput | undefined } {
-  if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
-    const bytes = Buffer.from(body);
-    const hash = blobHash(bytes);
-    return { body: null, bodyHash: hash, blob: { bytes, hash } };
-  }
-  return { body, bodyHash: null, blob: undefined };
-}
-
-/** The message row of `input` (thread and sequence as given). */
-function messageRowOf(input: NewMessage, place: { id: string; threadId: string; seq: number; at: number; body: string | null; bodyHash: string | null }): MessageRow {
-  const { parsed } = input;
-  return {
-    id: place.id,
-    grantId: input.grantId,
-    threadId: place.threadId,
-    seq: place.seq,
-    date: input.date,
-    sentAt: parsed.date !== undefined ? Math.floor(parsed.date / 1000) : null,
-    subject: parsed.subject,
-    fromAddresses: parsed.from,
-    toAddresses: parsed.to,
-    ccAddresses: parsed.cc,
-    bccAddresses: parsed.bcc,
-    replyToAddresses: parsed.replyTo,
-    snippet: parsed.snippet,
-    body: place.body,
-    bodyHash: place.bodyHash,
-    folders: input.folders,
-    unread: input.unread,
-    starred: false,
-    hasAttachments: parsed.attachments.some((attachment) => !attachment.isInline),
-    headerMessageId: parsed.messageId ?? null,
-    inReplyTo: parsed.inReplyTo ?? null,
-    references: parsed.references,
-    rawHash: input.rawHash,
-    rawSize: input.raw.length,
-    envelopeFrom: input.envelopeFrom,
-    envelopeTo: input.envelopeTo,
-    parseError: input.parseError,
-    metadata: input.metadata ?? {},
-    createdAt: place.at,
-    updatedAt: place.at,
-  };
-}
-
-/** The attachment rows of a message. */
-function attachmentRowsOf(input: NewMessage, messageId: string, newId: IdGenerator): AttachmentRow[] {
-  return input.parsed.attachments.map((attachment, position) => ({
-    id: newId(),
-    messageId,
-    grantId: input.grantId,
-    position,
-    filename: attachment.filename,
-    contentType: attachment.contentType,
-    size: attachment.content.length,
-    isInline: attachment.isInline,
-    contentId: attachment.contentId ?? null,
-    contentDisposition: attachment.disposition,
-    blobHash: attachment.hash,
-  }));
-}
-
-/** The folder links of a message row. */
-function folderRowsOf(row: MessageRow) {
-  return row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread }));
-}
-
-/** What full-text search indexes of a message. */
-function searchTextOf(parsed: ParsedMessage): Omit<SearchDocument, 'seq'> {
-  const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
-  return { subject: parsed.subject, addresses, body: parsed.searchText };
-}
-
-/**
- * The `message.created` event's object: the message without its body, which it would otherwise carry a second
- * time (bodies never change once stored). Webhook fan-out reads the body back (src/webhooks/delivery.ts); the
- * log of a busy mailbox writes a third less.
- */
-function createdEventOf(row: MessageRow, attachments: AttachmentRow[]): Omit<Message, 'body'> {
-  const { body: _body, ...rest } = toMessage(row, '', attachments);
-  return rest;
 }
 
 /** Creates the store (it needs ids and the time for rows and events). */
@@ -349,28 +244,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
    * picks each copy's thread and sequence inside its transaction.
    */
   function toWriteItem(inputs: NewMessage[]): MailWriteItem {
-    const at = unixSeconds(clock.now());
-    const blobs = new Map<string, Uint8Array>();
-    const copies = inputs.map((input): MailWriteCopy => {
-      blobs.set(input.rawHash, input.raw);
-      for (const attachment of input.parsed.attachments) blobs.set(attachment.hash, attachment.content);
-      const placed = placeBody(input.parsed.body);
-      if (placed.blob) blobs.set(placed.bodyHash!, placed.blob.bytes);
-      const id = newId();
-      const message = messageRowOf(input, { id, threadId: newId(), seq: 0, at, body: placed.body, bodyHash: placed.bodyHash });
-      const attachments = attachmentRowsOf(input, id, newId);
-      const payload = createdEventOf(message, attachments);
-      return {
-        message,
-        threadCandidates: threadCandidates(input.parsed),
-        references: threadReferencesOf(input.parsed),
-        folders: folderRowsOf(message),
-        attachments,
-        search: searchTextOf(input.parsed),
-        event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload, createdAt: at, dispatchedAt: null },
-      };
-    });
-    return { blobs: [...blobs].map(([hash, bytes]) => ({ hash, bytes })), copies, createdAt: at };
+    return writeItemOf(inputs, { newId, at: unixSeconds(clock.now()) });
   }
 
   return {

@@ -1,57 +1,19 @@
 /**
  * @module messages/message-mapper
- * Rows of the mail store → Nylas wire objects (messages, attachments, threads). The one place that maps.
+ * Rows of the mail store → Nylas wire objects (messages, attachments, threads). The one place that maps: messages and
+ * attachments in message-wire.js (plain JavaScript, also used by the mail writer thread), re-exported here.
  */
 import type { tables } from '../../storage/index.js';
-import type { Attachment, Message, Participant } from '../schemas/messages.js';
+import type { Message } from '../schemas/messages.js';
 import type { Thread } from '../schemas/threads.js';
+import { participants } from './message-wire.js';
+
+// Plain JavaScript (shared with the mail writer thread), re-exported so importers of this module keep working.
+export { participants, toAttachment, toMessage } from './message-wire.js';
 
 export type MessageRow = typeof tables.messages.$inferSelect;
 export type AttachmentRow = typeof tables.attachments.$inferSelect;
 export type ThreadRow = typeof tables.threads.$inferSelect;
-
-/** Stored addresses → wire participants (a missing name stays absent). */
-function participants(list: { name?: string; email: string }[]): Participant[] {
-  return list.map((entry) => (entry.name ? { name: entry.name, email: entry.email } : { email: entry.email }));
-}
-
-/** An attachment row → the wire attachment. */
-export function toAttachment(row: AttachmentRow): Attachment {
-  return {
-    id: row.id,
-    grant_id: row.grantId,
-    filename: row.filename,
-    content_type: row.contentType,
-    size: row.size,
-    is_inline: row.isInline,
-    ...(row.contentId !== null ? { content_id: row.contentId } : {}),
-    ...(row.contentDisposition !== null ? { content_disposition: row.contentDisposition } : {}),
-  };
-}
-
-/** A message row, its body and attachments → the wire message. */
-export function toMessage(row: MessageRow, body: string, attachments: AttachmentRow[]): Message {
-  return {
-    id: row.id,
-    grant_id: row.grantId,
-    object: 'message',
-    thread_id: row.threadId,
-    subject: row.subject,
-    from: participants(row.fromAddresses),
-    to: participants(row.toAddresses),
-    cc: participants(row.ccAddresses),
-    bcc: participants(row.bccAddresses),
-    reply_to: participants(row.replyToAddresses),
-    date: row.date,
-    unread: row.unread,
-    starred: row.starred,
-    snippet: row.snippet,
-    body,
-    folders: row.folders,
-    attachments: attachments.map(toAttachment),
-    metadata: row.metadata,
-  };
-}
 
 /** The `fields=raw_mime` form: only the identity and the raw message, base64url. */
 export function toRawMimeMessage(row: MessageRow, raw: Buffer): Message {

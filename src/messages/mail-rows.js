@@ -1,0 +1,190 @@
+// @ts-check
+/**
+ * @module messages/mail-rows
+ * A parsed message → the rows that store it (message, attachments, folder links, search entry, `message.created`
+ * event, large body blob), without the database. Plain JavaScript (types in mail-rows.d.ts) because two places build
+ * them and must agree: the mail store on the event loop (mail-store.ts) and the mail writer thread
+ * (storage/mail-writer-worker.js), which has no TypeScript loader in every runtime it runs in. Imports only node
+ * built-ins and plain JavaScript; no side effects on import.
+ */
+import { createHash } from 'node:crypto';
+import { toMessage } from './message-wire.js';
+
+/**
+ * @typedef {import('./mail-rows.js').NewMessage} NewMessage
+ * @typedef {import('../mail/parse-inbound.js').ParsedMessage} ParsedMessage
+ * @typedef {import('./message-wire.js').MessageRow} MessageRow
+ * @typedef {import('./message-wire.js').AttachmentRow} AttachmentRow
+ * @typedef {import('./message-wire.js').Message} Message
+ * @typedef {import('../../storage/index.js').BlobInput} BlobInput
+ * @typedef {import('../../storage/index.js').MailWriteCopy} MailWriteCopy
+ * @typedef {import('../../storage/index.js').MailWriteItem} MailWriteItem
+ */
+
+/** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
+export const INLINE_BODY_BYTES = 128 * 1024;
+
+/**
+ * Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own.
+ * @param {ParsedMessage} parsed
+ * @returns {string[]}
+ */
+export function threadCandidates(parsed) {
+  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter(/** @returns {value is string} */ (value) => Boolean(value));
+}
+
+/**
+ * Message-IDs a message records for its thread: its own, In-Reply-To and References, once each.
+ * @param {ParsedMessage} parsed
+ * @returns {string[]}
+ */
+export function threadReferencesOf(parsed) {
+  return [...new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter(/** @returns {value is string} */ (value) => Boolean(value)))];
+}
+
+/**
+ * Where a message's body goes: inline in its row, or (when large) a blob of its own.
+ * @param {string} body
+ * @returns {{ body: string | null, bodyHash: string | null, blob: BlobInput | undefined }}
+ */
+export function placeBody(body) {
+  if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
+    const bytes = Buffer.from(body);
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    return { body: null, bodyHash: hash, blob: { bytes, hash } };
+  }
+  return { body, bodyHash: null, blob: undefined };
+}
+
+/**
+ * The message row of `input` (thread and sequence as given).
+ * @param {NewMessage} input
+ * @param {{ id: string, threadId: string, seq: number, at: number, body: string | null, bodyHash: string | null }} place
+ * @returns {MessageRow}
+ */
+export function messageRowOf(input, place) {
+  const { parsed } = input;
+  return {
+    id: place.id,
+    grantId: input.grantId,
+    threadId: place.threadId,
+    seq: place.seq,
+    date: input.date,
+    sentAt: parsed.date !== undefined ? Math.floor(parsed.date / 1000) : null,
+    subject: parsed.subject,
+    fromAddresses: parsed.from,
+    toAddresses: parsed.to,
+    ccAddresses: parsed.cc,
+    bccAddresses: parsed.bcc,
+    replyToAddresses: parsed.replyTo,
+    snippet: parsed.snippet,
+    body: place.body,
+    bodyHash: place.bodyHash,
+    folders: input.folders,
+    unread: input.unread,
+    starred: false,
+    hasAttachments: parsed.attachments.some((attachment) => !attachment.isInline),
+    headerMessageId: parsed.messageId ?? null,
+    inReplyTo: parsed.inReplyTo ?? null,
+    references: parsed.references,
+    rawHash: input.rawHash,
+    rawSize: input.raw.length,
+    envelopeFrom: input.envelopeFrom,
+    envelopeTo: input.envelopeTo,
+    parseError: input.parseError,
+    metadata: input.metadata ?? {},
+    createdAt: place.at,
+    updatedAt: place.at,
+  };
+}
+
+/**
+ * The attachment rows of a message.
+ * @param {NewMessage} input
+ * @param {string} messageId
+ * @param {() => string} newId
+ * @returns {AttachmentRow[]}
+ */
+export function attachmentRowsOf(input, messageId, newId) {
+  return input.parsed.attachments.map((attachment, position) => ({
+    id: newId(),
+    messageId,
+    grantId: input.grantId,
+    position,
+    filename: attachment.filename,
+    contentType: attachment.contentType,
+    size: attachment.content.length,
+    isInline: attachment.isInline,
+    contentId: attachment.contentId ?? null,
+    contentDisposition: attachment.disposition,
+    blobHash: attachment.hash,
+  }));
+}
+
+/**
+ * The folder links of a message row.
+ * @param {MessageRow} row
+ * @returns {{ messageId: string, grantId: string, folderId: string, unread: boolean }[]}
+ */
+export function folderRowsOf(row) {
+  return row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread }));
+}
+
+/**
+ * What full-text search indexes of a message.
+ * @param {ParsedMessage} parsed
+ * @returns {{ subject: string, addresses: string, body: string }}
+ */
+export function searchTextOf(parsed) {
+  const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
+  return { subject: parsed.subject, addresses, body: parsed.searchText };
+}
+
+/**
+ * The `message.created` event's object: the message without its body, which it would otherwise carry a second
+ * time (bodies never change once stored). Webhook fan-out reads the body back (src/webhooks/delivery.ts); the
+ * log of a busy mailbox writes a third less.
+ * @param {MessageRow} row
+ * @param {AttachmentRow[]} attachments
+ * @returns {Omit<Message, 'body'>}
+ */
+export function createdEventOf(row, attachments) {
+  const { body: _body, ...rest } = toMessage(row, '', attachments);
+  return rest;
+}
+
+/**
+ * One message for the mail writer thread (storage/mail-writer.ts): the rows the mail store's `insertMany` would write
+ * for `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events; the
+ * writer picks each copy's thread and sequence inside its transaction. Ids are taken per copy in this order: the
+ * message, its new thread, its attachments, its event.
+ * @param {NewMessage[]} inputs
+ * @param {{ newId: () => string, at: number }} options `at`: unix seconds, for every row and event
+ * @returns {MailWriteItem}
+ */
+export function writeItemOf(inputs, { newId, at }) {
+  /** @type {Map<string, Uint8Array>} */
+  const blobs = new Map();
+  const copies = inputs.map((input) => {
+    blobs.set(input.rawHash, input.raw);
+    for (const attachment of input.parsed.attachments) blobs.set(attachment.hash, attachment.content);
+    const placed = placeBody(input.parsed.body);
+    if (placed.blob) blobs.set(/** @type {string} */ (placed.bodyHash), placed.blob.bytes);
+    const id = newId();
+    const message = messageRowOf(input, { id, threadId: newId(), seq: 0, at, body: placed.body, bodyHash: placed.bodyHash });
+    const attachments = attachmentRowsOf(input, id, newId);
+    const payload = createdEventOf(message, attachments);
+    /** @type {MailWriteCopy} */
+    const copy = {
+      message,
+      threadCandidates: threadCandidates(input.parsed),
+      references: threadReferencesOf(input.parsed),
+      folders: folderRowsOf(message),
+      attachments,
+      search: searchTextOf(input.parsed),
+      event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload, createdAt: at, dispatchedAt: null },
+    };
+    return copy;
+  });
+  return { blobs: [...blobs].map(([hash, bytes]) => ({ hash, bytes })), copies, createdAt: at };
+}
