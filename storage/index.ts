@@ -11,5 +11,5 @@ export { indexMessageTexts, matchesSearch, toFtsQuery, type SearchDocument } fro
 export type { StoredAddress } from './schema/mail.js';
 export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit.js';
 export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
-export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptions, type MailWriteItem, type MailWriteCopy, type MailWriteBlob, type MailWriteResult } from './mail-writer.js';
+export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptions, type MailRawJob, type MailRawOutcome, type MailPrepare, type MailWriteItem, type MailWriteCopy, type MailWriteBlob, type MailWriteResult } from './mail-writer.js';
 export { foldIntoThread, mergeParticipants, newThread, union, MAX_THREAD_PARTICIPANTS, SENT_FOLDER } from './repositories/thread-aggregates.js';

@@ -19,10 +19,17 @@ import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
 /**
  * @typedef {{ key: string, name: string, codec: 'plain' | 'json' | 'bool' }} Column
  * @typedef {{ name: string, columns: Column[] }} TableInfo
- * @typedef {{ file: string, busyTimeoutMs: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents', TableInfo> }} WriterData
+ * @typedef {{ file: string, prepareModule?: string, busyTimeoutMs: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents', TableInfo> }} WriterData
  */
 
-const { file, busyTimeoutMs, chunkBytes, tables } = /** @type {WriterData} */ (workerData);
+const { file, busyTimeoutMs, chunkBytes, tables, prepareModule } = /** @type {WriterData} */ (workerData);
+
+/**
+ * The caller's prepare module (see MailPrepare in mail-writer.ts): turns a raw message into the item to store, or
+ * declines it.
+ * @type {((raw: Uint8Array, meta: unknown) => { item: any, summary: unknown } | undefined) | undefined}
+ */
+const prepare = prepareModule ? (await import(prepareModule)).prepare : undefined;
 
 const db = new Database(file, { timeout: busyTimeoutMs });
 // FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250).
@@ -226,9 +233,34 @@ function storeBatch(items) {
   }
 }
 
-parentPort?.on('message', (/** @type {{ batch: number, items: any[] }} */ message) => {
+/**
+ * The item of a batch entry: as given, or prepared here from its raw bytes (before BEGIN, so the write lock is not
+ * held while messages are parsed). Undefined when the prepare module declines the message or fails on it.
+ * @param {{ kind: 'item', item: any } | { kind: 'raw', raw: Uint8Array, meta: unknown }} entry
+ * @returns {{ item: any, summary?: unknown } | undefined}
+ */
+function itemOf(entry) {
+  if (entry.kind === 'item') return { item: entry.item };
+  if (!prepare) return undefined;
   try {
-    parentPort?.postMessage({ batch: message.batch, results: storeBatch(message.items) });
+    return prepare(entry.raw, entry.meta);
+  } catch {
+    return undefined;
+  }
+}
+
+parentPort?.on('message', (/** @type {{ batch: number, entries: any[] }} */ message) => {
+  try {
+    const prepared = message.entries.map(itemOf);
+    const items = prepared.flatMap((entry) => (entry ? [entry.item] : []));
+    const stored = items.length > 0 ? storeBatch(items) : [];
+    let next = 0;
+    const results = prepared.map((entry) => {
+      if (!entry) return { ok: false, declined: true };
+      const result = stored[next++];
+      return result.ok && entry.summary !== undefined ? { ...result, summary: entry.summary } : result;
+    });
+    parentPort?.postMessage({ batch: message.batch, results });
   } catch (error) {
     parentPort?.postMessage({ batch: message.batch, error: describe(error) });
   }

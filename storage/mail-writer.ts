@@ -56,8 +56,38 @@ export interface MailWriteResult {
   seq: number;
 }
 
+/**
+ * A raw message for the thread to prepare itself, with the module named by {@link MailWriterOptions.prepareModule}:
+ * parsing and row building then run on the writer thread, beside the writes, instead of on a parser thread and the
+ * event loop with two more hand-offs between threads.
+ */
+export interface MailRawJob {
+  /** The message bytes (copied once to the thread). */
+  raw: Uint8Array;
+  /** What the prepare module needs besides the bytes; storage does not look into it. */
+  meta: unknown;
+  /** The ids the copies' messages will have, for finding out what a thread that died had stored. */
+  messageIds: string[];
+}
+
+/** What became of a {@link MailRawJob}: stored, or left for the caller because the prepare module declined it. */
+export type MailRawOutcome = { prepared: true; results: MailWriteResult[]; summary: unknown } | { prepared: false };
+
+/**
+ * The contract of a prepare module: `prepare(raw, meta)` returns the item to store and a summary handed back to the
+ * caller, or undefined when it cannot prepare that message (the caller then parses it elsewhere and calls `write`).
+ * It runs on the writer thread, so it must be plain JavaScript, bounded in time, and must not throw (a throw counts
+ * as declined).
+ */
+export type MailPrepare = (raw: Uint8Array, meta: unknown) => { item: MailWriteItem; summary: unknown } | undefined;
+
 /** Options of {@link createMailWriter}. */
 export interface MailWriterOptions {
+  /**
+   * URL of a plain JavaScript module exporting a {@link MailPrepare} named `prepare`, loaded by the thread; needed
+   * by {@link MailWriter.writeRaw}.
+   */
+  prepareModule?: URL;
   /** Most messages in one transaction (default 64). */
   maxBatch?: number;
   /** Most bytes of blobs in one transaction, unless one message alone is larger (default 32 MB). */
@@ -75,6 +105,13 @@ export interface MailWriterOptions {
 export interface MailWriter {
   /** Stores a message in the next batch; resolves with one result per copy once the batch's COMMIT is on disk. */
   write(item: MailWriteItem): Promise<MailWriteResult[]>;
+  /**
+   * Prepares a raw message on the thread and stores it in the next batch, resolving once the COMMIT is on disk; or
+   * resolves `{ prepared: false }` (nothing stored) when the prepare module declines it.
+   */
+  writeRaw(job: MailRawJob): Promise<MailRawOutcome>;
+  /** Whether the writer was made with a prepare module (so {@link writeRaw} can store anything). */
+  readonly prepares: boolean;
   /**
    * Stops the thread (once an SQL statement under way returns): the messages of the batch in flight that it had
    * not committed fail, and nothing of them stays. The next write starts a new thread.
@@ -108,14 +145,20 @@ function describeTable(table: Table) {
 
 const WORKER_URL = new URL('./mail-writer-worker.js', import.meta.url);
 
+/** One entry of a batch as the thread receives it. */
+type Entry = { kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown };
+
 interface Pending {
-  item: MailWriteItem;
+  entry: Entry;
+  /** Ids of the entry's messages, for {@link inDoubt}. */
+  messageIds: string[];
   bytes: number;
-  resolve(results: MailWriteResult[]): void;
+  resolve(outcome: MailRawOutcome): void;
   reject(error: Error): void;
 }
 
-type Reply = { batch: number; results: ({ ok: true; stored: MailWriteResult[] } | { ok: false; error: string })[] } | { batch: number; error: string };
+type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
+type Reply = { batch: number; results: EntryResult[] } | { batch: number; error: string };
 
 /** A failed write of the mail writer (storing may be retried later). */
 export class MailWriteError extends Error {
@@ -131,6 +174,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
   const batchTimeoutMs = options.batchTimeoutMs ?? 60_000;
   const workerData = {
     file,
+    prepareModule: options.prepareModule?.href,
     busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
     chunkBytes: BLOB_CHUNK_BYTES,
     tables: {
@@ -175,7 +219,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
    * database says which messages are stored (a batch commits whole; a message of it that failed alone is absent).
    */
   async function inDoubt(batch: Pending[], why: string): Promise<Reply> {
-    const ids = batch.flatMap((entry) => entry.item.copies.map((copy) => copy.message.id));
+    const ids = batch.flatMap((entry) => entry.messageIds);
     const found = new Map<string, MailWriteResult>();
     for (let index = 0; index < ids.length; index += 500) {
       const rows = await db.orm
@@ -186,9 +230,10 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     }
     return {
       batch: 0,
-      results: batch.map((entry) => {
-        const stored = entry.item.copies.map((copy) => found.get(copy.message.id));
-        return stored.every((row) => row !== undefined) ? { ok: true as const, stored: stored as MailWriteResult[] } : { ok: false as const, error: `the mail writer thread stopped: ${why}` };
+      results: batch.map((entry): EntryResult => {
+        const stored = entry.messageIds.map((id) => found.get(id));
+        // A raw entry found stored has lost its summary with the thread: the caller goes without it.
+        return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored as MailWriteResult[] } : { ok: false, error: `the mail writer thread stopped: ${why}` };
       }),
     };
   }
@@ -211,7 +256,10 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
           },
         };
         try {
-          thread.postMessage({ batch: id, items: batch.map((entry) => entry.item) });
+          const entries = batch.map((pending) => pending.entry);
+          // Raw bytes go over without a copy (each is a copy of its own, see writeRaw).
+          const transfer = entries.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : []));
+          thread.postMessage({ batch: id, entries }, transfer);
         } catch (error) {
           // Something in the batch cannot be sent to a thread: nothing was written.
           inFlight.settle({ batch: id, error: error instanceof Error ? error.message : String(error) });
@@ -241,7 +289,8 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
         }
         batch.forEach((entry, index) => {
           const result = reply.results[index];
-          if (result?.ok) entry.resolve(result.stored);
+          if (result?.ok) entry.resolve({ prepared: true, results: result.stored, summary: result.summary });
+          else if (result?.declined) entry.resolve({ prepared: false });
           else entry.reject(new MailWriteError(`storing the message failed: ${result ? result.error : 'no result'}`));
         });
       }
@@ -251,15 +300,31 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     }
   }
 
+  function enqueue(entry: Entry, messageIds: string[], bytes: number): Promise<MailRawOutcome> {
+    return new Promise<MailRawOutcome>((resolve, reject) => {
+      if (closed) return reject(new MailWriteError('the mail writer is closed'));
+      pending.push({ entry, messageIds, bytes, resolve, reject });
+      // Messages arriving while a batch is written join the next one.
+      if (!flushing) void flush();
+    });
+  }
+
   return {
-    write(item) {
-      return new Promise<MailWriteResult[]>((resolve, reject) => {
-        if (closed) return reject(new MailWriteError('the mail writer is closed'));
-        const bytes = item.blobs.reduce((sum, blob) => sum + blob.bytes.byteLength, 0);
-        pending.push({ item, bytes, resolve, reject });
-        // Messages arriving while a batch is written join the next one.
-        if (!flushing) void flush();
-      });
+    async write(item) {
+      const bytes = item.blobs.reduce((sum, blob) => sum + blob.bytes.byteLength, 0);
+      const outcome = await enqueue(
+        { kind: 'item', item },
+        item.copies.map((copy) => copy.message.id),
+        bytes,
+      );
+      if (!outcome.prepared) throw new MailWriteError('the mail writer declined a prepared message');
+      return outcome.results;
+    },
+    prepares: options.prepareModule !== undefined,
+    writeRaw(job) {
+      if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
+      // A copy in its own buffer, handed over without another: the caller keeps its bytes.
+      return enqueue({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta }, job.messageIds, job.raw.byteLength);
     },
     async terminate() {
       await worker?.terminate();

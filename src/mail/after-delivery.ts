@@ -16,7 +16,7 @@ import type { ParsedAttachment, ParsedMessage } from './parse-inbound.js';
 /** A message just stored for one or more mailboxes. */
 export interface DeliveredMail {
   deliveries: InboundDelivery[];
-  parsed: ParsedMessage;
+  parsed: Pick<ParsedMessage, 'from' | 'attachments'>;
   /** The mailboxes of `deliveries` as the inbound path resolved them (read from the database when absent). */
   grants?: GrantRow[];
 }

@@ -11,7 +11,7 @@
  * Never call `deliverInbound` inside a `db.write` callback: it waits for the same write lock.
  */
 import { eq } from 'drizzle-orm';
-import { createGroupCommit, createMailWriter, findGrantByEmail, tables, type GrantRow, type MailWriter, type Tx } from '../../storage/index.js';
+import { createGroupCommit, createMailWriter, findGrantByEmail, tables, type GrantRow, type MailWriter, type MailWriteResult, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -67,7 +67,7 @@ export interface InboundServiceOptions {
    * Runs after each committed delivery, before `deliverInbound` resolves: iMIP parts to calendars, the sender to
    * contacts (src/mail/after-delivery.ts). The delivery stands whatever it does.
    */
-  afterDelivery?: (mail: { deliveries: InboundDelivery[]; parsed: ParsedMessage; grants: GrantRow[] }) => Promise<void>;
+  afterDelivery?: (mail: { deliveries: InboundDelivery[]; parsed: Pick<ParsedMessage, 'from' | 'attachments'>; grants: GrantRow[] }) => Promise<void>;
 }
 
 /**
@@ -87,8 +87,17 @@ function splitAddress(address: string): { local: string; domain: string } | unde
   return { local: address.slice(0, at), domain: address.slice(at + 1) };
 }
 
+/**
+ * The module the mail writer thread prepares simple messages with (./ingest-prepare.js): a writer made with it parses
+ * and builds their rows on its own thread. Pass it as `prepareModule` to a writer given in {@link InboundServiceOptions}.
+ */
+export const INGEST_PREPARE_MODULE = new URL('./ingest-prepare.js', import.meta.url);
+
+/** A stored copy as ./ingest-prepare.js receives it: a {@link NewMessage} before parsing. */
+type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
+
 /** Creates the inbound service. */
-export function createInboundService({ db, clock }: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
+export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
   const parser = options.parser ?? createMimeParser();
   /** Stores deliveries (each one copy per hosted recipient) in the group commit's transaction. */
   async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
@@ -104,13 +113,32 @@ export function createInboundService({ db, clock }: CoreDeps, mailStore: MailSto
   let parsing = 0;
   const commit = createGroupCommit(db, writeDeliveries, { moreComing: () => parsing > 0 });
   let writer = options.writer;
+  /** The mail writer thread of an embedded database (made on first use). */
+  const mailWriter = (): MailWriter => (writer ??= createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE }));
+  const deliveriesOf = (copies: CopyShell[], stored: MailWriteResult[]): InboundDelivery[] =>
+    stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
+
   /** Stores the copies of one message (one per mailbox) in one transaction shared with concurrent deliveries. */
   async function storeCopies(copies: NewMessage[]): Promise<InboundDelivery[]> {
     if (!db.file) return commit.run(copies);
-    writer ??= createMailWriter(db);
-    const stored = await writer.write(mailStore.toWriteItem(copies));
+    const stored = await mailWriter().write(mailStore.toWriteItem(copies));
     announceRecordedEvents();
-    return stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
+    return deliveriesOf(copies, stored);
+  }
+
+  /**
+   * Hands the raw message to the writer thread, which parses and stores it itself when it is simple (a single text
+   * part: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
+   */
+  async function storeRaw(raw: Buffer, copies: CopyShell[]): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
+    if (!db.file || !mailWriter().prepares) return undefined;
+    // The ids in the order the rows ask for them (mail-rows.js writeItemOf): message, thread, event, per copy.
+    const ids = copies.flatMap(() => [newId(), newId(), newId()]);
+    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date }, messageIds: ids.filter((_, index) => index % 3 === 0) });
+    if (!outcome.prepared) return undefined;
+    announceRecordedEvents();
+    const summary = outcome.summary as { from?: ParsedMessage['from'] } | undefined;
+    return { deliveries: deliveriesOf(copies, outcome.results), from: summary?.from ?? [] };
   }
 
   /** Mailboxes recently found, by normalised address, with when (performance.now(): an age, not a date). */
@@ -171,27 +199,32 @@ export function createInboundService({ db, clock }: CoreDeps, mailStore: MailSto
         throw new AppError('not_found', `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`);
       }
 
+      const date = unixSeconds(clock.now());
+      const copies: CopyShell[] = targets.map(({ recipient, grant }) => ({
+        applicationId: grant.applicationId,
+        grantId: grant.id,
+        folders: ['inbox'],
+        unread: true,
+        date,
+        envelopeFrom: input.envelope.mailFrom || null,
+        envelopeTo: recipient,
+        parseError: null,
+      }));
+      const grants = targets.map((target) => target.grant);
+
+      // Most mail is one text part: the writer thread parses and stores it in one hand-off.
+      const simple = await storeRaw(raw, copies);
+      if (simple) {
+        await options.afterDelivery?.({ deliveries: simple.deliveries, parsed: { from: simple.from, attachments: [] }, grants }).catch(() => undefined);
+        return { deliveries: simple.deliveries, rejected, parseError: undefined };
+      }
+
       parsing++;
       const parsed = await parser.parse(raw).finally(() => parsing--);
       const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
       const parseError = parsed.ok ? undefined : parsed.error;
-      const date = unixSeconds(clock.now());
-      const deliveries = await storeCopies(
-        targets.map(({ recipient, grant }) => ({
-          applicationId: grant.applicationId,
-          grantId: grant.id,
-          parsed: value,
-          raw,
-          rawHash: parsed.rawHash,
-          folders: ['inbox'],
-          unread: true,
-          date,
-          envelopeFrom: input.envelope.mailFrom || null,
-          envelopeTo: recipient,
-          parseError: parseError ?? null,
-        })),
-      );
-      await options.afterDelivery?.({ deliveries, parsed: value, grants: targets.map((target) => target.grant) }).catch(() => undefined);
+      const deliveries = await storeCopies(copies.map((copy) => ({ ...copy, parsed: value, raw, rawHash: parsed.rawHash, parseError: parseError ?? null })));
+      await options.afterDelivery?.({ deliveries, parsed: value, grants }).catch(() => undefined);
       return { deliveries, rejected, parseError };
     },
 

@@ -10,7 +10,7 @@ import { count, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailWriter, tables, type Database, type MailWriter } from '../../storage/index.js';
 import { startInboundSmtp, type InboundService, type InboundSmtpServer } from '../../src/index.js';
-import { createInboundService } from '../../src/mail/inbound.js';
+import { createInboundService, INGEST_PREPARE_MODULE } from '../../src/mail/inbound.js';
 import { createMailStore } from '../../src/messages/mail-store.js';
 import { createMailbox, eventually, rawSmtp, sendRaw, smtpClient } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -277,8 +277,8 @@ describe('SMTP listener: the mail writer thread dies mid-batch', () => {
     service = await startTestService();
     await createMailbox(service, email);
     const { deps } = service.core;
-    // A listener whose writer thread the test can stop.
-    writer = createMailWriter(deps.db);
+    // A listener whose writer thread the test can stop (preparing simple messages itself, as the service's does).
+    writer = createMailWriter(deps.db, { prepareModule: INGEST_PREPARE_MODULE });
     inbound = createInboundService(deps, createMailStore(deps), { writer });
     listener = await startInboundSmtp({ inbound, logger: deps.logger, host: '127.0.0.1', port: 0 });
     // A message whose outbox insert (its last statement, after blobs, thread and message row) takes most of a second.

@@ -9,6 +9,7 @@ import Sqlite from 'libsql';
 import { asc, count, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, createMailWriter, migrate, MailWriteError, tables, type Database, type MailWriteItem } from '../../storage/index.js';
+import { INGEST_PREPARE_MODULE } from '../../src/mail/inbound.js';
 import { createMimeParser } from '../../src/mail/parse-inbound.js';
 import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';
@@ -254,6 +255,44 @@ describe('mail writer thread', () => {
     expect(applications!.n).toBe(41);
     await writer.close();
     db.close();
+  });
+
+  it('prepares simple messages on its own thread, storing what the event-loop store stores, and declines the others', async () => {
+    const reference = await openDatabase(join(dir.path, 'reference-raw.db'));
+    const store = createMailStore({ newId: sequentialIds('ref'), clock });
+    for (const copies of inputs) await reference.write((tx) => store.insertMany(tx, copies));
+
+    const prepared = await openDatabase(join(dir.path, 'prepared.db'));
+    const writer = createMailWriter(prepared, { prepareModule: INGEST_PREPARE_MODULE });
+    expect(writer.prepares).toBe(true);
+    const ids = sequentialIds('raw');
+    const fallback = createMailStore({ newId: sequentialIds('pool'), clock });
+    const outcomes: boolean[] = [];
+    for (const copies of inputs) {
+      const shells = copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+      const rowIds = copies.flatMap(() => [ids(), ids(), ids()]);
+      const outcome = await writer.writeRaw({ raw: copies[0]!.raw, meta: { copies: shells, ids: rowIds, at: Math.floor(clock.now().getTime() / 1000) }, messageIds: rowIds.filter((_, index) => index % 3 === 0) });
+      outcomes.push(outcome.prepared);
+      if (outcome.prepared) {
+        // What it reports: the ids it was given, and the sender for the follow-up (contacts).
+        expect(outcome.results.map((result) => result.messageId)).toEqual(rowIds.filter((_, index) => index % 3 === 0));
+        expect(outcome.summary).toEqual({ from: copies[0]!.parsed.from });
+      } else {
+        await writer.write(fallback.toWriteItem(copies));
+      }
+    }
+    // Only the multipart message with an attachment needs the parser pool.
+    expect(outcomes).toEqual([true, true, true, true, false, true]);
+    expect(await snapshot(prepared)).toEqual(await snapshot(reference));
+
+    // A writer without a prepare module refuses raw messages instead of storing them unparsed.
+    const plain = createMailWriter(prepared);
+    expect(plain.prepares).toBe(false);
+    await expect(plain.writeRaw({ raw: inputs[0]![0]!.raw, meta: {}, messageIds: ['x'] })).rejects.toBeInstanceOf(MailWriteError);
+    await plain.close();
+    await writer.close();
+    reference.close();
+    prepared.close();
   });
 
   it('rejects writes after close', async () => {

@@ -1,0 +1,49 @@
+// @ts-check
+/**
+ * @module mail/ingest-prepare
+ * The prepare module of the mail writer thread (storage/mail-writer.ts, `MailPrepare`): for a message the fast
+ * path reads (a single text part, see ./simple-mime.js), the parse, the normalisation and the rows are made on
+ * the writer thread itself, beside the writes. Each such message then crosses between threads once, instead of
+ * going to a parser thread, back to the event loop, and on to the writer. Anything else is declined, and the inbound
+ * path parses it on the parser pool as before (./inbound.ts).
+ * Plain JavaScript: it runs in a worker thread, which has no TypeScript loader in every runtime this runs in.
+ */
+import { writeItemOf } from '../messages/mail-rows.js';
+import { normalize, sha256 } from './normalize.js';
+import { parseSimpleMessage } from './simple-mime.js';
+
+/**
+ * What the inbound path sends with the bytes (see `RawDeliveryMeta` in ./inbound.ts).
+ * @typedef {object} RawDeliveryMeta
+ * @property {Record<string, unknown>[]} copies one per mailbox: a NewMessage without `parsed`, `raw` and `rawHash`
+ * @property {string[]} ids the ids the rows take, in the order `writeItemOf` asks for them
+ * @property {number} at unix seconds, for the rows' times
+ */
+
+/**
+ * Prepares a raw message, or returns undefined when the fast path cannot read it.
+ * @param {Uint8Array} bytes
+ * @param {unknown} meta
+ */
+export function prepare(bytes, meta) {
+  const { copies, ids, at } = /** @type {RawDeliveryMeta} */ (meta);
+  const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const mail = parseSimpleMessage(raw);
+  if (!mail) return undefined;
+  const { value } = normalize(mail);
+  // The fast path never yields attachments: a message with any is mailparser's.
+  if (value.attachments.length > 0) return undefined;
+  const parsed = { ...value, attachments: [] };
+  const rawHash = sha256(raw);
+  let next = 0;
+  const newId = () => {
+    const id = ids[next++];
+    if (id === undefined) throw new Error('ingest-prepare: more ids asked for than were sent');
+    return id;
+  };
+  const item = writeItemOf(
+    copies.map((copy) => /** @type {any} */ ({ ...copy, parsed, raw, rawHash })),
+    { newId, at },
+  );
+  return { item, summary: { from: parsed.from } };
+}
