@@ -37,6 +37,15 @@ export interface WireParsedMessage {
   attachments: WireParsedAttachment[];
 }
 
+/** Plain text up-converted to HTML, as Nylas returns bodies. */
+export declare function textToHtml(text: string): string;
+
+/** The visible text of (a bounded prefix of) HTML, line breaks kept at block ends; linear whatever the input. */
+export declare function htmlToText(html: string, limit?: number): string;
+
+/** The searched text of a message (its plain text, or its HTML's visible text), whitespace collapsed, bounded. */
+export declare function visibleText(text: string, html: string): string;
+
 /** Lower-case hex SHA-256 of `bytes`. */
 export declare function sha256(bytes: Uint8Array): string;
 

@@ -68,22 +68,24 @@ function escapeHtml(text) {
 }
 
 /**
- * Plain text up-converted to HTML, as Nylas returns bodies.
+ * Plain text up-converted to HTML, as Nylas returns bodies (inbound mail and the sent copy of a plain-text send).
  * @param {string} text
  */
-function textToHtml(text) {
+export function textToHtml(text) {
   return `<div>${escapeHtml(text).replace(/\r?\n/g, '<br>\n')}</div>`;
 }
 
 const ENTITIES = /** @type {Record<string, string>} */ ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' });
 
 /**
- * Visible text of (a bounded prefix of) HTML. One forward scan with indexOf: linear even for `<<<<` without any
- * `>` or an unclosed <style>, where a regular expression would backtrack quadratically.
+ * The visible text of (a bounded prefix of) HTML, line breaks kept at block ends. One forward scan with indexOf:
+ * linear whatever the input (`<<<<` without any `>`, an unclosed <style>, 1 MB of nested <div>), where a regular
+ * expression would backtrack quadratically.
  * @param {string} html
+ * @param {number} [limit] characters of `html` read
  */
-function htmlToPlain(html) {
-  const source = html.slice(0, MAX_SEARCH_TEXT * 2);
+export function htmlToText(html, limit = MAX_SEARCH_TEXT * 2) {
+  const source = html.slice(0, limit);
   const lower = source.toLowerCase();
   let out = '';
   let index = 0;
@@ -93,30 +95,41 @@ function htmlToPlain(html) {
       out += source.slice(index);
       break;
     }
-    out += `${source.slice(index, open)} `;
+    out += source.slice(index, open);
     const close = source.indexOf('>', open);
     if (close < 0) break;
-    const skipped = /^<(style|script|head)\b/.exec(lower.slice(open, open + 8));
-    if (skipped) {
-      const end = lower.indexOf(`</${skipped[1]}`, close);
+    const tag = /^<\/?([a-z0-9]+)/.exec(lower.slice(open, open + 12))?.[1] ?? '';
+    if (tag === 'style' || tag === 'script' || tag === 'head') {
+      const end = lower.indexOf(`</${tag}`, close);
       const endClose = end < 0 ? -1 : source.indexOf('>', end);
       index = endClose < 0 ? source.length : endClose + 1;
-    } else {
-      index = close + 1;
+      continue;
     }
+    if (tag === 'br' || tag === 'p' || tag === 'div' || tag === 'li' || tag === 'tr' || /^h[1-6]$/.test(tag)) out += '\n';
+    else out += ' ';
+    index = close + 1;
   }
-  return out.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, name) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : ' ';
-    }
-    return ENTITIES[name.toLowerCase()] ?? whole;
-  });
+  return out
+    .replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, /** @type {string} */ name) => {
+      if (name[0] === '#') {
+        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
+        return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : ' ';
+      }
+      return ENTITIES[name.toLowerCase()] ?? whole;
+    })
+    .replace(/[ \t]+/g, ' ')
+    .replace(/ *\n[ \n]*/g, '\n')
+    .trim();
 }
 
-/** @param {string} text */
-function collapse(text) {
-  return text.replace(/\s+/g, ' ').trim();
+/**
+ * The text a message is searched by and its snippet is cut from: its plain text, or the visible text of its HTML,
+ * whitespace collapsed, bounded.
+ * @param {string} text
+ * @param {string} html
+ */
+export function visibleText(text, html) {
+  return (text ? text.slice(0, MAX_SEARCH_TEXT) : htmlToText(html)).replace(/\s+/g, ' ').trim().slice(0, MAX_SEARCH_TEXT);
 }
 
 /**
@@ -125,7 +138,7 @@ function collapse(text) {
 export function normalize(mail) {
   const text = typeof mail.text === 'string' ? mail.text : '';
   const html = typeof mail.html === 'string' ? mail.html : '';
-  const plain = collapse(text ? text.slice(0, MAX_SEARCH_TEXT) : htmlToPlain(html)).slice(0, MAX_SEARCH_TEXT);
+  const plain = visibleText(text, html);
   const date = mail.date instanceof Date && Number.isFinite(mail.date.getTime()) ? mail.date.getTime() : undefined;
   const inReplyTo = messageIds(mail.inReplyTo);
   /** @type {ArrayBuffer[]} */

@@ -7,40 +7,16 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { blobHash, type StoredAddress } from '../../storage/index.js';
+import { blobHash } from '../../storage/index.js';
+import type { WireParsedAttachment, WireParsedMessage } from './normalize.js';
 
-/** One attachment (or inline part) of a parsed message. */
-export interface ParsedAttachment {
-  filename: string;
-  contentType: string;
-  disposition: 'attachment' | 'inline';
-  contentId: string | undefined;
-  isInline: boolean;
-  /** SHA-256 of `content`, computed in the worker. */
-  hash: string;
+/** One attachment (or inline part) of a parsed message: the worker's form (normalize.d.ts), bytes as a Buffer. */
+export interface ParsedAttachment extends Omit<WireParsedAttachment, 'content'> {
   content: Buffer;
 }
 
-/** What the store needs from a message. */
-export interface ParsedMessage {
-  subject: string;
-  /** Message-ID without angle brackets. */
-  messageId: string | undefined;
-  inReplyTo: string | undefined;
-  /** References, oldest first. */
-  references: string[];
-  /** The Date header in milliseconds, when it parsed. */
-  date: number | undefined;
-  from: StoredAddress[];
-  to: StoredAddress[];
-  cc: StoredAddress[];
-  bcc: StoredAddress[];
-  replyTo: StoredAddress[];
-  /** HTML body (plain text up-converted). */
-  body: string;
-  snippet: string;
-  /** Visible text for the full-text index (bounded). */
-  searchText: string;
+/** What the store needs from a message (each field is described in normalize.d.ts). */
+export interface ParsedMessage extends Omit<WireParsedMessage, 'attachments'> {
   attachments: ParsedAttachment[];
 }
 
@@ -71,16 +47,9 @@ export function emptyParsedMessage(): ParsedMessage {
   return { subject: '', messageId: undefined, inReplyTo: undefined, references: [], date: undefined, from: [], to: [], cc: [], bcc: [], replyTo: [], body: '', snippet: '', searchText: '', attachments: [] };
 }
 
-interface WireAttachment extends Omit<ParsedAttachment, 'content' | 'contentId'> {
-  contentId?: string | undefined;
-  content: Uint8Array;
-}
-interface WireMessage extends Omit<ParsedMessage, 'attachments'> {
-  attachments: WireAttachment[];
-}
-type WireReply = { id: number; rawHash: string } & ({ ok: true; value: WireMessage } | { ok: false; error: string; partial?: WireMessage });
+type WireReply = { id: number; rawHash: string } & ({ ok: true; value: WireParsedMessage } | { ok: false; error: string; partial?: WireParsedMessage });
 
-function fromWire(message: WireMessage): ParsedMessage {
+function fromWire(message: WireParsedMessage): ParsedMessage {
   return {
     ...message,
     messageId: message.messageId ?? undefined,

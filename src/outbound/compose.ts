@@ -11,6 +11,7 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { blobHash, type StoredAddress } from '../../storage/index.js';
+import { htmlToText, textToHtml, visibleText } from '../mail/normalize.js';
 import type { ParsedAttachment, ParsedMessage } from '../mail/parse-inbound.js';
 
 /** A file to attach. */
@@ -47,8 +48,6 @@ export interface ComposeInput {
 
 /** HTML bodies up to this size also get a plain-text alternative (spam filters frown on HTML-only mail). */
 const MAX_TEXT_ALTERNATIVE_SOURCE = 2 * 1024 * 1024;
-/** Text kept for the snippet and the full-text index. */
-const MAX_SEARCH_TEXT = 256 * 1024;
 
 /** One line: CR, LF and NUL become spaces. */
 export function oneLine(value: string): string {
@@ -57,59 +56,6 @@ export function oneLine(value: string): string {
 
 function address(entry: StoredAddress): { name: string; address: string } {
   return { name: oneLine(entry.name ?? ''), address: oneLine(entry.email) };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"]/g, (character) => (character === '&' ? '&amp;' : character === '<' ? '&lt;' : character === '>' ? '&gt;' : '&quot;'));
-}
-
-/** Plain text up-converted to HTML, as inbound mail stores it. */
-export function textToHtml(text: string): string {
-  return `<div>${escapeHtml(text).replace(/\r?\n/g, '<br>\n')}</div>`;
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/**
- * The visible text of (a bounded prefix of) HTML, line breaks kept at block ends. One forward scan with
- * indexOf: linear whatever the input.
- */
-export function htmlToText(html: string, limit = MAX_SEARCH_TEXT * 2): string {
-  const source = html.slice(0, limit);
-  const lower = source.toLowerCase();
-  let out = '';
-  let index = 0;
-  while (index < source.length) {
-    const open = source.indexOf('<', index);
-    if (open < 0) {
-      out += source.slice(index);
-      break;
-    }
-    out += source.slice(index, open);
-    const close = source.indexOf('>', open);
-    if (close < 0) break;
-    const tag = /^<\/?([a-z0-9]+)/.exec(lower.slice(open, open + 12))?.[1] ?? '';
-    if (tag === 'style' || tag === 'script' || tag === 'head') {
-      const end = lower.indexOf(`</${tag}`, close);
-      const endClose = end < 0 ? -1 : source.indexOf('>', end);
-      index = endClose < 0 ? source.length : endClose + 1;
-      continue;
-    }
-    if (tag === 'br' || tag === 'p' || tag === 'div' || tag === 'li' || tag === 'tr' || /^h[1-6]$/.test(tag)) out += '\n';
-    else out += ' ';
-    index = close + 1;
-  }
-  return out
-    .replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (whole, name: string) => {
-      if (name[0] === '#') {
-        const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-        return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : ' ';
-      }
-      return ENTITIES[name.toLowerCase()] ?? whole;
-    })
-    .replace(/[ \t]+/g, ' ')
-    .replace(/ *\n[ \n]*/g, '\n')
-    .trim();
 }
 
 /** Builds the MIME message (CRLF line ends). */
@@ -153,7 +99,7 @@ export async function composeMime(input: ComposeInput): Promise<Buffer> {
  */
 export function parsedOf(input: ComposeInput): ParsedMessage {
   const html = input.isPlaintext ? textToHtml(input.body) : input.body;
-  const plain = (input.isPlaintext ? input.body : htmlToText(input.body)).replace(/\s+/g, ' ').trim().slice(0, MAX_SEARCH_TEXT);
+  const plain = input.isPlaintext ? visibleText(input.body, '') : visibleText('', input.body);
   const attachments: ParsedAttachment[] = input.attachments.map((attachment) => ({
     filename: attachment.filename,
     contentType: attachment.contentType,

@@ -4,7 +4,8 @@
  */
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { composeMime, htmlToText, parsedOf, type ComposeInput } from '../../../src/outbound/compose.js';
+import { htmlToText } from '../../../src/mail/normalize.js';
+import { composeMime, parsedOf, type ComposeInput } from '../../../src/outbound/compose.js';
 
 function input(overrides: Partial<ComposeInput> = {}): ComposeInput {
   return {
