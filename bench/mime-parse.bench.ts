@@ -10,6 +10,7 @@
  */
 import { simpleParser } from 'mailparser';
 import { normalize } from '../src/mail/normalize.js';
+import { qpEncode, smtpSourceMessage } from '../test/helpers/mime.js';
 
 interface SimpleMimeModule {
   parseSimpleMessage(raw: Buffer): Record<string, unknown> | undefined;
@@ -23,35 +24,7 @@ const { PARSER_OPTIONS } = (await import(new URL('../src/mail/parse-worker.js', 
 
 const ROUNDS = Number(process.env.BENCH_MIME_ROUNDS ?? 1);
 
-function smtpSourceMessage(): Buffer {
-  const lines = ['From: <sender@example.com>', 'To: <agent@bench.agentpost.localhost>', 'Date: Sun, 22 Nov 2026 03:13:01 +0000 (UTC)', 'Message-Id: <0a39.0003.0000@vm>', ''];
-  for (let index = 0; index < 127; index++) lines.push(`${index % 10}${'X'.repeat(77)}`);
-  return Buffer.from(`${lines.join('\r\n')}\r\n`);
-}
 
-/** Quoted-printable with soft line breaks at 76. */
-function qpEncode(bytes: Buffer): string {
-  const lines: string[] = [];
-  let line = '';
-  for (let index = 0; index < bytes.length; index++) {
-    const byte = bytes[index]!;
-    if (byte === 0x0a) {
-      lines.push(line);
-      line = '';
-      continue;
-    }
-    const next = bytes[index + 1];
-    const plain = (byte >= 0x21 && byte <= 0x7e && byte !== 0x3d) || ((byte === 0x20 || byte === 0x09) && next !== undefined && next !== 0x0a);
-    const token = plain ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-    if (line.length + token.length > 75) {
-      lines.push(`${line}=`);
-      line = '';
-    }
-    line += token;
-  }
-  lines.push(line);
-  return lines.join('\r\n');
-}
 
 function htmlQpMessage(): Buffer {
   const paragraph =

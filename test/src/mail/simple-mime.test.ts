@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { normalize } from '../../../src/mail/normalize.js';
+import { qpEncode, smtpSourceMessage } from '../../helpers/mime.js';
 
 interface SimpleMimeModule {
   parseSimpleMessage(raw: Buffer): Record<string, unknown> | undefined;
@@ -60,37 +61,8 @@ const b64Word = (text: string, charset = 'UTF-8') => `=?${charset}?B?${Buffer.fr
 const qWord = (text: string, charset = 'utf-8') =>
   `=?${charset}?Q?${[...Buffer.from(text, charset.toLowerCase() === 'utf-8' ? 'utf8' : 'latin1')].map((byte) => (byte === 0x20 ? '_' : /[A-Za-z0-9]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('')}?=`;
 
-/** Quoted-printable with soft line breaks at 76, as mail clients write it. */
-function qpEncode(bytes: Buffer, eol = '\r\n'): string {
-  const lines: string[] = [];
-  let line = '';
-  for (let index = 0; index < bytes.length; index++) {
-    const byte = bytes[index]!;
-    if (byte === 0x0a) {
-      lines.push(line);
-      line = '';
-      continue;
-    }
-    const next = bytes[index + 1];
-    const plain = (byte >= 0x21 && byte <= 0x7e && byte !== 0x3d) || ((byte === 0x20 || byte === 0x09) && next !== undefined && next !== 0x0a && next !== 0x0d);
-    const token = plain ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
-    if (line.length + token.length > 75) {
-      lines.push(`${line}=`);
-      line = '';
-    }
-    line += token;
-  }
-  lines.push(line);
-  return lines.join(eol);
-}
 const wrap = (text: string, width = 76, eol = '\r\n') => (text.match(new RegExp(`.{1,${width}}`, 'g')) ?? ['']).join(eol);
 
-/** The message Postfix smtp-source sends (issue 3's benchmark): about 10 KB of 80-character lines. */
-function smtpSourceMessage(eol = '\r\n', extraHeaders: string[] = []) {
-  const lines = [...extraHeaders, 'From: <sender@example.com>', 'To: <agent@bench.agentpost.localhost>', 'Date: Sun, 22 Nov 2026 03:13:01 +0000 (UTC)', 'Message-Id: <0a39.0003.0000@vm>', ''];
-  for (let index = 0; index < 127; index++) lines.push(`${index % 10}${'X'.repeat(77)}`);
-  return Buffer.from(`${lines.join(eol)}${eol}`);
-}
 
 const HTML_BODY = `<html><head><meta charset="utf-8"><style>p{margin:0}</style></head><body><div dir="ltr">Hi Zoë,<br><br>Le café est à 9 h — see you there ✓ 🎉<br><a href="https://example.com/?a=1&amp;b=2">link</a></div></body></html>`;
 
