@@ -1,7 +1,8 @@
 /**
  * @module jobs/background
- * The background role of a service process: the outbox dispatcher and one job worker running every job kind
- * the core has handlers for. `server/main.ts` starts it with the HTTP listener and stops it in `close()`.
+ * The background role of a service process: the outbox dispatcher, one job worker running every job kind
+ * the core has handlers for, and the retention purge (./retention.ts: old outbox events and dead jobs).
+ * `server/main.ts` starts it with the HTTP listener and stops it in `close()`.
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
  * UPDATE that marks it, so no work is done twice at once.
  *
@@ -12,6 +13,7 @@
 import type { Core } from '../index.js';
 import { onEventRecorded } from '../events/outbox.js';
 import { startPollingLoop } from './polling-loop.js';
+import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
 import { createWorker, type Worker } from './worker.js';
 
 /** Pause between an event being recorded in this process and the dispatcher running. */
@@ -23,14 +25,18 @@ export interface BackgroundOptions {
   pollIntervalMs?: number;
   /** Jobs run at once by this process (default 16: webhook deliveries mostly wait on the network). */
   concurrency?: number;
+  /** Real milliseconds between retention purges (default {@link PURGE_INTERVAL_MS}); `wake()` also runs one. */
+  purgeIntervalMs?: number;
+  /** Real milliseconds from start to the first purge (default {@link PURGE_FIRST_DELAY_MS}). */
+  purgeFirstDelayMs?: number;
 }
 
 /** The running background role. */
 export interface BackgroundWork {
   worker: Worker;
-  /** Polls the outbox and the jobs table now (e.g. after a test moved its clock). */
+  /** Polls the outbox and the jobs table and runs a retention purge now (e.g. after a test moved its clock). */
   wake(): void;
-  /** Stops dispatching and claiming, and waits for the jobs in progress. */
+  /** Stops dispatching, claiming and purging, and waits for the jobs in progress. */
   stop(): Promise<void>;
 }
 
@@ -73,15 +79,41 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     leaseMs: Math.max(60_000, 2 * config.webhookTimeoutMs + 10_000),
   });
 
+  // Retention: once shortly after start, then every interval (and on wake). A purge in progress stops between
+  // chunks when the role stops.
+  const retention = createRetention(core.deps, { interested: () => core.outbox.interested() });
+  const purgeAbort = new AbortController();
+  let firstPurgeDue = false;
+  const purger = startPollingLoop({
+    name: 'retention purge',
+    intervalMs: options.purgeIntervalMs ?? PURGE_INTERVAL_MS,
+    logger,
+    async step(woken) {
+      if (!firstPurgeDue && !woken) {
+        firstPurgeDue = true;
+        return options.purgeFirstDelayMs ?? PURGE_FIRST_DELAY_MS;
+      }
+      firstPurgeDue = true;
+      const purged = await retention.purge(purgeAbort.signal);
+      if (purged.dispatchedEvents + purged.undispatchedEvents + purged.deadJobs > 0) {
+        logger.info('retention purge', { dispatched_events: purged.dispatchedEvents, undispatched_events: purged.undispatchedEvents, dead_jobs: purged.deadJobs });
+      }
+      return false;
+    },
+  });
+
   return {
     worker,
     wake() {
       dispatcher.wake();
       worker.wake();
+      purger.wake();
     },
     async stop() {
       unsubscribe();
       clearTimeout(debounce);
+      purgeAbort.abort();
+      await purger.stop();
       await dispatcher.stop();
       await worker.stop();
     },
