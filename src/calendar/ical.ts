@@ -362,7 +362,7 @@ function checkRule(text: string): Result<ICalRecur> {
 }
 
 /** A date-time or date of an EXDATE/RDATE/RECURRENCE-ID, resolved to an instant. */
-interface RecurrenceDate {
+export interface RecurrenceDate {
   /** Unix seconds (for a date: 00:00 UTC of it). */
   unix: number;
   /** Set for DATE values. */
@@ -443,6 +443,22 @@ export function parseRecurrence(lines: readonly string[], when: EventTime): Resu
     }
   }
   return { ok: true, value: set };
+}
+
+/**
+ * The name (EXDATE or RDATE) and values of one such recurrence line of an event starting at `when` (whose zone
+ * reads values without TZID), or undefined for any other line or one that is not valid.
+ */
+export function recurrenceDatesOf(line: string, when: EventTime): { name: 'EXDATE' | 'RDATE'; dates: RecurrenceDate[] } | undefined {
+  const trimmed = line.trim();
+  const name = /^([A-Za-z-]+)[;:]/.exec(trimmed)?.[1]?.toUpperCase();
+  if (name !== 'EXDATE' && name !== 'RDATE') return undefined;
+  try {
+    const dates = readDates(ICAL.Property.fromString(trimmed), startTimeZone(when));
+    return dates.ok ? { name, dates: dates.value } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Checks recurrence lines; returns them trimmed, or an error message. */
@@ -539,7 +555,7 @@ const weekdayOfDay = (day: number) => (((day + 4) % 7) + 7) % 7;
 
 /**
  * A DAILY or WEEKLY rule as plain day arithmetic: its days are `base + period·m + offsets[i]` (m ≥ 0, each
- * `>= firstDay`), at `timeOfDay` wall-clock seconds. Exactly what the ical.js iterator yields for such rules
+ * `>= firstDay`), at `timeOfDay` wall-clock seconds. Exactly what {@link expandIterator} yields for such rules
  * (checked against it by a property test), without stepping through the series from its first day.
  */
 interface ArithmeticRule {
@@ -552,7 +568,10 @@ interface ArithmeticRule {
   offsets: number[];
   /** Days of the first period before DTSTART (not occurrences; they shift COUNT indices). */
   skipped: number;
-  /** DTSTART is an occurrence of its own that the rule's days do not contain (a DAILY rule whose BYDAY misses it). */
+  /**
+   * The rule's days do not contain DTSTART (BYDAY leaves out its weekday). DTSTART is an occurrence all the same
+   * and takes the first place of COUNT ({@link expandWith} adds it), so the rule's own days count from the second.
+   */
   extraStart: boolean;
   count: number | undefined;
   /** Last allowed occurrence, as wall-clock seconds since 1970 (UNTIL in the event's wall time). */
@@ -624,7 +643,7 @@ function arithmeticRule(rule: ICalRecur, local: ICalRecur, firstDay: number, tim
   const base = firstDay - ((firstWeekday - weekStart + 7) % 7);
   const offsets = [...(weekdays ?? new Set([firstWeekday]))].map((weekday) => (weekday - weekStart + 7) % 7).sort((a, b) => a - b);
   const skipped = offsets.filter((offset) => base + offset < firstDay).length;
-  return { kind: 'arithmetic', firstDay, timeOfDay, base, period: 7 * interval, offsets, skipped, extraStart: false, count, untilWall };
+  return { kind: 'arithmetic', firstDay, timeOfDay, base, period: 7 * interval, offsets, skipped, extraStart: !offsets.includes(firstDay - base), count, untilWall };
 }
 
 /** Prepares a series' recurrence for {@link expandPrepared}. */
@@ -688,9 +707,9 @@ class Occurrences {
 function expandArithmetic(occurrences: Occurrences, rule: ArithmeticRule, firstCandidateDay: number, lastCandidateDay: number): boolean {
   const { allDay, zone } = occurrences.prepared;
   const { windowEnd } = occurrences;
-  if (rule.extraStart && occurrences.consider(allDay ? rule.firstDay * DAY_SECONDS : zonedWallSecondsToUnix(zone, rule.firstDay * DAY_SECONDS + rule.timeOfDay))) return true;
   const perPeriod = rule.offsets.length;
   if (perPeriod === 0) return false;
+  // COUNT index of the rule's n-th day in the series (DTSTART, when it is not one of them, is index 0).
   const shift = rule.extraStart ? 1 - rule.skipped : -rule.skipped;
   for (let period = Math.max(0, Math.floor((firstCandidateDay - rule.base) / rule.period)); ; period++) {
     const periodStart = rule.base + period * rule.period;
@@ -708,7 +727,12 @@ function expandArithmetic(occurrences: Occurrences, rule: ArithmeticRule, firstC
   }
 }
 
-/** The same through the ical.js iterator; true when a cap (occurrences or iterations) was reached. */
+/**
+ * The same through the ical.js iterator; true when a cap (occurrences or iterations) was reached. ical.js yields
+ * DTSTART first only when the rule itself produces it (DAILY with BYDAY excepted; kewisch/ical.js#294) and counts
+ * only what it yields; here, as RFC 5545 wants, an unproduced DTSTART still takes the first place of COUNT
+ * ({@link expandWith} adds it), so the rule's own occurrences stop one earlier.
+ */
 function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations: number, iterations: { count: number }): boolean {
   const { when, duration } = occurrences.prepared;
   const dtstart = startValue(when);
@@ -720,6 +744,10 @@ function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations
   } catch {
     return false;
   }
+  // Rules with COUNT are never fast-forwarded, so their first value tells whether the rule produces DTSTART.
+  const count = rule.count ? rule.count : undefined;
+  let produced = 0;
+  let startExtra: boolean | undefined;
   let first = true;
   for (;;) {
     if (++iterations.count > maxIterations) return true;
@@ -735,6 +763,13 @@ function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations
       continue;
     }
     first = false;
+    // Nothing precedes DTSTART in a recurrence set.
+    if (next.compare(dtstart) < 0) continue;
+    if (count !== undefined) {
+      startExtra ??= next.compare(dtstart) !== 0;
+      if (startExtra && produced >= count - 1) return false;
+      produced++;
+    }
     const start = occurrenceUnix(next, when);
     if (start >= occurrences.windowEnd) return false;
     if (occurrences.consider(start)) return true;
@@ -766,8 +801,13 @@ function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd:
     }
     if (occurrences.overlaps(rdate) && !occurrences.isExcluded(rdate)) found.add(rdate);
   }
-  // The series' own first instance, when its rule does not produce it (RDATE-only series).
-  if (prepared.rules.length === 0 && occurrences.overlaps(prepared.rangeStart) && !occurrences.isExcluded(prepared.rangeStart)) found.add(prepared.rangeStart);
+  // RFC 5545 §3.8.5.3: "The "DTSTART" property defines the first instance in the recurrence set", and §3.3.10:
+  // "The "DTSTART" property value always counts as the first occurrence" of COUNT. So the series' own start is
+  // an instance even when its rule would not produce it (DTSTART on a Monday, FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4 is
+  // Mon, Tue, Thu, Tue), for every rule and for RDATE-only series; the rules above count it (extraStart, and
+  // the first value of the iterator). Only an EXDATE removes it (it still counts). Every reader (listing with
+  // expand_recurring, instance ids, free/busy, availability) goes through here.
+  if (occurrences.overlaps(prepared.rangeStart) && !occurrences.isExcluded(prepared.rangeStart)) found.add(prepared.rangeStart);
   return { starts: found.size === 0 ? [] : [...found].sort((a, b) => a - b), truncated };
 }
 

@@ -22,9 +22,9 @@ const nine = (zone: string, isoStart: string, minutes = 60): EventTime => ({ kin
 describe('recurrence expansion by day arithmetic', () => {
   const march = ['2025-03-01T00:00:00Z', '2025-06-01T00:00:00Z'] as const;
   it.each([
-    // ical.js does not yield a WEEKLY DTSTART that BYDAY leaves out, and COUNT does not count it…
-    ['weekly BYDAY without the start weekday', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=3'], march, ['2025-03-05T09:00:00Z', '2025-03-07T09:00:00Z', '2025-03-10T09:00:00Z']],
-    // …but it does yield (and count) a DAILY DTSTART that BYDAY leaves out.
+    // A DTSTART that BYDAY leaves out is the first occurrence all the same, and COUNT counts it (RFC 5545
+    // §3.3.10), WEEKLY (which ical.js alone would leave out) as DAILY (which it yields).
+    ['weekly BYDAY without the start weekday', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR;COUNT=3'], march, ['2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z', '2025-03-07T09:00:00Z']],
     ['daily BYDAY without the start weekday', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=DAILY;BYDAY=MO,WE;COUNT=3'], march, ['2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z', '2025-03-10T09:00:00Z']],
     ['every third day on Mondays and Wednesdays', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=DAILY;INTERVAL=3;BYDAY=MO,WE;COUNT=4'], march, ['2025-03-04T09:00:00Z', '2025-03-10T09:00:00Z', '2025-03-19T09:00:00Z', '2025-03-31T09:00:00Z']],
     ['every other week, weeks starting on Sunday', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=SU,TU;WKST=SU;COUNT=4'], march, ['2025-03-04T09:00:00Z', '2025-03-16T09:00:00Z', '2025-03-18T09:00:00Z', '2025-03-30T09:00:00Z']],
@@ -36,7 +36,7 @@ describe('recurrence expansion by day arithmetic', () => {
       ['2025-03-06T00:00:00Z', '2025-03-13T00:00:00Z'],
       ['2025-03-06T13:30:00Z', '2025-03-11T12:30:00Z', '2025-03-12T12:30:00Z'],
     ],
-    ['an UNTIL before DTSTART gives nothing', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=WEEKLY;UNTIL=20250301T000000Z'], march, []],
+    ['an UNTIL before DTSTART gives DTSTART alone', nine('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=WEEKLY;UNTIL=20250301T000000Z'], march, ['2025-03-04T09:00:00Z']],
   ] as const)('%s', (_name, when, lines, window, expected) => {
     const { fast, reference } = bothWays(when, [...lines], utc(window[0]), utc(window[1]));
     expect(fast.starts.map(iso)).toEqual(expected);
