@@ -6,7 +6,7 @@
  * handed to the {@link InvitationSender} after the commit.
  */
 import { and, asc, eq, gt, gte, inArray, isNull, lt, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
-import { tables, type GrantRow } from '../../storage/index.js';
+import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -26,12 +26,11 @@ import type {
 import { metadataMatches, type CalendarRow, type CalendarService } from './calendar-service.js';
 import { eventTimeColumns, eventTimeOf, toCalendarEventData, toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 import { createEventStore } from './event-store.js';
-import { isAllDay, readWhen, shiftTo, utcRange, type EventTime } from './event-time.js';
-import { unixToDate } from './time-zones.js';
-import { buildCalendarFeed, formatUtcStamp, parseRecurrence, type CalendarEventData, type Participant, type RecurrenceSet } from './ical.js';
+import { readWhen, shiftTo, utcRange, type EventTime } from './event-time.js';
+import { buildCalendarFeed, parseRecurrence, type CalendarEventData, type Participant, type RecurrenceSet } from './ical.js';
 import { composeCancel, composeReply, composeRequest, type InvitationSender, type OutgoingInvitation } from './invitation-message.js';
 import { createInvitationInbox } from './itip-inbound.js';
-import { isOccurrence, parseInstanceId, seriesInstances, storedRange } from './recurrence.js';
+import { exdateLine, instanceId, isOccurrence, moveSeries, parseInstanceId, seriesInstances, storedRange, type SeriesMove } from './recurrence.js';
 
 /** Default list window when `end` is not given: 30 days after `start`. */
 const DEFAULT_WINDOW_SECONDS = 30 * 86_400;
@@ -165,9 +164,14 @@ interface ExpandedItem {
   instance?: { id: string; originalStart: number; when: EventTime };
 }
 
-/** The EXDATE line that removes the instance starting at `start` (a DATE for all-day series). */
-function exdateLine(when: EventTime, start: number): string {
-  return isAllDay(when) ? `EXDATE;VALUE=DATE:${unixToDate(start).replaceAll('-', '')}` : `EXDATE:${formatUtcStamp(start)}`;
+/** Whether two event times are the same in every field. */
+function sameTime(a: EventTime, b: EventTime): boolean {
+  return JSON.stringify(eventTimeColumns(a)) === JSON.stringify(eventTimeColumns(b));
+}
+
+/** Whether recurrence lines given in a request are the stored ones (clients often send them back unchanged). */
+function sameLines(given: readonly string[], stored: readonly string[] | null): boolean {
+  return stored !== null && given.length === stored.length && given.every((line, index) => line === stored[index]);
 }
 
 /** An event located by id: a stored row, or a computed instance of a stored series. */
@@ -274,6 +278,35 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       for (const row of chunk) rows.set(row.id, row);
     }
     return rows;
+  }
+
+  /**
+   * Re-keys the overrides of a series whose start moved (`move`, from `from`): each takes the original start of its
+   * occurrence in the moved series, so its instance id (`<master>_<original start>`) changes: the row is replaced
+   * (event.deleted for the old id, event.created for the new). An override whose time is still the computed time
+   * of its instance (only other fields, or its status, were changed) moves with the series, to the new time of
+   * its occurrence; one given a time of its own keeps it. Two overrides landing on one occurrence: the first kept.
+   */
+  async function moveOverrides(tx: Tx, grant: GrantRow, master: EventRow, from: EventTime, to: EventTime, move: SeriesMove, sequence: number, at: number) {
+    const plans = (await store.overridesOf(tx, grant, master.id)).flatMap((row) => {
+      if (row.originalStartTime === null) return [];
+      const originalStart = move.start(row.originalStartTime);
+      const own = eventTimeOf(row);
+      const when = sameTime(own, shiftTo(from, row.originalStartTime)) ? shiftTo(to, originalStart) : own;
+      return [{ row, originalStart, when, id: instanceId(master.id, originalStart) }];
+    });
+    const taken = new Set(plans.filter((plan) => plan.id === plan.row.id).map((plan) => plan.id));
+    for (const plan of plans) if (plan.id !== plan.row.id) await store.remove(tx, grant, plan.row, at);
+    for (const plan of plans) {
+      const time = { ...eventTimeColumns(plan.when), ...storedRange(plan.when, null), sequence: Math.max(plan.row.sequence, sequence), updatedAt: at };
+      if (plan.id === plan.row.id) {
+        if (!sameTime(plan.when, eventTimeOf(plan.row))) await store.update(tx, grant, plan.row, time);
+        continue;
+      }
+      if (taken.has(plan.id)) continue;
+      taken.add(plan.id);
+      await store.insert(tx, grant, { ...plan.row, ...time, id: plan.id, originalStartTime: plan.originalStart });
+    }
   }
 
   const inbox = createInvitationInbox(deps, calendars, store);
@@ -405,7 +438,13 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       }
       const currentWhen = located.instance?.when ?? eventTimeOf(base);
       const when = input.when ? readWhen(input.when, calendar.timezone) : currentWhen;
-      const recurrenceLines = input.recurrence !== undefined ? input.recurrence.map((line) => line.trim()) : located.instance ? null : base.recurrence;
+      const givenLines = input.recurrence?.map((line) => line.trim());
+      const series = !located.instance && base.masterEventId === null && base.recurrence !== null && base.recurrence.length > 0;
+      const linesChanged = givenLines !== undefined && !sameLines(givenLines, base.recurrence);
+      // A series moved with its lines as they are (not given, or given back unchanged) takes its EXDATEs and
+      // overrides along (recurrence.ts, moveSeries); lines given anew are taken as they are.
+      const move = series && input.when !== undefined && !linesChanged ? moveSeries(eventTimeOf(base), when, base.recurrence!) : undefined;
+      const recurrenceLines = move ? move.lines : givenLines !== undefined ? givenLines : located.instance ? null : base.recurrence;
       const recurrence = recurrenceLines && recurrenceLines.length > 0 && !located.instance && base.masterEventId === null ? readRecurrence(recurrenceLines, when) : null;
       const conferencing = readConferencing(input.conferencing);
       const significant = (['when', 'title', 'description', 'location', 'participants', 'conferencing', 'recurrence', 'status'] as const).some((field) => input[field] !== undefined);
@@ -448,8 +487,10 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
           return { row: override, master: base };
         }
         const timing = input.when !== undefined || input.recurrence !== undefined;
-        if (timing && base.masterEventId === null && base.recurrence) {
-          // A series whose times change drops its changed instances, as calendar apps do.
+        if (move) {
+          await moveOverrides(tx, grant, base, eventTimeOf(base), when, move, base.sequence + 1, at);
+        } else if (linesChanged && base.masterEventId === null && base.recurrence) {
+          // A series given a new rule drops its changed instances, as calendar apps do.
           for (const override of await store.overridesOf(tx, grant, base.id)) await store.remove(tx, grant, override, at);
         }
         const updated = await store.update(tx, grant, base, {

@@ -4,8 +4,20 @@
  * and the merge of a series' computed occurrences with its stored overrides (changed or cancelled
  * instances). Pure functions; the rule arithmetic itself is in ical.ts.
  */
-import { utcRange, shiftTo, type EventTime } from './event-time.js';
-import { expandPrepared, formatUtcStamp, parseRecurrence, prepareExpansion, seriesEnd, type PreparedExpansion, type RecurrenceSet } from './ical.js';
+import { isAllDay, startTimeZone, utcRange, shiftTo, type EventTime } from './event-time.js';
+import {
+  EXPANSION_LIMITS,
+  expandOccurrences,
+  expandPrepared,
+  formatUtcStamp,
+  parseRecurrence,
+  prepareExpansion,
+  recurrenceDatesOf,
+  seriesEnd,
+  type PreparedExpansion,
+  type RecurrenceSet,
+} from './ical.js';
+import { dateToUnix, unixToDate, wallSecondsAt, zonedWallSecondsToUnix } from './time-zones.js';
 import { tables } from '../../storage/index.js';
 
 const INSTANCE_ID = /^(.+)_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;
@@ -138,4 +150,123 @@ export function isOccurrence(when: EventTime, recurrenceLines: readonly string[]
   if (typeof series === 'string') return false;
   const expansion = expandPrepared(series, originalStart - Math.max(series.duration, 0), originalStart + 1);
   return expansion.starts.includes(originalStart);
+}
+
+/** The EXDATE line that removes the instance starting at `start` (a DATE for all-day series). */
+export function exdateLine(when: EventTime, start: number): string {
+  return isAllDay(when) ? `EXDATE;VALUE=DATE:${unixToDate(start).replaceAll('-', '')}` : `EXDATE:${formatUtcStamp(start)}`;
+}
+
+const DAY_SECONDS = 86_400;
+/** Last second of year 9999: an end for windows that have none. */
+const NO_END = 253_402_300_799;
+/** Occurrences of the old series checked against the moved one, from each of the two starts. */
+const MOVE_SAMPLE = 64;
+
+/** Where a series' occurrences are computed: its start as wall-clock seconds (all-day series: UTC dates). */
+interface Frame {
+  allDay: boolean;
+  zone: string;
+  start: number;
+  startWall: number;
+  timeOfDay: number;
+}
+
+function frameOf(when: EventTime): Frame {
+  const allDay = isAllDay(when);
+  const zone = startTimeZone(when);
+  const start = utcRange(when).start;
+  const startWall = allDay ? start : wallSecondsAt(zone, start);
+  return { allDay, zone, start, startWall, timeOfDay: startWall - Math.floor(startWall / DAY_SECONDS) * DAY_SECONDS };
+}
+
+const wallIn = (frame: Frame, unix: number) => (frame.allDay ? unix : wallSecondsAt(frame.zone, unix));
+const unixIn = (frame: Frame, wall: number) => (frame.allDay ? Math.floor(wall / DAY_SECONDS) * DAY_SECONDS : zonedWallSecondsToUnix(frame.zone, wall));
+const dateIn = (frame: Frame, unix: number) => unixToDate(Math.floor(wallIn(frame, unix) / DAY_SECONDS) * DAY_SECONDS);
+
+/** What moving a series does to the instants that name its occurrences. */
+export interface SeriesMove {
+  /** The recurrence lines with their EXDATE values moved; lines with nothing to move are kept as written. */
+  lines: string[];
+  /** Where the occurrence that started at `originalStart` starts in the moved series (an override's new key). */
+  start(originalStart: number): number;
+}
+
+/**
+ * Moves what names occurrences of a series (EXDATE values, the original starts of overrides) along with a change
+ * of the series' start from `from` to `to`, so that an excluded or changed occurrence stays excluded or changed
+ * instead of reappearing while its exclusion names a time the series no longer has.
+ *
+ * Occurrences follow the series in its wall-clock time (its time zone: a 09:00 meeting moved to 11:00 is moved
+ * to 11:00 on both sides of a DST change), in the first of these ways under which the
+ * old series' occurrences (a sample from each start) land on occurrences of the moved one:
+ * 1. same date, the series' new time of day: a new time for the meeting (09:00 → 11:00), a start moved by whole
+ *    periods or along its BYDAY days (a daily series started a day later keeps its Thursday exclusion on
+ *    Thursday; a weekly BYDAY=MO,WE series started on Wednesday instead of Monday keeps its days);
+ * 2. the whole shift of the start in wall-clock time: a weekly series moved from Saturdays to Sundays moves
+ *    each exclusion a day later.
+ * When neither fits every occurrence (the moved rule has other days), each value takes the first of the two
+ * that lands on an occurrence, else the plain shift. RDATEs name absolute times and do not move, nor do the
+ * exclusions and overrides of their instances. The rule lines are not changed.
+ */
+export function moveSeries(from: EventTime, to: EventTime, lines: readonly string[]): SeriesMove {
+  const source = frameOf(from);
+  const target = frameOf(to);
+  if (source.allDay === target.allDay && source.zone === target.zone && source.start === target.start) return { lines: [...lines], start: (originalStart) => originalStart };
+
+  const ruleLines = lines.filter((line) => /^RRULE[;:]/i.test(line.trim()));
+  const rdates = new Set<number>();
+  for (const line of lines) {
+    const parsed = recurrenceDatesOf(line, from);
+    if (parsed?.name === 'RDATE') for (const date of parsed.dates) rdates.add(date.unix);
+  }
+  const occursInMoved = (start: number) => ruleLines.length > 0 && isOccurrence(to, ruleLines, start);
+  const sample: number[] = [];
+  const oldRules = ruleLines.length > 0 ? parseRecurrence(ruleLines, from) : undefined;
+  if (oldRules?.ok) {
+    const limits = { maxOccurrences: MOVE_SAMPLE, maxIterations: EXPANSION_LIMITS.maxIterations };
+    sample.push(...expandOccurrences(from, oldRules.value, source.start, NO_END, limits).starts);
+    if (target.start > source.start) sample.push(...expandOccurrences(from, oldRules.value, target.start - DAY_SECONDS, NO_END, limits).starts);
+  }
+
+  const modes = [
+    (wall: number) => unixIn(target, Math.floor(wall / DAY_SECONDS) * DAY_SECONDS + target.timeOfDay),
+    (wall: number) => unixIn(target, wall + target.startWall - source.startWall),
+  ];
+  const shift = modes[1]!;
+  const fits = (mode: (wall: number) => number) => {
+    let matched = 0;
+    for (const start of sample) {
+      const moved = mode(wallIn(source, start));
+      // Occurrences before the new start are gone from the series whatever happens to them.
+      if (moved < target.start) continue;
+      if (!occursInMoved(moved)) return false;
+      matched++;
+    }
+    return matched > 0;
+  };
+  // No rule (an RDATE-only series): DTSTART is the only occurrence that moves, by the shift.
+  const chosen = ruleLines.length === 0 ? shift : modes.find(fits);
+  const moveWall = (wall: number) => (chosen ? chosen(wall) : (modes.map((mode) => mode(wall)).find(occursInMoved) ?? shift(wall)));
+  const start = (originalStart: number) => (rdates.has(originalStart) ? originalStart : moveWall(wallIn(source, originalStart)));
+
+  const movedLines = lines.map((line) => {
+    const parsed = recurrenceDatesOf(line, from);
+    if (parsed?.name !== 'EXDATE' || parsed.dates.length === 0) return line;
+    // A line holds one kind of value: DATEs (all-day series, or whole days of a timed one) or date-times.
+    const dates = parsed.dates.every((date) => date.date !== undefined);
+    if (dates || target.allDay) {
+      const moved = parsed.dates.map((date) => {
+        // A DATE of a timed series names that day's occurrence.
+        const wall = date.date !== undefined && !source.allDay ? dateToUnix(date.date) + source.timeOfDay : wallIn(source, date.unix);
+        return dateIn(target, date.date === undefined && rdates.has(date.unix) ? date.unix : moveWall(wall));
+      });
+      if (dates && moved.every((date, index) => date === parsed.dates[index]!.date)) return line;
+      return `EXDATE;VALUE=DATE:${moved.map((date) => date.replaceAll('-', '')).join(',')}`;
+    }
+    const moved = parsed.dates.map((date) => start(date.unix));
+    if (moved.every((unix, index) => unix === parsed.dates[index]!.unix)) return line;
+    return `EXDATE:${moved.map(formatUtcStamp).join(',')}`;
+  });
+  return { lines: movedLines, start };
 }
