@@ -11,6 +11,10 @@
  * event loop never meets the writer on SQLite's lock. If the thread dies mid-batch, its
  * connection goes with it (the open transaction is rolled back); the messages of the batch are then looked up, and
  * those not stored fail; the next batch starts a new thread.
+ *
+ * A message comes either as rows ready to store (`write`) or raw (`writeRaw`): the thread then prepares it itself,
+ * before BEGIN, with a module the caller names (`prepareModule`, src/mail/ingest-prepare.js: parse and rows), or
+ * declines it and the caller prepares it elsewhere. Storage never imports that module; it only loads it.
  */
 import { Worker } from 'node:worker_threads';
 import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
