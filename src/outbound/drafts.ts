@@ -19,7 +19,7 @@ import { AppError, invalid, notFound } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { Job, JobQueue } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import { loadAttachments, loadBody, presentMessages, type MailStore } from '../messages/mail-store.js';
+import { loadAttachments, loadBody, presentMessages, type MailStore, type NewMessage } from '../messages/mail-store.js';
 import { messageConditions } from '../messages/message-filters.js';
 import { selectFields, type MessageRow } from '../messages/message-mapper.js';
 import type { OperationContext } from '../operations/define-operation.js';
@@ -92,6 +92,21 @@ function toScheduled(row: ScheduleRow): ScheduledMessage {
 /** Only the fields the caller gave. */
 function given<T extends Record<string, unknown>>(input: T): Partial<T> {
   return Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** The sender's own copy of a composed message (the sent copy, or a draft version), for the mail store. */
+export function ownCopy(composition: Composition, built: Built, place: Pick<NewMessage, 'folders' | 'unread' | 'date' | 'envelopeFrom'>): NewMessage {
+  return {
+    applicationId: composition.grant.applicationId,
+    grantId: composition.grant.id,
+    parsed: parsedOf(built.input),
+    raw: built.raw,
+    rawHash: built.rawHash,
+    ...place,
+    envelopeTo: null,
+    parseError: null,
+    metadata: composition.metadata,
+  };
 }
 
 /** Creates the draft service. */
@@ -187,20 +202,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
     flags: { starred: boolean; unread: boolean; sendAt: number | null },
   ): Promise<DraftRecord> {
     const { grant } = composition;
-    const copy = await store.insert(tx, {
-      applicationId: grant.applicationId,
-      grantId: grant.id,
-      parsed: parsedOf(built.input),
-      raw: built.raw,
-      rawHash: built.rawHash,
-      folders: ['drafts'],
-      unread: flags.unread,
-      date: now(),
-      envelopeFrom: null,
-      envelopeTo: null,
-      parseError: null,
-      metadata: composition.metadata,
-    });
+    const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['drafts'], unread: flags.unread, date: now(), envelopeFrom: null }));
     await tx.delete(tables.outboxEvents).where(and(eq(tables.outboxEvents.type, 'message.created'), eq(tables.outboxEvents.objectId, copy.row.id)));
     let row = copy.row;
     if (flags.starred) row = (await store.change(tx, [row], { starred: true }))[0] ?? row;

@@ -27,8 +27,8 @@ import type { OperationContext } from '../operations/define-operation.js';
 import type { AttachmentInput, SendMessageInput, SendResult, SentMessage } from '../schemas/send.js';
 import { MAX_RECIPIENTS } from '../schemas/send.js';
 import type { StoredHeader, StoredTrackingOptions } from '../../storage/schema/outbound.js';
-import { composeMime, oneLine, parsedOf, type ComposeInput, type OutgoingAttachment } from './compose.js';
-import { createDraftService, type DraftRecord } from './drafts.js';
+import { composeMime, oneLine, type ComposeInput, type OutgoingAttachment } from './compose.js';
+import { createDraftService, ownCopy, type DraftRecord } from './drafts.js';
 import { createIdempotencyStore, type IdempotencyClaim } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
 
@@ -243,20 +243,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
       const replay = await idempotency.find(tx, options.claim);
       if (replay) return { result: replay.response as SendResult, inline: undefined };
       await options.before?.(tx);
-      const copy = await store.insert(tx, {
-        applicationId: grant.applicationId,
-        grantId: grant.id,
-        parsed: parsedOf(built.input),
-        raw: built.raw,
-        rawHash: built.rawHash,
-        folders: ['sent'],
-        unread: false,
-        date: unixSeconds(date),
-        envelopeFrom: grant.email,
-        envelopeTo: null,
-        parseError: null,
-        metadata: composition.metadata,
-      });
+      const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['sent'], unread: false, date: unixSeconds(date), envelopeFrom: grant.email }));
       const queued = await queue.queue(
         tx,
         {
