@@ -49,8 +49,8 @@ const addressparser = requireFromMailparser('nodemailer/lib/addressparser');
 /** @type {{ toUnicode(domain: string): string }} */
 const punycode = requireFromMailparser('punycode.js');
 
-/** Largest message taken on the fast path. */
-const MAX_MESSAGE = 1024 * 1024;
+/** Largest message taken on the fast path (the inbound path sends nothing larger to the writer thread). */
+export const MAX_MESSAGE = 1024 * 1024;
 /** The header section must end within this many bytes... */
 const MAX_HEADER_BYTES = 64 * 1024;
 /** ...and this many lines. */

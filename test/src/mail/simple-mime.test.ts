@@ -10,16 +10,8 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { normalize } from '../../../src/mail/normalize.js';
 import { qpEncode, smtpSourceMessage } from '../../helpers/mime.js';
-
-interface SimpleMimeModule {
-  parseSimpleMessage(raw: Buffer): Record<string, unknown> | undefined;
-}
-interface ParseWorkerModule {
-  PARSER_OPTIONS: Record<string, unknown>;
-}
-// Plain JavaScript modules (they run in worker threads): imported by URL, typed here.
-const { parseSimpleMessage } = (await import(new URL('../../../src/mail/simple-mime.js', import.meta.url).href)) as SimpleMimeModule;
-const { PARSER_OPTIONS } = (await import(new URL('../../../src/mail/parse-worker.js', import.meta.url).href)) as ParseWorkerModule;
+import { PARSER_OPTIONS } from '../../../src/mail/parse-worker.js';
+import { parseSimpleMessage } from '../../../src/mail/simple-mime.js';
 
 /** mailparser takes the current time for a Date header that does not parse: both sides must see the same clock. */
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);
