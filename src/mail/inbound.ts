@@ -25,7 +25,6 @@ import { announceRecordedEvents } from '../events/outbox.js';
 import { HOSTED_PROVIDER } from '../grants/grant-service.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
-import { MAX_MESSAGE as SIMPLE_MESSAGE_MAX_BYTES } from './simple-mime.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -100,6 +99,13 @@ function splitAddress(address: string): { local: string; domain: string } | unde
  */
 export const INGEST_PREPARE_MODULE = new URL('./ingest-prepare.js', import.meta.url);
 
+/**
+ * Largest message the writer thread parses itself. A parse there delays the writes queued behind it, so larger
+ * mail (rarely a single text part, and at most 1 MB on the fast path anyway) goes to the parser pool without a
+ * trip to the writer; a hostile but simple message then holds the writer for milliseconds, not tens of them.
+ */
+const WRITER_PARSE_MAX_BYTES = 256 * 1024;
+
 /** A stored copy as ./ingest-prepare.js receives it: a {@link NewMessage} before parsing. */
 type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
 
@@ -138,8 +144,7 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
    * part: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
    */
   async function storeRaw(raw: Buffer, copies: CopyShell[]): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
-    // Larger mail is never simple: it goes to the parser pool without a trip to the writer.
-    if (!db.file || raw.length > SIMPLE_MESSAGE_MAX_BYTES || !mailWriter().prepares) return undefined;
+    if (!db.file || raw.length > WRITER_PARSE_MAX_BYTES || !mailWriter().prepares) return undefined;
     // The ids in the order the rows ask for them (mail-rows.js writeItemOf): message, thread, event, per copy.
     const ids = copies.flatMap(() => [newId(), newId(), newId()]);
     const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date }, messageIds: ids.filter((_, index) => index % 3 === 0) });
