@@ -7,8 +7,8 @@
 import { NylasApiError } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../helpers/clock.js';
-import { request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { createMailbox } from '../helpers/mail.js';
 
 const DOMAIN = 'series.agentpost.localhost';
 const EMAIL = `standup@${DOMAIN}`;
@@ -23,8 +23,7 @@ describe('changed and deleted series are never read stale', () => {
 
   beforeAll(async () => {
     service = await startTestService({ deps: { clock: fixedClock('2025-03-01T12:00:00Z') } });
-    await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Series', domain_address: DOMAIN } });
-    grantId = (await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: EMAIL } } })).data.id;
+    grantId = await createMailbox(service, EMAIL);
     await service.nylas.calendars.update({ identifier: grantId, calendarId: 'primary', requestBody: { timezone: 'America/New_York' } });
   });
   afterAll(async () => {

@@ -11,8 +11,8 @@ import type { EventTime } from '../../../src/calendar/event-time.js';
 import { expandOccurrences, expandOccurrencesByIterator, parseRecurrence } from '../../../src/calendar/ical.js';
 import { isOccurrence, seriesStarts, storedRange } from '../../../src/calendar/recurrence.js';
 import { fixedClock } from '../../helpers/clock.js';
-import { request } from '../../helpers/http.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
+import { createMailbox } from '../../helpers/mail.js';
 
 const utc = (iso: string) => Date.parse(iso) / 1000;
 const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
@@ -87,8 +87,7 @@ describe('every reader of the API shows the DTSTART instance', () => {
 
   beforeAll(async () => {
     service = await startTestService({ deps: { clock: fixedClock('2025-03-01T12:00:00Z') } });
-    await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Dtstart', domain_address: DOMAIN } });
-    grantId = (await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: EMAIL } } })).data.id;
+    grantId = await createMailbox(service, EMAIL);
     await service.nylas.calendars.update({ identifier: grantId, calendarId: 'primary', requestBody: { timezone: 'America/New_York' } });
   });
   afterAll(async () => {

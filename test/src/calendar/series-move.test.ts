@@ -12,10 +12,10 @@ import type { EventTime } from '../../../src/calendar/event-time.js';
 import type { OutgoingInvitation } from '../../../src/calendar/invitation-message.js';
 import { moveSeries, seriesStarts } from '../../../src/calendar/recurrence.js';
 import { fixedClock } from '../../helpers/clock.js';
-import { request } from '../../helpers/http.js';
 import { sdkError } from '../../helpers/sdk.js';
 import { createTestCore, startTestService, type TestService } from '../../helpers/service.js';
 import { validateICalendar } from './ics-validator.js';
+import { createMailbox } from '../../helpers/mail.js';
 
 const utc = (iso: string) => Date.parse(iso) / 1000;
 const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
@@ -91,8 +91,7 @@ describe('moving a series through the API', () => {
 
   beforeAll(async () => {
     service = await startTestService({ deps: { clock: fixedClock('2025-02-20T12:00:00Z') } });
-    await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Move', domain_address: DOMAIN } });
-    grantId = (await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: EMAIL } } })).data.id;
+    grantId = await createMailbox(service, EMAIL);
     await service.nylas.calendars.update({ identifier: grantId, calendarId: 'primary', requestBody: { timezone: NY } });
   });
   afterAll(async () => {
