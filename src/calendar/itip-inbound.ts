@@ -44,6 +44,8 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
 
   const findMaster = (tx: Tx, grant: GrantRow, uid: string) =>
     tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.icalUid, uid), isNull(tables.events.masterEventId)) });
+  /** The stored row of one instance of a series (an override), by its instance id. */
+  const findInstance = (tx: Tx, grant: GrantRow, id: string) => tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, id)) });
 
   /** Row values of a parsed event (a series master or a single event). */
   function valuesOf(event: ParsedEvent & { when: NonNullable<ParsedEvent['when']> }, organizer: { email: string; name?: string }) {
@@ -120,7 +122,7 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
           continue;
         }
         const id = instanceId(existing.id, override.recurrenceId!);
-        const stored = await tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, id)) });
+        const stored = await findInstance(tx, grant, id);
         if (stored && override.sequence < stored.sequence) continue;
         values.participants = keepOwnAnswer(grant, values.participants, stored, stored?.sequence === override.sequence);
         const overrideValues = { ...values, masterEventId: existing.id, originalStartTime: override.recurrenceId!, calendarId: existing.calendarId };
@@ -162,7 +164,7 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
           continue;
         }
         const id = instanceId(master.id, event.recurrenceId);
-        const stored = await tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, id)) });
+        const stored = await findInstance(tx, grant, id);
         if (stored) {
           await store.update(tx, grant, stored, { status: 'cancelled', sequence: Math.max(stored.sequence, event.sequence), updatedAt: at });
         } else {
@@ -216,7 +218,7 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
         let target: EventRow = master;
         if (event.recurrenceId !== undefined && master.recurrence) {
           const id = instanceId(master.id, event.recurrenceId);
-          const stored = await tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, id)) });
+          const stored = await findInstance(tx, grant, id);
           if (stored) {
             target = stored;
           } else {
