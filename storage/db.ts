@@ -55,6 +55,8 @@ export interface Database {
    * on the checkpoint thread. `work` must not call `write` (it would wait for itself).
    */
   exclusive<T>(work: () => Promise<T>): Promise<T>;
+  /** How many callers wait for this process's write lock (a holder that could go on keeps it only while none do). */
+  lockWaiters(): number;
   /** Closes every connection and waits for the checkpoint thread to stop (a thread cut off mid-call aborts the process). */
   close(): Promise<void>;
 }
@@ -93,22 +95,29 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   };
 
   let queue: Promise<unknown> = Promise.resolve();
-  const write = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => {
-    const run = queue.then(() =>
+  /** Callers queued behind the current holder of the lock. */
+  let waiting = 0;
+  /** Runs `work` at its turn of the lock, counting it as waiting until then. */
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    waiting++;
+    const run = queue.then(() => {
+      waiting--;
+      return work();
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+  const write = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
+    inTurn(() =>
       orm.transaction(async (tx) => {
         // Once the checkpoint thread runs, no COMMIT here checkpoints on the event loop either.
         if (checkpointer) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
         return work(tx);
       }),
     );
-    queue = run.catch(() => undefined);
-    return run;
-  };
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     startCheckpointer();
-    const run = queue.then(work);
-    queue = run.catch(() => undefined);
-    return run;
+    return inTurn(work);
   };
   const openDurable = async () => {
     const own = createClient({ url, timeout: busyTimeoutMs, intMode: 'number', concurrency: 1 });
@@ -128,12 +137,11 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   };
   const durableWrite = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => {
     if (!file) return write(work);
-    const run = queue.then(async () => {
+    const run = inTurn(async () => {
       durable ??= openDurable();
       const connection = await durable;
       return { connection, result: await connection.orm.transaction(work) };
     });
-    queue = run.catch(() => undefined);
     // The queue moves on at COMMIT; this caller waits for the log to reach the disk.
     return run.then(async ({ connection, result }) => {
       await syncLog(connection.wal);
@@ -150,7 +158,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     );
     client.close();
   };
-  return { orm, client, embedded, file, write, durableWrite, exclusive, close };
+  return { orm, client, embedded, file, write, durableWrite, exclusive, lockWaiters: () => waiting, close };
 }
 
 const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), 'migrations');

@@ -19,10 +19,10 @@ import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
 /**
  * @typedef {{ key: string, name: string, codec: 'plain' | 'json' | 'bool' }} Column
  * @typedef {{ name: string, columns: Column[] }} TableInfo
- * @typedef {{ file: string, prepareModule?: string, busyTimeoutMs: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents', TableInfo> }} WriterData
+ * @typedef {{ file: string, prepareModule?: string, busyTimeoutMs: number, maxBatch: number, maxBatchBytes: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents', TableInfo> }} WriterData
  */
 
-const { file, busyTimeoutMs, chunkBytes, tables, prepareModule } = /** @type {WriterData} */ (workerData);
+const { file, busyTimeoutMs, chunkBytes, tables, prepareModule, maxBatch, maxBatchBytes } = /** @type {WriterData} */ (workerData);
 
 /**
  * The caller's prepare module (see MailPrepare in mail-writer.ts): turns a raw message into the item to store, or
@@ -249,19 +249,52 @@ function itemOf(entry) {
   }
 }
 
-parentPort?.on('message', (/** @type {{ batch: number, entries: any[] }} */ message) => {
+/**
+ * Writes received and not yet stored, in order. Writes that arrive while a transaction runs wait here and go
+ * together into the next one (at most `maxBatch` writes and, unless one alone is larger, `maxBatchBytes`).
+ * @type {{ id: number, kind: 'item' | 'raw', item?: any, raw?: Uint8Array, meta?: unknown }[]}
+ */
+const queue = [];
+let scheduled = false;
+
+/** @param {{ kind: 'item' | 'raw', item?: any, raw?: Uint8Array }} entry */
+const bytesOf = (entry) => (entry.kind === 'raw' ? (entry.raw?.byteLength ?? 0) : (entry.item?.blobs ?? []).reduce((/** @type {number} */ sum, /** @type {any} */ blob) => sum + blob.bytes.byteLength, 0));
+
+/** Stores the next batch of the queue in one transaction and answers for each of its writes. */
+function drain() {
+  scheduled = false;
+  let bytes = 0;
+  let size = 0;
+  while (size < queue.length && size < maxBatch && (size === 0 || bytes + bytesOf(queue[size]) <= maxBatchBytes)) bytes += bytesOf(queue[size++]);
+  const batch = queue.splice(0, size);
+  /** @type {any[]} */
+  let results;
   try {
-    const prepared = message.entries.map(itemOf);
+    const prepared = batch.map((entry) => itemOf(/** @type {any} */ (entry)));
     const items = prepared.flatMap((entry) => (entry ? [entry.item] : []));
     const stored = items.length > 0 ? storeBatch(items) : [];
     let next = 0;
-    const results = prepared.map((entry) => {
-      if (!entry) return { ok: false, declined: true };
+    results = prepared.map((entry, index) => {
+      const id = batch[index].id;
+      if (!entry) return { id, ok: false, declined: true };
       const result = stored[next++];
-      return result.ok && entry.summary !== undefined ? { ...result, summary: entry.summary } : result;
+      return { id, ...result, ...(result.ok && entry.summary !== undefined ? { summary: entry.summary } : {}) };
     });
-    parentPort?.postMessage({ batch: message.batch, results });
   } catch (error) {
-    parentPort?.postMessage({ batch: message.batch, error: describe(error) });
+    results = batch.map((entry) => ({ id: entry.id, ok: false, error: `storing the batch failed: ${describe(error)}` }));
   }
+  parentPort?.postMessage({ results });
+  // Yield before the next batch, so writes sent meanwhile are received and join it.
+  if (queue.length > 0) schedule();
+}
+
+function schedule() {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(drain);
+}
+
+parentPort?.on('message', (/** @type {{ entries: any[] }} */ message) => {
+  queue.push(...message.entries);
+  schedule();
 });

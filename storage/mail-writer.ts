@@ -6,11 +6,15 @@
  *
  * Group commit: messages that arrive while a batch is being written go together in the next batch, one
  * transaction and one log sync for all of them; when one message fails, the others are stored without it. A write
- * resolves only after its COMMIT was synced (synchronous=FULL), so its caller may acknowledge the message. Each
- * batch holds the process's write lock (`Database.exclusive`) from BEGIN to the reply, so `Database.write` on the
- * event loop never meets the writer on SQLite's lock. If the thread dies mid-batch, its
- * connection goes with it (the open transaction is rolled back); the messages of the batch are then looked up, and
- * those not stored fail; the next batch starts a new thread.
+ * resolves only after its COMMIT was synced (synchronous=FULL), so its caller may acknowledge the message.
+ *
+ * The lock: writes are handed to the thread as they come, and it goes from one transaction to the next without a
+ * round trip through the event loop. Meanwhile it holds the process's write lock (`Database.exclusive`), so
+ * `Database.write` on the event loop never meets it on SQLite's lock; as soon as such a write waits, no more mail
+ * is handed over, the thread finishes what it has, the lock goes to the waiting write, and the mail that came
+ * meanwhile waits for the next turn. If the thread dies, its connection goes with it (an open transaction is rolled
+ * back); the messages it had not answered are then looked up, and those not stored fail; the next write starts a
+ * new thread.
  *
  * A message comes either as rows ready to store (`write`) or raw (`writeRaw`): the thread then prepares it itself,
  * before BEGIN, with a module the caller names (`prepareModule`, src/mail/ingest-prepare.js: parse and rows), or
@@ -97,8 +101,8 @@ export interface MailWriterOptions {
   /** Most bytes of blobs in one transaction, unless one message alone is larger (default 32 MB). */
   maxBatchBytes?: number;
   /**
-   * A batch still unanswered after this long stops its thread (default 60 s); the messages it did not commit fail.
-   * A thread stops at its next instruction of JavaScript: an SQL statement under way finishes first.
+   * A thread that has work and answers nothing for this long is stopped (default 60 s); the messages it did not
+   * commit fail. A thread stops at its next instruction of JavaScript: an SQL statement under way finishes first.
    */
   batchTimeoutMs?: number;
   /** Milliseconds the writer waits for another process's write lock (default 5 s). */
@@ -156,13 +160,12 @@ interface Pending {
   entry: Entry;
   /** Ids of the entry's messages, for {@link inDoubt}. */
   messageIds: string[];
-  bytes: number;
   resolve(outcome: MailRawOutcome): void;
   reject(error: Error): void;
 }
 
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
-type Reply = { batch: number; results: EntryResult[] } | { batch: number; error: string };
+type Reply = { results: (EntryResult & { id: number })[] };
 
 /** A failed write of the mail writer (storing may be retried later). */
 export class MailWriteError extends Error {
@@ -173,13 +176,13 @@ export class MailWriteError extends Error {
 export function createMailWriter(db: Database, options: MailWriterOptions = {}): MailWriter {
   const file = db.file;
   if (!file) throw new Error('mail writer: the database is not an embedded file (use the mail store in a write transaction)');
-  const maxBatch = options.maxBatch ?? 64;
-  const maxBatchBytes = options.maxBatchBytes ?? 32 * 1024 * 1024;
   const batchTimeoutMs = options.batchTimeoutMs ?? 60_000;
   const workerData = {
     file,
     prepareModule: options.prepareModule?.href,
     busyTimeoutMs: options.busyTimeoutMs ?? 5_000,
+    maxBatch: options.maxBatch ?? 64,
+    maxBatchBytes: options.maxBatchBytes ?? 32 * 1024 * 1024,
     chunkBytes: BLOB_CHUNK_BYTES,
     tables: {
       messages: describeTable(messages),
@@ -191,20 +194,42 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     },
   };
 
+  /** Writes not yet handed to the thread. */
   const pending: Pending[] = [];
+  /** Writes handed to the thread, by entry id, until their result (or the end of the thread) settles them. */
+  const outstanding = new Map<number, Pending>();
+  let nextEntry = 1;
   let worker: Worker | undefined;
-  let flushing = false;
+  /** While the thread has work: the process's write lock is held, and this gives it back. */
+  let session: { thread: Worker; release(): void } | undefined;
+  let acquiring = false;
+  /** Stops a thread that has answered nothing for `batchTimeoutMs` while it has work. */
+  let watchdog: NodeJS.Timeout | undefined;
   let closed = false;
-  let nextBatch = 1;
-  /** The batch in flight: settled by its reply, or by the end of its thread. */
-  let inFlight: { batch: number; thread: Worker; settle(reply: Reply | { exited: string }): void } | undefined;
   let idle: (() => void) | undefined;
+
+  function settle(entry: Pending, result: EntryResult | undefined) {
+    if (result?.ok) entry.resolve({ prepared: true, results: result.stored, summary: result.summary });
+    else if (result?.declined) entry.resolve({ prepared: false });
+    else entry.reject(new MailWriteError(`storing the message failed: ${result ? result.error : 'no result'}`));
+  }
+
+  function armWatchdog(thread: Worker) {
+    clearTimeout(watchdog);
+    watchdog = outstanding.size > 0 ? setTimeout(() => void thread.terminate(), batchTimeoutMs) : undefined;
+  }
 
   function spawn(): Worker {
     const thread = new Worker(WORKER_URL, { execArgv: [], workerData });
     thread.unref();
-    thread.on('message', (message: Reply) => {
-      if (inFlight?.batch === message.batch) inFlight.settle(message);
+    thread.on('message', (reply: Reply) => {
+      for (const result of reply.results) {
+        const entry = outstanding.get(result.id);
+        outstanding.delete(result.id);
+        if (entry) settle(entry, result);
+      }
+      armWatchdog(thread);
+      pump();
     });
     let reason = 'it exited';
     thread.on('error', (error) => {
@@ -212,18 +237,33 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     });
     thread.on('exit', (code) => {
       if (worker === thread) worker = undefined;
+      if (session?.thread !== thread) return;
       // The thread's connection is gone, and with it any transaction it had not committed.
-      if (inFlight?.thread === thread) inFlight.settle({ exited: `${reason} (exit code ${code})` });
+      clearTimeout(watchdog);
+      const doubtful = [...outstanding.values()];
+      outstanding.clear();
+      const held = session;
+      session = undefined;
+      void inDoubt(doubtful, `${reason} (exit code ${code})`)
+        .then(
+          (results) => doubtful.forEach((entry, index) => settle(entry, results[index])),
+          (error: unknown) => doubtful.forEach((entry) => entry.reject(new MailWriteError(`the mail writer thread stopped, and what it stored is unknown: ${String(error)}`))),
+        )
+        .finally(() => {
+          held.release();
+          if (pending.length > 0) acquire();
+          else idle?.();
+        });
     });
     return thread;
   }
 
   /**
-   * The outcome of a batch whose thread ended before it answered: its COMMIT may or may not have happened, so the
+   * The outcomes of writes whose thread ended before it answered: their COMMIT may or may not have happened, so the
    * database says which messages are stored (a batch commits whole; a message of it that failed alone is absent).
    */
-  async function inDoubt(batch: Pending[], why: string): Promise<Reply> {
-    const ids = batch.flatMap((entry) => entry.messageIds);
+  async function inDoubt(entries: Pending[], why: string): Promise<EntryResult[]> {
+    const ids = entries.flatMap((entry) => entry.messageIds);
     const found = new Map<string, MailWriteResult>();
     for (let index = 0; index < ids.length; index += 500) {
       const rows = await db.orm
@@ -232,94 +272,82 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
         .where(inArray(messages.id, ids.slice(index, index + 500)));
       for (const row of rows) found.set(row.messageId, row);
     }
-    return {
-      batch: 0,
-      results: batch.map((entry): EntryResult => {
-        const stored = entry.messageIds.map((id) => found.get(id));
-        // A raw entry found stored has lost its summary with the thread: the caller goes without it.
-        return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored as MailWriteResult[] } : { ok: false, error: `the mail writer thread stopped: ${why}` };
-      }),
-    };
-  }
-
-  /** Sends one batch and waits for its outcome, holding the process's write lock until the thread is done with it. */
-  function send(batch: Pending[]): Promise<Reply> {
-    return db.exclusive(async () => {
-      const thread = (worker ??= spawn());
-      const id = nextBatch++;
-      const outcome = await new Promise<Reply | { exited: string }>((resolve) => {
-        // A stalled thread is stopped; its exit settles the batch.
-        const timer = setTimeout(() => void thread.terminate(), batchTimeoutMs);
-        inFlight = {
-          batch: id,
-          thread,
-          settle(reply) {
-            clearTimeout(timer);
-            inFlight = undefined;
-            resolve(reply);
-          },
-        };
-        try {
-          const entries = batch.map((pending) => pending.entry);
-          // Raw bytes go over without a copy (each is a copy of its own, see writeRaw).
-          const transfer = entries.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : []));
-          thread.postMessage({ batch: id, entries }, transfer);
-        } catch (error) {
-          // Something in the batch cannot be sent to a thread: nothing was written.
-          inFlight.settle({ batch: id, error: error instanceof Error ? error.message : String(error) });
-        }
-      });
-      return 'exited' in outcome ? inDoubt(batch, outcome.exited) : outcome;
+    return entries.map((entry): EntryResult => {
+      const stored = entry.messageIds.map((id) => found.get(id));
+      // A raw entry found stored has lost its summary with the thread: the caller goes without it.
+      return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored as MailWriteResult[] } : { ok: false, error: `the mail writer thread stopped: ${why}` };
     });
   }
 
-  async function flush(): Promise<void> {
-    flushing = true;
+  /** Takes the process's write lock for a session of the thread's work (behind the writes already waiting for it). */
+  function acquire() {
+    if (acquiring || session) return;
+    acquiring = true;
+    void db.exclusive(
+      () =>
+        new Promise<void>((release) => {
+          acquiring = false;
+          session = { thread: (worker ??= spawn()), release };
+          pump();
+        }),
+    );
+  }
+
+  /** Hands the thread the writes not yet given, one message, so it stores them in its next transaction. */
+  function post(entries: Pending[]) {
+    const thread = session!.thread;
+    const message = entries.map((entry) => {
+      const id = nextEntry++;
+      outstanding.set(id, entry);
+      return { id, ...entry.entry };
+    });
     try {
-      while (pending.length > 0) {
-        let bytes = 0;
-        let size = 0;
-        while (size < pending.length && size < maxBatch && (size === 0 || bytes + pending[size]!.bytes <= maxBatchBytes)) bytes += pending[size++]!.bytes;
-        const batch = pending.splice(0, size);
-        let reply: Reply;
-        try {
-          reply = await send(batch);
-        } catch (error) {
-          reply = { batch: 0, error: error instanceof Error ? error.message : String(error) };
-        }
-        if ('error' in reply) {
-          for (const entry of batch) entry.reject(new MailWriteError(`storing the batch failed: ${reply.error}`));
-          continue;
-        }
-        batch.forEach((entry, index) => {
-          const result = reply.results[index];
-          if (result?.ok) entry.resolve({ prepared: true, results: result.stored, summary: result.summary });
-          else if (result?.declined) entry.resolve({ prepared: false });
-          else entry.reject(new MailWriteError(`storing the message failed: ${result ? result.error : 'no result'}`));
-        });
-      }
-    } finally {
-      flushing = false;
-      idle?.();
+      // Raw bytes go over without a copy (each is a copy of its own, see writeRaw).
+      const transfer = message.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : []));
+      thread.postMessage({ entries: message }, transfer);
+      if (!watchdog) armWatchdog(thread);
+    } catch (error) {
+      // Something cannot be sent to a thread: nothing of it was written.
+      for (const { id } of message) outstanding.delete(id);
+      for (const entry of entries) entry.reject(new MailWriteError(`storing the batch failed: ${error instanceof Error ? error.message : String(error)}`));
     }
   }
 
-  function enqueue(entry: Entry, messageIds: string[], bytes: number): Promise<MailRawOutcome> {
+  /**
+   * Moves the work on. The thread takes writes as they come, without a round trip through the event loop between
+   * its transactions (writes that arrive while it is busy go together into its next one), for as long as nobody
+   * else waits for the write lock; then it finishes what it has, the lock goes to the waiting writes, and the
+   * writes still pending wait for the next turn.
+   */
+  function pump() {
+    if (!session) {
+      if (pending.length > 0) acquire();
+      return;
+    }
+    if (pending.length > 0 && db.lockWaiters() === 0) post(pending.splice(0));
+    if (outstanding.size > 0) return;
+    const held = session;
+    session = undefined;
+    clearTimeout(watchdog);
+    watchdog = undefined;
+    held.release();
+    if (pending.length > 0) acquire();
+    else idle?.();
+  }
+
+  function enqueue(entry: Entry, messageIds: string[]): Promise<MailRawOutcome> {
     return new Promise<MailRawOutcome>((resolve, reject) => {
       if (closed) return reject(new MailWriteError('the mail writer is closed'));
-      pending.push({ entry, messageIds, bytes, resolve, reject });
-      // Messages arriving while a batch is written join the next one.
-      if (!flushing) void flush();
+      pending.push({ entry, messageIds, resolve, reject });
+      pump();
     });
   }
 
   return {
     async write(item) {
-      const bytes = item.blobs.reduce((sum, blob) => sum + blob.bytes.byteLength, 0);
       const outcome = await enqueue(
         { kind: 'item', item },
         item.copies.map((copy) => copy.message.id),
-        bytes,
       );
       if (!outcome.prepared) throw new MailWriteError('the mail writer declined a prepared message');
       return outcome.results;
@@ -328,14 +356,14 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
       // A copy in its own buffer, handed over without another: the caller keeps its bytes.
-      return enqueue({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta }, job.messageIds, job.raw.byteLength);
+      return enqueue({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta }, job.messageIds);
     },
     async terminate() {
       await worker?.terminate();
     },
     async close() {
       closed = true;
-      if (flushing) {
+      if (session || acquiring || pending.length > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, batchTimeoutMs);
           timer.unref();

@@ -257,6 +257,28 @@ describe('mail writer thread', () => {
     db.close();
   });
 
+  it('takes new mail without giving up the lock, but lets a waiting db.write in before mail that came after it', async () => {
+    const db = await openDatabase(join(dir.path, 'fair.db'));
+    const writer = createMailWriter(db);
+    const store = createMailStore({ newId: sequentialIds('fair'), clock });
+    const order: string[] = [];
+    const mail = (label: string, round: number) => writer.write(store.toWriteItem(inputs[round % inputs.length]!)).then(() => order.push(label));
+    const early = Array.from({ length: 12 }, (_, round) => mail('early', round));
+    // Mail keeps coming while a write of the event loop waits for the lock.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const waiting = db.write((tx) => tx.insert(tables.applications).values({ id: 'app_fair', name: 'fair', plan: 'trial', createdAt: 1, updatedAt: 1 })).then(() => order.push('db.write'));
+    expect(db.lockWaiters()).toBeGreaterThan(0);
+    const late = Array.from({ length: 12 }, (_, round) => mail('late', round));
+    await Promise.all([...early, waiting, ...late]);
+    // Mail sent after the db.write started waiting is stored after it: the thread does not keep the lock from it.
+    expect(order.indexOf('db.write')).toBeGreaterThanOrEqual(0);
+    expect(order.slice(0, order.indexOf('db.write'))).not.toContain('late');
+    expect(order.filter((label) => label === 'late')).toHaveLength(12);
+    expect(db.lockWaiters()).toBe(0);
+    await writer.close();
+    db.close();
+  });
+
   it('prepares simple messages on its own thread, storing what the event-loop store stores, and declines the others', async () => {
     const reference = await openDatabase(join(dir.path, 'reference-raw.db'));
     const store = createMailStore({ newId: sequentialIds('ref'), clock });
