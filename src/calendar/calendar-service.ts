@@ -9,7 +9,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
@@ -193,12 +193,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
         }
         await tx.delete(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, current.id)));
         await tx.delete(tables.calendars).where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)));
-        await record(tx, {
-          applicationId: principal.applicationId,
-          grantId: grant.id,
-          type: 'calendar.deleted',
-          object: { id: current.id, grant_id: grant.id, object: 'calendar' },
-        });
+        await record(tx, deletedEvent(principal.applicationId, grant.id, 'calendar', current.id));
       });
     },
   };

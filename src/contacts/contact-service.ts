@@ -9,7 +9,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Contact, ContactRefInput, CreateContactInput, FindContactInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
@@ -215,12 +215,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
       const current = await requireContact(grant, input.contact_id);
       await db.write(async (tx) => {
         await tx.delete(tables.contacts).where(and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, current.id)));
-        await record(tx, {
-          applicationId: principal.applicationId,
-          grantId: grant.id,
-          type: 'contact.deleted',
-          object: { id: current.id, grant_id: grant.id, object: 'contact' },
-        });
+        await record(tx, deletedEvent(principal.applicationId, grant.id, 'contact', current.id));
       });
     },
   };

@@ -116,6 +116,11 @@ export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
 /** An event as a service writes it: the id is made, `objectId` defaults to `object.id`, `createdAt` to now. */
 export type NewOutboxEvent = Omit<OutboxEvent, 'id' | 'createdAt' | 'objectId'> & { objectId?: string | undefined; createdAt?: number };
 
+/** The `<kind>.deleted` event of an object of a grant: its id, grant and kind are all a deleted object still has. */
+export function deletedEvent(applicationId: string, grantId: string, kind: 'calendar' | 'contact' | 'folder', id: string): NewOutboxEvent {
+  return { applicationId, grantId, type: `${kind}.deleted`, object: { id, grant_id: grantId, object: kind } };
+}
+
 /** Binds {@link recordEvent} to a service's id generator and clock, so call sites name only what changed. */
 export function eventRecorder({ newId, clock }: { newId: IdGenerator; clock: Clock }) {
   return (tx: Tx, event: NewOutboxEvent): Promise<void> =>

@@ -8,7 +8,7 @@ import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
 import { folderAttributes, type GrantService } from './grant-service.js';
@@ -207,12 +207,7 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
       await db.write(async (tx) => {
         await tx.update(tables.folders).set({ parentId: null }).where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.parentId, current.id)));
         await tx.delete(tables.folders).where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.id, current.id)));
-        await record(tx, {
-          applicationId: principal.applicationId,
-          grantId: grant.id,
-          type: 'folder.deleted',
-          object: { id: current.id, grant_id: grant.id, object: 'folder' },
-        });
+        await record(tx, deletedEvent(principal.applicationId, grant.id, 'folder', current.id));
       });
     },
   };

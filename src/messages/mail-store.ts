@@ -333,7 +333,7 @@ export async function loadAttachments(db: Executor, messageIds: string[]): Promi
 }
 
 /** The body of a message row (inline, or read from its blob). */
-export async function loadBody(db: Executor, row: MessageRow): Promise<string> {
+export async function loadBody(db: Executor, row: Pick<MessageRow, 'body' | 'bodyHash'>): Promise<string> {
   if (row.body !== null) return row.body;
   if (row.bodyHash === null) return '';
   return (await readBlob(db, row.bodyHash))?.toString('utf8') ?? '';

@@ -20,11 +20,12 @@
  */
 import { gzipSync } from 'node:zlib';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { readBlob, tables, type Tx } from '../../storage/index.js';
+import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import type { OutboxConsumer, OutboxRow } from '../events/outbox-dispatcher.js';
 import type { Job, JobQueue } from '../jobs/job-queue.js';
+import { loadBody } from '../messages/mail-store.js';
 import type { JobHandler, JobOutcome } from '../jobs/worker.js';
 import { checkWebhookTarget } from './address-policy.js';
 import { signatureHeaders } from './signatures.js';
@@ -138,10 +139,7 @@ async function leftOutBodies(tx: Tx, events: readonly OutboxRow[]): Promise<Map<
       .select({ id: tables.messages.id, body: tables.messages.body, bodyHash: tables.messages.bodyHash })
       .from(tables.messages)
       .where(inArray(tables.messages.id, ids.slice(index, index + 200)));
-    for (const row of rows) {
-      const body = row.body ?? (row.bodyHash ? (await readBlob(tx, row.bodyHash))?.toString('utf8') : undefined);
-      if (body !== undefined) bodies.set(row.id, body);
-    }
+    for (const row of rows) bodies.set(row.id, await loadBody(tx, row));
   }
   return bodies;
 }
