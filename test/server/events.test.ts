@@ -7,10 +7,10 @@ import { validateICalendar } from '../src/calendar/ics-validator.js';
 import { request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { sdkError } from '../helpers/sdk.js';
+import { utc } from '../helpers/calendar.js';
 
 const DOMAIN = 'events.agentpost.localhost';
 const EMAIL = `planner@${DOMAIN}`;
-const utc = (iso: string) => Date.parse(iso) / 1000;
 const startOf = (event: Event) => {
   const when = event.when as { object: string; startTime?: number; time?: number; date?: string; startDate?: string };
   return when.startTime ?? when.time ?? when.date ?? when.startDate;

@@ -9,11 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../helpers/clock.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createMailbox } from '../helpers/mail.js';
+import { iso, nyHour, utc } from '../helpers/calendar.js';
 
 const DOMAIN = 'series.agentpost.localhost';
 const EMAIL = `standup@${DOMAIN}`;
-const utc = (iso: string) => Date.parse(iso) / 1000;
-const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
 /** Monday 2025-03-03 to Monday 2025-03-10 (New York springs forward on Sunday the 9th). */
 const WINDOW = { start: utc('2025-03-03T00:00:00Z'), end: utc('2025-03-10T00:00:00Z') };
 
@@ -64,7 +63,7 @@ describe('changed and deleted series are never read stale', () => {
       queryParams: { calendarId: 'primary', notifyParticipants: false },
       requestBody: {
         title: 'Stand-up',
-        when: { startTime: utc('2025-03-03T14:00:00Z'), endTime: utc('2025-03-03T15:00:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' },
+        when: nyHour('2025-03-03T14:00:00Z'),
         recurrence: ['RRULE:FREQ=DAILY'],
       },
     });
@@ -98,7 +97,7 @@ describe('changed and deleted series are never read stale', () => {
       identifier: grantId,
       eventId: id,
       queryParams: { calendarId: 'primary', notifyParticipants: false },
-      requestBody: { when: { startTime: utc('2025-03-03T15:00:00Z'), endTime: utc('2025-03-03T16:00:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' } },
+      requestBody: { when: nyHour('2025-03-03T15:00:00Z') },
     });
     read = await readAll();
     expect(read.busy).toEqual(['2025-03-03T15:00:00Z', '2025-03-04T15:00:00Z', '2025-03-06T15:00:00Z', '2025-03-07T15:00:00Z']);
@@ -129,7 +128,7 @@ describe('changed and deleted series are never read stale', () => {
       queryParams: { calendarId: 'primary', notifyParticipants: false },
       requestBody: {
         title: 'Stand-up',
-        when: { startTime: utc('2025-03-03T14:00:00Z'), endTime: utc('2025-03-03T15:00:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' },
+        when: nyHour('2025-03-03T14:00:00Z'),
         recurrence: ['RRULE:FREQ=DAILY'],
       },
     });
@@ -146,7 +145,7 @@ describe('changed and deleted series are never read stale', () => {
         requestBody: {
           title: 'Never',
           // Monday, every 7 days, but only on Wednesdays.
-          when: { startTime: utc('2025-03-03T14:00:00Z'), endTime: utc('2025-03-03T15:00:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' },
+          when: nyHour('2025-03-03T14:00:00Z'),
           recurrence: ['RRULE:FREQ=DAILY;INTERVAL=7;BYDAY=WE;COUNT=3'],
         },
       })

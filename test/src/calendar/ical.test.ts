@@ -17,10 +17,9 @@ import {
   type ParsedEvent,
 } from '../../../src/calendar/ical.js';
 import { validateICalendar } from './ics-validator.js';
+import { iso, utc } from '../../helpers/calendar.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/ics/${name}`, import.meta.url), 'utf8');
-const utc = (iso: string) => Date.parse(iso) / 1000;
-const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
 const NOW = new Date('2025-05-01T12:00:00Z');
 const AGENT = 'agent@invites.agentpost.localhost';
 

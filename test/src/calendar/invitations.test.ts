@@ -11,9 +11,9 @@ import type { Core } from '../../../src/index.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { createTestCore } from '../../helpers/service.js';
 import { validateICalendar } from './ics-validator.js';
+import { utc } from '../../helpers/calendar.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/ics/${name}`, import.meta.url), 'utf8');
-const utc = (iso: string) => Date.parse(iso) / 1000;
 const DOMAIN = 'invites.agentpost.localhost';
 const AGENT = `agent@${DOMAIN}`;
 const PEER = `peer@${DOMAIN}`;

@@ -13,9 +13,8 @@ import { isOccurrence, seriesStarts, storedRange } from '../../../src/calendar/r
 import { fixedClock } from '../../helpers/clock.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { createMailbox } from '../../helpers/mail.js';
+import { iso, nyHour, utc } from '../../helpers/calendar.js';
 
-const utc = (iso: string) => Date.parse(iso) / 1000;
-const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
 const hour = (zone: string, isoStart: string): EventTime => ({ kind: 'timespan', startTime: utc(isoStart), endTime: utc(isoStart) + 3600, startTimezone: zone, endTimezone: zone });
 const YEARS = [utc('2024-01-01T00:00:00Z'), utc('2027-01-01T00:00:00Z')] as const;
 
@@ -101,7 +100,7 @@ describe('every reader of the API shows the DTSTART instance', () => {
       queryParams: { calendarId: 'primary', notifyParticipants: false },
       requestBody: {
         title: 'Tuesdays and Thursdays',
-        when: { startTime: utc('2025-03-03T14:00:00Z'), endTime: utc('2025-03-03T15:00:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' },
+        when: nyHour('2025-03-03T14:00:00Z'),
         recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'],
       },
     });

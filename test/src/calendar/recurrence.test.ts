@@ -4,9 +4,8 @@ import type { EventTime } from '../../../src/calendar/event-time.js';
 import { expandOccurrences, expandOccurrencesByIterator, parseRecurrence } from '../../../src/calendar/ical.js';
 import { seriesInstances, seriesStarts } from '../../../src/calendar/recurrence.js';
 import { epochToWallAsUtc, offsetAt, zonedWallSecondsToUnix, zonedWallTimeToEpoch } from '../../../src/calendar/time-zones.js';
+import { iso, utc } from '../../helpers/calendar.js';
 
-const utc = (iso: string) => Date.parse(iso) / 1000;
-const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
 const DAY = 86_400;
 const ZONES = ['UTC', 'America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Asia/Kolkata', 'America/Sao_Paulo', 'Pacific/Chatham'];
 const WEEKDAYS = ['SU', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA'];

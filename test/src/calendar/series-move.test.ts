@@ -16,9 +16,8 @@ import { sdkError } from '../../helpers/sdk.js';
 import { createTestCore, startTestService, type TestService } from '../../helpers/service.js';
 import { validateICalendar } from './ics-validator.js';
 import { createMailbox } from '../../helpers/mail.js';
+import { iso, nyHour, utc } from '../../helpers/calendar.js';
 
-const utc = (iso: string) => Date.parse(iso) / 1000;
-const iso = (unix: number) => new Date(unix * 1000).toISOString().replace('.000', '');
 const hour = (zone: string, isoStart: string): EventTime => ({ kind: 'timespan', startTime: utc(isoStart), endTime: utc(isoStart) + 3600, startTimezone: zone, endTimezone: zone });
 const NY = 'America/New_York';
 const MARCH = { start: utc('2025-03-01T00:00:00Z'), end: utc('2025-04-01T00:00:00Z') };
@@ -100,7 +99,6 @@ describe('moving a series through the API', () => {
 
   const query = { calendarId: 'primary', notifyParticipants: false };
   const startOf = (event: Event) => iso((event.when as { startTime: number }).startTime);
-  const nyHour = (isoStart: string, hours = 1) => ({ startTime: utc(isoStart), endTime: utc(isoStart) + hours * 3600, startTimezone: NY, endTimezone: NY });
 
   async function expanded(masterEventId: string) {
     const listed = await service.nylas.events.list({ identifier: grantId, queryParams: { calendarId: 'primary', start: String(MARCH.start), end: String(MARCH.end), expandRecurring: true, masterEventId } as never });

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.js';
 import { readWhen, shiftTo, toWireWhen, utcRange } from '../../../src/calendar/event-time.js';
 import { ianaFromTzid, normalizeTimeZone, offsetAt, transitionsBetween, zonedWallTimeToEpoch } from '../../../src/calendar/time-zones.js';
+import { utc } from '../../helpers/calendar.js';
 
-const utc = (iso: string) => Date.parse(iso) / 1000;
 const wall = (year: number, month: number, day: number, hour: number, minute = 0) => ({ year, month, day, hour, minute, second: 0 });
 
 function errorOf(run: () => unknown): AppError {
