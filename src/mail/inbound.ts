@@ -10,7 +10,7 @@
  *
  * Where the parse runs: a message of one text part (most mail) goes raw to the writer thread, which parses it with
  * the fast path (./simple-mime.js) and builds its rows there (./ingest-prepare.js): one hand-off between threads.
- * Anything else (multipart, attachments, other charsets, over 1 MB), or any message when the database is a libSQL
+ * Anything else (multipart, attachments, other charsets, over 256 KB), or any message when the database is a libSQL
  * server, is parsed by mailparser on the parser pool (./parse-inbound.ts) and then stored. Either way the parse
  * never runs on the event loop.
  *

@@ -13,7 +13,7 @@ import { normalize, sha256 } from './normalize.js';
 import { parseSimpleMessage } from './simple-mime.js';
 
 /**
- * What the inbound path sends with the bytes (see `RawDeliveryMeta` in ./inbound.ts).
+ * What the inbound path sends with the bytes (`storeRaw` in ./inbound.ts).
  * @typedef {object} RawDeliveryMeta
  * @property {Record<string, unknown>[]} copies one per mailbox: a NewMessage without `parsed`, `raw` and `rawHash`
  * @property {string[]} ids the ids the rows take, in the order `writeItemOf` asks for them
