@@ -6,7 +6,7 @@ export { createDb, migrate, type Database, type Executor, type Orm, type Tx, typ
 export * as tables from './schema/index.js';
 export { SYSTEM_FOLDERS, type SystemFolder } from './schema/grants.js';
 export { findGrantByRef, findGrantByEmail, type GrantRow } from './repositories/grant-repository.js';
-export { breathe, putBlob, putBlobs, readBlob, readBlobChunks, blobSize, blobHash, releaseBlobs, BLOB_CHUNK_BYTES, type BlobInput } from './repositories/blob-repository.js';
+export { breathe, putBlob, putBlobs, readBlob, readMessageRaw, readBlobChunks, blobSize, blobHash, releaseBlobs, BLOB_CHUNK_BYTES, type BlobInput } from './repositories/blob-repository.js';
 export { indexMessageTexts, matchesSearch, toFtsQuery, type SearchDocument } from './mail-search.js';
 export type { StoredAddress } from './schema/mail.js';
 export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit.js';

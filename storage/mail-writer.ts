@@ -45,6 +45,8 @@ export interface MailWriteCopy {
   folders: (typeof messageFolders.$inferSelect)[];
   attachments: (typeof attachments.$inferSelect)[];
   search: { subject: string; addresses: string; body: string };
+  /** The raw message, stored in `message_raw` under the copy's `seq` (then `message.rawHash` is null), if not a blob. */
+  raw?: Uint8Array;
   /** The `message.created` event; the writer sets its payload's `thread_id`. */
   event: Omit<typeof outboxEvents.$inferSelect, 'seq'>;
 }

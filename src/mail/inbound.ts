@@ -24,6 +24,7 @@ import { AppError } from '../errors.js';
 import { announceRecordedEvents } from '../events/outbox.js';
 import { HOSTED_PROVIDER } from '../grants/grant-service.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
+import { asDelivery } from '../messages/mail-rows.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
@@ -114,7 +115,7 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
   const parser = options.parser ?? createMimeParser();
   /** Stores deliveries (each one copy per hosted recipient) in the group commit's transaction. */
   async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
-    const stored = await mailStore.insertMany(tx, deliveries.flat());
+    const stored = await mailStore.insertMany(tx, deliveries.flatMap(asDelivery));
     let offset = 0;
     return deliveries.map((copies) => {
       const mine = stored.slice(offset, offset + copies.length);
@@ -134,7 +135,7 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
   /** Stores the copies of one message (one per mailbox) in one transaction shared with concurrent deliveries. */
   async function storeCopies(copies: NewMessage[]): Promise<InboundDelivery[]> {
     if (!db.file) return commit.run(copies);
-    const stored = await mailWriter().write(mailStore.toWriteItem(copies));
+    const stored = await mailWriter().write(mailStore.toWriteItem(asDelivery(copies)));
     announceRecordedEvents();
     return deliveriesOf(copies, stored);
   }

@@ -8,7 +8,7 @@
  * path parses it on the parser pool as before (./inbound.ts).
  * Plain JavaScript: it runs in a worker thread, which has no TypeScript loader in every runtime this runs in.
  */
-import { writeItemOf } from '../messages/mail-rows.js';
+import { asDelivery, writeItemOf } from '../messages/mail-rows.js';
 import { normalize, sha256 } from './normalize.js';
 import { parseSimpleMessage } from './simple-mime.js';
 
@@ -42,7 +42,7 @@ export function prepare(bytes, meta) {
     return id;
   };
   const item = writeItemOf(
-    copies.map((copy) => /** @type {any} */ ({ ...copy, parsed, raw, rawHash })),
+    asDelivery(copies.map((copy) => /** @type {any} */ ({ ...copy, parsed, raw, rawHash }))),
     { newId, at },
   );
   return { item, summary: { from: parsed.from } };

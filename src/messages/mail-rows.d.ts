@@ -19,10 +19,20 @@ export interface NewMessage {
   envelopeTo: string | null;
   parseError: string | null;
   metadata?: Record<string, unknown>;
+  /**
+   * Store `raw` in `message_raw`, under the message's `seq`, instead of as a content-addressed blob (then the row's
+   * `rawHash` is null): set by {@link asDelivery} for received mail with one copy. Mail whose blob is shared (with
+   * other copies, or with the outbound queue) leaves it unset.
+   */
+  rawInline?: boolean;
 }
 
 /** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
 export declare const INLINE_BODY_BYTES: number;
+/** Raw messages up to this size, received with one copy, go in `message_raw` (see {@link asDelivery}). */
+export declare const INLINE_RAW_BYTES: number;
+/** The copies of one received message, each for its mailbox, marked `rawInline` when there is one copy of at most {@link INLINE_RAW_BYTES}. */
+export declare function asDelivery<T extends Pick<NewMessage, 'raw'>>(copies: T[]): (T & { rawInline: boolean })[];
 /** Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own. */
 export declare function threadCandidates(parsed: ParsedMessage): string[];
 /** Message-IDs a message records for its thread: its own, In-Reply-To and References, once each. */

@@ -25,6 +25,25 @@ import { toMessage } from './message-wire.js';
 export const INLINE_BODY_BYTES = 128 * 1024;
 
 /**
+ * The raw message of mail received with one copy, up to this size, goes in `message_raw` under the message's `seq`:
+ * appended to one B-tree, where a content-addressed blob writes a blob row, its chunks and an index entry at random
+ * places in three. Larger raw messages, and those shared by copies for several mailboxes, are a blob.
+ */
+export const INLINE_RAW_BYTES = 512 * 1024;
+
+/**
+ * The copies of one received message, each for its mailbox, ready to store: with one copy, of at most
+ * {@link INLINE_RAW_BYTES}, its raw message is stored inline (`rawInline`).
+ * @template {{ raw: Uint8Array }} T
+ * @param {T[]} copies
+ * @returns {(T & { rawInline: boolean })[]}
+ */
+export function asDelivery(copies) {
+  const rawInline = copies.length === 1 && /** @type {T} */ (copies[0]).raw.length <= INLINE_RAW_BYTES;
+  return copies.map((copy) => ({ ...copy, rawInline }));
+}
+
+/**
  * Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own.
  * @param {ParsedMessage} parsed
  * @returns {string[]}
@@ -87,7 +106,7 @@ export function messageRowOf(input, place) {
     headerMessageId: parsed.messageId ?? null,
     inReplyTo: parsed.inReplyTo ?? null,
     references: parsed.references,
-    rawHash: input.rawHash,
+    rawHash: input.rawInline ? null : input.rawHash,
     rawSize: input.raw.length,
     envelopeFrom: input.envelopeFrom,
     envelopeTo: input.envelopeTo,
@@ -156,7 +175,8 @@ export function createdEventOf(row, attachments) {
 /**
  * One message for the mail writer thread (storage/mail-writer.ts): the rows the mail store's `insertMany` would write
  * for `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events; the
- * writer picks each copy's thread and sequence inside its transaction. Ids are taken per copy in this order: the
+ * writer picks each copy's thread and sequence inside its transaction. A raw message stored inline (`rawInline`)
+ * goes with its copy, for `message_raw`, instead of being a blob. Ids are taken per copy in this order: the
  * message, its new thread, its attachments, its event.
  * @param {NewMessage[]} inputs
  * @param {{ newId: () => string, at: number }} options `at`: unix seconds, for every row and event
@@ -166,7 +186,7 @@ export function writeItemOf(inputs, { newId, at }) {
   /** @type {Map<string, Uint8Array>} */
   const blobs = new Map();
   const copies = inputs.map((input) => {
-    blobs.set(input.rawHash, input.raw);
+    if (!input.rawInline) blobs.set(input.rawHash, input.raw);
     for (const attachment of input.parsed.attachments) blobs.set(attachment.hash, attachment.content);
     const placed = placeBody(input.parsed.body);
     if (placed.blob) blobs.set(/** @type {string} */ (placed.bodyHash), placed.blob.bytes);
@@ -182,6 +202,7 @@ export function writeItemOf(inputs, { newId, at }) {
       folders: folderRowsOf(message),
       attachments,
       search: searchTextOf(input.parsed),
+      ...(input.rawInline ? { raw: input.raw } : {}),
       event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload, createdAt: at, dispatchedAt: null },
     };
     return copy;

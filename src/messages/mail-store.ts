@@ -123,7 +123,8 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
   }
 
   /**
-   * Stores messages, each for its mailbox: blobs (raw, large bodies, attachment bytes; identical ones once), thread
+   * Stores messages, each for its mailbox: blobs (raw unless `rawInline`, large bodies, attachment bytes; identical
+   * ones once), raw messages stored inline, thread
    * assignment (a message joins the thread of the closest Message-ID it shares, including with a message earlier
    * in the same call), the messages and their folders, attachments, search entries, thread aggregates and one
    * `message.created` outbox event each, all in the caller's transaction. A few multi-row statements serve the whole
@@ -135,7 +136,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
 
     const blobs: BlobInput[] = [];
     const bodies = inputs.map((input) => {
-      blobs.push({ bytes: input.raw, hash: input.rawHash });
+      if (!input.rawInline) blobs.push({ bytes: input.raw, hash: input.rawHash });
       for (const attachment of input.parsed.attachments) blobs.push({ bytes: attachment.content, hash: attachment.hash });
       const placed = placeBody(input.parsed.body);
       if (placed.blob) blobs.push(placed.blob);
@@ -218,6 +219,8 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
       await tx.insert(tables.messages).values(rows.slice(index, index + 50));
       await breathe();
     }
+    const raws = inputs.flatMap((input, index) => (input.rawInline ? [{ seq: rows[index]!.seq, data: input.raw }] : []));
+    for (let index = 0; index < raws.length; index += 50) await tx.insert(tables.messageRaw).values(raws.slice(index, index + 50));
     const memberships = rows.flatMap(folderRowsOf);
     for (let index = 0; index < memberships.length; index += 200) await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
     for (let index = 0; index < attachmentRows.length; index += 100) {
@@ -298,7 +301,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
       const attachmentHashes = await tx.select({ hash: tables.attachments.blobHash }).from(tables.attachments).where(inArray(tables.attachments.messageId, ids));
       await tx.delete(tables.messages).where(inArray(tables.messages.id, ids));
       await releaseBlobs(tx, [
-        ...rows.map((row) => row.rawHash),
+        ...rows.flatMap((row) => (row.rawHash ? [row.rawHash] : [])),
         ...rows.flatMap((row) => (row.bodyHash ? [row.bodyHash] : [])),
         ...attachmentHashes.map((row) => row.hash),
       ]);

@@ -4,7 +4,7 @@
  * MIME, update (read, starred, folders, metadata) and delete (to trash; from trash, for good).
  */
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
-import { readBlob, tables, type Executor, type Tx } from '../../storage/index.js';
+import { readBlob, readMessageRaw, tables, type Executor, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -26,7 +26,7 @@ export const TRASH_FOLDER = 'trash';
 
 /** The raw message of a row. */
 export async function loadRaw(db: Executor, row: MessageRow): Promise<Buffer> {
-  const raw = await readBlob(db, row.rawHash);
+  const raw = row.rawHash === null ? await readMessageRaw(db, row.seq) : await readBlob(db, row.rawHash);
   if (!raw) throw new AppError('internal', `The raw message of ${row.id} is missing from the store.`);
   return raw;
 }

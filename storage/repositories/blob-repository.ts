@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, notExists } from 'drizzle-orm';
 import type { Executor, Tx } from '../db.js';
-import { attachments, blobChunks, blobs, messages } from '../schema/mail.js';
+import { attachments, blobChunks, blobs, messageRaw, messages } from '../schema/mail.js';
 import { outboundMessages } from '../schema/outbound.js';
 
 /**
@@ -107,6 +107,13 @@ export async function* readBlobChunks(db: Executor, hash: string): AsyncGenerato
 }
 
 /** The whole blob in memory (for bodies and raw MIME a caller asked for), or undefined when missing. */
+/** The raw message kept in `message_raw` for the message with sequence number `seq` (see `messages.rawHash`). */
+export async function readMessageRaw(db: Executor, seq: number): Promise<Buffer | undefined> {
+  const [row] = await db.select({ data: messageRaw.data }).from(messageRaw).where(eq(messageRaw.seq, seq));
+  if (!row) return undefined;
+  return Buffer.isBuffer(row.data) ? row.data : Buffer.from(row.data as Uint8Array);
+}
+
 export async function readBlob(db: Executor, hash: string): Promise<Buffer | undefined> {
   const rows = await db.select({ data: blobChunks.data }).from(blobChunks).where(eq(blobChunks.hash, hash)).orderBy(asc(blobChunks.seq));
   if (rows.length === 0) {

@@ -4,7 +4,7 @@
  * describe) is created by `storage/mail-search.ts` after the migrations.
  */
 import { sql } from 'drizzle-orm';
-import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { grants } from './grants.js';
 
 /** `{ name, email }` as stored (the wire form, so mapping is a copy). */
@@ -89,13 +89,16 @@ export const threadReferences = sqliteTable(
 export const messages = sqliteTable(
   'messages',
   {
-    id: text('id').primaryKey(),
+    id: text('id').notNull().unique(),
     grantId: text('grant_id')
       .notNull()
       .references(() => grants.id, { onDelete: 'cascade' }),
     threadId: text('thread_id').notNull(),
-    /** Insertion order, unique; also the rowid of the message in the full-text index. */
-    seq: integer('seq').notNull(),
+    /**
+     * Insertion order: the table's rowid (new rows go on its last page), the rowid of the message in the full-text
+     * index and the key of its raw message in {@link messageRaw}.
+     */
+    seq: integer('seq').primaryKey(),
     /** Unix seconds the message was received (or sent, for the sent copy): the list order. */
     date: integer('date').notNull(),
     /** The Date header, when it parsed. */
@@ -119,7 +122,8 @@ export const messages = sqliteTable(
     headerMessageId: text('header_message_id'),
     inReplyTo: text('in_reply_to'),
     references: text('references', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
-    rawHash: text('raw_hash').notNull(),
+    /** The blob of the raw message; null when it is stored in {@link messageRaw} instead. */
+    rawHash: text('raw_hash'),
     rawSize: integer('raw_size').notNull(),
     envelopeFrom: text('envelope_from'),
     envelopeTo: text('envelope_to'),
@@ -130,16 +134,29 @@ export const messages = sqliteTable(
     updatedAt: integer('updated_at').notNull(),
   },
   (table) => [
-    uniqueIndex('messages_seq_idx').on(table.seq),
     index('messages_grant_order_idx').on(table.grantId, table.date, table.seq),
     index('messages_thread_idx').on(table.threadId, table.date),
-    index('messages_raw_hash_idx').on(table.rawHash),
+    index('messages_raw_hash_idx')
+      .on(table.rawHash)
+      .where(sql`${table.rawHash} IS NOT NULL`),
     // Only large bodies have a hash: no entry (and no index write) for the others.
     index('messages_body_hash_idx')
       .on(table.bodyHash)
       .where(sql`${table.bodyHash} IS NOT NULL`),
   ],
 );
+
+/**
+ * The raw message of a message stored with one copy (mail to one mailbox of this service), by the message's `seq`:
+ * rows go on the table's last page, where a content-addressed blob costs a blob row, its chunks and an index entry
+ * at a random place in three B-trees. Mail for several mailboxes keeps one blob for all its copies.
+ */
+export const messageRaw = sqliteTable('message_raw', {
+  seq: integer('seq')
+    .primaryKey()
+    .references(() => messages.seq, { onDelete: 'cascade' }),
+  data: blob('data', { mode: 'buffer' }).$type<Buffer>().notNull(),
+});
 
 /** Folder membership, for the `in` filter and for folder counts without scanning messages. */
 export const messageFolders = sqliteTable(

@@ -12,6 +12,7 @@ import { createDb, createMailWriter, migrate, MailWriteError, tables, type Datab
 import { INGEST_PREPARE_MODULE } from '../../src/mail/inbound.js';
 import { createMimeParser } from '../../src/mail/parse-inbound.js';
 import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
+import { asDelivery } from '../../src/messages/mail-rows.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';
 import { tempDir } from '../helpers/service.js';
 
@@ -65,6 +66,7 @@ async function snapshot(db: Database) {
   const attachments = await db.orm.select().from(tables.attachments);
   const blobs = await db.orm.select().from(tables.blobs);
   const chunks = await db.orm.select({ hash: tables.blobChunks.hash, seq: tables.blobChunks.seq, data: tables.blobChunks.data }).from(tables.blobChunks);
+  const raws = await db.orm.select().from(tables.messageRaw).orderBy(asc(tables.messageRaw.seq));
   const events = await db.orm.select().from(tables.outboxEvents).orderBy(asc(tables.outboxEvents.seq));
   const search = async (query: string) =>
     (await db.client.execute({ sql: 'SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid', args: [query] })).rows.map((row) => label.get(messages.find((message) => message.seq === Number(row[0]))?.id ?? ''));
@@ -77,6 +79,7 @@ async function snapshot(db: Database) {
     attachments: attachments.map(({ id, ...row }) => ({ ...row, id: typeof id, messageId: label.get(row.messageId) })).sort(byText),
     blobs: blobs.sort(byText),
     chunks: chunks.map((row) => ({ ...row, data: Buffer.from(row.data).toString('base64') })).sort(byText),
+    raws: raws.map((row) => ({ message: label.get(messages.find((message) => message.seq === row.seq)?.id ?? ''), data: Buffer.from(row.data).toString('base64') })),
     events: events.map(({ seq, id, objectId, payload, ...row }) => {
       const object = payload as { id: string; thread_id: string; attachments: { id: string }[] };
       return { ...row, id: typeof id, objectId: label.get(objectId ?? ''), payload: { ...object, id: label.get(object.id), thread_id: ofThread(object.thread_id), attachments: object.attachments.map((attachment) => ({ ...attachment, id: typeof attachment.id })) } };
@@ -86,7 +89,7 @@ async function snapshot(db: Database) {
 }
 
 async function counts(db: Database) {
-  const tally = async (table: typeof tables.messages | typeof tables.threads | typeof tables.blobs | typeof tables.attachments | typeof tables.outboxEvents | typeof tables.threadReferences | typeof tables.messageFolders) =>
+  const tally = async (table: typeof tables.messages | typeof tables.threads | typeof tables.blobs | typeof tables.messageRaw | typeof tables.attachments | typeof tables.outboxEvents | typeof tables.threadReferences | typeof tables.messageFolders) =>
     (await db.orm.select({ n: count() }).from(table))[0]!.n;
   const fts = (await db.client.execute('SELECT count(*) FROM messages_fts')).rows[0]![0];
   return {
@@ -96,6 +99,7 @@ async function counts(db: Database) {
     folders: await tally(tables.messageFolders),
     attachments: await tally(tables.attachments),
     blobs: await tally(tables.blobs),
+    raws: await tally(tables.messageRaw),
     events: await tally(tables.outboxEvents),
     fts: Number(fts),
   };
@@ -113,8 +117,9 @@ describe('mail writer thread', () => {
       const bytes = Buffer.from(raw);
       const parsed = await parser.parse(bytes);
       if (!parsed.ok) throw new Error(parsed.error);
+      // As the inbound path stores them: the raw message of a one-copy delivery inline, the others as blobs.
       inputs.push(
-        to.map((recipient) => ({
+        asDelivery(to.map((recipient) => ({
           applicationId: 'app',
           grantId: GRANTS.find((grant) => grant.email === recipient)!.id,
           parsed: parsed.value,
@@ -126,7 +131,7 @@ describe('mail writer thread', () => {
           envelopeFrom: 'sender@example.com',
           envelopeTo: recipient,
           parseError: null,
-        })),
+        }))),
       );
     }
   });
@@ -152,6 +157,11 @@ describe('mail writer thread', () => {
     expect(actual).toEqual(expected);
     // The scenario did exercise threading: one thread of three messages, the multi-mailbox message in two mailboxes.
     expect(expected.threads.map((thread) => thread.messageCount).sort()).toEqual([1, 1, 2, 3]);
+    // Raw messages: the five one-copy deliveries inline (no blob), the message for two mailboxes one blob for both.
+    expect(actual.raws.map((row) => row.message)).toEqual(actual.messages.filter((row) => row.rawHash === null).map((row) => row.id));
+    expect(actual.raws).toHaveLength(5);
+    expect(actual.messages.filter((row) => row.rawHash !== null).map((row) => row.id)).toEqual(['grant_a:Report', 'grant_b:Report']);
+    expect(actual.blobs.map((blob) => blob.hash)).toContain(actual.messages.find((row) => row.rawHash !== null)!.rawHash);
     // What the writer reports matches what it stored.
     const stored = await threaded.orm.select({ id: tables.messages.id, threadId: tables.messages.threadId, seq: tables.messages.seq }).from(tables.messages);
     expect(results.flat().sort((a, b) => a.seq - b.seq)).toEqual(stored.sort((a, b) => a.seq - b.seq).map((row) => ({ messageId: row.id, threadId: row.threadId, seq: row.seq })));
@@ -232,7 +242,7 @@ describe('mail writer thread', () => {
     const [stored] = await writer.write(store.toWriteItem(inputs[0]!));
     expect(stored!.messageId).toMatch(/^kill_/);
     await db.write((tx) => tx.update(tables.messages).set({ starred: true }));
-    expect(await counts(db)).toEqual({ ...before, messages: 1, threads: 1, references: 1, folders: 1, blobs: 1, events: 1, fts: 1 });
+    expect(await counts(db)).toEqual({ ...before, messages: 1, threads: 1, references: 1, folders: 1, raws: 1, events: 1, fts: 1 });
 
     await writer.close();
     db.close();
