@@ -38,6 +38,11 @@ export const blobChunks = sqliteTable(
   (table) => [primaryKey({ columns: [table.hash, table.seq] })],
 );
 
+/**
+ * A thread's aggregates, kept up to date as messages arrive, change or go.
+ *
+ * A WITHOUT ROWID table (migration 0002; drizzle-kit cannot say so): a migration that rebuilds it must keep that.
+ */
 export const threads = sqliteTable(
   'threads',
   {
@@ -72,6 +77,8 @@ export const threads = sqliteTable(
 /**
  * Message-IDs known in a mailbox and the thread each belongs to: a message's own id and every id it refers to
  * (In-Reply-To, References). A new message joins the thread of any id it shares, whichever arrived first.
+ *
+ * A WITHOUT ROWID table (migration 0002; drizzle-kit cannot say so): a migration that rebuilds it must keep that.
  */
 export const threadReferences = sqliteTable(
   'thread_references',
@@ -158,7 +165,11 @@ export const messageRaw = sqliteTable('message_raw', {
   data: blob('data', { mode: 'buffer' }).$type<Buffer>().notNull(),
 });
 
-/** Folder membership, for the `in` filter and for folder counts without scanning messages. */
+/**
+ * Folder membership, for the `in` filter and for folder counts without scanning messages.
+ *
+ * A WITHOUT ROWID table (migration 0002; drizzle-kit cannot say so): a migration that rebuilds it must keep that.
+ */
 export const messageFolders = sqliteTable(
   'message_folders',
   {
