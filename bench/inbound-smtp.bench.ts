@@ -4,13 +4,15 @@
  * before its 250 (smtp-source sends single-part text mail, which the writer thread parses itself, see
  * src/mail/inbound.ts). Measured in the same run against (a) Postfix itself accepting into its queue and
  * delivering to Maildir on this machine, and (b) our own listener with a handler that discards the data (the
- * smtp-server ceiling), run right before and right after ours at each concurrency. Also printed: the CPU time of
+ * smtp-server ceiling), taking turns with ours at each concurrency (see oursAndCeiling). Also printed: the CPU time of
  * this process per message (all its threads, and the event loop alone; smtp-source and Postfix are other
  * processes) and the load average, since other work on the machine moves every figure.
  *
  * Needs `smtp-source` (Debian: `apt-get install postfix`). The Postfix reference needs root: it sets
  * `home_mailbox = Maildir/`, creates the local user `agentpostbench`, and starts Postfix on 127.0.0.1:25 for the
- * run when it is not running (stopping it again afterwards). Set AGENTPOST_BENCH_POSTFIX=0 to skip it, BENCH_MESSAGES to change the count (default 3000).
+ * run when it is not running (stopping it again afterwards). Set AGENTPOST_BENCH_POSTFIX=0 to skip it,
+ * BENCH_MESSAGES to change the count per run (default 3000), BENCH_ROUNDS the runs of ours at each concurrency
+ * (default 3).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -22,6 +24,8 @@ import { loadConfig, startInboundSmtp, type InboundService } from '../src/index.
 import { tables } from '../storage/index.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
+/** Runs of ours at each concurrency, each between two runs of the ceiling (BENCH_ROUNDS). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /**
  * Messages sent before each measured run (to each of the three servers): enough for V8 to finish optimising the
  * hot paths of the listener, the parser threads and the writer thread (with 200, the first measured run still
@@ -135,10 +139,18 @@ async function startAgentpost(binary: string): Promise<{ port: number; stored():
   };
 }
 
+/** The median of some numbers (the mean of the middle two for an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 /**
- * Ours and the ceiling, side by side: at each concurrency the discarding listener runs right before and right after
- * ours, and the ceiling is the mean of the two, so a change in the machine's load during the run (it moves every
- * figure) weighs on both sides alike.
+ * Ours and the ceiling, side by side: at each concurrency the discarding listener and ours take turns (ROUNDS runs of
+ * ours, each between two of the ceiling), each run of ours is set against the mean of the ceiling runs right before
+ * and after it, and the figures are the medians. The machine's load moves every figure, by 2x within one run at
+ * times; alternating makes it weigh on both sides alike, and the median leaves out a round it spoiled.
  */
 async function oursAndCeiling(binary: string, out: Record<string, number | string>) {
   const discard = await startDiscardListener(binary);
@@ -146,26 +158,30 @@ async function oursAndCeiling(binary: string, out: Record<string, number | strin
     const ours = await startAgentpost(binary);
     try {
       out['agentpost durability'] = 'writer thread (parses single-part mail itself), group commit, synchronous=FULL before each 250';
+      out['rounds (ours between two ceiling runs)'] = ROUNDS;
       let expected = WARM_UP;
-      const record = (label: string, sessions: number, result: Measure) => {
-        out[`${label} CPU, -s ${sessions} (ms/msg, this process)`] = result.cpuMs;
-        if (result.eventLoopMs !== undefined) out[`${label} CPU on the event loop, -s ${sessions} (ms/msg)`] = result.eventLoopMs;
+      const round2 = (value: number) => Math.round(value * 100) / 100;
+      const record = (label: string, sessions: number, results: Measure[]) => {
+        out[`${label} CPU, -s ${sessions} (ms/msg, this process)`] = round2(median(results.map((result) => result.cpuMs)));
+        const eventLoop = results.map((result) => result.eventLoopMs);
+        if (eventLoop.every((value) => value !== undefined)) out[`${label} CPU on the event loop, -s ${sessions} (ms/msg)`] = round2(median(eventLoop as number[]));
       };
       for (const sessions of SESSIONS) {
-        const before = await measured(binary, discard.port, sessions, RECIPIENT);
-        const result = await measured(binary, ours.port, sessions, RECIPIENT);
-        expected += MESSAGES;
-        const after = await measured(binary, discard.port, sessions, RECIPIENT);
-        out[`discard ceiling, -s ${sessions} (msg/s, before / after ours)`] = `${before.rate} / ${after.rate}`;
-        out[`discard ceiling, -s ${sessions} (msg/s)`] = Math.round((before.rate + after.rate) / 2);
-        const mean = (a: number, b: number) => Math.round(((a + b) / 2) * 100) / 100;
-        record('discard', sessions, {
-          rate: 0,
-          cpuMs: mean(before.cpuMs, after.cpuMs),
-          eventLoopMs: before.eventLoopMs !== undefined && after.eventLoopMs !== undefined ? mean(before.eventLoopMs, after.eventLoopMs) : undefined,
-        });
-        out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = result.rate;
-        record('agentpost', sessions, result);
+        const ceilings = [await measured(binary, discard.port, sessions, RECIPIENT)];
+        const results: Measure[] = [];
+        for (let round = 0; round < ROUNDS; round++) {
+          results.push(await measured(binary, ours.port, sessions, RECIPIENT));
+          expected += MESSAGES;
+          ceilings.push(await measured(binary, discard.port, sessions, RECIPIENT));
+        }
+        const ratios = results.map((result, index) => (100 * result.rate) / ((ceilings[index]!.rate + ceilings[index + 1]!.rate) / 2));
+        out[`discard ceiling, -s ${sessions} (msg/s, each run)`] = ceilings.map((ceiling) => ceiling.rate).join(' / ');
+        out[`discard ceiling, -s ${sessions} (msg/s)`] = Math.round(median(ceilings.map((ceiling) => ceiling.rate)));
+        record('discard', sessions, ceilings);
+        out[`agentpost durable ingest, -s ${sessions} (msg/s, each run)`] = results.map((result) => result.rate).join(' / ');
+        out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = Math.round(median(results.map((result) => result.rate)));
+        record('agentpost', sessions, results);
+        out[`ratio agentpost / discard ceiling, -s ${sessions} (each run / median)`] = `${ratios.map((ratio) => `${Math.round(ratio)}%`).join(' / ')} / ${Math.round(median(ratios))}%`;
       }
       out['agentpost messages stored / acknowledged'] = `${await ours.stored()} / ${expected}`;
     } finally {
@@ -250,10 +266,8 @@ export async function run(): Promise<Record<string, number | string>> {
   out['load average at end (1/5/15 min)'] = load();
   for (const sessions of SESSIONS) {
     const ours = out[`agentpost durable ingest, -s ${sessions} (msg/s)`];
-    const ceiling = out[`discard ceiling, -s ${sessions} (msg/s)`];
     const accept = out[`postfix accept, -s ${sessions} (msg/s)`];
     const delivered = out[`postfix delivered to Maildir, -s ${sessions} (msg/s)`];
-    if (typeof ours === 'number' && typeof ceiling === 'number') out[`ratio agentpost / discard ceiling, -s ${sessions}`] = `${Math.round((100 * ours) / ceiling)}%`;
     if (typeof ours === 'number' && typeof accept === 'number') out[`ratio agentpost / postfix accept, -s ${sessions}`] = `${Math.round((100 * ours) / accept)}%`;
     if (typeof ours === 'number' && typeof delivered === 'number') out[`ratio agentpost / postfix delivered, -s ${sessions}`] = `${Math.round((100 * ours) / delivered)}%`;
   }
