@@ -64,6 +64,8 @@ function messageIds(value) {
 
 /** @param {string} text */
 function escapeHtml(text) {
+  // Most text has none of the four: four indexOf scans (memchr) cost a fraction of one pass of the regular expression.
+  if (text.indexOf('&') < 0 && text.indexOf('<') < 0 && text.indexOf('>') < 0 && text.indexOf('"') < 0) return text;
   return text.replace(/[&<>"]/g, (character) => (character === '&' ? '&amp;' : character === '<' ? '&lt;' : character === '>' ? '&gt;' : '&quot;'));
 }
 
