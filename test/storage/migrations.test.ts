@@ -104,7 +104,11 @@ describe('migrations', () => {
     const [fresh] = await db.write((tx) => store.insertMany(tx, copies));
     expect(fresh!.row.rawHash).toBeNull();
     expect((await loadRaw(db.orm, fresh!.row)).toString()).toContain('After the migration');
+    const found = async () => (await db.client.execute(`SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'migration'`)).rows.map((row) => Number(row[0]));
+    expect(await found()).toEqual([fresh!.row.seq]);
     await db.write((tx) => store.destroy(tx, [fresh!.row]));
+    // The rebuilt table has its full-text delete trigger again (dropping the old table dropped it).
+    expect(await found()).toEqual([]);
     expect(await db.orm.select().from(tables.messageRaw).where(eq(tables.messageRaw.seq, fresh!.row.seq))).toEqual([]);
     expect(await db.orm.select().from(tables.messageFolders).where(eq(tables.messageFolders.messageId, fresh!.row.id))).toEqual([]);
     expect(await contents(db)).toEqual(before);
