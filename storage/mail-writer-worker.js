@@ -8,9 +8,9 @@
  * Plain JavaScript: a worker thread has no TypeScript loader in every runtime this runs in.
  *
  * Per copy of a message: its blobs (content-addressed: a blob already stored is not written again) or its row of
- * `message_raw`, its thread (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read in this transaction,
- * else a new one), its sequence number, the thread's aggregates, the Message-IDs it brings, the message row,
- * its folder links, attachments, full-text entry and its `message.created` outbox event.
+ * `message_raw`, its thread (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read
+ * in this transaction, else a new one), its sequence number, the thread's aggregates, the Message-IDs it brings,
+ * the message row, its folder links, attachments, full-text entry and its `message.created` outbox event.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
@@ -261,11 +261,17 @@ function itemOf(entry) {
 const queue = [];
 let scheduled = false;
 
-/** @param {{ kind: 'item' | 'raw', item?: any, raw?: Uint8Array }} entry */
-const bytesOf = (entry) =>
-  entry.kind === 'raw'
-    ? (entry.raw?.byteLength ?? 0)
-    : [...(entry.item?.blobs ?? []).map((/** @type {any} */ blob) => blob.bytes), ...(entry.item?.copies ?? []).flatMap((/** @type {any} */ copy) => (copy.raw ? [copy.raw] : []))].reduce((sum, bytes) => sum + bytes.byteLength, 0);
+/**
+ * The bytes an entry brings to a batch: raw, or its blobs and the raw messages its copies store inline.
+ * @param {{ kind: 'item' | 'raw', item?: any, raw?: Uint8Array }} entry
+ */
+function bytesOf(entry) {
+  if (entry.kind === 'raw') return entry.raw?.byteLength ?? 0;
+  let bytes = 0;
+  for (const blob of entry.item?.blobs ?? []) bytes += blob.bytes.byteLength;
+  for (const copy of entry.item?.copies ?? []) bytes += copy.raw?.byteLength ?? 0;
+  return bytes;
+}
 
 /** Stores the next batch of the queue in one transaction and answers for each of its writes. */
 function drain() {
