@@ -34,7 +34,9 @@ export function prepare(bytes, meta) {
   // The fast path never yields attachments: a message with any is mailparser's.
   if (value.attachments.length > 0) return undefined;
   const parsed = { ...value, attachments: [] };
-  const rawHash = sha256(raw);
+  const delivery = asDelivery(copies.map((copy) => /** @type {any} */ ({ ...copy, parsed, raw })));
+  // The hash names a blob: a raw message stored inline has none, and needs no hash.
+  const rawHash = delivery[0]?.rawInline ? '' : sha256(raw);
   let next = 0;
   const newId = () => {
     const id = ids[next++];
@@ -42,7 +44,7 @@ export function prepare(bytes, meta) {
     return id;
   };
   const item = writeItemOf(
-    asDelivery(copies.map((copy) => /** @type {any} */ ({ ...copy, parsed, raw, rawHash }))),
+    delivery.map((copy) => ({ ...copy, rawHash })),
     { newId, at },
   );
   return { item, summary: { from: parsed.from } };

@@ -9,7 +9,7 @@ export interface NewMessage {
   grantId: string;
   parsed: ParsedMessage;
   raw: Buffer;
-  /** SHA-256 of `raw` (the parse worker computes it). */
+  /** SHA-256 of `raw` (the parse worker computes it); not used, and may be empty, when `rawInline`. */
   rawHash: string;
   folders: string[];
   unread: boolean;
