@@ -134,6 +134,12 @@ export const ICAL_LIMITS = {
 /** Caps that make any expansion finish: occurrences produced, and rule steps taken, per series. */
 export const EXPANSION_LIMITS = { maxOccurrences: 2_000, maxIterations: 20_000 } as const;
 
+/** How far one expansion may go: occurrences returned, and steps of the rule iterators. */
+export interface ExpansionLimits {
+  maxOccurrences: number;
+  maxIterations: number;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
@@ -776,7 +782,7 @@ function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations
   }
 }
 
-function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: { maxOccurrences: number; maxIterations: number }): Expansion {
+function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: ExpansionLimits): Expansion {
   const occurrences = new Occurrences(prepared, windowStart, windowEnd, limits.maxOccurrences);
   const { found } = occurrences;
   let truncated = false;
@@ -818,7 +824,7 @@ function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd:
  * window; other rules step through the ical.js iterator. Bounded by {@link EXPANSION_LIMITS}: an unbounded rule
  * over a huge window is cut off, not hung.
  */
-export function expandPrepared(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: { maxOccurrences: number; maxIterations: number } = EXPANSION_LIMITS): Expansion {
+export function expandPrepared(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: ExpansionLimits = EXPANSION_LIMITS): Expansion {
   return expandWith(prepared, windowStart, windowEnd, limits);
 }
 
@@ -828,7 +834,7 @@ export function expandOccurrences(
   recurrence: RecurrenceSet,
   windowStart: number,
   windowEnd: number,
-  limits: { maxOccurrences: number; maxIterations: number } = EXPANSION_LIMITS,
+  limits: ExpansionLimits = EXPANSION_LIMITS,
 ): Expansion {
   return expandPrepared(prepareExpansion(when, recurrence), windowStart, windowEnd, limits);
 }
@@ -842,7 +848,7 @@ export function expandOccurrencesByIterator(
   recurrence: RecurrenceSet,
   windowStart: number,
   windowEnd: number,
-  limits: { maxOccurrences: number; maxIterations: number } = EXPANSION_LIMITS,
+  limits: ExpansionLimits = EXPANSION_LIMITS,
 ): Expansion {
   const prepared = prepareExpansion(when, recurrence);
   const rules = prepared.rules.map((rule, index): IteratorRule => (rule.kind === 'iterator' ? rule : { kind: 'iterator', local: localRule(recurrence.rules[index]!, when) }));

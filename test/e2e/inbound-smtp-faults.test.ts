@@ -5,15 +5,15 @@
  */
 import type { Socket } from 'node:net';
 import { connect } from 'node:net';
-import Sqlite from 'libsql';
-import { count, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMailWriter, tables, type Database, type MailWriter } from '../../storage/index.js';
+import { createMailWriter, type MailWriter } from '../../storage/index.js';
 import { startInboundSmtp, type InboundService, type InboundSmtpServer } from '../../src/index.js';
 import { createInboundService, INGEST_PREPARE_MODULE } from '../../src/mail/inbound.js';
 import { createMailStore } from '../../src/messages/mail-store.js';
 import { createMailbox, eventually, rawSmtp, sendRaw, smtpClient } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { storedCounts, writeLockProbe } from '../helpers/store.js';
 
 const DOMAIN = 'faults.agentpost.localhost';
 const MB = 1024 * 1024;
@@ -22,14 +22,6 @@ function message(to: string, subject: string, body = 'hello'): string {
   return `From: sender@example.com\r\nTo: ${to}\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
 }
 
-async function rowCounts(db: Database) {
-  const [messages] = await db.orm.select({ n: count() }).from(tables.messages);
-  const [threads] = await db.orm.select({ n: count() }).from(tables.threads);
-  const [blobs] = await db.orm.select({ n: count() }).from(tables.blobs);
-  const [attachments] = await db.orm.select({ n: count() }).from(tables.attachments);
-  const [raws] = await db.orm.select({ n: count() }).from(tables.messageRaw);
-  return { messages: messages!.n, threads: threads!.n, blobs: blobs!.n, raws: raws!.n, attachments: attachments!.n };
-}
 
 describe('SMTP listener: bad input and faults', () => {
   let service: TestService;
@@ -45,7 +37,7 @@ describe('SMTP listener: bad input and faults', () => {
   });
 
   it('refuses non-hosted addresses, relay tricks (5.7.1) and unknown mailboxes (5.1.1); nothing is queued', async () => {
-    const before = await rowCounts(service.core.deps.db);
+    const before = await storedCounts(service.core.deps.db);
     const client = await rawSmtp(service.smtpPort);
     const ehlo = await client.command('EHLO client.example');
     expect(ehlo.code).toBe(250);
@@ -62,7 +54,7 @@ describe('SMTP listener: bad input and faults', () => {
     // No accepted recipient: DATA is refused, so nothing can be queued.
     expect((await client.command('DATA')).code).toBe(503);
     expect((await client.command('QUIT')).code).toBe(221);
-    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+    expect(await storedCounts(service.core.deps.db)).toEqual(before);
 
     // The same envelope with one good recipient delivers to it only.
     const mixed = await rawSmtp(service.smtpPort);
@@ -106,13 +98,13 @@ describe('SMTP listener: bad input and faults', () => {
     expect(declared.code).toBe(552);
     client.end();
 
-    const before = await rowCounts(service.core.deps.db);
+    const before = await storedCounts(service.core.deps.db);
     const { client: sender, reply, peak } = await oversizeData(service.smtpPort, 80 * MB);
     expect(reply.code).toBe(552);
     expect(reply.text).toMatch(/^552 5\.3\.4 /);
     // 80 MB went through; it was never all held.
     expect(peak).toBeLessThan(80 * MB);
-    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+    expect(await storedCounts(service.core.deps.db)).toEqual(before);
 
     // The session goes on: the next message on the same connection is accepted.
     expect((await sender.command('MAIL FROM:<small@example.com>')).code).toBe(250);
@@ -126,20 +118,20 @@ describe('SMTP listener: bad input and faults', () => {
   it('holds at most about the size limit in memory whatever the client sends (2 MB limit, 80 MB sent)', async () => {
     const listener = await startInboundSmtp({ inbound: service.core.inbound, logger: service.core.deps.logger, host: '127.0.0.1', port: 0, maxMessageBytes: 2 * MB });
     try {
-      const before = await rowCounts(service.core.deps.db);
+      const before = await storedCounts(service.core.deps.db);
       const { client, reply, peak } = await oversizeData(listener.port, 80 * MB);
       client.end();
       expect(reply.code).toBe(552);
       // Garbage not yet collected counts too; holding the data would be 80 MB or more.
       expect(peak).toBeLessThan(40 * MB);
-      expect(await rowCounts(service.core.deps.db)).toEqual(before);
+      expect(await storedCounts(service.core.deps.db)).toEqual(before);
     } finally {
       await listener.close();
     }
   });
 
   it('survives a client that resets the connection in the middle of DATA; the half message is not stored', async () => {
-    const before = await rowCounts(service.core.deps.db);
+    const before = await storedCounts(service.core.deps.db);
     for (let attempt = 0; attempt < 3; attempt++) {
       const client = await rawSmtp(service.smtpPort);
       await client.command('EHLO client.example');
@@ -151,7 +143,7 @@ describe('SMTP listener: bad input and faults', () => {
       await client.closed;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+    expect(await storedCounts(service.core.deps.db)).toEqual(before);
     const reply = await sendRaw(service.smtpPort, 'good@example.com', [email], message(email, 'After the resets'));
     expect(reply.code).toBe(250);
   });
@@ -246,14 +238,14 @@ describe('SMTP listener: a store that fails', () => {
   });
 
   it('answers 451 so the sender retries, stores nothing half-way, and the retry is stored once', async () => {
-    const before = await rowCounts(service.core.deps.db);
+    const before = await storedCounts(service.core.deps.db);
     await failStores(true);
     const transport = smtpClient(service.smtpPort, { maxConnections: 1 });
     const mail = { from: 'sender@example.com', to: email, subject: 'Must not be lost', text: 'important', attachments: [{ filename: 'x.txt', content: 'payload' }] };
     const error = (await transport.sendMail(mail).catch((thrown: unknown) => thrown)) as { responseCode?: number; response?: string };
     expect(error.responseCode).toBe(451);
     expect(error.response).toMatch(/^451 4\.3\.0 /);
-    expect(await rowCounts(service.core.deps.db)).toEqual(before);
+    expect(await storedCounts(service.core.deps.db)).toEqual(before);
 
     // The sender retries (as every MTA does on 4xx) and the message is stored exactly once.
     await failStores(false);
@@ -263,7 +255,8 @@ describe('SMTP listener: a store that fails', () => {
     const stored = (await service.nylas.messages.list({ identifier: grantId })).data;
     expect(stored.map((entry) => entry.subject)).toEqual(['Must not be lost']);
     expect(stored[0]!.attachments).toHaveLength(1);
-    expect(await rowCounts(service.core.deps.db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, attachments: before.attachments + 1, blobs: before.blobs + 1, raws: before.raws + 1 });
+    // Events: its message.created, and contact.created for the sender, new to the mailbox.
+    expect(await storedCounts(service.core.deps.db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, attachments: before.attachments + 1, blobs: before.blobs + 1, raws: before.raws + 1, references: before.references + 1, folders: before.folders + 1, events: before.events + 2, fts: before.fts + 1 });
   });
 });
 
@@ -297,38 +290,24 @@ describe('SMTP listener: the mail writer thread dies mid-batch', () => {
 
   it('answers 451, leaves nothing half-written and no lock held, and the next message is stored', async () => {
     const { db } = service.core.deps;
-    const everything = async () => {
-      const [events] = await db.orm.select({ n: count() }).from(tables.outboxEvents);
-      const fts = (await db.client.execute('SELECT count(*) FROM messages_fts')).rows[0]![0];
-      return { ...(await rowCounts(db)), events: events!.n, fts: Number(fts) };
-    };
-    const before = await everything();
+    const before = await storedCounts(db);
     const reply = sendRaw(listener.port, 'sender@example.com', [email], message(email, 'slow to store', 'this one is cut off'));
 
     // Another connection sees the write lock taken: the writer thread is inside the message's transaction.
-    const probe = new Sqlite(db.file!, { timeout: 0 });
-    const lockTaken = () => {
-      try {
-        probe.exec('BEGIN IMMEDIATE');
-        probe.exec('ROLLBACK');
-        return false;
-      } catch {
-        return true;
-      }
-    };
-    await eventually(async () => (lockTaken() ? true : undefined), 10_000);
+    const lock = writeLockProbe(db.file!);
+    await lock.untilHeld();
     await writer.terminate();
 
     const cut = await reply;
     expect(cut.code).toBe(451);
     expect(cut.text).toMatch(/^451 4\.3\.0 /);
-    expect(lockTaken()).toBe(false);
-    probe.close();
-    expect(await everything()).toEqual(before);
+    expect(lock.held()).toBe(false);
+    lock.close();
+    expect(await storedCounts(db)).toEqual(before);
 
     // A new writer thread takes over.
     const next = await sendRaw(listener.port, 'sender@example.com', [email], message(email, 'after the crash'));
     expect(next.code).toBe(250);
-    expect(await everything()).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, raws: before.raws + 1, events: before.events + 1, fts: before.fts + 1 });
+    expect(await storedCounts(db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, raws: before.raws + 1, folders: before.folders + 1, events: before.events + 1, fts: before.fts + 1 });
   });
 });

@@ -57,16 +57,16 @@ describe('changed and deleted series are never read stale', () => {
   const mornings = (...except: number[]) =>
     ['2025-03-03T14:00:00Z', '2025-03-04T14:00:00Z', '2025-03-05T14:00:00Z', '2025-03-06T14:00:00Z', '2025-03-07T14:00:00Z', '2025-03-08T14:00:00Z', '2025-03-09T13:00:00Z'].filter((_, index) => !except.includes(index));
 
-  it('follows a daily series through a changed rule, a moved time, a deleted instance and its deletion', async () => {
-    const created = await service.nylas.events.create({
+  /** A daily 09:00 New York stand-up from Monday 3 March 2025. */
+  const createStandUp = () =>
+    service.nylas.events.create({
       identifier: grantId,
       queryParams: { calendarId: 'primary', notifyParticipants: false },
-      requestBody: {
-        title: 'Stand-up',
-        when: nyHour('2025-03-03T14:00:00Z'),
-        recurrence: ['RRULE:FREQ=DAILY'],
-      },
+      requestBody: { title: 'Stand-up', when: nyHour('2025-03-03T14:00:00Z'), recurrence: ['RRULE:FREQ=DAILY'] },
     });
+
+  it('follows a daily series through a changed rule, a moved time, a deleted instance and its deletion', async () => {
+    const created = await createStandUp();
     const id = created.data.id;
     let read = await readAll();
     expect(read.busy).toEqual(mornings());
@@ -123,15 +123,7 @@ describe('changed and deleted series are never read stale', () => {
     expect(read).toEqual({ busy: [], free: mornings(), instances: [] });
 
     // The same series created again reads as new.
-    const again = await service.nylas.events.create({
-      identifier: grantId,
-      queryParams: { calendarId: 'primary', notifyParticipants: false },
-      requestBody: {
-        title: 'Stand-up',
-        when: nyHour('2025-03-03T14:00:00Z'),
-        recurrence: ['RRULE:FREQ=DAILY'],
-      },
-    });
+    const again = await createStandUp();
     read = await readAll();
     expect(read.busy).toEqual(mornings());
     await service.nylas.events.destroy({ identifier: grantId, eventId: again.data.id, queryParams: { calendarId: 'primary', notifyParticipants: false } });

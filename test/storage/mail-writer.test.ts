@@ -5,7 +5,6 @@
  * a message or a held lock, and share the write lock with `db.write` without deadlock.
  */
 import { join } from 'node:path';
-import Sqlite from 'libsql';
 import { asc, count, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, createMailWriter, migrate, MailWriteError, tables, type Database, type MailWriteItem } from '../../storage/index.js';
@@ -15,6 +14,7 @@ import { createMailStore, type NewMessage } from '../../src/messages/mail-store.
 import { asDelivery } from '../../src/messages/mail-rows.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';
 import { tempDir } from '../helpers/service.js';
+import { storedCounts, writeLockProbe } from '../helpers/store.js';
 
 const GRANTS = [
   { id: 'grant_a', email: 'a@writer.test' },
@@ -88,22 +88,6 @@ async function snapshot(db: Database) {
   };
 }
 
-async function counts(db: Database) {
-  const tally = async (table: typeof tables.messages | typeof tables.threads | typeof tables.blobs | typeof tables.messageRaw | typeof tables.attachments | typeof tables.outboxEvents | typeof tables.threadReferences | typeof tables.messageFolders) =>
-    (await db.orm.select({ n: count() }).from(table))[0]!.n;
-  const fts = (await db.client.execute('SELECT count(*) FROM messages_fts')).rows[0]![0];
-  return {
-    messages: await tally(tables.messages),
-    threads: await tally(tables.threads),
-    references: await tally(tables.threadReferences),
-    folders: await tally(tables.messageFolders),
-    attachments: await tally(tables.attachments),
-    blobs: await tally(tables.blobs),
-    raws: await tally(tables.messageRaw),
-    events: await tally(tables.outboxEvents),
-    fts: Number(fts),
-  };
-}
 
 describe('mail writer thread', () => {
   const dir = tempDir();
@@ -187,7 +171,7 @@ describe('mail writer thread', () => {
     const reference = await openDatabase(join(dir.path, 'isolation-reference.db'));
     const referenceStore = createMailStore({ newId: sequentialIds('ref'), clock });
     for (const [index, copies] of inputs.entries()) if (index !== 2) await reference.write((tx) => referenceStore.insertMany(tx, copies));
-    expect(await counts(db)).toEqual(await counts(reference));
+    expect(await storedCounts(db)).toEqual(await storedCounts(reference));
     expect((await snapshot(db)).messages.map((message) => message.id)).not.toContain('grant_a:Unrelated');
 
     await writer.close();
@@ -205,7 +189,7 @@ describe('mail writer thread', () => {
       await tx.run(sql.raw('INSERT INTO slow_rows WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) SELECT i FROM n'));
       await tx.run(sql.raw(`CREATE TRIGGER slow_store BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%Unrelated%' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b, slow_rows c WHERE a.x + b.x + c.x > 0; END`));
     });
-    const before = await counts(db);
+    const before = await storedCounts(db);
     const writer = createMailWriter(db);
     const store = createMailStore({ newId: sequentialIds('kill'), clock });
     const pending = writer.write(store.toWriteItem(inputs[2]!)).then(
@@ -214,35 +198,22 @@ describe('mail writer thread', () => {
     );
 
     // Another connection sees the write lock taken: the thread is inside its transaction.
-    const probe = new Sqlite(path, { timeout: 0 });
-    const lockTaken = () => {
-      try {
-        probe.exec('BEGIN IMMEDIATE');
-        probe.exec('ROLLBACK');
-        return false;
-      } catch {
-        return true;
-      }
-    };
-    const deadline = Date.now() + 10_000;
-    while (!lockTaken()) {
-      if (Date.now() > deadline) throw new Error('the writer never took the write lock');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    const lock = writeLockProbe(path);
+    await lock.untilHeld();
     await writer.terminate();
 
     const outcome = await pending;
     expect(outcome).toBeInstanceOf(MailWriteError);
     expect((outcome as Error).message).toMatch(/thread stopped/);
-    expect(await counts(db)).toEqual(before);
-    expect(lockTaken()).toBe(false);
-    probe.close();
+    expect(await storedCounts(db)).toEqual(before);
+    expect(lock.held()).toBe(false);
+    lock.close();
 
     // A new thread takes over; db.write is not blocked either.
     const [stored] = await writer.write(store.toWriteItem(inputs[0]!));
     expect(stored!.messageId).toMatch(/^kill_/);
     await db.write((tx) => tx.update(tables.messages).set({ starred: true }));
-    expect(await counts(db)).toEqual({ ...before, messages: 1, threads: 1, references: 1, folders: 1, raws: 1, events: 1, fts: 1 });
+    expect(await storedCounts(db)).toEqual({ ...before, messages: 1, threads: 1, references: 1, folders: 1, raws: 1, events: 1, fts: 1 });
 
     await writer.close();
     db.close();
