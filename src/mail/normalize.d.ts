@@ -43,8 +43,11 @@ export declare function textToHtml(text: string): string;
 /** The visible text of (a bounded prefix of) HTML, line breaks kept at block ends; linear whatever the input. */
 export declare function htmlToText(html: string, limit?: number): string;
 
-/** The searched text of a message (its plain text, or its HTML's visible text), whitespace collapsed, bounded. */
+/** The searched text of a message (its plain text, or its HTML's visible text), bounded; whitespace as it is. */
 export declare function visibleText(text: string, html: string): string;
+
+/** The first `length` (100) characters of a text once whitespace is collapsed and trimmed; reads only a prefix. */
+export declare function snippetOf(text: string, length?: number): string;
 
 /** Lower-case hex SHA-256 of `bytes`. */
 export declare function sha256(bytes: Uint8Array): string;

@@ -74,7 +74,9 @@ function escapeHtml(text) {
  * @param {string} text
  */
 export function textToHtml(text) {
-  return `<div>${escapeHtml(text).replace(/\r?\n/g, '<br>\n')}</div>`;
+  const escaped = escapeHtml(text);
+  // Without a CR every line break is a lone LF, and a plain replaceAll does in half the time what the expression does.
+  return `<div>${escaped.includes('\r') ? escaped.replace(/\r?\n/g, '<br>\n') : escaped.replaceAll('\n', '<br>\n')}</div>`;
 }
 
 const ENTITIES = /** @type {Record<string, string>} */ ({ amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' });
@@ -126,12 +128,26 @@ export function htmlToText(html, limit = MAX_SEARCH_TEXT * 2) {
 
 /**
  * The text a message is searched by and its snippet is cut from: its plain text, or the visible text of its HTML,
- * whitespace collapsed, bounded.
+ * bounded. Its whitespace is left as it is: the full-text tokenizer splits words at any of it, so collapsing it
+ * would change no search and cost a pass over the whole body.
  * @param {string} text
  * @param {string} html
  */
 export function visibleText(text, html) {
-  return (text ? text.slice(0, MAX_SEARCH_TEXT) : htmlToText(html)).replace(/\s+/g, ' ').trim().slice(0, MAX_SEARCH_TEXT);
+  return (text || htmlToText(html)).slice(0, MAX_SEARCH_TEXT);
+}
+
+/**
+ * The snippet of a text: its first `length` characters once whitespace is collapsed and trimmed. Only a prefix is
+ * read: a prefix that, collapsed and trimmed, is longer than `length`, begins the same way as the whole text would.
+ * @param {string} text
+ * @param {number} [length]
+ */
+export function snippetOf(text, length = 100) {
+  for (let read = 4 * length; ; read *= 4) {
+    const head = text.slice(0, read).replace(/\s+/g, ' ').trim();
+    if (read >= text.length || head.length > length) return head.slice(0, length);
+  }
 }
 
 /**
@@ -174,7 +190,7 @@ export function normalize(mail) {
       bcc: addresses(mail.bcc),
       replyTo: addresses(mail.replyTo),
       body: html || (text ? textToHtml(text) : ''),
-      snippet: plain.slice(0, 100),
+      snippet: snippetOf(plain),
       searchText: plain,
       attachments,
     },

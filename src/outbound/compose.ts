@@ -11,7 +11,7 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { blobHash, type StoredAddress } from '../../storage/index.js';
-import { htmlToText, textToHtml, visibleText } from '../mail/normalize.js';
+import { htmlToText, snippetOf, textToHtml, visibleText } from '../mail/normalize.js';
 import type { ParsedAttachment, ParsedMessage } from '../mail/parse-inbound.js';
 
 /** A file to attach. */
@@ -121,7 +121,7 @@ export function parsedOf(input: ComposeInput): ParsedMessage {
     bcc: input.bcc,
     replyTo: input.replyTo,
     body: html,
-    snippet: plain.slice(0, 100),
+    snippet: snippetOf(plain),
     searchText: plain,
     attachments,
   };

@@ -208,7 +208,7 @@ describe('hosted mail in', () => {
     const grantId = await createMailbox(service, email);
     await transport.sendMail({ from: 'Grace Hopper <grace@navy.example>', to: email, cc: 'cc-person@example.net', subject: 'Compiler design notes', text: 'The first bug was a moth found in a relay.' });
     await transport.sendMail({ from: 'alan@bletchley.example', to: email, subject: 'Enigma schedule', text: 'Bombe machines run tonight.', attachments: [{ filename: 'plan.txt', content: 'x' }] });
-    await transport.sendMail({ from: 'ada@engine.example', to: [email, 'charles@engine.example'], subject: 'Analytical engine', text: 'Notes on the engine by Ada.' });
+    await transport.sendMail({ from: 'ada@engine.example', to: [email, 'charles@engine.example'], subject: 'Analytical engine', text: 'Notes on the\n\t  engine by Ada.' });
     const all = (await service.nylas.messages.list({ identifier: grantId })).data;
     const ids = (query: Record<string, unknown>) => service.nylas.messages.list({ identifier: grantId, queryParams: query as never }).then((result) => result.data.map((message) => message.subject).sort());
 
@@ -229,7 +229,9 @@ describe('hosted mail in', () => {
     expect(await ids({ searchQueryNative: 'moth' })).toEqual(['Compiler design notes']);
     expect(await ids({ searchQueryNative: 'enigma' })).toEqual(['Enigma schedule']);
     expect(await ids({ searchQueryNative: 'alan@bletchley.example' })).toEqual(['Enigma schedule']);
+    // A phrase across a line break and a tab: the search text keeps the body's whitespace, the snippet collapses it.
     expect(await ids({ searchQueryNative: '"notes on the engine"' })).toEqual(['Analytical engine']);
+    expect(all.find((message) => message.subject === 'Analytical engine')!.snippet).toBe('Notes on the engine by Ada.');
     expect(await ids({ searchQueryNative: 'comp*' })).toEqual(['Compiler design notes']);
     expect(await ids({ searchQueryNative: 'subject:notes' })).toEqual(['Compiler design notes']);
     expect(await ids({ searchQueryNative: 'moth OR bombe' })).toEqual(['Compiler design notes', 'Enigma schedule']);
