@@ -27,7 +27,7 @@
  * chunks: the inbound mail writer shares that lock, so a large purge never holds it for long. A purge with
  * nothing to delete makes no write at all.
  */
-import { and, asc, gt, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, gt, inArray, isNotNull, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -96,6 +96,11 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
     return total;
   }
 
+  /** Deletes the outbox events of `keys` that still meet `expired`; returns how many went. */
+  async function deleteEvents(keys: number[], expired: SQL | undefined): Promise<number> {
+    return (await db.write((tx) => tx.delete(outboxEvents).where(and(inArray(outboxEvents.seq, keys), expired)).returning({ seq: outboxEvents.seq }))).length;
+  }
+
   async function purgeDispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
     const before = unixSeconds(new Date(nowMs - DISPATCHED_EVENT_RETENTION_MS));
     const expired = and(isNotNull(outboxEvents.dispatchedAt), lt(outboxEvents.dispatchedAt, before), lt(outboxEvents.seq, newestSeq));
@@ -104,7 +109,7 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
         const rows = await db.orm.select({ seq: outboxEvents.seq }).from(outboxEvents).where(expired).limit(chunkRows);
         return { keys: rows.map((row) => row.seq), more: rows.length === chunkRows };
       },
-      async (keys) => (await db.write((tx) => tx.delete(outboxEvents).where(and(inArray(outboxEvents.seq, keys), expired)).returning({ seq: outboxEvents.seq }))).length,
+      (keys) => deleteEvents(keys, expired),
       signal,
     );
   }
@@ -127,7 +132,7 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
         const old = rows.filter((row) => row.createdAt < before);
         return { keys: old.map((row) => row.seq), more: rows.length === chunkRows && old.length === rows.length };
       },
-      async (keys) => (await db.write((tx) => tx.delete(outboxEvents).where(and(inArray(outboxEvents.seq, keys), expired)).returning({ seq: outboxEvents.seq }))).length,
+      (keys) => deleteEvents(keys, expired),
       signal,
     );
   }

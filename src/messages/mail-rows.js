@@ -7,7 +7,7 @@
  * (storage/mail-writer-worker.js), which has no TypeScript loader in every runtime it runs in. Imports only node
  * built-ins and plain JavaScript; no side effects on import.
  */
-import { createHash } from 'node:crypto';
+import { sha256 } from '../mail/normalize.js';
 import { toMessage } from './message-wire.js';
 
 /**
@@ -69,7 +69,7 @@ export function threadReferencesOf(parsed) {
 export function placeBody(body) {
   if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
     const bytes = Buffer.from(body);
-    const hash = createHash('sha256').update(bytes).digest('hex');
+    const hash = sha256(bytes);
     return { body: null, bodyHash: hash, blob: { bytes, hash } };
   }
   return { body, bodyHash: null, blob: undefined };

@@ -278,7 +278,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
         .returning();
       if (changes.folders !== undefined) {
         await tx.delete(tables.messageFolders).where(inArray(tables.messageFolders.messageId, ids));
-        const memberships = updated.flatMap((row) => row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread })));
+        const memberships = updated.flatMap(folderRowsOf);
         for (let index = 0; index < memberships.length; index += 200) {
           await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
           await breathe();

@@ -123,8 +123,9 @@ export function nextAttemptAt(queuedAtMs: number, attempt: number, nowMs: number
 }
 
 /**
- * Whether an event's message was recorded without its body: the mail writer's `message.created` events name the
- * message instead of carrying the body a second time (src/messages/mail-store.ts); fan-out reads it back.
+ * Whether an event's message was recorded without its body: stored mail's `message.created` events name the
+ * message instead of carrying the body a second time (createdEventOf, src/messages/mail-rows.js); fan-out reads it
+ * back.
  */
 function bodyLeftOut(event: OutboxRow): boolean {
   return event.type === 'message.created' && event.objectId !== null && typeof event.payload === 'object' && event.payload !== null && !('body' in event.payload);
@@ -179,17 +180,18 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
       if (subscriptions.length === 0) return;
       const bodies = await leftOutBodies(tx, events);
       for (const event of events) {
+        const leftOut = bodyLeftOut(event);
+        const body = leftOut ? bodies.get(event.objectId ?? '') : undefined;
         for (const subscription of subscriptions) {
           if (subscription.applicationId !== event.applicationId || event.seq <= subscription.startSeq) continue;
           if (!subscription.triggerTypes.includes(event.type) && !subscription.triggerTypes.includes(`${event.type}.truncated`)) continue;
-          const body = bodyLeftOut(event) ? bodies.get(event.objectId ?? '') : undefined;
           const payload: DeliveryPayload = {
             webhook_id: subscription.id,
             notification: {
               id: event.id,
               // A message deleted before its notification went out has no body left to send: the `.truncated`
               // form says the body is not included, as Nylas does for bodies too large to send.
-              type: bodyLeftOut(event) && body === undefined ? `${event.type}.truncated` : event.type,
+              type: leftOut && body === undefined ? `${event.type}.truncated` : event.type,
               application_id: event.applicationId,
               grant_id: event.grantId,
               time: event.createdAt,

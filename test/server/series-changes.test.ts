@@ -6,10 +6,8 @@
  */
 import { NylasApiError } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fixedClock } from '../helpers/clock.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { createMailbox } from '../helpers/mail.js';
-import { iso, nyHour, utc } from '../helpers/calendar.js';
+import type { TestService } from '../helpers/service.js';
+import { nyHour, readStarts, startNewYorkPlanner, utc } from '../helpers/calendar.js';
 
 const DOMAIN = 'series.agentpost.localhost';
 const EMAIL = `standup@${DOMAIN}`;
@@ -21,37 +19,14 @@ describe('changed and deleted series are never read stale', () => {
   let grantId: string;
 
   beforeAll(async () => {
-    service = await startTestService({ deps: { clock: fixedClock('2025-03-01T12:00:00Z') } });
-    grantId = await createMailbox(service, EMAIL);
-    await service.nylas.calendars.update({ identifier: grantId, calendarId: 'primary', requestBody: { timezone: 'America/New_York' } });
+    ({ service, grantId } = await startNewYorkPlanner(EMAIL, '2025-03-01T12:00:00Z'));
   });
   afterAll(async () => {
     await service?.close();
   });
 
   /** Busy block starts from free/busy, slot starts from availability (09:00–10:00 New York, hourly), instance starts from the events list. */
-  async function readAll() {
-    const freeBusy = await service.nylas.calendars.getFreeBusy({ identifier: grantId, requestBody: { startTime: WINDOW.start, endTime: WINDOW.end, emails: [EMAIL] } });
-    const entry = freeBusy.data[0] as { timeSlots: { startTime: number }[] };
-    const availability = await service.nylas.calendars.getAvailability({
-      requestBody: {
-        startTime: WINDOW.start,
-        endTime: WINDOW.end,
-        durationMinutes: 60,
-        intervalMinutes: 60,
-        participants: [{ email: EMAIL, openHours: [{ days: [0, 1, 2, 3, 4, 5, 6], timezone: 'America/New_York', start: '9:00', end: '10:00', exdates: [] }] } as never],
-      },
-    });
-    const listed = await service.nylas.events.list({
-      identifier: grantId,
-      queryParams: { calendarId: 'primary', start: String(WINDOW.start), end: String(WINDOW.end), expandRecurring: true } as never,
-    });
-    return {
-      busy: entry.timeSlots.map((slot) => iso(slot.startTime)),
-      free: availability.data.timeSlots.map((slot) => iso(Number(slot.startTime))),
-      instances: listed.data.map((event) => iso((event.when as { startTime: number }).startTime)),
-    };
-  }
+  const readAll = () => readStarts(service, grantId, EMAIL, WINDOW);
 
   /** The seven 09:00 New York mornings of the window, minus `except` (indexes 0 = Monday 3rd … 6 = Sunday 9th). */
   const mornings = (...except: number[]) =>
@@ -120,7 +95,7 @@ describe('changed and deleted series are never read stale', () => {
     // The whole series deleted: nothing left, in all three readers.
     await service.nylas.events.destroy({ identifier: grantId, eventId: id, queryParams: { calendarId: 'primary', notifyParticipants: false } });
     read = await readAll();
-    expect(read).toEqual({ busy: [], free: mornings(), instances: [] });
+    expect(read).toEqual({ busy: [], free: mornings(), instances: [], events: [] });
 
     // The same series created again reads as new.
     const again = await createStandUp();

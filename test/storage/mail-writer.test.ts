@@ -124,10 +124,16 @@ describe('mail writer thread', () => {
     dir.remove();
   });
 
-  it('stores exactly what the mail store stores in a transaction on the event loop', async () => {
-    const reference = await openDatabase(join(dir.path, 'reference.db'));
+  /** A database holding the corpus (but the copies `skip` leaves out) as the mail store on the event loop stores it. */
+  async function referenceDatabase(name: string, skip: (index: number) => boolean = () => false) {
+    const reference = await openDatabase(join(dir.path, name));
     const store = createMailStore({ newId: sequentialIds('ref'), clock });
-    for (const copies of inputs) await reference.write((tx) => store.insertMany(tx, copies));
+    for (const [index, copies] of inputs.entries()) if (!skip(index)) await reference.write((tx) => store.insertMany(tx, copies));
+    return reference;
+  }
+
+  it('stores exactly what the mail store stores in a transaction on the event loop', async () => {
+    const reference = await referenceDatabase('reference.db');
 
     const threaded = await openDatabase(join(dir.path, 'threaded.db'));
     const writer = createMailWriter(threaded);
@@ -168,9 +174,7 @@ describe('mail writer thread', () => {
     expect(failure.message).toContain('refused (injected)');
 
     // Same as storing the corpus without the failed message.
-    const reference = await openDatabase(join(dir.path, 'isolation-reference.db'));
-    const referenceStore = createMailStore({ newId: sequentialIds('ref'), clock });
-    for (const [index, copies] of inputs.entries()) if (index !== 2) await reference.write((tx) => referenceStore.insertMany(tx, copies));
+    const reference = await referenceDatabase('isolation-reference.db', (index) => index === 2);
     expect(await storedCounts(db)).toEqual(await storedCounts(reference));
     expect((await snapshot(db)).messages.map((message) => message.id)).not.toContain('grant_a:Unrelated');
 
@@ -261,9 +265,7 @@ describe('mail writer thread', () => {
   });
 
   it('prepares simple messages on its own thread, storing what the event-loop store stores, and declines the others', async () => {
-    const reference = await openDatabase(join(dir.path, 'reference-raw.db'));
-    const store = createMailStore({ newId: sequentialIds('ref'), clock });
-    for (const copies of inputs) await reference.write((tx) => store.insertMany(tx, copies));
+    const reference = await referenceDatabase('reference-raw.db');
 
     const prepared = await openDatabase(join(dir.path, 'prepared.db'));
     const writer = createMailWriter(prepared, { prepareModule: INGEST_PREPARE_MODULE });

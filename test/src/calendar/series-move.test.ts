@@ -13,12 +13,9 @@ import type { OutgoingInvitation } from '../../../src/calendar/invitation-messag
 import { moveSeries, seriesStarts } from '../../../src/calendar/recurrence.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { sdkError } from '../../helpers/sdk.js';
-import { createTestCore, startTestService, type TestService } from '../../helpers/service.js';
+import { createTestCore, type TestService } from '../../helpers/service.js';
 import { validateICalendar } from './ics-validator.js';
-import { createMailbox } from '../../helpers/mail.js';
-import { iso, nyHour, utc } from '../../helpers/calendar.js';
-
-const hour = (zone: string, isoStart: string): EventTime => ({ kind: 'timespan', startTime: utc(isoStart), endTime: utc(isoStart) + 3600, startTimezone: zone, endTimezone: zone });
+import { iso, nyHour, startNewYorkPlanner, utc, zonedHour as hour } from '../../helpers/calendar.js';
 const NY = 'America/New_York';
 const MARCH = { start: utc('2025-03-01T00:00:00Z'), end: utc('2025-04-01T00:00:00Z') };
 
@@ -89,9 +86,7 @@ describe('moving a series through the API', () => {
   let grantId: string;
 
   beforeAll(async () => {
-    service = await startTestService({ deps: { clock: fixedClock('2025-02-20T12:00:00Z') } });
-    grantId = await createMailbox(service, EMAIL);
-    await service.nylas.calendars.update({ identifier: grantId, calendarId: 'primary', requestBody: { timezone: NY } });
+    ({ service, grantId } = await startNewYorkPlanner(EMAIL, '2025-02-20T12:00:00Z'));
   });
   afterAll(async () => {
     await service?.close();
