@@ -11,7 +11,7 @@ import type { CoreDeps } from './deps.js';
 import { createDomainService } from './domains/domain-service.js';
 import { createFolderService } from './grants/folder-service.js';
 import { createGrantService } from './grants/grant-service.js';
-import { createAfterDelivery } from './mail/after-delivery.js';
+import { createAfterDelivery, invitationJobsOf } from './mail/after-delivery.js';
 import { createInboundService } from './mail/inbound.js';
 import { createAttachmentService } from './messages/attachment-service.js';
 import { createFolderCounter, createMailStore } from './messages/mail-store.js';
@@ -35,10 +35,10 @@ export function createCore(deps: CoreDeps) {
   const contacts = createContactService(deps, grants);
   const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
   const mailStore = createMailStore(deps);
-  // After each delivery: iMIP parts to calendars, senders to contacts (late-bound: events is built below).
-  const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
-  const inbound = createInboundService(deps, mailStore, { afterDelivery });
   const jobs = createJobQueue(deps);
+  // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
+  const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
+  const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs });
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
   const events = createEventService(deps, grants, calendars, outbound.invitations);
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
@@ -49,7 +49,7 @@ export function createCore(deps: CoreDeps) {
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers };
+  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
   return { deps, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 

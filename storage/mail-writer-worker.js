@@ -10,7 +10,8 @@
  * Per copy of a message: its blobs (content-addressed: a blob already stored is not written again) or its row of
  * `message_raw`, its thread (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read
  * in this transaction, else a new one), its sequence number, the thread's aggregates, the Message-IDs it brings,
- * the message row, its folder links, attachments, full-text entry and its `message.created` outbox event.
+ * the message row, its folder links, attachments, full-text entry and its `message.created` outbox event; per message,
+ * the jobs that must follow it (its invitation, say).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
@@ -19,7 +20,7 @@ import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
 /**
  * @typedef {{ key: string, name: string, codec: 'plain' | 'json' | 'bool' }} Column
  * @typedef {{ name: string, columns: Column[] }} TableInfo
- * @typedef {{ file: string, prepareModule?: string, busyTimeoutMs: number, maxBatch: number, maxBatchBytes: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents', TableInfo> }} WriterData
+ * @typedef {{ file: string, prepareModule?: string, busyTimeoutMs: number, maxBatch: number, maxBatchBytes: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs', TableInfo> }} WriterData
  */
 
 const { file, busyTimeoutMs, chunkBytes, tables, prepareModule, maxBatch, maxBatchBytes } = /** @type {WriterData} */ (workerData);
@@ -105,6 +106,7 @@ const statements = {
   insertAttachment: insertStatement(tables.attachments),
   insertFolder: insertStatement(tables.messageFolders),
   insertEvent: insertStatement({ name: tables.outboxEvents.name, columns: tables.outboxEvents.columns.filter((column) => column.key !== 'seq') }),
+  insertJob: insertStatement(tables.jobs, 'ON CONFLICT DO NOTHING'),
 };
 
 /**
@@ -158,6 +160,7 @@ let nextSeq = 0;
  */
 function storeMessage(item) {
   for (const blob of item.blobs) putBlob(blob, item.createdAt);
+  for (const job of item.jobs ?? []) statements.insertJob(job);
   return item.copies.map((/** @type {any} */ copy) => {
     const existing = knownThread(copy.message.grantId, copy.threadCandidates);
     const thread = existing === undefined ? undefined : readThread(existing);

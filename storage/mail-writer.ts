@@ -24,7 +24,7 @@ import { Worker } from 'node:worker_threads';
 import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
 import type { Database } from './db.js';
 import { BLOB_CHUNK_BYTES } from './repositories/blob-repository.js';
-import { outboxEvents } from './schema/events.js';
+import { jobs, outboxEvents } from './schema/events.js';
 import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
 
 /** A blob to store with a message (raw MIME, attachment bytes, a large body). */
@@ -57,6 +57,11 @@ export interface MailWriteItem {
   copies: MailWriteCopy[];
   /** Unix seconds, for the blob rows. */
   createdAt: number;
+  /**
+   * Jobs stored in the same transaction (whole rows; a row whose `dedupeKey` is taken is skipped): work that must
+   * follow the message, such as applying its invitation, exists if and only if the message does.
+   */
+  jobs?: (typeof jobs.$inferSelect)[];
 }
 
 /** Where a copy was stored. */
@@ -193,6 +198,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       attachments: describeTable(attachments),
       messageFolders: describeTable(messageFolders),
       outboxEvents: describeTable(outboxEvents),
+      jobs: describeTable(jobs),
     },
   };
 

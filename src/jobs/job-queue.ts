@@ -80,20 +80,34 @@ export interface ClaimOptions {
   leaseMs: number;
 }
 
-/** Inserts a job inside the caller's write transaction. Returns its id and whether it is new. */
-export async function enqueueJob(tx: Tx, { clock, newId }: { clock: Clock; newId: IdGenerator }, input: JobInput): Promise<{ id: string; created: boolean }> {
+/**
+ * The whole row of a new job, for writers that insert it themselves (the mail writer thread stores the jobs of a
+ * message in the transaction that stores the message). {@link enqueueJob} inserts the same row.
+ */
+export function jobRowOf({ clock, newId }: { clock: Clock; newId: IdGenerator }, input: JobInput): typeof tables.jobs.$inferSelect {
   const now = clock.now().getTime();
-  const id = newId();
+  return {
+    id: newId(),
+    kind: input.kind,
+    payload: input.payload,
+    runAt: input.runAt?.getTime() ?? now,
+    attempts: 0,
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    lastError: null,
+    dedupeKey: input.dedupeKey ?? null,
+    createdAt: now,
+    deadAt: null,
+  };
+}
+
+/** Inserts a job inside the caller's write transaction. Returns its id and whether it is new. */
+export async function enqueueJob(tx: Tx, deps: { clock: Clock; newId: IdGenerator }, input: JobInput): Promise<{ id: string; created: boolean }> {
+  const row = jobRowOf(deps, input);
+  const id = row.id;
   const inserted = await tx
     .insert(tables.jobs)
-    .values({
-      id,
-      kind: input.kind,
-      payload: input.payload,
-      runAt: input.runAt?.getTime() ?? now,
-      dedupeKey: input.dedupeKey ?? null,
-      createdAt: now,
-    })
+    .values(row)
     .onConflictDoNothing({ target: tables.jobs.dedupeKey })
     .returning({ id: tables.jobs.id });
   if (inserted.length > 0) return { id, created: true };
@@ -170,6 +184,11 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       const result = await enqueueJob(tx, { clock, newId }, input);
       queueMicrotask(notify);
       return result;
+    },
+
+    /** Wakes the in-process workers after jobs were written by another path (the mail writer thread) and committed. */
+    announce(): void {
+      notify();
     },
 
     /** Calls `listener` whenever a job is enqueued in this process. Returns the unsubscribe function. */

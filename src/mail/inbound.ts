@@ -25,6 +25,8 @@ import { announceRecordedEvents } from '../events/outbox.js';
 import { HOSTED_PROVIDER } from '../grants/grant-service.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
 import { asDelivery } from '../messages/mail-rows.js';
+import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-queue.js';
+import type { DeliveredMail, StoredCopy } from './after-delivery.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
@@ -71,10 +73,16 @@ export interface InboundServiceOptions {
   /** The mail writer thread, for an embedded database (made on first use when absent; tests pass their own). */
   writer?: MailWriter;
   /**
-   * Runs after each committed delivery, before `deliverInbound` resolves: iMIP parts to calendars, the sender to
-   * contacts (src/mail/after-delivery.ts). The delivery stands whatever it does.
+   * What follows a delivery (src/mail/after-delivery.ts): `jobsOf` names the durable jobs stored in the message's own
+   * transaction (its invitation), `followUp` runs after `deliverInbound` resolved (the sender to contacts). Neither
+   * delays the answer to the sender, and the delivery stands whatever they do.
    */
-  afterDelivery?: (mail: { deliveries: InboundDelivery[]; parsed: Pick<ParsedMessage, 'from' | 'attachments'>; grants: GrantRow[] }) => Promise<void>;
+  afterDelivery?: {
+    jobsOf(parsed: Pick<ParsedMessage, 'from' | 'attachments'>, copies: StoredCopy[]): JobInput[];
+    followUp(mail: DeliveredMail): Promise<void>;
+  };
+  /** Told when jobs were stored with a message, so the in-process workers look at once. */
+  jobs?: Pick<JobQueue, 'announce'>;
 }
 
 /**
@@ -113,15 +121,19 @@ type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
 /** Creates the inbound service. */
 export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
   const parser = options.parser ?? createMimeParser();
-  /** Stores deliveries (each one copy per hosted recipient) in the group commit's transaction. */
+  const jobsOf = (copies: NewMessage[], stored: StoredCopy[]): JobInput[] => (copies[0] ? (options.afterDelivery?.jobsOf(copies[0].parsed, stored) ?? []) : []);
+  /** Stores deliveries (each one copy per hosted recipient), and the jobs that follow them, in the group commit's transaction. */
   async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
     const stored = await mailStore.insertMany(tx, deliveries.flatMap(asDelivery));
     let offset = 0;
-    return deliveries.map((copies) => {
+    const results: InboundDelivery[][] = [];
+    for (const copies of deliveries) {
       const mine = stored.slice(offset, offset + copies.length);
       offset += copies.length;
-      return mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId }));
-    });
+      for (const job of jobsOf(copies, mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })))) await enqueueJob(tx, { clock, newId }, job);
+      results.push(mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId })));
+    }
+    return results;
   }
   /** Messages being parsed: a commit about to start waits briefly for them (one log sync for all). */
   let parsing = 0;
@@ -132,12 +144,32 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
   const deliveriesOf = (copies: CopyShell[], stored: MailWriteResult[]): InboundDelivery[] =>
     stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
 
-  /** Stores the copies of one message (one per mailbox) in one transaction shared with concurrent deliveries. */
+  /** Stores the copies of one message (one per mailbox), and the jobs that follow it, in one transaction shared with concurrent deliveries. */
   async function storeCopies(copies: NewMessage[]): Promise<InboundDelivery[]> {
-    if (!db.file) return commit.run(copies);
-    const stored = await mailWriter().write(mailStore.toWriteItem(asDelivery(copies)));
+    if (!db.file) {
+      const deliveries = await commit.run(copies);
+      options.jobs?.announce();
+      return deliveries;
+    }
+    const item = mailStore.toWriteItem(asDelivery(copies));
+    const jobs = jobsOf(copies, item.copies.map((copy) => ({ grantId: copy.message.grantId, messageId: copy.message.id })));
+    if (jobs.length > 0) item.jobs = jobs.map((job) => jobRowOf({ clock, newId }, job));
+    const stored = await mailWriter().write(item);
     announceRecordedEvents();
+    if (jobs.length > 0) options.jobs?.announce();
     return deliveriesOf(copies, stored);
+  }
+
+  /** Follow-ups under way (`close` waits for them). */
+  const followUps = new Set<Promise<void>>();
+  /** Starts the follow-up of a delivery without waiting for it: the caller answers the sender first. */
+  function followUp(mail: DeliveredMail): void {
+    if (!options.afterDelivery) return;
+    const running = options.afterDelivery
+      .followUp(mail)
+      .catch(() => undefined)
+      .finally(() => followUps.delete(running));
+    followUps.add(running);
   }
 
   /**
@@ -229,7 +261,7 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
       // Most mail is one text part: the writer thread parses and stores it in one hand-off.
       const simple = await storeRaw(raw, copies);
       if (simple) {
-        await options.afterDelivery?.({ deliveries: simple.deliveries, parsed: { from: simple.from, attachments: [] }, grants }).catch(() => undefined);
+        followUp({ grants, parsed: { from: simple.from } });
         return { deliveries: simple.deliveries, rejected, parseError: undefined };
       }
 
@@ -238,13 +270,13 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
       const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
       const parseError = parsed.ok ? undefined : parsed.error;
       const deliveries = await storeCopies(copies.map((copy) => ({ ...copy, parsed: value, raw, rawHash: parsed.rawHash, parseError: parseError ?? null })));
-      await options.afterDelivery?.({ deliveries, parsed: value, grants }).catch(() => undefined);
+      followUp({ grants, parsed: value });
       return { deliveries, rejected, parseError };
     },
 
-    /** Stops the parser's worker threads and, once the writes under way are done, the mail writer thread. */
+    /** Stops the parser's worker threads and, once the writes and follow-ups under way are done, the mail writer thread. */
     async close() {
-      await Promise.all([parser.close(), writer?.close()]);
+      await Promise.all([parser.close(), writer?.close(), ...followUps]);
     },
   };
 }

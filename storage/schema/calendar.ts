@@ -160,3 +160,27 @@ export const contacts = sqliteTable(
   },
   (table) => [index('contacts_grant_order_idx').on(table.grantId, table.createdAt, table.id), index('contacts_grant_email_idx').on(table.grantId, table.primaryEmail)],
 );
+
+/** What became of the iCalendar parts of a received message, for its mailbox. */
+export type InvitationStatus = 'applied' | 'ignored' | 'unreadable';
+
+/**
+ * One row per received message (one copy, so one mailbox) that carried iCalendar parts: what applying them to the
+ * mailbox's calendar did. Written by the `mail.invitations` job after the message was acknowledged; a message whose
+ * invitation could not be read within the limits is kept, and this row says `unreadable` and why.
+ */
+export const invitationOutcomes = sqliteTable(
+  'invitation_outcomes',
+  {
+    messageId: text('message_id').primaryKey(),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
+    status: text('status').$type<InvitationStatus>().notNull(),
+    /** The outcome of each event of each part (`created`, `updated`, `cancelled`, `reply_recorded`, `ignored`), or why it was unreadable. */
+    detail: text('detail', { mode: 'json' }).$type<{ action: string; eventId?: string; reason?: string }[]>().notNull(),
+    /** Unix seconds. */
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [index('invitation_outcomes_grant_idx').on(table.grantId)],
+);
