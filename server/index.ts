@@ -42,7 +42,8 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  // Worker threads that stopped on their own (and were replaced) since start: src/health.ts.
+  app.get('/healthz', (c) => c.json({ status: 'ok', threads: core.health.threads() }));
   const openApi = buildOpenApiDocument(operations, { version: '0.1.0' });
   app.get('/v3/openapi.json', (c) => c.json(openApi));
   mountMcp(app, core);

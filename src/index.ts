@@ -8,6 +8,7 @@ import { createCalendarService } from './calendar/calendar-service.js';
 import { createEventService } from './calendar/event-service.js';
 import { createContactService } from './contacts/contact-service.js';
 import type { CoreDeps } from './deps.js';
+import { createHealth } from './health.js';
 import { createDomainService } from './domains/domain-service.js';
 import { createFolderService } from './grants/folder-service.js';
 import { createGrantService } from './grants/grant-service.js';
@@ -35,10 +36,12 @@ export function createCore(deps: CoreDeps) {
   const contacts = createContactService(deps, grants);
   const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
   const mailStore = createMailStore(deps);
+  const health = createHealth(deps.logger, () => deps.clock.now());
+  deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
-  const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs });
+  const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs, onThreadExit: health.threadExited });
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
   const events = createEventService(deps, grants, calendars, outbound.invitations);
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
@@ -50,7 +53,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -58,6 +61,7 @@ export type Core = ReturnType<typeof createCore>;
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
+export type { Health, ThreadHealth } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
 export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';

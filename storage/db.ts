@@ -57,9 +57,17 @@ export interface Database {
   exclusive<T>(work: () => Promise<T>): Promise<T>;
   /** How many callers wait for this process's write lock (a holder that could go on keeps it only while none do). */
   lockWaiters(): number;
+  /**
+   * Calls `listener` whenever a thread of the database's own (the checkpoint thread) stopped on its own; it is
+   * replaced. Returns the unsubscribe function.
+   */
+  onThreadExit(listener: ThreadExitListener): () => void;
   /** Closes every connection and waits for the checkpoint thread to stop (a thread cut off mid-call aborts the process). */
   close(): Promise<void>;
 }
+
+/** Told that a worker thread stopped on its own (crashed, ran out of memory, was stopped for overrunning a deadline). */
+export type ThreadExitListener = (thread: string, reason: string) => void;
 
 /** Options for {@link createDb}. */
 export interface CreateDbOptions {
@@ -90,8 +98,9 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   let durable: Promise<{ client: Client; orm: Orm; wal: string }> | undefined;
   // Started by the first durableWrite or exclusive: from then on no COMMIT on the event loop checkpoints.
   let checkpointer: WalCheckpointer | undefined;
+  const threadListeners = new Set<ThreadExitListener>();
   const startCheckpointer = () => {
-    if (file) checkpointer ??= startWalCheckpointer(file);
+    if (file) checkpointer ??= startWalCheckpointer(file, { onExit: (reason) => threadListeners.forEach((listener) => listener('checkpoint', reason)) });
   };
 
   let queue: Promise<unknown> = Promise.resolve();
@@ -158,7 +167,11 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     );
     client.close();
   };
-  return { orm, client, embedded, file, write, durableWrite, exclusive, lockWaiters: () => waiting, close };
+  const onThreadExit = (listener: ThreadExitListener) => {
+    threadListeners.add(listener);
+    return () => threadListeners.delete(listener);
+  };
+  return { orm, client, embedded, file, write, durableWrite, exclusive, lockWaiters: () => waiting, onThreadExit, close };
 }
 
 const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), 'migrations');

@@ -114,6 +114,8 @@ export interface MailWriterOptions {
   batchTimeoutMs?: number;
   /** Milliseconds the writer waits for another process's write lock (default 5 s). */
   busyTimeoutMs?: number;
+  /** Told when the thread stopped before `close` (a crash, or stopped by the watchdog); the next write starts another. */
+  onExit?: (reason: string) => void;
 }
 
 /** The mail writer. */
@@ -224,7 +226,14 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
 
   function armWatchdog(thread: Worker) {
     clearTimeout(watchdog);
-    watchdog = outstanding.size > 0 ? setTimeout(() => void thread.terminate(), batchTimeoutMs) : undefined;
+    watchdog = outstanding.size > 0 ? setTimeout(() => stopThread(thread, `it answered nothing for ${batchTimeoutMs} ms`), batchTimeoutMs) : undefined;
+  }
+
+  /** Stops a thread that will not finish on its own; its exit handler settles its writes. */
+  const exitReasons = new WeakMap<Worker, string>();
+  function stopThread(thread: Worker, reason: string) {
+    exitReasons.set(thread, reason);
+    void thread.terminate();
   }
 
   function spawn(): Worker {
@@ -243,8 +252,12 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     thread.on('error', (error) => {
       reason = error.message;
     });
+    thread.once('exit', () => {
+      reason = exitReasons.get(thread) ?? reason;
+    });
     thread.on('exit', (code) => {
       if (worker === thread) worker = undefined;
+      if (!closed) options.onExit?.(`${reason} (exit code ${code})`);
       if (session?.thread !== thread) return;
       // The thread's connection is gone, and with it any transaction it had not committed.
       clearTimeout(watchdog);

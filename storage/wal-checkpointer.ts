@@ -13,6 +13,8 @@ export interface WalCheckpointerOptions {
   intervalMs?: number;
   /** Log size that triggers a checkpoint (default 4 MB, SQLite's automatic threshold). */
   minWalBytes?: number;
+  /** Told when the thread stopped on its own (an error, a crash); a new one is started after {@link RESTART_DELAY_MS}. */
+  onExit?: (reason: string) => void;
 }
 
 /** A running checkpointer. */
@@ -25,37 +27,63 @@ export interface WalCheckpointer {
 
 const WORKER_URL = new URL('./checkpoint-worker.js', import.meta.url);
 
+/** Pause before a checkpoint thread that stopped on its own is replaced (a thread that keeps dying costs little). */
+export const RESTART_DELAY_MS = 1_000;
+
 /** Starts the checkpoint thread for the database file `file`. The thread does not keep the process alive. */
 export function startWalCheckpointer(file: string, options: WalCheckpointerOptions = {}): WalCheckpointer {
-  const worker = new Worker(WORKER_URL, { execArgv: [], workerData: { file, intervalMs: options.intervalMs ?? 500, minWalBytes: options.minWalBytes ?? 4 * 1024 * 1024 } });
-  worker.unref();
-  let alive = true;
-  worker.on('error', () => {
-    alive = false;
-  });
-  worker.on('exit', () => {
-    alive = false;
-  });
+  const workerData = { file, intervalMs: options.intervalMs ?? 500, minWalBytes: options.minWalBytes ?? 4 * 1024 * 1024 };
+  let closing = false;
+  let worker: Worker | undefined;
+  let restart: NodeJS.Timeout | undefined;
+
+  function spawn(): Worker {
+    const thread = new Worker(WORKER_URL, { execArgv: [], workerData });
+    thread.unref();
+    let reason = 'it exited';
+    thread.on('error', (error) => {
+      reason = error.message;
+    });
+    thread.on('exit', (code) => {
+      if (worker !== thread) return;
+      worker = undefined;
+      if (closing) return;
+      // Without it the log is checkpointed only by the mail writer past 16 MB: start another one.
+      options.onExit?.(`${reason} (exit code ${code})`);
+      restart = setTimeout(() => {
+        restart = undefined;
+        if (!closing) worker = spawn();
+      }, RESTART_DELAY_MS);
+      restart.unref();
+    });
+    return thread;
+  }
+  worker = spawn();
+
   return {
     nudge() {
-      if (alive) worker.postMessage('checkpoint');
+      worker?.postMessage('checkpoint');
     },
     async close() {
-      if (!alive) return;
+      closing = true;
+      clearTimeout(restart);
+      const thread = worker;
+      if (!thread) return;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 2_000);
         timer.unref();
-        worker.once('message', () => {
+        thread.once('message', () => {
           clearTimeout(timer);
           resolve();
         });
-        worker.once('exit', () => {
+        thread.once('exit', () => {
           clearTimeout(timer);
           resolve();
         });
-        worker.postMessage('close');
+        thread.postMessage('close');
       });
-      await worker.terminate();
+      await thread.terminate();
+      worker = undefined;
     },
   };
 }

@@ -83,6 +83,8 @@ export interface InboundServiceOptions {
   };
   /** Told when jobs were stored with a message, so the in-process workers look at once. */
   jobs?: Pick<JobQueue, 'announce'>;
+  /** Told when a parser or writer thread stopped on its own (src/health.ts). */
+  onThreadExit?: (thread: string, reason: string) => void;
 }
 
 /**
@@ -120,7 +122,7 @@ type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
 
 /** Creates the inbound service. */
 export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
-  const parser = options.parser ?? createMimeParser();
+  const parser = options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
   const jobsOf = (copies: NewMessage[], stored: StoredCopy[]): JobInput[] => (copies[0] ? (options.afterDelivery?.jobsOf(copies[0].parsed, stored) ?? []) : []);
   /** Stores deliveries (each one copy per hosted recipient), and the jobs that follow them, in the group commit's transaction. */
   async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
@@ -140,7 +142,7 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
   const commit = createGroupCommit(db, writeDeliveries, { moreComing: () => parsing > 0 });
   let writer = options.writer;
   /** The mail writer thread of an embedded database (made on first use). */
-  const mailWriter = (): MailWriter => (writer ??= createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE }));
+  const mailWriter = (): MailWriter => (writer ??= createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE, onExit: (reason) => options.onThreadExit?.('mail writer', reason) }));
   const deliveriesOf = (copies: CopyShell[], stored: MailWriteResult[]): InboundDelivery[] =>
     stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
 

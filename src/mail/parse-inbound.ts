@@ -40,6 +40,8 @@ export interface MimeParserOptions {
   timeoutMs?: number;
   /** Old-generation heap cap of a worker, MB (default 512): a parse that exceeds it fails, nothing else does. */
   maxHeapMb?: number;
+  /** Told when a worker crashed or was stopped for overrunning `timeoutMs` (its parse failed; the next parse starts another). */
+  onCrash?: (reason: string) => void;
 }
 
 /** An empty parsed message: the shape a message has when nothing could be read from it. */
@@ -123,6 +125,7 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
     const crashed = (reason: string) => {
       if (slot.worker !== worker) return;
       discard(slot, worker);
+      options.onCrash?.(reason);
       const job = slot.job;
       if (job) finish(slot, failed(job, `the MIME parser stopped: ${reason}`));
     };
@@ -140,6 +143,7 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
       slot.job = job;
       slot.timer = setTimeout(() => {
         discard(slot, worker);
+        options.onCrash?.(`a parse took longer than ${timeoutMs} ms`);
         finish(slot, failed(job, `parsing took longer than ${timeoutMs} ms`));
       }, timeoutMs);
       slot.timer.unref();

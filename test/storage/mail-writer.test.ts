@@ -194,7 +194,8 @@ describe('mail writer thread', () => {
       await tx.run(sql.raw(`CREATE TRIGGER slow_store BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%Unrelated%' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b, slow_rows c WHERE a.x + b.x + c.x > 0; END`));
     });
     const before = await storedCounts(db);
-    const writer = createMailWriter(db);
+    const exits: string[] = [];
+    const writer = createMailWriter(db, { onExit: (reason) => exits.push(reason) });
     const store = createMailStore({ newId: sequentialIds('kill'), clock });
     const pending = writer.write(store.toWriteItem(inputs[2]!)).then(
       () => 'stored',
@@ -209,6 +210,8 @@ describe('mail writer thread', () => {
     const outcome = await pending;
     expect(outcome).toBeInstanceOf(MailWriteError);
     expect((outcome as Error).message).toMatch(/thread stopped/);
+    // The owner is told, once (src/health.ts logs and counts it).
+    expect(exits).toEqual([expect.stringMatching(/exit code 1/)]);
     expect(await storedCounts(db)).toEqual(before);
     expect(lock.held()).toBe(false);
     lock.close();
@@ -220,6 +223,7 @@ describe('mail writer thread', () => {
     expect(await storedCounts(db)).toEqual({ ...before, messages: 1, threads: 1, references: 1, folders: 1, raws: 1, events: 1, fts: 1 });
 
     await writer.close();
+    expect(exits).toHaveLength(1);
     db.close();
   });
 
