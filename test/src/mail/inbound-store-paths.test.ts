@@ -34,11 +34,18 @@ async function deliverAll(db: Database) {
       core.inbound.deliverInbound({ rawMime: mail(['From: Cy <cy@example.com>', 'To: one@paths.test, two@paths.test', 'Subject: Both', 'Message-ID: <p3@example.com>'], 'Third'), envelope: { mailFrom: 'cy@example.com', rcptTo: ['one@paths.test', 'two@paths.test', 'nobody@elsewhere.test'] } }),
     ])),
   );
+  // An invitation for both mailboxes: its job is stored in the message's own transaction, on either path.
+  const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'METHOD:REQUEST', 'BEGIN:VEVENT', 'UID:paths@example.com', 'DTSTART:20260310T100000Z', 'DTEND:20260310T110000Z', 'ORGANIZER:mailto:ann@example.com', 'END:VEVENT', 'END:VCALENDAR'].join('\r\n');
+  const invitation = await core.inbound.deliverInbound({
+    rawMime: mail(['From: Ann <ann@example.com>', 'To: one@paths.test, two@paths.test', 'Subject: Invitation', 'Content-Type: multipart/alternative; boundary=a'], ['--a', 'Content-Type: text/plain', '', 'Come', '--a', 'Content-Type: text/calendar; method=REQUEST', '', ics, '--a--'].join('\r\n')),
+    envelope: { mailFrom: 'ann@example.com', rcptTo: MAILBOXES },
+  });
+  const jobs = await db.orm.select().from(tables.jobs).where(eq(tables.jobs.kind, 'mail.invitations'));
   const messages = await db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
   const threads = await db.orm.select().from(tables.threads);
   const events = await db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.created'));
   await core.inbound.close();
-  return { results, messages, threads, events };
+  return { results, messages, threads, events, invitation, jobs };
 }
 
 describe('inbound storage paths', () => {
@@ -55,6 +62,14 @@ describe('inbound storage paths', () => {
     const viaTransaction = await deliverAll({ ...real, file: undefined });
 
     for (const outcome of [viaWriter, viaTransaction]) {
+      expect(outcome.jobs).toHaveLength(1);
+      expect(outcome.jobs[0]!.payload).toEqual({
+        sender: 'ann@example.com',
+        parts: [expect.stringMatching(/^[0-9a-f]{64}$/)],
+        copies: outcome.invitation.deliveries.map((delivery) => ({ grant_id: delivery.grantId, message_id: delivery.messageId })),
+      });
+      outcome.messages = outcome.messages.filter((row) => row.subject !== 'Invitation');
+      outcome.events = outcome.events.filter((event) => outcome.messages.some((row) => row.id === event.objectId));
       expect(outcome.results.map((result) => result.deliveries.length)).toEqual([1, 1, 2]);
       expect(outcome.results[2]!.rejected.map((rejection) => rejection.recipient)).toEqual(['nobody@elsewhere.test']);
       const [first, reply] = outcome.results.map((result) => result.deliveries[0]!);
