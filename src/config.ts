@@ -14,11 +14,8 @@ const port = (fallback: number) =>
     .refine((value) => value >= 0 && value <= 65_535, 'must be between 0 and 65535')
     .default(fallback);
 
-const booleanFlag = (fallback: boolean) =>
-  z
-    .enum(['true', 'false', '1', '0', 'yes', 'no'])
-    .transform((value) => value === 'true' || value === '1' || value === 'yes')
-    .default(fallback);
+const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
+const booleanFlag = (fallback: boolean) => flag.default(fallback);
 
 /** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
 const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -96,7 +93,9 @@ const EnvSchema = z.object({
   AGENTPOST_OUTBOUND_GIVE_UP_AFTER: duration('5d'),
   AGENTPOST_MAX_CALENDARS: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).default(10),
   AGENTPOST_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: booleanFlag(false),
+  AGENTPOST_ALLOW_PRIVATE_NETWORKS: flag.optional(),
+  /** The earlier name of AGENTPOST_ALLOW_PRIVATE_NETWORKS, still accepted. */
+  AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: flag.optional(),
   AGENTPOST_WEBHOOK_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(10_000),
   AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
   AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
@@ -132,7 +131,11 @@ export interface Config {
   outboundGiveUpMs: number;
   maxCalendars: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  allowPrivateWebhooks: boolean;
+  /**
+   * Lift the address policy (src/webhooks/address-policy.ts): webhooks may use `http` and private addresses, and
+   * direct MX delivery may connect to private addresses. Tests and private networks only.
+   */
+  allowPrivateNetworks: boolean;
   /** Deadline of one webhook request (challenge or delivery), whole exchange; Nylas allows 10 s. */
   webhookTimeoutMs: number;
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
@@ -184,7 +187,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundGiveUpMs: value.AGENTPOST_OUTBOUND_GIVE_UP_AFTER,
     maxCalendars: value.AGENTPOST_MAX_CALENDARS,
     logLevel: value.AGENTPOST_LOG_LEVEL,
-    allowPrivateWebhooks: value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS,
+    allowPrivateNetworks: value.AGENTPOST_ALLOW_PRIVATE_NETWORKS ?? value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS ?? false,
     webhookTimeoutMs: value.AGENTPOST_WEBHOOK_TIMEOUT_MS,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),

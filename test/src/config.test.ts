@@ -26,7 +26,7 @@ describe('loadConfig', () => {
       domains: [],
       smtpRelay: undefined,
       logLevel: 'info',
-      allowPrivateWebhooks: false,
+      allowPrivateNetworks: false,
     });
   });
 
@@ -83,10 +83,19 @@ describe('loadConfig', () => {
     ['AGENTPOST_SMTP_RELAY', 'http://relay.example.com', 'smtp://'],
     ['AGENTPOST_LOG_LEVEL', 'loud', 'AGENTPOST_LOG_LEVEL'],
     ['AGENTPOST_HOST', 'bad host', 'host name or IP'],
+    ['AGENTPOST_ALLOW_PRIVATE_NETWORKS', 'maybe', 'AGENTPOST_ALLOW_PRIVATE_NETWORKS'],
   ])('rejects %s=%s with a message naming the variable', (name, value, why) => {
     const message = configError({ [name]: value });
     expect(message).toContain(`${name}:`);
     expect(message).toContain(why);
+  });
+
+  it('lifts the address policy with AGENTPOST_ALLOW_PRIVATE_NETWORKS or its earlier name AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () => {
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true' }).allowPrivateNetworks).toBe(true);
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateNetworks).toBe(true);
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: '1' }).allowPrivateNetworks).toBe(true);
+    // The new name wins when both are set.
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'false', AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateNetworks).toBe(false);
   });
 
   it('names a bad AGENTPOST_DOMAINS entry and its value', () => {
