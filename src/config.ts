@@ -17,6 +17,15 @@ const port = (fallback: number) =>
 const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
 const booleanFlag = (fallback: boolean) => flag.default(fallback);
 
+/** A whole number within bounds (a count limit). */
+const wholeNumber = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`)
+    .default(fallback);
+
 /** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
 const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
@@ -81,6 +90,9 @@ const EnvSchema = z.object({
   AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
+  AGENTPOST_SMTP_MAX_CONNECTIONS: wholeNumber(10_000, 1, 1_000_000),
+  AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: wholeNumber(20, 1, 1_000_000),
+  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber(3, 1, 1_000),
   AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   AGENTPOST_DOMAINS: domainList,
@@ -110,6 +122,12 @@ export interface Config {
   host: string;
   httpPort: number;
   smtpPort: number;
+  /** Concurrent inbound SMTP connections in all; more are answered 421 at the greeting. */
+  smtpMaxConnections: number;
+  /** Concurrent inbound SMTP connections from one client (an IPv4 address or an IPv6 /64); more get 421. */
+  smtpMaxConnectionsPerClient: number;
+  /** Unknown mailboxes one SMTP session may try before every further RCPT TO gets 421 and the session ends. */
+  smtpMaxUnknownRecipients: number;
   /** Base URL clients use to reach the HTTP server (tracking links, ICS feeds). */
   publicUrl: string;
   apiKey: string | undefined;
@@ -175,6 +193,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: value.AGENTPOST_HOST,
     httpPort: value.AGENTPOST_HTTP_PORT,
     smtpPort: value.AGENTPOST_SMTP_PORT,
+    smtpMaxConnections: value.AGENTPOST_SMTP_MAX_CONNECTIONS,
+    smtpMaxConnectionsPerClient: value.AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT,
+    smtpMaxUnknownRecipients: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS,
     publicUrl,
     apiKey: value.AGENTPOST_API_KEY,
     domains: value.AGENTPOST_DOMAINS,

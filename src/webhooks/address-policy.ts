@@ -122,7 +122,7 @@ function ipv6Bytes(text: string): number[] | undefined {
 }
 
 /** An IP literal as bytes (4 or 16), brackets and zone id removed; undefined for anything else. */
-function addressBytes(address: string): number[] | undefined {
+export function addressBytes(address: string): number[] | undefined {
   const bare = address.replace(/^\[(.*)\]$/, '$1');
   const text = bare.includes(':') ? bare.replace(/%.*$/, '') : bare;
   const version = isIP(text);

@@ -27,6 +27,9 @@ describe('loadConfig', () => {
       smtpRelay: undefined,
       logLevel: 'info',
       allowPrivateNetworks: false,
+      smtpMaxConnections: 10_000,
+      smtpMaxConnectionsPerClient: 20,
+      smtpMaxUnknownRecipients: 3,
     });
   });
 
@@ -83,11 +86,18 @@ describe('loadConfig', () => {
     ['AGENTPOST_SMTP_RELAY', 'http://relay.example.com', 'smtp://'],
     ['AGENTPOST_LOG_LEVEL', 'loud', 'AGENTPOST_LOG_LEVEL'],
     ['AGENTPOST_HOST', 'bad host', 'host name or IP'],
+    ['AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS', '0', 'between 1 and 1000'],
+    ['AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT', 'many', 'whole number'],
     ['AGENTPOST_ALLOW_PRIVATE_NETWORKS', 'maybe', 'AGENTPOST_ALLOW_PRIVATE_NETWORKS'],
   ])('rejects %s=%s with a message naming the variable', (name, value, why) => {
     const message = configError({ [name]: value });
     expect(message).toContain(`${name}:`);
     expect(message).toContain(why);
+  });
+
+  it('reads the SMTP limits', () => {
+    const config = loadConfig({ AGENTPOST_SMTP_MAX_CONNECTIONS: '500', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '5', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: '10' });
+    expect(config).toMatchObject({ smtpMaxConnections: 500, smtpMaxConnectionsPerClient: 5, smtpMaxUnknownRecipients: 10 });
   });
 
   it('lifts the address policy with AGENTPOST_ALLOW_PRIVATE_NETWORKS or its earlier name AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () => {
