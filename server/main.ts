@@ -69,6 +69,7 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
     maxClients: config.smtpMaxConnections,
     maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
     maxUnknownRecipients: config.smtpMaxUnknownRecipients,
+    maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
   });
 
   return {

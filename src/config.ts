@@ -93,6 +93,7 @@ const EnvSchema = z.object({
   AGENTPOST_SMTP_MAX_CONNECTIONS: wholeNumber(10_000, 1, 1_000_000),
   AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: wholeNumber(20, 1, 1_000_000),
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber(3, 1, 1_000),
+  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber(30, 1, 1_000_000),
   AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   AGENTPOST_DOMAINS: domainList,
@@ -128,6 +129,8 @@ export interface Config {
   smtpMaxConnectionsPerClient: number;
   /** Unknown mailboxes one SMTP session may try before every further RCPT TO gets 421 and the session ends. */
   smtpMaxUnknownRecipients: number;
+  /** Unknown mailboxes one SMTP client may try in an hour over all its sessions; past it every RCPT TO gets 421. */
+  smtpMaxUnknownRecipientsPerClient: number;
   /** Base URL clients use to reach the HTTP server (tracking links, ICS feeds). */
   publicUrl: string;
   apiKey: string | undefined;
@@ -196,6 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpMaxConnections: value.AGENTPOST_SMTP_MAX_CONNECTIONS,
     smtpMaxConnectionsPerClient: value.AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT,
     smtpMaxUnknownRecipients: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS,
+    smtpMaxUnknownRecipientsPerClient: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT,
     publicUrl,
     apiKey: value.AGENTPOST_API_KEY,
     domains: value.AGENTPOST_DOMAINS,

@@ -1,10 +1,11 @@
 /**
  * Limits of the SMTP listener against mailbox enumeration and connection floods: a session that tries more than
- * AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS unknown mailboxes is refused (421) and closed, and a client (an address)
- * holds at most AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT connections at once. Real listener, raw sockets.
+ * AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS unknown mailboxes is refused (421) and closed, a client (an address) that
+ * tried AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT in an hour is refused in every session, and a client holds at
+ * most AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT connections at once. Real listener, raw sockets.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientKey } from '../../src/mail/inbound-smtp.js';
+import { clientKey, startInboundSmtp } from '../../src/mail/inbound-smtp.js';
 import { createMailbox, eventually, rawSmtp, sendRaw, type RawSmtp } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -87,6 +88,70 @@ describe('SMTP listener: unknown recipients (mailbox enumeration)', () => {
       expect(await closedWithin(client)).toBe(true);
     } finally {
       await strict.close();
+    }
+  });
+});
+
+describe('SMTP listener: unknown recipients per client, over all its sessions', () => {
+  let service: TestService;
+  const email = `inbox@${DOMAIN}`;
+
+  beforeAll(async () => {
+    service = await startTestService({ env: { AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: '5' } });
+    await createMailbox(service, email);
+  });
+  afterAll(async () => {
+    await service?.close();
+  });
+
+  /** One session from `localAddress`: RCPT TO each address in turn, until one is answered 421. */
+  async function probe(localAddress: string, addresses: string[], port = service.smtpPort) {
+    const client = await rawSmtp(port, { localAddress });
+    await client.command('EHLO prober.example');
+    await client.command('MAIL FROM:<prober@example.com>');
+    const replies: string[] = [];
+    for (const address of addresses) {
+      const reply = await client.command(`RCPT TO:<${address}>`);
+      replies.push(reply.text);
+      if (reply.code === 421) {
+        expect(await closedWithin(client)).toBe(true);
+        return replies;
+      }
+    }
+    client.end();
+    return replies;
+  }
+
+  it('reconnecting does not reset the count: past AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT the client gets 421 in every session; other clients are served', async () => {
+    const unknown = (count: number, prefix: string) => Array.from({ length: count }, (_, index) => `${prefix}${index}@${DOMAIN}`);
+    // Session 1: 3 unknown (the per-session limit), then 421.
+    const first = await probe('127.0.3.1', [...unknown(3, 'a'), email]);
+    expect(first.at(-1)).toMatch(/^421 4\.7\.0 Too many unknown recipients in this session/);
+    // Session 2: 2 more reach the client's 5; the next recipient, even a known one, gets 421.
+    const second = await probe('127.0.3.1', [...unknown(2, 'b'), email]);
+    expect(second.slice(0, 2).every((text) => text.startsWith('550 5.1.1'))).toBe(true);
+    expect(second.at(-1)).toMatch(/^421 4\.7\.0 Too many unknown recipients from your address \(at most 5 in 60 minutes\)/);
+    // Session 3: the client is refused from its first recipient.
+    expect(await probe('127.0.3.1', [email])).toEqual([expect.stringMatching(/^421 4\.7\.0 Too many unknown recipients from your address/)]);
+    // Another client delivers.
+    expect((await probe('127.0.3.2', [email]))[0]).toMatch(/^250 /);
+  });
+
+  it('forgets a client once its window is over', async () => {
+    const listener = await startInboundSmtp({
+      inbound: service.core.inbound,
+      logger: service.core.deps.logger,
+      host: '127.0.0.1',
+      port: 0,
+      maxUnknownRecipientsPerClient: 2,
+      unknownRecipientsWindowMs: 500,
+    });
+    try {
+      expect((await probe('127.0.3.3', [`x@${DOMAIN}`, `y@${DOMAIN}`, email], listener.port)).at(-1)).toMatch(/^421 4\.7\.0 Too many unknown recipients from your address/);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      expect((await probe('127.0.3.3', [email], listener.port))[0]).toMatch(/^250 /);
+    } finally {
+      await listener.close();
     }
   });
 });

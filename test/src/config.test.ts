@@ -30,6 +30,7 @@ describe('loadConfig', () => {
       smtpMaxConnections: 10_000,
       smtpMaxConnectionsPerClient: 20,
       smtpMaxUnknownRecipients: 3,
+      smtpMaxUnknownRecipientsPerClient: 30,
     });
   });
 
@@ -96,8 +97,8 @@ describe('loadConfig', () => {
   });
 
   it('reads the SMTP limits', () => {
-    const config = loadConfig({ AGENTPOST_SMTP_MAX_CONNECTIONS: '500', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '5', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: '10' });
-    expect(config).toMatchObject({ smtpMaxConnections: 500, smtpMaxConnectionsPerClient: 5, smtpMaxUnknownRecipients: 10 });
+    const config = loadConfig({ AGENTPOST_SMTP_MAX_CONNECTIONS: '500', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '5', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: '10', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: '200' });
+    expect(config).toMatchObject({ smtpMaxConnections: 500, smtpMaxConnectionsPerClient: 5, smtpMaxUnknownRecipients: 10, smtpMaxUnknownRecipientsPerClient: 200 });
   });
 
   it('lifts the address policy with AGENTPOST_ALLOW_PRIVATE_NETWORKS or its earlier name AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () => {
