@@ -104,7 +104,8 @@ async function startDiscardListener(binary: string): Promise<{ port: number; clo
     deliverInbound: async () => ({ deliveries: [{ recipient: RECIPIENT, grantId: 'g', messageId: 'discarded', threadId: 't' }], rejected: [], parseError: undefined }),
   };
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
-  const listener = await startInboundSmtp({ inbound, logger: silent, host: '127.0.0.1', port: 0 });
+  // All sessions come from one address: the cap per client (20) would count sessions still closing.
+  const listener = await startInboundSmtp({ inbound, logger: silent, host: '127.0.0.1', port: 0, maxConnectionsPerClient: 1_000 });
   await smtpSource(binary, listener.port, WARM_UP, 8, RECIPIENT);
   return listener;
 }
@@ -113,7 +114,7 @@ async function startDiscardListener(binary: string): Promise<{ port: number; clo
 async function startAgentpost(binary: string): Promise<{ port: number; stored(): Promise<number>; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-'));
   const service = await startService(
-    loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent' }),
+    loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
   );
   const close = async () => {
     await service.close();

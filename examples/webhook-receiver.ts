@@ -6,7 +6,7 @@
  *   npx tsx examples/webhook-receiver.ts      # embedded: starts its own service on a free port
  *
  * Against a running service the receiver listens on 127.0.0.1, so that service must run with
- * AGENTPOST_ALLOW_PRIVATE_WEBHOOKS=true (loopback targets are refused otherwise):
+ * AGENTPOST_ALLOW_PRIVATE_NETWORKS=true (loopback targets are refused otherwise):
  *   AGENTPOST_URL=http://127.0.0.1:3000 AGENTPOST_API_KEY=agp_... npx tsx examples/webhook-receiver.ts
  */
 import assert from 'node:assert/strict';
@@ -32,7 +32,7 @@ const service = remoteUrl
         AGENTPOST_HTTP_PORT: '0',
         AGENTPOST_SMTP_PORT: '0',
         AGENTPOST_LOG_LEVEL: 'warn',
-        AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true',
+        AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true',
         AGENTPOST_WORKER_POLL_MS: '100',
       }),
     );

@@ -60,7 +60,17 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
   const url = `http://${host}:${address.port}`;
   deps.logger.info('http listening', { url });
   const background = startBackgroundWork(core);
-  const smtp = await startInboundSmtp({ inbound: core.inbound, logger: deps.logger, host: config.host, port: config.smtpPort, hostname: config.mxHost });
+  const smtp = await startInboundSmtp({
+    inbound: core.inbound,
+    logger: deps.logger,
+    host: config.host,
+    port: config.smtpPort,
+    hostname: config.mxHost,
+    maxClients: config.smtpMaxConnections,
+    maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
+    maxUnknownRecipients: config.smtpMaxUnknownRecipients,
+    maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
+  });
 
   return {
     core,

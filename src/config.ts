@@ -14,10 +14,16 @@ const port = (fallback: number) =>
     .refine((value) => value >= 0 && value <= 65_535, 'must be between 0 and 65535')
     .default(fallback);
 
-const booleanFlag = (fallback: boolean) =>
+const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
+const booleanFlag = (fallback: boolean) => flag.default(fallback);
+
+/** A whole number within bounds (a count limit). */
+const wholeNumber = (fallback: number, min: number, max: number) =>
   z
-    .enum(['true', 'false', '1', '0', 'yes', 'no'])
-    .transform((value) => value === 'true' || value === '1' || value === 'yes')
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`)
     .default(fallback);
 
 /** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
@@ -84,6 +90,10 @@ const EnvSchema = z.object({
   AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
+  AGENTPOST_SMTP_MAX_CONNECTIONS: wholeNumber(10_000, 1, 1_000_000),
+  AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: wholeNumber(20, 1, 1_000_000),
+  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber(3, 1, 1_000),
+  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber(30, 1, 1_000_000),
   AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   AGENTPOST_DOMAINS: domainList,
@@ -96,7 +106,9 @@ const EnvSchema = z.object({
   AGENTPOST_OUTBOUND_GIVE_UP_AFTER: duration('5d'),
   AGENTPOST_MAX_CALENDARS: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).default(10),
   AGENTPOST_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
-  AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: booleanFlag(false),
+  AGENTPOST_ALLOW_PRIVATE_NETWORKS: flag.optional(),
+  /** The earlier name of AGENTPOST_ALLOW_PRIVATE_NETWORKS, still accepted. */
+  AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: flag.optional(),
   AGENTPOST_WEBHOOK_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(10_000),
   AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
   AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
@@ -111,6 +123,14 @@ export interface Config {
   host: string;
   httpPort: number;
   smtpPort: number;
+  /** Concurrent inbound SMTP connections in all; more are answered 421 at the greeting. */
+  smtpMaxConnections: number;
+  /** Concurrent inbound SMTP connections from one client (an IPv4 address or an IPv6 /64); more get 421. */
+  smtpMaxConnectionsPerClient: number;
+  /** Unknown mailboxes one SMTP session may try before every further RCPT TO gets 421 and the session ends. */
+  smtpMaxUnknownRecipients: number;
+  /** Unknown mailboxes one SMTP client may try in an hour over all its sessions; past it every RCPT TO gets 421. */
+  smtpMaxUnknownRecipientsPerClient: number;
   /** Base URL clients use to reach the HTTP server (tracking links, ICS feeds). */
   publicUrl: string;
   apiKey: string | undefined;
@@ -132,7 +152,11 @@ export interface Config {
   outboundGiveUpMs: number;
   maxCalendars: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
-  allowPrivateWebhooks: boolean;
+  /**
+   * Lift the address policy (src/webhooks/address-policy.ts): webhooks may use `http` and private addresses, and
+   * direct MX delivery may connect to private addresses. Tests and private networks only.
+   */
+  allowPrivateNetworks: boolean;
   /** Deadline of one webhook request (challenge or delivery), whole exchange; Nylas allows 10 s. */
   webhookTimeoutMs: number;
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
@@ -172,6 +196,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: value.AGENTPOST_HOST,
     httpPort: value.AGENTPOST_HTTP_PORT,
     smtpPort: value.AGENTPOST_SMTP_PORT,
+    smtpMaxConnections: value.AGENTPOST_SMTP_MAX_CONNECTIONS,
+    smtpMaxConnectionsPerClient: value.AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT,
+    smtpMaxUnknownRecipients: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS,
+    smtpMaxUnknownRecipientsPerClient: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT,
     publicUrl,
     apiKey: value.AGENTPOST_API_KEY,
     domains: value.AGENTPOST_DOMAINS,
@@ -184,7 +212,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundGiveUpMs: value.AGENTPOST_OUTBOUND_GIVE_UP_AFTER,
     maxCalendars: value.AGENTPOST_MAX_CALENDARS,
     logLevel: value.AGENTPOST_LOG_LEVEL,
-    allowPrivateWebhooks: value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS,
+    allowPrivateNetworks: value.AGENTPOST_ALLOW_PRIVATE_NETWORKS ?? value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS ?? false,
     webhookTimeoutMs: value.AGENTPOST_WEBHOOK_TIMEOUT_MS,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),

@@ -47,7 +47,7 @@ export function createCore(deps: CoreDeps) {
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts.draftIdsOf);
   const attachments = createAttachmentService(deps, grants);
-  const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateWebhooks };
+  const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
@@ -71,7 +71,7 @@ export { createJobQueue, enqueueJob, type Job, type JobInput, type JobQueue, typ
 export { createWorker, defaultBackoffMs, type JobHandler, type JobOutcome, type JobContext, type Worker, type WorkerOptions } from './jobs/worker.js';
 export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './jobs/background.js';
 export { verifyWebhookSignature, nylasSignature, standardSignature, WEBHOOK_SECRET_PREFIX, type VerifyWebhookOptions, type WebhookVerification } from './webhooks/signatures.js';
-export { isPublicAddress } from './webhooks/address-policy.js';
+export { isPublicAddress, nonPublicReason } from './webhooks/address-policy.js';
 export { nodeHttpRequester } from './webhooks/http-client.js';
 export { MAX_MESSAGE_BYTES, type InboundMessage, type InboundResult, type InboundService, type RecipientCheck } from './mail/inbound.js';
 export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './mail/inbound-smtp.js';

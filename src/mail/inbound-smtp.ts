@@ -5,6 +5,9 @@
  * `InboundService.deliverInbound`, and answers 250 only after that committed; a failure to store answers 4xx
  * so the sender retries. Hostile clients cost bounded memory and time: oversize data is counted, not kept;
  * a command line (or a DATA phase) that trickles in is cut off; socket errors never reach the process.
+ * Connections are capped in all and per client (an IPv4 address, or the /64 of an IPv6 one), and a session
+ * that tries more than a few unknown mailboxes is ended, and a client that tries too many in an hour is refused
+ * in every session, so nobody can list which mailboxes exist.
  *
  * smtp-server waits 100 ms before every greeting ("early talker" detection; no option turns it off), which
  * caps one-message-per-connection senders at about 10 messages a second per connection. The listener starts
@@ -16,6 +19,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 's
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 import type { Logger } from '../deps.js';
 import { AppError, type ErrorCode } from '../errors.js';
+import { addressBytes } from '../webhooks/address-policy.js';
 import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
 
 /** Options of {@link startInboundSmtp}. */
@@ -37,6 +41,20 @@ export interface InboundSmtpOptions {
   dataTimeoutMs?: number;
   /** Concurrent connections (default 10,000); more are answered 421. */
   maxClients?: number;
+  /** Concurrent connections from one client, an IPv4 address or an IPv6 /64 (default 20); more are answered 421. */
+  maxConnectionsPerClient?: number;
+  /**
+   * Unknown mailboxes (550 5.1.1) one session may try (default 3); every RCPT TO after that is answered 421 and the
+   * connection closes. Relay refusals (5.7.1) do not count: they tell nothing about which mailboxes exist.
+   */
+  maxUnknownRecipients?: number;
+  /**
+   * Unknown mailboxes one client (see {@link clientKey}) may try in an hour, over all its sessions (default 30):
+   * reconnecting does not reset it. Past it, every RCPT TO from the client gets 421 until the hour is over.
+   */
+  maxUnknownRecipientsPerClient?: number;
+  /** The window of {@link maxUnknownRecipientsPerClient} (default one hour). */
+  unknownRecipientsWindowMs?: number;
   /** RCPT TO per message (default 100, RFC 5321 4.5.3.1.8). */
   maxRecipients?: number;
   /** How long `close()` lets messages already in DATA finish (default 30 s); meanwhile new sessions and commands get 421. */
@@ -81,6 +99,22 @@ export function toSmtpError(error: unknown): Error & { responseCode: number } {
   return smtpError(451, '4.3.0 Temporary failure storing the message, try again later');
 }
 
+/** Clients whose unknown mailboxes are remembered at once; beyond it the oldest are forgotten (bounded memory). */
+const MAX_TRACKED_CLIENTS = 100_000;
+
+/**
+ * The client a connection counts against: its IPv4 address (also when it arrives IPv4-mapped on a dual-stack
+ * socket), or the /64 of its IPv6 address, since one IPv6 host commonly holds a whole /64.
+ */
+export function clientKey(remoteAddress: string | undefined): string {
+  const bytes = addressBytes(remoteAddress ?? '');
+  if (!bytes) return remoteAddress ?? 'unknown';
+  const mapped = bytes.length === 16 && bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+  if (bytes.length === 4 || mapped) return bytes.slice(-4).join('.');
+  const groups = [0, 2, 4, 6].map((index) => ((bytes[index]! << 8) | bytes[index + 1]!).toString(16));
+  return `${groups.join(':')}::/64`;
+}
+
 /** The private parts of smtp-server 3.21 the listener drives (pinned in package.json). */
 interface ConnectionInternals {
   id: string;
@@ -103,14 +137,39 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   const dataTimeoutMs = options.dataTimeoutMs ?? 10 * 60_000;
   const maxClients = options.maxClients ?? 10_000;
   const maxRecipients = options.maxRecipients ?? 100;
+  const maxPerClient = options.maxConnectionsPerClient ?? 20;
+  const maxUnknown = options.maxUnknownRecipients ?? 3;
+  const maxUnknownPerClient = options.maxUnknownRecipientsPerClient ?? 30;
+  const unknownWindowMs = options.unknownRecipientsWindowMs ?? 60 * 60_000;
   const { inbound, logger } = options;
   /** Set by close(): new sessions, MAIL and RCPT get 421 while the messages in DATA finish. */
   let draining = false;
   /** Messages between DATA and our reply to it: close() waits for these. */
   let inData = 0;
   const shuttingDown = () => smtpError(421, '4.3.2 Service shutting down, try again later');
-  /** Sockets by connection id, with the time their current partial line began (undefined: at a line end). */
-  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined }>();
+  /**
+   * Sockets by connection id, with the time their current partial line began (undefined: at a line end), the
+   * client they count against and the unknown mailboxes the session tried.
+   */
+  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined; client: string; unknownRecipients: number }>();
+  /** Unknown mailboxes per client in the current window (insertion order: oldest window first). */
+  const unknownByClient = new Map<string, { count: number; since: number }>();
+  /** The client's count in its current window (a window that is over counts 0). */
+  const unknownOfClient = (client: string) => {
+    const entry = unknownByClient.get(client);
+    return entry && performance.now() - entry.since < unknownWindowMs ? entry.count : 0;
+  };
+  /** Counts one unknown mailbox for the client, opening a new window when its last one is over. */
+  const countUnknown = (client: string) => {
+    const now = performance.now();
+    const entry = unknownByClient.get(client);
+    if (entry && now - entry.since < unknownWindowMs) return void entry.count++;
+    unknownByClient.delete(client);
+    unknownByClient.set(client, { count: 1, since: now });
+    if (unknownByClient.size > MAX_TRACKED_CLIENTS) unknownByClient.delete(unknownByClient.keys().next().value!);
+  };
+  /** Open connections per client ({@link clientKey}). */
+  const perClient = new Map<string, number>();
 
   const server = new SMTPServer({
     name: options.hostname,
@@ -130,12 +189,25 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
 
     onRcptTo(address, session, callback) {
       if (draining) return callback(shuttingDown());
+      const entry = sockets.get(session.id);
+      // Past the limit every recipient is refused unchecked, known or not: answering a known one 250 would
+      // still tell which mailboxes exist. 421 closes the session; a real sender retries the rest later.
+      if (entry && entry.unknownRecipients >= maxUnknown) {
+        return callback(smtpError(421, `4.7.0 Too many unknown recipients in this session (at most ${maxUnknown}), closing the connection`));
+      }
+      if (entry && unknownOfClient(entry.client) >= maxUnknownPerClient) {
+        return callback(smtpError(421, `4.7.0 Too many unknown recipients from your address (at most ${maxUnknownPerClient} in ${Math.round(unknownWindowMs / 60_000)} minutes), try again later`));
+      }
       if (session.envelope.rcptTo.length >= maxRecipients) {
         return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
       }
       inbound.checkRecipient(address.address).then(
         (check) => {
           if (check.ok) return callback();
+          if (check.reason === 'unknown' && entry) {
+            entry.unknownRecipients++;
+            countUnknown(entry.client);
+          }
           callback(smtpError(550, check.reason === 'relay' ? `5.7.1 ${check.message}` : `5.1.1 ${check.message}`));
         },
         (error: unknown) => {
@@ -212,9 +284,17 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     internals.connections.add(connection);
     connection.on('error', (error) => server.emit('error', error));
     connection.on('connect', (data) => internals._onClientConnect(data));
-    const tracked = { socket, partialSince: undefined as number | undefined };
+    const client = clientKey(socket.remoteAddress);
+    const tracked = { socket, partialSince: undefined as number | undefined, client, unknownRecipients: 0 };
     sockets.set(connection.id, tracked);
-    socket.on('close', () => sockets.delete(connection.id));
+    const fromClient = (perClient.get(client) ?? 0) + 1;
+    perClient.set(client, fromClient);
+    socket.once('close', () => {
+      sockets.delete(connection.id);
+      const left = (perClient.get(client) ?? 1) - 1;
+      if (left > 0) perClient.set(client, left);
+      else perClient.delete(client);
+    });
     socket.on('data', (chunk: Buffer) => {
       const newline = chunk.lastIndexOf(10);
       if (newline === chunk.length - 1) tracked.partialSince = undefined;
@@ -227,6 +307,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     connection._setListeners(() => {
       if (draining) return connection.send(421, `${options.hostname ?? 'Agentpost'} Service shutting down, try again later`);
       if (internals.connections.size > maxClients) return connection.send(421, `${options.hostname ?? 'Agentpost'} Too many connected clients, try again in a moment`);
+      if (fromClient > maxPerClient) return connection.send(421, `${options.hostname ?? 'Agentpost'} Too many connections from your address (at most ${maxPerClient}), try again later`);
       connection.connectionReady();
     });
   };

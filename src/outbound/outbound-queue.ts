@@ -3,7 +3,10 @@
  * The durable outbound queue: a composed message accepted for delivery, the state of each recipient, and the
  * `mail.deliver` jobs that deliver it. Recipients on this service go through the inbound path (local delivery,
  * one job per message); all others go over SMTP, one job per recipient domain, to `AGENTPOST_SMTP_RELAY` or
- * directly to the domain's MX hosts (falling back to its address records, RFC 5321 5.1).
+ * directly to the domain's MX hosts (falling back to its address records, RFC 5321 5.1). Direct delivery
+ * connects only to public addresses (the address policy of src/webhooks/address-policy.ts, lifted by
+ * `AGENTPOST_ALLOW_PRIVATE_NETWORKS`), to the checked address itself: a recipient whose mail servers are all on
+ * private, loopback or reserved addresses fails for good, and nothing is connected to.
  *
  * Reliability:
  * - Acceptance (the rows here, the jobs, and the sender's copy) is one transaction, so an accepted message is
@@ -26,6 +29,7 @@ import type { InboundService } from '../mail/inbound.js';
 import { relayTarget, SmtpSendError, type SmtpClient, type SmtpTarget } from '../mail/outbound-smtp.js';
 import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
 import type { JobContext, JobHandler } from '../jobs/worker.js';
+import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/address-policy.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
 
@@ -311,24 +315,44 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
     }
     const targets: SmtpTarget[] = [];
     let missing = 0;
+    /** A look-up failed for a reason other than "no such name" (a retry may find an address). */
+    let lookupTrouble = false;
     let lastError = '';
+    /** Addresses the address policy refused (`host → address (why)`): never connected to. */
+    const refused: string[] = [];
     for (const host of hosts.slice(0, MAX_MX_HOSTS)) {
+      let addresses: { address: string }[];
       try {
-        const addresses = await dns.lookup(host);
-        for (const { address } of addresses.slice(0, MAX_ADDRESSES_PER_HOST)) {
-          targets.push({ host: address, port: config.smtpDeliveryPort, secure: false, servername: host, verifyTls: false });
-        }
+        addresses = await dns.lookup(host);
       } catch (error) {
         const code = dnsCode(error);
         if (code === 'ENOTFOUND' || code === 'ENODATA') missing++;
+        else lookupTrouble = true;
         lastError = `${host}: ${code || String(error)}`;
+        continue;
+      }
+      // Only public addresses (SSRF): a domain's MX must not point the service at its own network. The
+      // connection then goes to the checked address itself (`host`), never to the name, so nothing re-resolves.
+      const allowed: string[] = [];
+      for (const { address } of addresses) {
+        const why = config.allowPrivateNetworks ? undefined : nonPublicReason(address);
+        if (why === undefined) allowed.push(address);
+        else refused.push(`${host} → ${address} (${why})`);
+      }
+      for (const address of allowed.slice(0, MAX_ADDRESSES_PER_HOST)) {
+        targets.push({ host: address, port: config.smtpDeliveryPort, secure: false, servername: host, verifyTls: false });
       }
     }
+    if (refused.length > 0) logger.warn('mx addresses refused by the address policy', { domain, refused: refused.slice(0, 10) });
     if (targets.length === 0) {
+      if (refused.length > 0 && !lookupTrouble) {
+        // Every mail server that exists is on a private, loopback or reserved address: no retry changes that.
+        throw new RouteError(`5.4.4 the mail servers of ${domain} have only non-public addresses, and mail is delivered to public addresses only: ${refused.slice(0, 3).join('; ')} (${ALLOW_PRIVATE_HINT})`.slice(0, 1000), true, 550);
+      }
       if (missing === Math.min(hosts.length, MAX_MX_HOSTS) && hosts.length === 1 && hosts[0] === domain) {
         throw new RouteError(`5.1.2 ${domain} has no mail server (no MX and no address record)`, true, 550);
       }
-      throw new RouteError(`4.4.4 no address for the mail servers of ${domain} (${lastError})`, false, 0);
+      throw new RouteError(`4.4.4 no address for the mail servers of ${domain} (${lastError || refused.join('; ')})`.slice(0, 1000), false, 0);
     }
     return targets;
   }

@@ -151,13 +151,15 @@ describe('SMTP listener: bad input and faults', () => {
   it('keeps serving with 2,000 idle connections open', async () => {
     const sockets: Socket[] = [];
     try {
+      // From 100 loopback addresses, 20 each: the default cap per client (AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT).
       for (let batch = 0; batch < 10; batch++) {
         await Promise.all(
           Array.from(
             { length: 200 },
-            () =>
+            (_, index) =>
               new Promise<void>((resolve, reject) => {
-                const socket = connect({ host: '127.0.0.1', port: service.smtpPort }, () => resolve());
+                const localAddress = `127.0.1.${1 + batch * 10 + (index % 10)}`;
+                const socket = connect({ host: '127.0.0.1', port: service.smtpPort, localAddress }, () => resolve());
                 socket.on('error', reject);
                 sockets.push(socket);
               }),
@@ -169,6 +171,8 @@ describe('SMTP listener: bad input and faults', () => {
       const info = await transport.sendMail({ from: 'good@example.com', to: email, subject: 'Through the crowd', text: 'still here' });
       transport.close();
       expect(info.response).toMatch(/^250 /);
+      // None of them was turned away meanwhile.
+      expect(sockets.filter((socket) => !socket.destroyed)).toHaveLength(2000);
     } finally {
       for (const socket of sockets) socket.destroy();
     }

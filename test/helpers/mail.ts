@@ -50,9 +50,9 @@ export interface RawSmtp {
   end(): void;
 }
 
-/** Connects, reads the greeting, and returns the client. */
-export async function rawSmtp(port: number, options: { greeting?: boolean } = {}): Promise<RawSmtp> {
-  const socket = connect({ host: '127.0.0.1', port });
+/** Connects (from `localAddress`, e.g. another loopback address such as 127.0.1.2), reads the greeting, and returns the client. */
+export async function rawSmtp(port: number, options: { greeting?: boolean; localAddress?: string } = {}): Promise<RawSmtp> {
+  const socket = connect({ host: '127.0.0.1', port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
   socket.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);

@@ -26,7 +26,11 @@ describe('loadConfig', () => {
       domains: [],
       smtpRelay: undefined,
       logLevel: 'info',
-      allowPrivateWebhooks: false,
+      allowPrivateNetworks: false,
+      smtpMaxConnections: 10_000,
+      smtpMaxConnectionsPerClient: 20,
+      smtpMaxUnknownRecipients: 3,
+      smtpMaxUnknownRecipientsPerClient: 30,
     });
   });
 
@@ -83,10 +87,26 @@ describe('loadConfig', () => {
     ['AGENTPOST_SMTP_RELAY', 'http://relay.example.com', 'smtp://'],
     ['AGENTPOST_LOG_LEVEL', 'loud', 'AGENTPOST_LOG_LEVEL'],
     ['AGENTPOST_HOST', 'bad host', 'host name or IP'],
+    ['AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS', '0', 'between 1 and 1000'],
+    ['AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT', 'many', 'whole number'],
+    ['AGENTPOST_ALLOW_PRIVATE_NETWORKS', 'maybe', 'AGENTPOST_ALLOW_PRIVATE_NETWORKS'],
   ])('rejects %s=%s with a message naming the variable', (name, value, why) => {
     const message = configError({ [name]: value });
     expect(message).toContain(`${name}:`);
     expect(message).toContain(why);
+  });
+
+  it('reads the SMTP limits', () => {
+    const config = loadConfig({ AGENTPOST_SMTP_MAX_CONNECTIONS: '500', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '5', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: '10', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: '200' });
+    expect(config).toMatchObject({ smtpMaxConnections: 500, smtpMaxConnectionsPerClient: 5, smtpMaxUnknownRecipients: 10, smtpMaxUnknownRecipientsPerClient: 200 });
+  });
+
+  it('lifts the address policy with AGENTPOST_ALLOW_PRIVATE_NETWORKS or its earlier name AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () => {
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true' }).allowPrivateNetworks).toBe(true);
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateNetworks).toBe(true);
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: '1' }).allowPrivateNetworks).toBe(true);
+    // The new name wins when both are set.
+    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'false', AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateNetworks).toBe(false);
   });
 
   it('names a bad AGENTPOST_DOMAINS entry and its value', () => {
