@@ -34,11 +34,18 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   429: 'rate_limited',
 };
 
+/** Longest path part echoed in an error message: a path part can be a client's 100 KB metadata key. */
+const MAX_ECHOED_PATH_PART = 64;
+
 /** `field.path: message; …` for the first few issues, so the caller knows what to fix. */
 export function describeZodError(error: ZodError): string {
+  const part = (segment: PropertyKey) => {
+    const text = String(segment);
+    return text.length > MAX_ECHOED_PATH_PART ? `${text.slice(0, MAX_ECHOED_PATH_PART)}…` : text;
+  };
   return error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'body'}: ${issue.message}`)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.map(part).join('.') : 'body'}: ${issue.message}`)
     .join('; ');
 }
 
