@@ -101,6 +101,7 @@ const EnvSchema = z.object({
   AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
   AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
   AGENTPOST_REQUIRE_APPROVAL: booleanFlag(false),
+  AGENTPOST_RAW_MIME_PAGE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).refine((value) => value >= 1, 'must be at least 1').default(10 * 1024 * 1024),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -135,6 +136,8 @@ export interface Config {
   allowPrivateWebhooks: boolean;
   /** Deadline of one webhook request (challenge or delivery), whole exchange; Nylas allows 10 s. */
   webhookTimeoutMs: number;
+  /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
+  rawMimePageBytes: number;
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
   /** `agentpost mcp`: a running service to call (else the MCP server runs embedded on the local database). */
@@ -186,6 +189,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: value.AGENTPOST_LOG_LEVEL,
     allowPrivateWebhooks: value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS,
     webhookTimeoutMs: value.AGENTPOST_WEBHOOK_TIMEOUT_MS,
+    rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,
