@@ -1,7 +1,7 @@
 /**
  * @module server
- * `createApp({ core })` builds the Hono app: `/v3` (Nylas-compatible, built from the operations registry)
- * and `/healthz`. It never listens; `server/main.ts` does.
+ * `createApp({ core })` builds the Hono app: `/v3` (Nylas-compatible, built from the operations registry),
+ * `/mcp` and `/healthz`, behind the path limits, authentication and rate limits. It never listens; `server/main.ts` does.
  */
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
@@ -13,6 +13,8 @@ import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
 import { authenticate } from './middleware/auth.js';
+import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
+import { pathLimits } from './http-limits.js';
 import { errorResponse } from './middleware/error-handler.js';
 import type { AppEnv } from './types.js';
 
@@ -24,11 +26,14 @@ export const MAX_MULTIPART_BODY_BYTES = 40 * 1024 * 1024;
 /** Options of {@link createApp}. */
 export interface CreateAppOptions {
   core: Core;
+  /** Monotonic milliseconds for the rate limits (default `performance.now`); tests pass a clock they move. */
+  rateLimitClock?: () => number;
 }
 
 /** Builds the HTTP application. */
-export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
+export function createApp({ core, rateLimitClock = () => performance.now() }: CreateAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock);
 
   app.use('*', async (c, next) => {
     const requestId = randomUUID();
@@ -39,6 +44,7 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
     await next();
     c.header('x-request-id', requestId);
   });
+  app.use('*', pathLimits());
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 
@@ -46,7 +52,7 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
   app.get('/healthz', (c) => c.json({ status: 'ok', threads: core.health.threads() }));
   const openApi = buildOpenApiDocument(operations, { version: '0.1.0' });
   app.get('/v3/openapi.json', (c) => c.json(openApi));
-  mountMcp(app, core);
+  mountMcp(app, core, limiter);
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({
@@ -62,7 +68,8 @@ export function createApp({ core }: CreateAppOptions): Hono<AppEnv> {
     },
   });
   v3.use('*', (c, next) => (/^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '') ? multipartLimit(c, next) : jsonLimit(c, next)));
-  v3.use('*', authenticate(core));
+  v3.use('*', authenticate(core, limiter));
+  v3.use('*', rateLimitV3(limiter));
   // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
   // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.
   for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation);

@@ -4,10 +4,12 @@
  * as their issues land). `startService` is also what integration tests start, on port 0.
  */
 import { randomBytes } from 'node:crypto';
+import type { Server as HttpServer, ServerOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
 import { createCore, createLogger, startBackgroundWork, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps } from '../src/index.js';
+import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 
 /** A running service. */
@@ -40,21 +42,45 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
   };
 }
 
+/** Options of {@link startService} beyond the core's dependencies. */
+export interface StartOptions {
+  /** Monotonic milliseconds for the rate limits (default `performance.now`); tests pass a clock they move. */
+  rateLimitClock?: () => number;
+}
+
+/**
+ * Node's http.Server options from the configuration. The header limit is Node's default, set explicitly (the request
+ * line counts toward it); the deadlines cut slow clients off, checked every second at most (Node's default
+ * `connectionsCheckingInterval` of 30 s would let a slow client stay half a minute past its deadline).
+ */
+export function httpServerOptions(http: Config['http']): ServerOptions {
+  return {
+    maxHeaderSize: http.maxHeaderBytes,
+    headersTimeout: http.headersTimeoutMs,
+    requestTimeout: http.requestTimeoutMs,
+    keepAliveTimeout: http.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.min(1_000, Math.max(100, Math.floor(http.headersTimeoutMs / 2))),
+  };
+}
+
 /** Starts the service: migrates, bootstraps the default application and domains, and listens. */
-export async function startService(config: Config, overrides: Partial<CoreDeps> = {}): Promise<RunningService> {
+export async function startService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<RunningService> {
   const deps = await createDeps(config, overrides);
   const core = createCore(deps);
   const { application, generatedKey } = await core.applications.ensureDefaultApplication();
   await core.domains.ensureVerified(application.id, config.domains);
 
-  const app = createApp({ core });
+  const app = createApp({ core, ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}) });
   const server: ServerType = await new Promise((resolve, reject) => {
-    const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort }, () => resolve(listening));
+    const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort, serverOptions: httpServerOptions(config.http) }, () => resolve(listening));
     listening.once('error', (error) => {
       void deps.db.close();
       reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
     });
   });
+  // Set on the server too: not every Node version reads them from the options.
+  Object.assign(server, { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs });
+  answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;

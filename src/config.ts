@@ -80,6 +80,14 @@ const durationList = (fallback: string) =>
       return out;
     });
 
+/** A whole number from `min` to `max` (`unit` names it in the error). */
+const wholeNumber = (unit: string, min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number of ${unit}`)
+    .transform(Number)
+    .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`);
+
 /** Every variable Agentpost reads, with its default. The README's configuration table mirrors it. */
 const EnvSchema = z.object({
   AGENTPOST_DATABASE_URL: z
@@ -113,6 +121,15 @@ const EnvSchema = z.object({
   AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
   AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
   AGENTPOST_REQUIRE_APPROVAL: booleanFlag(false),
+  AGENTPOST_HTTP_MAX_HEADER_BYTES: wholeNumber('bytes', 1024, 1024 * 1024).default(16 * 1024),
+  AGENTPOST_HTTP_HEADERS_TIMEOUT: duration('10s'),
+  AGENTPOST_HTTP_REQUEST_TIMEOUT: duration('120s'),
+  AGENTPOST_HTTP_KEEP_ALIVE_TIMEOUT: duration('5s'),
+  AGENTPOST_RATE_LIMIT_APPLICATION: wholeNumber('requests a second', 0, 1_000_000).default(50),
+  AGENTPOST_RATE_LIMIT_GRANT: wholeNumber('requests a second', 0, 1_000_000).default(200),
+  AGENTPOST_RATE_LIMIT_MULTIPART_SEND: wholeNumber('requests a second', 0, 1_000_000).default(10),
+  AGENTPOST_RATE_LIMIT_FAILED_AUTH: wholeNumber('failed attempts a minute', 0, 1_000_000).default(20),
+  AGENTPOST_RAW_MIME_PAGE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).refine((value) => value >= 1, 'must be at least 1').default(10 * 1024 * 1024),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -159,6 +176,30 @@ export interface Config {
   allowPrivateNetworks: boolean;
   /** Deadline of one webhook request (challenge or delivery), whole exchange; Nylas allows 10 s. */
   webhookTimeoutMs: number;
+  /** Bounds of the HTTP server (Node's http.Server): header size and the deadlines that cut slow clients off. */
+  http: {
+    /** Request line plus headers, in bytes; more is answered 431 (414 for a long request line). */
+    maxHeaderBytes: number;
+    /** Time to receive the request line and headers, in ms. */
+    headersTimeoutMs: number;
+    /** Time to receive the whole request, body included, in ms. */
+    requestTimeoutMs: number;
+    /** Idle time of a kept-alive connection between requests, in ms. */
+    keepAliveTimeoutMs: number;
+  };
+  /** Rate limits of `/v3` and `/mcp`, per process (0 turns one off). */
+  rateLimits: {
+    /** Requests a second per application on application-level routes (and `/mcp` calls that name no grant). */
+    applicationPerSecond: number;
+    /** Requests a second per grant on `/v3/grants/{grant_id}/…` routes (and `/mcp` calls that name a grant). */
+    grantPerSecond: number;
+    /** Multipart sends a second per grant. */
+    multipartSendPerSecond: number;
+    /** Failed authentications a minute per client address; past it, every request from it gets 429. */
+    failedAuthPerMinute: number;
+  };
+  /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
+  rawMimePageBytes: number;
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
   /** `agentpost mcp`: a running service to call (else the MCP server runs embedded on the local database). */
@@ -186,6 +227,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const value = parsed.data;
+  // Node refuses a header deadline past the request deadline (the headers are part of the request).
+  if (value.AGENTPOST_HTTP_HEADERS_TIMEOUT > value.AGENTPOST_HTTP_REQUEST_TIMEOUT) {
+    throw new ConfigError('Invalid configuration:\n  AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT');
+  }
   // An IPv6 literal needs brackets in a URL (`http://[::1]:3000`).
   const urlHost = isIP(value.AGENTPOST_HOST) === 6 ? `[${value.AGENTPOST_HOST}]` : value.AGENTPOST_HOST;
   const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${urlHost}:${value.AGENTPOST_HTTP_PORT}`).replace(/\/+$/, '');
@@ -214,6 +259,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: value.AGENTPOST_LOG_LEVEL,
     allowPrivateNetworks: value.AGENTPOST_ALLOW_PRIVATE_NETWORKS ?? value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS ?? false,
     webhookTimeoutMs: value.AGENTPOST_WEBHOOK_TIMEOUT_MS,
+    http: {
+      maxHeaderBytes: value.AGENTPOST_HTTP_MAX_HEADER_BYTES,
+      headersTimeoutMs: value.AGENTPOST_HTTP_HEADERS_TIMEOUT,
+      requestTimeoutMs: value.AGENTPOST_HTTP_REQUEST_TIMEOUT,
+      keepAliveTimeoutMs: value.AGENTPOST_HTTP_KEEP_ALIVE_TIMEOUT,
+    },
+    rateLimits: {
+      applicationPerSecond: value.AGENTPOST_RATE_LIMIT_APPLICATION,
+      grantPerSecond: value.AGENTPOST_RATE_LIMIT_GRANT,
+      multipartSendPerSecond: value.AGENTPOST_RATE_LIMIT_MULTIPART_SEND,
+      failedAuthPerMinute: value.AGENTPOST_RATE_LIMIT_FAILED_AUTH,
+    },
+    rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,

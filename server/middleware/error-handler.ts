@@ -1,6 +1,8 @@
 /**
- * The one place HTTP maps errors: AppError and ZodError to the Nylas error envelope
- * `{request_id, error: {type, message}}` with the right status.
+ * The one place HTTP maps errors: AppError and ZodError to the error body of the face that received the request,
+ * with the right status. `/v3` answers the Nylas envelope `{request_id, error: {type, message}}`; `/mcp` answers a
+ * JSON-RPC error `{jsonrpc: "2.0", error: {code, message, data: {type, request_id}}, id: null}`, the shape its
+ * transport (and every MCP client) reads. The Node server's own refusals (server/http-limits.ts) use the same bodies.
  */
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -23,6 +25,38 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: ContentfulStatusCode; type
   internal: { status: 500, type: 'unexpected_error' },
 };
 
+/** The faces of the HTTP server: each answers errors in its own shape. */
+export type Face = 'v3' | 'mcp';
+
+/** The face of a request path (`/mcp` is MCP; everything else, `/v3` and `/healthz`, answers as Nylas does). */
+export function faceOf(path: string): Face {
+  return path === '/mcp' || path.startsWith('/mcp?') || path.startsWith('/mcp/') ? 'mcp' : 'v3';
+}
+
+/**
+ * JSON-RPC error codes on `/mcp`: -32600 (Invalid Request) for requests refused as sent, -32603 (Internal error)
+ * for our faults, and -32000 (the start of JSON-RPC's implementation-defined server errors, as the MCP SDK's own
+ * transport uses it) for the rest. `error.data.type` carries the Nylas type, so clients can tell them apart.
+ */
+const JSON_RPC_CODES: Partial<Record<string, number>> = {
+  invalid_request_error: -32600,
+  request_too_large: -32600,
+  request_timeout: -32600,
+  not_found_error: -32600,
+  unexpected_error: -32603,
+};
+
+/** The error body of a face: the Nylas envelope on `/v3`, a JSON-RPC error on `/mcp`. */
+export function errorBody(face: Face, requestId: string, type: string, message: string): Record<string, unknown> {
+  if (face === 'mcp') return { jsonrpc: '2.0', error: { code: JSON_RPC_CODES[type] ?? -32000, message, data: { type, request_id: requestId } }, id: null };
+  return { request_id: requestId, error: { type, message } };
+}
+
+/** `details` of a `rate_limited` AppError: how long to wait, sent as `Retry-After`. */
+export interface RateLimitDetails {
+  retryAfterSeconds: number;
+}
+
 /** Error codes of the 4xx statuses Hono's own HTTPException may carry. */
 const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   400: 'invalid_request',
@@ -34,11 +68,18 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, ErrorCode>> = {
   429: 'rate_limited',
 };
 
+/** Longest path part echoed in an error message: a path part can be a client's 100 KB metadata key. */
+const MAX_ECHOED_PATH_PART = 64;
+
 /** `field.path: message; …` for the first few issues, so the caller knows what to fix. */
 export function describeZodError(error: ZodError): string {
+  const part = (segment: PropertyKey) => {
+    const text = String(segment);
+    return text.length > MAX_ECHOED_PATH_PART ? `${text.slice(0, MAX_ECHOED_PATH_PART)}…` : text;
+  };
   return error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : 'body'}: ${issue.message}`)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.map(part).join('.') : 'body'}: ${issue.message}`)
     .join('; ');
 }
 
@@ -65,5 +106,7 @@ export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   // An over-size body is answered before it is read; the rest of it is still on the socket, so the connection
   // cannot carry another request. Saying so keeps clients from reusing it (they would see a reset instead).
   if (code === 'payload_too_large') c.header('Connection', 'close');
-  return c.json({ request_id: requestId, error: { type, message } }, status);
+  const retryAfter = error instanceof AppError && code === 'rate_limited' ? (error.details as RateLimitDetails | undefined)?.retryAfterSeconds : undefined;
+  if (retryAfter !== undefined) c.header('Retry-After', String(retryAfter));
+  return c.json(errorBody(faceOf(c.req.path), requestId, type, message), status);
 }

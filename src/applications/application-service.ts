@@ -279,11 +279,14 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
       if (!account || account.revokedAt !== null) throw reject('unknown X-Nylas-Kid.');
       let body = request.body;
       if (body) {
+        let parsed: unknown;
         try {
-          body = canonicalJson(JSON.parse(body));
+          parsed = JSON.parse(body);
         } catch {
           // not JSON: the raw bytes are what was signed
         }
+        // A body too deep to canonicalise is a 400 (canonicalJson bounds its recursion), never a stack overflow.
+        if (parsed !== undefined) body = canonicalJson(parsed);
       }
       const parts = { method: request.method, path: request.path, nonce: request.nonce, timestamp, body };
       if (!verifySignature(account.publicKeyPem, parts, request.signature)) throw reject('the X-Nylas-Signature does not match the request.');

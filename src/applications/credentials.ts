@@ -3,6 +3,7 @@
  * API keys and service-account signatures: how a request proves which application it acts for.
  */
 import { createHash, createPublicKey, createVerify, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { MAX_JSON_DEPTH, tooDeep } from '../json-depth.js';
 
 /** Keys look like `agp_` + 43 base64url characters (32 random bytes). */
 export const API_KEY_PREFIX = 'agp_';
@@ -26,17 +27,19 @@ export function sameDigest(a: string, b: string): boolean {
 
 /**
  * Canonical JSON as the Nylas SDK's service-account signer writes it: object keys sorted, no whitespace,
- * `undefined` members dropped (see `nylas/lib/esm/models/serviceAccount.js`).
+ * `undefined` members dropped (see `nylas/lib/esm/models/serviceAccount.js`). It recurses once per level, so
+ * a value nested more than {@link MAX_JSON_DEPTH} levels is a 400 rather than a stack overflow.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, depth = 0): string {
   if (value === undefined || typeof value === 'function') return 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object' && depth >= MAX_JSON_DEPTH) throw tooDeep('body');
+  if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item, depth + 1)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
     return `{${Object.keys(record)
       .filter((key) => record[key] !== undefined && typeof record[key] !== 'function')
       .sort()
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key], depth + 1)}`)
       .join(',')}}`;
   }
   return JSON.stringify(value);

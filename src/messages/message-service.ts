@@ -48,6 +48,19 @@ export async function presentWithFields(db: Executor, rows: MessageRow[], fields
   return select === undefined ? messages : messages.map((message) => selectFields(message, select) as Message);
 }
 
+/**
+ * The leading rows of a `fields=raw_mime` page whose raw messages fit in `budget` bytes, and always the first: 200
+ * messages of 40 MB would otherwise be one 10 GB answer. The page ends early and its cursor continues after it.
+ */
+export function withinRawBudget(rows: MessageRow[], budget: number): MessageRow[] {
+  let total = 0;
+  for (const [index, row] of rows.entries()) {
+    total += row.rawSize;
+    if (total > budget && index > 0) return rows.slice(0, index);
+  }
+  return rows;
+}
+
 /** Validates folder ids against the mailbox (400 naming the unknown one). */
 export async function checkFolders(db: Executor, grantId: string, folderIds: string[]): Promise<string[]> {
   const unique = [...new Set(folderIds)];
@@ -67,7 +80,7 @@ export async function checkFolders(db: Executor, grantId: string, folderIds: str
 export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
 
 /** Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox sent. */
-export function createMessageService({ db, newId, clock }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup) {
+export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup) {
   const record = eventRecorder({ newId, clock });
   /**
    * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
@@ -134,10 +147,11 @@ export function createMessageService({ db, newId, clock }: CoreDeps, grants: Gra
         .where(and(...conditions))
         .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
         .limit(limit + 1);
-      const page = rows.slice(0, limit);
+      let page = rows.slice(0, limit);
+      if (input.fields === 'raw_mime') page = withinRawBudget(page, config.rawMimePageBytes);
       const last = page[page.length - 1];
       const data = await addDeliveryStatus(await presentWithFields(db.orm, page, input.fields, input.select), input.fields, input.select);
-      return { data, ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
+      return { data, ...(rows.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
     },
 
     /** One message. */

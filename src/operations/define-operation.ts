@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type { Principal } from '../applications/application-service.js';
 import type { Core } from '../index.js';
+import { assertJsonDepth } from '../json-depth.js';
 
 /** How an operation appears on the `/v3` HTTP API. */
 export interface HttpBinding {
@@ -75,6 +76,8 @@ export type AnyOperation = Operation<z.ZodObject, z.ZodType>;
  * behaviour are the same over HTTP, MCP and the AI SDK.
  */
 export async function runOperation(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<unknown> {
+  // Before anything walks the input: loose fields reach JSON columns, whose JSON.stringify recurses per level.
+  assertJsonDepth(rawInput, 'input');
   const input = operation.input.parse(rawInput);
   return operation.run(core, input, context);
 }

@@ -171,7 +171,8 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
       attachments: attachments.map((attachment) => ({ id: attachment.id })),
       ...(details.trackingOptions !== null ? { tracking_options: details.trackingOptions } : {}),
       ...(details.customHeaders !== null ? { custom_headers: details.customHeaders } : {}),
-      metadata: row.metadata,
+      // Drafts saved before metadata had to be flat strings may hold other values: they go on as their JSON text.
+      metadata: Object.fromEntries(Object.entries(row.metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])),
     };
   }
 

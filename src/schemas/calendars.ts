@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { isIanaTimeZone } from '../calendar/time-zones.js';
-import { GrantIdSchema, LimitSchema, PageTokenSchema } from './common.js';
+import { GrantIdSchema, LimitSchema, MetadataSchema, PageTokenSchema } from './common.js';
 
 /** An IANA time-zone name; checked against the runtime's tz database. */
 export const IanaTimeZoneSchema = z
@@ -15,12 +15,6 @@ export const IanaTimeZoneSchema = z
 
 /** `#RRGGBB`. */
 export const HexColorSchema = z.string().regex(/^#[0-9a-fA-F]{6}$/, 'a colour such as #0099EE');
-
-/** Key-value metadata on calendars and events: at most 50 keys, string values. */
-export const ObjectMetadataSchema = z
-  .record(z.string().min(1).max(256), z.string().max(1024))
-  .refine((value) => Object.keys(value).length <= 50, 'at most 50 keys')
-  .describe('Your key-value metadata (string values; at most 50 keys). Filter lists with metadata_pair=key:value');
 
 /** `metadata_pair` of list filters: `key:value`, comma-separated for several (all must match). */
 export const MetadataPairSchema = z
@@ -67,7 +61,7 @@ export const CreateCalendarInputSchema = z.object({
   description: z.string().max(8192).optional().describe('Free-form description'),
   location: z.string().max(1024).optional().describe('Geographic location, free-form'),
   timezone: IanaTimeZoneSchema.optional().describe('IANA time zone (default UTC)'),
-  metadata: ObjectMetadataSchema.optional(),
+  metadata: MetadataSchema.optional().describe('Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value'),
 });
 export type CreateCalendarInput = z.infer<typeof CreateCalendarInputSchema>;
 
@@ -79,7 +73,7 @@ export const UpdateCalendarInputSchema = z.object({
   location: z.string().max(1024).optional().describe('New location'),
   timezone: IanaTimeZoneSchema.optional(),
   hex_color: HexColorSchema.optional().describe('Display colour, #RRGGBB'),
-  metadata: ObjectMetadataSchema.optional().describe('Replaces the whole metadata object'),
+  metadata: MetadataSchema.optional().describe('Replaces the whole metadata object (at most 50 keys of up to 40 characters, string values of up to 500)'),
 });
 export type UpdateCalendarInput = z.infer<typeof UpdateCalendarInputSchema>;
 

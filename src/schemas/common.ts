@@ -36,5 +36,23 @@ export function pageOf<T extends z.ZodType>(item: T) {
 /** Output of deletions: nothing but the request id on the wire. */
 export const DeletedSchema = z.object({}).describe('Empty on success');
 
-/** Free-form key-value metadata (keys kept verbatim). */
-export const MetadataSchema = z.record(z.string().max(256), z.string().max(1024));
+/**
+ * Nylas v3's limits on `metadata`: flat string pairs, at most 50 keys of up to 40 characters, values of up to 500
+ * characters. Nesting is refused here, so no face ever stores (or serialises, recursively) a deep object.
+ */
+export const METADATA_LIMITS = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+
+/** Your key-value metadata on messages, drafts, sends, calendars and events: the one schema for all of them. */
+export const MetadataSchema = z
+  .record(
+    z.string().min(1).max(METADATA_LIMITS.keyLength),
+    z
+      .string({ error: `metadata values must be strings of at most ${METADATA_LIMITS.valueLength} characters (flat key/value pairs, no nested objects)` })
+      .max(METADATA_LIMITS.valueLength, `metadata values are at most ${METADATA_LIMITS.valueLength} characters`),
+    { error: (issue) => (issue.code === 'invalid_key' ? `metadata keys are 1 to ${METADATA_LIMITS.keyLength} characters` : undefined) },
+  )
+  .refine((value) => Object.keys(value).length <= METADATA_LIMITS.keys, `metadata has at most ${METADATA_LIMITS.keys} keys`)
+  .meta({ maxProperties: METADATA_LIMITS.keys })
+  .describe(
+    `Your key-value metadata: at most ${METADATA_LIMITS.keys} keys of up to ${METADATA_LIMITS.keyLength} characters, string values of up to ${METADATA_LIMITS.valueLength} characters`,
+  );

@@ -3,8 +3,8 @@
  * Events on the wire, as in Nylas v3 `models/events.ts`.
  */
 import { z } from 'zod';
-import { CalendarIdSchema, MetadataPairSchema, ObjectMetadataSchema } from './calendars.js';
-import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { CalendarIdSchema, MetadataPairSchema } from './calendars.js';
+import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
 const DateStringSchema = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2025-06-01');
 
@@ -179,7 +179,7 @@ const eventFields = {
     .max(50)
     .optional()
     .describe('RRULE and EXDATE lines (RFC 5545), e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10", "EXDATE:20250616T130000Z"]'),
-  metadata: ObjectMetadataSchema.optional(),
+  metadata: MetadataSchema.optional().describe('Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value'),
   visibility: VisibilitySchema.optional(),
   status: EventStatusSchema.optional().describe('Default confirmed'),
   read_only: z.boolean().optional(),

@@ -3,7 +3,7 @@
  * Messages and attachments on the wire, as in Nylas v3 `models/messages.ts` and `models/attachments.ts`.
  */
 import { z } from 'zod';
-import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
 /**
  * A sender or recipient as read from a message. The address is not validated: received mail may carry
@@ -68,6 +68,7 @@ export const MessageSchema = z
     body: z.string().optional().describe('HTML body (plain-text mail is converted to HTML)'),
     folders: z.array(z.string()).optional().describe('Ids of the folders the message is in'),
     attachments: z.array(AttachmentSchema).optional(),
+    // Not MetadataSchema: messages stored before its limits may hold other values, and are returned as stored.
     metadata: z.record(z.string(), z.unknown()).optional().describe('Your key-value metadata'),
     headers: z.array(MessageHeaderSchema).optional().describe('Only with fields=include_headers or include_basic_headers'),
     raw_mime: z.string().optional().describe('The message as received, base64url; only with fields=raw_mime (then the other fields are absent)'),
@@ -131,7 +132,7 @@ export const UpdateMessageInputSchema = z.object({
   unread: z.boolean().optional().describe('Mark read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
   folders: z.array(IdSchema).min(1).max(20).optional().describe('Folder ids the message is in from now on (replaces the current set)'),
-  metadata: z.record(z.string().max(256), z.unknown()).optional().describe('Key-value metadata (replaces the current object)'),
+  metadata: MetadataSchema.optional().describe('Key-value metadata, replaces the current object (at most 50 keys of up to 40 characters, string values of up to 500)'),
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageInputSchema>;
 

@@ -4,7 +4,7 @@
  * messages). Every field that ends up in a header refuses CR and LF here, so no face can inject a header.
  */
 import { z } from 'zod';
-import { GrantIdSchema, IdSchema, UnixSecondsSchema } from './common.js';
+import { GrantIdSchema, IdSchema, MetadataSchema, UnixSecondsSchema } from './common.js';
 import { MessageSchema } from './messages.js';
 
 export { DeliveryStatusSchema, type DeliveryStatus } from './messages.js';
@@ -115,7 +115,7 @@ export const composeFields = {
   reply_to_message_id: IdSchema.optional().describe('Id of the message this answers: sets In-Reply-To and References so it joins that conversation (thread)'),
   tracking_options: TrackingOptionsSchema.optional().describe('Open, link and reply tracking (not for trial applications); stored and returned'),
   custom_headers: z.array(CustomHeaderSchema).max(MAX_CUSTOM_HEADERS).optional().describe('Extra headers, such as X-Campaign-Id'),
-  metadata: z.record(z.string().max(256), z.unknown()).optional().describe('Your key-value metadata, stored on the sent message'),
+  metadata: MetadataSchema.optional().describe('Your key-value metadata, stored on the message (at most 50 keys of up to 40 characters, string values of up to 500)'),
 };
 
 export const SendMessageInputSchema = z

@@ -52,11 +52,11 @@ export interface TestService extends RunningService {
 }
 
 /** Starts the full service on a temporary database. Call `close()` in `afterAll`. */
-export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps> } = {}): Promise<TestService> {
+export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps>; rateLimitClock?: () => number } = {}): Promise<TestService> {
   const dir = tempDir();
   const config = testConfig(`file:${join(dir.path, 'agentpost.db')}`, options.env);
   const dns = fakeDns();
-  const service = await startService(config, { dns, ...options.deps });
+  const service = await startService(config, { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
   const client = (apiKey: string) => new Nylas({ apiKey, apiUri: service.url, timeout: 30 });
   return {
     ...service,

@@ -165,6 +165,28 @@ describe('service-account signatures', () => {
     expect(await db.orm.select().from(tables.serviceAccountNonces)).toHaveLength(1);
   });
 
+  it('answer a body nested too deep to canonicalise with a 400, not a stack overflow', async () => {
+    const { start } = await database();
+    const core = start();
+    const { application } = await core.applications.ensureDefaultApplication();
+    const credentials = await core.applications.createServiceAccount(application.id);
+    const signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key, privateKeyId: credentials.private_key_id });
+    const { headers } = signer.buildHeaders({ method: 'POST', path: '/v3/admin/domains', body: { name: 'x' }, timestamp: Math.floor(clock.now().getTime() / 1000) });
+    const error = await rejection(
+      core.applications.authenticateSignedRequest({
+        keyId: headers['X-Nylas-Kid']!,
+        timestamp: headers['X-Nylas-Timestamp']!,
+        nonce: headers['X-Nylas-Nonce']!,
+        signature: headers['X-Nylas-Signature']!,
+        method: 'POST',
+        path: '/v3/admin/domains',
+        body: `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`,
+      }),
+    );
+    expect(error.code).toBe('invalid_request');
+    expect(error.message).toContain('nested more than 64 levels');
+  });
+
   it('are refused for a revoked service account', async () => {
     const { db, start } = await database();
     const core = start();

@@ -117,6 +117,42 @@ describe('loadConfig', () => {
     expect(message).not.toContain('"good.example.com"');
   });
 
+  it('applies the published rate limits and the HTTP server bounds by default, and reads them', () => {
+    const defaults = loadConfig({});
+    expect(defaults.rateLimits).toEqual({ applicationPerSecond: 50, grantPerSecond: 200, multipartSendPerSecond: 10, failedAuthPerMinute: 20 });
+    expect(defaults.http).toEqual({ maxHeaderBytes: 16_384, headersTimeoutMs: 10_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000 });
+    expect(defaults.rawMimePageBytes).toBe(10 * 1024 * 1024);
+    const set = loadConfig({
+      AGENTPOST_RATE_LIMIT_APPLICATION: '0',
+      AGENTPOST_RATE_LIMIT_GRANT: '1000',
+      AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '1',
+      AGENTPOST_RATE_LIMIT_FAILED_AUTH: '5',
+      AGENTPOST_HTTP_MAX_HEADER_BYTES: '32768',
+      AGENTPOST_HTTP_HEADERS_TIMEOUT: '2s',
+      AGENTPOST_HTTP_REQUEST_TIMEOUT: '5m',
+      AGENTPOST_HTTP_KEEP_ALIVE_TIMEOUT: '30',
+      AGENTPOST_RAW_MIME_PAGE_BYTES: '1000',
+    });
+    expect(set.rateLimits).toEqual({ applicationPerSecond: 0, grantPerSecond: 1000, multipartSendPerSecond: 1, failedAuthPerMinute: 5 });
+    expect(set.http).toEqual({ maxHeaderBytes: 32_768, headersTimeoutMs: 2_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 30_000 });
+    expect(set.rawMimePageBytes).toBe(1000);
+  });
+
+  it.each([
+    ['AGENTPOST_RATE_LIMIT_GRANT', 'fast', 'whole number of requests a second'],
+    ['AGENTPOST_RATE_LIMIT_FAILED_AUTH', '-3', 'whole number of failed attempts a minute'],
+    ['AGENTPOST_HTTP_MAX_HEADER_BYTES', '100', 'between 1024 and 1048576'],
+    ['AGENTPOST_HTTP_HEADERS_TIMEOUT', 'soon', 'not a duration'],
+  ])('rejects %s=%s naming the variable', (name, value, why) => {
+    const message = configError({ [name]: value });
+    expect(message).toContain(`${name}:`);
+    expect(message).toContain(why);
+  });
+
+  it('refuses a header timeout longer than the request timeout', () => {
+    expect(configError({ AGENTPOST_HTTP_HEADERS_TIMEOUT: '2m', AGENTPOST_HTTP_REQUEST_TIMEOUT: '1m' })).toContain('AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT');
+  });
+
   it('lists every bad variable at once', () => {
     const message = configError({ AGENTPOST_HTTP_PORT: 'abc', AGENTPOST_SMTP_PORT: 'x', AGENTPOST_DATABASE_URL: 'mysql://x' });
     expect(message).toContain('AGENTPOST_HTTP_PORT:');

@@ -13,6 +13,8 @@ import {
   verifyPassword,
   verifySignature,
 } from '../../src/applications/credentials.js';
+import { AppError } from '../../src/errors.js';
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from '../../src/json-depth.js';
 
 describe('API keys', () => {
   it('are the prefix plus 43 base64url characters of 32 random bytes', () => {
@@ -62,6 +64,42 @@ describe('canonical JSON', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('refuses nesting deeper than MAX_JSON_DEPTH with a 400, not a stack overflow', () => {
+    const nested = (levels: number) => JSON.parse(`${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`) as unknown;
+    expect(canonicalJson(nested(MAX_JSON_DEPTH))).toBe(`${'{"a":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}`);
+    for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
+      const error = (() => {
+        try {
+          canonicalJson(nested(levels));
+        } catch (thrown) {
+          return thrown;
+        }
+        return undefined;
+      })();
+      expect(error).toBeInstanceOf(AppError);
+      expect((error as AppError).code).toBe('invalid_request');
+      expect((error as AppError).message).toContain(`more than ${MAX_JSON_DEPTH} levels`);
+    }
+  });
+});
+
+describe('JSON depth', () => {
+  const arrays = (levels: number) => JSON.parse(`${'['.repeat(levels)}1${']'.repeat(levels)}`) as unknown;
+  it.each([
+    ['a scalar', 1, 0, false],
+    ['two levels, limit 2', arrays(2), 2, false],
+    ['three levels, limit 2', arrays(3), 2, true],
+    ['an object in an array, limit 1', [{ a: 1 }], 1, true],
+  ])('measures %s without recursion', (_name, value, limit, exceeds) => {
+    expect(exceedsJsonDepth(value, limit)).toBe(exceeds);
+  });
+
+  it('walks a million levels without overflowing the stack', () => {
+    const value = JSON.parse(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`) as unknown;
+    expect(exceedsJsonDepth(value)).toBe(true);
+    expect(exceedsJsonDepth([[1, { a: [2] }], { b: { c: 'd' } }])).toBe(false);
   });
 });
 

@@ -1,0 +1,126 @@
+/**
+ * Rate limits of `/v3` and `/mcp`, after Nylas v3's published ones: 50 requests a second per application on
+ * application-level routes, 200 a second per grant on grant routes, 10 multipart sends a second per grant, and (ours)
+ * 20 failed authentications a minute per client address, after which that address gets 429 before its key is even
+ * checked. Token buckets in memory, per process; every refusal is a 429 with `Retry-After` (seconds).
+ */
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { isIP } from 'node:net';
+import type { Context, MiddlewareHandler } from 'hono';
+import { AppError, TokenBuckets, type Config, type RateBudget } from '../../src/index.js';
+import type { AppEnv } from '../types.js';
+import type { RateLimitDetails } from './error-handler.js';
+
+/** What a request is counted against: its grant (as named in the request), or else its application. */
+export interface RateTarget {
+  grant?: string | undefined;
+  /** A multipart send: counted against the grant's multipart-send budget. */
+  multipartSend?: boolean;
+  /** Tokens the request costs (a JSON-RPC batch costs one per message). */
+  cost?: number;
+}
+
+/** The rate limiter of one app: its buckets and the checks middleware calls. */
+export interface RateLimiter {
+  /** Throws 429 when the client address has used up its failed authentications. */
+  checkAddress(c: Context<AppEnv>): void;
+  /** Counts a failed authentication against the client address. */
+  failedAuthentication(c: Context<AppEnv>): void;
+  /** Counts an authenticated request against its grant or application; throws 429 when over budget. */
+  take(c: Context<AppEnv>, target: RateTarget): void;
+}
+
+/** Creates the limiter. `now` is a monotonic time in milliseconds (tests pass their own). */
+export function createRateLimiter(limits: Config['rateLimits'], now: () => number): RateLimiter {
+  const perSecond = (rate: number): RateBudget => ({ perSecond: rate, burst: rate });
+  const budgets = {
+    application: perSecond(limits.applicationPerSecond),
+    grant: perSecond(limits.grantPerSecond),
+    multipartSend: perSecond(limits.multipartSendPerSecond),
+    failedAuth: { perSecond: limits.failedAuthPerMinute / 60, burst: limits.failedAuthPerMinute },
+  };
+  // One set of buckets per kind, so a flood of keys of one kind (addresses) cannot evict the buckets of another.
+  const buckets = { application: new TokenBuckets(now), grant: new TokenBuckets(now), multipartSend: new TokenBuckets(now), failedAuth: new TokenBuckets(now) };
+
+  const refuse = (retryAfterSeconds: number, what: string) =>
+    new AppError('rate_limited', `Too many requests, please try again shortly: ${what}. Retry after ${retryAfterSeconds} s.`, { retryAfterSeconds } satisfies RateLimitDetails);
+
+  return {
+    checkAddress(c) {
+      const decision = buckets.failedAuth.peek(clientAddress(c), budgets.failedAuth);
+      if (!decision.allowed) throw refuse(decision.retryAfterSeconds, `this address failed authentication more than ${limits.failedAuthPerMinute} times a minute`);
+    },
+    failedAuthentication(c) {
+      buckets.failedAuth.take(clientAddress(c), budgets.failedAuth);
+    },
+    take(c, target) {
+      const applicationId = c.get('principal').applicationId;
+      const cost = target.cost ?? 1;
+      if (target.grant !== undefined) {
+        // A grant named by id and by address counts twice; telling them apart would cost a look-up per request.
+        const key = `${applicationId}\n${target.grant.toLowerCase()}`;
+        const [kind, rate, what] = target.multipartSend
+          ? (['multipartSend', limits.multipartSendPerSecond, 'multipart sends'] as const)
+          : (['grant', limits.grantPerSecond, 'requests'] as const);
+        const decision = buckets[kind].take(key, budgets[kind], cost);
+        if (!decision.allowed) throw refuse(decision.retryAfterSeconds, `a grant may make ${rate} ${what} a second`);
+        return;
+      }
+      const decision = buckets.application.take(applicationId, budgets.application, cost);
+      if (!decision.allowed) throw refuse(decision.retryAfterSeconds, `an application may make ${limits.applicationPerSecond} requests a second to application-level routes`);
+    },
+  };
+}
+
+/**
+ * The client address the failed-authentication budget is kept for: the peer of the TCP connection (a proxy in
+ * front counts as one client). IPv6 addresses count by their /64, the block one host is usually given.
+ */
+export function clientAddress(c: Context<AppEnv>): string {
+  let address: string | undefined;
+  try {
+    address = getConnInfo(c).remote.address;
+  } catch {
+    // No Node socket (app.request in tests): one shared key.
+  }
+  return address ? addressKey(address) : 'unknown';
+}
+
+/** The key of a client address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64. */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (isIP(address) !== 6) return address;
+  return `${expandIpv6(address).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, `::` expanded. */
+function expandIpv6(address: string): string[] {
+  const [head = '', tail] = address.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
+  return [...left, ...Array.from({ length: missing }, () => '0'), ...right];
+}
+
+/** The grant a `/v3` path acts on: `/v3/grants/{grant}/<resource>…` (the grant routes themselves are application-level). */
+export function grantOfPath(path: string): string | undefined {
+  const segments = path.split('/');
+  // ['', 'v3', 'grants', grant, resource, …]
+  if (segments[1] !== 'v3' || segments[2] !== 'grants' || !segments[3] || !segments[4]) return undefined;
+  try {
+    return decodeURIComponent(segments[3]);
+  } catch {
+    return segments[3];
+  }
+}
+
+/** Counts each authenticated `/v3` request against its grant or application. */
+export function rateLimitV3(limiter: RateLimiter): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const grant = grantOfPath(c.req.path);
+    const multipartSend = grant !== undefined && c.req.method === 'POST' && /\/messages\/send$/.test(c.req.path) && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
+    limiter.take(c, { grant, multipartSend });
+    await next();
+  };
+}
