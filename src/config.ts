@@ -17,14 +17,13 @@ const port = (fallback: number) =>
 const flag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
 const booleanFlag = (fallback: boolean) => flag.default(fallback);
 
-/** A whole number within bounds (a count limit). */
-const wholeNumber = (fallback: number, min: number, max: number) =>
+/** A whole number from `min` to `max` (`unit` names it in the error). */
+const wholeNumber = (unit: string, min: number, max: number) =>
   z
     .string()
-    .regex(/^\d+$/, 'must be a whole number')
+    .regex(/^\d+$/, `must be a whole number of ${unit}`)
     .transform(Number)
-    .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`)
-    .default(fallback);
+    .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`);
 
 /** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
 const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -80,14 +79,6 @@ const durationList = (fallback: string) =>
       return out;
     });
 
-/** A whole number from `min` to `max` (`unit` names it in the error). */
-const wholeNumber = (unit: string, min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, `must be a whole number of ${unit}`)
-    .transform(Number)
-    .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`);
-
 /** Every variable Agentpost reads, with its default. The README's configuration table mirrors it. */
 const EnvSchema = z.object({
   AGENTPOST_DATABASE_URL: z
@@ -98,10 +89,10 @@ const EnvSchema = z.object({
   AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
-  AGENTPOST_SMTP_MAX_CONNECTIONS: wholeNumber(10_000, 1, 1_000_000),
-  AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: wholeNumber(20, 1, 1_000_000),
-  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber(3, 1, 1_000),
-  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber(30, 1, 1_000_000),
+  AGENTPOST_SMTP_MAX_CONNECTIONS: wholeNumber('connections', 1, 1_000_000).default(10_000),
+  AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections', 1, 1_000_000).default(20),
+  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber('recipients', 1, 1_000).default(3),
+  AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber('recipients an hour', 1, 1_000_000).default(30),
   AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   AGENTPOST_DOMAINS: domainList,

@@ -171,7 +171,7 @@ describe('HTTP basics of /v3', () => {
   it('answers /healthz with 200 without a key', async () => {
     const response = await request(service.url, 'GET', '/healthz');
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: 'ok' });
+    expect(response.body).toEqual({ status: 'ok', threads: {} });
     expect(response.headers.get('x-request-id')).toEqual(expect.any(String));
   });
 });
