@@ -27,6 +27,7 @@ import { metadataMatches, type CalendarRow, type CalendarService } from './calen
 import { eventTimeColumns, eventTimeOf, toCalendarEventData, toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 import { createEventStore } from './event-store.js';
 import { readWhen, shiftTo, utcRange, type EventTime } from './event-time.js';
+import type { CalendarParser } from './ical-bounded.js';
 import { buildCalendarFeed, parseRecurrence, type CalendarEventData, type Participant, type RecurrenceSet } from './ical.js';
 import { composeCancel, composeReply, composeRequest, type InvitationSender, type OutgoingInvitation } from './invitation-message.js';
 import { createInvitationInbox } from './itip-inbound.js';
@@ -180,8 +181,14 @@ interface Located {
   instance?: { id: string; originalStart: number; when: EventTime };
 }
 
+/** Options of {@link createEventService}. */
+export interface EventServiceOptions {
+  /** Parses incoming invitations (default: the process's shared bounded parser, ical-bounded.ts). */
+  calendarParser?: CalendarParser;
+}
+
 /** Creates the event service. `invitations` delivers iMIP mail; without it nothing is mailed. */
-export function createEventService(deps: CoreDeps, grants: GrantService, calendars: CalendarService, invitations?: InvitationSender) {
+export function createEventService(deps: CoreDeps, grants: GrantService, calendars: CalendarService, invitations?: InvitationSender, options: EventServiceOptions = {}) {
   const { db, clock, newId, logger } = deps;
   const now = () => unixSeconds(clock.now());
   const store = createEventStore(deps);
@@ -309,7 +316,7 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
     }
   }
 
-  const inbox = createInvitationInbox(deps, calendars, store);
+  const inbox = createInvitationInbox(deps, calendars, store, options.calendarParser);
 
   return {
     /**
@@ -619,6 +626,8 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
      * Applies an incoming iMIP message (its `text/calendar` part) to the grant's calendar: REQUEST creates
      * or updates the event on the primary calendar, CANCEL cancels it, REPLY records an attendee's answer
      * on an event the grant organizes. Unreadable or hostile iCalendar changes nothing. Never throws for bad input.
+     * The text is parsed off the event loop under a deadline and a heap cap; when that parse is stopped, the only
+     * outcome is `{ action: 'unreadable', reason }` (see InvitationOutcome).
      */
     applyInvitation: inbox.apply,
   };

@@ -162,11 +162,16 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
 
 let shared: CalendarParser | undefined;
 
+/** The process's shared bounded parser (default limits; its thread starts on first use). */
+export function sharedCalendarParser(): CalendarParser {
+  shared ??= createCalendarParser();
+  return shared;
+}
+
 /**
- * Parses untrusted iCalendar text on the shared bounded parser (one thread for the process, started on first use).
- * Never throws. See {@link BoundedParseResult} for what `unreadable` means.
+ * Parses untrusted iCalendar text on the shared bounded parser. Never throws. See {@link BoundedParseResult} for
+ * what `unreadable` means.
  */
 export function parseICalendarBounded(text: string, options: BoundedParseOptions = {}): Promise<BoundedParseResult> {
-  shared ??= createCalendarParser();
-  return shared.parse(text, options);
+  return sharedCalendarParser().parse(text, options);
 }
