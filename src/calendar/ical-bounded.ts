@@ -58,7 +58,8 @@ type WorkerReply = { ready: true } | { id: number; result: { ok: true; value: Pa
 
 /**
  * Creates a parser with one thread: invitations are few, and a hostile one holds the others back by the deadline at
- * most. The thread starts on first use, is replaced after an overrun, and does not keep the process alive.
+ * most. The thread starts on first use, is replaced after an overrun, and keeps the process alive only while it has
+ * work (an unreferenced thread with a parse under way would let a short-lived process exit before the answer).
  */
 export function createCalendarParser(options: CalendarParserOptions = {}): CalendarParser {
   const timeoutMs = options.timeoutMs ?? ICAL_PARSE_LIMITS.timeoutMs;
@@ -88,6 +89,8 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
     current = undefined;
     job?.resolve(result);
     dispatch();
+    // An idle thread does not keep the process alive; one with work does (until its answer or deadline).
+    if (!current && queue.length === 0) worker?.unref();
   }
 
   /** The thread stopped or overran: the parse under way is unreadable (`unreadable`), or failed for another reason. */
@@ -99,8 +102,8 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
   }
 
   function spawn(): Worker {
+    // Referenced while it has work (see finish); adding the listeners below references it anyway.
     const started = new Worker(WORKER_URL, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
-    started.unref();
     worker = started;
     ready = false;
     const startTimer = setTimeout(() => fail(started, `the iCalendar parser did not start within ${startTimeoutMs} ms`, false), startTimeoutMs);
@@ -132,6 +135,7 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
     if (!ready) return;
     const job = queue.shift()!;
     current = job;
+    target.ref();
     timer = setTimeout(() => fail(target, `reading the calendar took longer than ${timeoutMs} ms`, true), timeoutMs);
     timer.unref();
     target.postMessage({ id: job.id, text: job.text, ...(job.defaultTimeZone ? { defaultTimeZone: job.defaultTimeZone } : {}) });

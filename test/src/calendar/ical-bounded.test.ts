@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createCalendarParser, parseICalendarBounded } from '../../../src/calendar/ical-bounded.js';
 import { utc } from '../../helpers/calendar.js';
@@ -100,6 +103,15 @@ describe('parsing iCalendar off the event loop', () => {
       // 1900-06-01 10:00 in the (Berlin-like) custom zone, summer time: 08:00 UTC.
       expect(result.value.events[0]!.when).toMatchObject({ startTime: utc('1900-06-01T08:00:00Z') });
     }
+  });
+
+  it('keeps a short-lived process alive for the answer, and lets it exit after', async () => {
+    const module = fileURLToPath(new URL('../../../src/calendar/ical-bounded.ts', import.meta.url));
+    const ics = fileURLToPath(new URL('../../fixtures/ics/google-cancel.ics', import.meta.url));
+    const script = `import { parseICalendarBounded } from ${JSON.stringify(module)}; import { readFileSync } from 'node:fs';
+      const result = await parseICalendarBounded(readFileSync(${JSON.stringify(ics)}, 'utf8')); console.log(result.ok ? result.value.method : result.error);`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 15_000 });
+    expect(stdout.trim()).toBe('CANCEL');
   });
 
   it('fails queued parses when closed', async () => {
