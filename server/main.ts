@@ -107,6 +107,7 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
     async close() {
       await smtp.close();
       await core.inbound.close();
+      await core.calendarParser.close();
       await background.stop();
       await core.outbound.close();
       await new Promise<void>((resolve) => {

@@ -6,6 +6,7 @@ import { createApplicationService } from './applications/application-service.js'
 import { createAvailabilityService } from './calendar/availability-service.js';
 import { createCalendarService } from './calendar/calendar-service.js';
 import { createEventService } from './calendar/event-service.js';
+import { createCalendarParser } from './calendar/ical-bounded.js';
 import { createContactService } from './contacts/contact-service.js';
 import type { CoreDeps } from './deps.js';
 import { createHealth } from './health.js';
@@ -43,7 +44,9 @@ export function createCore(deps: CoreDeps) {
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs, onThreadExit: health.threadExited });
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
-  const events = createEventService(deps, grants, calendars, outbound.invitations);
+  // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
+  const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
+  const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts.draftIdsOf);
   const attachments = createAttachmentService(deps, grants);
@@ -53,7 +56,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, calendarParser, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

@@ -25,6 +25,7 @@ import {
 } from './availability.js';
 import { eventTimeOf, type EventRow } from './event-mapper.js';
 import { isAllDay, shiftTo, utcRange } from './event-time.js';
+import { requestExpansionBudget } from './ical.js';
 import { instanceId, seriesStarts } from './recurrence.js';
 import { normalizeTimeZone } from './time-zones.js';
 
@@ -114,6 +115,8 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
     // all; only rows that do are read, to look for the owner's answer.
     const mentionsNo = sql`(${events.participants} glob '*"no"*')`;
     const notDeclined = sql`not exists (select 1 from json_each(${events.participants}) as p where lower(json_extract(p.value, '$.email')) = (select g.email from ${tables.grants} as g where g.id = ${events.grantId}) and json_extract(p.value, '$.status') = 'no')`;
+    // One expansion allowance for all the series of the request (ical.ts, REQUEST_EXPANSION_LIMITS).
+    const budget = requestExpansionBudget();
     const add = (grantId: string, start: number, end: number, eventId?: string) => {
       if (start < to && end > from) result.get(grantId)?.push(eventId === undefined ? { start, end } : { start, end, eventId });
     };
@@ -173,7 +176,7 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
         }
         const time = eventTimeOf({ whenType, startTime, endTime, startTimezone, endTimezone, startDate, endDate });
         const overridden = replaced.length === 0 ? none : new Set(replaced.filter((start): start is number => start !== null));
-        const { starts } = seriesStarts(time, recurrence, { start: queryFrom, end: queryTo }, overridden);
+        const { starts } = seriesStarts(time, recurrence, { start: queryFrom, end: queryTo }, overridden, budget);
         if (isAllDay(time)) {
           for (const start of starts) {
             const instance = shiftTo(time, start);

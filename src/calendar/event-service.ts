@@ -23,11 +23,13 @@ import type {
   SendRsvpResult,
   UpdateEventInput,
 } from '../schemas/events.js';
+import { MAX_EXPANDED_WINDOW_DAYS } from '../schemas/events.js';
 import { metadataMatches, type CalendarRow, type CalendarService } from './calendar-service.js';
 import { eventTimeColumns, eventTimeOf, toCalendarEventData, toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 import { createEventStore } from './event-store.js';
 import { readWhen, shiftTo, utcRange, type EventTime } from './event-time.js';
-import { buildCalendarFeed, parseRecurrence, type CalendarEventData, type Participant, type RecurrenceSet } from './ical.js';
+import type { CalendarParser } from './ical-bounded.js';
+import { buildCalendarFeed, parseRecurrence, requestExpansionBudget, type CalendarEventData, type Participant, type RecurrenceSet } from './ical.js';
 import { composeCancel, composeReply, composeRequest, type InvitationSender, type OutgoingInvitation } from './invitation-message.js';
 import { createInvitationInbox } from './itip-inbound.js';
 import { exdateLine, instanceId, isOccurrence, moveSeries, parseInstanceId, seriesInstances, storedRange, type SeriesMove } from './recurrence.js';
@@ -180,8 +182,14 @@ interface Located {
   instance?: { id: string; originalStart: number; when: EventTime };
 }
 
+/** Options of {@link createEventService}. */
+export interface EventServiceOptions {
+  /** Parses incoming invitations (default: the process's shared bounded parser, ical-bounded.ts). */
+  calendarParser?: CalendarParser;
+}
+
 /** Creates the event service. `invitations` delivers iMIP mail; without it nothing is mailed. */
-export function createEventService(deps: CoreDeps, grants: GrantService, calendars: CalendarService, invitations?: InvitationSender) {
+export function createEventService(deps: CoreDeps, grants: GrantService, calendars: CalendarService, invitations?: InvitationSender, options: EventServiceOptions = {}) {
   const { db, clock, newId, logger } = deps;
   const now = () => unixSeconds(clock.now());
   const store = createEventStore(deps);
@@ -254,9 +262,11 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       }
     }
     const items: ExpandedItem[] = [];
+    // One allowance for the whole request: many series cannot each spend the per-series caps.
+    const budget = requestExpansionBudget();
     for (const row of rows) {
       if (row.masterEventId === null && row.recurrence && row.recurrence.length > 0) {
-        const { instances, truncated } = seriesInstances(row.id, eventTimeOf(row), row.recurrence, window, overridden.get(row.id) ?? new Set());
+        const { instances, truncated } = seriesInstances(row.id, eventTimeOf(row), row.recurrence, window, overridden.get(row.id) ?? new Set(), budget);
         if (truncated) logger.warn('recurring event expansion capped', { event_id: row.id, window_start: window.start, window_end: window.end });
         for (const instance of instances) items.push({ id: instance.id, ...utcRange(instance.when), row, instance });
       } else {
@@ -309,7 +319,7 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
     }
   }
 
-  const inbox = createInvitationInbox(deps, calendars, store);
+  const inbox = createInvitationInbox(deps, calendars, store, options.calendarParser);
 
   return {
     /**
@@ -323,6 +333,9 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       const end = input.end ?? start + DEFAULT_WINDOW_SECONDS;
       if (end <= start) throw bad('end', `the window ends (${end}) at or before it starts (${start}); end must be after start.`);
       if (input.expand_recurring && input.metadata_pair) throw bad('expand_recurring', 'cannot be combined with metadata_pair; filter by metadata without expanding.');
+      if (input.expand_recurring && end - start > MAX_EXPANDED_WINDOW_DAYS * 86_400) {
+        throw bad('end', `with expand_recurring the window may span at most ${MAX_EXPANDED_WINDOW_DAYS} days (it spans ${Math.ceil((end - start) / 86_400)}); list it in several windows.`);
+      }
       const conditions: SQL[] = [eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, calendar.id), ...filterConditions(input)];
       if (!input.metadata_pair) conditions.push(input.expand_recurring ? expandedWindowCondition(start, end) : overlapCondition(start, end));
 
@@ -619,6 +632,8 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
      * Applies an incoming iMIP message (its `text/calendar` part) to the grant's calendar: REQUEST creates
      * or updates the event on the primary calendar, CANCEL cancels it, REPLY records an attendee's answer
      * on an event the grant organizes. Unreadable or hostile iCalendar changes nothing. Never throws for bad input.
+     * The text is parsed off the event loop under a deadline and a heap cap; when that parse is stopped, the only
+     * outcome is `{ action: 'unreadable', reason }` (see InvitationOutcome).
      */
     applyInvitation: inbox.apply,
   };

@@ -115,13 +115,34 @@ export interface ParsedCalendar {
 /** Product identifier written into every iCalendar object we make. */
 export const PRODUCT_ID = '-//Agentpost//Agentpost Calendar//EN';
 
-/** Limits on untrusted input. */
+/** Limits on untrusted input (README, "Limits › iCalendar"). */
 export const ICAL_LIMITS = {
   /** Largest iCalendar text parsed (1 MB: real invitations are a few KB). */
   maxBytes: 1_000_000,
+  /**
+   * Components of every kind (VCALENDAR, VEVENT, VTIMEZONE, STANDARD/DAYLIGHT, VALARM, anything unknown) and
+   * content lines other than BEGIN/END, counted on the text before it is parsed.
+   */
+  maxComponents: 2_000,
+  maxProperties: 20_000,
   /** VEVENTs read from one object (a series with its overrides), and recurring series among them. */
   maxEvents: 500,
   maxSeries: 50,
+  /** VTIMEZONEs in one object, and STANDARD/DAYLIGHT observances in one VTIMEZONE. */
+  maxTimeZones: 20,
+  maxObservances: 200,
+  /**
+   * Offset changes computed for one VTIMEZONE over the years its events need, and rule steps taken for all of an
+   * object's VTIMEZONEs: observances are expanded only from the year before the earliest event on (never from
+   * their DTSTART, such as Outlook's 1601), up to the year after the latest.
+   */
+  maxZoneChanges: 2_000,
+  maxZoneSteps: 20_000,
+  /** Largest UTC offset (TZOFFSETFROM/TZOFFSETTO) accepted, seconds: ±18 hours, as ISO 8601 and java.time allow. */
+  maxUtcOffset: 18 * 3600,
+  /** Years an event may start or end in; anything outside is refused as not a real event. */
+  firstYear: 1900,
+  lastYear: 2199,
   /** Recurrence lines on one event, and date values across its EXDATE/RDATE lines. */
   maxRecurrenceLines: 50,
   maxRecurrenceDates: 1_000,
@@ -131,8 +152,34 @@ export const ICAL_LIMITS = {
   maxTextLength: 65_536,
 } as const;
 
-/** Caps that make any expansion finish: occurrences produced, and rule steps taken, per series. */
+/**
+ * Caps that make any expansion finish: occurrences produced, and rule steps taken, per series and window. On top,
+ * no occurrence of a series is computed more than {@link SERIES_HORIZON_YEARS} after its start.
+ */
 export const EXPANSION_LIMITS = { maxOccurrences: 2_000, maxIterations: 20_000 } as const;
+
+/**
+ * How far past its first start a series is expanded. A COUNT or UNTIL beyond it (COUNT=2000000000,
+ * UNTIL=99991231) is accepted and stored as given; the series simply has no occurrences after the horizon.
+ */
+export const SERIES_HORIZON_YEARS = 100;
+
+/**
+ * What one request may spend expanding all the series it reads (a list with expand_recurring, free/busy,
+ * availability): shared by its series, so ten thousand series cannot each spend the per-series caps.
+ */
+export const REQUEST_EXPANSION_LIMITS = { maxOccurrences: 50_000, maxIterations: 200_000 } as const;
+
+/** What is left of a request's expansion allowance; {@link expandPrepared} takes from it. */
+export interface ExpansionBudget {
+  occurrences: number;
+  iterations: number;
+}
+
+/** A fresh allowance for one request. */
+export function requestExpansionBudget(): ExpansionBudget {
+  return { occurrences: REQUEST_EXPANSION_LIMITS.maxOccurrences, iterations: REQUEST_EXPANSION_LIMITS.maxIterations };
+}
 
 /** How far one expansion may go: occurrences returned, and steps of the rule iterators. */
 export interface ExpansionLimits {
@@ -318,7 +365,7 @@ const WEEKDAY = /^([+-]?)(\d{1,2})?(MO|TU|WE|TH|FR|SA|SU)$/;
  * RFC 5545 §3.3.10 ranges and combinations, and that the month-day parts can ever match.
  * Sub-hourly frequencies are refused (no calendar service offers them, and they cost the most to expand).
  */
-function checkRule(text: string): Result<ICalRecur> {
+function checkRule(text: string, frequencies: ReadonlySet<string> = FREQUENCIES): Result<ICalRecur> {
   let recur: ICalRecur;
   try {
     recur = ICAL.Recur.fromString(text);
@@ -327,7 +374,7 @@ function checkRule(text: string): Result<ICalRecur> {
   }
   const freq = recur.freq as string | undefined;
   if (!freq) return { ok: false, error: 'RRULE needs FREQ (DAILY, WEEKLY, MONTHLY, YEARLY or HOURLY).' };
-  if (!FREQUENCIES.has(freq)) return { ok: false, error: `RRULE FREQ=${freq} is not supported; use HOURLY, DAILY, WEEKLY, MONTHLY or YEARLY.` };
+  if (!frequencies.has(freq)) return { ok: false, error: `RRULE FREQ=${freq} is not supported; use HOURLY, DAILY, WEEKLY, MONTHLY or YEARLY.` };
   if (!Number.isInteger(recur.interval) || recur.interval < 1 || recur.interval > 1000) return { ok: false, error: 'RRULE INTERVAL must be a whole number from 1 to 1000.' };
   if (recur.count !== null && recur.count !== undefined && (!Number.isInteger(recur.count) || recur.count < 1)) return { ok: false, error: 'RRULE COUNT must be at least 1.' };
   if (recur.count && recur.until) return { ok: false, error: 'RRULE cannot have both COUNT and UNTIL.' };
@@ -550,8 +597,10 @@ function fastForward(rule: ICalRecur, start: ICalTime, notBefore: number, when: 
 export interface Expansion {
   /** Start of each occurrence overlapping the window, unix seconds, ascending (all-day: 00:00 UTC). */
   starts: number[];
-  /** True when a cap stopped the expansion before the window's end. */
+  /** True when a cap stopped the expansion before the window's end (the series' horizon is not a cap). */
   truncated: boolean;
+  /** Steps of the rule iterators taken (day arithmetic takes none). */
+  iterations?: number;
 }
 
 const DAY_SECONDS = 86_400;
@@ -598,6 +647,8 @@ interface IteratorRule {
 export interface PreparedExpansion {
   readonly when: EventTime;
   readonly rangeStart: number;
+  /** No occurrence starts at or after this instant ({@link SERIES_HORIZON_YEARS} after the start). */
+  readonly horizon: number;
   readonly duration: number;
   readonly zone: string;
   readonly allDay: boolean;
@@ -652,6 +703,13 @@ function arithmeticRule(rule: ICalRecur, local: ICalRecur, firstDay: number, tim
   return { kind: 'arithmetic', firstDay, timeOfDay, base, period: 7 * interval, offsets, skipped, extraStart: !offsets.includes(firstDay - base), count, untilWall };
 }
 
+/** The instant {@link SERIES_HORIZON_YEARS} years after `start` (unix seconds), in UTC calendar years. */
+function horizonOf(start: number): number {
+  const date = new Date(start * 1000);
+  date.setUTCFullYear(date.getUTCFullYear() + SERIES_HORIZON_YEARS);
+  return Math.floor(date.getTime() / 1000);
+}
+
 /** Prepares a series' recurrence for {@link expandPrepared}. */
 export function prepareExpansion(when: EventTime, recurrence: RecurrenceSet): PreparedExpansion {
   const range = utcRange(when);
@@ -663,6 +721,7 @@ export function prepareExpansion(when: EventTime, recurrence: RecurrenceSet): Pr
   return {
     when,
     rangeStart: range.start,
+    horizon: horizonOf(range.start),
     duration: range.end - range.start,
     zone,
     allDay,
@@ -782,7 +841,9 @@ function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations
   }
 }
 
-function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: ExpansionLimits): Expansion {
+function expandWith(prepared: PreparedExpansion, windowStart: number, requestedEnd: number, limits: ExpansionLimits): Expansion {
+  // Nothing is computed past the series' horizon, however far COUNT, UNTIL or the window reach.
+  const windowEnd = Math.min(requestedEnd, prepared.horizon);
   const occurrences = new Occurrences(prepared, windowStart, windowEnd, limits.maxOccurrences);
   const { found } = occurrences;
   let truncated = false;
@@ -814,18 +875,31 @@ function expandWith(prepared: PreparedExpansion, windowStart: number, windowEnd:
   // the first value of the iterator). Only an EXDATE removes it (it still counts). Every reader (listing with
   // expand_recurring, instance ids, free/busy, availability) goes through here.
   if (occurrences.overlaps(prepared.rangeStart) && !occurrences.isExcluded(prepared.rangeStart)) found.add(prepared.rangeStart);
-  return { starts: found.size === 0 ? [] : [...found].sort((a, b) => a - b), truncated };
+  return { starts: found.size === 0 ? [] : [...found].sort((a, b) => a - b), truncated, iterations: iterations.count };
 }
 
 /**
  * The occurrences of a prepared series that overlap `[windowStart, windowEnd)` (unix seconds), with EXDATEs
  * removed and RDATEs added. Rules run in the event's wall-clock time, so a 09:00 meeting stays at 09:00 across a
  * DST change. DAILY and WEEKLY rules without other BY parts are computed by day arithmetic, starting at the
- * window; other rules step through the ical.js iterator. Bounded by {@link EXPANSION_LIMITS}: an unbounded rule
- * over a huge window is cut off, not hung.
+ * window; other rules step through the ical.js iterator. Bounded by {@link EXPANSION_LIMITS}, by the series'
+ * horizon ({@link SERIES_HORIZON_YEARS}) and, when given, by what is left of the request's `budget` (which is
+ * reduced by what this expansion spent): an unbounded rule over a huge window is cut off, not hung.
  */
-export function expandPrepared(prepared: PreparedExpansion, windowStart: number, windowEnd: number, limits: ExpansionLimits = EXPANSION_LIMITS): Expansion {
-  return expandWith(prepared, windowStart, windowEnd, limits);
+export function expandPrepared(
+  prepared: PreparedExpansion,
+  windowStart: number,
+  windowEnd: number,
+  limits: ExpansionLimits = EXPANSION_LIMITS,
+  budget?: ExpansionBudget,
+): Expansion {
+  if (!budget) return expandWith(prepared, windowStart, windowEnd, limits);
+  if (budget.occurrences <= 0 || budget.iterations <= 0) return { starts: [], truncated: true };
+  const capped = { maxOccurrences: Math.min(limits.maxOccurrences, budget.occurrences), maxIterations: Math.min(limits.maxIterations, budget.iterations) };
+  const expansion = expandWith(prepared, windowStart, windowEnd, capped);
+  budget.occurrences -= expansion.starts.length;
+  budget.iterations -= expansion.iterations ?? 0;
+  return expansion;
 }
 
 /** {@link expandPrepared} for a series not prepared beforehand. */
@@ -1122,12 +1196,181 @@ interface ZoneResolution {
   /** The IANA zone we store. */
   zone: string;
   /** The VTIMEZONE to convert with, when the name alone did not say (times converted by its rules). */
-  definition?: InstanceType<typeof ICAL.Timezone>;
+  definition?: CustomZone;
 }
 
-function resolveZones(calendar: ICalComponent, warnings: string[], year: number): Map<string, ZoneResolution> {
+/** One change of UTC offset of a VTIMEZONE: its instant (unix seconds) and the offsets before and after (seconds). */
+interface ZoneChange {
+  onset: number;
+  from: number;
+  to: number;
+}
+
+/**
+ * A VTIMEZONE whose TZID names no zone we know, reduced to its offset changes over the years the calendar needs.
+ * ical.js's own ICAL.Timezone is never built from untrusted input: on first use it expands every observance from
+ * its DTSTART (1601 in Outlook's) up to five years past the current year, step by step of its rule, and again for
+ * each later year asked for; a MINUTELY rule from 1601 ran the heap out.
+ */
+interface CustomZone {
+  /** Sorted by the wall-clock time from which each applies. */
+  changes: ZoneChange[];
+}
+
+/** Wall-clock seconds (as if UTC) from which a change applies: a gap's times take the new offset, a repeated hour's the later. */
+const appliesFrom = (change: ZoneChange) => change.onset + Math.min(change.from, change.to);
+
+/** The UTC offset (seconds) of a wall-clock time (seconds as if UTC) in a custom zone; before its first change, that change's TZOFFSETFROM. */
+function customOffsetAt(zone: CustomZone, wall: number): number {
+  const { changes } = zone;
+  let low = 0;
+  let high = changes.length - 1;
+  let found = -1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if (appliesFrom(changes[middle]!) <= wall) {
+      found = middle;
+      low = middle + 1;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return found >= 0 ? changes[found]!.to : (changes[0]?.from ?? 0);
+}
+
+/**
+ * Seconds of a UTC-OFFSET property (TZOFFSETFROM/TZOFFSETTO), or undefined when it is missing, malformed or beyond
+ * ±18 hours. Read from the text as written: ical.js wraps an offset such as +9959 into -0801.
+ */
+function offsetSeconds(property: ICalProperty | null): number | undefined {
+  const raw = property?.toJSON()[3];
+  const match = typeof raw === 'string' ? /^([+-])(\d{2}):?(\d{2})(?::?(\d{2}))?$/.exec(raw) : null;
+  if (!match) return undefined;
+  const [, sign, hours, minutes, seconds] = match;
+  if (Number(minutes) > 59 || Number(seconds ?? 0) > 59) return undefined;
+  const total = Number(hours) * 3600 + Number(minutes) * 60 + Number(seconds ?? 0);
+  return total <= ICAL_LIMITS.maxUtcOffset ? (sign === '-' ? -total : total) : undefined;
+}
+
+/** Frequencies an observance rule may have: sub-daily ones are refused (no zone changes offset more than daily). */
+const OBSERVANCE_FREQUENCIES = new Set(['DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY']);
+
+/**
+ * The start of an observance's rule moved forward by whole periods of the rule, to the latest such date in
+ * `year` or before. Only rules without COUNT are moved (COUNT numbers occurrences from the real start). The moved
+ * start itself may not match the rule (ical.js yields it first regardless): that touches only `year`, which is
+ * before every year read.
+ */
+function rebasedStart(start: ICalTime, rule: ICalRecur, year: number): ICalTime {
+  if (rule.count || start.year >= year) return start;
+  const interval = Math.max(1, rule.interval);
+  const freq = rule.freq as string;
+  const make = (y: number, m: number) =>
+    ICAL.Time.fromData({ year: y, month: m, day: Math.min(start.day, ICAL.Time.daysInMonth(m, y)), hour: start.hour, minute: start.minute, second: start.second, isDate: start.isDate });
+  if (freq === 'YEARLY') return make(start.year + Math.floor((year - start.year) / interval) * interval, start.month);
+  if (freq === 'MONTHLY') {
+    const months = Math.floor(((year - start.year) * 12) / interval) * interval;
+    const index = start.month - 1 + months;
+    return make(start.year + Math.floor(index / 12), (index % 12) + 1);
+  }
+  const periodDays = (freq === 'WEEKLY' ? 7 : 1) * interval;
+  const days = Math.floor((Date.UTC(year, 0, 1) - Date.UTC(start.year, start.month - 1, start.day)) / 86_400_000);
+  const moved = start.clone();
+  moved.adjust(Math.floor(days / periodDays) * periodDays, 0, 0, 0);
+  return moved;
+}
+
+/**
+ * The offset changes of one VTIMEZONE during the UTC years `fromYear`..`toYear` (plus the last one before, which
+ * gives the offset in force at the start), or the reason it is refused: an offset beyond ±18 hours, a sub-daily
+ * rule, too many observances or changes. `steps` counts rule steps across the calendar's zones.
+ */
+function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, toYear: number, steps: { count: number }): Result<CustomZone> {
+  const name = JSON.stringify(tzid.slice(0, 80));
+  const observances = vtimezone.getAllSubcomponents().filter((sub) => sub.name === 'standard' || sub.name === 'daylight');
+  if (observances.length > ICAL_LIMITS.maxObservances) return { ok: false, error: `VTIMEZONE ${name} has more than ${ICAL_LIMITS.maxObservances} observances.` };
+  const changes: ZoneChange[] = [];
+  const tooMany = (): Result<CustomZone> => ({ ok: false, error: `VTIMEZONE ${name} has more than ${ICAL_LIMITS.maxZoneChanges} offset changes in ${fromYear}–${toYear}.` });
+  for (const observance of observances) {
+    const kind = observance.name.toUpperCase();
+    const start = observance.getFirstPropertyValue('dtstart');
+    const from = offsetSeconds(observance.getFirstProperty('tzoffsetfrom'));
+    const to = offsetSeconds(observance.getFirstProperty('tzoffsetto'));
+    if (from === undefined || to === undefined) {
+      return { ok: false, error: `VTIMEZONE ${name}: a ${kind} needs TZOFFSETFROM and TZOFFSETTO within ±18:00.` };
+    }
+    if (!(start instanceof ICAL.Time)) return { ok: false, error: `VTIMEZONE ${name}: a ${kind} has no DTSTART.` };
+    // Changes before the years needed are dropped, but for the latest one of each observance (it may be in force).
+    const cutoff = Date.UTC(fromYear - 1, 0, 1) / 1000;
+    let before: ZoneChange | undefined;
+    const add = (time: ICalTime, utc: boolean): boolean => {
+      const wall = wallSecondsOf(time.isDate ? ICAL.Time.fromData({ year: time.year, month: time.month, day: time.day, hour: start.hour, minute: start.minute, second: start.second }) : time);
+      const change = { onset: utc ? wall : wall - from, from, to };
+      if (change.onset < cutoff) {
+        if (!before || before.onset < change.onset) before = change;
+        return true;
+      }
+      changes.push(change);
+      return changes.length <= ICAL_LIMITS.maxZoneChanges;
+    };
+    const rdates = observance.getAllProperties('rdate');
+    const ruleValue = observance.getFirstPropertyValue('rrule');
+    if (!ruleValue && rdates.length === 0) add(start, false);
+    for (const property of rdates) {
+      for (const raw of property.getValues() as unknown[]) {
+        const value = raw instanceof ICAL.Period ? raw.start : raw;
+        if (!(value instanceof ICAL.Time) || value.year > toYear) continue;
+        if (!add(value, value.zone === ICAL.Timezone.utcTimezone)) return tooMany();
+      }
+    }
+    if (ruleValue) {
+      if (!(ruleValue instanceof ICAL.Recur)) return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE is not valid.` };
+      if (!OBSERVANCE_FREQUENCIES.has(ruleValue.freq as string)) {
+        return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE with FREQ=${String(ruleValue.freq)} is refused; observances recur yearly (DAILY at most).` };
+      }
+      const checked = checkRule(ruleValue.toString(), OBSERVANCE_FREQUENCIES);
+      if (!checked.ok) return { ok: false, error: `VTIMEZONE ${name}: ${checked.error}` };
+      const rule = checked.value;
+      if (rule.until && rule.until.zone === ICAL.Timezone.utcTimezone) {
+        // UNTIL is UTC; the iterator runs in the observance's wall time (before the change), as ical.js does it.
+        const until = ICAL.Time.fromData({ ...wallOf(rule.until), isDate: rule.until.isDate });
+        until.adjust(0, 0, 0, from);
+        rule.until = until;
+      }
+      let iterator;
+      try {
+        iterator = rule.iterator(rebasedStart(start, rule, fromYear - 1));
+      } catch {
+        return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE cannot be expanded.` };
+      }
+      for (;;) {
+        if (++steps.count > ICAL_LIMITS.maxZoneSteps) return { ok: false, error: `the calendar's VTIMEZONEs take more than ${ICAL_LIMITS.maxZoneSteps} rule steps to expand.` };
+        let next: ICalTime | null;
+        try {
+          next = iterator.next();
+        } catch {
+          return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE cannot be expanded.` };
+        }
+        if (!next || next.year > toYear) break;
+        if (!add(next, false)) return tooMany();
+      }
+    }
+    if (before) changes.push(before);
+  }
+  changes.sort((a, b) => appliesFrom(a) - appliesFrom(b) || a.onset - b.onset);
+  return { ok: true, value: { changes } };
+}
+
+/**
+ * The zone of each VTIMEZONE: an IANA zone its TZID names (Windows names included), else the IANA zone whose
+ * offsets its rules reproduce in `years[0]` (when one does) with the definition to convert with, else UTC with the
+ * definition. Definitions are computed only for `years` (the calendar's events' years, padded by one).
+ */
+function resolveZones(vtimezones: ICalComponent[], warnings: string[], years: [number, number]): Result<Map<string, ZoneResolution>> {
   const result = new Map<string, ZoneResolution>();
-  for (const vtimezone of calendar.getAllSubcomponents('vtimezone')) {
+  if (vtimezones.length > ICAL_LIMITS.maxTimeZones) return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxTimeZones} VTIMEZONEs.` };
+  const steps = { count: 0 };
+  for (const vtimezone of vtimezones) {
     const tzid = vtimezone.getFirstPropertyValue('tzid');
     if (typeof tzid !== 'string' || result.has(tzid)) continue;
     const named = ianaFromTzid(tzid);
@@ -1135,24 +1378,17 @@ function resolveZones(calendar: ICalComponent, warnings: string[], year: number)
       result.set(tzid, { zone: named });
       continue;
     }
-    let definition: InstanceType<typeof ICAL.Timezone>;
-    try {
-      definition = new ICAL.Timezone({ component: vtimezone, tzid });
-    } catch {
-      continue;
-    }
-    const matched = zoneMatchingOffsets(year, (wall) => {
-      const time = ICAL.Time.fromData({ ...wall, isDate: false }, definition);
-      return definition.utcOffset(time) * 1000;
-    });
+    const definition = customZoneOf(vtimezone, tzid, years[0], years[1], steps);
+    if (!definition.ok) return definition;
+    const matched = zoneMatchingOffsets(Math.max(years[0], Math.min(years[1] - 1, years[0] + 1)), (wall) => customOffsetAt(definition.value, wallTimeToEpochAsUtc(wall) / 1000) * 1000);
     if (matched) {
-      result.set(tzid, { zone: matched, definition });
+      result.set(tzid, { zone: matched, definition: definition.value });
     } else {
       warnings.push(`time zone ${JSON.stringify(tzid)} is not known; its own definition is used and events are stored in UTC.`);
-      result.set(tzid, { zone: 'UTC', definition });
+      result.set(tzid, { zone: 'UTC', definition: definition.value });
     }
   }
-  return result;
+  return { ok: true, value: result };
 }
 
 interface TimeReader {
@@ -1171,8 +1407,8 @@ function timeReader(zones: Map<string, ZoneResolution>, floatingZone: string, wa
         return { unix: wallTimeToEpochAsUtc(wallOf(time)) / 1000, zone: 'UTC' };
       }
       if (resolution.definition) {
-        const zoned = ICAL.Time.fromData({ ...wallOf(time), isDate: false }, resolution.definition);
-        return { unix: zoned.toUnixTime(), zone: resolution.zone };
+        const wall = wallTimeToEpochAsUtc(wallOf(time)) / 1000;
+        return { unix: wall - customOffsetAt(resolution.definition, wall), zone: resolution.zone };
       }
       return { unix: Math.floor(zonedWallTimeToEpoch(resolution.zone, wallOf(time)) / 1000), zone: resolution.zone };
     },
@@ -1365,19 +1601,74 @@ function parseEvent(component: ICalComponent, method: string | null, reader: Tim
 }
 
 /**
+ * Counts the components (BEGIN lines) and other content lines of iCalendar text without parsing it, and says
+ * which limit the text exceeds, if any. Linear, and stops at the first excess.
+ */
+function structureError(text: string): string | undefined {
+  let components = 0;
+  let properties = 0;
+  let at = 0;
+  while (at < text.length) {
+    const next = text.indexOf('\n', at);
+    const end = next < 0 ? text.length : next;
+    const first = text.charCodeAt(at);
+    // A line starting with a space or tab continues the previous one (RFC 5545 §3.1); blank lines are nothing.
+    if (end > at && first !== 0x20 && first !== 0x09 && first !== 0x0d) {
+      const head = text.slice(at, at + 6).toUpperCase();
+      if (head === 'BEGIN:') {
+        if (++components > ICAL_LIMITS.maxComponents) return `the calendar has more than ${ICAL_LIMITS.maxComponents} components.`;
+      } else if (!head.startsWith('END:') && ++properties > ICAL_LIMITS.maxProperties) {
+        return `the calendar has more than ${ICAL_LIMITS.maxProperties} properties.`;
+      }
+    }
+    at = end + 1;
+  }
+  return undefined;
+}
+
+/** First and last year of the date-times the events of a calendar start and end at (clamped to the accepted years). */
+function eventYears(events: ICalComponent[]): [number, number] {
+  let first = Infinity;
+  let last = -Infinity;
+  for (const event of events) {
+    for (const name of ['dtstart', 'dtend', 'recurrence-id']) {
+      const value = event.getFirstPropertyValue(name);
+      if (!(value instanceof ICAL.Time)) continue;
+      const year = Math.min(ICAL_LIMITS.lastYear, Math.max(ICAL_LIMITS.firstYear, value.year));
+      first = Math.min(first, year);
+      last = Math.max(last, year);
+    }
+  }
+  return Number.isFinite(first) ? [first, last] : [2025, 2025];
+}
+
+/** The UTC bounds of the accepted event years. */
+const FIRST_EVENT_UNIX = Date.UTC(ICAL_LIMITS.firstYear, 0, 1) / 1000;
+const END_EVENT_UNIX = Date.UTC(ICAL_LIMITS.lastYear + 1, 0, 1) / 1000;
+
+/**
  * Parses iCalendar text (an iMIP attachment, an .ics file). Never throws: malformed, oversized or hostile
  * input gives `{ ok: false, error }` and nothing else happens. Floating times are read in the calendar's
- * X-WR-TIMEZONE, else in `defaultTimeZone`.
+ * X-WR-TIMEZONE, else in `defaultTimeZone`. Bounded by {@link ICAL_LIMITS} (size, components, properties,
+ * events, time zones and their expansion); for input from outside, prefer `parseICalendarBounded`
+ * (ical-bounded.ts), which also runs it off the event loop under a deadline and a heap cap.
  */
 export function parseICalendar(text: string, options: { defaultTimeZone?: string; maxBytes?: number } = {}): Result<ParsedCalendar> {
   const maxBytes = options.maxBytes ?? ICAL_LIMITS.maxBytes;
   if (typeof text !== 'string' || text.trim() === '') return { ok: false, error: 'the calendar is empty.' };
   if (Buffer.byteLength(text, 'utf8') > maxBytes) return { ok: false, error: `the calendar is larger than ${maxBytes} bytes.` };
+  const tooLarge = structureError(text);
+  if (tooLarge) return { ok: false, error: tooLarge };
   let root: ICalComponent;
+  let vtimezones: ICalComponent[];
   try {
     const jcal: unknown = ICAL.parse(text.replace(/^\uFEFF/, ''));
-    const first = Array.isArray(jcal) && Array.isArray(jcal[0]) ? jcal[0] : jcal;
-    root = new ICAL.Component(first as unknown[]);
+    const first = (Array.isArray(jcal) && Array.isArray(jcal[0]) ? jcal[0] : jcal) as unknown[];
+    // VTIMEZONEs are kept apart, so that ical.js never turns them into ICAL.Timezone (see CustomZone).
+    const children = Array.isArray(first) && Array.isArray(first[2]) ? (first[2] as unknown[]) : [];
+    const isZone = (child: unknown) => Array.isArray(child) && child[0] === 'vtimezone';
+    vtimezones = children.filter(isZone).map((child) => new ICAL.Component(child as unknown[]));
+    root = new ICAL.Component(Array.isArray(first) && first.length >= 3 ? [first[0], first[1], children.filter((child) => !isZone(child))] : first);
   } catch (error) {
     return { ok: false, error: `not valid iCalendar: ${(error as Error).message}`.slice(0, 300) };
   }
@@ -1389,17 +1680,25 @@ export function parseICalendar(text: string, options: { defaultTimeZone?: string
     const calendarZone = root.getFirstPropertyValue('x-wr-timezone');
     const floatingZone = (typeof calendarZone === 'string' && normalizeTimeZone(calendarZone)) || options.defaultTimeZone || 'UTC';
     const components = root.getAllSubcomponents('vevent');
-    const firstStart = components[0]?.getFirstPropertyValue('dtstart');
-    const year = firstStart instanceof ICAL.Time && firstStart.year > 1900 && firstStart.year < 3000 ? firstStart.year : 2025;
-    const reader = timeReader(resolveZones(root, warnings, year), floatingZone, warnings);
     if (components.length === 0) return { ok: false, error: 'the calendar has no VEVENT.' };
     if (components.length > ICAL_LIMITS.maxEvents) return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxEvents} events.` };
     const series = components.filter((component) => component.hasProperty('rrule') || component.hasProperty('rdate')).length;
     if (series > ICAL_LIMITS.maxSeries) return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxSeries} recurring events.` };
+    const [firstYear, lastYear] = eventYears(components);
+    const zones = resolveZones(vtimezones, warnings, [firstYear - 1, lastYear + 1]);
+    if (!zones.ok) return zones;
+    const reader = timeReader(zones.value, floatingZone, warnings);
     const events: ParsedEvent[] = [];
     for (const component of components) {
       const parsed = parseEvent(component, method, reader);
       if (!parsed.ok) return parsed;
+      const when = parsed.value.when;
+      if (when) {
+        const range = utcRange(when);
+        if (range.start < FIRST_EVENT_UNIX || range.end >= END_EVENT_UNIX) {
+          return { ok: false, error: `event ${JSON.stringify(parsed.value.uid.slice(0, 80))} is outside the years ${ICAL_LIMITS.firstYear}–${ICAL_LIMITS.lastYear}.` };
+        }
+      }
       events.push(parsed.value);
     }
     return { ok: true, value: { method, events, warnings } };

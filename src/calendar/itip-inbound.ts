@@ -4,9 +4,11 @@
  * arrives: REQUEST creates or (by UID and SEQUENCE) updates the event on the primary calendar with the
  * organizer as organizer; CANCEL cancels it (or one instance); REPLY records an attendee's answer on an
  * event the grant organizes. Anything unreadable, stale or from the wrong person changes nothing and is
- * logged; the mail itself is the caller's business (it stays in the inbox).
+ * logged; the mail itself is the caller's business (it stays in the inbox). The iCalendar text is parsed off the
+ * event loop, under a deadline and a heap cap (ical-bounded.ts); a cancellation or reply for an event the grant
+ * does not have is answered from one read, without a write transaction.
  */
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -14,7 +16,8 @@ import type { CalendarService } from './calendar-service.js';
 import { eventTimeColumns, eventTimeOf, type EventInsert, type EventRow } from './event-mapper.js';
 import type { EventStore } from './event-store.js';
 import { shiftTo, utcRange } from './event-time.js';
-import { parseICalendar, parseRecurrence, type ParsedEvent } from './ical.js';
+import { sharedCalendarParser, type CalendarParser } from './ical-bounded.js';
+import { parseRecurrence, type ParsedEvent } from './ical.js';
 import { instanceId, storedRange } from './recurrence.js';
 
 /** An incoming iMIP message: the envelope or From sender, and the iCalendar text of its `text/calendar` part. */
@@ -24,17 +27,22 @@ export interface InboundInvitation {
   ics: string;
 }
 
-/** What happened to one event of an incoming message. */
+/**
+ * What happened to one event of an incoming message. `unreadable` (the only outcome then) means the iCalendar text
+ * could not be read: it is not valid iCalendar, breaks a limit of ICAL_LIMITS, or its parse was stopped (it overran
+ * its deadline or heap cap, or its thread crashed). Such an invitation should not be tried again. `ignored` is a
+ * readable invitation that changes nothing (stale, forged, for an unknown event), with the reason.
+ */
 export interface InvitationOutcome {
-  action: 'created' | 'updated' | 'cancelled' | 'reply_recorded' | 'ignored';
+  action: 'created' | 'updated' | 'cancelled' | 'reply_recorded' | 'ignored' | 'unreadable';
   /** The affected event (or instance) id. */
   eventId?: string;
-  /** Why it was ignored. */
+  /** Why it was ignored, or why it is unreadable. */
   reason?: string;
 }
 
-/** Creates the handler of incoming invitations. */
-export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, calendars: CalendarService, store: EventStore) {
+/** Creates the handler of incoming invitations. `parser` parses their iCalendar (default: the shared bounded parser). */
+export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, calendars: CalendarService, store: EventStore, parser: CalendarParser = sharedCalendarParser()) {
   const now = () => unixSeconds(clock.now());
 
   const ignore = (grant: GrantRow, reason: string, fields: Record<string, unknown> = {}): InvitationOutcome => {
@@ -46,6 +54,19 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
     tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.icalUid, uid), isNull(tables.events.masterEventId)) });
   /** The stored row of one instance of a series (an override), by its instance id. */
   const findInstance = (tx: Tx, grant: GrantRow, id: string) => tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, id)) });
+
+  /** Which of these UIDs name a series or single event of the grant (one read, by events_grant_uid_idx). */
+  async function knownUids(grant: GrantRow, uids: string[]): Promise<Set<string>> {
+    const known = new Set<string>();
+    for (let index = 0; index < uids.length; index += 500) {
+      const rows = await db.orm
+        .select({ uid: tables.events.icalUid })
+        .from(tables.events)
+        .where(and(eq(tables.events.grantId, grant.id), inArray(tables.events.icalUid, uids.slice(index, index + 500)), isNull(tables.events.masterEventId)));
+      for (const row of rows) known.add(row.uid);
+    }
+    return known;
+  }
 
   /** Row values of a parsed event (a series master or a single event). */
   function valuesOf(event: ParsedEvent & { when: NonNullable<ParsedEvent['when']> }, organizer: { email: string; name?: string }) {
@@ -247,19 +268,33 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
   return {
     /**
      * Applies one incoming iMIP message to `grant`'s calendar. Returns what happened per event; never throws
-     * for bad input (unreadable iCalendar is logged and ignored, the calendar untouched).
+     * for bad input (unreadable iCalendar is logged and reported `unreadable`, the calendar untouched).
      */
     async apply(grant: GrantRow, invitation: InboundInvitation): Promise<InvitationOutcome[]> {
       const primary = await calendars.primaryOf(grant.id);
-      const parsed = parseICalendar(invitation.ics, { defaultTimeZone: primary?.timezone ?? 'UTC' });
+      const parsed = await parser.parse(invitation.ics, { defaultTimeZone: primary?.timezone ?? 'UTC' });
       if (!parsed.ok) {
-        logger.warn('calendar attachment ignored: not readable iCalendar', { grant_id: grant.id, error: parsed.error });
-        return [{ action: 'ignored', reason: parsed.error }];
+        if (parsed.unreadable) {
+          logger.warn('calendar attachment unreadable: its parse was stopped', { grant_id: grant.id, error: parsed.error });
+          return [{ action: 'unreadable', reason: parsed.error }];
+        }
+        logger.warn('calendar attachment unreadable: not readable iCalendar', { grant_id: grant.id, error: parsed.error });
+        return [{ action: 'unreadable', reason: parsed.error }];
       }
       const sender = invitation.sender.trim().toLowerCase();
       const byUid = new Map<string, ParsedEvent[]>();
       for (const event of parsed.value.events) byUid.set(event.uid, [...(byUid.get(event.uid) ?? []), event]);
+      const method = parsed.value.method;
       const outcomes: InvitationOutcome[] = [];
+      if (method === 'CANCEL' || method === 'REPLY') {
+        // Answers and cancellations are mostly about events we have; for the rest one read says so, and no write lock is taken.
+        const known = await knownUids(grant, [...byUid.keys()]);
+        for (const uid of [...byUid.keys()]) {
+          if (known.has(uid)) continue;
+          byUid.delete(uid);
+          outcomes.push(ignore(grant, method === 'CANCEL' ? 'CANCEL for an unknown event' : 'REPLY for an event the grant does not organize', { uid }));
+        }
+      }
       for (const events of byUid.values()) {
         switch (parsed.value.method) {
           case 'REQUEST':

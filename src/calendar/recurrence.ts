@@ -14,6 +14,7 @@ import {
   prepareExpansion,
   recurrenceDatesOf,
   seriesEnd,
+  type ExpansionBudget,
   type PreparedExpansion,
   type RecurrenceSet,
 } from './ical.js';
@@ -108,17 +109,19 @@ function invalidSeriesStart(when: EventTime, window: { start: number; end: numbe
 /**
  * The original starts (unix seconds, ascending) of a series' computed instances overlapping `[start, end)`,
  * leaving out those a stored override replaces: {@link seriesInstances} without building instances, for
- * free/busy and availability, which only need the times. `recurrenceLines` may be the stored JSON text.
+ * free/busy and availability, which only need the times. `recurrenceLines` may be the stored JSON text. `budget`
+ * is the request's allowance, shared by all the series it expands (ical.ts, requestExpansionBudget).
  */
 export function seriesStarts(
   when: EventTime,
   recurrenceLines: readonly string[] | string,
   window: { start: number; end: number },
   overridden: ReadonlySet<number>,
+  budget?: ExpansionBudget,
 ): { starts: number[]; truncated: boolean } {
   const series = preparedSeries(when, recurrenceLines);
   if (typeof series === 'string') return { starts: invalidSeriesStart(when, window, overridden), truncated: false };
-  const expansion = expandPrepared(series, window.start, window.end);
+  const expansion = expandPrepared(series, window.start, window.end, EXPANSION_LIMITS, budget);
   return { starts: overridden.size === 0 ? expansion.starts : expansion.starts.filter((start) => !overridden.has(start)), truncated: expansion.truncated };
 }
 
@@ -139,8 +142,9 @@ export function seriesInstances(
   recurrenceLines: readonly string[],
   window: { start: number; end: number },
   overridden: ReadonlySet<number>,
+  budget?: ExpansionBudget,
 ): { instances: SeriesInstance[]; truncated: boolean } {
-  const { starts, truncated } = seriesStarts(when, recurrenceLines, window, overridden);
+  const { starts, truncated } = seriesStarts(when, recurrenceLines, window, overridden, budget);
   return { instances: starts.map((start) => ({ id: instanceId(masterId, start), originalStart: start, when: shiftTo(when, start) })), truncated };
 }
 

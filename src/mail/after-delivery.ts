@@ -100,14 +100,6 @@ export function invitationJobsOf(parsed: Pick<ParsedMessage, 'from' | 'attachmen
   return [{ kind: INVITATIONS_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${INVITATIONS_JOB}:${copies[0]!.messageId}` }];
 }
 
-/** An invitation the calendar could not read within its limits (thrown by `applyInvitation`, or found in its outcomes). */
-function unreadableReason(error: unknown): string | undefined {
-  if (error && typeof error === 'object' && 'unreadable' in error && (error as { unreadable?: unknown }).unreadable === true) {
-    return error instanceof Error ? error.message : String((error as { reason?: unknown }).reason ?? 'unreadable');
-  }
-  return undefined;
-}
-
 /** What the follow-up needs. */
 export interface AfterDeliveryParts {
   contacts: Pick<ContactService, 'collect'>;
@@ -159,19 +151,15 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
     );
   }
 
-  /** Applies one copy's invitation parts to its mailbox's calendar; throws (to be retried) on anything but unreadable input. */
+  /**
+   * Applies one copy's invitation parts to its mailbox's calendar. Bad input is an outcome (`unreadable`: not
+   * iCalendar, over the limits, or a parse that was stopped), never a throw; a throw is a fault (the database) and
+   * the job is retried.
+   */
   async function applyCopy(grant: GrantRow, sender: string, texts: string[]): Promise<{ status: 'applied' | 'ignored' | 'unreadable'; detail: InvitationOutcome[] }> {
     const detail: InvitationOutcome[] = [];
-    for (const ics of texts) {
-      try {
-        detail.push(...(await parts.applyInvitation(grant, { sender, ics })));
-      } catch (error) {
-        const reason = unreadableReason(error);
-        if (reason === undefined) throw error;
-        logger.warn('invitation unreadable', { grant_id: grant.id, reason });
-        return { status: 'unreadable', detail: [...detail, { action: 'ignored', reason }] };
-      }
-    }
+    for (const ics of texts) detail.push(...(await parts.applyInvitation(grant, { sender, ics })));
+    if (detail.some((outcome) => outcome.action === 'unreadable')) return { status: 'unreadable', detail };
     return { status: detail.some((outcome) => outcome.action !== 'ignored') ? 'applied' : 'ignored', detail };
   }
 
@@ -190,7 +178,7 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
     if (job.attempts > MAX_INVITATION_ATTEMPTS) {
       const reason = `the invitation could not be processed in ${MAX_INVITATION_ATTEMPTS} attempts`;
       logger.warn('invitation given up', { job_id: job.id, reason, last_error: job.lastError });
-      for (const copy of pending) await record(copy, 'unreadable', [{ action: 'ignored', reason }]);
+      for (const copy of pending) await record(copy, 'unreadable', [{ action: 'unreadable', reason }]);
       return;
     }
     // The parts are the message's own attachments: gone only when every copy of the message was deleted.

@@ -20,7 +20,8 @@ export const listEvents = defineOperation({
   description:
     'Lists the events of one calendar (calendar_id is required; "primary" works) that overlap a time window: start defaults to now and end to start + 30 days (unix seconds). ' +
     'Recurring events appear once (with their recurrence) unless expand_recurring is true, which returns each occurrence in the window as its own event ' +
-    '(id <series id>_<YYYYMMDDTHHMMSSZ>, master_event_id set; at most 2,000 occurrences per series). Cancelled events are hidden unless show_cancelled is true. ' +
+    '(id <series id>_<YYYYMMDDTHHMMSSZ>, master_event_id set; at most 2,000 occurrences per series; the window then spans at most 366 days, so list a longer period in several windows). ' +
+    'Cancelled events are hidden unless show_cancelled is true. ' +
     'Filter by title, location, description (contains), ical_uid, attendees, busy, updated_after/updated_before or metadata_pair. Pages hold up to 200 events; pass next_cursor as page_token.',
   input: ListEventsInputSchema,
   output: pageOf(EventSchema),
@@ -49,6 +50,7 @@ export const createEvent = defineOperation({
     'Creates an event on a calendar, organized by this mailbox. `when` is {start_time, end_time} in unix seconds with optional IANA start_timezone/end_timezone (default: the calendar\'s zone), ' +
     'or {date} / {start_date, end_date} for all-day events. Participants are emailed a standard iCalendar invitation they can accept in any calendar app ' +
     '(set notify_participants false to skip); their answers appear in participants[].status. recurrence takes RRULE/EXDATE lines (DAILY or coarser, HOURLY at most). ' +
+    'Times lie between 1970 and the end of 2199 (dates from 1900); occurrences of a series are computed up to 100 years after its start. ' +
     'Check free time first with get_free_busy or find_availability.',
   input: CreateEventInputSchema,
   output: EventSchema,

@@ -6,7 +6,19 @@ import { z } from 'zod';
 import { CalendarIdSchema, MetadataPairSchema } from './calendars.js';
 import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
-const DateStringSchema = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 2025-06-01');
+/**
+ * The last instant an event may start or end at, unix seconds: 2199-12-31T23:59:59Z. Event times before 1970 cannot
+ * be written as unix seconds here (UnixSecondsSchema); all-day dates go back to 1900. Incoming iCalendar is held to
+ * the same years (ical.ts, ICAL_LIMITS.firstYear/lastYear).
+ */
+export const MAX_EVENT_TIME = 7_258_118_399;
+
+/** Widest window of a list with expand_recurring, days: a year, leap day included. */
+export const MAX_EXPANDED_WINDOW_DAYS = 366;
+
+const EventTimeSchema = UnixSecondsSchema.max(MAX_EVENT_TIME, `an event time is at most ${MAX_EVENT_TIME} (2199-12-31T23:59:59Z)`);
+
+const DateStringSchema = z.string().regex(/^(19|20|21)\d{2}-\d{2}-\d{2}$/, 'a date from 1900-01-01 to 2199-12-31, such as 2025-06-01');
 
 export const ParticipantStatusSchema = z.enum(['yes', 'no', 'maybe', 'noreply']).describe('yes, no, maybe, or noreply (not answered yet)');
 export const EventStatusSchema = z.enum(['confirmed', 'maybe', 'cancelled']).describe('confirmed, maybe (tentative) or cancelled');
@@ -19,13 +31,13 @@ export const VisibilitySchema = z.enum(['default', 'public', 'private']).describ
 export const WhenInputSchema = z
   .object({
     object: z.enum(['time', 'timespan', 'date', 'datespan']).optional().describe('Shape, inferred from the fields when omitted'),
-    time: UnixSecondsSchema.optional().describe('time: the moment (unix seconds), for a point-in-time event'),
+    time: EventTimeSchema.optional().describe('time: the moment (unix seconds, 1970 to the end of 2199), for a point-in-time event'),
     timezone: z.string().max(64).optional().describe('time: IANA time zone (default: the calendar\'s)'),
-    start_time: UnixSecondsSchema.optional().describe('timespan: start (unix seconds)'),
-    end_time: UnixSecondsSchema.optional().describe('timespan: end (unix seconds), at or after start_time'),
+    start_time: EventTimeSchema.optional().describe('timespan: start (unix seconds, 1970 to the end of 2199)'),
+    end_time: EventTimeSchema.optional().describe('timespan: end (unix seconds), at or after start_time, at most 7258118399 (end of 2199)'),
     start_timezone: z.string().max(64).optional().describe('timespan: IANA time zone of the start (give with end_timezone; default: the calendar\'s)'),
     end_timezone: z.string().max(64).optional().describe('timespan: IANA time zone of the end'),
-    date: DateStringSchema.optional().describe('date: an all-day event on this date (YYYY-MM-DD)'),
+    date: DateStringSchema.optional().describe('date: an all-day event on this date (YYYY-MM-DD, 1900 to 2199)'),
     start_date: DateStringSchema.optional().describe('datespan: first day of a multi-day all-day event'),
     end_date: DateStringSchema.optional().describe('datespan: last day (inclusive)'),
   })
@@ -144,8 +156,11 @@ export const ListEventsInputSchema = z.object({
   limit: LimitSchema,
   page_token: PageTokenSchema,
   start: UnixSecondsSchema.optional().describe('Window start (unix seconds): events ending after it (default: now)'),
-  end: UnixSecondsSchema.optional().describe('Window end (unix seconds): events starting before it (default: start + 30 days)'),
-  expand_recurring: z.boolean().optional().describe('Return each occurrence of recurring events in the window as its own event (default false: series once)'),
+  end: UnixSecondsSchema.optional().describe(`Window end (unix seconds): events starting before it (default: start + 30 days; with expand_recurring at most ${MAX_EXPANDED_WINDOW_DAYS} days after start)`),
+  expand_recurring: z
+    .boolean()
+    .optional()
+    .describe(`Return each occurrence of recurring events in the window as its own event (default false: series once); the window may then span at most ${MAX_EXPANDED_WINDOW_DAYS} days`),
   show_cancelled: z.boolean().optional().describe('Include cancelled events (default false)'),
   title: z.string().max(1024).optional().describe('Title contains this (case-insensitive)'),
   description: z.string().max(1024).optional().describe('Description contains this (case-insensitive)'),
@@ -178,7 +193,10 @@ const eventFields = {
     .array(z.string().max(4096))
     .max(50)
     .optional()
-    .describe('RRULE and EXDATE lines (RFC 5545), e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10", "EXDATE:20250616T130000Z"]'),
+    .describe(
+      'RRULE and EXDATE lines (RFC 5545), e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10", "EXDATE:20250616T130000Z"]. Any COUNT or UNTIL is kept, ' +
+        'but occurrences are computed only up to 100 years after the first',
+    ),
   metadata: MetadataSchema.optional().describe('Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value'),
   visibility: VisibilitySchema.optional(),
   status: EventStatusSchema.optional().describe('Default confirmed'),

@@ -121,6 +121,6 @@ describe('invitations received by mail are applied by a durable job after the 25
     expect(calls).toBe(1);
     await handler(withPart(MAX_INVITATION_ATTEMPTS + 1), { owner: 'test', extendLease: async () => true });
     expect(calls).toBe(1);
-    expect(await outcomeOf(messageId)).toMatchObject({ status: 'unreadable', detail: [{ action: 'ignored', reason: expect.stringContaining(`${MAX_INVITATION_ATTEMPTS} attempts`) }] });
+    expect(await outcomeOf(messageId)).toMatchObject({ status: 'unreadable', detail: [{ action: 'unreadable', reason: expect.stringContaining(`${MAX_INVITATION_ATTEMPTS} attempts`) }] });
   });
 });

@@ -238,21 +238,32 @@ describe('events through the nylas SDK', () => {
       expect(master.data.recurrence).toEqual(['RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=5', 'EXDATE:20250317T130000Z', 'EXDATE:20250310T130000Z']);
     });
 
-    it('caps an unbounded daily rule expanded over a huge window, paging through the instances', async () => {
+    it('caps an unbounded rule expanded over the widest window, paging through the instances; refuses wider windows', async () => {
       const daily = await service.nylas.events.create({
         identifier: grantId,
         queryParams: { calendarId: 'primary' },
         requestBody: { title: 'Forever', when: { startTime: utc('2000-01-01T09:00:00Z'), endTime: utc('2000-01-01T09:05:00Z') }, recurrence: ['RRULE:FREQ=DAILY'] },
       });
-      const query = { calendarId: 'primary', start: '0', end: '253402300000', expandRecurring: true, title: 'Forever', limit: 200 };
+      const hourly = await service.nylas.events.create({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary' },
+        requestBody: { title: 'Every hour', when: { startTime: utc('2000-01-01T09:00:00Z'), endTime: utc('2000-01-01T09:05:00Z') }, recurrence: ['RRULE:FREQ=HOURLY'] },
+      });
+      const huge = await request(service.url, 'GET', `/v3/grants/${grantId}/events?calendar_id=primary&start=0&end=253402300000&expand_recurring=true&title=Forever`, { key: service.apiKey });
+      expect(huge.status).toBe(400);
+      expect(huge.body.error).toMatchObject({ type: 'invalid_request_error', message: expect.stringContaining('at most 366 days') });
+      // 366 days of an hourly rule are 8,784 instances: the series stops at 2,000.
+      const start = utc('2000-01-01T00:00:00Z');
+      const end = start + 366 * 86_400;
+      const query = { calendarId: 'primary', start: String(start), end: String(end), expandRecurring: true, title: 'Every hour', limit: 200 };
       const first = await service.nylas.events.list({ identifier: grantId, queryParams: query });
       expect(first.data).toHaveLength(200);
-      expect(first.data[0]!.id).toBe(`${daily.data.id}_20000101T090000Z`);
+      expect(first.data[0]!.id).toBe(`${hourly.data.id}_20000101T090000Z`);
       expect(first.nextCursor).toBeDefined();
       let total = first.data.length;
       let cursor = first.nextCursor;
       while (cursor) {
-        const page = await request(service.url, 'GET', `/v3/grants/${grantId}/events?calendar_id=primary&start=0&end=253402300000&expand_recurring=true&title=Forever&limit=200&page_token=${cursor}`, { key: service.apiKey });
+        const page = await request(service.url, 'GET', `/v3/grants/${grantId}/events?calendar_id=primary&start=${start}&end=${end}&expand_recurring=true&title=Every%20hour&limit=200&page_token=${cursor}`, { key: service.apiKey });
         total += page.body.data.length;
         cursor = page.body.next_cursor;
       }

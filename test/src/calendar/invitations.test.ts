@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables, type GrantRow } from '../../../storage/index.js';
 import type { Principal } from '../../../src/applications/application-service.js';
 import { createEventService, type EventService } from '../../../src/calendar/event-service.js';
+import { createCalendarParser } from '../../../src/calendar/ical-bounded.js';
 import type { InvitationSender, OutgoingInvitation } from '../../../src/calendar/invitation-message.js';
 import type { Logger } from '../../../src/deps.js';
 import { AppError } from '../../../src/errors.js';
@@ -165,10 +166,54 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
       `BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:x\r\nDTSTART:20250101T000000Z\r\nDESCRIPTION:${'A'.repeat(1_200_000)}\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n`,
     ]) {
       const outcomes = await events.applyInvitation(agent, { sender: 'alice@gmail.example', ics });
-      expect(outcomes).toEqual([{ action: 'ignored', reason: expect.any(String) }]);
+      expect(outcomes).toEqual([{ action: 'unreadable', reason: expect.any(String) }]);
     }
     expect(await eventCount(agent.id)).toBe(before);
-    expect(logger.lines.filter((line) => line.message === 'calendar attachment ignored: not readable iCalendar')).toHaveLength(3);
+    expect(logger.lines.filter((line) => line.message === 'calendar attachment unreadable: not readable iCalendar')).toHaveLength(3);
+  });
+
+  it('reports an invitation whose parse overruns its deadline as unreadable, and changes nothing', async () => {
+    const parser = createCalendarParser({ timeoutMs: 1 });
+    try {
+      const bounded = createEventService(core.deps, core.grants, core.calendars, sender, { calendarParser: parser });
+      const before = await eventCount(agent.id);
+      // Warm the parser's thread (its first parse also loads the codec, which the deadline does not count).
+      await parser.parse('x');
+      // A custom zone is matched against the tz database, which a fresh thread has yet to load: far beyond 1 ms.
+      const outcomes = await bounded.applyInvitation(agent, { sender: 'grete@firma.example', ics: fixture('outlook-display-name-tz.ics') });
+      expect(outcomes).toEqual([{ action: 'unreadable', reason: 'reading the calendar took longer than 1 ms' }]);
+      expect(await eventCount(agent.id)).toBe(before);
+      expect(logger.lines.some((line) => line.message === 'calendar attachment unreadable: its parse was stopped')).toBe(true);
+    } finally {
+      await parser.close();
+    }
+  });
+
+  it('refuses a hostile VTIMEZONE (MINUTELY from 1601, offset +9959) quickly, as not readable', async () => {
+    const hostile = fixture('outlook-display-name-tz.ics')
+      .replace('RRULE:FREQ=YEARLY;WKST=MO;INTERVAL=1;BYMONTH=10;BYDAY=-1SU', 'RRULE:FREQ=MINUTELY')
+      .replace('TZOFFSETTO:+0100', 'TZOFFSETTO:+9959');
+    const started = performance.now();
+    const outcomes = await events.applyInvitation(agent, { sender: 'grete@firma.example', ics: hostile });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(outcomes).toEqual([{ action: 'unreadable', reason: expect.stringContaining('VTIMEZONE') }]);
+  });
+
+  it('answers a cancellation or reply for an unknown event from one read, without a write transaction', async () => {
+    const writes = { count: 0 };
+    const write = env.db.write.bind(env.db);
+    const db: typeof env.db = Object.create(env.db);
+    db.write = (work) => {
+      writes.count++;
+      return write(work);
+    };
+    const counting = { ...core.deps, db };
+    const probe = createEventService(counting, core.grants, core.calendars, sender);
+    const cancel = fixture('google-cancel.ics').replaceAll(GOOGLE_UID, 'never-seen@google.com');
+    expect(await probe.applyInvitation(agent, { sender: 'alice@gmail.example', ics: cancel })).toEqual([{ action: 'ignored', reason: 'CANCEL for an unknown event' }]);
+    const reply = fixture('google-reply.ics').replace(/^UID:.*$/m, 'UID:never-seen-either@google.com');
+    expect(await probe.applyInvitation(agent, { sender: 'dana@gmail.example', ics: reply })).toEqual([{ action: 'ignored', reason: 'REPLY for an event the grant does not organize' }]);
+    expect(writes.count).toBe(0);
   });
 
   describe('events the grant organizes', () => {
