@@ -257,7 +257,8 @@ describe('hostile input never stalls or crashes the service', () => {
   };
 
   beforeAll(async () => {
-    service = await startTestService({ env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'false' } });
+    // The rate limits are off: every input must reach the handlers (test/server/rate-limits.test.ts tests them).
+    service = await startTestService({ env: { AGENTPOST_RATE_LIMIT_APPLICATION: '0', AGENTPOST_RATE_LIMIT_GRANT: '0', AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '0' } });
     grantId = await createMailbox(service, AGENT);
     // Warm-up (modules, threads), then measure from here on.
     expect((await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(icsFixtures[0]!, 0, true))).code).toBe(250);
