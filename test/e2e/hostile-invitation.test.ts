@@ -8,6 +8,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
+import { imipMessage } from '../helpers/mime.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const AGENT = 'agent@hostile.agentpost.localhost';
@@ -31,24 +32,7 @@ function invitation(method: string, uid: string, timezone: string[]): string {
     'END:VEVENT',
     'END:VCALENDAR',
   ].join('\r\n');
-  return [
-    `From: <${ATTACKER}>`,
-    `To: ${AGENT}`,
-    `Subject: ${method} ${uid}`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/alternative; boundary="alt"',
-    '',
-    '--alt',
-    'Content-Type: text/plain',
-    '',
-    'See the invitation.',
-    '--alt',
-    `Content-Type: text/calendar; charset=utf-8; method=${method}`,
-    '',
-    ics,
-    '--alt--',
-    '',
-  ].join('\r\n');
+  return imipMessage({ from: `<${ATTACKER}>`, to: AGENT, subject: `${method} ${uid}`, ics, method });
 }
 
 const HOSTILE_TIMEZONE = ['BEGIN:VTIMEZONE', 'TZID:Custom/Slow', 'BEGIN:STANDARD', 'DTSTART:16010101T000000', 'RRULE:FREQ=MINUTELY;INTERVAL=1', 'TZOFFSETFROM:+9959', 'TZOFFSETTO:-9959', 'END:STANDARD', 'BEGIN:DAYLIGHT', 'DTSTART:16010101T000030', 'RRULE:FREQ=SECONDLY;INTERVAL=7', 'TZOFFSETFROM:-9959', 'TZOFFSETTO:+9959', 'END:DAYLIGHT', 'END:VTIMEZONE'];
@@ -60,6 +44,9 @@ describe('the hostile VTIMEZONE invitation', () => {
   beforeAll(async () => {
     service = await startTestService();
     grantId = await createMailbox(service, AGENT);
+    // Warm-up: the first multipart message starts the parser threads; that start-up is not what is measured.
+    const warmUp = await sendRaw(service.smtpPort, 'friend@example.com', [AGENT], 'From: friend@example.com\r\nSubject: hi\r\nContent-Type: multipart/mixed; boundary=w\r\n\r\n--w\r\nContent-Type: text/plain\r\n\r\nhi\r\n--w--\r\n');
+    expect(warmUp.code).toBe(250);
   });
   afterAll(async () => {
     await service?.close();
@@ -103,7 +90,7 @@ describe('the hostile VTIMEZONE invitation', () => {
 
       // The message itself is in the inbox, and the calendar has nothing from it.
       const inbox = await service.nylas.messages.list({ identifier: grantId, queryParams: { in: ['inbox'] } });
-      expect(inbox.data.map((message) => message.subject).sort()).toEqual(['CANCEL never-seen@example.com', 'REQUEST hostile@example.com']);
+      expect(inbox.data.map((message) => message.subject).sort()).toEqual(['CANCEL never-seen@example.com', 'REQUEST hostile@example.com', 'hi']);
       const events = await service.nylas.events.list({ identifier: grantId, queryParams: { calendarId: 'primary', start: '1764000000', end: '1767000000' } });
       expect(events.data).toEqual([]);
     } finally {

@@ -11,6 +11,7 @@ import { tables } from '../../storage/index.js';
 import { createAfterDelivery, INVITATIONS_JOB, MAX_INVITATION_ATTEMPTS } from '../../src/mail/after-delivery.js';
 import type { Job } from '../../src/jobs/job-queue.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
+import { imipMessage } from '../helpers/mime.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const DOMAIN = 'invites.agentpost.localhost';
@@ -19,28 +20,8 @@ const ORGANIZER = 'alice@gmail.example';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/ics/${name}`, import.meta.url), 'utf8');
 
-/** An iMIP message as Google sends it: text and a `text/calendar` alternative. */
-function imip(ics: string, method: string, subject: string): string {
-  return [
-    `From: Alice Example <${ORGANIZER}>`,
-    `To: ${AGENT}`,
-    `Subject: ${subject}`,
-    `Message-ID: <${subject.replace(/\W+/g, '-')}-${Date.now()}@gmail.example>`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/alternative; boundary="alt"',
-    '',
-    '--alt',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    subject,
-    '--alt',
-    `Content-Type: text/calendar; charset=utf-8; method=${method}`,
-    '',
-    ics.replace(/\r?\n/g, '\r\n').trimEnd(),
-    '--alt--',
-    '',
-  ].join('\r\n');
-}
+/** An iMIP message from the organizer to the agent. */
+const imip = (ics: string, method: string, subject: string) => imipMessage({ from: `Alice Example <${ORGANIZER}>`, to: AGENT, subject, ics, method });
 
 describe('invitations received by mail are applied by a durable job after the 250', () => {
   let service: TestService;

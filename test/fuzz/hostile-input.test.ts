@@ -19,6 +19,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, isErrorEnvelope } from '../helpers/http.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
+import { imipMessage } from '../helpers/mime.js';
 import { Nylas } from '../helpers/service.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
@@ -122,33 +123,7 @@ function applyEdits(lines: string[], edits: LineEdit[]): string[] {
 }
 
 /** An iMIP message carrying `ics` as its `text/calendar` alternative (and, for some, as an attachment too). */
-function imip(ics: string, index: number, asAttachment: boolean): string {
-  const calendar = ics.replace(/\r?\n/g, '\r\n');
-  return [
-    `From: <${ORGANIZER}>`,
-    `To: ${AGENT}`,
-    `Subject: fuzz invitation ${index}`,
-    `Message-ID: <fuzz-ics-${index}-${Math.random().toString(36).slice(2)}@example.com>`,
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/mixed; boundary="mix"',
-    '',
-    '--mix',
-    'Content-Type: multipart/alternative; boundary="alt"',
-    '',
-    '--alt',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    'You are invited.',
-    '--alt',
-    'Content-Type: text/calendar; charset=utf-8; method=REQUEST',
-    '',
-    calendar,
-    '--alt--',
-    ...(asAttachment ? ['--mix', 'Content-Type: application/ics; name=invite.ics', 'Content-Disposition: attachment; filename=invite.ics', 'Content-Transfer-Encoding: base64', '', Buffer.from(calendar).toString('base64').replace(/.{76}/g, '$&\r\n')] : []),
-    '--mix--',
-    '',
-  ].join('\r\n');
-}
+const imip = (ics: string, index: number, attachment: boolean) => imipMessage({ from: `<${ORGANIZER}>`, to: AGENT, subject: `fuzz invitation ${index}`, ics, method: 'REQUEST', attachment });
 
 /** Real messages to mutate. */
 const MIME_SEEDS = [

@@ -30,3 +30,44 @@ export function smtpSourceMessage(eol = '\r\n', extraHeaders: string[] = []): Bu
   for (let index = 0; index < 127; index++) lines.push(`${index % 10}${'X'.repeat(77)}`);
   return Buffer.from(`${lines.join(eol)}${eol}`);
 }
+
+/** What {@link imipMessage} builds. */
+export interface ImipParts {
+  from: string;
+  to: string;
+  subject: string;
+  /** The iCalendar text (any line ends; written with CRLF). */
+  ics: string;
+  method: string;
+  /** Also attach it as `invite.ics` (Base64), as Google and Outlook do. */
+  attachment?: boolean;
+}
+
+/** An iMIP message as calendar clients send one: a text part and a `text/calendar` alternative (and the `.ics` file). */
+export function imipMessage({ from, to, subject, ics, method, attachment = false }: ImipParts): string {
+  const calendar = ics.replace(/\r?\n/g, '\r\n').trimEnd();
+  return [
+    `From: ${from}`,
+    `To: ${to}`,
+    `Subject: ${subject}`,
+    `Message-ID: <${Math.random().toString(36).slice(2)}.${Date.now()}@imip.example>`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="mix"',
+    '',
+    '--mix',
+    'Content-Type: multipart/alternative; boundary="alt"',
+    '',
+    '--alt',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    subject,
+    '--alt',
+    `Content-Type: text/calendar; charset=utf-8; method=${method}`,
+    '',
+    calendar,
+    '--alt--',
+    ...(attachment ? ['--mix', 'Content-Type: application/ics; name=invite.ics', 'Content-Disposition: attachment; filename=invite.ics', 'Content-Transfer-Encoding: base64', '', Buffer.from(calendar).toString('base64').replace(/.{76}/g, '$&\r\n')] : []),
+    '--mix--',
+    '',
+  ].join('\r\n');
+}
