@@ -3,7 +3,8 @@
  * through the real SMTP listener and HTTP server, as an attacker would. The service runs in a process of its own
  * (./service-process.ts), so that its event loop is measured apart from the fuzzer's. An input fails the property
  * (and fast-check shrinks it to a smallest example) when:
- * - the service's event loop was blocked for more than 250 ms while it was handled;
+ * - the service's event loop was blocked for more than 250 ms while it was handled (the main thread's own CPU time
+ *   during its longest late timer, read from /proc: waiting for a core that other programs hold is not a block);
  * - it is answered with a 5xx, or with a reset instead of an answer;
  * - the service process exited.
  * After the run it also fails when an invitation job is still unfinished long after the attack (a stuck parse), or
@@ -261,13 +262,15 @@ describe('hostile input never stalls or crashes the service', () => {
   let service: ServiceProcess;
   let grantId: string;
   let worst = { ms: 0, input: '' };
+  let worstGapMs = 0;
   let heapBefore = 0;
   let tried = 0;
 
   /** The longest block of the service's event loop since the last look; over the limit fails the input. */
   async function checkDelay(input: string): Promise<void> {
-    const { maxMs } = await service.ask<{ maxMs: number }>('delay');
+    const { maxMs, maxGapMs } = await service.ask<{ maxMs: number; maxGapMs: number }>('delay');
     if (maxMs > worst.ms) worst = { ms: maxMs, input };
+    if (maxGapMs > worstGapMs) worstGapMs = maxGapMs;
     expect(maxMs, `the service's event loop was blocked for ${maxMs.toFixed(0)} ms by: ${input.slice(0, 500)}`).toBeLessThan(MAX_BLOCK_MS);
   }
   const jobsDrained = () => eventually(async () => ((await service.ask<{ pending: number }>('jobs')).pending === 0 ? true : undefined), 60_000);
@@ -368,7 +371,7 @@ describe('hostile input never stalls or crashes the service', () => {
 
   it('kept the heap bounded, and the service alive and answering', async () => {
     const heapGrowth = (await service.ask<{ bytes: number }>('heap')).bytes - heapBefore;
-    console.log(`fuzz: ${tried} inputs (seed ${SEED}, ${RUNS} runs a unit); worst event-loop block of the service ${worst.ms.toFixed(1)} ms (during ${worst.input.slice(0, 200)}); heap growth ${(heapGrowth / 1024 / 1024).toFixed(1)} MB`);
+    console.log(`fuzz: ${tried} inputs (seed ${SEED}, ${RUNS} runs a unit); worst event-loop block of the service ${worst.ms.toFixed(1)} ms of CPU (during ${worst.input.slice(0, 200)}); latest timer ${worstGapMs.toFixed(1)} ms of wall time; heap growth ${(heapGrowth / 1024 / 1024).toFixed(1)} MB`);
     expect(heapGrowth).toBeLessThan(MAX_HEAP_GROWTH_BYTES);
     expect(service.child.exitCode).toBeNull();
     const started = performance.now();
