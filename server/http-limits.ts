@@ -3,14 +3,13 @@
  * Bounds on HTTP requests that sit in front of every route: the length of the path and its segments (a Hono
  * middleware), and the Node server's own refusals (header size, slow clients, malformed requests), which Node would
  * answer with a bare status line and a reset before Hono ever sees the request. Both answer in the shape of the face
- * that was asked (server/middleware/error-handler.ts).
+ * that was asked (src/operations/http-errors.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { MiddlewareHandler } from 'hono';
-import { AppError, type Logger } from '../src/index.js';
-import { errorBody, faceOf, type Face } from './middleware/error-handler.js';
+import { AppError, errorBody, faceOf, type Face, type Logger } from '../src/index.js';
 import type { AppEnv } from './types.js';
 
 /** Longest URL path (without the query): the longest real one, two ids and an email address, is under 1 KB. */

@@ -1,7 +1,7 @@
 /**
  * @module errors
  * One error class for the whole core. Each transport maps it in exactly one place
- * (HTTP: server/middleware/error-handler.ts, MCP: tools/results.ts, SMTP: src/mail/inbound-smtp.ts).
+ * (HTTP: src/operations/http-errors.ts with server/middleware/error-handler.ts, MCP: tools/results.ts, SMTP: src/mail/inbound-smtp.ts).
  */
 
 /** What went wrong, independent of transport. */

@@ -68,6 +68,7 @@ export type { Health, ThreadHealth } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
 export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
+export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';
 export { MAX_JSON_DEPTH, assertJsonDepth } from './json-depth.js';

@@ -3,8 +3,7 @@
  * How a tool call reaches an operation: in-process (a core and a principal) or remote (the `/v3` HTTP API of
  * a running service, with its API key). MCP and AI SDK tools take either, so both faces behave the same.
  */
-import { HTTP_ERRORS } from '../server/middleware/error-handler.js';
-import { AppError, runOperation, type AnyOperation, type Core, type ErrorCode, type Principal } from '../src/index.js';
+import { AppError, errorCodeOfStatus, runOperation, type AnyOperation, type Core, type Principal } from '../src/index.js';
 
 /** Runs one operation with already-shaped input and returns its output object. */
 export type Executor = (operation: AnyOperation, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
@@ -13,11 +12,6 @@ export type Executor = (operation: AnyOperation, input: Record<string, unknown>)
 export function localExecutor(core: Core, principal: Principal): Executor {
   return async (operation, input) => (await runOperation(operation, core, input, { principal })) as Record<string, unknown>;
 }
-
-/** The inverse of the HTTP error mapping: a `/v3` status back to the error code it stands for. */
-const CODE_OF_STATUS = new Map<number, ErrorCode>(
-  (Object.entries(HTTP_ERRORS) as [ErrorCode, { status: number }][]).map(([code, { status }]) => [status, code]),
-);
 
 /** Calls a running Agentpost over `/v3`, translating each operation's HTTP binding. */
 export function remoteExecutor(options: { url: string; apiKey: string; fetch?: typeof fetch }): Executor {
@@ -48,7 +42,7 @@ export function remoteExecutor(options: { url: string; apiKey: string; fetch?: t
     });
     const json = (await response.json().catch(() => ({}))) as { data?: unknown; error?: { message?: string }; request_id?: string };
     if (!response.ok) {
-      throw new AppError(CODE_OF_STATUS.get(response.status) ?? 'upstream_error', json.error?.message ?? `HTTP ${response.status} from ${url.pathname}`);
+      throw new AppError(errorCodeOfStatus(response.status) ?? 'upstream_error', json.error?.message ?? `HTTP ${response.status} from ${url.pathname}`);
     }
     const { request_id: _requestId, ...envelope } = json;
     switch (binding.envelope ?? 'data') {

@@ -7,9 +7,8 @@
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError, TokenBuckets, type Config, type RateBudget } from '../../src/index.js';
+import { AppError, TokenBuckets, type Config, type RateBudget, type RateLimitDetails } from '../../src/index.js';
 import type { AppEnv } from '../types.js';
-import type { RateLimitDetails } from './error-handler.js';
 
 /** What a request is counted against: its grant (as named in the request), or else its application. */
 export interface RateTarget {

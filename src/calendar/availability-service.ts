@@ -115,7 +115,7 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
     // all; only rows that do are read, to look for the owner's answer.
     const mentionsNo = sql`(${events.participants} glob '*"no"*')`;
     const notDeclined = sql`not exists (select 1 from json_each(${events.participants}) as p where lower(json_extract(p.value, '$.email')) = (select g.email from ${tables.grants} as g where g.id = ${events.grantId}) and json_extract(p.value, '$.status') = 'no')`;
-    // One expansion allowance for all the series of the request (ical.ts, REQUEST_EXPANSION_LIMITS).
+    // One expansion allowance for all the series of the request (ical-expand.ts, REQUEST_EXPANSION_LIMITS).
     const budget = requestExpansionBudget();
     const add = (grantId: string, start: number, end: number, eventId?: string) => {
       if (start < to && end > from) result.get(grantId)?.push(eventId === undefined ? { start, end } : { start, end, eventId });

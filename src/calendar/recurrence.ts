@@ -2,7 +2,7 @@
  * @module calendar/recurrence
  * Recurring series as the API shows them: instance ids (`<master id>_<YYYYMMDDTHHMMSSZ>`, as Nylas does),
  * and the merge of a series' computed occurrences with its stored overrides (changed or cancelled
- * instances). Pure functions; the rule arithmetic itself is in ical.ts.
+ * instances). Pure functions; the rule arithmetic itself is in ical-rules.ts and ical-expand.ts.
  */
 import { isAllDay, startTimeZone, utcRange, shiftTo, type EventTime } from './event-time.js';
 import {
@@ -110,7 +110,7 @@ function invalidSeriesStart(when: EventTime, window: { start: number; end: numbe
  * The original starts (unix seconds, ascending) of a series' computed instances overlapping `[start, end)`,
  * leaving out those a stored override replaces: {@link seriesInstances} without building instances, for
  * free/busy and availability, which only need the times. `recurrenceLines` may be the stored JSON text. `budget`
- * is the request's allowance, shared by all the series it expands (ical.ts, requestExpansionBudget).
+ * is the request's allowance, shared by all the series it expands (ical-expand.ts, requestExpansionBudget).
  */
 export function seriesStarts(
   when: EventTime,

@@ -1,12 +1,8 @@
 /**
  * @module outbound/outbound-queue
  * The durable outbound queue: a composed message accepted for delivery, the state of each recipient, and the
- * `mail.deliver` jobs that deliver it. Recipients on this service go through the inbound path (local delivery,
- * one job per message); all others go over SMTP, one job per recipient domain, to `AGENTPOST_SMTP_RELAY` or
- * directly to the domain's MX hosts (falling back to its address records, RFC 5321 5.1). Direct delivery
- * connects only to public addresses (the address policy of src/webhooks/address-policy.ts, lifted by
- * `AGENTPOST_ALLOW_PRIVATE_NETWORKS`), to the checked address itself: a recipient whose mail servers are all on
- * private, loopback or reserved addresses fails for good, and nothing is connected to.
+ * `mail.deliver` jobs that deliver it: one per message for the recipients on this service, one per recipient domain
+ * for the others. Where each recipient goes is outbound/routing.ts; one attempt is outbound/delivery-attempts.ts.
  *
  * Reliability:
  * - Acceptance (the rows here, the jobs, and the sender's copy) is one transaction, so an accepted message is
@@ -20,40 +16,27 @@
  *   crash after the remote server answered 250 and before that commit (at-least-once, as every MTA). Local
  *   delivery closes even that window: before storing, it looks for the Message-ID in the recipient's mailbox.
  */
-import { and, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { putBlobs, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
-import { AppError } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
-import { relayTarget, SmtpSendError, type SmtpClient, type SmtpTarget } from '../mail/outbound-smtp.js';
+import type { SmtpClient } from '../mail/outbound-smtp.js';
 import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
 import type { JobContext, JobHandler } from '../jobs/worker.js';
-import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/address-policy.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
+import { createDeliveryAttempts, type AttemptResult } from './delivery-attempts.js';
+import { createRouter, type RoutedRecipient } from './routing.js';
 
 /** The job kind of a delivery attempt. */
 export const DELIVER_JOB = 'mail.deliver';
 /** Lease of a first attempt run by the request that accepted the message (the worker takes over after it). */
 const INLINE_LEASE_MS = 60_000;
-/** MX hosts tried per attempt, and addresses per host. */
-const MAX_MX_HOSTS = 5;
-const MAX_ADDRESSES_PER_HOST = 2;
-/** How often a long SMTP transaction pushes its job lease forward. */
-const LEASE_KEEPALIVE_MS = 20_000;
 
+/** A message in the queue, and one of its recipients. */
 export type OutboundRow = typeof tables.outboundMessages.$inferSelect;
 type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
-
-/** A recipient after routing: where it goes, or why it failed at once. */
-export interface RoutedRecipient {
-  email: string;
-  domain: string;
-  route: 'local' | 'remote';
-  /** Set when the recipient cannot be delivered at all (an unknown mailbox on a domain of ours). */
-  failed?: { code: number; response: string } | undefined;
-}
 
 /** A message to queue. */
 export interface OutboundSpec {
@@ -71,33 +54,6 @@ export interface OutboundSpec {
   trackingOptions?: StoredTrackingOptions | undefined;
 }
 
-/** What one attempt did for one recipient. */
-interface AttemptResult {
-  email: string;
-  outcome: 'delivered' | 'deferred' | 'failed';
-  code: number;
-  response: string;
-}
-
-/** A route that cannot be used now (`permanent`: never). */
-class RouteError extends Error {
-  constructor(
-    message: string,
-    readonly permanent: boolean,
-    readonly code: number,
-  ) {
-    super(message);
-  }
-}
-
-function domainOf(email: string): string {
-  return email.slice(email.lastIndexOf('@') + 1).toLowerCase();
-}
-
-function dnsCode(error: unknown): string {
-  return String((error as { code?: string } | undefined)?.code ?? '');
-}
-
 /** What the queue knows of a sent message: each recipient's delivery state and the tracking options. */
 export interface SentState {
   deliveryStatus: DeliveryStatus[];
@@ -113,26 +69,12 @@ export interface OutboundQueueParts {
 
 /** Creates the queue: routing, acceptance inside a transaction, the delivery handler and the inline first attempt. */
 export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: OutboundQueueParts) {
-  const { db, clock, newId, logger, config, dns } = deps;
+  const { db, clock, newId, logger, config } = deps;
   const recordOutboxEvent = eventRecorder({ newId, clock });
   const nowMs = () => clock.now().getTime();
-
-  /** Routes recipients (lower-cased, once each): a mailbox here is local, an unknown one on our domains fails at once. */
-  async function route(emails: string[]): Promise<RoutedRecipient[]> {
-    const out: RoutedRecipient[] = [];
-    const seen = new Set<string>();
-    for (const raw of emails) {
-      const email = raw.trim().toLowerCase();
-      if (seen.has(email)) continue;
-      seen.add(email);
-      const domain = domainOf(email);
-      const check = await inbound.checkRecipient(email);
-      if (check.ok) out.push({ email, domain, route: 'local' });
-      else if (check.reason === 'unknown') out.push({ email, domain, route: 'local', failed: { code: 550, response: `5.1.1 ${check.message}` } });
-      else out.push({ email, domain, route: 'remote' });
-    }
-    return out;
-  }
+  const router = createRouter(deps, inbound);
+  const { route } = router;
+  const { deliverLocal, deliverRemote } = createDeliveryAttempts(deps, { inbound, smtp, router });
 
   function eventObject(outbound: OutboundRow, rows: Pick<RecipientRow, 'email' | 'status' | 'lastCode' | 'lastResponse'>[]) {
     return {
@@ -242,168 +184,6 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
     } catch (error) {
       logger.warn('first delivery attempt failed; the queue will retry', { job_id: job.id, error: error instanceof Error ? error.message : String(error) });
     }
-  }
-
-  /** Whether the mailbox already holds a copy received with this Message-ID (a repeated run must not store it twice). */
-  async function alreadyDelivered(grantId: string, headerMessageId: string): Promise<boolean> {
-    const rows = await db.orm
-      .select({ id: tables.messages.id })
-      .from(tables.threadReferences)
-      .innerJoin(tables.messages, eq(tables.messages.threadId, tables.threadReferences.threadId))
-      .where(
-        and(
-          eq(tables.threadReferences.grantId, grantId),
-          eq(tables.threadReferences.headerId, headerMessageId),
-          eq(tables.messages.grantId, grantId),
-          eq(tables.messages.headerMessageId, headerMessageId),
-          isNotNull(tables.messages.envelopeTo),
-        ),
-      )
-      .limit(1);
-    return rows.length > 0;
-  }
-
-  async function deliverLocal(outbound: OutboundRow, pending: RecipientRow[], raw: Buffer): Promise<AttemptResult[]> {
-    const results: AttemptResult[] = [];
-    const toStore: { email: string; grantId: string }[] = [];
-    for (const recipient of pending) {
-      const check = await inbound.checkRecipient(recipient.email);
-      if (!check.ok) results.push({ email: recipient.email, outcome: 'failed', code: 550, response: `5.1.1 ${check.message}` });
-      else if (await alreadyDelivered(check.grant.id, outbound.headerMessageId)) results.push({ email: recipient.email, outcome: 'delivered', code: 250, response: '2.0.0 Ok: already stored' });
-      else toStore.push({ email: recipient.email, grantId: check.grant.id });
-    }
-    if (toStore.length === 0) return results;
-    try {
-      const result = await inbound.deliverInbound({ rawMime: raw, envelope: { mailFrom: outbound.envelopeFrom, rcptTo: toStore.map((target) => target.email) } });
-      const stored = new Map(result.deliveries.map((delivery) => [delivery.grantId, delivery.messageId]));
-      for (const target of toStore) {
-        const messageId = stored.get(target.grantId);
-        const rejected = result.rejected.find((rejection) => rejection.recipient.toLowerCase() === target.email);
-        results.push(
-          messageId !== undefined
-            ? { email: target.email, outcome: 'delivered', code: 250, response: `2.0.0 Ok: stored as ${messageId}` }
-            : { email: target.email, outcome: 'failed', code: 550, response: `5.1.1 ${rejected?.reason ?? 'not delivered'}` },
-        );
-      }
-    } catch (error) {
-      const permanent = error instanceof AppError && (error.code === 'not_found' || error.code === 'payload_too_large' || error.code === 'invalid_request');
-      const message = error instanceof Error ? error.message : String(error);
-      for (const target of toStore) {
-        results.push(permanent ? { email: target.email, outcome: 'failed', code: 550, response: `5.0.0 ${message}` } : { email: target.email, outcome: 'deferred', code: 451, response: `4.3.0 ${message}` });
-      }
-    }
-    return results;
-  }
-
-  /** Where mail for `domain` goes: the relay, or the domain's MX hosts by preference (their addresses, resolved here). */
-  async function targetsFor(domain: string): Promise<SmtpTarget[]> {
-    if (config.smtpRelay) return [relayTarget(config.smtpRelay)];
-    let hosts: string[];
-    try {
-      const records = await dns.resolveMx(domain);
-      if (records.some((record) => record.exchange === '' || record.exchange === '.')) {
-        throw new RouteError(`5.1.10 ${domain} accepts no mail (null MX, RFC 7505)`, true, 556);
-      }
-      hosts = [...records].sort((a, b) => a.priority - b.priority).map((record) => record.exchange.replace(/\.$/, '').toLowerCase());
-      if (hosts.length === 0) hosts = [domain];
-    } catch (error) {
-      if (error instanceof RouteError) throw error;
-      const code = dnsCode(error);
-      // No MX record: the domain itself is the mail host (implicit MX, RFC 5321 5.1).
-      if (code === 'ENODATA' || code === 'ENOTFOUND') hosts = [domain];
-      else throw new RouteError(`4.4.3 DNS lookup of the MX of ${domain} failed (${code || String(error)})`, false, 0);
-    }
-    const targets: SmtpTarget[] = [];
-    let missing = 0;
-    /** A look-up failed for a reason other than "no such name" (a retry may find an address). */
-    let lookupTrouble = false;
-    let lastError = '';
-    /** Addresses the address policy refused (`host → address (why)`): never connected to. */
-    const refused: string[] = [];
-    for (const host of hosts.slice(0, MAX_MX_HOSTS)) {
-      let addresses: { address: string }[];
-      try {
-        addresses = await dns.lookup(host);
-      } catch (error) {
-        const code = dnsCode(error);
-        if (code === 'ENOTFOUND' || code === 'ENODATA') missing++;
-        else lookupTrouble = true;
-        lastError = `${host}: ${code || String(error)}`;
-        continue;
-      }
-      // Only public addresses (SSRF): a domain's MX must not point the service at its own network. The
-      // connection then goes to the checked address itself (`host`), never to the name, so nothing re-resolves.
-      const allowed: string[] = [];
-      for (const { address } of addresses) {
-        const why = config.allowPrivateNetworks ? undefined : nonPublicReason(address);
-        if (why === undefined) allowed.push(address);
-        else refused.push(`${host} → ${address} (${why})`);
-      }
-      for (const address of allowed.slice(0, MAX_ADDRESSES_PER_HOST)) {
-        targets.push({ host: address, port: config.smtpDeliveryPort, secure: false, servername: host, verifyTls: false });
-      }
-    }
-    if (refused.length > 0) logger.warn('mx addresses refused by the address policy', { domain, refused: refused.slice(0, 10) });
-    if (targets.length === 0) {
-      if (refused.length > 0 && !lookupTrouble) {
-        // Every mail server that exists is on a private, loopback or reserved address: no retry changes that.
-        throw new RouteError(`5.4.4 the mail servers of ${domain} have only non-public addresses, and mail is delivered to public addresses only: ${refused.slice(0, 3).join('; ')} (${ALLOW_PRIVATE_HINT})`.slice(0, 1000), true, 550);
-      }
-      if (missing === Math.min(hosts.length, MAX_MX_HOSTS) && hosts.length === 1 && hosts[0] === domain) {
-        throw new RouteError(`5.1.2 ${domain} has no mail server (no MX and no address record)`, true, 550);
-      }
-      throw new RouteError(`4.4.4 no address for the mail servers of ${domain} (${lastError || refused.join('; ')})`.slice(0, 1000), false, 0);
-    }
-    return targets;
-  }
-
-  async function deliverRemote(outbound: OutboundRow, domain: string, pending: RecipientRow[], raw: Buffer, context: JobContext): Promise<AttemptResult[]> {
-    const emails = pending.map((recipient) => recipient.email);
-    const all = (outcome: AttemptResult['outcome'], code: number, response: string) => emails.map((email) => ({ email, outcome, code, response }));
-    let targets: SmtpTarget[];
-    try {
-      targets = await targetsFor(domain);
-    } catch (error) {
-      if (error instanceof RouteError) return all(error.permanent ? 'failed' : 'deferred', error.code, error.message);
-      throw error;
-    }
-    let lastError = 'no mail server could be reached';
-    const keepAlive = setInterval(() => void context.extendLease().catch(() => undefined), LEASE_KEEPALIVE_MS);
-    keepAlive.unref();
-    try {
-      for (const target of targets) {
-        try {
-          const result = await smtp.send({ ...target, envelope: { from: outbound.envelopeFrom, to: emails }, raw });
-          const accepted = new Set(result.accepted.map((email) => email.toLowerCase()));
-          const rejected = new Map(result.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
-          return emails.map((email) => {
-            if (accepted.has(email)) return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
-            const rejection = rejected.get(email);
-            const code = rejection?.code ?? 0;
-            return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? 'not accepted by the server' };
-          });
-        } catch (error) {
-          if (!(error instanceof SmtpSendError) || error.code === undefined || error.stage === 'connect' || error.stage === 'auth') {
-            // No verdict from a server: try the next host; the attempt is deferred if none answers.
-            lastError = `${target.servername ?? target.host}:${target.port}: ${error instanceof SmtpSendError ? error.response : String(error)}`;
-            continue;
-          }
-          // The server answered: its verdict holds for this attempt.
-          if (error.rejected.length > 0) {
-            const rejected = new Map(error.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
-            return emails.map((email) => {
-              const rejection = rejected.get(email);
-              const code = rejection?.code ?? error.code ?? 0;
-              return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? error.response };
-            });
-          }
-          return all(error.code >= 500 ? 'failed' : 'deferred', error.code, error.response);
-        }
-      }
-    } finally {
-      clearInterval(keepAlive);
-    }
-    return all('deferred', 0, lastError);
   }
 
   /** Writes a run's results (inside the transaction that settles its job). */

@@ -9,7 +9,7 @@ import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, 
 /**
  * The last instant an event may start or end at, unix seconds: 2199-12-31T23:59:59Z. Event times before 1970 cannot
  * be written as unix seconds here (UnixSecondsSchema); all-day dates go back to 1900. Incoming iCalendar is held to
- * the same years (ical.ts, ICAL_LIMITS.firstYear/lastYear).
+ * the same years (ical-values.ts, ICAL_LIMITS.firstYear/lastYear).
  */
 export const MAX_EVENT_TIME = 7_258_118_399;
 

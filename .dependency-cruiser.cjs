@@ -1,0 +1,65 @@
+/**
+ * The layering of STYLE.md, checked on every `npm test` (test/layering.test.ts) and by `npm run lint:layers`:
+ *
+ *   storage ← src ← { tools, server }      (server may use tools; tools never use server)
+ *
+ * `src` is the core and carries no transport: no hono, @hono/*, @modelcontextprotocol/sdk or ai. ical.js stays
+ * inside the src/calendar/ical* modules, the one place that parses and writes iCalendar.
+ * `examples`, `test`, `bench` and `bin` may import anything, so they are not cruised.
+ */
+
+/** Transport libraries, matched both resolved (node_modules/…) and unresolved (the bare name). */
+const TRANSPORTS = '(^|/)node_modules/(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)/|^(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)(/|$)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'storage-imports-no-layer-above',
+      comment: 'storage is the bottom layer: it never imports src, tools or server.',
+      severity: 'error',
+      from: { path: '^storage/' },
+      to: { path: '^(src|tools|server)/' },
+    },
+    {
+      name: 'src-imports-no-face',
+      comment: 'src is the core: tools and server build on it, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(tools|server)/' },
+    },
+    {
+      name: 'src-imports-no-transport',
+      comment: 'src never imports hono, @hono/*, @modelcontextprotocol/sdk or ai; those belong to server/ and tools/.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: TRANSPORTS },
+    },
+    {
+      name: 'tools-import-no-server',
+      comment: 'tools/ builds the MCP server and AI SDK tools from src/operations; what both faces share lives in src.',
+      severity: 'error',
+      from: { path: '^tools/' },
+      to: { path: '^server/' },
+    },
+    {
+      name: 'ical-js-only-in-ical-modules',
+      comment: 'ical.js is imported only by the src/calendar/ical* modules.',
+      severity: 'error',
+      from: { path: '^(src|storage|tools|server)/', pathNot: '^src/calendar/ical[^/]*$' },
+      to: { path: '(^|/)node_modules/ical\\.js/|^ical\\.js$' },
+    },
+  ],
+  options: {
+    // Type-only imports count: a type from hono in src still ties the core to the transport.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|storage/migrations)/' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};

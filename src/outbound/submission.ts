@@ -1,0 +1,185 @@
+/**
+ * @module outbound/submission
+ * Submitting a composed message: in ONE transaction store the sender's copy in `sent` (in its thread), queue every
+ * recipient, collect the recipients as contacts and keep the Idempotency-Key answer; then deliver to the mailboxes
+ * of this service at once (the others are the workers' job, outbound-queue.ts). Calendar invitations (the
+ * {@link InvitationSender} of the event service) and the service's own emails (the {@link Notifier}) are
+ * submitted the same way, without a sender's copy.
+ */
+import { blobHash, type Tx } from '../../storage/index.js';
+import type { InvitationSender } from '../calendar/invitation-message.js';
+import type { CoreDeps, Notifier } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError } from '../errors.js';
+import type { ContactService } from '../contacts/contact-service.js';
+import { MAX_MESSAGE_BYTES } from '../mail/inbound.js';
+import type { MailStore } from '../messages/mail-store.js';
+import type { SendResult, SentMessage } from '../schemas/send.js';
+import { oneLine, type ComposeInput } from './compose.js';
+import { ownCopy, type Composer, type Composition } from './composition.js';
+import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
+import type { OutboundQueue } from './outbound-queue.js';
+import { domainOf } from './routing.js';
+
+/** The extra wire fields of a sent message. */
+function sentExtras(composition: Composition): Partial<SentMessage> {
+  return {
+    ...(composition.replyToMessageId !== undefined ? { reply_to_message_id: composition.replyToMessageId } : {}),
+    ...(composition.trackingOptions !== undefined ? { tracking_options: composition.trackingOptions } : {}),
+  };
+}
+
+/** Options of {@link accept}. */
+export interface AcceptOptions {
+  claim?: IdempotencyClaim | undefined;
+  /** Message-ID to use (a draft keeps its own). */
+  headerMessageId?: string | undefined;
+  /** Runs inside the transaction before anything is written; throw to abort (a stale draft or schedule). */
+  before?: ((tx: Tx) => Promise<void>) | undefined;
+  /** Runs inside the transaction after the sender's copy was stored (remove the draft, close the schedule). */
+  after?: ((tx: Tx, sentMessageId: string) => Promise<void>) | undefined;
+}
+
+/** Parts a submission uses. */
+export interface SubmissionParts {
+  store: MailStore;
+  contacts: ContactService;
+  queue: OutboundQueue;
+  idempotency: IdempotencyStore;
+  composer: Pick<Composer, 'build' | 'signedMime'>;
+}
+
+/** Creates the submission step: accept a composition now, and the detached senders (invitations, system mail). */
+export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
+  const { db, clock, newId, config } = deps;
+  const { store, contacts, queue, idempotency, composer } = parts;
+
+  /**
+   * Sends a composition now: composes, then in one transaction stores the sender's copy in `sent`, queues every
+   * recipient, collects them as contacts and keeps the idempotency answer; then delivers to the mailboxes of this
+   * service before returning (the others are the workers' job).
+   */
+  async function accept(composition: Composition, options: AcceptOptions = {}): Promise<SendResult> {
+    const { grant } = composition;
+    const date = clock.now();
+    const headerMessageId = options.headerMessageId ?? `${newId()}@${domainOf(composition.from.email)}`;
+    const built = await composer.build(composition, headerMessageId, date);
+    const recipients = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
+    const { result, inline } = await db.write(async (tx) => {
+      const replay = await idempotency.find(tx, options.claim);
+      if (replay) return { result: replay.response as SendResult, inline: undefined };
+      await options.before?.(tx);
+      const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['sent'], unread: false, date: unixSeconds(date), envelopeFrom: grant.email }));
+      const queued = await queue.queue(
+        tx,
+        {
+          applicationId: grant.applicationId,
+          grantId: grant.id,
+          messageId: copy.row.id,
+          kind: 'message',
+          headerMessageId,
+          subject: composition.subject,
+          envelopeFrom: grant.email,
+          raw: built.raw,
+          rawHash: built.rawHash,
+          trackingOptions: composition.trackingOptions,
+        },
+        recipients,
+      );
+      await options.after?.(tx, copy.row.id);
+      await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
+      const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };
+      await idempotency.save(tx, options.claim, { status: 200, response: answer });
+      return { result: answer, inline: queued.inline };
+    });
+    await queue.runInline(inline);
+    return result;
+  }
+
+  /** Queues a message that has no sender's copy (invitations, system mail), then delivers locally at once. */
+  async function sendDetached(spec: { applicationId: string | null; grantId: string | null; kind: 'invitation' | 'system'; input: ComposeInput; envelopeFrom: string }): Promise<void> {
+    const raw = await composer.signedMime(spec.input);
+    if (raw.length > MAX_MESSAGE_BYTES) throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes.`);
+    const recipients = await queue.route([...spec.input.to, ...spec.input.cc].map((entry) => entry.email));
+    if (recipients.length === 0) return;
+    const { inline } = await db.write((tx) =>
+      queue.queue(
+        tx,
+        {
+          applicationId: spec.applicationId,
+          grantId: spec.grantId,
+          messageId: null,
+          kind: spec.kind,
+          headerMessageId: spec.input.messageId,
+          subject: spec.input.subject,
+          envelopeFrom: spec.envelopeFrom,
+          raw,
+          rawHash: blobHash(raw),
+        },
+        recipients,
+      ),
+    );
+    await queue.runInline(inline);
+  }
+
+  /** A plain-text message with no threading or attachments, its Message-ID on the sender's domain. */
+  function plainMessage(fields: Pick<ComposeInput, 'from' | 'to' | 'subject' | 'customHeaders' | 'calendar'> & { text: string }): ComposeInput {
+    const { text, calendar, ...rest } = fields;
+    return {
+      ...rest,
+      cc: [],
+      bcc: [],
+      replyTo: [],
+      body: text,
+      isPlaintext: true,
+      attachments: [],
+      messageId: `${newId()}@${domainOf(fields.from.email)}`,
+      date: clock.now(),
+      inReplyTo: undefined,
+      references: [],
+      ...(calendar ? { calendar } : {}),
+    };
+  }
+
+  /** iMIP invitations, updates, cancellations and replies of the event service. */
+  const invitations: InvitationSender = {
+    async send(invitation) {
+      const from = invitation.from.name ? { name: oneLine(invitation.from.name), email: invitation.from.email } : { email: invitation.from.email };
+      await sendDetached({
+        applicationId: invitation.applicationId,
+        grantId: invitation.grantId,
+        kind: 'invitation',
+        envelopeFrom: invitation.from.email,
+        input: plainMessage({
+          from,
+          to: invitation.to.map((entry) => (entry.name ? { name: oneLine(entry.name), email: entry.email } : { email: entry.email })),
+          subject: invitation.subject,
+          text: invitation.text,
+          customHeaders: [],
+          calendar: { method: invitation.method, ics: invitation.ics },
+        }),
+      });
+    },
+  };
+
+  /** The service's own emails (webhook failure alerts), from `AGENTPOST_SYSTEM_FROM`. */
+  const notifier: Notifier = {
+    async send(email) {
+      await sendDetached({
+        applicationId: null,
+        grantId: null,
+        kind: 'system',
+        envelopeFrom: config.systemFrom,
+        input: plainMessage({
+          from: { name: 'Agentpost', email: config.systemFrom },
+          to: email.to.map((address) => ({ email: address })),
+          subject: email.subject,
+          text: email.text,
+          customHeaders: [{ name: 'Auto-Submitted', value: 'auto-generated' }],
+        }),
+      });
+    },
+  };
+
+  return { accept, invitations, notifier };
+}

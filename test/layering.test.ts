@@ -1,0 +1,74 @@
+/**
+ * The layering check (STYLE.md, "Layering"): `storage ← src ← { tools, server }`, src free of transports, ical.js
+ * only in the ical modules. The rules live in .dependency-cruiser.cjs; this test runs them on the repository, and on
+ * a small fixture that breaks each rule once, so a rule that matches nothing (a typo in a path) fails here too.
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { cruise, type ICruiseResult } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const LAYERS = ['src', 'storage', 'tools', 'server'];
+
+/** `rule: from → to` for each violation of .dependency-cruiser.cjs among the layers under `baseDir`. */
+async function violations(baseDir: string): Promise<string[]> {
+  const options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'));
+  const tsConfigFile = join(baseDir, 'tsconfig.json');
+  const output = await cruise(LAYERS, { ...options, baseDir, tsConfig: { fileName: tsConfigFile } }, {}, { tsConfig: extractTSConfig(tsConfigFile) });
+  const result = output.output as ICruiseResult;
+  return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`).sort();
+}
+
+describe('layering', () => {
+  it('holds in this repository', async () => {
+    expect(await violations(ROOT)).toEqual([]);
+  }, 120_000);
+
+  describe('on a fixture that breaks every rule', () => {
+    const fixture = mkdtempSync(join(tmpdir(), 'agentpost-layering-'));
+    afterAll(() => rmSync(fixture, { recursive: true, force: true }));
+
+    const files: Record<string, string> = {
+      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true } }),
+      'storage/db.ts': "import { core } from '../src/core.js';\nexport const db = core;\n",
+      'src/core.ts': "export const core = 1;\n",
+      'src/uses-server.ts': "import { app } from '../server/app.js';\nexport const x = app;\n",
+      'src/uses-tools.ts': "import { tools } from '../tools/tools.js';\nexport const x = tools;\n",
+      'src/uses-hono.ts': "import type { Context } from 'hono';\nexport type X = Context;\n",
+      'src/uses-mcp.ts': "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';\nexport const x = McpServer;\n",
+      'src/uses-ai.ts': "import { tool } from 'ai';\nexport const x = tool;\n",
+      'src/uses-hono-node-server.ts': "import { serve } from '@hono/node-server';\nexport const x = serve;\n",
+      'src/calendar/ical.ts': "import ICAL from 'ical.js';\nexport const ical = ICAL;\n",
+      'src/calendar/feed.ts': "import ICAL from 'ical.js';\nexport const feed = ICAL;\n",
+      'tools/tools.ts': "import { app } from '../server/app.js';\nimport { core } from '../src/core.js';\nexport const tools = [app, core];\n",
+      'server/app.ts': "import { core } from '../src/core.js';\nexport const app = core;\n",
+    };
+    for (const [path, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(fixture, path)), { recursive: true });
+      writeFileSync(join(fixture, path), text);
+    }
+    // The real packages, so the npm rules see resolved node_modules paths as they do in the repository.
+    symlinkSync(join(ROOT, 'node_modules'), join(fixture, 'node_modules'), 'dir');
+
+    it('reports each violation, and only those', async () => {
+      const found = await violations(fixture);
+      expect(found.map((line) => line.replace(/→ .*node_modules\/.*$/, '→ node_modules/…'))).toEqual(
+        [
+          'ical-js-only-in-ical-modules: src/calendar/feed.ts → node_modules/…',
+          'src-imports-no-face: src/uses-server.ts → server/app.ts',
+          'src-imports-no-face: src/uses-tools.ts → tools/tools.ts',
+          'src-imports-no-transport: src/uses-ai.ts → node_modules/…',
+          'src-imports-no-transport: src/uses-hono-node-server.ts → node_modules/…',
+          'src-imports-no-transport: src/uses-hono.ts → node_modules/…',
+          'src-imports-no-transport: src/uses-mcp.ts → node_modules/…',
+          'storage-imports-no-layer-above: storage/db.ts → src/core.ts',
+          'tools-import-no-server: tools/tools.ts → server/app.ts',
+        ].sort(),
+      );
+    }, 120_000);
+  });
+});
