@@ -91,13 +91,16 @@ export interface RunningService extends Listening {
   /** This instance's metrics registry. */
   metrics: ServiceMetrics;
   /**
-   * Graceful stop: new HTTP connections are refused (the listener closes) and requests on open ones get 503 with
-   * `Connection: close`; new SMTP sessions and commands get 421. Requests and SMTP transactions already under way
+   * Graceful stop: new HTTP requests get 503 with `Connection: close`, new SMTP sessions and commands 421 (both
+   * listeners stay open meanwhile, so no client is reset; they close at the end and refuse connections from then). Requests and SMTP transactions already under way
    * finish, for up to `AGENTPOST_SHUTDOWN_TIMEOUT`; what is left then is cut off. Then the workers stop (jobs in
    * progress finish) and the database closes.
    */
   close(): Promise<void>;
 }
+
+/** How long the 503 answers given during shutdown may take once the requests that were in flight are done. */
+const LAST_ANSWERS_MS = 1_000;
 
 /** Opens the database, migrates, builds the core and the HTTP app, and bootstraps the default application and domains. */
 export async function createService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<Service> {
@@ -121,7 +124,7 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     shuttingDown: () => shuttingDown,
     ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}),
   });
-  let started: Promise<{ listening: Listening; server: ServerType; smtp: InboundSmtpServer; inFlight: () => number }> | undefined;
+  let started: Promise<{ listening: Listening; server: ServerType; smtp: InboundSmtpServer; inFlight: Set<ServerResponse> }> | undefined;
   let closing: Promise<void> | undefined;
 
   async function listen() {
@@ -135,10 +138,10 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     Object.assign(server, { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs });
     answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
     // Requests between arrival and the end of their response: shutdown waits for these.
-    let inFlight = 0;
+    const inFlight = new Set<ServerResponse>();
     server.on('request', (_request, response: ServerResponse) => {
-      inFlight++;
-      response.once('close', () => inFlight--);
+      inFlight.add(response);
+      response.once('close', () => inFlight.delete(response));
     });
     const address = server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
@@ -165,7 +168,7 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       await new Promise<void>((resolve) => server.close(() => resolve()));
       throw error;
     }
-    return { listening: { url, smtpPort: smtp.port, background }, server, smtp, inFlight: () => inFlight };
+    return { listening: { url, smtpPort: smtp.port, background }, server, smtp, inFlight };
   }
 
   async function shutdown(): Promise<void> {
@@ -173,18 +176,26 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     const running = started ? await started.catch(() => undefined) : undefined;
     if (running) {
       const { server, smtp, inFlight, listening } = running;
+      const http = server as HttpServer;
       const deadline = performance.now() + config.shutdownTimeoutMs;
-      const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // Both faces drain at once: SMTP refuses new sessions with 421 and waits for messages in DATA (same deadline).
+      // Both faces drain at once, and both keep listening meanwhile, so that a new client gets a clear answer
+      // (HTTP 503 with `Connection: close`, SMTP 421) rather than a connection reset: closing a listening socket
+      // resets the connections the kernel accepted but Node had not yet taken. SMTP waits for messages in DATA.
       const smtpClosed = smtp.close();
-      (server as HttpServer).closeIdleConnections();
-      while (inFlight() > 0 && performance.now() < deadline) {
+      const accepted = [...inFlight];
+      const unfinished = () => accepted.filter((response) => inFlight.has(response)).length;
+      http.closeIdleConnections();
+      while (unfinished() > 0 && performance.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 20));
         // A connection whose request just finished is idle now: close it instead of waiting for its keep-alive.
-        (server as HttpServer).closeIdleConnections();
+        http.closeIdleConnections();
       }
-      if (inFlight() > 0) deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', { requests: inFlight(), timeout_ms: config.shutdownTimeoutMs });
-      (server as HttpServer).closeAllConnections();
+      if (unfinished() > 0) deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', { requests: unfinished(), timeout_ms: config.shutdownTimeoutMs });
+      // Now stop listening; the 503 answers still being written get a moment, then every connection closes.
+      const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const lastAnswers = performance.now() + LAST_ANSWERS_MS;
+      while (inFlight.size > 0 && performance.now() < lastAnswers) await new Promise((resolve) => setTimeout(resolve, 10));
+      http.closeAllConnections();
       await Promise.all([httpClosed, smtpClosed]);
       await core.inbound.close();
       await core.calendarParser.close();
