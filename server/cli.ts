@@ -4,7 +4,7 @@
  * the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, createCore, type Config } from '../src/index.js';
+import { ConfigError, createCore, createLogger, loadConfig, startedByNpm, unknownSettingMessage, unknownSettings, type Config } from '../src/index.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
@@ -41,22 +41,55 @@ function defaultKeyNotice(key: string): string {
   return `\nAgentpost created the default application. Its API key (shown once, only its hash is stored):\n\n  ${key}\n`;
 }
 
-async function serveCommand(config: Config): Promise<void> {
+/** How often `serve` started by npm checks that its parent is still there. */
+const PARENT_CHECK_MS = 500;
+
+/**
+ * `serve`: runs until SIGTERM or SIGINT, then shuts down gracefully (see RunningService.close) and exits 0. A
+ * second signal exits at once (1). Under `npm start` or `npx`, npm signals the shell it started, which dies without
+ * passing the signal on; so a process started by npm also shuts down, the same way, when its parent goes away.
+ */
+async function serveCommand(config: Config, watchParent: boolean): Promise<void> {
+  // Handlers first: a signal during start-up must not kill the process half-way (the database is open).
+  let stopping: ((signal: string) => void) | undefined;
+  let early: string | undefined;
+  const onSignal = (signal: string) => {
+    if (stopping) return stopping(signal);
+    early ??= signal;
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+
   const service = await startService(config);
-  if (service.generatedKey) process.stdout.write(`${defaultKeyNotice(service.generatedKey)}\n`);
-  process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    service.core.deps.logger.info('shutting down', { signal });
+  const { logger } = service.core.deps;
+  let stopped = false;
+  stopping = (signal: string) => {
+    if (stopped) {
+      logger.warn('second signal: exiting at once', { signal });
+      process.exit(1);
+    }
+    stopped = true;
+    clearInterval(parentCheck);
+    logger.info('shutting down', { signal, timeout_ms: config.shutdownTimeoutMs });
     service.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+      () => {
+        logger.info('shut down');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error('shutdown failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        process.exit(1);
+      },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  const parent = process.ppid;
+  const parentCheck = setInterval(() => {
+    if (watchParent && process.ppid !== parent) stopping?.('parent exited');
+  }, PARENT_CHECK_MS);
+  parentCheck.unref();
+  if (early) return stopping(early);
+  if (service.generatedKey) process.stdout.write(`${defaultKeyNotice(service.generatedKey)}\n`);
+  process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
 }
 
 /** Runs the command line; returns the exit code. */
@@ -77,11 +110,14 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConfig(process.env);
+  // Likely typos: a misspelled setting would silently stay at its default.
+  const warnings = createLogger(config.logLevel);
+  for (const unknown of unknownSettings(process.env)) warnings.warn(unknownSettingMessage(unknown), { variable: unknown.name, ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}) });
   const appOf = async (core: ReturnType<typeof createCore>) => values.app ?? (await core.applications.defaultApplicationId());
 
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve':
-      await serveCommand(config);
+      await serveCommand(config, startedByNpm(process.env));
       return -1;
     case 'apps create': {
       if (!values.name) throw new Error('apps create needs --name NAME');

@@ -1,11 +1,15 @@
 /**
  * @module server
  * `createApp({ core })` builds the Hono app: `/v3` (Nylas-compatible, built from the operations registry),
- * `/mcp` and `/healthz`, behind the path limits, authentication and rate limits. It never listens; `server/main.ts` does.
+ * `/mcp`, and the operations endpoints `/livez` (alias `/healthz`), `/readyz` and `/metrics`, behind the path
+ * limits, authentication and rate limits. Every request is logged once (the access log, at `info`) and timed for
+ * `/metrics`. It never listens; `server/main.ts` does.
  */
 import { randomUUID } from 'node:crypto';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import { matchedRoutes } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
+import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -16,6 +20,7 @@ import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
 import { errorResponse } from './middleware/error-handler.js';
+import { bearerMatches, type ServiceMetrics } from './metrics.js';
 import type { AppEnv } from './types.js';
 
 /** JSON requests are limited to 3 MB, as in Nylas v3 (larger sends use multipart). */
@@ -28,28 +33,69 @@ export interface CreateAppOptions {
   core: Core;
   /** Monotonic milliseconds for the rate limits (default `performance.now`); tests pass a clock they move. */
   rateLimitClock?: () => number;
+  /** The service's metrics: requests are timed into it, and `/metrics` shows it (with `AGENTPOST_METRICS_TOKEN`). */
+  metrics?: ServiceMetrics;
+  /** The database check of `/readyz` (default: a probe of `core.deps.db`). */
+  probe?: DatabaseProbe;
+  /** True once shutdown began: `/readyz` answers 503, and so does every new request (with `Connection: close`). */
+  shuttingDown?: () => boolean;
+}
+
+/** The route pattern a request matched, for logs and metrics (`/v3/grants/:grant_id/messages`); `unmatched` for 404s. */
+function routeOf(c: Context<AppEnv>): string {
+  const routes = matchedRoutes(c);
+  const last = routes[routes.length - 1]?.path;
+  return last && !last.endsWith('*') ? last : 'unmatched';
 }
 
 /** Builds the HTTP application. */
-export function createApp({ core, rateLimitClock = () => performance.now() }: CreateAppOptions): Hono<AppEnv> {
+export function createApp({ core, rateLimitClock = () => performance.now(), metrics, probe, shuttingDown = () => false }: CreateAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock);
+  const { logger, config } = core.deps;
+  const databaseProbe = probe ?? createDatabaseProbe(core.deps.db);
 
   app.use('*', async (c, next) => {
+    const started = performance.now();
     const requestId = randomUUID();
     c.set('requestId', requestId);
     c.set('core', core);
-    c.set('logger', core.deps.logger);
+    c.set('logger', logger);
     c.header('x-request-id', requestId);
+    // Shutting down: no new work. The client is told so (and to reconnect elsewhere) rather than cut off.
+    if (shuttingDown() && !/^\/(livez|healthz)$/.test(c.req.path)) {
+      c.header('connection', 'close');
+      if (c.req.path === '/readyz') return c.json({ status: 'shutting down' }, 503);
+      throw new AppError('unavailable', 'The service is shutting down; retry in a moment.');
+    }
     await next();
     c.header('x-request-id', requestId);
+    const route = routeOf(c);
+    const ms = performance.now() - started;
+    metrics?.httpRequest(c.req.method, route, c.res.status, ms / 1000);
+    // The access log: one line per request at `info` (AGENTPOST_LOG_LEVEL=warn turns it off).
+    logger.info('request', { method: c.req.method, route, status: c.res.status, ms: Math.round(ms * 10) / 10, request_id: requestId, application: c.get('principal')?.applicationId ?? null });
   });
   app.use('*', pathLimits());
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => errorResponse(c, new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`)));
 
-  // Worker threads that stopped on their own (and were replaced) since start: src/health.ts.
-  app.get('/healthz', (c) => c.json({ status: 'ok', threads: core.health.threads() }));
+  // Liveness: the process answers. `threads`: worker threads that stopped on their own (and were replaced) since
+  // start (src/health.ts). `/healthz` is its earlier name.
+  const live = (c: Context<AppEnv>) => c.json({ status: 'ok', threads: core.health.threads() });
+  app.get('/livez', live);
+  app.get('/healthz', live);
+  // Readiness: the database answers and carries every migration, and the background loops report in time.
+  app.get('/readyz', async (c) => {
+    const readiness = await core.health.readiness(databaseProbe);
+    return c.json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks }, readiness.ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => {
+    if (!metrics || !config.metricsToken) throw new AppError('not_found', 'Metrics are off: set AGENTPOST_METRICS_TOKEN and scrape /metrics with Authorization: Bearer <token>.');
+    if (!bearerMatches(c.req.header('authorization'), config.metricsToken)) throw new AppError('unauthorized', 'Unauthorized: /metrics needs Authorization: Bearer <AGENTPOST_METRICS_TOKEN>.');
+    const { contentType, body } = await metrics.scrape();
+    return c.body(body, 200, { 'content-type': contentType });
+  });
   const openApi = buildOpenApiDocument(operations, { version: '0.1.0' });
   app.get('/v3/openapi.json', (c) => c.json(openApi));
   mountMcp(app, core, limiter);

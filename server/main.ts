@@ -1,30 +1,22 @@
 /**
  * @module server/main
- * The process: config → database → migrations → core → bootstrap → HTTP listener (SMTP and workers join
- * as their issues land). `startService` is also what integration tests start, on port 0.
+ * The process: config → database → migrations → core → bootstrap ({@link createService}), then the HTTP and SMTP
+ * listeners and the background workers ({@link Service.start}), and a graceful {@link Service.close}: no new work,
+ * in-flight HTTP requests and SMTP transactions finish within `AGENTPOST_SHUTDOWN_TIMEOUT`, then everything closes.
+ * `startService` (both steps) is what the CLI and integration tests start; `createAgentpost` (server/embed.ts) wraps it.
  */
 import { randomBytes } from 'node:crypto';
-import type { Server as HttpServer, ServerOptions } from 'node:http';
+import type { Server as HttpServer, ServerOptions, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
-import { createCore, createLogger, startBackgroundWork, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps } from '../src/index.js';
+import type { Hono } from 'hono';
+import { createDatabaseProbe } from '../storage/index.js';
+import { createCore, createLogger, startBackgroundWork, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
-
-/** A running service. */
-export interface RunningService {
-  core: Core;
-  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:3000` (the `apiUri` of the nylas SDK). */
-  url: string;
-  /** The default application's API key, when this start generated it (printed once). */
-  generatedKey: string | undefined;
-  /** The outbox dispatcher and job worker of this process (`wake()` after moving a test clock). */
-  background: BackgroundWork;
-  /** Port of the inbound SMTP listener (`AGENTPOST_SMTP_PORT`; the bound one when that is 0). */
-  smtpPort: number;
-  close(): Promise<void>;
-}
+import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
+import type { AppEnv } from './types.js';
 
 /** Builds the core's dependencies from the configuration; tests override any of them. */
 export async function createDeps(config: Config, overrides: Partial<CoreDeps> = {}): Promise<CoreDeps> {
@@ -63,58 +55,187 @@ export function httpServerOptions(http: Config['http']): ServerOptions {
   };
 }
 
-/** Starts the service: migrates, bootstraps the default application and domains, and listens. */
-export async function startService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<RunningService> {
-  const deps = await createDeps(config, overrides);
-  const core = createCore(deps);
-  const { application, generatedKey } = await core.applications.ensureDefaultApplication();
-  await core.domains.ensureVerified(application.id, config.domains);
+/** A service built on its database but not yet listening ({@link createService}). */
+export interface Service {
+  core: Core;
+  config: Config;
+  /** The HTTP application (`app.fetch` serves a `Request`); it works before {@link Service.start} too. */
+  app: Hono<AppEnv>;
+  /** This instance's metrics registry (`GET /metrics`). */
+  metrics: ServiceMetrics;
+  /** The default application's API key, when this start generated it (printed once). */
+  generatedKey: string | undefined;
+  /** The default application's id. */
+  applicationId: string;
+  /** Listens (HTTP, SMTP) and starts the background workers. Once. */
+  start(): Promise<Listening>;
+  /** Graceful stop: see {@link RunningService.close}. Closes the database even when never started. */
+  close(): Promise<void>;
+}
 
-  const app = createApp({ core, ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}) });
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort, serverOptions: httpServerOptions(config.http) }, () => resolve(listening));
-    listening.once('error', (error) => {
-      void deps.db.close();
-      reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
+/** Where a started service listens. */
+export interface Listening {
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:3000` (the `apiUri` of the nylas SDK). */
+  url: string;
+  /** Port of the inbound SMTP listener (`AGENTPOST_SMTP_PORT`; the bound one when that is 0). */
+  smtpPort: number;
+  /** The outbox dispatcher and job worker of this process (`wake()` after moving a test clock). */
+  background: BackgroundWork;
+}
+
+/** A running service. */
+export interface RunningService extends Listening {
+  core: Core;
+  /** The default application's API key, when this start generated it (printed once). */
+  generatedKey: string | undefined;
+  /** This instance's metrics registry. */
+  metrics: ServiceMetrics;
+  /**
+   * Graceful stop: new HTTP requests get 503 with `Connection: close`, new SMTP sessions and commands 421 (both
+   * listeners stay open meanwhile, so no client is reset; they close at the end and refuse connections from then). Requests and SMTP transactions already under way
+   * finish, for up to `AGENTPOST_SHUTDOWN_TIMEOUT`; what is left then is cut off. Then the workers stop (jobs in
+   * progress finish) and the database closes.
+   */
+  close(): Promise<void>;
+}
+
+/** How long the 503 answers given during shutdown may take once the requests that were in flight are done. */
+const LAST_ANSWERS_MS = 1_000;
+
+/** Opens the database, migrates, builds the core and the HTTP app, and bootstraps the default application and domains. */
+export async function createService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<Service> {
+  const baseDeps = await createDeps(config, overrides);
+  const metrics = createServiceMetrics(baseDeps.db, () => baseDeps.clock.now().getTime(), baseDeps.logger);
+  const deps: CoreDeps = { ...baseDeps, metrics: overrides.metrics ?? metrics };
+  const core = createCore(deps);
+  let application: Awaited<ReturnType<Core['applications']['ensureDefaultApplication']>>;
+  try {
+    application = await core.applications.ensureDefaultApplication();
+    await core.domains.ensureVerified(application.application.id, config.domains);
+  } catch (error) {
+    await deps.db.close();
+    throw error;
+  }
+  let shuttingDown = false;
+  const app = createApp({
+    core,
+    metrics,
+    probe: createDatabaseProbe(deps.db),
+    shuttingDown: () => shuttingDown,
+    ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}),
+  });
+  let started: Promise<{ listening: Listening; server: ServerType; smtp: InboundSmtpServer; inFlight: Set<ServerResponse> }> | undefined;
+  let closing: Promise<void> | undefined;
+
+  async function listen() {
+    const server: ServerType = await new Promise((resolve, reject) => {
+      const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort, serverOptions: httpServerOptions(config.http) }, () => resolve(listening));
+      listening.once('error', (error) => {
+        reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
+      });
     });
-  });
-  // Set on the server too: not every Node version reads them from the options.
-  Object.assign(server, { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs });
-  answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const url = `http://${host}:${address.port}`;
-  deps.logger.info('http listening', { url });
-  const background = startBackgroundWork(core);
-  const smtp = await startInboundSmtp({
-    inbound: core.inbound,
-    logger: deps.logger,
-    host: config.host,
-    port: config.smtpPort,
-    hostname: config.mxHost,
-    maxClients: config.smtpMaxConnections,
-    maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
-    maxUnknownRecipients: config.smtpMaxUnknownRecipients,
-    maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
-  });
+    // Set on the server too: not every Node version reads them from the options.
+    Object.assign(server, { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs });
+    answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
+    // Requests between arrival and the end of their response: shutdown waits for these.
+    const inFlight = new Set<ServerResponse>();
+    server.on('request', (_request, response: ServerResponse) => {
+      inFlight.add(response);
+      response.once('close', () => inFlight.delete(response));
+    });
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `http://${host}:${address.port}`;
+    deps.logger.info('http listening', { url });
+    const background = startBackgroundWork(core);
+    let smtp: InboundSmtpServer;
+    try {
+      smtp = await startInboundSmtp({
+        inbound: core.inbound,
+        logger: deps.logger,
+        metrics,
+        host: config.host,
+        port: config.smtpPort,
+        hostname: config.mxHost,
+        maxClients: config.smtpMaxConnections,
+        maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
+        maxUnknownRecipients: config.smtpMaxUnknownRecipients,
+        maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
+        drainTimeoutMs: config.shutdownTimeoutMs,
+      });
+    } catch (error) {
+      await background.stop();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      throw error;
+    }
+    return { listening: { url, smtpPort: smtp.port, background }, server, smtp, inFlight };
+  }
+
+  async function shutdown(): Promise<void> {
+    shuttingDown = true;
+    const running = started ? await started.catch(() => undefined) : undefined;
+    if (running) {
+      const { server, smtp, inFlight, listening } = running;
+      const http = server as HttpServer;
+      const deadline = performance.now() + config.shutdownTimeoutMs;
+      // Both faces drain at once, and both keep listening meanwhile, so that a new client gets a clear answer
+      // (HTTP 503 with `Connection: close`, SMTP 421) rather than a connection reset: closing a listening socket
+      // resets the connections the kernel accepted but Node had not yet taken. SMTP waits for messages in DATA.
+      const smtpClosed = smtp.close();
+      const accepted = [...inFlight];
+      const unfinished = () => accepted.filter((response) => inFlight.has(response)).length;
+      http.closeIdleConnections();
+      while (unfinished() > 0 && performance.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        // A connection whose request just finished is idle now: close it instead of waiting for its keep-alive.
+        http.closeIdleConnections();
+      }
+      if (unfinished() > 0) deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', { requests: unfinished(), timeout_ms: config.shutdownTimeoutMs });
+      // Now stop listening; the 503 answers still being written get a moment, then every connection closes.
+      const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const lastAnswers = performance.now() + LAST_ANSWERS_MS;
+      while (inFlight.size > 0 && performance.now() < lastAnswers) await new Promise((resolve) => setTimeout(resolve, 10));
+      http.closeAllConnections();
+      await Promise.all([httpClosed, smtpClosed]);
+      await core.inbound.close();
+      await core.calendarParser.close();
+      await listening.background.stop();
+    } else {
+      await core.inbound.close();
+      await core.calendarParser.close();
+    }
+    await core.outbound.close();
+    await deps.db.close();
+  }
 
   return {
     core,
-    url,
-    generatedKey,
-    background,
-    smtpPort: smtp.port,
-    async close() {
-      await smtp.close();
-      await core.inbound.close();
-      await core.calendarParser.close();
-      await background.stop();
-      await core.outbound.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
-      await deps.db.close();
+    config,
+    app,
+    metrics,
+    generatedKey: application.generatedKey,
+    applicationId: application.application.id,
+    async start() {
+      if (closing) throw new Error('The service is closed.');
+      started ??= listen();
+      return (await started).listening;
+    },
+    close() {
+      closing ??= shutdown();
+      return closing;
     },
   };
+}
+
+/** Starts the service: migrates, bootstraps the default application and domains, listens and starts the workers. */
+export async function startService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<RunningService> {
+  const service = await createService(config, overrides, options);
+  let listening: Listening;
+  try {
+    listening = await service.start();
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+  return { ...listening, core: service.core, generatedKey: service.generatedKey, metrics: service.metrics, close: () => service.close() };
 }

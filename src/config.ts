@@ -121,8 +121,72 @@ const EnvSchema = z.object({
   AGENTPOST_RATE_LIMIT_MULTIPART_SEND: wholeNumber('requests a second', 0, 1_000_000).default(10),
   AGENTPOST_RATE_LIMIT_FAILED_AUTH: wholeNumber('failed attempts a minute', 0, 1_000_000).default(20),
   AGENTPOST_RAW_MIME_PAGE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).refine((value) => value >= 1, 'must be at least 1').default(10 * 1024 * 1024),
+  AGENTPOST_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (it guards /metrics)').max(256).optional(),
+  AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
+
+/** The name of a setting: every `AGENTPOST_*` variable Agentpost reads. */
+export type SettingName = keyof z.input<typeof EnvSchema>;
+
+/** Every setting's name, in the order of the README's table. */
+export const SETTING_NAMES = Object.keys(EnvSchema.shape) as SettingName[];
+
+/** Variables with the prefix that belong to tools around Agentpost, not to the service (never warned about). */
+const FOREIGN_SETTINGS = new Set(['AGENTPOST_BENCH_POSTFIX']);
+
+/** An `AGENTPOST_*` variable Agentpost does not read, and the known name closest to it (if any is close). */
+export interface UnknownSetting {
+  name: string;
+  suggestion: string | undefined;
+}
+
+/**
+ * The `AGENTPOST_*` variables of `env` that Agentpost does not read: likely typos, which would otherwise leave a
+ * setting at its default without a word. Each comes with the closest known name, when one is within a few edits.
+ */
+export function unknownSettings(env: Record<string, unknown>): UnknownSetting[] {
+  const known = new Set<string>(SETTING_NAMES);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('AGENTPOST_') && !known.has(name) && !FOREIGN_SETTINGS.has(name))
+    .sort()
+    .map((name) => {
+      let best: { name: string; distance: number } | undefined;
+      for (const candidate of SETTING_NAMES) {
+        const distance = editDistance(name, candidate);
+        if (!best || distance < best.distance) best = { name: candidate, distance };
+      }
+      // Close enough to be the same word mistyped: a third of the part after the prefix, at least 2 edits.
+      const allowed = Math.max(2, Math.floor((name.length - 'AGENTPOST_'.length) / 3));
+      return { name, suggestion: best && best.distance <= allowed ? best.name : undefined };
+    });
+}
+
+/**
+ * True when an npm script or `npx` started this process (npm sets `npm_command`). Such a process sits below a
+ * shell that npm signals and that dies without passing the signal on; `agentpost serve` then watches its parent.
+ */
+export function startedByNpm(env: Record<string, string | undefined> = process.env): boolean {
+  return typeof env.npm_command === 'string' && env.npm_command !== '';
+}
+
+/** The warning printed for an unknown setting. */
+export function unknownSettingMessage({ name, suggestion }: UnknownSetting): string {
+  return `${name} is not an Agentpost setting and is ignored${suggestion ? `; did you mean ${suggestion}?` : ' (see the configuration table in the README)'}`;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions), for the suggestions of {@link unknownSettings}. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}
 
 /** The parsed configuration handed to every part of the service. */
 export interface Config {
@@ -193,6 +257,10 @@ export interface Config {
   rawMimePageBytes: number;
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
+  /** Bearer token `GET /metrics` requires; unset, `/metrics` is off (404). */
+  metricsToken: string | undefined;
+  /** On SIGTERM/SIGINT (or `close()`), how long in-flight HTTP requests and SMTP transactions may take to finish, in ms. */
+  shutdownTimeoutMs: number;
   /** `agentpost mcp`: a running service to call (else the MCP server runs embedded on the local database). */
   serviceUrl: string | undefined;
   /** `agentpost mcp`: bind every tool to this grant (id or email), so agents need not pass grant_id. */
@@ -264,6 +332,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
+    metricsToken: value.AGENTPOST_METRICS_TOKEN,
+    shutdownTimeoutMs: value.AGENTPOST_SHUTDOWN_TIMEOUT,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,
     requireApproval: value.AGENTPOST_REQUIRE_APPROVAL,

@@ -103,6 +103,39 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/** How an SMTP reply was reached: the greeting, or the answer to MAIL FROM, RCPT TO or the message data. */
+export type SmtpStage = 'greeting' | 'mail' | 'rcpt' | 'data';
+
+/**
+ * What the core reports for monitoring (`GET /metrics`). The server records it with prom-client
+ * (server/metrics.ts); the core only calls these methods, so it never depends on a metrics library. Counts
+ * read from the database (queue depth, jobs by state) are taken by the server at scrape time instead.
+ */
+export interface Metrics {
+  /** An inbound SMTP connection was accepted by the listener (whatever its greeting). */
+  smtpSession(): void;
+  /** An inbound SMTP reply: `code` 220/250 accept, 4xx/5xx refuse, at `stage`. */
+  smtpReply(stage: SmtpStage, code: number): void;
+  /** Seconds from the end of a message's data to its reply (parse, store, durable commit). */
+  ingestSeconds(seconds: number): void;
+  /** One delivery attempt of an outbound message to one recipient, by route and result. */
+  outboundAttempt(route: 'local' | 'remote', outcome: 'delivered' | 'deferred' | 'failed'): void;
+  /** One webhook POST: `lagSeconds` from the event's commit to this attempt's end. */
+  webhookDelivery(outcome: 'delivered' | 'failed', lagSeconds: number): void;
+  /** One run of a background job, by kind, with its outcome and duration. */
+  jobRun(kind: string, outcome: 'done' | 'retry' | 'give_up', seconds: number): void;
+}
+
+/** The default {@link Metrics}: records nothing. */
+export const noMetrics: Metrics = {
+  smtpSession() {},
+  smtpReply() {},
+  ingestSeconds() {},
+  outboundAttempt() {},
+  webhookDelivery() {},
+  jobRun() {},
+};
+
 /** Everything `createCore` takes. */
 export interface CoreDeps {
   db: Database;
@@ -118,6 +151,8 @@ export interface CoreDeps {
   http?: HttpRequester;
   /** SMTP client of outbound delivery (relay or MX). Default: a pooled nodemailer client (src/mail/outbound-smtp.ts). */
   smtp?: SmtpClient;
+  /** Monitoring counters (`GET /metrics`). Default: {@link noMetrics}. */
+  metrics?: Metrics;
 }
 
 /** The real clock. */

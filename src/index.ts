@@ -62,10 +62,10 @@ export function createCore(deps: CoreDeps) {
 /** The core's type, as transports see it. */
 export type Core = ReturnType<typeof createCore>;
 
-export { loadConfig, ConfigError, type Config } from './config.js';
+export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, SETTING_NAMES, type Config, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
-export type { Health, ThreadHealth } from './health.js';
-export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
+export type { Health, ThreadHealth, Readiness } from './health.js';
+export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
 export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';

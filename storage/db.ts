@@ -174,7 +174,8 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   return { orm, client, embedded, file, write, durableWrite, exclusive, lockWaiters: () => waiting, onThreadExit, close };
 }
 
-const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), 'migrations');
+/** The folder of the generated SQL migrations (with `meta/_journal.json`), applied by {@link migrate}. */
+export const MIGRATIONS_FOLDER = resolve(dirname(fileURLToPath(import.meta.url)), 'migrations');
 
 /** Applies every migration in `storage/migrations` that has not run yet. Safe to call at every start. */
 export async function migrate(db: Database): Promise<void> {

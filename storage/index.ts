@@ -13,3 +13,4 @@ export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './
 export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
 export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptions, type MailRawJob, type MailRawOutcome, type MailPrepare, type MailWriteItem, type MailWriteCopy, type MailWriteBlob, type MailWriteResult } from './mail-writer.js';
 export { foldIntoThread, mergeParticipants, newThread, union, MAX_THREAD_PARTICIPANTS, SENT_FOLDER } from './repositories/thread-aggregates.js';
+export { createDatabaseProbe, countJobsByState, type DatabaseProbe, type ProbeResult } from './repositories/status-repository.js';

@@ -49,6 +49,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     name: 'outbox dispatcher',
     intervalMs: pollIntervalMs,
     logger,
+    onBeat: core.health.heartbeat('outbox dispatcher', pollIntervalMs),
     async step(woken) {
       // Woken by an event of this process: its transaction may not have committed yet, so skip the read of
       // pending rows (the dispatch is a write, queued behind that transaction) but still skip when nobody listens.
@@ -77,6 +78,8 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     pollIntervalMs,
     // Longer than the longest webhook attempt (a challenge-free delivery is one request with this deadline).
     leaseMs: Math.max(60_000, 2 * config.webhookTimeoutMs + 10_000),
+    onBeat: core.health.heartbeat('job worker', pollIntervalMs),
+    ...(core.deps.metrics ? { metrics: core.deps.metrics } : {}),
   });
 
   // Retention: once shortly after start, then every interval (and on wake). A purge in progress stops between
@@ -88,6 +91,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     name: 'retention purge',
     intervalMs: options.purgeIntervalMs ?? PURGE_INTERVAL_MS,
     logger,
+    onBeat: core.health.heartbeat('retention purge', options.purgeIntervalMs ?? PURGE_INTERVAL_MS),
     async step(woken) {
       if (!firstPurgeDue && !woken) {
         firstPurgeDue = true;
@@ -116,6 +120,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       await purger.stop();
       await dispatcher.stop();
       await worker.stop();
+      for (const loop of ['outbox dispatcher', 'job worker', 'retention purge']) core.health.stopped(loop);
     },
   };
 }

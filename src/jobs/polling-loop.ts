@@ -26,10 +26,12 @@ export interface PollingLoopOptions {
   logger: Logger;
   /** One unit of work. `woken` is true when {@link PollingLoop.wake} was called since the last step. */
   step(woken: boolean): Promise<StepResult>;
+  /** Called when the loop starts and after every step, failed ones included: the heartbeat `/readyz` reads. */
+  onBeat?: () => void;
 }
 
 /** Starts the loop at once. */
-export function startPollingLoop({ name, intervalMs, logger, step }: PollingLoopOptions): PollingLoop {
+export function startPollingLoop({ name, intervalMs, logger, step, onBeat }: PollingLoopOptions): PollingLoop {
   let running = true;
   // The first step is not "woken": it looks before it writes, so an idle service makes no writes at all.
   let woken = false;
@@ -46,6 +48,7 @@ export function startPollingLoop({ name, intervalMs, logger, step }: PollingLoop
       endSleep = undefined;
     });
 
+  onBeat?.();
   const done = (async () => {
     while (running) {
       const wasWoken = woken;
@@ -57,6 +60,7 @@ export function startPollingLoop({ name, intervalMs, logger, step }: PollingLoop
       } catch (error) {
         logger.error(`${name} step failed`, { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
       }
+      onBeat?.();
       if (!running) break;
       // A wake or nudge that came while the step ran is not lost: run again instead of sleeping.
       if (next === true || woken || nudged) continue;

@@ -12,7 +12,7 @@
  * `maxAttempts`. Handlers must finish well within the lease (`leaseMs`, default 60 s) or call `extendLease`,
  * or another worker may take the job over.
  */
-import type { Clock, Logger } from '../deps.js';
+import type { Clock, Logger, Metrics } from '../deps.js';
 import type { Job, JobOutcome, JobQueue, Settlement } from './job-queue.js';
 import { startPollingLoop, type PollingLoop } from './polling-loop.js';
 
@@ -48,6 +48,10 @@ export interface WorkerOptions {
   maxAttempts?: number;
   /** Delay before retrying a job whose handler threw, by attempt number (default 5 s doubling, at most 1 h). */
   backoffMs?: (attempt: number) => number;
+  /** Called when the worker's loop starts and after each of its steps (the readiness heartbeat). */
+  onBeat?: () => void;
+  /** Counts each run by kind and outcome (default: none). */
+  metrics?: Pick<Metrics, 'jobRun'>;
 }
 
 /** A started worker. */
@@ -92,6 +96,13 @@ export function createWorker(options: WorkerOptions): Worker {
   }
 
   async function run(job: Job): Promise<JobOutcome> {
+    const started = performance.now();
+    const outcome = await attempt(job);
+    options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
+    return outcome;
+  }
+
+  async function attempt(job: Job): Promise<JobOutcome> {
     const handler = handlers[job.kind];
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
@@ -126,6 +137,7 @@ export function createWorker(options: WorkerOptions): Worker {
     name: 'job worker',
     intervalMs: pollIntervalMs,
     logger,
+    ...(options.onBeat ? { onBeat: options.onBeat } : {}),
     async step(woken) {
       const free = concurrency - inFlight.size;
       let claim = free > 0 && kinds.length > 0;

@@ -17,7 +17,7 @@
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
-import type { Logger } from '../deps.js';
+import { noMetrics, type Logger, type Metrics } from '../deps.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { addressBytes } from '../webhooks/address-policy.js';
 import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
@@ -59,6 +59,8 @@ export interface InboundSmtpOptions {
   maxRecipients?: number;
   /** How long `close()` lets messages already in DATA finish (default 30 s); meanwhile new sessions and commands get 421. */
   drainTimeoutMs?: number;
+  /** Counts sessions, replies by stage and code, and ingest time (default: none). */
+  metrics?: Pick<Metrics, 'smtpSession' | 'smtpReply' | 'ingestSeconds'>;
 }
 
 /** A running listener. */
@@ -142,6 +144,13 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   const maxUnknownPerClient = options.maxUnknownRecipientsPerClient ?? 30;
   const unknownWindowMs = options.unknownRecipientsWindowMs ?? 60 * 60_000;
   const { inbound, logger } = options;
+  const metrics = options.metrics ?? noMetrics;
+  /** Wraps an smtp-server callback so that its reply is counted (no error: 250). */
+  const counted = <A extends unknown[]>(stage: 'mail' | 'rcpt' | 'data', callback: (error?: (Error & { responseCode?: number }) | null, ...rest: A) => void) =>
+    (error?: (Error & { responseCode?: number }) | null, ...rest: A) => {
+      metrics.smtpReply(stage, error ? (error.responseCode ?? 451) : 250);
+      callback(error, ...rest);
+    };
   /** Set by close(): new sessions, MAIL and RCPT get 421 while the messages in DATA finish. */
   let draining = false;
   /** Messages between DATA and our reply to it: close() waits for these. */
@@ -183,11 +192,12 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     closeTimeout: 1_000,
     maxClients,
 
-    onMailFrom(_address, _session, callback) {
-      callback(draining ? shuttingDown() : undefined);
+    onMailFrom(_address, _session, reply) {
+      counted('mail', reply)(draining ? shuttingDown() : undefined);
     },
 
-    onRcptTo(address, session, callback) {
+    onRcptTo(address, session, reply) {
+      const callback = counted('rcpt', reply);
       if (draining) return callback(shuttingDown());
       const entry = sockets.get(session.id);
       // Past the limit every recipient is refused unchecked, known or not: answering a known one 250 would
@@ -220,10 +230,13 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     onData(stream: SMTPServerDataStream, session: SMTPServerSession, reply) {
       inData++;
       let replied = false;
-      const callback: typeof reply = (...args) => {
+      let ended: number | undefined;
+      const callback: typeof reply = (error, ...rest) => {
         if (!replied) inData--;
         replied = true;
-        reply(...args);
+        metrics.smtpReply('data', error ? ((error as Error & { responseCode?: number }).responseCode ?? 451) : 250);
+        if (ended !== undefined) metrics.ingestSeconds((performance.now() - ended) / 1000);
+        reply(error, ...rest);
       };
       // A reset during DATA: no reply will be sent, the message is not ours to finish.
       stream.once('error', () => {
@@ -253,6 +266,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         chunks.length = 0;
       });
       stream.on('end', () => {
+        ended = performance.now();
         clearTimeout(deadline);
         if (oversize || stream.sizeExceeded) {
           return callback(smtpError(552, `5.3.4 Message too big: the limit is ${maxBytes} bytes`));
@@ -304,10 +318,16 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       connection.init();
       return;
     }
+    metrics.smtpSession();
     connection._setListeners(() => {
-      if (draining) return connection.send(421, `${options.hostname ?? 'Agentpost'} Service shutting down, try again later`);
-      if (internals.connections.size > maxClients) return connection.send(421, `${options.hostname ?? 'Agentpost'} Too many connected clients, try again in a moment`);
-      if (fromClient > maxPerClient) return connection.send(421, `${options.hostname ?? 'Agentpost'} Too many connections from your address (at most ${maxPerClient}), try again later`);
+      const refuse = (message: string) => {
+        metrics.smtpReply('greeting', 421);
+        connection.send(421, `${options.hostname ?? 'Agentpost'} ${message}`);
+      };
+      if (draining) return refuse('Service shutting down, try again later');
+      if (internals.connections.size > maxClients) return refuse('Too many connected clients, try again in a moment');
+      if (fromClient > maxPerClient) return refuse(`Too many connections from your address (at most ${maxPerClient}), try again later`);
+      metrics.smtpReply('greeting', 220);
       connection.connectionReady();
     });
   };

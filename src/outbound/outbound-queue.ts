@@ -255,6 +255,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
     const deferred = results.filter((result) => result.outcome === 'deferred');
     const commit = (tx: Tx) => record(tx, outbound, results, nextAt);
     for (const result of results) {
+      deps.metrics?.outboundAttempt(payload.route === 'remote' ? 'remote' : 'local', result.outcome);
       if (result.outcome !== 'delivered') logger.info('delivery attempt', { outbound_id: outbound.id, recipient: result.email, outcome: result.outcome, code: result.code, response: result.response.slice(0, 200) });
     }
     if (deferred.length > 0) return { type: 'retry', at: new Date(nextAt), error: `${deferred.length} recipient(s) deferred: ${deferred[0]!.response}`.slice(0, 2000), commit };

@@ -297,6 +297,8 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
 
     const { json } = buildNotificationBody(notification, job.attempts);
     const failure = await post(webhook, notification.id, json);
+    // Lag from the event's commit (unix seconds) to the end of this attempt.
+    deps.metrics?.webhookDelivery(failure === undefined ? 'delivered' : 'failed', Math.max(0, clock.now().getTime() / 1000 - notification.time));
     if (failure === undefined) {
       await recordSuccess(webhook);
       return { type: 'done' };
