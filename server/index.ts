@@ -88,7 +88,8 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   // Readiness: the database answers and carries every migration, and the background loops report in time.
   app.get('/readyz', async (c) => {
     const readiness = await core.health.readiness(databaseProbe);
-    return c.json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks }, readiness.ready ? 200 : 503);
+    // Threads that stopped on their own were replaced (they do not make the service unready), but are reported here too.
+    return c.json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks, threads: core.health.threads() }, readiness.ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
     if (!metrics || !config.metricsToken) throw new AppError('not_found', 'Metrics are off: set AGENTPOST_METRICS_TOKEN and scrape /metrics with Authorization: Bearer <token>.');

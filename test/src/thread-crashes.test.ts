@@ -57,7 +57,7 @@ describe('worker threads that stop on their own are replaced and reported', () =
     dir.remove();
   });
 
-  it('the health registry counts exits per thread and /healthz shows them', async () => {
+  it('the health registry counts exits per thread and /healthz and /readyz show them', async () => {
     const lines: string[] = [];
     const logger = { ...createLogger('silent'), error: (message: string) => void lines.push(message) };
     const health = createHealth(logger, () => new Date('2026-11-24T12:00:00Z'));
@@ -71,6 +71,10 @@ describe('worker threads that stop on their own are replaced and reported', () =
       service.core.health.threadExited('mail writer', 'exit code 1');
       const body = (await (await fetch(`${service.url}/healthz`)).json()) as { status: string; threads: Record<string, { exits: number }> };
       expect(body).toMatchObject({ status: 'ok', threads: { 'mail writer': { exits: 1 } } });
+      // Readiness reports it too, and stays ready: the thread was replaced.
+      const ready = await fetch(`${service.url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ status: 'ready', threads: { 'mail writer': { exits: 1 } } });
     } finally {
       await service.close();
     }
