@@ -62,7 +62,7 @@ describe('operations endpoints', () => {
     }
     const ready = await request(service.url, 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', workers: 'ok' } });
+    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', workers: 'ok' }, threads: {} });
   });
 
   it('/metrics needs the bearer token', async () => {
@@ -181,7 +181,7 @@ describe('/readyz of a service whose workers have not started', () => {
     try {
       const ready = await service.app.request('/readyz');
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ status: 'not ready', checks: { database: 'ok', migrations: 'ok', workers: 'not started' } });
+      expect(await ready.json()).toEqual({ status: 'not ready', checks: { database: 'ok', migrations: 'ok', workers: 'not started' }, threads: {} });
       const metrics = await service.app.request('/metrics');
       expect(metrics.status).toBe(404);
       expect(((await metrics.json()) as { error: { message: string } }).error.message).toContain('AGENTPOST_METRICS_TOKEN');
