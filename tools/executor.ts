@@ -20,7 +20,7 @@ const CODE_OF_STATUS = new Map<number, ErrorCode>(
 );
 
 /** Calls a running Agentpost over `/v3`, translating each operation's HTTP binding. */
-export function remoteExecutor(options: { url: string; apiKey: string; fetch?: typeof fetch }): Executor {
+export function remoteExecutor(options: { url: string; apiKey: string; fetch?: typeof fetch | undefined }): Executor {
   const send = options.fetch ?? fetch;
   const base = options.url.replace(/\/+$/, '');
   return async (operation, rawInput) => {
