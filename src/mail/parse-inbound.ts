@@ -11,12 +11,12 @@ import { blobHash } from '../../storage/index.js';
 import { startWorker, workerModule } from '../../storage/worker-module.js';
 import type { WireParsedAttachment, WireParsedMessage } from './normalize.js';
 
-/** One attachment (or inline part) of a parsed message: the worker's form (normalize.d.ts), bytes as a Buffer. */
+/** One attachment (or inline part) of a parsed message: the worker's form (normalize.ts), bytes as a Buffer. */
 export interface ParsedAttachment extends Omit<WireParsedAttachment, 'content'> {
   content: Buffer;
 }
 
-/** What the store needs from a message (each field is described in normalize.d.ts). */
+/** What the store needs from a message (each field is described in normalize.ts). */
 export interface ParsedMessage extends Omit<WireParsedMessage, 'attachments'> {
   attachments: ParsedAttachment[];
 }
