@@ -1,7 +1,7 @@
 /**
- * CPU cost of parsing one inbound message in the parse worker (src/mail/parse-worker.js), in the same run:
+ * CPU cost of parsing one inbound message in the parse worker (src/mail/parse-worker.ts), in the same run:
  * mailparser (`simpleParser` with the worker's options) + normalize() against the single-part fast path
- * (src/mail/simple-mime.js) + normalize(), on
+ * (src/mail/simple-mime.ts) + normalize(), on
  * - the ~10 KB message Postfix smtp-source sends (issue 3's SMTP ingest benchmark): CRLF, From/To/Date/Message-Id,
  *   no Content-Type, 80-character lines;
  * - a ~10 KB UTF-8 quoted-printable text/html message (encoded-word subject and names, as Gmail/Outlook send).

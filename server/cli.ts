@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * @module server/cli
  * The `agentpost` command: `serve` (default), `apps`, `keys`, `service-accounts`, `mcp`. Management commands work on

@@ -146,13 +146,13 @@ export interface CoreDeps {
   dns: DnsResolver;
   logger: Logger;
   /** Operational emails (webhook failure alerts). Default: {@link loggingNotifier}. */
-  notifier?: Notifier;
+  notifier?: Notifier | undefined;
   /** Outbound HTTP to webhook endpoints. Default: `nodeHttpRequester`. */
-  http?: HttpRequester;
+  http?: HttpRequester | undefined;
   /** SMTP client of outbound delivery (relay or MX). Default: a pooled nodemailer client (src/mail/outbound-smtp.ts). */
-  smtp?: SmtpClient;
+  smtp?: SmtpClient | undefined;
   /** Monitoring counters (`GET /metrics`). Default: {@link noMetrics}. */
-  metrics?: Metrics;
+  metrics?: Metrics | undefined;
 }
 
 /** The real clock. */

@@ -74,7 +74,7 @@ export interface CreateDbOptions {
   url: string;
   authToken?: string | undefined;
   /** Milliseconds a connection waits for another process's write lock. */
-  busyTimeoutMs?: number;
+  busyTimeoutMs?: number | undefined;
 }
 
 /** Opens the database. For `file:` URLs it creates the folder and turns on WAL. */

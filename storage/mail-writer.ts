@@ -1,7 +1,7 @@
 /**
  * @module storage/mail-writer
  * The mail writer thread: stores inbound messages (blobs, thread, message, folder links, attachments, full-text
- * entry, `message.created` outbox event) for an embedded database on a worker thread (mail-writer-worker.js)
+ * entry, `message.created` outbox event) for an embedded database on a worker thread (mail-writer-worker.ts)
  * with the native `libsql` driver and prepared statements, so the event loop spends nothing on SQL or fsync.
  *
  * Group commit: messages that arrive while a batch is being written go together in the next batch, one
@@ -17,15 +17,16 @@
  * new thread.
  *
  * A message comes either as rows ready to store (`write`) or raw (`writeRaw`): the thread then prepares it itself,
- * before BEGIN, with a module the caller names (`prepareModule`, src/mail/ingest-prepare.js: parse and rows), or
+ * before BEGIN, with a module the caller names (`prepareModule`, src/mail/ingest-prepare.ts: parse and rows), or
  * declines it and the caller prepares it elsewhere. Storage never imports that module; it only loads it.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
 import type { Database } from './db.js';
 import { BLOB_CHUNK_BYTES } from './repositories/blob-repository.js';
 import { jobs, outboxEvents } from './schema/events.js';
 import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
+import { startWorker, workerModule } from './worker-module.js';
 
 /** A blob to store with a message (raw MIME, attachment bytes, a large body). */
 export interface MailWriteBlob {
@@ -91,18 +92,19 @@ export type MailRawOutcome = { prepared: true; results: MailWriteResult[]; summa
 /**
  * The contract of a prepare module: `prepare(raw, meta)` returns the item to store and a summary handed back to the
  * caller, or undefined when it cannot prepare that message (the caller then parses it elsewhere and calls `write`).
- * It runs on the writer thread, so it must be plain JavaScript, bounded in time, and must not throw (a throw counts
- * as declined).
+ * It runs on the writer thread, so it must be bounded in time and must not throw (a throw counts as declined).
+ * The thread loads it by URL: compiled JavaScript, or TypeScript when the writer itself runs from its sources (the
+ * thread has tsx registered then; see worker-module.ts).
  */
 export type MailPrepare = (raw: Uint8Array, meta: unknown) => { item: MailWriteItem; summary: unknown } | undefined;
 
 /** Options of {@link createMailWriter}. */
 export interface MailWriterOptions {
   /**
-   * URL of a plain JavaScript module exporting a {@link MailPrepare} named `prepare`, loaded by the thread; needed
-   * by {@link MailWriter.writeRaw}.
+   * URL of a module exporting a {@link MailPrepare} named `prepare`, loaded by the thread (find it with
+   * `workerModule`, so it is JavaScript in the build and TypeScript in the sources); needed by {@link MailWriter.writeRaw}.
    */
-  prepareModule?: URL;
+  prepareModule?: URL | undefined;
   /** Most messages in one transaction (default 64). */
   maxBatch?: number;
   /** Most bytes of blobs in one transaction, unless one message alone is larger (default 32 MB). */
@@ -160,7 +162,7 @@ function describeTable(table: Table) {
   return { name: getTableName(table), columns };
 }
 
-const WORKER_URL = new URL('./mail-writer-worker.js', import.meta.url);
+const WORKER_MODULE = workerModule(import.meta.url, 'mail-writer-worker');
 
 /** One entry of a batch as the thread receives it. */
 type Entry = { kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown };
@@ -237,7 +239,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
   }
 
   function spawn(): Worker {
-    const thread = new Worker(WORKER_URL, { execArgv: [], workerData });
+    const thread = startWorker(WORKER_MODULE, { execArgv: [], workerData });
     thread.unref();
     thread.on('message', (reply: Reply) => {
       for (const result of reply.results) {

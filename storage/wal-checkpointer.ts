@@ -5,7 +5,8 @@
  * copying megabytes into the database file and syncing it on the event loop. This worker checkpoints on its own
  * connection instead, so neither the copy nor its fsync ever blocks the event loop.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker, workerModule } from './worker-module.js';
 
 /** Options of {@link startWalCheckpointer}. */
 export interface WalCheckpointerOptions {
@@ -25,7 +26,7 @@ export interface WalCheckpointer {
   close(): Promise<void>;
 }
 
-const WORKER_URL = new URL('./checkpoint-worker.js', import.meta.url);
+const WORKER_MODULE = workerModule(import.meta.url, 'checkpoint-worker');
 
 /** Pause before a checkpoint thread that stopped on its own is replaced (a thread that keeps dying costs little). */
 export const RESTART_DELAY_MS = 1_000;
@@ -38,7 +39,7 @@ export function startWalCheckpointer(file: string, options: WalCheckpointerOptio
   let restart: NodeJS.Timeout | undefined;
 
   function spawn(): Worker {
-    const thread = new Worker(WORKER_URL, { execArgv: [], workerData });
+    const thread = startWorker(WORKER_MODULE, { execArgv: [], workerData });
     thread.unref();
     let reason = 'it exited';
     thread.on('error', (error) => {

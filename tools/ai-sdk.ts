@@ -18,7 +18,7 @@ export interface LocalToolsOptions extends ToolSetOptions {
 export interface RemoteToolsOptions extends ToolSetOptions {
   url: string;
   apiKey: string;
-  fetch?: typeof fetch;
+  fetch?: typeof fetch | undefined;
 }
 
 /**

@@ -14,7 +14,7 @@ export function localExecutor(core: Core, principal: Principal): Executor {
 }
 
 /** Calls a running Agentpost over `/v3`, translating each operation's HTTP binding. */
-export function remoteExecutor(options: { url: string; apiKey: string; fetch?: typeof fetch }): Executor {
+export function remoteExecutor(options: { url: string; apiKey: string; fetch?: typeof fetch | undefined }): Executor {
   const send = options.fetch ?? fetch;
   const base = options.url.replace(/\/+$/, '');
   return async (operation, rawInput) => {

@@ -11,6 +11,9 @@ import { runWithApproval } from './approval.js';
 import { registerMailResources } from './resources.js';
 import { toMcpError, toMcpResult } from './results.js';
 
+// The executors a server is made with: on a core in this process, or against a running service's /v3 API.
+export { localExecutor, remoteExecutor, type Executor } from './executor.js';
+
 /** Package version reported to MCP clients. */
 export const SERVER_INFO = { name: 'agentpost', version: '0.1.0' } as const;
 

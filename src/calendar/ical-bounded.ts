@@ -1,11 +1,12 @@
 /**
  * @module calendar/ical-bounded
  * Parsing of untrusted iCalendar (iMIP invitations, replies and cancellations, `.ics` attachments) off the event
- * loop: {@link parseICalendar} runs in a worker thread (`ical-worker.js`) with a deadline and a heap cap. The codec's
+ * loop: {@link parseICalendar} runs in a worker thread (`ical-worker.ts`) with a deadline and a heap cap. The codec's
  * own limits (ICAL_LIMITS) bound every cost we know of; the thread bounds the ones we do not. A parse that overruns
  * either kills its thread and comes back as `{ ok: false, unreadable: true }`, and the service goes on.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker, workerModule } from '../../storage/worker-module.js';
 import type { ParsedCalendar } from './ical.js';
 
 /**
@@ -47,7 +48,7 @@ export interface CalendarParserOptions {
  */
 export const ICAL_PARSE_LIMITS = { timeoutMs: 5_000, maxHeapMb: 128, startTimeoutMs: 30_000 } as const;
 
-const WORKER_URL = new URL('./ical-worker.js', import.meta.url);
+const WORKER_MODULE = workerModule(import.meta.url, 'ical-worker');
 
 interface Job {
   id: number;
@@ -106,7 +107,7 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
 
   function spawn(): Worker {
     // Referenced while it has work (see finish); adding the listeners below references it anyway.
-    const started = new Worker(WORKER_URL, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
+    const started = startWorker(WORKER_MODULE, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
     worker = started;
     ready = false;
     const startTimer = setTimeout(() => fail(started, `the iCalendar parser did not start within ${startTimeoutMs} ms`, false), startTimeoutMs);

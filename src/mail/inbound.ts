@@ -9,7 +9,7 @@
  * fsync; with a libSQL server it runs in `Database.durableWrite` through the mail store.
  *
  * Where the parse runs: a message of one text part (most mail) goes raw to the writer thread, which parses it with
- * the fast path (./simple-mime.js) and builds its rows there (./ingest-prepare.js): one hand-off between threads.
+ * the fast path (./simple-mime.ts) and builds its rows there (./ingest-prepare.ts): one hand-off between threads.
  * Anything else (multipart, attachments, other charsets, over 256 KB), or any message when the database is a libSQL
  * server, is parsed by mailparser on the parser pool (./parse-inbound.ts) and then stored. Either way the parse
  * never runs on the event loop.
@@ -18,6 +18,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { createGroupCommit, createMailWriter, findGrantByEmail, tables, type GrantRow, type MailWriter, type MailWriteResult, type Tx } from '../../storage/index.js';
+import { workerModule } from '../../storage/worker-module.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -105,10 +106,11 @@ function splitAddress(address: string): { local: string; domain: string } | unde
 }
 
 /**
- * The module the mail writer thread prepares simple messages with (./ingest-prepare.js): a writer made with it parses
- * and builds their rows on its own thread. Pass it as `prepareModule` to a writer given in {@link InboundServiceOptions}.
+ * The module the mail writer thread prepares simple messages with (./ingest-prepare.ts, compiled next to this one in
+ * the build): a writer made with it parses and builds their rows on its own thread. Pass it as `prepareModule` to a
+ * writer given in {@link InboundServiceOptions}.
  */
-export const INGEST_PREPARE_MODULE = new URL('./ingest-prepare.js', import.meta.url);
+export const INGEST_PREPARE_MODULE: URL = workerModule(import.meta.url, 'ingest-prepare');
 
 /**
  * Largest message the writer thread parses itself. A parse there delays the writes queued behind it, so larger
@@ -117,7 +119,7 @@ export const INGEST_PREPARE_MODULE = new URL('./ingest-prepare.js', import.meta.
  */
 const WRITER_PARSE_MAX_BYTES = 256 * 1024;
 
-/** A stored copy as ./ingest-prepare.js receives it: a {@link NewMessage} before parsing. */
+/** A stored copy as ./ingest-prepare.ts receives it: a {@link NewMessage} before parsing. */
 type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
 
 /** Creates the inbound service. */
@@ -180,7 +182,7 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
    */
   async function storeRaw(raw: Buffer, copies: CopyShell[]): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
     if (!db.file || raw.length > WRITER_PARSE_MAX_BYTES || !mailWriter().prepares) return undefined;
-    // The ids in the order the rows ask for them (mail-rows.js writeItemOf): message, thread, event, per copy.
+    // The ids in the order the rows ask for them (mail-rows.ts writeItemOf): message, thread, event, per copy.
     const ids = copies.flatMap(() => [newId(), newId(), newId()]);
     const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date }, messageIds: ids.filter((_, index) => index % 3 === 0) });
     if (!outcome.prepared) return undefined;

@@ -1,21 +1,22 @@
 /**
  * @module mail/parse-inbound
- * Parsing of untrusted MIME (mailparser, in `parse-worker.js`) on a small pool of worker threads, so a hostile
+ * Parsing of untrusted MIME (mailparser, in `parse-worker.ts`) on a small pool of worker threads, so a hostile
  * message never stalls the event loop: each parse runs with a deadline and a heap cap, and a worker that
  * overruns either is replaced. The result is a union, as for every parser of ours: a message that does not
  * parse is still stored, raw, with the error.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { blobHash } from '../../storage/index.js';
+import { startWorker, workerModule } from '../../storage/worker-module.js';
 import type { WireParsedAttachment, WireParsedMessage } from './normalize.js';
 
-/** One attachment (or inline part) of a parsed message: the worker's form (normalize.d.ts), bytes as a Buffer. */
+/** One attachment (or inline part) of a parsed message: the worker's form (normalize.ts), bytes as a Buffer. */
 export interface ParsedAttachment extends Omit<WireParsedAttachment, 'content'> {
   content: Buffer;
 }
 
-/** What the store needs from a message (each field is described in normalize.d.ts). */
+/** What the store needs from a message (each field is described in normalize.ts). */
 export interface ParsedMessage extends Omit<WireParsedMessage, 'attachments'> {
   attachments: ParsedAttachment[];
 }
@@ -77,7 +78,7 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
-const WORKER_URL = new URL('./parse-worker.js', import.meta.url);
+const WORKER_MODULE = workerModule(import.meta.url, 'parse-worker');
 
 /** Creates the worker pool. Workers start on first use and do not keep the process alive. */
 export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
@@ -111,7 +112,7 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
   }
 
   function spawn(slot: Slot): Worker {
-    const worker = new Worker(WORKER_URL, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
+    const worker = startWorker(WORKER_MODULE, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
     worker.unref();
     worker.on('message', (reply: WireReply) => {
       if (slot.worker !== worker || slot.job?.id !== reply.id) return;

@@ -43,7 +43,7 @@ import {
 } from './mail-rows.js';
 import { toMessage, type AttachmentRow, type MessageRow, type ThreadRow } from './message-mapper.js';
 
-// The pure row builders live in mail-rows.js (plain JavaScript, shared with the mail writer thread).
+// The pure row builders live in mail-rows.ts (shared with the mail writer thread).
 export { INLINE_BODY_BYTES, type NewMessage } from './mail-rows.js';
 
 /** The stored row and its wire form (as recorded in the `message.created` event). */

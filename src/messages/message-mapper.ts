@@ -1,14 +1,14 @@
 /**
  * @module messages/message-mapper
  * Rows of the mail store → Nylas wire objects (messages, attachments, threads). The one place that maps: messages and
- * attachments in message-wire.js (plain JavaScript, also used by the mail writer thread), re-exported here.
+ * attachments in message-wire.ts (also used on the mail writer thread), re-exported here.
  */
 import type { tables } from '../../storage/index.js';
 import type { Message } from '../schemas/messages.js';
 import type { Thread } from '../schemas/threads.js';
 import { participants } from './message-wire.js';
 
-// Plain JavaScript (shared with the mail writer thread), re-exported so importers of this module keep working.
+// Shared with the mail writer thread, re-exported so importers of this module keep working.
 export { participants, toAttachment, toMessage } from './message-wire.js';
 
 export type MessageRow = typeof tables.messages.$inferSelect;

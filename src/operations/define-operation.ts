@@ -43,9 +43,9 @@ export interface OperationHints {
 /** What a handler gets besides its input. */
 export interface OperationContext {
   principal: Principal;
-  requestId?: string;
+  requestId?: string | undefined;
   /** The `Idempotency-Key` header of an HTTP call, when sent. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
 }
 
 /** An operation definition. */

@@ -124,7 +124,7 @@ export function nextAttemptAt(queuedAtMs: number, attempt: number, nowMs: number
 
 /**
  * Whether an event's message was recorded without its body: stored mail's `message.created` events name the
- * message instead of carrying the body a second time (createdEventOf, src/messages/mail-rows.js); fan-out reads it
+ * message instead of carrying the body a second time (createdEventOf, src/messages/mail-rows.ts); fan-out reads it
  * back.
  */
 function bodyLeftOut(event: OutboxRow): boolean {

@@ -13,6 +13,7 @@ import { startTestService, type TestService } from '../helpers/service.js';
 
 const AGENT = 'agent@hostile.agentpost.localhost';
 const ATTACKER = 'mallory@example.com';
+const WARM_UP = 'warm-up@hostile.agentpost.localhost';
 
 function invitation(method: string, uid: string, timezone: string[]): string {
   const ics = [
@@ -44,9 +45,11 @@ describe('the hostile VTIMEZONE invitation', () => {
   beforeAll(async () => {
     service = await startTestService();
     grantId = await createMailbox(service, AGENT);
-    // Warm-up: the first multipart message starts the parser threads; that start-up is not what is measured.
-    const warmUp = await sendRaw(service.smtpPort, 'friend@example.com', [AGENT], 'From: friend@example.com\r\nSubject: hi\r\nContent-Type: multipart/mixed; boundary=w\r\n\r\n--w\r\nContent-Type: text/plain\r\n\r\nhi\r\n--w--\r\n');
-    expect(warmUp.code).toBe(250);
+    // Threads start on first use. Run from the TypeScript sources, each one registers tsx first (about a quarter of a
+    // second, which the build does not pay): an ordinary multipart message to another mailbox starts the MIME parser
+    // and the mail writer, so the timings below are those of the hostile invitation itself.
+    await createMailbox(service, WARM_UP);
+    expect((await sendRaw(service.smtpPort, ATTACKER, [WARM_UP], invitation('PUBLISH', 'warm-up@example.com', []).replace('Content-Type: text/calendar', 'Content-Type: text/x-not-calendar'))).code).toBe(250);
   });
   afterAll(async () => {
     await service?.close();
@@ -90,7 +93,7 @@ describe('the hostile VTIMEZONE invitation', () => {
 
       // The message itself is in the inbox, and the calendar has nothing from it.
       const inbox = await service.nylas.messages.list({ identifier: grantId, queryParams: { in: ['inbox'] } });
-      expect(inbox.data.map((message) => message.subject).sort()).toEqual(['CANCEL never-seen@example.com', 'REQUEST hostile@example.com', 'hi']);
+      expect(inbox.data.map((message) => message.subject).sort()).toEqual(['CANCEL never-seen@example.com', 'REQUEST hostile@example.com']);
       const events = await service.nylas.events.list({ identifier: grantId, queryParams: { calendarId: 'primary', start: '1764000000', end: '1767000000' } });
       expect(events.data).toEqual([]);
     } finally {

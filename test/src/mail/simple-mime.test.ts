@@ -1,5 +1,5 @@
 /**
- * The single-part fast path (src/mail/simple-mime.js) against mailparser itself: for every message the fast path
+ * The single-part fast path (src/mail/simple-mime.ts) against mailparser itself: for every message the fast path
  * accepts, normalize() of its result must deep-equal normalize() of mailparser's result for the same bytes (and so
  * must the raw fields it hands over). Fixtures of common mail, a fast-check property over random single-part
  * messages, and the messages that must go to mailparser.

@@ -1,32 +1,30 @@
-// @ts-check
 /**
  * @module mail/ingest-prepare
  * The prepare module of the mail writer thread (storage/mail-writer.ts, `MailPrepare`): for a message the fast
- * path reads (a single text part, see ./simple-mime.js), the parse, the normalisation and the rows are made on
+ * path reads (a single text part, see ./simple-mime.ts), the parse, the normalisation and the rows are made on
  * the writer thread itself, beside the writes. Each such message then crosses between threads once, instead of
  * going to a parser thread, back to the event loop, and on to the writer. Anything else is declined, and the inbound
  * path parses it on the parser pool as before (./inbound.ts).
- * Plain JavaScript: it runs in a worker thread, which has no TypeScript loader in every runtime this runs in.
+ * The writer thread loads it by URL (INGEST_PREPARE_MODULE in ./inbound.ts, found by storage/worker-module.ts).
  */
-import { asDelivery, writeItemOf } from '../messages/mail-rows.js';
+import type { MailWriteItem } from '../../storage/index.js';
+import { asDelivery, writeItemOf, type NewMessage } from '../messages/mail-rows.js';
 import { normalize, sha256 } from './normalize.js';
 import { parseSimpleMessage } from './simple-mime.js';
 
-/**
- * What the inbound path sends with the bytes (`storeRaw` in ./inbound.ts).
- * @typedef {object} RawDeliveryMeta
- * @property {Record<string, unknown>[]} copies one per mailbox: a NewMessage without `parsed`, `raw` and `rawHash`
- * @property {string[]} ids the ids the rows take, in the order `writeItemOf` asks for them
- * @property {number} at unix seconds, for the rows' times
- */
+/** What the inbound path sends with the bytes (`storeRaw` in ./inbound.ts). */
+interface RawDeliveryMeta {
+  /** One per mailbox: a NewMessage without `parsed`, `raw` and `rawHash`. */
+  copies: Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>[];
+  /** The ids the rows take, in the order `writeItemOf` asks for them. */
+  ids: string[];
+  /** Unix seconds, for the rows' times. */
+  at: number;
+}
 
-/**
- * Prepares a raw message, or returns undefined when the fast path cannot read it.
- * @param {Uint8Array} bytes
- * @param {unknown} meta
- */
-export function prepare(bytes, meta) {
-  const { copies, ids, at } = /** @type {RawDeliveryMeta} */ (meta);
+/** Prepares a raw message, or returns undefined when the fast path cannot read it. */
+export function prepare(bytes: Uint8Array, meta: unknown): { item: MailWriteItem; summary: { from: NewMessage['parsed']['from'] } } | undefined {
+  const { copies, ids, at } = meta as RawDeliveryMeta;
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const mail = parseSimpleMessage(raw);
   if (!mail) return undefined;
@@ -34,7 +32,7 @@ export function prepare(bytes, meta) {
   // The fast path never yields attachments: a message with any is mailparser's.
   if (value.attachments.length > 0) return undefined;
   const parsed = { ...value, attachments: [] };
-  const delivery = asDelivery(copies.map((copy) => /** @type {any} */ ({ ...copy, parsed, raw })));
+  const delivery = asDelivery(copies.map((copy): NewMessage => ({ ...copy, parsed, raw, rawHash: '' })));
   // The hash names a blob: a raw message stored inline has none, and needs no hash.
   const rawHash = delivery[0]?.rawInline ? '' : sha256(raw);
   let next = 0;

@@ -1,20 +1,18 @@
-// @ts-check
 /**
  * @module storage/checkpoint-worker
- * Runs in a worker thread (see wal-checkpointer.ts): checkpoints the write-ahead log of an embedded database
- * on its own connection, so the copy into the database file and its fsync never run on the event loop.
- * Plain JavaScript: a worker thread has no TypeScript loader in every runtime this runs in.
+ * Runs in a worker thread (see wal-checkpointer.ts, started by worker-module.ts): checkpoints the write-ahead log of
+ * an embedded database on its own connection, so the copy into the database file and its fsync never run on the
+ * event loop.
  */
 import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createClient } from '@libsql/client';
 
-/** @type {{ file: string, intervalMs: number, minWalBytes: number }} */
-const { file, intervalMs, minWalBytes } = workerData;
+const { file, intervalMs, minWalBytes } = workerData as { file: string; intervalMs: number; minWalBytes: number };
 const client = createClient({ url: `file:${file}`, timeout: 5_000 });
 let running = false;
 
-async function checkpoint(force = false) {
+async function checkpoint(force = false): Promise<void> {
   if (running) return;
   running = true;
   try {
@@ -35,7 +33,7 @@ async function checkpoint(force = false) {
 }
 
 const timer = setInterval(() => void checkpoint(), intervalMs);
-parentPort?.on('message', (message) => {
+parentPort?.on('message', (message: unknown) => {
   if (message === 'checkpoint') void checkpoint();
   if (message === 'close') {
     clearInterval(timer);

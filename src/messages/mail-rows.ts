@@ -1,25 +1,38 @@
-// @ts-check
 /**
  * @module messages/mail-rows
  * A parsed message → the rows that store it (message, attachments, folder links, search entry, `message.created`
- * event, large body blob), without the database. Plain JavaScript (types in mail-rows.d.ts) because two places build
- * them and must agree: the mail store on the event loop (mail-store.ts) and the mail writer thread
- * (storage/mail-writer-worker.js), which has no TypeScript loader in every runtime it runs in. Imports only node
- * built-ins and plain JavaScript; no side effects on import.
+ * event, large body blob), without the database. Two places build them and must agree: the mail store on the event
+ * loop (mail-store.ts) and the mail writer thread (through src/mail/ingest-prepare.ts, which storage/mail-writer-worker.ts
+ * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
+import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument } from '../../storage/index.js';
 import { sha256 } from '../mail/normalize.js';
-import { toMessage } from './message-wire.js';
+import type { ParsedMessage } from '../mail/parse-inbound.js';
+import { toMessage, type AttachmentRow, type Message, type MessageRow } from './message-wire.js';
 
-/**
- * @typedef {import('./mail-rows.js').NewMessage} NewMessage
- * @typedef {import('../mail/parse-inbound.js').ParsedMessage} ParsedMessage
- * @typedef {import('./message-wire.js').MessageRow} MessageRow
- * @typedef {import('./message-wire.js').AttachmentRow} AttachmentRow
- * @typedef {import('./message-wire.js').Message} Message
- * @typedef {import('../../storage/index.js').BlobInput} BlobInput
- * @typedef {import('../../storage/index.js').MailWriteCopy} MailWriteCopy
- * @typedef {import('../../storage/index.js').MailWriteItem} MailWriteItem
- */
+/** A message to store. */
+export interface NewMessage {
+  applicationId: string;
+  grantId: string;
+  parsed: ParsedMessage;
+  raw: Buffer;
+  /** SHA-256 of `raw` (the parse worker computes it); not used, and may be empty, when `rawInline`. */
+  rawHash: string;
+  folders: string[];
+  unread: boolean;
+  /** Unix seconds: received (or sent) time, the list order. */
+  date: number;
+  envelopeFrom: string | null;
+  envelopeTo: string | null;
+  parseError: string | null;
+  metadata?: Record<string, unknown> | undefined;
+  /**
+   * Store `raw` in `message_raw`, under the message's `seq`, instead of as a content-addressed blob (then the row's
+   * `rawHash` is null): set by {@link asDelivery} for received mail with one copy. Mail whose blob is shared (with
+   * other copies, or with the outbound queue) leaves it unset.
+   */
+  rawInline?: boolean | undefined;
+}
 
 /** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
 export const INLINE_BODY_BYTES = 128 * 1024;
@@ -34,39 +47,30 @@ export const INLINE_RAW_BYTES = 512 * 1024;
 /**
  * The copies of one received message, each for its mailbox, ready to store: with one copy, of at most
  * {@link INLINE_RAW_BYTES}, its raw message is stored inline (`rawInline`).
- * @template {{ raw: Uint8Array }} T
- * @param {T[]} copies
- * @returns {(T & { rawInline: boolean })[]}
  */
-export function asDelivery(copies) {
-  const rawInline = copies.length === 1 && /** @type {T} */ (copies[0]).raw.length <= INLINE_RAW_BYTES;
+export function asDelivery<T extends { raw: Uint8Array }>(copies: T[]): (T & { rawInline: boolean })[] {
+  const rawInline = copies.length === 1 && copies[0]!.raw.length <= INLINE_RAW_BYTES;
   return copies.map((copy) => ({ ...copy, rawInline }));
 }
 
 /**
  * Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own.
- * @param {ParsedMessage} parsed
- * @returns {string[]}
  */
-export function threadCandidates(parsed) {
-  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter(/** @returns {value is string} */ (value) => Boolean(value));
+export function threadCandidates(parsed: ParsedMessage): string[] {
+  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string => Boolean(value));
 }
 
 /**
  * Message-IDs a message records for its thread: its own, In-Reply-To and References, once each.
- * @param {ParsedMessage} parsed
- * @returns {string[]}
  */
-export function threadReferencesOf(parsed) {
-  return [...new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter(/** @returns {value is string} */ (value) => Boolean(value)))];
+export function threadReferencesOf(parsed: ParsedMessage): string[] {
+  return [...new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)))];
 }
 
 /**
  * Where a message's body goes: inline in its row, or (when large) a blob of its own.
- * @param {string} body
- * @returns {{ body: string | null, bodyHash: string | null, blob: BlobInput | undefined }}
  */
-export function placeBody(body) {
+export function placeBody(body: string): { body: string | null; bodyHash: string | null; blob: BlobInput | undefined } {
   if (body.length > INLINE_BODY_BYTES / 3 && Buffer.byteLength(body) > INLINE_BODY_BYTES) {
     const bytes = Buffer.from(body);
     const hash = sha256(bytes);
@@ -77,11 +81,11 @@ export function placeBody(body) {
 
 /**
  * The message row of `input` (thread and sequence as given).
- * @param {NewMessage} input
- * @param {{ id: string, threadId: string, seq: number, at: number, body: string | null, bodyHash: string | null }} place
- * @returns {MessageRow}
  */
-export function messageRowOf(input, place) {
+export function messageRowOf(
+  input: NewMessage,
+  place: { id: string; threadId: string; seq: number; at: number; body: string | null; bodyHash: string | null },
+): MessageRow {
   const { parsed } = input;
   return {
     id: place.id,
@@ -118,13 +122,9 @@ export function messageRowOf(input, place) {
 }
 
 /**
- * The attachment rows of a message.
- * @param {NewMessage} input
- * @param {string} messageId
- * @param {() => string} newId
- * @returns {AttachmentRow[]}
+ * The attachment rows of a message (one `newId()` each, in order).
  */
-export function attachmentRowsOf(input, messageId, newId) {
+export function attachmentRowsOf(input: NewMessage, messageId: string, newId: () => string): AttachmentRow[] {
   return input.parsed.attachments.map((attachment, position) => ({
     id: newId(),
     messageId,
@@ -142,19 +142,15 @@ export function attachmentRowsOf(input, messageId, newId) {
 
 /**
  * The folder links of a message row.
- * @param {MessageRow} row
- * @returns {{ messageId: string, grantId: string, folderId: string, unread: boolean }[]}
  */
-export function folderRowsOf(row) {
+export function folderRowsOf(row: MessageRow): { messageId: string; grantId: string; folderId: string; unread: boolean }[] {
   return row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread }));
 }
 
 /**
  * What full-text search indexes of a message.
- * @param {ParsedMessage} parsed
- * @returns {{ subject: string, addresses: string, body: string }}
  */
-export function searchTextOf(parsed) {
+export function searchTextOf(parsed: ParsedMessage): Omit<SearchDocument, 'seq'> {
   const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
   return { subject: parsed.subject, addresses, body: parsed.searchText };
 }
@@ -163,11 +159,8 @@ export function searchTextOf(parsed) {
  * The `message.created` event's object: the message without its body, which it would otherwise carry a second
  * time (bodies never change once stored). Webhook fan-out reads the body back (src/webhooks/delivery.ts); the
  * log of a busy mailbox writes a third less.
- * @param {MessageRow} row
- * @param {AttachmentRow[]} attachments
- * @returns {Omit<Message, 'body'>}
  */
-export function createdEventOf(row, attachments) {
+export function createdEventOf(row: MessageRow, attachments: AttachmentRow[]): Omit<Message, 'body'> {
   const { body: _body, ...rest } = toMessage(row, '', attachments);
   return rest;
 }
@@ -177,25 +170,20 @@ export function createdEventOf(row, attachments) {
  * for `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events; the
  * writer picks each copy's thread and sequence inside its transaction. A raw message stored inline (`rawInline`)
  * goes with its copy, for `message_raw`, instead of being a blob. Ids are taken per copy in this order: the
- * message, its new thread, its attachments, its event.
- * @param {NewMessage[]} inputs
- * @param {{ newId: () => string, at: number }} options `at`: unix seconds, for every row and event
- * @returns {MailWriteItem}
+ * message, its new thread, its attachments, its event. `at`: unix seconds, for every row and event.
  */
-export function writeItemOf(inputs, { newId, at }) {
-  /** @type {Map<string, Uint8Array>} */
-  const blobs = new Map();
+export function writeItemOf(inputs: NewMessage[], { newId, at }: { newId: () => string; at: number }): MailWriteItem {
+  const blobs = new Map<string, Uint8Array>();
   const copies = inputs.map((input) => {
     if (!input.rawInline) blobs.set(input.rawHash, input.raw);
     for (const attachment of input.parsed.attachments) blobs.set(attachment.hash, attachment.content);
     const placed = placeBody(input.parsed.body);
-    if (placed.blob) blobs.set(/** @type {string} */ (placed.bodyHash), placed.blob.bytes);
+    if (placed.blob) blobs.set(placed.bodyHash!, placed.blob.bytes);
     const id = newId();
     const message = messageRowOf(input, { id, threadId: newId(), seq: 0, at, body: placed.body, bodyHash: placed.bodyHash });
     const attachments = attachmentRowsOf(input, id, newId);
     const payload = createdEventOf(message, attachments);
-    /** @type {MailWriteCopy} */
-    const copy = {
+    const copy: MailWriteCopy = {
       message,
       threadCandidates: threadCandidates(input.parsed),
       references: threadReferencesOf(input.parsed),

@@ -1,23 +1,21 @@
-// @ts-check
 /**
  * @module storage/repositories/thread-aggregates
  * How one new message changes its thread's aggregates (participants, dates, latest message, flags, folders).
- * Plain JavaScript (types in thread-aggregates.d.ts) because two places fold messages into threads and must agree:
- * the mail store's transaction on the event loop (src/messages/mail-store.ts) and the mail writer thread
- * (storage/mail-writer-worker.js), which has no TypeScript loader in every runtime it runs in.
+ * Two places fold messages into threads and must agree: the mail store's transaction on the event loop
+ * (src/messages/mail-store.ts) and the mail writer thread (storage/mail-writer-worker.ts).
  */
+import type { StoredAddress, messages, threads } from '../schema/mail.js';
+
+type MessageRow = typeof messages.$inferSelect;
+type ThreadRow = typeof threads.$inferSelect;
 
 /** Participants kept on a thread (a mailing-list thread would otherwise grow without bound). */
 export const MAX_THREAD_PARTICIPANTS = 100;
 /** The folder whose messages count as sent (for a thread's latest_message_sent_date). */
 export const SENT_FOLDER = 'sent';
 
-/**
- * Union of address lists, first spelling wins (compared case-insensitively), at most `limit`.
- * @param {{ name?: string, email: string }[]} base
- * @param {{ name?: string, email: string }[]} more
- */
-export function mergeParticipants(base, more, limit = MAX_THREAD_PARTICIPANTS) {
+/** Union of address lists, first spelling wins (compared case-insensitively), at most `limit`. */
+export function mergeParticipants(base: StoredAddress[], more: StoredAddress[], limit = MAX_THREAD_PARTICIPANTS): StoredAddress[] {
   const seen = new Set(base.map((entry) => entry.email.toLowerCase()));
   const out = [...base];
   for (const entry of more) {
@@ -30,26 +28,17 @@ export function mergeParticipants(base, more, limit = MAX_THREAD_PARTICIPANTS) {
   return out;
 }
 
-/**
- * Union of two lists, order kept.
- * @param {string[]} base
- * @param {string[]} more
- */
-export function union(base, more) {
+/** Union of two lists, order kept. */
+export function union(base: string[], more: string[]): string[] {
   return [...new Set([...base, ...more])];
 }
 
-/** @param {any} row */
-function addressesOf(row) {
+function addressesOf(row: MessageRow): StoredAddress[] {
   return [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses];
 }
 
-/**
- * Folds one new message into a thread's aggregates, without reading its other messages.
- * @param {any} thread the thread row
- * @param {any} row the new message row
- */
-export function foldIntoThread(thread, row) {
+/** Folds one new message into a thread's aggregates, without reading its other messages. */
+export function foldIntoThread(thread: ThreadRow, row: MessageRow): ThreadRow {
   const newest = row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
   const oldest = row.date < thread.earliestMessageDate;
   const isSent = row.folders.includes(SENT_FOLDER);
@@ -70,12 +59,8 @@ export function foldIntoThread(thread, row) {
   };
 }
 
-/**
- * A new thread holding only `row`.
- * @param {string} id
- * @param {any} row the message row
- */
-export function newThread(id, row) {
+/** A new thread holding only `row`. */
+export function newThread(id: string, row: MessageRow): ThreadRow {
   const isSent = row.folders.includes(SENT_FOLDER);
   return {
     id,

@@ -1,9 +1,8 @@
-// @ts-check
 /**
  * @module mail/simple-mime
  * A fast path for the commonest inbound message: a single text/plain or text/html part. `parseSimpleMessage(raw)`
- * returns the fields of mailparser's `simpleParser` result that `normalize()` in parse-worker.js reads, with the
- * values mailparser 3.9.30 (options of parse-worker.js) gives for the same bytes, or `undefined` when the
+ * returns the fields of mailparser's `simpleParser` result that `normalize()` (normalize.ts) reads, with the
+ * values mailparser 3.9.30 (options of parse-worker.ts) gives for the same bytes, or `undefined` when the
  * message is not one it is sure to read the same way, and the caller runs mailparser.
  *
  * It mirrors, step by step, what mailparser does for such a message (file names under node_modules):
@@ -29,25 +28,22 @@ const require = createRequire(import.meta.url);
 /**
  * libmime (no type declarations of its own): a direct dependency pinned to the version mailparser pins, so it is the
  * one copy mailparser and mailsplit load too (test/src/mail/simple-mime.test.ts checks that).
- * @type {{
- *   decodeHeader(line: string): { key: string, value: string },
- *   decodeWords(text: string): string,
- *   parseHeaderValue(text: string): { value: string | false, params: Record<string, string> },
- *   normalizeCharset(charset: string): string,
- * }}
  */
-const libmime = require('libmime');
-/** libmime's charset decoding (iconv-lite for anything but UTF-8 / ASCII). @type {{ decode(bytes: Buffer, charset: string): string }} */
-const libcharset = require('libmime/lib/charset.js');
+const libmime: {
+  decodeHeader(line: string): { key: string; value: string };
+  decodeWords(text: string): string;
+  parseHeaderValue(text: string): { value: string | false; params: Record<string, string> };
+  normalizeCharset(charset: string): string;
+} = require('libmime');
+/** libmime's charset decoding (iconv-lite for anything but UTF-8 / ASCII). */
+const libcharset: { decode(bytes: Buffer, charset: string): string } = require('libmime/lib/charset.js');
 // mailparser 3.9.30 pins nodemailer 10.0.12 (its nested copy under node_modules/mailparser/node_modules), whose
 // addressparser gives other results than the one of our own nodemailer (10.6: domain literals, comments in
 // angle-addrs, whitespace around '@'...). Both helpers are therefore loaded from mailparser's own location, so
 // this file always uses exactly the copies mailparser uses.
 const requireFromMailparser = createRequire(require.resolve('mailparser'));
-/** @type {(value: string) => any[]} */
-const addressparser = requireFromMailparser('nodemailer/lib/addressparser');
-/** @type {{ toUnicode(domain: string): string }} */
-const punycode = requireFromMailparser('punycode.js');
+const addressparser: (value: string) => any[] = requireFromMailparser('nodemailer/lib/addressparser');
+const punycode: { toUnicode(domain: string): string } = requireFromMailparser('punycode.js');
 
 /** Largest message taken on the fast path (the inbound path sends nothing larger to the writer thread). */
 export const MAX_MESSAGE = 1024 * 1024;
@@ -65,37 +61,46 @@ const SINGLE_KEYS = new Set(['message-id', 'from', 'in-reply-to', 'reply-to', 's
 /** Header keys the result carries. */
 const WANTED_KEYS = new Set(['subject', 'references', 'date', 'from', 'to', 'cc', 'bcc', 'message-id', 'in-reply-to', 'reply-to']);
 
-/**
- * @typedef {{ name: string, address?: string, group?: AddressEntry[] }} AddressEntry
- * @typedef {{ value: AddressEntry[] }} AddressObject
- * @typedef {{ key: string, line: string }} HeaderLine
- */
+/** An address of mailparser's `value` lists (a group has members instead of an address). */
+export interface AddressEntry {
+  name: string;
+  address?: string | undefined;
+  group?: AddressEntry[] | undefined;
+}
+/** A mailparser address header value. */
+export interface AddressObject {
+  value: AddressEntry[];
+}
+interface HeaderLine {
+  key: string;
+  line: string;
+}
 
 /**
  * The subset of a `simpleParser` result that normalize() reads. `undefined` where mailparser leaves the key out.
- * @typedef {object} SimpleMail
- * @property {string | undefined} subject
- * @property {string | undefined} messageId
- * @property {string | undefined} inReplyTo
- * @property {string | string[] | undefined} references
- * @property {Date | undefined} date
- * @property {AddressObject | AddressObject[] | undefined} from
- * @property {AddressObject | AddressObject[] | undefined} to
- * @property {AddressObject | AddressObject[] | undefined} cc
- * @property {AddressObject | AddressObject[] | undefined} bcc
- * @property {AddressObject | AddressObject[] | undefined} replyTo
- * @property {string | undefined} text
- * @property {string | undefined} html
- * @property {never[]} attachments
+ * (A type, not an interface, so that it is a `Record<string, unknown>` too.)
  */
+export type SimpleMail = {
+  subject: string | undefined;
+  messageId: string | undefined;
+  inReplyTo: string | undefined;
+  references: string | string[] | undefined;
+  date: Date | undefined;
+  from: AddressObject | AddressObject[] | undefined;
+  to: AddressObject | AddressObject[] | undefined;
+  cc: AddressObject | AddressObject[] | undefined;
+  bcc: AddressObject | AddressObject[] | undefined;
+  replyTo: AddressObject | AddressObject[] | undefined;
+  text: string | undefined;
+  html: string | undefined;
+  attachments: never[];
+};
 
 /**
  * Parses a single-part text message the way mailparser would, or returns `undefined` when the message is not
  * simple enough to be sure of that (the caller then runs mailparser).
- * @param {Buffer} raw
- * @returns {SimpleMail | undefined}
  */
-export function parseSimpleMessage(raw) {
+export function parseSimpleMessage(raw: Buffer): SimpleMail | undefined {
   try {
     return parse(raw);
   } catch {
@@ -103,11 +108,7 @@ export function parseSimpleMessage(raw) {
   }
 }
 
-/**
- * @param {Buffer} raw
- * @returns {SimpleMail | undefined}
- */
-function parse(raw) {
+function parse(raw: Buffer): SimpleMail | undefined {
   if (!Buffer.isBuffer(raw) || raw.length === 0 || raw.length > MAX_MESSAGE) return undefined;
 
   // The header section: up to and including the first line that is exactly LF or CRLF (message-splitter.js).
@@ -133,9 +134,9 @@ function parse(raw) {
   if (!lines) return undefined;
 
   // The part (mime-node.js parseHeaders, then createNode of mail-parser.js).
-  /** @type {HeaderLine | undefined} */ let contentTypeLine;
-  /** @type {HeaderLine | undefined} */ let encodingLine;
-  /** @type {HeaderLine | undefined} */ let dispositionLine;
+  let contentTypeLine: HeaderLine | undefined;
+  let encodingLine: HeaderLine | undefined;
+  let dispositionLine: HeaderLine | undefined;
   for (const line of lines) {
     if (line.key === 'content-type') contentTypeLine ??= line;
     else if (line.key === 'content-transfer-encoding') encodingLine ??= line;
@@ -184,8 +185,7 @@ function parse(raw) {
 
   // The body: transfer decoding, charset, line endings.
   const body = raw.subarray(bodyStart);
-  /** @type {Buffer} */
-  let bytes;
+  let bytes: Buffer;
   if (encoding === 'base64') {
     const decoded = base64Decode(body);
     if (!decoded) return undefined;
@@ -201,16 +201,16 @@ function parse(raw) {
 
   const headers = processHeaders(lines);
   return {
-    subject: /** @type {string | undefined} */ (headers.get('subject')),
-    messageId: /** @type {string | undefined} */ (headers.get('message-id')),
-    inReplyTo: /** @type {string | undefined} */ (headers.get('in-reply-to')),
-    references: /** @type {string | string[] | undefined} */ (headers.get('references')),
-    date: /** @type {Date | undefined} */ (headers.get('date')),
-    from: /** @type {AddressObject | undefined} */ (headers.get('from')),
-    to: /** @type {AddressObject | AddressObject[] | undefined} */ (headers.get('to')),
-    cc: /** @type {AddressObject | AddressObject[] | undefined} */ (headers.get('cc')),
-    bcc: /** @type {AddressObject | AddressObject[] | undefined} */ (headers.get('bcc')),
-    replyTo: /** @type {AddressObject | undefined} */ (headers.get('reply-to')),
+    subject: headers.get('subject') as string | undefined,
+    messageId: headers.get('message-id') as string | undefined,
+    inReplyTo: headers.get('in-reply-to') as string | undefined,
+    references: headers.get('references') as string | string[] | undefined,
+    date: headers.get('date') as Date | undefined,
+    from: headers.get('from') as AddressObject | undefined,
+    to: headers.get('to') as AddressObject | AddressObject[] | undefined,
+    cc: headers.get('cc') as AddressObject | AddressObject[] | undefined,
+    bcc: headers.get('bcc') as AddressObject | AddressObject[] | undefined,
+    replyTo: headers.get('reply-to') as AddressObject | undefined,
     // getTextContent: an empty part gives neither; an HTML root part gives text '' (skipHtmlToText)
     text: content ? (contentType === 'text/plain' ? content : '') : undefined,
     html: content && contentType === 'text/html' ? content : undefined,
@@ -218,35 +218,29 @@ function parse(raw) {
   };
 }
 
-/** @param {object} object @param {string} key */
-function hasOwn(object, key) {
+function hasOwn(object: object, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(object, key);
 }
 
 /**
  * Header lines as mailsplit's Headers._parseHeaders gives them, from the header section as a binary string.
  * Linear: the trailing line breaks are cut by a loop (`/[\r\n]+$/` is quadratic on a run of CRs).
- * @param {string} section
- * @returns {HeaderLine[] | undefined}
  */
-function headerLines(section) {
+function headerLines(section: string): HeaderLine[] | undefined {
   let end = section.length;
   while (end > 0 && (section.charCodeAt(end - 1) === 0x0d || section.charCodeAt(end - 1) === 0x0a)) end--;
   const rawLines = section.slice(0, end).split(/\r?\n/);
-  /** @param {string} line */
-  const keyOf = (line) => line.substr(0, line.indexOf(':')).toLowerCase().trim();
-  /** @param {string} line */
-  const folded = (line) => line.charAt(0) === ' ' || line.charAt(0) === '\t';
+  const keyOf = (line: string) => line.substr(0, line.indexOf(':')).toLowerCase().trim();
+  const folded = (line: string) => line.charAt(0) === ' ' || line.charAt(0) === '\t';
 
   let index = 1;
-  let first = /** @type {string} */ (rawLines[0]);
-  while (index < rawLines.length && folded(/** @type {string} */ (rawLines[index]))) first += '\r\n' + rawLines[index++];
-  /** @type {HeaderLine[]} */
-  const lines = [];
+  let first = rawLines[0]!;
+  while (index < rawLines.length && folded(rawLines[index]!)) first += '\r\n' + rawLines[index++];
+  const lines: HeaderLine[] = [];
   // an mbox "From " or an HTTP "POST " first line is no header
   if (!/^From /i.test(first) && !/^POST /i.test(first)) lines.push({ key: keyOf(first), line: first });
   for (; index < rawLines.length; index++) {
-    const current = /** @type {string} */ (rawLines[index]);
+    const current = rawLines[index]!;
     if (folded(current)) {
       const entry = lines[lines.length - 1];
       if (!entry) return undefined; // cannot happen (the loop starts on an unfolded line); be safe
@@ -262,9 +256,8 @@ function headerLines(section) {
 /**
  * `Headers.getFirst` of mailsplit for a line already found: the line as UTF-8 when it is valid UTF-8, unfolded,
  * the value after the colon.
- * @param {HeaderLine | undefined} line
  */
-function firstValue(line) {
+function firstValue(line: HeaderLine | undefined): string {
   if (!line) return '';
   let text = line.line;
   if (text) {
@@ -276,9 +269,8 @@ function firstValue(line) {
 
 /**
  * mime-node.js stripComments: everything from the first `(` to the last `)` of each line removed.
- * @param {string} value
  */
-function stripComments(value) {
+function stripComments(value: string): string {
   if (value.indexOf('(') < 0) return value;
   return value
     .split(/([\n\r\u2028\u2029])/)
@@ -294,17 +286,13 @@ function stripComments(value) {
 /**
  * The subset of mail-parser.js `processHeaders` for the keys the result carries, with its accumulation: a
  * value is kept only when truthy, single keys keep their last value, other keys a list (unwrapped when one).
- * @param {HeaderLine[]} lines
- * @returns {Map<string, unknown>}
  */
-function processHeaders(lines) {
-  /** @type {Map<string, unknown[]>} */
-  const collected = new Map();
+function processHeaders(lines: HeaderLine[]): Map<string, unknown> {
+  const collected = new Map<string, unknown[]>();
   for (const line of lines) {
     const key = line.key;
     if (!WANTED_KEYS.has(key)) continue;
-    /** @type {any} */
-    let value = ((libmime.decodeHeader(line.line) || {}).value || '').toString().trim();
+    let value: any = ((libmime.decodeHeader(line.line) || {}).value || '').toString().trim();
     value = Buffer.from(value, 'latin1').toString();
     switch (key) {
       case 'date': {
@@ -330,7 +318,7 @@ function processHeaders(lines) {
         value = value
           .split(/\s+/)
           .map(ensureMessageIdFormat)
-          .filter((/** @type {string | false} */ id) => id);
+          .filter((id: string | false) => id);
         break;
       case 'message-id':
       case 'in-reply-to':
@@ -350,13 +338,12 @@ function processHeaders(lines) {
     }
     if (value) {
       const previous = collected.get(key);
-      if (!previous) collected.set(key, [].concat(value));
+      if (!previous) collected.set(key, ([] as unknown[]).concat(value));
       else if (Array.isArray(value)) collected.set(key, previous.concat(value));
       else previous.push(value);
     }
   }
-  /** @type {Map<string, unknown>} */
-  const headers = new Map();
+  const headers = new Map<string, unknown>();
   for (const [key, values] of collected) {
     if (SINGLE_KEYS.has(key) && values.length) headers.set(key, values[values.length - 1]);
     else if (values.length === 1) headers.set(key, values[0]);
@@ -365,11 +352,7 @@ function processHeaders(lines) {
   return headers;
 }
 
-/**
- * @param {string} value
- * @returns {string | false}
- */
-function ensureMessageIdFormat(value) {
+function ensureMessageIdFormat(value: string): string | false {
   if (!value.length) return false;
   if (value.charAt(0) !== '<') value = '<' + value;
   if (value.charAt(value.length - 1) !== '>') value += '>';
@@ -378,9 +361,8 @@ function ensureMessageIdFormat(value) {
 
 /**
  * Linear equivalent of `/<[^<>]+@[^<>]+>/.test(str)` (mail-parser.js hasBracketedAddress).
- * @param {string} str
  */
-function hasBracketedAddress(str) {
+function hasBracketedAddress(str: string): boolean {
   let start = -1;
   let at = -1;
   for (let i = 0, len = str.length; i < len; i++) {
@@ -402,9 +384,8 @@ function hasBracketedAddress(str) {
 /**
  * mail-parser.js decodeAddresses, statement for statement: encoded-word display names, an address list hidden in
  * a B-encoded name, encoded words in an address, punycode domains, groups.
- * @param {any[]} addresses
  */
-function decodeAddresses(addresses) {
+function decodeAddresses(addresses: any[]): void {
   const processedAddress = new WeakSet();
   for (let i = 0; i < addresses.length; i++) {
     const address = addresses[i];
@@ -464,10 +445,8 @@ function decodeAddresses(addresses) {
  * libbase64's Decoder over the whole body: each chunk read as 'ascii' (high bit cleared), everything but the
  * base64 alphabet and '=' dropped, decoded in groups of four. Chunked decoding equals decoding at once only when
  * '=' appears solely as the final padding, so anything else is refused (`undefined`).
- * @param {Buffer} body
- * @returns {Buffer | undefined}
  */
-function base64Decode(body) {
+function base64Decode(body: Buffer): Buffer | undefined {
   let b64 = body.toString('ascii');
   if (/[^a-zA-Z0-9+/=]/.test(b64)) b64 = b64.replace(/[^a-zA-Z0-9+/=]/g, '');
   const pad = b64.indexOf('=');
@@ -479,10 +458,8 @@ function base64Decode(body) {
  * libqp.decode (what libqp's Decoder runs on the whole body read as UTF-8), with its first step
  * `/[\t ]+$/gm` → '' (quadratic on a long run of blanks) written as a linear expression: a run is anchored on
  * the character before it, so each run is tried from one position only.
- * @param {string} input
- * @returns {Buffer}
  */
-function qpDecode(input) {
+function qpDecode(input: string): Buffer {
   const str = input
     // blanks at the end of a line (before \n, \r, \u2028, \u2029 or the end)
     .replace(/(^|[^\t ])[\t ]+(?=[\n\r\u2028\u2029]|$)/g, '$1')
@@ -507,8 +484,7 @@ function qpDecode(input) {
   return out.subarray(0, length);
 }
 
-/** @param {number} code */
-function hexValue(code) {
+function hexValue(code: number): number {
   if (code >= 0x30 && code <= 0x39) return code - 0x30;
   if (code >= 0x61 && code <= 0x66) return code - 0x57;
   if (code >= 0x41 && code <= 0x46) return code - 0x37;

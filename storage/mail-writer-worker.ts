@@ -1,11 +1,9 @@
-// @ts-check
 /**
  * @module storage/mail-writer-worker
- * Runs in a worker thread (see mail-writer.ts): stores batches of inbound messages on its own connection to the
+ * Runs in a worker thread (see mail-writer.ts, started by worker-module.ts): stores batches of inbound messages on its own connection to the
  * embedded database with the native `libsql` driver and statements prepared once, so neither the statements nor
  * the COMMIT's fsync (synchronous=FULL) run on the event loop. Per batch: one BEGIN IMMEDIATE and one COMMIT; a
  * message that fails is reported alone and the others are stored.
- * Plain JavaScript: a worker thread has no TypeScript loader in every runtime this runs in.
  *
  * Per copy of a message: its blobs (content-addressed: a blob already stored is not written again) or its row of
  * `message_raw`, its thread (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read
@@ -15,22 +13,44 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
+import type { MailPrepare, MailWriteItem, MailWriteResult } from './mail-writer.js';
 import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
+import type { messages, threads } from './schema/mail.js';
 
-/**
- * @typedef {{ key: string, name: string, codec: 'plain' | 'json' | 'bool' }} Column
- * @typedef {{ name: string, columns: Column[] }} TableInfo
- * @typedef {{ file: string, prepareModule?: string, busyTimeoutMs: number, maxBatch: number, maxBatchBytes: number, chunkBytes: number, tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs', TableInfo> }} WriterData
- */
+/** A column as mail-writer.ts describes it from the drizzle schema. */
+interface Column {
+  key: string;
+  name: string;
+  codec: 'plain' | 'json' | 'bool';
+}
+interface TableInfo {
+  name: string;
+  columns: Column[];
+}
+/** The thread's `workerData` (built by createMailWriter). */
+interface WriterData {
+  file: string;
+  prepareModule?: string;
+  busyTimeoutMs: number;
+  maxBatch: number;
+  maxBatchBytes: number;
+  chunkBytes: number;
+  tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs', TableInfo>;
+}
+/** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id. */
+type Entry = { id: number } & ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
+/** What the thread answers for one entry (`EntryResult` in mail-writer.ts). */
+type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
+type ThreadRow = typeof threads.$inferSelect;
+type MessageRow = typeof messages.$inferSelect;
 
-const { file, busyTimeoutMs, chunkBytes, tables, prepareModule, maxBatch, maxBatchBytes } = /** @type {WriterData} */ (workerData);
+const { file, busyTimeoutMs, chunkBytes, tables, prepareModule, maxBatch, maxBatchBytes } = workerData as WriterData;
 
 /**
  * The caller's prepare module (see MailPrepare in mail-writer.ts): turns a raw message into the item to store, or
  * declines it.
- * @type {((raw: Uint8Array, meta: unknown) => { item: any, summary: unknown } | undefined) | undefined}
  */
-const prepare = prepareModule ? (await import(prepareModule)).prepare : undefined;
+const prepare: MailPrepare | undefined = prepareModule ? ((await import(prepareModule)) as { prepare: MailPrepare }).prepare : undefined;
 
 const db = new Database(file, { timeout: busyTimeoutMs });
 // FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250).
@@ -46,14 +66,9 @@ db.exec('PRAGMA foreign_keys = ON');
 // walks the cache's hash table (pcache1TruncateUnsafe), which with 64 MB took 7% of this thread's time.
 db.exec('PRAGMA cache_size = -8192');
 
-/** @param {string} name */
-const quote = (name) => `"${name.replace(/"/g, '""')}"`;
+const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
-/**
- * @param {Column} column
- * @param {any} value
- */
-function encode(column, value) {
+function encode(column: Column, value: unknown): unknown {
   if (value === undefined || value === null) return null;
   if (column.codec === 'json') return JSON.stringify(value);
   // The native driver aborts the process on a boolean parameter: never hand it one.
@@ -62,23 +77,17 @@ function encode(column, value) {
   return value;
 }
 
-/**
- * @param {Column} column
- * @param {any} value
- */
-function decode(column, value) {
+function decode(column: Column, value: unknown): unknown {
   if (value === null) return null;
-  if (column.codec === 'json') return JSON.parse(value);
+  if (column.codec === 'json') return JSON.parse(value as string);
   if (column.codec === 'bool') return Boolean(value);
   return value;
 }
 
-/** @param {TableInfo} table @param {string} [conflict] */
-function insertStatement(table, conflict = '') {
+function insertStatement(table: TableInfo, conflict = '') {
   const names = table.columns.map((column) => quote(column.name));
   const statement = db.prepare(`INSERT INTO ${quote(table.name)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ${conflict}`);
-  /** @param {Record<string, unknown>} row */
-  return (row) => statement.run(table.columns.map((column) => encode(column, row[column.key])));
+  return (row: object) => statement.run(table.columns.map((column) => encode(column, (row as Record<string, unknown>)[column.key])));
 }
 
 const threadKeyColumn = tables.threads.columns.find((column) => column.key === 'id');
@@ -109,12 +118,8 @@ const statements = {
   insertJob: insertStatement(tables.jobs, 'ON CONFLICT DO NOTHING'),
 };
 
-/**
- * Stores a blob unless one with its hash exists (then the bytes are the same).
- * @param {{ hash: string, bytes: Uint8Array }} blob
- * @param {number} createdAt
- */
-function putBlob({ hash, bytes }, createdAt) {
+/** Stores a blob unless one with its hash exists (then the bytes are the same). */
+function putBlob({ hash, bytes }: { hash: string; bytes: Uint8Array }, createdAt: number): void {
   const chunkCount = Math.max(1, Math.ceil(bytes.length / chunkBytes));
   if (statements.putBlob.run([hash, bytes.length, chunkCount, createdAt]).changes === 0) return;
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -124,31 +129,24 @@ function putBlob({ hash, bytes }, createdAt) {
 /**
  * The thread a copy joins: the thread of its closest Message-ID already known in its mailbox (a message earlier in
  * this batch included), else undefined.
- * @param {string} grantId
- * @param {string[]} candidates
- * @returns {string | undefined}
  */
-function knownThread(grantId, candidates) {
+function knownThread(grantId: string, candidates: string[]): string | undefined {
   for (const candidate of candidates) {
-    const row = /** @type {unknown[] | undefined} */ (statements.threadOf.get([grantId, candidate]));
+    const row = statements.threadOf.get([grantId, candidate]) as unknown[] | undefined;
     if (row && typeof row[0] === 'string') return row[0];
   }
   return undefined;
 }
 
-/**
- * @param {string} id
- * @returns {any}
- */
-function readThread(id) {
-  const values = /** @type {unknown[] | undefined} */ (statements.thread.get([id]));
+/** A thread row, decoded as drizzle would (the columns follow its schema). */
+function readThread(id: string): ThreadRow | undefined {
+  const values = statements.thread.get([id]) as unknown[] | undefined;
   if (!values) return undefined;
-  /** @type {Record<string, unknown>} */
-  const row = {};
+  const row: Record<string, unknown> = {};
   tables.threads.columns.forEach((column, index) => {
     row[column.key] = decode(column, values[index]);
   });
-  return row;
+  return row as ThreadRow;
 }
 
 /** The sequence number of the next message stored in the transaction under way. */
@@ -156,16 +154,15 @@ let nextSeq = 0;
 
 /**
  * Stores one message (all its copies) in the transaction under way. Inputs are not changed (a batch may run twice).
- * @param {any} item
  */
-function storeMessage(item) {
+function storeMessage(item: MailWriteItem): MailWriteResult[] {
   for (const blob of item.blobs) putBlob(blob, item.createdAt);
   for (const job of item.jobs ?? []) statements.insertJob(job);
-  return item.copies.map((/** @type {any} */ copy) => {
+  return item.copies.map((copy) => {
     const existing = knownThread(copy.message.grantId, copy.threadCandidates);
     const thread = existing === undefined ? undefined : readThread(existing);
     const seq = nextSeq++;
-    const message = { ...copy.message, seq, threadId: thread ? thread.id : copy.message.threadId };
+    const message: MessageRow = { ...copy.message, seq, threadId: thread ? thread.id : copy.message.threadId };
     statements.upsertThread(thread ? foldIntoThread(thread, message) : newThread(message.threadId, message));
     for (const headerId of copy.references) statements.insertReference({ grantId: message.grantId, headerId, threadId: message.threadId });
     statements.insertMessage(message);
@@ -179,8 +176,7 @@ function storeMessage(item) {
   });
 }
 
-/** @param {unknown} error */
-function describe(error) {
+function describe(error: unknown): string {
   const message = error && typeof error === 'object' && 'message' in error ? String(error.message) : String(error);
   const code = error && typeof error === 'object' && 'code' in error ? ` (${String(error.code)})` : '';
   return `${message}${code}`.slice(0, 1000);
@@ -188,22 +184,20 @@ function describe(error) {
 
 /** A message of a batch failed (the batch was rolled back). */
 class MessageFailure extends Error {
-  /** @param {unknown} cause */
-  constructor(cause) {
+  constructor(cause: unknown) {
     super(describe(cause));
   }
 }
 
 /**
  * Stores messages in one transaction: all of them, or (throwing) none.
- * @param {any[]} items
  */
-function transaction(items) {
+function transaction(items: MailWriteItem[]): EntryResult[] {
   statements.begin.run();
   try {
     // Read once per transaction: under BEGIN IMMEDIATE no other connection inserts messages until COMMIT.
-    nextSeq = Number(/** @type {unknown[]} */ (statements.nextSeq.get())[0]);
-    const results = items.map((item) => {
+    nextSeq = Number((statements.nextSeq.get() as unknown[])[0]);
+    const results = items.map((item): EntryResult => {
       try {
         return { ok: true, stored: storeMessage(item) };
       } catch (error) {
@@ -223,16 +217,15 @@ function transaction(items) {
  * which would write one index segment per message instead of one per batch. When a message fails the batch is
  * rolled back and each message is stored alone, so only the guilty one fails (failures are rare). A failed COMMIT
  * fails the whole batch.
- * @param {any[]} items
  */
-function storeBatch(items) {
+function storeBatch(items: MailWriteItem[]): EntryResult[] {
   try {
     return transaction(items);
   } catch (error) {
     if (!(error instanceof MessageFailure)) throw error;
-    return items.map((item) => {
+    return items.map((item): EntryResult => {
       try {
-        return transaction([item])[0];
+        return transaction([item])[0]!;
       } catch (alone) {
         return { ok: false, error: alone instanceof MessageFailure ? alone.message : describe(alone) };
       }
@@ -243,10 +236,8 @@ function storeBatch(items) {
 /**
  * The item of a batch entry: as given, or prepared here from its raw bytes (before BEGIN, so the write lock is not
  * held while messages are parsed). Undefined when the prepare module declines the message or fails on it.
- * @param {{ kind: 'item', item: any } | { kind: 'raw', raw: Uint8Array, meta: unknown }} entry
- * @returns {{ item: any, summary?: unknown } | undefined}
  */
-function itemOf(entry) {
+function itemOf(entry: Entry): { item: MailWriteItem; summary?: unknown } | undefined {
   if (entry.kind === 'item') return { item: entry.item };
   if (!prepare) return undefined;
   try {
@@ -259,20 +250,18 @@ function itemOf(entry) {
 /**
  * Writes received and not yet stored, in order. Writes that arrive while a transaction runs wait here and go
  * together into the next one (at most `maxBatch` writes and, unless one alone is larger, `maxBatchBytes`).
- * @type {{ id: number, kind: 'item' | 'raw', item?: any, raw?: Uint8Array, meta?: unknown }[]}
  */
-const queue = [];
+const queue: Entry[] = [];
 let scheduled = false;
 
 /**
  * The bytes an entry brings to a batch: raw, or its blobs and the raw messages its copies store inline.
- * @param {{ kind: 'item' | 'raw', item?: any, raw?: Uint8Array }} entry
  */
-function bytesOf(entry) {
-  if (entry.kind === 'raw') return entry.raw?.byteLength ?? 0;
+function bytesOf(entry: Entry): number {
+  if (entry.kind === 'raw') return entry.raw.byteLength;
   let bytes = 0;
-  for (const blob of entry.item?.blobs ?? []) bytes += blob.bytes.byteLength;
-  for (const copy of entry.item?.copies ?? []) bytes += copy.raw?.byteLength ?? 0;
+  for (const blob of entry.item.blobs) bytes += blob.bytes.byteLength;
+  for (const copy of entry.item.copies) bytes += copy.raw?.byteLength ?? 0;
   return bytes;
 }
 
@@ -281,19 +270,18 @@ function drain() {
   scheduled = false;
   let bytes = 0;
   let size = 0;
-  while (size < queue.length && size < maxBatch && (size === 0 || bytes + bytesOf(queue[size]) <= maxBatchBytes)) bytes += bytesOf(queue[size++]);
+  while (size < queue.length && size < maxBatch && (size === 0 || bytes + bytesOf(queue[size]!) <= maxBatchBytes)) bytes += bytesOf(queue[size++]!);
   const batch = queue.splice(0, size);
-  /** @type {any[]} */
-  let results;
+  let results: (EntryResult & { id: number })[];
   try {
-    const prepared = batch.map((entry) => itemOf(/** @type {any} */ (entry)));
+    const prepared = batch.map((entry) => itemOf(entry));
     const items = prepared.flatMap((entry) => (entry ? [entry.item] : []));
     const stored = items.length > 0 ? storeBatch(items) : [];
     let next = 0;
-    results = prepared.map((entry, index) => {
-      const id = batch[index].id;
+    results = prepared.map((entry, index): EntryResult & { id: number } => {
+      const id = batch[index]!.id;
       if (!entry) return { id, ok: false, declined: true };
-      const result = stored[next++];
+      const result = stored[next++]!;
       return { id, ...result, ...(result.ok && entry.summary !== undefined ? { summary: entry.summary } : {}) };
     });
   } catch (error) {
@@ -310,7 +298,7 @@ function schedule() {
   setImmediate(drain);
 }
 
-parentPort?.on('message', (/** @type {{ entries: any[] }} */ message) => {
+parentPort?.on('message', (message: { entries: Entry[] }) => {
   queue.push(...message.entries);
   schedule();
 });

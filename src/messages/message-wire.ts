@@ -1,0 +1,56 @@
+/**
+ * @module messages/message-wire
+ * Message and attachment rows → Nylas wire objects. Both the event loop (message-mapper.ts re-exports these) and the
+ * mail writer thread (through mail-rows.ts and src/mail/ingest-prepare.ts) build messages; no side effects on import.
+ */
+import type { StoredAddress, attachments, messages } from '../../storage/schema/mail.js';
+import type { Attachment, Message, Participant } from '../schemas/messages.js';
+
+export type { Attachment, Message, Participant };
+/** A stored message row. */
+export type MessageRow = typeof messages.$inferSelect;
+/** A stored attachment row. */
+export type AttachmentRow = typeof attachments.$inferSelect;
+
+/** Stored addresses → wire participants (a missing name stays absent). */
+export function participants(list: StoredAddress[]): Participant[] {
+  return list.map((entry) => (entry.name ? { name: entry.name, email: entry.email } : { email: entry.email }));
+}
+
+/** An attachment row → the wire attachment. */
+export function toAttachment(row: AttachmentRow): Attachment {
+  return {
+    id: row.id,
+    grant_id: row.grantId,
+    filename: row.filename,
+    content_type: row.contentType,
+    size: row.size,
+    is_inline: row.isInline,
+    ...(row.contentId !== null ? { content_id: row.contentId } : {}),
+    ...(row.contentDisposition !== null ? { content_disposition: row.contentDisposition } : {}),
+  };
+}
+
+/** A message row, its body and attachments → the wire message. */
+export function toMessage(row: MessageRow, body: string, attachments: AttachmentRow[]): Message {
+  return {
+    id: row.id,
+    grant_id: row.grantId,
+    object: 'message',
+    thread_id: row.threadId,
+    subject: row.subject,
+    from: participants(row.fromAddresses),
+    to: participants(row.toAddresses),
+    cc: participants(row.ccAddresses),
+    bcc: participants(row.bccAddresses),
+    reply_to: participants(row.replyToAddresses),
+    date: row.date,
+    unread: row.unread,
+    starred: row.starred,
+    snippet: row.snippet,
+    body,
+    folders: row.folders,
+    attachments: attachments.map(toAttachment),
+    metadata: row.metadata,
+  };
+}
