@@ -146,7 +146,14 @@ describe('the packed package, installed in a fresh project', () => {
   }, SLOW);
 
   it('serves MCP over stdio with the README command for an installed package (npx --prefix PROJECT --no agentpost mcp)', async () => {
-    const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), project], { cwd: project, env: npmEnvironment() });
+    const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), 'installed', project], { cwd: project, env: npmEnvironment() });
+    const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { server: { name: string }; tools: number };
+    expect(seen.server.name).toBe('agentpost');
+    expect(seen.tools).toBeGreaterThan(10);
+  }, SLOW);
+
+  it('serves MCP over stdio with the README command for a clone (node /path/to/agentpost/dist/server/cli.js mcp)', async () => {
+    const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), 'clone', ROOT], { cwd: project, env: npmEnvironment() });
     const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { server: { name: string }; tools: number };
     expect(seen.server.name).toBe('agentpost');
     expect(seen.tools).toBeGreaterThan(10);

@@ -1,5 +1,7 @@
-// The MCP host set-up of the README for an installed package: `npx --prefix <project> --no agentpost mcp`, over stdio,
-// with the MCP client SDK. Usage: node mcp-stdio.mjs PROJECT_FOLDER. Prints one JSON line.
+// The MCP host set-ups of the README, over stdio, with the MCP client SDK, started from a folder of their own as agent
+// hosts do: for an installed package, `npx --prefix <project> --no agentpost mcp`; for a clone,
+// `node <clone>/dist/server/cli.js mcp`. Usage: node mcp-stdio.mjs installed PROJECT_FOLDER | clone CLONE_FOLDER.
+// Prints one JSON line.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,12 +9,12 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-const project = process.argv[2];
+const [form, place] = process.argv.slice(2);
+assert.ok((form === 'installed' || form === 'clone') && place, 'usage: mcp-stdio.mjs installed PROJECT | clone CLONE');
 const folder = mkdtempSync(join(tmpdir(), 'agentpost-mcp-'));
 const client = new Client({ name: 'consumer', version: '1.0.0' });
 const transport = new StdioClientTransport({
-  command: 'npx',
-  args: ['--prefix', project, '--no', 'agentpost', 'mcp'],
+  ...(form === 'installed' ? { command: 'npx', args: ['--prefix', place, '--no', 'agentpost', 'mcp'] } : { command: 'node', args: [join(place, 'dist', 'server', 'cli.js'), 'mcp'] }),
   cwd: tmpdir(),
   env: { PATH: process.env.PATH, HOME: process.env.HOME, ...(process.env.npm_config_cache ? { npm_config_cache: process.env.npm_config_cache } : {}), AGENTPOST_DATABASE_URL: `file:${join(folder, 'agentpost.db')}`, AGENTPOST_LOG_LEVEL: 'warn' },
   stderr: 'pipe',
