@@ -5,15 +5,14 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAgentpost } from '../../server/embed.js';
 import { ConfigError, unknownSettings, type Logger } from '../../src/index.js';
 import { tempDir } from '../helpers/service.js';
+import { BIN, ROOT, childEnv } from '../helpers/process.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/agentpost.js');
 
 const dirs: { remove(): void }[] = [];
 afterAll(() => {
@@ -26,22 +25,19 @@ function database(): string {
   return `file:${join(dir.path, 'agentpost.db')}`;
 }
 
-/** The environment of a child: ours without any AGENTPOST_ variable, plus the given ones. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_') && !key.startsWith('npm_')));
-  return { ...clean, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', ...env };
-}
+/** The environment of a child, with this file's defaults. */
+const childEnvOf = (env: Record<string, string>) => childEnv({ AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', ...env });
 
 describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
   it('serve exits 1 on a bad value, naming the variable, before opening anything', async () => {
     const url = database();
-    const failed = await promisify(execFile)(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnv({ AGENTPOST_DATABASE_URL: url, AGENTPOST_SHUTDOWN_TIMEOUT: 'soon' }), timeout: 30_000 }).then(
+    const failed = await promisify(execFile)(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: url, AGENTPOST_SHUTDOWN_TIMEOUT: 'soon' }), timeout: 30_000 }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
     );
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('AGENTPOST_SHUTDOWN_TIMEOUT: "soon" is not a duration');
-    const token = await promisify(execFile)(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnv({ AGENTPOST_DATABASE_URL: url, AGENTPOST_METRICS_TOKEN: 'short' }), timeout: 30_000 }).then(
+    const token = await promisify(execFile)(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: url, AGENTPOST_METRICS_TOKEN: 'short' }), timeout: 30_000 }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
     );
@@ -51,7 +47,7 @@ describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
   });
 
   it('serve warns about a misspelled AGENTPOST_ variable, naming the closest setting, and starts', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnv({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SHUTDOWN_TIMOUT: '5s', AGENTPOST_COMPLETELY_UNKNOWN: 'x' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SHUTDOWN_TIMOUT: '5s', AGENTPOST_COMPLETELY_UNKNOWN: 'x' }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -3,8 +3,7 @@
  * file, checked against the real service started on that same file.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ServiceAccountSigner } from 'nylas';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,9 +13,8 @@ import { hashApiKey } from '../../src/applications/credentials.js';
 import { loadConfig } from '../../src/index.js';
 import { request } from '../helpers/http.js';
 import { tempDir } from '../helpers/service.js';
+import { BIN, ROOT, childEnv, freePort } from '../helpers/process.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/agentpost.js');
 const KEY_PATTERN = /agp_[A-Za-z0-9_-]{43}/;
 /** Each CLI process loads the TypeScript sources through tsx (about a second of CPU); a busy machine needs room. */
 const E2E_TIMEOUT_MS = 60_000;
@@ -33,16 +31,13 @@ function freshDatabase(): string {
   return `file:${join(dir.path, 'agentpost.db')}`;
 }
 
-/** The environment of a child: ours without any AGENTPOST_ variable, plus the given ones. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_')));
-  return { ...clean, AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', ...env };
-}
+/** The environment of a child, with this file's defaults. */
+const childEnvOf = (env: Record<string, string>) => childEnv({ AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', ...env });
 
 /** Runs one CLI command to completion. */
 async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnv(env), timeout: E2E_TIMEOUT_MS });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnvOf(env), timeout: E2E_TIMEOUT_MS });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
@@ -50,19 +45,10 @@ async function cli(args: string[], env: Record<string, string>): Promise<{ code:
   }
 }
 
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
-
 /** `agentpost serve` in the background, resolved once it says it is listening. */
 async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stdout: () => string; stop(): Promise<number | null> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnv({ ...env, AGENTPOST_HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ ...env, AGENTPOST_HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {

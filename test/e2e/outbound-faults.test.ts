@@ -4,8 +4,7 @@
  * (new sessions get 421, the message in DATA finishes with 250, and every message answered 250 is stored).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { inArray } from 'drizzle-orm';
 import { simpleParser } from 'mailparser';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -14,24 +13,14 @@ import { request } from '../helpers/http.js';
 import { eventually, rawSmtp, smtpClient } from '../helpers/mail.js';
 import { Nylas, tempDir, TEST_API_KEY } from '../helpers/service.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
+import { BIN, ROOT, freePort } from '../helpers/process.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/agentpost.js');
 const TIMEOUT_MS = 90_000;
 
 const dirs: { remove(): void }[] = [];
 afterAll(() => {
   for (const dir of dirs) dir.remove();
 });
-
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
 
 /** `agentpost serve` as a child process, resolved once it listens. */
 async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {

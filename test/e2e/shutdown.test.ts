@@ -8,16 +8,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type ClientRequest } from 'node:http';
-import { connect, createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { connect } from 'node:net';
+import { join } from 'node:path';
 import { inArray } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, tables } from '../../storage/index.js';
 import { dotStuff, rawSmtp, type RawSmtp } from '../helpers/mail.js';
 import { tempDir, TEST_API_KEY } from '../helpers/service.js';
+import { BIN, ROOT, childEnv, freePort } from '../helpers/process.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const BIN = join(ROOT, 'bin/agentpost.js');
 const DOMAIN = 'shutdown.agentpost.localhost';
 const SMTP_MESSAGES = 200;
 const HTTP_SENDS = 100;
@@ -26,21 +25,6 @@ const dirs: { remove(): void }[] = [];
 afterAll(() => {
   for (const dir of dirs) dir.remove();
 });
-
-/** A port nobody listens on right now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
-}
-
-/** The environment of a child: ours without any AGENTPOST_ (or npm) variable, plus the given ones. */
-function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_') && !key.startsWith('npm_')));
-  return { ...clean, ...env };
-}
 
 /** Starts a command and resolves once its output says the service listens. */
 async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
