@@ -253,6 +253,30 @@ function multipartBody(field: string): JsonSchema {
   };
 }
 
+/**
+ * The components the paths use, directly or through other components. Named inputs are inlined into path, query and
+ * body (their component would list the path parameters as body fields), so their components are left out.
+ */
+function reachable(paths: unknown, components: Record<string, JsonSchema>): Set<string> {
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (value && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        if (key === '$ref' && typeof inner === 'string' && inner.startsWith('#/components/schemas/')) {
+          const name = inner.slice('#/components/schemas/'.length);
+          if (!used.has(name)) {
+            used.add(name);
+            visit(components[name]);
+          }
+        } else visit(inner);
+      }
+    }
+  };
+  visit(paths);
+  return used;
+}
+
 /** Builds the document. */
 export function buildOpenApiDocument(operations: readonly AnyOperation[], info: { version: string }): JsonSchema {
   const components: Record<string, JsonSchema> = { Error: ERROR_SCHEMA };
@@ -310,13 +334,14 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     if (paths[path]) throw new Error(`OpenAPI: ${path} is both an operation and a hand-written route`);
     paths[path] = item;
   }
+  const used = reachable(paths, components);
   return {
     openapi: '3.1.0',
     info: { title: 'Agentpost API (Nylas v3 compatible)', version: info.version },
     servers: [{ url: '/' }],
     paths,
     components: {
-      schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => a.localeCompare(b))),
+      schemas: Object.fromEntries(Object.entries(components).filter(([name]) => used.has(name)).sort(([a], [b]) => a.localeCompare(b))),
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
         serviceAccount: { type: 'apiKey', in: 'header', name: 'X-Nylas-Signature', description: 'Nylas service-account RSA signature (with X-Nylas-Kid, X-Nylas-Timestamp, X-Nylas-Nonce)' },
