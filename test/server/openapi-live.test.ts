@@ -422,6 +422,16 @@ describe('the OpenAPI document against the live server', () => {
     expectValid(validate, missing.body, `${operation.name} ${missing.status}`);
   });
 
+  it('documents the 202 of a scheduled send', async () => {
+    const grant = await made.grant();
+    const body = { to: [{ email: 'later@example.com' }], subject: 'Scheduled', body: 'x', send_at: future() };
+    const path = '/v3/grants/{grant_id}/messages/send';
+    expectValid(validatorAt('paths', path, 'post', 'requestBody', 'content', 'application/json', 'schema'), body, 'scheduled send request');
+    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/send`, { key: service.apiKey, body });
+    expect(response.status, response.text).toBe(202);
+    expectValid(validatorAt('paths', path, 'post', 'responses', '202', 'content', 'application/json', 'schema'), response.body, 'scheduled send 202');
+  });
+
   it('describes the hand-written routes as they answer', async () => {
     const grant = await made.grant();
     const message = await made.message();
