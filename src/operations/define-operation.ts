@@ -17,6 +17,8 @@ export interface HttpBinding {
   status?: 200 | 201 | 202;
   /** Success status chosen from the result (e.g. 202 for a scheduled send); overrides `status`. */
   statusOf?: (result: unknown) => 200 | 201 | 202;
+  /** Every status `statusOf` may answer, so the OpenAPI document lists each success response (default: `[status]`). */
+  statuses?: readonly (200 | 201 | 202)[];
   /**
    * Also accept `multipart/form-data` (as the nylas SDK sends large attachments): the JSON fields come in the
    * form field named here (or `draft`/`message`), and each file part becomes an entry of `attachments`.

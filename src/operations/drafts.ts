@@ -84,7 +84,7 @@ export const sendDraft = defineOperation({
   input: DraftRefInputSchema,
   output: SendResultSchema,
   hints: { readOnly: false, openWorld: true },
-  http: { method: 'POST', path: '/grants/:grant_id/drafts/:draft_id', envelope: 'list', statusOf: sendStatus },
+  http: { method: 'POST', path: '/grants/:grant_id/drafts/:draft_id', envelope: 'list', statusOf: sendStatus, statuses: [200, 202] },
   tool: true,
   run: (core, input, { principal, idempotencyKey }) => core.drafts.send(principal, input, { idempotencyKey }),
 });

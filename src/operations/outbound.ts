@@ -25,7 +25,7 @@ export const sendMessage = defineOperation({
   input: SendMessageInputSchema,
   output: SendResultSchema,
   hints: { readOnly: false, openWorld: true },
-  http: { method: 'POST', path: '/grants/:grant_id/messages/send', envelope: 'list', statusOf: sendStatus, multipart: 'message' },
+  http: { method: 'POST', path: '/grants/:grant_id/messages/send', envelope: 'list', statusOf: sendStatus, statuses: [200, 202], multipart: 'message' },
   tool: true,
   run: (core, input, { principal, idempotencyKey }) => core.outbound.send(principal, input, { idempotencyKey }),
 });
