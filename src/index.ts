@@ -72,6 +72,7 @@ export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, ht
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';
 export { MAX_JSON_DEPTH, assertJsonDepth } from './json-depth.js';
+export { htmlToText } from './mail/normalize.js';
 export { loggingNotifier, type Notifier, type SystemEmail, type HttpRequester, type OutboundHttpRequest, type OutboundHttpResponse } from './deps.js';
 export { createJobQueue, enqueueJob, type Job, type JobInput, type JobQueue, type ClaimOptions } from './jobs/job-queue.js';
 export { createWorker, defaultBackoffMs, type JobHandler, type JobOutcome, type JobContext, type Worker, type WorkerOptions } from './jobs/worker.js';

@@ -7,6 +7,7 @@ import { tool, type Tool } from 'ai';
 import type { Core, Principal } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
+import { shapeForAgent } from './compact.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -22,7 +23,8 @@ export interface RemoteToolsOptions extends ToolSetOptions {
 }
 
 /**
- * Returns a tool set for `generateText` / `streamText`. A failing call throws; the AI SDK turns it into a
+ * Returns a tool set for `generateText` / `streamText`. Results are sized for a model: list tools return compact
+ * items, get_message a text body (HTML with `include_html`), every result within a budget. A failing call throws; the AI SDK turns it into a
  * tool-error the model reads, and our messages say what to fix.
  */
 export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOptions): Record<string, Tool> {
@@ -35,7 +37,11 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       inputSchema: agentTool.inputSchema,
       // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
       needsApproval: agentTool.approval,
-      execute: (input: unknown) => executor(agentTool.operation, agentTool.prepare(input as Record<string, unknown>)),
+      // The same compact items, readable bodies and size budget as over MCP (tools/compact.ts).
+      execute: async (input: unknown) => {
+        const asked = input as Record<string, unknown>;
+        return shapeForAgent(agentTool.operation.name, await executor(agentTool.operation, agentTool.prepare(asked)), asked);
+      },
     });
   }
   return tools;

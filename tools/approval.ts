@@ -26,7 +26,7 @@ export async function runWithApproval(server: McpServer, executor: Executor, too
       message: summary(tool, input),
       requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Send it', description: 'Approve sending this message' } }, required: ['approve'] },
     });
-    if (answer.action === 'accept' && answer.content?.approve === true) return toMcpResult(await executor(tool.operation, input));
+    if (answer.action === 'accept' && answer.content?.approve === true) return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
     return { content: [{ type: 'text', text: `not_sent: the person did not approve (${answer.action}). Ask them what to change, or leave it.` }], isError: true };
   }
   if (tool.operation.name === 'send_message' && createDraft) {

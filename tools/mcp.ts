@@ -4,10 +4,12 @@
  * descriptions as the AI SDK tools and the HTTP API).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { OperationHints } from '../src/index.js';
 import type { Executor } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
 import { runWithApproval } from './approval.js';
+import { inputJsonSchema, outputJsonSchema } from './manifest.js';
 import { registerMailResources } from './resources.js';
 import { toMcpError, toMcpResult } from './results.js';
 
@@ -17,9 +19,8 @@ export { localExecutor, remoteExecutor, type Executor } from './executor.js';
 /** Package version reported to MCP clients. */
 export const SERVER_INFO = { name: 'agentpost', version: '0.1.0' } as const;
 
-function annotations(hints: OperationHints, title: string) {
+function annotations(hints: OperationHints) {
   return {
-    title,
     readOnlyHint: hints.readOnly,
     destructiveHint: hints.destructive ?? false,
     idempotentHint: hints.idempotent ?? hints.readOnly,
@@ -38,7 +39,8 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
     instructions:
       'Agentpost gives you a mailbox and a calendar. Start with list_folders or list_messages; reply with send_message and reply_to_message_id so replies thread. Times are Unix seconds; give time zones explicitly.',
   });
-  for (const tool of agentTools({ grantId, requireApproval })) {
+  const tools = agentTools({ grantId, requireApproval });
+  for (const tool of tools) {
     const { operation } = tool;
     server.registerTool(
       operation.name,
@@ -48,19 +50,33 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
         inputSchema: tool.inputSchema,
         // A gated tool may answer with a draft instead of a sent message, so it declares no output schema.
         ...(tool.approval ? {} : { outputSchema: tool.outputSchema }),
-        annotations: annotations(operation.hints, operation.title),
+        annotations: annotations(operation.hints),
       },
       async (input: unknown) => {
         try {
-          const prepared = tool.prepare((input ?? {}) as Record<string, unknown>);
+          const asked = (input ?? {}) as Record<string, unknown>;
+          const prepared = tool.prepare(asked);
           if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
-          return toMcpResult(await executor(operation, prepared));
+          return toMcpResult(await executor(operation, prepared), operation.name, asked);
         } catch (error) {
           return toMcpError(error);
         }
       },
     );
   }
+  // tools/list from our own compact JSON Schemas (tools/manifest.ts) rather than the SDK's full rendering: the
+  // manifest is in every agent's context. Calls are still validated by the SDK with the zod schemas registered above.
+  const manifest: Tool[] = tools.map((tool) => ({
+    name: tool.operation.name,
+    title: tool.operation.title,
+    description: tool.operation.description,
+    inputSchema: inputJsonSchema(tool.inputSchema) as Tool['inputSchema'],
+    // Output schemas for the list tools only: their compact page is what structuredContent holds. A single object's
+    // fields are read in the text and the structured content; stating its schema too would double the manifest.
+    ...(tool.approval || !('data' in tool.outputSchema.shape) ? {} : { outputSchema: outputJsonSchema(tool.outputSchema) as Tool['outputSchema'] }),
+    annotations: annotations(tool.operation.hints),
+  }));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: manifest }));
   registerMailResources(server, executor, grantId);
   return server;
 }

@@ -5,14 +5,18 @@
  */
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
+import { BODY_TOOLS, COMPACT_OUTPUT_SCHEMAS, INCLUDE_HTML_FIELD } from './compact.js';
 
 /** One tool: its operation and the input schema the agent sees. */
 export interface AgentTool {
   operation: AnyOperation;
   inputSchema: z.ZodObject;
-  /** The output schema as an inline object (MCP requires `type: object` at the root, not a `$ref`). */
+  /**
+   * The output schema as an inline object (MCP requires `type: object` at the root, not a `$ref`); list tools
+   * whose items are compacted (tools/compact.ts) declare the compact item.
+   */
   outputSchema: z.ZodObject;
-  /** Completes the agent's input (adds the bound grant). */
+  /** Completes the agent's input (adds the bound grant, drops the tool-only `include_html`). */
   prepare(input: Record<string, unknown>): Record<string, unknown>;
   /** True when a person must approve each call first (`requireApproval` on a sending tool). */
   approval: boolean;
@@ -37,14 +41,16 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
   return operations
     .filter((operation) => operation.tool)
     .map((operation) => {
-      const outputSchema = inline(operation.output);
+      const outputSchema = COMPACT_OUTPUT_SCHEMAS[operation.name] ?? inline(operation.output);
       const approval = requireApproval && SENDING_TOOLS.has(operation.name);
-      const takesGrant = 'grant_id' in operation.input.shape;
-      if (grantId === undefined || !takesGrant) {
-        return { operation, inputSchema: inline(operation.input), outputSchema, prepare: (input) => input, approval };
-      }
-      const { grant_id: _bound, ...shape } = operation.input.shape;
-      return { operation, inputSchema: z.object(shape), outputSchema, prepare: (input) => ({ ...input, grant_id: grantId }), approval };
+      const bound = grantId !== undefined && 'grant_id' in operation.input.shape;
+      const { grant_id: _bound, ...unbound } = operation.input.shape;
+      const shape = { ...(bound ? unbound : operation.input.shape), ...(BODY_TOOLS.has(operation.name) ? INCLUDE_HTML_FIELD : {}) };
+      const prepare = (input: Record<string, unknown>) => {
+        const { include_html: _includeHtml, ...rest } = input;
+        return bound ? { ...rest, grant_id: grantId } : rest;
+      };
+      return { operation, inputSchema: z.object(shape), outputSchema, prepare, approval };
     });
 }
 

@@ -1,11 +1,13 @@
 /**
  * @module tools/results
- * The one place MCP maps results and errors: output objects become `structuredContent` plus JSON text;
- * AppError and zod errors become `isError` results whose text tells the agent what to fix.
+ * The one place MCP maps results and errors: an output object, shaped for a model (tools/compact.ts), becomes
+ * `structuredContent` plus a short readable text (not a second copy of the JSON); AppError and zod errors become
+ * `isError` results whose text tells the agent what to fix.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ZodError } from 'zod';
 import { AppError } from '../src/index.js';
+import { renderForAgent, shapeForAgent } from './compact.js';
 
 /** The shape `get_attachment` answers with. */
 interface FileOutput {
@@ -20,19 +22,21 @@ function isFile(output: Record<string, unknown>): output is Record<string, unkno
 }
 
 /**
- * A successful tool result. A file (get_attachment) is a text item with its metadata plus the file itself:
- * text inline, binary as an embedded resource, so hosts can show or pass it on without decoding JSON.
+ * A successful tool result of `tool`, called with `input`. A file (get_attachment) is a text item with its
+ * metadata plus the file itself: text inline, binary as an embedded resource, so hosts can show or pass it on
+ * without decoding JSON. Anything else is shaped to its budget and read out in a few lines.
  */
-export function toMcpResult(output: Record<string, unknown>): CallToolResult {
+export function toMcpResult(output: Record<string, unknown>, tool = '', input: Record<string, unknown> = {}): CallToolResult {
   if (isFile(output)) {
     const { content, ...metadata } = output;
     const file =
       content.encoding === 'utf8'
         ? { type: 'text' as const, text: content.data }
         : { type: 'resource' as const, resource: { uri: `agentpost://attachments/${encodeURIComponent(output.id)}`, mimeType: output.content_type, blob: content.data } };
-    return { content: [{ type: 'text', text: JSON.stringify({ ...metadata, truncated: content.truncated }) }, file], structuredContent: output };
+    return { content: [{ type: 'text', text: renderForAgent(tool, { ...metadata, truncated: content.truncated }) }, file], structuredContent: output };
   }
-  return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+  const shaped = shapeForAgent(tool, output, input);
+  return { content: [{ type: 'text', text: renderForAgent(tool, shaped) }], structuredContent: shaped };
 }
 
 /** What an agent reads when a call fails: `<code>: <message>`. */

@@ -1,9 +1,17 @@
 /**
- * MCP over Streamable HTTP at `/mcp`, with the same Bearer authentication as `/v3`. Stateless: each request
- * gets a fresh server and transport bound to the caller's application (optionally to one grant with the
- * `grant_id` query parameter; `require_approval=true` gates sending on a person's approval). The body is read here,
- * within its limit, so the request can be counted against the grant it names; errors take the JSON-RPC shape.
+ * MCP over Streamable HTTP at `/mcp`, with the same Bearer authentication as `/v3`. Sessions, as in the MCP SDK's
+ * stateful examples: an `initialize` request opens one (its id comes back in `Mcp-Session-Id`), later requests
+ * carrying that header reach the same server, so the client's capabilities are known and elicitation (approval
+ * of a send) reaches the person over the request's event stream; `DELETE /mcp` ends it. A session is bound to
+ * the application that opened it (optionally to one grant with `?grant_id=`; `require_approval=true` gates
+ * sending), is dropped after {@link MCP_SESSION_IDLE_MS} idle, and at most {@link MAX_MCP_SESSIONS} are kept.
+ * A request without a session that is not an `initialize` is served statelessly, as before sessions existed.
+ * The body is read here, within its limit, so the request can be counted against the grant it names; errors take
+ * the JSON-RPC shape.
  */
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -17,8 +25,36 @@ import type { AppEnv } from '../types.js';
 /** Largest `/mcp` request body: 4 MB, the MCP SDK's own default (a JSON-RPC message, not a file upload). */
 export const MAX_MCP_BODY_BYTES = 4 * 1024 * 1024;
 
-/** Mounts `/mcp` on the app. */
-export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): void {
+/** An idle session is closed after 15 minutes (an approval prompt waits on a person; a chat turn rarely takes longer). */
+export const MCP_SESSION_IDLE_MS = 15 * 60 * 1000;
+/** Sessions kept at once; opening one more closes the least recently used (each holds a server and its streams). */
+export const MAX_MCP_SESSIONS = 1000;
+
+interface McpSession {
+  server: McpServer;
+  transport: WebStandardStreamableHTTPServerTransport;
+  applicationId: string;
+  lastUsed: number;
+}
+
+/** JSON-RPC error answer outside any transport (an unknown or foreign session). */
+const rpcError = (status: number, code: number, message: string) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
+
+/** Mounts `/mcp` on the app. Returns a function that closes every open session (for shutdown). */
+export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): () => Promise<void> {
+  const sessions = new Map<string, McpSession>();
+  const close = async (id: string) => {
+    const session = sessions.get(id);
+    sessions.delete(id);
+    await session?.server.close().catch(() => undefined);
+  };
+  const sweep = setInterval(() => {
+    const idleSince = Date.now() - MCP_SESSION_IDLE_MS;
+    for (const [id, session] of sessions) if (session.lastUsed < idleSince) void close(id);
+  }, Math.min(60_000, MCP_SESSION_IDLE_MS));
+  sweep.unref();
+
   const limit = bodyLimit({
     maxSize: MAX_MCP_BODY_BYTES,
     onError: () => {
@@ -40,11 +76,49 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): v
       }
     }
     limiter.take(c, mcpTarget(grantId, parsedBody));
-    const server = createMcpServer({ executor: localExecutor(core, c.get('principal')), grantId, requireApproval });
+    const principal = c.get('principal');
+    const options = parsedBody !== undefined ? { parsedBody } : undefined;
+    const sessionId = c.req.header('mcp-session-id');
+    if (sessionId) {
+      const session = sessions.get(sessionId);
+      // Another application's session is answered as unknown: its id must not tell that it exists.
+      if (!session || session.applicationId !== principal.applicationId) return rpcError(404, -32001, 'Session not found: start a new one with initialize.');
+      session.lastUsed = Date.now();
+      return session.transport.handleRequest(request, options);
+    }
+    if (c.req.method === 'POST' && isInitializeRequest(parsedBody)) {
+      if (sessions.size >= MAX_MCP_SESSIONS) {
+        const [oldest] = [...sessions].sort(([, a], [, b]) => a.lastUsed - b.lastUsed)[0] ?? [];
+        if (oldest) await close(oldest);
+      }
+      const server = createMcpServer({ executor: localExecutor(core, principal), grantId, requireApproval });
+      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        maxRequestBodySize: MAX_MCP_BODY_BYTES,
+        // Event streams, not single JSON answers: a tool call may send the client a request (elicitation) before it ends.
+        onsessioninitialized: (id) => {
+          sessions.set(id, { server, transport, applicationId: principal.applicationId, lastUsed: Date.now() });
+        },
+        onsessionclosed: (id) => {
+          sessions.delete(id);
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      return transport.handleRequest(request, options);
+    }
+    // No session: one server for this request only (clients that never initialize, curl).
+    const server = createMcpServer({ executor: localExecutor(core, principal), grantId, requireApproval });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES });
     await server.connect(transport);
-    return transport.handleRequest(request, parsedBody !== undefined ? { parsedBody } : undefined);
+    return transport.handleRequest(request, options);
   });
+  return async () => {
+    clearInterval(sweep);
+    await Promise.all([...sessions.keys()].map(close));
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createMcpServer } from '../../tools/mcp.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
@@ -82,5 +83,44 @@ describe('requireApproval: a person approves every send', () => {
     expect(tools.send_draft?.needsApproval).toBe(true);
     expect(tools.list_messages?.needsApproval).toBe(false);
     expect(createAgentpostTools({ core: service.core, principal }).send_message?.needsApproval).toBe(false);
+  });
+
+  // Over Streamable HTTP the session keeps the client's capabilities, so the person is asked as over stdio.
+  async function overHttp(answer: 'approve' | 'decline') {
+    const client = new Client({ name: 'approval-http', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    const asked: string[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      asked.push(request.params.message);
+      return answer === 'approve' ? { action: 'accept', content: { approve: true } } : { action: 'decline' };
+    });
+    const transport = new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${sender}&require_approval=true`), { requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } } });
+    await client.connect(transport);
+    return { client, asked, transport };
+  }
+
+  it('asks over HTTP and sends only after acceptance', async () => {
+    const { client, asked, transport } = await overHttp('approve');
+    expect(transport.sessionId).toBeTruthy();
+    const result = await client.callTool({ name: 'send_message', arguments: { to: [{ email: recipient }], subject: 'Approved over HTTP', body: 'Hello' } });
+    expect(result.isError).toBeFalsy();
+    expect(asked[0]).toContain('Approved over HTTP');
+    await eventually(async () => ((await inboxSubjects()).includes('Approved over HTTP') ? true : undefined));
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it('sends nothing and saves no draft over HTTP when the person declines', async () => {
+    const { client, asked, transport } = await overHttp('decline');
+    const result = await client.callTool({ name: 'send_message', arguments: { to: [{ email: recipient }], subject: 'Declined over HTTP', body: 'Hello' } });
+    expect(result.isError).toBe(true);
+    expect(asked).toHaveLength(1);
+    const drafts = await client.callTool({ name: 'list_drafts', arguments: {} });
+    expect(JSON.stringify(drafts.structuredContent)).not.toContain('Declined over HTTP');
+    expect(await inboxSubjects()).not.toContain('Declined over HTTP');
+    await transport.terminateSession();
+    // The ended session is gone: its id is not accepted again.
+    const stale = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': String(transport.sessionId ?? 'ended') }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    expect(stale.status).toBe(404);
+    await client.close();
   });
 });

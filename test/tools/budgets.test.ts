@@ -1,0 +1,121 @@
+/**
+ * Tool results sized for a model (issue 16): the tool manifest, a page of 50 realistic 10 KB messages, and one
+ * long message, measured as an MCP client reads them. The sizes are printed so a change shows in the log.
+ */
+import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMcpServer, type Executor } from '../../tools/mcp.js';
+import { createAgentpostTools } from '../../tools/ai-sdk.js';
+import { RESULT_BUDGET, bodyAsText, renderForAgent, shapeForAgent } from '../../tools/compact.js';
+
+/** A 10 KB HTML message as mail clients send it: a reply on top of quoted history, a signature, an attachment. */
+function realisticMessage(index: number) {
+  const paragraph = `<p>Thanks for the update on the Q${(index % 4) + 1} forecast. I went through the numbers with the team and we agree on most of it, with two questions about the hiring plan and the travel budget.</p>`;
+  const quoted = `<div class="gmail_quote"><div>On Mon, 3 Mar 2025 at 10:00, Dana Lee &lt;dana@example.com&gt; wrote:</div><blockquote>${'<p>Here is the forecast for the next quarter, with the revenue by region and the costs by department.</p>'.repeat(80)}</blockquote></div>`;
+  const body = `<html><head><style>p { margin: 0 }</style></head><body>${paragraph.repeat(6)}<p>Best,<br>Sam</p>${quoted}</body></html>`;
+  return {
+    id: `msg_${index}`,
+    grant_id: 'grant_1',
+    object: 'message',
+    thread_id: `thread_${index % 20}`,
+    subject: `Re: Q${(index % 4) + 1} forecast (${index})`,
+    from: [{ name: 'Sam Ortiz', email: 'sam@example.com' }],
+    to: [{ name: 'Dana Lee', email: 'dana@example.com' }],
+    cc: [{ email: 'finance@example.com' }],
+    reply_to: [],
+    date: 1743292800 + index * 60,
+    unread: index % 3 === 0,
+    starred: index % 7 === 0,
+    snippet: 'Thanks for the update on the forecast. I went through the numbers with the team and we agree on most of it',
+    body,
+    folders: ['inbox'],
+    attachments: index % 5 === 0 ? [{ id: `att_${index}`, grant_id: 'grant_1', filename: 'forecast.xlsx', content_type: 'application/vnd.ms-excel', size: 48213, is_inline: false }] : [],
+    headers: [],
+    metadata: {},
+  };
+}
+
+const messages = Array.from({ length: 50 }, (_, index) => realisticMessage(index));
+const executor: Executor = async (operation, input) => {
+  if (operation.name === 'list_messages') return { data: messages.slice(0, Number(input.limit ?? 50)), next_cursor: 'cursor_2' };
+  if (operation.name === 'get_message') return { ...messages[0]!, body: messages[0]!.body.repeat(6) };
+  return {};
+};
+
+async function connect() {
+  const server = createMcpServer({ executor, grantId: 'grant_1' });
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'budgets', version: '1.0.0' });
+  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  return client;
+}
+const textOf = (result: Record<string, unknown>) => (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('');
+
+describe('tool results sized for a model', () => {
+  it('keeps tools/list under 40 KB', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const size = JSON.stringify({ tools }).length;
+    console.log(`tools/list: ${tools.length} tools, ${size} characters`);
+    expect(size).toBeLessThan(40_000);
+  });
+
+  it('lists 50 realistic 10 KB messages in at most 25,000 characters of text', async () => {
+    const client = await connect();
+    expect(JSON.stringify(messages[0]).length).toBeGreaterThan(10_000);
+    const result = await client.callTool({ name: 'list_messages', arguments: { limit: 50 } });
+    const text = textOf(result);
+    const structured = JSON.stringify(result.structuredContent);
+    console.log(`list_messages(limit=50): text ${text.length} characters, structuredContent ${structured.length}; the full page is ${JSON.stringify({ data: messages }).length}`);
+    expect(result.isError).toBeFalsy();
+    expect(text.length).toBeLessThanOrEqual(25_000);
+    expect(structured.length).toBeLessThanOrEqual(RESULT_BUDGET);
+    // Compact items: who, what, when, flags and attachment names, never a body.
+    const page = result.structuredContent as { data: Record<string, unknown>[]; next_cursor?: string; truncated?: { hint: string } };
+    expect(page.data[0]).toMatchObject({ id: 'msg_0', thread_id: 'thread_0', subject: 'Re: Q1 forecast (0)', unread: true, starred: true, folders: ['inbox'] });
+    expect(page.data[0]!.attachments).toEqual([{ id: 'att_0', filename: 'forecast.xlsx', size: 48213, content_type: 'application/vnd.ms-excel' }]);
+    expect(page.data[0]).not.toHaveProperty('body');
+    if (page.data.length < 50) expect(page.truncated?.hint).toContain('list_messages');
+    // The text is a reading, not the JSON again.
+    expect(text).not.toContain('{"');
+    expect(text).toContain('forecast.xlsx (47 KB)');
+  });
+
+  it('reads a message as text with the quoted history collapsed, HTML on request, within the budget', async () => {
+    const client = await connect();
+    const result = await client.callTool({ name: 'get_message', arguments: { message_id: 'msg_0' } });
+    const message = result.structuredContent as { body_text: string; body?: string; quoted_characters: number };
+    expect(message.body).toBeUndefined();
+    expect(message.body_text).toContain('Best,\nSam');
+    expect(message.body_text).toContain('[quoted history hidden');
+    expect(message.quoted_characters).toBeGreaterThan(1000);
+    expect(textOf(result).length).toBeLessThanOrEqual(RESULT_BUDGET);
+    const withHtml = await client.callTool({ name: 'get_message', arguments: { message_id: 'msg_0', include_html: true } });
+    const html = withHtml.structuredContent as { body: string; html_truncated?: { hint: string } };
+    expect(html.body).toContain('<p>');
+    expect(html.html_truncated?.hint).toContain('/v3');
+    expect(JSON.stringify(withHtml.structuredContent).length).toBeLessThanOrEqual(RESULT_BUDGET + 2_000);
+  });
+
+  it('cuts a page over the budget and says which call returns the rest', async () => {
+    const big = { data: Array.from({ length: 200 }, (_, index) => ({ id: `event_${index}`, description: 'x'.repeat(400) })), next_cursor: 'next' };
+    const page = shapeForAgent('list_contacts', big, {}) as { data: unknown[]; truncated: { omitted: number; hint: string } };
+    expect(JSON.stringify(page).length).toBeLessThanOrEqual(RESULT_BUDGET);
+    expect(page.truncated.omitted).toBe(200 - page.data.length);
+    expect(page.truncated.hint).toMatch(/call list_contacts again with limit: \d+/);
+    expect(renderForAgent('list_contacts', page)).toContain('[cut: ');
+  });
+
+  it('gives the AI SDK tools the same compact items and budget', async () => {
+    const tools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1', fetch: (async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' })) as typeof fetch });
+    const page = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as { data: Record<string, unknown>[] };
+    expect(JSON.stringify(page).length).toBeLessThanOrEqual(RESULT_BUDGET);
+    expect(page.data[0]).not.toHaveProperty('body');
+  });
+
+  it('collapses plain-text quoting too', () => {
+    const { text, quoted_characters } = bodyAsText('<div>Sounds good.<br>\nOn Tue, 4 Mar 2025, Dana wrote:<br>\n&gt; Shall we meet?<br>\n&gt; At ten?</div>');
+    expect(text).toBe('Sounds good.\n[quoted history hidden: ' + quoted_characters + ' characters]');
+  });
+});
