@@ -39,6 +39,8 @@ export interface CreateAppOptions {
   probe?: DatabaseProbe;
   /** True once shutdown began: `/readyz` answers 503, and so does every new request (with `Connection: close`). */
   shuttingDown?: () => boolean;
+  /** Given what closes the app's own resources (open MCP sessions), for the caller's shutdown. */
+  onClose?: (close: () => Promise<void>) => void;
 }
 
 /** The route pattern a request matched, for logs and metrics (`/v3/grants/:grant_id/messages`); `unmatched` for 404s. */
@@ -49,7 +51,7 @@ function routeOf(c: Context<AppEnv>): string {
 }
 
 /** Builds the HTTP application. */
-export function createApp({ core, rateLimitClock = () => performance.now(), metrics, probe, shuttingDown = () => false }: CreateAppOptions): Hono<AppEnv> {
+export function createApp({ core, rateLimitClock = () => performance.now(), metrics, probe, shuttingDown = () => false, onClose }: CreateAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock);
   const { logger, config } = core.deps;
@@ -99,7 +101,7 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   });
   const openApi = buildOpenApiDocument(operations, { version: '0.1.0' });
   app.get('/v3/openapi.json', (c) => c.json(openApi));
-  mountMcp(app, core, limiter);
+  onClose?.(mountMcp(app, core, limiter));
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

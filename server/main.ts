@@ -117,11 +117,15 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     throw error;
   }
   let shuttingDown = false;
+  let closeApp: () => Promise<void> = async () => undefined;
   const app = createApp({
     core,
     metrics,
     probe: createDatabaseProbe(deps.db),
     shuttingDown: () => shuttingDown,
+    onClose: (close) => {
+      closeApp = close;
+    },
     ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}),
   });
   let started: Promise<{ listening: Listening; server: ServerType; smtp: InboundSmtpServer; inFlight: Set<ServerResponse> }> | undefined;
@@ -197,6 +201,8 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       while (inFlight.size > 0 && performance.now() < lastAnswers) await new Promise((resolve) => setTimeout(resolve, 10));
       http.closeAllConnections();
       await Promise.all([httpClosed, smtpClosed]);
+      // MCP sessions still open (clients that never said DELETE) end with the HTTP face.
+      await closeApp();
       await core.inbound.close();
       await core.calendarParser.close();
       await listening.background.stop();
