@@ -4,6 +4,7 @@
  * attachments in message-wire.ts (also used on the mail writer thread), re-exported here.
  */
 import type { tables } from '../../storage/index.js';
+import type { Draft } from '../schemas/drafts.js';
 import type { Message } from '../schemas/messages.js';
 import type { Thread } from '../schemas/threads.js';
 import { participants } from './message-wire.js';
@@ -21,7 +22,7 @@ export function toRawMimeMessage(row: MessageRow, raw: Buffer): Message {
 }
 
 /** A thread row, its message ids and draft ids (oldest first) and its latest message or draft → the wire thread. */
-export function toThread(row: ThreadRow, messageIds: string[], latest: Message | undefined, draftIds: string[] = []): Thread {
+export function toThread(row: ThreadRow, messageIds: string[], latest: Message | Draft | undefined, draftIds: string[] = []): Thread {
   return {
     id: row.id,
     grant_id: row.grantId,

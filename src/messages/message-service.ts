@@ -15,7 +15,7 @@ import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
 import { presentMessages, type MailStore } from './mail-store.js';
-import { messageConditions, resolveFolderIds } from './message-filters.js';
+import { messageConditions, notDraft, resolveFolderIds } from './message-filters.js';
 import { selectFields, toRawMimeMessage, type MessageRow } from './message-mapper.js';
 
 /** Headers returned by `fields=include_basic_headers`. */
@@ -104,7 +104,7 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
     const rows = await executor
       .select()
       .from(tables.messages)
-      .where(and(eq(tables.messages.grantId, grantId), eq(tables.messages.id, messageId)))
+      .where(and(eq(tables.messages.grantId, grantId), eq(tables.messages.id, messageId), notDraft()))
       .limit(1);
     if (!rows[0]) throw notFound('Message', messageId);
     return rows[0];
@@ -135,7 +135,7 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const filters = input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input;
-      const conditions: (SQL | undefined)[] = messageConditions(grant.id, filters);
+      const conditions: (SQL | undefined)[] = [...messageConditions(grant.id, filters), notDraft()];
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;

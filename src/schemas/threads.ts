@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { DraftSchema } from './drafts.js';
 import { MessageSchema, ParticipantSchema, SelectSchema } from './messages.js';
 
 export const ThreadSchema = z
@@ -17,10 +18,13 @@ export const ThreadSchema = z
     message_ids: z.array(z.string()).optional().describe('Ids of the thread\'s messages, oldest first'),
     draft_ids: z.array(z.string()).optional().describe('Ids of drafts in the thread'),
     folders: z.array(z.string()).optional().describe('Folders holding at least one of the thread\'s messages'),
-    latest_draft_or_message: MessageSchema.optional().describe('The newest message (or draft) of the thread'),
+    latest_draft_or_message: z
+      .union([MessageSchema, DraftSchema])
+      .optional()
+      .describe('The newest message or draft of the thread: a Draft (object "draft", its id in draft_ids) when a draft was saved last'),
     earliest_message_date: UnixSecondsSchema.optional(),
-    latest_message_received_date: UnixSecondsSchema.optional().describe('When the newest received message arrived'),
-    latest_message_sent_date: UnixSecondsSchema.optional().describe('When the newest message from this mailbox was sent'),
+    latest_message_received_date: UnixSecondsSchema.optional().describe('When the newest received message arrived (drafts do not count)'),
+    latest_message_sent_date: UnixSecondsSchema.optional().describe('When the newest message from this mailbox was sent (drafts do not count)'),
     has_attachments: z.boolean().optional(),
     has_drafts: z.boolean().optional(),
     starred: z.boolean().optional().describe('True when any message is starred'),
