@@ -44,9 +44,15 @@ export function toThread(row: ThreadRow, messageIds: string[], latest: Message |
   };
 }
 
-/** Keeps only the fields a `select` names (and always `id`). */
+/**
+ * The fields a `select` always keeps: an object's identity (`id`, the `grant_id` it belongs to, its `object` type), so
+ * that every selected object is still a valid message, thread or draft and can be told apart and fetched again.
+ */
+export const ALWAYS_SELECTED = ['id', 'grant_id', 'object'] as const;
+
+/** Keeps only the fields a `select` names (and always {@link ALWAYS_SELECTED}). */
 export function selectFields<T extends Record<string, unknown>>(object: T, select: string | undefined): Partial<T> {
   if (select === undefined) return object;
-  const wanted = new Set(['id', ...select.split(',')]);
+  const wanted = new Set<string>([...ALWAYS_SELECTED, ...select.split(',')]);
   return Object.fromEntries(Object.entries(object).filter(([key]) => wanted.has(key))) as Partial<T>;
 }

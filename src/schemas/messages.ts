@@ -89,7 +89,7 @@ export const SelectSchema = z
   .max(1024)
   .regex(/^[a-z_]+(,[a-z_]+)*$/, 'a comma-separated list of field names such as id,subject,from')
   .optional()
-  .describe('Return only these top-level fields, comma-separated (id is always returned)');
+  .describe('Return only these top-level fields, comma-separated (id, grant_id and object are always returned)');
 
 export const ListMessagesInputSchema = z.object({
   grant_id: GrantIdSchema,
