@@ -5,6 +5,8 @@ import { DeletedSchema, pageOf } from '../schemas/common.js';
 import {
   AttachmentSchema,
   AttachmentWithContentSchema,
+  CleanedMessageSchema,
+  CleanMessagesInputSchema,
   DeleteMessageInputSchema,
   GetAttachmentInputSchema,
   GetMessageInputSchema,
@@ -28,6 +30,20 @@ export const listMessages = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
   tool: true,
   run: (core, input, { principal }) => core.messages.list(principal, input),
+});
+
+export const cleanMessages = defineOperation({
+  name: 'clean_messages',
+  title: 'Clean messages',
+  description:
+    'Returns up to 20 messages, each with `conversation`: its body without quoted history, scripts and styles, and (by default) without links, tables and the closing phrase and signature, images as Markdown. ' +
+    'html_as_markdown=true gives Markdown instead of HTML. Nothing is changed in the mailbox.',
+  input: CleanMessagesInputSchema,
+  output: pageOf(CleanedMessageSchema),
+  hints: { readOnly: true, idempotent: true },
+  http: { method: 'PUT', path: '/grants/:grant_id/messages/clean', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.messages.clean(principal, input),
 });
 
 export const getMessage = defineOperation({
