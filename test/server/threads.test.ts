@@ -1,6 +1,7 @@
 /**
  * Threads and drafts through the nylas SDK: a reply draft saved after the last received message is the thread's
  * latest_draft_or_message as a Draft, does not move latest_message_received_date, and never appears as a message.
+ * Deleted messages and threads go to trash and are still found there, as in Nylas, until deleted for good.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixedClock } from '../helpers/clock.js';
@@ -68,5 +69,40 @@ describe('threads with a draft, through the nylas SDK', () => {
     expect(after.latestDraftOrMessage.object).toBe('message');
     expect(after.latestDraftOrMessage.id).toBe(received.id);
     expect(after.draftIds).toEqual([]);
+  });
+  /** Delivers one message and returns it once listed. */
+  async function receive(subject: string) {
+    const reply = await sendRaw(service.smtpPort, 'bob@example.com', [MAILBOX], `Message-ID: <${subject}@example.com>\r\nSubject: ${subject}\r\nFrom: bob@example.com\r\nTo: ${MAILBOX}\r\n\r\nHi\r\n`);
+    expect(reply.code).toBe(250);
+    return eventually(async () => (await service.nylas.messages.list({ identifier: grant, queryParams: { subject } })).data[0]);
+  }
+
+  it('a deleted message is in trash and still found; deleted again, it is gone', async () => {
+    const message = await receive('Trash me');
+    await service.nylas.messages.destroy({ identifier: grant, messageId: message.id });
+    const found = (await service.nylas.messages.find({ identifier: grant, messageId: message.id })).data;
+    expect(found.folders).toEqual(['trash']);
+    const trash = await service.nylas.messages.list({ identifier: grant, queryParams: { in: ['trash'] } });
+    expect(trash.data.map((entry) => entry.id)).toContain(message.id);
+    const inbox = await service.nylas.messages.list({ identifier: grant, queryParams: { in: ['inbox'] } });
+    expect(inbox.data.map((entry) => entry.id)).not.toContain(message.id);
+    await service.nylas.messages.destroy({ identifier: grant, messageId: message.id });
+    expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(404);
+  });
+
+  it('a deleted thread is in trash and still found; deleted again, it is gone with its drafts', async () => {
+    const message = await receive('Trash the thread');
+    const draft = await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Re: Trash the thread', body: 'Unsent', to: [{ email: 'bob@example.com' }], replyToMessageId: message.id } });
+    await service.nylas.threads.destroy({ identifier: grant, threadId: message.threadId! });
+    const found = (await service.nylas.threads.find({ identifier: grant, threadId: message.threadId! })).data;
+    expect(found.folders).toContain('trash');
+    expect(found.messageIds).toEqual([message.id]);
+    expect(found.draftIds).toEqual([draft.data.id]);
+    expect((await service.nylas.messages.find({ identifier: grant, messageId: message.id })).data.folders).toEqual(['trash']);
+    expect((await service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id })).data.folders).toEqual(['drafts']);
+    await service.nylas.threads.destroy({ identifier: grant, threadId: message.threadId! });
+    expect((await sdkError(service.nylas.threads.find({ identifier: grant, threadId: message.threadId! }))).statusCode).toBe(404);
+    expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(404);
+    expect((await sdkError(service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id }))).statusCode).toBe(404);
   });
 });
