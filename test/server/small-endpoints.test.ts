@@ -99,5 +99,20 @@ describe('small endpoints through the nylas SDK', () => {
     const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, { key: service.apiKey, body: { prompt: 'x' } });
     expect(response.status).toBe(404);
     expect(response.body.error.message).toMatch(/^No route POST/);
+    // A sibling route's word in the place of an id is a missing route for that method, not a missing object.
+    const cases: [string, string][] = [
+      ['GET', `/v3/grants/${grant}/messages/send`],
+      ['GET', `/v3/grants/${grant}/messages/smart-compose`],
+      ['DELETE', `/v3/grants/${grant}/events/import`],
+      ['PUT', `/v3/grants/${grant}/contacts/groups`],
+      ['DELETE', `/v3/webhooks/ip-addresses`],
+    ];
+    for (const [method, path] of cases) {
+      const answer = await request(service.url, method, path, { key: service.apiKey, ...(method === 'PUT' ? { body: {} } : {}) });
+      expect(answer.status, path).toBe(404);
+      expect(answer.body.error.message, path).toBe(`No route ${method} ${path}.`);
+    }
+    // Ids that happen to be words stay ids: the drafts folder is found.
+    expect((await service.nylas.folders.find({ identifier: grant, folderId: 'drafts' })).data.name).toBe('drafts');
   });
 });
