@@ -103,12 +103,47 @@ async function readMultipartBody(c: Context<AppEnv>, jsonField: string): Promise
   return body;
 }
 
-/** Registers one operation on the app. */
-export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation): void {
+/** Static siblings of Nylas routes this server does not serve (the nylas SDK calls them), by parent path. */
+const UNSERVED_SIBLINGS: Record<string, string[]> = { '/grants/:/messages': ['smart-compose'] };
+
+/**
+ * For each `:param` of `path`, the static segments other routes have in its place under the same parent
+ * (`/events/import` beside `/events/:event_id`, plus Nylas routes not served here). A param holding one of those is
+ * a route this server does not have for that method (`DELETE /events/import`): it answers "No route …", not
+ * "Event "import" was not found". Other values stay ids (a folder may well be called `drafts`).
+ */
+export function staticSiblings(operations: readonly AnyOperation[], path: string): Map<string, Set<string>> {
+  const norm = (segment: string) => (segment.startsWith(':') ? ':' : segment);
+  const own = path.split('/');
+  const others = operations.flatMap((operation) => (operation.http ? [operation.http.path.split('/')] : []));
+  const result = new Map<string, Set<string>>();
+  own.forEach((segment, index) => {
+    if (!segment.startsWith(':')) return;
+    const parent = own.slice(0, index).map(norm).join('/');
+    const words = new Set(UNSERVED_SIBLINGS[parent] ?? []);
+    for (const other of others) {
+      const word = other[index];
+      if (word !== undefined && !word.startsWith(':') && other.slice(0, index).map(norm).join('/') === parent) words.add(word);
+    }
+    if (words.size > 0) result.set(segment.slice(1), words);
+  });
+  return result;
+}
+
+/**
+ * Registers one operation on the app. `all`: every operation, so that a path parameter holding a sibling route's
+ * static segment answers a plain "No route" 404 (see {@link staticSiblings}).
+ */
+export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: readonly AnyOperation[] = []): void {
   const binding = operation.http;
   if (!binding) return;
   const hasBody = binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH';
+  const siblings = staticSiblings(all, binding.path);
   app.on(binding.method, binding.path, async (c) => {
+    const params: Record<string, string> = c.req.param();
+    if (Object.entries(params).some(([name, value]) => siblings.get(name)?.has(value))) {
+      throw new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`);
+    }
     const query = coerceQuery(operation.input, new URL(c.req.url));
     const multipart = hasBody && binding.multipart !== undefined && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
     const body = multipart ? await readMultipartBody(c, binding.multipart!) : hasBody ? await readJsonBody(c) : {};

@@ -121,7 +121,7 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   v3.use('*', rateLimitV3(limiter));
   // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
   // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.
-  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation);
+  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations);
   mountAttachmentDownload(v3);
   mountCalendarIcs(v3);
   app.route('/v3', v3);

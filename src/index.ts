@@ -48,7 +48,7 @@ export function createCore(deps: CoreDeps) {
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
-  const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts.draftIdsOf);
+  const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts);
   const attachments = createAttachmentService(deps, grants);
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);

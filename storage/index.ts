@@ -12,5 +12,5 @@ export type { StoredAddress } from './schema/mail.js';
 export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit.js';
 export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
 export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptions, type MailRawJob, type MailRawOutcome, type MailPrepare, type MailWriteItem, type MailWriteCopy, type MailWriteBlob, type MailWriteResult } from './mail-writer.js';
-export { foldIntoThread, mergeParticipants, newThread, union, MAX_THREAD_PARTICIPANTS, SENT_FOLDER } from './repositories/thread-aggregates.js';
+export { foldIntoThread, mergeParticipants, newThread, union, MAX_THREAD_PARTICIPANTS, SENT_FOLDER, DRAFTS_FOLDER, dateKindOf } from './repositories/thread-aggregates.js';
 export { createDatabaseProbe, countJobsByState, type DatabaseProbe, type ProbeResult } from './repositories/status-repository.js';

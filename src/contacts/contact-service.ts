@@ -12,7 +12,7 @@ import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
-import type { Contact, ContactRefInput, CreateContactInput, FindContactInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
+import type { Contact, ContactGroup, ContactRefInput, CreateContactInput, FindContactInput, ListContactGroupsInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
 
 export type ContactRow = typeof tables.contacts.$inferSelect;
 type ContactInsert = typeof tables.contacts.$inferInsert;
@@ -109,6 +109,12 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
 
   return {
     /** A page of the grant's contacts, oldest first. */
+    /** Contact groups of the mailbox: hosted mailboxes have none (contacts carry no provider groups), so an empty list. */
+    async groups(principal: Principal, input: ListContactGroupsInput): Promise<{ data: ContactGroup[] }> {
+      await grants.require(principal, input.grant_id);
+      return { data: [] };
+    },
+
     async list(principal: Principal, input: ListContactsInput): Promise<{ data: Contact[]; next_cursor?: string }> {
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;

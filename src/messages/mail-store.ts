@@ -15,7 +15,7 @@ import {
   putBlobs,
   readBlob,
   releaseBlobs,
-  SENT_FOLDER,
+  dateKindOf,
   tables,
   union,
   type BlobInput,
@@ -97,8 +97,9 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     for (const row of rows) {
       participants = mergeParticipants(participants, [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]);
       folders = union(folders, row.folders);
-      if (row.folders.includes(SENT_FOLDER)) sent = row.date;
-      else received = row.date;
+      const kind = dateKindOf(row);
+      if (kind === 'sent') sent = row.date;
+      else if (kind === 'received') received = row.date;
     }
     await tx
       .update(tables.threads)

@@ -47,6 +47,14 @@ export async function resolveFolderIds(db: Executor, grantId: string, references
   return ids.size > 0 ? [...ids] : references;
 }
 
+/**
+ * Rows that are messages, not drafts: a draft is stored as a row of `messages` (its current version) with a
+ * `draft_details` row, and is answered only as a Draft (drafts API, a thread's draft_ids), never as a message.
+ */
+export function notDraft(): SQL {
+  return sql`NOT EXISTS (SELECT 1 FROM ${tables.draftDetails} WHERE ${tables.draftDetails.messageId} = ${messages.id})`;
+}
+
 /** Messages in one of the folders. */
 export function inFolders(folderIds: string[]): SQL {
   return sql`EXISTS (SELECT 1 FROM ${tables.messageFolders} WHERE ${tables.messageFolders.messageId} = ${messages.id} AND ${inArray(tables.messageFolders.folderId, folderIds)})`;

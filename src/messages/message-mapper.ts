@@ -4,6 +4,7 @@
  * attachments in message-wire.ts (also used on the mail writer thread), re-exported here.
  */
 import type { tables } from '../../storage/index.js';
+import type { Draft } from '../schemas/drafts.js';
 import type { Message } from '../schemas/messages.js';
 import type { Thread } from '../schemas/threads.js';
 import { participants } from './message-wire.js';
@@ -21,7 +22,7 @@ export function toRawMimeMessage(row: MessageRow, raw: Buffer): Message {
 }
 
 /** A thread row, its message ids and draft ids (oldest first) and its latest message or draft → the wire thread. */
-export function toThread(row: ThreadRow, messageIds: string[], latest: Message | undefined, draftIds: string[] = []): Thread {
+export function toThread(row: ThreadRow, messageIds: string[], latest: Message | Draft | undefined, draftIds: string[] = []): Thread {
   return {
     id: row.id,
     grant_id: row.grantId,
@@ -43,9 +44,15 @@ export function toThread(row: ThreadRow, messageIds: string[], latest: Message |
   };
 }
 
-/** Keeps only the fields a `select` names (and always `id`). */
+/**
+ * The fields a `select` always keeps: an object's identity (`id`, the `grant_id` it belongs to, its `object` type), so
+ * that every selected object is still a valid message, thread or draft and can be told apart and fetched again.
+ */
+export const ALWAYS_SELECTED = ['id', 'grant_id', 'object'] as const;
+
+/** Keeps only the fields a `select` names (and always {@link ALWAYS_SELECTED}). */
 export function selectFields<T extends Record<string, unknown>>(object: T, select: string | undefined): Partial<T> {
   if (select === undefined) return object;
-  const wanted = new Set(['id', ...select.split(',')]);
+  const wanted = new Set<string>([...ALWAYS_SELECTED, ...select.split(',')]);
   return Object.fromEntries(Object.entries(object).filter(([key]) => wanted.has(key))) as Partial<T>;
 }

@@ -13,9 +13,10 @@ import { eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
-import type { DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
+import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
+import { cleanConversation } from './clean-conversation.js';
 import { presentMessages, type MailStore } from './mail-store.js';
-import { messageConditions, resolveFolderIds } from './message-filters.js';
+import { messageConditions, notDraft, resolveFolderIds } from './message-filters.js';
 import { selectFields, toRawMimeMessage, type MessageRow } from './message-mapper.js';
 
 /** Headers returned by `fields=include_basic_headers`. */
@@ -104,7 +105,7 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
     const rows = await executor
       .select()
       .from(tables.messages)
-      .where(and(eq(tables.messages.grantId, grantId), eq(tables.messages.id, messageId)))
+      .where(and(eq(tables.messages.grantId, grantId), eq(tables.messages.id, messageId), notDraft()))
       .limit(1);
     if (!rows[0]) throw notFound('Message', messageId);
     return rows[0];
@@ -135,7 +136,7 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const filters = input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input;
-      const conditions: (SQL | undefined)[] = messageConditions(grant.id, filters);
+      const conditions: (SQL | undefined)[] = [...messageConditions(grant.id, filters), notDraft()];
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;
@@ -160,6 +161,23 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const row = await requireMessage(db.orm, grant.id, input.message_id);
       const [message] = await addDeliveryStatus(await presentWithFields(db.orm, [row], input.fields, input.select), input.fields, input.select);
       return message!;
+    },
+
+    /** The given messages with their cleaned `conversation` (in the order asked; 404 for an unknown id). */
+    async clean(principal: Principal, input: CleanMessagesInput): Promise<{ data: CleanedMessage[] }> {
+      const grant = await grants.require(principal, input.grant_id);
+      const rows: MessageRow[] = [];
+      for (const id of new Set(input.message_id)) rows.push(await requireMessage(db.orm, grant.id, id));
+      const messages = await presentMessages(db.orm, rows);
+      const options = {
+        ignoreLinks: input.ignore_links,
+        ignoreImages: input.ignore_images,
+        imagesAsMarkdown: input.images_as_markdown,
+        ignoreTables: input.ignore_tables,
+        removeConclusionPhrases: input.remove_conclusion_phrases,
+        htmlAsMarkdown: input.html_as_markdown,
+      };
+      return { data: messages.map((message) => ({ ...message, conversation: cleanConversation(message.body ?? '', options) })) };
     },
 
     /** The message exactly as received. */

@@ -10,20 +10,29 @@ import type { CoreDeps } from '../deps.js';
 import { notFound } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
+import type { Draft } from '../schemas/drafts.js';
+import type { Message } from '../schemas/messages.js';
 import type { DeleteThreadInput, GetThreadInput, ListThreadsInput, Thread, UpdateThreadInput } from '../schemas/threads.js';
 import { presentMessages, type MailStore } from './mail-store.js';
-import { messageConditions, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
+import { messageConditions, notDraft, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
 import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
 import { checkFolders, TRASH_FOLDER, type MessageService } from './message-service.js';
 
 /** Filters a thread answers from its own columns; the rest look at its messages. */
 const THREAD_LEVEL = new Set<keyof MessageFilterInput>(['unread', 'starred', 'in', 'has_attachment', 'received_before', 'received_after', 'thread_id']);
 
-/** Draft ids of the given message rows (drafts are messages in the `drafts` folder with a draft id of their own). */
-export type DraftIdLookup = (messageIds: string[]) => Promise<Map<string, string>>;
+/**
+ * What threads ask of the drafts (drafts are rows of `messages` in the `drafts` folder with a draft id of their own):
+ * `draftIdsOf` the draft ids of the given rows, for `draft_ids` / `message_ids`; `draftsOf` the wire drafts of the given
+ * rows, for a thread whose newest entry is a draft (its `latest_draft_or_message` is then the Draft).
+ */
+export interface DraftLookup {
+  draftIdsOf(messageIds: string[]): Promise<Map<string, string>>;
+  draftsOf(messageIds: string[]): Promise<Map<string, Draft>>;
+}
 
-/** Creates the thread service. `draftIdsOf` tells drafts apart from messages in `draft_ids` / `message_ids`. */
-export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, draftIdsOf?: DraftIdLookup) {
+/** Creates the thread service; without `drafts`, every row counts as a message. */
+export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, drafts?: DraftLookup) {
   const threads = tables.threads;
 
   async function requireThread(executor: Executor, grantId: string, threadId: string): Promise<ThreadRow> {
@@ -44,27 +53,35 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       .from(tables.messages)
       .where(inArray(tables.messages.threadId, ids))
       .orderBy(asc(tables.messages.date), asc(tables.messages.seq));
-    const drafts = draftIdsOf ? await draftIdsOf(members.map((member) => member.id)) : new Map<string, string>();
+    const draftIdOf = drafts ? await drafts.draftIdsOf(members.map((member) => member.id)) : new Map<string, string>();
     const messageIds = new Map<string, string[]>();
     const draftIds = new Map<string, string[]>();
     for (const member of members) {
-      const draftId = drafts.get(member.id);
+      const draftId = draftIdOf.get(member.id);
       if (draftId !== undefined) draftIds.set(member.threadId, [...(draftIds.get(member.threadId) ?? []), draftId]);
       else messageIds.set(member.threadId, [...(messageIds.get(member.threadId) ?? []), member.id]);
     }
+    const latestIds = rows.map((row) => row.latestMessageId);
+    const latestDrafts = drafts ? await drafts.draftsOf(latestIds.filter((id) => draftIdOf.has(id))) : new Map<string, Draft>();
     const latestRows = await executor
       .select()
       .from(tables.messages)
-      .where(inArray(tables.messages.id, rows.map((row) => row.latestMessageId)));
-    const latest = new Map((await presentMessages(executor, latestRows)).map((message) => [message.id, message]));
+      .where(inArray(tables.messages.id, latestIds.filter((id) => !latestDrafts.has(id))));
+    const latest = new Map<string, Message | Draft>((await presentMessages(executor, latestRows)).map((message) => [message.id, message]));
+    for (const [rowId, draft] of latestDrafts) latest.set(rowId, draft);
     return rows.map((row) => {
       const thread = toThread(row, messageIds.get(row.id) ?? [], latest.get(row.latestMessageId), draftIds.get(row.id) ?? []);
       return select === undefined ? thread : (selectFields(thread, select) as Thread);
     });
   }
 
-  async function messagesOf(executor: Executor, threadId: string) {
-    return executor.select().from(tables.messages).where(eq(tables.messages.threadId, threadId)).orderBy(asc(tables.messages.date), asc(tables.messages.seq));
+  /** The thread's rows, oldest first: its messages only, or (`withDrafts`) its drafts' rows too. */
+  async function messagesOf(executor: Executor, threadId: string, withDrafts = false) {
+    return executor
+      .select()
+      .from(tables.messages)
+      .where(and(eq(tables.messages.threadId, threadId), withDrafts ? undefined : notDraft()))
+      .orderBy(asc(tables.messages.date), asc(tables.messages.seq));
   }
 
   return {
@@ -116,7 +133,7 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       return thread!;
     },
 
-    /** Applies read, starred or folders to every message of the thread. */
+    /** Applies read, starred or folders to every message of the thread (its drafts stay as they are). */
     async update(principal: Principal, input: UpdateThreadInput): Promise<Thread> {
       const grant = await grants.require(principal, input.grant_id);
       return db.write(async (tx) => {
@@ -129,14 +146,18 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       });
     },
 
-    /** Moves the thread's messages to trash; when all of them already are, deletes the thread for good. */
+    /**
+     * Moves the thread's messages to trash (its drafts stay drafts); the thread is still found, with `trash` among its
+     * folders. When all its messages already are in trash, deletes the thread for good (drafts included): then 404.
+     */
     async destroy(principal: Principal, input: DeleteThreadInput): Promise<void> {
       const grant = await grants.require(principal, input.grant_id);
       await db.write(async (tx) => {
         await requireThread(tx, grant.id, input.thread_id);
         const rows = await messagesOf(tx, input.thread_id);
         if (rows.every((row) => row.folders.includes(TRASH_FOLDER))) {
-          await messages.destroyForGood(tx, principal.applicationId, rows);
+          // For good: the thread goes, with the drafts written in it.
+          await messages.destroyForGood(tx, principal.applicationId, await messagesOf(tx, input.thread_id, true));
           return;
         }
         const changed = await store.change(tx, rows, { folders: [TRASH_FOLDER] });

@@ -2,7 +2,7 @@
  * Contact operations.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
-import { ContactRefInputSchema, ContactSchema, CreateContactInputSchema, FindContactInputSchema, ListContactsInputSchema, UpdateContactInputSchema } from '../schemas/contacts.js';
+import { ContactGroupSchema, ContactRefInputSchema, ContactSchema, CreateContactInputSchema, FindContactInputSchema, ListContactGroupsInputSchema, ListContactsInputSchema, UpdateContactInputSchema } from '../schemas/contacts.js';
 import { defineOperation } from './define-operation.js';
 
 export const listContacts = defineOperation({
@@ -17,6 +17,18 @@ export const listContacts = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/contacts', envelope: 'list' },
   tool: true,
   run: (core, input, { principal }) => core.contacts.list(principal, input),
+});
+
+export const listContactGroups = defineOperation({
+  name: 'list_contact_groups',
+  title: 'List contact groups',
+  description: 'Lists the mailbox\'s contact groups. Mailboxes hosted here have no provider groups, so the list is empty.',
+  input: ListContactGroupsInputSchema,
+  output: pageOf(ContactGroupSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/contacts/groups', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.contacts.groups(principal, input),
 });
 
 export const getContact = defineOperation({

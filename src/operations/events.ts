@@ -8,6 +8,7 @@ import {
   EventRefInputSchema,
   EventSchema,
   ListEventsInputSchema,
+  ListImportEventsInputSchema,
   SendRsvpInputSchema,
   SendRsvpResultSchema,
   UpdateEventInputSchema,
@@ -29,6 +30,20 @@ export const listEvents = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/events', envelope: 'list' },
   tool: true,
   run: (core, input, { principal }) => core.events.list(principal, input),
+});
+
+export const listImportEvents = defineOperation({
+  name: 'list_import_events',
+  title: 'List events to import',
+  description:
+    'Lists the events of one calendar that overlap a time window (start defaults to now, end to start + 30 days; unix seconds), for importing and syncing: ' +
+    'recurring events once each with their recurrence, never expanded, cancelled ones hidden. Pages hold up to 200 events; pass next_cursor as page_token.',
+  input: ListImportEventsInputSchema,
+  output: pageOf(EventSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/grants/:grant_id/events/import', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.events.list(principal, { ...input, expand_recurring: false }),
 });
 
 export const getEvent = defineOperation({

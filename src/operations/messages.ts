@@ -5,6 +5,8 @@ import { DeletedSchema, pageOf } from '../schemas/common.js';
 import {
   AttachmentSchema,
   AttachmentWithContentSchema,
+  CleanedMessageSchema,
+  CleanMessagesInputSchema,
   DeleteMessageInputSchema,
   GetAttachmentInputSchema,
   GetMessageInputSchema,
@@ -30,11 +32,25 @@ export const listMessages = defineOperation({
   run: (core, input, { principal }) => core.messages.list(principal, input),
 });
 
+export const cleanMessages = defineOperation({
+  name: 'clean_messages',
+  title: 'Clean messages',
+  description:
+    'Returns up to 20 messages, each with `conversation`: its body without quoted history, scripts and styles, and (by default) without links, tables and the closing phrase and signature, images as Markdown. ' +
+    'html_as_markdown=true gives Markdown instead of HTML. Nothing is changed in the mailbox.',
+  input: CleanMessagesInputSchema,
+  output: pageOf(CleanedMessageSchema),
+  hints: { readOnly: true, idempotent: true },
+  http: { method: 'PUT', path: '/grants/:grant_id/messages/clean', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.messages.clean(principal, input),
+});
+
 export const getMessage = defineOperation({
   name: 'get_message',
   title: 'Get a message',
   description:
-    'Returns one message with its HTML body, addresses, folders and attachment metadata. fields=include_headers adds the headers; fields=raw_mime returns only the raw message (base64url). ' +
+    'Returns one message with its HTML body, addresses, folders and attachment metadata (a deleted message still in trash too). fields=include_headers adds the headers; fields=raw_mime returns only the raw message (base64url). ' +
     'Download an attachment with GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id={message_id}.',
   input: GetMessageInputSchema,
   output: MessageSchema,
@@ -60,7 +76,9 @@ export const updateMessage = defineOperation({
 export const deleteMessage = defineOperation({
   name: 'delete_message',
   title: 'Delete a message',
-  description: 'Moves a message to trash. Deleting a message that is already in trash (or with hard_delete: true) removes it for good, with its attachments.',
+  description:
+    'Moves a message to trash: get_message still returns it, with folders ["trash"] (move it back with update_message). ' +
+    'Deleting a message that is already in trash (or with hard_delete: true) removes it for good, with its attachments; then get_message answers not_found.',
   input: DeleteMessageInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },

@@ -23,7 +23,7 @@ export const listThreads = defineOperation({
 export const getThread = defineOperation({
   name: 'get_thread',
   title: 'Get a thread',
-  description: 'Returns one conversation: participants, message ids (oldest first), folders, flags and its latest message.',
+  description: 'Returns one conversation: participants, message ids (oldest first), draft ids, folders, flags and its latest message or draft (a deleted conversation still in trash too).',
   input: GetThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: true },
@@ -47,7 +47,9 @@ export const updateThread = defineOperation({
 export const deleteThread = defineOperation({
   name: 'delete_thread',
   title: 'Delete a thread',
-  description: 'Moves every message of a conversation to trash; when they all are in trash already, deletes the conversation for good.',
+  description:
+    'Moves every message of a conversation to trash (its drafts stay): get_thread still returns it, with "trash" among its folders. ' +
+    'When they all are in trash already, deletes the conversation for good, drafts included; then get_thread answers not_found.',
   input: DeleteThreadInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },

@@ -176,6 +176,18 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
       return map;
     },
 
+    /** The drafts whose current version is one of the given message rows, by row id (a thread's latest_draft_or_message). */
+    async draftsOf(messageIds: string[]): Promise<Map<string, Draft>> {
+      if (messageIds.length === 0) return new Map();
+      const records = await db.orm
+        .select({ details: tables.draftDetails, row: tables.messages })
+        .from(tables.draftDetails)
+        .innerJoin(tables.messages, eq(tables.messages.id, tables.draftDetails.messageId))
+        .where(inArray(tables.draftDetails.messageId, messageIds));
+      const drafts = await present(records);
+      return new Map(records.map((record, index) => [record.row.id, drafts[index]!]));
+    },
+
     handlers: scheduled.handlers,
   };
 }

@@ -113,3 +113,18 @@ export const UpdateContactInputSchema = z
   .object({ grant_id: GrantIdSchema, contact_id: IdSchema, ...contactFields })
   .meta({ id: 'UpdateContactInput' });
 export type UpdateContactInput = z.infer<typeof UpdateContactInputSchema>;
+
+export const ContactGroupSchema = z
+  .object({
+    id: z.string().describe('Contact group id'),
+    grant_id: z.string(),
+    object: z.literal('contact_group'),
+    name: z.string().optional().describe('Group name'),
+    group_type: z.enum(['system', 'user', 'other']).optional().describe('system, user or other'),
+    path: z.string().optional().describe('Path of the group in the provider'),
+  })
+  .meta({ id: 'ContactGroup' });
+export type ContactGroup = z.infer<typeof ContactGroupSchema>;
+
+export const ListContactGroupsInputSchema = z.object({ grant_id: GrantIdSchema, limit: LimitSchema, page_token: PageTokenSchema });
+export type ListContactGroupsInput = z.infer<typeof ListContactGroupsInputSchema>;

@@ -175,6 +175,9 @@ export const ListEventsInputSchema = z.object({
 });
 export type ListEventsInput = z.infer<typeof ListEventsInputSchema>;
 
+export const ListImportEventsInputSchema = ListEventsInputSchema.pick({ grant_id: true, calendar_id: true, limit: true, page_token: true, start: true, end: true });
+export type ListImportEventsInput = z.infer<typeof ListImportEventsInputSchema>;
+
 export const EventRefInputSchema = z.object({ grant_id: GrantIdSchema, event_id: IdSchema, calendar_id: CalendarIdSchema });
 export type EventRefInput = z.infer<typeof EventRefInputSchema>;
 

@@ -89,7 +89,7 @@ export const SelectSchema = z
   .max(1024)
   .regex(/^[a-z_]+(,[a-z_]+)*$/, 'a comma-separated list of field names such as id,subject,from')
   .optional()
-  .describe('Return only these top-level fields, comma-separated (id is always returned)');
+  .describe('Return only these top-level fields, comma-separated (id, grant_id and object are always returned)');
 
 export const ListMessagesInputSchema = z.object({
   grant_id: GrantIdSchema,
@@ -178,3 +178,20 @@ export const AttachmentWithContentSchema = AttachmentSchema.extend({
     .describe('The file content'),
 });
 export type AttachmentWithContent = z.infer<typeof AttachmentWithContentSchema>;
+
+export const CleanMessagesInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  message_id: z.array(IdSchema).min(1).max(20).describe('Ids of the messages to clean (at most 20)'),
+  ignore_links: z.boolean().optional().describe('Keep the text of links but drop the links (default true)'),
+  ignore_images: z.boolean().optional().describe('Drop images (default true); with images_as_markdown, only inline cid: images are dropped'),
+  images_as_markdown: z.boolean().optional().describe('Write images as Markdown ![alt](src) (default true)'),
+  ignore_tables: z.boolean().optional().describe('Drop table markup, keeping each row on its own line (default true)'),
+  remove_conclusion_phrases: z.boolean().optional().describe('Drop a closing phrase such as "Best," or "Regards" and the signature after it (default true)'),
+  html_as_markdown: z.boolean().optional().describe('Return the conversation as Markdown instead of HTML (default false)'),
+});
+export type CleanMessagesInput = z.infer<typeof CleanMessagesInputSchema>;
+
+export const CleanedMessageSchema = MessageSchema.extend({
+  conversation: z.string().describe('The body without quoted history, scripts and styles, cleaned as asked (HTML, or Markdown with html_as_markdown)'),
+}).meta({ id: 'CleanedMessage' });
+export type CleanedMessage = z.infer<typeof CleanedMessageSchema>;

@@ -4,7 +4,18 @@
  */
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { DraftSchema } from './drafts.js';
 import { MessageSchema, ParticipantSchema, SelectSchema } from './messages.js';
+
+/**
+ * A thread's newest message, or its newest draft when a draft was saved last: one object schema (a Message whose
+ * `object` may be "draft", with the draft-only fields) rather than a union, so tool schemas carry no second copy of
+ * the message fields.
+ */
+export const LatestDraftOrMessageSchema = MessageSchema.extend({
+  object: z.enum(['message', 'draft']).describe('"draft" when a draft was saved last: then id is a draft id (in draft_ids), read it with the drafts API'),
+  ...DraftSchema.pick({ reply_to_message_id: true, custom_headers: true, is_plaintext: true, send_at: true }).shape,
+}).describe('The newest message or draft of the thread');
 
 export const ThreadSchema = z
   .object({
@@ -17,10 +28,10 @@ export const ThreadSchema = z
     message_ids: z.array(z.string()).optional().describe('Ids of the thread\'s messages, oldest first'),
     draft_ids: z.array(z.string()).optional().describe('Ids of drafts in the thread'),
     folders: z.array(z.string()).optional().describe('Folders holding at least one of the thread\'s messages'),
-    latest_draft_or_message: MessageSchema.optional().describe('The newest message (or draft) of the thread'),
+    latest_draft_or_message: LatestDraftOrMessageSchema.optional(),
     earliest_message_date: UnixSecondsSchema.optional(),
-    latest_message_received_date: UnixSecondsSchema.optional().describe('When the newest received message arrived'),
-    latest_message_sent_date: UnixSecondsSchema.optional().describe('When the newest message from this mailbox was sent'),
+    latest_message_received_date: UnixSecondsSchema.optional().describe('When the newest received message arrived (drafts do not count)'),
+    latest_message_sent_date: UnixSecondsSchema.optional().describe('When the newest message from this mailbox was sent (drafts do not count)'),
     has_attachments: z.boolean().optional(),
     has_drafts: z.boolean().optional(),
     starred: z.boolean().optional().describe('True when any message is starred'),

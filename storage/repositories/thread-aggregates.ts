@@ -13,6 +13,17 @@ type ThreadRow = typeof threads.$inferSelect;
 export const MAX_THREAD_PARTICIPANTS = 100;
 /** The folder whose messages count as sent (for a thread's latest_message_sent_date). */
 export const SENT_FOLDER = 'sent';
+/**
+ * The folder of drafts: a draft is the thread's latest draft or message, but neither received nor sent, so it moves
+ * neither latest_message_received_date nor latest_message_sent_date (as in Nylas).
+ */
+export const DRAFTS_FOLDER = 'drafts';
+
+/** Which of a thread's dates a message moves: received, sent, or (a draft) neither. */
+export function dateKindOf(row: Pick<MessageRow, 'folders'>): 'received' | 'sent' | 'draft' {
+  if (row.folders.includes(DRAFTS_FOLDER)) return 'draft';
+  return row.folders.includes(SENT_FOLDER) ? 'sent' : 'received';
+}
 
 /** Union of address lists, first spelling wins (compared case-insensitively), at most `limit`. */
 export function mergeParticipants(base: StoredAddress[], more: StoredAddress[], limit = MAX_THREAD_PARTICIPANTS): StoredAddress[] {
@@ -41,16 +52,15 @@ function addressesOf(row: MessageRow): StoredAddress[] {
 export function foldIntoThread(thread: ThreadRow, row: MessageRow): ThreadRow {
   const newest = row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
   const oldest = row.date < thread.earliestMessageDate;
-  const isSent = row.folders.includes(SENT_FOLDER);
+  const kind = dateKindOf(row);
   return {
     ...thread,
     ...(oldest ? { subject: row.subject, earliestMessageDate: row.date } : {}),
     ...(newest ? { snippet: row.snippet, latestMessageDate: row.date, latestSeq: row.seq, latestMessageId: row.id } : {}),
     participants: mergeParticipants(thread.participants, addressesOf(row)),
     messageCount: thread.messageCount + 1,
-    ...(isSent
-      ? { latestMessageSentDate: Math.max(thread.latestMessageSentDate ?? 0, row.date) }
-      : { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) }),
+    ...(kind === 'sent' ? { latestMessageSentDate: Math.max(thread.latestMessageSentDate ?? 0, row.date) } : {}),
+    ...(kind === 'received' ? { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) } : {}),
     hasAttachments: thread.hasAttachments || row.hasAttachments,
     unread: thread.unread || row.unread,
     starred: thread.starred || row.starred,
@@ -61,7 +71,7 @@ export function foldIntoThread(thread: ThreadRow, row: MessageRow): ThreadRow {
 
 /** A new thread holding only `row`. */
 export function newThread(id: string, row: MessageRow): ThreadRow {
-  const isSent = row.folders.includes(SENT_FOLDER);
+  const kind = dateKindOf(row);
   return {
     id,
     grantId: row.grantId,
@@ -73,8 +83,8 @@ export function newThread(id: string, row: MessageRow): ThreadRow {
     latestMessageDate: row.date,
     latestSeq: row.seq,
     latestMessageId: row.id,
-    latestMessageReceivedDate: isSent ? null : row.date,
-    latestMessageSentDate: isSent ? row.date : null,
+    latestMessageReceivedDate: kind === 'received' ? row.date : null,
+    latestMessageSentDate: kind === 'sent' ? row.date : null,
     hasAttachments: row.hasAttachments,
     unread: row.unread,
     starred: row.starred,

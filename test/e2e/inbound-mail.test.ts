@@ -246,7 +246,7 @@ describe('hosted mail in', () => {
     const withHeaders = await service.nylas.messages.find({ identifier: grantId, messageId: all[0]!.id, queryParams: { fields: 'include_headers' as never } });
     expect(withHeaders.data.headers!.find((header) => header.name.toLowerCase() === 'subject')?.value).toBe(all[0]!.subject);
     const selected = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?select=id,subject&limit=1`, { key: service.apiKey });
-    expect(Object.keys(selected.body.data[0]).sort()).toEqual(['id', 'subject']);
+    expect(Object.keys(selected.body.data[0]).sort()).toEqual(['grant_id', 'id', 'object', 'subject']);
 
     const threads = await service.nylas.threads.list({ identifier: grantId, queryParams: { searchQueryNative: 'bombe' } });
     expect(threads.data.map((thread) => thread.subject)).toEqual(['Enigma schedule']);

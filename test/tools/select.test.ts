@@ -1,0 +1,65 @@
+/**
+ * `select` over MCP: the selected objects still pass the tools' output schemas (id, grant_id and object are always
+ * kept), and the same call over /v3 through the nylas SDK (which camel-cases keys) answers the same fields.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Principal } from '../../src/index.js';
+import { localExecutor } from '../../tools/executor.js';
+import { createMcpServer } from '../../tools/mcp.js';
+import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+const MAILBOX = 'select@selectcheck.agentpost.localhost';
+
+describe('select over MCP', () => {
+  let service: TestService;
+  let client: Client;
+  let grantId: string;
+  let messageId: string;
+  let threadId: string;
+
+  beforeAll(async () => {
+    service = await startTestService();
+    grantId = await createMailbox(service, MAILBOX);
+    const principal: Principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
+    const reply = await sendRaw(service.smtpPort, 'alice@example.com', [MAILBOX], `Subject: Selected\r\nFrom: alice@example.com\r\nTo: ${MAILBOX}\r\n\r\nHello there\r\n`);
+    expect(reply.code).toBe(250);
+    const message = await eventually(async () => (await service.nylas.messages.list({ identifier: grantId })).data[0]);
+    messageId = message.id;
+    threadId = message.threadId!;
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    client = new Client({ name: 'select-test', version: '1.0.0' });
+    await Promise.all([createMcpServer({ executor: localExecutor(service.core, principal) }).connect(serverTransport), client.connect(clientTransport)]);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await service?.close();
+  });
+
+  it('list_messages, get_message, list_threads and get_thread validate with select and keep the identity', async () => {
+    const calls: [string, Record<string, unknown>][] = [
+      ['list_messages', { grant_id: grantId, select: 'subject' }],
+      ['get_message', { grant_id: grantId, message_id: messageId, select: 'subject,from' }],
+      ['list_threads', { grant_id: grantId, select: 'subject' }],
+      ['get_thread', { grant_id: grantId, thread_id: threadId, select: 'subject' }],
+    ];
+    for (const [name, args] of calls) {
+      const result = await client.callTool({ name, arguments: args });
+      expect(result.isError, `${name}: ${JSON.stringify(result.content)}`).toBeFalsy();
+      const content = result.structuredContent as { data?: Record<string, unknown>[] } & Record<string, unknown>;
+      const object = content.data ? content.data[0]! : content;
+      expect(Object.keys(object).sort(), name).toEqual(['grant_id', 'id', 'object', ...(name === 'get_message' ? ['from'] : []), 'subject'].sort());
+      expect(object.grant_id).toBe(grantId);
+      expect(object.subject).toBe('Selected');
+    }
+  });
+
+  it('answers the same fields over /v3 through the nylas SDK', async () => {
+    const listed = await service.nylas.messages.list({ identifier: grantId, queryParams: { select: 'subject' } as never });
+    expect(listed.data[0]).toEqual({ id: messageId, grantId, object: 'message', subject: 'Selected' });
+    const thread = await service.nylas.threads.find({ identifier: grantId, threadId, queryParams: { select: 'subject' } as never });
+    expect(thread.data).toEqual({ id: threadId, grantId, object: 'thread', subject: 'Selected' });
+  });
+});
