@@ -71,13 +71,17 @@ export function createComposer(deps: Pick<CoreDeps, 'db'>) {
     return row?.plan;
   }
 
-  /** Resolves attachments: Base64 content, or an attachment of this mailbox by id (another mailbox's id is a 404). */
-  async function resolveAttachments(grant: GrantRow, inputs: AttachmentInput[]): Promise<OutgoingAttachment[]> {
+  /**
+   * Resolves attachments: Base64 content, or an attachment of this mailbox by id (another mailbox's id is a 404).
+   * Without a mailbox (a transactional send), only content is accepted.
+   */
+  async function resolveAttachments(grant: GrantRow | undefined, inputs: AttachmentInput[]): Promise<OutgoingAttachment[]> {
     const out: OutgoingAttachment[] = [];
     for (const [index, input] of inputs.entries()) {
       const contentId = input.content_id?.replace(/^<|>$/g, '') || undefined;
       const disposition = input.content_disposition?.trim().toLowerCase();
       if (input.id !== undefined) {
+        if (!grant) throw invalid(`attachments.${index}.id`, 'a send from a domain has no mailbox to take attachments from; give the file as content (Base64), or send multipart/form-data.');
         const [row] = await db.orm
           .select()
           .from(tables.attachments)
@@ -198,7 +202,7 @@ export function createComposer(deps: Pick<CoreDeps, 'db'>) {
     return sign(await composeMime(input), input.from.email);
   }
 
-  return { prepare, build, signedMime };
+  return { prepare, build, signedMime, resolveAttachments };
 }
 
 /** The composer of the outbound service. */

@@ -21,6 +21,7 @@ import { createDraftService, type DraftRecord } from './drafts.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
 import { createSubmission } from './submission.js';
+import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
 export interface OutboundParts {
@@ -41,6 +42,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const composer = createComposer(deps);
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer });
   const { accept, invitations, notifier } = submission;
+  const sendFromDomain = createTransactionalSend(deps, { composer, submission });
   const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept });
 
   return {
@@ -58,6 +60,9 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
       if (sendAt !== undefined) return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim });
       return accept(composition, { claim });
     },
+
+    /** Sends from a verified domain of the application, without a mailbox (no sender's copy is stored). */
+    sendFromDomain,
 
     /** Delivery state of each recipient, and tracking options, of sent messages, by message id. */
     sentState: queue.statusOf,
