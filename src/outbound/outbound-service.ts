@@ -16,6 +16,7 @@ import type { JobQueue } from '../jobs/job-queue.js';
 import type { MailStore } from '../messages/mail-store.js';
 import type { OperationContext } from '../operations/define-operation.js';
 import type { SendMessageInput, SendResult } from '../schemas/send.js';
+import { createAttachmentUploads } from './attachment-uploads.js';
 import { createComposer } from './composition.js';
 import { createDraftService, type DraftRecord } from './drafts.js';
 import { createIdempotencyStore } from './idempotency.js';
@@ -39,7 +40,8 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const smtp: SmtpClient = deps.smtp ?? createSmtpClient({ heloName: config.mxHost, logger });
   const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp });
   const idempotency = createIdempotencyStore({ clock });
-  const composer = createComposer(deps);
+  const uploads = createAttachmentUploads(deps, { grants });
+  const composer = createComposer(deps, { uploads });
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
@@ -60,6 +62,9 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
       if (sendAt !== undefined) return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim });
       return accept(composition, { claim });
     },
+
+    /** Large-attachment upload sessions (staged files a send or draft takes by id). */
+    uploads,
 
     /** Sends from a verified domain of the application, without a mailbox (no sender's copy is stored). */
     sendFromDomain,

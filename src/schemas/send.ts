@@ -84,11 +84,11 @@ export const TrackingOptionsSchema = z.object({
 });
 
 /** A MIME type such as `application/pdf` (parameters allowed). */
-const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n\0]*)?$/;
+export const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n\0]*)?$/;
 
 export const AttachmentInputSchema = z
   .object({
-    id: IdSchema.optional().describe('Id of an attachment already in this mailbox (received or sent), to send it again instead of giving content'),
+    id: IdSchema.optional().describe('Id of an attachment already in this mailbox (received or sent), or of a completed large-attachment upload session of it, instead of giving content'),
     filename: headerText(255).optional().describe('File name shown to the recipient'),
     content_type: z.string().max(255).regex(CONTENT_TYPE, 'must be a MIME type such as application/pdf').optional().describe('MIME type, such as application/pdf'),
     content: z.base64({ error: 'must be Base64 (standard alphabet, with padding, no line breaks)' }).optional().describe('The file, Base64-encoded'),
