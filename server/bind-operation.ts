@@ -152,6 +152,7 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
     const result = (await runOperation(operation, c.get('core'), input, {
       principal: c.get('principal'),
       requestId: c.get('requestId'),
+      origin: new URL(c.req.url).origin,
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     })) as Record<string, unknown>;
     const requestId = c.get('requestId');

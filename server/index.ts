@@ -13,6 +13,7 @@ import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { mountAttachmentUpload } from './routes/attachment-uploads.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
@@ -102,6 +103,7 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   const openApi = buildOpenApiDocument(operations, { version: '0.1.0' });
   app.get('/v3/openapi.json', (c) => c.json(openApi));
   onClose?.(mountMcp(app, core, limiter));
+  mountAttachmentUpload(app);
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

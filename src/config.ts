@@ -205,6 +205,11 @@ export interface Config {
   smtpMaxUnknownRecipientsPerClient: number;
   /** Base URL clients use to reach the HTTP server (tracking links, ICS feeds). */
   publicUrl: string;
+  /**
+   * Whether `AGENTPOST_PUBLIC_URL` was given. When it was not, URLs handed to an HTTP client (upload URLs) use the
+   * origin the client reached, since the default (`http://HOST:PORT`) is often not reachable from it.
+   */
+  publicUrlSet: boolean;
   apiKey: string | undefined;
   /** Domains registered, verified, for the default application at start. */
   domains: string[];
@@ -305,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpMaxUnknownRecipients: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS,
     smtpMaxUnknownRecipientsPerClient: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT,
     publicUrl,
+    publicUrlSet: value.AGENTPOST_PUBLIC_URL !== undefined,
     apiKey: value.AGENTPOST_API_KEY,
     domains: value.AGENTPOST_DOMAINS,
     trialDomain: value.AGENTPOST_TRIAL_DOMAIN,

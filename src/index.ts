@@ -2,6 +2,7 @@
  * @module agentpost
  * The core library: `createCore(deps)` wires every service; transports (HTTP, MCP, AI SDK) only translate.
  */
+import { createApplicationDetailsService } from './applications/application-details.js';
 import { createApplicationService } from './applications/application-service.js';
 import { createAvailabilityService } from './calendar/availability-service.js';
 import { createCalendarService } from './calendar/calendar-service.js';
@@ -30,6 +31,7 @@ import { createWebhookService } from './webhooks/webhook-service.js';
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
   const applications = createApplicationService(deps);
+  const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
   const grants = createGrantService(deps);
   const availability = createAvailabilityService(deps, grants);
@@ -56,7 +58,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, calendarParser, applications, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

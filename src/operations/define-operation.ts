@@ -46,6 +46,8 @@ export interface OperationHints {
 export interface OperationContext {
   principal: Principal;
   requestId?: string | undefined;
+  /** The origin (`scheme://host:port`) an HTTP call reached, for URLs handed back to that client. */
+  origin?: string | undefined;
   /** The `Idempotency-Key` header of an HTTP call, when sent. */
   idempotencyKey?: string | undefined;
 }

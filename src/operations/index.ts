@@ -3,6 +3,8 @@
  * THE registry. Every face (HTTP, MCP, AI SDK, OpenAPI) is built from this list.
  */
 import type { AnyOperation } from './define-operation.js';
+import * as applications from './applications.js';
+import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
 import * as calendars from './calendars.js';
 import * as contacts from './contacts.js';
@@ -27,6 +29,6 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 }
 
 /** Every operation, in a stable order. */
-export const operations: readonly AnyOperation[] = register(grants, folders, messages, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts);
+export const operations: readonly AnyOperation[] = register(grants, folders, messages, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads);
 
 export { defineOperation, runOperation, type AnyOperation, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';

@@ -9,6 +9,8 @@ import {
   ScheduledMessageSchema,
   SendMessageInputSchema,
   SendResultSchema,
+  TransactionalSendInputSchema,
+  TransactionalSendResultSchema,
   sendResultStatus as sendStatus,
 } from '../schemas/send.js';
 import { defineOperation } from './define-operation.js';
@@ -65,4 +67,19 @@ export const stopScheduledMessage = defineOperation({
   http: { method: 'DELETE', path: '/grants/:grant_id/messages/schedules/:schedule_id', status: 202 },
   tool: true,
   run: (core, input, { principal }) => core.drafts.stopScheduled(principal, input),
+});
+
+export const sendFromDomain = defineOperation({
+  name: 'send_transactional_message',
+  title: 'Send from a domain',
+  description:
+    'Sends a transactional email from a verified domain of this application, without a mailbox: from is required and must be on that domain. ' +
+    `Same limits as a mailbox send (${MAX_RECIPIENTS} recipients, 40 MB); attachments as Base64 content only; no scheduling, threading or tracking. ` +
+    'No copy is kept in any mailbox; the answer is the queued message id.',
+  input: TransactionalSendInputSchema,
+  output: TransactionalSendResultSchema,
+  hints: { readOnly: false, openWorld: true },
+  http: { method: 'POST', path: '/domains/:domain_name/messages/send', multipart: 'message' },
+  tool: false,
+  run: (core, input, { principal }) => core.outbound.sendFromDomain(principal, input),
 });

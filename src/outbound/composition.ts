@@ -16,6 +16,7 @@ import type { NewMessage } from '../messages/mail-store.js';
 import type { AttachmentInput, SendMessageInput } from '../schemas/send.js';
 import { MAX_RECIPIENTS } from '../schemas/send.js';
 import type { StoredHeader, StoredTrackingOptions } from '../../storage/schema/outbound.js';
+import type { AttachmentUploads } from './attachment-uploads.js';
 import { composeMime, parsedOf, type ComposeInput, type OutgoingAttachment } from './compose.js';
 import { domainOf } from './routing.js';
 
@@ -63,27 +64,45 @@ export function ownCopy(composition: Composition, built: Built, place: Pick<NewM
 }
 
 /** Creates the composer: requests to compositions, compositions to signed MIME. */
-export function createComposer(deps: Pick<CoreDeps, 'db'>) {
+export function createComposer(deps: Pick<CoreDeps, 'db'>, parts: { uploads?: Pick<AttachmentUploads, 'staged'> } = {}) {
   const { db } = deps;
+  const { uploads } = parts;
 
   async function planOf(applicationId: string): Promise<string | undefined> {
     const [row] = await db.orm.select({ plan: tables.applications.plan }).from(tables.applications).where(eq(tables.applications.id, applicationId)).limit(1);
     return row?.plan;
   }
 
-  /** Resolves attachments: Base64 content, or an attachment of this mailbox by id (another mailbox's id is a 404). */
-  async function resolveAttachments(grant: GrantRow, inputs: AttachmentInput[]): Promise<OutgoingAttachment[]> {
+  /**
+   * Resolves attachments: Base64 content, or by id an attachment of this mailbox or a completed upload session of
+   * it (another mailbox's id is a 404).
+   * Without a mailbox (a transactional send), only content is accepted.
+   */
+  async function resolveAttachments(grant: GrantRow | undefined, inputs: AttachmentInput[]): Promise<OutgoingAttachment[]> {
     const out: OutgoingAttachment[] = [];
     for (const [index, input] of inputs.entries()) {
       const contentId = input.content_id?.replace(/^<|>$/g, '') || undefined;
       const disposition = input.content_disposition?.trim().toLowerCase();
       if (input.id !== undefined) {
+        if (!grant) throw invalid(`attachments.${index}.id`, 'a send from a domain has no mailbox to take attachments from; give the file as content (Base64), or send multipart/form-data.');
         const [row] = await db.orm
           .select()
           .from(tables.attachments)
           .where(and(eq(tables.attachments.grantId, grant.id), eq(tables.attachments.id, input.id)))
           .limit(1);
-        if (!row) throw new AppError('not_found', `attachments[${index}].id: there is no attachment ${JSON.stringify(input.id)} in this mailbox.`, { field: `attachments.${index}.id` });
+        if (!row) {
+          // Not an attachment of the mailbox: a completed large-attachment upload session of it, then.
+          const staged = await uploads?.staged(grant, input.id, `attachments.${index}.id`);
+          if (!staged) throw new AppError('not_found', `attachments[${index}].id: there is no attachment or upload session ${JSON.stringify(input.id)} in this mailbox.`, { field: `attachments.${index}.id` });
+          out.push({
+            filename: input.filename ?? staged.filename,
+            contentType: input.content_type ?? staged.contentType,
+            content: staged.content,
+            contentId,
+            inline: input.is_inline ?? (disposition ? disposition.startsWith('inline') : contentId !== undefined),
+          });
+          continue;
+        }
         const content = await readBlob(db.orm, row.blobHash);
         if (!content) throw new AppError('internal', `The bytes of attachment ${row.id} are missing from the store.`);
         const cid = contentId ?? row.contentId ?? undefined;
@@ -198,7 +217,7 @@ export function createComposer(deps: Pick<CoreDeps, 'db'>) {
     return sign(await composeMime(input), input.from.email);
   }
 
-  return { prepare, build, signedMime };
+  return { prepare, build, signedMime, resolveAttachments };
 }
 
 /** The composer of the outbound service. */

@@ -44,7 +44,7 @@ export interface OutboundSpec {
   grantId: string | null;
   /** The sender's copy in `messages`, when one was stored. */
   messageId: string | null;
-  kind: 'message' | 'invitation' | 'system';
+  kind: 'message' | 'invitation' | 'system' | 'transactional';
   /** Without angle brackets. */
   headerMessageId: string;
   subject: string;

@@ -16,11 +16,13 @@ import type { JobQueue } from '../jobs/job-queue.js';
 import type { MailStore } from '../messages/mail-store.js';
 import type { OperationContext } from '../operations/define-operation.js';
 import type { SendMessageInput, SendResult } from '../schemas/send.js';
+import { createAttachmentUploads } from './attachment-uploads.js';
 import { createComposer } from './composition.js';
 import { createDraftService, type DraftRecord } from './drafts.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
 import { createSubmission } from './submission.js';
+import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
 export interface OutboundParts {
@@ -38,9 +40,11 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const smtp: SmtpClient = deps.smtp ?? createSmtpClient({ heloName: config.mxHost, logger });
   const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp });
   const idempotency = createIdempotencyStore({ clock });
-  const composer = createComposer(deps);
+  const uploads = createAttachmentUploads(deps, { grants });
+  const composer = createComposer(deps, { uploads });
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer });
   const { accept, invitations, notifier } = submission;
+  const sendFromDomain = createTransactionalSend(deps, { composer, submission });
   const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept });
 
   return {
@@ -58,6 +62,12 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
       if (sendAt !== undefined) return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim });
       return accept(composition, { claim });
     },
+
+    /** Large-attachment upload sessions (staged files a send or draft takes by id). */
+    uploads,
+
+    /** Sends from a verified domain of the application, without a mailbox (no sender's copy is stored). */
+    sendFromDomain,
 
     /** Delivery state of each recipient, and tracking options, of sent messages, by message id. */
     sentState: queue.statusOf,

@@ -96,13 +96,16 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     return result;
   }
 
-  /** Queues a message that has no sender's copy (invitations, system mail), then delivers locally at once. */
-  async function sendDetached(spec: { applicationId: string | null; grantId: string | null; kind: 'invitation' | 'system'; input: ComposeInput; envelopeFrom: string }): Promise<void> {
+  /**
+   * Queues a message that has no sender's copy (invitations, system mail, transactional sends), then delivers
+   * locally at once. Returns the outbound record's id (none when there was nobody to send to).
+   */
+  async function sendDetached(spec: { applicationId: string | null; grantId: string | null; kind: 'invitation' | 'system' | 'transactional'; input: ComposeInput; envelopeFrom: string }): Promise<{ outboundId: string | undefined }> {
     const raw = await composer.signedMime(spec.input);
-    if (raw.length > MAX_MESSAGE_BYTES) throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes.`);
-    const recipients = await queue.route([...spec.input.to, ...spec.input.cc].map((entry) => entry.email));
-    if (recipients.length === 0) return;
-    const { inline } = await db.write((tx) =>
+    if (raw.length > MAX_MESSAGE_BYTES) throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`);
+    const recipients = await queue.route([...spec.input.to, ...spec.input.cc, ...spec.input.bcc].map((entry) => entry.email));
+    if (recipients.length === 0) return { outboundId: undefined };
+    const { inline, outboundId } = await db.write((tx) =>
       queue.queue(
         tx,
         {
@@ -120,6 +123,7 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
       ),
     );
     await queue.runInline(inline);
+    return { outboundId };
   }
 
   /** A plain-text message with no threading or attachments, its Message-ID on the sender's domain. */
@@ -181,5 +185,5 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     },
   };
 
-  return { accept, invitations, notifier };
+  return { accept, sendDetached, plainMessage, invitations, notifier };
 }

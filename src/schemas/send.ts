@@ -84,11 +84,11 @@ export const TrackingOptionsSchema = z.object({
 });
 
 /** A MIME type such as `application/pdf` (parameters allowed). */
-const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n\0]*)?$/;
+export const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[^\r\n\0]*)?$/;
 
 export const AttachmentInputSchema = z
   .object({
-    id: IdSchema.optional().describe('Id of an attachment already in this mailbox (received or sent), to send it again instead of giving content'),
+    id: IdSchema.optional().describe('Id of an attachment already in this mailbox (received or sent), or of a completed large-attachment upload session of it, instead of giving content'),
     filename: headerText(255).optional().describe('File name shown to the recipient'),
     content_type: z.string().max(255).regex(CONTENT_TYPE, 'must be a MIME type such as application/pdf').optional().describe('MIME type, such as application/pdf'),
     content: z.base64({ error: 'must be Base64 (standard alphabet, with padding, no line breaks)' }).optional().describe('The file, Base64-encoded'),
@@ -129,6 +129,43 @@ export const SendMessageInputSchema = z
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
+
+/** A domain name in a path, such as `mail.example.com` (compared lower-cased). */
+const DomainNameSchema = z
+  .string()
+  .max(253)
+  .regex(/^([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/, 'must be a domain name such as mail.example.com');
+
+/**
+ * A transactional send (`POST /v3/domains/{domain_name}/messages/send`, the SDK's `transactionalSend.send`): the
+ * send fields without a mailbox, so no reply threading, no attachments by id, no scheduling and no tracking.
+ */
+export const TransactionalSendInputSchema = z
+  .object({
+    domain_name: DomainNameSchema.describe('A verified domain of this application; the sender must be on it'),
+    from: z.array(RecipientSchema).length(1).describe('The sender, an address on domain_name (required)'),
+    to: composeFields.to.optional(),
+    cc: composeFields.cc.optional(),
+    bcc: composeFields.bcc.optional(),
+    reply_to: composeFields.reply_to,
+    subject: composeFields.subject,
+    body: composeFields.body,
+    is_plaintext: composeFields.is_plaintext,
+    attachments: z.array(AttachmentInputSchema).max(MAX_ATTACHMENTS).optional().describe(`Files to attach as Base64 content (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
+    custom_headers: composeFields.custom_headers,
+    send_at: UnixSecondsSchema.optional().describe('Not supported for a send from a domain (400): send from a mailbox to schedule'),
+  })
+  .meta({ id: 'TransactionalSendInput' });
+export type TransactionalSendInput = z.infer<typeof TransactionalSendInputSchema>;
+
+/** What a transactional send answers (`TransactionalSendResult` of the SDK). */
+export const TransactionalSendResultSchema = z
+  .object({
+    message_id: z.string().describe('Id of the queued message (there is no sender\'s copy in a mailbox)'),
+    message_id_header: z.string().describe('The Message-ID header of the message sent'),
+  })
+  .meta({ id: 'TransactionalSendResult' });
+export type TransactionalSendResult = z.infer<typeof TransactionalSendResultSchema>;
 
 /** The message as sent (or, for a scheduled send, as it will be sent). */
 export const SentMessageSchema = MessageSchema.extend({

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, notExists } from 'drizzle-orm';
 import type { Executor, Tx } from '../db.js';
-import { attachments, blobChunks, blobs, messageRaw, messages } from '../schema/mail.js';
+import { attachmentUploads, attachments, blobChunks, blobs, messageRaw, messages } from '../schema/mail.js';
 import { outboundMessages } from '../schema/outbound.js';
 
 /**
@@ -125,7 +125,7 @@ export async function readBlob(db: Executor, hash: string): Promise<Buffer | und
 
 /**
  * Deletes the blobs among `hashes` that nothing refers to any more (after messages or attachments were
- * deleted in the same transaction). Blobs still shared with another message, or still owed to a recipient by the
+ * deleted in the same transaction). Blobs still shared with another message or a staged upload, or still owed to a recipient by the
  * outbound queue, stay.
  */
 export async function releaseBlobs(tx: Tx, hashes: Iterable<string>): Promise<void> {
@@ -140,6 +140,7 @@ export async function releaseBlobs(tx: Tx, hashes: Iterable<string>): Promise<vo
           notExists(tx.select({ one: messages.id }).from(messages).where(eq(messages.rawHash, blobs.hash))),
           notExists(tx.select({ one: messages.id }).from(messages).where(eq(messages.bodyHash, blobs.hash))),
           notExists(tx.select({ one: attachments.id }).from(attachments).where(eq(attachments.blobHash, blobs.hash))),
+          notExists(tx.select({ one: attachmentUploads.id }).from(attachmentUploads).where(eq(attachmentUploads.blobHash, blobs.hash))),
           notExists(tx.select({ one: outboundMessages.id }).from(outboundMessages).where(eq(outboundMessages.pendingRawHash, blobs.hash))),
         ),
       );

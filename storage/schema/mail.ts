@@ -205,3 +205,33 @@ export const attachments = sqliteTable(
   },
   (table) => [index('attachments_message_idx').on(table.messageId, table.position), index('attachments_blob_idx').on(table.blobHash)],
 );
+
+/**
+ * Large-attachment upload sessions (`/v3/grants/{id}/attachment-uploads`): a file staged by a pre-signed `PUT`,
+ * then referenced by id from a send or a draft of the same mailbox until the session expires. The bytes are a
+ * blob like any attachment's.
+ */
+export const attachmentUploads = sqliteTable(
+  'attachment_uploads',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
+    filename: text('filename').notNull(),
+    contentType: text('content_type').notNull(),
+    /** The size announced at creation (0: not announced); completion checks the upload against it. */
+    expectedSize: integer('expected_size').notNull().default(0),
+    status: text('status', { enum: ['uploading', 'ready', 'failed', 'expired'] }).notNull(),
+    /** SHA-256 (hex) of the secret in the pre-signed URL; the secret itself is never stored. */
+    tokenHash: text('token_hash').notNull(),
+    /** The uploaded bytes, once the PUT arrived. */
+    blobHash: text('blob_hash'),
+    size: integer('size'),
+    /** Unix seconds. */
+    expiresAt: integer('expires_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [index('attachment_uploads_grant_idx').on(table.grantId), index('attachment_uploads_expiry_idx').on(table.expiresAt), index('attachment_uploads_blob_idx').on(table.blobHash)],
+);

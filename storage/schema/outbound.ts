@@ -34,7 +34,8 @@ export const outboundMessages = sqliteTable(
     grantId: text('grant_id'),
     /** The sent copy in `messages`, when one was stored. */
     messageId: text('message_id'),
-    kind: text('kind', { enum: ['message', 'invitation', 'system'] }).notNull(),
+    /** `transactional`: sent from a domain without a mailbox (`/v3/domains/{domain}/messages/send`); no sender's copy. */
+    kind: text('kind', { enum: ['message', 'invitation', 'system', 'transactional'] }).notNull(),
     /** Normalised Message-ID (lower case, no angle brackets): local delivery checks it to never deliver twice. */
     headerMessageId: text('header_message_id').notNull(),
     subject: text('subject').notNull().default(''),

@@ -98,3 +98,22 @@ export const workspaces = sqliteTable(
   },
   (table) => [index('workspaces_application_idx').on(table.applicationId, table.domain)],
 );
+
+/**
+ * An application's OAuth redirect (callback) URIs, as the Nylas Applications API manages them
+ * (`/v3/applications/redirect-uris`). Kept for wire compatibility; the hosted OAuth flow reads them.
+ */
+export const redirectUris = sqliteTable(
+  'redirect_uris',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    url: text('url').notNull(),
+    platform: text('platform', { enum: ['web', 'js', 'ios', 'android', 'desktop'] }).notNull(),
+    /** Platform settings in wire form (`origin`, `bundle_id`, …). */
+    settings: text('settings', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [index('redirect_uris_application_idx').on(table.applicationId)],
+);
