@@ -222,6 +222,20 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       security: [{ apiKey: [] }],
     },
   },
+  '/uploads/{attachment_id}': {
+    put: {
+      operationId: 'upload_attachment_bytes',
+      summary: 'Upload the bytes of a large-attachment upload session',
+      description:
+        'The pre-signed `url` that creating an upload session returns (`POST /v3/grants/{grant_id}/attachment-uploads`): the raw bytes of the file as the body, up to 40 MB, with the token of the URL and no API key. Complete the session afterwards.',
+      parameters: [
+        { name: 'attachment_id', in: 'path', required: true, schema: { type: 'string', maxLength: 256 } },
+        { name: 'token', in: 'query', required: true, schema: { type: 'string' }, description: 'The token of the pre-signed URL' },
+      ],
+      requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+      responses: { '200': { description: 'The bytes are stored' }, default: ERROR_RESPONSE },
+    },
+  },
   '/v3/grants/{grant_id}/calendars/{calendar_id}/ics': {
     get: {
       operationId: 'calendar_ics',

@@ -168,7 +168,9 @@ export function shapeForAgent(tool: string, output: Json, input: Json): Json {
   if (tool === 'get_attachment') return output;
   const includeHtml = input.include_html === true;
   let shaped = output;
-  if (Array.isArray(output.data)) {
+  // With `select` the agent chose its fields itself: the items stay as selected (id, grant_id and object always kept).
+  const selected = typeof input.select === 'string' && input.select.trim() !== '';
+  if (Array.isArray(output.data) && !selected) {
     const items = output.data as Json[];
     if (tool === 'list_messages' || tool === 'list_drafts') shaped = { ...output, data: items.map(compactMessage) };
     else if (tool === 'list_threads') shaped = { ...output, data: items.map(compactThread) };

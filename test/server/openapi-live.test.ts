@@ -68,6 +68,34 @@ const future = () => Math.floor(Date.now() / 1000) + 7 * 24 * HOUR;
 
 /** A valid call of each operation, by name. */
 const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
+  get_application: async () => ({ params: {} }),
+  list_redirect_uris: async (f) => {
+    await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/listed', platform: 'web' });
+    return { params: {} };
+  },
+  create_redirect_uri: async () => ({ params: {}, body: { url: 'https://app.example.com/callback', platform: 'web' } }),
+  get_redirect_uri: async (f) => ({ params: { redirect_uri_id: (await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/found', platform: 'web' })).id } }),
+  update_redirect_uri: async (f) => ({ params: { redirect_uri_id: (await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/old', platform: 'web' })).id }, body: { url: 'https://app.example.com/new' } }),
+  delete_redirect_uri: async (f) => ({ params: { redirect_uri_id: (await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/doomed', platform: 'web' })).id } }),
+  send_transactional_message: async (f) => {
+    await f.grant();
+    return { params: { domain_name: DOMAIN }, body: { from: [{ email: `noreply@${DOMAIN}` }], to: [{ email: PEER }], subject: 'Receipt', body: 'Thanks' } };
+  },
+  clean_messages: async (f) => ({ params: { grant_id: await f.grant() }, body: { message_id: [(await f.message()).id] } }),
+  list_import_events: async (f) => {
+    await f.event();
+    return { params: { grant_id: await f.grant() }, query: { calendar_id: 'primary', start: String(future() - 30 * 24 * HOUR), end: String(future() + 30 * 24 * HOUR) } };
+  },
+  list_contact_groups: async (f) => ({ params: { grant_id: await f.grant() } }),
+  create_attachment_upload: async (f) => ({ params: { grant_id: await f.grant() }, body: { filename: 'report.pdf', content_type: 'application/pdf', size: 5 } }),
+  complete_attachment_upload: async (f) => {
+    const grant = await f.grant();
+    const session = await f.create(`/v3/grants/${grant}/attachment-uploads`, { filename: 'notes.txt', content_type: 'text/plain', size: 5 });
+    const put = await fetch(session.url, { method: 'PUT', body: 'hello' });
+    expect(put.status).toBe(200);
+    return { params: { grant_id: grant, attachment_id: session.attachment_id } };
+  },
+
   create_agent_account: async () => ({ params: {}, body: { provider: 'nylas', settings: { email: `created@${DOMAIN}` } } }),
   list_grants: async () => ({ params: {}, query: { limit: '5' } }),
   get_grant: async (f) => ({ params: { grant_id: await f.grant() } }),
