@@ -5,6 +5,7 @@
  * thread and its messages, oldest first, so an agent host can attach a whole conversation as context.
  */
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { operations, type AnyOperation } from '../src/index.js';
 import type { Executor } from './executor.js';
 
@@ -22,7 +23,13 @@ export const messageUri = (grantId: string, messageId: string) => `agentpost://g
 const json = (uri: string, value: unknown) => ({ contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value) }] });
 const variable = (value: string | string[] | undefined) => decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
 
-/** Registers the resource templates; with a bound grant, its 20 most recent threads are listed. */
+/** Threads listed per `resources/list` page. */
+export const RESOURCES_PAGE_SIZE = 20;
+
+/**
+ * Registers the resource templates. With a bound grant, `resources/list` lists its threads, newest first,
+ * {@link RESOURCES_PAGE_SIZE} a page, with `nextCursor` while there are more (the thread list's own cursor).
+ */
 export function registerMailResources(server: McpServer, executor: Executor, grantId: string | undefined): void {
   const listThreads = byName('list_threads');
   const getThread = byName('get_thread');
@@ -49,6 +56,21 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
       return json(uri.href, { thread, messages: [...messages.data].reverse() });
     },
   );
+
+  // The SDK's handler lists a template's resources in one page and drops the cursor: ours pages through the threads.
+  if (grantId) {
+    server.server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
+      const cursor = request.params?.cursor;
+      const page = (await executor(listThreads, { grant_id: grantId, limit: RESOURCES_PAGE_SIZE, ...(cursor ? { page_token: cursor } : {}) })) as {
+        data: { id: string; subject?: string }[];
+        next_cursor?: string | null;
+      };
+      return {
+        resources: page.data.map((thread) => ({ uri: threadUri(grantId, thread.id), name: thread.subject || '(no subject)', title: 'Conversation', mimeType: 'application/json' })),
+        ...(page.next_cursor ? { nextCursor: page.next_cursor } : {}),
+      };
+    });
+  }
 
   server.registerResource(
     'message',

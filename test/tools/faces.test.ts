@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpServer } from '../../tools/mcp.js';
+import { RESOURCES_PAGE_SIZE } from '../../tools/resources.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { localExecutor, remoteExecutor } from '../../tools/executor.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -116,6 +117,24 @@ describe('MCP and AI SDK tools from the one registry', () => {
 
     const message = await client.readResource({ uri: `agentpost://grants/${grantId}/messages/${body.messages[1]!.id}` });
     expect(JSON.parse((message.contents[0] as { text: string }).text).thread_id).toBe(body.thread.id);
+  });
+
+  it('pages resources/list with nextCursor, every thread once', async () => {
+    const email = 'pages@faces.agentpost.localhost';
+    const created = await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
+    for (let index = 0; index < RESOURCES_PAGE_SIZE + 5; index++) {
+      const raw = [`From: Sam <sam@example.org>`, `To: ${email}`, `Subject: Topic ${index}`, `Message-ID: <topic-${index}@example.org>`, '', 'Hello', ''].join('\r\n');
+      await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'sam@example.org', rcptTo: [email] } });
+    }
+    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId: created.grant.id }));
+    const first = await client.listResources();
+    expect(first.resources).toHaveLength(RESOURCES_PAGE_SIZE);
+    expect(first.nextCursor).toEqual(expect.any(String));
+    const second = await client.listResources({ cursor: first.nextCursor! });
+    expect(second.resources).toHaveLength(5);
+    expect(second.nextCursor).toBeUndefined();
+    const names = [...first.resources, ...second.resources].map((resource) => resource.name).sort();
+    expect(names).toEqual(Array.from({ length: RESOURCES_PAGE_SIZE + 5 }, (_, index) => `Topic ${index}`).sort());
   });
 
   it('reads attachments: text inline, binary as an embedded resource with the exact bytes', async () => {
