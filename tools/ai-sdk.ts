@@ -7,7 +7,7 @@ import { tool, type Tool } from 'ai';
 import type { Core, Principal } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
-import { shapeForAgent } from './compact.js';
+import { readForAgent, shapeForAgent } from './compact.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -40,7 +40,8 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       // The same compact items, readable bodies and size budget as over MCP (tools/compact.ts).
       execute: async (input: unknown) => {
         const asked = input as Record<string, unknown>;
-        return shapeForAgent(agentTool.operation.name, await executor(agentTool.operation, agentTool.prepare(asked)), asked);
+        const prepared = agentTool.prepare(asked);
+        return shapeForAgent(agentTool.operation.name, await readForAgent(executor, agentTool.operation, prepared, asked), asked);
       },
     });
   }

@@ -6,7 +6,7 @@
  * MCP and the AI SDK both shape their results here, so both faces read the same.
  */
 import { z } from 'zod';
-import { htmlToText } from '../src/index.js';
+import { htmlToText, operations, type AnyOperation } from '../src/index.js';
 
 /**
  * Characters one tool result may take (its structured JSON; the text rendering is shorter). About 5,000 tokens:
@@ -145,18 +145,41 @@ export function bodyAsText(html: string): { text: string; quoted_characters: num
 }
 
 /** A full message for get_message / get_thread: body as text (HTML only with include_html), bounded. */
-function readableMessage(message: Json, includeHtml: boolean, tool: string): Json {
+function readableMessage(message: Json, includeHtml: boolean, tool: string, budget = BODY_BUDGET): Json {
   const { body, headers: _headers, raw_mime: rawMime, ...rest } = message;
-  if (typeof rawMime === 'string') return { ...rest, raw_mime: cut(rawMime, BODY_BUDGET) };
+  if (typeof rawMime === 'string') return { ...rest, raw_mime: cut(rawMime, budget) };
   if (typeof body !== 'string') return rest;
   const { text, quoted_characters } = bodyAsText(body);
-  const shaped: Json = { ...rest, body_text: cut(text, BODY_BUDGET), ...(quoted_characters ? { quoted_characters } : {}) };
-  if (text.length > BODY_BUDGET) shaped.body_truncated = { omitted: text.length - BODY_BUDGET, hint: `the attachments and full HTML stay available; call ${tool} with include_html: true for the HTML` };
+  const shaped: Json = { ...rest, body_text: cut(text, budget), ...(quoted_characters ? { quoted_characters } : {}) };
+  if (text.length > budget) shaped.body_truncated = { omitted: text.length - budget, hint: `the attachments and full HTML stay available; call ${tool} with include_html: true for the HTML` };
   if (includeHtml) {
-    shaped.body = cut(body, BODY_BUDGET);
-    if (body.length > BODY_BUDGET) shaped.html_truncated = { omitted: body.length - BODY_BUDGET, hint: 'the full HTML is at GET /v3/grants/{grant_id}/messages/{id}' };
+    shaped.body = cut(body, budget);
+    if (body.length > budget) shaped.html_truncated = { omitted: body.length - budget, hint: 'the full HTML is at GET /v3/grants/{grant_id}/messages/{id}' };
   }
   return shaped;
+}
+
+/** Characters of message bodies a `get_thread` result carries in all, and at least per message shown. */
+export const THREAD_BODIES_BUDGET = 14_000;
+const THREAD_BODY_MINIMUM = 1_500;
+/** Messages of a thread `get_thread` reads for an agent (the newest; older ones are named by id). */
+export const THREAD_MESSAGES = 50;
+
+/**
+ * A thread's messages for a model, oldest first, as readable text: each body gets an equal share of
+ * {@link THREAD_BODIES_BUDGET} (at least {@link THREAD_BODY_MINIMUM}); when they cannot all have that much, the
+ * newest are kept and the rest are named, to be read with get_message.
+ */
+function readableThreadMessages(messages: Json[], includeHtml: boolean): { messages: Json[]; omitted?: Json } {
+  const fit = Math.max(1, Math.floor(THREAD_BODIES_BUDGET / THREAD_BODY_MINIMUM));
+  const shown = messages.slice(-fit);
+  const share = Math.max(THREAD_BODY_MINIMUM, Math.floor(THREAD_BODIES_BUDGET / Math.max(1, shown.length)));
+  const readable = shown.map((message) => {
+    const { grant_id: _grant, object: _object, thread_id: _thread, ...rest } = readableMessage(message, includeHtml, 'get_message', share);
+    return rest;
+  });
+  const older = messages.slice(0, messages.length - shown.length).map((message) => message.id);
+  return { messages: readable, ...(older.length > 0 ? { omitted: { omitted: older.length, hint: `${older.length} older message(s) left out: read them with get_message (ids ${older.join(', ')})` } } : {}) };
 }
 
 /**
@@ -179,6 +202,10 @@ export function shapeForAgent(tool: string, output: Json, input: Json): Json {
   } else if (tool === 'get_thread' && output.latest_draft_or_message && typeof output.latest_draft_or_message === 'object') {
     const latest = output.latest_draft_or_message as Json;
     shaped = { ...output, latest_draft_or_message: { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object } };
+  }
+  if (tool === 'get_thread' && Array.isArray(output.messages)) {
+    const { messages, omitted } = readableThreadMessages(output.messages as Json[], includeHtml);
+    shaped = { ...shaped, messages, ...(omitted ? { messages_truncated: omitted } : {}) };
   }
   return withinBudget(tool, shaped, input);
 }
@@ -262,6 +289,13 @@ export function renderForAgent(tool: string, output: Json): string {
     const line = tool === 'list_messages' || tool === 'list_drafts' ? messageLine : tool === 'list_threads' ? threadLine : genericLine;
     lines.push(`${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`);
     for (const item of items) lines.push(line(item));
+  } else if (tool === 'get_thread' && Array.isArray(output.messages)) {
+    const { messages, latest_draft_or_message: _latest, ...thread } = output;
+    lines.push(genericLine(thread).slice(2));
+    for (const message of messages as Json[]) {
+      const { body_text: bodyText, ...rest } = message;
+      lines.push('', messageLine(rest), typeof bodyText === 'string' ? bodyText : '');
+    }
   } else if (typeof output.body_text === 'string') {
     const { body_text: bodyText, body: html, ...rest } = output;
     lines.push(messageLine(rest), '', bodyText as string);
@@ -269,9 +303,34 @@ export function renderForAgent(tool: string, output: Json): string {
   } else {
     lines.push(genericLine(output).slice(2));
   }
-  for (const key of ['truncated', 'body_truncated', 'html_truncated']) {
+  for (const key of ['truncated', 'body_truncated', 'html_truncated', 'messages_truncated']) {
     const note = output[key] as { hint?: string } | undefined;
     if (note?.hint) lines.push(`[cut: ${note.hint}]`);
   }
   return lines.join('\n');
 }
+
+/**
+ * Runs a tool's operation for an agent (shape the output with {@link shapeForAgent}). `get_thread` also reads the
+ * thread's messages (the newest {@link THREAD_MESSAGES}, through list_messages, as the thread resources do), so the
+ * conversation comes back as readable text in one call; with `select`, the thread alone, as selected.
+ */
+export async function readForAgent(
+  executor: (operation: AnyOperation, input: Record<string, unknown>) => Promise<unknown>,
+  operation: AnyOperation,
+  prepared: Record<string, unknown>,
+  asked: Json,
+): Promise<Json> {
+  const output = (await executor(operation, prepared)) as Json;
+  const selected = typeof asked.select === 'string' && asked.select.trim() !== '';
+  if (operation.name !== 'get_thread' || selected || typeof output.id !== 'string') return output;
+  const page = (await executor(listMessagesOperation(), { grant_id: prepared.grant_id, thread_id: output.id, limit: THREAD_MESSAGES })) as { data: Json[] };
+  // Lists are newest first; a conversation reads oldest first.
+  return { ...output, messages: [...page.data].reverse() };
+}
+
+const listMessagesOperation = (): AnyOperation => {
+  const found = operations.find((candidate) => candidate.name === 'list_messages');
+  if (!found) throw new Error('No operation list_messages');
+  return found;
+};

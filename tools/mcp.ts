@@ -11,6 +11,7 @@ import { agentTools, type ToolSetOptions } from './registry.js';
 import { runWithApproval } from './approval.js';
 import { inputJsonSchema, outputJsonSchema } from './manifest.js';
 import { registerMailResources } from './resources.js';
+import { readForAgent } from './compact.js';
 import { toMcpError, toMcpResult } from './results.js';
 
 // The executors a server is made with: on a core in this process, or against a running service's /v3 API.
@@ -57,7 +58,7 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
           const asked = (input ?? {}) as Record<string, unknown>;
           const prepared = tool.prepare(asked);
           if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
-          return toMcpResult(await executor(operation, prepared), operation.name, asked);
+          return toMcpResult(await readForAgent(executor, operation, prepared, asked), operation.name, asked);
         } catch (error) {
           return toMcpError(error);
         }

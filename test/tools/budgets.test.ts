@@ -38,7 +38,10 @@ function realisticMessage(index: number) {
 
 const messages = Array.from({ length: 50 }, (_, index) => realisticMessage(index));
 const executor: Executor = async (operation, input) => {
+  if (operation.name === 'list_messages' && input.thread_id === 'thread_long') return { data: [...messages].reverse(), next_cursor: null };
+  if (operation.name === 'list_messages' && input.thread_id) return { data: messages.filter((message) => message.thread_id === input.thread_id).reverse(), next_cursor: null };
   if (operation.name === 'list_messages') return { data: messages.slice(0, Number(input.limit ?? 50)), next_cursor: 'cursor_2' };
+  if (operation.name === 'get_thread') return { id: input.thread_id, grant_id: 'grant_1', object: 'thread', subject: 'Q1 forecast', message_ids: [], draft_ids: [], participants: [], folders: ['inbox'] };
   if (operation.name === 'get_message') return { ...messages[0]!, body: messages[0]!.body.repeat(6) };
   return {};
 };
@@ -112,6 +115,46 @@ describe('tool results sized for a model', () => {
     const page = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as { data: Record<string, unknown>[] };
     expect(JSON.stringify(page).length).toBeLessThanOrEqual(RESULT_BUDGET);
     expect(page.data[0]).not.toHaveProperty('body');
+  });
+
+  it('reads a thread with its messages, oldest first, as text with quoted history collapsed, within the budget', async () => {
+    const client = await connect();
+    const short = await client.callTool({ name: 'get_thread', arguments: { thread_id: 'thread_3' } });
+    const thread = short.structuredContent as { id: string; messages: { id: string; body_text: string; quoted_characters?: number; body?: string }[]; messages_truncated?: unknown };
+    // thread_3 holds messages 3, 23 and 43 of the corpus.
+    expect(thread.messages.map((message) => message.id)).toEqual(['msg_3', 'msg_23', 'msg_43']);
+    for (const message of thread.messages) {
+      expect(message.body_text).toContain('Thanks for the update');
+      expect(message.body_text).not.toContain('Here is the forecast for the next quarter');
+      expect(message.quoted_characters).toBeGreaterThan(1_000);
+      expect(message.body).toBeUndefined();
+    }
+    expect(thread.messages_truncated).toBeUndefined();
+    expect(textOf(short)).toContain('Thanks for the update');
+
+    // 50 messages do not all fit: the newest are kept, the older ones named, and the whole stays within the budget.
+    const long = await client.callTool({ name: 'get_thread', arguments: { thread_id: 'thread_long' } });
+    const size = JSON.stringify(long.structuredContent).length;
+    console.log(`get_thread over 50 messages: ${size} characters of structured content, ${textOf(long).length} of text`);
+    expect(size).toBeLessThanOrEqual(RESULT_BUDGET);
+    const cut = long.structuredContent as { messages: { id: string }[]; messages_truncated: { omitted: number; hint: string } };
+    expect(cut.messages.at(-1)?.id).toBe('msg_49');
+    expect(cut.messages_truncated.omitted).toBe(50 - cut.messages.length);
+    expect(cut.messages_truncated.hint).toContain('get_message');
+    expect(textOf(long)).toContain('[cut:');
+
+    // The AI SDK tool reads the same (against a service answering the two /v3 calls it makes).
+    const inThread = messages.filter((message) => message.thread_id === 'thread_3').reverse();
+    const fakeFetch = (async (url: string | URL | Request) => {
+      const path = new URL(String(url)).pathname;
+      if (path.endsWith('/threads/thread_3')) return Response.json({ request_id: 'r', data: { id: 'thread_3', grant_id: 'grant_1', object: 'thread', subject: 'Q4 forecast', message_ids: [], draft_ids: [], participants: [], folders: [] } });
+      if (path.endsWith('/messages')) return Response.json({ request_id: 'r', data: inThread, next_cursor: null });
+      return Response.json({ request_id: 'r', error: { type: 'not_found_error', message: path } }, { status: 404 });
+    }) as typeof fetch;
+    const tools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1', fetch: fakeFetch });
+    const viaAi = (await tools.get_thread!.execute!({ thread_id: 'thread_3' }, { toolCallId: '2', messages: [] })) as { messages: { id: string; body_text: string }[] };
+    expect(viaAi.messages.map((message) => message.id)).toEqual(['msg_3', 'msg_23', 'msg_43']);
+    expect(viaAi.messages[0]!.body_text).not.toContain('Here is the forecast for the next quarter');
   });
 
   it('collapses plain-text quoting too', () => {
