@@ -121,11 +121,19 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
     return messages;
   }
 
-  /** Deletes messages for good and records `message.deleted` for each. */
+  /**
+   * Deletes messages for good and records `message.deleted` for each. Draft rows (a thread deleted with its drafts)
+   * go too, but silently: a draft is never a message, not even in a notification.
+   */
   async function destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void> {
+    const ids = rows.map((row) => row.id);
+    const drafts = new Set(
+      ids.length === 0 ? [] : (await tx.select({ id: tables.draftDetails.messageId }).from(tables.draftDetails).where(inArray(tables.draftDetails.messageId, ids))).map((row) => row.id),
+    );
     await store.destroy(tx, rows);
     const at = unixSeconds(clock.now());
     for (const row of rows) {
+      if (drafts.has(row.id)) continue;
       await record(tx, { applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
     }
   }

@@ -3,7 +3,9 @@
  * latest_draft_or_message as a Draft, does not move latest_message_received_date, and never appears as a message.
  * Deleted messages and threads go to trash and are still found there, as in Nylas, until deleted for good.
  */
+import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tables } from '../../storage/index.js';
 import { fixedClock } from '../helpers/clock.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -104,5 +106,10 @@ describe('threads with a draft, through the nylas SDK', () => {
     expect((await sdkError(service.nylas.threads.find({ identifier: grant, threadId: message.threadId! }))).statusCode).toBe(404);
     expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(404);
     expect((await sdkError(service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id }))).statusCode).toBe(404);
+    // Only the message is announced as deleted: the draft's row goes silently (a draft is never a message).
+    const deleted = (await service.core.deps.db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.deleted'))).filter(
+      (event) => (event.payload as { thread_id?: string }).thread_id === message.threadId,
+    );
+    expect(deleted.map((event) => event.objectId)).toEqual([message.id]);
   });
 });
