@@ -105,7 +105,8 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       }
       const messageLevel = messageConditions(grant.id, input, THREAD_LEVEL);
       if (messageLevel.length > 1) {
-        conditions.push(inArray(threads.id, db.orm.select({ id: tables.messages.threadId }).from(tables.messages).where(and(...messageLevel))));
+        // A thread matches through its messages, never through a draft's text or addresses.
+        conditions.push(inArray(threads.id, db.orm.select({ id: tables.messages.threadId }).from(tables.messages).where(and(...messageLevel, notDraft()))));
       }
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {

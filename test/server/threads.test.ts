@@ -79,6 +79,17 @@ describe('threads with a draft, through the nylas SDK', () => {
     return eventually(async () => (await service.nylas.messages.list({ identifier: grant, queryParams: { subject } })).data[0]);
   }
 
+  it('finds a thread by the text and addresses of its messages, never by its draft', async () => {
+    const message = await receive('Searchable thread');
+    await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Re: Searchable thread', body: 'zebrafinch quokka', to: [{ email: 'draftonly@example.net' }], replyToMessageId: message.id } });
+    const byDraftText = await service.nylas.threads.list({ identifier: grant, queryParams: { searchQueryNative: 'quokka' } });
+    expect(byDraftText.data).toEqual([]);
+    const byDraftAddress = await service.nylas.threads.list({ identifier: grant, queryParams: { to: ['draftonly@example.net'] } });
+    expect(byDraftAddress.data).toEqual([]);
+    const bySubject = await service.nylas.threads.list({ identifier: grant, queryParams: { searchQueryNative: 'Searchable' } });
+    expect(bySubject.data.map((thread) => thread.id)).toEqual([message.threadId]);
+  });
+
   it('a deleted message is in trash and still found; deleted again, it is gone', async () => {
     const message = await receive('Trash me');
     await service.nylas.messages.destroy({ identifier: grant, messageId: message.id });
