@@ -2,6 +2,7 @@
  * @module agentpost
  * The core library: `createCore(deps)` wires every service; transports (HTTP, MCP, AI SDK) only translate.
  */
+import { createEnforcement } from './admin/enforcement.js';
 import { createApplicationDetailsService } from './applications/application-details.js';
 import { createApplicationService } from './applications/application-service.js';
 import { createAvailabilityService } from './calendar/availability-service.js';
@@ -39,6 +40,8 @@ export function createCore(deps: CoreDeps) {
   const contacts = createContactService(deps, grants);
   const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
   const mailStore = createMailStore(deps);
+  /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
+  const enforcement = createEnforcement(deps);
   const health = createHealth(deps.logger, () => deps.clock.now());
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
@@ -58,7 +61,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, enforcement, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

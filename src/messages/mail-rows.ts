@@ -5,7 +5,7 @@
  * loop (mail-store.ts) and the mail writer thread (through src/mail/ingest-prepare.ts, which storage/mail-writer-worker.ts
  * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
-import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument } from '../../storage/index.js';
+import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument, StoredMessageVerdict } from '../../storage/index.js';
 import { sha256 } from '../mail/normalize.js';
 import type { ParsedMessage } from '../mail/parse-inbound.js';
 import { toMessage, type AttachmentRow, type Message, type MessageRow } from './message-wire.js';
@@ -26,6 +26,10 @@ export interface NewMessage {
   envelopeTo: string | null;
   parseError: string | null;
   metadata?: Record<string, unknown> | undefined;
+  /** Starred on arrival (a rule's `mark_as_starred`). */
+  starred?: boolean | undefined;
+  /** What the inbound mail stages decided (src/mail/stages), kept on the message. */
+  verdict?: StoredMessageVerdict | undefined;
   /**
    * Store `raw` in `message_raw`, under the message's `seq`, instead of as a content-addressed blob (then the row's
    * `rawHash` is null): set by {@link asDelivery} for received mail with one copy. Mail whose blob is shared (with
@@ -105,7 +109,7 @@ export function messageRowOf(
     bodyHash: place.bodyHash,
     folders: input.folders,
     unread: input.unread,
-    starred: false,
+    starred: input.starred ?? false,
     hasAttachments: parsed.attachments.some((attachment) => !attachment.isInline),
     headerMessageId: parsed.messageId ?? null,
     inReplyTo: parsed.inReplyTo ?? null,
@@ -116,6 +120,7 @@ export function messageRowOf(
     envelopeTo: input.envelopeTo,
     parseError: input.parseError,
     metadata: input.metadata ?? {},
+    verdict: input.verdict ?? null,
     createdAt: place.at,
     updatedAt: place.at,
   };

@@ -6,3 +6,4 @@ export * from './webhooks.js';
 export * from './mail.js';
 export * from './calendar.js';
 export * from './outbound.js';
+export * from './admin.js';

@@ -93,6 +93,22 @@ export const threadReferences = sqliteTable(
   (table) => [primaryKey({ columns: [table.grantId, table.headerId, table.threadId] }), index('thread_references_thread_idx').on(table.threadId)],
 );
 
+/** What the inbound mail stages decided about a message, kept on it (src/mail/stages). */
+export interface StoredMessageVerdict {
+  /** SPF, DKIM, DMARC and ARC results (mailauth), and the `Authentication-Results` header added to the message. */
+  authentication?: {
+    spf?: { result: string; domain?: string };
+    dkim?: { result: string; domain?: string; selector?: string }[];
+    dmarc?: { result: string; domain?: string; policy?: string };
+    arc?: { result: string };
+    header?: string;
+  };
+  /** The spam verdict: score against the policy's threshold, and what contributed. */
+  spam?: { spam: boolean; score: number; threshold: number; reasons: string[] };
+  /** Attachments the policy removed before the message was stored. */
+  removed_attachments?: { filename: string; content_type: string; size: number; reason: string }[];
+}
+
 export const messages = sqliteTable(
   'messages',
   {
@@ -137,6 +153,8 @@ export const messages = sqliteTable(
     /** Why the MIME could not be fully parsed; the raw message is stored either way. */
     parseError: text('parse_error'),
     metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    /** What the inbound stages decided about a received message (authentication, spam, removed attachments); null when none ran. */
+    verdict: text('verdict', { mode: 'json' }).$type<StoredMessageVerdict>(),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
