@@ -48,7 +48,7 @@ export function createCore(deps: CoreDeps) {
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs, onThreadExit: health.threadExited });
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });

@@ -8,7 +8,7 @@ import {
   ScheduledMessageRefInputSchema,
   ScheduledMessageSchema,
   SendMessageInputSchema,
-  SendResultSchema,
+  SendMessageResultSchema,
   TransactionalSendInputSchema,
   TransactionalSendResultSchema,
   sendResultStatus as sendStatus,
@@ -25,7 +25,7 @@ export const sendMessage = defineOperation({
     `Limits: at most ${MAX_RECIPIENTS} recipients and 40 MB in total. send_at (unix seconds, up to 30 days ahead) schedules it instead and returns a schedule_id. ` +
     'Delivery happens in the background with retries: check delivery_status with get_message; to save without sending use create_draft.',
   input: SendMessageInputSchema,
-  output: SendResultSchema,
+  output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/messages/send', envelope: 'list', statusOf: sendStatus, statuses: [200, 202], multipart: 'message' },
   tool: true,
