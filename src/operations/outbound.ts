@@ -23,7 +23,8 @@ export const sendMessage = defineOperation({
     'To answer a message, pass its id as reply_to_message_id: the reply gets In-Reply-To and References and joins that thread (the subject defaults to "Re: …"). ' +
     'Attachments: Base64 content (or the id of an attachment already in the mailbox); a content_id makes one inline for <img src="cid:…">. ' +
     `Limits: at most ${MAX_RECIPIENTS} recipients and 40 MB in total. send_at (unix seconds, up to 30 days ahead) schedules it instead and returns a schedule_id. ` +
-    'Delivery happens in the background with retries: check delivery_status with get_message; to save without sending use create_draft.',
+    'Delivery happens in the background with retries: check delivery_status with get_message; to save without sending use create_draft. ' +
+    'dry_run: true only checks it against the rules, daily quota and size limit and returns the verdict (blocked, refused recipients); nothing is sent.',
   input: SendMessageInputSchema,
   output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
