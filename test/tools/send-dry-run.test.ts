@@ -81,4 +81,20 @@ describe('send_message dry_run on the agent faces', () => {
 
     expect(await stored()).toBe(before);
   });
+
+  it('needs no approval: with requireApproval a dry run answers at once and saves no draft', async () => {
+    const before = await stored();
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'dry-run-approval', version: '1.0.0' });
+    await Promise.all([createMcpServer({ executor: localExecutor(service.core, principal), grantId, requireApproval: true }).connect(serverTransport), client.connect(clientTransport)]);
+    const result = await client.callTool({ name: 'send_message', arguments: { to: [{ email: 'friend@partner.example' }], subject: 'Hi', body: 'x', dry_run: true } });
+    expect(result.isError).toBeFalsy();
+    expect((result.structuredContent as { data: { blocked: boolean } }).data.blocked).toBe(false);
+    expect(await stored()).toBe(before);
+
+    const aiTools = createAgentpostTools({ core: service.core, principal, grantId, requireApproval: true });
+    const needsApproval = aiTools.send_message!.needsApproval as (input: unknown, options: unknown) => boolean;
+    expect(needsApproval({ to: [{ email: 'a@b.example' }], dry_run: true }, {})).toBe(false);
+    expect(needsApproval({ to: [{ email: 'a@b.example' }] }, {})).toBe(true);
+  });
 });
