@@ -23,6 +23,7 @@ import { createDraftService, type DraftRecord } from './drafts.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
 import { createOutboundStage } from './outbound-stage.js';
+import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
 import { createTransactionalSend } from './transactional-send.js';
 
@@ -57,7 +58,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
     const grant = await grants.require(principal, input.grant_id);
     const { grant_id: _grant, send_at: _sendAt, use_draft: _useDraft, dry_run: _dryRun, ...request } = input;
     const composition = await composer.prepare(principal, grant, request, 'send');
-    const built = await composer.build(composition, `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`, clock.now());
+    const built = await composer.build(composition, `${newId()}@${domainOf(grant.email)}`, clock.now());
     const routed = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
     const undeliverable = new Map(routed.flatMap((recipient) => (recipient.failed ? [[recipient.email, recipient.failed.response] as const] : [])));
     return stage.dryRun(grant, sendCandidateOf(composition, built.raw.length), undeliverable);

@@ -97,7 +97,6 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
     return stage.settle(db.write(async (tx) => {
       const replay = await idempotency.find(tx, options.claim);
       if (replay) return replay.response as SendResult;
-      const admitted = await stage.admit(tx, check, 'schedule');
       let record: DraftRecord;
       if (existing) {
         await assertCurrent(tx, existing);
@@ -105,6 +104,7 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
       } else {
         record = await writeVersion(tx, composition, built!, undefined, { starred: false, unread: false, sendAt: options.sendAt });
       }
+      const admitted = await stage.admit(tx, check, 'schedule');
       const id = newId();
       await tx.insert(tables.scheduledMessages).values({
         id,
