@@ -3,6 +3,7 @@
  * The core library: `createCore(deps)` wires every service; transports (HTTP, MCP, AI SDK) only translate.
  */
 import { createEnforcement } from './admin/enforcement.js';
+import { createPolicyUpkeep } from './admin/policy-upkeep.js';
 import { createApplicationDetailsService } from './applications/application-details.js';
 import { createApplicationService } from './applications/application-service.js';
 import { createAvailabilityService } from './calendar/availability-service.js';
@@ -48,20 +49,22 @@ export function createCore(deps: CoreDeps) {
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs, onThreadExit: health.threadExited });
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts);
   const attachments = createAttachmentService(deps, grants);
+  /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
+  const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, enforcement, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, enforcement, policyUpkeep, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

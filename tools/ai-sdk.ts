@@ -36,7 +36,9 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       description: agentTool.operation.description,
       inputSchema: agentTool.inputSchema,
       // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
-      needsApproval: agentTool.approval,
+      // A dry run (send_message's dry_run) sends nothing, so it needs no approval.
+      needsApproval:
+        agentTool.approval && 'dry_run' in agentTool.inputSchema.shape ? (input: unknown) => (input as { dry_run?: unknown } | undefined)?.dry_run !== true : agentTool.approval,
       // The same compact items, readable bodies and size budget as over MCP (tools/compact.ts).
       execute: async (input: unknown) => {
         const asked = input as Record<string, unknown>;

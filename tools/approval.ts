@@ -20,6 +20,8 @@ function summary(tool: AgentTool, input: Record<string, unknown>): string {
 
 /** Runs a sending tool only with a person's consent. */
 export async function runWithApproval(server: McpServer, executor: Executor, tool: AgentTool, input: Record<string, unknown>): Promise<CallToolResult> {
+  // A dry run sends nothing: it runs without asking.
+  if (input.dry_run === true) return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
   if (server.server.getClientCapabilities()?.elicitation) {
     const answer = await server.server.elicitInput({
       mode: 'form',

@@ -14,6 +14,7 @@ import { eventRecorder } from '../events/outbox.js';
 import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
 import { isDomainUsable } from '../domains/domain-service.js';
 import { chooseWorkspace } from './placement.js';
+import { addMissingFolders, policyFolderNames } from './policy-folders.js';
 
 /** The provider value stored for hosted Agent Accounts (the spec's `hosted` is accepted as an alias). */
 export const HOSTED_PROVIDER = 'nylas';
@@ -151,6 +152,8 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
           createdAt: at,
           updatedAt: at,
         });
+        // The folders the policy of its workspace adds to every mailbox (options.additional_folders).
+        await addMissingFolders(tx, id, await policyFolderNames(tx, principal.applicationId, workspaceId ?? null), at, newId);
         const grant = toGrant(row!);
         await record(tx, { applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grant, createdAt: at });
         return { grant, created: true };

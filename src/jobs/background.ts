@@ -1,7 +1,8 @@
 /**
  * @module jobs/background
  * The background role of a service process: the outbox dispatcher, one job worker running every job kind
- * the core has handlers for, and the retention purge (./retention.ts: old outbox events and dead jobs).
+ * the core has handlers for, and the retention purge (./retention.ts: old outbox events and dead jobs), followed
+ * in the same loop by the policy upkeep (admin/policy-upkeep.ts: retention periods and additional folders).
  * `server/main.ts` starts it with the HTTP listener and stops it in `close()`.
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
  * UPDATE that marks it, so no work is done twice at once.
@@ -101,6 +102,10 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       const purged = await retention.purge(purgeAbort.signal);
       if (purged.dispatchedEvents + purged.undispatchedEvents + purged.deadJobs > 0) {
         logger.info('retention purge', { dispatched_events: purged.dispatchedEvents, undispatched_events: purged.undispatchedEvents, dead_jobs: purged.deadJobs });
+      }
+      const upkept = await core.policyUpkeep.run(purgeAbort.signal);
+      if (upkept.inboxDeleted + upkept.junkDeleted + upkept.foldersCreated > 0) {
+        logger.info('policy upkeep', { inbox_deleted: upkept.inboxDeleted, junk_deleted: upkept.junkDeleted, folders_created: upkept.foldersCreated });
       }
       return false;
     },

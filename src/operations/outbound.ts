@@ -8,7 +8,7 @@ import {
   ScheduledMessageRefInputSchema,
   ScheduledMessageSchema,
   SendMessageInputSchema,
-  SendResultSchema,
+  SendMessageResultSchema,
   TransactionalSendInputSchema,
   TransactionalSendResultSchema,
   sendResultStatus as sendStatus,
@@ -23,9 +23,10 @@ export const sendMessage = defineOperation({
     'To answer a message, pass its id as reply_to_message_id: the reply gets In-Reply-To and References and joins that thread (the subject defaults to "Re: …"). ' +
     'Attachments: Base64 content (or the id of an attachment already in the mailbox); a content_id makes one inline for <img src="cid:…">. ' +
     `Limits: at most ${MAX_RECIPIENTS} recipients and 40 MB in total. send_at (unix seconds, up to 30 days ahead) schedules it instead and returns a schedule_id. ` +
-    'Delivery happens in the background with retries: check delivery_status with get_message; to save without sending use create_draft.',
+    'Delivery happens in the background with retries: check delivery_status with get_message; to save without sending use create_draft. ' +
+    'dry_run: true only checks it against the rules, daily quota and size limit and returns the verdict (blocked, refused recipients); nothing is sent.',
   input: SendMessageInputSchema,
-  output: SendResultSchema,
+  output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/messages/send', envelope: 'list', statusOf: sendStatus, statuses: [200, 202], multipart: 'message' },
   tool: true,

@@ -22,6 +22,7 @@ import type { Composer, Composition } from './composition.js';
 import { createDraftVersions, type DraftRecord } from './draft-versions.js';
 import type { IdempotencyStore } from './idempotency.js';
 import { createScheduledSends } from './scheduled-sends.js';
+import type { OutboundStage } from './outbound-stage.js';
 import type { AcceptOptions } from './submission.js';
 
 export type { DraftRecord } from './draft-versions.js';
@@ -36,16 +37,17 @@ export interface DraftParts {
   prepare: Composer['prepare'];
   build: Composer['build'];
   accept(composition: Composition, options: AcceptOptions): Promise<SendResult>;
+  stage: OutboundStage;
 }
 
 /** Creates the draft service (with the scheduled sends, which hold their message as a draft). */
 export function createDraftService(deps: CoreDeps, parts: DraftParts) {
   const { db, clock, newId } = deps;
-  const { grants, store, jobs, idempotency, prepare, build, accept } = parts;
+  const { grants, store, jobs, idempotency, prepare, build, accept, stage } = parts;
   const now = () => unixSeconds(clock.now());
   const versions = createDraftVersions(deps, { store, prepare });
   const { requireDraft, assertCurrent, compositionOf, writeVersion } = versions;
-  const scheduled = createScheduledSends(deps, { grants, store, jobs, idempotency, versions, build, accept });
+  const scheduled = createScheduledSends(deps, { grants, store, jobs, idempotency, versions, build, accept, stage });
   const { schedule, removeDraft, listScheduled, findScheduled, stopScheduled } = scheduled;
 
   async function present(records: DraftRecord[], select?: string): Promise<Draft[]> {

@@ -6,6 +6,7 @@
  * scheduled sends (drafts.ts, scheduled-sends.ts) end in the same flow. The same queue carries calendar
  * invitations and the service's own emails (submission.ts).
  */
+import type { Enforcement } from '../admin/enforcement.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import type { GrantService } from '../grants/grant-service.js';
@@ -15,13 +16,15 @@ import { createSmtpClient, type SmtpClient } from '../mail/outbound-smtp.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { MailStore } from '../messages/mail-store.js';
 import type { OperationContext } from '../operations/define-operation.js';
-import type { SendMessageInput, SendResult } from '../schemas/send.js';
+import type { SendMessageInput, SendMessageResult, SendResult } from '../schemas/send.js';
 import { createAttachmentUploads } from './attachment-uploads.js';
 import { createComposer } from './composition.js';
 import { createDraftService, type DraftRecord } from './drafts.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
-import { createSubmission } from './submission.js';
+import { createOutboundStage } from './outbound-stage.js';
+import { domainOf } from './routing.js';
+import { createSubmission, sendCandidateOf } from './submission.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -31,33 +34,49 @@ export interface OutboundParts {
   inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'>;
   jobs: JobQueue;
   contacts: ContactService;
+  /** What applies to each grant (rules, lists, policy): the outbound stage reads it. */
+  enforcement: Pick<Enforcement, 'forGrant'>;
 }
 
 /** Creates the outbound service. */
 export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
-  const { db, clock, config, logger } = deps;
+  const { db, clock, config, logger, newId } = deps;
   const { grants, store, jobs, contacts } = parts;
   const smtp: SmtpClient = deps.smtp ?? createSmtpClient({ heloName: config.mxHost, logger });
   const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp });
   const idempotency = createIdempotencyStore({ clock });
   const uploads = createAttachmentUploads(deps, { grants });
   const composer = createComposer(deps, { uploads });
-  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer });
+  const stage = createOutboundStage(deps, { enforcement: parts.enforcement });
+  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
-  const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept });
+  const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage });
+
+  /** The outbound stage's verdict on a send, as if it were made now. Reads only. */
+  async function dryRun(principal: Principal, input: SendMessageInput) {
+    const grant = await grants.require(principal, input.grant_id);
+    const { grant_id: _grant, send_at: _sendAt, use_draft: _useDraft, dry_run: _dryRun, ...request } = input;
+    const composition = await composer.prepare(principal, grant, request, 'send');
+    const built = await composer.build(composition, `${newId()}@${domainOf(grant.email)}`, clock.now());
+    const routed = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
+    const undeliverable = new Map(routed.flatMap((recipient) => (recipient.failed ? [[recipient.email, recipient.failed.response] as const] : [])));
+    return stage.dryRun(grant, sendCandidateOf(composition, built.raw.length), undeliverable);
+  }
 
   return {
     /**
      * Sends a message (`send_at`: schedules it). With an Idempotency-Key, a repeat of the same request answers the
-     * first answer again and sends nothing; the key with another request is a 409.
+     * first answer again and sends nothing; the key with another request is a 409. `dry_run`: the verdict of the
+     * outbound stage only; nothing is stored, queued or sent (and no Idempotency-Key is kept).
      */
-    async send(principal: Principal, input: SendMessageInput, context: Pick<OperationContext, 'idempotencyKey'> = {}): Promise<SendResult> {
+    async send(principal: Principal, input: SendMessageInput, context: Pick<OperationContext, 'idempotencyKey'> = {}): Promise<SendMessageResult> {
+      if (input.dry_run === true) return { data: await dryRun(principal, input) };
       const claim = idempotency.claim(principal.applicationId, context.idempotencyKey, 'send_message', input);
       const replay = await idempotency.find(db.orm, claim);
       if (replay) return replay.response as SendResult;
       const grant = await grants.require(principal, input.grant_id);
-      const { grant_id: _grant, send_at: sendAt, use_draft: useDraft, ...request } = input;
+      const { grant_id: _grant, send_at: sendAt, use_draft: useDraft, dry_run: _dryRun, ...request } = input;
       const composition = await composer.prepare(principal, grant, request, 'send');
       if (sendAt !== undefined) return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim });
       return accept(composition, { claim });

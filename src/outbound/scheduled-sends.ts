@@ -19,7 +19,8 @@ import type { ScheduledMessage, ScheduledMessageRefInput, SendResult } from '../
 import type { Composer, Composition } from './composition.js';
 import { StaleError, type DraftRecord, type DraftVersions } from './draft-versions.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
-import type { AcceptOptions } from './submission.js';
+import type { OutboundStage } from './outbound-stage.js';
+import { sendCandidateOf, type AcceptOptions } from './submission.js';
 
 /** The job kind of a scheduled send. */
 export const SCHEDULED_SEND_JOB = 'mail.send_scheduled';
@@ -56,12 +57,14 @@ export interface ScheduledSendParts {
   versions: DraftVersions;
   build: Composer['build'];
   accept(composition: Composition, options: AcceptOptions): Promise<SendResult>;
+  /** The outbound stage: a send is checked when scheduled (without the quota) and again when it fires (in `accept`). */
+  stage: OutboundStage;
 }
 
 /** Creates the scheduled sends: scheduling, the job that sends, and listing and stopping schedules. */
 export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) {
   const { db, clock, newId, logger } = deps;
-  const { grants, store, jobs, idempotency, versions, build, accept } = parts;
+  const { grants, store, jobs, idempotency, versions, build, accept, stage } = parts;
   const { findDraft, assertCurrent, compositionOf, writeVersion } = versions;
   const now = () => unixSeconds(clock.now());
 
@@ -90,7 +93,8 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
     const { grant } = composition;
     const existing = options.existing;
     const built = existing ? undefined : await build(composition, `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`, clock.now());
-    return db.write(async (tx) => {
+    const check = await stage.prepare(grant, sendCandidateOf(composition, built?.raw.length ?? existing!.row.rawSize));
+    return stage.settle(db.write(async (tx) => {
       const replay = await idempotency.find(tx, options.claim);
       if (replay) return replay.response as SendResult;
       let record: DraftRecord;
@@ -100,6 +104,7 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
       } else {
         record = await writeVersion(tx, composition, built!, undefined, { starred: false, unread: false, sendAt: options.sendAt });
       }
+      const admitted = await stage.admit(tx, check, 'schedule');
       const id = newId();
       await tx.insert(tables.scheduledMessages).values({
         id,
@@ -122,9 +127,10 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
         use_draft: options.useDraft,
         grant_id: grant.id,
       };
+      await stage.record(tx, admitted, undefined);
       await idempotency.save(tx, options.claim, { status: 202, response: answer });
       return answer;
-    });
+    }));
   }
 
   /** The `mail.send_scheduled` handler: sends the held draft, or records why it could not be sent. */

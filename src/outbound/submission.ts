@@ -19,6 +19,8 @@ import { oneLine, type ComposeInput } from './compose.js';
 import { ownCopy, type Composer, type Composition } from './composition.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
 import type { OutboundQueue } from './outbound-queue.js';
+import type { OutboundStage } from './outbound-stage.js';
+import type { SendCandidate } from './send-policy.js';
 import { domainOf } from './routing.js';
 
 /** The extra wire fields of a sent message. */
@@ -26,6 +28,17 @@ function sentExtras(composition: Composition): Partial<SentMessage> {
   return {
     ...(composition.replyToMessageId !== undefined ? { reply_to_message_id: composition.replyToMessageId } : {}),
     ...(composition.trackingOptions !== undefined ? { tracking_options: composition.trackingOptions } : {}),
+  };
+}
+
+/** What the outbound stage looks at in a composed message of a grant. */
+export function sendCandidateOf(composition: Composition, rawBytes: number): SendCandidate {
+  return {
+    from: composition.grant.email,
+    recipients: [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email),
+    reply: composition.replyToMessageId !== undefined || composition.inReplyTo !== undefined,
+    sizeBytes: rawBytes,
+    attachments: composition.attachments.map((attachment) => ({ filename: attachment.filename, contentType: attachment.contentType, size: attachment.content.length })),
   };
 }
 
@@ -47,16 +60,19 @@ export interface SubmissionParts {
   queue: OutboundQueue;
   idempotency: IdempotencyStore;
   composer: Pick<Composer, 'build' | 'signedMime'>;
+  /** The outbound stage (rules, quota, size), run before anything is stored or queued. */
+  stage: OutboundStage;
 }
 
 /** Creates the submission step: accept a composition now, and the detached senders (invitations, system mail). */
 export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
   const { db, clock, newId, config } = deps;
-  const { store, contacts, queue, idempotency, composer } = parts;
+  const { store, contacts, queue, idempotency, composer, stage } = parts;
 
   /**
-   * Sends a composition now: composes, then in one transaction stores the sender's copy in `sent`, queues every
-   * recipient, collects them as contacts and keeps the idempotency answer; then delivers to the mailboxes of this
+   * Sends a composition now: composes, then in one transaction passes the outbound stage (rules, daily quota, size:
+   * a refusal stores nothing), stores the sender's copy in `sent`, queues every recipient, collects them as
+   * contacts, records the evaluation and keeps the idempotency answer; then delivers to the mailboxes of this
    * service before returning (the others are the workers' job).
    */
   async function accept(composition: Composition, options: AcceptOptions = {}): Promise<SendResult> {
@@ -64,11 +80,13 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     const date = clock.now();
     const headerMessageId = options.headerMessageId ?? `${newId()}@${domainOf(composition.from.email)}`;
     const built = await composer.build(composition, headerMessageId, date);
+    const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
     const recipients = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
-    const { result, inline } = await db.write(async (tx) => {
+    const { result, inline } = await stage.settle(db.write(async (tx) => {
       const replay = await idempotency.find(tx, options.claim);
       if (replay) return { result: replay.response as SendResult, inline: undefined };
       await options.before?.(tx);
+      const admitted = await stage.admit(tx, check, 'send');
       const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['sent'], unread: false, date: unixSeconds(date), envelopeFrom: grant.email }));
       const queued = await queue.queue(
         tx,
@@ -88,10 +106,11 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
       );
       await options.after?.(tx, copy.row.id);
       await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
+      await stage.record(tx, admitted, copy.row.id);
       const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };
       await idempotency.save(tx, options.claim, { status: 200, response: answer });
       return { result: answer, inline: queued.inline };
-    });
+    }));
     await queue.runInline(inline);
     return result;
   }

@@ -126,6 +126,7 @@ export const SendMessageInputSchema = z
     bcc: composeFields.bcc.optional(),
     send_at: UnixSecondsSchema.optional().describe('Send later, at this unix time (up to 30 days ahead); the answer is a schedule_id'),
     use_draft: z.boolean().optional().describe('With send_at: keep the message in drafts if the schedule is stopped'),
+    dry_run: z.boolean().optional().describe('Only check: answer whether the send would be blocked and why; nothing is stored, queued or sent'),
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
@@ -177,6 +178,34 @@ export const SentMessageSchema = MessageSchema.extend({
 });
 export type SentMessage = z.infer<typeof SentMessageSchema>;
 
+/** What a dry run (`dry_run: true`) answers: whether the send would go, and the verdicts of the outbound stage. */
+export const SendDryRunSchema = z
+  .object({
+    dry_run: z.literal(true),
+    blocked: z.boolean().describe('True when the send would be refused'),
+    reason: z.string().optional().describe('Why, when blocked (the error the send would get)'),
+    matched_rule_ids: z.array(z.string()).describe('Outbound rules that match'),
+    verdicts: z.object({
+      size: z.object({ bytes: z.number().int(), limit: z.number().nullable(), ok: z.boolean() }).describe('Composed size against limit_size_total_mime'),
+      attachments: z
+        .object({
+          count: z.number().int(),
+          total_bytes: z.number().int(),
+          count_limit: z.number().nullable(),
+          size_limit: z.number().nullable(),
+          allowed_types: z.array(z.string()).nullable(),
+          outside_limits: z.array(z.object({ filename: z.string(), reason: z.string() })),
+        })
+        .describe('Attachments against the attachment limits (reported, not refused)'),
+      quota: z
+        .object({ sent_today: z.number().int(), limit: z.number().nullable(), left_today: z.number().nullable(), ok: z.boolean() })
+        .describe('Daily send quota (UTC day); left_today includes this send'),
+    }),
+    refused_recipients: z.array(z.object({ email: z.string(), reason: z.string(), rule_id: z.string().optional() })).describe('Recipients a rule blocks, or that do not exist here'),
+  })
+  .meta({ id: 'SendDryRun' });
+export type SendDryRun = z.infer<typeof SendDryRunSchema>;
+
 /** What a send answers: the message, and for a scheduled send the schedule also at the top level (as Nylas does). */
 export const SendResultSchema = z.object({
   data: SentMessageSchema,
@@ -186,6 +215,12 @@ export const SendResultSchema = z.object({
   grant_id: z.string().optional(),
 });
 export type SendResult = z.infer<typeof SendResultSchema>;
+
+/** What `send_message` answers: a send's answer, or with `dry_run` the verdict (still an object, for MCP structuredContent). */
+export const SendMessageResultSchema = SendResultSchema.extend({
+  data: z.union([SentMessageSchema, SendDryRunSchema]).describe('The message sent, or with dry_run the verdict'),
+});
+export type SendMessageResult = z.infer<typeof SendMessageResultSchema>;
 
 /** The HTTP status of a send's answer: 202 for a scheduled send (it carries a schedule_id), 200 for one made now. */
 export function sendResultStatus(result: unknown): 200 | 202 {

@@ -79,7 +79,8 @@ describe('requireApproval: a person approves every send', () => {
 
   it('marks the AI SDK sending tools as needing approval, and only those', () => {
     const tools = createAgentpostTools({ core: service.core, principal, grantId: sender, requireApproval: true });
-    expect(tools.send_message?.needsApproval).toBe(true);
+    // send_message asks for every real send (a dry run sends nothing, see send-dry-run.test.ts).
+    expect((tools.send_message?.needsApproval as (input: unknown, options: unknown) => boolean)({ to: [{ email: 'a@b.example' }] }, {})).toBe(true);
     expect(tools.send_draft?.needsApproval).toBe(true);
     expect(tools.list_messages?.needsApproval).toBe(false);
     expect(createAgentpostTools({ core: service.core, principal }).send_message?.needsApproval).toBe(false);
