@@ -31,19 +31,20 @@ const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z
 const domainName = z.string().trim().toLowerCase().regex(DOMAIN_NAME, 'must be a domain name such as agents.example.com');
 
 /** A comma-separated list of domain names; a bad entry is named in the error together with its value. */
-const domainList = z
-  .string()
-  .default('')
-  .transform((value, context) => {
-    const items = value
-      .split(',')
-      .map((item) => item.trim().toLowerCase())
-      .filter(Boolean);
-    for (const item of items) {
-      if (!DOMAIN_NAME.test(item)) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a domain name (expected a comma-separated list such as agents.example.com,mail.example.org)` });
-    }
-    return items;
-  });
+const domainList = (fallback = '') =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, context) => {
+      const items = value
+        .split(',')
+        .map((item) => item.trim().toLowerCase())
+        .filter(Boolean);
+      for (const item of items) {
+        if (!DOMAIN_NAME.test(item)) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a domain name (expected a comma-separated list such as agents.example.com,mail.example.org)` });
+      }
+      return items;
+    });
 
 /** `90s`, `5m`, `1h`, `5d` or plain seconds → milliseconds. */
 const DURATION = /^(\d+)(s|m|h|d)?$/;
@@ -79,6 +80,13 @@ const durationList = (fallback: string) =>
       return out;
     });
 
+/**
+ * DNSBLs asked about a client's IP when a policy turns `use_list_dnsbl` on: Spamhaus ZEN (SBL, XBL, PBL) and
+ * SpamCop, the two lists most mail servers consult. Spamhaus refuses queries that come through large public
+ * resolvers (it answers 127.255.255.x, which is ignored): run a local resolver, or name other zones.
+ */
+const DEFAULT_DNSBL_ZONES = 'zen.spamhaus.org,bl.spamcop.net';
+
 /** Every variable Agentpost reads, with its default. The README's configuration table mirrors it. */
 const EnvSchema = z.object({
   AGENTPOST_DATABASE_URL: z
@@ -95,7 +103,7 @@ const EnvSchema = z.object({
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber('recipients an hour', 1, 1_000_000).default(30),
   AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
-  AGENTPOST_DOMAINS: domainList,
+  AGENTPOST_DOMAINS: domainList(),
   AGENTPOST_TRIAL_DOMAIN: domainName.default('agentpost.localhost'),
   AGENTPOST_MX_HOST: domainName.optional(),
   AGENTPOST_SMTP_RELAY: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL such as smtp://user:pass@relay.example.com:587' }).optional(),
@@ -123,6 +131,9 @@ const EnvSchema = z.object({
   AGENTPOST_RAW_MIME_PAGE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).refine((value) => value >= 1, 'must be at least 1').default(10 * 1024 * 1024),
   AGENTPOST_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (it guards /metrics)').max(256).optional(),
   AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
+  AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
+  AGENTPOST_RSPAMD_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of an rspamd normal worker, e.g. http://127.0.0.1:11333' }).optional(),
+  AGENTPOST_RSPAMD_TIMEOUT: duration('10s'),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -262,6 +273,15 @@ export interface Config {
   rawMimePageBytes: number;
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
+  /** The inbound spam stage (src/mail/stages/spam.ts), as a policy's `spam_detection` turns its checks on. */
+  spam: {
+    /** DNSBL zones a client's IP is looked up in (`use_list_dnsbl`). */
+    dnsblZones: string[];
+    /** rspamd's normal worker (its HTTP `checkv2` API); unset, no rspamd score. */
+    rspamdUrl: string | undefined;
+    /** Deadline of one rspamd check, in ms; past it the check fails and the message is deferred (451). */
+    rspamdTimeoutMs: number;
+  };
   /** Bearer token `GET /metrics` requires; unset, `/metrics` is off (404). */
   metricsToken: string | undefined;
   /** On SIGTERM/SIGINT (or `close()`), how long in-flight HTTP requests and SMTP transactions may take to finish, in ms. */
@@ -338,6 +358,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
+    spam: {
+      dnsblZones: value.AGENTPOST_DNSBL_ZONES,
+      rspamdUrl: value.AGENTPOST_RSPAMD_URL?.replace(/\/+$/, ''),
+      rspamdTimeoutMs: value.AGENTPOST_RSPAMD_TIMEOUT,
+    },
     metricsToken: value.AGENTPOST_METRICS_TOKEN,
     shutdownTimeoutMs: value.AGENTPOST_SHUTDOWN_TIMEOUT,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),

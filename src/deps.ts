@@ -28,6 +28,13 @@ export interface DnsResolver {
    * DNS). Webhook delivery checks every one before connecting and then connects to the checked address only.
    */
   lookup(hostname: string): Promise<{ address: string; family: 4 | 6 }[]>;
+  /**
+   * Any record type, as `node:dns` `resolve(hostname, rrtype)` answers it (`A`/`AAAA`/`PTR`: strings, `TXT`: string
+   * arrays, `MX`: exchange and priority). The mail authentication (SPF, DKIM, DMARC, ARC) and DNSBL look-ups use it;
+   * absent, they fall back to the methods above (TXT, MX, and A/AAAA through `lookup`). Failures reject with the
+   * `node:dns` codes (`ENOTFOUND`/`ENODATA`: no such record; anything else: a temporary error).
+   */
+  resolve?(hostname: string, rrtype: string): Promise<unknown[]>;
 }
 
 /** The real resolver: DNS queries through `node:dns`, `lookup` through getaddrinfo. */
@@ -36,6 +43,7 @@ export function systemDns(): DnsResolver {
   return {
     resolveTxt: (hostname) => resolver.resolveTxt(hostname),
     resolveMx: (hostname) => resolver.resolveMx(hostname),
+    resolve: (hostname, rrtype) => resolver.resolve(hostname, rrtype) as Promise<unknown[]>,
     lookup: async (hostname) =>
       (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 })),
   };

@@ -18,6 +18,8 @@ import { createFolderService } from './grants/folder-service.js';
 import { createGrantService } from './grants/grant-service.js';
 import { createAfterDelivery, invitationJobsOf } from './mail/after-delivery.js';
 import { createInboundService } from './mail/inbound.js';
+import { createAuthenticator } from './mail/stages/authentication.js';
+import { createSpamChecker } from './mail/stages/spam.js';
 import { createAttachmentService } from './messages/attachment-service.js';
 import { createFolderCounter, createMailStore } from './messages/mail-store.js';
 import { createMessageService } from './messages/message-service.js';
@@ -43,6 +45,11 @@ export function createCore(deps: CoreDeps) {
   const mailStore = createMailStore(deps);
   /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
   const enforcement = createEnforcement(deps);
+  /** Inbound stages 2 and 3 (authentication, spam), for the inbound pipeline: SPF/DKIM/DMARC/ARC through deps.dns, and the spam score. */
+  const mailStages = {
+    authenticator: createAuthenticator({ dns: deps.dns, authservId: deps.config.mxHost }),
+    spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
+  };
   const health = createHealth(deps.logger, () => deps.clock.now());
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
@@ -64,7 +71,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, enforcement, policyUpkeep, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, enforcement, policyUpkeep, mailStages, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -89,6 +96,10 @@ export { verifyWebhookSignature, nylasSignature, standardSignature, WEBHOOK_SECR
 export { isPublicAddress, nonPublicReason } from './webhooks/address-policy.js';
 export { nodeHttpRequester } from './webhooks/http-client.js';
 export { MAX_MESSAGE_BYTES, type InboundMessage, type InboundResult, type InboundService, type RecipientCheck } from './mail/inbound.js';
+export { createAuthenticator, type AuthenticatorOptions } from './mail/stages/authentication.js';
+export { createSpamChecker, spamThreshold, dnsblName, BASE_THRESHOLD, DNSBL_SCORE, type SpamCheckerOptions } from './mail/stages/spam.js';
+export { headerAnomalies, ANOMALY_SCORES, type HeaderAnomaly } from './mail/stages/header-anomalies.js';
+export type { Authenticator, AuthenticationVerdict, SpamChecker, SpamVerdict, StageMail, SmtpClientInfo } from './mail/stages/contracts.js';
 export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './mail/inbound-smtp.js';
 export { createSmtpClient, relayTarget, SmtpSendError, type SmtpClient, type SmtpSubmission, type SmtpResult, type SmtpTarget, type SmtpRejection } from './mail/outbound-smtp.js';
 export type { OutboundService } from './outbound/outbound-service.js';

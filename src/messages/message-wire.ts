@@ -4,7 +4,7 @@
  * mail writer thread (through mail-rows.ts and src/mail/ingest-prepare.ts) build messages; no side effects on import.
  */
 import type { StoredAddress, attachments, messages } from '../../storage/schema/mail.js';
-import type { Attachment, Message, Participant } from '../schemas/messages.js';
+import type { Attachment, AuthenticationResults, Message, Participant, SpamVerdictWire } from '../schemas/messages.js';
 
 export type { Attachment, Message, Participant };
 /** A stored message row. */
@@ -52,5 +52,26 @@ export function toMessage(row: MessageRow, body: string, attachments: Attachment
     folders: row.folders,
     attachments: attachments.map(toAttachment),
     metadata: row.metadata,
+    ...verdictFields(row.verdict),
   };
+}
+
+/**
+ * The inbound stages' verdict kept on a message → the extension fields `authentication_results` and `spam`, each
+ * only when its stage ran (the `Authentication-Results` header itself stays in the raw message).
+ */
+function verdictFields(verdict: MessageRow['verdict']): { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire } {
+  if (!verdict) return {};
+  const out: { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire } = {};
+  const authentication = verdict.authentication;
+  if (authentication) {
+    out.authentication_results = {
+      ...(authentication.spf ? { spf: authentication.spf } : {}),
+      ...(authentication.dkim ? { dkim: authentication.dkim } : {}),
+      ...(authentication.dmarc ? { dmarc: authentication.dmarc } : {}),
+      ...(authentication.arc ? { arc: authentication.arc } : {}),
+    };
+  }
+  if (verdict.spam) out.spam = { is_spam: verdict.spam.spam, score: verdict.spam.score, threshold: verdict.spam.threshold, reasons: verdict.spam.reasons };
+  return out;
 }

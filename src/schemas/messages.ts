@@ -49,6 +49,36 @@ export const MessageFieldsSchema = z
   .describe('standard (default); include_headers or include_basic_headers add headers; raw_mime returns only the base64url raw message');
 export type MessageFields = z.infer<typeof MessageFieldsSchema>;
 
+/** One authentication method's outcome (RFC 8601 result words: pass, fail, softfail, neutral, none, temperror, permerror…). */
+const AuthResultSchema = z.string().describe('pass, fail, softfail, neutral, none, policy, temperror or permerror (RFC 8601)');
+
+/** Extension (not in Nylas): SPF, DKIM, DMARC and ARC of a received message, as the inbound authentication stage found them. */
+export const AuthenticationResultsSchema = z
+  .object({
+    spf: z.object({ result: AuthResultSchema, domain: z.string().optional().describe('Domain checked: the MAIL FROM domain, or the HELO name for bounces') }).optional(),
+    dkim: z
+      .array(z.object({ result: AuthResultSchema, domain: z.string().optional().describe('Signing domain (d=)'), selector: z.string().optional().describe('Key selector (s=)') }))
+      .optional()
+      .describe('One entry per DKIM signature; a single `none` entry when the message is unsigned'),
+    dmarc: z
+      .object({ result: AuthResultSchema, domain: z.string().optional().describe('Organizational domain of the From address'), policy: z.string().optional().describe('The policy that applies: none, quarantine or reject') })
+      .optional(),
+    arc: z.object({ result: AuthResultSchema }).optional(),
+  })
+  .meta({ id: 'AuthenticationResults' });
+export type AuthenticationResults = z.infer<typeof AuthenticationResultsSchema>;
+
+/** Extension (not in Nylas): the inbound spam stage's verdict on a received message. */
+export const SpamVerdictSchema = z
+  .object({
+    is_spam: z.boolean().describe('True when the score reached the threshold (or rspamd rejected the message outright)'),
+    score: z.number().describe('Points from header anomalies, DNSBL listings and rspamd, added up'),
+    threshold: z.number().describe("The policy's threshold: 6 / spam_sensitivity"),
+    reasons: z.array(z.string()).describe('What contributed, e.g. `header MISSING_DATE +1` or `dnsbl zen.spamhaus.org lists 192.0.2.1 (127.0.0.2) +6`'),
+  })
+  .meta({ id: 'SpamVerdict' });
+export type SpamVerdictWire = z.infer<typeof SpamVerdictSchema>;
+
 export const MessageSchema = z
   .object({
     id: z.string().describe('Message id'),
@@ -77,6 +107,8 @@ export const MessageSchema = z
       .object({ opens: z.boolean().optional(), links: z.boolean().optional(), thread_replies: z.boolean().optional(), label: z.string().optional() })
       .optional()
       .describe('Sent messages, with fields=include_tracking_options: the tracking options given at send time'),
+    authentication_results: AuthenticationResultsSchema.optional().describe('Received messages (extension): SPF, DKIM, DMARC and ARC results; absent when not checked'),
+    spam: SpamVerdictSchema.optional().describe('Received messages (extension): the spam verdict; absent when not checked'),
   })
   .meta({ id: 'Message' });
 export type Message = z.infer<typeof MessageSchema>;

@@ -117,6 +117,16 @@ describe('loadConfig', () => {
     expect(message).not.toContain('"good.example.com"');
   });
 
+  it('reads the spam stage settings: DNSBL zones, rspamd URL and deadline', () => {
+    expect(loadConfig({}).spam).toEqual({ dnsblZones: ['zen.spamhaus.org', 'bl.spamcop.net'], rspamdUrl: undefined, rspamdTimeoutMs: 10_000 });
+    const config = loadConfig({ AGENTPOST_DNSBL_ZONES: 'DNSBL.Example.org, other.example', AGENTPOST_RSPAMD_URL: 'http://127.0.0.1:11333/', AGENTPOST_RSPAMD_TIMEOUT: '3s' });
+    expect(config.spam).toEqual({ dnsblZones: ['dnsbl.example.org', 'other.example'], rspamdUrl: 'http://127.0.0.1:11333', rspamdTimeoutMs: 3_000 });
+    const message = configError({ AGENTPOST_DNSBL_ZONES: 'not a zone', AGENTPOST_RSPAMD_URL: 'localhost:11333', AGENTPOST_RSPAMD_TIMEOUT: 'soon' });
+    expect(message).toContain('AGENTPOST_DNSBL_ZONES:');
+    expect(message).toContain('AGENTPOST_RSPAMD_URL: must be the http(s) URL of an rspamd normal worker');
+    expect(message).toContain('AGENTPOST_RSPAMD_TIMEOUT:');
+  });
+
   it('applies the published rate limits and the HTTP server bounds by default, and reads them', () => {
     const defaults = loadConfig({});
     expect(defaults.rateLimits).toEqual({ applicationPerSecond: 50, grantPerSecond: 200, multipartSendPerSecond: 10, failedAuthPerMinute: 20 });

@@ -20,6 +20,8 @@ export interface StageMail {
   /** MAIL FROM (empty for bounces). */
   mailFrom: string;
   client: SmtpClientInfo | undefined;
+  /** RCPT TO addresses of the transaction (rspamd scores mail against them); optional, absent counts as none. */
+  recipients?: string[] | undefined;
 }
 
 /** The authentication verdict kept on the message. */

@@ -1,0 +1,102 @@
+/**
+ * @module mail/stages/authentication
+ * Inbound stage 2: SPF (client IP, HELO, MAIL FROM), DKIM, DMARC and ARC of a received message, with `mailauth`
+ * (mailauth only here) and through the injected resolver. The verdict and an `Authentication-Results` header
+ * (RFC 8601, authserv-id = the service's MX host name) are kept on the message.
+ *
+ * DNS failures do not reject: mailauth reports them as `temperror` in the results, and the message goes on. The
+ * function rejects only when the check cannot run at all (→ 451 4.3.0 from the pipeline).
+ */
+import { arc, dkimVerify, dmarc, spf, type AuthStatus, type DNSResolver } from 'mailauth';
+import type { DnsResolver } from '../../deps.js';
+import type { AuthenticationVerdict, Authenticator, StageMail } from './contracts.js';
+import { dnsQuery } from './dns-query.js';
+
+/** What {@link createAuthenticator} needs. */
+export interface AuthenticatorOptions {
+  dns: DnsResolver;
+  /** The authserv-id of the `Authentication-Results` header: this service's host name. */
+  authservId: string;
+}
+
+/**
+ * RSA keys shorter than this fail DKIM and ARC (RFC 8301 requires 1024 bits at least; mailauth's default too).
+ */
+const MIN_KEY_BITS = 1024;
+
+/**
+ * mailauth's comment when the body no longer matches the signature's body hash. It reports that as `neutral`;
+ * RFC 6376 6.1.3 makes it a PERMFAIL, which RFC 8601 2.7.1 writes `fail`: the message was altered after signing.
+ */
+const BODY_HASH_MISMATCH = 'body hash did not verify';
+
+/** Each result on a line of its own (a folded header), as mailauth writes it. */
+const RESULT_SEPARATOR = ';\r\n ';
+
+/** `temperr` is mailauth's spelling in a few places; the header and the API say `temperror` (RFC 8601). */
+function resultOf(status: AuthStatus | undefined): string {
+  const result = status?.result ?? 'none';
+  return result === 'temperr' ? 'temperror' : result;
+}
+
+/** One line of a result (`dkim=pass header.d=…`), without line breaks a hostile value could smuggle in. */
+function clean(info: string | undefined): string | undefined {
+  const text = info?.replace(/\s+/g, ' ').trim();
+  return text ? text : undefined;
+}
+
+/** Builds the {@link Authenticator} of the inbound pipeline. */
+export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
+  const query = dnsQuery(options.dns);
+  // mailauth's resolver type names only TXT-like answers; MX and A answers pass through as they are.
+  const resolver = query as unknown as DNSResolver;
+  const authservId = options.authservId.replace(/[^A-Za-z0-9.:-]/g, '');
+
+  return async function authenticate(mail: StageMail): Promise<AuthenticationVerdict> {
+    const dkimResult = await dkimVerify(mail.raw, { resolver, sender: mail.mailFrom || undefined, minBitLength: MIN_KEY_BITS } as Parameters<typeof dkimVerify>[1]);
+    const results: string[] = [];
+    const dkim = (dkimResult.results ?? []).map((row) => {
+      const bodyAltered = row.status.result === 'neutral' && row.status.comment === BODY_HASH_MISMATCH;
+      const info = clean(bodyAltered ? row.info.replace(/^dkim=neutral\b/, 'dkim=fail') : row.info);
+      if (info) results.push(info);
+      return { result: bodyAltered ? 'fail' : resultOf(row.status), ...(row.signingDomain ? { domain: row.signingDomain } : {}), ...(row.selector ? { selector: row.selector } : {}) };
+    });
+
+    // SPF needs the SMTP client; mail this service delivered to itself has none.
+    let spfVerdict: AuthenticationVerdict['spf'] = { result: 'none' };
+    let spfPassDomain: string | undefined;
+    if (mail.client) {
+      const helo = mail.client.helo || mail.client.address;
+      const spfResult = await spf({ resolver, ip: mail.client.address, helo, sender: mail.mailFrom || `postmaster@${helo}`, mta: authservId } as Parameters<typeof spf>[0]);
+      spfVerdict = { result: resultOf(spfResult.status), ...(spfResult.domain ? { domain: spfResult.domain } : {}) };
+      if (spfVerdict.result === 'pass') spfPassDomain = spfResult.domain;
+      const info = clean(spfResult.info);
+      if (info) results.push(info);
+    }
+
+    const arcResult = await arc(dkimResult.arc as Parameters<typeof arc>[0], { resolver, minBitLength: MIN_KEY_BITS });
+    const arcInfo = clean(arcResult.info);
+    if (arcInfo) results.push(arcInfo);
+
+    let dmarcVerdict: AuthenticationVerdict['dmarc'] = { result: 'none' };
+    if (dkimResult.headerFrom && dkimResult.headerFrom.length > 0) {
+      const dmarcResult = await dmarc({
+        headerFrom: dkimResult.headerFrom,
+        spfDomains: spfPassDomain ? [spfPassDomain] : [],
+        dkimDomains: (dkimResult.results ?? [])
+          .filter((row) => row.status.result === 'pass')
+          .map((row) => ({ ...(row.id ? { id: row.id } : {}), domain: row.signingDomain, ...(row.status.aligned !== undefined ? { aligned: row.status.aligned } : {}), ...(row.status.underSized !== undefined ? { underSized: row.status.underSized } : {}) })),
+        arcResult,
+        resolver,
+      });
+      if (dmarcResult) {
+        dmarcVerdict = { result: resultOf(dmarcResult.status), ...(dmarcResult.domain ? { domain: dmarcResult.domain } : {}), ...(dmarcResult.policy ? { policy: dmarcResult.policy } : {}) };
+        const info = clean(dmarcResult.info);
+        if (info) results.push(info);
+      }
+    }
+
+    const header = `Authentication-Results: ${authservId}${results.length > 0 ? `${RESULT_SEPARATOR}${results.join(RESULT_SEPARATOR)}` : '; none'}`;
+    return { spf: spfVerdict, dkim, dmarc: dmarcVerdict, arc: { result: resultOf(arcResult.status) }, header };
+  };
+}

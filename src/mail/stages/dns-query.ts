@@ -1,0 +1,36 @@
+/**
+ * @module mail/stages/dns-query
+ * One `resolve(name, rrtype)` over the injected {@link DnsResolver}, the form mailauth and the DNSBL look-ups ask
+ * for. A resolver without the generic `resolve` still answers TXT and MX, and A/AAAA through `lookup`.
+ */
+import type { DnsResolver } from '../../deps.js';
+
+/** Answers one DNS question; rejects with a `node:dns` error code (`ENOTFOUND`/`ENODATA`: no record). */
+export type DnsQuery = (name: string, rrtype: string) => Promise<unknown[]>;
+
+/** The error `node:dns` gives for a question it cannot ask, so callers treat it as a temporary failure. */
+function notImplemented(name: string, rrtype: string): Error {
+  return Object.assign(new Error(`query${rrtype} ENOTIMP ${name}`), { code: 'ENOTIMP' });
+}
+
+/** The generic query of `dns`: its own `resolve` when it has one, else the specific methods. */
+export function dnsQuery(dns: DnsResolver): DnsQuery {
+  if (dns.resolve) return dns.resolve.bind(dns);
+  return async (name, rrtype) => {
+    switch (rrtype.toUpperCase()) {
+      case 'TXT':
+        return dns.resolveTxt(name);
+      case 'MX':
+        return dns.resolveMx(name);
+      case 'A':
+      case 'AAAA': {
+        const family = rrtype.toUpperCase() === 'A' ? 4 : 6;
+        const addresses = (await dns.lookup(name)).filter((entry) => entry.family === family).map((entry) => entry.address);
+        if (addresses.length === 0) throw Object.assign(new Error(`query${rrtype} ENODATA ${name}`), { code: 'ENODATA' });
+        return addresses;
+      }
+      default:
+        throw notImplemented(name, rrtype);
+    }
+  };
+}
