@@ -3,6 +3,11 @@
  * The core library: `createCore(deps)` wires every service; transports (HTTP, MCP, AI SDK) only translate.
  */
 import { createEnforcement } from './admin/enforcement.js';
+import { createEvaluationService } from './admin/evaluation-service.js';
+import { createListService } from './admin/list-service.js';
+import { createPolicyService } from './admin/policy-service.js';
+import { createRuleService } from './admin/rule-service.js';
+import { createWorkspaceService } from './admin/workspace-service.js';
 import { createApplicationDetailsService } from './applications/application-details.js';
 import { createApplicationService } from './applications/application-service.js';
 import { createAvailabilityService } from './calendar/availability-service.js';
@@ -42,6 +47,13 @@ export function createCore(deps: CoreDeps) {
   const mailStore = createMailStore(deps);
   /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
   const enforcement = createEnforcement(deps);
+  // Administration (§15): every write invalidates the enforcement cache, so this process applies it at once.
+  const invalidate = () => enforcement.invalidate();
+  const workspaces = createWorkspaceService(deps, invalidate);
+  const policies = createPolicyService(deps, invalidate);
+  const rules = createRuleService(deps, invalidate);
+  const lists = createListService(deps, invalidate);
+  const ruleEvaluations = createEvaluationService(deps);
   const health = createHealth(deps.logger, () => deps.clock.now());
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
@@ -61,7 +73,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, enforcement, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, enforcement, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -72,7 +84,7 @@ export { AppError, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
-export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
+export { operations, runOperation, defineOperation, hasJsonBody, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';
