@@ -52,15 +52,17 @@ export function listIdsOf(conditions: readonly StoredRuleCondition[]): string[] 
 function normalizeRule(conditions: readonly StoredRuleCondition[], actions: readonly StoredRuleAction[]): { conditions: StoredRuleCondition[]; actions: StoredRuleAction[] } {
   const stored = conditions.map((condition, index): StoredRuleCondition => {
     const at = `match.conditions[${index}]`;
+    if (condition.field === 'outbound.type' && condition.operator !== 'is' && condition.operator !== 'is_not') {
+      throw invalid(`${at}.operator`, `outbound.type takes only the operators is and is_not, not ${condition.operator}.`);
+    }
     if (condition.operator === 'in_list') {
       return { ...condition, value: [...new Set(Array.isArray(condition.value) ? condition.value : [condition.value])] };
     }
     if (Array.isArray(condition.value)) throw invalid(`${at}.value`, `the operator ${condition.operator} compares one string; only in_list takes an array of list ids.`);
     const value = condition.value.trim().toLowerCase();
     if (value === '') throw invalid(`${at}.value`, 'must not be blank.');
-    if (condition.field === 'outbound.type') {
-      if (condition.operator !== 'is' && condition.operator !== 'is_not') throw invalid(`${at}.operator`, `outbound.type takes only the operators is and is_not, not ${condition.operator}.`);
-      if (value !== 'compose' && value !== 'reply') throw invalid(`${at}.value`, `outbound.type is compose or reply, not ${JSON.stringify(condition.value)}.`);
+    if (condition.field === 'outbound.type' && value !== 'compose' && value !== 'reply') {
+      throw invalid(`${at}.value`, `outbound.type is compose or reply, not ${JSON.stringify(condition.value)}.`);
     }
     return { field: condition.field, operator: condition.operator, value };
   });

@@ -258,3 +258,28 @@ describe('administration with the nylas SDK (26 methods)', () => {
     expect(called.size).toBe(26);
   });
 });
+
+describe('administration writes reach the enforcement cache at once', () => {
+  it('a rule put on the default workspace applies to the next forGrant without waiting for the cache to expire', async () => {
+    const service = await startTestService();
+    try {
+      await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Cache', domain_address: 'cache.agentpost.localhost' } });
+      const grant = (await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: 'agent@cache.agentpost.localhost' } } })).data;
+      const row = (await service.core.deps.db.orm.query.grants.findFirst({ where: (grants, { eq }) => eq(grants.id, grant.id) }))!;
+      expect((await service.core.enforcement.forGrant(row)).inbound).toEqual([]);
+      const list = await service.nylas.lists.create({ requestBody: { name: 'Bad senders', type: 'address' } });
+      const rule = await service.nylas.rules.create({
+        requestBody: { name: 'Block', match: { conditions: [{ field: 'from.address', operator: 'in_list', value: [list.data.id] }] }, actions: [{ type: 'block' }] },
+      });
+      const fallback = (await service.nylas.workspaces.list()).data.find((workspace) => workspace.default)!;
+      await service.nylas.workspaces.update({ workspaceId: fallback.workspaceId, requestBody: { ruleIds: [rule.data.id] } });
+      const loaded = await service.core.enforcement.forGrant(row);
+      expect(loaded.inbound.map((compiled) => compiled.id)).toEqual([rule.data.id]);
+      expect(loaded.lists.get(list.data.id)?.items.size).toBe(0);
+      await service.nylas.lists.addItems({ listId: list.data.id, requestBody: { items: ['Spammer@Example.com'] } });
+      expect([...(await service.core.enforcement.forGrant(row)).lists.get(list.data.id)!.items]).toEqual(['spammer@example.com']);
+    } finally {
+      await service.close();
+    }
+  });
+});
