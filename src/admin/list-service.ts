@@ -11,10 +11,10 @@ import { z } from 'zod';
 import { tables, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import { unixSeconds, type CoreDeps } from '../deps.js';
-import { AppError, invalid, notFound } from '../errors.js';
+import { AppError, invalid } from '../errors.js';
 import { HOST_NAME_PATTERN, type AgentList, type AgentListItem, type CreateListInput, type ListItemsChangeInput, type PageInput, type UpdateListInput } from '../schemas/admin.js';
-import { adminWriter } from './ownership.js';
-import { pageOfRows, pageQuery } from './paging.js';
+import { adminWriter, requireOwnedRow } from './ownership.js';
+import { pageOfOwned, pageOfRows, pageQuery } from './paging.js';
 import { listIdsOf } from './rule-service.js';
 
 type ListRow = typeof tables.lists.$inferSelect;
@@ -75,14 +75,6 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 
-  async function requireRow(executor: Tx | typeof db.orm, applicationId: string, listId: string): Promise<ListRow> {
-    const [row] = await executor
-      .select()
-      .from(tables.lists)
-      .where(and(eq(tables.lists.id, listId), eq(tables.lists.applicationId, applicationId)));
-    if (!row) throw notFound('List', listId);
-    return row;
-  }
 
   /** After items changed: the count, a new version and the time, in the same transaction. */
   async function touchItems(tx: Tx, list: ListRow): Promise<ListRow> {
@@ -98,19 +90,12 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
   return {
     /** The application's lists, oldest first, cursor-paginated. */
     async list(principal: Principal, input: PageInput): Promise<{ data: AgentList[]; next_cursor?: string }> {
-      const page = pageQuery(tables.lists, eq(tables.lists.applicationId, principal.applicationId), input);
-      const rows = await db.orm
-        .select()
-        .from(tables.lists)
-        .where(page.where)
-        .orderBy(...page.orderBy)
-        .limit(page.fetch);
-      return pageOfRows(rows, page.limit, toList);
+      return pageOfOwned(db.orm, tables.lists, principal.applicationId, input, toList);
     },
 
     /** One list. */
     async find(principal: Principal, listId: string): Promise<AgentList> {
-      return toList(await requireRow(db.orm, principal.applicationId, listId));
+      return toList(await requireOwnedRow(db.orm, 'list', principal.applicationId, listId));
     },
 
     /** Creates an empty list. */
@@ -129,7 +114,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
     async update(principal: Principal, input: UpdateListInput): Promise<AgentList> {
       return toList(
         await write(async (tx) => {
-          const current = await requireRow(tx, principal.applicationId, input.list_id);
+          const current = await requireOwnedRow(tx, 'list', principal.applicationId, input.list_id);
           if (input.type !== undefined && input.type !== current.type) throw invalid('type', `a list's type cannot change (this list holds ${current.type} items); create another list.`);
           const [row] = await tx
             .update(tables.lists)
@@ -149,7 +134,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
     /** Deletes a list and its items; a 409 naming the rules when rules still name it. */
     async destroy(principal: Principal, listId: string): Promise<void> {
       await write(async (tx) => {
-        const current = await requireRow(tx, principal.applicationId, listId);
+        const current = await requireOwnedRow(tx, 'list', principal.applicationId, listId);
         const rules = await tx
           .select({ id: tables.rules.id, conditions: tables.rules.conditions })
           .from(tables.rules)
@@ -166,7 +151,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
 
     /** A page of a list's items, oldest first. */
     async listItems(principal: Principal, input: PageInput & { list_id: string }): Promise<{ data: AgentListItem[]; next_cursor?: string }> {
-      const list = await requireRow(db.orm, principal.applicationId, input.list_id);
+      const list = await requireOwnedRow(db.orm, 'list', principal.applicationId, input.list_id);
       const page = pageQuery(tables.listItems, eq(tables.listItems.listId, list.id), input);
       const rows = await db.orm
         .select()
@@ -181,7 +166,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
     async addItems(principal: Principal, input: ListItemsChangeInput): Promise<AgentList> {
       return toList(
         await write(async (tx) => {
-          const list = await requireRow(tx, principal.applicationId, input.list_id);
+          const list = await requireOwnedRow(tx, 'list', principal.applicationId, input.list_id);
           const values = normalizeItems(list.type, input.items);
           const at = now();
           let added = 0;
@@ -202,7 +187,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
     async removeItems(principal: Principal, input: ListItemsChangeInput): Promise<AgentList> {
       return toList(
         await write(async (tx) => {
-          const list = await requireRow(tx, principal.applicationId, input.list_id);
+          const list = await requireOwnedRow(tx, 'list', principal.applicationId, input.list_id);
           const values = [...new Set(input.items.map((item) => item.trim().toLowerCase()))];
           let removed = 0;
           for (let index = 0; index < values.length; index += ITEM_BATCH) {

@@ -13,6 +13,7 @@ const OWNED = {
   policy: { table: tables.policies, noun: 'Policy' },
   rule: { table: tables.rules, noun: 'Rule' },
   list: { table: tables.lists, noun: 'List' },
+  workspace: { table: tables.workspaces, noun: 'Workspace' },
 } as const;
 
 /** Throws a 404 naming every id of `ids` that is not a `kind` of the application (ids repeated count once). */
@@ -45,4 +46,19 @@ export function adminWriter(db: Database, invalidate: () => void) {
     invalidate();
     return result;
   };
+}
+
+/** The application-owned tables of administration. */
+type OwnedTable = (typeof OWNED)[keyof typeof OWNED]['table'];
+
+/** One row of the application, or a 404 naming it (another application's row is as missing as an absent one). */
+export async function requireOwnedRow<K extends keyof typeof OWNED>(db: Executor, kind: K, applicationId: string, id: string): Promise<(typeof OWNED)[K]['table']['$inferSelect']> {
+  const { table, noun } = OWNED[kind];
+  const owned = table as OwnedTable;
+  const [row] = await db
+    .select()
+    .from(owned)
+    .where(and(eq(owned.id, id), eq(owned.applicationId, applicationId)));
+  if (!row) throw notFound(noun, id);
+  return row as (typeof OWNED)[K]['table']['$inferSelect'];
 }

@@ -5,6 +5,7 @@
  */
 import { and, asc, eq, gt, or, type SQL } from 'drizzle-orm';
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { tables, type Executor } from '../../storage/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 
 /** The columns a page is ordered by. */
@@ -25,4 +26,23 @@ export function pageQuery(columns: PagedColumns, scope: SQL, input: { limit?: nu
 /** The page of rows fetched with {@link pageQuery}. */
 export function pageOfRows<Row extends { createdAt: number; id: string }, Item>(rows: Row[], limit: number, map: (row: Row) => Item) {
   return toPage(rows, limit, (row) => [row.createdAt, row.id], map);
+}
+
+/** A page of an application's policies, rules or lists, mapped to wire form. */
+export async function pageOfOwned<T extends typeof tables.policies | typeof tables.rules | typeof tables.lists, Item>(
+  db: Executor,
+  table: T,
+  applicationId: string,
+  input: { limit?: number | undefined; page_token?: string | undefined },
+  map: (row: T['$inferSelect']) => Item,
+) {
+  const owned = table as typeof tables.policies | typeof tables.rules | typeof tables.lists;
+  const page = pageQuery(owned, eq(owned.applicationId, applicationId), input);
+  const rows = (await db
+    .select()
+    .from(owned)
+    .where(page.where)
+    .orderBy(...page.orderBy)
+    .limit(page.fetch)) as T['$inferSelect'][];
+  return pageOfRows(rows, page.limit, map);
 }

@@ -5,13 +5,13 @@
  * leaves the others. Deleting a policy clears it from the workspaces that name it.
  */
 import { and, eq } from 'drizzle-orm';
-import { tables, type StoredPolicyLimits, type Tx } from '../../storage/index.js';
+import { tables, type StoredPolicyLimits } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import { unixSeconds, type CoreDeps } from '../deps.js';
-import { invalid, notFound } from '../errors.js';
+import { invalid } from '../errors.js';
 import type { CreatePolicyInput, PageInput, Policy, UpdatePolicyInput } from '../schemas/admin.js';
-import { adminWriter, requireOwned, unique } from './ownership.js';
-import { pageOfRows, pageQuery } from './paging.js';
+import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
+import { pageOfOwned } from './paging.js';
 
 type PolicyRow = typeof tables.policies.$inferSelect;
 
@@ -44,33 +44,18 @@ function checkLimits(limits: StoredPolicyLimits): void {
 export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
   const now = () => unixSeconds(clock.now());
 
-  async function requireRow(executor: Tx | typeof db.orm, applicationId: string, policyId: string): Promise<PolicyRow> {
-    const [row] = await executor
-      .select()
-      .from(tables.policies)
-      .where(and(eq(tables.policies.id, policyId), eq(tables.policies.applicationId, applicationId)));
-    if (!row) throw notFound('Policy', policyId);
-    return row;
-  }
 
   const write = adminWriter(db, invalidate);
 
   return {
     /** The application's policies, oldest first, cursor-paginated. */
     async list(principal: Principal, input: PageInput): Promise<{ data: Policy[]; next_cursor?: string }> {
-      const page = pageQuery(tables.policies, eq(tables.policies.applicationId, principal.applicationId), input);
-      const rows = await db.orm
-        .select()
-        .from(tables.policies)
-        .where(page.where)
-        .orderBy(...page.orderBy)
-        .limit(page.fetch);
-      return pageOfRows(rows, page.limit, toPolicy);
+      return pageOfOwned(db.orm, tables.policies, principal.applicationId, input, toPolicy);
     },
 
     /** One policy. */
     async find(principal: Principal, policyId: string): Promise<Policy> {
-      return toPolicy(await requireRow(db.orm, principal.applicationId, policyId));
+      return toPolicy(await requireOwnedRow(db.orm, 'policy', principal.applicationId, policyId));
     },
 
     /** Creates a policy. */
@@ -105,7 +90,7 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
       if (input.limits) checkLimits(input.limits);
       return toPolicy(
         await write(async (tx) => {
-          const current = await requireRow(tx, principal.applicationId, input.policy_id);
+          const current = await requireOwnedRow(tx, 'policy', principal.applicationId, input.policy_id);
           if (input.rules) await requireOwned(tx, principal.applicationId, 'rule', input.rules, 'rules');
           const [row] = await tx
             .update(tables.policies)
@@ -129,7 +114,7 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
     /** Deletes a policy and clears it from the workspaces that name it. */
     async destroy(principal: Principal, policyId: string): Promise<void> {
       await write(async (tx) => {
-        const current = await requireRow(tx, principal.applicationId, policyId);
+        const current = await requireOwnedRow(tx, 'policy', principal.applicationId, policyId);
         await tx
           .update(tables.workspaces)
           .set({ policyId: null, updatedAt: now() })

@@ -8,14 +8,14 @@
  * - `assign_to_folder` has a folder name; `block` stands alone.
  * Deleting a rule removes its id from the workspaces and policies that name it.
  */
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { tables, type StoredRuleAction, type StoredRuleCondition, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import { unixSeconds, type CoreDeps } from '../deps.js';
-import { invalid, notFound } from '../errors.js';
+import { invalid } from '../errors.js';
 import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
-import { adminWriter, requireOwned } from './ownership.js';
-import { pageOfRows, pageQuery } from './paging.js';
+import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';
+import { pageOfOwned } from './paging.js';
 
 type RuleRow = typeof tables.rules.$inferSelect;
 
@@ -83,14 +83,6 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 
-  async function requireRow(executor: Tx | typeof db.orm, applicationId: string, ruleId: string): Promise<RuleRow> {
-    const [row] = await executor
-      .select()
-      .from(tables.rules)
-      .where(and(eq(tables.rules.id, ruleId), eq(tables.rules.applicationId, applicationId)));
-    if (!row) throw notFound('Rule', ruleId);
-    return row;
-  }
 
   /** Normalizes a rule and checks that its lists are the application's. */
   async function checked(tx: Tx, applicationId: string, conditions: readonly StoredRuleCondition[], actions: readonly StoredRuleAction[]) {
@@ -102,19 +94,12 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
   return {
     /** The application's rules, oldest first, cursor-paginated. */
     async list(principal: Principal, input: PageInput): Promise<{ data: Rule[]; next_cursor?: string }> {
-      const page = pageQuery(tables.rules, eq(tables.rules.applicationId, principal.applicationId), input);
-      const rows = await db.orm
-        .select()
-        .from(tables.rules)
-        .where(page.where)
-        .orderBy(...page.orderBy)
-        .limit(page.fetch);
-      return pageOfRows(rows, page.limit, toRule);
+      return pageOfOwned(db.orm, tables.rules, principal.applicationId, input, toRule);
     },
 
     /** One rule. */
     async find(principal: Principal, ruleId: string): Promise<Rule> {
-      return toRule(await requireRow(db.orm, principal.applicationId, ruleId));
+      return toRule(await requireOwnedRow(db.orm, 'rule', principal.applicationId, ruleId));
     },
 
     /** Creates a rule (priority 10, enabled, inbound and match all unless given). */
@@ -149,7 +134,7 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
     async update(principal: Principal, input: UpdateRuleInput): Promise<Rule> {
       return toRule(
         await write(async (tx) => {
-          const current = await requireRow(tx, principal.applicationId, input.rule_id);
+          const current = await requireOwnedRow(tx, 'rule', principal.applicationId, input.rule_id);
           const rule = await checked(tx, principal.applicationId, input.match?.conditions ?? current.conditions, input.actions ?? current.actions);
           const [row] = await tx
             .update(tables.rules)
@@ -174,7 +159,7 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
     /** Deletes a rule and removes its id from the workspaces and policies that name it. */
     async destroy(principal: Principal, ruleId: string): Promise<void> {
       await write(async (tx) => {
-        const current = await requireRow(tx, principal.applicationId, ruleId);
+        const current = await requireOwnedRow(tx, 'rule', principal.applicationId, ruleId);
         const at = now();
         const workspaces = await tx.select({ id: tables.workspaces.id, ruleIds: tables.workspaces.ruleIds }).from(tables.workspaces).where(eq(tables.workspaces.applicationId, principal.applicationId));
         for (const workspace of workspaces.filter((row) => row.ruleIds.includes(current.id))) {

@@ -15,7 +15,7 @@ import { unixSeconds, type CoreDeps } from '../deps.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { chooseWorkspace } from '../grants/placement.js';
 import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
-import { adminWriter, requireOwned, unique } from './ownership.js';
+import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
 
 type WorkspaceRow = typeof tables.workspaces.$inferSelect;
 
@@ -42,14 +42,6 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
 export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
   const now = () => unixSeconds(clock.now());
 
-  async function requireRow(executor: Tx | typeof db.orm, applicationId: string, workspaceId: string): Promise<WorkspaceRow> {
-    const [row] = await executor
-      .select()
-      .from(tables.workspaces)
-      .where(and(eq(tables.workspaces.id, workspaceId), eq(tables.workspaces.applicationId, applicationId)));
-    if (!row) throw notFound('Workspace', workspaceId);
-    return row;
-  }
 
   async function defaultOf(tx: Tx, applicationId: string): Promise<WorkspaceRow> {
     const [row] = await tx
@@ -82,7 +74,7 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
 
     /** One workspace. */
     async find(principal: Principal, workspaceId: string): Promise<Workspace> {
-      return toWorkspace(await requireRow(db.orm, principal.applicationId, workspaceId));
+      return toWorkspace(await requireOwnedRow(db.orm, 'workspace', principal.applicationId, workspaceId));
     },
 
     /** Creates a (non-default) workspace; `auto_group` defaults to true when a domain is given. */
@@ -117,7 +109,7 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
     async update(principal: Principal, input: UpdateWorkspaceInput): Promise<Workspace> {
       return toWorkspace(
         await write(async (tx) => {
-          const current = await requireRow(tx, principal.applicationId, input.workspace_id);
+          const current = await requireOwnedRow(tx, 'workspace', principal.applicationId, input.workspace_id);
           if (current.isDefault) {
             const other = (['name', 'domain', 'auto_group'] as const).filter((field) => input[field] !== undefined);
             if (other.length > 0) {
@@ -150,7 +142,7 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
     /** Deletes a workspace; its grants move to the default workspace. The default workspace cannot be deleted. */
     async destroy(principal: Principal, workspaceId: string): Promise<void> {
       await write(async (tx) => {
-        const current = await requireRow(tx, principal.applicationId, workspaceId);
+        const current = await requireOwnedRow(tx, 'workspace', principal.applicationId, workspaceId);
         if (current.isDefault) throw invalid('workspace_id', 'the default workspace cannot be deleted.');
         const fallback = await defaultOf(tx, principal.applicationId);
         await tx
@@ -203,7 +195,7 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
      */
     async manualAssign(principal: Principal, input: ManualAssignInput): Promise<ManualAssignResult> {
       return write(async (tx) => {
-        const workspace = await requireRow(tx, principal.applicationId, input.workspace_id);
+        const workspace = await requireOwnedRow(tx, 'workspace', principal.applicationId, input.workspace_id);
         const assign = unique(input.assign_grants ?? []);
         const remove = unique(input.remove_grants ?? []);
         if (workspace.isDefault && remove.length > 0) throw invalid('remove_grants', 'grants cannot be removed from the default workspace; assign them to another workspace instead.');
