@@ -59,7 +59,8 @@ describe('administration: bad input changes nothing', () => {
   };
 
   beforeAll(async () => {
-    service = await startTestService();
+    // Many calls a second to application-level routes: no rate limit here (test/server/rate-limits.test.ts covers it).
+    service = await startTestService({ env: { AGENTPOST_RATE_LIMIT_APPLICATION: '0' } });
     await ok('POST', '/admin/domains', { name: 'Bad', domain_address: DOMAIN });
     grantId = (await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: `agent@${DOMAIN}` } } })).data.id;
     defaultWorkspaceId = ((await ok('GET', '/workspaces')) as Json[]).find((workspace) => workspace.default)!.workspace_id;

@@ -22,7 +22,8 @@ describe('administration with the nylas SDK (26 methods)', () => {
   const note = (name: string) => called.add(name);
 
   beforeAll(async () => {
-    service = await startTestService();
+    // Many calls a second to application-level routes: no rate limit here (test/server/rate-limits.test.ts covers it).
+    service = await startTestService({ env: { AGENTPOST_RATE_LIMIT_APPLICATION: '0' } });
     const domain = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Admin', domain_address: DOMAIN } });
     expect(domain.status).toBe(200);
   });
