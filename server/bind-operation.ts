@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { AppError, runOperation, type AnyOperation } from '../src/index.js';
+import { AppError, hasJsonBody, runOperation, type AnyOperation } from '../src/index.js';
 import type { AppEnv } from './types.js';
 
 type Kind = 'number' | 'boolean' | 'array' | 'other';
@@ -137,7 +137,7 @@ export function staticSiblings(operations: readonly AnyOperation[], path: string
 export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: readonly AnyOperation[] = []): void {
   const binding = operation.http;
   if (!binding) return;
-  const hasBody = binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH';
+  const hasBody = hasJsonBody(binding);
   const siblings = staticSiblings(all, binding.path);
   app.on(binding.method, binding.path, async (c) => {
     const params: Record<string, string> = c.req.param();

@@ -6,7 +6,7 @@
  * draft 2020-12 validator accepts the live responses (test/server/openapi-live.test.ts checks that).
  */
 import { z } from 'zod';
-import type { AnyOperation } from '../src/index.js';
+import { hasJsonBody, type AnyOperation } from '../src/index.js';
 import { CalendarRefInputSchema } from '../src/schemas/calendars.js';
 import { GetAttachmentInputSchema } from '../src/schemas/messages.js';
 
@@ -304,7 +304,7 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     const pathParams = [...binding.path.matchAll(/:([a-z_]+)/g)].map((match) => match[1]!);
     const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((input.required ?? []) as string[]);
-    const hasBody = binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH';
+    const hasBody = hasJsonBody(binding);
     const parameters = [
       ...pathParams.map((name) => ({ name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' } })),
       ...(hasBody

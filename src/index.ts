@@ -4,6 +4,11 @@
  */
 import { createEnforcement } from './admin/enforcement.js';
 import { createPolicyUpkeep } from './admin/policy-upkeep.js';
+import { createEvaluationService } from './admin/evaluation-service.js';
+import { createListService } from './admin/list-service.js';
+import { createPolicyService } from './admin/policy-service.js';
+import { createRuleService } from './admin/rule-service.js';
+import { createWorkspaceService } from './admin/workspace-service.js';
 import { createApplicationDetailsService } from './applications/application-details.js';
 import { createApplicationService } from './applications/application-service.js';
 import { createAvailabilityService } from './calendar/availability-service.js';
@@ -50,6 +55,13 @@ export function createCore(deps: CoreDeps) {
     authenticator: createAuthenticator({ dns: deps.dns, authservId: deps.config.mxHost }),
     spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
   };
+  // Administration (§15): every write invalidates the enforcement cache, so this process applies it at once.
+  const invalidate = () => enforcement.invalidate();
+  const workspaces = createWorkspaceService(deps, invalidate);
+  const policies = createPolicyService(deps, invalidate);
+  const rules = createRuleService(deps, invalidate);
+  const lists = createListService(deps, invalidate);
+  const ruleEvaluations = createEvaluationService(deps);
   const health = createHealth(deps.logger, () => deps.clock.now());
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
@@ -71,7 +83,7 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, enforcement, policyUpkeep, mailStages, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  return { deps, health, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -82,7 +94,7 @@ export { AppError, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
-export { operations, runOperation, defineOperation, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
+export { operations, runOperation, defineOperation, hasJsonBody, type AnyOperation, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';

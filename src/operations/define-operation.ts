@@ -31,6 +31,13 @@ export interface HttpBinding {
   envelope?: 'data' | 'list' | 'empty';
   /** Admin routes (`/v3/admin/*`) also accept service-account signatures. */
   auth?: 'api_key' | 'api_key_or_service_account';
+  /** A DELETE that carries a JSON body (as the nylas SDK removes list items); POST, PUT and PATCH always do. */
+  body?: boolean;
+}
+
+/** Whether a route reads its input's fields (other than path parameters) from a JSON body rather than the query. */
+export function hasJsonBody(binding: HttpBinding): boolean {
+  return binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH' || binding.body === true;
 }
 
 /** Hints for agent hosts (MCP tool annotations). */

@@ -3,6 +3,7 @@
  * THE registry. Every face (HTTP, MCP, AI SDK, OpenAPI) is built from this list.
  */
 import type { AnyOperation } from './define-operation.js';
+import * as admin from './admin.js';
 import * as applications from './applications.js';
 import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
@@ -29,6 +30,6 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 }
 
 /** Every operation, in a stable order. */
-export const operations: readonly AnyOperation[] = register(grants, folders, messages, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads);
+export const operations: readonly AnyOperation[] = register(grants, folders, messages, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin);
 
-export { defineOperation, runOperation, type AnyOperation, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';
+export { defineOperation, hasJsonBody, runOperation, type AnyOperation, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';

@@ -260,6 +260,56 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     const created = await f.create(`/v3/grants/${grant}/contacts`, { given_name: 'Doomed' });
     return { params: { grant_id: grant, contact_id: created.id } };
   },
+
+  list_workspaces: async () => ({ params: {} }),
+  create_workspace: async () => ({ params: {}, body: { name: 'Created', domain: 'created.example', auto_group: false } }),
+  auto_group_workspaces: async () => ({ params: {}, body: { invalid_also: false } }),
+  get_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Found' })).workspace_id } }),
+  update_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Old' })).workspace_id }, body: { name: 'New', policy_id: null } }),
+  delete_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Doomed' })).workspace_id } }),
+  manual_assign_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Assigned' })).workspace_id }, body: { assign_grants: [await f.grant()] } }),
+  list_policies: async (f) => {
+    await f.create('/v3/policies', { name: 'Listed' });
+    return { params: {}, query: { limit: '5' } };
+  },
+  create_policy: async () => ({
+    params: {},
+    body: { name: 'Created', limits: { limit_count_daily_email_sent: -1, limit_inbox_retention_period: 30, limit_spam_retention_period: 7 }, spam_detection: { spam_sensitivity: 1.5 }, options: { additional_folders: ['Receipts'] } },
+  }),
+  get_policy: async (f) => ({ params: { policy_id: (await f.create('/v3/policies', { name: 'Found' })).id } }),
+  update_policy: async (f) => ({ params: { policy_id: (await f.create('/v3/policies', { name: 'Old' })).id }, body: { name: 'New', limits: { limit_size_total_mime: 1000000 } } }),
+  delete_policy: async (f) => ({ params: { policy_id: (await f.create('/v3/policies', { name: 'Doomed' })).id } }),
+  list_rules: async (f) => {
+    await f.create('/v3/rules', { name: 'Listed', match: { conditions: [] }, actions: [{ type: 'mark_as_read' }] });
+    return { params: {}, query: { limit: '5' } };
+  },
+  create_rule: async () => ({
+    params: {},
+    body: { name: 'Created', match: { operator: 'any', conditions: [{ field: 'from.domain', operator: 'is', value: 'example.com' }] }, actions: [{ type: 'assign_to_folder', value: 'Example' }] },
+  }),
+  get_rule: async (f) => ({ params: { rule_id: (await f.create('/v3/rules', { name: 'Found', match: { conditions: [] }, actions: [{ type: 'archive' }] })).id } }),
+  update_rule: async (f) => ({ params: { rule_id: (await f.create('/v3/rules', { name: 'Old', match: { conditions: [] }, actions: [{ type: 'archive' }] })).id }, body: { priority: 3, enabled: false } }),
+  delete_rule: async (f) => ({ params: { rule_id: (await f.create('/v3/rules', { name: 'Doomed', match: { conditions: [] }, actions: [{ type: 'trash' }] })).id } }),
+  list_rule_evaluations: async (f) => ({ params: { grant_id: await f.grant() }, query: { limit: '5' } }),
+  list_lists: async (f) => {
+    await f.create('/v3/lists', { name: 'Listed', type: 'tld' });
+    return { params: {}, query: { limit: '5' } };
+  },
+  create_list: async () => ({ params: {}, body: { name: 'Created', description: 'partners', type: 'domain' } }),
+  get_list: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Found', type: 'address' })).id } }),
+  update_list: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Old', type: 'address' })).id }, body: { name: 'New', description: 'renamed' } }),
+  delete_list: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Doomed', type: 'tld' })).id } }),
+  list_list_items: async (f) => {
+    const list = await f.create('/v3/lists', { name: 'With items', type: 'domain' });
+    await f.create(`/v3/lists/${list.id}/items`, { items: ['a.example', 'b.example'] });
+    return { params: { list_id: list.id }, query: { limit: '1' } };
+  },
+  add_list_items: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Added to', type: 'domain' })).id }, body: { items: ['Example.COM '] } }),
+  remove_list_items: async (f) => {
+    const list = await f.create('/v3/lists', { name: 'Removed from', type: 'tld' });
+    await f.create(`/v3/lists/${list.id}/items`, { items: ['com', 'net'] });
+    return { params: { list_id: list.id }, body: { items: ['net'] } };
+  },
 };
 
 let service: TestService;

@@ -1,0 +1,182 @@
+/**
+ * @module admin/rule-service
+ * Rules (`/v3/rules`): conditions over the sender, the recipients and the kind of send, and the actions taken when
+ * they match (semantics in ./rule-engine.ts). Beyond the schema, a rule is checked as a whole before it is stored:
+ * - `in_list` names lists of this application (another application's list, or a missing one, is a 404);
+ * - every other operator compares one string;
+ * - `outbound.type` takes only `is` / `is_not` and the values `compose` / `reply`;
+ * - `assign_to_folder` has a folder name; `block` stands alone.
+ * Deleting a rule removes its id from the workspaces and policies that name it.
+ */
+import { eq } from 'drizzle-orm';
+import { tables, type StoredRuleAction, type StoredRuleCondition, type Tx } from '../../storage/index.js';
+import type { Principal } from '../applications/application-service.js';
+import { unixSeconds, type CoreDeps } from '../deps.js';
+import { invalid } from '../errors.js';
+import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
+import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';
+import { pageOfOwned } from './paging.js';
+
+type RuleRow = typeof tables.rules.$inferSelect;
+
+/** Default priority of a rule (lower runs first). */
+export const DEFAULT_RULE_PRIORITY = 10;
+
+/** A row in wire form. */
+export function toRule(row: RuleRow): Rule {
+  return {
+    id: row.id,
+    name: row.name,
+    ...(row.description !== null ? { description: row.description } : {}),
+    priority: row.priority,
+    enabled: row.enabled,
+    trigger: row.trigger,
+    match: { operator: row.matchOperator, conditions: row.conditions },
+    actions: row.actions,
+    application_id: row.applicationId,
+    organization_id: row.applicationId,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** The list ids of a rule's `in_list` conditions. */
+export function listIdsOf(conditions: readonly StoredRuleCondition[]): string[] {
+  return conditions.flatMap((condition) => (condition.operator !== 'in_list' ? [] : Array.isArray(condition.value) ? condition.value : [condition.value]));
+}
+
+/**
+ * Checks a whole rule's conditions and actions and returns them as stored (values of string operators lower-cased
+ * and trimmed, `in_list` values always an array). Throws a 400 naming the first fault.
+ */
+function normalizeRule(conditions: readonly StoredRuleCondition[], actions: readonly StoredRuleAction[]): { conditions: StoredRuleCondition[]; actions: StoredRuleAction[] } {
+  const stored = conditions.map((condition, index): StoredRuleCondition => {
+    const at = `match.conditions[${index}]`;
+    if (condition.field === 'outbound.type' && condition.operator !== 'is' && condition.operator !== 'is_not') {
+      throw invalid(`${at}.operator`, `outbound.type takes only the operators is and is_not, not ${condition.operator}.`);
+    }
+    if (condition.operator === 'in_list') {
+      return { ...condition, value: [...new Set(Array.isArray(condition.value) ? condition.value : [condition.value])] };
+    }
+    if (Array.isArray(condition.value)) throw invalid(`${at}.value`, `the operator ${condition.operator} compares one string; only in_list takes an array of list ids.`);
+    const value = condition.value.trim().toLowerCase();
+    if (value === '') throw invalid(`${at}.value`, 'must not be blank.');
+    if (condition.field === 'outbound.type' && value !== 'compose' && value !== 'reply') {
+      throw invalid(`${at}.value`, `outbound.type is compose or reply, not ${JSON.stringify(condition.value)}.`);
+    }
+    return { field: condition.field, operator: condition.operator, value };
+  });
+  if (actions.some((action) => action.type === 'block') && actions.length > 1) {
+    throw invalid('actions', 'block stops the message, so it must be the only action of its rule.');
+  }
+  const storedActions = actions.map((action, index): StoredRuleAction => {
+    if (action.type !== 'assign_to_folder') return { type: action.type };
+    const folder = action.value?.trim();
+    if (!folder) throw invalid(`actions[${index}].value`, 'assign_to_folder needs the folder name as value.');
+    return { type: action.type, value: folder };
+  });
+  return { conditions: stored, actions: storedActions };
+}
+
+/** Creates the rule service; `invalidate` runs after every write (enforcement caches). */
+export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
+  const now = () => unixSeconds(clock.now());
+  const write = adminWriter(db, invalidate);
+
+
+  /** Normalizes a rule and checks that its lists are the application's. */
+  async function checked(tx: Tx, applicationId: string, conditions: readonly StoredRuleCondition[], actions: readonly StoredRuleAction[]) {
+    const rule = normalizeRule(conditions, actions);
+    await requireOwned(tx, applicationId, 'list', listIdsOf(rule.conditions), 'match.conditions.value');
+    return rule;
+  }
+
+  return {
+    /** The application's rules, oldest first, cursor-paginated. */
+    async list(principal: Principal, input: PageInput): Promise<{ data: Rule[]; next_cursor?: string }> {
+      return pageOfOwned(db.orm, tables.rules, principal.applicationId, input, toRule);
+    },
+
+    /** One rule. */
+    async find(principal: Principal, ruleId: string): Promise<Rule> {
+      return toRule(await requireOwnedRow(db.orm, 'rule', principal.applicationId, ruleId));
+    },
+
+    /** Creates a rule (priority 10, enabled, inbound and match all unless given). */
+    async create(principal: Principal, input: CreateRuleInput): Promise<Rule> {
+      const at = now();
+      return toRule(
+        await write(async (tx) => {
+          const rule = await checked(tx, principal.applicationId, input.match.conditions, input.actions);
+          const [row] = await tx
+            .insert(tables.rules)
+            .values({
+              id: newId(),
+              applicationId: principal.applicationId,
+              name: input.name,
+              description: input.description ?? null,
+              priority: input.priority ?? DEFAULT_RULE_PRIORITY,
+              enabled: input.enabled ?? true,
+              trigger: input.trigger ?? 'inbound',
+              matchOperator: input.match.operator ?? 'all',
+              conditions: rule.conditions,
+              actions: rule.actions,
+              createdAt: at,
+              updatedAt: at,
+            })
+            .returning();
+          return row!;
+        }),
+      );
+    },
+
+    /** Changes a rule: fields given replace the stored ones (`match` and `actions` whole); the result is checked whole. */
+    async update(principal: Principal, input: UpdateRuleInput): Promise<Rule> {
+      return toRule(
+        await write(async (tx) => {
+          const current = await requireOwnedRow(tx, 'rule', principal.applicationId, input.rule_id);
+          const rule = await checked(tx, principal.applicationId, input.match?.conditions ?? current.conditions, input.actions ?? current.actions);
+          const [row] = await tx
+            .update(tables.rules)
+            .set({
+              ...(input.name !== undefined ? { name: input.name } : {}),
+              ...(input.description !== undefined ? { description: input.description } : {}),
+              ...(input.priority !== undefined ? { priority: input.priority } : {}),
+              ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+              ...(input.trigger !== undefined ? { trigger: input.trigger } : {}),
+              ...(input.match !== undefined ? { matchOperator: input.match.operator ?? 'all' } : {}),
+              conditions: rule.conditions,
+              actions: rule.actions,
+              updatedAt: now(),
+            })
+            .where(eq(tables.rules.id, current.id))
+            .returning();
+          return row!;
+        }),
+      );
+    },
+
+    /** Deletes a rule and removes its id from the workspaces and policies that name it. */
+    async destroy(principal: Principal, ruleId: string): Promise<void> {
+      await write(async (tx) => {
+        const current = await requireOwnedRow(tx, 'rule', principal.applicationId, ruleId);
+        const at = now();
+        const workspaces = await tx.select({ id: tables.workspaces.id, ruleIds: tables.workspaces.ruleIds }).from(tables.workspaces).where(eq(tables.workspaces.applicationId, principal.applicationId));
+        for (const workspace of workspaces.filter((row) => row.ruleIds.includes(current.id))) {
+          await tx
+            .update(tables.workspaces)
+            .set({ ruleIds: workspace.ruleIds.filter((id) => id !== current.id), updatedAt: at })
+            .where(eq(tables.workspaces.id, workspace.id));
+        }
+        const policies = await tx.select({ id: tables.policies.id, ruleIds: tables.policies.ruleIds }).from(tables.policies).where(eq(tables.policies.applicationId, principal.applicationId));
+        for (const policy of policies.filter((row) => row.ruleIds.includes(current.id))) {
+          await tx
+            .update(tables.policies)
+            .set({ ruleIds: policy.ruleIds.filter((id) => id !== current.id), updatedAt: at })
+            .where(eq(tables.policies.id, policy.id));
+        }
+        await tx.delete(tables.rules).where(eq(tables.rules.id, current.id));
+      });
+    },
+  };
+}
