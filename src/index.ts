@@ -47,7 +47,13 @@ export function createCore(deps: CoreDeps) {
   const jobs = createJobQueue(deps);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
-  const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs, onThreadExit: health.threadExited });
+  const inbound = createInboundService(deps, mailStore, {
+    afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
+    jobs,
+    onThreadExit: health.threadExited,
+    enforcement,
+    stages: deps.inboundStages,
+  });
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });

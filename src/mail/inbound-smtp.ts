@@ -94,6 +94,9 @@ const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
 /** Maps any error of the store to an SMTP reply; unknown errors are temporary, so the sender retries. */
 export function toSmtpError(error: unknown): Error & { responseCode: number } {
   if (error instanceof AppError) {
+    // A stage's refusal names its own reply (552 5.3.4, 452 4.2.2, …).
+    const own = (error.details as { smtp?: { code: number; enhanced: string } } | undefined)?.smtp;
+    if (own) return smtpError(own.code, `${own.enhanced} ${error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 400));
     const [code, enhanced] = SMTP_REPLIES[error.code];
     const message = code >= 500 ? error.message : 'Temporary failure storing the message, try again later';
     return smtpError(code, `${enhanced} ${message}`.replace(/[\r\n]+/g, ' ').slice(0, 400));
@@ -211,9 +214,13 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       if (session.envelope.rcptTo.length >= maxRecipients) {
         return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
       }
-      inbound.checkRecipient(address.address).then(
+      // The envelope lets the recipient's rules and limits decide at RCPT TO (the smtp_rcpt stage).
+      const sizeArgument = session.envelope.mailFrom && session.envelope.mailFrom.args ? (session.envelope.mailFrom.args as Record<string, string>).SIZE : undefined;
+      const size = sizeArgument !== undefined && /^\d+$/.test(sizeArgument) ? Number(sizeArgument) : undefined;
+      inbound.checkRecipient(address.address, { mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', size }).then(
         (check) => {
           if (check.ok) return callback();
+          if (check.reason === 'policy') return callback(smtpError(check.refusal.code, `${check.refusal.enhanced} ${check.refusal.message}`));
           if (check.reason === 'unknown' && entry) {
             entry.unknownRecipients++;
             countUnknown(entry.client);
@@ -275,9 +282,14 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         chunks.length = 0;
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         inbound
-          .deliverInbound({ rawMime: raw, envelope: { mailFrom, rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address) } })
+          .deliverInbound({
+            rawMime: raw,
+            envelope: { mailFrom, rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address) },
+            client: { address: session.remoteAddress, helo: session.hostNameAppearsAs ?? '' },
+            recipientsAdmitted: true,
+          })
           .then(
-            (result) => callback(null, `2.0.0 Ok: stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}`),
+            (result) => callback(null, result.deliveries.length > 0 ? `2.0.0 Ok: stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}` : '2.0.0 Ok'),
             (error: unknown) => {
               if (!(error instanceof AppError) || error.code === 'internal') logger.error('smtp delivery failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
               callback(toSmtpError(error));
