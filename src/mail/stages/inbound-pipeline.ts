@@ -168,7 +168,8 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
       stage: 'smtp_rcpt',
       input: decision.input,
       matchedRuleIds: decision.outcome.matchedRuleIds,
-      appliedActions: appliedActionsOf(decision.outcome),
+      // At RCPT TO only a block acts; the other actions of matching rules apply at inbox_processing.
+      appliedActions: decision.outcome.block ? { blocked: true } : {},
       verdicts: decision.refusal ? { refused: { code: decision.refusal.code, enhanced: decision.refusal.enhanced, reason: decision.refusal.reason } } : {},
       at: unixSeconds(clock.now()),
     });
