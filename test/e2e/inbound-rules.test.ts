@@ -279,9 +279,10 @@ describe('inbound stages: authentication and spam seams', () => {
   let service: TestService;
   let transport: ReturnType<typeof smtpClient>;
   let rows: ReturnType<typeof admin>;
-  const seen: { helo: string; address: string; spamSettings: StoredSpamDetection[] } = { helo: '', address: '', spamSettings: [] };
+  const seen: { helo: string; address: string; spamSettings: StoredSpamDetection[]; authentications: number } = { helo: '', address: '', spamSettings: [], authentications: 0 };
 
   const authenticator: Authenticator = async (mail) => {
+    seen.authentications++;
     if (mail.raw.includes('Subject: unverifiable')) throw new Error('the resolver timed out');
     seen.helo = mail.client?.helo ?? '';
     seen.address = mail.client?.address ?? '';
@@ -351,5 +352,34 @@ describe('inbound stages: authentication and spam seams', () => {
       expect(error.response).toContain('4.3.0');
     }
     expect(await rows.messages(grantId)).toHaveLength(0);
+  });
+
+  it('runs local deliveries (a send to a mailbox of this service) through the same stages, without authentication', async () => {
+    const sender = `colleague@${DOMAIN}`;
+    const senderGrant = await createMailbox(service, sender);
+    const welcome = `welcoming@${DOMAIN}`;
+    const closed = `closed@${DOMAIN}`;
+    const welcomeGrant = await createMailbox(service, welcome);
+    const closedGrant = await createMailbox(service, closed);
+    const folderRule = await rows.rule([{ field: 'from.domain', operator: 'is', value: DOMAIN }], [{ type: 'assign_to_folder', value: 'Colleagues' }, { type: 'mark_as_starred' }]);
+    const blockRule = await rows.rule([{ field: 'recipient.address', operator: 'is', value: closed }], [{ type: 'block' }]);
+    await rows.workspace(welcomeGrant, [folderRule]);
+    await rows.workspace(closedGrant, [blockRule]);
+    const before = seen.authentications;
+
+    const sent = await service.nylas.messages.send({ identifier: senderGrant, requestBody: { to: [{ email: welcome }, { email: closed }], subject: 'Lunch?', body: 'At noon' } });
+    expect(seen.authentications).toBe(before);
+    const [received] = await rows.messages(welcomeGrant);
+    const [folder] = (await service.nylas.folders.list({ identifier: welcomeGrant })).data.filter((entry) => entry.name === 'Colleagues');
+    expect(received).toMatchObject({ subject: 'Lunch?', starred: true, folders: [folder!.id], verdict: null });
+    expect(await rows.messages(closedGrant)).toHaveLength(0);
+    const status = (await service.nylas.messages.find({ identifier: senderGrant, messageId: sent.data.id })).data as unknown as { deliveryStatus: { email: string; status: string; response?: string }[] };
+    expect(status.deliveryStatus.find((entry) => entry.email === closed)).toMatchObject({ status: 'failed', response: expect.stringContaining('5.7.1') });
+    expect(status.deliveryStatus.find((entry) => entry.email === welcome)).toMatchObject({ status: 'delivered' });
+
+    const refused = (await rows.evaluations(closedGrant)).find((row) => row.stage === 'smtp_rcpt');
+    expect(refused).toMatchObject({ matchedRuleIds: [blockRule], appliedActions: { blocked: true }, input: { from_address: sender } });
+    const foldered = (await rows.evaluations(welcomeGrant)).find((row) => row.stage === 'inbox_processing');
+    expect(foldered).toMatchObject({ messageId: received!.id, appliedActions: { marked_starred: true, folder_ids: [folder!.id] } });
   });
 });
