@@ -1,6 +1,8 @@
 /**
  * @module mail/inbound-smtp
  * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes only and never relays,
+ * runs the `smtp_rcpt` stage there (the recipient's rules and early limits: 550 5.7.1, 552 5.3.4, 452 4.2.2; 451 4.3.0
+ * when they cannot be evaluated), passes the client's address and HELO on for the authentication stage,
  * advertises and enforces SIZE, streams DATA with a byte cap, hands the message to
  * `InboundService.deliverInbound`, and answers 250 only after that committed; a failure to store answers 4xx
  * so the sender retries. Hostile clients cost bounded memory and time: oversize data is counted, not kept;
