@@ -7,6 +7,7 @@ import { lookup as dnsLookup, Resolver } from 'node:dns/promises';
 import type { Database } from '../storage/index.js';
 import type { Config } from './config.js';
 import type { SmtpClient } from './mail/outbound-smtp.js';
+import type { InboundStages } from './mail/stages/inbound-pipeline.js';
 
 /** Source of the current time. Tests pass a fixed or steppable clock. */
 export interface Clock {
@@ -161,6 +162,8 @@ export interface CoreDeps {
   smtp?: SmtpClient | undefined;
   /** Monitoring counters (`GET /metrics`). Default: {@link noMetrics}. */
   metrics?: Metrics | undefined;
+  /** The authentication and spam stages of inbound mail (src/mail/stages/contracts.ts). Default: none (skipped). */
+  inboundStages?: InboundStages | undefined;
 }
 
 /** The real clock. */

@@ -67,7 +67,14 @@ export function createCore(deps: CoreDeps) {
   const jobs = createJobQueue(deps);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
-  const inbound = createInboundService(deps, mailStore, { afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp }, jobs, onThreadExit: health.threadExited });
+  const inbound = createInboundService(deps, mailStore, {
+    afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
+    jobs,
+    onThreadExit: health.threadExited,
+    enforcement,
+    // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
+    stages: deps.inboundStages ?? mailStages,
+  });
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });

@@ -9,7 +9,8 @@
  * `message_raw`, its thread (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read
  * in this transaction, else a new one), its sequence number, the thread's aggregates, the Message-IDs it brings,
  * the message row, its folder links, attachments, full-text entry and its `message.created` outbox event; per message,
- * the jobs that must follow it (its invitation, say).
+ * the jobs that must follow it (its invitation, say), the rule-evaluation rows of its decisions and the daily counters it
+ * adds to.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
@@ -35,7 +36,7 @@ interface WriterData {
   maxBatch: number;
   maxBatchBytes: number;
   chunkBytes: number;
-  tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs', TableInfo>;
+  tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations', TableInfo>;
 }
 /** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id. */
 type Entry = { id: number } & ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
@@ -116,6 +117,10 @@ const statements = {
   insertFolder: insertStatement(tables.messageFolders),
   insertEvent: insertStatement({ name: tables.outboxEvents.name, columns: tables.outboxEvents.columns.filter((column) => column.key !== 'seq') }),
   insertJob: insertStatement(tables.jobs, 'ON CONFLICT DO NOTHING'),
+  insertEvaluation: insertStatement(tables.ruleEvaluations),
+  addUsage: db.prepare(
+    'INSERT INTO grant_daily_usage (grant_id, day, received, sent) VALUES (?, ?, ?, ?) ON CONFLICT (grant_id, day) DO UPDATE SET received = received + excluded.received, sent = sent + excluded.sent',
+  ),
 };
 
 /** Stores a blob unless one with its hash exists (then the bytes are the same). */
@@ -158,6 +163,8 @@ let nextSeq = 0;
 function storeMessage(item: MailWriteItem): MailWriteResult[] {
   for (const blob of item.blobs) putBlob(blob, item.createdAt);
   for (const job of item.jobs ?? []) statements.insertJob(job);
+  for (const evaluation of item.evaluations ?? []) statements.insertEvaluation(evaluation);
+  for (const usage of item.dailyUsage ?? []) statements.addUsage.run([usage.grantId, usage.day, usage.received, usage.sent]);
   return item.copies.map((copy) => {
     const existing = knownThread(copy.message.grantId, copy.threadCandidates);
     const thread = existing === undefined ? undefined : readThread(existing);

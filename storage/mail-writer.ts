@@ -24,6 +24,7 @@ import type { Worker } from 'node:worker_threads';
 import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
 import type { Database } from './db.js';
 import { BLOB_CHUNK_BYTES } from './repositories/blob-repository.js';
+import { ruleEvaluations } from './schema/admin.js';
 import { jobs, outboxEvents } from './schema/events.js';
 import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
 import { startWorker, workerModule } from './worker-module.js';
@@ -63,6 +64,18 @@ export interface MailWriteItem {
    * follow the message, such as applying its invitation, exists if and only if the message does.
    */
   jobs?: (typeof jobs.$inferSelect)[];
+  /** Rule-evaluation (audit) rows stored in the same transaction: the decisions that shaped the message. */
+  evaluations?: (typeof ruleEvaluations.$inferInsert)[];
+  /** Per-grant daily counters added to in the same transaction (`grant_daily_usage`). */
+  dailyUsage?: DailyUsageIncrement[];
+}
+
+/** Messages to add to a grant's counters of one day (unix days, UTC). */
+export interface DailyUsageIncrement {
+  grantId: string;
+  day: number;
+  received: number;
+  sent: number;
 }
 
 /** Where a copy was stored. */
@@ -203,6 +216,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       messageFolders: describeTable(messageFolders),
       outboxEvents: describeTable(outboxEvents),
       jobs: describeTable(jobs),
+      ruleEvaluations: describeTable(ruleEvaluations),
     },
   };
 

@@ -45,6 +45,41 @@ export function toFolder(row: FolderRow, counts: FolderCounts | undefined, child
   };
 }
 
+/**
+ * The ids of a mailbox's folders named `names` (a system folder by its name or role, any case; another folder by its
+ * exact name, else one whose name differs only in case), making the missing ones as the user would (with their
+ * `folder.created` event). For mail rules (`assign_to_folder`), which name folders rather than point at them.
+ */
+export async function ensureFoldersByName(
+  { db, clock, newId }: Pick<CoreDeps, 'db' | 'clock' | 'newId'>,
+  grant: { id: string; applicationId: string },
+  names: readonly string[],
+): Promise<string[]> {
+  const find = (rows: FolderRow[], name: string) =>
+    rows.find((row) => row.name === name) ?? rows.find((row) => row.name.toLowerCase() === name.toLowerCase() || row.systemRole === name.toLowerCase());
+  const existing = await db.orm.select().from(tables.folders).where(eq(tables.folders.grantId, grant.id));
+  if (names.every((name) => find(existing, name))) return names.map((name) => find(existing, name)!.id);
+  const record = eventRecorder({ newId, clock });
+  return db.write(async (tx) => {
+    const rows = await tx.select().from(tables.folders).where(eq(tables.folders.grantId, grant.id));
+    const ids: string[] = [];
+    for (const name of names) {
+      const found = find(rows, name);
+      if (found) {
+        ids.push(found.id);
+        continue;
+      }
+      const at = unixSeconds(clock.now());
+      const sortOrder = Math.max(FIRST_USER_SORT_ORDER, ...rows.map((row) => row.sortOrder + 1));
+      const [inserted] = await tx.insert(tables.folders).values({ id: newId(), grantId: grant.id, name, sortOrder, createdAt: at, updatedAt: at }).returning();
+      rows.push(inserted!);
+      ids.push(inserted!.id);
+      await record(tx, { applicationId: grant.applicationId, grantId: grant.id, type: 'folder.created', objectId: inserted!.id, object: toFolder(inserted!, undefined, 0), createdAt: at });
+    }
+    return ids;
+  });
+}
+
 /** Creates the folder service. `countMessages` is supplied by the mail store. */
 export function createFolderService({ db, clock, newId }: CoreDeps, grants: GrantService, countMessages: FolderCounter) {
   const record = eventRecorder({ newId, clock });

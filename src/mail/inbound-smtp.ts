@@ -1,6 +1,8 @@
 /**
  * @module mail/inbound-smtp
  * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes only and never relays,
+ * runs the `smtp_rcpt` stage there (the recipient's rules and early limits: 550 5.7.1, 552 5.3.4, 452 4.2.2; 451 4.3.0
+ * when they cannot be evaluated), passes the client's address and HELO on for the authentication stage,
  * advertises and enforces SIZE, streams DATA with a byte cap, hands the message to
  * `InboundService.deliverInbound`, and answers 250 only after that committed; a failure to store answers 4xx
  * so the sender retries. Hostile clients cost bounded memory and time: oversize data is counted, not kept;
@@ -94,6 +96,9 @@ const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
 /** Maps any error of the store to an SMTP reply; unknown errors are temporary, so the sender retries. */
 export function toSmtpError(error: unknown): Error & { responseCode: number } {
   if (error instanceof AppError) {
+    // A stage's refusal names its own reply (552 5.3.4, 452 4.2.2, …).
+    const own = (error.details as { smtp?: { code: number; enhanced: string } } | undefined)?.smtp;
+    if (own) return smtpError(own.code, `${own.enhanced} ${error.message}`.replace(/[\r\n]+/g, ' ').slice(0, 400));
     const [code, enhanced] = SMTP_REPLIES[error.code];
     const message = code >= 500 ? error.message : 'Temporary failure storing the message, try again later';
     return smtpError(code, `${enhanced} ${message}`.replace(/[\r\n]+/g, ' ').slice(0, 400));
@@ -211,9 +216,13 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       if (session.envelope.rcptTo.length >= maxRecipients) {
         return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
       }
-      inbound.checkRecipient(address.address).then(
+      // The envelope lets the recipient's rules and limits decide at RCPT TO (the smtp_rcpt stage).
+      const sizeArgument = session.envelope.mailFrom && session.envelope.mailFrom.args ? (session.envelope.mailFrom.args as Record<string, string>).SIZE : undefined;
+      const size = sizeArgument !== undefined && /^\d+$/.test(sizeArgument) ? Number(sizeArgument) : undefined;
+      inbound.checkRecipient(address.address, { mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', size }).then(
         (check) => {
           if (check.ok) return callback();
+          if (check.reason === 'policy') return callback(smtpError(check.refusal.code, `${check.refusal.enhanced} ${check.refusal.message}`));
           if (check.reason === 'unknown' && entry) {
             entry.unknownRecipients++;
             countUnknown(entry.client);
@@ -275,9 +284,14 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         chunks.length = 0;
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         inbound
-          .deliverInbound({ rawMime: raw, envelope: { mailFrom, rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address) } })
+          .deliverInbound({
+            rawMime: raw,
+            envelope: { mailFrom, rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address) },
+            client: { address: session.remoteAddress, helo: session.hostNameAppearsAs ?? '' },
+            recipientsAdmitted: true,
+          })
           .then(
-            (result) => callback(null, `2.0.0 Ok: stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}`),
+            (result) => callback(null, result.deliveries.length > 0 ? `2.0.0 Ok: stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}` : '2.0.0 Ok'),
             (error: unknown) => {
               if (!(error instanceof AppError) || error.code === 'internal') logger.error('smtp delivery failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
               callback(toSmtpError(error));

@@ -14,10 +14,16 @@
  * server, is parsed by mailparser on the parser pool (./parse-inbound.ts) and then stored. Either way the parse
  * never runs on the event loop.
  *
+ * What is stored, and whether, is decided first by the inbound stages (./stages/inbound-pipeline.ts: RCPT rules,
+ * authentication, spam, policy limits, inbox rules); the store is written last with their decisions, and with the
+ * rule-evaluation rows and daily counters in the same transaction.
+ *
  * Never call `deliverInbound` inside a `db.write` callback: it waits for the same write lock.
  */
 import { eq } from 'drizzle-orm';
-import { createGroupCommit, createMailWriter, findGrantByEmail, tables, type GrantRow, type MailWriter, type MailWriteResult, type Tx } from '../../storage/index.js';
+import { addDailyUsage, createGroupCommit, createMailWriter, findGrantByEmail, tables, type DailyUsageIncrement, type GrantRow, type MailWriter, type MailWriteResult, type Tx } from '../../storage/index.js';
+import { recordEvaluations, type EvaluationRow } from '../admin/audit.js';
+import { createEnforcement, type Enforcement } from '../admin/enforcement.js';
 import { workerModule } from '../../storage/worker-module.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -29,6 +35,9 @@ import { asDelivery } from '../messages/mail-rows.js';
 import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-queue.js';
 import type { DeliveredMail, StoredCopy } from './after-delivery.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
+import type { SmtpClientInfo } from './stages/contracts.js';
+import { createInboundPipeline, type InboundStages, type MessagePlan } from './stages/inbound-pipeline.js';
+import type { Refusal } from './stages/policy-limits.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -42,6 +51,10 @@ export interface InboundMessage {
     /** RCPT TO addresses. */
     rcptTo: string[];
   };
+  /** The SMTP client that handed it over (absent for local deliveries: then authentication is skipped). */
+  client?: SmtpClientInfo | undefined;
+  /** True when the listener already ran the `smtp_rcpt` stage for each recipient (at RCPT TO). */
+  recipientsAdmitted?: boolean | undefined;
 }
 
 /** One stored copy. */
@@ -55,8 +68,10 @@ export interface InboundDelivery {
 /** What {@link InboundService.deliverInbound} did. */
 export interface InboundResult {
   deliveries: InboundDelivery[];
-  /** Recipients that are not hosted mailboxes here (nothing stored for them). */
+  /** Recipients that are not hosted mailboxes here, or that a rule refused (nothing stored for them). */
   rejected: { recipient: string; reason: string }[];
+  /** Recipients whose copy an `inbox_processing` rule dropped after acceptance (nothing stored, no event). */
+  dropped?: { recipient: string; grantId: string }[];
   /** Set when the MIME did not parse fully; the raw message was stored all the same. */
   parseError: string | undefined;
 }
@@ -65,7 +80,11 @@ export interface InboundResult {
  * Whether an address may be a recipient here. `relay` covers addresses that would route elsewhere and hosts
  * that are not ours (5.7.1); `unknown` is a hosted domain without that mailbox (5.1.1).
  */
-export type RecipientCheck = { ok: true; grant: GrantRow } | { ok: false; reason: 'relay' | 'unknown'; message: string };
+export type RecipientCheck =
+  | { ok: true; grant: GrantRow }
+  | { ok: false; reason: 'relay' | 'unknown'; message: string }
+  /** Refused by the recipient's rules or policy at RCPT TO (550 5.7.1, 552 5.3.4 or 452 4.2.2). */
+  | { ok: false; reason: 'policy'; message: string; refusal: Refusal };
 
 /** Options of {@link createInboundService}. */
 export interface InboundServiceOptions {
@@ -84,6 +103,10 @@ export interface InboundServiceOptions {
   };
   /** Told when jobs were stored with a message, so the in-process workers look at once. */
   jobs?: Pick<JobQueue, 'announce'>;
+  /** What applies to each grant (made from the deps when absent; the core passes its own, which admin writes invalidate). */
+  enforcement?: Enforcement;
+  /** The authentication and spam stages (src/mail/stages/contracts.ts); each is skipped when absent. */
+  stages?: InboundStages;
   /** Told when a parser or writer thread stopped on its own (src/health.ts). */
   onThreadExit?: (thread: string, reason: string) => void;
 }
@@ -122,19 +145,29 @@ const WRITER_PARSE_MAX_BYTES = 256 * 1024;
 /** A stored copy as ./ingest-prepare.ts receives it: a {@link NewMessage} before parsing. */
 type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
 
+/** What a message's transaction stores besides its copies: rule-evaluation rows (given the copies' message ids) and daily counters. */
+interface StoreExtras {
+  rows(messageIds: readonly string[]): EvaluationRow[];
+  usage: DailyUsageIncrement[];
+}
+
 /** Creates the inbound service. */
-export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
+export function createInboundService(deps: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
+  const { db, clock, newId } = deps;
+  const pipeline = createInboundPipeline(deps, { enforcement: options.enforcement ?? createEnforcement(deps), stages: options.stages ?? {} });
   const parser = options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
   const jobsOf = (copies: NewMessage[], stored: StoredCopy[]): JobInput[] => (copies[0] ? (options.afterDelivery?.jobsOf(copies[0].parsed, stored) ?? []) : []);
   /** Stores deliveries (each one copy per hosted recipient), and the jobs that follow them, in the group commit's transaction. */
-  async function writeDeliveries(tx: Tx, deliveries: NewMessage[][]): Promise<InboundDelivery[][]> {
-    const stored = await mailStore.insertMany(tx, deliveries.flatMap(asDelivery));
+  async function writeDeliveries(tx: Tx, deliveries: { copies: NewMessage[]; extras: StoreExtras }[]): Promise<InboundDelivery[][]> {
+    const stored = await mailStore.insertMany(tx, deliveries.flatMap(({ copies }) => asDelivery(copies)));
     let offset = 0;
     const results: InboundDelivery[][] = [];
-    for (const copies of deliveries) {
+    for (const { copies, extras } of deliveries) {
       const mine = stored.slice(offset, offset + copies.length);
       offset += copies.length;
       for (const job of jobsOf(copies, mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })))) await enqueueJob(tx, { clock, newId }, job);
+      await recordEvaluations(tx, extras.rows(mine.map(({ row }) => row.id)));
+      await addDailyUsage(tx, extras.usage);
       results.push(mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId })));
     }
     return results;
@@ -149,15 +182,17 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
     stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
 
   /** Stores the copies of one message (one per mailbox), and the jobs that follow it, in one transaction shared with concurrent deliveries. */
-  async function storeCopies(copies: NewMessage[]): Promise<InboundDelivery[]> {
+  async function storeCopies(copies: NewMessage[], extras: StoreExtras): Promise<InboundDelivery[]> {
     if (!db.file) {
-      const deliveries = await commit.run(copies);
+      const deliveries = await commit.run({ copies, extras });
       options.jobs?.announce();
       return deliveries;
     }
     const item = mailStore.toWriteItem(asDelivery(copies));
     const jobs = jobsOf(copies, item.copies.map((copy) => ({ grantId: copy.message.grantId, messageId: copy.message.id })));
     if (jobs.length > 0) item.jobs = jobs.map((job) => jobRowOf({ clock, newId }, job));
+    item.evaluations = extras.rows(item.copies.map((copy) => copy.message.id));
+    item.dailyUsage = extras.usage;
     const stored = await mailWriter().write(item);
     announceRecordedEvents();
     if (jobs.length > 0) options.jobs?.announce();
@@ -180,30 +215,78 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
    * Hands the raw message to the writer thread, which parses and stores it itself when it is simple (a single text
    * part: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
    */
-  async function storeRaw(raw: Buffer, copies: CopyShell[]): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
+  async function storeRaw(raw: Buffer, copies: CopyShell[], extras: StoreExtras): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
     if (!db.file || raw.length > WRITER_PARSE_MAX_BYTES || !mailWriter().prepares) return undefined;
     // The ids in the order the rows ask for them (mail-rows.ts writeItemOf): message, thread, event, per copy.
     const ids = copies.flatMap(() => [newId(), newId(), newId()]);
-    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date }, messageIds: ids.filter((_, index) => index % 3 === 0) });
+    const messageIds = ids.filter((_, index) => index % 3 === 0);
+    const evaluations = extras.rows(messageIds);
+    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage }, messageIds });
     if (!outcome.prepared) return undefined;
     announceRecordedEvents();
     const summary = outcome.summary as { from?: ParsedMessage['from'] } | undefined;
     return { deliveries: deliveriesOf(copies, outcome.results), from: summary?.from ?? [] };
   }
 
+  /** Stores the copies a plan keeps: on the writer thread's fast path when the message is simple, else parsed on the pool. */
+  async function store(input: InboundMessage, plan: MessagePlan, extras: StoreExtras): Promise<Pick<InboundResult, 'deliveries' | 'parseError'>> {
+    const { raw } = plan;
+    const date = unixSeconds(clock.now());
+    const copies: CopyShell[] = plan.copies.map((copy) => ({
+      applicationId: copy.grant.applicationId,
+      grantId: copy.grant.id,
+      ...pipeline.shellOf(plan, copy),
+      date,
+      envelopeFrom: input.envelope.mailFrom || null,
+      envelopeTo: copy.recipient,
+      parseError: null,
+    }));
+    const grants = plan.copies.map((copy) => copy.grant);
+
+    // Most mail is one text part: the writer thread parses and stores it in one hand-off (it has no attachments to strip).
+    const simple = await storeRaw(raw, copies, extras);
+    if (simple) {
+      followUp({ grants, parsed: { from: simple.from } });
+      return { deliveries: simple.deliveries, parseError: undefined };
+    }
+
+    parsing++;
+    const parsed = await parser.parse(raw).finally(() => parsing--);
+    const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
+    const parseError = parsed.ok ? undefined : parsed.error;
+    const messages = plan.copies.map((copy, index): NewMessage => {
+      // Stage 4 for attachments, now that they are known: each copy keeps what its policy allows.
+      const kept = pipeline.stripAttachments(copy, value);
+      return { ...copies[index]!, ...pipeline.shellOf(plan, copy), parsed: kept, raw, rawHash: parsed.rawHash, parseError: parseError ?? null };
+    });
+    const deliveries = await storeCopies(messages, extras);
+    followUp({ grants, parsed: value });
+    return { deliveries, parseError };
+  }
+
   /** Mailboxes recently found, by normalised address, with when (performance.now(): an age, not a date). */
   const found = new Map<string, { check: RecipientCheck; at: number }>();
-  async function checkRecipient(address: string): Promise<RecipientCheck> {
+  /**
+   * Whether `address` is a hosted mailbox here. Given the envelope (the SMTP listener at RCPT TO), the `smtp_rcpt`
+   * stage runs too: the recipient's rules and the limits known this early may refuse it (`reason: 'policy'`).
+   * Rejects when that evaluation cannot complete (the listener answers 451 4.3.0).
+   */
+  async function checkRecipient(address: string, envelope?: { mailFrom: string; size?: number | undefined }): Promise<RecipientCheck> {
     const normalized = address.trim().toLowerCase();
     const now = performance.now();
     const known = found.get(normalized);
-    if (known && now - known.at < RECIPIENT_MEMORY_MS) return known.check;
-    const check = await lookUpRecipient(normalized);
-    if (check.ok) {
-      if (found.size >= RECIPIENT_MEMORY_SIZE) found.clear();
-      found.set(normalized, { check, at: now });
+    let check: RecipientCheck;
+    if (known && now - known.at < RECIPIENT_MEMORY_MS) check = known.check;
+    else {
+      check = await lookUpRecipient(normalized);
+      if (check.ok) {
+        if (found.size >= RECIPIENT_MEMORY_SIZE) found.clear();
+        found.set(normalized, { check, at: now });
+      }
     }
-    return check;
+    if (!check.ok || !envelope) return check;
+    const refusal = await pipeline.admitRecipient(check.grant, { mailFrom: envelope.mailFrom, recipient: normalized, size: envelope.size });
+    return refusal ? { ok: false, reason: 'policy', message: refusal.message, refusal } : check;
   }
 
   async function lookUpRecipient(normalized: string): Promise<RecipientCheck> {
@@ -249,34 +332,29 @@ export function createInboundService({ db, clock, newId }: CoreDeps, mailStore: 
         throw new AppError('not_found', `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`);
       }
 
-      const date = unixSeconds(clock.now());
-      const copies: CopyShell[] = targets.map(({ recipient, grant }) => ({
-        applicationId: grant.applicationId,
-        grantId: grant.id,
-        folders: ['inbox'],
-        unread: true,
-        date,
-        envelopeFrom: input.envelope.mailFrom || null,
-        envelopeTo: recipient,
-        parseError: null,
-      }));
-      const grants = targets.map((target) => target.grant);
-
-      // Most mail is one text part: the writer thread parses and stores it in one hand-off.
-      const simple = await storeRaw(raw, copies);
-      if (simple) {
-        followUp({ grants, parsed: { from: simple.from } });
-        return { deliveries: simple.deliveries, rejected, parseError: undefined };
+      // The stages decide; the store is written last with what they decided.
+      const plan = await pipeline.decide({ raw, mailFrom: input.envelope.mailFrom, client: input.client, recipientsAdmitted: input.recipientsAdmitted === true, targets });
+      rejected.push(...plan.refused);
+      const dropped = plan.dropped.map((copy) => ({ recipient: copy.recipient, grantId: copy.grant.id }));
+      // Rows waiting from RCPT TO go in this message's transaction; they are given back if it fails.
+      const waiting = pipeline.takeWaiting();
+      const extras: StoreExtras = { rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)], usage: pipeline.usageOf(plan) };
+      if (plan.copies.length === 0) {
+        pipeline.later(extras.rows([]));
+        return { deliveries: [], rejected, dropped, parseError: undefined };
       }
-
-      parsing++;
-      const parsed = await parser.parse(raw).finally(() => parsing--);
-      const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
-      const parseError = parsed.ok ? undefined : parsed.error;
-      const deliveries = await storeCopies(copies.map((copy) => ({ ...copy, parsed: value, raw, rawHash: parsed.rawHash, parseError: parseError ?? null })));
-      followUp({ grants, parsed: value });
-      return { deliveries, rejected, parseError };
+      try {
+        const result = await store(input, plan, extras);
+        pipeline.stored(plan);
+        return { ...result, rejected, dropped };
+      } catch (error) {
+        pipeline.later(waiting);
+        throw error;
+      }
     },
+
+    /** Writes the rule-evaluation rows still waiting (tests; shutdown). */
+    flushEvaluations: () => pipeline.flush(),
 
     /** Stops the parser's worker threads and, once the writes and follow-ups under way are done, the mail writer thread. */
     async close() {

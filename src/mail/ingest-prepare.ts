@@ -7,7 +7,7 @@
  * path parses it on the parser pool as before (./inbound.ts).
  * The writer thread loads it by URL (INGEST_PREPARE_MODULE in ./inbound.ts, found by storage/worker-module.ts).
  */
-import type { MailWriteItem } from '../../storage/index.js';
+import type { DailyUsageIncrement, MailWriteItem } from '../../storage/index.js';
 import { asDelivery, writeItemOf, type NewMessage } from '../messages/mail-rows.js';
 import { normalize, sha256 } from './normalize.js';
 import { parseSimpleMessage } from './simple-mime.js';
@@ -20,11 +20,14 @@ interface RawDeliveryMeta {
   ids: string[];
   /** Unix seconds, for the rows' times. */
   at: number;
+  /** Stored in the same transaction (see MailWriteItem). */
+  evaluations?: MailWriteItem['evaluations'];
+  dailyUsage?: DailyUsageIncrement[];
 }
 
 /** Prepares a raw message, or returns undefined when the fast path cannot read it. */
 export function prepare(bytes: Uint8Array, meta: unknown): { item: MailWriteItem; summary: { from: NewMessage['parsed']['from'] } } | undefined {
-  const { copies, ids, at } = meta as RawDeliveryMeta;
+  const { copies, ids, at, evaluations, dailyUsage } = meta as RawDeliveryMeta;
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const mail = parseSimpleMessage(raw);
   if (!mail) return undefined;
@@ -45,5 +48,7 @@ export function prepare(bytes: Uint8Array, meta: unknown): { item: MailWriteItem
     delivery.map((copy) => ({ ...copy, rawHash })),
     { newId, at },
   );
+  if (evaluations && evaluations.length > 0) item.evaluations = evaluations;
+  if (dailyUsage && dailyUsage.length > 0) item.dailyUsage = dailyUsage;
   return { item, summary: { from: parsed.from } };
 }

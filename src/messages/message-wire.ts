@@ -4,7 +4,7 @@
  * mail writer thread (through mail-rows.ts and src/mail/ingest-prepare.ts) build messages; no side effects on import.
  */
 import type { StoredAddress, attachments, messages } from '../../storage/schema/mail.js';
-import type { Attachment, AuthenticationResults, Message, Participant, SpamVerdictWire } from '../schemas/messages.js';
+import type { Attachment, AuthenticationResults, Message, Participant, RemovedAttachmentWire, SpamVerdictWire } from '../schemas/messages.js';
 
 export type { Attachment, Message, Participant };
 /** A stored message row. */
@@ -57,12 +57,12 @@ export function toMessage(row: MessageRow, body: string, attachments: Attachment
 }
 
 /**
- * The inbound stages' verdict kept on a message → the extension fields `authentication_results` and `spam`, each
- * only when its stage ran (the `Authentication-Results` header itself stays in the raw message).
+ * The inbound stages' verdict kept on a message → the extension fields `authentication_results`, `spam` and
+ * `removed_attachments`, each only when its stage ran (or removed something) (the `Authentication-Results` header itself stays in the raw message).
  */
-function verdictFields(verdict: MessageRow['verdict']): { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire } {
+function verdictFields(verdict: MessageRow['verdict']): { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire; removed_attachments?: RemovedAttachmentWire[] } {
   if (!verdict) return {};
-  const out: { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire } = {};
+  const out: { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire; removed_attachments?: RemovedAttachmentWire[] } = {};
   const authentication = verdict.authentication;
   if (authentication) {
     out.authentication_results = {
@@ -73,5 +73,6 @@ function verdictFields(verdict: MessageRow['verdict']): { authentication_results
     };
   }
   if (verdict.spam) out.spam = { is_spam: verdict.spam.spam, score: verdict.spam.score, threshold: verdict.spam.threshold, reasons: verdict.spam.reasons };
+  if (verdict.removed_attachments && verdict.removed_attachments.length > 0) out.removed_attachments = verdict.removed_attachments.map((entry) => ({ ...entry }));
   return out;
 }

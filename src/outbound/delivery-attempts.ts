@@ -75,10 +75,14 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
       for (const target of toStore) {
         const messageId = stored.get(target.grantId);
         const rejected = result.rejected.find((rejection) => rejection.recipient.toLowerCase() === target.email);
+        // A copy a rule of the recipient dropped after acceptance was delivered, as far as the sender may know.
+        const dropped = result.dropped?.some((drop) => drop.grantId === target.grantId) === true;
         results.push(
-          messageId !== undefined
+          dropped
+            ? { email: target.email, outcome: 'delivered', code: 250, response: '2.0.0 Ok' }
+            : messageId !== undefined
             ? { email: target.email, outcome: 'delivered', code: 250, response: `2.0.0 Ok: stored as ${messageId}` }
-            : { email: target.email, outcome: 'failed', code: 550, response: `5.1.1 ${rejected?.reason ?? 'not delivered'}` },
+            : { email: target.email, outcome: 'failed', code: 550, response: /^5\.\d+\.\d+ /.test(rejected?.reason ?? '') ? rejected!.reason : `5.1.1 ${rejected?.reason ?? 'not delivered'}` },
         );
       }
     } catch (error) {

@@ -79,6 +79,17 @@ export const SpamVerdictSchema = z
   .meta({ id: 'SpamVerdict' });
 export type SpamVerdictWire = z.infer<typeof SpamVerdictSchema>;
 
+/** Extension (not in Nylas): an attachment the mailbox's policy removed from a received message. */
+export const RemovedAttachmentSchema = z
+  .object({
+    filename: z.string().describe('File name as the sender gave it'),
+    content_type: z.string().describe('MIME type as the sender gave it'),
+    size: z.number().int().describe('Size in bytes'),
+    reason: z.string().describe('Which policy limit removed it: size, count or type'),
+  })
+  .meta({ id: 'RemovedAttachment' });
+export type RemovedAttachmentWire = z.infer<typeof RemovedAttachmentSchema>;
+
 export const MessageSchema = z
   .object({
     id: z.string().describe('Message id'),
@@ -109,6 +120,10 @@ export const MessageSchema = z
       .describe('Sent messages, with fields=include_tracking_options: the tracking options given at send time'),
     authentication_results: AuthenticationResultsSchema.optional().describe('Received messages (extension): SPF, DKIM, DMARC and ARC results; absent when not checked'),
     spam: SpamVerdictSchema.optional().describe('Received messages (extension): the spam verdict; absent when not checked'),
+    removed_attachments: z
+      .array(RemovedAttachmentSchema)
+      .optional()
+      .describe("Received messages (extension): attachments the policy removed before storing (the raw MIME keeps them); absent when none"),
   })
   .meta({ id: 'Message' });
 export type Message = z.infer<typeof MessageSchema>;

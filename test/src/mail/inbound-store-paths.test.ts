@@ -25,6 +25,9 @@ async function deliverAll(db: Database) {
   await db.write(async (tx) => {
     await tx.insert(tables.applications).values({ id: 'app', name: 'paths', plan: 'trial', createdAt: 1, updatedAt: 1 });
     for (const [index, email] of MAILBOXES.entries()) await tx.insert(tables.grants).values({ id: `grant_${index}`, applicationId: 'app', provider: 'nylas', email, createdAt: 1, updatedAt: 1 });
+    // A rule that stars Cy's mail: its evaluations and the daily counters go in the messages' transactions on both paths.
+    await tx.insert(tables.rules).values({ id: 'star_cy', applicationId: 'app', name: 'star', conditions: [{ field: 'from.address', operator: 'is', value: 'cy@example.com' }], actions: [{ type: 'mark_as_starred' }], createdAt: 1, updatedAt: 1 });
+    await tx.insert(tables.workspaces).values({ id: 'workspace', applicationId: 'app', name: 'Default', isDefault: true, ruleIds: ['star_cy'], createdAt: 1, updatedAt: 1 });
   });
   const results = [];
   results.push(await core.inbound.deliverInbound({ rawMime: mail(['From: Ann <ann@example.com>', 'To: one@paths.test', 'Subject: Hello', 'Message-ID: <p1@example.com>'], 'First'), envelope: { mailFrom: 'ann@example.com', rcptTo: ['one@paths.test'] } }));
@@ -44,8 +47,11 @@ async function deliverAll(db: Database) {
   const messages = await db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
   const threads = await db.orm.select().from(tables.threads);
   const events = await db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.created'));
+  await core.inbound.flushEvaluations();
+  const evaluations = await db.orm.select().from(tables.ruleEvaluations);
+  const usage = await db.orm.select().from(tables.grantDailyUsage).orderBy(asc(tables.grantDailyUsage.grantId));
   await core.inbound.close();
-  return { results, messages, threads, events, invitation, jobs };
+  return { results, messages, threads, events, invitation, jobs, evaluations, usage };
 }
 
 describe('inbound storage paths', () => {
@@ -82,10 +88,25 @@ describe('inbound storage paths', () => {
     }
     const shape = (outcome: typeof viaWriter) => ({
       // Sorted: the two concurrent deliveries may commit in either order.
-      messages: outcome.messages.map((row) => ({ grant: row.grantId, subject: row.subject, from: row.fromAddresses, folders: row.folders, unread: row.unread, date: row.date, body: row.body })).sort((a, b) => `${a.grant}${a.subject}`.localeCompare(`${b.grant}${b.subject}`)),
+      messages: outcome.messages.map((row) => ({ grant: row.grantId, subject: row.subject, from: row.fromAddresses, folders: row.folders, unread: row.unread, starred: row.starred, date: row.date, body: row.body })).sort((a, b) => `${a.grant}${a.subject}`.localeCompare(`${b.grant}${b.subject}`)),
       threads: outcome.threads.map((row) => ({ grant: row.grantId, subject: row.subject, count: row.messageCount, participants: row.participants, snippet: row.snippet })).sort((a, b) => `${a.grant}${a.subject}`.localeCompare(`${b.grant}${b.subject}`)),
     });
     expect(shape(viaWriter)).toEqual(shape(viaTransaction));
+    for (const outcome of [viaWriter, viaTransaction]) {
+      // Every delivery was evaluated in the inbox (the workspace has a rule), with the id of the copy it decided.
+      const inbox = outcome.evaluations.filter((row) => row.stage === 'inbox_processing');
+      expect(inbox).toHaveLength(6);
+      const stored = new Set(outcome.results.concat(outcome.invitation).flatMap((result) => result.deliveries.map((delivery) => delivery.messageId)));
+      for (const row of inbox) expect(stored.has(row.messageId!)).toBe(true);
+      expect(inbox.filter((row) => row.matchedRuleIds.includes('star_cy')).map((row) => row.grantId).sort()).toEqual(['grant_0', 'grant_1']);
+      // Local deliveries (no RCPT TO) are evaluated at smtp_rcpt here too.
+      expect(outcome.evaluations.filter((row) => row.stage === 'smtp_rcpt')).toHaveLength(6);
+      expect(outcome.usage.map((row) => [row.grantId, row.received])).toEqual([
+        ['grant_0', 4],
+        ['grant_1', 2],
+      ]);
+      expect(outcome.messages.filter((row) => row.starred).map((row) => row.subject)).toEqual(['Both', 'Both']);
+    }
     embedded.close();
     real.close();
   });
