@@ -20,16 +20,18 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { count, eq } from 'drizzle-orm';
 import { startService } from '../server/main.js';
-import { loadConfig, type DnsResolver } from '../src/index.js';
+import { createAuthenticator, loadConfig, type DnsResolver } from '../src/index.js';
 import type { Authenticator } from '../src/mail/stages/contracts.js';
 import { tables, type StoredRuleCondition } from '../storage/index.js';
 import { fakeDns } from '../test/helpers/dns.js';
 
 /**
- * The authentication stage to run with the rules, made from the resolver (none until it exists: then set it here,
- * e.g. `(dns) => createAuthenticator({ dns })`).
+ * The authentication stage run with the rules (SPF, DKIM, DMARC, ARC through the in-process resolver). The service
+ * "without" runs no stage at all (`inboundStages: {}`), so the ratio prices rules, lists and authentication together.
+ * BENCH_AUTH=off leaves authentication out of "with rules" too.
  */
-const AUTHENTICATOR: ((dns: DnsResolver) => Authenticator) | undefined = undefined;
+const AUTHENTICATOR: ((dns: DnsResolver) => Authenticator) | undefined =
+  process.env.BENCH_AUTH === 'off' ? undefined : (dns) => createAuthenticator({ dns, authservId: 'mx.rules-bench.agentpost.localhost' });
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -152,7 +154,7 @@ async function startOne(binary: string, administered: boolean) {
   const authenticator = administered && AUTHENTICATOR ? AUTHENTICATOR(dns) : undefined;
   const service = await startService(
     loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
-    { dns, ...(authenticator ? { inboundStages: { authenticator } } : {}) },
+    { dns, inboundStages: authenticator ? { authenticator } : {} },
   );
   const close = async () => {
     await service.close();
