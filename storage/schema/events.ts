@@ -41,7 +41,18 @@ export const jobs = sqliteTable(
     createdAt: integer('created_at').notNull(),
     /** Unix milliseconds at which the queue gave up on the job; such a job is never claimed again (kept for inspection). */
     deadAt: integer('dead_at'),
+    /**
+     * Jobs with the same order key run one after another, in the order they were enqueued (rowid order): an ordered
+     * claim skips a job while an earlier live job with its key is leased or waits for a retry. `<group> <rest>`:
+     * webhook deliveries use `<webhook id> <grant id>`, so claims can leave out a whole group (a busy endpoint).
+     */
+    orderKey: text('order_key'),
   },
-  // Claims walk live jobs in run_at order; the lease index finds the few leased jobs (when does one lapse?).
-  (table) => [index('jobs_due_idx').on(table.deadAt, table.runAt), index('jobs_lease_idx').on(table.leaseExpiresAt)],
+  // Claims walk live jobs in run_at order; the lease index finds the few leased jobs (when does one lapse?); the
+  // order index finds the earlier jobs of a key.
+  (table) => [
+    index('jobs_due_idx').on(table.deadAt, table.runAt),
+    index('jobs_lease_idx').on(table.leaseExpiresAt),
+    index('jobs_order_idx').on(table.orderKey),
+  ],
 );

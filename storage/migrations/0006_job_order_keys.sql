@@ -1,0 +1,2 @@
+ALTER TABLE `jobs` ADD `order_key` text;--> statement-breakpoint
+CREATE INDEX `jobs_order_idx` ON `jobs` (`order_key`);
