@@ -28,6 +28,7 @@ import { createService } from '../server/main.js';
 import { loadConfig, nodeHttpRequester, startBackgroundWork, type Core } from '../src/index.js';
 import { buildNotificationBody } from '../src/webhooks/delivery.js';
 import { signatureHeaders } from '../src/webhooks/signatures.js';
+import { asc } from 'drizzle-orm';
 import { tables } from '../storage/index.js';
 
 const DELIVERIES = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 3000);
@@ -81,8 +82,8 @@ interface Receiver {
   orderBreaks: number;
   /** Arrival time (performance.now()) by message id, for the lag. */
   arrivals: Map<string, number>;
-  /** Notification ids (or message ids) in the order a grant was expected to see them, keyed `path grant`. */
-  expected: Map<string, number>;
+  /** Each message's place in its grant's events (outbox seq order): its notifications must arrive in this order. */
+  rank: Map<string, number>;
   reset(): void;
   close(): Promise<void>;
 }
@@ -96,12 +97,13 @@ async function startReceiver(): Promise<Receiver> {
     duplicates: 0,
     orderBreaks: 0,
     arrivals: new Map(),
-    expected: new Map(),
+    rank: new Map(),
     reset() {
       state.received = 0;
       state.duplicates = 0;
       state.orderBreaks = 0;
       state.arrivals.clear();
+      state.rank.clear();
       seen.clear();
       lastIndex.clear();
     },
@@ -114,13 +116,12 @@ async function startReceiver(): Promise<Receiver> {
       state.received += 1;
       // Only Agentpost's deliveries are checked (the ceiling posts to /ceiling).
       if (request.url !== '/ceiling') {
-        const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; data: { grant_id: string; object: { id: string; subject: string } } };
+        const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; data: { grant_id: string; object: { id: string } } };
         const key = `${request.url} ${envelope.id}`;
         if (seen.has(key)) state.duplicates += 1;
         seen.add(key);
         state.arrivals.set(envelope.data.object.id, performance.now());
-        // Subjects are `bench <index>`, stored in index order per grant.
-        const index = Number(envelope.data.object.subject.slice('bench '.length));
+        const index = state.rank.get(envelope.data.object.id) ?? -1;
         const stream = `${request.url} ${envelope.data.grant_id}`;
         if ((lastIndex.get(stream) ?? -1) > index) state.orderBreaks += 1;
         lastIndex.set(stream, index);
@@ -254,6 +255,14 @@ async function drain(receiver: Receiver, subscriptions: number): Promise<number>
       }),
     );
     receiver.reset();
+    // The order each grant's events were committed in: the order its notifications must arrive in.
+    const events = await setup.core.deps.db.orm.select({ objectId: tables.outboxEvents.objectId, grantId: tables.outboxEvents.grantId }).from(tables.outboxEvents).orderBy(asc(tables.outboxEvents.seq));
+    const perGrant = new Map<string, number>();
+    for (const event of events) {
+      const rank = perGrant.get(event.grantId ?? '') ?? 0;
+      perGrant.set(event.grantId ?? '', rank + 1);
+      if (event.objectId) receiver.rank.set(event.objectId, rank);
+    }
     const total = messages * subscriptions;
     if (profile) {
       profile.connect();

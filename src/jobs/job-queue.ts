@@ -184,14 +184,18 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
 
   async function claimOrderedIn(tx: Tx, { owner, kind, limit, leaseMs, skipGroups = [] }: OrderedClaimOptions): Promise<OrderedJob[]> {
     const now = nowMs();
-    // A job waits while an earlier live job of its key is leased or scheduled for later (a retry): one at a time,
-    // in enqueue order. Earlier due jobs of its key come first in rowid order, so a claim takes a prefix of each key.
+    // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
+    // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
+    // jobs in rowid order, and a failed chain gives its rest back unrun), so the blocked keys are the keys of
+    // leased or retrying jobs: a small set, found through the lease and due indexes and computed once. The scan
+    // walks the table in rowid order (NOT INDEXED) and stops at the limit, so a claim reads about `limit` rows
+    // plus those of blocked keys, not the whole backlog once per job.
     const skip = skipGroups.map((group) => sql`substr(j.order_key, 1, ${group.length + 1}) <> ${`${group} `}`);
-    const chosen = sql`select j.id from jobs j
+    const chosen = sql`select j.id from jobs j not indexed
       where j.kind = ${kind} and j.dead_at is null and j.run_at <= ${now} and (j.lease_expires_at is null or j.lease_expires_at <= ${now})
         ${skip.length > 0 ? sql`and ${sql.join(skip, sql` and `)}` : sql``}
-        and not exists (select 1 from jobs e where e.order_key = j.order_key and e.rowid < j.rowid and e.dead_at is null
-          and (e.run_at > ${now} or e.lease_expires_at > ${now}))
+        and (j.order_key is null or j.order_key not in (select b.order_key from jobs b
+          where b.kind = ${kind} and b.dead_at is null and b.order_key is not null and (b.run_at > ${now} or b.lease_expires_at > ${now})))
       order by j.rowid limit ${limit}`;
     const rows = await tx
       .update(tables.jobs)

@@ -1,2 +1,1 @@
-ALTER TABLE `jobs` ADD `order_key` text;--> statement-breakpoint
-CREATE INDEX `jobs_order_idx` ON `jobs` (`order_key`);
+ALTER TABLE `jobs` ADD `order_key` text;

@@ -48,11 +48,7 @@ export const jobs = sqliteTable(
      */
     orderKey: text('order_key'),
   },
-  // Claims walk live jobs in run_at order; the lease index finds the few leased jobs (when does one lapse?); the
-  // order index finds the earlier jobs of a key.
-  (table) => [
-    index('jobs_due_idx').on(table.deadAt, table.runAt),
-    index('jobs_lease_idx').on(table.leaseExpiresAt),
-    index('jobs_order_idx').on(table.orderKey),
-  ],
+  // Claims walk live jobs in run_at order; the lease index finds the few leased jobs (when does one lapse?).
+  // Ordered claims walk the table in rowid order (src/jobs/job-queue.ts) and need no index of their own.
+  (table) => [index('jobs_due_idx').on(table.deadAt, table.runAt), index('jobs_lease_idx').on(table.leaseExpiresAt)],
 );
