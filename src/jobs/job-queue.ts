@@ -96,6 +96,13 @@ export interface OrderedClaimOptions {
   leaseMs: number;
   /** Order-key groups (the part before the first space) to leave out, e.g. endpoints that hold enough jobs already. */
   skipGroups?: readonly string[];
+  /**
+   * Order keys one claim takes at most (default: no limit), so that other claimers (processes) find keys left:
+   * a key's jobs run one at a time, so whoever holds a key's turn delivers its jobs.
+   */
+  maxKeys?: number;
+  /** Jobs of one key one claim takes at most (default: no limit). */
+  maxPerKey?: number;
 }
 
 /** A claimed job with its place in the queue (rowid: enqueue order). */
@@ -182,25 +189,37 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     return rows.sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
-  async function claimOrderedIn(tx: Tx, { owner, kind, limit, leaseMs, skipGroups = [] }: OrderedClaimOptions): Promise<OrderedJob[]> {
+  async function claimOrderedIn(tx: Tx, { owner, kind, limit, leaseMs, skipGroups = [], maxKeys = Infinity, maxPerKey = Infinity }: OrderedClaimOptions): Promise<OrderedJob[]> {
     const now = nowMs();
     // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
     // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
     // jobs in rowid order, and a failed chain gives its rest back unrun), so the blocked keys are the keys of
-    // leased or retrying jobs: a small set, found through the lease and due indexes and computed once. The scan
-    // walks the table in rowid order (NOT INDEXED) and stops at the limit, so a claim reads about `limit` rows
-    // plus those of blocked keys, not the whole backlog once per job.
+    // leased or retrying jobs: a small set, found once per claim. The scan walks the table in rowid order (NOT
+    // INDEXED) and stops at the limit, so a claim reads about `limit` rows plus those of blocked keys, not the
+    // whole backlog once per job.
     const skip = skipGroups.map((group) => sql`substr(j.order_key, 1, ${group.length + 1}) <> ${`${group} `}`);
-    const chosen = sql`select j.id from jobs j not indexed
+    const candidates = await tx.all<{ id: string; order_key: string | null }>(sql`select j.id, j.order_key from jobs j not indexed
       where j.kind = ${kind} and j.dead_at is null and j.run_at <= ${now} and (j.lease_expires_at is null or j.lease_expires_at <= ${now})
         ${skip.length > 0 ? sql`and ${sql.join(skip, sql` and `)}` : sql``}
         and (j.order_key is null or j.order_key not in (select b.order_key from jobs b
           where b.kind = ${kind} and b.dead_at is null and b.order_key is not null and (b.run_at > ${now} or b.lease_expires_at > ${now})))
-      order by j.rowid limit ${limit}`;
+      order by j.rowid limit ${limit}`);
+    // A prefix of each chosen key's jobs (rowid order), for at most `maxKeys` keys. Same write transaction: no
+    // other claim runs between this read and the update.
+    const taken = new Map<string, number>();
+    const ids: string[] = [];
+    for (const row of candidates) {
+      const key = row.order_key ?? row.id;
+      const count = taken.get(key);
+      if (count === undefined ? taken.size >= maxKeys : count >= maxPerKey) continue;
+      taken.set(key, (count ?? 0) + 1);
+      ids.push(row.id);
+    }
+    if (ids.length === 0) return [];
     const rows = await tx
       .update(tables.jobs)
       .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
-      .where(inArray(tables.jobs.id, sql`(${chosen})`))
+      .where(inArray(tables.jobs.id, ids))
       .returning({ ...getTableColumns(tables.jobs), position: sql<number>`rowid` });
     return rows.sort((a, b) => a.position - b.position);
   }

@@ -25,6 +25,19 @@ import type { WebhookRow } from './webhook-service.js';
 /** Claimed jobs held by one runner at most (claimed, not yet settled). */
 export const MAX_HELD = 1024;
 
+/**
+ * Jobs one claim takes at most: large enough that a round costs little per delivery, small enough that other
+ * runners (processes) on the database find keys left to claim.
+ */
+export const CLAIM_BATCH = 256;
+
+/**
+ * Order keys (grant streams of a subscription) one claim takes at most, and jobs of one key: a key's jobs go out
+ * one at a time, so a runner holding every key would leave the other runners (processes) nothing to do.
+ */
+export const CLAIM_KEYS = 32;
+export const CLAIM_PER_KEY = 64;
+
 /** Claimed jobs one subscription may hold in one runner; beyond it, claims leave that subscription out. */
 export const MAX_HELD_PER_ENDPOINT = 512;
 
@@ -192,10 +205,10 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
     const settlements = pending;
     pending = [];
     const full = [...lanes].filter(([, lane]) => lane.held >= maxHeldPerEndpoint).map(([id]) => id);
-    const limit = claim ? maxHeld - held + settlements.length : 0;
+    const limit = claim ? Math.min(CLAIM_BATCH, maxHeld - held + settlements.length) : 0;
     let result: Awaited<ReturnType<JobQueue['settleAndClaimOrdered']>>;
     try {
-      result = await queue.settleAndClaimOrdered(settlements, limit > 0 ? { owner, kind, limit, leaseMs, skipGroups: full } : undefined);
+      result = await queue.settleAndClaimOrdered(settlements, limit > 0 ? { owner, kind, limit, leaseMs, skipGroups: full, maxKeys: CLAIM_KEYS, maxPerKey: CLAIM_PER_KEY } : undefined);
     } catch (error) {
       // Keep the outcomes for the next round; if this process dies first, the leases lapse (at-least-once).
       pending = [...settlements, ...pending];
@@ -227,7 +240,7 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
     async step(woken) {
       // Claim when there is room for a useful batch (a quarter of the budget, or anything when nothing is held).
       const room = maxHeld - held + pending.length;
-      let claim = !stopping && room > 0 && (held === pending.length || room >= maxHeld / 4);
+      let claim = !stopping && room > 0 && (held === pending.length || room >= Math.min(CLAIM_BATCH, maxHeld / 4));
       if (pending.length === 0) {
         if (claim && !woken && !backlog) {
           // A cheap read first, so an idle runner makes no writes.
