@@ -224,7 +224,10 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
       try {
         webhooks = await delivery.loadWebhooks(claimed.map(webhookIdOf));
       } catch (error) {
-        for (const job of claimed) pending.push({ job, owner, outcome: { type: 'release' } });
+        for (const job of claimed) {
+          laneOf(webhookIdOf(job)).held += 1;
+          settle(job, { type: 'release' });
+        }
         throw error;
       }
       start(claimed, webhooks);
