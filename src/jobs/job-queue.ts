@@ -194,15 +194,16 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
     // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
     // jobs in rowid order, and a failed chain gives its rest back unrun), so the blocked keys are the keys of
-    // leased or retrying jobs: a small set, found once per claim. The scan walks the table in rowid order (NOT
+    // leased or retrying jobs: a small set, found once per claim through the lease and due indexes. The scan walks the table in rowid order (NOT
     // INDEXED) and stops at the limit, so a claim reads about `limit` rows plus those of blocked keys, not the
     // whole backlog once per job.
     const skip = skipGroups.map((group) => sql`substr(j.order_key, 1, ${group.length + 1}) <> ${`${group} `}`);
     const candidates = await tx.all<{ id: string; order_key: string | null }>(sql`select j.id, j.order_key from jobs j not indexed
       where j.kind = ${kind} and j.dead_at is null and j.run_at <= ${now} and (j.lease_expires_at is null or j.lease_expires_at <= ${now})
         ${skip.length > 0 ? sql`and ${sql.join(skip, sql` and `)}` : sql``}
-        and (j.order_key is null or j.order_key not in (select b.order_key from jobs b
-          where b.kind = ${kind} and b.dead_at is null and b.order_key is not null and (b.run_at > ${now} or b.lease_expires_at > ${now})))
+        and (j.order_key is null or (
+          j.order_key not in (select b.order_key from jobs b where b.lease_expires_at > ${now} and b.kind = ${kind} and +b.dead_at is null and b.order_key is not null)
+          and j.order_key not in (select b.order_key from jobs b where b.dead_at is null and b.run_at > ${now} and b.kind = ${kind} and b.order_key is not null)))
       order by j.rowid limit ${limit}`);
     // A prefix of each chosen key's jobs (rowid order), for at most `maxKeys` keys. Same write transaction: no
     // other claim runs between this read and the update.

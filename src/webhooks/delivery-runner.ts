@@ -38,6 +38,12 @@ export const CLAIM_BATCH = 256;
 export const CLAIM_KEYS = 32;
 export const CLAIM_PER_KEY = 64;
 
+/**
+ * Grant streams one runner holds at once at most: it lets the runners of other processes, which wake only at
+ * their poll, find streams left to take on a busy database, and still keeps 256 chains going per process.
+ */
+export const MAX_KEYS_HELD = 256;
+
 /** Claimed jobs one subscription may hold in one runner; beyond it, claims leave that subscription out. */
 export const MAX_HELD_PER_ENDPOINT = 512;
 
@@ -123,6 +129,8 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
   const maxInFlight = options.limits?.maxInFlightPerEndpoint ?? MAX_IN_FLIGHT_PER_ENDPOINT;
 
   const lanes = new Map<string, Lane>();
+  /** Claimed, unsettled jobs by order key: the streams this runner holds. */
+  const keysHeld = new Map<string, number>();
   const chains = new Set<Promise<void>>();
   let held = 0;
   let pending: Settlement[] = [];
@@ -179,7 +187,8 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
       const key = job.orderKey ?? job.id;
       byKey.set(key, [...(byKey.get(key) ?? []), job]);
     }
-    for (const jobs of byKey.values()) {
+    for (const [key, jobs] of byKey) {
+      keysHeld.set(key, (keysHeld.get(key) ?? 0) + jobs.length);
       const webhookId = webhookIdOf(jobs[0]!);
       laneOf(webhookId).held += jobs.length;
       const running: Promise<void> = runChain(jobs, webhooks.get(webhookId)).finally(() => chains.delete(running));
@@ -190,6 +199,10 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
   function report(settlements: readonly Settlement[], kept: readonly boolean[]) {
     settlements.forEach(({ job, outcome }, index) => {
       held -= 1;
+      const key = job.orderKey ?? job.id;
+      const left = (keysHeld.get(key) ?? 1) - 1;
+      if (left > 0) keysHeld.set(key, left);
+      else keysHeld.delete(key);
       const lane = lanes.get(webhookIdOf(job));
       if (lane) {
         lane.held -= 1;
@@ -205,10 +218,11 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
     const settlements = pending;
     pending = [];
     const full = [...lanes].filter(([, lane]) => lane.held >= maxHeldPerEndpoint).map(([id]) => id);
-    const limit = claim ? Math.min(CLAIM_BATCH, maxHeld - held + settlements.length) : 0;
+    const keys = Math.min(CLAIM_KEYS, MAX_KEYS_HELD - keysHeld.size);
+    const limit = claim && keys > 0 ? Math.min(CLAIM_BATCH, maxHeld - held + settlements.length) : 0;
     let result: Awaited<ReturnType<JobQueue['settleAndClaimOrdered']>>;
     try {
-      result = await queue.settleAndClaimOrdered(settlements, limit > 0 ? { owner, kind, limit, leaseMs, skipGroups: full, maxKeys: CLAIM_KEYS, maxPerKey: CLAIM_PER_KEY } : undefined);
+      result = await queue.settleAndClaimOrdered(settlements, limit > 0 ? { owner, kind, limit, leaseMs, skipGroups: full, maxKeys: keys, maxPerKey: CLAIM_PER_KEY } : undefined);
     } catch (error) {
       // Keep the outcomes for the next round; if this process dies first, the leases lapse (at-least-once).
       pending = [...settlements, ...pending];

@@ -16,7 +16,7 @@ import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
 const NOTIFICATIONS = 1_000;
 /** Grants the notifications are spread over (a grant's notifications are delivered one at a time, in order). */
-const GRANTS = 50;
+const GRANTS = 500;
 
 /** Starts `agentpost serve` as a child process and resolves with its URL once it listens. */
 function startProcess(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
@@ -142,7 +142,7 @@ describe('two service processes on one database', () => {
     await second!.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantUpdated], webhookUrl: receiver.url } });
 
     // 1,000 grant.updated events, recorded in the outbox as the grant service records them (one transaction here,
-    // so the load is the delivery and not the writes that cause it). They name 50 grants: one grant's notifications
+    // so the load is the delivery and not the writes that cause it). They name 500 grants: one grant's notifications
     // go out one after another, in order (from whichever process holds that grant's turn), so the processes share
     // the work grant by grant.
     const applicationId = await defaultApplicationId(databaseUrl);
