@@ -33,7 +33,7 @@ import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
 import { createOutboundService } from './outbound/outbound-service.js';
 import { createJobQueue } from './jobs/job-queue.js';
 import type { JobHandler } from './jobs/worker.js';
-import { createWebhookDelivery } from './webhooks/delivery.js';
+import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery.js';
 import { nodeHttpRequester } from './webhooks/http-client.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 
@@ -90,7 +90,9 @@ export function createCore(deps: CoreDeps) {
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
-  return { deps, health, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhooks, availability, calendars, events, contacts };
+  /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
+  const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
+  return { deps, health, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

@@ -1,7 +1,8 @@
 /**
  * @module jobs/background
  * The background role of a service process: the outbox dispatcher, one job worker running every job kind
- * the core has handlers for, and the retention purge (./retention.ts: old outbox events and dead jobs), followed
+ * the core has handlers for, the webhook delivery runner (src/webhooks/delivery-runner.ts: ordered batch claims
+ * of `webhook.deliver` jobs), and the retention purge (./retention.ts: old outbox events and dead jobs), followed
  * in the same loop by the policy upkeep (admin/policy-upkeep.ts: retention periods and additional folders).
  * `server/main.ts` starts it with the HTTP listener and stops it in `close()`.
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
@@ -16,6 +17,7 @@ import { onEventRecorded } from '../events/outbox.js';
 import { startPollingLoop } from './polling-loop.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
 import { createWorker, type Worker } from './worker.js';
+import { startDeliveryRunner, type DeliveryRunner } from '../webhooks/delivery-runner.js';
 
 /** Pause between an event being recorded in this process and the dispatcher running. */
 const DISPATCH_DEBOUNCE_MS = 10;
@@ -35,6 +37,7 @@ export interface BackgroundOptions {
 /** The running background role. */
 export interface BackgroundWork {
   worker: Worker;
+  webhookRunner: DeliveryRunner;
   /** Polls the outbox and the jobs table and runs a retention purge now (e.g. after a test moved its clock). */
   wake(): void;
   /** Stops dispatching, claiming and purging, and waits for the jobs in progress. */
@@ -83,6 +86,20 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     ...(core.deps.metrics ? { metrics: core.deps.metrics } : {}),
   });
 
+  const webhookRunner = startDeliveryRunner({
+    queue: core.jobs,
+    delivery: core.webhookDeliveries,
+    kind: core.webhookDeliveries.kind,
+    clock,
+    logger,
+    owner: `webhooks-${newId()}`,
+    pollIntervalMs,
+    // Longer than the longest webhook attempt; the runner extends the leases of what it holds besides.
+    leaseMs: Math.max(60_000, 2 * config.webhookTimeoutMs + 10_000),
+    onBeat: core.health.heartbeat('webhook delivery', pollIntervalMs),
+    metrics: core.deps.metrics,
+  });
+
   // Retention: once shortly after start, then every interval (and on wake). A purge in progress stops between
   // chunks when the role stops.
   const retention = createRetention(core.deps, { interested: () => core.outbox.interested() });
@@ -113,9 +130,11 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
 
   return {
     worker,
+    webhookRunner,
     wake() {
       dispatcher.wake();
       worker.wake();
+      webhookRunner.wake();
       purger.wake();
     },
     async stop() {
@@ -124,8 +143,8 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       purgeAbort.abort();
       await purger.stop();
       await dispatcher.stop();
-      await worker.stop();
-      for (const loop of ['outbox dispatcher', 'job worker', 'retention purge']) core.health.stopped(loop);
+      await Promise.all([worker.stop(), webhookRunner.stop()]);
+      for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge']) core.health.stopped(loop);
     },
   };
 }

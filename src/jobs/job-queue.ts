@@ -20,7 +20,7 @@
  *
  * Every time comes from `deps.clock` (unix milliseconds in the table), so tests move time by hand.
  */
-import { and, asc, eq, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { Clock, CoreDeps, IdGenerator } from '../deps.js';
 
@@ -34,6 +34,11 @@ export interface JobInput {
   runAt?: Date;
   /** Makes enqueueing idempotent: while a job with this key exists, no second one is added. */
   dedupeKey?: string;
+  /**
+   * Jobs with the same order key run one at a time, in enqueue order, when claimed with {@link JobQueue.claimOrdered}
+   * (`<group> <rest>`; see the `jobs.order_key` column).
+   */
+  orderKey?: string;
 }
 
 /** A job as stored. Times are unix milliseconds. */
@@ -50,14 +55,16 @@ export interface Job {
   dedupeKey: string | null;
   createdAt: number;
   deadAt: number | null;
+  orderKey: string | null;
 }
 
 /**
- * What happens to a job after a run: deleted, run again at `at`, or marked dead. `commit`, when given, runs in
+ * What happens to a job after a run: deleted, run again at `at`, marked dead, or released unrun (its lease
+ * cleared and its attempt not counted, as if it had never been claimed). `commit`, when given, runs in
  * the same transaction that records the outcome, and only while the run still holds its lease: a handler records
  * what it did (e.g. per-recipient delivery state) atomically with the job's completion.
  */
-export type JobOutcome = ({ type: 'done' } | { type: 'retry'; at: Date; error: string } | { type: 'give_up'; error: string }) & {
+export type JobOutcome = ({ type: 'done' } | { type: 'retry'; at: Date; error: string } | { type: 'give_up'; error: string } | { type: 'release' }) & {
   commit?: ((tx: Tx) => Promise<void>) | undefined;
 };
 
@@ -80,6 +87,27 @@ export interface ClaimOptions {
   leaseMs: number;
 }
 
+/** Options of {@link JobQueue.claimOrdered}. */
+export interface OrderedClaimOptions {
+  owner: string;
+  /** The one job kind to claim. */
+  kind: string;
+  limit: number;
+  leaseMs: number;
+  /** Order-key groups (the part before the first space) to leave out, e.g. endpoints that hold enough jobs already. */
+  skipGroups?: readonly string[];
+  /**
+   * Order keys one claim takes at most (default: no limit), so that other claimers (processes) find keys left:
+   * a key's jobs run one at a time, so whoever holds a key's turn delivers its jobs.
+   */
+  maxKeys?: number;
+  /** Jobs of one key one claim takes at most (default: no limit). */
+  maxPerKey?: number;
+}
+
+/** A claimed job with its place in the queue (rowid: enqueue order). */
+export type OrderedJob = Job & { position: number };
+
 /**
  * The whole row of a new job, for writers that insert it themselves (the mail writer thread stores the jobs of a
  * message in the transaction that stores the message). {@link enqueueJob} inserts the same row.
@@ -98,7 +126,25 @@ export function jobRowOf({ clock, newId }: { clock: Clock; newId: IdGenerator },
     dedupeKey: input.dedupeKey ?? null,
     createdAt: now,
     deadAt: null,
+    orderKey: input.orderKey ?? null,
   };
+}
+
+/** Rows per multi-row INSERT of {@link enqueueJobs} (SQLite allows 32,766 bound values; a job row binds 12). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Inserts many jobs inside the caller's write transaction with a few multi-row INSERTs, in the order given (their
+ * order keys follow it). A job whose dedupe key exists already is skipped. Returns how many were added.
+ */
+export async function enqueueJobs(tx: Tx, deps: { clock: Clock; newId: IdGenerator }, inputs: readonly JobInput[]): Promise<number> {
+  let added = 0;
+  for (let index = 0; index < inputs.length; index += INSERT_CHUNK) {
+    const rows = inputs.slice(index, index + INSERT_CHUNK).map((input) => jobRowOf(deps, input));
+    const inserted = await tx.insert(tables.jobs).values(rows).onConflictDoNothing({ target: tables.jobs.dedupeKey }).returning({ id: tables.jobs.id });
+    added += inserted.length;
+  }
+  return added;
 }
 
 /** Inserts a job inside the caller's write transaction. Returns its id and whether it is new. */
@@ -133,23 +179,62 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       isNull(tables.jobs.deadAt),
       or(isNull(tables.jobs.leaseExpiresAt), lte(tables.jobs.leaseExpiresAt, now)),
     );
+    // The outer WHERE names the ids only: with the claimable test there too, SQLite walked every claimable row
+    // (the whole backlog) on each claim. One statement, so nothing changes between the choice and the update.
     const rows = await tx
       .update(tables.jobs)
       .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
-      .where(
-        and(
-          claimable,
-          inArray(tables.jobs.id, tx.select({ id: tables.jobs.id }).from(tables.jobs).where(claimable).orderBy(asc(tables.jobs.runAt)).limit(limit)),
-        ),
-      )
+      .where(inArray(tables.jobs.id, tx.select({ id: tables.jobs.id }).from(tables.jobs).where(claimable).orderBy(asc(tables.jobs.runAt)).limit(limit)))
       .returning();
     return rows.sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
+  }
+
+  async function claimOrderedIn(tx: Tx, { owner, kind, limit, leaseMs, skipGroups = [], maxKeys = Infinity, maxPerKey = Infinity }: OrderedClaimOptions): Promise<OrderedJob[]> {
+    const now = nowMs();
+    // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
+    // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
+    // jobs in rowid order, and a failed chain gives its rest back unrun), so the blocked keys are the keys of
+    // leased or retrying jobs: a small set, found once per claim through the lease and due indexes. The scan walks the table in rowid order (NOT
+    // INDEXED) and stops at the limit, so a claim reads about `limit` rows plus those of blocked keys, not the
+    // whole backlog once per job.
+    const skip = skipGroups.map((group) => sql`substr(j.order_key, 1, ${group.length + 1}) <> ${`${group} `}`);
+    const candidates = await tx.all<{ id: string; order_key: string | null }>(sql`select j.id, j.order_key from jobs j not indexed
+      where j.kind = ${kind} and j.dead_at is null and j.run_at <= ${now} and (j.lease_expires_at is null or j.lease_expires_at <= ${now})
+        ${skip.length > 0 ? sql`and ${sql.join(skip, sql` and `)}` : sql``}
+        and (j.order_key is null or (
+          j.order_key not in (select b.order_key from jobs b where b.lease_expires_at > ${now} and b.kind = ${kind} and +b.dead_at is null and b.order_key is not null)
+          and j.order_key not in (select b.order_key from jobs b where b.dead_at is null and b.run_at > ${now} and b.kind = ${kind} and b.order_key is not null)))
+      order by j.rowid limit ${limit}`);
+    // A prefix of each chosen key's jobs (rowid order), for at most `maxKeys` keys. Same write transaction: no
+    // other claim runs between this read and the update.
+    const taken = new Map<string, number>();
+    const ids: string[] = [];
+    for (const row of candidates) {
+      const key = row.order_key ?? row.id;
+      const count = taken.get(key);
+      if (count === undefined ? taken.size >= maxKeys : count >= maxPerKey) continue;
+      taken.set(key, (count ?? 0) + 1);
+      ids.push(row.id);
+    }
+    if (ids.length === 0) return [];
+    const rows = await tx
+      .update(tables.jobs)
+      .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
+      .where(inArray(tables.jobs.id, ids))
+      .returning({ ...getTableColumns(tables.jobs), position: sql<number>`rowid` });
+    return rows.sort((a, b) => a.position - b.position);
   }
 
   async function settleIn(tx: Tx, { job, owner, outcome }: Settlement): Promise<boolean> {
     const returning = { id: tables.jobs.id };
     let rows: { id: string }[];
-    if (outcome.type === 'done') {
+    if (outcome.type === 'release') {
+      rows = await tx
+        .update(tables.jobs)
+        .set({ leaseOwner: null, leaseExpiresAt: null, attempts: sql`${tables.jobs.attempts} - 1` })
+        .where(held(job, owner))
+        .returning(returning);
+    } else if (outcome.type === 'done') {
       rows = await tx.delete(tables.jobs).where(held(job, owner)).returning(returning);
     } else if (outcome.type === 'retry') {
       rows = await tx
@@ -168,6 +253,44 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     return rows.length > 0;
   }
 
+  /**
+   * Records outcomes: the plain `done` ones (most of them) with one DELETE per chunk, the rest one by one. Returns,
+   * per settlement, whether the lease was still held.
+   */
+  async function settleAllIn(tx: Tx, settlements: readonly Settlement[]): Promise<boolean[]> {
+    const settled = new Array<boolean>(settlements.length).fill(false);
+    const plain = new Map<string, number[]>();
+    for (const [index, settlement] of settlements.entries()) {
+      if (settlement.outcome.type === 'done' && !settlement.outcome.commit) {
+        plain.set(settlement.owner, [...(plain.get(settlement.owner) ?? []), index]);
+      } else {
+        settled[index] = await settleIn(tx, settlement);
+      }
+    }
+    for (const [owner, indexes] of plain) {
+      for (let start = 0; start < indexes.length; start += INSERT_CHUNK) {
+        const chunk = indexes.slice(start, start + INSERT_CHUNK).map((index) => settlements[index]!.job);
+        // Held: same owner, same attempt (a job claimed again after its lease lapsed has another attempt count).
+        const rows = await tx
+          .delete(tables.jobs)
+          .where(
+            and(
+              inArray(tables.jobs.id, chunk.map((job) => job.id)),
+              eq(tables.jobs.leaseOwner, owner),
+              isNull(tables.jobs.deadAt),
+              inArray(sql`${tables.jobs.id} || ':' || ${tables.jobs.attempts}`, chunk.map((job) => `${job.id}:${job.attempts}`)),
+            ),
+          )
+          .returning({ id: tables.jobs.id });
+        const deleted = new Set(rows.map((row) => row.id));
+        indexes.slice(start, start + INSERT_CHUNK).forEach((index) => {
+          settled[index] = deleted.has(settlements[index]!.job.id);
+        });
+      }
+    }
+    return settled;
+  }
+
   return {
     /** Enqueues in its own transaction and wakes the in-process workers. */
     async enqueue(input: JobInput): Promise<{ id: string; created: boolean }> {
@@ -184,6 +307,13 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       const result = await enqueueJob(tx, { clock, newId }, input);
       queueMicrotask(notify);
       return result;
+    },
+
+    /** Enqueues many jobs inside the caller's transaction ({@link enqueueJobs}) and wakes the in-process workers. */
+    async enqueueManyIn(tx: Tx, inputs: readonly JobInput[]): Promise<number> {
+      const added = await enqueueJobs(tx, { clock, newId }, inputs);
+      if (added > 0) queueMicrotask(notify);
+      return added;
     },
 
     /** Wakes the in-process workers after jobs were written by another path (the mail writer thread) and committed. */
@@ -257,11 +387,35 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
      */
     async settleAndClaim(settlements: readonly Settlement[], claim: ClaimOptions | undefined): Promise<{ settled: boolean[]; claimed: Job[] }> {
       return db.write(async (tx) => {
-        const settled: boolean[] = [];
-        for (const settlement of settlements) settled.push(await settleIn(tx, settlement));
+        const settled = await settleAllIn(tx, settlements);
         const claimed = claim && claim.kinds.length > 0 && claim.limit > 0 ? await claimIn(tx, claim) : [];
         return { settled, claimed };
       });
+    },
+
+    /**
+     * {@link settleAndClaim} for jobs with order keys: records the outcomes, then claims up to `limit` jobs of one
+     * kind, skipping each job while an earlier one of its order key is leased or waits for a retry. Jobs come back
+     * in enqueue order (`position`); each key's jobs in a claim are consecutive in it.
+     */
+    async settleAndClaimOrdered(settlements: readonly Settlement[], claim: OrderedClaimOptions | undefined): Promise<{ settled: boolean[]; claimed: OrderedJob[] }> {
+      return db.write(async (tx) => {
+        const settled = await settleAllIn(tx, settlements);
+        const claimed = claim && claim.limit > 0 ? await claimOrderedIn(tx, claim) : [];
+        return { settled, claimed };
+      });
+    },
+
+    /** Pushes the lease of every live job `owner` holds `leaseMs` into the future (one statement); returns how many. */
+    async extendLeases(owner: string, leaseMs: number): Promise<number> {
+      const rows = await db.write((tx) =>
+        tx
+          .update(tables.jobs)
+          .set({ leaseExpiresAt: nowMs() + leaseMs })
+          .where(and(eq(tables.jobs.leaseOwner, owner), isNull(tables.jobs.deadAt)))
+          .returning({ id: tables.jobs.id }),
+      );
+      return rows.length;
     },
 
     /** One job by id (any state), or undefined once completed. */

@@ -98,7 +98,8 @@ export function createWorker(options: WorkerOptions): Worker {
   async function run(job: Job): Promise<JobOutcome> {
     const started = performance.now();
     const outcome = await attempt(job);
-    options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
+    // A released job did not run: it is not counted.
+    if (outcome.type !== 'release') options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
     return outcome;
   }
 

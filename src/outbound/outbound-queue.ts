@@ -162,7 +162,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
       const owner = `inline-${newId()}`;
       const leaseExpiresAt = at + INLINE_LEASE_MS;
       await tx.update(tables.jobs).set({ leaseOwner: owner, leaseExpiresAt, attempts: 1 }).where(eq(tables.jobs.id, jobId));
-      inline = { id: jobId, kind: DELIVER_JOB, payload, runAt: at, attempts: 1, leaseOwner: owner, leaseExpiresAt, lastError: null, dedupeKey: `${DELIVER_JOB}:${id}:local`, createdAt: at, deadAt: null };
+      inline = { id: jobId, kind: DELIVER_JOB, payload, runAt: at, attempts: 1, leaseOwner: owner, leaseExpiresAt, lastError: null, dedupeKey: `${DELIVER_JOB}:${id}:local`, createdAt: at, deadAt: null, orderKey: null };
     }
     for (const domain of new Set(pending.filter((recipient) => recipient.route === 'remote').map((recipient) => recipient.domain))) {
       await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload: { outbound_id: id, route: 'remote', domain }, dedupeKey: `${DELIVER_JOB}:${id}:${domain}` });

@@ -4,9 +4,11 @@
  *
  * 1. **Fan-out** (an outbox consumer, inside the dispatching transaction): one `webhook.deliver` job per
  *    `active` or `failing` subscription of the event's application whose trigger_types include the event type
- *    and that existed when the event was recorded (`seq` after its `start_seq`). The job carries the whole
- *    notification, so it does not depend on rows that may change later.
- * 2. **Delivery** (a job handler): builds the Nylas notification envelope with the attempt number, signs the
+ *    and that existed when the event was recorded (`seq` after its `start_seq`), all inserted with a few
+ *    multi-row INSERTs. The job carries the whole notification, so it does not depend on rows that may change
+ *    later. Its order key, `<webhook id> <grant id>`, makes the notifications of one grant to one subscription go
+ *    out one after another in event order (./delivery-runner.ts claims and runs them).
+ * 2. **Delivery** (./delivery-runner.ts, one job at a time through {@link createWebhookDelivery}'s `deliver`): builds the Nylas notification envelope with the attempt number, signs the
  *    exact body bytes (X-Nylas-Signature and Standard Webhooks headers, see ./signatures.ts), checks the target
  *    again (DNS may have changed) and POSTs it with a deadline and no redirects. A 2xx is success; anything else,
  *    a timeout or a refused target is a failed attempt, retried on {@link RETRY_DELAYS_MS} until
@@ -24,7 +26,7 @@ import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import type { OutboxConsumer, OutboxRow } from '../events/outbox-dispatcher.js';
-import type { Job, JobQueue } from '../jobs/job-queue.js';
+import type { Job, JobInput, JobQueue } from '../jobs/job-queue.js';
 import { loadBody } from '../messages/mail-store.js';
 import type { JobHandler, JobOutcome } from '../jobs/worker.js';
 import { checkWebhookTarget } from './address-policy.js';
@@ -145,6 +147,14 @@ async function leftOutBodies(tx: Tx, events: readonly OutboxRow[]): Promise<Map<
   return bodies;
 }
 
+/**
+ * The order key of a delivery job: one subscription's notifications of one grant go out one after another
+ * (notifications without a grant are ordered per subscription). The webhook id comes first, as the claim's group.
+ */
+export function deliveryOrderKey(webhookId: string, grantId: string | null): string {
+  return `${webhookId} ${grantId ?? ''}`;
+}
+
 /** How long the fan-out remembers whether any subscription is active. */
 const INTEREST_MEMORY_MS = 1_000;
 
@@ -179,6 +189,7 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
         .where(and(inArray(tables.webhooks.applicationId, applicationIds), delivering));
       if (subscriptions.length === 0) return;
       const bodies = await leftOutBodies(tx, events);
+      const jobs: JobInput[] = [];
       for (const event of events) {
         const leftOut = bodyLeftOut(event);
         const body = leftOut ? bodies.get(event.objectId ?? '') : undefined;
@@ -198,9 +209,15 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
               object: body === undefined ? event.payload : { ...event.payload, body },
             },
           };
-          await queue.enqueueIn(tx, { kind: WEBHOOK_DELIVERY_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${WEBHOOK_DELIVERY_JOB}:${subscription.id}:${event.id}` });
+          jobs.push({
+            kind: WEBHOOK_DELIVERY_JOB,
+            payload: payload as unknown as Record<string, unknown>,
+            dedupeKey: `${WEBHOOK_DELIVERY_JOB}:${subscription.id}:${event.id}`,
+            orderKey: deliveryOrderKey(subscription.id, event.grantId),
+          });
         }
       }
+      await queue.enqueueManyIn(tx, jobs);
     },
   };
 
@@ -289,9 +306,19 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
     });
   }
 
-  const deliver: JobHandler = async (job: Job): Promise<JobOutcome> => {
-    const { webhook_id: webhookId, notification } = job.payload as unknown as DeliveryPayload;
-    const [webhook] = await db.orm.select().from(tables.webhooks).where(eq(tables.webhooks.id, webhookId));
+  /** The subscriptions of these ids, by id (deleted ones are absent). */
+  async function loadWebhooks(ids: readonly string[]): Promise<Map<string, WebhookRow>> {
+    const rows = ids.length === 0 ? [] : await db.orm.select().from(tables.webhooks).where(inArray(tables.webhooks.id, [...new Set(ids)]));
+    return new Map(rows.map((row) => [row.id, row]));
+  }
+
+  /**
+   * One attempt of a delivery job to its subscription (`undefined`: deleted since), and the job's outcome. The
+   * subscription row may be a few moments old (the runner reads the rows of a whole claim at once); a failure
+   * is counted on the current row.
+   */
+  async function deliver(job: Job, webhook: WebhookRow | undefined): Promise<JobOutcome> {
+    const { notification } = job.payload as unknown as DeliveryPayload;
     if (!webhook) return { type: 'done' };
     if (webhook.status === 'pause' || webhook.status === 'failed') return { type: 'give_up', error: `the webhook is ${webhook.status}; notification dropped` };
 
@@ -329,6 +356,10 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
     forgetInterest() {
       interest = undefined;
     },
-    handlers: { [WEBHOOK_DELIVERY_JOB]: deliver, [WEBHOOK_ALERT_JOB]: alert } as Record<string, JobHandler>,
+    /** Delivery attempts, run by ./delivery-runner.ts (not by the generic worker: they are claimed in order). */
+    deliver,
+    loadWebhooks,
+    /** Handlers of the generic worker. */
+    handlers: { [WEBHOOK_ALERT_JOB]: alert } as Record<string, JobHandler>,
   };
 }

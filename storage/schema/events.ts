@@ -41,7 +41,14 @@ export const jobs = sqliteTable(
     createdAt: integer('created_at').notNull(),
     /** Unix milliseconds at which the queue gave up on the job; such a job is never claimed again (kept for inspection). */
     deadAt: integer('dead_at'),
+    /**
+     * Jobs with the same order key run one after another, in the order they were enqueued (rowid order): an ordered
+     * claim skips a job while an earlier live job with its key is leased or waits for a retry. `<group> <rest>`:
+     * webhook deliveries use `<webhook id> <grant id>`, so claims can leave out a whole group (a busy endpoint).
+     */
+    orderKey: text('order_key'),
   },
   // Claims walk live jobs in run_at order; the lease index finds the few leased jobs (when does one lapse?).
+  // Ordered claims walk the table in rowid order (src/jobs/job-queue.ts) and need no index of their own.
   (table) => [index('jobs_due_idx').on(table.deadAt, table.runAt), index('jobs_lease_idx').on(table.leaseExpiresAt)],
 );

@@ -15,6 +15,8 @@ import { Nylas, tempDir, TEST_API_KEY } from '../helpers/service.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
 const NOTIFICATIONS = 1_000;
+/** Grants the notifications are spread over (a grant's notifications are delivered one at a time, in order). */
+const GRANTS = 500;
 
 /** Starts `agentpost serve` as a child process and resolves with its URL once it listens. */
 function startProcess(databaseUrl: string): Promise<{ child: ChildProcess; url: string }> {
@@ -140,14 +142,17 @@ describe('two service processes on one database', () => {
     await second!.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantUpdated], webhookUrl: receiver.url } });
 
     // 1,000 grant.updated events, recorded in the outbox as the grant service records them (one transaction here,
-    // so the load is the delivery and not the writes that cause it).
+    // so the load is the delivery and not the writes that cause it). They name 500 grants: one grant's notifications
+    // go out one after another, in order (from whichever process holds that grant's turn), so the processes share
+    // the work grant by grant.
     const applicationId = await defaultApplicationId(databaseUrl);
     const started = performance.now();
     const db = await createDb({ url: databaseUrl });
     try {
       await db.write(async (tx) => {
         for (let index = 0; index < NOTIFICATIONS; index += 1) {
-          await recordEvent(tx, { id: `evt_${index}`, applicationId, grantId, type: 'grant.updated', objectId: grantId, object: { id: grantId, name: `name ${index}` }, createdAt: Math.floor(Date.now() / 1000) });
+          const eventGrant = `${grantId}_${index % GRANTS}`;
+          await recordEvent(tx, { id: `evt_${index}`, applicationId, grantId: eventGrant, type: 'grant.updated', objectId: eventGrant, object: { id: eventGrant, name: `name ${index}`, index }, createdAt: Math.floor(Date.now() / 1000) });
         }
       });
     } finally {
@@ -161,6 +166,12 @@ describe('two service processes on one database', () => {
     expect(overlapping).toBe(0);
     expect(receiver.deliveries.every((item) => item.json.webhook_delivery_attempt === 1 && item.json.type === 'grant.updated')).toBe(true);
     expect(new Set(receiver.deliveries.map((item) => item.json.data.object.name)).size).toBe(NOTIFICATIONS);
+    // Each grant's notifications arrived in the order of its events.
+    for (let grant = 0; grant < GRANTS; grant += 1) {
+      const indexes = receiver.deliveries.filter((item) => item.json.data.grant_id === `${grantId}_${grant}`).map((item) => item.json.data.object.index as number);
+      expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+      expect(indexes).toHaveLength(NOTIFICATIONS / GRANTS);
+    }
     if (existsSync('/proc/net/tcp')) {
       expect([...owners.keys()].sort()).toEqual([...pids].sort());
     }

@@ -22,6 +22,8 @@ export interface WebhookReceiver {
   deliveries: ReceivedDelivery[];
   /** Challenge values received (GET ?challenge=…). */
   challenges: string[];
+  /** TCP connections the receiver accepted (kept-alive connections count once). */
+  connections: number;
   /** How GET challenges are answered (default: echo with 200). */
   onChallenge: (value: string, response: ServerResponse) => void;
   /** How POSTs are answered (default: 200). */
@@ -37,6 +39,7 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
   const receiver: Omit<WebhookReceiver, 'url' | 'close' | 'waitForDeliveries'> = {
     deliveries: [],
     challenges: [],
+    connections: 0,
     onChallenge: (value, response) => {
       response.writeHead(200, { 'content-type': 'text/plain' });
       response.end(value);
@@ -79,6 +82,9 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
         if (!response.writableEnded) response.destroy();
       }
     });
+  });
+  server.on('connection', () => {
+    receiver.connections += 1;
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

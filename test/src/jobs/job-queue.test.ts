@@ -77,6 +77,43 @@ describe('job queue', () => {
     expect(ids).toHaveLength(40);
     expect(new Set(ids).size).toBe(40);
   });
+
+  it('claims ordered jobs as a prefix of each key, one holder per key at a time, waiting behind a retry, batch-settling successes', async () => {
+    const keys = ['a', 'a', 'b', 'a', 'c', 'b'];
+    await env.db.write((tx) => queue.enqueueManyIn(tx, keys.map((key, index) => ({ kind: 'ordered', payload: { key, index }, orderKey: `w ${key}` }))));
+    const names = (jobs: readonly Job[]) => jobs.map((job) => `${(job.payload as { key: string }).key}${(job.payload as { index: number }).index}`);
+    const claim = (owner: string, options: { maxKeys?: number; maxPerKey?: number } = {}) =>
+      queue.settleAndClaimOrdered([], { owner, kind: 'ordered', limit: 10, leaseMs: 600_000, ...options }).then((result) => result.claimed);
+
+    // Two keys at most, two jobs of a key at most: a prefix of a and of b, in enqueue order.
+    const first = await claim('one', { maxKeys: 2, maxPerKey: 2 });
+    expect(names(first)).toEqual(['a0', 'a1', 'b2', 'b5']);
+    // Another claimer gets only c: a and b are held (a3 and b5 wait behind their held jobs).
+    const second = await claim('two');
+    expect(names(second)).toEqual(['c4']);
+    expect(await claim('three')).toEqual([]);
+
+    // a0 done, a1 failed (retry in a minute), b2 done, b5 given back unrun: one transaction. a3 waits behind a1;
+    // b5 is claimed again, its attempt not counted twice.
+    const retryAt = new Date(clock.now().getTime() + 60_000);
+    const { settled, claimed } = await queue.settleAndClaimOrdered(
+      [
+        { job: first[0]!, owner: 'one', outcome: { type: 'done' } },
+        { job: first[1]!, owner: 'one', outcome: { type: 'retry', at: retryAt, error: 'HTTP 503' } },
+        { job: first[2]!, owner: 'one', outcome: { type: 'done' } },
+        { job: first[3]!, owner: 'one', outcome: { type: 'release' } },
+        { job: second[0]!, owner: 'wrong owner', outcome: { type: 'done' } },
+      ],
+      { owner: 'one', kind: 'ordered', limit: 10, leaseMs: 600_000 },
+    );
+    expect(settled).toEqual([true, true, true, true, false]);
+    expect(names(claimed)).toEqual(['b5']);
+    expect(claimed[0]!.attempts).toBe(1);
+
+    // When a1's retry is due, a1 comes first and a3 after it.
+    clock.set(retryAt.toISOString());
+    expect(names(await claim('four'))).toEqual(['a1', 'a3']);
+  });
 });
 
 describe('worker', () => {

@@ -1,0 +1,1 @@
+ALTER TABLE `jobs` ADD `order_key` text;
