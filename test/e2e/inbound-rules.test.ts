@@ -191,6 +191,10 @@ describe('inbound stages: rules, limits and their audit', () => {
     expect(raw.text).toContain('5.3.4');
     await transport.sendMail({ from: 'sender@example.org', to: email, subject: 'Small', text: 'fits' });
     expect(await rows.messages(grantId)).toHaveLength(1);
+    // Each refusal after DATA (nodemailer declares no SIZE either) is recorded too: blocked, no message id, the limit named.
+    const afterData = (await rows.evaluations(grantId)).filter((row) => row.stage === 'inbox_processing' && row.appliedActions.blocked);
+    expect(afterData).toHaveLength(2);
+    for (const row of afterData) expect(row).toMatchObject({ messageId: null, verdicts: { refused: { code: 552, reason: 'limit_size_total_mime' } } });
   });
 
   it('refuses the message after the daily received count with 452 4.2.2', async () => {

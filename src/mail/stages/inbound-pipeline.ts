@@ -20,7 +20,7 @@
 import type { GrantRow } from '../../../storage/index.js';
 import { evaluationRow, type EvaluationRow } from '../../admin/audit.js';
 import type { Enforcement, GrantEnforcement } from '../../admin/enforcement.js';
-import { appliedActionsOf } from '../../admin/rule-engine.js';
+import { appliedActionsOf, evaluationInputOf } from '../../admin/rule-engine.js';
 import type { CoreDeps } from '../../deps.js';
 import { unixSeconds } from '../../deps.js';
 import { AppError } from '../../errors.js';
@@ -253,7 +253,18 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
         if (!applies.policy) continue;
         const refusal = limitRefusal(applies.policy.limits, await usageOf(target.grant, applies, raw.length));
         if (refusal) {
-          log.later(earlyRows);
+          // The refusal is an evaluation of its own: recorded (no message id: nothing was stored) with the ones before it.
+          const refused = evaluationRow(newId, {
+            applicationId: target.grant.applicationId,
+            grantId: target.grant.id,
+            stage: 'inbox_processing',
+            input: evaluationInputOf({ from: senderOf(raw, message.mailFrom), recipients: [target.recipient] }),
+            matchedRuleIds: [],
+            appliedActions: { blocked: true },
+            verdicts: { refused: { code: refusal.code, enhanced: refusal.enhanced, reason: refusal.reason } },
+            at: unixSeconds(clock.now()),
+          });
+          log.later([...earlyRows, refused]);
           refuse(refusal);
         }
       }
