@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import { createMailbox, rawSmtp, sendRaw } from '../helpers/mail.js';
+import { asReceived, createMailbox, rawSmtp, sendRaw } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const DOMAIN = 'bombs.agentpost.localhost';
@@ -103,7 +103,7 @@ describe('MIME bombs over SMTP', () => {
     const rows = await service.core.deps.db.orm.select().from(tables.messages).where(eq(tables.messages.headerMessageId, `${name}@bomb.example`));
     expect(rows.length).toBeGreaterThanOrEqual(1);
     const stored = await service.nylas.messages.find({ identifier: grantId, messageId: rows[0]!.id, queryParams: { fields: 'raw_mime' as never } });
-    expect(Buffer.compare(Buffer.from(stored.data.rawMime!, 'base64url'), data)).toBe(0);
+    expect(Buffer.compare(asReceived(Buffer.from(stored.data.rawMime!, 'base64url')), data)).toBe(0);
     const message = (await service.nylas.messages.find({ identifier: grantId, messageId: rows[0]!.id })).data;
     expect(message.subject === `bomb ${name}` || rows[0]!.parseError !== null).toBe(true);
     if (name === 'base64' && rows[0]!.parseError === null) {

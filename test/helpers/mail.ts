@@ -159,3 +159,13 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+
+/**
+ * A stored raw message as its sender handed it over: without the `Authentication-Results` field the service puts
+ * in front of mail that arrives over SMTP. Throws when the field is missing, so callers also check it was added.
+ */
+export function asReceived(stored: Buffer): Buffer {
+  const match = /^Authentication-Results:[^\r\n]*\r\n(?:[ \t][^\r\n]*\r\n)*/.exec(stored.toString('latin1'));
+  if (!match) throw new Error('The stored message does not start with an Authentication-Results field.');
+  return stored.subarray(match[0].length);
+}
