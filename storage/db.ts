@@ -7,10 +7,12 @@ import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from '@libsql/client';
+import Sqlite from 'libsql';
 import { sql } from 'drizzle-orm';
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
+import { registerFastReads } from './fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
@@ -116,14 +118,36 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     queue = run.catch(() => undefined);
     return run;
   };
+  /** Write transactions open on the shared connection (reads of `orm` go to it meanwhile, see storage/fast-read.ts). */
+  let writing = 0;
   const write = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
-    inTurn(() =>
-      orm.transaction(async (tx) => {
-        // Once the checkpoint thread runs, no COMMIT here checkpoints on the event loop either.
-        if (checkpointer) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
-        return work(tx);
-      }),
-    );
+    inTurn(async () => {
+      writing++;
+      try {
+        return await orm.transaction(async (tx) => {
+          // Once the checkpoint thread runs, no COMMIT here checkpoints on the event loop either.
+          if (checkpointer) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
+          return work(tx);
+        });
+      } finally {
+        writing--;
+      }
+    });
+  // The read connection of the hot read path (embedded files only), opened on first use: the native driver with
+  // statements prepared once (storage/fast-read.ts). It only reads (query_only), so it never takes the write lock.
+  let reader: Sqlite.Database | undefined;
+  if (file) {
+    registerFastReads(orm, {
+      connection: () => {
+        if (!reader) {
+          reader = new Sqlite(file, { timeout: busyTimeoutMs });
+          reader.exec('PRAGMA query_only = ON');
+        }
+        return reader;
+      },
+      writing: () => writing > 0,
+    });
+  }
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     startCheckpointer();
     return inTurn(work);
@@ -165,6 +189,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
       (connection) => connection.client.close(),
       () => undefined,
     );
+    reader?.close();
     client.close();
   };
   const onThreadExit = (listener: ThreadExitListener) => {

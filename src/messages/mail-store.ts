@@ -13,6 +13,7 @@ import {
   mergeParticipants,
   newThread,
   putBlobs,
+  readAll,
   readBlob,
   releaseBlobs,
   dateKindOf,
@@ -322,11 +323,14 @@ export type MailStore = ReturnType<typeof createMailStore>;
 export async function loadAttachments(db: Executor, messageIds: string[]): Promise<Map<string, AttachmentRow[]>> {
   const byMessage = new Map<string, AttachmentRow[]>();
   for (let index = 0; index < messageIds.length; index += 200) {
-    const rows = await db
-      .select()
-      .from(tables.attachments)
-      .where(inArray(tables.attachments.messageId, messageIds.slice(index, index + 200)))
-      .orderBy(asc(tables.attachments.messageId), asc(tables.attachments.position));
+    const rows = await readAll(
+      db,
+      db
+        .select()
+        .from(tables.attachments)
+        .where(inArray(tables.attachments.messageId, messageIds.slice(index, index + 200)))
+        .orderBy(asc(tables.attachments.messageId), asc(tables.attachments.position)),
+    );
     for (const row of rows) {
       const list = byMessage.get(row.messageId) ?? [];
       list.push(row);

@@ -3,8 +3,8 @@
  * Messages of a mailbox: list (Nylas filters, keyset pages that stay correct while mail arrives), find, raw
  * MIME, update (read, starred, folders, metadata) and delete (to trash; from trash, for good).
  */
-import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
-import { readBlob, readMessageRaw, tables, type Executor, type Tx } from '../../storage/index.js';
+import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { preparedRead, readAll, readBlob, readMessageRaw, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -21,6 +21,33 @@ import { selectFields, toRawMimeMessage, type MessageRow } from './message-mappe
 
 /** Headers returned by `fields=include_basic_headers`. */
 const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references', 'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date']);
+
+/**
+ * A page of a mailbox with no filter (the usual list), first or after a cursor: the query of `list` below for that
+ * case, its SQL built once.
+ */
+const firstPage = preparedRead((orm: Orm) =>
+  orm
+    .select()
+    .from(tables.messages)
+    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), notDraft()))
+    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+    .limit(sql.placeholder('limit')),
+);
+const pageAfter = preparedRead((orm: Orm) =>
+  orm
+    .select()
+    .from(tables.messages)
+    .where(
+      and(
+        eq(tables.messages.grantId, sql.placeholder('grant')),
+        notDraft(),
+        or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))),
+      ),
+    )
+    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+    .limit(sql.placeholder('limit')),
+);
 
 /** The trash folder: deleting a message moves it here; deleting it here removes it for good. */
 export const TRASH_FOLDER = 'trash';
@@ -144,18 +171,28 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const filters = input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input;
-      const conditions: (SQL | undefined)[] = [...messageConditions(grant.id, filters), notDraft()];
+      const filterConditions = messageConditions(grant.id, filters);
+      const conditions: (SQL | undefined)[] = [...filterConditions, notDraft()];
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;
         conditions.push(or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))));
       }
-      const rows = await db.orm
-        .select()
-        .from(tables.messages)
-        .where(and(...conditions))
-        .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
-        .limit(limit + 1);
+      // No filter but the mailbox's own: the same query, prepared once.
+      const unfiltered = filterConditions.length === 1;
+      const rows = unfiltered
+        ? after
+          ? await pageAfter(db.orm, { grant: grant.id, date: after[0], seq: after[1], limit: limit + 1 })
+          : await firstPage(db.orm, { grant: grant.id, limit: limit + 1 })
+        : await readAll(
+        db.orm,
+        db.orm
+          .select()
+          .from(tables.messages)
+          .where(and(...conditions))
+          .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+          .limit(limit + 1),
+      );
       let page = rows.slice(0, limit);
       if (input.fields === 'raw_mime') page = withinRawBudget(page, config.rawMimePageBytes);
       const last = page[page.length - 1];

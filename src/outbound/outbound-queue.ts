@@ -17,7 +17,7 @@
  *   delivery closes even that window: before storing, it looks for the Message-ID in the recipient's mailbox.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { putBlobs, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
+import { putBlobs, readAll, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
@@ -266,11 +266,14 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
   async function statusOf(messageIds: string[]): Promise<Map<string, SentState>> {
     const byMessage = new Map<string, SentState>();
     if (messageIds.length === 0) return byMessage;
-    const rows = await db.orm
-      .select({ messageId: tables.outboundMessages.messageId, trackingOptions: tables.outboundMessages.trackingOptions, recipient: tables.outboundRecipients })
-      .from(tables.outboundMessages)
-      .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
-      .where(inArray(tables.outboundMessages.messageId, messageIds));
+    const rows = await readAll(
+      db.orm,
+      db.orm
+        .select({ messageId: tables.outboundMessages.messageId, trackingOptions: tables.outboundMessages.trackingOptions, recipient: tables.outboundRecipients })
+        .from(tables.outboundMessages)
+        .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
+        .where(inArray(tables.outboundMessages.messageId, messageIds)),
+    );
     for (const { messageId, trackingOptions, recipient } of rows) {
       const state = byMessage.get(messageId!) ?? { deliveryStatus: [], trackingOptions: trackingOptions ?? undefined };
       state.deliveryStatus.push({
