@@ -12,6 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
+import { createReadTurns } from './read-turns.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountAttachmentUpload } from './routes/attachment-uploads.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
@@ -129,7 +130,8 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   v3.use('*', rateLimitV3(limiter));
   // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
   // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.
-  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations);
+  const readTurns = createReadTurns();
+  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations, readTurns);
   mountAttachmentDownload(v3);
   mountCalendarIcs(v3);
   app.route('/v3', v3);
