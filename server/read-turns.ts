@@ -56,9 +56,11 @@ export function createReadTurns(now: () => number = () => performance.now()): Re
     // Busy: let the other work have as much time as the last read had.
     if (busy && since < lastDuration) return schedule();
     const resolve = queue.shift()!;
-    // Queued before this read runs: the next turn comes after the loop has polled for I/O.
-    if (queue.length > 0) schedule();
     let ended = false;
+    // A read still running at the next turn (one that awaits real I/O: a libSQL server) does not hold the others back.
+    setImmediate(() => {
+      if (!ended && queue.length > 0 && !scheduled) schedule();
+    });
     resolve({
       end() {
         if (ended) return;
@@ -66,6 +68,8 @@ export function createReadTurns(now: () => number = () => performance.now()): Re
         lastEnd = now();
         lastDuration = lastEnd - at;
         busy = undefined;
+        // The next read's turn is queued after whatever this read queued, and comes after the loop polled for I/O.
+        if (queue.length > 0 && !scheduled) schedule();
       },
     });
   };
