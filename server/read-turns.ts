@@ -9,8 +9,8 @@
  * Here each read waits for its own turn of the loop (`setImmediate`), one read a turn, so that between two reads the
  * loop answers SMTP commands, takes results from the mail writer thread and runs timers. And when the loop has other
  * work (the time between the end of one read and the next turn is more than {@link BUSY_GAP_MS}), reads take at most
- * half of its time: the next read waits, turn after turn, until as much time has passed since the last read ended as
- * that read took. Other work then runs in short turns (an SMTP session needs a turn for each of its commands), and a
+ * {@link BUSY_READ_SHARE} of its time: the next read waits, turn after turn, until enough time has passed since the
+ * last read ended (twice what that read took, for a third). Other work then runs in short turns (an SMTP session needs a turn for each of its commands), and a
  * loop that has nothing else to do still runs reads back to back, so their throughput alone is unchanged.
  */
 
@@ -19,6 +19,13 @@
  * client whose read just ended costs about 0.1 ms to parse and authenticate; an SMTP command or a writer result more).
  */
 export const BUSY_GAP_MS = 0.5;
+
+/**
+ * The share of a busy loop's time reads may take. Ingest needs the rest and more than the event loop: the mail writer
+ * thread commits on the same CPU. With a half, ingest under full list load kept 33–48% of its unloaded rate here;
+ * with a third, about half (bench/read-path.bench.ts).
+ */
+export const BUSY_READ_SHARE = 1 / 3;
 
 /** A read's turn: call `end()` once its response is built. */
 export interface ReadTurn {
@@ -53,8 +60,8 @@ export function createReadTurns(now: () => number = () => performance.now()): Re
     const at = now();
     const since = at - lastEnd;
     busy ??= since > BUSY_GAP_MS;
-    // Busy: let the other work have as much time as the last read had.
-    if (busy && since < lastDuration) return schedule();
+    // Busy: let the other work have its share of the time, measured by what the last read took.
+    if (busy && since < (lastDuration * (1 - BUSY_READ_SHARE)) / BUSY_READ_SHARE) return schedule();
     const resolve = queue.shift()!;
     let ended = false;
     // A read still running at the next turn (one that awaits real I/O: a libSQL server) does not hold the others back.

@@ -21,13 +21,13 @@ describe('read turns', () => {
     expect(order).toEqual(['read 0', 'other after 0', 'read 1', 'other after 1', 'read 2', 'other after 2']);
   });
 
-  it('gives other work as much time as the last read took while the loop is busy', async () => {
+  it('gives other work twice the time the last read took while the loop is busy (reads take a third)', async () => {
     let now = 0;
     const turns = createReadTurns(() => now);
     const first = await turns.take();
     now = 10;
     first.end();
-    // Other work took 2 ms before the next turn: the loop is busy, so the next read waits until 10 ms have passed.
+    // Other work took 2 ms before the next turn: the loop is busy, so the next read waits until twice the read's 10 ms have passed.
     now = 12;
     let started = false;
     const second = turns.take().then((turn) => {
@@ -36,7 +36,10 @@ describe('read turns', () => {
     });
     for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
     expect(started).toBe(false);
-    now = 20;
+    now = 25;
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(false);
+    now = 31;
     (await second).end();
     expect(started).toBe(true);
   });
