@@ -27,6 +27,8 @@ describe('read turns', () => {
     const first = await turns.take();
     now = 10;
     first.end();
+    // The end is timed once the turn's promise jobs (the response's write) are done.
+    await new Promise((resolve) => process.nextTick(resolve));
     // Other work took 2 ms before the next turn: the loop is busy, so the next read waits until twice the read's 10 ms have passed.
     now = 12;
     let started = false;
@@ -52,6 +54,7 @@ describe('read turns', () => {
       // A read of 10 ms, and the next turn 0.1 ms after it: nothing else ran, the next read goes at once.
       now += 10;
       turn.end();
+      await new Promise((resolve) => process.nextTick(resolve));
       now += 0.1;
     }
     expect(now).toBeCloseTo(50.5);
