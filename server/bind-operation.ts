@@ -5,6 +5,7 @@
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
 import { AppError, hasJsonBody, runOperation, type AnyOperation } from '../src/index.js';
+import type { ReadTurns } from './read-turns.js';
 import type { AppEnv } from './types.js';
 
 type Kind = 'number' | 'boolean' | 'array' | 'other';
@@ -132,9 +133,10 @@ export function staticSiblings(operations: readonly AnyOperation[], path: string
 
 /**
  * Registers one operation on the app. `all`: every operation, so that a path parameter holding a sibling route's
- * static segment answers a plain "No route" 404 (see {@link staticSiblings}).
+ * static segment answers a plain "No route" 404 (see {@link staticSiblings}). `readTurns`: GET operations run at their
+ * turn of the event loop, one a turn, so that reads never hold the loop from the mail flow (server/read-turns.ts).
  */
-export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: readonly AnyOperation[] = []): void {
+export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: readonly AnyOperation[] = [], readTurns?: ReadTurns): void {
   const binding = operation.http;
   if (!binding) return;
   const hasBody = hasJsonBody(binding);
@@ -149,21 +151,26 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
     const body = multipart ? await readMultipartBody(c, binding.multipart!) : hasBody ? await readJsonBody(c) : {};
     const input = { ...query, ...body, ...c.req.param() };
     const idempotencyKey = c.req.header('idempotency-key');
-    const result = (await runOperation(operation, c.get('core'), input, {
-      principal: c.get('principal'),
-      requestId: c.get('requestId'),
-      origin: new URL(c.req.url).origin,
-      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-    })) as Record<string, unknown>;
-    const requestId = c.get('requestId');
-    const status = binding.statusOf?.(result) ?? binding.status ?? 200;
-    switch (binding.envelope ?? 'data') {
-      case 'empty':
-        return c.json({ request_id: requestId }, status);
-      case 'list':
-        return c.json({ request_id: requestId, ...result }, status);
-      default:
-        return c.json({ request_id: requestId, data: result }, status);
+    const turn = readTurns && binding.method === 'GET' ? await readTurns.take() : undefined;
+    try {
+      const result = (await runOperation(operation, c.get('core'), input, {
+        principal: c.get('principal'),
+        requestId: c.get('requestId'),
+        origin: new URL(c.req.url).origin,
+        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      })) as Record<string, unknown>;
+      const requestId = c.get('requestId');
+      const status = binding.statusOf?.(result) ?? binding.status ?? 200;
+      switch (binding.envelope ?? 'data') {
+        case 'empty':
+          return c.json({ request_id: requestId }, status);
+        case 'list':
+          return c.json({ request_id: requestId, ...result }, status);
+        default:
+          return c.json({ request_id: requestId, data: result }, status);
+      }
+    } finally {
+      turn?.end();
     }
   });
 }

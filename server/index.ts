@@ -12,6 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
+import { createReadTurns } from './read-turns.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountAttachmentUpload } from './routes/attachment-uploads.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
@@ -72,7 +73,9 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
       throw new AppError('unavailable', 'The service is shutting down; retry in a moment.');
     }
     await next();
-    c.header('x-request-id', requestId);
+    // Responses built from the context carry it already; others (errors, hand-made Responses) get it here. Calling
+    // c.header on a finished response rebuilds it as a streamed Response (a copy of the whole body): only when needed.
+    if (c.res.headers.get('x-request-id') !== requestId) c.header('x-request-id', requestId);
     const route = routeOf(c);
     const ms = performance.now() - started;
     metrics?.httpRequest(c.req.method, route, c.res.status, ms / 1000);
@@ -118,12 +121,17 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
       throw new AppError('payload_too_large', `The request body is larger than the ${MAX_MULTIPART_BODY_BYTES / 1024 / 1024} MB limit for multipart requests (a message may be at most 40 MB).`);
     },
   });
-  v3.use('*', (c, next) => (/^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '') ? multipartLimit(c, next) : jsonLimit(c, next)));
+  v3.use('*', (c, next) => {
+    // A GET or HEAD request has no body to limit (bodyLimit would build a whole fetch Request to find that out).
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    return /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '') ? multipartLimit(c, next) : jsonLimit(c, next);
+  });
   v3.use('*', authenticate(core, limiter));
   v3.use('*', rateLimitV3(limiter));
   // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
   // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.
-  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations);
+  const readTurns = createReadTurns();
+  for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations, readTurns);
   mountAttachmentDownload(v3);
   mountCalendarIcs(v3);
   app.route('/v3', v3);

@@ -7,10 +7,12 @@ import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from '@libsql/client';
+import Sqlite from 'libsql';
 import { sql } from 'drizzle-orm';
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
+import { registerFastReads } from './fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
@@ -77,6 +79,9 @@ export interface CreateDbOptions {
   busyTimeoutMs?: number | undefined;
 }
 
+/** How much of the database file the read connection maps into memory (address space, not memory used). */
+const READER_MMAP_BYTES = 256 * 1024 * 1024;
+
 /** Opens the database. For `file:` URLs it creates the folder and turns on WAL. */
 export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: CreateDbOptions): Promise<Database> {
   const embedded = url.startsWith('file:');
@@ -116,14 +121,39 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     queue = run.catch(() => undefined);
     return run;
   };
+  /** Write transactions open on the shared connection (reads of `orm` go to it meanwhile, see storage/fast-read.ts). */
+  let writing = 0;
   const write = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
-    inTurn(() =>
-      orm.transaction(async (tx) => {
-        // Once the checkpoint thread runs, no COMMIT here checkpoints on the event loop either.
-        if (checkpointer) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
-        return work(tx);
-      }),
-    );
+    inTurn(async () => {
+      writing++;
+      try {
+        return await orm.transaction(async (tx) => {
+          // Once the checkpoint thread runs, no COMMIT here checkpoints on the event loop either.
+          if (checkpointer) await tx.run(sql.raw('PRAGMA wal_autocheckpoint = 0'));
+          return work(tx);
+        });
+      } finally {
+        writing--;
+      }
+    });
+  // The read connection of the hot read path (embedded files only), opened on first use: the native driver with
+  // statements prepared once (storage/fast-read.ts). It only reads (query_only), so it never takes the write lock.
+  let reader: Sqlite.Database | undefined;
+  if (file) {
+    registerFastReads(orm, {
+      connection: () => {
+        if (!reader) {
+          reader = new Sqlite(file, { timeout: busyTimeoutMs });
+          reader.exec('PRAGMA query_only = ON');
+          // Pages of the database file are read through a memory map instead of copied through the page cache: a
+          // page of 50 messages of 10 KB came out in half the time (0.59 → 0.27 ms here).
+          reader.exec(`PRAGMA mmap_size = ${READER_MMAP_BYTES}`);
+        }
+        return reader;
+      },
+      writing: () => writing > 0,
+    });
+  }
   const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
     startCheckpointer();
     return inTurn(work);
@@ -165,6 +195,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
       (connection) => connection.client.close(),
       () => undefined,
     );
+    reader?.close();
     client.close();
   };
   const onThreadExit = (listener: ThreadExitListener) => {

@@ -4,7 +4,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { and, eq, isNull, lt, ne, sql } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
+import { preparedRead, tables, type Orm } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
@@ -75,6 +75,9 @@ const ENV_KEY_NAME = 'AGENTPOST_API_KEY';
 
 /** How far a signed request's timestamp may be from our clock, either way. */
 const SIGNATURE_WINDOW_SECONDS = 5 * 60;
+
+/** The API key row of a digest: every request asks, so its SQL is built once. */
+const apiKeyByHash = preparedRead((orm: Orm) => orm.select().from(tables.apiKeys).where(eq(tables.apiKeys.keyHash, sql.placeholder('hash'))).limit(1));
 
 /** Creates the application service. */
 export function createApplicationService({ db, clock, newId, randomBytes, config, logger }: CoreDeps) {
@@ -229,7 +232,7 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
     async authenticateApiKey(key: string | undefined): Promise<Principal> {
       if (!key) throw new AppError('unauthorized', 'Missing API key: send Authorization: Bearer <API_KEY>.');
       const hash = hashApiKey(key);
-      const row = await db.orm.query.apiKeys.findFirst({ where: eq(tables.apiKeys.keyHash, hash) });
+      const [row] = await apiKeyByHash(db.orm, { hash });
       // The lookup is by digest of a high-entropy secret; the digests are still compared in constant time.
       if (!row || !sameDigest(row.keyHash, hash) || row.revokedAt !== null) {
         throw new AppError('unauthorized', 'Unauthorized: the API key is not valid.');

@@ -12,6 +12,7 @@ import {
   indexMessageTexts,
   mergeParticipants,
   newThread,
+  preparedRead,
   putBlobs,
   readBlob,
   releaseBlobs,
@@ -41,7 +42,7 @@ import {
   writeItemOf,
   type NewMessage,
 } from './mail-rows.js';
-import { toMessage, type AttachmentRow, type MessageRow, type ThreadRow } from './message-mapper.js';
+import { toMessage, type AttachmentRow, type MessageRow, type PresentedMessageRow, type ThreadRow } from './message-mapper.js';
 
 // The pure row builders live in mail-rows.ts (shared with the mail writer thread).
 export { INLINE_BODY_BYTES, type NewMessage } from './mail-rows.js';
@@ -318,15 +319,20 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
 
 export type MailStore = ReturnType<typeof createMailStore>;
 
+/** Attachments of messages, the ids given as one JSON array (one statement whatever their number, its SQL built once). */
+const attachmentsOf = preparedRead((db: Executor) =>
+  db
+    .select()
+    .from(tables.attachments)
+    .where(sql`${tables.attachments.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
+    .orderBy(asc(tables.attachments.messageId), asc(tables.attachments.position)),
+);
+
 /** Attachments of the given messages, in message order. */
 export async function loadAttachments(db: Executor, messageIds: string[]): Promise<Map<string, AttachmentRow[]>> {
   const byMessage = new Map<string, AttachmentRow[]>();
   for (let index = 0; index < messageIds.length; index += 200) {
-    const rows = await db
-      .select()
-      .from(tables.attachments)
-      .where(inArray(tables.attachments.messageId, messageIds.slice(index, index + 200)))
-      .orderBy(asc(tables.attachments.messageId), asc(tables.attachments.position));
+    const rows = await attachmentsOf(db, { ids: JSON.stringify(messageIds.slice(index, index + 200)) });
     for (const row of rows) {
       const list = byMessage.get(row.messageId) ?? [];
       list.push(row);
@@ -344,7 +350,7 @@ export async function loadBody(db: Executor, row: Pick<MessageRow, 'body' | 'bod
 }
 
 /** Message rows → wire messages, loading attachments and large bodies in as few queries as possible. */
-export async function presentMessages(db: Executor, rows: MessageRow[]): Promise<Message[]> {
+export async function presentMessages(db: Executor, rows: PresentedMessageRow[]): Promise<Message[]> {
   const attachments = rows.length > 0 ? await loadAttachments(db, rows.map((row) => row.id)) : new Map<string, AttachmentRow[]>();
   const out: Message[] = [];
   for (const row of rows) out.push(toMessage(row, await loadBody(db, row), attachments.get(row.id) ?? []));

@@ -10,14 +10,14 @@ import type { Thread } from '../schemas/threads.js';
 import { participants } from './message-wire.js';
 
 // Shared with the mail writer thread, re-exported so importers of this module keep working.
-export { participants, toAttachment, toMessage } from './message-wire.js';
+export { participants, toAttachment, toMessage, type PresentedMessageRow } from './message-wire.js';
 
 export type MessageRow = typeof tables.messages.$inferSelect;
 export type AttachmentRow = typeof tables.attachments.$inferSelect;
 export type ThreadRow = typeof tables.threads.$inferSelect;
 
 /** The `fields=raw_mime` form: only the identity and the raw message, base64url. */
-export function toRawMimeMessage(row: MessageRow, raw: Buffer): Message {
+export function toRawMimeMessage(row: Pick<MessageRow, 'id' | 'grantId'>, raw: Buffer): Message {
   return { id: row.id, grant_id: row.grantId, object: 'message', raw_mime: raw.toString('base64url') };
 }
 

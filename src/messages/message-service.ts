@@ -3,8 +3,8 @@
  * Messages of a mailbox: list (Nylas filters, keyset pages that stay correct while mail arrives), find, raw
  * MIME, update (read, starred, folders, metadata) and delete (to trash; from trash, for good).
  */
-import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
-import { readBlob, readMessageRaw, tables, type Executor, type Tx } from '../../storage/index.js';
+import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { preparedRead, readAll, readBlob, readMessageRaw, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
@@ -17,23 +17,75 @@ import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliverySt
 import { cleanConversation } from './clean-conversation.js';
 import { presentMessages, type MailStore } from './mail-store.js';
 import { messageConditions, notDraft, resolveFolderIds } from './message-filters.js';
-import { selectFields, toRawMimeMessage, type MessageRow } from './message-mapper.js';
+import { selectFields, toRawMimeMessage, type MessageRow, type PresentedMessageRow } from './message-mapper.js';
 
 /** Headers returned by `fields=include_basic_headers`. */
 const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references', 'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date']);
+
+/** The columns of {@link PresentedMessageRow}, selected by lists of messages. */
+const PRESENTED_COLUMNS = {
+  id: tables.messages.id,
+  grantId: tables.messages.grantId,
+  threadId: tables.messages.threadId,
+  seq: tables.messages.seq,
+  date: tables.messages.date,
+  subject: tables.messages.subject,
+  fromAddresses: tables.messages.fromAddresses,
+  toAddresses: tables.messages.toAddresses,
+  ccAddresses: tables.messages.ccAddresses,
+  bccAddresses: tables.messages.bccAddresses,
+  replyToAddresses: tables.messages.replyToAddresses,
+  snippet: tables.messages.snippet,
+  body: tables.messages.body,
+  bodyHash: tables.messages.bodyHash,
+  folders: tables.messages.folders,
+  unread: tables.messages.unread,
+  starred: tables.messages.starred,
+  metadata: tables.messages.metadata,
+  rawHash: tables.messages.rawHash,
+  rawSize: tables.messages.rawSize,
+  verdict: tables.messages.verdict,
+} satisfies { [Key in keyof PresentedMessageRow]: (typeof tables.messages)[Key] };
+
+/**
+ * A page of a mailbox with no filter (the usual list), first or after a cursor: the query of `list` below for that
+ * case, its SQL built once.
+ */
+const firstPage = preparedRead((orm: Orm) =>
+  orm
+    .select(PRESENTED_COLUMNS)
+    .from(tables.messages)
+    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), notDraft()))
+    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+    .limit(sql.placeholder('limit')),
+);
+const pageAfter = preparedRead((orm: Orm) =>
+  orm
+    .select(PRESENTED_COLUMNS)
+    .from(tables.messages)
+    .where(
+      and(
+        eq(tables.messages.grantId, sql.placeholder('grant')),
+        notDraft(),
+        or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))),
+      ),
+    )
+    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+    .limit(sql.placeholder('limit')),
+);
 
 /** The trash folder: deleting a message moves it here; deleting it here removes it for good. */
 export const TRASH_FOLDER = 'trash';
 
 /** The raw message of a row. */
-export async function loadRaw(db: Executor, row: MessageRow): Promise<Buffer> {
+export async function loadRaw(db: Executor, row: Pick<MessageRow, 'id' | 'seq' | 'rawHash'>): Promise<Buffer> {
   const raw = row.rawHash === null ? await readMessageRaw(db, row.seq) : await readBlob(db, row.rawHash);
   if (!raw) throw new AppError('internal', `The raw message of ${row.id} is missing from the store.`);
   return raw;
 }
 
 /** Rows → wire messages in the shape `fields` and `select` ask for. */
-export async function presentWithFields(db: Executor, rows: MessageRow[], fields: MessageFields | undefined, select: string | undefined): Promise<Message[]> {
+export async function presentWithFields(db: Executor, rows: PresentedMessageRow[], fields: MessageFields | undefined, select: string | undefined): Promise<Message[]> {
   if (fields === 'raw_mime') {
     const out: Message[] = [];
     for (const row of rows) out.push(toRawMimeMessage(row, await loadRaw(db, row)));
@@ -53,7 +105,7 @@ export async function presentWithFields(db: Executor, rows: MessageRow[], fields
  * The leading rows of a `fields=raw_mime` page whose raw messages fit in `budget` bytes, and always the first: 200
  * messages of 40 MB would otherwise be one 10 GB answer. The page ends early and its cursor continues after it.
  */
-export function withinRawBudget(rows: MessageRow[], budget: number): MessageRow[] {
+export function withinRawBudget<Row extends Pick<MessageRow, 'rawSize'>>(rows: Row[], budget: number): Row[] {
   let total = 0;
   for (const [index, row] of rows.entries()) {
     total += row.rawSize;
@@ -144,18 +196,20 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const filters = input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input;
-      const conditions: (SQL | undefined)[] = [...messageConditions(grant.id, filters), notDraft()];
+      const filterConditions = messageConditions(grant.id, filters);
+      const conditions: (SQL | undefined)[] = [...filterConditions, notDraft()];
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;
         conditions.push(or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))));
       }
-      const rows = await db.orm
-        .select()
-        .from(tables.messages)
-        .where(and(...conditions))
-        .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
-        .limit(limit + 1);
+      // No filter but the mailbox's own: the same query, prepared once.
+      const unfiltered = filterConditions.length === 1;
+      const rows = unfiltered
+        ? after
+          ? await pageAfter(db.orm, { grant: grant.id, date: after[0], seq: after[1], limit: limit + 1 })
+          : await firstPage(db.orm, { grant: grant.id, limit: limit + 1 })
+        : await readAll(db.orm, db.orm.select(PRESENTED_COLUMNS).from(tables.messages).where(and(...conditions)).orderBy(desc(tables.messages.date), desc(tables.messages.seq)).limit(limit + 1));
       let page = rows.slice(0, limit);
       if (input.fields === 'raw_mime') page = withinRawBudget(page, config.rawMimePageBytes);
       const last = page[page.length - 1];

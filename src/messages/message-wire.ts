@@ -9,6 +9,14 @@ import type { Attachment, AuthenticationResults, Message, Participant, RemovedAt
 export type { Attachment, Message, Participant };
 /** A stored message row. */
 export type MessageRow = typeof messages.$inferSelect;
+/**
+ * The columns a message's wire form and its body, raw message and page cursor are made of: what a list of messages
+ * reads (the rest of a row, such as its References, envelope and verdict, is left in the database).
+ */
+export type PresentedMessageRow = Pick<
+  MessageRow,
+  'id' | 'grantId' | 'threadId' | 'seq' | 'date' | 'subject' | 'fromAddresses' | 'toAddresses' | 'ccAddresses' | 'bccAddresses' | 'replyToAddresses' | 'snippet' | 'body' | 'bodyHash' | 'folders' | 'unread' | 'starred' | 'metadata' | 'rawHash' | 'rawSize' | 'verdict'
+>;
 /** A stored attachment row. */
 export type AttachmentRow = typeof attachments.$inferSelect;
 
@@ -32,7 +40,7 @@ export function toAttachment(row: AttachmentRow): Attachment {
 }
 
 /** A message row, its body and attachments → the wire message. */
-export function toMessage(row: MessageRow, body: string, attachments: AttachmentRow[]): Message {
+export function toMessage(row: PresentedMessageRow, body: string, attachments: AttachmentRow[]): Message {
   return {
     id: row.id,
     grant_id: row.grantId,

@@ -17,7 +17,7 @@
  *   delivery closes even that window: before storing, it looks for the Message-ID in the recipient's mailbox.
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { putBlobs, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
+import { preparedRead, putBlobs, readBlob, releaseBlobs, tables, type Orm, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
@@ -33,6 +33,18 @@ import { createRouter, type RoutedRecipient } from './routing.js';
 export const DELIVER_JOB = 'mail.deliver';
 /** Lease of a first attempt run by the request that accepted the message (the worker takes over after it). */
 const INLINE_LEASE_MS = 60_000;
+
+/**
+ * The recipients and tracking options of the sender's copies among messages, the ids given as one JSON array: asked
+ * on every page of messages, so its SQL is built once.
+ */
+const sentStateOf = preparedRead((orm: Orm) =>
+  orm
+    .select({ messageId: tables.outboundMessages.messageId, trackingOptions: tables.outboundMessages.trackingOptions, recipient: tables.outboundRecipients })
+    .from(tables.outboundMessages)
+    .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
+    .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`),
+);
 
 /** A message in the queue, and one of its recipients. */
 export type OutboundRow = typeof tables.outboundMessages.$inferSelect;
@@ -266,11 +278,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
   async function statusOf(messageIds: string[]): Promise<Map<string, SentState>> {
     const byMessage = new Map<string, SentState>();
     if (messageIds.length === 0) return byMessage;
-    const rows = await db.orm
-      .select({ messageId: tables.outboundMessages.messageId, trackingOptions: tables.outboundMessages.trackingOptions, recipient: tables.outboundRecipients })
-      .from(tables.outboundMessages)
-      .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
-      .where(inArray(tables.outboundMessages.messageId, messageIds));
+    const rows = await sentStateOf(db.orm, { ids: JSON.stringify(messageIds) });
     for (const { messageId, trackingOptions, recipient } of rows) {
       const state = byMessage.get(messageId!) ?? { deliveryStatus: [], trackingOptions: trackingOptions ?? undefined };
       state.deliveryStatus.push({

@@ -1,11 +1,28 @@
 /**
  * Grant look-ups shared by every grant-scoped service.
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../db.js';
+import { preparedRead } from '../fast-read.js';
 import { grants } from '../schema/grants.js';
 
 export type GrantRow = typeof grants.$inferSelect;
+
+/** An application's grant by id, and by address (the SQL built once: every grant-scoped request asks). */
+const grantById = preparedRead((db: Executor) =>
+  db
+    .select()
+    .from(grants)
+    .where(and(eq(grants.id, sql.placeholder('value')), eq(grants.applicationId, sql.placeholder('application'))))
+    .limit(1),
+);
+const grantByEmail = preparedRead((db: Executor) =>
+  db
+    .select()
+    .from(grants)
+    .where(and(eq(grants.email, sql.placeholder('value')), eq(grants.applicationId, sql.placeholder('application'))))
+    .limit(1),
+);
 
 /**
  * Finds an application's grant by any of the forms a path may carry: the id, `grant:<id>`, the email
@@ -21,8 +38,7 @@ export async function findGrantByRef(db: Executor, applicationId: string, ref: s
     value = value.slice('email:'.length);
     byEmail = true;
   }
-  const where = byEmail ? eq(grants.email, value.toLowerCase()) : eq(grants.id, value);
-  const rows = await db.select().from(grants).where(and(where, eq(grants.applicationId, applicationId))).limit(1);
+  const rows = byEmail ? await grantByEmail(db, { value: value.toLowerCase(), application: applicationId }) : await grantById(db, { value, application: applicationId });
   return rows[0];
 }
 

@@ -1,0 +1,178 @@
+/**
+ * @module storage/fast-read
+ * The hot read path: a drizzle select run on a read connection of its own (the native `libsql` driver) with its
+ * statements prepared once and its rows mapped by a mapper compiled once per query shape. The same query through
+ * `@libsql/client` prepares its statement on every call, reads every integer as a BigInt, and builds each row with
+ * one `Object.defineProperty` per column, and drizzle then maps it with an `is()` check per column: on a list of 50
+ * messages that was most of the request (profile in issue 21). Results are identical: the same SQL (drizzle builds
+ * it), the same decoders (the columns' own `mapFromDriverValue`), the same row objects.
+ *
+ * It applies only to the database's own handle ({@link Database.orm}) of an embedded file, and only while no write
+ * transaction is open on that handle: reads made meanwhile go to the shared connection as before, so a read that
+ * follows a write in the same transaction (or overlaps one) sees exactly what it saw before. Anything else (a
+ * transaction's executor, a libSQL server) runs the query through drizzle unchanged.
+ */
+import * as drizzle from 'drizzle-orm';
+import { Column, fillPlaceholders, getTableColumns, SQL, is, type Table } from 'drizzle-orm';
+import type Sqlite from 'libsql';
+
+type Field = { path: string[]; field: unknown };
+/**
+ * Two helpers of drizzle's own row mapping, exported by `drizzle-orm` at run time but marked internal in its types:
+ * the selected fields in SQL order, and the generic row mapper (kept for outer joins).
+ */
+const { orderSelectedFields, mapResultRow } = drizzle as unknown as {
+  orderSelectedFields(fields: Record<string, unknown>): Field[];
+  mapResultRow(fields: Field[], row: unknown[], joinsNotNullableMap: Record<string, boolean> | undefined): unknown;
+};
+
+/** What `createDb` registers for its handle (see {@link registerFastReads}). */
+interface FastReads {
+  connection: () => Sqlite.Database;
+  /** True while a write transaction is open on the shared connection. */
+  writing: () => boolean;
+}
+
+const registry = new WeakMap<object, FastReads>();
+
+/** Makes {@link readAll} serve reads of `handle` from `connection` (by `createDb`, for embedded files). */
+export function registerFastReads(handle: object, reads: FastReads): void {
+  registry.set(handle, reads);
+}
+
+/** A drizzle select (or relational-free query) whose rows are `T`: what {@link readAll} takes. */
+export interface ReadQuery<T> extends PromiseLike<T[]> {
+  toSQL(): { sql: string; params: unknown[] };
+}
+
+/** Statements kept prepared per connection (a query with a list of `n` values is a statement per `n`). */
+const STATEMENTS_KEPT = 256;
+const statements = new WeakMap<Sqlite.Database, Map<string, Sqlite.Statement>>();
+/** Row mappers by SQL text and field paths. */
+const mappers = new Map<string, (row: unknown[]) => unknown>();
+const MAPPERS_KEPT = 512;
+
+function statementFor(connection: Sqlite.Database, sql: string): Sqlite.Statement {
+  let cache = statements.get(connection);
+  if (!cache) statements.set(connection, (cache = new Map()));
+  let statement = cache.get(sql);
+  if (!statement) {
+    statement = connection.prepare(sql);
+    statement.raw(true);
+    if (cache.size >= STATEMENTS_KEPT) cache.delete(cache.keys().next().value!);
+    cache.set(sql, statement);
+  }
+  return statement;
+}
+
+/** A parameter as `@libsql/client` would bind it. */
+function toDriver(value: unknown): unknown {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value instanceof Date) return value.valueOf();
+  if (value instanceof ArrayBuffer) return Buffer.from(value);
+  return value;
+}
+
+type Decoder = { mapFromDriverValue(value: unknown): unknown };
+
+/** The decoder drizzle's `mapResultRow` uses for a selected field. */
+function decoderOf(field: unknown): Decoder {
+  if (is(field, Column)) return field as unknown as Decoder;
+  if (is(field, SQL)) return (field as unknown as { decoder: Decoder }).decoder;
+  const aliased = field as { sql?: { decoder: Decoder }; _?: { sql: { decoder: Decoder } } };
+  return aliased.sql?.decoder ?? aliased._!.sql.decoder;
+}
+
+/** A row mapper equal to drizzle's `mapResultRow` for queries without outer joins, compiled once. */
+function compile(fields: Field[]): (row: unknown[]) => unknown {
+  const steps = fields.map(({ path, field }) => ({ path, last: path[path.length - 1]!, decoder: decoderOf(field) }));
+  const flat = steps.every((step) => step.path.length === 1);
+  if (flat) {
+    return (row) => {
+      const result: Record<string, unknown> = {};
+      for (let index = 0; index < steps.length; index++) {
+        const step = steps[index]!;
+        const raw = row[index];
+        result[step.last] = raw === null ? null : step.decoder.mapFromDriverValue(raw);
+      }
+      return result;
+    };
+  }
+  return (row) => {
+    const result: Record<string, unknown> = {};
+    for (let index = 0; index < steps.length; index++) {
+      const step = steps[index]!;
+      let node = result;
+      for (let depth = 0; depth < step.path.length - 1; depth++) node = (node[step.path[depth]!] ??= {}) as Record<string, unknown>;
+      const raw = row[index];
+      node[step.last] = raw === null ? null : step.decoder.mapFromDriverValue(raw);
+    }
+    return result;
+  };
+}
+
+/** Drizzle's internals of a select builder that the mapping needs (its selected fields, its outer joins). */
+interface SelectInternals {
+  config?: { fields?: Record<string, unknown>; table?: Table };
+  joinsNotNullableMap?: Record<string, boolean>;
+}
+
+/** The mapper of a query's rows, from the cache when its SQL and field paths were seen before. */
+function mapperOf(sql: string, fields: Field[]): (row: unknown[]) => unknown {
+  const key = `${sql}\u0000${fields.map((field) => field.path.join('.')).join(',')}`;
+  let mapper = mappers.get(key);
+  if (!mapper) {
+    mapper = compile(fields);
+    if (mappers.size >= MAPPERS_KEPT) mappers.delete(mappers.keys().next().value!);
+    mappers.set(key, mapper);
+  }
+  return mapper;
+}
+
+/** Whether a query selects with an outer join (then drizzle's own mapper nulls the missing side). */
+const hasOuterJoin = (internals: SelectInternals) => internals.joinsNotNullableMap !== undefined && Object.values(internals.joinsNotNullableMap).some((notNullable) => !notNullable);
+
+/**
+ * Runs a drizzle select on the fast path when `executor` is an embedded database's own handle and no write
+ * transaction is open on it; otherwise awaits the query as drizzle runs it. Same rows either way.
+ */
+export async function readAll<T>(executor: object, query: ReadQuery<T>): Promise<T[]> {
+  const reads = registry.get(executor);
+  const internals = query as unknown as SelectInternals;
+  const selected = internals.config?.fields ?? (internals.config?.table ? getTableColumns(internals.config.table) : undefined);
+  if (!reads || reads.writing() || !selected) return await query;
+  const { sql, params } = query.toSQL();
+  const rows = statementFor(reads.connection(), sql).all(params.map(toDriver)) as unknown[][];
+  const fields = orderSelectedFields(selected);
+  if (hasOuterJoin(internals)) return rows.map((row) => mapResultRow(fields, row, internals.joinsNotNullableMap) as T);
+  return rows.map(mapperOf(sql, fields) as (row: unknown[]) => T);
+}
+
+/** A select built once with `sql.placeholder(name)` for its values (see {@link preparedRead}). */
+export interface PreparedQuery<T> extends ReadQuery<T> {
+  all(values: Record<string, unknown>): Promise<T[]>;
+}
+
+/**
+ * A read whose SQL is built once: `build` makes the select with `sql.placeholder(name)` where the values go, and each
+ * call fills them in. On the fast path the SQL, the statement and the row mapper are all made once (building the SQL
+ * of a select was a quarter of a short list's time); elsewhere (a transaction, a libSQL server, a write under way)
+ * the select is built on `executor` and run by drizzle with the values, as `readAll` does.
+ */
+export function preparedRead<E extends object, T>(build: (executor: E) => PreparedQuery<T>): (executor: E, values: Record<string, unknown>) => Promise<T[]> {
+  let built: { sql: string; params: unknown[]; map: (row: unknown[]) => unknown } | undefined;
+  return async (executor, values) => {
+    const reads = registry.get(executor);
+    if (!reads || reads.writing()) return build(executor).all(values);
+    if (!built) {
+      const query = build(executor);
+      const internals = query as unknown as SelectInternals;
+      const selected = internals.config?.fields ?? (internals.config?.table ? getTableColumns(internals.config.table) : undefined);
+      if (!selected || hasOuterJoin(internals)) throw new Error('preparedRead: a select of columns without outer joins is expected');
+      const { sql, params } = query.toSQL();
+      built = { sql, params, map: compile(orderSelectedFields(selected)) };
+    }
+    const rows = statementFor(reads.connection(), built.sql).all(fillPlaceholders(built.params, values).map(toDriver)) as unknown[][];
+    return rows.map(built.map as (row: unknown[]) => T);
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Reads take turns with the event loop (server/read-turns.ts): one read a turn, I/O looked at between two reads, and
+ * reads back to back when the loop has nothing else to do.
+ */
+import { describe, expect, it } from 'vitest';
+import { createReadTurns } from '../../server/read-turns.js';
+
+describe('read turns', () => {
+  it('runs one read a turn: what the loop has to do between two reads runs between them', async () => {
+    const turns = createReadTurns();
+    const order: string[] = [];
+    const reads = Array.from({ length: 3 }, async (_, index) => {
+      const turn = await turns.take();
+      order.push(`read ${index}`);
+      // Other work that arrives during this read (an SMTP command, a result of the writer thread).
+      setImmediate(() => order.push(`other after ${index}`));
+      turn.end();
+    });
+    await Promise.all(reads);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual(['read 0', 'other after 0', 'read 1', 'other after 1', 'read 2', 'other after 2']);
+  });
+
+  it('gives other work twice the time the last read took while the loop is busy (reads take a third)', async () => {
+    let now = 0;
+    const turns = createReadTurns(() => now);
+    const first = await turns.take();
+    now = 10;
+    first.end();
+    // The end is timed once the turn's promise jobs (the response's write) are done.
+    await new Promise((resolve) => process.nextTick(resolve));
+    // Other work took 2 ms before the next turn: the loop is busy, so the next read waits until twice the read's 10 ms have passed.
+    now = 12;
+    let started = false;
+    const second = turns.take().then((turn) => {
+      started = true;
+      return turn;
+    });
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(false);
+    now = 25;
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(false);
+    now = 31;
+    (await second).end();
+    expect(started).toBe(true);
+  });
+
+  it('runs reads back to back when nothing else is waiting', async () => {
+    let now = 0;
+    const turns = createReadTurns(() => now);
+    for (let read = 0; read < 5; read++) {
+      const turn = await turns.take();
+      // A read of 10 ms, and the next turn 0.1 ms after it: nothing else ran, the next read goes at once.
+      now += 10;
+      turn.end();
+      await new Promise((resolve) => process.nextTick(resolve));
+      now += 0.1;
+    }
+    expect(now).toBeCloseTo(50.5);
+    expect(turns.waiting()).toBe(0);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The hot read path (storage/fast-read.ts): the same rows as drizzle gives, for whole rows with JSON, boolean and
+ * null columns, partial selections, inner joins with a nested table and prepared queries with placeholders; and the
+ * shared connection (uncommitted writes included) whenever a write transaction is open, a transaction's executor is
+ * used, or the database is not an embedded file.
+ */
+import { join } from 'node:path';
+import { asc, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, migrate, preparedRead, readAll, tables, type Database, type Executor } from '../../storage/index.js';
+import { tempDir } from '../helpers/service.js';
+
+const dir = tempDir();
+let db: Database;
+
+beforeAll(async () => {
+  db = await createDb({ url: `file:${join(dir.path, 'fast-read.db')}` });
+  await migrate(db);
+  await db.write(async (tx) => {
+    await tx.insert(tables.applications).values({ id: 'app', name: 'fast reads', plan: 'trial', createdAt: 1, updatedAt: 1 });
+    await tx.insert(tables.grants).values({ id: 'grant', applicationId: 'app', provider: 'nylas', email: 'a@fast.test', createdAt: 1, updatedAt: 1 });
+    const message = (seq: number, extra: Partial<typeof tables.messages.$inferInsert>) => ({
+      id: `m${seq}`,
+      grantId: 'grant',
+      threadId: 't1',
+      seq,
+      date: 1_700_000_000 + seq,
+      rawSize: 100,
+      createdAt: 1,
+      updatedAt: 1,
+      ...extra,
+    });
+    await tx.insert(tables.messages).values([
+      message(1, { subject: 'first', fromAddresses: [{ name: 'Ann', email: 'ann@example.com' }], folders: ['inbox'], metadata: { key: 'value', nested: [1, 2] }, unread: false, starred: true, body: '<p>é ✓ "quoted"</p>' }),
+      message(2, { subject: 'second', toAddresses: [{ email: 'bob@example.com' }], references: ['a@b'], verdict: null, body: null, bodyHash: 'abc' }),
+    ]);
+    await tx.insert(tables.blobs).values({ hash: 'h', size: 1, chunkCount: 1, createdAt: 1 });
+    await tx.insert(tables.attachments).values({ id: 'a1', messageId: 'm1', grantId: 'grant', position: 0, filename: 'x.txt', contentType: 'text/plain', size: 1, isInline: false, blobHash: 'h' });
+  });
+});
+
+afterAll(async () => {
+  await db.close();
+  dir.remove();
+});
+
+describe('readAll', () => {
+  it('gives the rows drizzle gives: whole rows, partial selections and inner joins with a nested table', async () => {
+    const whole = () => db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
+    expect(await readAll(db.orm, whole())).toEqual(await whole());
+    const partial = () => db.orm.select({ id: tables.messages.id, folders: tables.messages.folders, unread: tables.messages.unread, n: sql<number>`${tables.messages.seq} * 2` }).from(tables.messages);
+    expect(await readAll(db.orm, partial())).toEqual(await partial());
+    const joined = () =>
+      db.orm
+        .select({ subject: tables.messages.subject, attachment: tables.attachments })
+        .from(tables.messages)
+        .innerJoin(tables.attachments, eq(tables.attachments.messageId, tables.messages.id));
+    const rows = await readAll(db.orm, joined());
+    expect(rows).toEqual(await joined());
+    expect(rows[0]!.attachment.isInline).toBe(false);
+  });
+
+  it('keeps left joins as drizzle maps them (the missing side is null)', async () => {
+    const left = () =>
+      db.orm
+        .select({ id: tables.messages.id, attachment: tables.attachments })
+        .from(tables.messages)
+        .leftJoin(tables.attachments, eq(tables.attachments.messageId, tables.messages.id))
+        .orderBy(asc(tables.messages.seq));
+    const rows = await readAll(db.orm, left());
+    expect(rows).toEqual(await left());
+    expect(rows[1]!.attachment).toBeNull();
+  });
+
+  it('reads through the shared connection while a write transaction is open, and in a transaction', async () => {
+    await db.write(async (tx) => {
+      await tx.update(tables.messages).set({ subject: 'changed' }).where(eq(tables.messages.id, 'm1'));
+      const [viaOrm] = await readAll(db.orm, db.orm.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
+      const [viaTx] = await readAll(tx, tx.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
+      // What the shared connection sees, as before: the uncommitted change.
+      expect(viaOrm!.subject).toBe('changed');
+      expect(viaTx!.subject).toBe('changed');
+      tx.rollback();
+    }).catch(() => undefined);
+    const [after] = await readAll(db.orm, db.orm.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
+    expect(after!.subject).toBe('first');
+  });
+});
+
+describe('preparedRead', () => {
+  const bySubject = preparedRead((executor: Executor) =>
+    executor
+      .select()
+      .from(tables.messages)
+      .where(eq(tables.messages.subject, sql.placeholder('subject')))
+      .limit(sql.placeholder('limit')),
+  );
+
+  it('fills the placeholders at each call, on the fast path and in a transaction alike', async () => {
+    const expected = await db.orm.select().from(tables.messages).where(eq(tables.messages.subject, 'second'));
+    expect(await bySubject(db.orm, { subject: 'second', limit: 5 })).toEqual(expected);
+    expect(await bySubject(db.orm, { subject: 'first', limit: 5 })).toEqual(await db.orm.select().from(tables.messages).where(eq(tables.messages.subject, 'first')));
+    expect(await bySubject(db.orm, { subject: 'none', limit: 5 })).toEqual([]);
+    await db.write(async (tx) => {
+      expect(await bySubject(tx, { subject: 'second', limit: 5 })).toEqual(expected);
+    });
+  });
+
+  it('runs on a database that is not an embedded file as drizzle does', async () => {
+    const memory = await createDb({ url: 'file::memory:' });
+    try {
+      // Drizzle's own error (the native read connection would throw SqliteError: no such table).
+      expect(await bySubject(memory.orm, { subject: 'x', limit: 1 }).catch((error: Error) => error.message)).toMatch(/^Failed query: select/);
+    } finally {
+      await memory.close();
+    }
+  });
+});
