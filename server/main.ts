@@ -1,8 +1,9 @@
 /**
  * @module server/main
  * The process: config → database → migrations → core → bootstrap ({@link createService}), then the HTTP and SMTP
- * listeners and the background workers ({@link Service.start}), and a graceful {@link Service.close}: no new work,
- * in-flight HTTP requests and SMTP transactions finish within `AGENTPOST_SHUTDOWN_TIMEOUT`, then everything closes.
+ * listeners and the background workers, each only when `config.roles` names it ({@link Service.start}), and a
+ * graceful {@link Service.close}: no new work, in-flight HTTP requests and SMTP transactions finish within
+ * `AGENTPOST_SHUTDOWN_TIMEOUT`, then everything the process runs closes, and the database.
  * `startService` (both steps) is what the CLI and integration tests start; `createAgentpost` (server/embed.ts) wraps it.
  */
 import { randomBytes } from 'node:crypto';
@@ -67,7 +68,7 @@ export interface Service {
   generatedKey: string | undefined;
   /** The default application's id. */
   applicationId: string;
-  /** Listens (HTTP, SMTP) and starts the background workers. Once. */
+  /** Listens (HTTP, SMTP) and starts the background workers, as far as `config.roles` names them. Once. */
   start(): Promise<Listening>;
   /** Graceful stop: see {@link RunningService.close}. Closes the database even when never started. */
   close(): Promise<void>;
