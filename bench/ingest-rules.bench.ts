@@ -151,6 +151,9 @@ async function administer(service: FullService): Promise<void> {
 async function startOne(binary: string, administered: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-rules-'));
   const dns = fakeDns();
+  // The sender publishes SPF and DMARC, as senders that reach inboxes do: authentication gets answers, not misses.
+  dns.txt.set('example.com', [['v=spf1 ip4:127.0.0.1 -all']]);
+  dns.txt.set('_dmarc.example.com', [['v=DMARC1; p=none']]);
   const authenticator = administered && AUTHENTICATOR ? AUTHENTICATOR(dns) : undefined;
   const service = requireEveryRole(await startService(
     loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),

@@ -12,6 +12,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
+import { CONNECTION_SETTINGS, withConnectionSettings } from './connection-settings.js';
 import { registerFastReads } from './fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
@@ -89,7 +90,11 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     const path = url.slice('file:'.length).split('?')[0] ?? '';
     if (path && path !== ':memory:') mkdirSync(dirname(resolve(path.replace(/^\/\/(localhost)?/, ''))), { recursive: true });
   }
-  const client = createClient({ url, authToken, timeout: busyTimeoutMs, intMode: 'number' });
+  // A libSQL server is spoken to over HTTP (sqld and Turso serve WebSockets and HTTP on one address), so that the
+  // connection settings reach every stream: see storage/connection-settings.ts.
+  const client = embedded
+    ? createClient({ url, authToken, timeout: busyTimeoutMs, intMode: 'number' })
+    : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), authToken, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
   if (embedded) {
     // WAL lets readers run beside the writer and survives restarts (it is stored in the file).
     await client.execute('PRAGMA journal_mode = WAL');

@@ -24,11 +24,10 @@ afterAll(() => {
 
 /** `agentpost serve` as a child process, resolved once it listens. */
 async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {
-  const port = await freePort();
   const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_')));
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
-    env: { ...clean, AGENTPOST_API_KEY: TEST_API_KEY, AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', AGENTPOST_WORKER_POLL_MS: '100', ...env, AGENTPOST_HTTP_PORT: String(port) },
+    env: { ...clean, AGENTPOST_API_KEY: TEST_API_KEY, AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', AGENTPOST_WORKER_POLL_MS: '100', ...env, AGENTPOST_HTTP_PORT: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -41,14 +40,16 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
       done(code);
     }),
   );
-  await new Promise<void>((ready, fail) => {
+  // Port 0: the service picks a free port and names its URL (no race with other processes for a port chosen here).
+  const url = await new Promise<string>((ready, fail) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('is listening on')) ready();
+      const listening = /is listening on (http:\/\/\S+)/.exec(output);
+      if (listening) ready(listening[1]!);
     });
     void exited.then((code) => fail(new Error(`serve exited with ${code} before listening:\n${output}`)));
   });
-  return { child, url: `http://127.0.0.1:${port}`, exited, output: () => output };
+  return { child, url, exited, output: () => output };
 }
 
 async function mailbox(url: string, email: string): Promise<{ nylas: Nylas; grantId: string }> {
@@ -106,9 +107,17 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
   it('SIGTERM under SMTP load: new sessions get 421, the message in DATA finishes, nothing answered 250 is lost', async () => {
     const dir = tempDir('agentpost-term-');
     dirs.push(dir);
-    const smtpPort = await freePort();
     const databaseUrl = `file:${join(dir.path, 'agentpost.db')}`;
-    const running = await serve({ AGENTPOST_DATABASE_URL: databaseUrl, AGENTPOST_SMTP_PORT: String(smtpPort) });
+    // The SMTP port is chosen here (the raw client needs it); another process may take it first: then another port.
+    let smtpPort = 0;
+    let running: Awaited<ReturnType<typeof serve>> | undefined;
+    for (let attempt = 0; !running; attempt++) {
+      smtpPort = await freePort();
+      running = await serve({ AGENTPOST_DATABASE_URL: databaseUrl, AGENTPOST_SMTP_PORT: String(smtpPort) }).catch((error: Error) => {
+        if (attempt < 3 && /EADDRINUSE/.test(error.message)) return undefined;
+        throw error;
+      });
+    }
     const email = 'busy@term.agentpost.localhost';
     const { grantId } = await mailbox(running.url, email);
 

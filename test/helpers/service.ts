@@ -51,10 +51,13 @@ export interface TestService extends FullService {
   client(apiKey: string): Nylas;
 }
 
-/** Starts the full service on a temporary database. Call `close()` in `afterAll`. */
-export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps>; rateLimitClock?: () => number } = {}): Promise<TestService> {
+/**
+ * Starts the full service on a temporary database (or on `databaseUrl`, e.g. a libSQL server). Call `close()` in
+ * `afterAll`.
+ */
+export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps>; rateLimitClock?: () => number; databaseUrl?: string } = {}): Promise<TestService> {
   const dir = tempDir();
-  const config = testConfig(`file:${join(dir.path, 'agentpost.db')}`, options.env);
+  const config = testConfig(options.databaseUrl ?? `file:${join(dir.path, 'agentpost.db')}`, options.env);
   const dns = fakeDns();
   const started = await startService(config, { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
   let service: FullService;

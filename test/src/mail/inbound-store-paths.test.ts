@@ -1,7 +1,7 @@
 /**
  * The two ways inbound mail is stored give the same mailbox: the mail writer thread (an embedded database file) and
- * the mail store in a `durableWrite` transaction (a libSQL server, which has no file; simulated here by hiding the
- * file of an embedded database). Replies join their thread, a message for two mailboxes lands in both, and each copy
+ * the mail store in a `durableWrite` transaction (a libSQL server, which has no file: here the protocol stand-in of
+ * test/helpers/libsql-server.ts, through `@libsql/client`'s HTTP code). Replies join their thread, a message for two mailboxes lands in both, and each copy
  * records its `message.created` event.
  */
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import { createDb, migrate, tables, type Database } from '../../../storage/index
 import { createCore, createLogger, loadConfig, randomId } from '../../../src/index.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { fakeDns } from '../../helpers/dns.js';
+import { startLibsqlServer } from '../../helpers/libsql-server.js';
 import { tempDir } from '../../helpers/service.js';
 import { randomBytes } from 'node:crypto';
 
@@ -63,9 +64,10 @@ describe('inbound storage paths', () => {
     await migrate(embedded);
     const viaWriter = await deliverAll(embedded);
 
-    const real = await createDb({ url: `file:${join(dir.path, 'server-like.db')}` });
+    const server = await startLibsqlServer({ file: join(dir.path, 'served.db') });
+    const real = await createDb({ url: server.url });
     await migrate(real);
-    const viaTransaction = await deliverAll({ ...real, file: undefined });
+    const viaTransaction = await deliverAll(real);
 
     for (const outcome of [viaWriter, viaTransaction]) {
       expect(outcome.jobs).toHaveLength(1);
@@ -107,7 +109,8 @@ describe('inbound storage paths', () => {
       ]);
       expect(outcome.messages.filter((row) => row.starred).map((row) => row.subject)).toEqual(['Both', 'Both']);
     }
-    embedded.close();
-    real.close();
+    await embedded.close();
+    await real.close();
+    await server.close();
   });
 });
