@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { count } from 'drizzle-orm';
-import { startService } from '../server/main.js';
+import { requireEveryRole, startService } from '../server/main.js';
 import { loadConfig, startInboundSmtp, type InboundService } from '../src/index.js';
 import { tables } from '../storage/index.js';
 
@@ -113,9 +113,9 @@ async function startDiscardListener(binary: string): Promise<{ port: number; clo
 /** Ours: the real service (temp database, FULL sync, the writer thread, group commit), with its mailbox, warmed up. */
 async function startAgentpost(binary: string): Promise<{ port: number; stored(): Promise<number>; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-'));
-  const service = await startService(
+  const service = requireEveryRole(await startService(
     loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
-  );
+  ));
   const close = async () => {
     await service.close();
     rmSync(dir, { recursive: true, force: true });

@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { count, eq } from 'drizzle-orm';
-import { startService } from '../server/main.js';
+import { requireEveryRole, startService, type FullService } from '../server/main.js';
 import { createAuthenticator, loadConfig, type DnsResolver } from '../src/index.js';
 import type { Authenticator } from '../src/mail/stages/contracts.js';
 import { tables, type StoredRuleCondition } from '../storage/index.js';
@@ -108,7 +108,7 @@ function benchRules(listIds: { domain: string; tld: string; address: string }): 
 }
 
 /** Writes the lists, rules and policy into the default workspace of the service's application. */
-async function administer(service: Awaited<ReturnType<typeof startService>>): Promise<void> {
+async function administer(service: FullService): Promise<void> {
   const db = service.core.deps.db;
   const at = Math.floor(Date.now() / 1000);
   const [workspace] = await db.orm.select().from(tables.workspaces).where(eq(tables.workspaces.isDefault, true));
@@ -155,10 +155,10 @@ async function startOne(binary: string, administered: boolean) {
   dns.txt.set('example.com', [['v=spf1 ip4:127.0.0.1 -all']]);
   dns.txt.set('_dmarc.example.com', [['v=DMARC1; p=none']]);
   const authenticator = administered && AUTHENTICATOR ? AUTHENTICATOR(dns) : undefined;
-  const service = await startService(
+  const service = requireEveryRole(await startService(
     loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
     { dns, inboundStages: authenticator ? { authenticator } : {} },
-  );
+  ));
   const close = async () => {
     await service.close();
     rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import { startService } from '../server/main.js';
+import { requireEveryRole, startService } from '../server/main.js';
 import { loadConfig } from '../src/index.js';
 
 const SENDS = Number(process.env.BENCH_SENDS ?? 1000);
@@ -64,7 +64,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const out: Record<string, number | string> = {};
   const relay = await sink();
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-outbench-'));
-  const service = await startService(
+  const service = requireEveryRole(await startService(
     loadConfig({
       AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`,
       AGENTPOST_HTTP_PORT: '0',
@@ -74,7 +74,7 @@ export async function run(): Promise<Record<string, number | string>> {
       AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${relay.port}`,
       AGENTPOST_WORKER_POLL_MS: '50',
     }),
-  );
+  ));
   try {
     const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
     await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });

@@ -1,17 +1,19 @@
 #!/usr/bin/env node
 /**
  * @module server/cli
- * The `agentpost` command: `serve` (default), `apps`, `keys`, `service-accounts`, `mcp`. Management commands work on
- * the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
+ * The `agentpost` command: `serve` (default; `--roles` picks the parts it runs), `apps`, `keys`, `service-accounts`,
+ * `mcp`. Management commands work on the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, createCore, createLogger, loadConfig, startedByNpm, unknownSettingMessage, unknownSettings, type Config } from '../src/index.js';
+import { ConfigError, createCore, createLogger, loadConfig, parseRoles, startedByNpm, unknownSettingMessage, unknownSettings, type Config } from '../src/index.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
 const USAGE = `Usage: agentpost <command>
 
-  serve                                         run the service (HTTP API; the default command)
+  serve [--roles http,smtp,worker]              run the service (the default command): the HTTP API and /mcp (http), the
+                                                inbound SMTP listener (smtp) and the background work (worker); all roles
+                                                unless --roles (or AGENTPOST_ROLES) names some
   apps create --name NAME [--plan trial|production]   create an application; prints its id and API key
   apps list                                     list applications
   keys create [--app ID] [--name NAME]          issue an API key (default application unless --app)
@@ -90,7 +92,10 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
   parentCheck.unref();
   if (early) return stopping(early);
   if (service.generatedKey) process.stdout.write(`${defaultKeyNotice(service.generatedKey)}\n`);
-  process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
+  // One line per part, the last one once everything runs (scripts and tests wait for it).
+  if (service.url !== undefined) process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
+  if (service.smtpPort !== undefined) process.stdout.write(`Agentpost SMTP is listening on ${config.host}:${service.smtpPort}\n`);
+  process.stdout.write(`Agentpost is running: roles ${service.roles.join(',')}\n`);
 }
 
 /** Runs the command line; returns the exit code. */
@@ -102,6 +107,7 @@ export async function main(argv: string[]): Promise<number> {
       name: { type: 'string' },
       plan: { type: 'string' },
       app: { type: 'string' },
+      roles: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -110,7 +116,13 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
-  const config = loadConfig(process.env);
+  let config = loadConfig(process.env);
+  if (values.roles !== undefined) {
+    if (command !== 'serve') throw new Error('--roles is an option of serve only');
+    const parsed = parseRoles(values.roles);
+    if ('error' in parsed) throw new ConfigError(`--roles: ${parsed.error}`);
+    config = { ...config, roles: parsed.roles };
+  }
   // Likely typos: a misspelled setting would silently stay at its default.
   const warnings = createLogger(config.logLevel);
   for (const unknown of unknownSettings(process.env)) warnings.warn(unknownSettingMessage(unknown), { variable: unknown.name, ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}) });

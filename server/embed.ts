@@ -68,7 +68,10 @@ export interface Agentpost {
   tools(options?: AgentToolOptions): Record<string, Tool>;
   /** A new MCP server on the core (connect it to any transport: stdio, in-memory, Streamable HTTP). */
   createMcpServer(options?: AgentToolOptions): McpServer;
-  /** Listens (HTTP on `AGENTPOST_HTTP_PORT`, SMTP on `AGENTPOST_SMTP_PORT`; 0 picks free ports) and starts the workers. */
+  /**
+   * Listens (HTTP on `AGENTPOST_HTTP_PORT`, SMTP on `AGENTPOST_SMTP_PORT`; 0 picks free ports) and starts the workers;
+   * with `AGENTPOST_ROLES`, only the parts it names (the others are `undefined` in the answer).
+   */
   start(): Promise<Listening>;
   /** Graceful stop (in-flight work finishes within `AGENTPOST_SHUTDOWN_TIMEOUT`), then the database closes. */
   close(): Promise<void>;

@@ -1,8 +1,9 @@
 /**
  * @module server/main
  * The process: config → database → migrations → core → bootstrap ({@link createService}), then the HTTP and SMTP
- * listeners and the background workers ({@link Service.start}), and a graceful {@link Service.close}: no new work,
- * in-flight HTTP requests and SMTP transactions finish within `AGENTPOST_SHUTDOWN_TIMEOUT`, then everything closes.
+ * listeners and the background workers, each only when `config.roles` names it ({@link Service.start}), and a
+ * graceful {@link Service.close}: no new work, in-flight HTTP requests and SMTP transactions finish within
+ * `AGENTPOST_SHUTDOWN_TIMEOUT`, then everything the process runs closes, and the database.
  * `startService` (both steps) is what the CLI and integration tests start; `createAgentpost` (server/embed.ts) wraps it.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,7 +13,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
 import type { Hono } from 'hono';
 import { createDatabaseProbe } from '../storage/index.js';
-import { createCore, createLogger, startBackgroundWork, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
+import { createCore, createLogger, startBackgroundWork, type Role, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
@@ -67,20 +68,25 @@ export interface Service {
   generatedKey: string | undefined;
   /** The default application's id. */
   applicationId: string;
-  /** Listens (HTTP, SMTP) and starts the background workers. Once. */
+  /** Listens (HTTP, SMTP) and starts the background workers, as far as `config.roles` names them. Once. */
   start(): Promise<Listening>;
   /** Graceful stop: see {@link RunningService.close}. Closes the database even when never started. */
   close(): Promise<void>;
 }
 
-/** Where a started service listens. */
+/**
+ * Where a started service listens. What a process runs is `config.roles` (`serve --roles`, `AGENTPOST_ROLES`): a
+ * part it does not run is `undefined` here.
+ */
 export interface Listening {
-  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:3000` (the `apiUri` of the nylas SDK). */
-  url: string;
-  /** Port of the inbound SMTP listener (`AGENTPOST_SMTP_PORT`; the bound one when that is 0). */
-  smtpPort: number;
-  /** The outbox dispatcher and job worker of this process (`wake()` after moving a test clock). */
-  background: BackgroundWork;
+  /** The roles this process runs. */
+  roles: readonly Role[];
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:3000` (the `apiUri` of the nylas SDK); role `http`. */
+  url: string | undefined;
+  /** Port of the inbound SMTP listener (`AGENTPOST_SMTP_PORT`; the bound one when that is 0); role `smtp`. */
+  smtpPort: number | undefined;
+  /** The outbox dispatcher and job worker of this process (`wake()` after moving a test clock); role `worker`. */
+  background: BackgroundWork | undefined;
 }
 
 /** A running service. */
@@ -128,10 +134,15 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     },
     ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}),
   });
-  let started: Promise<{ listening: Listening; server: ServerType; smtp: InboundSmtpServer; inFlight: Set<ServerResponse> }> | undefined;
+  let started: Promise<{ listening: Listening; server: ServerType | undefined; smtp: InboundSmtpServer | undefined; inFlight: Set<ServerResponse> }> | undefined;
   let closing: Promise<void> | undefined;
+  const roles = new Set(config.roles);
+  // A process without the background role never starts the loops `/readyz` waits for: it is ready without them.
+  if (!roles.has('worker')) core.health.withoutBackgroundRole(config.roles);
+  // Requests between arrival and the end of their response: shutdown waits for these.
+  const inFlight = new Set<ServerResponse>();
 
-  async function listen() {
+  async function listenHttp(): Promise<{ server: ServerType; url: string }> {
     const server: ServerType = await new Promise((resolve, reject) => {
       const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort, serverOptions: httpServerOptions(config.http) }, () => resolve(listening));
       listening.once('error', (error) => {
@@ -141,8 +152,6 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     // Set on the server too: not every Node version reads them from the options.
     Object.assign(server, { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs });
     answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
-    // Requests between arrival and the end of their response: shutdown waits for these.
-    const inFlight = new Set<ServerResponse>();
     server.on('request', (_request, response: ServerResponse) => {
       inFlight.add(response);
       response.once('close', () => inFlight.delete(response));
@@ -151,61 +160,79 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     const url = `http://${host}:${address.port}`;
     deps.logger.info('http listening', { url });
-    const background = startBackgroundWork(core);
-    let smtp: InboundSmtpServer;
+    return { server, url };
+  }
+
+  function listenSmtp(): Promise<InboundSmtpServer> {
+    return startInboundSmtp({
+      inbound: core.inbound,
+      logger: deps.logger,
+      metrics,
+      host: config.host,
+      port: config.smtpPort,
+      hostname: config.mxHost,
+      maxClients: config.smtpMaxConnections,
+      maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
+      maxUnknownRecipients: config.smtpMaxUnknownRecipients,
+      maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
+      drainTimeoutMs: config.shutdownTimeoutMs,
+    });
+  }
+
+  /** Starts the roles of `config.roles`; when one fails to start, those already started are stopped again. */
+  async function listen() {
+    let http: { server: ServerType; url: string } | undefined;
+    let background: BackgroundWork | undefined;
+    let smtp: InboundSmtpServer | undefined;
     try {
-      smtp = await startInboundSmtp({
-        inbound: core.inbound,
-        logger: deps.logger,
-        metrics,
-        host: config.host,
-        port: config.smtpPort,
-        hostname: config.mxHost,
-        maxClients: config.smtpMaxConnections,
-        maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
-        maxUnknownRecipients: config.smtpMaxUnknownRecipients,
-        maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
-        drainTimeoutMs: config.shutdownTimeoutMs,
-      });
+      if (roles.has('http')) http = await listenHttp();
+      if (roles.has('worker')) background = startBackgroundWork(core);
+      if (roles.has('smtp')) smtp = await listenSmtp();
     } catch (error) {
-      await background.stop();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await background?.stop();
+      const server = http?.server;
+      if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
       throw error;
     }
-    return { listening: { url, smtpPort: smtp.port, background }, server, smtp, inFlight };
+    deps.logger.info('roles started', { roles: config.roles.join(',') });
+    return { listening: { roles: config.roles, url: http?.url, smtpPort: smtp?.port, background }, server: http?.server, smtp, inFlight };
+  }
+
+  /** Drains the HTTP server: waits for the requests it had taken, answers late ones 503, then closes it. */
+  async function drainHttp(server: ServerType, deadline: number): Promise<void> {
+    const http = server as HttpServer;
+    const accepted = [...inFlight];
+    const unfinished = () => accepted.filter((response) => inFlight.has(response)).length;
+    http.closeIdleConnections();
+    while (unfinished() > 0 && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // A connection whose request just finished is idle now: close it instead of waiting for its keep-alive.
+      http.closeIdleConnections();
+    }
+    if (unfinished() > 0) deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', { requests: unfinished(), timeout_ms: config.shutdownTimeoutMs });
+    // Now stop listening; the 503 answers still being written get a moment, then every connection closes.
+    const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
+    const lastAnswers = performance.now() + LAST_ANSWERS_MS;
+    while (inFlight.size > 0 && performance.now() < lastAnswers) await new Promise((resolve) => setTimeout(resolve, 10));
+    http.closeAllConnections();
+    await httpClosed;
   }
 
   async function shutdown(): Promise<void> {
     shuttingDown = true;
     const running = started ? await started.catch(() => undefined) : undefined;
     if (running) {
-      const { server, smtp, inFlight, listening } = running;
-      const http = server as HttpServer;
+      const { server, smtp, listening } = running;
       const deadline = performance.now() + config.shutdownTimeoutMs;
       // Both faces drain at once, and both keep listening meanwhile, so that a new client gets a clear answer
       // (HTTP 503 with `Connection: close`, SMTP 421) rather than a connection reset: closing a listening socket
       // resets the connections the kernel accepted but Node had not yet taken. SMTP waits for messages in DATA.
-      const smtpClosed = smtp.close();
-      const accepted = [...inFlight];
-      const unfinished = () => accepted.filter((response) => inFlight.has(response)).length;
-      http.closeIdleConnections();
-      while (unfinished() > 0 && performance.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        // A connection whose request just finished is idle now: close it instead of waiting for its keep-alive.
-        http.closeIdleConnections();
-      }
-      if (unfinished() > 0) deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', { requests: unfinished(), timeout_ms: config.shutdownTimeoutMs });
-      // Now stop listening; the 503 answers still being written get a moment, then every connection closes.
-      const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const lastAnswers = performance.now() + LAST_ANSWERS_MS;
-      while (inFlight.size > 0 && performance.now() < lastAnswers) await new Promise((resolve) => setTimeout(resolve, 10));
-      http.closeAllConnections();
-      await Promise.all([httpClosed, smtpClosed]);
+      await Promise.all([smtp?.close(), server ? drainHttp(server, deadline) : undefined]);
       // MCP sessions still open (clients that never said DELETE) end with the HTTP face.
       await closeApp();
       await core.inbound.close();
       await core.calendarParser.close();
-      await listening.background.stop();
+      await listening.background?.stop();
     } else {
       await core.inbound.close();
       await core.calendarParser.close();
@@ -244,4 +271,14 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
     throw error;
   }
   return { ...listening, core: service.core, generatedKey: service.generatedKey, metrics: service.metrics, close: () => service.close() };
+}
+
+/** A running service with every role (the default): each part is there. */
+export type FullService = RunningService & { url: string; smtpPort: number; background: BackgroundWork };
+
+/** `service` as a {@link FullService}; throws, naming its roles, when it runs only some (`AGENTPOST_ROLES`). */
+export function requireEveryRole(service: RunningService): FullService {
+  const { url, smtpPort, background } = service;
+  if (url === undefined || smtpPort === undefined || background === undefined) throw new Error(`This needs every role (http,smtp,worker); the service runs ${service.roles.join(',')}.`);
+  return { ...service, url, smtpPort, background };
 }

@@ -87,6 +87,27 @@ const durationList = (fallback: string) =>
  */
 const DEFAULT_DNSBL_ZONES = 'zen.spamhaus.org,bl.spamcop.net';
 
+/** The parts a service process can run (`agentpost serve --roles`, `AGENTPOST_ROLES`). */
+export const ROLES = ['http', 'smtp', 'worker'] as const;
+
+/** One part of a service process: the HTTP API (and `/mcp`), the inbound SMTP listener, the background work. */
+export type Role = (typeof ROLES)[number];
+
+/**
+ * Parses a comma-separated list of roles (`http,smtp`): trimmed, lower-cased, duplicates dropped, in the order of
+ * {@link ROLES}. Returns the roles, or a message naming the first bad entry (an empty list is bad too).
+ */
+export function parseRoles(text: string): { roles: Role[] } | { error: string } {
+  const items = text
+    .split(',')
+    .map((item) => item.trim().toLowerCase())
+    .filter(Boolean);
+  const unknown = items.find((item) => !(ROLES as readonly string[]).includes(item));
+  if (unknown !== undefined) return { error: `${JSON.stringify(unknown)} is not a role (expected a comma-separated subset of ${ROLES.join(', ')}, e.g. http,worker)` };
+  if (items.length === 0) return { error: `give at least one role of ${ROLES.join(', ')}` };
+  return { roles: ROLES.filter((role) => items.includes(role)) };
+}
+
 /** Every variable Agentpost reads, with its default. The README's configuration table mirrors it. */
 const EnvSchema = z.object({
   AGENTPOST_DATABASE_URL: z
@@ -134,6 +155,14 @@ const EnvSchema = z.object({
   AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
   AGENTPOST_RSPAMD_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of an rspamd normal worker, e.g. http://127.0.0.1:11333' }).optional(),
   AGENTPOST_RSPAMD_TIMEOUT: duration('10s'),
+  AGENTPOST_ROLES: z
+    .string()
+    .default(ROLES.join(','))
+    .transform((value, context) => {
+      const parsed = parseRoles(value);
+      if ('error' in parsed) context.addIssue({ code: 'custom', message: parsed.error });
+      return 'roles' in parsed ? parsed.roles : [];
+    }),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -271,6 +300,11 @@ export interface Config {
   };
   /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
   rawMimePageBytes: number;
+  /**
+   * The parts this process runs (`serve --roles`, `AGENTPOST_ROLES`; all by default): `http` listens for the API and
+   * `/mcp`, `smtp` for inbound mail, `worker` runs the background work. Never empty; in the order of {@link ROLES}.
+   */
+  roles: readonly Role[];
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
   /** The inbound spam stage (src/mail/stages/spam.ts), as a policy's `spam_detection` turns its checks on. */
@@ -357,6 +391,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       failedAuthPerMinute: value.AGENTPOST_RATE_LIMIT_FAILED_AUTH,
     },
     rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
+    roles: value.AGENTPOST_ROLES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     spam: {
       dnsblZones: value.AGENTPOST_DNSBL_ZONES,

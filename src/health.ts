@@ -7,7 +7,8 @@
  *
  * It also keeps the heartbeats of the background loops (outbox dispatcher, job worker, retention purge): each
  * reports when it starts and after every step. `GET /readyz` asks {@link readiness}: the database answers and
- * carries every migration, and every loop started in this process reported within its allowance.
+ * carries every migration, and every loop started in this process reported within its allowance (a process without
+ * the `worker` role has none, and says so in the check).
  */
 import type { DatabaseProbe } from '../storage/index.js';
 import type { Logger } from './deps.js';
@@ -37,7 +38,16 @@ export function createHealth(logger: Logger, now: () => Date) {
   const threads = new Map<string, ThreadHealth>();
   /** Background loops of this process: their interval and last report (performance.now()). */
   const loops = new Map<string, { intervalMs: number; lastBeat: number }>();
+  /** Set when this process does not run the background role (`--roles` without `worker`): no loop is expected. */
+  let withoutLoops: string | undefined;
   return {
+    /**
+     * This process runs `roles`, which do not include `worker`: its loops never start, and readiness does not wait
+     * for them (another process on the database runs them; `/readyz` there reports on them).
+     */
+    withoutBackgroundRole(roles: readonly string[]): void {
+      withoutLoops = `not run here (roles: ${roles.join(',')})`;
+    },
     /** Registers a background loop; returns the function it calls at each report. */
     heartbeat(loop: string, intervalMs: number): () => void {
       const record = { intervalMs, lastBeat: performance.now() };
@@ -58,13 +68,13 @@ export function createHealth(logger: Logger, now: () => Date) {
       const database = await probe();
       const at = performance.now();
       const late = [...loops].filter(([, record]) => at - record.lastBeat > 2 * record.intervalMs + HEARTBEAT_GRACE_MS).map(([name, record]) => `${name} (last report ${Math.round((at - record.lastBeat) / 1000)} s ago)`);
-      const workers = loops.size === 0 ? 'not started' : late.length > 0 ? `late: ${late.join(', ')}` : 'ok';
+      const workers = withoutLoops ?? (loops.size === 0 ? 'not started' : late.length > 0 ? `late: ${late.join(', ')}` : 'ok');
       const checks = database.ok
         ? { database: 'ok', migrations: 'ok', workers }
         : database.check === 'migrations'
           ? { database: 'ok', migrations: database.reason, workers }
           : { database: database.reason, migrations: 'unknown', workers };
-      return { ready: database.ok && workers === 'ok', checks };
+      return { ready: database.ok && (workers === 'ok' || workers === withoutLoops), checks };
     },
     /** Records (and logs) that a worker thread of kind `thread` stopped on its own. */
     threadExited(thread: string, reason: string): void {

@@ -98,7 +98,7 @@ export function createCore(deps: CoreDeps) {
 /** The core's type, as transports see it. */
 export type Core = ReturnType<typeof createCore>;
 
-export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, SETTING_NAMES, type Config, type SettingName, type UnknownSetting } from './config.js';
+export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/index.js';
-import { startService } from '../../server/main.js';
+import { requireEveryRole, startService } from '../../server/main.js';
 
 export interface ExampleService {
   apiUri: string;
@@ -23,9 +23,9 @@ export async function exampleService(): Promise<ExampleService> {
     return { apiUri: url, apiKey, close: async () => {} };
   }
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-example-'));
-  const service = await startService(
+  const service = requireEveryRole(await startService(
     loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'agentpost.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'warn' }),
-  );
+  ));
   return {
     apiUri: service.url,
     apiKey: service.generatedKey!,

@@ -4,9 +4,11 @@
  * the core has handlers for, the webhook delivery runner (src/webhooks/delivery-runner.ts: ordered batch claims
  * of `webhook.deliver` jobs), and the retention purge (./retention.ts: old outbox events and dead jobs), followed
  * in the same loop by the policy upkeep (admin/policy-upkeep.ts: retention periods and additional folders).
- * `server/main.ts` starts it with the HTTP listener and stops it in `close()`.
+ * `server/main.ts` starts it in a process with the `worker` role (`serve --roles`, `AGENTPOST_ROLES`; every process by
+ * default) and stops it in `close()`.
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
- * UPDATE that marks it, so no work is done twice at once.
+ * UPDATE that marks it, so no work is done twice at once. Work that another process queued (mail taken by an
+ * `smtp`-only process, a send through an `http`-only one) wakes nothing here: the loops find it at their next poll.
  *
  * To add a kind of background work: give the service a `handlers` record (job kind → JobHandler), spread it
  * into `core.jobHandlers` in `createCore` (src/index.ts), and enqueue with `core.jobs.enqueue(...)` or, inside

@@ -46,6 +46,22 @@ describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
     expect(existsSync(url.slice('file:'.length))).toBe(false);
   });
 
+  it('serve exits 1 on an unknown role, from --roles or AGENTPOST_ROLES, naming where it came from, before opening anything', async () => {
+    const url = database();
+    const run = (args: string[], env: Record<string, string>) =>
+      promisify(execFile)(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: url, ...env }), timeout: 30_000 }).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
+      );
+    const option = await run(['--roles', 'http,mail'], {});
+    expect(option.code).toBe(1);
+    expect(option.stderr).toContain('--roles: "mail" is not a role (expected a comma-separated subset of http, smtp, worker');
+    const setting = await run([], { AGENTPOST_ROLES: 'workers' });
+    expect(setting.code).toBe(1);
+    expect(setting.stderr).toContain('AGENTPOST_ROLES: "workers" is not a role');
+    expect(existsSync(url.slice('file:'.length))).toBe(false);
+  });
+
   it('serve warns about a misspelled AGENTPOST_ variable, naming the closest setting, and starts', async () => {
     const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SHUTDOWN_TIMOUT: '5s', AGENTPOST_COMPLETELY_UNKNOWN: 'x' }), stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ServiceAccountSigner } from 'nylas';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startService, type RunningService } from '../../server/main.js';
+import { requireEveryRole, startService, type FullService } from '../../server/main.js';
 import { createDb, tables } from '../../storage/index.js';
 import { hashApiKey } from '../../src/applications/credentials.js';
 import { loadConfig } from '../../src/index.js';
@@ -102,7 +102,7 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
     expect(credentials).toMatchObject({ type: 'service_account', organization_id: applicationId, private_key_id: expect.any(String) });
     expect(credentials.private_key).toContain('BEGIN PRIVATE KEY');
 
-    const service: RunningService = await startService(loadConfig({ AGENTPOST_DATABASE_URL: database, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'silent' }));
+    const service: FullService = requireEveryRole(await startService(loadConfig({ AGENTPOST_DATABASE_URL: database, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'silent' })));
     try {
       for (const key of [appKey!, extraKey!]) {
         const response = await request(service.url, 'GET', '/v3/grants', { key });

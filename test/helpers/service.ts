@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import NylasModule from 'nylas';
 import { createDb, migrate, type Database } from '../../storage/index.js';
 import { createCore, createLogger, loadConfig, randomId, type Config, type Core, type CoreDeps } from '../../src/index.js';
-import { startService, type RunningService } from '../../server/main.js';
+import { requireEveryRole, startService, type FullService } from '../../server/main.js';
 import { fakeDns, type FakeDns } from './dns.js';
 import { randomBytes } from 'node:crypto';
 
@@ -42,7 +42,7 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
 }
 
 /** A running service plus an SDK client of its default application. */
-export interface TestService extends RunningService {
+export interface TestService extends FullService {
   apiKey: string;
   nylas: Nylas;
   dns: FakeDns;
@@ -59,7 +59,14 @@ export async function startTestService(options: { env?: Record<string, string>; 
   const dir = tempDir();
   const config = testConfig(options.databaseUrl ?? `file:${join(dir.path, 'agentpost.db')}`, options.env);
   const dns = fakeDns();
-  const service = await startService(config, { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
+  const started = await startService(config, { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
+  let service: FullService;
+  try {
+    service = requireEveryRole(started);
+  } catch (error) {
+    await started.close();
+    throw error;
+  }
   const client = (apiKey: string) => new Nylas({ apiKey, apiUri: service.url, timeout: 30 });
   return {
     ...service,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig, parseRoles } from '../../src/config.js';
 
 /** The error message `loadConfig` throws for an environment, or a failure when it does not throw. */
 function configError(env: Record<string, string>): string {
@@ -157,6 +157,17 @@ describe('loadConfig', () => {
     const message = configError({ [name]: value });
     expect(message).toContain(`${name}:`);
     expect(message).toContain(why);
+  });
+
+  it('reads AGENTPOST_ROLES: every role by default, any non-empty subset, unknown names refused', () => {
+    expect(loadConfig({}).roles).toEqual(['http', 'smtp', 'worker']);
+    // Trimmed, case-insensitive, duplicates dropped, in the order of ROLES.
+    expect(loadConfig({ AGENTPOST_ROLES: ' Worker , http,http' }).roles).toEqual(['http', 'worker']);
+    expect(loadConfig({ AGENTPOST_ROLES: 'smtp' }).roles).toEqual(['smtp']);
+    expect(configError({ AGENTPOST_ROLES: 'http,mail' })).toContain('AGENTPOST_ROLES: "mail" is not a role (expected a comma-separated subset of http, smtp, worker');
+    expect(configError({ AGENTPOST_ROLES: ' , ' })).toContain('AGENTPOST_ROLES: give at least one role of http, smtp, worker');
+    expect(parseRoles('worker,smtp')).toEqual({ roles: ['smtp', 'worker'] });
+    expect(parseRoles('')).toEqual({ error: expect.stringContaining('at least one role') });
   });
 
   it('refuses a header timeout longer than the request timeout', () => {
