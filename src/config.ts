@@ -155,6 +155,15 @@ const EnvSchema = z.object({
   AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
   AGENTPOST_RSPAMD_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of an rspamd normal worker, e.g. http://127.0.0.1:11333' }).optional(),
   AGENTPOST_RSPAMD_TIMEOUT: duration('10s'),
+  AGENTPOST_DNS_CACHE_TTL: z
+    .string()
+    .default('60s')
+    .transform((value, context) => {
+      if (value.trim() === '0') return 0;
+      const ms = durationMs(value);
+      if (ms === undefined || ms <= 0) context.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a duration (use 0 to turn the cache off, or 30s, 5m)` });
+      return ms ?? 0;
+    }),
   AGENTPOST_ROLES: z
     .string()
     .default(ROLES.join(','))
@@ -307,6 +316,11 @@ export interface Config {
   roles: readonly Role[];
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
+  /**
+   * How long the authentication stage keeps a DNS answer (or a "no such record") it got, in ms; 0 keeps none. Bulk
+   * senders repeat the same few domains, and a resolver that is slow to say "none" would otherwise cost every message.
+   */
+  dnsCacheTtlMs: number;
   /** The inbound spam stage (src/mail/stages/spam.ts), as a policy's `spam_detection` turns its checks on. */
   spam: {
     /** DNSBL zones a client's IP is looked up in (`use_list_dnsbl`). */
@@ -393,6 +407,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
     roles: value.AGENTPOST_ROLES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
+    dnsCacheTtlMs: value.AGENTPOST_DNS_CACHE_TTL,
     spam: {
       dnsblZones: value.AGENTPOST_DNSBL_ZONES,
       rspamdUrl: value.AGENTPOST_RSPAMD_URL?.replace(/\/+$/, ''),

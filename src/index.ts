@@ -52,7 +52,7 @@ export function createCore(deps: CoreDeps) {
   const enforcement = createEnforcement(deps);
   /** Inbound stages 2 and 3 (authentication, spam), for the inbound pipeline: SPF/DKIM/DMARC/ARC through deps.dns, and the spam score. */
   const mailStages = {
-    authenticator: createAuthenticator({ dns: deps.dns, authservId: deps.config.mxHost }),
+    authenticator: createAuthenticator({ dns: deps.dns, authservId: deps.config.mxHost, cacheTtlMs: deps.config.dnsCacheTtlMs }),
     spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
   };
   // Administration (§15): every write invalidates the enforcement cache, so this process applies it at once.

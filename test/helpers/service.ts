@@ -37,6 +37,8 @@ export function testConfig(databaseUrl: string, env: Record<string, string> = {}
     AGENTPOST_SMTP_PORT: '0',
     AGENTPOST_API_KEY: TEST_API_KEY,
     AGENTPOST_LOG_LEVEL: 'silent',
+    // Tests change their resolver's records between messages, as if DNS changed at once: keep no answers.
+    AGENTPOST_DNS_CACHE_TTL: '0',
     ...env,
   });
 }

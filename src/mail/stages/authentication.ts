@@ -10,13 +10,15 @@
 import { arc, dkimVerify, dmarc, spf, type AuthStatus, type DNSResolver } from 'mailauth';
 import type { DnsResolver } from '../../deps.js';
 import type { AuthenticationVerdict, Authenticator, StageMail } from './contracts.js';
-import { dnsQuery } from './dns-query.js';
+import { cachedDnsQuery, dnsQuery } from './dns-query.js';
 
 /** What {@link createAuthenticator} needs. */
 export interface AuthenticatorOptions {
   dns: DnsResolver;
   /** The authserv-id of the `Authentication-Results` header: this service's host name. */
   authservId: string;
+  /** How long DNS answers and "no such record" are kept, in ms (`AGENTPOST_DNS_CACHE_TTL`); 0 or absent keeps none. */
+  cacheTtlMs?: number;
 }
 
 /**
@@ -67,7 +69,7 @@ export function signedPart(raw: Buffer): Buffer {
 
 /** Builds the {@link Authenticator} of the inbound pipeline. */
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
-  const query = dnsQuery(options.dns);
+  const query = cachedDnsQuery(dnsQuery(options.dns), options.cacheTtlMs ?? 0);
   // mailauth's resolver type names only TXT-like answers; MX and A answers pass through as they are.
   const resolver = query as unknown as DNSResolver;
   const authservId = options.authservId.replace(/[^A-Za-z0-9.:-]/g, '');

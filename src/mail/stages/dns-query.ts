@@ -34,3 +34,32 @@ export function dnsQuery(dns: DnsResolver): DnsQuery {
     }
   };
 }
+
+/** Error codes that mean "there is no such record": an answer, kept like one. Anything else is temporary. */
+const NO_RECORD = new Set(['ENOTFOUND', 'ENODATA']);
+/** Questions kept at most (the cache is emptied when full). */
+const CACHE_ENTRIES = 10_000;
+
+/**
+ * A query that keeps answers, and "no such record", for `ttlMs` (an age: performance.now(), not the clock); a
+ * temporary failure is never kept, so the next message asks again. Questions asked while the same one is under way
+ * share its answer. `ttlMs` 0 returns `query` itself.
+ */
+export function cachedDnsQuery(query: DnsQuery, ttlMs: number): DnsQuery {
+  if (ttlMs <= 0) return query;
+  const kept = new Map<string, { at: number; answer: Promise<unknown[]> }>();
+  return (name, rrtype) => {
+    const key = `${rrtype.toUpperCase()} ${name.toLowerCase()}`;
+    const now = performance.now();
+    const entry = kept.get(key);
+    if (entry && now - entry.at < ttlMs) return entry.answer;
+    if (kept.size >= CACHE_ENTRIES) kept.clear();
+    const answer = query(name, rrtype);
+    kept.set(key, { at: now, answer });
+    answer.catch((error: unknown) => {
+      const code = (error as { code?: unknown } | undefined)?.code;
+      if (!(typeof code === 'string' && NO_RECORD.has(code)) && kept.get(key)?.answer === answer) kept.delete(key);
+    });
+    return answer;
+  };
+}
