@@ -9,10 +9,12 @@
  * - `manual-assign` moves named grants in (from anywhere) or out (to the default workspace).
  */
 import { and, eq, inArray, isNull, or } from 'drizzle-orm';
-import { tables, type Tx } from '../../storage/index.js';
+import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import { unixSeconds, type CoreDeps } from '../deps.js';
 import { AppError, invalid, notFound } from '../errors.js';
+import { eventRecorder } from '../events/outbox.js';
+import { toGrant } from '../grants/grant-service.js';
 import { chooseWorkspace } from '../grants/placement.js';
 import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
@@ -41,6 +43,12 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
 /** Creates the workspace service; `invalidate` runs after every write (enforcement caches). */
 export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
   const now = () => unixSeconds(clock.now());
+  const record = eventRecorder({ newId, clock });
+
+  /** A `grant.updated` notification for each grant that moved (its `workspace_id` changed). */
+  async function announceMoves(tx: Tx, rows: readonly GrantRow[]): Promise<void> {
+    for (const row of rows) await record(tx, { applicationId: row.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: toGrant(row), createdAt: row.updatedAt });
+  }
 
 
   async function defaultOf(tx: Tx, applicationId: string): Promise<WorkspaceRow> {
@@ -57,10 +65,12 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
   /** Moves grants of the application to a workspace; returns the ids moved. */
   async function moveGrants(tx: Tx, applicationId: string, grantIds: readonly string[], workspaceId: string, at: number): Promise<void> {
     for (let index = 0; index < grantIds.length; index += 500) {
-      await tx
+      const moved = await tx
         .update(tables.grants)
         .set({ workspaceId, updatedAt: at })
-        .where(and(eq(tables.grants.applicationId, applicationId), inArray(tables.grants.id, grantIds.slice(index, index + 500))));
+        .where(and(eq(tables.grants.applicationId, applicationId), inArray(tables.grants.id, grantIds.slice(index, index + 500))))
+        .returning();
+      await announceMoves(tx, moved);
     }
   }
 
@@ -145,10 +155,12 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
         const current = await requireOwnedRow(tx, 'workspace', principal.applicationId, workspaceId);
         if (current.isDefault) throw invalid('workspace_id', 'the default workspace cannot be deleted.');
         const fallback = await defaultOf(tx, principal.applicationId);
-        await tx
+        const moved = await tx
           .update(tables.grants)
           .set({ workspaceId: fallback.id, updatedAt: now() })
-          .where(and(eq(tables.grants.applicationId, principal.applicationId), eq(tables.grants.workspaceId, current.id)));
+          .where(and(eq(tables.grants.applicationId, principal.applicationId), eq(tables.grants.workspaceId, current.id)))
+          .returning();
+        await announceMoves(tx, moved);
         await tx.delete(tables.workspaces).where(eq(tables.workspaces.id, current.id));
       });
     },

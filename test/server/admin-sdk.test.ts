@@ -2,7 +2,9 @@
  * Administration through the nylas SDK: every method of its `workspaces` (7), `policies` (5), `rules` (6) and
  * `lists` (8) resources, 26 in all, against the real HTTP server, with results checked against what is stored.
  */
+import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tables } from '../../storage/index.js';
 import { evaluationRow, recordEvaluations } from '../../src/admin/audit.js';
 import { request } from '../helpers/http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -255,6 +257,14 @@ describe('administration with the nylas SDK (26 methods)', () => {
     expect((await nylas.workspaces.list()).data.map((workspace) => workspace.workspaceId)).toEqual([fallback.workspaceId]);
     // Its grants moved to the default workspace.
     for (const grant of [early, later]) expect(await workspaceOf(grant.id)).toBe(fallback.workspaceId);
+
+    // Every move (auto-group, each manual assignment, the delete) is a grant.updated notification with the new workspace.
+    const events = await service.core.deps.db.orm
+      .select()
+      .from(tables.outboxEvents)
+      .where(and(eq(tables.outboxEvents.type, 'grant.updated'), eq(tables.outboxEvents.grantId, early.id)))
+      .orderBy(tables.outboxEvents.seq);
+    expect(events.map((event) => (event.payload as { workspace_id?: string }).workspace_id)).toEqual([workspaceId, fallback.workspaceId, workspaceId, fallback.workspaceId]);
   });
 
   it('called every one of the 26 methods', () => {
