@@ -14,14 +14,15 @@
  * BENCH_MESSAGES to change the count per run (default 3000), BENCH_ROUNDS the runs of ours at each concurrency
  * (default 3).
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { count } from 'drizzle-orm';
 import { requireEveryRole, startService } from '../server/main.js';
 import { loadConfig, startInboundSmtp, type InboundService } from '../src/index.js';
 import { tables } from '../storage/index.js';
+import { NO_SMTP_SOURCE, smtpSource, which } from './load-tools.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
 /** Runs of ours at each concurrency, each between two runs of the ceiling (BENCH_ROUNDS). */
@@ -39,28 +40,9 @@ const DOMAIN = 'bench.agentpost.localhost';
 const RECIPIENT = `agent@${DOMAIN}`;
 const POSTFIX_USER = 'agentpostbench';
 
-function which(binary: string): string | undefined {
-  for (const dir of ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin']) {
-    if (existsSync(join(dir, binary))) return join(dir, binary);
-  }
-  return undefined;
-}
-
-/** Runs smtp-source and returns the seconds it took (it exits once every message got its reply). */
-function smtpSource(binary: string, port: number, messages: number, sessions: number, to: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(binary, ['-s', String(sessions), '-l', String(SIZE), '-m', String(messages), '-f', 'sender@example.com', '-t', to, `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let errors = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      errors += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code === 0) resolve((performance.now() - started) / 1000);
-      else reject(new Error(`smtp-source exited with ${code}: ${errors.slice(0, 500)}`));
-    });
-  });
+/** Runs smtp-source and returns the seconds it took. */
+function runSource(binary: string, port: number, messages: number, sessions: number, to: string): Promise<number> {
+  return smtpSource(binary, { port, messages, sessions, size: SIZE, from: 'sender@example.com', to });
 }
 
 const rate = (messages: number, seconds: number) => Math.round(messages / seconds);
@@ -87,7 +69,7 @@ function threadTicks(): Map<string, number> {
 async function measured(binary: string, port: number, sessions: number, to: string): Promise<{ rate: number; cpuMs: number; eventLoopMs: number | undefined }> {
   const before = process.cpuUsage();
   const ticksBefore = threadTicks();
-  const seconds = await smtpSource(binary, port, MESSAGES, sessions, to);
+  const seconds = await runSource(binary, port, MESSAGES, sessions, to);
   const used = process.cpuUsage(before);
   const mainTicks = (threadTicks().get(String(process.pid)) ?? NaN) - (ticksBefore.get(String(process.pid)) ?? NaN);
   const perMessage = (ms: number) => Math.round((ms / MESSAGES) * 100) / 100;
@@ -106,7 +88,7 @@ async function startDiscardListener(binary: string): Promise<{ port: number; clo
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   // All sessions come from one address: the cap per client (20) would count sessions still closing.
   const listener = await startInboundSmtp({ inbound, logger: silent, host: '127.0.0.1', port: 0, maxConnectionsPerClient: 1_000 });
-  await smtpSource(binary, listener.port, WARM_UP, 8, RECIPIENT);
+  await runSource(binary, listener.port, WARM_UP, 8, RECIPIENT);
   return listener;
 }
 
@@ -125,7 +107,7 @@ async function startAgentpost(binary: string): Promise<{ port: number; stored():
     await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });
     const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: RECIPIENT } }) });
     if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
-    await smtpSource(binary, service.smtpPort, WARM_UP, 8, RECIPIENT);
+    await runSource(binary, service.smtpPort, WARM_UP, 8, RECIPIENT);
   } catch (error) {
     await close();
     throw error;
@@ -235,14 +217,14 @@ async function postfix(binary: string, out: Record<string, number | string>) {
     }
   };
   clean();
-  await smtpSource(binary, 25, WARM_UP, 8, to);
+  await runSource(binary, 25, WARM_UP, 8, to);
   const warmedUp = Date.now() + 120_000;
   while (maildirCount(maildir) < WARM_UP && Date.now() < warmedUp) await new Promise((resolve) => setTimeout(resolve, 100));
   for (const sessions of SESSIONS) {
     const deadline = Date.now() + 120_000;
     clean();
     const started = performance.now();
-    const accepted = await smtpSource(binary, 25, MESSAGES, sessions, to);
+    const accepted = await runSource(binary, 25, MESSAGES, sessions, to);
     out[`postfix accept, -s ${sessions} (msg/s)`] = rate(MESSAGES, accepted);
     while (maildirCount(maildir) < MESSAGES && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const delivered = maildirCount(maildir);
@@ -255,7 +237,7 @@ async function postfix(binary: string, out: Record<string, number | string>) {
 /** Runs the benchmark; figures are printed by bench/run.ts. */
 export async function run(): Promise<Record<string, number | string>> {
   const binary = which('smtp-source');
-  if (!binary) return { skipped: 'smtp-source not found (Debian: apt-get install postfix)' };
+  if (!binary) return { skipped: NO_SMTP_SOURCE };
   const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
   const out: Record<string, number | string> = { messages: MESSAGES, 'message size (bytes)': SIZE, 'connections per message': 1, 'load average at start (1/5/15 min)': load() };
   await oursAndCeiling(binary, out);

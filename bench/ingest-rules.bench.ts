@@ -14,8 +14,7 @@
  * Needs `smtp-source` (Debian: `apt-get install postfix`). BENCH_MESSAGES sets the messages per run (default 2000),
  * BENCH_ROUNDS the rounds (default 5).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { count, eq } from 'drizzle-orm';
@@ -24,6 +23,7 @@ import { createAuthenticator, loadConfig, type DnsResolver } from '../src/index.
 import type { Authenticator } from '../src/mail/stages/contracts.js';
 import { tables, type StoredRuleCondition } from '../storage/index.js';
 import { fakeDns } from '../test/helpers/dns.js';
+import { NO_SMTP_SOURCE, smtpSource, which } from './load-tools.js';
 
 /**
  * The authentication stage run with the rules (SPF, DKIM, DMARC, ARC through the in-process resolver). The service
@@ -46,9 +46,7 @@ const SENDER = 'sender@example.com';
 const LIST_ITEMS = 10_000;
 const RULES = 50;
 
-function smtpSourceBinary(): string | undefined {
-  return ['/usr/sbin/smtp-source', '/usr/bin/smtp-source', '/usr/local/sbin/smtp-source'].find((path) => existsSync(path));
-}
+const smtpSourceBinary = (): string | undefined => which('smtp-source');
 
 /**
  * One measured run: messages per second, and the CPU time this process (all its threads; smtp-source is another
@@ -57,26 +55,15 @@ function smtpSourceBinary(): string | undefined {
  */
 async function measured(binary: string, port: number): Promise<{ rate: number; cpuMs: number }> {
   const before = process.cpuUsage();
-  const rate = await smtpSource(binary, port, MESSAGES);
+  const rate = await runSource(binary, port, MESSAGES);
   const used = process.cpuUsage(before);
   return { rate, cpuMs: (used.user + used.system) / 1000 / MESSAGES };
 }
 
-/** Runs smtp-source and returns the messages per second (it exits once every message got its reply). */
-function smtpSource(binary: string, port: number, messages: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(binary, ['-s', String(SESSIONS), '-l', String(SIZE), '-m', String(messages), '-f', SENDER, '-t', RECIPIENT, `127.0.0.1:${port}`], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let errors = '';
-    child.stderr.on('data', (chunk: Buffer) => {
-      errors += chunk.toString();
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code === 0) resolve(Math.round(messages / ((performance.now() - started) / 1000)));
-      else reject(new Error(`smtp-source exited with ${code}: ${errors.slice(0, 500)}`));
-    });
-  });
+/** Runs smtp-source and returns the messages per second. */
+async function runSource(binary: string, port: number, messages: number): Promise<number> {
+  const seconds = await smtpSource(binary, { port, messages, sessions: SESSIONS, size: SIZE, from: SENDER, to: RECIPIENT });
+  return Math.round(messages / seconds);
 }
 
 /** 50 rules: none blocks this mail, one stars it; they cover every operator and field, and the three lists. */
@@ -169,7 +156,7 @@ async function startOne(binary: string, administered: boolean) {
     const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: RECIPIENT } }) });
     if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
     if (administered) await administer(service);
-    await smtpSource(binary, service.smtpPort, WARM_UP);
+    await runSource(binary, service.smtpPort, WARM_UP);
   } catch (error) {
     await close();
     throw error;
@@ -195,7 +182,7 @@ function median(values: number[]): number {
 /** Runs the benchmark; figures are printed by bench/run.ts. */
 export async function run(): Promise<Record<string, number | string>> {
   const binary = smtpSourceBinary();
-  if (!binary) return { skipped: 'smtp-source not found (Debian: apt-get install postfix)' };
+  if (!binary) return { skipped: NO_SMTP_SOURCE };
   const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
   const out: Record<string, number | string> = {
     messages: MESSAGES,

@@ -16,13 +16,14 @@
  * sizes of the flat curve, default 200,20000,100000), BENCH_INGEST_SECONDS per ingest window (default 8).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import Sqlite from 'libsql';
 import { BENCH_API_KEY, cacheDir, LARGE_MAILBOX, scalar, scratchCopy, seededDatabases, SHORT_MAILBOX } from './read-path-seed.js';
+import { NO_SMTP_SOURCE, which } from './load-tools.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -33,13 +34,6 @@ const INGEST_SECONDS = Number(process.env.BENCH_INGEST_SECONDS ?? 8);
 const PARTS = new Set((process.env.BENCH_READS_PARTS ?? 'lists,flat,ingest').split(','));
 const here = dirname(fileURLToPath(import.meta.url));
 const AUTH = `Authorization: Bearer ${BENCH_API_KEY}`;
-
-function which(binary: string): string | undefined {
-  for (const dir of ['/usr/sbin', '/usr/bin', '/sbin', '/bin', '/usr/local/sbin', '/usr/local/bin']) {
-    if (existsSync(join(dir, binary))) return join(dir, binary);
-  }
-  return undefined;
-}
 
 const taskset = availableParallelism() >= 2 ? which('taskset') : undefined;
 /** The command pinned to one CPU (0: servers, 1: load generators) when the machine allows it. */
@@ -222,7 +216,7 @@ async function ingestWindow(binary: string, port: number, file: string, seconds:
 /** SMTP ingest into one service, unloaded and with the 10 KB list under full load, alternating. */
 async function ingestUnderLoad(base: string, grant: string, out: Record<string, number | string>): Promise<void> {
   const binary = which('smtp-source');
-  if (!binary) return void (out['ingest under list load'] = 'skipped: smtp-source not found (Debian: apt-get install postfix)');
+  if (!binary) return void (out['ingest under list load'] = `skipped: ${NO_SMTP_SOURCE}`);
   const file = scratchCopy(base, 'ingest');
   const server = await startServer('ours', file);
   try {

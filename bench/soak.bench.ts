@@ -9,12 +9,13 @@
  * Needs `smtp-source` (Debian: `apt-get install postfix`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NO_SMTP_SOURCE, smtpSource, which } from './load-tools.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const WARMUP_SECONDS = Number(process.env.SOAK_WARMUP_SECONDS ?? 60);
@@ -23,10 +24,6 @@ const SOAK_API_KEY = 'agp_soak_key_for_the_default_application';
 const DOMAIN = 'soak.agentpost.localhost';
 const MAILBOX = `agent@${DOMAIN}`;
 const here = dirname(fileURLToPath(import.meta.url));
-
-function smtpSource(): string | undefined {
-  return ['/usr/sbin/smtp-source', '/usr/bin/smtp-source', '/usr/local/sbin/smtp-source'].find((path) => existsSync(path));
-}
 
 /** Resident set of a process in MB (Linux). */
 function rssMb(pid: number): number {
@@ -50,8 +47,8 @@ function slopePerMinute(points: { at: number; mb: number }[]): number {
 }
 
 export async function run(): Promise<Record<string, number | string>> {
-  const binary = smtpSource();
-  if (!binary) return { skipped: 'smtp-source not found (Debian: apt-get install postfix)' };
+  const binary = which('smtp-source');
+  if (!binary) return { skipped: NO_SMTP_SOURCE };
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-soak-'));
   let delivered = 0;
   const receiver = createServer((request: IncomingMessage, response: ServerResponse) => {
@@ -93,10 +90,7 @@ export async function run(): Promise<Record<string, number | string>> {
   let reads = 0;
   const ingest = (async () => {
     while (!stopping) {
-      await new Promise<void>((done, fail) => {
-        const source = spawn(binary, ['-s', '2', '-l', '5120', '-m', '200', '-f', 'sender@example.com', '-t', MAILBOX, `127.0.0.1:${started.smtpPort}`], { stdio: 'ignore' });
-        source.once('exit', (code) => (code === 0 ? done() : fail(new Error(`smtp-source exited with ${code}`))));
-      });
+      await smtpSource(binary, { port: started.smtpPort, messages: 200, sessions: 2, size: 5120, from: 'sender@example.com', to: MAILBOX });
       ingested += 200;
     }
   })();
