@@ -6,7 +6,7 @@
 import { tool, type Tool } from 'ai';
 import type { Core, Principal } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
-import { agentTools, type ToolSetOptions } from './registry.js';
+import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
 import { readForAgent, shapeForAgent } from './compact.js';
 
 /** In-process: tools call the core directly as `principal`. */
@@ -38,7 +38,7 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
       // A dry run (send_message's dry_run) sends nothing, so it needs no approval.
       needsApproval:
-        agentTool.approval && 'dry_run' in agentTool.inputSchema.shape ? (input: unknown) => (input as { dry_run?: unknown } | undefined)?.dry_run !== true : agentTool.approval,
+        agentTool.approval && 'dry_run' in agentTool.inputSchema.shape ? (input: unknown) => callNeedsApproval(agentTool, input) : agentTool.approval,
       // The same compact items, readable bodies and size budget as over MCP (tools/compact.ts).
       execute: async (input: unknown) => {
         const asked = input as Record<string, unknown>;

@@ -7,7 +7,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { operations } from '../src/index.js';
 import type { Executor } from './executor.js';
-import type { AgentTool } from './registry.js';
+import { callNeedsApproval, type AgentTool } from './registry.js';
 import { toMcpResult } from './results.js';
 
 const createDraft = operations.find((operation) => operation.name === 'create_draft');
@@ -21,7 +21,7 @@ function summary(tool: AgentTool, input: Record<string, unknown>): string {
 /** Runs a sending tool only with a person's consent. */
 export async function runWithApproval(server: McpServer, executor: Executor, tool: AgentTool, input: Record<string, unknown>): Promise<CallToolResult> {
   // A dry run sends nothing: it runs without asking.
-  if (input.dry_run === true) return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
+  if (!callNeedsApproval(tool, input)) return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
   if (server.server.getClientCapabilities()?.elicitation) {
     const answer = await server.server.elicitInput({
       mode: 'form',

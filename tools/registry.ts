@@ -22,6 +22,11 @@ export interface AgentTool {
   approval: boolean;
 }
 
+/** Whether one call of a tool waits for a person: a sending tool under `requireApproval`, unless it is a dry run (it sends nothing). */
+export function callNeedsApproval(tool: AgentTool, input: unknown): boolean {
+  return tool.approval && (input as { dry_run?: unknown } | undefined)?.dry_run !== true;
+}
+
 /** The tools that send mail: gated by `requireApproval`. */
 export const SENDING_TOOLS: ReadonlySet<string> = new Set(['send_message', 'send_draft']);
 
