@@ -25,6 +25,14 @@ const wholeNumber = (unit: string, min: number, max: number) =>
     .transform(Number)
     .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`);
 
+/** A rate from 0 to 1 (`0.05` is 5%). */
+const rate = (fallback: number) =>
+  z
+    .string()
+    .regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a rate from 0 to 1, such as 0.05 for 5%')
+    .transform(Number)
+    .default(fallback);
+
 /** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
 const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
@@ -172,6 +180,11 @@ const EnvSchema = z.object({
       if ('error' in parsed) context.addIssue({ code: 'custom', message: parsed.error });
       return 'roles' in parsed ? parsed.roles : [];
     }),
+  AGENTPOST_TRACKING_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://t.mail.example.com' }).optional(),
+  AGENTPOST_PAUSE_BOUNCE_RATE: rate(0.05),
+  AGENTPOST_PAUSE_COMPLAINT_RATE: rate(0.001),
+  AGENTPOST_PAUSE_MIN_SENT: wholeNumber('recipients', 1, 1_000_000_000).default(50),
+  AGENTPOST_PAUSE_WINDOW: duration('7d'),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -316,6 +329,19 @@ export interface Config {
   roles: readonly Role[];
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
+  /** Tracking, bounces and paused sending (src/deliverability). */
+  deliverability: {
+    /** Base URL of the tracking pixel and link redirects (`AGENTPOST_TRACKING_URL`, else the public URL); no trailing slash. */
+    trackingUrl: string;
+    /** A grant's sending pauses when hard bounces over recipients sent, in the window, reach this rate. */
+    pauseBounceRate: number;
+    /** A grant's sending pauses when complaints over recipients sent, in the window, reach this rate. */
+    pauseComplaintRate: number;
+    /** Rates are judged only once the grant sent to at least this many recipients in the window. */
+    pauseMinSent: number;
+    /** The rolling window of those rates, in whole UTC days (today and the days before it). */
+    pauseWindowDays: number;
+  };
   /**
    * How long the authentication stage keeps a DNS answer (or a "no such record") it got, in ms; 0 keeps none. Bulk
    * senders repeat the same few domains, and a resolver that is slow to say "none" would otherwise cost every message.
@@ -418,6 +444,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,
     requireApproval: value.AGENTPOST_REQUIRE_APPROVAL,
+    deliverability: {
+      trackingUrl: (value.AGENTPOST_TRACKING_URL ?? publicUrl).replace(/\/+$/, ''),
+      pauseBounceRate: value.AGENTPOST_PAUSE_BOUNCE_RATE,
+      pauseComplaintRate: value.AGENTPOST_PAUSE_COMPLAINT_RATE,
+      pauseMinSent: value.AGENTPOST_PAUSE_MIN_SENT,
+      pauseWindowDays: Math.max(1, Math.round(value.AGENTPOST_PAUSE_WINDOW / 86_400_000)),
+    },
   };
 }
 

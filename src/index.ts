@@ -36,6 +36,7 @@ import type { JobHandler } from './jobs/worker.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery.js';
 import { nodeHttpRequester } from './webhooks/http-client.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
+import { createSigningKeys } from './deliverability/signing.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
@@ -63,6 +64,8 @@ export function createCore(deps: CoreDeps) {
   const lists = createListService(deps, invalidate);
   const ruleEvaluations = createEvaluationService(deps);
   const health = createHealth(deps.logger, () => deps.clock.now());
+  /** The installation's signing key (tracking URLs, VERP return paths), shared through the database. */
+  const signing = createSigningKeys(deps);
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
@@ -92,12 +95,13 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, health, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, health, signing, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
 export type Core = ReturnType<typeof createCore>;
 
+export { createTokenSigner, type TokenSigner, type SigningKeys } from './deliverability/signing.js';
 export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';

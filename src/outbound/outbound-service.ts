@@ -25,6 +25,7 @@ import { createOutboundQueue } from './outbound-queue.js';
 import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
+import { createSendGates } from '../deliverability/send-gates.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -48,7 +49,9 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const uploads = createAttachmentUploads(deps, { grants });
   const composer = createComposer(deps, { uploads });
   const stage = createOutboundStage(deps, { enforcement: parts.enforcement });
-  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage });
+  // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
+  const gates = createSendGates([]);
+  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
   const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage });

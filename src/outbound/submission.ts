@@ -21,6 +21,7 @@ import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
 import type { OutboundQueue } from './outbound-queue.js';
 import type { OutboundStage } from './outbound-stage.js';
 import type { SendCandidate } from './send-policy.js';
+import type { GatedSend, SendGates } from '../deliverability/send-gates.js';
 import { domainOf } from './routing.js';
 
 /** The extra wire fields of a sent message. */
@@ -62,12 +63,19 @@ export interface SubmissionParts {
   composer: Pick<Composer, 'build' | 'signedMime'>;
   /** The outbound stage (rules, quota, size), run before anything is stored or queued. */
   stage: OutboundStage;
+  /** Deliverability's checks (suppression, paused sending, warm-up) and counters, run in the send's transaction. */
+  gates: SendGates;
+}
+
+/** Each address once, lower-cased. */
+function uniqueAddresses(entries: readonly { email: string }[]): string[] {
+  return [...new Set(entries.map((entry) => entry.email.toLowerCase()))];
 }
 
 /** Creates the submission step: accept a composition now, and the detached senders (invitations, system mail). */
 export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
   const { db, clock, newId, config } = deps;
-  const { store, contacts, queue, idempotency, composer, stage } = parts;
+  const { store, contacts, queue, idempotency, composer, stage, gates } = parts;
 
   /**
    * Sends a composition now: composes, then in one transaction passes the outbound stage (rules, daily quota, size:
@@ -87,6 +95,14 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
       if (replay) return { result: replay.response as SendResult, inline: undefined };
       await options.before?.(tx);
       const admitted = await stage.admit(tx, check, 'send');
+      const gated: GatedSend = {
+        applicationId: grant.applicationId,
+        grant,
+        from: composition.from.email.toLowerCase(),
+        recipients: uniqueAddresses([...composition.to, ...composition.cc, ...composition.bcc]),
+        at: date.getTime(),
+      };
+      await gates.check(tx, gated);
       const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['sent'], unread: false, date: unixSeconds(date), envelopeFrom: grant.email }));
       const queued = await queue.queue(
         tx,
@@ -105,6 +121,7 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
         recipients,
       );
       await options.after?.(tx, copy.row.id);
+      await gates.count(tx, gated);
       await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
       await stage.record(tx, admitted, copy.row.id);
       const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };
@@ -124,8 +141,17 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     if (raw.length > MAX_MESSAGE_BYTES) throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`);
     const recipients = await queue.route([...spec.input.to, ...spec.input.cc, ...spec.input.bcc].map((entry) => entry.email));
     if (recipients.length === 0) return { outboundId: undefined };
-    const { inline, outboundId } = await db.write((tx) =>
-      queue.queue(
+    // Sends from a domain pass deliverability's gates (suppression, warm-up); they and invitations are counted
+    // against their sending domain. Invitations are never refused here (they answer a calendar change); the
+    // service's own mail belongs to no application.
+    const gated: GatedSend | undefined =
+      spec.applicationId === null
+        ? undefined
+        : { applicationId: spec.applicationId, grant: undefined, from: spec.input.from.email.toLowerCase(), recipients: uniqueAddresses([...spec.input.to, ...spec.input.cc, ...spec.input.bcc]), at: clock.now().getTime() };
+    const { inline, outboundId } = await db.write(async (tx) => {
+      if (gated && spec.kind === 'transactional') await gates.check(tx, gated);
+      if (gated) await gates.count(tx, gated);
+      return queue.queue(
         tx,
         {
           applicationId: spec.applicationId,
@@ -139,8 +165,8 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
           rawHash: blobHash(raw),
         },
         recipients,
-      ),
-    );
+      );
+    });
     await queue.runInline(inline);
     return { outboundId };
   }

@@ -24,6 +24,10 @@ export const grants = sqliteTable(
     blocked: integer('blocked', { mode: 'boolean' }).notNull().default(false),
     /** scrypt hash of the write-only `settings.app_password` (IMAP/SMTP login), never returned. */
     appPasswordHash: text('app_password_hash'),
+    /** Unix seconds at which sending was paused on a bounce or complaint threshold; null while sending is allowed. */
+    sendingPausedAt: integer('sending_paused_at'),
+    /** Why sending is paused (the rate, its threshold and window), shown on the grant. */
+    sendingPausedReason: text('sending_paused_reason'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -7,3 +7,4 @@ export * from './mail.js';
 export * from './calendar.js';
 export * from './outbound.js';
 export * from './admin.js';
+export * from './deliverability.js';

@@ -76,6 +76,10 @@ export const domains = sqliteTable(
     dkimSelector: text('dkim_selector'),
     dkimPrivateKeyPem: text('dkim_private_key_pem'),
     dkimPublicKey: text('dkim_public_key'),
+    /** The warm-up ramp applies: daily sends from this domain are capped, rising over four weeks from {@link warmUpStartedAt}. */
+    warmUp: integer('warm_up', { mode: 'boolean' }).notNull().default(false),
+    /** Unix seconds at which the ramp started (day 0). */
+    warmUpStartedAt: integer('warm_up_started_at'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

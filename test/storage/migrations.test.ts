@@ -72,6 +72,9 @@ describe('migrations', () => {
     // Today's store writes the columns added to `messages` after 0002 (0002 rebuilds the table without them; their
     // own migrations add them back).
     await db.client.execute('ALTER TABLE messages ADD verdict text');
+    // The same for `grants` (0008 adds the paused-sending columns).
+    await db.client.execute('ALTER TABLE grants ADD sending_paused_at integer');
+    await db.client.execute('ALTER TABLE grants ADD sending_paused_reason text');
     await db.write(async (tx) => {
       await tx.insert(tables.applications).values({ id: 'app', name: 'migration test', plan: 'trial', createdAt: 1, updatedAt: 1 });
       await tx.insert(tables.grants).values({ id: 'grant_a', applicationId: 'app', provider: 'nylas', email: 'a@migrate.test', createdAt: 1, updatedAt: 1 });
@@ -95,6 +98,9 @@ describe('migrations', () => {
     expect(before.attachments).toHaveLength(2);
     expect(before.search).toHaveLength(2);
 
+    // Back to the grants table 0001 knew; 0008 adds the columns again.
+    await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_at');
+    await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_reason');
     await migrate(db);
     expect(await contents(db)).toEqual(before);
     expect((await db.client.execute('PRAGMA foreign_key_check')).rows).toEqual([]);

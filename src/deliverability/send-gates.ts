@@ -1,0 +1,79 @@
+/**
+ * @module deliverability/send-gates
+ * What deliverability checks on every send before anything is stored or queued, and what it counts when a send is
+ * accepted. Each concern is a {@link SendGate} of its own module:
+ * - suppression (./suppressions.ts): a recipient on the application's suppression list refuses the send (400);
+ * - paused sending (./sending-health.ts): a grant whose sending is paused refuses it (403 `sending_paused`);
+ * - warm-up (./warm-up.ts): a domain on its warm-up ramp refuses past the day's cap (429).
+ *
+ * The gates run INSIDE the send's write transaction (submission.ts `accept` and `sendDetached`), after the outbound
+ * stage admitted it, so a refusal rolls back everything the send wrote and two sends cannot pass a cap together.
+ * Counting ({@link SendGates.count}) runs in the same transaction: recipients sent per grant and UTC day
+ * (`grant_sending_days`, the denominator of the bounce and complaint rates) and per sending domain and day
+ * (`domain_daily_sends`, what the warm-up ramp is checked against).
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import { tables, type GrantRow, type Tx } from '../../storage/index.js';
+
+/** One send as the gates see it. */
+export interface GatedSend {
+  applicationId: string;
+  /** The sending grant; absent for sends from a domain (transactional). */
+  grant: GrantRow | undefined;
+  /** Lower-cased sender address (the From). */
+  from: string;
+  /** Lower-cased recipients (to, cc and bcc), each once. */
+  recipients: string[];
+  /** Unix milliseconds of the send. */
+  at: number;
+}
+
+/** One check on sends. Throws an AppError to refuse (the transaction rolls back); resolves to let the send through. */
+export interface SendGate {
+  /** For logs. */
+  name: string;
+  check(tx: Tx, send: GatedSend): Promise<void>;
+}
+
+/** Unix day (UTC) of unix milliseconds. */
+export const unixDayOfMs = (ms: number): number => Math.floor(ms / 86_400_000);
+
+/** The domain of an address (after the last `@`), lower-cased. */
+const domainOfAddress = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+
+/** Runs the gates in order, and counts accepted sends. */
+export function createSendGates(gates: readonly SendGate[]) {
+  return {
+    /** Each gate in order; the first refusal throws. */
+    async check(tx: Tx, send: GatedSend): Promise<void> {
+      for (const gate of gates) await gate.check(tx, send);
+    },
+
+    /** Counts an accepted send: recipients per grant and day, and per sending domain and day (when the domain is registered). */
+    async count(tx: Tx, send: GatedSend): Promise<void> {
+      const sent = send.recipients.length;
+      if (sent === 0) return;
+      const day = unixDayOfMs(send.at);
+      if (send.grant) {
+        await tx
+          .insert(tables.grantSendingDays)
+          .values({ grantId: send.grant.id, day, sent })
+          .onConflictDoUpdate({ target: [tables.grantSendingDays.grantId, tables.grantSendingDays.day], set: { sent: sql`${tables.grantSendingDays.sent} + ${sent}` } });
+      }
+      const [domain] = await tx
+        .select({ id: tables.domains.id })
+        .from(tables.domains)
+        .where(and(eq(tables.domains.domainAddress, domainOfAddress(send.from)), eq(tables.domains.applicationId, send.applicationId)))
+        .limit(1);
+      if (domain) {
+        await tx
+          .insert(tables.domainDailySends)
+          .values({ domainId: domain.id, day, sent })
+          .onConflictDoUpdate({ target: [tables.domainDailySends.domainId, tables.domainDailySends.day], set: { sent: sql`${tables.domainDailySends.sent} + ${sent}` } });
+      }
+    },
+  };
+}
+
+/** The gates' type. */
+export type SendGates = ReturnType<typeof createSendGates>;
