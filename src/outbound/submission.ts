@@ -22,6 +22,7 @@ import type { OutboundQueue } from './outbound-queue.js';
 import type { OutboundStage } from './outbound-stage.js';
 import type { SendCandidate } from './send-policy.js';
 import type { GatedSend, SendGates } from '../deliverability/send-gates.js';
+import { recordTrackedSend, tracksAnything } from '../deliverability/tracked-sends.js';
 import { domainOf } from './routing.js';
 
 /** The extra wire fields of a sent message. */
@@ -87,6 +88,8 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     const { grant } = composition;
     const date = clock.now();
     const headerMessageId = options.headerMessageId ?? `${newId()}@${domainOf(composition.from.email)}`;
+    // A tracked send's id is in its pixel and links, so it is made before the message is composed.
+    const trackingId = tracksAnything(composition.trackingOptions) ? newId() : undefined;
     const built = await composer.build(composition, headerMessageId, date);
     const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
     const recipients = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
@@ -122,6 +125,20 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
       );
       await options.after?.(tx, copy.row.id);
       await gates.count(tx, gated);
+      if (trackingId !== undefined) {
+        await recordTrackedSend(tx, {
+          id: trackingId,
+          applicationId: grant.applicationId,
+          grantId: grant.id,
+          messageId: copy.row.id,
+          threadId: copy.row.threadId,
+          outboundId: queued.outboundId,
+          headerMessageId,
+          options: composition.trackingOptions!,
+          links: [],
+          sentAt: date.getTime(),
+        });
+      }
       await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
       await stage.record(tx, admitted, copy.row.id);
       const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };

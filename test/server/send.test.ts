@@ -8,6 +8,8 @@
 import { simpleParser } from 'mailparser';
 import { NylasApiError } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { tables } from '../../storage/index.js';
 import { request } from '../helpers/http.js';
 import { createMailbox, eventually } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -176,6 +178,11 @@ describe('send API: bad input and idempotency', () => {
     expect(stored.body.data.tracking_options).toEqual({ opens: true, label: 'campaign' });
     const plain = await request(service.url, 'GET', `/v3/grants/${sender}/messages/${allowed.data.id}`, { key: service.apiKey });
     expect(plain.body.data.tracking_options).toBeUndefined();
+    // The send is recorded for tracking in its own transaction: its sent copy, thread, Message-ID and label.
+    const [tracked] = await service.core.deps.db.orm.select().from(tables.trackedMessages).where(eq(tables.trackedMessages.messageId, allowed.data.id));
+    expect(tracked).toMatchObject({ opens: true, links: false, threadReplies: false, label: 'campaign', threadId: allowed.data.threadId });
+    expect(tracked!.headerMessageId).toMatch(/@sendcheck\.agentpost\.localhost$/);
+    expect(tracked!.id).not.toBe(allowed.data.id);
   });
 
   it('Idempotency-Key: five identical requests, one after another, make one send and replay the same answer', async () => {
