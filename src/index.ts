@@ -37,6 +37,7 @@ import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery
 import { nodeHttpRequester } from './webhooks/http-client.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { createSigningKeys } from './deliverability/signing.js';
+import { createThreadReplies } from './deliverability/thread-replies.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
@@ -70,8 +71,11 @@ export function createCore(deps: CoreDeps) {
   const jobs = createJobQueue(deps);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
+  // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
+  const threadReplies = createThreadReplies(deps);
   const inbound = createInboundService(deps, mailStore, {
     afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
+    replies: threadReplies,
     jobs,
     onThreadExit: health.threadExited,
     enforcement,
@@ -92,7 +96,7 @@ export function createCore(deps: CoreDeps) {
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
+  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
   return { deps, health, signing, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };

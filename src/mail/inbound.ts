@@ -38,6 +38,7 @@ import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessa
 import type { SmtpClientInfo } from './stages/contracts.js';
 import { createInboundPipeline, type InboundStages, type MessagePlan } from './stages/inbound-pipeline.js';
 import type { Refusal } from './stages/policy-limits.js';
+import type { ThreadReplies } from '../deliverability/thread-replies.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -103,6 +104,11 @@ export interface InboundServiceOptions {
   };
   /** Told when jobs were stored with a message, so the in-process workers look at once. */
   jobs?: Pick<JobQueue, 'announce'>;
+  /**
+   * Replies to tracked sends (src/deliverability/thread-replies.ts): asked before a message is stored, it names the
+   * jobs that count the reply, stored in the message's own transaction. Skipped when absent.
+   */
+  replies?: Pick<ThreadReplies, 'jobsFor'>;
   /** What applies to each grant (made from the deps when absent; the core passes its own, which admin writes invalidate). */
   enforcement?: Enforcement;
   /** The authentication and spam stages (src/mail/stages/contracts.ts); each is skipped when absent. */
@@ -145,10 +151,14 @@ const WRITER_PARSE_MAX_BYTES = 256 * 1024;
 /** A stored copy as ./ingest-prepare.ts receives it: a {@link NewMessage} before parsing. */
 type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
 
-/** What a message's transaction stores besides its copies: rule-evaluation rows (given the copies' message ids) and daily counters. */
+/**
+ * What a message's transaction stores besides its copies: rule-evaluation rows (given the copies' message ids), daily
+ * counters, and jobs decided before the parse (given the stored copies: replies to tracked sends).
+ */
 interface StoreExtras {
   rows(messageIds: readonly string[]): EvaluationRow[];
   usage: DailyUsageIncrement[];
+  jobs(copies: readonly StoredCopy[]): JobInput[];
 }
 
 /** Creates the inbound service. */
@@ -156,7 +166,10 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   const { db, clock, newId } = deps;
   const pipeline = createInboundPipeline(deps, { enforcement: options.enforcement ?? createEnforcement(deps), stages: options.stages ?? {} });
   const parser = options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
-  const jobsOf = (copies: NewMessage[], stored: StoredCopy[]): JobInput[] => (copies[0] ? (options.afterDelivery?.jobsOf(copies[0].parsed, stored) ?? []) : []);
+  const jobsOf = (copies: NewMessage[], stored: StoredCopy[], extras: StoreExtras): JobInput[] => [
+    ...(copies[0] ? (options.afterDelivery?.jobsOf(copies[0].parsed, stored) ?? []) : []),
+    ...extras.jobs(stored),
+  ];
   /** Stores deliveries (each one copy per hosted recipient), and the jobs that follow them, in the group commit's transaction. */
   async function writeDeliveries(tx: Tx, deliveries: { copies: NewMessage[]; extras: StoreExtras }[]): Promise<InboundDelivery[][]> {
     const stored = await mailStore.insertMany(tx, deliveries.flatMap(({ copies }) => asDelivery(copies)));
@@ -165,7 +178,7 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     for (const { copies, extras } of deliveries) {
       const mine = stored.slice(offset, offset + copies.length);
       offset += copies.length;
-      for (const job of jobsOf(copies, mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })))) await enqueueJob(tx, { clock, newId }, job);
+      for (const job of jobsOf(copies, mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })), extras)) await enqueueJob(tx, { clock, newId }, job);
       await recordEvaluations(tx, extras.rows(mine.map(({ row }) => row.id)));
       await addDailyUsage(tx, extras.usage);
       results.push(mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId })));
@@ -189,7 +202,7 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       return deliveries;
     }
     const item = mailStore.toWriteItem(asDelivery(copies));
-    const jobs = jobsOf(copies, item.copies.map((copy) => ({ grantId: copy.message.grantId, messageId: copy.message.id })));
+    const jobs = jobsOf(copies, item.copies.map((copy) => ({ grantId: copy.message.grantId, messageId: copy.message.id })), extras);
     if (jobs.length > 0) item.jobs = jobs.map((job) => jobRowOf({ clock, newId }, job));
     item.evaluations = extras.rows(item.copies.map((copy) => copy.message.id));
     item.dailyUsage = extras.usage;
@@ -221,9 +234,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const ids = copies.flatMap(() => [newId(), newId(), newId()]);
     const messageIds = ids.filter((_, index) => index % 3 === 0);
     const evaluations = extras.rows(messageIds);
-    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage }, messageIds });
+    const jobs = extras.jobs(copies.map((copy, index) => ({ grantId: copy.grantId, messageId: messageIds[index]! }))).map((job) => jobRowOf({ clock, newId }, job));
+    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs }, messageIds });
     if (!outcome.prepared) return undefined;
     announceRecordedEvents();
+    if (jobs.length > 0) options.jobs?.announce();
     const summary = outcome.summary as { from?: ParsedMessage['from'] } | undefined;
     return { deliveries: deliveriesOf(copies, outcome.results), from: summary?.from ?? [] };
   }
@@ -338,12 +353,15 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       const dropped = plan.dropped.map((copy) => ({ recipient: copy.recipient, grantId: copy.grant.id }));
       // Rows waiting from RCPT TO go in this message's transaction; they are given back if it fails.
       const waiting = pipeline.takeWaiting();
-      const extras: StoreExtras = { rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)], usage: pipeline.usageOf(plan) };
+      const extras: StoreExtras = { rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)], usage: pipeline.usageOf(plan), jobs: () => [] };
       if (plan.copies.length === 0) {
         pipeline.later(extras.rows([]));
         return { deliveries: [], rejected, dropped, parseError: undefined };
       }
       try {
+        // A reply to a tracked send is counted by a job stored with it (nothing is asked of mail that names no earlier message).
+        const replyJobs = options.replies ? await options.replies.jobsFor(plan.raw, plan.copies.map((copy) => copy.grant), unixSeconds(clock.now())) : undefined;
+        if (replyJobs) extras.jobs = replyJobs;
         const result = await store(input, plan, extras);
         pipeline.stored(plan);
         return { ...result, rejected, dropped };
