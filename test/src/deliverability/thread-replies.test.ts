@@ -62,7 +62,8 @@ describe('thread replies: the job stored with a reply, and what it records', () 
 
   /** Sends from the agent with these tracking options; returns the sent copy and its Message-ID. */
   async function send(trackingOptions?: { thread_replies?: boolean; opens?: boolean; label?: string }) {
-    const { data } = await core.outbound.send(principal, { grant_id: grantId, to: [{ email: 'bob@example.com' }], subject: 'Hello', body: 'Shall we meet?', ...(trackingOptions ? { tracking_options: trackingOptions } : {}) } as never);
+    const result = await core.outbound.send(principal, { grant_id: grantId, to: [{ email: 'bob@example.com' }], subject: 'Hello', body: 'Shall we meet?', ...(trackingOptions ? { tracking_options: trackingOptions } : {}) } as never);
+    const data = result.data as { id: string; thread_id?: string };
     const [copy] = await env.db.orm.select().from(tables.messages).where(eq(tables.messages.id, data.id));
     return { id: data.id, threadId: data.thread_id!, headerMessageId: copy!.headerMessageId! };
   }
