@@ -17,16 +17,29 @@ export type ErrorCode =
   | 'unavailable'
   | 'internal';
 
+/** Options of an {@link AppError}: the cause, and a more precise error type than its code's. */
+export interface AppErrorOptions extends ErrorOptions {
+  /**
+   * The Nylas `error.type` to answer instead of the code's usual one (`sending_paused` for a 403 `forbidden`): the
+   * status and everything else still follow the code. Faces show it where they show a type: HTTP and `/mcp` in
+   * `error.type`, MCP tool results and AI SDK tool errors in the text's prefix.
+   */
+  type?: string | undefined;
+}
+
 /** The error every core operation throws. `message` is written for the caller (a developer or a model). */
 export class AppError extends Error {
   override readonly name = 'AppError';
+  /** The error's own type, when it has one more precise than its code's (see {@link AppErrorOptions.type}). */
+  readonly type: string | undefined;
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
-    options?: ErrorOptions,
+    options?: AppErrorOptions,
   ) {
     super(message, options);
+    this.type = options?.type;
   }
 }
 

@@ -38,6 +38,7 @@ import { nodeHttpRequester } from './webhooks/http-client.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { createSigningKeys } from './deliverability/signing.js';
 import { createThreadReplies } from './deliverability/thread-replies.js';
+import { createSendingHealth } from './deliverability/sending-health.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
@@ -89,6 +90,11 @@ export function createCore(deps: CoreDeps) {
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts);
   const attachments = createAttachmentService(deps, grants);
+  /**
+   * Sending health: its `listener` is the report intake's ReportListener (bounces and complaints pause a grant's
+   * sending on their rates); its gate, in the outbound service's send gates, refuses sends while paused.
+   */
+  const sendingHealth = createSendingHealth(deps);
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
@@ -99,7 +105,7 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, health, signing, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, health, signing, sendingHealth, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -107,7 +113,7 @@ export type Core = ReturnType<typeof createCore>;
 
 export { createTokenSigner, type TokenSigner, type SigningKeys } from './deliverability/signing.js';
 export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
-export { AppError, type ErrorCode } from './errors.js';
+export { AppError, type AppErrorOptions, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';

@@ -39,9 +39,9 @@ export function toMcpResult(output: Record<string, unknown>, tool = '', input: R
   return { content: [{ type: 'text', text: renderForAgent(tool, shaped) }], structuredContent: shaped };
 }
 
-/** What an agent reads when a call fails: `<code>: <message>`. */
+/** What an agent reads when a call fails: `<code>: <message>` (`<code> (<type>): <message>` for an error with a type of its own). */
 export function errorText(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  if (error instanceof AppError) return `${error.code}${error.type !== undefined ? ` (${error.type})` : ''}: ${error.message}`;
   if (error instanceof ZodError) {
     return `invalid_request: ${error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}`;
   }

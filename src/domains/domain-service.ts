@@ -39,6 +39,8 @@ export function toDomain(row: DomainRow): Domain {
     verified_dkim: row.verifiedDkim,
     verified_dmarc: row.verifiedDmarc,
     verified_arc: row.verifiedArc,
+    warm_up: row.warmUp,
+    ...(row.warmUp && row.warmUpStartedAt !== null ? { warm_up_started_at: row.warmUpStartedAt } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -183,7 +185,7 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
      * Registers a domain. `*.<AGENTPOST_TRIAL_DOMAIN>` is a trial domain, usable at once; any other is custom
      * and waits for DNS verification. An address can belong to one application only (409).
      */
-    async create(principal: Principal, input: { name: string; domain_address: string }): Promise<Domain> {
+    async create(principal: Principal, input: { name: string; domain_address: string; warm_up?: boolean | undefined }): Promise<Domain> {
       const address = input.domain_address.toLowerCase();
       checkTrialDepth(address);
       const branded = isTrialAddress(address);
@@ -204,6 +206,7 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
             verifiedSpf: branded,
             verifiedDkim: branded,
             verificationToken: randomBytes(18).toString('base64url'),
+            ...(input.warm_up === true ? { warmUp: true, warmUpStartedAt: at } : {}),
             createdAt: at,
             updatedAt: at,
           })
@@ -218,13 +221,19 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
       });
     },
 
-    /** Renames a domain; the address itself never changes. */
-    async update(principal: Principal, input: { domain_id: string; name?: string | undefined }): Promise<Domain> {
+    /**
+     * Renames a domain (the address itself never changes), or puts it on its warm-up ramp (`warm_up: true`, starting
+     * today unless it is on it already) or off it (`false`).
+     */
+    async update(principal: Principal, input: { domain_id: string; name?: string | undefined; warm_up?: boolean | undefined }): Promise<Domain> {
       const current = await requireDomain(principal, input.domain_id);
+      const at = now();
+      const warmUp =
+        input.warm_up === undefined || input.warm_up === current.warmUp ? {} : input.warm_up ? { warmUp: true, warmUpStartedAt: at } : { warmUp: false, warmUpStartedAt: null };
       const [row] = await db.write((tx) =>
         tx
           .update(tables.domains)
-          .set({ ...(input.name !== undefined ? { name: input.name } : {}), updatedAt: now() })
+          .set({ ...(input.name !== undefined ? { name: input.name } : {}), ...warmUp, updatedAt: at })
           .where(eq(tables.domains.id, current.id))
           .returning(),
       );

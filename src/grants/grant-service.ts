@@ -15,6 +15,7 @@ import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from 
 import { isDomainUsable } from '../domains/domain-service.js';
 import { chooseWorkspace } from './placement.js';
 import { addMissingFolders, policyFolderNames } from './policy-folders.js';
+import { resumeSending, sendingStateOf } from '../deliverability/sending-state.js';
 
 /** The provider value stored for hosted Agent Accounts (the spec's `hosted` is accepted as an alias). */
 export const HOSTED_PROVIDER = 'nylas';
@@ -48,13 +49,14 @@ export function toGrant(row: GrantRow): Grant {
     settings: { ...settings, email: row.email },
     ...(row.workspaceId !== null ? { workspace_id: row.workspaceId } : {}),
     blocked: row.blocked,
+    sending: sendingStateOf(row),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
 }
 
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) {
+export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps) {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -188,8 +190,11 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
       return toGrant(await requireGrant(principal, ref));
     },
 
-    /** Changes the display name, settings (merged), scope or workspace of a grant. */
-    async update(principal: Principal, input: UpdateGrantInput): Promise<Grant> {
+    /**
+     * Changes the display name, settings (merged), scope or workspace of a grant; `sending.status: "active"` resumes
+     * a paused grant's sending (recorded in `sending_state_changes` with `requestId` as the actor).
+     */
+    async update(principal: Principal, input: UpdateGrantInput, context: { requestId?: string | undefined } = {}): Promise<Grant> {
       const current = await requireGrant(principal, input.grant_id);
       const appPasswordHash = input.settings?.app_password ? await hashPassword(input.settings.app_password, randomBytes(16)) : undefined;
       return db.write(async (tx) => {
@@ -202,6 +207,9 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
           });
         }
         const { app_password: _secret, email: _email, ...settings } = input.settings ?? {};
+        if (input.sending?.status === 'active') {
+          await resumeSending(tx, newId, current.id, { actor: context.requestId ?? `local:${principal.via}`, now: clock.now(), windowDays: config.deliverability.pauseWindowDays });
+        }
         const [row] = await tx
           .update(tables.grants)
           .set({

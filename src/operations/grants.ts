@@ -47,13 +47,13 @@ export const getGrant = defineOperation({
 export const updateGrant = defineOperation({
   name: 'update_grant',
   title: 'Update a grant',
-  description: 'Changes a grant\'s display name, settings (merged; app_password is write-only), scope or workspace.',
+  description: 'Changes a grant\'s display name, settings (merged; app_password is write-only), scope or workspace; sending: {status: "active"} resumes sending the service paused.',
   input: UpdateGrantInputSchema,
   output: GrantSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PATCH', path: '/grants/:grant_id' },
   tool: false,
-  run: (core, input, { principal }) => core.grants.update(principal, input),
+  run: (core, input, { principal, requestId }) => core.grants.update(principal, input, { requestId }),
 });
 
 export const deleteGrant = defineOperation({

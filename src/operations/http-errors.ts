@@ -99,13 +99,16 @@ const INTERNAL_MESSAGE = 'An unexpected error occurred; it has been logged.';
 export function httpErrorOf(error: unknown): HttpError {
   let code: ErrorCode = 'internal';
   let message = INTERNAL_MESSAGE;
+  let type: string | undefined;
   if (error instanceof AppError) {
     code = error.code;
     message = error.message;
+    // An error with a type of its own (sending_paused) keeps it; its status is still its code's.
+    if (code !== 'internal') type = error.type;
   } else if (error instanceof ZodError) {
     code = 'invalid_request';
     message = describeZodError(error);
   }
   const retryAfterSeconds = error instanceof AppError && code === 'rate_limited' ? (error.details as RateLimitDetails | undefined)?.retryAfterSeconds : undefined;
-  return { code, ...HTTP_ERRORS[code], message, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
+  return { code, ...HTTP_ERRORS[code], ...(type !== undefined ? { type } : {}), message, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
 }

@@ -26,6 +26,8 @@ import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
 import { createSendGates } from '../deliverability/send-gates.js';
+import { createSendingHealth } from '../deliverability/sending-health.js';
+import { createWarmUp } from '../deliverability/warm-up.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -50,7 +52,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const composer = createComposer(deps, { uploads });
   const stage = createOutboundStage(deps, { enforcement: parts.enforcement });
   // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
-  const gates = createSendGates([]);
+  const gates = createSendGates([createSendingHealth(deps).gate, createWarmUp(deps).gate]);
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });

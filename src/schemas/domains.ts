@@ -20,6 +20,8 @@ export const DomainSchema = z
     verified_dkim: z.boolean(),
     verified_dmarc: z.boolean(),
     verified_arc: z.boolean(),
+    warm_up: z.boolean().describe('Extension: the domain is on its warm-up ramp (a daily cap on recipients, rising over four weeks; 429 past it)'),
+    warm_up_started_at: UnixSecondsSchema.optional().describe('Extension: when the ramp started (its day 0); absent when warm_up is off'),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -33,15 +35,23 @@ const DomainAddressSchema = z
   .max(253)
   .regex(/^([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/, 'must be a domain name such as mail.example.com');
 
+/** `warm_up` on create and update. */
+const WarmUpInputSchema = z
+  .boolean()
+  .optional()
+  .describe('Extension: true puts the domain on a four-week warm-up ramp of daily send caps starting today (50 recipients on day 0, doubling every 3-4 days, no cap from day 28); false takes it off. Turning it on again restarts the ramp');
+
 export const ListDomainsInputSchema = z.object({ limit: LimitSchema, page_token: PageTokenSchema });
 export const DomainRefInputSchema = z.object({ domain_id: IdSchema });
 export const CreateDomainInputSchema = z.object({
   name: z.string().trim().min(1).max(256).describe('Human-readable label'),
   domain_address: DomainAddressSchema.describe('The domain to register, e.g. agents.example.com'),
+  warm_up: WarmUpInputSchema,
 });
 export const UpdateDomainInputSchema = z.object({
   domain_id: IdSchema,
   name: z.string().trim().min(1).max(256).optional().describe('New label (the address cannot change)'),
+  warm_up: WarmUpInputSchema,
 });
 
 export const VerificationTypeSchema = z.enum(['ownership', 'mx', 'spf', 'dkim', 'feedback']);

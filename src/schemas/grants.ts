@@ -8,6 +8,15 @@ import { GrantIdSchema, IdSchema, UnixSecondsSchema } from './common.js';
 /** Provider values of a hosted Agent Account: `nylas` (the SDK) and `hosted` (the spec) name the same thing. */
 export const HostedProviderSchema = z.enum(['nylas', 'hosted']).describe('Agent Account provider: "nylas" (Nylas SDK) or "hosted" (both accepted)');
 
+/** Extension: the grant's sending state (paused by the service on a bounce or complaint threshold). */
+export const GrantSendingSchema = z
+  .object({
+    status: z.enum(['active', 'paused']).describe('"paused": sends are refused (403 sending_paused) until resumed with PATCH /v3/grants/{id} {"sending": {"status": "active"}}'),
+    reason: z.string().optional().describe('Why sending is paused: the rate, its threshold and the window'),
+    paused_at: UnixSecondsSchema.optional().describe('When sending was paused'),
+  })
+  .describe('Extension: whether this grant may send. The service pauses it when its hard-bounce or complaint rate crosses a threshold');
+
 export const GrantSchema = z
   .object({
     id: z.string().describe('Grant id: use it in every /v3/grants/{grant_id}/… path'),
@@ -20,6 +29,7 @@ export const GrantSchema = z
     settings: z.record(z.string(), z.unknown()).describe('Provider settings; secrets are write-only and never returned'),
     workspace_id: z.string().optional().describe('Workspace the Agent Account belongs to'),
     blocked: z.boolean().describe('True when sending is blocked for this grant'),
+    sending: GrantSendingSchema,
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -87,5 +97,9 @@ export const UpdateGrantInputSchema = z.object({
     .describe('Settings to change (merged into the current ones)'),
   scope: z.array(z.string()).optional(),
   workspace_id: IdSchema.optional().describe('Move the Agent Account to this workspace of the same application'),
+  sending: z
+    .object({ status: z.literal('active').describe('"active" resumes sending') })
+    .optional()
+    .describe('Extension: {"status": "active"} resumes a grant whose sending the service paused (recorded with the request id; the bounce and complaint rates then count only what is sent after the resume)'),
 });
 export type UpdateGrantInput = z.infer<typeof UpdateGrantInputSchema>;

@@ -1,0 +1,142 @@
+/**
+ * @module deliverability/sending-health
+ * Per grant, the bounce and complaint rates of what it sent, and the pause of its sending when one crosses its
+ * threshold (issue 18 part 3).
+ *
+ * - {@link SendingHealth.listener} is a {@link ReportListener}: told of each bounce or complaint in the transaction
+ *   that records it, it adds it to the grant's day (`grant_sending_days`, the day of the report, UTC), then judges the
+ *   rolling window (`AGENTPOST_PAUSE_WINDOW`: that many UTC days ending today) with {@link pauseReasonOf}: hard
+ *   bounces over recipients sent, and complaints over recipients sent, once at least `AGENTPOST_PAUSE_MIN_SENT`
+ *   recipients were sent to. A rate that reaches its threshold (`AGENTPOST_PAUSE_BOUNCE_RATE`,
+ *   `AGENTPOST_PAUSE_COMPLAINT_RATE`) pauses the grant in that same transaction: the grant's `sending_paused_at` and
+ *   reason, a `sending_state_changes` row (actor `service`) and a `grant.updated` notification.
+ * - {@link SendingHealth.gate} is a {@link SendGate}: a send of a paused grant is refused with 403 and the error type
+ *   `sending_paused`, its message naming the reason and how to resume. It reads the grant inside the send's
+ *   transaction, so a pause that committed a moment ago already applies; scheduled sends that fire while paused fail
+ *   with the same message.
+ * Resuming is the API's (./sending-state.ts, `PATCH /v3/grants/{id}` with `sending.status = "active"`).
+ */
+import { and, between, eq, sql } from 'drizzle-orm';
+import { tables, type Tx } from '../../storage/index.js';
+import type { CoreDeps } from '../deps.js';
+import { unixSeconds } from '../deps.js';
+import { AppError } from '../errors.js';
+import { eventRecorder } from '../events/outbox.js';
+import { toGrant } from '../grants/grant-service.js';
+import type { RecordedReport, ReportListener } from './contracts.js';
+import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
+import { pauseSending, RESUME_HINT } from './sending-state.js';
+
+/** The error type of a send refused because the grant's sending is paused. */
+export const SENDING_PAUSED = 'sending_paused';
+
+/** What a window holds. */
+export interface WindowTotals {
+  sent: number;
+  hardBounces: number;
+  complaints: number;
+}
+
+/** The thresholds (config.deliverability). */
+export interface PauseThresholds {
+  pauseBounceRate: number;
+  pauseComplaintRate: number;
+  pauseMinSent: number;
+  pauseWindowDays: number;
+}
+
+/** A rate as a short percentage (5%, 0.1%, 6.67%). */
+function percent(rate: number): string {
+  return `${Number((rate * 100).toFixed(2))}%`;
+}
+
+/**
+ * Why a grant's sending should pause, or undefined: below the minimum volume nothing is judged; else the hard-bounce
+ * rate, then the complaint rate, each paused on when it reaches (≥) its threshold. Pure.
+ */
+export function pauseReasonOf(totals: WindowTotals, thresholds: PauseThresholds): string | undefined {
+  if (totals.sent < thresholds.pauseMinSent || totals.sent === 0) return undefined;
+  const window = `over the last ${thresholds.pauseWindowDays} day${thresholds.pauseWindowDays === 1 ? '' : 's'} (UTC)`;
+  const bounceRate = totals.hardBounces / totals.sent;
+  if (bounceRate >= thresholds.pauseBounceRate) {
+    return `hard-bounce rate ${percent(bounceRate)} (${totals.hardBounces} of ${totals.sent} recipients) reached the threshold of ${percent(thresholds.pauseBounceRate)} ${window}`;
+  }
+  const complaintRate = totals.complaints / totals.sent;
+  if (totals.complaints > 0 && complaintRate >= thresholds.pauseComplaintRate) {
+    return `complaint rate ${percent(complaintRate)} (${totals.complaints} of ${totals.sent} recipients) reached the threshold of ${percent(thresholds.pauseComplaintRate)} ${window}`;
+  }
+  return undefined;
+}
+
+/** The refusal of a send of a paused grant. */
+export function sendingPausedError(email: string, reason: string, pausedAt: number): AppError {
+  return new AppError(
+    'forbidden',
+    `Sending from ${email} is paused since ${new Date(pausedAt * 1000).toISOString()}: ${reason}. Nothing was sent. Remove the addresses that bounce or complain, then resume sending with ${RESUME_HINT}.`,
+    { reason, paused_at: pausedAt },
+    { type: SENDING_PAUSED },
+  );
+}
+
+/** Creates sending health: the report listener that pauses, and the gate that refuses sends while paused. */
+export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'config'>) {
+  const { clock, newId } = deps;
+  const thresholds: PauseThresholds = deps.config.deliverability;
+  const record = eventRecorder(deps);
+
+  /** Sums of the grant's window, today included. */
+  async function windowTotals(tx: Tx, grantId: string, today: number): Promise<WindowTotals> {
+    const days = tables.grantSendingDays;
+    const [row] = await tx
+      .select({
+        sent: sql<number>`coalesce(sum(${days.sent}), 0)`,
+        hardBounces: sql<number>`coalesce(sum(${days.hardBounces}), 0)`,
+        complaints: sql<number>`coalesce(sum(${days.complaints}), 0)`,
+      })
+      .from(days)
+      .where(and(eq(days.grantId, grantId), between(days.day, today - thresholds.pauseWindowDays + 1, today)));
+    return { sent: Number(row?.sent ?? 0), hardBounces: Number(row?.hardBounces ?? 0), complaints: Number(row?.complaints ?? 0) };
+  }
+
+  const listener: ReportListener = {
+    async reported(tx: Tx, report: RecordedReport): Promise<void> {
+      if (report.grantId === null) return;
+      const hard = report.kind === 'bounce' && report.bounceType === 'hard' ? 1 : 0;
+      const soft = report.kind === 'bounce' && report.bounceType !== 'hard' ? 1 : 0;
+      const complaint = report.kind === 'complaint' ? 1 : 0;
+      const days = tables.grantSendingDays;
+      await tx
+        .insert(days)
+        .values({ grantId: report.grantId, day: unixDayOfMs(report.at), sent: 0, hardBounces: hard, softBounces: soft, complaints: complaint })
+        .onConflictDoUpdate({
+          target: [days.grantId, days.day],
+          set: { hardBounces: sql`${days.hardBounces} + ${hard}`, softBounces: sql`${days.softBounces} + ${soft}`, complaints: sql`${days.complaints} + ${complaint}` },
+        });
+      if (hard === 0 && complaint === 0) return;
+      const now = clock.now();
+      const reason = pauseReasonOf(await windowTotals(tx, report.grantId, unixDayOfMs(now.getTime())), thresholds);
+      if (!reason) return;
+      const at = unixSeconds(now);
+      const paused = await pauseSending(tx, newId, report.grantId, reason, at);
+      if (paused) await record(tx, { applicationId: paused.applicationId, grantId: paused.id, type: 'grant.updated', objectId: paused.id, object: toGrant(paused), createdAt: at });
+    },
+  };
+
+  const gate: SendGate = {
+    name: SENDING_PAUSED,
+    async check(tx: Tx, send: GatedSend): Promise<void> {
+      if (!send.grant) return;
+      // The row as it is now, inside the send's transaction: the grant given may have been read before a pause.
+      const [row] = await tx
+        .select({ email: tables.grants.email, pausedAt: tables.grants.sendingPausedAt, reason: tables.grants.sendingPausedReason })
+        .from(tables.grants)
+        .where(eq(tables.grants.id, send.grant.id));
+      if (row?.pausedAt != null) throw sendingPausedError(row.email, row.reason ?? 'sending is paused', row.pausedAt);
+    },
+  };
+
+  return { listener, gate };
+}
+
+/** Sending health's type. */
+export type SendingHealth = ReturnType<typeof createSendingHealth>;
