@@ -37,6 +37,8 @@ import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery
 import { nodeHttpRequester } from './webhooks/http-client.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { createSigningKeys } from './deliverability/signing.js';
+import { createReportIntake } from './deliverability/reports.js';
+import { createSuppressionService } from './deliverability/suppressions.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
@@ -78,7 +80,11 @@ export function createCore(deps: CoreDeps) {
     // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
     stages: deps.inboundStages ?? mailStages,
   });
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement });
+  /** Bounces and complaints: DSNs and ARF reports to VERP return paths, and permanent failures of delivery. */
+  const reports = createReportIntake(deps, { signing, listeners: [] });
+  /** The per-application suppression list (hard bounces, complaints, manual entries). */
+  const suppressions = createSuppressionService(deps);
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
@@ -95,7 +101,7 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, health, signing, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, health, signing, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

@@ -26,6 +26,8 @@ import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
 import { createSendGates } from '../deliverability/send-gates.js';
+import type { ReportIntake } from '../deliverability/reports.js';
+import { createSuppressionGate } from '../deliverability/suppressions.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -37,6 +39,8 @@ export interface OutboundParts {
   contacts: ContactService;
   /** What applies to each grant (rules, lists, policy): the outbound stage reads it. */
   enforcement: Pick<Enforcement, 'forGrant'>;
+  /** The report intake: permanent failures become bounces, and it gives each recipient's VERP return path. */
+  reports: Pick<ReportIntake, 'recordDeliveryFailure' | 'returnPaths'>;
 }
 
 /** Creates the outbound service. */
@@ -44,13 +48,13 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const { db, clock, config, logger, newId } = deps;
   const { grants, store, jobs, contacts } = parts;
   const smtp: SmtpClient = deps.smtp ?? createSmtpClient({ heloName: config.mxHost, logger });
-  const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp });
+  const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp, reports: parts.reports });
   const idempotency = createIdempotencyStore({ clock });
   const uploads = createAttachmentUploads(deps, { grants });
   const composer = createComposer(deps, { uploads });
   const stage = createOutboundStage(deps, { enforcement: parts.enforcement });
   // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
-  const gates = createSendGates([]);
+  const gates = createSendGates([createSuppressionGate()]);
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
