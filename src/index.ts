@@ -108,6 +108,10 @@ export function createCore(deps: CoreDeps) {
 export type Core = ReturnType<typeof createCore>;
 
 export { createTokenSigner, type TokenSigner, type SigningKeys } from './deliverability/signing.js';
+export { createReportIntake, type ReportIntake, type ReportIntakeOptions, type NewReport, type ReturnPathCheck, type ReceiveOutcome } from './deliverability/reports.js';
+export { parseReport, type ParsedReport, type ParsedBounce, type ParsedComplaint, type BounceEntry } from './deliverability/report-parser.js';
+export { classifyBounce, type BounceFacts } from './deliverability/bounce-classification.js';
+export type { ReportListener, RecordedReport } from './deliverability/contracts.js';
 export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
