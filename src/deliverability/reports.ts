@@ -195,7 +195,10 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
   async function recordDeliveryFailure(tx: Tx, outbound: OutboundRow, failure: { email: string; code: number; response: string; source: 'smtp' | 'timeout' }): Promise<void> {
     const codes = codesIn(failure.response);
     const smtpCode = failure.code > 0 ? failure.code : codes.smtpCode;
-    const bounceType = failure.source === 'timeout' ? 'soft' : classifyBounce({ status: codes.status, smtpCode, diagnostic: failure.response });
+    // Our own address policy refusing a domain whose mail servers are all private (outbound/routing.ts, 5.4.4) says
+    // nothing about the address: soft, like the give-up of the queue.
+    const ownPolicy = /have only non-public addresses/.test(failure.response);
+    const bounceType = failure.source === 'timeout' || ownPolicy ? 'soft' : classifyBounce({ status: codes.status, smtpCode, diagnostic: failure.response });
     await record(tx, { outbound, recipient: failure.email, kind: 'bounce', bounceType, statusCode: codes.status, smtpCode, reason: failure.response, source: failure.source });
   }
 

@@ -10,7 +10,9 @@
  * - Temporary failures (4xx, no connection, DNS trouble) are retried on `AGENTPOST_OUTBOUND_RETRY_SCHEDULE`
  *   (default 1 m, 5 m, 15 m, 30 m, 1 h, then hourly) until `AGENTPOST_OUTBOUND_GIVE_UP_AFTER` (5 days); a 5xx
  *   is a permanent failure at once. Either final failure is recorded on the recipient (the bounce record) with
- *   a `message.send_failed` event in the same transaction.
+ *   a `message.send_failed` event in the same transaction, and as a bounce report (src/deliverability/reports.ts:
+ *   `source` `smtp` for a 5xx, `timeout` for the give-up, with `message.bounce_detected` and, when hard, a
+ *   suppression). Remote delivery gives each recipient of an application's message its own VERP return path.
  * - Never twice: a job only sends to recipients still `queued` or `deferred`, and a run's per-recipient results
  *   commit in the same transaction as the job's outcome (`JobOutcome.commit`). The one window for a repeat is a
  *   crash after the remote server answered 250 and before that commit (at-least-once, as every MTA). Local
