@@ -166,6 +166,7 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
   function listenSmtp(): Promise<InboundSmtpServer> {
     return startInboundSmtp({
       inbound: core.inbound,
+      reports: core.reports,
       logger: deps.logger,
       metrics,
       host: config.host,

@@ -39,6 +39,8 @@ import { createWebhookService } from './webhooks/webhook-service.js';
 import { createSigningKeys } from './deliverability/signing.js';
 import { createThreadReplies } from './deliverability/thread-replies.js';
 import { createSendingHealth } from './deliverability/sending-health.js';
+import { createReportIntake } from './deliverability/reports.js';
+import { createSuppressionService } from './deliverability/suppressions.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
@@ -83,18 +85,22 @@ export function createCore(deps: CoreDeps) {
     // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
     stages: deps.inboundStages ?? mailStages,
   });
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement });
+  /**
+   * Sending health: its `listener` is the report intake's ReportListener (bounces and complaints pause a grant's
+   * sending on their rates); its gate, in the outbound service's send gates, refuses sends while paused.
+   */
+  const sendingHealth = createSendingHealth(deps);
+  /** Bounces and complaints: DSNs and ARF reports to VERP return paths, and permanent failures of delivery; each report may pause its grant's sending. */
+  const reports = createReportIntake(deps, { signing, listeners: [sendingHealth.listener] });
+  /** The per-application suppression list (hard bounces, complaints, manual entries). */
+  const suppressions = createSuppressionService(deps);
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts);
   const attachments = createAttachmentService(deps, grants);
-  /**
-   * Sending health: its `listener` is the report intake's ReportListener (bounces and complaints pause a grant's
-   * sending on their rates); its gate, in the outbound service's send gates, refuses sends while paused.
-   */
-  const sendingHealth = createSendingHealth(deps);
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
@@ -105,13 +111,17 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, health, signing, sendingHealth, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, health, signing, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
 export type Core = ReturnType<typeof createCore>;
 
 export { createTokenSigner, type TokenSigner, type SigningKeys } from './deliverability/signing.js';
+export { createReportIntake, type ReportIntake, type ReportIntakeOptions, type NewReport, type ReturnPathCheck, type ReceiveOutcome } from './deliverability/reports.js';
+export { parseReport, type ParsedReport, type ParsedBounce, type ParsedComplaint, type BounceEntry } from './deliverability/report-parser.js';
+export { classifyBounce, type BounceFacts } from './deliverability/bounce-classification.js';
+export type { ReportListener, RecordedReport } from './deliverability/contracts.js';
 export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type AppErrorOptions, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';

@@ -1,6 +1,7 @@
 /**
  * @module mail/inbound-smtp
- * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes only and never relays,
+ * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes and for the VERP return paths
+ * this service issued (their reports go to the report intake, src/deliverability/reports.ts), and never relays. It
  * runs the `smtp_rcpt` stage there (the recipient's rules and early limits: 550 5.7.1, 552 5.3.4, 452 4.2.2; 451 4.3.0
  * when they cannot be evaluated), passes the client's address and HELO on for the authentication stage,
  * advertises and enforces SIZE, streams DATA with a byte cap, hands the message to
@@ -22,11 +23,18 @@ import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 import { noMetrics, type Logger, type Metrics } from '../deps.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { addressBytes } from '../webhooks/address-policy.js';
+import type { ReportIntake } from '../deliverability/reports.js';
 import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
 
 /** Options of {@link startInboundSmtp}. */
 export interface InboundSmtpOptions {
   inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'>;
+  /**
+   * The report intake (src/deliverability/reports.ts): RCPT TO a VERP return path (`bounce+<token>@<hosted domain>`)
+   * is accepted when its token verifies (else 550 5.1.1), and at DATA the report is recorded, durably, before the
+   * 250. Without it, return paths are ordinary (unknown) addresses.
+   */
+  reports?: Pick<ReportIntake, 'checkAddress' | 'receive'> | undefined;
   logger: Logger;
   host: string;
   /** 0 picks a free port (tests). */
@@ -148,7 +156,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   const maxUnknown = options.maxUnknownRecipients ?? 3;
   const maxUnknownPerClient = options.maxUnknownRecipientsPerClient ?? 30;
   const unknownWindowMs = options.unknownRecipientsWindowMs ?? 60 * 60_000;
-  const { inbound, logger } = options;
+  const { inbound, logger, reports } = options;
   const metrics = options.metrics ?? noMetrics;
   /** Wraps an smtp-server callback so that its reply is counted (no error: 250). */
   const counted = <A extends unknown[]>(stage: 'mail' | 'rcpt' | 'data', callback: (error?: (Error & { responseCode?: number }) | null, ...rest: A) => void) =>
@@ -165,7 +173,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
    * Sockets by connection id, with the time their current partial line began (undefined: at a line end), the
    * client they count against and the unknown mailboxes the session tried.
    */
-  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined; client: string; unknownRecipients: number }>();
+  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined; client: string; unknownRecipients: number; returnPaths: Set<string> }>();
   /** Unknown mailboxes per client in the current window (insertion order: oldest window first). */
   const unknownByClient = new Map<string, { count: number; since: number }>();
   /** The client's count in its current window (a window that is over counts 0). */
@@ -197,7 +205,9 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     closeTimeout: 1_000,
     maxClients,
 
-    onMailFrom(_address, _session, reply) {
+    onMailFrom(_address, session, reply) {
+      // A new transaction: the return paths accepted in the last one are no longer its recipients.
+      sockets.get(session.id)?.returnPaths.clear();
       counted('mail', reply)(draining ? shuttingDown() : undefined);
     },
 
@@ -219,18 +229,39 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       // The envelope lets the recipient's rules and limits decide at RCPT TO (the smtp_rcpt stage).
       const sizeArgument = session.envelope.mailFrom && session.envelope.mailFrom.args ? (session.envelope.mailFrom.args as Record<string, string>).SIZE : undefined;
       const size = sizeArgument !== undefined && /^\d+$/.test(sizeArgument) ? Number(sizeArgument) : undefined;
-      inbound.checkRecipient(address.address, { mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', size }).then(
-        (check) => {
-          if (check.ok) return callback();
-          if (check.reason === 'policy') return callback(smtpError(check.refusal.code, `${check.refusal.enhanced} ${check.refusal.message}`));
-          if (check.reason === 'unknown' && entry) {
-            entry.unknownRecipients++;
-            countUnknown(entry.client);
+      const countUnknownOnce = () => {
+        if (!entry) return;
+        entry.unknownRecipients++;
+        countUnknown(entry.client);
+      };
+      const mailboxCheck = () =>
+        inbound.checkRecipient(address.address, { mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', size }).then(
+          (check) => {
+            if (check.ok) return callback();
+            if (check.reason === 'policy') return callback(smtpError(check.refusal.code, `${check.refusal.enhanced} ${check.refusal.message}`));
+            if (check.reason === 'unknown') countUnknownOnce();
+            callback(smtpError(550, check.reason === 'relay' ? `5.7.1 ${check.message}` : `5.1.1 ${check.message}`));
+          },
+          (error: unknown) => {
+            logger.error('smtp recipient check failed', { error: String(error) });
+            callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
+          },
+        );
+      // Only `bounce+…` addresses can be return paths: everything else goes straight to the mailbox check.
+      if (!reports || !/^bounce\+/i.test(address.address)) return void mailboxCheck();
+      reports.checkAddress(address.address).then(
+        (path) => {
+          if (path.kind === 'none') return void mailboxCheck();
+          if (path.kind === 'accept') {
+            entry?.returnPaths.add(address.address.toLowerCase());
+            return callback();
           }
-          callback(smtpError(550, check.reason === 'relay' ? `5.7.1 ${check.message}` : `5.1.1 ${check.message}`));
+          // A forged or altered token counts as an unknown mailbox: guessing tokens ends the session like guessing names.
+          if (path.reason === 'unknown') countUnknownOnce();
+          callback(smtpError(550, path.reason === 'relay' ? `5.7.1 ${path.message}` : `5.1.1 ${path.message}`));
         },
         (error: unknown) => {
-          logger.error('smtp recipient check failed', { error: String(error) });
+          logger.error('smtp return path check failed', { error: String(error) });
           callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
         },
       );
@@ -283,15 +314,32 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         const raw = Buffer.concat(chunks, size);
         chunks.length = 0;
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        inbound
-          .deliverInbound({
-            rawMime: raw,
-            envelope: { mailFrom, rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address) },
-            client: { address: session.remoteAddress, helo: session.hostNameAppearsAs ?? '' },
-            recipientsAdmitted: true,
-          })
+        const recipients = session.envelope.rcptTo.map((recipient) => recipient.address);
+        const accepted = entry?.returnPaths ?? new Set<string>();
+        const toReturnPaths = recipients.filter((recipient) => accepted.has(recipient.toLowerCase()));
+        const toMailboxes = recipients.filter((recipient) => !accepted.has(recipient.toLowerCase()));
+        // Reports first (a repeat of the same bytes records nothing twice), then the mailboxes; 250 only when both
+        // are stored, so a failure of either answers 4xx and the sender retries the whole message.
+        const deliver = async (): Promise<string> => {
+          const notes: string[] = [];
+          if (toReturnPaths.length > 0 && reports) {
+            const outcome = await reports.receive({ raw, rcptTo: toReturnPaths });
+            notes.push(outcome.recorded.length > 0 ? `report recorded as ${outcome.recorded.join(',')}` : 'report accepted');
+          }
+          if (toMailboxes.length > 0) {
+            const result = await inbound.deliverInbound({
+              rawMime: raw,
+              envelope: { mailFrom, rcptTo: toMailboxes },
+              client: { address: session.remoteAddress, helo: session.hostNameAppearsAs ?? '' },
+              recipientsAdmitted: true,
+            });
+            if (result.deliveries.length > 0) notes.push(`stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}`);
+          }
+          return notes.length > 0 ? `2.0.0 Ok: ${notes.join('; ')}` : '2.0.0 Ok';
+        };
+        deliver()
           .then(
-            (result) => callback(null, result.deliveries.length > 0 ? `2.0.0 Ok: stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}` : '2.0.0 Ok'),
+            (text) => callback(null, text),
             (error: unknown) => {
               if (!(error instanceof AppError) || error.code === 'internal') logger.error('smtp delivery failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
               callback(toSmtpError(error));
@@ -313,7 +361,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     connection.on('error', (error) => server.emit('error', error));
     connection.on('connect', (data) => internals._onClientConnect(data));
     const client = clientKey(socket.remoteAddress);
-    const tracked = { socket, partialSince: undefined as number | undefined, client, unknownRecipients: 0 };
+    const tracked = { socket, partialSince: undefined as number | undefined, client, unknownRecipients: 0, returnPaths: new Set<string>() };
     sockets.set(connection.id, tracked);
     const fromClient = (perClient.get(client) ?? 0) + 1;
     perClient.set(client, fromClient);

@@ -27,6 +27,8 @@ export interface AttemptResult {
   outcome: 'delivered' | 'deferred' | 'failed';
   code: number;
   response: string;
+  /** Set when the failure is the queue giving up after retries (a `timeout` bounce), or the queue's own loss of the message (no bounce). */
+  cause?: 'timeout' | 'lost' | undefined;
 }
 
 /** Parts a delivery attempt uses. */
@@ -95,8 +97,21 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
     return results;
   }
 
-  /** Sends to the recipients of one remote domain: each target in turn, until a server answers with a verdict. */
-  async function deliverRemote(outbound: OutboundRow, domain: string, pending: RecipientRow[], raw: Buffer, context: JobContext): Promise<AttemptResult[]> {
+  /**
+   * Sends to the recipients of one remote domain: each target in turn, until a server answers with a verdict.
+   * `returnPathOf` gives each recipient's envelope sender. Recipients that share one (the service's own mail) go in
+   * one SMTP transaction; a message with VERP return paths (./deliverability/verp.ts) is one transaction per
+   * recipient, one after the other on the same pooled connection (MAIL FROM, RCPT TO, DATA each time): the price
+   * of a return path that names the recipient, as with every sender that uses VERP.
+   */
+  async function deliverRemote(
+    outbound: OutboundRow,
+    domain: string,
+    pending: RecipientRow[],
+    raw: Buffer,
+    context: JobContext,
+    returnPathOf: (email: string) => string = () => outbound.envelopeFrom,
+  ): Promise<AttemptResult[]> {
     const emails = pending.map((recipient) => recipient.email);
     const all = (outcome: AttemptResult['outcome'], code: number, response: string) => emails.map((email) => ({ email, outcome, code, response }));
     let targets: SmtpTarget[];
@@ -106,43 +121,66 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
       if (error instanceof RouteError) return all(error.permanent ? 'failed' : 'deferred', error.code, error.message);
       throw error;
     }
+    // One envelope per distinct sender, in the recipients' order.
+    const envelopes = new Map<string, string[]>();
+    for (const email of emails) {
+      const from = returnPathOf(email);
+      envelopes.set(from, [...(envelopes.get(from) ?? []), email]);
+    }
+    const verdicts = new Map<string, AttemptResult>();
     let lastError = 'no mail server could be reached';
     const keepAlive = setInterval(() => void context.extendLease().catch(() => undefined), LEASE_KEEPALIVE_MS);
     keepAlive.unref();
     try {
       for (const target of targets) {
-        try {
-          const result = await smtp.send({ ...target, envelope: { from: outbound.envelopeFrom, to: emails }, raw });
-          const accepted = new Set(result.accepted.map((email) => email.toLowerCase()));
-          const rejected = new Map(result.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
-          return emails.map((email) => {
-            if (accepted.has(email)) return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
-            const rejection = rejected.get(email);
-            const code = rejection?.code ?? 0;
-            return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? 'not accepted by the server' };
-          });
-        } catch (error) {
-          if (!(error instanceof SmtpSendError) || error.code === undefined || error.stage === 'connect' || error.stage === 'auth') {
-            // No verdict from a server: try the next host; the attempt is deferred if none answers.
-            lastError = `${target.servername ?? target.host}:${target.port}: ${error instanceof SmtpSendError ? error.response : String(error)}`;
-            continue;
+        let reached = true;
+        for (const [from, to] of envelopes) {
+          if (to.every((email) => verdicts.has(email))) continue;
+          const outcome = await sendOne(target, from, to, raw);
+          if (typeof outcome === 'string') {
+            // No verdict from this server: the rest go to the next host; the attempt is deferred if none answers.
+            lastError = outcome;
+            reached = false;
+            break;
           }
-          // The server answered: its verdict holds for this attempt.
-          if (error.rejected.length > 0) {
-            const rejected = new Map(error.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
-            return emails.map((email) => {
-              const rejection = rejected.get(email);
-              const code = rejection?.code ?? error.code ?? 0;
-              return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? error.response };
-            });
-          }
-          return all(error.code >= 500 ? 'failed' : 'deferred', error.code, error.response);
+          for (const result of outcome) verdicts.set(result.email, result);
         }
+        if (reached) break;
       }
     } finally {
       clearInterval(keepAlive);
     }
-    return all('deferred', 0, lastError);
+    return emails.map((email) => verdicts.get(email) ?? { email, outcome: 'deferred', code: 0, response: lastError });
+  }
+
+  /** One SMTP transaction: the verdict for each recipient, or (a string) why the server gave none. */
+  async function sendOne(target: SmtpTarget, from: string, emails: string[], raw: Buffer): Promise<AttemptResult[] | string> {
+    const all = (outcome: AttemptResult['outcome'], code: number, response: string) => emails.map((email) => ({ email, outcome, code, response }));
+    try {
+      const result = await smtp.send({ ...target, envelope: { from, to: emails }, raw });
+      const accepted = new Set(result.accepted.map((email) => email.toLowerCase()));
+      const rejected = new Map(result.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
+      return emails.map((email) => {
+        if (accepted.has(email)) return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
+        const rejection = rejected.get(email);
+        const code = rejection?.code ?? 0;
+        return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? 'not accepted by the server' };
+      });
+    } catch (error) {
+      if (!(error instanceof SmtpSendError) || error.code === undefined || error.stage === 'connect' || error.stage === 'auth') {
+        return `${target.servername ?? target.host}:${target.port}: ${error instanceof SmtpSendError ? error.response : String(error)}`;
+      }
+      // The server answered: its verdict holds for this attempt.
+      if (error.rejected.length > 0) {
+        const rejected = new Map(error.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
+        return emails.map((email) => {
+          const rejection = rejected.get(email);
+          const code = rejection?.code ?? error.code ?? 0;
+          return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? error.response };
+        });
+      }
+      return all(error.code >= 500 ? 'failed' : 'deferred', error.code, error.response);
+    }
   }
 
   return { deliverLocal, deliverRemote };

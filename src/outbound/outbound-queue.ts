@@ -10,7 +10,9 @@
  * - Temporary failures (4xx, no connection, DNS trouble) are retried on `AGENTPOST_OUTBOUND_RETRY_SCHEDULE`
  *   (default 1 m, 5 m, 15 m, 30 m, 1 h, then hourly) until `AGENTPOST_OUTBOUND_GIVE_UP_AFTER` (5 days); a 5xx
  *   is a permanent failure at once. Either final failure is recorded on the recipient (the bounce record) with
- *   a `message.send_failed` event in the same transaction.
+ *   a `message.send_failed` event in the same transaction, and as a bounce report (src/deliverability/reports.ts:
+ *   `source` `smtp` for a 5xx, `timeout` for the give-up, with `message.bounce_detected` and, when hard, a
+ *   suppression). Remote delivery gives each recipient of an application's message its own VERP return path.
  * - Never twice: a job only sends to recipients still `queued` or `deferred`, and a run's per-recipient results
  *   commit in the same transaction as the job's outcome (`JobOutcome.commit`). The one window for a repeat is a
  *   crash after the remote server answered 250 and before that commit (at-least-once, as every MTA). Local
@@ -26,6 +28,7 @@ import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
 import type { JobContext, JobHandler } from '../jobs/worker.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
+import type { ReportIntake } from '../deliverability/reports.js';
 import { createDeliveryAttempts, type AttemptResult } from './delivery-attempts.js';
 import { createRouter, type RoutedRecipient } from './routing.js';
 
@@ -44,6 +47,16 @@ const sentStateOf = preparedRead((orm: Orm) =>
     .from(tables.outboundMessages)
     .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
     .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`),
+);
+
+/** The bounces and complaints recorded against the sender's copies among messages (ids as one JSON array), oldest first. */
+const reportsOf = preparedRead((orm: Orm) =>
+  orm
+    .select({ messageId: tables.outboundMessages.messageId, report: tables.deliveryReports })
+    .from(tables.outboundMessages)
+    .innerJoin(tables.deliveryReports, eq(tables.deliveryReports.outboundId, tables.outboundMessages.id))
+    .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
+    .orderBy(tables.deliveryReports.at),
 );
 
 /** A message in the queue, and one of its recipients. */
@@ -77,10 +90,12 @@ export interface OutboundQueueParts {
   inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'>;
   jobs: JobQueue;
   smtp: SmtpClient;
+  /** Permanent failures become bounce reports; remote delivery asks it for each recipient's VERP return path. */
+  reports: Pick<ReportIntake, 'recordDeliveryFailure' | 'returnPaths'>;
 }
 
 /** Creates the queue: routing, acceptance inside a transaction, the delivery handler and the inline first attempt. */
-export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: OutboundQueueParts) {
+export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, reports }: OutboundQueueParts) {
   const { db, clock, newId, logger, config } = deps;
   const recordOutboxEvent = eventRecorder({ newId, clock });
   const nowMs = () => clock.now().getTime();
@@ -156,12 +171,10 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
       finalAt: recipient.failed ? at : null,
     }));
     for (let index = 0; index < rows.length; index += 100) await tx.insert(tables.outboundRecipients).values(rows.slice(index, index + 100));
-    await emit(
-      tx,
-      outbound!,
-      'message.send_failed',
-      rows.filter((row) => row.status === 'failed'),
-    );
+    const failedAtOnce = rows.filter((row) => row.status === 'failed');
+    await emit(tx, outbound!, 'message.send_failed', failedAtOnce);
+    // An unknown mailbox on a domain of ours: the synchronous 550 is a bounce too.
+    for (const row of failedAtOnce) await reports.recordDeliveryFailure(tx, outbound!, { email: row.email, code: row.lastCode ?? 550, response: row.lastResponse ?? '', source: 'smtp' });
     if (!open) {
       await releaseBlobs(tx, [spec.rawHash]);
       return { outboundId: id, inline: undefined };
@@ -224,7 +237,11 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
           ),
         )
         .returning();
-      if (status === 'failed' && updated[0]) failed.push(updated[0]);
+      if (status === 'failed' && updated[0]) {
+        failed.push(updated[0]);
+        // A permanent reply (5xx) or the queue giving up is a bounce; losing the bytes is our fault, not the address's.
+        if (result.cause !== 'lost') await reports.recordDeliveryFailure(tx, outbound, { email: result.email, code: result.code, response: result.response, source: result.cause === 'timeout' ? 'timeout' : 'smtp' });
+      }
     }
     await emit(tx, outbound, 'message.send_failed', failed);
     await finishIfDone(tx, outbound);
@@ -249,8 +266,12 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
     if (pending.length === 0) return { type: 'done' };
     const raw = outbound.pendingRawHash ? await readBlob(db.orm, outbound.pendingRawHash) : undefined;
     let results: AttemptResult[];
-    if (!raw) results = pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the message is no longer stored' }));
-    else if (payload.route === 'remote') results = await deliverRemote(outbound, String(payload.domain), pending, raw, context);
+    if (!raw) results = pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the message is no longer stored', cause: 'lost' }));
+    else if (payload.route === 'remote') {
+      const everyone = await db.orm.select({ email: tables.outboundRecipients.email }).from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
+      const returnPathOf = await reports.returnPaths(outbound, everyone.map((row) => row.email));
+      results = await deliverRemote(outbound, String(payload.domain), pending, raw, context, returnPathOf);
+    }
     else results = await deliverLocal(outbound, pending, raw);
 
     const now = nowMs();
@@ -261,7 +282,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
     if (now >= deadline) {
       const days = Math.round((config.outboundGiveUpMs / 86_400_000) * 10) / 10;
       results = results.map((result) =>
-        result.outcome === 'deferred' ? { ...result, outcome: 'failed', response: `gave up after ${days} days of retries; last error: ${result.response}`.slice(0, 1000) } : result,
+        result.outcome === 'deferred' ? { ...result, outcome: 'failed', response: `gave up after ${days} days of retries; last error: ${result.response}`.slice(0, 1000), cause: 'timeout' } : result,
       );
     }
     const deferred = results.filter((result) => result.outcome === 'deferred');
@@ -291,6 +312,24 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp }: Out
         updated_at: Math.floor(recipient.updatedAt / 1000),
       });
       byMessage.set(messageId!, state);
+    }
+    if (byMessage.size === 0) return byMessage;
+    // Later reports overwrite earlier ones: each recipient shows its latest bounce and complaint.
+    for (const { messageId, report } of await reportsOf(db.orm, { ids: JSON.stringify([...byMessage.keys()]) })) {
+      const status = byMessage.get(messageId!)?.deliveryStatus.find((entry) => entry.email === report.recipient);
+      if (!status) continue;
+      const at = Math.floor(report.at / 1000);
+      if (report.kind === 'complaint') status.complaint = { type: report.reason, complained_at: at };
+      else if (report.source !== 'arf') {
+        status.bounce = {
+          type: report.bounceType ?? 'soft',
+          ...(report.statusCode !== null ? { code: report.statusCode } : {}),
+          ...(report.smtpCode !== null ? { smtp_code: report.smtpCode } : {}),
+          reason: report.reason,
+          source: report.source,
+          bounced_at: at,
+        };
+      }
     }
     return byMessage;
   }

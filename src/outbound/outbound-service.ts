@@ -28,6 +28,8 @@ import { createSubmission, sendCandidateOf } from './submission.js';
 import { createSendGates } from '../deliverability/send-gates.js';
 import { createSendingHealth } from '../deliverability/sending-health.js';
 import { createWarmUp } from '../deliverability/warm-up.js';
+import type { ReportIntake } from '../deliverability/reports.js';
+import { createSuppressionGate } from '../deliverability/suppressions.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -39,6 +41,8 @@ export interface OutboundParts {
   contacts: ContactService;
   /** What applies to each grant (rules, lists, policy): the outbound stage reads it. */
   enforcement: Pick<Enforcement, 'forGrant'>;
+  /** The report intake: permanent failures become bounces, and it gives each recipient's VERP return path. */
+  reports: Pick<ReportIntake, 'recordDeliveryFailure' | 'returnPaths'>;
 }
 
 /** Creates the outbound service. */
@@ -46,13 +50,14 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const { db, clock, config, logger, newId } = deps;
   const { grants, store, jobs, contacts } = parts;
   const smtp: SmtpClient = deps.smtp ?? createSmtpClient({ heloName: config.mxHost, logger });
-  const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp });
+  const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp, reports: parts.reports });
   const idempotency = createIdempotencyStore({ clock });
   const uploads = createAttachmentUploads(deps, { grants });
   const composer = createComposer(deps, { uploads });
   const stage = createOutboundStage(deps, { enforcement: parts.enforcement });
   // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
-  const gates = createSendGates([createSendingHealth(deps).gate, createWarmUp(deps).gate]);
+  // Order: whether this grant may send at all (paused), then who may not receive (suppressed), then the domain's warm-up cap.
+  const gates = createSendGates([createSendingHealth(deps).gate, createSuppressionGate(), createWarmUp(deps).gate]);
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });

@@ -38,6 +38,21 @@ export const DeliveryStatusSchema = z.object({
   response: z.string().optional().describe('Reply or error of the last attempt'),
   next_attempt_at: UnixSecondsSchema.optional().describe('When a deferred recipient is tried again'),
   updated_at: UnixSecondsSchema.describe('When the state last changed'),
+  bounce: z
+    .object({
+      type: z.enum(['hard', 'soft']).describe('hard: the address does not work (it is now suppressed); soft: this message did not get through'),
+      code: z.string().optional().describe('Enhanced status code, e.g. 5.1.1'),
+      smtp_code: z.number().int().optional().describe('SMTP reply code, e.g. 550'),
+      reason: z.string().describe('The diagnostic of the report or reply'),
+      source: z.enum(['dsn', 'smtp', 'timeout']).describe('dsn: a delivery status notification to the return path; smtp: a permanent reply during delivery; timeout: retries gave up'),
+      bounced_at: UnixSecondsSchema.describe('When the bounce was recorded'),
+    })
+    .optional()
+    .describe('Extension: the latest bounce recorded for this recipient, if any'),
+  complaint: z
+    .object({ type: z.string().describe('Feedback type of the ARF report, e.g. abuse'), complained_at: UnixSecondsSchema.describe('When the complaint was recorded') })
+    .optional()
+    .describe('Extension: a complaint (feedback loop) recorded for this recipient, if any'),
 });
 export type DeliveryStatus = z.infer<typeof DeliveryStatusSchema>;
 

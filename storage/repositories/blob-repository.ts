@@ -6,6 +6,7 @@ import { and, asc, eq, inArray, notExists } from 'drizzle-orm';
 import type { Executor, Tx } from '../db.js';
 import { attachmentUploads, attachments, blobChunks, blobs, messageRaw, messages } from '../schema/mail.js';
 import { outboundMessages } from '../schema/outbound.js';
+import { deliveryReports } from '../schema/deliverability.js';
 
 /**
  * Bytes per chunk row. Small enough that one row never dominates a page cache or a libSQL server response,
@@ -142,6 +143,7 @@ export async function releaseBlobs(tx: Tx, hashes: Iterable<string>): Promise<vo
           notExists(tx.select({ one: attachments.id }).from(attachments).where(eq(attachments.blobHash, blobs.hash))),
           notExists(tx.select({ one: attachmentUploads.id }).from(attachmentUploads).where(eq(attachmentUploads.blobHash, blobs.hash))),
           notExists(tx.select({ one: outboundMessages.id }).from(outboundMessages).where(eq(outboundMessages.pendingRawHash, blobs.hash))),
+          notExists(tx.select({ one: deliveryReports.id }).from(deliveryReports).where(eq(deliveryReports.rawHash, blobs.hash))),
         ),
       );
   }

@@ -137,7 +137,12 @@ export const deliveryReports = sqliteTable(
     /** Unix milliseconds. */
     at: integer('at').notNull(),
   },
-  (table) => [index('delivery_reports_message_idx').on(table.outboundId, table.recipient), index('delivery_reports_grant_idx').on(table.grantId, table.at)],
+  (table) => [
+    index('delivery_reports_message_idx').on(table.outboundId, table.recipient),
+    index('delivery_reports_grant_idx').on(table.grantId, table.at),
+    // A stored report keeps its blob (storage/repositories/blob-repository.ts releaseBlobs), and a repeat is found by it.
+    index('delivery_reports_raw_idx').on(table.rawHash),
+  ],
 );
 
 /** Why an address is suppressed. */

@@ -163,8 +163,9 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
     expect(refused.status).toBe(403);
     expect(refused.body.error.message).toContain('No cold mail to competitors');
 
+    // A recipient per send: example.org has no mail server here, so each one hard-bounces and is suppressed.
     for (const subject of ['First', 'Second']) {
-      await service.nylas.messages.send({ identifier: agent, requestBody: { to: [{ email: 'friend@example.org' }], subject, body: 'Hi' } });
+      await service.nylas.messages.send({ identifier: agent, requestBody: { to: [{ email: `friend-${subject.toLowerCase()}@example.org` }], subject, body: 'Hi' } });
     }
     const over = await request(service.url, 'POST', `/v3/grants/${agent}/messages/send`, { key: service.apiKey, body: { to: [{ email: 'friend@example.org' }], subject: 'Third', body: 'Hi' } });
     expect(over.status).toBe(429);

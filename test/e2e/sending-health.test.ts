@@ -1,12 +1,13 @@
 /**
  * Paused sending and warm-up end to end, through the nylas SDK, MCP and the AI SDK tools.
  *
- * Bounces: there is no report path on this branch yet (the report intake is another part of issue 18), so the test
- * tells sending health's ReportListener of each bounce itself, in a transaction of its own, as the intake will. The
- * sends that make the denominator are real (SDK → relay). When the intake is merged, this stand-in is to be replaced
- * by real bounces (DSNs to the VERP address).
+ * Bounces are real: each send leaves through a relay (an SMTP server on loopback) with a per-recipient VERP return
+ * path, and a DSN in Postfix's style sent over SMTP to that return path is what the report intake records and tells
+ * sending health of.
  */
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { NylasApiError, WebhookTriggers } from 'nylas';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -19,7 +20,7 @@ import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { localExecutor } from '../../tools/executor.js';
 import { fixedClock } from '../helpers/clock.js';
 import { request } from '../helpers/http.js';
-import { createMailbox } from '../helpers/mail.js';
+import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
 import { sdkError } from '../helpers/sdk.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
@@ -50,9 +51,14 @@ describe('paused sending: bounces pause a grant, sends get 403 sending_paused, t
     await sink?.close();
   });
 
-  /** Stand-in for the report intake: one hard bounce of a recipient of the agent, told to the listener in its own transaction. */
-  const bounce = (recipient: string) =>
-    service.core.deps.db.write((tx) => service.core.sendingHealth.listener.reported(tx, { applicationId: principal.applicationId, grantId: agent, kind: 'bounce', bounceType: 'hard', recipient, at: Date.now() }));
+  /** A hard bounce of one recipient of the agent: Postfix's DSN, over SMTP, to the return path the relay saw for it. */
+  const bounce = async (recipient: string) => {
+    const relayed = await eventually(async () => sink.messages.find((message) => message.rcptTo.includes(recipient)));
+    const returnPath = relayed.mailFrom;
+    const dsn = readFileSync(join(import.meta.dirname, '../fixtures/dsn/postfix-unknown-user.eml'), 'latin1').replaceAll('bounce+abc@agentpost.example', returnPath).replaceAll('user@example.com', recipient);
+    const reply = await sendRaw(service.smtpPort, '', [returnPath], dsn);
+    expect(reply.code).toBe(250);
+  };
   const send = (to: string[]) => service.nylas.messages.send({ identifier: agent, requestBody: { to: to.map((email) => ({ email })), subject: 'Offer', body: 'Hello' } });
 
   it('pauses at the threshold (not below the minimum volume), shows it on the grant, and notifies grant.updated', async () => {

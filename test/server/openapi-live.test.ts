@@ -213,6 +213,16 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     return { params: { webhook_id: created.id } };
   },
 
+  list_suppressions: async (f) => {
+    await f.create('/v3/suppressions', { email: 'listed@example.com' });
+    return { params: {}, query: { email: 'listed@example.com' } };
+  },
+  add_suppression: async () => ({ params: {}, body: { email: 'added@example.com' } }),
+  remove_suppression: async (f) => {
+    await f.create('/v3/suppressions', { email: 'removed@example.com' });
+    return { params: { email: 'removed@example.com' } };
+  },
+
   find_availability: async () => {
     const start = future();
     return { params: {}, body: { start_time: start, end_time: start + 8 * HOUR, duration_minutes: 30, participants: [{ email: EMAIL }] } };

@@ -60,9 +60,9 @@ describe('transactional send from a domain', () => {
     expect(received.data[0]!.attachments?.[0]).toMatchObject({ filename: 'receipt.txt', size: attachment.length });
     expect(await messageCount()).toBe(before + 1);
 
-    // One SMTP transaction per recipient domain.
+    // One SMTP transaction per recipient, each with its own VERP return path on the sender's domain.
     await sink.waitFor(2);
-    expect(sink.messages.every((message) => message.mailFrom === `receipts@${DOMAIN}`)).toBe(true);
+    expect(sink.messages.every((message) => new RegExp(`^bounce\\+[0-9a-z_]+-[0-9a-v]+-[a-z2-7]{16}@${DOMAIN.replace(/\./g, '\\.')}$`).test(message.mailFrom))).toBe(true);
     expect(sink.messages.flatMap((message) => message.rcptTo).sort()).toEqual(['audit@example.org', 'customer@example.com']);
     const remote = sink.messages[0]!;
     const parsed = await simpleParser(remote.raw);

@@ -1,0 +1,1 @@
+CREATE INDEX `delivery_reports_raw_idx` ON `delivery_reports` (`raw_hash`);
