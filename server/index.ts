@@ -18,6 +18,7 @@ import { mountAttachmentUpload } from './routes/attachment-uploads.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
+import { mountTracking } from './routes/tracking.js';
 import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
@@ -107,6 +108,8 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   app.get('/v3/openapi.json', (c) => c.json(openApi));
   onClose?.(mountMcp(app, core, limiter));
   mountAttachmentUpload(app);
+  // Open and click tracking (no authentication: mail readers load these).
+  mountTracking(app);
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

@@ -53,8 +53,14 @@ export function toGrant(row: GrantRow): Grant {
   };
 }
 
+/** What else a grant change concerns. */
+export interface GrantHooks {
+  /** Called after a grant was deleted (caches of this process keyed by what it owned). */
+  onDeleted?: ((grantId: string) => void) | undefined;
+}
+
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) {
+export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps, hooks: GrantHooks = {}) {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -237,6 +243,7 @@ export function createGrantService({ db, clock, newId, randomBytes }: CoreDeps) 
           object: { id: current.id, email: current.email },
         });
       });
+      hooks.onDeleted?.(current.id);
     },
   };
 }

@@ -26,6 +26,7 @@ import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
 import { createSendGates } from '../deliverability/send-gates.js';
+import type { SigningKeys } from '../deliverability/signing.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -37,6 +38,8 @@ export interface OutboundParts {
   contacts: ContactService;
   /** What applies to each grant (rules, lists, policy): the outbound stage reads it. */
   enforcement: Pick<Enforcement, 'forGrant'>;
+  /** The installation's signing key (tracking URLs of tracked sends). */
+  signing: Pick<SigningKeys, 'signer'>;
 }
 
 /** Creates the outbound service. */
@@ -51,7 +54,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const stage = createOutboundStage(deps, { enforcement: parts.enforcement });
   // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
   const gates = createSendGates([]);
-  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates });
+  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates, signing: parts.signing });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
   const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage });
