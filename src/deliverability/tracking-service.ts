@@ -13,8 +13,9 @@
  *   HEAD request (`head`), comes from a known link scanner or mail-privacy proxy ({@link scannerUserAgent},
  *   `scanner`), arrives within {@link EARLY_MS} of the send (`early`), or is an open within {@link REPEAT_OPEN_MS} of
  *   the message's last counted open (`repeat`). A counted hit bumps the counters and, when that tracking option is
- *   on, records `message.opened` / `message.link_clicked` in the outbox in the same transaction. Flagged hits notify
- *   nobody.
+ *   on, records `message.opened` / `message.link_clicked` in the outbox in the same transaction; counted hits of one
+ *   kind on one message within one batch give one notification, with the counts and `recents` as of the last of them.
+ *   Flagged hits notify nobody.
  * - **Engagement** ({@link TrackingService.engagement}): opens, clicks per link, replies and each recipient's
  *   delivery state of one sent message.
  */
@@ -24,18 +25,23 @@ import type { EngagementFlag } from '../../storage/schema/deliverability.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { announceRecordedEvents, type TriggerType } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { notDraft } from '../messages/message-filters.js';
 import type { SentStateLookup } from '../messages/message-service.js';
 import type { GetMessageEngagementInput, MessageEngagement } from '../schemas/engagement.js';
 import type { SigningKeys, TokenSigner } from './signing.js';
-import { OPEN_TOKEN_PURPOSE, readLinkToken } from './tracked-sends.js';
+import { CLICK_TOKEN_PURPOSE, OPEN_TOKEN_PURPOSE, readLinkToken } from './tracked-sends.js';
 
 /** How long a looked-up tracked message (and its links) is reused: a deleted grant's URLs answer for at most this long in other processes. */
 export const LOOKUP_TTL_MS = 1_000;
 /** Tracked messages kept in the lookup cache (least recently added go first). */
 const LOOKUP_ENTRIES = 10_000;
+/**
+ * Tokens already verified, kept with their payload: a token is its own key, so a URL loaded again (repeated opens,
+ * proxies, a flood) skips the HMAC. Only good tokens are kept; a forged one is checked every time.
+ */
+const VERIFIED_TOKENS = 10_000;
 /** How long a hit waits in the buffer before its batch is written. */
 export const FLUSH_DELAY_MS = 25;
 /** Hits written per transaction at most. */
@@ -145,12 +151,24 @@ export interface TrackingParts {
 /** Creates the tracking service. */
 export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
   const { db, clock, newId, logger } = deps;
-  const record = eventRecorder({ newId, clock });
   const cache = new Map<string, { entry: TrackedEntry | null; expires: number } | { loading: Promise<TrackedEntry | null> }>();
   const pending: Hit[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> | undefined;
   let dropped = 0;
+  const verified = new Map<string, string>();
+
+  /** The payload of a token signed for `purpose` (see {@link VERIFIED_TOKENS}); the purpose is part of the key. */
+  function verify(signer: TokenSigner, purpose: string, token: string, read: (signer: TokenSigner, token: string) => string | undefined): string | undefined {
+    const key = `${purpose} ${token}`;
+    const known = verified.get(key);
+    if (known !== undefined) return known;
+    const payload = read(signer, token);
+    if (payload === undefined) return undefined;
+    if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value!);
+    verified.set(key, payload);
+    return payload;
+  }
 
   async function load(trackingId: string): Promise<TrackedEntry | null> {
     const [row] = await db.orm
@@ -199,40 +217,53 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
       return;
     }
     pending.push(hit);
-    if (timer === undefined && writing === undefined) {
-      timer = setTimeout(() => void drain(), FLUSH_DELAY_MS);
+    schedule();
+  }
+
+  /** Writes the buffer {@link FLUSH_DELAY_MS} from now, unless a write is under way (it schedules the next itself). */
+  function schedule(): void {
+    if (timer === undefined && writing === undefined && pending.length > 0) {
+      timer = setTimeout(() => void start(false), FLUSH_DELAY_MS);
       timer.unref?.();
     }
   }
 
-  /** Writes every buffered hit, a batch per transaction; hits that arrive meanwhile go in the next batch. */
-  async function writePending(): Promise<void> {
-    while (pending.length > 0) {
+  /**
+   * Writes buffered hits, a batch per transaction: one batch, and more while full ones wait (`all`: until the buffer
+   * is empty). Under a steady flood a batch is written at most every {@link FLUSH_DELAY_MS}, whatever the rate.
+   */
+  async function writeBatches(all: boolean): Promise<void> {
+    do {
       const batch = pending.splice(0, MAX_BATCH);
       try {
-        await db.write((tx) => writeBatch(tx, batch));
+        // The commit's fsync runs off the event loop (durableWrite), so answering hits goes on meanwhile.
+        await db.durableWrite((tx) => writeBatch(tx, batch));
       } catch (error) {
         logger.error('tracking: a batch of hits could not be recorded', { hits: batch.length, error: error instanceof Error ? error.message : String(error) });
       }
-    }
+    } while (pending.length >= MAX_BATCH || (all && pending.length > 0));
     if (dropped > 0) {
       logger.warn('tracking: hits answered but not recorded (the buffer was full)', { hits: dropped });
       dropped = 0;
     }
   }
 
-  /** Starts writing the buffer unless it is being written; resolves once it is empty. */
-  function drain(): Promise<void> {
+  /** Starts a write unless one is under way; returns it. */
+  function start(all: boolean): Promise<void> {
     if (timer !== undefined) {
       clearTimeout(timer);
       timer = undefined;
     }
-    if (writing) return writing;
-    if (pending.length === 0) return Promise.resolve();
-    writing = writePending().finally(() => {
+    writing ??= writeBatches(all).finally(() => {
       writing = undefined;
+      schedule();
     });
     return writing;
+  }
+
+  /** Writes every hit buffered so far (shutdown, tests). */
+  async function drain(): Promise<void> {
+    while (writing !== undefined || pending.length > 0) await (writing ?? start(true));
   }
 
   function flagOf(hit: Hit, row: TrackedRow): EngagementFlag | null {
@@ -259,6 +290,32 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
     return recents;
   }
 
+  /** The outbox row of `message.opened` / `message.link_clicked` for a message as it stands after a hit at `at`. */
+  function notificationOf(state: BatchState, kind: 'open' | 'click', at: number): typeof tables.outboxEvents.$inferInsert {
+    const { row } = state;
+    const recents = state.recents[kind] ?? [];
+    const timestamp = Math.floor(at / 1000);
+    const common = { object: 'message', grant_id: row.grantId, message_id: row.messageId, ...(row.label !== null ? { label: row.label } : {}) };
+    const object =
+      kind === 'open'
+        ? {
+            ...common,
+            message_data: { count: row.opensCount, timestamp },
+            recents: recents.map((recent) => ({ ip: recent.ip, opened_id: recent.id, timestamp: Math.floor(recent.at / 1000), user_agent: recent.userAgent })),
+            sender_app_id: row.applicationId,
+            timestamp,
+          }
+        : {
+            ...common,
+            link_data: [...state.links.entries()].sort(([a], [b]) => a - b).map(([, entry]) => ({ count: entry.count, url: entry.url })),
+            recents: recents.map((recent) => ({ click_id: recent.id, ip: recent.ip, link_index: String(recent.linkIndex), timestamp: Math.floor(recent.at / 1000), user_agent: recent.userAgent })),
+            sender_app_id: row.applicationId,
+            timestamp,
+          };
+    const type: TriggerType = kind === 'open' ? 'message.opened' : 'message.link_clicked';
+    return { id: newId(), applicationId: row.applicationId, grantId: row.grantId, type, objectId: row.messageId, payload: object, createdAt: timestamp };
+  }
+
   async function writeBatch(tx: Tx, batch: Hit[]): Promise<void> {
     const ids = [...new Set(batch.map((hit) => hit.trackingId))];
     const states = new Map<string, BatchState>();
@@ -271,8 +328,10 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
       const links = await tx.select().from(tables.trackingLinks).where(inArray(tables.trackingLinks.messageId, clicked.slice(start, start + 500)));
       for (const link of links) states.get(link.messageId)!.links.set(link.linkIndex, { url: link.url, count: link.clicksCount, dirty: false });
     }
-    const events: (typeof tables.engagementEvents.$inferInsert)[] = [];
-    const notifications: Parameters<typeof record>[1][] = [];
+    /** [id, message_id, kind, link_index, ip, user_agent, counted, flag, at]: inserted in one statement per batch. */
+    const events: unknown[][] = [];
+    /** Per message and kind, the last counted hit to notify, in the order of those last hits. */
+    const notified = new Map<string, { state: BatchState; kind: 'open' | 'click'; at: number }>();
     for (const hit of batch) {
       const state = states.get(hit.trackingId);
       // The message (or its grant) was deleted since the hit was answered.
@@ -281,7 +340,7 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
       if (hit.kind === 'click' && !link) continue;
       const { row } = state;
       const flag = flagOf(hit, row);
-      events.push({ id: newId(), messageId: row.id, kind: hit.kind, linkIndex: hit.linkIndex, ip: hit.ip ?? null, userAgent: hit.userAgent ?? null, counted: flag === null, flag, at: hit.at });
+      events.push([newId(), row.id, hit.kind, hit.linkIndex, hit.ip ?? null, hit.userAgent ?? null, flag === null ? 1 : 0, flag, hit.at]);
       if (flag !== null) continue;
       state.dirty = true;
       const wanted = hit.kind === 'open' ? row.opens : row.links;
@@ -300,27 +359,17 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
       if (!recents) continue;
       recents.push({ id, ip: hit.ip ?? '', linkIndex: hit.linkIndex, at: hit.at, userAgent: hit.userAgent ?? '' });
       if (recents.length > RECENT_HITS) recents.shift();
-      const timestamp = Math.floor(hit.at / 1000);
-      const common = { object: 'message', grant_id: row.grantId, message_id: row.messageId, ...(row.label !== null ? { label: row.label } : {}) };
-      const object =
-        hit.kind === 'open'
-          ? {
-              ...common,
-              message_data: { count: row.opensCount, timestamp },
-              recents: recents.map((recent) => ({ ip: recent.ip, opened_id: recent.id, timestamp: Math.floor(recent.at / 1000), user_agent: recent.userAgent })),
-              sender_app_id: row.applicationId,
-              timestamp,
-            }
-          : {
-              ...common,
-              link_data: [...state.links.entries()].sort(([a], [b]) => a - b).map(([, entry]) => ({ count: entry.count, url: entry.url })),
-              recents: recents.map((recent) => ({ click_id: recent.id, ip: recent.ip, link_index: String(recent.linkIndex), timestamp: Math.floor(recent.at / 1000), user_agent: recent.userAgent })),
-              sender_app_id: row.applicationId,
-              timestamp,
-            };
-      notifications.push({ applicationId: row.applicationId, grantId: row.grantId, type: hit.kind === 'open' ? 'message.opened' : 'message.link_clicked', objectId: row.messageId, object, createdAt: timestamp });
+      // Several counted hits of one kind on one message in one batch give one notification, as of the last of them.
+      const key = `${hit.kind} ${row.id}`;
+      notified.delete(key);
+      notified.set(key, { state, kind: hit.kind, at: hit.at });
     }
-    for (let start = 0; start < events.length; start += 500) await tx.insert(tables.engagementEvents).values(events.slice(start, start + 500));
+    const notifications = [...notified.values()].map(({ state, kind, at }) => notificationOf(state, kind, at));
+    if (events.length > 0) {
+      // One statement whatever the batch's size: the rows travel as one JSON array, unpacked by SQLite.
+      await tx.run(sql`INSERT INTO engagement_events (id, message_id, kind, link_index, ip, user_agent, counted, flag, at)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8 FROM json_each(${JSON.stringify(events)})`);
+    }
     for (const state of states.values()) {
       if (!state.dirty) continue;
       const { row } = state;
@@ -329,7 +378,9 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
         if (link.dirty) await tx.update(tables.trackingLinks).set({ clicksCount: link.count }).where(and(eq(tables.trackingLinks.messageId, row.id), eq(tables.trackingLinks.linkIndex, linkIndex)));
       }
     }
-    for (const notification of notifications) await record(tx, notification);
+    // The notifications, in the outbox in the same transaction (as src/events/outbox.ts recordEvent writes them).
+    for (let start = 0; start < notifications.length; start += 100) await tx.insert(tables.outboxEvents).values(notifications.slice(start, start + 100));
+    if (notifications.length > 0) announceRecordedEvents();
   }
 
   function hitOf(kind: 'open' | 'click', trackingId: string, linkIndex: number | null, source: HitSource): Hit {
@@ -356,7 +407,7 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
      */
     open(token: string, source: HitSource): boolean | Promise<boolean> {
       return settle(signerNow(), (signer) => {
-        const trackingId = signer.verify(OPEN_TOKEN_PURPOSE, token);
+        const trackingId = verify(signer, OPEN_TOKEN_PURPOSE, token, (key, value) => key.verify(OPEN_TOKEN_PURPOSE, value));
         if (trackingId === undefined) return false;
         return settle(lookup(trackingId), (entry) => {
           if (!entry?.opens) return false;
@@ -372,8 +423,13 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
      */
     click(token: string, source: HitSource): string | undefined | Promise<string | undefined> {
       return settle(signerNow(), (signer) => {
-        const link = readLinkToken(signer, token);
-        if (link === undefined) return undefined;
+        const payload = verify(signer, CLICK_TOKEN_PURPOSE, token, (key, value) => {
+          const read = readLinkToken(key, value);
+          return read && `${read.trackingId}.${read.linkIndex}`;
+        });
+        if (payload === undefined) return undefined;
+        const dot = payload.lastIndexOf('.');
+        const link = { trackingId: payload.slice(0, dot), linkIndex: Number(payload.slice(dot + 1)) };
         return settle(lookup(link.trackingId), (entry) => {
           const url = entry?.links ? entry.urls[link.linkIndex] : undefined;
           if (url === undefined) return undefined;
