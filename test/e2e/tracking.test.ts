@@ -37,7 +37,7 @@ describe('open and click tracking', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_LOG_LEVEL: process.env.TEST_LOG ?? 'silent' }, deps: { clock } });
+    service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }, deps: { clock } });
     receiver = await startReceiver();
     sender = await createMailbox(service, `agent@${DOMAIN}`);
     applicationId = await service.core.applications.defaultApplicationId();
