@@ -18,6 +18,7 @@ import { mountAttachmentUpload } from './routes/attachment-uploads.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
+import { createTrackingApp, isTrackingUrl } from './routes/tracking.js';
 import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
@@ -135,6 +136,12 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   mountAttachmentDownload(v3);
   mountCalendarIcs(v3);
   app.route('/v3', v3);
+
+  // Open and click tracking (no authentication: mail readers load these) is an app of its own, handed its paths
+  // before the router and middleware above: the hot path of a campaign (server/routes/tracking.ts).
+  const tracking = createTrackingApp({ core, metrics, shuttingDown });
+  const api = app.fetch;
+  app.fetch = (request, env, executionContext) => (isTrackingUrl(request.url) ? tracking.fetch(request, env, executionContext) : api(request, env, executionContext));
   return app;
 }
 

@@ -118,6 +118,8 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
   try {
     application = await core.applications.ensureDefaultApplication();
     await core.domains.ensureVerified(application.application.id, config.domains);
+    // The signing key is loaded before the first request: tracking URLs are then checked without waiting.
+    await core.signing.signer();
   } catch (error) {
     await deps.db.close();
     throw error;
@@ -238,6 +240,8 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       await core.inbound.close();
       await core.calendarParser.close();
     }
+    // Tracking hits answered but not yet written go in now.
+    await core.tracking.close();
     await core.outbound.close();
     await deps.db.close();
   }

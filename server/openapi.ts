@@ -236,6 +236,28 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       responses: { '200': { description: 'The bytes are stored' }, default: ERROR_RESPONSE },
     },
   },
+  '/t/o/{token}': {
+    get: {
+      operationId: 'tracking_pixel',
+      summary: 'Open-tracking pixel',
+      description:
+        'The 1×1 GIF a tracked message (tracking_options.opens) carries: each load is recorded as an open (HEAD, scanners, proxies, the first 10 s and repeats within a minute are recorded but flagged, not counted). No key needed; the query string is ignored. A forged, altered or unknown token is a 404.',
+      security: [],
+      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The signed token of the pixel URL' }],
+      responses: { '200': { description: 'The pixel (Cache-Control: no-store)', content: { 'image/gif': { schema: { type: 'string', contentMediaType: 'image/gif' } } } }, default: ERROR_RESPONSE },
+    },
+  },
+  '/t/l/{token}': {
+    get: {
+      operationId: 'tracking_redirect',
+      summary: 'Link-tracking redirect',
+      description:
+        'A rewritten link of a tracked message (tracking_options.links): records the click and redirects to the URL recorded at send time for that link, never to anything the request carries. No key needed; the query string is ignored. A forged, altered or unknown token is a 404.',
+      security: [],
+      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The signed token of the link URL' }],
+      responses: { '302': { description: 'To the original URL (Location)', headers: { Location: { schema: { type: 'string' } } } }, default: ERROR_RESPONSE },
+    },
+  },
   '/v3/grants/{grant_id}/calendars/{calendar_id}/ics': {
     get: {
       operationId: 'calendar_ics',

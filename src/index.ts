@@ -41,13 +41,15 @@ import { createThreadReplies } from './deliverability/thread-replies.js';
 import { createSendingHealth } from './deliverability/sending-health.js';
 import { createReportIntake } from './deliverability/reports.js';
 import { createSuppressionService } from './deliverability/suppressions.js';
+import { createTrackingService } from './deliverability/tracking-service.js';
 
 /** Builds the core from its dependencies. */
 export function createCore(deps: CoreDeps) {
   const applications = createApplicationService(deps);
   const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
-  const grants = createGrantService(deps);
+  // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
+  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId) });
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);
@@ -94,11 +96,13 @@ export function createCore(deps: CoreDeps) {
   const reports = createReportIntake(deps, { signing, listeners: [sendingHealth.listener] });
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports });
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
+  /** Open and click tracking: the pixel and redirect answers, hits recorded in batches, engagement per message. */
+  const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts);
   const attachments = createAttachmentService(deps, grants);
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
@@ -111,7 +115,7 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, health, signing, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, health, signing, tracking, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -122,6 +126,8 @@ export { createReportIntake, type ReportIntake, type ReportIntakeOptions, type N
 export { parseReport, type ParsedReport, type ParsedBounce, type ParsedComplaint, type BounceEntry } from './deliverability/report-parser.js';
 export { classifyBounce, type BounceFacts } from './deliverability/bounce-classification.js';
 export type { ReportListener, RecordedReport } from './deliverability/contracts.js';
+export { type TrackingService, type HitSource, scannerUserAgent, SCANNER_USER_AGENTS, EARLY_MS, REPEAT_OPEN_MS, LOOKUP_TTL_MS, FLUSH_DELAY_MS } from './deliverability/tracking-service.js';
+export { OPEN_PATH, CLICK_PATH } from './deliverability/tracked-sends.js';
 export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type AppErrorOptions, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';

@@ -55,8 +55,14 @@ export function toGrant(row: GrantRow): Grant {
   };
 }
 
+/** What else a grant change concerns. */
+export interface GrantHooks {
+  /** Called after a grant was deleted (caches of this process keyed by what it owned). */
+  onDeleted?: ((grantId: string) => void) | undefined;
+}
+
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps) {
+export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}) {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -245,6 +251,7 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
           object: { id: current.id, email: current.email },
         });
       });
+      hooks.onDeleted?.(current.id);
     },
   };
 }

@@ -11,6 +11,7 @@ import * as calendars from './calendars.js';
 import * as contacts from './contacts.js';
 import * as domains from './domains.js';
 import * as drafts from './drafts.js';
+import * as engagement from './engagement.js';
 import * as events from './events.js';
 import * as folders from './folders.js';
 import * as grants from './grants.js';
@@ -31,6 +32,6 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 }
 
 /** Every operation, in a stable order. */
-export const operations: readonly AnyOperation[] = register(grants, folders, messages, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin, suppressions);
+export const operations: readonly AnyOperation[] = register(grants, folders, messages, engagement, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin, suppressions);
 
 export { defineOperation, hasJsonBody, runOperation, type AnyOperation, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';

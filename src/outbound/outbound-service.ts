@@ -30,6 +30,7 @@ import { createSendingHealth } from '../deliverability/sending-health.js';
 import { createWarmUp } from '../deliverability/warm-up.js';
 import type { ReportIntake } from '../deliverability/reports.js';
 import { createSuppressionGate } from '../deliverability/suppressions.js';
+import type { SigningKeys } from '../deliverability/signing.js';
 import { createTransactionalSend } from './transactional-send.js';
 
 /** Parts the outbound service uses. */
@@ -43,6 +44,8 @@ export interface OutboundParts {
   enforcement: Pick<Enforcement, 'forGrant'>;
   /** The report intake: permanent failures become bounces, and it gives each recipient's VERP return path. */
   reports: Pick<ReportIntake, 'recordDeliveryFailure' | 'returnPaths'>;
+  /** The installation's signing key (tracking URLs of tracked sends). */
+  signing: Pick<SigningKeys, 'signer'>;
 }
 
 /** Creates the outbound service. */
@@ -58,7 +61,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
   // Order: whether this grant may send at all (paused), then who may not receive (suppressed), then the domain's warm-up cap.
   const gates = createSendGates([createSendingHealth(deps).gate, createSuppressionGate(), createWarmUp(deps).gate]);
-  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates });
+  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates, signing: parts.signing });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
   const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage });

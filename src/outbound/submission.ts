@@ -22,7 +22,8 @@ import type { OutboundQueue } from './outbound-queue.js';
 import type { OutboundStage } from './outbound-stage.js';
 import type { SendCandidate } from './send-policy.js';
 import type { GatedSend, SendGates } from '../deliverability/send-gates.js';
-import { recordTrackedSend, tracksAnything } from '../deliverability/tracked-sends.js';
+import { recordTrackedSend, trackedBody, tracksAnything } from '../deliverability/tracked-sends.js';
+import type { SigningKeys } from '../deliverability/signing.js';
 import { domainOf } from './routing.js';
 
 /** The extra wire fields of a sent message. */
@@ -66,6 +67,8 @@ export interface SubmissionParts {
   stage: OutboundStage;
   /** Deliverability's checks (suppression, paused sending, warm-up) and counters, run in the send's transaction. */
   gates: SendGates;
+  /** The installation's signing key: tracked sends carry signed pixel and link URLs. */
+  signing: Pick<SigningKeys, 'signer'>;
 }
 
 /** Each address once, lower-cased. */
@@ -76,7 +79,7 @@ function uniqueAddresses(entries: readonly { email: string }[]): string[] {
 /** Creates the submission step: accept a composition now, and the detached senders (invitations, system mail). */
 export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
   const { db, clock, newId, config } = deps;
-  const { store, contacts, queue, idempotency, composer, stage, gates } = parts;
+  const { store, contacts, queue, idempotency, composer, stage, gates, signing } = parts;
 
   /**
    * Sends a composition now: composes, then in one transaction passes the outbound stage (rules, daily quota, size:
@@ -84,12 +87,20 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
    * contacts, records the evaluation and keeps the idempotency answer; then delivers to the mailboxes of this
    * service before returning (the others are the workers' job).
    */
-  async function accept(composition: Composition, options: AcceptOptions = {}): Promise<SendResult> {
-    const { grant } = composition;
+  async function accept(requested: Composition, options: AcceptOptions = {}): Promise<SendResult> {
+    const { grant } = requested;
     const date = clock.now();
-    const headerMessageId = options.headerMessageId ?? `${newId()}@${domainOf(composition.from.email)}`;
-    // A tracked send's id is in its pixel and links, so it is made before the message is composed.
-    const trackingId = tracksAnything(composition.trackingOptions) ? newId() : undefined;
+    const headerMessageId = options.headerMessageId ?? `${newId()}@${domainOf(requested.from.email)}`;
+    // A tracked send's id is in its pixel and links, so it is made before the message is composed; the body that is
+    // composed (and so both the MIME delivered and the copy in `sent`) is the tracked one.
+    const trackingId = tracksAnything(requested.trackingOptions) ? newId() : undefined;
+    let composition = requested;
+    let trackedLinks: string[] = [];
+    if (trackingId !== undefined) {
+      const tracked = trackedBody(await signing.signer(), config.deliverability.trackingUrl, trackingId, requested.trackingOptions!, requested.body, requested.isPlaintext);
+      composition = { ...requested, body: tracked.body };
+      trackedLinks = tracked.links;
+    }
     const built = await composer.build(composition, headerMessageId, date);
     const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
     const recipients = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
@@ -135,7 +146,7 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
           outboundId: queued.outboundId,
           headerMessageId,
           options: composition.trackingOptions!,
-          links: [],
+          links: trackedLinks,
           sentAt: date.getTime(),
         });
       }

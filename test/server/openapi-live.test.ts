@@ -126,6 +126,11 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     const sent = await f.create(`/v3/grants/${grant}/messages/send`, { to: [{ email: 'someone@example.com' }], subject: 'Doomed', body: 'x' });
     return { params: { grant_id: grant, message_id: sent.id } };
   },
+  get_message_engagement: async (f) => {
+    const grant = await f.grant();
+    const sent = await f.create(`/v3/grants/${grant}/messages/send`, { to: [{ email: 'someone@example.com' }], subject: 'Tracked', body: '<p><a href="https://example.com/">x</a></p>', tracking_options: { opens: true, links: true, label: 'live' } });
+    return { params: { grant_id: grant, message_id: sent.id } };
+  },
   get_attachment_metadata: async (f) => {
     const attachment = await f.attachment();
     return { params: { grant_id: await f.grant(), attachment_id: attachment.id }, query: { message_id: (await f.message()).id } };
