@@ -339,7 +339,7 @@ describe('open and click tracking', () => {
     expect(clicked.json.data.object).toMatchObject({ label: 'draft', recents: [{ link_index: '0' }] });
   });
 
-  it('engagement: another application\'s message and another grant\'s message are 404; replies recorded by the reply intake are listed', async () => {
+  it('engagement: another application\'s message and another grant\'s message are 404; an untracked send shows its delivery state only', async () => {
     const sent = await sendTracked('<p>x</p>', { opens: true, threadReplies: true });
     const other = await createMailbox(service, `other@${DOMAIN}`);
     const wrongGrant = await engagement(sent.id, other);
@@ -348,18 +348,6 @@ describe('open and click tracking', () => {
     const { apiKey } = await service.core.applications.createApplication({ name: 'Elsewhere', plan: 'production' });
     expect((await engagement(sent.id, sender, apiKey)).status).toBe(404);
     expect((await engagement('no-such-message')).status).toBe(404);
-
-    // Replies are written by the reply intake (thread_replies); the engagement lists them, oldest first.
-    const row = await trackedRow(sent.id);
-    const at = clock.now().getTime();
-    await service.core.deps.db.write((tx) =>
-      tx.insert(tables.engagementEvents).values([
-        { id: 'reply-event-2', messageId: row.id, kind: 'reply', replyMessageId: 'reply-b', counted: true, at: at + 2 },
-        { id: 'reply-event-1', messageId: row.id, kind: 'reply', replyMessageId: 'reply-a', counted: true, at: at + 1 },
-      ]),
-    );
-    const read = await engagement(sent.id);
-    expect(read.body.data.replies).toEqual({ count: 2, message_ids: ['reply-a', 'reply-b'] });
 
     // A message sent without tracking: delivery state only.
     const { data: plain } = await service.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Untracked', body: '<p>x</p>' } });
