@@ -6,6 +6,7 @@
  * first {@link MAX_REPORT_BYTES} of a message, at most {@link MAX_PARTS} parts, {@link MAX_DEPTH} levels deep: a
  * hostile report costs bounded time and memory, and anything malformed gives fewer parts, never an exception.
  */
+import { unfoldHeaderLines } from '../mail/header-lines.js';
 
 /** Bytes of a report that are read (the rest, usually the returned message's body, is ignored). */
 export const MAX_REPORT_BYTES = 512 * 1024;
@@ -48,17 +49,7 @@ export function splitEntity(text: string): { headers: MimeHeader[]; body: string
   const match = /\r?\n\r?\n/.exec(text);
   const head = match ? text.slice(0, match.index) : text;
   const body = match ? text.slice(match.index + match[0].length) : '';
-  const headers: MimeHeader[] = [];
-  for (const line of head.split(/\r?\n/)) {
-    if (/^[ \t]/.test(line) && headers.length > 0) {
-      headers[headers.length - 1]!.value += ` ${line.trim()}`;
-      continue;
-    }
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    if (headers.length >= MAX_HEADERS) break;
-    headers.push({ name: line.slice(0, colon).trim().toLowerCase(), value: line.slice(colon + 1).trim() });
-  }
+  const headers: MimeHeader[] = unfoldHeaderLines(head, MAX_HEADERS).map((header) => ({ name: header.name.toLowerCase(), value: header.value }));
   return { headers, body };
 }
 

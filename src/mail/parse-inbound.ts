@@ -10,6 +10,7 @@ import type { Worker } from 'node:worker_threads';
 import { blobHash } from '../../storage/index.js';
 import { startWorker, workerModule } from '../../storage/worker-module.js';
 import type { WireParsedAttachment, WireParsedMessage } from './normalize.js';
+import { unfoldHeaderLines } from './header-lines.js';
 
 /** One attachment (or inline part) of a parsed message: the worker's form (normalize.ts), bytes as a Buffer. */
 export interface ParsedAttachment extends Omit<WireParsedAttachment, 'content'> {
@@ -198,17 +199,7 @@ export function readRawHeaders(raw: Buffer, maxBytes = 256 * 1024, maxHeaders = 
   const lf = head.indexOf('\n\n');
   const end = crlf >= 0 && (lf < 0 || crlf < lf) ? crlf : lf;
   const section = end >= 0 ? head.slice(0, end) : head;
-  const headers: RawHeader[] = [];
-  for (const line of section.split(/\r?\n/)) {
-    if (/^[ \t]/.test(line) && headers.length > 0) {
-      headers[headers.length - 1]!.value += ` ${line.trim()}`;
-      continue;
-    }
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    if (headers.length >= maxHeaders) break;
-    headers.push({ name: line.slice(0, colon).trim(), value: line.slice(colon + 1).trim() });
-  }
+  const headers = unfoldHeaderLines(section, maxHeaders);
   // Header bytes are usually ASCII; re-read each value as UTF-8 so 8-bit headers survive.
   return headers.map((header) => ({ name: header.name, value: Buffer.from(header.value, 'latin1').toString('utf8') }));
 }
