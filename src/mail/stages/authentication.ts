@@ -7,6 +7,7 @@
  * DNS failures do not reject: mailauth reports them as `temperror` in the results, and the message goes on. The
  * function rejects only when the check cannot run at all (→ 451 4.3.0 from the pipeline).
  */
+import { createRequire } from 'node:module';
 import { arc, dkimVerify, dmarc, spf, type AuthStatus, type DNSResolver } from 'mailauth';
 import type { DnsResolver } from '../../deps.js';
 import type { AuthenticationVerdict, Authenticator, StageMail } from './contracts.js';
@@ -50,21 +51,46 @@ function clean(info: string | undefined): string | undefined {
 /** A signature field that covers the body: DKIM's, or one of ARC's. */
 const SIGNATURE_FIELD = /^(?:dkim-signature|arc-seal|arc-message-signature):/im;
 
+/** What `dkimVerify` resolves (mailauth types it loosely). */
+type DkimResult = Awaited<ReturnType<typeof dkimVerify>>;
+
 /**
- * What the DKIM verifier must read of a message: all of it when a header field signs it, else its header only. An
- * unsigned message (most mail from small senders, and every message of a load generator) then costs no pass over
- * its body, while the verifier still reads the From field that DMARC needs.
+ * mailauth's DKIM verifier (lib/dkim/dkim-verifier.js, the class `dkimVerify` streams a message into) and its header
+ * parser (lib/tools.js): the package has no exports map, and mailauth is pinned to one version in package.json.
  */
-export function signedPart(raw: Buffer): Buffer {
-  let end = raw.indexOf('\r\n\r\n');
-  let separator = 4;
-  const bare = raw.indexOf('\n\n');
-  if (bare >= 0 && (end < 0 || bare < end)) {
-    end = bare;
-    separator = 2;
-  }
-  if (end < 0) return raw;
-  return SIGNATURE_FIELD.test(raw.toString('latin1', 0, end)) ? raw : raw.subarray(0, end + separator);
+const mailauthInternals = createRequire(import.meta.url);
+const { DkimVerifier } = mailauthInternals('mailauth/lib/dkim/dkim-verifier.js') as {
+  DkimVerifier: new (options: object) => { messageHeaders(headers: unknown): Promise<void>; finalChunk(): Promise<void>; headerFrom: string[]; envelopeFrom: string | false; results: DkimResult['results']; arc: unknown };
+};
+const { parseHeaders } = mailauthInternals('mailauth/lib/tools.js') as { parseHeaders(header: Buffer): unknown };
+
+/**
+ * Where the header of a message ends as mailauth's DKIM verifier finds it: after the first empty line, a line break
+ * being LF or CRLF (`\n\n` or `\n\r\n`); -1 when there is none.
+ */
+function headerEnd(raw: Buffer): number {
+  const lf = raw.indexOf('\n\n');
+  const crlf = raw.indexOf('\n\r\n');
+  if (lf < 0) return crlf < 0 ? -1 : crlf + 3;
+  return crlf < 0 || lf < crlf ? lf + 2 : crlf + 3;
+}
+
+/**
+ * DKIM verification of a message, as mailauth's `dkimVerify` gives it. A message whose header holds no signature field
+ * (most mail from small senders, and every message of a load generator) has nothing to verify: its header alone goes
+ * through the same verifier steps (`messageHeaders`, which reads the From addresses DMARC needs and the ARC chain,
+ * then `finalChunk`, which reports `none`), without the stream `dkimVerify` pushes the message through byte by byte.
+ */
+export async function verifyDkim(raw: Buffer, options: { resolver: DNSResolver; sender: string | undefined; minBitLength: number }): Promise<DkimResult> {
+  const end = headerEnd(raw);
+  if (end < 0 || SIGNATURE_FIELD.test(raw.toString('latin1', 0, end))) return dkimVerify(raw, options as Parameters<typeof dkimVerify>[1]);
+  const verifier = new DkimVerifier(options);
+  await verifier.messageHeaders(parseHeaders(raw.subarray(0, end)));
+  await verifier.finalChunk();
+  const result = { headerFrom: verifier.headerFrom, envelopeFrom: verifier.envelopeFrom, results: verifier.results } as DkimResult;
+  // As dkimVerify sets it: not enumerable, read by `arc()`.
+  Object.defineProperty(result, 'arc', { enumerable: false, configurable: false, writable: false, value: verifier.arc });
+  return result;
 }
 
 /** Builds the {@link Authenticator} of the inbound pipeline. */
@@ -75,7 +101,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const authservId = options.authservId.replace(/[^A-Za-z0-9.:-]/g, '');
 
   return async function authenticate(mail: StageMail): Promise<AuthenticationVerdict> {
-    const dkimResult = await dkimVerify(signedPart(mail.raw), { resolver, sender: mail.mailFrom || undefined, minBitLength: MIN_KEY_BITS } as Parameters<typeof dkimVerify>[1]);
+    const dkimResult = await verifyDkim(mail.raw, { resolver, sender: mail.mailFrom || undefined, minBitLength: MIN_KEY_BITS });
     const results: string[] = [];
     const dkim = (dkimResult.results ?? []).map((row) => {
       const bodyAltered = row.status.result === 'neutral' && row.status.comment === BODY_HASH_MISMATCH;
