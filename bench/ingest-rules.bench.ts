@@ -26,12 +26,15 @@ import { fakeDns } from '../test/helpers/dns.js';
 import { NO_SMTP_SOURCE, smtpSource, which } from './load-tools.js';
 
 /**
- * The authentication stage run with the rules (SPF, DKIM, DMARC, ARC through the in-process resolver). The service
- * "without" runs no stage at all (`inboundStages: {}`), so the ratio prices rules, lists and authentication together.
+ * The authentication stage run with the rules (SPF, DKIM, DMARC, ARC through the in-process resolver), with the DNS
+ * cache TTL a deployment has by default (`AGENTPOST_DNS_CACHE_TTL`), as the service builds it. The service "without"
+ * runs no stage at all (`inboundStages: {}`), so the ratio prices rules, lists and authentication together.
  * BENCH_AUTH=off leaves authentication out of "with rules" too.
  */
 const AUTHENTICATOR: ((dns: DnsResolver) => Authenticator) | undefined =
-  process.env.BENCH_AUTH === 'off' ? undefined : (dns) => createAuthenticator({ dns, authservId: 'mx.rules-bench.agentpost.localhost' });
+  process.env.BENCH_AUTH === 'off'
+    ? undefined
+    : (dns) => createAuthenticator({ dns, authservId: 'mx.rules-bench.agentpost.localhost', cacheTtlMs: loadConfig({}).dnsCacheTtlMs });
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);

@@ -345,6 +345,7 @@ export interface Config {
   /**
    * How long the authentication stage keeps a DNS answer (or a "no such record") it got, in ms; 0 keeps none. Bulk
    * senders repeat the same few domains, and a resolver that is slow to say "none" would otherwise cost every message.
+   * SPF and DMARC results computed from those answers are kept as long, for the same inputs.
    */
   dnsCacheTtlMs: number;
   /** The inbound spam stage (src/mail/stages/spam.ts), as a policy's `spam_detection` turns its checks on. */

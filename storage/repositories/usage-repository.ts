@@ -32,7 +32,8 @@ export async function dailyUsageOf(db: Executor, grantId: string, day: number): 
 
 /**
  * The bytes of a grant's stored mail: the sum of its messages' raw sizes (every copy counts, a blob shared by several
- * mailboxes counts in each). It reads every message row of the grant, so callers cache it.
+ * mailboxes counts in each). It reads the grant's entries of the covering index `messages_grant_size_idx` (one per
+ * message, not the rows with their inline bodies), still one per message, so callers cache it.
  */
 export async function storedBytesOf(db: Executor, grantId: string): Promise<number> {
   const [row] = await db

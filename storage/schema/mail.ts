@@ -160,6 +160,9 @@ export const messages = sqliteTable(
   },
   (table) => [
     index('messages_grant_order_idx').on(table.grantId, table.date, table.seq),
+    // Covers the sum of a grant's raw sizes (a policy's `limit_storage_total`): read from this index alone, not from
+    // message rows whose inline bodies push `raw_size` onto overflow pages.
+    index('messages_grant_size_idx').on(table.grantId, table.rawSize),
     index('messages_thread_idx').on(table.threadId, table.date),
     index('messages_raw_hash_idx')
       .on(table.rawHash)

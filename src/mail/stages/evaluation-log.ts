@@ -2,7 +2,9 @@
  * @module mail/stages/evaluation-log
  * Rule-evaluation rows decided outside a message's transaction (at RCPT TO, or for a message nothing was stored
  * of): kept briefly and written in batches. The next message stored takes them into its own transaction (`take`);
- * whatever is left after {@link FLUSH_MS} is written by itself.
+ * a row still waiting {@link FLUSH_MS} after it came is written by itself, with the rows waiting then. Under a steady
+ * stream of mail every row rides with a message, and no transaction of its own (a commit that waits on the disk on
+ * this thread) is made.
  */
 import type { Database } from '../../../storage/index.js';
 import { recordEvaluations, type EvaluationRow } from '../../admin/audit.js';
@@ -16,8 +18,24 @@ const MAX_WAITING = 500;
 /** Creates the log. */
 export function createEvaluationLog({ db, logger }: { db: Database; logger: Logger }) {
   let waiting: EvaluationRow[] = [];
+  /** When the oldest row waiting came (performance.now()). */
+  let oldestAt = 0;
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
+
+  function arm(delay: number): void {
+    timer = setTimeout(due, delay);
+    timer.unref();
+  }
+
+  /** The timer: writes the rows waiting once the oldest has waited long enough; rows taken meanwhile reset the wait. */
+  function due(): void {
+    timer = undefined;
+    if (waiting.length === 0) return;
+    const waited = performance.now() - oldestAt;
+    if (waited < FLUSH_MS) arm(FLUSH_MS - waited);
+    else void flush();
+  }
 
   function flush(): Promise<void> {
     clearTimeout(timer);
@@ -35,12 +53,10 @@ export function createEvaluationLog({ db, logger }: { db: Database; logger: Logg
     /** Keeps rows to write soon. */
     later(rows: readonly EvaluationRow[]): void {
       if (rows.length === 0) return;
+      if (waiting.length === 0) oldestAt = performance.now();
       waiting.push(...rows);
       if (waiting.length >= MAX_WAITING) void flush();
-      else if (!timer) {
-        timer = setTimeout(() => void flush(), FLUSH_MS);
-        timer.unref();
-      }
+      else if (!timer) arm(FLUSH_MS);
     },
     /** The rows waiting, for a transaction about to be written (give them back with `later` if it fails). */
     take(): EvaluationRow[] {

@@ -12,7 +12,7 @@ import type { Clock } from '../../deps.js';
 
 /** How long a daily count read from the database is used, in milliseconds. */
 const DAILY_FRESH_MS = 1_000;
-/** How long stored bytes read from the database are used: summing a large mailbox reads all its message rows. */
+/** How long stored bytes read from the database are used: the sum reads an index entry per message of the mailbox. */
 const STORAGE_FRESH_MS = 10_000;
 /** Grants remembered at most (emptied when full). */
 const MAX_GRANTS = 10_000;

@@ -1,0 +1,1 @@
+CREATE INDEX `messages_grant_size_idx` ON `messages` (`grant_id`,`raw_size`);
