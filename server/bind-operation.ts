@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { AppError, hasJsonBody, runOperation, type AnyOperation } from '../src/index.js';
+import { AppError, hasJsonBody, runOperation, runOperationJson, type AnyOperation } from '../src/index.js';
 import type { ReadTurns } from './read-turns.js';
 import type { AppEnv } from './types.js';
 
@@ -153,13 +153,24 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
     const idempotencyKey = c.req.header('idempotency-key');
     const turn = readTurns && binding.method === 'GET' ? await readTurns.take() : undefined;
     try {
-      const result = (await runOperation(operation, c.get('core'), input, {
+      const context = {
         principal: c.get('principal'),
         requestId: c.get('requestId'),
         origin: new URL(c.req.url).origin,
         ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-      })) as Record<string, unknown>;
+      };
       const requestId = c.get('requestId');
+      if (operation.runJson && binding.envelope === 'list') {
+        const answer = await runOperationJson(operation, c.get('core'), input, context);
+        if ('json' in answer) {
+          // The bytes c.json writes for `{ request_id, data, next_cursor }`, with `data` already serialised.
+          const { data, next_cursor: cursor } = answer.json;
+          const text = `{"request_id":${JSON.stringify(requestId)},"data":${data}${cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}` : ''}}`;
+          return c.body(text, binding.status ?? 200, { 'content-type': 'application/json' });
+        }
+        return c.json({ request_id: requestId, ...(answer.result as Record<string, unknown>) }, binding.statusOf?.(answer.result) ?? binding.status ?? 200);
+      }
+      const result = (await runOperation(operation, c.get('core'), input, context)) as Record<string, unknown>;
       const status = binding.statusOf?.(result) ?? binding.status ?? 200;
       switch (binding.envelope ?? 'data') {
         case 'empty':

@@ -157,6 +157,7 @@ const EnvSchema = z.object({
   AGENTPOST_RATE_LIMIT_GRANT: wholeNumber('requests a second', 0, 1_000_000).default(200),
   AGENTPOST_RATE_LIMIT_MULTIPART_SEND: wholeNumber('requests a second', 0, 1_000_000).default(10),
   AGENTPOST_RATE_LIMIT_FAILED_AUTH: wholeNumber('failed attempts a minute', 0, 1_000_000).default(20),
+  AGENTPOST_MESSAGE_JSON_CACHE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes (0 turns the cache off)').transform(Number).default(64 * 1024 * 1024),
   AGENTPOST_RAW_MIME_PAGE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).refine((value) => value >= 1, 'must be at least 1').default(10 * 1024 * 1024),
   AGENTPOST_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (it guards /metrics)').max(256).optional(),
   AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
@@ -323,6 +324,11 @@ export interface Config {
   /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
   rawMimePageBytes: number;
   /**
+   * Bytes of messages' wire JSON kept for lists (src/messages/message-json-cache.ts; 0: none). An entry is served only
+   * while its message's revision is unchanged, so a kept form is never stale.
+   */
+  messageJsonCacheBytes: number;
+  /**
    * The parts this process runs (`serve --roles`, `AGENTPOST_ROLES`; all by default): `http` listens for the API and
    * `/mcp`, `smtp` for inbound mail, `worker` runs the background work. Never empty; in the order of {@link ROLES}.
    */
@@ -432,6 +438,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       failedAuthPerMinute: value.AGENTPOST_RATE_LIMIT_FAILED_AUTH,
     },
     rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
+    messageJsonCacheBytes: value.AGENTPOST_MESSAGE_JSON_CACHE_BYTES,
     roles: value.AGENTPOST_ROLES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     dnsCacheTtlMs: value.AGENTPOST_DNS_CACHE_TTL,

@@ -123,6 +123,7 @@ export function messageRowOf(
     verdict: input.verdict ?? null,
     createdAt: place.at,
     updatedAt: place.at,
+    rev: 0,
   };
 }
 

@@ -15,6 +15,7 @@ import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
 import { cleanConversation } from './clean-conversation.js';
+import { createMessageJsonCache } from './message-json-cache.js';
 import { presentMessages, type MailStore } from './mail-store.js';
 import { messageConditions, notDraft, resolveFolderIds } from './message-filters.js';
 import { selectFields, toRawMimeMessage, type MessageRow, type PresentedMessageRow } from './message-mapper.js';
@@ -72,6 +73,38 @@ const pageAfter = preparedRead((orm: Orm) =>
     )
     .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
     .limit(sql.placeholder('limit')),
+);
+
+/** What a list's JSON form reads first: a page's order, cursor and revisions, and no message content. */
+const PAGE_KEYS = { id: tables.messages.id, rev: tables.messages.rev, date: tables.messages.date, seq: tables.messages.seq };
+const firstPageKeys = preparedRead((orm: Orm) =>
+  orm
+    .select(PAGE_KEYS)
+    .from(tables.messages)
+    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), notDraft()))
+    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+    .limit(sql.placeholder('limit')),
+);
+const pageKeysAfter = preparedRead((orm: Orm) =>
+  orm
+    .select(PAGE_KEYS)
+    .from(tables.messages)
+    .where(
+      and(
+        eq(tables.messages.grantId, sql.placeholder('grant')),
+        notDraft(),
+        or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))),
+      ),
+    )
+    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+    .limit(sql.placeholder('limit')),
+);
+/** Messages of a mailbox by id (ids as one JSON array), with their revision. */
+const messagesByIds = preparedRead((orm: Orm) =>
+  orm
+    .select({ ...PRESENTED_COLUMNS, rev: tables.messages.rev })
+    .from(tables.messages)
+    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`, notDraft())),
 );
 
 /** The trash folder: deleting a message moves it here; deleting it here removes it for good. */
@@ -135,6 +168,7 @@ export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { de
 /** Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox sent. */
 export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup) {
   const record = eventRecorder({ newId, clock });
+  const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
   /**
    * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
    * the raw_mime form, nor when `select` leaves them out).
@@ -215,6 +249,61 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const last = page[page.length - 1];
       const data = await addDeliveryStatus(await presentWithFields(db.orm, page, input.fields, input.select), input.fields, input.select);
       return { data, ...(rows.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
+    },
+
+    /**
+     * The page `list` answers, as JSON text: `data` is the text of the array of messages (each the same bytes
+     * `JSON.stringify` gives the message `list` returns), built from the kept wire JSON of each message at its current
+     * revision (src/messages/message-json-cache.ts); only messages not kept, or changed since, are loaded and
+     * serialised. Undefined when the cache is off or the request asks for another shape (`fields`, `select`): then
+     * `list` answers.
+     */
+    async listJson(principal: Principal, input: ListMessagesInput): Promise<{ data: string; next_cursor?: string } | undefined> {
+      if (!jsonCache || input.fields !== undefined || input.select !== undefined) return undefined;
+      const grant = await grants.require(principal, input.grant_id);
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
+      const filterConditions = messageConditions(grant.id, input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input);
+      let keys: { id: string; rev: number; date: number; seq: number }[];
+      if (filterConditions.length === 1) {
+        keys = after
+          ? await pageKeysAfter(db.orm, { grant: grant.id, date: after[0], seq: after[1], limit: limit + 1 })
+          : await firstPageKeys(db.orm, { grant: grant.id, limit: limit + 1 });
+      } else {
+        const conditions: (SQL | undefined)[] = [...filterConditions, notDraft()];
+        if (after) conditions.push(or(lt(tables.messages.date, after[0]), and(eq(tables.messages.date, after[0]), lt(tables.messages.seq, after[1]))));
+        keys = await readAll(db.orm, db.orm.select(PAGE_KEYS).from(tables.messages).where(and(...conditions)).orderBy(desc(tables.messages.date), desc(tables.messages.seq)).limit(limit + 1));
+      }
+      const page = keys.slice(0, limit);
+      const json = new Map<string, string>();
+      const missing: string[] = [];
+      for (const key of page) {
+        const kept = jsonCache.get(key.id, key.rev);
+        if (kept === undefined) missing.push(key.id);
+        else json.set(key.id, kept);
+      }
+      if (missing.length > 0) {
+        // Each row is read with its revision: what is kept is never newer than the revision it is kept for (a
+        // change after this read raises the revision, and the entry is not used again).
+        const rows = await messagesByIds(db.orm, { grant: grant.id, ids: JSON.stringify(missing) });
+        const messages = await presentMessages(db.orm, rows);
+        rows.forEach((row, index) => {
+          const text = JSON.stringify(messages[index]);
+          jsonCache.set(row.id, row.rev, text);
+          json.set(row.id, text);
+        });
+      }
+      // A message deleted between the two reads is left out; the cursor still follows the page as read.
+      const present = page.filter((key) => json.has(key.id));
+      const states = sentState && present.length > 0 ? await sentState(present.map((key) => key.id)) : undefined;
+      const parts = present.map((key) => {
+        const text = json.get(key.id)!;
+        const state = states?.get(key.id);
+        // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
+        return state ? `${text.slice(0, -1)},"delivery_status":${JSON.stringify(state.deliveryStatus)}}` : text;
+      });
+      const last = page[page.length - 1];
+      return { data: `[${parts.join(',')}]`, ...(keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
     },
 
     /** One message. */

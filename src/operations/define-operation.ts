@@ -71,6 +71,18 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   /** Whether agents get it as an MCP / AI SDK tool (admin operations are HTTP-only). */
   tool: boolean;
   run(core: Core, input: z.output<Input>, context: OperationContext): Promise<z.input<Output>>;
+  /**
+   * For a `list` envelope: the page as JSON text, for transports that send JSON (HTTP). `data` is the text of the
+   * array `run` would return in `data`, byte for byte as `JSON.stringify` writes it; undefined when this input is
+   * answered by `run` instead. Lets a list be joined from kept JSON rather than built and serialised per request.
+   */
+  runJson?(core: Core, input: z.output<Input>, context: OperationContext): Promise<JsonPage | undefined>;
+}
+
+/** A page of a list as JSON text: the array of `data` already serialised, and the cursor of the next page. */
+export interface JsonPage {
+  data: string;
+  next_cursor?: string;
 }
 
 /** Declares an operation; identity function that keeps the input and output types tied together. */
@@ -87,8 +99,21 @@ export type AnyOperation = Operation<z.ZodObject, z.ZodType>;
  * behaviour are the same over HTTP, MCP and the AI SDK.
  */
 export async function runOperation(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<unknown> {
+  return operation.run(core, parseInput(operation, rawInput), context);
+}
+
+/**
+ * As {@link runOperation}, for a transport that sends JSON: the operation's {@link Operation.runJson} page when it
+ * has one for this input (`{ json }`), else the result of `run` (`{ result }`). Validation is the same.
+ */
+export async function runOperationJson(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<{ json: JsonPage } | { result: unknown }> {
+  const input = parseInput(operation, rawInput);
+  const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
+  return json ? { json } : { result: await operation.run(core, input, context) };
+}
+
+function parseInput(operation: AnyOperation, rawInput: unknown) {
   // Before anything walks the input: loose fields reach JSON columns, whose JSON.stringify recurses per level.
   assertJsonDepth(rawInput, 'input');
-  const input = operation.input.parse(rawInput);
-  return operation.run(core, input, context);
+  return operation.input.parse(rawInput);
 }

@@ -30,6 +30,7 @@ export const listMessages = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
   tool: true,
   run: (core, input, { principal }) => core.messages.list(principal, input),
+  runJson: (core, input, { principal }) => core.messages.listJson(principal, input),
 });
 
 export const cleanMessages = defineOperation({

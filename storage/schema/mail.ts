@@ -157,6 +157,12 @@ export const messages = sqliteTable(
     verdict: text('verdict', { mode: 'json' }).$type<StoredMessageVerdict>(),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
+    /**
+     * The row's revision: triggers of the migration add one on every update of the row and on every change of its
+     * attachments, whatever connection or process writes. Kept wire forms of a message are valid while it is unchanged
+     * (src/messages/message-json-cache.ts); `updated_at` is in seconds, so two changes in one second would not show.
+     */
+    rev: integer('rev').notNull().default(0),
   },
   (table) => [
     index('messages_grant_order_idx').on(table.grantId, table.date, table.seq),

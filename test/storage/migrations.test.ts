@@ -72,6 +72,7 @@ describe('migrations', () => {
     // Today's store writes the columns added to `messages` after 0002 (0002 rebuilds the table without them; their
     // own migrations add them back).
     await db.client.execute('ALTER TABLE messages ADD verdict text');
+    await db.client.execute('ALTER TABLE messages ADD rev integer DEFAULT 0 NOT NULL');
     // The same for `grants` (0008 adds the paused-sending columns).
     await db.client.execute('ALTER TABLE grants ADD sending_paused_at integer');
     await db.client.execute('ALTER TABLE grants ADD sending_paused_reason text');
