@@ -12,6 +12,11 @@
  * {@link BUSY_READ_SHARE} of its time: the next read waits, turn after turn, until enough time has passed since the
  * last read ended (twice what that read took, for a third). Other work then runs in short turns (an SMTP session needs a turn for each of its commands), and a
  * loop that has nothing else to do still runs reads back to back, so their throughput alone is unchanged.
+ *
+ * The share only applies while mail is flowing through this process (`mailFlowing`, from the inbound service: a
+ * recipient checked or a message delivered in the last moments). Without it, the gap between two reads is the loop
+ * writing the last large response and parsing the next requests, which is the reads' own work: holding reads to a
+ * third of the time then only idled the loop (a process with the `http` role alone never holds reads back).
  */
 
 /**
@@ -41,7 +46,7 @@ export interface ReadTurns {
 }
 
 /** Creates a queue of reads that run one per turn of the event loop, and at most half of it when it is busy. */
-export function createReadTurns(now: () => number = () => performance.now()): ReadTurns {
+export function createReadTurns(now: () => number = () => performance.now(), mailFlowing: () => boolean = () => true): ReadTurns {
   const queue: ((turn: ReadTurn) => void)[] = [];
   let scheduled = false;
   /** When the last read ended, and how long it took. */
@@ -59,7 +64,7 @@ export function createReadTurns(now: () => number = () => performance.now()): Re
     if (queue.length === 0) return;
     const at = now();
     const since = at - lastEnd;
-    busy ??= since > BUSY_GAP_MS;
+    busy ??= since > BUSY_GAP_MS && mailFlowing();
     // Busy: let the other work have its share of the time, measured by what the last read took.
     if (busy && since < (lastDuration * (1 - BUSY_READ_SHARE)) / BUSY_READ_SHARE) return schedule();
     const resolve = queue.shift()!;

@@ -127,6 +127,12 @@ const RECIPIENT_MEMORY_MS = 1_000;
 /** Addresses remembered at most (the memory is emptied when full). */
 const RECIPIENT_MEMORY_SIZE = 10_000;
 
+/**
+ * Mail counts as flowing through this process for this long after a recipient was checked or a message delivered:
+ * long enough to span the commands of an SMTP transaction and the gaps between a busy sender's messages.
+ */
+const MAIL_FLOWING_MS = 250;
+
 /** Splits at the last `@`. */
 function splitAddress(address: string): { local: string; domain: string } | undefined {
   const at = address.lastIndexOf('@');
@@ -279,6 +285,10 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     return { deliveries, parseError };
   }
 
+  /** When mail last moved here (performance.now()), and deliveries under way: see {@link MAIL_FLOWING_MS}. */
+  let lastMail = -Infinity;
+  let delivering = 0;
+
   /** Mailboxes recently found, by normalised address, with when (performance.now(): an age, not a date). */
   const found = new Map<string, { check: RecipientCheck; at: number }>();
   /**
@@ -289,6 +299,7 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   async function checkRecipient(address: string, envelope?: { mailFrom: string; size?: number | undefined }): Promise<RecipientCheck> {
     const normalized = address.trim().toLowerCase();
     const now = performance.now();
+    lastMail = now;
     const known = found.get(normalized);
     let check: RecipientCheck;
     if (known && now - known.at < RECIPIENT_MEMORY_MS) check = known.check;
@@ -326,48 +337,21 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   return {
     checkRecipient,
 
+    /** Whether mail is flowing through this process now: a delivery under way, or a recipient or delivery in the last moments. */
+    flowing: (): boolean => delivering > 0 || performance.now() - lastMail < MAIL_FLOWING_MS,
+
     /**
      * Stores a message for each hosted recipient, in one transaction; resolves after it committed. Malformed MIME
      * is stored raw with its parse error. Throws `not_found` when no recipient is hosted here and
      * `payload_too_large` over {@link MAX_MESSAGE_BYTES}; a storage failure rejects and stores nothing.
      */
     async deliverInbound(input: InboundMessage): Promise<InboundResult> {
-      const raw = typeof input.rawMime === 'string' ? Buffer.from(input.rawMime) : input.rawMime;
-      if (raw.length > MAX_MESSAGE_BYTES) {
-        throw new AppError('payload_too_large', `rawMime: the message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB).`);
-      }
-      const rejected: InboundResult['rejected'] = [];
-      const targets: { recipient: string; grant: GrantRow }[] = [];
-      for (const recipient of input.envelope.rcptTo) {
-        const check = await checkRecipient(recipient);
-        if (!check.ok) rejected.push({ recipient, reason: check.message });
-        else if (!targets.some((target) => target.grant.id === check.grant.id)) targets.push({ recipient, grant: check.grant });
-      }
-      if (targets.length === 0) {
-        throw new AppError('not_found', `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`);
-      }
-
-      // The stages decide; the store is written last with what they decided.
-      const plan = await pipeline.decide({ raw, mailFrom: input.envelope.mailFrom, client: input.client, recipientsAdmitted: input.recipientsAdmitted === true, targets });
-      rejected.push(...plan.refused);
-      const dropped = plan.dropped.map((copy) => ({ recipient: copy.recipient, grantId: copy.grant.id }));
-      // Rows waiting from RCPT TO go in this message's transaction; they are given back if it fails.
-      const waiting = pipeline.takeWaiting();
-      const extras: StoreExtras = { rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)], usage: pipeline.usageOf(plan), jobs: () => [] };
-      if (plan.copies.length === 0) {
-        pipeline.later(extras.rows([]));
-        return { deliveries: [], rejected, dropped, parseError: undefined };
-      }
+      delivering++;
       try {
-        // A reply to a tracked send is counted by a job stored with it (nothing is asked of mail that names no earlier message).
-        const replyJobs = options.replies ? await options.replies.jobsFor(plan.raw, plan.copies.map((copy) => copy.grant), unixSeconds(clock.now())) : undefined;
-        if (replyJobs) extras.jobs = replyJobs;
-        const result = await store(input, plan, extras);
-        pipeline.stored(plan);
-        return { ...result, rejected, dropped };
-      } catch (error) {
-        pipeline.later(waiting);
-        throw error;
+        return await deliverOne(input);
+      } finally {
+        delivering--;
+        lastMail = performance.now();
       }
     },
 
@@ -379,6 +363,47 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       await Promise.all([parser.close(), writer?.close(), ...followUps]);
     },
   };
+
+  /** One delivery ({@link deliverInbound} counts it as mail flowing). */
+  async function deliverOne(input: InboundMessage): Promise<InboundResult> {
+    const raw = typeof input.rawMime === 'string' ? Buffer.from(input.rawMime) : input.rawMime;
+    if (raw.length > MAX_MESSAGE_BYTES) {
+      throw new AppError('payload_too_large', `rawMime: the message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB).`);
+    }
+    const rejected: InboundResult['rejected'] = [];
+    const targets: { recipient: string; grant: GrantRow }[] = [];
+    for (const recipient of input.envelope.rcptTo) {
+      const check = await checkRecipient(recipient);
+      if (!check.ok) rejected.push({ recipient, reason: check.message });
+      else if (!targets.some((target) => target.grant.id === check.grant.id)) targets.push({ recipient, grant: check.grant });
+    }
+    if (targets.length === 0) {
+      throw new AppError('not_found', `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`);
+    }
+
+    // The stages decide; the store is written last with what they decided.
+    const plan = await pipeline.decide({ raw, mailFrom: input.envelope.mailFrom, client: input.client, recipientsAdmitted: input.recipientsAdmitted === true, targets });
+    rejected.push(...plan.refused);
+    const dropped = plan.dropped.map((copy) => ({ recipient: copy.recipient, grantId: copy.grant.id }));
+    // Rows waiting from RCPT TO go in this message's transaction; they are given back if it fails.
+    const waiting = pipeline.takeWaiting();
+    const extras: StoreExtras = { rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)], usage: pipeline.usageOf(plan), jobs: () => [] };
+    if (plan.copies.length === 0) {
+      pipeline.later(extras.rows([]));
+      return { deliveries: [], rejected, dropped, parseError: undefined };
+    }
+    try {
+      // A reply to a tracked send is counted by a job stored with it (nothing is asked of mail that names no earlier message).
+      const replyJobs = options.replies ? await options.replies.jobsFor(plan.raw, plan.copies.map((copy) => copy.grant), unixSeconds(clock.now())) : undefined;
+      if (replyJobs) extras.jobs = replyJobs;
+      const result = await store(input, plan, extras);
+      pipeline.stored(plan);
+      return { ...result, rejected, dropped };
+    } catch (error) {
+      pipeline.later(waiting);
+      throw error;
+    }
+  }
 }
 
 export type InboundService = ReturnType<typeof createInboundService>;

@@ -46,6 +46,35 @@ describe('read turns', () => {
     expect(started).toBe(true);
   });
 
+  it('holds reads to their share only while mail is flowing through the process', async () => {
+    let now = 0;
+    let flowing = false;
+    const turns = createReadTurns(() => now, () => flowing);
+    const first = await turns.take();
+    now = 10;
+    first.end();
+    await new Promise((resolve) => process.nextTick(resolve));
+    // 2 ms of other work (writing the last response, parsing the next requests), but no mail: the next read goes at once.
+    now = 12;
+    const second = await turns.take();
+    now = 22;
+    second.end();
+    await new Promise((resolve) => process.nextTick(resolve));
+    // Mail starts flowing: the same gap now makes the loop busy, and the next read waits its turn.
+    flowing = true;
+    now = 24;
+    let started = false;
+    const third = turns.take().then((turn) => {
+      started = true;
+      return turn;
+    });
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(started).toBe(false);
+    now = 43;
+    (await third).end();
+    expect(started).toBe(true);
+  });
+
   it('runs reads back to back when nothing else is waiting', async () => {
     let now = 0;
     const turns = createReadTurns(() => now);
