@@ -19,7 +19,7 @@
  *   References from the last (the parent) back to the first (the root).
  */
 import { createHash } from 'node:crypto';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { tables, type GrantRow } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { eventRecorder } from '../events/outbox.js';
@@ -106,6 +106,8 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
       .select({ id: tables.messages.id })
       .from(tables.messages)
       .where(and(eq(tables.messages.threadId, threadId), eq(tables.messages.grantId, grantId), eq(tables.messages.headerMessageId, inReplyTo)))
+      // A message received twice (a sender's retry) has two copies: the first one stored is the one answered.
+      .orderBy(asc(tables.messages.seq))
       .limit(1);
     return row?.id ?? tracked.messageId;
   }
