@@ -7,7 +7,7 @@
  * `startService` (both steps) is what the CLI and integration tests start; `createAgentpost` (server/embed.ts) wraps it.
  */
 import { randomBytes } from 'node:crypto';
-import type { Server as HttpServer, ServerOptions, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type RequestListener, type Server as HttpServer, type ServerOptions, type ServerOptions as HttpServerOptions, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
@@ -16,6 +16,7 @@ import { createDatabaseProbe } from '../storage/index.js';
 import { createCore, createLogger, startBackgroundWork, type Role, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
+import { createTrackingListener } from './routes/tracking.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
 import type { AppEnv } from './types.js';
 
@@ -125,6 +126,7 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     throw error;
   }
   let shuttingDown = false;
+  const trackingListener = createTrackingListener({ core, metrics, shuttingDown: () => shuttingDown });
   let closeApp: () => Promise<void> = async () => undefined;
   const app = createApp({
     core,
@@ -146,7 +148,18 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
 
   async function listenHttp(): Promise<{ server: ServerType; url: string }> {
     const server: ServerType = await new Promise((resolve, reject) => {
-      const listening = serve({ fetch: app.fetch, hostname: config.host, port: config.httpPort, serverOptions: httpServerOptions(config.http) }, () => resolve(listening));
+      const listening = serve(
+        {
+          fetch: app.fetch,
+          hostname: config.host,
+          port: config.httpPort,
+          serverOptions: httpServerOptions(config.http),
+          // Tracking URLs are answered from Node's request event; everything else goes to Hono.
+          createServer: ((serverOptions: HttpServerOptions, listener: RequestListener) =>
+            createHttpServer(serverOptions, (request, response) => trackingListener(request, response) || listener(request, response))) as typeof createHttpServer,
+        },
+        () => resolve(listening),
+      );
       listening.once('error', (error) => {
         reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
       });
