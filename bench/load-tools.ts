@@ -4,6 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { createInterface } from 'node:readline';
 import { join } from 'node:path';
 
 /** The path of a system binary (sbin and bin folders), or undefined when it is not installed. */
@@ -36,4 +38,38 @@ export function smtpSource(binary: string, options: { port: number; messages: nu
       else reject(new Error(`smtp-source exited with ${code}: ${errors.slice(0, 500)}`));
     });
   });
+}
+
+const taskset = availableParallelism() >= 2 ? which('taskset') : undefined;
+
+/** Whether servers and load generators run on CPUs of their own (two CPUs or more, and taskset installed). */
+export const PINNING = taskset !== undefined;
+
+/** `command args` run on one CPU (taskset, when there are two CPUs or more): servers on 0, load generators on 1. */
+export function pinned(cpu: number, command: string, args: string[]): [string, string[]] {
+  return taskset ? [taskset, ['-c', String(cpu), command, ...args]] : [command, args];
+}
+
+/** A server child of a bench: what it printed on its first stdout line (JSON, with at least `url`), and its stop. */
+export type BenchServer<T extends { url: string }> = T & { stop(): Promise<void> };
+
+/**
+ * Starts `script` (a bench server module beside the benches, run with tsx) with `mode` and an optional argument,
+ * pinned to CPU 0 in production mode; resolves with the JSON line it prints once it listens. `stop` sends SIGTERM
+ * and waits for the exit. Its stderr is shown when `stderr` is 'inherit'.
+ */
+export async function startBenchServer<T extends { url: string }>(script: string, mode: string, argument?: string, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<BenchServer<T>> {
+  const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', script, mode, ...(argument ? [argument] : [])]);
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr], env: { ...process.env, NODE_ENV: 'production' } });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  return { ...(JSON.parse(line) as T), stop };
 }

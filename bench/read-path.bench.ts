@@ -17,13 +17,12 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, loadavg } from 'node:os';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import Sqlite from 'libsql';
 import { BENCH_API_KEY, cacheDir, LARGE_MAILBOX, scalar, scratchCopy, seededDatabases, SHORT_MAILBOX } from './read-path-seed.js';
-import { NO_SMTP_SOURCE, which } from './load-tools.js';
+import { NO_SMTP_SOURCE, pinned, PINNING, startBenchServer, type BenchServer, which } from './load-tools.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -35,25 +34,12 @@ const PARTS = new Set((process.env.BENCH_READS_PARTS ?? 'lists,flat,ingest').spl
 const here = dirname(fileURLToPath(import.meta.url));
 const AUTH = `Authorization: Bearer ${BENCH_API_KEY}`;
 
-const taskset = availableParallelism() >= 2 ? which('taskset') : undefined;
 /** The command pinned to one CPU (0: servers, 1: load generators) when the machine allows it. */
-const pinned = (cpu: number, command: string, args: string[]): [string, string[]] => (taskset ? [taskset, ['-c', String(cpu), command, ...args]] : [command, args]);
 
 /** A server child (bench/read-path-server.ts), pinned to CPU 0; resolves once it listens. */
-async function startServer(mode: string, argument?: string): Promise<{ url: string; smtpPort?: number; stop(): Promise<void> }> {
-  const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', join(here, 'read-path-server.ts'), mode, ...(argument ? [argument] : [])]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE_ENV: 'production' } });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return { ...(JSON.parse(line) as { url: string; smtpPort?: number }), stop };
+/** A server child (bench/read-path-server.ts), pinned to CPU 0; resolves once it listens. */
+function startServer(mode: string, argument?: string): Promise<BenchServer<{ url: string; smtpPort?: number }>> {
+  return startBenchServer(join(here, 'read-path-server.ts'), mode, argument, 'inherit');
 }
 
 /** A duration as wrk prints it (`812.34us`, `1.23ms`, `2.01s`, `1.5m`) → milliseconds. */
@@ -248,7 +234,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
   const out: Record<string, number | string> = {
     'load average at start (1/5/15 min)': load(),
-    pinning: taskset ? 'servers on CPU 0, wrk and smtp-source on CPU 1' : 'none (one CPU or no taskset)',
+    pinning: PINNING ? 'servers on CPU 0, wrk and smtp-source on CPU 1' : 'none (one CPU or no taskset)',
     'wrk connections / seconds a run / rounds': `${CONNECTIONS} / ${SECONDS} / ${ROUNDS}`,
   };
   const seeding = performance.now();

@@ -14,11 +14,9 @@
  */
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
-import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { which } from './load-tools.js';
+import { pinned, PINNING, startBenchServer, which } from './load-tools.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -27,8 +25,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 /** A mail reader's user agent: hits are those of people, not scanners. */
 const USER_AGENT = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 
-const taskset = availableParallelism() >= 2 ? which('taskset') : undefined;
-const pinned = (cpu: number, command: string, args: string[]): [string, string[]] => (taskset ? [taskset, ['-c', String(cpu), command, ...args]] : [command, args]);
 
 interface Server {
   url: string;
@@ -37,20 +33,9 @@ interface Server {
   stop(): Promise<void>;
 }
 
-async function startServer(mode: string, argument?: string): Promise<Server> {
-  const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', join(here, 'tracking-server.ts'), mode, ...(argument ? [argument] : [])]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'ignore'], env: { ...process.env, NODE_ENV: 'production' } });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  return { ...(JSON.parse(line) as { url: string; pixel?: string; link?: string }), stop };
+/** A server child (bench/tracking-server.ts), pinned to CPU 0; resolves once it listens. */
+function startServer(mode: string, argument?: string): Promise<Server> {
+  return startBenchServer(join(here, 'tracking-server.ts'), mode, argument, 'ignore');
 }
 
 interface Load {
@@ -125,7 +110,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const hello = await startServer('hello');
   const info = await startServer('ours', 'info');
   const warn = await startServer('ours', 'warn');
-  const out: Record<string, number | string> = { 'load generator': binary ? `wrk -t1 -c${CONNECTIONS}` : `node:http keep-alive loop, ${CONNECTIONS} connections`, 'pinned (server CPU 0, load CPU 1)': taskset ? 'yes' : 'no' };
+  const out: Record<string, number | string> = { 'load generator': binary ? `wrk -t1 -c${CONNECTIONS}` : `node:http keep-alive loop, ${CONNECTIONS} connections`, 'pinned (server CPU 0, load CPU 1)': PINNING ? 'yes' : 'no' };
   try {
     for (const server of [info, warn]) {
       if (!server.pixel || !server.link) throw new Error('the tracked message carries no pixel or link');
