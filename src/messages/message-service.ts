@@ -48,57 +48,24 @@ const PRESENTED_COLUMNS = {
   verdict: tables.messages.verdict,
 } satisfies { [Key in keyof PresentedMessageRow]: (typeof tables.messages)[Key] };
 
-/**
- * A page of a mailbox with no filter (the usual list), first or after a cursor: the query of `list` below for that
- * case, its SQL built once.
- */
-const firstPage = preparedRead((orm: Orm) =>
-  orm
-    .select(PRESENTED_COLUMNS)
-    .from(tables.messages)
-    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), notDraft()))
-    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
-    .limit(sql.placeholder('limit')),
-);
-const pageAfter = preparedRead((orm: Orm) =>
-  orm
-    .select(PRESENTED_COLUMNS)
-    .from(tables.messages)
-    .where(
-      and(
-        eq(tables.messages.grantId, sql.placeholder('grant')),
-        notDraft(),
-        or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))),
-      ),
-    )
-    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
-    .limit(sql.placeholder('limit')),
-);
+/** The condition of a page of a mailbox with no filter (the usual list): the first, or the one after a cursor. */
+const pageWhere = (after: boolean) =>
+  and(
+    eq(tables.messages.grantId, sql.placeholder('grant')),
+    notDraft(),
+    after ? or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))) : undefined,
+  );
+/** Newest first; `seq` breaks ties of one date. */
+const pageOrder = () => [desc(tables.messages.date), desc(tables.messages.seq)] as const;
+
+/** Such a page, as `list` below reads it for that case, its SQL built once. */
+const firstPage = preparedRead((orm: Orm) => orm.select(PRESENTED_COLUMNS).from(tables.messages).where(pageWhere(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
+const pageAfter = preparedRead((orm: Orm) => orm.select(PRESENTED_COLUMNS).from(tables.messages).where(pageWhere(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
 
 /** What a list's JSON form reads first: a page's order, cursor and revisions, and no message content. */
 const PAGE_KEYS = { id: tables.messages.id, rev: tables.messages.rev, date: tables.messages.date, seq: tables.messages.seq };
-const firstPageKeys = preparedRead((orm: Orm) =>
-  orm
-    .select(PAGE_KEYS)
-    .from(tables.messages)
-    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), notDraft()))
-    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
-    .limit(sql.placeholder('limit')),
-);
-const pageKeysAfter = preparedRead((orm: Orm) =>
-  orm
-    .select(PAGE_KEYS)
-    .from(tables.messages)
-    .where(
-      and(
-        eq(tables.messages.grantId, sql.placeholder('grant')),
-        notDraft(),
-        or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))),
-      ),
-    )
-    .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
-    .limit(sql.placeholder('limit')),
-);
+const firstPageKeys = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(pageWhere(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
+const pageKeysAfter = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(pageWhere(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
 /** Messages of a mailbox by id (ids as one JSON array), with their revision. */
 const messagesByIds = preparedRead((orm: Orm) =>
   orm
