@@ -15,14 +15,13 @@
  * (default 3).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { count } from 'drizzle-orm';
-import { requireEveryRole, startService } from '../server/main.js';
-import { loadConfig, startInboundSmtp, type InboundService } from '../src/index.js';
+import { startInboundSmtp, type InboundService } from '../src/index.js';
 import { tables } from '../storage/index.js';
-import { NO_SMTP_SOURCE, smtpSource, which } from './load-tools.js';
+import { NO_SMTP_SOURCE, smtpSource, startMailService, which } from './load-tools.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 3000);
 /** Runs of ours at each concurrency, each between two runs of the ceiling (BENCH_ROUNDS). */
@@ -94,24 +93,7 @@ async function startDiscardListener(binary: string): Promise<{ port: number; clo
 
 /** Ours: the real service (temp database, FULL sync, the writer thread, group commit), with its mailbox, warmed up. */
 async function startAgentpost(binary: string): Promise<{ port: number; stored(): Promise<number>; close(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-'));
-  const service = requireEveryRole(await startService(
-    loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
-  ));
-  const close = async () => {
-    await service.close();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-    await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });
-    const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: RECIPIENT } }) });
-    if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
-    await runSource(binary, service.smtpPort, WARM_UP, 8, RECIPIENT);
-  } catch (error) {
-    await close();
-    throw error;
-  }
+  const { service, close } = await startMailService({ apiKey: API_KEY, domain: DOMAIN, recipient: RECIPIENT, prepare: (started) => runSource(binary, started.smtpPort, WARM_UP, 8, RECIPIENT).then(() => undefined) });
   return {
     port: service.smtpPort,
     async stored() {

@@ -14,16 +14,14 @@
  * Needs `smtp-source` (Debian: `apt-get install postfix`). BENCH_MESSAGES sets the messages per run (default 2000),
  * BENCH_ROUNDS the rounds (default 5).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
 import { count, eq } from 'drizzle-orm';
-import { requireEveryRole, startService, type FullService } from '../server/main.js';
+import type { FullService } from '../server/main.js';
 import { createAuthenticator, loadConfig, type DnsResolver } from '../src/index.js';
 import type { Authenticator } from '../src/mail/stages/contracts.js';
 import { tables, type StoredRuleCondition } from '../storage/index.js';
 import { fakeDns } from '../test/helpers/dns.js';
-import { NO_SMTP_SOURCE, smtpSource, which } from './load-tools.js';
+import { NO_SMTP_SOURCE, smtpSource, startMailService, which } from './load-tools.js';
 
 /**
  * The authentication stage run with the rules (SPF, DKIM, DMARC, ARC through the in-process resolver), with the DNS
@@ -139,31 +137,21 @@ async function administer(service: FullService): Promise<void> {
 
 /** A service with its mailbox, administered or not, warmed up. */
 async function startOne(binary: string, administered: boolean) {
-  const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-rules-'));
   const dns = fakeDns();
   // The sender publishes SPF and DMARC, as senders that reach inboxes do: authentication gets answers, not misses.
   dns.txt.set('example.com', [['v=spf1 ip4:127.0.0.1 -all']]);
   dns.txt.set('_dmarc.example.com', [['v=DMARC1; p=none']]);
   const authenticator = administered && AUTHENTICATOR ? AUTHENTICATOR(dns) : undefined;
-  const service = requireEveryRole(await startService(
-    loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
-    { dns, inboundStages: authenticator ? { authenticator } : {} },
-  ));
-  const close = async () => {
-    await service.close();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-    await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });
-    const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: RECIPIENT } }) });
-    if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
-    if (administered) await administer(service);
-    await runSource(binary, service.smtpPort, WARM_UP);
-  } catch (error) {
-    await close();
-    throw error;
-  }
+  const { service, close } = await startMailService({
+    apiKey: API_KEY,
+    domain: DOMAIN,
+    recipient: RECIPIENT,
+    deps: { dns, inboundStages: authenticator ? { authenticator } : {} },
+    prepare: async (started) => {
+      if (administered) await administer(started);
+      await runSource(binary, started.smtpPort, WARM_UP);
+    },
+  });
   const tally = async (table: typeof tables.messages | typeof tables.ruleEvaluations) => (await service.core.deps.db.orm.select({ n: count() }).from(table))[0]!.n;
   return {
     port: service.smtpPort,

@@ -3,9 +3,11 @@
  * `*.bench.ts`).
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
+import { requireEveryRole, startService, type FullService } from '../server/main.js';
+import { loadConfig, type CoreDeps } from '../src/index.js';
 import { join } from 'node:path';
 
 /** The path of a system binary (sbin and bin folders), or undefined when it is not installed. */
@@ -72,4 +74,40 @@ export async function startBenchServer<T extends { url: string }>(script: string
       child.kill('SIGTERM');
     });
   return { ...(JSON.parse(line) as T), stop };
+}
+
+/** A bench's own Agentpost: the real service on a temporary database, with one mailbox; `close` removes it all. */
+export interface BenchMailService {
+  service: FullService;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the real service (temporary `file:` database, durable as in production, silent, no per-client connection
+ * cap: smtp-source's sessions all come from one address) with `apiKey`, registers `domain` and makes the mailbox
+ * `recipient`, then runs `prepare` (administration, warm-up). Anything failing on the way closes it again.
+ */
+export async function startMailService(options: { apiKey: string; domain: string; recipient: string; deps?: Partial<CoreDeps>; prepare?: (service: FullService) => Promise<void> }): Promise<BenchMailService> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-'));
+  const service = requireEveryRole(
+    await startService(
+      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: options.apiKey, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
+      options.deps ?? {},
+    ),
+  );
+  const close = async () => {
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' };
+    await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: options.domain }) });
+    const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: options.recipient } }) });
+    if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
+    await options.prepare?.(service);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { service, close };
 }
