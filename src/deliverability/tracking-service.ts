@@ -328,8 +328,10 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
       const links = await tx.select().from(tables.trackingLinks).where(inArray(tables.trackingLinks.messageId, clicked.slice(start, start + 500)));
       for (const link of links) states.get(link.messageId)!.links.set(link.linkIndex, { url: link.url, count: link.clicksCount, dirty: false });
     }
-    /** [id, message_id, kind, link_index, ip, user_agent, counted, flag, at]: inserted in one statement per batch. */
+    /** [id, message_id, kind, link_index, ip, user_agent, counted, flag, at, hits]: inserted in one statement per batch. */
     const events: unknown[][] = [];
+    /** Flagged rows of this batch by what makes hits identical: a repeat adds to the row's `hits` instead of a row. */
+    const flaggedRows = new Map<string, unknown[]>();
     /** Per message and kind, the last counted hit to notify, in the order of those last hits. */
     const notified = new Map<string, { state: BatchState; kind: 'open' | 'click'; at: number }>();
     for (const hit of batch) {
@@ -340,8 +342,20 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
       if (hit.kind === 'click' && !link) continue;
       const { row } = state;
       const flag = flagOf(hit, row);
-      events.push([newId(), row.id, hit.kind, hit.linkIndex, hit.ip ?? null, hit.userAgent ?? null, flag === null ? 1 : 0, flag, hit.at]);
-      if (flag !== null) continue;
+      if (flag !== null) {
+        const key = `${row.id}\0${hit.kind}\0${hit.linkIndex ?? ''}\0${hit.ip ?? ''}\0${hit.userAgent ?? ''}\0${flag}`;
+        const same = flaggedRows.get(key);
+        if (same) {
+          same[8] = hit.at;
+          same[9] = (same[9] as number) + 1;
+        } else {
+          const event = [newId(), row.id, hit.kind, hit.linkIndex, hit.ip ?? null, hit.userAgent ?? null, 0, flag, hit.at, 1];
+          flaggedRows.set(key, event);
+          events.push(event);
+        }
+        continue;
+      }
+      events.push([newId(), row.id, hit.kind, hit.linkIndex, hit.ip ?? null, hit.userAgent ?? null, 1, flag, hit.at, 1]);
       state.dirty = true;
       const wanted = hit.kind === 'open' ? row.opens : row.links;
       const recents = wanted ? await recentsOf(tx, state, hit.kind) : undefined;
@@ -367,8 +381,8 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
     const notifications = [...notified.values()].map(({ state, kind, at }) => notificationOf(state, kind, at));
     if (events.length > 0) {
       // One statement whatever the batch's size: the rows travel as one JSON array, unpacked by SQLite.
-      await tx.run(sql`INSERT INTO engagement_events (id, message_id, kind, link_index, ip, user_agent, counted, flag, at)
-        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8 FROM json_each(${JSON.stringify(events)})`);
+      await tx.run(sql`INSERT INTO engagement_events (id, message_id, kind, link_index, ip, user_agent, counted, flag, at, hits)
+        SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7, value ->> 8, value ->> 9 FROM json_each(${JSON.stringify(events)})`);
     }
     for (const state of states.values()) {
       if (!state.dirty) continue;
@@ -474,7 +488,7 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
         .select({
           kind: tables.engagementEvents.kind,
           counted: tables.engagementEvents.counted,
-          hits: sql<number>`count(*)`,
+          hits: sql<number>`sum(${tables.engagementEvents.hits})`,
           first: sql<number>`min(${tables.engagementEvents.at})`,
           last: sql<number>`max(${tables.engagementEvents.at})`,
         })

@@ -97,6 +97,11 @@ export const engagementEvents = sqliteTable(
     replyMessageId: text('reply_message_id'),
     counted: integer('counted', { mode: 'boolean' }).notNull(),
     flag: text('flag', { enum: ENGAGEMENT_FLAGS }),
+    /**
+     * Hits this row stands for: identical flagged hits of one write batch (same message, kind, link, client and flag:
+     * a flood, a scanner fetching again) are one row, `at` the last of them. Counted hits are a row each.
+     */
+    hits: integer('hits').notNull().default(1),
     /** Unix milliseconds. */
     at: integer('at').notNull(),
   },

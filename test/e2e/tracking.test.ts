@@ -396,9 +396,11 @@ describe('open and click tracking', () => {
     await service.core.tracking.flush();
     const row = await trackedRow(sent.id);
     const [counts] = await service.core.deps.db.client
-      .execute({ sql: 'select count(*) as hits, sum(counted) as counted, sum(flag = \'repeat\') as repeats from engagement_events where message_id = ?', args: [row.id] })
+      // Identical repeats of one write batch are one row with a count (`hits`): every hit is in the sum.
+      .execute({ sql: 'select sum(hits) as hits, sum(counted) as counted, sum(case when flag = \'repeat\' then hits else 0 end) as repeats, count(*) as rows from engagement_events where message_id = ?', args: [row.id] })
       .then((result) => result.rows);
     expect([Number(counts!.hits), Number(counts!.counted), Number(counts!.repeats)]).toEqual([TOTAL, 1, TOTAL - 1]);
+    expect(Number(counts!.rows)).toBeLessThan(TOTAL);
     expect(row.opensCount).toBe(1);
     expect(await outboxCount('message.opened', sent.id)).toBe(1);
     const opened = await nthNotification('message.opened', sent.id, 1);

@@ -1,0 +1,1 @@
+ALTER TABLE `engagement_events` ADD `hits` integer DEFAULT 1 NOT NULL;
