@@ -186,6 +186,11 @@ const EnvSchema = z.object({
   AGENTPOST_PAUSE_COMPLAINT_RATE: rate(0.001),
   AGENTPOST_PAUSE_MIN_SENT: wholeNumber('recipients', 1, 1_000_000_000).default(50),
   AGENTPOST_PAUSE_WINDOW: duration('7d'),
+  AGENTPOST_IMAP_CONNECT_TIMEOUT: duration('15s'),
+  AGENTPOST_IMAP_COMMAND_TIMEOUT: duration('60s'),
+  AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER: wholeNumber('connections', 1, 10_000).default(8),
+  AGENTPOST_IMAP_SYNC_DAYS: wholeNumber('days', 1, 36_500).default(90),
+  AGENTPOST_IMAP_POLL_INTERVAL: duration('60s'),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -335,6 +340,19 @@ export interface Config {
   roles: readonly Role[];
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
+  /** Connected IMAP/SMTP accounts (src/providers/imap). */
+  imap: {
+    /** Longest wait for a TCP/TLS connection and the server's greeting, in ms. */
+    connectTimeoutMs: number;
+    /** Longest wait for one IMAP command's answer (or socket silence), in ms. */
+    commandTimeoutMs: number;
+    /** Most IMAP connections open at once to one server (host and port), over all accounts. */
+    maxConnectionsPerServer: number;
+    /** Days of mail the initial sync of a new account covers, newest first (a grant's `settings.sync_days` overrides). */
+    syncDays: number;
+    /** How often a folder is polled for changes when the server has no IDLE, in ms. */
+    pollIntervalMs: number;
+  };
   /** Tracking, bounces and paused sending (src/deliverability). */
   deliverability: {
     /** Base URL of the tracking pixel and link redirects (`AGENTPOST_TRACKING_URL`, else the public URL); no trailing slash. */
@@ -452,6 +470,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,
     requireApproval: value.AGENTPOST_REQUIRE_APPROVAL,
+    imap: {
+      connectTimeoutMs: value.AGENTPOST_IMAP_CONNECT_TIMEOUT,
+      commandTimeoutMs: value.AGENTPOST_IMAP_COMMAND_TIMEOUT,
+      maxConnectionsPerServer: value.AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER,
+      syncDays: value.AGENTPOST_IMAP_SYNC_DAYS,
+      pollIntervalMs: value.AGENTPOST_IMAP_POLL_INTERVAL,
+    },
     deliverability: {
       trackingUrl: (value.AGENTPOST_TRACKING_URL ?? publicUrl).replace(/\/+$/, ''),
       pauseBounceRate: value.AGENTPOST_PAUSE_BOUNCE_RATE,

@@ -2,6 +2,7 @@
  * @module deps
  * What the core needs from the outside world, injected so tests control time, ids and I/O.
  */
+import type { SecretBox } from './secrets/secret-box.js';
 import { randomBytes } from 'node:crypto';
 import { lookup as dnsLookup, Resolver } from 'node:dns/promises';
 import type { Database } from '../storage/index.js';
@@ -164,6 +165,12 @@ export interface CoreDeps {
   metrics?: Metrics | undefined;
   /** The authentication and spam stages of inbound mail (src/mail/stages/contracts.ts). Default: none (skipped). */
   inboundStages?: InboundStages | undefined;
+  /**
+   * Seals secrets at rest (src/secrets/secret-box.ts): connected accounts' passwords, DKIM keys, webhook secrets.
+   * `server/main.ts` always gives one (from `AGENTPOST_SECRET_KEY` or the key file); a core without it refuses
+   * to store connected accounts.
+   */
+  secrets?: SecretBox | undefined;
 }
 
 /** The real clock. */

@@ -17,3 +17,4 @@ export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptio
 export { addDailyUsage, dailyUsageOf, storedBytesOf } from './repositories/usage-repository.js';
 export { foldIntoThread, mergeParticipants, newThread, union, MAX_THREAD_PARTICIPANTS, SENT_FOLDER, DRAFTS_FOLDER, dateKindOf } from './repositories/thread-aggregates.js';
 export { createDatabaseProbe, countJobsByState, type DatabaseProbe, type ProbeResult } from './repositories/status-repository.js';
+export type { ImapSyncState } from './schema/connected.js';

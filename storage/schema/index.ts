@@ -8,3 +8,4 @@ export * from './calendar.js';
 export * from './outbound.js';
 export * from './admin.js';
 export * from './deliverability.js';
+export * from './connected.js';

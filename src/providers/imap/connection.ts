@@ -1,0 +1,221 @@
+/**
+ * @module providers/imap/connection
+ * Connections to a connected account's servers: IMAP through imapflow (the only module that imports it besides the
+ * sync), SMTP login checks through nodemailer. Every IMAP connection holds a slot of its server (host and port)
+ * for as long as it is open, so one server never gets more than `config.imap.maxConnectionsPerServer` connections
+ * from this process however many accounts live on it; connect and command waits are bounded by the timeouts of
+ * `config.imap`. Certificates that fail verification are refused unless the account allows them.
+ */
+import { ImapFlow } from 'imapflow';
+import nodemailer from 'nodemailer';
+import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
+import type { SecretBox } from '../../secrets/secret-box.js';
+
+/** What it takes to reach an account's servers, passwords in clear (opened from the account row just before use). */
+export interface ImapEndpoint {
+  host: string;
+  port: number;
+  /** Implicit TLS; otherwise STARTTLS when offered. */
+  secure: boolean;
+  username: string;
+  password: string;
+  allowInsecureTls: boolean;
+}
+
+/** The SMTP side. */
+export interface SmtpEndpoint {
+  host: string;
+  port: number;
+  secure: boolean;
+  username: string;
+  password: string;
+  allowInsecureTls: boolean;
+}
+
+/** The stored account fields these need (a row of `imap_accounts`). */
+export interface AccountServers {
+  imapHost: string;
+  imapPort: number;
+  imapUsername: string;
+  imapPasswordSealed: string;
+  imapSecure: boolean;
+  smtpHost: string;
+  smtpPort: number;
+  smtpUsername: string | null;
+  smtpPasswordSealed: string | null;
+  smtpSecure: boolean;
+  allowInsecureTls: boolean;
+}
+
+/** The endpoints of a stored account, passwords opened with `secrets`. */
+export function endpointsOf(account: AccountServers, secrets: SecretBox): { imap: ImapEndpoint; smtp: SmtpEndpoint } {
+  const imapPassword = secrets.open(account.imapPasswordSealed);
+  return {
+    imap: { host: account.imapHost, port: account.imapPort, secure: account.imapSecure, username: account.imapUsername, password: imapPassword, allowInsecureTls: account.allowInsecureTls },
+    smtp: {
+      host: account.smtpHost,
+      port: account.smtpPort,
+      secure: account.smtpSecure,
+      username: account.smtpUsername ?? account.imapUsername,
+      password: account.smtpPasswordSealed ? secrets.open(account.smtpPasswordSealed) : imapPassword,
+      allowInsecureTls: account.allowInsecureTls,
+    },
+  };
+}
+
+/** Why a login or connection failed, in words for the API's 400 and the grant's `last_error`. */
+export interface ConnectFailure {
+  /** `auth`: the server refused the credentials; `tls`: the certificate failed; `network`: unreachable or timed out; `protocol`: anything else. */
+  kind: 'auth' | 'tls' | 'network' | 'protocol';
+  message: string;
+}
+
+const TLS_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_UNTRUSTED']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'NoConnection', 'ETIMEOUT', 'ESOCKET', 'ECONNECTION', 'EPIPE']);
+
+/** Classifies an error of imapflow or nodemailer (server's own words kept). */
+export function describeFailure(error: unknown, server: string): ConnectFailure {
+  const record = (error ?? {}) as { code?: string; message?: string; authenticationFailed?: boolean; responseText?: string; response?: string; responseCode?: number; serverResponseCode?: string };
+  const code = record.code ?? '';
+  const reason = (record.responseText ?? record.response ?? record.message ?? String(error)).trim();
+  if (record.authenticationFailed || code === 'EAUTH' || record.serverResponseCode === 'AUTHENTICATIONFAILED' || record.responseCode === 535) {
+    return { kind: 'auth', message: `${server} refused the login: ${reason}` };
+  }
+  if (TLS_CODES.has(code) || /certificate/i.test(reason)) {
+    return { kind: 'tls', message: `${server}: the TLS certificate failed verification (${reason}). If this server is yours and uses a self-signed certificate, set settings.allow_insecure_tls.` };
+  }
+  if (NETWORK_CODES.has(code) || /timeout|timed out|ECONNREFUSED|closed/i.test(reason)) {
+    return { kind: 'network', message: `${server} could not be reached: ${reason}` };
+  }
+  return { kind: 'protocol', message: `${server}: ${reason}` };
+}
+
+/** A counting semaphore per server: at most `limit` holders at once, the rest wait in order. */
+export class ServerSlots {
+  readonly #limit: number;
+  readonly #held = new Map<string, number>();
+  readonly #waiting = new Map<string, (() => void)[]>();
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+  /** Waits for a slot of `server`; call the returned function once to give it back. */
+  async acquire(server: string): Promise<() => void> {
+    const held = this.#held.get(server) ?? 0;
+    if (held < this.#limit) this.#held.set(server, held + 1);
+    else await new Promise<void>((resolve) => this.#waiting.set(server, [...(this.#waiting.get(server) ?? []), resolve]));
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const queue = this.#waiting.get(server);
+      const next = queue?.shift();
+      if (queue && queue.length === 0) this.#waiting.delete(server);
+      // The slot passes to the next waiter as it is; otherwise it is freed.
+      if (next) next();
+      else this.#held.set(server, (this.#held.get(server) ?? 1) - 1);
+    };
+  }
+  /** Slots held on `server` now. */
+  held(server: string): number {
+    return this.#held.get(server) ?? 0;
+  }
+}
+
+/** An open IMAP connection and the slot it holds; `close()` logs out (or drops the socket) and frees the slot. */
+export interface ImapSession {
+  client: ImapFlow;
+  close(): Promise<void>;
+}
+
+/** Opens IMAP connections and checks SMTP logins under the limits of `config.imap`. */
+export interface Connector {
+  /** Connects and logs in; rejects with an AppError (`invalid_request`, the server's reason) on failure. */
+  openImap(endpoint: ImapEndpoint): Promise<ImapSession>;
+  /** Connects to the SMTP server and logs in (nodemailer `verify`); rejects like {@link openImap}. */
+  checkSmtp(endpoint: SmtpEndpoint): Promise<void>;
+  readonly slots: ServerSlots;
+}
+
+/** An AppError carrying a {@link ConnectFailure} (as `details`). */
+export function connectError(failure: ConnectFailure): AppError {
+  return new AppError('invalid_request', failure.message, { reason: failure.kind });
+}
+
+/** The failure inside an error from {@link Connector}, when it has one. */
+export function failureOf(error: unknown): ConnectFailure | undefined {
+  if (error instanceof AppError && error.details && typeof error.details === 'object' && 'reason' in error.details) {
+    return { kind: (error.details as { reason: ConnectFailure['kind'] }).reason, message: error.message };
+  }
+  return undefined;
+}
+
+/** Creates the connector. */
+export function createConnector(config: Pick<Config, 'imap'>): Connector {
+  const slots = new ServerSlots(config.imap.maxConnectionsPerServer);
+  const { connectTimeoutMs, commandTimeoutMs } = config.imap;
+  return {
+    slots,
+    async openImap(endpoint) {
+      const server = `${endpoint.host}:${endpoint.port}`;
+      const release = await slots.acquire(server);
+      const client = new ImapFlow({
+        host: endpoint.host,
+        port: endpoint.port,
+        secure: endpoint.secure,
+        auth: { user: endpoint.username, pass: endpoint.password },
+        logger: false,
+        // No `ID` command: it tells the server nothing it needs.
+        clientInfo: { name: 'agentpost' },
+        connectionTimeout: connectTimeoutMs,
+        greetingTimeout: connectTimeoutMs,
+        socketTimeout: commandTimeoutMs,
+        tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
+        disableAutoIdle: true,
+      });
+      // An error event without a listener would take the process down; failures surface through the calls.
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+      } catch (error) {
+        release();
+        client.close();
+        throw connectError(describeFailure(error, `IMAP server ${server}`));
+      }
+      client.once('close', release);
+      return {
+        client,
+        async close() {
+          try {
+            if (client.usable) await client.logout();
+          } catch {
+            // Dropped below.
+          } finally {
+            client.close();
+            release();
+          }
+        },
+      };
+    },
+    async checkSmtp(endpoint) {
+      const server = `${endpoint.host}:${endpoint.port}`;
+      const transport = nodemailer.createTransport({
+        host: endpoint.host,
+        port: endpoint.port,
+        secure: endpoint.secure,
+        auth: { user: endpoint.username, pass: endpoint.password },
+        connectionTimeout: connectTimeoutMs,
+        greetingTimeout: connectTimeoutMs,
+        socketTimeout: commandTimeoutMs,
+        tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
+      });
+      try {
+        await transport.verify();
+      } catch (error) {
+        throw connectError(describeFailure(error, `SMTP server ${server}`));
+      } finally {
+        transport.close();
+      }
+    },
+  };
+}
