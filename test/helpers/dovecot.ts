@@ -58,6 +58,10 @@ export interface Dovecot {
   tlsPort: number | undefined;
   lmtpPort: number | undefined;
   authPort: number | undefined;
+  /** Where the users' Maildirs are: `<mailDirectory>/<domain>/<local part>`. */
+  mailDirectory: string;
+  /** Gives files written straight into the Maildirs to the mail user (Dovecot's processes run as it). */
+  chownMail(): void;
   /** The instance's log so far. */
   log(): string;
   /** Runs `doveadm -c <conf> <args>` and returns its output (e.g. `['mailbox', 'list', '-u', user]`). */
@@ -183,6 +187,8 @@ export async function startDovecot(options: DovecotOptions): Promise<Dovecot> {
     tlsPort: options.tlsPort,
     lmtpPort: options.lmtpPort,
     authPort: options.authPort,
+    mailDirectory: mail,
+    chownMail: () => execFileSync('chown', ['-R', `${mailUid}:${mailGid}`, mail]),
     log: readLog,
     doveadm: (...args: string[]) => execFileSync('doveadm', ['-c', conf, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
     stop() {

@@ -1,0 +1,159 @@
+/**
+ * Initial sync of a connected IMAP account (issue 19): messages per second of our initial sync of BENCH_IMAP_MESSAGES
+ * (default 10,000) messages from a local Dovecot, against a bare imapflow `FETCH` of the same messages (UID, flags,
+ * INTERNALDATE and the whole source: what a sync must read), in the same run, in alternating rounds, with medians.
+ * The goal: ours at 50% or more of the bare FETCH.
+ *
+ * Ours is the real service (`startService`, a temporary `file:` database, durable as in production): the grant is
+ * made with `POST /v3/connect/custom` (provider `imap`) and timed from that request until the grant reports its
+ * initial sync complete; each round uses a new database. The mailbox is written once as Maildir files (Dovecot
+ * indexes them on the first SELECT, before any timing): about 6 KB messages, text and HTML, one in five a reply in
+ * a thread, dated over the last 30 days.
+ *
+ * Needs root and Debian's `dovecot-imapd` (test/helpers/dovecot.ts); says so and gives no figure otherwise. Settings:
+ * BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1 (the bare FETCH alone).
+ */
+import { chownSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ImapFlow } from 'imapflow';
+import { requireEveryRole, startService } from '../server/main.js';
+import { loadConfig } from '../src/index.js';
+import { tables } from '../storage/index.js';
+import { dovecotMissing, startDovecot, type Dovecot } from '../test/helpers/dovecot.js';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const MESSAGES = Number(process.env.BENCH_IMAP_MESSAGES ?? 10_000);
+/** Only the bare FETCH (while developing the sync). */
+const BARE_ONLY = process.env.BENCH_IMAP_BARE_ONLY === '1';
+const USER = 'bench@imap.bench';
+const PASSWORD = 'bench-password-1';
+const API_KEY = 'agp_bench_imap_sync_key_0001';
+/** Fixed ports (Dovecot cannot pick one and say which), outside the tests' ranges. */
+const IMAP_PORT = 37143;
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** One message of the mailbox: ~6 KB, multipart/alternative; every fifth replies to the one before it. */
+function messageOf(index: number, date: Date): string {
+  const paragraph = `Line ${index}: the quarterly numbers are in and the team would like your review before Friday. `.repeat(12);
+  const reply = index % 5 === 4;
+  return [
+    `From: Sender ${index % 97} <sender${index % 97}@example.org>`,
+    `To: Bench <${USER}>`,
+    `Subject: ${reply ? 'Re: ' : ''}Report ${reply ? index - 1 : index}`,
+    `Date: ${date.toUTCString()}`,
+    `Message-ID: <bench-${index}@example.org>`,
+    ...(reply ? [`In-Reply-To: <bench-${index - 1}@example.org>`, `References: <bench-${index - 1}@example.org>`] : []),
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/alternative; boundary="b1"',
+    '',
+    '--b1',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    paragraph,
+    paragraph,
+    '--b1',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    `<html><body><p>${paragraph}</p><p>${paragraph}</p></body></html>`,
+    '--b1--',
+    '',
+  ].join('\r\n');
+}
+
+/** Writes the mailbox as Maildir files of INBOX (flags: every third read), owned by the mail user. */
+function writeMaildir(dovecot: Dovecot): void {
+  const home = join(dovecot.mailDirectory, 'imap.bench', 'bench');
+  for (const sub of ['cur', 'new', 'tmp']) mkdirSync(join(home, sub), { recursive: true });
+  const now = Date.now();
+  for (let index = 0; index < MESSAGES; index++) {
+    const date = new Date(now - 30 * 86_400_000 + Math.floor((index * 30 * 86_400_000) / MESSAGES));
+    const file = join(home, 'cur', `${Math.floor(date.getTime() / 1000)}.M${index}P1.bench:2,${index % 3 === 0 ? 'S' : ''}`);
+    writeFileSync(file, messageOf(index, date));
+    utimesSync(file, date, date);
+  }
+  dovecot.chownMail();
+}
+
+/** Bare imapflow: SELECT INBOX and FETCH UID, flags, INTERNALDATE and source of every message; messages a second. */
+async function bareFetch(): Promise<number> {
+  const client = new ImapFlow({ host: '127.0.0.1', port: IMAP_PORT, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  await client.connect();
+  const lock = await client.getMailboxLock('INBOX');
+  const started = performance.now();
+  let count = 0;
+  let bytes = 0;
+  try {
+    for await (const message of client.fetch('1:*', { uid: true, flags: true, internalDate: true, source: true })) {
+      count++;
+      bytes += message.source?.length ?? 0;
+    }
+  } finally {
+    lock.release();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await client.logout();
+  if (count !== MESSAGES || bytes === 0) throw new Error(`bare FETCH read ${count} messages, expected ${MESSAGES}`);
+  return count / seconds;
+}
+
+/** Our initial sync: a new service and database, the grant made, timed until its initial sync completes; messages a second. */
+async function ourSync(): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-imap-'));
+  const service = requireEveryRole(
+    await startService(
+      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', AGENTPOST_IMAP_SYNC_DAYS: '365' }),
+      {},
+    ),
+  );
+  try {
+    const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+    const started = performance.now();
+    const created = await fetch(`${service.url}/v3/connect/custom`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ provider: 'imap', settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: IMAP_PORT, smtp_host: '127.0.0.1', smtp_port: IMAP_PORT + 1 } }),
+    });
+    if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
+    const grantId = ((await created.json()) as { data: { id: string } }).data.id;
+    await service.core.imap.waitForInitialSync(grantId);
+    const seconds = (performance.now() - started) / 1000;
+    const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
+    if (!listed.ok) throw new Error(`listing failed: ${listed.status}`);
+    const stored = await service.core.deps.db.orm.$count(tables.messages);
+    if (stored !== MESSAGES) throw new Error(`the sync stored ${stored} messages, expected ${MESSAGES}`);
+    return MESSAGES / seconds;
+  } finally {
+    await service.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<Record<string, number | string>> {
+  const missing = dovecotMissing();
+  if (missing) return { skipped: missing };
+  const dovecot = await startDovecot({ imapPort: IMAP_PORT, users: [{ user: USER, password: PASSWORD }] });
+  try {
+    writeMaildir(dovecot);
+    // Dovecot indexes the new files on the first SELECT: once, before any timing.
+    await bareFetch();
+    const bare: number[] = [];
+    const ours: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      bare.push(await bareFetch());
+      if (!BARE_ONLY) ours.push(await ourSync());
+    }
+    if (BARE_ONLY) return { messages: MESSAGES, 'bare imapflow FETCH (msg/s, median)': Math.round(median(bare)) };
+    const ratio = median(ours) / median(bare);
+    return {
+      messages: MESSAGES,
+      'bare imapflow FETCH (msg/s, median)': Math.round(median(bare)),
+      'our initial sync (msg/s, median)': Math.round(median(ours)),
+      'ours / bare (goal >= 50%)': `${Math.round(ratio * 100)}%`,
+      rounds: `${ours.map((value, index) => `${Math.round(value)}/${Math.round(bare[index]!)}`).join(', ')}`,
+    };
+  } finally {
+    await dovecot.stop();
+  }
+}
