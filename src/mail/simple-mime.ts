@@ -34,6 +34,7 @@ const libmime: {
   decodeWords(text: string): string;
   parseHeaderValue(text: string): { value: string | false; params: Record<string, string> };
   normalizeCharset(charset: string): string;
+  decodeFlowed(text: string, delSp?: boolean): string;
 } = require('libmime');
 /** libmime's charset decoding (iconv-lite for anything but UTF-8 / ASCII). */
 const libcharset: { decode(bytes: Buffer, charset: string): string } = require('libmime/lib/charset.js');
@@ -112,28 +113,108 @@ function parse(raw: Buffer): SimpleMail | undefined {
   if (!Buffer.isBuffer(raw) || raw.length === 0 || raw.length > MAX_MESSAGE) return undefined;
 
   // The header section: up to and including the first line that is exactly LF or CRLF (message-splitter.js).
-  const head = raw.subarray(0, Math.min(raw.length, MAX_HEADER_BYTES));
-  let bodyStart = -1;
-  let lineCount = 0;
-  for (let start = 0; start < head.length; ) {
-    const lf = head.indexOf(0x0a, start);
-    if (lf < 0) break;
-    if (lf === start || (lf === start + 1 && head[start] === 0x0d)) {
-      bodyStart = lf + 1;
-      break;
-    }
-    if (++lineCount > MAX_HEADER_LINES) return undefined;
-    start = lf + 1;
-  }
+  let bodyStart = headerEnd(raw, 0);
+  if (bodyStart === undefined) return undefined;
   if (bodyStart < 0) {
     // No empty line: the splitter reads the whole message as headers (at its end) and the body is empty.
-    if (raw.length > MAX_HEADER_BYTES || lineCount >= MAX_HEADER_LINES) return undefined;
+    if (raw.length > MAX_HEADER_BYTES) return undefined;
     bodyStart = raw.length;
   }
   const lines = headerLines(raw.toString('latin1', 0, bodyStart));
   if (!lines) return undefined;
+  const root = describePart(lines, true);
+  if (!root) return undefined;
 
-  // The part (mime-node.js parseHeaders, then createNode of mail-parser.js).
+  let text: string | undefined;
+  let html: string | undefined;
+  if ('boundary' in root) {
+    const parts = splitMultipart(raw, bodyStart, root.boundary);
+    if (!parts) return undefined;
+    // getTextContent of mail-parser.js under a multipart/alternative: every non-empty text/plain part joins `text`
+    // ('\n'), every non-empty text/html part joins `html` ('<br/>\n'), in order; no conversion between the two.
+    const texts: string[] = [];
+    const htmls: string[] = [];
+    for (const part of parts) {
+      const partLines = headerLines(raw.toString('latin1', part.start, part.headerEnd));
+      if (!partLines) return undefined;
+      const leaf = describePart(partLines, false);
+      if (!leaf || 'boundary' in leaf) return undefined;
+      const content = decodeText(part.body, leaf);
+      if (content === undefined) return undefined;
+      if (content) (leaf.contentType === 'text/plain' ? texts : htmls).push(content);
+    }
+    text = texts.length ? texts.join('\n') : undefined;
+    html = htmls.length ? htmls.join('<br/>\n') : undefined;
+  } else {
+    const content = decodeText(raw.subarray(bodyStart), root);
+    if (content === undefined) return undefined;
+    // getTextContent: an empty part gives neither; an HTML root part gives text '' (skipHtmlToText)
+    text = content ? (root.contentType === 'text/plain' ? content : '') : undefined;
+    html = content && root.contentType === 'text/html' ? content : undefined;
+  }
+
+  const headers = processHeaders(lines);
+  return {
+    subject: headers.get('subject') as string | undefined,
+    messageId: headers.get('message-id') as string | undefined,
+    inReplyTo: headers.get('in-reply-to') as string | undefined,
+    references: headers.get('references') as string | string[] | undefined,
+    date: headers.get('date') as Date | undefined,
+    from: headers.get('from') as AddressObject | undefined,
+    to: headers.get('to') as AddressObject | AddressObject[] | undefined,
+    cc: headers.get('cc') as AddressObject | AddressObject[] | undefined,
+    bcc: headers.get('bcc') as AddressObject | AddressObject[] | undefined,
+    replyTo: headers.get('reply-to') as AddressObject | undefined,
+    text,
+    html,
+    attachments: [],
+  };
+}
+
+/**
+ * The end of the header section that starts at `start` (just past its empty line), -1 when the bytes end first
+ * (within the bounds), `undefined` when it is longer than {@link MAX_HEADER_BYTES} or {@link MAX_HEADER_LINES}.
+ */
+function headerEnd(raw: Buffer, start: number): number | undefined {
+  const limit = Math.min(raw.length, start + MAX_HEADER_BYTES);
+  let lineCount = 0;
+  for (let lineStart = start; lineStart < limit; ) {
+    const lf = raw.indexOf(0x0a, lineStart);
+    if (lf < 0 || lf >= limit) break;
+    if (lf === lineStart || (lf === lineStart + 1 && raw[lineStart] === 0x0d)) return lf + 1;
+    if (++lineCount > MAX_HEADER_LINES) return undefined;
+    lineStart = lf + 1;
+  }
+  return lineCount >= MAX_HEADER_LINES ? undefined : -1;
+}
+
+/** A text part as mime-node.js and createNode of mail-parser.js see it. */
+interface TextPart {
+  contentType: 'text/plain' | 'text/html';
+  /** Content-Transfer-Encoding, lower case, one of {@link ENCODINGS}. */
+  encoding: string;
+  charset: string;
+  /** The charset is one mailparser leaves undecoded (else it is windows-1252). */
+  utf8: boolean;
+  /** format=flowed (mailparser's FlowedDecoder), and its delsp=yes. */
+  flowed: boolean;
+  delSp: boolean;
+}
+
+/** A multipart/alternative root. */
+interface Multipart {
+  boundary: Buffer;
+}
+
+/** Boundaries taken here: the RFC 2046 characters but the space, 1 to 70 of them. */
+const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=?]{1,70}$/;
+
+/**
+ * What a part is, from its header lines (mime-node.js parseHeaders: FIRST Content-Type, Content-Transfer-Encoding,
+ * Content-Disposition; then createNode of mail-parser.js: what becomes an attachment), or `undefined` when it is
+ * anything but an inline text/plain or text/html part (or, at the root, a multipart/alternative).
+ */
+function describePart(lines: HeaderLine[], root: boolean): TextPart | Multipart | undefined {
   let contentTypeLine: HeaderLine | undefined;
   let encodingLine: HeaderLine | undefined;
   let dispositionLine: HeaderLine | undefined;
@@ -152,13 +233,22 @@ function parse(raw: Buffer): SimpleMail | undefined {
   }
   const parsedType = libmime.parseHeaderValue(contentHeader);
   const params = parsedType.params;
-  // mailparser defaults a root part without a type to text/plain
-  const contentType = (parsedType.value || '').toLowerCase().trim() || 'text/plain';
+  // mailparser defaults a root part with an empty type to text/plain; a child part without one is an attachment
+  const contentType = (parsedType.value || '').toLowerCase().trim() || (root ? 'text/plain' : '');
+  const encoding = stripComments(firstValue(encodingLine)).toLowerCase().trim();
+  if (!ENCODINGS.has(encoding)) return undefined;
+
+  if (contentType === 'multipart/alternative' && root) {
+    // A multipart part is no attachment whatever its disposition, and its body is split, never decoded.
+    const boundary = params.boundary;
+    if (typeof boundary !== 'string' || !BOUNDARY.test(boundary)) return undefined;
+    return { boundary: Buffer.from(boundary) };
+  }
   if (contentType !== 'text/plain' && contentType !== 'text/html') return undefined;
   // a boundary parameter makes the splitter look for delimiter lines even in a text part
   if (hasOwn(params, 'boundary')) return undefined;
-  // format=flowed is decoded by mailparser's FlowedDecoder
-  if ((params.format && params.format.toLowerCase().trim() === 'flowed') || hasOwn(params, 'delsp')) return undefined;
+  const flowed = Boolean(params.format && params.format.toLowerCase().trim() === 'flowed');
+  const delSp = flowed && Boolean(params.delsp && params.delsp.toLowerCase().trim() === 'yes');
 
   let disposition = (parsedDisposition.value || '').toLowerCase().trim();
   if (disposition) {
@@ -171,9 +261,6 @@ function parse(raw: Buffer): SimpleMail | undefined {
   // any disposition but inline makes the part an attachment
   if (disposition && disposition !== 'inline') return undefined;
 
-  const encoding = stripComments(firstValue(encodingLine)).toLowerCase().trim();
-  if (!ENCODINGS.has(encoding)) return undefined;
-
   const charset = params.charset || 'utf-8';
   let utf8 = true;
   if (!UTF8_CHARSETS.has(charset.toLowerCase().replace(/[^a-z0-9]+/g, ''))) {
@@ -182,40 +269,110 @@ function parse(raw: Buffer): SimpleMail | undefined {
     if (libmime.normalizeCharset(charset) !== 'windows-1252') return undefined;
     utf8 = false;
   }
+  return { contentType, encoding, charset, utf8, flowed, delSp };
+}
 
-  // The body: transfer decoding, charset, line endings.
-  const body = raw.subarray(bodyStart);
+/**
+ * A part's `textContent` in mail-parser.js: transfer decoding (libbase64 / libqp), format=flowed (FlowedDecoder:
+ * libmime.decodeFlowed over the bytes as a binary string), the charset, then `\r?\n` → `\n`. `undefined` when
+ * the body is not one this file decodes the same way.
+ */
+function decodeText(body: Buffer, part: TextPart): string | undefined {
   let bytes: Buffer;
-  if (encoding === 'base64') {
+  if (part.encoding === 'base64') {
     const decoded = base64Decode(body);
     if (!decoded) return undefined;
     bytes = decoded;
-  } else if (encoding === 'quoted-printable') {
+  } else if (part.encoding === 'quoted-printable') {
     bytes = qpDecode(body.toString());
   } else {
     bytes = body;
   }
-  const decoded = utf8 ? bytes.toString() : libcharset.decode(bytes, charset);
+  if (part.flowed && bytes.length) bytes = Buffer.from(libmime.decodeFlowed(bytes.toString('latin1'), part.delSp), 'latin1');
+  const decoded = part.utf8 ? bytes.toString() : libcharset.decode(bytes, part.charset);
   // mailparser's `.replace(/\r?\n/g, '\n')`, the same string without a regular expression match per line
-  const content = decoded.includes('\r') ? decoded.replaceAll('\r\n', '\n') : decoded;
+  return decoded.includes('\r') ? decoded.replaceAll('\r\n', '\n') : decoded;
+}
 
-  const headers = processHeaders(lines);
-  return {
-    subject: headers.get('subject') as string | undefined,
-    messageId: headers.get('message-id') as string | undefined,
-    inReplyTo: headers.get('in-reply-to') as string | undefined,
-    references: headers.get('references') as string | string[] | undefined,
-    date: headers.get('date') as Date | undefined,
-    from: headers.get('from') as AddressObject | undefined,
-    to: headers.get('to') as AddressObject | AddressObject[] | undefined,
-    cc: headers.get('cc') as AddressObject | AddressObject[] | undefined,
-    bcc: headers.get('bcc') as AddressObject | AddressObject[] | undefined,
-    replyTo: headers.get('reply-to') as AddressObject | undefined,
-    // getTextContent: an empty part gives neither; an HTML root part gives text '' (skipHtmlToText)
-    text: content ? (contentType === 'text/plain' ? content : '') : undefined,
-    html: content && contentType === 'text/html' ? content : undefined,
-    attachments: [],
-  };
+/** A child part of a multipart: its header section (`start`..`headerEnd`) and the body bytes the splitter hands on. */
+interface RawPart {
+  start: number;
+  headerEnd: number;
+  body: Buffer;
+}
+
+/** Parts of one multipart taken on the fast path. */
+const MAX_PARTS = 16;
+const DASHES = Buffer.from('--');
+
+/**
+ * The children of a multipart whose body starts at `bodyStart`, as message-splitter.js splits them (one chunk, as
+ * simpleParser writes a Buffer), or `undefined` for anything it is not sure to split the same way.
+ *
+ * A delimiter line is `--boundary` at the start of a line, then CRLF or LF (next part) or `--` then CRLF, LF or the
+ * end of the message (the close). The splitter accepts more (anything after `--boundary` CR, a lone CR before
+ * the dashes, `--boundary-` at the end...): such lines, and any `--boundary` at a line start that is not a
+ * delimiter, send the message to mailparser. So do: no delimiter, a close before the first part, a part whose
+ * header section does not end in an empty line before the next delimiter, no close (the splitter then runs the last
+ * part to the end), and the boundary anywhere after the close (the splitter ignores the epilogue, delimiters
+ * included). The preamble (before the first delimiter) and the rest of the epilogue are ignored, as there.
+ *
+ * A part's body: the bytes between its empty line and the next delimiter line, less the line break that ends the
+ * last of them (trimBodyLineEnd: an LF, then a CR before it), which belongs to the delimiter. Except that a body
+ * that is a single line break followed by a next-part delimiter keeps it: onLine's flush branch re-slices the group
+ * only when something is left after the trim, and otherwise pushes the line as it came.
+ */
+function splitMultipart(raw: Buffer, bodyStart: number, boundary: Buffer): RawPart[] | undefined {
+  const dash = Buffer.concat([DASHES, boundary]);
+  let delimiter = nextDelimiter(raw, bodyStart, dash);
+  if (!delimiter || delimiter.closing) return undefined;
+  const parts: RawPart[] = [];
+  while (!delimiter.closing) {
+    if (parts.length >= MAX_PARTS) return undefined;
+    const start = delimiter.end;
+    const end = headerEnd(raw, start);
+    if (end === undefined || end < 0) return undefined;
+    // the splitter tests header lines for delimiters too: have none there (nor anything like one)
+    const inHeader = raw.indexOf(dash, start);
+    if (inHeader >= 0 && inHeader < end) return undefined;
+    const next = nextDelimiter(raw, end, dash);
+    if (!next) return undefined;
+    let bodyEnd = next.start;
+    if (bodyEnd > end && raw[bodyEnd - 1] === 0x0a) {
+      bodyEnd--;
+      if (bodyEnd > end && raw[bodyEnd - 1] === 0x0d) bodyEnd--;
+      if (bodyEnd === end && !next.closing) bodyEnd = next.start;
+    }
+    parts.push({ start, headerEnd: end, body: raw.subarray(end, bodyEnd) });
+    delimiter = next;
+  }
+  if (raw.indexOf(dash, delimiter.end) >= 0) return undefined;
+  return parts;
+}
+
+/**
+ * The first delimiter line at or after `from` (a line start): its start, its end (past its line break) and whether
+ * it closes the multipart; `undefined` when there is none, or when a line start holds `--boundary` in any other
+ * form (or a CR precedes it).
+ */
+function nextDelimiter(raw: Buffer, from: number, dash: Buffer): { start: number; end: number; closing: boolean } | undefined {
+  for (let at = raw.indexOf(dash, from); at >= 0; at = raw.indexOf(dash, at + 1)) {
+    const before = raw[at - 1];
+    if (before === 0x0d) return undefined;
+    // not at a line start: content (`from` is always just past an LF)
+    if (before !== 0x0a) continue;
+    const after = at + dash.length;
+    if (raw[after] === 0x0a) return { start: at, end: after + 1, closing: false };
+    if (raw[after] === 0x0d && raw[after + 1] === 0x0a) return { start: at, end: after + 2, closing: false };
+    if (raw[after] === 0x2d && raw[after + 1] === 0x2d) {
+      const tail = after + 2;
+      if (tail === raw.length) return { start: at, end: tail, closing: true };
+      if (raw[tail] === 0x0a) return { start: at, end: tail + 1, closing: true };
+      if (raw[tail] === 0x0d && raw[tail + 1] === 0x0a) return { start: at, end: tail + 2, closing: true };
+    }
+    return undefined;
+  }
+  return undefined;
 }
 
 function hasOwn(object: object, key: string): boolean {

@@ -31,6 +31,69 @@ export function smtpSourceMessage(eol = '\r\n', extraHeaders: string[] = []): Bu
   return Buffer.from(`${lines.join(eol)}${eol}`);
 }
 
+/** What {@link alternativeMessage} builds. */
+export interface AlternativeParts {
+  /** Header lines before the root Content-Type (default: From, To, Subject, Date, MIME-Version). */
+  head?: string[];
+  /** The root type (default multipart/alternative); `; boundary=` follows it. */
+  type?: string;
+  boundary: string;
+  preamble?: string[];
+  /** Each part: its header lines and its body (`undefined`: no body line at all, `''`: one empty line). */
+  parts: [string[], string | Buffer | undefined][];
+  epilogue?: string[];
+  /** Line break (default CRLF). */
+  eol?: string;
+  /** What follows the closing delimiter (default `eol`). */
+  close?: string;
+}
+
+/** A multipart/alternative message (or another multipart type), built line by line with `eol`. */
+export function alternativeMessage(options: AlternativeParts): Buffer {
+  const eol = options.eol ?? '\r\n';
+  const quoted = /^[A-Za-z0-9_]+$/.test(options.boundary) ? options.boundary : `"${options.boundary}"`;
+  const chunks: (string | Buffer)[] = [
+    ...(options.head ?? ['From: Ann <ann@example.org>', 'To: bob@example.org', 'Subject: alt', 'Date: Tue, 3 Mar 2026 11:00:00 +0100', 'MIME-Version: 1.0']).map((line) => line + eol),
+    `Content-Type: ${options.type ?? 'multipart/alternative'}; boundary=${quoted}${eol}${eol}`,
+    ...(options.preamble ?? []).map((line) => line + eol),
+  ];
+  for (const [headers, body] of options.parts) {
+    chunks.push(`--${options.boundary}${eol}`, ...headers.map((line) => line + eol), eol);
+    if (body !== undefined) chunks.push(body, eol);
+  }
+  chunks.push(`--${options.boundary}--${options.close ?? eol}`, ...(options.epilogue ?? []).map((line) => line + eol));
+  return Buffer.concat(chunks.map((chunk) => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk)));
+}
+
+/** A ~6 KB multipart/alternative as Gmail sends one: UTF-8 quoted-printable text/plain and text/html, encoded words. */
+export function gmailAlternative(): Buffer {
+  const paragraph = 'Bonjour à tous — voici le résumé de la réunion du comité. Les décisions prises : budget validé ✓, calendrier révisé. Grüße, Zoë 🎉\n';
+  let text = '';
+  while (Buffer.byteLength(text) < 1_500) text += paragraph;
+  const html = `<div dir="ltr">${text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => `<div>${line}</div>`)
+    .join('\n')}</div>\n`;
+  return alternativeMessage({
+    head: [
+      'MIME-Version: 1.0',
+      'From: =?UTF-8?Q?Zo=C3=AB_M=C3=BCller?= <zoe@gmail.com>',
+      'Date: Tue, 3 Mar 2026 11:00:00 +0100',
+      'Message-ID: <CAF=abc123+XYZ@mail.gmail.com>',
+      'Subject: =?UTF-8?Q?R=C3=A9union_du_comit=C3=A9_=E2=80=94_r=C3=A9sum=C3=A9?=',
+      'To: "Doe, Jane" <jane@example.org>, =?UTF-8?B?Sm9zw6kgw4FsdmFyZXo=?= <jose@example.org>',
+      'In-Reply-To: <prev@example.org>',
+      'References: <root@example.org> <prev@example.org>',
+    ],
+    boundary: '000000000000a1b2c3d4e5f60718',
+    parts: [
+      [['Content-Type: text/plain; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'], qpEncode(Buffer.from(text))],
+      [['Content-Type: text/html; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'], qpEncode(Buffer.from(html))],
+    ],
+  });
+}
+
 /** What {@link imipMessage} builds. */
 export interface ImipParts {
   from: string;

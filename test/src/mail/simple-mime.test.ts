@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { normalize } from '../../../src/mail/normalize.js';
-import { qpEncode, smtpSourceMessage } from '../../helpers/mime.js';
+import { alternativeMessage as alternative, gmailAlternative, qpEncode, smtpSourceMessage } from '../../helpers/mime.js';
 import { PARSER_OPTIONS } from '../../../src/mail/parse-worker.js';
 import { parseSimpleMessage } from '../../../src/mail/simple-mime.js';
 
@@ -253,6 +253,34 @@ const COMMON: Record<string, Buffer> = {
     '',
     wrap(Buffer.from('Zoë ✓ '.repeat(30_000) + 'end!').toString('base64')),
   ]),
+  'thunderbird text/plain format=flowed': crlf([
+    'From: Ann <ann@example.org>',
+    'Subject: flowed',
+    'User-Agent: Mozilla Thunderbird',
+    'Content-Type: text/plain; charset=UTF-8; format=flowed',
+    'Content-Transfer-Encoding: 8bit',
+    '',
+    'A paragraph that the client wrapped at seventy-two characters, so it has ',
+    'soft line breaks after a space, and Zoë writes ✓ ',
+    'here.',
+    '',
+    '> quoted text ',
+    '>  stuffed',
+    ' leading space stuffed',
+    '',
+    '-- ',
+    'Ann',
+  ]),
+  'apple text/plain format=flowed delsp=yes quoted-printable': crlf([
+    'From: Tim <tim@icloud.com>',
+    'Content-Type: text/plain; charset=utf-8; format=flowed; delsp=yes',
+    'Content-Transfer-Encoding: quoted-printable',
+    '',
+    'Long line folded by the client with an extra space before the soft=20',
+    ' break, caf=C3=A9 ',
+    'done.',
+  ]),
+  'delsp without format=flowed (ignored)': crlf(['From: a@example.com', 'Content-Type: text/plain; delsp=yes', '', 'soft ', 'break']),
   'large plain body with a 100 KB line': crlf(['From: a@example.com', '', 'x'.repeat(100_000), 'é'.repeat(70_000), 'tail']),
 };
 
@@ -288,7 +316,6 @@ describe('parseSimpleMessage', () => {
   });
 
   const refused: Record<string, Buffer> = {
-    'multipart/alternative': crlf(['From: a@example.com', 'Content-Type: multipart/alternative; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'x', '--b--']),
     'multipart/mixed with an attachment': crlf(['From: a@example.com', 'Content-Type: multipart/mixed; boundary=b', '', '--b', '', 'x', '--b', 'Content-Type: application/pdf', 'Content-Disposition: attachment; filename=a.pdf', '', 'pdf', '--b--']),
     'message/rfc822': crlf(['From: a@example.com', 'Content-Type: message/rfc822', '', 'From: inner@example.com', 'Subject: inner', '', 'inner body']),
     'message/delivery-status': crlf(['From: a@example.com', 'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.example.com']),
@@ -297,8 +324,6 @@ describe('parseSimpleMessage', () => {
     'attachment disposition without content type': crlf(['From: a@example.com', 'Content-Disposition: attachment', '', 'x']),
     'file name without content type': crlf(['From: a@example.com', 'Content-Disposition: inline; filename=photo.jpg', '', 'x']),
     'application/pdf single part': crlf(['From: a@example.com', 'Content-Type: application/pdf', 'Content-Transfer-Encoding: base64', '', 'JVBERi0=']),
-    'format=flowed': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=utf-8; format=flowed', '', 'soft ', 'wrapped']),
-    'delsp': crlf(['From: a@example.com', 'Content-Type: text/plain; delsp=yes', '', 'x']),
     'boundary parameter on a text part': crlf(['From: a@example.com', 'Content-Type: text/plain; boundary=x', '', '--x', 'Subject: nested', '', 'y']),
     'iso-2022-jp': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=iso-2022-jp', 'Content-Transfer-Encoding: 7bit', '', '\x1b$B$3$s$K$A$O\x1b(B']),
     'koi8-r': crlf(['From: a@example.com', 'Content-Type: text/plain; charset=koi8-r', '', 'x']),
@@ -322,6 +347,206 @@ describe('parseSimpleMessage', () => {
     expect(parseSimpleMessage('From: a@example.com\r\n\r\nx' as unknown as Buffer)).toBeUndefined();
     expect(parseSimpleMessage(undefined as unknown as Buffer)).toBeUndefined();
   });
+});
+
+// ---- multipart/alternative ----
+
+const TEXT_BODY = 'Hi Zoë,\n\nLe café est à 9 h — see you there ✓ 🎉\nA very long line that goes on and on and on beyond seventy-six characters so it must be soft-wrapped.\n\n-- \nAnn\n';
+
+const qpUtf8 = (text: string, eol = '\r\n') => qpEncode(Buffer.from(text), eol);
+const b64 = (bytes: Buffer | string, eol = '\r\n') => wrap(Buffer.from(bytes).toString('base64'), 76, eol);
+
+
+const ALTERNATIVE: Record<string, Buffer> = {
+  'gmail: utf-8 quoted-printable text and html, ~6 KB': gmailAlternative(),
+  'gmail: utf-8 base64 text and html': alternative({
+    boundary: '0000000000009f8e7d6c5b4a3928',
+    parts: [
+      [['Content-Type: text/plain; charset="UTF-8"', 'Content-Transfer-Encoding: base64'], b64(TEXT_BODY)],
+      [['Content-Type: text/html; charset="UTF-8"', 'Content-Transfer-Encoding: base64'], b64(HTML_BODY)],
+    ],
+  }),
+  'gmail: 7bit ascii text and html': alternative({
+    boundary: '000000000000aaaabbbbccccdddd',
+    parts: [
+      [['Content-Type: text/plain; charset="UTF-8"'], 'Sure, see you then.\r\n\r\nOn Tue, Ann wrote:\r\n> Lunch?'],
+      [['Content-Type: text/html; charset="UTF-8"'], '<div dir="ltr">Sure, see you then.</div><br><div class="gmail_quote">On Tue, Ann wrote:<blockquote>Lunch?</blockquote></div>'],
+    ],
+  }),
+  'apple mail: us-ascii 7bit text, quoted-printable html, encoding before type': alternative({
+    head: ['From: Tim <tim@icloud.com>', 'Mime-Version: 1.0 (Mac OS X Mail 16.0 \\(3731.500.231\\))', 'Subject: Lunch?', 'Message-Id: <A1B2C3D4-1234-5678-9ABC-DEF012345678@icloud.com>', 'Date: Sat, 7 Mar 2026 12:34:56 -0800', 'To: Craig <craig@example.com>'],
+    boundary: 'Apple-Mail=_8B8E1C7E-1234-4D5E-9F00-0123456789AB',
+    parts: [
+      [['Content-Transfer-Encoding: 7bit', 'Content-Type: text/plain;', '\tcharset=us-ascii'], 'Noon works.\r\n\r\nSent from my iPhone'],
+      [['Content-Transfer-Encoding: quoted-printable', 'Content-Type: text/html;', '\tcharset=us-ascii'], qpUtf8('<html><head><meta http-equiv="content-type" content="text/html; charset=us-ascii"></head><body style="word-wrap: break-word;">Noon works.<div><br></div><div>Sent from my iPhone</div></body></html>')],
+    ],
+  }),
+  'apple mail: utf-8 format=flowed delsp=yes text, quoted-printable html': alternative({
+    boundary: 'Apple-Mail-6D7C1A2B-3C4D-5E6F-7A8B-9C0D1E2F3A4B',
+    parts: [
+      [['Content-Type: text/plain; charset=utf-8; format=flowed; delsp=yes', 'Content-Transfer-Encoding: quoted-printable'], 'Caf=C3=A9 at nine, the long line was folded with an extra space before the =\r\nsoft  \r\nbreak.\r\n\r\nSent from my iPhone'],
+      [['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable'], qpUtf8('<html><body dir="auto">Café at nine.<br><br><div>Sent from my iPhone</div></body></html>')],
+    ],
+  }),
+  'outlook: iso-8859-1 quoted-printable, preamble and epilogue': alternative({
+    head: ['From: "Doe, Jane" <jane.doe@contoso.com>', 'To: "Smith, John" <john.smith@contoso.com>', 'Subject: RE: =?iso-8859-1?Q?R=E9union_du_comit=E9?=', 'Thread-Topic: Re: Réunion', 'Date: Thu, 5 Mar 2026 14:15:16 +0000', 'Message-ID: <AM0PR01MB1234567890ABCDEF@AM0PR01MB1234.eurprd01.prod.outlook.com>', 'Content-Language: fr-FR', 'X-MS-Has-Attach:', 'MIME-Version: 1.0'],
+    boundary: '_000_AM0PR01MB1234567890ABCDEFAM0PR01MB1234eurp_',
+    preamble: [],
+    parts: [
+      [['Content-Type: text/plain; charset="iso-8859-1"', 'Content-Transfer-Encoding: quoted-printable'], qpEncode(Buffer.from('R\u00e9union \u00e0 10 h \u2013 caf\u00e9 \u20ac\nCordialement,\nJane\n', 'latin1'))],
+      [['Content-Type: text/html; charset="iso-8859-1"', 'Content-Transfer-Encoding: quoted-printable'], qpEncode(Buffer.from('<html><head>\n<meta http-equiv="Content-Type" content="text/html; charset=iso-8859-1">\n</head><body><p>R\u00e9union \u00e0 10 h \u2013 caf\u00e9 \u20ac</p></body></html>\n', 'latin1'))],
+    ],
+    epilogue: [''],
+  }),
+  'outlook: windows-1252 8bit': alternative({
+    boundary: '_000_DB9PR_',
+    parts: [
+      [['Content-Type: text/plain; charset="Windows-1252"', 'Content-Transfer-Encoding: 8bit'], Buffer.from('Gr\u00fc\u00dfe \u0080 \u0093quoted\u0094', 'latin1')],
+      [['Content-Type: text/html; charset="Windows-1252"', 'Content-Transfer-Encoding: 8bit'], Buffer.from('<p>Gr\u00fc\u00dfe \u0080</p>', 'latin1')],
+    ],
+  }),
+  'thunderbird: preamble, utf-8 format=flowed 8bit text, 8bit html': alternative({
+    head: ['Message-ID: <3f0e1c2d-aaaa-bbbb-cccc-0123456789ab@example.org>', 'Date: Wed, 4 Mar 2026 09:00:00 +0100', 'MIME-Version: 1.0', 'User-Agent: Mozilla Thunderbird', 'Content-Language: en-US', 'To: bob@example.org', 'From: Ann <ann@example.org>', 'Subject: Thunderbird'],
+    boundary: '------------0aBcD3fGh1JkLmN0pQrStUv',
+    preamble: ['This is a multi-part message in MIME format.'],
+    parts: [
+      [['Content-Type: text/plain; charset=UTF-8; format=flowed', 'Content-Transfer-Encoding: 8bit'], 'A paragraph that Thunderbird wrapped at seventy-two characters, so it has \r\nsoft breaks, and Zoë writes ✓ here.\r\n\r\n-- \r\nAnn\r\n'],
+      [['Content-Type: text/html; charset=UTF-8', 'Content-Transfer-Encoding: 8bit'], '<!DOCTYPE html>\r\n<html>\r\n  <head>\r\n    <meta http-equiv="content-type" content="text/html; charset=UTF-8">\r\n  </head>\r\n  <body>\r\n    <p>A paragraph, Zoë ✓</p>\r\n  </body>\r\n</html>\r\n'],
+    ],
+  }),
+  'html first, then text': alternative({
+    boundary: 'b1',
+    parts: [
+      [['Content-Type: text/html; charset=utf-8'], HTML_BODY],
+      [['Content-Type: text/plain; charset=utf-8'], TEXT_BODY],
+    ],
+  }),
+  'text only inside alternative': alternative({ boundary: 'only-text', parts: [[['Content-Type: text/plain'], TEXT_BODY]] }),
+  'html only inside alternative': alternative({ boundary: 'only-html', parts: [[['Content-Type: text/html; charset=UTF-8', 'Content-Transfer-Encoding: base64'], b64(HTML_BODY)]] }),
+  'parts without headers (text/plain by default)': alternative({ boundary: 'bare', parts: [[[], 'first'], [[], 'second']] }),
+  'two text and two html parts (joined)': alternative({
+    boundary: 'many',
+    parts: [
+      [['Content-Type: text/plain'], 'one'],
+      [['Content-Type: text/html'], '<p>one</p>'],
+      [['Content-Type: text/plain; charset=iso-8859-1'], Buffer.from('deux \u00e9', 'latin1')],
+      [['Content-Type: text/html', 'Content-Disposition: inline'], '<p>two</p>'],
+    ],
+  }),
+  'parts without body lines': alternative({ boundary: 'empty', parts: [[['Content-Type: text/plain'], undefined], [['Content-Type: text/html'], undefined]] }),
+  'a text part of one empty line before html (the splitter keeps its line break)': alternative({ boundary: 'one-empty', parts: [[['Content-Type: text/plain'], ''], [['Content-Type: text/html'], '<p>x</p>']] }),
+  'a last part of one empty line': alternative({ boundary: 'last-empty', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: text/html'], '']] }),
+  'parts of blank lines only': alternative({ boundary: 'blank', parts: [[['Content-Type: text/plain'], '\r\n\r\n'], [['Content-Type: text/html'], '\r\n \r\n']] }),
+  'LF line endings': alternative({
+    eol: '\n',
+    boundary: 'lf-only',
+    preamble: ['preamble'],
+    parts: [
+      [['Content-Type: text/plain; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable'], qpUtf8(TEXT_BODY, '\n')],
+      [['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: base64'], b64(HTML_BODY, '\n')],
+    ],
+    epilogue: ['epilogue'],
+  }),
+  'mixed CRLF and LF': Buffer.from('From: a@example.com\nContent-Type: multipart/alternative; boundary=mix\r\n\n--mix\r\nContent-Type: text/plain\n\r\nline1\r\nline2\n\n--mix\nContent-Type: text/html\r\n\r\n<p>x</p>\r\r\n--mix--\n'),
+  'boundary with quotes and special characters': alternative({
+    boundary: "=_?'()+,-./:a1=_",
+    parts: [
+      [['Content-Type: text/plain'], 'plain --=_ and a mid-line --' + "=_?'()+,-./:a1=_" + ' boundary'],
+      [['Content-Type: text/html'], '<p>x</p>'],
+    ],
+  }),
+  'boundary one character long, dashes in the bodies': alternative({ boundary: 'x', parts: [[[], '-x\r\n- x\r\n---x\r\n--\r\nx--x'], [['Content-Type: text/html'], '<hr>--y']] }),
+  'preamble with another delimiter-like line, epilogue text': alternative({
+    boundary: 'pre',
+    preamble: ['This is a multi-part message in MIME format.', '--other', ''],
+    parts: [[['Content-Type: text/plain'], 'x']],
+    epilogue: ['', 'trailing words', 'and more'],
+  }),
+  'closing delimiter without a line break': alternative({ boundary: 'noeol', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: text/html'], '<p>x</p>']], close: '' }),
+  'closing delimiter without a line break after an empty line': alternative({ boundary: 'noeol2', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: text/html'], '']], close: '' }),
+  'closing delimiter without a line break after a part without body lines': alternative({ boundary: 'noeol3', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: text/html'], undefined]], close: '' }),
+  'root quoted-printable encoding and charset (ignored for a multipart)': alternative({
+    head: ['From: a@example.com', 'Content-Transfer-Encoding: quoted-printable'],
+    type: 'Multipart/Alternative; charset=utf-8',
+    boundary: 'rootqp',
+    parts: [[['Content-Type: text/plain'], 'a=3Db']],
+  }),
+  'part headers folded and in odd case, transfer encoding comment, name parameter': alternative({
+    boundary: 'odd',
+    parts: [
+      [['content-TYPE: TEXT/PLAIN;', '  charset="utf-8";', '  name="body.txt"', 'Content-Transfer-Encoding: Quoted-Printable (yes)', 'Content-ID: <body@x>', 'X-Whatever: 1'], qpUtf8('caf\u00e9')],
+      [['Content-Type: text/html; charset=utf-8', 'Content-Disposition: INLINE; filename="body.html"'], '<b>x</b>'],
+    ],
+  }),
+  'a part header with an mbox From_ line': alternative({ boundary: 'mbox', parts: [[['From nobody', 'Content-Type: text/html'], '<p>x</p>']] }),
+  'sixteen parts': alternative({ boundary: 'sixteen', parts: Array.from({ length: 16 }, (_, index): [string[], string] => [[`Content-Type: text/${index % 2 ? 'html' : 'plain'}`], `part ${index}`]) }),
+  'large base64 html (over 64 KB)': alternative({ boundary: 'large', parts: [[['Content-Type: text/plain'], 'short'], [['Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: base64'], b64(`<p>${'Zoë ✓ '.repeat(20_000)}</p>`)]] }),
+};
+
+describe('parseSimpleMessage: multipart/alternative', () => {
+  for (const [name, raw] of Object.entries(ALTERNATIVE)) {
+    it(`takes the fast path with mailparser's values: ${name}`, async () => {
+      const fast = await differential(raw);
+      expect(fast).toBeDefined();
+    });
+  }
+
+  it('reads text and html of a Gmail message, and keeps what mailparser keeps of odd parts', async () => {
+    const fast = (await differential(gmailAlternative()))!;
+    expect(fast.text).toMatch(/^Bonjour à tous/);
+    expect(fast.html).toMatch(/^<div dir="ltr"><div>Bonjour/);
+    expect(normalize(fast).value.subject).toBe('Réunion du comité — résumé');
+    const joined = (await differential(ALTERNATIVE['two text and two html parts (joined)']!))!;
+    expect(joined.text).toBe('one\ndeux é');
+    expect(joined.html).toBe('<p>one</p><br/>\n<p>two</p>');
+    const quirk = (await differential(ALTERNATIVE['a text part of one empty line before html (the splitter keeps its line break)']!))!;
+    expect(quirk.text).toBe('\n');
+    const last = (await differential(ALTERNATIVE['a last part of one empty line']!))!;
+    expect([last.text, last.html]).toEqual(['x', undefined]);
+    const htmlOnly = (await differential(ALTERNATIVE['html only inside alternative']!))!;
+    expect(htmlOnly.text).toBeUndefined();
+  });
+
+  const b = 'b';
+  const simple = (lines: string[]) => crlf(['From: a@example.com', 'Content-Type: multipart/alternative; boundary="b"', '', ...lines]);
+  const refused: Record<string, Buffer> = {
+    'no delimiter at all': simple(['just a preamble']),
+    'no closing delimiter (the splitter runs the last part to the end)': simple([`--${b}`, 'Content-Type: text/plain', '', 'x']),
+    'no closing delimiter, last line unterminated': Buffer.from('Content-Type: multipart/alternative; boundary=b\r\n\r\n--b\r\n\r\nx'),
+    'only a closing delimiter': simple([`--${b}--`]),
+    'a closing delimiter in the preamble': simple([`--${b}--`, `--${b}`, '', 'x', `--${b}--`]),
+    'a part header without its empty line': simple([`--${b}`, 'Content-Type: text/plain', `--${b}--`]),
+    'a part header cut by the next delimiter': simple([`--${b}`, 'Content-Type: text/plain', `--${b}`, '', 'x', `--${b}--`]),
+    'a delimiter with trailing blanks': simple([`--${b}  `, '', 'x', `--${b}--`]),
+    'a delimiter line with more after the boundary': simple([`--${b}`, '', 'x', `--${b}x`, `--${b}--`]),
+    'a closing delimiter with trailing blanks': simple([`--${b}`, '', 'x', `--${b}-- `]),
+    'a lone CR before a delimiter': Buffer.from('Content-Type: multipart/alternative; boundary=b\r\n\r\n--b\r\n\r\nx\n\r--b--\r\n'),
+    'the boundary after the close (parts in the epilogue)': simple([`--${b}`, '', 'x', `--${b}--`, `--${b}`, 'Content-Type: text/plain', '', 'hidden', `--${b}--`]),
+    'an empty boundary': crlf(['Content-Type: multipart/alternative; boundary=""', '', '--', '', 'x', '----']),
+    'no boundary parameter': crlf(['Content-Type: multipart/alternative', '', '--', '', 'x']),
+    'a boundary with a space': crlf(['Content-Type: multipart/alternative; boundary="a b"', '', '--a b', '', 'x', '--a b--']),
+    'a boundary with non-ASCII characters': crlf(['Content-Type: multipart/alternative; boundary="é"', '', '--é', '', 'x', '--é--']),
+    'a boundary over 70 characters': crlf([`Content-Type: multipart/alternative; boundary="${'y'.repeat(71)}"`, '', `--${'y'.repeat(71)}`, '', 'x', `--${'y'.repeat(71)}--`]),
+    'seventeen parts': alternative({ boundary: 'seventeen', parts: Array.from({ length: 17 }, (_, index): [string[], string] => [['Content-Type: text/plain'], `part ${index}`]) }),
+    'nested multipart': alternative({ boundary: 'outer', parts: [[['Content-Type: multipart/alternative; boundary="inner"'], '--inner\r\n\r\nx\r\n--inner--']] }),
+    'text/calendar alternative (iMIP)': alternative({ boundary: 'cal', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: text/calendar; method=REQUEST'], 'BEGIN:VCALENDAR\r\nEND:VCALENDAR']] }),
+    'an attachment disposition on a text part': alternative({ boundary: 'att', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: text/plain', 'Content-Disposition: attachment; filename=a.txt'], 'y']] }),
+    'an image part': alternative({ boundary: 'img', parts: [[['Content-Type: text/plain'], 'x'], [['Content-Type: image/png', 'Content-Transfer-Encoding: base64'], 'iVBORw0KGgo=']] }),
+    'message/rfc822 part': alternative({ boundary: 'rfc', parts: [[['Content-Type: message/rfc822'], 'Subject: inner\r\n\r\nbody']] }),
+    'an empty part Content-Type (an attachment)': alternative({ boundary: 'emptytype', parts: [[['Content-Type:'], 'x']] }),
+    'a boundary parameter on a text part': alternative({ boundary: 'outer', parts: [[['Content-Type: text/plain; boundary=inner'], 'x']] }),
+    'an unknown charset in a part': alternative({ boundary: 'cs', parts: [[['Content-Type: text/plain; charset=koi8-r'], 'x']] }),
+    'an unknown transfer encoding in a part': alternative({ boundary: 'te', parts: [[['Content-Transfer-Encoding: x-uuencode'], 'begin 644 a']] }),
+    'base64 padding mid-stream in a part': alternative({ boundary: 'pad', parts: [[['Content-Transfer-Encoding: base64'], 'QQ==\r\nQkI=']] }),
+    'multipart/mixed': alternative({ type: 'multipart/mixed', boundary: 'mixed', parts: [[['Content-Type: text/plain'], 'x']] }),
+    'multipart/related': alternative({ type: 'multipart/related', boundary: 'rel', parts: [[['Content-Type: text/html'], '<img src="cid:a">']] }),
+    'multipart/alternative in a part of a text message (boundary on the root only)': crlf(['Content-Type: text/plain; boundary=b', '', '--b', '', 'x', '--b--']),
+  };
+  for (const [name, raw] of Object.entries(refused)) {
+    it(`leaves to mailparser: ${name}`, () => {
+      expect(parseSimpleMessage(raw)).toBeUndefined();
+    });
+  }
 });
 
 // ---- property: random single-part messages ----
