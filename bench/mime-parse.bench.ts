@@ -4,13 +4,15 @@
  * (src/mail/simple-mime.ts) + normalize(), on
  * - the ~10 KB message Postfix smtp-source sends (issue 3's SMTP ingest benchmark): CRLF, From/To/Date/Message-Id,
  *   no Content-Type, 80-character lines;
- * - a ~10 KB UTF-8 quoted-printable text/html message (encoded-word subject and names, as Gmail/Outlook send).
+ * - a ~10 KB UTF-8 quoted-printable text/html message (encoded-word subject and names, as Gmail/Outlook send);
+ * - a ~6 KB multipart/alternative (UTF-8 quoted-printable text/plain and text/html), what mail clients send and what
+ *   a connected account's sync ingests most (issue 19).
  * CPU time (µs per message) is process.cpuUsage() (user + system) over sequential parses, divided by their count. The two results
  * are checked to be equal before measuring. BENCH_MIME_ROUNDS scales the counts (default 1).
  */
 import { simpleParser } from 'mailparser';
 import { normalize } from '../src/mail/normalize.js';
-import { qpEncode, smtpSourceMessage } from '../test/helpers/mime.js';
+import { gmailAlternative, qpEncode, smtpSourceMessage } from '../test/helpers/mime.js';
 import { PARSER_OPTIONS } from '../src/mail/parse-worker.js';
 import { parseSimpleMessage } from '../src/mail/simple-mime.js';
 
@@ -57,6 +59,7 @@ export async function run(): Promise<Record<string, number | string>> {
   const messages: [string, Buffer][] = [
     ['smtp-source 10 KB', smtpSourceMessage()],
     ['html utf-8 qp 10 KB', htmlQpMessage()],
+    ['multipart/alternative utf-8 qp 6 KB', gmailAlternative()],
   ];
   for (const [name, raw] of messages) {
     const fast = parseSimpleMessage(raw);

@@ -22,6 +22,7 @@
  * superlinear step of mailparser on a body (libqp's `/[\t ]+$/gm`, quadratic on a long run of blanks) is
  * replaced by a linear equivalent. It never throws: anything unexpected gives `undefined`.
  */
+import { isAscii } from 'node:buffer';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
@@ -284,7 +285,7 @@ function decodeText(body: Buffer, part: TextPart): string | undefined {
     if (!decoded) return undefined;
     bytes = decoded;
   } else if (part.encoding === 'quoted-printable') {
-    bytes = qpDecode(body.toString());
+    bytes = (isAscii(body) && qpDecodeAscii(body)) || qpDecode(body.toString());
   } else {
     bytes = body;
   }
@@ -639,6 +640,57 @@ function qpDecode(input: string): Buffer {
     out[length++] = code & 0xff;
   }
   return out.subarray(0, length);
+}
+
+/**
+ * {@link qpDecode} of an ASCII body in one pass over its bytes, or `undefined` for a body with an `=` that is
+ * neither `=XX` nor a soft line break (the caller then runs {@link qpDecode}). On such a body the two agree: a
+ * UTF-8 string of ASCII bytes has one character per byte; blanks before a line break (CR or LF) or the end are
+ * dropped; an `=` followed by blanks then CRLF, LF or the end is a soft line break once those blanks are gone; and
+ * an `=XX` of the body is one of the string once both replacements ran, where the decoding loop meets it as such.
+ */
+function qpDecodeAscii(body: Buffer): Buffer | undefined {
+  const length = body.length;
+  const out = Buffer.allocUnsafe(length);
+  let size = 0;
+  for (let index = 0; index < length; index++) {
+    const byte = body[index]!;
+    if (byte === 0x3d) {
+      if (index + 2 < length) {
+        const high = hexValue(body[index + 1]!);
+        const low = high < 0 ? -1 : hexValue(body[index + 2]!);
+        if (low >= 0) {
+          out[size++] = high * 16 + low;
+          index += 2;
+          continue;
+        }
+      }
+      let next = index + 1;
+      while (next < length && (body[next] === 0x20 || body[next] === 0x09)) next++;
+      if (next === length) break;
+      if (body[next] === 0x0a) {
+        index = next;
+        continue;
+      }
+      if (body[next] === 0x0d && body[next + 1] === 0x0a) {
+        index = next + 1;
+        continue;
+      }
+      return undefined;
+    }
+    if (byte === 0x20 || byte === 0x09) {
+      // a run of blanks: dropped when a line break or the end follows it
+      let end = index + 1;
+      while (end < length && (body[end] === 0x20 || body[end] === 0x09)) end++;
+      if (end < length && body[end] !== 0x0a && body[end] !== 0x0d) {
+        for (; index < end; index++) out[size++] = body[index]!;
+      }
+      index = end - 1;
+      continue;
+    }
+    out[size++] = byte;
+  }
+  return out.subarray(0, size);
 }
 
 function hexValue(code: number): number {
