@@ -123,36 +123,17 @@ function parse(raw: Buffer): SimpleMail | undefined {
   }
   const lines = headerLines(raw.toString('latin1', 0, bodyStart));
   if (!lines) return undefined;
-  const root = describePart(lines, true);
+  const root = describePart(lines, ROOT);
   if (!root) return undefined;
-
-  let text: string | undefined;
-  let html: string | undefined;
+  let tree: MimeTree | undefined;
   if ('boundary' in root) {
-    const parts = splitMultipart(raw, bodyStart, root.boundary);
-    if (!parts) return undefined;
-    // getTextContent of mail-parser.js under a multipart/alternative: every non-empty text/plain part joins `text`
-    // ('\n'), every non-empty text/html part joins `html` ('<br/>\n'), in order; no conversion between the two.
-    const texts: string[] = [];
-    const htmls: string[] = [];
-    for (const part of parts) {
-      const partLines = headerLines(raw.toString('latin1', part.start, part.headerEnd));
-      if (!partLines) return undefined;
-      const leaf = describePart(partLines, false);
-      if (!leaf || 'boundary' in leaf) return undefined;
-      const content = decodeText(part.body, leaf);
-      if (content === undefined) return undefined;
-      if (content) (leaf.contentType === 'text/plain' ? texts : htmls).push(content);
-    }
-    text = texts.length ? texts.join('\n') : undefined;
-    html = htmls.length ? htmls.join('<br/>\n') : undefined;
+    tree = readMultipart(raw, bodyStart, root);
   } else {
     const content = decodeText(raw.subarray(bodyStart), root);
-    if (content === undefined) return undefined;
-    // getTextContent: an empty part gives neither; an HTML root part gives text '' (skipHtmlToText)
-    text = content ? (root.contentType === 'text/plain' ? content : '') : undefined;
-    html = content && root.contentType === 'text/html' ? content : undefined;
+    tree = content === undefined ? undefined : { type: root.contentType, content };
   }
+  if (!tree) return undefined;
+  const { text, html } = textContent(tree);
 
   const headers = processHeaders(lines);
   return {
@@ -202,10 +183,21 @@ interface TextPart {
   delSp: boolean;
 }
 
-/** A multipart/alternative root. */
+/** A multipart part: its subtype and boundary. */
 interface Multipart {
+  subtype: 'alternative' | 'mixed';
   boundary: Buffer;
 }
+
+/** Where a part is: at the root, or in a multipart of this subtype. */
+type Context = 'root' | Multipart['subtype'];
+const ROOT: Context = 'root';
+/** The multiparts taken in each context: a mixed or alternative root, an alternative in a mixed, nothing deeper. */
+const MULTIPARTS: Record<Context, readonly string[]> = {
+  root: ['multipart/alternative', 'multipart/mixed'],
+  mixed: ['multipart/alternative'],
+  alternative: [],
+};
 
 /** Boundaries taken here: the RFC 2046 characters but the space, 1 to 70 of them. */
 const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=?]{1,70}$/;
@@ -213,9 +205,9 @@ const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=?]{1,70}$/;
 /**
  * What a part is, from its header lines (mime-node.js parseHeaders: FIRST Content-Type, Content-Transfer-Encoding,
  * Content-Disposition; then createNode of mail-parser.js: what becomes an attachment), or `undefined` when it is
- * anything but an inline text/plain or text/html part (or, at the root, a multipart/alternative).
+ * anything but an inline text/plain or text/html part, or a multipart of {@link MULTIPARTS} for its context.
  */
-function describePart(lines: HeaderLine[], root: boolean): TextPart | Multipart | undefined {
+function describePart(lines: HeaderLine[], context: Context): TextPart | Multipart | undefined {
   let contentTypeLine: HeaderLine | undefined;
   let encodingLine: HeaderLine | undefined;
   let dispositionLine: HeaderLine | undefined;
@@ -235,15 +227,15 @@ function describePart(lines: HeaderLine[], root: boolean): TextPart | Multipart 
   const parsedType = libmime.parseHeaderValue(contentHeader);
   const params = parsedType.params;
   // mailparser defaults a root part with an empty type to text/plain; a child part without one is an attachment
-  const contentType = (parsedType.value || '').toLowerCase().trim() || (root ? 'text/plain' : '');
+  const contentType = (parsedType.value || '').toLowerCase().trim() || (context === ROOT ? 'text/plain' : '');
   const encoding = stripComments(firstValue(encodingLine)).toLowerCase().trim();
   if (!ENCODINGS.has(encoding)) return undefined;
 
-  if (contentType === 'multipart/alternative' && root) {
+  if (MULTIPARTS[context].includes(contentType)) {
     // A multipart part is no attachment whatever its disposition, and its body is split, never decoded.
     const boundary = params.boundary;
     if (typeof boundary !== 'string' || !BOUNDARY.test(boundary)) return undefined;
-    return { boundary: Buffer.from(boundary) };
+    return { subtype: contentType === 'multipart/mixed' ? 'mixed' : 'alternative', boundary: Buffer.from(boundary) };
   }
   if (contentType !== 'text/plain' && contentType !== 'text/html') return undefined;
   // a boundary parameter makes the splitter look for delimiter lines even in a text part
@@ -295,11 +287,82 @@ function decodeText(body: Buffer, part: TextPart): string | undefined {
   return decoded.includes('\r') ? decoded.replaceAll('\r\n', '\n') : decoded;
 }
 
-/** A child part of a multipart: its header section (`start`..`headerEnd`) and the body bytes the splitter hands on. */
+/**
+ * A child part of a multipart: its header section (`start`..`headerEnd`), the body bytes the splitter hands on, and
+ * where its delimiter line starts (`end`: a multipart child's own preamble, parts and epilogue lie before it).
+ */
 interface RawPart {
   start: number;
   headerEnd: number;
   body: Buffer;
+  end: number;
+}
+
+/** A message as the part tree mail-parser.js builds: text leaves with their `textContent`, multiparts. */
+type MimeTree = { type: TextPart['contentType']; content: string } | { subtype: Multipart['subtype']; children: MimeTree[] };
+
+/**
+ * The children of the multipart whose body starts at `bodyStart` in `raw` (a view that ends where the multipart
+ * does), read as a tree, or `undefined`.
+ */
+function readMultipart(raw: Buffer, bodyStart: number, multipart: Multipart): MimeTree | undefined {
+  const parts = splitMultipart(raw, bodyStart, multipart.boundary);
+  if (!parts) return undefined;
+  const children: MimeTree[] = [];
+  for (const part of parts) {
+    const lines = headerLines(raw.toString('latin1', part.start, part.headerEnd));
+    if (!lines) return undefined;
+    const described = describePart(lines, multipart.subtype);
+    if (!described) return undefined;
+    if ('boundary' in described) {
+      // Inside a child of the inner multipart the splitter looks for the inner boundary only, between its parts for
+      // both: with neither delimiter a prefix of the other, and the inner one closed before the outer delimiter that
+      // ends this part (else splitMultipart refuses the part), both read the same lines as delimiters.
+      const inner = described.boundary;
+      const outer = multipart.boundary;
+      if (inner.subarray(0, outer.length).equals(outer) || outer.subarray(0, inner.length).equals(inner)) return undefined;
+      const child = readMultipart(raw.subarray(0, part.end), part.headerEnd, described);
+      if (!child) return undefined;
+      children.push(child);
+    } else {
+      const content = decodeText(part.body, described);
+      if (content === undefined) return undefined;
+      children.push({ type: described.contentType, content });
+    }
+  }
+  return { subtype: multipart.subtype, children };
+}
+
+/**
+ * getTextContent of mail-parser.js over the tree: a text/plain leaf joins `text` ('\n'), a text/html leaf `html`
+ * ('<br/>\n'), empty leaves nothing; outside a multipart/alternative a text/plain leaf also adds textToHtml's '' to
+ * `html` when the message has an HTML part, and a text/html leaf adds htmlToText's '' (skipHtmlToText) to `text`
+ * when it has a plain one, or when it is the root. `hasText` / `hasHtml`: any inline part of the type, empty or not.
+ */
+function textContent(tree: MimeTree): { text: string | undefined; html: string | undefined } {
+  let hasText = false;
+  let hasHtml = false;
+  const flag = (node: MimeTree) => {
+    if ('children' in node) node.children.forEach(flag);
+    else if (node.type === 'text/plain') hasText = true;
+    else hasHtml = true;
+  };
+  flag(tree);
+  const texts: string[] = [];
+  const htmls: string[] = [];
+  const visit = (node: MimeTree, alternative: boolean, root: boolean) => {
+    if ('children' in node) {
+      for (const child of node.children) visit(child, alternative || node.subtype === 'alternative', false);
+    } else if (node.content && node.type === 'text/plain') {
+      texts.push(node.content);
+      if (!alternative && hasHtml) htmls.push('');
+    } else if (node.content) {
+      if ((!alternative && hasText) || (root && !hasText)) texts.push('');
+      htmls.push(node.content);
+    }
+  };
+  visit(tree, false, true);
+  return { text: texts.length ? texts.join('\n') : undefined, html: htmls.length ? htmls.join('<br/>\n') : undefined };
 }
 
 /** Parts of one multipart taken on the fast path. */
@@ -334,8 +397,7 @@ function splitMultipart(raw: Buffer, bodyStart: number, boundary: Buffer): RawPa
     const end = headerEnd(raw, start);
     if (end === undefined || end < 0) return undefined;
     // the splitter tests header lines for delimiters too: have none there (nor anything like one)
-    const inHeader = raw.indexOf(dash, start);
-    if (inHeader >= 0 && inHeader < end) return undefined;
+    if (raw.subarray(start, end).includes(dash)) return undefined;
     const next = nextDelimiter(raw, end, dash);
     if (!next) return undefined;
     let bodyEnd = next.start;
@@ -344,7 +406,7 @@ function splitMultipart(raw: Buffer, bodyStart: number, boundary: Buffer): RawPa
       if (bodyEnd > end && raw[bodyEnd - 1] === 0x0d) bodyEnd--;
       if (bodyEnd === end && !next.closing) bodyEnd = next.start;
     }
-    parts.push({ start, headerEnd: end, body: raw.subarray(end, bodyEnd) });
+    parts.push({ start, headerEnd: end, body: raw.subarray(end, bodyEnd), end: next.start });
     delimiter = next;
   }
   if (raw.indexOf(dash, delimiter.end) >= 0) return undefined;

@@ -538,9 +538,95 @@ describe('parseSimpleMessage: multipart/alternative', () => {
     'an unknown charset in a part': alternative({ boundary: 'cs', parts: [[['Content-Type: text/plain; charset=koi8-r'], 'x']] }),
     'an unknown transfer encoding in a part': alternative({ boundary: 'te', parts: [[['Content-Transfer-Encoding: x-uuencode'], 'begin 644 a']] }),
     'base64 padding mid-stream in a part': alternative({ boundary: 'pad', parts: [[['Content-Transfer-Encoding: base64'], 'QQ==\r\nQkI=']] }),
-    'multipart/mixed': alternative({ type: 'multipart/mixed', boundary: 'mixed', parts: [[['Content-Type: text/plain'], 'x']] }),
     'multipart/related': alternative({ type: 'multipart/related', boundary: 'rel', parts: [[['Content-Type: text/html'], '<img src="cid:a">']] }),
     'multipart/alternative in a part of a text message (boundary on the root only)': crlf(['Content-Type: text/plain; boundary=b', '', '--b', '', 'x', '--b--']),
+  };
+  for (const [name, raw] of Object.entries(refused)) {
+    it(`leaves to mailparser: ${name}`, () => {
+      expect(parseSimpleMessage(raw)).toBeUndefined();
+    });
+  }
+});
+
+// ---- multipart/mixed of text parts and multipart/alternatives ----
+
+/** A multipart/alternative part for {@link alternative}'s `parts`: its Content-Type, then its own body. */
+const innerAlternative = (boundary: string, parts: [string[], string | undefined][], options: { eol?: string; preamble?: string[]; epilogue?: string[] } = {}): [string[], string] => {
+  const eol = options.eol ?? '\r\n';
+  const lines = [...(options.preamble ?? [])];
+  for (const [headers, body] of parts) lines.push(`--${boundary}`, ...headers, '', ...(body === undefined ? [] : [body]));
+  lines.push(`--${boundary}--`, ...(options.epilogue ?? []));
+  return [[`Content-Type: multipart/alternative; boundary="${boundary}"`], lines.join(eol)];
+};
+
+const MIXED: Record<string, Buffer> = {
+  'mailing list: mixed of an alternative and a text footer': alternative({
+    type: 'multipart/mixed',
+    boundary: '===============1234567890123456789==',
+    parts: [
+      innerAlternative('000000000000a1b2c3d4e5f60718', [
+        [['Content-Type: text/plain; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'], qpUtf8(TEXT_BODY)],
+        [['Content-Type: text/html; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'], qpUtf8(HTML_BODY)],
+      ]),
+      [['Content-Type: text/plain; charset="us-ascii"', 'MIME-Version: 1.0', 'Content-Transfer-Encoding: 7bit', 'Content-Disposition: inline'], '_______________________________________________\r\nlist mailing list\r\nlist@example.org'],
+    ],
+    epilogue: [''],
+  }),
+  'apple mail: mixed of one alternative (inner preamble and epilogue, LF)': alternative({
+    eol: '\n',
+    type: 'multipart/mixed',
+    boundary: 'Apple-Mail=_OUTER-1',
+    parts: [innerAlternative('Apple-Mail=_INNER-2', [[['Content-Type: text/plain; charset=us-ascii'], 'Hi'], [['Content-Type: text/html; charset=us-ascii'], '<div>Hi</div>']], { eol: '\n', preamble: ['inner preamble'], epilogue: ['', 'inner epilogue'] })],
+  }),
+  'mixed of one text part': alternative({ type: 'multipart/mixed', boundary: 'm1', parts: [[['Content-Type: text/plain; charset=utf-8'], TEXT_BODY]] }),
+  'mixed of one html part': alternative({ type: 'multipart/mixed', boundary: 'm2', parts: [[['Content-Type: text/html; charset=utf-8'], HTML_BODY]] }),
+  'mixed of text and html parts': alternative({ type: 'multipart/mixed', boundary: 'm3', parts: [[[], 'A'], [['Content-Type: text/html'], '<p>B</p>'], [[], 'C']] }),
+  'mixed of text and an empty html part': alternative({ type: 'multipart/mixed', boundary: 'm4', parts: [[[], 'A'], [['Content-Type: text/html'], undefined]] }),
+  'mixed of text, alternative, text': alternative({
+    type: 'multipart/mixed',
+    boundary: 'm5',
+    parts: [[[], 'intro'], innerAlternative('a5', [[[], 'plain'], [['Content-Type: text/html'], '<p>html</p>']]), [['Content-Type: text/plain; charset=iso-8859-1', 'Content-Transfer-Encoding: quoted-printable'], 'caf=E9']],
+  }),
+  'mixed of two alternatives': alternative({
+    type: 'multipart/mixed',
+    boundary: 'm6',
+    parts: [innerAlternative('a6', [[[], 'one'], [['Content-Type: text/html'], '<p>one</p>']]), innerAlternative('b6', [[['Content-Type: text/html'], '<p>two</p>']])],
+  }),
+};
+
+describe('parseSimpleMessage: multipart/mixed', () => {
+  for (const [name, raw] of Object.entries(MIXED)) {
+    it(`takes the fast path with mailparser's values: ${name}`, async () => {
+      const fast = await differential(raw);
+      expect(fast).toBeDefined();
+    });
+  }
+
+  it('joins the parts of a mixed message as mailparser does', async () => {
+    const footer = (await differential(MIXED['mailing list: mixed of an alternative and a text footer']!))!;
+    expect(footer.text).toBe(`${TEXT_BODY}\n_______________________________________________\nlist mailing list\nlist@example.org`);
+    expect(footer.html).toBe(`${HTML_BODY}<br/>\n`);
+    const leaves = (await differential(MIXED['mixed of text and html parts']!))!;
+    expect([leaves.text, leaves.html]).toEqual(['A\n\nC', '<br/>\n<p>B</p><br/>\n']);
+    const emptyHtml = (await differential(MIXED['mixed of text and an empty html part']!))!;
+    expect([emptyHtml.text, emptyHtml.html]).toEqual(['A', '']);
+  });
+
+  const mixed = (parts: [string[], string | undefined][], boundary = 'o') => alternative({ type: 'multipart/mixed', boundary, parts });
+  const refused: Record<string, Buffer> = {
+    'an inner alternative not closed (the outer delimiters become its text)': Buffer.from(
+      'Content-Type: multipart/mixed; boundary=o\r\n\r\n--o\r\nContent-Type: multipart/alternative; boundary=i\r\n\r\n--i\r\n\r\nA\r\n--o\r\nContent-Type: text/plain\r\n\r\nfooter\r\n--o--\r\n',
+    ),
+    'an outer delimiter in the inner preamble': Buffer.from('Content-Type: multipart/mixed; boundary=o\r\n\r\n--o\r\nContent-Type: multipart/alternative; boundary=i\r\n\r\n--o\r\n\r\nA\r\n--o--\r\n'),
+    'the inner delimiter after the inner close': mixed([innerAlternative('i', [[[], 'A']], { epilogue: ['--i', '', 'hidden'] })]),
+    'the same boundary inside': mixed([innerAlternative('o', [[[], 'A']])]),
+    'the outer boundary a prefix of the inner one': mixed([innerAlternative('oo', [[[], 'A']])]),
+    'the inner boundary a prefix of the outer one': mixed([innerAlternative('o', [[[], 'A']])], 'oo'),
+    'an alternative in an alternative': alternative({ boundary: 'o', parts: [innerAlternative('i', [[[], 'A']])] }),
+    'a mixed in a mixed': mixed([[['Content-Type: multipart/mixed; boundary=i'], '--i\r\n\r\nA\r\n--i--']]),
+    'a related in a mixed': mixed([[['Content-Type: multipart/related; boundary=i'], '--i\r\nContent-Type: text/html\r\n\r\nA\r\n--i--']]),
+    'an attachment in the inner alternative': mixed([innerAlternative('i', [[[], 'A'], [['Content-Type: application/pdf'], 'x']])]),
+    'a pdf beside the alternative': mixed([innerAlternative('i', [[[], 'A']]), [['Content-Type: application/pdf', 'Content-Disposition: attachment; filename=a.pdf'], 'x']]),
   };
   for (const [name, raw] of Object.entries(refused)) {
     it(`leaves to mailparser: ${name}`, () => {
@@ -741,11 +827,62 @@ const junkLine = (boundary: string) =>
     '\r',
     'x',
   );
-const mutatedAlternative = fc
-  .tuple(randomAlternative, fc.array(fc.tuple(fc.nat(), fc.nat(20)), { minLength: 1, maxLength: 3 }), fc.option(fc.nat(), { nil: undefined }))
+/** A leaf of a generated multipart: its header lines and body (undefined: no body line). */
+const leafOf = (eol: string, qpNoise: boolean) =>
+  partSpec.map((spec): [string[], Buffer | undefined] => {
+    const withEol = { ...spec, eol, qpNoise };
+    const headers = [...partHeaders(withEol), ...(spec.extraHeader ? [spec.extraHeader] : [])];
+    if (spec.reversed) headers.reverse();
+    return [headers, spec.noBodyLine ? undefined : encodeBody(withEol)];
+  });
+/** A multipart/mixed of text parts and multipart/alternatives of text parts, boundaries not prefixes of each other. */
+const randomMixed = fc
+  .record({
+    headers: fc.array(envelopeHeader, { maxLength: 6 }),
+    outer: boundaryText.map((text) => `o${text}`.slice(0, 70)),
+    inner: fc.stringMatching(/^[0-9A-Za-z'()+_,\-./:=?]{1,60}$/).map((text) => `i${text}`),
+    eol: fc.constantFrom('\r\n', '\n'),
+    qpNoise: fc.boolean(),
+    preamble: fc.array(lineText, { maxLength: 2 }),
+    epilogue: fc.array(lineText, { maxLength: 2 }),
+    // per part of the mixed: 0 a text part, n an alternative of n text parts
+    shape: fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 })), { minLength: 1, maxLength: 4 }),
+    innerPreamble: fc.array(lineText, { maxLength: 2 }),
+    innerEpilogue: fc.array(lineText, { maxLength: 2 }),
+  })
+  .chain((spec) => fc.tuple(fc.constant(spec), fc.tuple(...spec.shape.map((count) => fc.array(leafOf(spec.eol, spec.qpNoise), { minLength: Math.max(count, 1), maxLength: Math.max(count, 1) })))))
+  .map(([spec, groups]) => {
+    const { eol } = spec;
+    const line = (text: string | Buffer) => Buffer.concat([Buffer.from(text), Buffer.from(eol)]);
+    const chunks: Buffer[] = [...spec.headers.map((header) => line(header.replace(/\n/g, eol))), line(`Content-Type: multipart/mixed; boundary="${spec.outer}"`), line(''), ...spec.preamble.map(line)];
+    const writeLeaf = ([headers, body]: [string[], Buffer | undefined]) => {
+      chunks.push(...headers.map(line), line(''));
+      if (body !== undefined) chunks.push(line(body));
+    };
+    groups.forEach((leaves, index) => {
+      chunks.push(line(`--${spec.outer}`));
+      if (spec.shape[index] === 0) {
+        writeLeaf(leaves[0]!);
+        return;
+      }
+      const inner = `${spec.inner}${index}`;
+      chunks.push(line(`Content-Type: multipart/alternative; boundary="${inner}"`), line(''), ...spec.innerPreamble.map(line));
+      for (const leaf of leaves) {
+        chunks.push(line(`--${inner}`));
+        writeLeaf(leaf);
+      }
+      chunks.push(line(`--${inner}--`), ...spec.innerEpilogue.map(line));
+    });
+    chunks.push(line(`--${spec.outer}--`), ...spec.epilogue.map(line));
+    return Buffer.concat(chunks);
+  });
+
+const mutatedMultipart = fc
+  .tuple(fc.oneof(randomAlternative, randomMixed), fc.array(fc.tuple(fc.nat(), fc.nat(20)), { minLength: 1, maxLength: 3 }), fc.option(fc.nat(), { nil: undefined }))
   .chain(([raw, inserts, cut]) => {
-    const boundary = /boundary="?([^"\r\n]+)"?/.exec(raw.toString('latin1'))![1]!;
-    return fc.tuple(fc.constant(raw), fc.constant(inserts), fc.constant(cut), fc.array(junkLine(boundary), { minLength: inserts.length, maxLength: inserts.length }));
+    const boundaries = [...raw.toString('latin1').matchAll(/boundary="?([^"\r\n]+)"?/g)].map((match) => match[1]!);
+    const junk = fc.constantFrom(...boundaries).chain(junkLine);
+    return fc.tuple(fc.constant(raw), fc.constant(inserts), fc.constant(cut), fc.array(junk, { minLength: inserts.length, maxLength: inserts.length }));
   })
   .map(([raw, inserts, cut, junk]) => {
     const lines = raw.toString('latin1').split('\n');
@@ -754,7 +891,7 @@ const mutatedAlternative = fc
     return cut === undefined ? bytes : bytes.subarray(0, cut % (bytes.length + 1));
   });
 
-describe('parseSimpleMessage against mailparser (multipart/alternative property)', () => {
+describe('parseSimpleMessage against mailparser (multipart properties)', () => {
   it('gives mailparser’s values for random multipart/alternative messages, and takes the fast path for them', async () => {
     let fast = 0;
     let runs = 0;
@@ -769,10 +906,23 @@ describe('parseSimpleMessage against mailparser (multipart/alternative property)
     expect(fast).toBe(runs);
   });
 
-  it('gives mailparser’s values for whatever it accepts of mangled multipart/alternative messages', async () => {
+  it('gives mailparser’s values for random multipart/mixed messages of text parts and alternatives, and takes the fast path for them', async () => {
+    let fast = 0;
+    let runs = 0;
+    await fc.assert(
+      fc.asyncProperty(randomMixed, async (raw) => {
+        runs++;
+        if (await differential(raw)) fast++;
+      }),
+      { numRuns: 200, seed: 777 },
+    );
+    expect(fast).toBe(runs);
+  });
+
+  it('gives mailparser’s values for whatever it accepts of mangled multipart messages', async () => {
     let fast = 0;
     await fc.assert(
-      fc.asyncProperty(mutatedAlternative, async (raw) => {
+      fc.asyncProperty(mutatedMultipart, async (raw) => {
         if (await differential(raw)) fast++;
       }),
       { numRuns: 400, seed: 4242 },
