@@ -1,6 +1,6 @@
 /**
  * CPU cost of parsing one inbound message in the parse worker (src/mail/parse-worker.ts), in the same run:
- * mailparser (`simpleParser` with the worker's options) + normalize() against the single-part fast path
+ * mailparser (`simpleParser` with the worker's options) + normalize() against the fast path
  * (src/mail/simple-mime.ts) + normalize(), on
  * - the ~10 KB message Postfix smtp-source sends (issue 3's SMTP ingest benchmark): CRLF, From/To/Date/Message-Id,
  *   no Content-Type, 80-character lines;

@@ -8,11 +8,11 @@
  * transaction runs on the mail writer thread (storage/mail-writer.ts), so the event loop spends nothing on SQL or
  * fsync; with a libSQL server it runs in `Database.durableWrite` through the mail store.
  *
- * Where the parse runs: a message of one text part (most mail) goes raw to the writer thread, which parses it with
- * the fast path (./simple-mime.ts) and builds its rows there (./ingest-prepare.ts): one hand-off between threads.
- * Anything else (multipart, attachments, other charsets, over 256 KB), or any message when the database is a libSQL
- * server, is parsed by mailparser on the parser pool (./parse-inbound.ts) and then stored. Either way the parse
- * never runs on the event loop.
+ * Where the parse runs: a message of text parts only (one, or a multipart/alternative of text/plain and text/html as
+ * mail clients send: most mail) goes raw to the writer thread, which parses it with the fast path (./simple-mime.ts)
+ * and builds its rows there (./ingest-prepare.ts): one hand-off between threads. Anything else (attachments, other
+ * parts or charsets, over 256 KB), or any message when the database is a libSQL server, is parsed by mailparser on
+ * the parser pool (./parse-inbound.ts) and then stored. Either way the parse never runs on the event loop.
  *
  * What is stored, and whether, is decided first by the inbound stages (./stages/inbound-pipeline.ts: RCPT rules,
  * authentication, spam, policy limits, inbox rules); the store is written last with their decisions, and with the
@@ -149,7 +149,7 @@ export const INGEST_PREPARE_MODULE: URL = workerModule(import.meta.url, 'ingest-
 
 /**
  * Largest message the writer thread parses itself. A parse there delays the writes queued behind it, so larger
- * mail (rarely a single text part, and at most 1 MB on the fast path anyway) goes to the parser pool without a
+ * mail (rarely text parts only, and at most 1 MB on the fast path anyway) goes to the parser pool without a
  * trip to the writer; a hostile but simple message then holds the writer for milliseconds, not tens of them.
  */
 const WRITER_PARSE_MAX_BYTES = 256 * 1024;
@@ -231,8 +231,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   }
 
   /**
-   * Hands the raw message to the writer thread, which parses and stores it itself when it is simple (a single text
-   * part: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
+   * Hands the raw message to the writer thread, which parses and stores it itself when it is simple (text parts
+   * only: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
    */
   async function storeRaw(raw: Buffer, copies: CopyShell[], extras: StoreExtras): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
     if (!db.file || raw.length > WRITER_PARSE_MAX_BYTES || !mailWriter().prepares) return undefined;

@@ -1,26 +1,35 @@
 /**
  * @module mail/simple-mime
- * A fast path for the commonest inbound message: a single text/plain or text/html part. `parseSimpleMessage(raw)`
- * returns the fields of mailparser's `simpleParser` result that `normalize()` (normalize.ts) reads, with the
- * values mailparser 3.9.30 (options of parse-worker.ts) gives for the same bytes, or `undefined` when the
- * message is not one it is sure to read the same way, and the caller runs mailparser.
+ * A fast path for the commonest inbound messages: a single text/plain or text/html part, a multipart/alternative of
+ * such parts (what every mail client sends), or a multipart/mixed of such parts and alternatives (a mailing list's
+ * footer), without attachments. `parseSimpleMessage(raw)` returns the fields of mailparser's `simpleParser` result
+ * that `normalize()` (normalize.ts) reads, with the values mailparser 3.9.30 (options of parse-worker.ts) gives for
+ * the same bytes, or `undefined` when the message is not one it is sure to read the same way, and the caller runs
+ * mailparser.
  *
  * It mirrors, step by step, what mailparser does for such a message (file names under node_modules):
- * - header section: `@zone-eu/mailsplit/lib/message-splitter.js` (HEAD state ends at the first line that is
+ * - header sections: `@zone-eu/mailsplit/lib/message-splitter.js` (HEAD state ends at the first line that is
  *   exactly LF or CRLF) and `@zone-eu/mailsplit/lib/headers.js` `_parseHeaders` (unfolding, keys, mbox / POST
  *   preamble lines);
- * - part type: `@zone-eu/mailsplit/lib/mime-node.js` `parseHeaders` (FIRST Content-Type, Content-Transfer-Encoding,
- *   Content-Disposition) and `mailparser/lib/mail-parser.js` `createNode` (what becomes an attachment);
+ * - part types: `@zone-eu/mailsplit/lib/mime-node.js` `parseHeaders` (FIRST Content-Type, Content-Transfer-Encoding,
+ *   Content-Disposition, boundary, format=flowed) and `mailparser/lib/mail-parser.js` `createNode` (what becomes an
+ *   attachment);
+ * - multipart bodies: the delimiter lines of message-splitter.js (`checkBoundary`, `compareBoundary`: the one chunk
+ *   simpleParser writes; the line break before a delimiter belongs to it, `trimBodyLineEnd`), taken only in the
+ *   forms clients write, see splitMultipart;
  * - header values: `mail-parser.js` `processHeaders` (LAST value of single keys, lists of the others) and
  *   `decodeAddresses`, with the same libmime (the same copy mailparser loads: a direct dependency pinned to the
  *   version mailparser pins) and the same addressparser and punycode (loaded from mailparser's own location);
- * - body: libbase64 / libqp stream decoders, the charset step of `processChunk`, `\r?\n` → `\n`, and
- *   `getTextContent` (text/plain → `text`; text/html → `html`, `text` '' as `skipHtmlToText` is on).
+ * - bodies: libbase64 / libqp stream decoders, FlowedDecoder (format=flowed), the charset step of `processChunk`,
+ *   `\r?\n` → `\n`, and `getTextContent` (which parts join `text` and `html`, and the '' that textToHtml /
+ *   htmlToText give with `skipTextToHtml` / `skipHtmlToText` on).
  *
  * Address objects carry `value` only (`html` / `text` are mailparser's display forms, which normalize() never
- * reads). The cost is linear in the message: the header section is bounded (64 KB, 500 lines), and the one
- * superlinear step of mailparser on a body (libqp's `/[\t ]+$/gm`, quadratic on a long run of blanks) is
- * replaced by a linear equivalent. It never throws: anything unexpected gives `undefined`.
+ * reads; so is `textAsHtml`, '' or '<br/>\n' joins with skipTextToHtml). The cost is linear in the message: header
+ * sections are bounded (64 KB, 500 lines each), multiparts to 16 parts and one level of nesting, each delimiter
+ * search is `indexOf` from where the last one ended, and the one superlinear step of mailparser on a body (libqp's
+ * `/[\t ]+$/gm`, quadratic on a long run of blanks) is replaced by a linear equivalent. It never throws: anything
+ * unexpected gives `undefined`.
  */
 import { isAscii } from 'node:buffer';
 import { createRequire } from 'node:module';
@@ -99,8 +108,9 @@ export type SimpleMail = {
 };
 
 /**
- * Parses a single-part text message the way mailparser would, or returns `undefined` when the message is not
- * simple enough to be sure of that (the caller then runs mailparser).
+ * Parses a text message (one text part, or text parts in a multipart/alternative or multipart/mixed) the way
+ * mailparser would, or returns `undefined` when the message is not simple enough to be sure of that (the caller then
+ * runs mailparser).
  */
 export function parseSimpleMessage(raw: Buffer): SimpleMail | undefined {
   try {

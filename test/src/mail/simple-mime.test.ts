@@ -1,8 +1,9 @@
 /**
- * The single-part fast path (src/mail/simple-mime.ts) against mailparser itself: for every message the fast path
+ * The fast path (src/mail/simple-mime.ts) against mailparser itself: for every message the fast path
  * accepts, normalize() of its result must deep-equal normalize() of mailparser's result for the same bytes (and so
- * must the raw fields it hands over). Fixtures of common mail, a fast-check property over random single-part
- * messages, and the messages that must go to mailparser.
+ * must the raw fields it hands over). Fixtures of common mail (single part, multipart/alternative as Gmail, Apple
+ * Mail, Outlook and Thunderbird send it, multipart/mixed of text parts), fast-check properties over random messages
+ * of each kind and over mangled multiparts, and the messages that must go to mailparser.
  */
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
