@@ -1,7 +1,8 @@
 /**
  * The two ways inbound mail is stored give the same mailbox: the mail writer thread (an embedded database file) and
  * the mail store in a `durableWrite` transaction (a libSQL server, which has no file: here the protocol stand-in of
- * test/helpers/libsql-server.ts, through `@libsql/client`'s HTTP code). Replies join their thread, a message for two mailboxes lands in both, and each copy
+ * test/helpers/libsql-server.ts, through `@libsql/client`'s HTTP code). Replies join their thread, a message for two mailboxes (a
+ * multipart/alternative) lands in both, and each copy
  * records its `message.created` event.
  */
 import { join } from 'node:path';
@@ -35,7 +36,14 @@ async function deliverAll(db: Database) {
   results.push(
     ...(await Promise.all([
       core.inbound.deliverInbound({ rawMime: mail(['From: Bob <bob@example.com>', 'To: one@paths.test', 'Subject: Re: Hello', 'Message-ID: <p2@example.com>', 'In-Reply-To: <p1@example.com>'], 'Second'), envelope: { mailFrom: 'bob@example.com', rcptTo: ['one@paths.test'] } }),
-      core.inbound.deliverInbound({ rawMime: mail(['From: Cy <cy@example.com>', 'To: one@paths.test, two@paths.test', 'Subject: Both', 'Message-ID: <p3@example.com>'], 'Third'), envelope: { mailFrom: 'cy@example.com', rcptTo: ['one@paths.test', 'two@paths.test', 'nobody@elsewhere.test'] } }),
+      // A multipart/alternative, as mail clients send: the writer thread parses it itself too (simple-mime.ts).
+      core.inbound.deliverInbound({
+        rawMime: mail(
+          ['From: Cy <cy@example.com>', 'To: one@paths.test, two@paths.test', 'Subject: Both', 'Message-ID: <p3@example.com>', 'Content-Type: multipart/alternative; boundary="b3"'],
+          ['--b3', 'Content-Type: text/plain; charset=utf-8', '', 'Third', '--b3', 'Content-Type: text/html; charset=utf-8', 'Content-Transfer-Encoding: quoted-printable', '', '<p>Third =E2=9C=93</p>', '--b3--'].join('\r\n'),
+        ),
+        envelope: { mailFrom: 'cy@example.com', rcptTo: ['one@paths.test', 'two@paths.test', 'nobody@elsewhere.test'] },
+      }),
     ])),
   );
   // An invitation for both mailboxes: its job is stored in the message's own transaction, on either path.
@@ -108,6 +116,7 @@ describe('inbound storage paths', () => {
         ['grant_1', 2],
       ]);
       expect(outcome.messages.filter((row) => row.starred).map((row) => row.subject)).toEqual(['Both', 'Both']);
+      expect(outcome.messages.filter((row) => row.subject === 'Both').map((row) => row.body)).toEqual(['<p>Third ✓</p>', '<p>Third ✓</p>']);
     }
     await embedded.close();
     await real.close();
