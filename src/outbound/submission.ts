@@ -103,7 +103,7 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     }
     const built = await composer.build(composition, headerMessageId, date);
     const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
-    const recipients = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
+    const recipients = await queue.routeFor(grant, [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
     const { result, inline } = await stage.settle(db.write(async (tx) => {
       const replay = await idempotency.find(tx, options.claim);
       if (replay) return { result: replay.response as SendResult, inline: undefined };
