@@ -68,14 +68,8 @@ export async function imapClient(port: number, user: string, password: string): 
   return client;
 }
 
-/** A message as the sync would leave it: APPENDed to `path` on the server, stored in `folderId`, linked by UID. */
-export async function addSyncedMessage(
-  core: Core,
-  client: ImapFlow,
-  spec: { applicationId: string; grantId: string; from: string; to: string; subject: string; text: string; path?: string; folderId?: string },
-): Promise<{ messageId: string; uid: number; headerMessageId: string }> {
-  const path = spec.path ?? 'INBOX';
-  const folderId = spec.folderId ?? 'inbox';
+/** The raw MIME and parsed form of a small plain-text message. */
+async function smallMessage(core: Core, spec: { from: string; to: string; subject: string; text: string }) {
   const headerMessageId = `${core.deps.newId()}@test.example`;
   const input = {
     from: { email: spec.from },
@@ -93,27 +87,45 @@ export async function addSyncedMessage(
     references: [],
     customHeaders: [],
   };
-  const raw = await composeMime(input);
-  const appended = await client.append(path, raw, []);
-  if (!appended || appended.uid === undefined) throw new Error('the server gave no APPENDUID');
-  const uid = appended.uid;
+  return { headerMessageId, raw: await composeMime(input), parsed: parsedOf(input) };
+}
+
+/** Stores a message of the grant in `folderId` linked to (`path`, `uid`), without touching a server; returns its id. */
+export async function addSyncedMessageRow(
+  core: Core,
+  spec: { applicationId: string; grantId: string; uid: number; path?: string; folderId?: string; raw?: Buffer; parsed?: ReturnType<typeof parsedOf> },
+): Promise<string> {
+  const message = spec.raw && spec.parsed ? { raw: spec.raw, parsed: spec.parsed } : await smallMessage(core, { from: 'someone@example.test', to: 'me@example.test', subject: 'Stored', text: 'stored' });
   const store = createMailStore(core.deps);
-  const messageId = await core.deps.db.write(async (tx) => {
+  return core.deps.db.write(async (tx) => {
     const stored = await store.insert(tx, {
       applicationId: spec.applicationId,
       grantId: spec.grantId,
-      parsed: parsedOf(input),
-      raw,
-      rawHash: blobHash(raw),
-      folders: [folderId],
+      parsed: message.parsed,
+      raw: message.raw,
+      rawHash: blobHash(message.raw),
+      folders: [spec.folderId ?? 'inbox'],
       unread: true,
       date: Math.floor(Date.now() / 1000),
       envelopeFrom: null,
       envelopeTo: null,
       parseError: null,
     });
-    await tx.insert(imapMessages).values({ grantId: spec.grantId, path, uid, messageId: stored.row.id, flags: [] });
+    await tx.insert(imapMessages).values({ grantId: spec.grantId, path: spec.path ?? 'INBOX', uid: spec.uid, messageId: stored.row.id, flags: [] });
     return stored.row.id;
   });
-  return { messageId, uid, headerMessageId };
+}
+
+/** A message as the sync would leave it: APPENDed to `path` on the server, stored in `folderId`, linked by UID. */
+export async function addSyncedMessage(
+  core: Core,
+  client: ImapFlow,
+  spec: { applicationId: string; grantId: string; from: string; to: string; subject: string; text: string; path?: string; folderId?: string },
+): Promise<{ messageId: string; uid: number; headerMessageId: string }> {
+  const path = spec.path ?? 'INBOX';
+  const { headerMessageId, raw, parsed } = await smallMessage(core, spec);
+  const appended = await client.append(path, raw, []);
+  if (!appended || appended.uid === undefined) throw new Error('the server gave no APPENDUID');
+  const messageId = await addSyncedMessageRow(core, { applicationId: spec.applicationId, grantId: spec.grantId, uid: appended.uid, path, folderId: spec.folderId ?? 'inbox', raw, parsed });
+  return { messageId, uid: appended.uid, headerMessageId };
 }
