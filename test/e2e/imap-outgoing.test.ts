@@ -46,14 +46,23 @@ async function onServer(client: ImapFlow, path: string, headerMessageId: string)
 }
 
 /** Every message of `path` whose subject contains `subject`: uid, flags, Message-ID. */
-async function bySubject(client: ImapFlow, path: string, subject: string): Promise<{ uid: number; flags: Set<string>; messageId: string; subject: string }[]> {
+async function bySubject(client: ImapFlow, path: string, subject: string): Promise<{ uid: number; flags: Set<string>; messageId: string; subject: string; bcc: string[]; inReplyTo: string }[]> {
   const lock = await client.getMailboxLock(path);
   try {
     const uids = (await client.search({ subject }, { uid: true })) || [];
     const out = [];
     for (const uid of uids) {
       const message = await client.fetchOne(String(uid), { flags: true, envelope: true }, { uid: true });
-      if (message) out.push({ uid: message.uid, flags: message.flags ?? new Set<string>(), messageId: message.envelope?.messageId ?? '', subject: message.envelope?.subject ?? '' });
+      if (message) {
+        out.push({
+          uid: message.uid,
+          flags: message.flags ?? new Set<string>(),
+          messageId: message.envelope?.messageId ?? '',
+          subject: message.envelope?.subject ?? '',
+          bcc: (message.envelope?.bcc ?? []).map((entry) => entry.address ?? ''),
+          inReplyTo: message.envelope?.inReplyTo ?? '',
+        });
+      }
     }
     return out;
   } finally {
@@ -136,13 +145,15 @@ describe.skipIf(missing !== undefined)('a connected IMAP/SMTP account: changes, 
   });
 
   it('a draft is kept in Drafts with \\Draft: replaced on update (one copy, same id and Message-ID), removed on delete', async () => {
-    const { data: draft } = await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Plan v1', body: '<p>first</p>', to: [{ email: BOB.user }] } });
+    const { data: draft } = await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Plan v1', body: '<p>first</p>', to: [{ email: BOB.user }], bcc: [{ email: CAROL.user }] } });
     const first = await eventually(async () => {
       const found = await bySubject(alice, 'Drafts', 'Plan v1');
       return found.length === 1 ? found[0] : undefined;
     }, WAIT_MS);
     expect(first.flags.has('\\Draft')).toBe(true);
     expect(first.flags.has('\\Seen')).toBe(true);
+    // Blind copies stay on the draft (another client opening it must still see them).
+    expect(first.bcc).toEqual([CAROL.user]);
 
     const { data: updated } = await service.nylas.drafts.update({ identifier: grant, draftId: draft.id, requestBody: { subject: 'Plan v2', body: '<p>second</p>' } });
     expect(updated.id).toBe(draft.id);
@@ -192,6 +203,22 @@ describe.skipIf(missing !== undefined)('a connected IMAP/SMTP account: changes, 
     expect(arrived.messageId).toBe(`<${row!.headerMessageId}>`);
     await eventually(async () => ((await bySubject(alice, 'Sent', 'Plain send')).length === 1 ? true : undefined), WAIT_MS);
     expect(postfix.log()).toMatch(/sasl_method=PLAIN, sasl_username=alice@example\.test/);
+  });
+
+  it('a reply carries the threading headers; a scheduled send goes through Postfix at its time, leaving nothing in Drafts', async () => {
+    const synced = await addSyncedMessage(service.core, alice, { applicationId: appId, grantId: grant, from: BOB.user, to: ALICE.user, subject: 'Question', text: 'can you?' });
+    await service.nylas.messages.send({ identifier: grant, requestBody: { subject: 'Re: Question', body: 'yes', to: [{ email: BOB.user }], replyToMessageId: synced.messageId } });
+    const reply = await eventually(async () => {
+      const found = await bySubject(bob, 'INBOX', 'Re: Question');
+      return found.length === 1 ? found[0] : undefined;
+    }, WAIT_MS);
+    expect(reply.inReplyTo).toBe(`<${synced.headerMessageId}>`);
+
+    const sendAt = Math.floor(Date.now() / 1000) + 2;
+    await service.nylas.messages.send({ identifier: grant, requestBody: { subject: 'Later please', body: 'scheduled', to: [{ email: BOB.user }], sendAt } });
+    await eventually(async () => ((await bySubject(bob, 'INBOX', 'Later please')).length === 1 ? true : undefined), WAIT_MS);
+    await eventually(async () => ((await bySubject(alice, 'Sent', 'Later please')).length === 1 ? true : undefined), WAIT_MS);
+    await eventually(async () => ((await bySubject(alice, 'Drafts', 'Later please')).length === 0 ? true : undefined), WAIT_MS);
   });
 
   it('a refused SMTP login fails the send: delivery state failed and message.send_failed, no bounce of the recipient', async () => {

@@ -78,6 +78,16 @@ export interface ImapOutgoingParts {
   connector?: Connector;
 }
 
+/**
+ * A draft's MIME as kept on the server: the composed message plus a `Bcc` field (the composer leaves Bcc out of
+ * what it sends, but a draft opened in another client must still have its blind copies).
+ */
+export function draftMime(raw: Buffer, bcc: readonly { email: string }[]): Buffer {
+  const addresses = bcc.map((entry) => entry.email.replace(/[\r\n,<>]/g, '')).filter((email) => email !== '');
+  if (addresses.length === 0) return raw;
+  return Buffer.concat([Buffer.from(`Bcc: ${addresses.join(', ')}\r\n`), raw]);
+}
+
 /** Flags after adding or removing one. */
 function withFlag(flags: readonly string[], flag: string, on: boolean | undefined): string[] {
   if (on === undefined) return [...flags];
@@ -237,7 +247,8 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
         if (existing) keep = existing.uid;
         else {
           const flags = ['\\Draft', '\\Seen'];
-          const appended = await client.append(drafts, await loadRaw(db.orm, record.row), flags, new Date(record.row.date * 1000));
+          const raw = draftMime(await loadRaw(db.orm, record.row), record.row.bccAddresses);
+          const appended = await client.append(drafts, raw, flags, new Date(record.row.date * 1000));
           keep = appended ? appended.uid : undefined;
           if (keep !== undefined) await link({ grantId, path: drafts, uid: keep, messageId: record.row.id, flags });
         }
