@@ -106,11 +106,13 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
   const { route } = router;
 
   /**
-   * Routes the recipients of a send of `grant`: through its account's own SMTP server when its provider has a
-   * submitter (a connected account), else to mailboxes here or over MX/relay ({@link route}).
+   * Routes the recipients of a send of `grant` (or of the grant with that id): through its account's own SMTP server
+   * when its provider has a submitter (a connected account), else to mailboxes here or over MX/relay ({@link route}).
    */
-  async function routeFor(grant: ProviderGrant, emails: string[]): Promise<RoutedRecipient[]> {
-    if (!providers?.of(grant).submitter) return route(emails);
+  async function routeFor(grant: ProviderGrant | string, emails: string[]): Promise<RoutedRecipient[]> {
+    if (!providers) return route(emails);
+    const provider = typeof grant === 'string' ? (await providers.ofGrantId(db.orm, grant)).provider : providers.of(grant);
+    if (!provider.submitter) return route(emails);
     const unique = [...new Set(emails.map((email) => email.trim().toLowerCase()))];
     return unique.map((email) => ({ email, domain: domainOf(email), route: 'submission' }));
   }

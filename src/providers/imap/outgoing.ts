@@ -33,7 +33,7 @@ import type { Job, JobOutcome, JobQueue } from '../../jobs/job-queue.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';
 import { loadRaw } from '../../messages/message-service.js';
 import type { AttemptResult } from '../../outbound/delivery-attempts.js';
-import type { DraftRef, MailboxProvider, PendingRecipient, ProviderGrant } from '../contracts.js';
+import type { DraftRef, MailboxProvider, MailboxSync, PendingRecipient, ProviderGrant } from '../contracts.js';
 import { createConnector, endpointsOf, failureOf, SubmissionError, type Connector } from './connection.js';
 
 /** The provider name of connected IMAP/SMTP accounts (`grants.provider`). */
@@ -74,8 +74,10 @@ type LinkRow = typeof imapMessages.$inferSelect;
 /** Parts the IMAP provider uses. */
 export interface ImapOutgoingParts {
   jobs: Pick<JobQueue, 'enqueueIn'>;
-  /** Default: a connector of its own under `config.imap`. */
+  /** Default: a connector of its own under `config.imap` (share the sync's, so both count against one slot limit). */
   connector?: Connector;
+  /** The sync in of connected accounts (built by the sync side), exposed as the provider's `sync`. */
+  sync?: MailboxSync;
 }
 
 /**
@@ -361,6 +363,7 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
 
   return {
     name: IMAP_PROVIDER,
+    ...(parts.sync ? { sync: parts.sync } : {}),
     async changed(tx: Tx, grant: ProviderGrant, rows, changes) {
       if (rows.length === 0) return;
       const seen = changes.unread === undefined ? undefined : !changes.unread;

@@ -10,7 +10,7 @@ import { tables } from '../../../storage/index.js';
 import type { Core } from '../../../src/index.js';
 import type { Job } from '../../../src/jobs/job-queue.js';
 import { createProviders, hostedProvider } from '../../../src/providers/index.js';
-import { GIVE_UP_MS, IMAP_PUSH_JOB, serverFilesSent } from '../../../src/providers/imap/outgoing.js';
+import { draftMime, GIVE_UP_MS, IMAP_PUSH_JOB, serverFilesSent } from '../../../src/providers/imap/outgoing.js';
 import { createSecretBox } from '../../../src/secrets/secret-box.js';
 import { addSyncedMessageRow, createImapGrant } from '../../helpers/imap-grant.js';
 import { createTestCore } from '../../helpers/service.js';
@@ -37,6 +37,14 @@ describe('whether the SMTP server files the sent copy itself', () => {
     expect(serverFilesSent({ serverFilesSent: null, smtpHost: 'smtp.office365.com' })).toBe(true);
     expect(serverFilesSent({ serverFilesSent: null, smtpHost: 'mail.example.com' })).toBe(false);
     expect(serverFilesSent({ serverFilesSent: null, smtpHost: 'notgmail.com' })).toBe(false);
+  });
+});
+
+describe('the MIME of a draft on the server', () => {
+  it('carries the blind copies in a Bcc field (no line breaks or brackets get through), and is the composed message otherwise', () => {
+    const raw = Buffer.from('Subject: x\r\n\r\nbody\r\n');
+    expect(draftMime(raw, [])).toBe(raw);
+    expect(draftMime(raw, [{ email: 'a@example.test' }, { email: 'b@example.test\r\nX-Evil: 1' }]).toString()).toBe('Bcc: a@example.test, b@example.testX-Evil: 1\r\nSubject: x\r\n\r\nbody\r\n');
   });
 });
 
