@@ -29,6 +29,8 @@ import { createAttachmentService } from './messages/attachment-service.js';
 import { createFolderCounter, createMailStore } from './messages/mail-store.js';
 import { createMessageService } from './messages/message-service.js';
 import { createThreadService } from './messages/thread-service.js';
+import { createProviders } from './providers/index.js';
+import { createImapOutgoing } from './providers/imap/outgoing.js';
 import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
 import { createOutboundService } from './outbound/outbound-service.js';
 import { createJobQueue } from './jobs/job-queue.js';
@@ -74,6 +76,8 @@ export function createCore(deps: CoreDeps) {
   const signing = createSigningKeys(deps);
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
+  /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts. */
+  const providers = createProviders([createImapOutgoing(deps, { jobs })]);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
@@ -96,14 +100,14 @@ export function createCore(deps: CoreDeps) {
   const reports = createReportIntake(deps, { signing, listeners: [sendingHealth.listener] });
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing });
+  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing, providers });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
-  const messages = createMessageService(deps, grants, mailStore, outbound.sentState);
+  const messages = createMessageService(deps, grants, mailStore, outbound.sentState, providers);
   /** Open and click tracking: the pixel and redirect answers, hits recorded in batches, engagement per message. */
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
-  const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts);
+  const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts, providers);
   const attachments = createAttachmentService(deps, grants);
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
@@ -112,10 +116,10 @@ export function createCore(deps: CoreDeps) {
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers };
+  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, health, signing, tracking, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, providers, health, signing, tracking, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

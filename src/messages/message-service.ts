@@ -14,6 +14,7 @@ import type { GrantService } from '../grants/grant-service.js';
 import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
+import { createProviders, type Providers } from '../providers/index.js';
 import { cleanConversation } from './clean-conversation.js';
 import { createMessageJsonCache } from './message-json-cache.js';
 import { presentMessages, type MailStore } from './mail-store.js';
@@ -132,8 +133,11 @@ export async function checkFolders(db: Executor, grantId: string, folderIds: str
 /** What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking options. */
 export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
 
-/** Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox sent. */
-export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup) {
+/**
+ * Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox
+ * sent; `providers` pushes changes of a connected account's messages to its server (default: all hosted).
+ */
+export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup, providers: Providers = createProviders()) {
   const record = eventRecorder({ newId, clock });
   const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
   /**
@@ -310,7 +314,9 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       return db.write(async (tx) => {
         const row = await requireMessage(tx, grant.id, input.message_id);
         const folders = input.folders ? await checkFolders(tx, grant.id, input.folders) : undefined;
-        const [updated] = await store.change(tx, [row], { unread: input.unread, starred: input.starred, folders, metadata: input.metadata });
+        const changes = { unread: input.unread, starred: input.starred, folders, metadata: input.metadata };
+        const [updated] = await store.change(tx, [row], changes);
+        await providers.of(grant).changed(tx, grant, [updated!], changes);
         const [message] = await emitUpdated(tx, principal.applicationId, [updated!]);
         return message!;
       });
@@ -322,10 +328,12 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       await db.write(async (tx) => {
         const row = await requireMessage(tx, grant.id, input.message_id);
         if (input.hard_delete === true || row.folders.includes(TRASH_FOLDER)) {
+          await providers.of(grant).destroying(tx, grant, [row]);
           await destroyForGood(tx, principal.applicationId, [row]);
           return;
         }
         const [updated] = await store.change(tx, [row], { folders: [TRASH_FOLDER] });
+        await providers.of(grant).changed(tx, grant, [updated!], { folders: [TRASH_FOLDER] });
         await emitUpdated(tx, principal.applicationId, [updated!]);
       });
     },

@@ -17,6 +17,7 @@ import { presentMessages, type MailStore } from './mail-store.js';
 import { messageConditions, notDraft, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
 import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
 import { checkFolders, TRASH_FOLDER, type MessageService } from './message-service.js';
+import { createProviders, type Providers } from '../providers/index.js';
 
 /** Filters a thread answers from its own columns; the rest look at its messages. */
 const THREAD_LEVEL = new Set<keyof MessageFilterInput>(['unread', 'starred', 'in', 'has_attachment', 'received_before', 'received_after', 'thread_id']);
@@ -31,8 +32,11 @@ export interface DraftLookup {
   draftsOf(messageIds: string[]): Promise<Map<string, Draft>>;
 }
 
-/** Creates the thread service; without `drafts`, every row counts as a message. */
-export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, drafts?: DraftLookup) {
+/**
+ * Creates the thread service; without `drafts`, every row counts as a message. `providers` pushes changes of a
+ * connected account's threads to its server (default: all hosted).
+ */
+export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, drafts?: DraftLookup, providers: Providers = createProviders()) {
   const threads = tables.threads;
 
   async function requireThread(executor: Executor, grantId: string, threadId: string): Promise<ThreadRow> {
@@ -140,7 +144,9 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       return db.write(async (tx) => {
         await requireThread(tx, grant.id, input.thread_id);
         const folders = input.folders ? await checkFolders(tx, grant.id, input.folders) : undefined;
-        const changed = await store.change(tx, await messagesOf(tx, input.thread_id), { unread: input.unread, starred: input.starred, folders });
+        const changes = { unread: input.unread, starred: input.starred, folders };
+        const changed = await store.change(tx, await messagesOf(tx, input.thread_id), changes);
+        await providers.of(grant).changed(tx, grant, changed, changes);
         await messages.emitUpdated(tx, principal.applicationId, changed);
         const [thread] = await present(tx, [await requireThread(tx, grant.id, input.thread_id)], undefined);
         return thread!;
@@ -158,10 +164,13 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
         const rows = await messagesOf(tx, input.thread_id);
         if (rows.every((row) => row.folders.includes(TRASH_FOLDER))) {
           // For good: the thread goes, with the drafts written in it.
-          await messages.destroyForGood(tx, principal.applicationId, await messagesOf(tx, input.thread_id, true));
+          const all = await messagesOf(tx, input.thread_id, true);
+          await providers.of(grant).destroying(tx, grant, all);
+          await messages.destroyForGood(tx, principal.applicationId, all);
           return;
         }
         const changed = await store.change(tx, rows, { folders: [TRASH_FOLDER] });
+        await providers.of(grant).changed(tx, grant, changed, { folders: [TRASH_FOLDER] });
         await messages.emitUpdated(tx, principal.applicationId, changed);
       });
     },

@@ -27,8 +27,11 @@ export interface AttemptResult {
   outcome: 'delivered' | 'deferred' | 'failed';
   code: number;
   response: string;
-  /** Set when the failure is the queue giving up after retries (a `timeout` bounce), or the queue's own loss of the message (no bounce). */
-  cause?: 'timeout' | 'lost' | undefined;
+  /**
+   * Set when the failure is the queue giving up after retries (a `timeout` bounce), the queue's own loss of the
+   * message (no bounce), or the sending account's server refusing the login (`account`: no bounce either).
+   */
+  cause?: 'timeout' | 'lost' | 'account' | undefined;
 }
 
 /** Parts a delivery attempt uses. */

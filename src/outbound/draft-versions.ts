@@ -13,6 +13,7 @@ import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { loadAttachments, loadBody, type MailStore } from '../messages/mail-store.js';
 import type { MessageRow } from '../messages/message-mapper.js';
+import { createProviders, type Providers } from '../providers/index.js';
 import { ownCopy, type Built, type Composer, type ComposeRequest, type Composition } from './composition.js';
 
 type DetailsRow = typeof tables.draftDetails.$inferSelect;
@@ -39,10 +40,12 @@ function given<T extends Record<string, unknown>>(input: T): Partial<T> {
 export interface DraftVersionParts {
   store: MailStore;
   prepare: Composer['prepare'];
+  /** Told of each version written (a connected account keeps it on its server); default: hosted (nothing to tell). */
+  providers?: Providers | undefined;
 }
 
 /** Creates the draft versions: find, check, compose from and write. */
-export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, { store, prepare }: DraftVersionParts) {
+export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, { store, prepare, providers = createProviders() }: DraftVersionParts) {
   const { db, clock, newId } = deps;
   const now = () => unixSeconds(clock.now());
 
@@ -143,6 +146,7 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
         .values({ id: newId(), ...values, createdAt: now() })
         .returning()) as [DetailsRow];
     }
+    await providers.of(grant).draftSaved(tx, grant, { draftId: details.id, grantId: grant.id, messageId: row.id, headerMessageId: details.headerMessageId });
     return { details, row: row! };
   }
 

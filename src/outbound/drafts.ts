@@ -24,6 +24,7 @@ import type { IdempotencyStore } from './idempotency.js';
 import { createScheduledSends } from './scheduled-sends.js';
 import type { OutboundStage } from './outbound-stage.js';
 import type { AcceptOptions } from './submission.js';
+import type { Providers } from '../providers/index.js';
 
 export type { DraftRecord } from './draft-versions.js';
 export { SCHEDULED_SEND_JOB } from './scheduled-sends.js';
@@ -38,16 +39,18 @@ export interface DraftParts {
   build: Composer['build'];
   accept(composition: Composition, options: AcceptOptions): Promise<SendResult>;
   stage: OutboundStage;
+  /** The mailbox providers: a connected account's drafts are kept on its server too. */
+  providers: Providers;
 }
 
 /** Creates the draft service (with the scheduled sends, which hold their message as a draft). */
 export function createDraftService(deps: CoreDeps, parts: DraftParts) {
   const { db, clock, newId } = deps;
-  const { grants, store, jobs, idempotency, prepare, build, accept, stage } = parts;
+  const { grants, store, jobs, idempotency, prepare, build, accept, stage, providers } = parts;
   const now = () => unixSeconds(clock.now());
-  const versions = createDraftVersions(deps, { store, prepare });
+  const versions = createDraftVersions(deps, { store, prepare, providers });
   const { requireDraft, assertCurrent, compositionOf, writeVersion } = versions;
-  const scheduled = createScheduledSends(deps, { grants, store, jobs, idempotency, versions, build, accept, stage });
+  const scheduled = createScheduledSends(deps, { grants, store, jobs, idempotency, versions, build, accept, stage, providers });
   const { schedule, removeDraft, listScheduled, findScheduled, stopScheduled } = scheduled;
 
   async function present(records: DraftRecord[], select?: string): Promise<Draft[]> {

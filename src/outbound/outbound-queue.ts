@@ -29,8 +29,9 @@ import type { JobContext, JobHandler } from '../jobs/worker.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
 import type { ReportIntake } from '../deliverability/reports.js';
+import type { ProviderGrant, Providers } from '../providers/index.js';
 import { createDeliveryAttempts, type AttemptResult } from './delivery-attempts.js';
-import { createRouter, type RoutedRecipient } from './routing.js';
+import { createRouter, domainOf, type RoutedRecipient } from './routing.js';
 
 /** The job kind of a delivery attempt. */
 export const DELIVER_JOB = 'mail.deliver';
@@ -92,15 +93,29 @@ export interface OutboundQueueParts {
   smtp: SmtpClient;
   /** Permanent failures become bounce reports; remote delivery asks it for each recipient's VERP return path. */
   reports: Pick<ReportIntake, 'recordDeliveryFailure' | 'returnPaths'>;
+  /** The mailbox providers: a grant whose provider has a submitter sends through it (the `submission` route). */
+  providers?: Providers | undefined;
 }
 
 /** Creates the queue: routing, acceptance inside a transaction, the delivery handler and the inline first attempt. */
-export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, reports }: OutboundQueueParts) {
+export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, reports, providers }: OutboundQueueParts) {
   const { db, clock, newId, logger, config } = deps;
   const recordOutboxEvent = eventRecorder({ newId, clock });
   const nowMs = () => clock.now().getTime();
   const router = createRouter(deps, inbound);
   const { route } = router;
+
+  /**
+   * Routes the recipients of a send of `grant` (or of the grant with that id): through its account's own SMTP server
+   * when its provider has a submitter (a connected account), else to mailboxes here or over MX/relay ({@link route}).
+   */
+  async function routeFor(grant: ProviderGrant | string, emails: string[]): Promise<RoutedRecipient[]> {
+    if (!providers) return route(emails);
+    const provider = typeof grant === 'string' ? (await providers.ofGrantId(db.orm, grant)).provider : providers.of(grant);
+    if (!provider.submitter) return route(emails);
+    const unique = [...new Set(emails.map((email) => email.trim().toLowerCase()))];
+    return unique.map((email) => ({ email, domain: domainOf(email), route: 'submission' }));
+  }
   const { deliverLocal, deliverRemote } = createDeliveryAttempts(deps, { inbound, smtp, router });
 
   function eventObject(outbound: OutboundRow, rows: Pick<RecipientRow, 'email' | 'status' | 'lastCode' | 'lastResponse'>[]) {
@@ -181,13 +196,16 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     }
     let inline: Job | undefined;
     const pending = recipients.filter((recipient) => !recipient.failed);
-    if (pending.some((recipient) => recipient.route === 'local')) {
-      const payload = { outbound_id: id, route: 'local' };
-      const { id: jobId } = await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload, dedupeKey: `${DELIVER_JOB}:${id}:local` });
+    // Local delivery, or a submission to the sending account's server, is tried at once by the request (a connected
+    // account's recipients are all `submission`, never local or remote).
+    const first = pending.some((recipient) => recipient.route === 'local') ? 'local' : pending.some((recipient) => recipient.route === 'submission') ? 'submission' : undefined;
+    if (first) {
+      const payload = { outbound_id: id, route: first };
+      const { id: jobId } = await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload, dedupeKey: `${DELIVER_JOB}:${id}:${first}` });
       const owner = `inline-${newId()}`;
       const leaseExpiresAt = at + INLINE_LEASE_MS;
       await tx.update(tables.jobs).set({ leaseOwner: owner, leaseExpiresAt, attempts: 1 }).where(eq(tables.jobs.id, jobId));
-      inline = { id: jobId, kind: DELIVER_JOB, payload, runAt: at, attempts: 1, leaseOwner: owner, leaseExpiresAt, lastError: null, dedupeKey: `${DELIVER_JOB}:${id}:local`, createdAt: at, deadAt: null, orderKey: null };
+      inline = { id: jobId, kind: DELIVER_JOB, payload, runAt: at, attempts: 1, leaseOwner: owner, leaseExpiresAt, lastError: null, dedupeKey: `${DELIVER_JOB}:${id}:${first}`, createdAt: at, deadAt: null, orderKey: null };
     }
     for (const domain of new Set(pending.filter((recipient) => recipient.route === 'remote').map((recipient) => recipient.domain))) {
       await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload: { outbound_id: id, route: 'remote', domain }, dedupeKey: `${DELIVER_JOB}:${id}:${domain}` });
@@ -239,8 +257,9 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
         .returning();
       if (status === 'failed' && updated[0]) {
         failed.push(updated[0]);
-        // A permanent reply (5xx) or the queue giving up is a bounce; losing the bytes is our fault, not the address's.
-        if (result.cause !== 'lost') await reports.recordDeliveryFailure(tx, outbound, { email: result.email, code: result.code, response: result.response, source: result.cause === 'timeout' ? 'timeout' : 'smtp' });
+        // A permanent reply (5xx) or the queue giving up is a bounce; losing the bytes (our fault) or the sending
+        // account's refused login is not the address's.
+        if (result.cause !== 'lost' && result.cause !== 'account') await reports.recordDeliveryFailure(tx, outbound, { email: result.email, code: result.code, response: result.response, source: result.cause === 'timeout' ? 'timeout' : 'smtp' });
       }
     }
     await emit(tx, outbound, 'message.send_failed', failed);
@@ -249,7 +268,8 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
 
   /** The `mail.deliver` handler: one attempt for the job's recipients still owed the message. */
   async function deliver(job: Job, context: JobContext): Promise<JobOutcome> {
-    const payload = job.payload as { outbound_id?: string; route?: 'local' | 'remote'; domain?: string };
+    const payload = job.payload as { outbound_id?: string; route?: 'local' | 'remote' | 'submission'; domain?: string };
+    const routeOfJob = payload.route ?? 'local';
     const [outbound] = await db.orm.select().from(tables.outboundMessages).where(eq(tables.outboundMessages.id, String(payload.outbound_id)));
     if (!outbound) return { type: 'done' };
     const pending = await db.orm
@@ -258,7 +278,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
       .where(
         and(
           eq(tables.outboundRecipients.outboundId, outbound.id),
-          eq(tables.outboundRecipients.route, payload.route === 'remote' ? 'remote' : 'local'),
+          eq(tables.outboundRecipients.route, routeOfJob),
           payload.route === 'remote' ? eq(tables.outboundRecipients.domain, String(payload.domain)) : undefined,
           inArray(tables.outboundRecipients.status, ['queued', 'deferred']),
         ),
@@ -266,8 +286,16 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     if (pending.length === 0) return { type: 'done' };
     const raw = outbound.pendingRawHash ? await readBlob(db.orm, outbound.pendingRawHash) : undefined;
     let results: AttemptResult[];
+    /** What else the commit of this attempt records (a connected account's sent copy, once delivered). */
+    let afterCommit: ((tx: Tx) => Promise<void>) | undefined;
     if (!raw) results = pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the message is no longer stored', cause: 'lost' }));
-    else if (payload.route === 'remote') {
+    else if (routeOfJob === 'submission') {
+      const submitter = outbound.grantId && providers ? (await providers.ofGrantId(db.orm, outbound.grantId)).provider.submitter : undefined;
+      results = submitter
+        ? await submitter.submit(outbound, pending, raw)
+        : pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the sending account no longer sends through its own server', cause: 'account' }));
+      if (submitter && results.some((result) => result.outcome === 'delivered')) afterCommit = (tx) => submitter.submitted(tx, outbound);
+    } else if (payload.route === 'remote') {
       const everyone = await db.orm.select({ email: tables.outboundRecipients.email }).from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
       const returnPathOf = await reports.returnPaths(outbound, everyone.map((row) => row.email));
       results = await deliverRemote(outbound, String(payload.domain), pending, raw, context, returnPathOf);
@@ -286,9 +314,12 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
       );
     }
     const deferred = results.filter((result) => result.outcome === 'deferred');
-    const commit = (tx: Tx) => record(tx, outbound, results, nextAt);
+    const commit = async (tx: Tx) => {
+      await record(tx, outbound, results, nextAt);
+      await afterCommit?.(tx);
+    };
     for (const result of results) {
-      deps.metrics?.outboundAttempt(payload.route === 'remote' ? 'remote' : 'local', result.outcome);
+      deps.metrics?.outboundAttempt(routeOfJob === 'local' ? 'local' : 'remote', result.outcome);
       if (result.outcome !== 'delivered') logger.info('delivery attempt', { outbound_id: outbound.id, recipient: result.email, outcome: result.outcome, code: result.code, response: result.response.slice(0, 200) });
     }
     if (deferred.length > 0) return { type: 'retry', at: new Date(nextAt), error: `${deferred.length} recipient(s) deferred: ${deferred[0]!.response}`.slice(0, 2000), commit };
@@ -335,7 +366,7 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
   }
 
   const handlers: Record<string, JobHandler> = { [DELIVER_JOB]: deliver };
-  return { route, queue, runInline, statusOf, handlers };
+  return { route, routeFor, queue, runInline, statusOf, handlers };
 }
 
 export type OutboundQueue = ReturnType<typeof createOutboundQueue>;

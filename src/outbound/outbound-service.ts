@@ -32,6 +32,7 @@ import type { ReportIntake } from '../deliverability/reports.js';
 import { createSuppressionGate } from '../deliverability/suppressions.js';
 import type { SigningKeys } from '../deliverability/signing.js';
 import { createTransactionalSend } from './transactional-send.js';
+import { createProviders, type Providers } from '../providers/index.js';
 
 /** Parts the outbound service uses. */
 export interface OutboundParts {
@@ -46,14 +47,17 @@ export interface OutboundParts {
   reports: Pick<ReportIntake, 'recordDeliveryFailure' | 'returnPaths'>;
   /** The installation's signing key (tracking URLs of tracked sends). */
   signing: Pick<SigningKeys, 'signer'>;
+  /** The mailbox providers (src/providers): how a grant's sends leave and its drafts are kept. Default: all hosted. */
+  providers?: Providers | undefined;
 }
 
 /** Creates the outbound service. */
 export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const { db, clock, config, logger, newId } = deps;
   const { grants, store, jobs, contacts } = parts;
+  const providers = parts.providers ?? createProviders();
   const smtp: SmtpClient = deps.smtp ?? createSmtpClient({ heloName: config.mxHost, logger });
-  const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp, reports: parts.reports });
+  const queue = createOutboundQueue(deps, { inbound: parts.inbound, jobs, smtp, reports: parts.reports, providers });
   const idempotency = createIdempotencyStore({ clock });
   const uploads = createAttachmentUploads(deps, { grants });
   const composer = createComposer(deps, { uploads });
@@ -64,7 +68,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates, signing: parts.signing });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
-  const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage });
+  const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage, providers });
 
   /** The outbound stage's verdict on a send, as if it were made now. Reads only. */
   async function dryRun(principal: Principal, input: SendMessageInput) {
@@ -72,7 +76,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
     const { grant_id: _grant, send_at: _sendAt, use_draft: _useDraft, dry_run: _dryRun, ...request } = input;
     const composition = await composer.prepare(principal, grant, request, 'send');
     const built = await composer.build(composition, `${newId()}@${domainOf(grant.email)}`, clock.now());
-    const routed = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
+    const routed = await queue.routeFor(grant, [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
     const undeliverable = new Map(routed.flatMap((recipient) => (recipient.failed ? [[recipient.email, recipient.failed.response] as const] : [])));
     return stage.dryRun(grant, sendCandidateOf(composition, built.raw.length), undeliverable);
   }

@@ -20,7 +20,8 @@ const MAX_ADDRESSES_PER_HOST = 2;
 export interface RoutedRecipient {
   email: string;
   domain: string;
-  route: 'local' | 'remote';
+  /** `submission`: through the sending account's own SMTP server (a connected account, src/providers). */
+  route: 'local' | 'remote' | 'submission';
   /** Set when the recipient cannot be delivered at all (an unknown mailbox on a domain of ours). */
   failed?: { code: number; response: string } | undefined;
 }

@@ -21,6 +21,7 @@ import { StaleError, type DraftRecord, type DraftVersions } from './draft-versio
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
 import type { OutboundStage } from './outbound-stage.js';
 import { sendCandidateOf, type AcceptOptions } from './submission.js';
+import type { Providers } from '../providers/index.js';
 
 /** The job kind of a scheduled send. */
 export const SCHEDULED_SEND_JOB = 'mail.send_scheduled';
@@ -59,12 +60,14 @@ export interface ScheduledSendParts {
   accept(composition: Composition, options: AcceptOptions): Promise<SendResult>;
   /** The outbound stage: a send is checked when scheduled (without the quota) and again when it fires (in `accept`). */
   stage: OutboundStage;
+  /** The mailbox providers: a removed draft of a connected account goes from its server too. */
+  providers: Providers;
 }
 
 /** Creates the scheduled sends: scheduling, the job that sends, and listing and stopping schedules. */
 export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) {
   const { db, clock, newId, logger } = deps;
-  const { grants, store, jobs, idempotency, versions, build, accept, stage } = parts;
+  const { grants, store, jobs, idempotency, versions, build, accept, stage, providers } = parts;
   const { findDraft, assertCurrent, compositionOf, writeVersion } = versions;
   const now = () => unixSeconds(clock.now());
 
@@ -79,6 +82,8 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
       await tx.update(tables.scheduledMessages).set({ status: 'cancelled', error: 'the draft was sent or deleted', closeTime: now(), updatedAt: now() }).where(eq(tables.scheduledMessages.id, schedule.id));
       await tx.delete(tables.jobs).where(eq(tables.jobs.dedupeKey, `${SCHEDULED_SEND_JOB}:${schedule.id}`));
     }
+    const { grant, provider } = await providers.ofGrantId(tx, record.details.grantId);
+    await provider.draftRemoved(tx, grant, { draftId: record.details.id, grantId: grant.id, messageId: record.row.id, headerMessageId: record.details.headerMessageId });
     await store.destroy(tx, [record.row]);
   }
 

@@ -103,7 +103,7 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     }
     const built = await composer.build(composition, headerMessageId, date);
     const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
-    const recipients = await queue.route([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
+    const recipients = await queue.routeFor(grant, [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
     const { result, inline } = await stage.settle(db.write(async (tx) => {
       const replay = await idempotency.find(tx, options.claim);
       if (replay) return { result: replay.response as SendResult, inline: undefined };
@@ -167,7 +167,9 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
   async function sendDetached(spec: { applicationId: string | null; grantId: string | null; kind: 'invitation' | 'system' | 'transactional'; input: ComposeInput; envelopeFrom: string }): Promise<{ outboundId: string | undefined }> {
     const raw = await composer.signedMime(spec.input);
     if (raw.length > MAX_MESSAGE_BYTES) throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`);
-    const recipients = await queue.route([...spec.input.to, ...spec.input.cc, ...spec.input.bcc].map((entry) => entry.email));
+    // A grant's own mail (its calendar invitations) leaves the way its sends do: a connected account's through its server.
+    const emails = [...spec.input.to, ...spec.input.cc, ...spec.input.bcc].map((entry) => entry.email);
+    const recipients = spec.grantId !== null ? await queue.routeFor(spec.grantId, emails) : await queue.route(emails);
     if (recipients.length === 0) return { outboundId: undefined };
     // Sends from a domain pass deliverability's gates (suppression, warm-up); they and invitations are counted
     // against their sending domain. Invitations are never refused here (they answer a calendar change); the

@@ -69,7 +69,7 @@ export const outboundRecipients = sqliteTable(
     email: text('email').notNull(),
     domain: text('domain').notNull(),
     /** `local`: a mailbox of this service (delivered through the inbound path); `remote`: SMTP. */
-    route: text('route', { enum: ['local', 'remote'] }).notNull(),
+    route: text('route', { enum: ['local', 'remote', 'submission'] }).notNull(),
     status: text('status', { enum: DELIVERY_STATUSES }).notNull(),
     attempts: integer('attempts').notNull().default(0),
     /** SMTP reply code of the last attempt (or 0 for a connection failure). */

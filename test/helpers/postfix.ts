@@ -3,6 +3,8 @@
  * directories in a temp dir (so it never meets another instance), its smtpd on a port given by the test,
  * `mydestination` a test domain whose unknown users it ACCEPTS and then bounces (no recipient maps), and a
  * transport map that sends mail for chosen domains to a given `host:port` (our listener) instead of DNS.
+ * Optionally it is a connected account's submission server: SMTP AUTH checked by Dovecot's auth service
+ * (`smtpd_sasl_type = dovecot`) and mail for chosen domains delivered to Dovecot's users over LMTP.
  * Needs root (master runs as root and drops to `mail_owner = postfix`) and the `postfix` package; tests skip
  * with a clear message when it is missing ({@link postfixMissing}).
  */
@@ -31,6 +33,10 @@ export interface PostfixOptions {
   domain: string;
   /** Domains whose mail goes to `host:port` (e.g. our listener), not through DNS. */
   transports: Record<string, { host: string; port: number }>;
+  /** SMTP AUTH through Dovecot's auth service on this loopback port (`smtpd_sasl_path = inet:127.0.0.1:<port>`). */
+  saslAuthPort?: number;
+  /** Domains relayed to Dovecot over LMTP on this loopback port (every user of them accepted; Dovecot's LMTP decides). */
+  lmtp?: { port: number; domains: string[] };
 }
 
 /** A running instance. */
@@ -46,7 +52,7 @@ export interface Postfix {
 }
 
 /** The services this instance runs: none chrooted (its queue directory has no chroot files), smtpd on loopback only. */
-function masterCf(port: number): string {
+function masterCf(port: number, lmtp: boolean): string {
   return [
     `127.0.0.1:${port} inet n - n - - smtpd`,
     'pickup    unix  n - n 60   1 pickup',
@@ -69,6 +75,7 @@ function masterCf(port: number): string {
     'anvil     unix  - - n -    1 anvil',
     'scache    unix  - - n -    1 scache',
     'postlog   unix-dgram n - n - 1 postlogd',
+    ...(lmtp ? ['lmtp      unix  - - n -    - lmtp'] : []),
     '',
   ].join('\n');
 }
@@ -85,7 +92,13 @@ export function startPostfix(options: PostfixOptions): Postfix {
   chownSync(data, Number(execFileSync('id', ['-u', 'postfix']).toString().trim()), Number(execFileSync('id', ['-g', 'postfix']).toString().trim()));
   const maillog = join(dir.path, 'maillog');
   const transport = join(config, 'transport');
-  writeFileSync(transport, Object.entries(options.transports).map(([domain, target]) => `${domain} smtp:[${target.host}]:${target.port}\n`).join(''));
+  writeFileSync(
+    transport,
+    [
+      ...Object.entries(options.transports).map(([domain, target]) => `${domain} smtp:[${target.host}]:${target.port}\n`),
+      ...(options.lmtp?.domains ?? []).map((domain) => `${domain} lmtp:inet:127.0.0.1:${options.lmtp!.port}\n`),
+    ].join(''),
+  );
   writeFileSync(
     join(config, 'main.cf'),
     [
@@ -116,10 +129,15 @@ export function startPostfix(options: PostfixOptions): Postfix {
       'queue_run_delay = 1s',
       'minimal_backoff_time = 1s',
       'maximal_backoff_time = 2s',
+      ...(options.saslAuthPort
+        ? ['smtpd_sasl_auth_enable = yes', 'smtpd_sasl_type = dovecot', `smtpd_sasl_path = inet:127.0.0.1:${options.saslAuthPort}`, 'smtpd_tls_auth_only = no', 'smtpd_relay_restrictions = permit_sasl_authenticated, permit_mynetworks, reject_unauth_destination']
+        : []),
+      // Dovecot's LMTP says which users exist; Postfix takes every address of these domains.
+      ...(options.lmtp ? [`relay_domains = ${options.lmtp.domains.join(', ')}`, 'relay_recipient_maps =', 'lmtp_tls_security_level = none'] : []),
       '',
     ].join('\n'),
   );
-  writeFileSync(join(config, 'master.cf'), masterCf(options.port));
+  writeFileSync(join(config, 'master.cf'), masterCf(options.port, options.lmtp !== undefined));
   const run = (...args: string[]) => execFileSync('postfix', ['-c', config, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     run('start');

@@ -134,7 +134,43 @@ export interface Connector {
   openImap(endpoint: ImapEndpoint): Promise<ImapSession>;
   /** Connects to the SMTP server and logs in (nodemailer `verify`); rejects like {@link openImap}. */
   checkSmtp(endpoint: SmtpEndpoint): Promise<void>;
+  /**
+   * Submits a message to the account's SMTP server (logged in): the server's verdict per recipient. Rejects with a
+   * {@link SubmissionError} when the server gave no verdict (unreachable, login refused) or refused the whole message.
+   */
+  submit(endpoint: SmtpEndpoint, envelope: { from: string; to: string[] }, raw: Buffer): Promise<SubmissionResult>;
   readonly slots: ServerSlots;
+}
+
+/** What the SMTP server said to a submission. */
+export interface SubmissionResult {
+  /** Lower-cased. */
+  accepted: string[];
+  rejected: { recipient: string; code: number; response: string }[];
+  /** The server's reply to the message (the 250 line). */
+  response: string;
+}
+
+/** A submission the server gave no per-recipient verdict for: why, and its reply code when it answered one. */
+export class SubmissionError extends Error {
+  constructor(
+    readonly failure: ConnectFailure,
+    /** The server's reply code (a 5xx is final), or undefined when it never answered. */
+    readonly code: number | undefined,
+    readonly rejected: { recipient: string; code: number; response: string }[] = [],
+  ) {
+    super(failure.message);
+  }
+}
+
+/** The per-recipient rejections nodemailer reports (`rejectedErrors`). */
+function rejectionsOf(errors: unknown): { recipient: string; code: number; response: string }[] {
+  if (!Array.isArray(errors)) return [];
+  return errors.map((error: { recipient?: string; responseCode?: number; response?: string; message?: string }) => ({
+    recipient: String(error.recipient ?? '').toLowerCase(),
+    code: error.responseCode ?? 0,
+    response: String(error.response ?? error.message ?? 'rejected'),
+  }));
 }
 
 /** An AppError carrying a {@link ConnectFailure} (as `details`). */
@@ -213,6 +249,33 @@ export function createConnector(config: Pick<Config, 'imap'>): Connector {
         await transport.verify();
       } catch (error) {
         throw connectError(describeFailure(error, `SMTP server ${server}`));
+      } finally {
+        transport.close();
+      }
+    },
+    async submit(endpoint, envelope, raw) {
+      const server = `${endpoint.host}:${endpoint.port}`;
+      // One connection per submission: a connected account sends as a person does, not in bulk.
+      const transport = nodemailer.createTransport({
+        host: endpoint.host,
+        port: endpoint.port,
+        secure: endpoint.secure,
+        auth: { user: endpoint.username, pass: endpoint.password },
+        connectionTimeout: connectTimeoutMs,
+        greetingTimeout: connectTimeoutMs,
+        socketTimeout: commandTimeoutMs,
+        tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
+      });
+      try {
+        const info = (await transport.sendMail({ envelope, raw })) as { accepted?: unknown[]; rejectedErrors?: unknown; response?: string };
+        return {
+          accepted: (info.accepted ?? []).map((entry) => String(typeof entry === 'object' && entry && 'address' in entry ? (entry as { address: string }).address : entry).toLowerCase()),
+          rejected: rejectionsOf(info.rejectedErrors),
+          response: String(info.response ?? '250 Ok'),
+        };
+      } catch (error) {
+        const record = (error ?? {}) as { responseCode?: number; rejectedErrors?: unknown };
+        throw new SubmissionError(describeFailure(error, `SMTP server ${server}`), record.responseCode, rejectionsOf(record.rejectedErrors));
       } finally {
         transport.close();
       }

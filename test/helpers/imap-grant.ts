@@ -1,0 +1,131 @@
+/**
+ * A connected IMAP grant made straight in the database, for tests of the outgoing side until the connect flow
+ * (`POST /v3/connect/custom`) and the sync exist: the `grants` row (provider `imap`), its `imap_accounts` row
+ * (passwords sealed by the test's secret box), the six system folders and their `imap_folders` rows mapping them to
+ * Dovecot's paths; and {@link addSyncedMessage}, a message on the server with its row and `imap_messages` link, as
+ * the sync would leave it.
+ */
+import { ImapFlow } from 'imapflow';
+import { blobHash, tables } from '../../storage/index.js';
+import { imapAccounts, imapFolders, imapMessages } from '../../storage/schema/connected.js';
+import type { Core } from '../../src/index.js';
+import { createMailStore } from '../../src/messages/mail-store.js';
+import { composeMime, parsedOf } from '../../src/outbound/compose.js';
+import type { SecretBox } from '../../src/secrets/secret-box.js';
+
+/** Our folder ids (system roles) and Dovecot's paths for them. */
+export const IMAP_PATHS: Record<string, string> = { inbox: 'INBOX', sent: 'Sent', drafts: 'Drafts', trash: 'Trash', junk: 'Junk', archive: 'Archive' };
+
+/** Options of {@link createImapGrant}. */
+export interface ImapGrantOptions {
+  applicationId: string;
+  email: string;
+  password: string;
+  imapPort: number;
+  smtpPort: number;
+  /** Default: the IMAP password. */
+  smtpPassword?: string;
+  secrets: SecretBox;
+  serverFilesSent?: boolean | null;
+}
+
+/** Inserts an imap grant with its account and folders; returns its id. */
+export async function createImapGrant(core: Core, options: ImapGrantOptions): Promise<string> {
+  const id = core.deps.newId();
+  const at = Math.floor(Date.now() / 1000);
+  await core.deps.db.write(async (tx) => {
+    await tx.insert(tables.grants).values({ id, applicationId: options.applicationId, provider: 'imap', email: options.email, settings: {}, scope: [], createdAt: at, updatedAt: at });
+    await tx.insert(imapAccounts).values({
+      grantId: id,
+      imapHost: '127.0.0.1',
+      imapPort: options.imapPort,
+      imapUsername: options.email,
+      imapPasswordSealed: options.secrets.seal(options.password),
+      imapSecure: false,
+      smtpHost: '127.0.0.1',
+      smtpPort: options.smtpPort,
+      smtpUsername: null,
+      smtpPasswordSealed: options.smtpPassword === undefined ? null : options.secrets.seal(options.smtpPassword),
+      smtpSecure: false,
+      syncDays: 30,
+      serverFilesSent: options.serverFilesSent ?? null,
+      syncState: 'idle',
+      createdAt: at * 1000,
+      updatedAt: at * 1000,
+    });
+    const roles = Object.keys(IMAP_PATHS) as ('inbox' | 'sent' | 'drafts' | 'trash' | 'junk' | 'archive')[];
+    await tx.insert(tables.folders).values(roles.map((role, index) => ({ id: role, grantId: id, name: IMAP_PATHS[role]!, systemRole: role, sortOrder: index, createdAt: at, updatedAt: at })));
+    await tx.insert(imapFolders).values(roles.map((role) => ({ grantId: id, path: IMAP_PATHS[role]!, folderId: role, specialUse: role === 'inbox' ? null : `\\${IMAP_PATHS[role]}`, initialDone: true, updatedAt: at })));
+  });
+  return id;
+}
+
+/** An IMAP client logged in as a Dovecot user (the caller logs it out). */
+export async function imapClient(port: number, user: string, password: string): Promise<ImapFlow> {
+  const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user, pass: password }, logger: false, disableAutoIdle: true });
+  client.on('error', () => undefined);
+  await client.connect();
+  return client;
+}
+
+/** The raw MIME and parsed form of a small plain-text message. */
+async function smallMessage(core: Core, spec: { from: string; to: string; subject: string; text: string }) {
+  const headerMessageId = `${core.deps.newId()}@test.example`;
+  const input = {
+    from: { email: spec.from },
+    to: [{ email: spec.to }],
+    cc: [],
+    bcc: [],
+    replyTo: [],
+    subject: spec.subject,
+    body: spec.text,
+    isPlaintext: true,
+    attachments: [],
+    messageId: headerMessageId,
+    date: new Date(),
+    inReplyTo: undefined,
+    references: [],
+    customHeaders: [],
+  };
+  return { headerMessageId, raw: await composeMime(input), parsed: parsedOf(input) };
+}
+
+/** Stores a message of the grant in `folderId` linked to (`path`, `uid`), without touching a server; returns its id. */
+export async function addSyncedMessageRow(
+  core: Core,
+  spec: { applicationId: string; grantId: string; uid: number; path?: string; folderId?: string; raw?: Buffer; parsed?: ReturnType<typeof parsedOf> },
+): Promise<string> {
+  const message = spec.raw && spec.parsed ? { raw: spec.raw, parsed: spec.parsed } : await smallMessage(core, { from: 'someone@example.test', to: 'me@example.test', subject: 'Stored', text: 'stored' });
+  const store = createMailStore(core.deps);
+  return core.deps.db.write(async (tx) => {
+    const stored = await store.insert(tx, {
+      applicationId: spec.applicationId,
+      grantId: spec.grantId,
+      parsed: message.parsed,
+      raw: message.raw,
+      rawHash: blobHash(message.raw),
+      folders: [spec.folderId ?? 'inbox'],
+      unread: true,
+      date: Math.floor(Date.now() / 1000),
+      envelopeFrom: null,
+      envelopeTo: null,
+      parseError: null,
+    });
+    await tx.insert(imapMessages).values({ grantId: spec.grantId, path: spec.path ?? 'INBOX', uid: spec.uid, messageId: stored.row.id, flags: [] });
+    return stored.row.id;
+  });
+}
+
+/** A message as the sync would leave it: APPENDed to `path` on the server, stored in `folderId`, linked by UID. */
+export async function addSyncedMessage(
+  core: Core,
+  client: ImapFlow,
+  spec: { applicationId: string; grantId: string; from: string; to: string; subject: string; text: string; path?: string; folderId?: string },
+): Promise<{ messageId: string; uid: number; headerMessageId: string }> {
+  const path = spec.path ?? 'INBOX';
+  const { headerMessageId, raw, parsed } = await smallMessage(core, spec);
+  const appended = await client.append(path, raw, []);
+  if (!appended || appended.uid === undefined) throw new Error('the server gave no APPENDUID');
+  const messageId = await addSyncedMessageRow(core, { applicationId: spec.applicationId, grantId: spec.grantId, uid: appended.uid, path, folderId: spec.folderId ?? 'inbox', raw, parsed });
+  return { messageId, uid: appended.uid, headerMessageId };
+}
