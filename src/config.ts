@@ -123,6 +123,18 @@ const EnvSchema = z.object({
     .regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):')
     .default('file:./data/agentpost.db'),
   AGENTPOST_DATABASE_AUTH_TOKEN: z.string().min(1).optional(),
+  AGENTPOST_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (the key that seals secrets at rest is derived from it)').optional(),
+  AGENTPOST_SECRET_KEY_FILE: z.string().trim().min(1).optional(),
+  AGENTPOST_PREVIOUS_SECRET_KEYS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+      items.forEach((item, index) => {
+        if (item.length < 32) context.addIssue({ code: 'custom', message: `entry ${index + 1} is shorter than 32 characters (expected a comma-separated list of earlier AGENTPOST_SECRET_KEY values)` });
+      });
+      return items;
+    }),
   AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
@@ -191,18 +203,6 @@ const EnvSchema = z.object({
   AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER: wholeNumber('connections', 1, 10_000).default(8),
   AGENTPOST_IMAP_SYNC_DAYS: wholeNumber('days', 1, 36_500).default(90),
   AGENTPOST_IMAP_POLL_INTERVAL: duration('60s'),
-  AGENTPOST_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (the key that seals secrets at rest is derived from it)').optional(),
-  AGENTPOST_SECRET_KEY_FILE: z.string().trim().min(1).optional(),
-  AGENTPOST_PREVIOUS_SECRET_KEYS: z
-    .string()
-    .default('')
-    .transform((value, context) => {
-      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
-      items.forEach((item, index) => {
-        if (item.length < 32) context.addIssue({ code: 'custom', message: `entry ${index + 1} is shorter than 32 characters (expected a comma-separated list of earlier AGENTPOST_SECRET_KEY values)` });
-      });
-      return items;
-    }),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
