@@ -14,7 +14,7 @@
  * so it gets a random key of its own and no file.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { tables, type Database } from '../../storage/index.js';
@@ -79,15 +79,23 @@ function readKeyFile(path: string, logger: Logger): string | undefined {
   return text;
 }
 
-/** Writes a new key file (mode 0600); when another process made it first, its key is the one used. */
+/**
+ * Writes a new key file (mode 0600); when another process made it first, its key is the one used. The key is
+ * written to a file of its own first and then linked to its name, so the name never shows a half-written key to a
+ * process starting at the same moment.
+ */
 function createKeyFile(path: string, logger: Logger): { key: string; created: boolean } {
   const key = randomBytes(32).toString('base64url');
-  mkdirSync(dirname(path), { recursive: true });
+  const draft = `${path}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
-    writeFileSync(path, `${key}\n`, { mode: 0o600, flag: 'wx' });
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(draft, `${key}\n`, { mode: 0o600, flag: 'wx' });
+    linkSync(draft, path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { key: readKeyFile(path, logger)!, created: false };
     throw new ConfigError(`Cannot write the secret key file ${path} (AGENTPOST_SECRET_KEY_FILE names another place, AGENTPOST_SECRET_KEY gives the key): ${(error as Error).message}`);
+  } finally {
+    rmSync(draft, { force: true });
   }
   return { key, created: true };
 }
