@@ -32,7 +32,7 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
     // message naming the setting, instead of failing every DKIM signature and webhook delivery later.
     if (overrides.secrets) {
       secrets = overrides.secrets;
-      await checkSecretKey({ db, clock }, secrets, { kind: 'variable' });
+      await checkSecretKey({ db, clock }, secrets, { kind: 'given' });
     } else {
       secrets = await openSecretBox({ db, config, logger, clock });
     }

@@ -37,7 +37,9 @@ export type SecretKeyOrigin =
   | { kind: 'variable' }
   | { kind: 'file'; path: string }
   | { kind: 'created'; path: string }
-  | { kind: 'ephemeral' };
+  | { kind: 'ephemeral' }
+  /** A box the embedder or a test built itself (`CoreDeps.secrets` given to `createDeps`). */
+  | { kind: 'given' };
 
 /** The key (and earlier keys) an installation seals with, and where it came from. */
 export interface ResolvedSecretKey {
@@ -144,6 +146,8 @@ function originText(origin: SecretKeyOrigin): string {
       return `the key file ${origin.path} (AGENTPOST_SECRET_KEY is unset)`;
     case 'ephemeral':
       return 'a key made for this in-memory database';
+    case 'given':
+      return 'the secret box given to the service';
   }
 }
 
