@@ -8,7 +8,7 @@
  *    in the log: zero configuration keeps working, as in n8n or Grafana.
  *
  * A database that holds secrets keeps a sealed check value in `service_keys` (written the first time a key is
- * used on it). Start-up opens it: a key that is missing (no variable, no file) or another (it does not open the check
+ * used on it); one with sealed values in its secret columns holds secrets too, check value or not. Start-up opens it: a key that is missing (no variable, no file) or another (it does not open the check
  * value) stops the start with a {@link ConfigError} that says which setting to fix, instead of a service that
  * fails later on every DKIM signature, webhook delivery or IMAP login. An in-memory database has nothing to keep,
  * so it gets a random key of its own and no file.
@@ -22,6 +22,7 @@ import { ConfigError, type Config } from '../config.js';
 import type { Logger } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { createSecretBox, MIN_SECRET_LENGTH, SecretKeyError, type SecretBox } from './secret-box.js';
+import { holdsSealedSecrets } from './stored-secrets.js';
 
 /** Name of the key file made beside an embedded database file. */
 export const DEFAULT_KEY_FILE_NAME = 'agentpost.key';
@@ -123,7 +124,7 @@ export async function resolveSecretKey({ db, config, logger }: { db: Database; c
   }
   const fromFile = readKeyFile(path, logger);
   if (fromFile !== undefined) return { key: fromFile, previousKeys, origin: { kind: 'file', path } };
-  if ((await readKeyCheck(db)) !== undefined) {
+  if ((await readKeyCheck(db)) !== undefined || (await holdsSealedSecrets(db))) {
     throw new ConfigError(
       `This database holds secrets sealed at rest, but their key is missing: AGENTPOST_SECRET_KEY is unset and the key file ${path} does not exist. ` +
         'Restore the key file from the backup taken with the database (or set AGENTPOST_SECRET_KEY_FILE to where it is, or AGENTPOST_SECRET_KEY to the key); a new key could not open the secrets already stored.',

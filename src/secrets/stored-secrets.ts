@@ -8,12 +8,12 @@
  * Each value is replaced only if it is still the one read (a compare-and-set), so a process that changed it meanwhile
  * (a rotated webhook secret) wins, and several processes starting together do no harm.
  */
-import { and, eq, isNotNull } from 'drizzle-orm';
+import { and, eq, isNotNull, like } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { tables, type Database } from '../../storage/index.js';
 import { ConfigError } from '../config.js';
 import type { Logger } from '../deps.js';
-import { SecretKeyError, openStored, type SecretBox } from './secret-box.js';
+import { SEALED_PREFIX, SecretKeyError, openStored, type SecretBox } from './secret-box.js';
 
 /** One column that holds secrets, and the column that identifies its row. */
 interface SecretColumn {
@@ -35,6 +35,22 @@ const SECRET_COLUMNS: SecretColumn[] = [
   { name: 'imap_accounts.imap_password_sealed', table: tables.imapAccounts, key: tables.imapAccounts.grantId, column: tables.imapAccounts.imapPasswordSealed },
   { name: 'imap_accounts.smtp_password_sealed', table: tables.imapAccounts, key: tables.imapAccounts.grantId, column: tables.imapAccounts.smtpPasswordSealed },
 ];
+
+/**
+ * Whether any secret column holds a sealed value: such a database is not a fresh installation even without its
+ * key check value, so a missing key must not be replaced by a new one.
+ */
+export async function holdsSealedSecrets(db: Database): Promise<boolean> {
+  for (const spec of SECRET_COLUMNS) {
+    const [row] = await db.orm
+      .select({ key: spec.key })
+      .from(spec.table)
+      .where(and(like(spec.column, `${SEALED_PREFIX}%`), spec.where))
+      .limit(1);
+    if (row) return true;
+  }
+  return false;
+}
 
 /** Rows updated in one transaction: small, so a start does not hold the write lock long. */
 const BATCH = 200;

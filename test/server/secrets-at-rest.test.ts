@@ -199,6 +199,15 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
         'Restore the key file from the backup taken with the database (or set AGENTPOST_SECRET_KEY_FILE to where it is, or AGENTPOST_SECRET_KEY to the key); a new key could not open the secrets already stored.',
     );
     expect(existsSync(keyFile)).toBe(false);
+    // Without its check value too: the sealed values alone say the database holds secrets.
+    const db = await createDb({ url: databaseUrl });
+    try {
+      await db.write((tx) => tx.delete(tables.serviceKeys).where(eq(tables.serviceKeys.name, 'secret-key-check')));
+    } finally {
+      await db.close();
+    }
+    expect((await startFailure(databaseUrl)).message).toBe(missing.message);
+    expect(existsSync(keyFile)).toBe(false);
 
     // The command: exit 1 with the message, nothing started.
     const served = await promisify(execFile)(process.execPath, [BIN, 'serve'], {
