@@ -13,7 +13,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
 import type { Hono } from 'hono';
 import { createDatabaseProbe } from '../storage/index.js';
-import { createCore, createLogger, startBackgroundWork, type Role, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
+import { checkSecretKey, createCore, createLogger, openSecretBox, sealStoredSecrets, startBackgroundWork, type SecretBox, type Role, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
@@ -23,16 +23,34 @@ import type { AppEnv } from './types.js';
 /** Builds the core's dependencies from the configuration; tests override any of them. */
 export async function createDeps(config: Config, overrides: Partial<CoreDeps> = {}): Promise<CoreDeps> {
   const db = overrides.db ?? (await createDb({ url: config.databaseUrl, authToken: config.databaseAuthToken }));
-  await migrate(db);
+  const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? createLogger(config.logLevel);
+  let secrets: SecretBox;
+  try {
+    await migrate(db);
+    // The key is checked before anything reads a secret: a wrong or missing key stops the start here, with a
+    // message naming the setting, instead of failing every DKIM signature and webhook delivery later.
+    if (overrides.secrets) {
+      secrets = overrides.secrets;
+      await checkSecretKey({ db, clock }, secrets, { kind: 'given' });
+    } else {
+      secrets = await openSecretBox({ db, config, logger, clock });
+    }
+    await sealStoredSecrets({ db, secrets, logger });
+  } catch (error) {
+    if (!overrides.db) await db.close();
+    throw error;
+  }
   return {
     db,
     config,
-    clock: overrides.clock ?? systemClock,
-    newId: timeOrderedIds(overrides.clock ?? systemClock),
+    clock,
+    newId: timeOrderedIds(clock),
     randomBytes,
     dns: systemDns(),
-    logger: createLogger(config.logLevel),
+    logger,
     ...overrides,
+    secrets,
   };
 }
 

@@ -123,6 +123,18 @@ const EnvSchema = z.object({
     .regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):')
     .default('file:./data/agentpost.db'),
   AGENTPOST_DATABASE_AUTH_TOKEN: z.string().min(1).optional(),
+  AGENTPOST_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (the key that seals secrets at rest is derived from it)').optional(),
+  AGENTPOST_SECRET_KEY_FILE: z.string().trim().min(1).optional(),
+  AGENTPOST_PREVIOUS_SECRET_KEYS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+      items.forEach((item, index) => {
+        if (item.length < 32) context.addIssue({ code: 'custom', message: `entry ${index + 1} is shorter than 32 characters (expected a comma-separated list of earlier AGENTPOST_SECRET_KEY values)` });
+      });
+      return items;
+    }),
   AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
@@ -353,6 +365,21 @@ export interface Config {
     /** How often a folder is polled for changes when the server has no IDLE, in ms. */
     pollIntervalMs: number;
   };
+  /**
+   * The key that seals secrets at rest (src/secrets): passwords of connected accounts, DKIM private keys, webhook
+   * secrets, the tracking signing key. Resolved at start-up by src/secrets/key-source.ts.
+   */
+  secrets: {
+    /** `AGENTPOST_SECRET_KEY` (32 characters or more; the AES key is derived from it); unset, the key file holds it. */
+    key: string | undefined;
+    /**
+     * `AGENTPOST_SECRET_KEY_FILE`: where the key is kept when the variable is unset (made, mode 0600, on a fresh
+     * installation). Unset: `agentpost.key` beside the database file.
+     */
+    keyFile: string | undefined;
+    /** `AGENTPOST_PREVIOUS_SECRET_KEYS`: earlier keys, still opening what they sealed until start-up seals it again (rotation). */
+    previousKeys: string[];
+  };
   /** Tracking, bounces and paused sending (src/deliverability). */
   deliverability: {
     /** Base URL of the tracking pixel and link redirects (`AGENTPOST_TRACKING_URL`, else the public URL); no trailing slash. */
@@ -476,6 +503,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConnectionsPerServer: value.AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER,
       syncDays: value.AGENTPOST_IMAP_SYNC_DAYS,
       pollIntervalMs: value.AGENTPOST_IMAP_POLL_INTERVAL,
+    },
+    secrets: {
+      key: value.AGENTPOST_SECRET_KEY,
+      keyFile: value.AGENTPOST_SECRET_KEY_FILE,
+      previousKeys: value.AGENTPOST_PREVIOUS_SECRET_KEYS,
     },
     deliverability: {
       trackingUrl: (value.AGENTPOST_TRACKING_URL ?? publicUrl).replace(/\/+$/, ''),

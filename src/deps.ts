@@ -166,11 +166,12 @@ export interface CoreDeps {
   /** The authentication and spam stages of inbound mail (src/mail/stages/contracts.ts). Default: none (skipped). */
   inboundStages?: InboundStages | undefined;
   /**
-   * Seals secrets at rest (src/secrets/secret-box.ts): connected accounts' passwords, DKIM keys, webhook secrets.
-   * `server/main.ts` always gives one (from `AGENTPOST_SECRET_KEY` or the key file); a core without it refuses
-   * to store connected accounts.
+   * Seals secrets at rest (src/secrets/secret-box.ts): connected accounts' passwords, DKIM private keys, webhook
+   * secrets, the tracking signing key. `server/main.ts` opens it with `openSecretBox` (src/secrets/key-source.ts:
+   * `AGENTPOST_SECRET_KEY`, else the key file, checked against the database); embedders do the same, tests may
+   * pass `createSecretBox(<32+ characters>)`.
    */
-  secrets?: SecretBox | undefined;
+  secrets: SecretBox;
 }
 
 /** The real clock. */

@@ -2,7 +2,8 @@
  * @module deliverability/signing
  * The one key that signs what the service hands out and later takes back without a lookup table: tracking URLs
  * (pixel and link tokens) and VERP return paths. It is made once per installation (random, 32 bytes), kept in
- * `service_keys`, and so shared by every process on the database; nothing else derives from it.
+ * `service_keys` sealed by the secret box, and so shared by every process on the database; nothing else derives
+ * from it.
  *
  * - {@link TokenSigner.sign}/{@link TokenSigner.verify}: `<payload>.<mac>` in base64url (URLs; case matters).
  * - {@link TokenSigner.mac}: the raw HMAC, for encodings of their own (VERP local parts are case-insensitive, so
@@ -15,6 +16,7 @@ import { eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
+import { openStored } from '../secrets/secret-box.js';
 
 /** The name of the signing key in `service_keys`. */
 const KEY_NAME = 'deliverability-signing';
@@ -61,16 +63,16 @@ export function createTokenSigner(key: Buffer): TokenSigner {
  * The installation's signer: the key is read from `service_keys`, or made and stored on first use (two processes
  * racing both read the one that was stored first). Loaded once per process.
  */
-export function createSigningKeys(deps: Pick<CoreDeps, 'db' | 'randomBytes' | 'clock'>) {
+export function createSigningKeys(deps: Pick<CoreDeps, 'db' | 'randomBytes' | 'clock' | 'secrets'>) {
   let loading: Promise<TokenSigner> | undefined;
   let loaded: TokenSigner | undefined;
   async function load(): Promise<TokenSigner> {
     const { db } = deps;
-    const value = deps.randomBytes(KEY_BYTES).toString('base64');
+    const value = deps.secrets.seal(deps.randomBytes(KEY_BYTES).toString('base64'));
     await db.write((tx) => tx.insert(tables.serviceKeys).values({ name: KEY_NAME, value, createdAt: unixSeconds(deps.clock.now()) }).onConflictDoNothing());
     const [row] = await db.orm.select({ value: tables.serviceKeys.value }).from(tables.serviceKeys).where(eq(tables.serviceKeys.name, KEY_NAME));
     if (!row) throw new Error('the signing key could not be stored');
-    return createTokenSigner(Buffer.from(row.value, 'base64'));
+    return createTokenSigner(Buffer.from(openStored(deps.secrets, row.value), 'base64'));
   }
   return {
     /** The signer (loads the key on first call). */

@@ -63,7 +63,7 @@ interface ExpectedRecord {
 }
 
 /** Creates the domain service. */
-export function createDomainService({ db, clock, newId, randomBytes, dns, config }: CoreDeps) {
+export function createDomainService({ db, clock, newId, randomBytes, dns, config, secrets }: CoreDeps) {
   const now = () => unixSeconds(clock.now());
 
   /** `<label>.<AGENTPOST_TRIAL_DOMAIN>`: one label under the service's own domain. */
@@ -101,7 +101,8 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
         .set({
           dkimSelector: DKIM_SELECTOR,
           dkimPublicKey: publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
-          dkimPrivateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+          // Sealed at rest; outbound signing opens it (src/outbound/composition.ts).
+          dkimPrivateKeyPem: secrets.seal(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
           updatedAt: now(),
         })
         .where(eq(tables.domains.id, row.id))

@@ -10,6 +10,7 @@ import { blobHash, readBlob, tables, type GrantRow, type StoredAddress } from '.
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { AppError, invalid } from '../errors.js';
+import { openStored } from '../secrets/secret-box.js';
 import { MAX_MESSAGE_BYTES } from '../mail/inbound.js';
 import { dkimSign } from '../mail/outbound-smtp.js';
 import type { NewMessage } from '../messages/mail-store.js';
@@ -64,7 +65,7 @@ export function ownCopy(composition: Composition, built: Built, place: Pick<NewM
 }
 
 /** Creates the composer: requests to compositions, compositions to signed MIME. */
-export function createComposer(deps: Pick<CoreDeps, 'db'>, parts: { uploads?: Pick<AttachmentUploads, 'staged'> } = {}) {
+export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { uploads?: Pick<AttachmentUploads, 'staged'> } = {}) {
   const { db } = deps;
   const { uploads } = parts;
 
@@ -179,7 +180,8 @@ export function createComposer(deps: Pick<CoreDeps, 'db'>, parts: { uploads?: Pi
     const domain = domainOf(fromEmail);
     const [row] = await db.orm.select().from(tables.domains).where(eq(tables.domains.domainAddress, domain)).limit(1);
     if (!row?.verifiedDkim || !row.dkimPrivateKeyPem || !row.dkimSelector) return raw;
-    return dkimSign(raw, { domainName: domain, keySelector: row.dkimSelector, privateKey: row.dkimPrivateKeyPem });
+    // Sealed at rest; the box keeps what it opened, so a send costs no decryption after the domain's first.
+    return dkimSign(raw, { domainName: domain, keySelector: row.dkimSelector, privateKey: openStored(deps.secrets, row.dkimPrivateKeyPem) });
   }
 
   /** Composes the MIME of a composition (with the given Message-ID and date). 413 over 40 MB. */

@@ -8,11 +8,17 @@
  * first 8 bytes of SHA-256 over the derived key, hex) says which key sealed it, so after a rotation the previous
  * keys still open what they sealed while everything new is sealed with the current one. A value that was altered,
  * or sealed under a key this box does not hold, does not open: {@link SecretKeyError}.
+ *
+ * Opening is cheap to repeat: a box keeps the secrets it opened, keyed by their sealed form (a sealed value has a
+ * random IV, so it names one secret only), for the paths that open one on every use (webhook signing, DKIM).
  */
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 /** Prefix of a sealed value (format version 1). */
 export const SEALED_PREFIX = 'agps1.';
+
+/** Opened secrets a box keeps by default (the oldest opened is dropped first). */
+export const DEFAULT_OPENED_CACHE_ENTRIES = 1024;
 
 /** Fewest characters of the secret a key is derived from. */
 export const MIN_SECRET_LENGTH = 32;
@@ -52,8 +58,11 @@ export function deriveKey(secret: string): Key {
  * Creates a box that seals with `current` and opens what `current` or any of `previous` sealed (secrets of at least
  * {@link MIN_SECRET_LENGTH} characters; the AES keys are derived from them).
  */
-export function createSecretBox(current: string, previous: readonly string[] = []): SecretBox {
+export function createSecretBox(current: string, previous: readonly string[] = [], options: { cacheEntries?: number } = {}): SecretBox {
   const sealing = deriveKey(current);
+  const cacheEntries = options.cacheEntries ?? DEFAULT_OPENED_CACHE_ENTRIES;
+  /** Opened secrets by sealed value, least recently used first (a Map keeps insertion order). */
+  const opened = new Map<string, string>();
   const keys = new Map<string, Buffer>([[sealing.id, sealing.key]]);
   for (const secret of previous) {
     const derived = deriveKey(secret);
@@ -70,24 +79,47 @@ export function createSecretBox(current: string, previous: readonly string[] = [
       return `${SEALED_PREFIX}${sealing.id}.${iv.toString('base64url')}.${body.toString('base64url')}`;
     },
     open(sealed) {
-      const parts = sealed.startsWith(SEALED_PREFIX) ? sealed.slice(SEALED_PREFIX.length).split('.') : [];
-      if (parts.length !== 3) throw new SecretKeyError('not a sealed secret');
-      const [id, ivText, bodyText] = parts as [string, string, string];
-      const key = keys.get(id);
-      if (!key) throw new SecretKeyError(`this secret was sealed with key ${id}, which this installation does not hold (AGENTPOST_SECRET_KEY is another)`);
-      const iv = Buffer.from(ivText, 'base64url');
-      const body = Buffer.from(bodyText, 'base64url');
-      if (iv.length !== 12 || body.length < 16) throw new SecretKeyError('a sealed secret is truncated');
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, iv);
-        decipher.setAAD(Buffer.from(id));
-        decipher.setAuthTag(body.subarray(body.length - 16));
-        return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8');
-      } catch {
-        throw new SecretKeyError('a sealed secret was altered (its authentication tag does not match)');
+      const hit = opened.get(sealed);
+      if (hit !== undefined) {
+        opened.delete(sealed);
+        opened.set(sealed, hit);
+        return hit;
       }
+      const plain = openUncached(sealed);
+      if (cacheEntries > 0) {
+        opened.set(sealed, plain);
+        if (opened.size > cacheEntries) opened.delete(opened.keys().next().value!);
+      }
+      return plain;
     },
     isSealed: (value) => value.startsWith(SEALED_PREFIX),
     isCurrent: (value) => value.startsWith(`${SEALED_PREFIX}${sealing.id}.`),
   };
+
+  function openUncached(sealed: string): string {
+    const parts = sealed.startsWith(SEALED_PREFIX) ? sealed.slice(SEALED_PREFIX.length).split('.') : [];
+    if (parts.length !== 3) throw new SecretKeyError('not a sealed secret');
+    const [id, ivText, bodyText] = parts as [string, string, string];
+    const key = keys.get(id);
+    if (!key) throw new SecretKeyError(`this secret was sealed with key ${id}, which this installation does not hold (AGENTPOST_SECRET_KEY is another)`);
+    const iv = Buffer.from(ivText, 'base64url');
+    const body = Buffer.from(bodyText, 'base64url');
+    if (iv.length !== 12 || body.length < 16) throw new SecretKeyError('a sealed secret is truncated');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, iv);
+      decipher.setAAD(Buffer.from(id));
+      decipher.setAuthTag(body.subarray(body.length - 16));
+      return Buffer.concat([decipher.update(body.subarray(0, body.length - 16)), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SecretKeyError('a sealed secret was altered (its authentication tag does not match)');
+    }
+  }
+}
+
+/**
+ * A stored secret as its user needs it: opened when sealed, as it is when still clear (a value written before the
+ * secret box, or by an older process, which start-up seals: src/secrets/stored-secrets.ts).
+ */
+export function openStored(box: SecretBox, value: string): string {
+  return box.isSealed(value) ? box.open(value) : value;
 }

@@ -30,6 +30,7 @@ import type { Job, JobInput, JobQueue } from '../jobs/job-queue.js';
 import { loadBody } from '../messages/mail-store.js';
 import type { JobHandler, JobOutcome } from '../jobs/worker.js';
 import { checkWebhookTarget } from './address-policy.js';
+import { openStored } from '../secrets/secret-box.js';
 import { signatureHeaders } from './signatures.js';
 import { WEBHOOK_USER_AGENT, type WebhookRow, type WebhookTransport } from './webhook-service.js';
 
@@ -160,7 +161,7 @@ const INTEREST_MEMORY_MS = 1_000;
 
 /** Creates the fan-out consumer and the job handlers. */
 export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport: WebhookTransport, notifier: Notifier) {
-  const { db, clock, dns, logger } = deps;
+  const { db, clock, dns, logger, secrets } = deps;
 
   const delivering = inArray(tables.webhooks.status, ['active', 'failing']);
 
@@ -235,7 +236,8 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
           'content-type': 'application/json',
           'user-agent': WEBHOOK_USER_AGENT,
           ...(webhook.compressedDelivery ? { 'content-encoding': 'gzip' } : {}),
-          ...signatureHeaders(webhook.secret, notificationId, timestamp, body),
+          // Sealed at rest; the box keeps what it opened, so this costs a map look-up after the first delivery.
+          ...signatureHeaders(openStored(secrets, webhook.secret), notificationId, timestamp, body),
         },
         body,
         timeoutMs: transport.timeoutMs,

@@ -45,9 +45,9 @@ export function toWebhook(row: WebhookRow): Webhook {
   };
 }
 
-/** The wire form with the secret: only on create and rotate. */
-function withSecret(row: WebhookRow): WebhookWithSecret {
-  return { ...toWebhook(row), webhook_secret: row.secret };
+/** The wire form with the secret (`secret` is the clear one; the row holds it sealed): only on create and rotate. */
+function withSecret(row: WebhookRow, secret: string): WebhookWithSecret {
+  return { ...toWebhook(row), webhook_secret: secret };
 }
 
 /** Options shared by the service and delivery: where and how requests go. */
@@ -87,7 +87,7 @@ export async function runChallenge(target: CheckedTarget, value: string, { http,
 
 /** Creates the webhook subscription service. */
 export function createWebhookService(deps: CoreDeps, transport: WebhookTransport, onSubscriptionsChanged: () => void = () => undefined) {
-  const { db, clock, newId, randomBytes, dns } = deps;
+  const { db, clock, newId, randomBytes, dns, secrets } = deps;
   const now = () => unixSeconds(clock.now());
 
   async function requireRow(principal: Principal, webhookId: string): Promise<WebhookRow> {
@@ -109,6 +109,7 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
       const target = await check(input.webhook_url);
       await challenge(target);
       const at = now();
+      const secret = newWebhookSecret(randomBytes(32));
       const [row] = await db.write(async (tx) => {
         // Events already recorded are not this subscription's: it starts after the newest one.
         const [last] = await tx.select({ seq: sql<number | null>`max(${tables.outboxEvents.seq})` }).from(tables.outboxEvents);
@@ -122,7 +123,8 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
             webhookUrl: input.webhook_url,
             status: 'active',
             notificationEmailAddresses: unique(input.notification_email_addresses ?? []),
-            secret: newWebhookSecret(randomBytes(32)),
+            // Sealed at rest; delivery opens it to sign (src/webhooks/delivery.ts).
+            secret: secrets.seal(secret),
             compressedDelivery: input.compressed_delivery ?? false,
             startSeq: last?.seq ?? 0,
             statusUpdatedAt: at,
@@ -132,7 +134,7 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
           .returning();
       });
       onSubscriptionsChanged();
-      return withSecret(row!);
+      return withSecret(row!, secret);
     },
 
     /** The application's subscriptions, oldest first, cursor-paginated. */
@@ -218,15 +220,16 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
     /** Replaces the signing secret at once (attempts from now on, retries included, use the new one). */
     async rotateSecret(principal: Principal, webhookId: string): Promise<WebhookWithSecret> {
       const current = await requireRow(principal, webhookId);
+      const secret = newWebhookSecret(randomBytes(32));
       const [row] = await db.write((tx) =>
         tx
           .update(tables.webhooks)
-          .set({ secret: newWebhookSecret(randomBytes(32)), updatedAt: now() })
+          .set({ secret: secrets.seal(secret), updatedAt: now() })
           .where(and(eq(tables.webhooks.id, current.id), eq(tables.webhooks.applicationId, principal.applicationId)))
           .returning(),
       );
       if (!row) throw notFound('Webhook', webhookId);
-      return withSecret(row);
+      return withSecret(row, secret);
     },
 
     /**

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailbox, smtpClient } from '../helpers/mail.js';
 import { startLibsqlServer, type LibsqlServer } from '../helpers/libsql-server.js';
 import { BIN, childEnv, freePort, ROOT } from '../helpers/process.js';
-import { Nylas, tempDir, TEST_API_KEY } from '../helpers/service.js';
+import { Nylas, tempDir, TEST_API_KEY, TEST_SECRET_KEY } from '../helpers/service.js';
 import { eventually } from '../helpers/webhooks.js';
 
 interface Child {
@@ -29,6 +29,8 @@ async function serve(databaseUrl: string, token: string): Promise<Child> {
       AGENTPOST_HTTP_PORT: '0',
       AGENTPOST_SMTP_PORT: String(smtpPort),
       AGENTPOST_API_KEY: TEST_API_KEY,
+      // A libSQL server has no file beside it for a key file: every process is given the same key.
+      AGENTPOST_SECRET_KEY: TEST_SECRET_KEY,
       AGENTPOST_LOG_LEVEL: 'error',
     }),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,7 +11,7 @@ import { WebhookTriggers } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMailbox, rawSmtp, smtpClient, dotStuff, type SmtpReply } from '../helpers/mail.js';
 import { startLibsqlServer, type LibsqlServer, type PipelineSeen } from '../helpers/libsql-server.js';
-import { startTestService, tempDir, type TestService } from '../helpers/service.js';
+import { startTestService, tempDir, TEST_SECRET_KEY, type TestService } from '../helpers/service.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { eventually, startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
@@ -46,7 +46,7 @@ describe('the service on a libSQL server', () => {
     receiver = await startReceiver();
     service = await startTestService({
       databaseUrl: server.url,
-      env: { AGENTPOST_DATABASE_AUTH_TOKEN: 'served-token', AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` },
+      env: { AGENTPOST_DATABASE_AUTH_TOKEN: 'served-token', AGENTPOST_SECRET_KEY: TEST_SECRET_KEY, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` },
     });
     grantId = await createMailbox(service, AGENT);
     direct = new Sqlite(file);

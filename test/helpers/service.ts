@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import NylasModule from 'nylas';
 import { createDb, migrate, type Database } from '../../storage/index.js';
-import { createCore, createLogger, loadConfig, randomId, type Config, type Core, type CoreDeps } from '../../src/index.js';
+import { createCore, createLogger, createSecretBox, loadConfig, openSecretBox, randomId, type Config, type Core, type CoreDeps, type SecretBox } from '../../src/index.js';
 import { requireEveryRole, startService, type FullService } from '../../server/main.js';
 import { fakeDns, type FakeDns } from './dns.js';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +22,14 @@ export type Nylas = InstanceType<typeof Nylas>;
 
 /** The API key tests use for the default application. */
 export const TEST_API_KEY = 'agp_test_key_for_the_default_application';
+
+/** A secret key for tests that build a core by hand (32 characters or more). */
+export const TEST_SECRET_KEY = 'agentpost-test-secret-key-of-32-characters';
+
+/** A secret box for tests that build a core by hand; services started by tests make their own key file instead. */
+export function testSecretBox(): SecretBox {
+  return createSecretBox(TEST_SECRET_KEY);
+}
 
 /** A fresh temporary directory, removed by the returned function. */
 export function tempDir(prefix = 'agentpost-test-'): { path: string; remove(): void } {
@@ -90,14 +98,18 @@ export async function createTestCore(overrides: Partial<CoreDeps> = {}, env: Rec
   const config = testConfig(`file:${join(dir.path, 'agentpost.db')}`, env);
   const db = await createDb({ url: config.databaseUrl });
   await migrate(db);
+  const clock = overrides.clock ?? { now: () => new Date() };
+  const logger = createLogger('silent');
   const core = createCore({
     db,
     config,
-    clock: { now: () => new Date() },
+    clock,
+    // The real key source: a key file made beside the temporary database, checked against it.
+    secrets: await openSecretBox({ db, config, logger, clock }),
     newId: randomId,
     randomBytes,
     dns: fakeDns(),
-    logger: createLogger('silent'),
+    logger,
     ...overrides,
   });
   await core.applications.ensureDefaultApplication();

@@ -7,7 +7,7 @@ import { createDb, migrate, tables, type Database } from '../../storage/index.js
 import { AppError, createCore, createLogger, loadConfig, randomId, type Core } from '../../src/index.js';
 import { fixedClock } from '../helpers/clock.js';
 import { fakeDns } from '../helpers/dns.js';
-import { tempDir } from '../helpers/service.js';
+import { tempDir, testSecretBox } from '../helpers/service.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -28,7 +28,7 @@ async function database(): Promise<{ db: Database; start(env?: Record<string, st
   return {
     db,
     start: (env = {}) =>
-      createCore({ db, config: loadConfig({ AGENTPOST_LOG_LEVEL: 'silent', ...env }), clock, newId: randomId, randomBytes, dns: fakeDns(), logger: createLogger('silent') }),
+      createCore({ db, config: loadConfig({ AGENTPOST_LOG_LEVEL: 'silent', ...env }), clock, newId: randomId, randomBytes, dns: fakeDns(), logger: createLogger('silent'), secrets: testSecretBox() }),
   };
 }
 

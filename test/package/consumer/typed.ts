@@ -2,7 +2,7 @@
 // `skipLibCheck: false` under node16 and bundler resolution (test/package/consumer.test.ts writes the tsconfigs).
 // It is type-checked only: every entry point, and the options a consumer passes, values from the environment included.
 import { randomBytes } from 'node:crypto';
-import { AppError, createAgentpost, createCore, createLogger, loadConfig, operations, runOperation, systemClock, systemDns, timeOrderedIds, type Config, type Core, type CoreDeps, type Principal } from 'agentpost';
+import { AppError, createAgentpost, createCore, createLogger, createSecretBox, loadConfig, openSecretBox, operations, runOperation, systemClock, systemDns, timeOrderedIds, type Config, type Core, type CoreDeps, type Principal } from 'agentpost';
 import { createAgentpostTools } from 'agentpost/ai';
 import { createMcpServer, localExecutor, remoteExecutor, type Executor } from 'agentpost/mcp';
 import { createApp } from 'agentpost/server';
@@ -16,6 +16,9 @@ export async function embed(
   const busy = env.BUSY_TIMEOUT_MS;
   const db: Database = await createDb({ url: config.databaseUrl, authToken: env.AGENTPOST_DATABASE_AUTH_TOKEN, busyTimeoutMs: busy ? Number(busy) : undefined });
   await migrate(db);
+  const logger = createLogger(config.logLevel);
+  // The installation's key (AGENTPOST_SECRET_KEY, else the key file), checked against the database; or a box of one's own.
+  const secrets = env.FIXED_SECRET_KEY ? createSecretBox(env.FIXED_SECRET_KEY, config.secrets.previousKeys) : await openSecretBox({ db, config, logger, clock: systemClock });
   const deps: CoreDeps = {
     db,
     config,
@@ -23,7 +26,8 @@ export async function embed(
     newId: timeOrderedIds(systemClock),
     randomBytes,
     dns: systemDns(),
-    logger: createLogger(config.logLevel),
+    logger,
+    secrets,
     smtp: overrides.smtp,
     notifier: overrides.notifier,
   };

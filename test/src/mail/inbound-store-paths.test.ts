@@ -13,7 +13,7 @@ import { createCore, createLogger, loadConfig, randomId } from '../../../src/ind
 import { fixedClock } from '../../helpers/clock.js';
 import { fakeDns } from '../../helpers/dns.js';
 import { startLibsqlServer } from '../../helpers/libsql-server.js';
-import { tempDir } from '../../helpers/service.js';
+import { tempDir, testSecretBox } from '../../helpers/service.js';
 import { randomBytes } from 'node:crypto';
 
 const MAILBOXES = ['one@paths.test', 'two@paths.test'];
@@ -23,7 +23,7 @@ function mail(headers: string[], body: string): Buffer {
 }
 
 async function deliverAll(db: Database) {
-  const core = createCore({ db, config: loadConfig({ AGENTPOST_DATABASE_URL: 'file:unused.db', AGENTPOST_LOG_LEVEL: 'silent' }), clock: fixedClock('2026-03-02T15:00:00Z'), newId: randomId, randomBytes, dns: fakeDns(), logger: createLogger('silent') });
+  const core = createCore({ db, config: loadConfig({ AGENTPOST_DATABASE_URL: 'file:unused.db', AGENTPOST_LOG_LEVEL: 'silent' }), clock: fixedClock('2026-03-02T15:00:00Z'), newId: randomId, randomBytes, dns: fakeDns(), logger: createLogger('silent'), secrets: testSecretBox() });
   await db.write(async (tx) => {
     await tx.insert(tables.applications).values({ id: 'app', name: 'paths', plan: 'trial', createdAt: 1, updatedAt: 1 });
     for (const [index, email] of MAILBOXES.entries()) await tx.insert(tables.grants).values({ id: `grant_${index}`, applicationId: 'app', provider: 'nylas', email, createdAt: 1, updatedAt: 1 });
