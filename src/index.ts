@@ -31,6 +31,7 @@ import { createMessageService } from './messages/message-service.js';
 import { createThreadService } from './messages/thread-service.js';
 import { createProviders } from './providers/index.js';
 import { createImapOutgoing } from './providers/imap/outgoing.js';
+import { createConnector } from './providers/imap/connection.js';
 import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
 import { createOutboundService } from './outbound/outbound-service.js';
 import { createJobQueue } from './jobs/job-queue.js';
@@ -50,8 +51,11 @@ export function createCore(deps: CoreDeps) {
   const applications = createApplicationService(deps);
   const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
+  /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
+  const connector = createConnector(deps.config);
   // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
-  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId) });
+  // At merge, the sync's wake goes here too: onConnected: (grantId) => imap.wake(grantId).
+  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), connector });
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);
@@ -77,7 +81,7 @@ export function createCore(deps: CoreDeps) {
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
   /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts. */
-  const providers = createProviders([createImapOutgoing(deps, { jobs })]);
+  const providers = createProviders([createImapOutgoing(deps, { jobs, connector })]);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).

@@ -14,7 +14,7 @@ import type { Principal } from '../applications/application-service.js';
 import { unixSeconds, type CoreDeps } from '../deps.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
-import { toGrant } from '../grants/grant-service.js';
+import { accountsOf, toGrant } from '../grants/grant-service.js';
 import { chooseWorkspace } from '../grants/placement.js';
 import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
@@ -47,7 +47,8 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
 
   /** A `grant.updated` notification for each grant that moved (its `workspace_id` changed). */
   async function announceMoves(tx: Tx, rows: readonly GrantRow[]): Promise<void> {
-    for (const row of rows) await record(tx, { applicationId: row.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: toGrant(row), createdAt: row.updatedAt });
+    const accounts = await accountsOf(tx, rows);
+    for (const row of rows) await record(tx, { applicationId: row.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: toGrant(row, accounts.get(row.id)), createdAt: row.updatedAt });
   }
 
 

@@ -22,7 +22,7 @@ import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
-import { toGrant } from '../grants/grant-service.js';
+import { grantOf } from '../grants/grant-service.js';
 import type { RecordedReport, ReportListener } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 import { pauseSending, RESUME_HINT } from './sending-state.js';
@@ -118,7 +118,7 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
       if (!reason) return;
       const at = unixSeconds(now);
       const paused = await pauseSending(tx, newId, report.grantId, reason, at);
-      if (paused) await record(tx, { applicationId: paused.applicationId, grantId: paused.id, type: 'grant.updated', objectId: paused.id, object: toGrant(paused), createdAt: at });
+      if (paused) await record(tx, { applicationId: paused.applicationId, grantId: paused.id, type: 'grant.updated', objectId: paused.id, object: await grantOf(tx, paused), createdAt: at });
     },
   };
 

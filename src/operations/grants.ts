@@ -1,5 +1,5 @@
 /**
- * Grant (Agent Account) operations.
+ * Grant operations: Agent Accounts and connected IMAP/SMTP accounts.
  */
 import { DeletedSchema } from '../schemas/common.js';
 import { CreateGrantInputSchema, GrantListSchema, GrantRefInputSchema, GrantSchema, ListGrantsInputSchema, UpdateGrantInputSchema } from '../schemas/grants.js';
@@ -7,10 +7,12 @@ import { defineOperation } from './define-operation.js';
 
 export const createGrant = defineOperation({
   name: 'create_agent_account',
-  title: 'Create an Agent Account',
+  title: 'Create an Agent Account or connect a mailbox',
   description:
-    'Creates a hosted mailbox and calendar (an Agent Account grant) at an address on a registered domain of this application. ' +
+    'provider "nylas" (or "hosted"): creates a hosted mailbox and calendar (an Agent Account grant) at an address on a registered domain of this application. ' +
     'Sending the same address again returns the existing grant. The new grant has the folders inbox, sent, drafts, trash, junk and archive and a primary calendar. ' +
+    'provider "imap": connects an existing IMAP/SMTP mailbox (any address) after logging in to both servers; a refused login, an unreachable server or a failed TLS certificate is a 400 with the server\'s reason. ' +
+    'The same address again re-authenticates that grant with the new credentials (same id). ' +
     'Use the returned id as grant_id in every other call.',
   input: CreateGrantInputSchema,
   output: GrantSchema,

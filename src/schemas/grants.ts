@@ -20,13 +20,13 @@ export const GrantSendingSchema = z
 export const GrantSchema = z
   .object({
     id: z.string().describe('Grant id: use it in every /v3/grants/{grant_id}/… path'),
-    provider: z.string().describe('"nylas" for Agent Accounts hosted by this service'),
-    grant_status: z.enum(['valid', 'invalid']).describe('Whether the grant can be used'),
+    provider: z.string().describe('"nylas" for Agent Accounts hosted by this service, "imap" for a connected IMAP/SMTP mailbox'),
+    grant_status: z.enum(['valid', 'invalid']).describe('Whether the grant can be used; "invalid": a connected account\'s server refuses its credentials (connect it again)'),
     email: z.string().describe('The mailbox address'),
     name: z.string().optional().describe('Display name'),
     state: z.string().optional().describe('The opaque state passed when the grant was created'),
     scope: z.array(z.string()).describe('Granted scopes (empty for Agent Accounts: they can do everything)'),
-    settings: z.record(z.string(), z.unknown()).describe('Provider settings; secrets are write-only and never returned'),
+    settings: z.record(z.string(), z.unknown()).describe('Provider settings; secrets are write-only and never returned. imap: the servers, usernames, security, sync_days, allow_insecure_tls and the sync progress (extension settings.sync)'),
     workspace_id: z.string().optional().describe('Workspace the Agent Account belongs to'),
     blocked: z.boolean().describe('True when sending is blocked for this grant'),
     sending: GrantSendingSchema,
@@ -47,20 +47,92 @@ export const AppPasswordSchema = z
   .regex(/[0-9]/, 'at least one digit')
   .describe('Password for IMAP/SMTP login with the address as user name; write-only');
 
+/** The settings of a hosted Agent Account (`provider: "nylas"` or `"hosted"`). */
+export const HostedGrantSettingsSchema = z
+  .object({
+    email: z.email().max(320).describe('Address of the new mailbox, on a registered domain of this application'),
+    app_password: AppPasswordSchema.optional(),
+    policy_id: IdSchema.optional().describe('Policy applied to this account'),
+  })
+  .loose();
+export type HostedGrantSettings = z.infer<typeof HostedGrantSettingsSchema>;
+
+/** A host name or IP address literal: no spaces, no scheme, no port. */
+const HostSchema = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[A-Za-z0-9._:[\]-]+$/, 'a host name or IP address, without scheme or port');
+
+/** A TCP port. */
+const PortSchema = z.number().int().min(1).max(65_535);
+
+/**
+ * How a connection is secured: `tls` is implicit TLS from the first byte (IMAP 993, SMTP 465); `starttls` connects
+ * in clear and upgrades with STARTTLS when the server offers it (IMAP 143, SMTP 587).
+ */
+export const ConnectionSecuritySchema = z.enum(['tls', 'starttls']);
+export type ConnectionSecurity = z.infer<typeof ConnectionSecuritySchema>;
+
+/** Most days of mail the initial sync may cover (100 years, as `AGENTPOST_IMAP_SYNC_DAYS`). */
+export const MAX_SYNC_DAYS = 36_500;
+
+/** The settings of a connected IMAP/SMTP account (`provider: "imap"`, Nylas bring-your-own authentication). */
+export const ImapGrantSettingsSchema = z
+  .object({
+    imap_username: z.string().min(1).max(320).describe('IMAP login name (often the address)'),
+    imap_password: z.string().min(1).max(1024).describe('IMAP password; write-only, stored sealed'),
+    imap_host: HostSchema.describe('IMAP server host name or IP address'),
+    imap_port: PortSchema.describe('IMAP server port (993: implicit TLS; 143: STARTTLS)'),
+    smtp_host: HostSchema.describe('SMTP submission server host name or IP address'),
+    smtp_port: PortSchema.describe('SMTP submission port (465: implicit TLS; 587: STARTTLS)'),
+    smtp_username: z.string().min(1).max(320).optional().describe('SMTP login name; default the IMAP username'),
+    smtp_password: z.string().min(1).max(1024).optional().describe('SMTP password; default the IMAP password; write-only, stored sealed'),
+    email: z.email().max(320).optional().describe('Extension: the account\'s address (the grant\'s email); default imap_username when it is an address'),
+    imap_security: ConnectionSecuritySchema.optional().describe('Extension: "tls" (implicit TLS) or "starttls" (upgrade when offered); default "tls" on port 993, else "starttls"'),
+    smtp_security: ConnectionSecuritySchema.optional().describe('Extension: "tls" (implicit TLS) or "starttls" (upgrade when offered); default "tls" on port 465, else "starttls"'),
+    allow_insecure_tls: z.boolean().optional().describe('Extension: accept TLS certificates that fail verification (self-signed servers); default false'),
+    sync_days: z.number().int().min(1).max(MAX_SYNC_DAYS).optional().describe('Extension: days of mail the initial sync covers, newest first; default AGENTPOST_IMAP_SYNC_DAYS'),
+    server_files_sent: z.boolean().optional().describe('Extension: whether the SMTP server files a copy of sent mail in Sent itself (then none is appended); default: known hosts (Gmail, Microsoft) do'),
+  })
+  .loose();
+export type ImapGrantSettings = z.infer<typeof ImapGrantSettingsSchema>;
+
+/** Providers `POST /v3/connect/custom` accepts. */
+export const CreateGrantProviderSchema = z
+  .enum(['nylas', 'hosted', 'imap'])
+  .describe('"nylas" or "hosted": a hosted Agent Account; "imap": an existing IMAP/SMTP mailbox (bring-your-own authentication)');
+
+/**
+ * The settings object of either provider, every field optional here: the input schema checks the fields against
+ * the provider's own schema (one issue per field, under `settings.`), which a union of the two cannot report.
+ */
+const CreateGrantSettingsSchema = HostedGrantSettingsSchema.partial()
+  .extend(ImapGrantSettingsSchema.partial().shape)
+  .extend({ email: z.email().max(320).optional().describe('Agent Account: the new mailbox\'s address, on a registered domain of this application (required). imap: the account\'s address, default imap_username') })
+  .loose()
+  .describe('Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions');
+
 export const CreateGrantInputSchema = z
   .object({
-    provider: HostedProviderSchema,
-    settings: z
-      .object({
-        email: z.email().max(320).describe('Address of the new mailbox, on a registered domain of this application'),
-        app_password: AppPasswordSchema.optional(),
-        policy_id: IdSchema.optional().describe('Policy applied to this account'),
-      })
-      .loose(),
+    provider: CreateGrantProviderSchema,
+    settings: CreateGrantSettingsSchema,
     name: z.string().max(256).optional().describe('Display name used in From headers'),
     workspace_id: IdSchema.optional().describe('Workspace to place the account in'),
     state: z.string().max(256).optional().describe('Opaque value stored with the grant'),
-    scope: z.array(z.string()).optional().describe('Ignored for Agent Accounts'),
+    scope: z.array(z.string()).optional().describe('Ignored: a grant of this service can do everything'),
+  })
+  .check((context) => {
+    const schema = context.value.provider === 'imap' ? ImapGrantSettingsSchema : HostedGrantSettingsSchema;
+    const checked = schema.safeParse(context.value.settings);
+    if (checked.success) return;
+    // The settings object's own field checks already reported some of these: one issue per field and kind.
+    const reported = new Set(context.issues.map((issue) => `${issue.path?.join('.')} ${issue.code}`));
+    for (const issue of checked.error.issues) {
+      const path = ['settings', ...issue.path];
+      if (reported.has(`${path.join('.')} ${issue.code}`)) continue;
+      context.issues.push({ ...issue, path, input: undefined } as (typeof context.issues)[number]);
+    }
   })
   .meta({ id: 'CreateGrantInput' });
 export type CreateGrantInput = z.infer<typeof CreateGrantInputSchema>;
