@@ -12,7 +12,7 @@
  * one and say which.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './service.js';
@@ -66,6 +66,11 @@ export interface Dovecot {
   log(): string;
   /** Runs `doveadm -c <conf> <args>` and returns its output (e.g. `['mailbox', 'list', '-u', user]`). */
   doveadm(...args: string[]): string;
+  /**
+   * Changes a user's password in the passwd-file. Dovecot looks at the file again at most once a second (on a
+   * login), so this resolves once a second has passed: every login after it meets the new password.
+   */
+  setPassword(user: string, password: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -106,8 +111,11 @@ export async function startDovecot(options: DovecotOptions): Promise<Dovecot> {
   for (const path of [run, mail, state]) mkdirSync(path, { recursive: true });
   chownSync(mail, mailUid, mailGid);
   const users = join(dir.path, 'users');
-  writeFileSync(users, options.users.map((entry) => `${entry.user}:{PLAIN}${entry.password}::::::\n`).join(''));
+  const passwords = new Map(options.users.map((entry) => [entry.user, entry.password]));
+  const writeUsers = () => writeFileSync(users, [...passwords].map(([user, password]) => `${user}:{PLAIN}${password}::::::\n`).join(''));
+  writeUsers();
   chmodSync(users, 0o644);
+  let usersStamp = Math.floor(statSync(users).mtimeMs / 1000);
   const logFile = join(dir.path, 'dovecot.log');
   const conf = join(dir.path, 'dovecot.conf');
   const specialUse = options.specialUse ?? true;
@@ -191,6 +199,15 @@ export async function startDovecot(options: DovecotOptions): Promise<Dovecot> {
     chownMail: () => execFileSync('chown', ['-R', `${mailUid}:${mailGid}`, mail]),
     log: readLog,
     doveadm: (...args: string[]) => execFileSync('doveadm', ['-c', conf, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
+    async setPassword(user: string, password: string) {
+      passwords.set(user, password);
+      writeUsers();
+      // Dovecot reloads the file when its mtime (whole seconds) or size changed: make the mtime move on.
+      usersStamp = Math.max(usersStamp + 1, Math.ceil(Date.now() / 1000));
+      utimesSync(users, usersStamp, usersStamp);
+      // Its check runs at most once per second of its clock: a login in the second of the last one would miss it.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+    },
     stop() {
       stopped ??= (async () => {
         child.kill('SIGTERM');

@@ -3,7 +3,8 @@
  * (`POST /v3/connect/custom`) and the sync exist: the `grants` row (provider `imap`), its `imap_accounts` row
  * (passwords sealed by the test's secret box), the six system folders and their `imap_folders` rows mapping them to
  * Dovecot's paths; and {@link addSyncedMessage}, a message on the server with its row and `imap_messages` link, as
- * the sync would leave it.
+ * the sync would leave it. {@link imapConnectSettings} is the `settings` for connecting a Dovecot user through the
+ * connect flow itself.
  */
 import { ImapFlow } from 'imapflow';
 import { blobHash, tables } from '../../storage/index.js';
@@ -128,4 +129,23 @@ export async function addSyncedMessage(
   if (!appended || appended.uid === undefined) throw new Error('the server gave no APPENDUID');
   const messageId = await addSyncedMessageRow(core, { applicationId: spec.applicationId, grantId: spec.grantId, uid: appended.uid, path, folderId: spec.folderId ?? 'inbox', raw, parsed });
   return { messageId, uid: appended.uid, headerMessageId };
+}
+
+/** Options of {@link imapConnectSettings}. */
+export interface ImapConnectOptions {
+  user: string;
+  password: string;
+  imapPort: number;
+  smtpPort: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+}
+
+/**
+ * The `settings` of `POST /v3/connect/custom` with `provider: "imap"` for a Dovecot user on loopback (plain IMAP and
+ * SMTP ports of the test's range, so `starttls` by the port rule), plus `extra` fields.
+ */
+export function imapConnectSettings(options: ImapConnectOptions, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const host = options.host ?? '127.0.0.1';
+  return { imap_username: options.user, imap_password: options.password, imap_host: host, imap_port: options.imapPort, smtp_host: host, smtp_port: options.smtpPort, ...extra };
 }
