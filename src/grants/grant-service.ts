@@ -233,7 +233,9 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
     const email = hostedSettings.email.trim().toLowerCase();
     const domainAddress = email.slice(email.lastIndexOf('@') + 1);
     const appPasswordHash = hostedSettings.app_password ? await hashPassword(hostedSettings.app_password, randomBytes(16)) : null;
-    const { app_password: _secret, email: _email, ...settings } = hostedSettings;
+    const { app_password: _secret, email: _email, ...rest } = hostedSettings;
+    // A connected account's fields (passwords among them) mean nothing here: never kept in an Agent Account's settings.
+    const settings = Object.fromEntries(Object.entries(rest).filter(([key]) => !(key in ImapGrantSettingsSchema.shape)));
 
     return db.write(async (tx) => {
       const domain = await tx.query.domains.findFirst({

@@ -208,6 +208,17 @@ describe('connecting an IMAP/SMTP account: input, unreachable servers, and the g
       expect(error.message).toMatch(/is a connected imap account of this application/);
     });
 
+    it('an Agent Account given a connected account\'s fields keeps none of them (no password stored or returned)', async () => {
+      const address = 'hosted@connect.agentpost.localhost';
+      const { data: hosted } = await service.nylas.auth.customAuthentication({
+        requestBody: { provider: 'nylas', settings: { email: address, imap_password: 'hosted-Clear-Text-1', imap_host: 'imap.example.test', policy_note: 'kept' } as never },
+      });
+      expect(hosted).toMatchObject({ provider: 'nylas', email: address });
+      expect(hosted.settings).toEqual({ email: address, policyNote: 'kept' });
+      const [row] = await service.core.deps.db.orm.select().from(tables.grants).where(eq(tables.grants.id, hosted.id));
+      expect(row!.settings).toEqual({ policy_note: 'kept' });
+    });
+
     it('is deleted with its account row and folder mapping (cascade), then 404', async () => {
       const db = service.core.deps.db.orm;
       expect(await db.select().from(tables.imapFolders).where(eq(tables.imapFolders.grantId, grantId))).not.toHaveLength(0);
