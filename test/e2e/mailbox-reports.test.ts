@@ -7,7 +7,10 @@
  * server (a loopback SMTP server with AUTH), reports stored as synced messages and read by the real job handler.
  * The sync from Dovecot that stores such a message is tested with the sync (test/e2e/imap-sync*.test.ts).
  */
+import { createHmac } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
+import { simpleParser } from 'mailparser';
+import { WebhookTriggers } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobHash, tables } from '../../storage/index.js';
 import { createMimeParser } from '../../src/mail/parse-inbound.js';
@@ -15,10 +18,14 @@ import { MAILBOX_REPORT_JOB } from '../../src/deliverability/mailbox-reports.js'
 import { mayBeReport, returnedMessageIds } from '../../src/deliverability/returned-message.js';
 import { readReport } from '../../src/deliverability/report-mime.js';
 import type { Job } from '../../src/jobs/job-queue.js';
+import { fixedClock } from '../helpers/clock.js';
 import { addSyncedMessageRow, createImapGrant } from '../helpers/imap-grant.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { eventually, startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
+/** A reader's browser (hits from it are people, not scanners). */
+const BROWSER = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0';
 /** A port where nothing listens (the accounts' IMAP side is not used here). */
 const CLOSED_PORT = 36251;
 
@@ -69,8 +76,11 @@ function dsn(options: { recipient: string; messageId: string; status?: string; f
   );
 }
 
-describe('reports in a connected account\'s inbox', () => {
+describe('deliverability of connected accounts: tracking and reports in the account\'s own inbox', () => {
+  const clock = fixedClock('2026-09-01T08:00:00Z');
   let service: TestService;
+  let receiver: WebhookReceiver;
+  let secret: string;
   let aliceSink: SmtpSink;
   let bobSink: SmtpSink;
   let appId: string;
@@ -101,14 +111,23 @@ describe('reports in a connected account\'s inbox', () => {
   beforeAll(async () => {
     aliceSink = await startSmtpSink({ auth: { user: 'alice@example.test', pass: 'alice-smtp' } });
     bobSink = await startSmtpSink({ auth: { user: 'bob@example.test', pass: 'bob-smtp' } });
-    service = await startTestService();
+    receiver = await startReceiver();
+    service = await startTestService({ env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }, deps: { clock } });
     const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
     appId = application!.id;
     const secrets = service.core.deps.secrets;
     alice = await createImapGrant(service.core, { applicationId: appId, email: 'alice@example.test', password: 'x', smtpPassword: 'alice-smtp', imapPort: CLOSED_PORT, smtpPort: aliceSink.port, secrets, serverFilesSent: true });
     bob = await createImapGrant(service.core, { applicationId: appId, email: 'bob@example.test', password: 'x', smtpPassword: 'bob-smtp', imapPort: CLOSED_PORT, smtpPort: bobSink.port, secrets, serverFilesSent: true });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageOpened, WebhookTriggers.MessageLinkClicked, WebhookTriggers.MessageBounceDetected], webhookUrl: receiver.url },
+    });
+    secret = webhook.webhookSecret;
   });
+  const notified = (type: string, grantId: string, recipient?: string) =>
+    eventually(async () => receiver.deliveries.find((delivery) => delivery.json?.type === type && delivery.json.data.object.grant_id === grantId && (!recipient || delivery.json.data.object.bounce?.recipient === recipient)), 10_000, type);
+  const signed = (body: string) => createHmac('sha256', secret).update(body).digest('hex');
   afterAll(async () => {
+    await receiver?.close();
     await parser.close();
     await service?.close();
     await aliceSink?.close();
@@ -127,6 +146,8 @@ describe('reports in a connected account\'s inbox', () => {
     const events = await service.core.deps.db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.bounce_detected'));
     const event = events.map((row) => row.payload as { grant_id: string; message_id_header: string; bounce: { recipient: string; type: string } }).find((payload) => payload.grant_id === alice);
     expect(event).toMatchObject({ message_id_header: `<${headerId}>`, bounce: { recipient: 'nobody@far.example', type: 'hard' } });
+    const delivery = await notified('message.bounce_detected', alice, 'nobody@far.example');
+    expect(delivery.headers['x-nylas-signature']).toBe(signed(delivery.body));
     // The address is suppressed for the application: the next send to it is refused, naming it.
     await expect(service.nylas.messages.send({ identifier: alice, requestBody: { subject: 'Again', body: 'x', to: [{ email: 'nobody@far.example' }] } })).rejects.toThrow(/nobody@far\.example/);
     // The notice itself stays in the inbox as the provider delivered it.
@@ -189,6 +210,36 @@ describe('reports in a connected account\'s inbox', () => {
     const reports = (await reportsOf(alice)).filter((report) => report.recipient === 'erin@far.example');
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ kind: 'bounce', source: 'dsn' });
+  });
+
+  it('a tracked send leaves by the account\'s own SMTP server with the pixel and rewritten links; opens and clicks give their signed webhooks with the label', async () => {
+    const before = aliceSink.messages.length;
+    const { data: sent } = await service.nylas.messages.send({
+      identifier: alice,
+      requestBody: {
+        to: [{ email: 'reader@far.example' }],
+        subject: 'Tracked from IMAP',
+        body: '<html><body><p>See <a href="https://plans.example.com/imap?a=1">the plan</a>.</p></body></html>',
+        trackingOptions: { opens: true, links: true, label: 'imap-campaign' },
+      },
+    });
+    const [submitted] = (await aliceSink.waitFor(before + 1)).slice(before);
+    expect(submitted!.user).toBe('alice@example.test');
+    const html = String((await simpleParser(submitted!.raw)).html);
+    const pixel = /\/t\/o\/([A-Za-z0-9_.-]+)"/.exec(html)?.[1];
+    const link = /\/t\/l\/([A-Za-z0-9_.-]+)"/.exec(html)?.[1];
+    expect(pixel).toBeDefined();
+    expect(link).toBeDefined();
+    expect(html).not.toContain('https://plans.example.com/imap');
+    clock.advance(60_000);
+    expect((await fetch(`${service.url}/t/o/${pixel}`, { headers: { 'user-agent': BROWSER } })).status).toBe(200);
+    const clicked = await fetch(`${service.url}/t/l/${link}`, { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+    expect(clicked.headers.get('location')).toBe('https://plans.example.com/imap?a=1');
+    for (const type of ['message.opened', 'message.link_clicked']) {
+      const delivery = await notified(type, alice);
+      expect(delivery.headers['x-nylas-signature']).toBe(signed(delivery.body));
+      expect(delivery.json.data.object).toMatchObject({ message_id: sent.id, label: 'imap-campaign', grant_id: alice });
+    }
   });
 
   it('ordinary mail and hosted mailboxes get no job: one header scan decides', async () => {
