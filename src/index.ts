@@ -41,6 +41,7 @@ import { nodeHttpRequester } from './webhooks/http-client.js';
 import { createWebhookService } from './webhooks/webhook-service.js';
 import { createSigningKeys } from './deliverability/signing.js';
 import { createThreadReplies } from './deliverability/thread-replies.js';
+import { createMailboxReports } from './deliverability/mailbox-reports.js';
 import { createSendingHealth } from './deliverability/sending-health.js';
 import { createReportIntake } from './deliverability/reports.js';
 import { createSuppressionService } from './deliverability/suppressions.js';
@@ -102,6 +103,8 @@ export function createCore(deps: CoreDeps) {
   const sendingHealth = createSendingHealth(deps);
   /** Bounces and complaints: DSNs and ARF reports to VERP return paths, and permanent failures of delivery; each report may pause its grant's sending. */
   const reports = createReportIntake(deps, { signing, listeners: [sendingHealth.listener] });
+  /** Bounces and complaints that come back to a connected account's own inbox: a job stored with the synced message. */
+  const mailboxReports = createMailboxReports(deps, reports);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing, providers });
@@ -120,10 +123,10 @@ export function createCore(deps: CoreDeps) {
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/jobs/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...providers.handlers };
+  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, health, signing, tracking, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, providers, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

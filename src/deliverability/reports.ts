@@ -9,14 +9,18 @@
  *   attributed and stored, with the raw report as a blob, before the listener answers 250 ({@link ReportIntake.receive}).
  * - `smtp`: a permanent 5xx during delivery (the relay's or the MX's reply, or the 550 of an unknown mailbox here).
  * - `timeout`: the queue gave up retrying (a soft bounce).
+ * - `dsn` / `arf` in a mailbox: a connected account's report, synced from its own inbox
+ *   ({@link ReportIntake.receiveInMailbox}, called by the `deliverability.mailbox_report` job of ./mailbox-reports.ts).
  *
- * Attribution: the envelope recipient's token names the message and the recipient, and nothing else does. The
+ * Attribution (return paths): the envelope recipient's token names the message and the recipient, and nothing else does. The
  * report's own content (Final-Recipient, embedded Message-IDs, other return paths quoted inside) is never used to
  * find a message, so a report cannot reach another application's message. A DSN's per-recipient groups are matched
  * to the token's recipient (Final-Recipient or Original-Recipient); when none matches, a report with exactly one
  * failed recipient is taken as that recipient's (an alias or forward rewrote the address), and one about several
  * other addresses is not attributed. An ARF report's `Original-Mail-From`, when given, must be a return path that
  * verifies and names the same message and recipient as the envelope's; otherwise it is not attributed.
+ * Attribution (mailboxes): by the Message-ID of the returned message, among the messages that mailbox sent, and to
+ * the recipients of that message the report names; nothing outside the mailbox can be reached.
  *
  * What is accepted but recorded nothing (answered 250, logged): a valid token whose message is gone, a message that
  * is no report (an auto-reply, a person writing to a return path), a delay warning, a report that does not match.
@@ -36,7 +40,9 @@ import { unixSeconds } from '../deps.js';
 import { eventRecorder } from '../events/outbox.js';
 import { classifyBounce, codesIn } from './bounce-classification.js';
 import type { RecordedReport, ReportListener } from './contracts.js';
+import { readReport } from './report-mime.js';
 import { parseReport, type BounceEntry, type ParsedReport } from './report-parser.js';
+import { returnedMessageIds } from './returned-message.js';
 import type { SigningKeys } from './signing.js';
 import { readReturnPath, recipientOrdinals, returnPathFor } from './verp.js';
 
@@ -326,7 +332,113 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     return { recorded, ignored };
   }
 
-  return { record, recordDeliveryFailure, returnPaths, checkAddress, receive };
+  /** The sent messages of a mailbox whose Message-ID is one of `ids` (normalised), with their recipients. */
+  async function sentWithMessageIds(grantId: string, ids: readonly string[]): Promise<{ outbound: OutboundRow; recipients: string[] }[]> {
+    // thread_references knows every Message-ID of the mailbox (lower case), and leads to the message by its thread.
+    const threads = await db.orm
+      .select({ headerId: tables.threadReferences.headerId, threadId: tables.threadReferences.threadId })
+      .from(tables.threadReferences)
+      .where(and(eq(tables.threadReferences.grantId, grantId), inArray(tables.threadReferences.headerId, [...ids])));
+    if (threads.length === 0) return [];
+    const messages = await db.orm
+      .select({ id: tables.messages.id, headerMessageId: tables.messages.headerMessageId })
+      .from(tables.messages)
+      .where(and(eq(tables.messages.grantId, grantId), inArray(tables.messages.threadId, [...new Set(threads.map((row) => row.threadId))])));
+    const messageIds = messages.filter((row) => row.headerMessageId && ids.includes(row.headerMessageId.replace(/^<|>$/g, '').toLowerCase())).map((row) => row.id);
+    if (messageIds.length === 0) return [];
+    const sent = await db.orm
+      .select()
+      .from(tables.outboundMessages)
+      .where(and(eq(tables.outboundMessages.grantId, grantId), inArray(tables.outboundMessages.messageId, messageIds)));
+    const found: { outbound: OutboundRow; recipients: string[] }[] = [];
+    for (const outbound of sent) {
+      if (!outbound.applicationId) continue;
+      const rows = await db.orm.select({ email: tables.outboundRecipients.email }).from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
+      found.push({ outbound, recipients: rows.map((row) => row.email.toLowerCase()) });
+    }
+    return found;
+  }
+
+  /** The reports a mailbox report makes about one of its sent messages, or why it makes none. */
+  function mailboxReportsFor(parsed: ParsedReport, sent: { outbound: OutboundRow; recipients: string[] }, rawHash: string): NewReport[] | string {
+    const { outbound, recipients } = sent;
+    if (parsed.kind === 'none') return 'not a delivery report';
+    if (parsed.kind === 'complaint') {
+      const named = parsed.originalRcptTo.filter((address) => recipients.includes(address));
+      const recipient = named[0] ?? (recipients.length === 1 ? recipients[0] : undefined);
+      if (!recipient) return 'complaint not attributed: it names none of the message\'s recipients';
+      return [{ outbound, recipient, kind: 'complaint', reason: parsed.feedbackType, source: 'arf', rawHash }];
+    }
+    const failed = parsed.entries.filter((entry) => entry.action === 'failed');
+    if (failed.length === 0) return parsed.entries.some((entry) => entry.action === 'delayed') ? 'a delay warning, not a bounce' : 'no failed recipient in the report';
+    const reports: NewReport[] = [];
+    const toReport = (entry: BounceEntry, recipient: string): NewReport => ({
+      outbound,
+      recipient,
+      kind: 'bounce',
+      bounceType: classifyBounce(entry),
+      statusCode: entry.status,
+      smtpCode: entry.smtpCode,
+      reason: entry.diagnostic || (entry.status ? `Status ${entry.status}` : 'undeliverable'),
+      source: 'dsn',
+      rawHash,
+    });
+    for (const entry of failed) {
+      const recipient = [entry.recipient, entry.originalRecipient].find((address) => address !== undefined && recipients.includes(address));
+      if (recipient && !reports.some((report) => report.recipient === recipient)) reports.push(toReport(entry, recipient));
+    }
+    // An alias or forward rewrote the address: one failure about a message to one recipient is that recipient's.
+    if (reports.length === 0 && failed.length === 1 && recipients.length === 1) reports.push(toReport(failed[0]!, recipients[0]!));
+    return reports.length > 0 ? reports : `the report is about other recipients (${failed.map((entry) => entry.recipient).join(', ').slice(0, 200)})`;
+  }
+
+  /**
+   * Reads and records a report that reached a mailbox itself rather than a return path: a connected account's
+   * bounce or complaint, synced from its inbox (the account's server sends with the account's own address as the
+   * return path). It is attributed by the Message-ID of the message it returns (./returned-message.ts), and only to
+   * a message SENT BY THAT MAILBOX, so a report in one mailbox can never reach another grant's (or another
+   * application's) message. Recorded as a return path's report is (the same effects), and once per raw report.
+   * Never throws for what the message says.
+   */
+  async function receiveInMailbox(grant: { id: string }, raw: Buffer): Promise<ReceiveOutcome> {
+    const report = readReport(raw);
+    const parsed = parseReport(raw);
+    if (parsed.kind === 'none') return { recorded: [], ignored: ['not a delivery report'] };
+    const ids = parsed.kind === 'complaint' && parsed.originalMessageId ? [parsed.originalMessageId] : returnedMessageIds(report);
+    if (ids.length === 0) return { recorded: [], ignored: ['the report names no returned message'] };
+    const sent = await sentWithMessageIds(grant.id, ids);
+    if (sent.length === 0) {
+      logger.info('report in a mailbox names no message it sent', { grant_id: grant.id });
+      return { recorded: [], ignored: ['the report names no message this mailbox sent'] };
+    }
+    const rawHash = blobHash(raw);
+    const reports: NewReport[] = [];
+    const ignored: string[] = [];
+    for (const one of sent) {
+      const made = mailboxReportsFor(parsed, one, rawHash);
+      if (typeof made === 'string') ignored.push(made);
+      else reports.push(...made);
+    }
+    if (reports.length === 0) return { recorded: [], ignored };
+    const recorded = await db.durableWrite(async (tx) => {
+      const again = await tx
+        .select({ outboundId: tables.deliveryReports.outboundId, recipient: tables.deliveryReports.recipient })
+        .from(tables.deliveryReports)
+        .where(and(eq(tables.deliveryReports.rawHash, rawHash), inArray(tables.deliveryReports.outboundId, reports.map((one) => one.outbound.id))));
+      const fresh = reports.filter((one) => !again.some((row) => row.outboundId === one.outbound.id && row.recipient === one.recipient));
+      if (fresh.length === 0) return [];
+      await putBlobs(tx, [{ bytes: raw, hash: rawHash }], unixSeconds(clock.now()));
+      const ids: string[] = [];
+      for (const one of fresh) {
+        const id = await record(tx, one);
+        if (id) ids.push(id);
+      }
+      return ids;
+    });
+    return { recorded, ignored };
+  }
+
+  return { record, recordDeliveryFailure, returnPaths, checkAddress, receive, receiveInMailbox };
 }
 
 /** The report intake. */
