@@ -62,15 +62,16 @@ function crc32(bytes: Buffer): number {
   return (crc ^ 0xffffffff) >>> 0;
 }
 
-/** A zip archive of one deflated file. */
-export function zipOf(name: string, content: Buffer): Buffer {
-  const data = deflateRawSync(content);
+/** A zip archive of one file, deflated (or stored as it is). */
+export function zipOf(name: string, content: Buffer, options: { stored?: boolean } = {}): Buffer {
+  const method = options.stored ? 0 : 8;
+  const data = options.stored ? content : deflateRawSync(content);
   const nameBytes = Buffer.from(name);
   const crc = crc32(content);
   const local = Buffer.alloc(30);
   local.writeUInt32LE(0x04034b50, 0);
   local.writeUInt16LE(20, 4);
-  local.writeUInt16LE(8, 8);
+  local.writeUInt16LE(method, 8);
   local.writeUInt32LE(crc, 14);
   local.writeUInt32LE(data.length, 18);
   local.writeUInt32LE(content.length, 22);
@@ -79,7 +80,7 @@ export function zipOf(name: string, content: Buffer): Buffer {
   central.writeUInt32LE(0x02014b50, 0);
   central.writeUInt16LE(20, 4);
   central.writeUInt16LE(20, 6);
-  central.writeUInt16LE(8, 10);
+  central.writeUInt16LE(method, 10);
   central.writeUInt32LE(crc, 16);
   central.writeUInt32LE(data.length, 20);
   central.writeUInt32LE(content.length, 24);
