@@ -36,7 +36,7 @@ export const MAX_ZIP_ENTRIES = 16;
 export const MAX_XML_DEPTH = 16;
 export const MAX_VALUE_CHARS = 1_024;
 /** Tags read between two turns of the event loop. */
-export const TAGS_PER_TURN = 2_000;
+export const TAGS_PER_TURN = 1_000;
 
 const gunzipAsync = promisify(gunzip) as (buffer: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
 const inflateRawAsync = promisify(inflateRaw) as (buffer: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
@@ -201,6 +201,8 @@ const RESULTS = new Set(['pass', 'fail']);
 /** Reads the XML of an aggregate report and sums its records by source address. */
 export async function readAggregateXml(xml: string): Promise<AggregateReport> {
   const stack: string[] = [];
+  /** The path of each open element from the root (`feedback/record/row`), kept beside the stack. */
+  const paths: string[] = [];
   let text = '';
   let tags = 0;
   let rootSeen = false;
@@ -256,10 +258,10 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
   while (at < xml.length) {
     if (++tags % TAGS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const open = xml.indexOf('<', at);
-    const chunk = xml.slice(at, open < 0 ? xml.length : open);
-    if (chunk.trim() !== '') {
+    const until = open < 0 ? xml.length : open;
+    if (until > at && !onlySpace(xml, at, until)) {
       if (stack.length === 0) reject('text outside the root element');
-      text += chunk;
+      text += xml.slice(at, until);
       if (text.length > MAX_VALUE_CHARS) reject(`a value longer than ${MAX_VALUE_CHARS} characters`);
     }
     if (open < 0) break;
@@ -290,7 +292,7 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
     at = end + 1;
     if (tag.startsWith('/')) {
       const name = localName(tag.slice(1).trim());
-      const path = stack.join('/');
+      const path = paths.pop()!;
       if (stack.pop() !== name) reject(`a closing tag </${name.slice(0, 40)}> that does not match its opening tag`);
       close(path, decodeText(text));
       text = '';
@@ -304,15 +306,17 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
       rootSeen = true;
     }
     text = '';
+    const path = stack.length === 0 ? name : `${paths[paths.length - 1]}/${name}`;
     stack.push(name);
+    paths.push(path);
     if (stack.length > MAX_XML_DEPTH) reject(`elements nested more than ${MAX_XML_DEPTH} deep`);
-    const path = stack.join('/');
     if (path === 'feedback/record') {
       if (++records > MAX_RECORDS) reject(`more than ${MAX_RECORDS} records`);
       record = {};
     }
     if (selfClosing) {
       stack.pop();
+      paths.pop();
       close(path, '');
     }
   }
@@ -342,6 +346,15 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
     messageCount,
     sources: [...sources.values()].sort((a, b) => b.count - a.count || (a.source_ip < b.source_ip ? -1 : 1)),
   };
+}
+
+/** Whether `text[from, to)` is only XML white space. */
+function onlySpace(text: string, from: number, to: number): boolean {
+  for (let index = from; index < to; index++) {
+    const code = text.charCodeAt(index);
+    if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return false;
+  }
+  return true;
 }
 
 /** An element name without its namespace prefix; a name that is not one refuses the report. */
