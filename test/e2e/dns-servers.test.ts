@@ -1,6 +1,7 @@
 /**
  * AGENTPOST_DNS_SERVERS: every look-up of the service goes to the configured resolver, here dnsmasq on loopback serving
- * names that exist nowhere else (`*.dns.test`): MX delivery (the MX and its address), webhook targets (the URL's host),
+ * names that exist nowhere else (`*.dns.test`): MX delivery (the MX and its address), the relay's host name, webhook
+ * targets (the URL's host),
  * the authentication of received mail (SPF and DMARC records), and domain verification (test/server/dmarc.test.ts).
  */
 import { WebhookTriggers } from 'nylas';
@@ -45,6 +46,7 @@ describe.skipIf(missing !== undefined)('every look-up goes to AGENTPOST_DNS_SERV
       hosts: [
         ['mx.remote.dns.test', '127.0.0.1'],
         ['hooks.dns.test', '127.0.0.1'],
+        ['relay.dns.test', '127.0.0.1'],
         ['dual.dns.test', '127.0.0.1'],
         ['dual.dns.test', '::1'],
       ],
@@ -100,6 +102,18 @@ describe.skipIf(missing !== undefined)('every look-up goes to AGENTPOST_DNS_SERV
       return list[0]?.status === 'delivered' ? list[0] : undefined;
     });
     expect(status).toMatchObject({ status: 'delivered' });
+  });
+
+  it('resolves the host name of AGENTPOST_SMTP_RELAY through the resolver', async () => {
+    const relayed = await startTestService({ realDns: true, env: { AGENTPOST_DNS_SERVERS: dns.server, AGENTPOST_SMTP_RELAY: `smtp://relay.dns.test:${sink.port}`, AGENTPOST_WORKER_POLL_MS: '50' } });
+    try {
+      const sender = await createMailbox(relayed, 'relayed@team.agentpost.localhost');
+      await relayed.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: 'someone@anywhere.example' }], subject: 'through the relay by name', body: 'x' } });
+      const delivered = await eventually(async () => sink.messages.find((message) => message.rcptTo.includes('someone@anywhere.example')));
+      expect(delivered.raw.toString()).toContain('Subject: through the relay by name');
+    } finally {
+      await relayed.close();
+    }
   });
 
   it('checks a webhook URL\'s host through the resolver (and reaches it)', async () => {
