@@ -22,7 +22,11 @@ export type IdGenerator = () => string;
 /** Random bytes (API keys, secrets, nonces); injectable so tests can be deterministic. */
 export type RandomBytes = (size: number) => Buffer;
 
-/** DNS look-ups the core makes (domain verification, MX delivery, webhook targets). Tests supply their own resolver. */
+/**
+ * Every DNS look-up the core makes (domain verification, MX delivery and the relay's address, the authentication and
+ * DNSBL checks of received mail, webhook targets). `server/main.ts` builds it with {@link systemDns} from
+ * `AGENTPOST_DNS_SERVERS`; tests supply their own resolver.
+ */
 export interface DnsResolver {
   resolveTxt(hostname: string): Promise<string[][]>;
   resolveMx(hostname: string): Promise<{ exchange: string; priority: number }[]>;

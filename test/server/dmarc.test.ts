@@ -5,7 +5,9 @@
  * zip and gzip bombs, about another application's domain) store nothing while the service keeps answering.
  */
 import { createSocket, type Socket } from 'node:dgram';
+import { eq } from 'drizzle-orm';
 import { ServiceAccountSigner } from 'nylas';
+import { tables } from '../../storage/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aggregateXml, gzipSync, reportEmail, zipOf } from '../helpers/dmarc.js';
 import { dnsmasqMissing, startDnsmasq, startServfailServer, type Dnsmasq } from '../helpers/dnsmasq.js';
@@ -202,6 +204,19 @@ describe.skipIf(missing !== undefined)('DMARC through a real resolver (dnsmasq)'
       expect(response.status).toBe(404);
       expect(response.body.error.type).toBe('not_found_error');
       expect(await reportsOf(otherDomainId, otherKey)).toEqual([]);
+    });
+
+    it('a deleted domain takes its reports with it', async () => {
+      const created = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Brief', domain_address: 'brief.dmarc.test' } });
+      const id = created.body.data.id as string;
+      const xml = aggregateXml({ domain: 'brief.dmarc.test', reportId: 'brief-1', records: [{ ip: '192.0.2.3', count: 1 }] });
+      expect((await sendRaw(service.smtpPort, 'r@receiver.example', ['dmarc-reports@brief.dmarc.test'], reportEmail({ to: 'dmarc-reports@brief.dmarc.test', file: Buffer.from(xml), filename: 'r.xml', contentType: 'text/xml' }))).text).toContain('DMARC report stored');
+      expect(await reportsOf(id)).toHaveLength(1);
+      expect((await request(service.url, 'DELETE', `/v3/admin/domains/${id}`, { key: service.apiKey })).status).toBe(200);
+      const left = await service.core.deps.db.orm.select().from(tables.dmarcReports).where(eq(tables.dmarcReports.domainId, id));
+      expect(left).toEqual([]);
+      // Its rua address is no longer taken: mail to it is refused as relaying.
+      expect((await sendRaw(service.smtpPort, 'r@receiver.example', ['dmarc-reports@brief.dmarc.test'], 'Subject: x\r\n\r\nx')).code).toBe(550);
     });
 
     it('the rua address of a domain nobody registered is refused as relaying', async () => {
