@@ -47,9 +47,10 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
     clock,
     newId: timeOrderedIds(clock),
     randomBytes,
-    dns: systemDns(),
     logger,
     ...overrides,
+    // Every look-up of the service goes through this one resolver (AGENTPOST_DNS_SERVERS, AGENTPOST_DNS_TIMEOUT).
+    dns: overrides.dns ?? systemDns({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs }),
     secrets,
   };
 }
@@ -200,6 +201,7 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     return startInboundSmtp({
       inbound: core.inbound,
       reports: core.reports,
+      dmarc: core.dmarcReports,
       logger: deps.logger,
       metrics,
       host: config.host,

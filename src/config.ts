@@ -54,6 +54,24 @@ const domainList = (fallback = '') =>
       return items;
     });
 
+/**
+ * One resolver of `AGENTPOST_DNS_SERVERS` in the form `node:dns` `setServers` takes: an IPv4 address with an optional
+ * `:port`, an IPv6 address bare or as `[address]:port`. Host names are refused (resolving them would need a resolver).
+ */
+function dnsServer(item: string): string | undefined {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(item);
+  if (bracketed) {
+    const [, address, portText] = bracketed as unknown as [string, string, string | undefined];
+    if (isIP(address) !== 6 || (portText !== undefined && (Number(portText) < 1 || Number(portText) > 65_535))) return undefined;
+    return portText ? `[${address}]:${portText}` : address;
+  }
+  if (isIP(item) === 6) return item;
+  const v4 = /^([0-9.]+)(?::(\d{1,5}))?$/.exec(item);
+  if (!v4 || isIP(v4[1]!) !== 4) return undefined;
+  if (v4[2] !== undefined && (Number(v4[2]) < 1 || Number(v4[2]) > 65_535)) return undefined;
+  return item;
+}
+
 /** `90s`, `5m`, `1h`, `5d` or plain seconds → milliseconds. */
 const DURATION = /^(\d+)(s|m|h|d)?$/;
 const DURATION_UNITS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
@@ -176,6 +194,19 @@ const EnvSchema = z.object({
   AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
   AGENTPOST_RSPAMD_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of an rspamd normal worker, e.g. http://127.0.0.1:11333' }).optional(),
   AGENTPOST_RSPAMD_TIMEOUT: duration('10s'),
+  AGENTPOST_DNS_SERVERS: z
+    .string()
+    .default('')
+    .transform((value, context) => {
+      const servers: string[] = [];
+      for (const item of value.split(',').map((entry) => entry.trim()).filter(Boolean)) {
+        const server = dnsServer(item);
+        if (server === undefined) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a resolver address (expected a comma-separated list of IP[:port], such as 127.0.0.1:5353,[::1]:53,192.0.2.53)` });
+        else servers.push(server);
+      }
+      return servers;
+    }),
+  AGENTPOST_DNS_TIMEOUT: duration('5s'),
   AGENTPOST_DNS_CACHE_TTL: z
     .string()
     .default('60s')
@@ -399,6 +430,14 @@ export interface Config {
    * SPF and DMARC results computed from those answers are kept as long, for the same inputs.
    */
   dnsCacheTtlMs: number;
+  /**
+   * The resolvers every DNS look-up of the service goes to (`AGENTPOST_DNS_SERVERS`: domain verification, MX
+   * delivery, the authentication of received mail, webhook targets), in `node:dns` `setServers` form; empty: the
+   * system's (`/etc/resolv.conf`, and getaddrinfo for host addresses).
+   */
+  dnsServers: string[];
+  /** How long one DNS query waits for an answer before it is tried again (twice in all), in ms (`AGENTPOST_DNS_TIMEOUT`). */
+  dnsTimeoutMs: number;
   /** The inbound spam stage (src/mail/stages/spam.ts), as a policy's `spam_detection` turns its checks on. */
   spam: {
     /** DNSBL zones a client's IP is looked up in (`use_list_dnsbl`). */
@@ -487,6 +526,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     roles: value.AGENTPOST_ROLES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,
     dnsCacheTtlMs: value.AGENTPOST_DNS_CACHE_TTL,
+    dnsServers: value.AGENTPOST_DNS_SERVERS,
+    dnsTimeoutMs: value.AGENTPOST_DNS_TIMEOUT,
     spam: {
       dnsblZones: value.AGENTPOST_DNSBL_ZONES,
       rspamdUrl: value.AGENTPOST_RSPAMD_URL?.replace(/\/+$/, ''),

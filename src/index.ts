@@ -19,6 +19,7 @@ import { createContactService } from './contacts/contact-service.js';
 import type { CoreDeps } from './deps.js';
 import { createHealth } from './health.js';
 import { createDomainService } from './domains/domain-service.js';
+import { createDmarcReportIntake } from './domains/dmarc-reports.js';
 import { createFolderService } from './grants/folder-service.js';
 import { createGrantService } from './grants/grant-service.js';
 import { createAfterDelivery, invitationJobsOf } from './mail/after-delivery.js';
@@ -54,6 +55,8 @@ export function createCore(deps: CoreDeps) {
   const domains = createDomainService(deps);
   /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
   const connector = createConnector(deps.config);
+  /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
+  const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
   // At merge, the sync's wake goes here too: onConnected: (grantId) => imap.wake(grantId).
   const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), connector });
@@ -126,13 +129,15 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, providers, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
 export type Core = ReturnType<typeof createCore>;
 
 export { createTokenSigner, type TokenSigner, type SigningKeys } from './deliverability/signing.js';
+export { createDmarcReportIntake, ruaDomain, type DmarcReportIntake, type RuaCheck, type DmarcReceiveOutcome } from './domains/dmarc-reports.js';
+export { readAggregateReport, readAggregateXml, reportXml, findReportFile, DmarcReportRejected, MAX_COMPRESSED_BYTES, MAX_XML_BYTES, MAX_RATIO, MAX_RECORDS, MAX_EMAIL_BYTES, type AggregateReport } from './domains/dmarc-report-parser.js';
 export { createReportIntake, type ReportIntake, type ReportIntakeOptions, type NewReport, type ReturnPathCheck, type ReceiveOutcome } from './deliverability/reports.js';
 export { parseReport, type ParsedReport, type ParsedBounce, type ParsedComplaint, type BounceEntry } from './deliverability/report-parser.js';
 export { classifyBounce, type BounceFacts } from './deliverability/bounce-classification.js';

@@ -125,7 +125,7 @@ function walk(headers: MimeHeader[], body: string, depth: number, parts: MimePar
 }
 
 /** The bodies between `--boundary` lines (the preamble and epilogue dropped). */
-function splitMultipart(body: string, boundary: string): string[] {
+export function splitMultipart(body: string, boundary: string): string[] {
   const delimiter = `--${boundary}`;
   const lines = body.split(/\r?\n/);
   const out: string[] = [];

@@ -15,6 +15,18 @@ import type { Domain, DomainVerificationResult, VerificationType } from '../sche
 
 type DomainRow = typeof tables.domains.$inferSelect;
 
+/**
+ * The local part of the address DMARC aggregate reports are asked for (`rua=mailto:dmarc-reports@<domain>`). The
+ * SMTP listener takes mail to it on every registered domain for the DMARC intake (src/domains/dmarc-reports.ts), so it
+ * is not a mailbox name on those domains.
+ */
+export const DMARC_RUA_LOCAL_PART = 'dmarc-reports';
+
+/** The DMARC record suggested for a domain: monitoring only (`p=none`), aggregate reports to the service. */
+export function dmarcRecordFor(domain: string): string {
+  return `v=DMARC1; p=none; rua=mailto:${DMARC_RUA_LOCAL_PART}@${domain}`;
+}
+
 /** DKIM selector published for custom domains. */
 export const DKIM_SELECTOR = 'agentpost';
 
@@ -52,7 +64,17 @@ const FLAG_OF = {
   spf: 'verifiedSpf',
   dkim: 'verifiedDkim',
   feedback: 'verifiedFeedback',
+  dmarc: 'verifiedDmarc',
 } as const satisfies Record<VerificationType, keyof DomainRow>;
+
+/** What the `node:dns` codes of a failed look-up mean, for the message of a failed check. */
+const DNS_TROUBLE: Record<string, string> = {
+  ESERVFAIL: 'the resolver answered SERVFAIL',
+  EREFUSED: 'the resolver refused the query',
+  ETIMEOUT: 'no answer from the resolver in time',
+  ECONNREFUSED: 'the resolver could not be reached',
+  ECANCELLED: 'the query was cancelled',
+};
 
 /** The DNS record a verification type asks the owner to publish. */
 interface ExpectedRecord {
@@ -123,11 +145,16 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
         return { host: `${DKIM_SELECTOR}._domainkey.${row.domainAddress}`, type: 'TXT', value: `v=DKIM1; k=rsa; p=${row.dkimPublicKey ?? ''}` };
       case 'feedback':
         return { host: `feedback.${row.domainAddress}`, type: 'MX', value: config.mxHost, priority: 10 };
+      case 'dmarc':
+        return { host: `_dmarc.${row.domainAddress}`, type: 'TXT', value: dmarcRecordFor(row.domainAddress) };
     }
   }
 
-  /** Looks the record up and says whether it is there as expected. DNS failures count as "not found". */
-  async function check(row: DomainRow, type: VerificationType, expected: ExpectedRecord): Promise<{ ok: boolean; found: string[] }> {
+  /**
+   * Looks the record up and says whether it is there as expected. "No such name / no such record" is an empty
+   * answer; any other DNS failure (SERVFAIL, REFUSED, a timeout) is reported as `error` with its code, never thrown.
+   */
+  async function check(row: DomainRow, type: VerificationType, expected: ExpectedRecord): Promise<{ ok: boolean; found: string[]; error?: string }> {
     try {
       if (expected.type === 'MX') {
         const records = await dns.resolveMx(expected.host);
@@ -139,11 +166,15 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
         const normalized = text.trim();
         if (type === 'spf') return /^v=spf1\s/i.test(normalized) && normalized.toLowerCase().includes(config.mxHost.toLowerCase());
         if (type === 'dkim') return normalized.replace(/\s+/g, '').includes(`p=${row.dkimPublicKey}`);
+        // Any published DMARC policy counts (RFC 7489 6.4: `v=DMARC1` first); the owner may report elsewhere too.
+        if (type === 'dmarc') return /^v\s*=\s*DMARC1\s*(;|$)/i.test(normalized);
         return normalized === expected.value;
       });
       return { ok, found };
-    } catch {
-      return { ok: false, found: [] };
+    } catch (error) {
+      const code = String((error as { code?: unknown } | undefined)?.code ?? '');
+      if (code === 'ENOTFOUND' || code === 'ENODATA') return { ok: false, found: [] };
+      return { ok: false, found: [], error: code || (error instanceof Error ? error.message : String(error)) };
     }
   }
 
@@ -262,7 +293,11 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
       if (input.type === 'dkim') row = await ensureDkimKey(row);
       const expected = expectedRecord(row, input.type);
       if (row.branded) return result(row, input.type, expected, 'done', 'Trial domains need no DNS records.');
-      const { ok, found } = await check(row, input.type, expected);
+      const { ok, found, error } = await check(row, input.type, expected);
+      if (error !== undefined) {
+        const why = DNS_TROUBLE[error] ?? 'the look-up failed';
+        return result(row, input.type, expected, 'failed', `DNS look-up of ${expected.type} ${expected.host} failed: ${why} (${error}); try again later`, { found, dns_error: error });
+      }
       if (!ok) {
         return result(row, input.type, expected, 'failed', `No matching ${expected.type} record at ${expected.host}; publish: ${expected.value}`, { found });
       }

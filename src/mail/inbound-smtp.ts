@@ -1,7 +1,8 @@
 /**
  * @module mail/inbound-smtp
- * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes and for the VERP return paths
- * this service issued (their reports go to the report intake, src/deliverability/reports.ts), and never relays. It
+ * The inbound SMTP listener (smtp-server only). It accepts RCPT TO for hosted mailboxes, for the VERP return paths
+ * this service issued (their reports go to the report intake, src/deliverability/reports.ts) and for the DMARC `rua`
+ * address of every registered domain (`dmarc-reports@<domain>`, src/domains/dmarc-reports.ts), and never relays. It
  * runs the `smtp_rcpt` stage there (the recipient's rules and early limits: 550 5.7.1, 552 5.3.4, 452 4.2.2; 451 4.3.0
  * when they cannot be evaluated), passes the client's address and HELO on for the authentication stage,
  * advertises and enforces SIZE, streams DATA with a byte cap, hands the message to
@@ -24,6 +25,8 @@ import { noMetrics, type Logger, type Metrics } from '../deps.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { addressBytes } from '../webhooks/address-policy.js';
 import type { ReportIntake } from '../deliverability/reports.js';
+import type { DmarcReportIntake } from '../domains/dmarc-reports.js';
+import { DMARC_RUA_LOCAL_PART } from '../domains/domain-service.js';
 import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
 
 /** Options of {@link startInboundSmtp}. */
@@ -35,6 +38,12 @@ export interface InboundSmtpOptions {
    * 250. Without it, return paths are ordinary (unknown) addresses.
    */
   reports?: Pick<ReportIntake, 'checkAddress' | 'receive'> | undefined;
+  /**
+   * The DMARC report intake (src/domains/dmarc-reports.ts): RCPT TO `dmarc-reports@<registered domain>` is accepted
+   * for it (before any mailbox of that name), and at DATA the aggregate report is read and stored, durably, before the
+   * 250. Without it, that address is an ordinary one.
+   */
+  dmarc?: Pick<DmarcReportIntake, 'checkAddress' | 'receive'> | undefined;
   logger: Logger;
   host: string;
   /** 0 picks a free port (tests). */
@@ -156,7 +165,8 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   const maxUnknown = options.maxUnknownRecipients ?? 3;
   const maxUnknownPerClient = options.maxUnknownRecipientsPerClient ?? 30;
   const unknownWindowMs = options.unknownRecipientsWindowMs ?? 60 * 60_000;
-  const { inbound, logger, reports } = options;
+  const { inbound, logger, reports, dmarc } = options;
+  const ruaPrefix = `${DMARC_RUA_LOCAL_PART}@`;
   const metrics = options.metrics ?? noMetrics;
   /** Wraps an smtp-server callback so that its reply is counted (no error: 250). */
   const counted = <A extends unknown[]>(stage: 'mail' | 'rcpt' | 'data', callback: (error?: (Error & { responseCode?: number }) | null, ...rest: A) => void) =>
@@ -173,7 +183,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
    * Sockets by connection id, with the time their current partial line began (undefined: at a line end), the
    * client they count against and the unknown mailboxes the session tried.
    */
-  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined; client: string; unknownRecipients: number; returnPaths: Set<string> }>();
+  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined; client: string; unknownRecipients: number; returnPaths: Set<string>; ruaAddresses: Set<string> }>();
   /** Unknown mailboxes per client in the current window (insertion order: oldest window first). */
   const unknownByClient = new Map<string, { count: number; since: number }>();
   /** The client's count in its current window (a window that is over counts 0). */
@@ -208,6 +218,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     onMailFrom(_address, session, reply) {
       // A new transaction: the return paths accepted in the last one are no longer its recipients.
       sockets.get(session.id)?.returnPaths.clear();
+      sockets.get(session.id)?.ruaAddresses.clear();
       counted('mail', reply)(draining ? shuttingDown() : undefined);
     },
 
@@ -247,6 +258,20 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
             callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
           },
         );
+      // `dmarc-reports@<registered domain>` is the DMARC intake's; any other domain goes to the mailbox check (relay refusal).
+      if (dmarc && address.address.toLowerCase().startsWith(ruaPrefix)) {
+        return void dmarc.checkAddress(address.address).then(
+          (check) => {
+            if (check.kind === 'none') return void mailboxCheck();
+            entry?.ruaAddresses.add(address.address.toLowerCase());
+            callback();
+          },
+          (error: unknown) => {
+            logger.error('smtp dmarc address check failed', { error: String(error) });
+            callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
+          },
+        );
+      }
       // Only `bounce+…` addresses can be return paths: everything else goes straight to the mailbox check.
       if (!reports || !/^bounce\+/i.test(address.address)) return void mailboxCheck();
       reports.checkAddress(address.address).then(
@@ -316,8 +341,10 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         const recipients = session.envelope.rcptTo.map((recipient) => recipient.address);
         const accepted = entry?.returnPaths ?? new Set<string>();
+        const ruaAccepted = entry?.ruaAddresses ?? new Set<string>();
         const toReturnPaths = recipients.filter((recipient) => accepted.has(recipient.toLowerCase()));
-        const toMailboxes = recipients.filter((recipient) => !accepted.has(recipient.toLowerCase()));
+        const toRua = recipients.filter((recipient) => ruaAccepted.has(recipient.toLowerCase()));
+        const toMailboxes = recipients.filter((recipient) => !accepted.has(recipient.toLowerCase()) && !ruaAccepted.has(recipient.toLowerCase()));
         // Reports first (a repeat of the same bytes records nothing twice), then the mailboxes; 250 only when both
         // are stored, so a failure of either answers 4xx and the sender retries the whole message.
         const deliver = async (): Promise<string> => {
@@ -325,6 +352,10 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
           if (toReturnPaths.length > 0 && reports) {
             const outcome = await reports.receive({ raw, rcptTo: toReturnPaths });
             notes.push(outcome.recorded.length > 0 ? `report recorded as ${outcome.recorded.join(',')}` : 'report accepted');
+          }
+          if (toRua.length > 0 && dmarc) {
+            const outcome = await dmarc.receive({ raw, rcptTo: toRua });
+            notes.push(outcome.recorded.length > 0 ? `DMARC report stored as ${outcome.recorded.join(',')}` : `DMARC report ignored (${(outcome.ignored[0] ?? 'nothing to store').replace(/[\r\n]+/g, ' ').slice(0, 200)})`);
           }
           if (toMailboxes.length > 0) {
             const result = await inbound.deliverInbound({
@@ -361,7 +392,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     connection.on('error', (error) => server.emit('error', error));
     connection.on('connect', (data) => internals._onClientConnect(data));
     const client = clientKey(socket.remoteAddress);
-    const tracked = { socket, partialSince: undefined as number | undefined, client, unknownRecipients: 0, returnPaths: new Set<string>() };
+    const tracked = { socket, partialSince: undefined as number | undefined, client, unknownRecipients: 0, returnPaths: new Set<string>(), ruaAddresses: new Set<string>() };
     sockets.set(connection.id, tracked);
     const fromClient = (perClient.get(client) ?? 0) + 1;
     perClient.set(client, fromClient);

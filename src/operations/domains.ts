@@ -8,6 +8,8 @@ import {
   DomainSchema,
   DomainVerificationInputSchema,
   DomainVerificationResultSchema,
+  DmarcReportSchema,
+  ListDmarcReportsInputSchema,
   ListDomainsInputSchema,
   UpdateDomainInputSchema,
 } from '../schemas/domains.js';
@@ -82,7 +84,7 @@ export const deleteDomain = defineOperation({
 export const domainInfo = defineOperation({
   name: 'get_domain_verification_info',
   title: 'DNS record for a domain check',
-  description: 'Returns the DNS record to publish for one verification type (ownership, mx, spf, dkim, feedback) and its current status.',
+  description: 'Returns the DNS record to publish for one verification type (ownership, mx, spf, dkim, feedback, and the extension dmarc) and its current status.',
   input: DomainVerificationInputSchema,
   output: DomainVerificationResultSchema,
   hints: { readOnly: true },
@@ -101,4 +103,17 @@ export const verifyDomain = defineOperation({
   http: { method: 'POST', path: '/admin/domains/:domain_id/verify', auth: admin },
   tool: false,
   run: (core, input, { principal }) => core.domains.verify(principal, input),
+});
+
+export const listDmarcReports = defineOperation({
+  name: 'list_domain_dmarc_reports',
+  title: 'List DMARC reports of a domain',
+  description:
+    'Extension: the DMARC aggregate reports receivers mailed to the domain\'s rua address (dmarc-reports@<domain>), newest first, each with its reporter, period and pass/fail counts by source address.',
+  input: ListDmarcReportsInputSchema,
+  output: pageOf(DmarcReportSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/admin/domains/:domain_id/dmarc-reports', envelope: 'list', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.dmarcReports.list(principal, input),
 });

@@ -9,6 +9,7 @@
  */
 import type { CoreDeps } from '../deps.js';
 import type { InboundService } from '../mail/inbound.js';
+import { isIP } from 'node:net';
 import { relayTarget, type SmtpTarget } from '../mail/outbound-smtp.js';
 import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/address-policy.js';
 
@@ -36,6 +37,9 @@ export class RouteError extends Error {
     super(message);
   }
 }
+
+/** How long the relay's looked-up address is used before it is looked up again. */
+const RELAY_ADDRESS_TTL_MS = 60_000;
 
 /** The domain of an address, lower-cased. */
 export function domainOf(email: string): string {
@@ -67,9 +71,33 @@ export function createRouter(deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>, 
     return out;
   }
 
+  /** The relay's address, looked up through the service's resolver, kept for {@link RELAY_ADDRESS_TTL_MS}. */
+  let relayAddress: { address: string; until: number } | undefined;
+
+  /**
+   * The relay of `AGENTPOST_SMTP_RELAY`. A host name is resolved here, through the service's resolver like every other
+   * look-up (AGENTPOST_DNS_SERVERS), and the connection goes to its address with the name kept for TLS.
+   */
+  async function relay(): Promise<SmtpTarget> {
+    const target = relayTarget(config.smtpRelay!);
+    if (isIP(target.host) !== 0) return target;
+    const now = performance.now();
+    if (!relayAddress || relayAddress.until <= now) {
+      let addresses: { address: string }[];
+      try {
+        addresses = await dns.lookup(target.host);
+      } catch (error) {
+        throw new RouteError(`4.4.3 DNS lookup of the relay ${target.host} failed (${dnsCode(error) || String(error)})`, false, 0);
+      }
+      if (addresses.length === 0) throw new RouteError(`4.4.3 DNS lookup of the relay ${target.host} found no address`, false, 0);
+      relayAddress = { address: addresses[0]!.address, until: now + RELAY_ADDRESS_TTL_MS };
+    }
+    return { ...target, host: relayAddress.address, servername: target.host };
+  }
+
   /** Where mail for `domain` goes: the relay, or the domain's MX hosts by preference (their addresses, resolved here). */
   async function targetsFor(domain: string): Promise<SmtpTarget[]> {
-    if (config.smtpRelay) return [relayTarget(config.smtpRelay)];
+    if (config.smtpRelay) return [await relay()];
     let hosts: string[];
     try {
       const records = await dns.resolveMx(domain);

@@ -54,7 +54,9 @@ export const UpdateDomainInputSchema = z.object({
   warm_up: WarmUpInputSchema,
 });
 
-export const VerificationTypeSchema = z.enum(['ownership', 'mx', 'spf', 'dkim', 'feedback']);
+export const VerificationTypeSchema = z
+  .enum(['ownership', 'mx', 'spf', 'dkim', 'feedback', 'dmarc'])
+  .describe('`dmarc` is an extension: the TXT record at `_dmarc.<domain>` (v=DMARC1; p=none; rua=mailto:dmarc-reports@<domain>)');
 export type VerificationType = z.infer<typeof VerificationTypeSchema>;
 
 export const DomainVerificationInputSchema = z.object({
@@ -77,3 +79,43 @@ export const DomainVerificationResultSchema = z
   })
   .meta({ id: 'DomainVerificationResult' });
 export type DomainVerificationResult = z.infer<typeof DomainVerificationResultSchema>;
+
+export const ListDmarcReportsInputSchema = z.object({ domain_id: IdSchema, limit: LimitSchema, page_token: PageTokenSchema });
+
+const PassFailSchema = z.object({ pass: z.number().int(), fail: z.number().int() });
+
+export const DmarcReportSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('dmarc_report'),
+    domain_id: z.string(),
+    org_name: z.string().describe('Who sent the report (report_metadata/org_name), e.g. google.com'),
+    email: z.string().optional().describe('The reporter\'s contact address (report_metadata/email)'),
+    report_id: z.string().describe('The reporter\'s id of the report; a report mailed twice is kept once'),
+    date_range: z.object({ begin: UnixSecondsSchema, end: UnixSecondsSchema }).describe('The period the report covers'),
+    policy_published: z
+      .object({
+        domain: z.string(),
+        adkim: z.string().optional(),
+        aspf: z.string().optional(),
+        p: z.string().optional(),
+        sp: z.string().optional(),
+        pct: z.number().int().optional(),
+      })
+      .describe('The DMARC record the reporter found'),
+    message_count: z.number().int().describe('Messages the report covers, in all'),
+    sources: z
+      .array(
+        z.object({
+          source_ip: z.string(),
+          count: z.number().int().describe('Messages from this address'),
+          dkim: PassFailSchema.describe('DMARC-aligned DKIM results (policy_evaluated/dkim), by message'),
+          spf: PassFailSchema.describe('DMARC-aligned SPF results (policy_evaluated/spf), by message'),
+          disposition: z.object({ none: z.number().int(), quarantine: z.number().int(), reject: z.number().int() }).describe('What the receiver did with them'),
+        }),
+      )
+      .describe('Counts by sending address, most messages first'),
+    received_at: UnixSecondsSchema,
+  })
+  .meta({ id: 'DmarcReport' });
+export type DmarcReport = z.infer<typeof DmarcReportSchema>;

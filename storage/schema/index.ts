@@ -9,3 +9,4 @@ export * from './outbound.js';
 export * from './admin.js';
 export * from './deliverability.js';
 export * from './connected.js';
+export * from './dmarc.js';

@@ -63,13 +63,15 @@ export interface TestService extends FullService {
 
 /**
  * Starts the full service on a temporary database (or on `databaseUrl`, e.g. a libSQL server). Call `close()` in
- * `afterAll`.
+ * `afterAll`. Its DNS is a {@link fakeDns} the test fills, unless `realDns` asks for the configured resolver.
  */
-export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps>; rateLimitClock?: () => number; databaseUrl?: string } = {}): Promise<TestService> {
+export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps>; rateLimitClock?: () => number; databaseUrl?: string; realDns?: boolean } = {}): Promise<TestService> {
   const dir = tempDir();
   const config = testConfig(options.databaseUrl ?? `file:${join(dir.path, 'agentpost.db')}`, options.env);
   const dns = fakeDns();
-  const started = await startService(config, { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
+  // `realDns`: the resolver the service builds from its configuration (AGENTPOST_DNS_SERVERS), as in production;
+  // `dns` is then an unused fake.
+  const started = await startService(config, options.realDns ? { ...options.deps } : { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
   let service: FullService;
   try {
     service = requireEveryRole(started);

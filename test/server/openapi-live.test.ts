@@ -18,6 +18,7 @@ import { operations, type AnyOperation } from '../../src/index.js';
 import { tables } from '../../storage/index.js';
 import { createApp } from '../../server/index.js';
 import { request, type JsonResponse } from '../helpers/http.js';
+import { aggregateXml, reportEmail } from '../helpers/dmarc.js';
 import { createMailbox } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
@@ -203,6 +204,13 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   },
   get_domain_verification_info: async (f) => ({ params: { domain_id: await f.domain() }, body: { type: 'mx' } }),
   verify_domain: async (f) => ({ params: { domain_id: await f.domain() }, body: { type: 'mx' } }),
+  list_domain_dmarc_reports: async (f) => {
+    // One report received as the SMTP listener hands it over, so the list's items are checked against the schema.
+    const xml = aggregateXml({ domain: DOMAIN, reportId: 'openapi-1', records: [{ ip: '192.0.2.1', count: 2, dkim: 'fail' }] });
+    const outcome = await service.core.dmarcReports.receive({ raw: reportEmail({ to: `dmarc-reports@${DOMAIN}`, file: Buffer.from(xml), filename: 'r.xml', contentType: 'text/xml' }), rcptTo: [`dmarc-reports@${DOMAIN}`] });
+    expect(outcome.recorded).toHaveLength(1);
+    return { params: { domain_id: await f.domain() } };
+  },
 
   create_webhook: async () => ({ params: {}, body: { trigger_types: ['message.created'], webhook_url: receiver.url, description: 'created' } }),
   list_webhooks: async (f) => {
