@@ -54,14 +54,15 @@ export const createDomain = defineOperation({
 
 export const updateDomain = defineOperation({
   name: 'update_domain',
-  title: 'Rename a domain',
-  description: 'Changes a domain\'s label. The address cannot change: delete and register again instead.',
+  title: 'Update a domain',
+  description:
+    'Changes a domain\'s label, its warm-up, or resumes its paused sending (`sending: {status: "active"}`). The address cannot change: delete and register again instead.',
   input: UpdateDomainInputSchema,
   output: DomainSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
-  run: (core, input, { principal }) => core.domains.update(principal, input),
+  run: (core, input, { principal, requestId }) => core.domains.update(principal, input, { requestId }),
 });
 
 export const deleteDomain = defineOperation({
