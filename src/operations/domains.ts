@@ -1,5 +1,6 @@
 /**
- * Manage Domains operations (`/v3/admin/domains`), reachable with an API key or a service-account signature.
+ * Manage Domains operations (`/v3/admin/domains`), reachable with an API key or a service-account signature. They
+ * are the domains of Agent Accounts, which are in beta: each is marked `stability: 'beta'`.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
 import {
@@ -24,6 +25,7 @@ export const listDomains = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/admin/domains', envelope: 'list', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.list(principal, input),
 });
 
@@ -36,6 +38,7 @@ export const getDomain = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.find(principal, input.domain_id),
 });
 
@@ -49,6 +52,7 @@ export const createDomain = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/admin/domains', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.create(principal, input),
 });
 
@@ -62,6 +66,7 @@ export const updateDomain = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal, requestId }) => core.domains.update(principal, input, { requestId }),
 });
 
@@ -74,6 +79,7 @@ export const deleteDomain = defineOperation({
   hints: { readOnly: false, destructive: true },
   http: { method: 'DELETE', path: '/admin/domains/:domain_id', envelope: 'empty', auth: admin },
   tool: false,
+  stability: 'beta',
   run: async (core, input, { principal }) => {
     await core.domains.destroy(principal, input.domain_id);
     return {};
@@ -89,6 +95,7 @@ export const domainInfo = defineOperation({
   hints: { readOnly: true },
   http: { method: 'POST', path: '/admin/domains/:domain_id/info', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.info(principal, input),
 });
 
@@ -101,5 +108,6 @@ export const verifyDomain = defineOperation({
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'POST', path: '/admin/domains/:domain_id/verify', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.verify(principal, input),
 });
