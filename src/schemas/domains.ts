@@ -31,13 +31,13 @@ export const DomainSchema = z
       .describe('Extension: whether this domain may send. The service pauses it when the hard-bounce or complaint rate of everything sent from it crosses a threshold'),
     reputation: z
       .object({
-        sent: z.number().int().describe('Recipients sent to from this domain in the window (since the last resume)'),
-        hard_bounces: z.number().int(),
-        soft_bounces: z.number().int(),
-        complaints: z.number().int(),
+        sent: z.number().int().min(0).describe('Recipients sent to from this domain in the window (since the last resume)'),
+        hard_bounces: z.number().int().min(0),
+        soft_bounces: z.number().int().min(0),
+        complaints: z.number().int().min(0),
         bounce_rate: z.number().describe('hard_bounces / sent (0 when nothing was sent)'),
         complaint_rate: z.number().describe('complaints / sent (0 when nothing was sent)'),
-        window_days: z.number().int().describe('The rolling window in UTC days ending today (AGENTPOST_PAUSE_WINDOW)'),
+        window_days: z.number().int().min(1).describe('The rolling window in UTC days ending today (AGENTPOST_PAUSE_WINDOW)'),
       })
       .optional()
       .describe('Extension: the bounce and complaint rates of everything sent from this domain (all its grants) over the rolling window'),

@@ -160,7 +160,7 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     expect(other.challenges).toEqual([]);
 
     expect((await service.nylas.webhooks.list()).data).toEqual([]);
-    expect(endpoint.challenges).toHaveLength(4);
+    expect(endpoint.challenges).toHaveLength(3);
 
     // A failed challenge on a switch to active leaves the webhook paused.
     endpoint.onChallenge = (value, response) => response.writeHead(200).end(value);
