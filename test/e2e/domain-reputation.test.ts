@@ -1,7 +1,7 @@
 /**
  * Reputation per sending domain end to end (issue 23 part 3): two domains, each with grants. Real bounces (Postfix's
  * DSN over SMTP to the VERP return path the relay saw) on one domain pause that domain's grants only, with 403
- * `sending_paused` naming the domain over HTTP (nylas SDK) and MCP; the other domain keeps sending; a signed
+ * `sending_paused` naming the domain over HTTP (nylas SDK), MCP and the AI SDK tools; the other domain keeps sending; a signed
  * `domain.updated` webhook is delivered; resuming through the domains API lets the domain send again.
  */
 import { createHmac } from 'node:crypto';
@@ -13,7 +13,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ServiceAccountSigner } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../../src/index.js';
+import { AppError, type Principal } from '../../src/index.js';
+import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { createMcpServer } from '../../tools/mcp.js';
 import { localExecutor } from '../../tools/executor.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
@@ -102,7 +103,7 @@ describe('reputation per sending domain: bounces on one domain pause its grants 
     expect(delivery!.json).toMatchObject({ type: 'domain.updated', data: { object: { id: alphaId, domain_address: ALPHA, sending: { status: 'paused', reason: alpha.sending.reason }, reputation: { sent: 10, hard_bounces: 2 } } } });
   });
 
-  it('refuses every grant on the paused domain with 403 sending_paused naming it (HTTP and MCP); the other domain sends', async () => {
+  it('refuses every grant on the paused domain with 403 sending_paused naming it (HTTP, MCP, AI SDK); the other domain sends', async () => {
     const relayed = sink.messages.length;
     for (const grant of [alpha1, alpha2]) {
       const error = await sdkError(send(grant, ['late@example.com']));
@@ -117,6 +118,15 @@ describe('reputation per sending domain: bounces on one domain pause its grants 
     expect(result.isError).toBe(true);
     expect((result.content as { text: string }[])[0]!.text).toMatch(/^forbidden \(sending_paused\): Sending from the domain alpha\.agentpost\.localhost is paused/);
     await mcp.close();
+    // The AI SDK tools against the running service (the remote executor): the error keeps its type.
+    const tools = createAgentpostTools({ url: service.url, apiKey: service.apiKey, grantId: alpha1 });
+    const thrown = await Promise.resolve(tools.send_message!.execute!({ to: [{ email: 'late@example.com' }], subject: 'x', body: 'x' }, { toolCallId: 'call-1', messages: [] })).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(thrown).toBeInstanceOf(AppError);
+    expect(thrown).toMatchObject({ code: 'forbidden', type: 'sending_paused' });
+    expect((thrown as AppError).message).toContain(`Sending from the domain ${ALPHA} is paused`);
 
     const sent = await send(beta1, ['still@example.com']);
     expect(sent.data.id).toBeDefined();
