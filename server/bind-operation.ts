@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { AppError, hasJsonBody, runOperation, runOperationJson, type AnyOperation } from '../src/index.js';
+import { AppError, deprecationHeaders, hasJsonBody, runOperation, runOperationJson, type AnyOperation } from '../src/index.js';
 import type { ReadTurns } from './read-turns.js';
 import type { AppEnv } from './types.js';
 
@@ -141,7 +141,10 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
   if (!binding) return;
   const hasBody = hasJsonBody(binding);
   const siblings = staticSiblings(all, binding.path);
+  // A deprecated operation says so on every answer, errors included (README, Versioning).
+  const deprecation = operation.deprecation ? Object.entries(deprecationHeaders(operation.deprecation)) : [];
   app.on(binding.method, binding.path, async (c) => {
+    for (const [name, value] of deprecation) c.header(name, value);
     const params: Record<string, string> = c.req.param();
     if (Object.entries(params).some(([name, value]) => siblings.get(name)?.has(value))) {
       throw new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`);

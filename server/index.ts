@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
+import { getPath } from 'hono/utils/url';
 import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation } from './bind-operation.js';
@@ -53,9 +54,19 @@ function routeOf(c: Context<AppEnv>): string {
   return last && !last.endsWith('*') ? last : 'unmatched';
 }
 
+/**
+ * The path the router sees: a `/v3` path with one trailing slash is the same route without it (`POST /v3/webhooks/`,
+ * the specification's own spelling, creates a webhook), once here for every `/v3` route rather than per route. Other
+ * paths (`/livez`, `/metrics`, `/mcp`, the tracking routes, which have their own app) keep their exact spelling.
+ */
+export function routePath(request: Request): string {
+  const path = getPath(request);
+  return path.length > 4 && path.startsWith('/v3/') && path.endsWith('/') && !path.endsWith('//') ? path.slice(0, -1) : path;
+}
+
 /** Builds the HTTP application. */
 export function createApp({ core, rateLimitClock = () => performance.now(), metrics, probe, shuttingDown = () => false, onClose }: CreateAppOptions): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
+  const app = new Hono<AppEnv>({ getPath: routePath });
   const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock);
   const { logger, config } = core.deps;
   const databaseProbe = probe ?? createDatabaseProbe(core.deps.db);

@@ -341,7 +341,16 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     (paths[openApiPath(binding.path)] ??= {})[binding.method.toLowerCase()] = {
       operationId: operation.name,
       summary: operation.title,
-      description: operation.description,
+      description: operation.stability === 'beta' ? `Beta (Agent Accounts are in beta; see the README's Versioning). ${operation.description}` : operation.description,
+      ...(operation.stability === 'beta' ? { 'x-beta': true } : {}),
+      ...(operation.deprecation
+        ? {
+            deprecated: true,
+            'x-deprecation-date': operation.deprecation.since,
+            ...(operation.deprecation.sunset !== undefined ? { 'x-sunset-date': operation.deprecation.sunset } : {}),
+            ...(operation.deprecation.note !== undefined ? { 'x-deprecation-note': operation.deprecation.note } : {}),
+          }
+        : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(hasBody
         ? {

@@ -26,12 +26,12 @@ const wholeNumber = (unit: string, min: number, max: number) =>
     .refine((value) => value >= min && value <= max, `must be between ${min} and ${max}`);
 
 /** A rate from 0 to 1 (`0.05` is 5%). */
-const rate = (fallback: number) =>
+const rateValue = () =>
   z
     .string()
     .regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a rate from 0 to 1, such as 0.05 for 5%')
-    .transform(Number)
-    .default(fallback);
+    .transform(Number);
+const rate = (fallback: number) => rateValue().default(fallback);
 
 /** A DNS name of two or more labels, lower-cased (`agents.example.com`). */
 const DOMAIN_NAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
@@ -107,6 +107,42 @@ const durationList = (fallback: string) =>
     });
 
 /**
+ * The default warm-up ramp of a new custom domain: recipients a day, day 1 first, over four weeks (28 days). It
+ * starts at 50 and doubles every three or four days, up to 6,400; from day 29 on there is no cap.
+ */
+export const DEFAULT_WARMUP_SCHEDULE = [
+  ...Array<number>(3).fill(50),
+  ...Array<number>(4).fill(100),
+  ...Array<number>(3).fill(200),
+  ...Array<number>(4).fill(400),
+  ...Array<number>(3).fill(800),
+  ...Array<number>(4).fill(1_600),
+  ...Array<number>(3).fill(3_200),
+  ...Array<number>(4).fill(6_400),
+];
+
+/**
+ * `AGENTPOST_WARMUP_SCHEDULE`: daily caps, day 1 first, comma-separated (`50,100,200`), at most 366 days; or `off`
+ * (new custom domains start without warm-up). Unset: {@link DEFAULT_WARMUP_SCHEDULE}.
+ */
+const warmUpSchedule = z
+  .string()
+  .optional()
+  .transform((value, context): number[] | 'off' => {
+    if (value === undefined) return DEFAULT_WARMUP_SCHEDULE;
+    if (value.trim().toLowerCase() === 'off') return 'off';
+    const items = value.split(',').map((item) => item.trim());
+    const caps: number[] = [];
+    for (const item of items) {
+      if (!/^\d+$/.test(item) || Number(item) < 1 || Number(item) > 1_000_000_000) {
+        context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a daily cap (expected off, or whole numbers of recipients from 1, day 1 first, comma-separated, such as 50,100,200,400)` });
+      } else caps.push(Number(item));
+    }
+    if (items.length > 366) context.addIssue({ code: 'custom', message: `gives ${items.length} days; a ramp has at most 366` });
+    return caps;
+  });
+
+/**
  * DNSBLs asked about a client's IP when a policy turns `use_list_dnsbl` on: Spamhaus ZEN (SBL, XBL, PBL) and
  * SpamCop, the two lists most mail servers consult. Spamhaus refuses queries that come through large public
  * resolvers (it answers 127.255.255.x, which is ignored): run a local resolver, or name other zones.
@@ -170,7 +206,9 @@ const EnvSchema = z.object({
   AGENTPOST_SYSTEM_FROM: z.email({ error: 'must be an email address such as postmaster@mail.example.com' }).optional(),
   AGENTPOST_OUTBOUND_RETRY_SCHEDULE: durationList('1m,5m,15m,30m,1h'),
   AGENTPOST_OUTBOUND_GIVE_UP_AFTER: duration('5d'),
-  AGENTPOST_MAX_CALENDARS: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).default(10),
+  AGENTPOST_MAX_CALENDARS: z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).optional(),
+  AGENTPOST_MAX_CALENDARS_TRIAL: wholeNumber('calendars', 0, 1_000_000).optional(),
+  AGENTPOST_MAX_CALENDARS_PRODUCTION: wholeNumber('calendars', 0, 1_000_000).optional(),
   AGENTPOST_LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('info'),
   AGENTPOST_ALLOW_PRIVATE_NETWORKS: flag.optional(),
   /** The earlier name of AGENTPOST_ALLOW_PRIVATE_NETWORKS, still accepted. */
@@ -229,6 +267,10 @@ const EnvSchema = z.object({
   AGENTPOST_PAUSE_COMPLAINT_RATE: rate(0.001),
   AGENTPOST_PAUSE_MIN_SENT: wholeNumber('recipients', 1, 1_000_000_000).default(50),
   AGENTPOST_PAUSE_WINDOW: duration('7d'),
+  AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: rateValue().optional(),
+  AGENTPOST_DOMAIN_PAUSE_COMPLAINT_RATE: rateValue().optional(),
+  AGENTPOST_DOMAIN_PAUSE_MIN_SENT: wholeNumber('recipients', 1, 1_000_000_000).optional(),
+  AGENTPOST_WARMUP_SCHEDULE: warmUpSchedule,
   AGENTPOST_IMAP_CONNECT_TIMEOUT: duration('15s'),
   AGENTPOST_IMAP_COMMAND_TIMEOUT: duration('60s'),
   AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER: wholeNumber('connections', 1, 10_000).default(8),
@@ -338,7 +380,11 @@ export interface Config {
   outboundRetrySchedule: number[];
   /** How long a message is retried before it fails for good, in ms (default 5 days). */
   outboundGiveUpMs: number;
-  maxCalendars: number;
+  /**
+   * Calendars a grant may have besides its primary, by its application's plan (`AGENTPOST_MAX_CALENDARS_TRIAL`,
+   * `AGENTPOST_MAX_CALENDARS_PRODUCTION`; `AGENTPOST_MAX_CALENDARS`, the earlier single setting, is the default of both).
+   */
+  maxCalendars: { trial: number; production: number };
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   /**
    * Lift the address policy (src/webhooks/address-policy.ts): webhooks may use `http` and private addresses, and
@@ -423,6 +469,17 @@ export interface Config {
     pauseMinSent: number;
     /** The rolling window of those rates, in whole UTC days (today and the days before it). */
     pauseWindowDays: number;
+    /**
+     * The thresholds applied to a sending domain's totals (all its grants and transactional sends): the
+     * `AGENTPOST_DOMAIN_PAUSE_*` settings, each defaulting to the grant's.
+     */
+    domain: { pauseBounceRate: number; pauseComplaintRate: number; pauseMinSent: number; pauseWindowDays: number };
+    /**
+     * Daily recipient caps of a warm-up ramp, day 1 first (`AGENTPOST_WARMUP_SCHEDULE`); `off`: custom domains
+     * registered through the API start without warm-up (a domain put on warm-up through the API then follows
+     * {@link DEFAULT_WARMUP_SCHEDULE}).
+     */
+    warmUpSchedule: number[] | 'off';
   };
   /**
    * How long the authentication stage keeps a DNS answer (or a "no such record") it got, in ms; 0 keeps none. Bulk
@@ -505,7 +562,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     systemFrom: (value.AGENTPOST_SYSTEM_FROM ?? `postmaster@${mxHost}`).toLowerCase(),
     outboundRetrySchedule: value.AGENTPOST_OUTBOUND_RETRY_SCHEDULE,
     outboundGiveUpMs: value.AGENTPOST_OUTBOUND_GIVE_UP_AFTER,
-    maxCalendars: value.AGENTPOST_MAX_CALENDARS,
+    maxCalendars: {
+      trial: value.AGENTPOST_MAX_CALENDARS_TRIAL ?? value.AGENTPOST_MAX_CALENDARS ?? 10,
+      production: value.AGENTPOST_MAX_CALENDARS_PRODUCTION ?? value.AGENTPOST_MAX_CALENDARS ?? 100,
+    },
     logLevel: value.AGENTPOST_LOG_LEVEL,
     allowPrivateNetworks: value.AGENTPOST_ALLOW_PRIVATE_NETWORKS ?? value.AGENTPOST_ALLOW_PRIVATE_WEBHOOKS ?? false,
     webhookTimeoutMs: value.AGENTPOST_WEBHOOK_TIMEOUT_MS,
@@ -556,6 +616,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pauseComplaintRate: value.AGENTPOST_PAUSE_COMPLAINT_RATE,
       pauseMinSent: value.AGENTPOST_PAUSE_MIN_SENT,
       pauseWindowDays: Math.max(1, Math.round(value.AGENTPOST_PAUSE_WINDOW / 86_400_000)),
+      domain: {
+        pauseBounceRate: value.AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE ?? value.AGENTPOST_PAUSE_BOUNCE_RATE,
+        pauseComplaintRate: value.AGENTPOST_DOMAIN_PAUSE_COMPLAINT_RATE ?? value.AGENTPOST_PAUSE_COMPLAINT_RATE,
+        pauseMinSent: value.AGENTPOST_DOMAIN_PAUSE_MIN_SENT ?? value.AGENTPOST_PAUSE_MIN_SENT,
+        pauseWindowDays: Math.max(1, Math.round(value.AGENTPOST_PAUSE_WINDOW / 86_400_000)),
+      },
+      warmUpSchedule: value.AGENTPOST_WARMUP_SCHEDULE,
     },
   };
 }

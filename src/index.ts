@@ -149,7 +149,7 @@ export { AppError, type AppErrorOptions, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
 export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
-export { operations, runOperation, runOperationJson, defineOperation, hasJsonBody, type AnyOperation, type JsonPage, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
+export { operations, runOperation, runOperationJson, defineOperation, deprecationHeaders, hasJsonBody, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';

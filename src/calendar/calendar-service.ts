@@ -1,7 +1,7 @@
 /**
  * @module calendar/calendar-service
  * A grant's calendars: the primary one every grant is created with, and additional ones up to
- * `config.maxCalendars`. The primary cannot be deleted while other calendars exist.
+ * `config.maxCalendars` of its application's plan (trial or production). The primary cannot be deleted while other calendars exist.
  */
 import { and, asc, count, desc, eq, gt, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { tables, type GrantRow } from '../../storage/index.js';
@@ -107,11 +107,17 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
       return toCalendar(await resolve(grant, input.calendar_id));
     },
 
-    /** Adds a calendar. A grant has its primary plus at most `config.maxCalendars` others. */
+    /**
+     * Adds a calendar. A grant has its primary plus at most `config.maxCalendars[plan]` others, `plan` being its
+     * application's (trial or production).
+     */
     async create(principal: Principal, input: CreateCalendarInput): Promise<Calendar> {
       const grant = await grants.require(principal, input.grant_id);
       const at = now();
       return db.write(async (tx) => {
+        const [application] = await tx.select({ plan: tables.applications.plan }).from(tables.applications).where(eq(tables.applications.id, grant.applicationId));
+        const plan = application?.plan ?? 'trial';
+        const cap = config.maxCalendars[plan];
         const rows = await tx
           .select({ isPrimary: tables.calendars.isPrimary, total: count() })
           .from(tables.calendars)
@@ -119,10 +125,10 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
           .groupBy(tables.calendars.isPrimary);
         const additional = rows.find((row) => !row.isPrimary)?.total ?? 0;
         const hasPrimary = rows.some((row) => row.isPrimary && row.total > 0);
-        if (hasPrimary && additional >= config.maxCalendars) {
+        if (hasPrimary && additional >= cap) {
           throw new AppError(
             'invalid_request',
-            `calendar limit reached: this grant already has ${additional} calendars besides its primary, the most allowed (AGENTPOST_MAX_CALENDARS=${config.maxCalendars}). Delete one first.`,
+            `calendar limit reached: this grant already has ${additional} calendars besides its primary, the most its application's ${plan} plan allows (AGENTPOST_MAX_CALENDARS_${plan.toUpperCase()}=${cap}). Delete one first.`,
             { field: 'name' },
           );
         }

@@ -3,7 +3,8 @@
  * The seams between the parts of deliverability, so each stays its own module:
  * - the report intake (bounces and complaints: ./reports.ts) tells {@link ReportListener}s of every report it
  *   records, inside the transaction that records it; sending health (./sending-health.ts) counts them per grant and
- *   day and pauses a grant's sending when a rate crosses its threshold.
+ *   day and pauses a grant's sending when a rate crosses its threshold; so it does per sending domain
+ *   (./domain-reputation.ts).
  */
 import type { Tx } from '../../storage/index.js';
 import type { BounceType } from '../../storage/schema/deliverability.js';
@@ -18,6 +19,8 @@ export interface RecordedReport {
   bounceType: BounceType | undefined;
   /** Lower-cased recipient. */
   recipient: string;
+  /** The sender of the reported message (its MAIL FROM, the From's address): its domain's reputation counts the report. */
+  from: string;
   /** Unix milliseconds of the report. */
   at: number;
 }

@@ -188,6 +188,7 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       kind: report.kind,
       bounceType: report.kind === 'bounce' ? (report.bounceType ?? 'soft') : undefined,
       recipient: report.recipient,
+      from: outbound.envelopeFrom,
       at,
     };
     for (const listener of options.listeners) await listener.reported(tx, recorded);

@@ -3,14 +3,16 @@
  * What deliverability checks on every send before anything is stored or queued, and what it counts when a send is
  * accepted. Each concern is a {@link SendGate} of its own module:
  * - suppression (./suppressions.ts): a recipient on the application's suppression list refuses the send (400);
- * - paused sending (./sending-health.ts): a grant whose sending is paused refuses it (403 `sending_paused`);
+ * - paused sending (./sending-health.ts): a grant, or a sending domain, whose sending is paused refuses it (403
+ *   `sending_paused`);
  * - warm-up (./warm-up.ts): a domain on its warm-up ramp refuses past the day's cap (429).
  *
  * The gates run INSIDE the send's write transaction (submission.ts `accept` and `sendDetached`), after the outbound
  * stage admitted it, so a refusal rolls back everything the send wrote and two sends cannot pass a cap together.
  * Counting ({@link SendGates.count}) runs in the same transaction: recipients sent per grant and UTC day
  * (`grant_sending_days`, the denominator of the bounce and complaint rates) and per sending domain and day
- * (`domain_daily_sends`, what the warm-up ramp is checked against).
+ * (`domain_daily_sends`: `sent`, what the warm-up ramp is checked against, and `rated_sent`, the denominator of the
+ * domain's rates: ./domain-reputation.ts).
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
@@ -68,8 +70,11 @@ export function createSendGates(gates: readonly SendGate[]) {
       if (domain) {
         await tx
           .insert(tables.domainDailySends)
-          .values({ domainId: domain.id, day, sent })
-          .onConflictDoUpdate({ target: [tables.domainDailySends.domainId, tables.domainDailySends.day], set: { sent: sql`${tables.domainDailySends.sent} + ${sent}` } });
+          .values({ domainId: domain.id, day, sent, ratedSent: sent })
+          .onConflictDoUpdate({
+            target: [tables.domainDailySends.domainId, tables.domainDailySends.day],
+            set: { sent: sql`${tables.domainDailySends.sent} + ${sent}`, ratedSent: sql`${tables.domainDailySends.ratedSent} + ${sent}` },
+          });
       }
     },
   };

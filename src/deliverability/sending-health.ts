@@ -15,14 +15,22 @@
  *   transaction, so a pause that committed a moment ago already applies; scheduled sends that fire while paused fail
  *   with the same message.
  * Resuming is the API's (./sending-state.ts, `PATCH /v3/grants/{id}` with `sending.status = "active"`).
+ *
+ * The same is done per sending domain (./domain-reputation.ts): each report is also added to the day of the
+ * registered domain its message was sent from, the domain's window is judged against `config.deliverability.domain`
+ * (the `AGENTPOST_DOMAIN_PAUSE_*` settings, defaulting to the grant's), and a rate that reaches its threshold pauses
+ * the domain (`domain.updated`); the gate then refuses every send from that domain, of any grant, with 403
+ * `sending_paused` naming the domain.
  */
-import { and, between, eq, sql } from 'drizzle-orm';
+import { and, between, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
+import { toDomain } from '../domains/domain-service.js';
 import { grantOf } from '../grants/grant-service.js';
+import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
 import type { RecordedReport, ReportListener } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 import { pauseSending, RESUME_HINT } from './sending-state.js';
@@ -82,6 +90,7 @@ export function sendingPausedError(email: string, reason: string, pausedAt: numb
 export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'config'>) {
   const { clock, newId } = deps;
   const thresholds: PauseThresholds = deps.config.deliverability;
+  const domainThresholds: PauseThresholds = deps.config.deliverability.domain;
   const record = eventRecorder(deps);
 
   /** Sums of the grant's window, today included. */
@@ -98,40 +107,76 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
     return { sent: Number(row?.sent ?? 0), hardBounces: Number(row?.hardBounces ?? 0), complaints: Number(row?.complaints ?? 0) };
   }
 
+  /** Adds a report to the grant's day and pauses the grant on its window's rates. */
+  async function judgeGrant(tx: Tx, report: RecordedReport, counts: { hard: number; soft: number; complaint: number }): Promise<void> {
+    if (report.grantId === null) return;
+    const { hard, soft, complaint } = counts;
+    const days = tables.grantSendingDays;
+    await tx
+      .insert(days)
+      .values({ grantId: report.grantId, day: unixDayOfMs(report.at), sent: 0, hardBounces: hard, softBounces: soft, complaints: complaint })
+      .onConflictDoUpdate({
+        target: [days.grantId, days.day],
+        set: { hardBounces: sql`${days.hardBounces} + ${hard}`, softBounces: sql`${days.softBounces} + ${soft}`, complaints: sql`${days.complaints} + ${complaint}` },
+      });
+    if (hard === 0 && complaint === 0) return;
+    const now = clock.now();
+    const reason = pauseReasonOf(await windowTotals(tx, report.grantId, unixDayOfMs(now.getTime())), thresholds);
+    if (!reason) return;
+    const at = unixSeconds(now);
+    const paused = await pauseSending(tx, newId, report.grantId, reason, at);
+    if (paused) await record(tx, { applicationId: paused.applicationId, grantId: paused.id, type: 'grant.updated', objectId: paused.id, object: await grantOf(tx, paused), createdAt: at });
+  }
+
+  /** Adds a report to the sending domain's day and pauses the domain on its window's rates. */
+  async function judgeDomain(tx: Tx, report: RecordedReport, counts: { hard: number; soft: number; complaint: number }): Promise<void> {
+    const domain = await sendingDomainOf(tx, report.applicationId, report.from);
+    if (!domain) return;
+    await recordDomainReport(tx, domain.id, unixDayOfMs(report.at), counts);
+    if (counts.hard === 0 && counts.complaint === 0) return;
+    const now = clock.now();
+    const totals = (await domainWindowTotals(tx, [domain.id], now.getTime(), domainThresholds.pauseWindowDays)).get(domain.id);
+    if (!totals) return;
+    const reason = pauseReasonOf(totals, domainThresholds);
+    if (!reason) return;
+    const at = unixSeconds(now);
+    const paused = await pauseDomainSending(tx, newId, domain.id, reason, at);
+    if (paused) {
+      await record(tx, { applicationId: paused.applicationId, type: 'domain.updated', objectId: paused.id, object: toDomain(paused, reputationOf(totals, domainThresholds.pauseWindowDays)), createdAt: at });
+    }
+  }
+
   const listener: ReportListener = {
     async reported(tx: Tx, report: RecordedReport): Promise<void> {
-      if (report.grantId === null) return;
-      const hard = report.kind === 'bounce' && report.bounceType === 'hard' ? 1 : 0;
-      const soft = report.kind === 'bounce' && report.bounceType !== 'hard' ? 1 : 0;
-      const complaint = report.kind === 'complaint' ? 1 : 0;
-      const days = tables.grantSendingDays;
-      await tx
-        .insert(days)
-        .values({ grantId: report.grantId, day: unixDayOfMs(report.at), sent: 0, hardBounces: hard, softBounces: soft, complaints: complaint })
-        .onConflictDoUpdate({
-          target: [days.grantId, days.day],
-          set: { hardBounces: sql`${days.hardBounces} + ${hard}`, softBounces: sql`${days.softBounces} + ${soft}`, complaints: sql`${days.complaints} + ${complaint}` },
-        });
-      if (hard === 0 && complaint === 0) return;
-      const now = clock.now();
-      const reason = pauseReasonOf(await windowTotals(tx, report.grantId, unixDayOfMs(now.getTime())), thresholds);
-      if (!reason) return;
-      const at = unixSeconds(now);
-      const paused = await pauseSending(tx, newId, report.grantId, reason, at);
-      if (paused) await record(tx, { applicationId: paused.applicationId, grantId: paused.id, type: 'grant.updated', objectId: paused.id, object: await grantOf(tx, paused), createdAt: at });
+      const counts = {
+        hard: report.kind === 'bounce' && report.bounceType === 'hard' ? 1 : 0,
+        soft: report.kind === 'bounce' && report.bounceType !== 'hard' ? 1 : 0,
+        complaint: report.kind === 'complaint' ? 1 : 0,
+      };
+      await judgeGrant(tx, report, counts);
+      await judgeDomain(tx, report, counts);
     },
   };
 
   const gate: SendGate = {
     name: SENDING_PAUSED,
     async check(tx: Tx, send: GatedSend): Promise<void> {
-      if (!send.grant) return;
-      // The row as it is now, inside the send's transaction: the grant given may have been read before a pause.
-      const [row] = await tx
-        .select({ email: tables.grants.email, pausedAt: tables.grants.sendingPausedAt, reason: tables.grants.sendingPausedReason })
-        .from(tables.grants)
-        .where(eq(tables.grants.id, send.grant.id));
-      if (row?.pausedAt != null) throw sendingPausedError(row.email, row.reason ?? 'sending is paused', row.pausedAt);
+      // The rows as they are now, inside the send's transaction: the grant given may have been read before a pause.
+      if (send.grant) {
+        const [row] = await tx
+          .select({ email: tables.grants.email, pausedAt: tables.grants.sendingPausedAt, reason: tables.grants.sendingPausedReason })
+          .from(tables.grants)
+          .where(eq(tables.grants.id, send.grant.id));
+        if (row?.pausedAt != null) throw sendingPausedError(row.email, row.reason ?? 'sending is paused', row.pausedAt);
+      }
+      // The domain of the From, and the grant's own domain when it differs: a paused domain refuses every sender on it.
+      const addresses = new Set([domainOfAddress(send.from), ...(send.grant ? [domainOfAddress(send.grant.email)] : [])]);
+      const paused = await tx
+        .select({ id: tables.domains.id, domainAddress: tables.domains.domainAddress, sendingPausedAt: tables.domains.sendingPausedAt, sendingPausedReason: tables.domains.sendingPausedReason })
+        .from(tables.domains)
+        .where(and(eq(tables.domains.applicationId, send.applicationId), inArray(tables.domains.domainAddress, [...addresses]), isNotNull(tables.domains.sendingPausedAt)))
+        .limit(1);
+      if (paused[0]) throw domainPausedError(paused[0]);
     },
   };
 

@@ -1,9 +1,11 @@
 /**
  * @module deliverability/warm-up
- * The warm-up ramp of a sending domain (issue 18 part 4): a domain with `warm_up` on (set on create or update of
- * `/v3/admin/domains`) may send to a limited number of recipients per UTC day, rising over four weeks from the day
- * the ramp started (`warm_up_started_at`, day 0), so a new domain builds its reputation with mailbox providers before
- * it sends at volume. From day {@link WARM_UP_DAYS} on there is no cap.
+ * The warm-up ramp of a sending domain (issues 18 part 4, 23 part 4): a domain with `warm_up` on may send to a limited
+ * number of recipients per UTC day, rising from the day the ramp started (`warm_up_started_at`, day 1), so a new
+ * domain builds its reputation with mailbox providers before it sends at volume. The caps are
+ * `AGENTPOST_WARMUP_SCHEDULE` (day 1 first; by default {@link DEFAULT_WARMUP_SCHEDULE}, four weeks from 50 to 6,400);
+ * past its last day there is no cap. Custom domains registered through the domains API start on it by default
+ * (src/domains/domain-service.ts); the API turns it on or off per domain.
  *
  * {@link createWarmUp}'s gate refuses a send that would take the day past its cap (the send's own recipients count)
  * with 429 and `Retry-After` until the next UTC midnight; the message gives the cap, the day of the ramp and when it
@@ -14,33 +16,21 @@ import { and, eq } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { AppError } from '../errors.js';
+import { DEFAULT_WARMUP_SCHEDULE } from '../config.js';
 import type { RateLimitDetails } from '../operations/http-errors.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 
-/** Days of the ramp; from this day on (0-based) a domain sends without a cap. */
-export const WARM_UP_DAYS = 28;
-
 /**
- * The ramp: recipients a day from each day on (0-based, days since the ramp started, UTC). It starts at 50 and doubles
- * every three or four days: 50 → 6,400 over four weeks (about what mailbox providers accept from a new domain).
+ * The ramp in force: the daily caps of `AGENTPOST_WARMUP_SCHEDULE`, day 1 first; with `off` (new custom domains do not
+ * warm up) a domain put on warm-up through the API follows the default ramp.
  */
-export const WARM_UP_SCHEDULE: readonly { fromDay: number; cap: number }[] = [
-  { fromDay: 0, cap: 50 },
-  { fromDay: 3, cap: 100 },
-  { fromDay: 7, cap: 200 },
-  { fromDay: 10, cap: 400 },
-  { fromDay: 14, cap: 800 },
-  { fromDay: 17, cap: 1_600 },
-  { fromDay: 21, cap: 3_200 },
-  { fromDay: 24, cap: 6_400 },
-];
+export function warmUpScheduleOf(configured: readonly number[] | 'off'): readonly number[] {
+  return configured === 'off' ? DEFAULT_WARMUP_SCHEDULE : configured;
+}
 
-/** The day's cap on day `day` of the ramp (0-based), or undefined from day {@link WARM_UP_DAYS} on (no cap). Pure. */
-export function warmUpCap(day: number): number | undefined {
-  if (day >= WARM_UP_DAYS) return undefined;
-  let cap = WARM_UP_SCHEDULE[0]!.cap;
-  for (const step of WARM_UP_SCHEDULE) if (day >= step.fromDay) cap = step.cap;
-  return cap;
+/** The day's cap on day `day` of the ramp (0-based: day 1 of the schedule is 0), or undefined past its end (no cap). Pure. */
+export function warmUpCap(schedule: readonly number[], day: number): number | undefined {
+  return day < schedule.length ? schedule[day] : undefined;
 }
 
 /** The day of the ramp (0-based, UTC days) at `nowMs` for a ramp started at `startedAtSeconds`. */
@@ -49,7 +39,8 @@ export function warmUpDay(startedAtSeconds: number, nowMs: number): number {
 }
 
 /** Creates the warm-up gate. */
-export function createWarmUp(deps: Pick<CoreDeps, 'clock'>) {
+export function createWarmUp(deps: Pick<CoreDeps, 'clock' | 'config'>) {
+  const schedule = warmUpScheduleOf(deps.config.deliverability.warmUpSchedule);
   const gate: SendGate = {
     name: 'warm_up',
     async check(tx: Tx, send: GatedSend): Promise<void> {
@@ -62,7 +53,7 @@ export function createWarmUp(deps: Pick<CoreDeps, 'clock'>) {
       if (!domain?.warmUp || domain.startedAt === null) return;
       const now = deps.clock.now().getTime();
       const day = warmUpDay(domain.startedAt, now);
-      const cap = warmUpCap(day);
+      const cap = warmUpCap(schedule, day);
       if (cap === undefined) return;
       const today = unixDayOfMs(now);
       const [row] = await tx
@@ -74,10 +65,10 @@ export function createWarmUp(deps: Pick<CoreDeps, 'clock'>) {
       const reset = (today + 1) * 86_400_000;
       const retryAfterSeconds = Math.max(1, Math.ceil((reset - now) / 1000));
       const details: RateLimitDetails = { retryAfterSeconds };
-      const next = warmUpCap(day + 1);
+      const next = warmUpCap(schedule, day + 1);
       throw new AppError(
         'rate_limited',
-        `The domain ${address} is warming up: on day ${day} of its ${WARM_UP_DAYS}-day ramp it may send to ${cap} recipients a day (UTC); ${sentToday} were sent today and this send has ${send.recipients.length}, so nothing was sent. ` +
+        `The domain ${address} is warming up: on day ${day + 1} of its ${schedule.length}-day warm-up ramp it may send to ${cap} recipients a day (UTC); ${sentToday} were sent today and this send has ${send.recipients.length}, so nothing was sent. ` +
           `The cap resets at ${new Date(reset).toISOString()} (in ${retryAfterSeconds} seconds)${next === undefined ? ', and the ramp is then over (no cap)' : `, to ${next} recipients`}. Send again then, or to fewer recipients today.`,
         details,
       );

@@ -2,15 +2,23 @@
  * @module domains/domain-service
  * Domains an application sends and receives on. A trial subdomain of the service's own domain is usable at
  * once; a custom domain becomes usable when its ownership TXT record is verified through DNS.
+ *
+ * A custom domain registered here starts on its warm-up ramp (src/deliverability/warm-up.ts) unless
+ * `AGENTPOST_WARMUP_SCHEDULE` is `off` or the request says `warm_up: false`; trial subdomains and the domains of
+ * `AGENTPOST_DOMAINS` count as established (no ramp) unless `warm_up: true` is asked for. Every domain object shows
+ * its sending state and its reputation (the bounce and complaint rates of everything sent from it:
+ * src/deliverability/domain-reputation.ts); `sending.status: "active"` on update resumes a paused domain.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { and, asc, eq, gt, or } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
+import { tables, type Orm, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
 import type { CoreDeps } from '../deps.js';
 import { unixSeconds } from '../deps.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
+import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from '../deliverability/domain-reputation.js';
+import { eventRecorder } from '../events/outbox.js';
 import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;
@@ -35,8 +43,11 @@ export function isDomainUsable(domain: Pick<DomainRow, 'branded' | 'verifiedOwne
   return domain.branded || domain.verifiedOwnership;
 }
 
-/** Maps a row to the wire form (secrets such as the DKIM private key stay inside). */
-export function toDomain(row: DomainRow): Domain {
+/**
+ * Maps a row to the wire form (secrets such as the DKIM private key stay inside), with its `reputation` when given
+ * (src/deliverability/domain-reputation.ts).
+ */
+export function toDomain(row: DomainRow, reputation?: DomainReputation): Domain {
   return {
     id: row.id,
     name: row.name,
@@ -53,6 +64,8 @@ export function toDomain(row: DomainRow): Domain {
     verified_arc: row.verifiedArc,
     warm_up: row.warmUp,
     ...(row.warmUp && row.warmUpStartedAt !== null ? { warm_up_started_at: row.warmUpStartedAt } : {}),
+    sending: domainSendingOf(row),
+    ...(reputation ? { reputation } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
@@ -87,6 +100,16 @@ interface ExpectedRecord {
 /** Creates the domain service. */
 export function createDomainService({ db, clock, newId, randomBytes, dns, config, secrets }: CoreDeps) {
   const now = () => unixSeconds(clock.now());
+  const record = eventRecorder({ newId, clock });
+  const windowDays = config.deliverability.domain.pauseWindowDays;
+
+  /** Rows to the wire, each with its reputation over the window (one grouped read). */
+  async function withReputation(rows: DomainRow[], tx: Tx | Orm = db.orm): Promise<Domain[]> {
+    const totals = await domainWindowTotals(tx, rows.map((row) => row.id), clock.now().getTime(), windowDays);
+    const zero = { sent: 0, hardBounces: 0, softBounces: 0, complaints: 0 };
+    return rows.map((row) => toDomain(row, reputationOf(totals.get(row.id) ?? zero, windowDays)));
+  }
+  const oneWithReputation = async (row: DomainRow, tx?: Tx): Promise<Domain> => (await withReputation([row], tx))[0]!;
 
   /** `<label>.<AGENTPOST_TRIAL_DOMAIN>`: one label under the service's own domain. */
   function isTrialAddress(address: string): boolean {
@@ -205,12 +228,13 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
         )
         .orderBy(asc(tables.domains.createdAt), asc(tables.domains.id))
         .limit(limit + 1);
-      return toPage(rows, limit, (row) => [row.createdAt, row.id], toDomain);
+      const page = toPage(rows, limit, (row) => [row.createdAt, row.id], (row) => row);
+      return { ...page, data: await withReputation(page.data) };
     },
 
     /** One domain of the application. */
     async find(principal: Principal, domainId: string): Promise<Domain> {
-      return toDomain(await requireDomain(principal, domainId));
+      return oneWithReputation(await requireDomain(principal, domainId));
     },
 
     /**
@@ -222,6 +246,8 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
       checkTrialDepth(address);
       const branded = isTrialAddress(address);
       const at = now();
+      // Warm-up by default for a custom domain (unless the schedule is `off`); a trial domain is established.
+      const warmUp = input.warm_up ?? (!branded && config.deliverability.warmUpSchedule !== 'off');
       return db.write(async (tx) => {
         const taken = await tx.query.domains.findFirst({ where: eq(tables.domains.domainAddress, address) });
         if (taken) throw new AppError('conflict', `domain_address: ${address} is already registered.`, { field: 'domain_address' });
@@ -238,12 +264,12 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
             verifiedSpf: branded,
             verifiedDkim: branded,
             verificationToken: randomBytes(18).toString('base64url'),
-            ...(input.warm_up === true ? { warmUp: true, warmUpStartedAt: at } : {}),
+            ...(warmUp ? { warmUp: true, warmUpStartedAt: at } : {}),
             createdAt: at,
             updatedAt: at,
           })
           .returning();
-        return toDomain(row!);
+        return oneWithReputation(row!, tx);
       }).catch((error: unknown) => {
         // Another process registered the same address between our check and our insert.
         if (String((error as { cause?: unknown })?.cause ?? error).includes('UNIQUE')) {
@@ -254,22 +280,33 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
     },
 
     /**
-     * Renames a domain (the address itself never changes), or puts it on its warm-up ramp (`warm_up: true`, starting
-     * today unless it is on it already) or off it (`false`).
+     * Renames a domain (the address itself never changes), puts it on its warm-up ramp (`warm_up: true`, starting
+     * today unless it is on it already) or off it (`false`), or resumes its paused sending (`sending.status:
+     * "active"`, recorded with `requestId` as the actor; `domain.updated` goes out).
      */
-    async update(principal: Principal, input: { domain_id: string; name?: string | undefined; warm_up?: boolean | undefined }): Promise<Domain> {
+    async update(
+      principal: Principal,
+      input: { domain_id: string; name?: string | undefined; warm_up?: boolean | undefined; sending?: { status: 'active' } | undefined },
+      context: { requestId?: string | undefined } = {},
+    ): Promise<Domain> {
       const current = await requireDomain(principal, input.domain_id);
       const at = now();
       const warmUp =
         input.warm_up === undefined || input.warm_up === current.warmUp ? {} : input.warm_up ? { warmUp: true, warmUpStartedAt: at } : { warmUp: false, warmUpStartedAt: null };
-      const [row] = await db.write((tx) =>
-        tx
+      return db.write(async (tx) => {
+        const resumed =
+          input.sending?.status === 'active'
+            ? await resumeDomainSending(tx, newId, current.id, { actor: context.requestId ?? `local:${principal.via}`, now: clock.now(), windowDays })
+            : undefined;
+        const [row] = await tx
           .update(tables.domains)
           .set({ ...(input.name !== undefined ? { name: input.name } : {}), ...warmUp, updatedAt: at })
           .where(eq(tables.domains.id, current.id))
-          .returning(),
-      );
-      return toDomain(row!);
+          .returning();
+        const domain = await oneWithReputation(row!, tx);
+        if (resumed) await record(tx, { applicationId: principal.applicationId, type: 'domain.updated', objectId: row!.id, object: domain, createdAt: at });
+        return domain;
+      });
     },
 
     /** Removes a domain. Accounts on it keep their mail but no new ones can be made on it. */

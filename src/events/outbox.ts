@@ -61,6 +61,8 @@ export const TRIGGER_TYPES = [
   'notetaker.deleted',
   'notetaker.meeting_state',
   'notetaker.media',
+  // Extension: a registered domain changed (its sending paused on its bounce or complaint rate, or resumed).
+  'domain.updated',
 ] as const;
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 

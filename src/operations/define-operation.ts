@@ -35,6 +35,33 @@ export interface HttpBinding {
   body?: boolean;
 }
 
+/**
+ * A deprecation of an operation, announced on every answer of its HTTP route with `Deprecation: @<unix seconds>`
+ * (RFC 9745) and, when a removal date is set, `Sunset: <HTTP date>` (RFC 8594); the OpenAPI document says
+ * `deprecated: true` with the dates.
+ */
+export interface Deprecation {
+  /** When the operation was deprecated (an ISO 8601 date, `2027-01-31`). */
+  since: string;
+  /** When it may be removed, at the earliest (ISO 8601); absent, no date is set. */
+  sunset?: string;
+  /** What to use instead. */
+  note?: string;
+}
+
+/** The HTTP headers that announce a deprecation. Pure. */
+export function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
+  const since = Date.parse(deprecation.since);
+  if (Number.isNaN(since)) throw new Error(`deprecation.since: ${JSON.stringify(deprecation.since)} is not an ISO 8601 date`);
+  const headers: Record<string, string> = { deprecation: `@${Math.floor(since / 1000)}` };
+  if (deprecation.sunset !== undefined) {
+    const sunset = Date.parse(deprecation.sunset);
+    if (Number.isNaN(sunset)) throw new Error(`deprecation.sunset: ${JSON.stringify(deprecation.sunset)} is not an ISO 8601 date`);
+    headers.sunset = new Date(sunset).toUTCString();
+  }
+  return headers;
+}
+
 /** Whether a route reads its input's fields (other than path parameters) from a JSON body rather than the query. */
 export function hasJsonBody(binding: HttpBinding): boolean {
   return binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH' || binding.body === true;
@@ -70,6 +97,13 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   http?: HttpBinding;
   /** Whether agents get it as an MCP / AI SDK tool (admin operations are HTTP-only). */
   tool: boolean;
+  /**
+   * `beta`: part of a feature in beta (Agent Accounts, as the specification says): it may still change in ways other
+   * `/v3` operations do not. The OpenAPI document marks it `x-beta: true` (README, Versioning).
+   */
+  stability?: 'beta';
+  /** Marks the operation deprecated (README, Versioning): see {@link Deprecation}. */
+  deprecation?: Deprecation;
   run(core: Core, input: z.output<Input>, context: OperationContext): Promise<z.input<Output>>;
   /**
    * For a `list` envelope: the page as JSON text, for transports that send JSON (HTTP). `data` is the text of the

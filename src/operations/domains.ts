@@ -1,5 +1,6 @@
 /**
- * Manage Domains operations (`/v3/admin/domains`), reachable with an API key or a service-account signature.
+ * Manage Domains operations (`/v3/admin/domains`), reachable with an API key or a service-account signature. They
+ * are the domains of Agent Accounts, which are in beta: each is marked `stability: 'beta'`.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
 import {
@@ -26,6 +27,7 @@ export const listDomains = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/admin/domains', envelope: 'list', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.list(principal, input),
 });
 
@@ -38,6 +40,7 @@ export const getDomain = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.find(principal, input.domain_id),
 });
 
@@ -51,19 +54,22 @@ export const createDomain = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/admin/domains', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.create(principal, input),
 });
 
 export const updateDomain = defineOperation({
   name: 'update_domain',
-  title: 'Rename a domain',
-  description: 'Changes a domain\'s label. The address cannot change: delete and register again instead.',
+  title: 'Update a domain',
+  description:
+    'Changes a domain\'s label, its warm-up, or resumes its paused sending (`sending: {status: "active"}`). The address cannot change: delete and register again instead.',
   input: UpdateDomainInputSchema,
   output: DomainSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
-  run: (core, input, { principal }) => core.domains.update(principal, input),
+  stability: 'beta',
+  run: (core, input, { principal, requestId }) => core.domains.update(principal, input, { requestId }),
 });
 
 export const deleteDomain = defineOperation({
@@ -75,6 +81,7 @@ export const deleteDomain = defineOperation({
   hints: { readOnly: false, destructive: true },
   http: { method: 'DELETE', path: '/admin/domains/:domain_id', envelope: 'empty', auth: admin },
   tool: false,
+  stability: 'beta',
   run: async (core, input, { principal }) => {
     await core.domains.destroy(principal, input.domain_id);
     return {};
@@ -90,6 +97,7 @@ export const domainInfo = defineOperation({
   hints: { readOnly: true },
   http: { method: 'POST', path: '/admin/domains/:domain_id/info', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.info(principal, input),
 });
 
@@ -102,6 +110,7 @@ export const verifyDomain = defineOperation({
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'POST', path: '/admin/domains/:domain_id/verify', auth: admin },
   tool: false,
+  stability: 'beta',
   run: (core, input, { principal }) => core.domains.verify(principal, input),
 });
 

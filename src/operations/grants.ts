@@ -19,6 +19,7 @@ export const createGrant = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'POST', path: '/connect/custom', status: 201 },
   tool: false,
+  stability: 'beta',
   run: async (core, input, { principal }) => (await core.grants.create(principal, input)).grant,
 });
 

@@ -34,4 +34,4 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 /** Every operation, in a stable order. */
 export const operations: readonly AnyOperation[] = register(grants, folders, messages, engagement, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin, suppressions);
 
-export { defineOperation, hasJsonBody, runOperation, runOperationJson, type AnyOperation, type JsonPage, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';
+export { defineOperation, deprecationHeaders, hasJsonBody, runOperation, runOperationJson, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';

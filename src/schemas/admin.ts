@@ -196,14 +196,26 @@ export const RULE_ACTIONS = ['block', 'mark_as_spam', 'assign_to_folder', 'mark_
 
 const enumError = (what: string, values: readonly string[]) => (issue: { input?: unknown }) => `${JSON.stringify(issue.input)} is not a ${what}; use one of: ${values.join(', ')}`;
 
+/**
+ * Rules compare the sender and recipients only. A condition on anything else (an attachment above all) is a 400 that
+ * says where that control lives: on policies, whose `limits` keep or drop attachments by size, count and type.
+ */
+const ATTACHMENTS_ON_POLICIES =
+  'Rules match on the sender and recipient fields only; attachment control (size, count, MIME types) lives on policies: set limits.limit_attachment_size_limit, limit_attachment_count_limit or limit_attachment_allowed_types on /v3/admin/policies.';
+
 export const RuleConditionSchema = z
-  .strictObject({
-    field: z.enum(RULE_FIELDS, { error: enumError('condition field', RULE_FIELDS) }).describe('What is compared'),
+  .strictObject(
+    {
+      field: z
+        .enum(RULE_FIELDS, { error: (issue) => `${JSON.stringify(issue.input)} is not a condition field; use one of: ${RULE_FIELDS.join(', ')}. ${ATTACHMENTS_ON_POLICIES}` })
+        .describe('What is compared: the sender (from.*), a recipient (recipient.*) or, on outbound rules, outbound.type. Attachments are not rule fields: attachment control lives on policies'),
     operator: z.enum(RULE_OPERATORS, { error: enumError('condition operator', RULE_OPERATORS) }).describe('is, is_not, contains, or in_list'),
     value: z
       .union([z.string().min(1).max(320), z.array(IdSchema).min(1).max(20)])
       .describe('The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply'),
-  })
+    },
+    { error: (issue) => (issue.code === 'unrecognized_keys' ? `a condition has field, operator and value only (not ${issue.keys.join(', ')}). ${ATTACHMENTS_ON_POLICIES}` : undefined) },
+  )
   .meta({ id: 'RuleCondition' });
 
 export const RuleMatchSchema = z

@@ -21,7 +21,26 @@ export const DomainSchema = z
     verified_dmarc: z.boolean(),
     verified_arc: z.boolean(),
     warm_up: z.boolean().describe('Extension: the domain is on its warm-up ramp (a daily cap on recipients, rising over four weeks; 429 past it)'),
-    warm_up_started_at: UnixSecondsSchema.optional().describe('Extension: when the ramp started (its day 0); absent when warm_up is off'),
+    warm_up_started_at: UnixSecondsSchema.optional().describe('Extension: when the ramp started (its day 1); absent when warm_up is off'),
+    sending: z
+      .object({
+        status: z.enum(['active', 'paused']).describe('"paused": every send from this domain, by any grant, is refused (403 sending_paused) until resumed with PUT /v3/admin/domains/{id} {"sending": {"status": "active"}}'),
+        reason: z.string().optional().describe('Why sending is paused: the rate, its threshold and the window'),
+        paused_at: UnixSecondsSchema.optional().describe('When sending was paused'),
+      })
+      .describe('Extension: whether this domain may send. The service pauses it when the hard-bounce or complaint rate of everything sent from it crosses a threshold'),
+    reputation: z
+      .object({
+        sent: z.number().int().min(0).describe('Recipients sent to from this domain in the window (since the last resume)'),
+        hard_bounces: z.number().int().min(0),
+        soft_bounces: z.number().int().min(0),
+        complaints: z.number().int().min(0),
+        bounce_rate: z.number().describe('hard_bounces / sent (0 when nothing was sent)'),
+        complaint_rate: z.number().describe('complaints / sent (0 when nothing was sent)'),
+        window_days: z.number().int().min(1).describe('The rolling window in UTC days ending today (AGENTPOST_PAUSE_WINDOW)'),
+      })
+      .optional()
+      .describe('Extension: the bounce and complaint rates of everything sent from this domain (all its grants) over the rolling window'),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -39,7 +58,7 @@ const DomainAddressSchema = z
 const WarmUpInputSchema = z
   .boolean()
   .optional()
-  .describe('Extension: true puts the domain on a four-week warm-up ramp of daily send caps starting today (50 recipients on day 0, doubling every 3-4 days, no cap from day 28); false takes it off. Turning it on again restarts the ramp');
+  .describe('Extension: true puts the domain on a warm-up ramp of daily send caps starting today (AGENTPOST_WARMUP_SCHEDULE; by default four weeks, 50 recipients on day 1, doubling every 3-4 days, no cap from day 29); false takes it off. Turning it on again restarts the ramp. On create, custom domains default to true and trial domains to false');
 
 export const ListDomainsInputSchema = z.object({ limit: LimitSchema, page_token: PageTokenSchema });
 export const DomainRefInputSchema = z.object({ domain_id: IdSchema });
@@ -52,6 +71,10 @@ export const UpdateDomainInputSchema = z.object({
   domain_id: IdSchema,
   name: z.string().trim().min(1).max(256).optional().describe('New label (the address cannot change)'),
   warm_up: WarmUpInputSchema,
+  sending: z
+    .object({ status: z.literal('active').describe('"active" resumes sending') })
+    .optional()
+    .describe('Extension: {"status": "active"} resumes a domain whose sending the service paused (recorded with the request id; the domain\'s rates then count only what is sent after the resume)'),
 });
 
 export const VerificationTypeSchema = z

@@ -58,10 +58,18 @@ export interface WebhookTransport {
 }
 
 /**
- * Verifies an endpoint: GET `<url>?challenge=<random>` must answer 200 with exactly the value as the body, within
- * the timeout, without redirects. Throws an `invalid_request` AppError on `webhook_url` that says what went wrong.
+ * The deadline of a challenge: the specification's 10 seconds, whatever the delivery deadline
+ * (`AGENTPOST_WEBHOOK_TIMEOUT_MS`, up to 60 s) is.
  */
-export async function runChallenge(target: CheckedTarget, value: string, { http, timeoutMs }: Pick<WebhookTransport, 'http' | 'timeoutMs'>): Promise<void> {
+export const CHALLENGE_TIMEOUT_MS = 10_000;
+
+/**
+ * Verifies an endpoint: GET `<url>?challenge=<random>` must answer 200 with exactly the value as the body, within
+ * {@link CHALLENGE_TIMEOUT_MS}, without redirects. Throws an `invalid_request` AppError on `webhook_url` that says
+ * what went wrong.
+ */
+export async function runChallenge(target: CheckedTarget, value: string, { http }: Pick<WebhookTransport, 'http'>): Promise<void> {
+  const timeoutMs = CHALLENGE_TIMEOUT_MS;
   const url = new URL(target.url);
   url.searchParams.set('challenge', value);
   const rule = `The endpoint must answer GET ${target.url.origin}${target.url.pathname}?challenge=<value> with status 200 and exactly <value> as the body within ${timeoutMs / 1000} s.`;

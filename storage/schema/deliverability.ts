@@ -6,7 +6,8 @@
  *   ({@link deliveryReports}), and the per-application suppression list they feed ({@link suppressions}).
  * - Sending health: per grant and UTC day, recipients sent to and bounces and complaints against them
  *   ({@link grantSendingDays}), the rates a pause is decided on; each pause and resume ({@link sendingStateChanges}).
- * - Warm-up: recipients sent per sending domain and UTC day ({@link domainDailySends}).
+ * - Per sending domain and UTC day: recipients sent (the warm-up ramp), and the domain's bounces and complaints
+ *   ({@link domainDailySends}); each pause and resume of a domain's sending ({@link domainSendingStateChanges}).
  * - Service keys: random keys the service makes once and shares between its processes through the database
  *   ({@link serviceKeys}: the tracking and VERP signing key).
  */
@@ -205,7 +206,11 @@ export const sendingStateChanges = sqliteTable(
   (table) => [index('sending_state_changes_grant_idx').on(table.grantId, table.at)],
 );
 
-/** Recipients sent to per sending domain and UTC day: what the warm-up ramp of a domain is checked against. */
+/**
+ * Per sending domain and UTC day: recipients sent to (`sent`, what the warm-up ramp of a domain is checked against,
+ * never reset), and the domain's reputation counters (`rated_sent` and the bounces and complaints reported against
+ * sends from it, over all its grants and transactional sends), which a resume of the domain's sending sets to zero.
+ */
 export const domainDailySends = sqliteTable(
   'domain_daily_sends',
   {
@@ -214,8 +219,31 @@ export const domainDailySends = sqliteTable(
       .references(() => domains.id, { onDelete: 'cascade' }),
     day: integer('day').notNull(),
     sent: integer('sent').notNull().default(0),
+    /** Recipients sent to, as the bounce and complaint rates count them (reset by a resume). */
+    ratedSent: integer('rated_sent').notNull().default(0),
+    hardBounces: integer('hard_bounces').notNull().default(0),
+    softBounces: integer('soft_bounces').notNull().default(0),
+    complaints: integer('complaints').notNull().default(0),
   },
   (table) => [primaryKey({ columns: [table.domainId, table.day] })],
+);
+
+/** Each pause (the service, on a threshold of the domain's totals) and resume (a caller) of a domain's sending. */
+export const domainSendingStateChanges = sqliteTable(
+  'domain_sending_state_changes',
+  {
+    id: text('id').primaryKey(),
+    domainId: text('domain_id')
+      .notNull()
+      .references(() => domains.id, { onDelete: 'cascade' }),
+    state: text('state', { enum: ['paused', 'active'] }).notNull(),
+    reason: text('reason').notNull(),
+    /** `service` for a pause on a threshold; for a resume, the request id of the API call. */
+    actor: text('actor').notNull(),
+    /** Unix seconds. */
+    at: integer('at').notNull(),
+  },
+  (table) => [index('domain_sending_state_changes_domain_idx').on(table.domainId, table.at)],
 );
 
 /** Random keys made once per installation and shared by its processes (base64). */

@@ -80,6 +80,12 @@ export const domains = sqliteTable(
     warmUp: integer('warm_up', { mode: 'boolean' }).notNull().default(false),
     /** Unix seconds at which the ramp started (day 0). */
     warmUpStartedAt: integer('warm_up_started_at'),
+    /**
+     * Unix seconds at which sending from the domain was paused (its bounce or complaint rate, over all its senders,
+     * reached a threshold: src/deliverability/sending-health.ts); null while it sends. Every grant on it is refused.
+     */
+    sendingPausedAt: integer('sending_paused_at'),
+    sendingPausedReason: text('sending_paused_reason'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -39,7 +39,8 @@ describe('paused sending: bounces pause a grant, sends get 403 sending_paused, t
   beforeAll(async () => {
     sink = await startSmtpSink();
     service = await startTestService({
-      env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_PAUSE_MIN_SENT: '10', AGENTPOST_PAUSE_BOUNCE_RATE: '0.2' },
+      // The domain's own thresholds are out of reach here: this is the grant's pause (test/e2e/domain-reputation.test.ts has the domain's).
+      env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_PAUSE_MIN_SENT: '10', AGENTPOST_PAUSE_BOUNCE_RATE: '0.2', AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '1000000' },
     });
     receiver = await startReceiver();
     agent = await createMailbox(service, AGENT);
@@ -175,7 +176,7 @@ describe('warm-up: a domain on its ramp sends up to the day\'s cap, then 429 unt
     // 09:00 UTC: the cap resets at midnight, 15 hours on.
     expect(refused.headers.get('retry-after')).toBe(String(15 * 3600));
     expect(refused.body.error.message).toBe(
-      `The domain ${WARM} is warming up: on day 0 of its 28-day ramp it may send to 50 recipients a day (UTC); 50 were sent today and this send has 1, so nothing was sent. The cap resets at 2026-03-31T00:00:00.000Z (in 54000 seconds), to 50 recipients. Send again then, or to fewer recipients today.`,
+      `The domain ${WARM} is warming up: on day 1 of its 28-day warm-up ramp it may send to 50 recipients a day (UTC); 50 were sent today and this send has 1, so nothing was sent. The cap resets at 2026-03-31T00:00:00.000Z (in 54000 seconds), to 50 recipients. Send again then, or to fewer recipients today.`,
     );
     const sent = await service.core.deps.db.orm.select().from(tables.domainDailySends).where(eq(tables.domainDailySends.domainId, domainId));
     expect(sent.map((row) => row.sent)).toEqual([50]);
@@ -195,6 +196,6 @@ describe('warm-up: a domain on its ramp sends up to the day\'s cap, then 429 unt
     // Day 0 again, and today already has 100: refused.
     const refused = await send(1, 'h');
     expect(refused.status).toBe(429);
-    expect(refused.body.error.message).toContain('on day 0 of its 28-day ramp it may send to 50 recipients a day (UTC); 100 were sent today');
+    expect(refused.body.error.message).toContain('on day 1 of its 28-day warm-up ramp it may send to 50 recipients a day (UTC); 100 were sent today');
   });
 });

@@ -153,17 +153,14 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     expect(notFound.statusCode).toBe(400);
     expect(notFound.message).toContain('it answered HTTP 404');
 
-    endpoint.onChallenge = (value, response) => {
-      setTimeout(() => response.writeHead(200).end(value), TIMEOUT_MS + 400);
-    };
-    expect((await sdkError(create())).message).toContain(`no answer within ${TIMEOUT_MS / 1000} s`);
+    // The challenge's own 10-second deadline: test/server/webhook-challenge-deadline.test.ts.
 
     endpoint.onChallenge = (value, response) => response.writeHead(302, { location: `${other.url}?challenge=${value}` }).end();
     expect((await sdkError(create())).message).toContain('redirects are not followed');
     expect(other.challenges).toEqual([]);
 
     expect((await service.nylas.webhooks.list()).data).toEqual([]);
-    expect(endpoint.challenges).toHaveLength(4);
+    expect(endpoint.challenges).toHaveLength(3);
 
     // A failed challenge on a switch to active leaves the webhook paused.
     endpoint.onChallenge = (value, response) => response.writeHead(200).end(value);

@@ -34,6 +34,33 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads AGENTPOST_WARMUP_SCHEDULE (day 1 first, or off) and names it when a cap is bad', () => {
+    expect(loadConfig({}).deliverability.warmUpSchedule).toHaveLength(28);
+    expect((loadConfig({}).deliverability.warmUpSchedule as number[]).slice(0, 4)).toEqual([50, 50, 50, 100]);
+    expect(loadConfig({ AGENTPOST_WARMUP_SCHEDULE: ' 20, 40 ,80' }).deliverability.warmUpSchedule).toEqual([20, 40, 80]);
+    expect(loadConfig({ AGENTPOST_WARMUP_SCHEDULE: 'OFF' }).deliverability.warmUpSchedule).toBe('off');
+    for (const bad of ['50,abc', '50,,100', '0,10', '-5', '1.5', 'on']) {
+      expect(configError({ AGENTPOST_WARMUP_SCHEDULE: bad })).toMatch(/AGENTPOST_WARMUP_SCHEDULE: ".*" is not a daily cap/);
+    }
+    expect(configError({ AGENTPOST_WARMUP_SCHEDULE: Array(367).fill('5').join(',') })).toContain('AGENTPOST_WARMUP_SCHEDULE: gives 367 days; a ramp has at most 366');
+  });
+
+  it('applies the grant pause thresholds to domains unless AGENTPOST_DOMAIN_PAUSE_* are set', () => {
+    expect(loadConfig({ AGENTPOST_PAUSE_BOUNCE_RATE: '0.1', AGENTPOST_PAUSE_MIN_SENT: '20' }).deliverability.domain).toEqual({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001, pauseMinSent: 20, pauseWindowDays: 7 });
+    const own = loadConfig({ AGENTPOST_PAUSE_BOUNCE_RATE: '0.1', AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: '0.02', AGENTPOST_DOMAIN_PAUSE_COMPLAINT_RATE: '0.005', AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '500' });
+    expect(own.deliverability.domain).toMatchObject({ pauseBounceRate: 0.02, pauseComplaintRate: 0.005, pauseMinSent: 500 });
+    expect(own.deliverability.pauseBounceRate).toBe(0.1);
+    expect(configError({ AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: '5%' })).toContain('AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: must be a rate from 0 to 1');
+    expect(configError({ AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '0' })).toContain('AGENTPOST_DOMAIN_PAUSE_MIN_SENT: must be between 1 and');
+  });
+
+  it('caps additional calendars per plan, AGENTPOST_MAX_CALENDARS giving the default of both', () => {
+    expect(loadConfig({}).maxCalendars).toEqual({ trial: 10, production: 100 });
+    expect(loadConfig({ AGENTPOST_MAX_CALENDARS: '4' }).maxCalendars).toEqual({ trial: 4, production: 4 });
+    expect(loadConfig({ AGENTPOST_MAX_CALENDARS: '4', AGENTPOST_MAX_CALENDARS_TRIAL: '1', AGENTPOST_MAX_CALENDARS_PRODUCTION: '30' }).maxCalendars).toEqual({ trial: 1, production: 30 });
+    expect(configError({ AGENTPOST_MAX_CALENDARS_TRIAL: 'many' })).toContain('AGENTPOST_MAX_CALENDARS_TRIAL: must be a whole number of calendars');
+  });
+
   it('ignores variables that are not ours and treats empty values as unset', () => {
     const config = loadConfig({ PATH: '/usr/bin', HOME: '/root', AGENTPOST_HTTP_PORT: '', AGENTPOST_DOMAINS: '' });
     expect(config.httpPort).toBe(3000);

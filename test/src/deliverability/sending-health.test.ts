@@ -63,7 +63,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
   }
   /** Records a report as the report intake will: the listener runs in the report's transaction. */
   async function report(grantId: string, kind: RecordedReport['kind'], bounceType?: RecordedReport['bounceType'], at = clock.now().getTime()) {
-    await env.db.write((tx) => core.sendingHealth.listener.reported(tx, { applicationId: principal.applicationId, grantId, kind, bounceType, recipient: `r${++next}@example.com`, at }));
+    await env.db.write((tx) => core.sendingHealth.listener.reported(tx, { applicationId: principal.applicationId, grantId, kind, bounceType, recipient: `r${++next}@example.com`, from: `sender@${DOMAIN}`, at }));
   }
   const grantRow = async (grantId: string) => (await env.db.orm.select().from(tables.grants).where(eq(tables.grants.id, grantId)))[0]!;
   const changes = (grantId: string) => env.db.orm.select().from(tables.sendingStateChanges).where(eq(tables.sendingStateChanges.grantId, grantId));
@@ -125,7 +125,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
   });
 
   it('ignores reports of sends without a grant', async () => {
-    await env.db.write((tx) => core.sendingHealth.listener.reported(tx, { applicationId: principal.applicationId, grantId: null, kind: 'complaint', bounceType: undefined, recipient: 'x@example.com', at: clock.now().getTime() }));
+    await env.db.write((tx) => core.sendingHealth.listener.reported(tx, { applicationId: principal.applicationId, grantId: null, kind: 'complaint', bounceType: undefined, recipient: 'x@example.com', from: `sender@${DOMAIN}`, at: clock.now().getTime() }));
   });
 
   it('refuses sends while paused (403 sending_paused), fails scheduled sends that fire, and resumes through update', async () => {

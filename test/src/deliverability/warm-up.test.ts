@@ -1,6 +1,7 @@
 /** The warm-up ramp as a table: the cap of each day of the four weeks, none after, and the day of a ramp in UTC days. */
 import { describe, expect, it } from 'vitest';
-import { WARM_UP_DAYS, warmUpCap, warmUpDay } from '../../../src/deliverability/warm-up.js';
+import { DEFAULT_WARMUP_SCHEDULE } from '../../../src/config.js';
+import { warmUpCap, warmUpDay, warmUpScheduleOf } from '../../../src/deliverability/warm-up.js';
 
 describe('warm-up ramp', () => {
   it.each([
@@ -17,13 +18,19 @@ describe('warm-up ramp', () => {
     [27, 6_400],
     [28, undefined],
     [400, undefined],
-  ])('day %i: cap %s', (day, cap) => {
-    expect(warmUpCap(day)).toBe(cap);
+  ])('day %i (0-based): cap %s', (day, cap) => {
+    expect(warmUpCap(DEFAULT_WARMUP_SCHEDULE, day)).toBe(cap);
   });
 
   it('never lowers the cap from one day to the next, and ends after four weeks', () => {
-    for (let day = 1; day < WARM_UP_DAYS; day++) expect(warmUpCap(day)!).toBeGreaterThanOrEqual(warmUpCap(day - 1)!);
-    expect(WARM_UP_DAYS).toBe(28);
+    for (let day = 1; day < DEFAULT_WARMUP_SCHEDULE.length; day++) expect(warmUpCap(DEFAULT_WARMUP_SCHEDULE, day)!).toBeGreaterThanOrEqual(warmUpCap(DEFAULT_WARMUP_SCHEDULE, day - 1)!);
+    expect(DEFAULT_WARMUP_SCHEDULE.length).toBe(28);
+  });
+
+  it('follows a configured schedule day by day, and the default ramp when the setting is off', () => {
+    expect([0, 1, 2, 3].map((day) => warmUpCap([5, 10, 20], day))).toEqual([5, 10, 20, undefined]);
+    expect(warmUpScheduleOf('off')).toBe(DEFAULT_WARMUP_SCHEDULE);
+    expect(warmUpScheduleOf([7])).toEqual([7]);
   });
 
   it('counts UTC days: a ramp started at 23:59 is on day 1 a minute later', () => {
