@@ -125,7 +125,7 @@ describe('deliverability of connected accounts: tracking and reports in the acco
   });
   const notified = (type: string, grantId: string, recipient?: string) =>
     eventually(async () => receiver.deliveries.find((delivery) => delivery.json?.type === type && delivery.json.data.object.grant_id === grantId && (!recipient || delivery.json.data.object.bounce?.recipient === recipient)), 10_000, type);
-  const signed = (body: string) => createHmac('sha256', secret).update(body).digest('hex');
+  const signed = (body: string | Buffer) => createHmac('sha256', secret).update(body).digest('hex');
   afterAll(async () => {
     await receiver?.close();
     await parser.close();
