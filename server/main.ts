@@ -18,6 +18,7 @@ import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
+import { createAiTextGenerator } from './ai-text-generator.js';
 import type { AppEnv } from './types.js';
 
 /** Builds the core's dependencies from the configuration; tests override any of them. */
@@ -49,6 +50,8 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
     randomBytes,
     dns: systemDns(),
     logger,
+    // Smart Compose's model, from AGENTPOST_AI_* (none: the endpoints answer 503).
+    text: createAiTextGenerator(config.ai),
     ...overrides,
     secrets,
   };

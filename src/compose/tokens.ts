@@ -1,0 +1,36 @@
+/**
+ * @module compose/tokens
+ * Token counts for Smart Compose, with a real tokenizer: `gpt-tokenizer`'s `o200k_base` encoding (OpenAI's GPT-4o
+ * family), whose tables ship in the package (no download). It is loaded on first use, since the tables take about
+ * half a second to load and most processes never compose. Other providers count their own tokens a little
+ * differently; the prompt limit is this encoding's count, stated in the error.
+ */
+
+/** The encoding's name, quoted in messages about counts. */
+export const TOKEN_ENCODING = 'o200k_base';
+
+type Encoding = typeof import('gpt-tokenizer/encoding/o200k_base');
+
+let loading: Promise<Encoding> | undefined;
+
+/** The encoding, loaded once. */
+function encoding(): Promise<Encoding> {
+  loading ??= import('gpt-tokenizer/encoding/o200k_base');
+  return loading;
+}
+
+/** The number of tokens of `text`. */
+export async function countTokens(text: string): Promise<number> {
+  return (await encoding()).countTokens(text);
+}
+
+/**
+ * The longest start of `text` within `budget` tokens, and whether anything was cut. The cut falls on a token
+ * boundary; a character split by it (an emoji of several tokens) is dropped rather than left broken.
+ */
+export async function truncateToTokens(text: string, budget: number): Promise<{ text: string; truncated: boolean }> {
+  const { encode, decode, isWithinTokenLimit } = await encoding();
+  if (isWithinTokenLimit(text, budget) !== false) return { text, truncated: false };
+  const kept = decode(encode(text).slice(0, Math.max(0, budget))).replace(/\uFFFD+$/, '');
+  return { text: kept, truncated: true };
+}
