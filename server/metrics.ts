@@ -81,7 +81,7 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
   const jobSeconds = new Histogram({ name: 'agentpost_job_run_seconds', help: 'Duration of background job runs by kind.', labelNames: ['kind'] as const, buckets: HTTP_BUCKETS, registers: [registry] });
   const composeCalls = new Counter({
     name: 'agentpost_smart_compose_requests_total',
-    help: 'Smart Compose calls that reached the model, by grant and outcome (ok, rate_limited, timeout, provider_error).',
+    help: 'Smart Compose calls that reached the model, by grant and outcome (ok, rate_limited, timeout, provider_error, cancelled: the client went away).',
     labelNames: ['grant_id', 'outcome'] as const,
     registers: [registry],
   });

@@ -141,8 +141,11 @@ export interface Metrics {
   smartCompose(grantId: string, outcome: SmartComposeOutcome, usage: TextUsage): void;
 }
 
-/** How a Smart Compose call ended: a suggestion, or the provider's rate limit, the timeout, another provider error. */
-export type SmartComposeOutcome = 'ok' | 'rate_limited' | 'timeout' | 'provider_error';
+/**
+ * How a Smart Compose call ended: a suggestion; the provider's rate limit, the timeout, another provider error; or
+ * `cancelled`, the caller went away before the end.
+ */
+export type SmartComposeOutcome = 'ok' | 'rate_limited' | 'timeout' | 'provider_error' | 'cancelled';
 
 /** The default {@link Metrics}: records nothing. */
 export const noMetrics: Metrics = {

@@ -19,7 +19,7 @@ import { HOSTED_PROVIDER, type GrantService } from '../grants/grant-service.js';
 import type { MessageService } from '../messages/message-service.js';
 import type { RateLimitDetails } from '../operations/http-errors.js';
 import { composeUserMessage, originalMessageData, replyUserMessage, SMART_COMPOSE_INSTRUCTIONS } from './reply-context.js';
-import { countTokens, TOKEN_ENCODING } from './tokens.js';
+import { countTokens, loadTokenizer, TOKEN_ENCODING } from './tokens.js';
 
 /** The specification's limit on a prompt. */
 export const MAX_PROMPT_TOKENS = 1_000;
@@ -45,6 +45,8 @@ export interface SmartComposeOptions {
 export function createSmartComposeService(deps: CoreDeps, grants: GrantService, messages: MessageService) {
   const { config, logger } = deps;
   const metrics = deps.metrics;
+  // With a model, the tokenizer is loaded at start-up rather than by the first request (see loadTokenizer).
+  if (deps.text) loadTokenizer().catch((error: unknown) => logger.error('smart compose: cannot load the tokenizer', { error: error instanceof Error ? error.message : String(error) }));
 
   /** Runs the checks and builds the model request; returns it with the grant's id and the deadline's controller. */
   async function prepare(principal: Principal, input: SmartComposeInput, options: SmartComposeOptions) {
@@ -83,14 +85,21 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
       maxOutputTokens: MAX_SUGGESTION_TOKENS,
       signal: AbortSignal.any(signals),
     };
-    return { grantId: grant.id, text, request, deadline, done: () => clearTimeout(timer) };
+    return { grantId: grant.id, text, request, deadline, cancelled: () => options.signal?.aborted === true && !deadline.signal.aborted, done: () => clearTimeout(timer) };
   }
 
   /** The AppError of a failed generation, counted in the metrics. */
-  function failure(grantId: string, model: string, error: unknown, deadline: AbortController, usage: TextUsage = { inputTokens: undefined, outputTokens: undefined }): AppError {
+  function failure(call: { grantId: string; text: { model: string }; deadline: AbortController; cancelled(): boolean }, error: unknown, usage: TextUsage = { inputTokens: undefined, outputTokens: undefined }): AppError {
+    const { grantId, deadline } = call;
+    const model = call.text.model;
     let outcome: SmartComposeOutcome = 'provider_error';
     let mapped: AppError;
     const timedOut = deadline.signal.aborted || (error instanceof TextGenerationError && error.kind === 'timeout');
+    if (call.cancelled()) {
+      // Nobody is left to answer; counted apart so that it does not look like a provider's fault.
+      metrics?.smartCompose(grantId, 'cancelled', usage);
+      return new AppError('invalid_request', 'Smart Compose: the request was cancelled by the client.', undefined, { cause: error });
+    }
     if (timedOut) {
       outcome = 'timeout';
       mapped = new AppError('timeout', `Smart Compose: the model (${model}) did not answer within ${config.aiTimeoutMs} ms (AGENTPOST_AI_TIMEOUT). Try again, or with a shorter request.`, undefined, { cause: error });
@@ -110,13 +119,14 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
   return {
     /** The whole suggestion. */
     async compose(principal: Principal, input: SmartComposeInput, options: SmartComposeOptions = {}): Promise<{ suggestion: string }> {
-      const { grantId, text, request, deadline, done } = await prepare(principal, input, options);
+      const call = await prepare(principal, input, options);
+      const { grantId, text, request, done } = call;
       try {
         const result = await text.generate(request);
         metrics?.smartCompose(grantId, 'ok', result.usage);
         return { suggestion: result.text.trim() };
       } catch (error) {
-        throw failure(grantId, text.model, error, deadline);
+        throw failure(call, error);
       } finally {
         done();
       }
@@ -128,32 +138,37 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
      * later comes out of the iterator as an AppError.
      */
     async stream(principal: Principal, input: SmartComposeInput, options: SmartComposeOptions = {}): Promise<AsyncIterable<string>> {
-      const { grantId, text, request, deadline, done } = await prepare(principal, input, options);
+      const call = await prepare(principal, input, options);
+      const { grantId, text, request, done } = call;
       const parts = text.stream(request)[Symbol.asyncIterator]();
       let first: IteratorResult<TextStreamPart>;
       try {
         first = await parts.next();
       } catch (error) {
         done();
-        throw failure(grantId, text.model, error, deadline);
+        throw failure(call, error);
       }
       async function* pieces(): AsyncGenerator<string> {
         let usage: TextUsage = { inputTokens: undefined, outputTokens: undefined };
-        let finished = false;
+        let ended = false;
         try {
           for (let step = first; !step.done; step = await parts.next()) {
             if (step.value.type === 'delta') {
               if (step.value.text !== '') yield step.value.text;
             } else usage = step.value.usage;
           }
-          finished = true;
+          ended = true;
           metrics?.smartCompose(grantId, 'ok', usage);
         } catch (error) {
-          throw failure(grantId, text.model, error, deadline, usage);
+          ended = true;
+          throw failure(call, error, usage);
         } finally {
           done();
-          // The consumer stopped early (the client went away): end the generation too.
-          if (!finished) await parts.return?.();
+          if (!ended) {
+            // The consumer stopped early (the client went away): end the generation too, and count it so.
+            metrics?.smartCompose(grantId, 'cancelled', usage);
+            await parts.return?.();
+          }
         }
       }
       return pieces();

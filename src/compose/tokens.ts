@@ -19,6 +19,14 @@ function encoding(): Promise<Encoding> {
   return loading;
 }
 
+/**
+ * Loads the encoding now. Loading holds the event loop for about half a second, once: the Smart Compose service
+ * calls this when it is built with a model (at start-up), so that no request, and no SMTP session, waits for it.
+ */
+export async function loadTokenizer(): Promise<void> {
+  await encoding();
+}
+
 /** The number of tokens of `text`. */
 export async function countTokens(text: string): Promise<number> {
   return (await encoding()).countTokens(text);

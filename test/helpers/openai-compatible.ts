@@ -33,6 +33,8 @@ export interface FakeModelServer {
   baseUrl: string;
   /** Every request received, in order. */
   requests: ChatRequest[];
+  /** Streamed answers whose client went away before their end (the caller stopped the generation). */
+  readonly cutOff: number;
   /** Queues the answers to the next requests (when the queue is empty: a text answer "Default suggestion."). */
   answer(...answers: ModelAnswer[]): void;
   close(): Promise<void>;
@@ -53,6 +55,7 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
   const requests: ChatRequest[] = [];
   const queue: ModelAnswer[] = [];
   const timers = new Set<NodeJS.Timeout>();
+  let cutOff = 0;
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -95,6 +98,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       );
       return;
     }
+    response.once('close', () => {
+      if (!response.writableFinished) cutOff++;
+    });
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     response.write(chunk(id, body.model, { role: 'assistant', content: '' }, null));
     for (const piece of pieces) {
@@ -118,6 +124,9 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     requests,
+    get cutOff() {
+      return cutOff;
+    },
     answer: (...answers) => queue.push(...answers),
     async close() {
       for (const timer of timers) clearTimeout(timer);

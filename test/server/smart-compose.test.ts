@@ -11,7 +11,7 @@ import { SMART_COMPOSE_INSTRUCTIONS } from '../../src/compose/reply-context.js';
 import { composeMime, parsedOf } from '../../src/outbound/compose.js';
 import { request } from '../helpers/http.js';
 import { addSyncedMessageRow, createImapGrant } from '../helpers/imap-grant.js';
-import { createMailbox } from '../helpers/mail.js';
+import { createMailbox, eventually } from '../helpers/mail.js';
 import { startFakeModelServer, type FakeModelServer } from '../helpers/openai-compatible.js';
 import { sdkError } from '../helpers/sdk.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -250,6 +250,30 @@ describe('Smart Compose', () => {
     expect(sent.stream_options).toEqual({ include_usage: true });
     expect(sent.messages[0]!.content).toBe(SMART_COMPOSE_INSTRUCTIONS);
     expect(sent.messages[1]!.content).toContain('"subject": "Quarterly review date"');
+  });
+
+  it('stops the generation when the streaming client goes away', async () => {
+    model.answer({ kind: 'text', pieces: Array.from({ length: 50 }, (_, index) => `piece ${index} `), pieceDelayMs: 100 });
+    const before = model.cutOff;
+    const controller = new AbortController();
+    const response = await fetch(`${service.url}/v3/grants/${grant}/messages/smart-compose`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ prompt: 'Write at length' }),
+      signal: controller.signal,
+    });
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain('"suggestion":"piece 0 "');
+    controller.abort();
+    await reader.cancel().catch(() => undefined);
+    // The model's answer is cut off long before its 50 pieces (5 s) are out.
+    await eventually(async () => (model.cutOff > before ? true : undefined), 4_000);
+    const metrics = await eventually(async () => {
+      const scraped = await request(service.url, 'GET', '/metrics', { key: METRICS_TOKEN });
+      return scraped.text.includes(`agentpost_smart_compose_requests_total{grant_id="${grant}",outcome="cancelled"} 1`) ? scraped : undefined;
+    });
+    expect(metrics.status).toBe(200);
   });
 
   it('answers a streamed request that fails before its first piece with the status of the failure', async () => {
