@@ -31,8 +31,11 @@ export const FRESH_BODY_TOKENS = 2_000;
 export const QUOTED_HISTORY_TOKENS = 500;
 /** Recipients listed per field; the rest are counted. */
 export const MAX_LISTED_RECIPIENTS = 20;
-/** Characters of HTML converted to text at most: far beyond the budgets, and a bound on the work. */
-const MAX_BODY_CHARACTERS = 400_000;
+/**
+ * Characters of HTML converted to text at most: beyond the budgets (2,500 tokens are some 10,000 characters of
+ * text, styled HTML a few times that), and a bound on the work, which holds the event loop (bench/smart-compose).
+ */
+const MAX_BODY_CHARACTERS = 100_000;
 
 /** The parts of the original message the context uses (its wire form). */
 export interface OriginalMessage {

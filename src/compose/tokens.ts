@@ -33,12 +33,23 @@ export async function countTokens(text: string): Promise<number> {
 }
 
 /**
+ * Characters looked at per token of a budget when cutting: tokens of this encoding average about four characters of
+ * English; the margin covers long ones (runs of spaces, long words), and a prefix that still holds too few tokens is
+ * never cut from (the whole text is encoded instead).
+ */
+const CHARACTERS_PER_TOKEN_LOOKED_AT = 16;
+
+/**
  * The longest start of `text` within `budget` tokens, and whether anything was cut. The cut falls on a token
- * boundary; a character split by it (an emoji of several tokens) is dropped rather than left broken.
+ * boundary; a character split by it (an emoji of several tokens) is dropped rather than left broken. Only a prefix
+ * of a long text is encoded, so the cost follows the budget, not the text.
  */
 export async function truncateToTokens(text: string, budget: number): Promise<{ text: string; truncated: boolean }> {
   const { encode, decode, isWithinTokenLimit } = await encoding();
   if (isWithinTokenLimit(text, budget) !== false) return { text, truncated: false };
-  const kept = decode(encode(text).slice(0, Math.max(0, budget))).replace(/\uFFFD+$/, '');
+  let tokens = encode(text.slice(0, Math.max(1, budget) * CHARACTERS_PER_TOKEN_LOOKED_AT));
+  // The prefix's last token may be cut short by the slice: keep it only when the prefix is the whole text.
+  if (tokens.length <= budget) tokens = encode(text);
+  const kept = decode(tokens.slice(0, Math.max(0, budget))).replace(/\uFFFD+$/, '');
   return { text: kept, truncated: true };
 }
