@@ -205,6 +205,15 @@ describe('Smart Compose', () => {
     expect((await sdkError(service.nylas.messages.smartCompose.composeMessageReply({ identifier: grant, messageId: 'no-such-message', requestBody: { prompt: 'x' } }))).statusCode).toBe(404);
   });
 
+  it("answers 404 for another application's connected grant and message", async () => {
+    const created = await service.core.applications.createApplication({ name: 'Other compose app', plan: 'trial' });
+    const other = service.client(created.apiKey);
+    const before = model.requests.length;
+    expect((await sdkError(other.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }))).statusCode).toBe(404);
+    expect((await sdkError(other.messages.smartCompose.composeMessageReply({ identifier: grant, messageId: original, requestBody: { prompt: 'Hi' } }))).statusCode).toBe(404);
+    expect(model.requests.length).toBe(before);
+  });
+
   it('refuses an Agent Account with a clear 400, before calling the model', async () => {
     const hosted = await createMailbox(service, 'agent@compose.agentpost.localhost');
     const before = model.requests.length;
