@@ -10,6 +10,9 @@ import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { classifyError, createAiTextGenerator, languageModelOf, textGeneratorOf } from '../../server/ai-text-generator.js';
 import { TextGenerationError, type TextGenerationRequest, type TextStreamPart } from '../../src/index.js';
+import { textGeneratorOf as exported } from '../../server/embed.js';
+import { createImapGrant } from '../helpers/imap-grant.js';
+import { startTestService } from '../helpers/service.js';
 
 const usage = (input: number, output: number) => ({
   inputTokens: { total: input, noCache: input, cacheRead: undefined, cacheWrite: undefined },
@@ -152,5 +155,24 @@ describe('languageModelOf', () => {
     }
     expect(createAiTextGenerator(undefined)).toBeUndefined();
     expect(createAiTextGenerator({ provider: 'openai-compatible', model: 'llama3.1', apiKey: undefined, baseUrl: 'http://127.0.0.1:11434/v1' })?.model).toBe('openai-compatible:llama3.1');
+  });
+});
+
+describe('an AI SDK model given in the deps', () => {
+  it('serves Smart Compose without any AGENTPOST_AI_* setting (embedding)', async () => {
+    expect(exported).toBe(textGeneratorOf);
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => ({ content: [{ type: 'text', text: 'From the embedder\'s model.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(5, 5), warnings: [] }),
+    });
+    const service = await startTestService({ deps: { text: textGeneratorOf(model, 'mock:embedded') } });
+    try {
+      const applicationId = await service.core.applications.defaultApplicationId();
+      const grant = await createImapGrant(service.core, { applicationId, email: 'embedded@connected.example', password: 'unused', imapPort: 1, smtpPort: 1, secrets: service.core.deps.secrets });
+      const answer = await service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Say hi' } });
+      expect(answer.data.suggestion).toBe("From the embedder's model.");
+      expect(model.doGenerateCalls).toHaveLength(1);
+    } finally {
+      await service.close();
+    }
   });
 });
