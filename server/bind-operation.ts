@@ -4,7 +4,7 @@
  */
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { AppError, deprecationHeaders, hasJsonBody, runOperation, runOperationJson, type AnyOperation } from '../src/index.js';
+import { AppError, deprecationHeaders, errorBody, hasJsonBody, httpErrorOf, runOperation, runOperationJson, runOperationStream, type AnyOperation } from '../src/index.js';
 import type { ReadTurns } from './read-turns.js';
 import type { AppEnv } from './types.js';
 
@@ -105,7 +105,43 @@ async function readMultipartBody(c: Context<AppEnv>, jsonField: string): Promise
 }
 
 /** Static siblings of Nylas routes this server does not serve (the nylas SDK calls them), by parent path. */
-const UNSERVED_SIBLINGS: Record<string, string[]> = { '/grants/:/messages': ['smart-compose'] };
+const UNSERVED_SIBLINGS: Record<string, string[]> = {};
+
+/** Whether a request asks for a streamed answer (`Accept: text/event-stream`). */
+export function wantsEventStream(accept: string | undefined): boolean {
+  return /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept ?? '');
+}
+
+/**
+ * Server-sent events of a streamed operation: `data: <JSON>` per object. An error after the answer began (the
+ * status is sent by then) is one last `event: error` whose data is the Nylas error envelope; then the stream ends.
+ */
+function eventStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, unknown>>): Response {
+  const encoder = new TextEncoder();
+  const iterator = objects[Symbol.asyncIterator]();
+  const requestId = c.get('requestId');
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const step = await iterator.next();
+        if (step.done) controller.close();
+        else controller.enqueue(encoder.encode(`data: ${JSON.stringify(step.value)}\n\n`));
+      } catch (error) {
+        const { code, type, message } = httpErrorOf(error);
+        if (code === 'internal') c.get('logger')?.error('stream failed', { request_id: requestId, path: c.req.path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(errorBody('v3', requestId, type, message))}\n\n`));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-request-id': requestId },
+  });
+}
 
 /**
  * For each `:param` of `path`, the static segments other routes have in its place under the same parent
@@ -161,8 +197,12 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
         requestId: c.get('requestId'),
         origin: new URL(c.req.url).origin,
         ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+        signal: c.req.raw.signal,
       };
       const requestId = c.get('requestId');
+      if (binding.stream && operation.runStream && wantsEventStream(c.req.header('accept'))) {
+        return eventStream(c, await runOperationStream(operation, c.get('core'), input, context));
+      }
       if (operation.runJson && binding.envelope === 'list') {
         const answer = await runOperationJson(operation, c.get('core'), input, context);
         if ('json' in answer) {

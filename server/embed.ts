@@ -23,6 +23,8 @@ import type { ServiceMetrics } from './metrics.js';
 import type { AppEnv } from './types.js';
 
 export * from '../src/index.js';
+/** Smart Compose's model: an AI SDK language model of your own as the core's TextGenerator (`deps.text`). */
+export { textGeneratorOf } from './ai-text-generator.js';
 
 /**
  * The settings of {@link createAgentpost}: the environment variables of the README's configuration table, by the

@@ -18,6 +18,7 @@ import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
+import { createAiTextGenerator } from './ai-text-generator.js';
 import type { AppEnv } from './types.js';
 
 /** Builds the core's dependencies from the configuration; tests override any of them. */
@@ -48,6 +49,8 @@ export async function createDeps(config: Config, overrides: Partial<CoreDeps> = 
     newId: timeOrderedIds(clock),
     randomBytes,
     logger,
+    // Smart Compose's model, from AGENTPOST_AI_* (none: the endpoints answer 503).
+    text: createAiTextGenerator(config.ai),
     ...overrides,
     // Every look-up of the service goes through this one resolver (AGENTPOST_DNS_SERVERS, AGENTPOST_DNS_TIMEOUT).
     dns: overrides.dns ?? systemDns({ servers: config.dnsServers, timeoutMs: config.dnsTimeoutMs }),

@@ -79,6 +79,18 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
   });
   const jobRuns = new Counter({ name: 'agentpost_job_runs_total', help: 'Background job runs by kind and outcome (done, retry, give_up).', labelNames: ['kind', 'outcome'] as const, registers: [registry] });
   const jobSeconds = new Histogram({ name: 'agentpost_job_run_seconds', help: 'Duration of background job runs by kind.', labelNames: ['kind'] as const, buckets: HTTP_BUCKETS, registers: [registry] });
+  const composeCalls = new Counter({
+    name: 'agentpost_smart_compose_requests_total',
+    help: 'Smart Compose calls that reached the model, by grant and outcome (ok, rate_limited, timeout, provider_error, cancelled: the client went away).',
+    labelNames: ['grant_id', 'outcome'] as const,
+    registers: [registry],
+  });
+  const composeTokens = new Counter({
+    name: 'agentpost_smart_compose_tokens_total',
+    help: 'Tokens of Smart Compose calls as the model provider reported them, by grant and direction (input: read by the model, output: written).',
+    labelNames: ['grant_id', 'direction'] as const,
+    registers: [registry],
+  });
   const http = new Histogram({
     name: 'agentpost_http_request_duration_seconds',
     help: 'HTTP requests by method, route pattern and status, with their latency.',
@@ -104,6 +116,12 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
     jobRun(kind, outcome, seconds) {
       jobRuns.inc({ kind, outcome });
       jobSeconds.observe({ kind }, seconds);
+    },
+    smartCompose(grantId, outcome, usage) {
+      composeCalls.inc({ grant_id: grantId, outcome });
+      // Both series exist from a grant's first call on, so a rate over them never starts from nothing.
+      composeTokens.inc({ grant_id: grantId, direction: 'input' }, usage.inputTokens ?? 0);
+      composeTokens.inc({ grant_id: grantId, direction: 'output' }, usage.outputTokens ?? 0);
     },
     httpRequest: (method, route, status, seconds) => http.observe({ method, route, status: String(status) }, seconds),
     async scrape() {

@@ -367,7 +367,17 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
         : {}),
       responses: {
         ...Object.fromEntries(
-          statuses.map((status) => [String(status), { description: status === 202 ? 'Accepted (scheduled)' : 'Success', content: { 'application/json': { schema: success } } }]),
+          statuses.map((status) => [
+            String(status),
+            {
+              description: status === 202 ? 'Accepted (scheduled)' : 'Success',
+              content: {
+                'application/json': { schema: success },
+                // Streamed (Accept: text/event-stream): one `data: <JSON>` event per piece of the output, of its shape.
+                ...(binding.stream ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events: `data: <JSON>` per piece, each of the output\'s shape; an error after the start is a last `event: error` with the error envelope', contentMediaType: 'text/event-stream' } } } : {}),
+              },
+            },
+          ]),
         ),
         default: ERROR_RESPONSE,
       },

@@ -276,6 +276,11 @@ const EnvSchema = z.object({
   AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER: wholeNumber('connections', 1, 10_000).default(8),
   AGENTPOST_IMAP_SYNC_DAYS: wholeNumber('days', 1, 36_500).default(90),
   AGENTPOST_IMAP_POLL_INTERVAL: duration('60s'),
+  AGENTPOST_AI_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible'], { error: 'must be openai, anthropic or openai-compatible' }).optional(),
+  AGENTPOST_AI_MODEL: z.string().trim().min(1).max(200).optional(),
+  AGENTPOST_AI_API_KEY: z.string().trim().min(1).max(4096).optional(),
+  AGENTPOST_AI_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) base URL of the model API, e.g. http://127.0.0.1:11434/v1' }).optional(),
+  AGENTPOST_AI_TIMEOUT: duration('60s'),
   AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
 });
 
@@ -504,6 +509,13 @@ export interface Config {
     /** Deadline of one rspamd check, in ms; past it the check fails and the message is deferred (451). */
     rspamdTimeoutMs: number;
   };
+  /**
+   * The model behind Smart Compose (src/compose), chosen by the operator; undefined when `AGENTPOST_AI_PROVIDER` is
+   * unset (Smart Compose then answers 503). server/ai-text-generator.ts builds it with the AI SDK's providers.
+   */
+  ai: AiConfig | undefined;
+  /** Longest wait for one Smart Compose generation (`AGENTPOST_AI_TIMEOUT`), in ms; past it the call answers 504. */
+  aiTimeoutMs: number;
   /** Bearer token `GET /metrics` requires; unset, `/metrics` is off (404). */
   metricsToken: string | undefined;
   /** On SIGTERM/SIGINT (or `close()`), how long in-flight HTTP requests and SMTP transactions may take to finish, in ms. */
@@ -514,6 +526,36 @@ export interface Config {
   grantId: string | undefined;
   /** `agentpost mcp`: sending tools need a person's approval (elicitation, else a draft is saved instead). */
   requireApproval: boolean;
+}
+
+/** The model provider of Smart Compose: OpenAI, Anthropic, or any server that speaks OpenAI's chat completions API. */
+export type AiProvider = 'openai' | 'anthropic' | 'openai-compatible';
+
+/** The model Smart Compose uses (`AGENTPOST_AI_*`). */
+export interface AiConfig {
+  provider: AiProvider;
+  /** The provider's model id, e.g. `gpt-4o-mini`, `claude-3-5-haiku-latest` or a local server's model name. */
+  model: string;
+  /** Sent as the provider's API key (required for openai and anthropic; optional for a local server). */
+  apiKey: string | undefined;
+  /** The API's base URL (required for openai-compatible; optional for the others, e.g. a proxy). No trailing slash. */
+  baseUrl: string | undefined;
+}
+
+/** Settings of the model, checked together: a provider needs a model, and the key or URL that provider needs. */
+function aiConfigOf(value: { AGENTPOST_AI_PROVIDER?: AiProvider | undefined; AGENTPOST_AI_MODEL?: string | undefined; AGENTPOST_AI_API_KEY?: string | undefined; AGENTPOST_AI_BASE_URL?: string | undefined }): AiConfig | undefined {
+  const provider = value.AGENTPOST_AI_PROVIDER;
+  const problems: string[] = [];
+  if (provider === undefined) {
+    if (value.AGENTPOST_AI_MODEL !== undefined) problems.push('AGENTPOST_AI_MODEL: set AGENTPOST_AI_PROVIDER too (openai, anthropic or openai-compatible)');
+  } else {
+    if (value.AGENTPOST_AI_MODEL === undefined) problems.push(`AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=${provider} (the provider's model id)`);
+    if (provider !== 'openai-compatible' && value.AGENTPOST_AI_API_KEY === undefined) problems.push(`AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=${provider}`);
+    if (provider === 'openai-compatible' && value.AGENTPOST_AI_BASE_URL === undefined) problems.push('AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible (e.g. http://127.0.0.1:11434/v1)');
+  }
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  if (provider === undefined) return undefined;
+  return { provider, model: value.AGENTPOST_AI_MODEL!, apiKey: value.AGENTPOST_AI_API_KEY, baseUrl: value.AGENTPOST_AI_BASE_URL?.replace(/\/+$/, '') };
 }
 
 /** Thrown by {@link loadConfig}; its message lists each bad variable by name. */
@@ -537,6 +579,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (value.AGENTPOST_HTTP_HEADERS_TIMEOUT > value.AGENTPOST_HTTP_REQUEST_TIMEOUT) {
     throw new ConfigError('Invalid configuration:\n  AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT');
   }
+  const ai = aiConfigOf(value);
   // An IPv6 literal needs brackets in a URL (`http://[::1]:3000`).
   const urlHost = isIP(value.AGENTPOST_HOST) === 6 ? `[${value.AGENTPOST_HOST}]` : value.AGENTPOST_HOST;
   const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${urlHost}:${value.AGENTPOST_HTTP_PORT}`).replace(/\/+$/, '');
@@ -593,6 +636,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rspamdUrl: value.AGENTPOST_RSPAMD_URL?.replace(/\/+$/, ''),
       rspamdTimeoutMs: value.AGENTPOST_RSPAMD_TIMEOUT,
     },
+    ai,
+    aiTimeoutMs: value.AGENTPOST_AI_TIMEOUT,
     metricsToken: value.AGENTPOST_METRICS_TOKEN,
     shutdownTimeoutMs: value.AGENTPOST_SHUTDOWN_TIMEOUT,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),

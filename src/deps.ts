@@ -179,7 +179,18 @@ export interface Metrics {
   webhookDelivery(outcome: 'delivered' | 'failed', lagSeconds: number): void;
   /** One run of a background job, by kind, with its outcome and duration. */
   jobRun(kind: string, outcome: 'done' | 'retry' | 'give_up', seconds: number): void;
+  /**
+   * One Smart Compose call of a grant that reached the model, by outcome, with the tokens the model read (`input`)
+   * and wrote (`output`) as the provider reported them (0 when it reported none, or failed before answering).
+   */
+  smartCompose(grantId: string, outcome: SmartComposeOutcome, usage: TextUsage): void;
 }
+
+/**
+ * How a Smart Compose call ended: a suggestion; the provider's rate limit, the timeout, another provider error; or
+ * `cancelled`, the caller went away before the end.
+ */
+export type SmartComposeOutcome = 'ok' | 'rate_limited' | 'timeout' | 'provider_error' | 'cancelled';
 
 /** The default {@link Metrics}: records nothing. */
 export const noMetrics: Metrics = {
@@ -189,7 +200,64 @@ export const noMetrics: Metrics = {
   outboundAttempt() {},
   webhookDelivery() {},
   jobRun() {},
+  smartCompose() {},
 };
+
+/** One message of a conversation with a model: what the user asked, or what the model answered before. */
+export interface TextMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** A request to a {@link TextGenerator}: instructions (`system`) kept apart from the conversation (`messages`). */
+export interface TextGenerationRequest {
+  /** The instructions; never built from untrusted text. */
+  system: string;
+  messages: TextMessage[];
+  /** Most tokens the model may write. */
+  maxOutputTokens: number;
+  /** Aborts the generation (the deadline, or the client going away). */
+  signal: AbortSignal;
+}
+
+/** Tokens a generation consumed, as the provider reported them (undefined: not reported). */
+export interface TextUsage {
+  inputTokens: number | undefined;
+  outputTokens: number | undefined;
+}
+
+/** One part of a streamed generation: a piece of text, then, last, the usage. */
+export type TextStreamPart = { type: 'delta'; text: string } | { type: 'finish'; usage: TextUsage };
+
+/**
+ * What a model provider failed with, classified so the core can answer for it: `rate_limit` (the provider's 429),
+ * `timeout`, anything else `provider`. `message` is the provider's own; `retryAfterSeconds` its `Retry-After`.
+ */
+export class TextGenerationError extends Error {
+  override readonly name = 'TextGenerationError';
+  constructor(
+    readonly kind: 'rate_limit' | 'timeout' | 'provider',
+    message: string,
+    readonly retryAfterSeconds?: number,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * A text-generation model (Smart Compose). The core never imports a model SDK: server/ai-text-generator.ts implements
+ * this with the AI SDK's providers, from the `AGENTPOST_AI_*` settings. Both methods reject (or the stream throws)
+ * with a {@link TextGenerationError}, or with the abort reason once `signal` fired.
+ */
+export interface TextGenerator {
+  /** Provider and model, for logs (`openai-compatible:llama3.1`). */
+  readonly model: string;
+  /** The whole answer at once. */
+  generate(request: TextGenerationRequest): Promise<{ text: string; usage: TextUsage }>;
+  /** The answer as it is generated: deltas, then one `finish` part. */
+  stream(request: TextGenerationRequest): AsyncIterable<TextStreamPart>;
+}
 
 /** Everything `createCore` takes. */
 export interface CoreDeps {
@@ -208,6 +276,8 @@ export interface CoreDeps {
   smtp?: SmtpClient | undefined;
   /** Monitoring counters (`GET /metrics`). Default: {@link noMetrics}. */
   metrics?: Metrics | undefined;
+  /** The model of Smart Compose (server/ai-text-generator.ts builds it from `AGENTPOST_AI_*`). Default: none (503). */
+  text?: TextGenerator | undefined;
   /** The authentication and spam stages of inbound mail (src/mail/stages/contracts.ts). Default: none (skipped). */
   inboundStages?: InboundStages | undefined;
   /**

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'upstream_error'
   | 'unavailable'
+  | 'timeout'
   | 'internal';
 
 /** Options of an {@link AppError}: the cause, and a more precise error type than its code's. */

@@ -18,6 +18,7 @@ import { createCalendarParser } from './calendar/ical-bounded.js';
 import { createContactService } from './contacts/contact-service.js';
 import type { CoreDeps } from './deps.js';
 import { createHealth } from './health.js';
+import { createSmartComposeService } from './compose/smart-compose.js';
 import { createDomainService } from './domains/domain-service.js';
 import { createDmarcReportIntake } from './domains/dmarc-reports.js';
 import { createFolderService } from './grants/folder-service.js';
@@ -119,6 +120,8 @@ export function createCore(deps: CoreDeps) {
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts, providers);
   const attachments = createAttachmentService(deps, grants);
+  /** Smart Compose: message bodies from a prompt, by the configured model (deps.text). */
+  const smartCompose = createSmartComposeService(deps, grants, messages);
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
@@ -129,7 +132,7 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, providers, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, smartCompose, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */
@@ -144,12 +147,12 @@ export { classifyBounce, type BounceFacts } from './deliverability/bounce-classi
 export type { ReportListener, RecordedReport } from './deliverability/contracts.js';
 export { type TrackingService, type HitSource, scannerUserAgent, SCANNER_USER_AGENTS, EARLY_MS, REPEAT_OPEN_MS, LOOKUP_TTL_MS, FLUSH_DELAY_MS } from './deliverability/tracking-service.js';
 export { OPEN_PATH, CLICK_PATH } from './deliverability/tracked-sends.js';
-export { loadConfig, ConfigError, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
+export { loadConfig, ConfigError, type AiConfig, type AiProvider, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type AppErrorOptions, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
-export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, type Metrics, type SmtpStage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
+export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, TextGenerationError, type Metrics, type SmtpStage, type SmartComposeOutcome, type TextGenerator, type TextGenerationRequest, type TextMessage, type TextStreamPart, type TextUsage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
 export type { Principal, Plan } from './applications/application-service.js';
-export { operations, runOperation, runOperationJson, defineOperation, deprecationHeaders, hasJsonBody, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
+export { operations, runOperation, runOperationJson, runOperationStream, defineOperation, deprecationHeaders, hasJsonBody, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
 export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';

@@ -107,6 +107,7 @@ const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
   rate_limited: [451, '4.7.1'],
   upstream_error: [451, '4.3.0'],
   unavailable: [451, '4.3.0'],
+  timeout: [451, '4.4.2'],
   internal: [451, '4.3.0'],
 };
 

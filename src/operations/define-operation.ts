@@ -33,6 +33,11 @@ export interface HttpBinding {
   auth?: 'api_key' | 'api_key_or_service_account';
   /** A DELETE that carries a JSON body (as the nylas SDK removes list items); POST, PUT and PATCH always do. */
   body?: boolean;
+  /**
+   * The operation also answers as a stream: a request with `Accept: text/event-stream` gets one server-sent event
+   * per object its {@link Operation.runStream} yields (`data: <JSON>`), instead of the JSON envelope at the end.
+   */
+  stream?: boolean;
 }
 
 /**
@@ -84,6 +89,8 @@ export interface OperationContext {
   origin?: string | undefined;
   /** The `Idempotency-Key` header of an HTTP call, when sent. */
   idempotencyKey?: string | undefined;
+  /** Fires when the caller went away (the HTTP client disconnected): long work may stop. */
+  signal?: AbortSignal | undefined;
 }
 
 /** An operation definition. */
@@ -111,6 +118,12 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
    * answered by `run` instead. Lets a list be joined from kept JSON rather than built and serialised per request.
    */
   runJson?(core: Core, input: z.output<Input>, context: OperationContext): Promise<JsonPage | undefined>;
+  /**
+   * For an `http.stream` binding: the result as a sequence of objects, sent as they come. The promise settles once
+   * the answer can start (every check passed), so a refusal still gets its own status; an error thrown by the
+   * iterator later ends the stream.
+   */
+  runStream?(core: Core, input: z.output<Input>, context: OperationContext): Promise<AsyncIterable<Record<string, unknown>>>;
 }
 
 /** A page of a list as JSON text: the array of `data` already serialised, and the cursor of the next page. */
@@ -144,6 +157,12 @@ export async function runOperationJson(operation: AnyOperation, core: Core, rawI
   const input = parseInput(operation, rawInput);
   const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
   return json ? { json } : { result: await operation.run(core, input, context) };
+}
+
+/** As {@link runOperation}, for a streamed answer ({@link Operation.runStream}); validation is the same. */
+export async function runOperationStream(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<AsyncIterable<Record<string, unknown>>> {
+  if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
+  return operation.runStream(core, parseInput(operation, rawInput), context);
 }
 
 function parseInput(operation: AnyOperation, rawInput: unknown) {

@@ -9,7 +9,7 @@ import { ZodError } from 'zod';
 import { AppError, type ErrorCode } from '../errors.js';
 
 /** The statuses an error response may carry: 4xx and 5xx with a body. */
-export type HttpErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503;
+export type HttpErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503 | 504;
 
 /** HTTP status and Nylas `error.type` of each error code. */
 export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: string }> = {
@@ -22,6 +22,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: str
   rate_limited: { status: 429, type: 'rate_limit_error' },
   upstream_error: { status: 502, type: 'provider_error' },
   unavailable: { status: 503, type: 'service_unavailable' },
+  // An upstream that did not answer in time (Smart Compose's model): Nylas answers a provider timeout 504 `provider_error`.
+  timeout: { status: 504, type: 'provider_error' },
   internal: { status: 500, type: 'unexpected_error' },
 };
 

@@ -17,6 +17,7 @@ import * as folders from './folders.js';
 import * as grants from './grants.js';
 import * as messages from './messages.js';
 import * as outbound from './outbound.js';
+import * as smartCompose from './smart-compose.js';
 import * as suppressions from './suppressions.js';
 import * as threads from './threads.js';
 import * as webhooks from './webhooks.js';
@@ -32,6 +33,6 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 }
 
 /** Every operation, in a stable order. */
-export const operations: readonly AnyOperation[] = register(grants, folders, messages, engagement, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin, suppressions);
+export const operations: readonly AnyOperation[] = register(grants, folders, messages, smartCompose, engagement, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin, suppressions);
 
-export { defineOperation, deprecationHeaders, hasJsonBody, runOperation, runOperationJson, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';
+export { defineOperation, deprecationHeaders, hasJsonBody, runOperation, runOperationJson, runOperationStream, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type HttpBinding, type OperationHints } from './define-operation.js';

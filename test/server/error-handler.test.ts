@@ -33,6 +33,7 @@ describe('errorResponse', () => {
     ['rate_limited', 429, 'rate_limit_error'],
     ['upstream_error', 502, 'provider_error'],
     ['unavailable', 503, 'service_unavailable'],
+    ['timeout', 504, 'provider_error'],
   ] as const)('maps AppError %s to %i %s with its message', async (code, status, type) => {
     const result = await answer(new AppError(code, `field: ${code} happened`));
     expect(result.status).toBe(status);

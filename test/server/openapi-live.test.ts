@@ -21,6 +21,8 @@ import { request, type JsonResponse } from '../helpers/http.js';
 import { aggregateXml, reportEmail } from '../helpers/dmarc.js';
 import { createMailbox } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { addSyncedMessageRow, createImapGrant } from '../helpers/imap-grant.js';
+import { startFakeModelServer, type FakeModelServer } from '../helpers/openai-compatible.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
@@ -57,6 +59,9 @@ interface Fixtures {
   event(): Promise<string>;
   invitation(): Promise<string>;
   contact(): Promise<string>;
+  /** A connected (imap) grant (Smart Compose runs only there), and a message stored in it. */
+  connected(): Promise<string>;
+  connectedMessage(): Promise<string>;
   /** Creates a fresh object through the API (for deletions) and returns `data`. */
   create(path: string, body: Json): Promise<Json>;
 }
@@ -120,6 +125,8 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     await f.message();
     return { params: { grant_id: await f.grant() }, query: { limit: '10' } };
   },
+  compose_message: async (f) => ({ params: { grant_id: await f.connected() }, body: { prompt: 'Tell the team the launch moves to May' } }),
+  compose_message_reply: async (f) => ({ params: { grant_id: await f.connected(), message_id: await f.connectedMessage() }, body: { prompt: 'Accept politely' } }),
   get_message: async (f) => ({ params: { grant_id: await f.grant(), message_id: (await f.message()).id } }),
   update_message: async (f) => ({ params: { grant_id: await f.grant(), message_id: (await f.message()).id }, body: { starred: true, unread: false } }),
   delete_message: async (f) => {
@@ -374,11 +381,14 @@ describe('the OpenAPI document against the live server', () => {
     expect(valid, `${what}: ${ajv.errorsText(validate.errors, { separator: '\n' })}\n${JSON.stringify(value).slice(0, 2000)}`).toBe(true);
   }
 
+  let model: FakeModelServer;
+
   beforeAll(async () => {
     sink = await startSmtpSink();
     receiver = await startReceiver();
+    model = await startFakeModelServer();
     service = await startTestService({
-      env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_METRICS_TOKEN: METRICS_TOKEN, AGENTPOST_RATE_LIMIT_FAILED_AUTH: '0' },
+      env: { AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'loopback', AGENTPOST_AI_BASE_URL: model.baseUrl, AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_METRICS_TOKEN: METRICS_TOKEN, AGENTPOST_RATE_LIMIT_FAILED_AUTH: '0' },
     });
     await createMailbox(service, EMAIL);
     await createMailbox(service, PEER);
@@ -395,6 +405,7 @@ describe('the OpenAPI document against the live server', () => {
     await service?.close();
     await sink?.close();
     await receiver?.close();
+    await model?.close();
   });
 
   function fixtures(): Fixtures {
@@ -458,6 +469,12 @@ describe('the OpenAPI document against the live server', () => {
           const [outcome] = await service.core.events.applyInvitation(grant, { sender: 'bob@contoso.example', ics });
           return outcome!.eventId!;
         }),
+      connected: () =>
+        once('connected', async () =>
+          createImapGrant(service.core, { applicationId: await service.core.applications.defaultApplicationId(), email: 'connected@openapi.example', password: 'unused', imapPort: 1, smtpPort: 1, secrets: service.core.deps.secrets }),
+        ),
+      connectedMessage: () =>
+        once('connectedMessage', async () => addSyncedMessageRow(service.core, { applicationId: await service.core.applications.defaultApplicationId(), grantId: await f.connected(), uid: 1 })),
       contact: () => once('contact', async () => (await create(`/v3/grants/${await f.grant()}/contacts`, { given_name: 'Kept', emails: [{ email: 'kept@example.com' }] })).id as string),
     };
     return f;

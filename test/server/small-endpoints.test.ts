@@ -96,7 +96,7 @@ describe('small endpoints through the nylas SDK', () => {
   });
 
   it('answers an unknown route with a plain "No route" 404, not a missing object', async () => {
-    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, { key: service.apiKey, body: { prompt: 'x' } });
+    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/no-such-route`, { key: service.apiKey, body: { prompt: 'x' } });
     expect(response.status).toBe(404);
     expect(response.body.error.message).toMatch(/^No route POST/);
     // A sibling route's word in the place of an id is a missing route for that method, not a missing object.

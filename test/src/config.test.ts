@@ -208,3 +208,35 @@ describe('loadConfig', () => {
     expect(message).toContain('AGENTPOST_DATABASE_URL:');
   });
 });
+
+describe('Smart Compose model settings', () => {
+  it('has no model by default, and a 60 s timeout', () => {
+    const config = loadConfig({});
+    expect(config.ai).toBeUndefined();
+    expect(config.aiTimeoutMs).toBe(60_000);
+  });
+
+  it('reads each provider with what it needs', () => {
+    expect(loadConfig({ AGENTPOST_AI_PROVIDER: 'openai', AGENTPOST_AI_MODEL: 'gpt-4o-mini', AGENTPOST_AI_API_KEY: 'sk-1', AGENTPOST_AI_TIMEOUT: '15s' })).toMatchObject({
+      ai: { provider: 'openai', model: 'gpt-4o-mini', apiKey: 'sk-1', baseUrl: undefined },
+      aiTimeoutMs: 15_000,
+    });
+    expect(loadConfig({ AGENTPOST_AI_PROVIDER: 'anthropic', AGENTPOST_AI_MODEL: 'claude-3-5-haiku-latest', AGENTPOST_AI_API_KEY: 'sk-ant' }).ai?.provider).toBe('anthropic');
+    expect(loadConfig({ AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'llama3.1', AGENTPOST_AI_BASE_URL: 'http://127.0.0.1:11434/v1/' }).ai).toEqual({
+      provider: 'openai-compatible',
+      model: 'llama3.1',
+      apiKey: undefined,
+      baseUrl: 'http://127.0.0.1:11434/v1',
+    });
+  });
+
+  it('names what is missing or wrong', () => {
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'gemini' })).toContain('AGENTPOST_AI_PROVIDER: must be openai, anthropic or openai-compatible');
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'openai', AGENTPOST_AI_API_KEY: 'sk-1' })).toContain('AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=openai');
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'anthropic', AGENTPOST_AI_MODEL: 'claude' })).toContain('AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=anthropic');
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'llama3.1' })).toContain('AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible');
+    expect(configError({ AGENTPOST_AI_MODEL: 'gpt-4o' })).toContain('AGENTPOST_AI_MODEL: set AGENTPOST_AI_PROVIDER too');
+    expect(configError({ AGENTPOST_AI_TIMEOUT: 'later' })).toContain('AGENTPOST_AI_TIMEOUT:');
+    expect(configError({ AGENTPOST_AI_BASE_URL: 'ftp://x' })).toContain('AGENTPOST_AI_BASE_URL:');
+  });
+});
