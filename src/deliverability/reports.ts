@@ -134,6 +134,21 @@ function complaintObject(outbound: OutboundRow, report: NewReport, id: string, a
   };
 }
 
+/** The bounce a DSN's per-recipient group makes for `recipient` of a sent message. */
+function bounceReport(outbound: OutboundRow, recipient: string, entry: BounceEntry, rawHash: string): NewReport {
+  return {
+    outbound,
+    recipient,
+    kind: 'bounce',
+    bounceType: classifyBounce(entry),
+    statusCode: entry.status,
+    smtpCode: entry.smtpCode,
+    reason: entry.diagnostic || (entry.status ? `Status ${entry.status}` : 'undeliverable'),
+    source: 'dsn',
+    rawHash,
+  };
+}
+
 /** Creates the intake. Pass every {@link ReportListener} that must see reports (the core passes its own list). */
 export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>, options: ReportIntakeOptions) {
   const { db, clock, newId, logger } = deps;
@@ -272,17 +287,7 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     }
     const entry = entryFor(parsed.entries, recipient);
     if (typeof entry === 'string') return entry;
-    return {
-      outbound,
-      recipient,
-      kind: 'bounce',
-      bounceType: classifyBounce(entry),
-      statusCode: entry.status,
-      smtpCode: entry.smtpCode,
-      reason: entry.diagnostic || (entry.status ? `Status ${entry.status}` : 'undeliverable'),
-      source: 'dsn',
-      rawHash,
-    };
+    return bounceReport(outbound, recipient, entry, rawHash);
   }
 
   /**
@@ -314,15 +319,23 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       if (ignored.length > 0) logger.info('report to a return path recorded nothing', { reasons: ignored.slice(0, 5) });
       return { recorded: [], ignored };
     }
-    const recorded = await db.durableWrite(async (tx) => {
-      // The same bytes again (a sender retrying after our 4xx, or twice to the same path): recorded once.
+    return { recorded: await recordOnce(message.raw, rawHash, reports), ignored };
+  }
+
+  /**
+   * Records the reports a raw report made, with the raw report as a blob, durably (resolves once synced), leaving
+   * out those already recorded from the same bytes (a sender retrying after our 4xx, the report sent twice to the
+   * same path, or synced twice). Returns the ids recorded.
+   */
+  async function recordOnce(raw: Buffer, rawHash: string, reports: readonly NewReport[]): Promise<string[]> {
+    return db.durableWrite(async (tx) => {
       const again = await tx
         .select({ outboundId: tables.deliveryReports.outboundId, recipient: tables.deliveryReports.recipient })
         .from(tables.deliveryReports)
         .where(and(eq(tables.deliveryReports.rawHash, rawHash), inArray(tables.deliveryReports.outboundId, reports.map((report) => report.outbound.id))));
       const fresh = reports.filter((report) => !again.some((row) => row.outboundId === report.outbound.id && row.recipient === report.recipient));
       if (fresh.length === 0) return [];
-      await putBlobs(tx, [{ bytes: message.raw, hash: rawHash }], unixSeconds(clock.now()));
+      await putBlobs(tx, [{ bytes: raw, hash: rawHash }], unixSeconds(clock.now()));
       const ids: string[] = [];
       for (const report of fresh) {
         const id = await record(tx, report);
@@ -330,7 +343,6 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       }
       return ids;
     });
-    return { recorded, ignored };
   }
 
   /** The sent messages of a mailbox whose Message-ID is one of `ids` (normalised), with their recipients. */
@@ -373,17 +385,7 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const failed = parsed.entries.filter((entry) => entry.action === 'failed');
     if (failed.length === 0) return parsed.entries.some((entry) => entry.action === 'delayed') ? 'a delay warning, not a bounce' : 'no failed recipient in the report';
     const reports: NewReport[] = [];
-    const toReport = (entry: BounceEntry, recipient: string): NewReport => ({
-      outbound,
-      recipient,
-      kind: 'bounce',
-      bounceType: classifyBounce(entry),
-      statusCode: entry.status,
-      smtpCode: entry.smtpCode,
-      reason: entry.diagnostic || (entry.status ? `Status ${entry.status}` : 'undeliverable'),
-      source: 'dsn',
-      rawHash,
-    });
+    const toReport = (entry: BounceEntry, recipient: string) => bounceReport(outbound, recipient, entry, rawHash);
     for (const entry of failed) {
       const recipient = [entry.recipient, entry.originalRecipient].find((address) => address !== undefined && recipients.includes(address));
       if (recipient && !reports.some((report) => report.recipient === recipient)) reports.push(toReport(entry, recipient));
@@ -421,22 +423,7 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       else reports.push(...made);
     }
     if (reports.length === 0) return { recorded: [], ignored };
-    const recorded = await db.durableWrite(async (tx) => {
-      const again = await tx
-        .select({ outboundId: tables.deliveryReports.outboundId, recipient: tables.deliveryReports.recipient })
-        .from(tables.deliveryReports)
-        .where(and(eq(tables.deliveryReports.rawHash, rawHash), inArray(tables.deliveryReports.outboundId, reports.map((one) => one.outbound.id))));
-      const fresh = reports.filter((one) => !again.some((row) => row.outboundId === one.outbound.id && row.recipient === one.recipient));
-      if (fresh.length === 0) return [];
-      await putBlobs(tx, [{ bytes: raw, hash: rawHash }], unixSeconds(clock.now()));
-      const ids: string[] = [];
-      for (const one of fresh) {
-        const id = await record(tx, one);
-        if (id) ids.push(id);
-      }
-      return ids;
-    });
-    return { recorded, ignored };
+    return { recorded: await recordOnce(raw, rawHash, reports), ignored };
   }
 
   return { record, recordDeliveryFailure, returnPaths, checkAddress, receive, receiveInMailbox };
