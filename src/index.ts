@@ -31,6 +31,9 @@ import { createMessageService } from './messages/message-service.js';
 import { createThreadService } from './messages/thread-service.js';
 import { createProviders } from './providers/index.js';
 import { createImapOutgoing } from './providers/imap/outgoing.js';
+import { createConnector } from './providers/imap/connection.js';
+import { createImapSync } from './providers/imap/sync.js';
+import { createImapSyncRunner, type ImapSyncRunner } from './providers/imap/sync-runner.js';
 import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
 import { createOutboundService } from './outbound/outbound-service.js';
 import { createJobQueue } from './jobs/job-queue.js';
@@ -77,7 +80,11 @@ export function createCore(deps: CoreDeps) {
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
   /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts. */
-  const providers = createProviders([createImapOutgoing(deps, { jobs })]);
+  // One connector for both directions of connected accounts, so they share the per-server connection limit; the
+  // sync is late-bound (it stores through the inbound path and deletes through the message service, built below).
+  const imapConnector = createConnector(deps.config);
+  const imapSync: ImapSyncRunner['run'] = (grantId, signal) => imap.run(grantId, signal);
+  const providers = createProviders([createImapOutgoing(deps, { jobs, connector: imapConnector, sync: { run: imapSync } })]);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
@@ -109,6 +116,8 @@ export function createCore(deps: CoreDeps) {
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts, providers);
   const attachments = createAttachmentService(deps, grants);
+  /** The sync in of connected IMAP accounts (src/providers/imap/sync-runner.ts), run by the worker role. */
+  const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood: messages.destroyForGood }), connector: imapConnector });
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
@@ -119,7 +128,7 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, health, signing, tracking, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, providers, imap, health, signing, tracking, sendingHealth, reports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, grants, folders, messages, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

@@ -2,7 +2,7 @@
  * A connected IMAP grant made straight in the database, for tests of the outgoing side until the connect flow
  * (`POST /v3/connect/custom`) and the sync exist: the `grants` row (provider `imap`), its `imap_accounts` row
  * (passwords sealed by the test's secret box), the six system folders and their `imap_folders` rows mapping them to
- * Dovecot's paths; and {@link addSyncedMessage}, a message on the server with its row and `imap_messages` link, as
+ * Dovecot's paths (or, `initial`, none: as the connect flow leaves it for the sync); and {@link addSyncedMessage}, a message on the server with its row and `imap_messages` link, as
  * the sync would leave it.
  */
 import { ImapFlow } from 'imapflow';
@@ -27,6 +27,15 @@ export interface ImapGrantOptions {
   smtpPassword?: string;
   secrets: SecretBox;
   serverFilesSent?: boolean | null;
+  /**
+   * As the connect flow leaves a new grant: `sync_state = 'initial'` and no folders, for the sync to find and map
+   * (default false: the six folders mapped and synced, for tests of the outgoing side alone).
+   */
+  initial?: boolean;
+  /** Days of mail the initial sync covers (default 30). */
+  syncDays?: number;
+  /** Default 127.0.0.1 (a test may point it at a proxy of its own). */
+  imapHost?: string;
 }
 
 /** Inserts an imap grant with its account and folders; returns its id. */
@@ -37,7 +46,7 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
     await tx.insert(tables.grants).values({ id, applicationId: options.applicationId, provider: 'imap', email: options.email, settings: {}, scope: [], createdAt: at, updatedAt: at });
     await tx.insert(imapAccounts).values({
       grantId: id,
-      imapHost: '127.0.0.1',
+      imapHost: options.imapHost ?? '127.0.0.1',
       imapPort: options.imapPort,
       imapUsername: options.email,
       imapPasswordSealed: options.secrets.seal(options.password),
@@ -47,12 +56,14 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
       smtpUsername: null,
       smtpPasswordSealed: options.smtpPassword === undefined ? null : options.secrets.seal(options.smtpPassword),
       smtpSecure: false,
-      syncDays: 30,
+      syncDays: options.syncDays ?? 30,
       serverFilesSent: options.serverFilesSent ?? null,
-      syncState: 'idle',
+      syncState: options.initial ? 'initial' : 'idle',
+      ...(options.initial ? {} : { lastSyncAt: at }),
       createdAt: at * 1000,
       updatedAt: at * 1000,
     });
+    if (options.initial) return;
     const roles = Object.keys(IMAP_PATHS) as ('inbox' | 'sent' | 'drafts' | 'trash' | 'junk' | 'archive')[];
     await tx.insert(tables.folders).values(roles.map((role, index) => ({ id: role, grantId: id, name: IMAP_PATHS[role]!, systemRole: role, sortOrder: index, createdAt: at, updatedAt: at })));
     await tx.insert(imapFolders).values(roles.map((role) => ({ grantId: id, path: IMAP_PATHS[role]!, folderId: role, specialUse: role === 'inbox' ? null : `\\${IMAP_PATHS[role]}`, initialDone: true, updatedAt: at })));
