@@ -69,6 +69,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
   beforeAll(async () => {
     dovecot = await startDovecot({ imapPort: IMAP_PORT, users: [ALICE, BOB, DORA] });
     plain = await startDovecot({ imapPort: PLAIN_IMAP_PORT, users: [ERIN], specialUse: false });
+    // The poll interval is long: what happens in INBOX is seen through IDLE; other folders when woken (a full pass).
     // Mail that was there before the account was connected: a thread of two, one read, and folders in UTF-7.
     alice = await imapClient(IMAP_PORT, ALICE.user, ALICE.password);
     await alice.mailboxCreate('Entwürfe');
@@ -77,7 +78,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     await alice.append('INBOX', mime({ subject: 'Re: Quarterly plan', messageId: 'plan-2@example.org', inReplyTo: 'plan-1@example.org' }), ['\\Seen']);
     await alice.append('日本語', mime({ subject: 'Kanji folder mail', messageId: 'kanji-1@example.org' }), []);
     await alice.append('INBOX', mime({ subject: 'Too old', messageId: 'old-1@example.org' }), [], new Date(Date.now() - 90 * 86_400_000));
-    service = await startTestService({ deps: { secrets }, env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '2s' } });
+    service = await startTestService({ deps: { secrets }, env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s' } });
     const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
     appId = application!.id;
     grant = await createImapGrant(service.core, { applicationId: appId, email: ALICE.user, password: ALICE.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
@@ -187,6 +188,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
         lock.release();
       }
     }, WAIT_MS);
+    service.core.imap.wake(grant);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const { data: drafts } = await service.nylas.drafts.list({ identifier: grant });
     expect(drafts.filter((entry) => entry.subject === 'Proposal v1').map((entry) => entry.id)).toEqual([draft.id]);
@@ -200,6 +202,8 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     } finally {
       lock.release();
     }
+    // Drafts is not INBOX: the periodic full pass sees it (woken here rather than waiting for the interval).
+    service.core.imap.wake(grant);
     const edited = await eventually(async () => {
       const { data } = await service.nylas.drafts.find({ identifier: grant, draftId: draft.id }).catch(() => ({ data: undefined }));
       return data && data.subject === 'Proposal v2' ? data : undefined;

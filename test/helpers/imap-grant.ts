@@ -59,7 +59,9 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
       syncDays: options.syncDays ?? 30,
       serverFilesSent: options.serverFilesSent ?? null,
       syncState: options.initial ? 'initial' : 'idle',
-      ...(options.initial ? {} : { lastSyncAt: at }),
+      // Tests of the outgoing side alone play the sync's part themselves (addSyncedMessage): the real sync is held
+      // off (its next attempt far ahead), so it never races them for the messages they append.
+      ...(options.initial ? {} : { lastSyncAt: at, retryAt: Date.UTC(2999, 0, 1) }),
       createdAt: at * 1000,
       updatedAt: at * 1000,
     });

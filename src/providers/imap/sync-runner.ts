@@ -19,7 +19,7 @@
  */
 import { and, eq, isNull, lte, ne, or } from 'drizzle-orm';
 import { tables } from '../../../storage/index.js';
-import { imapAccounts } from '../../../storage/schema/connected.js';
+import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
 import type { CoreDeps } from '../../deps.js';
 import { AppError, notFound } from '../../errors.js';
 import { eventRecorder } from '../../events/outbox.js';
@@ -70,6 +70,10 @@ interface AccountWorker {
   /** Ends the current wait (a pass follows). */
   wake(): void;
   session: ImapSession | undefined;
+  /** Something happened in the selected folder since the last pass began (EXISTS, EXPUNGE, FETCH FLAGS). */
+  changed: boolean;
+  /** Ends an IDLE wait on such a change. */
+  onChange(): void;
 }
 
 /** Creates the runner (started by `start()`). */
@@ -152,38 +156,62 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   }
 
   /**
-   * Waits for a change with IDLE on INBOX: `inbox` (something happened there), `full` (the poll interval, or woken),
-   * `closed` (the connection ended or the runner stops).
+   * Waits for a change with IDLE on INBOX: `inbox` (something happened there, now or since the last pass began),
+   * `full` (the poll interval, or woken), `closed` (the connection ended or the runner stops).
    */
-  async function idle(worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed'> {
+  async function idle(grantId: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed'> {
     const { client } = session;
-    await client.mailboxOpen('INBOX');
+    // SELECT (again, also when INBOX is selected already: imapflow always sends it).
+    const box = await client.mailboxOpen('INBOX');
+    if (worker.changed) return 'inbox';
+    // A change made while a pass was in other folders, or that the SELECT itself reported, told nobody: the SELECT
+    // shows it against what the last INBOX sync saw (its STATUS at the start).
+    const [inbox] = await db.orm
+      .select({ uidNext: imapFolders.uidNext, highestModseq: imapFolders.highestModseq })
+      .from(imapFolders)
+      .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
+      .limit(1);
+    if (inbox && (box.uidNext > (inbox.uidNext ?? 0) || (box.highestModseq !== undefined && inbox.highestModseq !== null && box.highestModseq.toString() !== inbox.highestModseq))) return 'inbox';
     return new Promise((resolve) => {
       let done = false;
       const finish = (why: 'inbox' | 'full' | 'closed') => {
         if (done) return;
         done = true;
         clearTimeout(timer);
-        client.off('exists', onChange);
-        client.off('expunge', onChange);
-        client.off('flags', onChange);
+        worker.onChange = () => undefined;
         client.off('close', onClose);
         aborter.signal.removeEventListener('abort', onClose);
         worker.wake = () => undefined;
         resolve(why);
       };
-      const onChange = () => finish('inbox');
       const onClose = () => finish('closed');
       const timer = setTimeout(() => finish('full'), config.imap.pollIntervalMs);
-      client.on('exists', onChange);
-      client.on('expunge', onChange);
-      client.on('flags', onChange);
+      worker.onChange = () => finish('inbox');
       client.on('close', onClose);
       aborter.signal.addEventListener('abort', onClose);
       worker.wake = () => finish('full');
-      // It returns when IDLE ends: the next command ends it (imapflow sends DONE first), or the connection does.
-      client.idle().catch(() => finish('closed'));
+      // IDLE ends when the next command is sent (imapflow sends DONE first), when the connection does, and when the
+      // socket has been silent for the command timeout (imapflow sends a NOOP then): idle again until finished.
+      void (async () => {
+        while (!done) {
+          if ((await client.idle()) === false) return finish('closed');
+        }
+      })().catch(() => finish('closed'));
     });
+  }
+
+  /** Opens the account's connection, listening for changes in the selected folder (INBOX between passes) from then on. */
+  async function connect(worker: AccountWorker, account: AccountRow): Promise<ImapSession> {
+    const session = await open(account);
+    const changed = () => {
+      worker.changed = true;
+      worker.onChange();
+    };
+    // Told at any time, also while a pass runs (then the next wait returns at once): nothing is missed.
+    session.client.on('exists', changed);
+    session.client.on('expunge', changed);
+    session.client.on('flags', changed);
+    return session;
   }
 
   /** One account's loop (see the module comment); ends on a failure, when the account is gone or invalid, or on stop. */
@@ -195,9 +223,10 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         const account = await accountOf(grantId);
         if (!account || account.syncState === 'invalid' || (account.retryAt !== null && account.retryAt > nowMs())) return;
         server = `${account.imapHost}:${account.imapPort}`;
-        worker.session ??= await open(account);
+        worker.session ??= await connect(worker, account);
         if (!running) return;
         if (mode === 'full') await starting(account);
+        worker.changed = false;
         await sync.pass(worker.session.client, grantId, { inboxOnly: mode === 'inbox', signal: aborter.signal });
         await succeeded(grantId, mode === 'full');
         if (woken.delete(grantId)) {
@@ -206,7 +235,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         }
         const session = worker.session;
         if (session.client.capabilities.has('IDLE') && connector.slots.waiting(server) === 0) {
-          const why = await idle(worker, session);
+          const why = await idle(grantId, worker, session);
           if (why === 'closed') {
             await session.close();
             worker.session = undefined;
@@ -231,7 +260,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
 
   function launch(grantId: string): void {
     if (workers.has(grantId) || !running) return;
-    const worker: AccountWorker = { done: Promise.resolve(), wake: () => undefined, session: undefined };
+    const worker: AccountWorker = { done: Promise.resolve(), wake: () => undefined, session: undefined, changed: false, onChange: () => undefined };
     workers.set(grantId, worker);
     worker.done = work(grantId, worker)
       .catch((error: unknown) => logger.error('imap: an account worker failed', { grant_id: grantId, error: error instanceof Error ? error.message : String(error) }))

@@ -21,7 +21,7 @@
  *   UID) update the message (`message.updated`); UIDs gone from the server delete their link, and a message left
  *   without one (`message.deleted`). A new UIDVALIDITY drops the folder's links and syncs it again.
  */
-import { and, eq, gte, inArray, lt, sql } from 'drizzle-orm';
+import { and, eq, gte, inArray, sql } from 'drizzle-orm';
 import type { ImapFlow } from 'imapflow';
 import { tables, type Tx } from '../../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
@@ -184,6 +184,12 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     return rows.sort((a, b) => rank(a) - rank(b) || a.path.localeCompare(b.path));
   }
 
+  /** Whether changes made through the API still wait to reach the account's server (`imap.push` jobs). */
+  async function pushPending(grantId: string): Promise<boolean> {
+    const rows = await db.orm.all<{ one: number }>(sql`select 1 as one from jobs where order_key = ${`imap ${grantId}`} and dead_at is null limit 1`);
+    return rows.length > 0;
+  }
+
   /** Context of one folder's sync. */
   interface FolderRun {
     client: ImapFlow;
@@ -228,6 +234,15 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
             .where(and(eq(tables.draftDetails.grantId, grantId), eq(tables.draftDetails.headerMessageId, headerMessageId)))
             .limit(1)
         : [];
+      if (draft) {
+        const [linked] = await tx.select({ uid: imapMessages.uid }).from(imapMessages).where(eq(imapMessages.messageId, draft.row.id)).limit(1);
+        if (!linked) {
+          // The draft's current version is not on the server yet as far as we know: this is our own APPEND, seen
+          // before the outgoing side linked it.
+          await tx.insert(imapMessages).values({ grantId, path: run.folder.path, uid: message.uid, messageId: draft.row.id, flags: message.flags, modseq: message.modseq });
+          return;
+        }
+      }
       const stored = await parts.store.insert(tx, {
         applicationId: run.applicationId,
         grantId,
@@ -453,23 +468,25 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       const fresh = (((await client.search({ uid: `${from}:*` }, { uid: true })) || []) as number[]).filter((uid) => uid >= from);
       await fetchAndStore(run, fresh, async () => undefined);
     }
-    // Flags and deletions: nothing to do when HIGHESTMODSEQ has not moved (CONDSTORE).
-    const condstore = mailbox.highestModseq !== null && folder.highestModseq !== null;
-    const moved = !condstore || mailbox.highestModseq !== folder.highestModseq;
-    if (moved) {
-      const [bounds] = await db.orm
-        .select({ low: sql<number | null>`min(${imapMessages.uid})`, count: sql<number>`count(*)` })
-        .from(imapMessages)
-        .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path), lt(imapMessages.uid, mailbox.uidNext)));
-      const low = bounds?.low ?? null;
-      if (low !== null) {
+    const [bounds] = await db.orm
+      .select({ low: sql<number | null>`min(${imapMessages.uid})` })
+      .from(imapMessages)
+      .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path)));
+    const low = bounds?.low ?? null;
+    if (low !== null) {
+      // Flags: nothing to fetch when HIGHESTMODSEQ has not moved; with CONDSTORE only what changed since.
+      const condstore = mailbox.highestModseq !== null && folder.highestModseq !== null;
+      if (!condstore || mailbox.highestModseq !== folder.highestModseq) {
         const seen = new Map<number, { flags: string[]; modseq: string | null }>();
         const options = condstore ? { uid: true, changedSince: BigInt(folder.highestModseq!) } : { uid: true };
         for await (const message of client.fetch(`${low}:*`, { uid: true, flags: true }, options)) {
           if (message.uid >= low) seen.set(message.uid, { flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null });
         }
         await applyFlags(run, seen);
-        // Deletions: the linked UIDs the server no longer has.
+      }
+      // Deletions: the linked UIDs the server no longer has (an expunge need not move HIGHESTMODSEQ without QRESYNC).
+      // Not while a change of ours is on its way to the server: a MOVE there relinks its message only once it is done.
+      if (!(await pushPending(account.grantId))) {
         const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []) as number[]);
         const linked = await db.orm
           .select({ uid: imapMessages.uid })
@@ -496,6 +513,12 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       if (!box) return;
       const validity = box.uidValidity.toString();
       const mailbox = { uidNext: box.uidNext, highestModseq: box.highestModseq !== undefined && !box.noModseq ? box.highestModseq.toString() : null, exists: box.exists };
+      // A folder that stayed selected (INBOX under IDLE) has UIDNEXT and HIGHESTMODSEQ as of its SELECT: ask again.
+      const status = await client.status(folder.path, { uidNext: true, ...(mailbox.highestModseq !== null ? { highestModseq: true } : {}) }).catch(() => false as const);
+      if (status) {
+        if (status.uidNext !== undefined) mailbox.uidNext = Math.max(mailbox.uidNext, status.uidNext);
+        if (status.highestModseq !== undefined && mailbox.highestModseq !== null) mailbox.highestModseq = status.highestModseq.toString();
+      }
       if (folder.uidValidity !== null && folder.uidValidity !== validity) {
         // Every UID of the folder changed meaning: its links go, and it is synced again (messages matched anew).
         logger.warn('imap: UIDVALIDITY changed; the folder is synced again', { grant_id: account.grantId, path: folder.path });
