@@ -107,7 +107,7 @@ describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP acc
   afterAll(async () => {
     await service?.close();
     await dovecot?.stop();
-  });
+  }, 120_000);
 
   it('a connection cut in the middle of the initial sync: it resumes where it stopped, with no message stored twice', async () => {
     // About half the mailbox's bytes pass before the cut.
@@ -138,7 +138,9 @@ describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP acc
       expect(distinct[0]!.n).toBe(CUT_MESSAGES);
       expect(await service.core.deps.db.orm.$count(imapMessages, eq(imapMessages.grantId, grant))).toBe(CUT_MESSAGES);
       const [account] = await service.core.deps.db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, grant));
-      expect(account).toMatchObject({ syncState: 'idle', failures: 0, lastError: null, syncTotal: CUT_MESSAGES, syncDone: CUT_MESSAGES });
+      expect(account).toMatchObject({ failures: 0, lastError: null, syncTotal: CUT_MESSAGES, syncDone: CUT_MESSAGES });
+      // Synced (a later pass may be under way already).
+      expect(['idle', 'running']).toContain(account!.syncState);
       const unread = await service.core.deps.db.orm.$count(tables.messages, sql`${tables.messages.grantId} = ${grant} and ${tables.messages.unread} = 1`);
       expect(unread).toBe(CUT_MESSAGES - CUT_MESSAGES / 4);
     } finally {

@@ -160,7 +160,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     expect(created.some((event) => event.objectId === fresh!.id)).toBe(true);
   });
 
-  it('a message deleted on the server is deleted here, with message.deleted', async () => {
+  it('a message deleted on the server is served until the sync sees it, then deleted here, with message.deleted', async () => {
     await alice.append('INBOX', mime({ subject: 'Short lived', messageId: 'short-1@example.org' }), []);
     const [short] = await eventually(async () => {
       const found = await messageBySubject(grant, 'Short lived');
@@ -169,6 +169,14 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const [link] = await service.core.deps.db.orm.select().from(imapMessages).where(eq(imapMessages.messageId, short!.id));
     await alice.mailboxOpen('INBOX');
     await alice.messageDelete(String(link!.uid), { uid: true });
+    // Read while the sync learns of it: the stored message is served whole (nothing is read from the server), or 404
+    // once the sync deleted it; never a failure.
+    const read = await service.nylas.messages.find({ identifier: grant, messageId: short!.id }).then(
+      ({ data }) => ({ body: data.body ?? '', status: 200 }),
+      (error: { statusCode?: number }) => ({ body: '', status: error.statusCode }),
+    );
+    if (read.status === 200) expect(read.body).toContain('Body of Short lived');
+    else expect(read.status).toBe(404);
     await eventually(async () => ((await messageBySubject(grant, 'Short lived')).length === 0 ? true : undefined), WAIT_MS);
     await expect(service.nylas.messages.find({ identifier: grant, messageId: short!.id })).rejects.toMatchObject({ statusCode: 404 });
     expect((await events(grant, 'message.deleted')).some((event) => event.objectId === short!.id)).toBe(true);
