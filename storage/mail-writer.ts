@@ -150,6 +150,8 @@ export interface MailWriter {
   writeRaw(job: MailRawJob): Promise<MailRawOutcome>;
   /** Whether the writer was made with a prepare module (so {@link writeRaw} can store anything). */
   readonly prepares: boolean;
+  /** Starts the thread now (it loads its modules meanwhile) rather than at the first write; e.g. before a bulk import. */
+  warm(): void;
   /**
    * Stops the thread (once an SQL statement under way returns): the messages of the batch in flight that it had
    * not committed fail, and nothing of them stays. The next write starts a new thread.
@@ -397,6 +399,9 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       return outcome.results;
     },
     prepares: options.prepareModule !== undefined,
+    warm() {
+      if (!closed) worker ??= spawn();
+    },
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
       // A copy in its own buffer, handed over without another: the caller keeps its bytes.

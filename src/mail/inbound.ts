@@ -408,6 +408,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     /** Parses a message on the parser pool (never on the event loop). */
     parse: (raw: Buffer) => parser.parse(raw),
 
+    /** Starts the mail writer thread now, before a bulk of {@link storeFetched} calls (an embedded database only). */
+    warm(): void {
+      if (db.file) mailWriter().warm();
+    },
+
     /** Writes the rule-evaluation rows still waiting (tests; shutdown). */
     flushEvaluations: () => pipeline.flush(),
 

@@ -36,10 +36,18 @@ import type { MessageRow } from '../../messages/message-mapper.js';
 import { mapFolders, ROLE_ORDER, type ListedFolder } from './folders.js';
 
 /** UIDs fetched per FETCH command during the initial sync (and for a backlog of new mail). */
-export const CHUNK = 250;
+export const CHUNK = 500;
 
-/** Messages being stored at once (the writer groups them into shared transactions). */
-const IN_FLIGHT = 256;
+/**
+ * Least time between two progress records of an initial sync: each is a write on this thread, which takes the write
+ * lock from the mail writer thread for a moment. The resume point is exact whatever the interval (UIDs already
+ * linked are skipped).
+ */
+const PROGRESS_INTERVAL_MS = 1_000;
+
+/** Messages being stored at once (the writer groups them into shared transactions), and their bytes at most. */
+const IN_FLIGHT = 2_048;
+const IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 
 type AccountRow = typeof imapAccounts.$inferSelect;
 type FolderRow = typeof imapFolders.$inferSelect;
@@ -48,6 +56,7 @@ type FolderRow = typeof imapFolders.$inferSelect;
 export interface ImapSyncParts {
   inbound: {
     storeFetched(message: FetchedMessage): Promise<unknown>;
+    warm(): void;
     parse(raw: Buffer): Promise<{ ok: true; rawHash: string; value: ParsedMessage } | { ok: false; rawHash: string; error: string; partial: ParsedMessage | undefined }>;
   };
   store: MailStore;
@@ -320,6 +329,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const isDrafts = run.folder.folderId === 'drafts';
     const mayHoldOwn = run.folder.folderId === 'sent' || isDrafts;
     let previous: { chunk: number[]; writes: Promise<number> } | undefined;
+    let inFlightBytes = 0;
     const settle = async () => {
       if (!previous) return;
       const { chunk, writes } = previous;
@@ -360,8 +370,10 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
                 failure ??= error;
               },
             );
-            pending.push(write);
-            if (pending.length >= IN_FLIGHT) await pending.shift();
+            const size = message.source.length;
+            inFlightBytes += size;
+            pending.push(write.finally(() => (inFlightBytes -= size)));
+            while (pending.length >= IN_FLIGHT || (inFlightBytes > IN_FLIGHT_BYTES && pending.length > 1)) await pending.shift();
           }
         }
         // The last chunk's writes are done before this chunk's progress is recorded (and before a failure stops it).
@@ -405,16 +417,34 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       folder.highestModseq = mailbox.highestModseq;
     }
     const rest = found.filter((uid) => uid >= floor! && uid < lowest!);
-    await fetchAndStore(run, rest, async (chunk, stored) => {
-      const low = Math.min(...chunk);
-      // The chunk was counted when the window was found, stored or skipped (already linked): all of it is done.
+    // Chunks stored (or skipped: already linked) and not yet recorded; the lowest UID they reach.
+    let unrecorded = 0;
+    let low = lowest;
+    let recordedAt = performance.now();
+    const recordProgress = async (done: boolean) => {
+      const count = unrecorded;
+      unrecorded = 0;
+      recordedAt = performance.now();
+      // Counted when the window was found: every UID of a stored chunk is done, stored now or before.
       await db.write(async (tx) => {
-        await tx.update(imapFolders).set({ initialLowestUid: low, updatedAt: now() }).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path)));
-        await tx.update(imapAccounts).set({ syncDone: sql`min(${imapAccounts.syncTotal}, ${imapAccounts.syncDone} + ${chunk.length})`, updatedAt: clock.now().getTime() }).where(eq(imapAccounts.grantId, account.grantId));
+        await tx
+          .update(imapFolders)
+          .set({ initialLowestUid: done ? floor : low, ...(done ? { initialDone: true } : {}), updatedAt: now() })
+          .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path)));
+        if (count > 0) await tx.update(imapAccounts).set({ syncDone: sql`min(${imapAccounts.syncTotal}, ${imapAccounts.syncDone} + ${count})`, updatedAt: clock.now().getTime() }).where(eq(imapAccounts.grantId, account.grantId));
       });
-      if (stored < chunk.length) logger.debug?.('imap: chunk stored', { grant_id: account.grantId, path: folder.path, stored, chunk: chunk.length });
-    });
-    await db.write((tx) => tx.update(imapFolders).set({ initialDone: true, initialLowestUid: floor, updatedAt: now() }).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path))));
+    };
+    try {
+      await fetchAndStore(run, rest, async (chunk) => {
+        unrecorded += chunk.length;
+        low = Math.min(low!, ...chunk);
+        if (performance.now() - recordedAt >= PROGRESS_INTERVAL_MS) await recordProgress(false);
+      });
+    } finally {
+      // What was stored before a failure is recorded too (the resume point moves down as far as it is true).
+      if (unrecorded > 0) await recordProgress(false).catch(() => undefined);
+    }
+    await recordProgress(true);
     folder.initialDone = true;
   }
 
@@ -555,6 +585,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     if (!found) return { initialCompleted: false };
     const { account, applicationId } = found;
     let folders: FolderRow[];
+    // An initial sync ahead: the writer thread starts loading while the folders are listed.
+    if (account.lastSyncAt === null) parts.inbound.warm();
     if (options.inboxOnly) folders = await db.orm.select().from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')));
     else folders = await syncFolders(client, account, applicationId);
     for (const folder of folders) {
