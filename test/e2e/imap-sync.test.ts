@@ -47,6 +47,34 @@ function mime(spec: { subject: string; from?: string; to?: string; messageId: st
   );
 }
 
+/** A message with a PDF attachment (stored through the parser pool, not the writer's fast path). */
+function withAttachment(): Buffer {
+  return Buffer.from(
+    [
+      'From: Someone <someone@example.org>',
+      `To: ${ALICE.user}`,
+      'Subject: Invoice attached',
+      `Date: ${new Date().toUTCString()}`,
+      'Message-ID: <invoice-1@example.org>',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/mixed; boundary="mix"',
+      '',
+      '--mix',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      'The invoice is attached.',
+      '--mix',
+      'Content-Type: application/pdf; name="invoice.pdf"',
+      'Content-Disposition: attachment; filename="invoice.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('%PDF-1.4 not really a pdf').toString('base64'),
+      '--mix--',
+      '',
+    ].join('\r\n'),
+  );
+}
+
 describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', { timeout: 90_000 }, () => {
   let dovecot: Dovecot;
   let plain: Dovecot;
@@ -77,6 +105,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     await alice.append('INBOX', mime({ subject: 'Quarterly plan', messageId: 'plan-1@example.org' }), []);
     await alice.append('INBOX', mime({ subject: 'Re: Quarterly plan', messageId: 'plan-2@example.org', inReplyTo: 'plan-1@example.org' }), ['\\Seen']);
     await alice.append('日本語', mime({ subject: 'Kanji folder mail', messageId: 'kanji-1@example.org' }), []);
+    await alice.append('INBOX', withAttachment(), ['\\Flagged']);
     await alice.append('INBOX', mime({ subject: 'Too old', messageId: 'old-1@example.org' }), [], new Date(Date.now() - 90 * 86_400_000));
     service = await startTestService({ deps: { secrets }, env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s' } });
     const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
@@ -116,13 +145,19 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     expect(reply!.unread).toBe(false);
     const { data: thread } = await service.nylas.threads.find({ identifier: grant, threadId: first!.threadId! });
     expect(thread.messageIds?.sort()).toEqual([first!.id, reply!.id].sort());
+    // A message with an attachment (parsed on the parser pool), starred from its \Flagged.
+    const [invoice] = await messageBySubject(grant, 'Invoice attached');
+    expect(invoice!.starred).toBe(true);
+    expect(invoice!.attachments?.map((attachment) => attachment.filename)).toEqual(['invoice.pdf']);
+    const bytes = await service.nylas.attachments.downloadBytes({ identifier: grant, attachmentId: invoice!.attachments![0]!.id!, queryParams: { messageId: invoice!.id } });
+    expect(Buffer.from(bytes).toString()).toBe('%PDF-1.4 not really a pdf');
     // Older than the account's 30 days: not synced.
     expect(await messageBySubject(grant, 'Too old')).toEqual([]);
     const [account] = await service.core.deps.db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, grant));
-    expect(account!.syncTotal).toBe(3);
-    expect(account!.syncDone).toBe(3);
+    expect(account!.syncTotal).toBe(4);
+    expect(account!.syncDone).toBe(4);
     expect(await events(grant, 'grant.imap_sync_completed')).toHaveLength(1);
-    expect((await events(grant, 'message.created')).length).toBe(3);
+    expect((await events(grant, 'message.created')).length).toBe(4);
   });
 
   it('a \\Seen set on the server shows as read; unread:false through the API reaches the server as \\Seen', async () => {
