@@ -9,8 +9,8 @@
  * - **An account worker** holds one IMAP connection (a slot of its server, ./connection.ts) and loops: a pass, then
  *   it waits for a change. With IDLE it SELECTs INBOX and idles: new mail, an expunge or a flag change there runs
  *   an INBOX-only pass; every `config.imap.pollIntervalMs` (and on `wake`) a full pass covers the other folders.
- *   Without IDLE, or while other connections wait for a slot of its server, it logs out and polls instead, so idle
- *   accounts never starve the others.
+ *   Without IDLE, or as soon as other connections wait for a slot of its server (looked at every second while it
+ *   idles), it logs out and polls instead, so idle accounts never starve the others.
  * - **Faults.** A failed pass ends the worker: failures in a row counted, `retry_at` set by exponential back-off (at
  *   most {@link RETRY_CAP_MS}), `last_error` kept, state `failing`; other accounts go on. A refused login makes the
  *   account `invalid` and its grant `grant_status: invalid`, with one `grant.expired` notification on that change;
@@ -159,7 +159,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
    * Waits for a change with IDLE on INBOX: `inbox` (something happened there, now or since the last pass began),
    * `full` (the poll interval, or woken), `closed` (the connection ended or the runner stops).
    */
-  async function idle(grantId: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed'> {
+  async function idle(grantId: string, server: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
     const { client } = session;
     // SELECT (again, also when INBOX is selected already: imapflow always sends it).
     const box = await client.mailboxOpen('INBOX');
@@ -174,10 +174,11 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     if (inbox && (box.uidNext > (inbox.uidNext ?? 0) || (box.highestModseq !== undefined && inbox.highestModseq !== null && box.highestModseq.toString() !== inbox.highestModseq))) return 'inbox';
     return new Promise((resolve) => {
       let done = false;
-      const finish = (why: 'inbox' | 'full' | 'closed') => {
+      const finish = (why: 'inbox' | 'full' | 'closed' | 'yield') => {
         if (done) return;
         done = true;
         clearTimeout(timer);
+        clearInterval(contention);
         worker.onChange = () => undefined;
         client.off('close', onClose);
         aborter.signal.removeEventListener('abort', onClose);
@@ -186,6 +187,10 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       };
       const onClose = () => finish('closed');
       const timer = setTimeout(() => finish('full'), config.imap.pollIntervalMs);
+      // Others waiting for a connection to this server: give this one up (the account polls meanwhile).
+      const contention = setInterval(() => {
+        if (connector.slots.waiting(server) > 0) finish('yield');
+      }, SCAN_INTERVAL_MS);
       worker.onChange = () => finish('inbox');
       client.on('close', onClose);
       aborter.signal.addEventListener('abort', onClose);
@@ -235,11 +240,11 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         }
         const session = worker.session;
         if (session.client.capabilities.has('IDLE') && connector.slots.waiting(server) === 0) {
-          const why = await idle(grantId, worker, session);
-          if (why === 'closed') {
-            await session.close();
+          const why = await idle(grantId, server, worker, session);
+          if (why === 'closed' || why === 'yield') {
             worker.session = undefined;
-            mode = 'full';
+            await session.close();
+            mode = why === 'yield' ? await pause(worker, config.imap.pollIntervalMs) : 'full';
           } else mode = why;
         } else {
           // No IDLE, or others wait for this server: give the connection up and poll.

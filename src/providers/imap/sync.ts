@@ -329,6 +329,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const isDrafts = run.folder.folderId === 'drafts';
     const mayHoldOwn = run.folder.folderId === 'sent' || isDrafts;
     let previous: { chunk: number[]; writes: Promise<number> } | undefined;
+    /** The writes of the chunk being fetched. */
+    let current: Promise<void>[] = [];
     let inFlightBytes = 0;
     const settle = async () => {
       if (!previous) return;
@@ -343,6 +345,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         const linked = await linkedAmong(run, chunk);
         const wanted = chunk.filter((uid) => !linked.has(uid)).sort((a, b) => a - b);
         const pending: Promise<void>[] = [];
+        current = pending;
         let stored = 0;
         let failure: unknown;
         if (wanted.length > 0) {
@@ -384,11 +387,19 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         });
         writes.catch(() => undefined);
         previous = { chunk, writes };
+        current = [];
       }
       await settle();
     } finally {
-      // A chunk whose fetch failed: its stores finish before the pass ends (they are not counted as progress).
-      if (previous) await previous.writes.catch(() => undefined);
+      // The pass failed (the next chunk's fetch, say): the writes under way finish first (a pass that follows must
+      // not fetch what they are storing), and the last whole chunk counts if it all stored.
+      await Promise.allSettled(current);
+      if (previous) {
+        const { chunk, writes } = previous;
+        previous = undefined;
+        const stored = await writes.catch(() => undefined);
+        if (stored !== undefined) await afterChunk(chunk, stored).catch(() => undefined);
+      }
     }
   }
 
