@@ -29,7 +29,7 @@ import type { CoreDeps } from '../../deps.js';
 import { unixSeconds } from '../../deps.js';
 import { eventRecorder } from '../../events/outbox.js';
 import { toGrant } from '../../grants/grant-service.js';
-import type { FetchedMessage, ImapLinkRow } from '../../mail/inbound.js';
+import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../../mail/inbound.js';
 import type { ParsedMessage } from '../../mail/parse-inbound.js';
 import { presentMessages, type MailStore } from '../../messages/mail-store.js';
 import type { MessageRow } from '../../messages/message-mapper.js';
@@ -358,8 +358,14 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
             }
             own = await linkOwnCopies(run, headers);
           }
-          for await (const message of run.client.fetch(uidSet(wanted.filter((uid) => !own.has(uid))), { uid: true, flags: true, internalDate: true, source: true }, { uid: true })) {
+          // At most one byte over the limit is read of a message: larger ones are left on the server (logged).
+          const query = { uid: true, flags: true, internalDate: true, source: { maxLength: MAX_MESSAGE_BYTES + 1 } } as const;
+          for await (const message of run.client.fetch(uidSet(wanted.filter((uid) => !own.has(uid))), query, { uid: true })) {
             if (!message.source) continue;
+            if (message.source.length > MAX_MESSAGE_BYTES) {
+              logger.warn('imap: a message over the size limit is not synced', { grant_id: run.account.grantId, path: run.folder.path, uid: message.uid, limit_bytes: MAX_MESSAGE_BYTES });
+              continue;
+            }
             const internal = message.internalDate ? new Date(message.internalDate) : clock.now();
             const write = storeOne(
               run,
