@@ -269,6 +269,8 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       await Promise.all([smtp?.close(), server ? drainHttp(server, deadline) : undefined]);
       // MCP sessions still open (clients that never said DELETE) end with the HTTP face.
       await closeApp();
+      // The IMAP sync stores through the inbound path: it stops (its IDLE connections closed) before that closes.
+      await core.imap.stop();
       await core.inbound.close();
       await core.calendarParser.close();
       await listening.background?.stop();

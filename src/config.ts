@@ -444,7 +444,10 @@ export interface Config {
     maxConnectionsPerServer: number;
     /** Days of mail the initial sync of a new account covers, newest first (a grant's `settings.sync_days` overrides). */
     syncDays: number;
-    /** How often a folder is polled for changes when the server has no IDLE, in ms. */
+    /**
+     * How often every folder of an account is looked at for changes (a full sync pass), in ms: all of them when the
+     * server has no IDLE; with IDLE, INBOX changes come at once and the other folders at this interval.
+     */
     pollIntervalMs: number;
   };
   /**

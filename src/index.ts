@@ -34,6 +34,8 @@ import { createThreadService } from './messages/thread-service.js';
 import { createProviders } from './providers/index.js';
 import { createImapOutgoing } from './providers/imap/outgoing.js';
 import { createConnector } from './providers/imap/connection.js';
+import { createImapSync } from './providers/imap/sync.js';
+import { createImapSyncRunner, type ImapSyncRunner } from './providers/imap/sync-runner.js';
 import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
 import { createOutboundService } from './outbound/outbound-service.js';
 import { createJobQueue } from './jobs/job-queue.js';
@@ -59,8 +61,8 @@ export function createCore(deps: CoreDeps) {
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
   const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
-  // At merge, the sync's wake goes here too: onConnected: (grantId) => imap.wake(grantId).
-  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), connector });
+  // A connected account's sync starts at once (late-bound: the sync is built below).
+  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), onConnected: (grantId) => imap.wake(grantId), connector });
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);
@@ -86,7 +88,9 @@ export function createCore(deps: CoreDeps) {
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
   /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts. */
-  const providers = createProviders([createImapOutgoing(deps, { jobs, connector })]);
+  // The sync is late-bound (it stores through the inbound path and deletes through the message service, built below).
+  const imapSync: ImapSyncRunner['run'] = (grantId, signal) => imap.run(grantId, signal);
+  const providers = createProviders([createImapOutgoing(deps, { jobs, connector, sync: { run: imapSync } })]);
   // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
@@ -122,6 +126,8 @@ export function createCore(deps: CoreDeps) {
   const attachments = createAttachmentService(deps, grants);
   /** Smart Compose: message bodies from a prompt, by the configured model (deps.text). */
   const smartCompose = createSmartComposeService(deps, grants, messages);
+  /** The sync in of connected IMAP accounts (src/providers/imap/sync-runner.ts), run by the worker role. */
+  const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood: messages.destroyForGood }), connector });
   /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
@@ -132,7 +138,7 @@ export function createCore(deps: CoreDeps) {
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, smartCompose, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  return { deps, providers, imap, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, smartCompose, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
 }
 
 /** The core's type, as transports see it. */

@@ -9,8 +9,8 @@
  * `message_raw`, its thread (the thread of the closest Message-ID it shares with earlier mail of the mailbox, read
  * in this transaction, else a new one), its sequence number, the thread's aggregates, the Message-IDs it brings,
  * the message row, its folder links, attachments, full-text entry and its `message.created` outbox event; per message,
- * the jobs that must follow it (its invitation, say), the rule-evaluation rows of its decisions and the daily counters it
- * adds to.
+ * the jobs that must follow it (its invitation, say), the rule-evaluation rows of its decisions, the daily counters it
+ * adds to, and (a connected account's message) its `imap_messages` link.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'libsql';
@@ -36,7 +36,7 @@ interface WriterData {
   maxBatch: number;
   maxBatchBytes: number;
   chunkBytes: number;
-  tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations', TableInfo>;
+  tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations' | 'imapMessages', TableInfo>;
 }
 /** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id. */
 type Entry = { id: number } & ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
@@ -118,6 +118,7 @@ const statements = {
   insertEvent: insertStatement({ name: tables.outboxEvents.name, columns: tables.outboxEvents.columns.filter((column) => column.key !== 'seq') }),
   insertJob: insertStatement(tables.jobs, 'ON CONFLICT DO NOTHING'),
   insertEvaluation: insertStatement(tables.ruleEvaluations),
+  insertImapLink: insertStatement(tables.imapMessages),
   addUsage: db.prepare(
     'INSERT INTO grant_daily_usage (grant_id, day, received, sent) VALUES (?, ?, ?, ?) ON CONFLICT (grant_id, day) DO UPDATE SET received = received + excluded.received, sent = sent + excluded.sent',
   ),
@@ -165,7 +166,7 @@ function storeMessage(item: MailWriteItem): MailWriteResult[] {
   for (const job of item.jobs ?? []) statements.insertJob(job);
   for (const evaluation of item.evaluations ?? []) statements.insertEvaluation(evaluation);
   for (const usage of item.dailyUsage ?? []) statements.addUsage.run([usage.grantId, usage.day, usage.received, usage.sent]);
-  return item.copies.map((copy) => {
+  const results = item.copies.map((copy) => {
     const existing = knownThread(copy.message.grantId, copy.threadCandidates);
     const thread = existing === undefined ? undefined : readThread(existing);
     const seq = nextSeq++;
@@ -181,6 +182,9 @@ function storeMessage(item: MailWriteItem): MailWriteResult[] {
     statements.insertEvent({ ...copy.event, payload });
     return { messageId: message.id, threadId: message.threadId, seq };
   });
+  // After the message rows, which the links refer to.
+  for (const link of item.imapLinks ?? []) statements.insertImapLink(link);
+  return results;
 }
 
 function describe(error: unknown): string {

@@ -25,6 +25,7 @@ import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm'
 import type { Database } from './db.js';
 import { BLOB_CHUNK_BYTES } from './repositories/blob-repository.js';
 import { ruleEvaluations } from './schema/admin.js';
+import { imapMessages } from './schema/connected.js';
 import { jobs, outboxEvents } from './schema/events.js';
 import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
 import { startWorker, workerModule } from './worker-module.js';
@@ -68,6 +69,11 @@ export interface MailWriteItem {
   evaluations?: (typeof ruleEvaluations.$inferInsert)[];
   /** Per-grant daily counters added to in the same transaction (`grant_daily_usage`). */
   dailyUsage?: DailyUsageIncrement[];
+  /**
+   * Links of a connected account's message to its IMAP folder and UID (`imap_messages`), stored in the same
+   * transaction: a link already taken fails the message (it was synced before), so no IMAP message is stored twice.
+   */
+  imapLinks?: (typeof imapMessages.$inferSelect)[];
 }
 
 /** Messages to add to a grant's counters of one day (unix days, UTC). */
@@ -144,6 +150,8 @@ export interface MailWriter {
   writeRaw(job: MailRawJob): Promise<MailRawOutcome>;
   /** Whether the writer was made with a prepare module (so {@link writeRaw} can store anything). */
   readonly prepares: boolean;
+  /** Starts the thread now (it loads its modules meanwhile) rather than at the first write; e.g. before a bulk import. */
+  warm(): void;
   /**
    * Stops the thread (once an SQL statement under way returns): the messages of the batch in flight that it had
    * not committed fail, and nothing of them stays. The next write starts a new thread.
@@ -217,6 +225,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       outboxEvents: describeTable(outboxEvents),
       jobs: describeTable(jobs),
       ruleEvaluations: describeTable(ruleEvaluations),
+      imapMessages: describeTable(imapMessages),
     },
   };
 
@@ -390,6 +399,9 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       return outcome.results;
     },
     prepares: options.prepareModule !== undefined,
+    warm() {
+      if (!closed) worker ??= spawn();
+    },
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
       // A copy in its own buffer, handed over without another: the caller keeps its bytes.

@@ -391,7 +391,7 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
       await record(tx, { applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grantNotification(grant, 'grant.created'), createdAt: at });
       return { grant, created: true };
     });
-    // At merge: core.imap.wake(grantId) (the sync's) is what onConnected calls, so the first pass starts now.
+    // The sync's wake (core.imap.wake): its first pass starts now, not at its next scan.
     hooks.onConnected?.(result.grant.id);
     return result;
   }

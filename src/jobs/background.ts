@@ -9,6 +9,7 @@
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
  * UPDATE that marks it, so no work is done twice at once. Work that another process queued (mail taken by an
  * `smtp`-only process, a send through an `http`-only one) wakes nothing here: the loops find it at their next poll.
+ * It also runs the sync of connected IMAP accounts (`core.imap`, src/providers/imap/sync-runner.ts).
  *
  * To add a kind of background work: give the service a `handlers` record (job kind → JobHandler), spread it
  * into `core.jobHandlers` in `createCore` (src/index.ts), and enqueue with `core.jobs.enqueue(...)` or, inside
@@ -130,6 +131,9 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     },
   });
 
+  // The sync of connected IMAP accounts (src/providers/imap/sync-runner.ts).
+  core.imap.start();
+
   return {
     worker,
     webhookRunner,
@@ -142,6 +146,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     async stop() {
       unsubscribe();
       clearTimeout(debounce);
+      await core.imap.stop();
       purgeAbort.abort();
       await purger.stop();
       await dispatcher.stop();

@@ -32,6 +32,7 @@ import { announceRecordedEvents } from '../events/outbox.js';
 import { HOSTED_PROVIDER } from '../grants/grant-service.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
 import { asDelivery } from '../messages/mail-rows.js';
+import { imapMessages } from '../../storage/schema/connected.js';
 import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-queue.js';
 import type { DeliveredMail, StoredCopy } from './after-delivery.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
@@ -165,6 +166,29 @@ interface StoreExtras {
   rows(messageIds: readonly string[]): EvaluationRow[];
   usage: DailyUsageIncrement[];
   jobs(copies: readonly StoredCopy[]): JobInput[];
+  /** A connected account's message: its `imap_messages` link rows, given the copies' message ids. */
+  links?: (messageIds: readonly string[]) => ImapLinkRow[];
+}
+
+/** A row of `imap_messages`: which IMAP message (folder path, UID) a stored message is. */
+export type ImapLinkRow = typeof imapMessages.$inferSelect;
+
+/**
+ * A message fetched from a connected account's IMAP server (src/providers/imap/sync.ts). It was delivered to the
+ * user already, elsewhere: it is stored as it is, without the stages meant for mail arriving at our MX.
+ */
+export interface FetchedMessage {
+  raw: Buffer;
+  applicationId: string;
+  grantId: string;
+  /** Folder ids (the IMAP folder's mapped id). */
+  folders: string[];
+  unread: boolean;
+  starred: boolean;
+  /** Unix seconds (INTERNALDATE): the list order. */
+  date: number;
+  /** Its link rows, given the stored message's id; stored in the same transaction. */
+  links(messageId: string): ImapLinkRow[];
 }
 
 /** Creates the inbound service. */
@@ -187,6 +211,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       for (const job of jobsOf(copies, mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })), extras)) await enqueueJob(tx, { clock, newId }, job);
       await recordEvaluations(tx, extras.rows(mine.map(({ row }) => row.id)));
       await addDailyUsage(tx, extras.usage);
+      const links = extras.links?.(mine.map(({ row }) => row.id)) ?? [];
+      if (links.length > 0) await tx.insert(imapMessages).values(links);
       results.push(mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId })));
     }
     return results;
@@ -212,6 +238,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     if (jobs.length > 0) item.jobs = jobs.map((job) => jobRowOf({ clock, newId }, job));
     item.evaluations = extras.rows(item.copies.map((copy) => copy.message.id));
     item.dailyUsage = extras.usage;
+    const links = extras.links?.(item.copies.map((copy) => copy.message.id)) ?? [];
+    if (links.length > 0) item.imapLinks = links;
     const stored = await mailWriter().write(item);
     announceRecordedEvents();
     if (jobs.length > 0) options.jobs?.announce();
@@ -241,7 +269,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const messageIds = ids.filter((_, index) => index % 3 === 0);
     const evaluations = extras.rows(messageIds);
     const jobs = extras.jobs(copies.map((copy, index) => ({ grantId: copy.grantId, messageId: messageIds[index]! }))).map((job) => jobRowOf({ clock, newId }, job));
-    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs }, messageIds });
+    const imapLinks = extras.links?.(messageIds) ?? [];
+    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks }, messageIds });
     if (!outcome.prepared) return undefined;
     announceRecordedEvents();
     if (jobs.length > 0) options.jobs?.announce();
@@ -353,6 +382,35 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
         delivering--;
         lastMail = performance.now();
       }
+    },
+
+    /**
+     * Stores a message fetched from a connected account's server, with its IMAP link, through the same store path
+     * as mail received here (the writer thread's fast path, else the parser pool), in a transaction shared with
+     * concurrent ones. No inbound stage runs: the mail was delivered to the user already (no rules, no spam check,
+     * no bounce, no daily counter), and no follow-up (contacts); its invitation job, if any, is stored as for any
+     * delivery. Rejects when it could not be stored (a link already taken: it was synced before).
+     */
+    async storeFetched(message: FetchedMessage): Promise<InboundDelivery> {
+      const copies: CopyShell[] = [
+        { applicationId: message.applicationId, grantId: message.grantId, folders: message.folders, unread: message.unread, starred: message.starred, date: message.date, envelopeFrom: null, envelopeTo: null, parseError: null },
+      ];
+      const extras: StoreExtras = { rows: () => [], usage: [], jobs: () => [], links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
+      const simple = await storeRaw(message.raw, copies, extras);
+      if (simple) return simple.deliveries[0]!;
+      parsing++;
+      const parsed = await parser.parse(message.raw).finally(() => parsing--);
+      const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
+      const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw: message.raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
+      return delivery!;
+    },
+
+    /** Parses a message on the parser pool (never on the event loop). */
+    parse: (raw: Buffer) => parser.parse(raw),
+
+    /** Starts the mail writer thread now, before a bulk of {@link storeFetched} calls (an embedded database only). */
+    warm(): void {
+      if (db.file) mailWriter().warm();
     },
 
     /** Writes the rule-evaluation rows still waiting (tests; shutdown). */

@@ -25,11 +25,13 @@ interface RawDeliveryMeta {
   dailyUsage?: DailyUsageIncrement[];
   /** Job rows stored in the same transaction (replies to tracked sends). */
   jobs?: MailWriteItem['jobs'];
+  /** A connected account's message: its IMAP link rows (see MailWriteItem). */
+  imapLinks?: MailWriteItem['imapLinks'];
 }
 
 /** Prepares a raw message, or returns undefined when the fast path cannot read it. */
 export function prepare(bytes: Uint8Array, meta: unknown): { item: MailWriteItem; summary: { from: NewMessage['parsed']['from'] } } | undefined {
-  const { copies, ids, at, evaluations, dailyUsage, jobs } = meta as RawDeliveryMeta;
+  const { copies, ids, at, evaluations, dailyUsage, jobs, imapLinks } = meta as RawDeliveryMeta;
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const mail = parseSimpleMessage(raw);
   if (!mail) return undefined;
@@ -53,5 +55,6 @@ export function prepare(bytes: Uint8Array, meta: unknown): { item: MailWriteItem
   if (evaluations && evaluations.length > 0) item.evaluations = evaluations;
   if (dailyUsage && dailyUsage.length > 0) item.dailyUsage = dailyUsage;
   if (jobs && jobs.length > 0) item.jobs = jobs;
+  if (imapLinks && imapLinks.length > 0) item.imapLinks = imapLinks;
   return { item, summary: { from: parsed.from } };
 }

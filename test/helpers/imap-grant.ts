@@ -2,9 +2,9 @@
  * A connected IMAP grant made straight in the database, for tests of the outgoing side until the connect flow
  * (`POST /v3/connect/custom`) and the sync exist: the `grants` row (provider `imap`), its `imap_accounts` row
  * (passwords sealed by the test's secret box), the six system folders and their `imap_folders` rows mapping them to
- * Dovecot's paths; and {@link addSyncedMessage}, a message on the server with its row and `imap_messages` link, as
- * the sync would leave it. {@link imapConnectSettings} is the `settings` for connecting a Dovecot user through the
- * connect flow itself.
+ * Dovecot's paths (or, `initial`, none: as the connect flow leaves it for the sync); and {@link addSyncedMessage}, a
+ * message on the server with its row and `imap_messages` link, as the sync would leave it. {@link imapConnectSettings}
+ * is the `settings` for connecting a Dovecot user through the connect flow itself.
  */
 import { ImapFlow } from 'imapflow';
 import { blobHash, tables } from '../../storage/index.js';
@@ -28,6 +28,15 @@ export interface ImapGrantOptions {
   smtpPassword?: string;
   secrets: SecretBox;
   serverFilesSent?: boolean | null;
+  /**
+   * As the connect flow leaves a new grant: `sync_state = 'initial'` and no folders, for the sync to find and map
+   * (default false: the six folders mapped and synced, for tests of the outgoing side alone).
+   */
+  initial?: boolean;
+  /** Days of mail the initial sync covers (default 30). */
+  syncDays?: number;
+  /** Default 127.0.0.1 (a test may point it at a proxy of its own). */
+  imapHost?: string;
 }
 
 /** Inserts an imap grant with its account and folders; returns its id. */
@@ -38,7 +47,7 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
     await tx.insert(tables.grants).values({ id, applicationId: options.applicationId, provider: 'imap', email: options.email, settings: {}, scope: [], createdAt: at, updatedAt: at });
     await tx.insert(imapAccounts).values({
       grantId: id,
-      imapHost: '127.0.0.1',
+      imapHost: options.imapHost ?? '127.0.0.1',
       imapPort: options.imapPort,
       imapUsername: options.email,
       imapPasswordSealed: options.secrets.seal(options.password),
@@ -48,12 +57,16 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
       smtpUsername: null,
       smtpPasswordSealed: options.smtpPassword === undefined ? null : options.secrets.seal(options.smtpPassword),
       smtpSecure: false,
-      syncDays: 30,
+      syncDays: options.syncDays ?? 30,
       serverFilesSent: options.serverFilesSent ?? null,
-      syncState: 'idle',
+      syncState: options.initial ? 'initial' : 'idle',
+      // Tests of the outgoing side alone play the sync's part themselves (addSyncedMessage): the real sync is held
+      // off (its next attempt far ahead), so it never races them for the messages they append.
+      ...(options.initial ? {} : { lastSyncAt: at, retryAt: Date.UTC(2999, 0, 1) }),
       createdAt: at * 1000,
       updatedAt: at * 1000,
     });
+    if (options.initial) return;
     const roles = Object.keys(IMAP_PATHS) as ('inbox' | 'sent' | 'drafts' | 'trash' | 'junk' | 'archive')[];
     await tx.insert(tables.folders).values(roles.map((role, index) => ({ id: role, grantId: id, name: IMAP_PATHS[role]!, systemRole: role, sortOrder: index, createdAt: at, updatedAt: at })));
     await tx.insert(imapFolders).values(roles.map((role) => ({ grantId: id, path: IMAP_PATHS[role]!, folderId: role, specialUse: role === 'inbox' ? null : `\\${IMAP_PATHS[role]}`, initialDone: true, updatedAt: at })));

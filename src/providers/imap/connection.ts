@@ -120,6 +120,10 @@ export class ServerSlots {
   held(server: string): number {
     return this.#held.get(server) ?? 0;
   }
+  /** Callers waiting for a slot of `server` now (an IDLE connection gives its slot up when someone waits). */
+  waiting(server: string): number {
+    return this.#waiting.get(server)?.length ?? 0;
+  }
 }
 
 /** An open IMAP connection and the slot it holds; `close()` logs out (or drops the socket) and frees the slot. */

@@ -1,0 +1,352 @@
+/**
+ * @module providers/imap/sync-runner
+ * Runs the sync of connected accounts (./sync.ts) in the worker role (started by src/jobs/background.ts):
+ *
+ * - **Finding work.** A scan every {@link SCAN_INTERVAL_MS} (and at once on `wake(grantId)`) starts an account
+ *   worker for each `imap_accounts` row that is due: not `invalid`, and past its `retry_at`. So a grant made by the
+ *   connect flow (`sync_state = 'initial'`, no folders) is picked up within a second even unwoken, and a
+ *   re-authenticated one (`invalid` back to `initial`) resumes from its folders' state.
+ * - **An account worker** holds one IMAP connection (a slot of its server, ./connection.ts) and loops: a pass, then
+ *   it waits for a change. With IDLE it SELECTs INBOX and idles: new mail, an expunge or a flag change there runs
+ *   an INBOX-only pass; every `config.imap.pollIntervalMs` (and on `wake`) a full pass covers the other folders.
+ *   Without IDLE, or as soon as other connections wait for a slot of its server (looked at every second while it
+ *   idles), it logs out and polls instead, so idle accounts never starve the others.
+ * - **Faults.** A failed pass ends the worker: failures in a row counted, `retry_at` set by exponential back-off (at
+ *   most {@link RETRY_CAP_MS}), `last_error` kept, state `failing`; other accounts go on. A refused login makes the
+ *   account `invalid` and its grant `grant_status: invalid`, with one `grant.expired` notification on that change;
+ *   it is not tried again until the connect flow re-authenticates it.
+ * - **Stop.** `stop()` ends every wait, closes every connection (an IDLE ends at once) and waits for the workers.
+ */
+import { and, eq, isNull, lte, ne, or } from 'drizzle-orm';
+import { tables } from '../../../storage/index.js';
+import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
+import type { CoreDeps } from '../../deps.js';
+import { AppError, notFound } from '../../errors.js';
+import { eventRecorder } from '../../events/outbox.js';
+import { toGrant } from '../../grants/grant-service.js';
+import { defaultBackoffMs } from '../../jobs/worker.js';
+import { startPollingLoop, type PollingLoop } from '../../jobs/polling-loop.js';
+import type { MailboxSync } from '../contracts.js';
+import { describeFailure, endpointsOf, failureOf, type Connector, type ConnectFailure, type ImapSession } from './connection.js';
+import type { ImapSync } from './sync.js';
+
+/** How often the runner looks for accounts that are due. */
+export const SCAN_INTERVAL_MS = 1_000;
+
+/** Longest back-off between two attempts of a failing account. */
+export const RETRY_CAP_MS = 30 * 60_000;
+
+/** How long `waitForInitialSync` waits by default. */
+const DEFAULT_WAIT_MS = 10 * 60_000;
+
+/** The sync of connected accounts as the core exposes it (`core.imap`). */
+export interface ImapSyncRunner extends MailboxSync {
+  /** Starts finding and syncing accounts in this process (the worker role). Once. */
+  start(): void;
+  /** Asks for a pass of this grant's account now (the connect flow calls it after commit). */
+  wake(grantId: string): void;
+  /**
+   * Resolves once the grant's initial sync is complete (from the database: works whichever process syncs);
+   * rejects when its login is refused (`invalid`), when the grant is gone, or after `timeoutMs`.
+   */
+  waitForInitialSync(grantId: string, timeoutMs?: number): Promise<void>;
+  /** Accounts with a worker in this process now. */
+  active(): string[];
+  /** Stops every worker and connection; resolves when they are done. */
+  stop(): Promise<void>;
+}
+
+/** What the runner uses. */
+export interface ImapRunnerParts {
+  sync: ImapSync;
+  connector: Connector;
+}
+
+type AccountRow = typeof imapAccounts.$inferSelect;
+
+/** A running account worker. */
+interface AccountWorker {
+  done: Promise<void>;
+  /** Ends the current wait (a pass follows). */
+  wake(): void;
+  session: ImapSession | undefined;
+  /** Something happened in the selected folder since the last pass began (EXISTS, EXPUNGE, FETCH FLAGS). */
+  changed: boolean;
+  /** Ends an IDLE wait on such a change. */
+  onChange(): void;
+}
+
+/** Creates the runner (started by `start()`). */
+export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config' | 'secrets'>, parts: ImapRunnerParts): ImapSyncRunner {
+  const { db, clock, logger, config } = deps;
+  const { sync, connector } = parts;
+  const record = eventRecorder(deps);
+  const nowMs = () => clock.now().getTime();
+  const workers = new Map<string, AccountWorker>();
+  const aborter = new AbortController();
+  let scanner: PollingLoop | undefined;
+  let running = false;
+  let stopping: Promise<void> | undefined;
+  /** Grants woken before their worker existed: their first wait is skipped. */
+  const woken = new Set<string>();
+
+  async function accountOf(grantId: string): Promise<AccountRow | undefined> {
+    const [row] = await db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, grantId)).limit(1);
+    return row;
+  }
+
+  async function open(account: AccountRow): Promise<ImapSession> {
+    if (!deps.secrets) throw new AppError('internal', 'No secret box (AGENTPOST_SECRET_KEY) to open the account password with.');
+    return connector.openImap(endpointsOf(account, deps.secrets).imap);
+  }
+
+  /** A pass finished: the failures are over, and a full pass marks the account synced. */
+  async function succeeded(grantId: string, full: boolean): Promise<void> {
+    await db.write((tx) =>
+      tx
+        .update(imapAccounts)
+        .set({ failures: 0, retryAt: null, lastError: null, ...(full ? { syncState: 'idle' as const, lastSyncAt: Math.floor(nowMs() / 1000) } : {}), updatedAt: nowMs() })
+        .where(and(eq(imapAccounts.grantId, grantId), ne(imapAccounts.syncState, 'invalid'))),
+    );
+  }
+
+  /** A pass failed: back-off, or (login refused) the account and grant invalid with `grant.expired` once. */
+  async function failed(grantId: string, failure: ConnectFailure): Promise<void> {
+    await db.write(async (tx) => {
+      const [account] = await tx.select().from(imapAccounts).where(eq(imapAccounts.grantId, grantId));
+      if (!account) return;
+      const failures = account.failures + 1;
+      if (failure.kind === 'auth') {
+        await tx.update(imapAccounts).set({ syncState: 'invalid', failures, retryAt: null, lastError: failure.message, updatedAt: nowMs() }).where(eq(imapAccounts.grantId, grantId));
+        const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
+        if (grant && grant.grantStatus !== 'invalid') {
+          const at = Math.floor(nowMs() / 1000);
+          const [updated] = await tx.update(tables.grants).set({ grantStatus: 'invalid', updatedAt: at }).where(eq(tables.grants.id, grantId)).returning();
+          await record(tx, { applicationId: grant.applicationId, grantId, type: 'grant.expired', objectId: grantId, object: toGrant(updated ?? grant) as unknown as Record<string, unknown>, createdAt: at });
+        }
+        return;
+      }
+      const retryAt = nowMs() + Math.min(defaultBackoffMs(failures), RETRY_CAP_MS);
+      await tx.update(imapAccounts).set({ syncState: 'failing', failures, retryAt, lastError: failure.message, updatedAt: nowMs() }).where(eq(imapAccounts.grantId, grantId));
+    });
+    if (failure.kind === 'auth') logger.warn('imap: the server refused the login; the grant is invalid until re-authenticated', { grant_id: grantId, error: failure.message });
+    else logger.warn('imap: a sync pass failed; it will be retried', { grant_id: grantId, error: failure.message });
+  }
+
+  /** Marks the pass under way (`initial` until the initial sync completed, `running` after). */
+  async function starting(account: AccountRow): Promise<void> {
+    const state = account.lastSyncAt === null ? 'initial' : 'running';
+    if (account.syncState === state) return;
+    await db.write((tx) => tx.update(imapAccounts).set({ syncState: state, updatedAt: nowMs() }).where(and(eq(imapAccounts.grantId, account.grantId), ne(imapAccounts.syncState, 'invalid'))));
+  }
+
+  /** Sleeps `ms` or until woken or stopped. */
+  function pause(worker: AccountWorker, ms: number): Promise<'full'> {
+    return new Promise((resolve) => {
+      const finish = () => {
+        clearTimeout(timer);
+        aborter.signal.removeEventListener('abort', finish);
+        worker.wake = () => undefined;
+        resolve('full');
+      };
+      const timer = setTimeout(finish, ms);
+      aborter.signal.addEventListener('abort', finish);
+      worker.wake = finish;
+    });
+  }
+
+  /**
+   * Waits for a change with IDLE on INBOX: `inbox` (something happened there, now or since the last pass began),
+   * `full` (the poll interval, or woken), `closed` (the connection ended or the runner stops).
+   */
+  async function idle(grantId: string, server: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
+    const { client } = session;
+    // SELECT (again, also when INBOX is selected already: imapflow always sends it).
+    const box = await client.mailboxOpen('INBOX');
+    if (worker.changed) return 'inbox';
+    // A change made while a pass was in other folders, or that the SELECT itself reported, told nobody: the SELECT
+    // shows it against what the last INBOX sync saw (its STATUS at the start).
+    const [inbox] = await db.orm
+      .select({ uidNext: imapFolders.uidNext, highestModseq: imapFolders.highestModseq })
+      .from(imapFolders)
+      .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
+      .limit(1);
+    if (inbox && (box.uidNext > (inbox.uidNext ?? 0) || (box.highestModseq !== undefined && inbox.highestModseq !== null && box.highestModseq.toString() !== inbox.highestModseq))) return 'inbox';
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (why: 'inbox' | 'full' | 'closed' | 'yield') => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        clearInterval(contention);
+        worker.onChange = () => undefined;
+        client.off('close', onClose);
+        aborter.signal.removeEventListener('abort', onClose);
+        worker.wake = () => undefined;
+        resolve(why);
+      };
+      const onClose = () => finish('closed');
+      const timer = setTimeout(() => finish('full'), config.imap.pollIntervalMs);
+      // Others waiting for a connection to this server: give this one up (the account polls meanwhile).
+      const contention = setInterval(() => {
+        if (connector.slots.waiting(server) > 0) finish('yield');
+      }, SCAN_INTERVAL_MS);
+      worker.onChange = () => finish('inbox');
+      client.on('close', onClose);
+      aborter.signal.addEventListener('abort', onClose);
+      worker.wake = () => finish('full');
+      // IDLE ends when the next command is sent (imapflow sends DONE first), when the connection does, and when the
+      // socket has been silent for the command timeout (imapflow sends a NOOP then): idle again until finished.
+      void (async () => {
+        while (!done) {
+          if ((await client.idle()) === false) return finish('closed');
+        }
+      })().catch(() => finish('closed'));
+    });
+  }
+
+  /** Opens the account's connection, listening for changes in the selected folder (INBOX between passes) from then on. */
+  async function connect(worker: AccountWorker, account: AccountRow): Promise<ImapSession> {
+    const session = await open(account);
+    const changed = () => {
+      worker.changed = true;
+      worker.onChange();
+    };
+    // Told at any time, also while a pass runs (then the next wait returns at once): nothing is missed.
+    session.client.on('exists', changed);
+    session.client.on('expunge', changed);
+    session.client.on('flags', changed);
+    return session;
+  }
+
+  /** One account's loop (see the module comment); ends on a failure, when the account is gone or invalid, or on stop. */
+  async function work(grantId: string, worker: AccountWorker): Promise<void> {
+    let mode: 'full' | 'inbox' = 'full';
+    let server = '';
+    try {
+      while (running) {
+        const account = await accountOf(grantId);
+        if (!account || account.syncState === 'invalid' || (account.retryAt !== null && account.retryAt > nowMs())) return;
+        server = `${account.imapHost}:${account.imapPort}`;
+        worker.session ??= await connect(worker, account);
+        if (!running) return;
+        if (mode === 'full') await starting(account);
+        worker.changed = false;
+        await sync.pass(worker.session.client, grantId, { inboxOnly: mode === 'inbox', signal: aborter.signal });
+        await succeeded(grantId, mode === 'full');
+        if (woken.delete(grantId)) {
+          mode = 'full';
+          continue;
+        }
+        const session = worker.session;
+        if (session.client.capabilities.has('IDLE') && connector.slots.waiting(server) === 0) {
+          const why = await idle(grantId, server, worker, session);
+          if (why === 'closed' || why === 'yield') {
+            worker.session = undefined;
+            await session.close();
+            mode = why === 'yield' ? await pause(worker, config.imap.pollIntervalMs) : 'full';
+          } else mode = why;
+        } else {
+          // No IDLE, or others wait for this server: give the connection up and poll.
+          worker.session = undefined;
+          await session.close();
+          mode = await pause(worker, config.imap.pollIntervalMs);
+        }
+      }
+    } catch (error) {
+      if (!running) return;
+      const failure = failureOf(error) ?? describeFailure(error, `IMAP server ${server}`);
+      await failed(grantId, failure).catch((cause: unknown) => logger.error('imap: recording a sync failure failed', { grant_id: grantId, error: String(cause) }));
+    } finally {
+      await worker.session?.close();
+      worker.session = undefined;
+    }
+  }
+
+  function launch(grantId: string): void {
+    if (workers.has(grantId) || !running) return;
+    const worker: AccountWorker = { done: Promise.resolve(), wake: () => undefined, session: undefined, changed: false, onChange: () => undefined };
+    workers.set(grantId, worker);
+    worker.done = work(grantId, worker)
+      .catch((error: unknown) => logger.error('imap: an account worker failed', { grant_id: grantId, error: error instanceof Error ? error.message : String(error) }))
+      .finally(() => {
+        workers.delete(grantId);
+        // Woken while it was finishing: look again at once.
+        if (woken.has(grantId)) scanner?.wake();
+      });
+  }
+
+  /** Starts a worker for each account that is due and has none. */
+  async function scan(): Promise<void> {
+    const due = await db.orm
+      .select({ grantId: imapAccounts.grantId })
+      .from(imapAccounts)
+      .where(and(ne(imapAccounts.syncState, 'invalid'), or(isNull(imapAccounts.retryAt), lte(imapAccounts.retryAt, nowMs()))));
+    for (const { grantId } of due) launch(grantId);
+  }
+
+  return {
+    start() {
+      if (running || stopping) return;
+      running = true;
+      scanner = startPollingLoop({
+        name: 'imap sync',
+        intervalMs: SCAN_INTERVAL_MS,
+        logger,
+        async step() {
+          await scan();
+          return false;
+        },
+      });
+    },
+
+    wake(grantId) {
+      const worker = workers.get(grantId);
+      if (worker) {
+        woken.add(grantId);
+        worker.wake();
+        return;
+      }
+      woken.add(grantId);
+      scanner?.wake();
+    },
+
+    async run(grantId, signal) {
+      const account = await accountOf(grantId);
+      if (!account) throw notFound('Grant', grantId);
+      const session = await open(account);
+      try {
+        await sync.pass(session.client, grantId, { signal });
+        await succeeded(grantId, true);
+      } finally {
+        await session.close();
+      }
+    },
+
+    async waitForInitialSync(grantId, timeoutMs = DEFAULT_WAIT_MS) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const account = await accountOf(grantId);
+        if (!account) throw notFound('Grant', grantId);
+        if (account.syncState === 'invalid') throw new AppError('invalid_request', `The account's login was refused: ${account.lastError ?? 'invalid credentials'}`);
+        if (account.lastSyncAt !== null && account.syncState !== 'initial') return;
+        if (Date.now() >= deadline) throw new AppError('internal', `The initial sync of grant ${grantId} did not complete within ${timeoutMs} ms (state ${account.syncState}, ${account.syncDone}/${account.syncTotal}${account.lastError ? `, last error: ${account.lastError}` : ''}).`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+
+    active: () => [...workers.keys()],
+
+    stop() {
+      stopping ??= (async () => {
+        running = false;
+        aborter.abort();
+        await scanner?.stop();
+        // Closing the connections ends IDLE and any command under way at once.
+        for (const worker of workers.values()) worker.session?.client.close();
+        await Promise.all([...workers.values()].map((worker) => worker.done));
+      })();
+      return stopping;
+    },
+  };
+}
