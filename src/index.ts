@@ -95,15 +95,6 @@ export function createCore(deps: CoreDeps) {
   const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
   const threadReplies = createThreadReplies(deps);
-  const inbound = createInboundService(deps, mailStore, {
-    afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
-    replies: threadReplies,
-    jobs,
-    onThreadExit: health.threadExited,
-    enforcement,
-    // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
-    stages: deps.inboundStages ?? mailStages,
-  });
   /**
    * Sending health: its `listener` is the report intake's ReportListener (bounces and complaints pause a grant's
    * sending on their rates); its gate, in the outbound service's send gates, refuses sends while paused.
@@ -113,6 +104,16 @@ export function createCore(deps: CoreDeps) {
   const reports = createReportIntake(deps, { signing, listeners: [sendingHealth.listener] });
   /** Bounces and complaints that come back to a connected account's own inbox: a job stored with the synced message. */
   const mailboxReports = createMailboxReports(deps, reports);
+  const inbound = createInboundService(deps, mailStore, {
+    afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
+    replies: threadReplies,
+    mailboxReports,
+    jobs,
+    onThreadExit: health.threadExited,
+    enforcement,
+    // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
+    stages: deps.inboundStages ?? mailStages,
+  });
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing, providers });

@@ -12,15 +12,17 @@
  *   (their reports arrive at VERP return paths).
  * - One that may be a report gets a durable job (`deliverability.mailbox_report`) stored IN THE MESSAGE'S OWN
  *   TRANSACTION, so it is looked at if and only if the message was stored, after the store committed. The job
- *   reads the stored raw message, attributes it and records what it finds; a repeat (the job run twice, the same
- *   report synced twice) records nothing twice.
+ *   carries the report's bytes (as far as the report reader reads them, 512 KB: a synced message's raw MIME stays
+ *   on its server, not in our blobs), attributes it and records what it finds; a repeat (the job run twice, the
+ *   same report synced twice) records nothing twice. A report deleted before its job ran is not read.
  */
 import { and, eq } from 'drizzle-orm';
-import { readBlob, tables, type GrantRow } from '../../storage/index.js';
+import { tables, type GrantRow } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import type { JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { StoredCopy } from '../mail/after-delivery.js';
+import { MAX_REPORT_BYTES } from './report-mime.js';
 import type { ReportIntake } from './reports.js';
 import { mayBeReport } from './returned-message.js';
 
@@ -34,6 +36,8 @@ const MAILBOX_REPORT_PROVIDERS = new Set(['imap']);
 interface MailboxReportPayload {
   grant_id: string;
   message_id: string;
+  /** The report's first {@link MAX_REPORT_BYTES} bytes, base64. */
+  raw: string;
 }
 
 /** Finds the reports among a connected account's synced mail. */
@@ -55,14 +59,13 @@ export function createMailboxReports(deps: Pick<CoreDeps, 'db' | 'logger'>, inta
   const run: JobHandler = async (job) => {
     const payload = job.payload as unknown as MailboxReportPayload;
     const [message] = await db.orm
-      .select({ rawHash: tables.messages.rawHash })
+      .select({ id: tables.messages.id })
       .from(tables.messages)
       .where(and(eq(tables.messages.id, payload.message_id), eq(tables.messages.grantId, payload.grant_id)))
       .limit(1);
-    // Deleted meanwhile (by the user, or with its grant): nothing to read.
-    if (!message?.rawHash) return;
-    const raw = await readBlob(db.orm, message.rawHash);
-    if (!raw) return;
+    // Deleted meanwhile (by the user, or with its grant): nothing to record.
+    if (!message) return;
+    const raw = Buffer.from(payload.raw, 'base64');
     const outcome = await intake.receiveInMailbox({ id: payload.grant_id }, raw);
     if (outcome.recorded.length === 0) logger.debug('mailbox message recorded no report', { grant_id: payload.grant_id, message_id: payload.message_id, reasons: outcome.ignored.slice(0, 3) });
   };
@@ -71,11 +74,12 @@ export function createMailboxReports(deps: Pick<CoreDeps, 'db' | 'logger'>, inta
     jobsFor(raw, grants) {
       const watched = new Set(grants.filter((grant) => MAILBOX_REPORT_PROVIDERS.has(grant.provider)).map((grant) => grant.id));
       if (watched.size === 0 || !mayBeReport(raw)) return undefined;
+      const bytes = raw.subarray(0, MAX_REPORT_BYTES).toString('base64');
       return (copies) =>
         copies
           .filter((copy) => watched.has(copy.grantId))
           .map((copy) => {
-            const payload: MailboxReportPayload = { grant_id: copy.grantId, message_id: copy.messageId };
+            const payload: MailboxReportPayload = { grant_id: copy.grantId, message_id: copy.messageId, raw: bytes };
             return { kind: MAILBOX_REPORT_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${MAILBOX_REPORT_JOB}:${copy.messageId}` };
           });
     },

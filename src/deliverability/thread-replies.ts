@@ -86,7 +86,7 @@ export interface ThreadReplies {
    * `thread_replies` (most mail, decided without a query when it names no earlier message), else the jobs to store
    * in its transaction, given its stored copies (one per grant, in order).
    */
-  jobsFor(raw: Buffer, grants: readonly GrantRow[], at: number): Promise<((copies: readonly StoredCopy[]) => JobInput[]) | undefined>;
+  jobsFor(raw: Buffer, grants: readonly Pick<GrantRow, 'id' | 'email'>[], at: number): Promise<((copies: readonly StoredCopy[]) => JobInput[]) | undefined>;
   /** The job's handler, by kind. */
   handlers: Record<string, JobHandler>;
 }

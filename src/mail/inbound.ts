@@ -39,6 +39,7 @@ import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessa
 import type { SmtpClientInfo } from './stages/contracts.js';
 import { createInboundPipeline, type InboundStages, type MessagePlan } from './stages/inbound-pipeline.js';
 import type { Refusal } from './stages/policy-limits.js';
+import type { MailboxReports } from '../deliverability/mailbox-reports.js';
 import type { ThreadReplies } from '../deliverability/thread-replies.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
@@ -110,6 +111,11 @@ export interface InboundServiceOptions {
    * jobs that count the reply, stored in the message's own transaction. Skipped when absent.
    */
   replies?: Pick<ThreadReplies, 'jobsFor'>;
+  /**
+   * Reports among a connected account's synced mail (src/deliverability/mailbox-reports.ts): asked before a fetched
+   * message is stored, it names the job to store with it when the message may be a bounce or complaint.
+   */
+  mailboxReports?: Pick<MailboxReports, 'jobsFor'>;
   /** What applies to each grant (made from the deps when absent; the core passes its own, which admin writes invalidate). */
   enforcement?: Enforcement;
   /** The authentication and spam stages (src/mail/stages/contracts.ts); each is skipped when absent. */
@@ -181,6 +187,8 @@ export interface FetchedMessage {
   raw: Buffer;
   applicationId: string;
   grantId: string;
+  /** The grant's address (whether a reply to a tracked send is its own) and provider (which reports come back to it). */
+  grant: { email: string; provider: string };
   /** Folder ids (the IMAP folder's mapped id). */
   folders: string[];
   unread: boolean;
@@ -395,7 +403,13 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       const copies: CopyShell[] = [
         { applicationId: message.applicationId, grantId: message.grantId, folders: message.folders, unread: message.unread, starred: message.starred, date: message.date, envelopeFrom: null, envelopeTo: null, parseError: null },
       ];
-      const extras: StoreExtras = { rows: () => [], usage: [], jobs: () => [], links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
+      // As for mail received here: a reply to a tracked send counts (thread.replied); a connected account's own
+      // bounces and complaints come back this way too. Both decide from the header section, mostly without a query.
+      const grant = { id: message.grantId, ...message.grant };
+      const replyJobs = options.replies ? await options.replies.jobsFor(message.raw, [grant], unixSeconds(clock.now())) : undefined;
+      const reportJobs = options.mailboxReports?.jobsFor(message.raw, [grant]);
+      const jobs = (copies: readonly StoredCopy[]) => [...(replyJobs?.(copies) ?? []), ...(reportJobs?.(copies) ?? [])];
+      const extras: StoreExtras = { rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
       const simple = await storeRaw(message.raw, copies, extras);
       if (simple) return simple.deliveries[0]!;
       parsing++;

@@ -28,7 +28,7 @@ import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema
 import type { CoreDeps } from '../../deps.js';
 import { unixSeconds } from '../../deps.js';
 import { eventRecorder } from '../../events/outbox.js';
-import { toGrant } from '../../grants/grant-service.js';
+import { grantOf } from '../../grants/grant-service.js';
 import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../../mail/inbound.js';
 import type { ParsedMessage } from '../../mail/parse-inbound.js';
 import { presentMessages, type MailStore } from '../../messages/mail-store.js';
@@ -204,6 +204,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     client: ImapFlow;
     account: AccountRow;
     applicationId: string;
+    /** The grant's address and provider, for what the store asks of each message (replies, reports). */
+    grant: { email: string; provider: string };
     folder: FolderRow;
     signal: AbortSignal | undefined;
   }
@@ -288,6 +290,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       raw: message.raw,
       applicationId: run.applicationId,
       grantId,
+      grant: run.grant,
       folders: [run.folder.folderId],
       unread: flags.unread,
       starred: flags.starred,
@@ -594,13 +597,14 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
    */
   async function pass(client: ImapFlow, grantId: string, options: PassOptions = {}): Promise<{ initialCompleted: boolean }> {
     const [found] = await db.orm
-      .select({ account: imapAccounts, applicationId: tables.grants.applicationId })
+      .select({ account: imapAccounts, applicationId: tables.grants.applicationId, email: tables.grants.email, provider: tables.grants.provider })
       .from(imapAccounts)
       .innerJoin(tables.grants, eq(tables.grants.id, imapAccounts.grantId))
       .where(eq(imapAccounts.grantId, grantId))
       .limit(1);
     if (!found) return { initialCompleted: false };
     const { account, applicationId } = found;
+    const grant = { email: found.email, provider: found.provider };
     let folders: FolderRow[];
     // An initial sync ahead: the writer thread starts loading while the folders are listed.
     if (account.lastSyncAt === null) parts.inbound.warm();
@@ -608,7 +612,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     else folders = await syncFolders(client, account, applicationId);
     for (const folder of folders) {
       if (options.signal?.aborted) throw new Error('the sync was stopped');
-      await syncFolder({ client, account, applicationId, folder, signal: options.signal });
+      await syncFolder({ client, account, applicationId, grant, folder, signal: options.signal });
     }
     if (options.inboxOnly) return { initialCompleted: false };
     // The initial sync completes once: the first pass to end with every folder done.
@@ -617,7 +621,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       const [open] = await tx.select({ path: imapFolders.path }).from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.initialDone, false))).limit(1);
       if (!fresh || open || fresh.lastSyncAt !== null) return false;
       const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
-      if (grant) await record(tx, { applicationId, grantId, type: 'grant.imap_sync_completed', objectId: grantId, object: toGrant(grant) as unknown as Record<string, unknown> });
+      if (grant) await record(tx, { applicationId, grantId, type: 'grant.imap_sync_completed', objectId: grantId, object: (await grantOf(tx, grant)) as unknown as Record<string, unknown> });
       await tx.update(imapAccounts).set({ syncDone: sql`${imapAccounts.syncTotal}` }).where(eq(imapAccounts.grantId, grantId));
       return true;
     });
