@@ -56,7 +56,8 @@ describe.skipIf(missing !== undefined)('a connected account\'s tracking, replies
       try {
         const uids = (await client.search({ header: { 'message-id': headerMessageId } }, { uid: true })) || [];
         if (uids.length === 0) return undefined;
-        return (await client.fetchOne(String(uids[0]), { source: true }, { uid: true }))?.source;
+        const message = await client.fetchOne(String(uids[0]), { source: true }, { uid: true });
+        return message ? message.source : undefined;
       } finally {
         lock.release();
       }
