@@ -10,33 +10,35 @@
  * indexes them on the first SELECT, before any timing): about 6 KB messages, text and HTML, one in five a reply in
  * a thread, dated over the last 30 days.
  *
- * Needs root and Debian's `dovecot-imapd` (test/helpers/dovecot.ts); says so and gives no figure otherwise. Settings:
- * BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1 (the bare FETCH alone),
- * BENCH_IMAP_CONNECT=1 (require the connect endpoint; without it, while that endpoint is not there, the grant is made
- * in the database as the endpoint leaves it and the sync woken, and the time runs from there).
+ * The connect flow logs in to the SMTP server too: a private Postfix takes the login through Dovecot's auth service.
+ *
+ * Needs root and Debian's `dovecot-imapd` and `postfix` (test/helpers/dovecot.ts, postfix.ts); says so and gives no
+ * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
+ * (the bare FETCH alone).
  */
 import { chownSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
 import { ImapFlow } from 'imapflow';
 import { requireEveryRole, startService } from '../server/main.js';
 import { loadConfig } from '../src/index.js';
 import { tables } from '../storage/index.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../test/helpers/dovecot.js';
-import { createImapGrant } from '../test/helpers/imap-grant.js';
+import { postfixMissing, startPostfix } from '../test/helpers/postfix.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MESSAGES = Number(process.env.BENCH_IMAP_MESSAGES ?? 10_000);
 /** Only the bare FETCH (while developing the sync). */
 const BARE_ONLY = process.env.BENCH_IMAP_BARE_ONLY === '1';
 /** Fail when `POST /v3/connect/custom` is missing instead of making the grant in the database (BENCH_IMAP_CONNECT=1). */
-const CONNECT_REQUIRED = process.env.BENCH_IMAP_CONNECT === '1';
 const USER = 'bench@imap.bench';
 const PASSWORD = 'bench-password-1';
 const API_KEY = 'agp_bench_imap_sync_key_0001';
 /** A fixed port (Dovecot cannot pick one and say which), outside the tests' ranges. */
 const IMAP_PORT = 36380;
+/** Dovecot's auth service (Postfix's SMTP AUTH asks it) and Postfix's SMTP port. */
+const AUTH_PORT = 36381;
+const SMTP_PORT = 36382;
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -119,20 +121,10 @@ async function ourSync(): Promise<number> {
     const created = await fetch(`${service.url}/v3/connect/custom`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ provider: 'imap', settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: IMAP_PORT, smtp_host: '127.0.0.1', smtp_port: IMAP_PORT + 1 } }),
+      body: JSON.stringify({ provider: 'imap', settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: IMAP_PORT, smtp_host: '127.0.0.1', smtp_port: SMTP_PORT } }),
     });
-    let grantId: string;
-    // Before the connect flow for `imap` is merged the endpoint refuses the provider (or is missing).
-    const refused = created.status === 404 || (created.status === 400 && /provider/.test(await created.clone().text()));
-    if (refused && !CONNECT_REQUIRED) {
-      // Without the connect flow for imap (not merged yet): the grant as it would leave it, made in the database.
-      const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
-      grantId = await createImapGrant(service.core, { applicationId: application!.id, email: USER, password: PASSWORD, imapPort: IMAP_PORT, smtpPort: IMAP_PORT + 1, secrets: service.core.deps.secrets!, initial: true, syncDays: 365 });
-      service.core.imap.wake(grantId);
-    } else {
-      if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
-      grantId = ((await created.json()) as { data: { id: string } }).data.id;
-    }
+    if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
+    const grantId = ((await created.json()) as { data: { id: string } }).data.id;
     await service.core.imap.waitForInitialSync(grantId);
     const seconds = (performance.now() - started) / 1000;
     const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
@@ -147,9 +139,10 @@ async function ourSync(): Promise<number> {
 }
 
 export async function run(): Promise<Record<string, number | string>> {
-  const missing = dovecotMissing();
+  const missing = dovecotMissing() ?? postfixMissing();
   if (missing) return { skipped: missing };
-  const dovecot = await startDovecot({ imapPort: IMAP_PORT, users: [{ user: USER, password: PASSWORD }] });
+  const dovecot = await startDovecot({ imapPort: IMAP_PORT, authPort: AUTH_PORT, users: [{ user: USER, password: PASSWORD }] });
+  const postfix = startPostfix({ port: SMTP_PORT, domain: 'postfix.localhost', transports: {}, saslAuthPort: AUTH_PORT });
   try {
     writeMaildir(dovecot);
     // Dovecot indexes the new files on the first SELECT: once, before any timing.
@@ -170,6 +163,7 @@ export async function run(): Promise<Record<string, number | string>> {
       rounds: `${ours.map((value, index) => `${Math.round(value)}/${Math.round(bare[index]!)}`).join(', ')}`,
     };
   } finally {
+    postfix.stop();
     await dovecot.stop();
   }
 }
