@@ -63,7 +63,8 @@ export function endpointsOfSettings(settings: ImapGrantSettings): { imap: ImapEn
  * the connect and command timeouts of `config.imap`.
  */
 export async function checkLogins(connector: Pick<Connector, 'openImap' | 'checkSmtp'>, endpoints: { imap: ImapEndpoint; smtp: SmtpEndpoint }): Promise<void> {
-  const session = await connector.openImap(endpoints.imap);
+  // A login check answers a request: it waits for a connection slot no longer than the connect timeout.
+  const session = await connector.openImap(endpoints.imap, { boundedSlotWait: true });
   await session.close();
   await connector.checkSmtp(endpoints.smtp);
 }

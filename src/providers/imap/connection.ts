@@ -91,6 +91,16 @@ export function describeFailure(error: unknown, server: string): ConnectFailure 
   return { kind: 'protocol', message: `${server}: ${reason}` };
 }
 
+/** No slot of a server became free in time: every connection this process may open to it is in use. */
+export class SlotWaitError extends Error {
+  constructor(
+    readonly server: string,
+    readonly limit: number,
+  ) {
+    super(`all ${limit} connections this service may open to ${server} are in use (AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER); try again shortly`);
+  }
+}
+
 /** A counting semaphore per server: at most `limit` holders at once, the rest wait in order. */
 export class ServerSlots {
   readonly #limit: number;
@@ -99,11 +109,30 @@ export class ServerSlots {
   constructor(limit: number) {
     this.#limit = limit;
   }
-  /** Waits for a slot of `server`; call the returned function once to give it back. */
-  async acquire(server: string): Promise<() => void> {
+  /**
+   * Waits for a slot of `server` (at most `waitMs`, when given: then it rejects with a {@link SlotWaitError} and
+   * leaves the queue); call the returned function once to give it back.
+   */
+  async acquire(server: string, waitMs?: number): Promise<() => void> {
     const held = this.#held.get(server) ?? 0;
     if (held < this.#limit) this.#held.set(server, held + 1);
-    else await new Promise<void>((resolve) => this.#waiting.set(server, [...(this.#waiting.get(server) ?? []), resolve]));
+    else {
+      await new Promise<void>((resolve, reject) => {
+        let timer: NodeJS.Timeout | undefined;
+        const waiter = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        this.#waiting.set(server, [...(this.#waiting.get(server) ?? []), waiter]);
+        if (waitMs === undefined) return;
+        timer = setTimeout(() => {
+          const queue = (this.#waiting.get(server) ?? []).filter((entry) => entry !== waiter);
+          if (queue.length > 0) this.#waiting.set(server, queue);
+          else this.#waiting.delete(server);
+          reject(new SlotWaitError(server, this.#limit));
+        }, waitMs);
+      });
+    }
     let released = false;
     return () => {
       if (released) return;
@@ -134,8 +163,12 @@ export interface ImapSession {
 
 /** Opens IMAP connections and checks SMTP logins under the limits of `config.imap`. */
 export interface Connector {
-  /** Connects and logs in; rejects with an AppError (`invalid_request`, the server's reason) on failure. */
-  openImap(endpoint: ImapEndpoint): Promise<ImapSession>;
+  /**
+   * Connects and logs in; rejects with an AppError (`invalid_request`, the server's reason) on failure. Waits for a
+   * slot of the server first: as long as it takes, or with `boundedSlotWait: true` at most the connect timeout (a
+   * login check answering a request must not queue behind long syncs), then rejects as a `network` failure.
+   */
+  openImap(endpoint: ImapEndpoint, options?: { boundedSlotWait?: boolean }): Promise<ImapSession>;
   /** Connects to the SMTP server and logs in (nodemailer `verify`); rejects like {@link openImap}. */
   checkSmtp(endpoint: SmtpEndpoint): Promise<void>;
   /**
@@ -196,9 +229,15 @@ export function createConnector(config: Pick<Config, 'imap'>): Connector {
   const { connectTimeoutMs, commandTimeoutMs } = config.imap;
   return {
     slots,
-    async openImap(endpoint) {
+    async openImap(endpoint, options = {}) {
       const server = `${endpoint.host}:${endpoint.port}`;
-      const release = await slots.acquire(server);
+      let release: () => void;
+      try {
+        release = await slots.acquire(server, options.boundedSlotWait ? connectTimeoutMs : undefined);
+      } catch (error) {
+        if (error instanceof SlotWaitError) throw connectError({ kind: 'network', message: `IMAP server ${server}: ${error.message}` });
+        throw error;
+      }
       const client = new ImapFlow({
         host: endpoint.host,
         port: endpoint.port,
