@@ -9,7 +9,6 @@
  */
 import { eq } from 'drizzle-orm';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
@@ -18,6 +17,7 @@ import { imapConnectSettings } from '../helpers/imap-grant.js';
 import { eventually } from '../helpers/mail.js';
 import { postfixMissing, startPostfix, type Postfix } from '../helpers/postfix.js';
 import { sdkError } from '../helpers/sdk.js';
+import { startSilentServer, type SilentServer } from '../helpers/silent-server.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
@@ -44,9 +44,8 @@ describe.skipIf(missing !== undefined)('connecting an IMAP/SMTP account as a gra
   let postfix: Postfix;
   let service: TestService;
   let receiver: WebhookReceiver;
-  let silent: Server;
+  let silent: SilentServer;
   let silentPort: number;
-  const sockets = new Set<Socket>();
   let aliceId: string;
 
   const connect = (settings: Record<string, unknown>) => service.nylas.auth.customAuthentication({ requestBody: { provider: 'imap', settings } });
@@ -59,19 +58,14 @@ describe.skipIf(missing !== undefined)('connecting an IMAP/SMTP account as a gra
     tlsDovecot = await startDovecot({ imapPort: TLS_PLAIN_PORT, tlsPort: TLS_PORT, users: [BOB] });
     postfix = startPostfix({ port: SMTP_PORT, domain: 'postfix.localhost', transports: {}, saslAuthPort: AUTH_PORT });
     receiver = await startReceiver();
-    silent = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    silentPort = (silent.address() as AddressInfo).port;
+    // Accepts connections and never says a word (no IMAP greeting, no SMTP banner).
+    silent = await startSilentServer();
+    silentPort = silent.port;
     service = await startTestService({ env: { AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_WORKER_POLL_MS: '50', AGENTPOST_IMAP_CONNECT_TIMEOUT: '3s' } });
     await service.nylas.webhooks.create({ requestBody: { triggerTypes: ['grant.created', 'grant.updated'] as never, webhookUrl: receiver.url } });
   }, 60_000);
   afterAll(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => silent?.close(resolve));
+    await silent?.close();
     await receiver?.close();
     await service?.close();
     postfix?.stop();

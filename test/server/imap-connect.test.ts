@@ -8,13 +8,12 @@
  * test/e2e/imap-connect.test.ts (Dovecot and Postfix).
  */
 import { eq } from 'drizzle-orm';
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { createImapGrant, imapConnectSettings } from '../helpers/imap-grant.js';
 import { isErrorEnvelope, request } from '../helpers/http.js';
 import { sdkError } from '../helpers/sdk.js';
+import { startSilentServer, type SilentServer } from '../helpers/silent-server.js';
 import { startTestService, type Nylas, type TestService } from '../helpers/service.js';
 
 /** A port of this file's range (36400-36449) where nothing listens. */
@@ -25,9 +24,8 @@ const CONNECT_TIMEOUT_MS = 1_000;
 
 describe('connecting an IMAP/SMTP account: input, unreachable servers, and the grant it makes', { timeout: 30_000 }, () => {
   let service: TestService;
-  let silent: Server;
+  let silent: SilentServer;
   let silentPort: number;
-  const sockets = new Set<Socket>();
   let applicationId: string;
   let other: Nylas;
 
@@ -38,20 +36,14 @@ describe('connecting an IMAP/SMTP account: input, unreachable servers, and the g
   beforeAll(async () => {
     service = await startTestService({ env: { AGENTPOST_IMAP_CONNECT_TIMEOUT: `${CONNECT_TIMEOUT_MS / 1000}s`, AGENTPOST_IMAP_COMMAND_TIMEOUT: '2s' } });
     // Accepts connections and never says a word (no IMAP greeting, no SMTP banner).
-    silent = createServer((socket) => {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    silentPort = (silent.address() as AddressInfo).port;
+    silent = await startSilentServer();
+    silentPort = silent.port;
     const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
     applicationId = application!.id;
     other = service.client((await service.core.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey);
   });
   afterAll(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => silent?.close(resolve));
+    await silent?.close();
     await service?.close();
   });
 
