@@ -82,13 +82,27 @@ export async function imapClient(port: number, user: string, password: string): 
   return client;
 }
 
+/** What {@link smallMessage} composes: the sender and recipients, and optionally its name, copies, Message-ID and date. */
+export interface SmallMessageSpec {
+  from: string;
+  fromName?: string;
+  to: string | string[];
+  cc?: string[];
+  subject: string;
+  text: string;
+  /** Without angle brackets; default a new id at test.example. */
+  headerMessageId?: string;
+  /** Default now. */
+  date?: Date;
+}
+
 /** The raw MIME and parsed form of a small plain-text message. */
-async function smallMessage(core: Core, spec: { from: string; to: string; subject: string; text: string }) {
-  const headerMessageId = `${core.deps.newId()}@test.example`;
+export async function smallMessage(core: Core, spec: SmallMessageSpec) {
+  const headerMessageId = spec.headerMessageId ?? `${core.deps.newId()}@test.example`;
   const input = {
-    from: { email: spec.from },
-    to: [{ email: spec.to }],
-    cc: [],
+    from: spec.fromName === undefined ? { email: spec.from } : { email: spec.from, name: spec.fromName },
+    to: (typeof spec.to === 'string' ? [spec.to] : spec.to).map((email) => ({ email })),
+    cc: (spec.cc ?? []).map((email) => ({ email })),
     bcc: [],
     replyTo: [],
     subject: spec.subject,
@@ -96,7 +110,7 @@ async function smallMessage(core: Core, spec: { from: string; to: string; subjec
     isPlaintext: true,
     attachments: [],
     messageId: headerMessageId,
-    date: new Date(),
+    date: spec.date ?? new Date(),
     inReplyTo: undefined,
     references: [],
     customHeaders: [],

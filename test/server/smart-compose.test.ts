@@ -8,9 +8,8 @@
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SMART_COMPOSE_INSTRUCTIONS } from '../../src/compose/reply-context.js';
-import { composeMime, parsedOf } from '../../src/outbound/compose.js';
 import { request } from '../helpers/http.js';
-import { addSyncedMessageRow, createImapGrant } from '../helpers/imap-grant.js';
+import { addSyncedMessageRow, createImapGrant, smallMessage } from '../helpers/imap-grant.js';
 import { createMailbox, eventually } from '../helpers/mail.js';
 import { startFakeModelServer, type FakeModelServer } from '../helpers/openai-compatible.js';
 import { sdkError } from '../helpers/sdk.js';
@@ -36,23 +35,8 @@ async function connectedGrant(service: TestService, email: string): Promise<stri
 /** Stores a received plain-text message in the grant's inbox, as the sync would; returns its id. */
 async function storeMessage(service: TestService, grantId: string, spec: { from: string; to: string[]; cc?: string[]; subject: string; text: string }, uid: number): Promise<string> {
   const applicationId = await service.core.applications.defaultApplicationId();
-  const input = {
-    from: { email: spec.from, name: 'Bob Sender' },
-    to: spec.to.map((email) => ({ email })),
-    cc: (spec.cc ?? []).map((email) => ({ email })),
-    bcc: [],
-    replyTo: [],
-    subject: spec.subject,
-    body: spec.text,
-    isPlaintext: true,
-    attachments: [],
-    messageId: `${uid}.smart@test.example`,
-    date: new Date('2026-03-02T09:00:00Z'),
-    inReplyTo: undefined,
-    references: [],
-    customHeaders: [],
-  };
-  return addSyncedMessageRow(service.core, { applicationId, grantId, uid, raw: await composeMime(input), parsed: parsedOf(input) });
+  const { raw, parsed } = await smallMessage(service.core, { ...spec, fromName: 'Bob Sender', headerMessageId: `${uid}.smart@test.example`, date: new Date('2026-03-02T09:00:00Z') });
+  return addSyncedMessageRow(service.core, { applicationId, grantId, uid, raw, parsed });
 }
 
 /** A prompt of exactly `tokens` tokens (o200k_base: " the" is one token, and repeats do not merge). */
