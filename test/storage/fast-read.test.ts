@@ -116,3 +116,49 @@ describe('preparedRead', () => {
     }
   });
 });
+
+describe('rows read as one aggregated value', () => {
+  const page = preparedRead((executor: Executor) =>
+    executor
+      .select({ id: tables.messages.id, seq: tables.messages.seq, date: tables.messages.date, rawSize: tables.messages.rawSize, bodyHash: tables.messages.bodyHash, unread: tables.messages.unread, half: sql<number>`${tables.messages.seq} / 2` })
+      .from(tables.messages)
+      .where(eq(tables.messages.grantId, sql.placeholder('grant')))
+      .orderBy(sql`${tables.messages.date} desc`)
+      .limit(sql.placeholder('limit')),
+  );
+
+  it('keeps the order and the values of INTEGER and TEXT columns and expressions, NULL included', async () => {
+    await db.write(async (tx) => {
+      await tx.insert(tables.messages).values(
+        Array.from({ length: 120 }, (_, index) => ({ id: `bulk${index}`, grantId: 'grant', threadId: 't2', seq: 100 + index, date: 1_600_000_000 + ((index * 37) % 120), rawSize: 2 ** 52 + index, bodyHash: index % 3 === 0 ? null : `hash "${index}" ✓\n`, createdAt: 1, updatedAt: 1 })),
+      );
+    });
+    const expected = await db.orm
+      .select({ id: tables.messages.id, seq: tables.messages.seq, date: tables.messages.date, rawSize: tables.messages.rawSize, bodyHash: tables.messages.bodyHash, unread: tables.messages.unread, half: sql<number>`${tables.messages.seq} / 2` })
+      .from(tables.messages)
+      .where(eq(tables.messages.grantId, 'grant'))
+      .orderBy(sql`${tables.messages.date} desc`)
+      .limit(60);
+    const rows = await page(db.orm, { grant: 'grant', limit: 60 });
+    expect(rows).toEqual(expected);
+    expect(rows.map((row) => row.date)).toEqual([...rows.map((row) => row.date)].sort((a, b) => b - a));
+  });
+
+  it('reads a REAL (in an INTEGER column, or computed) and a BLOB in a TEXT column exactly (JSON cannot)', async () => {
+    const thirds = preparedRead((executor: Executor) => executor.select({ id: tables.messages.id, third: sql<number>`${tables.messages.seq} / 3.0` }).from(tables.messages).where(eq(tables.messages.id, sql.placeholder('id'))));
+    expect((await thirds(db.orm, { id: 'bulk1' }))[0]!.third).toBe(101 / 3);
+    const client = db.client;
+    await client.execute({ sql: 'UPDATE messages SET raw_size = ?, body_hash = ? WHERE id = ?', args: [1764290000.123456, new Uint8Array([104, 105]), 'bulk1'] });
+    try {
+      const rows = await page(db.orm, { grant: 'grant', limit: 500 });
+      const row = rows.find((candidate) => candidate.id === 'bulk1')!;
+      expect(row.rawSize).toBe(1764290000.123456);
+      expect(Buffer.from(row.bodyHash as unknown as Uint8Array).toString()).toBe('hi');
+      await client.execute({ sql: 'UPDATE messages SET body_hash = NULL WHERE id = ?', args: ['bulk1'] });
+      const again = await page(db.orm, { grant: 'grant', limit: 500 });
+      expect(again.find((candidate) => candidate.id === 'bulk1')!.rawSize).toBe(1764290000.123456);
+    } finally {
+      await client.execute({ sql: 'DELETE FROM messages WHERE id LIKE ?', args: ['bulk%'] });
+    }
+  });
+});
