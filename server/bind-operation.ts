@@ -185,19 +185,28 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
     if (Object.entries(params).some(([name, value]) => siblings.get(name)?.has(value))) {
       throw new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`);
     }
-    const query = coerceQuery(operation.input, new URL(c.req.url));
+    // The URL is parsed only when something needs it: a query string, the origin (absolute links).
+    let url: URL | undefined;
+    const urlOf = () => (url ??= new URL(c.req.url));
+    const query = c.req.url.includes('?') ? coerceQuery(operation.input, urlOf()) : {};
     const multipart = hasBody && binding.multipart !== undefined && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
     const body = multipart ? await readMultipartBody(c, binding.multipart!) : hasBody ? await readJsonBody(c) : {};
-    const input = { ...query, ...body, ...c.req.param() };
+    const input = { ...query, ...body, ...params };
     const idempotencyKey = c.req.header('idempotency-key');
-    const turn = readTurns && binding.method === 'GET' ? await readTurns.take() : undefined;
+    const taken = readTurns && binding.method === 'GET' ? readTurns.take() : undefined;
+    const turn = taken instanceof Promise ? await taken : taken;
     try {
       const context = {
         principal: c.get('principal'),
         requestId: c.get('requestId'),
-        origin: new URL(c.req.url).origin,
+        get origin() {
+          return urlOf().origin;
+        },
         ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-        signal: c.req.raw.signal,
+        // The request's abort signal is made on first use (an AbortController and a close listener per request).
+        get signal() {
+          return c.req.raw.signal;
+        },
       };
       const requestId = c.get('requestId');
       if (binding.stream && operation.runStream && wantsEventStream(c.req.header('accept'))) {

@@ -32,7 +32,7 @@ describe('read turns', () => {
     // Other work took 2 ms before the next turn: the loop is busy, so the next read waits until twice the read's 10 ms have passed.
     now = 12;
     let started = false;
-    const second = turns.take().then((turn) => {
+    const second = Promise.resolve(turns.take()).then((turn) => {
       started = true;
       return turn;
     });
@@ -64,7 +64,7 @@ describe('read turns', () => {
     flowing = true;
     now = 24;
     let started = false;
-    const third = turns.take().then((turn) => {
+    const third = Promise.resolve(turns.take()).then((turn) => {
       started = true;
       return turn;
     });
@@ -88,5 +88,23 @@ describe('read turns', () => {
     }
     expect(now).toBeCloseTo(50.5);
     expect(turns.waiting()).toBe(0);
+  });
+
+  it('gives a read its turn at once, without waiting for the loop, while no mail flows and no read waits', async () => {
+    let flowing = false;
+    const turns = createReadTurns(undefined, () => flowing);
+    const free = turns.take();
+    expect(free).not.toBeInstanceOf(Promise);
+    (free as { end(): void }).end();
+    // Mail flows: reads wait for their turn, and a read that comes while one waits queues behind it even once mail stops.
+    flowing = true;
+    const order: string[] = [];
+    const waiting = Promise.resolve(turns.take()).then((turn) => (order.push('first'), turn.end()));
+    flowing = false;
+    const behind = turns.take();
+    expect(behind).toBeInstanceOf(Promise);
+    await Promise.all([waiting, Promise.resolve(behind).then((turn) => (order.push('second'), turn.end()))]);
+    expect(order).toEqual(['first', 'second']);
+    expect(turns.take()).not.toBeInstanceOf(Promise);
   });
 });
