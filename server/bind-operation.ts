@@ -104,6 +104,22 @@ async function readMultipartBody(c: Context<AppEnv>, jsonField: string): Promise
   return body;
 }
 
+/** Responses made here with their `x-request-id` already in their headers (see {@link carriesRequestId}). */
+const withRequestId = new WeakSet<Response>();
+
+/**
+ * A JSON response with its content type and request id as a plain header object: the server writes those headers as
+ * they are, where headers set through the context (a `Headers` object) are copied over one by one (a hot list's path).
+ */
+function jsonResponse(body: Uint8Array, status: number, requestId: string): Response {
+  const response = new Response(body, { status, headers: { 'content-type': 'application/json', 'x-request-id': requestId } });
+  withRequestId.add(response);
+  return response;
+}
+
+/** Whether `response` was made here with the request's id among its headers (asking its headers would copy them). */
+export const carriesRequestId = (response: Response): boolean => withRequestId.has(response);
+
 /** Static siblings of Nylas routes this server does not serve (the nylas SDK calls them), by parent path. */
 const UNSERVED_SIBLINGS: Record<string, string[]> = {};
 
@@ -215,10 +231,11 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
       if (operation.runJson && binding.envelope === 'list') {
         const answer = await runOperationJson(operation, c.get('core'), input, context);
         if ('json' in answer) {
-          // The bytes c.json writes for `{ request_id, data, next_cursor }`, with `data` already serialised.
+          // The bytes c.json writes for `{ request_id, data, next_cursor }`, with `data` already serialised: one copy.
           const { data, next_cursor: cursor } = answer.json;
-          const text = `{"request_id":${JSON.stringify(requestId)},"data":${data}${cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}` : ''}}`;
-          return c.body(text, binding.status ?? 200, { 'content-type': 'application/json' });
+          const body = Buffer.concat([Buffer.from(`{"request_id":${JSON.stringify(requestId)},"data":`), ...data, Buffer.from(cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}}` : '}')]);
+          const status = binding.status ?? 200;
+          return deprecation.length === 0 ? jsonResponse(body, status, requestId) : c.body(body, status, { 'content-type': 'application/json' });
         }
         return c.json({ request_id: requestId, ...(answer.result as Record<string, unknown>) }, binding.statusOf?.(answer.result) ?? binding.status ?? 200);
       }

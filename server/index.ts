@@ -12,7 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { getPath } from 'hono/utils/url';
 import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
-import { bindOperation } from './bind-operation.js';
+import { bindOperation, carriesRequestId } from './bind-operation.js';
 import { createReadTurns } from './read-turns.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountAttachmentUpload } from './routes/attachment-uploads.js';
@@ -87,7 +87,7 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
     await next();
     // Responses built from the context carry it already; others (errors, hand-made Responses) get it here. Calling
     // c.header on a finished response rebuilds it as a streamed Response (a copy of the whole body): only when needed.
-    if (c.res.headers.get('x-request-id') !== requestId) c.header('x-request-id', requestId);
+    if (!carriesRequestId(c.res) && c.res.headers.get('x-request-id') !== requestId) c.header('x-request-id', requestId);
     const route = routeOf(c);
     const ms = performance.now() - started;
     metrics?.httpRequest(c.req.method, route, c.res.status, ms / 1000);

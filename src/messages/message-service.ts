@@ -63,10 +63,26 @@ const pageOrder = () => [desc(tables.messages.date), desc(tables.messages.seq)] 
 const firstPage = preparedRead((orm: Orm) => orm.select(PRESENTED_COLUMNS).from(tables.messages).where(pageWhere(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
 const pageAfter = preparedRead((orm: Orm) => orm.select(PRESENTED_COLUMNS).from(tables.messages).where(pageWhere(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
 
-/** What a list's JSON form reads first: a page's order, cursor and revisions, and no message content. */
-const PAGE_KEYS = { id: tables.messages.id, rev: tables.messages.rev, date: tables.messages.date, seq: tables.messages.seq };
-const firstPageKeys = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(pageWhere(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
-const pageKeysAfter = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(pageWhere(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
+/**
+ * What a list's JSON form reads first: a page's order, cursor and revisions, and no message content; `sent` says the
+ * message is a copy this mailbox sent (only those have a delivery status to look up).
+ */
+const PAGE_KEYS = {
+  id: tables.messages.id,
+  rev: tables.messages.rev,
+  date: tables.messages.date,
+  seq: tables.messages.seq,
+  // Spelled out: in a select list drizzle names columns without their table, and `"id"` would be the subquery's own.
+  sent: sql<number>`EXISTS (SELECT 1 FROM "outbound_messages" WHERE "outbound_messages"."message_id" = "messages"."id")`,
+};
+/**
+ * The keys of a page of a mailbox named by its id, in one statement with the check that the grant is the caller's
+ * (`app`): no row when it is not (the caller then tells a missing grant from an empty page).
+ */
+const ownedPage = (after: boolean) =>
+  and(pageWhere(after), sql`EXISTS (SELECT 1 FROM ${tables.grants} WHERE ${tables.grants.id} = ${sql.placeholder('grant')} AND ${tables.grants.applicationId} = ${sql.placeholder('app')})`);
+const firstPageKeys = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
+const pageKeysAfter = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
 /** Messages of a mailbox by id (ids as one JSON array), with their revision. */
 const messagesByIds = preparedRead((orm: Orm) =>
   orm
@@ -74,6 +90,11 @@ const messagesByIds = preparedRead((orm: Orm) =>
     .from(tables.messages)
     .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`, notDraft())),
 );
+
+/** Pieces of a list's JSON array. */
+const OPEN_BRACKET = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE_BRACKET = Buffer.from(']');
 
 /** The trash folder: deleting a message moves it here; deleting it here removes it for good. */
 export const TRASH_FOLDER = 'trash';
@@ -229,24 +250,29 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
      * serialised. Undefined when the cache is off or the request asks for another shape (`fields`, `select`): then
      * `list` answers.
      */
-    async listJson(principal: Principal, input: ListMessagesInput): Promise<{ data: string; next_cursor?: string } | undefined> {
+    async listJson(principal: Principal, input: ListMessagesInput): Promise<{ data: Uint8Array[]; next_cursor?: string } | undefined> {
       if (!jsonCache || input.fields !== undefined || input.select !== undefined) return undefined;
-      const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
-      const filterConditions = messageConditions(grant.id, input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input);
-      let keys: { id: string; rev: number; date: number; seq: number }[];
-      if (filterConditions.length === 1) {
-        keys = after
-          ? await pageKeysAfter(db.orm, { grant: grant.id, date: after[0], seq: after[1], limit: limit + 1 })
-          : await firstPageKeys(db.orm, { grant: grant.id, limit: limit + 1 });
+      let keys: { id: string; rev: number; date: number; seq: number; sent: number }[];
+      const ref = input.grant_id;
+      let grantId = ref;
+      // The usual list (no filter, the grant named by its id): the grant's check and the page in one read.
+      if (input.in === undefined && messageConditions(ref, input).length === 1 && ref === ref.trim() && !ref.includes('@') && !ref.includes(':')) {
+        const owned = { grant: ref, app: principal.applicationId, limit: limit + 1 };
+        keys = after ? await pageKeysAfter(db.orm, { ...owned, date: after[0], seq: after[1] }) : await firstPageKeys(db.orm, owned);
+        // No row: an empty page, or not the caller's grant (404).
+        if (keys.length === 0) await grants.require(principal, ref);
       } else {
+        const grant = await grants.require(principal, ref);
+        grantId = grant.id;
+        const filterConditions = messageConditions(grant.id, input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input);
         const conditions: (SQL | undefined)[] = [...filterConditions, notDraft()];
         if (after) conditions.push(or(lt(tables.messages.date, after[0]), and(eq(tables.messages.date, after[0]), lt(tables.messages.seq, after[1]))));
         keys = await readAll(db.orm, db.orm.select(PAGE_KEYS).from(tables.messages).where(and(...conditions)).orderBy(desc(tables.messages.date), desc(tables.messages.seq)).limit(limit + 1));
       }
       const page = keys.slice(0, limit);
-      const json = new Map<string, string>();
+      const json = new Map<string, Buffer>();
       const missing: string[] = [];
       for (const key of page) {
         const kept = jsonCache.get(key.id, key.rev);
@@ -256,25 +282,30 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       if (missing.length > 0) {
         // Each row is read with its revision: what is kept is never newer than the revision it is kept for (a
         // change after this read raises the revision, and the entry is not used again).
-        const rows = await messagesByIds(db.orm, { grant: grant.id, ids: JSON.stringify(missing) });
+        const rows = await messagesByIds(db.orm, { grant: grantId, ids: JSON.stringify(missing) });
         const messages = await presentMessages(db.orm, rows);
         rows.forEach((row, index) => {
-          const text = JSON.stringify(messages[index]);
-          jsonCache.set(row.id, row.rev, text);
-          json.set(row.id, text);
+          const bytes = Buffer.from(JSON.stringify(messages[index]));
+          jsonCache.set(row.id, row.rev, bytes);
+          json.set(row.id, bytes);
         });
       }
       // A message deleted between the two reads is left out; the cursor still follows the page as read.
       const present = page.filter((key) => json.has(key.id));
-      const states = sentState && present.length > 0 ? await sentState(present.map((key) => key.id)) : undefined;
-      const parts = present.map((key) => {
-        const text = json.get(key.id)!;
+      const sent = present.filter((key) => key.sent);
+      const states = sentState && sent.length > 0 ? await sentState(sent.map((key) => key.id)) : undefined;
+      const parts: Uint8Array[] = [OPEN_BRACKET];
+      present.forEach((key, index) => {
+        if (index > 0) parts.push(COMMA);
+        const bytes = json.get(key.id)!;
         const state = states?.get(key.id);
         // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
-        return state ? `${text.slice(0, -1)},"delivery_status":${JSON.stringify(state.deliveryStatus)}}` : text;
+        if (state) parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(state.deliveryStatus)}}`));
+        else parts.push(bytes);
       });
+      parts.push(CLOSE_BRACKET);
       const last = page[page.length - 1];
-      return { data: `[${parts.join(',')}]`, ...(keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
+      return { data: parts, ...(keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
     },
 
     /** One message. */

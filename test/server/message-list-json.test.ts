@@ -145,4 +145,21 @@ describe('message lists from kept JSON', () => {
     await service.nylas.messages.destroy({ identifier: grant, messageId: target.id });
     expect(await current()).toBeUndefined();
   });
+
+  it('checks the grant in the same read: a grant of another application and an unknown one are 404, an empty mailbox an empty page', async () => {
+    const list = (id: string, key = service.apiKey) => fetch(`${service.url}/v3/grants/${encodeURIComponent(id)}/messages?limit=5`, { headers: { authorization: `Bearer ${key}` } });
+    const other = await service.core.applications.createApplication({ name: 'Other lists', plan: 'trial' });
+    // The other application's key on our grant (which has messages), and our key on an id that does not exist.
+    for (const response of [await list(grant, other.apiKey), await list('01kjq6nosuchgrant0000000000')]) {
+      expect(response.status).toBe(404);
+      expect(((await response.json()) as { error: { type: string } }).error.type).toBe('not_found_error');
+    }
+    const empty = await createMailbox(service, `empty@${DOMAIN}`);
+    const response = await list(empty);
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: unknown[] }).data).toEqual([]);
+    // Named by address, the same page as by id.
+    const byAddress = await list(MAILBOX);
+    expect(((await byAddress.json()) as { data: { id: string }[] }).data.map((message) => message.id)).toEqual((((await (await list(grant)).json()) as { data: { id: string }[] }).data.map((message) => message.id)));
+  });
 });
