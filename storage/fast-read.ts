@@ -71,11 +71,17 @@ function prepare(connection: Sqlite.Database, sql: string): Prepared {
   statement.raw(true);
   const all = (params: unknown[]) => statement.all(params) as unknown[][];
   if (!statement.reader) return { rows: all };
-  const names = (statement.columns() as { name: string }[]).map((column) => `"${column.name.replaceAll('"', '""')}"`);
+  const columns = (statement.columns() as { name: string; type: string | null }[]).map((column) => ({ name: `"${column.name.replaceAll('"', '""')}"`, type: column.type }));
+  const names = columns.map((column) => column.name);
   if (names.length === 0 || new Set(names).size !== names.length) return { rows: all };
+  // A TEXT column holds no REAL (SQLite's TEXT affinity stores numbers as text); any other may. One sum says whether a
+  // row holds one: a REAL in it makes the sum REAL (so does a sum past 64 bits, or text that reads as a decimal number,
+  // which only sends the read to `all` needlessly).
+  const numeric = columns.filter((column) => !/^text$/i.test(column.type ?? '')).map((column) => `coalesce(${column.name}, 0)`);
+  const anyReal = numeric.length === 0 ? '0' : `max(typeof(${numeric.join(' + ')}) = 'real')`;
   let aggregated: Sqlite.Statement;
   try {
-    aggregated = connection.prepare(`SELECT json_group_array(json_array(${names.join(', ')})), max(${names.map((name) => `typeof(${name}) = 'real'`).join(' OR ')}) FROM (${sql})`);
+    aggregated = connection.prepare(`SELECT json_group_array(json_array(${names.join(', ')})), ${anyReal} FROM (${sql})`);
   } catch {
     return { rows: all };
   }

@@ -165,7 +165,9 @@ export const messages = sqliteTable(
     rev: integer('rev').notNull().default(0),
   },
   (table) => [
-    index('messages_grant_order_idx').on(table.grantId, table.date, table.seq),
+    // A mailbox newest first; with the id and revision in it, a page of a list's keys (src/messages/message-service.ts)
+    // is read from this index alone, not from message rows.
+    index('messages_grant_order_idx').on(table.grantId, table.date, table.seq, table.id, table.rev),
     // Covers the sum of a grant's raw sizes (a policy's `limit_storage_total`): read from this index alone, not from
     // message rows whose inline bodies push `raw_size` onto overflow pages.
     index('messages_grant_size_idx').on(table.grantId, table.rawSize),
