@@ -206,8 +206,9 @@ export interface PreparedQuery<T> extends ReadQuery<T> {
  * of a select was a quarter of a short list's time); elsewhere (a transaction, a libSQL server, a write under way)
  * the select is built on `executor` and run by drizzle with the values, as `readAll` does.
  */
-export function preparedRead<E extends object, T>(build: (executor: E) => PreparedQuery<T>): (executor: E, values: Record<string, unknown>) => Promise<T[]> {
+export function preparedRead<E extends object, T>(build: (executor: E) => PreparedQuery<T>, options: PreparedReadOptions = {}): (executor: E, values: Record<string, unknown>) => Promise<T[]> {
   let built: { sql: string; params: unknown[]; map: (row: unknown[]) => unknown } | undefined;
+  const memos = options.memo ? new WeakMap<Sqlite.Database, Memo<T>>() : undefined;
   return async (executor, values) => {
     const reads = registry.get(executor);
     if (!reads || reads.writing()) return build(executor).all(values);
@@ -219,7 +220,51 @@ export function preparedRead<E extends object, T>(build: (executor: E) => Prepar
       const { sql, params } = query.toSQL();
       built = { sql, params, map: compile(orderSelectedFields(selected)) };
     }
-    const rows = statementFor(reads.connection(), built.sql).rows(fillPlaceholders(built.params, values).map(toDriver));
-    return rows.map(built.map as (row: unknown[]) => T);
+    const connection = reads.connection();
+    const read = () => statementFor(connection, built!.sql).rows(fillPlaceholders(built!.params, values).map(toDriver)).map(built!.map as (row: unknown[]) => T);
+    if (!memos) return read();
+    // Asked before the read: a commit between the two only leaves newer rows under an older version, which the next
+    // call finds changed.
+    const version = dataVersion(connection);
+    let memo = memos.get(connection);
+    if (!memo || memo.version !== version) memos.set(connection, (memo = { version, rows: new Map() }));
+    const key = JSON.stringify(values);
+    let rows = memo.rows.get(key);
+    if (!rows) {
+      rows = read();
+      if (memo.rows.size >= options.memo!) memo.rows.delete(memo.rows.keys().next().value!);
+      memo.rows.set(key, rows);
+    }
+    return rows;
   };
+}
+
+/** Options of {@link preparedRead}. */
+export interface PreparedReadOptions {
+  /**
+   * Keep the rows of up to this many sets of values while the database is unchanged: SQLite's `data_version` of the
+   * read connection moves with every commit of any other connection, in this process or another, and the kept rows
+   * are dropped when it does. The same row objects are then given to every caller: they must not be changed. For
+   * reads asked on every request (an API key, a page of a mailbox) that a database read far more than written
+   * answers from memory.
+   */
+  memo?: number;
+}
+
+interface Memo<T> {
+  version: number;
+  rows: Map<string, T[]>;
+}
+
+const versionStatements = new WeakMap<Sqlite.Database, Sqlite.Statement>();
+
+/** The read connection's `PRAGMA data_version`: it changes once another connection has committed. */
+function dataVersion(connection: Sqlite.Database): number {
+  let statement = versionStatements.get(connection);
+  if (!statement) {
+    statement = connection.prepare('PRAGMA data_version');
+    statement.raw(true);
+    versionStatements.set(connection, statement);
+  }
+  return (statement.get() as [number])[0];
 }

@@ -77,7 +77,8 @@ const ENV_KEY_NAME = 'AGENTPOST_API_KEY';
 const SIGNATURE_WINDOW_SECONDS = 5 * 60;
 
 /** The API key row of a digest: every request asks, so its SQL is built once. */
-const apiKeyByHash = preparedRead((orm: Orm) => orm.select().from(tables.apiKeys).where(eq(tables.apiKeys.keyHash, sql.placeholder('hash'))).limit(1));
+/** Asked on every request: kept while the database is unchanged (a revocation, anywhere, is a change). */
+const apiKeyByHash = preparedRead((orm: Orm) => orm.select().from(tables.apiKeys).where(eq(tables.apiKeys.keyHash, sql.placeholder('hash'))).limit(1), { memo: 256 });
 
 /** Creates the application service. */
 export function createApplicationService({ db, clock, newId, randomBytes, config, logger }: CoreDeps) {

@@ -81,8 +81,9 @@ const PAGE_KEYS = {
  */
 const ownedPage = (after: boolean) =>
   and(pageWhere(after), sql`EXISTS (SELECT 1 FROM ${tables.grants} WHERE ${tables.grants.id} = ${sql.placeholder('grant')} AND ${tables.grants.applicationId} = ${sql.placeholder('app')})`);
-const firstPageKeys = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
-const pageKeysAfter = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
+// Kept while the database is unchanged: a mailbox polled between two arrivals is answered without a query.
+const firstPageKeys = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')), { memo: 256 });
+const pageKeysAfter = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')), { memo: 256 });
 /** Messages of a mailbox by id (ids as one JSON array), with their revision. */
 const messagesByIds = preparedRead((orm: Orm) =>
   orm
@@ -91,6 +92,8 @@ const messagesByIds = preparedRead((orm: Orm) =>
     .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`, notDraft())),
 );
 
+/** A page's JSON array is kept with its keys up to this size (256 of them at most: 16 MB). */
+const PAGE_BYTES_KEPT = 64 * 1024;
 /** Pieces of a list's JSON array. */
 const OPEN_BRACKET = Buffer.from('[');
 const COMMA = Buffer.from(',');
@@ -161,6 +164,12 @@ export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { de
 export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup, providers: Providers = createProviders()) {
   const record = eventRecorder({ newId, clock });
   const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
+  /**
+   * A page's JSON array by the very keys it was made from. Keys of the usual list are kept while the database is
+   * unchanged (`firstPageKeys`, `pageKeysAfter`): the same array means no commit anywhere since, so neither the
+   * messages nor their delivery status changed. Lives as long as those keys are kept (at most 256 sets).
+   */
+  const pageBytes = new WeakMap<object, Buffer>();
   /**
    * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
    * the raw_mime form, nor when `select` leaves them out).
@@ -272,6 +281,11 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         keys = await readAll(db.orm, db.orm.select(PAGE_KEYS).from(tables.messages).where(and(...conditions)).orderBy(desc(tables.messages.date), desc(tables.messages.seq)).limit(limit + 1));
       }
       const page = keys.slice(0, limit);
+      const last = page[page.length - 1];
+      const cursor = keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {};
+      // The same keys (rows kept while the database is unchanged): the same page as last time, nothing to join.
+      const whole = pageBytes.get(keys);
+      if (whole) return { data: [whole], ...cursor };
       const json = new Map<string, Buffer>();
       const missing: string[] = [];
       for (const key of page) {
@@ -304,8 +318,9 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         else parts.push(bytes);
       });
       parts.push(CLOSE_BRACKET);
-      const last = page[page.length - 1];
-      return { data: parts, ...(keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
+      const bytes = Buffer.concat(parts);
+      if (bytes.length <= PAGE_BYTES_KEPT) pageBytes.set(keys, bytes);
+      return { data: [bytes], ...cursor };
     },
 
     /** One message. */

@@ -5,6 +5,7 @@
  * used, or the database is not an embedded file.
  */
 import { join } from 'node:path';
+import Sqlite from 'libsql';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrate, preparedRead, readAll, tables, type Database, type Executor } from '../../storage/index.js';
@@ -160,5 +161,34 @@ describe('rows read as one aggregated value', () => {
     } finally {
       await client.execute({ sql: 'DELETE FROM messages WHERE id LIKE ?', args: ['bulk%'] });
     }
+  });
+});
+
+describe('rows kept while the database is unchanged', () => {
+  const bySubject = preparedRead((executor: Executor) => executor.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, sql.placeholder('id'))), { memo: 2 });
+
+  it('answers from memory until any connection commits, then reads again', async () => {
+    const first = await bySubject(db.orm, { id: 'm1' });
+    expect(first).toEqual([{ id: 'm1', subject: 'first' }]);
+    // Unchanged: the very rows kept.
+    expect(await bySubject(db.orm, { id: 'm1' })).toBe(first);
+    // A write of this process's own connection.
+    await db.write((tx) => tx.update(tables.messages).set({ subject: 'renamed' }).where(eq(tables.messages.id, 'm1')));
+    expect(await bySubject(db.orm, { id: 'm1' })).toEqual([{ id: 'm1', subject: 'renamed' }]);
+    // Another connection (as another process): seen at the next read.
+    const other = new Sqlite(join(dir.path, 'fast-read.db'));
+    try {
+      other.prepare('UPDATE messages SET subject = ? WHERE id = ?').run(['elsewhere', 'm1']);
+      expect(await bySubject(db.orm, { id: 'm1' })).toEqual([{ id: 'm1', subject: 'elsewhere' }]);
+      // A commit that changes other rows drops what was kept too (the version is the whole database's).
+      const kept = await bySubject(db.orm, { id: 'm1' });
+      other.prepare('UPDATE messages SET subject = subject WHERE id = ?').run(['m2']);
+      expect(await bySubject(db.orm, { id: 'm1' })).not.toBe(kept);
+      other.prepare('UPDATE messages SET subject = ? WHERE id = ?').run(['first', 'm1']);
+    } finally {
+      other.close();
+    }
+    // At most `memo` sets of values are kept; each still answers correctly.
+    for (const id of ['m1', 'm2', 'none', 'm1']) expect(await bySubject(db.orm, { id })).toEqual(await db.orm.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, id)));
   });
 });
