@@ -10,7 +10,7 @@ import { Hono, type Context } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
 import { getPath } from 'hono/utils/url';
-import { createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
+import { beginReadScope, createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
 import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
 import { bindOperation, carriesRequestId } from './bind-operation.js';
 import { createReadTurns } from './read-turns.js';
@@ -73,6 +73,8 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
 
   app.use('*', async (c, next) => {
     const started = performance.now();
+    // Reads kept while the database is unchanged ask whether it changed once per request, after it arrived.
+    beginReadScope();
     const requestId = randomUUID();
     c.set('requestId', requestId);
     c.set('core', core);

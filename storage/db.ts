@@ -13,7 +13,7 @@ import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
 import { CONNECTION_SETTINGS, withConnectionSettings } from './connection-settings.js';
-import { registerFastReads } from './fast-read.js';
+import { registerFastReads, writeCommitted } from './fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
@@ -119,9 +119,14 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   /** Runs `work` at its turn of the lock, counting it as waiting until then. */
   const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
     waiting++;
-    const run = queue.then(() => {
+    const run = queue.then(async () => {
       waiting--;
-      return work();
+      try {
+        return await work();
+      } finally {
+        // Whatever committed here (this connection, the durable one, the mail writer thread) is seen by the next read.
+        writeCommitted(orm);
+      }
     });
     queue = run.catch(() => undefined);
     return run;
@@ -146,6 +151,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   let reader: Sqlite.Database | undefined;
   if (file) {
     registerFastReads(orm, {
+      opened: () => reader !== undefined,
       connection: () => {
         if (!reader) {
           reader = new Sqlite(file, { timeout: busyTimeoutMs });

@@ -29,6 +29,8 @@ const { orderSelectedFields, mapResultRow } = drizzle as unknown as {
 /** What `createDb` registers for its handle (see {@link registerFastReads}). */
 interface FastReads {
   connection: () => Sqlite.Database;
+  /** Whether the read connection is open already ({@link FastReads.connection} opens it). */
+  opened: () => boolean;
   /** True while a write transaction is open on the shared connection. */
   writing: () => boolean;
 }
@@ -225,7 +227,7 @@ export function preparedRead<E extends object, T>(build: (executor: E) => Prepar
     if (!memos) return read();
     // Asked before the read: a commit between the two only leaves newer rows under an older version, which the next
     // call finds changed.
-    const version = dataVersion(connection);
+    const version = currentVersion(connection);
     let memo = memos.get(connection);
     if (!memo || memo.version !== version) memos.set(connection, (memo = { version, rows: new Map() }));
     const key = JSON.stringify(values);
@@ -254,6 +256,37 @@ export interface PreparedReadOptions {
 interface Memo<T> {
   version: number;
   rows: Map<string, T[]>;
+}
+
+/**
+ * Requests begun (see {@link beginReadScope}): a version asked since the current one began is fresh enough for every
+ * read of it. A request sees the database as of some moment after it arrived, which is all a read may promise; the
+ * second read of a request then costs no `data_version` (a third of a kept read's time).
+ */
+let readScope = 0;
+/** A version is reused at most this long within one scope (a scope left open by a transport that never begins one). */
+const VERSION_REUSE_MS = 1;
+const versionsAsked = new WeakMap<Sqlite.Database, { scope: number; at: number; version: number }>();
+
+/** Marks the start of a request (the HTTP server calls it first thing for each). */
+export function beginReadScope(): void {
+  readScope++;
+}
+
+/** Forgets the version last asked of `handle`'s read connection: a write of this process just committed. */
+export function writeCommitted(handle: object): void {
+  const reads = registry.get(handle);
+  if (reads?.opened()) versionsAsked.delete(reads.connection());
+}
+
+/** The read connection's data version, asked again unless asked already within this request. */
+function currentVersion(connection: Sqlite.Database): number {
+  const now = performance.now();
+  const asked = versionsAsked.get(connection);
+  if (asked && asked.scope === readScope && now - asked.at < VERSION_REUSE_MS) return asked.version;
+  const version = dataVersion(connection);
+  versionsAsked.set(connection, { scope: readScope, at: now, version });
+  return version;
 }
 
 const versionStatements = new WeakMap<Sqlite.Database, Sqlite.Statement>();

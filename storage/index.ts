@@ -2,7 +2,7 @@
  * @module storage
  * Schema, migrations and data access. Never imports from `src/`.
  */
-export { preparedRead, readAll, type PreparedQuery, type ReadQuery } from './fast-read.js';
+export { beginReadScope, preparedRead, readAll, type PreparedQuery, type PreparedReadOptions, type ReadQuery } from './fast-read.js';
 export { createDb, migrate, type Database, type Executor, type Orm, type Tx, type CreateDbOptions, type ThreadExitListener } from './db.js';
 export * as tables from './schema/index.js';
 export { SYSTEM_FOLDERS, type SystemFolder } from './schema/grants.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Sqlite from 'libsql';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, migrate, preparedRead, readAll, tables, type Database, type Executor } from '../../storage/index.js';
+import { beginReadScope, createDb, migrate, preparedRead, readAll, tables, type Database, type Executor } from '../../storage/index.js';
 import { tempDir } from '../helpers/service.js';
 
 const dir = tempDir();
@@ -175,19 +175,22 @@ describe('rows kept while the database is unchanged', () => {
     // A write of this process's own connection.
     await db.write((tx) => tx.update(tables.messages).set({ subject: 'renamed' }).where(eq(tables.messages.id, 'm1')));
     expect(await bySubject(db.orm, { id: 'm1' })).toEqual([{ id: 'm1', subject: 'renamed' }]);
-    // Another connection (as another process): seen at the next read.
+    // Another connection (as another process): seen by the next request (a read scope begun after the commit).
     const other = new Sqlite(join(dir.path, 'fast-read.db'));
     try {
       other.prepare('UPDATE messages SET subject = ? WHERE id = ?').run(['elsewhere', 'm1']);
+      beginReadScope();
       expect(await bySubject(db.orm, { id: 'm1' })).toEqual([{ id: 'm1', subject: 'elsewhere' }]);
       // A commit that changes other rows drops what was kept too (the version is the whole database's).
       const kept = await bySubject(db.orm, { id: 'm1' });
       other.prepare('UPDATE messages SET subject = subject WHERE id = ?').run(['m2']);
+      beginReadScope();
       expect(await bySubject(db.orm, { id: 'm1' })).not.toBe(kept);
       other.prepare('UPDATE messages SET subject = ? WHERE id = ?').run(['first', 'm1']);
     } finally {
       other.close();
     }
+    beginReadScope();
     // At most `memo` sets of values are kept; each still answers correctly.
     for (const id of ['m1', 'm2', 'none', 'm1']) expect(await bySubject(db.orm, { id })).toEqual(await db.orm.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, id)));
   });
