@@ -318,8 +318,10 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         else parts.push(bytes);
       });
       parts.push(CLOSE_BRACKET);
+      // A larger page is handed on in its pieces: the response joins them (one copy, not two).
+      if (parts.reduce((total, part) => total + part.length, 0) > PAGE_BYTES_KEPT) return { data: parts, ...cursor };
       const bytes = Buffer.concat(parts);
-      if (bytes.length <= PAGE_BYTES_KEPT) pageBytes.set(keys, bytes);
+      pageBytes.set(keys, bytes);
       return { data: [bytes], ...cursor };
     },
 
