@@ -276,6 +276,7 @@ const EnvSchema = z.object({
   AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER: wholeNumber('connections', 1, 10_000).default(8),
   AGENTPOST_IMAP_SYNC_DAYS: wholeNumber('days', 1, 36_500).default(90),
   AGENTPOST_IMAP_POLL_INTERVAL: duration('60s'),
+  AGENTPOST_IMAP_LEASE: duration('30s'),
   AGENTPOST_AI_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible'], { error: 'must be openai, anthropic or openai-compatible' }).optional(),
   AGENTPOST_AI_MODEL: z.string().trim().min(1).max(200).optional(),
   AGENTPOST_AI_API_KEY: z.string().trim().min(1).max(4096).optional(),
@@ -449,6 +450,12 @@ export interface Config {
      * server has no IDLE; with IDLE, INBOX changes come at once and the other folders at this interval.
      */
     pollIntervalMs: number;
+    /**
+     * How long a worker process holds an account it syncs without renewing (renewed every third of it): several
+     * worker processes on one database each sync other accounts, and a stopped process's accounts go to another
+     * once their lease ran out (at once when it stopped cleanly).
+     */
+    leaseMs: number;
   };
   /**
    * The key that seals secrets at rest (src/secrets): passwords of connected accounts, DKIM private keys, webhook
@@ -652,6 +659,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConnectionsPerServer: value.AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER,
       syncDays: value.AGENTPOST_IMAP_SYNC_DAYS,
       pollIntervalMs: value.AGENTPOST_IMAP_POLL_INTERVAL,
+      leaseMs: value.AGENTPOST_IMAP_LEASE,
     },
     secrets: {
       key: value.AGENTPOST_SECRET_KEY,

@@ -48,6 +48,9 @@ export const imapAccounts = sqliteTable('imap_accounts', {
   lastError: text('last_error'),
   /** Unix seconds the last sync pass completed. */
   lastSyncAt: integer('last_sync_at'),
+  /** The sync runner (one per worker process) that holds the account, and until when (Unix ms) unless renewed. */
+  leaseOwner: text('lease_owner'),
+  leaseUntil: integer('lease_until'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });

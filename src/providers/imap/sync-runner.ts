@@ -15,9 +15,14 @@
  *   most {@link RETRY_CAP_MS}), `last_error` kept, state `failing`; other accounts go on. A refused login makes the
  *   account `invalid` and its grant `grant_status: invalid`, with one `grant.expired` notification on that change;
  *   it is not tried again until the connect flow re-authenticates it.
+ * - **Several processes.** Each runner (one per process with the worker role) holds the accounts it syncs by a lease
+ *   in their row (`lease_owner`, `lease_until`): an account is started only once claimed, the runner renews its
+ *   leases every third of `config.imap.leaseMs`, a worker whose lease another runner took stops, and a worker that
+ *   ends gives its lease back. So each account is synced by one process; a process that died leaves its accounts to
+ *   the others once its leases ran out.
  * - **Stop.** `stop()` ends every wait, closes every connection (an IDLE ends at once) and waits for the workers.
  */
-import { and, eq, isNull, lte, ne, or } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lt, lte, ne, or } from 'drizzle-orm';
 import { tables } from '../../../storage/index.js';
 import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
 import type { CoreDeps } from '../../deps.js';
@@ -74,6 +79,8 @@ interface AccountWorker {
   changed: boolean;
   /** Ends an IDLE wait on such a change. */
   onChange(): void;
+  /** Its lease went to another runner: it stops without recording a failure. */
+  lost: boolean;
 }
 
 /** Creates the runner (started by `start()`). */
@@ -89,6 +96,50 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   let stopping: Promise<void> | undefined;
   /** Grants woken before their worker existed: their first wait is skipped. */
   const woken = new Set<string>();
+  /** This runner, as the holder of leases. */
+  const owner = deps.newId();
+  let renewedAt = -Infinity;
+  /** An account no other runner holds: unheld, held by this one, or its lease run out. */
+  const leaseFree = () => or(isNull(imapAccounts.leaseOwner), eq(imapAccounts.leaseOwner, owner), lt(imapAccounts.leaseUntil, nowMs()));
+
+  /** Takes the account's lease; false when another runner holds it. */
+  async function claim(grantId: string): Promise<boolean> {
+    const result = await db.write((tx) =>
+      tx
+        .update(imapAccounts)
+        .set({ leaseOwner: owner, leaseUntil: nowMs() + config.imap.leaseMs })
+        .where(and(eq(imapAccounts.grantId, grantId), leaseFree())),
+    );
+    return result.rowsAffected === 1;
+  }
+
+  /** Gives the account's lease back (a worker ended). */
+  async function release(grantId: string): Promise<void> {
+    await db.write((tx) => tx.update(imapAccounts).set({ leaseOwner: null, leaseUntil: null }).where(and(eq(imapAccounts.grantId, grantId), eq(imapAccounts.leaseOwner, owner))));
+  }
+
+  /** Every third of the lease: renews this runner's leases; a worker whose account another runner took stops. */
+  async function renew(): Promise<void> {
+    if (workers.size === 0 || nowMs() - renewedAt < config.imap.leaseMs / 3) return;
+    renewedAt = nowMs();
+    const active = [...workers.keys()];
+    const held = await db.write((tx) =>
+      tx
+        .update(imapAccounts)
+        .set({ leaseUntil: nowMs() + config.imap.leaseMs })
+        .where(and(eq(imapAccounts.leaseOwner, owner), inArray(imapAccounts.grantId, active)))
+        .returning({ grantId: imapAccounts.grantId }),
+    );
+    const kept = new Set(held.map((row) => row.grantId));
+    for (const grantId of active) {
+      const worker = workers.get(grantId);
+      if (!worker || kept.has(grantId)) continue;
+      logger.warn('imap: another process holds the account now; this one stops syncing it', { grant_id: grantId });
+      worker.lost = true;
+      worker.wake();
+      worker.session?.client.close();
+    }
+  }
 
   async function accountOf(grantId: string): Promise<AccountRow | undefined> {
     const [row] = await db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, grantId)).limit(1);
@@ -224,7 +275,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     let mode: 'full' | 'inbox' = 'full';
     let server = '';
     try {
-      while (running) {
+      while (running && !worker.lost) {
         const account = await accountOf(grantId);
         if (!account || account.syncState === 'invalid' || (account.retryAt !== null && account.retryAt > nowMs())) return;
         server = `${account.imapHost}:${account.imapPort}`;
@@ -254,7 +305,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         }
       }
     } catch (error) {
-      if (!running) return;
+      if (!running || worker.lost) return;
       const failure = failureOf(error) ?? describeFailure(error, `IMAP server ${server}`);
       await failed(grantId, failure).catch((cause: unknown) => logger.error('imap: recording a sync failure failed', { grant_id: grantId, error: String(cause) }));
     } finally {
@@ -265,10 +316,12 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
 
   function launch(grantId: string): void {
     if (workers.has(grantId) || !running) return;
-    const worker: AccountWorker = { done: Promise.resolve(), wake: () => undefined, session: undefined, changed: false, onChange: () => undefined };
+    const worker: AccountWorker = { done: Promise.resolve(), wake: () => undefined, session: undefined, changed: false, onChange: () => undefined, lost: false };
     workers.set(grantId, worker);
     worker.done = work(grantId, worker)
       .catch((error: unknown) => logger.error('imap: an account worker failed', { grant_id: grantId, error: error instanceof Error ? error.message : String(error) }))
+      .then(() => (worker.lost ? undefined : release(grantId)))
+      .catch((error: unknown) => logger.error('imap: giving an account lease back failed', { grant_id: grantId, error: String(error) }))
       .finally(() => {
         workers.delete(grantId);
         // Woken while it was finishing: look again at once.
@@ -276,13 +329,16 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       });
   }
 
-  /** Starts a worker for each account that is due and has none. */
+  /** Renews the leases, and starts a worker for each account that is due, has none and is claimed. */
   async function scan(): Promise<void> {
+    await renew();
     const due = await db.orm
       .select({ grantId: imapAccounts.grantId })
       .from(imapAccounts)
-      .where(and(ne(imapAccounts.syncState, 'invalid'), or(isNull(imapAccounts.retryAt), lte(imapAccounts.retryAt, nowMs()))));
-    for (const { grantId } of due) launch(grantId);
+      .where(and(ne(imapAccounts.syncState, 'invalid'), or(isNull(imapAccounts.retryAt), lte(imapAccounts.retryAt, nowMs())), leaseFree()));
+    for (const { grantId } of due) {
+      if (!workers.has(grantId) && running && (await claim(grantId))) launch(grantId);
+    }
   }
 
   return {
