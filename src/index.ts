@@ -57,7 +57,7 @@ export function createCore(deps: CoreDeps) {
   const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
   /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
-  const connector = createConnector(deps.config);
+  const connector = createConnector(deps.config, deps.dns);
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
   const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).

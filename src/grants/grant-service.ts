@@ -98,10 +98,10 @@ export interface GrantHooks {
 }
 
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes, config, secrets }: CoreDeps, hooks: GrantHooks = {}) {
+export function createGrantService({ db, clock, newId, randomBytes, config, secrets, dns }: CoreDeps, hooks: GrantHooks = {}) {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
-  const connector = hooks.connector ?? createConnector(config);
+  const connector = hooks.connector ?? createConnector(config, dns);
 
   async function workspacesOf(tx: Tx, applicationId: string) {
     return tx.select().from(tables.workspaces).where(eq(tables.workspaces.applicationId, applicationId));

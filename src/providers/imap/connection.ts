@@ -6,9 +6,11 @@
  * from this process however many accounts live on it; connect and command waits are bounded by the timeouts of
  * `config.imap`. Certificates that fail verification are refused unless the account allows them.
  */
+import { isIP } from 'node:net';
 import { ImapFlow } from 'imapflow';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
+import type { DnsResolver } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
 
@@ -72,7 +74,7 @@ export interface ConnectFailure {
 }
 
 const TLS_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_UNTRUSTED']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'NoConnection', 'ETIMEOUT', 'ESOCKET', 'ECONNECTION', 'EPIPE']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'EAI_AGAIN', 'ECONNRESET', 'CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'NoConnection', 'ETIMEOUT', 'ESOCKET', 'ECONNECTION', 'EPIPE']);
 
 /** Classifies an error of imapflow or nodemailer (server's own words kept). */
 export function describeFailure(error: unknown, server: string): ConnectFailure {
@@ -223,10 +225,40 @@ export function failureOf(error: unknown): ConnectFailure | undefined {
   return undefined;
 }
 
-/** Creates the connector. */
-export function createConnector(config: Pick<Config, 'imap'>): Connector {
+/**
+ * Creates the connector. Given `dns` (the service's resolver: `AGENTPOST_DNS_SERVERS`), a server's host name is
+ * resolved through it and the connection made to the address found, the name still checked against the TLS
+ * certificate; without it, the libraries resolve names as the system does.
+ */
+export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsResolver, 'lookup'>): Connector {
   const slots = new ServerSlots(config.imap.maxConnectionsPerServer);
   const { connectTimeoutMs, commandTimeoutMs } = config.imap;
+  /** Where to connect for `host`, and the name TLS checks (undefined: the host itself, an address or left to the library). */
+  const target = async (host: string): Promise<{ host: string; servername?: string }> => {
+    if (!dns || isIP(host)) return { host };
+    const [first] = await dns.lookup(host);
+    if (!first) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
+    return { host: first.address, servername: host };
+  };
+  /** A nodemailer transport to the account's SMTP server (its name resolved as above). */
+  const smtpTransport = async (endpoint: SmtpEndpoint, server: string) => {
+    let address: { host: string; servername?: string };
+    try {
+      address = await target(endpoint.host);
+    } catch (error) {
+      throw connectError(describeFailure(error, `SMTP server ${server}`));
+    }
+    return nodemailer.createTransport({
+      host: address.host,
+      port: endpoint.port,
+      secure: endpoint.secure,
+      auth: { user: endpoint.username, pass: endpoint.password },
+      connectionTimeout: connectTimeoutMs,
+      greetingTimeout: connectTimeoutMs,
+      socketTimeout: commandTimeoutMs,
+      tls: { rejectUnauthorized: !endpoint.allowInsecureTls, ...(address.servername ? { servername: address.servername } : {}) },
+    });
+  };
   return {
     slots,
     async openImap(endpoint, options = {}) {
@@ -238,8 +270,16 @@ export function createConnector(config: Pick<Config, 'imap'>): Connector {
         if (error instanceof SlotWaitError) throw connectError({ kind: 'network', message: `IMAP server ${server}: ${error.message}` });
         throw error;
       }
+      let address: { host: string; servername?: string };
+      try {
+        address = await target(endpoint.host);
+      } catch (error) {
+        release();
+        throw connectError(describeFailure(error, `IMAP server ${server}`));
+      }
       const client = new ImapFlow({
-        host: endpoint.host,
+        host: address.host,
+        ...(address.servername ? { servername: address.servername } : {}),
         port: endpoint.port,
         secure: endpoint.secure,
         auth: { user: endpoint.username, pass: endpoint.password },
@@ -278,16 +318,7 @@ export function createConnector(config: Pick<Config, 'imap'>): Connector {
     },
     async checkSmtp(endpoint) {
       const server = `${endpoint.host}:${endpoint.port}`;
-      const transport = nodemailer.createTransport({
-        host: endpoint.host,
-        port: endpoint.port,
-        secure: endpoint.secure,
-        auth: { user: endpoint.username, pass: endpoint.password },
-        connectionTimeout: connectTimeoutMs,
-        greetingTimeout: connectTimeoutMs,
-        socketTimeout: commandTimeoutMs,
-        tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
-      });
+      const transport = await smtpTransport(endpoint, server);
       try {
         await transport.verify();
       } catch (error) {
@@ -299,16 +330,13 @@ export function createConnector(config: Pick<Config, 'imap'>): Connector {
     async submit(endpoint, envelope, raw) {
       const server = `${endpoint.host}:${endpoint.port}`;
       // One connection per submission: a connected account sends as a person does, not in bulk.
-      const transport = nodemailer.createTransport({
-        host: endpoint.host,
-        port: endpoint.port,
-        secure: endpoint.secure,
-        auth: { user: endpoint.username, pass: endpoint.password },
-        connectionTimeout: connectTimeoutMs,
-        greetingTimeout: connectTimeoutMs,
-        socketTimeout: commandTimeoutMs,
-        tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
-      });
+      let transport: Awaited<ReturnType<typeof smtpTransport>>;
+      try {
+        transport = await smtpTransport(endpoint, server);
+      } catch (error) {
+        // The name did not resolve: no verdict, as for a server that cannot be reached.
+        throw new SubmissionError(failureOf(error) ?? describeFailure(error, `SMTP server ${server}`), undefined, []);
+      }
       try {
         const info = (await transport.sendMail({ envelope, raw })) as { accepted?: unknown[]; rejectedErrors?: unknown; response?: string };
         return {
