@@ -134,6 +134,40 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     expect(mail?.folders).toEqual([kanji.id]);
   });
 
+  it('folders made, renamed and deleted on the server later: folder.created, folder.updated (same id) and folder.deleted', async () => {
+    // The folders of the first mapping were the mailbox as connected: no folder.created for them.
+    expect(await events(grant, 'folder.created')).toEqual([]);
+    await alice.mailboxCreate('Projects');
+    service.core.imap.wake(grant);
+    const [created] = await eventually(async () => {
+      const rows = await events(grant, 'folder.created');
+      return rows.length > 0 ? rows : undefined;
+    }, WAIT_MS);
+    const folder = created!.payload as { id: string; name: string };
+    expect(folder.name).toBe('Projects');
+    // Once the pass has selected it (its UIDVALIDITY known: what tells a rename from a delete and a create).
+    await eventually(async () => {
+      const [row] = await service.core.deps.db.orm.select({ validity: imapFolders.uidValidity }).from(imapFolders).where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'Projects')));
+      return row?.validity ? true : undefined;
+    }, WAIT_MS);
+    await alice.mailboxRename('Projects', 'Projects 2026');
+    service.core.imap.wake(grant);
+    const [updated] = await eventually(async () => {
+      const rows = await events(grant, 'folder.updated');
+      return rows.length > 0 ? rows : undefined;
+    }, WAIT_MS);
+    expect(updated!.payload).toMatchObject({ id: folder.id, name: 'Projects 2026' });
+    await alice.mailboxDelete('Projects 2026');
+    service.core.imap.wake(grant);
+    const [deleted] = await eventually(async () => {
+      const rows = await events(grant, 'folder.deleted');
+      return rows.length > 0 ? rows : undefined;
+    }, WAIT_MS);
+    expect(deleted!.objectId).toBe(folder.id);
+    const { data: folders } = await service.nylas.folders.list({ identifier: grant });
+    expect(folders.map((entry) => entry.id)).not.toContain(folder.id);
+  });
+
   it('lists and threads what another client appended, within the sync window, with progress and grant.imap_sync_completed once', async () => {
     const plan = await messageBySubject(grant, 'Quarterly plan');
     const [first] = plan.filter((message) => message.subject === 'Quarterly plan');

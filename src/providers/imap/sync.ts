@@ -27,7 +27,8 @@ import { tables, type Tx } from '../../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
 import type { CoreDeps } from '../../deps.js';
 import { unixSeconds } from '../../deps.js';
-import { eventRecorder } from '../../events/outbox.js';
+import { deletedEvent, eventRecorder } from '../../events/outbox.js';
+import { toFolder } from '../../grants/folder-service.js';
 import { grantOf } from '../../grants/grant-service.js';
 import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../../mail/inbound.js';
 import type { ParsedMessage } from '../../mail/parse-inbound.js';
@@ -146,12 +147,16 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         if (target !== undefined) {
           await tx.update(imapMessages).set({ path: target }).where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, row.path)));
           await tx.update(imapFolders).set({ path: target, updatedAt: at }).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, row.path)));
-          await tx.update(tables.folders).set({ name: target, updatedAt: at }).where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId)));
+          const [updated] = await tx.update(tables.folders).set({ name: target, updatedAt: at }).where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId))).returning();
+          if (updated) await record(tx, { applicationId, grantId: account.grantId, type: 'folder.updated', objectId: updated.id, object: toFolder(updated, undefined, 0), createdAt: at });
           continue;
         }
         await unlinkAndPrune(tx, account, applicationId, row.path, 'all');
         await tx.delete(imapFolders).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, row.path)));
-        if (!ROLE_ORDER.includes(row.folderId as (typeof ROLE_ORDER)[number])) await tx.delete(tables.folders).where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId)));
+        if (!ROLE_ORDER.includes(row.folderId as (typeof ROLE_ORDER)[number])) {
+          await tx.delete(tables.folders).where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId)));
+          await record(tx, deletedEvent(applicationId, account.grantId, 'folder', row.folderId));
+        }
       }
       const existingFolders = await tx.select({ id: tables.folders.id, name: tables.folders.name }).from(tables.folders).where(eq(tables.folders.grantId, account.grantId));
       const folderIds = new Set(existingFolders.map((row) => row.id));
@@ -165,7 +170,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         if (!folderIds.has(id)) {
           // A name taken by a folder of another path (the API made it) gets the path's id appended.
           const taken = existingFolders.some((row) => row.name === folder.path);
-          await tx
+          const [inserted] = await tx
             .insert(tables.folders)
             .values({
               id,
@@ -177,8 +182,12 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
               createdAt: at,
               updatedAt: at,
             })
-            .onConflictDoNothing();
+            .onConflictDoNothing()
+            .returning();
           folderIds.add(id);
+          // A folder made on the server after the account was first mapped (those of the first mapping are the
+          // mailbox as it was connected: `grant.imap_sync_completed` tells of them).
+          if (inserted && known.length > 0) await record(tx, { applicationId, grantId: account.grantId, type: 'folder.created', objectId: inserted.id, object: toFolder(inserted, undefined, 0), createdAt: at });
         }
         if (!knownByPath.has(folder.path) && !renamed.has(folder.path)) {
           await tx.insert(imapFolders).values({ grantId: account.grantId, path: folder.path, folderId: id, delimiter: folder.delimiter, specialUse: folder.specialUse, updatedAt: at }).onConflictDoNothing();
