@@ -150,8 +150,11 @@ export interface MailWriter {
   writeRaw(job: MailRawJob): Promise<MailRawOutcome>;
   /** Whether the writer was made with a prepare module (so {@link writeRaw} can store anything). */
   readonly prepares: boolean;
-  /** Starts the thread now (it loads its modules meanwhile) rather than at the first write; e.g. before a bulk import. */
-  warm(): void;
+  /**
+   * Starts the thread now rather than at the first write (e.g. when the service starts); resolves once it has loaded
+   * its modules and opened its connection (or stopped trying: the next write starts another). Never rejects.
+   */
+  warm(): Promise<void>;
   /**
    * Stops the thread (once an SQL statement under way returns): the messages of the batch in flight that it had
    * not committed fail, and nothing of them stays. The next write starts a new thread.
@@ -197,7 +200,7 @@ interface Pending {
 }
 
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
-type Reply = { results: (EntryResult & { id: number })[] };
+type Reply = { results: (EntryResult & { id: number })[] } | { ready: true };
 
 /** A failed write of the mail writer (storing may be retried later). */
 export class MailWriteError extends Error {
@@ -261,10 +264,23 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     void thread.terminate();
   }
 
+  /** Threads that said they loaded, and those waiting in {@link MailWriter.warm} for one to load (or stop). */
+  const ready = new WeakSet<Worker>();
+  const warming = new Map<Worker, (() => void)[]>();
+  function loaded(thread: Worker, ok = true) {
+    if (ok) ready.add(thread);
+    for (const resolve of warming.get(thread) ?? []) resolve();
+    warming.delete(thread);
+  }
+
   function spawn(): Worker {
     const thread = startWorker(WORKER_MODULE, { execArgv: [], workerData });
     thread.unref();
     thread.on('message', (reply: Reply) => {
+      if ('ready' in reply) {
+        loaded(thread);
+        return;
+      }
       for (const result of reply.results) {
         const entry = outstanding.get(result.id);
         outstanding.delete(result.id);
@@ -281,6 +297,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       reason = exitReasons.get(thread) ?? reason;
     });
     thread.on('exit', (code) => {
+      loaded(thread, false);
       if (worker === thread) worker = undefined;
       if (!closed) options.onExit?.(`${reason} (exit code ${code})`);
       if (session?.thread !== thread) return;
@@ -400,7 +417,10 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     },
     prepares: options.prepareModule !== undefined,
     warm() {
-      if (!closed) worker ??= spawn();
+      if (closed) return Promise.resolve();
+      const thread = (worker ??= spawn());
+      if (ready.has(thread)) return Promise.resolve();
+      return new Promise<void>((resolve) => warming.set(thread, [...(warming.get(thread) ?? []), resolve]));
     },
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));

@@ -422,9 +422,12 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     /** Parses a message on the parser pool (never on the event loop). */
     parse: (raw: Buffer) => parser.parse(raw),
 
-    /** Starts the mail writer thread now, before a bulk of {@link storeFetched} calls (an embedded database only). */
-    warm(): void {
-      if (db.file) mailWriter().warm();
+    /**
+     * Starts the mail writer thread now (an embedded database only) rather than at the first message: when the
+     * service starts, in the roles that store mail. Resolves once it has loaded; never rejects.
+     */
+    warm(): Promise<void> {
+      return db.file ? mailWriter().warm() : Promise.resolve();
     },
 
     /** Writes the rule-evaluation rows still waiting (tests; shutdown). */

@@ -56,7 +56,7 @@ type FolderRow = typeof imapFolders.$inferSelect;
 export interface ImapSyncParts {
   inbound: {
     storeFetched(message: FetchedMessage): Promise<unknown>;
-    warm(): void;
+    warm(): Promise<void>;
     parse(raw: Buffer): Promise<{ ok: true; rawHash: string; value: ParsedMessage } | { ok: false; rawHash: string; error: string; partial: ParsedMessage | undefined }>;
   };
   store: MailStore;
@@ -607,7 +607,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const grant = { email: found.email, provider: found.provider };
     let folders: FolderRow[];
     // An initial sync ahead: the writer thread starts loading while the folders are listed.
-    if (account.lastSyncAt === null) parts.inbound.warm();
+    if (account.lastSyncAt === null) void parts.inbound.warm();
     if (options.inboxOnly) folders = await db.orm.select().from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')));
     else folders = await syncFolders(client, account, applicationId);
     for (const folder of folders) {
