@@ -8,8 +8,9 @@
  * transaction and one log sync for all of them; when one message fails, the others are stored without it. A write
  * resolves only after its COMMIT was synced (synchronous=FULL), so its caller may acknowledge the message.
  *
- * The lock: writes are handed to the thread as they come, and it goes from one transaction to the next without a
- * round trip through the event loop. Meanwhile it holds the process's write lock (`Database.exclusive`), so
+ * The lock: writes are handed to the thread as they come (those queued in one tick of the event loop in one message
+ * between threads), and it goes from one transaction to the next without a round trip through the event loop.
+ * Meanwhile it holds the process's write lock (`Database.exclusive`), so
  * `Database.write` on the event loop never meets it on SQLite's lock; as soon as such a write waits, no more mail
  * is handed over, the thread finishes what it has, the lock goes to the waiting write, and the mail that came
  * meanwhile waits for the next turn. If the thread dies, its connection goes with it (an open transaction is rolled
@@ -398,11 +399,19 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     else idle?.();
   }
 
+  /** Set while a {@link pump} is due at the end of this tick. */
+  let pumpDue = false;
   function enqueue(entry: Entry, messageIds: string[]): Promise<MailRawOutcome> {
     return new Promise<MailRawOutcome>((resolve, reject) => {
       if (closed) return reject(new MailWriteError('the mail writer is closed'));
       pending.push({ entry, messageIds, resolve, reject });
-      pump();
+      // Writes queued in the same tick (a sync hands over many messages at once) reach the thread in one message.
+      if (pumpDue) return;
+      pumpDue = true;
+      queueMicrotask(() => {
+        pumpDue = false;
+        pump();
+      });
     });
   }
 
