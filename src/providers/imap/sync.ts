@@ -9,11 +9,13 @@
  * - **Initial sync**, per folder: the UIDs of the last `sync_days` days (UID SEARCH SINCE), newest first, fetched in
  *   chunks of {@link CHUNK} (UID, flags, INTERNALDATE, MODSEQ, source), so memory holds a chunk or two whatever the
  *   mailbox's size; messages are handed to the store as they arrive, {@link GROUP} at a time (pipelined: the next
- *   chunk is fetched while the last one is written). After each chunk, the folder's `initial_lowest_uid` and the account's `sync_done` move on; a pass that
- *   stopped (dropped connection, restart) resumes below that UID, and skips UIDs already linked.
+ *   chunk is fetched while the last one is written). After each chunk, the folder's `initial_lowest_uid` and the
+ *   account's `sync_done` move on; a pass that stopped (dropped connection, restart) resumes below that UID, and
+ *   skips UIDs already linked.
  * - **Each message** goes through the store's ingest path (`inbound.storeFetchedMany`: parsed once, on the writer
  *   thread or the parser pool, stored with its thread, attachments, search entry, `message.created` event and its
- *   `imap_messages` link in one transaction, shared with the others of its group; one failing fails alone). `\Seen` is `unread: false`, `\Flagged` is `starred`.
+ *   `imap_messages` link in one transaction, shared with the others of its group; one failing fails alone). `\Seen`
+ *   is `unread: false`, `\Flagged` is `starred`.
  * - **Drafts folder.** A message there with the Message-ID of one of the grant's drafts is a new version of that
  *   draft (edited in another client): the draft keeps its id and now points to it. Any other is a new draft.
  * - **Changes** after the initial sync: new UIDs from the folder's `uid_next`; flags changed (with CONDSTORE: FETCH
@@ -325,12 +327,12 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
    * Stores fetched messages, each on its own (one failing does not stop the others): through the ingest path all
    * together, drafts one by one. Resolves how many were stored and the first failure.
    */
-  async function storeGroup(run: FolderRun, messages: Fetched[], isDraftFolder: boolean): Promise<{ stored: number; failure: unknown }> {
+  async function storeGroup(run: FolderRun, messages: Fetched[], isDraftFolder: boolean): Promise<{ stored: number; failed?: { reason: unknown } }> {
     const outcomes = isDraftFolder
       ? await Promise.allSettled(messages.map((message) => storeDraft(run, message)))
       : await parts.inbound.storeFetchedMany(messages.map((message) => fetchedMessage(run, message)));
     const failed = outcomes.find((outcome) => outcome.status === 'rejected');
-    return { stored: outcomes.filter((outcome) => outcome.status === 'fulfilled').length, failure: failed?.reason };
+    return { stored: outcomes.filter((outcome) => outcome.status === 'fulfilled').length, ...(failed ? { failed: { reason: failed.reason as unknown } } : {}) };
   }
 
   /**
@@ -400,7 +402,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           const write = storeGroup(run, messages, isDrafts).then(
             (outcome) => {
               stored += outcome.stored;
-              if (outcome.failure !== undefined) failure ??= outcome.failure;
+              if (outcome.failed) failure ??= outcome.failed.reason;
             },
             (error: unknown) => {
               failure ??= error;
