@@ -6,7 +6,9 @@
  *
  * Ours is the real service (`startService`, a temporary `file:` database, durable as in production): the grant is
  * made with `POST /v3/connect/custom` (provider `imap`) and timed from that request until the grant reports its
- * initial sync complete; each round uses a new database. The mailbox is written once as Maildir files (Dovecot
+ * initial sync complete; each round uses a new database. The service is up before the timing starts, as one an
+ * account connects to is: its mail writer thread started with it (`startService` resolves once it loaded), so the
+ * round times the connect flow and the sync, not the thread's loading. The mailbox is written once as Maildir files (Dovecot
  * indexes them on the first SELECT, before any timing): about 6 KB messages, text and HTML, one in five a reply in
  * a thread, dated over the last 30 days.
  *

@@ -223,10 +223,15 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     let http: { server: ServerType; url: string } | undefined;
     let background: BackgroundWork | undefined;
     let smtp: InboundSmtpServer | undefined;
+    // The roles that store mail (inbound SMTP; the workers' IMAP sync and local deliveries) start the mail writer
+    // thread of an embedded database now, beside the listeners, not at the first message: under tsx it loads for a
+    // second or more, which a first delivery or a connected account's first sync would otherwise wait out.
+    const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.inbound.warm() : undefined;
     try {
       if (roles.has('http')) http = await listenHttp();
       if (roles.has('worker')) background = startBackgroundWork(core);
       if (roles.has('smtp')) smtp = await listenSmtp();
+      await writerLoaded;
     } catch (error) {
       await background?.stop();
       const server = http?.server;

@@ -313,3 +313,5 @@ parentPort?.on('message', (message: { entries: Entry[] }) => {
   queue.push(...message.entries);
   schedule();
 });
+// Loaded (its modules, the connection, the statements): the writer's `warm()` waits for this.
+parentPort?.postMessage({ ready: true });

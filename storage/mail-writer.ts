@@ -8,8 +8,9 @@
  * transaction and one log sync for all of them; when one message fails, the others are stored without it. A write
  * resolves only after its COMMIT was synced (synchronous=FULL), so its caller may acknowledge the message.
  *
- * The lock: writes are handed to the thread as they come, and it goes from one transaction to the next without a
- * round trip through the event loop. Meanwhile it holds the process's write lock (`Database.exclusive`), so
+ * The lock: writes are handed to the thread as they come (those queued in one tick of the event loop in one message
+ * between threads), and it goes from one transaction to the next without a round trip through the event loop.
+ * Meanwhile it holds the process's write lock (`Database.exclusive`), so
  * `Database.write` on the event loop never meets it on SQLite's lock; as soon as such a write waits, no more mail
  * is handed over, the thread finishes what it has, the lock goes to the waiting write, and the mail that came
  * meanwhile waits for the next turn. If the thread dies, its connection goes with it (an open transaction is rolled
@@ -150,8 +151,11 @@ export interface MailWriter {
   writeRaw(job: MailRawJob): Promise<MailRawOutcome>;
   /** Whether the writer was made with a prepare module (so {@link writeRaw} can store anything). */
   readonly prepares: boolean;
-  /** Starts the thread now (it loads its modules meanwhile) rather than at the first write; e.g. before a bulk import. */
-  warm(): void;
+  /**
+   * Starts the thread now rather than at the first write (e.g. when the service starts); resolves once it has loaded
+   * its modules and opened its connection (or stopped trying: the next write starts another). Never rejects.
+   */
+  warm(): Promise<void>;
   /**
    * Stops the thread (once an SQL statement under way returns): the messages of the batch in flight that it had
    * not committed fail, and nothing of them stays. The next write starts a new thread.
@@ -197,7 +201,7 @@ interface Pending {
 }
 
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
-type Reply = { results: (EntryResult & { id: number })[] };
+type Reply = { results: (EntryResult & { id: number })[] } | { ready: true };
 
 /** A failed write of the mail writer (storing may be retried later). */
 export class MailWriteError extends Error {
@@ -261,10 +265,23 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     void thread.terminate();
   }
 
+  /** Threads that said they loaded, and those waiting in {@link MailWriter.warm} for one to load (or stop). */
+  const ready = new WeakSet<Worker>();
+  const warming = new Map<Worker, (() => void)[]>();
+  function loaded(thread: Worker, ok = true) {
+    if (ok) ready.add(thread);
+    for (const resolve of warming.get(thread) ?? []) resolve();
+    warming.delete(thread);
+  }
+
   function spawn(): Worker {
     const thread = startWorker(WORKER_MODULE, { execArgv: [], workerData });
     thread.unref();
     thread.on('message', (reply: Reply) => {
+      if ('ready' in reply) {
+        loaded(thread);
+        return;
+      }
       for (const result of reply.results) {
         const entry = outstanding.get(result.id);
         outstanding.delete(result.id);
@@ -281,6 +298,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       reason = exitReasons.get(thread) ?? reason;
     });
     thread.on('exit', (code) => {
+      loaded(thread, false);
       if (worker === thread) worker = undefined;
       if (!closed) options.onExit?.(`${reason} (exit code ${code})`);
       if (session?.thread !== thread) return;
@@ -381,11 +399,19 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     else idle?.();
   }
 
+  /** Set while a {@link pump} is due at the end of this tick. */
+  let pumpDue = false;
   function enqueue(entry: Entry, messageIds: string[]): Promise<MailRawOutcome> {
     return new Promise<MailRawOutcome>((resolve, reject) => {
       if (closed) return reject(new MailWriteError('the mail writer is closed'));
       pending.push({ entry, messageIds, resolve, reject });
-      pump();
+      // Writes queued in the same tick (a sync hands over many messages at once) reach the thread in one message.
+      if (pumpDue) return;
+      pumpDue = true;
+      queueMicrotask(() => {
+        pumpDue = false;
+        pump();
+      });
     });
   }
 
@@ -400,7 +426,10 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     },
     prepares: options.prepareModule !== undefined,
     warm() {
-      if (!closed) worker ??= spawn();
+      if (closed) return Promise.resolve();
+      const thread = (worker ??= spawn());
+      if (ready.has(thread)) return Promise.resolve();
+      return new Promise<void>((resolve) => warming.set(thread, [...(warming.get(thread) ?? []), resolve]));
     },
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));

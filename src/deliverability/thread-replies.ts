@@ -7,7 +7,8 @@
  *
  * - The check is cheap where it must be: a message without In-Reply-To or References costs one bounded scan of its
  *   header section ({@link namesEarlierMessages}), no query. One that has them costs one indexed read of
- *   `tracked_messages` (grant, Message-ID), for the message's mailboxes.
+ *   `tracked_messages` (grant, Message-ID), for the message's mailboxes; a connected account's synced mail is asked
+ *   about many messages at once ({@link ThreadReplies.jobsForMany}), with one read for them all.
  * - When it replies to a tracked send, a durable job (`deliverability.thread_replied`) is stored IN THE MESSAGE'S OWN
  *   TRANSACTION (on the writer thread's fast path as on the parsed path), so the reply is counted if and only if it
  *   was stored, and after the sender was answered.
@@ -87,6 +88,11 @@ export interface ThreadReplies {
    * in its transaction, given its stored copies (one per grant, in order).
    */
   jobsFor(raw: Buffer, grants: readonly Pick<GrantRow, 'id' | 'email'>[], at: number): Promise<((copies: readonly StoredCopy[]) => JobInput[]) | undefined>;
+  /**
+   * {@link jobsFor} of many messages at once (a connected account's synced mail), with one read of
+   * `tracked_messages` for all of them; one answer per message, in order.
+   */
+  jobsForMany(messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[], at: number): Promise<(((copies: readonly StoredCopy[]) => JobInput[]) | undefined)[]>;
   /** The job's handler, by kind. */
   handlers: Record<string, JobHandler>;
 }
@@ -164,40 +170,68 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     }
   };
 
+  type TrackedRow = { id: string; grantId: string; headerMessageId: string };
+
+  /** The tracked sends of `grantIds` with one of `named` as Message-ID (reply tracking on), in slices of the id list. */
+  async function trackedAmong(grantIds: readonly string[], named: readonly string[], many: boolean): Promise<TrackedRow[]> {
+    // Most connected accounts have no tracked send at all: for many messages, one short indexed read says so first,
+    // and the long list of ids is never sent.
+    const [any] = !many ? [true] : await db.orm.select({ id: tables.trackedMessages.id }).from(tables.trackedMessages).where(inArray(tables.trackedMessages.grantId, [...grantIds])).limit(1);
+    if (!any) return [];
+    const rows: TrackedRow[] = [];
+    for (let index = 0; index < named.length; index += 500) {
+      rows.push(
+        ...(await db.orm
+          .select({ id: tables.trackedMessages.id, grantId: tables.trackedMessages.grantId, headerMessageId: tables.trackedMessages.headerMessageId })
+          .from(tables.trackedMessages)
+          .where(and(inArray(tables.trackedMessages.grantId, [...grantIds]), inArray(tables.trackedMessages.headerMessageId, named.slice(index, index + 500)), eq(tables.trackedMessages.threadReplies, true)))),
+      );
+    }
+    return rows;
+  }
+
+  /** The jobs of one message, given its headers and the tracked sends found among what it names (maybe others' too). */
+  function jobsOf(headers: ReturnType<typeof replyHeadersOf>, grants: readonly Pick<GrantRow, 'id' | 'email'>[], found: readonly TrackedRow[], at: number): ((copies: readonly StoredCopy[]) => JobInput[]) | undefined {
+    const mine = new Set(grants.map((grant) => grant.id));
+    const rows = found.filter((row) => mine.has(row.grantId) && headers.named.includes(row.headerMessageId));
+    if (rows.length === 0) return undefined;
+    // Per mailbox, the tracked send named closest to the reply.
+    const rank = (row: TrackedRow) => headers.named.indexOf(row.headerMessageId);
+    const trackedOf = new Map<string, TrackedRow>();
+    for (const row of rows) {
+      const kept = trackedOf.get(row.grantId);
+      if (!kept || rank(row) < rank(kept)) trackedOf.set(row.grantId, row);
+    }
+    const emailOf = new Map(grants.map((grant) => [grant.id, grant.email.toLowerCase()]));
+    return (copies) => {
+      const replies = copies.flatMap((copy) => {
+        const tracked = trackedOf.get(copy.grantId);
+        return tracked ? [{ grant_id: copy.grantId, tracked_id: tracked.id, message_id: copy.messageId, from_self: headers.from !== '' && headers.from === emailOf.get(copy.grantId) }] : [];
+      });
+      if (replies.length === 0) return [];
+      const payload: ThreadRepliedPayload = { at, header_message_id: headers.messageId ?? null, in_reply_to: headers.inReplyTo ?? null, replies };
+      return [{ kind: THREAD_REPLIED_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${THREAD_REPLIED_JOB}:${replies[0]!.message_id}` }];
+    };
+  }
+
+  async function jobsForMany(messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[], at: number) {
+    const headers = messages.map(({ raw, grants }) => (grants.length > 0 && namesEarlierMessages(raw) ? replyHeadersOf(raw) : undefined));
+    const named = [...new Set(headers.flatMap((entry) => entry?.named ?? []))];
+    if (named.length === 0) return messages.map(() => undefined);
+    const grantIds = [...new Set(messages.flatMap(({ grants }, index) => (headers[index]?.named.length ? grants.map((grant) => grant.id) : [])))];
+    const found = await trackedAmong(grantIds, named, messages.length > 1);
+    return messages.map(({ grants }, index) => {
+      const entry = headers[index];
+      return entry && found.length > 0 ? jobsOf(entry, grants, found, at) : undefined;
+    });
+  }
+
   return {
     async jobsFor(raw, grants, at) {
-      if (grants.length === 0 || !namesEarlierMessages(raw)) return undefined;
-      const headers = replyHeadersOf(raw);
-      if (headers.named.length === 0) return undefined;
-      const rows = await db.orm
-        .select({ id: tables.trackedMessages.id, grantId: tables.trackedMessages.grantId, headerMessageId: tables.trackedMessages.headerMessageId })
-        .from(tables.trackedMessages)
-        .where(
-          and(
-            inArray(tables.trackedMessages.grantId, grants.map((grant) => grant.id)),
-            inArray(tables.trackedMessages.headerMessageId, headers.named),
-            eq(tables.trackedMessages.threadReplies, true),
-          ),
-        );
-      if (rows.length === 0) return undefined;
-      // Per mailbox, the tracked send named closest to the reply.
-      const rank = (row: (typeof rows)[number]) => headers.named.indexOf(row.headerMessageId);
-      const trackedOf = new Map<string, (typeof rows)[number]>();
-      for (const row of rows) {
-        const kept = trackedOf.get(row.grantId);
-        if (!kept || rank(row) < rank(kept)) trackedOf.set(row.grantId, row);
-      }
-      const emailOf = new Map(grants.map((grant) => [grant.id, grant.email.toLowerCase()]));
-      return (copies) => {
-        const replies = copies.flatMap((copy) => {
-          const tracked = trackedOf.get(copy.grantId);
-          return tracked ? [{ grant_id: copy.grantId, tracked_id: tracked.id, message_id: copy.messageId, from_self: headers.from !== '' && headers.from === emailOf.get(copy.grantId) }] : [];
-        });
-        if (replies.length === 0) return [];
-        const payload: ThreadRepliedPayload = { at, header_message_id: headers.messageId ?? null, in_reply_to: headers.inReplyTo ?? null, replies };
-        return [{ kind: THREAD_REPLIED_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${THREAD_REPLIED_JOB}:${replies[0]!.message_id}` }];
-      };
+      const [jobs] = await jobsForMany([{ raw, grants }], at);
+      return jobs;
     },
+    jobsForMany,
     handlers: { [THREAD_REPLIED_JOB]: run },
   };
 }

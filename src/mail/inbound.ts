@@ -110,7 +110,7 @@ export interface InboundServiceOptions {
    * Replies to tracked sends (src/deliverability/thread-replies.ts): asked before a message is stored, it names the
    * jobs that count the reply, stored in the message's own transaction. Skipped when absent.
    */
-  replies?: Pick<ThreadReplies, 'jobsFor'>;
+  replies?: Pick<ThreadReplies, 'jobsFor' | 'jobsForMany'>;
   /**
    * Reports among a connected account's synced mail (src/deliverability/mailbox-reports.ts): asked before a fetched
    * message is stored, it names the job to store with it when the message may be a bounce or complaint.
@@ -371,6 +371,39 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     return { ok: false, reason: 'unknown', message: `Unknown mailbox: ${normalized} does not exist` };
   }
 
+  /**
+   * {@link InboundService.storeFetched} of many messages (a connected account's sync hands them over as they come):
+   * one read for the replies to tracked sends among them all, and the raw messages handed to the writer thread
+   * together, where they share transactions as any concurrent deliveries do. Each message is stored, or fails, on
+   * its own; one outcome per message, in order.
+   */
+  async function storeFetchedMany(messages: readonly FetchedMessage[]): Promise<PromiseSettledResult<InboundDelivery>[]> {
+    const at = unixSeconds(clock.now());
+    // As for mail received here: a reply to a tracked send counts (thread.replied); a connected account's own
+    // bounces and complaints come back this way too. Both decide from the header section, mostly without a query.
+    const grants = messages.map((message) => ({ id: message.grantId, ...message.grant }));
+    const replyJobs = options.replies ? await options.replies.jobsForMany(messages.map((message, index) => ({ raw: message.raw, grants: [grants[index]!] })), at) : [];
+    // Handed over in one go: none of these awaits before its message is queued for the writer thread.
+    return Promise.allSettled(
+      messages.map(async (message, index) => {
+        const copies: CopyShell[] = [
+          { applicationId: message.applicationId, grantId: message.grantId, folders: message.folders, unread: message.unread, starred: message.starred, date: message.date, envelopeFrom: null, envelopeTo: null, parseError: null },
+        ];
+        const replies = replyJobs[index];
+        const reports = options.mailboxReports?.jobsFor(message.raw, [grants[index]!]);
+        const jobs = (stored: readonly StoredCopy[]) => [...(replies?.(stored) ?? []), ...(reports?.(stored) ?? [])];
+        const extras: StoreExtras = { rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
+        const simple = await storeRaw(message.raw, copies, extras);
+        if (simple) return simple.deliveries[0]!;
+        parsing++;
+        const parsed = await parser.parse(message.raw).finally(() => parsing--);
+        const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
+        const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw: message.raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
+        return delivery!;
+      }),
+    );
+  }
+
   return {
     checkRecipient,
 
@@ -400,31 +433,22 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
      * delivery. Rejects when it could not be stored (a link already taken: it was synced before).
      */
     async storeFetched(message: FetchedMessage): Promise<InboundDelivery> {
-      const copies: CopyShell[] = [
-        { applicationId: message.applicationId, grantId: message.grantId, folders: message.folders, unread: message.unread, starred: message.starred, date: message.date, envelopeFrom: null, envelopeTo: null, parseError: null },
-      ];
-      // As for mail received here: a reply to a tracked send counts (thread.replied); a connected account's own
-      // bounces and complaints come back this way too. Both decide from the header section, mostly without a query.
-      const grant = { id: message.grantId, ...message.grant };
-      const replyJobs = options.replies ? await options.replies.jobsFor(message.raw, [grant], unixSeconds(clock.now())) : undefined;
-      const reportJobs = options.mailboxReports?.jobsFor(message.raw, [grant]);
-      const jobs = (copies: readonly StoredCopy[]) => [...(replyJobs?.(copies) ?? []), ...(reportJobs?.(copies) ?? [])];
-      const extras: StoreExtras = { rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
-      const simple = await storeRaw(message.raw, copies, extras);
-      if (simple) return simple.deliveries[0]!;
-      parsing++;
-      const parsed = await parser.parse(message.raw).finally(() => parsing--);
-      const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
-      const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw: message.raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
-      return delivery!;
+      const [outcome] = await storeFetchedMany([message]);
+      if (outcome!.status === 'rejected') throw outcome!.reason;
+      return outcome!.value;
     },
+
+    storeFetchedMany,
 
     /** Parses a message on the parser pool (never on the event loop). */
     parse: (raw: Buffer) => parser.parse(raw),
 
-    /** Starts the mail writer thread now, before a bulk of {@link storeFetched} calls (an embedded database only). */
-    warm(): void {
-      if (db.file) mailWriter().warm();
+    /**
+     * Starts the mail writer thread now (an embedded database only) rather than at the first message: when the
+     * service starts, in the roles that store mail. Resolves once it has loaded; never rejects.
+     */
+    warm(): Promise<void> {
+      return db.file ? mailWriter().warm() : Promise.resolve();
     },
 
     /** Writes the rule-evaluation rows still waiting (tests; shutdown). */

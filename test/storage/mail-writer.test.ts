@@ -304,6 +304,38 @@ describe('mail writer thread', () => {
     prepared.close();
   });
 
+  it('starts its thread when warmed, before any write: warm resolves once it loaded, even while db.write holds the lock', async () => {
+    const db = await openDatabase(join(dir.path, 'warm.db'));
+    const writer = createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE });
+    const ids = sequentialIds('warm');
+    let warmed = false;
+    // Loading takes no lock: the thread is ready while the event loop's transaction still holds it.
+    await db.write(async () => {
+      await writer.warm();
+      warmed = true;
+    });
+    expect(warmed).toBe(true);
+    // Again: the same thread, already loaded.
+    await writer.warm();
+    // Writes queued in one tick go to the thread together; each is answered on its own.
+    const simple = inputs.filter((copies) => copies.length === 1);
+    const outcomes = await Promise.all(
+      simple.map((copies) => {
+        const shells = copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+        const rowIds = copies.flatMap(() => [ids(), ids(), ids()]);
+        return writer.writeRaw({ raw: copies[0]!.raw, meta: { copies: shells, ids: rowIds, at: Math.floor(clock.now().getTime() / 1000) }, messageIds: rowIds.filter((_, index) => index % 3 === 0) });
+      }),
+    );
+    expect(outcomes.map((outcome) => outcome.prepared)).toEqual(simple.map(() => true));
+    const [messages] = await db.orm.select({ n: count() }).from(tables.messages);
+    expect(messages!.n).toBe(simple.length);
+    await writer.close();
+    // A closed writer starts nothing, and says so at once.
+    await writer.warm();
+    await expect(writer.writeRaw({ raw: simple[0]![0]!.raw, meta: {}, messageIds: ['x'] })).rejects.toBeInstanceOf(MailWriteError);
+    db.close();
+  });
+
   it('rejects writes after close', async () => {
     const db = await openDatabase(join(dir.path, 'closed.db'));
     const writer = createMailWriter(db);

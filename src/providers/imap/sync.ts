@@ -8,12 +8,14 @@
  *   with its messages.
  * - **Initial sync**, per folder: the UIDs of the last `sync_days` days (UID SEARCH SINCE), newest first, fetched in
  *   chunks of {@link CHUNK} (UID, flags, INTERNALDATE, MODSEQ, source), so memory holds a chunk or two whatever the
- *   mailbox's size; each message is stored as it arrives (pipelined: the next chunk is fetched while the last one is
- *   written). After each chunk, the folder's `initial_lowest_uid` and the account's `sync_done` move on; a pass that
- *   stopped (dropped connection, restart) resumes below that UID, and skips UIDs already linked.
- * - **Each message** goes through the store's ingest path (`inbound.storeFetched`: parsed once, on the writer thread
- *   or the parser pool, stored with its thread, attachments, search entry, `message.created` event and its
- *   `imap_messages` link in one transaction). `\Seen` is `unread: false`, `\Flagged` is `starred`.
+ *   mailbox's size; messages are handed to the store as they arrive, {@link GROUP} at a time (pipelined: the next
+ *   chunk is fetched while the last one is written). After each chunk, the folder's `initial_lowest_uid` and the
+ *   account's `sync_done` move on; a pass that stopped (dropped connection, restart) resumes below that UID, and
+ *   skips UIDs already linked.
+ * - **Each message** goes through the store's ingest path (`inbound.storeFetchedMany`: parsed once, on the writer
+ *   thread or the parser pool, stored with its thread, attachments, search entry, `message.created` event and its
+ *   `imap_messages` link in one transaction, shared with the others of its group; one failing fails alone). `\Seen`
+ *   is `unread: false`, `\Flagged` is `starred`.
  * - **Drafts folder.** A message there with the Message-ID of one of the grant's drafts is a new version of that
  *   draft (edited in another client): the draft keeps its id and now points to it. Any other is a new draft.
  * - **Changes** after the initial sync: new UIDs from the folder's `uid_next`; flags changed (with CONDSTORE: FETCH
@@ -50,6 +52,13 @@ const PROGRESS_INTERVAL_MS = 1_000;
 const IN_FLIGHT = 2_048;
 const IN_FLIGHT_BYTES = 32 * 1024 * 1024;
 
+/**
+ * Fetched messages handed to the store together (or fewer, once they reach {@link GROUP_BYTES}): one read for the
+ * replies to tracked sends among them, one hand-off to the writer thread, which stores as many in a transaction.
+ */
+const GROUP = 64;
+const GROUP_BYTES = 4 * 1024 * 1024;
+
 type AccountRow = typeof imapAccounts.$inferSelect;
 type FolderRow = typeof imapFolders.$inferSelect;
 
@@ -57,7 +66,8 @@ type FolderRow = typeof imapFolders.$inferSelect;
 export interface ImapSyncParts {
   inbound: {
     storeFetched(message: FetchedMessage): Promise<unknown>;
-    warm(): void;
+    storeFetchedMany(messages: readonly FetchedMessage[]): Promise<PromiseSettledResult<unknown>[]>;
+    warm(): Promise<void>;
     parse(raw: Buffer): Promise<{ ok: true; rawHash: string; value: ParsedMessage } | { ok: false; rawHash: string; error: string; partial: ParsedMessage | undefined }>;
   };
   store: MailStore;
@@ -233,7 +243,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   }
 
   /** Stores a draft (or a new version of one) found in the Drafts folder, with its link, on this thread. */
-  async function storeDraft(run: FolderRun, message: { uid: number; raw: Buffer; flags: string[]; modseq: string | null; date: number }): Promise<void> {
+  async function storeDraft(run: FolderRun, message: Fetched): Promise<void> {
     const parsed = await parts.inbound.parse(message.raw);
     const value = parsed.ok ? parsed.value : (parsed.partial ?? undefined);
     if (!value) {
@@ -290,12 +300,20 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     });
   }
 
-  /** Stores one fetched message through the ingest path; `linkLocal`: first look for our own copy to link instead. */
-  async function storeOne(run: FolderRun, message: { uid: number; raw: Buffer; flags: string[]; modseq: string | null; date: number }, isDraftFolder: boolean): Promise<void> {
-    if (isDraftFolder) return storeDraft(run, message);
+  /** A message as fetched: what the store needs of it. */
+  interface Fetched {
+    uid: number;
+    raw: Buffer;
+    flags: string[];
+    modseq: string | null;
+    date: number;
+  }
+
+  /** The ingest path's form of a fetched message of the folder, with its link. */
+  function fetchedMessage(run: FolderRun, message: Fetched): FetchedMessage {
     const { grantId } = run.account;
     const flags = flagState(message.flags);
-    await parts.inbound.storeFetched({
+    return {
       raw: message.raw,
       applicationId: run.applicationId,
       grantId,
@@ -305,7 +323,25 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       starred: flags.starred,
       date: message.date,
       links: (messageId): ImapLinkRow[] => [{ grantId, path: run.folder.path, uid: message.uid, messageId, flags: message.flags, modseq: message.modseq }],
-    });
+    };
+  }
+
+  /** Stores one fetched message through the ingest path (a draft: see {@link storeDraft}). */
+  async function storeOne(run: FolderRun, message: Fetched, isDraftFolder: boolean): Promise<void> {
+    if (isDraftFolder) return storeDraft(run, message);
+    await parts.inbound.storeFetched(fetchedMessage(run, message));
+  }
+
+  /**
+   * Stores fetched messages, each on its own (one failing does not stop the others): through the ingest path all
+   * together, drafts one by one. Resolves how many were stored and the first failure.
+   */
+  async function storeGroup(run: FolderRun, messages: Fetched[], isDraftFolder: boolean): Promise<{ stored: number; failed?: { reason: unknown } }> {
+    const outcomes = isDraftFolder
+      ? await Promise.allSettled(messages.map((message) => storeDraft(run, message)))
+      : await parts.inbound.storeFetchedMany(messages.map((message) => fetchedMessage(run, message)));
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    return { stored: outcomes.filter((outcome) => outcome.status === 'fulfilled').length, ...(failed ? { failed: { reason: failed.reason as unknown } } : {}) };
   }
 
   /**
@@ -343,6 +379,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     let previous: { chunk: number[]; writes: Promise<number> } | undefined;
     /** The writes of the chunk being fetched. */
     let current: Promise<void>[] = [];
+    let inFlight = 0;
     let inFlightBytes = 0;
     const settle = async () => {
       if (!previous) return;
@@ -360,6 +397,33 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         current = pending;
         let stored = 0;
         let failure: unknown;
+        /** Messages fetched and not yet handed to the store, and their bytes. */
+        let group: Fetched[] = [];
+        let groupBytes = 0;
+        const flush = () => {
+          if (group.length === 0) return;
+          const messages = group;
+          const bytes = groupBytes;
+          group = [];
+          groupBytes = 0;
+          inFlight += messages.length;
+          inFlightBytes += bytes;
+          const write = storeGroup(run, messages, isDrafts).then(
+            (outcome) => {
+              stored += outcome.stored;
+              if (outcome.failed) failure ??= outcome.failed.reason;
+            },
+            (error: unknown) => {
+              failure ??= error;
+            },
+          );
+          pending.push(
+            write.finally(() => {
+              inFlight -= messages.length;
+              inFlightBytes -= bytes;
+            }),
+          );
+        };
         if (wanted.length > 0) {
           let own = new Set<number>();
           if (mayHoldOwn && !isDrafts) {
@@ -379,23 +443,13 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
               continue;
             }
             const internal = message.internalDate ? new Date(message.internalDate) : clock.now();
-            const write = storeOne(
-              run,
-              { uid: message.uid, raw: message.source, flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null, date: unixSeconds(internal) },
-              isDrafts,
-            ).then(
-              () => {
-                stored++;
-              },
-              (error: unknown) => {
-                failure ??= error;
-              },
-            );
-            const size = message.source.length;
-            inFlightBytes += size;
-            pending.push(write.finally(() => (inFlightBytes -= size)));
-            while (pending.length >= IN_FLIGHT || (inFlightBytes > IN_FLIGHT_BYTES && pending.length > 1)) await pending.shift();
+            group.push({ uid: message.uid, raw: message.source, flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null, date: unixSeconds(internal) });
+            groupBytes += message.source.length;
+            if (group.length < GROUP && groupBytes < GROUP_BYTES) continue;
+            flush();
+            while (inFlight >= IN_FLIGHT || (inFlightBytes > IN_FLIGHT_BYTES && pending.length > 1)) await pending.shift();
           }
+          flush();
         }
         // The last chunk's writes are done before this chunk's progress is recorded (and before a failure stops it).
         await settle();
@@ -616,7 +670,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const grant = { email: found.email, provider: found.provider };
     let folders: FolderRow[];
     // An initial sync ahead: the writer thread starts loading while the folders are listed.
-    if (account.lastSyncAt === null) parts.inbound.warm();
+    if (account.lastSyncAt === null) void parts.inbound.warm();
     if (options.inboxOnly) folders = await db.orm.select().from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')));
     else folders = await syncFolders(client, account, applicationId);
     for (const folder of folders) {

@@ -7,7 +7,7 @@ import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../../storage/index.js';
 import type { Core, Job, Principal } from '../../../src/index.js';
-import { namesEarlierMessages, replyHeadersOf, THREAD_REPLIED_JOB } from '../../../src/deliverability/thread-replies.js';
+import { createThreadReplies, namesEarlierMessages, replyHeadersOf, THREAD_REPLIED_JOB } from '../../../src/deliverability/thread-replies.js';
 import { createTestCore } from '../../helpers/service.js';
 
 const DOMAIN = 'replies.agentpost.localhost';
@@ -158,6 +158,34 @@ describe('thread replies: the job stored with a reply, and what it records', () 
     await deliver(reply({ messageId: 'n4@example.com', inReplyTo: 'unknown@example.com' }));
     expect(await replyJobs()).toEqual([]);
     expect((await tracked(opensOnly.id)).repliesCount).toBe(0);
+  });
+
+  it('answers many messages at once (a connected account\'s synced mail) as it answers each alone', async () => {
+    const sent = await send({ thread_replies: true });
+    const earlier = await send({ thread_replies: true });
+    const untracked = await send();
+    const other = (await core.grants.create(principal, { provider: 'nylas', settings: { email: `many@${DOMAIN}` } })).grant.id;
+    const mine = [{ id: grantId, email: AGENT }];
+    const messages = [
+      { raw: Buffer.from(reply({ messageId: 'b1@example.com', inReplyTo: sent.headerMessageId })), grants: mine },
+      { raw: Buffer.from(reply({ messageId: 'b2@example.com' })), grants: mine },
+      { raw: Buffer.from(reply({ messageId: 'b3@example.com', inReplyTo: untracked.headerMessageId })), grants: mine },
+      // The closest named tracked send is the one counted: In-Reply-To before References.
+      { raw: Buffer.from(reply({ messageId: 'b4@example.com', inReplyTo: earlier.headerMessageId, references: [sent.headerMessageId, earlier.headerMessageId] })), grants: mine },
+      // Another mailbox naming the tracked send: not its reply.
+      { raw: Buffer.from(reply({ messageId: 'b5@example.com', inReplyTo: sent.headerMessageId })), grants: [{ id: other, email: `many@${DOMAIN}` }] },
+    ];
+    const replies = createThreadReplies(core.deps);
+    const together = await replies.jobsForMany(messages, 1_800_000_000);
+    const alone = await Promise.all(messages.map(({ raw, grants }) => replies.jobsFor(raw, grants, 1_800_000_000)));
+    const jobsOf = (found: typeof alone, index: number) => found[index]?.([{ grantId: messages[index]!.grants[0]!.id, messageId: `stored-${index}` }]);
+    expect(together.map((_, index) => jobsOf(together, index))).toEqual(alone.map((_, index) => jobsOf(alone, index)));
+    expect(together.map((found) => found !== undefined)).toEqual([true, false, false, true, false]);
+    const trackedId = async (id: string) => (await tracked(id)).id;
+    expect(jobsOf(together, 0)).toEqual([expect.objectContaining({ kind: THREAD_REPLIED_JOB, payload: expect.objectContaining({ replies: [expect.objectContaining({ tracked_id: await trackedId(sent.id), message_id: 'stored-0' })] }) })]);
+    expect(jobsOf(together, 3)).toEqual([expect.objectContaining({ payload: expect.objectContaining({ replies: [expect.objectContaining({ tracked_id: await trackedId(earlier.id) })] }) })]);
+    // A mailbox with no tracked send at all is answered without any job.
+    expect((await replies.jobsForMany(messages.map(({ raw }) => ({ raw, grants: [{ id: other, email: `many@${DOMAIN}` }] })), 1)).every((found) => found === undefined)).toBe(true);
   });
 
   it('does not count a reply of another mailbox to the tracked send (it names the Message-ID but is not the sender\'s)', async () => {
