@@ -276,16 +276,19 @@ export function beginReadScope(): void {
 /** Forgets the version last asked of `handle`'s read connection: a write of this process just committed. */
 export function writeCommitted(handle: object): void {
   const reads = registry.get(handle);
-  if (reads?.opened()) versionsAsked.delete(reads.connection());
+  const asked = reads?.opened() ? versionsAsked.get(reads.connection()) : undefined;
+  if (asked) asked.scope = -1;
 }
 
 /** The read connection's data version, asked again unless asked already within this request. */
 function currentVersion(connection: Sqlite.Database): number {
   const now = performance.now();
-  const asked = versionsAsked.get(connection);
+  let asked = versionsAsked.get(connection);
   if (asked && asked.scope === readScope && now - asked.at < VERSION_REUSE_MS) return asked.version;
   const version = dataVersion(connection);
-  versionsAsked.set(connection, { scope: readScope, at: now, version });
+  // Changed in place: a new WeakMap entry a request would make the heap's young collections slower.
+  if (!asked) versionsAsked.set(connection, (asked = { scope: readScope, at: now, version }));
+  else Object.assign(asked, { scope: readScope, at: now, version });
   return version;
 }
 
