@@ -137,7 +137,7 @@ const WITH_REQUEST_ID = Symbol('x-request-id set');
  * A JSON response with its content type and request id as a plain header object: the server writes those headers as
  * they are, where headers set through the context (a `Headers` object) are copied over one by one (a hot list's path).
  */
-function jsonResponse(body: string, status: number, requestId: string): Response {
+function jsonResponse(body: Uint8Array, status: number, requestId: string): Response {
   const response = new Response(body, { status, headers: { 'content-type': 'application/json', 'x-request-id': requestId } });
   // A mark on the object itself: a WeakSet entry a request made the heap's young collections slower.
   (response as Response & { [WITH_REQUEST_ID]?: true })[WITH_REQUEST_ID] = true;
@@ -247,9 +247,9 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
       if (operation.runJson && binding.envelope === 'list') {
         const answer = await runOperationJson(operation, c.get('core'), input, context);
         if ('json' in answer) {
-          // The bytes c.json writes for `{ request_id, data, next_cursor }`, with `data` already serialised.
+          // The bytes c.json writes for `{ request_id, data, next_cursor }`, with `data` already serialised: one copy.
           const { data, next_cursor: cursor } = answer.json;
-          const body = `{"request_id":${JSON.stringify(requestId)},"data":${data}${cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}` : ''}}`;
+          const body = Buffer.concat([Buffer.from(`{"request_id":${JSON.stringify(requestId)},"data":`), ...data, Buffer.from(cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}}` : '}')]);
           const status = binding.status ?? 200;
           return deprecation.length === 0 ? jsonResponse(body, status, requestId) : c.body(body, status, { 'content-type': 'application/json' });
         }

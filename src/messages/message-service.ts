@@ -92,8 +92,12 @@ const messagesByIds = preparedRead((orm: Orm) =>
     .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`, notDraft())),
 );
 
-/** A page's JSON array is kept with its keys up to this length (256 of them at most: 32 MB). */
-const PAGE_CHARS_KEPT = 64 * 1024;
+/** A page's JSON array is kept with its keys up to this size (256 of them at most: 16 MB). */
+const PAGE_BYTES_KEPT = 64 * 1024;
+/** Pieces of a list's JSON array. */
+const OPEN_BRACKET = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE_BRACKET = Buffer.from(']');
 
 /** The trash folder: deleting a message moves it here; deleting it here removes it for good. */
 export const TRASH_FOLDER = 'trash';
@@ -165,7 +169,7 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
    * unchanged (`firstPageKeys`, `pageKeysAfter`): the same array means no commit anywhere since, so neither the
    * messages nor their delivery status changed. Lives as long as those keys are kept (at most 256 sets).
    */
-  const pageJson = new WeakMap<object, string>();
+  const pageBytes = new WeakMap<object, Buffer>();
   /**
    * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
    * the raw_mime form, nor when `select` leaves them out).
@@ -255,7 +259,7 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
      * serialised. Undefined when the cache is off or the request asks for another shape (`fields`, `select`): then
      * `list` answers.
      */
-    async listJson(principal: Principal, input: ListMessagesInput): Promise<{ data: string; next_cursor?: string } | undefined> {
+    async listJson(principal: Principal, input: ListMessagesInput): Promise<{ data: Uint8Array[]; next_cursor?: string } | undefined> {
       if (!jsonCache || input.fields !== undefined || input.select !== undefined) return undefined;
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
@@ -280,9 +284,9 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const last = page[page.length - 1];
       const cursor = keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {};
       // The same keys (rows kept while the database is unchanged): the same page as last time, nothing to join.
-      const whole = pageJson.get(keys);
-      if (whole !== undefined) return { data: whole, ...cursor };
-      const json = new Map<string, string>();
+      const whole = pageBytes.get(keys);
+      if (whole) return { data: [whole], ...cursor };
+      const json = new Map<string, Buffer>();
       const missing: string[] = [];
       for (const key of page) {
         const kept = jsonCache.get(key.id, key.rev);
@@ -295,24 +299,30 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         const rows = await messagesByIds(db.orm, { grant: grantId, ids: JSON.stringify(missing) });
         const messages = await presentMessages(db.orm, rows);
         rows.forEach((row, index) => {
-          const text = JSON.stringify(messages[index]);
-          jsonCache.set(row.id, row.rev, text);
-          json.set(row.id, text);
+          const bytes = Buffer.from(JSON.stringify(messages[index]));
+          jsonCache.set(row.id, row.rev, bytes);
+          json.set(row.id, bytes);
         });
       }
       // A message deleted between the two reads is left out; the cursor still follows the page as read.
       const present = page.filter((key) => json.has(key.id));
       const sent = present.filter((key) => key.sent);
       const states = sentState && sent.length > 0 ? await sentState(sent.map((key) => key.id)) : undefined;
-      const parts = present.map((key) => {
-        const text = json.get(key.id)!;
+      const parts: Uint8Array[] = [OPEN_BRACKET];
+      present.forEach((key, index) => {
+        if (index > 0) parts.push(COMMA);
+        const bytes = json.get(key.id)!;
         const state = states?.get(key.id);
         // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
-        return state ? `${text.slice(0, -1)},"delivery_status":${JSON.stringify(state.deliveryStatus)}}` : text;
+        if (state) parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(state.deliveryStatus)}}`));
+        else parts.push(bytes);
       });
-      const data = `[${parts.join(',')}]`;
-      if (data.length <= PAGE_CHARS_KEPT) pageJson.set(keys, data);
-      return { data, ...cursor };
+      parts.push(CLOSE_BRACKET);
+      // A larger page is handed on in its pieces: the response joins them (one copy, not two).
+      if (parts.reduce((total, part) => total + part.length, 0) > PAGE_BYTES_KEPT) return { data: parts, ...cursor };
+      const bytes = Buffer.concat(parts);
+      pageBytes.set(keys, bytes);
+      return { data: [bytes], ...cursor };
     },
 
     /** One message. */

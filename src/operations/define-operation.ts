@@ -126,9 +126,12 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   runStream?(core: Core, input: z.output<Input>, context: OperationContext): Promise<AsyncIterable<Record<string, unknown>>>;
 }
 
-/** A page of a list as JSON text: the array of `data` already serialised, and the cursor of the next page. */
+/**
+ * A page of a list as JSON: the array of `data` already serialised, as UTF-8 pieces to be written one after the other
+ * (`[`, each object, the commas, `]`), and the cursor of the next page.
+ */
 export interface JsonPage {
-  data: string;
+  data: readonly Uint8Array[];
   next_cursor?: string;
 }
 
