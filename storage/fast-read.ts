@@ -53,6 +53,8 @@ const statements = new WeakMap<Sqlite.Database, Map<string, Prepared>>();
 /** Row mappers by SQL text and field paths. */
 const mappers = new Map<string, (row: unknown[]) => unknown>();
 const MAPPERS_KEPT = 512;
+/** A statement whose aggregated result was longer than this is read with `all` from then on. */
+const AGGREGATE_MAX_CHARS = 16 * 1024;
 
 /**
  * How a statement's rows are read. The native driver's `all` (and `iterate`) costs tens of microseconds before its
@@ -62,7 +64,9 @@ const MAPPERS_KEPT = 512;
  * in the same order (SQLite does not flatten a subquery with ORDER BY or LIMIT into an aggregate, and JSON holds
  * integers, text and NULL exactly as the driver returns them). The rest is read with `all` after all: a result with a
  * REAL in it (JSON would round it to 15 digits; the second column says so) or a BLOB (which `json_array` refuses).
- * Queries with repeated column names are always read with `all`.
+ * Queries with repeated column names are always read with `all`, and so is a statement once one of its results came
+ * to more than {@link AGGREGATE_MAX_CHARS} characters of JSON: for rows of long text (message bodies) escaping them
+ * into JSON and parsing them again costs more than `all` (it slowed the main thread under ingest).
  */
 interface Prepared {
   rows: (params: unknown[]) => unknown[][];
@@ -88,8 +92,11 @@ function prepare(connection: Sqlite.Database, sql: string): Prepared {
     return { rows: all };
   }
   aggregated.raw(true);
+  /** Set once a result was large: the statement is read with `all` from then on. */
+  let wide = false;
   return {
     rows: (params) => {
+      if (wide) return all(params);
       let result: [string, number | null];
       try {
         result = aggregated.get(params) as [string, number | null];
@@ -97,6 +104,8 @@ function prepare(connection: Sqlite.Database, sql: string): Prepared {
         if (error instanceof Error && /JSON cannot hold BLOB/.test(error.message)) return all(params);
         throw error;
       }
+      // Rows of long text (message bodies) cost more as JSON, escaped by SQLite and parsed again, than as they are.
+      if (result[0].length > AGGREGATE_MAX_CHARS) wide = true;
       return result[1] ? all(params) : (JSON.parse(result[0]) as unknown[][]);
     },
   };

@@ -195,3 +195,13 @@ describe('rows kept while the database is unchanged', () => {
     for (const id of ['m1', 'm2', 'none', 'm1']) expect(await bySubject(db.orm, { id })).toEqual(await db.orm.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, id)));
   });
 });
+
+describe('rows of long text', () => {
+  it('reads them as they are, at once and after the first long result alike', async () => {
+    const bodies = preparedRead((executor: Executor) => executor.select({ id: tables.messages.id, body: tables.messages.body }).from(tables.messages).where(eq(tables.messages.id, sql.placeholder('id'))));
+    const long = `"quoted" ✓ \\ ${'x'.repeat(40_000)}`;
+    await db.write((tx) => tx.update(tables.messages).set({ body: long }).where(eq(tables.messages.id, 'm2')));
+    for (let read = 0; read < 3; read++) expect(await bodies(db.orm, { id: 'm2' })).toEqual([{ id: 'm2', body: long }]);
+    expect(await bodies(db.orm, { id: 'm1' })).toEqual(await db.orm.select({ id: tables.messages.id, body: tables.messages.body }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
+  });
+});
