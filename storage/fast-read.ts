@@ -297,7 +297,9 @@ function currentVersion(connection: Sqlite.Database): number {
   const version = dataVersion(connection);
   // Changed in place: a new WeakMap entry a request would make the heap's young collections slower.
   if (!asked) versionsAsked.set(connection, (asked = { scope: readScope, at: now, version }));
-  else Object.assign(asked, { scope: readScope, at: now, version });
+  asked.scope = readScope;
+  asked.at = now;
+  asked.version = version;
   return version;
 }
 

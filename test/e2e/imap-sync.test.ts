@@ -135,15 +135,14 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
   });
 
   it('folders made, renamed and deleted on the server later: folder.created, folder.updated (same id) and folder.deleted', async () => {
+    /** The first notification of `type` for the grant, once there is one. */
+    const firstEvent = (type: string) => eventually(async () => (await events(grant, type))[0], WAIT_MS);
     // The folders of the first mapping were the mailbox as connected: no folder.created for them.
     expect(await events(grant, 'folder.created')).toEqual([]);
     await alice.mailboxCreate('Projects');
     service.core.imap.wake(grant);
-    const [created] = await eventually(async () => {
-      const rows = await events(grant, 'folder.created');
-      return rows.length > 0 ? rows : undefined;
-    }, WAIT_MS);
-    const folder = created!.payload as { id: string; name: string };
+    const created = await firstEvent('folder.created');
+    const folder = created.payload as { id: string; name: string };
     expect(folder.name).toBe('Projects');
     // Once the pass has selected it (its UIDVALIDITY known: what tells a rename from a delete and a create).
     await eventually(async () => {
@@ -152,18 +151,12 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     }, WAIT_MS);
     await alice.mailboxRename('Projects', 'Projects 2026');
     service.core.imap.wake(grant);
-    const [updated] = await eventually(async () => {
-      const rows = await events(grant, 'folder.updated');
-      return rows.length > 0 ? rows : undefined;
-    }, WAIT_MS);
-    expect(updated!.payload).toMatchObject({ id: folder.id, name: 'Projects 2026' });
+    const updated = await firstEvent('folder.updated');
+    expect(updated.payload).toMatchObject({ id: folder.id, name: 'Projects 2026' });
     await alice.mailboxDelete('Projects 2026');
     service.core.imap.wake(grant);
-    const [deleted] = await eventually(async () => {
-      const rows = await events(grant, 'folder.deleted');
-      return rows.length > 0 ? rows : undefined;
-    }, WAIT_MS);
-    expect(deleted!.objectId).toBe(folder.id);
+    const deleted = await firstEvent('folder.deleted');
+    expect(deleted.objectId).toBe(folder.id);
     const { data: folders } = await service.nylas.folders.list({ identifier: grant });
     expect(folders.map((entry) => entry.id)).not.toContain(folder.id);
   });

@@ -240,14 +240,9 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
     if (!first) throw Object.assign(new Error(`${host} has no address`), { code: 'ENOTFOUND' });
     return { host: first.address, servername: host };
   };
-  /** A nodemailer transport to the account's SMTP server (its name resolved as above). */
-  const smtpTransport = async (endpoint: SmtpEndpoint, server: string) => {
-    let address: { host: string; servername?: string };
-    try {
-      address = await target(endpoint.host);
-    } catch (error) {
-      throw connectError(describeFailure(error, `SMTP server ${server}`));
-    }
+  /** A nodemailer transport to the account's SMTP server (its name resolved as above; a failed look-up rejects). */
+  const smtpTransport = async (endpoint: SmtpEndpoint) => {
+    const address = await target(endpoint.host);
     return nodemailer.createTransport({
       host: address.host,
       port: endpoint.port,
@@ -270,47 +265,43 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
         if (error instanceof SlotWaitError) throw connectError({ kind: 'network', message: `IMAP server ${server}: ${error.message}` });
         throw error;
       }
-      let address: { host: string; servername?: string };
+      let client: ImapFlow | undefined;
       try {
-        address = await target(endpoint.host);
-      } catch (error) {
-        release();
-        throw connectError(describeFailure(error, `IMAP server ${server}`));
-      }
-      const client = new ImapFlow({
-        host: address.host,
-        ...(address.servername ? { servername: address.servername } : {}),
-        port: endpoint.port,
-        secure: endpoint.secure,
-        auth: { user: endpoint.username, pass: endpoint.password },
-        logger: false,
-        // No `ID` command: it tells the server nothing it needs.
-        clientInfo: { name: 'agentpost' },
-        connectionTimeout: connectTimeoutMs,
-        greetingTimeout: connectTimeoutMs,
-        socketTimeout: commandTimeoutMs,
-        tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
-        disableAutoIdle: true,
-      });
-      // An error event without a listener would take the process down; failures surface through the calls.
-      client.on('error', () => undefined);
-      try {
+        const address = await target(endpoint.host);
+        client = new ImapFlow({
+          host: address.host,
+          ...(address.servername ? { servername: address.servername } : {}),
+          port: endpoint.port,
+          secure: endpoint.secure,
+          auth: { user: endpoint.username, pass: endpoint.password },
+          logger: false,
+          // No `ID` command: it tells the server nothing it needs.
+          clientInfo: { name: 'agentpost' },
+          connectionTimeout: connectTimeoutMs,
+          greetingTimeout: connectTimeoutMs,
+          socketTimeout: commandTimeoutMs,
+          tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
+          disableAutoIdle: true,
+        });
+        // An error event without a listener would take the process down; failures surface through the calls.
+        client.on('error', () => undefined);
         await client.connect();
       } catch (error) {
         release();
-        client.close();
+        client?.close();
         throw connectError(describeFailure(error, `IMAP server ${server}`));
       }
       client.once('close', release);
+      const connected = client;
       return {
-        client,
+        client: connected,
         async close() {
           try {
-            if (client.usable) await client.logout();
+            if (connected.usable) await connected.logout();
           } catch {
             // Dropped below.
           } finally {
-            client.close();
+            connected.close();
             release();
           }
         },
@@ -318,26 +309,23 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
     },
     async checkSmtp(endpoint) {
       const server = `${endpoint.host}:${endpoint.port}`;
-      const transport = await smtpTransport(endpoint, server);
+      let transport: Awaited<ReturnType<typeof smtpTransport>> | undefined;
       try {
+        transport = await smtpTransport(endpoint);
         await transport.verify();
       } catch (error) {
         throw connectError(describeFailure(error, `SMTP server ${server}`));
       } finally {
-        transport.close();
+        transport?.close();
       }
     },
     async submit(endpoint, envelope, raw) {
       const server = `${endpoint.host}:${endpoint.port}`;
       // One connection per submission: a connected account sends as a person does, not in bulk.
-      let transport: Awaited<ReturnType<typeof smtpTransport>>;
+      let transport: Awaited<ReturnType<typeof smtpTransport>> | undefined;
       try {
-        transport = await smtpTransport(endpoint, server);
-      } catch (error) {
-        // The name did not resolve: no verdict, as for a server that cannot be reached.
-        throw new SubmissionError(failureOf(error) ?? describeFailure(error, `SMTP server ${server}`), undefined, []);
-      }
-      try {
+        // A name that does not resolve ends here too: no verdict, as for a server that cannot be reached.
+        transport = await smtpTransport(endpoint);
         const info = (await transport.sendMail({ envelope, raw })) as { accepted?: unknown[]; rejectedErrors?: unknown; response?: string };
         return {
           accepted: (info.accepted ?? []).map((entry) => String(typeof entry === 'object' && entry && 'address' in entry ? (entry as { address: string }).address : entry).toLowerCase()),
@@ -348,7 +336,7 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
         const record = (error ?? {}) as { responseCode?: number; rejectedErrors?: unknown };
         throw new SubmissionError(describeFailure(error, `SMTP server ${server}`), record.responseCode, rejectionsOf(record.rejectedErrors));
       } finally {
-        transport.close();
+        transport?.close();
       }
     },
   };
