@@ -100,7 +100,22 @@ async function listening(port: number, deadline: number): Promise<boolean> {
 }
 
 /** Writes the configuration and starts Dovecot in the foreground (`dovecot -F -c <conf>`). Call `stop()` in afterAll. */
+/**
+ * Starts Dovecot; a port that another process holds for a moment (an outgoing connection's ephemeral port can land
+ * on a fixed test port) is tried again a few times before the start fails.
+ */
 export async function startDovecot(options: DovecotOptions): Promise<Dovecot> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDovecotOnce(options);
+    } catch (error) {
+      if (attempt >= 4 || !/Address already in use/.test((error as Error).message)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_500 * attempt));
+    }
+  }
+}
+
+async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
   const dir = tempDir('agentpost-dovecot-');
   chmodSync(dir.path, 0o755);
   const mailUid = Number(execFileSync('id', ['-u', 'mail']).toString().trim());
