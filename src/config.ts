@@ -277,6 +277,7 @@ const EnvSchema = z.object({
   AGENTPOST_IMAP_SYNC_DAYS: wholeNumber('days', 1, 36_500).default(90),
   AGENTPOST_IMAP_POLL_INTERVAL: duration('60s'),
   AGENTPOST_IMAP_LEASE: duration('30s'),
+  AGENTPOST_IMAP_HISTORY_EVENTS: booleanFlag(false),
   AGENTPOST_AI_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible'], { error: 'must be openai, anthropic or openai-compatible' }).optional(),
   AGENTPOST_AI_MODEL: z.string().trim().min(1).max(200).optional(),
   AGENTPOST_AI_API_KEY: z.string().trim().min(1).max(4096).optional(),
@@ -456,6 +457,12 @@ export interface Config {
      * once their lease ran out (at once when it stopped cleanly).
      */
     leaseMs: number;
+    /**
+     * Whether the messages of an account's initial sync (its past) record `message.created` each. Default false: one
+     * `grant.imap_sync_completed` announces them (Nylas v2 made these historical notifications a setting; v3 sends
+     * none), and new mail after the connection records `message.created` as always.
+     */
+    historyEvents: boolean;
   };
   /**
    * The key that seals secrets at rest (src/secrets): passwords of connected accounts, DKIM private keys, webhook
@@ -660,6 +667,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       syncDays: value.AGENTPOST_IMAP_SYNC_DAYS,
       pollIntervalMs: value.AGENTPOST_IMAP_POLL_INTERVAL,
       leaseMs: value.AGENTPOST_IMAP_LEASE,
+      historyEvents: value.AGENTPOST_IMAP_HISTORY_EVENTS,
     },
     secrets: {
       key: value.AGENTPOST_SECRET_KEY,

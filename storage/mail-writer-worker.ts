@@ -39,7 +39,7 @@ interface WriterData {
   tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations' | 'imapMessages', TableInfo>;
 }
 /** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id. */
-type Entry = { id: number } & ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
+type Entry = { id: number; durable?: false } & ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
 /** What the thread answers for one entry (`EntryResult` in mail-writer.ts). */
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
 type ThreadRow = typeof threads.$inferSelect;
@@ -54,13 +54,26 @@ const { file, busyTimeoutMs, chunkBytes, tables, prepareModule, maxBatch, maxBat
 const prepare: MailPrepare | undefined = prepareModule ? ((await import(prepareModule)) as { prepare: MailPrepare }).prepare : undefined;
 
 const db = new Database(file, { timeout: busyTimeoutMs });
-// FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250).
-db.exec('PRAGMA synchronous = FULL');
 // Checkpoints are mostly the checkpoint thread's (storage/wal-checkpointer.ts, from 4 MB of log on), beside this one.
 // Under a steady stream of batches its PASSIVE checkpoints never catch up with the last frames, and the log, which
 // restarts from its beginning only once fully copied, would grow without bound; past 16 MB this thread finishes
 // the copy itself after a COMMIT (little is left to copy by then), so the log stays around that size.
-db.exec('PRAGMA wal_autocheckpoint = 4000');
+const CHECKPOINT_PAGES = 4000;
+/** The same while only writes that need not be durable come (a bulk load): fewer, larger copies, each page changed by many transactions copied once. */
+const BULK_CHECKPOINT_PAGES = 16_000;
+// FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250). A batch of writes that
+// need not be durable yet (`durable: false`, a connected account's initial sync) commits with NORMAL: no sync of
+// the log, which the next durable commit of any connection syncs with it (see MailWriteOptions in mail-writer.ts).
+db.exec('PRAGMA synchronous = FULL');
+db.exec(`PRAGMA wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
+let synchronousFull = true;
+/** Durable (FULL, checkpoints past 16 MB) for a batch with any durable write; else NORMAL, past 64 MB. */
+function setSynchronous(full: boolean): void {
+  if (full === synchronousFull) return;
+  db.exec(`PRAGMA synchronous = ${full ? 'FULL' : 'NORMAL'}`);
+  db.exec(`PRAGMA wal_autocheckpoint = ${full ? CHECKPOINT_PAGES : BULK_CHECKPOINT_PAGES}`);
+  synchronousFull = full;
+}
 db.exec('PRAGMA foreign_keys = ON');
 // The pages a batch reads (index leaves, thread rows, the FTS structure) stay in this connection's cache instead of
 // being read again from the log or the file (SQLite's default cache is 2 MB). Not much more: at every COMMIT SQLite
@@ -178,8 +191,11 @@ function storeMessage(item: MailWriteItem): MailWriteResult[] {
     for (const folder of copy.folders) statements.insertFolder(folder);
     for (const attachment of copy.attachments) statements.insertAttachment(attachment);
     statements.search.run([seq, copy.search.subject, copy.search.addresses, copy.search.body]);
-    const payload = copy.event.payload && typeof copy.event.payload === 'object' && 'thread_id' in copy.event.payload ? { ...copy.event.payload, thread_id: message.threadId } : copy.event.payload;
-    statements.insertEvent({ ...copy.event, payload });
+    const { event } = copy;
+    if (event) {
+      const payload = event.payload && typeof event.payload === 'object' && 'thread_id' in event.payload ? { ...event.payload, thread_id: message.threadId } : event.payload;
+      statements.insertEvent({ ...event, payload });
+    }
     return { messageId: message.id, threadId: message.threadId, seq };
   });
   // After the message rows, which the links refer to.
@@ -281,12 +297,23 @@ function drain() {
   scheduled = false;
   let bytes = 0;
   let size = 0;
-  while (size < queue.length && size < maxBatch && (size === 0 || bytes + bytesOf(queue[size]!) <= maxBatchBytes)) bytes += bytesOf(queue[size++]!);
+  let durableSeen = false;
+  // Writes that need not be durable (`durable: false`: a bulk load) go up to four times as many to a transaction,
+  // until a durable one comes: that one waits for no more than `maxBatch` writes.
+  while (size < queue.length && (size === 0 || bytes + bytesOf(queue[size]!) <= maxBatchBytes)) {
+    const entry = queue[size]!;
+    const durable = entry.durable !== false;
+    if (size >= (durable || durableSeen ? maxBatch : maxBatch * 4)) break;
+    durableSeen ||= durable;
+    bytes += bytesOf(entry);
+    size++;
+  }
   const batch = queue.splice(0, size);
   let results: (EntryResult & { id: number })[];
   try {
     const prepared = batch.map((entry) => itemOf(entry));
     const items = prepared.flatMap((entry) => (entry ? [entry.item] : []));
+    setSynchronous(batch.some((entry) => entry.durable !== false));
     const stored = items.length > 0 ? storeBatch(items) : [];
     let next = 0;
     results = prepared.map((entry, index): EntryResult & { id: number } => {

@@ -51,8 +51,8 @@ export interface MailWriteCopy {
   search: { subject: string; addresses: string; body: string };
   /** The raw message, stored in `message_raw` under the copy's `seq` (then `message.rawHash` is null), if not a blob. */
   raw?: Uint8Array;
-  /** The `message.created` event; the writer sets its payload's `thread_id`. */
-  event: Omit<typeof outboxEvents.$inferSelect, 'seq'>;
+  /** The `message.created` event; the writer sets its payload's `thread_id`. None for mail stored quietly (a connected account's past). */
+  event?: Omit<typeof outboxEvents.$inferSelect, 'seq'>;
 }
 
 /** One message: its blobs (stored once) and a copy per mailbox, stored together or not at all. */
@@ -104,6 +104,20 @@ export interface MailRawJob {
   meta: unknown;
   /** The ids the copies' messages will have, for finding out what a thread that died had stored. */
   messageIds: string[];
+  /** See {@link MailWriteOptions.durable}. */
+  durable?: boolean | undefined;
+}
+
+/** Options of one write. */
+export interface MailWriteOptions {
+  /**
+   * Whether the write resolves only once its COMMIT reached the disk (default true: the caller acknowledges the
+   * message). False for mail that is safe elsewhere until a later durable commit (a connected account's initial
+   * sync: the messages stay on the IMAP server, and the sync records how far it got in a commit that syncs the log,
+   * and with it every earlier commit): a transaction of such writes alone commits without waiting for the sync
+   * (synchronous=NORMAL), and a crash may lose it, consistently, with its links.
+   */
+  durable?: boolean | undefined;
 }
 
 /** What became of a {@link MailRawJob}: stored, or left for the caller because the prepare module declined it. */
@@ -142,8 +156,8 @@ export interface MailWriterOptions {
 
 /** The mail writer. */
 export interface MailWriter {
-  /** Stores a message in the next batch; resolves with one result per copy once the batch's COMMIT is on disk. */
-  write(item: MailWriteItem): Promise<MailWriteResult[]>;
+  /** Stores a message in the next batch; resolves with one result per copy once the batch's COMMIT is on disk (see {@link MailWriteOptions}). */
+  write(item: MailWriteItem, options?: MailWriteOptions): Promise<MailWriteResult[]>;
   /**
    * Prepares a raw message on the thread and stores it in the next batch, resolving once the COMMIT is on disk; or
    * resolves `{ prepared: false }` (nothing stored) when the prepare module declines it.
@@ -190,7 +204,7 @@ function describeTable(table: Table) {
 const WORKER_MODULE = workerModule(import.meta.url, 'mail-writer-worker');
 
 /** One entry of a batch as the thread receives it. */
-type Entry = { kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown };
+type Entry = ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown }) & { durable?: false };
 
 interface Pending {
   entry: Entry;
@@ -416,9 +430,9 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
   }
 
   return {
-    async write(item) {
+    async write(item, writeOptions) {
       const outcome = await enqueue(
-        { kind: 'item', item },
+        { kind: 'item', item, ...(writeOptions?.durable === false ? { durable: false as const } : {}) },
         item.copies.map((copy) => copy.message.id),
       );
       if (!outcome.prepared) throw new MailWriteError('the mail writer declined a prepared message');
@@ -434,7 +448,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
       // A copy in its own buffer, handed over without another: the caller keeps its bytes.
-      return enqueue({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta }, job.messageIds);
+      return enqueue({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta, ...(job.durable === false ? { durable: false as const } : {}) }, job.messageIds);
     },
     async terminate() {
       await worker?.terminate();

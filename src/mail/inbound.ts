@@ -169,6 +169,8 @@ type CopyShell = Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>;
  * counters, and jobs decided before the parse (given the stored copies: replies to tracked sends).
  */
 interface StoreExtras {
+  /** See MailWriteOptions.durable (default true). */
+  durable?: boolean | undefined;
   rows(messageIds: readonly string[]): EvaluationRow[];
   usage: DailyUsageIncrement[];
   jobs(copies: readonly StoredCopy[]): JobInput[];
@@ -197,6 +199,13 @@ export interface FetchedMessage {
   date: number;
   /** Its link rows, given the stored message's id; stored in the same transaction. */
   links(messageId: string): ImapLinkRow[];
+  /** Mail of the account's past (its initial sync): stored without `message.created` (see NewMessage.history). */
+  history?: boolean | undefined;
+  /**
+   * False when the message is safe on its server until the sync records its progress (the initial sync): stored
+   * without waiting for the log to reach the disk (MailWriteOptions.durable).
+   */
+  durable?: boolean | undefined;
 }
 
 /** Creates the inbound service. */
@@ -248,7 +257,7 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     item.dailyUsage = extras.usage;
     const links = extras.links?.(item.copies.map((copy) => copy.message.id)) ?? [];
     if (links.length > 0) item.imapLinks = links;
-    const stored = await mailWriter().write(item);
+    const stored = await mailWriter().write(item, { durable: extras.durable });
     announceRecordedEvents();
     if (jobs.length > 0) options.jobs?.announce();
     return deliveriesOf(copies, stored);
@@ -278,7 +287,7 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const evaluations = extras.rows(messageIds);
     const jobs = extras.jobs(copies.map((copy, index) => ({ grantId: copy.grantId, messageId: messageIds[index]! }))).map((job) => jobRowOf({ clock, newId }, job));
     const imapLinks = extras.links?.(messageIds) ?? [];
-    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks }, messageIds });
+    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks }, messageIds, durable: extras.durable });
     if (!outcome.prepared) return undefined;
     announceRecordedEvents();
     if (jobs.length > 0) options.jobs?.announce();
@@ -387,12 +396,23 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     return Promise.allSettled(
       messages.map(async (message, index) => {
         const copies: CopyShell[] = [
-          { applicationId: message.applicationId, grantId: message.grantId, folders: message.folders, unread: message.unread, starred: message.starred, date: message.date, envelopeFrom: null, envelopeTo: null, parseError: null },
+          {
+            applicationId: message.applicationId,
+            grantId: message.grantId,
+            folders: message.folders,
+            unread: message.unread,
+            starred: message.starred,
+            date: message.date,
+            envelopeFrom: null,
+            envelopeTo: null,
+            parseError: null,
+            ...(message.history ? { history: true } : {}),
+          },
         ];
         const replies = replyJobs[index];
         const reports = options.mailboxReports?.jobsFor(message.raw, [grants[index]!]);
         const jobs = (stored: readonly StoredCopy[]) => [...(replies?.(stored) ?? []), ...(reports?.(stored) ?? [])];
-        const extras: StoreExtras = { rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
+        const extras: StoreExtras = { durable: message.durable, rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
         const simple = await storeRaw(message.raw, copies, extras);
         if (simple) return simple.deliveries[0]!;
         parsing++;

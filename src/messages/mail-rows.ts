@@ -28,6 +28,11 @@ export interface NewMessage {
   metadata?: Record<string, unknown> | undefined;
   /** Starred on arrival (a rule's `mark_as_starred`). */
   starred?: boolean | undefined;
+  /**
+   * Mail of a connected account's past, stored by its initial sync: no `message.created` (unless
+   * `AGENTPOST_IMAP_HISTORY_EVENTS`); the account's history is announced once, by `grant.imap_sync_completed`.
+   */
+  history?: boolean | undefined;
   /** What the inbound mail stages decided (src/mail/stages), kept on the message. */
   verdict?: StoredMessageVerdict | undefined;
   /**
@@ -188,7 +193,6 @@ export function writeItemOf(inputs: NewMessage[], { newId, at }: { newId: () => 
     const id = newId();
     const message = messageRowOf(input, { id, threadId: newId(), seq: 0, at, body: placed.body, bodyHash: placed.bodyHash });
     const attachments = attachmentRowsOf(input, id, newId);
-    const payload = createdEventOf(message, attachments);
     const copy: MailWriteCopy = {
       message,
       threadCandidates: threadCandidates(input.parsed),
@@ -197,7 +201,9 @@ export function writeItemOf(inputs: NewMessage[], { newId, at }: { newId: () => 
       attachments,
       search: searchTextOf(input.parsed),
       ...(input.rawInline ? { raw: input.raw } : {}),
-      event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload, createdAt: at, dispatchedAt: null },
+      ...(input.history
+        ? {}
+        : { event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload: createdEventOf(message, attachments), createdAt: at, dispatchedAt: null } }),
     };
     return copy;
   });

@@ -237,7 +237,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     const stored: StoredMessage[] = [];
     for (const [index, row] of rows.entries()) {
       const attachments = attachmentsOf.get(row.id) ?? [];
-      await record(tx, { applicationId: inputs[index]!.applicationId, grantId: row.grantId, type: 'message.created', objectId: row.id, object: createdEventOf(row, attachments), createdAt: at });
+      if (!inputs[index]!.history) await record(tx, { applicationId: inputs[index]!.applicationId, grantId: row.grantId, type: 'message.created', objectId: row.id, object: createdEventOf(row, attachments), createdAt: at });
       stored.push({ row, message: toMessage(row, inputs[index]!.parsed.body, attachments) });
     }
     return stored;

@@ -161,6 +161,31 @@ describe('mail writer thread', () => {
     threaded.close();
   });
 
+  it('writes that need not be durable (a bulk load), mixed with durable ones, store the same rows; mail of the past records no message.created', async () => {
+    // The mail of the first half is of a connected account's past: no event, as the mail store on the event loop does it.
+    const quiet = (index: number) => index < inputs.length / 2;
+    const marked = inputs.map((copies, index) => copies.map((copy) => ({ ...copy, history: quiet(index) })));
+    const reference = await openDatabase(join(dir.path, 'bulk-reference.db'));
+    const store = createMailStore({ newId: sequentialIds('ref'), clock });
+    for (const copies of marked) await reference.write((tx) => store.insertMany(tx, copies));
+
+    const bulk = await openDatabase(join(dir.path, 'bulk.db'));
+    const writer = createMailWriter(bulk, { maxBatch: 2 });
+    const items = createMailStore({ newId: sequentialIds('blk'), clock });
+    // All at once, bulk and durable writes interleaved: batches of bulk writes grow past maxBatch, durable ones do not.
+    const results = await Promise.all(marked.map((copies, index) => writer.write(items.toWriteItem(copies), { durable: index % 2 === 0 ? false : true })));
+    expect(results.map((copies) => copies.length)).toEqual(marked.map((copies) => copies.length));
+    const expected = await snapshot(reference);
+    const actual = await snapshot(bulk);
+    expect(actual).toEqual(expected);
+    const quietCopies = marked.filter((_, index) => quiet(index)).flat().length;
+    expect(actual.events).toHaveLength(actual.messages.length - quietCopies);
+    expect(quietCopies).toBeGreaterThan(0);
+    await writer.close();
+    reference.close();
+    bulk.close();
+  });
+
   it('fails only the message whose write fails; the rest of its batch commits, nothing of the failed one stays', async () => {
     const db = await openDatabase(join(dir.path, 'isolation.db'));
     // A fault half-way through one message (after its blobs, thread and row are written): its outbox event is refused.

@@ -110,8 +110,9 @@ function flagState(flags: Iterable<string>): { unread: boolean; starred: boolean
 }
 
 /** Creates the sync of connected accounts. */
-export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>, parts: ImapSyncParts) {
+export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'> & { config?: Pick<CoreDeps['config'], 'imap'> }, parts: ImapSyncParts) {
   const { db, clock, newId, logger } = deps;
+  const historyEvents = deps.config?.imap.historyEvents ?? false;
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -227,6 +228,11 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     grant: { email: string; provider: string };
     folder: FolderRow;
     signal: AbortSignal | undefined;
+    /**
+     * The folder's initial sync (its past): messages are stored without `message.created` (unless
+     * `config.imap.historyEvents`) and without waiting for the log's sync (the progress record syncs them).
+     */
+    initial?: boolean;
   }
 
   /** UIDs of `uids` already linked in the folder. */
@@ -323,6 +329,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       starred: flags.starred,
       date: message.date,
       links: (messageId): ImapLinkRow[] => [{ grantId, path: run.folder.path, uid: message.uid, messageId, flags: message.flags, modseq: message.modseq }],
+      ...(run.initial ? { history: !historyEvents, durable: false } : {}),
     };
   }
 
@@ -518,7 +525,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       });
     };
     try {
-      await fetchAndStore(run, rest, async (chunk) => {
+      await fetchAndStore({ ...run, initial: true }, rest, async (chunk) => {
         unrecorded += chunk.length;
         low = Math.min(low!, ...chunk);
         if (performance.now() - recordedAt >= PROGRESS_INTERVAL_MS) await recordProgress(false);
