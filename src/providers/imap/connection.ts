@@ -282,6 +282,9 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
           socketTimeout: commandTimeoutMs,
           tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
           disableAutoIdle: true,
+          // ENABLE QRESYNC when the server has it: expunges come as UIDs (VANISHED), and a SELECT can ask for what
+          // changed since a folder's last pass (src/providers/imap/sync.ts).
+          qresync: true,
         });
         // An error event without a listener would take the process down; failures surface through the calls.
         client.on('error', () => undefined);

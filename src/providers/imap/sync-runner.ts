@@ -212,8 +212,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
    */
   async function idle(grantId: string, server: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
     const { client } = session;
-    // SELECT (again, also when INBOX is selected already: imapflow always sends it).
-    const box = await client.mailboxOpen('INBOX');
+    // SELECT (again, also when INBOX is selected already: imapflow always sends it), with QRESYNC when there is.
+    const box = await sync.watchInbox(client, grantId);
     if (worker.changed) return 'inbox';
     // A change made while a pass was in other folders, or that the SELECT itself reported, told nobody: the SELECT
     // shows it against what the last INBOX sync saw (its STATUS at the start).

@@ -21,10 +21,12 @@
  * - **Changes** after the initial sync: new UIDs from the folder's `uid_next`; flags changed (with CONDSTORE: FETCH
  *   CHANGEDSINCE the stored HIGHESTMODSEQ, nothing at all when it has not moved; without: the flags of every linked
  *   UID) update the message (`message.updated`); UIDs gone from the server delete their link, and a message left
- *   without one (`message.deleted`). A new UIDVALIDITY drops the folder's links and syncs it again.
+ *   without one (`message.deleted`): with QRESYNC those the server reports VANISHED (to a SELECT naming the folder's
+ *   last state, or while the folder stays selected), else found by comparing UIDs. A new UIDVALIDITY drops the
+ *   folder's links and syncs it again.
  */
 import { and, eq, gte, inArray, sql } from 'drizzle-orm';
-import type { ImapFlow } from 'imapflow';
+import type { ImapFlow, MailboxLockOptions, MailboxObject } from 'imapflow';
 import { tables, type Tx } from '../../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
 import type { CoreDeps } from '../../deps.js';
@@ -107,6 +109,40 @@ const bare = (id: string | undefined) => (id ? id.trim().replace(/^<|>$/g, '') :
 function flagState(flags: Iterable<string>): { unread: boolean; starred: boolean } {
   const set = new Set([...flags].map((flag) => flag.toLowerCase()));
   return { unread: !set.has('\\seen'), starred: set.has('\\flagged') };
+}
+
+/**
+ * What a connection learned of expunges in its selected folder (QRESYNC, RFC 7162): the UIDs the server reported
+ * VANISHED since the folder was selected with QRESYNC (its `VANISHED (EARLIER)` answer to that SELECT, then those it
+ * sent while the folder stayed selected, under IDLE too). `complete` while that is all that went: the SELECT used
+ * QRESYNC and no expunge came as a bare sequence number.
+ */
+interface ExpungeLog {
+  path: string | undefined;
+  complete: boolean;
+  uids: Set<number>;
+}
+
+const expungeLogs = new WeakMap<ImapFlow, ExpungeLog>();
+
+/** The connection's expunge log, listening from the first call on. */
+function expungeLogOf(client: ImapFlow): ExpungeLog {
+  let log = expungeLogs.get(client);
+  if (log) return log;
+  const fresh: ExpungeLog = { path: undefined, complete: false, uids: new Set() };
+  client.on('expunge', (event: { path?: string; uid?: number; vanished?: boolean }) => {
+    if (event.path !== fresh.path) return;
+    if (event.vanished && typeof event.uid === 'number') fresh.uids.add(event.uid);
+    else fresh.complete = false;
+  });
+  expungeLogs.set(client, fresh);
+  log = fresh;
+  return log;
+}
+
+/** The SELECT options that ask a QRESYNC server for a folder's changes since its last pass. */
+function qresyncOptions(folder: Pick<FolderRow, 'highestModseq' | 'uidValidity'>): MailboxLockOptions {
+  return { changedSince: BigInt(folder.highestModseq!), uidValidity: BigInt(folder.uidValidity!) } as MailboxLockOptions;
 }
 
 /** Creates the sync of connected accounts. */
@@ -233,6 +269,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
      * `config.imap.historyEvents`) and without waiting for the log's sync (the progress record syncs them).
      */
     initial?: boolean;
+    /** The folder's expunges since its last pass, when the connection knows them all (QRESYNC); else the sync compares UIDs. */
+    expunges?: ExpungeLog | undefined;
   }
 
   /** UIDs of `uids` already linked in the folder. */
@@ -583,6 +621,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   async function incremental(run: FolderRun, mailbox: { uidNext: number; highestModseq: string | null; exists: number }): Promise<void> {
     const { account, folder, client } = run;
     const from = folder.uidNext ?? 1;
+    /** Deletions left for a later pass: the folder keeps its HIGHESTMODSEQ, so a QRESYNC SELECT reports them again. */
+    let deferred = false;
     // New mail.
     if (mailbox.uidNext > from) {
       const fresh = (((await client.search({ uid: `${from}:*` }, { uid: true })) || []) as number[]).filter((uid) => uid >= from);
@@ -606,20 +646,31 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       }
       // Deletions: the linked UIDs the server no longer has (an expunge need not move HIGHESTMODSEQ without QRESYNC).
       // Not while a change of ours is on its way to the server: a MOVE there relinks its message only once it is done.
-      if (!(await pushPending(account.grantId))) {
-        const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []) as number[]);
-        const linked = await db.orm
-          .select({ uid: imapMessages.uid })
-          .from(imapMessages)
-          .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path), gte(imapMessages.uid, low)));
-        const vanished = linked.map((row) => row.uid).filter((uid) => !onServer.has(uid));
-        if (vanished.length > 0) await db.write((tx) => unlinkAndPrune(tx, account, run.applicationId, folder.path, vanished));
+      if (await pushPending(account.grantId)) deferred = true;
+      else {
+        let vanished: number[];
+        if (run.expunges) {
+          // QRESYNC: the server said which UIDs went; nothing to compare.
+          vanished = [...run.expunges.uids];
+          run.expunges.uids.clear();
+        } else {
+          const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []) as number[]);
+          const linked = await db.orm
+            .select({ uid: imapMessages.uid })
+            .from(imapMessages)
+            .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path), gte(imapMessages.uid, low)));
+          vanished = linked.map((row) => row.uid).filter((uid) => !onServer.has(uid));
+        }
+        for (let index = 0; index < vanished.length; index += 500) {
+          const slice = vanished.slice(index, index + 500);
+          await db.write((tx) => unlinkAndPrune(tx, account, run.applicationId, folder.path, slice));
+        }
       }
     }
     await db.write((tx) =>
       tx
         .update(imapFolders)
-        .set({ uidNext: mailbox.uidNext, highestModseq: mailbox.highestModseq, updatedAt: now() })
+        .set({ uidNext: mailbox.uidNext, ...(deferred ? {} : { highestModseq: mailbox.highestModseq }), updatedAt: now() })
         .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path))),
     );
   }
@@ -627,10 +678,20 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   /** One folder: selected, UIDVALIDITY checked, then its initial sync or its changes. */
   async function syncFolder(run: FolderRun): Promise<void> {
     const { client, folder, account } = run;
-    const lock = await client.getMailboxLock(folder.path);
+    // With QRESYNC the SELECT names the folder's last known state, and the server answers with what was expunged
+    // since (VANISHED (EARLIER)); a folder that stays selected (INBOX under IDLE) keeps being told of expunges.
+    const expunges = expungeLogOf(client);
+    const qresync = client.enabled.has('QRESYNC') && folder.initialDone && folder.uidValidity !== null && folder.highestModseq !== null;
+    const selecting = !client.mailbox || client.mailbox.path !== folder.path;
+    if (selecting) Object.assign(expunges, { path: folder.path, complete: false, uids: new Set<number>() });
+    const lock = await client.getMailboxLock(folder.path, qresync ? qresyncOptions(folder) : {});
     try {
       const box = client.mailbox;
       if (!box) return;
+      if (selecting) expunges.complete = (box as { qresync?: boolean }).qresync === true;
+      run.expunges = expunges.path === folder.path && expunges.complete ? expunges : undefined;
+      // Selected already: a server that holds its expunge news until a command allows it (not every one does) tells it now.
+      if (!selecting && run.expunges) await client.noop();
       const validity = box.uidValidity.toString();
       const mailbox = { uidNext: box.uidNext, highestModseq: box.highestModseq !== undefined && !box.noModseq ? box.highestModseq.toString() : null, exists: box.exists };
       // A folder that stayed selected (INBOX under IDLE) has UIDNEXT and HIGHESTMODSEQ as of its SELECT: ask again.
@@ -698,7 +759,26 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     return { initialCompleted: completed };
   }
 
-  return { pass };
+  /**
+   * SELECTs INBOX on `client` to wait there (IDLE): with QRESYNC when the server has it, so the connection learns of
+   * every expunge there from INBOX's last pass on (VANISHED (EARLIER) now, VANISHED while it idles), and the next
+   * INBOX pass needs no comparison of UIDs.
+   */
+  async function watchInbox(client: ImapFlow, grantId: string): Promise<MailboxObject> {
+    const [inbox] = await db.orm
+      .select()
+      .from(imapFolders)
+      .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
+      .limit(1);
+    const expunges = expungeLogOf(client);
+    const qresync = inbox !== undefined && client.enabled.has('QRESYNC') && inbox.initialDone && inbox.uidValidity !== null && inbox.highestModseq !== null;
+    Object.assign(expunges, { path: inbox?.path ?? 'INBOX', complete: false, uids: new Set<number>() });
+    const box = await client.mailboxOpen(inbox?.path ?? 'INBOX', qresync ? qresyncOptions(inbox) : {});
+    expunges.complete = (box as { qresync?: boolean }).qresync === true;
+    return box;
+  }
+
+  return { pass, watchInbox };
 }
 
 export type ImapSync = ReturnType<typeof createImapSync>;
