@@ -12,7 +12,7 @@
  * the jobs that must follow it (its invitation, say), the rule-evaluation rows of its decisions, the daily counters it
  * adds to, and (a connected account's message) its `imap_messages` link.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'libsql';
 import type { MailPrepare, MailWriteItem, MailWriteResult } from './mail-writer.js';
 import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
@@ -39,7 +39,7 @@ interface WriterData {
   tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations' | 'imapMessages', TableInfo>;
 }
 /** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id. */
-type Entry = { id: number; durable?: false } & ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
+type Entry = { id: number; durable?: false } & ({ kind: 'item'; item: MailWriteItem; summary?: unknown } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
 /** What the thread answers for one entry (`EntryResult` in mail-writer.ts). */
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
 type ThreadRow = typeof threads.$inferSelect;
@@ -265,7 +265,7 @@ function storeBatch(items: MailWriteItem[]): EntryResult[] {
  * held while messages are parsed). Undefined when the prepare module declines the message or fails on it.
  */
 function itemOf(entry: Entry): { item: MailWriteItem; summary?: unknown } | undefined {
-  if (entry.kind === 'item') return { item: entry.item };
+  if (entry.kind === 'item') return entry.summary === undefined ? { item: entry.item } : { item: entry.item, summary: entry.summary };
   if (!prepare) return undefined;
   try {
     return prepare(entry.raw, entry.meta);
@@ -336,9 +336,19 @@ function schedule() {
   setImmediate(drain);
 }
 
-parentPort?.on('message', (message: { entries: Entry[] }) => {
+/** Writes from the main thread, and the port of the prepare thread (mail-prepare-worker.ts), whose prepared writes come on it. */
+let prepared: MessagePort | undefined;
+const receive = (message: { entries: Entry[] }) => {
   queue.push(...message.entries);
   schedule();
+};
+parentPort?.on('message', (message: { entries?: Entry[]; port?: MessagePort }) => {
+  if (message.port) {
+    prepared?.close();
+    prepared = message.port;
+    prepared.on('message', receive);
+  }
+  if (message.entries) receive({ entries: message.entries });
 });
 // Loaded (its modules, the connection, the statements): the writer's `warm()` waits for this.
 parentPort?.postMessage({ ready: true });

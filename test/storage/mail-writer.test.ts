@@ -329,6 +329,49 @@ describe('mail writer thread', () => {
     prepared.close();
   });
 
+  it('prepares writes that need not be durable on a prepare thread of its own, storing the same; when that thread stops, its writes fail and the next write works', async () => {
+    const reference = await referenceDatabase('reference-bulk-raw.db');
+    const prepared = await openDatabase(join(dir.path, 'bulk-prepared.db'));
+    const exits: string[] = [];
+    const crashing = new URL('../fixtures/modules/crashing-prepare.ts', import.meta.url);
+    const writer = createMailWriter(prepared, { prepareModule: crashing, onExit: (reason) => exits.push(reason) });
+    const ids = sequentialIds('bulk');
+    const fallback = createMailStore({ newId: sequentialIds('bulk-pool'), clock });
+    const at = Math.floor(clock.now().getTime() / 1000);
+    const rawWrite = (raw: Buffer, copies: NewMessage[]) => {
+      const shells = copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+      const rowIds = copies.flatMap(() => [ids(), ids(), ids()]);
+      const messageIds = rowIds.filter((_, index) => index % 3 === 0);
+      return { messageIds, job: writer.writeRaw({ raw, meta: { copies: shells, ids: rowIds, at }, messageIds, durable: false }) };
+    };
+    // In order (the snapshot compares the order of storage too); the message the fast path declines is stored as
+    // the inbound path would, from the parser pool.
+    const outcomes: boolean[] = [];
+    for (const copies of inputs) {
+      const write = rawWrite(copies[0]!.raw, copies);
+      const outcome = await write.job;
+      outcomes.push(outcome.prepared);
+      if (outcome.prepared) expect(outcome.results.map((result) => result.messageId)).toEqual(write.messageIds);
+      else await writer.write(fallback.toWriteItem(copies));
+    }
+    expect(outcomes).toEqual([true, true, true, true, false, true]);
+    expect(await snapshot(prepared)).toEqual(await snapshot(reference));
+
+    // The prepare thread dies on a message: that write fails, the writer thread is started again with it.
+    const before = await storedCounts(prepared);
+    const poison = Buffer.from(inputs[0]![0]!.raw.toString().replace('Subject: ', 'Subject: CRASH-THE-PREPARE-THREAD '));
+    await expect(rawWrite(poison, inputs[0]!).job).rejects.toBeInstanceOf(MailWriteError);
+    expect(exits.some((reason) => reason.includes('its prepare thread stopped'))).toBe(true);
+    expect(await storedCounts(prepared)).toEqual(before);
+    // And the writer goes on: a durable write, and another bulk one on a new prepare thread.
+    await writer.write(fallback.toWriteItem(inputs[1]!));
+    expect((await rawWrite(inputs[3]![0]!.raw, inputs[3]!).job).prepared).toBe(true);
+    expect((await storedCounts(prepared)).messages).toBe(before.messages + inputs[1]!.length + inputs[3]!.length);
+    await writer.close();
+    reference.close();
+    prepared.close();
+  });
+
   it('starts its thread when warmed, before any write: warm resolves once it loaded, even while db.write holds the lock', async () => {
     const db = await openDatabase(join(dir.path, 'warm.db'));
     const writer = createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE });

@@ -51,8 +51,8 @@ export const CHUNK = 500;
 const PROGRESS_INTERVAL_MS = 1_000;
 
 /** Messages being stored at once (the writer groups them into shared transactions), and their bytes at most. */
-const IN_FLIGHT = 2_048;
-const IN_FLIGHT_BYTES = 32 * 1024 * 1024;
+const IN_FLIGHT = 512;
+const IN_FLIGHT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Fetched messages handed to the store together (or fewer, once they reach {@link GROUP_BYTES}): one read for the

@@ -1,0 +1,90 @@
+/**
+ * @module storage/mail-prepare-worker
+ * Runs in a worker thread beside the mail writer thread (see mail-writer.ts, started by worker-module.ts): prepares
+ * raw messages with the caller's prepare module (parse and rows, `MailPrepare`) and hands each item straight to the
+ * writer thread over a port of their own, so the writer thread spends its time on SQL alone and the two run side by
+ * side. A message the module declines (or throws on) is answered to the main thread as declined, and the caller
+ * prepares it elsewhere.
+ *
+ * Messages from the main thread: `{ port }` (the writer thread's end of their channel; a new one replaces the last)
+ * and `{ entries }` (raw messages with their ids). To the writer: `{ entries }` of prepared items, each with its id,
+ * its summary and whether it must be durable. To the main thread: `{ results }` for declined messages, and
+ * `{ ready: true }` once loaded.
+ */
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import type { MailPrepare, MailWriteItem } from './mail-writer.js';
+
+/** A raw message as the main thread sends it (`Entry` of kind raw in mail-writer.ts, with its id). */
+interface RawEntry {
+  id: number;
+  kind: 'raw';
+  raw: Uint8Array;
+  meta: unknown;
+  durable?: false;
+}
+
+/** A prepared message as the writer thread receives it. */
+interface PreparedEntry {
+  id: number;
+  kind: 'item';
+  item: MailWriteItem;
+  summary?: unknown;
+  durable?: false;
+}
+
+const { prepareModule } = workerData as { prepareModule: string };
+const prepare = ((await import(prepareModule)) as { prepare: MailPrepare }).prepare;
+
+let writer: MessagePort | undefined;
+/** Prepared items not yet handed over (the writer's port had not come yet). */
+let waiting: PreparedEntry[] = [];
+
+/** Hands prepared items to the writer, moving (not copying) the raw bytes they carry. */
+function hand(entries: PreparedEntry[]): void {
+  if (entries.length === 0) return;
+  if (!writer) {
+    waiting.push(...entries);
+    return;
+  }
+  const transfer = new Set<ArrayBuffer>();
+  for (const entry of entries) for (const copy of entry.item.copies) if (copy.raw && copy.raw.buffer instanceof ArrayBuffer) transfer.add(copy.raw.buffer);
+  writer.postMessage({ entries }, [...transfer]);
+}
+
+/** Items of one message from the main thread are handed over this many at a time (the writer takes them as they come). */
+const HAND_OVER = 16;
+
+parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }) => {
+  if (message.port) {
+    writer?.close();
+    writer = message.port;
+    const held = waiting;
+    waiting = [];
+    hand(held);
+  }
+  if (!message.entries) return;
+  const declined: { id: number; ok: false; declined: true }[] = [];
+  let ready: PreparedEntry[] = [];
+  // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts): moving it is safe.
+  for (const entry of message.entries) {
+    let prepared: ReturnType<MailPrepare>;
+    try {
+      prepared = prepare(entry.raw, entry.meta);
+    } catch {
+      prepared = undefined;
+    }
+    if (!prepared) {
+      declined.push({ id: entry.id, ok: false, declined: true });
+      continue;
+    }
+    ready.push({ id: entry.id, kind: 'item', item: prepared.item, ...(prepared.summary !== undefined ? { summary: prepared.summary } : {}), ...(entry.durable === false ? { durable: false as const } : {}) });
+    if (ready.length >= HAND_OVER) {
+      hand(ready);
+      ready = [];
+    }
+  }
+  hand(ready);
+  if (declined.length > 0) parentPort?.postMessage({ results: declined });
+});
+// Loaded (the prepare module and what it imports).
+parentPort?.postMessage({ ready: true });
