@@ -18,7 +18,7 @@
  * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
  * (the bare FETCH alone).
  */
-import { chownSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
@@ -41,6 +41,32 @@ const IMAP_PORT = 36380;
 /** Dovecot's auth service (Postfix's SMTP AUTH asks it) and Postfix's SMTP port. */
 const AUTH_PORT = 36381;
 const SMTP_PORT = 36382;
+
+/** CPU time of each thread of this process (Linux: /proc/self/task), in clock ticks of 10 ms; empty elsewhere. */
+function threadTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
+  if (!existsSync('/proc/self/task')) return ticks;
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks.set(Number(tid), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
+/** Per thread, ms of CPU a message between two {@link threadTicks} (the event loop first, then by thread id: the order they started). */
+function perThread(before: Map<number, number>, after: Map<number, number>, messages: number): string {
+  return [...after]
+    .map(([tid, ticks]) => [tid, ((ticks - (before.get(tid) ?? 0)) * 10) / messages] as const)
+    .filter(([, ms]) => ms >= 0.005)
+    .sort((a, b) => (a[0] === process.pid ? -1 : b[0] === process.pid ? 1 : a[0] - b[0]))
+    .map(([tid, ms]) => `${tid === process.pid ? 'event loop' : tid} ${ms.toFixed(2)}`)
+    .join(', ');
+}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
@@ -111,7 +137,7 @@ async function bareFetch(): Promise<{ rate: number; cpuMs: number }> {
 }
 
 /** Our initial sync: a new service and database, the grant made, timed until its initial sync completes; messages a second. */
-async function ourSync(): Promise<{ rate: number; cpuMs: number }> {
+async function ourSync(): Promise<{ rate: number; cpuMs: number; byThread: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-imap-'));
   const service = requireEveryRole(
     await startService(
@@ -123,6 +149,7 @@ async function ourSync(): Promise<{ rate: number; cpuMs: number }> {
     const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
     const started = performance.now();
     const cpu = process.cpuUsage();
+    const threads = threadTicks();
     const created = await fetch(`${service.url}/v3/connect/custom`, {
       method: 'POST',
       headers,
@@ -133,11 +160,12 @@ async function ourSync(): Promise<{ rate: number; cpuMs: number }> {
     await service.core.imap.waitForInitialSync(grantId);
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);
+    const byThread = perThread(threads, threadTicks(), MESSAGES);
     const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
     if (!listed.ok) throw new Error(`listing failed: ${listed.status}`);
     const stored = await service.core.deps.db.orm.$count(tables.messages);
     if (stored !== MESSAGES) throw new Error(`the sync stored ${stored} messages, expected ${MESSAGES}`);
-    return { rate: MESSAGES / seconds, cpuMs: (used.user + used.system) / 1000 / MESSAGES };
+    return { rate: MESSAGES / seconds, cpuMs: (used.user + used.system) / 1000 / MESSAGES, byThread };
   } finally {
     await service.close();
     rmSync(dir, { recursive: true, force: true });
@@ -154,7 +182,7 @@ export async function run(): Promise<Record<string, number | string>> {
     // Dovecot indexes the new files on the first SELECT: once, before any timing.
     await bareFetch();
     const bareRuns: { rate: number; cpuMs: number }[] = [];
-    const ourRuns: { rate: number; cpuMs: number }[] = [];
+    const ourRuns: { rate: number; cpuMs: number; byThread: string }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bareRuns.push(await bareFetch());
       if (!BARE_ONLY) ourRuns.push(await ourSync());
@@ -172,6 +200,9 @@ export async function run(): Promise<Record<string, number | string>> {
       // CPU of this process (every thread of it; Dovecot's is its own), per message: what the machine's cores share.
       'bare FETCH CPU (ms/msg, median)': median(bareRuns.map((run) => run.cpuMs)).toFixed(3),
       'our sync CPU (ms/msg, median)': median(ourRuns.map((run) => run.cpuMs)).toFixed(3),
+      // Which thread is which: the event loop; then, by start, V8's helpers, the mail writer, the checkpoint thread,
+      // the prepare thread, the parser pool (thread ids; Linux only).
+      'our sync CPU per thread, last round (ms/msg)': ourRuns.at(-1)?.byThread || 'n/a',
       cores: availableParallelism(),
     };
   } finally {
