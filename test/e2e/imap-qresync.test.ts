@@ -2,7 +2,9 @@
  * Deletions on a connected account's server, learned with QRESYNC (RFC 7162) from Debian's Dovecot: a SELECT that
  * names the folder's last state is answered with what was expunged since (VANISHED (EARLIER)), and a folder kept
  * selected (INBOX, where the account waits) is told of each expunge as it happens; either way the sync deletes the
- * messages without comparing the folder's UIDs (no UID SEARCH). A connection without QRESYNC still compares them.
+ * messages without comparing the folder's UIDs (no UID SEARCH); while a change of ours is on its way to the server
+ * they wait, and the folder keeps its state so the server reports them again. A connection without QRESYNC still
+ * compares UIDs.
  * The sync runs here on a core without background work, pass by pass, on connections the test holds.
  */
 import { and, eq } from 'drizzle-orm';
@@ -111,6 +113,28 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
     expect(search).not.toHaveBeenCalled();
     expect(await test.db.orm.select().from(tables.messages).where(eq(tables.messages.id, link!.id))).toEqual([]);
     expect(await linkOf('Inbox 3')).toBeDefined();
+  });
+
+  it('while a change of ours is on its way to the server, deletions wait, and the folder keeps its HIGHESTMODSEQ so the next QRESYNC SELECT reports them again', async () => {
+    const link = await linkOf('Archived 2');
+    await expungeOnServer('Archive', link!.uid);
+    const folderState = async () => (await test.db.orm.select().from(imapFolders).where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'Archive'))))[0]!;
+    const before = await folderState();
+    // A push job of the grant (as an update made through the API leaves one) not yet done.
+    const jobId = `test-push-${Date.now()}`;
+    await test.db.write((tx) => tx.insert(tables.jobs).values({ id: jobId, kind: 'imap.push', payload: {}, runAt: Date.UTC(2999, 0, 1), createdAt: Date.now(), orderKey: `imap ${grant}` }));
+    const waiting = await syncClient(true);
+    await sync.pass(waiting, grant);
+    expect(await linkOf('Archived 2')).toBeDefined();
+    expect((await folderState()).highestModseq).toBe(before.highestModseq);
+    // Done: a new connection's SELECT names the same state and is told of the expunge again.
+    await test.db.write((tx) => tx.delete(tables.jobs).where(eq(tables.jobs.id, jobId)));
+    const client = await syncClient(true);
+    const search = vi.spyOn(client, 'search');
+    await sync.pass(client, grant);
+    expect(search).not.toHaveBeenCalled();
+    expect(await linkOf('Archived 2')).toBeUndefined();
+    expect((await folderState()).highestModseq).not.toBe(before.highestModseq);
   });
 
   it('a connection without QRESYNC finds deletions by comparing the UIDs of the folder', async () => {
