@@ -422,25 +422,33 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       outstanding.set(id, entry);
       return { id, ...entry.entry };
     });
-    try {
-      // Raw messages go to the prepare thread, which hands them on to the writer prepared; raw bytes go over without
-      // a copy (each is a copy of its own, see writeRaw).
-      const bulk: (typeof message)[number][] = [];
-      const rest: (typeof message)[number][] = [];
-      for (const entry of message) (options.prepareModule && entry.kind === 'raw' && entry.durable === false ? bulk : rest).push(entry);
-      const buffers = (entries: typeof message) => entries.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : []));
-      if (bulk.length > 0) {
-        let preparer = preparers.get(thread);
-        if (!preparer) preparers.set(thread, (preparer = spawnPreparer(thread, options.prepareModule!)));
-        preparer.postMessage({ entries: bulk }, buffers(bulk));
+    // Raw messages that need not be durable go to the prepare thread, which hands them on to the writer prepared;
+    // the rest to the writer. Raw bytes go over without a copy (each is a copy of its own, see writeRaw).
+    const bulk: (typeof message)[number][] = [];
+    const rest: (typeof message)[number][] = [];
+    for (const entry of message) (options.prepareModule && entry.kind === 'raw' && entry.durable === false ? bulk : rest).push(entry);
+    const buffers = (part: typeof message) => part.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : []));
+    /** Sends one part; what cannot be sent to a thread was not written, and fails alone (the other part goes on). */
+    const send = (part: typeof message, to: () => Worker) => {
+      if (part.length === 0) return;
+      try {
+        to().postMessage({ entries: part }, buffers(part));
+      } catch (error) {
+        for (const { id } of part) {
+          const entry = outstanding.get(id);
+          outstanding.delete(id);
+          entry?.reject(new MailWriteError(`storing the batch failed: ${error instanceof Error ? error.message : String(error)}`));
+        }
       }
-      if (rest.length > 0) thread.postMessage({ entries: rest }, buffers(rest));
-      if (!watchdog) armWatchdog(thread);
-    } catch (error) {
-      // Something cannot be sent to a thread: nothing of it was written.
-      for (const { id } of message) outstanding.delete(id);
-      for (const entry of entries) entry.reject(new MailWriteError(`storing the batch failed: ${error instanceof Error ? error.message : String(error)}`));
-    }
+    };
+    send(rest, () => thread);
+    send(bulk, () => {
+      let preparer = preparers.get(thread);
+      if (!preparer) preparers.set(thread, (preparer = spawnPreparer(thread, options.prepareModule!)));
+      return preparer;
+    });
+    // Nothing sent: pump, which called this, gives the lock back.
+    if (outstanding.size > 0 && !watchdog) armWatchdog(thread);
   }
 
   /**

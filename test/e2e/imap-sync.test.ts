@@ -214,6 +214,17 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     }
   });
 
+  it('a folder made on the server after the account was connected: its mail is new here, with message.created', async () => {
+    await alice.mailboxCreate('Later');
+    await alice.append('Later', mime({ subject: 'Filed later', messageId: 'later-1@example.org' }), []);
+    service.core.imap.wake(grant);
+    const [filed] = await eventually(async () => {
+      const found = await messageBySubject(grant, 'Filed later');
+      return found.length > 0 ? found : undefined;
+    }, WAIT_MS);
+    expect((await events(grant, 'message.created')).map((event) => event.objectId)).toContain(filed!.id);
+  });
+
   it('a \\Seen set on the server shows as read; unread:false through the API reaches the server as \\Seen', async () => {
     const [first] = (await messageBySubject(grant, 'Quarterly plan')).filter((message) => message.subject === 'Quarterly plan');
     const [link] = await service.core.deps.db.orm.select().from(imapMessages).where(eq(imapMessages.messageId, first!.id));

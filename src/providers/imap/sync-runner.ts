@@ -79,6 +79,11 @@ interface AccountWorker {
   changed: boolean;
   /** Ends an IDLE wait on such a change. */
   onChange(): void;
+  /**
+   * Set while INBOX is SELECTed to wait: the expunges and flags that SELECT reports (QRESYNC) are not news (a server
+   * may repeat expunges it cannot date; the comparison after the SELECT sees every change since the last INBOX pass).
+   */
+  selectingInbox?: boolean;
   /** Its lease went to another runner: it stops without recording a failure. */
   lost: boolean;
 }
@@ -213,7 +218,10 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   async function idle(grantId: string, server: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
     const { client } = session;
     // SELECT (again, also when INBOX is selected already: imapflow always sends it), with QRESYNC when there is.
-    const box = await sync.watchInbox(client, grantId);
+    worker.selectingInbox = true;
+    const box = await sync.watchInbox(client, grantId).finally(() => {
+      worker.selectingInbox = false;
+    });
     if (worker.changed) return 'inbox';
     // A change made while a pass was in other folders, or that the SELECT itself reported, told nobody: the SELECT
     // shows it against what the last INBOX sync saw (its STATUS at the start).
@@ -265,8 +273,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     };
     // Told at any time, also while a pass runs (then the next wait returns at once): nothing is missed.
     session.client.on('exists', changed);
-    session.client.on('expunge', changed);
-    session.client.on('flags', changed);
+    session.client.on('expunge', () => worker.selectingInbox || changed());
+    session.client.on('flags', () => worker.selectingInbox || changed());
     return session;
   }
 

@@ -75,7 +75,16 @@ export interface ImapSyncParts {
   store: MailStore;
   /** Deletes messages for good with `message.deleted` (the message service's; no push back to the server). */
   destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void>;
+  /** See {@link UID_CHECK_INTERVAL_MS} (tests shorten it). */
+  uidCheckIntervalMs?: number;
 }
+
+/**
+ * With QRESYNC a folder's deletions come from the server's VANISHED answers; once in this long (and on a folder's
+ * first pass in a process) the linked UIDs are still compared with the server's, which catches whatever those did
+ * not say: deletions deferred on a connection that then closed, or a server that forgot some.
+ */
+export const UID_CHECK_INTERVAL_MS = 60 * 60_000;
 
 /** Options of one pass. */
 export interface PassOptions {
@@ -112,31 +121,36 @@ function flagState(flags: Iterable<string>): { unread: boolean; starred: boolean
 }
 
 /**
- * What a connection learned of expunges in its selected folder (QRESYNC, RFC 7162): the UIDs the server reported
- * VANISHED since the folder was selected with QRESYNC (its `VANISHED (EARLIER)` answer to that SELECT, then those it
- * sent while the folder stayed selected, under IDLE too). `complete` while that is all that went: the SELECT used
- * QRESYNC and no expunge came as a bare sequence number.
+ * What a connection learned of expunges in one folder (QRESYNC, RFC 7162): the UIDs the server reported VANISHED and
+ * the sync has not yet deleted here (the `VANISHED (EARLIER)` answer to a SELECT naming the folder's last state, then
+ * those sent while the folder stayed selected, under IDLE too). `complete` while that is everything since the
+ * folder's stored HIGHESTMODSEQ: its last SELECT used QRESYNC, and no expunge came as a bare sequence number. UIDs
+ * stay until deleted, also when another folder is selected meanwhile (a deletion deferred while a change of ours is
+ * on its way to the server).
  */
 interface ExpungeLog {
-  path: string | undefined;
   complete: boolean;
   uids: Set<number>;
 }
 
-const expungeLogs = new WeakMap<ImapFlow, ExpungeLog>();
+/** Each connection's expunge logs, by folder path. */
+const expungeLogs = new WeakMap<ImapFlow, Map<string, ExpungeLog>>();
 
-/** The connection's expunge log, listening from the first call on. */
-function expungeLogOf(client: ImapFlow): ExpungeLog {
-  let log = expungeLogs.get(client);
-  if (log) return log;
-  const fresh: ExpungeLog = { path: undefined, complete: false, uids: new Set() };
-  client.on('expunge', (event: { path?: string; uid?: number; vanished?: boolean }) => {
-    if (event.path !== fresh.path) return;
-    if (event.vanished && typeof event.uid === 'number') fresh.uids.add(event.uid);
-    else fresh.complete = false;
-  });
-  expungeLogs.set(client, fresh);
-  log = fresh;
+/** The expunge log of `path` on `client` (the connection is listened to from the first call on). */
+function expungeLogOf(client: ImapFlow, path: string): ExpungeLog {
+  let logs = expungeLogs.get(client);
+  if (!logs) {
+    const byPath = new Map<string, ExpungeLog>();
+    client.on('expunge', (event: { path?: string; uid?: number; vanished?: boolean }) => {
+      const log = event.path === undefined ? undefined : byPath.get(event.path);
+      if (!log) return;
+      if (event.vanished && typeof event.uid === 'number') log.uids.add(event.uid);
+      else log.complete = false;
+    });
+    expungeLogs.set(client, (logs = byPath));
+  }
+  let log = logs.get(path);
+  if (!log) logs.set(path, (log = { complete: false, uids: new Set() }));
   return log;
 }
 
@@ -149,6 +163,10 @@ function qresyncOptions(folder: Pick<FolderRow, 'highestModseq' | 'uidValidity'>
 export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'> & { config?: Pick<CoreDeps['config'], 'imap'> }, parts: ImapSyncParts) {
   const { db, clock, newId, logger } = deps;
   const historyEvents = deps.config?.imap.historyEvents ?? false;
+  const uidCheckIntervalMs = parts.uidCheckIntervalMs ?? UID_CHECK_INTERVAL_MS;
+  /** When each folder's linked UIDs were last compared with the server's (or its initial sync ended), by grant and path. */
+  const uidsChecked = new Map<string, number>();
+  const folderKey = (grantId: string, path: string) => `${grantId}\u0000${path}`;
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -367,7 +385,9 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       starred: flags.starred,
       date: message.date,
       links: (messageId): ImapLinkRow[] => [{ grantId, path: run.folder.path, uid: message.uid, messageId, flags: message.flags, modseq: message.modseq }],
-      ...(run.initial ? { history: !historyEvents, durable: false } : {}),
+      // The account's past is what its first complete pass finds; a folder synced later (made, or its UIDVALIDITY
+      // changed) brings mail that shows up now, with `message.created` as any.
+      ...(run.initial ? { history: !historyEvents && run.account.lastSyncAt === null, durable: false } : {}),
     };
   }
 
@@ -574,6 +594,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     }
     await recordProgress(true);
     folder.initialDone = true;
+    uidsChecked.set(folderKey(account.grantId, folder.path), performance.now());
   }
 
   /** Applies server flags to linked messages that differ; returns how many changed. */
@@ -621,8 +642,6 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   async function incremental(run: FolderRun, mailbox: { uidNext: number; highestModseq: string | null; exists: number }): Promise<void> {
     const { account, folder, client } = run;
     const from = folder.uidNext ?? 1;
-    /** Deletions left for a later pass: the folder keeps its HIGHESTMODSEQ, so a QRESYNC SELECT reports them again. */
-    let deferred = false;
     // New mail.
     if (mailbox.uidNext > from) {
       const fresh = (((await client.search({ uid: `${from}:*` }, { uid: true })) || []) as number[]).filter((uid) => uid >= from);
@@ -645,32 +664,39 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         await applyFlags(run, seen);
       }
       // Deletions: the linked UIDs the server no longer has (an expunge need not move HIGHESTMODSEQ without QRESYNC).
-      // Not while a change of ours is on its way to the server: a MOVE there relinks its message only once it is done.
-      if (await pushPending(account.grantId)) deferred = true;
-      else {
+      // Not while a change of ours is on its way to the server: a MOVE there relinks its message only once it is done
+      // (what VANISHED said stays in the connection's log meanwhile).
+      if (!(await pushPending(account.grantId))) {
+        const key = folderKey(account.grantId, folder.path);
+        const checked = uidsChecked.get(key);
+        const compare = !run.expunges || checked === undefined || performance.now() - checked >= uidCheckIntervalMs;
+        /** What the log held before the server was asked: a comparison covers these. */
+        const logged = run.expunges ? [...run.expunges.uids] : [];
         let vanished: number[];
-        if (run.expunges) {
-          // QRESYNC: the server said which UIDs went; nothing to compare.
-          vanished = [...run.expunges.uids];
-          run.expunges.uids.clear();
-        } else {
+        if (compare) {
           const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []) as number[]);
           const linked = await db.orm
             .select({ uid: imapMessages.uid })
             .from(imapMessages)
             .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path), gte(imapMessages.uid, low)));
           vanished = linked.map((row) => row.uid).filter((uid) => !onServer.has(uid));
+          uidsChecked.set(key, performance.now());
+        } else {
+          // QRESYNC: the server said which UIDs went; nothing to compare.
+          vanished = logged;
         }
         for (let index = 0; index < vanished.length; index += 500) {
           const slice = vanished.slice(index, index + 500);
           await db.write((tx) => unlinkAndPrune(tx, account, run.applicationId, folder.path, slice));
         }
+        // Forgotten once deleted here; a VANISHED that came meanwhile stays for the next pass.
+        for (const uid of logged) run.expunges?.uids.delete(uid);
       }
     }
     await db.write((tx) =>
       tx
         .update(imapFolders)
-        .set({ uidNext: mailbox.uidNext, ...(deferred ? {} : { highestModseq: mailbox.highestModseq }), updatedAt: now() })
+        .set({ uidNext: mailbox.uidNext, highestModseq: mailbox.highestModseq, updatedAt: now() })
         .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path))),
     );
   }
@@ -680,16 +706,16 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const { client, folder, account } = run;
     // With QRESYNC the SELECT names the folder's last known state, and the server answers with what was expunged
     // since (VANISHED (EARLIER)); a folder that stays selected (INBOX under IDLE) keeps being told of expunges.
-    const expunges = expungeLogOf(client);
+    const expunges = expungeLogOf(client, folder.path);
     const qresync = client.enabled.has('QRESYNC') && folder.initialDone && folder.uidValidity !== null && folder.highestModseq !== null;
     const selecting = !client.mailbox || client.mailbox.path !== folder.path;
-    if (selecting) Object.assign(expunges, { path: folder.path, complete: false, uids: new Set<number>() });
+    if (selecting) expunges.complete = false;
     const lock = await client.getMailboxLock(folder.path, qresync ? qresyncOptions(folder) : {});
     try {
       const box = client.mailbox;
       if (!box) return;
       if (selecting) expunges.complete = (box as { qresync?: boolean }).qresync === true;
-      run.expunges = expunges.path === folder.path && expunges.complete ? expunges : undefined;
+      run.expunges = expunges.complete ? expunges : undefined;
       // Selected already: a server that holds its expunge news until a command allows it (not every one does) tells it now.
       if (!selecting && run.expunges) await client.noop();
       const validity = box.uidValidity.toString();
@@ -703,6 +729,10 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       if (folder.uidValidity !== null && folder.uidValidity !== validity) {
         // Every UID of the folder changed meaning: its links go, and it is synced again (messages matched anew).
         logger.warn('imap: UIDVALIDITY changed; the folder is synced again', { grant_id: account.grantId, path: folder.path });
+        // The UIDs of the log were of the folder's earlier UIDVALIDITY.
+        expunges.uids.clear();
+        expunges.complete = false;
+        run.expunges = undefined;
         await db.write(async (tx) => {
           await unlinkAndPrune(tx, account, run.applicationId, folder.path, 'all');
           await tx
@@ -770,10 +800,11 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       .from(imapFolders)
       .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
       .limit(1);
-    const expunges = expungeLogOf(client);
+    const path = inbox?.path ?? 'INBOX';
+    const expunges = expungeLogOf(client, path);
     const qresync = inbox !== undefined && client.enabled.has('QRESYNC') && inbox.initialDone && inbox.uidValidity !== null && inbox.highestModseq !== null;
-    Object.assign(expunges, { path: inbox?.path ?? 'INBOX', complete: false, uids: new Set<number>() });
-    const box = await client.mailboxOpen(inbox?.path ?? 'INBOX', qresync ? qresyncOptions(inbox) : {});
+    expunges.complete = false;
+    const box = await client.mailboxOpen(path, qresync ? qresyncOptions(inbox) : {});
     expunges.complete = (box as { qresync?: boolean }).qresync === true;
     return box;
   }
