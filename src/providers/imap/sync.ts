@@ -75,8 +75,6 @@ export interface ImapSyncParts {
   store: MailStore;
   /** Deletes messages for good with `message.deleted` (the message service's; no push back to the server). */
   destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void>;
-  /** See {@link UID_CHECK_INTERVAL_MS} (tests shorten it). */
-  uidCheckIntervalMs?: number;
 }
 
 /**
@@ -163,7 +161,6 @@ function qresyncOptions(folder: Pick<FolderRow, 'highestModseq' | 'uidValidity'>
 export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'> & { config?: Pick<CoreDeps['config'], 'imap'> }, parts: ImapSyncParts) {
   const { db, clock, newId, logger } = deps;
   const historyEvents = deps.config?.imap.historyEvents ?? false;
-  const uidCheckIntervalMs = parts.uidCheckIntervalMs ?? UID_CHECK_INTERVAL_MS;
   /** When each folder's linked UIDs were last compared with the server's (or its initial sync ended), by grant and path. */
   const uidsChecked = new Map<string, number>();
   const folderKey = (grantId: string, path: string) => `${grantId}\u0000${path}`;
@@ -594,7 +591,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     }
     await recordProgress(true);
     folder.initialDone = true;
-    uidsChecked.set(folderKey(account.grantId, folder.path), performance.now());
+    uidsChecked.set(folderKey(account.grantId, folder.path), clock.now().getTime());
   }
 
   /** Applies server flags to linked messages that differ; returns how many changed. */
@@ -669,7 +666,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       if (!(await pushPending(account.grantId))) {
         const key = folderKey(account.grantId, folder.path);
         const checked = uidsChecked.get(key);
-        const compare = !run.expunges || checked === undefined || performance.now() - checked >= uidCheckIntervalMs;
+        const compare = !run.expunges || checked === undefined || clock.now().getTime() - checked >= UID_CHECK_INTERVAL_MS;
         /** What the log held before the server was asked: a comparison covers these. */
         const logged = run.expunges ? [...run.expunges.uids] : [];
         let vanished: number[];
@@ -680,7 +677,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
             .from(imapMessages)
             .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path), gte(imapMessages.uid, low)));
           vanished = linked.map((row) => row.uid).filter((uid) => !onServer.has(uid));
-          uidsChecked.set(key, performance.now());
+          uidsChecked.set(key, clock.now().getTime());
         } else {
           // QRESYNC: the server said which UIDs went; nothing to compare.
           vanished = logged;
