@@ -144,10 +144,11 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const created = await firstEvent('folder.created');
     const folder = created.payload as { id: string; name: string };
     expect(folder.name).toBe('Projects');
-    // Once the pass has selected it (its UIDVALIDITY known: what tells a rename from a delete and a create).
+    // Once the pass has synced it (its UIDVALIDITY known: what tells a rename from a delete and a create). Renamed
+    // while that pass still works in it, the pass fails and the account waits for its back-off before the next.
     await eventually(async () => {
-      const [row] = await service.core.deps.db.orm.select({ validity: imapFolders.uidValidity }).from(imapFolders).where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'Projects')));
-      return row?.validity ? true : undefined;
+      const [row] = await service.core.deps.db.orm.select({ validity: imapFolders.uidValidity, done: imapFolders.initialDone }).from(imapFolders).where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'Projects')));
+      return row?.validity && row.done ? true : undefined;
     }, WAIT_MS);
     await alice.mailboxRename('Projects', 'Projects 2026');
     service.core.imap.wake(grant);

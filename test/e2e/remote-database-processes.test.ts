@@ -18,8 +18,21 @@ interface Child {
   smtpPort: number;
 }
 
-/** Starts `agentpost serve` on `databaseUrl`; resolves once it listens. */
+/**
+ * Starts `agentpost serve` on `databaseUrl`; resolves once it listens. The SMTP port is found free first, and another
+ * process may take it before the child binds it: then the child is started again on another one.
+ */
 async function serve(databaseUrl: string, token: string): Promise<Child> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await serveOnce(databaseUrl, token);
+    } catch (error) {
+      if (attempt >= 3 || !/EADDRINUSE/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
+async function serveOnce(databaseUrl: string, token: string): Promise<Child> {
   const smtpPort = await freePort();
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
