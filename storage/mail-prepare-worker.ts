@@ -6,8 +6,8 @@
  * side. A message the module declines (or throws on) is answered to the main thread as declined, and the caller
  * prepares it elsewhere.
  *
- * Messages from the main thread: `{ port }` (the writer thread's end of their channel; a new one replaces the last)
- * and `{ entries }` (raw messages with their ids). To the writer: `{ entries }` of prepared items, each with its id,
+ * Messages from the main thread: `{ port }` first (the writer thread's end of their channel), then `{ entries }` (raw
+ * messages with their ids). To the writer: `{ entries }` of prepared items, each with its id,
  * its summary and whether it must be durable. To the main thread: `{ results }` for declined messages, and
  * `{ ready: true }` once loaded.
  */
@@ -35,33 +35,22 @@ interface PreparedEntry {
 const { prepareModule } = workerData as { prepareModule: string };
 const prepare = ((await import(prepareModule)) as { prepare: MailPrepare }).prepare;
 
+/** The writer thread's end of their channel: the first message from the main thread (messages keep their order). */
 let writer: MessagePort | undefined;
-/** Prepared items not yet handed over (the writer's port had not come yet). */
-let waiting: PreparedEntry[] = [];
 
 /** Hands prepared items to the writer, moving (not copying) the raw bytes they carry. */
 function hand(entries: PreparedEntry[]): void {
   if (entries.length === 0) return;
-  if (!writer) {
-    waiting.push(...entries);
-    return;
-  }
   const transfer = new Set<ArrayBuffer>();
   for (const entry of entries) for (const copy of entry.item.copies) if (copy.raw && copy.raw.buffer instanceof ArrayBuffer) transfer.add(copy.raw.buffer);
-  writer.postMessage({ entries }, [...transfer]);
+  writer!.postMessage({ entries }, [...transfer]);
 }
 
 /** Items of one message from the main thread are handed over this many at a time (the writer takes them as they come). */
 const HAND_OVER = 16;
 
 parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }) => {
-  if (message.port) {
-    writer?.close();
-    writer = message.port;
-    const held = waiting;
-    waiting = [];
-    hand(held);
-  }
+  if (message.port) writer = message.port;
   if (!message.entries) return;
   const declined: { id: number; ok: false; declined: true }[] = [];
   let ready: PreparedEntry[] = [];

@@ -336,19 +336,13 @@ function schedule() {
   setImmediate(drain);
 }
 
-/** Writes from the main thread, and the port of the prepare thread (mail-prepare-worker.ts), whose prepared writes come on it. */
-let prepared: MessagePort | undefined;
-const receive = (message: { entries: Entry[] }) => {
+/** Writes from the main thread, and from the prepare thread (mail-prepare-worker.ts) on the port the main thread sends once. */
+const receive = (message: { entries?: Entry[]; port?: MessagePort }) => {
+  message.port?.on('message', receive);
+  if (!message.entries) return;
   queue.push(...message.entries);
   schedule();
 };
-parentPort?.on('message', (message: { entries?: Entry[]; port?: MessagePort }) => {
-  if (message.port) {
-    prepared?.close();
-    prepared = message.port;
-    prepared.on('message', receive);
-  }
-  if (message.entries) receive({ entries: message.entries });
-});
+parentPort?.on('message', receive);
 // Loaded (its modules, the connection, the statements): the writer's `warm()` waits for this.
 parentPort?.postMessage({ ready: true });

@@ -66,6 +66,17 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
     }
   };
 
+  /** Runs `work` while a push job of the grant (as an update made through the API leaves one) is not yet done. */
+  const whilePushPending = async (work: () => Promise<unknown>) => {
+    const jobId = `test-push-${Date.now()}`;
+    await test.db.write((tx) => tx.insert(tables.jobs).values({ id: jobId, kind: 'imap.push', payload: {}, runAt: Date.UTC(2999, 0, 1), createdAt: Date.now(), orderKey: `imap ${grant}` }));
+    try {
+      await work();
+    } finally {
+      await test.db.write((tx) => tx.delete(tables.jobs).where(eq(tables.jobs.id, jobId)));
+    }
+  };
+
   beforeAll(async () => {
     dovecot = await startDovecot({ imapPort: IMAP_PORT, users: [QUINN] });
     other = await imapClient(IMAP_PORT, QUINN.user, QUINN.password);
@@ -120,13 +131,9 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
   it('while a change of ours is on its way to the server, deletions wait in the connection\'s log and go with the next pass', async () => {
     const link = await linkOf('Archived 2');
     await expungeOnServer('Archive', link!.uid);
-    // A push job of the grant (as an update made through the API leaves one) not yet done.
-    const jobId = `test-push-${Date.now()}`;
-    await test.db.write((tx) => tx.insert(tables.jobs).values({ id: jobId, kind: 'imap.push', payload: {}, runAt: Date.UTC(2999, 0, 1), createdAt: Date.now(), orderKey: `imap ${grant}` }));
     const client = await syncClient(true);
-    await sync.pass(client, grant);
+    await whilePushPending(() => sync.pass(client, grant));
     expect(await linkOf('Archived 2')).toBeDefined();
-    await test.db.write((tx) => tx.delete(tables.jobs).where(eq(tables.jobs.id, jobId)));
     // The folder is selected again on the same connection: its log still holds the UID.
     const search = vi.spyOn(client, 'search');
     await sync.pass(client, grant);
@@ -137,12 +144,9 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
   it('a deferred deletion whose connection closed is found by the comparison of UIDs each folder still gets hourly', async () => {
     const link = await linkOf('Inbox 5');
     await expungeOnServer('INBOX', link!.uid);
-    const jobId = `test-push-${Date.now()}`;
-    await test.db.write((tx) => tx.insert(tables.jobs).values({ id: jobId, kind: 'imap.push', payload: {}, runAt: Date.UTC(2999, 0, 1), createdAt: Date.now(), orderKey: `imap ${grant}` }));
     const closing = await syncClient(true);
-    await sync.pass(closing, grant);
+    await whilePushPending(() => sync.pass(closing, grant));
     await closing.logout();
-    await test.db.write((tx) => tx.delete(tables.jobs).where(eq(tables.jobs.id, jobId)));
     // A new connection's QRESYNC SELECT no longer reports it (the folder's state moved on): it stays for now.
     const client = await syncClient(true);
     const search = vi.spyOn(client, 'search');

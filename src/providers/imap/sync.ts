@@ -152,15 +152,25 @@ function expungeLogOf(client: ImapFlow, path: string): ExpungeLog {
   return log;
 }
 
-/** The SELECT options that ask a QRESYNC server for a folder's changes since its last pass. */
-function qresyncOptions(folder: Pick<FolderRow, 'highestModseq' | 'uidValidity'>): MailboxLockOptions {
-  return { changedSince: BigInt(folder.highestModseq!), uidValidity: BigInt(folder.uidValidity!) } as MailboxLockOptions;
+/**
+ * SELECTs `path` with `open` (a mailbox lock, or a plain SELECT): with QRESYNC when the server has it and the folder's
+ * last state is known (its initial sync done), so the folder's expunge log is complete from then on; without, the log
+ * is not. Returns the log.
+ */
+async function selectLogged<T>(client: ImapFlow, path: string, folder: FolderRow | undefined, open: (options: MailboxLockOptions) => Promise<T>): Promise<{ opened: T; expunges: ExpungeLog }> {
+  const expunges = expungeLogOf(client, path);
+  const qresync = folder !== undefined && client.enabled.has('QRESYNC') && folder.initialDone && folder.uidValidity !== null && folder.highestModseq !== null;
+  expunges.complete = false;
+  const opened = await open(qresync ? ({ changedSince: BigInt(folder.highestModseq!), uidValidity: BigInt(folder.uidValidity!) } as MailboxLockOptions) : {});
+  // imapflow marks the mailbox `qresync` once the server answered for the state named (same UIDVALIDITY).
+  expunges.complete = client.mailbox !== false && (client.mailbox as { qresync?: boolean }).qresync === true;
+  return { opened, expunges };
 }
 
 /** Creates the sync of connected accounts. */
-export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'> & { config?: Pick<CoreDeps['config'], 'imap'> }, parts: ImapSyncParts) {
+export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config'>, parts: ImapSyncParts) {
   const { db, clock, newId, logger } = deps;
-  const historyEvents = deps.config?.imap.historyEvents ?? false;
+  const { historyEvents } = deps.config.imap;
   /** When each folder's linked UIDs were last compared with the server's (or its initial sync ended), by grant and path. */
   const uidsChecked = new Map<string, number>();
   const folderKey = (grantId: string, path: string) => `${grantId}\u0000${path}`;
@@ -703,15 +713,14 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const { client, folder, account } = run;
     // With QRESYNC the SELECT names the folder's last known state, and the server answers with what was expunged
     // since (VANISHED (EARLIER)); a folder that stays selected (INBOX under IDLE) keeps being told of expunges.
-    const expunges = expungeLogOf(client, folder.path);
-    const qresync = client.enabled.has('QRESYNC') && folder.initialDone && folder.uidValidity !== null && folder.highestModseq !== null;
     const selecting = !client.mailbox || client.mailbox.path !== folder.path;
-    if (selecting) expunges.complete = false;
-    const lock = await client.getMailboxLock(folder.path, qresync ? qresyncOptions(folder) : {});
+    // Selected already (INBOX under IDLE): the lock sends no SELECT, and the log goes on as it is.
+    const { opened: lock, expunges } = selecting
+      ? await selectLogged(client, folder.path, folder, (options) => client.getMailboxLock(folder.path, options))
+      : { opened: await client.getMailboxLock(folder.path), expunges: expungeLogOf(client, folder.path) };
     try {
       const box = client.mailbox;
       if (!box) return;
-      if (selecting) expunges.complete = (box as { qresync?: boolean }).qresync === true;
       run.expunges = expunges.complete ? expunges : undefined;
       // Selected already: a server that holds its expunge news until a command allows it (not every one does) tells it now.
       if (!selecting && run.expunges) await client.noop();
@@ -798,12 +807,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
       .limit(1);
     const path = inbox?.path ?? 'INBOX';
-    const expunges = expungeLogOf(client, path);
-    const qresync = inbox !== undefined && client.enabled.has('QRESYNC') && inbox.initialDone && inbox.uidValidity !== null && inbox.highestModseq !== null;
-    expunges.complete = false;
-    const box = await client.mailboxOpen(path, qresync ? qresyncOptions(inbox) : {});
-    expunges.complete = (box as { qresync?: boolean }).qresync === true;
-    return box;
+    return (await selectLogged(client, path, inbox, (options) => client.mailboxOpen(path, options))).opened;
   }
 
   return { pass, watchInbox };
