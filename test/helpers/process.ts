@@ -7,13 +7,33 @@ import { join, resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'bin/agentpost.js');
 
-/** A port nobody listens on right now. */
-export async function freePort(): Promise<number> {
+/**
+ * Ports handed out by {@link freePort}: 36700-36999, inside the tests' range that `.ci/run` keeps the kernel from
+ * giving to outgoing connections (a port found free by the kernel's own choice could be taken again before a child
+ * process binds it). Each vitest worker has its own slice of 50, so two test files never get the same port.
+ */
+const FREE_PORTS_FIRST = 36_700;
+const FREE_PORTS_PER_WORKER = 50;
+let nextFree = 0;
+
+/** Whether nobody listens on `port` right now. */
+function unused(port: number): Promise<boolean> {
   const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((done) => server.close(() => done()));
-  return port;
+  return new Promise((done) => {
+    server.once('error', () => done(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => done(true)));
+  });
+}
+
+/** A port nobody listens on right now, of this worker's slice (see {@link FREE_PORTS_FIRST}). */
+export async function freePort(): Promise<number> {
+  const worker = Math.max(0, Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 6;
+  const base = FREE_PORTS_FIRST + worker * FREE_PORTS_PER_WORKER;
+  for (let tries = 0; tries < FREE_PORTS_PER_WORKER; tries++) {
+    const port = base + (nextFree++ % FREE_PORTS_PER_WORKER);
+    if (await unused(port)) return port;
+  }
+  throw new Error(`no free port in ${base}-${base + FREE_PORTS_PER_WORKER - 1}`);
 }
 
 /** The environment of a child: ours without any AGENTPOST_ or npm_ variable, plus the given ones. */
