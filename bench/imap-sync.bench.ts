@@ -20,6 +20,7 @@
  */
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { ImapFlow } from 'imapflow';
 import { requireEveryRole, startService } from '../server/main.js';
@@ -58,14 +59,34 @@ function threadTicks(): Map<number, number> {
   return ticks;
 }
 
-/** Per thread, ms of CPU a message between two {@link threadTicks} (the event loop first, then by thread id: the order they started). */
-function perThread(before: Map<number, number>, after: Map<number, number>, messages: number): string {
+/** Per thread, ms of CPU a message between two {@link threadTicks}, the event loop first, then by thread id (the order they started). */
+function perThread(before: Map<number, number>, after: Map<number, number>, messages: number): { name: string; ms: number }[] {
   return [...after]
     .map(([tid, ticks]) => [tid, ((ticks - (before.get(tid) ?? 0)) * 10) / messages] as const)
     .filter(([, ms]) => ms >= 0.005)
     .sort((a, b) => (a[0] === process.pid ? -1 : b[0] === process.pid ? 1 : a[0] - b[0]))
-    .map(([tid, ms]) => `${tid === process.pid ? 'event loop' : tid} ${ms.toFixed(2)}`)
-    .join(', ');
+    .map(([tid, ms]) => ({ name: tid === process.pid ? 'event loop' : String(tid), ms }));
+}
+
+/**
+ * CPU time of Dovecot's `imap` processes (the server side of every FETCH), in clock ticks of 10 ms: it shares the
+ * machine's cores with ours. 0 where /proc is missing.
+ */
+function imapServerTicks(): number {
+  if (!existsSync('/proc')) return 0;
+  let ticks = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'imap') continue;
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -112,13 +133,32 @@ function writeMaildir(dovecot: Dovecot): void {
   dovecot.chownMail();
 }
 
+/**
+ * A timed run: messages a second, ms of CPU a message of this process and of Dovecot's imap processes, and the
+ * event loop's delay meanwhile (what an API request arriving then waits, at worst).
+ */
+interface Run {
+  rate: number;
+  cpuMs: number;
+  serverMs: number;
+  loopDelay: { p99: number; max: number };
+}
+
+/** A run of ours, with each thread's CPU a message. */
+interface OurRun extends Run {
+  threads: { name: string; ms: number }[];
+}
+
 /** Bare imapflow: SELECT INBOX and FETCH UID, flags, INTERNALDATE and source of every message; messages a second. */
-async function bareFetch(): Promise<{ rate: number; cpuMs: number }> {
+async function bareFetch(): Promise<Run> {
   const client = new ImapFlow({ host: '127.0.0.1', port: IMAP_PORT, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
   await client.connect();
   const lock = await client.getMailboxLock('INBOX');
   const started = performance.now();
   const cpu = process.cpuUsage();
+  const server = imapServerTicks();
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
   let count = 0;
   let bytes = 0;
   try {
@@ -131,13 +171,15 @@ async function bareFetch(): Promise<{ rate: number; cpuMs: number }> {
   }
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
+  const serverMs = ((imapServerTicks() - server) * 10) / count;
+  delay.disable();
   await client.logout();
   if (count !== MESSAGES || bytes === 0) throw new Error(`bare FETCH read ${count} messages, expected ${MESSAGES}`);
-  return { rate: count / seconds, cpuMs: (used.user + used.system) / 1000 / count };
+  return { rate: count / seconds, cpuMs: (used.user + used.system) / 1000 / count, serverMs, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 } };
 }
 
 /** Our initial sync: a new service and database, the grant made, timed until its initial sync completes; messages a second. */
-async function ourSync(): Promise<{ rate: number; cpuMs: number; byThread: string }> {
+async function ourSync(): Promise<OurRun> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-imap-'));
   const service = requireEveryRole(
     await startService(
@@ -150,6 +192,9 @@ async function ourSync(): Promise<{ rate: number; cpuMs: number; byThread: strin
     const started = performance.now();
     const cpu = process.cpuUsage();
     const threads = threadTicks();
+    const server = imapServerTicks();
+    const delay = monitorEventLoopDelay({ resolution: 5 });
+    delay.enable();
     const created = await fetch(`${service.url}/v3/connect/custom`, {
       method: 'POST',
       headers,
@@ -161,15 +206,36 @@ async function ourSync(): Promise<{ rate: number; cpuMs: number; byThread: strin
     const seconds = (performance.now() - started) / 1000;
     const used = process.cpuUsage(cpu);
     const byThread = perThread(threads, threadTicks(), MESSAGES);
+    const serverMs = ((imapServerTicks() - server) * 10) / MESSAGES;
+    delay.disable();
+    const loopDelay = { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 };
     const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
     if (!listed.ok) throw new Error(`listing failed: ${listed.status}`);
     const stored = await service.core.deps.db.orm.$count(tables.messages);
     if (stored !== MESSAGES) throw new Error(`the sync stored ${stored} messages, expected ${MESSAGES}`);
-    return { rate: MESSAGES / seconds, cpuMs: (used.user + used.system) / 1000 / MESSAGES, byThread };
+    return { rate: MESSAGES / seconds, cpuMs: (used.user + used.system) / 1000 / MESSAGES, serverMs, threads: byThread, loopDelay };
   } finally {
     await service.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The medians of the rounds' event loop delays, p99 and max. */
+const delayOf = (runs: Run[]) => `${median(runs.map((run) => run.loopDelay.p99)).toFixed(0)} and ${median(runs.map((run) => run.loopDelay.max)).toFixed(0)}`;
+
+/** The bound of ours and the cores the goal needs, from the medians of the rounds (Linux: needs per-thread CPU). */
+function projection(bareRuns: Run[], ourRuns: OurRun[]): Record<string, string> {
+  const busiest = ourRuns.map((run) => run.threads.reduce((top, thread) => (thread.ms > top.ms ? thread : top), { name: 'n/a', ms: 0 }));
+  if (busiest.every((thread) => thread.ms === 0)) return {};
+  const bareCpu = median(bareRuns.map((run) => run.cpuMs));
+  const top = median(busiest.map((thread) => thread.ms));
+  const goalRate = median(bareRuns.map((run) => run.rate)) / 2;
+  const cores = ((median(ourRuns.map((run) => run.cpuMs)) + median(ourRuns.map((run) => run.serverMs))) * goalRate) / 1000;
+  return {
+    'busiest thread of ours (ms/msg, median)': `${top.toFixed(3)} (last round: ${busiest.at(-1)!.name})`,
+    'ours / bare with unlimited cores (bare CPU / busiest thread)': `${Math.round((bareCpu / top) * 100)}%`,
+    'cores ours needs for 50% (its CPU and Dovecot\'s at half the bare rate)': cores.toFixed(1),
+  };
 }
 
 export async function run(): Promise<Record<string, number | string>> {
@@ -181,8 +247,8 @@ export async function run(): Promise<Record<string, number | string>> {
     writeMaildir(dovecot);
     // Dovecot indexes the new files on the first SELECT: once, before any timing.
     await bareFetch();
-    const bareRuns: { rate: number; cpuMs: number }[] = [];
-    const ourRuns: { rate: number; cpuMs: number; byThread: string }[] = [];
+    const bareRuns: Run[] = [];
+    const ourRuns: OurRun[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       bareRuns.push(await bareFetch());
       if (!BARE_ONLY) ourRuns.push(await ourSync());
@@ -200,9 +266,15 @@ export async function run(): Promise<Record<string, number | string>> {
       // CPU of this process (every thread of it; Dovecot's is its own), per message: what the machine's cores share.
       'bare FETCH CPU (ms/msg, median)': median(bareRuns.map((run) => run.cpuMs)).toFixed(3),
       'our sync CPU (ms/msg, median)': median(ourRuns.map((run) => run.cpuMs)).toFixed(3),
+      'event loop delay, bare FETCH / our sync, p99 and max (ms, median)': `${delayOf(bareRuns)} / ${delayOf(ourRuns)}`,
+      "Dovecot's imap CPU, bare / ours (ms/msg, median)": `${median(bareRuns.map((run) => run.serverMs)).toFixed(3)} / ${median(ourRuns.map((run) => run.serverMs)).toFixed(3)}`,
       // Which thread is which: the event loop; then, by start, V8's helpers, the mail writer, the checkpoint thread,
       // the prepare thread, the parser pool (thread ids; Linux only).
-      'our sync CPU per thread, last round (ms/msg)': ourRuns.at(-1)?.byThread || 'n/a',
+      'our sync CPU per thread, last round (ms/msg)': ourRuns.at(-1)?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a',
+      // With cores enough for every thread, each runs on its own: the bare FETCH is bound by its one thread (its CPU
+      // a message), ours by its busiest thread. The ratio of the two bounds is the most ours can reach on any number
+      // of cores of this speed; the cores it needs for the goal are its CPU and Dovecot's at half the bare rate.
+      ...projection(bareRuns, ourRuns),
       cores: availableParallelism(),
     };
   } finally {
