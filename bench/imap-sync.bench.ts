@@ -43,15 +43,19 @@ const IMAP_PORT = 36380;
 const AUTH_PORT = 36381;
 const SMTP_PORT = 36382;
 
+/** The user and system CPU time of a `/proc/…/stat` line, in clock ticks (the fields after the name in parentheses). */
+function ticksOf(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** CPU time of each thread of this process (Linux: /proc/self/task), in clock ticks of 10 ms; empty elsewhere. */
 function threadTicks(): Map<number, number> {
   const ticks = new Map<number, number>();
   if (!existsSync('/proc/self/task')) return ticks;
   for (const tid of readdirSync('/proc/self/task')) {
     try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks.set(Number(tid), Number(fields[11]) + Number(fields[12]));
+      ticks.set(Number(tid), ticksOf(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8')));
     } catch {
       // The thread ended meanwhile.
     }
@@ -79,9 +83,7 @@ function imapServerTicks(): number {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) !== 'imap') continue;
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'imap') ticks += ticksOf(stat);
     } catch {
       // The process ended meanwhile.
     }
@@ -133,6 +135,18 @@ function writeMaildir(dovecot: Dovecot): void {
   dovecot.chownMail();
 }
 
+/** Watches the event loop's delay until `stop`, which gives its p99 and max in ms. */
+function watchLoopDelay(): { stop(): { p99: number; max: number } } {
+  const histogram = monitorEventLoopDelay({ resolution: 5 });
+  histogram.enable();
+  return {
+    stop() {
+      histogram.disable();
+      return { p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6 };
+    },
+  };
+}
+
 /**
  * A timed run: messages a second, ms of CPU a message of this process and of Dovecot's imap processes, and the
  * event loop's delay meanwhile (what an API request arriving then waits, at worst).
@@ -157,8 +171,7 @@ async function bareFetch(): Promise<Run> {
   const started = performance.now();
   const cpu = process.cpuUsage();
   const server = imapServerTicks();
-  const delay = monitorEventLoopDelay({ resolution: 5 });
-  delay.enable();
+  const delay = watchLoopDelay();
   let count = 0;
   let bytes = 0;
   try {
@@ -172,10 +185,10 @@ async function bareFetch(): Promise<Run> {
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const serverMs = ((imapServerTicks() - server) * 10) / count;
-  delay.disable();
+  const loopDelay = delay.stop();
   await client.logout();
   if (count !== MESSAGES || bytes === 0) throw new Error(`bare FETCH read ${count} messages, expected ${MESSAGES}`);
-  return { rate: count / seconds, cpuMs: (used.user + used.system) / 1000 / count, serverMs, loopDelay: { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 } };
+  return { rate: count / seconds, cpuMs: (used.user + used.system) / 1000 / count, serverMs, loopDelay };
 }
 
 /** Our initial sync: a new service and database, the grant made, timed until its initial sync completes; messages a second. */
@@ -193,8 +206,7 @@ async function ourSync(): Promise<OurRun> {
     const cpu = process.cpuUsage();
     const threads = threadTicks();
     const server = imapServerTicks();
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
+    const delay = watchLoopDelay();
     const created = await fetch(`${service.url}/v3/connect/custom`, {
       method: 'POST',
       headers,
@@ -207,8 +219,7 @@ async function ourSync(): Promise<OurRun> {
     const used = process.cpuUsage(cpu);
     const byThread = perThread(threads, threadTicks(), MESSAGES);
     const serverMs = ((imapServerTicks() - server) * 10) / MESSAGES;
-    delay.disable();
-    const loopDelay = { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 };
+    const loopDelay = delay.stop();
     const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
     if (!listed.ok) throw new Error(`listing failed: ${listed.status}`);
     const stored = await service.core.deps.db.orm.$count(tables.messages);

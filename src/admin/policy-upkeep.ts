@@ -14,6 +14,7 @@
  * workspace does. Deletes go in chunks of at most {@link UPKEEP_CHUNK_ROWS} messages, each in its own write with
  * the conditions checked again, with a turn of the event loop between chunks (the inbound writer shares the lock).
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, eq, exists, inArray, isNull, lt, or, type SQL } from 'drizzle-orm';
 import { tables, type StoredPolicyLimits, type StoredPolicyOptions } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
@@ -47,8 +48,6 @@ interface PolicyScope {
 function retentionDays(value: number | undefined): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : undefined;
 }
-
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Creates the policy upkeep. `run` may go in several processes at once: each chunk checks its conditions again. */
 export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, parts: { destroyForGood: MessageService['destroyForGood'] }, options: { chunkRows?: number } = {}) {
@@ -116,7 +115,7 @@ export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       });
       total += deleted;
       if (deleted === 0 || ids.length < chunkRows) break;
-      await yieldTurn();
+      await nextTurn();
     }
     return total;
   }

@@ -14,6 +14,7 @@
  *   control back to the event loop every {@link TAGS_PER_TURN} tags.
  * Anything outside those limits, or malformed, is a {@link DmarcReportRejected} naming why.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import { gunzip, inflateRaw } from 'node:zlib';
@@ -256,7 +257,7 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
 
   let at = 0;
   while (at < xml.length) {
-    if (++tags % TAGS_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (++tags % TAGS_PER_TURN === 0) await nextTurn();
     const open = xml.indexOf('<', at);
     const until = open < 0 ? xml.length : open;
     if (until > at && !onlySpace(xml, at, until)) {

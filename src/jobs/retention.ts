@@ -27,6 +27,7 @@
  * chunks: the inbound mail writer shares that lock, so a large purge never holds it for long. A purge with
  * nothing to delete makes no write at all.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, asc, gt, inArray, isNotNull, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
@@ -65,9 +66,6 @@ export interface RetentionOptions {
   chunkRows?: number;
 }
 
-/** Lets other work (inbound mail, its writer) run between two chunks. */
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Creates the purge. `purge` may run in several processes at once: each chunk re-checks its conditions. */
 export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, options: RetentionOptions) {
   const chunkRows = options.chunkRows ?? PURGE_CHUNK_ROWS;
@@ -91,7 +89,8 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
         if (deleted === 0) break;
       }
       if (!more) break;
-      await yieldTurn();
+      // Other work (inbound mail, its writer) runs between two chunks.
+      await nextTurn();
     }
     return total;
   }

