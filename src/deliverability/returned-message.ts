@@ -50,6 +50,9 @@ export function returnedMessageIds(report: MimeReport): string[] {
   return found;
 }
 
+/** A header line of a report: a `multipart/report` type, a mailer daemon or postmaster sender, a null return path (one pass over the header section). */
+const REPORT_HEADER = /^(?:content-type:[ \t]*(?:\r?\n[ \t]+)?multipart\/report|from:[^\r\n]*\b(?:mailer-daemon|postmaster)@|return-path:[ \t]*<>)/im;
+
 /**
  * Whether a raw message's header section says it may be a delivery report or a complaint: a `multipart/report`, or
  * from a mailer daemon or postmaster, or with a null return path. Bounded and without parsing: the price every
@@ -60,5 +63,5 @@ export function mayBeReport(raw: Buffer): boolean {
   let end = head.indexOf('\r\n\r\n');
   if (end < 0) end = head.indexOf('\n\n');
   const section = head.subarray(0, end < 0 ? head.length : end).toString('latin1');
-  return /^content-type:[ \t]*(?:\r?\n[ \t]+)?multipart\/report/im.test(section) || /^from:[^\r\n]*\b(?:mailer-daemon|postmaster)@/im.test(section) || /^return-path:[ \t]*<>/im.test(section);
+  return REPORT_HEADER.test(section);
 }

@@ -8,7 +8,8 @@
  * - The check is cheap where it must be: a message without In-Reply-To or References costs one bounded scan of its
  *   header section ({@link namesEarlierMessages}), no query. One that has them costs one indexed read of
  *   `tracked_messages` (grant, Message-ID), for the message's mailboxes; a connected account's synced mail is asked
- *   about many messages at once ({@link ThreadReplies.jobsForMany}), with one read for them all.
+ *   about many messages at once ({@link ThreadReplies.jobsForMany}): first one short read of whether its mailbox has
+ *   any tracked send (most have none, and then no header is read), then one read for them all.
  * - When it replies to a tracked send, a durable job (`deliverability.thread_replied`) is stored IN THE MESSAGE'S OWN
  *   TRANSACTION (on the writer thread's fast path as on the parsed path), so the reply is counted if and only if it
  *   was stored, and after the sender was answered.
@@ -172,12 +173,17 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
 
   type TrackedRow = { id: string; grantId: string; headerMessageId: string };
 
+  /**
+   * Whether any of `grantIds` has a tracked send: one short indexed read (the first row of the grant index). Most
+   * connected accounts have none, so a sync's messages are then neither scanned nor looked up.
+   */
+  async function anyTracked(grantIds: readonly string[]): Promise<boolean> {
+    const [any] = await db.orm.select({ id: tables.trackedMessages.id }).from(tables.trackedMessages).where(inArray(tables.trackedMessages.grantId, [...grantIds])).limit(1);
+    return any !== undefined;
+  }
+
   /** The tracked sends of `grantIds` with one of `named` as Message-ID (reply tracking on), in slices of the id list. */
-  async function trackedAmong(grantIds: readonly string[], named: readonly string[], many: boolean): Promise<TrackedRow[]> {
-    // Most connected accounts have no tracked send at all: for many messages, one short indexed read says so first,
-    // and the long list of ids is never sent.
-    const [any] = !many ? [true] : await db.orm.select({ id: tables.trackedMessages.id }).from(tables.trackedMessages).where(inArray(tables.trackedMessages.grantId, [...grantIds])).limit(1);
-    if (!any) return [];
+  async function trackedAmong(grantIds: readonly string[], named: readonly string[]): Promise<TrackedRow[]> {
     const rows: TrackedRow[] = [];
     for (let index = 0; index < named.length; index += 500) {
       rows.push(
@@ -215,11 +221,15 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
   }
 
   async function jobsForMany(messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[], at: number) {
+    // Many messages (a connected account's sync): whether the mailboxes have any tracked send is asked first, before
+    // any header is read. One message (mail received here) is scanned first: most names no earlier message, and
+    // then no query is made.
+    if (messages.length > 1 && !(await anyTracked([...new Set(messages.flatMap(({ grants }) => grants.map((grant) => grant.id)))]))) return messages.map(() => undefined);
     const headers = messages.map(({ raw, grants }) => (grants.length > 0 && namesEarlierMessages(raw) ? replyHeadersOf(raw) : undefined));
     const named = [...new Set(headers.flatMap((entry) => entry?.named ?? []))];
     if (named.length === 0) return messages.map(() => undefined);
     const grantIds = [...new Set(messages.flatMap(({ grants }, index) => (headers[index]?.named.length ? grants.map((grant) => grant.id) : [])))];
-    const found = await trackedAmong(grantIds, named, messages.length > 1);
+    const found = await trackedAmong(grantIds, named);
     return messages.map(({ grants }, index) => {
       const entry = headers[index];
       return entry && found.length > 0 ? jobsOf(entry, grants, found, at) : undefined;

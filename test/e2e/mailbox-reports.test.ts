@@ -247,6 +247,11 @@ describe('deliverability of connected accounts: tracking and reports in the acco
     expect(mayBeReport(ordinary)).toBe(false);
     expect(mayBeReport(dsn({ recipient: 'x@y.example', messageId: 'a@b' }))).toBe(true);
     expect(mayBeReport(Buffer.from('From: someone@example.org\r\nReturn-Path: <>\r\n\r\nx'))).toBe(true);
+    expect(mayBeReport(Buffer.from('Subject: x\r\nContent-Type:\r\n multipart/report; report-type=delivery-status\r\n\r\nx'))).toBe(true);
+    expect(mayBeReport(Buffer.from('Subject: Undelivered\r\nFrom: Mail Delivery System <MAILER-DAEMON@mx.example.org>\r\n\r\nx'))).toBe(true);
+    expect(mayBeReport(Buffer.from('Subject: x\r\nFrom: postmaster@example.org\r\n\r\nx'))).toBe(true);
+    // Only in the header section: a body line that looks like one does not count.
+    expect(mayBeReport(Buffer.from('Subject: x\r\nFrom: friend@example.org\r\n\r\nReturn-Path: <>\r\n'))).toBe(false);
     const row = await grantRow(alice);
     expect(service.core.mailboxReports.jobsFor(ordinary, [row])).toBeUndefined();
     expect(service.core.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [{ ...row, provider: 'nylas' }])).toBeUndefined();
