@@ -14,25 +14,37 @@
  *
  * The connect flow logs in to the SMTP server too: a private Postfix takes the login through Dovecot's auth service.
  *
+ * Then both sides again over a network link (BENCH_IMAP_LINK, default 100 Mbit/s with a 10 ms round trip): a loopback
+ * proxy (bench/link-proxy.ts, a process of its own) delays every byte by half the round trip and paces the server's
+ * bytes at the rate. That is a second figure beside the issue's, not instead of it: across a network, the link
+ * paces the FETCH, not Dovecot's page cache.
+ *
  * Needs root and Debian's `dovecot-imapd` and `postfix` (test/helpers/dovecot.ts, postfix.ts); says so and gives no
  * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
- * (the bare FETCH alone).
+ * (the bare FETCH alone), BENCH_IMAP_LINK (`<megabits a second>,<round trip ms>`, or `off`).
  */
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
 import { requireEveryRole, startService } from '../server/main.js';
 import { loadConfig } from '../src/index.js';
 import { tables } from '../storage/index.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../test/helpers/dovecot.js';
 import { postfixMissing, startPostfix } from '../test/helpers/postfix.js';
+import { startBenchServer } from './load-tools.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MESSAGES = Number(process.env.BENCH_IMAP_MESSAGES ?? 10_000);
 /** Only the bare FETCH (while developing the sync). */
 const BARE_ONLY = process.env.BENCH_IMAP_BARE_ONLY === '1';
+/**
+ * The network link of the second comparison (BENCH_IMAP_LINK: `<megabits a second>,<round trip ms>`, or `off`):
+ * both sides again, through bench/link-proxy.ts.
+ */
+const LINK = process.env.BENCH_IMAP_LINK ?? '100,10';
 /** Fail when `POST /v3/connect/custom` is missing instead of making the grant in the database (BENCH_IMAP_CONNECT=1). */
 const USER = 'bench@imap.bench';
 const PASSWORD = 'bench-password-1';
@@ -161,8 +173,8 @@ interface Run {
 }
 
 /** Bare imapflow: SELECT INBOX and FETCH UID, flags, INTERNALDATE and source of every message; messages a second. */
-async function bareFetch(): Promise<Run> {
-  const client = new ImapFlow({ host: '127.0.0.1', port: IMAP_PORT, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+async function bareFetch(port = IMAP_PORT): Promise<Run> {
+  const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
   await client.connect();
   const lock = await client.getMailboxLock('INBOX');
   const started = performance.now();
@@ -191,7 +203,7 @@ async function bareFetch(): Promise<Run> {
 }
 
 /** Our initial sync: a new service and database, the grant made, timed until its initial sync completes; messages a second. */
-async function ourSync(): Promise<Run> {
+async function ourSync(imapPort = IMAP_PORT): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-imap-'));
   const service = requireEveryRole(
     await startService(
@@ -209,7 +221,7 @@ async function ourSync(): Promise<Run> {
     const created = await fetch(`${service.url}/v3/connect/custom`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ provider: 'imap', settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: IMAP_PORT, smtp_host: '127.0.0.1', smtp_port: SMTP_PORT } }),
+      body: JSON.stringify({ provider: 'imap', settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: imapPort, smtp_host: '127.0.0.1', smtp_port: SMTP_PORT } }),
     });
     if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
     const grantId = ((await created.json()) as { data: { id: string } }).data.id;
@@ -252,6 +264,33 @@ function projection(bareRuns: Run[], ourRuns: Run[]): Record<string, string> {
   };
 }
 
+/**
+ * Both sides again through a loopback proxy that behaves like a network link ({@link LINK}): what a connected account
+ * across a network sees, where the link rather than Dovecot's page cache paces the FETCH.
+ */
+async function overLink(): Promise<Record<string, string>> {
+  if (LINK === 'off') return {};
+  const [megabits, roundTrip] = LINK.split(',');
+  const proxy = await startBenchServer<{ url: string; port: number }>(fileURLToPath(new URL('./link-proxy.ts', import.meta.url)), String(IMAP_PORT), LINK);
+  try {
+    const bareRuns: Run[] = [];
+    const ourRuns: Run[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      bareRuns.push(await bareFetch(proxy.port));
+      ourRuns.push(await ourSync(proxy.port));
+    }
+    const bare = bareRuns.map((run) => run.rate);
+    const ours = ourRuns.map((run) => run.rate);
+    const label = `over a ${megabits} Mbit/s link, ${roundTrip} ms round trip`;
+    return {
+      [`${label}: bare FETCH / our sync (msg/s, median)`]: `${Math.round(median(bare)).toLocaleString('en-US')} / ${Math.round(median(ours)).toLocaleString('en-US')}`,
+      [`${label}: ours / bare`]: `${Math.round((median(ours) / median(bare)) * 100)}% (rounds ${ours.map((value, index) => `${Math.round(value)}/${Math.round(bare[index]!)}`).join(', ')})`,
+    };
+  } finally {
+    await proxy.stop();
+  }
+}
+
 export async function run(): Promise<Record<string, number | string>> {
   const missing = dovecotMissing() ?? postfixMissing();
   if (missing) return { skipped: missing };
@@ -291,6 +330,7 @@ export async function run(): Promise<Record<string, number | string>> {
       // number of cores of this speed; the cores it needs for the goal are its CPU and Dovecot's at half the bare rate.
       ...projection(bareRuns, ourRuns),
       cores: availableParallelism(),
+      ...(await overLink()),
     };
   } finally {
     postfix.stop();
