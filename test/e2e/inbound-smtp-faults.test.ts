@@ -125,8 +125,9 @@ describe('SMTP listener: bad input and faults', () => {
       const { client, reply, peak } = await oversizeData(listener.port, 80 * MB);
       client.end();
       expect(reply.code).toBe(552);
-      // Holding the data would be 80 MB or more.
-      expect(peak).toBeLessThan(10 * MB);
+      // Holding the data would be 80 MB or more. Held: 0-4 MB here, 8 MB once on a loaded machine (this process is the
+      // client too, and its writes in flight count).
+      expect(peak).toBeLessThan(20 * MB);
       expect(await storedCounts(service.core.deps.db)).toEqual(before);
     } finally {
       await listener.close();
