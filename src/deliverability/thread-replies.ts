@@ -178,6 +178,7 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
    * connected accounts have none, so a sync's messages are then neither scanned nor looked up.
    */
   async function anyTracked(grantIds: readonly string[]): Promise<boolean> {
+    if (grantIds.length === 0) return false;
     const [any] = await db.orm.select({ id: tables.trackedMessages.id }).from(tables.trackedMessages).where(inArray(tables.trackedMessages.grantId, [...grantIds])).limit(1);
     return any !== undefined;
   }
