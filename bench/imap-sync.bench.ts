@@ -172,16 +172,34 @@ interface Run {
   threads: { name: string; ms: number }[];
 }
 
-/** Bare imapflow: SELECT INBOX and FETCH UID, flags, INTERNALDATE and source of every message; messages a second. */
-async function bareFetch(port = IMAP_PORT): Promise<Run> {
-  const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
-  await client.connect();
-  const lock = await client.getMailboxLock('INBOX');
+/** Starts measuring a run; `stop(messages)` gives it, from the start to now. */
+function measure(): { stop(messages: number): Run } {
   const started = performance.now();
   const cpu = process.cpuUsage();
   const threads = threadTicks();
   const server = imapServerTicks();
   const delay = watchLoopDelay();
+  return {
+    stop(messages) {
+      const seconds = (performance.now() - started) / 1000;
+      const used = process.cpuUsage(cpu);
+      return {
+        rate: messages / seconds,
+        cpuMs: (used.user + used.system) / 1000 / messages,
+        serverMs: ((imapServerTicks() - server) * 10) / messages,
+        threads: perThread(threads, threadTicks(), messages),
+        loopDelay: delay.stop(),
+      };
+    },
+  };
+}
+
+/** Bare imapflow: SELECT INBOX and FETCH UID, flags, INTERNALDATE and source of every message; messages a second. */
+async function bareFetch(port = IMAP_PORT): Promise<Run> {
+  const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  await client.connect();
+  const lock = await client.getMailboxLock('INBOX');
+  const measured = measure();
   let count = 0;
   let bytes = 0;
   try {
@@ -192,14 +210,10 @@ async function bareFetch(port = IMAP_PORT): Promise<Run> {
   } finally {
     lock.release();
   }
-  const seconds = (performance.now() - started) / 1000;
-  const used = process.cpuUsage(cpu);
-  const byThread = perThread(threads, threadTicks(), count);
-  const serverMs = ((imapServerTicks() - server) * 10) / count;
-  const loopDelay = delay.stop();
+  const run = measured.stop(count);
   await client.logout();
   if (count !== MESSAGES || bytes === 0) throw new Error(`bare FETCH read ${count} messages, expected ${MESSAGES}`);
-  return { rate: count / seconds, cpuMs: (used.user + used.system) / 1000 / count, serverMs, threads: byThread, loopDelay };
+  return run;
 }
 
 /** Our initial sync: a new service and database, the grant made, timed until its initial sync completes; messages a second. */
@@ -213,11 +227,7 @@ async function ourSync(imapPort = IMAP_PORT): Promise<Run> {
   );
   try {
     const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-    const started = performance.now();
-    const cpu = process.cpuUsage();
-    const threads = threadTicks();
-    const server = imapServerTicks();
-    const delay = watchLoopDelay();
+    const measured = measure();
     const created = await fetch(`${service.url}/v3/connect/custom`, {
       method: 'POST',
       headers,
@@ -226,21 +236,34 @@ async function ourSync(imapPort = IMAP_PORT): Promise<Run> {
     if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
     const grantId = ((await created.json()) as { data: { id: string } }).data.id;
     await service.core.imap.waitForInitialSync(grantId);
-    const seconds = (performance.now() - started) / 1000;
-    const used = process.cpuUsage(cpu);
-    const byThread = perThread(threads, threadTicks(), MESSAGES);
-    const serverMs = ((imapServerTicks() - server) * 10) / MESSAGES;
-    const loopDelay = delay.stop();
+    const run = measured.stop(MESSAGES);
     const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
     if (!listed.ok) throw new Error(`listing failed: ${listed.status}`);
     const stored = await service.core.deps.db.orm.$count(tables.messages);
     if (stored !== MESSAGES) throw new Error(`the sync stored ${stored} messages, expected ${MESSAGES}`);
-    return { rate: MESSAGES / seconds, cpuMs: (used.user + used.system) / 1000 / MESSAGES, serverMs, threads: byThread, loopDelay };
+    return run;
   } finally {
     await service.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** ROUNDS alternating rounds of the bare FETCH and (unless BARE_ONLY) our sync, through `port`. */
+async function rounds(port = IMAP_PORT): Promise<{ bareRuns: Run[]; ourRuns: Run[] }> {
+  const bareRuns: Run[] = [];
+  const ourRuns: Run[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    bareRuns.push(await bareFetch(port));
+    if (!BARE_ONLY) ourRuns.push(await ourSync(port));
+  }
+  return { bareRuns, ourRuns };
+}
+
+/** Each round's rates, ours/bare. */
+const roundsOf = (bareRuns: Run[], ourRuns: Run[]) => ourRuns.map((run, index) => `${Math.round(run.rate)}/${Math.round(bareRuns[index]!.rate)}`).join(', ');
+
+/** The CPU a message of each thread of a run. */
+const threadsOf = (run: Run | undefined) => run?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a';
 
 /** The medians of the rounds' event loop delays, p99 and max. */
 const delayOf = (runs: Run[]) => `${median(runs.map((run) => run.loopDelay.p99)).toFixed(0)} and ${median(runs.map((run) => run.loopDelay.max)).toFixed(0)}`;
@@ -273,18 +296,13 @@ async function overLink(): Promise<Record<string, string>> {
   const [megabits, roundTrip] = LINK.split(',');
   const proxy = await startBenchServer<{ url: string; port: number }>(fileURLToPath(new URL('./link-proxy.ts', import.meta.url)), String(IMAP_PORT), LINK);
   try {
-    const bareRuns: Run[] = [];
-    const ourRuns: Run[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      bareRuns.push(await bareFetch(proxy.port));
-      ourRuns.push(await ourSync(proxy.port));
-    }
+    const { bareRuns, ourRuns } = await rounds(proxy.port);
     const bare = bareRuns.map((run) => run.rate);
     const ours = ourRuns.map((run) => run.rate);
     const label = `over a ${megabits} Mbit/s link, ${roundTrip} ms round trip`;
     return {
       [`${label}: bare FETCH / our sync (msg/s, median)`]: `${Math.round(median(bare)).toLocaleString('en-US')} / ${Math.round(median(ours)).toLocaleString('en-US')}`,
-      [`${label}: ours / bare`]: `${Math.round((median(ours) / median(bare)) * 100)}% (rounds ${ours.map((value, index) => `${Math.round(value)}/${Math.round(bare[index]!)}`).join(', ')})`,
+      [`${label}: ours / bare`]: `${Math.round((median(ours) / median(bare)) * 100)}% (rounds ${roundsOf(bareRuns, ourRuns)})`,
     };
   } finally {
     await proxy.stop();
@@ -300,12 +318,7 @@ export async function run(): Promise<Record<string, number | string>> {
     writeMaildir(dovecot);
     // Dovecot indexes the new files on the first SELECT: once, before any timing.
     await bareFetch();
-    const bareRuns: Run[] = [];
-    const ourRuns: Run[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      bareRuns.push(await bareFetch());
-      if (!BARE_ONLY) ourRuns.push(await ourSync());
-    }
+    const { bareRuns, ourRuns } = await rounds();
     const bare = bareRuns.map((run) => run.rate);
     const ours = ourRuns.map((run) => run.rate);
     if (BARE_ONLY) return { messages: MESSAGES, 'bare imapflow FETCH (msg/s, median)': Math.round(median(bare)) };
@@ -315,7 +328,7 @@ export async function run(): Promise<Record<string, number | string>> {
       'bare imapflow FETCH (msg/s, median)': Math.round(median(bare)),
       'our initial sync (msg/s, median)': Math.round(median(ours)),
       'ours / bare (goal >= 50%)': `${Math.round(ratio * 100)}%`,
-      rounds: `${ours.map((value, index) => `${Math.round(value)}/${Math.round(bare[index]!)}`).join(', ')}`,
+      rounds: roundsOf(bareRuns, ourRuns),
       // CPU of this process (every thread of it; Dovecot's is its own), per message: what the machine's cores share.
       'bare FETCH CPU (ms/msg, median)': median(bareRuns.map((run) => run.cpuMs)).toFixed(3),
       'our sync CPU (ms/msg, median)': median(ourRuns.map((run) => run.cpuMs)).toFixed(3),
@@ -323,8 +336,8 @@ export async function run(): Promise<Record<string, number | string>> {
       "Dovecot's imap CPU, bare / ours (ms/msg, median)": `${median(bareRuns.map((run) => run.serverMs)).toFixed(3)} / ${median(ourRuns.map((run) => run.serverMs)).toFixed(3)}`,
       // Which thread is which: the event loop; then, by start, V8's helpers, the mail writer, the checkpoint thread,
       // the prepare thread, the parser pool (thread ids; Linux only).
-      'bare FETCH CPU per thread, last round (ms/msg)': bareRuns.at(-1)?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a',
-      'our sync CPU per thread, last round (ms/msg)': ourRuns.at(-1)?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a',
+      'bare FETCH CPU per thread, last round (ms/msg)': threadsOf(bareRuns.at(-1)),
+      'our sync CPU per thread, last round (ms/msg)': threadsOf(ourRuns.at(-1)),
       // With cores enough for every thread, each runs on its own: each side is bound by its busiest thread (the bare
       // FETCH by its event loop, which runs imapflow). The ratio of the two bounds is the most ours can reach on any
       // number of cores of this speed; the cores it needs for the goal are its CPU and Dovecot's at half the bare rate.
