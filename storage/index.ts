@@ -13,7 +13,7 @@ export type { StoredAddress, StoredMessageVerdict } from './schema/mail.js';
 export type { StoredPolicyLimits, StoredSpamDetection, StoredPolicyOptions, StoredRuleCondition, StoredRuleAction, StoredEvaluationInput, StoredAppliedActions } from './schema/admin.js';
 export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit.js';
 export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
-export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptions, type MailRawJob, type MailRawOutcome, type MailPrepare, type MailWriteItem, type MailWriteCopy, type MailWriteBlob, type MailWriteResult, type DailyUsageIncrement } from './mail-writer.js';
+export { createMailWriter, MailWriteError, type MailWriter, type MailWriterOptions, type MailRawJob, type MailRawOutcome, type MailRawGroup, type MailRawGroupOutcome, type MailPrepare, type MailWriteItem, type MailWriteCopy, type MailWriteBlob, type MailWriteResult, type DailyUsageIncrement } from './mail-writer.js';
 export { addDailyUsage, dailyUsageOf, storedBytesOf } from './repositories/usage-repository.js';
 export { foldIntoThread, mergeParticipants, newThread, union, MAX_THREAD_PARTICIPANTS, SENT_FOLDER, DRAFTS_FOLDER, dateKindOf } from './repositories/thread-aggregates.js';
 export { createDatabaseProbe, countJobsByState, type DatabaseProbe, type ProbeResult } from './repositories/status-repository.js';

@@ -14,18 +14,16 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { MailPrepare, MailWriteItem } from './mail-writer.js';
 
-/** A raw message as the main thread sends it (`Entry` of kind raw in mail-writer.ts, with its id). */
-interface RawEntry {
-  id: number;
-  kind: 'raw';
-  raw: Uint8Array;
-  meta: unknown;
-  durable?: false;
-}
+/**
+ * A raw message as the main thread sends it (`Entry` of kind raw in mail-writer.ts, with its id), or a group of them
+ * (kind raws: views of one buffer), whose messages are answered with the group's id and their index (`sub`).
+ */
+type RawEntry = { id: number; durable?: false } & ({ kind: 'raw'; raw: Uint8Array; meta: unknown } | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] });
 
 /** A prepared message as the writer thread receives it. */
 interface PreparedEntry {
   id: number;
+  sub?: number;
   kind: 'item';
   item: MailWriteItem;
   summary?: unknown;
@@ -52,21 +50,30 @@ const HAND_OVER = 16;
 parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }) => {
   if (message.port) writer = message.port;
   if (!message.entries) return;
-  const declined: { id: number; ok: false; declined: true }[] = [];
+  const declined: { id: number; sub?: number; ok: false; declined: true }[] = [];
   let ready: PreparedEntry[] = [];
-  // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts): moving it is safe.
-  for (const entry of message.entries) {
+  /** Prepares one message; false when declined. */
+  const one = (raw: Uint8Array, meta: unknown, id: number, sub: number | undefined, durable: false | undefined): boolean => {
     let prepared: ReturnType<MailPrepare>;
     try {
-      prepared = prepare(entry.raw, entry.meta);
+      prepared = prepare(raw, meta);
     } catch {
       prepared = undefined;
     }
+    const at = sub === undefined ? {} : { sub };
     if (!prepared) {
-      declined.push({ id: entry.id, ok: false, declined: true });
-      continue;
+      declined.push({ id, ...at, ok: false, declined: true });
+      return false;
     }
-    ready.push({ id: entry.id, kind: 'item', item: prepared.item, ...(prepared.summary !== undefined ? { summary: prepared.summary } : {}), ...(entry.durable === false ? { durable: false as const } : {}) });
+    ready.push({ id, ...at, kind: 'item', item: prepared.item, ...(prepared.summary !== undefined ? { summary: prepared.summary } : {}), ...(durable === false ? { durable: false as const } : {}) });
+    return true;
+  };
+  // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts): moving it is
+  // safe. A group's messages share one buffer: they are handed over together, in one message with it.
+  for (const entry of message.entries) {
+    if (entry.kind === 'raws') {
+      entry.raws.forEach((raw, sub) => one(raw, entry.metas[sub], entry.id, sub, false));
+    } else one(entry.raw, entry.meta, entry.id, undefined, entry.durable);
     if (ready.length >= HAND_OVER) {
       hand(ready);
       ready = [];

@@ -38,8 +38,8 @@ interface WriterData {
   chunkBytes: number;
   tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations' | 'imapMessages', TableInfo>;
 }
-/** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id. */
-type Entry = { id: number; durable?: false } & ({ kind: 'item'; item: MailWriteItem; summary?: unknown } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
+/** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id (and index in its group, `sub`). */
+type Entry = { id: number; sub?: number; durable?: false } & ({ kind: 'item'; item: MailWriteItem; summary?: unknown } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
 /** What the thread answers for one entry (`EntryResult` in mail-writer.ts). */
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
 type ThreadRow = typeof threads.$inferSelect;
@@ -309,21 +309,22 @@ function drain() {
     size++;
   }
   const batch = queue.splice(0, size);
-  let results: (EntryResult & { id: number })[];
+  let results: (EntryResult & { id: number; sub?: number })[];
   try {
     const prepared = batch.map((entry) => itemOf(entry));
     const items = prepared.flatMap((entry) => (entry ? [entry.item] : []));
     setSynchronous(batch.some((entry) => entry.durable !== false));
     const stored = items.length > 0 ? storeBatch(items) : [];
     let next = 0;
-    results = prepared.map((entry, index): EntryResult & { id: number } => {
-      const id = batch[index]!.id;
-      if (!entry) return { id, ok: false, declined: true };
+    results = prepared.map((entry, index): EntryResult & { id: number; sub?: number } => {
+      const { id, sub } = batch[index]!;
+      const at = sub === undefined ? { id } : { id, sub };
+      if (!entry) return { ...at, ok: false, declined: true };
       const result = stored[next++]!;
-      return { id, ...result, ...(result.ok && entry.summary !== undefined ? { summary: entry.summary } : {}) };
+      return { ...at, ...result, ...(result.ok && entry.summary !== undefined ? { summary: entry.summary } : {}) };
     });
   } catch (error) {
-    results = batch.map((entry) => ({ id: entry.id, ok: false, error: `storing the batch failed: ${describe(error)}` }));
+    results = batch.map((entry) => ({ id: entry.id, ...(entry.sub === undefined ? {} : { sub: entry.sub }), ok: false, error: `storing the batch failed: ${describe(error)}` }));
   }
   parentPort?.postMessage({ results });
   // Yield before the next batch, so writes sent meanwhile are received and join it.

@@ -113,6 +113,20 @@ export interface MailRawJob {
   durable?: boolean | undefined;
 }
 
+/**
+ * Raw messages of a bulk load (a connected account's initial sync) handed over together: one hand-off, and one
+ * buffer between threads, for all of them. Each is prepared and stored on its own, as a {@link MailRawJob} that need
+ * not be durable (see {@link MailWriteOptions.durable}).
+ */
+export interface MailRawGroup {
+  /** The messages' bytes (copied once, together, to the thread: the caller keeps them). */
+  raws: Uint8Array[];
+  /** Each message's `meta` (see {@link MailRawJob.meta}). */
+  metas: unknown[];
+  /** Each message's ids (see {@link MailRawJob.messageIds}). */
+  messageIds: string[][];
+}
+
 /** Options of one write. */
 export interface MailWriteOptions {
   /**
@@ -127,6 +141,9 @@ export interface MailWriteOptions {
 
 /** What became of a {@link MailRawJob}: stored, or left for the caller because the prepare module declined it. */
 export type MailRawOutcome = { prepared: true; results: MailWriteResult[]; summary: unknown } | { prepared: false };
+
+/** What became of one message of a {@link MailRawGroup}: as a {@link MailRawOutcome}, or failed to store. */
+export type MailRawGroupOutcome = MailRawOutcome | { prepared: true; failed: MailWriteError };
 
 /**
  * The contract of a prepare module: `prepare(raw, meta)` returns the item to store and a summary handed back to the
@@ -168,6 +185,11 @@ export interface MailWriter {
    * resolves `{ prepared: false }` (nothing stored) when the prepare module declines it.
    */
   writeRaw(job: MailRawJob): Promise<MailRawOutcome>;
+  /**
+   * {@link writeRaw} of a bulk load's messages, together: one outcome per message, in order, once each is stored
+   * (without waiting for the log to reach the disk), declined, or failed (`{ failed }`: the others are not held back).
+   */
+  writeRawGroup(group: MailRawGroup): Promise<MailRawGroupOutcome[]>;
   /** Whether the writer was made with a prepare module (so {@link writeRaw} can store anything). */
   readonly prepares: boolean;
   /**
@@ -209,19 +231,24 @@ function describeTable(table: Table) {
 const WORKER_MODULE = workerModule(import.meta.url, 'mail-writer-worker');
 const PREPARE_MODULE = workerModule(import.meta.url, 'mail-prepare-worker');
 
-/** One entry of a batch as the thread receives it. */
-type Entry = ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown }) & { durable?: false };
+/**
+ * One entry of a batch as the thread receives it. A group (`raws`: a {@link MailRawGroup}, never durable) goes to
+ * the prepare thread, which hands its messages on one by one, each answered with the group's id and its index (`sub`).
+ */
+type Entry = ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown } | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] }) & { durable?: false };
 
 interface Pending {
   entry: Entry;
-  /** Ids of the entry's messages, for {@link inDoubt}. */
-  messageIds: string[];
-  resolve(outcome: MailRawOutcome): void;
+  /** Ids of the entry's messages, for {@link inDoubt}: those of each message of a group. */
+  messageIds: string[][];
+  /** A group's outcomes as they come, and how many are still to come. */
+  group?: { results: (EntryResult | undefined)[]; left: number };
+  resolve(outcome: MailRawOutcome | MailRawGroupOutcome[]): void;
   reject(error: Error): void;
 }
 
 type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
-type Reply = { results: (EntryResult & { id: number })[] } | { ready: true };
+type Reply = { results: (EntryResult & { id: number; sub?: number })[] } | { ready: true };
 
 /** A failed write of the mail writer (storing may be retried later). */
 export class MailWriteError extends Error {
@@ -267,10 +294,21 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
   let closed = false;
   let idle: (() => void) | undefined;
 
+  const failure = (result: EntryResult | undefined) => new MailWriteError(`storing the message failed: ${result && !result.ok ? result.error : 'no result'}`);
   function settle(entry: Pending, result: EntryResult | undefined) {
     if (result?.ok) entry.resolve({ prepared: true, results: result.stored, summary: result.summary });
     else if (result?.declined) entry.resolve({ prepared: false });
-    else entry.reject(new MailWriteError(`storing the message failed: ${result ? result.error : 'no result'}`));
+    else entry.reject(failure(result));
+  }
+  /** Settles a group once each of its messages has a result (those missing: failed). */
+  function settleGroup(entry: Pending, results: (EntryResult | undefined)[]) {
+    entry.resolve(
+      results.map((result): MailRawGroupOutcome => {
+        if (result?.ok) return { prepared: true, results: result.stored, summary: result.summary };
+        if (result?.declined) return { prepared: false };
+        return { prepared: true, failed: failure(result) };
+      }),
+    );
   }
 
   function armWatchdog(thread: Worker) {
@@ -309,8 +347,18 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     }
     for (const result of reply.results) {
       const entry = outstanding.get(result.id);
+      if (!entry) continue;
+      const { group } = entry;
+      if (group && result.sub !== undefined) {
+        if (group.results[result.sub] !== undefined) continue;
+        group.results[result.sub] = result;
+        if (--group.left > 0) continue;
+        outstanding.delete(result.id);
+        settleGroup(entry, group.results);
+        continue;
+      }
       outstanding.delete(result.id);
-      if (entry) settle(entry, result);
+      settle(entry, result);
     }
     armWatchdog(thread);
     pump();
@@ -367,7 +415,12 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       session = undefined;
       void inDoubt(doubtful, `${reason} (exit code ${code})`)
         .then(
-          (results) => doubtful.forEach((entry, index) => settle(entry, results[index])),
+          (results) =>
+            doubtful.forEach((entry, index) => {
+              const found = results[index]!;
+              if (entry.group) settleGroup(entry, entry.group.results.map((known, sub) => known ?? found[sub]));
+              else settle(entry, found[0]);
+            }),
           (error: unknown) => doubtful.forEach((entry) => entry.reject(new MailWriteError(`the mail writer thread stopped, and what it stored is unknown: ${String(error)}`))),
         )
         .finally(() => {
@@ -383,8 +436,8 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
    * The outcomes of writes whose thread ended before it answered: their COMMIT may or may not have happened, so the
    * database says which messages are stored (a batch commits whole; a message of it that failed alone is absent).
    */
-  async function inDoubt(entries: Pending[], why: string): Promise<EntryResult[]> {
-    const ids = entries.flatMap((entry) => entry.messageIds);
+  async function inDoubt(entries: Pending[], why: string): Promise<EntryResult[][]> {
+    const ids = entries.flatMap((entry) => entry.messageIds.flat());
     const found = new Map<string, MailWriteResult>();
     for (let index = 0; index < ids.length; index += 500) {
       const rows = await db.orm
@@ -393,11 +446,13 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
         .where(inArray(messages.id, ids.slice(index, index + 500)));
       for (const row of rows) found.set(row.messageId, row);
     }
-    return entries.map((entry): EntryResult => {
-      const stored = entry.messageIds.map((id) => found.get(id));
-      // A raw entry found stored has lost its summary with the thread: the caller goes without it.
-      return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored as MailWriteResult[] } : { ok: false, error: `the mail writer thread stopped: ${why}` };
-    });
+    return entries.map((entry) =>
+      entry.messageIds.map((messageIds): EntryResult => {
+        const stored = messageIds.map((id) => found.get(id));
+        // A raw entry found stored has lost its summary with the thread: the caller goes without it.
+        return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored as MailWriteResult[] } : { ok: false, error: `the mail writer thread stopped: ${why}` };
+      }),
+    );
   }
 
   /** Takes the process's write lock for a session of the thread's work (behind the writes already waiting for it). */
@@ -426,8 +481,10 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     // the rest to the writer. Raw bytes go over without a copy (each is a copy of its own, see writeRaw).
     const bulk: (typeof message)[number][] = [];
     const rest: (typeof message)[number][] = [];
-    for (const entry of message) (options.prepareModule && entry.kind === 'raw' && entry.durable === false ? bulk : rest).push(entry);
-    const buffers = (part: typeof message) => part.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : []));
+    for (const entry of message) (options.prepareModule && (entry.kind === 'raws' || (entry.kind === 'raw' && entry.durable === false)) ? bulk : rest).push(entry);
+    const buffers = (part: typeof message) => [
+      ...new Set(part.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : entry.kind === 'raws' ? entry.raws.map((raw) => raw.buffer as ArrayBuffer) : []))),
+    ];
     /** Sends one part; what cannot be sent to a thread was not written, and fails alone (the other part goes on). */
     const send = (part: typeof message, to: () => Worker) => {
       if (part.length === 0) return;
@@ -437,7 +494,9 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
         for (const { id } of part) {
           const entry = outstanding.get(id);
           outstanding.delete(id);
-          entry?.reject(new MailWriteError(`storing the batch failed: ${error instanceof Error ? error.message : String(error)}`));
+          const why = new MailWriteError(`storing the batch failed: ${error instanceof Error ? error.message : String(error)}`);
+          if (entry?.group) settleGroup(entry, entry.group.results.map((known) => known ?? { ok: false, error: why.message }));
+          else entry?.reject(why);
         }
       }
     };
@@ -475,10 +534,11 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
 
   /** Set while a {@link pump} is due at the end of this tick. */
   let pumpDue = false;
-  function enqueue(entry: Entry, messageIds: string[]): Promise<MailRawOutcome> {
-    return new Promise<MailRawOutcome>((resolve, reject) => {
+  function enqueue<T extends MailRawOutcome | MailRawGroupOutcome[]>(entry: Entry, messageIds: string[][]): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       if (closed) return reject(new MailWriteError('the mail writer is closed'));
-      pending.push({ entry, messageIds, resolve, reject });
+      const group = entry.kind === 'raws' ? { results: new Array<EntryResult | undefined>(entry.raws.length).fill(undefined), left: entry.raws.length } : undefined;
+      pending.push({ entry, messageIds, ...(group ? { group } : {}), resolve: resolve as (outcome: MailRawOutcome | MailRawGroupOutcome[]) => void, reject });
       // Writes queued in the same tick (a sync hands over many messages at once) reach the thread in one message.
       if (pumpDue) return;
       pumpDue = true;
@@ -491,9 +551,9 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
 
   return {
     async write(item, writeOptions) {
-      const outcome = await enqueue(
+      const outcome = await enqueue<MailRawOutcome>(
         { kind: 'item', item, ...(writeOptions?.durable === false ? { durable: false as const } : {}) },
-        item.copies.map((copy) => copy.message.id),
+        [item.copies.map((copy) => copy.message.id)],
       );
       if (!outcome.prepared) throw new MailWriteError('the mail writer declined a prepared message');
       return outcome.results;
@@ -508,7 +568,20 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     writeRaw(job) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
       // A copy in its own buffer, handed over without another: the caller keeps its bytes.
-      return enqueue({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta, ...(job.durable === false ? { durable: false as const } : {}) }, job.messageIds);
+      return enqueue<MailRawOutcome>({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta, ...(job.durable === false ? { durable: false as const } : {}) }, [job.messageIds]);
+    },
+    writeRawGroup(group) {
+      if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
+      if (group.raws.length === 0) return Promise.resolve([]);
+      // One buffer for all: one allocation and one move between threads, the caller keeping its bytes.
+      const bytes = new Uint8Array(group.raws.reduce((sum, raw) => sum + raw.byteLength, 0));
+      let offset = 0;
+      const raws = group.raws.map((raw) => {
+        bytes.set(raw, offset);
+        offset += raw.byteLength;
+        return bytes.subarray(offset - raw.byteLength, offset);
+      });
+      return enqueue<MailRawGroupOutcome[]>({ kind: 'raws', raws, metas: group.metas, durable: false }, group.messageIds);
     },
     async terminate() {
       await worker?.terminate();

@@ -280,19 +280,28 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
    * only: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
    */
   async function storeRaw(raw: Buffer, copies: CopyShell[], extras: StoreExtras): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
-    if (!db.file || raw.length > WRITER_PARSE_MAX_BYTES || !mailWriter().prepares) return undefined;
+    if (!fastPath(raw)) return undefined;
+    const { meta, messageIds, jobs } = rawMeta(copies, extras);
+    const outcome = await mailWriter().writeRaw({ raw, meta, messageIds, durable: extras.durable });
+    if (!outcome.prepared) return undefined;
+    announceRecordedEvents();
+    if (jobs > 0) options.jobs?.announce();
+    const summary = outcome.summary as { from?: ParsedMessage['from'] } | undefined;
+    return { deliveries: deliveriesOf(copies, outcome.results), from: summary?.from ?? [] };
+  }
+
+  /** Whether the writer thread may prepare the message itself (see {@link storeRaw}). */
+  const fastPath = (raw: Buffer) => db.file !== undefined && raw.length <= WRITER_PARSE_MAX_BYTES && mailWriter().prepares;
+
+  /** What the writer thread's prepare module (./ingest-prepare.ts) needs besides the bytes, with the ids of the copies' messages. */
+  function rawMeta(copies: CopyShell[], extras: StoreExtras): { meta: unknown; messageIds: string[]; jobs: number } {
     // The ids in the order the rows ask for them (mail-rows.ts writeItemOf): message, thread, event, per copy.
     const ids = copies.flatMap(() => [newId(), newId(), newId()]);
     const messageIds = ids.filter((_, index) => index % 3 === 0);
     const evaluations = extras.rows(messageIds);
     const jobs = extras.jobs(copies.map((copy, index) => ({ grantId: copy.grantId, messageId: messageIds[index]! }))).map((job) => jobRowOf({ clock, newId }, job));
     const imapLinks = extras.links?.(messageIds) ?? [];
-    const outcome = await mailWriter().writeRaw({ raw, meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks }, messageIds, durable: extras.durable });
-    if (!outcome.prepared) return undefined;
-    announceRecordedEvents();
-    if (jobs.length > 0) options.jobs?.announce();
-    const summary = outcome.summary as { from?: ParsedMessage['from'] } | undefined;
-    return { deliveries: deliveriesOf(copies, outcome.results), from: summary?.from ?? [] };
+    return { meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks }, messageIds, jobs: jobs.length };
   }
 
   /** Stores the copies a plan keeps: on the writer thread's fast path when the message is simple, else parsed on the pool. */
@@ -392,10 +401,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     // bounces and complaints come back this way too. Both decide from the header section, mostly without a query.
     const grants = messages.map((message) => ({ id: message.grantId, ...message.grant }));
     const replyJobs = options.replies ? await options.replies.jobsForMany(messages.map((message, index) => ({ raw: message.raw, grants: [grants[index]!] })), at) : [];
-    // Handed over in one go: none of these awaits before its message is queued for the writer thread.
-    return Promise.allSettled(
-      messages.map(async (message, index) => {
-        const copies: CopyShell[] = [
+    const prepared = messages.map((message, index) => {
+      const copies: CopyShell[] = [
           {
             applicationId: message.applicationId,
             grantId: message.grantId,
@@ -406,20 +413,53 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
             envelopeFrom: null,
             envelopeTo: null,
             parseError: null,
-            ...(message.history ? { history: true } : {}),
-          },
-        ];
-        const replies = replyJobs[index];
-        const reports = options.mailboxReports?.jobsFor(message.raw, [grants[index]!]);
-        const jobs = (stored: readonly StoredCopy[]) => [...(replies?.(stored) ?? []), ...(reports?.(stored) ?? [])];
-        const extras: StoreExtras = { durable: message.durable, rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
-        const simple = await storeRaw(message.raw, copies, extras);
-        if (simple) return simple.deliveries[0]!;
-        parsing++;
-        const parsed = await parser.parse(message.raw).finally(() => parsing--);
-        const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
-        const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw: message.raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
-        return delivery!;
+          ...(message.history ? { history: true } : {}),
+        },
+      ];
+      const replies = replyJobs[index];
+      const reports = options.mailboxReports?.jobsFor(message.raw, [grants[index]!]);
+      const jobs = (stored: readonly StoredCopy[]) => [...(replies?.(stored) ?? []), ...(reports?.(stored) ?? [])];
+      const extras: StoreExtras = { durable: message.durable, rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
+      return { message, copies, extras };
+    });
+    /** Parsed on the parser pool and stored (a message the writer thread does not prepare). */
+    const parseAndStore = async ({ message, copies, extras }: (typeof prepared)[number]): Promise<InboundDelivery> => {
+      parsing++;
+      const parsed = await parser.parse(message.raw).finally(() => parsing--);
+      const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
+      const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw: message.raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
+      return delivery!;
+    };
+    // A bulk load (the initial sync: nothing waits for the log to reach the disk) goes to the writer's prepare thread
+    // in one hand-off, the messages it may prepare together; the rest, and what it declines, as one by one.
+    const bulk = messages.length > 1 && messages.every((message) => message.durable === false) && messages.some((message) => fastPath(message.raw));
+    if (!bulk) {
+      // Handed over in one go: none of these awaits before its message is queued for the writer thread.
+      return Promise.allSettled(
+        prepared.map(async (entry) => {
+          const simple = await storeRaw(entry.message.raw, entry.copies, entry.extras);
+          return simple ? simple.deliveries[0]! : parseAndStore(entry);
+        }),
+      );
+    }
+    const fast = prepared.filter((entry) => fastPath(entry.message.raw));
+    const slots = new Map(fast.map((entry, index) => [entry, index]));
+    const metas = fast.map((entry) => rawMeta(entry.copies, entry.extras));
+    const group = mailWriter()
+      .writeRawGroup({ raws: fast.map((entry) => entry.message.raw), metas: metas.map((meta) => meta.meta), messageIds: metas.map((meta) => meta.messageIds) })
+      .then((outcomes) => {
+        announceRecordedEvents();
+        if (metas.some((meta, index) => meta.jobs > 0 && outcomes[index]!.prepared)) options.jobs?.announce();
+        return outcomes;
+      });
+    return Promise.allSettled(
+      prepared.map(async (entry) => {
+        const index = slots.get(entry);
+        if (index === undefined) return parseAndStore(entry);
+        const outcome = (await group)[index]!;
+        if (!outcome.prepared) return parseAndStore(entry);
+        if ('failed' in outcome) throw outcome.failed;
+        return deliveriesOf(entry.copies, outcome.results)[0]!;
       }),
     );
   }

@@ -372,6 +372,66 @@ describe('mail writer thread', () => {
     prepared.close();
   });
 
+  it('stores a group of raw messages handed over together, each answered on its own (stored, declined, failed), the caller keeping its bytes; a group whose prepare thread stops fails whole, and the writer goes on', async () => {
+    const reference = await referenceDatabase('reference-group.db');
+    const grouped = await openDatabase(join(dir.path, 'group.db'));
+    const exits: string[] = [];
+    const crashing = new URL('../fixtures/modules/crashing-prepare.ts', import.meta.url);
+    const writer = createMailWriter(grouped, { prepareModule: crashing, onExit: (reason) => exits.push(reason) });
+    const ids = sequentialIds('group');
+    const fallback = createMailStore({ newId: sequentialIds('group-pool'), clock });
+    const at = Math.floor(clock.now().getTime() / 1000);
+    const groupOf = (messages: { raw: Buffer; copies: NewMessage[]; rowIds?: string[] }[]) => {
+      const rowIds = messages.map(({ copies, rowIds }) => rowIds ?? copies.flatMap(() => [ids(), ids(), ids()]));
+      const metas = messages.map(({ copies }, index) => ({ copies: copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell), ids: rowIds[index], at }));
+      const messageIds = rowIds.map((row) => row.filter((_, index) => index % 3 === 0));
+      return { messageIds, rowIds, outcomes: writer.writeRawGroup({ raws: messages.map(({ raw }) => raw), metas, messageIds }) };
+    };
+    // The first five together (the fifth, with an attachment, is declined and stored from the parser pool), then the
+    // last alone: the same rows, in the same order, as the reference.
+    const bytesBefore = inputs.map((copies) => Buffer.from(copies[0]!.raw));
+    const first = groupOf(inputs.slice(0, 5).map((copies) => ({ raw: copies[0]!.raw, copies })));
+    const outcomes = await first.outcomes;
+    expect(outcomes.map((outcome) => outcome.prepared && !('failed' in outcome))).toEqual([true, true, true, true, false]);
+    outcomes.forEach((outcome, index) => {
+      if (outcome.prepared && 'results' in outcome) expect(outcome.results.map((result) => result.messageId)).toEqual(first.messageIds[index]);
+    });
+    await writer.write(fallback.toWriteItem(inputs[4]!));
+    const last = await groupOf([{ raw: inputs[5]![0]!.raw, copies: inputs[5]! }]).outcomes;
+    expect(last.map((outcome) => outcome.prepared)).toEqual([true]);
+    expect(await snapshot(grouped)).toEqual(await snapshot(reference));
+    // The bytes were copied to the thread, not moved: the caller's buffers are whole.
+    expect(inputs.map((copies) => Buffer.from(copies[0]!.raw))).toEqual(bytesBefore);
+
+    // A message that cannot be stored (its ids are taken) fails alone; the others of its group are stored.
+    const before = await storedCounts(grouped);
+    const mixed = await groupOf([
+      { raw: inputs[0]![0]!.raw, copies: inputs[0]!, rowIds: first.rowIds[0]! },
+      { raw: inputs[1]![0]!.raw, copies: inputs[1]! },
+    ]).outcomes;
+    expect('failed' in mixed[0]! && mixed[0].failed).toBeInstanceOf(MailWriteError);
+    expect(mixed[1]!.prepared && !('failed' in mixed[1]!)).toBe(true);
+    expect((await storedCounts(grouped)).messages).toBe(before.messages + inputs[1]!.length);
+
+    // The prepare thread dies on a message of a group: every message of it fails (none was stored), and the next
+    // group is stored on a new thread.
+    const poison = Buffer.from(inputs[0]![0]!.raw.toString().replace('Subject: ', 'Subject: CRASH-THE-PREPARE-THREAD '));
+    const counted = await storedCounts(grouped);
+    const crashed = await groupOf([
+      { raw: inputs[3]![0]!.raw, copies: inputs[3]! },
+      { raw: poison, copies: inputs[0]! },
+    ]).outcomes;
+    expect(crashed.map((outcome) => 'failed' in outcome && outcome.failed instanceof MailWriteError)).toEqual([true, true]);
+    expect(exits.some((reason) => reason.includes('its prepare thread stopped'))).toBe(true);
+    expect(await storedCounts(grouped)).toEqual(counted);
+    const after = await groupOf([{ raw: inputs[3]![0]!.raw, copies: inputs[3]! }]).outcomes;
+    expect(after.map((outcome) => outcome.prepared && !('failed' in outcome))).toEqual([true]);
+    expect((await storedCounts(grouped)).messages).toBe(counted.messages + inputs[3]!.length);
+    await writer.close();
+    reference.close();
+    grouped.close();
+  });
+
   it('starts its thread when warmed, before any write: warm resolves once it loaded, even while db.write holds the lock', async () => {
     const db = await openDatabase(join(dir.path, 'warm.db'));
     const writer = createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE });
