@@ -65,7 +65,9 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
       declined.push({ id, ...at, ok: false, declined: true });
       return false;
     }
-    ready.push({ id, ...at, kind: 'item', item: prepared.item, ...(prepared.summary !== undefined ? { summary: prepared.summary } : {}), ...(durable === false ? { durable: false as const } : {}) });
+    // A group's messages go without their summary: its caller asks only whether each was stored.
+    const summary = prepared.summary !== undefined && sub === undefined ? { summary: prepared.summary } : {};
+    ready.push({ id, ...at, kind: 'item', item: prepared.item, ...summary, ...(durable === false ? { durable: false as const } : {}) });
     return true;
   };
   // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts): moving it is

@@ -142,7 +142,7 @@ export interface MailWriteOptions {
 /** What became of a {@link MailRawJob}: stored, or left for the caller because the prepare module declined it. */
 export type MailRawOutcome = { prepared: true; results: MailWriteResult[]; summary: unknown } | { prepared: false };
 
-/** What became of one message of a {@link MailRawGroup}: as a {@link MailRawOutcome}, or failed to store. */
+/** What became of one message of a {@link MailRawGroup}: as a {@link MailRawOutcome} (without its summary), or failed to store. */
 export type MailRawGroupOutcome = MailRawOutcome | { prepared: true; failed: MailWriteError };
 
 /**
