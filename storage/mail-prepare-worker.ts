@@ -50,7 +50,7 @@ const HAND_OVER = 16;
 parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }) => {
   if (message.port) writer = message.port;
   if (!message.entries) return;
-  const declined: { id: number; sub?: number; ok: false; declined: true }[] = [];
+  const declined: { id: number; sub?: number; ok: false; declined: true; raw?: Uint8Array }[] = [];
   let ready: PreparedEntry[] = [];
   /** Prepares one message; false when declined. */
   const one = (raw: Uint8Array, meta: unknown, id: number, sub: number | undefined, durable: false | undefined): boolean => {
@@ -62,7 +62,8 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
     }
     const at = sub === undefined ? {} : { sub };
     if (!prepared) {
-      declined.push({ id, ...at, ok: false, declined: true });
+      // A group's bytes were moved here: they go back with the answer, for the caller to parse.
+      declined.push({ id, ...at, ok: false, declined: true, ...(sub === undefined ? {} : { raw }) });
       return false;
     }
     // A group's messages go without their summary: its caller asks only whether each was stored.
@@ -70,8 +71,8 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
     ready.push({ id, ...at, kind: 'item', item: prepared.item, ...summary, ...(durable === false ? { durable: false as const } : {}) });
     return true;
   };
-  // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts): moving it is
-  // safe. A group's messages share one buffer: they are handed over together, in one message with it.
+  // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts), or by a
+  // declined message: moving it is safe.
   for (const entry of message.entries) {
     if (entry.kind === 'raws') {
       entry.raws.forEach((raw, sub) => one(raw, entry.metas[sub], entry.id, sub, false));
@@ -82,7 +83,7 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
     }
   }
   hand(ready);
-  if (declined.length > 0) parentPort?.postMessage({ results: declined });
+  if (declined.length > 0) parentPort?.postMessage({ results: declined }, [...new Set(declined.flatMap((result) => (result.raw?.buffer instanceof ArrayBuffer ? [result.raw.buffer] : [])))]);
 });
 // Loaded (the prepare module and what it imports).
 parentPort?.postMessage({ ready: true });

@@ -119,7 +119,10 @@ export interface MailRawJob {
  * not be durable (see {@link MailWriteOptions.durable}).
  */
 export interface MailRawGroup {
-  /** The messages' bytes (copied once, together, to the thread: the caller keeps them). */
+  /**
+   * The messages' bytes. Each that is a whole buffer of its own is moved to the thread, not copied: the caller must
+   * not use it after (it reads as empty); the others are copied. A declined message's bytes come back in its outcome.
+   */
   raws: Uint8Array[];
   /** Each message's `meta` (see {@link MailRawJob.meta}). */
   metas: unknown[];
@@ -142,8 +145,11 @@ export interface MailWriteOptions {
 /** What became of a {@link MailRawJob}: stored, or left for the caller because the prepare module declined it. */
 export type MailRawOutcome = { prepared: true; results: MailWriteResult[]; summary: unknown } | { prepared: false };
 
-/** What became of one message of a {@link MailRawGroup}: as a {@link MailRawOutcome} (without its summary), or failed to store. */
-export type MailRawGroupOutcome = MailRawOutcome | { prepared: true; failed: MailWriteError };
+/**
+ * What became of one message of a {@link MailRawGroup}: stored (as a {@link MailRawOutcome}, without its summary),
+ * declined (with its bytes, for the caller to prepare elsewhere), or failed to store.
+ */
+export type MailRawGroupOutcome = { prepared: true; results: MailWriteResult[]; summary: unknown } | { prepared: false; raw: Uint8Array } | { prepared: true; failed: MailWriteError };
 
 /**
  * The contract of a prepare module: `prepare(raw, meta)` returns the item to store and a summary handed back to the
@@ -247,7 +253,7 @@ interface Pending {
   reject(error: Error): void;
 }
 
-type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
+type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string; raw?: Uint8Array };
 type Reply = { results: (EntryResult & { id: number; sub?: number })[] } | { ready: true };
 
 /** A failed write of the mail writer (storing may be retried later). */
@@ -305,7 +311,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     entry.resolve(
       results.map((result): MailRawGroupOutcome => {
         if (result?.ok) return { prepared: true, results: result.stored, summary: result.summary };
-        if (result?.declined) return { prepared: false };
+        if (result?.declined && result.raw) return { prepared: false, raw: result.raw };
         return { prepared: true, failed: failure(result) };
       }),
     );
@@ -573,14 +579,8 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     writeRawGroup(group) {
       if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
       if (group.raws.length === 0) return Promise.resolve([]);
-      // One buffer for all: one allocation and one move between threads, the caller keeping its bytes.
-      const bytes = new Uint8Array(group.raws.reduce((sum, raw) => sum + raw.byteLength, 0));
-      let offset = 0;
-      const raws = group.raws.map((raw) => {
-        bytes.set(raw, offset);
-        offset += raw.byteLength;
-        return bytes.subarray(offset - raw.byteLength, offset);
-      });
+      // Moved when a buffer of its own (a copy of 6 KB messages cost the event loop a tenth of its time in a sync).
+      const raws = group.raws.map((raw) => (raw.buffer instanceof ArrayBuffer && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength ? raw : new Uint8Array(raw)));
       return enqueue<MailRawGroupOutcome[]>({ kind: 'raws', raws, metas: group.metas, durable: false }, group.messageIds);
     },
     async terminate() {

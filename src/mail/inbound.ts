@@ -186,6 +186,10 @@ export type ImapLinkRow = typeof imapMessages.$inferSelect;
  * user already, elsewhere: it is stored as it is, without the stages meant for mail arriving at our MX.
  */
 export interface FetchedMessage {
+  /**
+   * The message. Given to `storeFetchedMany` with others that need not be durable (a bulk load), it may be moved to
+   * the writer's prepare thread: the caller must not use it after.
+   */
   raw: Buffer;
   applicationId: string;
   grantId: string;
@@ -422,23 +426,24 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       const extras: StoreExtras = { durable: message.durable, rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
       return { message, copies, extras };
     });
-    /** Parsed on the parser pool and stored (a message the writer thread does not prepare). */
-    const parseAndStore = async ({ message, copies, extras }: (typeof prepared)[number]): Promise<InboundDelivery> => {
+    /** Parsed on the parser pool and stored (a message the writer thread does not prepare), from `raw`. */
+    const parseAndStore = async ({ copies, extras }: (typeof prepared)[number], raw: Buffer): Promise<InboundDelivery> => {
       parsing++;
-      const parsed = await parser.parse(message.raw).finally(() => parsing--);
+      const parsed = await parser.parse(raw).finally(() => parsing--);
       const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
-      const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw: message.raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
+      const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
       return delivery!;
     };
     // A bulk load (the initial sync: nothing waits for the log to reach the disk) goes to the writer's prepare thread
-    // in one hand-off, the messages it may prepare together; the rest, and what it declines, as one by one.
+    // in one hand-off, the messages it may prepare together, their bytes moved there (see FetchedMessage.raw); the
+    // rest, and what it declines (its bytes back), as one by one.
     const bulk = messages.length > 1 && messages.every((message) => message.durable === false) && messages.some((message) => fastPath(message.raw));
     if (!bulk) {
       // Handed over in one go: none of these awaits before its message is queued for the writer thread.
       return Promise.allSettled(
         prepared.map(async (entry) => {
           const simple = await storeRaw(entry.message.raw, entry.copies, entry.extras);
-          return simple ? simple.deliveries[0]! : parseAndStore(entry);
+          return simple ? simple.deliveries[0]! : parseAndStore(entry, entry.message.raw);
         }),
       );
     }
@@ -455,9 +460,9 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     return Promise.allSettled(
       prepared.map(async (entry) => {
         const index = slots.get(entry);
-        if (index === undefined) return parseAndStore(entry);
+        if (index === undefined) return parseAndStore(entry, entry.message.raw);
         const outcome = (await group)[index]!;
-        if (!outcome.prepared) return parseAndStore(entry);
+        if (!outcome.prepared) return parseAndStore(entry, Buffer.from(outcome.raw.buffer, outcome.raw.byteOffset, outcome.raw.byteLength));
         if ('failed' in outcome) throw outcome.failed;
         return deliveriesOf(entry.copies, outcome.results)[0]!;
       }),

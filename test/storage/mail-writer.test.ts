@@ -372,7 +372,7 @@ describe('mail writer thread', () => {
     prepared.close();
   });
 
-  it('stores a group of raw messages handed over together, each answered on its own (stored, declined, failed), the caller keeping its bytes; a group whose prepare thread stops fails whole, and the writer goes on', async () => {
+  it('stores a group of raw messages handed over together, each answered on its own (stored, declined with its bytes, failed), whole buffers moved and views copied; a group whose prepare thread stops fails whole, and the writer goes on', async () => {
     const reference = await referenceDatabase('reference-group.db');
     const grouped = await openDatabase(join(dir.path, 'group.db'));
     const exits: string[] = [];
@@ -381,7 +381,7 @@ describe('mail writer thread', () => {
     const ids = sequentialIds('group');
     const fallback = createMailStore({ newId: sequentialIds('group-pool'), clock });
     const at = Math.floor(clock.now().getTime() / 1000);
-    const groupOf = (messages: { raw: Buffer; copies: NewMessage[]; rowIds?: string[] }[]) => {
+    const groupOf = (messages: { raw: Uint8Array; copies: NewMessage[]; rowIds?: string[] }[]) => {
       const rowIds = messages.map(({ copies, rowIds }) => rowIds ?? copies.flatMap(() => [ids(), ids(), ids()]));
       const metas = messages.map(({ copies }, index) => ({ copies: copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell), ids: rowIds[index], at }));
       const messageIds = rowIds.map((row) => row.filter((_, index) => index % 3 === 0));
@@ -389,10 +389,20 @@ describe('mail writer thread', () => {
     };
     // The first five together (the fifth, with an attachment, is declined and stored from the parser pool), then the
     // last alone: the same rows, in the same order, as the reference.
-    const bytesBefore = inputs.map((copies) => Buffer.from(copies[0]!.raw));
-    const first = groupOf(inputs.slice(0, 5).map((copies) => ({ raw: copies[0]!.raw, copies })));
+    // Each in a buffer of its own but the second, a view of a larger one (as Node's small Buffers are).
+    const owned = inputs.slice(0, 5).map((copies) => new Uint8Array(copies[0]!.raw));
+    const wider = new Uint8Array(owned[1]!.byteLength + 16);
+    wider.set(owned[1]!, 8);
+    owned[1] = wider.subarray(8, 8 + owned[1]!.byteLength);
+    const first = groupOf(inputs.slice(0, 5).map((copies, index) => ({ raw: owned[index]!, copies })));
     const outcomes = await first.outcomes;
     expect(outcomes.map((outcome) => outcome.prepared && !('failed' in outcome))).toEqual([true, true, true, true, false]);
+    // Whole buffers were moved to the thread (they read as empty now), the view was copied (the larger buffer is
+    // whole), and the declined message's bytes came back.
+    expect(owned.map((raw) => raw.byteLength)).toEqual([0, inputs[1]![0]!.raw.byteLength, 0, 0, 0]);
+    expect(Buffer.from(owned[1]!)).toEqual(inputs[1]![0]!.raw);
+    const declined = outcomes[4]!;
+    expect(!declined.prepared && Buffer.from(declined.raw)).toEqual(inputs[4]![0]!.raw);
     outcomes.forEach((outcome, index) => {
       if (!outcome.prepared || !('results' in outcome)) return;
       expect(outcome.results.map((result) => result.messageId)).toEqual(first.messageIds[index]);
@@ -403,8 +413,6 @@ describe('mail writer thread', () => {
     const last = await groupOf([{ raw: inputs[5]![0]!.raw, copies: inputs[5]! }]).outcomes;
     expect(last.map((outcome) => outcome.prepared)).toEqual([true]);
     expect(await snapshot(grouped)).toEqual(await snapshot(reference));
-    // The bytes were copied to the thread, not moved: the caller's buffers are whole.
-    expect(inputs.map((copies) => Buffer.from(copies[0]!.raw))).toEqual(bytesBefore);
 
     // A message that cannot be stored (its ids are taken) fails alone; the others of its group are stored.
     const before = await storedCounts(grouped);
