@@ -21,7 +21,8 @@
  *
  * Needs root and Debian's `dovecot-imapd` and `postfix` (test/helpers/dovecot.ts, postfix.ts); says so and gives no
  * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
- * (the bare FETCH alone), BENCH_IMAP_LINK (`<megabits a second>,<round trip ms>`, or `off`).
+ * (the bare FETCH alone), BENCH_IMAP_LINK (`<megabits a second>,<round trip ms>`, or `off`), BENCH_IMAP_STAGES=off
+ * (skips the store's stages measured alone, see {@link stages}).
  */
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -30,8 +31,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ImapFlow } from 'imapflow';
 import { requireEveryRole, startService } from '../server/main.js';
+import { systemClock, timeOrderedIds } from '../src/deps.js';
 import { loadConfig } from '../src/index.js';
-import { tables } from '../storage/index.js';
+import { INGEST_PREPARE_MODULE } from '../src/mail/inbound.js';
+import { prepare } from '../src/mail/ingest-prepare.js';
+import { createDb, createMailWriter, migrate, tables, type MailWriteItem } from '../storage/index.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../test/helpers/dovecot.js';
 import { postfixMissing, startPostfix } from '../test/helpers/postfix.js';
 import { startBenchServer } from './load-tools.js';
@@ -45,6 +49,8 @@ const BARE_ONLY = process.env.BENCH_IMAP_BARE_ONLY === '1';
  * both sides again, through bench/link-proxy.ts.
  */
 const LINK = process.env.BENCH_IMAP_LINK ?? '100,10';
+/** The store's stages measured alone, on the same messages held in memory (BENCH_IMAP_STAGES=off skips it). */
+const STAGES = process.env.BENCH_IMAP_STAGES !== 'off';
 /** Fail when `POST /v3/connect/custom` is missing instead of making the grant in the database (BENCH_IMAP_CONNECT=1). */
 const USER = 'bench@imap.bench';
 const PASSWORD = 'bench-password-1';
@@ -248,6 +254,81 @@ async function ourSync(imapPort = IMAP_PORT): Promise<Run> {
   }
 }
 
+/**
+ * The store without IMAP, on the same messages in memory (newest first, as the sync hands them over), each stage as
+ * alone as it can be: parse and rows (the prepare module) on the event loop with nothing else running; the mail
+ * writer thread fed those rows (the event loop only hands them over); then both threads, fed raw messages in groups
+ * as the sync hands them over. The writer thread's CPU a message, measured so, is what bounds any sync into one
+ * database file: its writes cannot be shared between threads.
+ */
+async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRate: number; storeRun: Run }> {
+  const newId = timeOrderedIds(systemClock);
+  const at = Math.floor(Date.now() / 1000);
+  const raws = Array.from({ length: MESSAGES }, (_, index) => Buffer.from(messageOf(MESSAGES - 1 - index, new Date((at - index * 60) * 1000))));
+  /** The meta the inbound path sends with a message of the sync (src/mail/inbound.ts `rawMeta`). */
+  const metaOf = (index: number) => {
+    const ids = [newId(), newId(), newId()];
+    const copy = { applicationId: 'app', grantId: 'grant', folders: ['inbox'], unread: index % 3 !== 0, starred: false, date: at - index * 60, envelopeFrom: null, envelopeTo: null, parseError: null, history: true };
+    return { copies: [copy], ids, at, evaluations: [], dailyUsage: [], jobs: [], imapLinks: [{ grantId: 'grant', path: 'INBOX', uid: MESSAGES - index, messageId: ids[0]!, flags: index % 3 === 0 ? ['\\Seen'] : [], modseq: null }] };
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-stages-'));
+  const database = async (name: string) => {
+    const db = await createDb({ url: `file:${join(dir, name)}` });
+    await migrate(db);
+    await db.write(async (tx) => {
+      await tx.insert(tables.applications).values({ id: 'app', name: 'bench', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      await tx.insert(tables.grants).values({ id: 'grant', applicationId: 'app', provider: 'imap', email: USER, createdAt: 1, updatedAt: 1 });
+    });
+    return { db, writer: createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE }) };
+  };
+  try {
+    let measured = measure();
+    const items: MailWriteItem[] = raws.map((raw, index) => prepare(new Uint8Array(raw), metaOf(index))!.item);
+    const prepareMs = measured.stop(MESSAGES).threads.find((thread) => thread.name === 'event loop')?.ms ?? 0;
+
+    const fed = await database('fed.db');
+    await fed.writer.warm();
+    measured = measure();
+    for (let index = 0; index < MESSAGES; index += 512) await Promise.all(items.slice(index, index + 512).map((item) => fed.writer.write(item, { durable: false })));
+    const writerRun = measured.stop(MESSAGES);
+    await fed.writer.close();
+    fed.db.close();
+
+    const grouped = await database('grouped.db');
+    await grouped.writer.warm();
+    const metas = raws.map((_, index) => metaOf(index));
+    measured = measure();
+    const writes: Promise<unknown>[] = [];
+    for (let index = 0; index < MESSAGES; index += 64) {
+      const slice = metas.slice(index, index + 64);
+      writes.push(grouped.writer.writeRawGroup({ raws: raws.slice(index, index + 64), metas: slice, messageIds: slice.map((meta) => [meta.ids[0]!]) }));
+      if (writes.length >= 8) await writes.shift();
+    }
+    await Promise.all(writes);
+    const storeRun = measured.stop(MESSAGES);
+    const stored = await grouped.db.orm.$count(tables.messages);
+    await grouped.writer.close();
+    grouped.db.close();
+    if (stored !== MESSAGES) throw new Error(`the store alone stored ${stored} messages, expected ${MESSAGES}`);
+    return { prepareMs, writerMs: busiestOf(writerRun).ms, writerRate: writerRun.rate, storeRun };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The stages' figures, and the bound the writer alone sets against the bare FETCH's busiest thread. */
+async function stageFigures(bareRuns: Run[]): Promise<Record<string, string>> {
+  if (!STAGES) return {};
+  const measured = await stages();
+  const bareTop = median(bareRuns.map((run) => busiestOf(run).ms));
+  return {
+    'store alone, parse and rows on one thread (ms/msg)': measured.prepareMs.toFixed(3),
+    'store alone, the writer thread fed those rows (ms/msg; msg/s)': `${measured.writerMs.toFixed(3)}; ${Math.round(measured.writerRate).toLocaleString('en-US')}`,
+    'store alone, raw messages in groups of 64 (msg/s; per thread ms/msg)': `${Math.round(measured.storeRun.rate).toLocaleString('en-US')}; ${threadsOf(measured.storeRun)}`,
+    'ours / bare with unlimited cores, bound by the writer alone': measured.writerMs > 0 && bareTop > 0 ? `${Math.round((bareTop / measured.writerMs) * 100)}%` : 'n/a',
+  };
+}
+
 /** ROUNDS alternating rounds of the bare FETCH and (unless BARE_ONLY) our sync, through `port`. */
 async function rounds(port = IMAP_PORT): Promise<{ bareRuns: Run[]; ourRuns: Run[] }> {
   const bareRuns: Run[] = [];
@@ -263,7 +344,7 @@ async function rounds(port = IMAP_PORT): Promise<{ bareRuns: Run[]; ourRuns: Run
 const roundsOf = (bareRuns: Run[], ourRuns: Run[]) => ourRuns.map((run, index) => `${Math.round(run.rate)}/${Math.round(bareRuns[index]!.rate)}`).join(', ');
 
 /** The CPU a message of each thread of a run. */
-const threadsOf = (run: Run | undefined) => run?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a';
+const threadsOf = (run: Pick<Run, 'threads'> | undefined) => run?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a';
 
 /** The medians of the rounds' event loop delays, p99 and max. */
 const delayOf = (runs: Run[]) => `${median(runs.map((run) => run.loopDelay.p99)).toFixed(0)} and ${median(runs.map((run) => run.loopDelay.max)).toFixed(0)}`;
@@ -342,6 +423,7 @@ export async function run(): Promise<Record<string, number | string>> {
       // FETCH by its event loop, which runs imapflow). The ratio of the two bounds is the most ours can reach on any
       // number of cores of this speed; the cores it needs for the goal are its CPU and Dovecot's at half the bare rate.
       ...projection(bareRuns, ourRuns),
+      ...(await stageFigures(bareRuns)),
       cores: availableParallelism(),
       ...(await overLink()),
     };
