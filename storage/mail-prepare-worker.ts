@@ -16,7 +16,7 @@ import type { MailPrepare, MailWriteItem } from './mail-writer.js';
 
 /**
  * A raw message as the main thread sends it (`Entry` of kind raw in mail-writer.ts, with its id), or a group of them
- * (kind raws: views of one buffer), whose messages are answered with the group's id and their index (`sub`).
+ * (kind raws), whose messages are answered with the group's id and their index (`sub`).
  */
 type RawEntry = { id: number; durable?: false } & ({ kind: 'raw'; raw: Uint8Array; meta: unknown } | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] });
 

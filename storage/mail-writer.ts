@@ -114,9 +114,9 @@ export interface MailRawJob {
 }
 
 /**
- * Raw messages of a bulk load (a connected account's initial sync) handed over together: one hand-off, and one
- * buffer between threads, for all of them. Each is prepared and stored on its own, as a {@link MailRawJob} that need
- * not be durable (see {@link MailWriteOptions.durable}).
+ * Raw messages of a bulk load (a connected account's initial sync) handed over together: one pending write and one
+ * hand-off between threads for all of them. Each is prepared and stored on its own, as a {@link MailRawJob} that
+ * need not be durable (see {@link MailWriteOptions.durable}).
  */
 export interface MailRawGroup {
   /**

@@ -407,16 +407,16 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const replyJobs = options.replies ? await options.replies.jobsForMany(messages.map((message, index) => ({ raw: message.raw, grants: [grants[index]!] })), at) : [];
     const prepared = messages.map((message, index) => {
       const copies: CopyShell[] = [
-          {
-            applicationId: message.applicationId,
-            grantId: message.grantId,
-            folders: message.folders,
-            unread: message.unread,
-            starred: message.starred,
-            date: message.date,
-            envelopeFrom: null,
-            envelopeTo: null,
-            parseError: null,
+        {
+          applicationId: message.applicationId,
+          grantId: message.grantId,
+          folders: message.folders,
+          unread: message.unread,
+          starred: message.starred,
+          date: message.date,
+          envelopeFrom: null,
+          envelopeTo: null,
+          parseError: null,
           ...(message.history ? { history: true } : {}),
         },
       ];
