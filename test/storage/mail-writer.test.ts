@@ -414,15 +414,18 @@ describe('mail writer thread', () => {
     expect(last.map((outcome) => outcome.prepared)).toEqual([true]);
     expect(await snapshot(grouped)).toEqual(await snapshot(reference));
 
-    // A message that cannot be stored (its ids are taken) fails alone; the others of its group are stored.
+    // A message that cannot be stored (its ids are taken) fails alone; the others of its group are stored, the
+    // same buffer given twice among them (moved once, copied once).
     const before = await storedCounts(grouped);
+    const twice = new Uint8Array(inputs[1]![0]!.raw);
     const mixed = await groupOf([
       { raw: inputs[0]![0]!.raw, copies: inputs[0]!, rowIds: first.rowIds[0]! },
-      { raw: inputs[1]![0]!.raw, copies: inputs[1]! },
+      { raw: twice, copies: inputs[1]! },
+      { raw: twice, copies: inputs[1]! },
     ]).outcomes;
     expect('failed' in mixed[0]! && mixed[0].failed).toBeInstanceOf(MailWriteError);
-    expect(mixed[1]!.prepared && !('failed' in mixed[1]!)).toBe(true);
-    expect((await storedCounts(grouped)).messages).toBe(before.messages + inputs[1]!.length);
+    expect(mixed.slice(1).map((outcome) => outcome.prepared && !('failed' in outcome))).toEqual([true, true]);
+    expect((await storedCounts(grouped)).messages).toBe(before.messages + 2 * inputs[1]!.length);
 
     // The prepare thread dies on a message of a group: every message of it fails (none was stored), and the next
     // group is stored on a new thread.
