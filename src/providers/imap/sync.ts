@@ -57,7 +57,8 @@ const IN_FLIGHT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Fetched messages handed to the store together (or fewer, once they reach {@link GROUP_BYTES}): one read for the
- * replies to tracked sends among them, one hand-off to the writer thread, which stores as many in a transaction.
+ * replies to tracked sends among them, one pending write whose bytes move to the writer's prepare thread (not
+ * copied: this sync does not read them again), and the writer thread stores as many in a transaction.
  */
 const GROUP = 64;
 const GROUP_BYTES = 4 * 1024 * 1024;
