@@ -308,6 +308,7 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     await grouped.writer.warm();
     const metas = raws.map((_, index) => metaOf(index));
     measured = measure();
+    // The bytes move to the prepare thread (whole buffers of their own): nothing reads them after.
     const writes: Promise<unknown>[] = [];
     for (let index = 0; index < MESSAGES; index += 64) {
       const slice = metas.slice(index, index + 64);
@@ -320,7 +321,7 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     await grouped.writer.close();
     grouped.db.close();
     if (stored !== MESSAGES) throw new Error(`the store alone stored ${stored} messages, expected ${MESSAGES}`);
-    return { prepareMs, writerMs: busiestOf(writerRun).ms, writerRate: writerRun.rate, storeRun };
+    return { prepareMs, writerMs: busiestOf({ ...writerRun, threads: writerRun.threads.filter((thread) => thread.name !== 'event loop') }).ms, writerRate: writerRun.rate, storeRun };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
