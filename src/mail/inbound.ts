@@ -437,8 +437,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     // A bulk load (the initial sync: nothing waits for the log to reach the disk) goes to the writer's prepare thread
     // in one hand-off, the messages it may prepare together, their bytes moved there (see FetchedMessage.raw); the
     // rest, and what it declines (its bytes back), as one by one.
-    const bulk = messages.length > 1 && messages.every((message) => message.durable === false) && messages.some((message) => fastPath(message.raw));
-    if (!bulk) {
+    const fast = messages.length > 1 && messages.every((message) => message.durable === false) ? prepared.filter((entry) => fastPath(entry.message.raw)) : [];
+    if (fast.length === 0) {
       // Handed over in one go: none of these awaits before its message is queued for the writer thread.
       return Promise.allSettled(
         prepared.map(async (entry) => {
@@ -447,7 +447,6 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
         }),
       );
     }
-    const fast = prepared.filter((entry) => fastPath(entry.message.raw));
     const slots = new Map(fast.map((entry, index) => [entry, index]));
     const metas = fast.map((entry) => rawMeta(entry.copies, entry.extras));
     const group = mailWriter()

@@ -88,6 +88,11 @@ async function snapshot(db: Database) {
   };
 }
 
+/** The copies of a message as a raw write's meta carries them: without what the thread makes from the bytes. */
+const shellsOf = (copies: NewMessage[]) => copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+
+/** A prepare module that is the real one, except that a message holding CRASH-THE-PREPARE-THREAD ends its thread. */
+const CRASHING_PREPARE = new URL('../fixtures/modules/crashing-prepare.ts', import.meta.url);
 
 describe('mail writer thread', () => {
   const dir = tempDir();
@@ -130,6 +135,20 @@ describe('mail writer thread', () => {
     const store = createMailStore({ newId: sequentialIds('ref'), clock });
     for (const [index, copies] of inputs.entries()) if (!skip(index)) await reference.write((tx) => store.insertMany(tx, copies));
     return reference;
+  }
+
+  /**
+   * A writer on a new database whose prepare thread dies on a poisoned message ({@link CRASHING_PREPARE}), the
+   * reference store of the corpus, the reasons the writer's threads stopped, ids named `name`, a store for what the
+   * fast path declines, and the time the rows take.
+   */
+  async function crashingWriter(name: string) {
+    const reference = await referenceDatabase(`reference-${name}.db`);
+    const db = await openDatabase(join(dir.path, `${name}-prepared.db`));
+    const exits: string[] = [];
+    const writer = createMailWriter(db, { prepareModule: CRASHING_PREPARE, onExit: (reason) => exits.push(reason) });
+    const fallback = createMailStore({ newId: sequentialIds(`${name}-pool`), clock });
+    return { reference, db, writer, exits, ids: sequentialIds(name), fallback, at: Math.floor(clock.now().getTime() / 1000) };
   }
 
   it('stores exactly what the mail store stores in a transaction on the event loop', async () => {
@@ -303,7 +322,7 @@ describe('mail writer thread', () => {
     const fallback = createMailStore({ newId: sequentialIds('pool'), clock });
     const outcomes: boolean[] = [];
     for (const copies of inputs) {
-      const shells = copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+      const shells = shellsOf(copies);
       const rowIds = copies.flatMap(() => [ids(), ids(), ids()]);
       const outcome = await writer.writeRaw({ raw: copies[0]!.raw, meta: { copies: shells, ids: rowIds, at: Math.floor(clock.now().getTime() / 1000) }, messageIds: rowIds.filter((_, index) => index % 3 === 0) });
       outcomes.push(outcome.prepared);
@@ -330,16 +349,9 @@ describe('mail writer thread', () => {
   });
 
   it('prepares writes that need not be durable on a prepare thread of its own, storing the same; when that thread stops, its writes fail and the next write works', async () => {
-    const reference = await referenceDatabase('reference-bulk-raw.db');
-    const prepared = await openDatabase(join(dir.path, 'bulk-prepared.db'));
-    const exits: string[] = [];
-    const crashing = new URL('../fixtures/modules/crashing-prepare.ts', import.meta.url);
-    const writer = createMailWriter(prepared, { prepareModule: crashing, onExit: (reason) => exits.push(reason) });
-    const ids = sequentialIds('bulk');
-    const fallback = createMailStore({ newId: sequentialIds('bulk-pool'), clock });
-    const at = Math.floor(clock.now().getTime() / 1000);
+    const { reference, db: prepared, writer, exits, ids, fallback, at } = await crashingWriter('bulk');
     const rawWrite = (raw: Buffer, copies: NewMessage[]) => {
-      const shells = copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+      const shells = shellsOf(copies);
       const rowIds = copies.flatMap(() => [ids(), ids(), ids()]);
       const messageIds = rowIds.filter((_, index) => index % 3 === 0);
       return { messageIds, job: writer.writeRaw({ raw, meta: { copies: shells, ids: rowIds, at }, messageIds, durable: false }) };
@@ -373,17 +385,10 @@ describe('mail writer thread', () => {
   });
 
   it('stores a group of raw messages handed over together, each answered on its own (stored, declined with its bytes, failed), whole buffers moved and views copied; a group whose prepare thread stops fails whole, and the writer goes on', async () => {
-    const reference = await referenceDatabase('reference-group.db');
-    const grouped = await openDatabase(join(dir.path, 'group.db'));
-    const exits: string[] = [];
-    const crashing = new URL('../fixtures/modules/crashing-prepare.ts', import.meta.url);
-    const writer = createMailWriter(grouped, { prepareModule: crashing, onExit: (reason) => exits.push(reason) });
-    const ids = sequentialIds('group');
-    const fallback = createMailStore({ newId: sequentialIds('group-pool'), clock });
-    const at = Math.floor(clock.now().getTime() / 1000);
+    const { reference, db: grouped, writer, exits, ids, fallback, at } = await crashingWriter('group');
     const groupOf = (messages: { raw: Uint8Array; copies: NewMessage[]; rowIds?: string[] }[]) => {
       const rowIds = messages.map(({ copies, rowIds }) => rowIds ?? copies.flatMap(() => [ids(), ids(), ids()]));
-      const metas = messages.map(({ copies }, index) => ({ copies: copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell), ids: rowIds[index], at }));
+      const metas = messages.map(({ copies }, index) => ({ copies: shellsOf(copies), ids: rowIds[index], at }));
       const messageIds = rowIds.map((row) => row.filter((_, index) => index % 3 === 0));
       return { messageIds, rowIds, outcomes: writer.writeRawGroup({ raws: messages.map(({ raw }) => raw), metas, messageIds }) };
     };
@@ -463,7 +468,7 @@ describe('mail writer thread', () => {
     const simple = inputs.filter((copies) => copies.length === 1);
     const outcomes = await Promise.all(
       simple.map((copies) => {
-        const shells = copies.map(({ parsed: _parsed, raw: _raw, rawHash: _hash, ...shell }) => shell);
+        const shells = shellsOf(copies);
         const rowIds = copies.flatMap(() => [ids(), ids(), ids()]);
         return writer.writeRaw({ raw: copies[0]!.raw, meta: { copies: shells, ids: rowIds, at: Math.floor(clock.now().getTime() / 1000) }, messageIds: rowIds.filter((_, index) => index % 3 === 0) });
       }),
