@@ -80,6 +80,9 @@ export interface CreateDbOptions {
   busyTimeoutMs?: number | undefined;
 }
 
+/** The page size of a new database file. */
+export const PAGE_BYTES = 16_384;
+
 /** How much of the database file the read connection maps into memory (address space, not memory used). */
 const READER_MMAP_BYTES = 256 * 1024 * 1024;
 
@@ -96,6 +99,11 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     ? createClient({ url, authToken, timeout: busyTimeoutMs, intMode: 'number' })
     : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), authToken, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
   if (embedded) {
+    // A new file gets pages of 16 KB (SQLite's default is 4 KB; a file that exists keeps its size). A stored message
+    // (its row, its raw bytes, its search entry) then dirties fewer pages, and a COMMIT writes fewer frames to the
+    // log: the mail writer needs about a seventh less CPU a message (bench/imap-sync.bench.ts). Before WAL, which
+    // fixes the size once the file has its first page.
+    await client.execute(`PRAGMA page_size = ${PAGE_BYTES}`);
     // WAL lets readers run beside the writer and survives restarts (it is stored in the file).
     await client.execute('PRAGMA journal_mode = WAL');
   }

@@ -58,9 +58,10 @@ const db = new Database(file, { timeout: busyTimeoutMs });
 // Under a steady stream of batches its PASSIVE checkpoints never catch up with the last frames, and the log, which
 // restarts from its beginning only once fully copied, would grow without bound; past 16 MB this thread finishes
 // the copy itself after a COMMIT (little is left to copy by then), so the log stays around that size.
-const CHECKPOINT_PAGES = 4000;
+const PAGE_BYTES = Number((db.prepare('PRAGMA page_size').raw().get() as unknown[])[0]) || 4096;
+const CHECKPOINT_PAGES = Math.ceil((16 * 1024 * 1024) / PAGE_BYTES);
 /** The same while only writes that need not be durable come (a bulk load): fewer, larger copies, each page changed by many transactions copied once. */
-const BULK_CHECKPOINT_PAGES = 16_000;
+const BULK_CHECKPOINT_PAGES = Math.ceil((64 * 1024 * 1024) / PAGE_BYTES);
 // FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250). A batch of writes that
 // need not be durable yet (`durable: false`, a connected account's initial sync) commits with NORMAL: no sync of
 // the log, which the next durable commit of any connection syncs with it (see MailWriteOptions in mail-writer.ts).

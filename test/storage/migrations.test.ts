@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { asc, eq } from 'drizzle-orm';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createClient } from '@libsql/client';
 import { createDb, migrate, tables, type Database } from '../../storage/index.js';
+import { PAGE_BYTES } from '../../storage/db.js';
 import { ensureMailSearchIndex } from '../../storage/mail-search.js';
 import { createMimeParser } from '../../src/mail/parse-inbound.js';
 import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
@@ -123,5 +125,37 @@ describe('migrations', () => {
     expect(await db.orm.select().from(tables.messageFolders).where(eq(tables.messageFolders.messageId, fresh!.row.id))).toEqual([]);
     expect(await contents(db)).toEqual(before);
     await db.close();
+  });
+
+  it('a new file has pages of 16 KB; a file made with 4 KB pages keeps them and still takes mail', async () => {
+    const pageSize = async (db: Database) => Number((await db.client.execute('PRAGMA page_size')).rows[0]![0]);
+    const fresh = await createDb({ url: `file:${join(dir.path, 'fresh.db')}` });
+    await migrate(fresh);
+    expect(await pageSize(fresh)).toBe(PAGE_BYTES);
+    expect(PAGE_BYTES).toBe(16_384);
+    await fresh.close();
+
+    // Made as before this page size: SQLite's 4 KB, in WAL.
+    const path = join(dir.path, 'four-kb.db');
+    const old = createClient({ url: `file:${path}` });
+    await old.execute('PRAGMA page_size = 4096');
+    await old.execute('PRAGMA journal_mode = WAL');
+    await old.execute('CREATE TABLE kept (id integer primary key)');
+    old.close();
+    const reopened = await createDb({ url: `file:${path}` });
+    await migrate(reopened);
+    expect(await pageSize(reopened)).toBe(4096);
+    await reopened.write(async (tx) => {
+      await tx.insert(tables.applications).values({ id: 'app', name: 'page size', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      await tx.insert(tables.grants).values({ id: 'grant_a', applicationId: 'app', provider: 'nylas', email: 'a@migrate.test', createdAt: 1, updatedAt: 1 });
+    });
+    const store = createMailStore({ newId: sequentialIds('p'), clock: fixedClock('2026-03-02T15:00:00Z') });
+    const parsed = await parser.parse(CORPUS[0]!.raw);
+    if (!parsed.ok) throw new Error(parsed.error);
+    const [stored] = await reopened.write((tx) =>
+      store.insertMany(tx, [{ applicationId: 'app', grantId: 'grant_a', parsed: parsed.value, raw: CORPUS[0]!.raw, rawHash: parsed.rawHash, folders: ['inbox'], unread: true, date: 1_772_460_000, envelopeFrom: null, envelopeTo: 'a@migrate.test', parseError: null }]),
+    );
+    expect((await loadRaw(reopened.orm, stored!.row)).equals(CORPUS[0]!.raw)).toBe(true);
+    await reopened.close();
   });
 });
