@@ -101,21 +101,50 @@ function perThread(before: Map<number, number>, after: Map<number, number>, mess
 }
 
 /**
- * CPU time of Dovecot's `imap` processes (the server side of every FETCH), in clock ticks of 10 ms: it shares the
- * machine's cores with ours. 0 where /proc is missing.
+ * CPU time of each of Dovecot's `imap` processes (the server side of every FETCH), in clock ticks of 10 ms: it shares
+ * the machine's cores with ours. Empty where /proc is missing.
  */
-function imapServerTicks(): number {
-  if (!existsSync('/proc')) return 0;
-  let ticks = 0;
+function imapServerTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
+  if (!existsSync('/proc')) return ticks;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'imap') ticks += ticksOf(stat);
+      if (stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === 'imap') ticks.set(Number(pid), ticksOf(stat));
     } catch {
       // The process ended meanwhile.
     }
   }
+  return ticks;
+}
+
+/**
+ * The last CPU time seen of every thread of ours and every imap process, read now and every quarter second until
+ * `stop`: a thread or a process that ends during a run (a connection the sync closes before it completes) still
+ * counts, up to its last reading.
+ */
+function watchTicks(): { stop(): { threads: Map<number, number>; servers: Map<number, number> } } {
+  const threads = new Map<number, number>();
+  const servers = new Map<number, number>();
+  const read = () => {
+    for (const [tid, ticks] of threadTicks()) threads.set(tid, ticks);
+    for (const [pid, ticks] of imapServerTicks()) servers.set(pid, ticks);
+  };
+  const timer = setInterval(read, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      read();
+      return { threads, servers };
+    },
+  };
+}
+
+/** The CPU time added between two readings, in clock ticks: per key (absent before: counted from 0). */
+function added(before: Map<number, number>, after: Map<number, number>): number {
+  let ticks = 0;
+  for (const [key, value] of after) ticks += value - (before.get(key) ?? 0);
   return ticks;
 }
 
@@ -194,16 +223,18 @@ function measure(): { stop(messages: number): Run } {
   const cpu = process.cpuUsage();
   const threads = threadTicks();
   const server = imapServerTicks();
+  const watched = watchTicks();
   const delay = watchLoopDelay();
   return {
     stop(messages) {
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
+      const seen = watched.stop();
       return {
         rate: messages / seconds,
         cpuMs: (used.user + used.system) / 1000 / messages,
-        serverMs: ((imapServerTicks() - server) * 10) / messages,
-        threads: perThread(threads, threadTicks(), messages),
+        serverMs: (added(server, seen.servers) * 10) / messages,
+        threads: perThread(threads, seen.threads, messages),
         loopDelay: delay.stop(),
       };
     },
