@@ -22,7 +22,7 @@
  */
 import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { tables, type GrantRow } from '../../storage/index.js';
+import { preparedRead, tables, type GrantRow, type Orm } from '../../storage/index.js';
 import type { CoreDeps } from '../deps.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { JobInput } from '../jobs/job-queue.js';
@@ -97,6 +97,18 @@ export interface ThreadReplies {
   /** The job's handler, by kind. */
   handlers: Record<string, JobHandler>;
 }
+
+/**
+ * The first tracked send of any of the grants (ids as one JSON array): asked for every group of messages a sync
+ * hands over, so its SQL is built once.
+ */
+const firstTracked = preparedRead((orm: Orm) =>
+  orm
+    .select({ id: tables.trackedMessages.id })
+    .from(tables.trackedMessages)
+    .where(sql`${tables.trackedMessages.grantId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
+    .limit(1),
+);
 
 /** Creates the reply watch of tracked sends. */
 export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>): ThreadReplies {
@@ -179,7 +191,7 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
    */
   async function anyTracked(grantIds: readonly string[]): Promise<boolean> {
     if (grantIds.length === 0) return false;
-    const [any] = await db.orm.select({ id: tables.trackedMessages.id }).from(tables.trackedMessages).where(inArray(tables.trackedMessages.grantId, [...grantIds])).limit(1);
+    const [any] = await firstTracked(db.orm, { ids: JSON.stringify(grantIds) });
     return any !== undefined;
   }
 
