@@ -4,14 +4,14 @@
  * INTERNALDATE and the whole source: what a sync must read), in the same run, in alternating rounds, with medians.
  * The goal: ours at 50% or more of the bare FETCH.
  *
- * Ours is the real service, from the build (`startService` of `dist/`, a temporary `file:` database, durable as in production): the grant is
- * made with `POST /v3/connect/custom` (provider `imap`) and timed from that request until the grant reports its
- * initial sync complete, then deleted with its mail. Every round runs on one service, up before the timing starts as
- * one an account connects to is, and warmed by an untimed sync first, as the bare FETCH is by its untimed first
- * FETCH: its threads (the mail writer, the prepare thread) have their code compiled, as in a service that runs. A
- * service just started is measured once too (BENCH_IMAP_WARM=off: a new service and database for every round). The mailbox is written once as Maildir files (Dovecot
- * indexes them on the first SELECT, before any timing): about 6 KB messages, text and HTML, one in five a reply in
- * a thread, dated over the last 30 days.
+ * Ours is the real service, from the build (`startService` of `dist/`, a temporary `file:` database, durable as in
+ * production): the grant is made with `POST /v3/connect/custom` (provider `imap`) and timed from that request until
+ * the grant reports its initial sync complete, then deleted with its mail. Every round runs on one service, up
+ * before the timing starts as one an account connects to is, and warmed by an untimed sync first, as the bare FETCH
+ * is by its untimed first FETCH: its threads (the mail writer, the prepare thread) have their code compiled, as in a
+ * service that runs. A service just started is measured once too (BENCH_IMAP_WARM=off: a new service and database
+ * for every round). The mailbox is written once as Maildir files (Dovecot indexes them on the first SELECT, before
+ * any timing): about 6 KB messages, text and HTML, one in five a reply in a thread, dated over the last 30 days.
  *
  * The connect flow logs in to the SMTP server too: a private Postfix takes the login through Dovecot's auth service.
  *

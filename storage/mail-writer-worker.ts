@@ -58,10 +58,11 @@ const db = new Database(file, { timeout: busyTimeoutMs });
 // Under a steady stream of batches its PASSIVE checkpoints never catch up with the last frames, and the log, which
 // restarts from its beginning only once fully copied, would grow without bound; past 16 MB this thread finishes
 // the copy itself after a COMMIT (little is left to copy by then), so the log stays around that size.
-const PAGE_BYTES = Number((db.prepare('PRAGMA page_size').raw().get() as unknown[])[0]) || 4096;
-const CHECKPOINT_PAGES = Math.ceil((16 * 1024 * 1024) / PAGE_BYTES);
+/** This file's page size (storage/db.ts gives a new file 16 KB; an older one keeps 4 KB): the thresholds are sizes in bytes. */
+const filePageBytes = Number((db.prepare('PRAGMA page_size').raw().get() as unknown[])[0]) || 4096;
+const CHECKPOINT_PAGES = Math.ceil((16 * 1024 * 1024) / filePageBytes);
 /** The same while only writes that need not be durable come (a bulk load): fewer, larger copies, each page changed by many transactions copied once. */
-const BULK_CHECKPOINT_PAGES = Math.ceil((64 * 1024 * 1024) / PAGE_BYTES);
+const BULK_CHECKPOINT_PAGES = Math.ceil((64 * 1024 * 1024) / filePageBytes);
 // FULL: each COMMIT syncs the log before the main thread hears of it (and answers 250). A batch of writes that
 // need not be durable yet (`durable: false`, a connected account's initial sync) commits with NORMAL: no sync of
 // the log, which the next durable commit of any connection syncs with it (see MailWriteOptions in mail-writer.ts).
