@@ -99,7 +99,10 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   let scanner: PollingLoop | undefined;
   let running = false;
   let stopping: Promise<void> | undefined;
-  /** Grants woken before their worker existed: their first wait is skipped. */
+  /**
+   * Grants woken since their last full pass began (or before their worker existed): the wait after the pass that runs
+   * is skipped, so a wake is never lost between a pass's end and the start of the wait that would hear it.
+   */
   const woken = new Set<string>();
   /** This runner, as the holder of leases. */
   const owner = deps.newId();
@@ -196,8 +199,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     await db.write((tx) => tx.update(imapAccounts).set({ syncState: state, updatedAt: nowMs() }).where(and(eq(imapAccounts.grantId, account.grantId), ne(imapAccounts.syncState, 'invalid'))));
   }
 
-  /** Sleeps `ms` or until woken or stopped. */
-  function pause(worker: AccountWorker, ms: number): Promise<'full'> {
+  /** Sleeps `ms` or until woken or stopped; not at all when a wake came since the last full pass began. */
+  function pause(grantId: string, worker: AccountWorker, ms: number): Promise<'full'> {
     return new Promise((resolve) => {
       const finish = () => {
         clearTimeout(timer);
@@ -208,6 +211,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       const timer = setTimeout(finish, ms);
       aborter.signal.addEventListener('abort', finish);
       worker.wake = finish;
+      if (woken.has(grantId)) finish();
     });
   }
 
@@ -254,6 +258,9 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       client.on('close', onClose);
       aborter.signal.addEventListener('abort', onClose);
       worker.wake = () => finish('full');
+      // Woken, or told of a change, while the pass ended or INBOX was SELECTed (before this wait could hear it): no wait.
+      if (woken.has(grantId)) return finish('full');
+      if (worker.changed) return finish('inbox');
       // IDLE ends when the next command is sent (imapflow sends DONE first), when the connection does, and when the
       // socket has been silent for the command timeout (imapflow sends a NOOP then): idle again until finished.
       void (async () => {
@@ -291,9 +298,11 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         if (!running) return;
         if (mode === 'full') await starting(account);
         worker.changed = false;
+        // A full pass answers every wake before it; one that comes while it runs asks for another.
+        if (mode === 'full') woken.delete(grantId);
         await sync.pass(worker.session.client, grantId, { inboxOnly: mode === 'inbox', signal: aborter.signal });
         await succeeded(grantId, mode === 'full');
-        if (woken.delete(grantId)) {
+        if (woken.has(grantId)) {
           mode = 'full';
           continue;
         }
@@ -303,13 +312,13 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
           if (why === 'closed' || why === 'yield') {
             worker.session = undefined;
             await session.close();
-            mode = why === 'yield' ? await pause(worker, config.imap.pollIntervalMs) : 'full';
+            mode = why === 'yield' ? await pause(grantId, worker, config.imap.pollIntervalMs) : 'full';
           } else mode = why;
         } else {
           // No IDLE, or others wait for this server: give the connection up and poll.
           worker.session = undefined;
           await session.close();
-          mode = await pause(worker, config.imap.pollIntervalMs);
+          mode = await pause(grantId, worker, config.imap.pollIntervalMs);
         }
       }
     } catch (error) {
