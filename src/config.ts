@@ -278,6 +278,7 @@ const EnvSchema = z.object({
   AGENTPOST_IMAP_POLL_INTERVAL: duration('60s'),
   AGENTPOST_IMAP_LEASE: duration('30s'),
   AGENTPOST_IMAP_HISTORY_EVENTS: booleanFlag(false),
+  AGENTPOST_IMAP_FETCH_THREAD: z.enum(['auto', 'on', 'off'], { error: 'must be auto, on or off' }).default('auto'),
   AGENTPOST_AI_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible'], { error: 'must be openai, anthropic or openai-compatible' }).optional(),
   AGENTPOST_AI_MODEL: z.string().trim().min(1).max(200).optional(),
   AGENTPOST_AI_API_KEY: z.string().trim().min(1).max(4096).optional(),
@@ -463,6 +464,13 @@ export interface Config {
      * none), and new mail after the connection records `message.created` as always.
      */
     historyEvents: boolean;
+    /**
+     * Whether an initial sync reads the server's answers to its large FETCHes on a thread of its own, over a
+     * connection of its own (src/providers/imap/fetch-thread.ts): `on`, `off`, or `auto` (the default): on with 4 or
+     * more cores. The thread frees the event loop, but costs CPU of its own (a second connection, messages handed
+     * between threads): with fewer cores than its threads, a sync takes longer with it.
+     */
+    fetchThread: 'auto' | 'on' | 'off';
   };
   /**
    * The key that seals secrets at rest (src/secrets): passwords of connected accounts, DKIM private keys, webhook
@@ -668,6 +676,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pollIntervalMs: value.AGENTPOST_IMAP_POLL_INTERVAL,
       leaseMs: value.AGENTPOST_IMAP_LEASE,
       historyEvents: value.AGENTPOST_IMAP_HISTORY_EVENTS,
+      fetchThread: value.AGENTPOST_IMAP_FETCH_THREAD,
     },
     secrets: {
       key: value.AGENTPOST_SECRET_KEY,

@@ -27,6 +27,7 @@ const IMAP_PORT = 36321;
 const CUT = { user: 'cut@faults.test', password: 'cut-password' };
 const BIG = { user: 'big@faults.test', password: 'big-password' };
 const CUT_MESSAGES = 1_200;
+const ENV = { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s' };
 const BIG_MESSAGES = 20_000;
 
 /** Writes `count` messages of about `size` bytes into the user's INBOX as Maildir files (Dovecot indexes them on SELECT). */
@@ -93,7 +94,7 @@ function cuttingProxy(port: number, cutAfter: number): Promise<{ server: Server;
 
 describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP account under faults and at size', { timeout: 240_000 }, () => {
   let dovecot: Dovecot;
-  let service: TestService;
+  let shared: TestService;
   let appId: string;
   const secrets = createSecretBox('a test secret key of at least thirty-two characters');
 
@@ -101,16 +102,24 @@ describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP acc
     dovecot = await startDovecot({ imapPort: IMAP_PORT, users: [CUT, BIG] });
     writeMaildir(dovecot, CUT.user, CUT_MESSAGES, 3_000);
     writeMaildir(dovecot, BIG.user, BIG_MESSAGES, 6_000);
-    service = await startTestService({ deps: { secrets }, env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s' } });
-    const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
+    shared = await startTestService({ deps: { secrets }, env: ENV });
+    const [application] = await shared.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
     appId = application!.id;
   }, 120_000);
   afterAll(async () => {
-    await service?.close();
+    await shared?.close();
     await dovecot?.stop();
   }, 120_000);
 
-  it('a connection cut in the middle of the initial sync: it resumes where it stopped, with no message stored twice', async () => {
+  // On the account's own connection, and on a fetch thread's (AGENTPOST_IMAP_FETCH_THREAD=on: the FETCHes go over a
+  // second connection, the one cut; a service of its own, on a database of its own).
+  it.each([
+    ['its own connection', false],
+    ["a fetch thread's connection", true],
+  ])('a connection cut in the middle of the initial sync (%s): it resumes where it stopped, with no message stored twice', async (_label, threaded) => {
+    const service = threaded ? await startTestService({ deps: { secrets }, env: { ...ENV, AGENTPOST_IMAP_FETCH_THREAD: 'on' } }) : shared;
+    const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
+    const appId = application!.id;
     // About half the mailbox's bytes pass before the cut.
     const proxy = await cuttingProxy(IMAP_PORT, (CUT_MESSAGES * 3_300) / 2);
     try {
@@ -144,13 +153,16 @@ describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP acc
       expect(['idle', 'running']).toContain(account!.syncState);
       const unread = await service.core.deps.db.orm.$count(tables.messages, sql`${tables.messages.grantId} = ${grant} and ${tables.messages.unread} = 1`);
       expect(unread).toBe(CUT_MESSAGES - CUT_MESSAGES / 4);
+      // The fetch thread whose connection was cut serves on (or was replaced): one, alive.
+      if (threaded) expect(service.core.imap.fetchThreadIds()).toHaveLength(1);
     } finally {
       proxy.server.close();
+      if (threaded) await service.close();
     }
   });
 
   it('a mailbox of 20,000 messages: progress visible midway, every message stored, the heap bounded far below the mailbox size', async () => {
-    const grant = await createImapGrant(service.core, { applicationId: appId, email: BIG.user, password: BIG.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
+    const grant = await createImapGrant(shared.core, { applicationId: appId, email: BIG.user, password: BIG.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
     // What the sync holds is what a full collection leaves, heap and buffers (garbage awaiting collection is not
     // held): a full collection every half second, the most seen against what was held before the sync.
     const collect = fullCollection();
@@ -163,7 +175,7 @@ describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP acc
       samples++;
     }, 500);
     const progress = setInterval(() => {
-      void service.core.deps.db.orm
+      void shared.core.deps.db.orm
         .select({ done: imapAccounts.syncDone, total: imapAccounts.syncTotal })
         .from(imapAccounts)
         .where(eq(imapAccounts.grantId, grant))
@@ -172,13 +184,13 @@ describe.skipIf(missing !== undefined)('the initial sync of a connected IMAP acc
         });
     }, 250);
     try {
-      service.core.imap.wake(grant);
-      await service.core.imap.waitForInitialSync(grant, 200_000);
+      shared.core.imap.wake(grant);
+      await shared.core.imap.waitForInitialSync(grant, 200_000);
     } finally {
       clearInterval(sampler);
       clearInterval(progress);
     }
-    expect(await service.core.deps.db.orm.$count(tables.messages, eq(tables.messages.grantId, grant))).toBe(BIG_MESSAGES);
+    expect(await shared.core.deps.db.orm.$count(tables.messages, eq(tables.messages.grantId, grant))).toBe(BIG_MESSAGES);
     expect(midway.length).toBeGreaterThan(0);
     expect(midway.every((row) => row.total === BIG_MESSAGES)).toBe(true);
     // The mailbox is ~120 MB of messages; the sync holds a chunk or two of them at a time (500 messages of ~6 KB

@@ -7,12 +7,17 @@
  * `config.imap`. Certificates that fail verification are refused unless the account allows them.
  */
 import { isIP } from 'node:net';
-import { ImapFlow } from 'imapflow';
+import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import nodemailer from 'nodemailer';
 import type { Config } from '../../config.js';
 import type { DnsResolver } from '../../deps.js';
 import { AppError } from '../../errors.js';
 import type { SecretBox } from '../../secrets/secret-box.js';
+import type { FetchSession, FetchThreads } from './fetch-thread.js';
+
+/** Messages of a fetch thread handed over together (or fewer, once they reach {@link FETCH_GROUP_BYTES}). */
+export const FETCH_GROUP_MESSAGES = 64;
+export const FETCH_GROUP_BYTES = 4 * 1024 * 1024;
 
 /** What it takes to reach an account's servers, passwords in clear (opened from the account row just before use). */
 export interface ImapEndpoint {
@@ -147,6 +152,22 @@ export class ServerSlots {
       else this.#held.set(server, (this.#held.get(server) ?? 1) - 1);
     };
   }
+  /** A slot of `server` if one is free now and nobody waits (call the returned function once to give it back), else undefined. */
+  tryAcquire(server: string): (() => void) | undefined {
+    const held = this.#held.get(server) ?? 0;
+    if (held >= this.#limit || this.waiting(server) > 0) return undefined;
+    this.#held.set(server, held + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const queue = this.#waiting.get(server);
+      const next = queue?.shift();
+      if (queue && queue.length === 0) this.#waiting.delete(server);
+      if (next) next();
+      else this.#held.set(server, (this.#held.get(server) ?? 1) - 1);
+    };
+  }
   /** Slots held on `server` now. */
   held(server: string): number {
     return this.#held.get(server) ?? 0;
@@ -171,6 +192,12 @@ export interface Connector {
    * login check answering a request must not queue behind long syncs), then rejects as a `network` failure.
    */
   openImap(endpoint: ImapEndpoint, options?: { boundedSlotWait?: boolean }): Promise<ImapSession>;
+  /**
+   * A session of one of `threads` (./fetch-thread.ts) logged in to the server, holding a slot of it until closed;
+   * undefined when no slot of the server or no thread is free now (a sync then fetches on its own connection).
+   * Rejects like {@link openImap}.
+   */
+  openFetchSession(endpoint: ImapEndpoint, threads: FetchThreads): Promise<FetchSession | undefined>;
   /** Connects to the SMTP server and logs in (nodemailer `verify`); rejects like {@link openImap}. */
   checkSmtp(endpoint: SmtpEndpoint): Promise<void>;
   /**
@@ -254,8 +281,57 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       tls: { rejectUnauthorized: !endpoint.allowInsecureTls, ...(address.servername ? { servername: address.servername } : {}) },
     });
   };
+  /** imapflow's options for a connection to `endpoint` (its name resolved as above; a failed look-up rejects). */
+  const imapOptions = async (endpoint: ImapEndpoint): Promise<ImapFlowOptions> => {
+    const address = await target(endpoint.host);
+    return {
+      host: address.host,
+      ...(address.servername ? { servername: address.servername } : {}),
+      port: endpoint.port,
+      secure: endpoint.secure,
+      auth: { user: endpoint.username, pass: endpoint.password },
+      logger: false,
+      // No `ID` command: it tells the server nothing it needs.
+      clientInfo: { name: 'agentpost' },
+      connectionTimeout: connectTimeoutMs,
+      greetingTimeout: connectTimeoutMs,
+      socketTimeout: commandTimeoutMs,
+      tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
+      disableAutoIdle: true,
+      // ENABLE QRESYNC when the server has it: expunges come as UIDs (VANISHED), and a SELECT can ask for what
+      // changed since a folder's last pass (src/providers/imap/sync.ts).
+      qresync: true,
+    };
+  };
   return {
     slots,
+    async openFetchSession(endpoint, threads) {
+      const server = `${endpoint.host}:${endpoint.port}`;
+      const release = slots.tryAcquire(server);
+      if (!release) return undefined;
+      let session: FetchSession | undefined;
+      try {
+        session = await threads.open(await imapOptions(endpoint));
+      } catch (error) {
+        release();
+        throw connectError(describeFailure(error, `IMAP server ${server}`));
+      }
+      if (!session) {
+        release();
+        return undefined;
+      }
+      const opened = session;
+      return {
+        fetch: (path, uids, maxBytes) => opened.fetch(path, uids, maxBytes),
+        async close() {
+          try {
+            await opened.close();
+          } finally {
+            release();
+          }
+        },
+      };
+    },
     async openImap(endpoint, options = {}) {
       const server = `${endpoint.host}:${endpoint.port}`;
       let release: () => void;
@@ -267,25 +343,7 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       }
       let client: ImapFlow | undefined;
       try {
-        const address = await target(endpoint.host);
-        client = new ImapFlow({
-          host: address.host,
-          ...(address.servername ? { servername: address.servername } : {}),
-          port: endpoint.port,
-          secure: endpoint.secure,
-          auth: { user: endpoint.username, pass: endpoint.password },
-          logger: false,
-          // No `ID` command: it tells the server nothing it needs.
-          clientInfo: { name: 'agentpost' },
-          connectionTimeout: connectTimeoutMs,
-          greetingTimeout: connectTimeoutMs,
-          socketTimeout: commandTimeoutMs,
-          tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
-          disableAutoIdle: true,
-          // ENABLE QRESYNC when the server has it: expunges come as UIDs (VANISHED), and a SELECT can ask for what
-          // changed since a folder's last pass (src/providers/imap/sync.ts).
-          qresync: true,
-        });
+        client = new ImapFlow(await imapOptions(endpoint));
         // An error event without a listener would take the process down; failures surface through the calls.
         client.on('error', () => undefined);
         await client.connect();

@@ -20,8 +20,14 @@
  *   leases every third of `config.imap.leaseMs`, a worker whose lease another runner took stops, and a worker that
  *   ends gives its lease back. So each account is synced by one process; a process that died leaves its accounts to
  *   the others once its leases ran out.
- * - **Stop.** `stop()` ends every wait, closes every connection (an IDLE ends at once) and waits for the workers.
+ * - **Fetch threads.** With `AGENTPOST_IMAP_FETCH_THREAD` (`auto`: 4 cores or more), the large FETCHes of an initial
+ *   sync run on a thread of their own, over a second connection of the server (a slot of it, when one is free; else
+ *   on the pass's own connection): ./fetch-thread.ts. The threads are kept while the runner runs, so their code stays
+ *   compiled; a session is logged out when its pass ends.
+ * - **Stop.** `stop()` ends every wait, closes every connection (an IDLE ends at once), waits for the workers and
+ *   ends the fetch threads.
  */
+import { availableParallelism } from 'node:os';
 import { and, eq, inArray, isNull, lt, lte, ne, or } from 'drizzle-orm';
 import { tables } from '../../../storage/index.js';
 import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
@@ -32,7 +38,8 @@ import { toGrant } from '../../grants/grant-service.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';
 import { startPollingLoop, type PollingLoop } from '../../jobs/polling-loop.js';
 import type { MailboxSync } from '../contracts.js';
-import { describeFailure, endpointsOf, failureOf, type Connector, type ConnectFailure, type ImapSession } from './connection.js';
+import { describeFailure, endpointsOf, failureOf, FETCH_GROUP_BYTES, FETCH_GROUP_MESSAGES, type Connector, type ConnectFailure, type ImapSession } from './connection.js';
+import { createFetchThreads, type FetchSession } from './fetch-thread.js';
 import type { ImapSync } from './sync.js';
 
 /** How often the runner looks for accounts that are due. */
@@ -57,6 +64,8 @@ export interface ImapSyncRunner extends MailboxSync {
   waitForInitialSync(grantId: string, timeoutMs?: number): Promise<void>;
   /** Accounts with a worker in this process now. */
   active(): string[];
+  /** Thread ids of the fetch threads alive now (./fetch-thread.ts; none until an initial sync used one). */
+  fetchThreadIds(): number[];
   /** Stops every worker and connection; resolves when they are done. */
   stop(): Promise<void>;
 }
@@ -68,6 +77,19 @@ export interface ImapRunnerParts {
 }
 
 type AccountRow = typeof imapAccounts.$inferSelect;
+
+/**
+ * Cores from which `AGENTPOST_IMAP_FETCH_THREAD=auto` uses fetch threads: an initial sync then has a core for each
+ * of its busy threads (the fetch thread, the event loop, the mail writer and its prepare thread). On 2 cores the
+ * thread's own CPU makes a sync slower (bench/imap-sync.bench.ts).
+ */
+export const FETCH_THREAD_CORES = 4;
+
+/** How many fetch threads a runner keeps at most (`on`, or `auto` with cores enough): a core each beyond three. */
+export function fetchThreadCount(setting: 'auto' | 'on' | 'off', cores = availableParallelism()): number {
+  if (setting === 'off' || (setting === 'auto' && cores < FETCH_THREAD_CORES)) return 0;
+  return Math.min(4, Math.max(1, cores - 3));
+}
 
 /** A running account worker. */
 interface AccountWorker {
@@ -147,6 +169,32 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       worker.wake();
       worker.session?.client.close();
     }
+  }
+
+  /** The fetch threads of this runner's initial syncs, kept while it runs (their code stays compiled). */
+  const fetchThreads = createFetchThreads({ threads: fetchThreadCount(config.imap.fetchThread), groupMessages: FETCH_GROUP_MESSAGES, groupBytes: FETCH_GROUP_BYTES });
+
+  /**
+   * The fetch session of one pass (see PassOptions.fetchThread): opened on first use, when a fetch thread and a slot
+   * of the server are free then; `close` logs it out after the pass (the thread stays). A session that cannot log in
+   * leaves the FETCHes to the pass's own connection (logged): the pass itself fails as it would.
+   */
+  function passFetchSession(account: AccountRow): { open: () => Promise<FetchSession | undefined>; close: () => Promise<void> } {
+    let opened: Promise<FetchSession | undefined> | undefined;
+    return {
+      open: () =>
+        (opened ??= (async () => {
+          if (!deps.secrets || fetchThreadCount(config.imap.fetchThread) === 0) return undefined;
+          return connector.openFetchSession(endpointsOf(account, deps.secrets).imap, fetchThreads);
+        })().catch((error: unknown) => {
+          logger.warn('imap: no fetch thread for the initial sync; it fetches on its own connection', { grant_id: account.grantId, error: error instanceof Error ? error.message : String(error) });
+          return undefined;
+        })),
+      async close() {
+        const session = await opened;
+        await session?.close();
+      },
+    };
   }
 
   async function accountOf(grantId: string): Promise<AccountRow | undefined> {
@@ -300,7 +348,12 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         worker.changed = false;
         // A full pass answers every wake before it; one that comes while it runs asks for another.
         if (mode === 'full') woken.delete(grantId);
-        await sync.pass(worker.session.client, grantId, { inboxOnly: mode === 'inbox', signal: aborter.signal });
+        const fetching = passFetchSession(account);
+        try {
+          await sync.pass(worker.session.client, grantId, { inboxOnly: mode === 'inbox', signal: aborter.signal, fetchThread: fetching.open });
+        } finally {
+          await fetching.close();
+        }
         await succeeded(grantId, mode === 'full');
         if (woken.has(grantId)) {
           mode = 'full';
@@ -388,10 +441,12 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       const account = await accountOf(grantId);
       if (!account) throw notFound('Grant', grantId);
       const session = await open(account);
+      const fetching = passFetchSession(account);
       try {
-        await sync.pass(session.client, grantId, { signal });
+        await sync.pass(session.client, grantId, { signal, fetchThread: fetching.open });
         await succeeded(grantId, true);
       } finally {
+        await fetching.close();
         await session.close();
       }
     },
@@ -410,6 +465,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
 
     active: () => [...workers.keys()],
 
+    fetchThreadIds: () => fetchThreads.threadIds(),
+
     stop() {
       stopping ??= (async () => {
         running = false;
@@ -418,6 +475,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         // Closing the connections ends IDLE and any command under way at once.
         for (const worker of workers.values()) worker.session?.client.close();
         await Promise.all([...workers.values()].map((worker) => worker.done));
+        await fetchThreads.stop();
       })();
       return stopping;
     },

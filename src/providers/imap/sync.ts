@@ -40,6 +40,7 @@ import type { ParsedMessage } from '../../mail/parse-inbound.js';
 import { presentMessages, type MailStore } from '../../messages/mail-store.js';
 import type { MessageRow } from '../../messages/message-mapper.js';
 import { mapFolders, ROLE_ORDER, type ListedFolder } from './folders.js';
+import type { FetchSession } from './fetch-thread.js';
 
 /** UIDs fetched per FETCH command during the initial sync (and for a backlog of new mail). */
 export const CHUNK = 500;
@@ -97,7 +98,15 @@ export interface PassOptions {
   /** Only INBOX (new mail seen by IDLE); default every folder. */
   inboxOnly?: boolean;
   signal?: AbortSignal | undefined;
+  /**
+   * The fetch thread of the initial sync's large FETCHes (./fetch-thread.ts), opened by the caller on first call
+   * (and closed after the pass); undefined when there is none (no free connection slot): then they run on `client`.
+   */
+  fetchThread?: (() => Promise<FetchSession | undefined>) | undefined;
 }
+
+/** A chunk of the initial sync with at least this many messages to fetch goes through the fetch thread, when there is one. */
+export const FETCH_THREAD_MIN = 64;
 
 /** Compact UID set: `1:5,7,9:12` from ascending UIDs. */
 export function uidSet(uids: readonly number[]): string {
@@ -304,6 +313,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     initial?: boolean;
     /** The folder's expunges since its last pass, when the connection knows them all (QRESYNC); else the sync compares UIDs. */
     expunges?: ExpungeLog | undefined;
+    /** See {@link PassOptions.fetchThread}. */
+    fetchThread?: (() => Promise<FetchSession | undefined>) | undefined;
   }
 
   /** UIDs of `uids` already linked in the folder. */
@@ -449,6 +460,32 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   }
 
   /**
+   * The messages of `uids` of the folder as fetched (at most one byte over the size limit read of each: larger ones
+   * are left on the server): through the fetch thread for a large chunk of the initial sync when there is one, else
+   * on the folder's connection.
+   */
+  async function* fetchSources(run: FolderRun, uids: number[]): AsyncIterable<Fetched> {
+    if (uids.length === 0) return;
+    const thread = run.initial && uids.length >= FETCH_THREAD_MIN ? await run.fetchThread?.() : undefined;
+    if (thread) {
+      for await (const group of thread.fetch(run.folder.path, uidSet(uids), MAX_MESSAGE_BYTES + 1)) {
+        for (const message of group) {
+          const { raw } = message;
+          const internal = message.internalDate === null ? clock.now() : new Date(message.internalDate);
+          yield { uid: message.uid, raw: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), flags: message.flags, modseq: message.modseq, date: unixSeconds(internal) };
+        }
+      }
+      return;
+    }
+    const query = { uid: true, flags: true, internalDate: true, source: { maxLength: MAX_MESSAGE_BYTES + 1 } } as const;
+    for await (const message of run.client.fetch(uidSet(uids), query, { uid: true })) {
+      if (!message.source) continue;
+      const internal = message.internalDate ? new Date(message.internalDate) : clock.now();
+      yield { uid: message.uid, raw: message.source, flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null, date: unixSeconds(internal) };
+    }
+  }
+
+  /**
    * Fetches and stores the messages of `uids` (ascending or not), newest first in chunks; `afterChunk` runs once a
    * chunk is stored. The next chunk is fetched while the last one is written.
    */
@@ -515,17 +552,13 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
             }
             own = await linkOwnCopies(run, headers);
           }
-          // At most one byte over the limit is read of a message: larger ones are left on the server (logged).
-          const query = { uid: true, flags: true, internalDate: true, source: { maxLength: MAX_MESSAGE_BYTES + 1 } } as const;
-          for await (const message of run.client.fetch(uidSet(wanted.filter((uid) => !own.has(uid))), query, { uid: true })) {
-            if (!message.source) continue;
-            if (message.source.length > MAX_MESSAGE_BYTES) {
+          for await (const message of fetchSources(run, wanted.filter((uid) => !own.has(uid)))) {
+            if (message.raw.length > MAX_MESSAGE_BYTES) {
               logger.warn('imap: a message over the size limit is not synced', { grant_id: run.account.grantId, path: run.folder.path, uid: message.uid, limit_bytes: MAX_MESSAGE_BYTES });
               continue;
             }
-            const internal = message.internalDate ? new Date(message.internalDate) : clock.now();
-            group.push({ uid: message.uid, raw: message.source, flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null, date: unixSeconds(internal) });
-            groupBytes += message.source.length;
+            group.push(message);
+            groupBytes += message.raw.length;
             // imapflow hands over the messages of a read from the socket in one chain of microtasks, which would hold
             // the event loop (API requests, timers) for as long as it takes to store them all.
             if (++fetched % YIELD_EVERY === 0) await nextTurn();
@@ -793,7 +826,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     else folders = await syncFolders(client, account, applicationId);
     for (const folder of folders) {
       if (options.signal?.aborted) throw new Error('the sync was stopped');
-      await syncFolder({ client, account, applicationId, grant, folder, signal: options.signal });
+      await syncFolder({ client, account, applicationId, grant, folder, signal: options.signal, fetchThread: options.fetchThread });
     }
     if (options.inboxOnly) return { initialCompleted: false };
     // The initial sync completes once: the first pass to end with every folder done.
