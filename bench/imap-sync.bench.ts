@@ -23,7 +23,8 @@
  * Needs root and Debian's `dovecot-imapd` and `postfix` (test/helpers/dovecot.ts, postfix.ts); says so and gives no
  * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
  * (the bare FETCH alone), BENCH_IMAP_LINK (`<megabits a second>,<round trip ms>`, or `off`), BENCH_IMAP_STAGES=off
- * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above).
+ * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above), BENCH_IMAP_FETCH_THREAD=off (skips the
+ * service with fetch threads, see {@link threadedFigures}).
  */
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -65,6 +66,11 @@ const LINK = process.env.BENCH_IMAP_LINK ?? '100,10';
 const STAGES = process.env.BENCH_IMAP_STAGES !== 'off';
 /** Our rounds on one running service, warmed by an untimed sync (BENCH_IMAP_WARM=off: a new service for each round). */
 const WARM = process.env.BENCH_IMAP_WARM !== 'off';
+/**
+ * Each round also on a second running service with its fetch threads on (AGENTPOST_IMAP_FETCH_THREAD=on, what `auto`
+ * does from 4 cores), warmed alike (BENCH_IMAP_FETCH_THREAD=off skips it).
+ */
+const THREADED = process.env.BENCH_IMAP_FETCH_THREAD !== 'off';
 /** Fail when `POST /v3/connect/custom` is missing instead of making the grant in the database (BENCH_IMAP_CONNECT=1). */
 const USER = 'bench@imap.bench';
 const PASSWORD = 'bench-password-1';
@@ -280,11 +286,11 @@ interface OurService {
   close(): Promise<void>;
 }
 
-async function startOurs(): Promise<OurService> {
+async function startOurs(fetchThread: 'auto' | 'on' | 'off' = 'auto'): Promise<OurService> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-imap-'));
   const service = requireEveryRole(
     await startService(
-      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', AGENTPOST_IMAP_SYNC_DAYS: '365' }),
+      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', AGENTPOST_IMAP_SYNC_DAYS: '365', AGENTPOST_IMAP_FETCH_THREAD: fetchThread }),
       {},
     ),
   );
@@ -409,16 +415,21 @@ async function stageFigures(bareRuns: Run[]): Promise<Record<string, string>> {
   };
 }
 
-/** ROUNDS alternating rounds of the bare FETCH and (unless BARE_ONLY) our sync, through `port`. */
-async function rounds(ours: OurService | undefined, port = IMAP_PORT): Promise<{ bareRuns: Run[]; ourRuns: Run[] }> {
+/**
+ * ROUNDS alternating rounds of the bare FETCH and (unless BARE_ONLY) our sync, through `port`; with `threaded` (a
+ * service with AGENTPOST_IMAP_FETCH_THREAD=on), its sync too in each round.
+ */
+async function rounds(ours: OurService | undefined, port = IMAP_PORT, threaded?: OurService): Promise<{ bareRuns: Run[]; ourRuns: Run[]; threadedRuns: Run[] }> {
   const bareRuns: Run[] = [];
   const ourRuns: Run[] = [];
+  const threadedRuns: Run[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     bareRuns.push(await bareFetch(port));
     if (ours) ourRuns.push(await ourSync(ours, port));
     else if (!BARE_ONLY) ourRuns.push(await coldSync(port));
+    if (threaded) threadedRuns.push(await ourSync(threaded, port));
   }
-  return { bareRuns, ourRuns };
+  return { bareRuns, ourRuns, threadedRuns };
 }
 
 /** Each round's rates, ours/bare. */
@@ -434,7 +445,7 @@ const delayOf = (runs: Run[]) => `${median(runs.map((run) => run.loopDelay.p99))
 const busiestOf = (run: Run) => run.threads.reduce((top, thread) => (thread.ms > top.ms ? thread : top), { name: 'n/a', ms: 0 });
 
 /** The bound of ours and the cores the goal needs, from the medians of the rounds (Linux: needs per-thread CPU). */
-function projection(bareRuns: Run[], ourRuns: Run[]): Record<string, string> {
+function projection(bareRuns: Run[], ourRuns: Run[], label = ''): Record<string, string> {
   const busiest = ourRuns.map(busiestOf);
   const bareBusiest = bareRuns.map(busiestOf);
   if (busiest.every((thread) => thread.ms === 0) || bareBusiest.every((thread) => thread.ms === 0)) return {};
@@ -443,11 +454,40 @@ function projection(bareRuns: Run[], ourRuns: Run[]): Record<string, string> {
   const goalRate = median(bareRuns.map((run) => run.rate)) / 2;
   const cores = ((median(ourRuns.map((run) => run.cpuMs)) + median(ourRuns.map((run) => run.serverMs))) * goalRate) / 1000;
   return {
-    'busiest thread, bare / ours (ms/msg, median)': `${bareTop.toFixed(3)} (${bareBusiest.at(-1)!.name}) / ${top.toFixed(3)} (last round: ${busiest.at(-1)!.name})`,
+    [`${label}busiest thread, bare / ours (ms/msg, median)`]: `${bareTop.toFixed(3)} (${bareBusiest.at(-1)!.name}) / ${top.toFixed(3)} (last round: ${busiest.at(-1)!.name})`,
     // Round by round (a bare round and ours follow each other), so a slow spell of the machine in the bare rounds
     // alone does not flatter ours: then the median of those ratios.
-    'ours / bare with unlimited cores (their busiest threads, median of the rounds)': `${Math.round(median(busiest.map((thread, index) => bareBusiest[index]!.ms / thread.ms)) * 100)}%`,
-    'cores ours needs for 50% (its CPU and Dovecot\'s at half the bare rate)': cores.toFixed(1),
+    [`${label}ours / bare with unlimited cores (their busiest threads, median of the rounds)`]: `${Math.round(median(busiest.map((thread, index) => bareBusiest[index]!.ms / thread.ms)) * 100)}%`,
+    [`${label}cores ours needs for 50% (its CPU and Dovecot's at half the bare rate)`]: cores.toFixed(1),
+    [`${label}ours / bare projected on 4 and 8 cores (each side at most its busiest thread's rate and its cores over its CPU and Dovecot's)`]: [4, 8]
+      .map((count) => `${Math.round(median(ourRuns.map((run, index) => projectedRate(run, count) / projectedRate(bareRuns[index]!, count))) * 100)}%`)
+      .join(' and '),
+  };
+}
+
+/**
+ * The rate a run's side could reach on `cores` cores of this speed: at most what its busiest thread allows (a thread
+ * runs on one core), and at most what the cores allow for all its CPU and Dovecot's (messages a second).
+ */
+function projectedRate(run: Run, cores: number): number {
+  const busiest = busiestOf(run).ms;
+  const total = run.cpuMs + run.serverMs;
+  return Math.min(busiest > 0 ? 1000 / busiest : Infinity, total > 0 ? (cores * 1000) / total : Infinity);
+}
+
+/**
+ * The rounds of the service with fetch threads: its rate, its ratio to the bare FETCH, its threads (the fetch thread
+ * among them, started by the untimed sync: by thread id after the mail writer's), and its bound with a core each.
+ */
+function threadedFigures(bareRuns: Run[], threadedRuns: Run[]): Record<string, string> {
+  const rates = threadedRuns.map((run) => run.rate);
+  const label = 'with fetch threads (AGENTPOST_IMAP_FETCH_THREAD=on): ';
+  return {
+    [`${label}our initial sync (msg/s, median)`]: Math.round(median(rates)).toLocaleString('en-US'),
+    [`${label}ours / bare`]: `${Math.round((median(rates) / median(bareRuns.map((run) => run.rate))) * 100)}% (rounds ${roundsOf(bareRuns, threadedRuns)})`,
+    [`${label}CPU (ms/msg, median); Dovecot's`]: `${median(threadedRuns.map((run) => run.cpuMs)).toFixed(3)}; ${median(threadedRuns.map((run) => run.serverMs)).toFixed(3)}`,
+    [`${label}CPU per thread, last round (ms/msg)`]: threadsOf(threadedRuns.at(-1)),
+    ...projection(bareRuns, threadedRuns, label),
   };
 }
 
@@ -482,12 +522,14 @@ export async function run(): Promise<Record<string, number | string>> {
   // bare FETCH's imapflow is warmed by its untimed first FETCH. A service that runs has warm threads; a sync right
   // after a start does not (its cost is measured once below: `a service just started`).
   const ours = BARE_ONLY || !WARM ? undefined : await startOurs();
+  const threaded = ours && THREADED ? await startOurs('on') : undefined;
   try {
     writeMaildir(dovecot);
     // Dovecot indexes the new files on the first SELECT: once, before any timing.
     await bareFetch();
     if (ours) await ourSync(ours);
-    const { bareRuns, ourRuns } = await rounds(ours);
+    if (threaded) await ourSync(threaded);
+    const { bareRuns, ourRuns, threadedRuns } = await rounds(ours, IMAP_PORT, threaded);
     const bare = bareRuns.map((run) => run.rate);
     const rates = ourRuns.map((run) => run.rate);
     if (BARE_ONLY) return { messages: MESSAGES, 'bare imapflow FETCH (msg/s, median)': Math.round(median(bare)) };
@@ -513,11 +555,13 @@ export async function run(): Promise<Record<string, number | string>> {
       // FETCH by its event loop, which runs imapflow). The ratio of the two bounds is the most ours can reach on any
       // number of cores of this speed; the cores it needs for the goal are its CPU and Dovecot's at half the bare rate.
       ...projection(bareRuns, ourRuns),
+      ...(threaded ? threadedFigures(bareRuns, threadedRuns) : {}),
       ...(await stageFigures(bareRuns)),
       cores: availableParallelism(),
       ...(await overLink(ours)),
     };
   } finally {
+    await threaded?.close();
     await ours?.close();
     postfix.stop();
     await dovecot.stop();
