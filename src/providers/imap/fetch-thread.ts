@@ -116,8 +116,10 @@ export function createFetchThreads(options: { threads: number; groupMessages: nu
 
   const post = (thread: FetchThread, message: ToFetchWorker) => thread.worker.postMessage(message);
 
+  /** Ids of fetches, unique among every thread's sessions (a late message of one is never taken for another's). */
+  let nextId = 0;
+
   function session(thread: FetchThread): FetchSession {
-    let nextId = 0;
     let fetching = false;
     let closed = false;
     return {

@@ -67,8 +67,9 @@ if (parentPort) {
   const { groupMessages, groupBytes } = workerData as FetchWorkerData;
   /** The connection of the session under way (between a login and its logout). */
   let client: ImapFlow | undefined;
-  /** Credits of the fetch under way: each group sent takes one, each `{ credit }` gives one back. */
+  /** Credits of the fetch under way (`current`): each group sent takes one, each `{ credit }` of it gives one back. */
   let credits = IN_FLIGHT_GROUPS;
+  let current: number | undefined;
   let creditWaiter: (() => void) | undefined;
   let closing = false;
   /** The session's requests, one after the other. */
@@ -99,6 +100,7 @@ if (parentPort) {
 
   async function runFetch(request: { id: number; path: string; uids: string; maxBytes: number }): Promise<void> {
     credits = IN_FLIGHT_GROUPS;
+    current = request.id;
     let group: FetchedBytes[] = [];
     let bytes = 0;
     const send = async () => {
@@ -146,7 +148,8 @@ if (parentPort) {
   }
 
   port.on('message', (message: ToFetchWorker) => {
-    if (message.credit !== undefined) {
+    // A group of an earlier fetch taken late gives nothing to this one.
+    if (message.credit !== undefined && message.credit === current) {
       credits++;
       const waiter = creditWaiter;
       creditWaiter = undefined;
