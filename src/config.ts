@@ -468,7 +468,7 @@ export interface Config {
      * Whether an initial sync reads the server's answers to its large FETCHes on a thread of its own, over a
      * connection of its own (src/providers/imap/fetch-thread.ts): `on`, `off`, or `auto` (the default): on with 4 or
      * more cores. The thread frees the event loop, but costs CPU of its own (a second connection, messages handed
-     * between threads): with fewer cores than its threads, a sync takes longer with it.
+     * between threads): on fewer cores than its threads it gains nothing (bench/imap-sync.bench.ts).
      */
     fetchThread: 'auto' | 'on' | 'off';
   };

@@ -32,6 +32,8 @@ describe('loadConfig', () => {
       smtpMaxUnknownRecipients: 3,
       smtpMaxUnknownRecipientsPerClient: 30,
     });
+    expect(config.imap.fetchThread).toBe('auto');
+    expect(loadConfig({ AGENTPOST_IMAP_FETCH_THREAD: 'off' }).imap.fetchThread).toBe('off');
   });
 
   it('reads AGENTPOST_WARMUP_SCHEDULE (day 1 first, or off) and names it when a cap is bad', () => {
@@ -232,6 +234,7 @@ describe('Smart Compose model settings', () => {
 
   it('names what is missing or wrong', () => {
     expect(configError({ AGENTPOST_AI_PROVIDER: 'gemini' })).toContain('AGENTPOST_AI_PROVIDER: must be openai, anthropic or openai-compatible');
+    expect(configError({ AGENTPOST_IMAP_FETCH_THREAD: 'always' })).toContain('AGENTPOST_IMAP_FETCH_THREAD: must be auto, on or off');
     expect(configError({ AGENTPOST_AI_PROVIDER: 'openai', AGENTPOST_AI_API_KEY: 'sk-1' })).toContain('AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=openai');
     expect(configError({ AGENTPOST_AI_PROVIDER: 'anthropic', AGENTPOST_AI_MODEL: 'claude' })).toContain('AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=anthropic');
     expect(configError({ AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'llama3.1' })).toContain('AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible');

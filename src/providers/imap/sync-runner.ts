@@ -80,8 +80,8 @@ type AccountRow = typeof imapAccounts.$inferSelect;
 
 /**
  * Cores from which `AGENTPOST_IMAP_FETCH_THREAD=auto` uses fetch threads: an initial sync then has a core for each
- * of its busy threads (the fetch thread, the event loop, the mail writer and its prepare thread). On 2 cores the
- * thread's own CPU makes a sync slower (bench/imap-sync.bench.ts).
+ * of its busy threads (the fetch thread, the event loop, the mail writer and its prepare thread). On 2 cores, where
+ * those threads and the server already share the cores fully, a sync is no faster with it (bench/imap-sync.bench.ts).
  */
 export const FETCH_THREAD_CORES = 4;
 
