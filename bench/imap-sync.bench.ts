@@ -23,8 +23,8 @@
  * Needs root and Debian's `dovecot-imapd` and `postfix` (test/helpers/dovecot.ts, postfix.ts); says so and gives no
  * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
  * (the bare FETCH alone), BENCH_IMAP_LINK (`<megabits a second>,<round trip ms>`, or `off`), BENCH_IMAP_STAGES=off
- * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above), BENCH_IMAP_FETCH_THREAD=off (skips the
- * service with fetch threads, see {@link threadedFigures}).
+ * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above),
+ * BENCH_IMAP_FETCH_THREAD=off (skips the service with fetch threads, see {@link threadedFigures}).
  */
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';

@@ -140,6 +140,17 @@ export class ServerSlots {
         }, waitMs);
       });
     }
+    return this.#releaser(server);
+  }
+  /** A slot of `server` if one is free now and nobody waits (call the returned function once to give it back), else undefined. */
+  tryAcquire(server: string): (() => void) | undefined {
+    const held = this.#held.get(server) ?? 0;
+    if (held >= this.#limit || this.waiting(server) > 0) return undefined;
+    this.#held.set(server, held + 1);
+    return this.#releaser(server);
+  }
+  /** Gives a held slot of `server` back, once however often it is called. */
+  #releaser(server: string): () => void {
     let released = false;
     return () => {
       if (released) return;
@@ -148,22 +159,6 @@ export class ServerSlots {
       const next = queue?.shift();
       if (queue && queue.length === 0) this.#waiting.delete(server);
       // The slot passes to the next waiter as it is; otherwise it is freed.
-      if (next) next();
-      else this.#held.set(server, (this.#held.get(server) ?? 1) - 1);
-    };
-  }
-  /** A slot of `server` if one is free now and nobody waits (call the returned function once to give it back), else undefined. */
-  tryAcquire(server: string): (() => void) | undefined {
-    const held = this.#held.get(server) ?? 0;
-    if (held >= this.#limit || this.waiting(server) > 0) return undefined;
-    this.#held.set(server, held + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const queue = this.#waiting.get(server);
-      const next = queue?.shift();
-      if (queue && queue.length === 0) this.#waiting.delete(server);
       if (next) next();
       else this.#held.set(server, (this.#held.get(server) ?? 1) - 1);
     };
@@ -309,27 +304,17 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       const server = `${endpoint.host}:${endpoint.port}`;
       const release = slots.tryAcquire(server);
       if (!release) return undefined;
-      let session: FetchSession | undefined;
-      try {
-        session = await threads.open(await imapOptions(endpoint));
-      } catch (error) {
+      const session = await threads.open(await imapOptions(endpoint)).catch((error: unknown) => {
         release();
         throw connectError(describeFailure(error, `IMAP server ${server}`));
-      }
+      });
       if (!session) {
         release();
         return undefined;
       }
-      const opened = session;
       return {
-        fetch: (path, uids, maxBytes) => opened.fetch(path, uids, maxBytes),
-        async close() {
-          try {
-            await opened.close();
-          } finally {
-            release();
-          }
-        },
+        fetch: (path, uids, maxBytes) => session.fetch(path, uids, maxBytes),
+        close: () => session.close().finally(release),
       };
     },
     async openImap(endpoint, options = {}) {

@@ -172,7 +172,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   }
 
   /** The fetch threads of this runner's initial syncs, kept while it runs (their code stays compiled). */
-  const fetchThreads = createFetchThreads({ threads: fetchThreadCount(config.imap.fetchThread), groupMessages: FETCH_GROUP_MESSAGES, groupBytes: FETCH_GROUP_BYTES });
+  const fetchThreadLimit = fetchThreadCount(config.imap.fetchThread);
+  const fetchThreads = createFetchThreads({ threads: fetchThreadLimit, groupMessages: FETCH_GROUP_MESSAGES, groupBytes: FETCH_GROUP_BYTES });
 
   /**
    * The fetch session of one pass (see PassOptions.fetchThread): opened on first use, when a fetch thread and a slot
@@ -184,7 +185,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     return {
       open: () =>
         (opened ??= (async () => {
-          if (!deps.secrets || fetchThreadCount(config.imap.fetchThread) === 0) return undefined;
+          if (!deps.secrets || fetchThreadLimit === 0) return undefined;
           return connector.openFetchSession(endpointsOf(account, deps.secrets).imap, fetchThreads);
         })().catch((error: unknown) => {
           logger.warn('imap: no fetch thread for the initial sync; it fetches on its own connection', { grant_id: account.grantId, error: error instanceof Error ? error.message : String(error) });
