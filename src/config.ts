@@ -196,6 +196,7 @@ const EnvSchema = z.object({
   AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: wholeNumber('connections', 1, 1_000_000).default(20),
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber('recipients', 1, 1_000).default(3),
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber('recipients an hour', 1, 1_000_000).default(30),
+  AGENTPOST_MAX_HEADER_BYTES: wholeNumber('bytes', 1_024, 16 * 1024 * 1024).default(102_400),
   AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   AGENTPOST_DOMAINS: domainList(),
@@ -362,6 +363,8 @@ export interface Config {
   smtpMaxConnectionsPerClient: number;
   /** Unknown mailboxes one SMTP session may try before every further RCPT TO gets 421 and the session ends. */
   smtpMaxUnknownRecipients: number;
+  /** The header-section limit of received mail, as Postfix's `header_size_limit` (`AGENTPOST_MAX_HEADER_BYTES`); see src/mail/header-section.ts. */
+  headerLimits: { maxHeaderBytes: number };
   /** Unknown mailboxes one SMTP client may try in an hour over all its sessions; past it every RCPT TO gets 421. */
   smtpMaxUnknownRecipientsPerClient: number;
   /** Base URL clients use to reach the HTTP server (tracking links, ICS feeds). */
@@ -618,6 +621,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpMaxConnections: value.AGENTPOST_SMTP_MAX_CONNECTIONS,
     smtpMaxConnectionsPerClient: value.AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT,
     smtpMaxUnknownRecipients: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS,
+    headerLimits: { maxHeaderBytes: value.AGENTPOST_MAX_HEADER_BYTES },
     smtpMaxUnknownRecipientsPerClient: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT,
     publicUrl,
     publicUrlSet: value.AGENTPOST_PUBLIC_URL !== undefined,

@@ -35,6 +35,7 @@ import { asDelivery } from '../messages/mail-rows.js';
 import { imapMessages } from '../../storage/schema/connected.js';
 import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-queue.js';
 import type { DeliveredMail, StoredCopy } from './after-delivery.js';
+import { DEFAULT_HEADER_LIMITS, headerSectionTooLarge, limitHeaderSection } from './header-section.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
 import type { SmtpClientInfo } from './stages/contracts.js';
 import { createInboundPipeline, type InboundStages, type MessagePlan } from './stages/inbound-pipeline.js';
@@ -215,6 +216,7 @@ export interface FetchedMessage {
 /** Creates the inbound service. */
 export function createInboundService(deps: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
   const { db, clock, newId } = deps;
+  const headerLimits = deps.config.headerLimits ?? DEFAULT_HEADER_LIMITS;
   const pipeline = createInboundPipeline(deps, { enforcement: options.enforcement ?? createEnforcement(deps), stages: options.stages ?? {} });
   const parser = options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
   const jobsOf = (copies: NewMessage[], stored: StoredCopy[], extras: StoreExtras): JobInput[] => [
@@ -399,8 +401,16 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
    * together, where they share transactions as any concurrent deliveries do. Each message is stored, or fails, on
    * its own; one outcome per message, in order.
    */
-  async function storeFetchedMany(messages: readonly FetchedMessage[]): Promise<PromiseSettledResult<InboundDelivery>[]> {
+  async function storeFetchedMany(fetched: readonly FetchedMessage[]): Promise<PromiseSettledResult<InboundDelivery>[]> {
     const at = unixSeconds(clock.now());
+    // A message on the account's server exists already and cannot be refused: a header section over the limit loses
+    // its excess fields (as Postfix's cleanup discards them), so nothing past the limit reaches a parser.
+    const messages = fetched.map((message) => {
+      const limited = limitHeaderSection(message.raw, headerLimits.maxHeaderBytes);
+      if (limited.discardedBytes === 0) return message;
+      deps.logger.warn('a fetched message exceeds the header-section limit: its excess fields are discarded', { grant_id: message.grantId, discarded_bytes: limited.discardedBytes, limit_bytes: headerLimits.maxHeaderBytes });
+      return { ...message, raw: limited.raw };
+    });
     // As for mail received here: a reply to a tracked send counts (thread.replied); a connected account's own
     // bounces and complaints come back this way too. Both decide from the header section, mostly without a query.
     const grants = messages.map((message) => ({ id: message.grantId, ...message.grant }));
@@ -529,6 +539,10 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const raw = typeof input.rawMime === 'string' ? Buffer.from(input.rawMime) : input.rawMime;
     if (raw.length > MAX_MESSAGE_BYTES) {
       throw new AppError('payload_too_large', `rawMime: the message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB).`);
+    }
+    // Before any stage reads the header: a header section over the limit is refused whole (see ./header-section.ts).
+    if (headerSectionTooLarge(raw, headerLimits.maxHeaderBytes)) {
+      throw new AppError('payload_too_large', `Message header too large: the limit is ${headerLimits.maxHeaderBytes} bytes`, { smtp: { code: 552, enhanced: '5.3.4' } });
     }
     const rejected: InboundResult['rejected'] = [];
     const targets: { recipient: string; grant: GrantRow }[] = [];

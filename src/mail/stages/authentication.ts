@@ -58,14 +58,109 @@ const SIGNATURE_FIELD = /^(?:dkim-signature|arc-seal|arc-message-signature):/im;
 type DkimResult = Awaited<ReturnType<typeof dkimVerify>>;
 
 /**
- * mailauth's DKIM verifier (lib/dkim/dkim-verifier.js, the class `dkimVerify` streams a message into) and its header
- * parser (lib/tools.js): the package has no exports map, and mailauth is pinned to one version in package.json.
+ * mailauth's DKIM verifier (lib/dkim/dkim-verifier.js, the class `dkimVerify` streams a message into): the package has
+ * no exports map, and mailauth is pinned to one version in package.json. We drive it ourselves (see verifyDkim)
+ * because its own header reader (`parseHeaders` of lib/tools.js, which `dkimVerify` calls) is quadratic in the lines
+ * of a folded field: one field folded over 30,000 lines held the event loop for 4.5 s.
  */
 const mailauthInternals = createRequire(import.meta.url);
+interface MailauthHeaders {
+  parsed: { key: string | null; casedKey: string | undefined; line: Buffer }[];
+  original: Buffer;
+}
 const { DkimVerifier } = mailauthInternals('mailauth/lib/dkim/dkim-verifier.js') as {
-  DkimVerifier: new (options: object) => { messageHeaders(headers: unknown): Promise<void>; finalChunk(): Promise<void>; headerFrom: string[]; envelopeFrom: string | false; results: DkimResult['results']; arc: unknown };
+  DkimVerifier: new (options: object) => {
+    messageHeaders(headers: MailauthHeaders): Promise<void>;
+    nextChunk(chunk: Buffer): Promise<void>;
+    finalChunk(): Promise<void>;
+    writeAsync(chunk: Buffer): Promise<void>;
+    state: string;
+    lastByte: number | undefined;
+    headers: MailauthHeaders | false;
+    headerFrom: string[];
+    envelopeFrom: string | false;
+    results: DkimResult['results'];
+    arc: unknown;
+  };
 };
-const { parseHeaders } = mailauthInternals('mailauth/lib/tools.js') as { parseHeaders(header: Buffer): unknown };
+
+/**
+ * The header fields of a header section as mailauth's `parseHeaders` gives them (its tests' shape: `key` lower-cased,
+ * `casedKey` as written, `line` the whole field with its folds, lines joined by CRLF), in linear time. A line that
+ * starts with white space (`\s`, as mailauth tests it) continues the field before it.
+ */
+export function parseHeaderFields(section: Buffer): MailauthHeaders {
+  const text = section.toString('binary');
+  let end = text.length;
+  while (end > 0 && (text.charCodeAt(end - 1) === 0x0a || text.charCodeAt(end - 1) === 0x0d)) end--;
+  const parsed: MailauthHeaders['parsed'] = [];
+  let field: string[] = [];
+  const close = () => {
+    const row = field.join('\r\n');
+    const name = /^[^:]+/.exec(row);
+    const casedKey = name ? name[0].trim() : undefined;
+    parsed.push({ key: casedKey === undefined ? null : casedKey.toLowerCase(), casedKey, line: Buffer.from(row, 'binary') });
+  };
+  let at = 0;
+  for (;;) {
+    const lf = text.indexOf('\n', at);
+    const stop = lf < 0 || lf >= end ? end : lf;
+    const line = text.slice(at, stop > at && text.charCodeAt(stop - 1) === 0x0d && stop !== end ? stop - 1 : stop);
+    if (field.length > 0 && /^\s/.test(line)) field.push(line);
+    else {
+      if (field.length > 0) close();
+      field = [line];
+    }
+    if (stop >= end) break;
+    at = stop + 1;
+  }
+  close();
+  return { parsed, original: section };
+}
+
+/** Body bytes hashed between two turns of the event loop, so a 40 MB signed message never holds it for long. */
+const BODY_SLICE_BYTES = 1024 * 1024;
+
+/**
+ * Signature fields verified at most per message (RFC 6376 6.1 lets a verifier limit them): each costs a DNS query and
+ * a hash of the body, so more would make a message's cost grow with its signatures times its size. Further
+ * `DKIM-Signature` fields are not verified (as if absent).
+ */
+export const MAX_DKIM_SIGNATURES = 10;
+/**
+ * Header fields a signature may sign (its `h=` list) to be verified: mailauth finds each listed field by a scan of the
+ * whole header, so a long list over a long header costs their product. Real signers list a few dozen.
+ */
+export const MAX_SIGNED_FIELDS = 256;
+
+/** A signature field whose `h=` names more than {@link MAX_SIGNED_FIELDS} fields. */
+function signsTooMany(line: Buffer): boolean {
+  const text = line.toString('latin1');
+  const tag = /[;:\s]h\s*=([^;]*)/i.exec(text);
+  if (!tag) return false;
+  let colons = 0;
+  for (let at = tag[1]!.indexOf(':'); at >= 0 && colons <= MAX_SIGNED_FIELDS; at = tag[1]!.indexOf(':', at + 1)) colons++;
+  return colons >= MAX_SIGNED_FIELDS;
+}
+
+/** The header fields with the signatures past the bounds above left out. */
+function boundedSignatures(headers: MailauthHeaders): MailauthHeaders {
+  let signatures = 0;
+  let dropped = false;
+  const parsed = headers.parsed.filter((field) => {
+    if (field.key !== 'dkim-signature' && field.key !== 'arc-message-signature') return true;
+    if (signsTooMany(field.line)) {
+      dropped = true;
+      return false;
+    }
+    if (field.key === 'arc-message-signature') return true;
+    signatures++;
+    if (signatures <= MAX_DKIM_SIGNATURES) return true;
+    dropped = true;
+    return false;
+  });
+  return dropped ? { parsed, original: headers.original } : headers;
+}
 
 /**
  * Where the header of a message ends as mailauth's DKIM verifier finds it: after the first empty line, a line break
@@ -79,17 +174,45 @@ function headerEnd(raw: Buffer): number {
 }
 
 /**
- * DKIM verification of a message, as mailauth's `dkimVerify` gives it. A message whose header holds no signature field
- * (most mail from small senders, and every message of a load generator) has nothing to verify: its header alone goes
- * through the same verifier steps (`messageHeaders`, which reads the From addresses DMARC needs and the ARC chain,
- * then `finalChunk`, which reports `none`), without the stream `dkimVerify` pushes the message through byte by byte.
+ * DKIM verification of a message, as mailauth's `dkimVerify` gives it, through the same verifier steps: the header
+ * (read by {@link parseHeaderFields}) to `messageHeaders`, which reads the signatures, the From addresses DMARC needs
+ * and the ARC chain; the body, its line breaks made CRLF as `dkimVerify` makes them, to the body hashes, a slice per
+ * turn of the event loop; then `finalChunk`, which checks each signature (`none` when there is none). A message whose
+ * header holds no signature field (most mail from small senders, and every message of a load generator) has no body
+ * to hash.
  */
 export async function verifyDkim(raw: Buffer, options: { resolver: DNSResolver; sender: string | undefined; minBitLength: number }): Promise<DkimResult> {
   const end = headerEnd(raw);
-  if (end < 0 || SIGNATURE_FIELD.test(raw.toString('latin1', 0, end))) return dkimVerify(raw, options as Parameters<typeof dkimVerify>[1]);
+  const header = end < 0 ? raw : raw.subarray(0, end);
   const verifier = new DkimVerifier(options);
-  await verifier.messageHeaders(parseHeaders(raw.subarray(0, end)));
+  const headers = boundedSignatures(parseHeaderFields(header));
+  verifier.state = 'body';
+  if (end < 0) {
+    // A message with no empty line is all header: as dkimVerify does at the end of such a stream, the signatures are
+    // checked before the header is read (so none is), then the header is read for the From addresses and ARC.
+    await verifier.finalChunk();
+    verifier.headers = headers;
+    await verifier.messageHeaders(headers);
+    return dkimResultOf(verifier);
+  }
+  verifier.headers = headers;
+  await verifier.messageHeaders(headers);
+  if (SIGNATURE_FIELD.test(header.toString('latin1'))) {
+    // The line-break state of the stream dkimVerify writes: the last byte before the body that is not a LF.
+    let last = end - 1;
+    while (last >= 0 && raw[last] === 0x0a) last--;
+    if (last >= 0) verifier.lastByte = raw[last];
+    for (let at = end; at < raw.length; at += BODY_SLICE_BYTES) {
+      if (at > end) await new Promise((resolve) => setImmediate(resolve));
+      await verifier.writeAsync(raw.subarray(at, Math.min(raw.length, at + BODY_SLICE_BYTES)));
+    }
+  }
   await verifier.finalChunk();
+  return dkimResultOf(verifier);
+}
+
+/** The result of a verifier as `dkimVerify` gives it. */
+function dkimResultOf(verifier: InstanceType<typeof DkimVerifier>): DkimResult {
   const result = { headerFrom: verifier.headerFrom, envelopeFrom: verifier.envelopeFrom, results: verifier.results } as DkimResult;
   // As dkimVerify sets it: not enumerable, read by `arc()`.
   Object.defineProperty(result, 'arc', { enumerable: false, configurable: false, writable: false, value: verifier.arc });
