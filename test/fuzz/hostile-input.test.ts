@@ -14,7 +14,6 @@
  * `FUZZ_SEED` to replay a failure). It runs in its own group, after every other test file (vitest.config.ts), so
  * nothing else competes for the two cores while it measures the event loop.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +21,7 @@ import { request, isErrorEnvelope } from '../helpers/http.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
 import { imipMessage } from '../helpers/mime.js';
 import { Nylas } from '../helpers/service.js';
+import { startServiceProcess, type ServiceProcess } from './service-client.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
@@ -218,45 +218,6 @@ const bodyEdit = fc.oneof(
   fc.record({ kind: fc.constant('field' as const), index: fc.nat(), value: hostileValue }),
   fc.record({ kind: fc.constant('raw' as const), text: fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('{', '[]', 'null', '{"a":' .repeat(10_000), '\u0000\u0001')) }),
 );
-
-/** The forked service and a way to ask it one thing at a time. */
-interface ServiceProcess {
-  url: string;
-  smtpPort: number;
-  apiKey: string;
-  child: ChildProcess;
-  ask<T>(type: 'delay' | 'heap' | 'jobs'): Promise<T>;
-}
-
-async function startServiceProcess(): Promise<ServiceProcess> {
-  const child = fork(new URL('./service-process.ts', import.meta.url), [], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = await new Promise<{ url: string; smtpPort: number; apiKey: string }>((resolve, reject) => {
-    child.once('message', (message: { type: string; url: string; smtpPort: number; apiKey: string }) => resolve(message));
-    child.once('exit', (code) => reject(new Error(`the service process exited at start (code ${code})`)));
-  });
-  let queue = Promise.resolve();
-  const ask = <T>(type: 'delay' | 'heap' | 'jobs') => {
-    const answer = queue.then(
-      () =>
-        new Promise<T>((resolve, reject) => {
-          if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`the service process has exited (${child.exitCode ?? child.signalCode})`));
-          const onExit = (code: number | null, signal: string | null) => reject(new Error(`the service process exited (${code ?? signal})`));
-          child.once('exit', onExit);
-          child.once('message', (message: T) => {
-            child.off('exit', onExit);
-            resolve(message);
-          });
-          child.send({ type });
-        }),
-    );
-    queue = answer.then(
-      () => undefined,
-      () => undefined,
-    );
-    return answer;
-  };
-  return { ...ready, child, ask };
-}
 
 describe('hostile input never stalls or crashes the service', () => {
   let service: ServiceProcess;

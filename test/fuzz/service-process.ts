@@ -8,6 +8,9 @@
  *   (`maxGapMs`: wall time, which also counts time the process waited for a core that other programs held);
  * - `{ type: 'heap' }` → `{ type: 'heap', bytes }`: the heap in use after a full GC (the child runs with --expose-gc);
  * - `{ type: 'jobs' }` → `{ type: 'jobs', pending }`: invitation jobs not yet finished;
+ * - `{ type: 'busy' }` → `{ type: 'busy', activeMs }`: the time the event loop has been busy since it started (the
+ *   active time of its utilization, in ms: the main thread's CPU at a finer grain than /proc's 10 ms ticks, as long
+ *   as it is not waiting for a core);
  * - `{ type: 'close' }`: closes the service and exits.
  */
 import { readFileSync } from 'node:fs';
@@ -16,7 +19,7 @@ import { tables } from '../../storage/index.js';
 import { INVITATIONS_JOB } from '../../src/mail/after-delivery.js';
 import { startTestService } from '../helpers/service.js';
 
-type Ask = { type: 'delay' | 'heap' | 'jobs' | 'close' };
+type Ask = { type: 'delay' | 'heap' | 'jobs' | 'busy' | 'close' };
 
 // The rate limits are off: every input must reach the handlers (test/server/rate-limits.test.ts tests them).
 const service = await startTestService({ env: { AGENTPOST_RATE_LIMIT_APPLICATION: '0', AGENTPOST_RATE_LIMIT_GRANT: '0', AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '0' } });
@@ -55,6 +58,8 @@ process.on('message', (ask: Ask) => {
       process.send?.({ type: 'delay', maxMs: Math.max(0, maxMs), maxGapMs });
       maxMs = 0;
       maxGapMs = 0;
+    } else if (ask.type === 'busy') {
+      process.send?.({ type: 'busy', activeMs: performance.eventLoopUtilization().active });
     } else if (ask.type === 'heap') {
       (globalThis as { gc?: () => void }).gc?.();
       process.send?.({ type: 'heap', bytes: process.memoryUsage().heapUsed });

@@ -1,0 +1,155 @@
+/**
+ * Generators of hostile input whose cost should grow at most linearly with a size `n`: what the scaling watchdog
+ * (./scaling.test.ts) and `npm run bench -- hostile-scaling` send. Each builds one input of size `n`:
+ * - `smtp`: a whole message, sent over SMTP to the mailbox `to`;
+ * - `http`: a request to the API (after `smtp` ones have stored mail to read);
+ * - `parser`: a pure parser of untrusted input the service runs on its event loop (bounce, complaint and DMARC
+ *   report readers), called in-process (their only input is the bytes).
+ * `sizes.test` is the smallest size `npm test` runs (then 4× and 16× it); `sizes.limit` is the largest the service
+ * allows (the header-section limit, the 40 MB message cap, the HTTP body and URL limits), which `npm run fuzz` and the
+ * bench reach as 16×.
+ */
+import { aggregateXml, reportEmail, zipOf } from '../helpers/dmarc.js';
+import { parseReport } from '../../src/deliverability/report-parser.js';
+import { readAggregateReport } from '../../src/domains/dmarc-report-parser.js';
+
+export type Generator =
+  | {
+      name: string;
+      kind: 'smtp';
+      sizes: { test: number; limit: number };
+      message(n: number, to: string): string;
+      /** A read of the stored message measured with it (the conversions made when it is read). */
+      read?(grantId: string, messageId: string): { method: string; path: string; body?: string };
+    }
+  | { name: string; kind: 'http'; sizes: { test: number; limit: number }; request(n: number, grantId: string): { method: string; path: string; body?: string } }
+  | { name: string; kind: 'parser'; sizes: { test: number; limit: number }; run(n: number): Promise<unknown> };
+
+const HEADER_LIMIT = 102_400;
+/** The 16× size of a generator that fills the header section, for a header line of `bytes` bytes. */
+const headerSizes = (bytes: number, test: number) => ({ test, limit: Math.floor((HEADER_LIMIT - 200) / bytes / 16) });
+
+const message = (to: string, head: string, body = 'hello\r\n', extra = '') =>
+  `From: Sender <sender@example.com>\r\nTo: ${to}\r\nSubject: hostile\r\nMessage-ID: <m${Math.random().toString(36).slice(2)}@example.com>\r\n${head}${extra}\r\n${body}`;
+
+/** A multipart nested `depth` levels deep. */
+function nested(depth: number): string {
+  let text = 'Content-Type: text/plain\r\n\r\ninnermost\r\n';
+  for (let level = depth; level > 0; level--) text = `Content-Type: multipart/mixed; boundary="b${level}"\r\n\r\n--b${level}\r\n${text}--b${level}--\r\n`;
+  return text;
+}
+
+/** A bounce (RFC 3464) whose returned message has `n` header fields and whose status part lists `n` recipients. */
+function bounceOf(n: number): Buffer {
+  const recipients = Array.from({ length: n }, (_, index) => `Final-Recipient: rfc822; u${index}@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n`).join('\r\n');
+  const returned = Array.from({ length: n }, (_, index) => `X-R${index}: v`).join('\r\n');
+  return Buffer.from(
+    'From: MAILER-DAEMON@example.com\r\nTo: bounce+abc@agentpost.example\r\nSubject: Undelivered\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="r"\r\n\r\n' +
+      `--r\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--r\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example.com\r\n\r\n${recipients}\r\n--r\r\nContent-Type: text/rfc822-headers\r\n\r\n${returned}\r\n--r--\r\n`,
+  );
+}
+
+/** A complaint (RFC 5965) folded over `n` lines in its feedback part. */
+function complaintOf(n: number): Buffer {
+  return Buffer.from(
+    'From: abuse@isp.example\r\nTo: bounce+abc@agentpost.example\r\nSubject: complaint\r\nContent-Type: multipart/report; report-type=feedback-report; boundary="f"\r\n\r\n' +
+      `--f\r\nContent-Type: text/plain\r\n\r\nA complaint\r\n--f\r\nContent-Type: message/feedback-report\r\n\r\nFeedback-Type: abuse\r\nUser-Agent: x\r\nVersion: 1\r\nOriginal-Rcpt-To: <u@example.com>\r\nX-Fold: a\r\n${' b\r\n'.repeat(n)}\r\n--f\r\nContent-Type: message/rfc822\r\n\r\nFrom: agent@agentpost.example\r\nSubject: hi\r\n\r\nbody\r\n--f--\r\n`,
+  );
+}
+
+export const GENERATORS: Generator[] = [
+  // The header section (bounded by the 102,400-byte limit: 16× the largest size stays under it).
+  { name: 'header folding', kind: 'smtp', sizes: headerSizes(4, 1_500), message: (n, to) => message(to, `X-Fold: a\r\n${' b\r\n'.repeat(n)}`) },
+  { name: 'folded Subject', kind: 'smtp', sizes: headerSizes(4, 1_500), message: (n, to) => message(to, `Subject: a\r\n${' b\r\n'.repeat(n)}`) },
+  { name: 'many header fields', kind: 'smtp', sizes: headerSizes(12, 500), message: (n, to) => message(to, Array.from({ length: n }, (_, index) => `X-H${index}: v\r\n`).join('')) },
+  { name: 'encoded words', kind: 'smtp', sizes: headerSizes(21, 250), message: (n, to) => message(to, `X-Subject: ${'=?UTF-8?B?w6nDqcOp?= '.repeat(n)}\r\n`) },
+  { name: 'address list', kind: 'smtp', sizes: headerSizes(22, 250), message: (n, to) => message(to, `Cc: ${Array.from({ length: n }, (_, index) => `u${index}@example.com`).join(',\r\n ')}\r\n`) },
+  { name: 'References chain', kind: 'smtp', sizes: headerSizes(26, 200), message: (n, to) => message(to, `References: ${Array.from({ length: n }, (_, index) => `<id${index}@x.example.com>`).join('\r\n ')}\r\n`) },
+  // The body (bounded by the 40 MB message cap).
+  { name: 'long line', kind: 'smtp', sizes: { test: 128 * 1024, limit: 2 * 1024 * 1024 }, message: (n, to) => message(to, '', `${'x'.repeat(n)}\r\n`) },
+  { name: 'MIME nesting', kind: 'smtp', sizes: { test: 50, limit: 600 }, message: (n, to) => message(to, 'MIME-Version: 1.0\r\n', '', nested(n)) },
+  {
+    name: 'MIME part count',
+    kind: 'smtp',
+    sizes: { test: 60, limit: 1_000 },
+    message: (n, to) => message(to, 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="p"\r\n', `${Array.from({ length: n }, (_, index) => `--p\r\nContent-Type: text/plain; name=a${index}.txt\r\nContent-Disposition: attachment\r\n\r\npart ${index}\r\n`).join('')}--p--\r\n`),
+  },
+  {
+    name: 'boundary-like lines',
+    kind: 'smtp',
+    sizes: { test: 2_000, limit: 100_000 },
+    message: (n, to) => message(to, 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="boundary"\r\n', `--boundary\r\nContent-Type: text/plain\r\n\r\n${'--boundar\r\n--boundaryx\r\n'.repeat(n)}--boundary--\r\n`),
+  },
+  {
+    name: 'HTML nesting and links',
+    kind: 'smtp',
+    sizes: { test: 1_000, limit: 50_000 },
+    message: (n, to) =>
+      message(to, 'MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n', `<html><body>${'<div><a href="https://example.com/x">link</a>'.repeat(n)}${'</div>'.repeat(n)}</body></html>\r\n`),
+    // Its HTML made text, as messages/clean gives it.
+    read: (grantId, messageId) => ({ method: 'PUT', path: `/v3/grants/${grantId}/messages/clean`, body: JSON.stringify({ message_id: [messageId] }) }),
+  },
+  {
+    name: 'iCalendar attendees',
+    kind: 'smtp',
+    sizes: { test: 50, limit: 2_000 },
+    message: (n, to) => {
+      const ics = [
+        'BEGIN:VCALENDAR',
+        'VERSION:2.0',
+        'PRODID:-//Scaling//EN',
+        'METHOD:REQUEST',
+        'BEGIN:VEVENT',
+        `UID:scaling-${n}-${Math.random().toString(36).slice(2)}@example.com`,
+        'DTSTAMP:20261101T000000Z',
+        'DTSTART:20261201T100000Z',
+        'DTEND:20261201T110000Z',
+        'SUMMARY:Scaling',
+        'ORGANIZER:mailto:organizer@example.com',
+        `ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:${to}`,
+        ...Array.from({ length: n }, (_, index) => `ATTENDEE;CN=Person ${index};PARTSTAT=NEEDS-ACTION:mailto:p${index}@example.com`),
+        'END:VEVENT',
+        'END:VCALENDAR',
+      ].join('\r\n');
+      return message(to, 'MIME-Version: 1.0\r\nContent-Type: text/calendar; method=REQUEST; charset=utf-8\r\n', `${ics}\r\n`);
+    },
+  },
+  // The API (JSON bodies up to 3 MB, URLs up to Node's 16 KB header limit).
+  {
+    name: 'JSON body: recipients',
+    kind: 'http',
+    sizes: { test: 100, limit: 2_000 },
+    request: (n, grantId) => ({ method: 'POST', path: `/v3/grants/${grantId}/drafts`, body: JSON.stringify({ subject: 'x', body: 'y', to: Array.from({ length: n }, (_, index) => ({ email: `u${index}@example.com`, name: `U ${index}` })) }) }),
+  },
+  {
+    name: 'JSON body: metadata and long strings',
+    kind: 'http',
+    sizes: { test: 10_000, limit: 150_000 },
+    request: (n, grantId) => ({ method: 'POST', path: `/v3/grants/${grantId}/drafts`, body: JSON.stringify({ subject: 's'.repeat(Math.min(n, 900)), body: `<p>${'word '.repeat(n)}</p>`, to: [{ email: 'u@example.com' }] }) }),
+  },
+  {
+    name: 'query string',
+    kind: 'http',
+    sizes: { test: 20, limit: 900 },
+    request: (n, grantId) => ({ method: 'GET', path: `/v3/grants/${grantId}/messages?limit=5&${Array.from({ length: n }, (_, index) => `x${index}=v`).join('&')}` }),
+  },
+  {
+    name: 'search syntax',
+    kind: 'http',
+    sizes: { test: 4, limit: 60 },
+    request: (n, grantId) => ({ method: 'GET', path: `/v3/grants/${grantId}/messages?limit=5&search_query_native=${encodeURIComponent(Array.from({ length: n }, (_, index) => `(from:a${index} OR "b c${index}" OR d*)`).join(' ').slice(0, 1000))}` }),
+  },
+  // Report readers (on the event loop when a report arrives at a return path or the DMARC address).
+  { name: 'DSN report', kind: 'parser', sizes: { test: 100, limit: 2_000 }, run: async (n) => parseReport(bounceOf(n)) },
+  { name: 'ARF report', kind: 'parser', sizes: { test: 500, limit: 8_000 }, run: async (n) => parseReport(complaintOf(n)) },
+  {
+    name: 'DMARC XML',
+    kind: 'parser',
+    sizes: { test: 20, limit: 300 },
+    run: async (n) => {
+      const xml = aggregateXml({ domain: 'example.com', reportId: `r${n}`, records: Array.from({ length: n }, (_, index) => ({ ip: `192.0.2.${index % 250}`, count: index + 1 })) });
+      const email = reportEmail({ to: 'dmarc-reports@example.com', file: zipOf('report.xml', Buffer.from(xml)), filename: 'report.zip', contentType: 'application/zip' });
+      return readAggregateReport(email);
+    },
+  },
+];

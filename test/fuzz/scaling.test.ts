@@ -1,0 +1,105 @@
+/**
+ * The scaling watchdog: every generator of hostile input (./hostile-generators.ts) is run at sizes n, 4n and 16n
+ * against the real service in a process of its own (./service-process.ts): messages over its SMTP listener (and, for
+ * some, a read of the stored message over HTTP), requests to its HTTP API, and the report readers it runs on its event
+ * loop called directly. For each size it takes the least of a few runs of the main thread's busy time (the service's
+ * event loop for the first two kinds, this process's CPU for the third). It fails when:
+ * - the cost grows super-linearly: more than 32 times from n to 16n (linear is 16; quadratic 256). Costs under a floor
+ *   at 16n are not measurable against the noise of a service that does other work meanwhile, and pass;
+ * - any one input blocks the service's event loop for more than 250 ms of main-thread CPU at the largest size;
+ * - an input is answered with a reset or a 5xx other than the refusals the service documents (552 5.3.4 for a header
+ *   section over its limit).
+ * Issue 33: a header field folded over 100,000 lines held the event loop for 25 s (mailauth's header reader was
+ * quadratic); the fuzz watchdog's edits, which repeat a line at most 400 times, never reached where the cost shows.
+ *
+ * `npm test` runs the sizes of `sizes.test`; `npm run fuzz` (FUZZ_SCALE=limit) runs up to each generator's limit.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request } from '../helpers/http.js';
+import { createMailbox, sendRaw } from '../helpers/mail.js';
+import { Nylas } from '../helpers/service.js';
+import { GENERATORS, type Generator } from './hostile-generators.js';
+import { startServiceProcess, type ServiceProcess } from './service-client.js';
+
+const SCALE: 'test' | 'limit' = process.env.FUZZ_SCALE === 'limit' || process.env.FUZZ_RUNS !== undefined ? 'limit' : 'test';
+/** Runs at each size; the least is kept (a run the machine slowed is not the input's doing). */
+const RUNS = 3;
+/** Growth allowed from n to 16n: twice linear. */
+const MAX_GROWTH = 32;
+/** Below this cost at 16n (ms), growth is noise, not a trend. */
+const FLOOR_MS = 30;
+/** The longest the event loop may be blocked by one input. */
+const MAX_BLOCK_MS = 250;
+
+const DOMAIN = 'scaling.agentpost.localhost';
+const AGENT = `agent@${DOMAIN}`;
+
+describe('the cost of hostile input grows linearly with its size', () => {
+  let service: ServiceProcess;
+  let grantId: string;
+  const table: string[] = [];
+
+  beforeAll(async () => {
+    service = await startServiceProcess();
+    grantId = await createMailbox({ url: service.url, apiKey: service.apiKey, nylas: new Nylas({ apiKey: service.apiKey, apiUri: service.url, timeout: 30 }) }, AGENT);
+  });
+
+  afterAll(async () => {
+    console.log(`scaling watchdog (${SCALE} sizes; main-thread ms at n, 4n, 16n; growth n→16n; worst block at 16n):\n${table.join('\n')}`);
+    await service?.close();
+  });
+
+  const busy = async () => (await service.ask<{ activeMs: number }>('busy')).activeMs;
+
+  /** One input of size `n`: its cost (ms of main-thread time) and the longest block of the event loop it caused. */
+  async function once(generator: Generator, n: number): Promise<{ ms: number; blockMs: number }> {
+    if (generator.kind === 'parser') {
+      const before = process.cpuUsage();
+      await generator.run(n);
+      const used = process.cpuUsage(before);
+      return { ms: (used.user + used.system) / 1000, blockMs: 0 };
+    }
+    await service.ask('delay');
+    const started = await busy();
+    if (generator.kind === 'smtp') {
+      const reply = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], generator.message(n, AGENT));
+      expect(reply.code === 250 || reply.text.includes("5.3.4"), `${generator.name} at ${n}: ${reply.text}`).toBe(true);
+      const stored = /stored as (\S+)/.exec(reply.text)?.[1];
+      if (generator.read && stored) {
+        const read = generator.read(grantId, stored);
+        const response = await request(service.url, read.method, read.path, { key: service.apiKey, ...(read.body ? { body: read.body, headers: { 'content-type': 'application/json' } } : {}) });
+        expect(response.status, `${generator.name} read at ${n}: ${response.text.slice(0, 300)}`).toBeLessThan(500);
+      }
+    } else {
+      const call = generator.request(n, grantId);
+      const response = await request(service.url, call.method, call.path, { key: service.apiKey, ...(call.body ? { body: call.body, headers: { 'content-type': 'application/json' } } : {}) });
+      expect(response.status, `${generator.name} at ${n}: ${response.text.slice(0, 300)}`).toBeLessThan(500);
+    }
+    const ms = (await busy()) - started;
+    const { maxMs } = await service.ask<{ maxMs: number }>('delay');
+    return { ms, blockMs: maxMs };
+  }
+
+  for (const generator of GENERATORS) {
+    it(`${generator.name} (${generator.kind})`, { timeout: 180_000 }, async () => {
+      const base = SCALE === 'limit' ? generator.sizes.limit : generator.sizes.test;
+      // Warm-up at the smallest size: the first input of a kind compiles its code paths.
+      await once(generator, base);
+      const costs: number[] = [];
+      let blockMs = 0;
+      for (const n of [base, 4 * base, 16 * base]) {
+        let least = Infinity;
+        for (let run = 0; run < RUNS; run++) {
+          const result = await once(generator, n);
+          least = Math.min(least, result.ms);
+          if (n === 16 * base) blockMs = Math.max(blockMs, result.blockMs);
+        }
+        costs.push(least);
+      }
+      const growth = costs[2]! / Math.max(costs[0]!, 0.5);
+      table.push(`  ${generator.name.padEnd(34)} n=${String(base).padEnd(8)} ${costs.map((cost) => cost.toFixed(1).padStart(8)).join(' ')}   ×${growth.toFixed(1).padStart(5)}   block ${blockMs.toFixed(0)} ms`);
+      if (costs[2]! >= FLOOR_MS) expect(growth, `${generator.name}: ${costs.map((cost) => cost.toFixed(1)).join(' → ')} ms from n=${base} to 16n`).toBeLessThanOrEqual(MAX_GROWTH);
+      expect(blockMs, `${generator.name} at 16n blocked the event loop for ${blockMs.toFixed(0)} ms`).toBeLessThan(MAX_BLOCK_MS);
+    });
+  }
+});
