@@ -411,6 +411,11 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     description:
       'Unknown mailboxes one SMTP client (an IPv4 address, or an IPv6 /64) may try in an hour over all its sessions; past it every `RCPT TO` from it gets `421 4.7.0` until the hour is over (reconnecting does not reset it).',
   },
+  AGENTPOST_MAX_HEADER_BYTES: {
+    group: 'Mail in',
+    description:
+      "The largest header section of a received message, in bytes (Postfix's `header_size_limit`). Mail over SMTP or delivered locally with a larger one is refused with `552 5.3.4`; a message fetched from a connected account, which cannot be refused, is kept with the fields past the limit discarded. See [mail in](mail-in.md#limits-of-the-header-section).",
+  },
   AGENTPOST_PUBLIC_URL: {
     group: 'Listeners and addresses',
     default: '`http://HOST:HTTP_PORT`',
