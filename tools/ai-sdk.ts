@@ -7,7 +7,7 @@ import { tool, type Tool } from 'ai';
 import type { Core, Principal } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
-import { readForAgent, shapeForAgent } from './compact.js';
+import { readForAgent } from './compact.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -43,7 +43,7 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       execute: async (input: unknown) => {
         const asked = input as Record<string, unknown>;
         const prepared = agentTool.prepare(asked);
-        return shapeForAgent(agentTool.operation.name, await readForAgent(executor, agentTool.operation, prepared, asked), asked);
+        return await readForAgent(executor, agentTool.operation, prepared, asked);
       },
     });
   }
