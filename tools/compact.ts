@@ -429,13 +429,18 @@ const who = (people: unknown) =>
 const when = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ') + 'Z' : '');
 const kb = (bytes: unknown) => (typeof bytes === 'number' ? `${Math.max(1, Math.round(bytes / 1024))} KB` : '?');
 
+/** A message in two or three lines; a field the item does not have (a `select`) is left out, not shown as "?". */
 function messageLine(item: Json): string {
   const flags = [item.unread ? 'unread' : '', item.starred ? 'starred' : ''].filter(Boolean).join(', ');
   const files = ((item.attachments as Json[] | undefined) ?? []).map((file) => `${String(file.filename || 'unnamed')} (${kb(file.size)})`).join(', ');
-  const lines = [
-    `- ${String(item.id)} · ${when(item.date)} · from ${who(item.from) || '?'} to ${who(item.to) || '?'}${flags ? ` · ${flags}` : ''}`,
-    `  ${JSON.stringify(item.subject ?? '')}${item.thread_id ? ` (thread ${String(item.thread_id)})` : ''}${files ? ` · attachments: ${files}` : ''}`,
-  ];
+  const head = [String(item.id), when(item.date), [item.from !== undefined ? `from ${who(item.from) || '?'}` : '', item.to !== undefined ? `to ${who(item.to) || '?'}` : ''].filter(Boolean).join(' '), flags];
+  const second = [
+    item.subject !== undefined ? JSON.stringify(item.subject) : '',
+    item.thread_id ? `(thread ${String(item.thread_id)})` : '',
+    files ? `· attachments: ${files}` : '',
+  ].filter(Boolean);
+  const lines = [`- ${head.filter(Boolean).join(' · ')}`];
+  if (second.length > 0) lines.push(`  ${second.join(' ')}`);
   if (item.snippet) lines.push(`  ${String(item.snippet)}`);
   return lines.join('\n');
 }
@@ -447,17 +452,87 @@ function threadLine(item: Json): string {
     .join('\n');
 }
 
-/** One line of any other item: its scalar fields, long ones cut, nested values summarized. */
+const isParticipant = (value: unknown): value is Participant => !!value && typeof value === 'object' && typeof (value as Participant).email === 'string' && Object.keys(value).every((key) => key === 'name' || key === 'email');
+
+/** A value in a line: scalars as they are, long ones cut, nested objects with their own scalar values. */
+function valueText(value: unknown, depth = 0): string {
+  if (typeof value === 'string') return cut(value, 120);
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (Array.isArray(value)) {
+    if (value.every((entry) => typeof entry === 'string')) return cut(value.join(', '), 120);
+    if (value.every(isParticipant)) return cut(who(value), 240);
+    return depth === 0 && value.length <= 3 ? `[${value.map((entry) => valueText(entry, depth + 1)).join('; ')}]` : `${value.length} item(s)`;
+  }
+  if (value && typeof value === 'object') {
+    if (depth > 0) return `{${Object.keys(value).slice(0, 6).join(', ')}}`;
+    const fields = Object.entries(value)
+      .filter(([, field]) => field !== undefined && field !== null)
+      .slice(0, 8)
+      .map(([key, field]) => `${key}: ${valueText(field, depth + 1)}`);
+    return cut(`{${fields.join(', ')}}`, 240);
+  }
+  return String(value);
+}
+
+/** One line of any other item: its fields with their values, long ones cut, nested values summarized. */
 function genericLine(item: Json): string {
   const parts: string[] = [];
   for (const [key, value] of Object.entries(item)) {
     if (key === 'grant_id' || key === 'object' || value === undefined || value === null) continue;
-    if (typeof value === 'string') parts.push(`${key}: ${cut(value, 120)}`);
-    else if (typeof value === 'number' || typeof value === 'boolean') parts.push(`${key}: ${String(value)}`);
-    else if (Array.isArray(value)) parts.push(value.every((entry) => typeof entry === 'string') ? `${key}: ${cut(value.join(', '), 120)}` : `${key}: ${value.length} item(s)`);
-    else parts.push(`${key}: {${Object.keys(value).slice(0, 6).join(', ')}}`);
+    if (key.endsWith('_truncated') || key === 'truncated') continue;
+    if ((Array.isArray(value) && value.length === 0) || (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0)) continue;
+    parts.push(`${key}: ${valueText(value)}`);
   }
   return `- ${parts.join(' · ')}`;
+}
+
+/** What a write did, naming the ids it made or changed: the first line of its text. */
+function writeHeadline(tool: string, output: Json, input: Json): string | undefined {
+  const data = (output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : output) as Json;
+  const id = data.id === undefined ? '' : String(data.id);
+  const inThread = data.thread_id ? ` in thread ${String(data.thread_id)}` : '';
+  switch (tool) {
+    case 'send_message':
+    case 'send_draft': {
+      if (data.dry_run === true) {
+        return data.blocked ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent` : 'Dry run: the send would go; nothing was sent';
+      }
+      const scheduleId = output.schedule_id ?? data.schedule_id;
+      const draft = tool === 'send_draft' ? `draft ${String(input.draft_id)} as ` : '';
+      if (scheduleId !== undefined) {
+        return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${String(scheduleId)}; stop_scheduled_message stops it)`;
+      }
+      return `Sent ${draft}message ${id}${inThread}`;
+    }
+    case 'create_draft':
+      return `Created draft ${id}${inThread}`;
+    case 'update_draft':
+      return `Updated draft ${id}${inThread}`;
+    case 'delete_draft':
+      return `Deleted draft ${String(input.draft_id)}`;
+    case 'update_message':
+      return `Updated message ${id}${inThread}`;
+    case 'delete_message':
+      return input.hard_delete === true
+        ? `Deleted message ${String(input.message_id)} for good`
+        : `Deleted message ${String(input.message_id)} (moved to trash; deleted for good if it was in trash already)`;
+    case 'update_thread':
+      return `Updated thread ${id}`;
+    case 'create_folder':
+      return `Created folder ${id}${data.name ? ` (${JSON.stringify(data.name)})` : ''}`;
+    case 'create_event':
+      return `Created event ${id}${data.calendar_id ? ` in calendar ${String(data.calendar_id)}` : ''}`;
+    case 'update_event':
+      return `Updated event ${id}${data.calendar_id ? ` in calendar ${String(data.calendar_id)}` : ''}`;
+    case 'delete_event':
+      return `Deleted event ${String(input.event_id)}`;
+    case 'send_rsvp':
+      return `Answered ${String(input.status)} to event ${String(input.event_id)}${data.send_ics_error ? '; the answer was saved but its email could not be sent' : ''}`;
+    case 'stop_scheduled_message':
+      return `Stopped scheduled send ${String(input.schedule_id)}`;
+    default:
+      return undefined;
+  }
 }
 
 /** The continuation of a cut page: which call returns the items that did not fit. */
@@ -471,12 +546,17 @@ function cutLines(output: Json): string[] {
   return lines;
 }
 
-/** The text content of a result: a short reading for the model; the structured content carries every field. */
-export function renderForAgent(tool: string, output: Json, _input: Json = {}): string {
+/**
+ * The text content of a result: a short reading for the model; the structured content carries every field. `input`
+ * is what the agent asked (a delete answers nothing: its line names the id it was given).
+ */
+export function renderForAgent(tool: string, output: Json, input: Json = {}): string {
   const lines: string[] = [];
   if (Array.isArray(output.data)) {
     const items = output.data as Json[];
-    const line = tool === 'list_messages' || tool === 'list_drafts' ? messageLine : tool === 'list_threads' ? threadLine : genericLine;
+    // Selected items (`select`) are read field by field: only what was selected, nothing shown as missing.
+    const selected = typeof input.select === 'string' && input.select.trim() !== '';
+    const line = selected ? genericLine : tool === 'list_messages' || tool === 'list_drafts' ? messageLine : tool === 'list_threads' ? threadLine : genericLine;
     lines.push(`${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`);
     for (const item of items) lines.push(line(item));
   } else if (tool === 'get_thread' && Array.isArray(output.messages)) {
@@ -502,7 +582,19 @@ export function renderForAgent(tool: string, output: Json, _input: Json = {}): s
     lines.push(messageLine(rest), '', bodyText as string);
     if (typeof html === 'string') lines.push('', '--- HTML ---', html);
   } else {
-    lines.push(genericLine(output).slice(2));
+    const headline = writeHeadline(tool, output, input);
+    if (headline) lines.push(headline);
+    const data = (output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : undefined) as Json | undefined;
+    const { data: _data, ...others } = output;
+    if (data) {
+      const isMessage = 'from' in data || 'to' in data || 'subject' in data;
+      lines.push(isMessage ? messageLine(data) : genericLine(data));
+      const more = genericLine(others).slice(2);
+      if (more) lines.push(more);
+    } else {
+      const line = genericLine(output).slice(2);
+      if (line || !headline) lines.push(line);
+    }
   }
   lines.push(...cutLines(output));
   return lines.join('\n');

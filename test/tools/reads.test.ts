@@ -275,6 +275,31 @@ describe('reads that lose nothing in silence', () => {
     expect(textOf(last)).toMatch(/^10 item\(s\); no more pages/);
   });
 
+  it('names the ids a write made in its text', async () => {
+    const sent = await client.callTool({ name: 'send_message', arguments: { to: [{ email: 'pat@example.org' }], subject: 'Numbers', body: 'Here they are.' } });
+    expect(sent.isError, textOf(sent)).toBeFalsy();
+    const message = (sent.structuredContent as { data: { id: string; thread_id: string } }).data;
+    expect(textOf(sent)).toContain(`Sent message ${message.id} in thread ${message.thread_id}`);
+    const draft = await client.callTool({ name: 'create_draft', arguments: { to: [{ email: 'pat@example.org' }], subject: 'Later', body: 'Draft.' } });
+    const draftId = (draft.structuredContent as { id: string }).id;
+    expect(textOf(draft)).toContain(`Created draft ${draftId}`);
+    const folder = await client.callTool({ name: 'create_folder', arguments: { name: 'Reports' } });
+    expect(textOf(folder)).toContain(`Created folder ${(folder.structuredContent as { id: string }).id} ("Reports")`);
+    expect(textOf(await client.callTool({ name: 'delete_draft', arguments: { draft_id: draftId } }))).toContain(`Deleted draft ${draftId}`);
+    expect(textOf(await client.callTool({ name: 'update_message', arguments: { message_id: message.id, starred: true } }))).toMatch(new RegExp(`^Updated message ${message.id} in thread ${message.thread_id}\n.* · starred`));
+    expect(textOf(await client.callTool({ name: 'delete_message', arguments: { message_id: message.id } }))).toBe(`Deleted message ${message.id} (moved to trash; deleted for good if it was in trash already)`);
+    const dryRun = await client.callTool({ name: 'send_message', arguments: { to: [{ email: 'pat@example.org' }], subject: 'Check', body: 'Only a check.', dry_run: true } });
+    expect(textOf(dryRun)).toMatch(/^Dry run: the send would (go|be refused)/);
+  });
+
+  it('reads selected fields without inventing the others', async () => {
+    const result = await client.callTool({ name: 'list_messages', arguments: { select: 'subject', limit: 2 } });
+    const text = textOf(result);
+    expect(text).not.toContain('?');
+    expect(text.split('\n').slice(1)).toEqual([expect.stringMatching(/^- id: \w+ · subject: [^·]+$/), expect.stringMatching(/^- id: \w+ · subject: [^·]+$/)]);
+    const one = await client.callTool({ name: 'get_message', arguments: { message_id: (result.structuredContent as Page).data[0]!.id, select: 'subject,unread' } });
+    expect(textOf(one)).toMatch(/^id: \w+ · subject: [^·]+ · unread: (true|false)$/);
+  });
 });
 
 describe('cuts that say so', () => {
