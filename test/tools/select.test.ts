@@ -72,7 +72,7 @@ describe('select over MCP', () => {
       expect(overMcp.isError, name).toBe(true);
       expect(JSON.stringify(overMcp.content), name).toContain(expected);
       // The AI SDK validates with the same schema before execute; execute itself refuses too (the operation parses its input).
-      await expect(tools[name]!.execute!(args, { toolCallId: name, messages: [] }), name).rejects.toThrow(expected);
+      await expect(tools[name]!.execute!(args, { toolCallId: name, messages: [] }), name).rejects.toMatchObject({ code: 'invalid_request', message: expect.stringContaining(`select: ${expected}`) });
     }
     const overHttp = await fetch(`${service.url}/v3/grants/${grantId}/messages?select=subject,sender`, { headers: { authorization: `Bearer ${service.apiKey}` } });
     expect(overHttp.status).toBe(400);
