@@ -185,6 +185,17 @@ describe('reads that lose nothing in silence', () => {
     expect(message.id).toBe(viaAi.messages_truncated!.messages[0]!.id);
   });
 
+  it('keeps the newest message whole with its HTML too (include_html), within the budget', async () => {
+    const read = (await client.callTool({ name: 'get_thread', arguments: { thread_id: longThread, include_html: true } })).structuredContent as ThreadRead;
+    expect(JSON.stringify(read).length).toBeLessThanOrEqual(RESULT_BUDGET);
+    const newest = read.messages.at(-1)! as ThreadRead['messages'][number] & { body?: string; html_truncated?: unknown };
+    expect(newest.id).toBe(read.message_ids.at(-1));
+    expect(newest.body_truncated).toBeUndefined();
+    expect(newest.html_truncated).toBeUndefined();
+    expect(newest.body).toContain('End of message 15 (budget review).');
+    expect(read.messages_truncated!.messages.length + read.messages.length).toBe(15);
+  });
+
   it('names the grant in the continuation when the tools are not bound to one', async () => {
     const read = (await unbound.callTool({ name: 'get_thread', arguments: { grant_id: grantId, thread_id: longThread } })).structuredContent as ThreadRead;
     expectThreadRead(read, 'budget review', 15, 25);
