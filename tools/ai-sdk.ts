@@ -4,10 +4,11 @@
  * and a principal) or remote (a service URL and API key). Same names and schemas as the MCP tools.
  */
 import { tool, type Tool } from 'ai';
-import type { Core, Principal } from '../src/index.js';
+import { ZodError } from 'zod';
+import { AppError, describeZodError, type Core, type Principal } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
-import { readForAgent, shapeForAgent } from './compact.js';
+import { readForAgent } from './compact.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -43,7 +44,13 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       execute: async (input: unknown) => {
         const asked = input as Record<string, unknown>;
         const prepared = agentTool.prepare(asked);
-        return shapeForAgent(agentTool.operation.name, await readForAgent(executor, agentTool.operation, prepared, asked), asked);
+        try {
+          return await readForAgent(executor, agentTool.operation, prepared, asked);
+        } catch (error) {
+          // Input the tool's schema let through but the operation refuses: an invalid_request saying what to fix, as over /v3 and MCP.
+          if (error instanceof ZodError) throw new AppError('invalid_request', describeZodError(error), undefined, { cause: error });
+          throw error;
+        }
       },
     });
   }

@@ -12,7 +12,7 @@ import { runWithApproval } from './approval.js';
 import { inputJsonSchema, outputJsonSchema } from './manifest.js';
 import { registerMailResources } from './resources.js';
 import { readForAgent } from './compact.js';
-import { toMcpError, toMcpResult } from './results.js';
+import { shapedMcpResult, toMcpError } from './results.js';
 
 // The executors a server is made with: on a core in this process, or against a running service's /v3 API.
 export { localExecutor, remoteExecutor, type Executor } from './executor.js';
@@ -58,7 +58,7 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
           const asked = (input ?? {}) as Record<string, unknown>;
           const prepared = tool.prepare(asked);
           if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
-          return toMcpResult(await readForAgent(executor, operation, prepared, asked), operation.name, asked);
+          return shapedMcpResult(await readForAgent(executor, operation, prepared, asked), operation.name, asked);
         } catch (error) {
           return toMcpError(error);
         }

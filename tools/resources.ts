@@ -2,12 +2,15 @@
  * @module tools/resources
  * Threads and messages as MCP resources (`agentpost://grants/{grant_id}/threads/{thread_id}` and
  * `…/messages/{message_id}`), read through the same operations as the tools. A thread resource carries the
- * thread and its messages, oldest first, so an agent host can attach a whole conversation as context.
+ * thread and its messages, oldest first, so an agent host can attach a conversation as context: within the same
+ * budget as get_thread (tools/compact.ts), its newest message whole, then earlier ones as fit; the messages left out
+ * are named, newest first, with their own resources and the call that reads each.
  */
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { operations, type AnyOperation } from '../src/index.js';
 import type { Executor } from './executor.js';
+import { THREAD_MESSAGES, shapeForAgent, threadForAgent } from './compact.js';
 
 const byName = (name: string): AnyOperation => {
   const operation = operations.find((candidate) => candidate.name === name);
@@ -46,14 +49,24 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
           }
         : undefined,
     }),
-    { title: 'Conversation', description: 'A mail thread with all its messages, oldest first', mimeType: 'application/json' },
+    {
+      title: 'Conversation',
+      description: 'A mail thread with its messages, oldest first: the newest whole, earlier ones as fit; those left out are named in messages_truncated',
+      mimeType: 'application/json',
+    },
     async (uri, variables) => {
       const grant = variable(variables.grant_id);
       const threadId = variable(variables.thread_id);
       const thread = await executor(getThread, { grant_id: grant, thread_id: threadId });
-      const messages = (await executor(listMessages, { grant_id: grant, thread_id: threadId, limit: 200 })) as { data: unknown[] };
-      // Lists are newest first (by date, then arrival); a conversation reads oldest first.
-      return json(uri.href, { thread, messages: [...messages.data].reverse() });
+      // Lists are newest first (by date, then arrival): the order a thread read fills its budget in.
+      const page = (await executor(listMessages, { grant_id: grant, thread_id: threadId, limit: THREAD_MESSAGES })) as { data: Record<string, unknown>[]; next_cursor?: string | null };
+      const { messages, messages_truncated: truncated, ...rest } = threadForAgent(thread, page.data, {
+        // A bound server's tools take no grant_id: the calls it names for the rest do not either.
+        input: grantId ? {} : { grant_id: grant },
+        olderCursor: page.next_cursor ?? undefined,
+        uriOf: (messageId) => messageUri(grant, messageId),
+      });
+      return json(uri.href, { thread: rest, messages, ...(truncated ? { messages_truncated: truncated } : {}) });
     },
   );
 
@@ -75,7 +88,11 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
   server.registerResource(
     'message',
     new ResourceTemplate('agentpost://grants/{grant_id}/messages/{message_id}', { list: undefined }),
-    { title: 'Message', description: 'One mail message with its body and attachment metadata', mimeType: 'application/json' },
-    async (uri, variables) => json(uri.href, await executor(getMessage, { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) })),
+    { title: 'Message', description: 'One mail message with its body (as text and HTML, each within a budget) and attachment metadata', mimeType: 'application/json' },
+    async (uri, variables) => {
+      const input = { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) };
+      // As get_message reads it, with the HTML too: a long body is cut saying so, not passed on whole.
+      return json(uri.href, shapeForAgent('get_message', await executor(getMessage, input), { ...input, include_html: true }));
+    },
   );
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
-import { MessageSchema, SelectSchema } from './messages.js';
+import { MessageSchema, selectSchemaOf } from './messages.js';
 import { composeFields, CustomHeaderSchema, TrackingOptionsSchema } from './send.js';
 
 export const DraftSchema = MessageSchema.omit({ object: true, raw_mime: true, headers: true })
@@ -61,7 +61,7 @@ export const ListDraftsInputSchema = z.object({
   starred: z.boolean().optional(),
   thread_id: IdSchema.optional().describe('Only drafts in this thread'),
   has_attachment: z.boolean().optional(),
-  select: SelectSchema,
+  select: selectSchemaOf(DraftSchema, 'draft'),
 });
 export type ListDraftsInput = z.infer<typeof ListDraftsInputSchema>;
 

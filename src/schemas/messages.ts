@@ -145,13 +145,29 @@ export type Message = z.infer<typeof MessageSchema>;
 
 const AddressFilterSchema = z.array(z.string().min(1).max(320)).max(50);
 
-/** A comma-separated list of top-level fields to return. */
-export const SelectSchema = z
-  .string()
-  .max(1024)
-  .regex(/^[a-z_]+(,[a-z_]+)*$/, 'a comma-separated list of field names such as id,subject,from')
-  .optional()
-  .describe('Return only these top-level fields, comma-separated (id, grant_id and object are always returned)');
+/**
+ * `select`: a comma-separated list of top-level fields of `schema` to return. A field the object does not have is
+ * an error naming it and listing the fields there are, rather than a field silently missing from every answer.
+ */
+export function selectSchemaOf(schema: z.ZodObject, noun: string) {
+  const valid = Object.keys(schema.shape);
+  const known = new Set(valid);
+  return z
+    .string()
+    .max(1024)
+    .regex(/^[a-z_]+(,[a-z_]+)*$/, 'a comma-separated list of field names such as id,subject,from')
+    .superRefine((value, context) => {
+      const unknown = [...new Set(value.split(',').filter((field) => field !== '' && !known.has(field)))];
+      if (unknown.length > 0) {
+        context.addIssue({ code: 'custom', message: `unknown ${noun} field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the fields are ${valid.join(', ')}` });
+      }
+    })
+    .optional()
+    .describe('Return only these top-level fields, comma-separated (id, grant_id and object are always returned)');
+}
+
+/** `select` of messages: a field a message does not have is an error. */
+export const MessageSelectSchema = selectSchemaOf(MessageSchema, 'message');
 
 export const ListMessagesInputSchema = z.object({
   grant_id: GrantIdSchema,
@@ -176,7 +192,7 @@ export const ListMessagesInputSchema = z.object({
     .optional()
     .describe('Full-text search over subject, body and addresses: words are ANDed, "quoted phrases", prefix*, OR, subject:/from:/to:/body: to pick a field'),
   fields: MessageFieldsSchema.optional(),
-  select: SelectSchema,
+  select: MessageSelectSchema,
 });
 export type ListMessagesInput = z.infer<typeof ListMessagesInputSchema>;
 
@@ -184,7 +200,7 @@ export const GetMessageInputSchema = z.object({
   grant_id: GrantIdSchema,
   message_id: IdSchema.describe('Message id'),
   fields: MessageFieldsSchema.optional(),
-  select: SelectSchema,
+  select: MessageSelectSchema,
 });
 export type GetMessageInput = z.infer<typeof GetMessageInputSchema>;
 

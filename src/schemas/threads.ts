@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 import { DraftSchema } from './drafts.js';
-import { MessageSchema, ParticipantSchema, SelectSchema } from './messages.js';
+import { MessageSchema, ParticipantSchema, selectSchemaOf } from './messages.js';
 
 /**
  * A thread's newest message, or its newest draft when a draft was saved last: one object schema (a Message whose
@@ -40,6 +40,9 @@ export const ThreadSchema = z
   .meta({ id: 'Thread' });
 export type Thread = z.infer<typeof ThreadSchema>;
 
+/** `select` of threads: a field a thread does not have is an error. */
+const ThreadSelectSchema = selectSchemaOf(ThreadSchema, 'thread');
+
 const AddressFilterSchema = z.array(z.string().min(1).max(320)).max(50);
 
 export const ListThreadsInputSchema = z.object({
@@ -59,11 +62,11 @@ export const ListThreadsInputSchema = z.object({
   latest_message_after: UnixSecondsSchema.optional().describe('Only threads whose newest message is newer than this'),
   has_attachment: z.boolean().optional(),
   search_query_native: z.string().max(1000).optional().describe('Full-text search, as for list_messages; a thread matches when one of its messages does'),
-  select: SelectSchema,
+  select: ThreadSelectSchema,
 });
 export type ListThreadsInput = z.infer<typeof ListThreadsInputSchema>;
 
-export const GetThreadInputSchema = z.object({ grant_id: GrantIdSchema, thread_id: IdSchema.describe('Thread id'), select: SelectSchema });
+export const GetThreadInputSchema = z.object({ grant_id: GrantIdSchema, thread_id: IdSchema.describe('Thread id'), select: ThreadSelectSchema });
 export type GetThreadInput = z.infer<typeof GetThreadInputSchema>;
 
 export const UpdateThreadInputSchema = z.object({
