@@ -11,7 +11,8 @@
 import { and, eq, inArray, isNull, or } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
-import { unixSeconds, type CoreDeps } from '../deps.js';
+import { unixSeconds } from '../time.js';
+import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import { accountsOf, toGrant } from '../grants/grant-service.js';

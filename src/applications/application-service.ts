@@ -5,8 +5,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { and, eq, isNull, lt, ne, sql } from 'drizzle-orm';
 import { preparedRead, tables, type Orm } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { API_KEY_PREFIX, canonicalJson, hashApiKey, newApiKey, sameDigest, verifySignature } from './credentials.js';
 

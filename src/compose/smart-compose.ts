@@ -12,8 +12,7 @@
  * with the provider's message. Each call that reached the model is counted with its tokens (`Metrics.smartCompose`).
  */
 import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps, SmartComposeOutcome, TextGenerationRequest, TextStreamPart, TextUsage } from '../deps.js';
-import { TextGenerationError } from '../deps.js';
+import { type CoreDeps, type SmartComposeOutcome, type TextGenerationRequest, type TextStreamPart, type TextUsage, TextGenerationError } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import { HOSTED_PROVIDER, type GrantService } from '../grants/grant-service.js';
 import type { MessageService } from '../messages/message-service.js';

@@ -18,7 +18,7 @@
  */
 import { and, between, eq, gte, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import { tables, type Orm, type Tx } from '../../storage/index.js';
-import type { IdGenerator } from '../deps.js';
+import type { IdGenerator } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { Domain } from '../schemas/domains.js';
 import { unixDayOfMs } from './send-gates.js';

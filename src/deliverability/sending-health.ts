@@ -24,8 +24,8 @@
  */
 import { and, between, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import { toDomain } from '../domains/domain-service.js';

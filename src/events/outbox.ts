@@ -3,7 +3,8 @@
  * The transactional outbox: a change that a webhook trigger names writes its event in the same transaction.
  */
 import { tables, type Tx } from '../../storage/index.js';
-import { unixSeconds, type Clock, type IdGenerator } from '../deps.js';
+import { unixSeconds } from '../time.js';
+import type { Clock, IdGenerator } from '../ports/index.js';
 
 /**
  * Every webhook trigger type: the ones this service emits, and all the others the nylas SDK's `WebhookTriggers`

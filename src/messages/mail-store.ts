@@ -25,8 +25,8 @@ import {
   type StoredAddress,
   type Tx,
 } from '../../storage/index.js';
-import type { Clock, IdGenerator } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Clock, IdGenerator } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { FolderCounter } from '../grants/folder-service.js';
 import type { Message } from '../schemas/messages.js';

@@ -7,10 +7,9 @@
  */
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import { type CoreDeps, SmtpSendError, type SmtpClient, type SmtpTarget } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { InboundService } from '../mail/inbound.js';
-import { SmtpSendError, type SmtpClient, type SmtpTarget } from '../mail/outbound-smtp.js';
 import type { JobContext } from '../jobs/worker.js';
 import { RouteError, type Router } from './routing.js';
 

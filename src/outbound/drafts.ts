@@ -7,8 +7,8 @@
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { presentMessages, type MailStore } from '../messages/mail-store.js';

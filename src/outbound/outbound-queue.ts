@@ -20,10 +20,9 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { preparedRead, putBlobs, readBlob, releaseBlobs, tables, type Orm, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import type { CoreDeps, SmtpClient } from '../ports/index.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
-import type { SmtpClient } from '../mail/outbound-smtp.js';
 import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
 import type { JobContext, JobHandler } from '../jobs/worker.js';
 import type { DeliveryStatus } from '../schemas/messages.js';

@@ -7,7 +7,7 @@
 import type { imapAccounts } from '../../../storage/schema/connected.js';
 import { AppError } from '../../errors.js';
 import type { ConnectionSecurity, ImapGrantSettings } from '../../schemas/grants.js';
-import type { SecretBox } from '../../secrets/secret-box.js';
+import type { SecretBox } from '../../ports/index.js';
 import type { Connector, ImapEndpoint, SmtpEndpoint } from './connection.js';
 
 /** A stored account row. */

@@ -27,7 +27,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { ImapFlow } from 'imapflow';
 import { tables, type Tx } from '../../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
-import type { CoreDeps } from '../../deps.js';
+import type { CoreDeps } from '../../ports/index.js';
 import { AppError } from '../../errors.js';
 import type { Job, JobOutcome, JobQueue } from '../../jobs/job-queue.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';

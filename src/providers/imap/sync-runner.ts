@@ -31,7 +31,7 @@ import { availableParallelism } from 'node:os';
 import { and, eq, inArray, isNull, lt, lte, ne, or } from 'drizzle-orm';
 import { tables } from '../../../storage/index.js';
 import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
-import type { CoreDeps } from '../../deps.js';
+import type { CoreDeps } from '../../ports/index.js';
 import { AppError, notFound } from '../../errors.js';
 import { eventRecorder } from '../../events/outbox.js';
 import { toGrant } from '../../grants/grant-service.js';

@@ -6,7 +6,7 @@ import type { Principal } from '../../../src/applications/application-service.js
 import { createEventService, type EventService } from '../../../src/calendar/event-service.js';
 import { createCalendarParser } from '../../../src/calendar/ical-bounded.js';
 import type { InvitationSender, OutgoingInvitation } from '../../../src/calendar/invitation-message.js';
-import type { Logger } from '../../../src/deps.js';
+import type { Logger } from '../../../src/ports/index.js';
 import { AppError } from '../../../src/errors.js';
 import type { Core } from '../../../src/index.js';
 import { fixedClock } from '../../helpers/clock.js';
