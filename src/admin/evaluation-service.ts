@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import { findGrantByRef, tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';

@@ -9,7 +9,7 @@
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { tables, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid } from '../errors.js';

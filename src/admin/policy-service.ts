@@ -6,7 +6,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type StoredPolicyLimits } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';

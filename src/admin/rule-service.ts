@@ -10,7 +10,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { tables, type StoredRuleAction, type StoredRuleCondition, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';

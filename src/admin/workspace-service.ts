@@ -10,7 +10,7 @@
  */
 import { and, eq, inArray, isNull, or } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid, notFound } from '../errors.js';

@@ -10,7 +10,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import type { ApplicationDetails, CreateRedirectUriInput, RedirectUri, UpdateRedirectUriInput } from '../schemas/applications.js';
-import type { Principal } from './application-service.js';
+import type { Principal } from '../access.js';
 
 type RedirectUriRow = typeof tables.redirectUris.$inferSelect;
 

@@ -6,7 +6,7 @@
  */
 import { and, eq, gt, inArray, isNotNull, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';

@@ -14,7 +14,7 @@
  */
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { notFound } from '../errors.js';

@@ -8,7 +8,7 @@
 import { and, asc, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm';
 import { findGrantByEmail, findGrantByRef, SYSTEM_FOLDERS, tables, type Executor, type GrantRow, type Tx } from '../../storage/index.js';
 import { hashPassword } from '../applications/credentials.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';

@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import { tables, type Executor } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';

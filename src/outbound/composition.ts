@@ -7,7 +7,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { blobHash, readBlob, tables, type GrantRow, type StoredAddress } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
+import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid } from '../errors.js';
 import { openStored } from '../secrets/secret-box.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { and, count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables, type GrantRow } from '../../../storage/index.js';
-import type { Principal } from '../../../src/applications/application-service.js';
+import type { Principal } from '../../../src/access.js';
 import { createEventService, type EventService } from '../../../src/calendar/event-service.js';
 import { createCalendarParser } from '../../../src/calendar/ical-bounded.js';
 import type { InvitationSender, OutgoingInvitation } from '../../../src/calendar/invitation-message.js';
