@@ -27,7 +27,7 @@ import { eventTimeOf, type EventRow } from './event-mapper.js';
 import { isAllDay, shiftTo, utcRange } from './event-time.js';
 import { requestExpansionBudget } from './ical.js';
 import { instanceId, seriesStarts } from './recurrence.js';
-import { normalizeTimeZone } from './time-zones.js';
+import { normalizeTimeZone } from '../time-zones.js';
 
 const DAY = 86_400;
 const none: ReadonlySet<number> = new Set();

@@ -13,7 +13,7 @@ import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
-import { normalizeTimeZone } from './time-zones.js';
+import { normalizeTimeZone } from '../time-zones.js';
 
 export type CalendarRow = typeof tables.calendars.$inferSelect;
 

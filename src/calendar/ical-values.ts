@@ -6,7 +6,7 @@
  */
 import ICAL from 'ical.js';
 import type { EventTime } from './event-time.js';
-import { epochToWallAsUtc, wallTimeToEpochAsUtc, type WallTime } from './time-zones.js';
+import { epochToWallAsUtc, wallTimeToEpochAsUtc, type WallTime } from '../time-zones.js';
 
 /**
  * ical.js folds every chunk to `foldLength` octets and then prefixes continuation lines with a space, so 75
