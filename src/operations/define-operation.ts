@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { OperationContext } from '../access.js';
-import type { Core } from '../index.js';
+import type { Core } from '../core.js';
 import { assertJsonDepth } from '../json-depth.js';
 
 /** How an operation appears on the `/v3` HTTP API. */
