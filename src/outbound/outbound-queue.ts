@@ -29,7 +29,8 @@ import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
 import type { ReportIntake } from '../deliverability/reports.js';
 import type { ProviderGrant, Providers } from '../providers/index.js';
-import { createDeliveryAttempts, type AttemptResult } from './delivery-attempts.js';
+import type { AttemptResult, OutboundRow } from './contracts.js';
+import { createDeliveryAttempts } from './delivery-attempts.js';
 import { createRouter, domainOf, type RoutedRecipient } from './routing.js';
 
 /** The job kind of a delivery attempt. */
@@ -59,8 +60,7 @@ const reportsOf = preparedRead((orm: Orm) =>
     .orderBy(tables.deliveryReports.at),
 );
 
-/** A message in the queue, and one of its recipients. */
-export type OutboundRow = typeof tables.outboundMessages.$inferSelect;
+/** One recipient of a message in the queue. */
 type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
 
 /** A message to queue. */

@@ -16,10 +16,9 @@
  */
 import type { GrantRow, Tx } from '../../storage/index.js';
 import type { JobHandler } from '../jobs/worker.js';
-import type { MessageChanges } from '../messages/mail-store.js';
+import type { MessageChanges } from '../messages/contracts.js';
 import type { MessageRow } from '../messages/message-mapper.js';
-import type { AttemptResult } from '../outbound/delivery-attempts.js';
-import type { OutboundRow } from '../outbound/outbound-queue.js';
+import type { AttemptResult, OutboundRow } from '../outbound/contracts.js';
 
 /** What a provider needs to know of a grant. */
 export type ProviderGrant = Pick<GrantRow, 'id' | 'provider'>;

@@ -32,7 +32,7 @@ import { AppError } from '../../errors.js';
 import type { Job, JobOutcome, JobQueue } from '../../jobs/job-queue.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';
 import { loadRaw } from '../../messages/message-service.js';
-import type { AttemptResult } from '../../outbound/delivery-attempts.js';
+import type { AttemptResult } from '../../outbound/contracts.js';
 import type { DraftRef, MailboxProvider, MailboxSync, PendingRecipient, ProviderGrant } from '../contracts.js';
 import { createConnector, endpointsOf, failureOf, SubmissionError, type Connector } from './connection.js';
 
