@@ -31,19 +31,12 @@ import { eventRecorder } from '../events/outbox.js';
 import { toDomain } from '../domains/domain-service.js';
 import { grantOf } from '../grants/grant-service.js';
 import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
-import type { RecordedReport, ReportListener } from './contracts.js';
+import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 import { pauseSending, RESUME_HINT } from './sending-state.js';
 
 /** The error type of a send refused because the grant's sending is paused. */
 export const SENDING_PAUSED = 'sending_paused';
-
-/** What a window holds. */
-export interface WindowTotals {
-  sent: number;
-  hardBounces: number;
-  complaints: number;
-}
 
 /** The thresholds (config.deliverability). */
 export interface PauseThresholds {
