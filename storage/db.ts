@@ -9,20 +9,15 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from '@libsql/client';
 import Sqlite from 'libsql';
 import { sql } from 'drizzle-orm';
-import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql';
+import { drizzle } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
 import { CONNECTION_SETTINGS, withConnectionSettings } from './connection-settings.js';
 import { registerFastReads, writeCommitted } from './fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
+import type { Orm, Tx } from './orm.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
-/** The drizzle handle, with the schema attached. */
-export type Orm = LibSQLDatabase<typeof schema>;
-/** What a write transaction callback receives. */
-export type Tx = Parameters<Parameters<Orm['transaction']>[0]>[0];
-/** Reads run on either; repositories accept both. */
-export type Executor = Orm | Tx;
 
 /** The storage handle passed to the core. */
 export interface Database {
