@@ -34,6 +34,7 @@ import { createMessageService } from './messages/message-service.js';
 import { createThreadService } from './messages/thread-service.js';
 import { createProviders } from './providers/index.js';
 import { createImapOutgoing } from './providers/imap/outgoing.js';
+import { createImapAccounts } from './providers/imap/accounts.js';
 import { createConnector } from './providers/imap/connection.js';
 import { createImapSync } from './providers/imap/sync.js';
 import { createImapSyncRunner, type ImapSyncRunner } from './providers/imap/sync-runner.js';
@@ -63,7 +64,7 @@ export function createCore(deps: CoreDeps) {
   const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
   // A connected account's sync starts at once (late-bound: the sync is built below).
-  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), onConnected: (grantId) => imap.wake(grantId), connector });
+  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), onConnected: (grantId) => imap.wake(grantId), accounts: [createImapAccounts(deps, connector)] });
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);

@@ -15,7 +15,7 @@ import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
-import { accountsOf, toGrant } from '../grants/grant-service.js';
+import { accountsOf, toGrant } from '../grants/grant-mapper.js';
 import { chooseWorkspace } from '../grants/placement.js';
 import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';

@@ -29,7 +29,7 @@ import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import { toDomain } from '../domains/domain-service.js';
-import { grantOf } from '../grants/grant-service.js';
+import { grantOf } from '../grants/grant-mapper.js';
 import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
 import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';

@@ -29,7 +29,7 @@ import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js'
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { announceRecordedEvents } from '../events/outbox.js';
-import { HOSTED_PROVIDER } from '../grants/grant-service.js';
+import { HOSTED_PROVIDER } from '../providers/index.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
 import { asDelivery } from '../messages/mail-rows.js';
 import { imapMessages } from '../../storage/schema/connected.js';

@@ -34,7 +34,7 @@ import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js'
 import type { CoreDeps } from '../../ports/index.js';
 import { AppError, notFound } from '../../errors.js';
 import { eventRecorder } from '../../events/outbox.js';
-import { toGrant } from '../../grants/grant-service.js';
+import { toGrant } from '../../grants/grant-mapper.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';
 import { startPollingLoop, type PollingLoop } from '../../jobs/polling-loop.js';
 import type { MailboxSync } from '../contracts.js';

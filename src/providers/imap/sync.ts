@@ -34,7 +34,7 @@ import type { CoreDeps } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
 import { deletedEvent, eventRecorder } from '../../events/outbox.js';
 import { toFolder } from '../../grants/folder-service.js';
-import { grantOf } from '../../grants/grant-service.js';
+import { grantOf } from '../../grants/grant-mapper.js';
 import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../../mail/inbound.js';
 import type { ParsedMessage } from '../../mail/parse-inbound.js';
 import { presentMessages, type MailStore } from '../../messages/mail-store.js';
