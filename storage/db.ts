@@ -90,9 +90,10 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   }
   // A libSQL server is spoken to over HTTP (sqld and Turso serve WebSockets and HTTP on one address), so that the
   // connection settings reach every stream: see storage/connection-settings.ts.
+  const token = authToken !== undefined ? { authToken } : {};
   const client = embedded
-    ? createClient({ url, authToken, timeout: busyTimeoutMs, intMode: 'number' })
-    : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), authToken, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
+    ? createClient({ url, ...token, timeout: busyTimeoutMs, intMode: 'number' })
+    : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), ...token, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
   if (embedded) {
     // A new file gets pages of 16 KB (SQLite's default is 4 KB; a file that exists keeps its size). A stored message
     // (its row, its raw bytes, its search entry) then dirties fewer pages, and a COMMIT writes fewer frames to the

@@ -69,7 +69,7 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
   }
 
   /** Row values of a parsed event (a series master or a single event). */
-  function valuesOf(event: ParsedEvent & { when: NonNullable<ParsedEvent['when']> }, organizer: { email: string; name?: string }) {
+  function valuesOf(event: ParsedEvent & { when: NonNullable<ParsedEvent['when']> }, organizer: { email: string; name?: string | undefined }) {
     const recurrence = event.recurrence ? parseRecurrence(event.recurrence, event.when) : null;
     return {
       icalUid: event.uid,
