@@ -5,11 +5,17 @@
  *
  * `src` is the core and carries no transport: no hono, @hono/*, @modelcontextprotocol/sdk or ai. ical.js stays
  * inside the src/calendar/ical* modules, the one place that parses and writes iCalendar.
+ * Inside src, imports point one way too: no module imports itself back through others (type-only imports count),
+ * areas (the folders of src) never import the operations registry, and neither the schemas (the contracts) nor the
+ * ports (interfaces to the outside world) import an area or the core's wiring (src/core.ts, src/index.ts).
  * `examples`, `test`, `bench` and `bin` may import anything, so they are not cruised.
  */
 
 /** Transport libraries, matched both resolved (node_modules/…) and unresolved (the bare name). */
 const TRANSPORTS = '(^|/)node_modules/(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)/|^(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)(/|$)';
+
+/** An area of src (any of its folders), or the modules that wire and export them all. */
+const AREA_OR_WIRING = '^src/([^/]+/|core\\.ts$|index\\.ts$)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -41,6 +47,34 @@ module.exports = {
       severity: 'error',
       from: { path: '^tools/' },
       to: { path: '^server/' },
+    },
+    {
+      name: 'no-circular',
+      comment: 'No module imports itself back through others; a type-only import ties two modules as much as any other.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'areas-never-import-operations',
+      comment: 'The operations registry builds on the areas; what both need (Principal, OperationContext) is in src/access.ts.',
+      severity: 'error',
+      from: { path: '^src/[^/]+/', pathNot: '^src/operations/' },
+      to: { path: '^src/operations/' },
+    },
+    {
+      name: 'schemas-never-import-areas',
+      comment: 'The schemas are the contracts every area and face reads; what they need lives in src/schemas or a leaf module of src.',
+      severity: 'error',
+      from: { path: '^src/schemas/' },
+      to: { path: AREA_OR_WIRING, pathNot: '^src/schemas/' },
+    },
+    {
+      name: 'ports-import-no-area',
+      comment: 'The ports are interfaces to the outside world; areas implement or use them, never the other way round.',
+      severity: 'error',
+      from: { path: '^src/ports/' },
+      to: { path: AREA_OR_WIRING, pathNot: '^src/ports/' },
     },
     {
       name: 'ical-js-only-in-ical-modules',

@@ -18,7 +18,7 @@ import { loadavg } from 'node:os';
 import { count, eq } from 'drizzle-orm';
 import type { FullService } from '../server/main.js';
 import { createAuthenticator, loadConfig, type DnsResolver } from '../src/index.js';
-import type { Authenticator } from '../src/mail/stages/contracts.js';
+import type { Authenticator } from '../src/ports/index.js';
 import { tables, type StoredRuleCondition } from '../storage/index.js';
 import { fakeDns } from '../test/helpers/dns.js';
 import { NO_SMTP_SOURCE, smtpSource, startMailService, which } from './load-tools.js';

@@ -36,7 +36,7 @@ const service = remoteUrl
         AGENTPOST_WORKER_POLL_MS: '100',
       }),
     );
-const apiUri = remoteUrl ?? service!.url;
+const apiUri = remoteUrl ?? service!.url!;
 const apiKey = process.env.AGENTPOST_API_KEY || service!.generatedKey!;
 
 // ---- The receiver: what your application runs. ----------------------------------------------------------

@@ -2,7 +2,7 @@
  * @module server/metrics
  * `GET /metrics` in the Prometheus text format (prom-client). Each service instance has its own registry, so
  * several services in one process (tests, embedding) never mix their counts. The core reports through the
- * small {@link Metrics} interface (src/deps.ts); counts that live in the database (jobs by kind and state, the
+ * small {@link Metrics} interface (src/ports/metrics.ts); counts that live in the database (jobs by kind and state, the
  * outbound queue's depth) are read at scrape time.
  */
 import { timingSafeEqual } from 'node:crypto';

@@ -11,7 +11,7 @@
  * the `worker` role has none, and says so in the check).
  */
 import type { DatabaseProbe } from '../storage/index.js';
-import type { Logger } from './deps.js';
+import type { Logger } from './ports/index.js';
 
 /**
  * A loop is late when its last report is older than twice its interval plus this: one step may take a while (a

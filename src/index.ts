@@ -1,149 +1,9 @@
 /**
  * @module agentpost
- * The core library: `createCore(deps)` wires every service; transports (HTTP, MCP, AI SDK) only translate.
+ * The core library's public names: `createCore(deps)` (src/core.ts) wires every service; transports (HTTP, MCP, AI SDK)
+ * only translate.
  */
-import { createEnforcement } from './admin/enforcement.js';
-import { createPolicyUpkeep } from './admin/policy-upkeep.js';
-import { createEvaluationService } from './admin/evaluation-service.js';
-import { createListService } from './admin/list-service.js';
-import { createPolicyService } from './admin/policy-service.js';
-import { createRuleService } from './admin/rule-service.js';
-import { createWorkspaceService } from './admin/workspace-service.js';
-import { createApplicationDetailsService } from './applications/application-details.js';
-import { createApplicationService } from './applications/application-service.js';
-import { createAvailabilityService } from './calendar/availability-service.js';
-import { createCalendarService } from './calendar/calendar-service.js';
-import { createEventService } from './calendar/event-service.js';
-import { createCalendarParser } from './calendar/ical-bounded.js';
-import { createContactService } from './contacts/contact-service.js';
-import type { CoreDeps } from './deps.js';
-import { createHealth } from './health.js';
-import { createSmartComposeService } from './compose/smart-compose.js';
-import { createDomainService } from './domains/domain-service.js';
-import { createDmarcReportIntake } from './domains/dmarc-reports.js';
-import { createFolderService } from './grants/folder-service.js';
-import { createGrantService } from './grants/grant-service.js';
-import { createAfterDelivery, invitationJobsOf } from './mail/after-delivery.js';
-import { createInboundService } from './mail/inbound.js';
-import { createAuthenticator } from './mail/stages/authentication.js';
-import { createSpamChecker } from './mail/stages/spam.js';
-import { createAttachmentService } from './messages/attachment-service.js';
-import { createFolderCounter, createMailStore } from './messages/mail-store.js';
-import { createMessageService } from './messages/message-service.js';
-import { createThreadService } from './messages/thread-service.js';
-import { createProviders } from './providers/index.js';
-import { createImapOutgoing } from './providers/imap/outgoing.js';
-import { createConnector } from './providers/imap/connection.js';
-import { createImapSync } from './providers/imap/sync.js';
-import { createImapSyncRunner, type ImapSyncRunner } from './providers/imap/sync-runner.js';
-import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
-import { createOutboundService } from './outbound/outbound-service.js';
-import { createJobQueue } from './jobs/job-queue.js';
-import type { JobHandler } from './jobs/worker.js';
-import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery.js';
-import { nodeHttpRequester } from './webhooks/http-client.js';
-import { createWebhookService } from './webhooks/webhook-service.js';
-import { createSigningKeys } from './deliverability/signing.js';
-import { createThreadReplies } from './deliverability/thread-replies.js';
-import { createMailboxReports } from './deliverability/mailbox-reports.js';
-import { createSendingHealth } from './deliverability/sending-health.js';
-import { createReportIntake } from './deliverability/reports.js';
-import { createSuppressionService } from './deliverability/suppressions.js';
-import { createTrackingService } from './deliverability/tracking-service.js';
-
-/** Builds the core from its dependencies. */
-export function createCore(deps: CoreDeps) {
-  const applications = createApplicationService(deps);
-  const applicationDetails = createApplicationDetailsService(deps);
-  const domains = createDomainService(deps);
-  /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
-  const connector = createConnector(deps.config, deps.dns);
-  /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
-  const dmarcReports = createDmarcReportIntake(deps);
-  // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
-  // A connected account's sync starts at once (late-bound: the sync is built below).
-  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), onConnected: (grantId) => imap.wake(grantId), connector });
-  const availability = createAvailabilityService(deps, grants);
-  const calendars = createCalendarService(deps, grants);
-  const contacts = createContactService(deps, grants);
-  const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
-  const mailStore = createMailStore(deps);
-  /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
-  const enforcement = createEnforcement(deps);
-  /** Inbound stages 2 and 3 (authentication, spam), for the inbound pipeline: SPF/DKIM/DMARC/ARC through deps.dns, and the spam score. */
-  const mailStages = {
-    authenticator: createAuthenticator({ dns: deps.dns, authservId: deps.config.mxHost, cacheTtlMs: deps.config.dnsCacheTtlMs }),
-    spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
-  };
-  // Administration (§15): every write invalidates the enforcement cache, so this process applies it at once.
-  const invalidate = () => enforcement.invalidate();
-  const workspaces = createWorkspaceService(deps, invalidate);
-  const policies = createPolicyService(deps, invalidate);
-  const rules = createRuleService(deps, invalidate);
-  const lists = createListService(deps, invalidate);
-  const ruleEvaluations = createEvaluationService(deps);
-  const health = createHealth(deps.logger, () => deps.clock.now());
-  /** The installation's signing key (tracking URLs, VERP return paths), shared through the database. */
-  const signing = createSigningKeys(deps);
-  deps.db.onThreadExit(health.threadExited);
-  const jobs = createJobQueue(deps);
-  /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts. */
-  // The sync is late-bound (it stores through the inbound path and deletes through the message service, built below).
-  const imapSync: ImapSyncRunner['run'] = (grantId, signal) => imap.run(grantId, signal);
-  const providers = createProviders([createImapOutgoing(deps, { jobs, connector, sync: { run: imapSync } })]);
-  // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
-  const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
-  // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
-  const threadReplies = createThreadReplies(deps);
-  /**
-   * Sending health: its `listener` is the report intake's ReportListener (bounces and complaints pause a grant's
-   * sending on their rates); its gate, in the outbound service's send gates, refuses sends while paused.
-   */
-  const sendingHealth = createSendingHealth(deps);
-  /** Bounces and complaints: DSNs and ARF reports to VERP return paths, and permanent failures of delivery; each report may pause its grant's sending. */
-  const reports = createReportIntake(deps, { signing, listeners: [sendingHealth.listener] });
-  /** Bounces and complaints that come back to a connected account's own inbox: a job stored with the synced message. */
-  const mailboxReports = createMailboxReports(deps, reports);
-  const inbound = createInboundService(deps, mailStore, {
-    afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
-    replies: threadReplies,
-    mailboxReports,
-    jobs,
-    onThreadExit: health.threadExited,
-    enforcement,
-    // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
-    stages: deps.inboundStages ?? mailStages,
-  });
-  /** The per-application suppression list (hard bounces, complaints, manual entries). */
-  const suppressions = createSuppressionService(deps);
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing, providers });
-  // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
-  const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
-  const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
-  const messages = createMessageService(deps, grants, mailStore, outbound.sentState, providers);
-  /** Open and click tracking: the pixel and redirect answers, hits recorded in batches, engagement per message. */
-  const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
-  const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts, providers);
-  const attachments = createAttachmentService(deps, grants);
-  /** Smart Compose: message bodies from a prompt, by the configured model (deps.text). */
-  const smartCompose = createSmartComposeService(deps, grants, messages);
-  /** The sync in of connected IMAP accounts (src/providers/imap/sync-runner.ts), run by the worker role. */
-  const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood: messages.destroyForGood }), connector });
-  /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
-  const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
-  const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
-  const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
-  const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
-  const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
-  /** Every background job kind and its handler (run by src/jobs/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
-  /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
-  const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, imap, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, smartCompose, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
-}
-
-/** The core's type, as transports see it. */
-export type Core = ReturnType<typeof createCore>;
+export { createCore, type Core } from './core.js';
 
 export { createTokenSigner, type TokenSigner, type SigningKeys } from './deliverability/signing.js';
 export { createDmarcReportIntake, ruaDomain, type DmarcReportIntake, type RuaCheck, type DmarcReceiveOutcome } from './domains/dmarc-reports.js';
@@ -157,31 +17,41 @@ export { OPEN_PATH, CLICK_PATH } from './deliverability/tracked-sends.js';
 export { loadConfig, ConfigError, type AiConfig, type AiProvider, unknownSettings, unknownSettingMessage, startedByNpm, parseRoles, ROLES, SETTING_NAMES, type Config, type Role, type SettingName, type UnknownSetting } from './config.js';
 export { AppError, type AppErrorOptions, type ErrorCode } from './errors.js';
 export type { Health, ThreadHealth, Readiness } from './health.js';
-export { systemClock, systemDns, randomId, timeOrderedIds, createLogger, unixSeconds, noMetrics, TextGenerationError, type Metrics, type SmtpStage, type SmartComposeOutcome, type TextGenerator, type TextGenerationRequest, type TextMessage, type TextStreamPart, type TextUsage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './deps.js';
-export type { Principal, Plan } from './applications/application-service.js';
-export { operations, runOperation, runOperationJson, runOperationStream, defineOperation, deprecationHeaders, hasJsonBody, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationContext, type OperationHints } from './operations/index.js';
-export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus, type RateLimitDetails } from './operations/http-errors.js';
+export { TextGenerationError, type Metrics, type SmtpStage, type SmartComposeOutcome, type TextGenerator, type TextGenerationRequest, type TextMessage, type TextStreamPart, type TextUsage, type Clock, type CoreDeps, type DnsResolver, type IdGenerator, type Logger, type RandomBytes } from './ports/index.js';
+export { systemClock } from './system/clock.js';
+export { systemDns } from './system/dns.js';
+export { randomId, timeOrderedIds } from './system/ids.js';
+export { createLogger } from './system/logger.js';
+export { noMetrics } from './system/metrics.js';
+export { unixSeconds } from './time.js';
+export type { Principal, OperationContext, RateLimitDetails } from './access.js';
+export type { Plan } from './applications/application-service.js';
+export { operations, runOperation, runOperationJson, runOperationStream, defineOperation, deprecationHeaders, hasJsonBody, type AnyOperation, type Deprecation, type JsonPage, type Operation, type OperationHints } from './operations/index.js';
+export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, httpErrorOf, type Face, type HttpError, type HttpErrorStatus } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';
 export { MAX_JSON_DEPTH, assertJsonDepth } from './json-depth.js';
 export { htmlToText } from './mail/normalize.js';
-export { createSecretBox, openStored, SecretKeyError, MIN_SECRET_LENGTH, type SecretBox } from './secrets/secret-box.js';
+export { createSecretBox, openStored, SecretKeyError, MIN_SECRET_LENGTH } from './secrets/secret-box.js';
+export type { SecretBox } from './ports/index.js';
 export { openSecretBox, resolveSecretKey, checkSecretKey, secretKeyFileOf, type ResolvedSecretKey, type SecretKeyOrigin } from './secrets/key-source.js';
 export { sealStoredSecrets } from './secrets/stored-secrets.js';
-export { loggingNotifier, type Notifier, type SystemEmail, type HttpRequester, type OutboundHttpRequest, type OutboundHttpResponse } from './deps.js';
+export { loggingNotifier } from './system/notifier.js';
+export type { Notifier, SystemEmail, HttpRequester, OutboundHttpRequest, OutboundHttpResponse } from './ports/index.js';
 export { createJobQueue, enqueueJob, type Job, type JobInput, type JobQueue, type ClaimOptions } from './jobs/job-queue.js';
 export { createWorker, defaultBackoffMs, type JobHandler, type JobOutcome, type JobContext, type Worker, type WorkerOptions } from './jobs/worker.js';
 export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './jobs/background.js';
 export { verifyWebhookSignature, nylasSignature, standardSignature, WEBHOOK_SECRET_PREFIX, type VerifyWebhookOptions, type WebhookVerification } from './webhooks/signatures.js';
 export { isPublicAddress, nonPublicReason } from './webhooks/address-policy.js';
-export { nodeHttpRequester } from './webhooks/http-client.js';
+export { nodeHttpRequester } from './system/http-requester.js';
 export { MAX_MESSAGE_BYTES, type InboundMessage, type InboundResult, type InboundService, type RecipientCheck } from './mail/inbound.js';
 export { createAuthenticator, type AuthenticatorOptions } from './mail/stages/authentication.js';
 export { createSpamChecker, spamThreshold, dnsblName, BASE_THRESHOLD, DNSBL_SCORE, type SpamCheckerOptions } from './mail/stages/spam.js';
 export { headerAnomalies, ANOMALY_SCORES, type HeaderAnomaly } from './mail/stages/header-anomalies.js';
-export type { Authenticator, AuthenticationVerdict, SpamChecker, SpamVerdict, StageMail, SmtpClientInfo } from './mail/stages/contracts.js';
+export type { Authenticator, AuthenticationVerdict, SpamChecker, SpamVerdict, StageMail, SmtpClientInfo } from './ports/index.js';
 export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './mail/inbound-smtp.js';
-export { createSmtpClient, relayTarget, SmtpSendError, type SmtpClient, type SmtpSubmission, type SmtpResult, type SmtpTarget, type SmtpRejection } from './mail/outbound-smtp.js';
+export { createSmtpClient, relayTarget } from './system/smtp-client.js';
+export { SmtpSendError, type SmtpClient, type SmtpSubmission, type SmtpResult, type SmtpTarget, type SmtpRejection } from './ports/index.js';
 export type { OutboundService } from './outbound/outbound-service.js';
 export type { AttachmentDownload } from './messages/attachment-service.js';
 export type { InvitationSender, OutgoingInvitation } from './calendar/invitation-message.js';

@@ -9,20 +9,15 @@ import { fileURLToPath } from 'node:url';
 import { createClient, type Client } from '@libsql/client';
 import Sqlite from 'libsql';
 import { sql } from 'drizzle-orm';
-import { drizzle, type LibSQLDatabase } from 'drizzle-orm/libsql';
+import { drizzle } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
 import { CONNECTION_SETTINGS, withConnectionSettings } from './connection-settings.js';
 import { registerFastReads, writeCommitted } from './fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
+import type { Orm, Tx } from './orm.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
-/** The drizzle handle, with the schema attached. */
-export type Orm = LibSQLDatabase<typeof schema>;
-/** What a write transaction callback receives. */
-export type Tx = Parameters<Parameters<Orm['transaction']>[0]>[0];
-/** Reads run on either; repositories accept both. */
-export type Executor = Orm | Tx;
 
 /** The storage handle passed to the core. */
 export interface Database {
@@ -95,9 +90,10 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   }
   // A libSQL server is spoken to over HTTP (sqld and Turso serve WebSockets and HTTP on one address), so that the
   // connection settings reach every stream: see storage/connection-settings.ts.
+  const token = authToken !== undefined ? { authToken } : {};
   const client = embedded
-    ? createClient({ url, authToken, timeout: busyTimeoutMs, intMode: 'number' })
-    : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), authToken, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
+    ? createClient({ url, ...token, timeout: busyTimeoutMs, intMode: 'number' })
+    : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), ...token, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
   if (embedded) {
     // A new file gets pages of 16 KB (SQLite's default is 4 KB; a file that exists keeps its size). A stored message
     // (its row, its raw bytes, its search entry) then dirties fewer pages, and a COMMIT writes fewer frames to the

@@ -6,7 +6,8 @@
  * after the transaction holding its item committed (or failed). Writers must only write through the
  * transaction, so that running them again after a rollback is safe.
  */
-import type { Database, Tx } from './db.js';
+import type { Database } from './db.js';
+import type { Tx } from './orm.js';
 
 /** Options of {@link createGroupCommit}. */
 export interface GroupCommitOptions {

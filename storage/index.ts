@@ -3,7 +3,8 @@
  * Schema, migrations and data access. Never imports from `src/`.
  */
 export { beginReadScope, preparedRead, readAll, type PreparedQuery, type PreparedReadOptions, type ReadQuery } from './fast-read.js';
-export { createDb, migrate, type Database, type Executor, type Orm, type Tx, type CreateDbOptions, type ThreadExitListener } from './db.js';
+export { createDb, migrate, type Database, type CreateDbOptions, type ThreadExitListener } from './db.js';
+export type { Executor, Orm, Tx } from './orm.js';
 export * as tables from './schema/index.js';
 export { SYSTEM_FOLDERS, type SystemFolder } from './schema/grants.js';
 export { findGrantByRef, findGrantByEmail, type GrantRow } from './repositories/grant-repository.js';

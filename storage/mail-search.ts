@@ -6,7 +6,7 @@
  */
 import { sql, type SQL, type SQLWrapper } from 'drizzle-orm';
 import type { Client } from '@libsql/client';
-import type { Tx } from './db.js';
+import type { Tx } from './orm.js';
 
 /**
  * Contentless (the text is not stored twice; only the index) with deletes allowed, diacritics folded.

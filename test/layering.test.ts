@@ -1,6 +1,7 @@
 /**
- * The layering check (STYLE.md, "Layering"): `storage ← src ← { tools, server }`, src free of transports, ical.js
- * only in the ical modules. The rules live in .dependency-cruiser.cjs; this test runs them on the repository, and on
+ * The layering check (STYLE.md, "Layering" and "Front doors"): `storage ← src ← { tools, server }`, src free of
+ * transports, ical.js only in the ical modules, no import cycles (type-only imports count), areas never importing
+ * the operations registry, schemas and ports importing no area. The rules live in .dependency-cruiser.cjs; this test runs them on the repository, and on
  * a small fixture that breaks each rule once, so a rule that matches nothing (a typo in a path) fails here too.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -46,6 +47,15 @@ describe('layering', () => {
       'src/calendar/feed.ts': "import ICAL from 'ical.js';\nexport const feed = ICAL;\n",
       'tools/tools.ts': "import { app } from '../server/app.js';\nimport { core } from '../src/core.js';\nexport const tools = [app, core];\n",
       'server/app.ts': "import { core } from '../src/core.js';\nexport const app = core;\n",
+      // A circle of type-only imports: a type still ties two modules (a circle is reported once, at its first edge).
+      'src/circle-a.ts': "import type { B } from './circle-b.js';\nexport type A = B | 'a';\n",
+      'src/circle-b.ts': "import type { A } from './circle-a.js';\nexport type B = A | 'b';\n",
+      'src/operations/define-operation.ts': "export interface OperationContext { requestId: string }\n",
+      'src/mail/send.ts': "import type { OperationContext } from '../operations/define-operation.js';\nexport type Send = (context: OperationContext) => void;\n",
+      'src/calendar/zones.ts': "export const zones = ['UTC'];\n",
+      'src/schemas/events.ts': "import { zones } from '../calendar/zones.js';\nexport const EventSchema = zones;\n",
+      'src/grants/contracts.ts': "export interface Grant { id: string }\n",
+      'src/ports/clock.ts': "import type { Grant } from '../grants/contracts.js';\nexport interface Clock { now(grant: Grant): Date }\n",
     };
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(fixture, path)), { recursive: true });
@@ -58,7 +68,11 @@ describe('layering', () => {
       const found = await violations(fixture);
       expect(found.map((line) => line.replace(/→ .*node_modules\/.*$/, '→ node_modules/…'))).toEqual(
         [
+          'areas-never-import-operations: src/mail/send.ts → src/operations/define-operation.ts',
           'ical-js-only-in-ical-modules: src/calendar/feed.ts → node_modules/…',
+          'no-circular: src/circle-a.ts → src/circle-b.ts',
+          'ports-import-no-area: src/ports/clock.ts → src/grants/contracts.ts',
+          'schemas-never-import-areas: src/schemas/events.ts → src/calendar/zones.ts',
           'src-imports-no-face: src/uses-server.ts → server/app.ts',
           'src-imports-no-face: src/uses-tools.ts → tools/tools.ts',
           'src-imports-no-transport: src/uses-ai.ts → node_modules/…',

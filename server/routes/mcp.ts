@@ -109,9 +109,10 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
       await server.connect(transport);
       return transport.handleRequest(request, options);
     }
-    // No session: one server for this request only (clients that never initialize, curl).
+    // No session: one server for this request only (clients that never initialize, curl); a transport without a
+    // sessionIdGenerator is stateless.
     const server = createMcpServer({ executor: localExecutor(core, principal), grantId, requireApproval });
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES });
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES });
     await server.connect(transport);
     return transport.handleRequest(request, options);
   });

@@ -5,7 +5,7 @@
  * with {@link recordEvaluations}, in the transaction of what they decided when there is one.
  */
 import { tables, type StoredAppliedActions, type StoredEvaluationInput, type Tx } from '../../storage/index.js';
-import type { IdGenerator } from '../deps.js';
+import type { IdGenerator } from '../ports/index.js';
 
 /** A rule-evaluation row. */
 export type EvaluationRow = typeof tables.ruleEvaluations.$inferInsert;

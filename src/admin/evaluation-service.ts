@@ -5,8 +5,8 @@
  */
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import { findGrantByRef, tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { ListRuleEvaluationsInput, RuleEvaluation } from '../schemas/admin.js';

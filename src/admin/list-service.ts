@@ -9,8 +9,9 @@
 import { and, count, eq, inArray, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { tables, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import { unixSeconds, type CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import { unixSeconds } from '../time.js';
+import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid } from '../errors.js';
 import { HOST_NAME_PATTERN, type AgentList, type AgentListItem, type CreateListInput, type ListItemsChangeInput, type PageInput, type UpdateListInput } from '../schemas/admin.js';
 import { adminWriter, requireOwnedRow } from './ownership.js';

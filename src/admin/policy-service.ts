@@ -6,8 +6,9 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type StoredPolicyLimits } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import { unixSeconds, type CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import { unixSeconds } from '../time.js';
+import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
 import type { CreatePolicyInput, PageInput, Policy, UpdatePolicyInput } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';

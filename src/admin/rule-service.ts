@@ -10,8 +10,9 @@
  */
 import { eq } from 'drizzle-orm';
 import { tables, type StoredRuleAction, type StoredRuleCondition, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import { unixSeconds, type CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import { unixSeconds } from '../time.js';
+import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
 import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';

@@ -10,11 +10,12 @@
  */
 import { and, eq, inArray, isNull, or } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import { unixSeconds, type CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import { unixSeconds } from '../time.js';
+import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
-import { accountsOf, toGrant } from '../grants/grant-service.js';
+import { accountsOf, toGrant } from '../grants/grant-mapper.js';
 import { chooseWorkspace } from '../grants/placement.js';
 import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';

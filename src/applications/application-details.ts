@@ -6,11 +6,11 @@
  */
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import type { ApplicationDetails, CreateRedirectUriInput, RedirectUri, UpdateRedirectUriInput } from '../schemas/applications.js';
-import type { Principal } from './application-service.js';
+import type { Principal } from '../access.js';
 
 type RedirectUriRow = typeof tables.redirectUris.$inferSelect;
 

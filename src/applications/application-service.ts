@@ -5,17 +5,11 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { and, eq, isNull, lt, ne, sql } from 'drizzle-orm';
 import { preparedRead, tables, type Orm } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { API_KEY_PREFIX, canonicalJson, hashApiKey, newApiKey, sameDigest, verifySignature } from './credentials.js';
-
-/** Who is calling: the application every query is scoped to. */
-export interface Principal {
-  applicationId: string;
-  /** How the caller proved it. */
-  via: 'api_key' | 'service_account' | 'local';
-}
 
 export type Plan = 'trial' | 'production';
 

@@ -6,8 +6,8 @@
  */
 import { and, eq, gt, inArray, isNotNull, isNull, ne, sql, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { Availability, GetAvailabilityInput, OpenHours } from '../schemas/availability.js';
@@ -27,7 +27,7 @@ import { eventTimeOf, type EventRow } from './event-mapper.js';
 import { isAllDay, shiftTo, utcRange } from './event-time.js';
 import { requestExpansionBudget } from './ical.js';
 import { instanceId, seriesStarts } from './recurrence.js';
-import { normalizeTimeZone } from './time-zones.js';
+import { normalizeTimeZone } from '../time-zones.js';
 
 const DAY = 86_400;
 const none: ReadonlySet<number> = new Set();

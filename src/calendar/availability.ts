@@ -73,7 +73,7 @@ export interface SpecificTimeAvailability {
 export interface AvailabilityParticipant {
   email: string;
   busy: readonly BusyInterval[];
-  openHours?: readonly OpenHoursRule[];
+  openHours?: readonly OpenHoursRule[] | undefined;
   specificTimeAvailability?: readonly SpecificTimeAvailability[];
   onlySpecificTimeAvailability?: boolean;
   /** When this participant was last booked for the round-robin group (unix seconds), or null if never. */
@@ -100,9 +100,9 @@ export interface AvailabilityQuery {
   /** Grids begin at a wall time whose minute of day is a multiple of this. Default 15. */
   roundTo?: number;
   /** Default `collective`. */
-  method?: AvailabilityMethod;
-  buffer?: MeetingBuffer;
-  defaultOpenHours?: readonly OpenHoursRule[];
+  method?: AvailabilityMethod | undefined;
+  buffer?: MeetingBuffer | undefined;
+  defaultOpenHours?: readonly OpenHoursRule[] | undefined;
   participants: readonly AvailabilityParticipant[];
   /** Also return why each excluded candidate start was excluded. */
   explain?: boolean;
@@ -542,7 +542,7 @@ export interface PreparedParticipant {
 /** Prepares a participant for {@link isBookable} over `[from, to)` (open hours are only known there). */
 export function prepareParticipant(
   participant: AvailabilityParticipant,
-  options: { defaultOpenHours?: readonly OpenHoursRule[]; buffer?: MeetingBuffer; from: number; to: number },
+  options: { defaultOpenHours?: readonly OpenHoursRule[] | undefined; buffer?: MeetingBuffer | undefined; from: number; to: number },
 ): PreparedParticipant {
   const before = (options.buffer?.before ?? 0) * 60;
   const after = (options.buffer?.after ?? 0) * 60;
@@ -678,7 +678,7 @@ export function bookingConflicts(participant: PreparedParticipant, start: number
 
 /** The booking check: can these participants take `[start, end)` under the same rules as the slot list? */
 export function checkBooking(
-  input: { participants: readonly AvailabilityParticipant[]; defaultOpenHours?: readonly OpenHoursRule[]; buffer?: MeetingBuffer },
+  input: { participants: readonly AvailabilityParticipant[]; defaultOpenHours?: readonly OpenHoursRule[] | undefined; buffer?: MeetingBuffer | undefined },
   start: number,
   end: number,
 ): { bookable: boolean; participants: { email: string; bookable: boolean; reasons: ExclusionReason[] }[] } {

@@ -5,15 +5,15 @@
  */
 import { and, asc, count, desc, eq, gt, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { tables, type GrantRow } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
-import { normalizeTimeZone } from './time-zones.js';
+import { normalizeTimeZone } from '../time-zones.js';
 
 export type CalendarRow = typeof tables.calendars.$inferSelect;
 

@@ -6,7 +6,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
 import { eventRecorder } from '../events/outbox.js';
 import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 

@@ -4,7 +4,7 @@
  * request's `when`, its wire form, and the UTC range it covers. Pure functions.
  */
 import { AppError } from '../errors.js';
-import { addDays, dateToUnix, normalizeTimeZone, parseDate } from './time-zones.js';
+import { addDays, dateToUnix, normalizeTimeZone, parseDate } from '../time-zones.js';
 
 /** When an event happens. Instants are unix seconds; dates are `YYYY-MM-DD` (a datespan's end is inclusive). */
 export type EventTime =

@@ -5,7 +5,7 @@
  */
 import ICAL from 'ical.js';
 import { isAllDay, startTimeZone, utcRange, type EventTime } from './event-time.js';
-import { addDays, formatDate, unixToDate, wallTimeAt, zonedWallTimeToEpoch } from './time-zones.js';
+import { addDays, formatDate, unixToDate, wallTimeAt, zonedWallTimeToEpoch } from '../time-zones.js';
 import { parseRecurrence, type RecurrenceDate } from './ical-rules.js';
 import { buildVtimezone } from './ical-time-zones.js';
 import {

@@ -15,7 +15,7 @@ import {
   wallTimeToEpochAsUtc,
   zonedWallSecondsToUnix,
   zonedWallTimeToEpoch,
-} from './time-zones.js';
+} from '../time-zones.js';
 import { DAY_SECONDS, WEEKDAY_INDEX, weekdayOfDay, type RecurrenceSet } from './ical-rules.js';
 import { dateValue, floatingTime, wallOf, wallSecondsOf, type ICalRecur, type ICalTime } from './ical-values.js';
 

@@ -5,7 +5,7 @@
  */
 import ICAL from 'ical.js';
 import { utcRange, type EventTime } from './event-time.js';
-import { addDays, dateToUnix, formatDate, normalizeTimeZone } from './time-zones.js';
+import { addDays, dateToUnix, formatDate, normalizeTimeZone } from '../time-zones.js';
 import { checkRecurrence } from './ical-rules.js';
 import { resolveZones, timeReader, type TimeReader } from './ical-time-zones.js';
 import {

@@ -12,7 +12,7 @@ import {
   wallSecondsAt,
   wallTimeToEpochAsUtc,
   zonedWallTimeToEpoch,
-} from './time-zones.js';
+} from '../time-zones.js';
 import { ICAL_LIMITS, wallOf, type ICalProperty, type ICalRecur, type ICalTime, type Result } from './ical-values.js';
 
 /** RRULE weekday names → 0 = Sunday … 6 = Saturday. */

@@ -15,7 +15,7 @@ import {
   zoneMatchingOffsets,
   type OffsetTransition,
   type WallTime,
-} from './time-zones.js';
+} from '../time-zones.js';
 import { checkRule } from './ical-rules.js';
 import {
   ICAL_LIMITS,

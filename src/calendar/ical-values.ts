@@ -6,7 +6,7 @@
  */
 import ICAL from 'ical.js';
 import type { EventTime } from './event-time.js';
-import { epochToWallAsUtc, wallTimeToEpochAsUtc, type WallTime } from './time-zones.js';
+import { epochToWallAsUtc, wallTimeToEpochAsUtc, type WallTime } from '../time-zones.js';
 
 /**
  * ical.js folds every chunk to `foldLength` octets and then prefixes continuation lines with a space, so 75
@@ -36,7 +36,7 @@ export type Visibility = 'default' | 'public' | 'private';
 /** A person: ORGANIZER, ATTENDEE or resource. */
 export interface EmailName {
   email: string;
-  name?: string;
+  name?: string | undefined;
 }
 
 /** An attendee and their answer. */
@@ -48,7 +48,7 @@ export interface Participant extends EmailName {
 /** A meeting link (CONFERENCE, X-GOOGLE-CONFERENCE, Teams' X- properties). */
 export interface Conferencing {
   provider: string;
-  details: { url?: string; meeting_code?: string; password?: string; pin?: string; phone?: string[] };
+  details: { url?: string | undefined; meeting_code?: string | undefined; password?: string | undefined; pin?: string | undefined; phone?: string[] | undefined };
 }
 
 /** VALARMs, as Nylas reminders. */

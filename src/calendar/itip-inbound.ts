@@ -10,8 +10,8 @@
  */
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import type { CalendarService } from './calendar-service.js';
 import { eventTimeColumns, eventTimeOf, type EventInsert, type EventRow } from './event-mapper.js';
 import type { EventStore } from './event-store.js';
@@ -69,7 +69,7 @@ export function createInvitationInbox({ db, clock, newId, logger }: CoreDeps, ca
   }
 
   /** Row values of a parsed event (a series master or a single event). */
-  function valuesOf(event: ParsedEvent & { when: NonNullable<ParsedEvent['when']> }, organizer: { email: string; name?: string }) {
+  function valuesOf(event: ParsedEvent & { when: NonNullable<ParsedEvent['when']> }, organizer: { email: string; name?: string | undefined }) {
     const recurrence = event.recurrence ? parseRecurrence(event.recurrence, event.when) : null;
     return {
       icalUid: event.uid,

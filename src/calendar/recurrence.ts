@@ -18,7 +18,7 @@ import {
   type PreparedExpansion,
   type RecurrenceSet,
 } from './ical.js';
-import { dateToUnix, unixToDate, wallSecondsAt, zonedWallSecondsToUnix } from './time-zones.js';
+import { dateToUnix, unixToDate, wallSecondsAt, zonedWallSecondsToUnix } from '../time-zones.js';
 import { tables } from '../../storage/index.js';
 
 const INSTANCE_ID = /^(.+)_(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/;

@@ -11,13 +11,12 @@
  * Provider failures become AppErrors: rate limit 429, no answer within `AGENTPOST_AI_TIMEOUT` 504, anything else 502
  * with the provider's message. Each call that reached the model is counted with its tokens (`Metrics.smartCompose`).
  */
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps, SmartComposeOutcome, TextGenerationRequest, TextStreamPart, TextUsage } from '../deps.js';
-import { TextGenerationError } from '../deps.js';
+import type { Principal, RateLimitDetails } from '../access.js';
+import { type CoreDeps, type SmartComposeOutcome, type TextGenerationRequest, type TextStreamPart, type TextUsage, TextGenerationError } from '../ports/index.js';
 import { AppError } from '../errors.js';
-import { HOSTED_PROVIDER, type GrantService } from '../grants/grant-service.js';
+import type { GrantService } from '../grants/grant-service.js';
+import { HOSTED_PROVIDER } from '../providers/index.js';
 import type { MessageService } from '../messages/message-service.js';
-import type { RateLimitDetails } from '../operations/http-errors.js';
 import { composeUserMessage, originalMessageData, replyUserMessage, SMART_COMPOSE_INSTRUCTIONS } from './reply-context.js';
 import { countTokens, loadTokenizer, TOKEN_ENCODING } from './tokens.js';
 

@@ -29,3 +29,10 @@ export interface RecordedReport {
 export interface ReportListener {
   reported(tx: Tx, report: RecordedReport): Promise<void>;
 }
+
+/** What a window of sending holds (sends, hard bounces, complaints), for a grant or a domain. */
+export interface WindowTotals {
+  sent: number;
+  hardBounces: number;
+  complaints: number;
+}

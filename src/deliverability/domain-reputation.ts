@@ -18,11 +18,11 @@
  */
 import { and, between, eq, gte, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
 import { tables, type Orm, type Tx } from '../../storage/index.js';
-import type { IdGenerator } from '../deps.js';
+import type { IdGenerator } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { Domain } from '../schemas/domains.js';
+import type { WindowTotals } from './contracts.js';
 import { unixDayOfMs } from './send-gates.js';
-import type { WindowTotals } from './sending-health.js';
 import { windowStartDay } from './sending-state.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;

@@ -18,7 +18,7 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
 import type { JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { StoredCopy } from '../mail/after-delivery.js';

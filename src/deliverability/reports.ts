@@ -35,8 +35,8 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { blobHash, putBlobs, tables, type Tx } from '../../storage/index.js';
 import type { BounceType } from '../../storage/schema/deliverability.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../events/outbox.js';
 import { classifyBounce, codesIn } from './bounce-classification.js';
 import type { RecordedReport, ReportListener } from './contracts.js';

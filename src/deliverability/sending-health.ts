@@ -24,26 +24,19 @@
  */
 import { and, between, eq, inArray, isNotNull, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import { toDomain } from '../domains/domain-service.js';
-import { grantOf } from '../grants/grant-service.js';
+import { grantOf } from '../grants/grant-mapper.js';
 import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
-import type { RecordedReport, ReportListener } from './contracts.js';
+import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 import { pauseSending, RESUME_HINT } from './sending-state.js';
 
 /** The error type of a send refused because the grant's sending is paused. */
 export const SENDING_PAUSED = 'sending_paused';
-
-/** What a window holds. */
-export interface WindowTotals {
-  sent: number;
-  hardBounces: number;
-  complaints: number;
-}
 
 /** The thresholds (config.deliverability). */
 export interface PauseThresholds {

@@ -12,7 +12,7 @@
  */
 import { and, eq, gte, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import type { IdGenerator } from '../deps.js';
+import type { IdGenerator } from '../ports/index.js';
 
 /** The sending state on the wire (the grant's `sending`). */
 export interface SendingState {

@@ -14,8 +14,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { openStored } from '../secrets/secret-box.js';
 
 /** The name of the signing key in `service_keys`. */

@@ -22,8 +22,8 @@
 import { and, asc, desc, eq, inArray, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { EngagementFlag } from '../../storage/schema/deliverability.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import { announceRecordedEvents, type TriggerType } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';

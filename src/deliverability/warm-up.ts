@@ -14,10 +14,10 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import { DEFAULT_WARMUP_SCHEDULE } from '../config.js';
-import type { RateLimitDetails } from '../operations/http-errors.js';
+import type { RateLimitDetails } from '../access.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 
 /**

@@ -12,9 +12,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { and, asc, eq, gt, or } from 'drizzle-orm';
 import { tables, type Orm, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from '../deliverability/domain-reputation.js';

@@ -9,8 +9,8 @@
  */
 import { asc, inArray, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 
 /** An outbox row as consumers see it. */
 export type OutboxRow = typeof tables.outboxEvents.$inferSelect;

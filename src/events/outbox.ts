@@ -3,67 +3,11 @@
  * The transactional outbox: a change that a webhook trigger names writes its event in the same transaction.
  */
 import { tables, type Tx } from '../../storage/index.js';
-import { unixSeconds, type Clock, type IdGenerator } from '../deps.js';
+import { unixSeconds } from '../time.js';
+import type { Clock, IdGenerator } from '../ports/index.js';
+import type { TRIGGER_TYPES } from '../schemas/webhooks.js';
 
-/**
- * Every webhook trigger type: the ones this service emits, and all the others the nylas SDK's `WebhookTriggers`
- * names, so subscriptions written for Nylas validate unchanged. The single list every check reads.
- */
-export const TRIGGER_TYPES = [
-  'grant.created',
-  'grant.updated',
-  'grant.deleted',
-  'grant.expired',
-  'grant.imap_sync_completed',
-  'message.created',
-  'message.created.cleaned',
-  'message.created.truncated',
-  'message.updated',
-  'message.updated.truncated',
-  'message.deleted',
-  'message.send_success',
-  'message.send_failed',
-  'message.bounce_detected',
-  'message.opened',
-  'message.opened.legacy',
-  'message.link_clicked',
-  'message.link_clicked.legacy',
-  'thread.replied',
-  'thread.replied.legacy',
-  'message.delivered',
-  'message.bounced',
-  'message.complaint',
-  'message.rejected',
-  'message.transactional.delivered',
-  'message.transactional.bounced',
-  'message.transactional.complaint',
-  'message.transactional.rejected',
-  'message.intelligence.order',
-  'message.intelligence.tracking',
-  'event.created',
-  'event.updated',
-  'event.deleted',
-  'calendar.created',
-  'calendar.updated',
-  'calendar.deleted',
-  'contact.updated',
-  'contact.deleted',
-  'folder.created',
-  'folder.updated',
-  'folder.deleted',
-  'booking.created',
-  'booking.pending',
-  'booking.rescheduled',
-  'booking.cancelled',
-  'booking.reminder',
-  'notetaker.created',
-  'notetaker.updated',
-  'notetaker.deleted',
-  'notetaker.meeting_state',
-  'notetaker.media',
-  // Extension: a registered domain changed (its sending paused on its bounce or complaint rate, or resumed).
-  'domain.updated',
-] as const;
+/** A webhook trigger type (the list is the wire contract's, src/schemas/webhooks.ts). */
 export type TriggerType = (typeof TRIGGER_TYPES)[number];
 
 /** One event to record. `object` is the wire object as it stands after the change. */

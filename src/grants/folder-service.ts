@@ -4,9 +4,9 @@
  */
 import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../events/outbox.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';

@@ -1,29 +1,25 @@
 /**
  * @module grants/grant-service
  * Grants: hosted Agent Accounts (created with their six system folders and primary calendar, in one transaction)
- * and connected IMAP/SMTP accounts (`provider: "imap"`: created, or re-authenticated, once both servers accepted
- * the login; src/providers/imap/accounts.ts), listing, reading, updating and deletion. Every call is scoped to the
- * calling application.
+ * and connected accounts (`provider: "imap"`: created, or re-authenticated, once the account's servers accepted the
+ * login; the provider's {@link ConnectedAccounts}, src/providers/imap/accounts.ts), listing, reading, updating and
+ * deletion. Every call is scoped to the calling application.
  */
-import { and, asc, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm';
-import { findGrantByEmail, findGrantByRef, SYSTEM_FOLDERS, tables, type Executor, type GrantRow, type Tx } from '../../storage/index.js';
+import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
+import { findGrantByEmail, findGrantByRef, SYSTEM_FOLDERS, tables, type GrantRow, type Tx } from '../../storage/index.js';
 import { hashPassword } from '../applications/credentials.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import { HostedGrantSettingsSchema, ImapGrantSettingsSchema, type CreateGrantInput, type Grant, type ListGrantsInput, type UpdateGrantInput } from '../schemas/grants.js';
-import { accountAddress, accountServerValues, checkLogins, CONNECTION_SETTINGS, endpointsOfSettings, imapSettingsOf, type ImapAccountRow } from '../providers/imap/accounts.js';
-import { createConnector, type Connector } from '../providers/imap/connection.js';
-import { IMAP_PROVIDER } from '../providers/imap/outgoing.js';
+import { HOSTED_PROVIDER, type ConnectedAccounts } from '../providers/index.js';
 import { isDomainUsable } from '../domains/domain-service.js';
 import { chooseWorkspace } from './placement.js';
 import { addMissingFolders, policyFolderNames } from './policy-folders.js';
-import { resumeSending, sendingStateOf } from '../deliverability/sending-state.js';
-
-/** The provider value stored for hosted Agent Accounts (the spec's `hosted` is accepted as an alias). */
-export const HOSTED_PROVIDER = 'nylas';
+import { resumeSending } from '../deliverability/sending-state.js';
+import { accountsOf, grantOf, toGrant } from './grant-mapper.js';
 
 /** IMAP special-use attribute of each system folder (RFC 6154). */
 const FOLDER_ATTRIBUTES: Record<(typeof SYSTEM_FOLDERS)[number], string> = {
@@ -38,42 +34,6 @@ const FOLDER_ATTRIBUTES: Record<(typeof SYSTEM_FOLDERS)[number], string> = {
 /** The special-use attributes of a folder row. */
 export function folderAttributes(systemRole: string | null): string[] {
   return systemRole && systemRole in FOLDER_ATTRIBUTES ? [FOLDER_ATTRIBUTES[systemRole as keyof typeof FOLDER_ATTRIBUTES]] : [];
-}
-
-/**
- * Maps a grant row to its wire form; write-only secrets never leave. A connected account's `settings` show its
- * servers, usernames, options and sync progress from its `imap_accounts` row (`account`), never a password.
- */
-export function toGrant(row: GrantRow, account?: ImapAccountRow): Grant {
-  const { app_password: _secret, ...settings } = row.settings;
-  return {
-    id: row.id,
-    provider: row.provider,
-    grant_status: row.grantStatus,
-    email: row.email,
-    ...(row.name !== null ? { name: row.name } : {}),
-    ...(row.state !== null ? { state: row.state } : {}),
-    scope: row.scope,
-    settings: { ...settings, email: row.email, ...(account ? imapSettingsOf(account) : {}) },
-    ...(row.workspaceId !== null ? { workspace_id: row.workspaceId } : {}),
-    blocked: row.blocked,
-    sending: sendingStateOf(row),
-    created_at: row.createdAt,
-    updated_at: row.updatedAt,
-  };
-}
-
-/** The `imap_accounts` rows of the connected accounts among `rows`, by grant id. */
-export async function accountsOf(executor: Pick<Executor, 'select'>, rows: readonly Pick<GrantRow, 'id' | 'provider'>[]): Promise<Map<string, ImapAccountRow>> {
-  const ids = rows.filter((row) => row.provider === IMAP_PROVIDER).map((row) => row.id);
-  if (ids.length === 0) return new Map();
-  const accounts = await executor.select().from(tables.imapAccounts).where(inArray(tables.imapAccounts.grantId, ids));
-  return new Map(accounts.map((account) => [account.grantId, account]));
-}
-
-/** A grant row's wire form, with its account when it is a connected one (one primary-key read). */
-export async function grantOf(executor: Pick<Executor, 'select'>, row: GrantRow): Promise<Grant> {
-  return toGrant(row, (await accountsOf(executor, [row])).get(row.id));
 }
 
 /** Codes Nylas gives grant notifications (`data.object.code`). */
@@ -93,15 +53,15 @@ export interface GrantHooks {
   onDeleted?: ((grantId: string) => void) | undefined;
   /** Called after a connected account was created or re-authenticated (committed): its sync starts now. */
   onConnected?: ((grantId: string) => void) | undefined;
-  /** Logs in to connected accounts' servers (default: one of its own under `config.imap`; share the provider's). */
-  connector?: Connector | undefined;
+  /** The kinds of connected account a grant can be (`imap`), by their provider value; none: hosted grants only. */
+  accounts?: readonly ConnectedAccounts[] | undefined;
 }
 
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes, config, secrets, dns }: CoreDeps, hooks: GrantHooks = {}) {
+export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}) {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
-  const connector = hooks.connector ?? createConnector(config, dns);
+  const connectedKinds = new Map((hooks.accounts ?? []).map((kind) => [kind.name, kind]));
 
   async function workspacesOf(tx: Tx, applicationId: string) {
     return tx.select().from(tables.workspaces).where(eq(tables.workspaces.applicationId, applicationId));
@@ -118,11 +78,12 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
     require: requireGrant,
 
     /**
-     * Creates a grant: an Agent Account ({@link createHosted}) or a connected IMAP/SMTP account
-     * ({@link connectImap}).
+     * Creates a grant: an Agent Account ({@link createHosted}) or a connected account of a kind in `hooks.accounts`
+     * ({@link connectAccount}).
      */
     async create(principal: Principal, input: CreateGrantInput): Promise<{ grant: Grant; created: boolean }> {
-      return input.provider === IMAP_PROVIDER ? connectImap(principal, input) : createHosted(principal, input);
+      const kind = connectedKinds.get(input.provider);
+      return kind ? connectAccount(principal, input, kind) : createHosted(principal, input);
     },
 
     /** Lists the application's grants with offset pagination (as `GET /v3/grants` does in Nylas v3). */
@@ -161,12 +122,13 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
      */
     async update(principal: Principal, input: UpdateGrantInput, context: { requestId?: string | undefined } = {}): Promise<Grant> {
       const current = await requireGrant(principal, input.grant_id);
-      if (current.provider === IMAP_PROVIDER) {
-        const named = CONNECTION_SETTINGS.find((key) => input.settings !== undefined && key in input.settings);
+      const kind = connectedKinds.get(current.provider);
+      if (kind) {
+        const named = input.settings !== undefined ? kind.reconnectOnly(input.settings) : undefined;
         if (named !== undefined) {
           throw new AppError(
             'invalid_request',
-            `settings.${named}: a connected account's servers, credentials and sync options change by connecting it again (POST /v3/connect/custom with provider "imap" and the same address), which checks the logins first.`,
+            `settings.${named}: a connected account's servers, credentials and sync options change by connecting it again (POST /v3/connect/custom with provider "${kind.name}" and the same address), which checks the logins first.`,
             { field: `settings.${named}` },
           );
         }
@@ -319,45 +281,28 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
   }
 
   /**
-   * Connects an IMAP/SMTP account: logs in to both servers (the first refusal or failure is a 400 with the
-   * server's reason) before anything is stored, then, in one transaction, inserts the grant (`provider: "imap"`)
-   * and its `imap_accounts` row (passwords sealed, `sync_state` `initial`, no folders: the sync maps them on its
-   * first pass) and records `grant.created`. The same address again (same application) re-authenticates the
-   * existing grant instead, as Nylas does: new credentials stored, failures and back-off cleared, `grant_status`
-   * `valid` again (a sync stopped on refused logins starts over), `grant.updated`; same id (`created: false`).
-   * The address needs no registered domain: it is the account's own.
+   * Connects an account of a connected kind (IMAP/SMTP): logs in to its servers (the first refusal or failure is a
+   * 400 with the server's reason) before anything is stored, then, in one transaction, inserts the grant (`provider`:
+   * the kind's name) and its account (`kind`'s to store: for IMAP its `imap_accounts` row, passwords sealed, `sync_state`
+   * `initial`, no folders: the sync maps them on its first pass) and records `grant.created`. The same address again
+   * (same application) re-authenticates the existing grant instead, as Nylas does: new credentials stored, failures
+   * and back-off cleared, `grant_status` `valid` again (a sync stopped on refused logins starts over),
+   * `grant.updated`; same id (`created: false`). The address needs no registered domain: it is the account's own.
    */
-  async function connectImap(principal: Principal, input: CreateGrantInput): Promise<{ grant: Grant; created: boolean }> {
-    const settings = ImapGrantSettingsSchema.parse(input.settings);
-    const email = accountAddress(settings);
+  async function connectAccount(principal: Principal, input: CreateGrantInput, kind: ConnectedAccounts): Promise<{ grant: Grant; created: boolean }> {
+    const request = kind.parse(input.settings);
+    const email = request.email;
     // What refuses the request anyway goes first: no login is tried for an address that cannot be this grant.
     const before = await findGrantByEmail(db.orm, email);
-    if (before) reconnectable(principal, before, email);
-    const endpoints = endpointsOfSettings(settings);
-    await checkLogins(connector, endpoints);
-    const servers = accountServerValues(settings, endpoints, secrets);
+    if (before) reconnectable(principal, before, email, kind);
+    const account = await request.login();
     const result = await db.write(async (tx) => {
       const at = now();
       const atMs = clock.now().getTime();
       const existing = await findGrantByEmail(tx, email);
       if (existing) {
-        reconnectable(principal, existing, email);
-        const [account] = await tx.select().from(tables.imapAccounts).where(eq(tables.imapAccounts.grantId, existing.id)).limit(1);
-        const reset = { failures: 0, retryAt: null, lastError: null, updatedAt: atMs };
-        if (account) {
-          await tx
-            .update(tables.imapAccounts)
-            .set({
-              ...servers,
-              ...reset,
-              ...(settings.sync_days !== undefined ? { syncDays: settings.sync_days } : {}),
-              ...(settings.server_files_sent !== undefined ? { serverFilesSent: settings.server_files_sent } : {}),
-              ...(account.syncState === 'invalid' ? { syncState: 'initial' as const } : {}),
-            })
-            .where(eq(tables.imapAccounts.grantId, existing.id));
-        } else {
-          await tx.insert(tables.imapAccounts).values({ grantId: existing.id, ...servers, syncDays: settings.sync_days ?? config.imap.syncDays, serverFilesSent: settings.server_files_sent ?? null, syncState: 'initial', createdAt: atMs, updatedAt: atMs });
-        }
+        reconnectable(principal, existing, email, kind);
+        await account.save(tx, existing.id, { reconnect: true, atMs });
         const [row] = await tx
           .update(tables.grants)
           .set({
@@ -381,13 +326,10 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
       const id = newId();
       const [row] = await tx
         .insert(tables.grants)
-        .values({ id, applicationId: principal.applicationId, provider: IMAP_PROVIDER, email, name: input.name ?? null, state: input.state ?? null, workspaceId, settings: {}, scope: [], createdAt: at, updatedAt: at })
+        .values({ id, applicationId: principal.applicationId, provider: kind.name, email, name: input.name ?? null, state: input.state ?? null, workspaceId, settings: {}, scope: [], createdAt: at, updatedAt: at })
         .returning();
-      const [account] = await tx
-        .insert(tables.imapAccounts)
-        .values({ grantId: id, ...servers, syncDays: settings.sync_days ?? config.imap.syncDays, serverFilesSent: settings.server_files_sent ?? null, syncState: 'initial', createdAt: atMs, updatedAt: atMs })
-        .returning();
-      const grant = toGrant(row!, account);
+      await account.save(tx, id, { reconnect: false, atMs });
+      const grant = await grantOf(tx, row!);
       await record(tx, { applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grantNotification(grant, 'grant.created'), createdAt: at });
       return { grant, created: true };
     });
@@ -397,11 +339,11 @@ export function createGrantService({ db, clock, newId, randomBytes, config, secr
   }
 
   /** Refuses to connect an address that is another application's grant, or this application's Agent Account. */
-  function reconnectable(principal: Principal, existing: GrantRow, email: string): void {
+  function reconnectable(principal: Principal, existing: GrantRow, email: string, kind: ConnectedAccounts): void {
     if (existing.applicationId !== principal.applicationId) {
       throw new AppError('conflict', `settings.email: ${email} is already in use.`, { field: 'settings.email' });
     }
-    if (existing.provider !== IMAP_PROVIDER) {
+    if (existing.provider !== kind.name) {
       throw new AppError('conflict', `settings.email: ${email} is an Agent Account of this application (grant ${existing.id}), not a connected account; delete it first to connect the mailbox instead.`, {
         field: 'settings.email',
       });

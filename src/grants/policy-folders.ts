@@ -8,7 +8,7 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { SYSTEM_FOLDERS, tables, type Executor, type StoredPolicyOptions, type Tx } from '../../storage/index.js';
-import type { IdGenerator } from '../deps.js';
+import type { IdGenerator } from '../ports/index.js';
 
 /** Sort position of the first folder a user makes (as in folder-service.ts); system folders take 0–5. */
 const FIRST_USER_SORT_ORDER = 1000;

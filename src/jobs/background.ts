@@ -12,10 +12,10 @@
  * It also runs the sync of connected IMAP accounts (`core.imap`, src/providers/imap/sync-runner.ts).
  *
  * To add a kind of background work: give the service a `handlers` record (job kind → JobHandler), spread it
- * into `core.jobHandlers` in `createCore` (src/index.ts), and enqueue with `core.jobs.enqueue(...)` or, inside
+ * into `core.jobHandlers` in `createCore` (src/core.ts), and enqueue with `core.jobs.enqueue(...)` or, inside
  * a write transaction, `core.jobs.enqueueIn(tx, ...)`.
  */
-import type { Core } from '../index.js';
+import type { Core } from '../core.js';
 import { onEventRecorded } from '../events/outbox.js';
 import { startPollingLoop } from './polling-loop.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';

@@ -22,7 +22,7 @@
  */
 import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { Clock, CoreDeps, IdGenerator } from '../deps.js';
+import type { Clock, CoreDeps, IdGenerator } from '../ports/index.js';
 
 /** What to enqueue. */
 export interface JobInput {

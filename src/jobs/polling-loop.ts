@@ -3,7 +3,7 @@
  * A background loop that runs one step at a time, sleeps between steps, can be woken early, and stops cleanly
  * (the step in progress finishes first). The job worker and the outbox dispatcher are built on it.
  */
-import type { Logger } from '../deps.js';
+import type { Logger } from '../ports/index.js';
 
 /** What a step asks for next: `true` run again at once; a number: sleep at most that many ms; `false`: a full interval. */
 export type StepResult = boolean | number;

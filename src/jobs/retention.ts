@@ -30,8 +30,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, asc, gt, inArray, isNotNull, isNull, lt, sql, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { GIVE_UP_WINDOW_MS } from '../webhooks/delivery.js';
 
 const MINUTE = 60 * 1000;

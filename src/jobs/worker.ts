@@ -12,7 +12,7 @@
  * `maxAttempts`. Handlers must finish well within the lease (`leaseMs`, default 60 s) or call `extendLease`,
  * or another worker may take the job over.
  */
-import type { Clock, Logger, Metrics } from '../deps.js';
+import type { Clock, Logger, Metrics } from '../ports/index.js';
 import type { Job, JobOutcome, JobQueue, Settlement } from './job-queue.js';
 import { startPollingLoop, type PollingLoop } from './polling-loop.js';
 

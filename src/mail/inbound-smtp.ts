@@ -21,7 +21,8 @@
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
-import { noMetrics, type Logger, type Metrics } from '../deps.js';
+import { noMetrics } from '../system/metrics.js';
+import type { Logger, Metrics } from '../ports/index.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { addressBytes } from '../webhooks/address-policy.js';
 import type { ReportIntake } from '../deliverability/reports.js';

@@ -25,11 +25,11 @@ import { addDailyUsage, createGroupCommit, createMailWriter, findGrantByEmail, t
 import { recordEvaluations, type EvaluationRow } from '../admin/audit.js';
 import { createEnforcement, type Enforcement } from '../admin/enforcement.js';
 import { workerModule } from '../../storage/worker-module.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { announceRecordedEvents } from '../events/outbox.js';
-import { HOSTED_PROVIDER } from '../grants/grant-service.js';
+import { HOSTED_PROVIDER } from '../providers/index.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
 import { asDelivery } from '../messages/mail-rows.js';
 import { imapMessages } from '../../storage/schema/connected.js';
@@ -37,8 +37,7 @@ import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-
 import type { DeliveredMail, StoredCopy } from './after-delivery.js';
 import { DEFAULT_HEADER_LIMITS, headerSectionTooLarge, limitHeaderSection } from './header-section.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
-import type { SmtpClientInfo } from './stages/contracts.js';
-import { createInboundPipeline, type InboundStages, type MessagePlan } from './stages/inbound-pipeline.js';
+import { createInboundPipeline, type MessagePlan } from './stages/inbound-pipeline.js';
 import type { Refusal } from './stages/policy-limits.js';
 import type { MailboxReports } from '../deliverability/mailbox-reports.js';
 import type { ThreadReplies } from '../deliverability/thread-replies.js';
@@ -119,7 +118,7 @@ export interface InboundServiceOptions {
   mailboxReports?: Pick<MailboxReports, 'jobsFor'>;
   /** What applies to each grant (made from the deps when absent; the core passes its own, which admin writes invalidate). */
   enforcement?: Enforcement;
-  /** The authentication and spam stages (src/mail/stages/contracts.ts); each is skipped when absent. */
+  /** The authentication and spam stages (src/ports/inbound-stages.ts); each is skipped when absent. */
   stages?: InboundStages;
   /** Told when a parser or writer thread stopped on its own (src/health.ts). */
   onThreadExit?: (thread: string, reason: string) => void;

@@ -5,8 +5,8 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { readBlobChunks, tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { Attachment, AttachmentWithContent, GetAttachmentInput, ReadAttachmentInput } from '../schemas/messages.js';

@@ -25,8 +25,8 @@ import {
   type StoredAddress,
   type Tx,
 } from '../../storage/index.js';
-import type { Clock, IdGenerator } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Clock, IdGenerator } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { FolderCounter } from '../grants/folder-service.js';
 import type { Message } from '../schemas/messages.js';
@@ -42,6 +42,7 @@ import {
   writeItemOf,
   type NewMessage,
 } from './mail-rows.js';
+import type { MessageChanges } from './contracts.js';
 import { toMessage, type AttachmentRow, type MessageRow, type PresentedMessageRow, type ThreadRow } from './message-mapper.js';
 
 // The pure row builders live in mail-rows.ts (shared with the mail writer thread).
@@ -51,14 +52,6 @@ export { INLINE_BODY_BYTES, type NewMessage } from './mail-rows.js';
 export interface StoredMessage {
   row: MessageRow;
   message: Message;
-}
-
-/** Flag and folder changes applied to one or more messages. */
-export interface MessageChanges {
-  unread?: boolean | undefined;
-  starred?: boolean | undefined;
-  folders?: string[] | undefined;
-  metadata?: Record<string, unknown> | undefined;
 }
 
 /** Creates the store (it needs ids and the time for rows and events). */

@@ -5,9 +5,9 @@
  */
 import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
 import { preparedRead, readAll, readBlob, readMessageRaw, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';

@@ -4,8 +4,8 @@
  * binding and the handler. HTTP routes, MCP tools, AI SDK tools and the OpenAPI document are loops over these.
  */
 import type { z } from 'zod';
-import type { Principal } from '../applications/application-service.js';
-import type { Core } from '../index.js';
+import type { OperationContext } from '../access.js';
+import type { Core } from '../core.js';
 import { assertJsonDepth } from '../json-depth.js';
 
 /** How an operation appears on the `/v3` HTTP API. */
@@ -79,18 +79,6 @@ export interface OperationHints {
   idempotent?: boolean;
   /** True when the operation reaches beyond this service (sends mail, calls webhooks). */
   openWorld?: boolean;
-}
-
-/** What a handler gets besides its input. */
-export interface OperationContext {
-  principal: Principal;
-  requestId?: string | undefined;
-  /** The origin (`scheme://host:port`) an HTTP call reached, for URLs handed back to that client. */
-  origin?: string | undefined;
-  /** The `Idempotency-Key` header of an HTTP call, when sent. */
-  idempotencyKey?: string | undefined;
-  /** Fires when the caller went away (the HTTP client disconnected): long work may stop. */
-  signal?: AbortSignal | undefined;
 }
 
 /** An operation definition. */

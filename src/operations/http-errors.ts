@@ -6,6 +6,7 @@
  * reads a `/v3` status back into the code it stands for, without either face importing the other.
  */
 import { ZodError } from 'zod';
+import type { RateLimitDetails } from '../access.js';
 import { AppError, type ErrorCode } from '../errors.js';
 
 /** The statuses an error response may carry: 4xx and 5xx with a body. */
@@ -60,11 +61,6 @@ const JSON_RPC_CODES: Partial<Record<string, number>> = {
 export function errorBody(face: Face, requestId: string, type: string, message: string): Record<string, unknown> {
   if (face === 'mcp') return { jsonrpc: '2.0', error: { code: JSON_RPC_CODES[type] ?? -32000, message, data: { type, request_id: requestId } }, id: null };
   return { request_id: requestId, error: { type, message } };
-}
-
-/** `details` of a `rate_limited` AppError: how long to wait, sent as `Retry-After`. */
-export interface RateLimitDetails {
-  retryAfterSeconds: number;
 }
 
 /** Longest path part echoed in an error message: a path part can be a client's 100 KB metadata key. */

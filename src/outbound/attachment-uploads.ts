@@ -9,9 +9,9 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
 import { putBlob, readBlob, releaseBlobs, tables, type GrantRow } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';
 import {

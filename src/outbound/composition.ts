@@ -7,12 +7,12 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { blobHash, readBlob, tables, type GrantRow, type StoredAddress } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid } from '../errors.js';
 import { openStored } from '../secrets/secret-box.js';
 import { MAX_MESSAGE_BYTES } from '../mail/inbound.js';
-import { dkimSign } from '../mail/outbound-smtp.js';
+import { dkimSign } from '../system/smtp-client.js';
 import type { NewMessage } from '../messages/mail-store.js';
 import type { AttachmentInput, SendMessageInput } from '../schemas/send.js';
 import { MAX_RECIPIENTS } from '../schemas/send.js';

@@ -7,32 +7,18 @@
  */
 import { and, eq, isNotNull } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import { type CoreDeps, SmtpSendError, type SmtpClient, type SmtpTarget } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { InboundService } from '../mail/inbound.js';
-import { SmtpSendError, type SmtpClient, type SmtpTarget } from '../mail/outbound-smtp.js';
 import type { JobContext } from '../jobs/worker.js';
+import type { AttemptResult, OutboundRow } from './contracts.js';
 import { RouteError, type Router } from './routing.js';
 
 /** How often a long SMTP transaction pushes its job lease forward. */
 const LEASE_KEEPALIVE_MS = 20_000;
 
-/** A message in the queue, and one of its recipients. */
-type OutboundRow = typeof tables.outboundMessages.$inferSelect;
+/** One recipient of a message in the queue. */
 type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
-
-/** What one attempt did for one recipient. */
-export interface AttemptResult {
-  email: string;
-  outcome: 'delivered' | 'deferred' | 'failed';
-  code: number;
-  response: string;
-  /**
-   * Set when the failure is the queue giving up after retries (a `timeout` bounce), the queue's own loss of the
-   * message (no bounce), or the sending account's server refusing the login (`account`: no bounce either).
-   */
-  cause?: 'timeout' | 'lost' | 'account' | undefined;
-}
 
 /** Parts a delivery attempt uses. */
 export interface DeliveryAttemptParts {

@@ -7,9 +7,9 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { loadAttachments, loadBody, type MailStore } from '../messages/mail-store.js';
 import type { MessageRow } from '../messages/message-mapper.js';

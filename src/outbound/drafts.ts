@@ -6,15 +6,14 @@
  */
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal, OperationContext } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import { presentMessages, type MailStore } from '../messages/mail-store.js';
 import { messageConditions } from '../messages/message-filters.js';
 import { selectFields } from '../messages/message-mapper.js';
-import type { OperationContext } from '../operations/define-operation.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CreateDraftInput, Draft, DraftRefInput, ListDraftsInput, UpdateDraftInput } from '../schemas/drafts.js';
 import type { SendResult } from '../schemas/send.js';

@@ -9,8 +9,8 @@ import { createHash } from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
 import { tables, type Executor, type Tx } from '../../storage/index.js';
 import { canonicalJson } from '../applications/credentials.js';
-import type { Clock } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Clock } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 
 /** Longest key accepted, as in Nylas v3. */

@@ -20,17 +20,17 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { preparedRead, putBlobs, readBlob, releaseBlobs, tables, type Orm, type Tx } from '../../storage/index.js';
-import type { CoreDeps } from '../deps.js';
+import type { CoreDeps, SmtpClient } from '../ports/index.js';
 import { eventRecorder } from '../events/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
-import type { SmtpClient } from '../mail/outbound-smtp.js';
 import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
 import type { JobContext, JobHandler } from '../jobs/worker.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
 import type { ReportIntake } from '../deliverability/reports.js';
 import type { ProviderGrant, Providers } from '../providers/index.js';
-import { createDeliveryAttempts, type AttemptResult } from './delivery-attempts.js';
+import type { AttemptResult, OutboundRow } from './contracts.js';
+import { createDeliveryAttempts } from './delivery-attempts.js';
 import { createRouter, domainOf, type RoutedRecipient } from './routing.js';
 
 /** The job kind of a delivery attempt. */
@@ -60,8 +60,7 @@ const reportsOf = preparedRead((orm: Orm) =>
     .orderBy(tables.deliveryReports.at),
 );
 
-/** A message in the queue, and one of its recipients. */
-export type OutboundRow = typeof tables.outboundMessages.$inferSelect;
+/** One recipient of a message in the queue. */
 type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
 
 /** A message to queue. */

@@ -7,15 +7,14 @@
  * invitations and the service's own emails (submission.ts).
  */
 import type { Enforcement } from '../admin/enforcement.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal, OperationContext } from '../access.js';
+import type { CoreDeps, SmtpClient } from '../ports/index.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { ContactService } from '../contacts/contact-service.js';
 import type { InboundService } from '../mail/inbound.js';
-import { createSmtpClient, type SmtpClient } from '../mail/outbound-smtp.js';
+import { createSmtpClient } from '../system/smtp-client.js';
 import type { JobQueue } from '../jobs/job-queue.js';
 import type { MailStore } from '../messages/mail-store.js';
-import type { OperationContext } from '../operations/define-operation.js';
 import type { SendMessageInput, SendMessageResult, SendResult } from '../schemas/send.js';
 import { createAttachmentUploads } from './attachment-uploads.js';
 import { createComposer } from './composition.js';

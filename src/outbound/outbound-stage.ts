@@ -23,10 +23,10 @@ import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import { evaluationRow, recordEvaluations, type EvaluationRow } from '../admin/audit.js';
 import type { Enforcement } from '../admin/enforcement.js';
 import { evaluationInputOf } from '../admin/rule-engine.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import type { RateLimitDetails } from '../operations/http-errors.js';
+import type { RateLimitDetails } from '../access.js';
 import type { SendDryRun } from '../schemas/send.js';
 import { decideSend, nextUtcMidnight, refusedRecipients, utcDayOf, type SendCandidate, type SendDecision, type SendPolicy, type SendRefusal } from './send-policy.js';
 

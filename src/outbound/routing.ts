@@ -7,10 +7,10 @@
  * by `AGENTPOST_ALLOW_PRIVATE_NETWORKS`), to the checked address itself: a recipient whose mail servers are all on
  * private, loopback or reserved addresses fails for good, and nothing is connected to.
  */
-import type { CoreDeps } from '../deps.js';
+import type { CoreDeps, SmtpTarget } from '../ports/index.js';
 import type { InboundService } from '../mail/inbound.js';
 import { isIP } from 'node:net';
-import { relayTarget, type SmtpTarget } from '../mail/outbound-smtp.js';
+import { relayTarget } from '../system/smtp-client.js';
 import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/address-policy.js';
 
 /** MX hosts tried per attempt, and addresses per host. */

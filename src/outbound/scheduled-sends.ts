@@ -7,9 +7,9 @@
  */
 import { and, asc, desc, eq } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import type { GrantService } from '../grants/grant-service.js';
 import type { Job, JobQueue } from '../jobs/job-queue.js';

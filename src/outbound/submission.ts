@@ -8,8 +8,8 @@
  */
 import { blobHash, type Tx } from '../../storage/index.js';
 import type { InvitationSender } from '../calendar/invitation-message.js';
-import type { CoreDeps, Notifier } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps, Notifier } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import type { ContactService } from '../contacts/contact-service.js';
 import { MAX_MESSAGE_BYTES } from '../mail/inbound.js';

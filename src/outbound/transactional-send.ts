@@ -8,8 +8,8 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../applications/application-service.js';
-import type { CoreDeps } from '../deps.js';
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
 import { isDomainUsable } from '../domains/domain-service.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { MAX_RECIPIENTS, type TransactionalSendInput, type TransactionalSendResult } from '../schemas/send.js';

@@ -16,10 +16,15 @@
  */
 import type { GrantRow, Tx } from '../../storage/index.js';
 import type { JobHandler } from '../jobs/worker.js';
-import type { MessageChanges } from '../messages/mail-store.js';
+import type { MessageChanges } from '../messages/contracts.js';
 import type { MessageRow } from '../messages/message-mapper.js';
-import type { AttemptResult } from '../outbound/delivery-attempts.js';
-import type { OutboundRow } from '../outbound/outbound-queue.js';
+import type { AttemptResult, OutboundRow } from '../outbound/contracts.js';
+
+/** The `grant.provider` value of hosted Agent Accounts (the spec's `hosted` is accepted as an alias). */
+export const HOSTED_PROVIDER = 'nylas';
+
+/** The `grant.provider` value of connected IMAP/SMTP accounts (src/providers/imap/). */
+export const IMAP_PROVIDER = 'imap';
 
 /** What a provider needs to know of a grant. */
 export type ProviderGrant = Pick<GrantRow, 'id' | 'provider'>;
@@ -77,4 +82,36 @@ export interface MailboxProvider {
   draftRemoved(tx: Tx, grant: ProviderGrant, draft: DraftRef): Promise<void>;
   /** Background job handlers by kind (spread into `core.jobHandlers`). */
   readonly handlers: Record<string, JobHandler>;
+}
+
+/**
+ * How the grant service connects an account that lives on another server (IMAP/SMTP), without knowing its kind: it
+ * reads the settings of a `create`, logs in before anything is stored, and stores the account beside the grant, in
+ * the transaction that writes the grant. One per connected kind (`imap`: src/providers/imap/accounts.ts).
+ */
+export interface ConnectedAccounts {
+  /** The `grant.provider` value of the grants it connects. */
+  readonly name: string;
+  /** Reads the `settings` of a create request (a 400 for what is wrong with them): the account's address and login. */
+  parse(settings: unknown): AccountRequest;
+  /** The first key of `settings` that only connecting the account again may change (an update naming it is refused). */
+  reconnectOnly(settings: Record<string, unknown>): string | undefined;
+}
+
+/** A request to connect an account, read and not yet tried. */
+export interface AccountRequest {
+  /** The account's address, lower-cased: the grant's `email`. */
+  readonly email: string;
+  /** Logs in to the account's servers (a 400 with the server's own reason at the first refusal); stores nothing. */
+  login(): Promise<AccountLogin>;
+}
+
+/** An account whose logins succeeded. */
+export interface AccountLogin {
+  /**
+   * Inside the grant's write transaction: stores the account of grant `grantId`. `reconnect`: the grant exists, so
+   * the account it has (if any) gets the new servers and credentials, its failures cleared and a sync stopped on
+   * refused logins started over.
+   */
+  save(tx: Tx, grantId: string, options: { reconnect: boolean; atMs: number }): Promise<void>;
 }

@@ -4,11 +4,11 @@
  * relay/MX or local delivery, so there is nothing to sync in or push out. Every hook is a no-op and sending keeps
  * the outbound queue's own routing.
  */
-import type { MailboxProvider } from './contracts.js';
+import { HOSTED_PROVIDER, type MailboxProvider } from './contracts.js';
 
 /** The hosted mailbox's provider (one for every grant of that kind). */
 export const hostedProvider: MailboxProvider = {
-  name: 'nylas',
+  name: HOSTED_PROVIDER,
   async changed() {},
   async destroying() {},
   async draftSaved() {},

@@ -9,7 +9,7 @@ import type { JobHandler } from '../jobs/worker.js';
 import type { MailboxProvider, ProviderGrant } from './contracts.js';
 import { hostedProvider } from './hosted.js';
 
-export type { DraftRef, MailboxProvider, MailboxSync, PendingRecipient, ProviderGrant, Submitter } from './contracts.js';
+export { HOSTED_PROVIDER, IMAP_PROVIDER, type AccountLogin, type AccountRequest, type ConnectedAccounts, type DraftRef, type MailboxProvider, type MailboxSync, type PendingRecipient, type ProviderGrant, type Submitter } from './contracts.js';
 export { hostedProvider } from './hosted.js';
 
 /** Chooses the provider of each grant. */

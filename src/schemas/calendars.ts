@@ -3,7 +3,7 @@
  * Calendars on the wire, as in Nylas v3 `models/calendars.ts`.
  */
 import { z } from 'zod';
-import { isIanaTimeZone } from '../calendar/time-zones.js';
+import { isIanaTimeZone } from '../time-zones.js';
 import { GrantIdSchema, LimitSchema, MetadataSchema, PageTokenSchema } from './common.js';
 
 /** An IANA time-zone name; checked against the runtime's tz database. */

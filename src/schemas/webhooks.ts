@@ -3,8 +3,67 @@
  * Webhook subscriptions ("webhook destinations") on the wire, as in Nylas v3 `models/webhooks.ts`.
  */
 import { z } from 'zod';
-import { TRIGGER_TYPES } from '../events/outbox.js';
 import { IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+
+/**
+ * Every webhook trigger type: the ones this service emits, and all the others the nylas SDK's `WebhookTriggers`
+ * names, so subscriptions written for Nylas validate unchanged. The single list every check reads.
+ */
+export const TRIGGER_TYPES = [
+  'grant.created',
+  'grant.updated',
+  'grant.deleted',
+  'grant.expired',
+  'grant.imap_sync_completed',
+  'message.created',
+  'message.created.cleaned',
+  'message.created.truncated',
+  'message.updated',
+  'message.updated.truncated',
+  'message.deleted',
+  'message.send_success',
+  'message.send_failed',
+  'message.bounce_detected',
+  'message.opened',
+  'message.opened.legacy',
+  'message.link_clicked',
+  'message.link_clicked.legacy',
+  'thread.replied',
+  'thread.replied.legacy',
+  'message.delivered',
+  'message.bounced',
+  'message.complaint',
+  'message.rejected',
+  'message.transactional.delivered',
+  'message.transactional.bounced',
+  'message.transactional.complaint',
+  'message.transactional.rejected',
+  'message.intelligence.order',
+  'message.intelligence.tracking',
+  'event.created',
+  'event.updated',
+  'event.deleted',
+  'calendar.created',
+  'calendar.updated',
+  'calendar.deleted',
+  'contact.updated',
+  'contact.deleted',
+  'folder.created',
+  'folder.updated',
+  'folder.deleted',
+  'booking.created',
+  'booking.pending',
+  'booking.rescheduled',
+  'booking.cancelled',
+  'booking.reminder',
+  'notetaker.created',
+  'notetaker.updated',
+  'notetaker.deleted',
+  'notetaker.meeting_state',
+  'notetaker.media',
+  // Extension: a registered domain changed (its sending paused on its bounce or complaint rate, or resumed).
+  'domain.updated',
+] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */
 export const TriggerTypeSchema = z

@@ -19,9 +19,9 @@ import { dirname, join, resolve } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { tables, type Database } from '../../storage/index.js';
 import { ConfigError, type Config } from '../config.js';
-import type { Logger } from '../deps.js';
-import { unixSeconds } from '../deps.js';
-import { createSecretBox, MIN_SECRET_LENGTH, SecretKeyError, type SecretBox } from './secret-box.js';
+import type { Logger, SecretBox } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
+import { createSecretBox, MIN_SECRET_LENGTH, SecretKeyError } from './secret-box.js';
 import { holdsSealedSecrets } from './stored-secrets.js';
 
 /** Name of the key file made beside an embedded database file. */

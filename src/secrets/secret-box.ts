@@ -13,6 +13,7 @@
  * random IV, so it names one secret only), for the paths that open one on every use (webhook signing, DKIM).
  */
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
+import type { SecretBox } from '../ports/secret-box.js';
 
 /** Prefix of a sealed value (format version 1). */
 export const SEALED_PREFIX = 'agps1.';
@@ -22,20 +23,6 @@ export const DEFAULT_OPENED_CACHE_ENTRIES = 1024;
 
 /** Fewest characters of the secret a key is derived from. */
 export const MIN_SECRET_LENGTH = 32;
-
-/** Seals and opens secrets at rest. */
-export interface SecretBox {
-  /** Id of the key new values are sealed with. */
-  readonly keyId: string;
-  /** Seals a secret with the current key. */
-  seal(plain: string): string;
-  /** Opens a sealed value with whichever held key sealed it; throws {@link SecretKeyError} when none does or it was altered. */
-  open(sealed: string): string;
-  /** Whether `value` is a sealed value (of any key). */
-  isSealed(value: string): boolean;
-  /** Whether `value` was sealed with the current key (else it should be sealed again after a rotation). */
-  isCurrent(sealed: string): boolean;
-}
 
 /** A sealed value that this box cannot open: sealed under another key, or altered. */
 export class SecretKeyError extends Error {

@@ -12,8 +12,8 @@ import { and, eq, isNotNull, like } from 'drizzle-orm';
 import type { SQLiteColumn, SQLiteTable } from 'drizzle-orm/sqlite-core';
 import { tables, type Database } from '../../storage/index.js';
 import { ConfigError } from '../config.js';
-import type { Logger } from '../deps.js';
-import { SEALED_PREFIX, SecretKeyError, openStored, type SecretBox } from './secret-box.js';
+import type { Logger, SecretBox } from '../ports/index.js';
+import { SEALED_PREFIX, SecretKeyError, openStored } from './secret-box.js';
 
 /** One column that holds secrets, and the column that identifies its row. */
 interface SecretColumn {

@@ -14,7 +14,7 @@
  * between check and connect (DNS rebinding) gets nowhere.
  */
 import { isIP } from 'node:net';
-import type { DnsResolver } from '../deps.js';
+import type { DnsResolver } from '../ports/index.js';
 import { AppError } from '../errors.js';
 
 /** A block of addresses that is not a destination: network, prefix length, and what it is (shown in refusals). */

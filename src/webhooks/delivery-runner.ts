@@ -17,7 +17,7 @@
  *
  * Several runners, in one process or many, may share a database: a job is held by one lease at a time.
  */
-import type { Clock, Logger, Metrics } from '../deps.js';
+import type { Clock, Logger, Metrics } from '../ports/index.js';
 import type { Job, JobOutcome, JobQueue, OrderedJob, Settlement } from '../jobs/job-queue.js';
 import { startPollingLoop, type PollingLoop } from '../jobs/polling-loop.js';
 import type { WebhookRow } from './webhook-service.js';

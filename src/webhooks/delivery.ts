@@ -23,8 +23,8 @@
 import { gzipSync } from 'node:zlib';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
-import type { CoreDeps, Notifier } from '../deps.js';
-import { unixSeconds } from '../deps.js';
+import type { CoreDeps, Notifier } from '../ports/index.js';
+import { unixSeconds } from '../time.js';
 import type { OutboxConsumer, OutboxRow } from '../events/outbox-dispatcher.js';
 import type { Job, JobInput, JobQueue } from '../jobs/job-queue.js';
 import { loadBody } from '../messages/mail-store.js';

@@ -4,7 +4,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, notExists } from 'drizzle-orm';
-import type { Executor, Tx } from '../db.js';
+import type { Executor, Tx } from '../orm.js';
 import { attachmentUploads, attachments, blobChunks, blobs, messageRaw, messages } from '../schema/mail.js';
 import { outboundMessages } from '../schema/outbound.js';
 import { deliveryReports } from '../schema/deliverability.js';

@@ -2,7 +2,7 @@
  * Grant look-ups shared by every grant-scoped service.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Executor } from '../db.js';
+import type { Executor } from '../orm.js';
 import { preparedRead } from '../fast-read.js';
 import { grants } from '../schema/grants.js';
 

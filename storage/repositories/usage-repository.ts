@@ -3,7 +3,7 @@
  * of stored mail.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import type { Executor, Tx } from '../db.js';
+import type { Executor, Tx } from '../orm.js';
 import { grantDailyUsage } from '../schema/admin.js';
 import { messages } from '../schema/mail.js';
 import type { DailyUsageIncrement } from '../mail-writer.js';

@@ -10,28 +10,28 @@ import { applications } from './tenancy.js';
 
 /** Policy limits in wire form (snake_case keys, as `/v3/policies` carries them); absent = no limit. */
 export interface StoredPolicyLimits {
-  limit_attachment_size_limit?: number;
-  limit_attachment_count_limit?: number;
-  limit_attachment_allowed_types?: string[];
-  limit_size_total_mime?: number;
-  limit_storage_total?: number;
-  limit_count_daily_message_received?: number;
-  limit_count_daily_email_sent?: number;
-  limit_inbox_retention_period?: number;
-  limit_spam_retention_period?: number;
+  limit_attachment_size_limit?: number | undefined;
+  limit_attachment_count_limit?: number | undefined;
+  limit_attachment_allowed_types?: string[] | undefined;
+  limit_size_total_mime?: number | undefined;
+  limit_storage_total?: number | undefined;
+  limit_count_daily_message_received?: number | undefined;
+  limit_count_daily_email_sent?: number | undefined;
+  limit_inbox_retention_period?: number | undefined;
+  limit_spam_retention_period?: number | undefined;
 }
 
 /** Spam detection settings in wire form. */
 export interface StoredSpamDetection {
-  use_list_dnsbl?: boolean;
-  use_header_anomaly_detection?: boolean;
-  spam_sensitivity?: number;
+  use_list_dnsbl?: boolean | undefined;
+  use_header_anomaly_detection?: boolean | undefined;
+  spam_sensitivity?: number | undefined;
 }
 
 /** Policy options in wire form. */
 export interface StoredPolicyOptions {
-  additional_folders?: string[];
-  use_cidr_aliasing?: boolean;
+  additional_folders?: string[] | undefined;
+  use_cidr_aliasing?: boolean | undefined;
 }
 
 export const policies = sqliteTable(
@@ -63,7 +63,7 @@ export interface StoredRuleCondition {
 export interface StoredRuleAction {
   type: 'block' | 'mark_as_spam' | 'assign_to_folder' | 'mark_as_read' | 'mark_as_starred' | 'archive' | 'trash';
   /** The folder name of `assign_to_folder`. */
-  value?: string;
+  value?: string | undefined;
 }
 
 export const rules = sqliteTable(

@@ -28,11 +28,11 @@ export interface StoredParticipant {
 }
 export interface StoredEmailName {
   email: string;
-  name?: string;
+  name?: string | undefined;
 }
 export interface StoredConferencing {
   provider: string;
-  details: { url?: string; meeting_code?: string; password?: string; pin?: string; phone?: string[] };
+  details: { url?: string | undefined; meeting_code?: string | undefined; password?: string | undefined; pin?: string | undefined; phone?: string[] | undefined };
 }
 export interface StoredReminders {
   use_default: boolean;

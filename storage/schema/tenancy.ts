@@ -121,7 +121,7 @@ export const redirectUris = sqliteTable(
     url: text('url').notNull(),
     platform: text('platform', { enum: ['web', 'js', 'ios', 'android', 'desktop'] }).notNull(),
     /** Platform settings in wire form (`origin`, `bundle_id`, …). */
-    settings: text('settings', { mode: 'json' }).$type<Record<string, string>>().notNull().default(sql`'{}'`),
+    settings: text('settings', { mode: 'json' }).$type<Record<string, string | undefined>>().notNull().default(sql`'{}'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables, type StoredPolicyLimits, type StoredRuleAction, type StoredRuleCondition, type StoredSpamDetection } from '../../storage/index.js';
-import type { Authenticator, SpamChecker } from '../../src/mail/stages/contracts.js';
+import type { Authenticator, SpamChecker } from '../../src/ports/index.js';
 import { createMailbox, sendRaw, smtpClient } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 

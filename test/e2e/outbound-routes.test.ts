@@ -4,7 +4,7 @@
  * AGENTPOST_ALLOW_PRIVATE_NETWORKS is set, and through a relay that wants credentials. DNS is the test's resolver; the "mail servers" are SMTP sinks on loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SmtpClient, SmtpSubmission } from '../../src/mail/outbound-smtp.js';
+import type { SmtpClient, SmtpSubmission } from '../../src/ports/index.js';
 import { createMailbox, eventually } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';

@@ -12,7 +12,7 @@ import { imapAccounts, imapFolders, imapMessages } from '../../storage/schema/co
 import type { Core } from '../../src/index.js';
 import { createMailStore } from '../../src/messages/mail-store.js';
 import { composeMime, parsedOf } from '../../src/outbound/compose.js';
-import type { SecretBox } from '../../src/secrets/secret-box.js';
+import type { SecretBox } from '../../src/ports/index.js';
 
 /** Our folder ids (system roles) and Dovecot's paths for them. */
 export const IMAP_PATHS: Record<string, string> = { inbox: 'INBOX', sent: 'Sent', drafts: 'Drafts', trash: 'Trash', junk: 'Junk', archive: 'Archive' };

@@ -167,7 +167,7 @@ describe('grants (Agent Accounts)', () => {
       const created = ascending.data.map((grant) => grant.createdAt);
       expect(created).toEqual([...created].sort((a, b) => a - b));
       expect(ascending.data.slice(-5).map((grant) => grant.email)).toEqual(emails);
-      const one = await service.nylas.grants.list({ queryParams: { email: emails[2] } });
+      const one = await service.nylas.grants.list({ queryParams: { email: emails[2]! } });
       expect(one.data.map((grant) => grant.email)).toEqual([emails[2]]);
       const hosted = await request(service.url, 'GET', '/v3/grants?provider=hosted&limit=200', { key: service.apiKey });
       expect(hosted.body.data.length).toBe(ascending.data.length);

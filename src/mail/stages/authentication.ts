@@ -9,8 +9,7 @@
  */
 import { createRequire } from 'node:module';
 import { arc, dkimVerify, dmarc, spf, type AuthStatus, type DNSResolver } from 'mailauth';
-import type { DnsResolver } from '../../deps.js';
-import type { AuthenticationVerdict, Authenticator, StageMail } from './contracts.js';
+import type { DnsResolver, AuthenticationVerdict, Authenticator, StageMail } from '../../ports/index.js';
 import { cachedDnsQuery, dnsQuery } from './dns-query.js';
 
 /** What {@link createAuthenticator} needs. */

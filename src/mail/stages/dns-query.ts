@@ -3,7 +3,7 @@
  * One `resolve(name, rrtype)` over the injected {@link DnsResolver}, the form mailauth and the DNSBL look-ups ask
  * for. A resolver without the generic `resolve` still answers TXT and MX, and A/AAAA through `lookup`.
  */
-import type { DnsResolver } from '../../deps.js';
+import type { DnsResolver } from '../../ports/index.js';
 
 /** Answers one DNS question; rejects with a `node:dns` error code (`ENOTFOUND`/`ENODATA`: no record). */
 export type DnsQuery = (name: string, rrtype: string) => Promise<unknown[]>;

@@ -8,7 +8,7 @@
  */
 import type { Database } from '../../../storage/index.js';
 import { recordEvaluations, type EvaluationRow } from '../../admin/audit.js';
-import type { Logger } from '../../deps.js';
+import type { Logger } from '../../ports/index.js';
 
 /** Longest a row waits before it is written by itself, in milliseconds. */
 const FLUSH_MS = 100;

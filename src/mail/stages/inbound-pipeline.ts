@@ -21,25 +21,18 @@ import type { GrantRow } from '../../../storage/index.js';
 import { evaluationRow, type EvaluationRow } from '../../admin/audit.js';
 import type { Enforcement, GrantEnforcement } from '../../admin/enforcement.js';
 import { appliedActionsOf, evaluationInputOf } from '../../admin/rule-engine.js';
-import type { CoreDeps } from '../../deps.js';
-import { unixSeconds } from '../../deps.js';
+import type { AuthenticationVerdict, Authenticator, CoreDeps, InboundStages, SmtpClientInfo, SpamChecker, SpamVerdict } from '../../ports/index.js';
+import { unixSeconds } from '../../time.js';
 import { AppError } from '../../errors.js';
 import { ensureFoldersByName } from '../../grants/folder-service.js';
 import type { NewMessage } from '../../messages/mail-rows.js';
 import type { ParsedMessage } from '../parse-inbound.js';
 import { readRawHeaders } from '../parse-inbound.js';
-import type { AuthenticationVerdict, Authenticator, SmtpClientInfo, SpamChecker, SpamVerdict } from './contracts.js';
 import { createEvaluationLog } from './evaluation-log.js';
 import { decideInboxProcessing, type InboxProcessingDecision } from './inbox-processing.js';
 import { decideAttachments, limitRefusal, usageNeeded, type Refusal, type RemovedAttachment, type UsageFacts } from './policy-limits.js';
 import { anythingApplies, decideSmtpRcpt } from './smtp-rcpt.js';
 import { createUsageMeter, unixDay } from './usage-meter.js';
-
-/** The stages given from outside (src/mail/stages/contracts.ts); absent ones are skipped. */
-export interface InboundStages {
-  authenticator?: Authenticator | undefined;
-  spamChecker?: SpamChecker | undefined;
-}
 
 /** One hosted recipient of a message. */
 export interface PipelineTarget {

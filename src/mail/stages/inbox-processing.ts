@@ -11,7 +11,7 @@
  */
 import type { GrantEnforcement } from '../../admin/enforcement.js';
 import { evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/rule-engine.js';
-import type { SpamVerdict } from './contracts.js';
+import type { SpamVerdict } from '../../ports/index.js';
 import { anythingApplies } from './smtp-rcpt.js';
 
 /** What the stage looks at. */

@@ -12,10 +12,9 @@
  * An rspamd that does not answer in time, or answers with an error, rejects the check: the pipeline fails closed
  * (451 4.3.0, the sender retries). A DNSBL that fails counts as not listed: lists come and go, mail must not wait on them.
  */
-import type { Clock, DnsResolver, Logger } from '../../deps.js';
+import type { Clock, DnsResolver, Logger, SpamChecker, SpamVerdict, StageMail } from '../../ports/index.js';
 import { addressBytes, isPublicAddress } from '../../webhooks/address-policy.js';
 import { readRawHeaders } from '../parse-inbound.js';
-import type { SpamChecker, SpamVerdict, StageMail } from './contracts.js';
 import { dnsQuery, type DnsQuery } from './dns-query.js';
 import { headerAnomalies } from './header-anomalies.js';
 

@@ -8,7 +8,7 @@
  * counted until it committed, so a burst may pass a limit by the messages under way at once.
  */
 import { dailyUsageOf, storedBytesOf, type Database } from '../../../storage/index.js';
-import type { Clock } from '../../deps.js';
+import type { Clock } from '../../ports/index.js';
 
 /** How long a daily count read from the database is used, in milliseconds. */
 const DAILY_FRESH_MS = 1_000;

@@ -2,16 +2,17 @@
  * @module providers/imap/accounts
  * Connecting an IMAP/SMTP account (`POST /v3/connect/custom` with `provider: "imap"`): the endpoints of the settings
  * given (security defaults from the ports), the login check on both servers before anything is stored, the values
- * of its `imap_accounts` row (passwords sealed) and the account as the grant's `settings` show it (never a password).
+ * of its `imap_accounts` row (passwords sealed), stored beside the grant by the grant service through
+ * {@link createImapAccounts} (src/providers/contracts.ts, `ConnectedAccounts`). The account as the grant's `settings`
+ * show it is mapped with the grant (src/grants/grant-mapper.ts).
  */
-import type { imapAccounts } from '../../../storage/schema/connected.js';
+import { eq } from 'drizzle-orm';
+import { tables } from '../../../storage/index.js';
 import { AppError } from '../../errors.js';
-import type { ConnectionSecurity, ImapGrantSettings } from '../../schemas/grants.js';
-import type { SecretBox } from '../../secrets/secret-box.js';
+import { ImapGrantSettingsSchema, type ConnectionSecurity, type ImapGrantSettings } from '../../schemas/grants.js';
+import type { CoreDeps, SecretBox } from '../../ports/index.js';
+import { IMAP_PROVIDER, type ConnectedAccounts } from '../contracts.js';
 import type { Connector, ImapEndpoint, SmtpEndpoint } from './connection.js';
-
-/** A stored account row. */
-export type ImapAccountRow = typeof imapAccounts.$inferSelect;
 
 /** The IMAP port of implicit TLS (RFC 8314 §3.3, "imaps"); any other port defaults to STARTTLS. */
 export const IMAPS_PORT = 993;
@@ -87,34 +88,6 @@ export function accountServerValues(settings: ImapGrantSettings, endpoints: { im
   };
 }
 
-/** The sync's progress as the grant shows it (`settings.sync`, an extension). */
-export interface ImapSyncProgress {
-  state: ImapAccountRow['syncState'];
-  total: number;
-  done: number;
-  last_error: string | null;
-  last_sync_at: number | null;
-}
-
-/** The account as the grant's `settings` show it: servers, usernames, security, options and sync progress; no password. */
-export function imapSettingsOf(account: ImapAccountRow): Record<string, unknown> {
-  const sync: ImapSyncProgress = { state: account.syncState, total: account.syncTotal, done: account.syncDone, last_error: account.lastError, last_sync_at: account.lastSyncAt };
-  return {
-    imap_host: account.imapHost,
-    imap_port: account.imapPort,
-    imap_username: account.imapUsername,
-    imap_security: account.imapSecure ? 'tls' : 'starttls',
-    smtp_host: account.smtpHost,
-    smtp_port: account.smtpPort,
-    smtp_username: account.smtpUsername ?? account.imapUsername,
-    smtp_security: account.smtpSecure ? 'tls' : 'starttls',
-    allow_insecure_tls: account.allowInsecureTls,
-    sync_days: account.syncDays,
-    ...(account.serverFilesSent !== null ? { server_files_sent: account.serverFilesSent } : {}),
-    sync,
-  };
-}
-
 /** Settings keys a `PATCH /v3/grants/{id}` may not change on a connected account: connect it again instead. */
 export const CONNECTION_SETTINGS = [
   'imap_username',
@@ -133,3 +106,49 @@ export const CONNECTION_SETTINGS = [
   'sync',
   'app_password',
 ] as const;
+
+/**
+ * Connecting IMAP/SMTP accounts, for the grant service: the settings read (zod, then the address), the logins checked
+ * on both servers through `connector`, then the `imap_accounts` row written in the grant's transaction (a new account,
+ * or, reconnecting, the servers and credentials replaced, failures and back-off cleared, a sync stopped on refused
+ * logins started over).
+ */
+export function createImapAccounts({ config, secrets }: Pick<CoreDeps, 'config' | 'secrets'>, connector: Pick<Connector, 'openImap' | 'checkSmtp'>): ConnectedAccounts {
+  return {
+    name: IMAP_PROVIDER,
+    parse(raw) {
+      const settings = ImapGrantSettingsSchema.parse(raw);
+      return {
+        email: accountAddress(settings),
+        async login() {
+          const endpoints = endpointsOfSettings(settings);
+          await checkLogins(connector, endpoints);
+          const servers = accountServerValues(settings, endpoints, secrets);
+          return {
+            async save(tx, grantId, { reconnect, atMs }) {
+              if (reconnect) {
+                const [account] = await tx.select().from(tables.imapAccounts).where(eq(tables.imapAccounts.grantId, grantId)).limit(1);
+                const reset = { failures: 0, retryAt: null, lastError: null, updatedAt: atMs };
+                if (account) {
+                  await tx
+                    .update(tables.imapAccounts)
+                    .set({
+                      ...servers,
+                      ...reset,
+                      ...(settings.sync_days !== undefined ? { syncDays: settings.sync_days } : {}),
+                      ...(settings.server_files_sent !== undefined ? { serverFilesSent: settings.server_files_sent } : {}),
+                      ...(account.syncState === 'invalid' ? { syncState: 'initial' as const } : {}),
+                    })
+                    .where(eq(tables.imapAccounts.grantId, grantId));
+                  return;
+                }
+              }
+              await tx.insert(tables.imapAccounts).values({ grantId, ...servers, syncDays: settings.sync_days ?? config.imap.syncDays, serverFilesSent: settings.server_files_sent ?? null, syncState: 'initial', createdAt: atMs, updatedAt: atMs });
+            },
+          };
+        },
+      };
+    },
+    reconnectOnly: (settings) => CONNECTION_SETTINGS.find((key) => key in settings),
+  };
+}

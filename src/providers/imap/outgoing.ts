@@ -27,17 +27,14 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { ImapFlow } from 'imapflow';
 import { tables, type Tx } from '../../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
-import type { CoreDeps } from '../../deps.js';
+import type { CoreDeps } from '../../ports/index.js';
 import { AppError } from '../../errors.js';
 import type { Job, JobOutcome, JobQueue } from '../../jobs/job-queue.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';
 import { loadRaw } from '../../messages/message-service.js';
-import type { AttemptResult } from '../../outbound/delivery-attempts.js';
-import type { DraftRef, MailboxProvider, MailboxSync, PendingRecipient, ProviderGrant } from '../contracts.js';
+import type { AttemptResult } from '../../outbound/contracts.js';
+import { IMAP_PROVIDER, type DraftRef, type MailboxProvider, type MailboxSync, type PendingRecipient, type ProviderGrant } from '../contracts.js';
 import { createConnector, endpointsOf, failureOf, SubmissionError, type Connector } from './connection.js';
-
-/** The provider name of connected IMAP/SMTP accounts (`grants.provider`). */
-export const IMAP_PROVIDER = 'imap';
 
 /** The job kind of every change pushed to an account's IMAP server. */
 export const IMAP_PUSH_JOB = 'imap.push';

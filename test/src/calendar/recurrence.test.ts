@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { EventTime } from '../../../src/calendar/event-time.js';
 import { expandOccurrences, expandOccurrencesByIterator, parseRecurrence } from '../../../src/calendar/ical.js';
 import { seriesInstances, seriesStarts } from '../../../src/calendar/recurrence.js';
-import { epochToWallAsUtc, offsetAt, zonedWallSecondsToUnix, zonedWallTimeToEpoch } from '../../../src/calendar/time-zones.js';
+import { epochToWallAsUtc, offsetAt, zonedWallSecondsToUnix, zonedWallTimeToEpoch } from '../../../src/time-zones.js';
 import { iso, utc } from '../../helpers/calendar.js';
 
 const DAY = 86_400;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.js';
 import { readWhen, shiftTo, toWireWhen, utcRange } from '../../../src/calendar/event-time.js';
-import { ianaFromTzid, normalizeTimeZone, offsetAt, transitionsBetween, zonedWallTimeToEpoch } from '../../../src/calendar/time-zones.js';
+import { ianaFromTzid, normalizeTimeZone, offsetAt, transitionsBetween, zonedWallTimeToEpoch } from '../../../src/time-zones.js';
 import { utc } from '../../helpers/calendar.js';
 
 const wall = (year: number, month: number, day: number, hour: number, minute = 0) => ({ year, month, day, hour, minute, second: 0 });

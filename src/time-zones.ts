@@ -1,5 +1,5 @@
 /**
- * @module calendar/time-zones
+ * @module time-zones
  * IANA time zones through the runtime's own tz database (Intl): validation, UTC offsets, wall-clock ↔ UTC
  * conversion with the RFC 5545 rules for DST gaps and overlaps, and mapping of the time-zone names other
  * calendars put in TZID (Windows names from Outlook, Mozilla-prefixed names) to IANA names. Pure functions.

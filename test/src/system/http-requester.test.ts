@@ -1,12 +1,12 @@
 /**
- * The default webhook HTTP client (src/webhooks/http-client.ts): connections are kept alive and reused, and a
+ * The default webhook HTTP client (src/system/http-requester.ts): connections are kept alive and reused, and a
  * reused connection still goes to the address checked for the request that uses it (one pool per origin and
  * checked address), never to another address of the same name.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createNodeHttpRequester } from '../../../src/webhooks/http-client.js';
+import { createNodeHttpRequester } from '../../../src/system/http-requester.js';
 
 describe('webhook HTTP client', () => {
   let server: Server;

@@ -1,5 +1,5 @@
 /**
- * @module webhooks/http-client
+ * @module system/http-requester
  * The default {@link HttpRequester}: one request with `node:http`/`node:https`, connected to the address the
  * caller checked (never a second DNS look-up), no redirects followed, a hard deadline for the whole exchange and
  * a cap on the response bytes kept.
@@ -13,7 +13,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { HttpRequester, OutboundHttpRequest, OutboundHttpResponse } from '../deps.js';
+import type { HttpRequester, OutboundHttpRequest, OutboundHttpResponse } from '../ports/http.js';
 
 /** Connections a pool opens to one address of one origin at most; more requests queue in the pool. */
 export const MAX_SOCKETS_PER_TARGET = 32;

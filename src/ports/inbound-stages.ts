@@ -1,10 +1,11 @@
 /**
- * @module mail/stages/contracts
- * The seams between the inbound pipeline (./inbound-pipeline.ts) and the stages that need the network or a filter:
- * authentication (SPF, DKIM, DMARC, ARC through mailauth and the injected resolver) and spam (header anomalies,
- * DNSBL look-ups, rspamd). Each is a function the core is given, so tests and deployments choose the parts.
+ * @module ports/inbound-stages
+ * The seams between the inbound pipeline (src/mail/stages/inbound-pipeline.ts) and the stages that need the network
+ * or a filter: authentication (SPF, DKIM, DMARC, ARC through mailauth and the injected resolver) and spam (header
+ * anomalies, DNSBL look-ups, rspamd). Each is a function the core is given (`CoreDeps.inboundStages`), so tests and
+ * deployments choose the parts.
  */
-import type { StoredMessageVerdict, StoredSpamDetection } from '../../../storage/index.js';
+import type { StoredMessageVerdict, StoredSpamDetection } from '../../storage/index.js';
 
 /** The SMTP client that handed a message over; absent for mail delivered locally by this service. */
 export interface SmtpClientInfo {
@@ -41,3 +42,9 @@ export type SpamVerdict = NonNullable<StoredMessageVerdict['spam']>;
  * Rejects only when the check could not complete (→ 451 4.3.0).
  */
 export type SpamChecker = (mail: StageMail & { authentication: AuthenticationVerdict | undefined }, settings: StoredSpamDetection) => Promise<SpamVerdict>;
+
+/** The stages given from outside; absent ones are skipped. */
+export interface InboundStages {
+  authenticator?: Authenticator | undefined;
+  spamChecker?: SpamChecker | undefined;
+}

@@ -1,0 +1,8 @@
+/**
+ * @module system/clock
+ * The real clock.
+ */
+import type { Clock } from '../ports/clock.js';
+
+/** The real clock. */
+export const systemClock: Clock = { now: () => new Date() };
