@@ -27,7 +27,7 @@ export * from '../src/index.js';
 export { textGeneratorOf } from './ai-text-generator.js';
 
 /**
- * The settings of {@link createAgentpost}: the environment variables of the README's configuration table, by the
+ * The settings of {@link createAgentpost}: the environment variables of docs/configuration.md, by the
  * same names, as an object. Numbers and booleans may be given as such (`AGENTPOST_HTTP_PORT: 0`). Only what is
  * given counts: `process.env` is not read (pass `{ ...process.env }` to use it).
  */

@@ -341,7 +341,7 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     (paths[openApiPath(binding.path)] ??= {})[binding.method.toLowerCase()] = {
       operationId: operation.name,
       summary: operation.title,
-      description: operation.stability === 'beta' ? `Beta (Agent Accounts are in beta; see the README's Versioning). ${operation.description}` : operation.description,
+      description: operation.stability === 'beta' ? `Beta (Agent Accounts are in beta; see docs/http-api.md, Versioning and beta). ${operation.description}` : operation.description,
       ...(operation.stability === 'beta' ? { 'x-beta': true } : {}),
       ...(operation.deprecation
         ? {

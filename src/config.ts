@@ -820,7 +820,7 @@ export function startedByNpm(env: Record<string, string | undefined> = process.e
 
 /** The warning printed for an unknown setting. */
 export function unknownSettingMessage({ name, suggestion }: UnknownSetting): string {
-  return `${name} is not an Agentpost setting and is ignored${suggestion ? `; did you mean ${suggestion}?` : ' (see the configuration table in the README)'}`;
+  return `${name} is not an Agentpost setting and is ignored${suggestion ? `; did you mean ${suggestion}?` : ' (see the configuration table in docs/configuration.md)'}`;
 }
 
 /** Levenshtein distance (insertions, deletions, substitutions), for the suggestions of {@link unknownSettings}. */

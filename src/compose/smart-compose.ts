@@ -67,7 +67,7 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
       });
     }
     const text = deps.text;
-    if (!text) throw new AppError('unavailable', `Smart Compose has no model configured: set ${MODEL_SETTINGS} (see the README's Smart Compose section).`);
+    if (!text) throw new AppError('unavailable', `Smart Compose has no model configured: set ${MODEL_SETTINGS} (see docs/smart-compose.md).`);
     let content = composeUserMessage(input.prompt);
     if (input.message_id !== undefined) {
       const original = await messages.find(principal, { grant_id: grant.id, message_id: input.message_id });

@@ -1,6 +1,6 @@
 /**
  * Smart Compose operations (Nylas §12): HTTP only. They are not agent tools: an agent host already has a model of
- * its own, and would only pay for a second one (see the README's Smart Compose section).
+ * its own, and would only pay for a second one (see docs/smart-compose.md).
  */
 import { ComposeMessageInputSchema, ComposeMessageReplyInputSchema, SmartComposeSuggestionSchema } from '../schemas/smart-compose.js';
 import { defineOperation } from './define-operation.js';
