@@ -3,7 +3,8 @@
  * Tool results sized for a model. The `/v3` API returns full objects; agents get, from the same operations:
  * compact list items (no bodies), message bodies as text with quoted history collapsed (HTML on request), and a
  * character budget on every result. A result over its budget says what was cut and which call returns the rest.
- * MCP and the AI SDK both shape their results here, so both faces read the same.
+ * MCP and the AI SDK both shape their results here, so both faces read the same. What each tool gets is what its
+ * operation's `agent` block says (compact items, bodies, a file, its first line), not a list of tool names here.
  */
 import { z } from 'zod';
 import { htmlToText, operations, type AnyOperation } from '../src/index.js';
@@ -22,6 +23,8 @@ const SNIPPET_LENGTH = 160;
 
 type Json = Record<string, unknown>;
 type Participant = { name?: string; email: string };
+/** What an operation says about itself to agents (src/operations/agent.ts). */
+type AgentBlock = NonNullable<AnyOperation['agent']>;
 
 const ParticipantSchema = z.object({ name: z.string().optional(), email: z.string() });
 const AttachmentNoteSchema = z.object({ id: z.string(), filename: z.string(), size: z.number(), content_type: z.string().optional() });
@@ -88,19 +91,20 @@ const page = (item: z.ZodType) =>
     truncated: TruncationSchema.describe('Present when fewer items than asked fitted the size budget: the rest start the next page'),
   });
 
-/** Output schemas of the list tools whose items are compacted (the others keep their item schema). */
-export const COMPACT_OUTPUT_SCHEMAS: Record<string, z.ZodObject> = {
-  list_messages: page(CompactMessageSchema),
-  list_drafts: page(CompactMessageSchema),
-  list_threads: page(CompactThreadSchema),
-};
+/** The compact item of each kind of list an operation's `agent.compact` names. */
+const COMPACT_ITEM_SCHEMAS: Record<NonNullable<AgentBlock['compact']>, z.ZodObject> = { messages: CompactMessageSchema, threads: CompactThreadSchema };
 
-/** The tool-only input fields that ask for more than the compact default. */
+/** The output schema of a list tool whose items are compacted (`agent.compact`); the other tools keep their operation's. */
+export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z.ZodObject => page(COMPACT_ITEM_SCHEMAS[kind]);
+
+/** The tool-only input fields that ask for more than the compact default: tools whose operation has `agent.body` take them. */
 export const INCLUDE_HTML_FIELD = {
   include_html: z.boolean().optional().describe('Also return the HTML body (default: text only, quoted history collapsed)'),
 };
-/** Tools that render a body as text and take `include_html`. */
-export const BODY_TOOLS: ReadonlySet<string> = new Set(['get_message', 'get_thread', 'get_draft']);
+
+const operationsByName = new Map(operations.map((operation) => [operation.name, operation]));
+/** The agent block of a tool's operation (empty for a tool that sets none, or a name that is no operation). */
+const agentOf = (tool: string): AgentBlock => operationsByName.get(tool)?.agent ?? {};
 
 const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
 /** A call as an agent reads it in a hint: `get_message {"message_id":"…"}`. */
@@ -145,6 +149,12 @@ function compactThread(thread: Json): Json {
     has_attachments: thread.has_attachments,
   });
 }
+
+/** Each kind of compacted list (`agent.compact`): how an item is compacted, and how it reads as text. */
+const COMPACTIONS: Record<NonNullable<AgentBlock['compact']>, { item: (item: Json) => Json; line: (item: Json) => string }> = {
+  messages: { item: compactMessage, line: messageLine },
+  threads: { item: compactThread, line: threadLine },
+};
 
 const QUOTE_MARKERS = ['<blockquote', 'class="gmail_quote', "class='gmail_quote", 'id="divrplyfwdmsg', 'id="appendonsend'];
 const QUOTE_HEADER = /^(On .{4,300} wrote:|-{2,} ?Original Message ?-{2,}|-{2,} ?Forwarded message ?-{2,}|From: .+ Sent: .+)$/i;
@@ -320,22 +330,22 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
  * `messages` (oldest first), as {@link readForAgent} reads them.
  */
 export function shapeForAgent(tool: string, output: Json, input: Json): Json {
+  const agent = agentOf(tool);
   // A file has its own cap (get_attachment's max_bytes) and is passed on whole, not cut here.
-  if (tool === 'get_attachment') return output;
+  if (agent.file) return output;
   const includeHtml = input.include_html === true;
   let shaped = output;
   // With `select` the agent chose its fields itself: the items stay as selected (id, grant_id and object always kept).
   const selected = typeof input.select === 'string' && input.select.trim() !== '';
   if (Array.isArray(output.data) && !selected) {
     const items = output.data as Json[];
-    if (tool === 'list_messages' || tool === 'list_drafts') shaped = { ...output, data: items.map(compactMessage) };
-    else if (tool === 'list_threads') shaped = { ...output, data: items.map(compactThread) };
-  } else if (tool === 'get_message' || tool === 'get_draft') {
+    if (agent.compact) shaped = { ...output, data: items.map(COMPACTIONS[agent.compact].item) };
+  } else if (agent.body === 'message') {
     shaped = readableMessage(output, includeHtml, tool);
-  } else if (tool === 'get_thread' && Array.isArray(output.messages)) {
+  } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
     const { messages, ...thread } = output;
     return threadForAgent(thread, [...(messages as Json[])].reverse(), { includeHtml, input });
-  } else if (tool === 'get_thread' && output.latest_draft_or_message && typeof output.latest_draft_or_message === 'object') {
+  } else if (agent.body === 'thread' && output.latest_draft_or_message && typeof output.latest_draft_or_message === 'object') {
     const latest = output.latest_draft_or_message as Json;
     shaped = { ...output, latest_draft_or_message: { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object } };
   }
@@ -384,7 +394,7 @@ export function withinBudget(tool: string, output: Json, input: Json): Json {
 
 /** The /v3 route of a tool's operation, with the ids the agent gave filled in. */
 function operationRoute(tool: string, input: Json): string {
-  const binding = operations.find((candidate) => candidate.name === tool)?.http;
+  const binding = operationsByName.get(tool)?.http;
   if (!binding) return `the /v3 API (the ${tool} operation)`;
   return `${binding.method} /v3${binding.path.replace(/:([a-z_]+)/g, (_match, name: string) => (typeof input[name] === 'string' ? String(input[name]) : `{${name}}`))}`;
 }
@@ -486,53 +496,24 @@ function genericLine(item: Json): string {
   return `- ${parts.join(' · ')}`;
 }
 
-/** What a write did, naming the ids it made or changed: the first line of its text. */
-function writeHeadline(tool: string, output: Json, input: Json): string | undefined {
+/**
+ * What a write did, naming the ids it made or changed: the first line of its text. A send (`agent.sends`) says what
+ * was sent, scheduled or, for a dry run, would be; another write says what its operation's `agent.headline` says.
+ */
+function writeHeadline(agent: AgentBlock, output: Json, input: Json): string | undefined {
   const data = (output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : output) as Json;
+  if (agent.sends === undefined) return agent.headline?.(data, input);
   const id = data.id === undefined ? '' : String(data.id);
   const inThread = data.thread_id ? ` in thread ${String(data.thread_id)}` : '';
-  switch (tool) {
-    case 'send_message':
-    case 'send_draft': {
-      if (data.dry_run === true) {
-        return data.blocked ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent` : 'Dry run: the send would go; nothing was sent';
-      }
-      const scheduleId = output.schedule_id ?? data.schedule_id;
-      const draft = tool === 'send_draft' ? `draft ${String(input.draft_id)} as ` : '';
-      if (scheduleId !== undefined) {
-        return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${String(scheduleId)}; stop_scheduled_message stops it)`;
-      }
-      return `Sent ${draft}message ${id}${inThread}`;
-    }
-    case 'create_draft':
-      return `Created draft ${id}${inThread}`;
-    case 'update_draft':
-      return `Updated draft ${id}${inThread}`;
-    case 'delete_draft':
-      return `Deleted draft ${String(input.draft_id)}`;
-    case 'update_message':
-      return `Updated message ${id}${inThread}`;
-    case 'delete_message':
-      return input.hard_delete === true
-        ? `Deleted message ${String(input.message_id)} for good`
-        : `Deleted message ${String(input.message_id)} (moved to trash; deleted for good if it was in trash already)`;
-    case 'update_thread':
-      return `Updated thread ${id}`;
-    case 'create_folder':
-      return `Created folder ${id}${data.name ? ` (${JSON.stringify(data.name)})` : ''}`;
-    case 'create_event':
-      return `Created event ${id}${data.calendar_id ? ` in calendar ${String(data.calendar_id)}` : ''}`;
-    case 'update_event':
-      return `Updated event ${id}${data.calendar_id ? ` in calendar ${String(data.calendar_id)}` : ''}`;
-    case 'delete_event':
-      return `Deleted event ${String(input.event_id)}`;
-    case 'send_rsvp':
-      return `Answered ${String(input.status)} to event ${String(input.event_id)}${data.send_ics_error ? '; the answer was saved but its email could not be sent' : ''}`;
-    case 'stop_scheduled_message':
-      return `Stopped scheduled send ${String(input.schedule_id)}`;
-    default:
-      return undefined;
+  if (data.dry_run === true) {
+    return data.blocked ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent` : 'Dry run: the send would go; nothing was sent';
   }
+  const scheduleId = output.schedule_id ?? data.schedule_id;
+  const draft = agent.sends === 'draft' ? `draft ${String(input.draft_id)} as ` : '';
+  if (scheduleId !== undefined) {
+    return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${String(scheduleId)}; stop_scheduled_message stops it)`;
+  }
+  return `Sent ${draft}message ${id}${inThread}`;
 }
 
 /** The continuation of a cut page: which call returns the items that did not fit. */
@@ -551,15 +532,16 @@ function cutLines(output: Json): string[] {
  * is what the agent asked (a delete answers nothing: its line names the id it was given).
  */
 export function renderForAgent(tool: string, output: Json, input: Json = {}): string {
+  const agent = agentOf(tool);
   const lines: string[] = [];
   if (Array.isArray(output.data)) {
     const items = output.data as Json[];
     // Selected items (`select`) are read field by field: only what was selected, nothing shown as missing.
     const selected = typeof input.select === 'string' && input.select.trim() !== '';
-    const line = selected ? genericLine : tool === 'list_messages' || tool === 'list_drafts' ? messageLine : tool === 'list_threads' ? threadLine : genericLine;
+    const line = !selected && agent.compact ? COMPACTIONS[agent.compact].line : genericLine;
     lines.push(`${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`);
     for (const item of items) lines.push(line(item));
-  } else if (tool === 'get_thread' && Array.isArray(output.messages)) {
+  } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
     const { messages, messages_truncated: truncated, latest_draft_or_message: _latest, message_ids: ids, ...thread } = output;
     lines.push(genericLine({ ...thread, ...(Array.isArray(ids) ? { messages: ids.length } : {}) }).slice(2));
     const left = (truncated as { messages?: Json[]; call?: ToolCall } | undefined)?.messages ?? [];
@@ -582,7 +564,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     lines.push(messageLine(rest), '', bodyText as string);
     if (typeof html === 'string') lines.push('', '--- HTML ---', html);
   } else {
-    const headline = writeHeadline(tool, output, input);
+    const headline = writeHeadline(agent, output, input);
     if (headline) lines.push(headline);
     const data = (output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : undefined) as Json | undefined;
     const { data: _data, ...others } = output;
@@ -616,7 +598,7 @@ export async function readForAgent(
   const tool = operation.name;
   const output = (await executor(operation, prepared)) as Json;
   const selected = typeof asked.select === 'string' && asked.select.trim() !== '';
-  if (tool === 'get_thread' && !selected && typeof output.id === 'string') {
+  if (operation.agent?.body === 'thread' && !selected && typeof output.id === 'string') {
     const page = (await executor(operationNamed('list_messages'), { grant_id: prepared.grant_id, thread_id: output.id, limit: THREAD_MESSAGES })) as { data: Json[]; next_cursor?: string | null };
     // Lists are newest first, which is the order a thread read keeps messages in.
     return threadForAgent(output, page.data, { includeHtml: asked.include_html === true, input: asked, olderCursor: page.next_cursor ?? undefined });
@@ -662,8 +644,9 @@ async function fittedPage(
   return cut;
 }
 
-const operationNamed = (name: string): AnyOperation => {
-  const found = operations.find((candidate) => candidate.name === name);
+/** The operation of that name, which a face calls itself (a thread read lists its messages; an unapproved send becomes a draft). */
+export const operationNamed = (name: string): AnyOperation => {
+  const found = operationsByName.get(name);
   if (!found) throw new Error(`No operation ${name}`);
   return found;
 };

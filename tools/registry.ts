@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
-import { BODY_TOOLS, COMPACT_OUTPUT_SCHEMAS, INCLUDE_HTML_FIELD } from './compact.js';
+import { INCLUDE_HTML_FIELD, compactOutputSchema } from './compact.js';
 
 /** One tool: its operation and the input schema the agent sees. */
 export interface AgentTool {
@@ -13,12 +13,12 @@ export interface AgentTool {
   inputSchema: z.ZodObject;
   /**
    * The output schema as an inline object (MCP requires `type: object` at the root, not a `$ref`); list tools
-   * whose items are compacted (tools/compact.ts) declare the compact item.
+   * whose items are compacted (`agent.compact`, tools/compact.ts) declare the compact item.
    */
   outputSchema: z.ZodObject;
   /** Completes the agent's input (adds the bound grant, drops the tool-only `include_html`). */
   prepare(input: Record<string, unknown>): Record<string, unknown>;
-  /** True when a person must approve each call first (`requireApproval` on a sending tool). */
+  /** True when a person must approve each call first (`requireApproval` on a tool whose operation sends mail: `agent.sends`). */
   approval: boolean;
 }
 
@@ -27,16 +27,13 @@ export function callNeedsApproval(tool: AgentTool, input: unknown): boolean {
   return tool.approval && (input as { dry_run?: unknown } | undefined)?.dry_run !== true;
 }
 
-/** The tools that send mail: gated by `requireApproval`. */
-export const SENDING_TOOLS: ReadonlySet<string> = new Set(['send_message', 'send_draft']);
-
 /** Options shared by every face. */
 export interface ToolSetOptions {
   /** Bind every tool to this grant (id or email): `grant_id` disappears from the tool schemas. */
   grantId?: string | undefined;
   /**
-   * Human in the loop: `send_message` and `send_draft` need a person's approval (AI SDK: the tool's
-   * `needsApproval`; MCP: elicitation where the client supports it, otherwise a draft is created instead).
+   * Human in the loop: the tools that send mail (`agent.sends`: `send_message`, `send_draft`) need a person's approval
+   * (AI SDK: the tool's `needsApproval`; MCP: elicitation where the client supports it, otherwise a draft is created instead).
    */
   requireApproval?: boolean | undefined;
 }
@@ -46,11 +43,12 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
   return operations
     .filter((operation) => operation.tool)
     .map((operation) => {
-      const outputSchema = COMPACT_OUTPUT_SCHEMAS[operation.name] ?? inline(operation.output);
-      const approval = requireApproval && SENDING_TOOLS.has(operation.name);
+      const { agent = {} } = operation;
+      const outputSchema = agent.compact ? compactOutputSchema(agent.compact) : inline(operation.output);
+      const approval = requireApproval && agent.sends !== undefined;
       const bound = grantId !== undefined && 'grant_id' in operation.input.shape;
       const { grant_id: _bound, ...unbound } = operation.input.shape;
-      const shape = { ...(bound ? unbound : operation.input.shape), ...(BODY_TOOLS.has(operation.name) ? INCLUDE_HTML_FIELD : {}) };
+      const shape = { ...(bound ? unbound : operation.input.shape), ...(agent.body ? INCLUDE_HTML_FIELD : {}) };
       const prepare = (input: Record<string, unknown>) => {
         const { include_html: _includeHtml, ...rest } = input;
         return bound ? { ...rest, grant_id: grantId } : rest;

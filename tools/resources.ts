@@ -8,15 +8,8 @@
  */
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { operations, type AnyOperation } from '../src/index.js';
 import type { Executor } from './executor.js';
-import { THREAD_MESSAGES, shapeForAgent, threadForAgent } from './compact.js';
-
-const byName = (name: string): AnyOperation => {
-  const operation = operations.find((candidate) => candidate.name === name);
-  if (!operation) throw new Error(`No operation ${name}`);
-  return operation;
-};
+import { THREAD_MESSAGES, operationNamed as byName, shapeForAgent, threadForAgent } from './compact.js';
 
 /** URI of a thread resource. */
 export const threadUri = (grantId: string, threadId: string) => `agentpost://grants/${encodeURIComponent(grantId)}/threads/${encodeURIComponent(threadId)}`;

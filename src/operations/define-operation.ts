@@ -7,6 +7,9 @@ import type { z } from 'zod';
 import type { OperationContext } from '../access.js';
 import type { Core } from '../core.js';
 import { assertJsonDepth } from '../json-depth.js';
+import { checkAgentBlock, type AgentBlock } from './agent.js';
+
+export type { AgentBlock, AgentFields } from './agent.js';
 
 /** How an operation appears on the `/v3` HTTP API. */
 export interface HttpBinding {
@@ -99,6 +102,8 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
   stability?: 'beta';
   /** Marks the operation deprecated (README, Versioning): see {@link Deprecation}. */
   deprecation?: Deprecation;
+  /** What the operation says about itself to agents (the MCP and AI SDK faces): see {@link AgentBlock}. Checked when defined. */
+  agent?: AgentBlock;
   run(core: Core, input: z.output<Input>, context: OperationContext): Promise<z.input<Output>>;
   /**
    * For a `list` envelope: the page as JSON text, for transports that send JSON (HTTP). `data` is the text of the
@@ -123,8 +128,12 @@ export interface JsonPage {
   next_cursor?: string;
 }
 
-/** Declares an operation; identity function that keeps the input and output types tied together. */
+/**
+ * Declares an operation; identity function that keeps the input and output types tied together. Throws when its
+ * agent block has a key it does not know (or a value of the wrong kind).
+ */
 export function defineOperation<Input extends z.ZodObject, Output extends z.ZodType>(operation: Operation<Input, Output>): Operation<Input, Output> {
+  if (operation.agent !== undefined) checkAgentBlock(operation.name, operation.agent);
   return operation;
 }
 

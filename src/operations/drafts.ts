@@ -17,6 +17,7 @@ export const createDraft = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/drafts', multipart: 'message' },
   tool: true,
+  agent: { headline: (draft) => `Created draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}` },
   run: (core, input, { principal }) => core.drafts.create(principal, input),
 });
 
@@ -31,6 +32,7 @@ export const listDrafts = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/drafts', envelope: 'list' },
   tool: true,
+  agent: { compact: 'messages' },
   run: (core, input, { principal }) => core.drafts.list(principal, input),
 });
 
@@ -43,6 +45,7 @@ export const getDraft = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/drafts/:draft_id' },
   tool: true,
+  agent: { body: 'message' },
   run: (core, input, { principal }) => core.drafts.find(principal, input),
 });
 
@@ -57,6 +60,7 @@ export const updateDraft = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/drafts/:draft_id', multipart: 'message' },
   tool: true,
+  agent: { headline: (draft) => `Updated draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}` },
   run: (core, input, { principal }) => core.drafts.update(principal, input),
 });
 
@@ -69,6 +73,7 @@ export const deleteDraft = defineOperation({
   hints: { readOnly: false, destructive: true },
   http: { method: 'DELETE', path: '/grants/:grant_id/drafts/:draft_id', envelope: 'empty' },
   tool: true,
+  agent: { headline: (_result, input) => `Deleted draft ${String(input.draft_id)}` },
   run: async (core, input, { principal }) => {
     await core.drafts.destroy(principal, input);
     return {};
@@ -86,5 +91,6 @@ export const sendDraft = defineOperation({
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/drafts/:draft_id', envelope: 'list', statusOf: sendStatus, statuses: [200, 202] },
   tool: true,
+  agent: { sends: 'draft' },
   run: (core, input, { principal, idempotencyKey }) => core.drafts.send(principal, input, { idempotencyKey }),
 });

@@ -72,6 +72,7 @@ export const createEvent = defineOperation({
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/events' },
   tool: true,
+  agent: { headline: (event) => `Created event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}` },
   run: (core, input, { principal }) => core.events.create(principal, input),
 });
 
@@ -86,6 +87,7 @@ export const updateEvent = defineOperation({
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'PUT', path: '/grants/:grant_id/events/:event_id' },
   tool: true,
+  agent: { headline: (event) => `Updated event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}` },
   run: (core, input, { principal }) => core.events.update(principal, input),
 });
 
@@ -99,6 +101,7 @@ export const deleteEvent = defineOperation({
   hints: { readOnly: false, destructive: true, openWorld: true },
   http: { method: 'DELETE', path: '/grants/:grant_id/events/:event_id', envelope: 'empty' },
   tool: true,
+  agent: { headline: (_result, input) => `Deleted event ${String(input.event_id)}` },
   run: async (core, input, { principal }) => {
     await core.events.destroy(principal, input);
     return {};
@@ -116,5 +119,9 @@ export const sendRsvp = defineOperation({
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/events/:event_id/send-rsvp' },
   tool: true,
+  agent: {
+    headline: (answer, input) =>
+      `Answered ${String(input.status)} to event ${String(input.event_id)}${answer.send_ics_error ? '; the answer was saved but its email could not be sent' : ''}`,
+  },
   run: (core, input, { principal }) => core.events.sendRsvp(principal, input),
 });

@@ -40,6 +40,7 @@ export const createFolder = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/folders' },
   tool: true,
+  agent: { headline: (folder) => `Created folder ${String(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}` },
   run: (core, input, { principal }) => core.folders.create(principal, input),
 });
 

@@ -29,6 +29,7 @@ export const listMessages = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
   tool: true,
+  agent: { compact: 'messages' },
   run: (core, input, { principal }) => core.messages.list(principal, input),
   runJson: (core, input, { principal }) => core.messages.listJson(principal, input),
 });
@@ -58,6 +59,7 @@ export const getMessage = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
+  agent: { body: 'message' },
   run: (core, input, { principal }) => core.messages.find(principal, input),
 });
 
@@ -71,6 +73,7 @@ export const updateMessage = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
+  agent: { headline: (message) => `Updated message ${String(message.id ?? '')}${message.thread_id ? ` in thread ${String(message.thread_id)}` : ''}` },
   run: (core, input, { principal }) => core.messages.update(principal, input),
 });
 
@@ -85,6 +88,12 @@ export const deleteMessage = defineOperation({
   hints: { readOnly: false, destructive: true },
   http: { method: 'DELETE', path: '/grants/:grant_id/messages/:message_id', envelope: 'empty' },
   tool: true,
+  agent: {
+    headline: (_result, input) =>
+      input.hard_delete === true
+        ? `Deleted message ${String(input.message_id)} for good`
+        : `Deleted message ${String(input.message_id)} (moved to trash; deleted for good if it was in trash already)`,
+  },
   run: async (core, input, { principal }) => {
     await core.messages.destroy(principal, input);
     return {};
@@ -117,5 +126,6 @@ export const getAttachment = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/attachments/:attachment_id/content' },
   tool: true,
+  agent: { file: true },
   run: (core, input, { principal }) => core.attachments.read(principal, input),
 });

@@ -30,6 +30,7 @@ export const sendMessage = defineOperation({
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/messages/send', envelope: 'list', statusOf: sendStatus, statuses: [200, 202], multipart: 'message' },
   tool: true,
+  agent: { sends: 'message' },
   run: (core, input, { principal, idempotencyKey }) => core.outbound.send(principal, input, { idempotencyKey }),
 });
 
@@ -67,6 +68,7 @@ export const stopScheduledMessage = defineOperation({
   hints: { readOnly: false, destructive: true, idempotent: true },
   http: { method: 'DELETE', path: '/grants/:grant_id/messages/schedules/:schedule_id', status: 202 },
   tool: true,
+  agent: { headline: (_result, input) => `Stopped scheduled send ${String(input.schedule_id)}` },
   run: (core, input, { principal }) => core.drafts.stopScheduled(principal, input),
 });
 

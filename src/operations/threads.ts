@@ -17,6 +17,7 @@ export const listThreads = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/threads', envelope: 'list' },
   tool: true,
+  agent: { compact: 'threads' },
   run: (core, input, { principal }) => core.threads.list(principal, input),
 });
 
@@ -29,6 +30,7 @@ export const getThread = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/threads/:thread_id' },
   tool: true,
+  agent: { body: 'thread' },
   run: (core, input, { principal }) => core.threads.find(principal, input),
 });
 
@@ -41,6 +43,7 @@ export const updateThread = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/threads/:thread_id' },
   tool: true,
+  agent: { headline: (thread) => `Updated thread ${String(thread.id ?? '')}` },
   run: (core, input, { principal }) => core.threads.update(principal, input),
 });
 
