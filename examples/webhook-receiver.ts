@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import NylasModule, { WebhookTriggers } from 'nylas';
-import { loadConfig, verifyWebhookSignature } from '../src/index.js';
+import { loadConfig, verifyWebhookSignature } from '../server/embed.js'; // from 'agentpost' in an installed package
 import { startService } from '../server/main.js';
 
 // The SDK's type declarations are CommonJS; at run time the ESM default export is the client class.

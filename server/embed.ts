@@ -2,18 +2,25 @@
  * @module agentpost
  * The package's main entry: `createAgentpost(settings)` runs the whole service inside your own process (an agent,
  * its tests): the core, AI SDK tools, MCP servers, the HTTP API as a `fetch` handler, and on `start()` the real
- * HTTP and SMTP listeners and the background workers. The core library's public names are re-exported from here.
+ * HTTP and SMTP listeners and the background workers.
  *
  * ```ts
  * import { createAgentpost } from 'agentpost';
  * const agentpost = await createAgentpost({ AGENTPOST_DATABASE_URL: 'file:./data/agent.db', AGENTPOST_HTTP_PORT: 0 });
  * const tools = agentpost.tools({ grantId: 'assistant@demo.agentpost.localhost' });
  * ```
+ *
+ * Every name this module exports is the package root's public API, listed one by one (docs/embedding.md, "Public
+ * API"; test/package/public-api.test.ts holds the list): nothing is re-exported wholesale. The core's other names
+ * (src/index.ts) are internal.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Tool } from 'ai';
 import type { Hono } from 'hono';
-import { loadConfig, unknownSettingMessage, unknownSettings, type Config, type Core, type CoreDeps, type Principal, type SettingName } from '../src/index.js';
+import type { Principal } from '../src/access.js';
+import { loadConfig, unknownSettingMessage, unknownSettings, type Config, type SettingName } from '../src/config.js';
+import type { Core } from '../src/core.js';
+import type { CoreDeps } from '../src/ports/index.js';
 import { createAgentpostTools } from '../tools/ai-sdk.js';
 import { localExecutor } from '../tools/executor.js';
 import { createMcpServer } from '../tools/mcp.js';
@@ -22,9 +29,64 @@ import { createService, type Listening } from './main.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { AppEnv } from './types.js';
 
-export * from '../src/index.js';
+// Settings and their errors.
+/** Parses and validates settings (by their environment variable names, as strings) into a {@link Config}; throws a {@link ConfigError}. */
+export { loadConfig };
+/** What {@link loadConfig} throws: each invalid setting named in the message (`AGENTPOST_HTTP_PORT: must be a whole number`). */
+export { ConfigError } from '../src/config.js';
+/** Every `AGENTPOST_*` setting name {@link loadConfig} knows. */
+export { SETTING_NAMES } from '../src/config.js';
+/** The `AGENTPOST_*` names of an environment that are no setting, each with the closest known name. */
+export { unknownSettings };
+/** The parsed settings; one `AGENTPOST_*` setting's name. */
+export type { Config, SettingName };
+
+// Errors.
+/** The error every core operation throws: a stable `code` (an {@link ErrorCode}), a message for the caller, optional `details`. */
+export { AppError } from '../src/errors.js';
+/** The codes of {@link AppError} (`not_found`, `invalid_request`, `forbidden`, …). */
+export type { ErrorCode } from '../src/errors.js';
+
+// The core, built yourself, and what it needs.
+/** Wires every service of the core from its dependencies (`createCore(deps)`); {@link createAgentpost} does it for you. */
+export { createCore } from '../src/core.js';
+/** The core services (`core.messages`, `core.events`, …); the dependencies {@link createCore} takes; whom a call acts for. */
+export type { Core, CoreDeps, Principal };
+/** The dependencies' interfaces an embedder may implement: time, logs, counters, Smart Compose's model, secrets at rest. */
+export type { Clock, Logger, Metrics, TextGenerator, SecretBox } from '../src/ports/index.js';
+/** The system clock (`deps.clock`). */
+export { systemClock } from '../src/system/clock.js';
+/** Time-ordered ids from a clock (`deps.newId`). */
+export { timeOrderedIds } from '../src/system/ids.js';
+/** The system's DNS resolver, or the servers given (`deps.dns`). */
+export { systemDns } from '../src/system/dns.js';
+/** A JSON-lines logger at a level (`deps.logger`). */
+export { createLogger } from '../src/system/logger.js';
+/** The installation's secret box (`deps.secrets`): the key from `AGENTPOST_SECRET_KEY` or its file, checked against the database. */
+export { openSecretBox } from '../src/secrets/key-source.js';
+/** A secret box on a key of your own (`deps.secrets`), with earlier keys to read what they sealed. */
+export { createSecretBox } from '../src/secrets/secret-box.js';
 /** Smart Compose's model: an AI SDK language model of your own as the core's TextGenerator (`deps.text`). */
 export { textGeneratorOf } from './ai-text-generator.js';
+
+// The operations.
+/** Every operation of the registry (what `/v3`, the MCP server and the AI SDK tools are built from). */
+export { operations } from '../src/operations/index.js';
+/** Validates an input against an operation's schema, authorizes the principal and runs the operation on a core. */
+export { runOperation } from '../src/operations/index.js';
+/** One operation of the registry (its name, schemas, HTTP binding, hints); {@link AnyOperation} is any of them. */
+export type { Operation, AnyOperation } from '../src/operations/index.js';
+/** What {@link runOperation} is told about the call: the principal, the request id, the idempotency key. */
+export type { OperationContext } from '../src/access.js';
+
+// Webhooks.
+/** Checks a webhook delivery's signature (Nylas `x-nylas-signature` or Standard Webhooks) against the endpoint's secret. */
+export { verifyWebhookSignature } from '../src/webhooks/signatures.js';
+/** The options of {@link verifyWebhookSignature}, and its answer. */
+export type { VerifyWebhookOptions, WebhookVerification } from '../src/webhooks/signatures.js';
+
+/** What {@link Agentpost.start} resolves: the roles, the HTTP URL, the SMTP port and the background work it started. */
+export type { Listening };
 
 /**
  * The settings of {@link createAgentpost}: the environment variables of docs/configuration.md, by the

@@ -28,9 +28,9 @@ import { bearerMatches, type ServiceMetrics } from './metrics.js';
 import type { AppEnv } from './types.js';
 
 /** JSON requests are limited to 3 MB, as in Nylas v3 (larger sends use multipart). */
-export const MAX_JSON_BODY_BYTES = 3 * 1024 * 1024;
+const MAX_JSON_BODY_BYTES = 3 * 1024 * 1024;
 /** Multipart requests (sends and drafts with large attachments) are limited to 40 MB, the size of a message. */
-export const MAX_MULTIPART_BODY_BYTES = 40 * 1024 * 1024;
+const MAX_MULTIPART_BODY_BYTES = 40 * 1024 * 1024;
 
 /** Options of {@link createApp}. */
 export interface CreateAppOptions {
@@ -59,7 +59,7 @@ function routeOf(c: Context<AppEnv>): string {
  * the specification's own spelling, creates a webhook), once here for every `/v3` route rather than per route. Other
  * paths (`/livez`, `/metrics`, `/mcp`, the tracking routes, which have their own app) keep their exact spelling.
  */
-export function routePath(request: Request): string {
+function routePath(request: Request): string {
   const path = getPath(request);
   return path.length > 4 && path.startsWith('/v3/') && path.endsWith('/') && !path.endsWith('//') ? path.slice(0, -1) : path;
 }

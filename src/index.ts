@@ -1,7 +1,9 @@
 /**
- * @module agentpost
- * The core library's public names: `createCore(deps)` (src/core.ts) wires every service; transports (HTTP, MCP, AI SDK)
- * only translate.
+ * @module src
+ * The core's names for the layers above it: `createCore(deps)` (src/core.ts) wires every service; the transports
+ * (server/ for HTTP, tools/ for MCP and the AI SDK) only translate, and reach the core through this module, as do the
+ * benchmarks and tests. It is internal, not the package's API: the package root (server/embed.ts) lists its public
+ * names one by one (docs/embedding.md, "Public API").
  */
 export { createCore, type Core } from './core.js';
 

@@ -14,11 +14,11 @@ import { registerMailResources } from './resources.js';
 import { readForAgent } from './compact.js';
 import { shapedMcpResult, toMcpError } from './results.js';
 
-// The executors a server is made with: on a core in this process, or against a running service's /v3 API.
+/** The executors a server is made with: on a core in this process, or against a running service's `/v3` API. */
 export { localExecutor, remoteExecutor, type Executor } from './executor.js';
 
 /** Package version reported to MCP clients. */
-export const SERVER_INFO = { name: 'agentpost', version: '0.1.0' } as const;
+const SERVER_INFO = { name: 'agentpost', version: '0.1.0' } as const;
 
 function annotations(hints: OperationHints) {
   return {
