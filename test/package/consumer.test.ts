@@ -122,7 +122,7 @@ describe('the packed package, installed in a fresh project', () => {
 
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, SLOW);
 
   it('holds the build, README and LICENSE, and neither tests, benchmarks, CI nor TypeScript sources', () => {
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/server/cli.js', 'dist/src/index.d.ts', 'dist/storage/migrations/meta/_journal.json', 'dist/storage/mail-writer-worker.js']));
