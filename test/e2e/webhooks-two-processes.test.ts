@@ -44,8 +44,8 @@ function startProcess(databaseUrl: string): Promise<{ child: ChildProcess; url: 
         resolve({ child, url: match[1]! });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
     child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
@@ -89,7 +89,7 @@ describe('two service processes on one database', () => {
   const dir = tempDir();
   const databaseUrl = `file:${join(dir.path, 'agentpost.db')}`;
   const processes: ChildProcess[] = [];
-  let urls: string[] = [];
+  const urls: string[] = [];
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {

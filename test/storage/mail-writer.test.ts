@@ -405,7 +405,7 @@ describe('mail writer thread', () => {
     // Whole buffers were moved to the thread (they read as empty now), the view was copied (the larger buffer is
     // whole), and the declined message's bytes came back.
     expect(owned.map((raw) => raw.byteLength)).toEqual([0, inputs[1]![0]!.raw.byteLength, 0, 0, 0]);
-    expect(Buffer.from(owned[1]!)).toEqual(inputs[1]![0]!.raw);
+    expect(Buffer.from(owned[1])).toEqual(inputs[1]![0]!.raw);
     const declined = outcomes[4]!;
     expect(!declined.prepared && Buffer.from(declined.raw)).toEqual(inputs[4]![0]!.raw);
     outcomes.forEach((outcome, index) => {
