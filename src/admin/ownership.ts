@@ -48,9 +48,6 @@ export function adminWriter(db: Database, invalidate: () => void) {
   };
 }
 
-/** The application-owned tables of administration. */
-type OwnedTable = (typeof OWNED)[keyof typeof OWNED]['table'];
-
 /** One row of the application, or a 404 naming it (another application's row is as missing as an absent one). */
 export async function requireOwnedRow<K extends keyof typeof OWNED>(db: Executor, kind: K, applicationId: string, id: string): Promise<(typeof OWNED)[K]['table']['$inferSelect']> {
   const { table, noun } = OWNED[kind];

@@ -156,7 +156,7 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
       const [stored] = await db.orm.select().from(tables.apiKeys);
       expect(stored?.keyHash).toBe(hashApiKey(key!));
     } finally {
-      db.close();
+      void db.close();
     }
   });
 
@@ -178,7 +178,7 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
     try {
       expect(await db.orm.select().from(tables.apiKeys)).toHaveLength(1);
     } finally {
-      db.close();
+      void db.close();
     }
   });
 });

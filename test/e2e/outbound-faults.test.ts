@@ -174,7 +174,7 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
       expect(new Set(stored.map((row) => row.subject))).toEqual(new Set(wanted));
       expect(stored).toHaveLength(wanted.length);
     } finally {
-      db.close();
+      void db.close();
     }
   });
 });

@@ -46,7 +46,7 @@ async function rows(databaseUrl: string, sql: string): Promise<Record<string, un
   try {
     return (await db.client.execute(sql)).rows;
   } finally {
-    db.close();
+    void db.close();
   }
 }
 

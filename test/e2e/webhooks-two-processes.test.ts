@@ -59,7 +59,7 @@ async function defaultApplicationId(databaseUrl: string): Promise<string> {
     const rows = await db.client.execute('select id from applications where is_default = 1');
     return String(rows.rows[0]!.id);
   } finally {
-    db.close();
+    void db.close();
   }
 }
 
@@ -156,7 +156,7 @@ describe('two service processes on one database', () => {
         }
       });
     } finally {
-      db.close();
+      void db.close();
     }
     await receiver.waitForDeliveries(NOTIFICATIONS, 60_000);
     console.log(`two processes delivered ${NOTIFICATIONS} notifications in ${Math.round(performance.now() - started)} ms`, Object.fromEntries(owners));

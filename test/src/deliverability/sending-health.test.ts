@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../../storage/index.js';
-import { AppError, type Core, type Job, type Principal } from '../../../src/index.js';
+import { AppError, type Core, type Principal } from '../../../src/index.js';
 import type { RecordedReport } from '../../../src/deliverability/contracts.js';
 import { pauseReasonOf, SENDING_PAUSED } from '../../../src/deliverability/sending-health.js';
 import { unixDayOfMs } from '../../../src/deliverability/send-gates.js';
