@@ -26,7 +26,7 @@
  * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above),
  * BENCH_IMAP_FETCH_THREAD=off (skips the service with fetch threads, see {@link threadedFigures}).
  */
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
@@ -377,7 +377,7 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     for (let index = 0; index < MESSAGES; index += 512) await Promise.all(items.slice(index, index + 512).map((item) => fed.writer.write(item, { durable: false })));
     const writerRun = measured.stop(MESSAGES);
     await fed.writer.close();
-    fed.db.close();
+    void fed.db.close();
 
     const grouped = await database('grouped.db');
     await grouped.writer.warm();
@@ -394,7 +394,7 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     const storeRun = measured.stop(MESSAGES);
     const stored = await grouped.db.orm.$count(tables.messages);
     await grouped.writer.close();
-    grouped.db.close();
+    void grouped.db.close();
     if (stored !== MESSAGES) throw new Error(`the store alone stored ${stored} messages, expected ${MESSAGES}`);
     return { prepareMs, writerMs: busiestOf({ ...writerRun, threads: writerRun.threads.filter((thread) => thread.name !== 'event loop') }).ms, writerRate: writerRun.rate, storeRun };
   } finally {

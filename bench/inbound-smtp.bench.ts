@@ -129,7 +129,7 @@ async function oursAndCeiling(binary: string, out: Record<string, number | strin
       const record = (label: string, sessions: number, results: Measure[]) => {
         out[`${label} CPU, -s ${sessions} (ms/msg, this process)`] = round2(median(results.map((result) => result.cpuMs)));
         const eventLoop = results.map((result) => result.eventLoopMs);
-        if (eventLoop.every((value) => value !== undefined)) out[`${label} CPU on the event loop, -s ${sessions} (ms/msg)`] = round2(median(eventLoop as number[]));
+        if (eventLoop.every((value) => value !== undefined)) out[`${label} CPU on the event loop, -s ${sessions} (ms/msg)`] = round2(median(eventLoop));
       };
       for (const sessions of SESSIONS) {
         const ceilings = [await measured(binary, discard.port, sessions, RECIPIENT)];

@@ -64,7 +64,7 @@ export async function startBenchServer<T extends { url: string }>(script: string
   const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', script, mode, ...(argument ? [argument] : [])]);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr], env: { ...process.env, NODE_ENV: 'production' } });
   const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
+    createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
   });
   const stop = () =>

@@ -61,8 +61,8 @@ function runWrk(url: string, seconds: number, connections = CONNECTIONS): { done
   const [command, args] = pinned(1, wrk, ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '-H', AUTH, url]);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const done = new Promise<Load>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', () => {
@@ -171,7 +171,7 @@ async function flatCurve(files: Map<number, string>, grant: string, out: Record<
   for (let round = 0; round < ROUNDS; round++) {
     const sizes = [...files.keys()];
     for (const size of round % 2 === 0 ? sizes : sizes.reverse()) {
-      const server = await startServer('ours', files.get(size)!);
+      const server = await startServer('ours', files.get(size));
       try {
         const url = `${server.url}/v3/grants/${grant}/messages?limit=50`;
         await wrk(url, 2);

@@ -28,7 +28,7 @@ async function timed(times: number, call: () => Promise<unknown>): Promise<numbe
 
 export async function run(): Promise<Record<string, number | string>> {
   const figures: Record<string, number | string> = {};
-  let started = performance.now();
+  const started = performance.now();
   await loadTokenizer();
   figures['tokenizer load, once (ms)'] = performance.now() - started;
 

@@ -48,8 +48,8 @@ function wrk(binary: string, url: string, seconds: number): Promise<Load> {
   const [command, args] = pinned(1, binary, ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-H', `User-Agent: ${USER_AGENT}`, url]);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', () => {

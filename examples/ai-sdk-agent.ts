@@ -27,7 +27,7 @@ try {
   // The agent triages: list unread mail, read it, reply in the thread, mark it read.
   let model: LanguageModel;
   if (process.env.OPENAI_API_KEY) {
-    const provider = (await import('@ai-sdk/openai' as string).catch(() => {
+    const provider = (await import('@ai-sdk/openai').catch(() => {
       throw new Error('OPENAI_API_KEY is set: install @ai-sdk/openai to use a real model');
     })) as { openai: (id: string) => LanguageModel };
     model = provider.openai(process.env.OPENAI_MODEL ?? 'gpt-4o-mini');

@@ -321,8 +321,8 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     const binding = operation.http;
     if (!binding) continue;
     // Named inputs (`.meta({ id })`) come back as a `$ref`: their properties are split into path, query and body here.
-    const input = resolve(hoist(z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }) as JsonSchema, components), components);
-    const output = hoist(z.toJSONSchema(operation.output, { io: 'output', unrepresentable: 'any' }) as JsonSchema, components);
+    const input = resolve(hoist(z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }), components), components);
+    const output = hoist(z.toJSONSchema(operation.output, { io: 'output', unrepresentable: 'any' }), components);
     const pathParams = [...binding.path.matchAll(/:([a-z_]+)/g)].map((match) => match[1]!);
     const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((input.required ?? []) as string[]);

@@ -468,7 +468,7 @@ function schemaValues(layers: SchemaLayer[]): string | undefined {
 export function settingsMetadata(): SettingMetadata[] {
   return SETTING_NAMES.map((name) => {
     const doc = SETTING_DOCS[name];
-    const layers = schemaLayers(EnvSchema.shape[name] as unknown as SchemaLayer);
+    const layers = schemaLayers(EnvSchema.shape[name]);
     const fromSchema = schemaDefault(layers);
     if (fromSchema !== undefined && doc.default !== undefined) {
       throw new Error(`${name}: its default is in the schema (${fromSchema}); remove the default of its SETTING_DOCS entry`);

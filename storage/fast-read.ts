@@ -135,7 +135,7 @@ type Decoder = { mapFromDriverValue(value: unknown): unknown };
 
 /** The decoder drizzle's `mapResultRow` uses for a selected field. */
 function decoderOf(field: unknown): Decoder {
-  if (is(field, Column)) return field as unknown as Decoder;
+  if (is(field, Column)) return field;
   if (is(field, SQL)) return (field as unknown as { decoder: Decoder }).decoder;
   const aliased = field as { sql?: { decoder: Decoder }; _?: { sql: { decoder: Decoder } } };
   return aliased.sql?.decoder ?? aliased._!.sql.decoder;

@@ -280,7 +280,7 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       entry.messageIds.map((messageIds): EntryResult => {
         const stored = messageIds.map((id) => found.get(id));
         // A raw entry found stored has lost its summary with the thread: the caller goes without it.
-        return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored as MailWriteResult[] } : { ok: false, error: `the mail writer thread stopped: ${why}` };
+        return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored } : { ok: false, error: `the mail writer thread stopped: ${why}` };
       }),
     );
   }

@@ -561,7 +561,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     return lines.join('\n');
   } else if (typeof output.body_text === 'string') {
     const { body_text: bodyText, body: html, ...rest } = output;
-    lines.push(messageLine(rest), '', bodyText as string);
+    lines.push(messageLine(rest), '', bodyText);
     if (typeof html === 'string') lines.push('', '--- HTML ---', html);
   } else {
     const headline = writeHeadline(agent, output, input);

@@ -20,7 +20,7 @@ export function remoteExecutor(options: { url: string; apiKey: string; fetch?: t
   return async (operation, rawInput) => {
     const binding = operation.http;
     if (!binding) throw new AppError('invalid_request', `${operation.name} is not available over HTTP.`);
-    const input = operation.input.parse(rawInput) as Record<string, unknown>;
+    const input = operation.input.parse(rawInput);
     const rest: Record<string, unknown> = { ...input };
     const path = binding.path.replace(/:([a-z_]+)/g, (_match, name: string) => {
       const value = rest[name];
@@ -52,7 +52,7 @@ export function remoteExecutor(options: { url: string; apiKey: string; fetch?: t
       case 'empty':
         return {};
       case 'list':
-        return envelope as Record<string, unknown>;
+        return envelope;
       default:
         return (json.data ?? {}) as Record<string, unknown>;
     }

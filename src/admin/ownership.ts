@@ -48,17 +48,14 @@ export function adminWriter(db: Database, invalidate: () => void) {
   };
 }
 
-/** The application-owned tables of administration. */
-type OwnedTable = (typeof OWNED)[keyof typeof OWNED]['table'];
-
 /** One row of the application, or a 404 naming it (another application's row is as missing as an absent one). */
 export async function requireOwnedRow<K extends keyof typeof OWNED>(db: Executor, kind: K, applicationId: string, id: string): Promise<(typeof OWNED)[K]['table']['$inferSelect']> {
   const { table, noun } = OWNED[kind];
-  const owned = table as OwnedTable;
+  const owned = table;
   const [row] = await db
     .select()
     .from(owned)
     .where(and(eq(owned.id, id), eq(owned.applicationId, applicationId)));
   if (!row) throw notFound(noun, id);
-  return row as (typeof OWNED)[K]['table']['$inferSelect'];
+  return row;
 }

@@ -36,7 +36,7 @@ export async function pageOfOwned<T extends typeof tables.policies | typeof tabl
   input: { limit?: number | undefined; page_token?: string | undefined },
   map: (row: T['$inferSelect']) => Item,
 ) {
-  const owned = table as typeof tables.policies | typeof tables.rules | typeof tables.lists;
+  const owned = table;
   const page = pageQuery(owned, eq(owned.applicationId, applicationId), input);
   const rows = (await db
     .select()

@@ -109,7 +109,7 @@ function startMatchesFilters(rule: ICalRecur, start: ICalTime): boolean {
  */
 function fastForward(rule: ICalRecur, start: ICalTime, notBefore: number, when: EventTime): ICalTime {
   const parts = rule.parts as Record<string, unknown[] | undefined>;
-  const freq = rule.freq as string;
+  const freq = rule.freq;
   if (rule.count || (freq !== 'DAILY' && freq !== 'WEEKLY')) return start;
   if (parts.BYSETPOS || parts.BYHOUR || parts.BYMINUTE || parts.BYSECOND || parts.BYYEARDAY || parts.BYWEEKNO) return start;
   const periodDays = (freq === 'DAILY' ? 1 : 7) * rule.interval;
@@ -188,7 +188,7 @@ const PLAIN_WEEKDAY = /^(MO|TU|WE|TH|FR|SA|SU)$/;
 
 /** The arithmetic form of a rule, or undefined when only the iterator can expand it. */
 function arithmeticRule(rule: ICalRecur, local: ICalRecur, firstDay: number, timeOfDay: number): ArithmeticRule | undefined {
-  const freq = rule.freq as string;
+  const freq = rule.freq;
   if (freq !== 'DAILY' && freq !== 'WEEKLY') return undefined;
   const parts = rule.parts as Record<string, (number | string)[] | undefined>;
   for (const [name, values] of Object.entries(parts)) if (values && values.length > 0 && name !== 'BYDAY') return undefined;

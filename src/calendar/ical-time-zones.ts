@@ -194,7 +194,7 @@ const OBSERVANCE_FREQUENCIES = new Set(['DAILY', 'WEEKLY', 'MONTHLY', 'YEARLY'])
 function rebasedStart(start: ICalTime, rule: ICalRecur, year: number): ICalTime {
   if (rule.count || start.year >= year) return start;
   const interval = Math.max(1, rule.interval);
-  const freq = rule.freq as string;
+  const freq = rule.freq;
   const make = (y: number, m: number) =>
     ICAL.Time.fromData({ year: y, month: m, day: Math.min(start.day, ICAL.Time.daysInMonth(m, y)), hour: start.hour, minute: start.minute, second: start.second, isDate: start.isDate });
   if (freq === 'YEARLY') return make(start.year + Math.floor((year - start.year) / interval) * interval, start.month);
@@ -255,7 +255,7 @@ function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, 
     }
     if (ruleValue) {
       if (!(ruleValue instanceof ICAL.Recur)) return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE is not valid.` };
-      if (!OBSERVANCE_FREQUENCIES.has(ruleValue.freq as string)) {
+      if (!OBSERVANCE_FREQUENCIES.has(ruleValue.freq)) {
         return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE with FREQ=${String(ruleValue.freq)} is refused; observances recur yearly (DAILY at most).` };
       }
       const checked = checkRule(ruleValue.toString(), OBSERVANCE_FREQUENCIES);

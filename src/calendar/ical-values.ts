@@ -192,7 +192,6 @@ export function emailOf(value: unknown): string | undefined {
 
 /** A parameter value we write (CN): no quotes or control characters, which some clients mishandle. */
 export function cleanParam(value: string): string {
-  // eslint-disable-next-line no-control-regex
   return value.replace(/["\u0000-\u001f\u007f]/g, '').slice(0, 256);
 }
 

@@ -133,7 +133,9 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  // The loop's callbacks may run before startPollingLoop returns: until then `loop` is undefined, not in its TDZ.
   let loop: PollingLoop | undefined;
+  // eslint-disable-next-line prefer-const
   loop = startPollingLoop({
     name: 'job worker',
     intervalMs: pollIntervalMs,

@@ -138,7 +138,7 @@ export function defineOperation<Input extends z.ZodObject, Output extends z.ZodT
 }
 
 /** Any operation, for registries. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 export type AnyOperation = Operation<z.ZodObject, z.ZodType>;
 
 /**

@@ -147,7 +147,7 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
         .returning()) as [DetailsRow];
     }
     await providers.of(grant).draftSaved(tx, grant, { draftId: details.id, grantId: grant.id, messageId: row.id, headerMessageId: details.headerMessageId });
-    return { details, row: row! };
+    return { details, row: row };
   }
 
   return { findDraft, requireDraft, assertCurrent, compositionOf, writeVersion };

@@ -143,8 +143,8 @@ export function decideSend(policy: SendPolicy, candidate: SendCandidate, sentTod
   let refusal: SendRefusal | undefined;
   const blocking = outcome.block ? outcome.matchedRuleIds.at(-1) : undefined;
   if (blocking !== undefined) refusal = { kind: 'rule', ruleId: blocking };
-  else if (!quotaOk) refusal = { kind: 'quota', sentToday: sent, limit: quotaLimit! };
-  else if (!sizeOk) refusal = { kind: 'size', bytes: candidate.sizeBytes, limit: sizeLimit! };
+  else if (!quotaOk) refusal = { kind: 'quota', sentToday: sent, limit: quotaLimit };
+  else if (!sizeOk) refusal = { kind: 'size', bytes: candidate.sizeBytes, limit: sizeLimit };
   return { input, outcome, verdicts, refusal };
 }
 

@@ -131,7 +131,7 @@ export const CreateGrantInputSchema = z
     for (const issue of checked.error.issues) {
       const path = ['settings', ...issue.path];
       if (reported.has(`${path.join('.')} ${issue.code}`)) continue;
-      context.issues.push({ ...issue, path, input: undefined } as (typeof context.issues)[number]);
+      context.issues.push({ ...issue, path, input: undefined });
     }
   })
   .meta({ id: 'CreateGrantInput' });

@@ -8,7 +8,7 @@
 import nodemailer from 'nodemailer';
 import DKIM from 'nodemailer/lib/dkim';
 import type { Logger } from '../ports/logger.js';
-import { SmtpSendError, type SmtpClient, type SmtpRejection, type SmtpResult, type SmtpSubmission, type SmtpTarget } from '../ports/mail-transport.js';
+import { SmtpSendError, type SmtpClient, type SmtpTarget } from '../ports/mail-transport.js';
 
 /** Options of {@link createSmtpClient}. */
 export interface SmtpClientOptions {

@@ -104,7 +104,7 @@ export async function* readBlobChunks(db: Executor, hash: string): AsyncGenerato
       .limit(1);
     const data = rows[0]?.data;
     if (data === undefined) throw new Error(`blob ${hash} is missing chunk ${seq}`);
-    yield Buffer.isBuffer(data) ? data : Buffer.from(data as Uint8Array);
+    yield Buffer.isBuffer(data) ? data : Buffer.from(data);
   }
 }
 
@@ -113,7 +113,7 @@ export async function* readBlobChunks(db: Executor, hash: string): AsyncGenerato
 export async function readMessageRaw(db: Executor, seq: number): Promise<Buffer | undefined> {
   const [row] = await db.select({ data: messageRaw.data }).from(messageRaw).where(eq(messageRaw.seq, seq));
   if (!row) return undefined;
-  return Buffer.isBuffer(row.data) ? row.data : Buffer.from(row.data as Uint8Array);
+  return Buffer.isBuffer(row.data) ? row.data : Buffer.from(row.data);
 }
 
 export async function readBlob(db: Executor, hash: string): Promise<Buffer | undefined> {

@@ -51,12 +51,12 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
   const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ ...env, AGENTPOST_HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   await new Promise<void>((ready, fail) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       if (stdout.includes('is listening on')) ready();
     });
@@ -156,7 +156,7 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
       const [stored] = await db.orm.select().from(tables.apiKeys);
       expect(stored?.keyHash).toBe(hashApiKey(key!));
     } finally {
-      db.close();
+      void db.close();
     }
   });
 
@@ -178,7 +178,7 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
     try {
       expect(await db.orm.select().from(tables.apiKeys)).toHaveLength(1);
     } finally {
-      db.close();
+      void db.close();
     }
   });
 });

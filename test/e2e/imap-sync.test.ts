@@ -177,7 +177,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const [invoice] = await messageBySubject(grant, 'Invoice attached');
     expect(invoice!.starred).toBe(true);
     expect(invoice!.attachments?.map((attachment) => attachment.filename)).toEqual(['invoice.pdf']);
-    const bytes = await service.nylas.attachments.downloadBytes({ identifier: grant, attachmentId: invoice!.attachments![0]!.id!, queryParams: { messageId: invoice!.id } });
+    const bytes = await service.nylas.attachments.downloadBytes({ identifier: grant, attachmentId: invoice!.attachments![0]!.id, queryParams: { messageId: invoice!.id } });
     expect(Buffer.from(bytes).toString()).toBe('%PDF-1.4 not really a pdf');
     // Older than the account's 30 days: not synced.
     expect(await messageBySubject(grant, 'Too old')).toEqual([]);
@@ -306,7 +306,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const lock = await alice.getMailboxLock('Drafts');
     try {
       const old = (await alice.search({ subject: 'Proposal v1' }, { uid: true })) || [];
-      await alice.append('Drafts', mime({ subject: 'Proposal v2', from: ALICE.user, to: BOB.user, messageId: headerId!.replace(/^<|>$/g, ''), body: 'second words, edited elsewhere' }), ['\\Draft', '\\Seen']);
+      await alice.append('Drafts', mime({ subject: 'Proposal v2', from: ALICE.user, to: BOB.user, messageId: headerId.replace(/^<|>$/g, ''), body: 'second words, edited elsewhere' }), ['\\Draft', '\\Seen']);
       await alice.messageDelete(old.join(','), { uid: true });
     } finally {
       lock.release();

@@ -31,7 +31,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
   const exited = new Promise<number | null>((done) =>
@@ -42,7 +42,7 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
   );
   // Port 0: the service picks a free port and names its URL (no race with other processes for a port chosen here).
   const url = await new Promise<string>((ready, fail) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const listening = /is listening on (http:\/\/\S+)/.exec(output);
       if (listening) ready(listening[1]!);
@@ -174,7 +174,7 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
       expect(new Set(stored.map((row) => row.subject))).toEqual(new Set(wanted));
       expect(stored).toHaveLength(wanted.length);
     } finally {
-      db.close();
+      void db.close();
     }
   });
 });

@@ -94,8 +94,8 @@ describe('hosted mail out', () => {
     const [thread] = threads.data;
     expect(thread!.id).toBe(sent.data.threadId);
     expect(thread!.messageIds).toHaveLength(2);
-    expect(thread!.messageIds![0]).toBe(sent.data.id);
-    const answer = await nylas.messages.find({ identifier: alice, messageId: thread!.messageIds![1]! });
+    expect(thread!.messageIds[0]).toBe(sent.data.id);
+    const answer = await nylas.messages.find({ identifier: alice, messageId: thread!.messageIds[1]! });
     expect(answer.data.from).toEqual([{ email: BOB }]);
     expect(answer.data.folders).toEqual(['inbox']);
     expect(answer.data.body).toContain('Monday works.');

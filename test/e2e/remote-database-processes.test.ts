@@ -51,7 +51,7 @@ async function serveOnce(databaseUrl: string, token: string): Promise<Child> {
   let output = '';
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`service did not start:\n${output}`)), 20_000);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(output);
       if (match) {
@@ -59,7 +59,7 @@ async function serveOnce(databaseUrl: string, token: string): Promise<Child> {
         resolve({ child, url: match[1]!, smtpPort });
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
   });
 }

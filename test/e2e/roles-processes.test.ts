@@ -44,9 +44,9 @@ function sharedEnv(databaseUrl: string, sink: SmtpSink): Record<string, string> 
 async function rows(databaseUrl: string, sql: string): Promise<Record<string, unknown>[]> {
   const db = await createDb({ url: databaseUrl });
   try {
-    return (await db.client.execute(sql)).rows as unknown as Record<string, unknown>[];
+    return (await db.client.execute(sql)).rows;
   } finally {
-    db.close();
+    void db.close();
   }
 }
 

@@ -313,7 +313,7 @@ describe('open and click tracking', () => {
 
   it('a plain-text body is sent as written (no pixel, links left alone), and the send is still tracked', async () => {
     const text = 'See https://plain.example.com/page for details.';
-    const { data } = await service.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Plain', body: text, isPlaintext: true, trackingOptions: { opens: true, links: true, threadReplies: true } } as never });
+    const { data } = await service.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Plain', body: text, isPlaintext: true, trackingOptions: { opens: true, links: true, threadReplies: true } } });
     const raw = await service.core.deps.db.orm.select({ body: tables.messages.body }).from(tables.messages).where(eq(tables.messages.id, data.id));
     expect(raw[0]!.body).not.toContain('/t/');
     expect(raw[0]!.body).toContain('https://plain.example.com/page');

@@ -19,7 +19,7 @@ async function setUp(env: Record<string, string>, clock: ReturnType<typeof fixed
   const signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key, privateKeyId: credentials.private_key_id });
   /** Registers a custom domain through the SDK and verifies its ownership record (published in the test's DNS). */
   const customDomain = async (address: string, warmUp?: boolean) => {
-    const { data: domain } = await service.nylas.domains.create({ requestBody: { name: address, domainAddress: address, ...(warmUp !== undefined ? { warmUp } : {}) } as never, signer });
+    const { data: domain } = await service.nylas.domains.create({ requestBody: { name: address, domainAddress: address, ...(warmUp !== undefined ? { warmUp } : {}) }, signer });
     const { data: info } = await service.nylas.domains.info({ domainId: domain.id!, requestBody: { type: 'ownership' }, signer });
     const record = (info as unknown as { attempt: { options: { host: string; value: string } } }).attempt.options;
     service.dns.txt.set(record.host, [[record.value]]);

@@ -44,8 +44,8 @@ function startProcess(databaseUrl: string): Promise<{ child: ChildProcess; url: 
         resolve({ child, url: match[1]! });
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (chunk: Buffer) => {
       output += chunk.toString();
     });
     child.on('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
@@ -59,7 +59,7 @@ async function defaultApplicationId(databaseUrl: string): Promise<string> {
     const rows = await db.client.execute('select id from applications where is_default = 1');
     return String(rows.rows[0]!.id);
   } finally {
-    db.close();
+    void db.close();
   }
 }
 
@@ -89,7 +89,7 @@ describe('two service processes on one database', () => {
   const dir = tempDir();
   const databaseUrl = `file:${join(dir.path, 'agentpost.db')}`;
   const processes: ChildProcess[] = [];
-  let urls: string[] = [];
+  const urls: string[] = [];
   let receiver: WebhookReceiver;
 
   beforeAll(async () => {
@@ -156,7 +156,7 @@ describe('two service processes on one database', () => {
         }
       });
     } finally {
-      db.close();
+      void db.close();
     }
     await receiver.waitForDeliveries(NOTIFICATIONS, 60_000);
     console.log(`two processes delivered ${NOTIFICATIONS} notifications in ${Math.round(performance.now() - started)} ms`, Object.fromEntries(owners));

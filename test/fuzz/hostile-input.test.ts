@@ -257,7 +257,7 @@ describe('hostile input never stalls or crashes the service', () => {
   it('invitations: mutated iCalendar over SMTP is answered, and its job finishes', async () => {
     await fc.assert(
       fc.asyncProperty(fc.nat(ICS_SEEDS.length - 1), fc.array(lineEdit(ICS_HOSTILE_LINES), { maxLength: 8 }), fc.boolean(), async (seed, edits, asAttachment) => {
-        const ics = applyEdits(ICS_SEEDS[seed]!.split('\n'), edits as LineEdit[]).join('\n');
+        const ics = applyEdits(ICS_SEEDS[seed]!.split('\n'), edits).join('\n');
         const input = `ics seed ${seed} edits ${JSON.stringify(edits)}`;
         tried++;
         const reply = await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(ics, tried, asAttachment));
@@ -275,7 +275,7 @@ describe('hostile input never stalls or crashes the service', () => {
   it('mail: mutated MIME over SMTP is answered 250 or refused, never reset', async () => {
     await fc.assert(
       fc.asyncProperty(fc.nat(MIME_SEEDS.length - 1), fc.array(lineEdit(MIME_HOSTILE_LINES), { maxLength: 10 }), async (seed, edits) => {
-        const lines = applyEdits(MIME_SEEDS[seed]!, edits as LineEdit[]);
+        const lines = applyEdits(MIME_SEEDS[seed]!, edits);
         const input = `mime seed ${seed} edits ${JSON.stringify(edits)}`;
         tried++;
         const reply = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], `${lines.join('\r\n')}\r\n`);

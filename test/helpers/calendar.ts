@@ -38,12 +38,12 @@ export async function readStarts(service: TestService, grantId: string, email: s
       endTime: window.end,
       durationMinutes: 60,
       intervalMinutes: 60,
-      participants: [{ email, openHours: [{ days: openDays, timezone: 'America/New_York', start: '9:00', end: '10:00', exdates: [] }] } as never],
+      participants: [{ email, openHours: [{ days: openDays, timezone: 'America/New_York', start: '9:00', end: '10:00', exdates: [] }] }],
     },
   });
   const listed = await service.nylas.events.list({
     identifier: grantId,
-    queryParams: { calendarId: 'primary', start: String(window.start), end: String(window.end), expandRecurring: true } as never,
+    queryParams: { calendarId: 'primary', start: String(window.start), end: String(window.end), expandRecurring: true },
   });
   const events: Event[] = listed.data;
   return {

@@ -76,8 +76,8 @@ export async function startDnsmasq(port: number, records: DnsmasqRecords): Promi
     output = '';
     const started = spawn(DNSMASQ, argumentsFor(port, current), { stdio: ['ignore', 'pipe', 'pipe'] });
     child = started;
-    started.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    started.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    started.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    started.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     const resolver = new Resolver({ timeout: 200, tries: 1 });
     resolver.setServers([`127.0.0.1:${port}`]);
     for (let attempt = 0; attempt < 50; attempt++) {

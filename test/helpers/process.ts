@@ -63,12 +63,12 @@ export async function startServe(env: Record<string, string>, args: string[] = [
   const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
   await new Promise<void>((ready, fail) => {
     const timer = setTimeout(() => fail(new Error(`serve did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (/Agentpost is running: roles \S+\n/.test(output)) {
         clearTimeout(timer);

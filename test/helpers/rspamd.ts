@@ -108,11 +108,15 @@ export async function startRspamd(options: { readyTimeoutMs?: number } = {}): Pr
       // The main process and its workers are one process group (detached): end all of them.
       try {
         process.kill(-child.pid, 'SIGTERM');
-      } catch {}
+      } catch {
+        // Already gone.
+      }
       const killed = setTimeout(() => {
         try {
           process.kill(-child.pid!, 'SIGKILL');
-        } catch {}
+        } catch {
+          // Already gone.
+        }
       }, 5_000);
       await exit;
       clearTimeout(killed);
@@ -131,7 +135,9 @@ export async function startRspamd(options: { readyTimeoutMs?: number } = {}): Pr
     try {
       const response = await fetch(`${url}/ping`, { signal: AbortSignal.timeout(1_000) });
       if (response.ok && (await response.text()).trim() === 'pong') break;
-    } catch {}
+    } catch {
+      // Not listening yet: ask again.
+    }
     if (Date.now() > deadline) {
       await stop();
       throw new Error(`rspamd did not answer on ${url} in time:\n${stderr}`);

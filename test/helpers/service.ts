@@ -119,7 +119,7 @@ export async function createTestCore(overrides: Partial<CoreDeps> = {}, env: Rec
     core,
     db,
     close() {
-      db.close();
+      void db.close();
       dir.remove();
     },
   };

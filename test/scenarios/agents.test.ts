@@ -21,7 +21,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
   const bob = `bob@${domain}`;
   const toolsFor = (grantId: string): Record<string, Tool> =>
     mode === 'remote' ? createAgentpostTools({ url: service.url, apiKey: service.apiKey, grantId }) : createAgentpostTools({ core: service.core, principal, grantId });
-  const inbox = async (grantId: string) => (await service.core.messages.list(principal, { grant_id: grantId, in: ['inbox'] } as never)).data as Message[];
+  const inbox = async (grantId: string) => (await service.core.messages.list(principal, { grant_id: grantId, in: ['inbox'] })).data as Message[];
 
   beforeAll(async () => {
     service = await startTestService();
@@ -104,7 +104,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
       () => ({ text: 'proposed' }),
     ]);
     const proposal = await eventually(async () => (await inbox(alice)).find((message) => message.subject === 'Re: Meeting?'));
-    const full = (await service.core.messages.find(principal, { grant_id: alice, message_id: proposal.id } as never)) as Message;
+    const full = (await service.core.messages.find(principal, { grant_id: alice, message_id: proposal.id })) as Message;
     const start = Number(/SLOT:(\d+)/.exec(full.body ?? '')![1]);
 
     const created = await runScriptedAgent(toolsFor(alice), [
@@ -114,7 +114,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
     expect(created.toolCalls).toEqual(['create_event']);
 
     const invitation = await eventually(async () => {
-      const events = (await service.core.events.list(principal, { grant_id: bob, calendar_id: 'primary', start: start - 60, end: start + 3600 } as never)).data as { id: string; title: string }[];
+      const events = (await service.core.events.list(principal, { grant_id: bob, calendar_id: 'primary', start: start - 60, end: start + 3600 })).data as { id: string; title: string }[];
       return events.find((event) => event.title === 'Sync');
     });
     await runScriptedAgent(toolsFor(bob), [
@@ -125,7 +125,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
     expect(invitation.id).toBeTruthy();
 
     await eventually(async () => {
-      const events = (await service.core.events.list(principal, { grant_id: alice, calendar_id: 'primary', start: start - 60, end: start + 3600 } as never)).data as { title: string; participants: { email: string; status: string }[] }[];
+      const events = (await service.core.events.list(principal, { grant_id: alice, calendar_id: 'primary', start: start - 60, end: start + 3600 })).data as { title: string; participants: { email: string; status: string }[] }[];
       const sync = events.find((event) => event.title === 'Sync');
       return sync?.participants.find((participant) => participant.email === bob)?.status === 'yes' ? true : undefined;
     }, 10_000);

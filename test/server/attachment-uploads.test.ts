@@ -70,7 +70,7 @@ describe('large-attachment upload sessions', () => {
     const received = (await service.nylas.messages.list({ identifier: recipient, queryParams: { subject: 'The dataset' } })).data[0]!;
     const attachment = received.attachments![0]!;
     expect(attachment).toMatchObject({ filename: 'dataset.bin', size: file.length });
-    const bytes = await service.nylas.attachments.downloadBytes({ identifier: recipient, attachmentId: attachment.id!, queryParams: { messageId: received.id } });
+    const bytes = await service.nylas.attachments.downloadBytes({ identifier: recipient, attachmentId: attachment.id, queryParams: { messageId: received.id } });
     expect(Buffer.compare(bytes, file)).toBe(0);
 
     // The session stays usable until it expires: a draft takes it too.

@@ -121,7 +121,7 @@ describe('contacts through the nylas SDK', () => {
     ['a bad address', { emails: [{ email: 'not-an-address' }] }, 'emails.0.email'],
     ['a bad birthday', { givenName: 'X', birthday: '10/12/1815' }, 'birthday'],
   ])('rejects %s (400)', async (_name, requestBody, words) => {
-    const error = await sdkError(service.nylas.contacts.create({ identifier: grantId, requestBody: requestBody as never }));
+    const error = await sdkError(service.nylas.contacts.create({ identifier: grantId, requestBody: requestBody }));
     expect(error.statusCode).toBe(400);
     expect(error.message).toContain(words);
   });

@@ -55,7 +55,7 @@ describe('limits on events over the API (nylas SDK)', () => {
       const started = performance.now();
       const page = await service.nylas.events.list({
         identifier: grantId,
-        queryParams: { calendarId: 'primary', start: String(utc(from)), end: String(utc(to)), expandRecurring: true, limit: 200 } as never,
+        queryParams: { calendarId: 'primary', start: String(utc(from)), end: String(utc(to)), expandRecurring: true, limit: 200 },
       });
       return { elapsed: performance.now() - started, starts: page.data.filter((event) => event.masterEventId).map((event) => iso((event.when as { startTime: number }).startTime)) };
     };
@@ -74,7 +74,7 @@ describe('limits on events over the API (nylas SDK)', () => {
     const error = await sdkError(
       service.nylas.events.list({
         identifier: grantId,
-        queryParams: { calendarId: 'primary', start: String(utc('2025-01-01T00:00:00Z')), end: String(utc('2027-01-01T00:00:00Z')), expandRecurring: true } as never,
+        queryParams: { calendarId: 'primary', start: String(utc('2025-01-01T00:00:00Z')), end: String(utc('2027-01-01T00:00:00Z')), expandRecurring: true },
       }),
     );
     expect(error.statusCode).toBe(400);
@@ -82,12 +82,12 @@ describe('limits on events over the API (nylas SDK)', () => {
     // A year is fine, and so is a long window without expansion.
     const year = await service.nylas.events.list({
       identifier: grantId,
-      queryParams: { calendarId: 'primary', start: String(utc('2025-01-01T00:00:00Z')), end: String(utc('2026-01-01T00:00:00Z')), expandRecurring: true, limit: 5 } as never,
+      queryParams: { calendarId: 'primary', start: String(utc('2025-01-01T00:00:00Z')), end: String(utc('2026-01-01T00:00:00Z')), expandRecurring: true, limit: 5 },
     });
     expect(year.data.length).toBeGreaterThan(0);
     const series = await service.nylas.events.list({
       identifier: grantId,
-      queryParams: { calendarId: 'primary', start: String(utc('2025-01-01T00:00:00Z')), end: String(utc('2199-01-01T00:00:00Z')) } as never,
+      queryParams: { calendarId: 'primary', start: String(utc('2025-01-01T00:00:00Z')), end: String(utc('2199-01-01T00:00:00Z')) },
     });
     expect(series.data.length).toBeGreaterThan(0);
   });

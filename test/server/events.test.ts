@@ -100,7 +100,7 @@ describe('events through the nylas SDK', () => {
         identifier: grantId,
         eventId: meeting.id,
         queryParams: { calendarId: 'primary', notifyParticipants: false },
-        requestBody: { location: 'Room 2', participants: [{ email: 'cfo@corp.example' } as never, { email: 'ben@corp.example' } as never] },
+        requestBody: { location: 'Room 2', participants: [{ email: 'cfo@corp.example' }, { email: 'ben@corp.example' }] },
       });
       expect(updated.data).toMatchObject({
         title: 'Budget review',
@@ -286,7 +286,7 @@ describe('events through the nylas SDK', () => {
         service.nylas.events.create({
           identifier: grantId,
           queryParams: { calendarId, notifyParticipants: false },
-          requestBody: { title, when: { startTime: utc(start), endTime: utc(start) + 1800 }, ...extra } as never,
+          requestBody: { title, when: { startTime: utc(start), endTime: utc(start) + 1800 }, ...extra },
         });
       await make('Alpha sync', '2025-05-01T10:00:00Z', { location: 'Paris office', metadata: { team: 'red' }, participants: [{ email: 'zoe@x.example' }] });
       await make('Beta review', '2025-05-02T10:00:00Z', { location: 'Berlin office', metadata: { team: 'blue' }, busy: false });
@@ -294,7 +294,7 @@ describe('events through the nylas SDK', () => {
       await make('Delta', '2025-07-01T10:00:00Z');
     });
 
-    const titles = async (query: Record<string, unknown>) => (await service.nylas.events.list({ identifier: grantId, queryParams: { calendarId, start: String(utc('2025-04-01T00:00:00Z')), end: String(utc('2025-06-01T00:00:00Z')), ...query } as never })).data.map((event) => event.title);
+    const titles = async (query: Record<string, unknown>) => (await service.nylas.events.list({ identifier: grantId, queryParams: { calendarId, start: String(utc('2025-04-01T00:00:00Z')), end: String(utc('2025-06-01T00:00:00Z')), ...query } })).data.map((event) => event.title);
 
     it.each([
       ['the window', {}, ['Alpha sync', 'Beta review']],

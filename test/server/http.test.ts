@@ -98,7 +98,7 @@ describe('HTTP basics of /v3', () => {
         headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
         body: stream,
         duplex: 'half',
-      } as RequestInit);
+      });
       expect(response.status).toBe(413);
       expect(isErrorEnvelope(await response.json())).toBe(true);
     });

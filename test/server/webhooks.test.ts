@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { NylasApiError, WebhookTriggers } from 'nylas';
+import { WebhookTriggers } from 'nylas';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { verifyWebhookSignature, type Job } from '../../src/index.js';

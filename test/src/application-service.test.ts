@@ -22,7 +22,7 @@ async function database(): Promise<{ db: Database; start(env?: Record<string, st
   const db = await createDb({ url: `file:${join(dir.path, 'agentpost.db')}` });
   await migrate(db);
   cleanups.push(() => {
-    db.close();
+    void db.close();
     dir.remove();
   });
   return {

@@ -26,7 +26,7 @@ describe('group commit', () => {
     };
   });
   afterAll(() => {
-    db.close();
+    void db.close();
     dir.remove();
   });
 

@@ -176,8 +176,8 @@ describe('mail writer thread', () => {
     expect(results.flat().sort((a, b) => a.seq - b.seq)).toEqual(stored.sort((a, b) => a.seq - b.seq).map((row) => ({ messageId: row.id, threadId: row.threadId, seq: row.seq })));
 
     await writer.close();
-    reference.close();
-    threaded.close();
+    void reference.close();
+    void threaded.close();
   });
 
   it('writes that need not be durable (a bulk load), mixed with durable ones, store the same rows; mail of the past records no message.created', async () => {
@@ -201,8 +201,8 @@ describe('mail writer thread', () => {
     expect(actual.events).toHaveLength(actual.messages.length - quietCopies);
     expect(quietCopies).toBeGreaterThan(0);
     await writer.close();
-    reference.close();
-    bulk.close();
+    void reference.close();
+    void bulk.close();
   });
 
   it('fails only the message whose write fails; the rest of its batch commits, nothing of the failed one stays', async () => {
@@ -223,8 +223,8 @@ describe('mail writer thread', () => {
     expect((await snapshot(db)).messages.map((message) => message.id)).not.toContain('grant_a:Unrelated');
 
     await writer.close();
-    db.close();
-    reference.close();
+    void db.close();
+    void reference.close();
   });
 
   it('when its thread dies mid-batch, the batch fails, nothing of it stays, the lock is free and the next write works', async () => {
@@ -268,7 +268,7 @@ describe('mail writer thread', () => {
 
     await writer.close();
     expect(exits).toHaveLength(1);
-    db.close();
+    void db.close();
   });
 
   it('shares the write lock with db.write: interleaved, both make progress and neither fails', async () => {
@@ -287,7 +287,7 @@ describe('mail writer thread', () => {
     expect(messages!.n).toBe(inputs.slice(0, 40 % inputs.length).reduce((sum, copies) => sum + copies.length, 0) + Math.floor(40 / inputs.length) * inputs.flat().length);
     expect(applications!.n).toBe(41);
     await writer.close();
-    db.close();
+    void db.close();
   });
 
   it('takes new mail without giving up the lock, but lets a waiting db.write in before mail that came after it', async () => {
@@ -309,7 +309,7 @@ describe('mail writer thread', () => {
     expect(order.filter((label) => label === 'late')).toHaveLength(12);
     expect(db.lockWaiters()).toBe(0);
     await writer.close();
-    db.close();
+    void db.close();
   });
 
   it('prepares simple messages on its own thread, storing what the event-loop store stores, and declines the others', async () => {
@@ -344,8 +344,8 @@ describe('mail writer thread', () => {
     await expect(plain.writeRaw({ raw: inputs[0]![0]!.raw, meta: {}, messageIds: ['x'] })).rejects.toBeInstanceOf(MailWriteError);
     await plain.close();
     await writer.close();
-    reference.close();
-    prepared.close();
+    void reference.close();
+    void prepared.close();
   });
 
   it('prepares writes that need not be durable on a prepare thread of its own, storing the same; when that thread stops, its writes fail and the next write works', async () => {
@@ -380,8 +380,8 @@ describe('mail writer thread', () => {
     expect((await rawWrite(inputs[3]![0]!.raw, inputs[3]!).job).prepared).toBe(true);
     expect((await storedCounts(prepared)).messages).toBe(before.messages + inputs[1]!.length + inputs[3]!.length);
     await writer.close();
-    reference.close();
-    prepared.close();
+    void reference.close();
+    void prepared.close();
   });
 
   it('stores a group of raw messages handed over together, each answered on its own (stored, declined with its bytes, failed), whole buffers moved and views copied; a group whose prepare thread stops fails whole, and the writer goes on', async () => {
@@ -405,7 +405,7 @@ describe('mail writer thread', () => {
     // Whole buffers were moved to the thread (they read as empty now), the view was copied (the larger buffer is
     // whole), and the declined message's bytes came back.
     expect(owned.map((raw) => raw.byteLength)).toEqual([0, inputs[1]![0]!.raw.byteLength, 0, 0, 0]);
-    expect(Buffer.from(owned[1]!)).toEqual(inputs[1]![0]!.raw);
+    expect(Buffer.from(owned[1])).toEqual(inputs[1]![0]!.raw);
     const declined = outcomes[4]!;
     expect(!declined.prepared && Buffer.from(declined.raw)).toEqual(inputs[4]![0]!.raw);
     outcomes.forEach((outcome, index) => {
@@ -447,8 +447,8 @@ describe('mail writer thread', () => {
     expect(after.map((outcome) => outcome.prepared && !('failed' in outcome))).toEqual([true]);
     expect((await storedCounts(grouped)).messages).toBe(counted.messages + inputs[3]!.length);
     await writer.close();
-    reference.close();
-    grouped.close();
+    void reference.close();
+    void grouped.close();
   });
 
   it('starts its thread when warmed, before any write: warm resolves once it loaded, even while db.write holds the lock', async () => {
@@ -480,7 +480,7 @@ describe('mail writer thread', () => {
     // A closed writer starts nothing, and says so at once.
     await writer.warm();
     await expect(writer.writeRaw({ raw: simple[0]![0]!.raw, meta: {}, messageIds: ['x'] })).rejects.toBeInstanceOf(MailWriteError);
-    db.close();
+    void db.close();
   });
 
   it('rejects writes after close', async () => {
@@ -489,6 +489,6 @@ describe('mail writer thread', () => {
     await writer.close();
     const item: MailWriteItem = createMailStore({ newId: sequentialIds('closed'), clock }).toWriteItem(inputs[0]!);
     await expect(writer.write(item)).rejects.toBeInstanceOf(MailWriteError);
-    db.close();
+    void db.close();
   });
 });

@@ -31,7 +31,7 @@ describe('the stored bytes of a grant', () => {
     });
   });
   afterAll(() => {
-    db.close();
+    void db.close();
     dir.remove();
   });
 

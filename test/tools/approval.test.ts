@@ -42,7 +42,7 @@ describe('requireApproval: a person approves every send', () => {
   }
 
   async function inboxSubjects(): Promise<string[]> {
-    const page = await service.core.messages.list(principal, { grant_id: recipient, in: ['inbox'] } as never);
+    const page = await service.core.messages.list(principal, { grant_id: recipient, in: ['inbox'] });
     return (page.data as { subject?: string }[]).map((message) => message.subject ?? '');
   }
 

@@ -111,7 +111,7 @@ describe('tool results sized for a model', () => {
   });
 
   it('gives the AI SDK tools the same compact items and budget', async () => {
-    const tools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1', fetch: (async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' })) as typeof fetch });
+    const tools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1', fetch: (async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' })) });
     const page = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as { data: Record<string, unknown>[] };
     expect(JSON.stringify(page).length).toBeLessThanOrEqual(RESULT_BUDGET);
     expect(page.data[0]).not.toHaveProperty('body');

@@ -237,7 +237,7 @@ describe('reads that lose nothing in silence', () => {
   });
 
   it('ends a page of 50 that does not fit early, with a next_cursor right after its last item (MCP and AI SDK)', async () => {
-    const all = ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 200 } as never)) as { data: { id: string }[] }).data.map((message) => message.id);
+    const all = ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 200 })) as { data: { id: string }[] }).data.map((message) => message.id);
     expect(all).toHaveLength(50);
     const listTools = createAgentpostTools({ core, principal });
     for (const face of ['mcp', 'ai'] as const) {
@@ -281,7 +281,7 @@ describe('reads that lose nothing in silence', () => {
     expect(page.data).toHaveLength(10);
     expect(page.truncated).toBeUndefined();
     expect(textOf(result)).toContain(`more with page_token: "${page.next_cursor}"`);
-    const last = await unbound.callTool({ name: 'list_messages', arguments: { grant_id: listsGrantId, limit: 10, page_token: ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 40 } as never)) as Page).next_cursor } });
+    const last = await unbound.callTool({ name: 'list_messages', arguments: { grant_id: listsGrantId, limit: 10, page_token: ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 40 })) as Page).next_cursor } });
     expect((last.structuredContent as Page).next_cursor).toBeUndefined();
     expect(textOf(last)).toMatch(/^10 item\(s\); no more pages/);
   });

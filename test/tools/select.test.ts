@@ -84,9 +84,9 @@ describe('select over MCP', () => {
   });
 
   it('answers the same fields over /v3 through the nylas SDK', async () => {
-    const listed = await service.nylas.messages.list({ identifier: grantId, queryParams: { select: 'subject' } as never });
+    const listed = await service.nylas.messages.list({ identifier: grantId, queryParams: { select: 'subject' } });
     expect(listed.data[0]).toEqual({ id: messageId, grantId, object: 'message', subject: 'Selected' });
-    const thread = await service.nylas.threads.find({ identifier: grantId, threadId, queryParams: { select: 'subject' } as never });
+    const thread = await service.nylas.threads.find({ identifier: grantId, threadId, queryParams: { select: 'subject' } });
     expect(thread.data).toEqual({ id: threadId, grantId, object: 'thread', subject: 'Selected' });
   });
 });

@@ -268,7 +268,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
 
   /** SPF of the client IP and HELO name for a MAIL FROM (a function of these three and DNS, `mta` being ours). */
   async function checkSpf(ip: string, helo: string, sender: string): Promise<CheckResult<NonNullable<AuthenticationVerdict['spf']>>> {
-    const spfResult = await spf({ resolver, ip, helo, sender, mta: authservId } as Parameters<typeof spf>[0]);
+    const spfResult = await spf({ resolver, ip, helo, sender, mta: authservId });
     return { verdict: { result: resultOf(spfResult.status), ...(spfResult.domain ? { domain: spfResult.domain } : {}) }, info: clean(spfResult.info) };
   }
 

@@ -21,7 +21,7 @@ import type { GrantRow } from '../../../storage/index.js';
 import { evaluationRow, type EvaluationRow } from '../../admin/audit.js';
 import type { Enforcement, GrantEnforcement } from '../../admin/enforcement.js';
 import { appliedActionsOf, evaluationInputOf } from '../../admin/rule-engine.js';
-import type { AuthenticationVerdict, Authenticator, CoreDeps, InboundStages, SmtpClientInfo, SpamChecker, SpamVerdict } from '../../ports/index.js';
+import type { AuthenticationVerdict, CoreDeps, InboundStages, SmtpClientInfo, SpamVerdict } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
 import { AppError } from '../../errors.js';
 import { ensureFoldersByName } from '../../grants/folder-service.js';

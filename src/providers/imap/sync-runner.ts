@@ -230,7 +230,7 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         if (grant && grant.grantStatus !== 'invalid') {
           const at = Math.floor(nowMs() / 1000);
           const [updated] = await tx.update(tables.grants).set({ grantStatus: 'invalid', updatedAt: at }).where(eq(tables.grants.id, grantId)).returning();
-          await record(tx, { applicationId: grant.applicationId, grantId, type: 'grant.expired', objectId: grantId, object: toGrant(updated ?? grant) as unknown as Record<string, unknown>, createdAt: at });
+          await record(tx, { applicationId: grant.applicationId, grantId, type: 'grant.expired', objectId: grantId, object: toGrant(updated ?? grant), createdAt: at });
         }
         return;
       }

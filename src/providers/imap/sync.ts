@@ -596,7 +596,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   async function initialSync(run: FolderRun, mailbox: { uidNext: number; highestModseq: string | null }): Promise<void> {
     const { account, folder } = run;
     const since = new Date(clock.now().getTime() - account.syncDays * 86_400_000);
-    const found = ((await run.client.search({ since }, { uid: true })) || []) as number[];
+    const found = ((await run.client.search({ since }, { uid: true })) || []);
     let floor = folder.initialFloorUid;
     let lowest = folder.initialLowestUid;
     if (floor === null || lowest === null) {
@@ -616,7 +616,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       folder.uidNext = mailbox.uidNext;
       folder.highestModseq = mailbox.highestModseq;
     }
-    const rest = found.filter((uid) => uid >= floor! && uid < lowest!);
+    const rest = found.filter((uid) => uid >= floor && uid < lowest);
     // Chunks stored (or skipped: already linked) and not yet recorded; the lowest UID they reach.
     let unrecorded = 0;
     let low = lowest;
@@ -639,7 +639,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     try {
       await fetchAndStore({ ...run, initial: true }, rest, async (chunk) => {
         unrecorded += chunk.length;
-        low = Math.min(low!, ...chunk);
+        low = Math.min(low, ...chunk);
         if (performance.now() - recordedAt >= PROGRESS_INTERVAL_MS) await recordProgress(false);
       });
     } finally {
@@ -698,7 +698,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const from = folder.uidNext ?? 1;
     // New mail.
     if (mailbox.uidNext > from) {
-      const fresh = (((await client.search({ uid: `${from}:*` }, { uid: true })) || []) as number[]).filter((uid) => uid >= from);
+      const fresh = (((await client.search({ uid: `${from}:*` }, { uid: true })) || [])).filter((uid) => uid >= from);
       await fetchAndStore(run, fresh, async () => undefined);
     }
     const [bounds] = await db.orm
@@ -728,7 +728,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         const logged = run.expunges ? [...run.expunges.uids] : [];
         let vanished: number[];
         if (compare) {
-          const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []) as number[]);
+          const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []));
           const linked = await db.orm
             .select({ uid: imapMessages.uid })
             .from(imapMessages)
@@ -835,7 +835,7 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       const [open] = await tx.select({ path: imapFolders.path }).from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.initialDone, false))).limit(1);
       if (!fresh || open || fresh.lastSyncAt !== null) return false;
       const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
-      if (grant) await record(tx, { applicationId, grantId, type: 'grant.imap_sync_completed', objectId: grantId, object: (await grantOf(tx, grant)) as unknown as Record<string, unknown> });
+      if (grant) await record(tx, { applicationId, grantId, type: 'grant.imap_sync_completed', objectId: grantId, object: await grantOf(tx, grant) });
       await tx.update(imapAccounts).set({ syncDone: sql`${imapAccounts.syncTotal}` }).where(eq(imapAccounts.grantId, grantId));
       return true;
     });

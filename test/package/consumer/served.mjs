@@ -58,7 +58,9 @@ try {
   for (let attempt = 0; ; attempt++) {
     try {
       if ((await fetch(`${base}/healthz`)).ok) break;
-    } catch {}
+    } catch {
+      // Not listening yet: ask again.
+    }
     assert.ok(attempt < 600, 'agentpost serve did not answer /healthz within a minute');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -36,7 +36,7 @@ export function wallAt(timeZone: string, t: number): Wall {
   }
   const parts: Record<string, number> = {};
   for (const part of formatter.formatToParts(new Date(t * 1000))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  const seconds = Date.UTC(parts.year!, parts.month! - 1, parts.day!, parts.hour!, parts.minute!) / 1000;
+  const seconds = Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute) / 1000;
   const date = new Date(seconds * 1000).toISOString().slice(0, 10);
   const wall: Wall = { seconds, date, weekday: new Date(seconds * 1000).getUTCDay(), minuteOfDay: parts.hour! * 60 + parts.minute! };
   if (wallCache.size > 2_000_000) wallCache.clear();

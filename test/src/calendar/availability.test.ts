@@ -415,7 +415,7 @@ const queryArbitrary = fc
     roundTo: fc.option(fc.constantFrom(1, 5, 10, 15, 20, 25, 30, 45, 60), { nil: undefined }),
     before: fc.integer({ min: 0, max: 60 }),
     after: fc.integer({ min: 0, max: 60 }),
-    method: fc.constantFrom('collective', 'max-fairness', 'max-availability') as fc.Arbitrary<AvailabilityQuery['method']>,
+    method: fc.constantFrom('collective', 'max-fairness', 'max-availability'),
     participantCount: fc.integer({ min: 1, max: 4 }),
     seed: fc.integer(),
   })

@@ -342,7 +342,7 @@ describe('recurrence rules', () => {
     ['UNTIL in UTC includes its own instant', nine('America/New_York', '2025-03-03T14:00:00Z'), ['RRULE:FREQ=WEEKLY;UNTIL=20250317T130000Z'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-03-03T14:00:00Z', '2025-03-10T13:00:00Z', '2025-03-17T13:00:00Z']],
     ['a date-only UNTIL on a timed event', nine('UTC', '2025-03-03T09:00:00Z'), ['RRULE:FREQ=DAILY;UNTIL=20250305'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-03-03T09:00:00Z', '2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z']],
     ['EXDATE in local time and RDATE', nine('America/New_York', '2025-03-03T14:00:00Z'), ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE;TZID=America/New_York:20250304T090000', 'RDATE:20250310T150000Z'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-03-03T14:00:00Z', '2025-03-05T14:00:00Z', '2025-03-10T15:00:00Z']],
-    ['an all-day weekly series with a date EXDATE', { kind: 'date', date: '2025-06-02' } as EventTime, ['RRULE:FREQ=WEEKLY;COUNT=3', 'EXDATE;VALUE=DATE:20250609'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-06-02T00:00:00Z', '2025-06-16T00:00:00Z']],
+    ['an all-day weekly series with a date EXDATE', { kind: 'date' as const, date: '2025-06-02' }, ['RRULE:FREQ=WEEKLY;COUNT=3', 'EXDATE;VALUE=DATE:20250609'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-06-02T00:00:00Z', '2025-06-16T00:00:00Z']],
     ['an event overlapping the window start is included', nine('UTC', '2025-06-01T09:00:00Z'), ['RRULE:FREQ=DAILY'], '2025-06-03T09:30:00Z', '2025-06-04T00:00:00Z', ['2025-06-03T09:00:00Z']],
   ])('%s', (_name, when, lines, from, to, expected) => {
     expect(occurrences({ when, recurrence: lines }, from, to)).toEqual(expected);

@@ -41,7 +41,7 @@ describe('DTSTART is the first occurrence and counts toward COUNT (RFC 5545 §3.
     ['COUNT=1 is DTSTART alone', monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=1'], ['2025-03-03T09:00:00Z']],
     ['an UNTIL before DTSTART leaves DTSTART alone', monday, ['RRULE:FREQ=WEEKLY;UNTIL=20250301T000000Z'], ['2025-03-03T09:00:00Z']],
     ['an EXDATE removes DTSTART (it still counts)', monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=3', 'EXDATE:20250303T090000Z'], ['2025-03-04T09:00:00Z', '2025-03-06T09:00:00Z']],
-    ['an all-day series', { kind: 'date', date: '2025-03-03' } as EventTime, ['RRULE:FREQ=WEEKLY;BYDAY=SA;COUNT=2'], ['2025-03-03T00:00:00Z', '2025-03-08T00:00:00Z']],
+    ['an all-day series', { kind: 'date', date: '2025-03-03' }, ['RRULE:FREQ=WEEKLY;BYDAY=SA;COUNT=2'], ['2025-03-03T00:00:00Z', '2025-03-08T00:00:00Z']],
     [
       'New York wall time across the spring change',
       hour('America/New_York', '2025-03-03T14:00:00Z'),

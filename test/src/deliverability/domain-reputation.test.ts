@@ -40,7 +40,6 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
   let principal: Principal;
   let other: Principal;
   let mainId: string;
-  let sideId: string;
   let foreignId: string;
   let grant: string;
 
@@ -52,7 +51,7 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
     const created = await core.applications.createApplication({ name: 'Other', plan: 'trial' });
     other = { applicationId: created.application.id, via: 'local' };
     mainId = (await core.domains.create(principal, { name: MAIN, domain_address: MAIN })).id;
-    sideId = (await core.domains.create(principal, { name: SIDE, domain_address: SIDE })).id;
+    await core.domains.create(principal, { name: SIDE, domain_address: SIDE });
     foreignId = (await core.domains.create(other, { name: FOREIGN, domain_address: FOREIGN })).id;
     grant = (await core.grants.create(principal, { provider: 'nylas', settings: { email: `agent@${MAIN}` } })).grant.id;
   });

@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../../storage/index.js';
-import { AppError, type Core, type Job, type Principal } from '../../../src/index.js';
+import { AppError, type Core, type Principal } from '../../../src/index.js';
 import type { RecordedReport } from '../../../src/deliverability/contracts.js';
 import { pauseReasonOf, SENDING_PAUSED } from '../../../src/deliverability/sending-health.js';
 import { unixDayOfMs } from '../../../src/deliverability/send-gates.js';
@@ -69,7 +69,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
   const changes = (grantId: string) => env.db.orm.select().from(tables.sendingStateChanges).where(eq(tables.sendingStateChanges.grantId, grantId));
   const updatedEvents = (grantId: string) => env.db.orm.select().from(tables.outboxEvents).where(and(eq(tables.outboxEvents.type, 'grant.updated'), eq(tables.outboxEvents.grantId, grantId)));
   const day = async (grantId: string, unixDay: number) => (await env.db.orm.select().from(tables.grantSendingDays).where(and(eq(tables.grantSendingDays.grantId, grantId), eq(tables.grantSendingDays.day, unixDay))))[0];
-  const send = (grantId: string, extra: Record<string, unknown> = {}) => core.outbound.send(principal, { grant_id: grantId, to: [{ email: 'someone@example.com' }], subject: 'Hi', body: 'Hello', ...extra } as never);
+  const send = (grantId: string, extra: Record<string, unknown> = {}) => core.outbound.send(principal, { grant_id: grantId, to: [{ email: 'someone@example.com' }], subject: 'Hi', body: 'Hello', ...extra });
 
   it('pauses on the hard-bounce rate once the minimum volume is reached, in the report\'s transaction', async () => {
     const grantId = await newGrant();
@@ -153,7 +153,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
 
     clock.advance(3600_000);
     const [job] = await env.db.orm.select().from(tables.jobs).where(eq(tables.jobs.dedupeKey, `${SCHEDULED_SEND_JOB}:${scheduleId}`));
-    await core.jobHandlers[SCHEDULED_SEND_JOB]!({ ...job!, attempts: 1 } as Job, { owner: 'test', extendLease: async () => true });
+    await core.jobHandlers[SCHEDULED_SEND_JOB]!({ ...job!, attempts: 1 }, { owner: 'test', extendLease: async () => true });
     const [schedule] = await env.db.orm.select().from(tables.scheduledMessages).where(eq(tables.scheduledMessages.id, scheduleId));
     expect(schedule).toMatchObject({ status: 'failed' });
     expect(schedule!.error).toContain(reason!);

@@ -62,7 +62,7 @@ describe('thread replies: the job stored with a reply, and what it records', () 
 
   /** Sends from the agent with these tracking options; returns the sent copy and its Message-ID. */
   async function send(trackingOptions?: { thread_replies?: boolean; opens?: boolean; label?: string }) {
-    const result = await core.outbound.send(principal, { grant_id: grantId, to: [{ email: 'bob@example.com' }], subject: 'Hello', body: 'Shall we meet?', ...(trackingOptions ? { tracking_options: trackingOptions } : {}) } as never);
+    const result = await core.outbound.send(principal, { grant_id: grantId, to: [{ email: 'bob@example.com' }], subject: 'Hello', body: 'Shall we meet?', ...(trackingOptions ? { tracking_options: trackingOptions } : {}) });
     const data = result.data as { id: string; thread_id?: string };
     const [copy] = await env.db.orm.select().from(tables.messages).where(eq(tables.messages.id, data.id));
     return { id: data.id, threadId: data.thread_id!, headerMessageId: copy!.headerMessageId! };
@@ -130,7 +130,7 @@ describe('thread replies: the job stored with a reply, and what it records', () 
     const [secondJob] = await replyJobs();
     expect(secondJob).toBeDefined();
     await run(secondJob as Job);
-    const latest = (await repliedEvents()).at(-1)!.payload as Record<string, unknown>;
+    const latest = (await repliedEvents()).at(-1)!.payload;
     // It answers the first reply (a message of the thread), and the count is the tracked send's.
     expect(latest).toMatchObject({ message_id: second.deliveries[0]!.messageId, root_message_id: sent.id, reply_to_message_id: replyId, reply_data: { count: 2 } });
     await clearJobs();
@@ -142,7 +142,7 @@ describe('thread replies: the job stored with a reply, and what it records', () 
     const [job] = await replyJobs();
     expect(job!.payload).toMatchObject({ replies: [{ grant_id: grantId, from_self: true }] });
     await run(job as Job);
-    const event = (await repliedEvents()).at(-1)!.payload as Record<string, unknown>;
+    const event = (await repliedEvents()).at(-1)!.payload;
     expect(event).toMatchObject({ root_message_id: sent.id, from_self: true });
     // No label was given: none is echoed.
     expect(event).not.toHaveProperty('label');

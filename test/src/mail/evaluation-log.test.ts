@@ -29,7 +29,7 @@ describe('the evaluation log', () => {
     vi.useRealTimers();
   });
   afterAll(() => {
-    db.close();
+    void db.close();
     dir.remove();
   });
 
