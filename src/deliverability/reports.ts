@@ -37,7 +37,7 @@ import { blobHash, putBlobs, tables, type Tx } from '../../storage/index.js';
 import type { BounceType } from '../../storage/schema/deliverability.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/outbox.js';
 import { classifyBounce, codesIn } from './bounce-classification.js';
 import type { RecordedReport, ReportListener } from './contracts.js';
 import { readReport } from './report-mime.js';

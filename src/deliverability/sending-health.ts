@@ -27,7 +27,7 @@ import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/outbox.js';
 import { toDomain } from '../domains/domain-service.js';
 import { grantOf } from '../grants/grant-mapper.js';
 import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';

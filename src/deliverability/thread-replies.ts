@@ -24,7 +24,7 @@ import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { preparedRead, tables, type GrantRow, type Orm } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/outbox.js';
 import type { JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { StoredCopy } from '../mail/after-delivery.js';

@@ -16,7 +16,7 @@
  * a write transaction, `core.jobs.enqueueIn(tx, ...)`.
  */
 import type { Core } from '../core.js';
-import { onEventRecorded } from '../events/outbox.js';
+import { onEventRecorded } from '../outbox/outbox.js';
 import { startPollingLoop } from './polling-loop.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
 import { createWorker, type Worker } from './worker.js';

@@ -28,7 +28,7 @@ import { workerModule } from '../../storage/worker-module.js';
 import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import { announceRecordedEvents } from '../events/outbox.js';
+import { announceRecordedEvents } from '../outbox/outbox.js';
 import { HOSTED_PROVIDER } from '../providers/index.js';
 import type { MailStore, NewMessage } from '../messages/mail-store.js';
 import { asDelivery } from '../messages/mail-rows.js';

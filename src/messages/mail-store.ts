@@ -27,7 +27,7 @@ import {
 } from '../../storage/index.js';
 import type { Clock, IdGenerator } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/outbox.js';
 import type { FolderCounter } from '../grants/folder-service.js';
 import type { Message } from '../schemas/messages.js';
 import {

@@ -9,7 +9,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
 import { readRawHeaders } from '../mail/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';

@@ -21,7 +21,7 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { preparedRead, putBlobs, readBlob, releaseBlobs, tables, type Orm, type Tx } from '../../storage/index.js';
 import type { CoreDeps, SmtpClient } from '../ports/index.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/outbox.js';
 import type { InboundService } from '../mail/inbound.js';
 import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
 import type { JobContext, JobHandler } from '../jobs/worker.js';

@@ -25,7 +25,7 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import type { OutboxConsumer, OutboxRow } from '../events/outbox-dispatcher.js';
+import type { OutboxConsumer, OutboxRow } from '../outbox/outbox-dispatcher.js';
 import type { Job, JobInput, JobQueue } from '../jobs/job-queue.js';
 import { loadBody } from '../messages/mail-store.js';
 import type { JobHandler, JobOutcome } from '../jobs/worker.js';

@@ -33,7 +33,7 @@ import { tables } from '../../../storage/index.js';
 import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
 import type { CoreDeps } from '../../ports/index.js';
 import { AppError, notFound } from '../../errors.js';
-import { eventRecorder } from '../../events/outbox.js';
+import { eventRecorder } from '../../outbox/outbox.js';
 import { toGrant } from '../../grants/grant-mapper.js';
 import { defaultBackoffMs } from '../../jobs/worker.js';
 import { startPollingLoop, type PollingLoop } from '../../jobs/polling-loop.js';

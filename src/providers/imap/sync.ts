@@ -32,7 +32,7 @@ import { tables, type Tx } from '../../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
 import type { CoreDeps } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
-import { deletedEvent, eventRecorder } from '../../events/outbox.js';
+import { deletedEvent, eventRecorder } from '../../outbox/outbox.js';
 import { toFolder } from '../../grants/folder-service.js';
 import { grantOf } from '../../grants/grant-mapper.js';
 import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../../mail/inbound.js';

@@ -1,5 +1,5 @@
 /**
- * @module events/outbox
+ * @module outbox/outbox
  * The transactional outbox: a change that a webhook trigger names writes its event in the same transaction.
  */
 import { tables, type Tx } from '../../storage/index.js';

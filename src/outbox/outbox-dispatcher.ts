@@ -1,5 +1,5 @@
 /**
- * @module events/outbox-dispatcher
+ * @module outbox/outbox-dispatcher
  * Moves committed outbox events to their consumers: takes undispatched `outbox_events` rows in `seq` order,
  * hands each batch to every consumer (webhook fan-out enqueues one delivery job per matching subscription) and
  * marks the rows dispatched, all in ONE write transaction. An event is therefore fanned out exactly once, even

@@ -1,5 +1,5 @@
 /**
- * @module compose/reply-context
+ * @module smart-compose/reply-context
  * What Smart Compose tells the model, built so that mail cannot give it orders. The instructions are one fixed
  * system message ({@link SMART_COMPOSE_INSTRUCTIONS}), never built from untrusted text. The caller's prompt and,
  * for a reply, the original message go in the user message; the message as a JSON object inside one

@@ -1,11 +1,11 @@
 /**
- * @module compose/smart-compose
+ * @module smart-compose/smart-compose
  * Smart Compose (Nylas §12): a message body generated from a prompt, or a reply to a stored message, by the model
  * the operator configured (`AGENTPOST_AI_*`, {@link TextGenerator} in the deps). Nothing is sent or stored. The
  * transports only translate: the whole suggestion ({@link SmartComposeService.compose}) or its pieces as they come
  * ({@link SmartComposeService.stream}), both checked the same way before the model is called:
  * 1. the grant exists and is a connected account (an Agent Account is refused, as the specification says);
- * 2. the prompt is at most {@link MAX_PROMPT_TOKENS} tokens (counted, src/compose/tokens.ts);
+ * 2. the prompt is at most {@link MAX_PROMPT_TOKENS} tokens (counted, src/smart-compose/tokens.ts);
  * 3. a model is configured (else 503, naming the settings);
  * 4. for a reply, the original message exists in the mailbox.
  * Provider failures become AppErrors: rate limit 429, no answer within `AGENTPOST_AI_TIMEOUT` 504, anything else 502

@@ -1,5 +1,5 @@
 /**
- * @module compose/tokens
+ * @module smart-compose/tokens
  * Token counts for Smart Compose, with a real tokenizer: `gpt-tokenizer`'s `o200k_base` encoding (OpenAI's GPT-4o
  * family), whose tables ship in the package (no download). It is loaded on first use, since the tables take about
  * half a second to load and most processes never compose. Other providers count their own tokens a little

@@ -1,10 +1,10 @@
 /**
- * The context Smart Compose gives the model for a reply (src/compose/reply-context.ts), pure: quoted history split
+ * The context Smart Compose gives the model for a reply (src/smart-compose/reply-context.ts), pure: quoted history split
  * off and trimmed to its budget, addresses bounded, and a data block that no text of the mail can close.
  */
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { FRESH_BODY_TOKENS, MAX_LISTED_RECIPIENTS, originalMessageData, QUOTED_HISTORY_TOKENS, replyUserMessage, splitQuotedHistory } from '../../../src/compose/reply-context.js';
+import { FRESH_BODY_TOKENS, MAX_LISTED_RECIPIENTS, originalMessageData, QUOTED_HISTORY_TOKENS, replyUserMessage, splitQuotedHistory } from '../../../src/smart-compose/reply-context.js';
 
 describe('splitQuotedHistory', () => {
   it.each([
