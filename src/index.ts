@@ -31,7 +31,7 @@ export { HTTP_ERRORS, errorBody, errorCodeOfStatus, faceOf, describeZodError, ht
 export { canonicalJson, signingString } from './applications/credentials.js';
 export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';
 export { MAX_JSON_DEPTH, assertJsonDepth } from './json-depth.js';
-export { htmlToText } from './mail/normalize.js';
+export { htmlToText } from './mime/normalize.js';
 export { createSecretBox, openStored, SecretKeyError, MIN_SECRET_LENGTH } from './secrets/secret-box.js';
 export type { SecretBox } from './ports/index.js';
 export { openSecretBox, resolveSecretKey, checkSecretKey, secretKeyFileOf, type ResolvedSecretKey, type SecretKeyOrigin } from './secrets/key-source.js';
@@ -40,7 +40,7 @@ export { loggingNotifier } from './system/notifier.js';
 export type { Notifier, SystemEmail, HttpRequester, OutboundHttpRequest, OutboundHttpResponse } from './ports/index.js';
 export { createJobQueue, enqueueJob, type Job, type JobInput, type JobQueue, type ClaimOptions } from './jobs/job-queue.js';
 export { createWorker, defaultBackoffMs, type JobHandler, type JobOutcome, type JobContext, type Worker, type WorkerOptions } from './jobs/worker.js';
-export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './jobs/background.js';
+export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './background/background.js';
 export { verifyWebhookSignature, nylasSignature, standardSignature, WEBHOOK_SECRET_PREFIX, type VerifyWebhookOptions, type WebhookVerification } from './webhooks/signatures.js';
 export { isPublicAddress, nonPublicReason } from './webhooks/address-policy.js';
 export { nodeHttpRequester } from './system/http-requester.js';

@@ -23,7 +23,7 @@ import { AppError } from '../errors.js';
 import type { Domain } from '../schemas/domains.js';
 import type { WindowTotals } from './contracts.js';
 import { unixDayOfMs } from './send-gates.js';
-import { windowStartDay } from './sending-state.js';
+import { windowStartDay } from '../grants/sending-state.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;
 

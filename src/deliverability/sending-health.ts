@@ -33,7 +33,7 @@ import { grantOf } from '../grants/grant-mapper.js';
 import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
 import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
-import { pauseSending, RESUME_HINT } from './sending-state.js';
+import { pauseSending, RESUME_HINT } from '../grants/sending-state.js';
 
 /** The error type of a send refused because the grant's sending is paused. */
 export const SENDING_PAUSED = 'sending_paused';

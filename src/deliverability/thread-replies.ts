@@ -28,7 +28,7 @@ import { eventRecorder } from '../outbox/outbox.js';
 import type { JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
 import type { StoredCopy } from '../mail/after-delivery.js';
-import { readRawHeaders } from '../mail/parse-inbound.js';
+import { readRawHeaders } from '../mime/parse-inbound.js';
 import { fromHeaderAddress } from '../mail/stages/inbound-pipeline.js';
 
 /** The job kind that records a reply to a tracked send. */

@@ -18,7 +18,7 @@ import { HOSTED_PROVIDER, type ConnectedAccounts } from '../providers/index.js';
 import { isDomainUsable } from '../domains/domain-service.js';
 import { chooseWorkspace } from './placement.js';
 import { addMissingFolders, policyFolderNames } from './policy-folders.js';
-import { resumeSending } from '../deliverability/sending-state.js';
+import { resumeSending } from './sending-state.js';
 import { accountsOf, grantOf, toGrant } from './grant-mapper.js';
 
 /** IMAP special-use attribute of each system folder (RFC 6154). */

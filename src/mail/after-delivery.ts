@@ -22,7 +22,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import type { Job, JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import type { ParsedAttachment, ParsedMessage } from './parse-inbound.js';
+import type { ParsedAttachment, ParsedMessage } from '../mime/parse-inbound.js';
 
 /** A message just stored for one or more mailboxes. */
 export interface DeliveredMail {

@@ -36,7 +36,7 @@ import { imapMessages } from '../../storage/schema/connected.js';
 import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-queue.js';
 import type { DeliveredMail, StoredCopy } from './after-delivery.js';
 import { DEFAULT_HEADER_LIMITS, headerSectionTooLarge, limitHeaderSection } from './header-section.js';
-import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
+import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from '../mime/parse-inbound.js';
 import { createInboundPipeline, type MessagePlan } from './stages/inbound-pipeline.js';
 import type { Refusal } from './stages/policy-limits.js';
 import type { MailboxReports } from '../deliverability/mailbox-reports.js';

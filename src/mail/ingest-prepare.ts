@@ -9,8 +9,8 @@
  */
 import type { DailyUsageIncrement, MailWriteItem } from '../../storage/index.js';
 import { asDelivery, writeItemOf, type NewMessage } from '../messages/mail-rows.js';
-import { normalize, sha256 } from './normalize.js';
-import { parseSimpleMessage } from './simple-mime.js';
+import { normalize, sha256 } from '../mime/normalize.js';
+import { parseSimpleMessage } from '../mime/simple-mime.js';
 
 /** What the inbound path sends with the bytes (`storeRaw` in ./inbound.ts). */
 interface RawDeliveryMeta {

@@ -11,7 +11,7 @@ import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/outbox.js';
 import type { GrantService } from '../grants/grant-service.js';
-import { readRawHeaders } from '../mail/parse-inbound.js';
+import { readRawHeaders } from '../mime/parse-inbound.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';

@@ -13,7 +13,7 @@ import { simpleParser } from 'mailparser';
 import { WebhookTriggers } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobHash, tables } from '../../storage/index.js';
-import { createMimeParser } from '../../src/mail/parse-inbound.js';
+import { createMimeParser } from '../../src/mime/parse-inbound.js';
 import { MAILBOX_REPORT_JOB } from '../../src/deliverability/mailbox-reports.js';
 import { mayBeReport, returnedMessageIds } from '../../src/deliverability/returned-message.js';
 import { readReport } from '../../src/deliverability/report-mime.js';

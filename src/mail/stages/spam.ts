@@ -14,7 +14,7 @@
  */
 import type { Clock, DnsResolver, Logger, SpamChecker, SpamVerdict, StageMail } from '../../ports/index.js';
 import { addressBytes, isPublicAddress } from '../../webhooks/address-policy.js';
-import { readRawHeaders } from '../parse-inbound.js';
+import { readRawHeaders } from '../../mime/parse-inbound.js';
 import { dnsQuery, type DnsQuery } from './dns-query.js';
 import { headerAnomalies } from './header-anomalies.js';
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tables, type Database } from '../../../storage/index.js';
 import { startBackgroundWork, type BackgroundWork, type Principal } from '../../../src/index.js';
 import { eventRecorder } from '../../../src/outbox/outbox.js';
-import { createRetention, DEAD_JOB_RETENTION_MS, DISPATCHED_EVENT_RETENTION_MS, UNDISPATCHED_EVENT_RETENTION_MS } from '../../../src/jobs/retention.js';
+import { createRetention, DEAD_JOB_RETENTION_MS, DISPATCHED_EVENT_RETENTION_MS, UNDISPATCHED_EVENT_RETENTION_MS } from '../../../src/background/retention.js';
 import { fixedClock, sequentialIds } from '../../helpers/clock.js';
 import { createTestCore } from '../../helpers/service.js';
 import { eventually, startReceiver, type WebhookReceiver } from '../../helpers/webhooks.js';

@@ -9,9 +9,9 @@
 import { isIP } from 'node:net';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 import nodemailer from 'nodemailer';
-import type { Config } from '../../config.js';
-import type { DnsResolver, SecretBox } from '../../ports/index.js';
-import { AppError } from '../../errors.js';
+import type { Config } from '../config.js';
+import type { DnsResolver, SecretBox } from '../ports/index.js';
+import { AppError } from '../errors.js';
 import type { FetchSession, FetchThreads } from './fetch-thread.js';
 
 /** Messages of a fetch thread handed over together (or fewer, once they reach {@link FETCH_GROUP_BYTES}). */

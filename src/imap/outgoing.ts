@@ -25,15 +25,15 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { ImapFlow } from 'imapflow';
-import { tables, type Tx } from '../../../storage/index.js';
-import { imapAccounts, imapFolders, imapMessages } from '../../../storage/schema/connected.js';
-import type { CoreDeps } from '../../ports/index.js';
-import { AppError } from '../../errors.js';
-import type { Job, JobOutcome, JobQueue } from '../../jobs/job-queue.js';
-import { defaultBackoffMs } from '../../jobs/worker.js';
-import { loadRaw } from '../../messages/message-service.js';
-import type { AttemptResult } from '../../outbound/contracts.js';
-import { IMAP_PROVIDER, type DraftRef, type MailboxProvider, type MailboxSync, type PendingRecipient, type ProviderGrant } from '../contracts.js';
+import { tables, type Tx } from '../../storage/index.js';
+import { imapAccounts, imapFolders, imapMessages } from '../../storage/schema/connected.js';
+import type { CoreDeps } from '../ports/index.js';
+import { AppError } from '../errors.js';
+import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
+import { defaultBackoffMs } from '../jobs/worker.js';
+import { loadRaw } from '../messages/message-service.js';
+import type { AttemptResult } from '../outbound/contracts.js';
+import { IMAP_PROVIDER, type DraftRef, type MailboxProvider, type MailboxSync, type PendingRecipient, type ProviderGrant } from '../providers/contracts.js';
 import { createConnector, endpointsOf, failureOf, SubmissionError, type Connector } from './connection.js';
 
 /** The job kind of every change pushed to an account's IMAP server. */

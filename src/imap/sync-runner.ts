@@ -29,15 +29,15 @@
  */
 import { availableParallelism } from 'node:os';
 import { and, eq, inArray, isNull, lt, lte, ne, or } from 'drizzle-orm';
-import { tables } from '../../../storage/index.js';
-import { imapAccounts, imapFolders } from '../../../storage/schema/connected.js';
-import type { CoreDeps } from '../../ports/index.js';
-import { AppError, notFound } from '../../errors.js';
-import { eventRecorder } from '../../outbox/outbox.js';
-import { toGrant } from '../../grants/grant-mapper.js';
-import { defaultBackoffMs } from '../../jobs/worker.js';
-import { startPollingLoop, type PollingLoop } from '../../jobs/polling-loop.js';
-import type { MailboxSync } from '../contracts.js';
+import { tables } from '../../storage/index.js';
+import { imapAccounts, imapFolders } from '../../storage/schema/connected.js';
+import type { CoreDeps } from '../ports/index.js';
+import { AppError, notFound } from '../errors.js';
+import { eventRecorder } from '../outbox/outbox.js';
+import { toGrant } from '../grants/grant-mapper.js';
+import { defaultBackoffMs } from '../jobs/worker.js';
+import { startPollingLoop, type PollingLoop } from '../jobs/polling-loop.js';
+import type { MailboxSync } from '../providers/contracts.js';
 import { describeFailure, endpointsOf, failureOf, FETCH_GROUP_BYTES, FETCH_GROUP_MESSAGES, type Connector, type ConnectFailure, type ImapSession } from './connection.js';
 import { createFetchThreads, type FetchSession } from './fetch-thread.js';
 import type { ImapSync } from './sync.js';

@@ -6,7 +6,7 @@
  * below); every other selectable folder gets an id made for its path the first time it is seen (kept in
  * `imap_folders`, so it is stable). Names are the decoded paths (imapflow decodes modified UTF-7).
  */
-import type { SystemFolder } from '../../../storage/schema/grants.js';
+import type { SystemFolder } from '../../storage/schema/grants.js';
 
 /** One folder as the server lists it (the fields of imapflow's ListResponse this reads). */
 export interface ListedFolder {

@@ -7,11 +7,11 @@
  * show it is mapped with the grant (src/grants/grant-mapper.ts).
  */
 import { eq } from 'drizzle-orm';
-import { tables } from '../../../storage/index.js';
-import { AppError } from '../../errors.js';
-import { ImapGrantSettingsSchema, type ConnectionSecurity, type ImapGrantSettings } from '../../schemas/grants.js';
-import type { CoreDeps, SecretBox } from '../../ports/index.js';
-import { IMAP_PROVIDER, type ConnectedAccounts } from '../contracts.js';
+import { tables } from '../../storage/index.js';
+import { AppError } from '../errors.js';
+import { ImapGrantSettingsSchema, type ConnectionSecurity, type ImapGrantSettings } from '../schemas/grants.js';
+import type { CoreDeps, SecretBox } from '../ports/index.js';
+import { IMAP_PROVIDER, type ConnectedAccounts } from '../providers/contracts.js';
 import type { Connector, ImapEndpoint, SmtpEndpoint } from './connection.js';
 
 /** The IMAP port of implicit TLS (RFC 8314 §3.3, "imaps"); any other port defaults to STARTTLS. */

@@ -17,9 +17,9 @@
  */
 import type { Core } from '../core.js';
 import { onEventRecorded } from '../outbox/outbox.js';
-import { startPollingLoop } from './polling-loop.js';
+import { startPollingLoop } from '../jobs/polling-loop.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
-import { createWorker, type Worker } from './worker.js';
+import { createWorker, type Worker } from '../jobs/worker.js';
 import { startDeliveryRunner, type DeliveryRunner } from '../webhooks/delivery-runner.js';
 
 /** Pause between an event being recorded in this process and the dispatcher running. */
