@@ -40,7 +40,7 @@ import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/outbox.js';
 import { classifyBounce, codesIn } from './bounce-classification.js';
 import type { RecordedReport, ReportListener } from './contracts.js';
-import { readReport } from './report-mime.js';
+import { readReport } from '../mime/report-mime.js';
 import { parseReport, type BounceEntry, type ParsedReport } from './report-parser.js';
 import { returnedMessageIds } from './returned-message.js';
 import type { SigningKeys } from './signing.js';

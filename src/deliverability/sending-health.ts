@@ -30,7 +30,7 @@ import { AppError } from '../errors.js';
 import { eventRecorder } from '../outbox/outbox.js';
 import { toDomain } from '../domains/domain-service.js';
 import { grantOf } from '../grants/grant-mapper.js';
-import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
+import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from '../domains/domain-reputation.js';
 import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
 import { pauseSending, RESUME_HINT } from '../grants/sending-state.js';

@@ -27,9 +27,9 @@ import type { CoreDeps } from '../ports/index.js';
 import { eventRecorder } from '../outbox/outbox.js';
 import type { JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
-import type { StoredCopy } from '../mail/after-delivery.js';
+import type { StoredCopy } from '../mail/contracts.js';
 import { readRawHeaders } from '../mime/parse-inbound.js';
-import { fromHeaderAddress } from '../mail/stages/inbound-pipeline.js';
+import { fromHeaderAddress } from '../mime/from-header.js';
 
 /** The job kind that records a reply to a tracked send. */
 export const THREAD_REPLIED_JOB = 'deliverability.thread_replied';

@@ -17,7 +17,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
-import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from '../deliverability/domain-reputation.js';
+import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from './domain-reputation.js';
 import { eventRecorder } from '../outbox/outbox.js';
 import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 

@@ -47,10 +47,9 @@ export async function pauseSending(tx: Tx, newId: IdGenerator, grantId: string, 
   return row;
 }
 
-/** The first UTC day (unix days) of a rolling window of `windowDays` days that ends on the day of `nowMs`. */
-export function windowStartDay(nowMs: number, windowDays: number): number {
-  return Math.floor(nowMs / 86_400_000) - windowDays + 1;
-}
+/** The first UTC day of a rolling window (src/time.ts). */
+export { windowStartDay } from '../time.js';
+import { windowStartDay } from '../time.js';
 
 /**
  * Resumes a paused grant's sending, in the caller's transaction: clears the pause, resets the counters of the rolling

@@ -22,6 +22,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import type { Job, JobInput } from '../jobs/job-queue.js';
 import type { JobHandler } from '../jobs/worker.js';
+import type { StoredCopy } from './contracts.js';
 import type { ParsedAttachment, ParsedMessage } from '../mime/parse-inbound.js';
 
 /** A message just stored for one or more mailboxes. */
@@ -31,11 +32,7 @@ export interface DeliveredMail {
   parsed: Pick<ParsedMessage, 'from'>;
 }
 
-/** One stored copy of a message: its mailbox and its id there. */
-export interface StoredCopy {
-  grantId: string;
-  messageId: string;
-}
+export type { StoredCopy } from './contracts.js';
 
 /** The job kind that applies a received message's iCalendar parts. */
 export const INVITATIONS_JOB = 'mail.invitations';

@@ -16,8 +16,7 @@
  */
 import type { GrantRow, Tx } from '../../storage/index.js';
 import type { JobHandler } from '../jobs/worker.js';
-import type { MessageChanges } from '../messages/contracts.js';
-import type { MessageRow } from '../messages/message-mapper.js';
+import type { MessageChanges, MessageRow } from '../messages/contracts.js';
 import type { AttemptResult, OutboundRow } from '../outbound/contracts.js';
 
 /** The `grant.provider` value of hosted Agent Accounts (the spec's `hosted` is accepted as an alias). */

@@ -92,17 +92,9 @@ function failClosed(what: string, error: unknown): AppError {
   return new AppError('unavailable', `${what} could not be evaluated, try again later`, undefined, { cause: error });
 }
 
-/**
- * The first address of a From header as sent (`Name <a@b>`, `a@b`, with comments and quoted names); empty when there
- * is none. Quoted strings and comments are removed first, so a display name cannot pose as the address.
- */
-export function fromHeaderAddress(value: string): string {
-  const plain = value.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\((?:[^()\\]|\\.)*\)/g, ' ');
-  const first = plain.split(',')[0] ?? '';
-  const angle = /<([^<>]*)>/.exec(first);
-  const address = (angle ? angle[1]! : first).trim();
-  return address.includes('@') ? address.replace(/\s+/g, '').toLowerCase() : '';
-}
+/** The first address of a From header as sent (src/mime/from-header.ts). */
+export { fromHeaderAddress } from '../../mime/from-header.js';
+import { fromHeaderAddress } from '../../mime/from-header.js';
 
 /** The sender `from.*` rules look at: the From header's address, else MAIL FROM. */
 export function senderOf(raw: Buffer, mailFrom: string, parsedFrom?: ParsedMessage['from']): string {

@@ -6,7 +6,7 @@
  * first {@link MAX_REPORT_BYTES} of a message, at most {@link MAX_PARTS} parts, {@link MAX_DEPTH} levels deep: a
  * hostile report costs bounded time and memory, and anything malformed gives fewer parts, never an exception.
  */
-import { unfoldHeaderLines } from '../mime/header-lines.js';
+import { unfoldHeaderLines } from './header-lines.js';
 
 /** Bytes of a report that are read (the rest, usually the returned message's body, is ignored). */
 export const MAX_REPORT_BYTES = 512 * 1024;

@@ -21,9 +21,8 @@ import { tables, type Orm, type Tx } from '../../storage/index.js';
 import type { IdGenerator } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { Domain } from '../schemas/domains.js';
-import type { WindowTotals } from './contracts.js';
-import { unixDayOfMs } from './send-gates.js';
-import { windowStartDay } from '../grants/sending-state.js';
+import type { WindowTotals } from '../deliverability/contracts.js';
+import { unixDayOfMs, windowStartDay } from '../time.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;
 
