@@ -6,7 +6,7 @@
  * survive a crash or reach another process go through the outbox instead (src/outbox/).
  */
 import type { GrantRow } from '../storage/index.js';
-import type { InboundInvitation, InvitationOutcome } from './calendar/itip-inbound.js';
+import type { InboundInvitation, InvitationOutcome } from './calendar/index.js';
 
 /** The events, by name, and the signature of their listeners. */
 export interface CoreEvents {

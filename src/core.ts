@@ -3,56 +3,26 @@
  * `createCore(deps)` builds every area in dependency order and returns the core; its type, {@link Core}, is what the
  * operations and the faces see. The public names are exported by src/index.ts.
  */
-import { createEnforcement } from './admin/enforcement.js';
-import { createPolicyUpkeep } from './admin/policy-upkeep.js';
-import { createEvaluationService } from './admin/evaluation-service.js';
-import { createListService } from './admin/list-service.js';
-import { createPolicyService } from './admin/policy-service.js';
-import { createRuleService } from './admin/rule-service.js';
-import { createWorkspaceService } from './admin/workspace-service.js';
-import { createApplicationDetailsService } from './applications/application-details.js';
-import { createApplicationService } from './applications/application-service.js';
-import { createAvailabilityService } from './calendar/availability-service.js';
-import { createCalendarService } from './calendar/calendar-service.js';
-import { createEventService } from './calendar/event-service.js';
-import { createCalendarParser } from './calendar/ical-bounded.js';
-import { createContactService } from './contacts/contact-service.js';
+import { createEnforcement, createPolicyUpkeep, createEvaluationService, createListService, createPolicyService, createRuleService, createWorkspaceService } from './admin/index.js';
+import { createApplicationDetailsService, createApplicationService } from './applications/index.js';
+import { createAvailabilityService, createCalendarService, createEventService, createCalendarParser } from './calendar/index.js';
+import { createContactService } from './contacts/index.js';
 import type { CoreDeps } from './ports/index.js';
 import { createHealth } from './health.js';
 import { createCoreHooks } from './core-hooks.js';
-import { createSmartComposeService } from './smart-compose/smart-compose.js';
-import { createDomainService } from './domains/domain-service.js';
-import { createDmarcReportIntake } from './domains/dmarc-reports.js';
-import { createFolderService } from './grants/folder-service.js';
-import { createGrantService } from './grants/grant-service.js';
-import { createAfterDelivery, invitationJobsOf } from './mail/after-delivery.js';
-import { createInboundService } from './mail/inbound.js';
-import { createAuthenticator } from './mail/stages/authentication.js';
-import { createSpamChecker } from './mail/stages/spam.js';
-import { createAttachmentService } from './messages/attachment-service.js';
-import { createFolderCounter, createMailStore } from './messages/mail-store.js';
-import { createMessageDestroyer, createMessageService } from './messages/message-service.js';
-import { createThreadService } from './messages/thread-service.js';
+import { createSmartComposeService } from './smart-compose/index.js';
+import { createDomainService, createDmarcReportIntake } from './domains/index.js';
+import { createFolderService, createGrantService } from './grants/index.js';
+import { createAfterDelivery, invitationJobsOf, createInboundService, createAuthenticator, createSpamChecker } from './mail/index.js';
+import { createAttachmentService, createFolderCounter, createMailStore, createMessageDestroyer, createMessageService, createThreadService } from './messages/index.js';
 import { createProviders } from './providers/index.js';
-import { createImapOutgoing } from './imap/outgoing.js';
-import { createImapAccounts } from './imap/accounts.js';
-import { createConnector } from './imap/connection.js';
-import { createImapSync } from './imap/sync.js';
-import { createImapSyncRunner } from './imap/sync-runner.js';
-import { createOutboxDispatcher } from './outbox/outbox-dispatcher.js';
-import { createOutboundService } from './outbound/outbound-service.js';
-import { createJobQueue } from './jobs/job-queue.js';
-import type { JobHandler } from './jobs/worker.js';
-import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery.js';
+import { createImapOutgoing, createImapAccounts, createConnector, createImapSync, createImapSyncRunner } from './imap/index.js';
+import { createOutboxDispatcher } from './outbox/index.js';
+import { createOutboundService } from './outbound/index.js';
+import { createJobQueue, type JobHandler } from './jobs/index.js';
+import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
-import { createWebhookService } from './webhooks/webhook-service.js';
-import { createSigningKeys } from './deliverability/signing.js';
-import { createThreadReplies } from './deliverability/thread-replies.js';
-import { createMailboxReports } from './deliverability/mailbox-reports.js';
-import { createSendingHealth } from './deliverability/sending-health.js';
-import { createReportIntake } from './deliverability/reports.js';
-import { createSuppressionService } from './deliverability/suppressions.js';
-import { createTrackingService } from './deliverability/tracking-service.js';
+import { createSigningKeys, createThreadReplies, createMailboxReports, createSendingHealth, createReportIntake, createSuppressionService, createTrackingService } from './deliverability/index.js';
 
 /**
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built

@@ -16,11 +16,10 @@
  * a write transaction, `core.jobs.enqueueIn(tx, ...)`.
  */
 import type { Core } from '../core.js';
-import { onEventRecorded } from '../outbox/outbox.js';
-import { startPollingLoop } from '../jobs/polling-loop.js';
+import { onEventRecorded } from '../outbox/index.js';
+import { startPollingLoop, createWorker, type Worker } from '../jobs/index.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
-import { createWorker, type Worker } from '../jobs/worker.js';
-import { startDeliveryRunner, type DeliveryRunner } from '../webhooks/delivery-runner.js';
+import { startDeliveryRunner, type DeliveryRunner } from '../webhooks/index.js';
 
 /** Pause between an event being recorded in this process and the dispatcher running. */
 const DISPATCH_DEBOUNCE_MS = 10;

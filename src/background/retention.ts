@@ -32,7 +32,7 @@ import { and, asc, gt, inArray, isNotNull, isNull, lt, sql, type SQL } from 'dri
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { GIVE_UP_WINDOW_MS } from '../webhooks/delivery.js';
+import { GIVE_UP_WINDOW_MS } from '../webhooks/index.js';
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;

@@ -18,7 +18,7 @@ import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from './domain-reputation.js';
-import { eventRecorder } from '../outbox/outbox.js';
+import { eventRecorder } from '../outbox/index.js';
 import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;

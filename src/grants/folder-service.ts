@@ -8,7 +8,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { deletedEvent, eventRecorder } from '../outbox/outbox.js';
+import { deletedEvent, eventRecorder } from '../outbox/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
 import { folderAttributes, type GrantService } from './grant-service.js';

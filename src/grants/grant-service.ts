@@ -7,15 +7,15 @@
  */
 import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
 import { findGrantByEmail, findGrantByRef, SYSTEM_FOLDERS, tables, type GrantRow, type Tx } from '../../storage/index.js';
-import { hashPassword } from '../applications/credentials.js';
+import { hashPassword } from '../applications/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../outbox/outbox.js';
+import { eventRecorder } from '../outbox/index.js';
 import { HostedGrantSettingsSchema, ImapGrantSettingsSchema, type CreateGrantInput, type Grant, type ListGrantsInput, type UpdateGrantInput } from '../schemas/grants.js';
 import { HOSTED_PROVIDER, type ConnectedAccounts } from '../providers/index.js';
-import { isDomainUsable } from '../domains/domain-service.js';
+import { isDomainUsable } from '../domains/index.js';
 import { chooseWorkspace } from './placement.js';
 import { addMissingFolders, policyFolderNames } from './policy-folders.js';
 import { resumeSending } from './sending-state.js';

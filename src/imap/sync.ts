@@ -32,13 +32,11 @@ import { tables, type Tx } from '../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../storage/schema/connected.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { deletedEvent, eventRecorder } from '../outbox/outbox.js';
-import { toFolder } from '../grants/folder-service.js';
-import { grantOf } from '../grants/grant-mapper.js';
-import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../mail/inbound.js';
-import type { ParsedMessage } from '../mime/parse-inbound.js';
-import { presentMessages, type MailStore } from '../messages/mail-store.js';
-import type { MessageRow } from '../messages/message-mapper.js';
+import { deletedEvent, eventRecorder } from '../outbox/index.js';
+import { toFolder, grantOf } from '../grants/index.js';
+import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../mail/index.js';
+import type { ParsedMessage } from '../mime/index.js';
+import { presentMessages, type MailStore, type MessageRow } from '../messages/index.js';
 import { mapFolders, ROLE_ORDER, type ListedFolder } from './folders.js';
 import type { FetchSession } from './fetch-thread.js';
 

@@ -15,7 +15,7 @@
  * durable job) exists if and only if the change does; none of them talks to a server there.
  */
 import type { GrantRow, Tx } from '../../storage/index.js';
-import type { JobHandler } from '../jobs/worker.js';
+import type { JobHandler } from '../jobs/index.js';
 import type { MessageChanges, MessageRow } from '../messages/contracts.js';
 import type { AttemptResult, OutboundRow } from '../outbound/contracts.js';
 

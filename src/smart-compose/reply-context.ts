@@ -10,7 +10,7 @@
  * text, split at the start of its quoted history: the new part within {@link FRESH_BODY_TOKENS} tokens, the
  * quoted history (the earlier messages) within {@link QUOTED_HISTORY_TOKENS}, each marked when cut.
  */
-import { htmlToText } from '../mime/normalize.js';
+import { htmlToText } from '../mime/index.js';
 import { truncateToTokens } from './tokens.js';
 
 /** The system message of every Smart Compose call: the same for a new message and a reply, whatever the mail says. */
