@@ -17,6 +17,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
+import type { DomainService } from './contracts.js';
 import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from './domain-reputation.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
@@ -98,7 +99,7 @@ interface ExpectedRecord {
 }
 
 /** Creates the domain service. */
-export function createDomainService({ db, clock, newId, randomBytes, dns, config, secrets }: CoreDeps) {
+export function createDomainService({ db, clock, newId, randomBytes, dns, config, secrets }: CoreDeps): DomainService {
   const now = () => unixSeconds(clock.now());
   const record = eventRecorder({ newId, clock });
   const windowDays = config.deliverability.domain.pauseWindowDays;
@@ -380,4 +381,4 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
   };
 }
 
-export type DomainService = ReturnType<typeof createDomainService>;
+export type { DomainService } from './contracts.js';

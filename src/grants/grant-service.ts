@@ -16,6 +16,7 @@ import { eventRecorder } from '../outbox/index.js';
 import { HostedGrantSettingsSchema, ImapGrantSettingsSchema, type CreateGrantInput, type Grant, type ListGrantsInput, type UpdateGrantInput } from '../schemas/grants.js';
 import { HOSTED_PROVIDER, type ConnectedAccounts } from '../providers/index.js';
 import { isDomainUsable } from '../domains/index.js';
+import type { GrantService } from './contracts.js';
 import { chooseWorkspace } from './placement.js';
 import { addMissingFolders, policyFolderNames } from './policy-folders.js';
 import { resumeSending } from './sending-state.js';
@@ -58,7 +59,7 @@ export interface GrantHooks {
 }
 
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}) {
+export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}): GrantService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
   const connectedKinds = new Map((hooks.accounts ?? []).map((kind) => [kind.name, kind]));
@@ -351,4 +352,4 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
   }
 }
 
-export type GrantService = ReturnType<typeof createGrantService>;
+export type { GrantService } from './contracts.js';

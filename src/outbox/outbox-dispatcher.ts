@@ -11,6 +11,7 @@ import { asc, inArray, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
+import type { OutboxDispatcher } from './contracts.js';
 
 /** An outbox row as consumers see it. */
 export type OutboxRow = typeof tables.outboxEvents.$inferSelect;
@@ -30,7 +31,7 @@ export interface OutboxConsumer {
 const BATCH_SIZE = 100;
 
 /** Creates the dispatcher over the given consumers. */
-export function createOutboxDispatcher({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, consumers: readonly OutboxConsumer[]) {
+export function createOutboxDispatcher({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, consumers: readonly OutboxConsumer[]): OutboxDispatcher {
   async function interested(): Promise<boolean> {
     const interest = await Promise.all(consumers.map((consumer) => consumer.interested()));
     return interest.some(Boolean);
@@ -73,4 +74,4 @@ export function createOutboxDispatcher({ db, clock }: Pick<CoreDeps, 'db' | 'clo
 }
 
 /** The dispatcher's type. */
-export type OutboxDispatcher = ReturnType<typeof createOutboxDispatcher>;
+export type { OutboxDispatcher } from './contracts.js';
