@@ -9,7 +9,7 @@ import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError } from '../errors.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import type { Availability, GetAvailabilityInput, OpenHours } from '../schemas/availability.js';
 import { MAX_AVAILABILITY_WINDOW_DAYS, MAX_EXPLANATIONS } from '../schemas/availability.js';
 import type { FreeBusyEntry, FreeBusyList, GetFreeBusyInput } from '../schemas/free-busy.js';

@@ -10,7 +10,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../outbox/index.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
 import { normalizeTimeZone } from '../time-zones.js';

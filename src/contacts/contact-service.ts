@@ -10,7 +10,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../outbox/index.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Contact, ContactGroup, ContactRefInput, CreateContactInput, FindContactInput, ListContactGroupsInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
 import type { ContactService } from './contracts.js';

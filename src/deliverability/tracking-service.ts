@@ -26,7 +26,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import { announceRecordedEvents, type TriggerType } from '../outbox/index.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { notDraft, type SentStateLookup } from '../messages/index.js';
 import type { GetMessageEngagementInput, MessageEngagement } from '../schemas/engagement.js';
 import type { SigningKeys, TokenSigner } from './signing.js';

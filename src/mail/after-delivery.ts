@@ -17,7 +17,7 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import { readBlob, tables, type GrantRow } from '../../storage/index.js';
 import type { InboundInvitation, InvitationOutcome } from '../calendar/index.js';
-import type { ContactService } from '../contacts/index.js';
+import type { ContactService } from '../contacts/contracts.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import type { Job, JobInput, JobHandler } from '../jobs/index.js';

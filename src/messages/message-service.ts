@@ -10,7 +10,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { readRawHeaders } from '../mime/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';

@@ -8,7 +8,7 @@ import { tables, type Executor } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { Draft } from '../schemas/drafts.js';
 import type { Message } from '../schemas/messages.js';

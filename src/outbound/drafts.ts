@@ -9,7 +9,7 @@ import { tables } from '../../storage/index.js';
 import type { Principal, OperationContext } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import type { JobQueue } from '../jobs/index.js';
 import { presentMessages, type MailStore, messageConditions, selectFields } from '../messages/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';

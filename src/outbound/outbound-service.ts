@@ -9,8 +9,8 @@
 import type { Enforcement } from '../admin/index.js';
 import type { Principal, OperationContext } from '../access.js';
 import type { CoreDeps, SmtpClient } from '../ports/index.js';
-import type { GrantService } from '../grants/index.js';
-import type { ContactService } from '../contacts/index.js';
+import type { GrantService } from '../grants/contracts.js';
+import type { ContactService } from '../contacts/contracts.js';
 import type { InboundService } from '../mail/index.js';
 import { createSmtpClient } from '../system/smtp-client.js';
 import type { JobQueue } from '../jobs/index.js';

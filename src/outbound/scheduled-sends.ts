@@ -11,7 +11,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, invalid, notFound } from '../errors.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import type { Job, JobQueue, JobHandler } from '../jobs/index.js';
 import { presentMessages, type MailStore } from '../messages/index.js';
 import type { ScheduledMessage, ScheduledMessageRefInput, SendResult } from '../schemas/send.js';

@@ -11,7 +11,7 @@ import type { InvitationSender } from '../calendar/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import type { ContactService } from '../contacts/index.js';
+import type { ContactService } from '../contacts/contracts.js';
 import { MAX_MESSAGE_BYTES } from '../mail/index.js';
 import type { MailStore } from '../messages/index.js';
 import type { SendResult, SentMessage } from '../schemas/send.js';

@@ -14,7 +14,7 @@
 import type { Principal, RateLimitDetails } from '../access.js';
 import { type CoreDeps, type SmartComposeOutcome, type TextGenerationRequest, type TextStreamPart, type TextUsage, TextGenerationError } from '../ports/index.js';
 import { AppError } from '../errors.js';
-import type { GrantService } from '../grants/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { HOSTED_PROVIDER } from '../providers/index.js';
 import type { MessageService } from '../messages/index.js';
 import { composeUserMessage, originalMessageData, replyUserMessage, SMART_COMPOSE_INSTRUCTIONS } from './reply-context.js';
