@@ -97,7 +97,7 @@ export function createCore(deps: CoreDeps) {
     // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
     stages: deps.inboundStages ?? mailStages,
   });
-  /** The sync in of connected IMAP accounts (src/providers/imap/sync-runner.ts), run by the worker role. */
+  /** The sync in of connected IMAP accounts (src/imap/sync-runner.ts), run by the worker role. */
   const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood }), connector });
   hooks.on('grantConnected', (grantId) => imap.wake(grantId));
   /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts (their sync is `imap`). */
@@ -117,13 +117,13 @@ export function createCore(deps: CoreDeps) {
   const attachments = createAttachmentService(deps, grants);
   /** Smart Compose: message bodies from a prompt, by the configured model (deps.text). */
   const smartCompose = createSmartComposeService(deps, grants, messages);
-  /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
+  /** Retention periods and additional folders of policies (run periodically by src/background/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
-  /** Every background job kind and its handler (run by src/jobs/background.ts). */
+  /** Every background job kind and its handler (run by src/background/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };

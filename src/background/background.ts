@@ -1,5 +1,5 @@
 /**
- * @module jobs/background
+ * @module background/background
  * The background role of a service process: the outbox dispatcher, one job worker running every job kind
  * the core has handlers for, the webhook delivery runner (src/webhooks/delivery-runner.ts: ordered batch claims
  * of `webhook.deliver` jobs), and the retention purge (./retention.ts: old outbox events and dead jobs), followed
@@ -9,7 +9,7 @@
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
  * UPDATE that marks it, so no work is done twice at once. Work that another process queued (mail taken by an
  * `smtp`-only process, a send through an `http`-only one) wakes nothing here: the loops find it at their next poll.
- * It also runs the sync of connected IMAP accounts (`core.imap`, src/providers/imap/sync-runner.ts).
+ * It also runs the sync of connected IMAP accounts (`core.imap`, src/imap/sync-runner.ts).
  *
  * To add a kind of background work: give the service a `handlers` record (job kind → JobHandler), spread it
  * into `core.jobHandlers` in `createCore` (src/core.ts), and enqueue with `core.jobs.enqueue(...)` or, inside
@@ -130,7 +130,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     },
   });
 
-  // The sync of connected IMAP accounts (src/providers/imap/sync-runner.ts).
+  // The sync of connected IMAP accounts (src/imap/sync-runner.ts).
   core.imap.start();
 
   return {

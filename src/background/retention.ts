@@ -1,5 +1,5 @@
 /**
- * @module jobs/retention
+ * @module background/retention
  * Deletes what the outbox and the job queue no longer need, so tables written for every received message do not
  * grow without bound. Run by the background role (./background.ts) every {@link PURGE_INTERVAL_MS}.
  *

@@ -1,5 +1,5 @@
 /**
- * @module deliverability/domain-reputation
+ * @module domains/domain-reputation
  * The reputation of a sending domain (issue 23 part 3): what receiving providers judge is the domain, so the bounce
  * and complaint rates of everything sent from a registered domain (all its grants and its transactional sends) are
  * kept per domain and UTC day beside the grant's, over the same rolling window, and judged on the domain's totals.

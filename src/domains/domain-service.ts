@@ -7,7 +7,7 @@
  * `AGENTPOST_WARMUP_SCHEDULE` is `off` or the request says `warm_up: false`; trial subdomains and the domains of
  * `AGENTPOST_DOMAINS` count as established (no ramp) unless `warm_up: true` is asked for. Every domain object shows
  * its sending state and its reputation (the bounce and complaint rates of everything sent from it:
- * src/deliverability/domain-reputation.ts); `sending.status: "active"` on update resumes a paused domain.
+ * src/domains/domain-reputation.ts); `sending.status: "active"` on update resumes a paused domain.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { and, asc, eq, gt, or } from 'drizzle-orm';
@@ -46,7 +46,7 @@ export function isDomainUsable(domain: Pick<DomainRow, 'branded' | 'verifiedOwne
 
 /**
  * Maps a row to the wire form (secrets such as the DKIM private key stay inside), with its `reputation` when given
- * (src/deliverability/domain-reputation.ts).
+ * (src/domains/domain-reputation.ts).
  */
 export function toDomain(row: DomainRow, reputation?: DomainReputation): Domain {
   return {

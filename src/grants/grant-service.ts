@@ -2,7 +2,7 @@
  * @module grants/grant-service
  * Grants: hosted Agent Accounts (created with their six system folders and primary calendar, in one transaction)
  * and connected accounts (`provider: "imap"`: created, or re-authenticated, once the account's servers accepted the
- * login; the provider's {@link ConnectedAccounts}, src/providers/imap/accounts.ts), listing, reading, updating and
+ * login; the provider's {@link ConnectedAccounts}, src/imap/accounts.ts), listing, reading, updating and
  * deletion. Every call is scoped to the calling application.
  */
 import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';

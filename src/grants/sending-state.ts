@@ -1,5 +1,5 @@
 /**
- * @module deliverability/sending-state
+ * @module grants/sending-state
  * A grant's sending state (active, or paused with a reason) as stored on the grant (`sending_paused_at`,
  * `sending_paused_reason`) and as the API shows it (`sending` on the grant object); and the two changes of it, each
  * recorded in `sending_state_changes`: a pause (by the service, on a threshold: ./sending-health.ts) and a resume

@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/accounts
+ * @module imap/accounts
  * Connecting an IMAP/SMTP account (`POST /v3/connect/custom` with `provider: "imap"`): the endpoints of the settings
  * given (security defaults from the ports), the login check on both servers before anything is stored, the values
  * of its `imap_accounts` row (passwords sealed), stored beside the grant by the grant service through

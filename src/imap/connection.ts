@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/connection
+ * @module imap/connection
  * Connections to a connected account's servers: IMAP through imapflow (the only module that imports it besides the
  * sync), SMTP login checks through nodemailer. Every IMAP connection holds a slot of its server (host and port)
  * for as long as it is open, so one server never gets more than `config.imap.maxConnectionsPerServer` connections
@@ -293,7 +293,7 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       tls: { rejectUnauthorized: !endpoint.allowInsecureTls },
       disableAutoIdle: true,
       // ENABLE QRESYNC when the server has it: expunges come as UIDs (VANISHED), and a SELECT can ask for what
-      // changed since a folder's last pass (src/providers/imap/sync.ts).
+      // changed since a folder's last pass (src/imap/sync.ts).
       qresync: true,
     };
   };

@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/fetch-thread
+ * @module imap/fetch-thread
  * The main thread's side of fetch-worker.ts: threads, each with an IMAP connection of its own, that FETCH the bytes of
  * many messages for a connected account's initial sync. Reading the server's answers is about half of what a sync
  * costs the event loop; on such a thread it runs beside the event loop, which only hands what comes to the store.

@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/fetch-worker
+ * @module imap/fetch-worker
  * Runs in a worker thread (see fetch-thread.ts, started by storage/worker-module.ts): IMAP connections of its own, one
  * at a time, that FETCH the bytes of many messages for a connected account's initial sync, so that reading and
  * parsing the server's answers (imapflow) does not run on the event loop, which stores what comes. The thread outlives

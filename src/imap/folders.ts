@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/folders
+ * @module imap/folders
  * How a connected account's IMAP folders map to the Nylas folder model: a folder with a system role (`inbox`, `sent`,
  * `drafts`, `trash`, `junk`, `archive`) takes the role as its id, found by its special-use attribute (RFC 6154) when
  * the server has them, else by its name (imapflow's tables of localised names, then the common English names

@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/outgoing
+ * @module imap/outgoing
  * The outgoing side of a connected IMAP/SMTP account (`provider: "imap"`): what the API changes reaches the
  * account's servers.
  *

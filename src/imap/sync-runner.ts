@@ -1,6 +1,6 @@
 /**
- * @module providers/imap/sync-runner
- * Runs the sync of connected accounts (./sync.ts) in the worker role (started by src/jobs/background.ts):
+ * @module imap/sync-runner
+ * Runs the sync of connected accounts (./sync.ts) in the worker role (started by src/background/background.ts):
  *
  * - **Finding work.** A scan every {@link SCAN_INTERVAL_MS} (and at once on `wake(grantId)`) starts an account
  *   worker for each `imap_accounts` row that is due: not `invalid`, and past its `retry_at`. So a grant made by the

@@ -1,5 +1,5 @@
 /**
- * @module providers/imap/sync
+ * @module imap/sync
  * The sync in of a connected IMAP account: one pass over its mailbox on a logged-in imapflow connection.
  *
  * - **Folders.** LIST, mapped by ./folders.ts to `folders` rows (system roles, or an id made for the path) and kept in

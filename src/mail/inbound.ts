@@ -179,7 +179,7 @@ interface StoreExtras {
 export type ImapLinkRow = typeof imapMessages.$inferSelect;
 
 /**
- * A message fetched from a connected account's IMAP server (src/providers/imap/sync.ts). It was delivered to the
+ * A message fetched from a connected account's IMAP server (src/imap/sync.ts). It was delivered to the
  * user already, elsewhere: it is stored as it is, without the stages meant for mail arriving at our MX.
  */
 export interface FetchedMessage {

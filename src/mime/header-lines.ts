@@ -1,8 +1,8 @@
 /**
- * @module mail/header-lines
+ * @module mime/header-lines
  * Reading a header section line by line: continuation lines (starting with a space or tab) are unfolded onto the
  * field before them, lines without a colon are skipped, and at most `maxHeaders` fields are kept. Shared by the raw
- * header reader of inbound mail (./parse-inbound.ts) and the report reader of bounces (src/deliverability/report-mime.ts).
+ * header reader of inbound mail (./parse-inbound.ts) and the report reader of bounces (src/mime/report-mime.ts).
  */
 
 /** One header field: its name as written (trimmed) and its unfolded value. */

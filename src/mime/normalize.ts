@@ -1,5 +1,5 @@
 /**
- * @module mail/normalize
+ * @module mime/normalize
  * A parsed message (a mailparser `simpleParser` result, or the fast path's in simple-mime.ts) → the plain data the
  * store needs. No side effects on import: the parse worker (parse-worker.ts) and the mail writer thread (through
  * ingest-prepare.ts) import it.

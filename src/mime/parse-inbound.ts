@@ -1,5 +1,5 @@
 /**
- * @module mail/parse-inbound
+ * @module mime/parse-inbound
  * Parsing of untrusted MIME (mailparser, in `parse-worker.ts`) on a small pool of worker threads, so a hostile
  * message never stalls the event loop: each parse runs with a deadline and a heap cap, and a worker that
  * overruns either is replaced. The result is a union, as for every parser of ours: a message that does not

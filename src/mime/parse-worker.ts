@@ -1,5 +1,5 @@
 /**
- * @module mail/parse-worker
+ * @module mime/parse-worker
  * Runs in a worker thread (see parse-inbound.ts, started by storage/worker-module.ts): parses untrusted MIME with
  * mailparser off the event loop and returns plain data (normalize.ts). Importing it elsewhere only gives its options.
  *

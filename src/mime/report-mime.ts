@@ -1,5 +1,5 @@
 /**
- * @module deliverability/report-mime
+ * @module mime/report-mime
  * A small, bounded MIME reader for delivery reports (pure): headers (unfolded, RFC 2047 words left as they are),
  * `Content-Type` parameters, multipart bodies split on their boundary, and transfer encodings (base64,
  * quoted-printable) undone. Reports are small and their interesting parts are plain text, so this reads only the

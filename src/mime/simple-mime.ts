@@ -1,5 +1,5 @@
 /**
- * @module mail/simple-mime
+ * @module mime/simple-mime
  * A fast path for the commonest inbound messages: a single text/plain or text/html part, a multipart/alternative of
  * such parts (what every mail client sends), or a multipart/mixed of such parts and alternatives (a mailing list's
  * footer), without attachments. `parseSimpleMessage(raw)` returns the fields of mailparser's `simpleParser` result
