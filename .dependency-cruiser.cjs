@@ -8,6 +8,8 @@
  * Inside src, imports point one way too: no module imports itself back through others (type-only imports count),
  * areas (the folders of src) never import the operations registry, and neither the schemas (the contracts) nor the
  * ports (interfaces to the outside world) import an area or the core's wiring (src/core.ts, src/index.ts).
+ * Every other folder of src is an area with a front door: other areas, the operations, the top-level modules of src
+ * and the faces use it only through its index.ts (what it offers) or contracts.ts (its declared types).
  * `examples`, `test`, `bench` and `bin` may import anything, so they are not cruised.
  */
 
@@ -16,6 +18,9 @@ const TRANSPORTS = '(^|/)node_modules/(hono|@hono/[^/]+|@modelcontextprotocol/sd
 
 /** An area of src (any of its folders), or the modules that wire and export them all. */
 const AREA_OR_WIRING = '^src/([^/]+/|core\\.ts$|index\\.ts$)';
+
+/** The folders of src that are not areas: the schemas, the registry, the ports and their implementations. */
+const NOT_AREAS = '(schemas|operations|ports|system)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -75,6 +80,14 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/ports/' },
       to: { path: AREA_OR_WIRING, pathNot: '^src/ports/' },
+    },
+    {
+      name: 'areas-only-through-front-doors',
+      comment:
+        "An area (a folder of src other than schemas, operations, ports and system) is used from outside only through its index.ts or contracts.ts; inside, its modules use each other freely.",
+      severity: 'error',
+      from: { path: '^(src/([^/]+)/|src/[^/]+\\.ts$|tools/|server/)', pathNot: '^src/(schemas|ports)/' },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/$2/', `^src/${NOT_AREAS}/`, '^src/[^/]+/(index|contracts)\\.ts$'] },
     },
     {
       name: 'ical-js-only-in-ical-modules',

@@ -11,10 +11,10 @@
  * are checked to be equal before measuring. BENCH_MIME_ROUNDS scales the counts (default 1).
  */
 import { simpleParser } from 'mailparser';
-import { normalize } from '../src/mail/normalize.js';
+import { normalize } from '../src/mime/normalize.js';
 import { gmailAlternative, qpEncode, smtpSourceMessage } from '../test/helpers/mime.js';
-import { PARSER_OPTIONS } from '../src/mail/parse-worker.js';
-import { parseSimpleMessage } from '../src/mail/simple-mime.js';
+import { PARSER_OPTIONS } from '../src/mime/parse-worker.js';
+import { parseSimpleMessage } from '../src/mime/simple-mime.js';
 
 const ROUNDS = Number(process.env.BENCH_MIME_ROUNDS ?? 1);
 

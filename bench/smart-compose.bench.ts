@@ -6,8 +6,8 @@
  * what the service adds (checks, token count, message read, context, AI SDK, envelope).
  */
 import { performance } from 'node:perf_hooks';
-import { originalMessageData } from '../src/compose/reply-context.js';
-import { countTokens, loadTokenizer } from '../src/compose/tokens.js';
+import { originalMessageData } from '../src/smart-compose/reply-context.js';
+import { countTokens, loadTokenizer } from '../src/smart-compose/tokens.js';
 import { composeMime, parsedOf } from '../src/outbound/compose.js';
 import { addSyncedMessageRow, createImapGrant } from '../test/helpers/imap-grant.js';
 import { startFakeModelServer } from '../test/helpers/openai-compatible.js';

@@ -63,9 +63,9 @@ export { systemDns } from '../src/system/dns.js';
 /** A JSON-lines logger at a level (`deps.logger`). */
 export { createLogger } from '../src/system/logger.js';
 /** The installation's secret box (`deps.secrets`): the key from `AGENTPOST_SECRET_KEY` or its file, checked against the database. */
-export { openSecretBox } from '../src/secrets/key-source.js';
+export { openSecretBox } from '../src/secrets/index.js';
 /** A secret box on a key of your own (`deps.secrets`), with earlier keys to read what they sealed. */
-export { createSecretBox } from '../src/secrets/secret-box.js';
+export { createSecretBox } from '../src/secrets/index.js';
 /** Smart Compose's model: an AI SDK language model of your own as the core's TextGenerator (`deps.text`). */
 export { textGeneratorOf } from './ai-text-generator.js';
 
@@ -81,9 +81,9 @@ export type { OperationContext } from '../src/access.js';
 
 // Webhooks.
 /** Checks a webhook delivery's signature (Nylas `x-nylas-signature` or Standard Webhooks) against the endpoint's secret. */
-export { verifyWebhookSignature } from '../src/webhooks/signatures.js';
+export { verifyWebhookSignature } from '../src/webhooks/index.js';
 /** The options of {@link verifyWebhookSignature}, and its answer. */
-export type { VerifyWebhookOptions, WebhookVerification } from '../src/webhooks/signatures.js';
+export type { VerifyWebhookOptions, WebhookVerification } from '../src/webhooks/index.js';
 
 /** What {@link Agentpost.start} resolves: the roles, the HTTP URL, the SMTP port and the background work it started. */
 export type { Listening };

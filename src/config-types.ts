@@ -99,7 +99,7 @@ export interface Config {
   roles: readonly Role[];
   /** Longest wait of background workers between polls of the jobs and outbox tables. */
   workerPollMs: number;
-  /** Connected IMAP/SMTP accounts (src/providers/imap). */
+  /** Connected IMAP/SMTP accounts (src/imap). */
   imap: {
     /** Longest wait for a TCP/TLS connection and the server's greeting, in ms. */
     connectTimeoutMs: number;
@@ -128,7 +128,7 @@ export interface Config {
     historyEvents: boolean;
     /**
      * Whether an initial sync reads the server's answers to its large FETCHes on a thread of its own, over a
-     * connection of its own (src/providers/imap/fetch-thread.ts): `on`, `off`, or `auto` (the default): on with 4 or
+     * connection of its own (src/imap/fetch-thread.ts): `on`, `off`, or `auto` (the default): on with 4 or
      * more cores. The thread frees the event loop, but costs CPU of its own (a second connection, messages handed
      * between threads): on fewer cores than its threads it gains nothing (bench/imap-sync.bench.ts).
      */

@@ -3,58 +3,34 @@
  * `createCore(deps)` builds every area in dependency order and returns the core; its type, {@link Core}, is what the
  * operations and the faces see. The public names are exported by src/index.ts.
  */
-import { createEnforcement } from './admin/enforcement.js';
-import { createPolicyUpkeep } from './admin/policy-upkeep.js';
-import { createEvaluationService } from './admin/evaluation-service.js';
-import { createListService } from './admin/list-service.js';
-import { createPolicyService } from './admin/policy-service.js';
-import { createRuleService } from './admin/rule-service.js';
-import { createWorkspaceService } from './admin/workspace-service.js';
-import { createApplicationDetailsService } from './applications/application-details.js';
-import { createApplicationService } from './applications/application-service.js';
-import { createAvailabilityService } from './calendar/availability-service.js';
-import { createCalendarService } from './calendar/calendar-service.js';
-import { createEventService } from './calendar/event-service.js';
-import { createCalendarParser } from './calendar/ical-bounded.js';
-import { createContactService } from './contacts/contact-service.js';
+import { createEnforcement, createPolicyUpkeep, createEvaluationService, createListService, createPolicyService, createRuleService, createWorkspaceService } from './admin/index.js';
+import { createApplicationDetailsService, createApplicationService } from './applications/index.js';
+import { createAvailabilityService, createCalendarService, createEventService, createCalendarParser } from './calendar/index.js';
+import { createContactService } from './contacts/index.js';
 import type { CoreDeps } from './ports/index.js';
 import { createHealth } from './health.js';
-import { createSmartComposeService } from './compose/smart-compose.js';
-import { createDomainService } from './domains/domain-service.js';
-import { createDmarcReportIntake } from './domains/dmarc-reports.js';
-import { createFolderService } from './grants/folder-service.js';
-import { createGrantService } from './grants/grant-service.js';
-import { createAfterDelivery, invitationJobsOf } from './mail/after-delivery.js';
-import { createInboundService } from './mail/inbound.js';
-import { createAuthenticator } from './mail/stages/authentication.js';
-import { createSpamChecker } from './mail/stages/spam.js';
-import { createAttachmentService } from './messages/attachment-service.js';
-import { createFolderCounter, createMailStore } from './messages/mail-store.js';
-import { createMessageService } from './messages/message-service.js';
-import { createThreadService } from './messages/thread-service.js';
+import { createCoreHooks } from './core-hooks.js';
+import { createSmartComposeService } from './smart-compose/index.js';
+import { createDomainService, createDmarcReportIntake } from './domains/index.js';
+import { createFolderService, createGrantService } from './grants/index.js';
+import { createAfterDelivery, invitationJobsOf, createInboundService, createAuthenticator, createSpamChecker } from './mail/index.js';
+import { createAttachmentService, createFolderCounter, createMailStore, createMessageDestroyer, createMessageService, createThreadService } from './messages/index.js';
 import { createProviders } from './providers/index.js';
-import { createImapOutgoing } from './providers/imap/outgoing.js';
-import { createImapAccounts } from './providers/imap/accounts.js';
-import { createConnector } from './providers/imap/connection.js';
-import { createImapSync } from './providers/imap/sync.js';
-import { createImapSyncRunner, type ImapSyncRunner } from './providers/imap/sync-runner.js';
-import { createOutboxDispatcher } from './events/outbox-dispatcher.js';
-import { createOutboundService } from './outbound/outbound-service.js';
-import { createJobQueue } from './jobs/job-queue.js';
-import type { JobHandler } from './jobs/worker.js';
-import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './webhooks/delivery.js';
+import { createImapOutgoing, createImapAccounts, createConnector, createImapSync, createImapSyncRunner } from './imap/index.js';
+import { createOutboxDispatcher } from './outbox/index.js';
+import { createOutboundService } from './outbound/index.js';
+import { createJobQueue, type JobHandler } from './jobs/index.js';
+import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
-import { createWebhookService } from './webhooks/webhook-service.js';
-import { createSigningKeys } from './deliverability/signing.js';
-import { createThreadReplies } from './deliverability/thread-replies.js';
-import { createMailboxReports } from './deliverability/mailbox-reports.js';
-import { createSendingHealth } from './deliverability/sending-health.js';
-import { createReportIntake } from './deliverability/reports.js';
-import { createSuppressionService } from './deliverability/suppressions.js';
-import { createTrackingService } from './deliverability/tracking-service.js';
+import { createSigningKeys, createThreadReplies, createMailboxReports, createSendingHealth, createReportIntake, createSuppressionService, createTrackingService } from './deliverability/index.js';
 
-/** Builds the core from its dependencies. */
+/**
+ * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
+ * before it (a grant deleted or connected, an invitation received) go through the event hook made first.
+ */
 export function createCore(deps: CoreDeps) {
+  /** How areas built early tell areas built later what happened (src/core-hooks.ts). */
+  const hooks = createCoreHooks();
   const applications = createApplicationService(deps);
   const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
@@ -62,14 +38,20 @@ export function createCore(deps: CoreDeps) {
   const connector = createConnector(deps.config, deps.dns);
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
   const dmarcReports = createDmarcReportIntake(deps);
-  // A deleted grant's tracking URLs stop answering in this process at once (late-bound: tracking is built below).
-  // A connected account's sync starts at once (late-bound: the sync is built below).
-  const grants = createGrantService(deps, { onDeleted: (grantId) => tracking.forgetGrant(grantId), onConnected: (grantId) => imap.wake(grantId), accounts: [createImapAccounts(deps, connector)] });
+  // A deleted grant's tracking URLs stop answering in this process at once; a connected account's sync starts at once
+  // (tracking and the sync listen: both are built below).
+  const grants = createGrantService(deps, {
+    onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
+    onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
+    accounts: [createImapAccounts(deps, connector)],
+  });
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);
   const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
   const mailStore = createMailStore(deps);
+  /** Deleting stored messages for good (with `message.deleted`), for the message service, the sync and policy upkeep. */
+  const destroyForGood = createMessageDestroyer(deps, mailStore);
   /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
   const enforcement = createEnforcement(deps);
   /** Inbound stages 2 and 3 (authentication, spam), for the inbound pipeline: SPF/DKIM/DMARC/ARC through deps.dns, and the spam score. */
@@ -89,12 +71,11 @@ export function createCore(deps: CoreDeps) {
   const signing = createSigningKeys(deps);
   deps.db.onThreadExit(health.threadExited);
   const jobs = createJobQueue(deps);
-  /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts. */
-  // The sync is late-bound (it stores through the inbound path and deletes through the message service, built below).
-  const imapSync: ImapSyncRunner['run'] = (grantId, signal) => imap.run(grantId, signal);
-  const providers = createProviders([createImapOutgoing(deps, { jobs, connector, sync: { run: imapSync } })]);
-  // After each delivery: iMIP parts to calendars (a durable job), senders to contacts (late-bound: events is built below).
-  const afterDelivery = createAfterDelivery(deps, { contacts, applyInvitation: (grant, invitation) => events.applyInvitation(grant, invitation) });
+  // After each delivery: iMIP parts to calendars (a durable job; the event service, built below, listens), senders to contacts.
+  const afterDelivery = createAfterDelivery(deps, {
+    contacts,
+    applyInvitation: async (grant, invitation) => (await Promise.all(hooks.emit('invitationReceived', grant, invitation))).flat(),
+  });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
   const threadReplies = createThreadReplies(deps);
   /**
@@ -116,28 +97,33 @@ export function createCore(deps: CoreDeps) {
     // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
     stages: deps.inboundStages ?? mailStages,
   });
+  /** The sync in of connected IMAP accounts (src/imap/sync-runner.ts), run by the worker role. */
+  const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood }), connector });
+  hooks.on('grantConnected', (grantId) => imap.wake(grantId));
+  /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts (their sync is `imap`). */
+  const providers = createProviders([createImapOutgoing(deps, { jobs, connector, sync: { run: (grantId, signal) => imap.run(grantId, signal) } })]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
   const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing, providers });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
+  hooks.on('invitationReceived', (grant, invitation) => events.applyInvitation(grant, invitation));
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState, providers);
   /** Open and click tracking: the pixel and redirect answers, hits recorded in batches, engagement per message. */
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
+  hooks.on('grantDeleted', (grantId) => tracking.forgetGrant(grantId));
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts, providers);
   const attachments = createAttachmentService(deps, grants);
   /** Smart Compose: message bodies from a prompt, by the configured model (deps.text). */
   const smartCompose = createSmartComposeService(deps, grants, messages);
-  /** The sync in of connected IMAP accounts (src/providers/imap/sync-runner.ts), run by the worker role. */
-  const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood: messages.destroyForGood }), connector });
-  /** Retention periods and additional folders of policies (run periodically by src/jobs/background.ts). */
-  const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood: messages.destroyForGood });
+  /** Retention periods and additional folders of policies (run periodically by src/background/background.ts). */
+  const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood });
   const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
-  /** Every background job kind and its handler (run by src/jobs/background.ts). */
+  /** Every background job kind and its handler (run by src/background/background.ts). */
   const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
   const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };

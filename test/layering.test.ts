@@ -1,7 +1,8 @@
 /**
  * The layering check (STYLE.md, "Layering" and "Front doors"): `storage ← src ← { tools, server }`, src free of
  * transports, ical.js only in the ical modules, no import cycles (type-only imports count), areas never importing
- * the operations registry, schemas and ports importing no area. The rules live in .dependency-cruiser.cjs; this test runs them on the repository, and on
+ * the operations registry, schemas and ports importing no area, areas used only through their front doors (index.ts,
+ * contracts.ts). The rules live in .dependency-cruiser.cjs; this test runs them on the repository, and on
  * a small fixture that breaks each rule once, so a rule that matches nothing (a typo in a path) fails here too.
  */
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -56,6 +57,12 @@ describe('layering', () => {
       'src/schemas/events.ts': "import { zones } from '../calendar/zones.js';\nexport const EventSchema = zones;\n",
       'src/grants/contracts.ts': "export interface Grant { id: string }\n",
       'src/ports/clock.ts': "import type { Grant } from '../grants/contracts.js';\nexport interface Clock { now(grant: Grant): Date }\n",
+      // An area used past its front door (index.ts, contracts.ts), by another area and by a face; through it, no violation.
+      'src/grants/grant-service.ts': "export const grants = 1;\n",
+      'src/grants/index.ts': "export { grants } from './grant-service.js';\n",
+      'src/mail/uses-grants.ts': "import { grants } from '../grants/grant-service.js';\nexport const x = grants;\n",
+      'src/mail/through-front-door.ts': "import { grants } from '../grants/index.js';\nimport type { Grant } from '../grants/contracts.js';\nexport const y: Grant = { id: String(grants) };\n",
+      'server/uses-area.ts': "import { zones } from '../src/calendar/zones.js';\nexport const x = zones;\n",
     };
     for (const [path, text] of Object.entries(files)) {
       mkdirSync(dirname(join(fixture, path)), { recursive: true });
@@ -69,6 +76,8 @@ describe('layering', () => {
       expect(found.map((line) => line.replace(/→ .*node_modules\/.*$/, '→ node_modules/…'))).toEqual(
         [
           'areas-never-import-operations: src/mail/send.ts → src/operations/define-operation.ts',
+          'areas-only-through-front-doors: server/uses-area.ts → src/calendar/zones.ts',
+          'areas-only-through-front-doors: src/mail/uses-grants.ts → src/grants/grant-service.ts',
           'ical-js-only-in-ical-modules: src/calendar/feed.ts → node_modules/…',
           'no-circular: src/circle-a.ts → src/circle-b.ts',
           'ports-import-no-area: src/ports/clock.ts → src/grants/contracts.ts',

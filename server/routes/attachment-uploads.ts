@@ -6,7 +6,7 @@
  */
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { UPLOAD_PATH } from '../../src/outbound/attachment-uploads.js';
+import { UPLOAD_PATH } from '../../src/outbound/index.js';
 import { AppError } from '../../src/errors.js';
 import { MAX_UPLOAD_BYTES } from '../../src/schemas/attachment-uploads.js';
 import type { AppEnv } from '../types.js';

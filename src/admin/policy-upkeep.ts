@@ -19,10 +19,9 @@ import { and, eq, exists, inArray, isNull, lt, or, type SQL } from 'drizzle-orm'
 import { tables, type StoredPolicyLimits, type StoredPolicyOptions } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { eventRecorder } from '../events/outbox.js';
-import { toFolder } from '../grants/folder-service.js';
-import { additionalFolderNames, addMissingFolders } from '../grants/policy-folders.js';
-import type { MessageService } from '../messages/message-service.js';
+import { eventRecorder } from '../outbox/index.js';
+import { toFolder, additionalFolderNames, addMissingFolders } from '../grants/index.js';
+import type { MessageService } from '../messages/index.js';
 
 /** Most messages one delete transaction removes. */
 export const UPKEEP_CHUNK_ROWS = 200;

@@ -14,9 +14,8 @@ import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
-import { accountsOf, toGrant } from '../grants/grant-mapper.js';
-import { chooseWorkspace } from '../grants/placement.js';
+import { eventRecorder } from '../outbox/index.js';
+import { accountsOf, toGrant, chooseWorkspace } from '../grants/index.js';
 import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
 

@@ -11,6 +11,7 @@ import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import type { ApplicationDetails, CreateRedirectUriInput, RedirectUri, UpdateRedirectUriInput } from '../schemas/applications.js';
 import type { Principal } from '../access.js';
+import type { ApplicationDetailsService } from './contracts.js';
 
 type RedirectUriRow = typeof tables.redirectUris.$inferSelect;
 
@@ -25,7 +26,7 @@ function toRedirectUri(row: RedirectUriRow): RedirectUri {
 }
 
 /** Creates the application-details service. */
-export function createApplicationDetailsService({ db, clock, newId }: CoreDeps) {
+export function createApplicationDetailsService({ db, clock, newId }: CoreDeps): ApplicationDetailsService {
   const now = () => unixSeconds(clock.now());
 
   async function requireRedirectUri(principal: Principal, id: string): Promise<RedirectUriRow> {
@@ -115,4 +116,4 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps) 
   };
 }
 
-export type ApplicationDetailsService = ReturnType<typeof createApplicationDetailsService>;
+export type { ApplicationDetailsService } from './contracts.js';

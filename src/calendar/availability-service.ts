@@ -9,7 +9,7 @@ import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError } from '../errors.js';
-import type { GrantService } from '../grants/grant-service.js';
+import type { GrantService } from '../grants/contracts.js';
 import type { Availability, GetAvailabilityInput, OpenHours } from '../schemas/availability.js';
 import { MAX_AVAILABILITY_WINDOW_DAYS, MAX_EXPLANATIONS } from '../schemas/availability.js';
 import type { FreeBusyEntry, FreeBusyList, GetFreeBusyInput } from '../schemas/free-busy.js';
@@ -23,6 +23,7 @@ import {
   type ExclusionReason,
   type OpenHoursRule,
 } from './availability.js';
+import type { AvailabilityService } from './contracts.js';
 import { eventTimeOf, type EventRow } from './event-mapper.js';
 import { isAllDay, shiftTo, utcRange } from './event-time.js';
 import { requestExpansionBudget } from './ical.js';
@@ -59,7 +60,7 @@ function checkWindow(startTime: number, endTime: number, maxDays: number): void 
 }
 
 /** Creates the availability service. */
-export function createAvailabilityService({ db }: CoreDeps, grants: GrantService) {
+export function createAvailabilityService({ db }: CoreDeps, grants: GrantService): AvailabilityService {
   /** The application's grants with these addresses (lower-cased), by address. */
   async function grantsByEmail(principal: Principal, emails: string[]): Promise<Map<string, { id: string; email: string }>> {
     if (emails.length === 0) return new Map();
@@ -353,4 +354,4 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
   };
 }
 
-export type AvailabilityService = ReturnType<typeof createAvailabilityService>;
+export type { AvailabilityService } from './contracts.js';

@@ -11,7 +11,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import type { GrantService } from '../grants/grant-service.js';
+import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type {
   CreateEventInput,

@@ -7,7 +7,7 @@
 import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/index.js';
 import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 
 /** Creates the store. */

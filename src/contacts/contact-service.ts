@@ -9,10 +9,11 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { deletedEvent, eventRecorder } from '../events/outbox.js';
-import type { GrantService } from '../grants/grant-service.js';
+import { deletedEvent, eventRecorder } from '../outbox/index.js';
+import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { Contact, ContactGroup, ContactRefInput, CreateContactInput, FindContactInput, ListContactGroupsInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
+import type { ContactService } from './contracts.js';
 
 export type ContactRow = typeof tables.contacts.$inferSelect;
 type ContactInsert = typeof tables.contacts.$inferInsert;
@@ -97,7 +98,7 @@ function jsonArrayHas(column: typeof tables.contacts.emails | typeof tables.cont
 }
 
 /** Creates the contact service. */
-export function createContactService({ db, clock, newId }: CoreDeps, grants: GrantService) {
+export function createContactService({ db, clock, newId }: CoreDeps, grants: GrantService): ContactService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -227,4 +228,4 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
   };
 }
 
-export type ContactService = ReturnType<typeof createContactService>;
+export type { ContactService } from './contracts.js';

@@ -6,7 +6,7 @@
  * `User-Agent`, `Arrival-Date`, `Source-IP` and `Reported-Domain`; the third part is the reported message or its
  * headers (`message/rfc822` or `text/rfc822-headers`).
  */
-import { fieldGroups, headerOf, headersOf, splitEntity, type MimeReport } from './report-mime.js';
+import { fieldGroups, headerOf, headersOf, splitEntity, type MimeReport } from '../mime/index.js';
 
 /** A complaint as read. */
 export interface ParsedComplaint {

@@ -8,6 +8,8 @@
  */
 import type { Tx } from '../../storage/index.js';
 import type { BounceType } from '../../storage/schema/deliverability.js';
+import type { Principal } from '../access.js';
+import type { AddSuppressionInput, ListSuppressionsInput, Suppression } from '../schemas/suppressions.js';
 
 /** A bounce or complaint just recorded against a sent message. */
 export interface RecordedReport {
@@ -35,4 +37,23 @@ export interface WindowTotals {
   sent: number;
   hardBounces: number;
   complaints: number;
+}
+
+/** What createSuppressionService() returns (src/deliverability/suppressions.ts). */
+export interface SuppressionService {
+  /** The application's suppressed addresses, newest first; `email` filters to one address. */
+  list(principal: Principal, input: ListSuppressionsInput): Promise<{
+      next_cursor?: string;
+      data: {
+          object: "suppression";
+          email: string;
+          reason: "complaint" | "hard_bounce" | "manual";
+          created_at: number;
+          report_id?: string | undefined;
+      }[];
+  }>;
+  /** Adds an address (reason `manual`); an address already on the list keeps its entry (and its reason). */
+  add(principal: Principal, input: AddSuppressionInput): Promise<Suppression>;
+  /** Removes an address, so sends to it are accepted again. 404 when it is not on this application's list. */
+  remove(principal: Principal, email: string): Promise<Record<string, never>>;
 }

@@ -12,7 +12,7 @@
  * its entries keep `action: 'delayed'` and the intake records nothing for them.
  */
 import { codesIn } from './bounce-classification.js';
-import { fieldGroups, headerOf, type MimeReport } from './report-mime.js';
+import { fieldGroups, headerOf, type MimeReport } from '../mime/index.js';
 
 /** What a report says about one recipient. */
 export interface BounceEntry {

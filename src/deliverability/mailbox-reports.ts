@@ -19,10 +19,9 @@
 import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
-import type { JobInput } from '../jobs/job-queue.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { StoredCopy } from '../mail/after-delivery.js';
-import { MAX_REPORT_BYTES } from './report-mime.js';
+import type { JobInput, JobHandler } from '../jobs/index.js';
+import type { StoredCopy } from '../mail/contracts.js';
+import { MAX_REPORT_BYTES } from '../mime/index.js';
 import type { ReportIntake } from './reports.js';
 import { mayBeReport } from './returned-message.js';
 

@@ -6,7 +6,7 @@
  */
 import { parseComplaint, type ParsedComplaint } from './arf-parser.js';
 import { parseBounce, type ParsedBounce } from './dsn-parser.js';
-import { readReport } from './report-mime.js';
+import { readReport } from '../mime/index.js';
 
 /** A report as read. */
 export type ParsedReport = ParsedBounce | ParsedComplaint | { kind: 'none' };

@@ -12,7 +12,7 @@
  *   returned message in the text, after the explanation). The report's own header section is never read for it.
  * Reading is bounded by the report reader (./report-mime.ts) and by {@link MAX_IDS}.
  */
-import { headerOf, splitEntity, type MimeReport } from './report-mime.js';
+import { headerOf, splitEntity, type MimeReport } from '../mime/index.js';
 
 /** Returned Message-IDs kept at most (one is usual; a digest of several is unusual and capped). */
 const MAX_IDS = 5;

@@ -37,8 +37,9 @@ export interface SendGate {
   check(tx: Tx, send: GatedSend): Promise<void>;
 }
 
-/** Unix day (UTC) of unix milliseconds. */
-export const unixDayOfMs = (ms: number): number => Math.floor(ms / 86_400_000);
+/** Unix day (UTC) of unix milliseconds (src/time.ts). */
+export { unixDayOfMs } from '../time.js';
+import { unixDayOfMs } from '../time.js';
 
 /** The domain of an address (after the last `@`), lower-cased. */
 const domainOfAddress = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();

@@ -27,13 +27,11 @@ import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
-import { toDomain } from '../domains/domain-service.js';
-import { grantOf } from '../grants/grant-mapper.js';
-import { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
+import { eventRecorder } from '../outbox/index.js';
+import { toDomain, domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from '../domains/index.js';
+import { grantOf, pauseSending, RESUME_HINT } from '../grants/index.js';
 import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
-import { pauseSending, RESUME_HINT } from './sending-state.js';
 
 /** The error type of a send refused because the grant's sending is paused. */
 export const SENDING_PAUSED = 'sending_paused';

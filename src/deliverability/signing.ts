@@ -16,7 +16,7 @@ import { eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { openStored } from '../secrets/secret-box.js';
+import { openStored } from '../secrets/index.js';
 
 /** The name of the signing key in `service_keys`. */
 const KEY_NAME = 'deliverability-signing';

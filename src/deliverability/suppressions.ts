@@ -13,6 +13,7 @@ import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { AddSuppressionInput, ListSuppressionsInput, Suppression } from '../schemas/suppressions.js';
+import type { SuppressionService } from './contracts.js';
 import type { SendGate } from './send-gates.js';
 
 type SuppressionRow = typeof tables.suppressions.$inferSelect;
@@ -60,7 +61,7 @@ function normalized(email: string): string {
 }
 
 /** The suppression list's API. */
-export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>) {
+export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>): SuppressionService {
   const { db, clock } = deps;
 
   const notFound = (email: string) => new AppError('not_found', `Suppression ${JSON.stringify(email)} not found: the address is not on this application's suppression list.`);
@@ -112,4 +113,4 @@ export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>) {
 }
 
 /** The suppression list's service. */
-export type SuppressionService = ReturnType<typeof createSuppressionService>;
+export type { SuppressionService } from './contracts.js';

@@ -24,12 +24,10 @@ import { createHash } from 'node:crypto';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { preparedRead, tables, type GrantRow, type Orm } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
-import { eventRecorder } from '../events/outbox.js';
-import type { JobInput } from '../jobs/job-queue.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { StoredCopy } from '../mail/after-delivery.js';
-import { readRawHeaders } from '../mail/parse-inbound.js';
-import { fromHeaderAddress } from '../mail/stages/inbound-pipeline.js';
+import { eventRecorder } from '../outbox/index.js';
+import type { JobInput, JobHandler } from '../jobs/index.js';
+import type { StoredCopy } from '../mail/contracts.js';
+import { readRawHeaders, fromHeaderAddress } from '../mime/index.js';
 
 /** The job kind that records a reply to a tracked send. */
 export const THREAD_REPLIED_JOB = 'deliverability.thread_replied';

@@ -25,10 +25,9 @@ import type { EngagementFlag } from '../../storage/schema/deliverability.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
-import { announceRecordedEvents, type TriggerType } from '../events/outbox.js';
-import type { GrantService } from '../grants/grant-service.js';
-import { notDraft } from '../messages/message-filters.js';
-import type { SentStateLookup } from '../messages/message-service.js';
+import { announceRecordedEvents, type TriggerType } from '../outbox/index.js';
+import type { GrantService } from '../grants/contracts.js';
+import { notDraft, type SentStateLookup } from '../messages/index.js';
 import type { GetMessageEngagementInput, MessageEngagement } from '../schemas/engagement.js';
 import type { SigningKeys, TokenSigner } from './signing.js';
 import { CLICK_TOKEN_PURPOSE, OPEN_TOKEN_PURPOSE, readLinkToken } from './tracked-sends.js';
@@ -392,7 +391,7 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
         if (link.dirty) await tx.update(tables.trackingLinks).set({ clicksCount: link.count }).where(and(eq(tables.trackingLinks.messageId, row.id), eq(tables.trackingLinks.linkIndex, linkIndex)));
       }
     }
-    // The notifications, in the outbox in the same transaction (as src/events/outbox.ts recordEvent writes them).
+    // The notifications, in the outbox in the same transaction (as src/outbox/outbox.ts recordEvent writes them).
     for (let start = 0; start < notifications.length; start += 100) await tx.insert(tables.outboxEvents).values(notifications.slice(start, start + 100));
     if (notifications.length > 0) announceRecordedEvents();
   }

@@ -18,7 +18,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
 import { gunzip, inflateRaw } from 'node:zlib';
-import { headerOf, parseContentType, splitEntity, splitMultipart } from '../deliverability/report-mime.js';
+import { headerOf, parseContentType, splitEntity, splitMultipart } from '../mime/index.js';
 import type { DmarcPolicyPublished, DmarcSourceCounts } from '../../storage/schema/dmarc.js';
 
 /** Largest email read for a report. */

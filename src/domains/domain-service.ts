@@ -7,7 +7,7 @@
  * `AGENTPOST_WARMUP_SCHEDULE` is `off` or the request says `warm_up: false`; trial subdomains and the domains of
  * `AGENTPOST_DOMAINS` count as established (no ramp) unless `warm_up: true` is asked for. Every domain object shows
  * its sending state and its reputation (the bounce and complaint rates of everything sent from it:
- * src/deliverability/domain-reputation.ts); `sending.status: "active"` on update resumes a paused domain.
+ * src/domains/domain-reputation.ts); `sending.status: "active"` on update resumes a paused domain.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { and, asc, eq, gt, or } from 'drizzle-orm';
@@ -17,8 +17,9 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
-import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from '../deliverability/domain-reputation.js';
-import { eventRecorder } from '../events/outbox.js';
+import type { DomainService } from './contracts.js';
+import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from './domain-reputation.js';
+import { eventRecorder } from '../outbox/index.js';
 import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;
@@ -45,7 +46,7 @@ export function isDomainUsable(domain: Pick<DomainRow, 'branded' | 'verifiedOwne
 
 /**
  * Maps a row to the wire form (secrets such as the DKIM private key stay inside), with its `reputation` when given
- * (src/deliverability/domain-reputation.ts).
+ * (src/domains/domain-reputation.ts).
  */
 export function toDomain(row: DomainRow, reputation?: DomainReputation): Domain {
   return {
@@ -98,7 +99,7 @@ interface ExpectedRecord {
 }
 
 /** Creates the domain service. */
-export function createDomainService({ db, clock, newId, randomBytes, dns, config, secrets }: CoreDeps) {
+export function createDomainService({ db, clock, newId, randomBytes, dns, config, secrets }: CoreDeps): DomainService {
   const now = () => unixSeconds(clock.now());
   const record = eventRecorder({ newId, clock });
   const windowDays = config.deliverability.domain.pauseWindowDays;
@@ -380,4 +381,4 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
   };
 }
 
-export type DomainService = ReturnType<typeof createDomainService>;
+export type { DomainService } from './contracts.js';

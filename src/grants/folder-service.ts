@@ -8,9 +8,10 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { deletedEvent, eventRecorder } from '../events/outbox.js';
+import { deletedEvent, eventRecorder } from '../outbox/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
+import type { FolderService } from './contracts.js';
 import { folderAttributes, type GrantService } from './grant-service.js';
 
 type FolderRow = typeof tables.folders.$inferSelect;
@@ -81,7 +82,7 @@ export async function ensureFoldersByName(
 }
 
 /** Creates the folder service. `countMessages` is supplied by the mail store. */
-export function createFolderService({ db, clock, newId }: CoreDeps, grants: GrantService, countMessages: FolderCounter) {
+export function createFolderService({ db, clock, newId }: CoreDeps, grants: GrantService, countMessages: FolderCounter): FolderService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -248,4 +249,4 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
   };
 }
 
-export type FolderService = ReturnType<typeof createFolderService>;
+export type { FolderService } from './contracts.js';

@@ -6,7 +6,7 @@
 import { inArray } from 'drizzle-orm';
 import { tables, type Executor, type GrantRow } from '../../storage/index.js';
 import type { imapAccounts } from '../../storage/schema/connected.js';
-import { sendingStateOf } from '../deliverability/sending-state.js';
+import { sendingStateOf } from './sending-state.js';
 import { IMAP_PROVIDER } from '../providers/index.js';
 import type { Grant } from '../schemas/grants.js';
 

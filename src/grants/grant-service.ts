@@ -2,23 +2,24 @@
  * @module grants/grant-service
  * Grants: hosted Agent Accounts (created with their six system folders and primary calendar, in one transaction)
  * and connected accounts (`provider: "imap"`: created, or re-authenticated, once the account's servers accepted the
- * login; the provider's {@link ConnectedAccounts}, src/providers/imap/accounts.ts), listing, reading, updating and
+ * login; the provider's {@link ConnectedAccounts}, src/imap/accounts.ts), listing, reading, updating and
  * deletion. Every call is scoped to the calling application.
  */
 import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
 import { findGrantByEmail, findGrantByRef, SYSTEM_FOLDERS, tables, type GrantRow, type Tx } from '../../storage/index.js';
-import { hashPassword } from '../applications/credentials.js';
+import { hashPassword } from '../applications/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
+import { eventRecorder } from '../outbox/index.js';
 import { HostedGrantSettingsSchema, ImapGrantSettingsSchema, type CreateGrantInput, type Grant, type ListGrantsInput, type UpdateGrantInput } from '../schemas/grants.js';
 import { HOSTED_PROVIDER, type ConnectedAccounts } from '../providers/index.js';
-import { isDomainUsable } from '../domains/domain-service.js';
+import { isDomainUsable } from '../domains/index.js';
+import type { GrantService } from './contracts.js';
 import { chooseWorkspace } from './placement.js';
 import { addMissingFolders, policyFolderNames } from './policy-folders.js';
-import { resumeSending } from '../deliverability/sending-state.js';
+import { resumeSending } from './sending-state.js';
 import { accountsOf, grantOf, toGrant } from './grant-mapper.js';
 
 /** IMAP special-use attribute of each system folder (RFC 6154). */
@@ -58,7 +59,7 @@ export interface GrantHooks {
 }
 
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}) {
+export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}): GrantService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
   const connectedKinds = new Map((hooks.accounts ?? []).map((kind) => [kind.name, kind]));
@@ -351,4 +352,4 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
   }
 }
 
-export type GrantService = ReturnType<typeof createGrantService>;
+export type { GrantService } from './contracts.js';

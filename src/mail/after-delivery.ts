@@ -16,13 +16,13 @@
  */
 import { and, eq, inArray } from 'drizzle-orm';
 import { readBlob, tables, type GrantRow } from '../../storage/index.js';
-import type { InboundInvitation, InvitationOutcome } from '../calendar/itip-inbound.js';
-import type { ContactService } from '../contacts/contact-service.js';
+import type { InboundInvitation, InvitationOutcome } from '../calendar/index.js';
+import type { ContactService } from '../contacts/contracts.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import type { Job, JobInput } from '../jobs/job-queue.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { ParsedAttachment, ParsedMessage } from './parse-inbound.js';
+import type { Job, JobInput, JobHandler } from '../jobs/index.js';
+import type { StoredCopy } from './contracts.js';
+import type { ParsedAttachment, ParsedMessage } from '../mime/index.js';
 
 /** A message just stored for one or more mailboxes. */
 export interface DeliveredMail {
@@ -31,11 +31,7 @@ export interface DeliveredMail {
   parsed: Pick<ParsedMessage, 'from'>;
 }
 
-/** One stored copy of a message: its mailbox and its id there. */
-export interface StoredCopy {
-  grantId: string;
-  messageId: string;
-}
+export type { StoredCopy } from './contracts.js';
 
 /** The job kind that applies a received message's iCalendar parts. */
 export const INVITATIONS_JOB = 'mail.invitations';

@@ -24,10 +24,9 @@ import { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 import { noMetrics } from '../system/metrics.js';
 import type { Logger, Metrics } from '../ports/index.js';
 import { AppError, type ErrorCode } from '../errors.js';
-import { addressBytes } from '../webhooks/address-policy.js';
-import type { ReportIntake } from '../deliverability/reports.js';
-import type { DmarcReportIntake } from '../domains/dmarc-reports.js';
-import { DMARC_RUA_LOCAL_PART } from '../domains/domain-service.js';
+import { addressBytes } from '../webhooks/index.js';
+import type { ReportIntake } from '../deliverability/index.js';
+import { type DmarcReportIntake, DMARC_RUA_LOCAL_PART } from '../domains/index.js';
 import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
 
 /** Options of {@link startInboundSmtp}. */

@@ -22,25 +22,22 @@
  */
 import { eq } from 'drizzle-orm';
 import { addDailyUsage, createGroupCommit, createMailWriter, findGrantByEmail, tables, type DailyUsageIncrement, type GrantRow, type MailWriter, type MailWriteResult, type Tx } from '../../storage/index.js';
-import { recordEvaluations, type EvaluationRow } from '../admin/audit.js';
-import { createEnforcement, type Enforcement } from '../admin/enforcement.js';
+import { recordEvaluations, type EvaluationRow, createEnforcement, type Enforcement } from '../admin/index.js';
 import { workerModule } from '../../storage/worker-module.js';
 import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import { announceRecordedEvents } from '../events/outbox.js';
+import { announceRecordedEvents } from '../outbox/index.js';
 import { HOSTED_PROVIDER } from '../providers/index.js';
-import type { MailStore, NewMessage } from '../messages/mail-store.js';
-import { asDelivery } from '../messages/mail-rows.js';
+import { type MailStore, type NewMessage, asDelivery } from '../messages/index.js';
 import { imapMessages } from '../../storage/schema/connected.js';
-import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/job-queue.js';
+import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/index.js';
 import type { DeliveredMail, StoredCopy } from './after-delivery.js';
 import { DEFAULT_HEADER_LIMITS, headerSectionTooLarge, limitHeaderSection } from './header-section.js';
-import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from './parse-inbound.js';
+import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from '../mime/index.js';
 import { createInboundPipeline, type MessagePlan } from './stages/inbound-pipeline.js';
 import type { Refusal } from './stages/policy-limits.js';
-import type { MailboxReports } from '../deliverability/mailbox-reports.js';
-import type { ThreadReplies } from '../deliverability/thread-replies.js';
+import type { MailboxReports, ThreadReplies } from '../deliverability/index.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
@@ -182,7 +179,7 @@ interface StoreExtras {
 export type ImapLinkRow = typeof imapMessages.$inferSelect;
 
 /**
- * A message fetched from a connected account's IMAP server (src/providers/imap/sync.ts). It was delivered to the
+ * A message fetched from a connected account's IMAP server (src/imap/sync.ts). It was delivered to the
  * user already, elsewhere: it is stored as it is, without the stages meant for mail arriving at our MX.
  */
 export interface FetchedMessage {

@@ -8,9 +8,8 @@
  * The writer thread loads it by URL (INGEST_PREPARE_MODULE in ./inbound.ts, found by storage/worker-module.ts).
  */
 import type { DailyUsageIncrement, MailWriteItem } from '../../storage/index.js';
-import { asDelivery, writeItemOf, type NewMessage } from '../messages/mail-rows.js';
-import { normalize, sha256 } from './normalize.js';
-import { parseSimpleMessage } from './simple-mime.js';
+import { asDelivery, writeItemOf, type NewMessage } from '../messages/index.js';
+import { normalize, sha256, parseSimpleMessage } from '../mime/index.js';
 
 /** What the inbound path sends with the bytes (`storeRaw` in ./inbound.ts). */
 interface RawDeliveryMeta {

@@ -8,7 +8,7 @@ import { readBlobChunks, tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
-import type { GrantService } from '../grants/grant-service.js';
+import type { GrantService } from '../grants/contracts.js';
 import type { Attachment, AttachmentWithContent, GetAttachmentInput, ReadAttachmentInput } from '../schemas/messages.js';
 import { toAttachment, type AttachmentRow } from './message-mapper.js';
 

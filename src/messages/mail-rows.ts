@@ -6,8 +6,7 @@
  * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
 import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument, StoredMessageVerdict } from '../../storage/index.js';
-import { sha256 } from '../mail/normalize.js';
-import type { ParsedMessage } from '../mail/parse-inbound.js';
+import { sha256, type ParsedMessage } from '../mime/index.js';
 import { toMessage, type AttachmentRow, type Message, type MessageRow } from './message-wire.js';
 
 /** A message to store. */

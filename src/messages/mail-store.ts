@@ -27,8 +27,8 @@ import {
 } from '../../storage/index.js';
 import type { Clock, IdGenerator } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { eventRecorder } from '../events/outbox.js';
-import type { FolderCounter } from '../grants/folder-service.js';
+import { eventRecorder } from '../outbox/index.js';
+import type { FolderCounter } from '../grants/index.js';
 import type { Message } from '../schemas/messages.js';
 import {
   attachmentRowsOf,

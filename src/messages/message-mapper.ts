@@ -4,6 +4,7 @@
  * attachments in message-wire.ts (also used on the mail writer thread), re-exported here.
  */
 import type { tables } from '../../storage/index.js';
+import type { MessageRow } from './contracts.js';
 import type { Draft } from '../schemas/drafts.js';
 import type { Message } from '../schemas/messages.js';
 import type { Thread } from '../schemas/threads.js';
@@ -12,7 +13,7 @@ import { participants } from './message-wire.js';
 // Shared with the mail writer thread, re-exported so importers of this module keep working.
 export { participants, toAttachment, toMessage, type PresentedMessageRow } from './message-wire.js';
 
-export type MessageRow = typeof tables.messages.$inferSelect;
+export type { MessageRow } from './contracts.js';
 export type AttachmentRow = typeof tables.attachments.$inferSelect;
 export type ThreadRow = typeof tables.threads.$inferSelect;
 

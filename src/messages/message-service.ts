@@ -9,9 +9,9 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { eventRecorder } from '../events/outbox.js';
-import type { GrantService } from '../grants/grant-service.js';
-import { readRawHeaders } from '../mail/parse-inbound.js';
+import { eventRecorder } from '../outbox/index.js';
+import type { GrantService } from '../grants/contracts.js';
+import { readRawHeaders } from '../mime/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';
@@ -157,12 +157,38 @@ export async function checkFolders(db: Executor, grantId: string, folderIds: str
 /** What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking options. */
 export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
 
+/** Deletes stored messages for good, with `message.deleted` for each that is not a draft (in the caller's transaction). */
+export type DestroyForGood = (tx: Tx, applicationId: string, rows: MessageRow[]) => Promise<void>;
+
+/**
+ * Creates the delete for good of stored messages (thread aggregates, attachments, raw MIME) with `message.deleted`
+ * recorded for each. Draft rows (a thread deleted with its drafts) go too, but silently: a draft is never a message,
+ * not even in a notification. The message service uses it, and so do parts built before it (the sync of connected
+ * accounts, policy upkeep).
+ */
+export function createMessageDestroyer({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>, store: Pick<MailStore, 'destroy'>): DestroyForGood {
+  const record = eventRecorder({ newId, clock });
+  return async function destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void> {
+    const ids = rows.map((row) => row.id);
+    const drafts = new Set(
+      ids.length === 0 ? [] : (await tx.select({ id: tables.draftDetails.messageId }).from(tables.draftDetails).where(inArray(tables.draftDetails.messageId, ids))).map((row) => row.id),
+    );
+    await store.destroy(tx, rows);
+    const at = unixSeconds(clock.now());
+    for (const row of rows) {
+      if (drafts.has(row.id)) continue;
+      await record(tx, { applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
+    }
+  };
+}
+
 /**
  * Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox
  * sent; `providers` pushes changes of a connected account's messages to its server (default: all hosted).
  */
 export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup, providers: Providers = createProviders()) {
   const record = eventRecorder({ newId, clock });
+  const destroyForGood = createMessageDestroyer({ newId, clock }, store);
   const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
   /**
    * A page's JSON array by the very keys it was made from. Keys of the usual list are kept while the database is
@@ -206,23 +232,6 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       await record(tx, { applicationId, grantId: message.grant_id, type: 'message.updated', objectId: message.id, object: message, createdAt: at });
     }
     return messages;
-  }
-
-  /**
-   * Deletes messages for good and records `message.deleted` for each. Draft rows (a thread deleted with its drafts)
-   * go too, but silently: a draft is never a message, not even in a notification.
-   */
-  async function destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void> {
-    const ids = rows.map((row) => row.id);
-    const drafts = new Set(
-      ids.length === 0 ? [] : (await tx.select({ id: tables.draftDetails.messageId }).from(tables.draftDetails).where(inArray(tables.draftDetails.messageId, ids))).map((row) => row.id),
-    );
-    await store.destroy(tx, rows);
-    const at = unixSeconds(clock.now());
-    for (const row of rows) {
-      if (drafts.has(row.id)) continue;
-      await record(tx, { applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
-    }
   }
 
   return {

@@ -8,11 +8,12 @@ import { tables, type Executor } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
-import type { GrantService } from '../grants/grant-service.js';
+import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { Draft } from '../schemas/drafts.js';
 import type { Message } from '../schemas/messages.js';
 import type { DeleteThreadInput, GetThreadInput, ListThreadsInput, Thread, UpdateThreadInput } from '../schemas/threads.js';
+import type { ThreadService } from './contracts.js';
 import { presentMessages, type MailStore } from './mail-store.js';
 import { messageConditions, notDraft, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
 import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
@@ -36,7 +37,7 @@ export interface DraftLookup {
  * Creates the thread service; without `drafts`, every row counts as a message. `providers` pushes changes of a
  * connected account's threads to its server (default: all hosted).
  */
-export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, drafts?: DraftLookup, providers: Providers = createProviders()) {
+export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, drafts?: DraftLookup, providers: Providers = createProviders()): ThreadService {
   const threads = tables.threads;
 
   async function requireThread(executor: Executor, grantId: string, threadId: string): Promise<ThreadRow> {
@@ -177,4 +178,4 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
   };
 }
 
-export type ThreadService = ReturnType<typeof createThreadService>;
+export type { ThreadService } from './contracts.js';

@@ -13,7 +13,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, invalid, notFound } from '../errors.js';
-import type { GrantService } from '../grants/grant-service.js';
+import type { GrantService } from '../grants/contracts.js';
 import {
   MAX_UPLOAD_BYTES,
   type AttachmentUploadComplete,

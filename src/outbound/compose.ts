@@ -11,8 +11,7 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { blobHash, type StoredAddress } from '../../storage/index.js';
-import { htmlToText, snippetOf, textToHtml, visibleText } from '../mail/normalize.js';
-import type { ParsedAttachment, ParsedMessage } from '../mail/parse-inbound.js';
+import { htmlToText, snippetOf, textToHtml, visibleText, type ParsedAttachment, type ParsedMessage } from '../mime/index.js';
 
 /** A file to attach. */
 export interface OutgoingAttachment {

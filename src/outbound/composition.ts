@@ -10,10 +10,10 @@ import { blobHash, readBlob, tables, type GrantRow, type StoredAddress } from '.
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid } from '../errors.js';
-import { openStored } from '../secrets/secret-box.js';
-import { MAX_MESSAGE_BYTES } from '../mail/inbound.js';
+import { openStored } from '../secrets/index.js';
+import { MAX_MESSAGE_BYTES } from '../mail/index.js';
 import { dkimSign } from '../system/smtp-client.js';
-import type { NewMessage } from '../messages/mail-store.js';
+import type { NewMessage } from '../messages/index.js';
 import type { AttachmentInput, SendMessageInput } from '../schemas/send.js';
 import { MAX_RECIPIENTS } from '../schemas/send.js';
 import type { StoredHeader, StoredTrackingOptions } from '../../storage/schema/outbound.js';

@@ -9,8 +9,8 @@ import { and, eq, isNotNull } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import { type CoreDeps, SmtpSendError, type SmtpClient, type SmtpTarget } from '../ports/index.js';
 import { AppError } from '../errors.js';
-import type { InboundService } from '../mail/inbound.js';
-import type { JobContext } from '../jobs/worker.js';
+import type { InboundService } from '../mail/index.js';
+import type { JobContext } from '../jobs/index.js';
 import type { AttemptResult, OutboundRow } from './contracts.js';
 import { RouteError, type Router } from './routing.js';
 

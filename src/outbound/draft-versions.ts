@@ -11,8 +11,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { loadAttachments, loadBody, type MailStore } from '../messages/mail-store.js';
-import type { MessageRow } from '../messages/message-mapper.js';
+import { loadAttachments, loadBody, type MailStore, type MessageRow } from '../messages/index.js';
 import { createProviders, type Providers } from '../providers/index.js';
 import { ownCopy, type Built, type Composer, type ComposeRequest, type Composition } from './composition.js';
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
 import { tables, type Executor, type Tx } from '../../storage/index.js';
-import { canonicalJson } from '../applications/credentials.js';
+import { canonicalJson } from '../applications/index.js';
 import type { Clock } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';

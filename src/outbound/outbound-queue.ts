@@ -21,13 +21,12 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import { preparedRead, putBlobs, readBlob, releaseBlobs, tables, type Orm, type Tx } from '../../storage/index.js';
 import type { CoreDeps, SmtpClient } from '../ports/index.js';
-import { eventRecorder } from '../events/outbox.js';
-import type { InboundService } from '../mail/inbound.js';
-import type { Job, JobOutcome, JobQueue } from '../jobs/job-queue.js';
-import type { JobContext, JobHandler } from '../jobs/worker.js';
+import { eventRecorder } from '../outbox/index.js';
+import type { InboundService } from '../mail/index.js';
+import type { Job, JobOutcome, JobQueue, JobContext, JobHandler } from '../jobs/index.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
-import type { ReportIntake } from '../deliverability/reports.js';
+import type { ReportIntake } from '../deliverability/index.js';
 import type { ProviderGrant, Providers } from '../providers/index.js';
 import type { AttemptResult, OutboundRow } from './contracts.js';
 import { createDeliveryAttempts } from './delivery-attempts.js';

@@ -6,15 +6,15 @@
  * scheduled sends (drafts.ts, scheduled-sends.ts) end in the same flow. The same queue carries calendar
  * invitations and the service's own emails (submission.ts).
  */
-import type { Enforcement } from '../admin/enforcement.js';
+import type { Enforcement } from '../admin/index.js';
 import type { Principal, OperationContext } from '../access.js';
 import type { CoreDeps, SmtpClient } from '../ports/index.js';
-import type { GrantService } from '../grants/grant-service.js';
-import type { ContactService } from '../contacts/contact-service.js';
-import type { InboundService } from '../mail/inbound.js';
+import type { GrantService } from '../grants/contracts.js';
+import type { ContactService } from '../contacts/contracts.js';
+import type { InboundService } from '../mail/index.js';
 import { createSmtpClient } from '../system/smtp-client.js';
-import type { JobQueue } from '../jobs/job-queue.js';
-import type { MailStore } from '../messages/mail-store.js';
+import type { JobQueue } from '../jobs/index.js';
+import type { MailStore } from '../messages/index.js';
 import type { SendMessageInput, SendMessageResult, SendResult } from '../schemas/send.js';
 import { createAttachmentUploads } from './attachment-uploads.js';
 import { createComposer } from './composition.js';
@@ -24,12 +24,7 @@ import { createOutboundQueue } from './outbound-queue.js';
 import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
-import { createSendGates } from '../deliverability/send-gates.js';
-import { createSendingHealth } from '../deliverability/sending-health.js';
-import { createWarmUp } from '../deliverability/warm-up.js';
-import type { ReportIntake } from '../deliverability/reports.js';
-import { createSuppressionGate } from '../deliverability/suppressions.js';
-import type { SigningKeys } from '../deliverability/signing.js';
+import { createSendGates, createSendingHealth, createWarmUp, type ReportIntake, createSuppressionGate, type SigningKeys } from '../deliverability/index.js';
 import { createTransactionalSend } from './transactional-send.js';
 import { createProviders, type Providers } from '../providers/index.js';
 

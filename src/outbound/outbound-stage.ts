@@ -20,9 +20,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import { evaluationRow, recordEvaluations, type EvaluationRow } from '../admin/audit.js';
-import type { Enforcement } from '../admin/enforcement.js';
-import { evaluationInputOf } from '../admin/rule-engine.js';
+import { evaluationRow, recordEvaluations, type EvaluationRow, type Enforcement, evaluationInputOf } from '../admin/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';

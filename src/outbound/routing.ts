@@ -8,10 +8,10 @@
  * private, loopback or reserved addresses fails for good, and nothing is connected to.
  */
 import type { CoreDeps, SmtpTarget } from '../ports/index.js';
-import type { InboundService } from '../mail/inbound.js';
+import type { InboundService } from '../mail/index.js';
 import { isIP } from 'node:net';
 import { relayTarget } from '../system/smtp-client.js';
-import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/address-policy.js';
+import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/index.js';
 
 /** MX hosts tried per attempt, and addresses per host. */
 const MAX_MX_HOSTS = 5;

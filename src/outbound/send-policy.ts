@@ -15,7 +15,7 @@
  * Agentpost mailbox under the policy removes from mail it receives (the inbound stage), not a rule for mail out.
  */
 import type { StoredPolicyLimits } from '../../storage/index.js';
-import { evaluateRules, evaluationInputOf, type CompiledRule, type EvaluationInput, type ListSet, type RuleOutcome } from '../admin/rule-engine.js';
+import { evaluateRules, evaluationInputOf, type CompiledRule, type EvaluationInput, type ListSet, type RuleOutcome } from '../admin/index.js';
 
 /** Milliseconds in a UTC day. */
 const DAY_MS = 86_400_000;

@@ -7,13 +7,13 @@
  * submitted the same way, without a sender's copy.
  */
 import { blobHash, type Tx } from '../../storage/index.js';
-import type { InvitationSender } from '../calendar/invitation-message.js';
+import type { InvitationSender } from '../calendar/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
-import type { ContactService } from '../contacts/contact-service.js';
-import { MAX_MESSAGE_BYTES } from '../mail/inbound.js';
-import type { MailStore } from '../messages/mail-store.js';
+import type { ContactService } from '../contacts/contracts.js';
+import { MAX_MESSAGE_BYTES } from '../mail/index.js';
+import type { MailStore } from '../messages/index.js';
 import type { SendResult, SentMessage } from '../schemas/send.js';
 import { oneLine, type ComposeInput } from './compose.js';
 import { ownCopy, type Composer, type Composition } from './composition.js';
@@ -21,9 +21,7 @@ import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
 import type { OutboundQueue } from './outbound-queue.js';
 import type { OutboundStage } from './outbound-stage.js';
 import type { SendCandidate } from './send-policy.js';
-import type { GatedSend, SendGates } from '../deliverability/send-gates.js';
-import { recordTrackedSend, trackedBody, tracksAnything } from '../deliverability/tracked-sends.js';
-import type { SigningKeys } from '../deliverability/signing.js';
+import { type GatedSend, type SendGates, recordTrackedSend, trackedBody, tracksAnything, type SigningKeys } from '../deliverability/index.js';
 import { domainOf } from './routing.js';
 
 /** The extra wire fields of a sent message. */

@@ -10,7 +10,7 @@ import { and, eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
-import { isDomainUsable } from '../domains/domain-service.js';
+import { isDomainUsable } from '../domains/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { MAX_RECIPIENTS, type TransactionalSendInput, type TransactionalSendResult } from '../schemas/send.js';
 import type { ComposeInput } from './compose.js';

@@ -15,15 +15,14 @@
  * durable job) exists if and only if the change does; none of them talks to a server there.
  */
 import type { GrantRow, Tx } from '../../storage/index.js';
-import type { JobHandler } from '../jobs/worker.js';
-import type { MessageChanges } from '../messages/contracts.js';
-import type { MessageRow } from '../messages/message-mapper.js';
+import type { JobHandler } from '../jobs/index.js';
+import type { MessageChanges, MessageRow } from '../messages/contracts.js';
 import type { AttemptResult, OutboundRow } from '../outbound/contracts.js';
 
 /** The `grant.provider` value of hosted Agent Accounts (the spec's `hosted` is accepted as an alias). */
 export const HOSTED_PROVIDER = 'nylas';
 
-/** The `grant.provider` value of connected IMAP/SMTP accounts (src/providers/imap/). */
+/** The `grant.provider` value of connected IMAP/SMTP accounts (src/imap/). */
 export const IMAP_PROVIDER = 'imap';
 
 /** What a provider needs to know of a grant. */
@@ -87,7 +86,7 @@ export interface MailboxProvider {
 /**
  * How the grant service connects an account that lives on another server (IMAP/SMTP), without knowing its kind: it
  * reads the settings of a `create`, logs in before anything is stored, and stores the account beside the grant, in
- * the transaction that writes the grant. One per connected kind (`imap`: src/providers/imap/accounts.ts).
+ * the transaction that writes the grant. One per connected kind (`imap`: src/imap/accounts.ts).
  */
 export interface ConnectedAccounts {
   /** The `grant.provider` value of the grants it connects. */

@@ -5,7 +5,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { tables, type Executor } from '../../storage/index.js';
-import type { JobHandler } from '../jobs/worker.js';
+import type { JobHandler } from '../jobs/index.js';
 import type { MailboxProvider, ProviderGrant } from './contracts.js';
 import { hostedProvider } from './hosted.js';
 

@@ -18,8 +18,7 @@
  * Several runners, in one process or many, may share a database: a job is held by one lease at a time.
  */
 import type { Clock, Logger, Metrics } from '../ports/index.js';
-import type { Job, JobOutcome, JobQueue, OrderedJob, Settlement } from '../jobs/job-queue.js';
-import { startPollingLoop, type PollingLoop } from '../jobs/polling-loop.js';
+import { type Job, type JobOutcome, type JobQueue, type OrderedJob, type Settlement, startPollingLoop, type PollingLoop } from '../jobs/index.js';
 import type { WebhookRow } from './webhook-service.js';
 
 /** Claimed jobs held by one runner at most (claimed, not yet settled). */

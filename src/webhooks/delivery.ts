@@ -25,12 +25,11 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import type { OutboxConsumer, OutboxRow } from '../events/outbox-dispatcher.js';
-import type { Job, JobInput, JobQueue } from '../jobs/job-queue.js';
-import { loadBody } from '../messages/mail-store.js';
-import type { JobHandler, JobOutcome } from '../jobs/worker.js';
+import type { OutboxConsumer, OutboxRow } from '../outbox/index.js';
+import type { Job, JobInput, JobQueue, JobHandler, JobOutcome } from '../jobs/index.js';
+import { loadBody } from '../messages/index.js';
 import { checkWebhookTarget } from './address-policy.js';
-import { openStored } from '../secrets/secret-box.js';
+import { openStored } from '../secrets/index.js';
 import { signatureHeaders } from './signatures.js';
 import { WEBHOOK_USER_AGENT, type WebhookRow, type WebhookTransport } from './webhook-service.js';
 

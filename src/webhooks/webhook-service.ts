@@ -20,6 +20,7 @@ import type {
   WebhookIpAddresses,
   WebhookWithSecret,
 } from '../schemas/webhooks.js';
+import type { WebhookService } from './contracts.js';
 import { checkWebhookTarget, type CheckedTarget } from './address-policy.js';
 import { newWebhookSecret } from './signatures.js';
 
@@ -94,7 +95,7 @@ export async function runChallenge(target: CheckedTarget, value: string, { http 
 }
 
 /** Creates the webhook subscription service. */
-export function createWebhookService(deps: CoreDeps, transport: WebhookTransport, onSubscriptionsChanged: () => void = () => undefined) {
+export function createWebhookService(deps: CoreDeps, transport: WebhookTransport, onSubscriptionsChanged: () => void = () => undefined): WebhookService {
   const { db, clock, newId, randomBytes, dns, secrets } = deps;
   const now = () => unixSeconds(clock.now());
 
@@ -255,4 +256,4 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
 }
 
 /** The service's type. */
-export type WebhookService = ReturnType<typeof createWebhookService>;
+export type { WebhookService } from './contracts.js';

@@ -7,7 +7,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, systemDns } from '../../src/index.js';
-import { createConnector } from '../../src/providers/imap/connection.js';
+import { createConnector } from '../../src/imap/connection.js';
 import { createSecretBox } from '../../src/secrets/secret-box.js';
 import { tables } from '../../storage/index.js';
 import { imapAccounts } from '../../storage/schema/connected.js';

@@ -1,5 +1,5 @@
 /**
- * The fetch threads of initial syncs (src/providers/imap/fetch-thread.ts, `AGENTPOST_IMAP_FETCH_THREAD=on`), against
+ * The fetch threads of initial syncs (src/imap/fetch-thread.ts, `AGENTPOST_IMAP_FETCH_THREAD=on`), against
  * Debian's Dovecot on loopback: a sync through one stores every message as the sync on its own connection does (flags,
  * dates, once each); the thread holds a connection slot of the server only while its pass runs; it is kept after the
  * pass and serves the next account's initial sync (the same thread, its code compiled); the runner's stop ends it. A
@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import { createMailStore } from '../../src/messages/mail-store.js';
-import { createConnector, type Connector } from '../../src/providers/imap/connection.js';
-import { createImapSync, FETCH_THREAD_MIN } from '../../src/providers/imap/sync.js';
-import { createImapSyncRunner, fetchThreadCount, type ImapSyncRunner } from '../../src/providers/imap/sync-runner.js';
+import { createConnector, type Connector } from '../../src/imap/connection.js';
+import { createImapSync, FETCH_THREAD_MIN } from '../../src/imap/sync.js';
+import { createImapSyncRunner, fetchThreadCount, type ImapSyncRunner } from '../../src/imap/sync-runner.js';
 import { createSecretBox } from '../../src/secrets/secret-box.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { createImapGrant, imapClient } from '../helpers/imap-grant.js';

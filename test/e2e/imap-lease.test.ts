@@ -1,5 +1,5 @@
 /**
- * Several worker processes on one database share the connected accounts (src/providers/imap/sync-runner.ts): each
+ * Several worker processes on one database share the connected accounts (src/imap/sync-runner.ts): each
  * account is synced by the one runner that holds its lease. Two services on one database file (as two processes
  * would be; each core has a runner of its own) against Debian's Dovecot on loopback: the accounts are split between
  * them with none synced twice, a service that stops cleanly hands its accounts over at once, and the lease of a

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { imapFolders, imapMessages } from '../../storage/schema/connected.js';
 import { createMailStore } from '../../src/messages/mail-store.js';
-import { createImapSync, UID_CHECK_INTERVAL_MS, type ImapSync } from '../../src/providers/imap/sync.js';
+import { createImapSync, UID_CHECK_INTERVAL_MS, type ImapSync } from '../../src/imap/sync.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { createImapGrant, imapClient } from '../helpers/imap-grant.js';
 import { createTestCore } from '../helpers/service.js';

@@ -1,6 +1,6 @@
 /**
  * A wake (`core.imap.wake(grant)`: the connect flow, or anyone who knows the server changed) is never lost, whenever it
- * comes (src/providers/imap/sync-runner.ts): between the end of a pass and the start of the IDLE that would hear it,
+ * comes (src/imap/sync-runner.ts): between the end of a pass and the start of the IDLE that would hear it,
  * and in the middle of a full pass. A runner of the test's own, on a core whose background does not run, against
  * Debian's Dovecot on loopback; its sync is the real one, with the wakes sent from inside it at those moments. The poll
  * interval is two minutes, so a lost wake shows as no full pass.
@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import { createMailStore } from '../../src/messages/mail-store.js';
-import { createConnector } from '../../src/providers/imap/connection.js';
-import { createImapSync } from '../../src/providers/imap/sync.js';
-import { createImapSyncRunner, type ImapSyncRunner } from '../../src/providers/imap/sync-runner.js';
+import { createConnector } from '../../src/imap/connection.js';
+import { createImapSync } from '../../src/imap/sync.js';
+import { createImapSyncRunner, type ImapSyncRunner } from '../../src/imap/sync-runner.js';
 import { createSecretBox } from '../../src/secrets/secret-box.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
 import { createImapGrant, imapClient } from '../helpers/imap-grant.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { WebhookTriggers } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../storage/index.js';
-import { recordEvent } from '../../src/events/outbox.js';
+import { recordEvent } from '../../src/outbox/outbox.js';
 import { request } from '../helpers/http.js';
 import { Nylas, tempDir, TEST_API_KEY } from '../helpers/service.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';

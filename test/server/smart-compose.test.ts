@@ -7,7 +7,7 @@
  */
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SMART_COMPOSE_INSTRUCTIONS } from '../../src/compose/reply-context.js';
+import { SMART_COMPOSE_INSTRUCTIONS } from '../../src/smart-compose/reply-context.js';
 import { request } from '../helpers/http.js';
 import { addSyncedMessageRow, createImapGrant, smallMessage } from '../helpers/imap-grant.js';
 import { createMailbox, eventually } from '../helpers/mail.js';

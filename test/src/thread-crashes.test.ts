@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startWalCheckpointer, RESTART_DELAY_MS } from '../../storage/wal-checkpointer.js';
 import { createHealth } from '../../src/health.js';
-import { createMimeParser } from '../../src/mail/parse-inbound.js';
+import { createMimeParser } from '../../src/mime/parse-inbound.js';
 import { createLogger } from '../../src/index.js';
 import { startTestService, tempDir } from '../helpers/service.js';
 

@@ -9,7 +9,7 @@ import { asc, count, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, createMailWriter, migrate, MailWriteError, tables, type Database, type MailWriteItem } from '../../storage/index.js';
 import { INGEST_PREPARE_MODULE } from '../../src/mail/inbound.js';
-import { createMimeParser } from '../../src/mail/parse-inbound.js';
+import { createMimeParser } from '../../src/mime/parse-inbound.js';
 import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
 import { asDelivery } from '../../src/messages/mail-rows.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';

@@ -7,7 +7,7 @@
  * this thread) is made.
  */
 import type { Database } from '../../../storage/index.js';
-import { recordEvaluations, type EvaluationRow } from '../../admin/audit.js';
+import { recordEvaluations, type EvaluationRow } from '../../admin/index.js';
 import type { Logger } from '../../ports/index.js';
 
 /** Longest a row waits before it is written by itself, in milliseconds. */

@@ -4,7 +4,7 @@
  * message's header lines and the time it arrived. Each anomaly adds points to the spam score; the weights follow
  * rspamd's symbols for the same defects, so the scores of both add up on one scale.
  */
-import type { RawHeader } from '../parse-inbound.js';
+import type { RawHeader } from '../../mime/index.js';
 
 /** One defect found, with the points it adds to the spam score. */
 export interface HeaderAnomaly {

@@ -18,16 +18,13 @@
  * message's own transaction, `smtp_rcpt` rows soon after the decision (./evaluation-log.ts).
  */
 import type { GrantRow } from '../../../storage/index.js';
-import { evaluationRow, type EvaluationRow } from '../../admin/audit.js';
-import type { Enforcement, GrantEnforcement } from '../../admin/enforcement.js';
-import { appliedActionsOf, evaluationInputOf } from '../../admin/rule-engine.js';
+import { evaluationRow, type EvaluationRow, type Enforcement, type GrantEnforcement, appliedActionsOf, evaluationInputOf } from '../../admin/index.js';
 import type { AuthenticationVerdict, CoreDeps, InboundStages, SmtpClientInfo, SpamVerdict } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
 import { AppError } from '../../errors.js';
-import { ensureFoldersByName } from '../../grants/folder-service.js';
-import type { NewMessage } from '../../messages/mail-rows.js';
-import type { ParsedMessage } from '../parse-inbound.js';
-import { readRawHeaders } from '../parse-inbound.js';
+import { ensureFoldersByName } from '../../grants/index.js';
+import type { NewMessage } from '../../messages/index.js';
+import { type ParsedMessage, readRawHeaders, fromHeaderAddress } from '../../mime/index.js';
 import { createEvaluationLog } from './evaluation-log.js';
 import { decideInboxProcessing, type InboxProcessingDecision } from './inbox-processing.js';
 import { decideAttachments, limitRefusal, usageNeeded, type Refusal, type RemovedAttachment, type UsageFacts } from './policy-limits.js';
@@ -92,17 +89,8 @@ function failClosed(what: string, error: unknown): AppError {
   return new AppError('unavailable', `${what} could not be evaluated, try again later`, undefined, { cause: error });
 }
 
-/**
- * The first address of a From header as sent (`Name <a@b>`, `a@b`, with comments and quoted names); empty when there
- * is none. Quoted strings and comments are removed first, so a display name cannot pose as the address.
- */
-export function fromHeaderAddress(value: string): string {
-  const plain = value.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\((?:[^()\\]|\\.)*\)/g, ' ');
-  const first = plain.split(',')[0] ?? '';
-  const angle = /<([^<>]*)>/.exec(first);
-  const address = (angle ? angle[1]! : first).trim();
-  return address.includes('@') ? address.replace(/\s+/g, '').toLowerCase() : '';
-}
+/** The first address of a From header as sent (src/mime/from-header.ts). */
+export { fromHeaderAddress } from '../../mime/index.js';
 
 /** The sender `from.*` rules look at: the From header's address, else MAIL FROM. */
 export function senderOf(raw: Buffer, mailFrom: string, parsedFrom?: ParsedMessage['from']): string {

@@ -9,8 +9,7 @@
  * `mark_as_starred` starred. `block` drops the copy: nothing is stored for that mailbox and no `message.created`
  * is emitted (the sender was already told 250).
  */
-import type { GrantEnforcement } from '../../admin/enforcement.js';
-import { evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/rule-engine.js';
+import { type GrantEnforcement, evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/index.js';
 import type { SpamVerdict } from '../../ports/index.js';
 import { anythingApplies } from './smtp-rcpt.js';
 

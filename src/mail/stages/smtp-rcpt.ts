@@ -5,8 +5,7 @@
  * before DATA; otherwise the policy limits that are known this early (the SIZE declared at MAIL FROM, the daily
  * received count, the stored bytes) may refuse it (./policy-limits.ts). Pure: the caller loads what applies.
  */
-import type { GrantEnforcement } from '../../admin/enforcement.js';
-import { evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/rule-engine.js';
+import { type GrantEnforcement, evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/index.js';
 import { limitRefusal, type Refusal, type UsageFacts } from './policy-limits.js';
 
 /** What the stage looks at. */

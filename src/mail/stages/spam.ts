@@ -13,8 +13,8 @@
  * (451 4.3.0, the sender retries). A DNSBL that fails counts as not listed: lists come and go, mail must not wait on them.
  */
 import type { Clock, DnsResolver, Logger, SpamChecker, SpamVerdict, StageMail } from '../../ports/index.js';
-import { addressBytes, isPublicAddress } from '../../webhooks/address-policy.js';
-import { readRawHeaders } from '../parse-inbound.js';
+import { addressBytes, isPublicAddress } from '../../webhooks/index.js';
+import { readRawHeaders } from '../../mime/index.js';
 import { dnsQuery, type DnsQuery } from './dns-query.js';
 import { headerAnomalies } from './header-anomalies.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../../storage/index.js';
 import { AppError, type Core, type Principal } from '../../../src/index.js';
 import type { RecordedReport } from '../../../src/deliverability/contracts.js';
-import { reputationOf } from '../../../src/deliverability/domain-reputation.js';
+import { reputationOf } from '../../../src/domains/domain-reputation.js';
 import { unixDayOfMs } from '../../../src/deliverability/send-gates.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { createTestCore } from '../../helpers/service.js';

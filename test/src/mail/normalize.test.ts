@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { snippetOf, textToHtml, visibleText } from '../../../src/mail/normalize.js';
+import { snippetOf, textToHtml, visibleText } from '../../../src/mime/normalize.js';
 
 /** The snippet as defined: the whole text collapsed and trimmed, then cut (what snippetOf must equal). */
 const wholeTextSnippet = (text: string, length = 100) => text.replace(/\s+/g, ' ').trim().slice(0, length);

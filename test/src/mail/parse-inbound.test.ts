@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { createMimeParser, readRawHeaders } from '../../../src/mail/parse-inbound.js';
+import { createMimeParser, readRawHeaders } from '../../../src/mime/parse-inbound.js';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 

@@ -1,5 +1,5 @@
 /**
- * The fast path (src/mail/simple-mime.ts) against mailparser itself: for every message the fast path
+ * The fast path (src/mime/simple-mime.ts) against mailparser itself: for every message the fast path
  * accepts, normalize() of its result must deep-equal normalize() of mailparser's result for the same bytes (and so
  * must the raw fields it hands over). Fixtures of common mail (single part, multipart/alternative as Gmail, Apple
  * Mail, Outlook and Thunderbird send it, multipart/mixed of text parts), fast-check properties over random messages
@@ -9,10 +9,10 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { normalize } from '../../../src/mail/normalize.js';
+import { normalize } from '../../../src/mime/normalize.js';
 import { alternativeMessage as alternative, gmailAlternative, qpEncode, smtpSourceMessage } from '../../helpers/mime.js';
-import { PARSER_OPTIONS } from '../../../src/mail/parse-worker.js';
-import { parseSimpleMessage } from '../../../src/mail/simple-mime.js';
+import { PARSER_OPTIONS } from '../../../src/mime/parse-worker.js';
+import { parseSimpleMessage } from '../../../src/mime/simple-mime.js';
 
 /** mailparser takes the current time for a Date header that does not parse: both sides must see the same clock. */
 const NOW = Date.UTC(2026, 0, 15, 12, 0, 0);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, createSpamChecker, dnsblName, headerAnomalies, spamThreshold, type SpamChecker, type StageMail } from '../../../src/index.js';
-import { readRawHeaders } from '../../../src/mail/parse-inbound.js';
+import { readRawHeaders } from '../../../src/mime/parse-inbound.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { fakeDns, type FakeDns } from '../../helpers/dns.js';
 import { RSPAMD_BINARY, SKIP_RSPAMD, startRspamd, type RunningRspamd } from '../../helpers/rspamd.js';

@@ -4,7 +4,7 @@
  */
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { htmlToText } from '../../../src/mail/normalize.js';
+import { htmlToText } from '../../../src/mime/normalize.js';
 import { composeMime, parsedOf, type ComposeInput } from '../../../src/outbound/compose.js';
 
 function input(overrides: Partial<ComposeInput> = {}): ComposeInput {

@@ -1,10 +1,10 @@
 /**
- * The mapping of a connected account's IMAP folders to system roles (src/providers/imap/folders.ts), and the UID
- * sets the sync fetches (src/providers/imap/sync.ts).
+ * The mapping of a connected account's IMAP folders to system roles (src/imap/folders.ts), and the UID
+ * sets the sync fetches (src/imap/sync.ts).
  */
 import { describe, expect, it } from 'vitest';
-import { mapFolders, type ListedFolder } from '../../../src/providers/imap/folders.js';
-import { uidSet } from '../../../src/providers/imap/sync.js';
+import { mapFolders, type ListedFolder } from '../../../src/imap/folders.js';
+import { uidSet } from '../../../src/imap/sync.js';
 
 const folder = (path: string, extra: Partial<ListedFolder> = {}): ListedFolder => ({ path, delimiter: '/', flags: new Set(), ...extra });
 const roles = (listed: ListedFolder[]) => Object.fromEntries(mapFolders(listed).map((entry) => [entry.path, entry.role]));

@@ -10,7 +10,7 @@ import { tables } from '../../../storage/index.js';
 import type { Core } from '../../../src/index.js';
 import type { Job } from '../../../src/jobs/job-queue.js';
 import { createProviders, hostedProvider } from '../../../src/providers/index.js';
-import { draftMime, GIVE_UP_MS, IMAP_PUSH_JOB, serverFilesSent } from '../../../src/providers/imap/outgoing.js';
+import { draftMime, GIVE_UP_MS, IMAP_PUSH_JOB, serverFilesSent } from '../../../src/imap/outgoing.js';
 import { createSecretBox } from '../../../src/secrets/secret-box.js';
 import { addSyncedMessageRow, createImapGrant } from '../../helpers/imap-grant.js';
 import { createTestCore } from '../../helpers/service.js';

@@ -1,9 +1,9 @@
 /**
- * The per-server connection slots of connected accounts (src/providers/imap/connection.ts): a bounded wait gives up
+ * The per-server connection slots of connected accounts (src/imap/connection.ts): a bounded wait gives up
  * with a SlotWaitError and leaves the queue, so the slot goes to the next waiter and the count stays right.
  */
 import { describe, expect, it } from 'vitest';
-import { ServerSlots, SlotWaitError } from '../../../src/providers/imap/connection.js';
+import { ServerSlots, SlotWaitError } from '../../../src/imap/connection.js';
 
 describe('ServerSlots', () => {
   it('a bounded wait gives up when no slot frees in time, and leaves the queue as it was', async () => {

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../../storage/index.js';
-import { recordEvent } from '../../../src/events/outbox.js';
+import { recordEvent } from '../../../src/outbox/outbox.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { startTestService, type TestService } from '../../helpers/service.js';
 import { eventually, startReceiver, type ReceivedDelivery, type WebhookReceiver } from '../../helpers/webhooks.js';

@@ -1,0 +1,156 @@
+/**
+ * @module background/background
+ * The background role of a service process: the outbox dispatcher, one job worker running every job kind
+ * the core has handlers for, the webhook delivery runner (src/webhooks/delivery-runner.ts: ordered batch claims
+ * of `webhook.deliver` jobs), and the retention purge (./retention.ts: old outbox events and dead jobs), followed
+ * in the same loop by the policy upkeep (admin/policy-upkeep.ts: retention periods and additional folders).
+ * `server/main.ts` starts it in a process with the `worker` role (`serve --roles`, `AGENTPOST_ROLES`; every process by
+ * default) and stops it in `close()`.
+ * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
+ * UPDATE that marks it, so no work is done twice at once. Work that another process queued (mail taken by an
+ * `smtp`-only process, a send through an `http`-only one) wakes nothing here: the loops find it at their next poll.
+ * It also runs the sync of connected IMAP accounts (`core.imap`, src/imap/sync-runner.ts).
+ *
+ * To add a kind of background work: give the service a `handlers` record (job kind → JobHandler), spread it
+ * into `core.jobHandlers` in `createCore` (src/core.ts), and enqueue with `core.jobs.enqueue(...)` or, inside
+ * a write transaction, `core.jobs.enqueueIn(tx, ...)`.
+ */
+import type { Core } from '../core.js';
+import { onEventRecorded } from '../outbox/index.js';
+import { startPollingLoop, createWorker, type Worker } from '../jobs/index.js';
+import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
+import { startDeliveryRunner, type DeliveryRunner } from '../webhooks/index.js';
+
+/** Pause between an event being recorded in this process and the dispatcher running. */
+const DISPATCH_DEBOUNCE_MS = 10;
+
+/** Options of {@link startBackgroundWork}. */
+export interface BackgroundOptions {
+  /** Longest wait between polls, in real milliseconds (default `config.workerPollMs`). */
+  pollIntervalMs?: number;
+  /** Jobs run at once by this process (default 16: webhook deliveries mostly wait on the network). */
+  concurrency?: number;
+  /** Real milliseconds between retention purges (default {@link PURGE_INTERVAL_MS}); `wake()` also runs one. */
+  purgeIntervalMs?: number;
+  /** Real milliseconds from start to the first purge (default {@link PURGE_FIRST_DELAY_MS}). */
+  purgeFirstDelayMs?: number;
+}
+
+/** The running background role. */
+export interface BackgroundWork {
+  worker: Worker;
+  webhookRunner: DeliveryRunner;
+  /** Polls the outbox and the jobs table and runs a retention purge now (e.g. after a test moved its clock). */
+  wake(): void;
+  /** Stops dispatching, claiming and purging, and waits for the jobs in progress. */
+  stop(): Promise<void>;
+}
+
+/** Starts the dispatcher and a worker for `core`. */
+export function startBackgroundWork(core: Core, options: BackgroundOptions = {}): BackgroundWork {
+  const { clock, logger, newId, config } = core.deps;
+  const pollIntervalMs = options.pollIntervalMs ?? config.workerPollMs;
+
+  const dispatcher = startPollingLoop({
+    name: 'outbox dispatcher',
+    intervalMs: pollIntervalMs,
+    logger,
+    onBeat: core.health.heartbeat('outbox dispatcher', pollIntervalMs),
+    async step(woken) {
+      // Woken by an event of this process: its transaction may not have committed yet, so skip the read of
+      // pending rows (the dispatch is a write, queued behind that transaction) but still skip when nobody listens.
+      if (!(woken ? await core.outbox.interested() : await core.outbox.hasPending())) return false;
+      const taken = await core.outbox.dispatchBatch();
+      return taken > 0;
+    },
+  });
+  // Events recorded in this process wake the dispatcher after a short pause, so a burst of changes is fanned
+  // out in one transaction rather than one commit per change.
+  let debounce: NodeJS.Timeout | undefined;
+  const unsubscribe = onEventRecorded(() => {
+    debounce ??= setTimeout(() => {
+      debounce = undefined;
+      dispatcher.wake();
+    }, DISPATCH_DEBOUNCE_MS);
+  });
+
+  const worker = createWorker({
+    queue: core.jobs,
+    handlers: core.jobHandlers,
+    clock,
+    logger,
+    owner: `worker-${newId()}`,
+    concurrency: options.concurrency ?? 16,
+    pollIntervalMs,
+    // Longer than the longest webhook attempt (a challenge-free delivery is one request with this deadline).
+    leaseMs: Math.max(60_000, 2 * config.webhookTimeoutMs + 10_000),
+    onBeat: core.health.heartbeat('job worker', pollIntervalMs),
+    ...(core.deps.metrics ? { metrics: core.deps.metrics } : {}),
+  });
+
+  const webhookRunner = startDeliveryRunner({
+    queue: core.jobs,
+    delivery: core.webhookDeliveries,
+    kind: core.webhookDeliveries.kind,
+    clock,
+    logger,
+    owner: `webhooks-${newId()}`,
+    pollIntervalMs,
+    // Longer than the longest webhook attempt; the runner extends the leases of what it holds besides.
+    leaseMs: Math.max(60_000, 2 * config.webhookTimeoutMs + 10_000),
+    onBeat: core.health.heartbeat('webhook delivery', pollIntervalMs),
+    metrics: core.deps.metrics,
+  });
+
+  // Retention: once shortly after start, then every interval (and on wake). A purge in progress stops between
+  // chunks when the role stops.
+  const retention = createRetention(core.deps, { interested: () => core.outbox.interested() });
+  const purgeAbort = new AbortController();
+  let firstPurgeDue = false;
+  const purger = startPollingLoop({
+    name: 'retention purge',
+    intervalMs: options.purgeIntervalMs ?? PURGE_INTERVAL_MS,
+    logger,
+    onBeat: core.health.heartbeat('retention purge', options.purgeIntervalMs ?? PURGE_INTERVAL_MS),
+    async step(woken) {
+      if (!firstPurgeDue && !woken) {
+        firstPurgeDue = true;
+        return options.purgeFirstDelayMs ?? PURGE_FIRST_DELAY_MS;
+      }
+      firstPurgeDue = true;
+      const purged = await retention.purge(purgeAbort.signal);
+      if (purged.dispatchedEvents + purged.undispatchedEvents + purged.deadJobs > 0) {
+        logger.info('retention purge', { dispatched_events: purged.dispatchedEvents, undispatched_events: purged.undispatchedEvents, dead_jobs: purged.deadJobs });
+      }
+      const upkept = await core.policyUpkeep.run(purgeAbort.signal);
+      if (upkept.inboxDeleted + upkept.junkDeleted + upkept.foldersCreated > 0) {
+        logger.info('policy upkeep', { inbox_deleted: upkept.inboxDeleted, junk_deleted: upkept.junkDeleted, folders_created: upkept.foldersCreated });
+      }
+      return false;
+    },
+  });
+
+  // The sync of connected IMAP accounts (src/imap/sync-runner.ts).
+  core.imap.start();
+
+  return {
+    worker,
+    webhookRunner,
+    wake() {
+      dispatcher.wake();
+      worker.wake();
+      webhookRunner.wake();
+      purger.wake();
+    },
+    async stop() {
+      unsubscribe();
+      clearTimeout(debounce);
+      await core.imap.stop();
+      purgeAbort.abort();
+      await purger.stop();
+      await dispatcher.stop();
+      await Promise.all([worker.stop(), webhookRunner.stop()]);
+      for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge']) core.health.stopped(loop);
+    },
+  };
+}

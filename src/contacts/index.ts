@@ -1,0 +1,5 @@
+/**
+ * @module contacts
+ * The front door of src/contacts/: what other areas, the operations and the faces use of it.
+ */
+export { createContactService, type ContactService } from './contact-service.js';

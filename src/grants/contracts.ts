@@ -1,0 +1,63 @@
+/**
+ * @module grants/contracts
+ * The grants area's declared interface: its services as other areas see them, and the types it shares.
+ */
+import type { Principal } from '../access.js';
+import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
+import type { GrantRow } from '../../storage/index.js';
+import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
+
+/** What createFolderService() returns (src/grants/folder-service.ts). */
+export interface FolderService {
+  /** A page of the grant's folders: system folders first, then the user's in creation order. */
+  list(principal: Principal, input: ListFoldersInput): Promise<{
+      data: Folder[];
+      next_cursor?: string;
+  }>;
+  /** One folder. */
+  find(principal: Principal, input: {
+      grant_id: string;
+      folder_id: string;
+  }): Promise<Folder>;
+  /** Makes a folder; names are unique in a mailbox (409 otherwise). */
+  create(principal: Principal, input: CreateFolderInput): Promise<Folder>;
+  /** Renames, moves or recolours a folder. System folders keep their name and place. */
+  update(principal: Principal, input: UpdateFolderInput): Promise<Folder>;
+  /** Deletes a folder the user made; system folders cannot be deleted. */
+  destroy(principal: Principal, input: {
+      grant_id: string;
+      folder_id: string;
+  }): Promise<void>;
+}
+
+/** What createGrantService() returns (src/grants/grant-service.ts). */
+export interface GrantService {
+  /** Resolves a path's grant reference (id or email) within the caller's application, or 404. */
+  require: (principal: Principal, ref: string) => Promise<GrantRow>;
+  /**
+   * Creates a grant: an Agent Account ({@link createHosted}) or a connected account of a kind in `hooks.accounts`
+   * ({@link connectAccount}).
+   */
+  create(principal: Principal, input: CreateGrantInput): Promise<{
+      grant: Grant;
+      created: boolean;
+  }>;
+  /** Lists the application's grants with offset pagination (as `GET /v3/grants` does in Nylas v3). */
+  list(principal: Principal, input: ListGrantsInput): Promise<{
+      data: Grant[];
+      limit: number;
+      offset: number;
+  }>;
+  /** One grant by id or email address. */
+  find(principal: Principal, ref: string): Promise<Grant>;
+  /**
+   * Changes the display name, settings (merged), scope or workspace of a grant; `sending.status: "active"` resumes
+   * a paused grant's sending (recorded in `sending_state_changes` with `requestId` as the actor). A connected
+   * account's servers, credentials and sync options are not settings to merge: connecting it again changes them.
+   */
+  update(principal: Principal, input: UpdateGrantInput, context?: {
+      requestId?: string | undefined;
+  }): Promise<Grant>;
+  /** Deletes a grant and everything it owns (folders, calendars, mail; a connected account's `imap_*` rows). */
+  destroy(principal: Principal, ref: string): Promise<void>;
+}

@@ -1,0 +1,9 @@
+/**
+ * @module imap
+ * The front door of src/imap/: what other areas, the operations and the faces use of it.
+ */
+export { createImapAccounts } from './accounts.js';
+export { createConnector } from './connection.js';
+export { createImapOutgoing } from './outgoing.js';
+export { createImapSyncRunner } from './sync-runner.js';
+export { createImapSync } from './sync.js';

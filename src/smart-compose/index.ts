@@ -1,0 +1,5 @@
+/**
+ * @module smart-compose
+ * The front door of src/smart-compose/: what other areas, the operations and the faces use of it.
+ */
+export { createSmartComposeService } from './smart-compose.js';
