@@ -214,6 +214,7 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
       maxUnknownRecipients: config.smtpMaxUnknownRecipients,
       maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
+      maxHeaderBytes: config.headerLimits.maxHeaderBytes,
       drainTimeoutMs: config.shutdownTimeoutMs,
     });
   }

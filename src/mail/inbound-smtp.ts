@@ -27,6 +27,7 @@ import { AppError, type ErrorCode } from '../errors.js';
 import { addressBytes } from '../webhooks/index.js';
 import type { ReportIntake } from '../deliverability/index.js';
 import { type DmarcReportIntake, DMARC_RUA_LOCAL_PART } from '../domains/index.js';
+import { DEFAULT_HEADER_LIMITS, headerSectionTooLarge } from './header-section.js';
 import { MAX_MESSAGE_BYTES, type InboundService } from './inbound.js';
 
 /** Options of {@link startInboundSmtp}. */
@@ -52,6 +53,12 @@ export interface InboundSmtpOptions {
   hostname?: string;
   /** SIZE limit in bytes (default 40 MB). */
   maxMessageBytes?: number;
+  /**
+   * Largest header section taken, in bytes (`AGENTPOST_MAX_HEADER_BYTES`; Postfix's 102,400 by default): a larger one is
+   * refused `552 5.3.4` before anything reads it, whoever the recipients are (mailboxes, return paths of reports, the
+   * DMARC address).
+   */
+  maxHeaderBytes?: number;
   /** An idle connection is closed after this long (default 60 s). */
   idleTimeoutMs?: number;
   /** A command line still incomplete after this long closes the connection (default 60 s): slow-drip clients. */
@@ -158,6 +165,7 @@ interface ServerInternals {
 /** Starts the listener. */
 export async function startInboundSmtp(options: InboundSmtpOptions): Promise<InboundSmtpServer> {
   const maxBytes = options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
+  const maxHeaderBytes = options.maxHeaderBytes ?? DEFAULT_HEADER_LIMITS.maxHeaderBytes;
   const lineTimeoutMs = options.lineTimeoutMs ?? 60_000;
   const dataTimeoutMs = options.dataTimeoutMs ?? 10 * 60_000;
   const maxClients = options.maxClients ?? 10_000;
@@ -339,6 +347,9 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         }
         const raw = Buffer.concat(chunks, size);
         chunks.length = 0;
+        if (headerSectionTooLarge(raw, maxHeaderBytes)) {
+          return callback(smtpError(552, `5.3.4 Message header too large: the limit is ${maxHeaderBytes} bytes`));
+        }
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
         const recipients = session.envelope.rcptTo.map((recipient) => recipient.address);
         const accepted = entry?.returnPaths ?? new Set<string>();

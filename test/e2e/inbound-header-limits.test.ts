@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headerSectionBytes } from '../../src/mail/header-section.js';
+import { startInboundSmtp } from '../../src/mail/inbound-smtp.js';
 import { createMailbox, sendRaw } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -92,5 +93,37 @@ describe('AGENTPOST_MAX_HEADER_BYTES', () => {
     expect((await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(2_048, 'at'))).code).toBe(250);
     const over = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(2_049, 'over'));
     expect(over.text).toMatch(/^552 5\.3\.4 Message header too large: the limit is 2048 bytes/);
+  });
+});
+
+describe('the header-section limit before the report intakes', () => {
+  it('refuses a report to a return path whose header section is over the limit, before the intake reads it', async () => {
+    const received: Buffer[] = [];
+    const silent = { debug() {}, info() {}, warn() {}, error() {} };
+    const listener = await startInboundSmtp({
+      inbound: { checkRecipient: async () => ({ ok: false, code: 550, message: 'unknown' }) as never, deliverInbound: async () => ({ deliveries: [], rejected: [], parseError: undefined }) },
+      reports: {
+        checkAddress: async () => ({ kind: 'accept' }),
+        receive: async ({ raw }: { raw: Buffer }) => {
+          received.push(raw);
+          return { recorded: ['r1'] };
+        },
+      } as never,
+      logger: silent,
+      host: '127.0.0.1',
+      port: 0,
+      maxHeaderBytes: 4_096,
+    });
+    try {
+      const returnPath = `bounce+abc@${DOMAIN}`;
+      const over = await sendRaw(listener.port, '', [returnPath], `From: MAILER-DAEMON@example.com\r\nX-Fold: a\r\n${' b\r\n'.repeat(2_000)}\r\nreport\r\n`);
+      expect(over.text).toMatch(/^552 5\.3\.4 Message header too large: the limit is 4096 bytes/);
+      expect(received).toHaveLength(0);
+      const within = await sendRaw(listener.port, '', [returnPath], 'From: MAILER-DAEMON@example.com\r\nSubject: report\r\n\r\nreport\r\n');
+      expect(within.code).toBe(250);
+      expect(received).toHaveLength(1);
+    } finally {
+      await listener.close();
+    }
   });
 });
