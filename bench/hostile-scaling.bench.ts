@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rawSmtp } from '../test/helpers/mail.js';
-import { GENERATORS } from '../test/fuzz/hostile-generators.js';
+import { GENERATORS, nested } from '../test/fuzz/hostile-generators.js';
 
 const API_KEY = 'agp_bench_key_for_the_default_application';
 const DOMAIN = 'hostile.agentpost.localhost';
@@ -122,17 +122,12 @@ async function measure(service: Service, data: string): Promise<string> {
 
 /** Issue 33's checks, each to be answered (250 or the documented 5xx) within 2 s with /healthz within 250 ms. */
 const plainHead = `From: sender@example.com\r\nTo: ${AGENT}\r\nSubject: check\r\n`;
-function nestedParts(depth: number): string {
-  let text = 'Content-Type: text/plain\r\n\r\ninnermost\r\n';
-  for (let level = depth; level > 0; level--) text = `Content-Type: multipart/mixed; boundary="b${level}"\r\n\r\n--b${level}\r\n${text}--b${level}--\r\n`;
-  return text;
-}
 const ISSUE_CHECKS: [string, () => string][] = [
   ['a 300,000-line folded header', () => folded(300_000)],
   ['100,000 short header fields', () => `${plainHead}${Array.from({ length: 100_000 }, (_, index) => `X-H${index}: v\r\n`).join('')}\r\nbody\r\n`],
   ['1 MB of encoded words', () => `${plainHead}X-Words: ${'=?UTF-8?B?w6nDqcOp?= '.repeat(50_000)}\r\n\r\nbody\r\n`],
   ['50,000 References ids', () => `${plainHead}References: ${Array.from({ length: 50_000 }, (_, index) => `<id${index}@x.example.com>`).join('\r\n ')}\r\n\r\nbody\r\n`],
-  ['10,000-deep MIME nesting', () => `${plainHead}MIME-Version: 1.0\r\n${nestedParts(10_000)}`],
+  ['10,000-deep MIME nesting', () => `${plainHead}MIME-Version: 1.0\r\n${nested(10_000)}`],
   ['a 5 MB single-line body', () => `${plainHead}\r\n${'x'.repeat(5 * 1024 * 1024)}\r\n`],
 ];
 

@@ -32,8 +32,8 @@ const headerSizes = (bytes: number, test: number) => ({ test, limit: Math.floor(
 const message = (to: string, head: string, body = 'hello\r\n', extra = '') =>
   `From: Sender <sender@example.com>\r\nTo: ${to}\r\nSubject: hostile\r\nMessage-ID: <m${Math.random().toString(36).slice(2)}@example.com>\r\n${head}${extra}\r\n${body}`;
 
-/** A multipart nested `depth` levels deep. */
-function nested(depth: number): string {
+/** A multipart nested `depth` levels deep (its Content-Type and body; no header section before it). */
+export function nested(depth: number): string {
   let text = 'Content-Type: text/plain\r\n\r\ninnermost\r\n';
   for (let level = depth; level > 0; level--) text = `Content-Type: multipart/mixed; boundary="b${level}"\r\n\r\n--b${level}\r\n${text}--b${level}--\r\n`;
   return text;

@@ -52,6 +52,11 @@ describe('the cost of hostile input grows linearly with its size', () => {
   });
 
   const busy = async () => (await service.ask<{ activeMs: number }>('busy')).activeMs;
+  /** One API call of a generator, answered below 500. */
+  async function call(what: string, target: { method: string; path: string; body?: string }): Promise<void> {
+    const response = await request(service.url, target.method, target.path, { key: service.apiKey, ...(target.body ? { body: target.body, headers: { 'content-type': 'application/json' } } : {}) });
+    expect(response.status, `${what}: ${response.text.slice(0, 300)}`).toBeLessThan(500);
+  }
 
   /**
    * One input of size `n`: its cost (ms of main-thread time) and the longest block of the event loop it caused; for a
@@ -72,17 +77,13 @@ describe('the cost of hostile input grows linearly with its size', () => {
       const stored = /stored as (\S+)/.exec(reply.text)?.[1];
       if (generator.read && stored) {
         const { maxMs: ingestBlockMs } = await service.ask<{ maxMs: number }>('delay');
-        const read = generator.read(grantId, stored);
-        const response = await request(service.url, read.method, read.path, { key: service.apiKey, ...(read.body ? { body: read.body, headers: { 'content-type': 'application/json' } } : {}) });
-        expect(response.status, `${generator.name} read at ${n}: ${response.text.slice(0, 300)}`).toBeLessThan(500);
+        await call(`${generator.name} read at ${n}`, generator.read(grantId, stored));
         const ms = (await busy()) - started;
         const { maxMs: readBlockMs } = await service.ask<{ maxMs: number }>('delay');
         return { ms, blockMs: ingestBlockMs, readBlockMs };
       }
     } else {
-      const call = generator.request(n, grantId);
-      const response = await request(service.url, call.method, call.path, { key: service.apiKey, ...(call.body ? { body: call.body, headers: { 'content-type': 'application/json' } } : {}) });
-      expect(response.status, `${generator.name} at ${n}: ${response.text.slice(0, 300)}`).toBeLessThan(500);
+      await call(`${generator.name} at ${n}`, generator.request(n, grantId));
     }
     const ms = (await busy()) - started;
     const { maxMs } = await service.ask<{ maxMs: number }>('delay');
