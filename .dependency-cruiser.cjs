@@ -14,7 +14,8 @@
  */
 
 /** Transport libraries, matched both resolved (node_modules/…) and unresolved (the bare name). */
-const TRANSPORTS = '(^|/)node_modules/(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)/|^(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)(/|$)';
+const TRANSPORTS =
+  '(^|/)node_modules/(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)/|^(hono|@hono/[^/]+|@modelcontextprotocol/sdk|ai)(/|$)';
 
 /** An area of src (any of its folders), or the modules that wire and export them all. */
 const AREA_OR_WIRING = '^src/([^/]+/|core\\.ts$|index\\.ts$)';
@@ -55,21 +56,24 @@ module.exports = {
     },
     {
       name: 'no-circular',
-      comment: 'No module imports itself back through others; a type-only import ties two modules as much as any other.',
+      comment:
+        'No module imports itself back through others; a type-only import ties two modules as much as any other.',
       severity: 'error',
       from: {},
       to: { circular: true },
     },
     {
       name: 'areas-never-import-operations',
-      comment: 'The operations registry builds on the areas; what both need (Principal, OperationContext) is in src/access.ts.',
+      comment:
+        'The operations registry builds on the areas; what both need (Principal, OperationContext) is in src/access.ts.',
       severity: 'error',
       from: { path: '^src/[^/]+/', pathNot: '^src/operations/' },
       to: { path: '^src/operations/' },
     },
     {
       name: 'schemas-never-import-areas',
-      comment: 'The schemas are the contracts every area and face reads; what they need lives in src/schemas or a leaf module of src.',
+      comment:
+        'The schemas are the contracts every area and face reads; what they need lives in src/schemas or a leaf module of src.',
       severity: 'error',
       from: { path: '^src/schemas/' },
       to: { path: AREA_OR_WIRING, pathNot: '^src/schemas/' },
@@ -84,7 +88,7 @@ module.exports = {
     {
       name: 'areas-only-through-front-doors',
       comment:
-        "An area (a folder of src other than schemas, operations, ports and system) is used from outside only through its index.ts or contracts.ts; inside, its modules use each other freely.",
+        'An area (a folder of src other than schemas, operations, ports and system) is used from outside only through its index.ts or contracts.ts; inside, its modules use each other freely.',
       severity: 'error',
       from: { path: '^(src/([^/]+)/|src/[^/]+\\.ts$|tools/|server/)', pathNot: '^src/(schemas|ports)/' },
       to: { path: '^src/[^/]+/', pathNot: ['^src/$2/', `^src/${NOT_AREAS}/`, '^src/[^/]+/(index|contracts)\\.ts$'] },

@@ -7,10 +7,20 @@ export default defineConfig({
     hookTimeout: 20_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: ['test/fuzz/**'], sequence: { groupOrder: 0 } } },
       {
         extends: true,
-        test: { name: 'fuzz', include: ['test/fuzz/**/*.test.ts'], sequence: { groupOrder: 1 }, execArgv: ['--expose-gc'], testTimeout: 15 * 60_000, hookTimeout: 120_000 },
+        test: { name: 'suite', include: ['test/**/*.test.ts'], exclude: ['test/fuzz/**'], sequence: { groupOrder: 0 } },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'fuzz',
+          include: ['test/fuzz/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+          execArgv: ['--expose-gc'],
+          testTimeout: 15 * 60_000,
+          hookTimeout: 120_000,
+        },
       },
     ],
   },

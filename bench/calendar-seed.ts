@@ -49,7 +49,11 @@ interface Wall {
 }
 
 const pad = (value: number, width = 2) => String(value).padStart(width, '0');
-const stamp = (unix: number) => new Date(unix * 1000).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+const stamp = (unix: number) =>
+  new Date(unix * 1000)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 
 /** Unix seconds of a wall-clock time in `zone` (times used here never fall in a DST gap). */
 function instant(zone: string, wall: Wall): number {
@@ -89,7 +93,15 @@ export async function seedCalendars(
   core: Core,
   db: Database,
   principal: Principal,
-  options: { grants: number; events: number; series: number; days: number; zones: readonly string[]; domain: string; seed?: number },
+  options: {
+    grants: number;
+    events: number;
+    series: number;
+    days: number;
+    zones: readonly string[];
+    domain: string;
+    seed?: number;
+  },
 ): Promise<SeededCalendars> {
   const next = random(options.seed ?? 11);
   const pick = <T>(values: readonly T[]): T => values[Math.floor(next() * values.length)]!;
@@ -107,7 +119,9 @@ export async function seedCalendars(
     const email = `p${index}@${options.domain}`;
     const zone = options.zones[index % options.zones.length]!;
     const { grant } = await core.grants.create(principal, { provider: 'nylas', settings: { email } });
-    const calendar = (await db.orm.select().from(tables.calendars).where(eq(tables.calendars.grantId, grant.id))).find((row) => row.isPrimary)!;
+    const calendar = (await db.orm.select().from(tables.calendars).where(eq(tables.calendars.grantId, grant.id))).find(
+      (row) => row.isPrimary,
+    )!;
     await db.write(async (tx) => {
       await tx.update(tables.calendars).set({ timezone: zone }).where(eq(tables.calendars.id, calendar.id));
     });
@@ -117,7 +131,12 @@ export async function seedCalendars(
     const busy: BusyInterval[] = [];
     result.expected.set(grant.id, busy);
     const rows: (typeof tables.events.$inferInsert)[] = [];
-    const row = (id: string, when: EventTime, extra: Partial<typeof tables.events.$inferInsert> = {}, recurrence: string[] | null = null) => {
+    const row = (
+      id: string,
+      when: EventTime,
+      extra: Partial<typeof tables.events.$inferInsert> = {},
+      recurrence: string[] | null = null,
+    ) => {
       const parsed = recurrence ? parseRecurrence(recurrence, when) : undefined;
       if (parsed && !parsed.ok) throw new Error(`seed: ${parsed.error}`);
       rows.push({
@@ -140,30 +159,56 @@ export async function seedCalendars(
     for (let serial = 0; serial < options.series; serial++) {
       const id = `${grant.id}-s${serial}`;
       const draw = next();
-      const rule: Rule = draw < 0.7 ? { kind: 'weekly', interval: 1 } : draw < 0.9 ? { kind: 'weekly', interval: 2 } : draw < 0.96 ? { kind: 'weekdays' } : { kind: 'daily' };
+      const rule: Rule =
+        draw < 0.7
+          ? { kind: 'weekly', interval: 1 }
+          : draw < 0.9
+            ? { kind: 'weekly', interval: 2 }
+            : draw < 0.96
+              ? { kind: 'weekdays' }
+              : { kind: 'daily' };
       let first = plusDays('2025-03-03', -Math.floor(next() * 730) + 20);
       if (rule.kind === 'weekdays') while (weekday(first) === 0 || weekday(first) === 6) first = plusDays(first, 1);
       const wall = { hour: 7 + Math.floor(next() * 11), minute: 15 * Math.floor(next() * 4) };
       const length = (1 + Math.floor(next() * 3)) * 15 * 60;
       const firstStart = instant(zone, { date: first, ...wall });
-      const when: EventTime = { kind: 'timespan', startTime: firstStart, endTime: firstStart + length, startTimezone: zone, endTimezone: zone };
-      const text = rule.kind === 'weekly' ? `FREQ=WEEKLY${rule.interval > 1 ? `;INTERVAL=${rule.interval}` : ''}` : rule.kind === 'weekdays' ? 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR' : 'FREQ=DAILY';
+      const when: EventTime = {
+        kind: 'timespan',
+        startTime: firstStart,
+        endTime: firstStart + length,
+        startTimezone: zone,
+        endTimezone: zone,
+      };
+      const text =
+        rule.kind === 'weekly'
+          ? `FREQ=WEEKLY${rule.interval > 1 ? `;INTERVAL=${rule.interval}` : ''}`
+          : rule.kind === 'weekdays'
+            ? 'FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR'
+            : 'FREQ=DAILY';
       // A quarter end by UNTIL, a quarter by COUNT (many of those before the window), half never.
       const ending = next();
       let until: number | undefined;
       let count: number | undefined;
       if (ending < 0.25) until = Math.max(firstStart + 7 * DAY, start + Math.floor((next() * 200 - 150) * DAY));
       else if (ending < 0.5) count = 5 + Math.floor(next() * 300);
-      const lines = [`RRULE:${text}${until !== undefined ? `;UNTIL=${stamp(until)}` : ''}${count !== undefined ? `;COUNT=${count}` : ''}`];
+      const lines = [
+        `RRULE:${text}${until !== undefined ? `;UNTIL=${stamp(until)}` : ''}${count !== undefined ? `;COUNT=${count}` : ''}`,
+      ];
 
       // Occurrences (original starts) up to the window's end plus a day, before EXDATEs and overrides. Local
       // wall time read as UTC is within 14 hours of the instant, so exact conversions are needed only near edges.
       const dates: string[] = [];
-      const approximate = (date: string) => Date.parse(`${date}T00:00:00Z`) / 1000 + wall.hour * 3600 + wall.minute * 60;
+      const approximate = (date: string) =>
+        Date.parse(`${date}T00:00:00Z`) / 1000 + wall.hour * 3600 + wall.minute * 60;
       for (const date of ruleDates(rule, first)) {
         const approx = approximate(date);
         if (approx > end + 2 * DAY || (count !== undefined && dates.length >= count)) break;
-        if (until !== undefined && approx > until - 2 * DAY && (approx > until + 2 * DAY || instant(zone, { date, ...wall }) > until)) break;
+        if (
+          until !== undefined &&
+          approx > until - 2 * DAY &&
+          (approx > until + 2 * DAY || instant(zone, { date, ...wall }) > until)
+        )
+          break;
         dates.push(date);
       }
       const exact = new Map<number, number>();
@@ -191,7 +236,9 @@ export async function seedCalendars(
         if (next() < 0.5) lines.push(`EXDATE:${stamp(at)}`);
         else {
           const local = toZonedTime(new Date(at * 1000), zone);
-          lines.push(`EXDATE;TZID=${zone}:${local.getFullYear()}${pad(local.getMonth() + 1)}${pad(local.getDate())}T${pad(local.getHours())}${pad(local.getMinutes())}00`);
+          lines.push(
+            `EXDATE;TZID=${zone}:${local.getFullYear()}${pad(local.getMonth() + 1)}${pad(local.getDate())}T${pad(local.getHours())}${pad(local.getMinutes())}00`,
+          );
         }
       }
       row(id, when, {}, lines);
@@ -205,12 +252,23 @@ export async function seedCalendars(
         replaced.add(original);
         const cancelled = next() < 1 / 3;
         const moved = original + (1 + Math.floor(next() * 3)) * 3600;
-        const overrideWhen: EventTime = { kind: 'timespan', startTime: moved, endTime: moved + length, startTimezone: zone, endTimezone: zone };
-        row(`${id}-o${overrides}`, overrideWhen, { masterEventId: id, originalStartTime: original, ...(cancelled ? { status: 'cancelled' as const } : {}) });
+        const overrideWhen: EventTime = {
+          kind: 'timespan',
+          startTime: moved,
+          endTime: moved + length,
+          startTimezone: zone,
+          endTimezone: zone,
+        };
+        row(`${id}-o${overrides}`, overrideWhen, {
+          masterEventId: id,
+          originalStartTime: original,
+          ...(cancelled ? { status: 'cancelled' as const } : {}),
+        });
         overrides++;
         if (!cancelled) busy.push({ start: moved, end: moved + length, eventId: `${id}-o${overrides - 1}` });
       }
-      for (const at of near) if (!excluded.has(at) && !replaced.has(at)) busy.push({ start: at, end: at + length, eventId: id });
+      for (const at of near)
+        if (!excluded.has(at) && !replaced.has(at)) busy.push({ start: at, end: at + length, eventId: id });
     }
     result.counts.overrides += overrides;
 
@@ -231,18 +289,47 @@ export async function seedCalendars(
         const first = localDate(zone, at);
         const last = plusDays(first, Math.floor(next() * 2));
         row(id, first === last ? { kind: 'date', date: first } : { kind: 'datespan', startDate: first, endDate: last });
-        busy.push({ start: instant(zone, { date: first, hour: 0, minute: 0 }), end: instant(zone, { date: plusDays(last, 1), hour: 0, minute: 0 }), eventId: id });
+        busy.push({
+          start: instant(zone, { date: first, hour: 0, minute: 0 }),
+          end: instant(zone, { date: plusDays(last, 1), hour: 0, minute: 0 }),
+          eventId: id,
+        });
         result.counts.allDay++;
         continue;
       }
       const length = (1 + Math.floor(next() * 4)) * 15 * 60;
-      const when: EventTime = { kind: 'timespan', startTime: at, endTime: at + length, startTimezone: zone, endTimezone: zone };
+      const when: EventTime = {
+        kind: 'timespan',
+        startTime: at,
+        endTime: at + length,
+        startTimezone: zone,
+        endTimezone: zone,
+      };
       const flavour = next();
       if (flavour < 0.03) row(id, when, { busy: false });
       else if (flavour < 0.05) row(id, when, { status: 'cancelled' });
-      else if (flavour < 0.07) row(id, when, { participants: [{ email, status: 'no' }, { email: 'someone@example.com', status: 'yes' }] });
+      else if (flavour < 0.07)
+        row(id, when, {
+          participants: [
+            { email, status: 'no' },
+            { email: 'someone@example.com', status: 'yes' },
+          ],
+        });
       else {
-        row(id, when, flavour < 0.1 ? { status: 'maybe' } : flavour < 0.3 ? { participants: [{ email, status: 'yes' }, { email: 'someone@example.com', status: 'noreply' }] } : {});
+        row(
+          id,
+          when,
+          flavour < 0.1
+            ? { status: 'maybe' }
+            : flavour < 0.3
+              ? {
+                  participants: [
+                    { email, status: 'yes' },
+                    { email: 'someone@example.com', status: 'noreply' },
+                  ],
+                }
+              : {},
+        );
         busy.push({ start: at, end: at + length, eventId: id });
       }
     }

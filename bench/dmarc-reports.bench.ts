@@ -39,12 +39,40 @@ function median(values: number[]): number {
 }
 
 export async function run(): Promise<Record<string, number | string>> {
-  const records = Array.from({ length: 5_000 }, (_, index) => ({ ip: `10.0.${(index >> 8) & 255}.${index & 255}`, count: 1 + (index % 7), dkim: index % 3 === 0 ? ('fail' as const) : ('pass' as const) }));
+  const records = Array.from({ length: 5_000 }, (_, index) => ({
+    ip: `10.0.${(index >> 8) & 255}.${index & 255}`,
+    count: 1 + (index % 7),
+    dkim: index % 3 === 0 ? ('fail' as const) : ('pass' as const),
+  }));
   const xml = Buffer.from(aggregateXml({ domain: DOMAIN, reportId: 'bench', records }));
   const cases: [string, Buffer][] = [
-    [`5,000 records (${Math.round(xml.length / 1024)} KB XML, gzip)`, reportEmail({ to: `dmarc-reports@${DOMAIN}`, file: gzipSync(xml), filename: 'r.xml.gz', contentType: 'application/gzip' })],
-    ['gzip bomb (32 MB of spaces)', reportEmail({ to: `dmarc-reports@${DOMAIN}`, file: gzipSync(Buffer.alloc(32 * 1024 * 1024, 0x20)), filename: 'r.xml.gz', contentType: 'application/gzip' })],
-    ['zip bomb (32 MB of spaces)', reportEmail({ to: `dmarc-reports@${DOMAIN}`, file: zipOf('r.xml', Buffer.alloc(32 * 1024 * 1024, 0x20)), filename: 'r.zip', contentType: 'application/zip' })],
+    [
+      `5,000 records (${Math.round(xml.length / 1024)} KB XML, gzip)`,
+      reportEmail({
+        to: `dmarc-reports@${DOMAIN}`,
+        file: gzipSync(xml),
+        filename: 'r.xml.gz',
+        contentType: 'application/gzip',
+      }),
+    ],
+    [
+      'gzip bomb (32 MB of spaces)',
+      reportEmail({
+        to: `dmarc-reports@${DOMAIN}`,
+        file: gzipSync(Buffer.alloc(32 * 1024 * 1024, 0x20)),
+        filename: 'r.xml.gz',
+        contentType: 'application/gzip',
+      }),
+    ],
+    [
+      'zip bomb (32 MB of spaces)',
+      reportEmail({
+        to: `dmarc-reports@${DOMAIN}`,
+        file: zipOf('r.xml', Buffer.alloc(32 * 1024 * 1024, 0x20)),
+        filename: 'r.zip',
+        contentType: 'application/zip',
+      }),
+    ],
   ];
   const figures: Record<string, number | string> = {};
   for (const [name, email] of cases) {

@@ -26,7 +26,16 @@
  * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above),
  * BENCH_IMAP_FETCH_THREAD=off (skips the service with fetch threads, see {@link threadedFigures}).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
@@ -44,14 +53,16 @@ import { startBenchServer } from './load-tools.js';
  */
 async function fromBuild<T>(path: string): Promise<T> {
   const url = new URL(`../dist/${path}`, import.meta.url);
-  if (!existsSync(url)) throw new Error(`imap-sync bench: ${fileURLToPath(url)} is missing: run \`npm run build\` (npm run bench does)`);
+  if (!existsSync(url))
+    throw new Error(`imap-sync bench: ${fileURLToPath(url)} is missing: run \`npm run build\` (npm run bench does)`);
   return (await import(url.href)) as T;
 }
 const { requireEveryRole, startService } = await fromBuild<typeof import('../server/main.js')>('server/main.js');
 const { systemClock, timeOrderedIds, loadConfig } = await fromBuild<typeof import('../src/index.js')>('src/index.js');
 const { INGEST_PREPARE_MODULE } = await fromBuild<typeof import('../src/mail/inbound.js')>('src/mail/inbound.js');
 const { prepare } = await fromBuild<typeof import('../src/mail/ingest-prepare.js')>('src/mail/ingest-prepare.js');
-const { createDb, createMailWriter, migrate, tables } = await fromBuild<typeof import('../storage/index.js')>('storage/index.js');
+const { createDb, createMailWriter, migrate, tables } =
+  await fromBuild<typeof import('../storage/index.js')>('storage/index.js');
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const MESSAGES = Number(process.env.BENCH_IMAP_MESSAGES ?? 10_000);
@@ -102,7 +113,11 @@ function threadTicks(): Map<number, number> {
 }
 
 /** Per thread, ms of CPU a message between two {@link threadTicks}, the event loop first, then by thread id (the order they started). */
-function perThread(before: Map<number, number>, after: Map<number, number>, messages: number): { name: string; ms: number }[] {
+function perThread(
+  before: Map<number, number>,
+  after: Map<number, number>,
+  messages: number,
+): { name: string; ms: number }[] {
   return [...after]
     .map(([tid, ticks]) => [tid, ((ticks - (before.get(tid) ?? 0)) * 10) / messages] as const)
     .filter(([, ms]) => ms >= 0.005)
@@ -169,7 +184,8 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 /** One message of the mailbox: ~6 KB, multipart/alternative; every fifth replies to the one before it. */
 function messageOf(index: number, date: Date): string {
-  const paragraph = `Line ${index}: the quarterly numbers are in and the team would like your review before Friday. `.repeat(12);
+  const paragraph =
+    `Line ${index}: the quarterly numbers are in and the team would like your review before Friday. `.repeat(12);
   const reply = index % 5 === 4;
   return [
     `From: Sender ${index % 97} <sender${index % 97}@example.org>`,
@@ -202,7 +218,11 @@ function writeMaildir(dovecot: Dovecot): void {
   const now = Date.now();
   for (let index = 0; index < MESSAGES; index++) {
     const date = new Date(now - 30 * 86_400_000 + Math.floor((index * 30 * 86_400_000) / MESSAGES));
-    const file = join(home, 'cur', `${Math.floor(date.getTime() / 1000)}.M${index}P1.bench:2,${index % 3 === 0 ? 'S' : ''}`);
+    const file = join(
+      home,
+      'cur',
+      `${Math.floor(date.getTime() / 1000)}.M${index}P1.bench:2,${index % 3 === 0 ? 'S' : ''}`,
+    );
     writeFileSync(file, messageOf(index, date));
     utimesSync(file, date, date);
   }
@@ -260,7 +280,13 @@ function measure(): { stop(messages: number): Run } {
 
 /** Bare imapflow: SELECT INBOX and FETCH UID, flags, INTERNALDATE and source of every message; messages a second. */
 async function bareFetch(port = IMAP_PORT): Promise<Run> {
-  const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user: USER, pass: PASSWORD }, logger: false });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    auth: { user: USER, pass: PASSWORD },
+    logger: false,
+  });
   await client.connect();
   const lock = await client.getMailboxLock('INBOX');
   const measured = measure();
@@ -290,7 +316,16 @@ async function startOurs(fetchThread: 'auto' | 'on' | 'off' = 'auto'): Promise<O
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-imap-'));
   const service = requireEveryRole(
     await startService(
-      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SECRET_KEY: 'bench-secret-key-of-at-least-32-characters', AGENTPOST_IMAP_SYNC_DAYS: '365', AGENTPOST_IMAP_FETCH_THREAD: fetchThread }),
+      loadConfig({
+        AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`,
+        AGENTPOST_HTTP_PORT: '0',
+        AGENTPOST_SMTP_PORT: '0',
+        AGENTPOST_API_KEY: API_KEY,
+        AGENTPOST_LOG_LEVEL: 'silent',
+        AGENTPOST_SECRET_KEY: 'bench-secret-key-of-at-least-32-characters',
+        AGENTPOST_IMAP_SYNC_DAYS: '365',
+        AGENTPOST_IMAP_FETCH_THREAD: fetchThread,
+      }),
       {},
     ),
   );
@@ -314,7 +349,17 @@ async function ourSync(ours: OurService, imapPort = IMAP_PORT): Promise<Run> {
   const created = await fetch(`${service.url}/v3/connect/custom`, {
     method: 'POST',
     headers,
-    body: JSON.stringify({ provider: 'imap', settings: { imap_username: USER, imap_password: PASSWORD, imap_host: '127.0.0.1', imap_port: imapPort, smtp_host: '127.0.0.1', smtp_port: SMTP_PORT } }),
+    body: JSON.stringify({
+      provider: 'imap',
+      settings: {
+        imap_username: USER,
+        imap_password: PASSWORD,
+        imap_host: '127.0.0.1',
+        imap_port: imapPort,
+        smtp_host: '127.0.0.1',
+        smtp_port: SMTP_PORT,
+      },
+    }),
   });
   if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
   const grantId = ((await created.json()) as { data: { id: string } }).data.id;
@@ -349,20 +394,54 @@ async function coldSync(imapPort = IMAP_PORT): Promise<Run> {
 async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRate: number; storeRun: Run }> {
   const newId = timeOrderedIds(systemClock);
   const at = Math.floor(Date.now() / 1000);
-  const raws = Array.from({ length: MESSAGES }, (_, index) => Buffer.from(messageOf(MESSAGES - 1 - index, new Date((at - index * 60) * 1000))));
+  const raws = Array.from({ length: MESSAGES }, (_, index) =>
+    Buffer.from(messageOf(MESSAGES - 1 - index, new Date((at - index * 60) * 1000))),
+  );
   /** The meta the inbound path sends with a message of the sync (src/mail/inbound.ts `rawMeta`). */
   const metaOf = (index: number) => {
     const ids = [newId(), newId(), newId()];
-    const copy = { applicationId: 'app', grantId: 'grant', folders: ['inbox'], unread: index % 3 !== 0, starred: false, date: at - index * 60, envelopeFrom: null, envelopeTo: null, parseError: null, history: true };
-    return { copies: [copy], ids, at, evaluations: [], dailyUsage: [], jobs: [], imapLinks: [{ grantId: 'grant', path: 'INBOX', uid: MESSAGES - index, messageId: ids[0]!, flags: index % 3 === 0 ? ['\\Seen'] : [], modseq: null }] };
+    const copy = {
+      applicationId: 'app',
+      grantId: 'grant',
+      folders: ['inbox'],
+      unread: index % 3 !== 0,
+      starred: false,
+      date: at - index * 60,
+      envelopeFrom: null,
+      envelopeTo: null,
+      parseError: null,
+      history: true,
+    };
+    return {
+      copies: [copy],
+      ids,
+      at,
+      evaluations: [],
+      dailyUsage: [],
+      jobs: [],
+      imapLinks: [
+        {
+          grantId: 'grant',
+          path: 'INBOX',
+          uid: MESSAGES - index,
+          messageId: ids[0]!,
+          flags: index % 3 === 0 ? ['\\Seen'] : [],
+          modseq: null,
+        },
+      ],
+    };
   };
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-stages-'));
   const database = async (name: string) => {
     const db = await createDb({ url: `file:${join(dir, name)}` });
     await migrate(db);
     await db.write(async (tx) => {
-      await tx.insert(tables.applications).values({ id: 'app', name: 'bench', plan: 'trial', createdAt: 1, updatedAt: 1 });
-      await tx.insert(tables.grants).values({ id: 'grant', applicationId: 'app', provider: 'imap', email: USER, createdAt: 1, updatedAt: 1 });
+      await tx
+        .insert(tables.applications)
+        .values({ id: 'app', name: 'bench', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      await tx
+        .insert(tables.grants)
+        .values({ id: 'grant', applicationId: 'app', provider: 'imap', email: USER, createdAt: 1, updatedAt: 1 });
     });
     return { db, writer: createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE }) };
   };
@@ -374,7 +453,8 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     const fed = await database('fed.db');
     await fed.writer.warm();
     measured = measure();
-    for (let index = 0; index < MESSAGES; index += 512) await Promise.all(items.slice(index, index + 512).map((item) => fed.writer.write(item, { durable: false })));
+    for (let index = 0; index < MESSAGES; index += 512)
+      await Promise.all(items.slice(index, index + 512).map((item) => fed.writer.write(item, { durable: false })));
     const writerRun = measured.stop(MESSAGES);
     await fed.writer.close();
     void fed.db.close();
@@ -387,7 +467,13 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     const writes: Promise<unknown>[] = [];
     for (let index = 0; index < MESSAGES; index += 64) {
       const slice = metas.slice(index, index + 64);
-      writes.push(grouped.writer.writeRawGroup({ raws: raws.slice(index, index + 64), metas: slice, messageIds: slice.map((meta) => [meta.ids[0]!]) }));
+      writes.push(
+        grouped.writer.writeRawGroup({
+          raws: raws.slice(index, index + 64),
+          metas: slice,
+          messageIds: slice.map((meta) => [meta.ids[0]!]),
+        }),
+      );
       if (writes.length >= 8) await writes.shift();
     }
     await Promise.all(writes);
@@ -396,7 +482,13 @@ async function stages(): Promise<{ prepareMs: number; writerMs: number; writerRa
     await grouped.writer.close();
     void grouped.db.close();
     if (stored !== MESSAGES) throw new Error(`the store alone stored ${stored} messages, expected ${MESSAGES}`);
-    return { prepareMs, writerMs: busiestOf({ ...writerRun, threads: writerRun.threads.filter((thread) => thread.name !== 'event loop') }).ms, writerRate: writerRun.rate, storeRun };
+    return {
+      prepareMs,
+      writerMs: busiestOf({ ...writerRun, threads: writerRun.threads.filter((thread) => thread.name !== 'event loop') })
+        .ms,
+      writerRate: writerRun.rate,
+      storeRun,
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -411,7 +503,8 @@ async function stageFigures(bareRuns: Run[]): Promise<Record<string, string>> {
     'store alone, parse and rows on one thread (ms/msg)': measured.prepareMs.toFixed(3),
     'store alone, a new writer thread fed those rows (ms/msg; msg/s)': `${measured.writerMs.toFixed(3)}; ${Math.round(measured.writerRate).toLocaleString('en-US')}`,
     'store alone, raw messages in groups of 64 (msg/s; per thread ms/msg)': `${Math.round(measured.storeRun.rate).toLocaleString('en-US')}; ${threadsOf(measured.storeRun)}`,
-    'ours / bare with unlimited cores, bound by that new writer thread alone': measured.writerMs > 0 && bareTop > 0 ? `${Math.round((bareTop / measured.writerMs) * 100)}%` : 'n/a',
+    'ours / bare with unlimited cores, bound by that new writer thread alone':
+      measured.writerMs > 0 && bareTop > 0 ? `${Math.round((bareTop / measured.writerMs) * 100)}%` : 'n/a',
   };
 }
 
@@ -419,7 +512,11 @@ async function stageFigures(bareRuns: Run[]): Promise<Record<string, string>> {
  * ROUNDS alternating rounds of the bare FETCH and (unless BARE_ONLY) our sync, through `port`; with `threaded` (a
  * service with AGENTPOST_IMAP_FETCH_THREAD=on), its sync too in each round.
  */
-async function rounds(ours: OurService | undefined, port = IMAP_PORT, threaded?: OurService): Promise<{ bareRuns: Run[]; ourRuns: Run[]; threadedRuns: Run[] }> {
+async function rounds(
+  ours: OurService | undefined,
+  port = IMAP_PORT,
+  threaded?: OurService,
+): Promise<{ bareRuns: Run[]; ourRuns: Run[]; threadedRuns: Run[] }> {
   const bareRuns: Run[] = [];
   const ourRuns: Run[] = [];
   const threadedRuns: Run[] = [];
@@ -433,16 +530,20 @@ async function rounds(ours: OurService | undefined, port = IMAP_PORT, threaded?:
 }
 
 /** Each round's rates, ours/bare. */
-const roundsOf = (bareRuns: Run[], ourRuns: Run[]) => ourRuns.map((run, index) => `${Math.round(run.rate)}/${Math.round(bareRuns[index]!.rate)}`).join(', ');
+const roundsOf = (bareRuns: Run[], ourRuns: Run[]) =>
+  ourRuns.map((run, index) => `${Math.round(run.rate)}/${Math.round(bareRuns[index]!.rate)}`).join(', ');
 
 /** The CPU a message of each thread of a run. */
-const threadsOf = (run: Pick<Run, 'threads'> | undefined) => run?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a';
+const threadsOf = (run: Pick<Run, 'threads'> | undefined) =>
+  run?.threads.map((thread) => `${thread.name} ${thread.ms.toFixed(2)}`).join(', ') || 'n/a';
 
 /** The medians of the rounds' event loop delays, p99 and max. */
-const delayOf = (runs: Run[]) => `${median(runs.map((run) => run.loopDelay.p99)).toFixed(0)} and ${median(runs.map((run) => run.loopDelay.max)).toFixed(0)}`;
+const delayOf = (runs: Run[]) =>
+  `${median(runs.map((run) => run.loopDelay.p99)).toFixed(0)} and ${median(runs.map((run) => run.loopDelay.max)).toFixed(0)}`;
 
 /** The busiest thread of a run (its CPU a message). */
-const busiestOf = (run: Run) => run.threads.reduce((top, thread) => (thread.ms > top.ms ? thread : top), { name: 'n/a', ms: 0 });
+const busiestOf = (run: Run) =>
+  run.threads.reduce((top, thread) => (thread.ms > top.ms ? thread : top), { name: 'n/a', ms: 0 });
 
 /** The bound of ours and the cores the goal needs, from the medians of the rounds (Linux: needs per-thread CPU). */
 function projection(bareRuns: Run[], ourRuns: Run[], label = ''): Record<string, string> {
@@ -452,16 +553,21 @@ function projection(bareRuns: Run[], ourRuns: Run[], label = ''): Record<string,
   const bareTop = median(bareBusiest.map((thread) => thread.ms));
   const top = median(busiest.map((thread) => thread.ms));
   const goalRate = median(bareRuns.map((run) => run.rate)) / 2;
-  const cores = ((median(ourRuns.map((run) => run.cpuMs)) + median(ourRuns.map((run) => run.serverMs))) * goalRate) / 1000;
+  const cores =
+    ((median(ourRuns.map((run) => run.cpuMs)) + median(ourRuns.map((run) => run.serverMs))) * goalRate) / 1000;
   return {
     [`${label}busiest thread, bare / ours (ms/msg, median)`]: `${bareTop.toFixed(3)} (${bareBusiest.at(-1)!.name}) / ${top.toFixed(3)} (last round: ${busiest.at(-1)!.name})`,
     // Round by round (a bare round and ours follow each other), so a slow spell of the machine in the bare rounds
     // alone does not flatter ours: then the median of those ratios.
     [`${label}ours / bare with unlimited cores (their busiest threads, median of the rounds)`]: `${Math.round(median(busiest.map((thread, index) => bareBusiest[index]!.ms / thread.ms)) * 100)}%`,
     [`${label}cores ours needs for 50% (its CPU and Dovecot's at half the bare rate)`]: cores.toFixed(1),
-    [`${label}ours / bare projected on 4 and 8 cores (each side at most its busiest thread's rate and its cores over its CPU and Dovecot's)`]: [4, 8]
-      .map((count) => `${Math.round(median(ourRuns.map((run, index) => projectedRate(run, count) / projectedRate(bareRuns[index]!, count))) * 100)}%`)
-      .join(' and '),
+    [`${label}ours / bare projected on 4 and 8 cores (each side at most its busiest thread's rate and its cores over its CPU and Dovecot's)`]:
+      [4, 8]
+        .map(
+          (count) =>
+            `${Math.round(median(ourRuns.map((run, index) => projectedRate(run, count) / projectedRate(bareRuns[index]!, count))) * 100)}%`,
+        )
+        .join(' and '),
   };
 }
 
@@ -498,7 +604,11 @@ function threadedFigures(bareRuns: Run[], threadedRuns: Run[]): Record<string, s
 async function overLink(ours: OurService | undefined): Promise<Record<string, string>> {
   if (LINK === 'off') return {};
   const [megabits, roundTrip] = LINK.split(',');
-  const proxy = await startBenchServer<{ url: string; port: number }>(fileURLToPath(new URL('./link-proxy.ts', import.meta.url)), String(IMAP_PORT), LINK);
+  const proxy = await startBenchServer<{ url: string; port: number }>(
+    fileURLToPath(new URL('./link-proxy.ts', import.meta.url)),
+    String(IMAP_PORT),
+    LINK,
+  );
   try {
     const { bareRuns, ourRuns } = await rounds(ours, proxy.port);
     const bare = bareRuns.map((run) => run.rate);
@@ -516,8 +626,17 @@ async function overLink(ours: OurService | undefined): Promise<Record<string, st
 export async function run(): Promise<Record<string, number | string>> {
   const missing = dovecotMissing() ?? postfixMissing();
   if (missing) return { skipped: missing };
-  const dovecot = await startDovecot({ imapPort: IMAP_PORT, authPort: AUTH_PORT, users: [{ user: USER, password: PASSWORD }] });
-  const postfix = startPostfix({ port: SMTP_PORT, domain: 'postfix.localhost', transports: {}, saslAuthPort: AUTH_PORT });
+  const dovecot = await startDovecot({
+    imapPort: IMAP_PORT,
+    authPort: AUTH_PORT,
+    users: [{ user: USER, password: PASSWORD }],
+  });
+  const postfix = startPostfix({
+    port: SMTP_PORT,
+    domain: 'postfix.localhost',
+    transports: {},
+    saslAuthPort: AUTH_PORT,
+  });
   // One service for every round (unless BENCH_IMAP_WARM=off), its threads warmed by an untimed sync first: as the
   // bare FETCH's imapflow is warmed by its untimed first FETCH. A service that runs has warm threads; a sync right
   // after a start does not (its cost is measured once below: `a service just started`).
@@ -538,10 +657,15 @@ export async function run(): Promise<Record<string, number | string>> {
     return {
       messages: MESSAGES,
       'bare imapflow FETCH (msg/s, median)': Math.round(median(bare)),
-      [`our initial sync (msg/s, median; ${ours ? 'a running service' : 'a service started for each round'})`]: Math.round(median(rates)),
+      [`our initial sync (msg/s, median; ${ours ? 'a running service' : 'a service started for each round'})`]:
+        Math.round(median(rates)),
       'ours / bare (goal >= 50%)': `${Math.round(ratio * 100)}%`,
       rounds: roundsOf(bareRuns, ourRuns),
-      ...(cold ? { 'a service just started, one round (msg/s; / the bare median; its busiest thread ms/msg)': `${Math.round(cold.rate).toLocaleString('en-US')}; ${Math.round((cold.rate / median(bare)) * 100)}%; ${busiestOf(cold).ms.toFixed(3)} (${busiestOf(cold).name})` } : {}),
+      ...(cold
+        ? {
+            'a service just started, one round (msg/s; / the bare median; its busiest thread ms/msg)': `${Math.round(cold.rate).toLocaleString('en-US')}; ${Math.round((cold.rate / median(bare)) * 100)}%; ${busiestOf(cold).ms.toFixed(3)} (${busiestOf(cold).name})`,
+          }
+        : {}),
       // CPU of this process (every thread of it; Dovecot's is its own), per message: what the machine's cores share.
       'bare FETCH CPU (ms/msg, median)': median(bareRuns.map((run) => run.cpuMs)).toFixed(3),
       'our sync CPU (ms/msg, median)': median(ourRuns.map((run) => run.cpuMs)).toFixed(3),

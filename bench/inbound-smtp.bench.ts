@@ -65,7 +65,12 @@ function threadTicks(): Map<string, number> {
  * Runs smtp-source and also returns the CPU time this process spent per message meanwhile (ms), in all and on the
  * event loop (the main thread; the rest is the mail writer, parser and V8's own threads).
  */
-async function measured(binary: string, port: number, sessions: number, to: string): Promise<{ rate: number; cpuMs: number; eventLoopMs: number | undefined }> {
+async function measured(
+  binary: string,
+  port: number,
+  sessions: number,
+  to: string,
+): Promise<{ rate: number; cpuMs: number; eventLoopMs: number | undefined }> {
   const before = process.cpuUsage();
   const ticksBefore = threadTicks();
   const seconds = await runSource(binary, port, MESSAGES, sessions, to);
@@ -73,7 +78,11 @@ async function measured(binary: string, port: number, sessions: number, to: stri
   const mainTicks = (threadTicks().get(String(process.pid)) ?? NaN) - (ticksBefore.get(String(process.pid)) ?? NaN);
   const perMessage = (ms: number) => Math.round((ms / MESSAGES) * 100) / 100;
   // Clock ticks are 10 ms on Linux (USER_HZ 100).
-  return { rate: rate(MESSAGES, seconds), cpuMs: perMessage((used.user + used.system) / 1000), eventLoopMs: Number.isFinite(mainTicks) ? perMessage(mainTicks * 10) : undefined };
+  return {
+    rate: rate(MESSAGES, seconds),
+    cpuMs: perMessage((used.user + used.system) / 1000),
+    eventLoopMs: Number.isFinite(mainTicks) ? perMessage(mainTicks * 10) : undefined,
+  };
 }
 
 type Measure = Awaited<ReturnType<typeof measured>>;
@@ -82,18 +91,35 @@ type Measure = Awaited<ReturnType<typeof measured>>;
 async function startDiscardListener(binary: string): Promise<{ port: number; close(): Promise<void> }> {
   const inbound: Pick<InboundService, 'checkRecipient' | 'deliverInbound'> = {
     checkRecipient: async () => ({ ok: true, grant: {} as never }),
-    deliverInbound: async () => ({ deliveries: [{ recipient: RECIPIENT, grantId: 'g', messageId: 'discarded', threadId: 't' }], rejected: [], parseError: undefined }),
+    deliverInbound: async () => ({
+      deliveries: [{ recipient: RECIPIENT, grantId: 'g', messageId: 'discarded', threadId: 't' }],
+      rejected: [],
+      parseError: undefined,
+    }),
   };
   const silent = { debug() {}, info() {}, warn() {}, error() {} };
   // All sessions come from one address: the cap per client (20) would count sessions still closing.
-  const listener = await startInboundSmtp({ inbound, logger: silent, host: '127.0.0.1', port: 0, maxConnectionsPerClient: 1_000 });
+  const listener = await startInboundSmtp({
+    inbound,
+    logger: silent,
+    host: '127.0.0.1',
+    port: 0,
+    maxConnectionsPerClient: 1_000,
+  });
   await runSource(binary, listener.port, WARM_UP, 8, RECIPIENT);
   return listener;
 }
 
 /** Ours: the real service (temp database, FULL sync, the writer thread, group commit), with its mailbox, warmed up. */
-async function startAgentpost(binary: string): Promise<{ port: number; stored(): Promise<number>; close(): Promise<void> }> {
-  const { service, close } = await startMailService({ apiKey: API_KEY, domain: DOMAIN, recipient: RECIPIENT, prepare: (started) => runSource(binary, started.smtpPort, WARM_UP, 8, RECIPIENT).then(() => undefined) });
+async function startAgentpost(
+  binary: string,
+): Promise<{ port: number; stored(): Promise<number>; close(): Promise<void> }> {
+  const { service, close } = await startMailService({
+    apiKey: API_KEY,
+    domain: DOMAIN,
+    recipient: RECIPIENT,
+    prepare: (started) => runSource(binary, started.smtpPort, WARM_UP, 8, RECIPIENT).then(() => undefined),
+  });
   return {
     port: service.smtpPort,
     async stored() {
@@ -122,14 +148,18 @@ async function oursAndCeiling(binary: string, out: Record<string, number | strin
   try {
     const ours = await startAgentpost(binary);
     try {
-      out['agentpost durability'] = 'writer thread (parses single-part mail itself), group commit, synchronous=FULL before each 250';
+      out['agentpost durability'] =
+        'writer thread (parses single-part mail itself), group commit, synchronous=FULL before each 250';
       out['rounds (ours between two ceiling runs)'] = ROUNDS;
       let expected = WARM_UP;
       const round2 = (value: number) => Math.round(value * 100) / 100;
       const record = (label: string, sessions: number, results: Measure[]) => {
-        out[`${label} CPU, -s ${sessions} (ms/msg, this process)`] = round2(median(results.map((result) => result.cpuMs)));
+        out[`${label} CPU, -s ${sessions} (ms/msg, this process)`] = round2(
+          median(results.map((result) => result.cpuMs)),
+        );
         const eventLoop = results.map((result) => result.eventLoopMs);
-        if (eventLoop.every((value) => value !== undefined)) out[`${label} CPU on the event loop, -s ${sessions} (ms/msg)`] = round2(median(eventLoop));
+        if (eventLoop.every((value) => value !== undefined))
+          out[`${label} CPU on the event loop, -s ${sessions} (ms/msg)`] = round2(median(eventLoop));
       };
       for (const sessions of SESSIONS) {
         const ceilings = [await measured(binary, discard.port, sessions, RECIPIENT)];
@@ -139,14 +169,21 @@ async function oursAndCeiling(binary: string, out: Record<string, number | strin
           expected += MESSAGES;
           ceilings.push(await measured(binary, discard.port, sessions, RECIPIENT));
         }
-        const ratios = results.map((result, index) => (100 * result.rate) / ((ceilings[index]!.rate + ceilings[index + 1]!.rate) / 2));
+        const ratios = results.map(
+          (result, index) => (100 * result.rate) / ((ceilings[index]!.rate + ceilings[index + 1]!.rate) / 2),
+        );
         out[`discard ceiling, -s ${sessions} (msg/s, each run)`] = ceilings.map((ceiling) => ceiling.rate).join(' / ');
         out[`discard ceiling, -s ${sessions} (msg/s)`] = Math.round(median(ceilings.map((ceiling) => ceiling.rate)));
         record('discard', sessions, ceilings);
-        out[`agentpost durable ingest, -s ${sessions} (msg/s, each run)`] = results.map((result) => result.rate).join(' / ');
-        out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = Math.round(median(results.map((result) => result.rate)));
+        out[`agentpost durable ingest, -s ${sessions} (msg/s, each run)`] = results
+          .map((result) => result.rate)
+          .join(' / ');
+        out[`agentpost durable ingest, -s ${sessions} (msg/s)`] = Math.round(
+          median(results.map((result) => result.rate)),
+        );
         record('agentpost', sessions, results);
-        out[`ratio agentpost / discard ceiling, -s ${sessions} (each run / median)`] = `${ratios.map((ratio) => `${Math.round(ratio)}%`).join(' / ')} / ${Math.round(median(ratios))}%`;
+        out[`ratio agentpost / discard ceiling, -s ${sessions} (each run / median)`] =
+          `${ratios.map((ratio) => `${Math.round(ratio)}%`).join(' / ')} / ${Math.round(median(ratios))}%`;
       }
       out['agentpost messages stored / acknowledged'] = `${await ours.stored()} / ${expected}`;
     } finally {
@@ -170,8 +207,10 @@ async function postfix(binary: string, out: Record<string, number | string>) {
   if (process.env.AGENTPOST_BENCH_POSTFIX === '0') return void (out['postfix'] = 'skipped (AGENTPOST_BENCH_POSTFIX=0)');
   const postconf = which('postconf');
   const postfixBinary = which('postfix');
-  if (!postconf || !postfixBinary || process.getuid?.() !== 0) return void (out['postfix'] = 'skipped (needs root and postfix installed)');
-  const run = (file: string, args: string[]) => execFileSync(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+  if (!postconf || !postfixBinary || process.getuid?.() !== 0)
+    return void (out['postfix'] = 'skipped (needs root and postfix installed)');
+  const run = (file: string, args: string[]) =>
+    execFileSync(file, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
   try {
     run('id', [POSTFIX_USER]);
   } catch {
@@ -201,16 +240,21 @@ async function postfix(binary: string, out: Record<string, number | string>) {
   clean();
   await runSource(binary, 25, WARM_UP, 8, to);
   const warmedUp = Date.now() + 120_000;
-  while (maildirCount(maildir) < WARM_UP && Date.now() < warmedUp) await new Promise((resolve) => setTimeout(resolve, 100));
+  while (maildirCount(maildir) < WARM_UP && Date.now() < warmedUp)
+    await new Promise((resolve) => setTimeout(resolve, 100));
   for (const sessions of SESSIONS) {
     const deadline = Date.now() + 120_000;
     clean();
     const started = performance.now();
     const accepted = await runSource(binary, 25, MESSAGES, sessions, to);
     out[`postfix accept, -s ${sessions} (msg/s)`] = rate(MESSAGES, accepted);
-    while (maildirCount(maildir) < MESSAGES && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (maildirCount(maildir) < MESSAGES && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const delivered = maildirCount(maildir);
-    out[`postfix delivered to Maildir, -s ${sessions} (msg/s)`] = delivered >= MESSAGES ? rate(MESSAGES, (performance.now() - started) / 1000) : `only ${delivered} of ${MESSAGES} in time`;
+    out[`postfix delivered to Maildir, -s ${sessions} (msg/s)`] =
+      delivered >= MESSAGES
+        ? rate(MESSAGES, (performance.now() - started) / 1000)
+        : `only ${delivered} of ${MESSAGES} in time`;
   }
   clean();
   if (startedHere) run(postfixBinary, ['stop']);
@@ -220,8 +264,16 @@ async function postfix(binary: string, out: Record<string, number | string>) {
 export async function run(): Promise<Record<string, number | string>> {
   const binary = which('smtp-source');
   if (!binary) return { skipped: NO_SMTP_SOURCE };
-  const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
-  const out: Record<string, number | string> = { messages: MESSAGES, 'message size (bytes)': SIZE, 'connections per message': 1, 'load average at start (1/5/15 min)': load() };
+  const load = () =>
+    loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ');
+  const out: Record<string, number | string> = {
+    messages: MESSAGES,
+    'message size (bytes)': SIZE,
+    'connections per message': 1,
+    'load average at start (1/5/15 min)': load(),
+  };
   await oursAndCeiling(binary, out);
   try {
     await postfix(binary, out);
@@ -233,8 +285,10 @@ export async function run(): Promise<Record<string, number | string>> {
     const ours = out[`agentpost durable ingest, -s ${sessions} (msg/s)`];
     const accept = out[`postfix accept, -s ${sessions} (msg/s)`];
     const delivered = out[`postfix delivered to Maildir, -s ${sessions} (msg/s)`];
-    if (typeof ours === 'number' && typeof accept === 'number') out[`ratio agentpost / postfix accept, -s ${sessions}`] = `${Math.round((100 * ours) / accept)}%`;
-    if (typeof ours === 'number' && typeof delivered === 'number') out[`ratio agentpost / postfix delivered, -s ${sessions}`] = `${Math.round((100 * ours) / delivered)}%`;
+    if (typeof ours === 'number' && typeof accept === 'number')
+      out[`ratio agentpost / postfix accept, -s ${sessions}`] = `${Math.round((100 * ours) / accept)}%`;
+    if (typeof ours === 'number' && typeof delivered === 'number')
+      out[`ratio agentpost / postfix delivered, -s ${sessions}`] = `${Math.round((100 * ours) / delivered)}%`;
   }
   return out;
 }

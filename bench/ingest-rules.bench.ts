@@ -32,7 +32,12 @@ import { NO_SMTP_SOURCE, smtpSource, startMailService, which } from './load-tool
 const AUTHENTICATOR: ((dns: DnsResolver) => Authenticator) | undefined =
   process.env.BENCH_AUTH === 'off'
     ? undefined
-    : (dns) => createAuthenticator({ dns, authservId: 'mx.rules-bench.agentpost.localhost', cacheTtlMs: loadConfig({}).dnsCacheTtlMs });
+    : (dns) =>
+        createAuthenticator({
+          dns,
+          authservId: 'mx.rules-bench.agentpost.localhost',
+          cacheTtlMs: loadConfig({}).dnsCacheTtlMs,
+        });
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -63,35 +68,83 @@ async function measured(binary: string, port: number): Promise<{ rate: number; c
 
 /** Runs smtp-source and returns the messages per second. */
 async function runSource(binary: string, port: number, messages: number): Promise<number> {
-  const seconds = await smtpSource(binary, { port, messages, sessions: SESSIONS, size: SIZE, from: SENDER, to: RECIPIENT });
+  const seconds = await smtpSource(binary, {
+    port,
+    messages,
+    sessions: SESSIONS,
+    size: SIZE,
+    from: SENDER,
+    to: RECIPIENT,
+  });
   return Math.round(messages / seconds);
 }
 
 /** 50 rules: none blocks this mail, one stars it; they cover every operator and field, and the three lists. */
-function benchRules(listIds: { domain: string; tld: string; address: string }): { conditions: StoredRuleCondition[]; actions: { type: 'mark_as_starred' | 'assign_to_folder' | 'block' | 'mark_as_read' | 'archive'; value?: string }[]; matchOperator: 'all' | 'any' }[] {
+function benchRules(listIds: { domain: string; tld: string; address: string }): {
+  conditions: StoredRuleCondition[];
+  actions: { type: 'mark_as_starred' | 'assign_to_folder' | 'block' | 'mark_as_read' | 'archive'; value?: string }[];
+  matchOperator: 'all' | 'any';
+}[] {
   const rules: ReturnType<typeof benchRules> = [];
   for (let index = 0; rules.length < RULES - 1; index++) {
     switch (index % 6) {
       case 0:
-        rules.push({ conditions: [{ field: 'from.domain', operator: 'in_list', value: [listIds.domain] }], actions: [{ type: 'block' }], matchOperator: 'all' });
+        rules.push({
+          conditions: [{ field: 'from.domain', operator: 'in_list', value: [listIds.domain] }],
+          actions: [{ type: 'block' }],
+          matchOperator: 'all',
+        });
         break;
       case 1:
-        rules.push({ conditions: [{ field: 'from.tld', operator: 'in_list', value: [listIds.tld] }, { field: 'recipient.address', operator: 'in_list', value: [listIds.address] }], actions: [{ type: 'block' }], matchOperator: 'any' });
+        rules.push({
+          conditions: [
+            { field: 'from.tld', operator: 'in_list', value: [listIds.tld] },
+            { field: 'recipient.address', operator: 'in_list', value: [listIds.address] },
+          ],
+          actions: [{ type: 'block' }],
+          matchOperator: 'any',
+        });
         break;
       case 2:
-        rules.push({ conditions: [{ field: 'from.address', operator: 'is', value: `vendor${index}@billing.example.net` }], actions: [{ type: 'assign_to_folder', value: 'Billing' }], matchOperator: 'all' });
+        rules.push({
+          conditions: [{ field: 'from.address', operator: 'is', value: `vendor${index}@billing.example.net` }],
+          actions: [{ type: 'assign_to_folder', value: 'Billing' }],
+          matchOperator: 'all',
+        });
         break;
       case 3:
-        rules.push({ conditions: [{ field: 'from.address', operator: 'contains', value: `newsletter${index}` }, { field: 'recipient.domain', operator: 'is', value: DOMAIN }], actions: [{ type: 'archive' }], matchOperator: 'all' });
+        rules.push({
+          conditions: [
+            { field: 'from.address', operator: 'contains', value: `newsletter${index}` },
+            { field: 'recipient.domain', operator: 'is', value: DOMAIN },
+          ],
+          actions: [{ type: 'archive' }],
+          matchOperator: 'all',
+        });
         break;
       case 4:
-        rules.push({ conditions: [{ field: 'recipient.address', operator: 'is_not', value: RECIPIENT }, { field: 'from.domain', operator: 'is', value: 'example.com' }], actions: [{ type: 'mark_as_read' }], matchOperator: 'all' });
+        rules.push({
+          conditions: [
+            { field: 'recipient.address', operator: 'is_not', value: RECIPIENT },
+            { field: 'from.domain', operator: 'is', value: 'example.com' },
+          ],
+          actions: [{ type: 'mark_as_read' }],
+          matchOperator: 'all',
+        });
         break;
       default:
-        rules.push({ conditions: [{ field: 'from.domain', operator: 'contains', value: `promo${index}.` }], actions: [{ type: 'block' }], matchOperator: 'any' });
+        rules.push({
+          conditions: [{ field: 'from.domain', operator: 'contains', value: `promo${index}.` }],
+          actions: [{ type: 'block' }],
+          matchOperator: 'any',
+        });
     }
   }
-  rules.push({ conditions: [{ field: 'from.address', operator: 'is', value: SENDER }], actions: [{ type: 'mark_as_starred' }], matchOperator: 'all' });
+  rules.push({
+    conditions: [{ field: 'from.address', operator: 'is', value: SENDER }],
+    actions: [{ type: 'mark_as_starred' }],
+    matchOperator: 'all',
+  });
   return rules;
 }
 
@@ -102,17 +155,47 @@ async function administer(service: FullService): Promise<void> {
   const [workspace] = await db.orm.select().from(tables.workspaces).where(eq(tables.workspaces.isDefault, true));
   const applicationId = workspace!.applicationId;
   const listIds = { domain: 'bench_list_domain', tld: 'bench_list_tld', address: 'bench_list_address' };
-  const itemOf = { domain: (n: number) => `blocked-${n}.example.org`, tld: (n: number) => `t${n}`, address: (n: number) => `someone${n}@elsewhere.example` };
+  const itemOf = {
+    domain: (n: number) => `blocked-${n}.example.org`,
+    tld: (n: number) => `t${n}`,
+    address: (n: number) => `someone${n}@elsewhere.example`,
+  };
   for (const type of ['domain', 'tld', 'address'] as const) {
-    await db.write((tx) => tx.insert(tables.lists).values({ id: listIds[type], applicationId, name: type, type, itemsCount: LIST_ITEMS, version: 1, createdAt: at, updatedAt: at }));
+    await db.write((tx) =>
+      tx.insert(tables.lists).values({
+        id: listIds[type],
+        applicationId,
+        name: type,
+        type,
+        itemsCount: LIST_ITEMS,
+        version: 1,
+        createdAt: at,
+        updatedAt: at,
+      }),
+    );
     for (let start = 0; start < LIST_ITEMS; start += 1000) {
-      const items = Array.from({ length: 1000 }, (_, offset) => ({ id: `${listIds[type]}_${start + offset}`, listId: listIds[type], value: itemOf[type](start + offset), createdAt: at }));
+      const items = Array.from({ length: 1000 }, (_, offset) => ({
+        id: `${listIds[type]}_${start + offset}`,
+        listId: listIds[type],
+        value: itemOf[type](start + offset),
+        createdAt: at,
+      }));
       await db.write((tx) => tx.insert(tables.listItems).values(items));
     }
   }
   const ruleIds = benchRules(listIds).map((_, index) => `bench_rule_${index}`);
   await db.write((tx) =>
-    tx.insert(tables.rules).values(benchRules(listIds).map((rule, index) => ({ id: ruleIds[index]!, applicationId, name: `rule ${index}`, priority: index, ...rule, createdAt: at, updatedAt: at }))),
+    tx.insert(tables.rules).values(
+      benchRules(listIds).map((rule, index) => ({
+        id: ruleIds[index]!,
+        applicationId,
+        name: `rule ${index}`,
+        priority: index,
+        ...rule,
+        createdAt: at,
+        updatedAt: at,
+      })),
+    ),
   );
   await db.write((tx) =>
     tx.insert(tables.policies).values({
@@ -131,7 +214,12 @@ async function administer(service: FullService): Promise<void> {
       updatedAt: at,
     }),
   );
-  await db.write((tx) => tx.update(tables.workspaces).set({ ruleIds, policyId: 'bench_policy' }).where(eq(tables.workspaces.id, workspace!.id)));
+  await db.write((tx) =>
+    tx
+      .update(tables.workspaces)
+      .set({ ruleIds, policyId: 'bench_policy' })
+      .where(eq(tables.workspaces.id, workspace!.id)),
+  );
   service.core.enforcement.invalidate();
 }
 
@@ -152,12 +240,18 @@ async function startOne(binary: string, administered: boolean) {
       await runSource(binary, started.smtpPort, WARM_UP);
     },
   });
-  const tally = async (table: typeof tables.messages | typeof tables.ruleEvaluations) => (await service.core.deps.db.orm.select({ n: count() }).from(table))[0]!.n;
+  const tally = async (table: typeof tables.messages | typeof tables.ruleEvaluations) =>
+    (await service.core.deps.db.orm.select({ n: count() }).from(table))[0]!.n;
   return {
     port: service.smtpPort,
     async counts() {
       await service.core.inbound.flushEvaluations();
-      const starred = (await service.core.deps.db.orm.select({ n: count() }).from(tables.messages).where(eq(tables.messages.starred, true)))[0]!.n;
+      const starred = (
+        await service.core.deps.db.orm
+          .select({ n: count() })
+          .from(tables.messages)
+          .where(eq(tables.messages.starred, true))
+      )[0]!.n;
       return { messages: await tally(tables.messages), evaluations: await tally(tables.ruleEvaluations), starred };
     },
     close,
@@ -174,7 +268,10 @@ function median(values: number[]): number {
 export async function run(): Promise<Record<string, number | string>> {
   const binary = smtpSourceBinary();
   if (!binary) return { skipped: NO_SMTP_SOURCE };
-  const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+  const load = () =>
+    loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ');
   const out: Record<string, number | string> = {
     messages: MESSAGES,
     'message size (bytes)': SIZE,
@@ -194,21 +291,28 @@ export async function run(): Promise<Record<string, number | string>> {
       without.push(await measured(binary, plain.port));
       withRules.push(await measured(binary, ruled.port));
     }
-    const percent = (values: number[]) => `${values.map((value) => `${Math.round(value)}%`).join(' / ')} / ${Math.round(median(values))}%`;
+    const percent = (values: number[]) =>
+      `${values.map((value) => `${Math.round(value)}%`).join(' / ')} / ${Math.round(median(values))}%`;
     const round2 = (value: number) => Math.round(value * 100) / 100;
     out['without rules (msg/s, each round)'] = without.map((run) => run.rate).join(' / ');
     out['with rules (msg/s, each round)'] = withRules.map((run) => run.rate).join(' / ');
     out['without rules (msg/s, median)'] = median(without.map((run) => run.rate));
     out['with rules (msg/s, median)'] = median(withRules.map((run) => run.rate));
-    out['ratio with / without (each round / median; goal >= 80%)'] = percent(withRules.map((run, index) => (100 * run.rate) / without[index]!.rate));
+    out['ratio with / without (each round / median; goal >= 80%)'] = percent(
+      withRules.map((run, index) => (100 * run.rate) / without[index]!.rate),
+    );
     out['CPU without rules (ms/msg, this process, median)'] = round2(median(without.map((run) => run.cpuMs)));
     out['CPU with rules (ms/msg, this process, median)'] = round2(median(withRules.map((run) => run.cpuMs)));
-    out['CPU ratio without / with (each round / median: the rate ratio when CPU-bound)'] = percent(withRules.map((run, index) => (100 * without[index]!.cpuMs) / run.cpuMs));
+    out['CPU ratio without / with (each round / median: the rate ratio when CPU-bound)'] = percent(
+      withRules.map((run, index) => (100 * without[index]!.cpuMs) / run.cpuMs),
+    );
     const expected = WARM_UP + ROUNDS * MESSAGES;
     const plainCounts = await plain.counts();
     const ruledCounts = await ruled.counts();
-    out['stored without / with rules (expected each)'] = `${plainCounts.messages} / ${ruledCounts.messages} (${expected})`;
-    out['rule evaluations recorded without / with rules'] = `${plainCounts.evaluations} / ${ruledCounts.evaluations} (two per message with rules)`;
+    out['stored without / with rules (expected each)'] =
+      `${plainCounts.messages} / ${ruledCounts.messages} (${expected})`;
+    out['rule evaluations recorded without / with rules'] =
+      `${plainCounts.evaluations} / ${ruledCounts.evaluations} (two per message with rules)`;
     out['starred by the matching rule (with rules)'] = ruledCounts.starred;
   } finally {
     await Promise.all([plain.close(), ruled.close()]);

@@ -25,10 +25,25 @@ export const NO_SMTP_SOURCE = 'smtp-source not found (Debian: apt-get install po
  * Runs Postfix's `smtp-source` against a listener on loopback and resolves the seconds it took (it exits once every
  * message got its reply); rejects with its error output when it fails.
  */
-export function smtpSource(binary: string, options: { port: number; messages: number; sessions: number; size: number; from: string; to: string }): Promise<number> {
+export function smtpSource(
+  binary: string,
+  options: { port: number; messages: number; sessions: number; size: number; from: string; to: string },
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const args = ['-s', String(options.sessions), '-l', String(options.size), '-m', String(options.messages), '-f', options.from, '-t', options.to, `127.0.0.1:${options.port}`];
+    const args = [
+      '-s',
+      String(options.sessions),
+      '-l',
+      String(options.size),
+      '-m',
+      String(options.messages),
+      '-f',
+      options.from,
+      '-t',
+      options.to,
+      `127.0.0.1:${options.port}`,
+    ];
     const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let errors = '';
     child.stderr.on('data', (chunk: Buffer) => {
@@ -60,9 +75,23 @@ export type BenchServer<T extends { url: string }> = T & { stop(): Promise<void>
  * pinned to CPU 0 in production mode; resolves with the JSON line it prints once it listens. `stop` sends SIGTERM
  * and waits for the exit. Its stderr is shown when `stderr` is 'inherit'.
  */
-export async function startBenchServer<T extends { url: string }>(script: string, mode: string, argument?: string, stderr: 'inherit' | 'ignore' = 'inherit'): Promise<BenchServer<T>> {
-  const [command, args] = pinned(0, process.execPath, ['--import', 'tsx', script, mode, ...(argument ? [argument] : [])]);
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr], env: { ...process.env, NODE_ENV: 'production' } });
+export async function startBenchServer<T extends { url: string }>(
+  script: string,
+  mode: string,
+  argument?: string,
+  stderr: 'inherit' | 'ignore' = 'inherit',
+): Promise<BenchServer<T>> {
+  const [command, args] = pinned(0, process.execPath, [
+    '--import',
+    'tsx',
+    script,
+    mode,
+    ...(argument ? [argument] : []),
+  ]);
+  const child = spawn(command, args, {
+    stdio: ['ignore', 'pipe', stderr],
+    env: { ...process.env, NODE_ENV: 'production' },
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
@@ -87,11 +116,24 @@ export interface BenchMailService {
  * cap: smtp-source's sessions all come from one address) with `apiKey`, registers `domain` and makes the mailbox
  * `recipient`, then runs `prepare` (administration, warm-up). Anything failing on the way closes it again.
  */
-export async function startMailService(options: { apiKey: string; domain: string; recipient: string; deps?: Partial<CoreDeps>; prepare?: (service: FullService) => Promise<void> }): Promise<BenchMailService> {
+export async function startMailService(options: {
+  apiKey: string;
+  domain: string;
+  recipient: string;
+  deps?: Partial<CoreDeps>;
+  prepare?: (service: FullService) => Promise<void>;
+}): Promise<BenchMailService> {
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-bench-'));
   const service = requireEveryRole(
     await startService(
-      loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: options.apiKey, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000' }),
+      loadConfig({
+        AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`,
+        AGENTPOST_HTTP_PORT: '0',
+        AGENTPOST_SMTP_PORT: '0',
+        AGENTPOST_API_KEY: options.apiKey,
+        AGENTPOST_LOG_LEVEL: 'silent',
+        AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000',
+      }),
       options.deps ?? {},
     ),
   );
@@ -101,8 +143,16 @@ export async function startMailService(options: { apiKey: string; domain: string
   };
   try {
     const headers = { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' };
-    await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: options.domain }) });
-    const grant = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: options.recipient } }) });
+    await fetch(`${service.url}/v3/admin/domains`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Bench', domain_address: options.domain }),
+    });
+    const grant = await fetch(`${service.url}/v3/connect/custom`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ provider: 'nylas', settings: { email: options.recipient } }),
+    });
     if (!grant.ok) throw new Error(`creating the mailbox failed: ${grant.status} ${await grant.text()}`);
     await options.prepare?.(service);
   } catch (error) {

@@ -18,13 +18,12 @@ import { parseSimpleMessage } from '../src/mime/simple-mime.js';
 
 const ROUNDS = Number(process.env.BENCH_MIME_ROUNDS ?? 1);
 
-
-
 function htmlQpMessage(): Buffer {
   const paragraph =
     '<p style="margin:0 0 12px 0;font-family:Arial,sans-serif">Bonjour à tous — voici le résumé de la réunion du comité. ' +
     'Les décisions prises : budget validé ✓, calendrier révisé, prochaine étape « lancement » en été. Grüße, Zoë 🎉</p>\n';
-  let html = '<html><head><meta http-equiv="Content-Type" content="text/html; charset=utf-8"></head><body><div dir="ltr">\n';
+  let html =
+    '<html><head><meta http-equiv="Content-Type" content="text/html; charset=utf-8"></head><body><div dir="ltr">\n';
   while (Buffer.byteLength(html) < 7_600) html += paragraph;
   html += '</div></body></html>\n';
   const head = [
@@ -65,9 +64,12 @@ export async function run(): Promise<Record<string, number | string>> {
     const fast = parseSimpleMessage(raw);
     if (!fast) throw new Error(`${name}: the fast path refused the message`);
     const slow = await simpleParser(raw, PARSER_OPTIONS as never);
-    if (JSON.stringify(normalize(fast).value) !== JSON.stringify(normalize(slow).value)) throw new Error(`${name}: the fast path and mailparser disagree`);
+    if (JSON.stringify(normalize(fast).value) !== JSON.stringify(normalize(slow).value))
+      throw new Error(`${name}: the fast path and mailparser disagree`);
 
-    const mailparserMs = await perMessage(1_000 * ROUNDS, async () => normalize(await simpleParser(raw, PARSER_OPTIONS as never)));
+    const mailparserMs = await perMessage(1_000 * ROUNDS, async () =>
+      normalize(await simpleParser(raw, PARSER_OPTIONS as never)),
+    );
     const fastMs = await perMessage(10_000 * ROUNDS, () => normalize(parseSimpleMessage(raw)));
     const fastParseMs = await perMessage(10_000 * ROUNDS, () => parseSimpleMessage(raw));
     figures[`${name} (${raw.length} B): mailparser + normalize, CPU µs/msg`] = mailparserMs * 1000;

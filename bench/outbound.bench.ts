@@ -38,7 +38,11 @@ async function sink(): Promise<{ port: number; received(): number; close(): Prom
   server.on('error', () => undefined);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const address = server.server.address();
-  return { port: typeof address === 'object' && address ? address.port : 0, received: () => received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    port: typeof address === 'object' && address ? address.port : 0,
+    received: () => received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Sends `count` messages with `CONCURRENCY` clients; returns the seconds it took. */
@@ -50,7 +54,11 @@ async function blast(url: string, grantId: string, to: string, count: number): P
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < count) {
         const index = next++;
-        const response = await fetch(`${url}/v3/grants/${grantId}/messages/send`, { method: 'POST', headers, body: JSON.stringify({ to: [{ email: to }], subject: `bench ${index}`, body: BODY }) });
+        const response = await fetch(`${url}/v3/grants/${grantId}/messages/send`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ to: [{ email: to }], subject: `bench ${index}`, body: BODY }),
+        });
         if (response.status !== 200) throw new Error(`send answered ${response.status}: ${await response.text()}`);
         await response.arrayBuffer();
       }
@@ -64,22 +72,32 @@ export async function run(): Promise<Record<string, number | string>> {
   const out: Record<string, number | string> = {};
   const relay = await sink();
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-outbench-'));
-  const service = requireEveryRole(await startService(
-    loadConfig({
-      AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`,
-      AGENTPOST_HTTP_PORT: '0',
-      AGENTPOST_SMTP_PORT: '0',
-      AGENTPOST_API_KEY: API_KEY,
-      AGENTPOST_LOG_LEVEL: 'silent',
-      AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${relay.port}`,
-      AGENTPOST_WORKER_POLL_MS: '50',
-    }),
-  ));
+  const service = requireEveryRole(
+    await startService(
+      loadConfig({
+        AGENTPOST_DATABASE_URL: `file:${join(dir, 'bench.db')}`,
+        AGENTPOST_HTTP_PORT: '0',
+        AGENTPOST_SMTP_PORT: '0',
+        AGENTPOST_API_KEY: API_KEY,
+        AGENTPOST_LOG_LEVEL: 'silent',
+        AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${relay.port}`,
+        AGENTPOST_WORKER_POLL_MS: '50',
+      }),
+    ),
+  );
   try {
     const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-    await fetch(`${service.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }) });
+    await fetch(`${service.url}/v3/admin/domains`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }),
+    });
     const grant = async (email: string) => {
-      const response = await fetch(`${service.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email } }) });
+      const response = await fetch(`${service.url}/v3/connect/custom`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ provider: 'nylas', settings: { email } }),
+      });
       return ((await response.json()) as { data: { id: string } }).data.id;
     };
     const sender = await grant(`sender@${DOMAIN}`);
@@ -94,10 +112,13 @@ export async function run(): Promise<Record<string, number | string>> {
     const accepted = await blast(service.url, sender, 'someone@example.com', SENDS);
     out['to a relay: sends accepted (msg/s)'] = Math.round(SENDS / accepted);
     while (relay.received() - before < SENDS) {
-      if (performance.now() - started > 300_000) throw new Error(`the relay got ${relay.received() - before} of ${SENDS} in 5 minutes`);
+      if (performance.now() - started > 300_000)
+        throw new Error(`the relay got ${relay.received() - before} of ${SENDS} in 5 minutes`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    out['to a relay: accepted and handed to the relay (msg/s)'] = Math.round(SENDS / ((performance.now() - started) / 1000));
+    out['to a relay: accepted and handed to the relay (msg/s)'] = Math.round(
+      SENDS / ((performance.now() - started) / 1000),
+    );
     out['concurrent HTTP clients'] = CONCURRENCY;
   } finally {
     await service.close();

@@ -38,7 +38,20 @@ export function cacheDir(): string {
 
 /** A plain-text message of about `size` bytes of body (readable text, lines of 76 characters). */
 function mime(index: number, to: string, size: number): string {
-  const words = ['agent', 'calendar', 'meeting', 'invoice', 'report', 'schedule', 'project', 'update', 'follow', 'review', 'draft', 'summary'];
+  const words = [
+    'agent',
+    'calendar',
+    'meeting',
+    'invoice',
+    'report',
+    'schedule',
+    'project',
+    'update',
+    'follow',
+    'review',
+    'draft',
+    'summary',
+  ];
   const lines: string[] = [];
   let length = 0;
   let word = index;
@@ -48,7 +61,7 @@ function mime(index: number, to: string, size: number): string {
     lines.push(line.trimEnd());
     length += line.length + 1;
   }
-  const body = size <= 100 ? `Hi, see you at ${index % 12 + 1} pm? (${index})` : lines.join('\r\n');
+  const body = size <= 100 ? `Hi, see you at ${(index % 12) + 1} pm? (${index})` : lines.join('\r\n');
   return [
     `From: Sender ${index % 7} <sender${index % 7}@example.com>`,
     `To: ${to}`,
@@ -66,17 +79,32 @@ function mime(index: number, to: string, size: number): string {
 /** The base database: application, domain, both mailboxes, 200 received 10 KB messages and 50 short ones. */
 async function seedBase(file: string): Promise<void> {
   const service = await createService(
-    loadConfig({ AGENTPOST_DATABASE_URL: `file:${file}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_API_KEY: BENCH_API_KEY, AGENTPOST_LOG_LEVEL: 'silent', AGENTPOST_DOMAINS: BENCH_DOMAIN }),
+    loadConfig({
+      AGENTPOST_DATABASE_URL: `file:${file}`,
+      AGENTPOST_HTTP_PORT: '0',
+      AGENTPOST_SMTP_PORT: '0',
+      AGENTPOST_API_KEY: BENCH_API_KEY,
+      AGENTPOST_LOG_LEVEL: 'silent',
+      AGENTPOST_DOMAINS: BENCH_DOMAIN,
+    }),
   );
   try {
     const headers = { authorization: `Bearer ${BENCH_API_KEY}`, 'content-type': 'application/json' };
     for (const email of [LARGE_MAILBOX, SHORT_MAILBOX]) {
-      const response = await service.app.request('/v3/connect/custom', { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email } }) });
+      const response = await service.app.request('/v3/connect/custom', {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ provider: 'nylas', settings: { email } }),
+      });
       if (!response.ok) throw new Error(`creating ${email} failed: ${response.status} ${await response.text()}`);
     }
     const deliver = async (to: string, index: number, size: number) => {
-      const result = await service.core.inbound.deliverInbound({ rawMime: mime(index, to, size), envelope: { mailFrom: 'sender@example.com', rcptTo: [to] } });
-      if (result.deliveries.length !== 1) throw new Error(`delivery to ${to} failed: ${JSON.stringify(result.rejected)}`);
+      const result = await service.core.inbound.deliverInbound({
+        rawMime: mime(index, to, size),
+        envelope: { mailFrom: 'sender@example.com', rcptTo: [to] },
+      });
+      if (result.deliveries.length !== 1)
+        throw new Error(`delivery to ${to} failed: ${JSON.stringify(result.rejected)}`);
     };
     for (let index = 0; index < RECEIVED; index += 20) {
       await Promise.all(Array.from({ length: 20 }, (_, offset) => deliver(LARGE_MAILBOX, index + offset, 10_240)));
@@ -96,12 +124,20 @@ function grow(file: string, total: number): void {
   try {
     db.exec('PRAGMA journal_mode = WAL');
     const grant = scalar(db, 'SELECT grant_id FROM messages ORDER BY seq LIMIT 1') as string;
-    const columns = (db.prepare('PRAGMA table_info(messages)').all() as { name: string }[]).map((column) => column.name);
+    const columns = (db.prepare('PRAGMA table_info(messages)').all() as { name: string }[]).map(
+      (column) => column.name,
+    );
     const originals = scalar(db, 'SELECT count(*) FROM messages WHERE grant_id = ?', grant) as number;
     const lastOriginal = scalar(db, 'SELECT max(seq) FROM messages') as number;
     // Integers we make are written into the SQL; the mailbox id is bound.
     const expression = (column: string, round: number, base: number) =>
-      column === 'id' ? `m.id || '_c${round}'` : column === 'seq' ? `${base} + m.seq` : column === 'date' || column === 'created_at' || column === 'updated_at' ? `m."${column}" - ${round * 86_400}` : `m."${column}"`;
+      column === 'id'
+        ? `m.id || '_c${round}'`
+        : column === 'seq'
+          ? `${base} + m.seq`
+          : column === 'date' || column === 'created_at' || column === 'updated_at'
+            ? `m."${column}" - ${round * 86_400}`
+            : `m."${column}"`;
     const maxSeq = () => scalar(db, 'SELECT max(seq) FROM messages') as number;
     let count = originals;
     let round = 1;
@@ -109,7 +145,9 @@ function grow(file: string, total: number): void {
       db.exec('BEGIN');
       for (let inTx = 0; inTx < 5_000 / originals && count < total; inTx++, round++) {
         const base = maxSeq();
-        db.prepare(`INSERT INTO messages (${columns.map((column) => `"${column}"`).join(', ')}) SELECT ${columns.map((column) => expression(column, round, base)).join(', ')} FROM messages m WHERE m.grant_id = ? AND m.seq <= ${lastOriginal}`).run([grant]);
+        db.prepare(
+          `INSERT INTO messages (${columns.map((column) => `"${column}"`).join(', ')}) SELECT ${columns.map((column) => expression(column, round, base)).join(', ')} FROM messages m WHERE m.grant_id = ? AND m.seq <= ${lastOriginal}`,
+        ).run([grant]);
         db.prepare(
           `INSERT INTO message_folders (message_id, grant_id, folder_id, unread) SELECT f.message_id || '_c${round}', f.grant_id, f.folder_id, f.unread FROM message_folders f JOIN messages m ON m.id = f.message_id WHERE m.grant_id = ? AND m.seq <= ${lastOriginal}`,
         ).run([grant]);

@@ -18,7 +18,9 @@ const [mode, argument] = process.argv.slice(2);
 
 function listen(app: Hono): Promise<string> {
   return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    );
     process.once('SIGTERM', () => server.close(() => process.exit(0)));
   });
 }

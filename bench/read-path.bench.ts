@@ -21,7 +21,15 @@ import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Sqlite from 'libsql';
-import { BENCH_API_KEY, cacheDir, LARGE_MAILBOX, scalar, scratchCopy, seededDatabases, SHORT_MAILBOX } from './read-path-seed.js';
+import {
+  BENCH_API_KEY,
+  cacheDir,
+  LARGE_MAILBOX,
+  scalar,
+  scratchCopy,
+  seededDatabases,
+  SHORT_MAILBOX,
+} from './read-path-seed.js';
 import { NO_SMTP_SOURCE, pinned, PINNING, startBenchServer, type BenchServer, which } from './load-tools.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -47,7 +55,13 @@ function milliseconds(text: string): number {
   const match = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim());
   if (!match) return NaN;
   const value = Number(match[1]);
-  return match[2] === 'us' ? value / 1000 : match[2] === 'ms' ? value : match[2] === 's' ? value * 1000 : value * 60_000;
+  return match[2] === 'us'
+    ? value / 1000
+    : match[2] === 'ms'
+      ? value
+      : match[2] === 's'
+        ? value * 1000
+        : value * 60_000;
 }
 
 interface Load {
@@ -71,7 +85,11 @@ function runWrk(url: string, seconds: number, connections = CONNECTIONS): { done
       if (!rps || !p99) return reject(new Error(`wrk output not understood: ${output.slice(0, 400)}`));
       const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(output);
       const socketErrors = /Socket errors:.*?timeout (\d+)/.exec(output);
-      resolve({ rps: Number(rps[1]), p99: milliseconds(p99[1]!), errors: Number(non2xx?.[1] ?? 0) + Number(socketErrors?.[1] ?? 0) });
+      resolve({
+        rps: Number(rps[1]),
+        p99: milliseconds(p99[1]!),
+        errors: Number(non2xx?.[1] ?? 0) + Number(socketErrors?.[1] ?? 0),
+      });
     });
   });
   return { done, child };
@@ -106,7 +124,10 @@ async function withServer<T>(file: string, work: (url: string) => Promise<T>): P
 }
 
 /** Ours against the ceiling on both lists, and the hello-world route, alternating, ROUNDS times. */
-async function listsAgainstCeiling(file: string, out: Record<string, number | string>): Promise<{ large: string; short: string }> {
+async function listsAgainstCeiling(
+  file: string,
+  out: Record<string, number | string>,
+): Promise<{ large: string; short: string }> {
   const ours = await startServer('ours', file);
   try {
     const grants = await grantIds(ours.url);
@@ -124,19 +145,40 @@ async function listsAgainstCeiling(file: string, out: Record<string, number | st
     const ceiling = await startServer('ceiling', payloadFile);
     try {
       // Warm-up: V8 optimises the hot paths of every server before anything is measured.
-      for (const url of [`${hello.url}/`, listUrl(ceiling.url, grants.large), listUrl(ours.url, grants.large), listUrl(ceiling.url, grants.short), listUrl(ours.url, grants.short)]) await wrk(url, 2);
-      const results: Record<string, Load[]> = { hello: [], ceilingLarge: [], oursLarge: [], ceilingShort: [], oursShort: [] };
+      for (const url of [
+        `${hello.url}/`,
+        listUrl(ceiling.url, grants.large),
+        listUrl(ours.url, grants.large),
+        listUrl(ceiling.url, grants.short),
+        listUrl(ours.url, grants.short),
+      ])
+        await wrk(url, 2);
+      const results: Record<string, Load[]> = {
+        hello: [],
+        ceilingLarge: [],
+        oursLarge: [],
+        ceilingShort: [],
+        oursShort: [],
+      };
       for (let round = 0; round < ROUNDS; round++) {
         results.hello!.push(await wrk(`${hello.url}/`));
-        for (const [kind, grant] of [['Large', grants.large], ['Short', grants.short]] as const) {
+        for (const [kind, grant] of [
+          ['Large', grants.large],
+          ['Short', grants.short],
+        ] as const) {
           // Alternate which goes first, so that neither always follows the other.
           const order = round % 2 === 0 ? (['ceiling', 'ours'] as const) : (['ours', 'ceiling'] as const);
-          for (const who of order) results[`${who}${kind}`]!.push(await wrk(listUrl(who === 'ours' ? ours.url : ceiling.url, grant)));
+          for (const who of order)
+            results[`${who}${kind}`]!.push(await wrk(listUrl(who === 'ours' ? ours.url : ceiling.url, grant)));
         }
       }
       out['hono hello-world (req/s, each round)'] = each(results.hello!, (load) => load.rps);
-      out['hono hello-world (req/s) / p99 (ms)'] = `${Math.round(median(results.hello!.map((load) => load.rps)))} / ${round1(median(results.hello!.map((load) => load.p99)))}`;
-      for (const [kind, label] of [['Large', '10 KB list of 50'], ['Short', 'short list of 50']] as const) {
+      out['hono hello-world (req/s) / p99 (ms)'] =
+        `${Math.round(median(results.hello!.map((load) => load.rps)))} / ${round1(median(results.hello!.map((load) => load.p99)))}`;
+      for (const [kind, label] of [
+        ['Large', '10 KB list of 50'],
+        ['Short', 'short list of 50'],
+      ] as const) {
         const ceilings = results[`ceiling${kind}`]!;
         const ourLoads = results[`ours${kind}`]!;
         const ceilingRps = median(ceilings.map((load) => load.rps));
@@ -147,7 +189,8 @@ async function listsAgainstCeiling(file: string, out: Record<string, number | st
         out[`${label}: ours req/s, each round`] = each(ourLoads, (load) => load.rps);
         out[`${label}: ceiling (hono c.json) req/s / p99 ms`] = `${Math.round(ceilingRps)} / ${round1(ceilingP99)}`;
         out[`${label}: agentpost req/s / p99 ms`] = `${Math.round(oursRps)} / ${round1(oursP99)}`;
-        out[`${label}: agentpost / ceiling (req/s; p99 ×)`] = `${Math.round((100 * oursRps) / ceilingRps)}%; ${round1(oursP99 / ceilingP99)}×`;
+        out[`${label}: agentpost / ceiling (req/s; p99 ×)`] =
+          `${Math.round((100 * oursRps) / ceilingRps)}%; ${round1(oursP99 / ceilingP99)}×`;
         const errors = [...ceilings, ...ourLoads].reduce((sum, load) => sum + load.errors, 0);
         if (errors > 0) out[`${label}: errors (non-2xx, timeouts)`] = errors;
       }
@@ -166,7 +209,11 @@ async function listsAgainstCeiling(file: string, out: Record<string, number | st
  * for its run, warmed for 2 s, stopped after): servers side by side on one core took each other's time, which showed
  * as a slope that was not the mailboxes'.
  */
-async function flatCurve(files: Map<number, string>, grant: string, out: Record<string, number | string>): Promise<void> {
+async function flatCurve(
+  files: Map<number, string>,
+  grant: string,
+  out: Record<string, number | string>,
+): Promise<void> {
   const results = new Map<number, Load[]>([...files.keys()].map((size) => [size, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const sizes = [...files.keys()];
@@ -182,7 +229,8 @@ async function flatCurve(files: Map<number, string>, grant: string, out: Record<
     }
   }
   for (const [size, loads] of results) {
-    out[`flat curve: mailbox of ${size.toLocaleString('en-US')} (req/s / p99 ms)`] = `${Math.round(median(loads.map((load) => load.rps)))} / ${round1(median(loads.map((load) => load.p99)))}  (each: ${each(loads, (load) => load.rps)})`;
+    out[`flat curve: mailbox of ${size.toLocaleString('en-US')} (req/s / p99 ms)`] =
+      `${Math.round(median(loads.map((load) => load.rps)))} / ${round1(median(loads.map((load) => load.p99)))}  (each: ${each(loads, (load) => load.rps)})`;
   }
 }
 
@@ -192,7 +240,19 @@ async function ingestWindow(binary: string, port: number, file: string, seconds:
   const count = () => scalar(db, 'SELECT count(*) FROM messages') as number;
   try {
     const before = count();
-    const [command, args] = pinned(1, binary, ['-s', '20', '-l', '10240', '-m', '1000000', '-f', 'sender@example.com', '-t', LARGE_MAILBOX, `127.0.0.1:${port}`]);
+    const [command, args] = pinned(1, binary, [
+      '-s',
+      '20',
+      '-l',
+      '10240',
+      '-m',
+      '1000000',
+      '-f',
+      'sender@example.com',
+      '-t',
+      LARGE_MAILBOX,
+      `127.0.0.1:${port}`,
+    ]);
     const child = spawn(command, args, { stdio: 'ignore' });
     await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     const after = count();
@@ -225,8 +285,11 @@ async function ingestUnderLoad(base: string, grant: string, out: Record<string, 
     }
     out['ingest unloaded (msg/s, each round)'] = unloaded.map(Math.round).join(' / ');
     out['ingest under 10 KB list load (msg/s, each round)'] = loaded.map(Math.round).join(' / ');
-    out['list meanwhile (req/s / p99 ms, each round)'] = listLoads.map((load) => `${Math.round(load.rps)} / ${round1(load.p99)}`).join('; ');
-    out['ingest under load / unloaded'] = `${Math.round(median(loaded))} / ${Math.round(median(unloaded))} msg/s = ${Math.round((100 * median(loaded)) / median(unloaded))}%`;
+    out['list meanwhile (req/s / p99 ms, each round)'] = listLoads
+      .map((load) => `${Math.round(load.rps)} / ${round1(load.p99)}`)
+      .join('; ');
+    out['ingest under load / unloaded'] =
+      `${Math.round(median(loaded))} / ${Math.round(median(unloaded))} msg/s = ${Math.round((100 * median(loaded)) / median(unloaded))}%`;
   } finally {
     await server.stop();
     for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
@@ -236,7 +299,10 @@ async function ingestUnderLoad(base: string, grant: string, out: Record<string, 
 /** Runs the benchmark; figures are printed by bench/run.ts. */
 export async function run(): Promise<Record<string, number | string>> {
   if (!which('wrk')) return { skipped: 'wrk not found (Debian: apt-get install wrk)' };
-  const load = () => loadavg().map((value) => value.toFixed(2)).join(' ');
+  const load = () =>
+    loadavg()
+      .map((value) => value.toFixed(2))
+      .join(' ');
   const out: Record<string, number | string> = {
     'load average at start (1/5/15 min)': load(),
     pinning: PINNING ? 'servers on CPU 0, wrk and smtp-source on CPU 1' : 'none (one CPU or no taskset)',

@@ -14,12 +14,16 @@ const files = readdirSync(here)
   .sort();
 
 for (const file of files) {
-  const module = (await import(pathToFileURL(join(here, file)).href)) as { run: () => Promise<Record<string, number | string>> };
+  const module = (await import(pathToFileURL(join(here, file)).href)) as {
+    run: () => Promise<Record<string, number | string>>;
+  };
   process.stdout.write(`\n## ${file}\n`);
   const started = performance.now();
   const figures = await module.run();
   for (const [name, value] of Object.entries(figures)) {
-    process.stdout.write(`  ${name.padEnd(56)} ${typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 2 }) : value}\n`);
+    process.stdout.write(
+      `  ${name.padEnd(56)} ${typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 2 }) : value}\n`,
+    );
   }
   process.stdout.write(`  (${((performance.now() - started) / 1000).toFixed(1)} s)\n`);
 }

@@ -38,13 +38,36 @@ export async function run(): Promise<Record<string, number | string>> {
   figures['count a 100,000-character prompt, median (ms)'] = median(await timed(20, () => countTokens(longest)));
 
   const html = `<p>${'Fresh words of the reply. '.repeat(20_000)}</p><div>On Mon, Bob wrote:<br>${'&gt; quoted words. '.repeat(30_000)}</div>`;
-  figures['reply context of a 1 MB HTML body, median (ms)'] = median(await timed(10, () => originalMessageData({ subject: 'Big', from: [{ email: 'bob@example.com' }], to: [{ email: 'alice@example.com' }], body: html })));
+  figures['reply context of a 1 MB HTML body, median (ms)'] = median(
+    await timed(10, () =>
+      originalMessageData({
+        subject: 'Big',
+        from: [{ email: 'bob@example.com' }],
+        to: [{ email: 'alice@example.com' }],
+        body: html,
+      }),
+    ),
+  );
 
   const model = await startFakeModelServer();
-  const service = await startTestService({ env: { AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'bench', AGENTPOST_AI_BASE_URL: model.baseUrl, AGENTPOST_RATE_LIMIT_GRANT: '0' } });
+  const service = await startTestService({
+    env: {
+      AGENTPOST_AI_PROVIDER: 'openai-compatible',
+      AGENTPOST_AI_MODEL: 'bench',
+      AGENTPOST_AI_BASE_URL: model.baseUrl,
+      AGENTPOST_RATE_LIMIT_GRANT: '0',
+    },
+  });
   try {
     const applicationId = await service.core.applications.defaultApplicationId();
-    const grant = await createImapGrant(service.core, { applicationId, email: 'bench@connected.example', password: 'unused', imapPort: 1, smtpPort: 1, secrets: service.core.deps.secrets });
+    const grant = await createImapGrant(service.core, {
+      applicationId,
+      email: 'bench@connected.example',
+      password: 'unused',
+      imapPort: 1,
+      smtpPort: 1,
+      secrets: service.core.deps.secrets,
+    });
     const input = {
       from: { email: 'bob@partner.example' },
       to: [{ email: 'bench@connected.example' }],
@@ -61,27 +84,51 @@ export async function run(): Promise<Record<string, number | string>> {
       references: [],
       customHeaders: [],
     };
-    const messageId = await addSyncedMessageRow(service.core, { applicationId, grantId: grant, uid: 1, raw: await composeMime(input), parsed: parsedOf(input) });
-    const answer = () => model.answer({ kind: 'text', pieces: ['Here ', 'are ', 'the ', 'numbers.'], usage: { prompt_tokens: 900, completion_tokens: 4 } });
+    const messageId = await addSyncedMessageRow(service.core, {
+      applicationId,
+      grantId: grant,
+      uid: 1,
+      raw: await composeMime(input),
+      parsed: parsedOf(input),
+    });
+    const answer = () =>
+      model.answer({
+        kind: 'text',
+        pieces: ['Here ', 'are ', 'the ', 'numbers.'],
+        usage: { prompt_tokens: 900, completion_tokens: 4 },
+      });
     const direct = await timed(100, async () => {
       answer();
-      const response = await fetch(`${model.baseUrl}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'x' }] }) });
+      const response = await fetch(`${model.baseUrl}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'bench', messages: [{ role: 'user', content: 'x' }] }),
+      });
       await response.json();
     });
     const plain = await timed(100, async () => {
       answer();
-      await service.nylas.messages.smartCompose.composeMessageReply({ identifier: grant, messageId, requestBody: { prompt: 'Say they are attached' } });
+      await service.nylas.messages.smartCompose.composeMessageReply({
+        identifier: grant,
+        messageId,
+        requestBody: { prompt: 'Say they are attached' },
+      });
     });
     const streamed = await timed(100, async () => {
       answer();
       const response = await fetch(`${service.url}/v3/grants/${grant}/messages/${messageId}/smart-compose`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: {
+          authorization: `Bearer ${service.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
         body: JSON.stringify({ prompt: 'Say they are attached' }),
       });
       await response.text();
     });
-    figures['loopback model called directly, median / p95 (ms)'] = `${median(direct).toFixed(2)} / ${p95(direct).toFixed(2)}`;
+    figures['loopback model called directly, median / p95 (ms)'] =
+      `${median(direct).toFixed(2)} / ${p95(direct).toFixed(2)}`;
     figures['reply over HTTP (SDK), median / p95 (ms)'] = `${median(plain).toFixed(2)} / ${p95(plain).toFixed(2)}`;
     figures['reply streamed (SSE), median / p95 (ms)'] = `${median(streamed).toFixed(2)} / ${p95(streamed).toFixed(2)}`;
   } finally {

@@ -27,7 +27,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 
 /** Resident set of a process in MB (Linux). */
 function rssMb(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((entry) => entry.startsWith('VmRSS:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'));
   return Number(line?.replace(/\D+/g, '') ?? 0) / 1024;
 }
 
@@ -66,7 +68,11 @@ export async function run(): Promise<Record<string, number | string>> {
   await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(here, 'soak-server.ts'), join(dir, 'soak.db'), SOAK_API_KEY], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(here, 'soak-server.ts'), join(dir, 'soak.db'), SOAK_API_KEY],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const started = await new Promise<{ url: string; smtpPort: number; pid: number }>((resolve, reject) => {
     let output = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -77,20 +83,42 @@ export async function run(): Promise<Record<string, number | string>> {
     child.once('exit', (code) => reject(new Error(`soak server exited with ${code}`)));
   });
   const headers = { authorization: `Bearer ${SOAK_API_KEY}`, 'content-type': 'application/json' };
-  const registered = await fetch(`${started.url}/v3/admin/domains`, { method: 'POST', headers, body: JSON.stringify({ name: DOMAIN, domain_address: DOMAIN }) });
-  if (registered.status !== 200) throw new Error(`registering ${DOMAIN}: ${registered.status} ${await registered.text()}`);
-  const created = await fetch(`${started.url}/v3/connect/custom`, { method: 'POST', headers, body: JSON.stringify({ provider: 'nylas', settings: { email: MAILBOX } }) });
-  if (created.status !== 200 && created.status !== 201) throw new Error(`creating the mailbox: ${created.status} ${await created.text()}`);
+  const registered = await fetch(`${started.url}/v3/admin/domains`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ name: DOMAIN, domain_address: DOMAIN }),
+  });
+  if (registered.status !== 200)
+    throw new Error(`registering ${DOMAIN}: ${registered.status} ${await registered.text()}`);
+  const created = await fetch(`${started.url}/v3/connect/custom`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ provider: 'nylas', settings: { email: MAILBOX } }),
+  });
+  if (created.status !== 200 && created.status !== 201)
+    throw new Error(`creating the mailbox: ${created.status} ${await created.text()}`);
   const grantId = ((await created.json()) as { data: { id: string } }).data.id;
-  const hook = await fetch(`${started.url}/v3/webhooks`, { method: 'POST', headers, body: JSON.stringify({ trigger_types: ['message.created'], webhook_url: receiverUrl }) });
-  if (hook.status !== 200 && hook.status !== 201) throw new Error(`creating the webhook: ${hook.status} ${await hook.text()}`);
+  const hook = await fetch(`${started.url}/v3/webhooks`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ trigger_types: ['message.created'], webhook_url: receiverUrl }),
+  });
+  if (hook.status !== 200 && hook.status !== 201)
+    throw new Error(`creating the webhook: ${hook.status} ${await hook.text()}`);
 
   let stopping = false;
   let ingested = 0;
   let reads = 0;
   const ingest = (async () => {
     while (!stopping) {
-      await smtpSource(binary, { port: started.smtpPort, messages: 200, sessions: 2, size: 5120, from: 'sender@example.com', to: MAILBOX });
+      await smtpSource(binary, {
+        port: started.smtpPort,
+        messages: 200,
+        sessions: 2,
+        size: 5120,
+        from: 'sender@example.com',
+        to: MAILBOX,
+      });
       ingested += 200;
     }
   })();
@@ -126,6 +154,9 @@ export async function run(): Promise<Record<string, number | string>> {
     'RSS highest after warm-up (MB)': round(Math.max(...after.map((sample) => sample.mb))),
     'RSS last (MB)': round(samples.at(-1)?.mb ?? 0),
     'RSS slope after warm-up (MB/min; ~0 = no growth)': round(slopePerMinute(after)),
-    'RSS every 30 s (MB)': samples.filter((_, index) => index % 6 === 5).map((sample) => Math.round(sample.mb)).join(' '),
+    'RSS every 30 s (MB)': samples
+      .filter((_, index) => index % 6 === 5)
+      .map((sample) => Math.round(sample.mb))
+      .join(' '),
   };
 }

@@ -23,7 +23,9 @@ if (mode === 'hello') {
   const app = new Hono();
   app.get('/', (c) => c.text('Hello Hono!'));
   const url = await new Promise<string>((resolve) => {
-    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    );
     process.once('SIGTERM', () => server.close(() => process.exit(0)));
   });
   process.stdout.write(`${JSON.stringify({ url })}\n`);
@@ -43,13 +45,20 @@ if (mode === 'hello') {
     ),
   );
   const call = async (method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${service.url}${path}`, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    const response = await fetch(`${service.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
     const json = (await response.json()) as { data: Record<string, unknown> };
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(json)}`);
     return json.data;
   };
   await call('POST', '/v3/admin/domains', { name: 'bench', domain_address: 'bench-tracking.agentpost.localhost' });
-  const grant = await call('POST', '/v3/connect/custom', { provider: 'nylas', settings: { email: 'agent@bench-tracking.agentpost.localhost' } });
+  const grant = await call('POST', '/v3/connect/custom', {
+    provider: 'nylas',
+    settings: { email: 'agent@bench-tracking.agentpost.localhost' },
+  });
   const sent = await call('POST', `/v3/grants/${grant.id}/messages/send`, {
     to: [{ email: 'reader@example.com' }],
     subject: 'Bench',
@@ -60,11 +69,13 @@ if (mode === 'hello') {
   const body = String(stored.body);
   const pixel = /\/t\/o\/[A-Za-z0-9_.-]+/.exec(body)?.[0];
   const link = /\/t\/l\/[A-Za-z0-9_.-]+/.exec(body)?.[0];
-  process.once('SIGTERM', () =>
-    void service.close().then(() => {
-      rmSync(dir, { recursive: true, force: true });
-      process.exit(0);
-    }),
+  process.once(
+    'SIGTERM',
+    () =>
+      void service.close().then(() => {
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(0);
+      }),
   );
   process.stdout.write(`${JSON.stringify({ url: service.url, pixel, link })}\n`);
 } else {

@@ -23,8 +23,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const here = dirname(fileURLToPath(import.meta.url));
 /** A mail reader's user agent: hits are those of people, not scanners. */
-const USER_AGENT = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
-
+const USER_AGENT =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 
 interface Server {
   url: string;
@@ -45,7 +45,14 @@ interface Load {
 }
 
 function wrk(binary: string, url: string, seconds: number): Promise<Load> {
-  const [command, args] = pinned(1, binary, ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '-H', `User-Agent: ${USER_AGENT}`, url]);
+  const [command, args] = pinned(1, binary, [
+    '-t1',
+    `-c${CONNECTIONS}`,
+    `-d${seconds}s`,
+    '-H',
+    `User-Agent: ${USER_AGENT}`,
+    url,
+  ]);
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -72,13 +79,22 @@ async function httpLoop(url: string, seconds: number): Promise<Load> {
   let errors = 0;
   const one = () =>
     new Promise<void>((resolve) => {
-      const call = request({ agent, host: target.hostname, port: target.port, path: target.pathname, headers: { 'user-agent': USER_AGENT } }, (response) => {
-        response.resume();
-        response.on('end', () => {
-          if ((response.statusCode ?? 0) >= 400) errors++;
-          resolve();
-        });
-      });
+      const call = request(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          headers: { 'user-agent': USER_AGENT },
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            if ((response.statusCode ?? 0) >= 400) errors++;
+            resolve();
+          });
+        },
+      );
       call.on('error', () => {
         errors++;
         resolve();
@@ -110,13 +126,20 @@ export async function run(): Promise<Record<string, number | string>> {
   const hello = await startServer('hello');
   const info = await startServer('ours', 'info');
   const warn = await startServer('ours', 'warn');
-  const out: Record<string, number | string> = { 'load generator': binary ? `wrk -t1 -c${CONNECTIONS}` : `node:http keep-alive loop, ${CONNECTIONS} connections`, 'pinned (server CPU 0, load CPU 1)': PINNING ? 'yes' : 'no' };
+  const out: Record<string, number | string> = {
+    'load generator': binary ? `wrk -t1 -c${CONNECTIONS}` : `node:http keep-alive loop, ${CONNECTIONS} connections`,
+    'pinned (server CPU 0, load CPU 1)': PINNING ? 'yes' : 'no',
+  };
   try {
     for (const server of [info, warn]) {
       if (!server.pixel || !server.link) throw new Error('the tracked message carries no pixel or link');
       const pixel = await fetch(`${server.url}${server.pixel}`, { headers: { 'user-agent': USER_AGENT } });
-      const link = await fetch(`${server.url}${server.link}`, { redirect: 'manual', headers: { 'user-agent': USER_AGENT } });
-      if (pixel.status !== 200 || link.status !== 302) throw new Error(`tracking URLs answer ${pixel.status} and ${link.status}`);
+      const link = await fetch(`${server.url}${server.link}`, {
+        redirect: 'manual',
+        headers: { 'user-agent': USER_AGENT },
+      });
+      if (pixel.status !== 200 || link.status !== 302)
+        throw new Error(`tracking URLs answer ${pixel.status} and ${link.status}`);
     }
     const targets: Record<string, string> = {
       hello: `${hello.url}/`,
@@ -138,7 +161,8 @@ export async function run(): Promise<Record<string, number | string>> {
     out['hello-world req/s (median)'] = Math.round(helloRps);
     for (const name of names.slice(1)) {
       const rps = median(results[name]!.map((result) => result.rps));
-      out[`${name} req/s (median; rounds)`] = `${Math.round(rps)} (${results[name]!.map((result) => Math.round(result.rps)).join(' / ')})`;
+      out[`${name} req/s (median; rounds)`] =
+        `${Math.round(rps)} (${results[name]!.map((result) => Math.round(result.rps)).join(' / ')})`;
       out[`${name} / hello-world`] = `${Math.round((rps / helloRps) * 100)}% (goal 50%)`;
       const errors = results[name]!.reduce((sum, result) => sum + result.errors, 0);
       if (errors > 0) out[`${name} errors`] = errors;

@@ -40,7 +40,8 @@ const INGEST_SECONDS = Number(process.env.BENCH_WEBHOOK_INGEST_SECONDS ?? 6);
 const CEILING_CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CEILING_CONCURRENCY ?? 16);
 const API_KEY = 'agp_bench_key_for_the_default_application';
 const DOMAIN = 'hookbench.agentpost.localhost';
-const TEXT = 'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore. '.repeat(12);
+const TEXT =
+  'Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore. '.repeat(12);
 
 const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -116,7 +117,10 @@ async function startReceiver(): Promise<Receiver> {
       state.received += 1;
       // Only Agentpost's deliveries are checked (the ceiling posts to /ceiling).
       if (request.url !== '/ceiling') {
-        const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; data: { grant_id: string; object: { id: string } } };
+        const envelope = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          id: string;
+          data: { grant_id: string; object: { id: string } };
+        };
         const key = `${request.url} ${envelope.id}`;
         if (seen.has(key)) state.duplicates += 1;
         seen.add(key);
@@ -145,20 +149,34 @@ async function startReceiver(): Promise<Receiver> {
 async function ceiling(receiver: Receiver, count: number): Promise<number> {
   const url = new URL(`${receiver.url}/ceiling`);
   const secret = `whsec_${randomBytes(32).toString('base64')}`;
-  const object = { id: 'm', grant_id: 'g', object: 'message', subject: 'bench 0', body: `<p>${TEXT}</p>`, snippet: TEXT.slice(0, 100), from: [{ email: 'sender@example.com' }] };
+  const object = {
+    id: 'm',
+    grant_id: 'g',
+    object: 'message',
+    subject: 'bench 0',
+    body: `<p>${TEXT}</p>`,
+    snippet: TEXT.slice(0, 100),
+    from: [{ email: 'sender@example.com' }],
+  };
   let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CEILING_CONCURRENCY }, async () => {
       while (next < count) {
         const index = next++;
-        const { json } = buildNotificationBody({ id: `n${index}`, type: 'message.created', application_id: 'a', grant_id: 'g', time: 0, object }, 1);
+        const { json } = buildNotificationBody(
+          { id: `n${index}`, type: 'message.created', application_id: 'a', grant_id: 'g', time: 0, object },
+          1,
+        );
         const body = Buffer.from(json, 'utf8');
         const response = await nodeHttpRequester({
           url,
           address: { address: '127.0.0.1', family: 4 },
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...signatureHeaders(secret, `n${index}`, Math.floor(Date.now() / 1000), body) },
+          headers: {
+            'content-type': 'application/json',
+            ...signatureHeaders(secret, `n${index}`, Math.floor(Date.now() / 1000), body),
+          },
           body,
           timeoutMs: 10_000,
           maxResponseBytes: 1024,
@@ -193,7 +211,8 @@ async function setUp(receiver: Receiver, subscriptions: number) {
       headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
       body: JSON.stringify({ provider: 'nylas', settings: { email: `agent${index}@${DOMAIN}` } }),
     });
-    if (response.status !== 200 && response.status !== 201) throw new Error(`creating a mailbox: ${response.status} ${await response.text()}`);
+    if (response.status !== 200 && response.status !== 201)
+      throw new Error(`creating a mailbox: ${response.status} ${await response.text()}`);
     grants.push(`agent${index}@${DOMAIN}`);
   }
   const at = Math.floor(Date.now() / 1000);
@@ -217,7 +236,10 @@ async function setUp(receiver: Receiver, subscriptions: number) {
   /** Stores message `index` to mailbox `index % GRANTS`; resolves once committed. */
   const store = async (index: number): Promise<string> => {
     const to = grants[index % GRANTS]!;
-    const result = await core.inbound.deliverInbound({ rawMime: rawMessage(to, index), envelope: { mailFrom: 'sender@example.com', rcptTo: [to] } });
+    const result = await core.inbound.deliverInbound({
+      rawMime: rawMessage(to, index),
+      envelope: { mailFrom: 'sender@example.com', rcptTo: [to] },
+    });
     stored += 1;
     return result.deliveries[0]!.messageId;
   };
@@ -257,7 +279,10 @@ async function drain(receiver: Receiver, subscriptions: number): Promise<number>
     );
     receiver.reset();
     // The order each grant's events were committed in: the order its notifications must arrive in.
-    const events = await setup.core.deps.db.orm.select({ objectId: tables.outboxEvents.objectId, grantId: tables.outboxEvents.grantId }).from(tables.outboxEvents).orderBy(asc(tables.outboxEvents.seq));
+    const events = await setup.core.deps.db.orm
+      .select({ objectId: tables.outboxEvents.objectId, grantId: tables.outboxEvents.grantId })
+      .from(tables.outboxEvents)
+      .orderBy(asc(tables.outboxEvents.seq));
     const perGrant = new Map<string, number>();
     for (const event of events) {
       const rank = perGrant.get(event.grantId ?? '') ?? 0;
@@ -274,7 +299,11 @@ async function drain(receiver: Receiver, subscriptions: number): Promise<number>
     const background = startBackgroundWork(setup.core);
     let seconds: number;
     try {
-      await waitFor(() => receiver.received >= total, 600_000, () => `${receiver.received} of ${total} deliveries`);
+      await waitFor(
+        () => receiver.received >= total,
+        600_000,
+        () => `${receiver.received} of ${total} deliveries`,
+      );
       seconds = (performance.now() - started) / 1000;
     } finally {
       await background.stop();
@@ -309,7 +338,11 @@ async function lagUnderIngest(receiver: Receiver): Promise<{ p50: number; p99: n
     }
     await Promise.all(stores);
     const rate = total / ((performance.now() - started) / 1000);
-    await waitFor(() => receiver.received >= total, 120_000, () => `${receiver.received} of ${total} deliveries`);
+    await waitFor(
+      () => receiver.received >= total,
+      120_000,
+      () => `${receiver.received} of ${total} deliveries`,
+    );
     const lags = [...committed].map(([id, at]) => (receiver.arrivals.get(id) ?? Number.NaN) - at);
     return { p50: percentile(lags, 50), p99: percentile(lags, 99), max: Math.max(...lags), rate };
   } finally {
@@ -340,13 +373,17 @@ export async function run(): Promise<Record<string, number | string>> {
     }
     const ceilingRate = median(ceilings);
     out[`ceiling: signed POSTs to the bare receiver, ${CEILING_CONCURRENCY} in flight (/s)`] = Math.round(ceilingRate);
-    out['Agentpost drain, 1 subscription (deliveries/s)'] = `${Math.round(median(one))} (${Math.round((100 * median(one)) / ceilingRate)}%; rounds ${one.map(Math.round).join(', ')})`;
-    out['Agentpost drain, 10 subscriptions (deliveries/s)'] = `${Math.round(median(ten))} (${Math.round((100 * median(ten)) / ceilingRate)}%; rounds ${ten.map(Math.round).join(', ')})`;
+    out['Agentpost drain, 1 subscription (deliveries/s)'] =
+      `${Math.round(median(one))} (${Math.round((100 * median(one)) / ceilingRate)}%; rounds ${one.map(Math.round).join(', ')})`;
+    out['Agentpost drain, 10 subscriptions (deliveries/s)'] =
+      `${Math.round(median(ten))} (${Math.round((100 * median(ten)) / ceilingRate)}%; rounds ${ten.map(Math.round).join(', ')})`;
     out['duplicates / per-grant order breaks seen'] = `${duplicates} / ${orderBreaks}`;
     out['deliveries a drain, mailboxes'] = `${DELIVERIES}, ${GRANTS}`;
     if (INGEST_SECONDS > 0) {
       const lag = await lagUnderIngest(receiver);
-      out[`lag commit → delivery at ${INGEST_RATE} msg/s for ${INGEST_SECONDS} s (achieved ${Math.round(lag.rate)} msg/s)`] = `p50 ${Math.round(lag.p50)} ms, p99 ${Math.round(lag.p99)} ms, max ${Math.round(lag.max)} ms`;
+      out[
+        `lag commit → delivery at ${INGEST_RATE} msg/s for ${INGEST_SECONDS} s (achieved ${Math.round(lag.rate)} msg/s)`
+      ] = `p50 ${Math.round(lag.p50)} ms, p99 ${Math.round(lag.p99)} ms, max ${Math.round(lag.max)} ms`;
     }
   } finally {
     await receiver.close();

@@ -18,9 +18,15 @@ try {
   const agentTools = createAgentpostTools({ url: service.apiUri, apiKey: service.apiKey, grantId: agent! });
 
   // A customer writes in.
-  await customerTools.send_message!.execute!({ to: [{ email: agent }], subject: 'Order 1042 is late', body: 'Where is my order 1042?' }, { toolCallId: 'seed', messages: [] });
+  await customerTools.send_message!.execute!(
+    { to: [{ email: agent }], subject: 'Order 1042 is late', body: 'Where is my order 1042?' },
+    { toolCallId: 'seed', messages: [] },
+  );
   await waitFor(async () => {
-    const page = (await agentTools.list_messages!.execute!({ in: ['inbox'], unread: true }, { toolCallId: 'poll', messages: [] })) as { data: unknown[] };
+    const page = (await agentTools.list_messages!.execute!(
+      { in: ['inbox'], unread: true },
+      { toolCallId: 'poll', messages: [] },
+    )) as { data: unknown[] };
     return page.data.length > 0 ? true : undefined;
   });
 
@@ -36,9 +42,19 @@ try {
       () => ({ tool: 'list_messages', input: { in: ['inbox'], unread: true, limit: 10 } }),
       (seen) => {
         const message = seen.last<{ data: { id: string }[] }>('list_messages').data[0]!;
-        return { tool: 'send_message', input: { reply_to_message_id: message.id, to: [{ email: customer }], body: 'Sorry for the wait: order 1042 ships tomorrow.' } };
+        return {
+          tool: 'send_message',
+          input: {
+            reply_to_message_id: message.id,
+            to: [{ email: customer }],
+            body: 'Sorry for the wait: order 1042 ships tomorrow.',
+          },
+        };
       },
-      (seen) => ({ tool: 'update_message', input: { message_id: seen.last<{ data: { id: string }[] }>('list_messages').data[0]!.id, unread: false } }),
+      (seen) => ({
+        tool: 'update_message',
+        input: { message_id: seen.last<{ data: { id: string }[] }>('list_messages').data[0]!.id, unread: false },
+      }),
       () => ({ text: 'Answered 1 message about order 1042.' }),
     ]);
   }
@@ -46,7 +62,8 @@ try {
     model,
     tools: agentTools,
     stopWhen: stepCountIs(8),
-    system: 'You are a support agent. Reply to unread customer mail in its thread (reply_to_message_id), then mark it read.',
+    system:
+      'You are a support agent. Reply to unread customer mail in its thread (reply_to_message_id), then mark it read.',
     prompt: 'Triage the inbox.',
   });
   const calls = result.steps.flatMap((step) => step.toolCalls.map((call) => call.toolName));
@@ -54,10 +71,16 @@ try {
 
   // The customer sees the answer in the same conversation.
   const answer = await waitFor(async () => {
-    const page = (await customerTools.list_messages!.execute!({ in: ['inbox'], subject: 'Re: Order 1042 is late' }, { toolCallId: 'check', messages: [] })) as { data: { thread_id: string }[] };
+    const page = (await customerTools.list_messages!.execute!(
+      { in: ['inbox'], subject: 'Re: Order 1042 is late' },
+      { toolCallId: 'check', messages: [] },
+    )) as { data: { thread_id: string }[] };
     return page.data[0];
   });
-  const thread = (await customerTools.get_thread!.execute!({ thread_id: answer.thread_id }, { toolCallId: 'thread', messages: [] })) as { message_ids: string[] };
+  const thread = (await customerTools.get_thread!.execute!(
+    { thread_id: answer.thread_id },
+    { toolCallId: 'thread', messages: [] },
+  )) as { message_ids: string[] };
   assert.equal(thread.message_ids.length, 2);
   console.log(`ok: the agent answered in one thread (${calls.join(' → ')}): ${result.text}`);
 } finally {

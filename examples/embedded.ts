@@ -37,17 +37,27 @@ try {
     return (await response.json()) as { data: Record<string, unknown> };
   };
   await call('POST', '/v3/admin/domains', { name: 'Embedded', domain_address: 'embedded.agentpost.localhost' });
-  const { data: grant } = await call('POST', '/v3/connect/custom', { provider: 'nylas', settings: { email: 'assistant@embedded.agentpost.localhost' } });
+  const { data: grant } = await call('POST', '/v3/connect/custom', {
+    provider: 'nylas',
+    settings: { email: 'assistant@embedded.agentpost.localhost' },
+  });
 
   // 2. Listen: real SMTP in, on a free port.
   const { url, smtpPort } = await agentpost.start();
   const mailer = createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
-  await mailer.sendMail({ from: 'customer@example.com', to: 'assistant@embedded.agentpost.localhost', subject: 'Hello from outside', text: 'Is this thing on?' });
+  await mailer.sendMail({
+    from: 'customer@example.com',
+    to: 'assistant@embedded.agentpost.localhost',
+    subject: 'Hello from outside',
+    text: 'Is this thing on?',
+  });
   mailer.close();
 
   // 3. AI SDK tools bound to the mailbox read it (250 means it is stored: no waiting).
   const tools = agentpost.tools({ grantId: String(grant.email) });
-  const inbox = (await tools.list_messages!.execute!({ in: ['inbox'] }, { toolCallId: 'inbox', messages: [] })) as { data: { subject: string }[] };
+  const inbox = (await tools.list_messages!.execute!({ in: ['inbox'] }, { toolCallId: 'inbox', messages: [] })) as {
+    data: { subject: string }[];
+  };
   assert.deepEqual(
     inbox.data.map((message) => message.subject),
     ['Hello from outside'],
@@ -59,15 +69,21 @@ try {
   await server.connect(serverSide);
   const client = new Client({ name: 'example', version: '1.0.0' });
   await client.connect(clientSide);
-  const listed = (await client.callTool({ name: 'list_messages', arguments: { in: ['inbox'] } })) as { structuredContent?: { data: { subject: string }[] } };
+  const listed = (await client.callTool({ name: 'list_messages', arguments: { in: ['inbox'] } })) as {
+    structuredContent?: { data: { subject: string }[] };
+  };
   assert.equal(listed.structuredContent?.data[0]?.subject, 'Hello from outside');
   await client.close();
 
   // 5. Operations: ready, and the message counted.
   assert.equal((await fetch(`${url}/readyz`)).status, 200);
-  const metrics = await (await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer example-metrics-token' } })).text();
+  const metrics = await (
+    await fetch(`${url}/metrics`, { headers: { authorization: 'Bearer example-metrics-token' } })
+  ).text();
   assert.match(metrics, /^agentpost_smtp_replies_total\{stage="data",code="250"\} 1$/m);
-  console.log(`ok: embedded Agentpost at ${url} (SMTP ${smtpPort}) received "${inbox.data[0]!.subject}", read by an AI SDK tool and over MCP`);
+  console.log(
+    `ok: embedded Agentpost at ${url} (SMTP ${smtpPort}) received "${inbox.data[0]!.subject}", read by an AI SDK tool and over MCP`,
+  );
 } finally {
   await agentpost.close();
   rmSync(dir, { recursive: true, force: true });

@@ -20,7 +20,13 @@ try {
       new StdioClientTransport({
         command: process.execPath,
         args: [join(import.meta.dirname, '..', 'bin', 'agentpost.js'), 'mcp'],
-        env: { PATH: process.env.PATH ?? '', AGENTPOST_URL: service.apiUri, AGENTPOST_API_KEY: service.apiKey, AGENTPOST_GRANT_ID: grantId, AGENTPOST_LOG_LEVEL: 'warn' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          AGENTPOST_URL: service.apiUri,
+          AGENTPOST_API_KEY: service.apiKey,
+          AGENTPOST_GRANT_ID: grantId,
+          AGENTPOST_LOG_LEVEL: 'warn',
+        },
       }),
     );
     clients.push(client);
@@ -33,19 +39,30 @@ try {
   console.log(`${tools.length} tools: ${tools.map((tool) => tool.name).join(', ')}`);
   assert.ok(tools.some((tool) => tool.name === 'send_message'));
 
-  const sent = await writerSession.callTool({ name: 'send_message', arguments: { to: [{ email: reader }], subject: 'Hello over MCP', body: '<p>Hi!</p>' } });
+  const sent = await writerSession.callTool({
+    name: 'send_message',
+    arguments: { to: [{ email: reader }], subject: 'Hello over MCP', body: '<p>Hi!</p>' },
+  });
   assert.ok(!sent.isError, JSON.stringify(sent.content));
 
   const received = await waitFor(async () => {
-    const page = (await readerSession.callTool({ name: 'list_messages', arguments: { in: ['inbox'], subject: 'Hello over MCP' } })).structuredContent as { data: { id: string; thread_id: string }[] };
+    const page = (
+      await readerSession.callTool({ name: 'list_messages', arguments: { in: ['inbox'], subject: 'Hello over MCP' } })
+    ).structuredContent as { data: { id: string; thread_id: string }[] };
     return page.data[0];
   });
-  await readerSession.callTool({ name: 'send_message', arguments: { to: [{ email: writer }], body: 'Hi back', reply_to_message_id: received.id } });
+  await readerSession.callTool({
+    name: 'send_message',
+    arguments: { to: [{ email: writer }], body: 'Hi back', reply_to_message_id: received.id },
+  });
   const thread = await waitFor(async () => {
-    const result = (await readerSession.callTool({ name: 'get_thread', arguments: { thread_id: received.thread_id } })).structuredContent as { message_ids: string[] };
+    const result = (await readerSession.callTool({ name: 'get_thread', arguments: { thread_id: received.thread_id } }))
+      .structuredContent as { message_ids: string[] };
     return result.message_ids.length === 2 ? result : undefined;
   });
-  const resource = await readerSession.readResource({ uri: `agentpost://grants/${encodeURIComponent(reader!)}/threads/${received.thread_id}` });
+  const resource = await readerSession.readResource({
+    uri: `agentpost://grants/${encodeURIComponent(reader!)}/threads/${received.thread_id}`,
+  });
   assert.equal(JSON.parse((resource.contents[0] as { text: string }).text).messages.length, 2);
   console.log(`ok: thread ${received.thread_id} has ${thread.message_ids.length} messages`);
 } finally {

@@ -67,7 +67,10 @@ const receiver = createServer((request, response) => {
     // Delivery is at-least-once: the same notification id may come again after a timeout; handle it once.
     if (!seen.has(verdict.id!)) {
       seen.add(verdict.id!);
-      const notification = JSON.parse(body.toString('utf8')) as { type: string; data: { object: Record<string, unknown> } };
+      const notification = JSON.parse(body.toString('utf8')) as {
+        type: string;
+        data: { object: Record<string, unknown> };
+      };
       notifications.push({ type: notification.type, object: notification.data.object });
     }
     response.writeHead(200).end();
@@ -81,7 +84,11 @@ const nylas = new Nylas({ apiKey, apiUri });
 let webhookId: string | undefined;
 try {
   const { data: webhook } = await nylas.webhooks.create({
-    requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: receiverUrl, description: 'example receiver' },
+    requestBody: {
+      triggerTypes: [WebhookTriggers.GrantCreated],
+      webhookUrl: receiverUrl,
+      description: 'example receiver',
+    },
   });
   webhookId = webhook.id;
   secret = webhook.webhookSecret;
@@ -95,7 +102,9 @@ try {
     body: JSON.stringify({ name: 'Webhook example', domain_address: domain }),
   });
   assert.equal(registered.status, 200, await registered.clone().text());
-  const { data: grant } = await nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: `agent@${domain}` } } as never });
+  const { data: grant } = await nylas.auth.customAuthentication({
+    requestBody: { provider: 'nylas', settings: { email: `agent@${domain}` } } as never,
+  });
 
   // The signed grant.created notification arrives.
   const deadline = Date.now() + 20_000;
@@ -108,12 +117,19 @@ try {
   // A forged post (no valid signature) is refused.
   const forged = await fetch(receiverUrl, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-id': 'evt_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+    headers: {
+      'content-type': 'application/json',
+      'webhook-id': 'evt_forged',
+      'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+      'webhook-signature': 'v1,AAAA',
+    },
     body: JSON.stringify({ type: 'grant.deleted' }),
   });
   assert.equal(forged.status, 400);
   assert.equal(rejected, 1);
-  console.log(`ok: verified ${notifications.length} signed notification(s) (${notifications.map((item) => item.type).join(', ')}); forged post rejected`);
+  console.log(
+    `ok: verified ${notifications.length} signed notification(s) (${notifications.map((item) => item.type).join(', ')}); forged post rejected`,
+  );
 } finally {
   if (webhookId) await nylas.webhooks.destroy({ webhookId }).catch(() => undefined);
   await new Promise<void>((resolve) => receiver.close(() => resolve()));

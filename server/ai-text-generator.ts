@@ -10,11 +10,22 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, generateText, RetryError, streamText, type LanguageModel } from 'ai';
-import { TextGenerationError, type AiConfig, type TextGenerationRequest, type TextGenerator, type TextStreamPart, type TextUsage } from '../src/index.js';
+import {
+  TextGenerationError,
+  type AiConfig,
+  type TextGenerationRequest,
+  type TextGenerator,
+  type TextStreamPart,
+  type TextUsage,
+} from '../src/index.js';
 
 /** The AI SDK model of the settings. `fetch` replaces the global one (tests). */
 export function languageModelOf(ai: AiConfig, options: { fetch?: typeof fetch } = {}): LanguageModel {
-  const common = { ...(ai.apiKey !== undefined ? { apiKey: ai.apiKey } : {}), ...(ai.baseUrl !== undefined ? { baseURL: ai.baseUrl } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) };
+  const common = {
+    ...(ai.apiKey !== undefined ? { apiKey: ai.apiKey } : {}),
+    ...(ai.baseUrl !== undefined ? { baseURL: ai.baseUrl } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  };
   switch (ai.provider) {
     case 'openai':
       return createOpenAI(common)(ai.model);
@@ -22,7 +33,9 @@ export function languageModelOf(ai: AiConfig, options: { fetch?: typeof fetch } 
       return createAnthropic(common)(ai.model);
     case 'openai-compatible':
       // `includeUsage` asks a streamed answer for its token counts (stream_options.include_usage).
-      return createOpenAICompatible({ name: 'openai-compatible', baseURL: ai.baseUrl!, ...common, includeUsage: true })(ai.model);
+      return createOpenAICompatible({ name: 'openai-compatible', baseURL: ai.baseUrl!, ...common, includeUsage: true })(
+        ai.model,
+      );
   }
 }
 
@@ -46,12 +59,22 @@ export function classifyError(error: unknown, signal?: AbortSignal): unknown {
   const cause = RetryError.isInstance(error) ? error.lastError : error;
   if (cause instanceof TextGenerationError) return cause;
   if (APICallError.isInstance(cause)) {
-    if (cause.statusCode === 429) return new TextGenerationError('rate_limit', cause.message, retryAfterOf(cause.responseHeaders), { cause });
-    if (cause.statusCode === 408 || cause.statusCode === 504) return new TextGenerationError('timeout', cause.message, undefined, { cause });
-    return new TextGenerationError('provider', cause.statusCode !== undefined ? `${cause.message} (HTTP ${cause.statusCode})` : cause.message, undefined, { cause });
+    if (cause.statusCode === 429)
+      return new TextGenerationError('rate_limit', cause.message, retryAfterOf(cause.responseHeaders), { cause });
+    if (cause.statusCode === 408 || cause.statusCode === 504)
+      return new TextGenerationError('timeout', cause.message, undefined, { cause });
+    return new TextGenerationError(
+      'provider',
+      cause.statusCode !== undefined ? `${cause.message} (HTTP ${cause.statusCode})` : cause.message,
+      undefined,
+      { cause },
+    );
   }
-  if (cause instanceof Error && (cause.name === 'TimeoutError' || cause.name === 'AbortError')) return new TextGenerationError('timeout', cause.message, undefined, { cause });
-  return new TextGenerationError('provider', cause instanceof Error ? cause.message : String(cause), undefined, { cause });
+  if (cause instanceof Error && (cause.name === 'TimeoutError' || cause.name === 'AbortError'))
+    return new TextGenerationError('timeout', cause.message, undefined, { cause });
+  return new TextGenerationError('provider', cause instanceof Error ? cause.message : String(cause), undefined, {
+    cause,
+  });
 }
 
 function usageOf(usage: { inputTokens: number | undefined; outputTokens: number | undefined } | undefined): TextUsage {

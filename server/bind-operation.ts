@@ -4,7 +4,17 @@
  */
 import type { Context, Hono } from 'hono';
 import type { z } from 'zod';
-import { AppError, deprecationHeaders, errorBody, hasJsonBody, httpErrorOf, runOperation, runOperationJson, runOperationStream, type AnyOperation } from '../src/index.js';
+import {
+  AppError,
+  deprecationHeaders,
+  errorBody,
+  hasJsonBody,
+  httpErrorOf,
+  runOperation,
+  runOperationJson,
+  runOperationStream,
+  type AnyOperation,
+} from '../src/index.js';
 import type { ReadTurns } from './read-turns.js';
 import type { AppEnv } from './types.js';
 
@@ -39,7 +49,10 @@ export function coerceQuery(input: z.ZodObject, url: URL): Record<string, unknow
     const kind = kindOf(shape[key]);
     const last = values[values.length - 1] ?? '';
     if (kind === 'array') {
-      result[key] = values.flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+      result[key] = values
+        .flatMap((value) => value.split(','))
+        .map((value) => value.trim())
+        .filter(Boolean);
     } else if (kind === 'number') {
       result[key] = last.trim() !== '' && Number.isFinite(Number(last)) ? Number(last) : last;
     } else if (kind === 'boolean') {
@@ -82,15 +95,21 @@ async function readMultipartBody(c: Context<AppEnv>, jsonField: string): Promise
     throw new AppError('invalid_request', 'body: error parsing the multipart/form-data body.');
   }
   let body: Record<string, unknown> = {};
-  const json = [jsonField, ...MULTIPART_JSON_FIELDS].map((name) => form.get(name)).find((value) => typeof value === 'string');
+  const json = [jsonField, ...MULTIPART_JSON_FIELDS]
+    .map((name) => form.get(name))
+    .find((value) => typeof value === 'string');
   if (typeof json === 'string' && json.trim() !== '') {
     let parsed: unknown;
     try {
       parsed = JSON.parse(json);
     } catch {
-      throw new AppError('invalid_request', `${jsonField}: the form field must hold the request as a JSON object; it did not parse.`);
+      throw new AppError(
+        'invalid_request',
+        `${jsonField}: the form field must hold the request as a JSON object; it did not parse.`,
+      );
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new AppError('invalid_request', `${jsonField}: the form field must hold a JSON object.`);
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new AppError('invalid_request', `${jsonField}: the form field must hold a JSON object.`);
     body = parsed as Record<string, unknown>;
   }
   const attachments: unknown[] = Array.isArray(body.attachments) ? [...(body.attachments as unknown[])] : [];
@@ -98,7 +117,13 @@ async function readMultipartBody(c: Context<AppEnv>, jsonField: string): Promise
     if (typeof value === 'string') continue;
     const content = Buffer.from(await value.arrayBuffer()).toString('base64');
     const generic = /^file\d*$/.test(name) || name === 'attachment' || name === 'attachments';
-    attachments.push({ filename: value.name || name, content_type: value.type || 'application/octet-stream', content, size: value.size, ...(generic ? {} : { content_id: name }) });
+    attachments.push({
+      filename: value.name || name,
+      content_type: value.type || 'application/octet-stream',
+      content,
+      size: value.size,
+      ...(generic ? {} : { content_id: name }),
+    });
   }
   if (attachments.length > 0) body.attachments = attachments;
   return body;
@@ -138,14 +163,18 @@ const WITH_REQUEST_ID = Symbol('x-request-id set');
  * they are, where headers set through the context (a `Headers` object) are copied over one by one (a hot list's path).
  */
 function jsonResponse(body: Uint8Array, status: number, requestId: string): Response {
-  const response = new Response(body, { status, headers: { 'content-type': 'application/json', 'x-request-id': requestId } });
+  const response = new Response(body, {
+    status,
+    headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+  });
   // A mark on the object itself: a WeakSet entry a request made the heap's young collections slower.
   (response as Response & { [WITH_REQUEST_ID]?: true })[WITH_REQUEST_ID] = true;
   return response;
 }
 
 /** Whether `response` was made here with the request's id among its headers (asking its headers would copy them). */
-export const carriesRequestId = (response: Response): boolean => (response as Response & { [WITH_REQUEST_ID]?: true })[WITH_REQUEST_ID] === true;
+export const carriesRequestId = (response: Response): boolean =>
+  (response as Response & { [WITH_REQUEST_ID]?: true })[WITH_REQUEST_ID] === true;
 
 /** Static siblings of Nylas routes this server does not serve (the nylas SDK calls them), by parent path. */
 const UNSERVED_SIBLINGS: Record<string, string[]> = {};
@@ -171,8 +200,15 @@ function eventStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, u
         else controller.enqueue(encoder.encode(`data: ${JSON.stringify(step.value)}\n\n`));
       } catch (error) {
         const { code, type, message } = httpErrorOf(error);
-        if (code === 'internal') c.get('logger')?.error('stream failed', { request_id: requestId, path: c.req.path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-        controller.enqueue(encoder.encode(`event: error\ndata: ${JSON.stringify(errorBody('v3', requestId, type, message))}\n\n`));
+        if (code === 'internal')
+          c.get('logger')?.error('stream failed', {
+            request_id: requestId,
+            path: c.req.path,
+            error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+          });
+        controller.enqueue(
+          encoder.encode(`event: error\ndata: ${JSON.stringify(errorBody('v3', requestId, type, message))}\n\n`),
+        );
         controller.close();
       }
     },
@@ -182,7 +218,12 @@ function eventStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, u
   });
   return new Response(body, {
     status: 200,
-    headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-request-id': requestId },
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+      'x-request-id': requestId,
+    },
   });
 }
 
@@ -203,7 +244,8 @@ export function staticSiblings(operations: readonly AnyOperation[], path: string
     const words = new Set(UNSERVED_SIBLINGS[parent] ?? []);
     for (const other of others) {
       const word = other[index];
-      if (word !== undefined && !word.startsWith(':') && other.slice(0, index).map(norm).join('/') === parent) words.add(word);
+      if (word !== undefined && !word.startsWith(':') && other.slice(0, index).map(norm).join('/') === parent)
+        words.add(word);
     }
     if (words.size > 0) result.set(segment.slice(1), words);
   });
@@ -215,7 +257,12 @@ export function staticSiblings(operations: readonly AnyOperation[], path: string
  * static segment answers a plain "No route" 404 (see {@link staticSiblings}). `readTurns`: GET operations run at their
  * turn of the event loop, one a turn, so that reads never hold the loop from the mail flow (server/read-turns.ts).
  */
-export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: readonly AnyOperation[] = [], readTurns?: ReadTurns): void {
+export function bindOperation(
+  app: Hono<AppEnv>,
+  operation: AnyOperation,
+  all: readonly AnyOperation[] = [],
+  readTurns?: ReadTurns,
+): void {
   const binding = operation.http;
   if (!binding) return;
   const hasBody = hasJsonBody(binding);
@@ -232,7 +279,8 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
     let url: URL | undefined;
     const urlOf = () => (url ??= new URL(c.req.url));
     const query = c.req.url.includes('?') ? coerceQuery(operation.input, urlOf()) : {};
-    const multipart = hasBody && binding.multipart !== undefined && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
+    const multipart =
+      hasBody && binding.multipart !== undefined && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
     const body = multipart ? await readMultipartBody(c, binding.multipart!) : hasBody ? await readJsonBody(c) : {};
     const input = { ...query, ...body, ...params };
     const idempotencyKey = c.req.header('idempotency-key');
@@ -249,11 +297,20 @@ export function bindOperation(app: Hono<AppEnv>, operation: AnyOperation, all: r
         if ('json' in answer) {
           // The bytes c.json writes for `{ request_id, data, next_cursor }`, with `data` already serialised: one copy.
           const { data, next_cursor: cursor } = answer.json;
-          const body = Buffer.concat([Buffer.from(`{"request_id":${JSON.stringify(requestId)},"data":`), ...data, Buffer.from(cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}}` : '}')]);
+          const body = Buffer.concat([
+            Buffer.from(`{"request_id":${JSON.stringify(requestId)},"data":`),
+            ...data,
+            Buffer.from(cursor !== undefined ? `,"next_cursor":${JSON.stringify(cursor)}}` : '}'),
+          ]);
           const status = binding.status ?? 200;
-          return deprecation.length === 0 ? jsonResponse(body, status, requestId) : c.body(body, status, { 'content-type': 'application/json' });
+          return deprecation.length === 0
+            ? jsonResponse(body, status, requestId)
+            : c.body(body, status, { 'content-type': 'application/json' });
         }
-        return c.json({ request_id: requestId, ...(answer.result as Record<string, unknown>) }, binding.statusOf?.(answer.result) ?? binding.status ?? 200);
+        return c.json(
+          { request_id: requestId, ...(answer.result as Record<string, unknown>) },
+          binding.statusOf?.(answer.result) ?? binding.status ?? 200,
+        );
       }
       const result = (await runOperation(operation, c.get('core'), input, context)) as Record<string, unknown>;
       const status = binding.statusOf?.(result) ?? binding.status ?? 200;

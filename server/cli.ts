@@ -5,7 +5,17 @@
  * `mcp`. Management commands work on the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, createCore, createLogger, loadConfig, parseRoles, startedByNpm, unknownSettingMessage, unknownSettings, type Config } from '../src/index.js';
+import {
+  ConfigError,
+  createCore,
+  createLogger,
+  loadConfig,
+  parseRoles,
+  startedByNpm,
+  unknownSettingMessage,
+  unknownSettings,
+  type Config,
+} from '../src/index.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
@@ -80,7 +90,9 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
         process.exit(0);
       },
       (error: unknown) => {
-        logger.error('shutdown failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        logger.error('shutdown failed', {
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
         process.exit(1);
       },
     );
@@ -93,8 +105,10 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
   if (early) return stopping(early);
   if (service.generatedKey) process.stdout.write(`${defaultKeyNotice(service.generatedKey)}\n`);
   // One line per part, the last one once everything runs (scripts and tests wait for it).
-  if (service.url !== undefined) process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
-  if (service.smtpPort !== undefined) process.stdout.write(`Agentpost SMTP is listening on ${config.host}:${service.smtpPort}\n`);
+  if (service.url !== undefined)
+    process.stdout.write(`Agentpost is listening on ${service.url} (API at ${service.url}/v3)\n`);
+  if (service.smtpPort !== undefined)
+    process.stdout.write(`Agentpost SMTP is listening on ${config.host}:${service.smtpPort}\n`);
   process.stdout.write(`Agentpost is running: roles ${service.roles.join(',')}\n`);
 }
 
@@ -125,8 +139,13 @@ export async function main(argv: string[]): Promise<number> {
   }
   // Likely typos: a misspelled setting would silently stay at its default.
   const warnings = createLogger(config.logLevel);
-  for (const unknown of unknownSettings(process.env)) warnings.warn(unknownSettingMessage(unknown), { variable: unknown.name, ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}) });
-  const appOf = async (core: ReturnType<typeof createCore>) => values.app ?? (await core.applications.defaultApplicationId());
+  for (const unknown of unknownSettings(process.env))
+    warnings.warn(unknownSettingMessage(unknown), {
+      variable: unknown.name,
+      ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}),
+    });
+  const appOf = async (core: ReturnType<typeof createCore>) =>
+    values.app ?? (await core.applications.defaultApplicationId());
 
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve':
@@ -136,24 +155,31 @@ export async function main(argv: string[]): Promise<number> {
       if (!values.name) throw new Error('apps create needs --name NAME');
       const plan = values.plan ?? 'production';
       if (plan !== 'trial' && plan !== 'production') throw new Error('--plan must be trial or production');
-      const created = await withCore(config, (core) => core.applications.createApplication({ name: values.name!, plan }));
+      const created = await withCore(config, (core) =>
+        core.applications.createApplication({ name: values.name!, plan }),
+      );
       process.stdout.write(`application_id: ${created.application.id}\napi_key: ${created.apiKey}\n`);
       return 0;
     }
     case 'apps list': {
       const apps = await withCore(config, (core) => core.applications.listApplications());
-      for (const app of apps) process.stdout.write(`${app.id}\t${app.plan}\t${app.is_default ? 'default\t' : '\t'}${app.name}\n`);
+      for (const app of apps)
+        process.stdout.write(`${app.id}\t${app.plan}\t${app.is_default ? 'default\t' : '\t'}${app.name}\n`);
       return 0;
     }
     case 'keys create': {
-      const created = await withCore(config, async (core) => core.applications.createKey(await appOf(core), values.name ?? 'cli'));
+      const created = await withCore(config, async (core) =>
+        core.applications.createKey(await appOf(core), values.name ?? 'cli'),
+      );
       process.stdout.write(`key_id: ${created.id}\napi_key: ${created.apiKey}\n`);
       return 0;
     }
     case 'keys list': {
       const keys = await withCore(config, async (core) => core.applications.listKeys(await appOf(core)));
       for (const key of keys) {
-        process.stdout.write(`${key.id}\t${key.prefix}…\t${key.revoked_at === null ? 'active' : 'revoked'}\t${key.name}\n`);
+        process.stdout.write(
+          `${key.id}\t${key.prefix}…\t${key.revoked_at === null ? 'active' : 'revoked'}\t${key.name}\n`,
+        );
       }
       return 0;
     }
@@ -164,7 +190,9 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'mcp': {
-      const server = await runStdioServer(config, (settings) => createDeps({ ...settings, logLevel: settings.logLevel === 'info' ? 'warn' : settings.logLevel }));
+      const server = await runStdioServer(config, (settings) =>
+        createDeps({ ...settings, logLevel: settings.logLevel === 'info' ? 'warn' : settings.logLevel }),
+      );
       const stop = () => {
         server.close().then(
           () => process.exit(0),
@@ -177,7 +205,9 @@ export async function main(argv: string[]): Promise<number> {
       return -1;
     }
     case 'service-accounts create': {
-      const credentials = await withCore(config, async (core) => core.applications.createServiceAccount(await appOf(core)));
+      const credentials = await withCore(config, async (core) =>
+        core.applications.createServiceAccount(await appOf(core)),
+      );
       process.stdout.write(`${JSON.stringify(credentials, null, 2)}\n`);
       return 0;
     }
@@ -192,7 +222,9 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    process.stderr.write(`agentpost: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `agentpost: ${error instanceof ConfigError || error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -146,7 +146,10 @@ export interface Agentpost {
  * and returns the embedded service, not yet listening. Validation is `loadConfig`'s: a bad value throws a
  * `ConfigError` naming the setting; an unknown `AGENTPOST_*` name is warned about in the log, with the closest one.
  */
-export async function createAgentpost(settings: AgentpostSettings = {}, options: AgentpostOptions = {}): Promise<Agentpost> {
+export async function createAgentpost(
+  settings: AgentpostSettings = {},
+  options: AgentpostOptions = {},
+): Promise<Agentpost> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(settings)) {
     if (value === undefined || value === null) continue;
@@ -157,7 +160,8 @@ export async function createAgentpost(settings: AgentpostSettings = {}, options:
   const { logger } = service.core.deps;
   for (const unknown of unknownSettings(env)) logger.warn(unknownSettingMessage(unknown), { variable: unknown.name });
   const principal: Principal = { applicationId: service.applicationId, via: 'local' };
-  const executorFor = (toolOptions: AgentToolOptions) => localExecutor(service.core, toolOptions.principal ?? principal);
+  const executorFor = (toolOptions: AgentToolOptions) =>
+    localExecutor(service.core, toolOptions.principal ?? principal);
   return {
     config,
     core: service.core,
@@ -167,8 +171,19 @@ export async function createAgentpost(settings: AgentpostSettings = {}, options:
     app: service.app,
     metrics: service.metrics,
     fetch: async (request) => service.app.fetch(request),
-    tools: (toolOptions = {}) => createAgentpostTools({ core: service.core, principal: toolOptions.principal ?? principal, grantId: toolOptions.grantId, requireApproval: toolOptions.requireApproval }),
-    createMcpServer: (toolOptions = {}) => createMcpServer({ executor: executorFor(toolOptions), grantId: toolOptions.grantId, requireApproval: toolOptions.requireApproval }),
+    tools: (toolOptions = {}) =>
+      createAgentpostTools({
+        core: service.core,
+        principal: toolOptions.principal ?? principal,
+        grantId: toolOptions.grantId,
+        requireApproval: toolOptions.requireApproval,
+      }),
+    createMcpServer: (toolOptions = {}) =>
+      createMcpServer({
+        executor: executorFor(toolOptions),
+        grantId: toolOptions.grantId,
+        requireApproval: toolOptions.requireApproval,
+      }),
     start: () => service.start(),
     close: () => service.close(),
   };

@@ -25,12 +25,20 @@ export function pathLimits(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const path = c.req.path;
     if (path.length > MAX_PATH_CHARS) {
-      throw new AppError('invalid_request', `path: the URL path has ${path.length} characters; at most ${MAX_PATH_CHARS} are accepted.`, { field: 'path' });
+      throw new AppError(
+        'invalid_request',
+        `path: the URL path has ${path.length} characters; at most ${MAX_PATH_CHARS} are accepted.`,
+        { field: 'path' },
+      );
     }
     for (const segment of path.split('/')) {
       const length = decodedLength(segment);
       if (length > MAX_PATH_SEGMENT_CHARS) {
-        throw new AppError('invalid_request', `path: a path segment (an id or address) has ${length} characters; at most ${MAX_PATH_SEGMENT_CHARS} are accepted.`, { field: 'path' });
+        throw new AppError(
+          'invalid_request',
+          `path: a path segment (an id or address) has ${length} characters; at most ${MAX_PATH_SEGMENT_CHARS} are accepted.`,
+          { field: 'path' },
+        );
       }
     }
     await next();
@@ -70,14 +78,31 @@ function refusalOf(error: ClientError, maxHeaderBytes: number): Refusal | undefi
       const startsRequest = packet !== undefined && /^[A-Z]+ /.test(packet.subarray(0, 16).toString('latin1'));
       const lineEnd = startsRequest ? packet.indexOf('\r\n') : 0;
       if (startsRequest && (lineEnd === -1 || lineEnd >= maxHeaderBytes)) {
-        return { status: 414, type: 'request_too_large', message: `The request line (method and URL) is longer than the ${maxHeaderBytes}-byte limit of request headers; ids in paths are at most ${MAX_PATH_SEGMENT_CHARS} characters.` };
+        return {
+          status: 414,
+          type: 'request_too_large',
+          message: `The request line (method and URL) is longer than the ${maxHeaderBytes}-byte limit of request headers; ids in paths are at most ${MAX_PATH_SEGMENT_CHARS} characters.`,
+        };
       }
-      return { status: 431, type: 'request_too_large', message: `The request line and headers are larger than ${maxHeaderBytes} bytes (AGENTPOST_HTTP_MAX_HEADER_BYTES).` };
+      return {
+        status: 431,
+        type: 'request_too_large',
+        message: `The request line and headers are larger than ${maxHeaderBytes} bytes (AGENTPOST_HTTP_MAX_HEADER_BYTES).`,
+      };
     }
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return { status: 408, type: 'request_timeout', message: 'The request was not received in time (AGENTPOST_HTTP_HEADERS_TIMEOUT for the headers, AGENTPOST_HTTP_REQUEST_TIMEOUT for the whole request).' };
+      return {
+        status: 408,
+        type: 'request_timeout',
+        message:
+          'The request was not received in time (AGENTPOST_HTTP_HEADERS_TIMEOUT for the headers, AGENTPOST_HTTP_REQUEST_TIMEOUT for the whole request).',
+      };
     default:
-      return { status: 400, type: 'invalid_request_error', message: `The request is not valid HTTP/1.1 (${error.code ?? error.message}).` };
+      return {
+        status: 400,
+        type: 'invalid_request_error',
+        message: `The request is not valid HTTP/1.1 (${error.code ?? error.message}).`,
+      };
   }
 }
 
@@ -92,7 +117,10 @@ function faceOfPacket(packet: Buffer | undefined): Face {
  * response in the face's error shape instead of Node's bare status line, then closes the connection gracefully:
  * what the client is still sending is read and dropped, so it gets our answer rather than a reset.
  */
-export function answerClientErrors(server: Server, { maxHeaderBytes, logger }: { maxHeaderBytes: number; logger: Logger }): void {
+export function answerClientErrors(
+  server: Server,
+  { maxHeaderBytes, logger }: { maxHeaderBytes: number; logger: Logger },
+): void {
   const answered = new WeakSet<Duplex>();
   server.on('clientError', (error: ClientError, socket: Duplex) => {
     // The parser keeps reporting the later chunks of a request it refused: it is answered once.
@@ -100,7 +128,8 @@ export function answerClientErrors(server: Server, { maxHeaderBytes, logger }: {
     answered.add(socket);
     const refusal = refusalOf(error, maxHeaderBytes);
     // Once a response has begun on this socket (`_httpMessage` is Node's own link to it), no second one can follow.
-    const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    const started =
+      (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
     if (!refusal || !socket.writable || started) {
       socket.destroy();
       return;

@@ -61,11 +61,20 @@ function routeOf(c: Context<AppEnv>): string {
  */
 function routePath(request: Request): string {
   const path = getPath(request);
-  return path.length > 4 && path.startsWith('/v3/') && path.endsWith('/') && !path.endsWith('//') ? path.slice(0, -1) : path;
+  return path.length > 4 && path.startsWith('/v3/') && path.endsWith('/') && !path.endsWith('//')
+    ? path.slice(0, -1)
+    : path;
 }
 
 /** Builds the HTTP application. */
-export function createApp({ core, rateLimitClock = () => performance.now(), metrics, probe, shuttingDown = () => false, onClose }: CreateAppOptions): Hono<AppEnv> {
+export function createApp({
+  core,
+  rateLimitClock = () => performance.now(),
+  metrics,
+  probe,
+  shuttingDown = () => false,
+  onClose,
+}: CreateAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ getPath: routePath });
   const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock);
   const { logger, config } = core.deps;
@@ -89,16 +98,26 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
     await next();
     // Responses built from the context carry it already; others (errors, hand-made Responses) get it here. Calling
     // c.header on a finished response rebuilds it as a streamed Response (a copy of the whole body): only when needed.
-    if (!carriesRequestId(c.res) && c.res.headers.get('x-request-id') !== requestId) c.header('x-request-id', requestId);
+    if (!carriesRequestId(c.res) && c.res.headers.get('x-request-id') !== requestId)
+      c.header('x-request-id', requestId);
     const route = routeOf(c);
     const ms = performance.now() - started;
     metrics?.httpRequest(c.req.method, route, c.res.status, ms / 1000);
     // The access log: one line per request at `info` (AGENTPOST_LOG_LEVEL=warn turns it off).
-    logger.info('request', { method: c.req.method, route, status: c.res.status, ms: Math.round(ms * 10) / 10, request_id: requestId, application: c.get('principal')?.applicationId ?? null });
+    logger.info('request', {
+      method: c.req.method,
+      route,
+      status: c.res.status,
+      ms: Math.round(ms * 10) / 10,
+      request_id: requestId,
+      application: c.get('principal')?.applicationId ?? null,
+    });
   });
   app.use('*', pathLimits());
   app.onError((error, c) => errorResponse(c, error));
-  app.notFound((c) => errorResponse(c, new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`)));
+  app.notFound((c) =>
+    errorResponse(c, new AppError('not_found', `No route ${c.req.method} ${new URL(c.req.url).pathname}.`)),
+  );
 
   // Liveness: the process answers. `threads`: worker threads that stopped on their own (and were replaced) since
   // start (src/health.ts). `/healthz` is its earlier name.
@@ -109,11 +128,22 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   app.get('/readyz', async (c) => {
     const readiness = await core.health.readiness(databaseProbe);
     // Threads that stopped on their own were replaced (they do not make the service unready), but are reported here too.
-    return c.json({ status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks, threads: core.health.threads() }, readiness.ready ? 200 : 503);
+    return c.json(
+      { status: readiness.ready ? 'ready' : 'not ready', checks: readiness.checks, threads: core.health.threads() },
+      readiness.ready ? 200 : 503,
+    );
   });
   app.get('/metrics', async (c) => {
-    if (!metrics || !config.metricsToken) throw new AppError('not_found', 'Metrics are off: set AGENTPOST_METRICS_TOKEN and scrape /metrics with Authorization: Bearer <token>.');
-    if (!bearerMatches(c.req.header('authorization'), config.metricsToken)) throw new AppError('unauthorized', 'Unauthorized: /metrics needs Authorization: Bearer <AGENTPOST_METRICS_TOKEN>.');
+    if (!metrics || !config.metricsToken)
+      throw new AppError(
+        'not_found',
+        'Metrics are off: set AGENTPOST_METRICS_TOKEN and scrape /metrics with Authorization: Bearer <token>.',
+      );
+    if (!bearerMatches(c.req.header('authorization'), config.metricsToken))
+      throw new AppError(
+        'unauthorized',
+        'Unauthorized: /metrics needs Authorization: Bearer <AGENTPOST_METRICS_TOKEN>.',
+      );
     const { contentType, body } = await metrics.scrape();
     return c.body(body, 200, { 'content-type': contentType });
   });
@@ -126,19 +156,27 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   const jsonLimit = bodyLimit({
     maxSize: MAX_JSON_BODY_BYTES,
     onError: () => {
-      throw new AppError('payload_too_large', `The request body is larger than the ${MAX_JSON_BODY_BYTES / 1024 / 1024} MB limit for JSON requests; send large attachments as multipart/form-data (up to 40 MB).`);
+      throw new AppError(
+        'payload_too_large',
+        `The request body is larger than the ${MAX_JSON_BODY_BYTES / 1024 / 1024} MB limit for JSON requests; send large attachments as multipart/form-data (up to 40 MB).`,
+      );
     },
   });
   const multipartLimit = bodyLimit({
     maxSize: MAX_MULTIPART_BODY_BYTES,
     onError: () => {
-      throw new AppError('payload_too_large', `The request body is larger than the ${MAX_MULTIPART_BODY_BYTES / 1024 / 1024} MB limit for multipart requests (a message may be at most 40 MB).`);
+      throw new AppError(
+        'payload_too_large',
+        `The request body is larger than the ${MAX_MULTIPART_BODY_BYTES / 1024 / 1024} MB limit for multipart requests (a message may be at most 40 MB).`,
+      );
     },
   });
   v3.use('*', (c, next) => {
     // A GET or HEAD request has no body to limit (bodyLimit would build a whole fetch Request to find that out).
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
-    return /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '') ? multipartLimit(c, next) : jsonLimit(c, next);
+    return /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '')
+      ? multipartLimit(c, next)
+      : jsonLimit(c, next);
   });
   v3.use('*', authenticate(core, limiter));
   v3.use('*', rateLimitV3(limiter));
@@ -154,7 +192,8 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
   // before the router and middleware above: the hot path of a campaign (server/routes/tracking.ts).
   const tracking = createTrackingApp({ core, metrics, shuttingDown });
   const api = app.fetch;
-  app.fetch = (request, env, executionContext) => (isTrackingUrl(request.url) ? tracking.fetch(request, env, executionContext) : api(request, env, executionContext));
+  app.fetch = (request, env, executionContext) =>
+    isTrackingUrl(request.url) ? tracking.fetch(request, env, executionContext) : api(request, env, executionContext);
   return app;
 }
 
@@ -163,7 +202,8 @@ export function createApp({ core, rateLimitClock = () => performance.now(), metr
  * (a total order: segments compare as text, with every parameter after every static segment).
  */
 function bySpecificity(a: AnyOperation, b: AnyOperation): number {
-  const key = (operation: AnyOperation) => (operation.http?.path ?? '').split('/').map((segment) => (segment.startsWith(':') ? '\uffff' : segment));
+  const key = (operation: AnyOperation) =>
+    (operation.http?.path ?? '').split('/').map((segment) => (segment.startsWith(':') ? '\uffff' : segment));
   const left = key(a);
   const right = key(b);
   for (let index = 0; index < Math.min(left.length, right.length); index++) {

@@ -7,13 +7,38 @@
  * `startService` (both steps) is what the CLI and integration tests start; `createAgentpost` (server/embed.ts) wraps it.
  */
 import { randomBytes } from 'node:crypto';
-import { createServer as createHttpServer, type RequestListener, type Server as HttpServer, type ServerOptions, type ServerOptions as HttpServerOptions, type ServerResponse } from 'node:http';
+import {
+  createServer as createHttpServer,
+  type RequestListener,
+  type Server as HttpServer,
+  type ServerOptions,
+  type ServerOptions as HttpServerOptions,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve, type ServerType } from '@hono/node-server';
 import { createDb, migrate } from '../storage/index.js';
 import type { Hono } from 'hono';
 import { createDatabaseProbe } from '../storage/index.js';
-import { checkSecretKey, createCore, createLogger, openSecretBox, sealStoredSecrets, startBackgroundWork, type SecretBox, type Role, startInboundSmtp, systemClock, systemDns, timeOrderedIds, type BackgroundWork, type Config, type Core, type CoreDeps, type InboundSmtpServer } from '../src/index.js';
+import {
+  checkSecretKey,
+  createCore,
+  createLogger,
+  openSecretBox,
+  sealStoredSecrets,
+  startBackgroundWork,
+  type SecretBox,
+  type Role,
+  startInboundSmtp,
+  systemClock,
+  systemDns,
+  timeOrderedIds,
+  type BackgroundWork,
+  type Config,
+  type Core,
+  type CoreDeps,
+  type InboundSmtpServer,
+} from '../src/index.js';
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
@@ -132,7 +157,11 @@ export interface RunningService extends Listening {
 const LAST_ANSWERS_MS = 1_000;
 
 /** Opens the database, migrates, builds the core and the HTTP app, and bootstraps the default application and domains. */
-export async function createService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<Service> {
+export async function createService(
+  config: Config,
+  overrides: Partial<CoreDeps> = {},
+  options: StartOptions = {},
+): Promise<Service> {
   const baseDeps = await createDeps(config, overrides);
   const metrics = createServiceMetrics(baseDeps.db, () => baseDeps.clock.now().getTime(), baseDeps.logger);
   const deps: CoreDeps = { ...baseDeps, metrics: overrides.metrics ?? metrics };
@@ -160,7 +189,14 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
     },
     ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}),
   });
-  let started: Promise<{ listening: Listening; server: ServerType | undefined; smtp: InboundSmtpServer | undefined; inFlight: Set<ServerResponse> }> | undefined;
+  let started:
+    | Promise<{
+        listening: Listening;
+        server: ServerType | undefined;
+        smtp: InboundSmtpServer | undefined;
+        inFlight: Set<ServerResponse>;
+      }>
+    | undefined;
   let closing: Promise<void> | undefined;
   const roles = new Set(config.roles);
   // A process without the background role never starts the loops `/readyz` waits for: it is ready without them.
@@ -178,16 +214,28 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
           serverOptions: httpServerOptions(config.http),
           // Tracking URLs are answered from Node's request event; everything else goes to Hono.
           createServer: ((serverOptions: HttpServerOptions, listener: RequestListener) =>
-            createHttpServer(serverOptions, (request, response) => trackingListener(request, response) || listener(request, response))) as typeof createHttpServer,
+            createHttpServer(
+              serverOptions,
+              (request, response) => trackingListener(request, response) || listener(request, response),
+            )) as typeof createHttpServer,
         },
         () => resolve(listening),
       );
       listening.once('error', (error) => {
-        reject(new Error(`Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`, { cause: error }));
+        reject(
+          new Error(
+            `Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`,
+            { cause: error },
+          ),
+        );
       });
     });
     // Set on the server too: not every Node version reads them from the options.
-    Object.assign(server, { headersTimeout: config.http.headersTimeoutMs, requestTimeout: config.http.requestTimeoutMs, keepAliveTimeout: config.http.keepAliveTimeoutMs });
+    Object.assign(server, {
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    });
     answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
     server.on('request', (_request, response: ServerResponse) => {
       inFlight.add(response);
@@ -240,7 +288,12 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       throw error;
     }
     deps.logger.info('roles started', { roles: config.roles.join(',') });
-    return { listening: { roles: config.roles, url: http?.url, smtpPort: smtp?.port, background }, server: http?.server, smtp, inFlight };
+    return {
+      listening: { roles: config.roles, url: http?.url, smtpPort: smtp?.port, background },
+      server: http?.server,
+      smtp,
+      inFlight,
+    };
   }
 
   /** Drains the HTTP server: waits for the requests it had taken, answers late ones 503, then closes it. */
@@ -254,11 +307,16 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
       // A connection whose request just finished is idle now: close it instead of waiting for its keep-alive.
       http.closeIdleConnections();
     }
-    if (unfinished() > 0) deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', { requests: unfinished(), timeout_ms: config.shutdownTimeoutMs });
+    if (unfinished() > 0)
+      deps.logger.warn('shutdown timeout: cutting off HTTP requests still in progress', {
+        requests: unfinished(),
+        timeout_ms: config.shutdownTimeoutMs,
+      });
     // Now stop listening; the 503 answers still being written get a moment, then every connection closes.
     const httpClosed = new Promise<void>((resolve) => server.close(() => resolve()));
     const lastAnswers = performance.now() + LAST_ANSWERS_MS;
-    while (inFlight.size > 0 && performance.now() < lastAnswers) await new Promise((resolve) => setTimeout(resolve, 10));
+    while (inFlight.size > 0 && performance.now() < lastAnswers)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     http.closeAllConnections();
     await httpClosed;
   }
@@ -310,7 +368,11 @@ export async function createService(config: Config, overrides: Partial<CoreDeps>
 }
 
 /** Starts the service: migrates, bootstraps the default application and domains, listens and starts the workers. */
-export async function startService(config: Config, overrides: Partial<CoreDeps> = {}, options: StartOptions = {}): Promise<RunningService> {
+export async function startService(
+  config: Config,
+  overrides: Partial<CoreDeps> = {},
+  options: StartOptions = {},
+): Promise<RunningService> {
   const service = await createService(config, overrides, options);
   let listening: Listening;
   try {
@@ -319,7 +381,13 @@ export async function startService(config: Config, overrides: Partial<CoreDeps> 
     await service.close();
     throw error;
   }
-  return { ...listening, core: service.core, generatedKey: service.generatedKey, metrics: service.metrics, close: () => service.close() };
+  return {
+    ...listening,
+    core: service.core,
+    generatedKey: service.generatedKey,
+    metrics: service.metrics,
+    close: () => service.close(),
+  };
 }
 
 /** A running service with every role (the default): each part is there. */
@@ -328,6 +396,7 @@ export type FullService = RunningService & { url: string; smtpPort: number; back
 /** `service` as a {@link FullService}; throws, naming its roles, when it runs only some (`AGENTPOST_ROLES`). */
 export function requireEveryRole(service: RunningService): FullService {
   const { url, smtpPort, background } = service;
-  if (url === undefined || smtpPort === undefined || background === undefined) throw new Error(`This needs every role (http,smtp,worker); the service runs ${service.roles.join(',')}.`);
+  if (url === undefined || smtpPort === undefined || background === undefined)
+    throw new Error(`This needs every role (http,smtp,worker); the service runs ${service.roles.join(',')}.`);
   return { ...service, url, smtpPort, background };
 }

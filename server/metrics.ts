@@ -35,14 +35,23 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
 
-  const smtpSessions = new Counter({ name: 'agentpost_smtp_sessions_total', help: 'Inbound SMTP connections accepted by the listener (whatever their greeting).', registers: [registry] });
+  const smtpSessions = new Counter({
+    name: 'agentpost_smtp_sessions_total',
+    help: 'Inbound SMTP connections accepted by the listener (whatever their greeting).',
+    registers: [registry],
+  });
   const smtpReplies = new Counter({
     name: 'agentpost_smtp_replies_total',
     help: 'Inbound SMTP replies by stage (greeting, mail, rcpt, data) and code: 220/250 accepted, 4xx/5xx rejected. Messages accepted: stage="data",code="250".',
     labelNames: ['stage', 'code'] as const,
     registers: [registry],
   });
-  const ingest = new Histogram({ name: 'agentpost_smtp_ingest_seconds', help: 'Seconds from the end of a message\'s data to its SMTP reply (parse, store, durable commit).', buckets: INGEST_BUCKETS, registers: [registry] });
+  const ingest = new Histogram({
+    name: 'agentpost_smtp_ingest_seconds',
+    help: "Seconds from the end of a message's data to its SMTP reply (parse, store, durable commit).",
+    buckets: INGEST_BUCKETS,
+    registers: [registry],
+  });
   const readJobs = async () => {
     try {
       return await countJobsByState(db, now());
@@ -57,14 +66,43 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
     registers: [registry],
     async collect() {
       const rows = await readJobs();
-      if (rows) this.set(rows.filter((row) => row.kind === DELIVER_JOB && row.state !== 'dead').reduce((sum, row) => sum + row.count, 0));
+      if (rows)
+        this.set(
+          rows
+            .filter((row) => row.kind === DELIVER_JOB && row.state !== 'dead')
+            .reduce((sum, row) => sum + row.count, 0),
+        );
     },
   });
-  const outboundAttempts = new Counter({ name: 'agentpost_outbound_attempts_total', help: 'Outbound delivery attempts, one per recipient, by route (local, remote) and outcome (delivered, deferred, failed).', labelNames: ['route', 'outcome'] as const, registers: [registry] });
-  const outboundFailures = new Counter({ name: 'agentpost_outbound_failures_total', help: 'Outbound delivery attempts that did not deliver, by route and whether the failure is permanent.', labelNames: ['route', 'permanent'] as const, registers: [registry] });
-  const webhookDeliveries = new Counter({ name: 'agentpost_webhook_deliveries_total', help: 'Webhook POSTs by outcome (delivered: a 2xx; failed: anything else).', labelNames: ['outcome'] as const, registers: [registry] });
-  const webhookFailures = new Counter({ name: 'agentpost_webhook_failures_total', help: 'Webhook POSTs that failed (no 2xx in time).', registers: [registry] });
-  const webhookLag = new Histogram({ name: 'agentpost_webhook_lag_seconds', help: 'Seconds from an event\'s commit to the end of a successful webhook POST of it.', buckets: LAG_BUCKETS, registers: [registry] });
+  const outboundAttempts = new Counter({
+    name: 'agentpost_outbound_attempts_total',
+    help: 'Outbound delivery attempts, one per recipient, by route (local, remote) and outcome (delivered, deferred, failed).',
+    labelNames: ['route', 'outcome'] as const,
+    registers: [registry],
+  });
+  const outboundFailures = new Counter({
+    name: 'agentpost_outbound_failures_total',
+    help: 'Outbound delivery attempts that did not deliver, by route and whether the failure is permanent.',
+    labelNames: ['route', 'permanent'] as const,
+    registers: [registry],
+  });
+  const webhookDeliveries = new Counter({
+    name: 'agentpost_webhook_deliveries_total',
+    help: 'Webhook POSTs by outcome (delivered: a 2xx; failed: anything else).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookFailures = new Counter({
+    name: 'agentpost_webhook_failures_total',
+    help: 'Webhook POSTs that failed (no 2xx in time).',
+    registers: [registry],
+  });
+  const webhookLag = new Histogram({
+    name: 'agentpost_webhook_lag_seconds',
+    help: "Seconds from an event's commit to the end of a successful webhook POST of it.",
+    buckets: LAG_BUCKETS,
+    registers: [registry],
+  });
   new Gauge({
     name: 'agentpost_jobs',
     help: 'Jobs in the queue by kind and state (running: leased; due; scheduled: later; dead: given up, kept 7 days).',
@@ -77,8 +115,19 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
       for (const row of rows) this.set({ kind: row.kind, state: row.state }, row.count);
     },
   });
-  const jobRuns = new Counter({ name: 'agentpost_job_runs_total', help: 'Background job runs by kind and outcome (done, retry, give_up).', labelNames: ['kind', 'outcome'] as const, registers: [registry] });
-  const jobSeconds = new Histogram({ name: 'agentpost_job_run_seconds', help: 'Duration of background job runs by kind.', labelNames: ['kind'] as const, buckets: HTTP_BUCKETS, registers: [registry] });
+  const jobRuns = new Counter({
+    name: 'agentpost_job_runs_total',
+    help: 'Background job runs by kind and outcome (done, retry, give_up).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  const jobSeconds = new Histogram({
+    name: 'agentpost_job_run_seconds',
+    help: 'Duration of background job runs by kind.',
+    labelNames: ['kind'] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [registry],
+  });
   const composeCalls = new Counter({
     name: 'agentpost_smart_compose_requests_total',
     help: 'Smart Compose calls that reached the model, by grant and outcome (ok, rate_limited, timeout, provider_error, cancelled: the client went away).',

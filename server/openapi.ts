@@ -33,8 +33,16 @@ function retarget(value: unknown): unknown {
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value)
-        .filter(([key, inner]) => !(key === 'format' && inner === 'base64' && (value as JsonSchema).contentEncoding === 'base64'))
-        .map(([key, inner]) => [key, key === '$ref' && typeof inner === 'string' ? inner.replace('#/$defs/', '#/components/schemas/') : retarget(inner)]),
+        .filter(
+          ([key, inner]) =>
+            !(key === 'format' && inner === 'base64' && (value as JsonSchema).contentEncoding === 'base64'),
+        )
+        .map(([key, inner]) => [
+          key,
+          key === '$ref' && typeof inner === 'string'
+            ? inner.replace('#/$defs/', '#/components/schemas/')
+            : retarget(inner),
+        ]),
     );
   }
   return value;
@@ -55,13 +63,42 @@ const REQUEST_ID: JsonSchema = { type: 'string', description: 'Request id (also 
  * The success envelope, as one closed object (no `allOf`: `additionalProperties: false` in a subschema of `allOf`
  * would reject the envelope's other keys). `list` spreads the output object's own properties next to `request_id`.
  */
-function envelopeOf(output: JsonSchema, kind: 'data' | 'list' | 'empty', components: Record<string, JsonSchema>): JsonSchema {
-  if (kind === 'empty') return { type: 'object', properties: { request_id: REQUEST_ID }, required: ['request_id'], additionalProperties: false };
-  if (kind === 'data') return { type: 'object', properties: { request_id: REQUEST_ID, data: output }, required: ['request_id', 'data'], additionalProperties: false };
+function envelopeOf(
+  output: JsonSchema,
+  kind: 'data' | 'list' | 'empty',
+  components: Record<string, JsonSchema>,
+): JsonSchema {
+  if (kind === 'empty')
+    return {
+      type: 'object',
+      properties: { request_id: REQUEST_ID },
+      required: ['request_id'],
+      additionalProperties: false,
+    };
+  if (kind === 'data')
+    return {
+      type: 'object',
+      properties: { request_id: REQUEST_ID, data: output },
+      required: ['request_id', 'data'],
+      additionalProperties: false,
+    };
   const page = resolve(output, components);
-  if (page.type !== 'object' || !page.properties) throw new Error('OpenAPI: a list envelope needs an object output with properties');
-  const { properties, required = [], additionalProperties: _closed, type: _type, ...annotations } = page as JsonSchema & { properties: JsonSchema; required?: string[] };
-  return { ...annotations, type: 'object', properties: { request_id: REQUEST_ID, ...properties }, required: ['request_id', ...required], additionalProperties: false };
+  if (page.type !== 'object' || !page.properties)
+    throw new Error('OpenAPI: a list envelope needs an object output with properties');
+  const {
+    properties,
+    required = [],
+    additionalProperties: _closed,
+    type: _type,
+    ...annotations
+  } = page as JsonSchema & { properties: JsonSchema; required?: string[] };
+  return {
+    ...annotations,
+    type: 'object',
+    properties: { request_id: REQUEST_ID, ...properties },
+    required: ['request_id', ...required],
+    additionalProperties: false,
+  };
 }
 
 const ERROR_SCHEMA: JsonSchema = {
@@ -72,7 +109,10 @@ const ERROR_SCHEMA: JsonSchema = {
     error: {
       type: 'object',
       properties: {
-        type: { type: 'string', description: 'Nylas error type (invalid_request_error, unauthorized, not_found_error, rate_limit_error, …)' },
+        type: {
+          type: 'string',
+          description: 'Nylas error type (invalid_request_error, unauthorized, not_found_error, rate_limit_error, …)',
+        },
         message: { type: 'string', description: 'What went wrong and how to fix it' },
       },
       required: ['type', 'message'],
@@ -83,11 +123,17 @@ const ERROR_SCHEMA: JsonSchema = {
   additionalProperties: false,
 };
 
-const ERROR_RESPONSE = { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const ERROR_RESPONSE = {
+  description: 'Error',
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+};
 
 /** `in: path|query` parameters of a hand-written route, from the zod schema it parses its input with. */
 function parametersOf(schema: z.ZodObject, inPath: readonly string[]): JsonSchema[] {
-  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & { properties: Record<string, JsonSchema>; required?: string[] };
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & {
+    properties: Record<string, JsonSchema>;
+    required?: string[];
+  };
   const required = new Set(json.required ?? []);
   return Object.entries(json.properties).map(([name, property]) => ({
     name,
@@ -105,7 +151,12 @@ const THREADS_SCHEMA: JsonSchema = {
     type: 'object',
     properties: {
       exits: { type: 'integer', description: 'How many times it stopped' },
-      lastExit: { type: 'object', properties: { at: { type: 'string', description: 'When (ISO 8601)' }, reason: { type: 'string' } }, required: ['at', 'reason'], additionalProperties: false },
+      lastExit: {
+        type: 'object',
+        properties: { at: { type: 'string', description: 'When (ISO 8601)' }, reason: { type: 'string' } },
+        required: ['at', 'reason'],
+        additionalProperties: false,
+      },
     },
     required: ['exits'],
     additionalProperties: false,
@@ -121,7 +172,12 @@ const LIVENESS: JsonSchema = {
       description: 'Alive',
       content: {
         'application/json': {
-          schema: { type: 'object', properties: { status: { const: 'ok' }, threads: THREADS_SCHEMA }, required: ['status', 'threads'], additionalProperties: false },
+          schema: {
+            type: 'object',
+            properties: { status: { const: 'ok' }, threads: THREADS_SCHEMA },
+            required: ['status', 'threads'],
+            additionalProperties: false,
+          },
         },
       },
     },
@@ -153,11 +209,15 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
     get: {
       operationId: 'readyz',
       summary: 'Readiness',
-      description: 'The database answers and carries every migration, and the background loops report in time. No key needed; not rate limited.',
+      description:
+        'The database answers and carries every migration, and the background loops report in time. No key needed; not rate limited.',
       security: [],
       responses: {
         '200': { description: 'Ready', content: { 'application/json': { schema: READINESS_BODY } } },
-        '503': { description: 'Not ready, or shutting down', content: { 'application/json': { schema: READINESS_BODY } } },
+        '503': {
+          description: 'Not ready, or shutting down',
+          content: { 'application/json': { schema: READINESS_BODY } },
+        },
       },
     },
   },
@@ -165,7 +225,8 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
     get: {
       operationId: 'metrics',
       summary: 'Prometheus metrics',
-      description: 'The Prometheus text exposition. Off (404) unless AGENTPOST_METRICS_TOKEN is set; then it needs Authorization: Bearer <that token>, not an API key.',
+      description:
+        'The Prometheus text exposition. Off (404) unless AGENTPOST_METRICS_TOKEN is set; then it needs Authorization: Bearer <that token>, not an API key.',
       security: [{ metricsToken: [] }],
       responses: {
         '200': { description: 'Metrics', content: { 'text/plain': { schema: { type: 'string' } } } },
@@ -179,28 +240,63 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       summary: 'This document',
       description: 'The OpenAPI 3.1 document of the service. No key needed.',
       security: [],
-      responses: { '200': { description: 'The document', content: { 'application/json': { schema: { type: 'object' } } } } },
+      responses: {
+        '200': { description: 'The document', content: { 'application/json': { schema: { type: 'object' } } } },
+      },
     },
   },
   '/mcp': {
     description:
       'MCP over Streamable HTTP (JSON-RPC 2.0; see the MCP specification), with the same Bearer authentication as /v3. ' +
       'The tools are the operations of this document that carry x-agentpost-tool: true, under their operationId. ' +
-      '`?grant_id=` binds every tool to one mailbox; `?require_approval=true` gates sending on a person\'s approval (elicitation). ' +
+      "`?grant_id=` binds every tool to one mailbox; `?require_approval=true` gates sending on a person's approval (elicitation). " +
       'Requests are at most 4 MB. Errors take the JSON-RPC shape {jsonrpc, error: {code, message, data: {type, request_id}}, id: null}.',
     post: {
       operationId: 'mcp',
       summary: 'MCP (Streamable HTTP)',
-      description: 'Send a JSON-RPC request, notification or batch; the answer is JSON (or an SSE stream when the client accepts only that).',
+      description:
+        'Send a JSON-RPC request, notification or batch; the answer is JSON (or an SSE stream when the client accepts only that).',
       parameters: [
-        { name: 'grant_id', in: 'query', required: false, schema: { type: 'string' }, description: 'Bind every tool to this grant (id or email address)' },
-        { name: 'require_approval', in: 'query', required: false, schema: { enum: ['true', 'false'] }, description: 'Ask a person before send_message / send_draft' },
+        {
+          name: 'grant_id',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'Bind every tool to this grant (id or email address)',
+        },
+        {
+          name: 'require_approval',
+          in: 'query',
+          required: false,
+          schema: { enum: ['true', 'false'] },
+          description: 'Ask a person before send_message / send_draft',
+        },
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { description: 'A JSON-RPC 2.0 message or batch' } } } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { description: 'A JSON-RPC 2.0 message or batch' } } },
+      },
       responses: {
-        '200': { description: 'JSON-RPC response', content: { 'application/json': { schema: { description: 'A JSON-RPC 2.0 response or batch' } }, 'text/event-stream': { schema: { type: 'string' } } } },
+        '200': {
+          description: 'JSON-RPC response',
+          content: {
+            'application/json': { schema: { description: 'A JSON-RPC 2.0 response or batch' } },
+            'text/event-stream': { schema: { type: 'string' } },
+          },
+        },
         '202': { description: 'Notification accepted' },
-        default: { description: 'JSON-RPC error', content: { 'application/json': { schema: { type: 'object', properties: { jsonrpc: { const: '2.0' }, error: { type: 'object' }, id: {} }, required: ['jsonrpc', 'error'] } } } },
+        default: {
+          description: 'JSON-RPC error',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: { jsonrpc: { const: '2.0' }, error: { type: 'object' }, id: {} },
+                required: ['jsonrpc', 'error'],
+              },
+            },
+          },
+        },
       },
       security: [{ apiKey: [] }],
     },
@@ -209,13 +305,21 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
     get: {
       operationId: 'download_attachment',
       summary: 'Download an attachment',
-      description: "The attachment's exact bytes, with its own Content-Type and a Content-Disposition carrying the file name.",
+      description:
+        "The attachment's exact bytes, with its own Content-Type and a Content-Disposition carrying the file name.",
       parameters: parametersOf(GetAttachmentInputSchema, ['grant_id', 'attachment_id']),
       responses: {
         '200': {
           description: 'The bytes',
-          headers: { 'Content-Disposition': { schema: { type: 'string' }, description: 'attachment (or inline) with the file name' } },
-          content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+          headers: {
+            'Content-Disposition': {
+              schema: { type: 'string' },
+              description: 'attachment (or inline) with the file name',
+            },
+          },
+          content: {
+            'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+          },
         },
         default: ERROR_RESPONSE,
       },
@@ -230,9 +334,20 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
         'The pre-signed `url` that creating an upload session returns (`POST /v3/grants/{grant_id}/attachment-uploads`): the raw bytes of the file as the body, up to 40 MB, with the token of the URL and no API key. Complete the session afterwards.',
       parameters: [
         { name: 'attachment_id', in: 'path', required: true, schema: { type: 'string', maxLength: 256 } },
-        { name: 'token', in: 'query', required: true, schema: { type: 'string' }, description: 'The token of the pre-signed URL' },
+        {
+          name: 'token',
+          in: 'query',
+          required: true,
+          schema: { type: 'string' },
+          description: 'The token of the pre-signed URL',
+        },
       ],
-      requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+      requestBody: {
+        required: true,
+        content: {
+          'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+        },
+      },
       responses: { '200': { description: 'The bytes are stored' }, default: ERROR_RESPONSE },
     },
   },
@@ -243,8 +358,22 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       description:
         'The 1×1 GIF a tracked message (tracking_options.opens) carries: each load is recorded as an open (HEAD, scanners, proxies, the first 10 s and repeats within a minute are recorded but flagged, not counted). No key needed; the query string is ignored. A forged, altered or unknown token is a 404.',
       security: [],
-      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The signed token of the pixel URL' }],
-      responses: { '200': { description: 'The pixel (Cache-Control: no-store)', content: { 'image/gif': { schema: { type: 'string', contentMediaType: 'image/gif' } } } }, default: ERROR_RESPONSE },
+      parameters: [
+        {
+          name: 'token',
+          in: 'path',
+          required: true,
+          schema: { type: 'string' },
+          description: 'The signed token of the pixel URL',
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'The pixel (Cache-Control: no-store)',
+          content: { 'image/gif': { schema: { type: 'string', contentMediaType: 'image/gif' } } },
+        },
+        default: ERROR_RESPONSE,
+      },
     },
   },
   '/t/l/{token}': {
@@ -254,8 +383,19 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       description:
         'A rewritten link of a tracked message (tracking_options.links): records the click and redirects to the URL recorded at send time for that link, never to anything the request carries. No key needed; the query string is ignored. A forged, altered or unknown token is a 404.',
       security: [],
-      parameters: [{ name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The signed token of the link URL' }],
-      responses: { '302': { description: 'To the original URL (Location)', headers: { Location: { schema: { type: 'string' } } } }, default: ERROR_RESPONSE },
+      parameters: [
+        {
+          name: 'token',
+          in: 'path',
+          required: true,
+          schema: { type: 'string' },
+          description: 'The signed token of the link URL',
+        },
+      ],
+      responses: {
+        '302': { description: 'To the original URL (Location)', headers: { Location: { schema: { type: 'string' } } } },
+        default: ERROR_RESPONSE,
+      },
     },
   },
   '/v3/grants/{grant_id}/calendars/{calendar_id}/ics': {
@@ -265,7 +405,10 @@ const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       description: 'The calendar as text/calendar (METHOD:PUBLISH), so a calendar app can subscribe with the API key.',
       parameters: parametersOf(CalendarRefInputSchema, ['grant_id', 'calendar_id']),
       responses: {
-        '200': { description: 'The feed', content: { 'text/calendar': { schema: { type: 'string', contentMediaType: 'text/calendar' } } } },
+        '200': {
+          description: 'The feed',
+          content: { 'text/calendar': { schema: { type: 'string', contentMediaType: 'text/calendar' } } },
+        },
         default: ERROR_RESPONSE,
       },
       security: [{ apiKey: [] }],
@@ -282,8 +425,18 @@ function multipartBody(field: string): JsonSchema {
     schema: {
       type: 'object',
       description: `The application/json body's fields as JSON in the "${field}" field (or "draft"), and one file part per attachment (named by its content id for inline images, else file<n>); up to 40 MB in all`,
-      properties: { [field]: { type: 'string', contentMediaType: 'application/json', description: 'The request as JSON (the fields of the application/json body)' } },
-      additionalProperties: { type: 'string', contentMediaType: 'application/octet-stream', description: 'An attachment' },
+      properties: {
+        [field]: {
+          type: 'string',
+          contentMediaType: 'application/json',
+          description: 'The request as JSON (the fields of the application/json body)',
+        },
+      },
+      additionalProperties: {
+        type: 'string',
+        contentMediaType: 'application/octet-stream',
+        description: 'An attachment',
+      },
     },
     encoding: { [field]: { contentType: 'application/json' } },
   };
@@ -321,27 +474,46 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     const binding = operation.http;
     if (!binding) continue;
     // Named inputs (`.meta({ id })`) come back as a `$ref`: their properties are split into path, query and body here.
-    const input = resolve(hoist(z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }), components), components);
+    const input = resolve(
+      hoist(z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }), components),
+      components,
+    );
     const output = hoist(z.toJSONSchema(operation.output, { io: 'output', unrepresentable: 'any' }), components);
     const pathParams = [...binding.path.matchAll(/:([a-z_]+)/g)].map((match) => match[1]!);
     const properties = (input.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((input.required ?? []) as string[]);
     const hasBody = hasJsonBody(binding);
     const parameters = [
-      ...pathParams.map((name) => ({ name, in: 'path', required: true, schema: properties[name] ?? { type: 'string' } })),
+      ...pathParams.map((name) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: properties[name] ?? { type: 'string' },
+      })),
       ...(hasBody
         ? []
         : Object.entries(properties)
             .filter(([name]) => !pathParams.includes(name))
-            .map(([name, schema]) => ({ name, in: 'query', required: required.has(name), schema, ...(schema.description ? { description: schema.description } : {}) }))),
+            .map(([name, schema]) => ({
+              name,
+              in: 'query',
+              required: required.has(name),
+              schema,
+              ...(schema.description ? { description: schema.description } : {}),
+            }))),
     ];
-    const bodyProperties = Object.fromEntries(Object.entries(properties).filter(([name]) => !pathParams.includes(name)));
+    const bodyProperties = Object.fromEntries(
+      Object.entries(properties).filter(([name]) => !pathParams.includes(name)),
+    );
     const success = envelopeOf(output, binding.envelope ?? 'data', components);
     const statuses = binding.statuses ?? [binding.status ?? 200];
     (paths[openApiPath(binding.path)] ??= {})[binding.method.toLowerCase()] = {
       operationId: operation.name,
       summary: operation.title,
-      description: operation.stability === 'beta' ? `Beta (Agent Accounts are in beta; see docs/http-api.md, Versioning and beta). ${operation.description}` : operation.description,
+      description:
+        operation.stability === 'beta'
+          ? `Beta (Agent Accounts are in beta; see docs/http-api.md, Versioning and beta). ${operation.description}`
+          : operation.description,
       ...(operation.stability === 'beta' ? { 'x-beta': true } : {}),
       ...(operation.deprecation
         ? {
@@ -358,7 +530,11 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
               required: true,
               content: {
                 'application/json': {
-                  schema: { ...input, properties: bodyProperties, required: [...required].filter((name) => !pathParams.includes(name)) },
+                  schema: {
+                    ...input,
+                    properties: bodyProperties,
+                    required: [...required].filter((name) => !pathParams.includes(name)),
+                  },
                 },
                 ...(binding.multipart ? { 'multipart/form-data': multipartBody(binding.multipart) } : {}),
               },
@@ -374,14 +550,26 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
               content: {
                 'application/json': { schema: success },
                 // Streamed (Accept: text/event-stream): one `data: <JSON>` event per piece of the output, of its shape.
-                ...(binding.stream ? { 'text/event-stream': { schema: { type: 'string', description: 'Server-sent events: `data: <JSON>` per piece, each of the output\'s shape; an error after the start is a last `event: error` with the error envelope', contentMediaType: 'text/event-stream' } } } : {}),
+                ...(binding.stream
+                  ? {
+                      'text/event-stream': {
+                        schema: {
+                          type: 'string',
+                          description:
+                            "Server-sent events: `data: <JSON>` per piece, each of the output's shape; an error after the start is a last `event: error` with the error envelope",
+                          contentMediaType: 'text/event-stream',
+                        },
+                      },
+                    }
+                  : {}),
               },
             },
           ]),
         ),
         default: ERROR_RESPONSE,
       },
-      security: binding.auth === 'api_key_or_service_account' ? [{ apiKey: [] }, { serviceAccount: [] }] : [{ apiKey: [] }],
+      security:
+        binding.auth === 'api_key_or_service_account' ? [{ apiKey: [] }, { serviceAccount: [] }] : [{ apiKey: [] }],
       'x-agentpost-tool': operation.tool,
     };
   }
@@ -396,11 +584,24 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
     servers: [{ url: '/' }],
     paths,
     components: {
-      schemas: Object.fromEntries(Object.entries(components).filter(([name]) => used.has(name)).sort(([a], [b]) => a.localeCompare(b))),
+      schemas: Object.fromEntries(
+        Object.entries(components)
+          .filter(([name]) => used.has(name))
+          .sort(([a], [b]) => a.localeCompare(b)),
+      ),
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API_KEY>' },
-        serviceAccount: { type: 'apiKey', in: 'header', name: 'X-Nylas-Signature', description: 'Nylas service-account RSA signature (with X-Nylas-Kid, X-Nylas-Timestamp, X-Nylas-Nonce)' },
-        metricsToken: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <AGENTPOST_METRICS_TOKEN> (only for /metrics)' },
+        serviceAccount: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Nylas-Signature',
+          description: 'Nylas service-account RSA signature (with X-Nylas-Kid, X-Nylas-Timestamp, X-Nylas-Nonce)',
+        },
+        metricsToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Authorization: Bearer <AGENTPOST_METRICS_TOKEN> (only for /metrics)',
+        },
       },
     },
   };

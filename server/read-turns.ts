@@ -52,7 +52,10 @@ export interface ReadTurns {
 }
 
 /** Creates a queue of reads that run one per turn of the event loop, and at most half of it when it is busy. */
-export function createReadTurns(now: () => number = () => performance.now(), mailFlowing: () => boolean = () => true): ReadTurns {
+export function createReadTurns(
+  now: () => number = () => performance.now(),
+  mailFlowing: () => boolean = () => true,
+): ReadTurns {
   const queue: ((turn: ReadTurn) => void)[] = [];
   let scheduled = false;
   /** When the last read ended, and how long it took. */
@@ -100,7 +103,9 @@ export function createReadTurns(now: () => number = () => performance.now(), mai
       if (queue.length === 0 && !scheduled && !mailFlowing()) {
         // Timed as any read, so that the share holds from the first read after mail starts flowing.
         const at = now();
-        return { end: () => process.nextTick(() => ((lastEnd = now()), (lastDuration = lastEnd - at), (busy = undefined))) };
+        return {
+          end: () => process.nextTick(() => ((lastEnd = now()), (lastDuration = lastEnd - at), (busy = undefined))),
+        };
       }
       return new Promise<ReadTurn>((resolve) => {
         queue.push(resolve);

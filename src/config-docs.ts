@@ -53,7 +53,7 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     group: 'Database and secrets',
     values: 'a `file:`, `libsql:`, `http(s):` or `ws(s):` URL',
     description:
-      'The libSQL database: a `file:` path (WAL mode, 5 s busy timeout; a new file gets pages of 16 KB, which takes about a ninth off the mail writer\'s CPU a message; a file made before keeps its 4 KB), or a libSQL server (`libsql://`, `http(s)://`; `ws(s)://` is spoken over HTTP on the same address): see [On a libSQL server](operations.md#on-a-libsql-server-sqld-or-turso).',
+      "The libSQL database: a `file:` path (WAL mode, 5 s busy timeout; a new file gets pages of 16 KB, which takes about a ninth off the mail writer's CPU a message; a file made before keeps its 4 KB), or a libSQL server (`libsql://`, `http(s)://`; `ws(s)://` is spoken over HTTP on the same address): see [On a libSQL server](operations.md#on-a-libsql-server-sqld-or-turso).",
   },
   AGENTPOST_DATABASE_AUTH_TOKEN: {
     group: 'Database and secrets',
@@ -70,12 +70,14 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     group: 'Database and secrets',
     default: '`agentpost.key` beside the database file',
     values: 'a file path',
-    description: 'Where the key is kept when `AGENTPOST_SECRET_KEY` is unset; a fresh installation makes it (random, mode 0600).',
+    description:
+      'Where the key is kept when `AGENTPOST_SECRET_KEY` is unset; a fresh installation makes it (random, mode 0600).',
   },
   AGENTPOST_PREVIOUS_SECRET_KEYS: {
     group: 'Database and secrets',
     values: 'comma-separated keys of 32 or more characters',
-    description: 'Earlier keys, for a rotation: they still open what they sealed, and start-up seals it again with the current key.',
+    description:
+      'Earlier keys, for a rotation: they still open what they sealed, and start-up seals it again with the current key.',
   },
   AGENTPOST_HOST: {
     group: 'Listeners and addresses',
@@ -96,7 +98,8 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: {
     group: 'Mail in',
-    description: 'Inbound SMTP connections open at once from one client (an IPv4 address, or an IPv6 /64); more are answered `421` at the greeting.',
+    description:
+      'Inbound SMTP connections open at once from one client (an IPv4 address, or an IPv6 /64); more are answered `421` at the greeting.',
   },
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: {
     group: 'Mail in',
@@ -117,13 +120,14 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     group: 'Listeners and addresses',
     default: '`http://HOST:HTTP_PORT`',
     values: 'an http(s) URL',
-    description: 'The base URL clients use to reach the HTTP API, and of upload URLs (unset, those use the origin the client reached).',
+    description:
+      'The base URL clients use to reach the HTTP API, and of upload URLs (unset, those use the origin the client reached).',
   },
   AGENTPOST_API_KEY: {
     group: 'Applications and domains',
     default: 'generated at first start',
     values: '16 to 256 characters',
-    description: 'Fixes the default application\'s API key (idempotent across restarts).',
+    description: "Fixes the default application's API key (idempotent across restarts).",
   },
   AGENTPOST_DOMAINS: {
     group: 'Applications and domains',
@@ -136,13 +140,15 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_MX_HOST: {
     group: 'Applications and domains',
-    default: 'the public URL\'s host when it is a name, else `mx.<trial domain>`',
-    description: 'The host name custom domains publish in MX and SPF records; also the authserv-id of the `Authentication-Results` header of received mail.',
+    default: "the public URL's host when it is a name, else `mx.<trial domain>`",
+    description:
+      'The host name custom domains publish in MX and SPF records; also the authserv-id of the `Authentication-Results` header of received mail.',
   },
   AGENTPOST_SMTP_RELAY: {
     group: 'Mail out',
     values: 'an `smtp://` or `smtps://` URL (`smtp://user:pass@host:587`)',
-    description: 'The outbound relay. Unset: direct delivery to the recipients\' MX hosts. See [Mail out](mail-out.md#relay-or-direct-delivery).',
+    description:
+      "The outbound relay. Unset: direct delivery to the recipients' MX hosts. See [Mail out](mail-out.md#relay-or-direct-delivery).",
   },
   AGENTPOST_SMTP_DELIVERY_PORT: {
     group: 'Mail out',
@@ -152,7 +158,7 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     group: 'Mail out',
     default: '`postmaster@<MX host>`',
     values: 'an email address',
-    description: 'The sender of the service\'s own emails (webhook failure alerts).',
+    description: "The sender of the service's own emails (webhook failure alerts).",
   },
   AGENTPOST_OUTBOUND_RETRY_SCHEDULE: {
     group: 'Mail out',
@@ -160,22 +166,24 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_OUTBOUND_GIVE_UP_AFTER: {
     group: 'Mail out',
-    description: 'How long a message is retried before it fails for good (recorded on the message, `message.send_failed`).',
+    description:
+      'How long a message is retried before it fails for good (recorded on the message, `message.send_failed`).',
   },
   AGENTPOST_MAX_CALENDARS: {
     group: 'Applications and domains',
     values: 'a whole number',
-    description: 'The earlier single cap on calendars besides a grant\'s primary one: when set, the default of `AGENTPOST_MAX_CALENDARS_TRIAL` and `AGENTPOST_MAX_CALENDARS_PRODUCTION`.',
+    description:
+      "The earlier single cap on calendars besides a grant's primary one: when set, the default of `AGENTPOST_MAX_CALENDARS_TRIAL` and `AGENTPOST_MAX_CALENDARS_PRODUCTION`.",
   },
   AGENTPOST_MAX_CALENDARS_TRIAL: {
     group: 'Applications and domains',
     default: '`AGENTPOST_MAX_CALENDARS`, else `10`',
-    description: 'Calendars a grant may have besides its primary one when its application\'s plan is `trial`.',
+    description: "Calendars a grant may have besides its primary one when its application's plan is `trial`.",
   },
   AGENTPOST_MAX_CALENDARS_PRODUCTION: {
     group: 'Applications and domains',
     default: '`AGENTPOST_MAX_CALENDARS`, else `100`',
-    description: 'The same when its application\'s plan is `production`.',
+    description: "The same when its application's plan is `production`.",
   },
   AGENTPOST_LOG_LEVEL: {
     group: 'Processes and logs',
@@ -190,7 +198,8 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: {
     group: 'Webhooks and outbound addresses',
     default: '`false`',
-    description: 'The earlier name of `AGENTPOST_ALLOW_PRIVATE_NETWORKS`, still accepted; `AGENTPOST_ALLOW_PRIVATE_NETWORKS` wins when both are set.',
+    description:
+      'The earlier name of `AGENTPOST_ALLOW_PRIVATE_NETWORKS`, still accepted; `AGENTPOST_ALLOW_PRIVATE_NETWORKS` wins when both are set.',
   },
   AGENTPOST_WEBHOOK_TIMEOUT_MS: {
     group: 'Webhooks and outbound addresses',
@@ -201,7 +210,8 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   AGENTPOST_URL: {
     group: 'agentpost mcp',
     values: 'an http(s) URL',
-    description: '`agentpost mcp` only: a running service to call (with `AGENTPOST_API_KEY`); unset, the MCP server runs embedded on the local database. See [MCP](mcp.md).',
+    description:
+      '`agentpost mcp` only: a running service to call (with `AGENTPOST_API_KEY`); unset, the MCP server runs embedded on the local database. See [MCP](mcp.md).',
   },
   AGENTPOST_GRANT_ID: {
     group: 'agentpost mcp',
@@ -211,12 +221,12 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   AGENTPOST_REQUIRE_APPROVAL: {
     group: 'agentpost mcp',
     description:
-      '`agentpost mcp` only: `send_message` and `send_draft` need a person\'s approval (MCP elicitation; a draft is saved instead when the client cannot ask). Over HTTP: `/mcp?require_approval=true`; AI SDK: `createAgentpostTools({ requireApproval: true })`.',
+      "`agentpost mcp` only: `send_message` and `send_draft` need a person's approval (MCP elicitation; a draft is saved instead when the client cannot ask). Over HTTP: `/mcp?require_approval=true`; AI SDK: `createAgentpostTools({ requireApproval: true })`.",
   },
   AGENTPOST_HTTP_MAX_HEADER_BYTES: {
     group: 'HTTP API',
     description:
-      'Request line plus headers of one HTTP request (Node\'s `maxHeaderSize`, set explicitly); more is answered 431, or 414 when the request line alone is too long.',
+      "Request line plus headers of one HTTP request (Node's `maxHeaderSize`, set explicitly); more is answered 431, or 414 when the request line alone is too long.",
   },
   AGENTPOST_HTTP_HEADERS_TIMEOUT: {
     group: 'HTTP API',
@@ -232,11 +242,13 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_RATE_LIMIT_APPLICATION: {
     group: 'HTTP API',
-    description: 'Requests a second per application on application-level routes (`0`: no limit); see [Rate limits](security.md#rate-limits).',
+    description:
+      'Requests a second per application on application-level routes (`0`: no limit); see [Rate limits](security.md#rate-limits).',
   },
   AGENTPOST_RATE_LIMIT_GRANT: {
     group: 'HTTP API',
-    description: 'Requests a second per grant on `/v3/grants/{grant_id}/…` and on `/mcp` calls that name a grant (`0`: no limit).',
+    description:
+      'Requests a second per grant on `/v3/grants/{grant_id}/…` and on `/mcp` calls that name a grant (`0`: no limit).',
   },
   AGENTPOST_RATE_LIMIT_MULTIPART_SEND: {
     group: 'HTTP API',
@@ -244,13 +256,14 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_RATE_LIMIT_FAILED_AUTH: {
     group: 'HTTP API',
-    description: 'Failed authentications a minute per client address before it gets 429 for every request (`0`: no limit; set it behind a reverse proxy).',
+    description:
+      'Failed authentications a minute per client address before it gets 429 for every request (`0`: no limit; set it behind a reverse proxy).',
   },
   AGENTPOST_MESSAGE_JSON_CACHE_BYTES: {
     group: 'HTTP API',
     values: 'bytes; `0` turns it off',
     description:
-      'Bytes of message JSON kept in memory to answer message lists (64 MB). An entry is used only while its message\'s revision in the database is unchanged, so lists never show a stale message; see [How lists are served](http-api.md#how-message-lists-are-served).',
+      "Bytes of message JSON kept in memory to answer message lists (64 MB). An entry is used only while its message's revision in the database is unchanged, so lists never show a stale message; see [How lists are served](http-api.md#how-message-lists-are-served).",
   },
   AGENTPOST_RAW_MIME_PAGE_BYTES: {
     group: 'HTTP API',
@@ -260,7 +273,8 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   AGENTPOST_METRICS_TOKEN: {
     group: 'Processes and logs',
     values: '16 to 256 characters',
-    description: 'Turns on `GET /metrics` (Prometheus), which then needs `Authorization: Bearer <token>`; unset, `/metrics` answers 404. See [Metrics](operations.md#metrics).',
+    description:
+      'Turns on `GET /metrics` (Prometheus), which then needs `Authorization: Bearer <token>`; unset, `/metrics` answers 404. See [Metrics](operations.md#metrics).',
   },
   AGENTPOST_SHUTDOWN_TIMEOUT: {
     group: 'Processes and logs',
@@ -270,27 +284,30 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   AGENTPOST_DNSBL_ZONES: {
     group: 'Mail in',
     description:
-      'DNSBL zones the inbound spam stage asks about the client\'s IP when a policy sets `spam_detection.use_list_dnsbl`; see [Authentication and spam](mail-in.md#authentication-and-spam). Spamhaus refuses queries that come through large public resolvers: run a local resolver, or name other zones.',
+      "DNSBL zones the inbound spam stage asks about the client's IP when a policy sets `spam_detection.use_list_dnsbl`; see [Authentication and spam](mail-in.md#authentication-and-spam). Spamhaus refuses queries that come through large public resolvers: run a local resolver, or name other zones.",
   },
   AGENTPOST_RSPAMD_URL: {
     group: 'Mail in',
     values: 'an http(s) URL',
-    description: 'rspamd\'s normal worker (`http://127.0.0.1:11333`): every received message is scored with its HTTP `checkv2` API; unset, no rspamd.',
+    description:
+      "rspamd's normal worker (`http://127.0.0.1:11333`): every received message is scored with its HTTP `checkv2` API; unset, no rspamd.",
   },
   AGENTPOST_RSPAMD_TIMEOUT: {
     group: 'Mail in',
-    description: 'The deadline of one rspamd check; an rspamd that does not answer in time, or answers an error, defers the message (`451 4.3.0`).',
+    description:
+      'The deadline of one rspamd check; an rspamd that does not answer in time, or answers an error, defers the message (`451 4.3.0`).',
   },
   AGENTPOST_DNS_SERVERS: {
     group: 'DNS',
-    default: 'the system\'s resolvers',
+    default: "the system's resolvers",
     values: 'comma-separated `IP[:port]` (`127.0.0.1:5353,[::1]:53,192.0.2.53`); host names are refused',
     description:
-      'The resolvers every DNS look-up of the service goes to: domain verification, MX delivery, the relay\'s host name, SPF/DKIM/DMARC/ARC and DNSBL checks of received mail, webhook targets, connected accounts\' IMAP and SMTP servers. Host addresses (A/AAAA) are then asked of them too, not of `/etc/hosts`. See [DNS resolvers](operations.md#dns-resolvers).',
+      "The resolvers every DNS look-up of the service goes to: domain verification, MX delivery, the relay's host name, SPF/DKIM/DMARC/ARC and DNSBL checks of received mail, webhook targets, connected accounts' IMAP and SMTP servers. Host addresses (A/AAAA) are then asked of them too, not of `/etc/hosts`. See [DNS resolvers](operations.md#dns-resolvers).",
   },
   AGENTPOST_DNS_TIMEOUT: {
     group: 'DNS',
-    description: 'How long one DNS query waits for an answer before it is asked again (twice in all; c-ares doubles the wait the second time).',
+    description:
+      'How long one DNS query waits for an answer before it is asked again (twice in all; c-ares doubles the wait the second time).',
   },
   AGENTPOST_DNS_CACHE_TTL: {
     group: 'DNS',
@@ -302,22 +319,23 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     group: 'Processes and logs',
     values: `a comma-separated, non-empty subset of ${ROLES.map((role) => `\`${role}\``).join(', ')}`,
     description:
-      'The parts `agentpost serve` runs (`--roles` on the command line wins): `http` (the API, `/mcp`, health and metrics), `smtp` (the inbound listener), `worker` (outbox dispatcher, job worker, webhook delivery, connected accounts\' sync, retention purge and policy upkeep); an unknown name stops the start. See [Scale-out](scale-out.md).',
+      "The parts `agentpost serve` runs (`--roles` on the command line wins): `http` (the API, `/mcp`, health and metrics), `smtp` (the inbound listener), `worker` (outbox dispatcher, job worker, webhook delivery, connected accounts' sync, retention purge and policy upkeep); an unknown name stops the start. See [Scale-out](scale-out.md).",
   },
   AGENTPOST_TRACKING_URL: {
     group: 'Listeners and addresses',
     default: '`AGENTPOST_PUBLIC_URL`',
     values: 'an http(s) URL',
     description:
-      'The base URL of the open pixel and link redirects put in tracked messages (`<url>/t/o/…`, `<url>/t/l/…`); it must reach this service\'s HTTP port. See [Open and click tracking](mail-out.md#open-and-click-tracking).',
+      "The base URL of the open pixel and link redirects put in tracked messages (`<url>/t/o/…`, `<url>/t/l/…`); it must reach this service's HTTP port. See [Open and click tracking](mail-out.md#open-and-click-tracking).",
   },
   AGENTPOST_PAUSE_BOUNCE_RATE: {
     group: 'Deliverability',
-    description: 'A grant\'s sending pauses when its hard bounces over recipients sent, in the window, reach this rate; see [Paused sending](mail-out.md#paused-sending).',
+    description:
+      "A grant's sending pauses when its hard bounces over recipients sent, in the window, reach this rate; see [Paused sending](mail-out.md#paused-sending).",
   },
   AGENTPOST_PAUSE_COMPLAINT_RATE: {
     group: 'Deliverability',
-    description: 'A grant\'s sending pauses when its complaints over recipients sent, in the window, reach this rate.',
+    description: "A grant's sending pauses when its complaints over recipients sent, in the window, reach this rate.",
   },
   AGENTPOST_PAUSE_MIN_SENT: {
     group: 'Deliverability',
@@ -325,28 +343,29 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_PAUSE_WINDOW: {
     group: 'Deliverability',
-    description: 'The rolling window of those rates, in whole UTC days ending today (a domain\'s rates use it too).',
+    description: "The rolling window of those rates, in whole UTC days ending today (a domain's rates use it too).",
   },
   AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: {
     group: 'Deliverability',
     default: '`AGENTPOST_PAUSE_BOUNCE_RATE`',
     description:
-      'A sending domain\'s sending (every grant on it) pauses when the hard bounces of everything sent from it, over recipients sent, in the window, reach this rate; see [Reputation per sending domain](mail-out.md#reputation-per-sending-domain).',
+      "A sending domain's sending (every grant on it) pauses when the hard bounces of everything sent from it, over recipients sent, in the window, reach this rate; see [Reputation per sending domain](mail-out.md#reputation-per-sending-domain).",
   },
   AGENTPOST_DOMAIN_PAUSE_COMPLAINT_RATE: {
     group: 'Deliverability',
     default: '`AGENTPOST_PAUSE_COMPLAINT_RATE`',
-    description: 'The same for the domain\'s complaint rate.',
+    description: "The same for the domain's complaint rate.",
   },
   AGENTPOST_DOMAIN_PAUSE_MIN_SENT: {
     group: 'Deliverability',
     default: '`AGENTPOST_PAUSE_MIN_SENT`',
-    description: 'A domain\'s rates are judged only once it sent to at least this many recipients in the window.',
+    description: "A domain's rates are judged only once it sent to at least this many recipients in the window.",
   },
   AGENTPOST_WARMUP_SCHEDULE: {
     group: 'Deliverability',
     default: '28 days, `50` → `6400`',
-    values: '`off`, or daily recipient caps, day 1 first, comma-separated (`50,100,200,400`; at most 366 days, each from 1)',
+    values:
+      '`off`, or daily recipient caps, day 1 first, comma-separated (`50,100,200,400`; at most 366 days, each from 1)',
     description:
       'The warm-up ramp of a new custom domain; past the last day there is no cap. `off`: custom domains registered through the API start without warm-up (`warm_up: true` then puts one on the default ramp). See [Warm-up](mail-out.md#warm-up).',
   },
@@ -366,11 +385,13 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   },
   AGENTPOST_IMAP_SYNC_DAYS: {
     group: 'Connected accounts',
-    description: 'Days of mail the initial sync of a new account covers (newest first; by INTERNALDATE); an account\'s `settings.sync_days` overrides it.',
+    description:
+      "Days of mail the initial sync of a new account covers (newest first; by INTERNALDATE); an account's `settings.sync_days` overrides it.",
   },
   AGENTPOST_IMAP_POLL_INTERVAL: {
     group: 'Connected accounts',
-    description: 'How often every folder is looked at for changes (a full sync pass); with IDLE, INBOX changes are seen at once and the other folders at this interval.',
+    description:
+      'How often every folder is looked at for changes (a full sync pass); with IDLE, INBOX changes are seen at once and the other folders at this interval.',
   },
   AGENTPOST_IMAP_LEASE: {
     group: 'Connected accounts',
@@ -380,36 +401,37 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
   AGENTPOST_IMAP_HISTORY_EVENTS: {
     group: 'Connected accounts',
     description:
-      'Whether the messages of an account\'s initial sync (its mail from before it was connected) record `message.created` each. Off, one `grant.imap_sync_completed` announces them, as Nylas v3 sends no notifications for a mailbox\'s past; new mail after the connection records `message.created` either way.',
+      "Whether the messages of an account's initial sync (its mail from before it was connected) record `message.created` each. Off, one `grant.imap_sync_completed` announces them, as Nylas v3 sends no notifications for a mailbox's past; new mail after the connection records `message.created` either way.",
   },
   AGENTPOST_IMAP_FETCH_THREAD: {
     group: 'Connected accounts',
     description:
-      'Whether an initial sync\'s large FETCHes run on a thread of their own, over a second connection to the server (when a connection slot is free; else on the account\'s own). `auto` turns them on with 4 cores or more. It takes imapflow\'s reading of the answers off the event loop; the threads (a core each beyond three, at most four) are kept while the service runs, so their code stays compiled. On fewer cores a sync is no faster with them (measured on 2; see [Benchmarks](benchmarks.md#imap-sync)).',
+      "Whether an initial sync's large FETCHes run on a thread of their own, over a second connection to the server (when a connection slot is free; else on the account's own). `auto` turns them on with 4 cores or more. It takes imapflow's reading of the answers off the event loop; the threads (a core each beyond three, at most four) are kept while the service runs, so their code stays compiled. On fewer cores a sync is no faster with them (measured on 2; see [Benchmarks](benchmarks.md#imap-sync)).",
   },
   AGENTPOST_AI_PROVIDER: {
     group: 'Smart Compose',
     description:
-      'The model provider of [Smart Compose](smart-compose.md); `openai-compatible` is any server that speaks OpenAI\'s chat completions API, a local one included. Unset, Smart Compose answers 503.',
+      "The model provider of [Smart Compose](smart-compose.md); `openai-compatible` is any server that speaks OpenAI's chat completions API, a local one included. Unset, Smart Compose answers 503.",
   },
   AGENTPOST_AI_MODEL: {
     group: 'Smart Compose',
     values: 'a model id (`gpt-4o-mini`, `claude-3-5-haiku-latest`, `llama3.1`, …)',
-    description: 'The provider\'s model id; required with a provider.',
+    description: "The provider's model id; required with a provider.",
   },
   AGENTPOST_AI_API_KEY: {
     group: 'Smart Compose',
-    description: 'The provider\'s API key; required for `openai` and `anthropic`, optional for `openai-compatible`.',
+    description: "The provider's API key; required for `openai` and `anthropic`, optional for `openai-compatible`.",
   },
   AGENTPOST_AI_BASE_URL: {
     group: 'Smart Compose',
-    default: 'the provider\'s own',
+    default: "the provider's own",
     values: 'an http(s) URL (`http://127.0.0.1:11434/v1` for a local server)',
-    description: 'The API\'s base URL; required for `openai-compatible`, optional for the others (a proxy).',
+    description: "The API's base URL; required for `openai-compatible`, optional for the others (a proxy).",
   },
   AGENTPOST_AI_TIMEOUT: {
     group: 'Smart Compose',
-    description: 'The longest wait for one Smart Compose generation, the whole answer (streamed or not); past it the call answers 504.',
+    description:
+      'The longest wait for one Smart Compose generation, the whole answer (streamed or not); past it the call answers 504.',
   },
   AGENTPOST_WORKER_POLL_MS: {
     group: 'Processes and logs',
@@ -432,13 +454,22 @@ export interface SettingMetadata {
 
 /** The parts of a zod schema the metadata reads: its kind, its default, its enum values, the schema it wraps. */
 interface SchemaLayer {
-  _zod: { def: { type: string; defaultValue?: unknown; entries?: Record<string, string>; innerType?: SchemaLayer; in?: SchemaLayer } };
+  _zod: {
+    def: {
+      type: string;
+      defaultValue?: unknown;
+      entries?: Record<string, string>;
+      innerType?: SchemaLayer;
+      in?: SchemaLayer;
+    };
+  };
 }
 
 /** A setting's schema and every schema it wraps (default, optional, the input side of a transform), outermost first. */
 function schemaLayers(schema: SchemaLayer): SchemaLayer[] {
   const layers: SchemaLayer[] = [];
-  for (let layer: SchemaLayer | undefined = schema; layer; layer = layer._zod.def.innerType ?? layer._zod.def.in) layers.push(layer);
+  for (let layer: SchemaLayer | undefined = schema; layer; layer = layer._zod.def.innerType ?? layer._zod.def.in)
+    layers.push(layer);
   return layers;
 }
 
@@ -471,9 +502,16 @@ export function settingsMetadata(): SettingMetadata[] {
     const layers = schemaLayers(EnvSchema.shape[name]);
     const fromSchema = schemaDefault(layers);
     if (fromSchema !== undefined && doc.default !== undefined) {
-      throw new Error(`${name}: its default is in the schema (${fromSchema}); remove the default of its SETTING_DOCS entry`);
+      throw new Error(
+        `${name}: its default is in the schema (${fromSchema}); remove the default of its SETTING_DOCS entry`,
+      );
     }
-    return { name, group: doc.group, default: doc.default ?? fromSchema, values: doc.values ?? schemaValues(layers), description: doc.description };
+    return {
+      name,
+      group: doc.group,
+      default: doc.default ?? fromSchema,
+      values: doc.values ?? schemaValues(layers),
+      description: doc.description,
+    };
   });
 }
-

@@ -228,4 +228,3 @@ export interface AiConfig {
   /** The API's base URL (required for openai-compatible; optional for the others, e.g. a proxy). No trailing slash. */
   baseUrl: string | undefined;
 }
-

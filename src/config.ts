@@ -63,7 +63,11 @@ const domainList = (fallback = '') =>
         .map((item) => item.trim().toLowerCase())
         .filter(Boolean);
       for (const item of items) {
-        if (!DOMAIN_NAME.test(item)) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a domain name (expected a comma-separated list such as agents.example.com,mail.example.org)` });
+        if (!DOMAIN_NAME.test(item))
+          context.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(item)} is not a domain name (expected a comma-separated list such as agents.example.com,mail.example.org)`,
+          });
       }
       return items;
     })
@@ -77,7 +81,8 @@ function dnsServer(item: string): string | undefined {
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(item);
   if (bracketed) {
     const [, address, portText] = bracketed as unknown as [string, string, string | undefined];
-    if (isIP(address) !== 6 || (portText !== undefined && (Number(portText) < 1 || Number(portText) > 65_535))) return undefined;
+    if (isIP(address) !== 6 || (portText !== undefined && (Number(portText) < 1 || Number(portText) > 65_535)))
+      return undefined;
     return portText ? `[${address}]:${portText}` : address;
   }
   if (isIP(item) === 6) return item;
@@ -101,7 +106,11 @@ const duration = (fallback: string) =>
     .default(fallback)
     .transform((value, context) => {
       const ms = durationMs(value);
-      if (ms === undefined || ms <= 0) context.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a duration (use 90s, 5m, 1h, 5d or seconds)` });
+      if (ms === undefined || ms <= 0)
+        context.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(value)} is not a duration (use 90s, 5m, 1h, 5d or seconds)`,
+        });
       return ms ?? 0;
     })
     .meta({ values: 'a duration: `90s`, `5m`, `1h`, `5d`, or whole seconds' });
@@ -111,14 +120,22 @@ const durationList = (fallback: string) =>
     .string()
     .default(fallback)
     .transform((value, context) => {
-      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+      const items = value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
       const out: number[] = [];
       for (const item of items) {
         const ms = durationMs(item);
-        if (ms === undefined || ms <= 0) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a duration (expected a comma-separated list such as 1m,5m,15m,30m,1h)` });
+        if (ms === undefined || ms <= 0)
+          context.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(item)} is not a duration (expected a comma-separated list such as 1m,5m,15m,30m,1h)`,
+          });
         else out.push(ms);
       }
-      if (items.length === 0) context.addIssue({ code: 'custom', message: 'give at least one duration, such as 1m,5m,15m,30m,1h' });
+      if (items.length === 0)
+        context.addIssue({ code: 'custom', message: 'give at least one duration, such as 1m,5m,15m,30m,1h' });
       return out;
     })
     .meta({ values: 'comma-separated durations (`s`, `m`, `h`, `d`)' });
@@ -152,10 +169,14 @@ const warmUpSchedule = z
     const caps: number[] = [];
     for (const item of items) {
       if (!/^\d+$/.test(item) || Number(item) < 1 || Number(item) > 1_000_000_000) {
-        context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a daily cap (expected off, or whole numbers of recipients from 1, day 1 first, comma-separated, such as 50,100,200,400)` });
+        context.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(item)} is not a daily cap (expected off, or whole numbers of recipients from 1, day 1 first, comma-separated, such as 50,100,200,400)`,
+        });
       } else caps.push(Number(item));
     }
-    if (items.length > 366) context.addIssue({ code: 'custom', message: `gives ${items.length} days; a ramp has at most 366` });
+    if (items.length > 366)
+      context.addIssue({ code: 'custom', message: `gives ${items.length} days; a ramp has at most 366` });
     return caps;
   });
 
@@ -178,7 +199,10 @@ export function parseRoles(text: string): { roles: Role[] } | { error: string } 
     .map((item) => item.trim().toLowerCase())
     .filter(Boolean);
   const unknown = items.find((item) => !(ROLES as readonly string[]).includes(item));
-  if (unknown !== undefined) return { error: `${JSON.stringify(unknown)} is not a role (expected a comma-separated subset of ${ROLES.join(', ')}, e.g. http,worker)` };
+  if (unknown !== undefined)
+    return {
+      error: `${JSON.stringify(unknown)} is not a role (expected a comma-separated subset of ${ROLES.join(', ')}, e.g. http,worker)`,
+    };
   if (items.length === 0) return { error: `give at least one role of ${ROLES.join(', ')}` };
   return { roles: ROLES.filter((role) => items.includes(role)) };
 }
@@ -193,19 +217,32 @@ export const EnvSchema = z.object({
     .regex(/^(file:|libsql:|https?:|wss?:)/, 'must start with file:, libsql:, http(s): or ws(s):')
     .default('file:./data/agentpost.db'),
   AGENTPOST_DATABASE_AUTH_TOKEN: z.string().min(1).optional(),
-  AGENTPOST_SECRET_KEY: z.string().min(32, 'must be at least 32 characters (the key that seals secrets at rest is derived from it)').optional(),
+  AGENTPOST_SECRET_KEY: z
+    .string()
+    .min(32, 'must be at least 32 characters (the key that seals secrets at rest is derived from it)')
+    .optional(),
   AGENTPOST_SECRET_KEY_FILE: z.string().trim().min(1).optional(),
   AGENTPOST_PREVIOUS_SECRET_KEYS: z
     .string()
     .default('')
     .transform((value, context) => {
-      const items = value.split(',').map((item) => item.trim()).filter(Boolean);
+      const items = value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean);
       items.forEach((item, index) => {
-        if (item.length < 32) context.addIssue({ code: 'custom', message: `entry ${index + 1} is shorter than 32 characters (expected a comma-separated list of earlier AGENTPOST_SECRET_KEY values)` });
+        if (item.length < 32)
+          context.addIssue({
+            code: 'custom',
+            message: `entry ${index + 1} is shorter than 32 characters (expected a comma-separated list of earlier AGENTPOST_SECRET_KEY values)`,
+          });
       });
       return items;
     }),
-  AGENTPOST_HOST: z.string().regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0').default('127.0.0.1'),
+  AGENTPOST_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.:-]+$/, 'must be a host name or IP address such as 127.0.0.1 or 0.0.0.0')
+    .default('127.0.0.1'),
   AGENTPOST_HTTP_PORT: port(3000),
   AGENTPOST_SMTP_PORT: port(2525),
   AGENTPOST_SMTP_MAX_CONNECTIONS: wholeNumber('connections', 1, 1_000_000).default(10_000),
@@ -213,12 +250,19 @@ export const EnvSchema = z.object({
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber('recipients', 1, 1_000).default(3),
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber('recipients an hour', 1, 1_000_000).default(30),
   AGENTPOST_MAX_HEADER_BYTES: wholeNumber('bytes', 1_024, 16 * 1024 * 1024).default(102_400),
-  AGENTPOST_PUBLIC_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' }).optional(),
+  AGENTPOST_PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' })
+    .optional(),
   AGENTPOST_API_KEY: z.string().min(16, 'must be at least 16 characters').max(256).optional(),
   AGENTPOST_DOMAINS: domainList(),
   AGENTPOST_TRIAL_DOMAIN: domainName.default('agentpost.localhost'),
   AGENTPOST_MX_HOST: domainName.optional(),
-  AGENTPOST_SMTP_RELAY: z.url({ protocol: /^smtps?$/, error: 'must be an smtp:// or smtps:// URL such as smtp://user:pass@relay.example.com:587' }).optional(),
+  AGENTPOST_SMTP_RELAY: z
+    .url({
+      protocol: /^smtps?$/,
+      error: 'must be an smtp:// or smtps:// URL such as smtp://user:pass@relay.example.com:587',
+    })
+    .optional(),
   AGENTPOST_SMTP_DELIVERY_PORT: port(25),
   AGENTPOST_SYSTEM_FROM: z.email({ error: 'must be an email address such as postmaster@mail.example.com' }).optional(),
   AGENTPOST_OUTBOUND_RETRY_SCHEDULE: durationList('1m,5m,15m,30m,1h'),
@@ -230,8 +274,15 @@ export const EnvSchema = z.object({
   AGENTPOST_ALLOW_PRIVATE_NETWORKS: flag.optional(),
   /** The earlier name of AGENTPOST_ALLOW_PRIVATE_NETWORKS, still accepted. */
   AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: flag.optional(),
-  AGENTPOST_WEBHOOK_TIMEOUT_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(10_000),
-  AGENTPOST_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' }).optional(),
+  AGENTPOST_WEBHOOK_TIMEOUT_MS: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of milliseconds')
+    .transform(Number)
+    .refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000')
+    .default(10_000),
+  AGENTPOST_URL: z
+    .url({ protocol: /^https?$/, error: 'must be the http(s) URL of a running Agentpost, e.g. http://127.0.0.1:3000' })
+    .optional(),
   AGENTPOST_GRANT_ID: z.string().min(1).max(320).optional(),
   AGENTPOST_REQUIRE_APPROVAL: booleanFlag(false),
   AGENTPOST_HTTP_MAX_HEADER_BYTES: wholeNumber('bytes', 1024, 1024 * 1024).default(16 * 1024),
@@ -242,21 +293,46 @@ export const EnvSchema = z.object({
   AGENTPOST_RATE_LIMIT_GRANT: wholeNumber('requests a second', 0, 1_000_000).default(200),
   AGENTPOST_RATE_LIMIT_MULTIPART_SEND: wholeNumber('requests a second', 0, 1_000_000).default(10),
   AGENTPOST_RATE_LIMIT_FAILED_AUTH: wholeNumber('failed attempts a minute', 0, 1_000_000).default(20),
-  AGENTPOST_MESSAGE_JSON_CACHE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes (0 turns the cache off)').transform(Number).default(64 * 1024 * 1024),
-  AGENTPOST_RAW_MIME_PAGE_BYTES: z.string().regex(/^\d+$/, 'must be a whole number of bytes').transform(Number).refine((value) => value >= 1, 'must be at least 1').default(10 * 1024 * 1024),
-  AGENTPOST_METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (it guards /metrics)').max(256).optional(),
+  AGENTPOST_MESSAGE_JSON_CACHE_BYTES: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of bytes (0 turns the cache off)')
+    .transform(Number)
+    .default(64 * 1024 * 1024),
+  AGENTPOST_RAW_MIME_PAGE_BYTES: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of bytes')
+    .transform(Number)
+    .refine((value) => value >= 1, 'must be at least 1')
+    .default(10 * 1024 * 1024),
+  AGENTPOST_METRICS_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters (it guards /metrics)')
+    .max(256)
+    .optional(),
   AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
   AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
-  AGENTPOST_RSPAMD_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) URL of an rspamd normal worker, e.g. http://127.0.0.1:11333' }).optional(),
+  AGENTPOST_RSPAMD_URL: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be the http(s) URL of an rspamd normal worker, e.g. http://127.0.0.1:11333',
+    })
+    .optional(),
   AGENTPOST_RSPAMD_TIMEOUT: duration('10s'),
   AGENTPOST_DNS_SERVERS: z
     .string()
     .default('')
     .transform((value, context) => {
       const servers: string[] = [];
-      for (const item of value.split(',').map((entry) => entry.trim()).filter(Boolean)) {
+      for (const item of value
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean)) {
         const server = dnsServer(item);
-        if (server === undefined) context.addIssue({ code: 'custom', message: `${JSON.stringify(item)} is not a resolver address (expected a comma-separated list of IP[:port], such as 127.0.0.1:5353,[::1]:53,192.0.2.53)` });
+        if (server === undefined)
+          context.addIssue({
+            code: 'custom',
+            message: `${JSON.stringify(item)} is not a resolver address (expected a comma-separated list of IP[:port], such as 127.0.0.1:5353,[::1]:53,192.0.2.53)`,
+          });
         else servers.push(server);
       }
       return servers;
@@ -268,7 +344,11 @@ export const EnvSchema = z.object({
     .transform((value, context) => {
       if (value.trim() === '0') return 0;
       const ms = durationMs(value);
-      if (ms === undefined || ms <= 0) context.addIssue({ code: 'custom', message: `${JSON.stringify(value)} is not a duration (use 0 to turn the cache off, or 30s, 5m)` });
+      if (ms === undefined || ms <= 0)
+        context.addIssue({
+          code: 'custom',
+          message: `${JSON.stringify(value)} is not a duration (use 0 to turn the cache off, or 30s, 5m)`,
+        });
       return ms ?? 0;
     }),
   AGENTPOST_ROLES: z
@@ -279,7 +359,9 @@ export const EnvSchema = z.object({
       if ('error' in parsed) context.addIssue({ code: 'custom', message: parsed.error });
       return 'roles' in parsed ? parsed.roles : [];
     }),
-  AGENTPOST_TRACKING_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://t.mail.example.com' }).optional(),
+  AGENTPOST_TRACKING_URL: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://t.mail.example.com' })
+    .optional(),
   AGENTPOST_PAUSE_BOUNCE_RATE: rate(0.05),
   AGENTPOST_PAUSE_COMPLAINT_RATE: rate(0.001),
   AGENTPOST_PAUSE_MIN_SENT: wholeNumber('recipients', 1, 1_000_000_000).default(50),
@@ -296,12 +378,24 @@ export const EnvSchema = z.object({
   AGENTPOST_IMAP_LEASE: duration('30s'),
   AGENTPOST_IMAP_HISTORY_EVENTS: booleanFlag(false),
   AGENTPOST_IMAP_FETCH_THREAD: z.enum(['auto', 'on', 'off'], { error: 'must be auto, on or off' }).default('auto'),
-  AGENTPOST_AI_PROVIDER: z.enum(['openai', 'anthropic', 'openai-compatible'], { error: 'must be openai, anthropic or openai-compatible' }).optional(),
+  AGENTPOST_AI_PROVIDER: z
+    .enum(['openai', 'anthropic', 'openai-compatible'], { error: 'must be openai, anthropic or openai-compatible' })
+    .optional(),
   AGENTPOST_AI_MODEL: z.string().trim().min(1).max(200).optional(),
   AGENTPOST_AI_API_KEY: z.string().trim().min(1).max(4096).optional(),
-  AGENTPOST_AI_BASE_URL: z.url({ protocol: /^https?$/, error: 'must be the http(s) base URL of the model API, e.g. http://127.0.0.1:11434/v1' }).optional(),
+  AGENTPOST_AI_BASE_URL: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be the http(s) base URL of the model API, e.g. http://127.0.0.1:11434/v1',
+    })
+    .optional(),
   AGENTPOST_AI_TIMEOUT: duration('60s'),
-  AGENTPOST_WORKER_POLL_MS: z.string().regex(/^\d+$/, 'must be a whole number of milliseconds').transform(Number).refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000').default(1_000),
+  AGENTPOST_WORKER_POLL_MS: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number of milliseconds')
+    .transform(Number)
+    .refine((value) => value >= 1 && value <= 60_000, 'must be between 1 and 60000')
+    .default(1_000),
 });
 
 /** The name of a setting: every `AGENTPOST_*` variable Agentpost reads. */
@@ -367,19 +461,35 @@ function editDistance(a: string, b: string): number {
 }
 
 /** Settings of the model, checked together: a provider needs a model, and the key or URL that provider needs. */
-function aiConfigOf(value: { AGENTPOST_AI_PROVIDER?: AiProvider | undefined; AGENTPOST_AI_MODEL?: string | undefined; AGENTPOST_AI_API_KEY?: string | undefined; AGENTPOST_AI_BASE_URL?: string | undefined }): AiConfig | undefined {
+function aiConfigOf(value: {
+  AGENTPOST_AI_PROVIDER?: AiProvider | undefined;
+  AGENTPOST_AI_MODEL?: string | undefined;
+  AGENTPOST_AI_API_KEY?: string | undefined;
+  AGENTPOST_AI_BASE_URL?: string | undefined;
+}): AiConfig | undefined {
   const provider = value.AGENTPOST_AI_PROVIDER;
   const problems: string[] = [];
   if (provider === undefined) {
-    if (value.AGENTPOST_AI_MODEL !== undefined) problems.push('AGENTPOST_AI_MODEL: set AGENTPOST_AI_PROVIDER too (openai, anthropic or openai-compatible)');
+    if (value.AGENTPOST_AI_MODEL !== undefined)
+      problems.push('AGENTPOST_AI_MODEL: set AGENTPOST_AI_PROVIDER too (openai, anthropic or openai-compatible)');
   } else {
-    if (value.AGENTPOST_AI_MODEL === undefined) problems.push(`AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=${provider} (the provider's model id)`);
-    if (provider !== 'openai-compatible' && value.AGENTPOST_AI_API_KEY === undefined) problems.push(`AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=${provider}`);
-    if (provider === 'openai-compatible' && value.AGENTPOST_AI_BASE_URL === undefined) problems.push('AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible (e.g. http://127.0.0.1:11434/v1)');
+    if (value.AGENTPOST_AI_MODEL === undefined)
+      problems.push(`AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=${provider} (the provider's model id)`);
+    if (provider !== 'openai-compatible' && value.AGENTPOST_AI_API_KEY === undefined)
+      problems.push(`AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=${provider}`);
+    if (provider === 'openai-compatible' && value.AGENTPOST_AI_BASE_URL === undefined)
+      problems.push(
+        'AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible (e.g. http://127.0.0.1:11434/v1)',
+      );
   }
   if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   if (provider === undefined) return undefined;
-  return { provider, model: value.AGENTPOST_AI_MODEL!, apiKey: value.AGENTPOST_AI_API_KEY, baseUrl: value.AGENTPOST_AI_BASE_URL?.replace(/\/+$/, '') };
+  return {
+    provider,
+    model: value.AGENTPOST_AI_MODEL!,
+    apiKey: value.AGENTPOST_AI_API_KEY,
+    baseUrl: value.AGENTPOST_AI_BASE_URL?.replace(/\/+$/, ''),
+  };
 }
 
 /** Thrown by {@link loadConfig}; its message lists each bad variable by name. */
@@ -392,7 +502,9 @@ export class ConfigError extends Error {
  * @throws ConfigError naming each invalid variable, e.g. `AGENTPOST_HTTP_PORT: must be a whole number`.
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const present = Object.fromEntries(Object.entries(env).filter(([key, value]) => key.startsWith('AGENTPOST_') && value !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([key, value]) => key.startsWith('AGENTPOST_') && value !== ''),
+  );
   const parsed = EnvSchema.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`);
@@ -401,12 +513,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const value = parsed.data;
   // Node refuses a header deadline past the request deadline (the headers are part of the request).
   if (value.AGENTPOST_HTTP_HEADERS_TIMEOUT > value.AGENTPOST_HTTP_REQUEST_TIMEOUT) {
-    throw new ConfigError('Invalid configuration:\n  AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT');
+    throw new ConfigError(
+      'Invalid configuration:\n  AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT',
+    );
   }
   const ai = aiConfigOf(value);
   // An IPv6 literal needs brackets in a URL (`http://[::1]:3000`).
   const urlHost = isIP(value.AGENTPOST_HOST) === 6 ? `[${value.AGENTPOST_HOST}]` : value.AGENTPOST_HOST;
-  const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${urlHost}:${value.AGENTPOST_HTTP_PORT}`).replace(/\/+$/, '');
+  const publicUrl = (value.AGENTPOST_PUBLIC_URL ?? `http://${urlHost}:${value.AGENTPOST_HTTP_PORT}`).replace(
+    /\/+$/,
+    '',
+  );
   const mxHost = value.AGENTPOST_MX_HOST ?? defaultMxHost(publicUrl, value.AGENTPOST_TRIAL_DOMAIN);
   return {
     databaseUrl: value.AGENTPOST_DATABASE_URL,

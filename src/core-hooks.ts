@@ -23,7 +23,10 @@ export interface CoreHooks {
   /** Adds a listener; returns the function that removes it. */
   on<Name extends keyof CoreEvents>(name: Name, listener: CoreEvents[Name]): () => void;
   /** Calls every listener of `name` with `args`, in order; returns what each returned. */
-  emit<Name extends keyof CoreEvents>(name: Name, ...args: Parameters<CoreEvents[Name]>): ReturnType<CoreEvents[Name]>[];
+  emit<Name extends keyof CoreEvents>(
+    name: Name,
+    ...args: Parameters<CoreEvents[Name]>
+  ): ReturnType<CoreEvents[Name]>[];
 }
 
 /** Creates the core's event hook, with no listeners. */
@@ -40,7 +43,9 @@ export function createCoreHooks(): CoreHooks {
       };
     },
     emit(name, ...args) {
-      return (listeners.get(name) ?? []).slice().map((listener) => (listener as (...values: typeof args) => ReturnType<CoreEvents[typeof name]>)(...args));
+      return (listeners.get(name) ?? [])
+        .slice()
+        .map((listener) => (listener as (...values: typeof args) => ReturnType<CoreEvents[typeof name]>)(...args));
     },
   };
 }

@@ -3,9 +3,22 @@
  * `createCore(deps)` builds every area in dependency order and returns the core; its type, {@link Core}, is what the
  * operations and the faces see. The public names are exported by src/index.ts.
  */
-import { createEnforcement, createPolicyUpkeep, createEvaluationService, createListService, createPolicyService, createRuleService, createWorkspaceService } from './admin/index.js';
+import {
+  createEnforcement,
+  createPolicyUpkeep,
+  createEvaluationService,
+  createListService,
+  createPolicyService,
+  createRuleService,
+  createWorkspaceService,
+} from './admin/index.js';
 import { createApplicationDetailsService, createApplicationService } from './applications/index.js';
-import { createAvailabilityService, createCalendarService, createEventService, createCalendarParser } from './calendar/index.js';
+import {
+  createAvailabilityService,
+  createCalendarService,
+  createEventService,
+  createCalendarParser,
+} from './calendar/index.js';
 import { createContactService } from './contacts/index.js';
 import type { CoreDeps } from './ports/index.js';
 import { createHealth } from './health.js';
@@ -13,16 +26,43 @@ import { createCoreHooks } from './core-hooks.js';
 import { createSmartComposeService } from './smart-compose/index.js';
 import { createDomainService, createDmarcReportIntake } from './domains/index.js';
 import { createFolderService, createGrantService } from './grants/index.js';
-import { createAfterDelivery, invitationJobsOf, createInboundService, createAuthenticator, createSpamChecker } from './mail/index.js';
-import { createAttachmentService, createFolderCounter, createMailStore, createMessageDestroyer, createMessageService, createThreadService } from './messages/index.js';
+import {
+  createAfterDelivery,
+  invitationJobsOf,
+  createInboundService,
+  createAuthenticator,
+  createSpamChecker,
+} from './mail/index.js';
+import {
+  createAttachmentService,
+  createFolderCounter,
+  createMailStore,
+  createMessageDestroyer,
+  createMessageService,
+  createThreadService,
+} from './messages/index.js';
 import { createProviders } from './providers/index.js';
-import { createImapOutgoing, createImapAccounts, createConnector, createImapSync, createImapSyncRunner } from './imap/index.js';
+import {
+  createImapOutgoing,
+  createImapAccounts,
+  createConnector,
+  createImapSync,
+  createImapSyncRunner,
+} from './imap/index.js';
 import { createOutboxDispatcher } from './outbox/index.js';
 import { createOutboundService } from './outbound/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
-import { createSigningKeys, createThreadReplies, createMailboxReports, createSendingHealth, createReportIntake, createSuppressionService, createTrackingService } from './deliverability/index.js';
+import {
+  createSigningKeys,
+  createThreadReplies,
+  createMailboxReports,
+  createSendingHealth,
+  createReportIntake,
+  createSuppressionService,
+  createTrackingService,
+} from './deliverability/index.js';
 
 /**
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
@@ -56,7 +96,11 @@ export function createCore(deps: CoreDeps) {
   const enforcement = createEnforcement(deps);
   /** Inbound stages 2 and 3 (authentication, spam), for the inbound pipeline: SPF/DKIM/DMARC/ARC through deps.dns, and the spam score. */
   const mailStages = {
-    authenticator: createAuthenticator({ dns: deps.dns, authservId: deps.config.mxHost, cacheTtlMs: deps.config.dnsCacheTtlMs }),
+    authenticator: createAuthenticator({
+      dns: deps.dns,
+      authservId: deps.config.mxHost,
+      cacheTtlMs: deps.config.dnsCacheTtlMs,
+    }),
     spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
   };
   // Administration (§15): every write invalidates the enforcement cache, so this process applies it at once.
@@ -74,7 +118,8 @@ export function createCore(deps: CoreDeps) {
   // After each delivery: iMIP parts to calendars (a durable job; the event service, built below, listens), senders to contacts.
   const afterDelivery = createAfterDelivery(deps, {
     contacts,
-    applyInvitation: async (grant, invitation) => (await Promise.all(hooks.emit('invitationReceived', grant, invitation))).flat(),
+    applyInvitation: async (grant, invitation) =>
+      (await Promise.all(hooks.emit('invitationReceived', grant, invitation))).flat(),
   });
   // Replies to sends tracked with thread_replies: counted by a job stored with the reply (thread.replied).
   const threadReplies = createThreadReplies(deps);
@@ -98,13 +143,28 @@ export function createCore(deps: CoreDeps) {
     stages: deps.inboundStages ?? mailStages,
   });
   /** The sync in of connected IMAP accounts (src/imap/sync-runner.ts), run by the worker role. */
-  const imap = createImapSyncRunner(deps, { sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood }), connector });
+  const imap = createImapSyncRunner(deps, {
+    sync: createImapSync(deps, { inbound, store: mailStore, destroyForGood }),
+    connector,
+  });
   hooks.on('grantConnected', (grantId) => imap.wake(grantId));
   /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts (their sync is `imap`). */
-  const providers = createProviders([createImapOutgoing(deps, { jobs, connector, sync: { run: (grantId, signal) => imap.run(grantId, signal) } })]);
+  const providers = createProviders([
+    createImapOutgoing(deps, { jobs, connector, sync: { run: (grantId, signal) => imap.run(grantId, signal) } }),
+  ]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
-  const outbound = createOutboundService(deps, { grants, store: mailStore, inbound, jobs, contacts, enforcement, reports, signing, providers });
+  const outbound = createOutboundService(deps, {
+    grants,
+    store: mailStore,
+    inbound,
+    jobs,
+    contacts,
+    enforcement,
+    reports,
+    signing,
+    providers,
+  });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
@@ -119,15 +179,72 @@ export function createCore(deps: CoreDeps) {
   const smartCompose = createSmartComposeService(deps, grants, messages);
   /** Retention periods and additional folders of policies (run periodically by src/background/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood });
-  const webhookTransport = { http: deps.http ?? nodeHttpRequester, timeoutMs: deps.config.webhookTimeoutMs, allowPrivate: deps.config.allowPrivateNetworks };
+  const webhookTransport = {
+    http: deps.http ?? nodeHttpRequester,
+    timeoutMs: deps.config.webhookTimeoutMs,
+    allowPrivate: deps.config.allowPrivateNetworks,
+  };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/background/background.ts). */
-  const jobHandlers: Record<string, JobHandler> = { ...webhookDelivery.handlers, ...outbound.handlers, ...afterDelivery.handlers, ...threadReplies.handlers, ...mailboxReports.handlers, ...providers.handlers };
+  const jobHandlers: Record<string, JobHandler> = {
+    ...webhookDelivery.handlers,
+    ...outbound.handlers,
+    ...afterDelivery.handlers,
+    ...threadReplies.handlers,
+    ...mailboxReports.handlers,
+    ...providers.handlers,
+  };
   /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
-  const webhookDeliveries = { kind: WEBHOOK_DELIVERY_JOB, deliver: webhookDelivery.deliver, loadWebhooks: webhookDelivery.loadWebhooks };
-  return { deps, providers, imap, health, signing, tracking, sendingHealth, reports, mailboxReports, suppressions, enforcement, policyUpkeep, mailStages, workspaces, policies, rules, lists, ruleEvaluations, calendarParser, applications, applicationDetails, domains, dmarcReports, grants, folders, messages, smartCompose, threads, attachments, inbound, outbound, drafts: outbound.drafts, jobs, outbox, jobHandlers, webhookDeliveries, webhooks, availability, calendars, events, contacts };
+  const webhookDeliveries = {
+    kind: WEBHOOK_DELIVERY_JOB,
+    deliver: webhookDelivery.deliver,
+    loadWebhooks: webhookDelivery.loadWebhooks,
+  };
+  return {
+    deps,
+    providers,
+    imap,
+    health,
+    signing,
+    tracking,
+    sendingHealth,
+    reports,
+    mailboxReports,
+    suppressions,
+    enforcement,
+    policyUpkeep,
+    mailStages,
+    workspaces,
+    policies,
+    rules,
+    lists,
+    ruleEvaluations,
+    calendarParser,
+    applications,
+    applicationDetails,
+    domains,
+    dmarcReports,
+    grants,
+    folders,
+    messages,
+    smartCompose,
+    threads,
+    attachments,
+    inbound,
+    outbound,
+    drafts: outbound.drafts,
+    jobs,
+    outbox,
+    jobHandlers,
+    webhookDeliveries,
+    webhooks,
+    availability,
+    calendars,
+    events,
+    contacts,
+  };
 }
 
 /** The core's type, as transports see it. */

@@ -67,8 +67,11 @@ export function createHealth(logger: Logger, now: () => Date) {
     async readiness(probe: DatabaseProbe): Promise<Readiness> {
       const database = await probe();
       const at = performance.now();
-      const late = [...loops].filter(([, record]) => at - record.lastBeat > 2 * record.intervalMs + HEARTBEAT_GRACE_MS).map(([name, record]) => `${name} (last report ${Math.round((at - record.lastBeat) / 1000)} s ago)`);
-      const workers = withoutLoops ?? (loops.size === 0 ? 'not started' : late.length > 0 ? `late: ${late.join(', ')}` : 'ok');
+      const late = [...loops]
+        .filter(([, record]) => at - record.lastBeat > 2 * record.intervalMs + HEARTBEAT_GRACE_MS)
+        .map(([name, record]) => `${name} (last report ${Math.round((at - record.lastBeat) / 1000)} s ago)`);
+      const workers =
+        withoutLoops ?? (loops.size === 0 ? 'not started' : late.length > 0 ? `late: ${late.join(', ')}` : 'ok');
       const checks = database.ok
         ? { database: 'ok', migrations: 'ok', workers }
         : database.check === 'migrations'

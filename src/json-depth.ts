@@ -14,7 +14,11 @@ export const MAX_JSON_DEPTH = 64;
 
 /** The 400 of a value nested deeper than {@link MAX_JSON_DEPTH}. */
 export function tooDeep(field: string): AppError {
-  return new AppError('invalid_request', `${field}: JSON is nested more than ${MAX_JSON_DEPTH} levels deep; flatten the request.`, { field });
+  return new AppError(
+    'invalid_request',
+    `${field}: JSON is nested more than ${MAX_JSON_DEPTH} levels deep; flatten the request.`,
+    { field },
+  );
 }
 
 /** True when `value` nests objects or arrays more than `limit` levels deep (an iterative walk: no recursion). */

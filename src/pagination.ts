@@ -22,13 +22,19 @@ export function decodeCursor(token: string | undefined, arity: number): CursorKe
   if (token === undefined) return undefined;
   try {
     const key: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (Array.isArray(key) && key.length === arity && key.every((part) => typeof part === 'string' || typeof part === 'number')) {
+    if (
+      Array.isArray(key) &&
+      key.length === arity &&
+      key.every((part) => typeof part === 'string' || typeof part === 'number')
+    ) {
       return key;
     }
   } catch {
     // fall through to the error below
   }
-  throw new AppError('invalid_request', 'page_token: not a cursor this list returned; pass next_cursor unchanged.', { field: 'page_token' });
+  throw new AppError('invalid_request', 'page_token: not a cursor this list returned; pass next_cursor unchanged.', {
+    field: 'page_token',
+  });
 }
 
 /**

@@ -72,7 +72,9 @@ export class TokenBuckets {
 
   private decide(tokens: number, budget: RateBudget, cost: number): RateDecision {
     // Whole seconds, at least 1, as Retry-After takes them.
-    return tokens >= cost ? { allowed: true } : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((cost - tokens) / budget.perSecond)) };
+    return tokens >= cost
+      ? { allowed: true }
+      : { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((cost - tokens) / budget.perSecond)) };
   }
 
   private refill(bucket: Bucket, budget: RateBudget, now: number): number {

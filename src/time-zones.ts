@@ -84,7 +84,14 @@ function intlWallTimeAt(timeZone: string, epochMs: number): WallTime {
   const value = (type: string) => Number(parts.find((part) => part.type === type)?.value ?? 0);
   const era = parts.find((part) => part.type === 'era')?.value;
   const year = era === 'BC' || era === 'B' ? 1 - value('year') : value('year');
-  return { year, month: value('month'), day: value('day'), hour: value('hour'), minute: value('minute'), second: value('second') };
+  return {
+    year,
+    month: value('month'),
+    day: value('day'),
+    hour: value('hour'),
+    minute: value('minute'),
+    second: value('second'),
+  };
 }
 
 /** Milliseconds of a wall time read as if it were UTC. */
@@ -435,11 +442,13 @@ export function ianaFromTzid(tzid: string): string | undefined {
  */
 export function zoneMatchingOffsets(year: number, offsetOfWall: (wall: WallTime) => number): string | undefined {
   const samples: WallTime[] = [];
-  for (let at = Date.UTC(year, 0, 1, 12); at < Date.UTC(year + 2, 0, 1); at += 7 * DAY_MS) samples.push(epochToWallAsUtc(at));
+  for (let at = Date.UTC(year, 0, 1, 12); at < Date.UTC(year + 2, 0, 1); at += 7 * DAY_MS)
+    samples.push(epochToWallAsUtc(at));
   const wanted = samples.map(offsetOfWall);
   for (const zone of PREFERRED_ZONES) {
     if (!isIanaTimeZone(zone)) continue;
-    if (samples.every((wall, index) => wallTimeToEpochAsUtc(wall) - zonedWallTimeToEpoch(zone, wall) === wanted[index])) return zone;
+    if (samples.every((wall, index) => wallTimeToEpochAsUtc(wall) - zonedWallTimeToEpoch(zone, wall) === wanted[index]))
+      return zone;
   }
   return undefined;
 }

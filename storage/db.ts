@@ -18,7 +18,6 @@ import { ensureMailSearchIndex } from './mail-search.js';
 import type { Orm, Tx } from './orm.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
-
 /** The storage handle passed to the core. */
 export interface Database {
   /** For reads (and nothing else: writes go through {@link Database.write}). */
@@ -86,14 +85,20 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   const embedded = url.startsWith('file:');
   if (embedded) {
     const path = url.slice('file:'.length).split('?')[0] ?? '';
-    if (path && path !== ':memory:') mkdirSync(dirname(resolve(path.replace(/^\/\/(localhost)?/, ''))), { recursive: true });
+    if (path && path !== ':memory:')
+      mkdirSync(dirname(resolve(path.replace(/^\/\/(localhost)?/, ''))), { recursive: true });
   }
   // A libSQL server is spoken to over HTTP (sqld and Turso serve WebSockets and HTTP on one address), so that the
   // connection settings reach every stream: see storage/connection-settings.ts.
   const token = authToken !== undefined ? { authToken } : {};
   const client = embedded
     ? createClient({ url, ...token, timeout: busyTimeoutMs, intMode: 'number' })
-    : createClient({ url: url.replace(/^ws(s?):/, 'http$1:'), ...token, intMode: 'number', fetch: withConnectionSettings(CONNECTION_SETTINGS) });
+    : createClient({
+        url: url.replace(/^ws(s?):/, 'http$1:'),
+        ...token,
+        intMode: 'number',
+        fetch: withConnectionSettings(CONNECTION_SETTINGS),
+      });
   if (embedded) {
     // A new file gets pages of 16 KB (SQLite's default is 4 KB; a file that exists keeps its size). A stored message
     // (its row, its raw bytes, its search entry) then dirties fewer pages, and a COMMIT writes fewer frames to the
@@ -106,7 +111,12 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   await client.execute('PRAGMA foreign_keys = ON');
   const orm = drizzle(client, { schema, casing: 'snake_case' });
   const inMemory = /^file:(:memory:|.*mode=memory)/.test(url);
-  const file = embedded && !inMemory ? String((await client.execute(`SELECT file FROM pragma_database_list WHERE name = 'main'`)).rows[0]?.[0] ?? '') || undefined : undefined;
+  const file =
+    embedded && !inMemory
+      ? String(
+          (await client.execute(`SELECT file FROM pragma_database_list WHERE name = 'main'`)).rows[0]?.[0] ?? '',
+        ) || undefined
+      : undefined;
 
   // The dedicated connection of durableWrite, opened on first use (embedded files only).
   let durable: Promise<{ client: Client; orm: Orm; wal: string }> | undefined;
@@ -114,7 +124,10 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   let checkpointer: WalCheckpointer | undefined;
   const threadListeners = new Set<ThreadExitListener>();
   const startCheckpointer = () => {
-    if (file) checkpointer ??= startWalCheckpointer(file, { onExit: (reason) => threadListeners.forEach((listener) => listener('checkpoint', reason)) });
+    if (file)
+      checkpointer ??= startWalCheckpointer(file, {
+        onExit: (reason) => threadListeners.forEach((listener) => listener('checkpoint', reason)),
+      });
   };
 
   let queue: Promise<unknown> = Promise.resolve();
@@ -217,7 +230,18 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     threadListeners.add(listener);
     return () => threadListeners.delete(listener);
   };
-  return { orm, client, embedded, file, write, durableWrite, exclusive, lockWaiters: () => waiting, onThreadExit, close };
+  return {
+    orm,
+    client,
+    embedded,
+    file,
+    write,
+    durableWrite,
+    exclusive,
+    lockWaiters: () => waiting,
+    onThreadExit,
+    close,
+  };
 }
 
 /** The folder of the generated SQL migrations (with `meta/_journal.json`), applied by {@link migrate}. */

@@ -77,17 +77,24 @@ function prepare(connection: Sqlite.Database, sql: string): Prepared {
   statement.raw(true);
   const all = (params: unknown[]) => statement.all(params) as unknown[][];
   if (!statement.reader) return { rows: all };
-  const columns = (statement.columns() as { name: string; type: string | null }[]).map((column) => ({ name: `"${column.name.replaceAll('"', '""')}"`, type: column.type }));
+  const columns = (statement.columns() as { name: string; type: string | null }[]).map((column) => ({
+    name: `"${column.name.replaceAll('"', '""')}"`,
+    type: column.type,
+  }));
   const names = columns.map((column) => column.name);
   if (names.length === 0 || new Set(names).size !== names.length) return { rows: all };
   // A TEXT column holds no REAL (SQLite's TEXT affinity stores numbers as text); any other may. One sum says whether a
   // row holds one: a REAL in it makes the sum REAL (so does a sum past 64 bits, or text that reads as a decimal number,
   // which only sends the read to `all` needlessly).
-  const numeric = columns.filter((column) => !/^text$/i.test(column.type ?? '')).map((column) => `coalesce(${column.name}, 0)`);
+  const numeric = columns
+    .filter((column) => !/^text$/i.test(column.type ?? ''))
+    .map((column) => `coalesce(${column.name}, 0)`);
   const anyReal = numeric.length === 0 ? '0' : `max(typeof(${numeric.join(' + ')}) = 'real')`;
   let aggregated: Sqlite.Statement;
   try {
-    aggregated = connection.prepare(`SELECT json_group_array(json_array(${names.join(', ')})), ${anyReal} FROM (${sql})`);
+    aggregated = connection.prepare(
+      `SELECT json_group_array(json_array(${names.join(', ')})), ${anyReal} FROM (${sql})`,
+    );
   } catch {
     return { rows: all };
   }
@@ -161,7 +168,8 @@ function compile(fields: Field[]): (row: unknown[]) => unknown {
     for (let index = 0; index < steps.length; index++) {
       const step = steps[index]!;
       let node = result;
-      for (let depth = 0; depth < step.path.length - 1; depth++) node = (node[step.path[depth]!] ??= {}) as Record<string, unknown>;
+      for (let depth = 0; depth < step.path.length - 1; depth++)
+        node = (node[step.path[depth]!] ??= {}) as Record<string, unknown>;
       const raw = row[index];
       node[step.last] = raw === null ? null : step.decoder.mapFromDriverValue(raw);
     }
@@ -188,7 +196,9 @@ function mapperOf(sql: string, fields: Field[]): (row: unknown[]) => unknown {
 }
 
 /** Whether a query selects with an outer join (then drizzle's own mapper nulls the missing side). */
-const hasOuterJoin = (internals: SelectInternals) => internals.joinsNotNullableMap !== undefined && Object.values(internals.joinsNotNullableMap).some((notNullable) => !notNullable);
+const hasOuterJoin = (internals: SelectInternals) =>
+  internals.joinsNotNullableMap !== undefined &&
+  Object.values(internals.joinsNotNullableMap).some((notNullable) => !notNullable);
 
 /**
  * Runs a drizzle select on the fast path when `executor` is an embedded database's own handle and no write
@@ -197,7 +207,8 @@ const hasOuterJoin = (internals: SelectInternals) => internals.joinsNotNullableM
 export async function readAll<T>(executor: object, query: ReadQuery<T>): Promise<T[]> {
   const reads = registry.get(executor);
   const internals = query as unknown as SelectInternals;
-  const selected = internals.config?.fields ?? (internals.config?.table ? getTableColumns(internals.config.table) : undefined);
+  const selected =
+    internals.config?.fields ?? (internals.config?.table ? getTableColumns(internals.config.table) : undefined);
   if (!reads || reads.writing() || !selected) return await query;
   const { sql, params } = query.toSQL();
   const rows = statementFor(reads.connection(), sql).rows(params.map(toDriver));
@@ -217,7 +228,10 @@ export interface PreparedQuery<T> extends ReadQuery<T> {
  * of a select was a quarter of a short list's time); elsewhere (a transaction, a libSQL server, a write under way)
  * the select is built on `executor` and run by drizzle with the values, as `readAll` does.
  */
-export function preparedRead<E extends object, T>(build: (executor: E) => PreparedQuery<T>, options: PreparedReadOptions = {}): (executor: E, values: Record<string, unknown>) => Promise<T[]> {
+export function preparedRead<E extends object, T>(
+  build: (executor: E) => PreparedQuery<T>,
+  options: PreparedReadOptions = {},
+): (executor: E, values: Record<string, unknown>) => Promise<T[]> {
   let built: { sql: string; params: unknown[]; map: (row: unknown[]) => unknown } | undefined;
   const memos = options.memo ? new WeakMap<Sqlite.Database, Memo<T>>() : undefined;
   return async (executor, values) => {
@@ -226,13 +240,18 @@ export function preparedRead<E extends object, T>(build: (executor: E) => Prepar
     if (!built) {
       const query = build(executor);
       const internals = query as unknown as SelectInternals;
-      const selected = internals.config?.fields ?? (internals.config?.table ? getTableColumns(internals.config.table) : undefined);
-      if (!selected || hasOuterJoin(internals)) throw new Error('preparedRead: a select of columns without outer joins is expected');
+      const selected =
+        internals.config?.fields ?? (internals.config?.table ? getTableColumns(internals.config.table) : undefined);
+      if (!selected || hasOuterJoin(internals))
+        throw new Error('preparedRead: a select of columns without outer joins is expected');
       const { sql, params } = query.toSQL();
       built = { sql, params, map: compile(orderSelectedFields(selected)) };
     }
     const connection = reads.connection();
-    const read = () => statementFor(connection, built!.sql).rows(fillPlaceholders(built!.params, values).map(toDriver)).map(built!.map as (row: unknown[]) => T);
+    const read = () =>
+      statementFor(connection, built!.sql)
+        .rows(fillPlaceholders(built!.params, values).map(toDriver))
+        .map(built!.map as (row: unknown[]) => T);
     if (!memos) return read();
     // Asked before the read: a commit between the two only leaves newer rows under an older version, which the next
     // call finds changed.

@@ -27,7 +27,6 @@ export interface GroupCommitOptions {
 export interface GroupCommit<Item, Result> {
   /** Writes `item` in a shared write transaction; resolves with its result after the commit. */
   run(item: Item): Promise<Result>;
-
 }
 
 /** Writes a batch of items in the transaction; returns one result per item, in order. */
@@ -70,7 +69,8 @@ export function createGroupCommit<Item, Result>(
         tx,
         batch.map((entry) => entry.item),
       );
-      if (written.length !== batch.length) throw new Error(`group commit: the writer returned ${written.length} results for ${batch.length} items`);
+      if (written.length !== batch.length)
+        throw new Error(`group commit: the writer returned ${written.length} results for ${batch.length} items`);
       return written;
     });
     batch.forEach((entry, index) => entry.resolve(results[index]!));

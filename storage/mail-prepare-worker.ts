@@ -18,7 +18,9 @@ import type { MailPrepare, MailWriteItem } from './mail-writer.js';
  * A raw message as the main thread sends it (`Entry` of kind raw in mail-writer.ts, with its id), or a group of them
  * (kind raws), whose messages are answered with the group's id and their index (`sub`).
  */
-type RawEntry = { id: number; durable?: false } & ({ kind: 'raw'; raw: Uint8Array; meta: unknown } | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] });
+type RawEntry = { id: number; durable?: false } & (
+  { kind: 'raw'; raw: Uint8Array; meta: unknown } | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] }
+);
 
 /** A prepared message as the writer thread receives it. */
 interface PreparedEntry {
@@ -40,7 +42,9 @@ let writer: MessagePort | undefined;
 function hand(entries: PreparedEntry[]): void {
   if (entries.length === 0) return;
   const transfer = new Set<ArrayBuffer>();
-  for (const entry of entries) for (const copy of entry.item.copies) if (copy.raw && copy.raw.buffer instanceof ArrayBuffer) transfer.add(copy.raw.buffer);
+  for (const entry of entries)
+    for (const copy of entry.item.copies)
+      if (copy.raw && copy.raw.buffer instanceof ArrayBuffer) transfer.add(copy.raw.buffer);
   writer!.postMessage({ entries }, [...transfer]);
 }
 
@@ -53,7 +57,13 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
   const declined: { id: number; sub?: number; ok: false; declined: true; raw?: Uint8Array }[] = [];
   let ready: PreparedEntry[] = [];
   /** Prepares one message; false when declined. */
-  const one = (raw: Uint8Array, meta: unknown, id: number, sub: number | undefined, durable: false | undefined): boolean => {
+  const one = (
+    raw: Uint8Array,
+    meta: unknown,
+    id: number,
+    sub: number | undefined,
+    durable: false | undefined,
+  ): boolean => {
     let prepared: ReturnType<MailPrepare>;
     try {
       prepared = prepare(raw, meta);
@@ -68,7 +78,14 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
     }
     // A group's messages go without their summary: its caller asks only whether each was stored.
     const summary = prepared.summary !== undefined && sub === undefined ? { summary: prepared.summary } : {};
-    ready.push({ id, ...at, kind: 'item', item: prepared.item, ...summary, ...(durable === false ? { durable: false as const } : {}) });
+    ready.push({
+      id,
+      ...at,
+      kind: 'item',
+      item: prepared.item,
+      ...summary,
+      ...(durable === false ? { durable: false as const } : {}),
+    });
     return true;
   };
   // Each raw buffer is referenced by at most one item, whose copy keeps its bytes (ingest-prepare.ts), or by a
@@ -83,7 +100,10 @@ parentPort?.on('message', (message: { port?: MessagePort; entries?: RawEntry[] }
     }
   }
   hand(ready);
-  if (declined.length > 0) parentPort?.postMessage({ results: declined }, [...new Set(declined.flatMap((result) => (result.raw?.buffer instanceof ArrayBuffer ? [result.raw.buffer] : [])))]);
+  if (declined.length > 0)
+    parentPort?.postMessage({ results: declined }, [
+      ...new Set(declined.flatMap((result) => (result.raw?.buffer instanceof ArrayBuffer ? [result.raw.buffer] : []))),
+    ]);
 });
 // Loaded (the prepare module and what it imports).
 parentPort?.postMessage({ ready: true });

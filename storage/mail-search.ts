@@ -20,7 +20,10 @@ export async function ensureMailSearchIndex(client: Client): Promise<void> {
   try {
     await client.execute(CREATE_TABLE);
   } catch (error) {
-    throw new Error(`The database does not support SQLite FTS5 full-text search, which message search needs: ${String(error)}`, { cause: error });
+    throw new Error(
+      `The database does not support SQLite FTS5 full-text search, which message search needs: ${String(error)}`,
+      { cause: error },
+    );
   }
   await client.execute(CREATE_DELETE_TRIGGER);
 }
@@ -36,7 +39,9 @@ export interface SearchDocument {
 /** Indexes messages (inside the transaction that stores them), many per statement. */
 export async function indexMessageTexts(tx: Tx, documents: SearchDocument[]): Promise<void> {
   for (let index = 0; index < documents.length; index += 100) {
-    const values = documents.slice(index, index + 100).map((document) => sql`(${document.seq}, ${document.subject}, ${document.addresses}, ${document.body})`);
+    const values = documents
+      .slice(index, index + 100)
+      .map((document) => sql`(${document.seq}, ${document.subject}, ${document.addresses}, ${document.body})`);
     await tx.run(sql`INSERT INTO messages_fts (rowid, subject, addresses, body) VALUES ${sql.join(values, sql`, `)}`);
   }
 }

@@ -121,7 +121,10 @@ export type MailRawOutcome = { prepared: true; results: MailWriteResult[]; summa
  * What became of one message of a {@link MailRawGroup}: stored (as a {@link MailRawOutcome}, without its summary),
  * declined (with its bytes, for the caller to prepare elsewhere), or failed to store.
  */
-export type MailRawGroupOutcome = { prepared: true; results: MailWriteResult[]; summary: unknown } | { prepared: false; raw: Uint8Array } | { prepared: true; failed: MailWriteError };
+export type MailRawGroupOutcome =
+  | { prepared: true; results: MailWriteResult[]; summary: unknown }
+  | { prepared: false; raw: Uint8Array }
+  | { prepared: true; failed: MailWriteError };
 
 /**
  * The contract of a prepare module: `prepare(raw, meta)` returns the item to store and a summary handed back to the

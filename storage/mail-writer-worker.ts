@@ -36,12 +36,26 @@ interface WriterData {
   maxBatch: number;
   maxBatchBytes: number;
   chunkBytes: number;
-  tables: Record<'messages' | 'threads' | 'threadReferences' | 'attachments' | 'messageFolders' | 'outboxEvents' | 'jobs' | 'ruleEvaluations' | 'imapMessages', TableInfo>;
+  tables: Record<
+    | 'messages'
+    | 'threads'
+    | 'threadReferences'
+    | 'attachments'
+    | 'messageFolders'
+    | 'outboxEvents'
+    | 'jobs'
+    | 'ruleEvaluations'
+    | 'imapMessages',
+    TableInfo
+  >;
 }
 /** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id (and index in its group, `sub`). */
-type Entry = { id: number; sub?: number; durable?: false } & ({ kind: 'item'; item: MailWriteItem; summary?: unknown } | { kind: 'raw'; raw: Uint8Array; meta: unknown });
+type Entry = { id: number; sub?: number; durable?: false } & (
+  { kind: 'item'; item: MailWriteItem; summary?: unknown } | { kind: 'raw'; raw: Uint8Array; meta: unknown }
+);
 /** What the thread answers for one entry (`EntryResult` in mail-writer.ts). */
-type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
+type EntryResult =
+  { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
 type ThreadRow = typeof threads.$inferSelect;
 type MessageRow = typeof messages.$inferSelect;
 
@@ -51,7 +65,9 @@ const { file, busyTimeoutMs, chunkBytes, tables, prepareModule, maxBatch, maxBat
  * The caller's prepare module (see MailPrepare in mail-writer.ts): turns a raw message into the item to store, or
  * declines it.
  */
-const prepare: MailPrepare | undefined = prepareModule ? ((await import(prepareModule)) as { prepare: MailPrepare }).prepare : undefined;
+const prepare: MailPrepare | undefined = prepareModule
+  ? ((await import(prepareModule)) as { prepare: MailPrepare }).prepare
+  : undefined;
 
 const db = new Database(file, { timeout: busyTimeoutMs });
 // Checkpoints are mostly the checkpoint thread's (storage/wal-checkpointer.ts, from 4 MB of log on), beside this one.
@@ -89,7 +105,8 @@ function encode(column: Column, value: unknown): unknown {
   if (column.codec === 'json') return JSON.stringify(value);
   // The native driver aborts the process on a boolean parameter: never hand it one.
   if (column.codec === 'bool' || typeof value === 'boolean') return value ? 1 : 0;
-  if (typeof value === 'object' && !(value instanceof Uint8Array)) throw new TypeError(`mail writer: column ${column.name} got an object`);
+  if (typeof value === 'object' && !(value instanceof Uint8Array))
+    throw new TypeError(`mail writer: column ${column.name} got an object`);
   return value;
 }
 
@@ -102,23 +119,38 @@ function decode(column: Column, value: unknown): unknown {
 
 function insertStatement(table: TableInfo, conflict = '') {
   const names = table.columns.map((column) => quote(column.name));
-  const statement = db.prepare(`INSERT INTO ${quote(table.name)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ${conflict}`);
-  return (row: object) => statement.run(table.columns.map((column) => encode(column, (row as Record<string, unknown>)[column.key])));
+  const statement = db.prepare(
+    `INSERT INTO ${quote(table.name)} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ${conflict}`,
+  );
+  return (row: object) =>
+    statement.run(table.columns.map((column) => encode(column, (row as Record<string, unknown>)[column.key])));
 }
 
 const threadKeyColumn = tables.threads.columns.find((column) => column.key === 'id');
 if (!threadKeyColumn) throw new Error('mail writer: the threads table has no id column');
-const updatableThreadColumns = tables.threads.columns.filter((column) => column.key !== 'id' && column.key !== 'grantId' && column.key !== 'createdAt');
+const updatableThreadColumns = tables.threads.columns.filter(
+  (column) => column.key !== 'id' && column.key !== 'grantId' && column.key !== 'createdAt',
+);
 
 const statements = {
   begin: db.prepare('BEGIN IMMEDIATE'),
   commit: db.prepare('COMMIT'),
   rollback: db.prepare('ROLLBACK'),
-  putBlob: db.prepare('INSERT INTO blobs (hash, size, chunk_count, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+  putBlob: db.prepare(
+    'INSERT INTO blobs (hash, size, chunk_count, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+  ),
   putChunk: db.prepare('INSERT INTO blob_chunks (hash, seq, data) VALUES (?, ?, ?)'),
   // EXISTS, not `thread_id IN (SELECT id FROM threads)`: with that, SQLite may walk every thread of the database.
-  threadOf: db.prepare(`SELECT r.thread_id FROM thread_references r WHERE r.grant_id = ? AND r.header_id = ? AND EXISTS (SELECT 1 FROM threads t WHERE t.id = r.thread_id) LIMIT 1`).raw(),
-  thread: db.prepare(`SELECT ${tables.threads.columns.map((column) => quote(column.name)).join(', ')} FROM threads WHERE ${quote(threadKeyColumn.name)} = ?`).raw(),
+  threadOf: db
+    .prepare(
+      `SELECT r.thread_id FROM thread_references r WHERE r.grant_id = ? AND r.header_id = ? AND EXISTS (SELECT 1 FROM threads t WHERE t.id = r.thread_id) LIMIT 1`,
+    )
+    .raw(),
+  thread: db
+    .prepare(
+      `SELECT ${tables.threads.columns.map((column) => quote(column.name)).join(', ')} FROM threads WHERE ${quote(threadKeyColumn.name)} = ?`,
+    )
+    .raw(),
   nextSeq: db.prepare('SELECT coalesce(max(seq), 0) + 1 FROM messages').raw(),
   putRaw: db.prepare('INSERT INTO message_raw (seq, data) VALUES (?, ?)'),
   search: db.prepare('INSERT INTO messages_fts (rowid, subject, addresses, body) VALUES (?, ?, ?, ?)'),
@@ -130,7 +162,10 @@ const statements = {
   insertReference: insertStatement(tables.threadReferences, 'ON CONFLICT DO NOTHING'),
   insertAttachment: insertStatement(tables.attachments),
   insertFolder: insertStatement(tables.messageFolders),
-  insertEvent: insertStatement({ name: tables.outboxEvents.name, columns: tables.outboxEvents.columns.filter((column) => column.key !== 'seq') }),
+  insertEvent: insertStatement({
+    name: tables.outboxEvents.name,
+    columns: tables.outboxEvents.columns.filter((column) => column.key !== 'seq'),
+  }),
   insertJob: insertStatement(tables.jobs, 'ON CONFLICT DO NOTHING'),
   insertEvaluation: insertStatement(tables.ruleEvaluations),
   insertImapLink: insertStatement(tables.imapMessages),
@@ -144,7 +179,8 @@ function putBlob({ hash, bytes }: { hash: string; bytes: Uint8Array }, createdAt
   const chunkCount = Math.max(1, Math.ceil(bytes.length / chunkBytes));
   if (statements.putBlob.run([hash, bytes.length, chunkCount, createdAt]).changes === 0) return;
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let seq = 0; seq < chunkCount; seq++) statements.putChunk.run([hash, seq, buffer.subarray(seq * chunkBytes, (seq + 1) * chunkBytes)]);
+  for (let seq = 0; seq < chunkCount; seq++)
+    statements.putChunk.run([hash, seq, buffer.subarray(seq * chunkBytes, (seq + 1) * chunkBytes)]);
 }
 
 /**
@@ -180,14 +216,16 @@ function storeMessage(item: MailWriteItem): MailWriteResult[] {
   for (const blob of item.blobs) putBlob(blob, item.createdAt);
   for (const job of item.jobs ?? []) statements.insertJob(job);
   for (const evaluation of item.evaluations ?? []) statements.insertEvaluation(evaluation);
-  for (const usage of item.dailyUsage ?? []) statements.addUsage.run([usage.grantId, usage.day, usage.received, usage.sent]);
+  for (const usage of item.dailyUsage ?? [])
+    statements.addUsage.run([usage.grantId, usage.day, usage.received, usage.sent]);
   const results = item.copies.map((copy) => {
     const existing = knownThread(copy.message.grantId, copy.threadCandidates);
     const thread = existing === undefined ? undefined : readThread(existing);
     const seq = nextSeq++;
     const message: MessageRow = { ...copy.message, seq, threadId: thread ? thread.id : copy.message.threadId };
     statements.upsertThread(thread ? foldIntoThread(thread, message) : newThread(message.threadId, message));
-    for (const headerId of copy.references) statements.insertReference({ grantId: message.grantId, headerId, threadId: message.threadId });
+    for (const headerId of copy.references)
+      statements.insertReference({ grantId: message.grantId, headerId, threadId: message.threadId });
     statements.insertMessage(message);
     if (copy.raw) statements.putRaw.run([seq, Buffer.from(copy.raw.buffer, copy.raw.byteOffset, copy.raw.byteLength)]);
     for (const folder of copy.folders) statements.insertFolder(folder);
@@ -195,7 +233,10 @@ function storeMessage(item: MailWriteItem): MailWriteResult[] {
     statements.search.run([seq, copy.search.subject, copy.search.addresses, copy.search.body]);
     const { event } = copy;
     if (event) {
-      const payload = event.payload && typeof event.payload === 'object' && 'thread_id' in event.payload ? { ...event.payload, thread_id: message.threadId } : event.payload;
+      const payload =
+        event.payload && typeof event.payload === 'object' && 'thread_id' in event.payload
+          ? { ...event.payload, thread_id: message.threadId }
+          : event.payload;
       statements.insertEvent({ ...event, payload });
     }
     return { messageId: message.id, threadId: message.threadId, seq };
@@ -267,7 +308,8 @@ function storeBatch(items: MailWriteItem[]): EntryResult[] {
  * held while messages are parsed). Undefined when the prepare module declines the message or fails on it.
  */
 function itemOf(entry: Entry): { item: MailWriteItem; summary?: unknown } | undefined {
-  if (entry.kind === 'item') return entry.summary === undefined ? { item: entry.item } : { item: entry.item, summary: entry.summary };
+  if (entry.kind === 'item')
+    return entry.summary === undefined ? { item: entry.item } : { item: entry.item, summary: entry.summary };
   if (!prepare) return undefined;
   try {
     return prepare(entry.raw, entry.meta);
@@ -326,7 +368,12 @@ function drain() {
       return { ...at, ...result, ...(result.ok && entry.summary !== undefined ? { summary: entry.summary } : {}) };
     });
   } catch (error) {
-    results = batch.map((entry) => ({ id: entry.id, ...(entry.sub === undefined ? {} : { sub: entry.sub }), ok: false, error: `storing the batch failed: ${describe(error)}` }));
+    results = batch.map((entry) => ({
+      id: entry.id,
+      ...(entry.sub === undefined ? {} : { sub: entry.sub }),
+      ok: false,
+      error: `storing the batch failed: ${describe(error)}`,
+    }));
   }
   parentPort?.postMessage({ results });
   // Yield before the next batch, so writes sent meanwhile are received and join it.

@@ -35,10 +35,39 @@ import { imapMessages } from './schema/connected.js';
 import { jobs, outboxEvents } from './schema/events.js';
 import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
 import { startWorker, workerModule } from './worker-module.js';
-import { MailWriteError, type MailWriteBlob, type MailWriteCopy, type MailWriteItem, type DailyUsageIncrement, type MailWriteResult, type MailRawJob, type MailRawGroup, type MailWriteOptions, type MailRawOutcome, type MailRawGroupOutcome, type MailPrepare, type MailWriterOptions, type MailWriter } from './mail-writer-types.js';
+import {
+  MailWriteError,
+  type MailWriteBlob,
+  type MailWriteCopy,
+  type MailWriteItem,
+  type DailyUsageIncrement,
+  type MailWriteResult,
+  type MailRawJob,
+  type MailRawGroup,
+  type MailWriteOptions,
+  type MailRawOutcome,
+  type MailRawGroupOutcome,
+  type MailPrepare,
+  type MailWriterOptions,
+  type MailWriter,
+} from './mail-writer-types.js';
 
 export { MailWriteError } from './mail-writer-types.js';
-export type { MailWriteBlob, MailWriteCopy, MailWriteItem, DailyUsageIncrement, MailWriteResult, MailRawJob, MailRawGroup, MailWriteOptions, MailRawOutcome, MailRawGroupOutcome, MailPrepare, MailWriterOptions, MailWriter } from './mail-writer-types.js';
+export type {
+  MailWriteBlob,
+  MailWriteCopy,
+  MailWriteItem,
+  DailyUsageIncrement,
+  MailWriteResult,
+  MailRawJob,
+  MailRawGroup,
+  MailWriteOptions,
+  MailRawOutcome,
+  MailRawGroupOutcome,
+  MailPrepare,
+  MailWriterOptions,
+  MailWriter,
+} from './mail-writer-types.js';
 
 type Codec = 'plain' | 'json' | 'bool';
 const CODECS: Record<string, Codec> = {
@@ -56,7 +85,10 @@ const CODECS: Record<string, Codec> = {
 function describeTable(table: Table) {
   const columns = Object.entries(getTableColumns(table)).map(([key, column]) => {
     const codec = CODECS[column.columnType];
-    if (!codec) throw new Error(`mail writer: column ${getTableName(table)}.${column.name} has type ${column.columnType}, which the writer thread cannot encode`);
+    if (!codec)
+      throw new Error(
+        `mail writer: column ${getTableName(table)}.${column.name} has type ${column.columnType}, which the writer thread cannot encode`,
+      );
     return { key, name: column.name, codec };
   });
   return { name: getTableName(table), columns };
@@ -69,7 +101,11 @@ const PREPARE_MODULE = workerModule(import.meta.url, 'mail-prepare-worker');
  * One entry of a batch as the thread receives it. A group (`raws`: a {@link MailRawGroup}, never durable) goes to
  * the prepare thread, which hands its messages on one by one, each answered with the group's id and its index (`sub`).
  */
-type Entry = ({ kind: 'item'; item: MailWriteItem } | { kind: 'raw'; raw: Uint8Array; meta: unknown } | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] }) & { durable?: false };
+type Entry = (
+  | { kind: 'item'; item: MailWriteItem }
+  | { kind: 'raw'; raw: Uint8Array; meta: unknown }
+  | { kind: 'raws'; raws: Uint8Array[]; metas: unknown[] }
+) & { durable?: false };
 
 interface Pending {
   entry: Entry;
@@ -81,14 +117,16 @@ interface Pending {
   reject(error: Error): void;
 }
 
-type EntryResult = { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string; raw?: Uint8Array };
+type EntryResult =
+  | { ok: true; stored: MailWriteResult[]; summary?: unknown }
+  | { ok: false; declined?: true; error?: string; raw?: Uint8Array };
 type Reply = { results: (EntryResult & { id: number; sub?: number })[] } | { ready: true };
-
 
 /** Creates the writer for the embedded database `db` (which must have a {@link Database.file}). The thread starts on first use. */
 export function createMailWriter(db: Database, options: MailWriterOptions = {}): MailWriter {
   const file = db.file;
-  if (!file) throw new Error('mail writer: the database is not an embedded file (use the mail store in a write transaction)');
+  if (!file)
+    throw new Error('mail writer: the database is not an embedded file (use the mail store in a write transaction)');
   const batchTimeoutMs = options.batchTimeoutMs ?? 60_000;
   const workerData = {
     file,
@@ -124,7 +162,8 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
   let closed = false;
   let idle: (() => void) | undefined;
 
-  const failure = (result: EntryResult | undefined) => new MailWriteError(`storing the message failed: ${result && !result.ok ? result.error : 'no result'}`);
+  const failure = (result: EntryResult | undefined) =>
+    new MailWriteError(`storing the message failed: ${result && !result.ok ? result.error : 'no result'}`);
   function settle(entry: Pending, result: EntryResult | undefined) {
     if (result?.ok) entry.resolve({ prepared: true, results: result.stored, summary: result.summary });
     else if (result?.declined) entry.resolve({ prepared: false });
@@ -143,7 +182,10 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
 
   function armWatchdog(thread: Worker) {
     clearTimeout(watchdog);
-    watchdog = outstanding.size > 0 ? setTimeout(() => stopThread(thread, `it answered nothing for ${batchTimeoutMs} ms`), batchTimeoutMs) : undefined;
+    watchdog =
+      outstanding.size > 0
+        ? setTimeout(() => stopThread(thread, `it answered nothing for ${batchTimeoutMs} ms`), batchTimeoutMs)
+        : undefined;
   }
 
   /** Stops a thread that will not finish on its own; its exit handler settles its writes. */
@@ -248,10 +290,19 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
           (results) =>
             doubtful.forEach((entry, index) => {
               const found = results[index]!;
-              if (entry.group) settleGroup(entry, entry.group.results.map((known, sub) => known ?? found[sub]));
+              if (entry.group)
+                settleGroup(
+                  entry,
+                  entry.group.results.map((known, sub) => known ?? found[sub]),
+                );
               else settle(entry, found[0]);
             }),
-          (error: unknown) => doubtful.forEach((entry) => entry.reject(new MailWriteError(`the mail writer thread stopped, and what it stored is unknown: ${String(error)}`))),
+          (error: unknown) =>
+            doubtful.forEach((entry) =>
+              entry.reject(
+                new MailWriteError(`the mail writer thread stopped, and what it stored is unknown: ${String(error)}`),
+              ),
+            ),
         )
         .finally(() => {
           held.release();
@@ -280,7 +331,9 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       entry.messageIds.map((messageIds): EntryResult => {
         const stored = messageIds.map((id) => found.get(id));
         // A raw entry found stored has lost its summary with the thread: the caller goes without it.
-        return stored.length > 0 && stored.every((row) => row !== undefined) ? { ok: true, stored: stored } : { ok: false, error: `the mail writer thread stopped: ${why}` };
+        return stored.length > 0 && stored.every((row) => row !== undefined)
+          ? { ok: true, stored: stored }
+          : { ok: false, error: `the mail writer thread stopped: ${why}` };
       }),
     );
   }
@@ -311,9 +364,21 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
     // the rest to the writer. Raw bytes go over without a copy (each is a copy of its own, see writeRaw).
     const bulk: (typeof message)[number][] = [];
     const rest: (typeof message)[number][] = [];
-    for (const entry of message) (options.prepareModule && (entry.kind === 'raws' || (entry.kind === 'raw' && entry.durable === false)) ? bulk : rest).push(entry);
+    for (const entry of message)
+      (options.prepareModule && (entry.kind === 'raws' || (entry.kind === 'raw' && entry.durable === false))
+        ? bulk
+        : rest
+      ).push(entry);
     const buffers = (part: typeof message) => [
-      ...new Set(part.flatMap((entry) => (entry.kind === 'raw' ? [entry.raw.buffer as ArrayBuffer] : entry.kind === 'raws' ? entry.raws.map((raw) => raw.buffer as ArrayBuffer) : []))),
+      ...new Set(
+        part.flatMap((entry) =>
+          entry.kind === 'raw'
+            ? [entry.raw.buffer as ArrayBuffer]
+            : entry.kind === 'raws'
+              ? entry.raws.map((raw) => raw.buffer as ArrayBuffer)
+              : [],
+        ),
+      ),
     ];
     /** Sends one part; what cannot be sent to a thread was not written, and fails alone (the other part goes on). */
     const send = (part: typeof message, to: () => Worker) => {
@@ -324,8 +389,14 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
         for (const { id } of part) {
           const entry = outstanding.get(id);
           outstanding.delete(id);
-          const why = new MailWriteError(`storing the batch failed: ${error instanceof Error ? error.message : String(error)}`);
-          if (entry?.group) settleGroup(entry, entry.group.results.map((known) => known ?? { ok: false, error: why.message }));
+          const why = new MailWriteError(
+            `storing the batch failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
+          if (entry?.group)
+            settleGroup(
+              entry,
+              entry.group.results.map((known) => known ?? { ok: false, error: why.message }),
+            );
           else entry?.reject(why);
         }
       }
@@ -367,8 +438,17 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
   function enqueue<T extends MailRawOutcome | MailRawGroupOutcome[]>(entry: Entry, messageIds: string[][]): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (closed) return reject(new MailWriteError('the mail writer is closed'));
-      const group = entry.kind === 'raws' ? { results: new Array<EntryResult | undefined>(entry.raws.length).fill(undefined), left: entry.raws.length } : undefined;
-      pending.push({ entry, messageIds, ...(group ? { group } : {}), resolve: resolve as (outcome: MailRawOutcome | MailRawGroupOutcome[]) => void, reject });
+      const group =
+        entry.kind === 'raws'
+          ? { results: new Array<EntryResult | undefined>(entry.raws.length).fill(undefined), left: entry.raws.length }
+          : undefined;
+      pending.push({
+        entry,
+        messageIds,
+        ...(group ? { group } : {}),
+        resolve: resolve as (outcome: MailRawOutcome | MailRawGroupOutcome[]) => void,
+        reject,
+      });
       // Writes queued in the same tick (a sync hands over many messages at once) reach the thread in one message.
       if (pumpDue) return;
       pumpDue = true;
@@ -396,23 +476,44 @@ export function createMailWriter(db: Database, options: MailWriterOptions = {}):
       return new Promise<void>((resolve) => warming.set(thread, [...(warming.get(thread) ?? []), resolve]));
     },
     writeRaw(job) {
-      if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
+      if (!options.prepareModule)
+        return Promise.reject(
+          new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'),
+        );
       // A copy in its own buffer, handed over without another: the caller keeps its bytes.
-      return enqueue<MailRawOutcome>({ kind: 'raw', raw: new Uint8Array(job.raw), meta: job.meta, ...(job.durable === false ? { durable: false as const } : {}) }, [job.messageIds]);
+      return enqueue<MailRawOutcome>(
+        {
+          kind: 'raw',
+          raw: new Uint8Array(job.raw),
+          meta: job.meta,
+          ...(job.durable === false ? { durable: false as const } : {}),
+        },
+        [job.messageIds],
+      );
     },
     writeRawGroup(group) {
-      if (!options.prepareModule) return Promise.reject(new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'));
+      if (!options.prepareModule)
+        return Promise.reject(
+          new MailWriteError('the mail writer has no prepare module (MailWriterOptions.prepareModule)'),
+        );
       if (group.raws.length === 0) return Promise.resolve([]);
       // Moved when a buffer of its own (a copy of 6 KB messages cost the event loop a tenth of its time in a sync).
       // A buffer given twice is moved once (a buffer moved is gone from here: the second would not reach the thread).
       const moved = new Set<ArrayBufferLike>();
       const raws = group.raws.map((raw) => {
-        const whole = raw.buffer instanceof ArrayBuffer && raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength && !moved.has(raw.buffer);
+        const whole =
+          raw.buffer instanceof ArrayBuffer &&
+          raw.byteOffset === 0 &&
+          raw.byteLength === raw.buffer.byteLength &&
+          !moved.has(raw.buffer);
         if (!whole) return new Uint8Array(raw);
         moved.add(raw.buffer);
         return raw;
       });
-      return enqueue<MailRawGroupOutcome[]>({ kind: 'raws', raws, metas: group.metas, durable: false }, group.messageIds);
+      return enqueue<MailRawGroupOutcome[]>(
+        { kind: 'raws', raws, metas: group.metas, durable: false },
+        group.messageIds,
+      );
     },
     async terminate() {
       await worker?.terminate();

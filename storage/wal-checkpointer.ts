@@ -33,7 +33,11 @@ export const RESTART_DELAY_MS = 1_000;
 
 /** Starts the checkpoint thread for the database file `file`. The thread does not keep the process alive. */
 export function startWalCheckpointer(file: string, options: WalCheckpointerOptions = {}): WalCheckpointer {
-  const workerData = { file, intervalMs: options.intervalMs ?? 500, minWalBytes: options.minWalBytes ?? 4 * 1024 * 1024 };
+  const workerData = {
+    file,
+    intervalMs: options.intervalMs ?? 500,
+    minWalBytes: options.minWalBytes ?? 4 * 1024 * 1024,
+  };
   let closing = false;
   let worker: Worker | undefined;
   let restart: NodeJS.Timeout | undefined;

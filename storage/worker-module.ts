@@ -37,7 +37,10 @@ function tsxApiUrl(): string {
   try {
     return (tsxApi ??= import.meta.resolve('tsx/esm/api'));
   } catch (error) {
-    throw new Error('running Agentpost from its TypeScript sources needs tsx (a dev dependency): run `npm install`, or `npm run build` and use dist/', { cause: error });
+    throw new Error(
+      'running Agentpost from its TypeScript sources needs tsx (a dev dependency): run `npm install`, or `npm run build` and use dist/',
+      { cause: error },
+    );
   }
 }
 

@@ -20,9 +20,16 @@ const LAYERS = ['src', 'storage', 'tools', 'server'];
 async function violations(baseDir: string): Promise<string[]> {
   const options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'));
   const tsConfigFile = join(baseDir, 'tsconfig.json');
-  const output = await cruise(LAYERS, { ...options, baseDir, tsConfig: { fileName: tsConfigFile } }, {}, { tsConfig: extractTSConfig(tsConfigFile) });
+  const output = await cruise(
+    LAYERS,
+    { ...options, baseDir, tsConfig: { fileName: tsConfigFile } },
+    {},
+    { tsConfig: extractTSConfig(tsConfigFile) },
+  );
   const result = output.output as ICruiseResult;
-  return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`).sort();
+  return result.summary.violations
+    .map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`)
+    .sort();
 }
 
 describe('layering', () => {
@@ -35,33 +42,40 @@ describe('layering', () => {
     afterAll(() => rmSync(fixture, { recursive: true, force: true }));
 
     const files: Record<string, string> = {
-      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true } }),
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true },
+      }),
       'storage/db.ts': "import { core } from '../src/core.js';\nexport const db = core;\n",
-      'src/core.ts': "export const core = 1;\n",
+      'src/core.ts': 'export const core = 1;\n',
       'src/uses-server.ts': "import { app } from '../server/app.js';\nexport const x = app;\n",
       'src/uses-tools.ts': "import { tools } from '../tools/tools.js';\nexport const x = tools;\n",
       'src/uses-hono.ts': "import type { Context } from 'hono';\nexport type X = Context;\n",
-      'src/uses-mcp.ts': "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';\nexport const x = McpServer;\n",
+      'src/uses-mcp.ts':
+        "import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';\nexport const x = McpServer;\n",
       'src/uses-ai.ts': "import { tool } from 'ai';\nexport const x = tool;\n",
       'src/uses-hono-node-server.ts': "import { serve } from '@hono/node-server';\nexport const x = serve;\n",
       'src/calendar/ical.ts': "import ICAL from 'ical.js';\nexport const ical = ICAL;\n",
       'src/calendar/feed.ts': "import ICAL from 'ical.js';\nexport const feed = ICAL;\n",
-      'tools/tools.ts': "import { app } from '../server/app.js';\nimport { core } from '../src/core.js';\nexport const tools = [app, core];\n",
+      'tools/tools.ts':
+        "import { app } from '../server/app.js';\nimport { core } from '../src/core.js';\nexport const tools = [app, core];\n",
       'server/app.ts': "import { core } from '../src/core.js';\nexport const app = core;\n",
       // A circle of type-only imports: a type still ties two modules (a circle is reported once, at its first edge).
       'src/circle-a.ts': "import type { B } from './circle-b.js';\nexport type A = B | 'a';\n",
       'src/circle-b.ts': "import type { A } from './circle-a.js';\nexport type B = A | 'b';\n",
-      'src/operations/define-operation.ts': "export interface OperationContext { requestId: string }\n",
-      'src/mail/send.ts': "import type { OperationContext } from '../operations/define-operation.js';\nexport type Send = (context: OperationContext) => void;\n",
+      'src/operations/define-operation.ts': 'export interface OperationContext { requestId: string }\n',
+      'src/mail/send.ts':
+        "import type { OperationContext } from '../operations/define-operation.js';\nexport type Send = (context: OperationContext) => void;\n",
       'src/calendar/zones.ts': "export const zones = ['UTC'];\n",
       'src/schemas/events.ts': "import { zones } from '../calendar/zones.js';\nexport const EventSchema = zones;\n",
-      'src/grants/contracts.ts': "export interface Grant { id: string }\n",
-      'src/ports/clock.ts': "import type { Grant } from '../grants/contracts.js';\nexport interface Clock { now(grant: Grant): Date }\n",
+      'src/grants/contracts.ts': 'export interface Grant { id: string }\n',
+      'src/ports/clock.ts':
+        "import type { Grant } from '../grants/contracts.js';\nexport interface Clock { now(grant: Grant): Date }\n",
       // An area used past its front door (index.ts, contracts.ts), by another area and by a face; through it, no violation.
-      'src/grants/grant-service.ts': "export const grants = 1;\n",
+      'src/grants/grant-service.ts': 'export const grants = 1;\n',
       'src/grants/index.ts': "export { grants } from './grant-service.js';\n",
       'src/mail/uses-grants.ts': "import { grants } from '../grants/grant-service.js';\nexport const x = grants;\n",
-      'src/mail/through-front-door.ts': "import { grants } from '../grants/index.js';\nimport type { Grant } from '../grants/contracts.js';\nexport const y: Grant = { id: String(grants) };\n",
+      'src/mail/through-front-door.ts':
+        "import { grants } from '../grants/index.js';\nimport type { Grant } from '../grants/contracts.js';\nexport const y: Grant = { id: String(grants) };\n",
       'server/uses-area.ts': "import { zones } from '../src/calendar/zones.js';\nexport const x = zones;\n",
     };
     for (const [path, text] of Object.entries(files)) {

@@ -30,7 +30,13 @@ export interface RemoteToolsOptions extends ToolSetOptions {
  */
 export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOptions): Record<string, Tool> {
   const executor: Executor =
-    'core' in options ? localExecutor(options.core, options.principal) : remoteExecutor({ url: options.url, apiKey: options.apiKey, ...(options.fetch ? { fetch: options.fetch } : {}) });
+    'core' in options
+      ? localExecutor(options.core, options.principal)
+      : remoteExecutor({
+          url: options.url,
+          apiKey: options.apiKey,
+          ...(options.fetch ? { fetch: options.fetch } : {}),
+        });
   const tools: Record<string, Tool> = {};
   for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
     tools[agentTool.operation.name] = tool({
@@ -39,7 +45,9 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
       // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
       // A dry run (send_message's dry_run) sends nothing, so it needs no approval.
       needsApproval:
-        agentTool.approval && 'dry_run' in agentTool.inputSchema.shape ? (input: unknown) => callNeedsApproval(agentTool, input) : agentTool.approval,
+        agentTool.approval && 'dry_run' in agentTool.inputSchema.shape
+          ? (input: unknown) => callNeedsApproval(agentTool, input)
+          : agentTool.approval,
       // The same compact items, readable bodies and size budget as over MCP (tools/compact.ts).
       execute: async (input: unknown) => {
         const asked = input as Record<string, unknown>;
@@ -48,7 +56,8 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
           return await readForAgent(executor, agentTool.operation, prepared, asked);
         } catch (error) {
           // Input the tool's schema let through but the operation refuses: an invalid_request saying what to fix, as over /v3 and MCP.
-          if (error instanceof ZodError) throw new AppError('invalid_request', describeZodError(error), undefined, { cause: error });
+          if (error instanceof ZodError)
+            throw new AppError('invalid_request', describeZodError(error), undefined, { cause: error });
           throw error;
         }
       },

@@ -20,26 +20,53 @@ function summary(tool: AgentTool, input: Record<string, unknown>): string {
 }
 
 /** Runs a sending tool only with a person's consent. */
-export async function runWithApproval(server: McpServer, executor: Executor, tool: AgentTool, input: Record<string, unknown>): Promise<CallToolResult> {
+export async function runWithApproval(
+  server: McpServer,
+  executor: Executor,
+  tool: AgentTool,
+  input: Record<string, unknown>,
+): Promise<CallToolResult> {
   // A dry run sends nothing: it runs without asking.
-  if (!callNeedsApproval(tool, input)) return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
+  if (!callNeedsApproval(tool, input))
+    return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
   if (server.server.getClientCapabilities()?.elicitation) {
     const answer = await server.server.elicitInput({
       mode: 'form',
       message: summary(tool, input),
-      requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: 'Send it', description: 'Approve sending this message' } }, required: ['approve'] },
+      requestedSchema: {
+        type: 'object',
+        properties: { approve: { type: 'boolean', title: 'Send it', description: 'Approve sending this message' } },
+        required: ['approve'],
+      },
     });
-    if (answer.action === 'accept' && answer.content?.approve === true) return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
-    return { content: [{ type: 'text', text: `not_sent: the person did not approve (${answer.action}). Ask them what to change, or leave it.` }], isError: true };
+    if (answer.action === 'accept' && answer.content?.approve === true)
+      return toMcpResult(await executor(tool.operation, input), tool.operation.name, input);
+    return {
+      content: [
+        {
+          type: 'text',
+          text: `not_sent: the person did not approve (${answer.action}). Ask them what to change, or leave it.`,
+        },
+      ],
+      isError: true,
+    };
   }
   if (tool.operation.agent?.sends === 'message') {
     // The message the call composes, kept for a person: create_draft takes the fields of a send, less its schedule.
     const { send_at: _sendAt, use_draft: _useDraft, ...draftInput } = input;
     const draft = await executor(operationNamed('create_draft'), draftInput);
     return {
-      content: [{ type: 'text', text: `approval_required: nothing was sent. Draft ${String(draft.id)} holds the message; a person must review and send it.` }],
+      content: [
+        {
+          type: 'text',
+          text: `approval_required: nothing was sent. Draft ${String(draft.id)} holds the message; a person must review and send it.`,
+        },
+      ],
       structuredContent: { approval_required: true, draft },
     };
   }
-  return { content: [{ type: 'text', text: 'approval_required: a person must send this draft; it was not sent.' }], isError: true };
+  return {
+    content: [{ type: 'text', text: 'approval_required: a person must send this draft; it was not sent.' }],
+    isError: true,
+  };
 }

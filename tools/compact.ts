@@ -27,7 +27,12 @@ type Participant = { name?: string; email: string };
 type AgentBlock = NonNullable<AnyOperation['agent']>;
 
 const ParticipantSchema = z.object({ name: z.string().optional(), email: z.string() });
-const AttachmentNoteSchema = z.object({ id: z.string(), filename: z.string(), size: z.number(), content_type: z.string().optional() });
+const AttachmentNoteSchema = z.object({
+  id: z.string(),
+  filename: z.string(),
+  size: z.number(),
+  content_type: z.string().optional(),
+});
 const ToolCallSchema = z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) });
 const TruncationSchema = z
   .object({
@@ -88,18 +93,27 @@ const page = (item: z.ZodType) =>
   z.object({
     data: z.array(item),
     next_cursor: z.string().optional().describe('Pass as page_token for the next page'),
-    truncated: TruncationSchema.describe('Present when fewer items than asked fitted the size budget: the rest start the next page'),
+    truncated: TruncationSchema.describe(
+      'Present when fewer items than asked fitted the size budget: the rest start the next page',
+    ),
   });
 
 /** The compact item of each kind of list an operation's `agent.compact` names. */
-const COMPACT_ITEM_SCHEMAS: Record<NonNullable<AgentBlock['compact']>, z.ZodObject> = { messages: CompactMessageSchema, threads: CompactThreadSchema };
+const COMPACT_ITEM_SCHEMAS: Record<NonNullable<AgentBlock['compact']>, z.ZodObject> = {
+  messages: CompactMessageSchema,
+  threads: CompactThreadSchema,
+};
 
 /** The output schema of a list tool whose items are compacted (`agent.compact`); the other tools keep their operation's. */
-export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z.ZodObject => page(COMPACT_ITEM_SCHEMAS[kind]);
+export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z.ZodObject =>
+  page(COMPACT_ITEM_SCHEMAS[kind]);
 
 /** The tool-only input fields that ask for more than the compact default: tools whose operation has `agent.body` take them. */
 export const INCLUDE_HTML_FIELD = {
-  include_html: z.boolean().optional().describe('Also return the HTML body (default: text only, quoted history collapsed)'),
+  include_html: z
+    .boolean()
+    .optional()
+    .describe('Also return the HTML body (default: text only, quoted history collapsed)'),
 };
 
 const operationsByName = new Map(operations.map((operation) => [operation.name, operation]));
@@ -111,13 +125,22 @@ const cut = (text: string, length: number) => (text.length > length ? `${text.sl
 export const callText = (call: ToolCall) => `${call.tool} ${JSON.stringify(call.arguments)}`;
 /** The agent's own `grant_id`, for a continuation call (absent when the tools are bound to one mailbox). */
 const grantOf = (input: Json): Json => (typeof input.grant_id === 'string' ? { grant_id: input.grant_id } : {});
-const readMessageCall = (input: Json, id: unknown): ToolCall => ({ tool: 'get_message', arguments: { ...grantOf(input), message_id: String(id) } });
-const definedOnly = (value: Json): Json => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
+const readMessageCall = (input: Json, id: unknown): ToolCall => ({
+  tool: 'get_message',
+  arguments: { ...grantOf(input), message_id: String(id) },
+});
+const definedOnly = (value: Json): Json =>
+  Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
 
 function compactMessage(message: Json): Json {
   const attachments = (message.attachments as Json[] | undefined)
     ?.filter((attachment) => attachment.is_inline !== true)
-    .map((attachment) => ({ id: attachment.id, filename: attachment.filename, size: attachment.size, content_type: attachment.content_type }));
+    .map((attachment) => ({
+      id: attachment.id,
+      filename: attachment.filename,
+      size: attachment.size,
+      content_type: attachment.content_type,
+    }));
   return definedOnly({
     id: message.id,
     thread_id: message.thread_id,
@@ -151,13 +174,23 @@ function compactThread(thread: Json): Json {
 }
 
 /** Each kind of compacted list (`agent.compact`): how an item is compacted, and how it reads as text. */
-const COMPACTIONS: Record<NonNullable<AgentBlock['compact']>, { item: (item: Json) => Json; line: (item: Json) => string }> = {
+const COMPACTIONS: Record<
+  NonNullable<AgentBlock['compact']>,
+  { item: (item: Json) => Json; line: (item: Json) => string }
+> = {
   messages: { item: compactMessage, line: messageLine },
   threads: { item: compactThread, line: threadLine },
 };
 
-const QUOTE_MARKERS = ['<blockquote', 'class="gmail_quote', "class='gmail_quote", 'id="divrplyfwdmsg', 'id="appendonsend'];
-const QUOTE_HEADER = /^(On .{4,300} wrote:|-{2,} ?Original Message ?-{2,}|-{2,} ?Forwarded message ?-{2,}|From: .+ Sent: .+)$/i;
+const QUOTE_MARKERS = [
+  '<blockquote',
+  'class="gmail_quote',
+  "class='gmail_quote",
+  'id="divrplyfwdmsg',
+  'id="appendonsend',
+];
+const QUOTE_HEADER =
+  /^(On .{4,300} wrote:|-{2,} ?Original Message ?-{2,}|-{2,} ?Forwarded message ?-{2,}|From: .+ Sent: .+)$/i;
 
 /**
  * A body as text for a model: the visible text of its HTML, with quoted history (a blockquote, a Gmail or
@@ -165,7 +198,10 @@ const QUOTE_HEADER = /^(On .{4,300} wrote:|-{2,} ?Original Message ?-{2,}|-{2,} 
  */
 export function bodyAsText(html: string): { text: string; quoted_characters: number } {
   const lower = html.toLowerCase();
-  const quoteAt = Math.min(...QUOTE_MARKERS.map((marker) => lower.indexOf(marker)).filter((index) => index >= 0), html.length);
+  const quoteAt = Math.min(
+    ...QUOTE_MARKERS.map((marker) => lower.indexOf(marker)).filter((index) => index >= 0),
+    html.length,
+  );
   const head = htmlToText(html.slice(0, quoteAt), html.length);
   let quoted = quoteAt < html.length ? htmlToText(html.slice(quoteAt), html.length).length : 0;
   const lines = head.split('\n');
@@ -173,7 +209,10 @@ export function bodyAsText(html: string): { text: string; quoted_characters: num
   for (let index = 0; index < lines.length; index += 1) {
     const line = lines[index]!.trim();
     const rest = lines.slice(index + 1);
-    if (QUOTE_HEADER.test(line) || (line.startsWith('>') && rest.every((next) => next.trim() === '' || next.trim().startsWith('>')))) {
+    if (
+      QUOTE_HEADER.test(line) ||
+      (line.startsWith('>') && rest.every((next) => next.trim() === '' || next.trim().startsWith('>')))
+    ) {
       kept = index;
       break;
     }
@@ -189,12 +228,22 @@ export function bodyAsText(html: string): { text: string; quoted_characters: num
  * body cut here says how much was left out and where the rest is: with `whole` (a thread read that gave this message
  * less than {@link BODY_BUDGET}), the call that reads it alone; otherwise the /v3 route that returns it all.
  */
-function readableMessage(message: Json, includeHtml: boolean, tool: string, budget = BODY_BUDGET, whole?: ToolCall): Json {
+function readableMessage(
+  message: Json,
+  includeHtml: boolean,
+  tool: string,
+  budget = BODY_BUDGET,
+  whole?: ToolCall,
+): Json {
   const { body, headers: _headers, raw_mime: rawMime, ...rest } = message;
   const route = `GET /v3/grants/${String(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
   if (typeof rawMime === 'string') {
     const shaped: Json = { ...rest, raw_mime: cut(rawMime, budget) };
-    if (rawMime.length > budget) shaped.raw_mime_truncated = { omitted: rawMime.length - budget + 1, hint: `${rawMime.length - budget + 1} characters of raw_mime were cut; ${route}?fields=raw_mime returns it whole` };
+    if (rawMime.length > budget)
+      shaped.raw_mime_truncated = {
+        omitted: rawMime.length - budget + 1,
+        hint: `${rawMime.length - budget + 1} characters of raw_mime were cut; ${route}?fields=raw_mime returns it whole`,
+      };
     return shaped;
   }
   if (typeof body !== 'string') return rest;
@@ -204,12 +253,23 @@ function readableMessage(message: Json, includeHtml: boolean, tool: string, budg
     const omitted = text.length - budget + 1;
     shaped.body_truncated =
       whole && budget < BODY_BUDGET
-        ? { omitted, hint: `${omitted} characters of this body were cut to fit the thread; ${callText(whole)} reads the message alone`, call: whole }
-        : { omitted, hint: `${omitted} characters of the body text were cut; the attachments and full HTML stay available (call ${tool} with include_html: true for the HTML; ${route} returns the whole message)` };
+        ? {
+            omitted,
+            hint: `${omitted} characters of this body were cut to fit the thread; ${callText(whole)} reads the message alone`,
+            call: whole,
+          }
+        : {
+            omitted,
+            hint: `${omitted} characters of the body text were cut; the attachments and full HTML stay available (call ${tool} with include_html: true for the HTML; ${route} returns the whole message)`,
+          };
   }
   if (includeHtml) {
     shaped.body = cut(body, budget);
-    if (body.length > budget) shaped.html_truncated = { omitted: body.length - budget + 1, hint: `${body.length - budget + 1} characters of HTML were cut; the full HTML is at ${route}` };
+    if (body.length > budget)
+      shaped.html_truncated = {
+        omitted: body.length - budget + 1,
+        hint: `${body.length - budget + 1} characters of HTML were cut; the full HTML is at ${route}`,
+      };
   }
   return shaped;
 }
@@ -257,14 +317,28 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
   if (allIds && allIds.length > THREAD_IDS_KEPT) {
     const omitted = allIds.length - THREAD_IDS_KEPT;
     const call: ToolCall = { tool: 'list_messages', arguments: { ...grantOf(input), thread_id: threadId } };
-    base = { ...base, message_ids: allIds.slice(-THREAD_IDS_KEPT), message_ids_truncated: { omitted, hint: `the ids of the ${omitted} oldest messages were cut from message_ids (the newest ${THREAD_IDS_KEPT} are kept); ${callText(call)} pages through them all`, call } };
+    base = {
+      ...base,
+      message_ids: allIds.slice(-THREAD_IDS_KEPT),
+      message_ids_truncated: {
+        omitted,
+        hint: `the ids of the ${omitted} oldest messages were cut from message_ids (the newest ${THREAD_IDS_KEPT} are kept); ${callText(call)} pages through them all`,
+        call,
+      },
+    };
   }
   const total = Math.max(allIds?.length ?? 0, newestFirst.length);
   const notRead = options.olderCursor ? Math.max(1, total - newestFirst.length) : 0;
   const readCall = (id: unknown) => readMessageCall(input, id);
   const readable = (message: Json, budget: number): Json => {
     // The thread and the object are the thread's; the snippet is the start of the body right there.
-    const { grant_id: _grant, object: _object, thread_id: _thread, snippet: _snippet, ...rest } = readableMessage(message, options.includeHtml === true, 'get_message', budget, readCall(message.id));
+    const {
+      grant_id: _grant,
+      object: _object,
+      thread_id: _thread,
+      snippet: _snippet,
+      ...rest
+    } = readableMessage(message, options.includeHtml === true, 'get_message', budget, readCall(message.id));
     return rest;
   };
   const note = (message: Json): Json =>
@@ -275,13 +349,17 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
       snippet: typeof message.snippet === 'string' ? cut(message.snippet, NOTE_LINE) : undefined,
       uri: options.uriOf ? options.uriOf(String(message.id)) : undefined,
     });
-  const olderCall: ToolCall | undefined = options.olderCursor ? { tool: 'list_messages', arguments: { ...grantOf(input), thread_id: threadId, page_token: options.olderCursor } } : undefined;
+  const olderCall: ToolCall | undefined = options.olderCursor
+    ? { tool: 'list_messages', arguments: { ...grantOf(input), thread_id: threadId, page_token: options.olderCursor } }
+    : undefined;
   const truncation = (left: Json[]): Json | undefined => {
     const omitted = left.length + notRead;
     if (omitted === 0) return undefined;
     const parts: string[] = [];
     if (left.length > 0) {
-      parts.push(`${left.length} earlier message(s) did not fit; they are named in messages_truncated.messages, newest first: read each with get_message and its id (the newest of them: ${callText(readCall(left[0]!.id))})`);
+      parts.push(
+        `${left.length} earlier message(s) did not fit; they are named in messages_truncated.messages, newest first: read each with get_message and its id (the newest of them: ${callText(readCall(left[0]!.id))})`,
+      );
     }
     if (olderCall) parts.push(`${notRead} older message(s) were not read: ${callText(olderCall)} lists them`);
     return {
@@ -345,9 +423,16 @@ export function shapeForAgent(tool: string, output: Json, input: Json): Json {
   } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
     const { messages, ...thread } = output;
     return threadForAgent(thread, [...(messages as Json[])].reverse(), { includeHtml, input });
-  } else if (agent.body === 'thread' && output.latest_draft_or_message && typeof output.latest_draft_or_message === 'object') {
+  } else if (
+    agent.body === 'thread' &&
+    output.latest_draft_or_message &&
+    typeof output.latest_draft_or_message === 'object'
+  ) {
     const latest = output.latest_draft_or_message as Json;
-    shaped = { ...output, latest_draft_or_message: { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object } };
+    shaped = {
+      ...output,
+      latest_draft_or_message: { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object },
+    };
   }
   return withinBudget(tool, shaped, input);
 }
@@ -381,14 +466,23 @@ export function withinBudget(tool: string, output: Json, input: Json): Json {
         `${total - kept} of the ${total} items of this page were cut to fit; call ${tool} again with limit: ${kept}${typeof input.page_token === 'string' ? `, page_token: "${input.page_token}"` : ''} (${callText(call)}) and page on with its next_cursor`,
       );
     }
-    if (cuts.length > 0) parts.push(`long fields were cut (${cuts.join('; ')}); the ${tool} operation at the /v3 API returns them whole`);
-    return { ...rest, ...(kept === total && next !== undefined ? { next_cursor: next } : {}), data, truncated: { omitted: total - kept, hint: parts.join('; '), ...(kept < total ? { call } : {}) } };
+    if (cuts.length > 0)
+      parts.push(`long fields were cut (${cuts.join('; ')}); the ${tool} operation at the /v3 API returns them whole`);
+    return {
+      ...rest,
+      ...(kept === total && next !== undefined ? { next_cursor: next } : {}),
+      data,
+      truncated: { omitted: total - kept, hint: parts.join('; '), ...(kept < total ? { call } : {}) },
+    };
   }
   const shrunk = shrinkObject(output, RESULT_BUDGET);
   const route = operationRoute(tool, input);
   return {
     ...shrunk.value,
-    truncated: { omitted: size(output) - size(shrunk.value), hint: `long fields were cut to fit: ${shrunk.cuts.join('; ')}; the whole object is at ${route}` },
+    truncated: {
+      omitted: size(output) - size(shrunk.value),
+      hint: `long fields were cut to fit: ${shrunk.cuts.join('; ')}; the whole object is at ${route}`,
+    },
   };
 }
 
@@ -435,15 +529,30 @@ function shrinkObject(value: Json, budget: number, path = ''): { value: Json; cu
 // ---- the text rendering: a short reading of the result, not a second copy of the JSON ----
 
 const who = (people: unknown) =>
-  ((people as Participant[] | undefined) ?? []).map((person) => (person.name ? `${person.name} <${person.email}>` : person.email)).join(', ');
-const when = (seconds: unknown) => (typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ') + 'Z' : '');
+  ((people as Participant[] | undefined) ?? [])
+    .map((person) => (person.name ? `${person.name} <${person.email}>` : person.email))
+    .join(', ');
+const when = (seconds: unknown) =>
+  typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ') + 'Z' : '';
 const kb = (bytes: unknown) => (typeof bytes === 'number' ? `${Math.max(1, Math.round(bytes / 1024))} KB` : '?');
 
 /** A message in two or three lines; a field the item does not have (a `select`) is left out, not shown as "?". */
 function messageLine(item: Json): string {
   const flags = [item.unread ? 'unread' : '', item.starred ? 'starred' : ''].filter(Boolean).join(', ');
-  const files = ((item.attachments as Json[] | undefined) ?? []).map((file) => `${String(file.filename || 'unnamed')} (${kb(file.size)})`).join(', ');
-  const head = [String(item.id), when(item.date), [item.from !== undefined ? `from ${who(item.from) || '?'}` : '', item.to !== undefined ? `to ${who(item.to) || '?'}` : ''].filter(Boolean).join(' '), flags];
+  const files = ((item.attachments as Json[] | undefined) ?? [])
+    .map((file) => `${String(file.filename || 'unnamed')} (${kb(file.size)})`)
+    .join(', ');
+  const head = [
+    String(item.id),
+    when(item.date),
+    [
+      item.from !== undefined ? `from ${who(item.from) || '?'}` : '',
+      item.to !== undefined ? `to ${who(item.to) || '?'}` : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
+    flags,
+  ];
   const second = [
     item.subject !== undefined ? JSON.stringify(item.subject) : '',
     item.thread_id ? `(thread ${String(item.thread_id)})` : '',
@@ -456,13 +565,23 @@ function messageLine(item: Json): string {
 }
 
 function threadLine(item: Json): string {
-  const flags = [item.unread ? 'unread' : '', item.starred ? 'starred' : '', item.has_attachments ? 'attachments' : ''].filter(Boolean).join(', ');
-  return [`- ${String(item.id)} · ${when(item.date)} · ${String(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`, `  ${JSON.stringify(item.subject ?? '')}`, item.snippet ? `  ${String(item.snippet)}` : '']
+  const flags = [item.unread ? 'unread' : '', item.starred ? 'starred' : '', item.has_attachments ? 'attachments' : '']
+    .filter(Boolean)
+    .join(', ');
+  return [
+    `- ${String(item.id)} · ${when(item.date)} · ${String(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
+    `  ${JSON.stringify(item.subject ?? '')}`,
+    item.snippet ? `  ${String(item.snippet)}` : '',
+  ]
     .filter(Boolean)
     .join('\n');
 }
 
-const isParticipant = (value: unknown): value is Participant => !!value && typeof value === 'object' && typeof (value as Participant).email === 'string' && Object.keys(value).every((key) => key === 'name' || key === 'email');
+const isParticipant = (value: unknown): value is Participant =>
+  !!value &&
+  typeof value === 'object' &&
+  typeof (value as Participant).email === 'string' &&
+  Object.keys(value).every((key) => key === 'name' || key === 'email');
 
 /** A value in a line: scalars as they are, long ones cut, nested objects with their own scalar values. */
 function valueText(value: unknown, depth = 0): string {
@@ -471,7 +590,9 @@ function valueText(value: unknown, depth = 0): string {
   if (Array.isArray(value)) {
     if (value.every((entry) => typeof entry === 'string')) return cut(value.join(', '), 120);
     if (value.every(isParticipant)) return cut(who(value), 240);
-    return depth === 0 && value.length <= 3 ? `[${value.map((entry) => valueText(entry, depth + 1)).join('; ')}]` : `${value.length} item(s)`;
+    return depth === 0 && value.length <= 3
+      ? `[${value.map((entry) => valueText(entry, depth + 1)).join('; ')}]`
+      : `${value.length} item(s)`;
   }
   if (value && typeof value === 'object') {
     if (depth > 0) return `{${Object.keys(value).slice(0, 6).join(', ')}}`;
@@ -490,7 +611,11 @@ function genericLine(item: Json): string {
   for (const [key, value] of Object.entries(item)) {
     if (key === 'grant_id' || key === 'object' || value === undefined || value === null) continue;
     if (key.endsWith('_truncated') || key === 'truncated') continue;
-    if ((Array.isArray(value) && value.length === 0) || (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0)) continue;
+    if (
+      (Array.isArray(value) && value.length === 0) ||
+      (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0)
+    )
+      continue;
     parts.push(`${key}: ${valueText(value)}`);
   }
   return `- ${parts.join(' · ')}`;
@@ -501,12 +626,16 @@ function genericLine(item: Json): string {
  * was sent, scheduled or, for a dry run, would be; another write says what its operation's `agent.headline` says.
  */
 function writeHeadline(agent: AgentBlock, output: Json, input: Json): string | undefined {
-  const data = (output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : output) as Json;
+  const data = (
+    output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : output
+  ) as Json;
   if (agent.sends === undefined) return agent.headline?.(data, input);
   const id = data.id === undefined ? '' : String(data.id);
   const inThread = data.thread_id ? ` in thread ${String(data.thread_id)}` : '';
   if (data.dry_run === true) {
-    return data.blocked ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent` : 'Dry run: the send would go; nothing was sent';
+    return data.blocked
+      ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent`
+      : 'Dry run: the send would go; nothing was sent';
   }
   const scheduleId = output.schedule_id ?? data.schedule_id;
   const draft = agent.sends === 'draft' ? `draft ${String(input.draft_id)} as ` : '';
@@ -539,16 +668,26 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     // Selected items (`select`) are read field by field: only what was selected, nothing shown as missing.
     const selected = typeof input.select === 'string' && input.select.trim() !== '';
     const line = !selected && agent.compact ? COMPACTIONS[agent.compact].line : genericLine;
-    lines.push(`${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`);
+    lines.push(
+      `${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`,
+    );
     for (const item of items) lines.push(line(item));
   } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
-    const { messages, messages_truncated: truncated, latest_draft_or_message: _latest, message_ids: ids, ...thread } = output;
+    const {
+      messages,
+      messages_truncated: truncated,
+      latest_draft_or_message: _latest,
+      message_ids: ids,
+      ...thread
+    } = output;
     lines.push(genericLine({ ...thread, ...(Array.isArray(ids) ? { messages: ids.length } : {}) }).slice(2));
     const left = (truncated as { messages?: Json[]; call?: ToolCall } | undefined)?.messages ?? [];
     if (left.length > 0) {
       lines.push('', `Earlier messages not shown, newest first (read each with get_message):`);
       for (const note of left) {
-        lines.push(`- ${String(note.id)} · ${when(note.date)} · from ${String(note.from ?? '?')}${note.snippet ? ` · ${String(note.snippet)}` : ''}`);
+        lines.push(
+          `- ${String(note.id)} · ${when(note.date)} · from ${String(note.from ?? '?')}${note.snippet ? ` · ${String(note.snippet)}` : ''}`,
+        );
       }
     }
     for (const message of messages as Json[]) {
@@ -566,7 +705,9 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
   } else {
     const headline = writeHeadline(agent, output, input);
     if (headline) lines.push(headline);
-    const data = (output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : undefined) as Json | undefined;
+    const data = (
+      output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : undefined
+    ) as Json | undefined;
     const { data: _data, ...others } = output;
     if (data) {
       const isMessage = 'from' in data || 'to' in data || 'subject' in data;
@@ -599,12 +740,26 @@ export async function readForAgent(
   const output = (await executor(operation, prepared)) as Json;
   const selected = typeof asked.select === 'string' && asked.select.trim() !== '';
   if (operation.agent?.body === 'thread' && !selected && typeof output.id === 'string') {
-    const page = (await executor(operationNamed('list_messages'), { grant_id: prepared.grant_id, thread_id: output.id, limit: THREAD_MESSAGES })) as { data: Json[]; next_cursor?: string | null };
+    const page = (await executor(operationNamed('list_messages'), {
+      grant_id: prepared.grant_id,
+      thread_id: output.id,
+      limit: THREAD_MESSAGES,
+    })) as { data: Json[]; next_cursor?: string | null };
     // Lists are newest first, which is the order a thread read keeps messages in.
-    return threadForAgent(output, page.data, { includeHtml: asked.include_html === true, input: asked, olderCursor: page.next_cursor ?? undefined });
+    return threadForAgent(output, page.data, {
+      includeHtml: asked.include_html === true,
+      input: asked,
+      olderCursor: page.next_cursor ?? undefined,
+    });
   }
   const shaped = shapeForAgent(tool, output, asked);
-  if (!Array.isArray(output.data) || !Array.isArray(shaped.data) || shaped.data.length >= output.data.length || !('limit' in operation.input.shape)) return shaped;
+  if (
+    !Array.isArray(output.data) ||
+    !Array.isArray(shaped.data) ||
+    shaped.data.length >= output.data.length ||
+    !('limit' in operation.input.shape)
+  )
+    return shaped;
   return await fittedPage(executor, operation, prepared, asked, output.data.length, shaped);
 }
 
@@ -638,7 +793,10 @@ async function fittedPage(
     const left = Math.max(0, first - items.length);
     const call: ToolCall = { tool, arguments: { ...asked, page_token: again.next_cursor } };
     const itemCut = (shaped.truncated as Truncation | undefined)?.hint;
-    const hint = [`${left} of the ${first} items of this page did not fit the size budget; they start the next page: ${callText(call)}`, ...(itemCut ? [itemCut] : [])].join('; ');
+    const hint = [
+      `${left} of the ${first} items of this page did not fit the size budget; they start the next page: ${callText(call)}`,
+      ...(itemCut ? [itemCut] : []),
+    ].join('; ');
     return { ...shaped, truncated: { omitted: left, hint, call } };
   }
   return cut;

@@ -3,14 +3,23 @@
  * How a tool call reaches an operation: in-process (a core and a principal) or remote (the `/v3` HTTP API of
  * a running service, with its API key). MCP and AI SDK tools take either, so both faces behave the same.
  */
-import { AppError, HTTP_ERRORS, errorCodeOfStatus, runOperation, type AnyOperation, type Core, type Principal } from '../src/index.js';
+import {
+  AppError,
+  HTTP_ERRORS,
+  errorCodeOfStatus,
+  runOperation,
+  type AnyOperation,
+  type Core,
+  type Principal,
+} from '../src/index.js';
 
 /** Runs one operation with already-shaped input and returns its output object. */
 export type Executor = (operation: AnyOperation, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 /** Runs operations on a core in this process, as `principal`. */
 export function localExecutor(core: Core, principal: Principal): Executor {
-  return async (operation, input) => (await runOperation(operation, core, input, { principal })) as Record<string, unknown>;
+  return async (operation, input) =>
+    (await runOperation(operation, core, input, { principal })) as Record<string, unknown>;
 }
 
 /** Calls a running Agentpost over `/v3`, translating each operation's HTTP binding. */
@@ -32,20 +41,32 @@ export function remoteExecutor(options: { url: string; apiKey: string; fetch?: t
     if (!hasBody) {
       for (const [key, value] of Object.entries(rest)) {
         if (value === undefined) continue;
-        for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(key, typeof item === 'object' ? JSON.stringify(item) : String(item));
+        for (const item of Array.isArray(value) ? value : [value])
+          url.searchParams.append(key, typeof item === 'object' ? JSON.stringify(item) : String(item));
       }
     }
     const response = await send(url, {
       method: binding.method,
-      headers: { authorization: `Bearer ${options.apiKey}`, accept: 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${options.apiKey}`,
+        accept: 'application/json',
+        ...(hasBody ? { 'content-type': 'application/json' } : {}),
+      },
       ...(hasBody ? { body: JSON.stringify(rest) } : {}),
     });
-    const json = (await response.json().catch(() => ({}))) as { data?: unknown; error?: { message?: string; type?: string }; request_id?: string };
+    const json = (await response.json().catch(() => ({}))) as {
+      data?: unknown;
+      error?: { message?: string; type?: string };
+      request_id?: string;
+    };
     if (!response.ok) {
       const code = errorCodeOfStatus(response.status) ?? 'upstream_error';
       // A type of the error's own (sending_paused) travels on; the usual type of the status is the code's anyway.
-      const type = json.error?.type !== undefined && json.error.type !== HTTP_ERRORS[code].type ? json.error.type : undefined;
-      throw new AppError(code, json.error?.message ?? `HTTP ${response.status} from ${url.pathname}`, undefined, { type });
+      const type =
+        json.error?.type !== undefined && json.error.type !== HTTP_ERRORS[code].type ? json.error.type : undefined;
+      throw new AppError(code, json.error?.message ?? `HTTP ${response.status} from ${url.pathname}`, undefined, {
+        type,
+      });
     }
     const { request_id: _requestId, ...envelope } = json;
     switch (binding.envelope ?? 'data') {

@@ -17,7 +17,17 @@ const MAX_STATED_PATTERN = 40;
  * Keywords a model does not need to produce a valid call: the limits that matter are in the descriptions (page
  * size, time ranges), and the server checks every one and says what to fix.
  */
-const SERVER_ONLY_KEYWORDS = new Set(['minLength', 'maxLength', 'minItems', 'maxItems', 'minimum', 'maximum', 'propertyNames', 'maxProperties', 'contentEncoding']);
+const SERVER_ONLY_KEYWORDS = new Set([
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'propertyNames',
+  'maxProperties',
+  'contentEncoding',
+]);
 
 /**
  * Levels of properties whose descriptions are stated: a tool's own parameters. Their fields (a
@@ -33,7 +43,9 @@ function tidy(node: unknown, describedDepth: number): unknown {
     if (key === '$schema') continue;
     if (key === 'description' && describedDepth < 0) continue;
     if (key === 'properties') {
-      schema.properties = Object.fromEntries(Object.entries(value as JsonSchema).map(([name, child]) => [name, tidy(child, describedDepth - 1)]));
+      schema.properties = Object.fromEntries(
+        Object.entries(value as JsonSchema).map(([name, child]) => [name, tidy(child, describedDepth - 1)]),
+      );
       continue;
     }
     if (key === 'pattern' && (value === SINGLE_LINE_PATTERN || (value as string).length > MAX_STATED_PATTERN)) continue;
@@ -42,8 +54,14 @@ function tidy(node: unknown, describedDepth: number): unknown {
   }
   // An address is a string with a long address pattern and the single-line guard: to a model, `format: email`.
   const allOf = schema.allOf as JsonSchema[] | undefined;
-  if (allOf?.every((part) => Object.keys(part).every((key) => key === 'pattern' || (key === 'type' && part.type === schema.type)))) {
-    const patterns = allOf.map((part) => part.pattern).filter((pattern): pattern is string => typeof pattern === 'string');
+  if (
+    allOf?.every((part) =>
+      Object.keys(part).every((key) => key === 'pattern' || (key === 'type' && part.type === schema.type)),
+    )
+  ) {
+    const patterns = allOf
+      .map((part) => part.pattern)
+      .filter((pattern): pattern is string => typeof pattern === 'string');
     delete schema.allOf;
     if (patterns.some((pattern) => pattern.includes('@'))) schema.format = 'email';
     else if (patterns[0]) schema.pattern = patterns[0];
@@ -71,7 +89,8 @@ function shareRepeated(root: JsonSchema): JsonSchema {
       else seen.set(text, { count: 1, name });
     }
     for (const [key, value] of Object.entries(schema)) {
-      if (key === 'properties') for (const [property, child] of Object.entries(value as JsonSchema)) visit(child, property);
+      if (key === 'properties')
+        for (const [property, child] of Object.entries(value as JsonSchema)) visit(child, property);
       else visit(value, name);
     }
   };
@@ -92,7 +111,9 @@ function shareRepeated(root: JsonSchema): JsonSchema {
     if (!node || typeof node !== 'object') return node;
     const name = top ? undefined : shared.get(JSON.stringify(node));
     if (name) {
-      definitions[name] ??= Object.fromEntries(Object.entries(node as JsonSchema).map(([key, value]) => [key, replace(value, false)]));
+      definitions[name] ??= Object.fromEntries(
+        Object.entries(node as JsonSchema).map(([key, value]) => [key, replace(value, false)]),
+      );
       return { $ref: `#/$defs/${name}` };
     }
     return Object.fromEntries(Object.entries(node as JsonSchema).map(([key, value]) => [key, replace(value, false)]));
@@ -103,7 +124,12 @@ function shareRepeated(root: JsonSchema): JsonSchema {
 
 /** A tool's input schema as JSON Schema for `tools/list`: descriptions kept, server-only limits left out, repeats shared. */
 export function inputJsonSchema(schema: z.ZodObject): JsonSchema {
-  return shareRepeated(tidy(z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'any' }), DESCRIBED_DEPTH - 1) as JsonSchema);
+  return shareRepeated(
+    tidy(
+      z.toJSONSchema(schema, { target: 'draft-7', io: 'input', unrepresentable: 'any' }),
+      DESCRIBED_DEPTH - 1,
+    ) as JsonSchema,
+  );
 }
 
 /** Levels of properties an output schema states: a list's page and its items' fields; an object's own fields. */
@@ -119,7 +145,9 @@ function shape(node: unknown, depth: number): unknown {
   if (Array.isArray(schema.anyOf)) result.anyOf = schema.anyOf.map((part) => shape(part, depth));
   if (schema.items) result.items = shape(schema.items, depth);
   if (schema.properties && depth > 0) {
-    result.properties = Object.fromEntries(Object.entries(schema.properties as JsonSchema).map(([key, value]) => [key, shape(value, depth - 1)]));
+    result.properties = Object.fromEntries(
+      Object.entries(schema.properties as JsonSchema).map(([key, value]) => [key, shape(value, depth - 1)]),
+    );
     if (Array.isArray(schema.required) && schema.required.length) result.required = schema.required;
   }
   return result;
@@ -132,5 +160,8 @@ function shape(node: unknown, depth: number): unknown {
  */
 export function outputJsonSchema(schema: z.ZodObject): JsonSchema {
   const depth = 'data' in schema.shape ? LIST_OUTPUT_DEPTH : OBJECT_OUTPUT_DEPTH;
-  return shape(tidy(z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'any' }), -1), depth) as JsonSchema;
+  return shape(
+    tidy(z.toJSONSchema(schema, { target: 'draft-7', io: 'output', unrepresentable: 'any' }), -1),
+    depth,
+  ) as JsonSchema;
 }

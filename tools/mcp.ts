@@ -74,7 +74,9 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
     inputSchema: inputJsonSchema(tool.inputSchema) as Tool['inputSchema'],
     // Output schemas for the list tools only: their compact page is what structuredContent holds. A single object's
     // fields are read in the text and the structured content; stating its schema too would double the manifest.
-    ...(tool.approval || !('data' in tool.outputSchema.shape) ? {} : { outputSchema: outputJsonSchema(tool.outputSchema) as Tool['outputSchema'] }),
+    ...(tool.approval || !('data' in tool.outputSchema.shape)
+      ? {}
+      : { outputSchema: outputJsonSchema(tool.outputSchema) as Tool['outputSchema'] }),
     annotations: annotations(tool.operation.hints),
   }));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: manifest }));

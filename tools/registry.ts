@@ -62,6 +62,7 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
  * root of its JSON Schema, which MCP does not accept for tool input and output schemas.
  */
 function inline(schema: z.ZodType): z.ZodObject {
-  if (!(schema instanceof z.ZodObject)) throw new Error('Tool schemas must be objects (MCP structuredContent is an object).');
+  if (!(schema instanceof z.ZodObject))
+    throw new Error('Tool schemas must be objects (MCP structuredContent is an object).');
   return z.object(schema.shape);
 }

@@ -12,12 +12,17 @@ import type { Executor } from './executor.js';
 import { THREAD_MESSAGES, operationNamed as byName, shapeForAgent, threadForAgent } from './compact.js';
 
 /** URI of a thread resource. */
-export const threadUri = (grantId: string, threadId: string) => `agentpost://grants/${encodeURIComponent(grantId)}/threads/${encodeURIComponent(threadId)}`;
+export const threadUri = (grantId: string, threadId: string) =>
+  `agentpost://grants/${encodeURIComponent(grantId)}/threads/${encodeURIComponent(threadId)}`;
 /** URI of a message resource. */
-export const messageUri = (grantId: string, messageId: string) => `agentpost://grants/${encodeURIComponent(grantId)}/messages/${encodeURIComponent(messageId)}`;
+export const messageUri = (grantId: string, messageId: string) =>
+  `agentpost://grants/${encodeURIComponent(grantId)}/messages/${encodeURIComponent(messageId)}`;
 
-const json = (uri: string, value: unknown) => ({ contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value) }] });
-const variable = (value: string | string[] | undefined) => decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+const json = (uri: string, value: unknown) => ({
+  contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value) }],
+});
+const variable = (value: string | string[] | undefined) =>
+  decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
 
 /** Threads listed per `resources/list` page. */
 export const RESOURCES_PAGE_SIZE = 20;
@@ -37,14 +42,23 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
     new ResourceTemplate('agentpost://grants/{grant_id}/threads/{thread_id}', {
       list: grantId
         ? async () => {
-            const page = (await executor(listThreads, { grant_id: grantId, limit: 20 })) as { data: { id: string; subject?: string }[] };
-            return { resources: page.data.map((thread) => ({ uri: threadUri(grantId, thread.id), name: thread.subject || '(no subject)', mimeType: 'application/json' })) };
+            const page = (await executor(listThreads, { grant_id: grantId, limit: 20 })) as {
+              data: { id: string; subject?: string }[];
+            };
+            return {
+              resources: page.data.map((thread) => ({
+                uri: threadUri(grantId, thread.id),
+                name: thread.subject || '(no subject)',
+                mimeType: 'application/json',
+              })),
+            };
           }
         : undefined,
     }),
     {
       title: 'Conversation',
-      description: 'A mail thread with its messages, oldest first: the newest whole, earlier ones as fit; those left out are named in messages_truncated',
+      description:
+        'A mail thread with its messages, oldest first: the newest whole, earlier ones as fit; those left out are named in messages_truncated',
       mimeType: 'application/json',
     },
     async (uri, variables) => {
@@ -52,8 +66,15 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
       const threadId = variable(variables.thread_id);
       const thread = await executor(getThread, { grant_id: grant, thread_id: threadId });
       // Lists are newest first (by date, then arrival): the order a thread read fills its budget in.
-      const page = (await executor(listMessages, { grant_id: grant, thread_id: threadId, limit: THREAD_MESSAGES })) as { data: Record<string, unknown>[]; next_cursor?: string | null };
-      const { messages, messages_truncated: truncated, ...rest } = threadForAgent(thread, page.data, {
+      const page = (await executor(listMessages, { grant_id: grant, thread_id: threadId, limit: THREAD_MESSAGES })) as {
+        data: Record<string, unknown>[];
+        next_cursor?: string | null;
+      };
+      const {
+        messages,
+        messages_truncated: truncated,
+        ...rest
+      } = threadForAgent(thread, page.data, {
         // A bound server's tools take no grant_id: the calls it names for the rest do not either.
         input: grantId ? {} : { grant_id: grant },
         olderCursor: page.next_cursor ?? undefined,
@@ -67,12 +88,21 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
   if (grantId) {
     server.server.setRequestHandler(ListResourcesRequestSchema, async (request) => {
       const cursor = request.params?.cursor;
-      const page = (await executor(listThreads, { grant_id: grantId, limit: RESOURCES_PAGE_SIZE, ...(cursor ? { page_token: cursor } : {}) })) as {
+      const page = (await executor(listThreads, {
+        grant_id: grantId,
+        limit: RESOURCES_PAGE_SIZE,
+        ...(cursor ? { page_token: cursor } : {}),
+      })) as {
         data: { id: string; subject?: string }[];
         next_cursor?: string | null;
       };
       return {
-        resources: page.data.map((thread) => ({ uri: threadUri(grantId, thread.id), name: thread.subject || '(no subject)', title: 'Conversation', mimeType: 'application/json' })),
+        resources: page.data.map((thread) => ({
+          uri: threadUri(grantId, thread.id),
+          name: thread.subject || '(no subject)',
+          title: 'Conversation',
+          mimeType: 'application/json',
+        })),
         ...(page.next_cursor ? { nextCursor: page.next_cursor } : {}),
       };
     });
@@ -81,11 +111,18 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
   server.registerResource(
     'message',
     new ResourceTemplate('agentpost://grants/{grant_id}/messages/{message_id}', { list: undefined }),
-    { title: 'Message', description: 'One mail message with its body (as text and HTML, each within a budget) and attachment metadata', mimeType: 'application/json' },
+    {
+      title: 'Message',
+      description: 'One mail message with its body (as text and HTML, each within a budget) and attachment metadata',
+      mimeType: 'application/json',
+    },
     async (uri, variables) => {
       const input = { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) };
       // As get_message reads it, with the HTML too: a long body is cut saying so, not passed on whole.
-      return json(uri.href, shapeForAgent('get_message', await executor(getMessage, input), { ...input, include_html: true }));
+      return json(
+        uri.href,
+        shapeForAgent('get_message', await executor(getMessage, input), { ...input, include_html: true }),
+      );
     },
   );
 }

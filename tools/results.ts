@@ -18,7 +18,11 @@ interface FileOutput {
 
 function isFile(output: Record<string, unknown>): output is Record<string, unknown> & FileOutput {
   const content = output.content as FileOutput['content'] | undefined;
-  return typeof output.content_type === 'string' && typeof content?.data === 'string' && (content.encoding === 'base64' || content.encoding === 'utf8');
+  return (
+    typeof output.content_type === 'string' &&
+    typeof content?.data === 'string' &&
+    (content.encoding === 'base64' || content.encoding === 'utf8')
+  );
 }
 
 /**
@@ -26,32 +30,55 @@ function isFile(output: Record<string, unknown>): output is Record<string, unkno
  * metadata plus the file itself: text inline, binary as an embedded resource, so hosts can show or pass it on
  * without decoding JSON. Anything else is shaped to its budget and read out in a few lines.
  */
-export function toMcpResult(output: Record<string, unknown>, tool = '', input: Record<string, unknown> = {}): CallToolResult {
+export function toMcpResult(
+  output: Record<string, unknown>,
+  tool = '',
+  input: Record<string, unknown> = {},
+): CallToolResult {
   return shapedMcpResult(isFile(output) ? output : shapeForAgent(tool, output, input), tool, input);
 }
 
 /** {@link toMcpResult} of an output already shaped for an agent (what `readForAgent` answers). */
-export function shapedMcpResult(shaped: Record<string, unknown>, tool = '', input: Record<string, unknown> = {}): CallToolResult {
+export function shapedMcpResult(
+  shaped: Record<string, unknown>,
+  tool = '',
+  input: Record<string, unknown> = {},
+): CallToolResult {
   if (isFile(shaped)) {
     const { content, ...metadata } = shaped;
     const file =
       content.encoding === 'utf8'
         ? { type: 'text' as const, text: content.data }
-        : { type: 'resource' as const, resource: { uri: `agentpost://attachments/${encodeURIComponent(shaped.id)}`, mimeType: shaped.content_type, blob: content.data } };
-    const kept = content.encoding === 'base64' ? Buffer.from(content.data, 'base64').length : Buffer.byteLength(content.data);
+        : {
+            type: 'resource' as const,
+            resource: {
+              uri: `agentpost://attachments/${encodeURIComponent(shaped.id)}`,
+              mimeType: shaped.content_type,
+              blob: content.data,
+            },
+          };
+    const kept =
+      content.encoding === 'base64' ? Buffer.from(content.data, 'base64').length : Buffer.byteLength(content.data);
     const note = content.truncated
       ? {
           hint: `only the first ${kept} of ${String(shaped.size ?? '?')} bytes are here (max_bytes); call get_attachment with a larger max_bytes, or download the whole file: GET /v3/grants/${String(input.grant_id ?? shaped.grant_id ?? '{grant_id}')}/attachments/${shaped.id}/download?message_id=${String(input.message_id ?? '{message_id}')}`,
         }
       : undefined;
-    return { content: [{ type: 'text', text: renderForAgent(tool, { ...metadata, ...(note ? { truncated: note } : {}) }, input) }, file], structuredContent: shaped };
+    return {
+      content: [
+        { type: 'text', text: renderForAgent(tool, { ...metadata, ...(note ? { truncated: note } : {}) }, input) },
+        file,
+      ],
+      structuredContent: shaped,
+    };
   }
   return { content: [{ type: 'text', text: renderForAgent(tool, shaped, input) }], structuredContent: shaped };
 }
 
 /** What an agent reads when a call fails: `<code>: <message>` (`<code> (<type>): <message>` for an error with a type of its own). */
 export function errorText(error: unknown): string {
-  if (error instanceof AppError) return `${error.code}${error.type !== undefined ? ` (${error.type})` : ''}: ${error.message}`;
+  if (error instanceof AppError)
+    return `${error.code}${error.type !== undefined ? ` (${error.type})` : ''}: ${error.message}`;
   if (error instanceof ZodError) {
     return `invalid_request: ${error.issues.map((issue) => `${issue.path.join('.') || 'input'}: ${issue.message}`).join('; ')}`;
   }

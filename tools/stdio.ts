@@ -11,17 +11,23 @@ import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { createMcpServer } from './mcp.js';
 
 /** Starts the stdio server; resolves once connected. `createDeps` opens the local database (embedded mode). */
-export async function runStdioServer(config: Config, createDeps: (config: Config) => Promise<CoreDeps>): Promise<{ close(): Promise<void> }> {
+export async function runStdioServer(
+  config: Config,
+  createDeps: (config: Config) => Promise<CoreDeps>,
+): Promise<{ close(): Promise<void> }> {
   let executor: Executor;
   let closeDatabase = async () => {};
   if (config.serviceUrl) {
-    if (!config.apiKey) throw new Error('AGENTPOST_API_KEY: required with AGENTPOST_URL (the key of the application to act as)');
+    if (!config.apiKey)
+      throw new Error('AGENTPOST_API_KEY: required with AGENTPOST_URL (the key of the application to act as)');
     executor = remoteExecutor({ url: config.serviceUrl, apiKey: config.apiKey });
   } else {
     const deps = await createDeps(config);
     const core = createCore(deps);
     const { application } = await core.applications.ensureDefaultApplication();
-    const principal = config.apiKey ? await core.applications.authenticateApiKey(config.apiKey) : { applicationId: application.id, via: 'local' as const };
+    const principal = config.apiKey
+      ? await core.applications.authenticateApiKey(config.apiKey)
+      : { applicationId: application.id, via: 'local' as const };
     executor = localExecutor(core, principal);
     closeDatabase = () => deps.db.close();
   }

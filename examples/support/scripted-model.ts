@@ -20,9 +20,14 @@ function transcriptOf(prompt: unknown[]): Transcript {
   const results: Transcript['results'] = [];
   for (const message of prompt as { role: string; content: unknown }[]) {
     if (message.role !== 'tool' || !Array.isArray(message.content)) continue;
-    for (const part of message.content as { type: string; toolName: string; output: { type: string; value: unknown } }[]) {
+    for (const part of message.content as {
+      type: string;
+      toolName: string;
+      output: { type: string; value: unknown };
+    }[]) {
       if (part.type !== 'tool-result') continue;
-      if (part.output.type === 'error-text' || part.output.type === 'error-json') throw new Error(`tool ${part.toolName} failed: ${JSON.stringify(part.output.value)}`);
+      if (part.output.type === 'error-text' || part.output.type === 'error-json')
+        throw new Error(`tool ${part.toolName} failed: ${JSON.stringify(part.output.value)}`);
       results.push({ toolName: part.toolName, output: part.output.value });
     }
   }
@@ -50,10 +55,17 @@ export function scriptedModel(steps: Step[]): MockLanguageModelV3 {
       call++;
       const action = step(transcriptOf(options.prompt));
       if ('text' in action) {
-        return { content: [{ type: 'text', text: action.text }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+        return {
+          content: [{ type: 'text', text: action.text }],
+          finishReason: { unified: 'stop', raw: 'stop' },
+          usage,
+          warnings: [],
+        };
       }
       return {
-        content: [{ type: 'tool-call', toolCallId: `call-${call}`, toolName: action.tool, input: JSON.stringify(action.input) }],
+        content: [
+          { type: 'tool-call', toolCallId: `call-${call}`, toolName: action.tool, input: JSON.stringify(action.input) },
+        ],
         finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
         usage,
         warnings: [],
@@ -64,7 +76,12 @@ export function scriptedModel(steps: Step[]): MockLanguageModelV3 {
 
 /** Runs the script as an agent with the given tools; returns the tool calls it made and its final text. */
 export async function runScriptedAgent(tools: Record<string, Tool>, steps: Step[], prompt = 'Do your job.') {
-  const result = await generateText({ model: scriptedModel(steps), tools, prompt, stopWhen: stepCountIs(steps.length + 1) });
+  const result = await generateText({
+    model: scriptedModel(steps),
+    tools,
+    prompt,
+    stopWhen: stepCountIs(steps.length + 1),
+  });
   const toolCalls = result.steps.flatMap((step) => step.toolCalls.map((toolCall) => toolCall.toolName));
   const errors = result.steps.flatMap((step) => step.content.filter((part) => part.type === 'tool-error'));
   if (errors.length > 0) throw new Error(`tool errors: ${JSON.stringify(errors)}`);

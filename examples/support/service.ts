@@ -23,9 +23,16 @@ export async function exampleService(): Promise<ExampleService> {
     return { apiUri: url, apiKey, close: async () => {} };
   }
   const dir = mkdtempSync(join(tmpdir(), 'agentpost-example-'));
-  const service = requireEveryRole(await startService(
-    loadConfig({ AGENTPOST_DATABASE_URL: `file:${join(dir, 'agentpost.db')}`, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'warn' }),
-  ));
+  const service = requireEveryRole(
+    await startService(
+      loadConfig({
+        AGENTPOST_DATABASE_URL: `file:${join(dir, 'agentpost.db')}`,
+        AGENTPOST_HTTP_PORT: '0',
+        AGENTPOST_SMTP_PORT: '0',
+        AGENTPOST_LOG_LEVEL: 'warn',
+      }),
+    ),
+  );
   return {
     apiUri: service.url,
     apiKey: service.generatedKey!,
@@ -49,7 +56,8 @@ export async function createMailboxes(service: ExampleService, names: string[]):
   };
   await call('/admin/domains', { name: 'Example', domain_address: domain });
   const addresses = names.map((name) => `${name}@${domain}`);
-  for (const [index, email] of addresses.entries()) await call('/connect/custom', { provider: 'nylas', settings: { email }, name: names[index] });
+  for (const [index, email] of addresses.entries())
+    await call('/connect/custom', { provider: 'nylas', settings: { email }, name: names[index] });
   return addresses;
 }
 

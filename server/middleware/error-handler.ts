@@ -20,9 +20,14 @@ function fromHttpException(error: HTTPException): HttpError {
 /** Writes the error envelope for any thrown value. */
 export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
   const requestId = c.get('requestId') ?? '';
-  const { code, status, type, message, retryAfterSeconds } = error instanceof HTTPException && error.status < 500 ? fromHttpException(error) : httpErrorOf(error);
+  const { code, status, type, message, retryAfterSeconds } =
+    error instanceof HTTPException && error.status < 500 ? fromHttpException(error) : httpErrorOf(error);
   if (code === 'internal') {
-    c.get('logger')?.error('request failed', { request_id: requestId, path: c.req.path, error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+    c.get('logger')?.error('request failed', {
+      request_id: requestId,
+      path: c.req.path,
+      error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+    });
   }
   // An over-size body is answered before it is read; the rest of it is still on the socket, so the connection
   // cannot carry another request. Saying so keeps clients from reusing it (they would see a reset instead).

@@ -39,15 +39,28 @@ export function createRateLimiter(limits: Config['rateLimits'], now: () => numbe
     failedAuth: { perSecond: limits.failedAuthPerMinute / 60, burst: limits.failedAuthPerMinute },
   };
   // One set of buckets per kind, so a flood of keys of one kind (addresses) cannot evict the buckets of another.
-  const buckets = { application: new TokenBuckets(now), grant: new TokenBuckets(now), multipartSend: new TokenBuckets(now), failedAuth: new TokenBuckets(now) };
+  const buckets = {
+    application: new TokenBuckets(now),
+    grant: new TokenBuckets(now),
+    multipartSend: new TokenBuckets(now),
+    failedAuth: new TokenBuckets(now),
+  };
 
   const refuse = (retryAfterSeconds: number, what: string) =>
-    new AppError('rate_limited', `Too many requests, please try again shortly: ${what}. Retry after ${retryAfterSeconds} s.`, { retryAfterSeconds } satisfies RateLimitDetails);
+    new AppError(
+      'rate_limited',
+      `Too many requests, please try again shortly: ${what}. Retry after ${retryAfterSeconds} s.`,
+      { retryAfterSeconds } satisfies RateLimitDetails,
+    );
 
   return {
     checkAddress(c) {
       const decision = buckets.failedAuth.peek(clientAddress(c), budgets.failedAuth);
-      if (!decision.allowed) throw refuse(decision.retryAfterSeconds, `this address failed authentication more than ${limits.failedAuthPerMinute} times a minute`);
+      if (!decision.allowed)
+        throw refuse(
+          decision.retryAfterSeconds,
+          `this address failed authentication more than ${limits.failedAuthPerMinute} times a minute`,
+        );
     },
     failedAuthentication(c) {
       buckets.failedAuth.take(clientAddress(c), budgets.failedAuth);
@@ -66,7 +79,11 @@ export function createRateLimiter(limits: Config['rateLimits'], now: () => numbe
         return;
       }
       const decision = buckets.application.take(applicationId, budgets.application, cost);
-      if (!decision.allowed) throw refuse(decision.retryAfterSeconds, `an application may make ${limits.applicationPerSecond} requests a second to application-level routes`);
+      if (!decision.allowed)
+        throw refuse(
+          decision.retryAfterSeconds,
+          `an application may make ${limits.applicationPerSecond} requests a second to application-level routes`,
+        );
     },
   };
 }
@@ -118,7 +135,11 @@ export function grantOfPath(path: string): string | undefined {
 export function rateLimitV3(limiter: RateLimiter): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const grant = grantOfPath(c.req.path);
-    const multipartSend = grant !== undefined && c.req.method === 'POST' && /\/messages\/send$/.test(c.req.path) && /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
+    const multipartSend =
+      grant !== undefined &&
+      c.req.method === 'POST' &&
+      /\/messages\/send$/.test(c.req.path) &&
+      /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '');
     limiter.take(c, { grant, multipartSend });
     await next();
   };

@@ -16,7 +16,10 @@ export function mountAttachmentUpload(app: Hono<AppEnv>): void {
   const limit = bodyLimit({
     maxSize: MAX_UPLOAD_BYTES,
     onError: () => {
-      throw new AppError('payload_too_large', `The file is larger than ${MAX_UPLOAD_BYTES} bytes (40 MB), the most an upload session takes.`);
+      throw new AppError(
+        'payload_too_large',
+        `The file is larger than ${MAX_UPLOAD_BYTES} bytes (40 MB), the most an upload session takes.`,
+      );
     },
   });
   app.put(`${UPLOAD_PATH}/:attachment_id`, limit, async (c) => {

@@ -39,7 +39,10 @@ interface McpSession {
 
 /** JSON-RPC error answer outside any transport (an unknown or foreign session). */
 const rpcError = (status: number, code: number, message: string) =>
-  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
 
 /** Mounts `/mcp` on the app. Returns a function that closes every open session (for shutdown). */
 export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): () => Promise<void> {
@@ -49,16 +52,22 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
     sessions.delete(id);
     await session?.server.close().catch(() => undefined);
   };
-  const sweep = setInterval(() => {
-    const idleSince = Date.now() - MCP_SESSION_IDLE_MS;
-    for (const [id, session] of sessions) if (session.lastUsed < idleSince) void close(id);
-  }, Math.min(60_000, MCP_SESSION_IDLE_MS));
+  const sweep = setInterval(
+    () => {
+      const idleSince = Date.now() - MCP_SESSION_IDLE_MS;
+      for (const [id, session] of sessions) if (session.lastUsed < idleSince) void close(id);
+    },
+    Math.min(60_000, MCP_SESSION_IDLE_MS),
+  );
   sweep.unref();
 
   const limit = bodyLimit({
     maxSize: MAX_MCP_BODY_BYTES,
     onError: () => {
-      throw new AppError('payload_too_large', `The request body is larger than the ${MAX_MCP_BODY_BYTES / 1024 / 1024} MB limit of /mcp.`);
+      throw new AppError(
+        'payload_too_large',
+        `The request body is larger than the ${MAX_MCP_BODY_BYTES / 1024 / 1024} MB limit of /mcp.`,
+      );
     },
   });
   app.all('/mcp', limit, authenticate(core, limiter), async (c) => {
@@ -82,7 +91,8 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
     if (sessionId) {
       const session = sessions.get(sessionId);
       // Another application's session is answered as unknown: its id must not tell that it exists.
-      if (!session || session.applicationId !== principal.applicationId) return rpcError(404, -32001, 'Session not found: start a new one with initialize.');
+      if (!session || session.applicationId !== principal.applicationId)
+        return rpcError(404, -32001, 'Session not found: start a new one with initialize.');
       session.lastUsed = Date.now();
       return session.transport.handleRequest(request, options);
     }
@@ -112,7 +122,10 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
     // No session: one server for this request only (clients that never initialize, curl); a transport without a
     // sessionIdGenerator is stateless.
     const server = createMcpServer({ executor: localExecutor(core, principal), grantId, requireApproval });
-    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true, maxRequestBodySize: MAX_MCP_BODY_BYTES });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      enableJsonResponse: true,
+      maxRequestBodySize: MAX_MCP_BODY_BYTES,
+    });
     await server.connect(transport);
     return transport.handleRequest(request, options);
   });
@@ -127,7 +140,10 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
  * single tool call; else the application. A batch costs one token per message.
  */
 export function mcpTarget(boundGrant: string | undefined, body: unknown): RateTarget {
-  if (Array.isArray(body)) return boundGrant !== undefined ? { grant: boundGrant, cost: Math.max(1, body.length) } : { cost: Math.max(1, body.length) };
+  if (Array.isArray(body))
+    return boundGrant !== undefined
+      ? { grant: boundGrant, cost: Math.max(1, body.length) }
+      : { cost: Math.max(1, body.length) };
   if (boundGrant !== undefined) return { grant: boundGrant };
   const message = body as { method?: unknown; params?: { arguments?: { grant_id?: unknown } } } | undefined;
   const grant = message?.method === 'tools/call' ? message.params?.arguments?.grant_id : undefined;

@@ -30,7 +30,11 @@ const PIXEL_GIF_LATIN1 = PIXEL_GIF.toString('latin1');
 /** Nothing on the way may keep an answer: each load is a hit. */
 const NO_STORE = 'no-store, no-cache, must-revalidate, max-age=0';
 
-const PIXEL_HEADERS = { 'content-type': 'image/gif', 'content-length': String(PIXEL_GIF.length), 'cache-control': NO_STORE } as const;
+const PIXEL_HEADERS = {
+  'content-type': 'image/gif',
+  'content-length': String(PIXEL_GIF.length),
+  'cache-control': NO_STORE,
+} as const;
 
 /** The client of a request, as the hit records it (the socket's address: proxies in front are not trusted here). */
 function sourceOf(c: Context<AppEnv>): HitSource {
@@ -67,7 +71,8 @@ export function createTrackingApp({ core, metrics, shuttingDown }: TrackingRoute
   const app = new Hono<AppEnv>();
   const { tracking, deps } = core;
   /** Times the answer into /metrics. */
-  const timed = (c: Context<AppEnv>, route: string, status: number, started: number) => metrics?.httpRequest(c.req.method, route, status, (performance.now() - started) / 1000);
+  const timed = (c: Context<AppEnv>, route: string, status: number, started: number) =>
+    metrics?.httpRequest(c.req.method, route, status, (performance.now() - started) / 1000);
   /** Gives an error answer (through onError below) a request id of its own. */
   const identify = (c: Context<AppEnv>) => {
     const requestId = randomUUID();
@@ -108,7 +113,9 @@ export function createTrackingApp({ core, metrics, shuttingDown }: TrackingRoute
     const started = performance.now();
     if (shuttingDown()) return refuse(c, clickRoute, started, closing());
     const target = tracking.click(c.req.param('token'), sourceOf(c));
-    return target instanceof Promise ? target.then((value) => redirect(c, value, started)) : redirect(c, target, started);
+    return target instanceof Promise
+      ? target.then((value) => redirect(c, value, started))
+      : redirect(c, target, started);
   });
   app.onError((error, c) => errorResponse(c, error));
   app.notFound((c) => {
@@ -125,15 +132,26 @@ export function createTrackingApp({ core, metrics, shuttingDown }: TrackingRoute
  * {@link createTrackingApp}, which still serves anything this declines (returns false): other methods and paths,
  * and requests once shutdown began. Errors are the Nylas 404 shape.
  */
-export function createTrackingListener({ core, metrics, shuttingDown }: TrackingRouteOptions): (request: IncomingMessage, response: ServerResponse) => boolean {
+export function createTrackingListener({
+  core,
+  metrics,
+  shuttingDown,
+}: TrackingRouteOptions): (request: IncomingMessage, response: ServerResponse) => boolean {
   const { tracking } = core;
   const openRoute = `${OPEN_PATH}:token`;
   const clickRoute = `${CLICK_PATH}:token`;
   const notFound = (response: ServerResponse, method: string, route: string, started: number) => {
     const requestId = randomUUID();
-    const body = JSON.stringify({ request_id: requestId, error: { type: 'not_found_error', message: 'There is no such tracking URL.' } });
+    const body = JSON.stringify({
+      request_id: requestId,
+      error: { type: 'not_found_error', message: 'There is no such tracking URL.' },
+    });
     metrics?.httpRequest(method, route, 404, (performance.now() - started) / 1000);
-    response.writeHead(404, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': requestId });
+    response.writeHead(404, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'x-request-id': requestId,
+    });
     response.end(body);
   };
   const pixel = (response: ServerResponse, method: string, found: boolean, started: number) => {
@@ -149,9 +167,13 @@ export function createTrackingListener({ core, metrics, shuttingDown }: Tracking
     response.end();
   };
   const failed = (response: ServerResponse, error: unknown) => {
-    core.deps.logger.error('tracking request failed', { error: error instanceof Error ? error.message : String(error) });
+    core.deps.logger.error('tracking request failed', {
+      error: error instanceof Error ? error.message : String(error),
+    });
     if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
-    response.end(JSON.stringify({ request_id: randomUUID(), error: { type: 'unexpected_error', message: 'Internal error.' } }));
+    response.end(
+      JSON.stringify({ request_id: randomUUID(), error: { type: 'unexpected_error', message: 'Internal error.' } }),
+    );
   };
   return (request, response) => {
     const method = request.method;
@@ -168,11 +190,19 @@ export function createTrackingListener({ core, metrics, shuttingDown }: Tracking
     const source: HitSource = { ip: request.socket.remoteAddress, userAgent, head: method === 'HEAD' };
     if (open) {
       const found = tracking.open(token, source);
-      if (found instanceof Promise) found.then((value) => pixel(response, method, value, started), (error: unknown) => failed(response, error));
+      if (found instanceof Promise)
+        found.then(
+          (value) => pixel(response, method, value, started),
+          (error: unknown) => failed(response, error),
+        );
       else pixel(response, method, found, started);
     } else {
       const target = tracking.click(token, source);
-      if (target instanceof Promise) target.then((value) => redirect(response, method, value, started), (error: unknown) => failed(response, error));
+      if (target instanceof Promise)
+        target.then(
+          (value) => redirect(response, method, value, started),
+          (error: unknown) => failed(response, error),
+        );
       else redirect(response, method, target, started);
     }
     return true;

@@ -42,5 +42,6 @@ export function evaluationRow(
 
 /** Writes evaluation rows (in batches of 100, within the given transaction). */
 export async function recordEvaluations(tx: Tx, rows: readonly EvaluationRow[]): Promise<void> {
-  for (let index = 0; index < rows.length; index += 100) await tx.insert(tables.ruleEvaluations).values(rows.slice(index, index + 100));
+  for (let index = 0; index < rows.length; index += 100)
+    await tx.insert(tables.ruleEvaluations).values(rows.slice(index, index + 100));
 }

@@ -10,7 +10,13 @@
  * A grant without a workspace is under its application's default workspace.
  */
 import { and, eq, inArray } from 'drizzle-orm';
-import { tables, type Database, type StoredPolicyLimits, type StoredPolicyOptions, type StoredSpamDetection } from '../../storage/index.js';
+import {
+  tables,
+  type Database,
+  type StoredPolicyLimits,
+  type StoredPolicyOptions,
+  type StoredSpamDetection,
+} from '../../storage/index.js';
 import { compileRules, type CompiledRule, type ListSet, type RuleDefinition } from './rule-engine.js';
 
 /** How long a cached entry is used before its rows are read again, in milliseconds. */
@@ -43,7 +49,13 @@ export interface EnforcedGrant {
   workspaceId: string | null;
 }
 
-const NOTHING: GrantEnforcement = { workspaceId: undefined, policy: undefined, inbound: [], outbound: [], lists: new Map() };
+const NOTHING: GrantEnforcement = {
+  workspaceId: undefined,
+  policy: undefined,
+  inbound: [],
+  outbound: [],
+  lists: new Map(),
+};
 
 /** Creates the cached loader of what applies to a grant. */
 export function createEnforcement({ db }: { db: Database }) {
@@ -65,7 +77,10 @@ export function createEnforcement({ db }: { db: Database }) {
         result.set(row.id, cached.set);
         continue;
       }
-      const items = await db.orm.select({ value: tables.listItems.value }).from(tables.listItems).where(eq(tables.listItems.listId, row.id));
+      const items = await db.orm
+        .select({ value: tables.listItems.value })
+        .from(tables.listItems)
+        .where(eq(tables.listItems.listId, row.id));
       const set: ListSet = { id: row.id, type: row.type, items: new Set(items.map((item) => item.value)) };
       listCache.set(row.id, { version: row.version, set });
       result.set(row.id, set);
@@ -75,11 +90,23 @@ export function createEnforcement({ db }: { db: Database }) {
 
   async function load(grant: EnforcedGrant): Promise<GrantEnforcement> {
     const workspace = grant.workspaceId
-      ? await db.orm.query.workspaces.findFirst({ where: and(eq(tables.workspaces.id, grant.workspaceId), eq(tables.workspaces.applicationId, grant.applicationId)) })
-      : await db.orm.query.workspaces.findFirst({ where: and(eq(tables.workspaces.applicationId, grant.applicationId), eq(tables.workspaces.isDefault, true)) });
+      ? await db.orm.query.workspaces.findFirst({
+          where: and(
+            eq(tables.workspaces.id, grant.workspaceId),
+            eq(tables.workspaces.applicationId, grant.applicationId),
+          ),
+        })
+      : await db.orm.query.workspaces.findFirst({
+          where: and(eq(tables.workspaces.applicationId, grant.applicationId), eq(tables.workspaces.isDefault, true)),
+        });
     if (!workspace) return NOTHING;
     const policyRow = workspace.policyId
-      ? await db.orm.query.policies.findFirst({ where: and(eq(tables.policies.id, workspace.policyId), eq(tables.policies.applicationId, grant.applicationId)) })
+      ? await db.orm.query.policies.findFirst({
+          where: and(
+            eq(tables.policies.id, workspace.policyId),
+            eq(tables.policies.applicationId, grant.applicationId),
+          ),
+        })
       : undefined;
     const ruleIds = [...new Set([...workspace.ruleIds, ...(policyRow?.ruleIds ?? [])])];
     const ruleRows: RuleDefinition[] =
@@ -98,7 +125,14 @@ export function createEnforcement({ db }: { db: Database }) {
     }
     return {
       workspaceId: workspace.id,
-      policy: policyRow ? { id: policyRow.id, limits: policyRow.limits, spamDetection: policyRow.spamDetection, options: policyRow.options } : undefined,
+      policy: policyRow
+        ? {
+            id: policyRow.id,
+            limits: policyRow.limits,
+            spamDetection: policyRow.spamDetection,
+            options: policyRow.options,
+          }
+        : undefined,
       inbound: compileRules(ruleRows, 'inbound'),
       outbound: compileRules(ruleRows, 'outbound'),
       lists: await loadLists(grant.applicationId, [...listIds]),
@@ -119,9 +153,12 @@ export function createEnforcement({ db }: { db: Database }) {
       value.catch(() => {
         if (entries.get(key)?.value === value) entries.delete(key);
       });
-      void value.then(() => {
-        if (generation !== started && entries.get(key)?.value === value) entries.delete(key);
-      }, () => undefined);
+      void value.then(
+        () => {
+          if (generation !== started && entries.get(key)?.value === value) entries.delete(key);
+        },
+        () => undefined,
+      );
       return value;
     },
     /** Forgets cached entries (after a write to workspaces, policies, rules or lists). */

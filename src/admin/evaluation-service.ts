@@ -15,7 +15,11 @@ type EvaluationRow = typeof tables.ruleEvaluations.$inferSelect;
 
 /** A row in wire form: `message_id` only when there is one, `applied_actions` with only the keys that happened. */
 export function toRuleEvaluation(row: EvaluationRow): RuleEvaluation {
-  const applied = Object.fromEntries(Object.entries(row.appliedActions).filter(([, value]) => value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0)));
+  const applied = Object.fromEntries(
+    Object.entries(row.appliedActions).filter(
+      ([, value]) => value !== undefined && value !== false && !(Array.isArray(value) && value.length === 0),
+    ),
+  );
   return {
     id: row.id,
     grant_id: row.grantId,
@@ -37,14 +41,25 @@ export function toRuleEvaluation(row: EvaluationRow): RuleEvaluation {
 export function createEvaluationService({ db }: CoreDeps) {
   return {
     /** A grant's evaluations, newest first, cursor-paginated. Another application's grant is a 404. */
-    async list(principal: Principal, input: ListRuleEvaluationsInput): Promise<{ data: RuleEvaluation[]; next_cursor?: string }> {
+    async list(
+      principal: Principal,
+      input: ListRuleEvaluationsInput,
+    ): Promise<{ data: RuleEvaluation[]; next_cursor?: string }> {
       const grant = await findGrantByRef(db.orm, principal.applicationId, input.grant_id);
       if (!grant) throw notFound('Grant', input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const before = decodeCursor(input.page_token, 2) as [number, string] | undefined;
-      const conditions: SQL[] = [eq(tables.ruleEvaluations.grantId, grant.id), eq(tables.ruleEvaluations.applicationId, principal.applicationId)];
+      const conditions: SQL[] = [
+        eq(tables.ruleEvaluations.grantId, grant.id),
+        eq(tables.ruleEvaluations.applicationId, principal.applicationId),
+      ];
       if (before) {
-        conditions.push(or(lt(tables.ruleEvaluations.evaluatedAt, before[0]), and(eq(tables.ruleEvaluations.evaluatedAt, before[0]), lt(tables.ruleEvaluations.id, before[1])))!);
+        conditions.push(
+          or(
+            lt(tables.ruleEvaluations.evaluatedAt, before[0]),
+            and(eq(tables.ruleEvaluations.evaluatedAt, before[0]), lt(tables.ruleEvaluations.id, before[1])),
+          )!,
+        );
       }
       const rows = await db.orm
         .select()

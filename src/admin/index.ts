@@ -8,6 +8,14 @@ export { createEvaluationService } from './evaluation-service.js';
 export { createListService } from './list-service.js';
 export { createPolicyService } from './policy-service.js';
 export { createPolicyUpkeep } from './policy-upkeep.js';
-export { appliedActionsOf, evaluateRules, evaluationInputOf, type CompiledRule, type EvaluationInput, type ListSet, type RuleOutcome } from './rule-engine.js';
+export {
+  appliedActionsOf,
+  evaluateRules,
+  evaluationInputOf,
+  type CompiledRule,
+  type EvaluationInput,
+  type ListSet,
+  type RuleOutcome,
+} from './rule-engine.js';
 export { createRuleService } from './rule-service.js';
 export { createWorkspaceService } from './workspace-service.js';

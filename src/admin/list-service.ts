@@ -13,7 +13,15 @@ import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid } from '../errors.js';
-import { HOST_NAME_PATTERN, type AgentList, type AgentListItem, type CreateListInput, type ListItemsChangeInput, type PageInput, type UpdateListInput } from '../schemas/admin.js';
+import {
+  HOST_NAME_PATTERN,
+  type AgentList,
+  type AgentListItem,
+  type CreateListInput,
+  type ListItemsChangeInput,
+  type PageInput,
+  type UpdateListInput,
+} from '../schemas/admin.js';
 import { adminWriter, requireOwnedRow } from './ownership.js';
 import { pageOfOwned, pageOfRows, pageQuery } from './paging.js';
 import { listIdsOf } from './rule-service.js';
@@ -65,8 +73,14 @@ function normalizeItems(type: ListType, items: readonly string[]): string[] {
   const values = [...new Set(items.map((item) => item.trim().toLowerCase()))];
   const misfits = values.filter((value) => !fitsListType(type, value));
   if (misfits.length > 0) {
-    const shown = misfits.slice(0, 5).map((value) => JSON.stringify(value)).join(', ');
-    throw invalid('items', `a ${type} list holds ${WHAT_FITS[type]}; ${misfits.length} item(s) do not: ${shown}${misfits.length > 5 ? ', …' : ''}. Nothing was changed.`);
+    const shown = misfits
+      .slice(0, 5)
+      .map((value) => JSON.stringify(value))
+      .join(', ');
+    throw invalid(
+      'items',
+      `a ${type} list holds ${WHAT_FITS[type]}; ${misfits.length} item(s) do not: ${shown}${misfits.length > 5 ? ', …' : ''}. Nothing was changed.`,
+    );
   }
   return values;
 }
@@ -76,10 +90,12 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 
-
   /** After items changed: the count, a new version and the time, in the same transaction. */
   async function touchItems(tx: Tx, list: ListRow): Promise<ListRow> {
-    const [counted] = await tx.select({ value: count() }).from(tables.listItems).where(eq(tables.listItems.listId, list.id));
+    const [counted] = await tx
+      .select({ value: count() })
+      .from(tables.listItems)
+      .where(eq(tables.listItems.listId, list.id));
     const [row] = await tx
       .update(tables.lists)
       .set({ itemsCount: counted?.value ?? 0, version: sql`${tables.lists.version} + 1`, updatedAt: now() })
@@ -105,7 +121,15 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
       const [row] = await write((tx) =>
         tx
           .insert(tables.lists)
-          .values({ id: newId(), applicationId: principal.applicationId, name: input.name, description: input.description ?? null, type: input.type, createdAt: at, updatedAt: at })
+          .values({
+            id: newId(),
+            applicationId: principal.applicationId,
+            name: input.name,
+            description: input.description ?? null,
+            type: input.type,
+            createdAt: at,
+            updatedAt: at,
+          })
           .returning(),
       );
       return toList(row!);
@@ -116,7 +140,11 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
       return toList(
         await write(async (tx) => {
           const current = await requireOwnedRow(tx, 'list', principal.applicationId, input.list_id);
-          if (input.type !== undefined && input.type !== current.type) throw invalid('type', `a list's type cannot change (this list holds ${current.type} items); create another list.`);
+          if (input.type !== undefined && input.type !== current.type)
+            throw invalid(
+              'type',
+              `a list's type cannot change (this list holds ${current.type} items); create another list.`,
+            );
           const [row] = await tx
             .update(tables.lists)
             .set({
@@ -142,16 +170,23 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
           .where(eq(tables.rules.applicationId, principal.applicationId));
         const naming = rules.filter((rule) => listIdsOf(rule.conditions).includes(current.id)).map((rule) => rule.id);
         if (naming.length > 0) {
-          throw new AppError('conflict', `list ${JSON.stringify(current.id)} is named by the in_list conditions of rule(s) ${naming.map((id) => JSON.stringify(id)).join(', ')}; change or delete those rules first.`, {
-            rule_ids: naming,
-          });
+          throw new AppError(
+            'conflict',
+            `list ${JSON.stringify(current.id)} is named by the in_list conditions of rule(s) ${naming.map((id) => JSON.stringify(id)).join(', ')}; change or delete those rules first.`,
+            {
+              rule_ids: naming,
+            },
+          );
         }
         await tx.delete(tables.lists).where(eq(tables.lists.id, current.id));
       });
     },
 
     /** A page of a list's items, oldest first. */
-    async listItems(principal: Principal, input: PageInput & { list_id: string }): Promise<{ data: AgentListItem[]; next_cursor?: string }> {
+    async listItems(
+      principal: Principal,
+      input: PageInput & { list_id: string },
+    ): Promise<{ data: AgentListItem[]; next_cursor?: string }> {
       const list = await requireOwnedRow(db.orm, 'list', principal.applicationId, input.list_id);
       const page = pageQuery(tables.listItems, eq(tables.listItems.listId, list.id), input);
       const rows = await db.orm
@@ -160,7 +195,12 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
         .where(page.where)
         .orderBy(...page.orderBy)
         .limit(page.fetch);
-      return pageOfRows(rows, page.limit, (row) => ({ id: row.id, list_id: row.listId, value: row.value, created_at: row.createdAt }));
+      return pageOfRows(rows, page.limit, (row) => ({
+        id: row.id,
+        list_id: row.listId,
+        value: row.value,
+        created_at: row.createdAt,
+      }));
     },
 
     /** Adds items (values already there are ignored); all of them fit the list's type, or nothing is added. */
@@ -174,7 +214,11 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
           for (let index = 0; index < values.length; index += ITEM_BATCH) {
             const inserted = await tx
               .insert(tables.listItems)
-              .values(values.slice(index, index + ITEM_BATCH).map((value) => ({ id: newId(), listId: list.id, value, createdAt: at })))
+              .values(
+                values
+                  .slice(index, index + ITEM_BATCH)
+                  .map((value) => ({ id: newId(), listId: list.id, value, createdAt: at })),
+              )
               .onConflictDoNothing()
               .returning({ id: tables.listItems.id });
             added += inserted.length;
@@ -194,7 +238,12 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
           for (let index = 0; index < values.length; index += ITEM_BATCH) {
             const deleted = await tx
               .delete(tables.listItems)
-              .where(and(eq(tables.listItems.listId, list.id), inArray(tables.listItems.value, values.slice(index, index + ITEM_BATCH))))
+              .where(
+                and(
+                  eq(tables.listItems.listId, list.id),
+                  inArray(tables.listItems.value, values.slice(index, index + ITEM_BATCH)),
+                ),
+              )
               .returning({ id: tables.listItems.id });
             removed += deleted.length;
           }

@@ -17,7 +17,13 @@ const OWNED = {
 } as const;
 
 /** Throws a 404 naming every id of `ids` that is not a `kind` of the application (ids repeated count once). */
-export async function requireOwned(db: Executor, applicationId: string, kind: keyof typeof OWNED, ids: readonly string[], field: string): Promise<void> {
+export async function requireOwned(
+  db: Executor,
+  applicationId: string,
+  kind: keyof typeof OWNED,
+  ids: readonly string[],
+  field: string,
+): Promise<void> {
   const wanted = [...new Set(ids)];
   if (wanted.length === 0) return;
   const { table, noun } = OWNED[kind];
@@ -27,8 +33,14 @@ export async function requireOwned(db: Executor, applicationId: string, kind: ke
     .where(and(eq(table.applicationId, applicationId), inArray(table.id, wanted)));
   const known = new Set(found.map((row) => row.id));
   const missing = wanted.filter((id) => !known.has(id));
-  if (missing.length === 1) throw new AppError('not_found', `${field}: ${notFound(noun, missing[0]!).message}`, { field });
-  if (missing.length > 1) throw new AppError('not_found', `${field}: no ${noun.toLowerCase()} of this application has the id(s) ${missing.map((id) => JSON.stringify(id)).join(', ')}.`, { field });
+  if (missing.length === 1)
+    throw new AppError('not_found', `${field}: ${notFound(noun, missing[0]!).message}`, { field });
+  if (missing.length > 1)
+    throw new AppError(
+      'not_found',
+      `${field}: no ${noun.toLowerCase()} of this application has the id(s) ${missing.map((id) => JSON.stringify(id)).join(', ')}.`,
+      { field },
+    );
 }
 
 /** Unique values in first-seen order. */
@@ -49,7 +61,12 @@ export function adminWriter(db: Database, invalidate: () => void) {
 }
 
 /** One row of the application, or a 404 naming it (another application's row is as missing as an absent one). */
-export async function requireOwnedRow<K extends keyof typeof OWNED>(db: Executor, kind: K, applicationId: string, id: string): Promise<(typeof OWNED)[K]['table']['$inferSelect']> {
+export async function requireOwnedRow<K extends keyof typeof OWNED>(
+  db: Executor,
+  kind: K,
+  applicationId: string,
+  id: string,
+): Promise<(typeof OWNED)[K]['table']['$inferSelect']> {
   const { table, noun } = OWNED[kind];
   const owned = table;
   const [row] = await db

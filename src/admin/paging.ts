@@ -15,16 +15,27 @@ export interface PagedColumns {
 }
 
 /** Where a page of the rows within `scope` starts, and how many rows to fetch (one more than the page). */
-export function pageQuery(columns: PagedColumns, scope: SQL, input: { limit?: number | undefined; page_token?: string | undefined }) {
+export function pageQuery(
+  columns: PagedColumns,
+  scope: SQL,
+  input: { limit?: number | undefined; page_token?: string | undefined },
+) {
   const limit = input.limit ?? DEFAULT_PAGE_SIZE;
   const after = decodeCursor(input.page_token, 2) as [number, string] | undefined;
   const conditions: SQL[] = [scope];
-  if (after) conditions.push(or(gt(columns.createdAt, after[0]), and(eq(columns.createdAt, after[0]), gt(columns.id, after[1])))!);
+  if (after)
+    conditions.push(
+      or(gt(columns.createdAt, after[0]), and(eq(columns.createdAt, after[0]), gt(columns.id, after[1])))!,
+    );
   return { where: and(...conditions)!, orderBy: [asc(columns.createdAt), asc(columns.id)], fetch: limit + 1, limit };
 }
 
 /** The page of rows fetched with {@link pageQuery}. */
-export function pageOfRows<Row extends { createdAt: number; id: string }, Item>(rows: Row[], limit: number, map: (row: Row) => Item) {
+export function pageOfRows<Row extends { createdAt: number; id: string }, Item>(
+  rows: Row[],
+  limit: number,
+  map: (row: Row) => Item,
+) {
   return toPage(rows, limit, (row) => [row.createdAt, row.id], map);
 }
 

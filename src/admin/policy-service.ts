@@ -37,14 +37,16 @@ function checkLimits(limits: StoredPolicyLimits): void {
   const inbox = limits.limit_inbox_retention_period;
   const spam = limits.limit_spam_retention_period;
   if (inbox !== undefined && spam !== undefined && spam > inbox) {
-    throw invalid('limits.limit_spam_retention_period', `spam is kept ${spam} days, longer than the inbox (limit_inbox_retention_period ${inbox}); it must not be longer.`);
+    throw invalid(
+      'limits.limit_spam_retention_period',
+      `spam is kept ${spam} days, longer than the inbox (limit_inbox_retention_period ${inbox}); it must not be longer.`,
+    );
   }
 }
 
 /** Creates the policy service; `invalidate` runs after every write (enforcement caches). */
 export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
   const now = () => unixSeconds(clock.now());
-
 
   const write = adminWriter(db, invalidate);
 
@@ -75,7 +77,12 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
               name: input.name,
               limits,
               spamDetection: input.spam_detection ?? {},
-              options: { ...input.options, ...(input.options?.additional_folders ? { additional_folders: unique(input.options.additional_folders) } : {}) },
+              options: {
+                ...input.options,
+                ...(input.options?.additional_folders
+                  ? { additional_folders: unique(input.options.additional_folders) }
+                  : {}),
+              },
               ruleIds: unique(input.rules ?? []),
               createdAt: at,
               updatedAt: at,
@@ -100,7 +107,14 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
               ...(input.limits !== undefined ? { limits: input.limits } : {}),
               ...(input.spam_detection !== undefined ? { spamDetection: input.spam_detection } : {}),
               ...(input.options !== undefined
-                ? { options: { ...input.options, ...(input.options.additional_folders ? { additional_folders: unique(input.options.additional_folders) } : {}) } }
+                ? {
+                    options: {
+                      ...input.options,
+                      ...(input.options.additional_folders
+                        ? { additional_folders: unique(input.options.additional_folders) }
+                        : {}),
+                    },
+                  }
                 : {}),
               ...(input.rules !== undefined ? { ruleIds: unique(input.rules) } : {}),
               updatedAt: now(),
@@ -119,7 +133,12 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
         await tx
           .update(tables.workspaces)
           .set({ policyId: null, updatedAt: now() })
-          .where(and(eq(tables.workspaces.applicationId, principal.applicationId), eq(tables.workspaces.policyId, current.id)));
+          .where(
+            and(
+              eq(tables.workspaces.applicationId, principal.applicationId),
+              eq(tables.workspaces.policyId, current.id),
+            ),
+          );
         await tx.delete(tables.policies).where(eq(tables.policies.id, current.id));
       });
     },

@@ -49,7 +49,11 @@ function retentionDays(value: number | undefined): number | undefined {
 }
 
 /** Creates the policy upkeep. `run` may go in several processes at once: each chunk checks its conditions again. */
-export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, parts: { destroyForGood: MessageService['destroyForGood'] }, options: { chunkRows?: number } = {}) {
+export function createPolicyUpkeep(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>,
+  parts: { destroyForGood: MessageService['destroyForGood'] },
+  options: { chunkRows?: number } = {},
+) {
   const { db, clock, newId } = deps;
   const chunkRows = options.chunkRows ?? UPKEEP_CHUNK_ROWS;
   const record = eventRecorder({ newId, clock });
@@ -66,12 +70,24 @@ export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const workspaces = await db.orm
       .select()
       .from(tables.workspaces)
-      .where(inArray(tables.workspaces.policyId, policies.map((policy) => policy.id)));
+      .where(
+        inArray(
+          tables.workspaces.policyId,
+          policies.map((policy) => policy.id),
+        ),
+      );
     const result: PolicyScope[] = [];
     for (const policy of policies) {
-      const own = workspaces.filter((workspace) => workspace.policyId === policy.id && workspace.applicationId === policy.applicationId);
+      const own = workspaces.filter(
+        (workspace) => workspace.policyId === policy.id && workspace.applicationId === policy.applicationId,
+      );
       if (own.length === 0) continue;
-      const conditions: SQL[] = [inArray(tables.grants.workspaceId, own.map((workspace) => workspace.id))];
+      const conditions: SQL[] = [
+        inArray(
+          tables.grants.workspaceId,
+          own.map((workspace) => workspace.id),
+        ),
+      ];
       if (own.some((workspace) => workspace.isDefault)) conditions.push(isNull(tables.grants.workspaceId));
       const grants: PolicyScope['grants'] = [];
       for (let offset = 0; ; offset += GRANT_PAGE) {
@@ -91,7 +107,12 @@ export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
   }
 
   /** Deletes the grant's messages in `folder` received before `before` (unix seconds), in chunks. */
-  async function expire(grant: { id: string; applicationId: string }, folder: 'inbox' | 'junk', before: number, signal: AbortSignal | undefined): Promise<number> {
+  async function expire(
+    grant: { id: string; applicationId: string },
+    folder: 'inbox' | 'junk',
+    before: number,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
     const { messages, messageFolders } = tables;
     const expired = and(
       eq(messages.grantId, grant.id),
@@ -105,10 +126,15 @@ export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     );
     let total = 0;
     while (signal?.aborted !== true) {
-      const ids = (await db.orm.select({ id: messages.id }).from(messages).where(expired).orderBy(messages.date).limit(chunkRows)).map((row) => row.id);
+      const ids = (
+        await db.orm.select({ id: messages.id }).from(messages).where(expired).orderBy(messages.date).limit(chunkRows)
+      ).map((row) => row.id);
       if (ids.length === 0) break;
       const deleted = await db.write(async (tx) => {
-        const rows = await tx.select().from(messages).where(and(inArray(messages.id, ids), expired));
+        const rows = await tx
+          .select()
+          .from(messages)
+          .where(and(inArray(messages.id, ids), expired));
         await parts.destroyForGood(tx, grant.applicationId, rows);
         return rows.length;
       });
@@ -131,7 +157,14 @@ export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       const at = unixSeconds(clock.now());
       const created = await addMissingFolders(tx, grant.id, names, at, newId);
       for (const row of created) {
-        await record(tx, { applicationId: grant.applicationId, grantId: grant.id, type: 'folder.created', objectId: row.id, object: toFolder(row, undefined, 0), createdAt: at });
+        await record(tx, {
+          applicationId: grant.applicationId,
+          grantId: grant.id,
+          type: 'folder.created',
+          objectId: row.id,
+          object: toFolder(row, undefined, 0),
+          createdAt: at,
+        });
       }
       return created.length;
     });
@@ -149,8 +182,10 @@ export function createPolicyUpkeep(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
         for (const grant of scope.grants) {
           if (signal?.aborted === true) return result;
           if (folders.length > 0) result.foldersCreated += await addFolders(grant, folders);
-          if (inboxDays !== undefined) result.inboxDeleted += await expire(grant, 'inbox', now - inboxDays * DAY_SECONDS, signal);
-          if (spamDays !== undefined) result.junkDeleted += await expire(grant, 'junk', now - spamDays * DAY_SECONDS, signal);
+          if (inboxDays !== undefined)
+            result.inboxDeleted += await expire(grant, 'inbox', now - inboxDays * DAY_SECONDS, signal);
+          if (spamDays !== undefined)
+            result.junkDeleted += await expire(grant, 'junk', now - spamDays * DAY_SECONDS, signal);
         }
       }
       return result;

@@ -16,7 +16,12 @@
  * - Every matching rule's actions apply together. `block` is terminal: the first matching rule that blocks ends the
  *   evaluation, and the actions of later rules do not apply.
  */
-import type { StoredAppliedActions, StoredEvaluationInput, StoredRuleAction, StoredRuleCondition } from '../../storage/index.js';
+import type {
+  StoredAppliedActions,
+  StoredEvaluationInput,
+  StoredRuleAction,
+  StoredRuleCondition,
+} from '../../storage/index.js';
 
 /** A rule as stored, the fields evaluation needs. */
 export interface RuleDefinition {
@@ -63,7 +68,12 @@ export interface CompiledRule {
 /** The domain of an address (after the last `@`), lower-cased; empty when there is none. */
 export function domainOfAddress(address: string): string {
   const at = address.lastIndexOf('@');
-  return at < 0 ? '' : address.slice(at + 1).trim().toLowerCase();
+  return at < 0
+    ? ''
+    : address
+        .slice(at + 1)
+        .trim()
+        .toLowerCase();
 }
 
 /** The last label of a domain. */
@@ -73,7 +83,11 @@ export function tldOfDomain(domain: string): string {
 }
 
 /** The evaluation input of a sender and recipients (addresses in any case; domains and TLDs derived). */
-export function evaluationInputOf(fields: { from?: string | undefined; recipients?: readonly string[]; outboundType?: 'compose' | 'reply' | undefined }): EvaluationInput {
+export function evaluationInputOf(fields: {
+  from?: string | undefined;
+  recipients?: readonly string[];
+  outboundType?: 'compose' | 'reply' | undefined;
+}): EvaluationInput {
   const input: EvaluationInput = {};
   if (fields.from !== undefined && fields.from !== '') {
     const from = fields.from.trim().toLowerCase();
@@ -135,7 +149,9 @@ function inList(list: ListSet, field: StoredRuleCondition['field'], value: strin
 }
 
 /** One condition as a predicate over an input. */
-function compileCondition(condition: StoredRuleCondition): (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) => boolean {
+function compileCondition(
+  condition: StoredRuleCondition,
+): (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) => boolean {
   const { field } = condition;
   if (condition.operator === 'in_list') {
     const listIds = Array.isArray(condition.value) ? condition.value : [condition.value];
@@ -171,15 +187,30 @@ export function compileRules(rules: readonly RuleDefinition[], trigger: 'inbound
         predicates.length === 0
           ? () => true
           : rule.matchOperator === 'any'
-            ? (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) => predicates.some((predicate) => predicate(input, lists))
-            : (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) => predicates.every((predicate) => predicate(input, lists));
+            ? (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) =>
+                predicates.some((predicate) => predicate(input, lists))
+            : (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) =>
+                predicates.every((predicate) => predicate(input, lists));
       return { id: rule.id, test, actions: rule.actions };
     });
 }
 
 /** Runs compiled rules over an input; see the module comment for the semantics. */
-export function evaluateRules(rules: readonly CompiledRule[], input: EvaluationInput, lists: ReadonlyMap<string, ListSet>): RuleOutcome {
-  const outcome: RuleOutcome = { matchedRuleIds: [], block: false, markAsSpam: false, markAsRead: false, markAsStarred: false, archive: false, trash: false, folders: [] };
+export function evaluateRules(
+  rules: readonly CompiledRule[],
+  input: EvaluationInput,
+  lists: ReadonlyMap<string, ListSet>,
+): RuleOutcome {
+  const outcome: RuleOutcome = {
+    matchedRuleIds: [],
+    block: false,
+    markAsSpam: false,
+    markAsRead: false,
+    markAsStarred: false,
+    archive: false,
+    trash: false,
+    folders: [],
+  };
   for (const rule of rules) {
     if (!rule.test(input, lists)) continue;
     outcome.matchedRuleIds.push(rule.id);

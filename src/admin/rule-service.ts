@@ -43,23 +43,38 @@ export function toRule(row: RuleRow): Rule {
 
 /** The list ids of a rule's `in_list` conditions. */
 export function listIdsOf(conditions: readonly StoredRuleCondition[]): string[] {
-  return conditions.flatMap((condition) => (condition.operator !== 'in_list' ? [] : Array.isArray(condition.value) ? condition.value : [condition.value]));
+  return conditions.flatMap((condition) =>
+    condition.operator !== 'in_list' ? [] : Array.isArray(condition.value) ? condition.value : [condition.value],
+  );
 }
 
 /**
  * Checks a whole rule's conditions and actions and returns them as stored (values of string operators lower-cased
  * and trimmed, `in_list` values always an array). Throws a 400 naming the first fault.
  */
-function normalizeRule(conditions: readonly StoredRuleCondition[], actions: readonly StoredRuleAction[]): { conditions: StoredRuleCondition[]; actions: StoredRuleAction[] } {
+function normalizeRule(
+  conditions: readonly StoredRuleCondition[],
+  actions: readonly StoredRuleAction[],
+): { conditions: StoredRuleCondition[]; actions: StoredRuleAction[] } {
   const stored = conditions.map((condition, index): StoredRuleCondition => {
     const at = `match.conditions[${index}]`;
     if (condition.field === 'outbound.type' && condition.operator !== 'is' && condition.operator !== 'is_not') {
-      throw invalid(`${at}.operator`, `outbound.type takes only the operators is and is_not, not ${condition.operator}.`);
+      throw invalid(
+        `${at}.operator`,
+        `outbound.type takes only the operators is and is_not, not ${condition.operator}.`,
+      );
     }
     if (condition.operator === 'in_list') {
-      return { ...condition, value: [...new Set(Array.isArray(condition.value) ? condition.value : [condition.value])] };
+      return {
+        ...condition,
+        value: [...new Set(Array.isArray(condition.value) ? condition.value : [condition.value])],
+      };
     }
-    if (Array.isArray(condition.value)) throw invalid(`${at}.value`, `the operator ${condition.operator} compares one string; only in_list takes an array of list ids.`);
+    if (Array.isArray(condition.value))
+      throw invalid(
+        `${at}.value`,
+        `the operator ${condition.operator} compares one string; only in_list takes an array of list ids.`,
+      );
     const value = condition.value.trim().toLowerCase();
     if (value === '') throw invalid(`${at}.value`, 'must not be blank.');
     if (condition.field === 'outbound.type' && value !== 'compose' && value !== 'reply') {
@@ -84,9 +99,13 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 
-
   /** Normalizes a rule and checks that its lists are the application's. */
-  async function checked(tx: Tx, applicationId: string, conditions: readonly StoredRuleCondition[], actions: readonly StoredRuleAction[]) {
+  async function checked(
+    tx: Tx,
+    applicationId: string,
+    conditions: readonly StoredRuleCondition[],
+    actions: readonly StoredRuleAction[],
+  ) {
     const rule = normalizeRule(conditions, actions);
     await requireOwned(tx, applicationId, 'list', listIdsOf(rule.conditions), 'match.conditions.value');
     return rule;
@@ -136,7 +155,12 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
       return toRule(
         await write(async (tx) => {
           const current = await requireOwnedRow(tx, 'rule', principal.applicationId, input.rule_id);
-          const rule = await checked(tx, principal.applicationId, input.match?.conditions ?? current.conditions, input.actions ?? current.actions);
+          const rule = await checked(
+            tx,
+            principal.applicationId,
+            input.match?.conditions ?? current.conditions,
+            input.actions ?? current.actions,
+          );
           const [row] = await tx
             .update(tables.rules)
             .set({
@@ -162,14 +186,20 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
       await write(async (tx) => {
         const current = await requireOwnedRow(tx, 'rule', principal.applicationId, ruleId);
         const at = now();
-        const workspaces = await tx.select({ id: tables.workspaces.id, ruleIds: tables.workspaces.ruleIds }).from(tables.workspaces).where(eq(tables.workspaces.applicationId, principal.applicationId));
+        const workspaces = await tx
+          .select({ id: tables.workspaces.id, ruleIds: tables.workspaces.ruleIds })
+          .from(tables.workspaces)
+          .where(eq(tables.workspaces.applicationId, principal.applicationId));
         for (const workspace of workspaces.filter((row) => row.ruleIds.includes(current.id))) {
           await tx
             .update(tables.workspaces)
             .set({ ruleIds: workspace.ruleIds.filter((id) => id !== current.id), updatedAt: at })
             .where(eq(tables.workspaces.id, workspace.id));
         }
-        const policies = await tx.select({ id: tables.policies.id, ruleIds: tables.policies.ruleIds }).from(tables.policies).where(eq(tables.policies.applicationId, principal.applicationId));
+        const policies = await tx
+          .select({ id: tables.policies.id, ruleIds: tables.policies.ruleIds })
+          .from(tables.policies)
+          .where(eq(tables.policies.applicationId, principal.applicationId));
         for (const policy of policies.filter((row) => row.ruleIds.includes(current.id))) {
           await tx
             .update(tables.policies)

@@ -16,7 +16,14 @@ import type { CoreDeps } from '../ports/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
 import { accountsOf, toGrant, chooseWorkspace } from '../grants/index.js';
-import type { AutoGroupInput, CreateWorkspaceInput, ManualAssignInput, ManualAssignResult, UpdateWorkspaceInput, Workspace } from '../schemas/admin.js';
+import type {
+  AutoGroupInput,
+  CreateWorkspaceInput,
+  ManualAssignInput,
+  ManualAssignResult,
+  UpdateWorkspaceInput,
+  Workspace,
+} from '../schemas/admin.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
 
 type WorkspaceRow = typeof tables.workspaces.$inferSelect;
@@ -48,9 +55,16 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
   /** A `grant.updated` notification for each grant that moved (its `workspace_id` changed). */
   async function announceMoves(tx: Tx, rows: readonly GrantRow[]): Promise<void> {
     const accounts = await accountsOf(tx, rows);
-    for (const row of rows) await record(tx, { applicationId: row.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: toGrant(row, accounts.get(row.id)), createdAt: row.updatedAt });
+    for (const row of rows)
+      await record(tx, {
+        applicationId: row.applicationId,
+        grantId: row.id,
+        type: 'grant.updated',
+        objectId: row.id,
+        object: toGrant(row, accounts.get(row.id)),
+        createdAt: row.updatedAt,
+      });
   }
-
 
   async function defaultOf(tx: Tx, applicationId: string): Promise<WorkspaceRow> {
     const [row] = await tx
@@ -64,12 +78,23 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
   const write = adminWriter(db, invalidate);
 
   /** Moves grants of the application to a workspace; returns the ids moved. */
-  async function moveGrants(tx: Tx, applicationId: string, grantIds: readonly string[], workspaceId: string, at: number): Promise<void> {
+  async function moveGrants(
+    tx: Tx,
+    applicationId: string,
+    grantIds: readonly string[],
+    workspaceId: string,
+    at: number,
+  ): Promise<void> {
     for (let index = 0; index < grantIds.length; index += 500) {
       const moved = await tx
         .update(tables.grants)
         .set({ workspaceId, updatedAt: at })
-        .where(and(eq(tables.grants.applicationId, applicationId), inArray(tables.grants.id, grantIds.slice(index, index + 500))))
+        .where(
+          and(
+            eq(tables.grants.applicationId, applicationId),
+            inArray(tables.grants.id, grantIds.slice(index, index + 500)),
+          ),
+        )
         .returning();
       await announceMoves(tx, moved);
     }
@@ -78,8 +103,13 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
   return {
     /** Every workspace of the application, the default first, then oldest first. */
     async list(principal: Principal): Promise<{ data: Workspace[] }> {
-      const rows = await db.orm.select().from(tables.workspaces).where(eq(tables.workspaces.applicationId, principal.applicationId));
-      rows.sort((a, b) => Number(b.isDefault) - Number(a.isDefault) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+      const rows = await db.orm
+        .select()
+        .from(tables.workspaces)
+        .where(eq(tables.workspaces.applicationId, principal.applicationId));
+      rows.sort(
+        (a, b) => Number(b.isDefault) - Number(a.isDefault) || a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1),
+      );
       return { data: rows.map(toWorkspace) };
     },
 
@@ -93,7 +123,13 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
       const at = now();
       return toWorkspace(
         await write(async (tx) => {
-          await requireOwned(tx, principal.applicationId, 'policy', input.policy_id !== undefined ? [input.policy_id] : [], 'policy_id');
+          await requireOwned(
+            tx,
+            principal.applicationId,
+            'policy',
+            input.policy_id !== undefined ? [input.policy_id] : [],
+            'policy_id',
+          );
           await requireOwned(tx, principal.applicationId, 'rule', input.rule_ids ?? [], 'rule_ids');
           const domain = input.domain?.toLowerCase() ?? null;
           const [row] = await tx
@@ -131,7 +167,8 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
               );
             }
           }
-          if (input.policy_id) await requireOwned(tx, principal.applicationId, 'policy', [input.policy_id], 'policy_id');
+          if (input.policy_id)
+            await requireOwned(tx, principal.applicationId, 'policy', [input.policy_id], 'policy_id');
           if (input.rule_ids) await requireOwned(tx, principal.applicationId, 'rule', input.rule_ids, 'rule_ids');
           const [row] = await tx
             .update(tables.workspaces)
@@ -159,7 +196,9 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
         const moved = await tx
           .update(tables.grants)
           .set({ workspaceId: fallback.id, updatedAt: now() })
-          .where(and(eq(tables.grants.applicationId, principal.applicationId), eq(tables.grants.workspaceId, current.id)))
+          .where(
+            and(eq(tables.grants.applicationId, principal.applicationId), eq(tables.grants.workspaceId, current.id)),
+          )
           .returning();
         await announceMoves(tx, moved);
         await tx.delete(tables.workspaces).where(eq(tables.workspaces.id, current.id));
@@ -174,31 +213,65 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
     async autoGroup(principal: Principal, input: AutoGroupInput): Promise<{ job_id: string; message: string }> {
       const jobId = newId();
       const moved = await write(async (tx) => {
-        const own = await tx.select().from(tables.workspaces).where(eq(tables.workspaces.applicationId, principal.applicationId));
+        const own = await tx
+          .select()
+          .from(tables.workspaces)
+          .where(eq(tables.workspaces.applicationId, principal.applicationId));
         const fallback = own.find((workspace) => workspace.isDefault);
         if (!fallback) throw new AppError('internal', 'The application has no default workspace.');
         const specific = input.specific_domain?.toLowerCase();
-        const targets = own.filter((workspace) => workspace.isDefault || specific === undefined || workspace.domain === specific);
-        if (specific !== undefined && !targets.some((workspace) => workspace.autoGroup && workspace.domain === specific)) {
-          throw new AppError('not_found', `specific_domain: no workspace with auto_group has the domain ${JSON.stringify(specific)}.`, { field: 'specific_domain' });
+        const targets = own.filter(
+          (workspace) => workspace.isDefault || specific === undefined || workspace.domain === specific,
+        );
+        if (
+          specific !== undefined &&
+          !targets.some((workspace) => workspace.autoGroup && workspace.domain === specific)
+        ) {
+          throw new AppError(
+            'not_found',
+            `specific_domain: no workspace with auto_group has the domain ${JSON.stringify(specific)}.`,
+            { field: 'specific_domain' },
+          );
         }
         const candidates = await tx
-          .select({ id: tables.grants.id, email: tables.grants.email, createdAt: tables.grants.createdAt, status: tables.grants.grantStatus })
+          .select({
+            id: tables.grants.id,
+            email: tables.grants.email,
+            createdAt: tables.grants.createdAt,
+            status: tables.grants.grantStatus,
+          })
           .from(tables.grants)
-          .where(and(eq(tables.grants.applicationId, principal.applicationId), or(isNull(tables.grants.workspaceId), eq(tables.grants.workspaceId, fallback.id))));
+          .where(
+            and(
+              eq(tables.grants.applicationId, principal.applicationId),
+              or(isNull(tables.grants.workspaceId), eq(tables.grants.workspaceId, fallback.id)),
+            ),
+          );
         const byWorkspace = new Map<string, string[]>();
         for (const grant of candidates) {
           if (input.after_created_at !== undefined && grant.createdAt < input.after_created_at) continue;
           if (!input.invalid_also && grant.status !== 'valid') continue;
-          const chosen = chooseWorkspace({ applicationId: principal.applicationId, email: grant.email, requestedWorkspaceId: undefined, workspaces: targets });
+          const chosen = chooseWorkspace({
+            applicationId: principal.applicationId,
+            email: grant.email,
+            requestedWorkspaceId: undefined,
+            workspaces: targets,
+          });
           if (chosen === fallback.id) continue;
           byWorkspace.set(chosen, [...(byWorkspace.get(chosen) ?? []), grant.id]);
         }
         const at = now();
-        for (const [workspaceId, grantIds] of byWorkspace) await moveGrants(tx, principal.applicationId, grantIds, workspaceId, at);
-        return { grants: [...byWorkspace.values()].reduce((sum, ids) => sum + ids.length, 0), workspaces: byWorkspace.size };
+        for (const [workspaceId, grantIds] of byWorkspace)
+          await moveGrants(tx, principal.applicationId, grantIds, workspaceId, at);
+        return {
+          grants: [...byWorkspace.values()].reduce((sum, ids) => sum + ids.length, 0),
+          workspaces: byWorkspace.size,
+        };
       });
-      return { job_id: jobId, message: `Auto-grouping done: ${moved.grants} grant(s) moved into ${moved.workspaces} workspace(s).` };
+      return {
+        job_id: jobId,
+        message: `Auto-grouping done: ${moved.grants} grant(s) moved into ${moved.workspaces} workspace(s).`,
+      };
     },
 
     /**
@@ -211,9 +284,14 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
         const workspace = await requireOwnedRow(tx, 'workspace', principal.applicationId, input.workspace_id);
         const assign = unique(input.assign_grants ?? []);
         const remove = unique(input.remove_grants ?? []);
-        if (workspace.isDefault && remove.length > 0) throw invalid('remove_grants', 'grants cannot be removed from the default workspace; assign them to another workspace instead.');
+        if (workspace.isDefault && remove.length > 0)
+          throw invalid(
+            'remove_grants',
+            'grants cannot be removed from the default workspace; assign them to another workspace instead.',
+          );
         const both = assign.filter((id) => remove.includes(id));
-        if (both.length > 0) throw invalid('remove_grants', `grant ${JSON.stringify(both[0])} is both assigned and removed.`);
+        if (both.length > 0)
+          throw invalid('remove_grants', `grant ${JSON.stringify(both[0])} is both assigned and removed.`);
         const named = [...assign, ...remove];
         const rows =
           named.length === 0
@@ -224,11 +302,16 @@ export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidat
                 .where(and(eq(tables.grants.applicationId, principal.applicationId), inArray(tables.grants.id, named)));
         const found = new Map(rows.map((row) => [row.id, row.workspaceId]));
         const missing = named.find((id) => !found.has(id));
-        if (missing !== undefined) throw new AppError('not_found', `${assign.includes(missing) ? 'assign_grants' : 'remove_grants'}: ${notFound('Grant', missing).message}`);
+        if (missing !== undefined)
+          throw new AppError(
+            'not_found',
+            `${assign.includes(missing) ? 'assign_grants' : 'remove_grants'}: ${notFound('Grant', missing).message}`,
+          );
         const removed = remove.filter((id) => found.get(id) === workspace.id);
         const at = now();
         await moveGrants(tx, principal.applicationId, assign, workspace.id, at);
-        if (removed.length > 0) await moveGrants(tx, principal.applicationId, removed, (await defaultOf(tx, principal.applicationId)).id, at);
+        if (removed.length > 0)
+          await moveGrants(tx, principal.applicationId, removed, (await defaultOf(tx, principal.applicationId)).id, at);
         return {
           application_id: principal.applicationId,
           workspace_id: workspace.id,

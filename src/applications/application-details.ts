@@ -9,7 +9,12 @@ import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import type { ApplicationDetails, CreateRedirectUriInput, RedirectUri, UpdateRedirectUriInput } from '../schemas/applications.js';
+import type {
+  ApplicationDetails,
+  CreateRedirectUriInput,
+  RedirectUri,
+  UpdateRedirectUriInput,
+} from '../schemas/applications.js';
 import type { Principal } from '../access.js';
 import type { ApplicationDetailsService } from './contracts.js';
 
@@ -22,7 +27,12 @@ export const MAX_REDIRECT_URIS = 100;
 const INSERTION_ORDER = sql`rowid`;
 
 function toRedirectUri(row: RedirectUriRow): RedirectUri {
-  return { id: row.id, url: row.url, platform: row.platform, ...(Object.keys(row.settings).length > 0 ? { settings: row.settings } : {}) };
+  return {
+    id: row.id,
+    url: row.url,
+    platform: row.platform,
+    ...(Object.keys(row.settings).length > 0 ? { settings: row.settings } : {}),
+  };
 }
 
 /** Creates the application-details service. */
@@ -49,7 +59,9 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps):
   return {
     /** The calling application's details, with its redirect URIs as `callback_uris`. */
     async details(principal: Principal): Promise<ApplicationDetails> {
-      const row = await db.orm.query.applications.findFirst({ where: eq(tables.applications.id, principal.applicationId) });
+      const row = await db.orm.query.applications.findFirst({
+        where: eq(tables.applications.id, principal.applicationId),
+      });
       if (!row) throw notFound('Application', principal.applicationId);
       return {
         application_id: row.id,
@@ -77,7 +89,10 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps):
           .from(tables.redirectUris)
           .where(eq(tables.redirectUris.applicationId, principal.applicationId));
         if ((count?.n ?? 0) >= MAX_REDIRECT_URIS) {
-          throw new AppError('invalid_request', `An application may have at most ${MAX_REDIRECT_URIS} redirect URIs; delete one first.`);
+          throw new AppError(
+            'invalid_request',
+            `An application may have at most ${MAX_REDIRECT_URIS} redirect URIs; delete one first.`,
+          );
         }
         const at = now();
         await tx.insert(tables.redirectUris).values({

@@ -72,13 +72,26 @@ const SIGNATURE_WINDOW_SECONDS = 5 * 60;
 
 /** The API key row of a digest: every request asks, so its SQL is built once. */
 /** Asked on every request: kept while the database is unchanged (a revocation, anywhere, is a change). */
-const apiKeyByHash = preparedRead((orm: Orm) => orm.select().from(tables.apiKeys).where(eq(tables.apiKeys.keyHash, sql.placeholder('hash'))).limit(1), { memo: 256 });
+const apiKeyByHash = preparedRead(
+  (orm: Orm) =>
+    orm
+      .select()
+      .from(tables.apiKeys)
+      .where(eq(tables.apiKeys.keyHash, sql.placeholder('hash')))
+      .limit(1),
+  { memo: 256 },
+);
 
 /** Creates the application service. */
 export function createApplicationService({ db, clock, newId, randomBytes, config, logger }: CoreDeps) {
   const now = () => unixSeconds(clock.now());
 
-  async function insertKey(tx: Parameters<Parameters<typeof db.write>[0]>[0], applicationId: string, name: string, key: string) {
+  async function insertKey(
+    tx: Parameters<Parameters<typeof db.write>[0]>[0],
+    applicationId: string,
+    name: string,
+    key: string,
+  ) {
     const id = newId();
     await tx.insert(tables.apiKeys).values({
       id,
@@ -91,7 +104,12 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
     return id;
   }
 
-  async function insertApplication(tx: Parameters<Parameters<typeof db.write>[0]>[0], name: string, plan: Plan, isDefault: boolean) {
+  async function insertApplication(
+    tx: Parameters<Parameters<typeof db.write>[0]>[0],
+    name: string,
+    plan: Plan,
+    isDefault: boolean,
+  ) {
     const id = newId();
     const at = now();
     await tx.insert(tables.applications).values({ id, name, plan, isDefault, createdAt: at, updatedAt: at });
@@ -139,7 +157,8 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
           const hash = hashApiKey(config.apiKey);
           const existing = await tx.query.apiKeys.findFirst({ where: eq(tables.apiKeys.keyHash, hash) });
           if (!existing) await insertKey(tx, app.id, ENV_KEY_NAME, config.apiKey);
-          else if (existing.revokedAt !== null) logger.warn('AGENTPOST_API_KEY names a revoked key; requests with it are refused');
+          else if (existing.revokedAt !== null)
+            logger.warn('AGENTPOST_API_KEY names a revoked key; requests with it are refused');
           // A changed AGENTPOST_API_KEY replaces the one it set before: the old value stops working (rotation).
           const replaced = await tx
             .update(tables.apiKeys)
@@ -161,12 +180,19 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
     /** The default application's id. */
     async defaultApplicationId(): Promise<string> {
       const app = await db.orm.query.applications.findFirst({ where: eq(tables.applications.isDefault, true) });
-      if (!app) throw new AppError('internal', 'No default application: the service has not been started on this database yet.');
+      if (!app)
+        throw new AppError(
+          'internal',
+          'No default application: the service has not been started on this database yet.',
+        );
       return app.id;
     },
 
     /** Creates an application with its default workspace and a first API key. */
-    async createApplication(input: { name: string; plan: Plan }): Promise<{ application: ApplicationInfo; apiKey: string }> {
+    async createApplication(input: {
+      name: string;
+      plan: Plan;
+    }): Promise<{ application: ApplicationInfo; apiKey: string }> {
       const apiKey = newApiKey(randomBytes(32));
       const id = await db.write(async (tx) => {
         const id = await insertApplication(tx, input.name, input.plan, false);
@@ -179,7 +205,10 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
 
     /** Every application. */
     async listApplications(): Promise<ApplicationInfo[]> {
-      const rows = await db.orm.select().from(tables.applications).orderBy(tables.applications.createdAt, INSERTION_ORDER);
+      const rows = await db.orm
+        .select()
+        .from(tables.applications)
+        .orderBy(tables.applications.createdAt, INSERTION_ORDER);
       return rows.map(toInfo);
     },
 
@@ -218,9 +247,16 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
         tx
           .update(tables.apiKeys)
           .set({ revokedAt: now() })
-          .where(and(eq(tables.apiKeys.id, keyId), eq(tables.apiKeys.applicationId, applicationId), isNull(tables.apiKeys.revokedAt))),
+          .where(
+            and(
+              eq(tables.apiKeys.id, keyId),
+              eq(tables.apiKeys.applicationId, applicationId),
+              isNull(tables.apiKeys.revokedAt),
+            ),
+          ),
       );
-      if (result.rowsAffected === 0) throw new AppError('not_found', `No active key ${JSON.stringify(keyId)} in this application.`);
+      if (result.rowsAffected === 0)
+        throw new AppError('not_found', `No active key ${JSON.stringify(keyId)} in this application.`);
     },
 
     /** Resolves a Bearer key to its application; anything else is a 401. */
@@ -271,9 +307,13 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
       const timestamp = Number(request.timestamp);
       if (!Number.isInteger(timestamp)) throw reject('X-Nylas-Timestamp must be a Unix time in seconds.');
       const current = now();
-      if (Math.abs(current - timestamp) > SIGNATURE_WINDOW_SECONDS) throw reject('X-Nylas-Timestamp is more than 5 minutes from the server clock.');
-      if (!/^[A-Za-z0-9_-]{8,128}$/.test(request.nonce)) throw reject('X-Nylas-Nonce must be 8 to 128 letters or digits.');
-      const account = await db.orm.query.serviceAccounts.findFirst({ where: eq(tables.serviceAccounts.id, request.keyId) });
+      if (Math.abs(current - timestamp) > SIGNATURE_WINDOW_SECONDS)
+        throw reject('X-Nylas-Timestamp is more than 5 minutes from the server clock.');
+      if (!/^[A-Za-z0-9_-]{8,128}$/.test(request.nonce))
+        throw reject('X-Nylas-Nonce must be 8 to 128 letters or digits.');
+      const account = await db.orm.query.serviceAccounts.findFirst({
+        where: eq(tables.serviceAccounts.id, request.keyId),
+      });
       if (!account || account.revokedAt !== null) throw reject('unknown X-Nylas-Kid.');
       let body = request.body;
       if (body) {
@@ -287,12 +327,17 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
         if (parsed !== undefined) body = canonicalJson(parsed);
       }
       const parts = { method: request.method, path: request.path, nonce: request.nonce, timestamp, body };
-      if (!verifySignature(account.publicKeyPem, parts, request.signature)) throw reject('the X-Nylas-Signature does not match the request.');
+      if (!verifySignature(account.publicKeyPem, parts, request.signature))
+        throw reject('the X-Nylas-Signature does not match the request.');
       const fresh = await db.write(async (tx) => {
         await tx.delete(tables.serviceAccountNonces).where(lt(tables.serviceAccountNonces.expiresAt, current));
         const inserted = await tx
           .insert(tables.serviceAccountNonces)
-          .values({ serviceAccountId: account.id, nonce: request.nonce, expiresAt: timestamp + SIGNATURE_WINDOW_SECONDS })
+          .values({
+            serviceAccountId: account.id,
+            nonce: request.nonce,
+            expiresAt: timestamp + SIGNATURE_WINDOW_SECONDS,
+          })
           .onConflictDoNothing()
           .returning();
         return inserted.length === 1;

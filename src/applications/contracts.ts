@@ -3,7 +3,12 @@
  * The applications area's declared interface: its services as other areas see them, and the types it shares.
  */
 import type { Principal } from '../access.js';
-import type { ApplicationDetails, CreateRedirectUriInput, RedirectUri, UpdateRedirectUriInput } from '../schemas/applications.js';
+import type {
+  ApplicationDetails,
+  CreateRedirectUriInput,
+  RedirectUri,
+  UpdateRedirectUriInput,
+} from '../schemas/applications.js';
 
 /** What createApplicationDetailsService() returns (src/applications/application-details.ts). */
 export interface ApplicationDetailsService {

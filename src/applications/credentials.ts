@@ -61,7 +61,12 @@ const SIGNED_BODY_METHODS = new Set(['post', 'put', 'patch']);
 /** The exact string the SDK signs: canonical JSON of `{method, nonce, path, timestamp, payload?}`. */
 export function signingString(parts: SignedRequestParts): string {
   const method = parts.method.toLowerCase();
-  const envelope: Record<string, unknown> = { method, nonce: parts.nonce, path: parts.path, timestamp: parts.timestamp };
+  const envelope: Record<string, unknown> = {
+    method,
+    nonce: parts.nonce,
+    path: parts.path,
+    timestamp: parts.timestamp,
+  };
   if (parts.body && SIGNED_BODY_METHODS.has(method)) envelope.payload = parts.body;
   return canonicalJson(envelope);
 }
@@ -69,7 +74,9 @@ export function signingString(parts: SignedRequestParts): string {
 /** Verifies an RSA-SHA256 signature (base64) over {@link signingString}. */
 export function verifySignature(publicKeyPem: string, parts: SignedRequestParts, signatureBase64: string): boolean {
   try {
-    return createVerify('RSA-SHA256').update(signingString(parts)).verify(createPublicKey(publicKeyPem), signatureBase64, 'base64');
+    return createVerify('RSA-SHA256')
+      .update(signingString(parts))
+      .verify(createPublicKey(publicKeyPem), signatureBase64, 'base64');
   } catch {
     return false;
   }
@@ -79,7 +86,9 @@ export function verifySignature(publicKeyPem: string, parts: SignedRequestParts,
 const SCRYPT = { N: 1 << 17, r: 8, p: 1, maxmem: 256 * 1024 * 1024 } as const;
 
 function scryptAsync(password: string, salt: Buffer, length: number, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scrypt(password, salt, length, options, (error, key) => (error ? reject(error) : resolve(key))),
+  );
 }
 
 /** Hashes a password as `scrypt$<salt b64>$<hash b64>` (on the thread pool, off the event loop). */

@@ -120,11 +120,19 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       firstPurgeDue = true;
       const purged = await retention.purge(purgeAbort.signal);
       if (purged.dispatchedEvents + purged.undispatchedEvents + purged.deadJobs > 0) {
-        logger.info('retention purge', { dispatched_events: purged.dispatchedEvents, undispatched_events: purged.undispatchedEvents, dead_jobs: purged.deadJobs });
+        logger.info('retention purge', {
+          dispatched_events: purged.dispatchedEvents,
+          undispatched_events: purged.undispatchedEvents,
+          dead_jobs: purged.deadJobs,
+        });
       }
       const upkept = await core.policyUpkeep.run(purgeAbort.signal);
       if (upkept.inboxDeleted + upkept.junkDeleted + upkept.foldersCreated > 0) {
-        logger.info('policy upkeep', { inbox_deleted: upkept.inboxDeleted, junk_deleted: upkept.junkDeleted, folders_created: upkept.foldersCreated });
+        logger.info('policy upkeep', {
+          inbox_deleted: upkept.inboxDeleted,
+          junk_deleted: upkept.junkDeleted,
+          folders_created: upkept.foldersCreated,
+        });
       }
       return false;
     },
@@ -150,7 +158,8 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       await purger.stop();
       await dispatcher.stop();
       await Promise.all([worker.stop(), webhookRunner.stop()]);
-      for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge']) core.health.stopped(loop);
+      for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge'])
+        core.health.stopped(loop);
     },
   };
 }

@@ -97,12 +97,23 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
 
   /** Deletes the outbox events of `keys` that still meet `expired`; returns how many went. */
   async function deleteEvents(keys: number[], expired: SQL | undefined): Promise<number> {
-    return (await db.write((tx) => tx.delete(outboxEvents).where(and(inArray(outboxEvents.seq, keys), expired)).returning({ seq: outboxEvents.seq }))).length;
+    return (
+      await db.write((tx) =>
+        tx
+          .delete(outboxEvents)
+          .where(and(inArray(outboxEvents.seq, keys), expired))
+          .returning({ seq: outboxEvents.seq }),
+      )
+    ).length;
   }
 
   async function purgeDispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
     const before = unixSeconds(new Date(nowMs - DISPATCHED_EVENT_RETENTION_MS));
-    const expired = and(isNotNull(outboxEvents.dispatchedAt), lt(outboxEvents.dispatchedAt, before), lt(outboxEvents.seq, newestSeq));
+    const expired = and(
+      isNotNull(outboxEvents.dispatchedAt),
+      lt(outboxEvents.dispatchedAt, before),
+      lt(outboxEvents.seq, newestSeq),
+    );
     return deleteInChunks(
       async () => {
         const rows = await db.orm.select({ seq: outboxEvents.seq }).from(outboxEvents).where(expired).limit(chunkRows);
@@ -115,7 +126,11 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
 
   async function purgeUndispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
     const before = unixSeconds(new Date(nowMs - UNDISPATCHED_EVENT_RETENTION_MS));
-    const expired = and(isNull(outboxEvents.dispatchedAt), lt(outboxEvents.createdAt, before), lt(outboxEvents.seq, newestSeq));
+    const expired = and(
+      isNull(outboxEvents.dispatchedAt),
+      lt(outboxEvents.createdAt, before),
+      lt(outboxEvents.seq, newestSeq),
+    );
     // created_at has no index: walk the pending rows in seq order (outbox_pending_idx), which is recording order,
     // and stop after the page that reaches a young event; a later run continues as events age.
     let after = 0;
@@ -143,7 +158,15 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
         const rows = await db.orm.select({ id: jobs.id }).from(jobs).where(expired).limit(chunkRows);
         return { keys: rows.map((row) => row.id), more: rows.length === chunkRows };
       },
-      async (keys) => (await db.write((tx) => tx.delete(jobs).where(and(inArray(jobs.id, keys), expired)).returning({ id: jobs.id }))).length,
+      async (keys) =>
+        (
+          await db.write((tx) =>
+            tx
+              .delete(jobs)
+              .where(and(inArray(jobs.id, keys), expired))
+              .returning({ id: jobs.id }),
+          )
+        ).length,
       signal,
     );
   }
@@ -153,7 +176,8 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
     async purge(signal?: AbortSignal): Promise<PurgeResult> {
       const nowMs = clock.now().getTime();
       const dispatchedEvents = await purgeDispatched(nowMs, signal);
-      const undispatchedEvents = stopped(signal) || (await options.interested()) ? 0 : await purgeUndispatched(nowMs, signal);
+      const undispatchedEvents =
+        stopped(signal) || (await options.interested()) ? 0 : await purgeUndispatched(nowMs, signal);
       const deadJobs = stopped(signal) ? 0 : await purgeDeadJobs(nowMs, signal);
       return { dispatchedEvents, undispatchedEvents, deadJobs };
     },

@@ -56,13 +56,17 @@ function invalid(field: string, message: string): AppError {
 
 function checkWindow(startTime: number, endTime: number, maxDays: number): void {
   if (endTime <= startTime) throw invalid('end_time', 'must be after start_time.');
-  if (endTime - startTime > maxDays * DAY) throw invalid('end_time', `the window may span at most ${maxDays} days; split the search into several requests.`);
+  if (endTime - startTime > maxDays * DAY)
+    throw invalid('end_time', `the window may span at most ${maxDays} days; split the search into several requests.`);
 }
 
 /** Creates the availability service. */
 export function createAvailabilityService({ db }: CoreDeps, grants: GrantService): AvailabilityService {
   /** The application's grants with these addresses (lower-cased), by address. */
-  async function grantsByEmail(principal: Principal, emails: string[]): Promise<Map<string, { id: string; email: string }>> {
+  async function grantsByEmail(
+    principal: Principal,
+    emails: string[],
+  ): Promise<Map<string, { id: string; email: string }>> {
     if (emails.length === 0) return new Map();
     const rows = await db.orm
       .select({ id: tables.grants.id, email: tables.grants.email })
@@ -80,17 +84,30 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
    * object per event costs the client several times what SQLite spends finding it (issue 6's benchmark reads
    * about 20,000 events per request).
    */
-  async function busyIntervals(owners: CalendarOwner[], from: number, to: number, options: BusyOptions): Promise<Map<string, BusyInterval[]>> {
+  async function busyIntervals(
+    owners: CalendarOwner[],
+    from: number,
+    to: number,
+    options: BusyOptions,
+  ): Promise<Map<string, BusyInterval[]>> {
     const result = new Map<string, BusyInterval[]>(owners.map((owner) => [owner.grantId, []]));
     if (owners.length === 0) return result;
     const calendars = await db.orm
       .select({ id: tables.calendars.id, grantId: tables.calendars.grantId, timezone: tables.calendars.timezone })
       .from(tables.calendars)
-      .where(inArray(tables.calendars.grantId, owners.map((owner) => owner.grantId)));
+      .where(
+        inArray(
+          tables.calendars.grantId,
+          owners.map((owner) => owner.grantId),
+        ),
+      );
     const wanted = new Map<string, { grantId: string; zone: string }>();
     for (const owner of owners) {
       for (const calendar of calendars) {
-        if (calendar.grantId === owner.grantId && (owner.calendarIds === undefined || owner.calendarIds.includes(calendar.id))) {
+        if (
+          calendar.grantId === owner.grantId &&
+          (owner.calendarIds === undefined || owner.calendarIds.includes(calendar.id))
+        ) {
           wanted.set(calendar.id, { grantId: calendar.grantId, zone: normalizeTimeZone(calendar.timezone) ?? 'UTC' });
         }
       }
@@ -119,10 +136,14 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
     // One expansion allowance for all the series of the request (ical-expand.ts, REQUEST_EXPANSION_LIMITS).
     const budget = requestExpansionBudget();
     const add = (grantId: string, start: number, end: number, eventId?: string) => {
-      if (start < to && end > from) result.get(grantId)?.push(eventId === undefined ? { start, end } : { start, end, eventId });
+      if (start < to && end > from)
+        result.get(grantId)?.push(eventId === undefined ? { start, end } : { start, end, eventId });
     };
     type SingleRow = [EventRow['whenType'], number | null, number | null, string | null, string | null, string?];
-    const addSingle = (calendar: { grantId: string; zone: string }, [whenType, startTime, endTime, startDate, endDate, id]: SingleRow) => {
+    const addSingle = (
+      calendar: { grantId: string; zone: string },
+      [whenType, startTime, endTime, startDate, endDate, id]: SingleRow,
+    ) => {
       if (whenType === 'date' || whenType === 'datespan') {
         const first = startDate ?? '1970-01-01';
         const interval = allDayInterval(first, (whenType === 'datespan' ? endDate : null) ?? first, calendar.zone);
@@ -145,7 +166,13 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       const groups = await db.orm
         .select(singleFields)
         .from(events)
-        .where(and(...common, isNull(events.recurrence), declinable ? and(sql`${mentionsNo}`, notDeclined) : sql`not ${mentionsNo}`))
+        .where(
+          and(
+            ...common,
+            isNull(events.recurrence),
+            declinable ? and(sql`${mentionsNo}`, notDeclined) : sql`not ${mentionsNo}`,
+          ),
+        )
         .groupBy(events.calendarId);
       for (const group of groups) {
         const calendar = wanted.get(group.calendarId)!;
@@ -157,7 +184,9 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
     // moved or cancelled: their own rows stand instead), expanded in the window. A row with lines that is not a
     // master (an override, or empty lines) counts as a single event.
     // Select fields render columns unqualified, so the correlated subquery names both tables itself.
-    const replacedStarts = sql.raw('(select json_group_array(o.original_start_time) from events as o where o.master_event_id = events.id)');
+    const replacedStarts = sql.raw(
+      '(select json_group_array(o.original_start_time) from events as o where o.master_event_id = events.id)',
+    );
     const masters = await db.orm
       .select({
         calendarId: events.calendarId,
@@ -169,26 +198,66 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
     for (const group of masters) {
       const calendar = wanted.get(group.calendarId)!;
       // The lines stay JSON text: the prepared series is found by it, without parsing them again.
-      type MasterRow = [string, string | null, EventRow['whenType'], number | null, number | null, string | null, string | null, string | null, string | null, string, number | null, (number | null)[]];
-      for (const [id, masterEventId, whenType, startTime, endTime, startTimezone, endTimezone, startDate, endDate, recurrence, lineCount, replaced] of JSON.parse(group.rows) as MasterRow[]) {
+      type MasterRow = [
+        string,
+        string | null,
+        EventRow['whenType'],
+        number | null,
+        number | null,
+        string | null,
+        string | null,
+        string | null,
+        string | null,
+        string,
+        number | null,
+        (number | null)[],
+      ];
+      for (const [
+        id,
+        masterEventId,
+        whenType,
+        startTime,
+        endTime,
+        startTimezone,
+        endTimezone,
+        startDate,
+        endDate,
+        recurrence,
+        lineCount,
+        replaced,
+      ] of JSON.parse(group.rows) as MasterRow[]) {
         if (masterEventId !== null || !lineCount) {
-          addSingle(calendar, [whenType, startTime, endTime, startDate, endDate, ...(options.withEventIds ? [id] : [])] as SingleRow);
+          addSingle(calendar, [
+            whenType,
+            startTime,
+            endTime,
+            startDate,
+            endDate,
+            ...(options.withEventIds ? [id] : []),
+          ] as SingleRow);
           continue;
         }
         const time = eventTimeOf({ whenType, startTime, endTime, startTimezone, endTimezone, startDate, endDate });
-        const overridden = replaced.length === 0 ? none : new Set(replaced.filter((start): start is number => start !== null));
+        const overridden =
+          replaced.length === 0 ? none : new Set(replaced.filter((start): start is number => start !== null));
         const { starts } = seriesStarts(time, recurrence, { start: queryFrom, end: queryTo }, overridden, budget);
         if (isAllDay(time)) {
           for (const start of starts) {
             const instance = shiftTo(time, start);
-            const interval = instance.kind === 'date' ? allDayInterval(instance.date, instance.date, calendar.zone) : instance.kind === 'datespan' ? allDayInterval(instance.startDate, instance.endDate, calendar.zone) : utcRange(instance);
+            const interval =
+              instance.kind === 'date'
+                ? allDayInterval(instance.date, instance.date, calendar.zone)
+                : instance.kind === 'datespan'
+                  ? allDayInterval(instance.startDate, instance.endDate, calendar.zone)
+                  : utcRange(instance);
             add(calendar.grantId, interval.start, interval.end, instanceId(id, start));
           }
           continue;
         }
         const range = utcRange(time);
         const duration = range.end - range.start;
-        for (const start of starts) add(calendar.grantId, start, start + duration, options.withEventIds ? instanceId(id, start) : undefined);
+        for (const start of starts)
+          add(calendar.grantId, start, start + duration, options.withEventIds ? instanceId(id, start) : undefined);
       }
     }
     return result;
@@ -200,15 +269,29 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
     const rows = await db.orm
       .select({ grantId: tables.events.grantId, last: sql<number>`max(${tables.events.createdAt})` })
       .from(tables.events)
-      .where(and(inArray(tables.events.grantId, grantIds), ne(tables.events.status, 'cancelled'), sql`json_extract(${tables.events.metadata}, '$.key5') = ${group}`))
+      .where(
+        and(
+          inArray(tables.events.grantId, grantIds),
+          ne(tables.events.status, 'cancelled'),
+          sql`json_extract(${tables.events.metadata}, '$.key5') = ${group}`,
+        ),
+      )
       .groupBy(tables.events.grantId);
     return new Map(rows.map((row) => [row.grantId, Number(row.last)]));
   }
 
   const toRules = (hours: OpenHours[] | undefined): OpenHoursRule[] | undefined =>
-    hours?.map((rule) => ({ days: rule.days, timezone: normalizeTimeZone(rule.timezone) ?? rule.timezone, start: rule.start, end: rule.end, ...(rule.exdates ? { exdates: rule.exdates } : {}) }));
+    hours?.map((rule) => ({
+      days: rule.days,
+      timezone: normalizeTimeZone(rule.timezone) ?? rule.timezone,
+      start: rule.start,
+      end: rule.end,
+      ...(rule.exdates ? { exdates: rule.exdates } : {}),
+    }));
 
-  const toWireReason = (reason: ExclusionReason): NonNullable<Availability['explanations']>[number]['reasons'][number] =>
+  const toWireReason = (
+    reason: ExclusionReason,
+  ): NonNullable<Availability['explanations']>[number]['reasons'][number] =>
     reason.type === 'busy' || reason.type === 'buffer'
       ? { type: reason.type, email: reason.email, event_ids: reason.eventIds }
       : reason.type === 'outside_open_hours'
@@ -226,17 +309,29 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       const emails = input.emails.map((email) => email.trim().toLowerCase());
       const known = await grantsByEmail(principal, [...new Set(emails)]);
       const owners = [...known.values()].map((grant) => ({ grantId: grant.id, email: grant.email }));
-      const busy = await busyIntervals(owners, input.start_time, input.end_time, { tentativeAsBusy: input.tentative_as_busy ?? true, withEventIds: false });
+      const busy = await busyIntervals(owners, input.start_time, input.end_time, {
+        tentativeAsBusy: input.tentative_as_busy ?? true,
+        withEventIds: false,
+      });
       const data = input.emails.map((original, index): FreeBusyEntry => {
         const grant = known.get(emails[index]!);
         if (!grant) {
-          return { email: original, object: 'error', error: `${original} is not an Agent Account of this application; free/busy can only read calendars this service hosts.` };
+          return {
+            email: original,
+            object: 'error',
+            error: `${original} is not an Agent Account of this application; free/busy can only read calendars this service hosts.`,
+          };
         }
         const blocks = freeBusy({ startTime: input.start_time, endTime: input.end_time }, busy.get(grant.id) ?? []);
         return {
           email: original,
           object: 'free_busy',
-          time_slots: blocks.map((block) => ({ start_time: block.startTime, end_time: block.endTime, status: 'busy' as const, object: 'time_slot' as const })),
+          time_slots: blocks.map((block) => ({
+            start_time: block.startTime,
+            end_time: block.endTime,
+            status: 'busy' as const,
+            object: 'time_slot' as const,
+          })),
         };
       });
       return { data };
@@ -247,7 +342,10 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       checkWindow(input.start_time, input.end_time, MAX_AVAILABILITY_WINDOW_DAYS);
       const interval = input.interval_minutes ?? input.duration_minutes;
       if ((input.end_time - input.start_time) / 60 / interval > MAX_CANDIDATE_STARTS) {
-        throw invalid('interval_minutes', `${interval} minutes is too fine for this window (at most ${MAX_CANDIDATE_STARTS} candidate starts); use a larger interval or a shorter window.`);
+        throw invalid(
+          'interval_minutes',
+          `${interval} minutes is too fine for this window (at most ${MAX_CANDIDATE_STARTS} candidate starts); use a larger interval or a shorter window.`,
+        );
       }
       const rules = input.availability_rules ?? {};
       const emails = input.participants.map((participant) => participant.email.trim().toLowerCase());
@@ -259,7 +357,10 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       const known = await grantsByEmail(principal, emails);
       emails.forEach((email, index) => {
         if (!known.has(email)) {
-          throw invalid(`participants[${index}].email`, `${email} is not an Agent Account of this application; every participant must be a grant of the calling application.`);
+          throw invalid(
+            `participants[${index}].email`,
+            `${email} is not an Agent Account of this application; every participant must be a grant of the calling application.`,
+          );
         }
       });
 
@@ -272,10 +373,15 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       const owners: CalendarOwner[] = input.participants.map((participant, index) => {
         const grantId = grantIds[index]!;
         const own = calendarRows.filter((row) => row.grantId === grantId);
-        const requested = participant.calendar_ids && participant.calendar_ids.length > 0 ? participant.calendar_ids : ['primary'];
+        const requested =
+          participant.calendar_ids && participant.calendar_ids.length > 0 ? participant.calendar_ids : ['primary'];
         const calendarIds = requested.map((id) => {
           const calendar = id === 'primary' ? own.find((row) => row.isPrimary) : own.find((row) => row.id === id);
-          if (!calendar) throw invalid(`participants[${index}].calendar_ids`, `${id} is not a calendar of ${emails[index]}; list its calendars with GET /v3/grants/${emails[index]}/calendars.`);
+          if (!calendar)
+            throw invalid(
+              `participants[${index}].calendar_ids`,
+              `${id} is not a calendar of ${emails[index]}; list its calendars with GET /v3/grants/${emails[index]}/calendars.`,
+            );
           return calendar.id;
         });
         return { grantId, email: emails[index]!, calendarIds };
@@ -285,7 +391,10 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       const before = (rules.buffer?.before ?? 0) * 60;
       const after = (rules.buffer?.after ?? 0) * 60;
       // Buffers reach into the window from events outside it; explanations look up to one meeting past its end.
-      const busy = await busyIntervals(owners, input.start_time - after, input.end_time + duration + before, { tentativeAsBusy: rules.tentative_as_busy ?? true, withEventIds: input.explain === true });
+      const busy = await busyIntervals(owners, input.start_time - after, input.end_time + duration + before, {
+        tentativeAsBusy: rules.tentative_as_busy ?? true,
+        withEventIds: input.explain === true,
+      });
       const group = rules.round_robin_group_id ?? rules.round_robin_event_id;
       const method = rules.availability_method ?? 'collective';
       const booked = method === 'collective' ? new Map<string, number>() : await lastBooked(grantIds, group);
@@ -295,7 +404,9 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
         return {
           email: emails[index]!,
           busy: busy.get(grantId) ?? [],
-          ...(participant.open_hours && participant.open_hours.length > 0 ? { openHours: toRules(participant.open_hours) } : {}),
+          ...(participant.open_hours && participant.open_hours.length > 0
+            ? { openHours: toRules(participant.open_hours) }
+            : {}),
           ...(participant.specific_time_availability
             ? {
                 specificTimeAvailability: participant.specific_time_availability.map((entry) => ({
@@ -335,7 +446,11 @@ export function createAvailabilityService({ db }: CoreDeps, grants: GrantService
       const name = (email: string) => original.get(email) ?? email;
       return {
         order: result.order.map(name),
-        time_slots: result.timeSlots.map((slot) => ({ emails: slot.emails.map(name), start_time: slot.startTime, end_time: slot.endTime })),
+        time_slots: result.timeSlots.map((slot) => ({
+          emails: slot.emails.map(name),
+          start_time: slot.startTime,
+          end_time: slot.endTime,
+        })),
         ...(result.explanations
           ? {
               explanations: result.explanations.map((explanation) => ({

@@ -315,7 +315,8 @@ class Zone {
     for (let index = 1; index < this.segments.length; index++) {
       const before = this.segments[index - 1]!;
       const after = this.segments[index]!;
-      if (after.offset < before.offset) ranges.push({ start: after.start, end: after.start + (before.offset - after.offset) });
+      if (after.offset < before.offset)
+        ranges.push({ start: after.start, end: after.start + (before.offset - after.offset) });
     }
     return ranges;
   }
@@ -344,7 +345,9 @@ export interface Interval {
 
 /** Sorts and merges overlapping or touching intervals; drops empty ones. */
 export function mergeIntervals(intervals: readonly Interval[]): Interval[] {
-  const sorted = intervals.filter((interval) => interval.end > interval.start).sort((a, b) => a.start - b.start || a.end - b.end);
+  const sorted = intervals
+    .filter((interval) => interval.end > interval.start)
+    .sort((a, b) => a.start - b.start || a.end - b.end);
   const merged: Interval[] = [];
   for (const interval of sorted) {
     const last = merged[merged.length - 1];
@@ -480,7 +483,8 @@ function participantOpenTime(
   from: number,
   to: number,
 ): OpenTime | null {
-  const rules = participant.openHours && participant.openHours.length > 0 ? participant.openHours : (defaultOpenHours ?? []);
+  const rules =
+    participant.openHours && participant.openHours.length > 0 ? participant.openHours : (defaultOpenHours ?? []);
   const specifics = participant.specificTimeAvailability ?? [];
   const onlySpecific = participant.onlySpecificTimeAvailability === true;
   if (rules.length === 0 && specifics.length === 0 && !onlySpecific) return null;
@@ -501,7 +505,8 @@ function participantOpenTime(
     const midnight = wallMidnight(entry.date);
     const startOfDay = parseClock(entry.start);
     const endOfDay = parseClock(entry.end, true);
-    if (endOfDay <= startOfDay) throw new RangeError(`specific time end ${entry.end} must be after start ${entry.start}`);
+    if (endOfDay <= startOfDay)
+      throw new RangeError(`specific time end ${entry.end} must be after start ${entry.start}`);
     const zone = zoneFor(timeZone, from - DAY_MARGIN, to + DAY_MARGIN);
     specificDays.push(...zone.instantsOfWallRange(midnight, midnight + SECONDS_PER_DAY));
     for (const piece of zone.instantsOfWallRange(midnight + startOfDay, midnight + endOfDay)) {
@@ -514,7 +519,8 @@ function participantOpenTime(
   const removed = mergeIntervals(specificDays);
   const labeled: LabeledInterval[] = [...specificTimes];
   for (const interval of base) {
-    for (const kept of subtractIntervals([interval], removed)) labeled.push({ ...kept, timeZone: interval.timeZone, rank: interval.rank });
+    for (const kept of subtractIntervals([interval], removed))
+      labeled.push({ ...kept, timeZone: interval.timeZone, rank: interval.rank });
   }
   return { merged: mergeIntervals(labeled), labeled };
 }
@@ -542,7 +548,12 @@ export interface PreparedParticipant {
 /** Prepares a participant for {@link isBookable} over `[from, to)` (open hours are only known there). */
 export function prepareParticipant(
   participant: AvailabilityParticipant,
-  options: { defaultOpenHours?: readonly OpenHoursRule[] | undefined; buffer?: MeetingBuffer | undefined; from: number; to: number },
+  options: {
+    defaultOpenHours?: readonly OpenHoursRule[] | undefined;
+    buffer?: MeetingBuffer | undefined;
+    from: number;
+    to: number;
+  },
 ): PreparedParticipant {
   const before = (options.buffer?.before ?? 0) * 60;
   const after = (options.buffer?.after ?? 0) * 60;
@@ -553,7 +564,12 @@ export function prepareParticipant(
   let sorted = true;
   for (let index = 0; index < source.length; index++) {
     const interval = source[index]!;
-    if (!Number.isFinite(interval.start) || !Number.isFinite(interval.end) || interval.end + after <= interval.start - before) continue;
+    if (
+      !Number.isFinite(interval.start) ||
+      !Number.isFinite(interval.end) ||
+      interval.end + after <= interval.start - before
+    )
+      continue;
     const previous = keep.length > 0 ? source[keep[keep.length - 1]!]! : undefined;
     if (previous && previous.start > interval.start) sorted = false;
     keep.push(index);
@@ -659,10 +675,17 @@ export function bookingConflicts(participant: PreparedParticipant, start: number
   const bufferIds: string[] = [];
   let busyHit = false;
   let bufferHit = false;
-  for (let index = lastBusyStartingBefore(participant, end); index >= 0 && participant.widenedEndPrefixMax[index]! > start; index--) {
+  for (
+    let index = lastBusyStartingBefore(participant, end);
+    index >= 0 && participant.widenedEndPrefixMax[index]! > start;
+    index--
+  ) {
     if (participant.widenedEnd[index]! <= start) continue;
     const eventId = participant.eventIds[index];
-    const raw = participant.busyStart[index]! < participant.busyEnd[index]! && participant.busyStart[index]! < end && participant.busyEnd[index]! > start;
+    const raw =
+      participant.busyStart[index]! < participant.busyEnd[index]! &&
+      participant.busyStart[index]! < end &&
+      participant.busyEnd[index]! > start;
     if (raw) {
       busyHit = true;
       if (eventId !== undefined && !busyIds.includes(eventId)) busyIds.push(eventId);
@@ -678,13 +701,22 @@ export function bookingConflicts(participant: PreparedParticipant, start: number
 
 /** The booking check: can these participants take `[start, end)` under the same rules as the slot list? */
 export function checkBooking(
-  input: { participants: readonly AvailabilityParticipant[]; defaultOpenHours?: readonly OpenHoursRule[] | undefined; buffer?: MeetingBuffer | undefined },
+  input: {
+    participants: readonly AvailabilityParticipant[];
+    defaultOpenHours?: readonly OpenHoursRule[] | undefined;
+    buffer?: MeetingBuffer | undefined;
+  },
   start: number,
   end: number,
 ): { bookable: boolean; participants: { email: string; bookable: boolean; reasons: ExclusionReason[] }[] } {
   if (!(end > start)) throw new RangeError('the booking must end after it starts');
   const results = input.participants.map((participant) => {
-    const prepared = prepareParticipant(participant, { defaultOpenHours: input.defaultOpenHours, buffer: input.buffer, from: start, to: end });
+    const prepared = prepareParticipant(participant, {
+      defaultOpenHours: input.defaultOpenHours,
+      buffer: input.buffer,
+      from: start,
+      to: end,
+    });
     const bookable = isBookable(prepared, start, end);
     return { email: participant.email, bookable, reasons: bookable ? [] : bookingConflicts(prepared, start, end) };
   });
@@ -764,7 +796,11 @@ function gridStarts(zone: Zone, anchor: number, periodEnd: number, intervalSecon
       continue;
     }
     let k = Math.ceil((from + segment.offset - anchorWall) / intervalSeconds);
-    for (let t = anchorWall + k * intervalSeconds - segment.offset; t < to; k++, t = anchorWall + k * intervalSeconds - segment.offset) {
+    for (
+      let t = anchorWall + k * intervalSeconds - segment.offset;
+      t < to;
+      k++, t = anchorWall + k * intervalSeconds - segment.offset
+    ) {
       if (!repeated.some((range) => range.start <= t && t < range.end)) starts.push(t);
     }
   }
@@ -794,7 +830,9 @@ function runSearch(
   const explainLimit = query.explain ? (query.explainLimit ?? Number.POSITIVE_INFINITY) : 0;
   const window: Interval[] = [{ start: windowStart, end: windowEnd }];
 
-  const openSets = considered.map((participant) => (participant.open === null ? window : intersectIntervals(participant.open, window)));
+  const openSets = considered.map((participant) =>
+    participant.open === null ? window : intersectIntervals(participant.open, window),
+  );
   let group: Interval[];
   if (mode === 'all') group = openSets.reduce((accumulated, set) => intersectIntervals(accumulated, set), window);
   else group = mergeIntervals(openSets.flat());
@@ -803,7 +841,11 @@ function runSearch(
   const explanations: Explanation[] = [];
   let truncated = false;
   for (const period of group) {
-    const zone = zoneFor(gridTimeZone(considered, period.start), period.start - SECONDS_PER_DAY, period.end + SECONDS_PER_DAY);
+    const zone = zoneFor(
+      gridTimeZone(considered, period.start),
+      period.start - SECONDS_PER_DAY,
+      period.end + SECONDS_PER_DAY,
+    );
     const anchor = roundUp(zone, period.start, roundTo);
     if (anchor >= period.end) continue;
     for (const start of gridStarts(zone, anchor, period.end, intervalSeconds)) {
@@ -837,7 +879,8 @@ function runSearch(
 function validateQuery(query: AvailabilityQuery): void {
   const integer = (value: number | undefined, name: string, min: number, max: number) => {
     if (value === undefined) return;
-    if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`${name} must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(value) || value < min || value > max)
+      throw new RangeError(`${name} must be an integer from ${min} to ${max}`);
   };
   integer(query.startTime, 'startTime', 0, Number.MAX_SAFE_INTEGER);
   integer(query.endTime, 'endTime', 0, Number.MAX_SAFE_INTEGER);
@@ -882,7 +925,8 @@ export function computeAvailability(query: AvailabilityQuery): AvailabilityResul
       'any',
       byOrder,
     );
-    if (fairest.timeSlots.length > 0 || keep.size === prepared.length) return finish(fairest, order, query.explain === true);
+    if (fairest.timeSlots.length > 0 || keep.size === prepared.length)
+      return finish(fairest, order, query.explain === true);
   }
   return finish(runSearch(query, prepared, 'any', byOrder), order, query.explain === true);
 }
@@ -907,7 +951,10 @@ export interface BusyBlock {
 
 /** Busy blocks within `[startTime, endTime)`: the intervals clipped to the window, overlapping ones merged. */
 export function freeBusy(window: { startTime: number; endTime: number }, busy: readonly Interval[]): BusyBlock[] {
-  const clipped = busy.map((interval) => ({ start: Math.max(interval.start, window.startTime), end: Math.min(interval.end, window.endTime) }));
+  const clipped = busy.map((interval) => ({
+    start: Math.max(interval.start, window.startTime),
+    end: Math.min(interval.end, window.endTime),
+  }));
   return mergeIntervals(clipped).map((interval) => ({ startTime: interval.start, endTime: interval.end }));
 }
 

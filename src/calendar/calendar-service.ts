@@ -12,7 +12,13 @@ import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../outbox/index.js';
 import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
-import type { Calendar, CalendarRefInput, CreateCalendarInput, ListCalendarsInput, UpdateCalendarInput } from '../schemas/calendars.js';
+import type {
+  Calendar,
+  CalendarRefInput,
+  CreateCalendarInput,
+  ListCalendarsInput,
+  UpdateCalendarInput,
+} from '../schemas/calendars.js';
 import { normalizeTimeZone } from '../time-zones.js';
 
 export type CalendarRow = typeof tables.calendars.$inferSelect;
@@ -45,7 +51,9 @@ export function parseMetadataPairs(text: string): [string, string][] {
 
 /** A SQL condition: the JSON metadata column has every pair. */
 export function metadataMatches(column: AnyColumn, text: string): SQL {
-  const conditions = parseMetadataPairs(text).map(([key, value]) => sql`json_extract(${column}, ${`$."${key.replace(/["\\]/g, '')}"`}) = ${value}`);
+  const conditions = parseMetadataPairs(text).map(
+    ([key, value]) => sql`json_extract(${column}, ${`$."${key.replace(/["\\]/g, '')}"`}) = ${value}`,
+  );
   return and(...conditions)!;
 }
 
@@ -70,7 +78,9 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
 
     /** The grant's primary calendar (where invitations land), or undefined if it was deleted. */
     async primaryOf(grantId: string): Promise<CalendarRow | undefined> {
-      return db.orm.query.calendars.findFirst({ where: and(eq(tables.calendars.grantId, grantId), eq(tables.calendars.isPrimary, true)) });
+      return db.orm.query.calendars.findFirst({
+        where: and(eq(tables.calendars.grantId, grantId), eq(tables.calendars.isPrimary, true)),
+      });
     },
 
     /** A page of the grant's calendars: the primary first, then the others oldest first. */
@@ -87,7 +97,10 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
             lt(tables.calendars.isPrimary, primary === 1),
             and(
               eq(tables.calendars.isPrimary, primary === 1),
-              or(gt(tables.calendars.createdAt, created), and(eq(tables.calendars.createdAt, created), gt(tables.calendars.id, id))),
+              or(
+                gt(tables.calendars.createdAt, created),
+                and(eq(tables.calendars.createdAt, created), gt(tables.calendars.id, id)),
+              ),
             ),
           ),
         );
@@ -115,7 +128,10 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
       const grant = await grants.require(principal, input.grant_id);
       const at = now();
       return db.write(async (tx) => {
-        const [application] = await tx.select({ plan: tables.applications.plan }).from(tables.applications).where(eq(tables.applications.id, grant.applicationId));
+        const [application] = await tx
+          .select({ plan: tables.applications.plan })
+          .from(tables.applications)
+          .where(eq(tables.applications.id, grant.applicationId));
         const plan = application?.plan ?? 'trial';
         const cap = config.maxCalendars[plan];
         const rows = await tx
@@ -149,7 +165,14 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
           })
           .returning();
         const calendar = toCalendar(row!);
-        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.created', objectId: row!.id, object: calendar, createdAt: at });
+        await record(tx, {
+          applicationId: principal.applicationId,
+          grantId: grant.id,
+          type: 'calendar.created',
+          objectId: row!.id,
+          object: calendar,
+          createdAt: at,
+        });
         return calendar;
       });
     },
@@ -174,7 +197,14 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
           .returning();
         if (!row) throw notFound('Calendar', input.calendar_id);
         const calendar = toCalendar(row);
-        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'calendar.updated', objectId: row.id, object: calendar, createdAt: row.updatedAt });
+        await record(tx, {
+          applicationId: principal.applicationId,
+          grantId: grant.id,
+          type: 'calendar.updated',
+          objectId: row.id,
+          object: calendar,
+          createdAt: row.updatedAt,
+        });
         return calendar;
       });
     },
@@ -197,8 +227,12 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
             );
           }
         }
-        await tx.delete(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, current.id)));
-        await tx.delete(tables.calendars).where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)));
+        await tx
+          .delete(tables.events)
+          .where(and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, current.id)));
+        await tx
+          .delete(tables.calendars)
+          .where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)));
         await record(tx, deletedEvent(principal.applicationId, grant.id, 'calendar', current.id));
       });
     },

@@ -12,30 +12,76 @@ export type EventRow = typeof tables.events.$inferSelect;
 export type EventInsert = typeof tables.events.$inferInsert;
 
 /** The event time stored in a row. */
-export function eventTimeOf(row: Pick<EventRow, 'whenType' | 'startTime' | 'endTime' | 'startTimezone' | 'endTimezone' | 'startDate' | 'endDate'>): EventTime {
+export function eventTimeOf(
+  row: Pick<EventRow, 'whenType' | 'startTime' | 'endTime' | 'startTimezone' | 'endTimezone' | 'startDate' | 'endDate'>,
+): EventTime {
   switch (row.whenType) {
     case 'time':
       return { kind: 'time', time: row.startTime ?? 0, timezone: row.startTimezone ?? 'UTC' };
     case 'timespan':
-      return { kind: 'timespan', startTime: row.startTime ?? 0, endTime: row.endTime ?? 0, startTimezone: row.startTimezone ?? 'UTC', endTimezone: row.endTimezone ?? row.startTimezone ?? 'UTC' };
+      return {
+        kind: 'timespan',
+        startTime: row.startTime ?? 0,
+        endTime: row.endTime ?? 0,
+        startTimezone: row.startTimezone ?? 'UTC',
+        endTimezone: row.endTimezone ?? row.startTimezone ?? 'UTC',
+      };
     case 'date':
       return { kind: 'date', date: row.startDate ?? '1970-01-01' };
     case 'datespan':
-      return { kind: 'datespan', startDate: row.startDate ?? '1970-01-01', endDate: row.endDate ?? row.startDate ?? '1970-01-01' };
+      return {
+        kind: 'datespan',
+        startDate: row.startDate ?? '1970-01-01',
+        endDate: row.endDate ?? row.startDate ?? '1970-01-01',
+      };
   }
 }
 
 /** The row columns of an event time. */
-export function eventTimeColumns(time: EventTime): Pick<EventInsert, 'whenType' | 'startTime' | 'endTime' | 'startTimezone' | 'endTimezone' | 'startDate' | 'endDate'> {
+export function eventTimeColumns(
+  time: EventTime,
+): Pick<EventInsert, 'whenType' | 'startTime' | 'endTime' | 'startTimezone' | 'endTimezone' | 'startDate' | 'endDate'> {
   switch (time.kind) {
     case 'time':
-      return { whenType: 'time', startTime: time.time, endTime: time.time, startTimezone: time.timezone, endTimezone: time.timezone, startDate: null, endDate: null };
+      return {
+        whenType: 'time',
+        startTime: time.time,
+        endTime: time.time,
+        startTimezone: time.timezone,
+        endTimezone: time.timezone,
+        startDate: null,
+        endDate: null,
+      };
     case 'timespan':
-      return { whenType: 'timespan', startTime: time.startTime, endTime: time.endTime, startTimezone: time.startTimezone, endTimezone: time.endTimezone, startDate: null, endDate: null };
+      return {
+        whenType: 'timespan',
+        startTime: time.startTime,
+        endTime: time.endTime,
+        startTimezone: time.startTimezone,
+        endTimezone: time.endTimezone,
+        startDate: null,
+        endDate: null,
+      };
     case 'date':
-      return { whenType: 'date', startTime: null, endTime: null, startTimezone: null, endTimezone: null, startDate: time.date, endDate: time.date };
+      return {
+        whenType: 'date',
+        startTime: null,
+        endTime: null,
+        startTimezone: null,
+        endTimezone: null,
+        startDate: time.date,
+        endDate: time.date,
+      };
     case 'datespan':
-      return { whenType: 'datespan', startTime: null, endTime: null, startTimezone: null, endTimezone: null, startDate: time.startDate, endDate: time.endDate };
+      return {
+        whenType: 'datespan',
+        startTime: null,
+        endTime: null,
+        startTimezone: null,
+        endTimezone: null,
+        startDate: time.startDate,
+        endDate: time.endDate,
+      };
   }
 }
 
@@ -92,7 +138,12 @@ export function toCalendarEventData(row: EventRow): CalendarEventData {
     busy: row.busy,
     visibility: row.visibility,
     organizer: row.organizer ?? null,
-    participants: row.participants.map(({ email, name, status, comment }) => ({ email, status, ...(name ? { name } : {}), ...(comment ? { comment } : {}) })),
+    participants: row.participants.map(({ email, name, status, comment }) => ({
+      email,
+      status,
+      ...(name ? { name } : {}),
+      ...(comment ? { comment } : {}),
+    })),
     recurrence: row.masterEventId === null ? row.recurrence : null,
     conferencing: row.conferencing ?? null,
     reminders: row.reminders ?? null,

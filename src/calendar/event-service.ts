@@ -25,14 +25,43 @@ import type {
 } from '../schemas/events.js';
 import { MAX_EXPANDED_WINDOW_DAYS } from '../schemas/events.js';
 import { metadataMatches, type CalendarRow, type CalendarService } from './calendar-service.js';
-import { eventTimeColumns, eventTimeOf, toCalendarEventData, toEvent, type EventInsert, type EventRow } from './event-mapper.js';
+import {
+  eventTimeColumns,
+  eventTimeOf,
+  toCalendarEventData,
+  toEvent,
+  type EventInsert,
+  type EventRow,
+} from './event-mapper.js';
 import { createEventStore } from './event-store.js';
 import { readWhen, shiftTo, utcRange, type EventTime } from './event-time.js';
 import type { CalendarParser } from './ical-bounded.js';
-import { buildCalendarFeed, parseRecurrence, requestExpansionBudget, type CalendarEventData, type Participant, type RecurrenceSet } from './ical.js';
-import { composeCancel, composeReply, composeRequest, type InvitationSender, type OutgoingInvitation } from './invitation-message.js';
+import {
+  buildCalendarFeed,
+  parseRecurrence,
+  requestExpansionBudget,
+  type CalendarEventData,
+  type Participant,
+  type RecurrenceSet,
+} from './ical.js';
+import {
+  composeCancel,
+  composeReply,
+  composeRequest,
+  type InvitationSender,
+  type OutgoingInvitation,
+} from './invitation-message.js';
 import { createInvitationInbox } from './itip-inbound.js';
-import { exdateLine, instanceId, isOccurrence, moveSeries, parseInstanceId, seriesInstances, storedRange, type SeriesMove } from './recurrence.js';
+import {
+  exdateLine,
+  instanceId,
+  isOccurrence,
+  moveSeries,
+  parseInstanceId,
+  seriesInstances,
+  storedRange,
+  type SeriesMove,
+} from './recurrence.js';
 
 /** Default list window when `end` is not given: 30 days after `start`. */
 const DEFAULT_WINDOW_SECONDS = 30 * 86_400;
@@ -60,7 +89,10 @@ function readRecurrence(lines: readonly string[], when: EventTime): RecurrenceSe
 }
 
 /** Request participants merged with stored ones: answers are kept unless the request gives one. */
-function mergeParticipants(input: NonNullable<CreateEventInput['participants']>, existing: StoredParticipant[]): StoredParticipant[] {
+function mergeParticipants(
+  input: NonNullable<CreateEventInput['participants']>,
+  existing: StoredParticipant[],
+): StoredParticipant[] {
   const known = new Map(existing.map((participant) => [participant.email.toLowerCase(), participant]));
   const seen = new Set<string>();
   const result: StoredParticipant[] = [];
@@ -72,8 +104,16 @@ function mergeParticipants(input: NonNullable<CreateEventInput['participants']>,
     result.push({
       email,
       status: participant.status ?? previous?.status ?? 'noreply',
-      ...(participant.name !== undefined ? { name: participant.name } : previous?.name !== undefined ? { name: previous.name } : {}),
-      ...(participant.comment !== undefined ? { comment: participant.comment } : previous?.comment !== undefined ? { comment: previous.comment } : {}),
+      ...(participant.name !== undefined
+        ? { name: participant.name }
+        : previous?.name !== undefined
+          ? { name: previous.name }
+          : {}),
+      ...(participant.comment !== undefined
+        ? { comment: participant.comment }
+        : previous?.comment !== undefined
+          ? { comment: previous.comment }
+          : {}),
       ...(participant.phone_number !== undefined ? { phone_number: participant.phone_number } : {}),
     });
   }
@@ -124,7 +164,10 @@ function filterConditions(input: ListEventsInput): SQL[] {
 
 /** Rows overlapping `[start, end)`: ranges are half-open, zero-length events count when they start inside. */
 function overlapCondition(start: number, end: number): SQL {
-  return and(lt(tables.events.rangeStart, end), or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)))!;
+  return and(
+    lt(tables.events.rangeStart, end),
+    or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)),
+  )!;
 }
 
 /**
@@ -154,7 +197,11 @@ type ExpansionRow = Pick<EventRow, keyof typeof expansionColumns>;
  * history; the unary + keeps it off the range_start index, which would walk that history.
  */
 function expandedWindowCondition(start: number, end: number): SQL {
-  return and(gte(tables.events.rangeEnd, start), sql`+${tables.events.rangeStart} < ${end}`, or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)))!;
+  return and(
+    gte(tables.events.rangeEnd, start),
+    sql`+${tables.events.rangeStart} < ${end}`,
+    or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)),
+  )!;
 }
 
 /** One event or instance of an expanded window, with its UTC range; its wire form is built only when returned. */
@@ -189,7 +236,13 @@ export interface EventServiceOptions {
 }
 
 /** Creates the event service. `invitations` delivers iMIP mail; without it nothing is mailed. */
-export function createEventService(deps: CoreDeps, grants: GrantService, calendars: CalendarService, invitations?: InvitationSender, options: EventServiceOptions = {}) {
+export function createEventService(
+  deps: CoreDeps,
+  grants: GrantService,
+  calendars: CalendarService,
+  invitations?: InvitationSender,
+  options: EventServiceOptions = {},
+) {
   const { db, clock, newId, logger } = deps;
   const now = () => unixSeconds(clock.now());
   const store = createEventStore(deps);
@@ -197,41 +250,88 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
   async function dispatch(invitation: OutgoingInvitation): Promise<string | undefined> {
     if (invitation.to.length === 0) return undefined;
     if (!invitations) {
-      logger.debug('iMIP message not sent: no invitation sender is configured', { grant_id: invitation.grantId, method: invitation.method, event_id: invitation.eventId });
+      logger.debug('iMIP message not sent: no invitation sender is configured', {
+        grant_id: invitation.grantId,
+        method: invitation.method,
+        event_id: invitation.eventId,
+      });
       return 'Outbound calendar email is not configured on this service; the change was saved but no email was sent.';
     }
     try {
       await invitations.send(invitation);
       return undefined;
     } catch (error) {
-      logger.warn('iMIP message could not be sent', { grant_id: invitation.grantId, method: invitation.method, event_id: invitation.eventId, error: String(error) });
+      logger.warn('iMIP message could not be sent', {
+        grant_id: invitation.grantId,
+        method: invitation.method,
+        event_id: invitation.eventId,
+        error: String(error),
+      });
       return `The email could not be sent: ${(error as Error).message ?? String(error)}`;
     }
   }
 
-  const others = (grant: GrantRow, participants: StoredParticipant[]) => participants.filter((participant) => participant.email.toLowerCase() !== grant.email.toLowerCase());
+  const others = (grant: GrantRow, participants: StoredParticipant[]) =>
+    participants.filter((participant) => participant.email.toLowerCase() !== grant.email.toLowerCase());
 
   /** Sends the series (master first, then its overrides) as a REQUEST to its participants. */
   async function sendRequest(grant: GrantRow, master: EventRow) {
-    const overrides = master.recurrence ? await db.orm.select().from(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.masterEventId, master.id))) : [];
+    const overrides = master.recurrence
+      ? await db.orm
+          .select()
+          .from(tables.events)
+          .where(and(eq(tables.events.grantId, grant.id), eq(tables.events.masterEventId, master.id)))
+      : [];
     const recipients = others(grant, master.participants);
-    await dispatch(composeRequest(grant_(grant), master.id, [master, ...overrides].map(toCalendarEventData), recipients, clock.now()));
+    await dispatch(
+      composeRequest(
+        grant_(grant),
+        master.id,
+        [master, ...overrides].map(toCalendarEventData),
+        recipients,
+        clock.now(),
+      ),
+    );
   }
 
-  const grant_ = (grant: GrantRow) => ({ applicationId: grant.applicationId, grantId: grant.id, email: grant.email, name: grant.name });
+  const grant_ = (grant: GrantRow) => ({
+    applicationId: grant.applicationId,
+    grantId: grant.id,
+    email: grant.email,
+    name: grant.name,
+  });
 
   async function locate(grant: GrantRow, calendar: CalendarRow, eventId: string): Promise<Located> {
     const row = await db.orm.query.events.findFirst({
-      where: and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, calendar.id), eq(tables.events.id, eventId)),
+      where: and(
+        eq(tables.events.grantId, grant.id),
+        eq(tables.events.calendarId, calendar.id),
+        eq(tables.events.id, eventId),
+      ),
     });
     if (row) return { row };
     const instance = parseInstanceId(eventId);
     if (instance) {
       const master = await db.orm.query.events.findFirst({
-        where: and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, calendar.id), eq(tables.events.id, instance.masterId)),
+        where: and(
+          eq(tables.events.grantId, grant.id),
+          eq(tables.events.calendarId, calendar.id),
+          eq(tables.events.id, instance.masterId),
+        ),
       });
-      if (master?.recurrence && master.masterEventId === null && isOccurrence(eventTimeOf(master), master.recurrence, instance.originalStart)) {
-        return { row: master, instance: { id: eventId, originalStart: instance.originalStart, when: shiftTo(eventTimeOf(master), instance.originalStart) } };
+      if (
+        master?.recurrence &&
+        master.masterEventId === null &&
+        isOccurrence(eventTimeOf(master), master.recurrence, instance.originalStart)
+      ) {
+        return {
+          row: master,
+          instance: {
+            id: eventId,
+            originalStart: instance.originalStart,
+            when: shiftTo(eventTimeOf(master), instance.originalStart),
+          },
+        };
       }
     }
     throw notFound('Event', eventId);
@@ -244,7 +344,11 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
   }
 
   /** Expands stored rows into events for a window: series into instances (minus overrides), others as they are. */
-  async function expandRows(grant: GrantRow, rows: ExpansionRow[], window: { start: number; end: number }): Promise<ExpandedItem[]> {
+  async function expandRows(
+    grant: GrantRow,
+    rows: ExpansionRow[],
+    window: { start: number; end: number },
+  ): Promise<ExpandedItem[]> {
     const masters = rows.filter((row) => row.masterEventId === null && row.recurrence && row.recurrence.length > 0);
     const overridden = new Map<string, Set<number>>();
     for (let index = 0; index < masters.length; index += 500) {
@@ -266,8 +370,20 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
     const budget = requestExpansionBudget();
     for (const row of rows) {
       if (row.masterEventId === null && row.recurrence && row.recurrence.length > 0) {
-        const { instances, truncated } = seriesInstances(row.id, eventTimeOf(row), row.recurrence, window, overridden.get(row.id) ?? new Set(), budget);
-        if (truncated) logger.warn('recurring event expansion capped', { event_id: row.id, window_start: window.start, window_end: window.end });
+        const { instances, truncated } = seriesInstances(
+          row.id,
+          eventTimeOf(row),
+          row.recurrence,
+          window,
+          overridden.get(row.id) ?? new Set(),
+          budget,
+        );
+        if (truncated)
+          logger.warn('recurring event expansion capped', {
+            event_id: row.id,
+            window_start: window.start,
+            window_end: window.end,
+          });
         for (const instance of instances) items.push({ id: instance.id, ...utcRange(instance.when), row, instance });
       } else {
         items.push({ id: row.id, ...utcRange(eventTimeOf(row)), row });
@@ -284,7 +400,9 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         .select()
         .from(tables.events)
         // Unary +: by primary key, not by the grant's index (all of its rows).
-        .where(and(sql`+${tables.events.grantId} = ${grant.id}`, inArray(tables.events.id, ids.slice(index, index + 500))));
+        .where(
+          and(sql`+${tables.events.grantId} = ${grant.id}`, inArray(tables.events.id, ids.slice(index, index + 500))),
+        );
       for (const row of chunk) rows.set(row.id, row);
     }
     return rows;
@@ -297,7 +415,16 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
    * of its instance (only other fields, or its status, were changed) moves with the series, to the new time of
    * its occurrence; one given a time of its own keeps it. Two overrides landing on one occurrence: the first kept.
    */
-  async function moveOverrides(tx: Tx, grant: GrantRow, master: EventRow, from: EventTime, to: EventTime, move: SeriesMove, sequence: number, at: number) {
+  async function moveOverrides(
+    tx: Tx,
+    grant: GrantRow,
+    master: EventRow,
+    from: EventTime,
+    to: EventTime,
+    move: SeriesMove,
+    sequence: number,
+    at: number,
+  ) {
     const plans = (await store.overridesOf(tx, grant, master.id)).flatMap((row) => {
       if (row.originalStartTime === null) return [];
       const originalStart = move.start(row.originalStartTime);
@@ -308,7 +435,12 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
     const taken = new Set(plans.filter((plan) => plan.id === plan.row.id).map((plan) => plan.id));
     for (const plan of plans) if (plan.id !== plan.row.id) await store.remove(tx, grant, plan.row, at);
     for (const plan of plans) {
-      const time = { ...eventTimeColumns(plan.when), ...storedRange(plan.when, null), sequence: Math.max(plan.row.sequence, sequence), updatedAt: at };
+      const time = {
+        ...eventTimeColumns(plan.when),
+        ...storedRange(plan.when, null),
+        sequence: Math.max(plan.row.sequence, sequence),
+        updatedAt: at,
+      };
       if (plan.id === plan.row.id) {
         if (!sameTime(plan.when, eventTimeOf(plan.row))) await store.update(tx, grant, plan.row, time);
         continue;
@@ -331,20 +463,39 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const start = input.start ?? now();
       const end = input.end ?? start + DEFAULT_WINDOW_SECONDS;
-      if (end <= start) throw bad('end', `the window ends (${end}) at or before it starts (${start}); end must be after start.`);
-      if (input.expand_recurring && input.metadata_pair) throw bad('expand_recurring', 'cannot be combined with metadata_pair; filter by metadata without expanding.');
+      if (end <= start)
+        throw bad('end', `the window ends (${end}) at or before it starts (${start}); end must be after start.`);
+      if (input.expand_recurring && input.metadata_pair)
+        throw bad('expand_recurring', 'cannot be combined with metadata_pair; filter by metadata without expanding.');
       if (input.expand_recurring && end - start > MAX_EXPANDED_WINDOW_DAYS * 86_400) {
-        throw bad('end', `with expand_recurring the window may span at most ${MAX_EXPANDED_WINDOW_DAYS} days (it spans ${Math.ceil((end - start) / 86_400)}); list it in several windows.`);
+        throw bad(
+          'end',
+          `with expand_recurring the window may span at most ${MAX_EXPANDED_WINDOW_DAYS} days (it spans ${Math.ceil((end - start) / 86_400)}); list it in several windows.`,
+        );
       }
-      const conditions: SQL[] = [eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, calendar.id), ...filterConditions(input)];
-      if (!input.metadata_pair) conditions.push(input.expand_recurring ? expandedWindowCondition(start, end) : overlapCondition(start, end));
+      const conditions: SQL[] = [
+        eq(tables.events.grantId, grant.id),
+        eq(tables.events.calendarId, calendar.id),
+        ...filterConditions(input),
+      ];
+      if (!input.metadata_pair)
+        conditions.push(input.expand_recurring ? expandedWindowCondition(start, end) : overlapCondition(start, end));
 
       if (!input.expand_recurring) {
-        conditions.push(input.master_event_id ? eq(tables.events.masterEventId, input.master_event_id) : isNull(tables.events.masterEventId));
+        conditions.push(
+          input.master_event_id
+            ? eq(tables.events.masterEventId, input.master_event_id)
+            : isNull(tables.events.masterEventId),
+        );
         const after = decodeCursor(input.page_token, 2);
         if (after) {
           const [cursorStart, cursorId] = after as [number, string];
-          conditions.push(or(gt(tables.events.rangeStart, cursorStart), and(eq(tables.events.rangeStart, cursorStart), gt(tables.events.id, cursorId)))!);
+          conditions.push(
+            or(
+              gt(tables.events.rangeStart, cursorStart),
+              and(eq(tables.events.rangeStart, cursorStart), gt(tables.events.id, cursorId)),
+            )!,
+          );
         }
         const rows = await db.orm
           .select()
@@ -355,11 +506,22 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         const more = rows.length > limit;
         const page = more ? rows.slice(0, limit) : rows;
         const last = page[page.length - 1];
-        return { data: page.map((row) => toEvent(row)), ...(more && last ? { next_cursor: encodeCursor([last.rangeStart, last.id]) } : {}) };
+        return {
+          data: page.map((row) => toEvent(row)),
+          ...(more && last ? { next_cursor: encodeCursor([last.rangeStart, last.id]) } : {}),
+        };
       }
 
-      if (input.master_event_id) conditions.push(or(eq(tables.events.id, input.master_event_id), eq(tables.events.masterEventId, input.master_event_id))!);
-      const rows = await db.orm.select(expansionColumns).from(tables.events).where(and(...conditions)).orderBy(asc(tables.events.rangeStart), asc(tables.events.id)).limit(MAX_EXPANDED_ROWS);
+      if (input.master_event_id)
+        conditions.push(
+          or(eq(tables.events.id, input.master_event_id), eq(tables.events.masterEventId, input.master_event_id))!,
+        );
+      const rows = await db.orm
+        .select(expansionColumns)
+        .from(tables.events)
+        .where(and(...conditions))
+        .orderBy(asc(tables.events.rangeStart), asc(tables.events.id))
+        .limit(MAX_EXPANDED_ROWS);
       let items = await expandRows(grant, rows, { start, end });
       const after = decodeCursor(input.page_token, 2);
       if (after) {
@@ -389,7 +551,8 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
     async create(principal: Principal, input: CreateEventInput): Promise<Event> {
       const { grant, calendar } = await context(principal, input);
       const when = readWhen(input.when, calendar.timezone);
-      const recurrence = input.recurrence && input.recurrence.length > 0 ? readRecurrence(input.recurrence, when) : null;
+      const recurrence =
+        input.recurrence && input.recurrence.length > 0 ? readRecurrence(input.recurrence, when) : null;
       const conferencing = readConferencing(input.conferencing);
       const at = now();
       const id = newId();
@@ -419,7 +582,9 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
           participants: mergeParticipants(input.participants ?? [], []),
           resources: input.resources ?? null,
           conferencing: conferencing ?? null,
-          reminders: input.reminders ? { use_default: input.reminders.use_default, overrides: input.reminders.overrides ?? [] } : null,
+          reminders: input.reminders
+            ? { use_default: input.reminders.use_default, overrides: input.reminders.overrides ?? [] }
+            : null,
           metadata: input.metadata ?? null,
           createdAt: at,
           updatedAt: at,
@@ -438,7 +603,20 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       const located = await locate(grant, calendar, input.event_id);
       const base = located.row;
       if (!organizedBy(grant, base)) {
-        const shared = (['when', 'title', 'description', 'location', 'participants', 'resources', 'conferencing', 'recurrence', 'status', 'capacity'] as const).filter((field) => input[field] !== undefined);
+        const shared = (
+          [
+            'when',
+            'title',
+            'description',
+            'location',
+            'participants',
+            'resources',
+            'conferencing',
+            'recurrence',
+            'status',
+            'capacity',
+          ] as const
+        ).filter((field) => input[field] !== undefined);
         if (shared.length > 0) {
           throw bad(
             shared[0]!,
@@ -447,30 +625,52 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         }
       }
       if ((located.instance || base.masterEventId !== null) && input.recurrence !== undefined) {
-        throw bad('recurrence', 'this is one instance of a recurring event; change the recurrence on the series (its master_event_id).');
+        throw bad(
+          'recurrence',
+          'this is one instance of a recurring event; change the recurrence on the series (its master_event_id).',
+        );
       }
       const currentWhen = located.instance?.when ?? eventTimeOf(base);
       const when = input.when ? readWhen(input.when, calendar.timezone) : currentWhen;
       const givenLines = input.recurrence?.map((line) => line.trim());
-      const series = !located.instance && base.masterEventId === null && base.recurrence !== null && base.recurrence.length > 0;
+      const series =
+        !located.instance && base.masterEventId === null && base.recurrence !== null && base.recurrence.length > 0;
       const linesChanged = givenLines !== undefined && !sameLines(givenLines, base.recurrence);
       // A series moved with its lines as they are (not given, or given back unchanged) takes its EXDATEs and
       // overrides along (recurrence.ts, moveSeries); lines given anew are taken as they are.
-      const move = series && input.when !== undefined && !linesChanged ? moveSeries(eventTimeOf(base), when, base.recurrence!) : undefined;
-      const recurrenceLines = move ? move.lines : givenLines !== undefined ? givenLines : located.instance ? null : base.recurrence;
-      const recurrence = recurrenceLines && recurrenceLines.length > 0 && !located.instance && base.masterEventId === null ? readRecurrence(recurrenceLines, when) : null;
+      const move =
+        series && input.when !== undefined && !linesChanged
+          ? moveSeries(eventTimeOf(base), when, base.recurrence!)
+          : undefined;
+      const recurrenceLines = move
+        ? move.lines
+        : givenLines !== undefined
+          ? givenLines
+          : located.instance
+            ? null
+            : base.recurrence;
+      const recurrence =
+        recurrenceLines && recurrenceLines.length > 0 && !located.instance && base.masterEventId === null
+          ? readRecurrence(recurrenceLines, when)
+          : null;
       const conferencing = readConferencing(input.conferencing);
-      const significant = (['when', 'title', 'description', 'location', 'participants', 'conferencing', 'recurrence', 'status'] as const).some((field) => input[field] !== undefined);
+      const significant = (
+        ['when', 'title', 'description', 'location', 'participants', 'conferencing', 'recurrence', 'status'] as const
+      ).some((field) => input[field] !== undefined);
       const at = now();
       const fields: Partial<EventInsert> = {
         ...(input.title !== undefined ? { title: input.title } : {}),
         ...(input.description !== undefined ? { description: input.description } : {}),
         ...(input.location !== undefined ? { location: input.location } : {}),
         ...(input.busy !== undefined ? { busy: input.busy } : {}),
-        ...(input.participants !== undefined ? { participants: mergeParticipants(input.participants, base.participants) } : {}),
+        ...(input.participants !== undefined
+          ? { participants: mergeParticipants(input.participants, base.participants) }
+          : {}),
         ...(input.resources !== undefined ? { resources: input.resources } : {}),
         ...(conferencing !== undefined ? { conferencing } : {}),
-        ...(input.reminders !== undefined ? { reminders: { use_default: input.reminders.use_default, overrides: input.reminders.overrides ?? [] } } : {}),
+        ...(input.reminders !== undefined
+          ? { reminders: { use_default: input.reminders.use_default, overrides: input.reminders.overrides ?? [] } }
+          : {}),
         ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
         ...(input.visibility !== undefined ? { visibility: input.visibility } : {}),
         ...(input.status !== undefined ? { status: input.status } : {}),
@@ -478,7 +678,15 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         ...(input.capacity !== undefined ? { capacity: input.capacity } : {}),
         ...(input.hide_participants !== undefined ? { hideParticipants: input.hide_participants } : {}),
       };
-      const removed = input.participants !== undefined ? others(grant, base.participants).filter((old) => !input.participants!.some((participant) => participant.email.trim().toLowerCase() === old.email.toLowerCase())) : [];
+      const removed =
+        input.participants !== undefined
+          ? others(grant, base.participants).filter(
+              (old) =>
+                !input.participants!.some(
+                  (participant) => participant.email.trim().toLowerCase() === old.email.toLowerCase(),
+                ),
+            )
+          : [];
 
       const { row, master } = await db.write(async (tx) => {
         if (located.instance) {
@@ -504,21 +712,43 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
           await moveOverrides(tx, grant, base, eventTimeOf(base), when, move, base.sequence + 1, at);
         } else if (linesChanged && base.masterEventId === null && base.recurrence) {
           // A series given a new rule drops its changed instances, as calendar apps do.
-          for (const override of await store.overridesOf(tx, grant, base.id)) await store.remove(tx, grant, override, at);
+          for (const override of await store.overridesOf(tx, grant, base.id))
+            await store.remove(tx, grant, override, at);
         }
         const updated = await store.update(tx, grant, base, {
           ...fields,
-          ...(timing ? { ...eventTimeColumns(when), ...storedRange(when, recurrence), ...(base.masterEventId === null ? { recurrence: recurrence ? recurrenceLines : null } : {}) } : {}),
+          ...(timing
+            ? {
+                ...eventTimeColumns(when),
+                ...storedRange(when, recurrence),
+                ...(base.masterEventId === null ? { recurrence: recurrence ? recurrenceLines : null } : {}),
+              }
+            : {}),
           sequence: base.sequence + (significant ? 1 : 0),
           updatedAt: at,
         });
-        const seriesMaster = updated.masterEventId === null ? updated : await tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, updated.masterEventId)) });
+        const seriesMaster =
+          updated.masterEventId === null
+            ? updated
+            : await tx.query.events.findFirst({
+                where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, updated.masterEventId)),
+              });
         return { row: updated, master: seriesMaster ?? updated };
       });
 
       if (input.notify_participants !== false && organizedBy(grant, row) && significant) {
-        if (others(grant, master.participants).length > 0 || others(grant, row.participants).length > 0) await sendRequest(grant, master);
-        if (removed.length > 0) await dispatch(composeCancel(grant_(grant), row.id, { ...toCalendarEventData(row), sequence: row.sequence }, removed, clock.now()));
+        if (others(grant, master.participants).length > 0 || others(grant, row.participants).length > 0)
+          await sendRequest(grant, master);
+        if (removed.length > 0)
+          await dispatch(
+            composeCancel(
+              grant_(grant),
+              row.id,
+              { ...toCalendarEventData(row), sequence: row.sequence },
+              removed,
+              clock.now(),
+            ),
+          );
       }
       return toEvent(row);
     },
@@ -536,12 +766,21 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       await db.write(async (tx) => {
         const row = located.row;
         const addExdate = (master: EventRow, originalStart: number) =>
-          store.update(tx, grant, master, { recurrence: [...(master.recurrence ?? []), exdateLine(eventTimeOf(master), originalStart)], sequence: master.sequence + 1, updatedAt: at });
+          store.update(tx, grant, master, {
+            recurrence: [...(master.recurrence ?? []), exdateLine(eventTimeOf(master), originalStart)],
+            sequence: master.sequence + 1,
+            updatedAt: at,
+          });
         if (located.instance) {
           // One computed instance: the series gets an EXDATE.
           const master = await addExdate(row, located.instance.originalStart);
           cancelled = {
-            event: { ...toCalendarEventData(master), recurrence: null, recurrenceId: located.instance.originalStart, when: located.instance.when },
+            event: {
+              ...toCalendarEventData(master),
+              recurrence: null,
+              recurrenceId: located.instance.originalStart,
+              when: located.instance.when,
+            },
             participants: master.participants,
           };
           return;
@@ -549,15 +788,31 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         await store.remove(tx, grant, row, at);
         if (row.masterEventId !== null && row.originalStartTime !== null) {
           // A changed instance: gone, and excluded from its series.
-          const master = await tx.query.events.findFirst({ where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, row.masterEventId)) });
+          const master = await tx.query.events.findFirst({
+            where: and(eq(tables.events.grantId, grant.id), eq(tables.events.id, row.masterEventId)),
+          });
           const updated = master?.recurrence ? await addExdate(master, row.originalStartTime) : undefined;
-          cancelled = { event: { ...toCalendarEventData(row), sequence: Math.max(row.sequence, updated?.sequence ?? 0) }, participants: row.participants };
+          cancelled = {
+            event: { ...toCalendarEventData(row), sequence: Math.max(row.sequence, updated?.sequence ?? 0) },
+            participants: row.participants,
+          };
           return;
         }
-        cancelled = { event: { ...toCalendarEventData(row), sequence: row.sequence + 1 }, participants: row.participants };
+        cancelled = {
+          event: { ...toCalendarEventData(row), sequence: row.sequence + 1 },
+          participants: row.participants,
+        };
       });
       if (input.notify_participants !== false && organizer && cancelled) {
-        await dispatch(composeCancel(grant_(grant), input.event_id, cancelled.event, others(grant, cancelled.participants), clock.now()));
+        await dispatch(
+          composeCancel(
+            grant_(grant),
+            input.event_id,
+            cancelled.event,
+            others(grant, cancelled.participants),
+            clock.now(),
+          ),
+        );
       }
     },
 
@@ -569,11 +824,17 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
       const { grant, calendar } = await context(principal, input);
       const located = await locate(grant, calendar, input.event_id);
       if (located.instance) {
-        throw bad('event_id', `${input.event_id} is one instance of a recurring event; to answer the whole series, send_rsvp with event_id=${located.row.id}.`);
+        throw bad(
+          'event_id',
+          `${input.event_id} is one instance of a recurring event; to answer the whole series, send_rsvp with event_id=${located.row.id}.`,
+        );
       }
       const row = located.row;
       if (organizedBy(grant, row)) {
-        throw bad('event_id', 'you organize this event; organizers do not RSVP. Change the event with update_event instead.');
+        throw bad(
+          'event_id',
+          'you organize this event; organizers do not RSVP. Change the event with update_event instead.',
+        );
       }
       const me = grant.email.toLowerCase();
       const answer: StoredParticipant = {
@@ -586,13 +847,25 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         ? row.participants.map((participant) => (participant.email.toLowerCase() === me ? answer : participant))
         : [...row.participants, answer];
       const updated = await db.write((tx) => store.update(tx, grant, row, { participants, updatedAt: now() }));
-      const attendee: Participant = { email: answer.email, status: answer.status, ...(answer.name ? { name: answer.name } : {}), ...(answer.comment ? { comment: answer.comment } : {}) };
-      const error = await dispatch(composeReply(grant_(grant), updated.id, toCalendarEventData(updated), attendee, clock.now()));
-      return error ? { send_ics_error: { type: invitations ? 'provider_error' : 'not_configured', message: error } } : {};
+      const attendee: Participant = {
+        email: answer.email,
+        status: answer.status,
+        ...(answer.name ? { name: answer.name } : {}),
+        ...(answer.comment ? { comment: answer.comment } : {}),
+      };
+      const error = await dispatch(
+        composeReply(grant_(grant), updated.id, toCalendarEventData(updated), attendee, clock.now()),
+      );
+      return error
+        ? { send_ics_error: { type: invitations ? 'provider_error' : 'not_configured', message: error } }
+        : {};
     },
 
     /** The calendar as an iCalendar feed (METHOD:PUBLISH): every event, series with their EXDATEs and changed instances. */
-    async exportCalendar(principal: Principal, input: { grant_id: string; calendar_id: string }): Promise<{ calendar: CalendarRow; ics: string }> {
+    async exportCalendar(
+      principal: Principal,
+      input: { grant_id: string; calendar_id: string },
+    ): Promise<{ calendar: CalendarRow; ics: string }> {
       const { grant, calendar } = await context(principal, input);
       const rows = await db.orm
         .select()
@@ -601,8 +874,16 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
         .orderBy(asc(tables.events.rangeStart), asc(tables.events.id))
         .limit(MAX_FEED_EVENTS);
       // Overrides follow their series, as RFC 5545 readers expect.
-      const ordered = [...rows.filter((row) => row.masterEventId === null), ...rows.filter((row) => row.masterEventId !== null)];
-      const ics = buildCalendarFeed({ name: calendar.name, timezone: calendar.timezone, events: ordered.map(toCalendarEventData), now: clock.now() });
+      const ordered = [
+        ...rows.filter((row) => row.masterEventId === null),
+        ...rows.filter((row) => row.masterEventId !== null),
+      ];
+      const ics = buildCalendarFeed({
+        name: calendar.name,
+        timezone: calendar.timezone,
+        events: ordered.map(toCalendarEventData),
+        now: clock.now(),
+      });
       return { calendar, ics };
     },
 
@@ -610,12 +891,34 @@ export function createEventService(deps: CoreDeps, grants: GrantService, calenda
      * Every instance of the grant's events overlapping `[start, end)` (series expanded, cancelled left out),
      * for free/busy and availability. `calendarIds` limits the calendars (default: all of the grant's).
      */
-    async occurrences(grantId: string, window: { start: number; end: number }, calendarIds?: string[]): Promise<{ eventId: string; calendarId: string; start: number; end: number; busy: boolean; status: string; allDay: boolean }[]> {
+    async occurrences(
+      grantId: string,
+      window: { start: number; end: number },
+      calendarIds?: string[],
+    ): Promise<
+      {
+        eventId: string;
+        calendarId: string;
+        start: number;
+        end: number;
+        busy: boolean;
+        status: string;
+        allDay: boolean;
+      }[]
+    > {
       const grant = await db.orm.query.grants.findFirst({ where: eq(tables.grants.id, grantId) });
       if (!grant) return [];
-      const conditions: SQL[] = [eq(tables.events.grantId, grant.id), overlapCondition(window.start, window.end), ne(tables.events.status, 'cancelled')];
+      const conditions: SQL[] = [
+        eq(tables.events.grantId, grant.id),
+        overlapCondition(window.start, window.end),
+        ne(tables.events.status, 'cancelled'),
+      ];
       if (calendarIds) conditions.push(inArray(tables.events.calendarId, calendarIds));
-      const rows = await db.orm.select(expansionColumns).from(tables.events).where(and(...conditions)).limit(MAX_EXPANDED_ROWS);
+      const rows = await db.orm
+        .select(expansionColumns)
+        .from(tables.events)
+        .where(and(...conditions))
+        .limit(MAX_EXPANDED_ROWS);
       const items = await expandRows(grant, rows, window);
       return items.map(({ id, start, end, row }) => ({
         eventId: id,

@@ -13,8 +13,21 @@ import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
 /** Creates the store. */
 export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>) {
   const record = eventRecorder({ newId, clock });
-  const outbox = (tx: Tx, grant: GrantRow, type: 'event.created' | 'event.updated' | 'event.deleted', row: EventRow, at: number) =>
-    record(tx, { applicationId: grant.applicationId, grantId: grant.id, type, objectId: row.id, object: toEvent(row), createdAt: at });
+  const outbox = (
+    tx: Tx,
+    grant: GrantRow,
+    type: 'event.created' | 'event.updated' | 'event.deleted',
+    row: EventRow,
+    at: number,
+  ) =>
+    record(tx, {
+      applicationId: grant.applicationId,
+      grantId: grant.id,
+      type,
+      objectId: row.id,
+      object: toEvent(row),
+      createdAt: at,
+    });
 
   return {
     /** Inserts an event row. */
@@ -25,7 +38,12 @@ export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clo
     },
 
     /** Changes an event row (`updatedAt` in the patch). */
-    async update(tx: Tx, grant: GrantRow, row: EventRow, patch: Partial<EventInsert> & { updatedAt: number }): Promise<EventRow> {
+    async update(
+      tx: Tx,
+      grant: GrantRow,
+      row: EventRow,
+      patch: Partial<EventInsert> & { updatedAt: number },
+    ): Promise<EventRow> {
       const [updated] = await tx
         .update(tables.events)
         .set(patch)
@@ -38,7 +56,9 @@ export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clo
     /** Deletes an event row, and a series master's overrides with it (one `event.deleted` for the event). */
     async remove(tx: Tx, grant: GrantRow, row: EventRow, at: number): Promise<void> {
       if (row.masterEventId === null) {
-        await tx.delete(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.masterEventId, row.id)));
+        await tx
+          .delete(tables.events)
+          .where(and(eq(tables.events.grantId, grant.id), eq(tables.events.masterEventId, row.id)));
       }
       await tx.delete(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.id, row.id)));
       await outbox(tx, grant, 'event.deleted', row, at);
@@ -46,7 +66,10 @@ export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clo
 
     /** The overrides stored for a series. */
     async overridesOf(tx: Tx, grant: GrantRow, masterId: string): Promise<EventRow[]> {
-      return tx.select().from(tables.events).where(and(eq(tables.events.grantId, grant.id), eq(tables.events.masterEventId, masterId)));
+      return tx
+        .select()
+        .from(tables.events)
+        .where(and(eq(tables.events.grantId, grant.id), eq(tables.events.masterEventId, masterId)));
     },
   };
 }

@@ -41,7 +41,8 @@ function bad(field: string, message: string): AppError {
 function zone(field: string, value: string | undefined, fallback: string): string {
   if (value === undefined || value === '') return fallback;
   const normalized = normalizeTimeZone(value);
-  if (!normalized) throw bad(field, `${JSON.stringify(value)} is not an IANA time zone; use a name such as America/New_York or UTC.`);
+  if (!normalized)
+    throw bad(field, `${JSON.stringify(value)} is not an IANA time zone; use a name such as America/New_York or UTC.`);
   return normalized;
 }
 
@@ -76,10 +77,16 @@ export function readWhen(input: WhenInput, defaultTimeZone: string): EventTime {
       if (input.start_time === undefined) throw bad('when.start_time', 'required with when.end_time (unix seconds).');
       if (input.end_time === undefined) throw bad('when.end_time', 'required with when.start_time (unix seconds).');
       if (input.end_time < input.start_time) {
-        throw bad('when.end_time', `the event ends (${input.end_time}) before it starts (${input.start_time}); end_time must be at or after start_time.`);
+        throw bad(
+          'when.end_time',
+          `the event ends (${input.end_time}) before it starts (${input.start_time}); end_time must be at or after start_time.`,
+        );
       }
       if ((input.start_timezone === undefined) !== (input.end_timezone === undefined)) {
-        throw bad(input.start_timezone === undefined ? 'when.start_timezone' : 'when.end_timezone', 'give start_timezone and end_timezone together.');
+        throw bad(
+          input.start_timezone === undefined ? 'when.start_timezone' : 'when.end_timezone',
+          'give start_timezone and end_timezone together.',
+        );
       }
       const startTimezone = zone('when.start_timezone', input.start_timezone, defaultTimeZone);
       return {
@@ -99,7 +106,11 @@ export function readWhen(input: WhenInput, defaultTimeZone: string): EventTime {
       if (input.end_date === undefined) throw bad('when.end_date', 'required with when.start_date (YYYY-MM-DD).');
       const startDate = date('when.start_date', input.start_date);
       const endDate = date('when.end_date', input.end_date);
-      if (endDate < startDate) throw bad('when.end_date', `the event ends (${endDate}) before it starts (${startDate}); end_date is inclusive and must be on or after start_date.`);
+      if (endDate < startDate)
+        throw bad(
+          'when.end_date',
+          `the event ends (${endDate}) before it starts (${startDate}); end_date is inclusive and must be on or after start_date.`,
+        );
       return { kind: 'datespan', startDate, endDate };
     }
     default:
@@ -118,7 +129,13 @@ export function toWireWhen(time: EventTime): WireWhen {
     case 'time':
       return { object: 'time', time: time.time, timezone: time.timezone };
     case 'timespan':
-      return { object: 'timespan', start_time: time.startTime, end_time: time.endTime, start_timezone: time.startTimezone, end_timezone: time.endTimezone };
+      return {
+        object: 'timespan',
+        start_time: time.startTime,
+        end_time: time.endTime,
+        start_timezone: time.startTimezone,
+        end_timezone: time.endTimezone,
+      };
     case 'date':
       return { object: 'date', date: time.date };
     case 'datespan':

@@ -14,7 +14,8 @@ import type { ParsedCalendar } from './ical.js';
  * thread): the input is to be treated as unreadable, not retried. An ordinary refusal (not iCalendar, a limit of
  * ICAL_LIMITS) has `unreadable: false` and the codec's message.
  */
-export type BoundedParseResult = { ok: true; value: ParsedCalendar } | { ok: false; error: string; unreadable: boolean };
+export type BoundedParseResult =
+  { ok: true; value: ParsedCalendar } | { ok: false; error: string; unreadable: boolean };
 
 /** Options of one parse. */
 export interface BoundedParseOptions {
@@ -57,7 +58,8 @@ interface Job {
   resolve(result: BoundedParseResult): void;
 }
 
-type WorkerReply = { ready: true } | { id: number; result: { ok: true; value: ParsedCalendar } | { ok: false; error: string } };
+type WorkerReply =
+  { ready: true } | { id: number; result: { ok: true; value: ParsedCalendar } | { ok: false; error: string } };
 
 /**
  * Creates a parser with one thread: invitations are few, and a hostile one holds the others back by the deadline at
@@ -110,7 +112,10 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
     const started = startWorker(WORKER_MODULE, { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: maxHeapMb } });
     worker = started;
     ready = false;
-    const startTimer = setTimeout(() => fail(started, `the iCalendar parser did not start within ${startTimeoutMs} ms`, false), startTimeoutMs);
+    const startTimer = setTimeout(
+      () => fail(started, `the iCalendar parser did not start within ${startTimeoutMs} ms`, false),
+      startTimeoutMs,
+    );
     startTimer.unref();
     started.on('message', (reply: WorkerReply) => {
       if (worker !== started) return;
@@ -126,7 +131,11 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
     const crashed = (reason: string) => {
       clearTimeout(startTimer);
       // Before it was ready, the thread could not load the codec: a fault of ours, not of the input.
-      fail(started, ready ? `the iCalendar parser stopped: ${reason}` : `the iCalendar parser could not start: ${reason}`, ready);
+      fail(
+        started,
+        ready ? `the iCalendar parser stopped: ${reason}` : `the iCalendar parser could not start: ${reason}`,
+        ready,
+      );
     };
     started.on('error', (error) => crashed(error.message));
     started.on('exit', (code) => crashed(`exit code ${code}`));
@@ -142,7 +151,11 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
     target.ref();
     timer = setTimeout(() => fail(target, `reading the calendar took longer than ${timeoutMs} ms`, true), timeoutMs);
     timer.unref();
-    target.postMessage({ id: job.id, text: job.text, ...(job.defaultTimeZone ? { defaultTimeZone: job.defaultTimeZone } : {}) });
+    target.postMessage({
+      id: job.id,
+      text: job.text,
+      ...(job.defaultTimeZone ? { defaultTimeZone: job.defaultTimeZone } : {}),
+    });
   }
 
   return {
@@ -155,7 +168,8 @@ export function createCalendarParser(options: CalendarParserOptions = {}): Calen
     },
     async close() {
       closed = true;
-      for (const job of queue.splice(0)) job.resolve({ ok: false, error: 'the iCalendar parser is closed', unreadable: false });
+      for (const job of queue.splice(0))
+        job.resolve({ ok: false, error: 'the iCalendar parser is closed', unreadable: false });
       if (current) finish({ ok: false, error: 'the iCalendar parser is closed', unreadable: false });
       const target = worker;
       if (target) {

@@ -84,12 +84,19 @@ function ruleForOutput(rule: ICalRecur, when: EventTime): ICalRecur {
   }
   if (until.zone === ICAL.Timezone.utcTimezone && !until.isDate) return copy;
   const zone = startTimeZone(when);
-  const wall = until.isDate ? { year: until.year, month: until.month, day: until.day, hour: 23, minute: 59, second: 59 } : wallOf(until);
+  const wall = until.isDate
+    ? { year: until.year, month: until.month, day: until.day, hour: 23, minute: 59, second: 59 }
+    : wallOf(until);
   copy.until = utcTime(Math.floor(zonedWallTimeToEpoch(zone, wall) / 1000));
   return copy;
 }
 
-function addPerson(component: ICalComponent, name: 'organizer' | 'attendee', person: EmailName, params: Record<string, string> = {}) {
+function addPerson(
+  component: ICalComponent,
+  name: 'organizer' | 'attendee',
+  person: EmailName,
+  params: Record<string, string> = {},
+) {
   const property = new ICAL.Property(name);
   if (person.name) property.setParameter('cn', cleanParam(person.name));
   for (const [key, value] of Object.entries(params)) property.setParameter(key, value);
@@ -131,7 +138,11 @@ function buildEvent(event: CalendarEventData, options: BuildOptions): ICalCompon
       break;
   }
   if (event.recurrenceId !== undefined) {
-    component.addProperty(isAllDay(when) ? dateProperty('recurrence-id', unixToDate(event.recurrenceId)) : timeProperty('recurrence-id', event.recurrenceId, startTimeZone(when)));
+    component.addProperty(
+      isAllDay(when)
+        ? dateProperty('recurrence-id', unixToDate(event.recurrenceId))
+        : timeProperty('recurrence-id', event.recurrenceId, startTimeZone(when)),
+    );
   }
   if (event.sequence > 0 || options.method !== 'PUBLISH') component.addPropertyWithValue('sequence', event.sequence);
   if (event.title) component.addPropertyWithValue('summary', event.title);
@@ -140,15 +151,23 @@ function buildEvent(event: CalendarEventData, options: BuildOptions): ICalCompon
     if (event.location) component.addPropertyWithValue('location', event.location);
   }
   const status = options.method === 'CANCEL' ? 'cancelled' : event.status;
-  component.addPropertyWithValue('status', status === 'cancelled' ? 'CANCELLED' : status === 'maybe' ? 'TENTATIVE' : 'CONFIRMED');
+  component.addPropertyWithValue(
+    'status',
+    status === 'cancelled' ? 'CANCELLED' : status === 'maybe' ? 'TENTATIVE' : 'CONFIRMED',
+  );
   if (options.method !== 'REPLY') {
     component.addPropertyWithValue('transp', event.busy ? 'OPAQUE' : 'TRANSPARENT');
-    if (event.visibility !== 'default') component.addPropertyWithValue('class', event.visibility === 'private' ? 'PRIVATE' : 'PUBLIC');
+    if (event.visibility !== 'default')
+      component.addPropertyWithValue('class', event.visibility === 'private' ? 'PRIVATE' : 'PUBLIC');
   }
   if (event.organizer) addPerson(component, 'organizer', event.organizer);
   const attendees = options.attendees ?? event.participants;
   for (const participant of attendees) {
-    const params: Record<string, string> = { cutype: 'INDIVIDUAL', role: 'REQ-PARTICIPANT', partstat: partstatOf(participant.status) };
+    const params: Record<string, string> = {
+      cutype: 'INDIVIDUAL',
+      role: 'REQ-PARTICIPANT',
+      partstat: partstatOf(participant.status),
+    };
     if (options.method === 'REQUEST' && participant.status === 'noreply') params.rsvp = 'TRUE';
     addPerson(component, 'attendee', participant, params);
   }
@@ -188,7 +207,10 @@ function buildEvent(event: CalendarEventData, options: BuildOptions): ICalCompon
   return component;
 }
 
-function buildCalendar(events: CalendarEventData[], options: BuildOptions & { name?: string; timezone?: string }): string {
+function buildCalendar(
+  events: CalendarEventData[],
+  options: BuildOptions & { name?: string; timezone?: string },
+): string {
   const calendar = new ICAL.Component('vcalendar');
   calendar.addPropertyWithValue('prodid', PRODUCT_ID);
   calendar.addPropertyWithValue('version', '2.0');
@@ -198,7 +220,8 @@ function buildCalendar(events: CalendarEventData[], options: BuildOptions & { na
   if (options.timezone !== undefined) calendar.addPropertyWithValue('x-wr-timezone', options.timezone);
   const zones = new Map<string, number>();
   for (const event of events) zonesOf(event, zones);
-  for (const [zone, year] of [...zones].sort(([a], [b]) => a.localeCompare(b))) calendar.addSubcomponent(buildVtimezone(zone, year));
+  for (const [zone, year] of [...zones].sort(([a], [b]) => a.localeCompare(b)))
+    calendar.addSubcomponent(buildVtimezone(zone, year));
   for (const event of events) calendar.addSubcomponent(buildEvent(event, options));
   return calendar.toString() + '\r\n';
 }
@@ -217,7 +240,11 @@ export function buildItipRequest(events: CalendarEventData[], now: Date): string
  * participants when omitted). The caller raises `sequence` first, as RFC 5546 requires.
  */
 export function buildItipCancel(event: CalendarEventData, now: Date, attendees?: Participant[]): string {
-  return buildCalendar([{ ...event, status: 'cancelled' }], { method: 'CANCEL', now, ...(attendees ? { attendees } : {}) });
+  return buildCalendar([{ ...event, status: 'cancelled' }], {
+    method: 'CANCEL',
+    now,
+    ...(attendees ? { attendees } : {}),
+  });
 }
 
 /** An iTIP REPLY from one attendee: their PARTSTAT for the event (or one instance), to the organizer. */
@@ -226,8 +253,19 @@ export function buildItipReply(event: CalendarEventData, attendee: Participant, 
 }
 
 /** A calendar feed (METHOD:PUBLISH) for subscription: every event, with reminders as VALARMs. */
-export function buildCalendarFeed(input: { name: string; timezone?: string; events: CalendarEventData[]; now: Date }): string {
-  return buildCalendar(input.events, { method: 'PUBLISH', now: input.now, alarms: true, name: input.name, ...(input.timezone ? { timezone: input.timezone } : {}) });
+export function buildCalendarFeed(input: {
+  name: string;
+  timezone?: string;
+  events: CalendarEventData[];
+  now: Date;
+}): string {
+  return buildCalendar(input.events, {
+    method: 'PUBLISH',
+    now: input.now,
+    alarms: true,
+    name: input.name,
+    ...(input.timezone ? { timezone: input.timezone } : {}),
+  });
 }
 
 /** The MIME type of an iMIP part (RFC 6047 §2.4): `text/calendar; method=REQUEST; charset=UTF-8`. */

@@ -66,7 +66,14 @@ function localRule(rule: ICalRecur, when: EventTime): ICalRecur {
   }
   const zone = startTimeZone(when);
   if (until.isDate) {
-    copy.until = floatingTime({ year: until.year, month: until.month, day: until.day, hour: 23, minute: 59, second: 59 });
+    copy.until = floatingTime({
+      year: until.year,
+      month: until.month,
+      day: until.day,
+      hour: 23,
+      minute: 59,
+      second: 59,
+    });
   } else if (until.zone === ICAL.Timezone.utcTimezone) {
     copy.until = floatingTime(wallTimeAt(zone, wallTimeToEpochAsUtc(wallOf(until))));
   } else {
@@ -93,7 +100,12 @@ function startMatchesFilters(rule: ICalRecur, start: ICalTime): boolean {
   if (parts.BYMONTH && !parts.BYMONTH.includes(start.month)) return false;
   if (parts.BYMONTHDAY) {
     const days = ICAL.Time.daysInMonth(start.month, start.year);
-    if (!parts.BYMONTHDAY.some((day) => (Number(day) > 0 ? Number(day) === start.day : days + Number(day) + 1 === start.day))) return false;
+    if (
+      !parts.BYMONTHDAY.some((day) =>
+        Number(day) > 0 ? Number(day) === start.day : days + Number(day) + 1 === start.day,
+      )
+    )
+      return false;
   }
   if (parts.BYDAY) {
     const weekday = new Date(Date.UTC(start.year, start.month - 1, start.day)).getUTCDay();
@@ -111,7 +123,8 @@ function fastForward(rule: ICalRecur, start: ICalTime, notBefore: number, when: 
   const parts = rule.parts as Record<string, unknown[] | undefined>;
   const freq = rule.freq;
   if (rule.count || (freq !== 'DAILY' && freq !== 'WEEKLY')) return start;
-  if (parts.BYSETPOS || parts.BYHOUR || parts.BYMINUTE || parts.BYSECOND || parts.BYYEARDAY || parts.BYWEEKNO) return start;
+  if (parts.BYSETPOS || parts.BYHOUR || parts.BYMINUTE || parts.BYSECOND || parts.BYYEARDAY || parts.BYWEEKNO)
+    return start;
   const periodDays = (freq === 'DAILY' ? 1 : 7) * rule.interval;
   const startUnix = occurrenceUnix(start, when);
   const daysAhead = Math.floor((notBefore - startUnix) / 86_400) - 2;
@@ -187,11 +200,17 @@ const ICAL_WEEKDAY_OFFSET = 1;
 const PLAIN_WEEKDAY = /^(MO|TU|WE|TH|FR|SA|SU)$/;
 
 /** The arithmetic form of a rule, or undefined when only the iterator can expand it. */
-function arithmeticRule(rule: ICalRecur, local: ICalRecur, firstDay: number, timeOfDay: number): ArithmeticRule | undefined {
+function arithmeticRule(
+  rule: ICalRecur,
+  local: ICalRecur,
+  firstDay: number,
+  timeOfDay: number,
+): ArithmeticRule | undefined {
   const freq = rule.freq;
   if (freq !== 'DAILY' && freq !== 'WEEKLY') return undefined;
   const parts = rule.parts as Record<string, (number | string)[] | undefined>;
-  for (const [name, values] of Object.entries(parts)) if (values && values.length > 0 && name !== 'BYDAY') return undefined;
+  for (const [name, values] of Object.entries(parts))
+    if (values && values.length > 0 && name !== 'BYDAY') return undefined;
   const byDay = parts.BYDAY && parts.BYDAY.length > 0 ? parts.BYDAY.map(String) : undefined;
   if (byDay && !byDay.every((day) => PLAIN_WEEKDAY.test(day))) return undefined;
   const weekdays = byDay ? new Set(byDay.map((day) => WEEKDAY_INDEX[day]!)) : undefined;
@@ -206,20 +225,57 @@ function arithmeticRule(rule: ICalRecur, local: ICalRecur, firstDay: number, tim
   const count = rule.count ? rule.count : undefined;
   const firstWeekday = weekdayOfDay(firstDay);
   if (freq === 'DAILY') {
-    if (!weekdays) return { kind: 'arithmetic', firstDay, timeOfDay, base: firstDay, period: interval, offsets: [0], skipped: 0, extraStart: false, count, untilWall };
+    if (!weekdays)
+      return {
+        kind: 'arithmetic',
+        firstDay,
+        timeOfDay,
+        base: firstDay,
+        period: interval,
+        offsets: [0],
+        skipped: 0,
+        extraStart: false,
+        count,
+        untilWall,
+      };
     // The weekday pattern of every `interval` days repeats after 7·interval days (interval if it is a multiple of 7).
     const period = interval % 7 === 0 ? interval : interval * 7;
     const offsets: number[] = [];
     // No offsets (BYDAY misses DTSTART's weekday and INTERVAL is a multiple of 7; parseRecurrence refuses such
     // rules): DTSTART alone, where the ical.js iterator would search forever.
-    for (let offset = 0; offset < period; offset += interval) if (weekdays.has(weekdayOfDay(firstDay + offset))) offsets.push(offset);
-    return { kind: 'arithmetic', firstDay, timeOfDay, base: firstDay, period, offsets, skipped: 0, extraStart: !weekdays.has(firstWeekday), count, untilWall };
+    for (let offset = 0; offset < period; offset += interval)
+      if (weekdays.has(weekdayOfDay(firstDay + offset))) offsets.push(offset);
+    return {
+      kind: 'arithmetic',
+      firstDay,
+      timeOfDay,
+      base: firstDay,
+      period,
+      offsets,
+      skipped: 0,
+      extraStart: !weekdays.has(firstWeekday),
+      count,
+      untilWall,
+    };
   }
   const weekStart = (typeof rule.wkst === 'number' ? rule.wkst : 2) - ICAL_WEEKDAY_OFFSET;
   const base = firstDay - ((firstWeekday - weekStart + 7) % 7);
-  const offsets = [...(weekdays ?? new Set([firstWeekday]))].map((weekday) => (weekday - weekStart + 7) % 7).sort((a, b) => a - b);
+  const offsets = [...(weekdays ?? new Set([firstWeekday]))]
+    .map((weekday) => (weekday - weekStart + 7) % 7)
+    .sort((a, b) => a - b);
   const skipped = offsets.filter((offset) => base + offset < firstDay).length;
-  return { kind: 'arithmetic', firstDay, timeOfDay, base, period: 7 * interval, offsets, skipped, extraStart: !offsets.includes(firstDay - base), count, untilWall };
+  return {
+    kind: 'arithmetic',
+    firstDay,
+    timeOfDay,
+    base,
+    period: 7 * interval,
+    offsets,
+    skipped,
+    extraStart: !offsets.includes(firstDay - base),
+    count,
+    untilWall,
+  };
 }
 
 /** The instant {@link SERIES_HORIZON_YEARS} years after `start` (unix seconds), in UTC calendar years. */
@@ -244,8 +300,12 @@ export function prepareExpansion(when: EventTime, recurrence: RecurrenceSet): Pr
     duration: range.end - range.start,
     zone,
     allDay,
-    excluded: new Set(recurrence.exdates.filter((exdate) => exdate.date === undefined || allDay).map((exdate) => exdate.unix)),
-    excludedDates: new Set(recurrence.exdates.filter((exdate) => exdate.date !== undefined && !allDay).map((exdate) => exdate.date!)),
+    excluded: new Set(
+      recurrence.exdates.filter((exdate) => exdate.date === undefined || allDay).map((exdate) => exdate.unix),
+    ),
+    excludedDates: new Set(
+      recurrence.exdates.filter((exdate) => exdate.date !== undefined && !allDay).map((exdate) => exdate.date!),
+    ),
     rdates: recurrence.rdates.map((rdate) => rdate.unix),
     rules: recurrence.rules.map((rule) => {
       const local = localRule(rule, when);
@@ -269,12 +329,16 @@ class Occurrences {
 
   overlaps(start: number): boolean {
     const { duration } = this.prepared;
-    return start < this.windowEnd && (start + duration > this.windowStart || (duration === 0 && start >= this.windowStart));
+    return (
+      start < this.windowEnd && (start + duration > this.windowStart || (duration === 0 && start >= this.windowStart))
+    );
   }
 
   isExcluded(start: number): boolean {
     const { excluded, excludedDates, zone } = this.prepared;
-    return excluded.has(start) || (excludedDates.size > 0 && excludedDates.has(formatDate(wallTimeAt(zone, start * 1000))));
+    return (
+      excluded.has(start) || (excludedDates.size > 0 && excludedDates.has(formatDate(wallTimeAt(zone, start * 1000))))
+    );
   }
 
   /** Keeps `start` when it overlaps the window and is not excluded; true once the cap is reached. */
@@ -288,7 +352,12 @@ class Occurrences {
 }
 
 /** Offers each occurrence of an arithmetic rule up to the window's end; true when the cap was reached. */
-function expandArithmetic(occurrences: Occurrences, rule: ArithmeticRule, firstCandidateDay: number, lastCandidateDay: number): boolean {
+function expandArithmetic(
+  occurrences: Occurrences,
+  rule: ArithmeticRule,
+  firstCandidateDay: number,
+  lastCandidateDay: number,
+): boolean {
   const { allDay, zone } = occurrences.prepared;
   const { windowEnd } = occurrences;
   const perPeriod = rule.offsets.length;
@@ -317,7 +386,12 @@ function expandArithmetic(occurrences: Occurrences, rule: ArithmeticRule, firstC
  * only what it yields; here, as RFC 5545 wants, an unproduced DTSTART still takes the first place of COUNT
  * ({@link expandWith} adds it), so the rule's own occurrences stop one earlier.
  */
-function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations: number, iterations: { count: number }): boolean {
+function expandIterator(
+  occurrences: Occurrences,
+  rule: ICalRecur,
+  maxIterations: number,
+  iterations: { count: number },
+): boolean {
   const { when, duration } = occurrences.prepared;
   const dtstart = startValue(when);
   const shifted = fastForward(rule, dtstart, occurrences.windowStart - duration, when);
@@ -360,7 +434,12 @@ function expandIterator(occurrences: Occurrences, rule: ICalRecur, maxIterations
   }
 }
 
-function expandWith(prepared: PreparedExpansion, windowStart: number, requestedEnd: number, limits: ExpansionLimits): Expansion {
+function expandWith(
+  prepared: PreparedExpansion,
+  windowStart: number,
+  requestedEnd: number,
+  limits: ExpansionLimits,
+): Expansion {
   // Nothing is computed past the series' horizon, however far COUNT, UNTIL or the window reach.
   const windowEnd = Math.min(requestedEnd, prepared.horizon);
   const occurrences = new Occurrences(prepared, windowStart, windowEnd, limits.maxOccurrences);
@@ -393,7 +472,8 @@ function expandWith(prepared: PreparedExpansion, windowStart: number, requestedE
   // Mon, Tue, Thu, Tue), for every rule and for RDATE-only series; the rules above count it (extraStart, and
   // the first value of the iterator). Only an EXDATE removes it (it still counts). Every reader (listing with
   // expand_recurring, instance ids, free/busy, availability) goes through here.
-  if (occurrences.overlaps(prepared.rangeStart) && !occurrences.isExcluded(prepared.rangeStart)) found.add(prepared.rangeStart);
+  if (occurrences.overlaps(prepared.rangeStart) && !occurrences.isExcluded(prepared.rangeStart))
+    found.add(prepared.rangeStart);
   return { starts: found.size === 0 ? [] : [...found].sort((a, b) => a - b), truncated, iterations: iterations.count };
 }
 
@@ -414,7 +494,10 @@ export function expandPrepared(
 ): Expansion {
   if (!budget) return expandWith(prepared, windowStart, windowEnd, limits);
   if (budget.occurrences <= 0 || budget.iterations <= 0) return { starts: [], truncated: true };
-  const capped = { maxOccurrences: Math.min(limits.maxOccurrences, budget.occurrences), maxIterations: Math.min(limits.maxIterations, budget.iterations) };
+  const capped = {
+    maxOccurrences: Math.min(limits.maxOccurrences, budget.occurrences),
+    maxIterations: Math.min(limits.maxIterations, budget.iterations),
+  };
   const expansion = expandWith(prepared, windowStart, windowEnd, capped);
   budget.occurrences -= expansion.starts.length;
   budget.iterations -= expansion.iterations ?? 0;
@@ -444,7 +527,9 @@ export function expandOccurrencesByIterator(
   limits: ExpansionLimits = EXPANSION_LIMITS,
 ): Expansion {
   const prepared = prepareExpansion(when, recurrence);
-  const rules = prepared.rules.map((rule, index): IteratorRule => (rule.kind === 'iterator' ? rule : { kind: 'iterator', local: localRule(recurrence.rules[index]!, when) }));
+  const rules = prepared.rules.map((rule, index): IteratorRule =>
+    rule.kind === 'iterator' ? rule : { kind: 'iterator', local: localRule(recurrence.rules[index]!, when) },
+  );
   return expandWith({ ...prepared, rules }, windowStart, windowEnd, limits);
 }
 
@@ -459,15 +544,25 @@ export function seriesEnd(when: EventTime, recurrence: RecurrenceSet): number | 
   for (const rule of recurrence.rules) {
     if (rule.until) {
       const until = rule.until;
-      const unix = until.isDate ? dateToUnix(addDays(formatDate(until), 1)) : until.zone === ICAL.Timezone.utcTimezone ? wallTimeToEpochAsUtc(wallOf(until)) / 1000 : occurrenceUnix(until, when) + 86_400;
+      const unix = until.isDate
+        ? dateToUnix(addDays(formatDate(until), 1))
+        : until.zone === ICAL.Timezone.utcTimezone
+          ? wallTimeToEpochAsUtc(wallOf(until)) / 1000
+          : occurrenceUnix(until, when) + 86_400;
       end = Math.max(end, unix + duration);
     } else if (rule.count) {
       // Counting a long series costs as much as expanding it; past the cap it is treated as never ending.
       if (rule.count > EXPANSION_LIMITS.maxOccurrences) return null;
-      const expansion = expandOccurrences(when, { rules: [rule], rdates: [], exdates: [] }, range.start, Number.MAX_SAFE_INTEGER, {
-        maxOccurrences: EXPANSION_LIMITS.maxOccurrences,
-        maxIterations: EXPANSION_LIMITS.maxIterations,
-      });
+      const expansion = expandOccurrences(
+        when,
+        { rules: [rule], rdates: [], exdates: [] },
+        range.start,
+        Number.MAX_SAFE_INTEGER,
+        {
+          maxOccurrences: EXPANSION_LIMITS.maxOccurrences,
+          maxIterations: EXPANSION_LIMITS.maxIterations,
+        },
+      );
       if (expansion.truncated) return null;
       const last = expansion.starts[expansion.starts.length - 1];
       if (last !== undefined) end = Math.max(end, last + duration);

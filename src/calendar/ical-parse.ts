@@ -53,27 +53,47 @@ function readWhenOf(component: ICalComponent, reader: TimeReader): Result<EventT
     const startDate = formatDate(start);
     let endDate = startDate;
     if (end instanceof ICAL.Time) endDate = addDays(formatDate(end), end.isDate ? -1 : 0);
-    else if (durationValue instanceof ICAL.Duration) endDate = addDays(startDate, Math.max(1, Math.round(durationValue.toSeconds() / 86_400)) - 1);
+    else if (durationValue instanceof ICAL.Duration)
+      endDate = addDays(startDate, Math.max(1, Math.round(durationValue.toSeconds() / 86_400)) - 1);
     if (endDate < startDate) endDate = startDate;
-    return { ok: true, value: endDate === startDate ? { kind: 'date', date: startDate } : { kind: 'datespan', startDate, endDate } };
+    return {
+      ok: true,
+      value: endDate === startDate ? { kind: 'date', date: startDate } : { kind: 'datespan', startDate, endDate },
+    };
   }
   const startTzid = (startProperty.getParameter('tzid') as string | undefined) ?? null;
   const startRead = reader.read(start, startTzid);
   if (!startRead) return { ok: false, error: 'DTSTART has an unknown time zone.' };
   let endRead = startRead;
   if (end instanceof ICAL.Time) {
-    const read = end.isDate ? { unix: dateToUnix(formatDate(end)), zone: startRead.zone } : reader.read(end, (endProperty!.getParameter('tzid') as string | undefined) ?? null);
+    const read = end.isDate
+      ? { unix: dateToUnix(formatDate(end)), zone: startRead.zone }
+      : reader.read(end, (endProperty!.getParameter('tzid') as string | undefined) ?? null);
     if (read) endRead = read;
   } else if (durationValue instanceof ICAL.Duration) {
     endRead = { unix: startRead.unix + durationValue.toSeconds(), zone: startRead.zone };
   }
   if (endRead.unix < startRead.unix) return { ok: false, error: 'DTEND is before DTSTART.' };
-  if (endRead.unix === startRead.unix) return { ok: true, value: { kind: 'time', time: startRead.unix, timezone: startRead.zone } };
-  return { ok: true, value: { kind: 'timespan', startTime: startRead.unix, endTime: endRead.unix, startTimezone: startRead.zone, endTimezone: endRead.zone } };
+  if (endRead.unix === startRead.unix)
+    return { ok: true, value: { kind: 'time', time: startRead.unix, timezone: startRead.zone } };
+  return {
+    ok: true,
+    value: {
+      kind: 'timespan',
+      startTime: startRead.unix,
+      endTime: endRead.unix,
+      startTimezone: startRead.zone,
+      endTimezone: endRead.zone,
+    },
+  };
 }
 
 /** Rewrites EXDATE/RDATE lines whose TZID is not an IANA name into UTC (or DATE) form, so they are stored portably. */
-function recurrenceLinesOf(component: ICalComponent, when: EventTime | null, reader: TimeReader): Result<string[] | null> {
+function recurrenceLinesOf(
+  component: ICalComponent,
+  when: EventTime | null,
+  reader: TimeReader,
+): Result<string[] | null> {
   const lines: string[] = [];
   for (const rule of component.getAllProperties('rrule')) {
     const value = rule.getFirstValue();
@@ -116,7 +136,10 @@ function remindersOf(component: ICalComponent): Reminders | null {
     const minutes = Math.round(-trigger.toSeconds() / 60);
     if (minutes < 0 || minutes > 40_320) continue;
     const action = String(alarm.getFirstPropertyValue('action') ?? '').toUpperCase();
-    overrides.push({ reminder_minutes: minutes, reminder_method: action === 'EMAIL' ? 'email' : action === 'AUDIO' ? 'sound' : 'display' });
+    overrides.push({
+      reminder_minutes: minutes,
+      reminder_method: action === 'EMAIL' ? 'email' : action === 'AUDIO' ? 'sound' : 'display',
+    });
   }
   return overrides.length > 0 ? { use_default: false, overrides } : null;
 }
@@ -142,18 +165,27 @@ function parseEvent(component: ICalComponent, method: string | null, reader: Tim
     return { ok: false, error: `event ${JSON.stringify(uid.slice(0, 80))} has no DTSTART.` };
   }
   const sequenceValue = component.getFirstPropertyValue('sequence');
-  const sequence = typeof sequenceValue === 'number' && Number.isInteger(sequenceValue) && sequenceValue >= 0 ? Math.min(sequenceValue, 2_147_483_647) : 0;
+  const sequence =
+    typeof sequenceValue === 'number' && Number.isInteger(sequenceValue) && sequenceValue >= 0
+      ? Math.min(sequenceValue, 2_147_483_647)
+      : 0;
 
   let recurrenceId: number | undefined;
   const recurrenceProperty = component.getFirstProperty('recurrence-id');
   if (recurrenceProperty) {
     const value = recurrenceProperty.getFirstValue();
-    if (!(value instanceof ICAL.Time)) return { ok: false, error: `event ${JSON.stringify(uid.slice(0, 80))}: RECURRENCE-ID is not valid.` };
-    const read = value.isDate ? { unix: dateToUnix(formatDate(value)) } : reader.read(value, (recurrenceProperty.getParameter('tzid') as string | undefined) ?? null);
-    if (!read) return { ok: false, error: `event ${JSON.stringify(uid.slice(0, 80))}: RECURRENCE-ID has an unknown time zone.` };
+    if (!(value instanceof ICAL.Time))
+      return { ok: false, error: `event ${JSON.stringify(uid.slice(0, 80))}: RECURRENCE-ID is not valid.` };
+    const read = value.isDate
+      ? { unix: dateToUnix(formatDate(value)) }
+      : reader.read(value, (recurrenceProperty.getParameter('tzid') as string | undefined) ?? null);
+    if (!read)
+      return { ok: false, error: `event ${JSON.stringify(uid.slice(0, 80))}: RECURRENCE-ID has an unknown time zone.` };
     recurrenceId = read.unix;
   }
-  const recurrence = recurrenceProperty ? { ok: true as const, value: null } : recurrenceLinesOf(component, when.value, reader);
+  const recurrence = recurrenceProperty
+    ? { ok: true as const, value: null }
+    : recurrenceLinesOf(component, when.value, reader);
   if (!recurrence.ok) return { ok: false, error: `event ${JSON.stringify(uid.slice(0, 80))}: ${recurrence.error}` };
 
   const participants: Participant[] = [];
@@ -177,7 +209,12 @@ function parseEvent(component: ICalComponent, method: string | null, reader: Tim
   const organizerProperty = component.getFirstProperty('organizer');
   const organizer = organizerProperty ? (personOf(organizerProperty) ?? null) : null;
   const statusValue = String(component.getFirstPropertyValue('status') ?? '').toUpperCase();
-  const status: EventStatus = method === 'CANCEL' || statusValue === 'CANCELLED' ? 'cancelled' : statusValue === 'TENTATIVE' ? 'maybe' : 'confirmed';
+  const status: EventStatus =
+    method === 'CANCEL' || statusValue === 'CANCELLED'
+      ? 'cancelled'
+      : statusValue === 'TENTATIVE'
+        ? 'maybe'
+        : 'confirmed';
   const transp = String(component.getFirstPropertyValue('transp') ?? '').toUpperCase();
   const busyStatus = String(component.getFirstPropertyValue('x-microsoft-cdo-busystatus') ?? '').toUpperCase();
   const classValue = String(component.getFirstPropertyValue('class') ?? '').toUpperCase();
@@ -198,7 +235,12 @@ function parseEvent(component: ICalComponent, method: string | null, reader: Tim
       location: textOf(component, 'location'),
       status,
       busy: transp === 'TRANSPARENT' ? false : busyStatus === 'FREE' ? false : true,
-      visibility: classValue === 'PRIVATE' || classValue === 'CONFIDENTIAL' ? 'private' : classValue === 'PUBLIC' ? 'public' : 'default',
+      visibility:
+        classValue === 'PRIVATE' || classValue === 'CONFIDENTIAL'
+          ? 'private'
+          : classValue === 'PUBLIC'
+            ? 'public'
+            : 'default',
       organizer,
       participants,
       resources,
@@ -228,7 +270,8 @@ function structureError(text: string): string | undefined {
     if (end > at && first !== 0x20 && first !== 0x09 && first !== 0x0d) {
       const head = text.slice(at, at + 6).toUpperCase();
       if (head === 'BEGIN:') {
-        if (++components > ICAL_LIMITS.maxComponents) return `the calendar has more than ${ICAL_LIMITS.maxComponents} components.`;
+        if (++components > ICAL_LIMITS.maxComponents)
+          return `the calendar has more than ${ICAL_LIMITS.maxComponents} components.`;
       } else if (!head.startsWith('END:') && ++properties > ICAL_LIMITS.maxProperties) {
         return `the calendar has more than ${ICAL_LIMITS.maxProperties} properties.`;
       }
@@ -265,10 +308,14 @@ const END_EVENT_UNIX = Date.UTC(ICAL_LIMITS.lastYear + 1, 0, 1) / 1000;
  * events, time zones and their expansion); for input from outside, prefer `parseICalendarBounded`
  * (ical-bounded.ts), which also runs it off the event loop under a deadline and a heap cap.
  */
-export function parseICalendar(text: string, options: { defaultTimeZone?: string; maxBytes?: number } = {}): Result<ParsedCalendar> {
+export function parseICalendar(
+  text: string,
+  options: { defaultTimeZone?: string; maxBytes?: number } = {},
+): Result<ParsedCalendar> {
   const maxBytes = options.maxBytes ?? ICAL_LIMITS.maxBytes;
   if (typeof text !== 'string' || text.trim() === '') return { ok: false, error: 'the calendar is empty.' };
-  if (Buffer.byteLength(text, 'utf8') > maxBytes) return { ok: false, error: `the calendar is larger than ${maxBytes} bytes.` };
+  if (Buffer.byteLength(text, 'utf8') > maxBytes)
+    return { ok: false, error: `the calendar is larger than ${maxBytes} bytes.` };
   const tooLarge = structureError(text);
   if (tooLarge) return { ok: false, error: tooLarge };
   let root: ICalComponent;
@@ -280,22 +327,33 @@ export function parseICalendar(text: string, options: { defaultTimeZone?: string
     const children = Array.isArray(first) && Array.isArray(first[2]) ? (first[2] as unknown[]) : [];
     const isZone = (child: unknown) => Array.isArray(child) && child[0] === 'vtimezone';
     vtimezones = children.filter(isZone).map((child) => new ICAL.Component(child as unknown[]));
-    root = new ICAL.Component(Array.isArray(first) && first.length >= 3 ? [first[0], first[1], children.filter((child) => !isZone(child))] : first);
+    root = new ICAL.Component(
+      Array.isArray(first) && first.length >= 3
+        ? [first[0], first[1], children.filter((child) => !isZone(child))]
+        : first,
+    );
   } catch (error) {
     return { ok: false, error: `not valid iCalendar: ${(error as Error).message}`.slice(0, 300) };
   }
-  if (root.name !== 'vcalendar') return { ok: false, error: `not an iCalendar object (found ${root.name.toUpperCase()}, expected VCALENDAR).` };
+  if (root.name !== 'vcalendar')
+    return { ok: false, error: `not an iCalendar object (found ${root.name.toUpperCase()}, expected VCALENDAR).` };
   const warnings: string[] = [];
   try {
     const methodValue = root.getFirstPropertyValue('method');
-    const method = typeof methodValue === 'string' && methodValue.trim() !== '' ? methodValue.trim().toUpperCase() : null;
+    const method =
+      typeof methodValue === 'string' && methodValue.trim() !== '' ? methodValue.trim().toUpperCase() : null;
     const calendarZone = root.getFirstPropertyValue('x-wr-timezone');
-    const floatingZone = (typeof calendarZone === 'string' && normalizeTimeZone(calendarZone)) || options.defaultTimeZone || 'UTC';
+    const floatingZone =
+      (typeof calendarZone === 'string' && normalizeTimeZone(calendarZone)) || options.defaultTimeZone || 'UTC';
     const components = root.getAllSubcomponents('vevent');
     if (components.length === 0) return { ok: false, error: 'the calendar has no VEVENT.' };
-    if (components.length > ICAL_LIMITS.maxEvents) return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxEvents} events.` };
-    const series = components.filter((component) => component.hasProperty('rrule') || component.hasProperty('rdate')).length;
-    if (series > ICAL_LIMITS.maxSeries) return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxSeries} recurring events.` };
+    if (components.length > ICAL_LIMITS.maxEvents)
+      return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxEvents} events.` };
+    const series = components.filter(
+      (component) => component.hasProperty('rrule') || component.hasProperty('rdate'),
+    ).length;
+    if (series > ICAL_LIMITS.maxSeries)
+      return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxSeries} recurring events.` };
     const [firstYear, lastYear] = eventYears(components);
     const zones = resolveZones(vtimezones, warnings, [firstYear - 1, lastYear + 1]);
     if (!zones.ok) return zones;
@@ -308,7 +366,10 @@ export function parseICalendar(text: string, options: { defaultTimeZone?: string
       if (when) {
         const range = utcRange(when);
         if (range.start < FIRST_EVENT_UNIX || range.end >= END_EVENT_UNIX) {
-          return { ok: false, error: `event ${JSON.stringify(parsed.value.uid.slice(0, 80))} is outside the years ${ICAL_LIMITS.firstYear}–${ICAL_LIMITS.lastYear}.` };
+          return {
+            ok: false,
+            error: `event ${JSON.stringify(parsed.value.uid.slice(0, 80))} is outside the years ${ICAL_LIMITS.firstYear}–${ICAL_LIMITS.lastYear}.`,
+          };
         }
       }
       events.push(parsed.value);

@@ -39,7 +39,9 @@ function localOnset(transition: OffsetTransition): WallTime {
 }
 
 function weekdayRule(wall: WallTime, last: boolean): string {
-  const weekday = ['SU', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA'][new Date(Date.UTC(wall.year, wall.month - 1, wall.day)).getUTCDay()]!;
+  const weekday = ['SU', 'MO', 'TU', 'WE', 'TH', 'FR', 'SA'][
+    new Date(Date.UTC(wall.year, wall.month - 1, wall.day)).getUTCDay()
+  ]!;
   return `FREQ=YEARLY;BYMONTH=${wall.month};BYDAY=${last ? -1 : Math.ceil(wall.day / 7)}${weekday}`;
 }
 
@@ -47,7 +49,8 @@ function weekdayRule(wall: WallTime, last: boolean): string {
 function yearlyRuleFor(transition: OffsetTransition, later: OffsetTransition[]): string | undefined {
   const onset = localOnset(transition);
   const daysInMonth = new Date(Date.UTC(onset.year, onset.month, 0)).getUTCDate();
-  const candidates = onset.day + 7 > daysInMonth ? [weekdayRule(onset, true), weekdayRule(onset, false)] : [weekdayRule(onset, false)];
+  const candidates =
+    onset.day + 7 > daysInMonth ? [weekdayRule(onset, true), weekdayRule(onset, false)] : [weekdayRule(onset, false)];
   for (const rule of candidates) {
     const iterator = ICAL.Recur.fromString(rule).iterator(floatingTime(onset));
     iterator.next();
@@ -56,7 +59,13 @@ function yearlyRuleFor(transition: OffsetTransition, later: OffsetTransition[]):
       if (!next) return false;
       const got = wallOf(next);
       const want = localOnset(expected);
-      return got.year === want.year && got.month === want.month && got.day === want.day && got.hour === want.hour && got.minute === want.minute;
+      return (
+        got.year === want.year &&
+        got.month === want.month &&
+        got.day === want.day &&
+        got.hour === want.hour &&
+        got.minute === want.minute
+      );
     });
     if (matches) return rule;
   }
@@ -78,7 +87,13 @@ export function buildVtimezone(timeZone: string, fromYear: number): ICalComponen
   component.addPropertyWithValue('tzid', timeZone);
   const transitions = transitionsBetween(timeZone, fromYear, fromYear + 8);
   const firstYear = transitions.filter((transition) => new Date(transition.epochMs).getUTCFullYear() === fromYear);
-  const addObservance = (kind: 'standard' | 'daylight', from: number, to: number, onset: WallTime, extra: (sub: ICalComponent) => void) => {
+  const addObservance = (
+    kind: 'standard' | 'daylight',
+    from: number,
+    to: number,
+    onset: WallTime,
+    extra: (sub: ICalComponent) => void,
+  ) => {
     const sub = new ICAL.Component(kind);
     sub.addPropertyWithValue('dtstart', floatingTime(onset));
     sub.addPropertyWithValue('tzoffsetfrom', ICAL.UtcOffset.fromSeconds(Math.round(from / 1000)));
@@ -89,7 +104,13 @@ export function buildVtimezone(timeZone: string, fromYear: number): ICalComponen
 
   if (transitions.length === 0) {
     const offset = offsetAt(timeZone, Date.UTC(fromYear, 0, 1));
-    addObservance('standard', offset, offset, { year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0 }, () => undefined);
+    addObservance(
+      'standard',
+      offset,
+      offset,
+      { year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0 },
+      () => undefined,
+    );
   } else {
     const observances: Observance[] = firstYear.map((transition) => ({
       kind: transition.offsetTo > transition.offsetFrom ? 'daylight' : 'standard',
@@ -98,23 +119,43 @@ export function buildVtimezone(timeZone: string, fromYear: number): ICalComponen
     const rules = observances.map((observance) => {
       const same = transitions.filter(
         (other) =>
-          other.epochMs > observance.transition.epochMs && other.offsetFrom === observance.transition.offsetFrom && other.offsetTo === observance.transition.offsetTo,
+          other.epochMs > observance.transition.epochMs &&
+          other.offsetFrom === observance.transition.offsetFrom &&
+          other.offsetTo === observance.transition.offsetTo,
       );
       return same.length >= 2 ? yearlyRuleFor(observance.transition, same) : undefined;
     });
     if (observances.length > 0 && rules.every((rule) => rule !== undefined)) {
       observances.forEach((observance, index) => {
-        addObservance(observance.kind, observance.transition.offsetFrom, observance.transition.offsetTo, localOnset(observance.transition), (sub) => {
-          sub.addPropertyWithValue('rrule', ICAL.Recur.fromString(rules[index]!));
-        });
+        addObservance(
+          observance.kind,
+          observance.transition.offsetFrom,
+          observance.transition.offsetTo,
+          localOnset(observance.transition),
+          (sub) => {
+            sub.addPropertyWithValue('rrule', ICAL.Recur.fromString(rules[index]!));
+          },
+        );
       });
     } else {
       // Irregular zone: list every transition of twenty years explicitly.
       const all = transitionsBetween(timeZone, fromYear, fromYear + 20);
       const before = offsetAt(timeZone, Date.UTC(fromYear, 0, 1));
-      addObservance('standard', before, before, { year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0 }, () => undefined);
+      addObservance(
+        'standard',
+        before,
+        before,
+        { year: 1970, month: 1, day: 1, hour: 0, minute: 0, second: 0 },
+        () => undefined,
+      );
       for (const transition of all) {
-        addObservance(transition.offsetTo > transition.offsetFrom ? 'daylight' : 'standard', transition.offsetFrom, transition.offsetTo, localOnset(transition), () => undefined);
+        addObservance(
+          transition.offsetTo > transition.offsetFrom ? 'daylight' : 'standard',
+          transition.offsetFrom,
+          transition.offsetTo,
+          localOnset(transition),
+          () => undefined,
+        );
       }
     }
   }
@@ -196,7 +237,15 @@ function rebasedStart(start: ICalTime, rule: ICalRecur, year: number): ICalTime 
   const interval = Math.max(1, rule.interval);
   const freq = rule.freq;
   const make = (y: number, m: number) =>
-    ICAL.Time.fromData({ year: y, month: m, day: Math.min(start.day, ICAL.Time.daysInMonth(m, y)), hour: start.hour, minute: start.minute, second: start.second, isDate: start.isDate });
+    ICAL.Time.fromData({
+      year: y,
+      month: m,
+      day: Math.min(start.day, ICAL.Time.daysInMonth(m, y)),
+      hour: start.hour,
+      minute: start.minute,
+      second: start.second,
+      isDate: start.isDate,
+    });
   if (freq === 'YEARLY') return make(start.year + Math.floor((year - start.year) / interval) * interval, start.month);
   if (freq === 'MONTHLY') {
     const months = Math.floor(((year - start.year) * 12) / interval) * interval;
@@ -215,12 +264,24 @@ function rebasedStart(start: ICalTime, rule: ICalRecur, year: number): ICalTime 
  * gives the offset in force at the start), or the reason it is refused: an offset beyond ±18 hours, a sub-daily
  * rule, too many observances or changes. `steps` counts rule steps across the calendar's zones.
  */
-function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, toYear: number, steps: { count: number }): Result<CustomZone> {
+function customZoneOf(
+  vtimezone: ICalComponent,
+  tzid: string,
+  fromYear: number,
+  toYear: number,
+  steps: { count: number },
+): Result<CustomZone> {
   const name = JSON.stringify(tzid.slice(0, 80));
-  const observances = vtimezone.getAllSubcomponents().filter((sub) => sub.name === 'standard' || sub.name === 'daylight');
-  if (observances.length > ICAL_LIMITS.maxObservances) return { ok: false, error: `VTIMEZONE ${name} has more than ${ICAL_LIMITS.maxObservances} observances.` };
+  const observances = vtimezone
+    .getAllSubcomponents()
+    .filter((sub) => sub.name === 'standard' || sub.name === 'daylight');
+  if (observances.length > ICAL_LIMITS.maxObservances)
+    return { ok: false, error: `VTIMEZONE ${name} has more than ${ICAL_LIMITS.maxObservances} observances.` };
   const changes: ZoneChange[] = [];
-  const tooMany = (): Result<CustomZone> => ({ ok: false, error: `VTIMEZONE ${name} has more than ${ICAL_LIMITS.maxZoneChanges} offset changes in ${fromYear}–${toYear}.` });
+  const tooMany = (): Result<CustomZone> => ({
+    ok: false,
+    error: `VTIMEZONE ${name} has more than ${ICAL_LIMITS.maxZoneChanges} offset changes in ${fromYear}–${toYear}.`,
+  });
   for (const observance of observances) {
     const kind = observance.name.toUpperCase();
     const start = observance.getFirstPropertyValue('dtstart');
@@ -234,7 +295,18 @@ function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, 
     const cutoff = Date.UTC(fromYear - 1, 0, 1) / 1000;
     let before: ZoneChange | undefined;
     const add = (time: ICalTime, utc: boolean): boolean => {
-      const wall = wallSecondsOf(time.isDate ? ICAL.Time.fromData({ year: time.year, month: time.month, day: time.day, hour: start.hour, minute: start.minute, second: start.second }) : time);
+      const wall = wallSecondsOf(
+        time.isDate
+          ? ICAL.Time.fromData({
+              year: time.year,
+              month: time.month,
+              day: time.day,
+              hour: start.hour,
+              minute: start.minute,
+              second: start.second,
+            })
+          : time,
+      );
       const change = { onset: utc ? wall : wall - from, from, to };
       if (change.onset < cutoff) {
         if (!before || before.onset < change.onset) before = change;
@@ -254,9 +326,13 @@ function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, 
       }
     }
     if (ruleValue) {
-      if (!(ruleValue instanceof ICAL.Recur)) return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE is not valid.` };
+      if (!(ruleValue instanceof ICAL.Recur))
+        return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE is not valid.` };
       if (!OBSERVANCE_FREQUENCIES.has(ruleValue.freq)) {
-        return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE with FREQ=${String(ruleValue.freq)} is refused; observances recur yearly (DAILY at most).` };
+        return {
+          ok: false,
+          error: `VTIMEZONE ${name}: a ${kind} RRULE with FREQ=${String(ruleValue.freq)} is refused; observances recur yearly (DAILY at most).`,
+        };
       }
       const checked = checkRule(ruleValue.toString(), OBSERVANCE_FREQUENCIES);
       if (!checked.ok) return { ok: false, error: `VTIMEZONE ${name}: ${checked.error}` };
@@ -274,7 +350,11 @@ function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, 
         return { ok: false, error: `VTIMEZONE ${name}: a ${kind} RRULE cannot be expanded.` };
       }
       for (;;) {
-        if (++steps.count > ICAL_LIMITS.maxZoneSteps) return { ok: false, error: `the calendar's VTIMEZONEs take more than ${ICAL_LIMITS.maxZoneSteps} rule steps to expand.` };
+        if (++steps.count > ICAL_LIMITS.maxZoneSteps)
+          return {
+            ok: false,
+            error: `the calendar's VTIMEZONEs take more than ${ICAL_LIMITS.maxZoneSteps} rule steps to expand.`,
+          };
         let next: ICalTime | null;
         try {
           next = iterator.next();
@@ -296,9 +376,14 @@ function customZoneOf(vtimezone: ICalComponent, tzid: string, fromYear: number, 
  * offsets its rules reproduce in `years[0]` (when one does) with the definition to convert with, else UTC with the
  * definition. Definitions are computed only for `years` (the calendar's events' years, padded by one).
  */
-export function resolveZones(vtimezones: ICalComponent[], warnings: string[], years: [number, number]): Result<Map<string, ZoneResolution>> {
+export function resolveZones(
+  vtimezones: ICalComponent[],
+  warnings: string[],
+  years: [number, number],
+): Result<Map<string, ZoneResolution>> {
   const result = new Map<string, ZoneResolution>();
-  if (vtimezones.length > ICAL_LIMITS.maxTimeZones) return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxTimeZones} VTIMEZONEs.` };
+  if (vtimezones.length > ICAL_LIMITS.maxTimeZones)
+    return { ok: false, error: `the calendar has more than ${ICAL_LIMITS.maxTimeZones} VTIMEZONEs.` };
   const steps = { count: 0 };
   for (const vtimezone of vtimezones) {
     const tzid = vtimezone.getFirstPropertyValue('tzid');
@@ -310,11 +395,16 @@ export function resolveZones(vtimezones: ICalComponent[], warnings: string[], ye
     }
     const definition = customZoneOf(vtimezone, tzid, years[0], years[1], steps);
     if (!definition.ok) return definition;
-    const matched = zoneMatchingOffsets(Math.max(years[0], Math.min(years[1] - 1, years[0] + 1)), (wall) => customOffsetAt(definition.value, wallTimeToEpochAsUtc(wall) / 1000) * 1000);
+    const matched = zoneMatchingOffsets(
+      Math.max(years[0], Math.min(years[1] - 1, years[0] + 1)),
+      (wall) => customOffsetAt(definition.value, wallTimeToEpochAsUtc(wall) / 1000) * 1000,
+    );
     if (matched) {
       result.set(tzid, { zone: matched, definition: definition.value });
     } else {
-      warnings.push(`time zone ${JSON.stringify(tzid)} is not known; its own definition is used and events are stored in UTC.`);
+      warnings.push(
+        `time zone ${JSON.stringify(tzid)} is not known; its own definition is used and events are stored in UTC.`,
+      );
       result.set(tzid, { zone: 'UTC', definition: definition.value });
     }
   }
@@ -330,8 +420,10 @@ export interface TimeReader {
 export function timeReader(zones: Map<string, ZoneResolution>, floatingZone: string, warnings: string[]): TimeReader {
   return {
     read(time, tzid) {
-      if (time.zone === ICAL.Timezone.utcTimezone) return { unix: wallTimeToEpochAsUtc(wallOf(time)) / 1000, zone: 'UTC' };
-      if (!tzid) return { unix: Math.floor(zonedWallTimeToEpoch(floatingZone, wallOf(time)) / 1000), zone: floatingZone };
+      if (time.zone === ICAL.Timezone.utcTimezone)
+        return { unix: wallTimeToEpochAsUtc(wallOf(time)) / 1000, zone: 'UTC' };
+      if (!tzid)
+        return { unix: Math.floor(zonedWallTimeToEpoch(floatingZone, wallOf(time)) / 1000), zone: floatingZone };
       const resolution = zones.get(tzid) ?? (ianaFromTzid(tzid) ? { zone: ianaFromTzid(tzid)! } : undefined);
       if (!resolution) {
         warnings.push(`time zone ${JSON.stringify(tzid)} has no definition; read as UTC.`);

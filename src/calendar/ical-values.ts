@@ -48,7 +48,13 @@ export interface Participant extends EmailName {
 /** A meeting link (CONFERENCE, X-GOOGLE-CONFERENCE, Teams' X- properties). */
 export interface Conferencing {
   provider: string;
-  details: { url?: string | undefined; meeting_code?: string | undefined; password?: string | undefined; pin?: string | undefined; phone?: string[] | undefined };
+  details: {
+    url?: string | undefined;
+    meeting_code?: string | undefined;
+    password?: string | undefined;
+    pin?: string | undefined;
+    phone?: string[] | undefined;
+  };
 }
 
 /** VALARMs, as Nylas reminders. */
@@ -139,7 +145,12 @@ export const ICAL_LIMITS = {
 } as const;
 
 const PARTSTAT_TO_STATUS: Record<string, ParticipantStatus> = { ACCEPTED: 'yes', DECLINED: 'no', TENTATIVE: 'maybe' };
-const STATUS_TO_PARTSTAT: Record<ParticipantStatus, string> = { yes: 'ACCEPTED', no: 'DECLINED', maybe: 'TENTATIVE', noreply: 'NEEDS-ACTION' };
+const STATUS_TO_PARTSTAT: Record<ParticipantStatus, string> = {
+  yes: 'ACCEPTED',
+  no: 'DECLINED',
+  maybe: 'TENTATIVE',
+  noreply: 'NEEDS-ACTION',
+};
 
 /** iCalendar PARTSTAT of a participant status. */
 export function partstatOf(status: ParticipantStatus): string {
@@ -169,7 +180,14 @@ export function dateValue(date: string): ICalTime {
 
 /** The wall-clock fields of an ICAL.Time, whatever its zone. */
 export function wallOf(time: ICalTime): WallTime {
-  return { year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute, second: time.second };
+  return {
+    year: time.year,
+    month: time.month,
+    day: time.day,
+    hour: time.hour,
+    minute: time.minute,
+    second: time.second,
+  };
 }
 
 /** Whether a zone name means UTC (written with the `Z` form, without a VTIMEZONE). */
@@ -186,7 +204,10 @@ export function mailto(email: string): string {
 /** The lower-cased address of a `mailto:` value, or undefined when it is not one. */
 export function emailOf(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
-  const address = value.trim().replace(/^mailto:/i, '').trim();
+  const address = value
+    .trim()
+    .replace(/^mailto:/i, '')
+    .trim();
   return /^[^\s@<>]+@[^\s@<>]+$/.test(address) ? address.toLowerCase() : undefined;
 }
 
@@ -203,7 +224,11 @@ export function clip(text: string | null | undefined): string | null {
 
 /** Wall-clock seconds since 1970 of a floating or date ICAL.Time (a date counts from 00:00). */
 export function wallSecondsOf(time: ICalTime): number {
-  return wallTimeToEpochAsUtc(time.isDate ? { year: time.year, month: time.month, day: time.day, hour: 0, minute: 0, second: 0 } : wallOf(time)) / 1000;
+  return (
+    wallTimeToEpochAsUtc(
+      time.isDate ? { year: time.year, month: time.month, day: time.day, hour: 0, minute: 0, second: 0 } : wallOf(time),
+    ) / 1000
+  );
 }
 
 /** Meeting hosts by URL host name, with the provider names Nylas uses. */
@@ -228,5 +253,8 @@ export function conferencingProviderOf(url: string): string {
 /** The instant of `unix` as an iCalendar UTC date-time (`20240610T130000Z`), as used in instance ids. */
 export function formatUtcStamp(unix: number): string {
   // Plain string work: this runs once per expanded instance.
-  return new Date(unix * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z').replace(/[-:]/g, '');
+  return new Date(unix * 1000)
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
 }

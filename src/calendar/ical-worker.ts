@@ -15,7 +15,10 @@ if (parentPort) {
       result = parseICalendar(job.text, job.defaultTimeZone ? { defaultTimeZone: job.defaultTimeZone } : {});
     } catch (error) {
       // parseICalendar does not throw; this is a bug, reported as a failed parse all the same.
-      result = { ok: false, error: `the iCalendar parser failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300) };
+      result = {
+        ok: false,
+        error: `the iCalendar parser failed: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300),
+      };
     }
     port.postMessage({ id: job.id, result });
   });

@@ -34,7 +34,13 @@ export {
   type Visibility,
 } from './ical-values.js';
 export { buildVtimezone } from './ical-time-zones.js';
-export { checkRecurrence, parseRecurrence, recurrenceDatesOf, type RecurrenceDate, type RecurrenceSet } from './ical-rules.js';
+export {
+  checkRecurrence,
+  parseRecurrence,
+  recurrenceDatesOf,
+  type RecurrenceDate,
+  type RecurrenceSet,
+} from './ical-rules.js';
 export {
   EXPANSION_LIMITS,
   REQUEST_EXPANSION_LIMITS,

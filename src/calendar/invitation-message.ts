@@ -5,7 +5,15 @@
  * {@link InvitationSender} (the outbound mail flow). Pure functions.
  */
 import { isAllDay, type EventTime } from './event-time.js';
-import { buildItipCancel, buildItipReply, buildItipRequest, itipContentType, type CalendarEventData, type EmailName, type Participant } from './ical.js';
+import {
+  buildItipCancel,
+  buildItipReply,
+  buildItipRequest,
+  itipContentType,
+  type CalendarEventData,
+  type EmailName,
+  type Participant,
+} from './ical.js';
 
 /** One iMIP email to send. */
 export interface OutgoingInvitation {
@@ -38,12 +46,24 @@ export interface InvitationSender {
 
 /** A human-readable time of an event, in its own time zone: `Mon, Jun 9, 2025, 09:00 – 10:00 (America/New_York)`. */
 export function describeWhen(when: EventTime): string {
-  if (isAllDay(when)) return when.kind === 'date' ? `${when.date} (all day)` : `${when.startDate} – ${when.endDate} (all day)`;
+  if (isAllDay(when))
+    return when.kind === 'date' ? `${when.date} (all day)` : `${when.startDate} – ${when.endDate} (all day)`;
   const zone = when.kind === 'time' ? when.timezone : when.startTimezone;
   const start = when.kind === 'time' ? when.time : when.startTime;
   const end = when.kind === 'time' ? when.time : when.endTime;
-  const day = new Intl.DateTimeFormat('en-US', { timeZone: zone, weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' });
-  const clock = new Intl.DateTimeFormat('en-US', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+  const day = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    weekday: 'short',
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+  });
+  const clock = new Intl.DateTimeFormat('en-US', {
+    timeZone: zone,
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  });
   const sameDay = day.format(start * 1000) === day.format(end * 1000);
   const endText = end === start ? '' : ` – ${sameDay ? '' : `${day.format(end * 1000)}, `}${clock.format(end * 1000)}`;
   return `${day.format(start * 1000)}, ${clock.format(start * 1000)}${endText} (${zone})`;
@@ -55,7 +75,10 @@ function summary(event: CalendarEventData, lines: string[]): string {
   const body = [...lines, '', `When: ${describeWhen(event.when)}`];
   if (event.location) body.push(`Where: ${event.location}`);
   if (event.conferencing?.details.url) body.push(`Join: ${event.conferencing.details.url}`);
-  if (event.organizer) body.push(`Organizer: ${event.organizer.name ? `${event.organizer.name} <${event.organizer.email}>` : event.organizer.email}`);
+  if (event.organizer)
+    body.push(
+      `Organizer: ${event.organizer.name ? `${event.organizer.name} <${event.organizer.email}>` : event.organizer.email}`,
+    );
   if (event.description) body.push('', event.description.slice(0, 4000));
   return `${body.join('\n')}\n`;
 }
@@ -72,7 +95,13 @@ function from(sender: Sender): EmailName {
 }
 
 /** A REQUEST (new invitation, or an update when `sequence` > 0) of a series master plus its overrides, to `to`. */
-export function composeRequest(sender: Sender, eventId: string, events: CalendarEventData[], to: EmailName[], now: Date): OutgoingInvitation {
+export function composeRequest(
+  sender: Sender,
+  eventId: string,
+  events: CalendarEventData[],
+  to: EmailName[],
+  now: Date,
+): OutgoingInvitation {
   const event = events[0]!;
   const title = event.title ?? '(no title)';
   const update = event.sequence > 0;
@@ -92,7 +121,13 @@ export function composeRequest(sender: Sender, eventId: string, events: Calendar
 }
 
 /** A CANCEL of an event (or of one instance when `recurrenceId` is set), to `to`. */
-export function composeCancel(sender: Sender, eventId: string, event: CalendarEventData, to: Participant[], now: Date): OutgoingInvitation {
+export function composeCancel(
+  sender: Sender,
+  eventId: string,
+  event: CalendarEventData,
+  to: Participant[],
+  now: Date,
+): OutgoingInvitation {
   const title = event.title ?? '(no title)';
   return {
     applicationId: sender.applicationId,
@@ -110,7 +145,13 @@ export function composeCancel(sender: Sender, eventId: string, event: CalendarEv
 }
 
 /** A REPLY with the grant's answer, to the organizer. */
-export function composeReply(sender: Sender, eventId: string, event: CalendarEventData, attendee: Participant, now: Date): OutgoingInvitation {
+export function composeReply(
+  sender: Sender,
+  eventId: string,
+  event: CalendarEventData,
+  attendee: Participant,
+  now: Date,
+): OutgoingInvitation {
   const title = event.title ?? '(no title)';
   return {
     applicationId: sender.applicationId,
@@ -121,7 +162,10 @@ export function composeReply(sender: Sender, eventId: string, event: CalendarEve
     from: from(sender),
     to: event.organizer ? [event.organizer] : [],
     subject: `${REPLY_WORDS[attendee.status]}: ${title} @ ${describeWhen(event.when)}`,
-    text: summary(event, [`${sender.name ?? sender.email} ${REPLY_WORDS[attendee.status].toLowerCase()} "${title}".`, ...(attendee.comment ? ['', attendee.comment] : [])]),
+    text: summary(event, [
+      `${sender.name ?? sender.email} ${REPLY_WORDS[attendee.status].toLowerCase()} "${title}".`,
+      ...(attendee.comment ? ['', attendee.comment] : []),
+    ]),
     ics: buildItipReply(event, attendee, now),
     contentType: itipContentType('REPLY'),
   };

@@ -39,12 +39,18 @@ export function parseInstanceId(id: string): { masterId: string; originalStart: 
 }
 
 /** The UTC range a stored event row must carry: its own, or for a series master the whole series. */
-export function storedRange(when: EventTime, recurrence: RecurrenceSet | null): { rangeStart: number; rangeEnd: number } {
+export function storedRange(
+  when: EventTime,
+  recurrence: RecurrenceSet | null,
+): { rangeStart: number; rangeEnd: number } {
   const range = utcRange(when);
   if (!recurrence) return { rangeStart: range.start, rangeEnd: range.end };
   const end = seriesEnd(when, recurrence);
   const firstRdate = Math.min(range.start, ...recurrence.rdates.map((rdate) => rdate.unix));
-  return { rangeStart: firstRdate, rangeEnd: end === null ? tables.OPEN_ENDED_RANGE_END : Math.min(end, tables.OPEN_ENDED_RANGE_END) };
+  return {
+    rangeStart: firstRdate,
+    rangeEnd: end === null ? tables.OPEN_ENDED_RANGE_END : Math.min(end, tables.OPEN_ENDED_RANGE_END),
+  };
 }
 
 /**
@@ -81,7 +87,9 @@ function preparedSeries(when: EventTime, lines: readonly string[] | string): Pre
   let entry = prepared.get(key);
   if (entry === undefined) {
     const list = typeof lines === 'string' ? parseStoredLines(lines) : lines;
-    const parsed = list ? parseRecurrence(list, when) : { ok: false as const, error: 'recurrence: not a list of lines.' };
+    const parsed = list
+      ? parseRecurrence(list, when)
+      : { ok: false as const, error: 'recurrence: not a list of lines.' };
     // A copy: the entry outlives the caller's object.
     entry = parsed.ok ? prepareExpansion({ ...when }, parsed.value) : parsed.error;
     if (prepared.size >= PREPARED_CACHE_SIZE) prepared.clear();
@@ -100,7 +108,11 @@ function parseStoredLines(text: string): string[] | undefined {
 }
 
 /** Start of the master's own time when its stored rule is invalid and it is in the window, as the only instance. */
-function invalidSeriesStart(when: EventTime, window: { start: number; end: number }, overridden: ReadonlySet<number>): number[] {
+function invalidSeriesStart(
+  when: EventTime,
+  window: { start: number; end: number },
+  overridden: ReadonlySet<number>,
+): number[] {
   const range = utcRange(when);
   const inWindow = range.start < window.end && (range.end > window.start || range.start >= window.start);
   return inWindow && !overridden.has(range.start) ? [range.start] : [];
@@ -122,7 +134,10 @@ export function seriesStarts(
   const series = preparedSeries(when, recurrenceLines);
   if (typeof series === 'string') return { starts: invalidSeriesStart(when, window, overridden), truncated: false };
   const expansion = expandPrepared(series, window.start, window.end, EXPANSION_LIMITS, budget);
-  return { starts: overridden.size === 0 ? expansion.starts : expansion.starts.filter((start) => !overridden.has(start)), truncated: expansion.truncated };
+  return {
+    starts: overridden.size === 0 ? expansion.starts : expansion.starts.filter((start) => !overridden.has(start)),
+    truncated: expansion.truncated,
+  };
 }
 
 /** One instance of a series in a window. */
@@ -145,7 +160,14 @@ export function seriesInstances(
   budget?: ExpansionBudget,
 ): { instances: SeriesInstance[]; truncated: boolean } {
   const { starts, truncated } = seriesStarts(when, recurrenceLines, window, overridden, budget);
-  return { instances: starts.map((start) => ({ id: instanceId(masterId, start), originalStart: start, when: shiftTo(when, start) })), truncated };
+  return {
+    instances: starts.map((start) => ({
+      id: instanceId(masterId, start),
+      originalStart: start,
+      when: shiftTo(when, start),
+    })),
+    truncated,
+  };
 }
 
 /** Whether `originalStart` is an occurrence of the series (used to resolve an instance id). */
@@ -158,7 +180,9 @@ export function isOccurrence(when: EventTime, recurrenceLines: readonly string[]
 
 /** The EXDATE line that removes the instance starting at `start` (a DATE for all-day series). */
 export function exdateLine(when: EventTime, start: number): string {
-  return isAllDay(when) ? `EXDATE;VALUE=DATE:${unixToDate(start).replaceAll('-', '')}` : `EXDATE:${formatUtcStamp(start)}`;
+  return isAllDay(when)
+    ? `EXDATE;VALUE=DATE:${unixToDate(start).replaceAll('-', '')}`
+    : `EXDATE:${formatUtcStamp(start)}`;
 }
 
 const DAY_SECONDS = 86_400;
@@ -185,7 +209,8 @@ function frameOf(when: EventTime): Frame {
 }
 
 const wallIn = (frame: Frame, unix: number) => (frame.allDay ? unix : wallSecondsAt(frame.zone, unix));
-const unixIn = (frame: Frame, wall: number) => (frame.allDay ? Math.floor(wall / DAY_SECONDS) * DAY_SECONDS : zonedWallSecondsToUnix(frame.zone, wall));
+const unixIn = (frame: Frame, wall: number) =>
+  frame.allDay ? Math.floor(wall / DAY_SECONDS) * DAY_SECONDS : zonedWallSecondsToUnix(frame.zone, wall);
 const dateIn = (frame: Frame, unix: number) => unixToDate(Math.floor(wallIn(frame, unix) / DAY_SECONDS) * DAY_SECONDS);
 
 /** What moving a series does to the instants that name its occurrences. */
@@ -216,7 +241,8 @@ export interface SeriesMove {
 export function moveSeries(from: EventTime, to: EventTime, lines: readonly string[]): SeriesMove {
   const source = frameOf(from);
   const target = frameOf(to);
-  if (source.allDay === target.allDay && source.zone === target.zone && source.start === target.start) return { lines: [...lines], start: (originalStart) => originalStart };
+  if (source.allDay === target.allDay && source.zone === target.zone && source.start === target.start)
+    return { lines: [...lines], start: (originalStart) => originalStart };
 
   const ruleLines = lines.filter((line) => /^RRULE[;:]/i.test(line.trim()));
   const rdates = new Set<number>();
@@ -230,7 +256,8 @@ export function moveSeries(from: EventTime, to: EventTime, lines: readonly strin
   if (oldRules?.ok) {
     const limits = { maxOccurrences: MOVE_SAMPLE, maxIterations: EXPANSION_LIMITS.maxIterations };
     sample.push(...expandOccurrences(from, oldRules.value, source.start, NO_END, limits).starts);
-    if (target.start > source.start) sample.push(...expandOccurrences(from, oldRules.value, target.start - DAY_SECONDS, NO_END, limits).starts);
+    if (target.start > source.start)
+      sample.push(...expandOccurrences(from, oldRules.value, target.start - DAY_SECONDS, NO_END, limits).starts);
   }
 
   const modes = [
@@ -251,8 +278,10 @@ export function moveSeries(from: EventTime, to: EventTime, lines: readonly strin
   };
   // No rule (an RDATE-only series): DTSTART is the only occurrence that moves, by the shift.
   const chosen = ruleLines.length === 0 ? shift : modes.find(fits);
-  const moveWall = (wall: number) => (chosen ? chosen(wall) : (modes.map((mode) => mode(wall)).find(occursInMoved) ?? shift(wall)));
-  const start = (originalStart: number) => (rdates.has(originalStart) ? originalStart : moveWall(wallIn(source, originalStart)));
+  const moveWall = (wall: number) =>
+    chosen ? chosen(wall) : (modes.map((mode) => mode(wall)).find(occursInMoved) ?? shift(wall));
+  const start = (originalStart: number) =>
+    rdates.has(originalStart) ? originalStart : moveWall(wallIn(source, originalStart));
 
   const movedLines = lines.map((line) => {
     const parsed = recurrenceDatesOf(line, from);
@@ -262,7 +291,10 @@ export function moveSeries(from: EventTime, to: EventTime, lines: readonly strin
     if (dates || target.allDay) {
       const moved = parsed.dates.map((date) => {
         // A DATE of a timed series names that day's occurrence.
-        const wall = date.date !== undefined && !source.allDay ? dateToUnix(date.date) + source.timeOfDay : wallIn(source, date.unix);
+        const wall =
+          date.date !== undefined && !source.allDay
+            ? dateToUnix(date.date) + source.timeOfDay
+            : wallIn(source, date.unix);
         return dateIn(target, date.date === undefined && rdates.has(date.unix) ? date.unix : moveWall(wall));
       });
       if (dates && moved.every((date, index) => date === parsed.dates[index]!.date)) return line;

@@ -12,7 +12,16 @@ import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../outbox/index.js';
 import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
-import type { Contact, ContactGroup, ContactRefInput, CreateContactInput, FindContactInput, ListContactGroupsInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
+import type {
+  Contact,
+  ContactGroup,
+  ContactRefInput,
+  CreateContactInput,
+  FindContactInput,
+  ListContactGroupsInput,
+  ListContactsInput,
+  UpdateContactInput,
+} from '../schemas/contacts.js';
 import type { ContactService } from './contracts.js';
 
 export type ContactRow = typeof tables.contacts.$inferSelect;
@@ -73,7 +82,8 @@ function columnsOf(input: ContactFields): Partial<ContactInsert> {
     const value = input[wire];
     if (value !== undefined) values[column] = value.trim() === '' ? null : value;
   }
-  if (input.display_name !== undefined) values.displayName = input.display_name.trim() === '' ? null : input.display_name;
+  if (input.display_name !== undefined)
+    values.displayName = input.display_name.trim() === '' ? null : input.display_name;
   if (input.picture !== undefined) values.picture = input.picture.replace(/\s+/g, '') || null;
   if (input.emails !== undefined) {
     const seen = new Set<string>();
@@ -82,17 +92,34 @@ function columnsOf(input: ContactFields): Partial<ContactInsert> {
       .filter((item) => !seen.has(item.email) && seen.add(item.email));
     values.primaryEmail = values.emails[0]?.email ?? null;
   }
-  if (input.phone_numbers !== undefined) values.phoneNumbers = input.phone_numbers.map(({ number, type }) => ({ number: number.trim(), ...(type ? { type } : {}) }));
+  if (input.phone_numbers !== undefined)
+    values.phoneNumbers = input.phone_numbers.map(({ number, type }) => ({
+      number: number.trim(),
+      ...(type ? { type } : {}),
+    }));
   if (input.physical_addresses !== undefined) {
-    values.physicalAddresses = input.physical_addresses.map((address) => Object.fromEntries(Object.entries(address).filter(([, value]) => value !== undefined)) as Record<string, string>);
+    values.physicalAddresses = input.physical_addresses.map(
+      (address) =>
+        Object.fromEntries(Object.entries(address).filter(([, value]) => value !== undefined)) as Record<
+          string,
+          string
+        >,
+    );
   }
-  if (input.web_pages !== undefined) values.webPages = input.web_pages.map(({ url, type }) => ({ url, ...(type ? { type } : {}) }));
-  if (input.im_addresses !== undefined) values.imAddresses = input.im_addresses.map(({ im_address, type }) => ({ im_address, ...(type ? { type } : {}) }));
+  if (input.web_pages !== undefined)
+    values.webPages = input.web_pages.map(({ url, type }) => ({ url, ...(type ? { type } : {}) }));
+  if (input.im_addresses !== undefined)
+    values.imAddresses = input.im_addresses.map(({ im_address, type }) => ({ im_address, ...(type ? { type } : {}) }));
   if (input.groups !== undefined) values.groups = input.groups.map(({ id }) => ({ id }));
   return values;
 }
 
-function jsonArrayHas(column: typeof tables.contacts.emails | typeof tables.contacts.phoneNumbers | typeof tables.contacts.groups, path: string, value: string, caseInsensitive: boolean): SQL {
+function jsonArrayHas(
+  column: typeof tables.contacts.emails | typeof tables.contacts.phoneNumbers | typeof tables.contacts.groups,
+  path: string,
+  value: string,
+  caseInsensitive: boolean,
+): SQL {
   const extracted = sql`json_extract(json_each.value, ${path})`;
   return sql`exists (select 1 from json_each(${column}) where ${caseInsensitive ? sql`lower(${extracted})` : extracted} = ${value})`;
 }
@@ -103,7 +130,9 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
   const now = () => unixSeconds(clock.now());
 
   async function requireContact(grant: GrantRow, contactId: string): Promise<ContactRow> {
-    const row = await db.orm.query.contacts.findFirst({ where: and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, contactId)) });
+    const row = await db.orm.query.contacts.findFirst({
+      where: and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, contactId)),
+    });
     if (!row) throw notFound('Contact', contactId);
     return row;
   }
@@ -121,13 +150,20 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const after = decodeCursor(input.page_token, 2);
       const conditions: (SQL | undefined)[] = [eq(tables.contacts.grantId, grant.id)];
-      if (input.email) conditions.push(jsonArrayHas(tables.contacts.emails, '$.email', input.email.trim().toLowerCase(), true));
-      if (input.phone_number) conditions.push(jsonArrayHas(tables.contacts.phoneNumbers, '$.number', input.phone_number.trim(), false));
+      if (input.email)
+        conditions.push(jsonArrayHas(tables.contacts.emails, '$.email', input.email.trim().toLowerCase(), true));
+      if (input.phone_number)
+        conditions.push(jsonArrayHas(tables.contacts.phoneNumbers, '$.number', input.phone_number.trim(), false));
       if (input.source) conditions.push(eq(tables.contacts.source, input.source));
       if (input.group) conditions.push(jsonArrayHas(tables.contacts.groups, '$.id', input.group, false));
       if (after) {
         const [created, id] = after as [number, string];
-        conditions.push(or(gt(tables.contacts.createdAt, created), and(eq(tables.contacts.createdAt, created), gt(tables.contacts.id, id))));
+        conditions.push(
+          or(
+            gt(tables.contacts.createdAt, created),
+            and(eq(tables.contacts.createdAt, created), gt(tables.contacts.id, id)),
+          ),
+        );
       }
       const rows = await db.orm
         .select()
@@ -135,7 +171,12 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
         .where(and(...conditions))
         .orderBy(asc(tables.contacts.createdAt), asc(tables.contacts.id))
         .limit(limit + 1);
-      return toPage(rows, limit, (row) => [row.createdAt, row.id], (row) => toContact(row));
+      return toPage(
+        rows,
+        limit,
+        (row) => [row.createdAt, row.id],
+        (row) => toContact(row),
+      );
     },
 
     /** One contact (with its picture when `profile_picture` is true). */
@@ -148,20 +189,43 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
     async create(principal: Principal, input: CreateContactInput): Promise<Contact> {
       const grant = await grants.require(principal, input.grant_id);
       const columns = columnsOf(input);
-      const named = columns.displayName || columns.givenName || columns.surname || columns.nickname || columns.companyName;
-      if (!named && !(columns.emails && columns.emails.length > 0) && !(columns.phoneNumbers && columns.phoneNumbers.length > 0)) {
-        throw new AppError('invalid_request', 'given_name: a contact needs at least a name (given_name, surname, display_name, nickname or company_name), an email address or a phone number.', {
-          field: 'given_name',
-        });
+      const named =
+        columns.displayName || columns.givenName || columns.surname || columns.nickname || columns.companyName;
+      if (
+        !named &&
+        !(columns.emails && columns.emails.length > 0) &&
+        !(columns.phoneNumbers && columns.phoneNumbers.length > 0)
+      ) {
+        throw new AppError(
+          'invalid_request',
+          'given_name: a contact needs at least a name (given_name, surname, display_name, nickname or company_name), an email address or a phone number.',
+          {
+            field: 'given_name',
+          },
+        );
       }
       const at = now();
       return db.write(async (tx) => {
         const [row] = await tx
           .insert(tables.contacts)
-          .values({ ...columns, id: newId(), grantId: grant.id, source: input.source ?? 'address_book', createdAt: at, updatedAt: at })
+          .values({
+            ...columns,
+            id: newId(),
+            grantId: grant.id,
+            source: input.source ?? 'address_book',
+            createdAt: at,
+            updatedAt: at,
+          })
           .returning();
         const contact = toContact(row!);
-        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row!.id, object: contact, createdAt: at });
+        await record(tx, {
+          applicationId: principal.applicationId,
+          grantId: grant.id,
+          type: 'contact.updated',
+          objectId: row!.id,
+          object: contact,
+          createdAt: at,
+        });
         return contact;
       });
     },
@@ -179,7 +243,14 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           .returning();
         if (!row) throw notFound('Contact', input.contact_id);
         const contact = toContact(row);
-        await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row.id, object: contact, createdAt: row.updatedAt });
+        await record(tx, {
+          applicationId: principal.applicationId,
+          grantId: grant.id,
+          type: 'contact.updated',
+          objectId: row.id,
+          object: contact,
+          createdAt: row.updatedAt,
+        });
         return contact;
       });
     },
@@ -199,16 +270,40 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           const [known] = await executor
             .select({ id: tables.contacts.id })
             .from(tables.contacts)
-            .where(and(eq(tables.contacts.grantId, grant.id), or(eq(tables.contacts.primaryEmail, email), jsonArrayHas(tables.contacts.emails, '$.email', email, true))))
+            .where(
+              and(
+                eq(tables.contacts.grantId, grant.id),
+                or(
+                  eq(tables.contacts.primaryEmail, email),
+                  jsonArrayHas(tables.contacts.emails, '$.email', email, true),
+                ),
+              ),
+            )
             .limit(1);
           if (known) continue;
           const at = now();
           const name = person.name?.trim().slice(0, 256) || null;
           const [row] = await executor
             .insert(tables.contacts)
-            .values({ id: newId(), grantId: grant.id, displayName: name, source: 'inbox', emails: [{ email }], primaryEmail: email, createdAt: at, updatedAt: at })
+            .values({
+              id: newId(),
+              grantId: grant.id,
+              displayName: name,
+              source: 'inbox',
+              emails: [{ email }],
+              primaryEmail: email,
+              createdAt: at,
+              updatedAt: at,
+            })
             .returning();
-          await record(executor, { applicationId: grant.applicationId, grantId: grant.id, type: 'contact.updated', objectId: row!.id, object: toContact(row!), createdAt: at });
+          await record(executor, {
+            applicationId: grant.applicationId,
+            grantId: grant.id,
+            type: 'contact.updated',
+            objectId: row!.id,
+            object: toContact(row!),
+            createdAt: at,
+          });
           added++;
         }
         return added;
@@ -221,7 +316,9 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
       const grant = await grants.require(principal, input.grant_id);
       const current = await requireContact(grant, input.contact_id);
       await db.write(async (tx) => {
-        await tx.delete(tables.contacts).where(and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, current.id)));
+        await tx
+          .delete(tables.contacts)
+          .where(and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, current.id)));
         await record(tx, deletedEvent(principal.applicationId, grant.id, 'contact', current.id));
       });
     },

@@ -3,19 +3,34 @@
  * The contacts area's declared interface: its services as other areas see them, and the types it shares.
  */
 import type { Principal } from '../access.js';
-import type { Contact, ContactGroup, ContactRefInput, CreateContactInput, FindContactInput, ListContactGroupsInput, ListContactsInput, UpdateContactInput } from '../schemas/contacts.js';
+import type {
+  Contact,
+  ContactGroup,
+  ContactRefInput,
+  CreateContactInput,
+  FindContactInput,
+  ListContactGroupsInput,
+  ListContactsInput,
+  UpdateContactInput,
+} from '../schemas/contacts.js';
 import type { GrantRow, Tx } from '../../storage/index.js';
 
 /** What createContactService() returns (src/contacts/contact-service.ts). */
 export interface ContactService {
   /** A page of the grant's contacts, oldest first. */
   /** Contact groups of the mailbox: hosted mailboxes have none (contacts carry no provider groups), so an empty list. */
-  groups(principal: Principal, input: ListContactGroupsInput): Promise<{
-      data: ContactGroup[];
+  groups(
+    principal: Principal,
+    input: ListContactGroupsInput,
+  ): Promise<{
+    data: ContactGroup[];
   }>;
-  list(principal: Principal, input: ListContactsInput): Promise<{
-      data: Contact[];
-      next_cursor?: string;
+  list(
+    principal: Principal,
+    input: ListContactsInput,
+  ): Promise<{
+    data: Contact[];
+    next_cursor?: string;
   }>;
   /** One contact (with its picture when `profile_picture` is true). */
   find(principal: Principal, input: FindContactInput): Promise<Contact>;
@@ -27,10 +42,14 @@ export interface ContactService {
    * Adds the people a grant corresponds with as contacts (source `inbox`), skipping addresses it already
    * has and its own. Pass the mail transaction as `tx` to commit with the message. Returns how many were added.
    */
-  collect(grant: GrantRow, people: {
+  collect(
+    grant: GrantRow,
+    people: {
       email: string;
       name?: string | undefined;
-  }[], tx?: Tx): Promise<number>;
+    }[],
+    tx?: Tx,
+  ): Promise<number>;
   /** Deletes a contact. */
   destroy(principal: Principal, input: ContactRefInput): Promise<void>;
 }

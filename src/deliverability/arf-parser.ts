@@ -35,13 +35,23 @@ export function parseComplaint(report: MimeReport): ParsedComplaint | undefined 
   const fields = fieldGroups(part.text).flat();
   const feedbackType = headerOf(fields, 'feedback-type')?.trim().toLowerCase().split(/[\s;]/)[0];
   if (!feedbackType || !/^[a-z0-9-]{1,40}$/.test(feedbackType)) return undefined;
-  const original = report.parts.find((candidate) => candidate.type === 'message/rfc822' || candidate.type === 'text/rfc822-headers');
-  const originalHeaders = original ? splitEntity(original.text.includes('\n\n') || original.text.includes('\r\n\r\n') ? original.text : `${original.text}\r\n\r\n`).headers : [];
+  const original = report.parts.find(
+    (candidate) => candidate.type === 'message/rfc822' || candidate.type === 'text/rfc822-headers',
+  );
+  const originalHeaders = original
+    ? splitEntity(
+        original.text.includes('\n\n') || original.text.includes('\r\n\r\n')
+          ? original.text
+          : `${original.text}\r\n\r\n`,
+      ).headers
+    : [];
   return {
     kind: 'complaint',
     feedbackType,
     originalMailFrom: address(headerOf(fields, 'original-mail-from')),
-    originalRcptTo: headersOf(fields, 'original-rcpt-to').map((value) => address(value)).filter((value): value is string => value !== undefined),
+    originalRcptTo: headersOf(fields, 'original-rcpt-to')
+      .map((value) => address(value))
+      .filter((value): value is string => value !== undefined),
     userAgent: headerOf(fields, 'user-agent'),
     arrivalDate: headerOf(fields, 'arrival-date') ?? headerOf(fields, 'received-date'),
     originalMessageId: headerOf(originalHeaders, 'message-id')?.trim().replace(/^<|>$/g, '').toLowerCase(),

@@ -29,12 +29,14 @@ export interface BounceFacts {
 }
 
 /** Words that say the mailbox cannot take mail for now. */
-const FULL = /mailbox (is )?full|over ?quota|quota exceeded|exceeded (the |its )?(storage|quota)|insufficient (system )?storage|mailbox size limit|out of storage/i;
+const FULL =
+  /mailbox (is )?full|over ?quota|quota exceeded|exceeded (the |its )?(storage|quota)|insufficient (system )?storage|mailbox size limit|out of storage/i;
 /** Words that say the address itself does not exist. */
 const UNKNOWN_ADDRESS =
   /user unknown|unknown user|no such (user|mailbox|recipient|person|address)|(user|mailbox|recipient|address|account) (does not|doesn't|did not) exist|(does not|doesn't) have an? [^\n]{0,40}?account|(mailbox|recipient|user|address) not found|invalid (recipient|mailbox|address)|unknown (recipient|mailbox|address)|recipnotfound|recipientnotfound|not (a )?valid (mailbox|recipient)|address rejected: user unknown|no mailbox here|mailbox unavailable: no such|account (has been )?(disabled|deleted|closed|terminated)/i;
 /** Words that say the domain does not exist. */
-const UNKNOWN_DOMAIN = /no such domain|domain (not found|does not exist)|host (or domain name )?not found|unrouteable (mail )?domain|unroutable address|name service error|domain name not found|nxdomain/i;
+const UNKNOWN_DOMAIN =
+  /no such domain|domain (not found|does not exist)|host (or domain name )?not found|unrouteable (mail )?domain|unroutable address|name service error|domain name not found|nxdomain/i;
 
 /** Hard or soft: see the module's table. */
 export function classifyBounce(facts: BounceFacts): BounceType {

@@ -42,15 +42,18 @@ export interface WindowTotals {
 /** What createSuppressionService() returns (src/deliverability/suppressions.ts). */
 export interface SuppressionService {
   /** The application's suppressed addresses, newest first; `email` filters to one address. */
-  list(principal: Principal, input: ListSuppressionsInput): Promise<{
-      next_cursor?: string;
-      data: {
-          object: "suppression";
-          email: string;
-          reason: "complaint" | "hard_bounce" | "manual";
-          created_at: number;
-          report_id?: string | undefined;
-      }[];
+  list(
+    principal: Principal,
+    input: ListSuppressionsInput,
+  ): Promise<{
+    next_cursor?: string;
+    data: {
+      object: 'suppression';
+      email: string;
+      reason: 'complaint' | 'hard_bounce' | 'manual';
+      created_at: number;
+      report_id?: string | undefined;
+    }[];
   }>;
   /** Adds an address (reason `manual`); an address already on the list keeps its entry (and its reason). */
   add(principal: Principal, input: AddSuppressionInput): Promise<Suppression>;

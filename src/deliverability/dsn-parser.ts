@@ -67,7 +67,11 @@ function diagnosticField(value: string | undefined): string {
 export function parseDeliveryStatus(text: string): BounceEntry[] {
   const entries: BounceEntry[] = [];
   for (const group of fieldGroups(text)) {
-    const action = headerOf(group, 'action')?.trim().toLowerCase().split(/[\s(;]/)[0] ?? '';
+    const action =
+      headerOf(group, 'action')
+        ?.trim()
+        .toLowerCase()
+        .split(/[\s(;]/)[0] ?? '';
     const statusField = headerOf(group, 'status')?.trim() ?? '';
     const status = /^([245])\.(\d{1,3})\.(\d{1,3})/.exec(statusField)?.[0];
     if (!ACTIONS.has(action) || !status) continue;
@@ -94,7 +98,8 @@ const BOUNCE_SUBJECT =
 const BOUNCE_BODY =
   /could not be delivered|couldn't be delivered|wasn't able to deliver|unable to deliver|was not delivered|delivery (has )?failed|permanent (fatal )?error|permanent failure|following address(es)?( had permanent fatal errors| failed)|delivery to the following recipient|undeliverable|message was undeliverable|returned to sender|giving up on|i'?m afraid i wasn'?t able to deliver|address not found|delivery error/i;
 /** A delay warning: the sender will keep trying. */
-const DELAY = /not yet been delivered|will (continue to |keep )?(retry|try)|still trying|delivery (status notification )?\(?delay|delayed mail|warning: could not send message for past|message (is|has been) delayed|temporarily deferred and will be retried/i;
+const DELAY =
+  /not yet been delivered|will (continue to |keep )?(retry|try)|still trying|delivery (status notification )?\(?delay|delayed mail|warning: could not send message for past|message (is|has been) delayed|temporarily deferred and will be retried/i;
 /** Where the returned copy of the message starts, in text bounces. */
 const ORIGINAL_MARKER =
   /^\s*(-{2,}\s*)?(below this line is a copy of the message|this is a copy of the message|original message|the original message was|------ this is a copy|----- original message -----|----- transcript of session follows -----|----- message header follows -----|--- below this line)/im;
@@ -109,7 +114,12 @@ function looksLikeBounce(report: MimeReport, text: string): boolean {
   const bounceSubject = BOUNCE_SUBJECT.test(subject);
   const reportType = report.type === 'multipart/report';
   if (!fromBounceSender && !bounceSubject && !reportType) return false;
-  return BOUNCE_BODY.test(text) || DELAY.test(text) || DELAY.test(subject) || (bounceSubject && fromBounceSender && /\b[45]\d\d\b|[45]\.\d\.\d/.test(text));
+  return (
+    BOUNCE_BODY.test(text) ||
+    DELAY.test(text) ||
+    DELAY.test(subject) ||
+    (bounceSubject && fromBounceSender && /\b[45]\d\d\b|[45]\.\d\.\d/.test(text))
+  );
 }
 
 /** The text of a report that people read: its text parts before the returned message. */
@@ -117,7 +127,16 @@ export function notificationText(report: MimeReport): string {
   const texts: string[] = [];
   for (const part of report.parts) {
     if (part.type === 'text/plain') texts.push(part.text);
-    else if (part.type === 'text/html' && texts.length === 0) texts.push(part.text.replace(/<br\s*\/?>|<\/(p|div|tr|li)>/gi, '\n').replace(/<[^>]*>/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').replace(/&nbsp;/g, ' '));
+    else if (part.type === 'text/html' && texts.length === 0)
+      texts.push(
+        part.text
+          .replace(/<br\s*\/?>|<\/(p|div|tr|li)>/gi, '\n')
+          .replace(/<[^>]*>/g, ' ')
+          .replace(/&lt;/g, '<')
+          .replace(/&gt;/g, '>')
+          .replace(/&amp;/g, '&')
+          .replace(/&nbsp;/g, ' '),
+      );
     if (part.type === 'message/rfc822' || part.type === 'text/rfc822-headers') break;
   }
   const text = texts.join('\n');
@@ -130,10 +149,18 @@ export function parseTextBounce(report: MimeReport): BounceEntry[] | 'delayed' |
   const text = notificationText(report);
   if (!looksLikeBounce(report, text)) return undefined;
   const subject = headerOf(report.headers, 'subject') ?? '';
-  const permanent = /permanent|giving up|gave up|could not be delivered|failed:|have failed|has failed|undeliverable|address not found|delivery error|user unknown|does not exist|5\d\d[ -]/i.test(text);
-  if ((DELAY.test(text) || DELAY.test(subject)) && !/permanent|giving up|gave up|failed:|have failed|has failed|undeliverable/i.test(text)) return 'delayed';
+  const permanent =
+    /permanent|giving up|gave up|could not be delivered|failed:|have failed|has failed|undeliverable|address not found|delivery error|user unknown|does not exist|5\d\d[ -]/i.test(
+      text,
+    );
+  if (
+    (DELAY.test(text) || DELAY.test(subject)) &&
+    !/permanent|giving up|gave up|failed:|have failed|has failed|undeliverable/i.test(text)
+  )
+    return 'delayed';
   const found: { address: string; index: number; end: number }[] = [];
-  const pattern = /<?([A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+)>?/g;
+  const pattern =
+    /<?([A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+)>?/g;
   let match: RegExpExecArray | null;
   while ((match = pattern.exec(text)) !== null && found.length < MAX_ENTRIES * 4) {
     const address = match[1]!.toLowerCase();
@@ -157,19 +184,44 @@ export function parseTextBounce(report: MimeReport): BounceEntry[] | 'delayed' |
     if (paragraph && codesIn(paragraph[0]).smtpCode !== undefined) chunk = paragraph[0];
     const lineStart = text.lastIndexOf('\n', found[index]!.index) + 1;
     const line = text.slice(lineStart, found[index]!.index);
-    const diagnostic = `${line} ${chunk}`.replace(/^[\s:>.(]+/, '').replace(/\s+/g, ' ').trim().slice(0, MAX_DIAGNOSTIC);
+    const diagnostic = `${line} ${chunk}`
+      .replace(/^[\s:>.(]+/, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, MAX_DIAGNOSTIC);
     const codes = codesIn(chunk);
     const existing = entries.get(address);
     if (existing && existing.smtpCode !== undefined) continue;
     if (existing && codes.smtpCode === undefined && codes.status === undefined) continue;
-    entries.set(address, { recipient: address, originalRecipient: undefined, action: 'failed', status: codes.status, smtpCode: codes.smtpCode, diagnostic });
+    entries.set(address, {
+      recipient: address,
+      originalRecipient: undefined,
+      action: 'failed',
+      status: codes.status,
+      smtpCode: codes.smtpCode,
+      diagnostic,
+    });
   }
   if (entries.size === 0) {
     if (!permanent) return undefined;
     // A bounce that names no address: the token says whose it is; the first line with a code says why.
-    const line = text.split(/\r?\n/).find((candidate) => codesIn(candidate).smtpCode !== undefined || codesIn(candidate).status !== undefined) ?? text.split(/\r?\n/).find((candidate) => BOUNCE_BODY.test(candidate)) ?? '';
+    const line =
+      text
+        .split(/\r?\n/)
+        .find((candidate) => codesIn(candidate).smtpCode !== undefined || codesIn(candidate).status !== undefined) ??
+      text.split(/\r?\n/).find((candidate) => BOUNCE_BODY.test(candidate)) ??
+      '';
     const codes = codesIn(line);
-    return [{ recipient: undefined, originalRecipient: undefined, action: 'failed', status: codes.status, smtpCode: codes.smtpCode, diagnostic: line.trim().slice(0, MAX_DIAGNOSTIC) }];
+    return [
+      {
+        recipient: undefined,
+        originalRecipient: undefined,
+        action: 'failed',
+        status: codes.status,
+        smtpCode: codes.smtpCode,
+        diagnostic: line.trim().slice(0, MAX_DIAGNOSTIC),
+      },
+    ];
   }
   return [...entries.values()];
 }
@@ -179,7 +231,9 @@ export function parseTextBounce(report: MimeReport): BounceEntry[] | 'delayed' |
  * person's answer, anything else that reached a return path).
  */
 export function parseBounce(report: MimeReport): ParsedBounce | undefined {
-  const statusPart = report.parts.find((part) => part.type === 'message/delivery-status' || part.type === 'message/global-delivery-status');
+  const statusPart = report.parts.find(
+    (part) => part.type === 'message/delivery-status' || part.type === 'message/global-delivery-status',
+  );
   if (statusPart) {
     const entries = parseDeliveryStatus(statusPart.text);
     if (entries.length > 0) return { kind: 'bounce', format: 'rfc3464', entries };
@@ -187,6 +241,20 @@ export function parseBounce(report: MimeReport): ParsedBounce | undefined {
   // No status part, or a malformed one: what the text says.
   const text = parseTextBounce(report);
   if (text === undefined) return undefined;
-  if (text === 'delayed') return { kind: 'bounce', format: 'text', entries: [{ recipient: undefined, originalRecipient: undefined, action: 'delayed', status: undefined, smtpCode: undefined, diagnostic: 'delayed' }] };
+  if (text === 'delayed')
+    return {
+      kind: 'bounce',
+      format: 'text',
+      entries: [
+        {
+          recipient: undefined,
+          originalRecipient: undefined,
+          action: 'delayed',
+          status: undefined,
+          smtpCode: undefined,
+          diagnostic: 'delayed',
+        },
+      ],
+    };
   return { kind: 'bounce', format: 'text', entries: text };
 }

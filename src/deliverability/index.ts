@@ -4,13 +4,36 @@
  */
 export { classifyBounce, type BounceFacts } from './bounce-classification.js';
 export { createMailboxReports, type MailboxReports } from './mailbox-reports.js';
-export { parseReport, type BounceEntry, type ParsedBounce, type ParsedComplaint, type ParsedReport } from './report-parser.js';
-export { createReportIntake, type NewReport, type ReceiveOutcome, type ReportIntake, type ReportIntakeOptions, type ReturnPathCheck } from './reports.js';
+export {
+  parseReport,
+  type BounceEntry,
+  type ParsedBounce,
+  type ParsedComplaint,
+  type ParsedReport,
+} from './report-parser.js';
+export {
+  createReportIntake,
+  type NewReport,
+  type ReceiveOutcome,
+  type ReportIntake,
+  type ReportIntakeOptions,
+  type ReturnPathCheck,
+} from './reports.js';
 export { createSendGates, type GatedSend, type SendGates } from './send-gates.js';
 export { createSendingHealth } from './sending-health.js';
 export { createSigningKeys, createTokenSigner, type SigningKeys, type TokenSigner } from './signing.js';
 export { createSuppressionGate, createSuppressionService } from './suppressions.js';
 export { createThreadReplies, type ThreadReplies } from './thread-replies.js';
 export { CLICK_PATH, OPEN_PATH, recordTrackedSend, trackedBody, tracksAnything } from './tracked-sends.js';
-export { createTrackingService, EARLY_MS, FLUSH_DELAY_MS, LOOKUP_TTL_MS, REPEAT_OPEN_MS, SCANNER_USER_AGENTS, scannerUserAgent, type HitSource, type TrackingService } from './tracking-service.js';
+export {
+  createTrackingService,
+  EARLY_MS,
+  FLUSH_DELAY_MS,
+  LOOKUP_TTL_MS,
+  REPEAT_OPEN_MS,
+  SCANNER_USER_AGENTS,
+  scannerUserAgent,
+  type HitSource,
+  type TrackingService,
+} from './tracking-service.js';
 export { createWarmUp } from './warm-up.js';

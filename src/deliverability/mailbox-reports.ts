@@ -46,13 +46,19 @@ export interface MailboxReports {
    * message does not look like a report (decided without a query), else the jobs to store in its transaction, given
    * its stored copies.
    */
-  jobsFor(raw: Buffer, grants: readonly Pick<GrantRow, 'id' | 'provider'>[]): ((copies: readonly StoredCopy[]) => JobInput[]) | undefined;
+  jobsFor(
+    raw: Buffer,
+    grants: readonly Pick<GrantRow, 'id' | 'provider'>[],
+  ): ((copies: readonly StoredCopy[]) => JobInput[]) | undefined;
   /** The job's handler, by kind. */
   handlers: Record<string, JobHandler>;
 }
 
 /** Creates the report watch of connected accounts' mailboxes. */
-export function createMailboxReports(deps: Pick<CoreDeps, 'db' | 'logger'>, intake: Pick<ReportIntake, 'receiveInMailbox'>): MailboxReports {
+export function createMailboxReports(
+  deps: Pick<CoreDeps, 'db' | 'logger'>,
+  intake: Pick<ReportIntake, 'receiveInMailbox'>,
+): MailboxReports {
   const { db, logger } = deps;
 
   const run: JobHandler = async (job) => {
@@ -66,12 +72,19 @@ export function createMailboxReports(deps: Pick<CoreDeps, 'db' | 'logger'>, inta
     if (!message) return;
     const raw = Buffer.from(payload.raw, 'base64');
     const outcome = await intake.receiveInMailbox({ id: payload.grant_id }, raw);
-    if (outcome.recorded.length === 0) logger.debug('mailbox message recorded no report', { grant_id: payload.grant_id, message_id: payload.message_id, reasons: outcome.ignored.slice(0, 3) });
+    if (outcome.recorded.length === 0)
+      logger.debug('mailbox message recorded no report', {
+        grant_id: payload.grant_id,
+        message_id: payload.message_id,
+        reasons: outcome.ignored.slice(0, 3),
+      });
   };
 
   return {
     jobsFor(raw, grants) {
-      const watched = new Set(grants.filter((grant) => MAILBOX_REPORT_PROVIDERS.has(grant.provider)).map((grant) => grant.id));
+      const watched = new Set(
+        grants.filter((grant) => MAILBOX_REPORT_PROVIDERS.has(grant.provider)).map((grant) => grant.id),
+      );
       if (watched.size === 0 || !mayBeReport(raw)) return undefined;
       const bytes = raw.subarray(0, MAX_REPORT_BYTES).toString('base64');
       return (copies) =>
@@ -79,7 +92,11 @@ export function createMailboxReports(deps: Pick<CoreDeps, 'db' | 'logger'>, inta
           .filter((copy) => watched.has(copy.grantId))
           .map((copy) => {
             const payload: MailboxReportPayload = { grant_id: copy.grantId, message_id: copy.messageId, raw: bytes };
-            return { kind: MAILBOX_REPORT_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${MAILBOX_REPORT_JOB}:${copy.messageId}` };
+            return {
+              kind: MAILBOX_REPORT_JOB,
+              payload: payload as unknown as Record<string, unknown>,
+              dedupeKey: `${MAILBOX_REPORT_JOB}:${copy.messageId}`,
+            };
           });
     },
     handlers: { [MAILBOX_REPORT_JOB]: run },

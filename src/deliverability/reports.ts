@@ -130,7 +130,13 @@ function complaintObject(outbound: OutboundRow, report: NewReport, id: string, a
       sent_at: unixSeconds(new Date(outbound.acceptedAt)),
       message_id_header: `<${outbound.headerMessageId}>`,
     },
-    complaint: { complained_at: unixSeconds(new Date(at)), type: report.reason, recipients: [{ email: report.recipient }], source: report.source, report_id: id },
+    complaint: {
+      complained_at: unixSeconds(new Date(at)),
+      type: report.reason,
+      recipients: [{ email: report.recipient }],
+      source: report.source,
+      report_id: id,
+    },
   };
 }
 
@@ -150,7 +156,10 @@ function bounceReport(outbound: OutboundRow, recipient: string, entry: BounceEnt
 }
 
 /** Creates the intake. Pass every {@link ReportListener} that must see reports (the core passes its own list). */
-export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>, options: ReportIntakeOptions) {
+export function createReportIntake(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>,
+  options: ReportIntakeOptions,
+) {
   const { db, clock, newId, logger } = deps;
   const recordOutboxEvent = eventRecorder({ newId, clock });
 
@@ -160,7 +169,9 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     if (!outbound.applicationId) return undefined;
     const id = newId();
     const at = clock.now().getTime();
-    const reason = report.reason.replace(/\s+/g, ' ').trim().slice(0, MAX_REASON) || (report.kind === 'complaint' ? 'abuse' : 'undeliverable');
+    const reason =
+      report.reason.replace(/\s+/g, ' ').trim().slice(0, MAX_REASON) ||
+      (report.kind === 'complaint' ? 'abuse' : 'undeliverable');
     const stored: NewReport = { ...report, reason };
     await tx.insert(tables.deliveryReports).values({
       id,
@@ -183,19 +194,32 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       await tx
         .update(tables.outboundRecipients)
         .set({ status: 'failed', finalAt: at, updatedAt: at })
-        .where(and(eq(tables.outboundRecipients.outboundId, outbound.id), eq(tables.outboundRecipients.email, report.recipient), eq(tables.outboundRecipients.status, 'delivered')));
+        .where(
+          and(
+            eq(tables.outboundRecipients.outboundId, outbound.id),
+            eq(tables.outboundRecipients.email, report.recipient),
+            eq(tables.outboundRecipients.status, 'delivered'),
+          ),
+        );
     }
     if (report.kind === 'complaint' || report.bounceType === 'hard') {
       await tx
         .insert(tables.suppressions)
-        .values({ applicationId: outbound.applicationId, email: report.recipient, reason: report.kind === 'complaint' ? 'complaint' : 'hard_bounce', reportId: id, createdAt: unixSeconds(new Date(at)) })
+        .values({
+          applicationId: outbound.applicationId,
+          email: report.recipient,
+          reason: report.kind === 'complaint' ? 'complaint' : 'hard_bounce',
+          reportId: id,
+          createdAt: unixSeconds(new Date(at)),
+        })
         .onConflictDoNothing();
     }
     await recordOutboxEvent(tx, {
       applicationId: outbound.applicationId,
       grantId: outbound.grantId ?? undefined,
       type: report.kind === 'bounce' ? 'message.bounce_detected' : 'message.complaint',
-      object: report.kind === 'bounce' ? bounceObject(outbound, stored, id, at) : complaintObject(outbound, stored, id, at),
+      object:
+        report.kind === 'bounce' ? bounceObject(outbound, stored, id, at) : complaintObject(outbound, stored, id, at),
     });
     const recorded: RecordedReport = {
       applicationId: outbound.applicationId,
@@ -214,28 +238,50 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
    * A permanent failure during delivery, as a bounce (inside the transaction that records the attempt): `smtp` for
    * a 5xx reply, `timeout` when the queue gave up (always soft).
    */
-  async function recordDeliveryFailure(tx: Tx, outbound: OutboundRow, failure: { email: string; code: number; response: string; source: 'smtp' | 'timeout' }): Promise<void> {
+  async function recordDeliveryFailure(
+    tx: Tx,
+    outbound: OutboundRow,
+    failure: { email: string; code: number; response: string; source: 'smtp' | 'timeout' },
+  ): Promise<void> {
     const codes = codesIn(failure.response);
     const smtpCode = failure.code > 0 ? failure.code : codes.smtpCode;
     // Our own address policy refusing a domain whose mail servers are all private (outbound/routing.ts, 5.4.4) says
     // nothing about the address: soft, like the give-up of the queue.
     const ownPolicy = /have only non-public addresses/.test(failure.response);
-    const bounceType = failure.source === 'timeout' || ownPolicy ? 'soft' : classifyBounce({ status: codes.status, smtpCode, diagnostic: failure.response });
-    await record(tx, { outbound, recipient: failure.email, kind: 'bounce', bounceType, statusCode: codes.status, smtpCode, reason: failure.response, source: failure.source });
+    const bounceType =
+      failure.source === 'timeout' || ownPolicy
+        ? 'soft'
+        : classifyBounce({ status: codes.status, smtpCode, diagnostic: failure.response });
+    await record(tx, {
+      outbound,
+      recipient: failure.email,
+      kind: 'bounce',
+      bounceType,
+      statusCode: codes.status,
+      smtpCode,
+      reason: failure.response,
+      source: failure.source,
+    });
   }
 
   /**
    * The envelope sender of each recipient of a message: a return path of its own when the message belongs to an
    * application (the service's own mail keeps its plain sender), on the domain of the plain sender (the From).
    */
-  async function returnPaths(outbound: Pick<OutboundRow, 'id' | 'applicationId' | 'envelopeFrom'>, allRecipients: readonly string[]): Promise<(email: string) => string> {
+  async function returnPaths(
+    outbound: Pick<OutboundRow, 'id' | 'applicationId' | 'envelopeFrom'>,
+    allRecipients: readonly string[],
+  ): Promise<(email: string) => string> {
     if (!outbound.applicationId) return () => outbound.envelopeFrom;
     const signer = await options.signing.signer();
     const ordinals = recipientOrdinals(allRecipients);
     const domain = outbound.envelopeFrom.slice(outbound.envelopeFrom.lastIndexOf('@') + 1);
     return (email) => {
       const ordinal = ordinals.get(email.toLowerCase());
-      return (ordinal !== undefined ? returnPathFor(signer, { outboundId: outbound.id, ordinal, domain }) : undefined) ?? outbound.envelopeFrom;
+      return (
+        (ordinal !== undefined ? returnPathFor(signer, { outboundId: outbound.id, ordinal, domain }) : undefined) ??
+        outbound.envelopeFrom
+      );
     };
   }
 
@@ -244,34 +290,70 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const signer = await options.signing.signer();
     const path = readReturnPath(signer, address);
     if (path.kind === 'none') return { kind: 'none' };
-    const domain = await db.orm.query.domains.findFirst({ where: eq(tables.domains.domainAddress, path.domain), columns: { id: true } });
-    if (!domain) return { kind: 'refuse', reason: 'relay', message: `Relay access denied: ${path.domain} is not a hosted domain` };
-    if (path.kind === 'forged') return { kind: 'refuse', reason: 'unknown', message: 'Unknown return path: this bounce address was not issued by this service' };
+    const domain = await db.orm.query.domains.findFirst({
+      where: eq(tables.domains.domainAddress, path.domain),
+      columns: { id: true },
+    });
+    if (!domain)
+      return { kind: 'refuse', reason: 'relay', message: `Relay access denied: ${path.domain} is not a hosted domain` };
+    if (path.kind === 'forged')
+      return {
+        kind: 'refuse',
+        reason: 'unknown',
+        message: 'Unknown return path: this bounce address was not issued by this service',
+      };
     return { kind: 'accept' };
   }
 
   /** The queued message a token names, and the recipient at its ordinal. */
-  async function target(outboundId: string, ordinal: number): Promise<{ outbound: OutboundRow; recipient: string } | undefined> {
-    const [outbound] = await db.orm.select().from(tables.outboundMessages).where(eq(tables.outboundMessages.id, outboundId)).limit(1);
+  async function target(
+    outboundId: string,
+    ordinal: number,
+  ): Promise<{ outbound: OutboundRow; recipient: string } | undefined> {
+    const [outbound] = await db.orm
+      .select()
+      .from(tables.outboundMessages)
+      .where(eq(tables.outboundMessages.id, outboundId))
+      .limit(1);
     if (!outbound || !outbound.applicationId) return undefined;
-    const rows = await db.orm.select({ email: tables.outboundRecipients.email }).from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outboundId)).orderBy(asc(tables.outboundRecipients.email));
-    const recipient = [...recipientOrdinals(rows.map((row) => row.email)).entries()].find(([, index]) => index === ordinal)?.[0];
+    const rows = await db.orm
+      .select({ email: tables.outboundRecipients.email })
+      .from(tables.outboundRecipients)
+      .where(eq(tables.outboundRecipients.outboundId, outboundId))
+      .orderBy(asc(tables.outboundRecipients.email));
+    const recipient = [...recipientOrdinals(rows.map((row) => row.email)).entries()].find(
+      ([, index]) => index === ordinal,
+    )?.[0];
     return recipient ? { outbound, recipient } : undefined;
   }
 
   /** The per-recipient group of a DSN that is about `recipient` (see the module notes), or why none is. */
   function entryFor(entries: BounceEntry[], recipient: string): BounceEntry | string {
     const failed = entries.filter((entry) => entry.action === 'failed');
-    if (failed.length === 0) return entries.some((entry) => entry.action === 'delayed') ? 'a delay warning, not a bounce' : 'no failed recipient in the report';
+    if (failed.length === 0)
+      return entries.some((entry) => entry.action === 'delayed')
+        ? 'a delay warning, not a bounce'
+        : 'no failed recipient in the report';
     const named = failed.find((entry) => entry.recipient === recipient || entry.originalRecipient === recipient);
     if (named) return named;
     if (failed.length === 1) return failed[0]!;
     const unnamed = failed.find((entry) => entry.recipient === undefined);
-    return unnamed ?? `the report is about other recipients (${failed.map((entry) => entry.recipient).join(', ').slice(0, 200)})`;
+    return (
+      unnamed ??
+      `the report is about other recipients (${failed
+        .map((entry) => entry.recipient)
+        .join(', ')
+        .slice(0, 200)})`
+    );
   }
 
   /** The report for one return path, or why there is none. */
-  async function reportFor(parsed: ParsedReport, outboundId: string, ordinal: number, rawHash: string): Promise<NewReport | string> {
+  async function reportFor(
+    parsed: ParsedReport,
+    outboundId: string,
+    ordinal: number,
+    rawHash: string,
+  ): Promise<NewReport | string> {
     const found = await target(outboundId, ordinal);
     if (!found) return `no message is known for return path ${outboundId}-${ordinal.toString(32)}`;
     const { outbound, recipient } = found;
@@ -332,8 +414,18 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       const again = await tx
         .select({ outboundId: tables.deliveryReports.outboundId, recipient: tables.deliveryReports.recipient })
         .from(tables.deliveryReports)
-        .where(and(eq(tables.deliveryReports.rawHash, rawHash), inArray(tables.deliveryReports.outboundId, reports.map((report) => report.outbound.id))));
-      const fresh = reports.filter((report) => !again.some((row) => row.outboundId === report.outbound.id && row.recipient === report.recipient));
+        .where(
+          and(
+            eq(tables.deliveryReports.rawHash, rawHash),
+            inArray(
+              tables.deliveryReports.outboundId,
+              reports.map((report) => report.outbound.id),
+            ),
+          ),
+        );
+      const fresh = reports.filter(
+        (report) => !again.some((row) => row.outboundId === report.outbound.id && row.recipient === report.recipient),
+      );
       if (fresh.length === 0) return [];
       await putBlobs(tx, [{ bytes: raw, hash: rawHash }], unixSeconds(clock.now()));
       const ids: string[] = [];
@@ -346,7 +438,10 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
   }
 
   /** The sent messages of a mailbox whose Message-ID is one of `ids` (normalised), with their recipients. */
-  async function sentWithMessageIds(grantId: string, ids: readonly string[]): Promise<{ outbound: OutboundRow; recipients: string[] }[]> {
+  async function sentWithMessageIds(
+    grantId: string,
+    ids: readonly string[],
+  ): Promise<{ outbound: OutboundRow; recipients: string[] }[]> {
     // thread_references knows every Message-ID of the mailbox (lower case), and leads to the message by its thread.
     const threads = await db.orm
       .select({ headerId: tables.threadReferences.headerId, threadId: tables.threadReferences.threadId })
@@ -356,8 +451,15 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const messages = await db.orm
       .select({ id: tables.messages.id, headerMessageId: tables.messages.headerMessageId })
       .from(tables.messages)
-      .where(and(eq(tables.messages.grantId, grantId), inArray(tables.messages.threadId, [...new Set(threads.map((row) => row.threadId))])));
-    const messageIds = messages.filter((row) => row.headerMessageId && ids.includes(row.headerMessageId.replace(/^<|>$/g, '').toLowerCase())).map((row) => row.id);
+      .where(
+        and(
+          eq(tables.messages.grantId, grantId),
+          inArray(tables.messages.threadId, [...new Set(threads.map((row) => row.threadId))]),
+        ),
+      );
+    const messageIds = messages
+      .filter((row) => row.headerMessageId && ids.includes(row.headerMessageId.replace(/^<|>$/g, '').toLowerCase()))
+      .map((row) => row.id);
     if (messageIds.length === 0) return [];
     const sent = await db.orm
       .select()
@@ -366,33 +468,52 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const found: { outbound: OutboundRow; recipients: string[] }[] = [];
     for (const outbound of sent) {
       if (!outbound.applicationId) continue;
-      const rows = await db.orm.select({ email: tables.outboundRecipients.email }).from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
+      const rows = await db.orm
+        .select({ email: tables.outboundRecipients.email })
+        .from(tables.outboundRecipients)
+        .where(eq(tables.outboundRecipients.outboundId, outbound.id));
       found.push({ outbound, recipients: rows.map((row) => row.email.toLowerCase()) });
     }
     return found;
   }
 
   /** The reports a mailbox report makes about one of its sent messages, or why it makes none. */
-  function mailboxReportsFor(parsed: ParsedReport, sent: { outbound: OutboundRow; recipients: string[] }, rawHash: string): NewReport[] | string {
+  function mailboxReportsFor(
+    parsed: ParsedReport,
+    sent: { outbound: OutboundRow; recipients: string[] },
+    rawHash: string,
+  ): NewReport[] | string {
     const { outbound, recipients } = sent;
     if (parsed.kind === 'none') return 'not a delivery report';
     if (parsed.kind === 'complaint') {
       const named = parsed.originalRcptTo.filter((address) => recipients.includes(address));
       const recipient = named[0] ?? (recipients.length === 1 ? recipients[0] : undefined);
-      if (!recipient) return 'complaint not attributed: it names none of the message\'s recipients';
+      if (!recipient) return "complaint not attributed: it names none of the message's recipients";
       return [{ outbound, recipient, kind: 'complaint', reason: parsed.feedbackType, source: 'arf', rawHash }];
     }
     const failed = parsed.entries.filter((entry) => entry.action === 'failed');
-    if (failed.length === 0) return parsed.entries.some((entry) => entry.action === 'delayed') ? 'a delay warning, not a bounce' : 'no failed recipient in the report';
+    if (failed.length === 0)
+      return parsed.entries.some((entry) => entry.action === 'delayed')
+        ? 'a delay warning, not a bounce'
+        : 'no failed recipient in the report';
     const reports: NewReport[] = [];
     const toReport = (entry: BounceEntry, recipient: string) => bounceReport(outbound, recipient, entry, rawHash);
     for (const entry of failed) {
-      const recipient = [entry.recipient, entry.originalRecipient].find((address) => address !== undefined && recipients.includes(address));
-      if (recipient && !reports.some((report) => report.recipient === recipient)) reports.push(toReport(entry, recipient));
+      const recipient = [entry.recipient, entry.originalRecipient].find(
+        (address) => address !== undefined && recipients.includes(address),
+      );
+      if (recipient && !reports.some((report) => report.recipient === recipient))
+        reports.push(toReport(entry, recipient));
     }
     // An alias or forward rewrote the address: one failure about a message to one recipient is that recipient's.
-    if (reports.length === 0 && failed.length === 1 && recipients.length === 1) reports.push(toReport(failed[0]!, recipients[0]!));
-    return reports.length > 0 ? reports : `the report is about other recipients (${failed.map((entry) => entry.recipient).join(', ').slice(0, 200)})`;
+    if (reports.length === 0 && failed.length === 1 && recipients.length === 1)
+      reports.push(toReport(failed[0]!, recipients[0]!));
+    return reports.length > 0
+      ? reports
+      : `the report is about other recipients (${failed
+          .map((entry) => entry.recipient)
+          .join(', ')
+          .slice(0, 200)})`;
   }
 
   /**
@@ -407,7 +528,8 @@ export function createReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const report = readReport(raw);
     const parsed = parseReport(raw);
     if (parsed.kind === 'none') return { recorded: [], ignored: ['not a delivery report'] };
-    const ids = parsed.kind === 'complaint' && parsed.originalMessageId ? [parsed.originalMessageId] : returnedMessageIds(report);
+    const ids =
+      parsed.kind === 'complaint' && parsed.originalMessageId ? [parsed.originalMessageId] : returnedMessageIds(report);
     if (ids.length === 0) return { recorded: [], ignored: ['the report names no returned message'] };
     const sent = await sentWithMessageIds(grant.id, ids);
     if (sent.length === 0) {

@@ -17,13 +17,21 @@ import { headerOf, splitEntity, type MimeReport } from '../mime/index.js';
 /** Returned Message-IDs kept at most (one is usual; a digest of several is unusual and capped). */
 const MAX_IDS = 5;
 /** Part types that carry a returned message or its header section. */
-const RETURNED_TYPES = new Set(['message/rfc822', 'message/global', 'text/rfc822-headers', 'message/rfc822-headers', 'message/global-headers']);
+const RETURNED_TYPES = new Set([
+  'message/rfc822',
+  'message/global',
+  'text/rfc822-headers',
+  'message/rfc822-headers',
+  'message/global-headers',
+]);
 /** A `Message-ID:` line quoted in a text part. */
 const QUOTED_MESSAGE_ID = /^message-id:[ \t]*<([^<>\s]{1,250})>/gim;
 
 /** `<Id@Host>` → `id@host` (lower case, no brackets), or undefined when the value holds none. */
 function normalised(value: string | undefined): string | undefined {
-  const match = value ? /<([^<>\s]{1,250})>/.exec(value) ?? /^\s*([^<>\s@]{1,200}@[^<>\s@]{1,200})\s*$/.exec(value) : null;
+  const match = value
+    ? (/<([^<>\s]{1,250})>/.exec(value) ?? /^\s*([^<>\s@]{1,200}@[^<>\s@]{1,200})\s*$/.exec(value))
+    : null;
   return match ? match[1]!.toLowerCase() : undefined;
 }
 
@@ -51,7 +59,8 @@ export function returnedMessageIds(report: MimeReport): string[] {
 }
 
 /** A header line of a report: a `multipart/report` type, a mailer daemon or postmaster sender, a null return path (one pass over the header section). */
-const REPORT_HEADER = /^(?:content-type:[ \t]*(?:\r?\n[ \t]+)?multipart\/report|from:[^\r\n]*\b(?:mailer-daemon|postmaster)@|return-path:[ \t]*<>)/im;
+const REPORT_HEADER =
+  /^(?:content-type:[ \t]*(?:\r?\n[ \t]+)?multipart\/report|from:[^\r\n]*\b(?:mailer-daemon|postmaster)@|return-path:[ \t]*<>)/im;
 
 /**
  * Whether a raw message's header section says it may be a delivery report or a complaint: a `multipart/report`, or

@@ -61,12 +61,20 @@ export function createSendGates(gates: readonly SendGate[]) {
         await tx
           .insert(tables.grantSendingDays)
           .values({ grantId: send.grant.id, day, sent })
-          .onConflictDoUpdate({ target: [tables.grantSendingDays.grantId, tables.grantSendingDays.day], set: { sent: sql`${tables.grantSendingDays.sent} + ${sent}` } });
+          .onConflictDoUpdate({
+            target: [tables.grantSendingDays.grantId, tables.grantSendingDays.day],
+            set: { sent: sql`${tables.grantSendingDays.sent} + ${sent}` },
+          });
       }
       const [domain] = await tx
         .select({ id: tables.domains.id })
         .from(tables.domains)
-        .where(and(eq(tables.domains.domainAddress, domainOfAddress(send.from)), eq(tables.domains.applicationId, send.applicationId)))
+        .where(
+          and(
+            eq(tables.domains.domainAddress, domainOfAddress(send.from)),
+            eq(tables.domains.applicationId, send.applicationId),
+          ),
+        )
         .limit(1);
       if (domain) {
         await tx
@@ -74,7 +82,10 @@ export function createSendGates(gates: readonly SendGate[]) {
           .values({ domainId: domain.id, day, sent, ratedSent: sent })
           .onConflictDoUpdate({
             target: [tables.domainDailySends.domainId, tables.domainDailySends.day],
-            set: { sent: sql`${tables.domainDailySends.sent} + ${sent}`, ratedSent: sql`${tables.domainDailySends.ratedSent} + ${sent}` },
+            set: {
+              sent: sql`${tables.domainDailySends.sent} + ${sent}`,
+              ratedSent: sql`${tables.domainDailySends.ratedSent} + ${sent}`,
+            },
           });
       }
     },

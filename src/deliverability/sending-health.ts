@@ -28,7 +28,16 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
-import { toDomain, domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from '../domains/index.js';
+import {
+  toDomain,
+  domainOfAddress,
+  domainPausedError,
+  domainWindowTotals,
+  pauseDomainSending,
+  recordDomainReport,
+  reputationOf,
+  sendingDomainOf,
+} from '../domains/index.js';
 import { grantOf, pauseSending, RESUME_HINT } from '../grants/index.js';
 import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
@@ -95,20 +104,39 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
       })
       .from(days)
       .where(and(eq(days.grantId, grantId), between(days.day, today - thresholds.pauseWindowDays + 1, today)));
-    return { sent: Number(row?.sent ?? 0), hardBounces: Number(row?.hardBounces ?? 0), complaints: Number(row?.complaints ?? 0) };
+    return {
+      sent: Number(row?.sent ?? 0),
+      hardBounces: Number(row?.hardBounces ?? 0),
+      complaints: Number(row?.complaints ?? 0),
+    };
   }
 
   /** Adds a report to the grant's day and pauses the grant on its window's rates. */
-  async function judgeGrant(tx: Tx, report: RecordedReport, counts: { hard: number; soft: number; complaint: number }): Promise<void> {
+  async function judgeGrant(
+    tx: Tx,
+    report: RecordedReport,
+    counts: { hard: number; soft: number; complaint: number },
+  ): Promise<void> {
     if (report.grantId === null) return;
     const { hard, soft, complaint } = counts;
     const days = tables.grantSendingDays;
     await tx
       .insert(days)
-      .values({ grantId: report.grantId, day: unixDayOfMs(report.at), sent: 0, hardBounces: hard, softBounces: soft, complaints: complaint })
+      .values({
+        grantId: report.grantId,
+        day: unixDayOfMs(report.at),
+        sent: 0,
+        hardBounces: hard,
+        softBounces: soft,
+        complaints: complaint,
+      })
       .onConflictDoUpdate({
         target: [days.grantId, days.day],
-        set: { hardBounces: sql`${days.hardBounces} + ${hard}`, softBounces: sql`${days.softBounces} + ${soft}`, complaints: sql`${days.complaints} + ${complaint}` },
+        set: {
+          hardBounces: sql`${days.hardBounces} + ${hard}`,
+          softBounces: sql`${days.softBounces} + ${soft}`,
+          complaints: sql`${days.complaints} + ${complaint}`,
+        },
       });
     if (hard === 0 && complaint === 0) return;
     const now = clock.now();
@@ -116,24 +144,44 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
     if (!reason) return;
     const at = unixSeconds(now);
     const paused = await pauseSending(tx, newId, report.grantId, reason, at);
-    if (paused) await record(tx, { applicationId: paused.applicationId, grantId: paused.id, type: 'grant.updated', objectId: paused.id, object: await grantOf(tx, paused), createdAt: at });
+    if (paused)
+      await record(tx, {
+        applicationId: paused.applicationId,
+        grantId: paused.id,
+        type: 'grant.updated',
+        objectId: paused.id,
+        object: await grantOf(tx, paused),
+        createdAt: at,
+      });
   }
 
   /** Adds a report to the sending domain's day and pauses the domain on its window's rates. */
-  async function judgeDomain(tx: Tx, report: RecordedReport, counts: { hard: number; soft: number; complaint: number }): Promise<void> {
+  async function judgeDomain(
+    tx: Tx,
+    report: RecordedReport,
+    counts: { hard: number; soft: number; complaint: number },
+  ): Promise<void> {
     const domain = await sendingDomainOf(tx, report.applicationId, report.from);
     if (!domain) return;
     await recordDomainReport(tx, domain.id, unixDayOfMs(report.at), counts);
     if (counts.hard === 0 && counts.complaint === 0) return;
     const now = clock.now();
-    const totals = (await domainWindowTotals(tx, [domain.id], now.getTime(), domainThresholds.pauseWindowDays)).get(domain.id);
+    const totals = (await domainWindowTotals(tx, [domain.id], now.getTime(), domainThresholds.pauseWindowDays)).get(
+      domain.id,
+    );
     if (!totals) return;
     const reason = pauseReasonOf(totals, domainThresholds);
     if (!reason) return;
     const at = unixSeconds(now);
     const paused = await pauseDomainSending(tx, newId, domain.id, reason, at);
     if (paused) {
-      await record(tx, { applicationId: paused.applicationId, type: 'domain.updated', objectId: paused.id, object: toDomain(paused, reputationOf(totals, domainThresholds.pauseWindowDays)), createdAt: at });
+      await record(tx, {
+        applicationId: paused.applicationId,
+        type: 'domain.updated',
+        objectId: paused.id,
+        object: toDomain(paused, reputationOf(totals, domainThresholds.pauseWindowDays)),
+        createdAt: at,
+      });
     }
   }
 
@@ -155,17 +203,35 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
       // The rows as they are now, inside the send's transaction: the grant given may have been read before a pause.
       if (send.grant) {
         const [row] = await tx
-          .select({ email: tables.grants.email, pausedAt: tables.grants.sendingPausedAt, reason: tables.grants.sendingPausedReason })
+          .select({
+            email: tables.grants.email,
+            pausedAt: tables.grants.sendingPausedAt,
+            reason: tables.grants.sendingPausedReason,
+          })
           .from(tables.grants)
           .where(eq(tables.grants.id, send.grant.id));
         if (row?.pausedAt != null) throw sendingPausedError(row.email, row.reason ?? 'sending is paused', row.pausedAt);
       }
       // The domain of the From, and the grant's own domain when it differs: a paused domain refuses every sender on it.
-      const addresses = new Set([domainOfAddress(send.from), ...(send.grant ? [domainOfAddress(send.grant.email)] : [])]);
+      const addresses = new Set([
+        domainOfAddress(send.from),
+        ...(send.grant ? [domainOfAddress(send.grant.email)] : []),
+      ]);
       const paused = await tx
-        .select({ id: tables.domains.id, domainAddress: tables.domains.domainAddress, sendingPausedAt: tables.domains.sendingPausedAt, sendingPausedReason: tables.domains.sendingPausedReason })
+        .select({
+          id: tables.domains.id,
+          domainAddress: tables.domains.domainAddress,
+          sendingPausedAt: tables.domains.sendingPausedAt,
+          sendingPausedReason: tables.domains.sendingPausedReason,
+        })
         .from(tables.domains)
-        .where(and(eq(tables.domains.applicationId, send.applicationId), inArray(tables.domains.domainAddress, [...addresses]), isNotNull(tables.domains.sendingPausedAt)))
+        .where(
+          and(
+            eq(tables.domains.applicationId, send.applicationId),
+            inArray(tables.domains.domainAddress, [...addresses]),
+            isNotNull(tables.domains.sendingPausedAt),
+          ),
+        )
         .limit(1);
       if (paused[0]) throw domainPausedError(paused[0]);
     },

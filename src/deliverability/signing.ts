@@ -39,7 +39,8 @@ export interface TokenSigner {
 
 /** A signer over a given key. */
 export function createTokenSigner(key: Buffer): TokenSigner {
-  const mac = (purpose: string, data: string, bytes = MAC_BYTES) => createHmac('sha256', key).update(purpose).update('\0').update(data).digest().subarray(0, bytes);
+  const mac = (purpose: string, data: string, bytes = MAC_BYTES) =>
+    createHmac('sha256', key).update(purpose).update('\0').update(data).digest().subarray(0, bytes);
   const same = (a: Buffer, b: Buffer) => a.length === b.length && timingSafeEqual(a, b);
   return {
     mac,
@@ -49,7 +50,8 @@ export function createTokenSigner(key: Buffer): TokenSigner {
     },
     verify(purpose, token) {
       const dot = token.indexOf('.');
-      if (dot <= 0 || dot !== token.lastIndexOf('.') || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) return undefined;
+      if (dot <= 0 || dot !== token.lastIndexOf('.') || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token))
+        return undefined;
       const payload = Buffer.from(token.slice(0, dot), 'base64url').toString();
       // base64url decoding is lenient (it skips what it cannot read): re-encode, so one token has one spelling.
       if (Buffer.from(payload).toString('base64url') !== token.slice(0, dot)) return undefined;
@@ -69,8 +71,16 @@ export function createSigningKeys(deps: Pick<CoreDeps, 'db' | 'randomBytes' | 'c
   async function load(): Promise<TokenSigner> {
     const { db } = deps;
     const value = deps.secrets.seal(deps.randomBytes(KEY_BYTES).toString('base64'));
-    await db.write((tx) => tx.insert(tables.serviceKeys).values({ name: KEY_NAME, value, createdAt: unixSeconds(deps.clock.now()) }).onConflictDoNothing());
-    const [row] = await db.orm.select({ value: tables.serviceKeys.value }).from(tables.serviceKeys).where(eq(tables.serviceKeys.name, KEY_NAME));
+    await db.write((tx) =>
+      tx
+        .insert(tables.serviceKeys)
+        .values({ name: KEY_NAME, value, createdAt: unixSeconds(deps.clock.now()) })
+        .onConflictDoNothing(),
+    );
+    const [row] = await db.orm
+      .select({ value: tables.serviceKeys.value })
+      .from(tables.serviceKeys)
+      .where(eq(tables.serviceKeys.name, KEY_NAME));
     if (!row) throw new Error('the signing key could not be stored');
     return createTokenSigner(Buffer.from(openStored(deps.secrets, row.value), 'base64'));
   }

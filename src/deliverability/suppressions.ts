@@ -40,7 +40,12 @@ export function createSuppressionGate(): SendGate {
       const rows = await tx
         .select({ email: tables.suppressions.email, reason: tables.suppressions.reason })
         .from(tables.suppressions)
-        .where(and(eq(tables.suppressions.applicationId, send.applicationId), inArray(tables.suppressions.email, send.recipients)));
+        .where(
+          and(
+            eq(tables.suppressions.applicationId, send.applicationId),
+            inArray(tables.suppressions.email, send.recipients),
+          ),
+        );
       if (rows.length === 0) return;
       rows.sort((a, b) => send.recipients.indexOf(a.email) - send.recipients.indexOf(b.email));
       const named = rows.slice(0, NAMED_IN_REFUSAL).map((row) => `${row.email} (${why[row.reason]})`);
@@ -64,7 +69,11 @@ function normalized(email: string): string {
 export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>): SuppressionService {
   const { db, clock } = deps;
 
-  const notFound = (email: string) => new AppError('not_found', `Suppression ${JSON.stringify(email)} not found: the address is not on this application's suppression list.`);
+  const notFound = (email: string) =>
+    new AppError(
+      'not_found',
+      `Suppression ${JSON.stringify(email)} not found: the address is not on this application's suppression list.`,
+    );
 
   return {
     /** The application's suppressed addresses, newest first; `email` filters to one address. */
@@ -76,7 +85,12 @@ export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>): 
       if (cursor) {
         const [createdAt, email] = cursor;
         // Newest first, then by address: the next page starts after the cursor's row.
-        conditions.push(or(lt(tables.suppressions.createdAt, createdAt), and(eq(tables.suppressions.createdAt, createdAt), gt(tables.suppressions.email, email))));
+        conditions.push(
+          or(
+            lt(tables.suppressions.createdAt, createdAt),
+            and(eq(tables.suppressions.createdAt, createdAt), gt(tables.suppressions.email, email)),
+          ),
+        );
       }
       const rows = await db.orm
         .select()
@@ -91,8 +105,22 @@ export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>): 
     async add(principal: Principal, input: AddSuppressionInput): Promise<Suppression> {
       const email = normalized(input.email);
       return db.write(async (tx) => {
-        await tx.insert(tables.suppressions).values({ applicationId: principal.applicationId, email, reason: 'manual', reportId: null, createdAt: unixSeconds(clock.now()) }).onConflictDoNothing();
-        const [row] = await tx.select().from(tables.suppressions).where(and(eq(tables.suppressions.applicationId, principal.applicationId), eq(tables.suppressions.email, email)));
+        await tx
+          .insert(tables.suppressions)
+          .values({
+            applicationId: principal.applicationId,
+            email,
+            reason: 'manual',
+            reportId: null,
+            createdAt: unixSeconds(clock.now()),
+          })
+          .onConflictDoNothing();
+        const [row] = await tx
+          .select()
+          .from(tables.suppressions)
+          .where(
+            and(eq(tables.suppressions.applicationId, principal.applicationId), eq(tables.suppressions.email, email)),
+          );
         return wireOf(row!);
       });
     },
@@ -103,7 +131,9 @@ export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>): 
       const removed = await db.write((tx) =>
         tx
           .delete(tables.suppressions)
-          .where(and(eq(tables.suppressions.applicationId, principal.applicationId), eq(tables.suppressions.email, address)))
+          .where(
+            and(eq(tables.suppressions.applicationId, principal.applicationId), eq(tables.suppressions.email, address)),
+          )
           .returning({ email: tables.suppressions.email }),
       );
       if (removed.length === 0) throw notFound(address);

@@ -70,13 +70,23 @@ function messageIdsOf(value: string): string[] {
  * The Message-IDs a message names as earlier messages, closest first: its In-Reply-To, then its References from the
  * last to the first; each once, at most {@link MAX_NAMED_IDS}. Also its own Message-ID and its From address.
  */
-export function replyHeadersOf(raw: Buffer): { named: string[]; inReplyTo: string | undefined; messageId: string | undefined; from: string } {
+export function replyHeadersOf(raw: Buffer): {
+  named: string[];
+  inReplyTo: string | undefined;
+  messageId: string | undefined;
+  from: string;
+} {
   const headers = readRawHeaders(raw, HEADER_SCAN_BYTES, 200);
   const valueOf = (name: string) => headers.find((header) => header.name.toLowerCase() === name)?.value ?? '';
   const inReplyTo = messageIdsOf(valueOf('in-reply-to'));
   const references = messageIdsOf(valueOf('references')).reverse();
   const named = [...new Set([...inReplyTo, ...references])].slice(0, MAX_NAMED_IDS);
-  return { named, inReplyTo: inReplyTo[0], messageId: messageIdsOf(valueOf('message-id'))[0], from: fromHeaderAddress(valueOf('from')) };
+  return {
+    named,
+    inReplyTo: inReplyTo[0],
+    messageId: messageIdsOf(valueOf('message-id'))[0],
+    from: fromHeaderAddress(valueOf('from')),
+  };
 }
 
 /** Finds the tracked sends a message replies to, and records the replies. */
@@ -86,12 +96,19 @@ export interface ThreadReplies {
    * `thread_replies` (most mail, decided without a query when it names no earlier message), else the jobs to store
    * in its transaction, given its stored copies (one per grant, in order).
    */
-  jobsFor(raw: Buffer, grants: readonly Pick<GrantRow, 'id' | 'email'>[], at: number): Promise<((copies: readonly StoredCopy[]) => JobInput[]) | undefined>;
+  jobsFor(
+    raw: Buffer,
+    grants: readonly Pick<GrantRow, 'id' | 'email'>[],
+    at: number,
+  ): Promise<((copies: readonly StoredCopy[]) => JobInput[]) | undefined>;
   /**
    * {@link jobsFor} of many messages at once (a connected account's synced mail), with one read of
    * `tracked_messages` for all of them; one answer per message, in order.
    */
-  jobsForMany(messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[], at: number): Promise<(((copies: readonly StoredCopy[]) => JobInput[]) | undefined)[]>;
+  jobsForMany(
+    messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[],
+    at: number,
+  ): Promise<(((copies: readonly StoredCopy[]) => JobInput[]) | undefined)[]>;
   /** The job's handler, by kind. */
   handlers: Record<string, JobHandler>;
 }
@@ -114,15 +131,27 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
   const record = eventRecorder(deps);
 
   /** The id of a reply's engagement row: one per tracked send and reply, whatever runs twice. */
-  const replyEventId = (trackedId: string, replyKey: string) => `reply_${createHash('sha256').update(`${trackedId}\0${replyKey}`).digest('base64url').slice(0, 32)}`;
+  const replyEventId = (trackedId: string, replyKey: string) =>
+    `reply_${createHash('sha256').update(`${trackedId}\0${replyKey}`).digest('base64url').slice(0, 32)}`;
 
   /** The id of the message the reply answers in its mailbox: the tracked send, or another message of the thread. */
-  async function repliedToId(grantId: string, threadId: string, inReplyTo: string | null, tracked: { messageId: string; headerMessageId: string }): Promise<string> {
+  async function repliedToId(
+    grantId: string,
+    threadId: string,
+    inReplyTo: string | null,
+    tracked: { messageId: string; headerMessageId: string },
+  ): Promise<string> {
     if (!inReplyTo || inReplyTo === tracked.headerMessageId) return tracked.messageId;
     const [row] = await db.orm
       .select({ id: tables.messages.id })
       .from(tables.messages)
-      .where(and(eq(tables.messages.threadId, threadId), eq(tables.messages.grantId, grantId), eq(tables.messages.headerMessageId, inReplyTo)))
+      .where(
+        and(
+          eq(tables.messages.threadId, threadId),
+          eq(tables.messages.grantId, grantId),
+          eq(tables.messages.headerMessageId, inReplyTo),
+        ),
+      )
       // A message received twice (a sender's retry) has two copies: the first one stored is the one answered.
       .orderBy(asc(tables.messages.seq))
       .limit(1);
@@ -132,10 +161,16 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
   const run: JobHandler = async (job) => {
     const payload = job.payload as unknown as ThreadRepliedPayload;
     for (const reply of payload.replies) {
-      const [tracked] = await db.orm.select().from(tables.trackedMessages).where(eq(tables.trackedMessages.id, reply.tracked_id));
+      const [tracked] = await db.orm
+        .select()
+        .from(tables.trackedMessages)
+        .where(eq(tables.trackedMessages.id, reply.tracked_id));
       // The tracked send (or its grant) was deleted meanwhile: nothing to count against.
       if (!tracked) continue;
-      const [message] = await db.orm.select({ threadId: tables.messages.threadId }).from(tables.messages).where(eq(tables.messages.id, reply.message_id));
+      const [message] = await db.orm
+        .select({ threadId: tables.messages.threadId })
+        .from(tables.messages)
+        .where(eq(tables.messages.id, reply.message_id));
       const threadId = message?.threadId ?? tracked.threadId ?? '';
       const replyToMessageId = await repliedToId(reply.grant_id, threadId, payload.in_reply_to, tracked);
       await db.write(async (tx) => {
@@ -199,16 +234,31 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     for (let index = 0; index < named.length; index += 500) {
       rows.push(
         ...(await db.orm
-          .select({ id: tables.trackedMessages.id, grantId: tables.trackedMessages.grantId, headerMessageId: tables.trackedMessages.headerMessageId })
+          .select({
+            id: tables.trackedMessages.id,
+            grantId: tables.trackedMessages.grantId,
+            headerMessageId: tables.trackedMessages.headerMessageId,
+          })
           .from(tables.trackedMessages)
-          .where(and(inArray(tables.trackedMessages.grantId, [...grantIds]), inArray(tables.trackedMessages.headerMessageId, named.slice(index, index + 500)), eq(tables.trackedMessages.threadReplies, true)))),
+          .where(
+            and(
+              inArray(tables.trackedMessages.grantId, [...grantIds]),
+              inArray(tables.trackedMessages.headerMessageId, named.slice(index, index + 500)),
+              eq(tables.trackedMessages.threadReplies, true),
+            ),
+          )),
       );
     }
     return rows;
   }
 
   /** The jobs of one message, given its headers and the tracked sends found among what it names (maybe others' too). */
-  function jobsOf(headers: ReturnType<typeof replyHeadersOf>, grants: readonly Pick<GrantRow, 'id' | 'email'>[], found: readonly TrackedRow[], at: number): ((copies: readonly StoredCopy[]) => JobInput[]) | undefined {
+  function jobsOf(
+    headers: ReturnType<typeof replyHeadersOf>,
+    grants: readonly Pick<GrantRow, 'id' | 'email'>[],
+    found: readonly TrackedRow[],
+    at: number,
+  ): ((copies: readonly StoredCopy[]) => JobInput[]) | undefined {
     const mine = new Set(grants.map((grant) => grant.id));
     const rows = found.filter((row) => mine.has(row.grantId) && headers.named.includes(row.headerMessageId));
     if (rows.length === 0) return undefined;
@@ -223,23 +273,56 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     return (copies) => {
       const replies = copies.flatMap((copy) => {
         const tracked = trackedOf.get(copy.grantId);
-        return tracked ? [{ grant_id: copy.grantId, tracked_id: tracked.id, message_id: copy.messageId, from_self: headers.from !== '' && headers.from === emailOf.get(copy.grantId) }] : [];
+        return tracked
+          ? [
+              {
+                grant_id: copy.grantId,
+                tracked_id: tracked.id,
+                message_id: copy.messageId,
+                from_self: headers.from !== '' && headers.from === emailOf.get(copy.grantId),
+              },
+            ]
+          : [];
       });
       if (replies.length === 0) return [];
-      const payload: ThreadRepliedPayload = { at, header_message_id: headers.messageId ?? null, in_reply_to: headers.inReplyTo ?? null, replies };
-      return [{ kind: THREAD_REPLIED_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${THREAD_REPLIED_JOB}:${replies[0]!.message_id}` }];
+      const payload: ThreadRepliedPayload = {
+        at,
+        header_message_id: headers.messageId ?? null,
+        in_reply_to: headers.inReplyTo ?? null,
+        replies,
+      };
+      return [
+        {
+          kind: THREAD_REPLIED_JOB,
+          payload: payload as unknown as Record<string, unknown>,
+          dedupeKey: `${THREAD_REPLIED_JOB}:${replies[0]!.message_id}`,
+        },
+      ];
     };
   }
 
-  async function jobsForMany(messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[], at: number) {
+  async function jobsForMany(
+    messages: readonly { raw: Buffer; grants: readonly Pick<GrantRow, 'id' | 'email'>[] }[],
+    at: number,
+  ) {
     // Many messages (a connected account's sync): whether the mailboxes have any tracked send is asked first, before
     // any header is read. One message (mail received here) is scanned first: most names no earlier message, and
     // then no query is made.
-    if (messages.length > 1 && !(await anyTracked([...new Set(messages.flatMap(({ grants }) => grants.map((grant) => grant.id)))]))) return messages.map(() => undefined);
-    const headers = messages.map(({ raw, grants }) => (grants.length > 0 && namesEarlierMessages(raw) ? replyHeadersOf(raw) : undefined));
+    if (
+      messages.length > 1 &&
+      !(await anyTracked([...new Set(messages.flatMap(({ grants }) => grants.map((grant) => grant.id)))]))
+    )
+      return messages.map(() => undefined);
+    const headers = messages.map(({ raw, grants }) =>
+      grants.length > 0 && namesEarlierMessages(raw) ? replyHeadersOf(raw) : undefined,
+    );
     const named = [...new Set(headers.flatMap((entry) => entry?.named ?? []))];
     if (named.length === 0) return messages.map(() => undefined);
-    const grantIds = [...new Set(messages.flatMap(({ grants }, index) => (headers[index]?.named.length ? grants.map((grant) => grant.id) : [])))];
+    const grantIds = [
+      ...new Set(
+        messages.flatMap(({ grants }, index) => (headers[index]?.named.length ? grants.map((grant) => grant.id) : [])),
+      ),
+    ];
     const found = await trackedAmong(grantIds, named);
     return messages.map(({ grants }, index) => {
       const entry = headers[index];

@@ -28,7 +28,10 @@ export function linkUrl(signer: TokenSigner, trackingUrl: string, trackingId: st
 }
 
 /** A link token's tracking id and link index, or undefined when it is not a valid link token of this key. */
-export function readLinkToken(signer: TokenSigner, token: string): { trackingId: string; linkIndex: number } | undefined {
+export function readLinkToken(
+  signer: TokenSigner,
+  token: string,
+): { trackingId: string; linkIndex: number } | undefined {
   const payload = signer.verify(CLICK_TOKEN_PURPOSE, token);
   if (payload === undefined) return undefined;
   const dot = payload.lastIndexOf('.');
@@ -43,7 +46,14 @@ export function readLinkToken(signer: TokenSigner, token: string): { trackingId:
  * sent as written: there is no image to load in it, and a redirect URL in place of a link the reader can read would
  * change what they see (its replies are still tracked).
  */
-export function trackedBody(signer: TokenSigner, trackingUrl: string, trackingId: string, options: StoredTrackingOptions, body: string, isPlaintext: boolean): { body: string; links: string[] } {
+export function trackedBody(
+  signer: TokenSigner,
+  trackingUrl: string,
+  trackingId: string,
+  options: StoredTrackingOptions,
+  body: string,
+  isPlaintext: boolean,
+): { body: string; links: string[] } {
   if (isPlaintext || (options.opens !== true && options.links !== true)) return { body, links: [] };
   const rewritten = rewriteForTracking(body, {
     pixelUrl: options.opens === true ? pixelUrl(signer, trackingUrl, trackingId) : undefined,
@@ -93,6 +103,12 @@ export async function recordTrackedSend(tx: Tx, send: TrackedSend): Promise<void
     sentAt: send.sentAt,
   });
   for (let start = 0; start < send.links.length; start += 200) {
-    await tx.insert(tables.trackingLinks).values(send.links.slice(start, start + 200).map((url, offset) => ({ messageId: send.id, linkIndex: start + offset, url })));
+    await tx
+      .insert(tables.trackingLinks)
+      .values(
+        send.links
+          .slice(start, start + 200)
+          .map((url, offset) => ({ messageId: send.id, linkIndex: start + offset, url })),
+      );
   }
 }

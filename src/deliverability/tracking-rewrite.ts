@@ -29,12 +29,42 @@ export interface TrackingRewrite {
 }
 
 /** Elements whose content is raw text: no tags inside (HTML's raw text and escapable raw text elements). */
-const RAW_TEXT_ELEMENTS = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'plaintext']);
+const RAW_TEXT_ELEMENTS = new Set([
+  'script',
+  'style',
+  'textarea',
+  'title',
+  'xmp',
+  'iframe',
+  'noembed',
+  'noframes',
+  'plaintext',
+]);
 /** Elements whose `href` is a link a reader clicks. */
 const LINK_ELEMENTS = new Set(['a', 'area']);
 
 /** Character references decoded in attribute values (the ones URLs carry; an unknown name stays as written). */
-const NAMED_REFERENCES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0', sol: '/', colon: ':', quest: '?', equals: '=', num: '#', percnt: '%', plus: '+', comma: ',', period: '.', lowbar: '_', hyphen: '-', tab: '\t', newline: '\n' };
+const NAMED_REFERENCES: Record<string, string> = {
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  nbsp: '\u00a0',
+  sol: '/',
+  colon: ':',
+  quest: '?',
+  equals: '=',
+  num: '#',
+  percnt: '%',
+  plus: '+',
+  comma: ',',
+  period: '.',
+  lowbar: '_',
+  hyphen: '-',
+  tab: '\t',
+  newline: '\n',
+};
 
 /** Decodes the character references of an attribute value (`&amp;`, `&#38;`, `&#x26;`). */
 export function decodeAttribute(value: string): string {
@@ -111,7 +141,8 @@ function readAttributes(source: string, index: number): { attributes: AttributeV
       at = close < 0 ? length : close + 1;
     } else {
       let valueEnd = probe;
-      while (valueEnd < length && !isSpace(source.charCodeAt(valueEnd)) && source.charCodeAt(valueEnd) !== 0x3e) valueEnd++;
+      while (valueEnd < length && !isSpace(source.charCodeAt(valueEnd)) && source.charCodeAt(valueEnd) !== 0x3e)
+        valueEnd++;
       attributes.push({ name, start: probe, end: valueEnd });
       at = valueEnd;
     }

@@ -87,7 +87,10 @@ export const SCANNER_USER_AGENTS = [
   'scanner',
 ] as const;
 
-const SCANNER_PATTERN = new RegExp(SCANNER_USER_AGENTS.map((word) => word.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'i');
+const SCANNER_PATTERN = new RegExp(
+  SCANNER_USER_AGENTS.map((word) => word.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'),
+  'i',
+);
 
 /** Whether a user agent is a scanner's or a proxy's (see {@link SCANNER_USER_AGENTS}). */
 export function scannerUserAgent(userAgent: string | undefined): boolean {
@@ -150,7 +153,10 @@ export interface TrackingParts {
 /** Creates the tracking service. */
 export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
   const { db, clock, newId, logger } = deps;
-  const cache = new Map<string, { entry: TrackedEntry | null; expires: number } | { loading: Promise<TrackedEntry | null> }>();
+  const cache = new Map<
+    string,
+    { entry: TrackedEntry | null; expires: number } | { loading: Promise<TrackedEntry | null> }
+  >();
   const pending: Hit[] = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
   let writing: Promise<void> | undefined;
@@ -158,7 +164,12 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
   const verified = new Map<string, string>();
 
   /** The payload of a token signed for `purpose` (see {@link VERIFIED_TOKENS}); the purpose is part of the key. */
-  function verify(signer: TokenSigner, purpose: string, token: string, read: (signer: TokenSigner, token: string) => string | undefined): string | undefined {
+  function verify(
+    signer: TokenSigner,
+    purpose: string,
+    token: string,
+    read: (signer: TokenSigner, token: string) => string | undefined,
+  ): string | undefined {
     const key = `${purpose} ${token}`;
     const known = verified.get(key);
     if (known !== undefined) return known;
@@ -171,13 +182,24 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
 
   async function load(trackingId: string): Promise<TrackedEntry | null> {
     const [row] = await db.orm
-      .select({ id: tables.trackedMessages.id, grantId: tables.trackedMessages.grantId, opens: tables.trackedMessages.opens, links: tables.trackedMessages.links })
+      .select({
+        id: tables.trackedMessages.id,
+        grantId: tables.trackedMessages.grantId,
+        opens: tables.trackedMessages.opens,
+        links: tables.trackedMessages.links,
+      })
       .from(tables.trackedMessages)
       .where(eq(tables.trackedMessages.id, trackingId))
       .limit(1);
     if (!row) return null;
     const urls = row.links
-      ? (await db.orm.select({ url: tables.trackingLinks.url }).from(tables.trackingLinks).where(eq(tables.trackingLinks.messageId, trackingId)).orderBy(asc(tables.trackingLinks.linkIndex))).map((link) => link.url)
+      ? (
+          await db.orm
+            .select({ url: tables.trackingLinks.url })
+            .from(tables.trackingLinks)
+            .where(eq(tables.trackingLinks.messageId, trackingId))
+            .orderBy(asc(tables.trackingLinks.linkIndex))
+        ).map((link) => link.url)
       : [];
     return { ...row, urls };
   }
@@ -238,7 +260,10 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
         // The commit's fsync runs off the event loop (durableWrite), so answering hits goes on meanwhile.
         await db.durableWrite((tx) => writeBatch(tx, batch));
       } catch (error) {
-        logger.error('tracking: a batch of hits could not be recorded', { hits: batch.length, error: error instanceof Error ? error.message : String(error) });
+        logger.error('tracking: a batch of hits could not be recorded', {
+          hits: batch.length,
+          error: error instanceof Error ? error.message : String(error),
+        });
       }
     } while (pending.length >= MAX_BATCH || (all && pending.length > 0));
     if (dropped > 0) {
@@ -278,54 +303,112 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
     const known = state.recents[kind];
     if (known) return known;
     const rows = await tx
-      .select({ ip: tables.engagementEvents.ip, userAgent: tables.engagementEvents.userAgent, linkIndex: tables.engagementEvents.linkIndex, at: tables.engagementEvents.at })
+      .select({
+        ip: tables.engagementEvents.ip,
+        userAgent: tables.engagementEvents.userAgent,
+        linkIndex: tables.engagementEvents.linkIndex,
+        at: tables.engagementEvents.at,
+      })
       .from(tables.engagementEvents)
-      .where(and(eq(tables.engagementEvents.messageId, state.row.id), eq(tables.engagementEvents.kind, kind), eq(tables.engagementEvents.counted, true)))
+      .where(
+        and(
+          eq(tables.engagementEvents.messageId, state.row.id),
+          eq(tables.engagementEvents.kind, kind),
+          eq(tables.engagementEvents.counted, true),
+        ),
+      )
       .orderBy(desc(tables.engagementEvents.at), desc(tables.engagementEvents.id))
       .limit(RECENT_HITS);
     const count = kind === 'open' ? state.row.opensCount : state.row.clicksCount;
-    const recents = rows.reverse().map((row, index) => ({ id: count - rows.length + index, ip: row.ip ?? '', linkIndex: row.linkIndex, at: row.at, userAgent: row.userAgent ?? '' }));
+    const recents = rows.reverse().map((row, index) => ({
+      id: count - rows.length + index,
+      ip: row.ip ?? '',
+      linkIndex: row.linkIndex,
+      at: row.at,
+      userAgent: row.userAgent ?? '',
+    }));
     state.recents[kind] = recents;
     return recents;
   }
 
   /** The outbox row of `message.opened` / `message.link_clicked` for a message as it stands after a hit at `at`. */
-  function notificationOf(state: BatchState, kind: 'open' | 'click', at: number): typeof tables.outboxEvents.$inferInsert {
+  function notificationOf(
+    state: BatchState,
+    kind: 'open' | 'click',
+    at: number,
+  ): typeof tables.outboxEvents.$inferInsert {
     const { row } = state;
     const recents = state.recents[kind] ?? [];
     const timestamp = Math.floor(at / 1000);
-    const common = { object: 'message', grant_id: row.grantId, message_id: row.messageId, ...(row.label !== null ? { label: row.label } : {}) };
+    const common = {
+      object: 'message',
+      grant_id: row.grantId,
+      message_id: row.messageId,
+      ...(row.label !== null ? { label: row.label } : {}),
+    };
     const object =
       kind === 'open'
         ? {
             ...common,
             message_data: { count: row.opensCount, timestamp },
-            recents: recents.map((recent) => ({ ip: recent.ip, opened_id: recent.id, timestamp: Math.floor(recent.at / 1000), user_agent: recent.userAgent })),
+            recents: recents.map((recent) => ({
+              ip: recent.ip,
+              opened_id: recent.id,
+              timestamp: Math.floor(recent.at / 1000),
+              user_agent: recent.userAgent,
+            })),
             sender_app_id: row.applicationId,
             timestamp,
           }
         : {
             ...common,
-            link_data: [...state.links.entries()].sort(([a], [b]) => a - b).map(([, entry]) => ({ count: entry.count, url: entry.url })),
-            recents: recents.map((recent) => ({ click_id: recent.id, ip: recent.ip, link_index: String(recent.linkIndex), timestamp: Math.floor(recent.at / 1000), user_agent: recent.userAgent })),
+            link_data: [...state.links.entries()]
+              .sort(([a], [b]) => a - b)
+              .map(([, entry]) => ({ count: entry.count, url: entry.url })),
+            recents: recents.map((recent) => ({
+              click_id: recent.id,
+              ip: recent.ip,
+              link_index: String(recent.linkIndex),
+              timestamp: Math.floor(recent.at / 1000),
+              user_agent: recent.userAgent,
+            })),
             sender_app_id: row.applicationId,
             timestamp,
           };
     const type: TriggerType = kind === 'open' ? 'message.opened' : 'message.link_clicked';
-    return { id: newId(), applicationId: row.applicationId, grantId: row.grantId, type, objectId: row.messageId, payload: object, createdAt: timestamp };
+    return {
+      id: newId(),
+      applicationId: row.applicationId,
+      grantId: row.grantId,
+      type,
+      objectId: row.messageId,
+      payload: object,
+      createdAt: timestamp,
+    };
   }
 
   async function writeBatch(tx: Tx, batch: Hit[]): Promise<void> {
     const ids = [...new Set(batch.map((hit) => hit.trackingId))];
     const states = new Map<string, BatchState>();
     for (let start = 0; start < ids.length; start += 500) {
-      const rows = await tx.select().from(tables.trackedMessages).where(inArray(tables.trackedMessages.id, ids.slice(start, start + 500)));
+      const rows = await tx
+        .select()
+        .from(tables.trackedMessages)
+        .where(inArray(tables.trackedMessages.id, ids.slice(start, start + 500)));
       for (const row of rows) states.set(row.id, { row, dirty: false, links: new Map(), recents: {} });
     }
-    const clicked = [...new Set(batch.filter((hit) => hit.kind === 'click' && states.has(hit.trackingId)).map((hit) => hit.trackingId))];
+    const clicked = [
+      ...new Set(
+        batch.filter((hit) => hit.kind === 'click' && states.has(hit.trackingId)).map((hit) => hit.trackingId),
+      ),
+    ];
     for (let start = 0; start < clicked.length; start += 500) {
-      const links = await tx.select().from(tables.trackingLinks).where(inArray(tables.trackingLinks.messageId, clicked.slice(start, start + 500)));
-      for (const link of links) states.get(link.messageId)!.links.set(link.linkIndex, { url: link.url, count: link.clicksCount, dirty: false });
+      const links = await tx
+        .select()
+        .from(tables.trackingLinks)
+        .where(inArray(tables.trackingLinks.messageId, clicked.slice(start, start + 500)));
+      for (const link of links)
+        states.get(link.messageId)!.links.set(link.linkIndex, { url: link.url, count: link.clicksCount, dirty: false });
     }
     /** [id, message_id, kind, link_index, ip, user_agent, counted, flag, at, hits]: inserted in one statement per batch. */
     const events: unknown[][] = [];
@@ -348,13 +431,35 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
           same[8] = hit.at;
           same[9] = (same[9] as number) + 1;
         } else {
-          const event = [newId(), row.id, hit.kind, hit.linkIndex, hit.ip ?? null, hit.userAgent ?? null, 0, flag, hit.at, 1];
+          const event = [
+            newId(),
+            row.id,
+            hit.kind,
+            hit.linkIndex,
+            hit.ip ?? null,
+            hit.userAgent ?? null,
+            0,
+            flag,
+            hit.at,
+            1,
+          ];
           flaggedRows.set(key, event);
           events.push(event);
         }
         continue;
       }
-      events.push([newId(), row.id, hit.kind, hit.linkIndex, hit.ip ?? null, hit.userAgent ?? null, 1, flag, hit.at, 1]);
+      events.push([
+        newId(),
+        row.id,
+        hit.kind,
+        hit.linkIndex,
+        hit.ip ?? null,
+        hit.userAgent ?? null,
+        1,
+        flag,
+        hit.at,
+        1,
+      ]);
       state.dirty = true;
       const wanted = hit.kind === 'open' ? row.opens : row.links;
       const recents = wanted ? await recentsOf(tx, state, hit.kind) : undefined;
@@ -386,13 +491,21 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
     for (const state of states.values()) {
       if (!state.dirty) continue;
       const { row } = state;
-      await tx.update(tables.trackedMessages).set({ opensCount: row.opensCount, lastOpenAt: row.lastOpenAt, clicksCount: row.clicksCount }).where(eq(tables.trackedMessages.id, row.id));
+      await tx
+        .update(tables.trackedMessages)
+        .set({ opensCount: row.opensCount, lastOpenAt: row.lastOpenAt, clicksCount: row.clicksCount })
+        .where(eq(tables.trackedMessages.id, row.id));
       for (const [linkIndex, link] of state.links) {
-        if (link.dirty) await tx.update(tables.trackingLinks).set({ clicksCount: link.count }).where(and(eq(tables.trackingLinks.messageId, row.id), eq(tables.trackingLinks.linkIndex, linkIndex)));
+        if (link.dirty)
+          await tx
+            .update(tables.trackingLinks)
+            .set({ clicksCount: link.count })
+            .where(and(eq(tables.trackingLinks.messageId, row.id), eq(tables.trackingLinks.linkIndex, linkIndex)));
       }
     }
     // The notifications, in the outbox in the same transaction (as src/outbox/outbox.ts recordEvent writes them).
-    for (let start = 0; start < notifications.length; start += 100) await tx.insert(tables.outboxEvents).values(notifications.slice(start, start + 100));
+    for (let start = 0; start < notifications.length; start += 100)
+      await tx.insert(tables.outboxEvents).values(notifications.slice(start, start + 100));
     if (notifications.length > 0) announceRecordedEvents();
   }
 
@@ -420,7 +533,9 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
      */
     open(token: string, source: HitSource): boolean | Promise<boolean> {
       return settle(signerNow(), (signer) => {
-        const trackingId = verify(signer, OPEN_TOKEN_PURPOSE, token, (key, value) => key.verify(OPEN_TOKEN_PURPOSE, value));
+        const trackingId = verify(signer, OPEN_TOKEN_PURPOSE, token, (key, value) =>
+          key.verify(OPEN_TOKEN_PURPOSE, value),
+        );
         if (trackingId === undefined) return false;
         return settle(lookup(trackingId), (entry) => {
           if (!entry?.opens) return false;
@@ -481,8 +596,21 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
         .from(tables.trackedMessages)
         .where(and(eq(tables.trackedMessages.grantId, grant.id), eq(tables.trackedMessages.messageId, message.id)))
         .limit(1);
-      const base = { object: 'message_engagement' as const, grant_id: grant.id, message_id: message.id, delivery_status: delivery };
-      if (!tracked) return { ...base, tracked: false, opens: { count: 0, hits: 0, flagged: 0 }, clicks: { count: 0, hits: 0, flagged: 0 }, links: [], replies: { count: 0, message_ids: [] } };
+      const base = {
+        object: 'message_engagement' as const,
+        grant_id: grant.id,
+        message_id: message.id,
+        delivery_status: delivery,
+      };
+      if (!tracked)
+        return {
+          ...base,
+          tracked: false,
+          opens: { count: 0, hits: 0, flagged: 0 },
+          clicks: { count: 0, hits: 0, flagged: 0 },
+          links: [],
+          replies: { count: 0, message_ids: [] },
+        };
       const totals = await db.orm
         .select({
           kind: tables.engagementEvents.kind,
@@ -492,7 +620,12 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
           last: sql<number>`max(${tables.engagementEvents.at})`,
         })
         .from(tables.engagementEvents)
-        .where(and(eq(tables.engagementEvents.messageId, tracked.id), inArray(tables.engagementEvents.kind, ['open', 'click'])))
+        .where(
+          and(
+            eq(tables.engagementEvents.messageId, tracked.id),
+            inArray(tables.engagementEvents.kind, ['open', 'click']),
+          ),
+        )
         .groupBy(tables.engagementEvents.kind, tables.engagementEvents.counted);
       const summary = (kind: 'open' | 'click', count: number) => {
         const counted = totals.find((total) => total.kind === kind && total.counted);
@@ -501,20 +634,37 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
           count,
           hits: Number(counted?.hits ?? 0) + Number(flagged?.hits ?? 0),
           flagged: Number(flagged?.hits ?? 0),
-          ...(counted ? { first_at: Math.floor(Number(counted.first) / 1000), last_at: Math.floor(Number(counted.last) / 1000) } : {}),
+          ...(counted
+            ? { first_at: Math.floor(Number(counted.first) / 1000), last_at: Math.floor(Number(counted.last) / 1000) }
+            : {}),
         };
       };
-      const links = await db.orm.select().from(tables.trackingLinks).where(eq(tables.trackingLinks.messageId, tracked.id)).orderBy(asc(tables.trackingLinks.linkIndex));
+      const links = await db.orm
+        .select()
+        .from(tables.trackingLinks)
+        .where(eq(tables.trackingLinks.messageId, tracked.id))
+        .orderBy(asc(tables.trackingLinks.linkIndex));
       const replies = await db.orm
         .select({ id: tables.engagementEvents.replyMessageId })
         .from(tables.engagementEvents)
-        .where(and(eq(tables.engagementEvents.messageId, tracked.id), eq(tables.engagementEvents.kind, 'reply'), eq(tables.engagementEvents.counted, true)))
+        .where(
+          and(
+            eq(tables.engagementEvents.messageId, tracked.id),
+            eq(tables.engagementEvents.kind, 'reply'),
+            eq(tables.engagementEvents.counted, true),
+          ),
+        )
         .orderBy(asc(tables.engagementEvents.at), asc(tables.engagementEvents.id));
       const replyIds = replies.flatMap((reply) => (reply.id === null ? [] : [reply.id]));
       return {
         ...base,
         tracked: true,
-        tracking_options: { opens: tracked.opens, links: tracked.links, thread_replies: tracked.threadReplies, ...(tracked.label !== null ? { label: tracked.label } : {}) },
+        tracking_options: {
+          opens: tracked.opens,
+          links: tracked.links,
+          thread_replies: tracked.threadReplies,
+          ...(tracked.label !== null ? { label: tracked.label } : {}),
+        },
         sent_at: Math.floor(tracked.sentAt / 1000),
         opens: summary('open', tracked.opensCount),
         clicks: summary('click', tracked.clicksCount),

@@ -61,7 +61,10 @@ function macOf(signer: TokenSigner, outboundId: string, ordinal: number): string
  * The return path of one recipient of an outbound message, or undefined when the id cannot stand in a token (the
  * message then keeps its plain sender).
  */
-export function returnPathFor(signer: TokenSigner, target: { outboundId: string; ordinal: number; domain: string }): string | undefined {
+export function returnPathFor(
+  signer: TokenSigner,
+  target: { outboundId: string; ordinal: number; domain: string },
+): string | undefined {
   if (!ID_PATTERN.test(target.outboundId) || !Number.isInteger(target.ordinal) || target.ordinal < 0) return undefined;
   const local = `${VERP_PREFIX}${target.outboundId}-${target.ordinal.toString(32)}-${macOf(signer, target.outboundId, target.ordinal)}`;
   if (local.length > MAX_LOCAL_PART) return undefined;

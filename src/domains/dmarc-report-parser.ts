@@ -40,7 +40,10 @@ export const MAX_VALUE_CHARS = 1_024;
 export const TAGS_PER_TURN = 1_000;
 
 const gunzipAsync = promisify(gunzip) as (buffer: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
-const inflateRawAsync = promisify(inflateRaw) as (buffer: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
+const inflateRawAsync = promisify(inflateRaw) as (
+  buffer: Buffer,
+  options: { maxOutputLength: number },
+) => Promise<Buffer>;
 
 /** A report that is refused: malformed, too big, or expanding too much. */
 export class DmarcReportRejected extends Error {}
@@ -67,7 +70,11 @@ const reject = (why: string): never => {
 function sniff(bytes: Buffer): 'gzip' | 'zip' | 'xml' | undefined {
   if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) return 'gzip';
   if (bytes.length >= 4 && bytes.readUInt32LE(0) === 0x04034b50) return 'zip';
-  const head = bytes.subarray(0, 512).toString('utf8').replace(/^\uFEFF/, '').trimStart();
+  const head = bytes
+    .subarray(0, 512)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart();
   if (head.startsWith('<?xml') || /^<(?:[A-Za-z_][\w.-]*:)?feedback[\s>]/.test(head)) return 'xml';
   return undefined;
 }
@@ -77,7 +84,12 @@ function decodeBody(body: string, encoding: string | undefined): Buffer {
   const kind = (encoding ?? '').trim().toLowerCase();
   if (kind === 'base64') return Buffer.from(body.replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
   if (kind === 'quoted-printable') {
-    return Buffer.from(body.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+    return Buffer.from(
+      body
+        .replace(/=\r?\n/g, '')
+        .replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+      'latin1',
+    );
   }
   return Buffer.from(body, 'latin1');
 }
@@ -109,10 +121,14 @@ export function findReportFile(raw: Buffer): Buffer {
 async function inflateCapped(kind: 'gzip' | 'deflate', data: Buffer): Promise<Buffer> {
   const cap = Math.min(MAX_XML_BYTES, Math.max(1, data.length) * MAX_RATIO);
   try {
-    return kind === 'gzip' ? await gunzipAsync(data, { maxOutputLength: cap }) : await inflateRawAsync(data, { maxOutputLength: cap });
+    return kind === 'gzip'
+      ? await gunzipAsync(data, { maxOutputLength: cap })
+      : await inflateRawAsync(data, { maxOutputLength: cap });
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
-      return reject(`the report expands past ${cap} bytes (at most ${MAX_XML_BYTES} bytes and ${MAX_RATIO} times its compressed size)`);
+      return reject(
+        `the report expands past ${cap} bytes (at most ${MAX_XML_BYTES} bytes and ${MAX_RATIO} times its compressed size)`,
+      );
     }
     return reject(`the ${kind === 'gzip' ? 'gzip' : 'zip'} data is corrupt (${(error as Error).message})`);
   }
@@ -135,7 +151,8 @@ async function unzip(zip: Buffer): Promise<Buffer> {
   let at = directoryOffset;
   let chosen: { method: number; size: number; offset: number; flags: number } | undefined;
   for (let index = 0; index < Math.min(entries, MAX_ZIP_ENTRIES); index++) {
-    if (at + 46 > zip.length || zip.readUInt32LE(at) !== 0x02014b50) return reject('the zip central directory is corrupt');
+    if (at + 46 > zip.length || zip.readUInt32LE(at) !== 0x02014b50)
+      return reject('the zip central directory is corrupt');
     const flags = zip.readUInt16LE(at + 8);
     const method = zip.readUInt16LE(at + 10);
     const size = zip.readUInt32LE(at + 20);
@@ -155,7 +172,8 @@ async function unzip(zip: Buffer): Promise<Buffer> {
   if (chosen.flags & 1) return reject('encrypted zip entries are not accepted');
   if (chosen.size === 0xffffffff || chosen.offset === 0xffffffff) return reject('ZIP64 archives are not accepted');
   const local = chosen.offset;
-  if (local + 30 > zip.length || zip.readUInt32LE(local) !== 0x04034b50) return reject('the zip entry header is corrupt');
+  if (local + 30 > zip.length || zip.readUInt32LE(local) !== 0x04034b50)
+    return reject('the zip entry header is corrupt');
   const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
   if (start + chosen.size > zip.length) return reject('the zip entry runs past the end of the archive');
   const data = zip.subarray(start, start + chosen.size);
@@ -217,16 +235,25 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
   const closeRecord = (fields: RecordFields) => {
     const ip = fields.source_ip ?? reject('a record without source_ip');
     if (isIP(ip) === 0) reject(`a record whose source_ip is not an IP address: ${ip.slice(0, 60)}`);
-    const count = /^\d{1,10}$/.test(fields.count ?? '') ? Number(fields.count) : reject(`a record whose count is not a whole number: ${String(fields.count).slice(0, 20)}`);
+    const count = /^\d{1,10}$/.test(fields.count ?? '')
+      ? Number(fields.count)
+      : reject(`a record whose count is not a whole number: ${String(fields.count).slice(0, 20)}`);
     const disposition = (fields.disposition ?? '').toLowerCase();
     const dkim = (fields.dkim ?? '').toLowerCase();
     const spf = (fields.spf ?? '').toLowerCase();
     if (!DISPOSITIONS.has(disposition)) reject(`a record with disposition ${JSON.stringify(disposition.slice(0, 20))}`);
-    if (!RESULTS.has(dkim) || !RESULTS.has(spf)) reject('a record whose policy_evaluated dkim or spf is neither pass nor fail');
+    if (!RESULTS.has(dkim) || !RESULTS.has(spf))
+      reject('a record whose policy_evaluated dkim or spf is neither pass nor fail');
     const key = ip.toLowerCase();
     let entry = sources.get(key);
     if (!entry) {
-      entry = { source_ip: key, count: 0, dkim: { pass: 0, fail: 0 }, spf: { pass: 0, fail: 0 }, disposition: { none: 0, quarantine: 0, reject: 0 } };
+      entry = {
+        source_ip: key,
+        count: 0,
+        dkim: { pass: 0, fail: 0 },
+        spf: { pass: 0, fail: 0 },
+        disposition: { none: 0, quarantine: 0, reject: 0 },
+      };
       sources.set(key, entry);
     }
     entry.count += count;
@@ -326,8 +353,12 @@ export async function readAggregateXml(xml: string): Promise<AggregateReport> {
 
   const orgName = meta.org_name || reject('report_metadata has no org_name');
   const reportId = meta.report_id || reject('report_metadata has no report_id');
-  const begin = /^\d{1,12}$/.test(meta['date_range/begin'] ?? '') ? Number(meta['date_range/begin']) : reject('report_metadata has no date_range begin');
-  const endAt = /^\d{1,12}$/.test(meta['date_range/end'] ?? '') ? Number(meta['date_range/end']) : reject('report_metadata has no date_range end');
+  const begin = /^\d{1,12}$/.test(meta['date_range/begin'] ?? '')
+    ? Number(meta['date_range/begin'])
+    : reject('report_metadata has no date_range begin');
+  const endAt = /^\d{1,12}$/.test(meta['date_range/end'] ?? '')
+    ? Number(meta['date_range/end'])
+    : reject('report_metadata has no date_range end');
   const domain = (policy.domain ?? '').toLowerCase().replace(/\.$/, '') || reject('policy_published has no domain');
   const pct = /^\d{1,3}$/.test(policy.pct ?? '') ? Number(policy.pct) : undefined;
   return {
@@ -360,7 +391,8 @@ function onlySpace(text: string, from: number, to: number): boolean {
 
 /** An element name without its namespace prefix; a name that is not one refuses the report. */
 function localName(qualified: string): string {
-  if (!/^[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?$/.test(qualified)) reject(`a malformed tag name ${JSON.stringify(qualified.slice(0, 40))}`);
+  if (!/^[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?$/.test(qualified))
+    reject(`a malformed tag name ${JSON.stringify(qualified.slice(0, 40))}`);
   const colon = qualified.indexOf(':');
   return colon < 0 ? qualified : qualified.slice(colon + 1);
 }

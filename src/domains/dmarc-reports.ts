@@ -63,7 +63,10 @@ export function createDmarcReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'n
   const { db, clock, newId, logger } = deps;
 
   async function domainNamed(address: string) {
-    return db.orm.query.domains.findFirst({ where: eq(tables.domains.domainAddress, address), columns: { id: true, applicationId: true, domainAddress: true } });
+    return db.orm.query.domains.findFirst({
+      where: eq(tables.domains.domainAddress, address),
+      columns: { id: true, applicationId: true, domainAddress: true },
+    });
   }
 
   return {
@@ -129,14 +132,20 @@ export function createDmarcReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'n
             .returning({ id: tables.dmarcReports.id }),
         );
         if (stored.length > 0) recorded.push(id);
-        else ignored.push(`DMARC report ${report.reportId.slice(0, 100)} of ${report.orgName.slice(0, 100)} was received before`);
+        else
+          ignored.push(
+            `DMARC report ${report.reportId.slice(0, 100)} of ${report.orgName.slice(0, 100)} was received before`,
+          );
       }
       if (ignored.length > 0) logger.info('dmarc report ignored', { reasons: ignored.slice(0, 5) });
       return { recorded, ignored };
     },
 
     /** A page of a domain's reports, newest first; another application's domain is 404. */
-    async list(principal: Principal, input: { domain_id: string; limit?: number | undefined; page_token?: string | undefined }) {
+    async list(
+      principal: Principal,
+      input: { domain_id: string; limit?: number | undefined; page_token?: string | undefined },
+    ) {
       const domain = await db.orm.query.domains.findFirst({
         where: and(eq(tables.domains.id, input.domain_id), eq(tables.domains.applicationId, principal.applicationId)),
         columns: { id: true },
@@ -148,7 +157,12 @@ export function createDmarcReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'n
       const rows = await db.orm
         .select()
         .from(t)
-        .where(and(eq(t.domainId, domain.id), after ? or(lt(t.receivedAt, after[0]), and(eq(t.receivedAt, after[0]), lt(t.id, after[1]))) : undefined))
+        .where(
+          and(
+            eq(t.domainId, domain.id),
+            after ? or(lt(t.receivedAt, after[0]), and(eq(t.receivedAt, after[0]), lt(t.id, after[1]))) : undefined,
+          ),
+        )
         .orderBy(desc(t.receivedAt), desc(t.id))
         .limit(limit + 1);
       return toPage(rows, limit, (row) => [row.receivedAt, row.id], toReport);

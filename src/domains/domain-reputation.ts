@@ -56,7 +56,12 @@ export function reputationOf(totals: WindowTotals & { softBounces: number }, win
 }
 
 /** The window totals of each domain (rated recipients, bounces, complaints), today included; absent ones are zero. */
-export async function domainWindowTotals(db: Orm | Tx, domainIds: readonly string[], nowMs: number, windowDays: number): Promise<Map<string, WindowTotals & { softBounces: number }>> {
+export async function domainWindowTotals(
+  db: Orm | Tx,
+  domainIds: readonly string[],
+  nowMs: number,
+  windowDays: number,
+): Promise<Map<string, WindowTotals & { softBounces: number }>> {
   const out = new Map<string, WindowTotals & { softBounces: number }>();
   if (domainIds.length === 0) return out;
   const days = tables.domainDailySends;
@@ -73,41 +78,78 @@ export async function domainWindowTotals(db: Orm | Tx, domainIds: readonly strin
     .where(and(inArray(days.domainId, [...domainIds]), between(days.day, today - windowDays + 1, today)))
     .groupBy(days.domainId);
   for (const row of rows) {
-    out.set(row.domainId, { sent: Number(row.sent), hardBounces: Number(row.hardBounces), softBounces: Number(row.softBounces), complaints: Number(row.complaints) });
+    out.set(row.domainId, {
+      sent: Number(row.sent),
+      hardBounces: Number(row.hardBounces),
+      softBounces: Number(row.softBounces),
+      complaints: Number(row.complaints),
+    });
   }
   return out;
 }
 
 /** The registered domain of an application a From address is on, if any (inside the caller's transaction). */
-export async function sendingDomainOf(tx: Orm | Tx, applicationId: string, from: string): Promise<DomainRow | undefined> {
+export async function sendingDomainOf(
+  tx: Orm | Tx,
+  applicationId: string,
+  from: string,
+): Promise<DomainRow | undefined> {
   const [row] = await tx
     .select()
     .from(tables.domains)
-    .where(and(eq(tables.domains.domainAddress, domainOfAddress(from)), eq(tables.domains.applicationId, applicationId)))
+    .where(
+      and(eq(tables.domains.domainAddress, domainOfAddress(from)), eq(tables.domains.applicationId, applicationId)),
+    )
     .limit(1);
   return row;
 }
 
 /** Adds a bounce or complaint to the domain's day. */
-export async function recordDomainReport(tx: Tx, domainId: string, day: number, counts: { hard: number; soft: number; complaint: number }): Promise<void> {
+export async function recordDomainReport(
+  tx: Tx,
+  domainId: string,
+  day: number,
+  counts: { hard: number; soft: number; complaint: number },
+): Promise<void> {
   const days = tables.domainDailySends;
   await tx
     .insert(days)
-    .values({ domainId, day, sent: 0, ratedSent: 0, hardBounces: counts.hard, softBounces: counts.soft, complaints: counts.complaint })
+    .values({
+      domainId,
+      day,
+      sent: 0,
+      ratedSent: 0,
+      hardBounces: counts.hard,
+      softBounces: counts.soft,
+      complaints: counts.complaint,
+    })
     .onConflictDoUpdate({
       target: [days.domainId, days.day],
-      set: { hardBounces: sql`${days.hardBounces} + ${counts.hard}`, softBounces: sql`${days.softBounces} + ${counts.soft}`, complaints: sql`${days.complaints} + ${counts.complaint}` },
+      set: {
+        hardBounces: sql`${days.hardBounces} + ${counts.hard}`,
+        softBounces: sql`${days.softBounces} + ${counts.soft}`,
+        complaints: sql`${days.complaints} + ${counts.complaint}`,
+      },
     });
 }
 
 /** Pauses a domain's sending unless it is paused already, and records the change. Returns the updated row, or undefined. */
-export async function pauseDomainSending(tx: Tx, newId: IdGenerator, domainId: string, reason: string, at: number): Promise<DomainRow | undefined> {
+export async function pauseDomainSending(
+  tx: Tx,
+  newId: IdGenerator,
+  domainId: string,
+  reason: string,
+  at: number,
+): Promise<DomainRow | undefined> {
   const [row] = await tx
     .update(tables.domains)
     .set({ sendingPausedAt: at, sendingPausedReason: reason, updatedAt: at })
     .where(and(eq(tables.domains.id, domainId), isNull(tables.domains.sendingPausedAt)))
     .returning();
-  if (row) await tx.insert(tables.domainSendingStateChanges).values({ id: newId(), domainId, state: 'paused', reason, actor: 'service', at });
+  if (row)
+    await tx
+      .insert(tables.domainSendingStateChanges)
+      .values({ id: newId(), domainId, state: 'paused', reason, actor: 'service', at });
   return row;
 }
 
@@ -116,7 +158,12 @@ export async function pauseDomainSending(tx: Tx, newId: IdGenerator, domainId: s
  * window ending today to zero (the warm-up count `sent` stays) and records the change with `actor`. Returns the updated
  * row, or undefined when the domain was not paused.
  */
-export async function resumeDomainSending(tx: Tx, newId: IdGenerator, domainId: string, options: { actor: string; now: Date; windowDays: number }): Promise<DomainRow | undefined> {
+export async function resumeDomainSending(
+  tx: Tx,
+  newId: IdGenerator,
+  domainId: string,
+  options: { actor: string; now: Date; windowDays: number },
+): Promise<DomainRow | undefined> {
   const at = Math.floor(options.now.getTime() / 1000);
   const [row] = await tx
     .update(tables.domains)
@@ -127,13 +174,22 @@ export async function resumeDomainSending(tx: Tx, newId: IdGenerator, domainId: 
   await tx
     .update(tables.domainDailySends)
     .set({ ratedSent: 0, hardBounces: 0, softBounces: 0, complaints: 0 })
-    .where(and(eq(tables.domainDailySends.domainId, domainId), gte(tables.domainDailySends.day, windowStartDay(options.now.getTime(), options.windowDays))));
-  await tx.insert(tables.domainSendingStateChanges).values({ id: newId(), domainId, state: 'active', reason: 'resumed through the API', actor: options.actor, at });
+    .where(
+      and(
+        eq(tables.domainDailySends.domainId, domainId),
+        gte(tables.domainDailySends.day, windowStartDay(options.now.getTime(), options.windowDays)),
+      ),
+    );
+  await tx
+    .insert(tables.domainSendingStateChanges)
+    .values({ id: newId(), domainId, state: 'active', reason: 'resumed through the API', actor: options.actor, at });
   return row;
 }
 
 /** The refusal of a send from a paused domain (403 `sending_paused`, naming the domain). */
-export function domainPausedError(row: Pick<DomainRow, 'id' | 'domainAddress' | 'sendingPausedAt' | 'sendingPausedReason'>): AppError {
+export function domainPausedError(
+  row: Pick<DomainRow, 'id' | 'domainAddress' | 'sendingPausedAt' | 'sendingPausedReason'>,
+): AppError {
   const reason = row.sendingPausedReason ?? 'sending is paused';
   const at = row.sendingPausedAt ?? 0;
   return new AppError(

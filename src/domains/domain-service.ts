@@ -18,7 +18,13 @@ import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { DomainService } from './contracts.js';
-import { domainSendingOf, domainWindowTotals, reputationOf, resumeDomainSending, type DomainReputation } from './domain-reputation.js';
+import {
+  domainSendingOf,
+  domainWindowTotals,
+  reputationOf,
+  resumeDomainSending,
+  type DomainReputation,
+} from './domain-reputation.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 
@@ -106,7 +112,12 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
 
   /** Rows to the wire, each with its reputation over the window (one grouped read). */
   async function withReputation(rows: DomainRow[], tx: Tx | Orm = db.orm): Promise<Domain[]> {
-    const totals = await domainWindowTotals(tx, rows.map((row) => row.id), clock.now().getTime(), windowDays);
+    const totals = await domainWindowTotals(
+      tx,
+      rows.map((row) => row.id),
+      clock.now().getTime(),
+      windowDays,
+    );
     const zero = { sent: 0, hardBounces: 0, softBounces: 0, complaints: 0 };
     return rows.map((row) => toDomain(row, reputationOf(totals.get(row.id) ?? zero, windowDays)));
   }
@@ -160,13 +171,21 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
   function expectedRecord(row: DomainRow, type: VerificationType): ExpectedRecord {
     switch (type) {
       case 'ownership':
-        return { host: `_agentpost.${row.domainAddress}`, type: 'TXT', value: `agentpost-verification=${row.verificationToken}` };
+        return {
+          host: `_agentpost.${row.domainAddress}`,
+          type: 'TXT',
+          value: `agentpost-verification=${row.verificationToken}`,
+        };
       case 'mx':
         return { host: row.domainAddress, type: 'MX', value: config.mxHost, priority: 10 };
       case 'spf':
         return { host: row.domainAddress, type: 'TXT', value: `v=spf1 a:${config.mxHost} ~all` };
       case 'dkim':
-        return { host: `${DKIM_SELECTOR}._domainkey.${row.domainAddress}`, type: 'TXT', value: `v=DKIM1; k=rsa; p=${row.dkimPublicKey ?? ''}` };
+        return {
+          host: `${DKIM_SELECTOR}._domainkey.${row.domainAddress}`,
+          type: 'TXT',
+          value: `v=DKIM1; k=rsa; p=${row.dkimPublicKey ?? ''}`,
+        };
       case 'feedback':
         return { host: `feedback.${row.domainAddress}`, type: 'MX', value: config.mxHost, priority: 10 };
       case 'dmarc':
@@ -178,7 +197,11 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
    * Looks the record up and says whether it is there as expected. "No such name / no such record" is an empty
    * answer; any other DNS failure (SERVFAIL, REFUSED, a timeout) is reported as `error` with its code, never thrown.
    */
-  async function check(row: DomainRow, type: VerificationType, expected: ExpectedRecord): Promise<{ ok: boolean; found: string[]; error?: string }> {
+  async function check(
+    row: DomainRow,
+    type: VerificationType,
+    expected: ExpectedRecord,
+  ): Promise<{ ok: boolean; found: string[]; error?: string }> {
     try {
       if (expected.type === 'MX') {
         const records = await dns.resolveMx(expected.host);
@@ -188,7 +211,8 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
       const found = (await dns.resolveTxt(expected.host)).map((chunks) => chunks.join(''));
       const ok = found.some((text) => {
         const normalized = text.trim();
-        if (type === 'spf') return /^v=spf1\s/i.test(normalized) && normalized.toLowerCase().includes(config.mxHost.toLowerCase());
+        if (type === 'spf')
+          return /^v=spf1\s/i.test(normalized) && normalized.toLowerCase().includes(config.mxHost.toLowerCase());
         if (type === 'dkim') return normalized.replace(/\s+/g, '').includes(`p=${row.dkimPublicKey}`);
         // Any published DMARC policy counts (RFC 7489 6.4: `v=DMARC1` first); the owner may report elsewhere too.
         if (type === 'dmarc') return /^v\s*=\s*DMARC1\s*(;|$)/i.test(normalized);
@@ -202,7 +226,14 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
     }
   }
 
-  function result(row: DomainRow, type: VerificationType, expected: ExpectedRecord, status: DomainVerificationResult['status'], message: string, details?: Record<string, unknown>): DomainVerificationResult {
+  function result(
+    row: DomainRow,
+    type: VerificationType,
+    expected: ExpectedRecord,
+    status: DomainVerificationResult['status'],
+    message: string,
+    details?: Record<string, unknown>,
+  ): DomainVerificationResult {
     return {
       domain_id: row.id,
       attempt: { type, options: expected },
@@ -224,12 +255,22 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
         .where(
           and(
             eq(tables.domains.applicationId, principal.applicationId),
-            after ? or(gt(tables.domains.createdAt, after[0]), and(eq(tables.domains.createdAt, after[0]), gt(tables.domains.id, after[1]))) : undefined,
+            after
+              ? or(
+                  gt(tables.domains.createdAt, after[0]),
+                  and(eq(tables.domains.createdAt, after[0]), gt(tables.domains.id, after[1])),
+                )
+              : undefined,
           ),
         )
         .orderBy(asc(tables.domains.createdAt), asc(tables.domains.id))
         .limit(limit + 1);
-      const page = toPage(rows, limit, (row) => [row.createdAt, row.id], (row) => row);
+      const page = toPage(
+        rows,
+        limit,
+        (row) => [row.createdAt, row.id],
+        (row) => row,
+      );
       return { ...page, data: await withReputation(page.data) };
     },
 
@@ -242,42 +283,52 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
      * Registers a domain. `*.<AGENTPOST_TRIAL_DOMAIN>` is a trial domain, usable at once; any other is custom
      * and waits for DNS verification. An address can belong to one application only (409).
      */
-    async create(principal: Principal, input: { name: string; domain_address: string; warm_up?: boolean | undefined }): Promise<Domain> {
+    async create(
+      principal: Principal,
+      input: { name: string; domain_address: string; warm_up?: boolean | undefined },
+    ): Promise<Domain> {
       const address = input.domain_address.toLowerCase();
       checkTrialDepth(address);
       const branded = isTrialAddress(address);
       const at = now();
       // Warm-up by default for a custom domain (unless the schedule is `off`); a trial domain is established.
       const warmUp = input.warm_up ?? (!branded && config.deliverability.warmUpSchedule !== 'off');
-      return db.write(async (tx) => {
-        const taken = await tx.query.domains.findFirst({ where: eq(tables.domains.domainAddress, address) });
-        if (taken) throw new AppError('conflict', `domain_address: ${address} is already registered.`, { field: 'domain_address' });
-        const [row] = await tx
-          .insert(tables.domains)
-          .values({
-            id: newId(),
-            applicationId: principal.applicationId,
-            name: input.name,
-            domainAddress: address,
-            branded,
-            verifiedOwnership: branded,
-            verifiedMx: branded,
-            verifiedSpf: branded,
-            verifiedDkim: branded,
-            verificationToken: randomBytes(18).toString('base64url'),
-            ...(warmUp ? { warmUp: true, warmUpStartedAt: at } : {}),
-            createdAt: at,
-            updatedAt: at,
-          })
-          .returning();
-        return oneWithReputation(row!, tx);
-      }).catch((error: unknown) => {
-        // Another process registered the same address between our check and our insert.
-        if (String((error as { cause?: unknown })?.cause ?? error).includes('UNIQUE')) {
-          throw new AppError('conflict', `domain_address: ${address} is already registered.`, { field: 'domain_address' });
-        }
-        throw error;
-      });
+      return db
+        .write(async (tx) => {
+          const taken = await tx.query.domains.findFirst({ where: eq(tables.domains.domainAddress, address) });
+          if (taken)
+            throw new AppError('conflict', `domain_address: ${address} is already registered.`, {
+              field: 'domain_address',
+            });
+          const [row] = await tx
+            .insert(tables.domains)
+            .values({
+              id: newId(),
+              applicationId: principal.applicationId,
+              name: input.name,
+              domainAddress: address,
+              branded,
+              verifiedOwnership: branded,
+              verifiedMx: branded,
+              verifiedSpf: branded,
+              verifiedDkim: branded,
+              verificationToken: randomBytes(18).toString('base64url'),
+              ...(warmUp ? { warmUp: true, warmUpStartedAt: at } : {}),
+              createdAt: at,
+              updatedAt: at,
+            })
+            .returning();
+          return oneWithReputation(row!, tx);
+        })
+        .catch((error: unknown) => {
+          // Another process registered the same address between our check and our insert.
+          if (String((error as { cause?: unknown })?.cause ?? error).includes('UNIQUE')) {
+            throw new AppError('conflict', `domain_address: ${address} is already registered.`, {
+              field: 'domain_address',
+            });
+          }
+          throw error;
+        });
     },
 
     /**
@@ -287,17 +338,30 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
      */
     async update(
       principal: Principal,
-      input: { domain_id: string; name?: string | undefined; warm_up?: boolean | undefined; sending?: { status: 'active' } | undefined },
+      input: {
+        domain_id: string;
+        name?: string | undefined;
+        warm_up?: boolean | undefined;
+        sending?: { status: 'active' } | undefined;
+      },
       context: { requestId?: string | undefined } = {},
     ): Promise<Domain> {
       const current = await requireDomain(principal, input.domain_id);
       const at = now();
       const warmUp =
-        input.warm_up === undefined || input.warm_up === current.warmUp ? {} : input.warm_up ? { warmUp: true, warmUpStartedAt: at } : { warmUp: false, warmUpStartedAt: null };
+        input.warm_up === undefined || input.warm_up === current.warmUp
+          ? {}
+          : input.warm_up
+            ? { warmUp: true, warmUpStartedAt: at }
+            : { warmUp: false, warmUpStartedAt: null };
       return db.write(async (tx) => {
         const resumed =
           input.sending?.status === 'active'
-            ? await resumeDomainSending(tx, newId, current.id, { actor: context.requestId ?? `local:${principal.via}`, now: clock.now(), windowDays })
+            ? await resumeDomainSending(tx, newId, current.id, {
+                actor: context.requestId ?? `local:${principal.via}`,
+                now: clock.now(),
+                windowDays,
+              })
             : undefined;
         const [row] = await tx
           .update(tables.domains)
@@ -305,7 +369,14 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
           .where(eq(tables.domains.id, current.id))
           .returning();
         const domain = await oneWithReputation(row!, tx);
-        if (resumed) await record(tx, { applicationId: principal.applicationId, type: 'domain.updated', objectId: row!.id, object: domain, createdAt: at });
+        if (resumed)
+          await record(tx, {
+            applicationId: principal.applicationId,
+            type: 'domain.updated',
+            objectId: row!.id,
+            object: domain,
+            createdAt: at,
+          });
         return domain;
       });
     },
@@ -317,16 +388,30 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
     },
 
     /** The DNS record to publish for a verification type, and whether it is verified already. */
-    async info(principal: Principal, input: { domain_id: string; type: VerificationType }): Promise<DomainVerificationResult> {
+    async info(
+      principal: Principal,
+      input: { domain_id: string; type: VerificationType },
+    ): Promise<DomainVerificationResult> {
       let row = await requireDomain(principal, input.domain_id);
       if (input.type === 'dkim') row = await ensureDkimKey(row);
       const expected = expectedRecord(row, input.type);
       const done = row[FLAG_OF[input.type]];
-      return result(row, input.type, expected, done ? 'done' : 'pending', done ? `${input.type} is verified.` : `Publish a ${expected.type} record at ${expected.host}: ${expected.value}`);
+      return result(
+        row,
+        input.type,
+        expected,
+        done ? 'done' : 'pending',
+        done
+          ? `${input.type} is verified.`
+          : `Publish a ${expected.type} record at ${expected.host}: ${expected.value}`,
+      );
     },
 
     /** Looks the record up in DNS now; on success the domain's flag is set. */
-    async verify(principal: Principal, input: { domain_id: string; type: VerificationType }): Promise<DomainVerificationResult> {
+    async verify(
+      principal: Principal,
+      input: { domain_id: string; type: VerificationType },
+    ): Promise<DomainVerificationResult> {
       let row = await requireDomain(principal, input.domain_id);
       if (input.type === 'dkim') row = await ensureDkimKey(row);
       const expected = expectedRecord(row, input.type);
@@ -334,10 +419,24 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
       const { ok, found, error } = await check(row, input.type, expected);
       if (error !== undefined) {
         const why = DNS_TROUBLE[error] ?? 'the look-up failed';
-        return result(row, input.type, expected, 'failed', `DNS look-up of ${expected.type} ${expected.host} failed: ${why} (${error}); try again later`, { found, dns_error: error });
+        return result(
+          row,
+          input.type,
+          expected,
+          'failed',
+          `DNS look-up of ${expected.type} ${expected.host} failed: ${why} (${error}); try again later`,
+          { found, dns_error: error },
+        );
       }
       if (!ok) {
-        return result(row, input.type, expected, 'failed', `No matching ${expected.type} record at ${expected.host}; publish: ${expected.value}`, { found });
+        return result(
+          row,
+          input.type,
+          expected,
+          'failed',
+          `No matching ${expected.type} record at ${expected.host}; publish: ${expected.value}`,
+          { found },
+        );
       }
       const [updated] = await db.write((tx) =>
         tx
@@ -361,7 +460,10 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
           }
           const flags = { verifiedOwnership: true, verifiedMx: true, verifiedSpf: true, verifiedDkim: true };
           if (existing) {
-            await tx.update(tables.domains).set({ ...flags, updatedAt: at }).where(eq(tables.domains.id, existing.id));
+            await tx
+              .update(tables.domains)
+              .set({ ...flags, updatedAt: at })
+              .where(eq(tables.domains.id, existing.id));
           } else {
             await tx.insert(tables.domains).values({
               id: newId(),

@@ -2,7 +2,33 @@
  * @module domains
  * The front door of src/domains/: what other areas, the operations and the faces use of it.
  */
-export { DmarcReportRejected, findReportFile, MAX_COMPRESSED_BYTES, MAX_EMAIL_BYTES, MAX_RATIO, MAX_RECORDS, MAX_XML_BYTES, readAggregateReport, readAggregateXml, reportXml, type AggregateReport } from './dmarc-report-parser.js';
-export { createDmarcReportIntake, ruaDomain, type DmarcReceiveOutcome, type DmarcReportIntake, type RuaCheck } from './dmarc-reports.js';
-export { domainOfAddress, domainPausedError, domainWindowTotals, pauseDomainSending, recordDomainReport, reputationOf, sendingDomainOf } from './domain-reputation.js';
+export {
+  DmarcReportRejected,
+  findReportFile,
+  MAX_COMPRESSED_BYTES,
+  MAX_EMAIL_BYTES,
+  MAX_RATIO,
+  MAX_RECORDS,
+  MAX_XML_BYTES,
+  readAggregateReport,
+  readAggregateXml,
+  reportXml,
+  type AggregateReport,
+} from './dmarc-report-parser.js';
+export {
+  createDmarcReportIntake,
+  ruaDomain,
+  type DmarcReceiveOutcome,
+  type DmarcReportIntake,
+  type RuaCheck,
+} from './dmarc-reports.js';
+export {
+  domainOfAddress,
+  domainPausedError,
+  domainWindowTotals,
+  pauseDomainSending,
+  recordDomainReport,
+  reputationOf,
+  sendingDomainOf,
+} from './domain-reputation.js';
 export { createDomainService, DMARC_RUA_LOCAL_PART, isDomainUsable, toDomain } from './domain-service.js';

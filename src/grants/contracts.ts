@@ -10,24 +10,33 @@ import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from 
 /** What createFolderService() returns (src/grants/folder-service.ts). */
 export interface FolderService {
   /** A page of the grant's folders: system folders first, then the user's in creation order. */
-  list(principal: Principal, input: ListFoldersInput): Promise<{
-      data: Folder[];
-      next_cursor?: string;
+  list(
+    principal: Principal,
+    input: ListFoldersInput,
+  ): Promise<{
+    data: Folder[];
+    next_cursor?: string;
   }>;
   /** One folder. */
-  find(principal: Principal, input: {
+  find(
+    principal: Principal,
+    input: {
       grant_id: string;
       folder_id: string;
-  }): Promise<Folder>;
+    },
+  ): Promise<Folder>;
   /** Makes a folder; names are unique in a mailbox (409 otherwise). */
   create(principal: Principal, input: CreateFolderInput): Promise<Folder>;
   /** Renames, moves or recolours a folder. System folders keep their name and place. */
   update(principal: Principal, input: UpdateFolderInput): Promise<Folder>;
   /** Deletes a folder the user made; system folders cannot be deleted. */
-  destroy(principal: Principal, input: {
+  destroy(
+    principal: Principal,
+    input: {
       grant_id: string;
       folder_id: string;
-  }): Promise<void>;
+    },
+  ): Promise<void>;
 }
 
 /** What createGrantService() returns (src/grants/grant-service.ts). */
@@ -38,15 +47,21 @@ export interface GrantService {
    * Creates a grant: an Agent Account ({@link createHosted}) or a connected account of a kind in `hooks.accounts`
    * ({@link connectAccount}).
    */
-  create(principal: Principal, input: CreateGrantInput): Promise<{
-      grant: Grant;
-      created: boolean;
+  create(
+    principal: Principal,
+    input: CreateGrantInput,
+  ): Promise<{
+    grant: Grant;
+    created: boolean;
   }>;
   /** Lists the application's grants with offset pagination (as `GET /v3/grants` does in Nylas v3). */
-  list(principal: Principal, input: ListGrantsInput): Promise<{
-      data: Grant[];
-      limit: number;
-      offset: number;
+  list(
+    principal: Principal,
+    input: ListGrantsInput,
+  ): Promise<{
+    data: Grant[];
+    limit: number;
+    offset: number;
   }>;
   /** One grant by id or email address. */
   find(principal: Principal, ref: string): Promise<Grant>;
@@ -55,9 +70,13 @@ export interface GrantService {
    * a paused grant's sending (recorded in `sending_state_changes` with `requestId` as the actor). A connected
    * account's servers, credentials and sync options are not settings to merge: connecting it again changes them.
    */
-  update(principal: Principal, input: UpdateGrantInput, context?: {
+  update(
+    principal: Principal,
+    input: UpdateGrantInput,
+    context?: {
       requestId?: string | undefined;
-  }): Promise<Grant>;
+    },
+  ): Promise<Grant>;
   /** Deletes a grant and everything it owns (folders, calendars, mail; a connected account's `imap_*` rows). */
   destroy(principal: Principal, ref: string): Promise<void>;
 }

@@ -57,7 +57,8 @@ export async function ensureFoldersByName(
   names: readonly string[],
 ): Promise<string[]> {
   const find = (rows: FolderRow[], name: string) =>
-    rows.find((row) => row.name === name) ?? rows.find((row) => row.name.toLowerCase() === name.toLowerCase() || row.systemRole === name.toLowerCase());
+    rows.find((row) => row.name === name) ??
+    rows.find((row) => row.name.toLowerCase() === name.toLowerCase() || row.systemRole === name.toLowerCase());
   const existing = await db.orm.select().from(tables.folders).where(eq(tables.folders.grantId, grant.id));
   if (names.every((name) => find(existing, name))) return names.map((name) => find(existing, name)!.id);
   const record = eventRecorder({ newId, clock });
@@ -72,17 +73,31 @@ export async function ensureFoldersByName(
       }
       const at = unixSeconds(clock.now());
       const sortOrder = Math.max(FIRST_USER_SORT_ORDER, ...rows.map((row) => row.sortOrder + 1));
-      const [inserted] = await tx.insert(tables.folders).values({ id: newId(), grantId: grant.id, name, sortOrder, createdAt: at, updatedAt: at }).returning();
+      const [inserted] = await tx
+        .insert(tables.folders)
+        .values({ id: newId(), grantId: grant.id, name, sortOrder, createdAt: at, updatedAt: at })
+        .returning();
       rows.push(inserted!);
       ids.push(inserted!.id);
-      await record(tx, { applicationId: grant.applicationId, grantId: grant.id, type: 'folder.created', objectId: inserted!.id, object: toFolder(inserted!, undefined, 0), createdAt: at });
+      await record(tx, {
+        applicationId: grant.applicationId,
+        grantId: grant.id,
+        type: 'folder.created',
+        objectId: inserted!.id,
+        object: toFolder(inserted!, undefined, 0),
+        createdAt: at,
+      });
     }
     return ids;
   });
 }
 
 /** Creates the folder service. `countMessages` is supplied by the mail store. */
-export function createFolderService({ db, clock, newId }: CoreDeps, grants: GrantService, countMessages: FolderCounter): FolderService {
+export function createFolderService(
+  { db, clock, newId }: CoreDeps,
+  grants: GrantService,
+  countMessages: FolderCounter,
+): FolderService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -101,7 +116,9 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
   }
 
   async function requireFolder(grantId: string, folderId: string): Promise<FolderRow> {
-    const row = await db.orm.query.folders.findFirst({ where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, folderId)) });
+    const row = await db.orm.query.folders.findFirst({
+      where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, folderId)),
+    });
     if (!row) throw notFound('Folder', folderId);
     return row;
   }
@@ -109,18 +126,32 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
   /** The parent must exist in the same mailbox, and (when moving `selfId`) must not be the folder or one below it. */
   async function checkParent(grantId: string, parentId: string | undefined, selfId?: string) {
     if (parentId === undefined) return;
-    if (parentId === selfId) throw new AppError('invalid_request', 'parent_id: a folder cannot be its own parent.', { field: 'parent_id' });
-    const parent = await db.orm.query.folders.findFirst({ where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, parentId)) });
-    if (!parent) throw new AppError('invalid_request', `parent_id: folder ${JSON.stringify(parentId)} does not exist in this mailbox.`, { field: 'parent_id' });
+    if (parentId === selfId)
+      throw new AppError('invalid_request', 'parent_id: a folder cannot be its own parent.', { field: 'parent_id' });
+    const parent = await db.orm.query.folders.findFirst({
+      where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, parentId)),
+    });
+    if (!parent)
+      throw new AppError(
+        'invalid_request',
+        `parent_id: folder ${JSON.stringify(parentId)} does not exist in this mailbox.`,
+        { field: 'parent_id' },
+      );
     if (selfId === undefined) return;
     // Walk up from the new parent: meeting the folder itself would make a cycle. The walk is bounded because the
     // tree has no cycle yet; the guard only protects against a corrupt one.
     let ancestorId = parent.parentId;
     for (let depth = 0; ancestorId !== null && depth < 10_000; depth += 1) {
       if (ancestorId === selfId) {
-        throw new AppError('invalid_request', `parent_id: folder ${JSON.stringify(parentId)} is inside this folder; a folder cannot move below itself.`, { field: 'parent_id' });
+        throw new AppError(
+          'invalid_request',
+          `parent_id: folder ${JSON.stringify(parentId)} is inside this folder; a folder cannot move below itself.`,
+          { field: 'parent_id' },
+        );
       }
-      const ancestor = await db.orm.query.folders.findFirst({ where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, ancestorId)) });
+      const ancestor = await db.orm.query.folders.findFirst({
+        where: and(eq(tables.folders.grantId, grantId), eq(tables.folders.id, ancestorId)),
+      });
       ancestorId = ancestor?.parentId ?? null;
     }
   }
@@ -154,7 +185,12 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
         .where(and(...conditions))
         .orderBy(asc(tables.folders.sortOrder), asc(tables.folders.createdAt), asc(tables.folders.id))
         .limit(limit + 1);
-      const page = toPage(rows, limit, (row) => [row.sortOrder, row.createdAt, row.id], (row) => row);
+      const page = toPage(
+        rows,
+        limit,
+        (row) => [row.sortOrder, row.createdAt, row.id],
+        (row) => row,
+      );
       return { ...page, data: await present(page.data) };
     },
 
@@ -192,11 +228,21 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
             })
             .returning();
           const [folder] = await present([inserted!]);
-          await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'folder.created', objectId: inserted!.id, object: folder!, createdAt: at });
+          await record(tx, {
+            applicationId: principal.applicationId,
+            grantId: grant.id,
+            type: 'folder.created',
+            objectId: inserted!.id,
+            object: folder!,
+            createdAt: at,
+          });
           return folder!;
         })
         .catch((error: unknown) => {
-          if (nameTaken(error)) throw new AppError('conflict', `name: a folder named ${JSON.stringify(input.name)} already exists.`, { field: 'name' });
+          if (nameTaken(error))
+            throw new AppError('conflict', `name: a folder named ${JSON.stringify(input.name)} already exists.`, {
+              field: 'name',
+            });
           throw error;
         });
       return row;
@@ -206,8 +252,15 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
     async update(principal: Principal, input: UpdateFolderInput): Promise<Folder> {
       const grant = await grants.require(principal, input.grant_id);
       const current = await requireFolder(grant.id, input.folder_id);
-      if (current.systemRole !== null && ((input.name !== undefined && input.name !== current.name) || input.parent_id !== undefined)) {
-        throw new AppError('invalid_request', `name: ${current.name} is a system folder; it cannot be renamed or moved.`, { field: 'name' });
+      if (
+        current.systemRole !== null &&
+        ((input.name !== undefined && input.name !== current.name) || input.parent_id !== undefined)
+      ) {
+        throw new AppError(
+          'invalid_request',
+          `name: ${current.name} is a system folder; it cannot be renamed or moved.`,
+          { field: 'name' },
+        );
       }
       await checkParent(grant.id, input.parent_id, current.id);
       return db
@@ -224,11 +277,21 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
             .where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.id, current.id)))
             .returning();
           const [folder] = await present([row!]);
-          await record(tx, { applicationId: principal.applicationId, grantId: grant.id, type: 'folder.updated', objectId: row!.id, object: folder!, createdAt: row!.updatedAt });
+          await record(tx, {
+            applicationId: principal.applicationId,
+            grantId: grant.id,
+            type: 'folder.updated',
+            objectId: row!.id,
+            object: folder!,
+            createdAt: row!.updatedAt,
+          });
           return folder!;
         })
         .catch((error: unknown) => {
-          if (nameTaken(error)) throw new AppError('conflict', `name: a folder named ${JSON.stringify(input.name)} already exists.`, { field: 'name' });
+          if (nameTaken(error))
+            throw new AppError('conflict', `name: a folder named ${JSON.stringify(input.name)} already exists.`, {
+              field: 'name',
+            });
           throw error;
         });
     },
@@ -238,11 +301,18 @@ export function createFolderService({ db, clock, newId }: CoreDeps, grants: Gran
       const grant = await grants.require(principal, input.grant_id);
       const current = await requireFolder(grant.id, input.folder_id);
       if (current.systemRole !== null) {
-        throw new AppError('invalid_request', `folder_id: ${current.name} is a system folder; it cannot be deleted.`, { field: 'folder_id' });
+        throw new AppError('invalid_request', `folder_id: ${current.name} is a system folder; it cannot be deleted.`, {
+          field: 'folder_id',
+        });
       }
       await db.write(async (tx) => {
-        await tx.update(tables.folders).set({ parentId: null }).where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.parentId, current.id)));
-        await tx.delete(tables.folders).where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.id, current.id)));
+        await tx
+          .update(tables.folders)
+          .set({ parentId: null })
+          .where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.parentId, current.id)));
+        await tx
+          .delete(tables.folders)
+          .where(and(eq(tables.folders.grantId, grant.id), eq(tables.folders.id, current.id)));
         await record(tx, deletedEvent(principal.applicationId, grant.id, 'folder', current.id));
       });
     },

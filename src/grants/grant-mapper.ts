@@ -24,7 +24,13 @@ export interface ImapSyncProgress {
 
 /** The account as the grant's `settings` show it: servers, usernames, security, options and sync progress; no password. */
 export function imapSettingsOf(account: ImapAccountRow): Record<string, unknown> {
-  const sync: ImapSyncProgress = { state: account.syncState, total: account.syncTotal, done: account.syncDone, last_error: account.lastError, last_sync_at: account.lastSyncAt };
+  const sync: ImapSyncProgress = {
+    state: account.syncState,
+    total: account.syncTotal,
+    done: account.syncDone,
+    last_error: account.lastError,
+    last_sync_at: account.lastSyncAt,
+  };
   return {
     imap_host: account.imapHost,
     imap_port: account.imapPort,
@@ -65,7 +71,10 @@ export function toGrant(row: GrantRow, account?: ImapAccountRow): Grant {
 }
 
 /** The `imap_accounts` rows of the connected accounts among `rows`, by grant id. */
-export async function accountsOf(executor: Pick<Executor, 'select'>, rows: readonly Pick<GrantRow, 'id' | 'provider'>[]): Promise<Map<string, ImapAccountRow>> {
+export async function accountsOf(
+  executor: Pick<Executor, 'select'>,
+  rows: readonly Pick<GrantRow, 'id' | 'provider'>[],
+): Promise<Map<string, ImapAccountRow>> {
   const ids = rows.filter((row) => row.provider === IMAP_PROVIDER).map((row) => row.id);
   if (ids.length === 0) return new Map();
   const accounts = await executor.select().from(tables.imapAccounts).where(inArray(tables.imapAccounts.grantId, ids));

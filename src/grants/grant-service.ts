@@ -6,14 +6,28 @@
  * deletion. Every call is scoped to the calling application.
  */
 import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
-import { findGrantByEmail, findGrantByRef, SYSTEM_FOLDERS, tables, type GrantRow, type Tx } from '../../storage/index.js';
+import {
+  findGrantByEmail,
+  findGrantByRef,
+  SYSTEM_FOLDERS,
+  tables,
+  type GrantRow,
+  type Tx,
+} from '../../storage/index.js';
 import { hashPassword } from '../applications/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
-import { HostedGrantSettingsSchema, ImapGrantSettingsSchema, type CreateGrantInput, type Grant, type ListGrantsInput, type UpdateGrantInput } from '../schemas/grants.js';
+import {
+  HostedGrantSettingsSchema,
+  ImapGrantSettingsSchema,
+  type CreateGrantInput,
+  type Grant,
+  type ListGrantsInput,
+  type UpdateGrantInput,
+} from '../schemas/grants.js';
 import { HOSTED_PROVIDER, type ConnectedAccounts } from '../providers/index.js';
 import { isDomainUsable } from '../domains/index.js';
 import type { GrantService } from './contracts.js';
@@ -34,7 +48,9 @@ const FOLDER_ATTRIBUTES: Record<(typeof SYSTEM_FOLDERS)[number], string> = {
 
 /** The special-use attributes of a folder row. */
 export function folderAttributes(systemRole: string | null): string[] {
-  return systemRole && systemRole in FOLDER_ATTRIBUTES ? [FOLDER_ATTRIBUTES[systemRole as keyof typeof FOLDER_ATTRIBUTES]] : [];
+  return systemRole && systemRole in FOLDER_ATTRIBUTES
+    ? [FOLDER_ATTRIBUTES[systemRole as keyof typeof FOLDER_ATTRIBUTES]]
+    : [];
 }
 
 /** Codes Nylas gives grant notifications (`data.object.code`). */
@@ -44,8 +60,17 @@ const NOTIFICATION_CODES = { 'grant.created': 25012, 'grant.updated': 25014 } as
  * The `object` of a grant notification for a connected account: the grant as the API returns it, plus what Nylas'
  * grant notifications carry (`code`, `grant_id`; `reauthentication_flag` on a re-authentication).
  */
-function grantNotification(grant: Grant, type: keyof typeof NOTIFICATION_CODES, reauthenticated = false): Record<string, unknown> {
-  return { ...grant, code: NOTIFICATION_CODES[type], grant_id: grant.id, ...(reauthenticated ? { reauthentication_flag: true } : {}) };
+function grantNotification(
+  grant: Grant,
+  type: keyof typeof NOTIFICATION_CODES,
+  reauthenticated = false,
+): Record<string, unknown> {
+  return {
+    ...grant,
+    code: NOTIFICATION_CODES[type],
+    grant_id: grant.id,
+    ...(reauthenticated ? { reauthentication_flag: true } : {}),
+  };
 }
 
 /** What else a grant change concerns, and the parts it uses. */
@@ -59,7 +84,10 @@ export interface GrantHooks {
 }
 
 /** Creates the grant service. */
-export function createGrantService({ db, clock, newId, randomBytes, config }: CoreDeps, hooks: GrantHooks = {}): GrantService {
+export function createGrantService(
+  { db, clock, newId, randomBytes, config }: CoreDeps,
+  hooks: GrantHooks = {},
+): GrantService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
   const connectedKinds = new Map((hooks.accounts ?? []).map((kind) => [kind.name, kind]));
@@ -88,13 +116,17 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
     },
 
     /** Lists the application's grants with offset pagination (as `GET /v3/grants` does in Nylas v3). */
-    async list(principal: Principal, input: ListGrantsInput): Promise<{ data: Grant[]; limit: number; offset: number }> {
+    async list(
+      principal: Principal,
+      input: ListGrantsInput,
+    ): Promise<{ data: Grant[]; limit: number; offset: number }> {
       const limit = input.limit ?? 10;
       const offset = input.offset ?? 0;
       const conditions: SQL[] = [eq(tables.grants.applicationId, principal.applicationId)];
       if (input.email) conditions.push(eq(tables.grants.email, input.email.trim().toLowerCase()));
       if (input.grant_status) conditions.push(eq(tables.grants.grantStatus, input.grant_status));
-      if (input.provider) conditions.push(eq(tables.grants.provider, input.provider === 'hosted' ? HOSTED_PROVIDER : input.provider));
+      if (input.provider)
+        conditions.push(eq(tables.grants.provider, input.provider === 'hosted' ? HOSTED_PROVIDER : input.provider));
       if (input.workspace_id) conditions.push(eq(tables.grants.workspaceId, input.workspace_id));
       if (input.since !== undefined) conditions.push(gte(tables.grants.createdAt, input.since));
       if (input.before !== undefined) conditions.push(lt(tables.grants.createdAt, input.before));
@@ -121,7 +153,11 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
      * a paused grant's sending (recorded in `sending_state_changes` with `requestId` as the actor). A connected
      * account's servers, credentials and sync options are not settings to merge: connecting it again changes them.
      */
-    async update(principal: Principal, input: UpdateGrantInput, context: { requestId?: string | undefined } = {}): Promise<Grant> {
+    async update(
+      principal: Principal,
+      input: UpdateGrantInput,
+      context: { requestId?: string | undefined } = {},
+    ): Promise<Grant> {
       const current = await requireGrant(principal, input.grant_id);
       const kind = connectedKinds.get(current.provider);
       if (kind) {
@@ -134,7 +170,9 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
           );
         }
       }
-      const appPasswordHash = input.settings?.app_password ? await hashPassword(input.settings.app_password, randomBytes(16)) : undefined;
+      const appPasswordHash = input.settings?.app_password
+        ? await hashPassword(input.settings.app_password, randomBytes(16))
+        : undefined;
       return db.write(async (tx) => {
         if (input.workspace_id !== undefined) {
           chooseWorkspace({
@@ -146,7 +184,11 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
         }
         const { app_password: _secret, email: _email, ...settings } = input.settings ?? {};
         if (input.sending?.status === 'active') {
-          await resumeSending(tx, newId, current.id, { actor: context.requestId ?? `local:${principal.via}`, now: clock.now(), windowDays: config.deliverability.pauseWindowDays });
+          await resumeSending(tx, newId, current.id, {
+            actor: context.requestId ?? `local:${principal.via}`,
+            now: clock.now(),
+            windowDays: config.deliverability.pauseWindowDays,
+          });
         }
         const [row] = await tx
           .update(tables.grants)
@@ -162,7 +204,14 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
           .returning();
         if (!row) throw notFound('Grant', input.grant_id);
         const grant = await grantOf(tx, row);
-        await record(tx, { applicationId: principal.applicationId, grantId: row.id, type: 'grant.updated', objectId: row.id, object: grant, createdAt: row.updatedAt });
+        await record(tx, {
+          applicationId: principal.applicationId,
+          grantId: row.id,
+          type: 'grant.updated',
+          objectId: row.id,
+          object: grant,
+          createdAt: row.updatedAt,
+        });
         return grant;
       });
     },
@@ -191,18 +240,28 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
    * Creates an Agent Account. The address must be on a usable domain of the caller's application; the same
    * address again returns the existing grant (`created: false`).
    */
-  async function createHosted(principal: Principal, input: CreateGrantInput): Promise<{ grant: Grant; created: boolean }> {
+  async function createHosted(
+    principal: Principal,
+    input: CreateGrantInput,
+  ): Promise<{ grant: Grant; created: boolean }> {
     const hostedSettings = HostedGrantSettingsSchema.parse(input.settings);
     const email = hostedSettings.email.trim().toLowerCase();
     const domainAddress = email.slice(email.lastIndexOf('@') + 1);
-    const appPasswordHash = hostedSettings.app_password ? await hashPassword(hostedSettings.app_password, randomBytes(16)) : null;
+    const appPasswordHash = hostedSettings.app_password
+      ? await hashPassword(hostedSettings.app_password, randomBytes(16))
+      : null;
     const { app_password: _secret, email: _email, ...rest } = hostedSettings;
     // A connected account's fields (passwords among them) mean nothing here: never kept in an Agent Account's settings.
-    const settings = Object.fromEntries(Object.entries(rest).filter(([key]) => !(key in ImapGrantSettingsSchema.shape)));
+    const settings = Object.fromEntries(
+      Object.entries(rest).filter(([key]) => !(key in ImapGrantSettingsSchema.shape)),
+    );
 
     return db.write(async (tx) => {
       const domain = await tx.query.domains.findFirst({
-        where: and(eq(tables.domains.domainAddress, domainAddress), eq(tables.domains.applicationId, principal.applicationId)),
+        where: and(
+          eq(tables.domains.domainAddress, domainAddress),
+          eq(tables.domains.applicationId, principal.applicationId),
+        ),
       });
       if (!domain) {
         throw new AppError(
@@ -224,7 +283,11 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
           throw new AppError('conflict', `settings.email: ${email} is already in use.`, { field: 'settings.email' });
         }
         if (existing.provider !== HOSTED_PROVIDER) {
-          throw new AppError('conflict', `settings.email: ${email} is a connected ${existing.provider} account of this application (grant ${existing.id}), not an Agent Account.`, { field: 'settings.email' });
+          throw new AppError(
+            'conflict',
+            `settings.email: ${email} is a connected ${existing.provider} account of this application (grant ${existing.id}), not an Agent Account.`,
+            { field: 'settings.email' },
+          );
         }
         return { grant: toGrant(existing), created: false };
       }
@@ -274,9 +337,22 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
         updatedAt: at,
       });
       // The folders the policy of its workspace adds to every mailbox (options.additional_folders).
-      await addMissingFolders(tx, id, await policyFolderNames(tx, principal.applicationId, workspaceId ?? null), at, newId);
+      await addMissingFolders(
+        tx,
+        id,
+        await policyFolderNames(tx, principal.applicationId, workspaceId ?? null),
+        at,
+        newId,
+      );
       const grant = toGrant(row!);
-      await record(tx, { applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grant, createdAt: at });
+      await record(tx, {
+        applicationId: principal.applicationId,
+        grantId: id,
+        type: 'grant.created',
+        objectId: id,
+        object: grant,
+        createdAt: at,
+      });
       return { grant, created: true };
     });
   }
@@ -290,7 +366,11 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
    * and back-off cleared, `grant_status` `valid` again (a sync stopped on refused logins starts over),
    * `grant.updated`; same id (`created: false`). The address needs no registered domain: it is the account's own.
    */
-  async function connectAccount(principal: Principal, input: CreateGrantInput, kind: ConnectedAccounts): Promise<{ grant: Grant; created: boolean }> {
+  async function connectAccount(
+    principal: Principal,
+    input: CreateGrantInput,
+    kind: ConnectedAccounts,
+  ): Promise<{ grant: Grant; created: boolean }> {
     const request = kind.parse(input.settings);
     const email = request.email;
     // What refuses the request anyway goes first: no login is tried for an address that cannot be this grant.
@@ -315,7 +395,14 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
           .where(eq(tables.grants.id, existing.id))
           .returning();
         const grant = await grantOf(tx, row!);
-        await record(tx, { applicationId: principal.applicationId, grantId: existing.id, type: 'grant.updated', objectId: existing.id, object: grantNotification(grant, 'grant.updated', true), createdAt: at });
+        await record(tx, {
+          applicationId: principal.applicationId,
+          grantId: existing.id,
+          type: 'grant.updated',
+          objectId: existing.id,
+          object: grantNotification(grant, 'grant.updated', true),
+          createdAt: at,
+        });
         return { grant, created: false };
       }
       const workspaceId = chooseWorkspace({
@@ -327,11 +414,30 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
       const id = newId();
       const [row] = await tx
         .insert(tables.grants)
-        .values({ id, applicationId: principal.applicationId, provider: kind.name, email, name: input.name ?? null, state: input.state ?? null, workspaceId, settings: {}, scope: [], createdAt: at, updatedAt: at })
+        .values({
+          id,
+          applicationId: principal.applicationId,
+          provider: kind.name,
+          email,
+          name: input.name ?? null,
+          state: input.state ?? null,
+          workspaceId,
+          settings: {},
+          scope: [],
+          createdAt: at,
+          updatedAt: at,
+        })
         .returning();
       await account.save(tx, id, { reconnect: false, atMs });
       const grant = await grantOf(tx, row!);
-      await record(tx, { applicationId: principal.applicationId, grantId: id, type: 'grant.created', objectId: id, object: grantNotification(grant, 'grant.created'), createdAt: at });
+      await record(tx, {
+        applicationId: principal.applicationId,
+        grantId: id,
+        type: 'grant.created',
+        objectId: id,
+        object: grantNotification(grant, 'grant.created'),
+        createdAt: at,
+      });
       return { grant, created: true };
     });
     // The sync's wake (core.imap.wake): its first pass starts now, not at its next scan.
@@ -345,9 +451,13 @@ export function createGrantService({ db, clock, newId, randomBytes, config }: Co
       throw new AppError('conflict', `settings.email: ${email} is already in use.`, { field: 'settings.email' });
     }
     if (existing.provider !== kind.name) {
-      throw new AppError('conflict', `settings.email: ${email} is an Agent Account of this application (grant ${existing.id}), not a connected account; delete it first to connect the mailbox instead.`, {
-        field: 'settings.email',
-      });
+      throw new AppError(
+        'conflict',
+        `settings.email: ${email} is an Agent Account of this application (grant ${existing.id}), not a connected account; delete it first to connect the mailbox instead.`,
+        {
+          field: 'settings.email',
+        },
+      );
     }
   }
 }

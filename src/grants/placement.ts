@@ -28,9 +28,13 @@ export function chooseWorkspace(input: {
   if (input.requestedWorkspaceId !== undefined) {
     const chosen = own.find((workspace) => workspace.id === input.requestedWorkspaceId);
     if (!chosen) {
-      throw new AppError('invalid_request', `workspace_id: workspace ${JSON.stringify(input.requestedWorkspaceId)} does not belong to this application.`, {
-        field: 'workspace_id',
-      });
+      throw new AppError(
+        'invalid_request',
+        `workspace_id: workspace ${JSON.stringify(input.requestedWorkspaceId)} does not belong to this application.`,
+        {
+          field: 'workspace_id',
+        },
+      );
     }
     return chosen.id;
   }

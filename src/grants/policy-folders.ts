@@ -22,33 +22,71 @@ export function additionalFolderNames(options: StoredPolicyOptions | undefined):
   const names: string[] = [];
   for (const raw of options?.additional_folders ?? []) {
     const name = typeof raw === 'string' ? raw.trim() : '';
-    if (name === '' || name.length > MAX_FOLDER_NAME || (SYSTEM_FOLDERS as readonly string[]).includes(name.toLowerCase())) continue;
+    if (
+      name === '' ||
+      name.length > MAX_FOLDER_NAME ||
+      (SYSTEM_FOLDERS as readonly string[]).includes(name.toLowerCase())
+    )
+      continue;
     if (!names.includes(name)) names.push(name);
   }
   return names;
 }
 
 /** The additional folders of the policy of a workspace (`null`: the application's default workspace). */
-export async function policyFolderNames(db: Executor, applicationId: string, workspaceId: string | null): Promise<string[]> {
+export async function policyFolderNames(
+  db: Executor,
+  applicationId: string,
+  workspaceId: string | null,
+): Promise<string[]> {
   const [row] = await db
     .select({ options: tables.policies.options })
     .from(tables.workspaces)
-    .innerJoin(tables.policies, and(eq(tables.policies.id, tables.workspaces.policyId), eq(tables.policies.applicationId, applicationId)))
-    .where(and(eq(tables.workspaces.applicationId, applicationId), workspaceId === null ? eq(tables.workspaces.isDefault, true) : eq(tables.workspaces.id, workspaceId)))
+    .innerJoin(
+      tables.policies,
+      and(eq(tables.policies.id, tables.workspaces.policyId), eq(tables.policies.applicationId, applicationId)),
+    )
+    .where(
+      and(
+        eq(tables.workspaces.applicationId, applicationId),
+        workspaceId === null ? eq(tables.workspaces.isDefault, true) : eq(tables.workspaces.id, workspaceId),
+      ),
+    )
     .limit(1);
   return additionalFolderNames(row?.options);
 }
 
 /** Creates the folders of `names` that the grant does not have yet (by name). Returns the rows created. */
-export async function addMissingFolders(tx: Tx, grantId: string, names: readonly string[], at: number, newId: IdGenerator): Promise<FolderRow[]> {
+export async function addMissingFolders(
+  tx: Tx,
+  grantId: string,
+  names: readonly string[],
+  at: number,
+  newId: IdGenerator,
+): Promise<FolderRow[]> {
   if (names.length === 0) return [];
   const existing = new Set(
-    (await tx.select({ name: tables.folders.name }).from(tables.folders).where(and(eq(tables.folders.grantId, grantId), inArray(tables.folders.name, [...names])))).map((row) => row.name),
+    (
+      await tx
+        .select({ name: tables.folders.name })
+        .from(tables.folders)
+        .where(and(eq(tables.folders.grantId, grantId), inArray(tables.folders.name, [...names])))
+    ).map((row) => row.name),
   );
   const missing = names.filter((name) => !existing.has(name));
   if (missing.length === 0) return [];
-  const [last] = await tx.select({ sortOrder: sql<number | null>`max(${tables.folders.sortOrder})` }).from(tables.folders).where(eq(tables.folders.grantId, grantId));
+  const [last] = await tx
+    .select({ sortOrder: sql<number | null>`max(${tables.folders.sortOrder})` })
+    .from(tables.folders)
+    .where(eq(tables.folders.grantId, grantId));
   let order = Math.max(FIRST_USER_SORT_ORDER, (last?.sortOrder ?? 0) + 1);
-  const rows = missing.map((name) => ({ id: newId(), grantId, name, sortOrder: order++, createdAt: at, updatedAt: at }));
+  const rows = missing.map((name) => ({
+    id: newId(),
+    grantId,
+    name,
+    sortOrder: order++,
+    createdAt: at,
+    updatedAt: at,
+  }));
   return tx.insert(tables.folders).values(rows).returning();
 }

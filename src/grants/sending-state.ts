@@ -35,14 +35,22 @@ export const RESUME_HINT = 'PATCH /v3/grants/{grant_id} with {"sending": {"statu
  * Pauses a grant's sending (unless it is paused already) and records the change. Returns the updated row, or
  * undefined when it was paused already (nothing changed).
  */
-export async function pauseSending(tx: Tx, newId: IdGenerator, grantId: string, reason: string, at: number): Promise<GrantRow | undefined> {
+export async function pauseSending(
+  tx: Tx,
+  newId: IdGenerator,
+  grantId: string,
+  reason: string,
+  at: number,
+): Promise<GrantRow | undefined> {
   const [row] = await tx
     .update(tables.grants)
     .set({ sendingPausedAt: at, sendingPausedReason: reason, updatedAt: at })
     .where(and(eq(tables.grants.id, grantId), isNull(tables.grants.sendingPausedAt)))
     .returning();
   if (row) {
-    await tx.insert(tables.sendingStateChanges).values({ id: newId(), grantId, state: 'paused', reason, actor: 'service', at });
+    await tx
+      .insert(tables.sendingStateChanges)
+      .values({ id: newId(), grantId, state: 'paused', reason, actor: 'service', at });
   }
   return row;
 }
@@ -56,7 +64,12 @@ import { windowStartDay } from '../time.js';
  * window that ends today (see the module comment) and records the change with `actor` (the request id). Returns the
  * updated row, or undefined when the grant was not paused (nothing changed).
  */
-export async function resumeSending(tx: Tx, newId: IdGenerator, grantId: string, options: { actor: string; now: Date; windowDays: number }): Promise<GrantRow | undefined> {
+export async function resumeSending(
+  tx: Tx,
+  newId: IdGenerator,
+  grantId: string,
+  options: { actor: string; now: Date; windowDays: number },
+): Promise<GrantRow | undefined> {
   const at = Math.floor(options.now.getTime() / 1000);
   const [row] = await tx
     .update(tables.grants)
@@ -67,7 +80,14 @@ export async function resumeSending(tx: Tx, newId: IdGenerator, grantId: string,
   await tx
     .update(tables.grantSendingDays)
     .set({ sent: 0, hardBounces: 0, softBounces: 0, complaints: 0 })
-    .where(and(eq(tables.grantSendingDays.grantId, grantId), gte(tables.grantSendingDays.day, windowStartDay(options.now.getTime(), options.windowDays))));
-  await tx.insert(tables.sendingStateChanges).values({ id: newId(), grantId, state: 'active', reason: 'resumed through the API', actor: options.actor, at });
+    .where(
+      and(
+        eq(tables.grantSendingDays.grantId, grantId),
+        gte(tables.grantSendingDays.day, windowStartDay(options.now.getTime(), options.windowDays)),
+      ),
+    );
+  await tx
+    .insert(tables.sendingStateChanges)
+    .values({ id: newId(), grantId, state: 'active', reason: 'resumed through the API', actor: options.actor, at });
   return row;
 }

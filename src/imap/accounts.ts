@@ -30,7 +30,11 @@ export function accountAddress(settings: Pick<ImapGrantSettings, 'email' | 'imap
   const address = (settings.email ?? settings.imap_username).trim().toLowerCase();
   // The same shape zod's email check takes; an IMAP username that is not an address needs settings.email.
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(address) || address.length > 320) {
-    throw new AppError('invalid_request', 'settings.email: the IMAP username is not an email address; give the account\'s address in settings.email.', { field: 'settings.email' });
+    throw new AppError(
+      'invalid_request',
+      "settings.email: the IMAP username is not an email address; give the account's address in settings.email.",
+      { field: 'settings.email' },
+    );
   }
   return address;
 }
@@ -63,7 +67,10 @@ export function endpointsOfSettings(settings: ImapGrantSettings): { imap: ImapEn
  * server's own words: "IMAP server host:port refused the login: …") at the first that fails; each is bounded by
  * the connect and command timeouts of `config.imap`.
  */
-export async function checkLogins(connector: Pick<Connector, 'openImap' | 'checkSmtp'>, endpoints: { imap: ImapEndpoint; smtp: SmtpEndpoint }): Promise<void> {
+export async function checkLogins(
+  connector: Pick<Connector, 'openImap' | 'checkSmtp'>,
+  endpoints: { imap: ImapEndpoint; smtp: SmtpEndpoint },
+): Promise<void> {
   // A login check answers a request: it waits for a connection slot no longer than the connect timeout.
   const session = await connector.openImap(endpoints.imap, { boundedSlotWait: true });
   await session.close();
@@ -71,7 +78,11 @@ export async function checkLogins(connector: Pick<Connector, 'openImap' | 'check
 }
 
 /** The server and credential columns of an account row for these settings (passwords sealed by `secrets`). */
-export function accountServerValues(settings: ImapGrantSettings, endpoints: { imap: ImapEndpoint; smtp: SmtpEndpoint }, secrets: SecretBox) {
+export function accountServerValues(
+  settings: ImapGrantSettings,
+  endpoints: { imap: ImapEndpoint; smtp: SmtpEndpoint },
+  secrets: SecretBox,
+) {
   return {
     imapHost: endpoints.imap.host,
     imapPort: endpoints.imap.port,
@@ -113,7 +124,10 @@ export const CONNECTION_SETTINGS = [
  * or, reconnecting, the servers and credentials replaced, failures and back-off cleared, a sync stopped on refused
  * logins started over).
  */
-export function createImapAccounts({ config, secrets }: Pick<CoreDeps, 'config' | 'secrets'>, connector: Pick<Connector, 'openImap' | 'checkSmtp'>): ConnectedAccounts {
+export function createImapAccounts(
+  { config, secrets }: Pick<CoreDeps, 'config' | 'secrets'>,
+  connector: Pick<Connector, 'openImap' | 'checkSmtp'>,
+): ConnectedAccounts {
   return {
     name: IMAP_PROVIDER,
     parse(raw) {
@@ -127,7 +141,11 @@ export function createImapAccounts({ config, secrets }: Pick<CoreDeps, 'config' 
           return {
             async save(tx, grantId, { reconnect, atMs }) {
               if (reconnect) {
-                const [account] = await tx.select().from(tables.imapAccounts).where(eq(tables.imapAccounts.grantId, grantId)).limit(1);
+                const [account] = await tx
+                  .select()
+                  .from(tables.imapAccounts)
+                  .where(eq(tables.imapAccounts.grantId, grantId))
+                  .limit(1);
                 const reset = { failures: 0, retryAt: null, lastError: null, updatedAt: atMs };
                 if (account) {
                   await tx
@@ -136,14 +154,24 @@ export function createImapAccounts({ config, secrets }: Pick<CoreDeps, 'config' 
                       ...servers,
                       ...reset,
                       ...(settings.sync_days !== undefined ? { syncDays: settings.sync_days } : {}),
-                      ...(settings.server_files_sent !== undefined ? { serverFilesSent: settings.server_files_sent } : {}),
+                      ...(settings.server_files_sent !== undefined
+                        ? { serverFilesSent: settings.server_files_sent }
+                        : {}),
                       ...(account.syncState === 'invalid' ? { syncState: 'initial' as const } : {}),
                     })
                     .where(eq(tables.imapAccounts.grantId, grantId));
                   return;
                 }
               }
-              await tx.insert(tables.imapAccounts).values({ grantId, ...servers, syncDays: settings.sync_days ?? config.imap.syncDays, serverFilesSent: settings.server_files_sent ?? null, syncState: 'initial', createdAt: atMs, updatedAt: atMs });
+              await tx.insert(tables.imapAccounts).values({
+                grantId,
+                ...servers,
+                syncDays: settings.sync_days ?? config.imap.syncDays,
+                serverFilesSent: settings.server_files_sent ?? null,
+                syncState: 'initial',
+                createdAt: atMs,
+                updatedAt: atMs,
+              });
             },
           };
         },

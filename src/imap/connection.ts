@@ -58,7 +58,14 @@ export interface AccountServers {
 export function endpointsOf(account: AccountServers, secrets: SecretBox): { imap: ImapEndpoint; smtp: SmtpEndpoint } {
   const imapPassword = secrets.open(account.imapPasswordSealed);
   return {
-    imap: { host: account.imapHost, port: account.imapPort, secure: account.imapSecure, username: account.imapUsername, password: imapPassword, allowInsecureTls: account.allowInsecureTls },
+    imap: {
+      host: account.imapHost,
+      port: account.imapPort,
+      secure: account.imapSecure,
+      username: account.imapUsername,
+      password: imapPassword,
+      allowInsecureTls: account.allowInsecureTls,
+    },
     smtp: {
       host: account.smtpHost,
       port: account.smtpPort,
@@ -77,19 +84,61 @@ export interface ConnectFailure {
   message: string;
 }
 
-const TLS_CODES = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'CERT_HAS_EXPIRED', 'ERR_TLS_CERT_ALTNAME_INVALID', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_UNTRUSTED']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'ENODATA', 'ESERVFAIL', 'EREFUSED', 'EAI_AGAIN', 'ECONNRESET', 'CONNECT_TIMEOUT', 'GREETING_TIMEOUT', 'NoConnection', 'ETIMEOUT', 'ESOCKET', 'ECONNECTION', 'EPIPE']);
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_UNTRUSTED',
+]);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'ENODATA',
+  'ESERVFAIL',
+  'EREFUSED',
+  'EAI_AGAIN',
+  'ECONNRESET',
+  'CONNECT_TIMEOUT',
+  'GREETING_TIMEOUT',
+  'NoConnection',
+  'ETIMEOUT',
+  'ESOCKET',
+  'ECONNECTION',
+  'EPIPE',
+]);
 
 /** Classifies an error of imapflow or nodemailer (server's own words kept). */
 export function describeFailure(error: unknown, server: string): ConnectFailure {
-  const record = (error ?? {}) as { code?: string; message?: string; authenticationFailed?: boolean; responseText?: string; response?: string; responseCode?: number; serverResponseCode?: string };
+  const record = (error ?? {}) as {
+    code?: string;
+    message?: string;
+    authenticationFailed?: boolean;
+    responseText?: string;
+    response?: string;
+    responseCode?: number;
+    serverResponseCode?: string;
+  };
   const code = record.code ?? '';
   const reason = (record.responseText ?? record.response ?? record.message ?? String(error)).trim();
-  if (record.authenticationFailed || code === 'EAUTH' || record.serverResponseCode === 'AUTHENTICATIONFAILED' || record.responseCode === 535) {
+  if (
+    record.authenticationFailed ||
+    code === 'EAUTH' ||
+    record.serverResponseCode === 'AUTHENTICATIONFAILED' ||
+    record.responseCode === 535
+  ) {
     return { kind: 'auth', message: `${server} refused the login: ${reason}` };
   }
   if (TLS_CODES.has(code) || /certificate/i.test(reason)) {
-    return { kind: 'tls', message: `${server}: the TLS certificate failed verification (${reason}). If this server is yours and uses a self-signed certificate, set settings.allow_insecure_tls.` };
+    return {
+      kind: 'tls',
+      message: `${server}: the TLS certificate failed verification (${reason}). If this server is yours and uses a self-signed certificate, set settings.allow_insecure_tls.`,
+    };
   }
   if (NETWORK_CODES.has(code) || /timeout|timed out|ECONNREFUSED|closed/i.test(reason)) {
     return { kind: 'network', message: `${server} could not be reached: ${reason}` };
@@ -103,7 +152,9 @@ export class SlotWaitError extends Error {
     readonly server: string,
     readonly limit: number,
   ) {
-    super(`all ${limit} connections this service may open to ${server} are in use (AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER); try again shortly`);
+    super(
+      `all ${limit} connections this service may open to ${server} are in use (AGENTPOST_IMAP_MAX_CONNECTIONS_PER_SERVER); try again shortly`,
+    );
   }
 }
 
@@ -272,7 +323,10 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       connectionTimeout: connectTimeoutMs,
       greetingTimeout: connectTimeoutMs,
       socketTimeout: commandTimeoutMs,
-      tls: { rejectUnauthorized: !endpoint.allowInsecureTls, ...(address.servername ? { servername: address.servername } : {}) },
+      tls: {
+        rejectUnauthorized: !endpoint.allowInsecureTls,
+        ...(address.servername ? { servername: address.servername } : {}),
+      },
     });
   };
   /** imapflow's options for a connection to `endpoint` (its name resolved as above; a failed look-up rejects). */
@@ -322,7 +376,8 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       try {
         release = await slots.acquire(server, options.boundedSlotWait ? connectTimeoutMs : undefined);
       } catch (error) {
-        if (error instanceof SlotWaitError) throw connectError({ kind: 'network', message: `IMAP server ${server}: ${error.message}` });
+        if (error instanceof SlotWaitError)
+          throw connectError({ kind: 'network', message: `IMAP server ${server}: ${error.message}` });
         throw error;
       }
       let client: ImapFlow | undefined;
@@ -371,15 +426,27 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       try {
         // A name that does not resolve ends here too: no verdict, as for a server that cannot be reached.
         transport = await smtpTransport(endpoint);
-        const info = (await transport.sendMail({ envelope, raw })) as { accepted?: unknown[]; rejectedErrors?: unknown; response?: string };
+        const info = (await transport.sendMail({ envelope, raw })) as {
+          accepted?: unknown[];
+          rejectedErrors?: unknown;
+          response?: string;
+        };
         return {
-          accepted: (info.accepted ?? []).map((entry) => String(typeof entry === 'object' && entry && 'address' in entry ? (entry as { address: string }).address : entry).toLowerCase()),
+          accepted: (info.accepted ?? []).map((entry) =>
+            String(
+              typeof entry === 'object' && entry && 'address' in entry ? (entry as { address: string }).address : entry,
+            ).toLowerCase(),
+          ),
           rejected: rejectionsOf(info.rejectedErrors),
           response: String(info.response ?? '250 Ok'),
         };
       } catch (error) {
         const record = (error ?? {}) as { responseCode?: number; rejectedErrors?: unknown };
-        throw new SubmissionError(describeFailure(error, `SMTP server ${server}`), record.responseCode, rejectionsOf(record.rejectedErrors));
+        throw new SubmissionError(
+          describeFailure(error, `SMTP server ${server}`),
+          record.responseCode,
+          rejectionsOf(record.rejectedErrors),
+        );
       } finally {
         transport?.close();
       }

@@ -50,7 +50,15 @@ function toError(failure: FetchError): Error {
   return Object.assign(new Error(failure.message), failure);
 }
 
-type FromThread = { ready?: true; failed?: FetchError; loggedOut?: true; id?: number; messages?: FetchedBytes[]; done?: true; error?: FetchError };
+type FromThread = {
+  ready?: true;
+  failed?: FetchError;
+  loggedOut?: true;
+  id?: number;
+  messages?: FetchedBytes[];
+  done?: true;
+  error?: FetchError;
+};
 
 /** A thread of the pool. */
 interface FetchThread {
@@ -62,9 +70,16 @@ interface FetchThread {
 }
 
 /** Waits for the first message of the thread that `accept` takes (or the thread's end: then `broken`). */
-function nextOf<T>(thread: FetchThread, accept: (message: FromThread) => T | undefined, timeoutMs?: number): Promise<T | Error> {
+function nextOf<T>(
+  thread: FetchThread,
+  accept: (message: FromThread) => T | undefined,
+  timeoutMs?: number,
+): Promise<T | Error> {
   return new Promise((resolve) => {
-    const timer = timeoutMs === undefined ? undefined : setTimeout(() => finish(new Error('the IMAP fetch thread did not answer in time')), timeoutMs);
+    const timer =
+      timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => finish(new Error('the IMAP fetch thread did not answer in time')), timeoutMs);
     const finish = (value: T | Error) => {
       clearTimeout(timer);
       thread.listeners.delete(listener);
@@ -84,7 +99,11 @@ function nextOf<T>(thread: FetchThread, accept: (message: FromThread) => T | und
  * The fetch threads of a service: at most `threads` of them, started when first needed. Messages are grouped by
  * `groupMessages` or `groupBytes`, whichever comes first.
  */
-export function createFetchThreads(options: { threads: number; groupMessages: number; groupBytes: number }): FetchThreads {
+export function createFetchThreads(options: {
+  threads: number;
+  groupMessages: number;
+  groupBytes: number;
+}): FetchThreads {
   const pool = new Set<FetchThread>();
   let stopped = false;
 
@@ -163,7 +182,8 @@ export function createFetchThreads(options: { threads: number; groupMessages: nu
           thread.listeners.delete(listener);
           fetching = false;
           // Left before its end (the caller stopped, or failed): the connection is in the middle of a FETCH.
-          if (!finished && !failure && !thread.broken) await end(thread, 'the IMAP fetch thread was stopped during a fetch');
+          if (!finished && !failure && !thread.broken)
+            await end(thread, 'the IMAP fetch thread was stopped during a fetch');
         }
       },
       async close() {
@@ -195,7 +215,9 @@ export function createFetchThreads(options: { threads: number; groupMessages: nu
       thread.busy = true;
       thread.worker.ref();
       post(thread, { login: { ...imap, logger: false } });
-      const outcome = await nextOf(thread, (message) => (message.ready ? true : message.failed ? toError(message.failed) : undefined));
+      const outcome = await nextOf(thread, (message) =>
+        message.ready ? true : message.failed ? toError(message.failed) : undefined,
+      );
       if (outcome instanceof Error) {
         if (thread.broken) await end(thread, thread.broken.message);
         else {

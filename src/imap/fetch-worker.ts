@@ -53,7 +53,12 @@ export interface FetchError {
 }
 
 function errorOf(error: unknown): FetchError {
-  const record = (error ?? {}) as { message?: string; code?: string; authenticationFailed?: boolean; responseText?: string };
+  const record = (error ?? {}) as {
+    message?: string;
+    code?: string;
+    authenticationFailed?: boolean;
+    responseText?: string;
+  };
   return {
     message: String(record.message ?? error),
     ...(typeof record.code === 'string' ? { code: record.code } : {}),
@@ -77,7 +82,12 @@ if (parentPort) {
 
   /** The bytes of `source` in a buffer of their own (imapflow's may be a view of a larger one), to be moved. */
   const own = (source: Buffer): Uint8Array => {
-    if (source.byteOffset === 0 && source.byteLength === source.buffer.byteLength && !(source.buffer instanceof SharedArrayBuffer)) return source;
+    if (
+      source.byteOffset === 0 &&
+      source.byteLength === source.buffer.byteLength &&
+      !(source.buffer instanceof SharedArrayBuffer)
+    )
+      return source;
     const copy = new Uint8Array(source.byteLength);
     copy.set(source);
     return copy;
@@ -116,14 +126,21 @@ if (parentPort) {
     };
     try {
       if (!client) throw new Error('the IMAP fetch thread is not logged in');
-      if (client.mailbox === false || client.mailbox.path !== request.path) await client.mailboxOpen(request.path, { readOnly: true });
+      if (client.mailbox === false || client.mailbox.path !== request.path)
+        await client.mailboxOpen(request.path, { readOnly: true });
       const query = { uid: true, flags: true, internalDate: true, source: { maxLength: request.maxBytes } } as const;
       for await (const message of client.fetch(request.uids, query, { uid: true })) {
         if (closing) break;
         if (!message.source) continue;
         const raw = own(message.source);
         const internal = message.internalDate ? new Date(message.internalDate).getTime() : null;
-        group.push({ uid: message.uid, raw, flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null, internalDate: Number.isFinite(internal) ? internal : null });
+        group.push({
+          uid: message.uid,
+          raw,
+          flags: [...(message.flags ?? [])],
+          modseq: message.modseq !== undefined ? String(message.modseq) : null,
+          internalDate: Number.isFinite(internal) ? internal : null,
+        });
         bytes += raw.byteLength;
         if (group.length >= groupMessages || bytes >= groupBytes) await send();
       }

@@ -83,7 +83,12 @@ export function mapFolders(listed: readonly ListedFolder[]): MappedFolder[] {
       rank = 0;
     } else if (folder.specialUse && ROLE_OF_USE[folder.specialUse]) {
       use = folder.specialUse;
-      rank = folder.specialUseSource === 'extension' || folder.specialUseSource === 'user' ? 1 : folder.specialUseSource === 'name' ? 2 : 3;
+      rank =
+        folder.specialUseSource === 'extension' || folder.specialUseSource === 'user'
+          ? 1
+          : folder.specialUseSource === 'name'
+            ? 2
+            : 3;
     } else {
       const role = ROLE_OF_NAME[leafOf(folder).toLowerCase().trim()];
       if (role) {

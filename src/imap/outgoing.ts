@@ -32,7 +32,14 @@ import { AppError } from '../errors.js';
 import { type Job, type JobOutcome, type JobQueue, defaultBackoffMs } from '../jobs/index.js';
 import { loadRaw } from '../messages/index.js';
 import type { AttemptResult } from '../outbound/contracts.js';
-import { IMAP_PROVIDER, type DraftRef, type MailboxProvider, type MailboxSync, type PendingRecipient, type ProviderGrant } from '../providers/contracts.js';
+import {
+  IMAP_PROVIDER,
+  type DraftRef,
+  type MailboxProvider,
+  type MailboxSync,
+  type PendingRecipient,
+  type ProviderGrant,
+} from '../providers/contracts.js';
 import { createConnector, endpointsOf, failureOf, SubmissionError, type Connector } from './connection.js';
 
 /** The job kind of every change pushed to an account's IMAP server. */
@@ -94,7 +101,10 @@ function withFlag(flags: readonly string[], flag: string, on: boolean | undefine
 }
 
 /** Creates the provider of connected IMAP/SMTP accounts (outgoing side; the sync plugs in as `sync`). */
-export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config' | 'secrets'>, parts: ImapOutgoingParts): MailboxProvider {
+export function createImapOutgoing(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config' | 'secrets'>,
+  parts: ImapOutgoingParts,
+): MailboxProvider {
   const { db, clock, logger, config } = deps;
   const connector = parts.connector ?? createConnector(config);
   const nowMs = () => clock.now().getTime();
@@ -109,7 +119,8 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
   }
 
   function endpoints(account: AccountRow) {
-    if (!deps.secrets) throw new AppError('internal', 'No secret box (AGENTPOST_SECRET_KEY) to open the account passwords with.');
+    if (!deps.secrets)
+      throw new AppError('internal', 'No secret box (AGENTPOST_SECRET_KEY) to open the account passwords with.');
     return endpointsOf(account, deps.secrets);
   }
 
@@ -148,29 +159,55 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
   /** Removes the links of expunged UIDs (the rows may be gone already: the link cascades with its message). */
   async function unlink(grantId: string, path: string, uids: number[]): Promise<void> {
     if (uids.length === 0) return;
-    await db.write((tx) => tx.delete(imapMessages).where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, path), inArray(imapMessages.uid, uids))));
+    await db.write((tx) =>
+      tx
+        .delete(imapMessages)
+        .where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, path), inArray(imapMessages.uid, uids))),
+    );
   }
 
   /** Records a link when its message still exists (it may have been deleted while the job ran). */
   async function link(row: Omit<LinkRow, 'modseq'>): Promise<void> {
     await db.write(async (tx) => {
-      const [message] = await tx.select({ id: tables.messages.id }).from(tables.messages).where(eq(tables.messages.id, row.messageId)).limit(1);
+      const [message] = await tx
+        .select({ id: tables.messages.id })
+        .from(tables.messages)
+        .where(eq(tables.messages.id, row.messageId))
+        .limit(1);
       if (!message) return;
-      await tx.insert(imapMessages).values(row).onConflictDoUpdate({ target: [imapMessages.grantId, imapMessages.path, imapMessages.uid], set: { messageId: row.messageId, flags: row.flags } });
+      await tx
+        .insert(imapMessages)
+        .values(row)
+        .onConflictDoUpdate({
+          target: [imapMessages.grantId, imapMessages.path, imapMessages.uid],
+          set: { messageId: row.messageId, flags: row.flags },
+        });
     });
   }
 
   /** Flags and moves: each linked message where it is now. */
   async function pushChange(payload: Extract<PushPayload, { op: 'change' }>): Promise<void> {
     const grantId = payload.grant_id;
-    const links = await db.orm.select().from(imapMessages).where(and(eq(imapMessages.grantId, grantId), inArray(imapMessages.messageId, payload.message_ids)));
+    const links = await db.orm
+      .select()
+      .from(imapMessages)
+      .where(and(eq(imapMessages.grantId, grantId), inArray(imapMessages.messageId, payload.message_ids)));
     if (links.length === 0) return;
-    const folderRows = await db.orm.select({ path: imapFolders.path, folderId: imapFolders.folderId }).from(imapFolders).where(eq(imapFolders.grantId, grantId));
+    const folderRows = await db.orm
+      .select({ path: imapFolders.path, folderId: imapFolders.folderId })
+      .from(imapFolders)
+      .where(eq(imapFolders.grantId, grantId));
     const folderOfPath = new Map(folderRows.map((row) => [row.path, row.folderId]));
     // The first of the new folders that exists on the server is where the message goes.
     const wanted = payload.folders;
-    const target = wanted ? wanted.map((id) => folderRows.find((row) => row.folderId === id)?.path).find((path) => path !== undefined) : undefined;
-    if (wanted && target === undefined) logger.warn('imap: none of the folders of a change exists on the server; not moved', { grant_id: grantId, folders: wanted });
+    const target = wanted
+      ? wanted.map((id) => folderRows.find((row) => row.folderId === id)?.path).find((path) => path !== undefined)
+      : undefined;
+    if (wanted && target === undefined)
+      logger.warn('imap: none of the folders of a change exists on the server; not moved', {
+        grant_id: grantId,
+        folders: wanted,
+      });
     const byPath = new Map<string, LinkRow[]>();
     for (const row of links) byPath.set(row.path, [...(byPath.get(row.path) ?? []), row]);
     await withImap(grantId, async (client) => {
@@ -185,24 +222,44 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
             if (payload.flagged) await client.messageFlagsAdd(uids, ['\\Flagged'], { uid: true });
             else await client.messageFlagsRemove(uids, ['\\Flagged'], { uid: true });
           }
-          const flagsOf = new Map(group.map((row) => [row.uid, withFlag(withFlag(row.flags, '\\Seen', payload.seen), '\\Flagged', payload.flagged)]));
+          const flagsOf = new Map(
+            group.map((row) => [
+              row.uid,
+              withFlag(withFlag(row.flags, '\\Seen', payload.seen), '\\Flagged', payload.flagged),
+            ]),
+          );
           const current = folderOfPath.get(path);
-          const moving = target !== undefined && target !== path && !(current !== undefined && wanted?.includes(current));
+          const moving =
+            target !== undefined && target !== path && !(current !== undefined && wanted?.includes(current));
           if (!moving) {
             // What the server has now, so the sync sees no change to bring back.
             await db.write(async (tx) => {
-              for (const row of group) await tx.update(imapMessages).set({ flags: flagsOf.get(row.uid)! }).where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, path), eq(imapMessages.uid, row.uid)));
+              for (const row of group)
+                await tx
+                  .update(imapMessages)
+                  .set({ flags: flagsOf.get(row.uid)! })
+                  .where(
+                    and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, path), eq(imapMessages.uid, row.uid)),
+                  );
             });
             return;
           }
           const moved = await client.messageMove(uids, target, { uid: true });
           const uidMap = moved ? moved.uidMap : undefined;
           await db.write(async (tx) => {
-            await tx.delete(imapMessages).where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, path), inArray(imapMessages.uid, uids)));
+            await tx
+              .delete(imapMessages)
+              .where(
+                and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, path), inArray(imapMessages.uid, uids)),
+              );
             for (const row of group) {
               const uid = uidMap?.get(row.uid);
               // Without COPYUID the new UID is unknown: the link goes, and the sync links the message it finds there.
-              if (uid !== undefined) await tx.insert(imapMessages).values({ grantId, path: target, uid, messageId: row.messageId, flags: flagsOf.get(row.uid)! }).onConflictDoNothing();
+              if (uid !== undefined)
+                await tx
+                  .insert(imapMessages)
+                  .values({ grantId, path: target, uid, messageId: row.messageId, flags: flagsOf.get(row.uid)! })
+                  .onConflictDoNothing();
             }
           });
         });
@@ -229,7 +286,10 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const grantId = payload.grant_id;
     const drafts = await pathOf(grantId, 'drafts');
     if (drafts === undefined) {
-      logger.warn('imap: the account has no Drafts folder; the draft stays here only', { grant_id: grantId, draft_id: payload.draft_id });
+      logger.warn('imap: the account has no Drafts folder; the draft stays here only', {
+        grant_id: grantId,
+        draft_id: payload.draft_id,
+      });
       return;
     }
     const [record] = await db.orm
@@ -241,7 +301,11 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     await withImap(grantId, async (client) => {
       let keep: number | undefined;
       if (record) {
-        const [existing] = await db.orm.select().from(imapMessages).where(and(eq(imapMessages.messageId, record.row.id), eq(imapMessages.path, drafts))).limit(1);
+        const [existing] = await db.orm
+          .select()
+          .from(imapMessages)
+          .where(and(eq(imapMessages.messageId, record.row.id), eq(imapMessages.path, drafts)))
+          .limit(1);
         if (existing) keep = existing.uid;
         else {
           const flags = ['\\Draft', '\\Seen'];
@@ -252,7 +316,8 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
         }
       }
       await inMailbox(client, drafts, async () => {
-        const found = (await client.search({ header: { 'message-id': `<${payload.header_message_id}>` } }, { uid: true })) || [];
+        const found =
+          (await client.search({ header: { 'message-id': `<${payload.header_message_id}>` } }, { uid: true })) || [];
         // Without APPENDUID the new copy's UID is unknown: the newest one with the Message-ID is kept.
         if (record && keep === undefined && found.length > 0) keep = Math.max(...found);
         const stale = found.filter((uid) => uid !== keep);
@@ -269,18 +334,30 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     const grantId = payload.grant_id;
     const sent = await pathOf(grantId, 'sent');
     if (sent === undefined) {
-      logger.warn('imap: the account has no Sent folder; the sent copy stays here only', { grant_id: grantId, message_id: payload.message_id });
+      logger.warn('imap: the account has no Sent folder; the sent copy stays here only', {
+        grant_id: grantId,
+        message_id: payload.message_id,
+      });
       return;
     }
-    const [linked] = await db.orm.select({ uid: imapMessages.uid }).from(imapMessages).where(eq(imapMessages.messageId, payload.message_id)).limit(1);
+    const [linked] = await db.orm
+      .select({ uid: imapMessages.uid })
+      .from(imapMessages)
+      .where(eq(imapMessages.messageId, payload.message_id))
+      .limit(1);
     if (linked) return;
-    const [row] = await db.orm.select().from(tables.messages).where(eq(tables.messages.id, payload.message_id)).limit(1);
+    const [row] = await db.orm
+      .select()
+      .from(tables.messages)
+      .where(eq(tables.messages.id, payload.message_id))
+      .limit(1);
     if (!row) return;
     const raw = await loadRaw(db.orm, row);
     await withImap(grantId, async (client) => {
       const flags = ['\\Seen'];
       const appended = await client.append(sent, raw, flags, new Date(row.date * 1000));
-      if (appended && appended.uid !== undefined) await link({ grantId, path: sent, uid: appended.uid, messageId: row.id, flags });
+      if (appended && appended.uid !== undefined)
+        await link({ grantId, path: sent, uid: appended.uid, messageId: row.id, flags });
     });
   }
 
@@ -297,7 +374,12 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     if (job.orderKey) {
       const earlier = await earlierJob(job);
       // Behind an earlier change of the grant: run after it (its retry time, or shortly, while it runs).
-      if (earlier) return { type: 'retry', at: new Date(Math.max(earlier.runAt, nowMs()) + 250), error: 'waiting for an earlier change of this mailbox' };
+      if (earlier)
+        return {
+          type: 'retry',
+          at: new Date(Math.max(earlier.runAt, nowMs()) + 250),
+          error: 'waiting for an earlier change of this mailbox',
+        };
     }
     try {
       if (payload.op === 'change') await pushChange(payload);
@@ -308,18 +390,41 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
     } catch (error) {
       const message = failureOf(error)?.message ?? (error instanceof Error ? error.message : String(error));
       if (nowMs() - job.createdAt >= GIVE_UP_MS) {
-        logger.error('imap: a change could not be pushed to the server and was given up', { job_id: job.id, grant_id: payload.grant_id, op: payload.op, error: message });
+        logger.error('imap: a change could not be pushed to the server and was given up', {
+          job_id: job.id,
+          grant_id: payload.grant_id,
+          op: payload.op,
+          error: message,
+        });
         return { type: 'give_up', error: message };
       }
-      logger.warn('imap: pushing a change failed; it will be retried', { job_id: job.id, grant_id: payload.grant_id, op: payload.op, error: message });
-      return { type: 'retry', at: new Date(nowMs() + Math.min(defaultBackoffMs(job.attempts), RETRY_CAP_MS)), error: message };
+      logger.warn('imap: pushing a change failed; it will be retried', {
+        job_id: job.id,
+        grant_id: payload.grant_id,
+        op: payload.op,
+        error: message,
+      });
+      return {
+        type: 'retry',
+        at: new Date(nowMs() + Math.min(defaultBackoffMs(job.attempts), RETRY_CAP_MS)),
+        error: message,
+      };
     }
   }
 
   /** One submission attempt through the account's SMTP server. */
-  async function submit(outbound: { grantId: string | null; envelopeFrom: string }, pending: PendingRecipient[], raw: Buffer): Promise<AttemptResult[]> {
+  async function submit(
+    outbound: { grantId: string | null; envelopeFrom: string },
+    pending: PendingRecipient[],
+    raw: Buffer,
+  ): Promise<AttemptResult[]> {
     const emails = pending.map((recipient) => recipient.email);
-    const all = (outcome: AttemptResult['outcome'], code: number, response: string, cause?: AttemptResult['cause']): AttemptResult[] =>
+    const all = (
+      outcome: AttemptResult['outcome'],
+      code: number,
+      response: string,
+      cause?: AttemptResult['cause'],
+    ): AttemptResult[] =>
       emails.map((email) => ({ email, outcome, code, response: response.slice(0, 1000), ...(cause ? { cause } : {}) }));
     const account = outbound.grantId ? await accountOf(outbound.grantId) : undefined;
     if (!account) return all('failed', 550, '5.3.0 the connected account of this grant no longer exists', 'account');
@@ -334,22 +439,34 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       const accepted = new Set(result.accepted);
       const rejected = new Map(result.rejected.map((entry) => [entry.recipient, entry]));
       return emails.map((email) => {
-        if (accepted.has(email)) return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
+        if (accepted.has(email))
+          return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
         const rejection = rejected.get(email);
         const code = rejection?.code ?? 0;
-        return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: (rejection?.response ?? 'not accepted by the server').slice(0, 1000) };
+        return {
+          email,
+          outcome: code >= 500 ? 'failed' : 'deferred',
+          code,
+          response: (rejection?.response ?? 'not accepted by the server').slice(0, 1000),
+        };
       });
     } catch (error) {
       if (!(error instanceof SubmissionError)) throw error;
       const { failure, code } = error;
       // A refused login or certificate is the account's trouble, not the recipients': the send fails, no bounce is recorded.
-      if (failure.kind === 'auth' || failure.kind === 'tls') return all('failed', code ?? 535, failure.message, 'account');
+      if (failure.kind === 'auth' || failure.kind === 'tls')
+        return all('failed', code ?? 535, failure.message, 'account');
       if (error.rejected.length > 0) {
         const rejected = new Map(error.rejected.map((entry) => [entry.recipient, entry]));
         return emails.map((email) => {
           const rejection = rejected.get(email);
           const reply = rejection?.code ?? code ?? 0;
-          return { email, outcome: reply >= 500 ? 'failed' : 'deferred', code: reply, response: (rejection?.response ?? failure.message).slice(0, 1000) };
+          return {
+            email,
+            outcome: reply >= 500 ? 'failed' : 'deferred',
+            code: reply,
+            response: (rejection?.response ?? failure.message).slice(0, 1000),
+          };
         });
       }
       if (code !== undefined && code >= 500) return all('failed', code, failure.message);
@@ -378,20 +495,42 @@ export function createImapOutgoing(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'
       const links = await tx
         .select({ path: imapMessages.path, uid: imapMessages.uid })
         .from(imapMessages)
-        .where(and(eq(imapMessages.grantId, grant.id), inArray(imapMessages.messageId, rows.map((row) => row.id))));
+        .where(
+          and(
+            eq(imapMessages.grantId, grant.id),
+            inArray(
+              imapMessages.messageId,
+              rows.map((row) => row.id),
+            ),
+          ),
+        );
       if (links.length > 0) await enqueue(tx, { op: 'expunge', grant_id: grant.id, links });
     },
     async draftSaved(tx: Tx, grant: ProviderGrant, draft: DraftRef) {
-      await enqueue(tx, { op: 'draft', grant_id: grant.id, draft_id: draft.draftId, header_message_id: draft.headerMessageId });
+      await enqueue(tx, {
+        op: 'draft',
+        grant_id: grant.id,
+        draft_id: draft.draftId,
+        header_message_id: draft.headerMessageId,
+      });
     },
     async draftRemoved(tx: Tx, grant: ProviderGrant, draft: DraftRef) {
-      await enqueue(tx, { op: 'draft', grant_id: grant.id, draft_id: draft.draftId, header_message_id: draft.headerMessageId });
+      await enqueue(tx, {
+        op: 'draft',
+        grant_id: grant.id,
+        draft_id: draft.draftId,
+        header_message_id: draft.headerMessageId,
+      });
     },
     submitter: {
       submit,
       async submitted(tx, outbound) {
         if (!outbound.grantId || !outbound.messageId) return;
-        const [account] = await tx.select({ serverFilesSent: imapAccounts.serverFilesSent, smtpHost: imapAccounts.smtpHost }).from(imapAccounts).where(eq(imapAccounts.grantId, outbound.grantId)).limit(1);
+        const [account] = await tx
+          .select({ serverFilesSent: imapAccounts.serverFilesSent, smtpHost: imapAccounts.smtpHost })
+          .from(imapAccounts)
+          .where(eq(imapAccounts.grantId, outbound.grantId))
+          .limit(1);
         if (!account || serverFilesSent(account)) return;
         await enqueue(tx, { op: 'append_sent', grant_id: outbound.grantId, message_id: outbound.messageId });
       },

@@ -37,7 +37,16 @@ import { eventRecorder } from '../outbox/index.js';
 import { toGrant } from '../grants/index.js';
 import { defaultBackoffMs, startPollingLoop, type PollingLoop } from '../jobs/index.js';
 import type { MailboxSync } from '../providers/contracts.js';
-import { describeFailure, endpointsOf, failureOf, FETCH_GROUP_BYTES, FETCH_GROUP_MESSAGES, type Connector, type ConnectFailure, type ImapSession } from './connection.js';
+import {
+  describeFailure,
+  endpointsOf,
+  failureOf,
+  FETCH_GROUP_BYTES,
+  FETCH_GROUP_MESSAGES,
+  type Connector,
+  type ConnectFailure,
+  type ImapSession,
+} from './connection.js';
 import { createFetchThreads, type FetchSession } from './fetch-thread.js';
 import type { ImapSync } from './sync.js';
 
@@ -110,7 +119,10 @@ interface AccountWorker {
 }
 
 /** Creates the runner (started by `start()`). */
-export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config' | 'secrets'>, parts: ImapRunnerParts): ImapSyncRunner {
+export function createImapSyncRunner(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config' | 'secrets'>,
+  parts: ImapRunnerParts,
+): ImapSyncRunner {
   const { db, clock, logger, config } = deps;
   const { sync, connector } = parts;
   const record = eventRecorder(deps);
@@ -129,7 +141,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   const owner = deps.newId();
   let renewedAt = -Infinity;
   /** An account no other runner holds: unheld, held by this one, or its lease run out. */
-  const leaseFree = () => or(isNull(imapAccounts.leaseOwner), eq(imapAccounts.leaseOwner, owner), lt(imapAccounts.leaseUntil, nowMs()));
+  const leaseFree = () =>
+    or(isNull(imapAccounts.leaseOwner), eq(imapAccounts.leaseOwner, owner), lt(imapAccounts.leaseUntil, nowMs()));
 
   /** Takes the account's lease; false when another runner holds it. */
   async function claim(grantId: string): Promise<boolean> {
@@ -144,7 +157,12 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
 
   /** Gives the account's lease back (a worker ended). */
   async function release(grantId: string): Promise<void> {
-    await db.write((tx) => tx.update(imapAccounts).set({ leaseOwner: null, leaseUntil: null }).where(and(eq(imapAccounts.grantId, grantId), eq(imapAccounts.leaseOwner, owner))));
+    await db.write((tx) =>
+      tx
+        .update(imapAccounts)
+        .set({ leaseOwner: null, leaseUntil: null })
+        .where(and(eq(imapAccounts.grantId, grantId), eq(imapAccounts.leaseOwner, owner))),
+    );
   }
 
   /** Every third of the lease: renews this runner's leases; a worker whose account another runner took stops. */
@@ -172,14 +190,21 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
 
   /** The fetch threads of this runner's initial syncs, kept while it runs (their code stays compiled). */
   const fetchThreadLimit = fetchThreadCount(config.imap.fetchThread);
-  const fetchThreads = createFetchThreads({ threads: fetchThreadLimit, groupMessages: FETCH_GROUP_MESSAGES, groupBytes: FETCH_GROUP_BYTES });
+  const fetchThreads = createFetchThreads({
+    threads: fetchThreadLimit,
+    groupMessages: FETCH_GROUP_MESSAGES,
+    groupBytes: FETCH_GROUP_BYTES,
+  });
 
   /**
    * The fetch session of one pass (see PassOptions.fetchThread): opened on first use, when a fetch thread and a slot
    * of the server are free then; `close` logs it out after the pass (the thread stays). A session that cannot log in
    * leaves the FETCHes to the pass's own connection (logged): the pass itself fails as it would.
    */
-  function passFetchSession(account: AccountRow): { open: () => Promise<FetchSession | undefined>; close: () => Promise<void> } {
+  function passFetchSession(account: AccountRow): {
+    open: () => Promise<FetchSession | undefined>;
+    close: () => Promise<void>;
+  } {
     let opened: Promise<FetchSession | undefined> | undefined;
     return {
       open: () =>
@@ -187,7 +212,10 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
           if (!deps.secrets || fetchThreadLimit === 0) return undefined;
           return connector.openFetchSession(endpointsOf(account, deps.secrets).imap, fetchThreads);
         })().catch((error: unknown) => {
-          logger.warn('imap: no fetch thread for the initial sync; it fetches on its own connection', { grant_id: account.grantId, error: error instanceof Error ? error.message : String(error) });
+          logger.warn('imap: no fetch thread for the initial sync; it fetches on its own connection', {
+            grant_id: account.grantId,
+            error: error instanceof Error ? error.message : String(error),
+          });
           return undefined;
         })),
       async close() {
@@ -203,7 +231,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   }
 
   async function open(account: AccountRow): Promise<ImapSession> {
-    if (!deps.secrets) throw new AppError('internal', 'No secret box (AGENTPOST_SECRET_KEY) to open the account password with.');
+    if (!deps.secrets)
+      throw new AppError('internal', 'No secret box (AGENTPOST_SECRET_KEY) to open the account password with.');
     return connector.openImap(endpointsOf(account, deps.secrets).imap);
   }
 
@@ -212,7 +241,13 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     await db.write((tx) =>
       tx
         .update(imapAccounts)
-        .set({ failures: 0, retryAt: null, lastError: null, ...(full ? { syncState: 'idle' as const, lastSyncAt: Math.floor(nowMs() / 1000) } : {}), updatedAt: nowMs() })
+        .set({
+          failures: 0,
+          retryAt: null,
+          lastError: null,
+          ...(full ? { syncState: 'idle' as const, lastSyncAt: Math.floor(nowMs() / 1000) } : {}),
+          updatedAt: nowMs(),
+        })
         .where(and(eq(imapAccounts.grantId, grantId), ne(imapAccounts.syncState, 'invalid'))),
     );
   }
@@ -224,19 +259,40 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       if (!account) return;
       const failures = account.failures + 1;
       if (failure.kind === 'auth') {
-        await tx.update(imapAccounts).set({ syncState: 'invalid', failures, retryAt: null, lastError: failure.message, updatedAt: nowMs() }).where(eq(imapAccounts.grantId, grantId));
+        await tx
+          .update(imapAccounts)
+          .set({ syncState: 'invalid', failures, retryAt: null, lastError: failure.message, updatedAt: nowMs() })
+          .where(eq(imapAccounts.grantId, grantId));
         const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
         if (grant && grant.grantStatus !== 'invalid') {
           const at = Math.floor(nowMs() / 1000);
-          const [updated] = await tx.update(tables.grants).set({ grantStatus: 'invalid', updatedAt: at }).where(eq(tables.grants.id, grantId)).returning();
-          await record(tx, { applicationId: grant.applicationId, grantId, type: 'grant.expired', objectId: grantId, object: toGrant(updated ?? grant), createdAt: at });
+          const [updated] = await tx
+            .update(tables.grants)
+            .set({ grantStatus: 'invalid', updatedAt: at })
+            .where(eq(tables.grants.id, grantId))
+            .returning();
+          await record(tx, {
+            applicationId: grant.applicationId,
+            grantId,
+            type: 'grant.expired',
+            objectId: grantId,
+            object: toGrant(updated ?? grant),
+            createdAt: at,
+          });
         }
         return;
       }
       const retryAt = nowMs() + Math.min(defaultBackoffMs(failures), RETRY_CAP_MS);
-      await tx.update(imapAccounts).set({ syncState: 'failing', failures, retryAt, lastError: failure.message, updatedAt: nowMs() }).where(eq(imapAccounts.grantId, grantId));
+      await tx
+        .update(imapAccounts)
+        .set({ syncState: 'failing', failures, retryAt, lastError: failure.message, updatedAt: nowMs() })
+        .where(eq(imapAccounts.grantId, grantId));
     });
-    if (failure.kind === 'auth') logger.warn('imap: the server refused the login; the grant is invalid until re-authenticated', { grant_id: grantId, error: failure.message });
+    if (failure.kind === 'auth')
+      logger.warn('imap: the server refused the login; the grant is invalid until re-authenticated', {
+        grant_id: grantId,
+        error: failure.message,
+      });
     else logger.warn('imap: a sync pass failed; it will be retried', { grant_id: grantId, error: failure.message });
   }
 
@@ -244,7 +300,12 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
   async function starting(account: AccountRow): Promise<void> {
     const state = account.lastSyncAt === null ? 'initial' : 'running';
     if (account.syncState === state) return;
-    await db.write((tx) => tx.update(imapAccounts).set({ syncState: state, updatedAt: nowMs() }).where(and(eq(imapAccounts.grantId, account.grantId), ne(imapAccounts.syncState, 'invalid'))));
+    await db.write((tx) =>
+      tx
+        .update(imapAccounts)
+        .set({ syncState: state, updatedAt: nowMs() })
+        .where(and(eq(imapAccounts.grantId, account.grantId), ne(imapAccounts.syncState, 'invalid'))),
+    );
   }
 
   /** Sleeps `ms` or until woken or stopped; not at all when a wake came since the last full pass began. */
@@ -267,7 +328,12 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
    * Waits for a change with IDLE on INBOX: `inbox` (something happened there, now or since the last pass began),
    * `full` (the poll interval, or woken), `closed` (the connection ended or the runner stops).
    */
-  async function idle(grantId: string, server: string, worker: AccountWorker, session: ImapSession): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
+  async function idle(
+    grantId: string,
+    server: string,
+    worker: AccountWorker,
+    session: ImapSession,
+  ): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
     const { client } = session;
     // SELECT (again, also when INBOX is selected already: imapflow always sends it), with QRESYNC when there is.
     worker.selectingInbox = true;
@@ -282,7 +348,14 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       .from(imapFolders)
       .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
       .limit(1);
-    if (inbox && (box.uidNext > (inbox.uidNext ?? 0) || (box.highestModseq !== undefined && inbox.highestModseq !== null && box.highestModseq.toString() !== inbox.highestModseq))) return 'inbox';
+    if (
+      inbox &&
+      (box.uidNext > (inbox.uidNext ?? 0) ||
+        (box.highestModseq !== undefined &&
+          inbox.highestModseq !== null &&
+          box.highestModseq.toString() !== inbox.highestModseq))
+    )
+      return 'inbox';
     return new Promise((resolve) => {
       let done = false;
       const finish = (why: 'inbox' | 'full' | 'closed' | 'yield') => {
@@ -340,7 +413,8 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     try {
       while (running && !worker.lost) {
         const account = await accountOf(grantId);
-        if (!account || account.syncState === 'invalid' || (account.retryAt !== null && account.retryAt > nowMs())) return;
+        if (!account || account.syncState === 'invalid' || (account.retryAt !== null && account.retryAt > nowMs()))
+          return;
         server = `${account.imapHost}:${account.imapPort}`;
         worker.session ??= await connect(worker, account);
         if (!running) return;
@@ -350,7 +424,11 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
         if (mode === 'full') woken.delete(grantId);
         const fetching = passFetchSession(account);
         try {
-          await sync.pass(worker.session.client, grantId, { inboxOnly: mode === 'inbox', signal: aborter.signal, fetchThread: fetching.open });
+          await sync.pass(worker.session.client, grantId, {
+            inboxOnly: mode === 'inbox',
+            signal: aborter.signal,
+            fetchThread: fetching.open,
+          });
         } finally {
           await fetching.close();
         }
@@ -377,7 +455,9 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     } catch (error) {
       if (!running || worker.lost) return;
       const failure = failureOf(error) ?? describeFailure(error, `IMAP server ${server}`);
-      await failed(grantId, failure).catch((cause: unknown) => logger.error('imap: recording a sync failure failed', { grant_id: grantId, error: String(cause) }));
+      await failed(grantId, failure).catch((cause: unknown) =>
+        logger.error('imap: recording a sync failure failed', { grant_id: grantId, error: String(cause) }),
+      );
     } finally {
       await worker.session?.close();
       worker.session = undefined;
@@ -386,12 +466,26 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
 
   function launch(grantId: string): void {
     if (workers.has(grantId) || !running) return;
-    const worker: AccountWorker = { done: Promise.resolve(), wake: () => undefined, session: undefined, changed: false, onChange: () => undefined, lost: false };
+    const worker: AccountWorker = {
+      done: Promise.resolve(),
+      wake: () => undefined,
+      session: undefined,
+      changed: false,
+      onChange: () => undefined,
+      lost: false,
+    };
     workers.set(grantId, worker);
     worker.done = work(grantId, worker)
-      .catch((error: unknown) => logger.error('imap: an account worker failed', { grant_id: grantId, error: error instanceof Error ? error.message : String(error) }))
+      .catch((error: unknown) =>
+        logger.error('imap: an account worker failed', {
+          grant_id: grantId,
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      )
       .then(() => (worker.lost ? undefined : release(grantId)))
-      .catch((error: unknown) => logger.error('imap: giving an account lease back failed', { grant_id: grantId, error: String(error) }))
+      .catch((error: unknown) =>
+        logger.error('imap: giving an account lease back failed', { grant_id: grantId, error: String(error) }),
+      )
       .finally(() => {
         workers.delete(grantId);
         // Woken while it was finishing: look again at once.
@@ -405,7 +499,13 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
     const due = await db.orm
       .select({ grantId: imapAccounts.grantId })
       .from(imapAccounts)
-      .where(and(ne(imapAccounts.syncState, 'invalid'), or(isNull(imapAccounts.retryAt), lte(imapAccounts.retryAt, nowMs())), leaseFree()));
+      .where(
+        and(
+          ne(imapAccounts.syncState, 'invalid'),
+          or(isNull(imapAccounts.retryAt), lte(imapAccounts.retryAt, nowMs())),
+          leaseFree(),
+        ),
+      );
     for (const { grantId } of due) {
       if (!workers.has(grantId) && running && (await claim(grantId))) launch(grantId);
     }
@@ -456,9 +556,17 @@ export function createImapSyncRunner(deps: Pick<CoreDeps, 'db' | 'clock' | 'newI
       for (;;) {
         const account = await accountOf(grantId);
         if (!account) throw notFound('Grant', grantId);
-        if (account.syncState === 'invalid') throw new AppError('invalid_request', `The account's login was refused: ${account.lastError ?? 'invalid credentials'}`);
+        if (account.syncState === 'invalid')
+          throw new AppError(
+            'invalid_request',
+            `The account's login was refused: ${account.lastError ?? 'invalid credentials'}`,
+          );
         if (account.lastSyncAt !== null && account.syncState !== 'initial') return;
-        if (Date.now() >= deadline) throw new AppError('internal', `The initial sync of grant ${grantId} did not complete within ${timeoutMs} ms (state ${account.syncState}, ${account.syncDone}/${account.syncTotal}${account.lastError ? `, last error: ${account.lastError}` : ''}).`);
+        if (Date.now() >= deadline)
+          throw new AppError(
+            'internal',
+            `The initial sync of grant ${grantId} did not complete within ${timeoutMs} ms (state ${account.syncState}, ${account.syncDone}/${account.syncTotal}${account.lastError ? `, last error: ${account.lastError}` : ''}).`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     },

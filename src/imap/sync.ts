@@ -77,7 +77,12 @@ export interface ImapSyncParts {
     storeFetched(message: FetchedMessage): Promise<unknown>;
     storeFetchedMany(messages: readonly FetchedMessage[]): Promise<PromiseSettledResult<unknown>[]>;
     warm(): Promise<void>;
-    parse(raw: Buffer): Promise<{ ok: true; rawHash: string; value: ParsedMessage } | { ok: false; rawHash: string; error: string; partial: ParsedMessage | undefined }>;
+    parse(
+      raw: Buffer,
+    ): Promise<
+      | { ok: true; rawHash: string; value: ParsedMessage }
+      | { ok: false; rawHash: string; error: string; partial: ParsedMessage | undefined }
+    >;
   };
   store: MailStore;
   /** Deletes messages for good with `message.deleted` (the message service's; no push back to the server). */
@@ -172,18 +177,38 @@ function expungeLogOf(client: ImapFlow, path: string): ExpungeLog {
  * last state is known (its initial sync done), so the folder's expunge log is complete from then on; without, the log
  * is not. Returns the log.
  */
-async function selectLogged<T>(client: ImapFlow, path: string, folder: FolderRow | undefined, open: (options: MailboxLockOptions) => Promise<T>): Promise<{ opened: T; expunges: ExpungeLog }> {
+async function selectLogged<T>(
+  client: ImapFlow,
+  path: string,
+  folder: FolderRow | undefined,
+  open: (options: MailboxLockOptions) => Promise<T>,
+): Promise<{ opened: T; expunges: ExpungeLog }> {
   const expunges = expungeLogOf(client, path);
-  const qresync = folder !== undefined && client.enabled.has('QRESYNC') && folder.initialDone && folder.uidValidity !== null && folder.highestModseq !== null;
+  const qresync =
+    folder !== undefined &&
+    client.enabled.has('QRESYNC') &&
+    folder.initialDone &&
+    folder.uidValidity !== null &&
+    folder.highestModseq !== null;
   expunges.complete = false;
-  const opened = await open(qresync ? ({ changedSince: BigInt(folder.highestModseq!), uidValidity: BigInt(folder.uidValidity!) } as MailboxLockOptions) : {});
+  const opened = await open(
+    qresync
+      ? ({
+          changedSince: BigInt(folder.highestModseq!),
+          uidValidity: BigInt(folder.uidValidity!),
+        } as MailboxLockOptions)
+      : {},
+  );
   // imapflow marks the mailbox `qresync` once the server answered for the state named (same UIDVALIDITY).
   expunges.complete = client.mailbox !== false && (client.mailbox as { qresync?: boolean }).qresync === true;
   return { opened, expunges };
 }
 
 /** Creates the sync of connected accounts. */
-export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config'>, parts: ImapSyncParts) {
+export function createImapSync(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config'>,
+  parts: ImapSyncParts,
+) {
   const { db, clock, newId, logger } = deps;
   const { historyEvents } = deps.config.imap;
   /** When each folder's linked UIDs were last compared with the server's (or its initial sync ended), by grant and path. */
@@ -193,8 +218,21 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   const now = () => unixSeconds(clock.now());
 
   /** Deletes the links of (path, uids); a message left without a link is deleted for good. */
-  async function unlinkAndPrune(tx: Tx, account: Pick<AccountRow, 'grantId'>, applicationId: string, path: string, uids: readonly number[] | 'all'): Promise<void> {
-    const where = uids === 'all' ? and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, path)) : and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, path), inArray(imapMessages.uid, [...uids]));
+  async function unlinkAndPrune(
+    tx: Tx,
+    account: Pick<AccountRow, 'grantId'>,
+    applicationId: string,
+    path: string,
+    uids: readonly number[] | 'all',
+  ): Promise<void> {
+    const where =
+      uids === 'all'
+        ? and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, path))
+        : and(
+            eq(imapMessages.grantId, account.grantId),
+            eq(imapMessages.path, path),
+            inArray(imapMessages.uid, [...uids]),
+          );
     const removed = await tx.delete(imapMessages).where(where).returning({ messageId: imapMessages.messageId });
     if (removed.length === 0) return;
     const ids = [...new Set(removed.map((row) => row.messageId))];
@@ -203,7 +241,12 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       const orphans = await tx
         .select()
         .from(tables.messages)
-        .where(and(inArray(tables.messages.id, slice), sql`not exists (select 1 from imap_messages l where l.message_id = ${tables.messages.id})`));
+        .where(
+          and(
+            inArray(tables.messages.id, slice),
+            sql`not exists (select 1 from imap_messages l where l.message_id = ${tables.messages.id})`,
+          ),
+        );
       if (orphans.length > 0) await parts.destroyForGood(tx, applicationId, orphans);
     }
   }
@@ -223,8 +266,14 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       for (const folder of added) {
         const status = await client.status(folder.path, { uidValidity: true }).catch(() => undefined);
         const validity = status ? status.uidValidity?.toString() : undefined;
-        const matches = gone.filter((row) => row.uidValidity !== null && row.uidValidity === validity && !row.folderId.match(/^(inbox|sent|drafts|trash|junk|archive)$/));
-        if (validity && matches.length === 1 && ![...renamed.values()].includes(matches[0]!)) renamed.set(folder.path, matches[0]!);
+        const matches = gone.filter(
+          (row) =>
+            row.uidValidity !== null &&
+            row.uidValidity === validity &&
+            !row.folderId.match(/^(inbox|sent|drafts|trash|junk|archive)$/),
+        );
+        if (validity && matches.length === 1 && ![...renamed.values()].includes(matches[0]!))
+          renamed.set(folder.path, matches[0]!);
       }
     }
     const at = now();
@@ -232,20 +281,45 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       for (const row of gone) {
         const target = [...renamed.entries()].find(([, old]) => old === row)?.[0];
         if (target !== undefined) {
-          await tx.update(imapMessages).set({ path: target }).where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, row.path)));
-          await tx.update(imapFolders).set({ path: target, updatedAt: at }).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, row.path)));
-          const [updated] = await tx.update(tables.folders).set({ name: target, updatedAt: at }).where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId))).returning();
-          if (updated) await record(tx, { applicationId, grantId: account.grantId, type: 'folder.updated', objectId: updated.id, object: toFolder(updated, undefined, 0), createdAt: at });
+          await tx
+            .update(imapMessages)
+            .set({ path: target })
+            .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, row.path)));
+          await tx
+            .update(imapFolders)
+            .set({ path: target, updatedAt: at })
+            .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, row.path)));
+          const [updated] = await tx
+            .update(tables.folders)
+            .set({ name: target, updatedAt: at })
+            .where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId)))
+            .returning();
+          if (updated)
+            await record(tx, {
+              applicationId,
+              grantId: account.grantId,
+              type: 'folder.updated',
+              objectId: updated.id,
+              object: toFolder(updated, undefined, 0),
+              createdAt: at,
+            });
           continue;
         }
         await unlinkAndPrune(tx, account, applicationId, row.path, 'all');
-        await tx.delete(imapFolders).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, row.path)));
+        await tx
+          .delete(imapFolders)
+          .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, row.path)));
         if (!ROLE_ORDER.includes(row.folderId as (typeof ROLE_ORDER)[number])) {
-          await tx.delete(tables.folders).where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId)));
+          await tx
+            .delete(tables.folders)
+            .where(and(eq(tables.folders.grantId, account.grantId), eq(tables.folders.id, row.folderId)));
           await record(tx, deletedEvent(applicationId, account.grantId, 'folder', row.folderId));
         }
       }
-      const existingFolders = await tx.select({ id: tables.folders.id, name: tables.folders.name }).from(tables.folders).where(eq(tables.folders.grantId, account.grantId));
+      const existingFolders = await tx
+        .select({ id: tables.folders.id, name: tables.folders.name })
+        .from(tables.folders)
+        .where(eq(tables.folders.grantId, account.grantId));
       const folderIds = new Set(existingFolders.map((row) => row.id));
       const idOfPath = new Map<string, string>([...known.map((row): [string, string] => [row.path, row.folderId])]);
       for (const [path, old] of renamed) idOfPath.set(path, old.folderId);
@@ -274,10 +348,28 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           folderIds.add(id);
           // A folder made on the server after the account was first mapped (those of the first mapping are the
           // mailbox as it was connected: `grant.imap_sync_completed` tells of them).
-          if (inserted && known.length > 0) await record(tx, { applicationId, grantId: account.grantId, type: 'folder.created', objectId: inserted.id, object: toFolder(inserted, undefined, 0), createdAt: at });
+          if (inserted && known.length > 0)
+            await record(tx, {
+              applicationId,
+              grantId: account.grantId,
+              type: 'folder.created',
+              objectId: inserted.id,
+              object: toFolder(inserted, undefined, 0),
+              createdAt: at,
+            });
         }
         if (!knownByPath.has(folder.path) && !renamed.has(folder.path)) {
-          await tx.insert(imapFolders).values({ grantId: account.grantId, path: folder.path, folderId: id, delimiter: folder.delimiter, specialUse: folder.specialUse, updatedAt: at }).onConflictDoNothing();
+          await tx
+            .insert(imapFolders)
+            .values({
+              grantId: account.grantId,
+              path: folder.path,
+              folderId: id,
+              delimiter: folder.delimiter,
+              specialUse: folder.specialUse,
+              updatedAt: at,
+            })
+            .onConflictDoNothing();
         }
       }
     });
@@ -291,7 +383,9 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
 
   /** Whether changes made through the API still wait to reach the account's server (`imap.push` jobs). */
   async function pushPending(grantId: string): Promise<boolean> {
-    const rows = await db.orm.all<{ one: number }>(sql`select 1 as one from jobs where order_key = ${`imap ${grantId}`} and dead_at is null limit 1`);
+    const rows = await db.orm.all<{ one: number }>(
+      sql`select 1 as one from jobs where order_key = ${`imap ${grantId}`} and dead_at is null limit 1`,
+    );
     return rows.length > 0;
   }
 
@@ -322,7 +416,13 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       const rows = await db.orm
         .select({ uid: imapMessages.uid })
         .from(imapMessages)
-        .where(and(eq(imapMessages.grantId, run.account.grantId), eq(imapMessages.path, run.folder.path), inArray(imapMessages.uid, uids.slice(index, index + 500))));
+        .where(
+          and(
+            eq(imapMessages.grantId, run.account.grantId),
+            eq(imapMessages.path, run.folder.path),
+            inArray(imapMessages.uid, uids.slice(index, index + 500)),
+          ),
+        );
       for (const row of rows) found.add(row.uid);
     }
     return found;
@@ -340,22 +440,44 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     const { grantId } = run.account;
     const flags = flagState(message.flags);
     await db.write(async (tx) => {
-      const [taken] = await tx.select({ uid: imapMessages.uid }).from(imapMessages).where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, run.folder.path), eq(imapMessages.uid, message.uid)));
+      const [taken] = await tx
+        .select({ uid: imapMessages.uid })
+        .from(imapMessages)
+        .where(
+          and(
+            eq(imapMessages.grantId, grantId),
+            eq(imapMessages.path, run.folder.path),
+            eq(imapMessages.uid, message.uid),
+          ),
+        );
       if (taken) return;
       const [draft] = headerMessageId
         ? await tx
             .select({ details: tables.draftDetails, row: tables.messages })
             .from(tables.draftDetails)
             .innerJoin(tables.messages, eq(tables.messages.id, tables.draftDetails.messageId))
-            .where(and(eq(tables.draftDetails.grantId, grantId), eq(tables.draftDetails.headerMessageId, headerMessageId)))
+            .where(
+              and(eq(tables.draftDetails.grantId, grantId), eq(tables.draftDetails.headerMessageId, headerMessageId)),
+            )
             .limit(1)
         : [];
       if (draft) {
-        const [linked] = await tx.select({ uid: imapMessages.uid }).from(imapMessages).where(eq(imapMessages.messageId, draft.row.id)).limit(1);
+        const [linked] = await tx
+          .select({ uid: imapMessages.uid })
+          .from(imapMessages)
+          .where(eq(imapMessages.messageId, draft.row.id))
+          .limit(1);
         if (!linked) {
           // The draft's current version is not on the server yet as far as we know: this is our own APPEND, seen
           // before the outgoing side linked it.
-          await tx.insert(imapMessages).values({ grantId, path: run.folder.path, uid: message.uid, messageId: draft.row.id, flags: message.flags, modseq: message.modseq });
+          await tx.insert(imapMessages).values({
+            grantId,
+            path: run.folder.path,
+            uid: message.uid,
+            messageId: draft.row.id,
+            flags: message.flags,
+            modseq: message.modseq,
+          });
           return;
         }
       }
@@ -374,15 +496,29 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         parseError: parsed.ok ? null : parsed.error,
       });
       // A draft is not mail that arrived (as for drafts made through the API).
-      await tx.delete(tables.outboxEvents).where(and(eq(tables.outboxEvents.type, 'message.created'), eq(tables.outboxEvents.objectId, stored.row.id)));
+      await tx
+        .delete(tables.outboxEvents)
+        .where(and(eq(tables.outboxEvents.type, 'message.created'), eq(tables.outboxEvents.objectId, stored.row.id)));
       if (draft) {
         // Edited in another client: the same draft, now this version.
-        await tx.update(tables.draftDetails).set({ messageId: stored.row.id, isPlaintext: false, plainBody: null }).where(eq(tables.draftDetails.id, draft.details.id));
+        await tx
+          .update(tables.draftDetails)
+          .set({ messageId: stored.row.id, isPlaintext: false, plainBody: null })
+          .where(eq(tables.draftDetails.id, draft.details.id));
         await parts.store.destroy(tx, [draft.row]);
       } else if (headerMessageId) {
-        await tx.insert(tables.draftDetails).values({ id: newId(), messageId: stored.row.id, grantId, headerMessageId, createdAt: now() });
+        await tx
+          .insert(tables.draftDetails)
+          .values({ id: newId(), messageId: stored.row.id, grantId, headerMessageId, createdAt: now() });
       }
-      await tx.insert(imapMessages).values({ grantId, path: run.folder.path, uid: message.uid, messageId: stored.row.id, flags: message.flags, modseq: message.modseq });
+      await tx.insert(imapMessages).values({
+        grantId,
+        path: run.folder.path,
+        uid: message.uid,
+        messageId: stored.row.id,
+        flags: message.flags,
+        modseq: message.modseq,
+      });
     });
   }
 
@@ -408,7 +544,9 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       unread: flags.unread,
       starred: flags.starred,
       date: message.date,
-      links: (messageId): ImapLinkRow[] => [{ grantId, path: run.folder.path, uid: message.uid, messageId, flags: message.flags, modseq: message.modseq }],
+      links: (messageId): ImapLinkRow[] => [
+        { grantId, path: run.folder.path, uid: message.uid, messageId, flags: message.flags, modseq: message.modseq },
+      ],
       // The account's past is what its first complete pass finds; a folder synced later (made, or its UIDVALIDITY
       // changed) brings mail that shows up now, with `message.created` as any.
       ...(run.initial ? { history: !historyEvents && run.account.lastSyncAt === null, durable: false } : {}),
@@ -425,12 +563,19 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
    * Stores fetched messages, each on its own (one failing does not stop the others): through the ingest path all
    * together, drafts one by one. Resolves how many were stored and the first failure.
    */
-  async function storeGroup(run: FolderRun, messages: Fetched[], isDraftFolder: boolean): Promise<{ stored: number; failed?: { reason: unknown } }> {
+  async function storeGroup(
+    run: FolderRun,
+    messages: Fetched[],
+    isDraftFolder: boolean,
+  ): Promise<{ stored: number; failed?: { reason: unknown } }> {
     const outcomes = isDraftFolder
       ? await Promise.allSettled(messages.map((message) => storeDraft(run, message)))
       : await parts.inbound.storeFetchedMany(messages.map((message) => fetchedMessage(run, message)));
     const failed = outcomes.find((outcome) => outcome.status === 'rejected');
-    return { stored: outcomes.filter((outcome) => outcome.status === 'fulfilled').length, ...(failed ? { failed: { reason: failed.reason as unknown } } : {}) };
+    return {
+      stored: outcomes.filter((outcome) => outcome.status === 'fulfilled').length,
+      ...(failed ? { failed: { reason: failed.reason as unknown } } : {}),
+    };
   }
 
   /**
@@ -447,10 +592,19 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         const [own] = await tx
           .select({ id: tables.messages.id })
           .from(tables.messages)
-          .where(and(eq(tables.messages.grantId, grantId), eq(tables.messages.headerMessageId, headerId), sql`not exists (select 1 from imap_messages l where l.message_id = ${tables.messages.id})`))
+          .where(
+            and(
+              eq(tables.messages.grantId, grantId),
+              eq(tables.messages.headerMessageId, headerId),
+              sql`not exists (select 1 from imap_messages l where l.message_id = ${tables.messages.id})`,
+            ),
+          )
           .limit(1);
         if (!own) continue;
-        await tx.insert(imapMessages).values({ grantId, path: run.folder.path, uid, messageId: own.id, flags: [] }).onConflictDoNothing();
+        await tx
+          .insert(imapMessages)
+          .values({ grantId, path: run.folder.path, uid, messageId: own.id, flags: [] })
+          .onConflictDoNothing();
         linked.add(uid);
       }
     });
@@ -470,7 +624,13 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         for (const message of group) {
           const { raw } = message;
           const internal = message.internalDate === null ? clock.now() : new Date(message.internalDate);
-          yield { uid: message.uid, raw: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), flags: message.flags, modseq: message.modseq, date: unixSeconds(internal) };
+          yield {
+            uid: message.uid,
+            raw: Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength),
+            flags: message.flags,
+            modseq: message.modseq,
+            date: unixSeconds(internal),
+          };
         }
       }
       return;
@@ -479,7 +639,13 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     for await (const message of run.client.fetch(uidSet(uids), query, { uid: true })) {
       if (!message.source) continue;
       const internal = message.internalDate ? new Date(message.internalDate) : clock.now();
-      yield { uid: message.uid, raw: message.source, flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null, date: unixSeconds(internal) };
+      yield {
+        uid: message.uid,
+        raw: message.source,
+        flags: [...(message.flags ?? [])],
+        modseq: message.modseq !== undefined ? String(message.modseq) : null,
+        date: unixSeconds(internal),
+      };
     }
   }
 
@@ -487,7 +653,11 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
    * Fetches and stores the messages of `uids` (ascending or not), newest first in chunks; `afterChunk` runs once a
    * chunk is stored. The next chunk is fetched while the last one is written.
    */
-  async function fetchAndStore(run: FolderRun, uids: readonly number[], afterChunk: (chunk: number[], stored: number) => Promise<void>): Promise<void> {
+  async function fetchAndStore(
+    run: FolderRun,
+    uids: readonly number[],
+    afterChunk: (chunk: number[], stored: number) => Promise<void>,
+  ): Promise<void> {
     const descending = [...uids].sort((a, b) => b - a);
     const isDrafts = run.folder.folderId === 'drafts';
     const mayHoldOwn = run.folder.folderId === 'sent' || isDrafts;
@@ -544,15 +714,27 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           let own = new Set<number>();
           if (mayHoldOwn && !isDrafts) {
             const headers = new Map<number, string>();
-            for await (const message of run.client.fetch(uidSet(wanted), { uid: true, envelope: true }, { uid: true })) {
+            for await (const message of run.client.fetch(
+              uidSet(wanted),
+              { uid: true, envelope: true },
+              { uid: true },
+            )) {
               const id = bare(message.envelope?.messageId);
               if (id) headers.set(message.uid, id);
             }
             own = await linkOwnCopies(run, headers);
           }
-          for await (const message of fetchSources(run, wanted.filter((uid) => !own.has(uid)))) {
+          for await (const message of fetchSources(
+            run,
+            wanted.filter((uid) => !own.has(uid)),
+          )) {
             if (message.raw.length > MAX_MESSAGE_BYTES) {
-              logger.warn('imap: a message over the size limit is not synced', { grant_id: run.account.grantId, path: run.folder.path, uid: message.uid, limit_bytes: MAX_MESSAGE_BYTES });
+              logger.warn('imap: a message over the size limit is not synced', {
+                grant_id: run.account.grantId,
+                path: run.folder.path,
+                uid: message.uid,
+                limit_bytes: MAX_MESSAGE_BYTES,
+              });
               continue;
             }
             group.push(message);
@@ -562,7 +744,8 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
             if (++fetched % YIELD_EVERY === 0) await nextTurn();
             if (group.length < GROUP && groupBytes < GROUP_BYTES) continue;
             flush();
-            while (inFlight >= IN_FLIGHT || (inFlightBytes > IN_FLIGHT_BYTES && pending.length > 1)) await pending.shift();
+            while (inFlight >= IN_FLIGHT || (inFlightBytes > IN_FLIGHT_BYTES && pending.length > 1))
+              await pending.shift();
           }
           flush();
         }
@@ -591,10 +774,13 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   }
 
   /** The initial sync of a folder (or its rest, after a stop): the window's messages, newest first. */
-  async function initialSync(run: FolderRun, mailbox: { uidNext: number; highestModseq: string | null }): Promise<void> {
+  async function initialSync(
+    run: FolderRun,
+    mailbox: { uidNext: number; highestModseq: string | null },
+  ): Promise<void> {
     const { account, folder } = run;
     const since = new Date(clock.now().getTime() - account.syncDays * 86_400_000);
-    const found = ((await run.client.search({ since }, { uid: true })) || []);
+    const found = (await run.client.search({ since }, { uid: true })) || [];
     let floor = folder.initialFloorUid;
     let lowest = folder.initialLowestUid;
     if (floor === null || lowest === null) {
@@ -605,9 +791,18 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       await db.write(async (tx) => {
         await tx
           .update(imapFolders)
-          .set({ initialFloorUid: floor, initialLowestUid: lowest, uidNext: mailbox.uidNext, highestModseq: mailbox.highestModseq, updatedAt: now() })
+          .set({
+            initialFloorUid: floor,
+            initialLowestUid: lowest,
+            uidNext: mailbox.uidNext,
+            highestModseq: mailbox.highestModseq,
+            updatedAt: now(),
+          })
           .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path)));
-        await tx.update(imapAccounts).set({ syncTotal: sql`${imapAccounts.syncTotal} + ${todo}`, updatedAt: clock.now().getTime() }).where(eq(imapAccounts.grantId, account.grantId));
+        await tx
+          .update(imapAccounts)
+          .set({ syncTotal: sql`${imapAccounts.syncTotal} + ${todo}`, updatedAt: clock.now().getTime() })
+          .where(eq(imapAccounts.grantId, account.grantId));
       });
       folder.initialFloorUid = floor;
       folder.initialLowestUid = lowest;
@@ -631,7 +826,14 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           .update(imapFolders)
           .set({ initialLowestUid: done ? floor : low, ...(done ? { initialDone: true } : {}), updatedAt: now() })
           .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path)));
-        if (count > 0) await tx.update(imapAccounts).set({ syncDone: sql`min(${imapAccounts.syncTotal}, ${imapAccounts.syncDone} + ${count})`, updatedAt: clock.now().getTime() }).where(eq(imapAccounts.grantId, account.grantId));
+        if (count > 0)
+          await tx
+            .update(imapAccounts)
+            .set({
+              syncDone: sql`min(${imapAccounts.syncTotal}, ${imapAccounts.syncDone} + ${count})`,
+              updatedAt: clock.now().getTime(),
+            })
+            .where(eq(imapAccounts.grantId, account.grantId));
       });
     };
     try {
@@ -650,7 +852,10 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
   }
 
   /** Applies server flags to linked messages that differ; returns how many changed. */
-  async function applyFlags(run: FolderRun, seen: Map<number, { flags: string[]; modseq: string | null }>): Promise<void> {
+  async function applyFlags(
+    run: FolderRun,
+    seen: Map<number, { flags: string[]; modseq: string | null }>,
+  ): Promise<void> {
     if (seen.size === 0) return;
     const { grantId } = run.account;
     const uids = [...seen.keys()];
@@ -661,13 +866,25 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           .select({ link: imapMessages, row: tables.messages })
           .from(imapMessages)
           .innerJoin(tables.messages, eq(tables.messages.id, imapMessages.messageId))
-          .where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, run.folder.path), inArray(imapMessages.uid, slice)));
+          .where(
+            and(
+              eq(imapMessages.grantId, grantId),
+              eq(imapMessages.path, run.folder.path),
+              inArray(imapMessages.uid, slice),
+            ),
+          );
         const changedRows: MessageRow[] = [];
         for (const { link, row } of links) {
           const server = seen.get(link.uid)!;
-          const same = server.flags.length === link.flags.length && server.flags.every((flag) => link.flags.includes(flag));
+          const same =
+            server.flags.length === link.flags.length && server.flags.every((flag) => link.flags.includes(flag));
           if (same && server.modseq === link.modseq) continue;
-          await tx.update(imapMessages).set({ flags: server.flags, modseq: server.modseq }).where(and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, link.path), eq(imapMessages.uid, link.uid)));
+          await tx
+            .update(imapMessages)
+            .set({ flags: server.flags, modseq: server.modseq })
+            .where(
+              and(eq(imapMessages.grantId, grantId), eq(imapMessages.path, link.path), eq(imapMessages.uid, link.uid)),
+            );
           if (same) continue;
           const state = flagState(server.flags);
           const changes: { unread?: boolean; starred?: boolean } = {};
@@ -678,25 +895,47 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           if (updated) changedRows.push(updated);
         }
         const isDraft = new Set(
-          changedRows.length === 0 ? [] : (await tx.select({ id: tables.draftDetails.messageId }).from(tables.draftDetails).where(inArray(tables.draftDetails.messageId, changedRows.map((row) => row.id)))).map((row) => row.id),
+          changedRows.length === 0
+            ? []
+            : (
+                await tx
+                  .select({ id: tables.draftDetails.messageId })
+                  .from(tables.draftDetails)
+                  .where(
+                    inArray(
+                      tables.draftDetails.messageId,
+                      changedRows.map((row) => row.id),
+                    ),
+                  )
+              ).map((row) => row.id),
         );
         const shown = changedRows.filter((row) => !isDraft.has(row.id));
         if (shown.length === 0) return;
         const at = now();
         for (const message of await presentMessages(tx, shown)) {
-          await record(tx, { applicationId: run.applicationId, grantId, type: 'message.updated', objectId: message.id, object: message, createdAt: at });
+          await record(tx, {
+            applicationId: run.applicationId,
+            grantId,
+            type: 'message.updated',
+            objectId: message.id,
+            object: message,
+            createdAt: at,
+          });
         }
       });
     }
   }
 
   /** Changes since the last pass of a folder whose initial sync is done: new mail, flags, deletions. */
-  async function incremental(run: FolderRun, mailbox: { uidNext: number; highestModseq: string | null; exists: number }): Promise<void> {
+  async function incremental(
+    run: FolderRun,
+    mailbox: { uidNext: number; highestModseq: string | null; exists: number },
+  ): Promise<void> {
     const { account, folder, client } = run;
     const from = folder.uidNext ?? 1;
     // New mail.
     if (mailbox.uidNext > from) {
-      const fresh = (((await client.search({ uid: `${from}:*` }, { uid: true })) || [])).filter((uid) => uid >= from);
+      const fresh = ((await client.search({ uid: `${from}:*` }, { uid: true })) || []).filter((uid) => uid >= from);
       await fetchAndStore(run, fresh, async () => undefined);
     }
     const [bounds] = await db.orm
@@ -711,7 +950,11 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
         const seen = new Map<number, { flags: string[]; modseq: string | null }>();
         const options = condstore ? { uid: true, changedSince: BigInt(folder.highestModseq!) } : { uid: true };
         for await (const message of client.fetch(`${low}:*`, { uid: true, flags: true }, options)) {
-          if (message.uid >= low) seen.set(message.uid, { flags: [...(message.flags ?? [])], modseq: message.modseq !== undefined ? String(message.modseq) : null });
+          if (message.uid >= low)
+            seen.set(message.uid, {
+              flags: [...(message.flags ?? [])],
+              modseq: message.modseq !== undefined ? String(message.modseq) : null,
+            });
         }
         await applyFlags(run, seen);
       }
@@ -721,16 +964,23 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       if (!(await pushPending(account.grantId))) {
         const key = folderKey(account.grantId, folder.path);
         const checked = uidsChecked.get(key);
-        const compare = !run.expunges || checked === undefined || clock.now().getTime() - checked >= UID_CHECK_INTERVAL_MS;
+        const compare =
+          !run.expunges || checked === undefined || clock.now().getTime() - checked >= UID_CHECK_INTERVAL_MS;
         /** What the log held before the server was asked: a comparison covers these. */
         const logged = run.expunges ? [...run.expunges.uids] : [];
         let vanished: number[];
         if (compare) {
-          const onServer = new Set(((await client.search({ uid: `${low}:*` }, { uid: true })) || []));
+          const onServer = new Set((await client.search({ uid: `${low}:*` }, { uid: true })) || []);
           const linked = await db.orm
             .select({ uid: imapMessages.uid })
             .from(imapMessages)
-            .where(and(eq(imapMessages.grantId, account.grantId), eq(imapMessages.path, folder.path), gte(imapMessages.uid, low)));
+            .where(
+              and(
+                eq(imapMessages.grantId, account.grantId),
+                eq(imapMessages.path, folder.path),
+                gte(imapMessages.uid, low),
+              ),
+            );
           vanished = linked.map((row) => row.uid).filter((uid) => !onServer.has(uid));
           uidsChecked.set(key, clock.now().getTime());
         } else {
@@ -770,16 +1020,26 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
       // Selected already: a server that holds its expunge news until a command allows it (not every one does) tells it now.
       if (!selecting && run.expunges) await client.noop();
       const validity = box.uidValidity.toString();
-      const mailbox = { uidNext: box.uidNext, highestModseq: box.highestModseq !== undefined && !box.noModseq ? box.highestModseq.toString() : null, exists: box.exists };
+      const mailbox = {
+        uidNext: box.uidNext,
+        highestModseq: box.highestModseq !== undefined && !box.noModseq ? box.highestModseq.toString() : null,
+        exists: box.exists,
+      };
       // A folder that stayed selected (INBOX under IDLE) has UIDNEXT and HIGHESTMODSEQ as of its SELECT: ask again.
-      const status = await client.status(folder.path, { uidNext: true, ...(mailbox.highestModseq !== null ? { highestModseq: true } : {}) }).catch(() => false as const);
+      const status = await client
+        .status(folder.path, { uidNext: true, ...(mailbox.highestModseq !== null ? { highestModseq: true } : {}) })
+        .catch(() => false as const);
       if (status) {
         if (status.uidNext !== undefined) mailbox.uidNext = Math.max(mailbox.uidNext, status.uidNext);
-        if (status.highestModseq !== undefined && mailbox.highestModseq !== null) mailbox.highestModseq = status.highestModseq.toString();
+        if (status.highestModseq !== undefined && mailbox.highestModseq !== null)
+          mailbox.highestModseq = status.highestModseq.toString();
       }
       if (folder.uidValidity !== null && folder.uidValidity !== validity) {
         // Every UID of the folder changed meaning: its links go, and it is synced again (messages matched anew).
-        logger.warn('imap: UIDVALIDITY changed; the folder is synced again', { grant_id: account.grantId, path: folder.path });
+        logger.warn('imap: UIDVALIDITY changed; the folder is synced again', {
+          grant_id: account.grantId,
+          path: folder.path,
+        });
         // The UIDs of the log were of the folder's earlier UIDVALIDITY.
         expunges.uids.clear();
         expunges.complete = false;
@@ -788,12 +1048,32 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
           await unlinkAndPrune(tx, account, run.applicationId, folder.path, 'all');
           await tx
             .update(imapFolders)
-            .set({ uidValidity: validity, uidNext: null, highestModseq: null, initialDone: false, initialLowestUid: null, initialFloorUid: null, updatedAt: now() })
+            .set({
+              uidValidity: validity,
+              uidNext: null,
+              highestModseq: null,
+              initialDone: false,
+              initialLowestUid: null,
+              initialFloorUid: null,
+              updatedAt: now(),
+            })
             .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path)));
         });
-        Object.assign(folder, { uidValidity: validity, uidNext: null, highestModseq: null, initialDone: false, initialLowestUid: null, initialFloorUid: null });
+        Object.assign(folder, {
+          uidValidity: validity,
+          uidNext: null,
+          highestModseq: null,
+          initialDone: false,
+          initialLowestUid: null,
+          initialFloorUid: null,
+        });
       } else if (folder.uidValidity === null) {
-        await db.write((tx) => tx.update(imapFolders).set({ uidValidity: validity, updatedAt: now() }).where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path))));
+        await db.write((tx) =>
+          tx
+            .update(imapFolders)
+            .set({ uidValidity: validity, updatedAt: now() })
+            .where(and(eq(imapFolders.grantId, account.grantId), eq(imapFolders.path, folder.path))),
+        );
         folder.uidValidity = validity;
       }
       if (!folder.initialDone) await initialSync(run, mailbox);
@@ -807,9 +1087,18 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
    * One pass over the account on `client` (logged in). Returns whether the account's initial sync completed in this
    * pass (every folder's initial sync done, and no pass had completed before).
    */
-  async function pass(client: ImapFlow, grantId: string, options: PassOptions = {}): Promise<{ initialCompleted: boolean }> {
+  async function pass(
+    client: ImapFlow,
+    grantId: string,
+    options: PassOptions = {},
+  ): Promise<{ initialCompleted: boolean }> {
     const [found] = await db.orm
-      .select({ account: imapAccounts, applicationId: tables.grants.applicationId, email: tables.grants.email, provider: tables.grants.provider })
+      .select({
+        account: imapAccounts,
+        applicationId: tables.grants.applicationId,
+        email: tables.grants.email,
+        provider: tables.grants.provider,
+      })
       .from(imapAccounts)
       .innerJoin(tables.grants, eq(tables.grants.id, imapAccounts.grantId))
       .where(eq(imapAccounts.grantId, grantId))
@@ -820,21 +1109,50 @@ export function createImapSync(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | '
     let folders: FolderRow[];
     // An initial sync ahead: the writer thread starts loading while the folders are listed.
     if (account.lastSyncAt === null) void parts.inbound.warm();
-    if (options.inboxOnly) folders = await db.orm.select().from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')));
+    if (options.inboxOnly)
+      folders = await db.orm
+        .select()
+        .from(imapFolders)
+        .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')));
     else folders = await syncFolders(client, account, applicationId);
     for (const folder of folders) {
       if (options.signal?.aborted) throw new Error('the sync was stopped');
-      await syncFolder({ client, account, applicationId, grant, folder, signal: options.signal, fetchThread: options.fetchThread });
+      await syncFolder({
+        client,
+        account,
+        applicationId,
+        grant,
+        folder,
+        signal: options.signal,
+        fetchThread: options.fetchThread,
+      });
     }
     if (options.inboxOnly) return { initialCompleted: false };
     // The initial sync completes once: the first pass to end with every folder done.
     const completed = await db.write(async (tx) => {
-      const [fresh] = await tx.select({ lastSyncAt: imapAccounts.lastSyncAt }).from(imapAccounts).where(eq(imapAccounts.grantId, grantId));
-      const [open] = await tx.select({ path: imapFolders.path }).from(imapFolders).where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.initialDone, false))).limit(1);
+      const [fresh] = await tx
+        .select({ lastSyncAt: imapAccounts.lastSyncAt })
+        .from(imapAccounts)
+        .where(eq(imapAccounts.grantId, grantId));
+      const [open] = await tx
+        .select({ path: imapFolders.path })
+        .from(imapFolders)
+        .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.initialDone, false)))
+        .limit(1);
       if (!fresh || open || fresh.lastSyncAt !== null) return false;
       const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
-      if (grant) await record(tx, { applicationId, grantId, type: 'grant.imap_sync_completed', objectId: grantId, object: await grantOf(tx, grant) });
-      await tx.update(imapAccounts).set({ syncDone: sql`${imapAccounts.syncTotal}` }).where(eq(imapAccounts.grantId, grantId));
+      if (grant)
+        await record(tx, {
+          applicationId,
+          grantId,
+          type: 'grant.imap_sync_completed',
+          objectId: grantId,
+          object: await grantOf(tx, grant),
+        });
+      await tx
+        .update(imapAccounts)
+        .set({ syncDone: sql`${imapAccounts.syncTotal}` })
+        .where(eq(imapAccounts.grantId, grantId));
       return true;
     });
     return { initialCompleted: completed };

@@ -64,7 +64,12 @@ export interface Job {
  * the same transaction that records the outcome, and only while the run still holds its lease: a handler records
  * what it did (e.g. per-recipient delivery state) atomically with the job's completion.
  */
-export type JobOutcome = ({ type: 'done' } | { type: 'retry'; at: Date; error: string } | { type: 'give_up'; error: string } | { type: 'release' }) & {
+export type JobOutcome = (
+  | { type: 'done' }
+  | { type: 'retry'; at: Date; error: string }
+  | { type: 'give_up'; error: string }
+  | { type: 'release' }
+) & {
   commit?: ((tx: Tx) => Promise<void>) | undefined;
 };
 
@@ -112,7 +117,10 @@ export type OrderedJob = Job & { position: number };
  * The whole row of a new job, for writers that insert it themselves (the mail writer thread stores the jobs of a
  * message in the transaction that stores the message). {@link enqueueJob} inserts the same row.
  */
-export function jobRowOf({ clock, newId }: { clock: Clock; newId: IdGenerator }, input: JobInput): typeof tables.jobs.$inferSelect {
+export function jobRowOf(
+  { clock, newId }: { clock: Clock; newId: IdGenerator },
+  input: JobInput,
+): typeof tables.jobs.$inferSelect {
   const now = clock.now().getTime();
   return {
     id: newId(),
@@ -137,18 +145,30 @@ const INSERT_CHUNK = 500;
  * Inserts many jobs inside the caller's write transaction with a few multi-row INSERTs, in the order given (their
  * order keys follow it). A job whose dedupe key exists already is skipped. Returns how many were added.
  */
-export async function enqueueJobs(tx: Tx, deps: { clock: Clock; newId: IdGenerator }, inputs: readonly JobInput[]): Promise<number> {
+export async function enqueueJobs(
+  tx: Tx,
+  deps: { clock: Clock; newId: IdGenerator },
+  inputs: readonly JobInput[],
+): Promise<number> {
   let added = 0;
   for (let index = 0; index < inputs.length; index += INSERT_CHUNK) {
     const rows = inputs.slice(index, index + INSERT_CHUNK).map((input) => jobRowOf(deps, input));
-    const inserted = await tx.insert(tables.jobs).values(rows).onConflictDoNothing({ target: tables.jobs.dedupeKey }).returning({ id: tables.jobs.id });
+    const inserted = await tx
+      .insert(tables.jobs)
+      .values(rows)
+      .onConflictDoNothing({ target: tables.jobs.dedupeKey })
+      .returning({ id: tables.jobs.id });
     added += inserted.length;
   }
   return added;
 }
 
 /** Inserts a job inside the caller's write transaction. Returns its id and whether it is new. */
-export async function enqueueJob(tx: Tx, deps: { clock: Clock; newId: IdGenerator }, input: JobInput): Promise<{ id: string; created: boolean }> {
+export async function enqueueJob(
+  tx: Tx,
+  deps: { clock: Clock; newId: IdGenerator },
+  input: JobInput,
+): Promise<{ id: string; created: boolean }> {
   const row = jobRowOf(deps, input);
   const id = row.id;
   const inserted = await tx
@@ -157,7 +177,10 @@ export async function enqueueJob(tx: Tx, deps: { clock: Clock; newId: IdGenerato
     .onConflictDoNothing({ target: tables.jobs.dedupeKey })
     .returning({ id: tables.jobs.id });
   if (inserted.length > 0) return { id, created: true };
-  const existing = await tx.select({ id: tables.jobs.id }).from(tables.jobs).where(eq(tables.jobs.dedupeKey, input.dedupeKey ?? ''));
+  const existing = await tx
+    .select({ id: tables.jobs.id })
+    .from(tables.jobs)
+    .where(eq(tables.jobs.dedupeKey, input.dedupeKey ?? ''));
   return { id: existing[0]?.id ?? id, created: false };
 }
 
@@ -169,7 +192,12 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
   };
   const nowMs = () => clock.now().getTime();
   const held = (job: Job, owner: string) =>
-    and(eq(tables.jobs.id, job.id), eq(tables.jobs.leaseOwner, owner), eq(tables.jobs.attempts, job.attempts), isNull(tables.jobs.deadAt));
+    and(
+      eq(tables.jobs.id, job.id),
+      eq(tables.jobs.leaseOwner, owner),
+      eq(tables.jobs.attempts, job.attempts),
+      isNull(tables.jobs.deadAt),
+    );
 
   async function claimIn(tx: Tx, { owner, kinds, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
     const now = nowMs();
@@ -184,12 +212,25 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     const rows = await tx
       .update(tables.jobs)
       .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
-      .where(inArray(tables.jobs.id, tx.select({ id: tables.jobs.id }).from(tables.jobs).where(claimable).orderBy(asc(tables.jobs.runAt)).limit(limit)))
+      .where(
+        inArray(
+          tables.jobs.id,
+          tx
+            .select({ id: tables.jobs.id })
+            .from(tables.jobs)
+            .where(claimable)
+            .orderBy(asc(tables.jobs.runAt))
+            .limit(limit),
+        ),
+      )
       .returning();
     return rows.sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
-  async function claimOrderedIn(tx: Tx, { owner, kind, limit, leaseMs, skipGroups = [], maxKeys = Infinity, maxPerKey = Infinity }: OrderedClaimOptions): Promise<OrderedJob[]> {
+  async function claimOrderedIn(
+    tx: Tx,
+    { owner, kind, limit, leaseMs, skipGroups = [], maxKeys = Infinity, maxPerKey = Infinity }: OrderedClaimOptions,
+  ): Promise<OrderedJob[]> {
     const now = nowMs();
     // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
     // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
@@ -198,7 +239,10 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     // INDEXED) and stops at the limit, so a claim reads about `limit` rows plus those of blocked keys, not the
     // whole backlog once per job.
     const skip = skipGroups.map((group) => sql`substr(j.order_key, 1, ${group.length + 1}) <> ${`${group} `}`);
-    const candidates = await tx.all<{ id: string; order_key: string | null }>(sql`select j.id, j.order_key from jobs j not indexed
+    const candidates = await tx.all<{
+      id: string;
+      order_key: string | null;
+    }>(sql`select j.id, j.order_key from jobs j not indexed
       where j.kind = ${kind} and j.dead_at is null and j.run_at <= ${now} and (j.lease_expires_at is null or j.lease_expires_at <= ${now})
         ${skip.length > 0 ? sql`and ${sql.join(skip, sql` and `)}` : sql``}
         and (j.order_key is null or (
@@ -239,7 +283,12 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     } else if (outcome.type === 'retry') {
       rows = await tx
         .update(tables.jobs)
-        .set({ runAt: outcome.at.getTime(), leaseOwner: null, leaseExpiresAt: null, lastError: outcome.error.slice(0, 2000) })
+        .set({
+          runAt: outcome.at.getTime(),
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          lastError: outcome.error.slice(0, 2000),
+        })
         .where(held(job, owner))
         .returning(returning);
     } else {
@@ -275,10 +324,16 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
           .delete(tables.jobs)
           .where(
             and(
-              inArray(tables.jobs.id, chunk.map((job) => job.id)),
+              inArray(
+                tables.jobs.id,
+                chunk.map((job) => job.id),
+              ),
               eq(tables.jobs.leaseOwner, owner),
               isNull(tables.jobs.deadAt),
-              inArray(sql`${tables.jobs.id} || ':' || ${tables.jobs.attempts}`, chunk.map((job) => `${job.id}:${job.attempts}`)),
+              inArray(
+                sql`${tables.jobs.id} || ':' || ${tables.jobs.attempts}`,
+                chunk.map((job) => `${job.id}:${job.attempts}`),
+              ),
             ),
           )
           .returning({ id: tables.jobs.id });
@@ -360,7 +415,11 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     /** Pushes the lease of a job this owner holds `leaseMs` into the future. False when the lease was lost. */
     async extendLease(job: Job, owner: string, leaseMs: number): Promise<boolean> {
       const rows = await db.write((tx) =>
-        tx.update(tables.jobs).set({ leaseExpiresAt: nowMs() + leaseMs }).where(held(job, owner)).returning({ id: tables.jobs.id }),
+        tx
+          .update(tables.jobs)
+          .set({ leaseExpiresAt: nowMs() + leaseMs })
+          .where(held(job, owner))
+          .returning({ id: tables.jobs.id }),
       );
       return rows.length > 0;
     },
@@ -385,7 +444,10 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
      * commit (one fsync) per round instead of two per job. Returns, per settlement, whether the lease was still
      * held, and the jobs claimed.
      */
-    async settleAndClaim(settlements: readonly Settlement[], claim: ClaimOptions | undefined): Promise<{ settled: boolean[]; claimed: Job[] }> {
+    async settleAndClaim(
+      settlements: readonly Settlement[],
+      claim: ClaimOptions | undefined,
+    ): Promise<{ settled: boolean[]; claimed: Job[] }> {
       return db.write(async (tx) => {
         const settled = await settleAllIn(tx, settlements);
         const claimed = claim && claim.kinds.length > 0 && claim.limit > 0 ? await claimIn(tx, claim) : [];
@@ -398,7 +460,10 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
      * kind, skipping each job while an earlier one of its order key is leased or waits for a retry. Jobs come back
      * in enqueue order (`position`); each key's jobs in a claim are consecutive in it.
      */
-    async settleAndClaimOrdered(settlements: readonly Settlement[], claim: OrderedClaimOptions | undefined): Promise<{ settled: boolean[]; claimed: OrderedJob[] }> {
+    async settleAndClaimOrdered(
+      settlements: readonly Settlement[],
+      claim: OrderedClaimOptions | undefined,
+    ): Promise<{ settled: boolean[]; claimed: OrderedJob[] }> {
       return db.write(async (tx) => {
         const settled = await settleAllIn(tx, settlements);
         const claimed = claim && claim.limit > 0 ? await claimOrderedIn(tx, claim) : [];

@@ -58,7 +58,9 @@ export function startPollingLoop({ name, intervalMs, logger, step, onBeat }: Pol
       try {
         next = await step(wasWoken);
       } catch (error) {
-        logger.error(`${name} step failed`, { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+        logger.error(`${name} step failed`, {
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
       }
       onBeat?.();
       if (!running) break;

@@ -90,8 +90,14 @@ export function createWorker(options: WorkerOptions): Worker {
 
   function report(settlements: readonly Settlement[], kept: readonly boolean[]): void {
     settlements.forEach(({ job, outcome }, index) => {
-      if (!kept[index]) logger.warn('job lease lapsed before the job finished; another worker may run it again', { job_id: job.id, kind: job.kind, owner });
-      if (outcome.type === 'give_up') logger.warn('job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: outcome.error });
+      if (!kept[index])
+        logger.warn('job lease lapsed before the job finished; another worker may run it again', {
+          job_id: job.id,
+          kind: job.kind,
+          owner,
+        });
+      if (outcome.type === 'give_up')
+        logger.warn('job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: outcome.error });
     });
   }
 
@@ -99,7 +105,8 @@ export function createWorker(options: WorkerOptions): Worker {
     const started = performance.now();
     const outcome = await attempt(job);
     // A released job did not run: it is not counted.
-    if (outcome.type !== 'release') options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
+    if (outcome.type !== 'release')
+      options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
     return outcome;
   }
 
@@ -107,7 +114,11 @@ export function createWorker(options: WorkerOptions): Worker {
     const handler = handlers[job.kind];
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
-      return (await handler(job, { owner, extendLease: (ms = leaseMs) => queue.extendLease(job, owner, ms) })) ?? { type: 'done' };
+      return (
+        (await handler(job, { owner, extendLease: (ms = leaseMs) => queue.extendLease(job, owner, ms) })) ?? {
+          type: 'done',
+        }
+      );
     } catch (error) {
       const message = describeError(error);
       logger.warn('job failed', { job_id: job.id, kind: job.kind, attempt: job.attempts, error: message });
@@ -122,7 +133,10 @@ export function createWorker(options: WorkerOptions): Worker {
     const settlements = pending;
     pending = [];
     try {
-      const { settled, claimed } = await queue.settleAndClaim(settlements, limit > 0 ? { owner, kinds, limit, leaseMs } : undefined);
+      const { settled, claimed } = await queue.settleAndClaim(
+        settlements,
+        limit > 0 ? { owner, kinds, limit, leaseMs } : undefined,
+      );
       report(settlements, settled);
       return claimed;
     } catch (error) {
@@ -172,7 +186,10 @@ export function createWorker(options: WorkerOptions): Worker {
       unsubscribe();
       await loop?.stop();
       await Promise.all([...inFlight]);
-      if (pending.length > 0) await round(0).catch((error: unknown) => logger.error('could not record job outcomes at stop', { error: describeError(error) }));
+      if (pending.length > 0)
+        await round(0).catch((error: unknown) =>
+          logger.error('could not record job outcomes at stop', { error: describeError(error) }),
+        );
     },
   };
 }

@@ -64,9 +64,12 @@ export const MAX_INVITATION_ATTEMPTS = 3;
  * The iCalendar parts of a message, once each: its `text/calendar` parts, or when it has none, its `.ics` /
  * `application/ics` attachments (Google and Outlook send the same object both ways).
  */
-export function calendarParts<T extends Pick<ParsedAttachment, 'contentType' | 'filename' | 'hash'> & { content: { length: number } }>(attachments: T[]): T[] {
+export function calendarParts<
+  T extends Pick<ParsedAttachment, 'contentType' | 'filename' | 'hash'> & { content: { length: number } },
+>(attachments: T[]): T[] {
   const isCalendar = (attachment: T) => /^text\/calendar\b/i.test(attachment.contentType);
-  const isIcsFile = (attachment: T) => /^application\/(ics|calendar)\b/i.test(attachment.contentType) || /\.ics$/i.test(attachment.filename);
+  const isIcsFile = (attachment: T) =>
+    /^application\/(ics|calendar)\b/i.test(attachment.contentType) || /\.ics$/i.test(attachment.filename);
   const chosen = attachments.some(isCalendar) ? attachments.filter(isCalendar) : attachments.filter(isIcsFile);
   const seen = new Set<string>();
   const out: T[] = [];
@@ -83,7 +86,10 @@ export function calendarParts<T extends Pick<ParsedAttachment, 'contentType' | '
  * The jobs to store with a message: one `mail.invitations` job for all its copies when it has iCalendar parts and a
  * sender, none otherwise (most mail).
  */
-export function invitationJobsOf(parsed: Pick<ParsedMessage, 'from' | 'attachments'>, copies: StoredCopy[]): JobInput[] {
+export function invitationJobsOf(
+  parsed: Pick<ParsedMessage, 'from' | 'attachments'>,
+  copies: StoredCopy[],
+): JobInput[] {
   const sender = parsed.from[0]?.email;
   if (!sender || copies.length === 0 || parsed.attachments.length === 0) return [];
   const parts = calendarParts(parsed.attachments);
@@ -93,7 +99,13 @@ export function invitationJobsOf(parsed: Pick<ParsedMessage, 'from' | 'attachmen
     parts: parts.map((part) => part.hash),
     copies: copies.map((copy) => ({ grant_id: copy.grantId, message_id: copy.messageId })),
   };
-  return [{ kind: INVITATIONS_JOB, payload: payload as unknown as Record<string, unknown>, dedupeKey: `${INVITATIONS_JOB}:${copies[0]!.messageId}` }];
+  return [
+    {
+      kind: INVITATIONS_JOB,
+      payload: payload as unknown as Record<string, unknown>,
+      dedupeKey: `${INVITATIONS_JOB}:${copies[0]!.messageId}`,
+    },
+  ];
 }
 
 /** What the follow-up needs. */
@@ -104,7 +116,10 @@ export interface AfterDeliveryParts {
 }
 
 /** Creates the follow-up of deliveries: the invitation job's handler and the collection of senders. */
-export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' | 'logger' | 'clock'>, parts: AfterDeliveryParts) {
+export function createAfterDelivery(
+  { db, logger, clock }: Pick<CoreDeps, 'db' | 'logger' | 'clock'>,
+  parts: AfterDeliveryParts,
+) {
   /**
    * Mailbox and sender pairs found known (or just collected) recently, with when (performance.now(): an age): a
    * busy correspondent costs a read a minute rather than one a message. A contact deleted meanwhile is collected
@@ -118,15 +133,29 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
   };
 
   /** Collects the sender for mailboxes that do not know it yet (a read first: most senders are known). */
-  async function collectSender(grants: GrantRow[], sender: { name?: string | undefined; email: string }): Promise<void> {
+  async function collectSender(
+    grants: GrantRow[],
+    sender: { name?: string | undefined; email: string },
+  ): Promise<void> {
     const email = sender.email.trim().toLowerCase();
     const now = performance.now();
-    const toCheck = grants.filter((grant) => grant.email !== email && !(now - (recentlyKnown.get(pair(grant.id, email)) ?? -Infinity) < KNOWN_SENDER_MS));
+    const toCheck = grants.filter(
+      (grant) =>
+        grant.email !== email && !(now - (recentlyKnown.get(pair(grant.id, email)) ?? -Infinity) < KNOWN_SENDER_MS),
+    );
     if (toCheck.length === 0) return;
     const known = await db.orm
       .select({ grantId: tables.contacts.grantId })
       .from(tables.contacts)
-      .where(and(inArray(tables.contacts.grantId, toCheck.map((grant) => grant.id)), eq(tables.contacts.primaryEmail, email)));
+      .where(
+        and(
+          inArray(
+            tables.contacts.grantId,
+            toCheck.map((grant) => grant.id),
+          ),
+          eq(tables.contacts.primaryEmail, email),
+        ),
+      );
     const knownBy = new Set(known.map((row) => row.grantId));
     for (const grantId of knownBy) remember(grantId, email);
     const unknown = toCheck.filter((grant) => !knownBy.has(grant.id));
@@ -138,11 +167,25 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
   }
 
   /** Records what the invitation did for one copy (a copy already recorded keeps its first record). */
-  async function record(copy: InvitationJobPayload['copies'][number], status: 'applied' | 'ignored' | 'unreadable', detail: InvitationOutcome[]): Promise<void> {
+  async function record(
+    copy: InvitationJobPayload['copies'][number],
+    status: 'applied' | 'ignored' | 'unreadable',
+    detail: InvitationOutcome[],
+  ): Promise<void> {
     await db.write((tx) =>
       tx
         .insert(tables.invitationOutcomes)
-        .values({ messageId: copy.message_id, grantId: copy.grant_id, status, detail: detail.map(({ action, eventId, reason }) => ({ action, ...(eventId ? { eventId } : {}), ...(reason ? { reason } : {}) })), createdAt: unixSeconds(clock.now()) })
+        .values({
+          messageId: copy.message_id,
+          grantId: copy.grant_id,
+          status,
+          detail: detail.map(({ action, eventId, reason }) => ({
+            action,
+            ...(eventId ? { eventId } : {}),
+            ...(reason ? { reason } : {}),
+          })),
+          createdAt: unixSeconds(clock.now()),
+        })
         .onConflictDoNothing(),
     );
   }
@@ -152,7 +195,11 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
    * iCalendar, over the limits, or a parse that was stopped), never a throw; a throw is a fault (the database) and
    * the job is retried.
    */
-  async function applyCopy(grant: GrantRow, sender: string, texts: string[]): Promise<{ status: 'applied' | 'ignored' | 'unreadable'; detail: InvitationOutcome[] }> {
+  async function applyCopy(
+    grant: GrantRow,
+    sender: string,
+    texts: string[],
+  ): Promise<{ status: 'applied' | 'ignored' | 'unreadable'; detail: InvitationOutcome[] }> {
     const detail: InvitationOutcome[] = [];
     for (const ics of texts) detail.push(...(await parts.applyInvitation(grant, { sender, ics })));
     if (detail.some((outcome) => outcome.action === 'unreadable')) return { status: 'unreadable', detail };
@@ -166,7 +213,12 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
         await db.orm
           .select({ messageId: tables.invitationOutcomes.messageId })
           .from(tables.invitationOutcomes)
-          .where(inArray(tables.invitationOutcomes.messageId, payload.copies.map((copy) => copy.message_id)))
+          .where(
+            inArray(
+              tables.invitationOutcomes.messageId,
+              payload.copies.map((copy) => copy.message_id),
+            ),
+          )
       ).map((row) => row.messageId),
     );
     const pending = payload.copies.filter((copy) => !recorded.has(copy.message_id));
@@ -183,7 +235,15 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
       const bytes = await readBlob(db.orm, hash);
       if (bytes) texts.push(bytes.toString('utf8'));
     }
-    const grants = await db.orm.select().from(tables.grants).where(inArray(tables.grants.id, pending.map((copy) => copy.grant_id)));
+    const grants = await db.orm
+      .select()
+      .from(tables.grants)
+      .where(
+        inArray(
+          tables.grants.id,
+          pending.map((copy) => copy.grant_id),
+        ),
+      );
     for (const copy of pending) {
       const grant = grants.find((row) => row.id === copy.grant_id);
       if (!grant) continue;
@@ -200,7 +260,11 @@ export function createAfterDelivery({ db, logger, clock }: Pick<CoreDeps, 'db' |
     async followUp(mail: DeliveredMail): Promise<void> {
       const sender = mail.parsed.from[0];
       if (!sender || mail.grants.length === 0) return;
-      await collectSender(mail.grants, sender).catch((error: unknown) => logger.warn('sender not collected as a contact', { error: error instanceof Error ? error.message : String(error) }));
+      await collectSender(mail.grants, sender).catch((error: unknown) =>
+        logger.warn('sender not collected as a contact', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
     },
   };
 }

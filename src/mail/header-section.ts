@@ -74,7 +74,8 @@ export function limitHeaderSection(raw: Buffer, maxBytes: number): { raw: Buffer
   const headerEnd = end < 0 ? raw.length : end + 1;
   // The last field that ends within the limit: the last line break before it that is not followed by a continuation.
   let cut = raw.lastIndexOf(LF, maxBytes - 1);
-  while (cut >= 0 && (raw[cut + 1] === 0x20 || raw[cut + 1] === 0x09)) cut = cut === 0 ? -1 : raw.lastIndexOf(LF, cut - 1);
+  while (cut >= 0 && (raw[cut + 1] === 0x20 || raw[cut + 1] === 0x09))
+    cut = cut === 0 ? -1 : raw.lastIndexOf(LF, cut - 1);
   const keep = cut < 0 ? 0 : cut + 1;
   // The empty line that ends the section, and the body after it.
   const body = end < 0 ? Buffer.from('\r\n') : raw.subarray(end + 1);

@@ -141,7 +141,8 @@ const MAX_TRACKED_CLIENTS = 100_000;
 export function clientKey(remoteAddress: string | undefined): string {
   const bytes = addressBytes(remoteAddress ?? '');
   if (!bytes) return remoteAddress ?? 'unknown';
-  const mapped = bytes.length === 16 && bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+  const mapped =
+    bytes.length === 16 && bytes.slice(0, 10).every((byte) => byte === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
   if (bytes.length === 4 || mapped) return bytes.slice(-4).join('.');
   const groups = [0, 2, 4, 6].map((index) => ((bytes[index]! << 8) | bytes[index + 1]!).toString(16));
   return `${groups.join(':')}::/64`;
@@ -178,7 +179,11 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   const ruaPrefix = `${DMARC_RUA_LOCAL_PART}@`;
   const metrics = options.metrics ?? noMetrics;
   /** Wraps an smtp-server callback so that its reply is counted (no error: 250). */
-  const counted = <A extends unknown[]>(stage: 'mail' | 'rcpt' | 'data', callback: (error?: (Error & { responseCode?: number }) | null, ...rest: A) => void) =>
+  const counted =
+    <A extends unknown[]>(
+      stage: 'mail' | 'rcpt' | 'data',
+      callback: (error?: (Error & { responseCode?: number }) | null, ...rest: A) => void,
+    ) =>
     (error?: (Error & { responseCode?: number }) | null, ...rest: A) => {
       metrics.smtpReply(stage, error ? (error.responseCode ?? 451) : 250);
       callback(error, ...rest);
@@ -192,7 +197,17 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
    * Sockets by connection id, with the time their current partial line began (undefined: at a line end), the
    * client they count against and the unknown mailboxes the session tried.
    */
-  const sockets = new Map<string, { socket: Socket; partialSince: number | undefined; client: string; unknownRecipients: number; returnPaths: Set<string>; ruaAddresses: Set<string> }>();
+  const sockets = new Map<
+    string,
+    {
+      socket: Socket;
+      partialSince: number | undefined;
+      client: string;
+      unknownRecipients: number;
+      returnPaths: Set<string>;
+      ruaAddresses: Set<string>;
+    }
+  >();
   /** Unknown mailboxes per client in the current window (insertion order: oldest window first). */
   const unknownByClient = new Map<string, { count: number; since: number }>();
   /** The client's count in its current window (a window that is over counts 0). */
@@ -238,16 +253,29 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       // Past the limit every recipient is refused unchecked, known or not: answering a known one 250 would
       // still tell which mailboxes exist. 421 closes the session; a real sender retries the rest later.
       if (entry && entry.unknownRecipients >= maxUnknown) {
-        return callback(smtpError(421, `4.7.0 Too many unknown recipients in this session (at most ${maxUnknown}), closing the connection`));
+        return callback(
+          smtpError(
+            421,
+            `4.7.0 Too many unknown recipients in this session (at most ${maxUnknown}), closing the connection`,
+          ),
+        );
       }
       if (entry && unknownOfClient(entry.client) >= maxUnknownPerClient) {
-        return callback(smtpError(421, `4.7.0 Too many unknown recipients from your address (at most ${maxUnknownPerClient} in ${Math.round(unknownWindowMs / 60_000)} minutes), try again later`));
+        return callback(
+          smtpError(
+            421,
+            `4.7.0 Too many unknown recipients from your address (at most ${maxUnknownPerClient} in ${Math.round(unknownWindowMs / 60_000)} minutes), try again later`,
+          ),
+        );
       }
       if (session.envelope.rcptTo.length >= maxRecipients) {
         return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
       }
       // The envelope lets the recipient's rules and limits decide at RCPT TO (the smtp_rcpt stage).
-      const sizeArgument = session.envelope.mailFrom && session.envelope.mailFrom.args ? (session.envelope.mailFrom.args as Record<string, string>).SIZE : undefined;
+      const sizeArgument =
+        session.envelope.mailFrom && session.envelope.mailFrom.args
+          ? (session.envelope.mailFrom.args as Record<string, string>).SIZE
+          : undefined;
       const size = sizeArgument !== undefined && /^\d+$/.test(sizeArgument) ? Number(sizeArgument) : undefined;
       const countUnknownOnce = () => {
         if (!entry) return;
@@ -255,18 +283,24 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         countUnknown(entry.client);
       };
       const mailboxCheck = () =>
-        inbound.checkRecipient(address.address, { mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', size }).then(
-          (check) => {
-            if (check.ok) return callback();
-            if (check.reason === 'policy') return callback(smtpError(check.refusal.code, `${check.refusal.enhanced} ${check.refusal.message}`));
-            if (check.reason === 'unknown') countUnknownOnce();
-            callback(smtpError(550, check.reason === 'relay' ? `5.7.1 ${check.message}` : `5.1.1 ${check.message}`));
-          },
-          (error: unknown) => {
-            logger.error('smtp recipient check failed', { error: String(error) });
-            callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
-          },
-        );
+        inbound
+          .checkRecipient(address.address, {
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            size,
+          })
+          .then(
+            (check) => {
+              if (check.ok) return callback();
+              if (check.reason === 'policy')
+                return callback(smtpError(check.refusal.code, `${check.refusal.enhanced} ${check.refusal.message}`));
+              if (check.reason === 'unknown') countUnknownOnce();
+              callback(smtpError(550, check.reason === 'relay' ? `5.7.1 ${check.message}` : `5.1.1 ${check.message}`));
+            },
+            (error: unknown) => {
+              logger.error('smtp recipient check failed', { error: String(error) });
+              callback(smtpError(451, '4.3.0 Temporary failure checking the recipient, try again later'));
+            },
+          );
       // `dmarc-reports@<registered domain>` is the DMARC intake's; any other domain goes to the mailbox check (relay refusal).
       if (dmarc && address.address.toLowerCase().startsWith(ruaPrefix)) {
         return void dmarc.checkAddress(address.address).then(
@@ -356,18 +390,26 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
         const ruaAccepted = entry?.ruaAddresses ?? new Set<string>();
         const toReturnPaths = recipients.filter((recipient) => accepted.has(recipient.toLowerCase()));
         const toRua = recipients.filter((recipient) => ruaAccepted.has(recipient.toLowerCase()));
-        const toMailboxes = recipients.filter((recipient) => !accepted.has(recipient.toLowerCase()) && !ruaAccepted.has(recipient.toLowerCase()));
+        const toMailboxes = recipients.filter(
+          (recipient) => !accepted.has(recipient.toLowerCase()) && !ruaAccepted.has(recipient.toLowerCase()),
+        );
         // Reports first (a repeat of the same bytes records nothing twice), then the mailboxes; 250 only when both
         // are stored, so a failure of either answers 4xx and the sender retries the whole message.
         const deliver = async (): Promise<string> => {
           const notes: string[] = [];
           if (toReturnPaths.length > 0 && reports) {
             const outcome = await reports.receive({ raw, rcptTo: toReturnPaths });
-            notes.push(outcome.recorded.length > 0 ? `report recorded as ${outcome.recorded.join(',')}` : 'report accepted');
+            notes.push(
+              outcome.recorded.length > 0 ? `report recorded as ${outcome.recorded.join(',')}` : 'report accepted',
+            );
           }
           if (toRua.length > 0 && dmarc) {
             const outcome = await dmarc.receive({ raw, rcptTo: toRua });
-            notes.push(outcome.recorded.length > 0 ? `DMARC report stored as ${outcome.recorded.join(',')}` : `DMARC report ignored (${(outcome.ignored[0] ?? 'nothing to store').replace(/[\r\n]+/g, ' ').slice(0, 200)})`);
+            notes.push(
+              outcome.recorded.length > 0
+                ? `DMARC report stored as ${outcome.recorded.join(',')}`
+                : `DMARC report ignored (${(outcome.ignored[0] ?? 'nothing to store').replace(/[\r\n]+/g, ' ').slice(0, 200)})`,
+            );
           }
           if (toMailboxes.length > 0) {
             const result = await inbound.deliverInbound({
@@ -376,18 +418,21 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
               client: { address: session.remoteAddress, helo: session.hostNameAppearsAs ?? '' },
               recipientsAdmitted: true,
             });
-            if (result.deliveries.length > 0) notes.push(`stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}`);
+            if (result.deliveries.length > 0)
+              notes.push(`stored as ${result.deliveries.map((delivery) => delivery.messageId).join(',')}`);
           }
           return notes.length > 0 ? `2.0.0 Ok: ${notes.join('; ')}` : '2.0.0 Ok';
         };
-        deliver()
-          .then(
-            (text) => callback(null, text),
-            (error: unknown) => {
-              if (!(error instanceof AppError) || error.code === 'internal') logger.error('smtp delivery failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
-              callback(toSmtpError(error));
-            },
-          );
+        deliver().then(
+          (text) => callback(null, text),
+          (error: unknown) => {
+            if (!(error instanceof AppError) || error.code === 'internal')
+              logger.error('smtp delivery failed', {
+                error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+              });
+            callback(toSmtpError(error));
+          },
+        );
       });
     },
   });
@@ -404,7 +449,14 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
     connection.on('error', (error) => server.emit('error', error));
     connection.on('connect', (data) => internals._onClientConnect(data));
     const client = clientKey(socket.remoteAddress);
-    const tracked = { socket, partialSince: undefined as number | undefined, client, unknownRecipients: 0, returnPaths: new Set<string>(), ruaAddresses: new Set<string>() };
+    const tracked = {
+      socket,
+      partialSince: undefined as number | undefined,
+      client,
+      unknownRecipients: 0,
+      returnPaths: new Set<string>(),
+      ruaAddresses: new Set<string>(),
+    };
     sockets.set(connection.id, tracked);
     const fromClient = (perClient.get(client) ?? 0) + 1;
     perClient.set(client, fromClient);
@@ -431,7 +483,8 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
       };
       if (draining) return refuse('Service shutting down, try again later');
       if (internals.connections.size > maxClients) return refuse('Too many connected clients, try again in a moment');
-      if (fromClient > maxPerClient) return refuse(`Too many connections from your address (at most ${maxPerClient}), try again later`);
+      if (fromClient > maxPerClient)
+        return refuse(`Too many connections from your address (at most ${maxPerClient}), try again later`);
       metrics.smtpReply('greeting', 220);
       connection.connectionReady();
     });

@@ -21,7 +21,18 @@
  * Never call `deliverInbound` inside a `db.write` callback: it waits for the same write lock.
  */
 import { eq } from 'drizzle-orm';
-import { addDailyUsage, createGroupCommit, createMailWriter, findGrantByEmail, tables, type DailyUsageIncrement, type GrantRow, type MailWriter, type MailWriteResult, type Tx } from '../../storage/index.js';
+import {
+  addDailyUsage,
+  createGroupCommit,
+  createMailWriter,
+  findGrantByEmail,
+  tables,
+  type DailyUsageIncrement,
+  type GrantRow,
+  type MailWriter,
+  type MailWriteResult,
+  type Tx,
+} from '../../storage/index.js';
 import { recordEvaluations, type EvaluationRow, createEnforcement, type Enforcement } from '../admin/index.js';
 import { workerModule } from '../../storage/worker-module.js';
 import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js';
@@ -213,26 +224,48 @@ export interface FetchedMessage {
 export function createInboundService(deps: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
   const { db, clock, newId } = deps;
   const headerLimits = deps.config.headerLimits ?? DEFAULT_HEADER_LIMITS;
-  const pipeline = createInboundPipeline(deps, { enforcement: options.enforcement ?? createEnforcement(deps), stages: options.stages ?? {} });
-  const parser = options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
+  const pipeline = createInboundPipeline(deps, {
+    enforcement: options.enforcement ?? createEnforcement(deps),
+    stages: options.stages ?? {},
+  });
+  const parser =
+    options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
   const jobsOf = (copies: NewMessage[], stored: StoredCopy[], extras: StoreExtras): JobInput[] => [
     ...(copies[0] ? (options.afterDelivery?.jobsOf(copies[0].parsed, stored) ?? []) : []),
     ...extras.jobs(stored),
   ];
   /** Stores deliveries (each one copy per hosted recipient), and the jobs that follow them, in the group commit's transaction. */
-  async function writeDeliveries(tx: Tx, deliveries: { copies: NewMessage[]; extras: StoreExtras }[]): Promise<InboundDelivery[][]> {
-    const stored = await mailStore.insertMany(tx, deliveries.flatMap(({ copies }) => asDelivery(copies)));
+  async function writeDeliveries(
+    tx: Tx,
+    deliveries: { copies: NewMessage[]; extras: StoreExtras }[],
+  ): Promise<InboundDelivery[][]> {
+    const stored = await mailStore.insertMany(
+      tx,
+      deliveries.flatMap(({ copies }) => asDelivery(copies)),
+    );
     let offset = 0;
     const results: InboundDelivery[][] = [];
     for (const { copies, extras } of deliveries) {
       const mine = stored.slice(offset, offset + copies.length);
       offset += copies.length;
-      for (const job of jobsOf(copies, mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })), extras)) await enqueueJob(tx, { clock, newId }, job);
+      for (const job of jobsOf(
+        copies,
+        mine.map(({ row }) => ({ grantId: row.grantId, messageId: row.id })),
+        extras,
+      ))
+        await enqueueJob(tx, { clock, newId }, job);
       await recordEvaluations(tx, extras.rows(mine.map(({ row }) => row.id)));
       await addDailyUsage(tx, extras.usage);
       const links = extras.links?.(mine.map(({ row }) => row.id)) ?? [];
       if (links.length > 0) await tx.insert(imapMessages).values(links);
-      results.push(mine.map(({ row }, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: row.grantId, messageId: row.id, threadId: row.threadId })));
+      results.push(
+        mine.map(({ row }, index) => ({
+          recipient: copies[index]!.envelopeTo ?? '',
+          grantId: row.grantId,
+          messageId: row.id,
+          threadId: row.threadId,
+        })),
+      );
     }
     return results;
   }
@@ -241,9 +274,18 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   const commit = createGroupCommit(db, writeDeliveries, { moreComing: () => parsing > 0 });
   let writer = options.writer;
   /** The mail writer thread of an embedded database (made on first use). */
-  const mailWriter = (): MailWriter => (writer ??= createMailWriter(db, { prepareModule: INGEST_PREPARE_MODULE, onExit: (reason) => options.onThreadExit?.('mail writer', reason) }));
+  const mailWriter = (): MailWriter =>
+    (writer ??= createMailWriter(db, {
+      prepareModule: INGEST_PREPARE_MODULE,
+      onExit: (reason) => options.onThreadExit?.('mail writer', reason),
+    }));
   const deliveriesOf = (copies: CopyShell[], stored: MailWriteResult[]): InboundDelivery[] =>
-    stored.map((result, index) => ({ recipient: copies[index]!.envelopeTo ?? '', grantId: copies[index]!.grantId, messageId: result.messageId, threadId: result.threadId }));
+    stored.map((result, index) => ({
+      recipient: copies[index]!.envelopeTo ?? '',
+      grantId: copies[index]!.grantId,
+      messageId: result.messageId,
+      threadId: result.threadId,
+    }));
 
   /** Stores the copies of one message (one per mailbox), and the jobs that follow it, in one transaction shared with concurrent deliveries. */
   async function storeCopies(copies: NewMessage[], extras: StoreExtras): Promise<InboundDelivery[]> {
@@ -253,7 +295,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       return deliveries;
     }
     const item = mailStore.toWriteItem(asDelivery(copies));
-    const jobs = jobsOf(copies, item.copies.map((copy) => ({ grantId: copy.message.grantId, messageId: copy.message.id })), extras);
+    const jobs = jobsOf(
+      copies,
+      item.copies.map((copy) => ({ grantId: copy.message.grantId, messageId: copy.message.id })),
+      extras,
+    );
     if (jobs.length > 0) item.jobs = jobs.map((job) => jobRowOf({ clock, newId }, job));
     item.evaluations = extras.rows(item.copies.map((copy) => copy.message.id));
     item.dailyUsage = extras.usage;
@@ -281,7 +327,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
    * Hands the raw message to the writer thread, which parses and stores it itself when it is simple (text parts
    * only: most mail). Resolves undefined, nothing stored, for any other message, or without a writer that prepares.
    */
-  async function storeRaw(raw: Buffer, copies: CopyShell[], extras: StoreExtras): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
+  async function storeRaw(
+    raw: Buffer,
+    copies: CopyShell[],
+    extras: StoreExtras,
+  ): Promise<{ deliveries: InboundDelivery[]; from: ParsedMessage['from'] } | undefined> {
     if (!fastPath(raw)) return undefined;
     const { meta, messageIds, jobs } = rawMeta(copies, extras);
     const outcome = await mailWriter().writeRaw({ raw, meta, messageIds, durable: extras.durable });
@@ -293,7 +343,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   }
 
   /** Whether the writer thread may prepare the message itself (see {@link storeRaw}). */
-  const fastPath = (raw: Buffer) => db.file !== undefined && raw.length <= WRITER_PARSE_MAX_BYTES && mailWriter().prepares;
+  const fastPath = (raw: Buffer) =>
+    db.file !== undefined && raw.length <= WRITER_PARSE_MAX_BYTES && mailWriter().prepares;
 
   /** What the writer thread's prepare module (./ingest-prepare.ts) needs besides the bytes, with the ids of the copies' messages. */
   function rawMeta(copies: CopyShell[], extras: StoreExtras): { meta: unknown; messageIds: string[]; jobs: number } {
@@ -301,13 +352,23 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const ids = copies.flatMap(() => [newId(), newId(), newId()]);
     const messageIds = ids.filter((_, index) => index % 3 === 0);
     const evaluations = extras.rows(messageIds);
-    const jobs = extras.jobs(copies.map((copy, index) => ({ grantId: copy.grantId, messageId: messageIds[index]! }))).map((job) => jobRowOf({ clock, newId }, job));
+    const jobs = extras
+      .jobs(copies.map((copy, index) => ({ grantId: copy.grantId, messageId: messageIds[index]! })))
+      .map((job) => jobRowOf({ clock, newId }, job));
     const imapLinks = extras.links?.(messageIds) ?? [];
-    return { meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks }, messageIds, jobs: jobs.length };
+    return {
+      meta: { copies, ids, at: copies[0]!.date, evaluations, dailyUsage: extras.usage, jobs, imapLinks },
+      messageIds,
+      jobs: jobs.length,
+    };
   }
 
   /** Stores the copies a plan keeps: on the writer thread's fast path when the message is simple, else parsed on the pool. */
-  async function store(input: InboundMessage, plan: MessagePlan, extras: StoreExtras): Promise<Pick<InboundResult, 'deliveries' | 'parseError'>> {
+  async function store(
+    input: InboundMessage,
+    plan: MessagePlan,
+    extras: StoreExtras,
+  ): Promise<Pick<InboundResult, 'deliveries' | 'parseError'>> {
     const { raw } = plan;
     const date = unixSeconds(clock.now());
     const copies: CopyShell[] = plan.copies.map((copy) => ({
@@ -335,7 +396,14 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const messages = plan.copies.map((copy, index): NewMessage => {
       // Stage 4 for attachments, now that they are known: each copy keeps what its policy allows.
       const kept = pipeline.stripAttachments(copy, value);
-      return { ...copies[index]!, ...pipeline.shellOf(plan, copy), parsed: kept, raw, rawHash: parsed.rawHash, parseError: parseError ?? null };
+      return {
+        ...copies[index]!,
+        ...pipeline.shellOf(plan, copy),
+        parsed: kept,
+        raw,
+        rawHash: parsed.rawHash,
+        parseError: parseError ?? null,
+      };
     });
     const deliveries = await storeCopies(messages, extras);
     followUp({ grants, parsed: value });
@@ -353,7 +421,10 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
    * stage runs too: the recipient's rules and the limits known this early may refuse it (`reason: 'policy'`).
    * Rejects when that evaluation cannot complete (the listener answers 451 4.3.0).
    */
-  async function checkRecipient(address: string, envelope?: { mailFrom: string; size?: number | undefined }): Promise<RecipientCheck> {
+  async function checkRecipient(
+    address: string,
+    envelope?: { mailFrom: string; size?: number | undefined },
+  ): Promise<RecipientCheck> {
     const normalized = address.trim().toLowerCase();
     const now = performance.now();
     lastMail = now;
@@ -368,7 +439,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       }
     }
     if (!check.ok || !envelope) return check;
-    const refusal = await pipeline.admitRecipient(check.grant, { mailFrom: envelope.mailFrom, recipient: normalized, size: envelope.size });
+    const refusal = await pipeline.admitRecipient(check.grant, {
+      mailFrom: envelope.mailFrom,
+      recipient: normalized,
+      size: envelope.size,
+    });
     return refusal ? { ok: false, reason: 'policy', message: refusal.message, refusal } : check;
   }
 
@@ -376,7 +451,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const parts = splitAddress(normalized);
     // `user%other@host`, `host!user@host`, quoted `"a@b"@host` and source routes ask us to forward elsewhere.
     if (!parts || /[%!@"]/.test(parts.local) || normalized.startsWith('@') || parts.domain.startsWith('[')) {
-      return { ok: false, reason: 'relay', message: 'Relay access denied: this server only accepts mail for its own mailboxes' };
+      return {
+        ok: false,
+        reason: 'relay',
+        message: 'Relay access denied: this server only accepts mail for its own mailboxes',
+      };
     }
     const exact = await findGrantByEmail(db.orm, normalized);
     if (exact && exact.provider === HOSTED_PROVIDER) return { ok: true, grant: exact };
@@ -386,8 +465,12 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       const base = await findGrantByEmail(db.orm, `${parts.local.slice(0, plus)}@${parts.domain}`);
       if (base && base.provider === HOSTED_PROVIDER) return { ok: true, grant: base };
     }
-    const domain = await db.orm.query.domains.findFirst({ where: eq(tables.domains.domainAddress, parts.domain), columns: { id: true } });
-    if (!domain) return { ok: false, reason: 'relay', message: `Relay access denied: ${parts.domain} is not a hosted domain` };
+    const domain = await db.orm.query.domains.findFirst({
+      where: eq(tables.domains.domainAddress, parts.domain),
+      columns: { id: true },
+    });
+    if (!domain)
+      return { ok: false, reason: 'relay', message: `Relay access denied: ${parts.domain} is not a hosted domain` };
     return { ok: false, reason: 'unknown', message: `Unknown mailbox: ${normalized} does not exist` };
   }
 
@@ -397,20 +480,31 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
    * together, where they share transactions as any concurrent deliveries do. Each message is stored, or fails, on
    * its own; one outcome per message, in order.
    */
-  async function storeFetchedMany(fetched: readonly FetchedMessage[]): Promise<PromiseSettledResult<InboundDelivery>[]> {
+  async function storeFetchedMany(
+    fetched: readonly FetchedMessage[],
+  ): Promise<PromiseSettledResult<InboundDelivery>[]> {
     const at = unixSeconds(clock.now());
     // A message on the account's server exists already and cannot be refused: a header section over the limit loses
     // its excess fields (as Postfix's cleanup discards them), so nothing past the limit reaches a parser.
     const messages = fetched.map((message) => {
       const limited = limitHeaderSection(message.raw, headerLimits.maxHeaderBytes);
       if (limited.discardedBytes === 0) return message;
-      deps.logger.warn('a fetched message exceeds the header-section limit: its excess fields are discarded', { grant_id: message.grantId, discarded_bytes: limited.discardedBytes, limit_bytes: headerLimits.maxHeaderBytes });
+      deps.logger.warn('a fetched message exceeds the header-section limit: its excess fields are discarded', {
+        grant_id: message.grantId,
+        discarded_bytes: limited.discardedBytes,
+        limit_bytes: headerLimits.maxHeaderBytes,
+      });
       return { ...message, raw: limited.raw };
     });
     // As for mail received here: a reply to a tracked send counts (thread.replied); a connected account's own
     // bounces and complaints come back this way too. Both decide from the header section, mostly without a query.
     const grants = messages.map((message) => ({ id: message.grantId, ...message.grant }));
-    const replyJobs = options.replies ? await options.replies.jobsForMany(messages.map((message, index) => ({ raw: message.raw, grants: [grants[index]!] })), at) : [];
+    const replyJobs = options.replies
+      ? await options.replies.jobsForMany(
+          messages.map((message, index) => ({ raw: message.raw, grants: [grants[index]!] })),
+          at,
+        )
+      : [];
     const prepared = messages.map((message, index) => {
       const copies: CopyShell[] = [
         {
@@ -429,21 +523,36 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
       const replies = replyJobs[index];
       const reports = options.mailboxReports?.jobsFor(message.raw, [grants[index]!]);
       const jobs = (stored: readonly StoredCopy[]) => [...(replies?.(stored) ?? []), ...(reports?.(stored) ?? [])];
-      const extras: StoreExtras = { durable: message.durable, rows: () => [], usage: [], jobs, links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])) };
+      const extras: StoreExtras = {
+        durable: message.durable,
+        rows: () => [],
+        usage: [],
+        jobs,
+        links: (ids) => (ids[0] === undefined ? [] : message.links(ids[0])),
+      };
       return { message, copies, extras };
     });
     /** Parsed on the parser pool and stored (a message the writer thread does not prepare), from `raw`. */
-    const parseAndStore = async ({ copies, extras }: (typeof prepared)[number], raw: Buffer): Promise<InboundDelivery> => {
+    const parseAndStore = async (
+      { copies, extras }: (typeof prepared)[number],
+      raw: Buffer,
+    ): Promise<InboundDelivery> => {
       parsing++;
       const parsed = await parser.parse(raw).finally(() => parsing--);
       const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
-      const [delivery] = await storeCopies([{ ...copies[0]!, parsed: value, raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }], extras);
+      const [delivery] = await storeCopies(
+        [{ ...copies[0]!, parsed: value, raw, rawHash: parsed.rawHash, parseError: parsed.ok ? null : parsed.error }],
+        extras,
+      );
       return delivery!;
     };
     // A bulk load (the initial sync: nothing waits for the log to reach the disk) goes to the writer's prepare thread
     // in one hand-off, the messages it may prepare together, their bytes moved there (see FetchedMessage.raw); the
     // rest, and what it declines (its bytes back), as one by one.
-    const fast = messages.length > 1 && messages.every((message) => message.durable === false) ? prepared.filter((entry) => fastPath(entry.message.raw)) : [];
+    const fast =
+      messages.length > 1 && messages.every((message) => message.durable === false)
+        ? prepared.filter((entry) => fastPath(entry.message.raw))
+        : [];
     if (fast.length === 0) {
       // Handed over in one go: none of these awaits before its message is queued for the writer thread.
       return Promise.allSettled(
@@ -456,7 +565,11 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     const slots = new Map(fast.map((entry, index) => [entry, index]));
     const metas = fast.map((entry) => rawMeta(entry.copies, entry.extras));
     const group = mailWriter()
-      .writeRawGroup({ raws: fast.map((entry) => entry.message.raw), metas: metas.map((meta) => meta.meta), messageIds: metas.map((meta) => meta.messageIds) })
+      .writeRawGroup({
+        raws: fast.map((entry) => entry.message.raw),
+        metas: metas.map((meta) => meta.meta),
+        messageIds: metas.map((meta) => meta.messageIds),
+      })
       .then((outcomes) => {
         announceRecordedEvents();
         if (metas.some((meta, index) => meta.jobs > 0 && outcomes[index]!.prepared)) options.jobs?.announce();
@@ -467,7 +580,8 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
         const index = slots.get(entry);
         if (index === undefined) return parseAndStore(entry, entry.message.raw);
         const outcome = (await group)[index]!;
-        if (!outcome.prepared) return parseAndStore(entry, Buffer.from(outcome.raw.buffer, outcome.raw.byteOffset, outcome.raw.byteLength));
+        if (!outcome.prepared)
+          return parseAndStore(entry, Buffer.from(outcome.raw.buffer, outcome.raw.byteOffset, outcome.raw.byteLength));
         if ('failed' in outcome) throw outcome.failed;
         return deliveriesOf(entry.copies, outcome.results)[0]!;
       }),
@@ -534,37 +648,64 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
   async function deliverOne(input: InboundMessage): Promise<InboundResult> {
     const raw = typeof input.rawMime === 'string' ? Buffer.from(input.rawMime) : input.rawMime;
     if (raw.length > MAX_MESSAGE_BYTES) {
-      throw new AppError('payload_too_large', `rawMime: the message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB).`);
+      throw new AppError(
+        'payload_too_large',
+        `rawMime: the message is ${raw.length} bytes; the limit is ${MAX_MESSAGE_BYTES} bytes (40 MB).`,
+      );
     }
     // Before any stage reads the header: a header section over the limit is refused whole (see ./header-section.ts).
     if (headerSectionTooLarge(raw, headerLimits.maxHeaderBytes)) {
-      throw new AppError('payload_too_large', `Message header too large: the limit is ${headerLimits.maxHeaderBytes} bytes`, { smtp: { code: 552, enhanced: '5.3.4' } });
+      throw new AppError(
+        'payload_too_large',
+        `Message header too large: the limit is ${headerLimits.maxHeaderBytes} bytes`,
+        { smtp: { code: 552, enhanced: '5.3.4' } },
+      );
     }
     const rejected: InboundResult['rejected'] = [];
     const targets: { recipient: string; grant: GrantRow }[] = [];
     for (const recipient of input.envelope.rcptTo) {
       const check = await checkRecipient(recipient);
       if (!check.ok) rejected.push({ recipient, reason: check.message });
-      else if (!targets.some((target) => target.grant.id === check.grant.id)) targets.push({ recipient, grant: check.grant });
+      else if (!targets.some((target) => target.grant.id === check.grant.id))
+        targets.push({ recipient, grant: check.grant });
     }
     if (targets.length === 0) {
-      throw new AppError('not_found', `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`);
+      throw new AppError(
+        'not_found',
+        `rcptTo: no recipient is a mailbox on this service (${input.envelope.rcptTo.join(', ') || 'none given'}).`,
+      );
     }
 
     // The stages decide; the store is written last with what they decided.
-    const plan = await pipeline.decide({ raw, mailFrom: input.envelope.mailFrom, client: input.client, recipientsAdmitted: input.recipientsAdmitted === true, targets });
+    const plan = await pipeline.decide({
+      raw,
+      mailFrom: input.envelope.mailFrom,
+      client: input.client,
+      recipientsAdmitted: input.recipientsAdmitted === true,
+      targets,
+    });
     rejected.push(...plan.refused);
     const dropped = plan.dropped.map((copy) => ({ recipient: copy.recipient, grantId: copy.grant.id }));
     // Rows waiting from RCPT TO go in this message's transaction; they are given back if it fails.
     const waiting = pipeline.takeWaiting();
-    const extras: StoreExtras = { rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)], usage: pipeline.usageOf(plan), jobs: () => [] };
+    const extras: StoreExtras = {
+      rows: (messageIds) => [...waiting, ...pipeline.rowsOf(plan, messageIds)],
+      usage: pipeline.usageOf(plan),
+      jobs: () => [],
+    };
     if (plan.copies.length === 0) {
       pipeline.later(extras.rows([]));
       return { deliveries: [], rejected, dropped, parseError: undefined };
     }
     try {
       // A reply to a tracked send is counted by a job stored with it (nothing is asked of mail that names no earlier message).
-      const replyJobs = options.replies ? await options.replies.jobsFor(plan.raw, plan.copies.map((copy) => copy.grant), unixSeconds(clock.now())) : undefined;
+      const replyJobs = options.replies
+        ? await options.replies.jobsFor(
+            plan.raw,
+            plan.copies.map((copy) => copy.grant),
+            unixSeconds(clock.now()),
+          )
+        : undefined;
       if (replyJobs) extras.jobs = replyJobs;
       const result = await store(input, plan, extras);
       pipeline.stored(plan);

@@ -4,7 +4,23 @@
  */
 export { createAfterDelivery, invitationJobsOf } from './after-delivery.js';
 export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './inbound-smtp.js';
-export { createInboundService, MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow, type InboundMessage, type InboundResult, type InboundService, type RecipientCheck } from './inbound.js';
+export {
+  createInboundService,
+  MAX_MESSAGE_BYTES,
+  type FetchedMessage,
+  type ImapLinkRow,
+  type InboundMessage,
+  type InboundResult,
+  type InboundService,
+  type RecipientCheck,
+} from './inbound.js';
 export { createAuthenticator, type AuthenticatorOptions } from './stages/authentication.js';
 export { ANOMALY_SCORES, headerAnomalies, type HeaderAnomaly } from './stages/header-anomalies.js';
-export { BASE_THRESHOLD, createSpamChecker, DNSBL_SCORE, dnsblName, spamThreshold, type SpamCheckerOptions } from './stages/spam.js';
+export {
+  BASE_THRESHOLD,
+  createSpamChecker,
+  DNSBL_SCORE,
+  dnsblName,
+  spamThreshold,
+  type SpamCheckerOptions,
+} from './stages/spam.js';

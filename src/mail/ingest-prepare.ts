@@ -29,7 +29,10 @@ interface RawDeliveryMeta {
 }
 
 /** Prepares a raw message, or returns undefined when the fast path cannot read it. */
-export function prepare(bytes: Uint8Array, meta: unknown): { item: MailWriteItem; summary: { from: NewMessage['parsed']['from'] } } | undefined {
+export function prepare(
+  bytes: Uint8Array,
+  meta: unknown,
+): { item: MailWriteItem; summary: { from: NewMessage['parsed']['from'] } } | undefined {
   const { copies, ids, at, evaluations, dailyUsage, jobs, imapLinks } = meta as RawDeliveryMeta;
   const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const mail = parseSimpleMessage(raw);

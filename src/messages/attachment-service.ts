@@ -9,7 +9,12 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import type { GrantService } from '../grants/contracts.js';
-import type { Attachment, AttachmentWithContent, GetAttachmentInput, ReadAttachmentInput } from '../schemas/messages.js';
+import type {
+  Attachment,
+  AttachmentWithContent,
+  GetAttachmentInput,
+  ReadAttachmentInput,
+} from '../schemas/messages.js';
 import { toAttachment, type AttachmentRow } from './message-mapper.js';
 
 /** An attachment's metadata and its bytes as a stream of chunks. */
@@ -26,7 +31,12 @@ const DEFAULT_INLINE_BYTES = 1024 * 1024;
 /** Types whose bytes are text an agent can read as is. */
 function isTextType(contentType: string): boolean {
   const type = contentType.toLowerCase().split(';')[0]!.trim();
-  return type.startsWith('text/') || /^application\/(json|xml|csv|ics|x-yaml|yaml|javascript)$/.test(type) || type.endsWith('+json') || type.endsWith('+xml');
+  return (
+    type.startsWith('text/') ||
+    /^application\/(json|xml|csv|ics|x-yaml|yaml|javascript)$/.test(type) ||
+    type.endsWith('+json') ||
+    type.endsWith('+xml')
+  );
 }
 
 /** Creates the attachment service. */
@@ -37,7 +47,13 @@ export function createAttachmentService({ db }: CoreDeps, grants: GrantService) 
       db.orm
         .select()
         .from(tables.attachments)
-        .where(and(eq(tables.attachments.grantId, grant.id), eq(tables.attachments.id, input.attachment_id), eq(tables.attachments.messageId, messageId)))
+        .where(
+          and(
+            eq(tables.attachments.grantId, grant.id),
+            eq(tables.attachments.id, input.attachment_id),
+            eq(tables.attachments.messageId, messageId),
+          ),
+        )
         .limit(1);
     let [row] = await find(input.message_id);
     if (!row) {
@@ -73,7 +89,11 @@ export function createAttachmentService({ db }: CoreDeps, grants: GrantService) 
       const text = isTextType(attachment.content_type);
       return {
         ...attachment,
-        content: { encoding: text ? 'utf8' : 'base64', data: text ? bytes.toString('utf8') : bytes.toString('base64'), truncated: attachment.size > bytes.length },
+        content: {
+          encoding: text ? 'utf8' : 'base64',
+          data: text ? bytes.toString('utf8') : bytes.toString('base64'),
+          truncated: attachment.size > bytes.length,
+        },
       };
     },
 

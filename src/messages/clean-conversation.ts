@@ -42,7 +42,8 @@ const LINE_START = /(\n|<br\s*\/?>|<p\b[^>]*>|<p>|<div\b[^>]*>|<div>)$/i;
 const MAX_LEADING_SPACE = 1_000;
 
 /** Closing phrases that start a signature; the line and everything after it go with remove_conclusion_phrases. */
-const CONCLUSION = /^(best( regards| wishes)?|kind regards|warm regards|regards|many thanks|thanks( again| so much)?|thank you|cheers|sincerely|yours( truly| sincerely)?|all the best|talk soon|--)[\s,.!]*$/i;
+const CONCLUSION =
+  /^(best( regards| wishes)?|kind regards|warm regards|regards|many thanks|thanks( again| so much)?|thank you|cheers|sincerely|yours( truly| sincerely)?|all the best|talk soon|--)[\s,.!]*$/i;
 
 /** Block-level tags after which text continues on a new line (for splitting into lines). */
 const BLOCK_END = /<\/(p|div|li|tr|h[1-6]|table|ul|ol)>|<br\s*\/?>/gi;
@@ -75,7 +76,11 @@ export function closeStrayTags(html: string): string {
  * An opening tag with no closing tag after it is left as it is. Linear: each closing tag is searched for once per
  * name from where the last search ended, and a name with no closing tag left is not searched for again.
  */
-function replaceElements(html: string, opening: RegExp, replace: (tag: string, content: string, name: string) => string): string {
+function replaceElements(
+  html: string,
+  opening: RegExp,
+  replace: (tag: string, content: string, name: string) => string,
+): string {
   let out = '';
   let from = 0;
   const closes = new Map<string, { at: number; end: number } | null>();
@@ -126,7 +131,11 @@ function withoutQuotedHistory(html: string): string {
   // The first tag of each kind (<blockquote>, a quote <div> by class, one by id), as a search for each finds it.
   const found = { blockquote: false, byClass: false, byId: false };
   QUOTE_TAGS.lastIndex = 0;
-  for (let match = QUOTE_TAGS.exec(html); match && !(found.blockquote && found.byClass && found.byId); match = QUOTE_TAGS.exec(html)) {
+  for (
+    let match = QUOTE_TAGS.exec(html);
+    match && !(found.blockquote && found.byClass && found.byId);
+    match = QUOTE_TAGS.exec(html)
+  ) {
     if (match[1]!.toLowerCase() === 'blockquote') {
       if (!found.blockquote) consider(match.index);
       found.blockquote = true;
@@ -159,7 +168,9 @@ function withoutQuotedHistory(html: string): string {
 function withoutConclusion(html: string): string {
   const lines = html.split(/(?<=<\/(?:p|div)>|<br\s*\/?>|\n)/i);
   for (let index = lines.length - 1; index >= Math.max(0, lines.length - 12); index--) {
-    const text = lines[index]!.replace(/<[^>]*>/g, '').replace(/&nbsp;/g, ' ').trim();
+    const text = lines[index]!.replace(/<[^>]*>/g, '')
+      .replace(/&nbsp;/g, ' ')
+      .trim();
     if (CONCLUSION.test(text)) return lines.slice(0, index).join('');
   }
   return html;
@@ -167,7 +178,11 @@ function withoutConclusion(html: string): string {
 
 /** Simple HTML → Markdown-flavoured text: headings, emphasis, links, list items, paragraphs. */
 function toMarkdown(html: string): string {
-  let text = replaceElements(html, /<(h[1-6])[^>]*>/gi, (_tag, content, name) => `\n${'#'.repeat(Number(name.slice(1)))} ${content}\n\n`);
+  let text = replaceElements(
+    html,
+    /<(h[1-6])[^>]*>/gi,
+    (_tag, content, name) => `\n${'#'.repeat(Number(name.slice(1)))} ${content}\n\n`,
+  );
   text = replaceElements(text, /<(b|strong)\b[^>]*>/gi, (_tag, content) => `**${content}**`);
   text = replaceElements(text, /<(i|em)\b[^>]*>/gi, (_tag, content) => `*${content}*`);
   text = replaceElements(text, /<(a)\b[^>]*>/gi, (tag, content) => {
@@ -237,7 +252,10 @@ export function cleanConversation(body: string, options: CleanOptions = {}): str
   const ignoreTables = options.ignoreTables ?? true;
   const removeConclusion = options.removeConclusionPhrases ?? true;
   let out = closeStrayTags(withoutComments(html));
-  out = replaceElements(out, /<(script|style|head|title)\b[^>]*>/gi, () => '').replace(/<\/?(html|body|meta|link)\b[^>]*>/gi, '');
+  out = replaceElements(out, /<(script|style|head|title)\b[^>]*>/gi, () => '').replace(
+    /<\/?(html|body|meta|link)\b[^>]*>/gi,
+    '',
+  );
   out = withoutQuotedHistory(out);
   if (imagesAsMarkdown) {
     out = out.replace(/<img\b[^>]*>/gi, (tag) => {

@@ -4,7 +4,13 @@
  */
 import type { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
-import type { DeleteThreadInput, GetThreadInput, ListThreadsInput, Thread, UpdateThreadInput } from '../schemas/threads.js';
+import type {
+  DeleteThreadInput,
+  GetThreadInput,
+  ListThreadsInput,
+  Thread,
+  UpdateThreadInput,
+} from '../schemas/threads.js';
 
 /** A stored message (or draft), as the messages table holds it. */
 export type MessageRow = typeof tables.messages.$inferSelect;
@@ -20,9 +26,12 @@ export interface MessageChanges {
 /** What createThreadService() returns (src/messages/thread-service.ts). */
 export interface ThreadService {
   /** A page of threads, the one with the newest message first. */
-  list(principal: Principal, input: ListThreadsInput): Promise<{
-      data: Thread[];
-      next_cursor?: string;
+  list(
+    principal: Principal,
+    input: ListThreadsInput,
+  ): Promise<{
+    data: Thread[];
+    next_cursor?: string;
   }>;
   /** One thread with its message ids and latest message. */
   find(principal: Principal, input: GetThreadInput): Promise<Thread>;

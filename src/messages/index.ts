@@ -4,8 +4,21 @@
  */
 export { createAttachmentService, type AttachmentDownload } from './attachment-service.js';
 export { asDelivery, writeItemOf, type NewMessage } from './mail-rows.js';
-export { createFolderCounter, createMailStore, loadAttachments, loadBody, presentMessages, type MailStore } from './mail-store.js';
+export {
+  createFolderCounter,
+  createMailStore,
+  loadAttachments,
+  loadBody,
+  presentMessages,
+  type MailStore,
+} from './mail-store.js';
 export { messageConditions, notDraft } from './message-filters.js';
 export { selectFields, type MessageRow } from './message-mapper.js';
-export { createMessageDestroyer, createMessageService, loadRaw, type MessageService, type SentStateLookup } from './message-service.js';
+export {
+  createMessageDestroyer,
+  createMessageService,
+  loadRaw,
+  type MessageService,
+  type SentStateLookup,
+} from './message-service.js';
 export { createThreadService } from './thread-service.js';

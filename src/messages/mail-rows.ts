@@ -5,7 +5,13 @@
  * loop (mail-store.ts) and the mail writer thread (through src/mail/ingest-prepare.ts, which storage/mail-writer-worker.ts
  * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
-import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument, StoredMessageVerdict } from '../../storage/index.js';
+import type {
+  BlobInput,
+  MailWriteCopy,
+  MailWriteItem,
+  SearchDocument,
+  StoredMessageVerdict,
+} from '../../storage/index.js';
 import { sha256, type ParsedMessage } from '../mime/index.js';
 import { toMessage, type AttachmentRow, type Message, type MessageRow } from './message-wire.js';
 
@@ -65,14 +71,20 @@ export function asDelivery<T extends { raw: Uint8Array }>(copies: T[]): (T & { r
  * Message-IDs a message may share with an earlier thread, closest first: In-Reply-To, References newest first, its own.
  */
 export function threadCandidates(parsed: ParsedMessage): string[] {
-  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string => Boolean(value));
+  return [parsed.inReplyTo, ...[...parsed.references].reverse(), parsed.messageId].filter((value): value is string =>
+    Boolean(value),
+  );
 }
 
 /**
  * Message-IDs a message records for its thread: its own, In-Reply-To and References, once each.
  */
 export function threadReferencesOf(parsed: ParsedMessage): string[] {
-  return [...new Set([parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)))];
+  return [
+    ...new Set(
+      [parsed.messageId, parsed.inReplyTo, ...parsed.references].filter((value): value is string => Boolean(value)),
+    ),
+  ];
 }
 
 /**
@@ -153,7 +165,9 @@ export function attachmentRowsOf(input: NewMessage, messageId: string, newId: ()
 /**
  * The folder links of a message row.
  */
-export function folderRowsOf(row: MessageRow): { messageId: string; grantId: string; folderId: string; unread: boolean }[] {
+export function folderRowsOf(
+  row: MessageRow,
+): { messageId: string; grantId: string; folderId: string; unread: boolean }[] {
   return row.folders.map((folderId) => ({ messageId: row.id, grantId: row.grantId, folderId, unread: row.unread }));
 }
 
@@ -161,7 +175,9 @@ export function folderRowsOf(row: MessageRow): { messageId: string; grantId: str
  * What full-text search indexes of a message.
  */
 export function searchTextOf(parsed: ParsedMessage): Omit<SearchDocument, 'seq'> {
-  const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo].map((entry) => `${entry.name ?? ''} ${entry.email}`).join(' ');
+  const addresses = [...parsed.from, ...parsed.to, ...parsed.cc, ...parsed.bcc, ...parsed.replyTo]
+    .map((entry) => `${entry.name ?? ''} ${entry.email}`)
+    .join(' ');
   return { subject: parsed.subject, addresses, body: parsed.searchText };
 }
 
@@ -190,7 +206,14 @@ export function writeItemOf(inputs: NewMessage[], { newId, at }: { newId: () => 
     const placed = placeBody(input.parsed.body);
     if (placed.blob) blobs.set(placed.bodyHash!, placed.blob.bytes);
     const id = newId();
-    const message = messageRowOf(input, { id, threadId: newId(), seq: 0, at, body: placed.body, bodyHash: placed.bodyHash });
+    const message = messageRowOf(input, {
+      id,
+      threadId: newId(),
+      seq: 0,
+      at,
+      body: placed.body,
+      bodyHash: placed.bodyHash,
+    });
     const attachments = attachmentRowsOf(input, id, newId);
     const copy: MailWriteCopy = {
       message,
@@ -202,7 +225,18 @@ export function writeItemOf(inputs: NewMessage[], { newId, at }: { newId: () => 
       ...(input.rawInline ? { raw: input.raw } : {}),
       ...(input.history
         ? {}
-        : { event: { id: newId(), applicationId: input.applicationId, grantId: message.grantId, type: 'message.created', objectId: id, payload: createdEventOf(message, attachments), createdAt: at, dispatchedAt: null } }),
+        : {
+            event: {
+              id: newId(),
+              applicationId: input.applicationId,
+              grantId: message.grantId,
+              type: 'message.created',
+              objectId: id,
+              payload: createdEventOf(message, attachments),
+              createdAt: at,
+              dispatchedAt: null,
+            },
+          }),
     };
     return copy;
   });

@@ -43,7 +43,13 @@ import {
   type NewMessage,
 } from './mail-rows.js';
 import type { MessageChanges } from './contracts.js';
-import { toMessage, type AttachmentRow, type MessageRow, type PresentedMessageRow, type ThreadRow } from './message-mapper.js';
+import {
+  toMessage,
+  type AttachmentRow,
+  type MessageRow,
+  type PresentedMessageRow,
+  type ThreadRow,
+} from './message-mapper.js';
 
 // The pure row builders live in mail-rows.ts (shared with the mail writer thread).
 export { INLINE_BODY_BYTES, type NewMessage } from './mail-rows.js';
@@ -89,7 +95,12 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     let received: number | null = null;
     let sent: number | null = null;
     for (const row of rows) {
-      participants = mergeParticipants(participants, [...row.fromAddresses, ...row.toAddresses, ...row.ccAddresses, ...row.bccAddresses]);
+      participants = mergeParticipants(participants, [
+        ...row.fromAddresses,
+        ...row.toAddresses,
+        ...row.ccAddresses,
+        ...row.bccAddresses,
+      ]);
       folders = union(folders, row.folders);
       const kind = dateKindOf(row);
       if (kind === 'sent') sent = row.date;
@@ -132,7 +143,8 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     const blobs: BlobInput[] = [];
     const bodies = inputs.map((input) => {
       if (!input.rawInline) blobs.push({ bytes: input.raw, hash: input.rawHash });
-      for (const attachment of input.parsed.attachments) blobs.push({ bytes: attachment.content, hash: attachment.hash });
+      for (const attachment of input.parsed.attachments)
+        blobs.push({ bytes: attachment.content, hash: attachment.hash });
       const placed = placeBody(input.parsed.body);
       if (placed.blob) blobs.push(placed.blob);
       return placed;
@@ -154,17 +166,29 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
         const rows = await tx
           .select({ headerId: tables.threadReferences.headerId, threadId: tables.threadReferences.threadId })
           .from(tables.threadReferences)
-          .where(and(eq(tables.threadReferences.grantId, grantId), inArray(tables.threadReferences.headerId, list.slice(index, index + 500))));
-        for (const row of rows) if (!known.has(key(grantId, row.headerId))) known.set(key(grantId, row.headerId), row.threadId);
+          .where(
+            and(
+              eq(tables.threadReferences.grantId, grantId),
+              inArray(tables.threadReferences.headerId, list.slice(index, index + 500)),
+            ),
+          );
+        for (const row of rows)
+          if (!known.has(key(grantId, row.headerId))) known.set(key(grantId, row.headerId), row.threadId);
       }
     }
     const existingIds = [...new Set(known.values())];
     const threads = new Map<string, ThreadRow>();
     for (let index = 0; index < existingIds.length; index += 500) {
-      for (const row of await tx.select().from(tables.threads).where(inArray(tables.threads.id, existingIds.slice(index, index + 500)))) threads.set(row.id, row);
+      for (const row of await tx
+        .select()
+        .from(tables.threads)
+        .where(inArray(tables.threads.id, existingIds.slice(index, index + 500))))
+        threads.set(row.id, row);
     }
 
-    const [{ first } = { first: 1 }] = await tx.select({ first: sql<number>`coalesce(max(${tables.messages.seq}), 0) + 1` }).from(tables.messages);
+    const [{ first } = { first: 1 }] = await tx
+      .select({ first: sql<number>`coalesce(max(${tables.messages.seq}), 0) + 1` })
+      .from(tables.messages);
     const rows: MessageRow[] = [];
     const attachmentRows: AttachmentRow[] = [];
     const attachmentsOf = new Map<string, AttachmentRow[]>();
@@ -177,7 +201,14 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
         .map((candidate) => known.get(key(input.grantId, candidate)))
         .find((threadId) => threadId !== undefined && threads.has(threadId));
       const threadId = found ?? newId();
-      const row = messageRowOf(input, { id, threadId, seq: first + index, at, body: bodies[index]!.body, bodyHash: bodies[index]!.bodyHash });
+      const row = messageRowOf(input, {
+        id,
+        threadId,
+        seq: first + index,
+        at,
+        body: bodies[index]!.body,
+        bodyHash: bodies[index]!.bodyHash,
+      });
       rows.push(row);
       const thread = threads.get(threadId);
       threads.set(threadId, thread ? foldIntoThread(thread, row) : newThread(threadId, row));
@@ -200,24 +231,46 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
         .onConflictDoUpdate({
           target: tables.threads.id,
           set: Object.fromEntries(
-            (['subject', 'snippet', 'participants', 'messageCount', 'earliestMessageDate', 'latestMessageDate', 'latestSeq', 'latestMessageId', 'latestMessageReceivedDate', 'latestMessageSentDate', 'hasAttachments', 'unread', 'starred', 'folders', 'updatedAt'] as const).map((column) => [
-              column,
-              sql.raw(`excluded.${tables.threads[column].name}`),
-            ]),
+            (
+              [
+                'subject',
+                'snippet',
+                'participants',
+                'messageCount',
+                'earliestMessageDate',
+                'latestMessageDate',
+                'latestSeq',
+                'latestMessageId',
+                'latestMessageReceivedDate',
+                'latestMessageSentDate',
+                'hasAttachments',
+                'unread',
+                'starred',
+                'folders',
+                'updatedAt',
+              ] as const
+            ).map((column) => [column, sql.raw(`excluded.${tables.threads[column].name}`)]),
           ),
         });
     }
     for (let index = 0; index < references.length; index += 300) {
-      await tx.insert(tables.threadReferences).values(references.slice(index, index + 300)).onConflictDoNothing();
+      await tx
+        .insert(tables.threadReferences)
+        .values(references.slice(index, index + 300))
+        .onConflictDoNothing();
     }
     for (let index = 0; index < rows.length; index += 50) {
       await tx.insert(tables.messages).values(rows.slice(index, index + 50));
       await breathe();
     }
-    const raws = inputs.flatMap((input, index) => (input.rawInline ? [{ seq: rows[index]!.seq, data: input.raw }] : []));
-    for (let index = 0; index < raws.length; index += 50) await tx.insert(tables.messageRaw).values(raws.slice(index, index + 50));
+    const raws = inputs.flatMap((input, index) =>
+      input.rawInline ? [{ seq: rows[index]!.seq, data: input.raw }] : [],
+    );
+    for (let index = 0; index < raws.length; index += 50)
+      await tx.insert(tables.messageRaw).values(raws.slice(index, index + 50));
     const memberships = rows.flatMap(folderRowsOf);
-    for (let index = 0; index < memberships.length; index += 200) await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
+    for (let index = 0; index < memberships.length; index += 200)
+      await tx.insert(tables.messageFolders).values(memberships.slice(index, index + 200));
     for (let index = 0; index < attachmentRows.length; index += 100) {
       await tx.insert(tables.attachments).values(attachmentRows.slice(index, index + 100));
       await breathe();
@@ -230,7 +283,15 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     const stored: StoredMessage[] = [];
     for (const [index, row] of rows.entries()) {
       const attachments = attachmentsOf.get(row.id) ?? [];
-      if (!inputs[index]!.history) await record(tx, { applicationId: inputs[index]!.applicationId, grantId: row.grantId, type: 'message.created', objectId: row.id, object: createdEventOf(row, attachments), createdAt: at });
+      if (!inputs[index]!.history)
+        await record(tx, {
+          applicationId: inputs[index]!.applicationId,
+          grantId: row.grantId,
+          type: 'message.created',
+          objectId: row.id,
+          object: createdEventOf(row, attachments),
+          createdAt: at,
+        });
       stored.push({ row, message: toMessage(row, inputs[index]!.parsed.body, attachments) });
     }
     return stored;
@@ -279,7 +340,10 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
           await breathe();
         }
       } else if (changes.unread !== undefined) {
-        await tx.update(tables.messageFolders).set({ unread: changes.unread }).where(inArray(tables.messageFolders.messageId, ids));
+        await tx
+          .update(tables.messageFolders)
+          .set({ unread: changes.unread })
+          .where(inArray(tables.messageFolders.messageId, ids));
       }
       for (const threadId of new Set(updated.map((row) => row.threadId))) {
         await refreshThread(tx, threadId);
@@ -293,7 +357,10 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
     async destroy(tx: Tx, rows: MessageRow[]): Promise<void> {
       if (rows.length === 0) return;
       const ids = rows.map((row) => row.id);
-      const attachmentHashes = await tx.select({ hash: tables.attachments.blobHash }).from(tables.attachments).where(inArray(tables.attachments.messageId, ids));
+      const attachmentHashes = await tx
+        .select({ hash: tables.attachments.blobHash })
+        .from(tables.attachments)
+        .where(inArray(tables.attachments.messageId, ids));
       await tx.delete(tables.messages).where(inArray(tables.messages.id, ids));
       await releaseBlobs(tx, [
         ...rows.flatMap((row) => (row.rawHash ? [row.rawHash] : [])),
@@ -344,7 +411,13 @@ export async function loadBody(db: Executor, row: Pick<MessageRow, 'body' | 'bod
 
 /** Message rows → wire messages, loading attachments and large bodies in as few queries as possible. */
 export async function presentMessages(db: Executor, rows: PresentedMessageRow[]): Promise<Message[]> {
-  const attachments = rows.length > 0 ? await loadAttachments(db, rows.map((row) => row.id)) : new Map<string, AttachmentRow[]>();
+  const attachments =
+    rows.length > 0
+      ? await loadAttachments(
+          db,
+          rows.map((row) => row.id),
+        )
+      : new Map<string, AttachmentRow[]>();
   const out: Message[] = [];
   for (const row of rows) out.push(toMessage(row, await loadBody(db, row), attachments.get(row.id) ?? []));
   return out;

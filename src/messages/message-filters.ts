@@ -40,7 +40,12 @@ export async function resolveFolderIds(db: Executor, grantId: string, references
   const rows = await db
     .select({ id: tables.folders.id, name: tables.folders.name })
     .from(tables.folders)
-    .where(and(eq(tables.folders.grantId, grantId), or(inArray(tables.folders.id, references), inArray(tables.folders.name, references))));
+    .where(
+      and(
+        eq(tables.folders.grantId, grantId),
+        or(inArray(tables.folders.id, references), inArray(tables.folders.name, references)),
+      ),
+    );
   const ids = new Set(references.filter((reference) => rows.some((row) => row.id === reference)));
   for (const row of rows) if (references.includes(row.name)) ids.add(row.id);
   // Unknown references stay as they are, so they match nothing rather than everything.
@@ -64,10 +69,15 @@ export function inFolders(folderIds: string[]): SQL {
  * The conditions of the message filters (the grant condition included). `in` must already be resolved to ids.
  * Conditions that `skip` names are left out (threads apply those on their own columns).
  */
-export function messageConditions(grantId: string, filters: MessageFilterInput, skip: ReadonlySet<keyof MessageFilterInput> = new Set()): SQL[] {
+export function messageConditions(
+  grantId: string,
+  filters: MessageFilterInput,
+  skip: ReadonlySet<keyof MessageFilterInput> = new Set(),
+): SQL[] {
   const use = (key: keyof MessageFilterInput) => filters[key] !== undefined && !skip.has(key);
   const conditions: SQL[] = [eq(messages.grantId, grantId)];
-  if (use('subject') && filters.subject) conditions.push(sql`instr(lower(${messages.subject}), ${filters.subject.toLowerCase()}) > 0`);
+  if (use('subject') && filters.subject)
+    conditions.push(sql`instr(lower(${messages.subject}), ${filters.subject.toLowerCase()}) > 0`);
   if (use('from') && filters.from!.length > 0) conditions.push(hasAddress(messages.fromAddresses, filters.from!));
   if (use('to') && filters.to!.length > 0) conditions.push(hasAddress(messages.toAddresses, filters.to!));
   if (use('cc') && filters.cc!.length > 0) conditions.push(hasAddress(messages.ccAddresses, filters.cc!));
@@ -75,7 +85,12 @@ export function messageConditions(grantId: string, filters: MessageFilterInput, 
   if (use('any_email') && filters.any_email!.length > 0) {
     const emails = filters.any_email!;
     conditions.push(
-      or(hasAddress(messages.fromAddresses, emails), hasAddress(messages.toAddresses, emails), hasAddress(messages.ccAddresses, emails), hasAddress(messages.bccAddresses, emails))!,
+      or(
+        hasAddress(messages.fromAddresses, emails),
+        hasAddress(messages.toAddresses, emails),
+        hasAddress(messages.ccAddresses, emails),
+        hasAddress(messages.bccAddresses, emails),
+      )!,
     );
   }
   if (use('in') && filters.in!.length > 0) conditions.push(inFolders(filters.in!));

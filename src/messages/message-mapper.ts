@@ -23,7 +23,12 @@ export function toRawMimeMessage(row: Pick<MessageRow, 'id' | 'grantId'>, raw: B
 }
 
 /** A thread row, its message ids and draft ids (oldest first) and its latest message or draft → the wire thread. */
-export function toThread(row: ThreadRow, messageIds: string[], latest: Message | Draft | undefined, draftIds: string[] = []): Thread {
+export function toThread(
+  row: ThreadRow,
+  messageIds: string[],
+  latest: Message | Draft | undefined,
+  draftIds: string[] = [],
+): Thread {
   return {
     id: row.id,
     grant_id: row.grantId,

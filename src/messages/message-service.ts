@@ -4,7 +4,16 @@
  * MIME, update (read, starred, folders, metadata) and delete (to trash; from trash, for good).
  */
 import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import { preparedRead, readAll, readBlob, readMessageRaw, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
+import {
+  preparedRead,
+  readAll,
+  readBlob,
+  readMessageRaw,
+  tables,
+  type Executor,
+  type Orm,
+  type Tx,
+} from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -13,7 +22,17 @@ import { eventRecorder } from '../outbox/index.js';
 import type { GrantService } from '../grants/contracts.js';
 import { readRawHeaders } from '../mime/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
-import type { CleanedMessage, CleanMessagesInput, DeleteMessageInput, DeliveryStatus, GetMessageInput, ListMessagesInput, Message, MessageFields, UpdateMessageInput } from '../schemas/messages.js';
+import type {
+  CleanedMessage,
+  CleanMessagesInput,
+  DeleteMessageInput,
+  DeliveryStatus,
+  GetMessageInput,
+  ListMessagesInput,
+  Message,
+  MessageFields,
+  UpdateMessageInput,
+} from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';
 import { cleanConversation } from './clean-conversation.js';
 import { createMessageJsonCache } from './message-json-cache.js';
@@ -22,7 +41,18 @@ import { messageConditions, notDraft, resolveFolderIds } from './message-filters
 import { selectFields, toRawMimeMessage, type MessageRow, type PresentedMessageRow } from './message-mapper.js';
 
 /** Headers returned by `fields=include_basic_headers`. */
-const BASIC_HEADERS = new Set(['message-id', 'in-reply-to', 'references', 'from', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date']);
+const BASIC_HEADERS = new Set([
+  'message-id',
+  'in-reply-to',
+  'references',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'subject',
+  'date',
+]);
 
 /** The columns of {@link PresentedMessageRow}, selected by lists of messages. */
 const PRESENTED_COLUMNS = {
@@ -54,14 +84,33 @@ const pageWhere = (after: boolean) =>
   and(
     eq(tables.messages.grantId, sql.placeholder('grant')),
     notDraft(),
-    after ? or(lt(tables.messages.date, sql.placeholder('date')), and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq')))) : undefined,
+    after
+      ? or(
+          lt(tables.messages.date, sql.placeholder('date')),
+          and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq'))),
+        )
+      : undefined,
   );
 /** Newest first; `seq` breaks ties of one date. */
 const pageOrder = () => [desc(tables.messages.date), desc(tables.messages.seq)] as const;
 
 /** Such a page, as `list` below reads it for that case, its SQL built once. */
-const firstPage = preparedRead((orm: Orm) => orm.select(PRESENTED_COLUMNS).from(tables.messages).where(pageWhere(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
-const pageAfter = preparedRead((orm: Orm) => orm.select(PRESENTED_COLUMNS).from(tables.messages).where(pageWhere(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')));
+const firstPage = preparedRead((orm: Orm) =>
+  orm
+    .select(PRESENTED_COLUMNS)
+    .from(tables.messages)
+    .where(pageWhere(false))
+    .orderBy(...pageOrder())
+    .limit(sql.placeholder('limit')),
+);
+const pageAfter = preparedRead((orm: Orm) =>
+  orm
+    .select(PRESENTED_COLUMNS)
+    .from(tables.messages)
+    .where(pageWhere(true))
+    .orderBy(...pageOrder())
+    .limit(sql.placeholder('limit')),
+);
 
 /**
  * What a list's JSON form reads first: a page's order, cursor and revisions, and no message content; `sent` says the
@@ -80,16 +129,43 @@ const PAGE_KEYS = {
  * (`app`): no row when it is not (the caller then tells a missing grant from an empty page).
  */
 const ownedPage = (after: boolean) =>
-  and(pageWhere(after), sql`EXISTS (SELECT 1 FROM ${tables.grants} WHERE ${tables.grants.id} = ${sql.placeholder('grant')} AND ${tables.grants.applicationId} = ${sql.placeholder('app')})`);
+  and(
+    pageWhere(after),
+    sql`EXISTS (SELECT 1 FROM ${tables.grants} WHERE ${tables.grants.id} = ${sql.placeholder('grant')} AND ${tables.grants.applicationId} = ${sql.placeholder('app')})`,
+  );
 // Kept while the database is unchanged: a mailbox polled between two arrivals is answered without a query.
-const firstPageKeys = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(false)).orderBy(...pageOrder()).limit(sql.placeholder('limit')), { memo: 256 });
-const pageKeysAfter = preparedRead((orm: Orm) => orm.select(PAGE_KEYS).from(tables.messages).where(ownedPage(true)).orderBy(...pageOrder()).limit(sql.placeholder('limit')), { memo: 256 });
+const firstPageKeys = preparedRead(
+  (orm: Orm) =>
+    orm
+      .select(PAGE_KEYS)
+      .from(tables.messages)
+      .where(ownedPage(false))
+      .orderBy(...pageOrder())
+      .limit(sql.placeholder('limit')),
+  { memo: 256 },
+);
+const pageKeysAfter = preparedRead(
+  (orm: Orm) =>
+    orm
+      .select(PAGE_KEYS)
+      .from(tables.messages)
+      .where(ownedPage(true))
+      .orderBy(...pageOrder())
+      .limit(sql.placeholder('limit')),
+  { memo: 256 },
+);
 /** Messages of a mailbox by id (ids as one JSON array), with their revision. */
 const messagesByIds = preparedRead((orm: Orm) =>
   orm
     .select({ ...PRESENTED_COLUMNS, rev: tables.messages.rev })
     .from(tables.messages)
-    .where(and(eq(tables.messages.grantId, sql.placeholder('grant')), sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`, notDraft())),
+    .where(
+      and(
+        eq(tables.messages.grantId, sql.placeholder('grant')),
+        sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`,
+        notDraft(),
+      ),
+    ),
 );
 
 /** A page's JSON array is kept with its keys up to this size (256 of them at most: 16 MB). */
@@ -110,7 +186,12 @@ export async function loadRaw(db: Executor, row: Pick<MessageRow, 'id' | 'seq' |
 }
 
 /** Rows → wire messages in the shape `fields` and `select` ask for. */
-export async function presentWithFields(db: Executor, rows: PresentedMessageRow[], fields: MessageFields | undefined, select: string | undefined): Promise<Message[]> {
+export async function presentWithFields(
+  db: Executor,
+  rows: PresentedMessageRow[],
+  fields: MessageFields | undefined,
+  select: string | undefined,
+): Promise<Message[]> {
   if (fields === 'raw_mime') {
     const out: Message[] = [];
     for (const row of rows) out.push(toRawMimeMessage(row, await loadRaw(db, row)));
@@ -120,7 +201,10 @@ export async function presentWithFields(db: Executor, rows: PresentedMessageRow[
   if (fields === 'include_headers' || fields === 'include_basic_headers') {
     for (const [index, row] of rows.entries()) {
       const headers = readRawHeaders(await loadRaw(db, row));
-      messages[index]!.headers = fields === 'include_headers' ? headers : headers.filter((header) => BASIC_HEADERS.has(header.name.toLowerCase()));
+      messages[index]!.headers =
+        fields === 'include_headers'
+          ? headers
+          : headers.filter((header) => BASIC_HEADERS.has(header.name.toLowerCase()));
     }
   }
   return select === undefined ? messages : messages.map((message) => selectFields(message, select) as Message);
@@ -149,13 +233,19 @@ export async function checkFolders(db: Executor, grantId: string, folderIds: str
   const known = new Set(rows.map((row) => row.id));
   const missing = unique.find((id) => !known.has(id));
   if (missing !== undefined) {
-    throw new AppError('invalid_request', `folders: there is no folder ${JSON.stringify(missing)} in this mailbox; list folders with GET /v3/grants/{grant_id}/folders.`, { field: 'folders' });
+    throw new AppError(
+      'invalid_request',
+      `folders: there is no folder ${JSON.stringify(missing)} in this mailbox; list folders with GET /v3/grants/{grant_id}/folders.`,
+      { field: 'folders' },
+    );
   }
   return unique;
 }
 
 /** What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking options. */
-export type SentStateLookup = (messageIds: string[]) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
+export type SentStateLookup = (
+  messageIds: string[],
+) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
 
 /** Deletes stored messages for good, with `message.deleted` for each that is not a draft (in the caller's transaction). */
 export type DestroyForGood = (tx: Tx, applicationId: string, rows: MessageRow[]) => Promise<void>;
@@ -166,18 +256,35 @@ export type DestroyForGood = (tx: Tx, applicationId: string, rows: MessageRow[])
  * not even in a notification. The message service uses it, and so do parts built before it (the sync of connected
  * accounts, policy upkeep).
  */
-export function createMessageDestroyer({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>, store: Pick<MailStore, 'destroy'>): DestroyForGood {
+export function createMessageDestroyer(
+  { newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>,
+  store: Pick<MailStore, 'destroy'>,
+): DestroyForGood {
   const record = eventRecorder({ newId, clock });
   return async function destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void> {
     const ids = rows.map((row) => row.id);
     const drafts = new Set(
-      ids.length === 0 ? [] : (await tx.select({ id: tables.draftDetails.messageId }).from(tables.draftDetails).where(inArray(tables.draftDetails.messageId, ids))).map((row) => row.id),
+      ids.length === 0
+        ? []
+        : (
+            await tx
+              .select({ id: tables.draftDetails.messageId })
+              .from(tables.draftDetails)
+              .where(inArray(tables.draftDetails.messageId, ids))
+          ).map((row) => row.id),
     );
     await store.destroy(tx, rows);
     const at = unixSeconds(clock.now());
     for (const row of rows) {
       if (drafts.has(row.id)) continue;
-      await record(tx, { applicationId, grantId: row.grantId, type: 'message.deleted', objectId: row.id, object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId }, createdAt: at });
+      await record(tx, {
+        applicationId,
+        grantId: row.grantId,
+        type: 'message.deleted',
+        objectId: row.id,
+        object: { id: row.id, grant_id: row.grantId, object: 'message', thread_id: row.threadId },
+        createdAt: at,
+      });
     }
   };
 }
@@ -186,7 +293,13 @@ export function createMessageDestroyer({ newId, clock }: Pick<CoreDeps, 'newId' 
  * Creates the message service. `sentState` adds `delivery_status` (and tracking options) to the messages this mailbox
  * sent; `providers` pushes changes of a connected account's messages to its server (default: all hosted).
  */
-export function createMessageService({ db, newId, clock, config }: CoreDeps, grants: GrantService, store: MailStore, sentState?: SentStateLookup, providers: Providers = createProviders()) {
+export function createMessageService(
+  { db, newId, clock, config }: CoreDeps,
+  grants: GrantService,
+  store: MailStore,
+  sentState?: SentStateLookup,
+  providers: Providers = createProviders(),
+) {
   const record = eventRecorder({ newId, clock });
   const destroyForGood = createMessageDestroyer({ newId, clock }, store);
   const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
@@ -200,7 +313,11 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
    * Adds `delivery_status` to sent messages, and `tracking_options` with fields=include_tracking_options (not to
    * the raw_mime form, nor when `select` leaves them out).
    */
-  async function addDeliveryStatus(messages: Message[], fields: MessageFields | undefined, select: string | undefined): Promise<Message[]> {
+  async function addDeliveryStatus(
+    messages: Message[],
+    fields: MessageFields | undefined,
+    select: string | undefined,
+  ): Promise<Message[]> {
     if (!sentState || fields === 'raw_mime' || messages.length === 0) return messages;
     const wanted = select === undefined ? undefined : new Set(select.split(','));
     if (wanted && !wanted.has('delivery_status') && !wanted.has('tracking_options')) return messages;
@@ -209,7 +326,8 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const state = states.get(message.id);
       if (!state) continue;
       if (!wanted || wanted.has('delivery_status')) message.delivery_status = state.deliveryStatus;
-      if (fields === 'include_tracking_options' && state.trackingOptions && (!wanted || wanted.has('tracking_options'))) message.tracking_options = state.trackingOptions;
+      if (fields === 'include_tracking_options' && state.trackingOptions && (!wanted || wanted.has('tracking_options')))
+        message.tracking_options = state.trackingOptions;
     }
     return messages;
   }
@@ -229,7 +347,14 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
     const messages = await presentMessages(tx, rows);
     const at = unixSeconds(clock.now());
     for (const message of messages) {
-      await record(tx, { applicationId, grantId: message.grant_id, type: 'message.updated', objectId: message.id, object: message, createdAt: at });
+      await record(tx, {
+        applicationId,
+        grantId: message.grant_id,
+        type: 'message.updated',
+        objectId: message.id,
+        object: message,
+        createdAt: at,
+      });
     }
     return messages;
   }
@@ -245,7 +370,9 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;
-        conditions.push(or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))));
+        conditions.push(
+          or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))),
+        );
       }
       // No filter but the mailbox's own: the same query, prepared once.
       const unfiltered = filterConditions.length === 1;
@@ -253,12 +380,27 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         ? after
           ? await pageAfter(db.orm, { grant: grant.id, date: after[0], seq: after[1], limit: limit + 1 })
           : await firstPage(db.orm, { grant: grant.id, limit: limit + 1 })
-        : await readAll(db.orm, db.orm.select(PRESENTED_COLUMNS).from(tables.messages).where(and(...conditions)).orderBy(desc(tables.messages.date), desc(tables.messages.seq)).limit(limit + 1));
+        : await readAll(
+            db.orm,
+            db.orm
+              .select(PRESENTED_COLUMNS)
+              .from(tables.messages)
+              .where(and(...conditions))
+              .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+              .limit(limit + 1),
+          );
       let page = rows.slice(0, limit);
       if (input.fields === 'raw_mime') page = withinRawBudget(page, config.rawMimePageBytes);
       const last = page[page.length - 1];
-      const data = await addDeliveryStatus(await presentWithFields(db.orm, page, input.fields, input.select), input.fields, input.select);
-      return { data, ...(rows.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}) };
+      const data = await addDeliveryStatus(
+        await presentWithFields(db.orm, page, input.fields, input.select),
+        input.fields,
+        input.select,
+      );
+      return {
+        data,
+        ...(rows.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {}),
+      };
     },
 
     /**
@@ -268,7 +410,10 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
      * serialised. Undefined when the cache is off or the request asks for another shape (`fields`, `select`): then
      * `list` answers.
      */
-    async listJson(principal: Principal, input: ListMessagesInput): Promise<{ data: Uint8Array[]; next_cursor?: string } | undefined> {
+    async listJson(
+      principal: Principal,
+      input: ListMessagesInput,
+    ): Promise<{ data: Uint8Array[]; next_cursor?: string } | undefined> {
       if (!jsonCache || input.fields !== undefined || input.select !== undefined) return undefined;
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
@@ -276,18 +421,43 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
       const ref = input.grant_id;
       let grantId = ref;
       // The usual list (no filter, the grant named by its id): the grant's check and the page in one read.
-      if (input.in === undefined && messageConditions(ref, input).length === 1 && ref === ref.trim() && !ref.includes('@') && !ref.includes(':')) {
+      if (
+        input.in === undefined &&
+        messageConditions(ref, input).length === 1 &&
+        ref === ref.trim() &&
+        !ref.includes('@') &&
+        !ref.includes(':')
+      ) {
         const owned = { grant: ref, app: principal.applicationId, limit: limit + 1 };
-        keys = after ? await pageKeysAfter(db.orm, { ...owned, date: after[0], seq: after[1] }) : await firstPageKeys(db.orm, owned);
+        keys = after
+          ? await pageKeysAfter(db.orm, { ...owned, date: after[0], seq: after[1] })
+          : await firstPageKeys(db.orm, owned);
         // No row: an empty page, or not the caller's grant (404).
         if (keys.length === 0) await grants.require(principal, ref);
       } else {
         const grant = await grants.require(principal, ref);
         grantId = grant.id;
-        const filterConditions = messageConditions(grant.id, input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input);
+        const filterConditions = messageConditions(
+          grant.id,
+          input.in ? { ...input, in: await resolveFolderIds(db.orm, grant.id, input.in) } : input,
+        );
         const conditions: (SQL | undefined)[] = [...filterConditions, notDraft()];
-        if (after) conditions.push(or(lt(tables.messages.date, after[0]), and(eq(tables.messages.date, after[0]), lt(tables.messages.seq, after[1]))));
-        keys = await readAll(db.orm, db.orm.select(PAGE_KEYS).from(tables.messages).where(and(...conditions)).orderBy(desc(tables.messages.date), desc(tables.messages.seq)).limit(limit + 1));
+        if (after)
+          conditions.push(
+            or(
+              lt(tables.messages.date, after[0]),
+              and(eq(tables.messages.date, after[0]), lt(tables.messages.seq, after[1])),
+            ),
+          );
+        keys = await readAll(
+          db.orm,
+          db.orm
+            .select(PAGE_KEYS)
+            .from(tables.messages)
+            .where(and(...conditions))
+            .orderBy(desc(tables.messages.date), desc(tables.messages.seq))
+            .limit(limit + 1),
+        );
       }
       const page = keys.slice(0, limit);
       const last = page[page.length - 1];
@@ -323,7 +493,8 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         const bytes = json.get(key.id)!;
         const state = states?.get(key.id);
         // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
-        if (state) parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(state.deliveryStatus)}}`));
+        if (state)
+          parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(state.deliveryStatus)}}`));
         else parts.push(bytes);
       });
       parts.push(CLOSE_BRACKET);
@@ -338,7 +509,11 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
     async find(principal: Principal, input: GetMessageInput): Promise<Message> {
       const grant = await grants.require(principal, input.grant_id);
       const row = await requireMessage(db.orm, grant.id, input.message_id);
-      const [message] = await addDeliveryStatus(await presentWithFields(db.orm, [row], input.fields, input.select), input.fields, input.select);
+      const [message] = await addDeliveryStatus(
+        await presentWithFields(db.orm, [row], input.fields, input.select),
+        input.fields,
+        input.select,
+      );
       return message!;
     },
 
@@ -356,7 +531,9 @@ export function createMessageService({ db, newId, clock, config }: CoreDeps, gra
         removeConclusionPhrases: input.remove_conclusion_phrases,
         htmlAsMarkdown: input.html_as_markdown,
       };
-      return { data: messages.map((message) => ({ ...message, conversation: cleanConversation(message.body ?? '', options) })) };
+      return {
+        data: messages.map((message) => ({ ...message, conversation: cleanConversation(message.body ?? '', options) })),
+      };
     },
 
     /** The message exactly as received. */

@@ -4,7 +4,14 @@
  * mail writer thread (through mail-rows.ts and src/mail/ingest-prepare.ts) build messages; no side effects on import.
  */
 import type { StoredAddress, attachments, messages } from '../../storage/schema/mail.js';
-import type { Attachment, AuthenticationResults, Message, Participant, RemovedAttachmentWire, SpamVerdictWire } from '../schemas/messages.js';
+import type {
+  Attachment,
+  AuthenticationResults,
+  Message,
+  Participant,
+  RemovedAttachmentWire,
+  SpamVerdictWire,
+} from '../schemas/messages.js';
 
 export type { Attachment, Message, Participant };
 /** A stored message row. */
@@ -15,7 +22,27 @@ export type MessageRow = typeof messages.$inferSelect;
  */
 export type PresentedMessageRow = Pick<
   MessageRow,
-  'id' | 'grantId' | 'threadId' | 'seq' | 'date' | 'subject' | 'fromAddresses' | 'toAddresses' | 'ccAddresses' | 'bccAddresses' | 'replyToAddresses' | 'snippet' | 'body' | 'bodyHash' | 'folders' | 'unread' | 'starred' | 'metadata' | 'rawHash' | 'rawSize' | 'verdict'
+  | 'id'
+  | 'grantId'
+  | 'threadId'
+  | 'seq'
+  | 'date'
+  | 'subject'
+  | 'fromAddresses'
+  | 'toAddresses'
+  | 'ccAddresses'
+  | 'bccAddresses'
+  | 'replyToAddresses'
+  | 'snippet'
+  | 'body'
+  | 'bodyHash'
+  | 'folders'
+  | 'unread'
+  | 'starred'
+  | 'metadata'
+  | 'rawHash'
+  | 'rawSize'
+  | 'verdict'
 >;
 /** A stored attachment row. */
 export type AttachmentRow = typeof attachments.$inferSelect;
@@ -68,9 +95,17 @@ export function toMessage(row: PresentedMessageRow, body: string, attachments: A
  * The inbound stages' verdict kept on a message → the extension fields `authentication_results`, `spam` and
  * `removed_attachments`, each only when its stage ran (or removed something) (the `Authentication-Results` header itself stays in the raw message).
  */
-function verdictFields(verdict: MessageRow['verdict']): { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire; removed_attachments?: RemovedAttachmentWire[] } {
+function verdictFields(verdict: MessageRow['verdict']): {
+  authentication_results?: AuthenticationResults;
+  spam?: SpamVerdictWire;
+  removed_attachments?: RemovedAttachmentWire[];
+} {
   if (!verdict) return {};
-  const out: { authentication_results?: AuthenticationResults; spam?: SpamVerdictWire; removed_attachments?: RemovedAttachmentWire[] } = {};
+  const out: {
+    authentication_results?: AuthenticationResults;
+    spam?: SpamVerdictWire;
+    removed_attachments?: RemovedAttachmentWire[];
+  } = {};
   const authentication = verdict.authentication;
   if (authentication) {
     out.authentication_results = {
@@ -80,7 +115,14 @@ function verdictFields(verdict: MessageRow['verdict']): { authentication_results
       ...(authentication.arc ? { arc: authentication.arc } : {}),
     };
   }
-  if (verdict.spam) out.spam = { is_spam: verdict.spam.spam, score: verdict.spam.score, threshold: verdict.spam.threshold, reasons: verdict.spam.reasons };
-  if (verdict.removed_attachments && verdict.removed_attachments.length > 0) out.removed_attachments = verdict.removed_attachments.map((entry) => ({ ...entry }));
+  if (verdict.spam)
+    out.spam = {
+      is_spam: verdict.spam.spam,
+      score: verdict.spam.score,
+      threshold: verdict.spam.threshold,
+      reasons: verdict.spam.reasons,
+    };
+  if (verdict.removed_attachments && verdict.removed_attachments.length > 0)
+    out.removed_attachments = verdict.removed_attachments.map((entry) => ({ ...entry }));
   return out;
 }

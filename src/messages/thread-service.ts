@@ -12,7 +12,13 @@ import type { GrantService } from '../grants/contracts.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { Draft } from '../schemas/drafts.js';
 import type { Message } from '../schemas/messages.js';
-import type { DeleteThreadInput, GetThreadInput, ListThreadsInput, Thread, UpdateThreadInput } from '../schemas/threads.js';
+import type {
+  DeleteThreadInput,
+  GetThreadInput,
+  ListThreadsInput,
+  Thread,
+  UpdateThreadInput,
+} from '../schemas/threads.js';
 import type { ThreadService } from './contracts.js';
 import { presentMessages, type MailStore } from './mail-store.js';
 import { messageConditions, notDraft, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
@@ -21,7 +27,15 @@ import { checkFolders, TRASH_FOLDER, type MessageService } from './message-servi
 import { createProviders, type Providers } from '../providers/index.js';
 
 /** Filters a thread answers from its own columns; the rest look at its messages. */
-const THREAD_LEVEL = new Set<keyof MessageFilterInput>(['unread', 'starred', 'in', 'has_attachment', 'received_before', 'received_after', 'thread_id']);
+const THREAD_LEVEL = new Set<keyof MessageFilterInput>([
+  'unread',
+  'starred',
+  'in',
+  'has_attachment',
+  'received_before',
+  'received_after',
+  'thread_id',
+]);
 
 /**
  * What threads ask of the drafts (drafts are rows of `messages` in the `drafts` folder with a draft id of their own):
@@ -37,7 +51,14 @@ export interface DraftLookup {
  * Creates the thread service; without `drafts`, every row counts as a message. `providers` pushes changes of a
  * connected account's threads to its server (default: all hosted).
  */
-export function createThreadService({ db }: CoreDeps, grants: GrantService, store: MailStore, messages: MessageService, drafts?: DraftLookup, providers: Providers = createProviders()): ThreadService {
+export function createThreadService(
+  { db }: CoreDeps,
+  grants: GrantService,
+  store: MailStore,
+  messages: MessageService,
+  drafts?: DraftLookup,
+  providers: Providers = createProviders(),
+): ThreadService {
   const threads = tables.threads;
 
   async function requireThread(executor: Executor, grantId: string, threadId: string): Promise<ThreadRow> {
@@ -67,15 +88,29 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       else messageIds.set(member.threadId, [...(messageIds.get(member.threadId) ?? []), member.id]);
     }
     const latestIds = rows.map((row) => row.latestMessageId);
-    const latestDrafts = drafts ? await drafts.draftsOf(latestIds.filter((id) => draftIdOf.has(id))) : new Map<string, Draft>();
+    const latestDrafts = drafts
+      ? await drafts.draftsOf(latestIds.filter((id) => draftIdOf.has(id)))
+      : new Map<string, Draft>();
     const latestRows = await executor
       .select()
       .from(tables.messages)
-      .where(inArray(tables.messages.id, latestIds.filter((id) => !latestDrafts.has(id))));
-    const latest = new Map<string, Message | Draft>((await presentMessages(executor, latestRows)).map((message) => [message.id, message]));
+      .where(
+        inArray(
+          tables.messages.id,
+          latestIds.filter((id) => !latestDrafts.has(id)),
+        ),
+      );
+    const latest = new Map<string, Message | Draft>(
+      (await presentMessages(executor, latestRows)).map((message) => [message.id, message]),
+    );
     for (const [rowId, draft] of latestDrafts) latest.set(rowId, draft);
     return rows.map((row) => {
-      const thread = toThread(row, messageIds.get(row.id) ?? [], latest.get(row.latestMessageId), draftIds.get(row.id) ?? []);
+      const thread = toThread(
+        row,
+        messageIds.get(row.id) ?? [],
+        latest.get(row.latestMessageId),
+        draftIds.get(row.id) ?? [],
+      );
       return select === undefined ? thread : (selectFields(thread, select) as Thread);
     });
   }
@@ -98,8 +133,10 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       if (input.unread !== undefined) conditions.push(eq(threads.unread, input.unread));
       if (input.starred !== undefined) conditions.push(eq(threads.starred, input.starred));
       if (input.has_attachment !== undefined) conditions.push(eq(threads.hasAttachments, input.has_attachment));
-      if (input.latest_message_before !== undefined) conditions.push(lt(threads.latestMessageDate, input.latest_message_before));
-      if (input.latest_message_after !== undefined) conditions.push(gt(threads.latestMessageDate, input.latest_message_after));
+      if (input.latest_message_before !== undefined)
+        conditions.push(lt(threads.latestMessageDate, input.latest_message_before));
+      if (input.latest_message_after !== undefined)
+        conditions.push(gt(threads.latestMessageDate, input.latest_message_after));
       if (input.in && input.in.length > 0) {
         const folderIds = await resolveFolderIds(db.orm, grant.id, input.in);
         const list = sql.join(
@@ -111,12 +148,22 @@ export function createThreadService({ db }: CoreDeps, grants: GrantService, stor
       const messageLevel = messageConditions(grant.id, input, THREAD_LEVEL);
       if (messageLevel.length > 1) {
         // A thread matches through its messages, never through a draft's text or addresses.
-        conditions.push(inArray(threads.id, db.orm.select({ id: tables.messages.threadId }).from(tables.messages).where(and(...messageLevel, notDraft()))));
+        conditions.push(
+          inArray(
+            threads.id,
+            db.orm
+              .select({ id: tables.messages.threadId })
+              .from(tables.messages)
+              .where(and(...messageLevel, notDraft())),
+          ),
+        );
       }
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;
-        conditions.push(or(lt(threads.latestMessageDate, date), and(eq(threads.latestMessageDate, date), lt(threads.latestSeq, seq))));
+        conditions.push(
+          or(lt(threads.latestMessageDate, date), and(eq(threads.latestMessageDate, date), lt(threads.latestSeq, seq))),
+        );
       }
       const rows = await db.orm
         .select()

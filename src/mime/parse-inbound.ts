@@ -48,10 +48,27 @@ export interface MimeParserOptions {
 
 /** An empty parsed message: the shape a message has when nothing could be read from it. */
 export function emptyParsedMessage(): ParsedMessage {
-  return { subject: '', messageId: undefined, inReplyTo: undefined, references: [], date: undefined, from: [], to: [], cc: [], bcc: [], replyTo: [], body: '', snippet: '', searchText: '', attachments: [] };
+  return {
+    subject: '',
+    messageId: undefined,
+    inReplyTo: undefined,
+    references: [],
+    date: undefined,
+    from: [],
+    to: [],
+    cc: [],
+    bcc: [],
+    replyTo: [],
+    body: '',
+    snippet: '',
+    searchText: '',
+    attachments: [],
+  };
 }
 
-type WireReply = { id: number; rawHash: string } & ({ ok: true; value: WireParsedMessage } | { ok: false; error: string; partial?: WireParsedMessage });
+type WireReply = { id: number; rawHash: string } & (
+  { ok: true; value: WireParsedMessage } | { ok: false; error: string; partial?: WireParsedMessage }
+);
 
 function fromWire(message: WireParsedMessage): ParsedMessage {
   return {
@@ -121,7 +138,12 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
         slot,
         reply.ok
           ? { ok: true, rawHash: reply.rawHash, value: fromWire(reply.value) }
-          : { ok: false, rawHash: reply.rawHash, error: reply.error, partial: reply.partial ? fromWire(reply.partial) : undefined },
+          : {
+              ok: false,
+              rawHash: reply.rawHash,
+              error: reply.error,
+              partial: reply.partial ? fromWire(reply.partial) : undefined,
+            },
       );
     });
     const crashed = (reason: string) => {

@@ -38,7 +38,9 @@ function headerSection(raw: Buffer): Buffer {
 }
 
 function describe(error: unknown): string {
-  return String((error && typeof error === 'object' && 'message' in error ? error.message : error) ?? 'unknown error').slice(0, 500);
+  return String(
+    (error && typeof error === 'object' && 'message' in error ? error.message : error) ?? 'unknown error',
+  ).slice(0, 500);
 }
 
 if (parentPort) {

@@ -49,7 +49,10 @@ export function splitEntity(text: string): { headers: MimeHeader[]; body: string
   const match = /\r?\n\r?\n/.exec(text);
   const head = match ? text.slice(0, match.index) : text;
   const body = match ? text.slice(match.index + match[0].length) : '';
-  const headers: MimeHeader[] = unfoldHeaderLines(head, MAX_HEADERS).map((header) => ({ name: header.name.toLowerCase(), value: header.value }));
+  const headers: MimeHeader[] = unfoldHeaderLines(head, MAX_HEADERS).map((header) => ({
+    name: header.name.toLowerCase(),
+    value: header.value,
+  }));
   return { headers, body };
 }
 
@@ -94,7 +97,9 @@ function decodeTransfer(body: string, encoding: string | undefined): string {
   const kind = (encoding ?? '').trim().toLowerCase();
   if (kind === 'base64') return Buffer.from(body.replace(/[^A-Za-z0-9+/=]/g, ''), 'base64').toString('latin1');
   if (kind === 'quoted-printable') {
-    return body.replace(/=\r?\n/g, '').replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    return body
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   }
   return body;
 }

@@ -8,7 +8,18 @@ import { addressparser, libmime, punycode } from './simple-mime-libs.js';
 /** Keys of `processHeaders` that keep only their last value (the subset read here). */
 const SINGLE_KEYS = new Set(['message-id', 'from', 'in-reply-to', 'reply-to', 'subject', 'date']);
 /** Header keys the result carries. */
-const WANTED_KEYS = new Set(['subject', 'references', 'date', 'from', 'to', 'cc', 'bcc', 'message-id', 'in-reply-to', 'reply-to']);
+const WANTED_KEYS = new Set([
+  'subject',
+  'references',
+  'date',
+  'from',
+  'to',
+  'cc',
+  'bcc',
+  'message-id',
+  'in-reply-to',
+  'reply-to',
+]);
 
 /** One header line: its lower-cased key and the whole (unfolded) line. */
 export interface HeaderLine {
@@ -189,7 +200,11 @@ export function decodeAddresses(addresses: any[]): void {
     const address = addresses[i];
     address.name = (address.name || '').toString().trim();
 
-    if (!address.address && /^(=\?([^?]+)\?[Bb]\?[^?]*\?=)(\s*=\?([^?]+)\?[Bb]\?[^?]*\?=)*$/.test(address.name) && !processedAddress.has(address)) {
+    if (
+      !address.address &&
+      /^(=\?([^?]+)\?[Bb]\?[^?]*\?=)(\s*=\?([^?]+)\?[Bb]\?[^?]*\?=)*$/.test(address.name) &&
+      !processedAddress.has(address)
+    ) {
       const decoded = libmime.decodeWords(address.name);
       if (hasBracketedAddress(decoded)) {
         const parsed = addressparser(decoded);
@@ -230,7 +245,8 @@ export function decodeAddresses(addresses: any[]): void {
     if (/@xn--/.test(address.address)) {
       try {
         address.address =
-          address.address.substr(0, address.address.lastIndexOf('@') + 1) + punycode.toUnicode(address.address.substr(address.address.lastIndexOf('@') + 1));
+          address.address.substr(0, address.address.lastIndexOf('@') + 1) +
+          punycode.toUnicode(address.address.substr(address.address.lastIndexOf('@') + 1));
       } catch {
         // not valid punycode, kept as is
       }
@@ -238,4 +254,3 @@ export function decodeAddresses(addresses: any[]): void {
     if (address.group) decodeAddresses(address.group);
   }
 }
-

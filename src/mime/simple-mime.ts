@@ -34,7 +34,15 @@
 import { isAscii } from 'node:buffer';
 
 import { libcharset, libmime } from './simple-mime-libs.js';
-import { decodeAddresses, firstValue, hasOwn, headerLines, processHeaders, stripComments, type HeaderLine } from './simple-mime-headers.js';
+import {
+  decodeAddresses,
+  firstValue,
+  hasOwn,
+  headerLines,
+  processHeaders,
+  stripComments,
+  type HeaderLine,
+} from './simple-mime-headers.js';
 import { base64Decode, qpDecode, qpDecodeAscii } from './transfer-decoding.js';
 
 /** Largest message taken on the fast path (the inbound path sends nothing larger to the writer thread). */
@@ -143,7 +151,7 @@ function parse(raw: Buffer): SimpleMail | undefined {
 function headerEnd(raw: Buffer, start: number): number | undefined {
   const limit = Math.min(raw.length, start + MAX_HEADER_BYTES);
   let lineCount = 0;
-  for (let lineStart = start; lineStart < limit; ) {
+  for (let lineStart = start; lineStart < limit;) {
     const lf = raw.indexOf(0x0a, lineStart);
     if (lf < 0 || lf >= limit) break;
     if (lf === lineStart || (lf === lineStart + 1 && raw[lineStart] === 0x0d)) return lf + 1;
@@ -264,7 +272,8 @@ function decodeText(body: Buffer, part: TextPart): string | undefined {
   } else {
     bytes = body;
   }
-  if (part.flowed && bytes.length) bytes = Buffer.from(libmime.decodeFlowed(bytes.toString('latin1'), part.delSp), 'latin1');
+  if (part.flowed && bytes.length)
+    bytes = Buffer.from(libmime.decodeFlowed(bytes.toString('latin1'), part.delSp), 'latin1');
   const decoded = part.utf8 ? bytes.toString() : libcharset.decode(bytes, part.charset);
   // mailparser's `.replace(/\r?\n/g, '\n')`, the same string without a regular expression match per line
   return decoded.includes('\r') ? decoded.replaceAll('\r\n', '\n') : decoded;
@@ -282,7 +291,8 @@ interface RawPart {
 }
 
 /** A message as the part tree mail-parser.js builds: text leaves with their `textContent`, multiparts. */
-type MimeTree = { type: TextPart['contentType']; content: string } | { subtype: Multipart['subtype']; children: MimeTree[] };
+type MimeTree =
+  { type: TextPart['contentType']; content: string } | { subtype: Multipart['subtype']; children: MimeTree[] };
 
 /**
  * The children of the multipart whose body starts at `bodyStart` in `raw` (a view that ends where the multipart
@@ -303,7 +313,8 @@ function readMultipart(raw: Buffer, bodyStart: number, multipart: Multipart): Mi
       // ends this part (else splitMultipart refuses the part), both read the same lines as delimiters.
       const inner = described.boundary;
       const outer = multipart.boundary;
-      if (inner.subarray(0, outer.length).equals(outer) || outer.subarray(0, inner.length).equals(inner)) return undefined;
+      if (inner.subarray(0, outer.length).equals(outer) || outer.subarray(0, inner.length).equals(inner))
+        return undefined;
       const child = readMultipart(raw.subarray(0, part.end), part.headerEnd, described);
       if (!child) return undefined;
       children.push(child);
@@ -401,7 +412,11 @@ function splitMultipart(raw: Buffer, bodyStart: number, boundary: Buffer): RawPa
  * it closes the multipart; `undefined` when there is none, or when a line start holds `--boundary` in any other
  * form (or a CR precedes it).
  */
-function nextDelimiter(raw: Buffer, from: number, dash: Buffer): { start: number; end: number; closing: boolean } | undefined {
+function nextDelimiter(
+  raw: Buffer,
+  from: number,
+  dash: Buffer,
+): { start: number; end: number; closing: boolean } | undefined {
   for (let at = raw.indexOf(dash, from); at >= 0; at = raw.indexOf(dash, at + 1)) {
     const before = raw[at - 1];
     if (before === 0x0d) return undefined;
@@ -420,4 +435,3 @@ function nextDelimiter(raw: Buffer, from: number, dash: Buffer): { start: number
   }
   return undefined;
 }
-

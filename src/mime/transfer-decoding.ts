@@ -12,7 +12,8 @@ export function base64Decode(body: Buffer): Buffer | undefined {
   let b64 = body.toString('ascii');
   if (/[^a-zA-Z0-9+/=]/.test(b64)) b64 = b64.replace(/[^a-zA-Z0-9+/=]/g, '');
   const pad = b64.indexOf('=');
-  if (pad >= 0 && (pad < b64.length - 2 || (pad === b64.length - 2 && b64.charCodeAt(pad + 1) !== 0x3d))) return undefined;
+  if (pad >= 0 && (pad < b64.length - 2 || (pad === b64.length - 2 && b64.charCodeAt(pad + 1) !== 0x3d)))
+    return undefined;
   return Buffer.from(b64, 'base64');
 }
 
@@ -103,4 +104,3 @@ function hexValue(code: number): number {
   if (code >= 0x41 && code <= 0x46) return code - 0x37;
   return -1;
 }
-

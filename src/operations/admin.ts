@@ -59,7 +59,7 @@ export const createWorkspace = defineOperation({
   title: 'Create a workspace',
   description:
     'Creates a workspace: a group of grants under one policy and some rules. With a domain, auto_group defaults to true and new Agent Accounts on that domain are placed here. ' +
-    'policy_id and rule_ids must be this application\'s (else 404).',
+    "policy_id and rule_ids must be this application's (else 404).",
   input: CreateWorkspaceInputSchema,
   output: WorkspaceSchema,
   hints: { readOnly: false },
@@ -99,7 +99,7 @@ export const updateWorkspace = defineOperation({
   title: 'Update a workspace',
   description:
     'Changes the fields given; policy_id or rule_ids null clears them. On the default workspace only policy_id and rule_ids can change (other fields are a 400). ' +
-    'A policy or rule that is not this application\'s is a 404 and nothing changes.',
+    "A policy or rule that is not this application's is a 404 and nothing changes.",
   input: UpdateWorkspaceInputSchema,
   output: WorkspaceSchema,
   hints: { readOnly: false, idempotent: true },
@@ -111,7 +111,8 @@ export const updateWorkspace = defineOperation({
 export const deleteWorkspace = defineOperation({
   name: 'delete_workspace',
   title: 'Delete a workspace',
-  description: 'Deletes a workspace; its grants move to the default workspace. The default workspace cannot be deleted (400).',
+  description:
+    'Deletes a workspace; its grants move to the default workspace. The default workspace cannot be deleted (400).',
   input: WorkspaceRefInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },
@@ -180,7 +181,8 @@ export const getPolicy = defineOperation({
 export const updatePolicy = defineOperation({
   name: 'update_policy',
   title: 'Update a policy',
-  description: 'Changes a policy: each of limits, spam_detection, options and rules given replaces the stored one whole; the others stay.',
+  description:
+    'Changes a policy: each of limits, spam_detection, options and rules given replaces the stored one whole; the others stay.',
   input: UpdatePolicyInputSchema,
   output: PolicySchema,
   hints: { readOnly: false, idempotent: true },
@@ -247,7 +249,8 @@ export const getRule = defineOperation({
 export const updateRule = defineOperation({
   name: 'update_rule',
   title: 'Update a rule',
-  description: 'Changes a rule: fields given replace the stored ones (match and actions whole); the result is checked like a new rule.',
+  description:
+    'Changes a rule: fields given replace the stored ones (match and actions whole); the result is checked like a new rule.',
   input: UpdateRuleInputSchema,
   output: RuleSchema,
   hints: { readOnly: false, idempotent: true },
@@ -300,7 +303,8 @@ export const listLists = defineOperation({
 export const createList = defineOperation({
   name: 'create_list',
   title: 'Create a list',
-  description: 'Creates an empty list of one type (domain, tld or address; it cannot change later). Rules name it in in_list conditions.',
+  description:
+    'Creates an empty list of one type (domain, tld or address; it cannot change later). Rules name it in in_list conditions.',
   input: CreateListInputSchema,
   output: AgentListSchema,
   hints: { readOnly: false },
@@ -324,7 +328,7 @@ export const getList = defineOperation({
 export const updateList = defineOperation({
   name: 'update_list',
   title: 'Update a list',
-  description: 'Changes a list\'s name or description; its type cannot change.',
+  description: "Changes a list's name or description; its type cannot change.",
   input: UpdateListInputSchema,
   output: AgentListSchema,
   hints: { readOnly: false, idempotent: true },
@@ -336,7 +340,8 @@ export const updateList = defineOperation({
 export const deleteList = defineOperation({
   name: 'delete_list',
   title: 'Delete a list',
-  description: 'Deletes a list and its items. A list that rules name is a 409 naming those rules: change or delete them first.',
+  description:
+    'Deletes a list and its items. A list that rules name is a 409 naming those rules: change or delete them first.',
   input: ListRefInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },
@@ -364,7 +369,7 @@ export const addListItems = defineOperation({
   name: 'add_list_items',
   title: 'Add items to a list',
   description:
-    'Adds up to 1,000 items, lower-cased and trimmed; values already there are ignored. Every item must fit the list\'s type (domain name, one-label tld, email address), else 400 and nothing is added.',
+    "Adds up to 1,000 items, lower-cased and trimmed; values already there are ignored. Every item must fit the list's type (domain name, one-label tld, email address), else 400 and nothing is added.",
   input: ListItemsChangeInputSchema,
   output: AgentListSchema,
   hints: { readOnly: false, idempotent: true },

@@ -49,7 +49,11 @@ const AgentBlockSchema = z.strictObject({
   compact: z.enum(['messages', 'threads']).optional(),
   body: z.enum(['message', 'thread']).optional(),
   file: z.literal(true).optional(),
-  headline: z.custom<NonNullable<AgentBlock['headline']>>((value) => typeof value === 'function', { message: 'expected a function (result, input) => string' }).optional(),
+  headline: z
+    .custom<NonNullable<AgentBlock['headline']>>((value) => typeof value === 'function', {
+      message: 'expected a function (result, input) => string',
+    })
+    .optional(),
 });
 
 /** The fields an agent block may have. */

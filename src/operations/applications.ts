@@ -18,7 +18,8 @@ import { defineOperation } from './define-operation.js';
 export const getApplication = defineOperation({
   name: 'get_application',
   title: 'Get application details',
-  description: 'Returns the calling application: its id, environment (sandbox for a trial application), name and redirect URIs.',
+  description:
+    'Returns the calling application: its id, environment (sandbox for a trial application), name and redirect URIs.',
   input: GetApplicationInputSchema,
   output: ApplicationDetailsSchema,
   hints: { readOnly: true },
@@ -42,7 +43,7 @@ export const listRedirectUris = defineOperation({
 export const getRedirectUri = defineOperation({
   name: 'get_redirect_uri',
   title: 'Get a redirect URI',
-  description: 'Returns one redirect URI of the calling application (another application\'s is a 404).',
+  description: "Returns one redirect URI of the calling application (another application's is a 404).",
   input: RedirectUriRefInputSchema,
   output: RedirectUriSchema,
   hints: { readOnly: true },

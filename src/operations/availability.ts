@@ -1,8 +1,18 @@
 /**
  * Free/busy and availability operations (read-only scheduling questions over hosted calendars).
  */
-import { AvailabilitySchema, GetAvailabilityInputSchema, MAX_AVAILABILITY_WINDOW_DAYS, MAX_EXPLANATIONS } from '../schemas/availability.js';
-import { FreeBusyListSchema, GetFreeBusyInputSchema, MAX_FREE_BUSY_EMAILS, MAX_FREE_BUSY_WINDOW_DAYS } from '../schemas/free-busy.js';
+import {
+  AvailabilitySchema,
+  GetAvailabilityInputSchema,
+  MAX_AVAILABILITY_WINDOW_DAYS,
+  MAX_EXPLANATIONS,
+} from '../schemas/availability.js';
+import {
+  FreeBusyListSchema,
+  GetFreeBusyInputSchema,
+  MAX_FREE_BUSY_EMAILS,
+  MAX_FREE_BUSY_WINDOW_DAYS,
+} from '../schemas/free-busy.js';
 import { defineOperation } from './define-operation.js';
 
 export const getFreeBusy = defineOperation({

@@ -1,7 +1,13 @@
 /**
  * Calendar operations.
  */
-import { CalendarRefInputSchema, CalendarSchema, CreateCalendarInputSchema, ListCalendarsInputSchema, UpdateCalendarInputSchema } from '../schemas/calendars.js';
+import {
+  CalendarRefInputSchema,
+  CalendarSchema,
+  CreateCalendarInputSchema,
+  ListCalendarsInputSchema,
+  UpdateCalendarInputSchema,
+} from '../schemas/calendars.js';
 import { DeletedSchema, pageOf } from '../schemas/common.js';
 import { defineOperation } from './define-operation.js';
 
@@ -47,7 +53,7 @@ export const createCalendar = defineOperation({
 export const updateCalendar = defineOperation({
   name: 'update_calendar',
   title: 'Update a calendar',
-  description: 'Changes a calendar\'s name, description, location, time zone, colour or metadata.',
+  description: "Changes a calendar's name, description, location, time zone, colour or metadata.",
   input: UpdateCalendarInputSchema,
   output: CalendarSchema,
   hints: { readOnly: false, idempotent: true },
@@ -59,7 +65,8 @@ export const updateCalendar = defineOperation({
 export const deleteCalendar = defineOperation({
   name: 'delete_calendar',
   title: 'Delete a calendar',
-  description: 'Deletes a calendar and all its events. The primary calendar can be deleted only when it is the mailbox\'s last calendar.',
+  description:
+    "Deletes a calendar and all its events. The primary calendar can be deleted only when it is the mailbox's last calendar.",
   input: CalendarRefInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },

@@ -2,14 +2,23 @@
  * Contact operations.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
-import { ContactGroupSchema, ContactRefInputSchema, ContactSchema, CreateContactInputSchema, FindContactInputSchema, ListContactGroupsInputSchema, ListContactsInputSchema, UpdateContactInputSchema } from '../schemas/contacts.js';
+import {
+  ContactGroupSchema,
+  ContactRefInputSchema,
+  ContactSchema,
+  CreateContactInputSchema,
+  FindContactInputSchema,
+  ListContactGroupsInputSchema,
+  ListContactsInputSchema,
+  UpdateContactInputSchema,
+} from '../schemas/contacts.js';
 import { defineOperation } from './define-operation.js';
 
 export const listContacts = defineOperation({
   name: 'list_contacts',
   title: 'List contacts',
   description:
-    'Lists the mailbox\'s contacts: people saved through the API (source address_book) and people it has corresponded with (source inbox). ' +
+    "Lists the mailbox's contacts: people saved through the API (source address_book) and people it has corresponded with (source inbox). " +
     'Filter by an exact email or phone_number, source or group. Pages hold up to 200 contacts; pass next_cursor as page_token.',
   input: ListContactsInputSchema,
   output: pageOf(ContactSchema),
@@ -22,7 +31,8 @@ export const listContacts = defineOperation({
 export const listContactGroups = defineOperation({
   name: 'list_contact_groups',
   title: 'List contact groups',
-  description: 'Lists the mailbox\'s contact groups. Mailboxes hosted here have no provider groups, so the list is empty.',
+  description:
+    "Lists the mailbox's contact groups. Mailboxes hosted here have no provider groups, so the list is empty.",
   input: ListContactGroupsInputSchema,
   output: pageOf(ContactGroupSchema),
   hints: { readOnly: true },

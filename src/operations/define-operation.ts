@@ -60,11 +60,13 @@ export interface Deprecation {
 /** The HTTP headers that announce a deprecation. Pure. */
 export function deprecationHeaders(deprecation: Deprecation): Record<string, string> {
   const since = Date.parse(deprecation.since);
-  if (Number.isNaN(since)) throw new Error(`deprecation.since: ${JSON.stringify(deprecation.since)} is not an ISO 8601 date`);
+  if (Number.isNaN(since))
+    throw new Error(`deprecation.since: ${JSON.stringify(deprecation.since)} is not an ISO 8601 date`);
   const headers: Record<string, string> = { deprecation: `@${Math.floor(since / 1000)}` };
   if (deprecation.sunset !== undefined) {
     const sunset = Date.parse(deprecation.sunset);
-    if (Number.isNaN(sunset)) throw new Error(`deprecation.sunset: ${JSON.stringify(deprecation.sunset)} is not an ISO 8601 date`);
+    if (Number.isNaN(sunset))
+      throw new Error(`deprecation.sunset: ${JSON.stringify(deprecation.sunset)} is not an ISO 8601 date`);
     headers.sunset = new Date(sunset).toUTCString();
   }
   return headers;
@@ -116,7 +118,11 @@ export interface Operation<Input extends z.ZodObject = z.ZodObject, Output exten
    * the answer can start (every check passed), so a refusal still gets its own status; an error thrown by the
    * iterator later ends the stream.
    */
-  runStream?(core: Core, input: z.output<Input>, context: OperationContext): Promise<AsyncIterable<Record<string, unknown>>>;
+  runStream?(
+    core: Core,
+    input: z.output<Input>,
+    context: OperationContext,
+  ): Promise<AsyncIterable<Record<string, unknown>>>;
 }
 
 /**
@@ -132,20 +138,27 @@ export interface JsonPage {
  * Declares an operation; identity function that keeps the input and output types tied together. Throws when its
  * agent block has a key it does not know (or a value of the wrong kind).
  */
-export function defineOperation<Input extends z.ZodObject, Output extends z.ZodType>(operation: Operation<Input, Output>): Operation<Input, Output> {
+export function defineOperation<Input extends z.ZodObject, Output extends z.ZodType>(
+  operation: Operation<Input, Output>,
+): Operation<Input, Output> {
   if (operation.agent !== undefined) checkAgentBlock(operation.name, operation.agent);
   return operation;
 }
 
 /** Any operation, for registries. */
- 
+
 export type AnyOperation = Operation<z.ZodObject, z.ZodType>;
 
 /**
  * Validates raw input against the operation's schema and runs it. Every face calls this, so validation and
  * behaviour are the same over HTTP, MCP and the AI SDK.
  */
-export async function runOperation(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<unknown> {
+export async function runOperation(
+  operation: AnyOperation,
+  core: Core,
+  rawInput: unknown,
+  context: OperationContext,
+): Promise<unknown> {
   return operation.run(core, parseInput(operation, rawInput), context);
 }
 
@@ -153,14 +166,24 @@ export async function runOperation(operation: AnyOperation, core: Core, rawInput
  * As {@link runOperation}, for a transport that sends JSON: the operation's {@link Operation.runJson} page when it
  * has one for this input (`{ json }`), else the result of `run` (`{ result }`). Validation is the same.
  */
-export async function runOperationJson(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<{ json: JsonPage } | { result: unknown }> {
+export async function runOperationJson(
+  operation: AnyOperation,
+  core: Core,
+  rawInput: unknown,
+  context: OperationContext,
+): Promise<{ json: JsonPage } | { result: unknown }> {
   const input = parseInput(operation, rawInput);
   const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
   return json ? { json } : { result: await operation.run(core, input, context) };
 }
 
 /** As {@link runOperation}, for a streamed answer ({@link Operation.runStream}); validation is the same. */
-export async function runOperationStream(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext): Promise<AsyncIterable<Record<string, unknown>>> {
+export async function runOperationStream(
+  operation: AnyOperation,
+  core: Core,
+  rawInput: unknown,
+  context: OperationContext,
+): Promise<AsyncIterable<Record<string, unknown>>> {
   if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
   return operation.runStream(core, parseInput(operation, rawInput), context);
 }

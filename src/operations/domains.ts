@@ -48,7 +48,7 @@ export const createDomain = defineOperation({
   name: 'create_domain',
   title: 'Register a domain',
   description:
-    'Registers a domain for Agent Accounts. A subdomain of the service\'s trial domain is usable at once; a custom domain is usable once its ownership TXT record is verified (see domain info and verify).',
+    "Registers a domain for Agent Accounts. A subdomain of the service's trial domain is usable at once; a custom domain is usable once its ownership TXT record is verified (see domain info and verify).",
   input: CreateDomainInputSchema,
   output: DomainSchema,
   hints: { readOnly: false },
@@ -91,7 +91,8 @@ export const deleteDomain = defineOperation({
 export const domainInfo = defineOperation({
   name: 'get_domain_verification_info',
   title: 'DNS record for a domain check',
-  description: 'Returns the DNS record to publish for one verification type (ownership, mx, spf, dkim, feedback, and the extension dmarc) and its current status.',
+  description:
+    'Returns the DNS record to publish for one verification type (ownership, mx, spf, dkim, feedback, and the extension dmarc) and its current status.',
   input: DomainVerificationInputSchema,
   output: DomainVerificationResultSchema,
   hints: { readOnly: true },
@@ -118,7 +119,7 @@ export const listDmarcReports = defineOperation({
   name: 'list_domain_dmarc_reports',
   title: 'List DMARC reports of a domain',
   description:
-    'Extension: the DMARC aggregate reports receivers mailed to the domain\'s rua address (dmarc-reports@<domain>), newest first, each with its reporter, period and pass/fail counts by source address.',
+    "Extension: the DMARC aggregate reports receivers mailed to the domain's rua address (dmarc-reports@<domain>), newest first, each with its reporter, period and pass/fail counts by source address.",
   input: ListDmarcReportsInputSchema,
   output: pageOf(DmarcReportSchema),
   hints: { readOnly: true },

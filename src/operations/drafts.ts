@@ -2,7 +2,13 @@
  * Draft operations: write a message over several steps, then send it.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
-import { CreateDraftInputSchema, DraftRefInputSchema, DraftSchema, ListDraftsInputSchema, UpdateDraftInputSchema } from '../schemas/drafts.js';
+import {
+  CreateDraftInputSchema,
+  DraftRefInputSchema,
+  DraftSchema,
+  ListDraftsInputSchema,
+  UpdateDraftInputSchema,
+} from '../schemas/drafts.js';
 import { MAX_RECIPIENTS, SendResultSchema, sendResultStatus as sendStatus } from '../schemas/send.js';
 import { defineOperation } from './define-operation.js';
 
@@ -17,7 +23,10 @@ export const createDraft = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/drafts', multipart: 'message' },
   tool: true,
-  agent: { headline: (draft) => `Created draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}` },
+  agent: {
+    headline: (draft) =>
+      `Created draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}`,
+  },
   run: (core, input, { principal }) => core.drafts.create(principal, input),
 });
 
@@ -39,7 +48,8 @@ export const listDrafts = defineOperation({
 export const getDraft = defineOperation({
   name: 'get_draft',
   title: 'Get a draft',
-  description: 'Returns one draft with its body, recipients, attachments and the reply it answers (reply_to_message_id).',
+  description:
+    'Returns one draft with its body, recipients, attachments and the reply it answers (reply_to_message_id).',
   input: DraftRefInputSchema,
   output: DraftSchema,
   hints: { readOnly: true },
@@ -60,7 +70,10 @@ export const updateDraft = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/drafts/:draft_id', multipart: 'message' },
   tool: true,
-  agent: { headline: (draft) => `Updated draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}` },
+  agent: {
+    headline: (draft) =>
+      `Updated draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}`,
+  },
   run: (core, input, { principal }) => core.drafts.update(principal, input),
 });
 
@@ -89,7 +102,13 @@ export const sendDraft = defineOperation({
   input: DraftRefInputSchema,
   output: SendResultSchema,
   hints: { readOnly: false, openWorld: true },
-  http: { method: 'POST', path: '/grants/:grant_id/drafts/:draft_id', envelope: 'list', statusOf: sendStatus, statuses: [200, 202] },
+  http: {
+    method: 'POST',
+    path: '/grants/:grant_id/drafts/:draft_id',
+    envelope: 'list',
+    statusOf: sendStatus,
+    statuses: [200, 202],
+  },
   tool: true,
   agent: { sends: 'draft' },
   run: (core, input, { principal, idempotencyKey }) => core.drafts.send(principal, input, { idempotencyKey }),

@@ -49,7 +49,8 @@ export const listImportEvents = defineOperation({
 export const getEvent = defineOperation({
   name: 'get_event',
   title: 'Get an event',
-  description: 'Returns one event, or one occurrence of a recurring event by its instance id, with its participants and their answers.',
+  description:
+    'Returns one event, or one occurrence of a recurring event by its instance id, with its participants and their answers.',
   input: EventRefInputSchema,
   output: EventSchema,
   hints: { readOnly: true },
@@ -62,7 +63,7 @@ export const createEvent = defineOperation({
   name: 'create_event',
   title: 'Create an event',
   description:
-    'Creates an event on a calendar, organized by this mailbox. `when` is {start_time, end_time} in unix seconds with optional IANA start_timezone/end_timezone (default: the calendar\'s zone), ' +
+    "Creates an event on a calendar, organized by this mailbox. `when` is {start_time, end_time} in unix seconds with optional IANA start_timezone/end_timezone (default: the calendar's zone), " +
     'or {date} / {start_date, end_date} for all-day events. Participants are emailed a standard iCalendar invitation they can accept in any calendar app ' +
     '(set notify_participants false to skip); their answers appear in participants[].status. recurrence takes RRULE/EXDATE lines (DAILY or coarser, HOURLY at most). ' +
     'Times lie between 1970 and the end of 2199 (dates from 1900); occurrences of a series are computed up to 100 years after its start. ' +
@@ -72,7 +73,10 @@ export const createEvent = defineOperation({
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/events' },
   tool: true,
-  agent: { headline: (event) => `Created event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}` },
+  agent: {
+    headline: (event) =>
+      `Created event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}`,
+  },
   run: (core, input, { principal }) => core.events.create(principal, input),
 });
 
@@ -87,7 +91,10 @@ export const updateEvent = defineOperation({
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'PUT', path: '/grants/:grant_id/events/:event_id' },
   tool: true,
-  agent: { headline: (event) => `Updated event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}` },
+  agent: {
+    headline: (event) =>
+      `Updated event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}`,
+  },
   run: (core, input, { principal }) => core.events.update(principal, input),
 });
 

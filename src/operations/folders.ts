@@ -2,7 +2,13 @@
  * Folder operations.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
-import { CreateFolderInputSchema, FolderRefInputSchema, FolderSchema, ListFoldersInputSchema, UpdateFolderInputSchema } from '../schemas/folders.js';
+import {
+  CreateFolderInputSchema,
+  FolderRefInputSchema,
+  FolderSchema,
+  ListFoldersInputSchema,
+  UpdateFolderInputSchema,
+} from '../schemas/folders.js';
 import { defineOperation } from './define-operation.js';
 
 export const listFolders = defineOperation({
@@ -40,7 +46,10 @@ export const createFolder = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/folders' },
   tool: true,
-  agent: { headline: (folder) => `Created folder ${String(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}` },
+  agent: {
+    headline: (folder) =>
+      `Created folder ${String(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}`,
+  },
   run: (core, input, { principal }) => core.folders.create(principal, input),
 });
 

@@ -2,7 +2,14 @@
  * Grant operations: Agent Accounts and connected IMAP/SMTP accounts.
  */
 import { DeletedSchema } from '../schemas/common.js';
-import { CreateGrantInputSchema, GrantListSchema, GrantRefInputSchema, GrantSchema, ListGrantsInputSchema, UpdateGrantInputSchema } from '../schemas/grants.js';
+import {
+  CreateGrantInputSchema,
+  GrantListSchema,
+  GrantRefInputSchema,
+  GrantSchema,
+  ListGrantsInputSchema,
+  UpdateGrantInputSchema,
+} from '../schemas/grants.js';
 import { defineOperation } from './define-operation.js';
 
 export const createGrant = defineOperation({
@@ -26,7 +33,8 @@ export const createGrant = defineOperation({
 export const listGrants = defineOperation({
   name: 'list_grants',
   title: 'List grants',
-  description: 'Lists the grants (Agent Accounts) of this application, newest first, with offset pagination (limit up to 200).',
+  description:
+    'Lists the grants (Agent Accounts) of this application, newest first, with offset pagination (limit up to 200).',
   input: ListGrantsInputSchema,
   output: GrantListSchema,
   hints: { readOnly: true },
@@ -50,7 +58,8 @@ export const getGrant = defineOperation({
 export const updateGrant = defineOperation({
   name: 'update_grant',
   title: 'Update a grant',
-  description: 'Changes a grant\'s display name, settings (merged; app_password is write-only), scope or workspace; sending: {status: "active"} resumes sending the service paused.',
+  description:
+    'Changes a grant\'s display name, settings (merged; app_password is write-only), scope or workspace; sending: {status: "active"} resumes sending the service paused.',
   input: UpdateGrantInputSchema,
   output: GrantSchema,
   hints: { readOnly: false, idempotent: true },

@@ -29,7 +29,9 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: str
 };
 
 /** The inverse of the table: each status back to the one error code it stands for. */
-const CODE_OF_STATUS = new Map<number, ErrorCode>((Object.entries(HTTP_ERRORS) as [ErrorCode, { status: number }][]).map(([code, { status }]) => [status, code]));
+const CODE_OF_STATUS = new Map<number, ErrorCode>(
+  (Object.entries(HTTP_ERRORS) as [ErrorCode, { status: number }][]).map(([code, { status }]) => [status, code]),
+);
 
 /** The error code an HTTP status stands for (`404` → `not_found`), or undefined for a status the table does not use. */
 export function errorCodeOfStatus(status: number): ErrorCode | undefined {
@@ -59,7 +61,12 @@ const JSON_RPC_CODES: Partial<Record<string, number>> = {
 
 /** The error body of a face: the Nylas envelope on `/v3`, a JSON-RPC error on `/mcp`. */
 export function errorBody(face: Face, requestId: string, type: string, message: string): Record<string, unknown> {
-  if (face === 'mcp') return { jsonrpc: '2.0', error: { code: JSON_RPC_CODES[type] ?? -32000, message, data: { type, request_id: requestId } }, id: null };
+  if (face === 'mcp')
+    return {
+      jsonrpc: '2.0',
+      error: { code: JSON_RPC_CODES[type] ?? -32000, message, data: { type, request_id: requestId } },
+      id: null,
+    };
   return { request_id: requestId, error: { type, message } };
 }
 
@@ -107,6 +114,15 @@ export function httpErrorOf(error: unknown): HttpError {
     code = 'invalid_request';
     message = describeZodError(error);
   }
-  const retryAfterSeconds = error instanceof AppError && code === 'rate_limited' ? (error.details as RateLimitDetails | undefined)?.retryAfterSeconds : undefined;
-  return { code, ...HTTP_ERRORS[code], ...(type !== undefined ? { type } : {}), message, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) };
+  const retryAfterSeconds =
+    error instanceof AppError && code === 'rate_limited'
+      ? (error.details as RateLimitDetails | undefined)?.retryAfterSeconds
+      : undefined;
+  return {
+    code,
+    ...HTTP_ERRORS[code],
+    ...(type !== undefined ? { type } : {}),
+    message,
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+  };
 }

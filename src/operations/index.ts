@@ -33,6 +33,38 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 }
 
 /** Every operation, in a stable order. */
-export const operations: readonly AnyOperation[] = register(grants, folders, messages, smartCompose, engagement, outbound, drafts, threads, domains, webhooks, availability, calendars, events, contacts, applications, attachmentUploads, admin, suppressions);
+export const operations: readonly AnyOperation[] = register(
+  grants,
+  folders,
+  messages,
+  smartCompose,
+  engagement,
+  outbound,
+  drafts,
+  threads,
+  domains,
+  webhooks,
+  availability,
+  calendars,
+  events,
+  contacts,
+  applications,
+  attachmentUploads,
+  admin,
+  suppressions,
+);
 
-export { defineOperation, deprecationHeaders, hasJsonBody, runOperation, runOperationJson, runOperationStream, type AnyOperation, type Deprecation, type JsonPage, type Operation, type HttpBinding, type OperationHints } from './define-operation.js';
+export {
+  defineOperation,
+  deprecationHeaders,
+  hasJsonBody,
+  runOperation,
+  runOperationJson,
+  runOperationStream,
+  type AnyOperation,
+  type Deprecation,
+  type JsonPage,
+  type Operation,
+  type HttpBinding,
+  type OperationHints,
+} from './define-operation.js';

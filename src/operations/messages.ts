@@ -73,7 +73,10 @@ export const updateMessage = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
-  agent: { headline: (message) => `Updated message ${String(message.id ?? '')}${message.thread_id ? ` in thread ${String(message.thread_id)}` : ''}` },
+  agent: {
+    headline: (message) =>
+      `Updated message ${String(message.id ?? '')}${message.thread_id ? ` in thread ${String(message.thread_id)}` : ''}`,
+  },
   run: (core, input, { principal }) => core.messages.update(principal, input),
 });
 

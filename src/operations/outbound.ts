@@ -28,7 +28,14 @@ export const sendMessage = defineOperation({
   input: SendMessageInputSchema,
   output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
-  http: { method: 'POST', path: '/grants/:grant_id/messages/send', envelope: 'list', statusOf: sendStatus, statuses: [200, 202], multipart: 'message' },
+  http: {
+    method: 'POST',
+    path: '/grants/:grant_id/messages/send',
+    envelope: 'list',
+    statusOf: sendStatus,
+    statuses: [200, 202],
+    multipart: 'message',
+  },
   tool: true,
   agent: { sends: 'message' },
   run: (core, input, { principal, idempotencyKey }) => core.outbound.send(principal, input, { idempotencyKey }),
@@ -37,7 +44,8 @@ export const sendMessage = defineOperation({
 export const listScheduledMessages = defineOperation({
   name: 'list_scheduled_messages',
   title: 'List scheduled sends',
-  description: 'Lists the scheduled sends of the mailbox (latest send time first) with their status: pending, success, failed or cancelled. Stop a pending one with stop_scheduled_message.',
+  description:
+    'Lists the scheduled sends of the mailbox (latest send time first) with their status: pending, success, failed or cancelled. Stop a pending one with stop_scheduled_message.',
   input: ListScheduledMessagesInputSchema,
   output: z.object({ data: z.array(ScheduledMessageSchema).describe('Scheduled sends') }),
   hints: { readOnly: true },
@@ -49,7 +57,8 @@ export const listScheduledMessages = defineOperation({
 export const getScheduledMessage = defineOperation({
   name: 'get_scheduled_message',
   title: 'Get a scheduled send',
-  description: 'Returns one scheduled send: its status (pending until send_at, then success or failed; cancelled when stopped), send_at and, once sent, the message id.',
+  description:
+    'Returns one scheduled send: its status (pending until send_at, then success or failed; cancelled when stopped), send_at and, once sent, the message id.',
   input: ScheduledMessageRefInputSchema,
   output: ScheduledMessageSchema,
   hints: { readOnly: true },

@@ -2,7 +2,11 @@
  * Smart Compose operations (Nylas §12): HTTP only. They are not agent tools: an agent host already has a model of
  * its own, and would only pay for a second one (see docs/smart-compose.md).
  */
-import { ComposeMessageInputSchema, ComposeMessageReplyInputSchema, SmartComposeSuggestionSchema } from '../schemas/smart-compose.js';
+import {
+  ComposeMessageInputSchema,
+  ComposeMessageReplyInputSchema,
+  SmartComposeSuggestionSchema,
+} from '../schemas/smart-compose.js';
 import { defineOperation } from './define-operation.js';
 
 const LIMITS =
@@ -19,7 +23,8 @@ export const composeMessage = defineOperation({
   http: { method: 'POST', path: '/grants/:grant_id/messages/smart-compose', stream: true },
   tool: false,
   run: (core, input, { principal, signal }) => core.smartCompose.compose(principal, input, { signal }),
-  runStream: async (core, input, { principal, signal }) => mapPieces(await core.smartCompose.stream(principal, input, { signal })),
+  runStream: async (core, input, { principal, signal }) =>
+    mapPieces(await core.smartCompose.stream(principal, input, { signal })),
 });
 
 export const composeMessageReply = defineOperation({
@@ -32,7 +37,8 @@ export const composeMessageReply = defineOperation({
   http: { method: 'POST', path: '/grants/:grant_id/messages/:message_id/smart-compose', stream: true },
   tool: false,
   run: (core, input, { principal, signal }) => core.smartCompose.compose(principal, input, { signal }),
-  runStream: async (core, input, { principal, signal }) => mapPieces(await core.smartCompose.stream(principal, input, { signal })),
+  runStream: async (core, input, { principal, signal }) =>
+    mapPieces(await core.smartCompose.stream(principal, input, { signal })),
 });
 
 /** Each piece of text as the event Nylas streams: `{suggestion: "<piece>"}`. */

@@ -4,7 +4,12 @@
  * agent refused by the list is told in the 400 how a person removes an address, and does not lift it itself.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
-import { AddSuppressionInputSchema, ListSuppressionsInputSchema, SuppressionRefInputSchema, SuppressionSchema } from '../schemas/suppressions.js';
+import {
+  AddSuppressionInputSchema,
+  ListSuppressionsInputSchema,
+  SuppressionRefInputSchema,
+  SuppressionSchema,
+} from '../schemas/suppressions.js';
 import { defineOperation } from './define-operation.js';
 
 export const listSuppressions = defineOperation({
@@ -24,7 +29,8 @@ export const listSuppressions = defineOperation({
 export const addSuppression = defineOperation({
   name: 'add_suppression',
   title: 'Suppress an address',
-  description: 'Adds an address to the suppression list (reason manual): sends to it are refused with a 400 until it is removed. An address already listed keeps its entry.',
+  description:
+    'Adds an address to the suppression list (reason manual): sends to it are refused with a 400 until it is removed. An address already listed keeps its entry.',
   input: AddSuppressionInputSchema,
   output: SuppressionSchema,
   hints: { readOnly: false, idempotent: true },
@@ -36,7 +42,8 @@ export const addSuppression = defineOperation({
 export const removeSuppression = defineOperation({
   name: 'remove_suppression',
   title: 'Remove a suppressed address',
-  description: 'Removes an address from the suppression list, so sends to it are accepted again. 404 when the address is not on this application\'s list.',
+  description:
+    "Removes an address from the suppression list, so sends to it are accepted again. 404 when the address is not on this application's list.",
   input: SuppressionRefInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },

@@ -2,7 +2,13 @@
  * Thread (conversation) operations.
  */
 import { DeletedSchema, pageOf } from '../schemas/common.js';
-import { DeleteThreadInputSchema, GetThreadInputSchema, ListThreadsInputSchema, ThreadSchema, UpdateThreadInputSchema } from '../schemas/threads.js';
+import {
+  DeleteThreadInputSchema,
+  GetThreadInputSchema,
+  ListThreadsInputSchema,
+  ThreadSchema,
+  UpdateThreadInputSchema,
+} from '../schemas/threads.js';
 import { defineOperation } from './define-operation.js';
 
 export const listThreads = defineOperation({
@@ -24,7 +30,8 @@ export const listThreads = defineOperation({
 export const getThread = defineOperation({
   name: 'get_thread',
   title: 'Get a thread',
-  description: 'Returns one conversation: participants, message ids (oldest first), draft ids, folders, flags and its latest message or draft (a deleted conversation still in trash too).',
+  description:
+    'Returns one conversation: participants, message ids (oldest first), draft ids, folders, flags and its latest message or draft (a deleted conversation still in trash too).',
   input: GetThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: true },
@@ -37,7 +44,8 @@ export const getThread = defineOperation({
 export const updateThread = defineOperation({
   name: 'update_thread',
   title: 'Update a thread',
-  description: 'Marks every message of a conversation read or unread, starred or not, or moves them all to the given folders.',
+  description:
+    'Marks every message of a conversation read or unread, starred or not, or moves them all to the given folders.',
   input: UpdateThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: false, idempotent: true },

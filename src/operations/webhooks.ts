@@ -34,7 +34,8 @@ export const createWebhook = defineOperation({
 export const listWebhooks = defineOperation({
   name: 'list_webhooks',
   title: 'List webhooks',
-  description: 'Lists the webhook subscriptions of this application, oldest first (limit up to 200, then page_token = next_cursor). Secrets are not included.',
+  description:
+    'Lists the webhook subscriptions of this application, oldest first (limit up to 200, then page_token = next_cursor). Secrets are not included.',
   input: ListWebhooksInputSchema,
   output: pageOf(WebhookSchema),
   hints: { readOnly: true },
@@ -48,7 +49,8 @@ export const listWebhooks = defineOperation({
 export const getIpAddressesOfWebhooks = defineOperation({
   name: 'get_webhook_ip_addresses',
   title: 'Get webhook source addresses',
-  description: 'Returns the IP addresses webhook deliveries leave from, for endpoint allow-lists (behind NAT, the gateway address applies instead).',
+  description:
+    'Returns the IP addresses webhook deliveries leave from, for endpoint allow-lists (behind NAT, the gateway address applies instead).',
   input: WebhookIpAddressesInputSchema,
   output: WebhookIpAddressesSchema,
   hints: { readOnly: true },
@@ -60,7 +62,8 @@ export const getIpAddressesOfWebhooks = defineOperation({
 export const getWebhook = defineOperation({
   name: 'get_webhook',
   title: 'Get a webhook',
-  description: 'Returns one webhook subscription with its status (active, pause, failing, failed). The secret is not included; rotate it to get a new one.',
+  description:
+    'Returns one webhook subscription with its status (active, pause, failing, failed). The secret is not included; rotate it to get a new one.',
   input: WebhookRefInputSchema,
   output: WebhookSchema,
   hints: { readOnly: true },
@@ -98,7 +101,8 @@ export const deleteWebhook = defineOperation({
 export const rotateWebhookSecret = defineOperation({
   name: 'rotate_webhook_secret',
   title: 'Rotate a webhook secret',
-  description: 'Replaces the webhook\'s signing secret at once and returns it (webhook_secret). Deliveries from now on, retries included, are signed with the new secret.',
+  description:
+    "Replaces the webhook's signing secret at once and returns it (webhook_secret). Deliveries from now on, retries included, are signed with the new secret.",
   input: WebhookRefInputSchema,
   output: WebhookWithSecretSchema,
   hints: { readOnly: false },

@@ -42,7 +42,10 @@ function sha256(value: string): string {
 }
 
 /** Creates the upload-session service. */
-export function createAttachmentUploads({ db, clock, newId, randomBytes, config }: CoreDeps, { grants }: { grants: Pick<GrantService, 'require'> }) {
+export function createAttachmentUploads(
+  { db, clock, newId, randomBytes, config }: CoreDeps,
+  { grants }: { grants: Pick<GrantService, 'require'> },
+) {
   const now = () => unixSeconds(clock.now());
 
   async function requireSession(grant: GrantRow, id: string): Promise<UploadRow> {
@@ -57,7 +60,10 @@ export function createAttachmentUploads({ db, clock, newId, randomBytes, config 
   async function expireIfDue(row: UploadRow): Promise<UploadRow> {
     if (row.expiresAt > now() || row.status === 'expired') return row;
     await db.write(async (tx) => {
-      await tx.update(tables.attachmentUploads).set({ status: 'expired', blobHash: null }).where(eq(tables.attachmentUploads.id, row.id));
+      await tx
+        .update(tables.attachmentUploads)
+        .set({ status: 'expired', blobHash: null })
+        .where(eq(tables.attachmentUploads.id, row.id));
       if (row.blobHash) await releaseBlobs(tx, [row.blobHash]);
     });
     return { ...row, status: 'expired', blobHash: null };
@@ -68,7 +74,11 @@ export function createAttachmentUploads({ db, clock, newId, randomBytes, config 
      * Opens a session for the mailbox and answers the pre-signed URL to upload to: on `AGENTPOST_PUBLIC_URL` when
      * set, else on the origin the caller reached (`origin`).
      */
-    async create(principal: Principal, input: CreateAttachmentUploadInput, origin?: string): Promise<AttachmentUploadSession> {
+    async create(
+      principal: Principal,
+      input: CreateAttachmentUploadInput,
+      origin?: string,
+    ): Promise<AttachmentUploadSession> {
       const grant = await grants.require(principal, input.grant_id);
       const id = newId();
       const token = randomBytes(32).toString('base64url');
@@ -80,7 +90,10 @@ export function createAttachmentUploads({ db, clock, newId, randomBytes, config 
           .delete(tables.attachmentUploads)
           .where(and(eq(tables.attachmentUploads.grantId, grant.id), lt(tables.attachmentUploads.expiresAt, at)))
           .returning({ blobHash: tables.attachmentUploads.blobHash });
-        await releaseBlobs(tx, stale.flatMap((row) => (row.blobHash ? [row.blobHash] : [])));
+        await releaseBlobs(
+          tx,
+          stale.flatMap((row) => (row.blobHash ? [row.blobHash] : [])),
+        );
         await tx.insert(tables.attachmentUploads).values({
           id,
           applicationId: principal.applicationId,
@@ -117,13 +130,25 @@ export function createAttachmentUploads({ db, clock, newId, randomBytes, config 
     async upload(id: string, token: string | undefined, bytes: Buffer): Promise<void> {
       const row = await db.orm.query.attachmentUploads.findFirst({ where: eq(tables.attachmentUploads.id, id) });
       const given = Buffer.from(sha256(token ?? ''), 'hex');
-      if (!row || !token || !timingSafeEqual(given, Buffer.from(row.tokenHash, 'hex'))) throw notFound('Attachment upload', id);
+      if (!row || !token || !timingSafeEqual(given, Buffer.from(row.tokenHash, 'hex')))
+        throw notFound('Attachment upload', id);
       const current = await expireIfDue(row);
-      if (current.status !== 'uploading') throw new AppError('invalid_request', `This upload session is ${current.status}; open a new one to upload again.`);
-      if (bytes.length > MAX_UPLOAD_BYTES) throw new AppError('payload_too_large', `The file is ${bytes.length} bytes; an upload may be at most ${MAX_UPLOAD_BYTES} bytes (40 MB).`);
+      if (current.status !== 'uploading')
+        throw new AppError(
+          'invalid_request',
+          `This upload session is ${current.status}; open a new one to upload again.`,
+        );
+      if (bytes.length > MAX_UPLOAD_BYTES)
+        throw new AppError(
+          'payload_too_large',
+          `The file is ${bytes.length} bytes; an upload may be at most ${MAX_UPLOAD_BYTES} bytes (40 MB).`,
+        );
       await db.write(async (tx) => {
         const blobHash = await putBlob(tx, bytes, now());
-        await tx.update(tables.attachmentUploads).set({ blobHash, size: bytes.length }).where(eq(tables.attachmentUploads.id, row.id));
+        await tx
+          .update(tables.attachmentUploads)
+          .set({ blobHash, size: bytes.length })
+          .where(eq(tables.attachmentUploads.id, row.id));
         if (row.blobHash && row.blobHash !== blobHash) await releaseBlobs(tx, [row.blobHash]);
       });
     },
@@ -132,18 +157,35 @@ export function createAttachmentUploads({ db, clock, newId, randomBytes, config 
     async complete(principal: Principal, input: CompleteAttachmentUploadInput): Promise<AttachmentUploadComplete> {
       const grant = await grants.require(principal, input.grant_id);
       const row = await expireIfDue(await requireSession(grant, input.attachment_id));
-      const answer = (status: AttachmentUploadComplete['status']) => ({ attachment_id: row.id, grant_id: grant.id, status });
+      const answer = (status: AttachmentUploadComplete['status']) => ({
+        attachment_id: row.id,
+        grant_id: grant.id,
+        status,
+      });
       if (row.status === 'ready') return answer('ready');
-      if (row.status !== 'uploading') throw new AppError('invalid_request', `This upload session is ${row.status}; open a new one and upload again.`);
-      if (!row.blobHash || row.size === null) throw new AppError('invalid_request', 'Nothing was uploaded yet: PUT the file to the session\'s url first, then complete it.');
+      if (row.status !== 'uploading')
+        throw new AppError('invalid_request', `This upload session is ${row.status}; open a new one and upload again.`);
+      if (!row.blobHash || row.size === null)
+        throw new AppError(
+          'invalid_request',
+          "Nothing was uploaded yet: PUT the file to the session's url first, then complete it.",
+        );
       if (row.expectedSize > 0 && row.size !== row.expectedSize) {
         await db.write(async (tx) => {
-          await tx.update(tables.attachmentUploads).set({ status: 'failed', blobHash: null }).where(eq(tables.attachmentUploads.id, row.id));
+          await tx
+            .update(tables.attachmentUploads)
+            .set({ status: 'failed', blobHash: null })
+            .where(eq(tables.attachmentUploads.id, row.id));
           await releaseBlobs(tx, [row.blobHash!]);
         });
-        throw invalid('size', `the upload is ${row.size} bytes but the session announced ${row.expectedSize}; the session failed, open a new one.`);
+        throw invalid(
+          'size',
+          `the upload is ${row.size} bytes but the session announced ${row.expectedSize}; the session failed, open a new one.`,
+        );
       }
-      await db.write((tx) => tx.update(tables.attachmentUploads).set({ status: 'ready' }).where(eq(tables.attachmentUploads.id, row.id)));
+      await db.write((tx) =>
+        tx.update(tables.attachmentUploads).set({ status: 'ready' }).where(eq(tables.attachmentUploads.id, row.id)),
+      );
       return answer('ready');
     },
 
@@ -158,7 +200,10 @@ export function createAttachmentUploads({ db, clock, newId, randomBytes, config 
       if (!found) return undefined;
       const row = await expireIfDue(found);
       if (row.status !== 'ready' || !row.blobHash) {
-        throw invalid(field, `upload session ${JSON.stringify(id)} is ${row.status}${row.status === 'uploading' ? ': upload the file and complete the session first' : ': open a new one'}.`);
+        throw invalid(
+          field,
+          `upload session ${JSON.stringify(id)} is ${row.status}${row.status === 'uploading' ? ': upload the file and complete the session first' : ': open a new one'}.`,
+        );
       }
       const content = await readBlob(db.orm, row.blobHash);
       if (!content) throw new AppError('internal', `The bytes of upload ${row.id} are missing from the store.`);

@@ -11,7 +11,14 @@
  */
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { blobHash, type StoredAddress } from '../../storage/index.js';
-import { htmlToText, snippetOf, textToHtml, visibleText, type ParsedAttachment, type ParsedMessage } from '../mime/index.js';
+import {
+  htmlToText,
+  snippetOf,
+  textToHtml,
+  visibleText,
+  type ParsedAttachment,
+  type ParsedMessage,
+} from '../mime/index.js';
 
 /** A file to attach. */
 export interface OutgoingAttachment {
@@ -60,7 +67,11 @@ function address(entry: StoredAddress): { name: string; address: string } {
 /** Builds the MIME message (CRLF line ends). */
 export async function composeMime(input: ComposeInput): Promise<Buffer> {
   const html = input.isPlaintext ? undefined : input.body;
-  const text = input.isPlaintext ? input.body : html !== undefined && html.length <= MAX_TEXT_ALTERNATIVE_SOURCE ? htmlToText(html) : undefined;
+  const text = input.isPlaintext
+    ? input.body
+    : html !== undefined && html.length <= MAX_TEXT_ALTERNATIVE_SOURCE
+      ? htmlToText(html)
+      : undefined;
   const composer = new MailComposer({
     from: address(input.from),
     to: input.to.map(address),
@@ -83,8 +94,13 @@ export async function composeMime(input: ComposeInput): Promise<Buffer> {
       ...(attachment.contentId && attachment.inline ? { cid: oneLine(attachment.contentId) } : {}),
       contentDisposition: attachment.inline ? 'inline' : 'attachment',
     })),
-    ...(input.calendar ? { icalEvent: { method: input.calendar.method, content: input.calendar.ics, filename: 'invite.ics' } } : {}),
-    headers: input.customHeaders.map((header) => ({ key: oneLine(header.name).replace(/[\s:]+/g, ''), value: oneLine(header.value) })),
+    ...(input.calendar
+      ? { icalEvent: { method: input.calendar.method, content: input.calendar.ics, filename: 'invite.ics' } }
+      : {}),
+    headers: input.customHeaders.map((header) => ({
+      key: oneLine(header.name).replace(/[\s:]+/g, ''),
+      value: oneLine(header.value),
+    })),
     disableFileAccess: true,
     disableUrlAccess: true,
     newline: 'win',

@@ -28,8 +28,20 @@ const MAX_REFERENCES = 50;
 export type ComposeRequest = Omit<SendMessageInput, 'grant_id' | 'send_at' | 'use_draft'>;
 
 /** A message to send, validated and resolved: addresses, attachment bytes, threading headers. */
-export interface Composition
-  extends Pick<ComposeInput, 'from' | 'to' | 'cc' | 'bcc' | 'replyTo' | 'subject' | 'body' | 'isPlaintext' | 'attachments' | 'inReplyTo' | 'references'> {
+export interface Composition extends Pick<
+  ComposeInput,
+  | 'from'
+  | 'to'
+  | 'cc'
+  | 'bcc'
+  | 'replyTo'
+  | 'subject'
+  | 'body'
+  | 'isPlaintext'
+  | 'attachments'
+  | 'inReplyTo'
+  | 'references'
+> {
   grant: GrantRow;
   /** The message answered (its id in this mailbox). */
   replyToMessageId: string | undefined;
@@ -50,7 +62,11 @@ function stored(list: { name?: string | undefined; email: string }[] | undefined
 }
 
 /** The sender's own copy of a composed message (the sent copy, or a draft version), for the mail store. */
-export function ownCopy(composition: Composition, built: Built, place: Pick<NewMessage, 'folders' | 'unread' | 'date' | 'envelopeFrom'>): NewMessage {
+export function ownCopy(
+  composition: Composition,
+  built: Built,
+  place: Pick<NewMessage, 'folders' | 'unread' | 'date' | 'envelopeFrom'>,
+): NewMessage {
   return {
     applicationId: composition.grant.applicationId,
     grantId: composition.grant.id,
@@ -65,12 +81,19 @@ export function ownCopy(composition: Composition, built: Built, place: Pick<NewM
 }
 
 /** Creates the composer: requests to compositions, compositions to signed MIME. */
-export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { uploads?: Pick<AttachmentUploads, 'staged'> } = {}) {
+export function createComposer(
+  deps: Pick<CoreDeps, 'db' | 'secrets'>,
+  parts: { uploads?: Pick<AttachmentUploads, 'staged'> } = {},
+) {
   const { db } = deps;
   const { uploads } = parts;
 
   async function planOf(applicationId: string): Promise<string | undefined> {
-    const [row] = await db.orm.select({ plan: tables.applications.plan }).from(tables.applications).where(eq(tables.applications.id, applicationId)).limit(1);
+    const [row] = await db.orm
+      .select({ plan: tables.applications.plan })
+      .from(tables.applications)
+      .where(eq(tables.applications.id, applicationId))
+      .limit(1);
     return row?.plan;
   }
 
@@ -79,13 +102,20 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
    * it (another mailbox's id is a 404).
    * Without a mailbox (a transactional send), only content is accepted.
    */
-  async function resolveAttachments(grant: GrantRow | undefined, inputs: AttachmentInput[]): Promise<OutgoingAttachment[]> {
+  async function resolveAttachments(
+    grant: GrantRow | undefined,
+    inputs: AttachmentInput[],
+  ): Promise<OutgoingAttachment[]> {
     const out: OutgoingAttachment[] = [];
     for (const [index, input] of inputs.entries()) {
       const contentId = input.content_id?.replace(/^<|>$/g, '') || undefined;
       const disposition = input.content_disposition?.trim().toLowerCase();
       if (input.id !== undefined) {
-        if (!grant) throw invalid(`attachments.${index}.id`, 'a send from a domain has no mailbox to take attachments from; give the file as content (Base64), or send multipart/form-data.');
+        if (!grant)
+          throw invalid(
+            `attachments.${index}.id`,
+            'a send from a domain has no mailbox to take attachments from; give the file as content (Base64), or send multipart/form-data.',
+          );
         const [row] = await db.orm
           .select()
           .from(tables.attachments)
@@ -94,7 +124,12 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
         if (!row) {
           // Not an attachment of the mailbox: a completed large-attachment upload session of it, then.
           const staged = await uploads?.staged(grant, input.id, `attachments.${index}.id`);
-          if (!staged) throw new AppError('not_found', `attachments[${index}].id: there is no attachment or upload session ${JSON.stringify(input.id)} in this mailbox.`, { field: `attachments.${index}.id` });
+          if (!staged)
+            throw new AppError(
+              'not_found',
+              `attachments[${index}].id: there is no attachment or upload session ${JSON.stringify(input.id)} in this mailbox.`,
+              { field: `attachments.${index}.id` },
+            );
           out.push({
             filename: input.filename ?? staged.filename,
             contentType: input.content_type ?? staged.contentType,
@@ -112,7 +147,8 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
           contentType: input.content_type ?? row.contentType,
           content,
           contentId: cid,
-          inline: input.is_inline ?? (disposition ? disposition.startsWith('inline') : row.isInline && cid !== undefined),
+          inline:
+            input.is_inline ?? (disposition ? disposition.startsWith('inline') : row.isInline && cid !== undefined),
         });
         continue;
       }
@@ -131,18 +167,34 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
    * Validates and resolves a send or draft request for `grant`. `mode: 'send'` also requires a recipient.
    * Errors name the field and say what to do.
    */
-  async function prepare(principal: Principal, grant: GrantRow, input: ComposeRequest, mode: 'send' | 'draft'): Promise<Composition> {
+  async function prepare(
+    principal: Principal,
+    grant: GrantRow,
+    input: ComposeRequest,
+    mode: 'send' | 'draft',
+  ): Promise<Composition> {
     const sender = input.from?.[0];
     if (sender && sender.email.toLowerCase() !== grant.email.toLowerCase()) {
-      throw invalid('from', `this mailbox sends as ${grant.email} only; leave from out, or give that address (with any display name).`);
+      throw invalid(
+        'from',
+        `this mailbox sends as ${grant.email} only; leave from out, or give that address (with any display name).`,
+      );
     }
-    const recipients = new Set([...(input.to ?? []), ...(input.cc ?? []), ...(input.bcc ?? [])].map((entry) => entry.email.toLowerCase()));
+    const recipients = new Set(
+      [...(input.to ?? []), ...(input.cc ?? []), ...(input.bcc ?? [])].map((entry) => entry.email.toLowerCase()),
+    );
     if (recipients.size > MAX_RECIPIENTS) {
-      throw invalid('to', `${recipients.size} recipients; a message may have at most ${MAX_RECIPIENTS} (to, cc and bcc together). Split the list into several messages.`);
+      throw invalid(
+        'to',
+        `${recipients.size} recipients; a message may have at most ${MAX_RECIPIENTS} (to, cc and bcc together). Split the list into several messages.`,
+      );
     }
     if (mode === 'send' && recipients.size === 0) throw invalid('to', 'give at least one recipient in to, cc or bcc.');
     if (input.tracking_options !== undefined && (await planOf(principal.applicationId)) === 'trial') {
-      throw invalid('tracking_options', 'tracking options are not allowed for trial applications; send without tracking_options, or use a production application.');
+      throw invalid(
+        'tracking_options',
+        'tracking options are not allowed for trial applications; send without tracking_options, or use a production application.',
+      );
     }
     let replyTo: { id: string; subject: string; inReplyTo: string | undefined; references: string[] } | undefined;
     if (input.reply_to_message_id !== undefined) {
@@ -151,11 +203,22 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
         .from(tables.messages)
         .where(and(eq(tables.messages.grantId, grant.id), eq(tables.messages.id, input.reply_to_message_id)))
         .limit(1);
-      if (!row) throw new AppError('not_found', `reply_to_message_id: there is no message ${JSON.stringify(input.reply_to_message_id)} in this mailbox; list messages to find the one to answer.`, { field: 'reply_to_message_id' });
+      if (!row)
+        throw new AppError(
+          'not_found',
+          `reply_to_message_id: there is no message ${JSON.stringify(input.reply_to_message_id)} in this mailbox; list messages to find the one to answer.`,
+          { field: 'reply_to_message_id' },
+        );
       const chain = [...row.references, ...(row.headerMessageId ? [row.headerMessageId] : [])];
-      replyTo = { id: row.id, subject: row.subject, inReplyTo: row.headerMessageId ?? undefined, references: [...new Set(chain)].slice(-MAX_REFERENCES) };
+      replyTo = {
+        id: row.id,
+        subject: row.subject,
+        inReplyTo: row.headerMessageId ?? undefined,
+        references: [...new Set(chain)].slice(-MAX_REFERENCES),
+      };
     }
-    const subject = input.subject ?? (replyTo ? (/^re:/i.test(replyTo.subject) ? replyTo.subject : `Re: ${replyTo.subject}`) : '');
+    const subject =
+      input.subject ?? (replyTo ? (/^re:/i.test(replyTo.subject) ? replyTo.subject : `Re: ${replyTo.subject}`) : '');
     return {
       grant,
       from: { email: grant.email, ...((sender?.name ?? grant.name) ? { name: (sender?.name ?? grant.name)! } : {}) },
@@ -181,7 +244,11 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
     const [row] = await db.orm.select().from(tables.domains).where(eq(tables.domains.domainAddress, domain)).limit(1);
     if (!row?.verifiedDkim || !row.dkimPrivateKeyPem || !row.dkimSelector) return raw;
     // Sealed at rest; the box keeps what it opened, so a send costs no decryption after the domain's first.
-    return dkimSign(raw, { domainName: domain, keySelector: row.dkimSelector, privateKey: openStored(deps.secrets, row.dkimPrivateKeyPem) });
+    return dkimSign(raw, {
+      domainName: domain,
+      keySelector: row.dkimSelector,
+      privateKey: openStored(deps.secrets, row.dkimPrivateKeyPem),
+    });
   }
 
   /** Composes the MIME of a composition (with the given Message-ID and date). 413 over 40 MB. */
@@ -205,11 +272,17 @@ export function createComposer(deps: Pick<CoreDeps, 'db' | 'secrets'>, parts: { 
     const attachmentBytes = composition.attachments.reduce((total, attachment) => total + attachment.content.length, 0);
     // Base64 makes attachments a third larger: refuse early what cannot fit.
     if (Math.ceil(attachmentBytes / 3) * 4 + composition.body.length > MAX_MESSAGE_BYTES) {
-      throw new AppError('payload_too_large', `attachments: ${attachmentBytes} bytes of attachments (${Math.ceil(attachmentBytes / 3) * 4} once Base64-encoded) exceed the 40 MB (${MAX_MESSAGE_BYTES} bytes) limit of a message; send fewer or smaller files.`);
+      throw new AppError(
+        'payload_too_large',
+        `attachments: ${attachmentBytes} bytes of attachments (${Math.ceil(attachmentBytes / 3) * 4} once Base64-encoded) exceed the 40 MB (${MAX_MESSAGE_BYTES} bytes) limit of a message; send fewer or smaller files.`,
+      );
     }
     const raw = await signedMime(input);
     if (raw.length > MAX_MESSAGE_BYTES) {
-      throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`);
+      throw new AppError(
+        'payload_too_large',
+        `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`,
+      );
     }
     return { input, raw, rawHash: blobHash(raw) };
   }

@@ -55,13 +55,18 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
     const toStore: { email: string; grantId: string }[] = [];
     for (const recipient of pending) {
       const check = await inbound.checkRecipient(recipient.email);
-      if (!check.ok) results.push({ email: recipient.email, outcome: 'failed', code: 550, response: `5.1.1 ${check.message}` });
-      else if (await alreadyDelivered(check.grant.id, outbound.headerMessageId)) results.push({ email: recipient.email, outcome: 'delivered', code: 250, response: '2.0.0 Ok: already stored' });
+      if (!check.ok)
+        results.push({ email: recipient.email, outcome: 'failed', code: 550, response: `5.1.1 ${check.message}` });
+      else if (await alreadyDelivered(check.grant.id, outbound.headerMessageId))
+        results.push({ email: recipient.email, outcome: 'delivered', code: 250, response: '2.0.0 Ok: already stored' });
       else toStore.push({ email: recipient.email, grantId: check.grant.id });
     }
     if (toStore.length === 0) return results;
     try {
-      const result = await inbound.deliverInbound({ rawMime: raw, envelope: { mailFrom: outbound.envelopeFrom, rcptTo: toStore.map((target) => target.email) } });
+      const result = await inbound.deliverInbound({
+        rawMime: raw,
+        envelope: { mailFrom: outbound.envelopeFrom, rcptTo: toStore.map((target) => target.email) },
+      });
       const stored = new Map(result.deliveries.map((delivery) => [delivery.grantId, delivery.messageId]));
       for (const target of toStore) {
         const messageId = stored.get(target.grantId);
@@ -72,15 +77,28 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
           dropped
             ? { email: target.email, outcome: 'delivered', code: 250, response: '2.0.0 Ok' }
             : messageId !== undefined
-            ? { email: target.email, outcome: 'delivered', code: 250, response: `2.0.0 Ok: stored as ${messageId}` }
-            : { email: target.email, outcome: 'failed', code: 550, response: /^5\.\d+\.\d+ /.test(rejected?.reason ?? '') ? rejected!.reason : `5.1.1 ${rejected?.reason ?? 'not delivered'}` },
+              ? { email: target.email, outcome: 'delivered', code: 250, response: `2.0.0 Ok: stored as ${messageId}` }
+              : {
+                  email: target.email,
+                  outcome: 'failed',
+                  code: 550,
+                  response: /^5\.\d+\.\d+ /.test(rejected?.reason ?? '')
+                    ? rejected!.reason
+                    : `5.1.1 ${rejected?.reason ?? 'not delivered'}`,
+                },
         );
       }
     } catch (error) {
-      const permanent = error instanceof AppError && (error.code === 'not_found' || error.code === 'payload_too_large' || error.code === 'invalid_request');
+      const permanent =
+        error instanceof AppError &&
+        (error.code === 'not_found' || error.code === 'payload_too_large' || error.code === 'invalid_request');
       const message = error instanceof Error ? error.message : String(error);
       for (const target of toStore) {
-        results.push(permanent ? { email: target.email, outcome: 'failed', code: 550, response: `5.0.0 ${message}` } : { email: target.email, outcome: 'deferred', code: 451, response: `4.3.0 ${message}` });
+        results.push(
+          permanent
+            ? { email: target.email, outcome: 'failed', code: 550, response: `5.0.0 ${message}` }
+            : { email: target.email, outcome: 'deferred', code: 451, response: `4.3.0 ${message}` },
+        );
       }
     }
     return results;
@@ -102,7 +120,8 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
     returnPathOf: (email: string) => string = () => outbound.envelopeFrom,
   ): Promise<AttemptResult[]> {
     const emails = pending.map((recipient) => recipient.email);
-    const all = (outcome: AttemptResult['outcome'], code: number, response: string) => emails.map((email) => ({ email, outcome, code, response }));
+    const all = (outcome: AttemptResult['outcome'], code: number, response: string) =>
+      emails.map((email) => ({ email, outcome, code, response }));
     let targets: SmtpTarget[];
     try {
       targets = await router.targetsFor(domain);
@@ -143,20 +162,37 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
   }
 
   /** One SMTP transaction: the verdict for each recipient, or (a string) why the server gave none. */
-  async function sendOne(target: SmtpTarget, from: string, emails: string[], raw: Buffer): Promise<AttemptResult[] | string> {
-    const all = (outcome: AttemptResult['outcome'], code: number, response: string) => emails.map((email) => ({ email, outcome, code, response }));
+  async function sendOne(
+    target: SmtpTarget,
+    from: string,
+    emails: string[],
+    raw: Buffer,
+  ): Promise<AttemptResult[] | string> {
+    const all = (outcome: AttemptResult['outcome'], code: number, response: string) =>
+      emails.map((email) => ({ email, outcome, code, response }));
     try {
       const result = await smtp.send({ ...target, envelope: { from, to: emails }, raw });
       const accepted = new Set(result.accepted.map((email) => email.toLowerCase()));
       const rejected = new Map(result.rejected.map((rejection) => [rejection.recipient.toLowerCase(), rejection]));
       return emails.map((email) => {
-        if (accepted.has(email)) return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
+        if (accepted.has(email))
+          return { email, outcome: 'delivered', code: 250, response: result.response.slice(0, 1000) };
         const rejection = rejected.get(email);
         const code = rejection?.code ?? 0;
-        return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? 'not accepted by the server' };
+        return {
+          email,
+          outcome: code >= 500 ? 'failed' : 'deferred',
+          code,
+          response: rejection?.response ?? 'not accepted by the server',
+        };
       });
     } catch (error) {
-      if (!(error instanceof SmtpSendError) || error.code === undefined || error.stage === 'connect' || error.stage === 'auth') {
+      if (
+        !(error instanceof SmtpSendError) ||
+        error.code === undefined ||
+        error.stage === 'connect' ||
+        error.stage === 'auth'
+      ) {
         return `${target.servername ?? target.host}:${target.port}: ${error instanceof SmtpSendError ? error.response : String(error)}`;
       }
       // The server answered: its verdict holds for this attempt.
@@ -165,7 +201,12 @@ export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, sm
         return emails.map((email) => {
           const rejection = rejected.get(email);
           const code = rejection?.code ?? error.code ?? 0;
-          return { email, outcome: code >= 500 ? 'failed' : 'deferred', code, response: rejection?.response ?? error.response };
+          return {
+            email,
+            outcome: code >= 500 ? 'failed' : 'deferred',
+            code,
+            response: rejection?.response ?? error.response,
+          };
         });
       }
       return all(error.code >= 500 ? 'failed' : 'deferred', error.code, error.response);

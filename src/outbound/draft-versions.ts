@@ -44,12 +44,19 @@ export interface DraftVersionParts {
 }
 
 /** Creates the draft versions: find, check, compose from and write. */
-export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, { store, prepare, providers = createProviders() }: DraftVersionParts) {
+export function createDraftVersions(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>,
+  { store, prepare, providers = createProviders() }: DraftVersionParts,
+) {
   const { db, clock, newId } = deps;
   const now = () => unixSeconds(clock.now());
 
   /** A draft with its current version, or undefined (`executor`: the database or a transaction). */
-  async function findDraft(executor: Pick<typeof db.orm, 'select'>, grantId: string, draftId: string): Promise<DraftRecord | undefined> {
+  async function findDraft(
+    executor: Pick<typeof db.orm, 'select'>,
+    grantId: string,
+    draftId: string,
+  ): Promise<DraftRecord | undefined> {
     const [found] = await executor
       .select({ details: tables.draftDetails, row: tables.messages })
       .from(tables.draftDetails)
@@ -69,7 +76,8 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
   /** Throws {@link StaleError} unless the draft's current version is still `record.row` (inside a transaction). */
   async function assertCurrent(tx: Tx, record: DraftRecord): Promise<void> {
     const current = await findDraft(tx, record.details.grantId, record.details.id);
-    if (!current || current.row.id !== record.row.id) throw new StaleError(`Draft ${record.details.id} changed or was deleted meanwhile; read it again and retry.`);
+    if (!current || current.row.id !== record.row.id)
+      throw new StaleError(`Draft ${record.details.id} changed or was deleted meanwhile; read it again and retry.`);
   }
 
   /** The draft as a send request, attachments by id (their bytes are read again when it is sent). */
@@ -89,7 +97,12 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
       ...(details.trackingOptions !== null ? { tracking_options: details.trackingOptions } : {}),
       ...(details.customHeaders !== null ? { custom_headers: details.customHeaders } : {}),
       // Drafts saved before metadata had to be flat strings may hold other values: they go on as their JSON text.
-      metadata: Object.fromEntries(Object.entries(row.metadata).map(([key, value]) => [key, typeof value === 'string' ? value : JSON.stringify(value)])),
+      metadata: Object.fromEntries(
+        Object.entries(row.metadata).map(([key, value]) => [
+          key,
+          typeof value === 'string' ? value : JSON.stringify(value),
+        ]),
+      ),
     };
   }
 
@@ -97,7 +110,13 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
    * The composition of a draft, with `changes` applied. Threading stays as stored unless `changes` names another
    * message to answer (the message first answered may have been deleted since; its headers are kept).
    */
-  async function compositionOf(principal: Principal, grant: GrantRow, record: DraftRecord, changes: Partial<ComposeRequest>, mode: 'send' | 'draft'): Promise<Composition> {
+  async function compositionOf(
+    principal: Principal,
+    grant: GrantRow,
+    record: DraftRecord,
+    changes: Partial<ComposeRequest>,
+    mode: 'send' | 'draft',
+  ): Promise<Composition> {
     const request = { ...(await requestOf(record)), ...given(changes) };
     const composition = await prepare(principal, grant, request, mode);
     if (changes.reply_to_message_id === undefined && record.details.replyToMessageId !== null) {
@@ -120,8 +139,13 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     flags: { starred: boolean; unread: boolean; sendAt: number | null },
   ): Promise<DraftRecord> {
     const { grant } = composition;
-    const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['drafts'], unread: flags.unread, date: now(), envelopeFrom: null }));
-    await tx.delete(tables.outboxEvents).where(and(eq(tables.outboxEvents.type, 'message.created'), eq(tables.outboxEvents.objectId, copy.row.id)));
+    const copy = await store.insert(
+      tx,
+      ownCopy(composition, built, { folders: ['drafts'], unread: flags.unread, date: now(), envelopeFrom: null }),
+    );
+    await tx
+      .delete(tables.outboxEvents)
+      .where(and(eq(tables.outboxEvents.type, 'message.created'), eq(tables.outboxEvents.objectId, copy.row.id)));
     let row = copy.row;
     if (flags.starred) row = (await store.change(tx, [row], { starred: true }))[0] ?? row;
     const values = {
@@ -137,7 +161,11 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     };
     let details: DetailsRow;
     if (previous) {
-      [details] = (await tx.update(tables.draftDetails).set(values).where(eq(tables.draftDetails.id, previous.details.id)).returning()) as [DetailsRow];
+      [details] = (await tx
+        .update(tables.draftDetails)
+        .set(values)
+        .where(eq(tables.draftDetails.id, previous.details.id))
+        .returning()) as [DetailsRow];
       await store.destroy(tx, [previous.row]);
     } else {
       [details] = (await tx
@@ -145,7 +173,12 @@ export function createDraftVersions(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
         .values({ id: newId(), ...values, createdAt: now() })
         .returning()) as [DetailsRow];
     }
-    await providers.of(grant).draftSaved(tx, grant, { draftId: details.id, grantId: grant.id, messageId: row.id, headerMessageId: details.headerMessageId });
+    await providers.of(grant).draftSaved(tx, grant, {
+      draftId: details.id,
+      grantId: grant.id,
+      messageId: row.id,
+      headerMessageId: details.headerMessageId,
+    });
     return { details, row: row };
   }
 

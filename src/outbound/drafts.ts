@@ -47,20 +47,41 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
   const now = () => unixSeconds(clock.now());
   const versions = createDraftVersions(deps, { store, prepare, providers });
   const { requireDraft, assertCurrent, compositionOf, writeVersion } = versions;
-  const scheduled = createScheduledSends(deps, { grants, store, jobs, idempotency, versions, build, accept, stage, providers });
+  const scheduled = createScheduledSends(deps, {
+    grants,
+    store,
+    jobs,
+    idempotency,
+    versions,
+    build,
+    accept,
+    stage,
+    providers,
+  });
   const { schedule, removeDraft, listScheduled, findScheduled, stopScheduled } = scheduled;
 
   async function present(records: DraftRecord[], select?: string): Promise<Draft[]> {
-    const messages = await presentMessages(db.orm, records.map((record) => record.row));
+    const messages = await presentMessages(
+      db.orm,
+      records.map((record) => record.row),
+    );
     return records.map(({ details }, index) => {
-      const { object: _object, raw_mime: _raw, headers: _headers, delivery_status: _status, ...message } = messages[index]!;
+      const {
+        object: _object,
+        raw_mime: _raw,
+        headers: _headers,
+        delivery_status: _status,
+        ...message
+      } = messages[index]!;
       const draft: Draft = {
         ...message,
         id: details.id,
         object: 'draft',
         ...(details.replyToMessageId !== null ? { reply_to_message_id: details.replyToMessageId } : {}),
         ...(details.trackingOptions !== null ? { tracking_options: details.trackingOptions } : {}),
-        ...(details.customHeaders !== null && details.customHeaders.length > 0 ? { custom_headers: details.customHeaders } : {}),
+        ...(details.customHeaders !== null && details.customHeaders.length > 0
+          ? { custom_headers: details.customHeaders }
+          : {}),
         ...(details.isPlaintext ? { is_plaintext: true } : {}),
         ...(details.sendAt !== null ? { send_at: details.sendAt } : {}),
       };
@@ -75,8 +96,18 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
       const grant = await grants.require(principal, input.grant_id);
       const { grant_id: _grant, starred, send_at: sendAt, ...request } = input;
       const composition = await prepare(principal, grant, request, 'draft');
-      const built = await build(composition, `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`, clock.now());
-      const record = await db.write((tx) => writeVersion(tx, composition, built, undefined, { starred: starred ?? false, unread: false, sendAt: sendAt ?? null }));
+      const built = await build(
+        composition,
+        `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`,
+        clock.now(),
+      );
+      const record = await db.write((tx) =>
+        writeVersion(tx, composition, built, undefined, {
+          starred: starred ?? false,
+          unread: false,
+          sendAt: sendAt ?? null,
+        }),
+      );
       const [draft] = await present([record]);
       return draft!;
     },
@@ -85,11 +116,16 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
     async list(principal: Principal, input: ListDraftsInput): Promise<{ data: Draft[]; next_cursor?: string }> {
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-      const conditions: (SQL | undefined)[] = [...messageConditions(grant.id, input), eq(tables.draftDetails.grantId, grant.id)];
+      const conditions: (SQL | undefined)[] = [
+        ...messageConditions(grant.id, input),
+        eq(tables.draftDetails.grantId, grant.id),
+      ];
       const after = decodeCursor(input.page_token, 2) as [number, number] | undefined;
       if (after) {
         const [date, seq] = after;
-        conditions.push(or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))));
+        conditions.push(
+          or(lt(tables.messages.date, date), and(eq(tables.messages.date, date), lt(tables.messages.seq, seq))),
+        );
       }
       const rows = await db.orm
         .select({ details: tables.draftDetails, row: tables.messages })
@@ -100,7 +136,10 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
         .limit(limit + 1);
       const page = rows.slice(0, limit);
       const last = page[page.length - 1];
-      return { data: await present(page, input.select), ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.row.date, last.row.seq]) } : {}) };
+      return {
+        data: await present(page, input.select),
+        ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.row.date, last.row.seq]) } : {}),
+      };
     },
 
     /** One draft. */
@@ -143,7 +182,11 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
      * Sends a draft through the send flow and removes it; a draft whose send_at is in the future is scheduled
      * instead. Idempotency-Key as for send_message.
      */
-    async send(principal: Principal, input: DraftRefInput, context: Pick<OperationContext, 'idempotencyKey'> = {}): Promise<SendResult> {
+    async send(
+      principal: Principal,
+      input: DraftRefInput,
+      context: Pick<OperationContext, 'idempotencyKey'> = {},
+    ): Promise<SendResult> {
       const claim = idempotency.claim(principal.applicationId, context.idempotencyKey, 'send_draft', input);
       const replay = await idempotency.find(db.orm, claim);
       if (replay) return replay.response as SendResult;

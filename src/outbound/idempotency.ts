@@ -35,10 +35,19 @@ export interface IdempotencyClaim {
 export function createIdempotencyStore({ clock }: { clock: Clock }) {
   return {
     /** The claim of a request, or undefined without a key. A key over 256 characters is a 400. */
-    claim(applicationId: string, key: string | undefined, operation: string, input: unknown): IdempotencyClaim | undefined {
+    claim(
+      applicationId: string,
+      key: string | undefined,
+      operation: string,
+      input: unknown,
+    ): IdempotencyClaim | undefined {
       if (key === undefined) return undefined;
       if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
-        throw new AppError('invalid_request', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; this one has ${key.length}.`, { field: 'Idempotency-Key' });
+        throw new AppError(
+          'invalid_request',
+          `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; this one has ${key.length}.`,
+          { field: 'Idempotency-Key' },
+        );
       }
       const fingerprint = `${operation}:${createHash('sha256').update(canonicalJson(input)).digest('hex')}`;
       return { applicationId, key, fingerprint };
@@ -50,11 +59,17 @@ export function createIdempotencyStore({ clock }: { clock: Clock }) {
       const [row] = await executor
         .select()
         .from(tables.idempotencyKeys)
-        .where(and(eq(tables.idempotencyKeys.applicationId, claim.applicationId), eq(tables.idempotencyKeys.key, claim.key)))
+        .where(
+          and(eq(tables.idempotencyKeys.applicationId, claim.applicationId), eq(tables.idempotencyKeys.key, claim.key)),
+        )
         .limit(1);
       if (!row || row.expiresAt <= unixSeconds(clock.now())) return undefined;
       if (row.fingerprint !== claim.fingerprint) {
-        throw new AppError('conflict', 'Idempotency-Key: this key was already used with a different request; send a new key for a new request.', { field: 'Idempotency-Key' });
+        throw new AppError(
+          'conflict',
+          'Idempotency-Key: this key was already used with a different request; send a new key for a new request.',
+          { field: 'Idempotency-Key' },
+        );
       }
       return { status: row.status, response: row.response };
     },
@@ -66,10 +81,24 @@ export function createIdempotencyStore({ clock }: { clock: Clock }) {
       await tx.delete(tables.idempotencyKeys).where(lt(tables.idempotencyKeys.expiresAt, now));
       await tx
         .insert(tables.idempotencyKeys)
-        .values({ applicationId: claim.applicationId, key: claim.key, fingerprint: claim.fingerprint, status: answer.status, response: answer.response, expiresAt: now + KEY_TTL_SECONDS, createdAt: now })
+        .values({
+          applicationId: claim.applicationId,
+          key: claim.key,
+          fingerprint: claim.fingerprint,
+          status: answer.status,
+          response: answer.response,
+          expiresAt: now + KEY_TTL_SECONDS,
+          createdAt: now,
+        })
         .onConflictDoUpdate({
           target: [tables.idempotencyKeys.applicationId, tables.idempotencyKeys.key],
-          set: { fingerprint: claim.fingerprint, status: answer.status, response: answer.response, expiresAt: now + KEY_TTL_SECONDS, createdAt: now },
+          set: {
+            fingerprint: claim.fingerprint,
+            status: answer.status,
+            response: answer.response,
+            expiresAt: now + KEY_TTL_SECONDS,
+            createdAt: now,
+          },
         });
     },
   };

@@ -43,7 +43,11 @@ const INLINE_LEASE_MS = 60_000;
  */
 const sentStateOf = preparedRead((orm: Orm) =>
   orm
-    .select({ messageId: tables.outboundMessages.messageId, trackingOptions: tables.outboundMessages.trackingOptions, recipient: tables.outboundRecipients })
+    .select({
+      messageId: tables.outboundMessages.messageId,
+      trackingOptions: tables.outboundMessages.trackingOptions,
+      recipient: tables.outboundRecipients,
+    })
     .from(tables.outboundMessages)
     .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
     .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`),
@@ -109,37 +113,69 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
    */
   async function routeFor(grant: ProviderGrant | string, emails: string[]): Promise<RoutedRecipient[]> {
     if (!providers) return route(emails);
-    const provider = typeof grant === 'string' ? (await providers.ofGrantId(db.orm, grant)).provider : providers.of(grant);
+    const provider =
+      typeof grant === 'string' ? (await providers.ofGrantId(db.orm, grant)).provider : providers.of(grant);
     if (!provider.submitter) return route(emails);
     const unique = [...new Set(emails.map((email) => email.trim().toLowerCase()))];
     return unique.map((email) => ({ email, domain: domainOf(email), route: 'submission' }));
   }
   const { deliverLocal, deliverRemote } = createDeliveryAttempts(deps, { inbound, smtp, router });
 
-  function eventObject(outbound: OutboundRow, rows: Pick<RecipientRow, 'email' | 'status' | 'lastCode' | 'lastResponse'>[]) {
+  function eventObject(
+    outbound: OutboundRow,
+    rows: Pick<RecipientRow, 'email' | 'status' | 'lastCode' | 'lastResponse'>[],
+  ) {
     return {
       id: outbound.messageId ?? outbound.id,
       grant_id: outbound.grantId,
       object: 'message',
       subject: outbound.subject,
       message_id_header: `<${outbound.headerMessageId}>`,
-      recipients: rows.map((row) => ({ email: row.email, status: row.status, code: row.lastCode ?? 0, diagnostic_code: row.lastResponse ?? '' })),
+      recipients: rows.map((row) => ({
+        email: row.email,
+        status: row.status,
+        code: row.lastCode ?? 0,
+        diagnostic_code: row.lastResponse ?? '',
+      })),
     };
   }
 
   /** Records `type` for the message when it belongs to an application. */
-  async function emit(tx: Tx, outbound: OutboundRow, type: 'message.send_failed' | 'message.send_success', rows: Parameters<typeof eventObject>[1]) {
+  async function emit(
+    tx: Tx,
+    outbound: OutboundRow,
+    type: 'message.send_failed' | 'message.send_success',
+    rows: Parameters<typeof eventObject>[1],
+  ) {
     if (!outbound.applicationId || rows.length === 0) return;
-    await recordOutboxEvent(tx, { applicationId: outbound.applicationId, grantId: outbound.grantId ?? undefined, type, objectId: outbound.messageId ?? outbound.id, object: eventObject(outbound, rows) });
+    await recordOutboxEvent(tx, {
+      applicationId: outbound.applicationId,
+      grantId: outbound.grantId ?? undefined,
+      type,
+      objectId: outbound.messageId ?? outbound.id,
+      object: eventObject(outbound, rows),
+    });
   }
 
   /** Once every recipient is final: the queue lets go of the raw message (the sender's copy, if any, keeps it). */
   async function finishIfDone(tx: Tx, outbound: OutboundRow): Promise<void> {
-    const rows = await tx.select().from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
+    const rows = await tx
+      .select()
+      .from(tables.outboundRecipients)
+      .where(eq(tables.outboundRecipients.outboundId, outbound.id));
     if (rows.some((row) => row.status === 'queued' || row.status === 'deferred')) return;
-    await tx.update(tables.outboundMessages).set({ pendingRawHash: null, updatedAt: nowMs() }).where(eq(tables.outboundMessages.id, outbound.id));
+    await tx
+      .update(tables.outboundMessages)
+      .set({ pendingRawHash: null, updatedAt: nowMs() })
+      .where(eq(tables.outboundMessages.id, outbound.id));
     await releaseBlobs(tx, [outbound.rawHash]);
-    if (outbound.kind === 'message') await emit(tx, outbound, 'message.send_success', rows.filter((row) => row.status === 'delivered'));
+    if (outbound.kind === 'message')
+      await emit(
+        tx,
+        outbound,
+        'message.send_success',
+        rows.filter((row) => row.status === 'delivered'),
+      );
   }
 
   /**
@@ -147,7 +183,11 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
    * (returned, already leased to the caller, who runs it at once with {@link runInline} after the commit) and one
    * per remote domain (the workers take those).
    */
-  async function queue(tx: Tx, spec: OutboundSpec, recipients: RoutedRecipient[]): Promise<{ outboundId: string; inline: Job | undefined }> {
+  async function queue(
+    tx: Tx,
+    spec: OutboundSpec,
+    recipients: RoutedRecipient[],
+  ): Promise<{ outboundId: string; inline: Job | undefined }> {
     const at = nowMs();
     const id = newId();
     const open = recipients.some((recipient) => !recipient.failed);
@@ -183,11 +223,18 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
       updatedAt: at,
       finalAt: recipient.failed ? at : null,
     }));
-    for (let index = 0; index < rows.length; index += 100) await tx.insert(tables.outboundRecipients).values(rows.slice(index, index + 100));
+    for (let index = 0; index < rows.length; index += 100)
+      await tx.insert(tables.outboundRecipients).values(rows.slice(index, index + 100));
     const failedAtOnce = rows.filter((row) => row.status === 'failed');
     await emit(tx, outbound!, 'message.send_failed', failedAtOnce);
     // An unknown mailbox on a domain of ours: the synchronous 550 is a bounce too.
-    for (const row of failedAtOnce) await reports.recordDeliveryFailure(tx, outbound!, { email: row.email, code: row.lastCode ?? 550, response: row.lastResponse ?? '', source: 'smtp' });
+    for (const row of failedAtOnce)
+      await reports.recordDeliveryFailure(tx, outbound!, {
+        email: row.email,
+        code: row.lastCode ?? 550,
+        response: row.lastResponse ?? '',
+        source: 'smtp',
+      });
     if (!open) {
       await releaseBlobs(tx, [spec.rawHash]);
       return { outboundId: id, inline: undefined };
@@ -196,17 +243,47 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     const pending = recipients.filter((recipient) => !recipient.failed);
     // Local delivery, or a submission to the sending account's server, is tried at once by the request (a connected
     // account's recipients are all `submission`, never local or remote).
-    const first = pending.some((recipient) => recipient.route === 'local') ? 'local' : pending.some((recipient) => recipient.route === 'submission') ? 'submission' : undefined;
+    const first = pending.some((recipient) => recipient.route === 'local')
+      ? 'local'
+      : pending.some((recipient) => recipient.route === 'submission')
+        ? 'submission'
+        : undefined;
     if (first) {
       const payload = { outbound_id: id, route: first };
-      const { id: jobId } = await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload, dedupeKey: `${DELIVER_JOB}:${id}:${first}` });
+      const { id: jobId } = await jobs.enqueueIn(tx, {
+        kind: DELIVER_JOB,
+        payload,
+        dedupeKey: `${DELIVER_JOB}:${id}:${first}`,
+      });
       const owner = `inline-${newId()}`;
       const leaseExpiresAt = at + INLINE_LEASE_MS;
-      await tx.update(tables.jobs).set({ leaseOwner: owner, leaseExpiresAt, attempts: 1 }).where(eq(tables.jobs.id, jobId));
-      inline = { id: jobId, kind: DELIVER_JOB, payload, runAt: at, attempts: 1, leaseOwner: owner, leaseExpiresAt, lastError: null, dedupeKey: `${DELIVER_JOB}:${id}:${first}`, createdAt: at, deadAt: null, orderKey: null };
+      await tx
+        .update(tables.jobs)
+        .set({ leaseOwner: owner, leaseExpiresAt, attempts: 1 })
+        .where(eq(tables.jobs.id, jobId));
+      inline = {
+        id: jobId,
+        kind: DELIVER_JOB,
+        payload,
+        runAt: at,
+        attempts: 1,
+        leaseOwner: owner,
+        leaseExpiresAt,
+        lastError: null,
+        dedupeKey: `${DELIVER_JOB}:${id}:${first}`,
+        createdAt: at,
+        deadAt: null,
+        orderKey: null,
+      };
     }
-    for (const domain of new Set(pending.filter((recipient) => recipient.route === 'remote').map((recipient) => recipient.domain))) {
-      await jobs.enqueueIn(tx, { kind: DELIVER_JOB, payload: { outbound_id: id, route: 'remote', domain }, dedupeKey: `${DELIVER_JOB}:${id}:${domain}` });
+    for (const domain of new Set(
+      pending.filter((recipient) => recipient.route === 'remote').map((recipient) => recipient.domain),
+    )) {
+      await jobs.enqueueIn(tx, {
+        kind: DELIVER_JOB,
+        payload: { outbound_id: id, route: 'remote', domain },
+        dedupeKey: `${DELIVER_JOB}:${id}:${domain}`,
+      });
     }
     return { outboundId: id, inline };
   }
@@ -220,10 +297,16 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     if (!job) return;
     const owner = job.leaseOwner!;
     try {
-      const outcome = await deliver(job, { owner, extendLease: (ms = INLINE_LEASE_MS) => jobs.extendLease(job, owner, ms) });
+      const outcome = await deliver(job, {
+        owner,
+        extendLease: (ms = INLINE_LEASE_MS) => jobs.extendLease(job, owner, ms),
+      });
       await jobs.settleAndClaim([{ job, owner, outcome }], undefined);
     } catch (error) {
-      logger.warn('first delivery attempt failed; the queue will retry', { job_id: job.id, error: error instanceof Error ? error.message : String(error) });
+      logger.warn('first delivery attempt failed; the queue will retry', {
+        job_id: job.id,
+        error: error instanceof Error ? error.message : String(error),
+      });
     }
   }
 
@@ -257,7 +340,13 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
         failed.push(updated[0]);
         // A permanent reply (5xx) or the queue giving up is a bounce; losing the bytes (our fault) or the sending
         // account's refused login is not the address's.
-        if (result.cause !== 'lost' && result.cause !== 'account') await reports.recordDeliveryFailure(tx, outbound, { email: result.email, code: result.code, response: result.response, source: result.cause === 'timeout' ? 'timeout' : 'smtp' });
+        if (result.cause !== 'lost' && result.cause !== 'account')
+          await reports.recordDeliveryFailure(tx, outbound, {
+            email: result.email,
+            code: result.code,
+            response: result.response,
+            source: result.cause === 'timeout' ? 'timeout' : 'smtp',
+          });
       }
     }
     await emit(tx, outbound, 'message.send_failed', failed);
@@ -268,7 +357,10 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
   async function deliver(job: Job, context: JobContext): Promise<JobOutcome> {
     const payload = job.payload as { outbound_id?: string; route?: 'local' | 'remote' | 'submission'; domain?: string };
     const routeOfJob = payload.route ?? 'local';
-    const [outbound] = await db.orm.select().from(tables.outboundMessages).where(eq(tables.outboundMessages.id, String(payload.outbound_id)));
+    const [outbound] = await db.orm
+      .select()
+      .from(tables.outboundMessages)
+      .where(eq(tables.outboundMessages.id, String(payload.outbound_id)));
     if (!outbound) return { type: 'done' };
     const pending = await db.orm
       .select()
@@ -286,19 +378,41 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     let results: AttemptResult[];
     /** What else the commit of this attempt records (a connected account's sent copy, once delivered). */
     let afterCommit: ((tx: Tx) => Promise<void>) | undefined;
-    if (!raw) results = pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the message is no longer stored', cause: 'lost' }));
+    if (!raw)
+      results = pending.map((recipient) => ({
+        email: recipient.email,
+        outcome: 'failed',
+        code: 550,
+        response: '5.3.0 the message is no longer stored',
+        cause: 'lost',
+      }));
     else if (routeOfJob === 'submission') {
-      const submitter = outbound.grantId && providers ? (await providers.ofGrantId(db.orm, outbound.grantId)).provider.submitter : undefined;
+      const submitter =
+        outbound.grantId && providers
+          ? (await providers.ofGrantId(db.orm, outbound.grantId)).provider.submitter
+          : undefined;
       results = submitter
         ? await submitter.submit(outbound, pending, raw)
-        : pending.map((recipient) => ({ email: recipient.email, outcome: 'failed', code: 550, response: '5.3.0 the sending account no longer sends through its own server', cause: 'account' }));
-      if (submitter && results.some((result) => result.outcome === 'delivered')) afterCommit = (tx) => submitter.submitted(tx, outbound);
+        : pending.map((recipient) => ({
+            email: recipient.email,
+            outcome: 'failed',
+            code: 550,
+            response: '5.3.0 the sending account no longer sends through its own server',
+            cause: 'account',
+          }));
+      if (submitter && results.some((result) => result.outcome === 'delivered'))
+        afterCommit = (tx) => submitter.submitted(tx, outbound);
     } else if (payload.route === 'remote') {
-      const everyone = await db.orm.select({ email: tables.outboundRecipients.email }).from(tables.outboundRecipients).where(eq(tables.outboundRecipients.outboundId, outbound.id));
-      const returnPathOf = await reports.returnPaths(outbound, everyone.map((row) => row.email));
+      const everyone = await db.orm
+        .select({ email: tables.outboundRecipients.email })
+        .from(tables.outboundRecipients)
+        .where(eq(tables.outboundRecipients.outboundId, outbound.id));
+      const returnPathOf = await reports.returnPaths(
+        outbound,
+        everyone.map((row) => row.email),
+      );
       results = await deliverRemote(outbound, String(payload.domain), pending, raw, context, returnPathOf);
-    }
-    else results = await deliverLocal(outbound, pending, raw);
+    } else results = await deliverLocal(outbound, pending, raw);
 
     const now = nowMs();
     const schedule = config.outboundRetrySchedule;
@@ -308,7 +422,14 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     if (now >= deadline) {
       const days = Math.round((config.outboundGiveUpMs / 86_400_000) * 10) / 10;
       results = results.map((result) =>
-        result.outcome === 'deferred' ? { ...result, outcome: 'failed', response: `gave up after ${days} days of retries; last error: ${result.response}`.slice(0, 1000), cause: 'timeout' } : result,
+        result.outcome === 'deferred'
+          ? {
+              ...result,
+              outcome: 'failed',
+              response: `gave up after ${days} days of retries; last error: ${result.response}`.slice(0, 1000),
+              cause: 'timeout',
+            }
+          : result,
       );
     }
     const deferred = results.filter((result) => result.outcome === 'deferred');
@@ -318,9 +439,22 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     };
     for (const result of results) {
       deps.metrics?.outboundAttempt(routeOfJob === 'local' ? 'local' : 'remote', result.outcome);
-      if (result.outcome !== 'delivered') logger.info('delivery attempt', { outbound_id: outbound.id, recipient: result.email, outcome: result.outcome, code: result.code, response: result.response.slice(0, 200) });
+      if (result.outcome !== 'delivered')
+        logger.info('delivery attempt', {
+          outbound_id: outbound.id,
+          recipient: result.email,
+          outcome: result.outcome,
+          code: result.code,
+          response: result.response.slice(0, 200),
+        });
     }
-    if (deferred.length > 0) return { type: 'retry', at: new Date(nextAt), error: `${deferred.length} recipient(s) deferred: ${deferred[0]!.response}`.slice(0, 2000), commit };
+    if (deferred.length > 0)
+      return {
+        type: 'retry',
+        at: new Date(nextAt),
+        error: `${deferred.length} recipient(s) deferred: ${deferred[0]!.response}`.slice(0, 2000),
+        commit,
+      };
     return { type: 'done', commit };
   }
 

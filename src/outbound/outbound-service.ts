@@ -24,7 +24,14 @@ import { createOutboundQueue } from './outbound-queue.js';
 import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
 import { createSubmission, sendCandidateOf } from './submission.js';
-import { createSendGates, createSendingHealth, createWarmUp, type ReportIntake, createSuppressionGate, type SigningKeys } from '../deliverability/index.js';
+import {
+  createSendGates,
+  createSendingHealth,
+  createWarmUp,
+  type ReportIntake,
+  createSuppressionGate,
+  type SigningKeys,
+} from '../deliverability/index.js';
 import { createTransactionalSend } from './transactional-send.js';
 import { createProviders, type Providers } from '../providers/index.js';
 
@@ -59,10 +66,29 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
   // Deliverability's checks on every send (suppression, paused sending, warm-up) and its counters.
   // Order: whether this grant may send at all (paused), then who may not receive (suppressed), then the domain's warm-up cap.
   const gates = createSendGates([createSendingHealth(deps).gate, createSuppressionGate(), createWarmUp(deps).gate]);
-  const submission = createSubmission(deps, { store, contacts, queue, idempotency, composer, stage, gates, signing: parts.signing });
+  const submission = createSubmission(deps, {
+    store,
+    contacts,
+    queue,
+    idempotency,
+    composer,
+    stage,
+    gates,
+    signing: parts.signing,
+  });
   const { accept, invitations, notifier } = submission;
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
-  const drafts = createDraftService(deps, { grants, store, jobs, idempotency, prepare: composer.prepare, build: composer.build, accept, stage, providers });
+  const drafts = createDraftService(deps, {
+    grants,
+    store,
+    jobs,
+    idempotency,
+    prepare: composer.prepare,
+    build: composer.build,
+    accept,
+    stage,
+    providers,
+  });
 
   /** The outbound stage's verdict on a send, as if it were made now. Reads only. */
   async function dryRun(principal: Principal, input: SendMessageInput) {
@@ -70,8 +96,13 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
     const { grant_id: _grant, send_at: _sendAt, use_draft: _useDraft, dry_run: _dryRun, ...request } = input;
     const composition = await composer.prepare(principal, grant, request, 'send');
     const built = await composer.build(composition, `${newId()}@${domainOf(grant.email)}`, clock.now());
-    const routed = await queue.routeFor(grant, [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
-    const undeliverable = new Map(routed.flatMap((recipient) => (recipient.failed ? [[recipient.email, recipient.failed.response] as const] : [])));
+    const routed = await queue.routeFor(
+      grant,
+      [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email),
+    );
+    const undeliverable = new Map(
+      routed.flatMap((recipient) => (recipient.failed ? [[recipient.email, recipient.failed.response] as const] : [])),
+    );
     return stage.dryRun(grant, sendCandidateOf(composition, built.raw.length), undeliverable);
   }
 
@@ -81,7 +112,11 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
      * first answer again and sends nothing; the key with another request is a 409. `dry_run`: the verdict of the
      * outbound stage only; nothing is stored, queued or sent (and no Idempotency-Key is kept).
      */
-    async send(principal: Principal, input: SendMessageInput, context: Pick<OperationContext, 'idempotencyKey'> = {}): Promise<SendMessageResult> {
+    async send(
+      principal: Principal,
+      input: SendMessageInput,
+      context: Pick<OperationContext, 'idempotencyKey'> = {},
+    ): Promise<SendMessageResult> {
       if (input.dry_run === true) return { data: await dryRun(principal, input) };
       const claim = idempotency.claim(principal.applicationId, context.idempotencyKey, 'send_message', input);
       const replay = await idempotency.find(db.orm, claim);

@@ -20,13 +20,28 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-import { evaluationRow, recordEvaluations, type EvaluationRow, type Enforcement, evaluationInputOf } from '../admin/index.js';
+import {
+  evaluationRow,
+  recordEvaluations,
+  type EvaluationRow,
+  type Enforcement,
+  evaluationInputOf,
+} from '../admin/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import type { RateLimitDetails } from '../access.js';
 import type { SendDryRun } from '../schemas/send.js';
-import { decideSend, nextUtcMidnight, refusedRecipients, utcDayOf, type SendCandidate, type SendDecision, type SendPolicy, type SendRefusal } from './send-policy.js';
+import {
+  decideSend,
+  nextUtcMidnight,
+  refusedRecipients,
+  utcDayOf,
+  type SendCandidate,
+  type SendDecision,
+  type SendPolicy,
+  type SendRefusal,
+} from './send-policy.js';
 
 /** The error codes of the stage's refusals. */
 type RefusalCode = 'forbidden' | 'rate_limited' | 'payload_too_large';
@@ -60,11 +75,20 @@ export interface Admitted {
 }
 
 /** Creates the outbound stage. */
-export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>, parts: { enforcement: Pick<Enforcement, 'forGrant'> }) {
+export function createOutboundStage(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>,
+  parts: { enforcement: Pick<Enforcement, 'forGrant'> },
+) {
   const { db, clock, newId, logger } = deps;
   const { enforcement } = parts;
 
-  function rowOf(check: OutboundCheck, decision: SendDecision, phase: 'send' | 'schedule', messageId: string | undefined, refusal?: SendRefusal): EvaluationRow {
+  function rowOf(
+    check: OutboundCheck,
+    decision: SendDecision,
+    phase: 'send' | 'schedule',
+    messageId: string | undefined,
+    refusal?: SendRefusal,
+  ): EvaluationRow {
     return evaluationRow(newId, {
       applicationId: check.grant.applicationId,
       grantId: check.grant.id,
@@ -79,10 +103,18 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
   }
 
   /** The error of a refusal, its message written for the caller (names the rule; says when the quota resets). */
-  async function refusalError(check: OutboundCheck, refusal: SendRefusal, reader: Pick<Tx, 'select'>): Promise<{ code: RefusalCode; message: string; details?: unknown }> {
+  async function refusalError(
+    check: OutboundCheck,
+    refusal: SendRefusal,
+    reader: Pick<Tx, 'select'>,
+  ): Promise<{ code: RefusalCode; message: string; details?: unknown }> {
     switch (refusal.kind) {
       case 'rule': {
-        const [rule] = await reader.select({ name: tables.rules.name }).from(tables.rules).where(eq(tables.rules.id, refusal.ruleId)).limit(1);
+        const [rule] = await reader
+          .select({ name: tables.rules.name })
+          .from(tables.rules)
+          .where(eq(tables.rules.id, refusal.ruleId))
+          .limit(1);
         const named = rule ? ` ("${rule.name}")` : '';
         return {
           code: 'forbidden',
@@ -115,8 +147,15 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     try {
       applied = await enforcement.forGrant(grant);
     } catch (error) {
-      logger.error('outbound stage: the rules and policy could not be loaded; the send is refused', { grant_id: grant.id, error: String(error) });
-      const input = evaluationInputOf({ from: candidate.from, recipients: candidate.recipients, outboundType: candidate.reply ? 'reply' : 'compose' });
+      logger.error('outbound stage: the rules and policy could not be loaded; the send is refused', {
+        grant_id: grant.id,
+        error: String(error),
+      });
+      const input = evaluationInputOf({
+        from: candidate.from,
+        recipients: candidate.recipients,
+        outboundType: candidate.reply ? 'reply' : 'compose',
+      });
       const row = evaluationRow(newId, {
         applicationId: grant.applicationId,
         grantId: grant.id,
@@ -127,10 +166,20 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
         at: unixSeconds(clock.now()),
       });
       await db.write((tx) => recordEvaluations(tx, [row])).catch(() => undefined);
-      throw new AppError('unavailable', "The send could not be checked against the rules and policy of this mailbox's workspace, so nothing was sent. Try again in a moment.", undefined, { cause: error });
+      throw new AppError(
+        'unavailable',
+        "The send could not be checked against the rules and policy of this mailbox's workspace, so nothing was sent. Try again in a moment.",
+        undefined,
+        { cause: error },
+      );
     }
     if (!applied.policy && applied.outbound.length === 0) return undefined;
-    return { grant, policy: { rules: applied.outbound, lists: applied.lists, limits: applied.policy?.limits }, counted: applied.policy !== undefined, candidate };
+    return {
+      grant,
+      policy: { rules: applied.outbound, lists: applied.lists, limits: applied.policy?.limits },
+      counted: applied.policy !== undefined,
+      candidate,
+    };
   }
 
   /** Adds one to the grant's sends of `day` and returns the count before it. */
@@ -138,7 +187,10 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
     const [row] = await tx
       .insert(tables.grantDailyUsage)
       .values({ grantId, day, sent: 1 })
-      .onConflictDoUpdate({ target: [tables.grantDailyUsage.grantId, tables.grantDailyUsage.day], set: { sent: sql`${tables.grantDailyUsage.sent} + 1` } })
+      .onConflictDoUpdate({
+        target: [tables.grantDailyUsage.grantId, tables.grantDailyUsage.day],
+        set: { sent: sql`${tables.grantDailyUsage.sent} + 1` },
+      })
       .returning({ sent: tables.grantDailyUsage.sent });
     return (row?.sent ?? 1) - 1;
   }
@@ -167,7 +219,12 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
       const decision = decideSend(check.policy, check.candidate, sentBefore);
       if (decision.refusal) {
         const error = await refusalError(check, decision.refusal, tx);
-        throw new RefusedSend(error.code, error.message, error.details, rowOf(check, decision, phase, undefined, decision.refusal));
+        throw new RefusedSend(
+          error.code,
+          error.message,
+          error.details,
+          rowOf(check, decision, phase, undefined, decision.refusal),
+        );
       }
       return { check, decision, phase };
     },
@@ -184,7 +241,11 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
         return await work;
       } catch (error) {
         if (error instanceof RefusedSend) {
-          await db.write((tx) => recordEvaluations(tx, [error.row])).catch((cause: unknown) => logger.error('outbound stage: a refusal could not be recorded', { error: String(cause) }));
+          await db
+            .write((tx) => recordEvaluations(tx, [error.row]))
+            .catch((cause: unknown) =>
+              logger.error('outbound stage: a refusal could not be recorded', { error: String(cause) }),
+            );
         }
         throw error;
       }
@@ -194,14 +255,20 @@ export function createOutboundStage(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
      * What a send would meet, without sending: the decision against today's count, the recipients rules refuse
      * (each on its own) and those `undeliverable` names (an unknown mailbox of this service). Writes nothing.
      */
-    async dryRun(grant: GrantRow, candidate: SendCandidate, undeliverable: ReadonlyMap<string, string>): Promise<SendDryRun> {
+    async dryRun(
+      grant: GrantRow,
+      candidate: SendCandidate,
+      undeliverable: ReadonlyMap<string, string>,
+    ): Promise<SendDryRun> {
       const check = await load(grant, candidate);
       const policy: SendPolicy = check?.policy ?? { rules: [], lists: new Map(), limits: undefined };
       const sentToday = check?.counted ? await sentOn(grant.id, utcDayOf(clock.now())) : 0;
       const decision = decideSend(policy, candidate, sentToday);
       const refused: SendDryRun['refused_recipients'] = [];
-      for (const [email, ruleId] of refusedRecipients(policy, candidate)) refused.push({ email, reason: `blocked by outbound rule ${ruleId}`, rule_id: ruleId });
-      for (const [email, reason] of undeliverable) if (!refused.some((entry) => entry.email === email)) refused.push({ email, reason });
+      for (const [email, ruleId] of refusedRecipients(policy, candidate))
+        refused.push({ email, reason: `blocked by outbound rule ${ruleId}`, rule_id: ruleId });
+      for (const [email, reason] of undeliverable)
+        if (!refused.some((entry) => entry.email === email)) refused.push({ email, reason });
       const error = decision.refusal && check ? await refusalError(check, decision.refusal, db.orm) : undefined;
       return {
         dry_run: true,

@@ -51,7 +51,10 @@ function dnsCode(error: unknown): string {
 }
 
 /** Creates the router: recipients to local or remote, and remote domains to the SMTP targets to try. */
-export function createRouter(deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>, inbound: Pick<InboundService, 'checkRecipient'>) {
+export function createRouter(
+  deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>,
+  inbound: Pick<InboundService, 'checkRecipient'>,
+) {
   const { config, dns, logger } = deps;
 
   /** Routes recipients (lower-cased, once each): a mailbox here is local, an unknown one on our domains fails at once. */
@@ -65,7 +68,8 @@ export function createRouter(deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>, 
       const domain = domainOf(email);
       const check = await inbound.checkRecipient(email);
       if (check.ok) out.push({ email, domain, route: 'local' });
-      else if (check.reason === 'unknown') out.push({ email, domain, route: 'local', failed: { code: 550, response: `5.1.1 ${check.message}` } });
+      else if (check.reason === 'unknown')
+        out.push({ email, domain, route: 'local', failed: { code: 550, response: `5.1.1 ${check.message}` } });
       else out.push({ email, domain, route: 'remote' });
     }
     return out;
@@ -87,9 +91,14 @@ export function createRouter(deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>, 
       try {
         addresses = await dns.lookup(target.host);
       } catch (error) {
-        throw new RouteError(`4.4.3 DNS lookup of the relay ${target.host} failed (${dnsCode(error) || String(error)})`, false, 0);
+        throw new RouteError(
+          `4.4.3 DNS lookup of the relay ${target.host} failed (${dnsCode(error) || String(error)})`,
+          false,
+          0,
+        );
       }
-      if (addresses.length === 0) throw new RouteError(`4.4.3 DNS lookup of the relay ${target.host} found no address`, false, 0);
+      if (addresses.length === 0)
+        throw new RouteError(`4.4.3 DNS lookup of the relay ${target.host} found no address`, false, 0);
       relayAddress = { address: addresses[0]!.address, until: now + RELAY_ADDRESS_TTL_MS };
     }
     return { ...target, host: relayAddress.address, servername: target.host };
@@ -104,7 +113,9 @@ export function createRouter(deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>, 
       if (records.some((record) => record.exchange === '' || record.exchange === '.')) {
         throw new RouteError(`5.1.10 ${domain} accepts no mail (null MX, RFC 7505)`, true, 556);
       }
-      hosts = [...records].sort((a, b) => a.priority - b.priority).map((record) => record.exchange.replace(/\.$/, '').toLowerCase());
+      hosts = [...records]
+        .sort((a, b) => a.priority - b.priority)
+        .map((record) => record.exchange.replace(/\.$/, '').toLowerCase());
       if (hosts.length === 0) hosts = [domain];
     } catch (error) {
       if (error instanceof RouteError) throw error;
@@ -140,19 +151,37 @@ export function createRouter(deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>, 
         else refused.push(`${host} → ${address} (${why})`);
       }
       for (const address of allowed.slice(0, MAX_ADDRESSES_PER_HOST)) {
-        targets.push({ host: address, port: config.smtpDeliveryPort, secure: false, servername: host, verifyTls: false });
+        targets.push({
+          host: address,
+          port: config.smtpDeliveryPort,
+          secure: false,
+          servername: host,
+          verifyTls: false,
+        });
       }
     }
-    if (refused.length > 0) logger.warn('mx addresses refused by the address policy', { domain, refused: refused.slice(0, 10) });
+    if (refused.length > 0)
+      logger.warn('mx addresses refused by the address policy', { domain, refused: refused.slice(0, 10) });
     if (targets.length === 0) {
       if (refused.length > 0 && !lookupTrouble) {
         // Every mail server that exists is on a private, loopback or reserved address: no retry changes that.
-        throw new RouteError(`5.4.4 the mail servers of ${domain} have only non-public addresses, and mail is delivered to public addresses only: ${refused.slice(0, 3).join('; ')} (${ALLOW_PRIVATE_HINT})`.slice(0, 1000), true, 550);
+        throw new RouteError(
+          `5.4.4 the mail servers of ${domain} have only non-public addresses, and mail is delivered to public addresses only: ${refused.slice(0, 3).join('; ')} (${ALLOW_PRIVATE_HINT})`.slice(
+            0,
+            1000,
+          ),
+          true,
+          550,
+        );
       }
       if (missing === Math.min(hosts.length, MAX_MX_HOSTS) && hosts.length === 1 && hosts[0] === domain) {
         throw new RouteError(`5.1.2 ${domain} has no mail server (no MX and no address record)`, true, 550);
       }
-      throw new RouteError(`4.4.4 no address for the mail servers of ${domain} (${lastError || refused.join('; ')})`.slice(0, 1000), false, 0);
+      throw new RouteError(
+        `4.4.4 no address for the mail servers of ${domain} (${lastError || refused.join('; ')})`.slice(0, 1000),
+        false,
+        0,
+      );
     }
     return targets;
   }

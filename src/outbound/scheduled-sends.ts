@@ -40,7 +40,10 @@ const SCHEDULE_DESCRIPTIONS: Record<ScheduleRow['status'], string> = {
 function toScheduled(row: ScheduleRow): ScheduledMessage {
   return {
     schedule_id: row.id,
-    status: { code: row.status, description: row.error ? `${SCHEDULE_DESCRIPTIONS[row.status]}: ${row.error}` : SCHEDULE_DESCRIPTIONS[row.status] },
+    status: {
+      code: row.status,
+      description: row.error ? `${SCHEDULE_DESCRIPTIONS[row.status]}: ${row.error}` : SCHEDULE_DESCRIPTIONS[row.status],
+    },
     send_at: row.sendAt,
     ...(row.closeTime !== null ? { close_time: row.closeTime } : {}),
     ...(row.status === 'pending' ? { draft_id: row.draftId } : {}),
@@ -75,72 +78,112 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
     const pending = await tx
       .select()
       .from(tables.scheduledMessages)
-      .where(and(eq(tables.scheduledMessages.draftId, record.details.id), eq(tables.scheduledMessages.status, 'pending')));
+      .where(
+        and(eq(tables.scheduledMessages.draftId, record.details.id), eq(tables.scheduledMessages.status, 'pending')),
+      );
     for (const schedule of pending) {
       if (schedule.id === keep) continue;
-      await tx.update(tables.scheduledMessages).set({ status: 'cancelled', error: 'the draft was sent or deleted', closeTime: now(), updatedAt: now() }).where(eq(tables.scheduledMessages.id, schedule.id));
+      await tx
+        .update(tables.scheduledMessages)
+        .set({ status: 'cancelled', error: 'the draft was sent or deleted', closeTime: now(), updatedAt: now() })
+        .where(eq(tables.scheduledMessages.id, schedule.id));
       await tx.delete(tables.jobs).where(eq(tables.jobs.dedupeKey, `${SCHEDULED_SEND_JOB}:${schedule.id}`));
     }
     const { grant, provider } = await providers.ofGrantId(tx, record.details.grantId);
-    await provider.draftRemoved(tx, grant, { draftId: record.details.id, grantId: grant.id, messageId: record.row.id, headerMessageId: record.details.headerMessageId });
+    await provider.draftRemoved(tx, grant, {
+      draftId: record.details.id,
+      grantId: grant.id,
+      messageId: record.row.id,
+      headerMessageId: record.details.headerMessageId,
+    });
     await store.destroy(tx, [record.row]);
   }
 
   /** Holds a message as a draft until `sendAt` and schedules its sending. Answers with HTTP status 202. */
   async function schedule(
     composition: Composition,
-    options: { sendAt: number; useDraft: boolean; claim?: IdempotencyClaim | undefined; existing?: DraftRecord | undefined },
+    options: {
+      sendAt: number;
+      useDraft: boolean;
+      claim?: IdempotencyClaim | undefined;
+      existing?: DraftRecord | undefined;
+    },
   ): Promise<SendResult> {
     const at = now();
-    if (options.sendAt <= at) throw invalid('send_at', `must be in the future (now is ${at}); leave send_at out to send at once.`);
-    if (options.sendAt > at + MAX_SCHEDULE_AHEAD_SECONDS) throw invalid('send_at', `may be at most 30 days ahead (until ${at + MAX_SCHEDULE_AHEAD_SECONDS}).`);
+    if (options.sendAt <= at)
+      throw invalid('send_at', `must be in the future (now is ${at}); leave send_at out to send at once.`);
+    if (options.sendAt > at + MAX_SCHEDULE_AHEAD_SECONDS)
+      throw invalid('send_at', `may be at most 30 days ahead (until ${at + MAX_SCHEDULE_AHEAD_SECONDS}).`);
     const { grant } = composition;
     const existing = options.existing;
-    const built = existing ? undefined : await build(composition, `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`, clock.now());
+    const built = existing
+      ? undefined
+      : await build(composition, `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`, clock.now());
     const check = await stage.prepare(grant, sendCandidateOf(composition, built?.raw.length ?? existing!.row.rawSize));
-    return stage.settle(db.write(async (tx) => {
-      const replay = await idempotency.find(tx, options.claim);
-      if (replay) return replay.response as SendResult;
-      let record: DraftRecord;
-      if (existing) {
-        await assertCurrent(tx, existing);
-        record = existing;
-      } else {
-        record = await writeVersion(tx, composition, built!, undefined, { starred: false, unread: false, sendAt: options.sendAt });
-      }
-      const admitted = await stage.admit(tx, check, 'schedule');
-      const id = newId();
-      await tx.insert(tables.scheduledMessages).values({
-        id,
-        applicationId: grant.applicationId,
-        grantId: grant.id,
-        draftId: record.details.id,
-        keepDraft: existing !== undefined || options.useDraft,
-        sendAt: options.sendAt,
-        status: 'pending',
-        createdAt: at,
-        updatedAt: at,
-      });
-      await jobs.enqueueIn(tx, { kind: SCHEDULED_SEND_JOB, payload: { schedule_id: id }, runAt: new Date(options.sendAt * 1000), dedupeKey: `${SCHEDULED_SEND_JOB}:${id}` });
-      const [message] = await presentMessages(tx, [record.row]);
-      const { delivery_status: _status, ...data } = message!;
-      const answer: SendResult = {
-        data: { ...data, id: record.details.id, schedule_id: id, send_at: options.sendAt, use_draft: options.useDraft, ...(composition.replyToMessageId ? { reply_to_message_id: composition.replyToMessageId } : {}) },
-        schedule_id: id,
-        send_at: options.sendAt,
-        use_draft: options.useDraft,
-        grant_id: grant.id,
-      };
-      await stage.record(tx, admitted, undefined);
-      await idempotency.save(tx, options.claim, { status: 202, response: answer });
-      return answer;
-    }));
+    return stage.settle(
+      db.write(async (tx) => {
+        const replay = await idempotency.find(tx, options.claim);
+        if (replay) return replay.response as SendResult;
+        let record: DraftRecord;
+        if (existing) {
+          await assertCurrent(tx, existing);
+          record = existing;
+        } else {
+          record = await writeVersion(tx, composition, built!, undefined, {
+            starred: false,
+            unread: false,
+            sendAt: options.sendAt,
+          });
+        }
+        const admitted = await stage.admit(tx, check, 'schedule');
+        const id = newId();
+        await tx.insert(tables.scheduledMessages).values({
+          id,
+          applicationId: grant.applicationId,
+          grantId: grant.id,
+          draftId: record.details.id,
+          keepDraft: existing !== undefined || options.useDraft,
+          sendAt: options.sendAt,
+          status: 'pending',
+          createdAt: at,
+          updatedAt: at,
+        });
+        await jobs.enqueueIn(tx, {
+          kind: SCHEDULED_SEND_JOB,
+          payload: { schedule_id: id },
+          runAt: new Date(options.sendAt * 1000),
+          dedupeKey: `${SCHEDULED_SEND_JOB}:${id}`,
+        });
+        const [message] = await presentMessages(tx, [record.row]);
+        const { delivery_status: _status, ...data } = message!;
+        const answer: SendResult = {
+          data: {
+            ...data,
+            id: record.details.id,
+            schedule_id: id,
+            send_at: options.sendAt,
+            use_draft: options.useDraft,
+            ...(composition.replyToMessageId ? { reply_to_message_id: composition.replyToMessageId } : {}),
+          },
+          schedule_id: id,
+          send_at: options.sendAt,
+          use_draft: options.useDraft,
+          grant_id: grant.id,
+        };
+        await stage.record(tx, admitted, undefined);
+        await idempotency.save(tx, options.claim, { status: 202, response: answer });
+        return answer;
+      }),
+    );
   }
 
   /** The `mail.send_scheduled` handler: sends the held draft, or records why it could not be sent. */
   const runSchedule: JobHandler = async (job: Job) => {
     const scheduleId = String(job.payload.schedule_id);
-    const [row] = await db.orm.select().from(tables.scheduledMessages).where(eq(tables.scheduledMessages.id, scheduleId));
+    const [row] = await db.orm
+      .select()
+      .from(tables.scheduledMessages)
+      .where(eq(tables.scheduledMessages.id, scheduleId));
     if (!row || row.status !== 'pending') return { type: 'done' };
     const fail = (error: string) =>
       db.write(async (tx) => {
@@ -162,12 +205,18 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
       await accept(composition, {
         headerMessageId: record.details.headerMessageId,
         before: async (tx) => {
-          const [current] = await tx.select().from(tables.scheduledMessages).where(eq(tables.scheduledMessages.id, scheduleId));
+          const [current] = await tx
+            .select()
+            .from(tables.scheduledMessages)
+            .where(eq(tables.scheduledMessages.id, scheduleId));
           if (current?.status !== 'pending') throw new StaleError('the schedule was stopped');
           await assertCurrent(tx, record);
         },
         after: async (tx, sentMessageId) => {
-          await tx.update(tables.scheduledMessages).set({ status: 'success', sentMessageId, closeTime: now(), updatedAt: now() }).where(eq(tables.scheduledMessages.id, scheduleId));
+          await tx
+            .update(tables.scheduledMessages)
+            .set({ status: 'success', sentMessageId, closeTime: now(), updatedAt: now() })
+            .where(eq(tables.scheduledMessages.id, scheduleId));
           await removeDraft(tx, record, scheduleId);
         },
       });
@@ -217,17 +266,29 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
         const [row] = await tx
           .select()
           .from(tables.scheduledMessages)
-          .where(and(eq(tables.scheduledMessages.grantId, grant.id), eq(tables.scheduledMessages.id, input.schedule_id)));
+          .where(
+            and(eq(tables.scheduledMessages.grantId, grant.id), eq(tables.scheduledMessages.id, input.schedule_id)),
+          );
         if (!row) throw notFound('Scheduled message', input.schedule_id);
         if (row.status === 'success' || row.status === 'failed') {
-          throw invalid('schedule_id', `this scheduled send already ${row.status === 'success' ? 'went out' : 'failed'} (status ${row.status}); there is nothing to stop.`);
+          throw invalid(
+            'schedule_id',
+            `this scheduled send already ${row.status === 'success' ? 'went out' : 'failed'} (status ${row.status}); there is nothing to stop.`,
+          );
         }
         if (row.status !== 'cancelled') {
-          await tx.update(tables.scheduledMessages).set({ status: 'cancelled', closeTime: now(), updatedAt: now() }).where(eq(tables.scheduledMessages.id, row.id));
+          await tx
+            .update(tables.scheduledMessages)
+            .set({ status: 'cancelled', closeTime: now(), updatedAt: now() })
+            .where(eq(tables.scheduledMessages.id, row.id));
           await tx.delete(tables.jobs).where(eq(tables.jobs.dedupeKey, `${SCHEDULED_SEND_JOB}:${row.id}`));
           const record = await findDraft(tx, grant.id, row.draftId);
           if (record && !row.keepDraft) await store.destroy(tx, [record.row]);
-          else if (record) await tx.update(tables.draftDetails).set({ sendAt: null }).where(eq(tables.draftDetails.id, record.details.id));
+          else if (record)
+            await tx
+              .update(tables.draftDetails)
+              .set({ sendAt: null })
+              .where(eq(tables.draftDetails.id, record.details.id));
         }
         return { message: 'requested cancelation for workflow' };
       });

@@ -15,7 +15,14 @@
  * Agentpost mailbox under the policy removes from mail it receives (the inbound stage), not a rule for mail out.
  */
 import type { StoredPolicyLimits } from '../../storage/index.js';
-import { evaluateRules, evaluationInputOf, type CompiledRule, type EvaluationInput, type ListSet, type RuleOutcome } from '../admin/index.js';
+import {
+  evaluateRules,
+  evaluationInputOf,
+  type CompiledRule,
+  type EvaluationInput,
+  type ListSet,
+  type RuleOutcome,
+} from '../admin/index.js';
 
 /** Milliseconds in a UTC day. */
 const DAY_MS = 86_400_000;
@@ -103,15 +110,27 @@ function typeAllowed(contentType: string, allowed: readonly string[]): boolean {
 }
 
 /** The attachment verdict: counts and the files outside the policy's attachment limits. */
-function attachmentVerdict(files: readonly OutgoingFile[], limits: StoredPolicyLimits | undefined): SendVerdicts['attachments'] {
+function attachmentVerdict(
+  files: readonly OutgoingFile[],
+  limits: StoredPolicyLimits | undefined,
+): SendVerdicts['attachments'] {
   const countLimit = limitOf(limits?.limit_attachment_count_limit);
   const sizeLimit = limitOf(limits?.limit_attachment_size_limit);
-  const allowed = limits?.limit_attachment_allowed_types && limits.limit_attachment_allowed_types.length > 0 ? limits.limit_attachment_allowed_types : undefined;
+  const allowed =
+    limits?.limit_attachment_allowed_types && limits.limit_attachment_allowed_types.length > 0
+      ? limits.limit_attachment_allowed_types
+      : undefined;
   const outside: { filename: string; reason: string }[] = [];
   files.forEach((file, index) => {
-    if (countLimit !== undefined && index >= countLimit) outside.push({ filename: file.filename, reason: `beyond the ${countLimit} attachments a message may carry` });
-    else if (sizeLimit !== undefined && file.size > sizeLimit) outside.push({ filename: file.filename, reason: `${file.size} bytes, over the ${sizeLimit}-byte attachment limit` });
-    else if (allowed && !typeAllowed(file.contentType, allowed)) outside.push({ filename: file.filename, reason: `type ${file.contentType} is not among the allowed types` });
+    if (countLimit !== undefined && index >= countLimit)
+      outside.push({ filename: file.filename, reason: `beyond the ${countLimit} attachments a message may carry` });
+    else if (sizeLimit !== undefined && file.size > sizeLimit)
+      outside.push({
+        filename: file.filename,
+        reason: `${file.size} bytes, over the ${sizeLimit}-byte attachment limit`,
+      });
+    else if (allowed && !typeAllowed(file.contentType, allowed))
+      outside.push({ filename: file.filename, reason: `type ${file.contentType} is not among the allowed types` });
   });
   return {
     count: files.length,
@@ -128,7 +147,11 @@ function attachmentVerdict(files: readonly OutgoingFile[], limits: StoredPolicyL
  * the quota out (a send being scheduled counts on the day it goes out).
  */
 export function decideSend(policy: SendPolicy, candidate: SendCandidate, sentToday: number | undefined): SendDecision {
-  const input = evaluationInputOf({ from: candidate.from, recipients: candidate.recipients, outboundType: candidate.reply ? 'reply' : 'compose' });
+  const input = evaluationInputOf({
+    from: candidate.from,
+    recipients: candidate.recipients,
+    outboundType: candidate.reply ? 'reply' : 'compose',
+  });
   const outcome = evaluateRules(policy.rules, input, policy.lists);
   const sizeLimit = limitOf(policy.limits?.limit_size_total_mime);
   const quotaLimit = limitOf(policy.limits?.limit_count_daily_email_sent);
@@ -138,7 +161,12 @@ export function decideSend(policy: SendPolicy, candidate: SendCandidate, sentTod
   const verdicts: SendVerdicts = {
     size: { bytes: candidate.sizeBytes, limit: sizeLimit ?? null, ok: sizeOk },
     attachments: attachmentVerdict(candidate.attachments, policy.limits),
-    quota: { sent_today: sent, limit: quotaLimit ?? null, left_today: quotaLimit === undefined ? null : Math.max(0, quotaLimit - sent), ok: quotaOk },
+    quota: {
+      sent_today: sent,
+      limit: quotaLimit ?? null,
+      left_today: quotaLimit === undefined ? null : Math.max(0, quotaLimit - sent),
+      ok: quotaOk,
+    },
   };
   let refusal: SendRefusal | undefined;
   const blocking = outcome.block ? outcome.matchedRuleIds.at(-1) : undefined;
@@ -152,11 +180,18 @@ export function decideSend(policy: SendPolicy, candidate: SendCandidate, sentTod
  * The recipients a rule would refuse on their own: each recipient evaluated alone (with the sender and the send's
  * type), so an agent sees which addresses to drop. Rule ids by address.
  */
-export function refusedRecipients(policy: SendPolicy, candidate: Pick<SendCandidate, 'from' | 'recipients' | 'reply'>): Map<string, string> {
+export function refusedRecipients(
+  policy: SendPolicy,
+  candidate: Pick<SendCandidate, 'from' | 'recipients' | 'reply'>,
+): Map<string, string> {
   const refused = new Map<string, string>();
   if (policy.rules.length === 0) return refused;
   for (const recipient of new Set(candidate.recipients.map((address) => address.trim().toLowerCase()))) {
-    const input = evaluationInputOf({ from: candidate.from, recipients: [recipient], outboundType: candidate.reply ? 'reply' : 'compose' });
+    const input = evaluationInputOf({
+      from: candidate.from,
+      recipients: [recipient],
+      outboundType: candidate.reply ? 'reply' : 'compose',
+    });
     const outcome = evaluateRules(policy.rules, input, policy.lists);
     if (outcome.block) refused.set(recipient, outcome.matchedRuleIds.at(-1)!);
   }

@@ -21,7 +21,14 @@ import type { IdempotencyClaim, IdempotencyStore } from './idempotency.js';
 import type { OutboundQueue } from './outbound-queue.js';
 import type { OutboundStage } from './outbound-stage.js';
 import type { SendCandidate } from './send-policy.js';
-import { type GatedSend, type SendGates, recordTrackedSend, trackedBody, tracksAnything, type SigningKeys } from '../deliverability/index.js';
+import {
+  type GatedSend,
+  type SendGates,
+  recordTrackedSend,
+  trackedBody,
+  tracksAnything,
+  type SigningKeys,
+} from '../deliverability/index.js';
 import { domainOf } from './routing.js';
 
 /** The extra wire fields of a sent message. */
@@ -39,7 +46,11 @@ export function sendCandidateOf(composition: Composition, rawBytes: number): Sen
     recipients: [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email),
     reply: composition.replyToMessageId !== undefined || composition.inReplyTo !== undefined,
     sizeBytes: rawBytes,
-    attachments: composition.attachments.map((attachment) => ({ filename: attachment.filename, contentType: attachment.contentType, size: attachment.content.length })),
+    attachments: composition.attachments.map((attachment) => ({
+      filename: attachment.filename,
+      contentType: attachment.contentType,
+      size: attachment.content.length,
+    })),
   };
 }
 
@@ -95,65 +106,85 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     let composition = requested;
     let trackedLinks: string[] = [];
     if (trackingId !== undefined) {
-      const tracked = trackedBody(await signing.signer(), config.deliverability.trackingUrl, trackingId, requested.trackingOptions!, requested.body, requested.isPlaintext);
+      const tracked = trackedBody(
+        await signing.signer(),
+        config.deliverability.trackingUrl,
+        trackingId,
+        requested.trackingOptions!,
+        requested.body,
+        requested.isPlaintext,
+      );
       composition = { ...requested, body: tracked.body };
       trackedLinks = tracked.links;
     }
     const built = await composer.build(composition, headerMessageId, date);
     const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
-    const recipients = await queue.routeFor(grant, [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email));
-    const { result, inline } = await stage.settle(db.write(async (tx) => {
-      const replay = await idempotency.find(tx, options.claim);
-      if (replay) return { result: replay.response as SendResult, inline: undefined };
-      await options.before?.(tx);
-      const admitted = await stage.admit(tx, check, 'send');
-      const gated: GatedSend = {
-        applicationId: grant.applicationId,
-        grant,
-        from: composition.from.email.toLowerCase(),
-        recipients: uniqueAddresses([...composition.to, ...composition.cc, ...composition.bcc]),
-        at: date.getTime(),
-      };
-      await gates.check(tx, gated);
-      const copy = await store.insert(tx, ownCopy(composition, built, { folders: ['sent'], unread: false, date: unixSeconds(date), envelopeFrom: grant.email }));
-      const queued = await queue.queue(
-        tx,
-        {
+    const recipients = await queue.routeFor(
+      grant,
+      [...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email),
+    );
+    const { result, inline } = await stage.settle(
+      db.write(async (tx) => {
+        const replay = await idempotency.find(tx, options.claim);
+        if (replay) return { result: replay.response as SendResult, inline: undefined };
+        await options.before?.(tx);
+        const admitted = await stage.admit(tx, check, 'send');
+        const gated: GatedSend = {
           applicationId: grant.applicationId,
-          grantId: grant.id,
-          messageId: copy.row.id,
-          kind: 'message',
-          headerMessageId,
-          subject: composition.subject,
-          envelopeFrom: grant.email,
-          raw: built.raw,
-          rawHash: built.rawHash,
-          trackingOptions: composition.trackingOptions,
-        },
-        recipients,
-      );
-      await options.after?.(tx, copy.row.id);
-      await gates.count(tx, gated);
-      if (trackingId !== undefined) {
-        await recordTrackedSend(tx, {
-          id: trackingId,
-          applicationId: grant.applicationId,
-          grantId: grant.id,
-          messageId: copy.row.id,
-          threadId: copy.row.threadId,
-          outboundId: queued.outboundId,
-          headerMessageId,
-          options: composition.trackingOptions!,
-          links: trackedLinks,
-          sentAt: date.getTime(),
-        });
-      }
-      await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
-      await stage.record(tx, admitted, copy.row.id);
-      const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };
-      await idempotency.save(tx, options.claim, { status: 200, response: answer });
-      return { result: answer, inline: queued.inline };
-    }));
+          grant,
+          from: composition.from.email.toLowerCase(),
+          recipients: uniqueAddresses([...composition.to, ...composition.cc, ...composition.bcc]),
+          at: date.getTime(),
+        };
+        await gates.check(tx, gated);
+        const copy = await store.insert(
+          tx,
+          ownCopy(composition, built, {
+            folders: ['sent'],
+            unread: false,
+            date: unixSeconds(date),
+            envelopeFrom: grant.email,
+          }),
+        );
+        const queued = await queue.queue(
+          tx,
+          {
+            applicationId: grant.applicationId,
+            grantId: grant.id,
+            messageId: copy.row.id,
+            kind: 'message',
+            headerMessageId,
+            subject: composition.subject,
+            envelopeFrom: grant.email,
+            raw: built.raw,
+            rawHash: built.rawHash,
+            trackingOptions: composition.trackingOptions,
+          },
+          recipients,
+        );
+        await options.after?.(tx, copy.row.id);
+        await gates.count(tx, gated);
+        if (trackingId !== undefined) {
+          await recordTrackedSend(tx, {
+            id: trackingId,
+            applicationId: grant.applicationId,
+            grantId: grant.id,
+            messageId: copy.row.id,
+            threadId: copy.row.threadId,
+            outboundId: queued.outboundId,
+            headerMessageId,
+            options: composition.trackingOptions!,
+            links: trackedLinks,
+            sentAt: date.getTime(),
+          });
+        }
+        await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
+        await stage.record(tx, admitted, copy.row.id);
+        const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };
+        await idempotency.save(tx, options.claim, { status: 200, response: answer });
+        return { result: answer, inline: queued.inline };
+      }),
+    );
     await queue.runInline(inline);
     return result;
   }
@@ -162,9 +193,19 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
    * Queues a message that has no sender's copy (invitations, system mail, transactional sends), then delivers
    * locally at once. Returns the outbound record's id (none when there was nobody to send to).
    */
-  async function sendDetached(spec: { applicationId: string | null; grantId: string | null; kind: 'invitation' | 'system' | 'transactional'; input: ComposeInput; envelopeFrom: string }): Promise<{ outboundId: string | undefined }> {
+  async function sendDetached(spec: {
+    applicationId: string | null;
+    grantId: string | null;
+    kind: 'invitation' | 'system' | 'transactional';
+    input: ComposeInput;
+    envelopeFrom: string;
+  }): Promise<{ outboundId: string | undefined }> {
     const raw = await composer.signedMime(spec.input);
-    if (raw.length > MAX_MESSAGE_BYTES) throw new AppError('payload_too_large', `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`);
+    if (raw.length > MAX_MESSAGE_BYTES)
+      throw new AppError(
+        'payload_too_large',
+        `The composed message is ${raw.length} bytes; the limit is 40 MB (${MAX_MESSAGE_BYTES} bytes). Send fewer or smaller attachments.`,
+      );
     // A grant's own mail (its calendar invitations) leaves the way its sends do: a connected account's through its server.
     const emails = [...spec.input.to, ...spec.input.cc, ...spec.input.bcc].map((entry) => entry.email);
     const recipients = spec.grantId !== null ? await queue.routeFor(spec.grantId, emails) : await queue.route(emails);
@@ -175,7 +216,13 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
     const gated: GatedSend | undefined =
       spec.applicationId === null
         ? undefined
-        : { applicationId: spec.applicationId, grant: undefined, from: spec.input.from.email.toLowerCase(), recipients: uniqueAddresses([...spec.input.to, ...spec.input.cc, ...spec.input.bcc]), at: clock.now().getTime() };
+        : {
+            applicationId: spec.applicationId,
+            grant: undefined,
+            from: spec.input.from.email.toLowerCase(),
+            recipients: uniqueAddresses([...spec.input.to, ...spec.input.cc, ...spec.input.bcc]),
+            at: clock.now().getTime(),
+          };
     const { inline, outboundId } = await db.write(async (tx) => {
       if (gated && spec.kind === 'transactional') await gates.check(tx, gated);
       if (gated) await gates.count(tx, gated);
@@ -200,7 +247,9 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
   }
 
   /** A plain-text message with no threading or attachments, its Message-ID on the sender's domain. */
-  function plainMessage(fields: Pick<ComposeInput, 'from' | 'to' | 'subject' | 'customHeaders' | 'calendar'> & { text: string }): ComposeInput {
+  function plainMessage(
+    fields: Pick<ComposeInput, 'from' | 'to' | 'subject' | 'customHeaders' | 'calendar'> & { text: string },
+  ): ComposeInput {
     const { text, calendar, ...rest } = fields;
     return {
       ...rest,
@@ -221,7 +270,9 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
   /** iMIP invitations, updates, cancellations and replies of the event service. */
   const invitations: InvitationSender = {
     async send(invitation) {
-      const from = invitation.from.name ? { name: oneLine(invitation.from.name), email: invitation.from.email } : { email: invitation.from.email };
+      const from = invitation.from.name
+        ? { name: oneLine(invitation.from.name), email: invitation.from.email }
+        : { email: invitation.from.email };
       await sendDetached({
         applicationId: invitation.applicationId,
         grantId: invitation.grantId,
@@ -229,7 +280,9 @@ export function createSubmission(deps: CoreDeps, parts: SubmissionParts) {
         envelopeFrom: invitation.from.email,
         input: plainMessage({
           from,
-          to: invitation.to.map((entry) => (entry.name ? { name: oneLine(entry.name), email: entry.email } : { email: entry.email })),
+          to: invitation.to.map((entry) =>
+            entry.name ? { name: oneLine(entry.name), email: entry.email } : { email: entry.email },
+          ),
           subject: invitation.subject,
           text: invitation.text,
           customHeaders: [],

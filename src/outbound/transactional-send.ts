@@ -25,31 +25,51 @@ export interface TransactionalSendParts {
 }
 
 /** Creates the transactional sender. */
-export function createTransactionalSend({ db, clock, newId }: CoreDeps, { composer, submission }: TransactionalSendParts) {
-  return async function sendFromDomain(principal: Principal, input: TransactionalSendInput): Promise<TransactionalSendResult> {
+export function createTransactionalSend(
+  { db, clock, newId }: CoreDeps,
+  { composer, submission }: TransactionalSendParts,
+) {
+  return async function sendFromDomain(
+    principal: Principal,
+    input: TransactionalSendInput,
+  ): Promise<TransactionalSendResult> {
     const domainName = input.domain_name.toLowerCase();
     const [domain] = await db.orm
       .select()
       .from(tables.domains)
-      .where(and(eq(tables.domains.domainAddress, domainName), eq(tables.domains.applicationId, principal.applicationId)))
+      .where(
+        and(eq(tables.domains.domainAddress, domainName), eq(tables.domains.applicationId, principal.applicationId)),
+      )
       .limit(1);
     if (!domain) throw notFound('Domain', domainName);
     if (!isDomainUsable(domain)) {
-      throw new AppError('invalid_request', `Domain ${JSON.stringify(domainName)} is not verified: verify its ownership record first (POST /v3/admin/domains/${domain.id}/verify with type ownership).`);
+      throw new AppError(
+        'invalid_request',
+        `Domain ${JSON.stringify(domainName)} is not verified: verify its ownership record first (POST /v3/admin/domains/${domain.id}/verify with type ownership).`,
+      );
     }
-    if (input.send_at !== undefined) throw invalid('send_at', 'a send from a domain cannot be scheduled; send now, or schedule from a mailbox (/grants/{id}/messages/send).');
+    if (input.send_at !== undefined)
+      throw invalid(
+        'send_at',
+        'a send from a domain cannot be scheduled; send now, or schedule from a mailbox (/grants/{id}/messages/send).',
+      );
     const sender = input.from[0]!;
-    if (domainOf(sender.email) !== domainName) throw invalid('from', `the sender must be an address on ${domainName}, not ${sender.email}.`);
+    if (domainOf(sender.email) !== domainName)
+      throw invalid('from', `the sender must be an address on ${domainName}, not ${sender.email}.`);
     const to = input.to ?? [];
     const cc = input.cc ?? [];
     const bcc = input.bcc ?? [];
     const recipients = new Set([...to, ...cc, ...bcc].map((entry) => entry.email.toLowerCase()));
     if (recipients.size === 0) throw invalid('to', 'give at least one recipient in to, cc or bcc.');
     if (recipients.size > MAX_RECIPIENTS) {
-      throw invalid('to', `${recipients.size} recipients; a message may have at most ${MAX_RECIPIENTS} (to, cc and bcc together). Split the list into several messages.`);
+      throw invalid(
+        'to',
+        `${recipients.size} recipients; a message may have at most ${MAX_RECIPIENTS} (to, cc and bcc together). Split the list into several messages.`,
+      );
     }
     const headerMessageId = `${newId()}@${domainName}`;
-    const address = (entry: { name?: string | undefined; email: string }) => (entry.name ? { name: entry.name, email: entry.email } : { email: entry.email });
+    const address = (entry: { name?: string | undefined; email: string }) =>
+      entry.name ? { name: entry.name, email: entry.email } : { email: entry.email };
     const message: ComposeInput = {
       from: address(sender),
       to: to.map(address),

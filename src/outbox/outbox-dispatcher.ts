@@ -31,7 +31,10 @@ export interface OutboxConsumer {
 const BATCH_SIZE = 100;
 
 /** Creates the dispatcher over the given consumers. */
-export function createOutboxDispatcher({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, consumers: readonly OutboxConsumer[]): OutboxDispatcher {
+export function createOutboxDispatcher(
+  { db, clock }: Pick<CoreDeps, 'db' | 'clock'>,
+  consumers: readonly OutboxConsumer[],
+): OutboxDispatcher {
   async function interested(): Promise<boolean> {
     const interest = await Promise.all(consumers.map((consumer) => consumer.interested()));
     return interest.some(Boolean);
@@ -44,7 +47,11 @@ export function createOutboxDispatcher({ db, clock }: Pick<CoreDeps, 'db' | 'clo
     /** True when at least one event waits and some consumer is interested (cheap reads). */
     async hasPending(): Promise<boolean> {
       if (!(await interested())) return false;
-      const rows = await db.orm.select({ seq: tables.outboxEvents.seq }).from(tables.outboxEvents).where(isNull(tables.outboxEvents.dispatchedAt)).limit(1);
+      const rows = await db.orm
+        .select({ seq: tables.outboxEvents.seq })
+        .from(tables.outboxEvents)
+        .where(isNull(tables.outboxEvents.dispatchedAt))
+        .limit(1);
       return rows.length > 0;
     },
 

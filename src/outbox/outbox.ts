@@ -60,10 +60,18 @@ export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
 }
 
 /** An event as a service writes it: the id is made, `objectId` defaults to `object.id`, `createdAt` to now. */
-export type NewOutboxEvent = Omit<OutboxEvent, 'id' | 'createdAt' | 'objectId'> & { objectId?: string | undefined; createdAt?: number };
+export type NewOutboxEvent = Omit<OutboxEvent, 'id' | 'createdAt' | 'objectId'> & {
+  objectId?: string | undefined;
+  createdAt?: number;
+};
 
 /** The `<kind>.deleted` event of an object of a grant: its id, grant and kind are all a deleted object still has. */
-export function deletedEvent(applicationId: string, grantId: string, kind: 'calendar' | 'contact' | 'folder', id: string): NewOutboxEvent {
+export function deletedEvent(
+  applicationId: string,
+  grantId: string,
+  kind: 'calendar' | 'contact' | 'folder',
+  id: string,
+): NewOutboxEvent {
   return { applicationId, grantId, type: `${kind}.deleted`, object: { id, grant_id: grantId, object: kind } };
 }
 

@@ -41,7 +41,10 @@ export type SpamVerdict = NonNullable<StoredMessageVerdict['spam']>;
  * Scores a message as a policy's `spam_detection` asks (header anomalies, DNSBL, rspamd when configured).
  * Rejects only when the check could not complete (→ 451 4.3.0).
  */
-export type SpamChecker = (mail: StageMail & { authentication: AuthenticationVerdict | undefined }, settings: StoredSpamDetection) => Promise<SpamVerdict>;
+export type SpamChecker = (
+  mail: StageMail & { authentication: AuthenticationVerdict | undefined },
+  settings: StoredSpamDetection,
+) => Promise<SpamVerdict>;
 
 /** The stages given from outside; absent ones are skipped. */
 export interface InboundStages {

@@ -8,10 +8,32 @@ export type { Clock, IdGenerator, RandomBytes } from './clock.js';
 export type { CoreDeps } from './core-deps.js';
 export type { DnsResolver } from './dns.js';
 export type { HttpRequester, OutboundHttpRequest, OutboundHttpResponse } from './http.js';
-export type { AuthenticationVerdict, Authenticator, InboundStages, SmtpClientInfo, SpamChecker, SpamVerdict, StageMail } from './inbound-stages.js';
+export type {
+  AuthenticationVerdict,
+  Authenticator,
+  InboundStages,
+  SmtpClientInfo,
+  SpamChecker,
+  SpamVerdict,
+  StageMail,
+} from './inbound-stages.js';
 export type { Logger } from './logger.js';
-export { SmtpSendError, type SmtpClient, type SmtpRejection, type SmtpResult, type SmtpSubmission, type SmtpTarget } from './mail-transport.js';
+export {
+  SmtpSendError,
+  type SmtpClient,
+  type SmtpRejection,
+  type SmtpResult,
+  type SmtpSubmission,
+  type SmtpTarget,
+} from './mail-transport.js';
 export type { Metrics, SmartComposeOutcome, SmtpStage } from './metrics.js';
 export type { Notifier, SystemEmail } from './notifier.js';
 export type { SecretBox } from './secret-box.js';
-export { TextGenerationError, type TextGenerationRequest, type TextGenerator, type TextMessage, type TextStreamPart, type TextUsage } from './text-generator.js';
+export {
+  TextGenerationError,
+  type TextGenerationRequest,
+  type TextGenerator,
+  type TextMessage,
+  type TextStreamPart,
+  type TextUsage,
+} from './text-generator.js';

@@ -9,7 +9,19 @@ import type { JobHandler } from '../jobs/index.js';
 import type { MailboxProvider, ProviderGrant } from './contracts.js';
 import { hostedProvider } from './hosted.js';
 
-export { HOSTED_PROVIDER, IMAP_PROVIDER, type AccountLogin, type AccountRequest, type ConnectedAccounts, type DraftRef, type MailboxProvider, type MailboxSync, type PendingRecipient, type ProviderGrant, type Submitter } from './contracts.js';
+export {
+  HOSTED_PROVIDER,
+  IMAP_PROVIDER,
+  type AccountLogin,
+  type AccountRequest,
+  type ConnectedAccounts,
+  type DraftRef,
+  type MailboxProvider,
+  type MailboxSync,
+  type PendingRecipient,
+  type ProviderGrant,
+  type Submitter,
+} from './contracts.js';
 export { hostedProvider } from './hosted.js';
 
 /** Chooses the provider of each grant. */
@@ -17,7 +29,10 @@ export interface Providers {
   /** The provider of `grant`. */
   of(grant: Pick<ProviderGrant, 'provider'>): MailboxProvider;
   /** The provider of the grant with this id (one primary-key read); hosted when the grant is gone. */
-  ofGrantId(executor: Pick<Executor, 'select'>, grantId: string): Promise<{ grant: ProviderGrant; provider: MailboxProvider }>;
+  ofGrantId(
+    executor: Pick<Executor, 'select'>,
+    grantId: string,
+  ): Promise<{ grant: ProviderGrant; provider: MailboxProvider }>;
   /** Every provider's job handlers. */
   readonly handlers: Record<string, JobHandler>;
 }
@@ -30,10 +45,17 @@ export function createProviders(providers: readonly MailboxProvider[] = []): Pro
   return {
     of,
     async ofGrantId(executor, grantId) {
-      const [row] = await executor.select({ id: tables.grants.id, provider: tables.grants.provider }).from(tables.grants).where(eq(tables.grants.id, grantId)).limit(1);
+      const [row] = await executor
+        .select({ id: tables.grants.id, provider: tables.grants.provider })
+        .from(tables.grants)
+        .where(eq(tables.grants.id, grantId))
+        .limit(1);
       const grant = row ?? { id: grantId, provider: hostedProvider.name };
       return { grant, provider: of(grant) };
     },
-    handlers: Object.assign({}, ...[...byName.values()].map((provider) => provider.handlers)) as Record<string, JobHandler>,
+    handlers: Object.assign({}, ...[...byName.values()].map((provider) => provider.handlers)) as Record<
+      string,
+      JobHandler
+    >,
   };
 }

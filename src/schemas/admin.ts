@@ -8,15 +8,24 @@ import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
 /** How many ids a workspace or policy may name, and how many grants one manual-assign call may move each way. */
-export const ADMIN_LIMITS = { ruleIds: 100, grantsPerAssign: 500, listItemsPerCall: 1000, conditions: 50, actions: 20 } as const;
+export const ADMIN_LIMITS = {
+  ruleIds: 100,
+  grantsPerAssign: 500,
+  listItemsPerCall: 1000,
+  conditions: 50,
+  actions: 20,
+} as const;
 
 const NameSchema = z.string().min(1).max(256);
 const DescriptionSchema = z.string().max(1024).describe('Free text');
 /** A DNS host name (ASCII, lower or upper case), as a workspace domain or a `domain` list item. */
-export const HOST_NAME_PATTERN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+export const HOST_NAME_PATTERN =
+  /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 const HostNameSchema = z.string().max(253).regex(HOST_NAME_PATTERN, 'must be a domain name such as example.com');
 const RuleIdsSchema = z.array(IdSchema).max(ADMIN_LIMITS.ruleIds);
-const OrganizationIdSchema = z.string().describe('The owning organization (the application itself on a self-hosted service)');
+const OrganizationIdSchema = z
+  .string()
+  .describe('The owning organization (the application itself on a self-hosted service)');
 const ApplicationIdSchema = z.string().describe('The owning application');
 
 // ─── Workspaces ────────────────────────────────────────────────────────────────────────────────────────────────
@@ -28,9 +37,9 @@ export const WorkspaceSchema = z
     name: z.string().describe('Workspace name'),
     domain: z.string().optional().describe('Email domain of the workspace (absent on a default workspace without one)'),
     auto_group: z.boolean().describe('Whether new Agent Accounts on the domain are placed here automatically'),
-    default: z.boolean().describe('True for the application\'s default workspace (exactly one; it cannot be deleted)'),
-    policy_id: z.string().optional().describe('The policy applied to the workspace\'s grants'),
-    rule_ids: z.array(z.string()).describe('The rules applied to the workspace\'s grants'),
+    default: z.boolean().describe("True for the application's default workspace (exactly one; it cannot be deleted)"),
+    policy_id: z.string().optional().describe("The policy applied to the workspace's grants"),
+    rule_ids: z.array(z.string()).describe("The rules applied to the workspace's grants"),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -43,13 +52,18 @@ export const WorkspaceListSchema = z
   .object({ data: z.array(WorkspaceSchema).describe('Every workspace of the application (not paginated)') })
   .meta({ id: 'WorkspaceList' });
 
-export const WorkspaceRefInputSchema = z.strictObject({ workspace_id: IdSchema.describe('Workspace id') }).meta({ id: 'WorkspaceRefInput' });
+export const WorkspaceRefInputSchema = z
+  .strictObject({ workspace_id: IdSchema.describe('Workspace id') })
+  .meta({ id: 'WorkspaceRefInput' });
 
 export const CreateWorkspaceInputSchema = z
   .strictObject({
     name: NameSchema.describe('Workspace name, 1 to 256 characters'),
     domain: HostNameSchema.optional().describe('Email domain of the workspace, e.g. agents.example.com'),
-    auto_group: z.boolean().optional().describe('Place new Agent Accounts on the domain here (default true when a domain is given)'),
+    auto_group: z
+      .boolean()
+      .optional()
+      .describe('Place new Agent Accounts on the domain here (default true when a domain is given)'),
     policy_id: IdSchema.optional().describe('A policy of this application'),
     rule_ids: RuleIdsSchema.optional().describe(`Rules of this application, at most ${ADMIN_LIMITS.ruleIds}`),
   })
@@ -87,12 +101,18 @@ export const AutoGroupResultSchema = z
 export const ManualAssignInputSchema = z
   .strictObject({
     workspace_id: IdSchema.describe('Workspace id'),
-    assign_grants: z.array(IdSchema).max(ADMIN_LIMITS.grantsPerAssign).optional().describe(`Grant ids to move into the workspace, at most ${ADMIN_LIMITS.grantsPerAssign}`),
+    assign_grants: z
+      .array(IdSchema)
+      .max(ADMIN_LIMITS.grantsPerAssign)
+      .optional()
+      .describe(`Grant ids to move into the workspace, at most ${ADMIN_LIMITS.grantsPerAssign}`),
     remove_grants: z
       .array(IdSchema)
       .max(ADMIN_LIMITS.grantsPerAssign)
       .optional()
-      .describe(`Grant ids to move out of the workspace (to the default workspace), at most ${ADMIN_LIMITS.grantsPerAssign}`),
+      .describe(
+        `Grant ids to move out of the workspace (to the default workspace), at most ${ADMIN_LIMITS.grantsPerAssign}`,
+      ),
   })
   .meta({ id: 'ManualAssignInput' });
 export type ManualAssignInput = z.infer<typeof ManualAssignInputSchema>;
@@ -101,7 +121,7 @@ export const ManualAssignResultSchema = z
   .object({
     application_id: ApplicationIdSchema,
     workspace_id: z.string().describe('Workspace id'),
-    domain: z.string().describe('The workspace\'s domain (empty when it has none)'),
+    domain: z.string().describe("The workspace's domain (empty when it has none)"),
     grants_assigned: z.array(z.string()).nullable().describe('Grants moved into the workspace, or null'),
     grants_removed: z.array(z.string()).nullable().describe('Grants moved out of the workspace, or null'),
   })
@@ -115,13 +135,25 @@ export const PolicyLimitsSchema = z
   .strictObject({
     limit_attachment_size_limit: Count.optional().describe('Largest attachment kept, in bytes'),
     limit_attachment_count_limit: Count.optional().describe('Most attachments kept per message'),
-    limit_attachment_allowed_types: z.array(z.string().min(1).max(255)).max(100).optional().describe('MIME types of attachments kept (e.g. application/pdf, image/*)'),
+    limit_attachment_allowed_types: z
+      .array(z.string().min(1).max(255))
+      .max(100)
+      .optional()
+      .describe('MIME types of attachments kept (e.g. application/pdf, image/*)'),
     limit_size_total_mime: Count.optional().describe('Largest message accepted, in bytes'),
     limit_storage_total: Count.optional().describe('Storage per grant, in bytes'),
     limit_count_daily_message_received: Count.optional().describe('Messages received per grant per UTC day'),
-    limit_count_daily_email_sent: z.number().int().min(-1).max(Number.MAX_SAFE_INTEGER).optional().describe('Messages sent per grant per UTC day; -1 = unlimited'),
+    limit_count_daily_email_sent: z
+      .number()
+      .int()
+      .min(-1)
+      .max(Number.MAX_SAFE_INTEGER)
+      .optional()
+      .describe('Messages sent per grant per UTC day; -1 = unlimited'),
     limit_inbox_retention_period: Count.optional().describe('Days mail is kept'),
-    limit_spam_retention_period: Count.optional().describe('Days spam is kept; not longer than limit_inbox_retention_period'),
+    limit_spam_retention_period: Count.optional().describe(
+      'Days spam is kept; not longer than limit_inbox_retention_period',
+    ),
   })
   .describe('Limits; an absent limit means none')
   .meta({ id: 'PolicyLimits' });
@@ -137,7 +169,11 @@ export const SpamDetectionSchema = z
 
 export const PolicyOptionsSchema = z
   .strictObject({
-    additional_folders: z.array(z.string().min(1).max(256)).max(50).optional().describe('Folders created for every grant under the policy'),
+    additional_folders: z
+      .array(z.string().min(1).max(256))
+      .max(50)
+      .optional()
+      .describe('Folders created for every grant under the policy'),
     use_cidr_aliasing: z.boolean().optional().describe('Accepted and stored'),
   })
   .describe('Policy options')
@@ -151,7 +187,9 @@ export const PolicySchema = z
     organization_id: OrganizationIdSchema,
     options: PolicyOptionsSchema,
     limits: PolicyLimitsSchema,
-    rules: z.array(z.string()).describe('Legacy: rule ids attached to the policy itself, evaluated with the workspace\'s'),
+    rules: z
+      .array(z.string())
+      .describe("Legacy: rule ids attached to the policy itself, evaluated with the workspace's"),
     spam_detection: SpamDetectionSchema,
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
@@ -182,7 +220,9 @@ export const UpdatePolicyInputSchema = z
   .meta({ id: 'UpdatePolicyInput' });
 export type UpdatePolicyInput = z.infer<typeof UpdatePolicyInputSchema>;
 
-export const PolicyRefInputSchema = z.strictObject({ policy_id: IdSchema.describe('Policy id') }).meta({ id: 'PolicyRefInput' });
+export const PolicyRefInputSchema = z
+  .strictObject({ policy_id: IdSchema.describe('Policy id') })
+  .meta({ id: 'PolicyRefInput' });
 
 const PageInput = { limit: LimitSchema, page_token: PageTokenSchema };
 export const ListPoliciesInputSchema = z.strictObject(PageInput).meta({ id: 'ListPoliciesInput' });
@@ -190,11 +230,28 @@ export type PageInput = z.infer<typeof ListPoliciesInputSchema>;
 
 // ─── Rules ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
-export const RULE_FIELDS = ['from.address', 'from.domain', 'from.tld', 'recipient.address', 'recipient.domain', 'recipient.tld', 'outbound.type'] as const;
+export const RULE_FIELDS = [
+  'from.address',
+  'from.domain',
+  'from.tld',
+  'recipient.address',
+  'recipient.domain',
+  'recipient.tld',
+  'outbound.type',
+] as const;
 export const RULE_OPERATORS = ['is', 'is_not', 'contains', 'in_list'] as const;
-export const RULE_ACTIONS = ['block', 'mark_as_spam', 'assign_to_folder', 'mark_as_read', 'mark_as_starred', 'archive', 'trash'] as const;
+export const RULE_ACTIONS = [
+  'block',
+  'mark_as_spam',
+  'assign_to_folder',
+  'mark_as_read',
+  'mark_as_starred',
+  'archive',
+  'trash',
+] as const;
 
-const enumError = (what: string, values: readonly string[]) => (issue: { input?: unknown }) => `${JSON.stringify(issue.input)} is not a ${what}; use one of: ${values.join(', ')}`;
+const enumError = (what: string, values: readonly string[]) => (issue: { input?: unknown }) =>
+  `${JSON.stringify(issue.input)} is not a ${what}; use one of: ${values.join(', ')}`;
 
 /**
  * Rules compare the sender and recipients only. A condition on anything else (an attachment above all) is a 400 that
@@ -207,21 +264,38 @@ export const RuleConditionSchema = z
   .strictObject(
     {
       field: z
-        .enum(RULE_FIELDS, { error: (issue) => `${JSON.stringify(issue.input)} is not a condition field; use one of: ${RULE_FIELDS.join(', ')}. ${ATTACHMENTS_ON_POLICIES}` })
-        .describe('What is compared: the sender (from.*), a recipient (recipient.*) or, on outbound rules, outbound.type. Attachments are not rule fields: attachment control lives on policies'),
-    operator: z.enum(RULE_OPERATORS, { error: enumError('condition operator', RULE_OPERATORS) }).describe('is, is_not, contains, or in_list'),
-    value: z
-      .union([z.string().min(1).max(320), z.array(IdSchema).min(1).max(20)])
-      .describe('The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply'),
+        .enum(RULE_FIELDS, {
+          error: (issue) =>
+            `${JSON.stringify(issue.input)} is not a condition field; use one of: ${RULE_FIELDS.join(', ')}. ${ATTACHMENTS_ON_POLICIES}`,
+        })
+        .describe(
+          'What is compared: the sender (from.*), a recipient (recipient.*) or, on outbound rules, outbound.type. Attachments are not rule fields: attachment control lives on policies',
+        ),
+      operator: z
+        .enum(RULE_OPERATORS, { error: enumError('condition operator', RULE_OPERATORS) })
+        .describe('is, is_not, contains, or in_list'),
+      value: z
+        .union([z.string().min(1).max(320), z.array(IdSchema).min(1).max(20)])
+        .describe(
+          'The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply',
+        ),
     },
-    { error: (issue) => (issue.code === 'unrecognized_keys' ? `a condition has field, operator and value only (not ${issue.keys.join(', ')}). ${ATTACHMENTS_ON_POLICIES}` : undefined) },
+    {
+      error: (issue) =>
+        issue.code === 'unrecognized_keys'
+          ? `a condition has field, operator and value only (not ${issue.keys.join(', ')}). ${ATTACHMENTS_ON_POLICIES}`
+          : undefined,
+    },
   )
   .meta({ id: 'RuleCondition' });
 
 export const RuleMatchSchema = z
   .strictObject({
     operator: z.enum(['all', 'any']).optional().describe('all (default): every condition holds; any: one does'),
-    conditions: z.array(RuleConditionSchema).max(ADMIN_LIMITS.conditions).describe(`Conditions, at most ${ADMIN_LIMITS.conditions}; none matches every message`),
+    conditions: z
+      .array(RuleConditionSchema)
+      .max(ADMIN_LIMITS.conditions)
+      .describe(`Conditions, at most ${ADMIN_LIMITS.conditions}; none matches every message`),
   })
   .meta({ id: 'RuleMatch' });
 
@@ -243,7 +317,12 @@ export const RuleSchema = z
     priority: PrioritySchema.describe('0 to 1000; lower runs first'),
     enabled: z.boolean().describe('Whether the rule runs'),
     trigger: TriggerSchema.describe('inbound mail or outbound sends'),
-    match: z.object({ operator: z.enum(['all', 'any']).describe('all or any'), conditions: z.array(RuleConditionSchema).describe('Conditions') }).describe('When the rule applies'),
+    match: z
+      .object({
+        operator: z.enum(['all', 'any']).describe('all or any'),
+        conditions: z.array(RuleConditionSchema).describe('Conditions'),
+      })
+      .describe('When the rule applies'),
     actions: z.array(RuleActionSchema).describe('What the rule does'),
     application_id: ApplicationIdSchema,
     organization_id: OrganizationIdSchema,
@@ -284,12 +363,16 @@ export const UpdateRuleInputSchema = z
   .meta({ id: 'UpdateRuleInput' });
 export type UpdateRuleInput = z.infer<typeof UpdateRuleInputSchema>;
 
-export const RuleRefInputSchema = z.strictObject({ rule_id: IdSchema.describe('Rule id') }).meta({ id: 'RuleRefInput' });
+export const RuleRefInputSchema = z
+  .strictObject({ rule_id: IdSchema.describe('Rule id') })
+  .meta({ id: 'RuleRefInput' });
 export const ListRulesInputSchema = z.strictObject(PageInput).meta({ id: 'ListRulesInput' });
 
 // ─── Lists ─────────────────────────────────────────────────────────────────────────────────────────────────────
 
-export const ListTypeSchema = z.enum(['domain', 'tld', 'address']).describe('domain: host names; tld: one label such as com; address: email addresses');
+export const ListTypeSchema = z
+  .enum(['domain', 'tld', 'address'])
+  .describe('domain: host names; tld: one label such as com; address: email addresses');
 
 export const AgentListSchema = z
   .object({
@@ -320,14 +403,18 @@ export const UpdateListInputSchema = z
     list_id: IdSchema.describe('List id'),
     name: NameSchema.optional().describe('New name'),
     description: DescriptionSchema.optional(),
-    type: ListTypeSchema.optional().describe('Immutable: accepted only when equal to the list\'s type'),
+    type: ListTypeSchema.optional().describe("Immutable: accepted only when equal to the list's type"),
   })
   .meta({ id: 'UpdateListInput' });
 export type UpdateListInput = z.infer<typeof UpdateListInputSchema>;
 
-export const ListRefInputSchema = z.strictObject({ list_id: IdSchema.describe('List id') }).meta({ id: 'ListRefInput' });
+export const ListRefInputSchema = z
+  .strictObject({ list_id: IdSchema.describe('List id') })
+  .meta({ id: 'ListRefInput' });
 export const ListListsInputSchema = z.strictObject(PageInput).meta({ id: 'ListListsInput' });
-export const ListItemsInputSchema = z.strictObject({ list_id: IdSchema.describe('List id'), ...PageInput }).meta({ id: 'ListItemsInput' });
+export const ListItemsInputSchema = z
+  .strictObject({ list_id: IdSchema.describe('List id'), ...PageInput })
+  .meta({ id: 'ListItemsInput' });
 
 export const ListItemsChangeInputSchema = z
   .strictObject({
@@ -374,7 +461,10 @@ export const RuleEvaluationSchema = z
     applied_actions: z
       .object({
         blocked: z.boolean().optional().describe('Blocked by a rule or a policy limit'),
-        blocked_by_evaluation_error: z.boolean().optional().describe('Blocked because the evaluation could not complete'),
+        blocked_by_evaluation_error: z
+          .boolean()
+          .optional()
+          .describe('Blocked because the evaluation could not complete'),
         marked_as_spam: z.boolean().optional().describe('Marked as spam'),
         marked_as_read: z.boolean().optional().describe('Marked as read'),
         marked_starred: z.boolean().optional().describe('Starred'),
@@ -384,7 +474,11 @@ export const RuleEvaluationSchema = z
       })
       .describe('What was applied; only the keys that happened'),
     matched_rule_ids: z.array(z.string()).describe('Rules that matched'),
-    verdicts: z.record(z.string(), z.unknown()).describe('Extension: the policy verdicts of the same evaluation (size, attachments, quota, spam, authentication)'),
+    verdicts: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'Extension: the policy verdicts of the same evaluation (size, attachments, quota, spam, authentication)',
+      ),
     application_id: ApplicationIdSchema,
     organization_id: OrganizationIdSchema,
     created_at: UnixSecondsSchema,

@@ -7,7 +7,9 @@ import { z } from 'zod';
 import { IdSchema, UnixSecondsSchema } from './common.js';
 
 /** Where a redirect URI is used; Nylas defaults it to `web`. */
-export const RedirectUriPlatformSchema = z.enum(['web', 'js', 'ios', 'android', 'desktop']).describe('Platform: web (default), js, ios, android or desktop');
+export const RedirectUriPlatformSchema = z
+  .enum(['web', 'js', 'ios', 'android', 'desktop'])
+  .describe('Platform: web (default), js, ios, android or desktop');
 export type RedirectUriPlatform = z.infer<typeof RedirectUriPlatformSchema>;
 
 export const RedirectUriSettingsSchema = z
@@ -17,7 +19,11 @@ export const RedirectUriSettingsSchema = z
     app_store_id: z.string().max(256).optional().describe('iOS App Store id'),
     team_id: z.string().max(256).optional().describe('iOS team id'),
     package_name: z.string().max(256).optional().describe('Android package name'),
-    sha1_certificate_fingerprint: z.string().max(256).optional().describe('Android signing certificate SHA-1 fingerprint'),
+    sha1_certificate_fingerprint: z
+      .string()
+      .max(256)
+      .optional()
+      .describe('Android signing certificate SHA-1 fingerprint'),
   })
   .describe('Platform settings');
 

@@ -24,7 +24,11 @@ export const MetadataPairSchema = z
   .describe('Only objects whose metadata has this key:value (comma-separate several pairs; all must match)');
 
 /** The id of a calendar in a path or query: a calendar id, or `primary`. */
-export const CalendarIdSchema = z.string().min(1).max(256).describe('Calendar id, or "primary" for the grant\'s primary calendar');
+export const CalendarIdSchema = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe('Calendar id, or "primary" for the grant\'s primary calendar');
 
 export const CalendarSchema = z
   .object({
@@ -61,7 +65,9 @@ export const CreateCalendarInputSchema = z.object({
   description: z.string().max(8192).optional().describe('Free-form description'),
   location: z.string().max(1024).optional().describe('Geographic location, free-form'),
   timezone: IanaTimeZoneSchema.optional().describe('IANA time zone (default UTC)'),
-  metadata: MetadataSchema.optional().describe('Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value'),
+  metadata: MetadataSchema.optional().describe(
+    'Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value',
+  ),
 });
 export type CreateCalendarInput = z.infer<typeof CreateCalendarInputSchema>;
 
@@ -73,7 +79,8 @@ export const UpdateCalendarInputSchema = z.object({
   location: z.string().max(1024).optional().describe('New location'),
   timezone: IanaTimeZoneSchema.optional(),
   hex_color: HexColorSchema.optional().describe('Display colour, #RRGGBB'),
-  metadata: MetadataSchema.optional().describe('Replaces the whole metadata object (at most 50 keys of up to 40 characters, string values of up to 500)'),
+  metadata: MetadataSchema.optional().describe(
+    'Replaces the whole metadata object (at most 50 keys of up to 40 characters, string values of up to 500)',
+  ),
 });
 export type UpdateCalendarInput = z.infer<typeof UpdateCalendarInputSchema>;
-

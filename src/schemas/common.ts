@@ -8,7 +8,7 @@ import { z } from 'zod';
 export const IdSchema = z.string().min(1).max(256);
 
 /** The grant a call acts on: its id, or its email address (also `grant:<id>` / `email:<address>`). */
-export const GrantIdSchema = z.string().min(1).max(320).describe('Grant id, or the grant\'s email address');
+export const GrantIdSchema = z.string().min(1).max(320).describe("Grant id, or the grant's email address");
 
 /** Unix time in seconds, as every timestamp on the wire. */
 export const UnixSecondsSchema = z.number().int().min(0).describe('Unix timestamp in seconds');
@@ -47,11 +47,19 @@ export const MetadataSchema = z
   .record(
     z.string().min(1).max(METADATA_LIMITS.keyLength),
     z
-      .string({ error: `metadata values must be strings of at most ${METADATA_LIMITS.valueLength} characters (flat key/value pairs, no nested objects)` })
+      .string({
+        error: `metadata values must be strings of at most ${METADATA_LIMITS.valueLength} characters (flat key/value pairs, no nested objects)`,
+      })
       .max(METADATA_LIMITS.valueLength, `metadata values are at most ${METADATA_LIMITS.valueLength} characters`),
-    { error: (issue) => (issue.code === 'invalid_key' ? `metadata keys are 1 to ${METADATA_LIMITS.keyLength} characters` : undefined) },
+    {
+      error: (issue) =>
+        issue.code === 'invalid_key' ? `metadata keys are 1 to ${METADATA_LIMITS.keyLength} characters` : undefined,
+    },
   )
-  .refine((value) => Object.keys(value).length <= METADATA_LIMITS.keys, `metadata has at most ${METADATA_LIMITS.keys} keys`)
+  .refine(
+    (value) => Object.keys(value).length <= METADATA_LIMITS.keys,
+    `metadata has at most ${METADATA_LIMITS.keys} keys`,
+  )
   .meta({ maxProperties: METADATA_LIMITS.keys })
   .describe(
     `Your key-value metadata: at most ${METADATA_LIMITS.keys} keys of up to ${METADATA_LIMITS.keyLength} characters, string values of up to ${METADATA_LIMITS.valueLength} characters`,

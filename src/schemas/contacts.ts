@@ -8,10 +8,15 @@ import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema } from './common.
 const TypeSchema = z.string().max(32).optional().describe('work, home, mobile or other');
 const ShortText = z.string().max(256);
 
-export const ContactSourceSchema = z.enum(['address_book', 'inbox', 'domain']).describe('address_book (made through the API) or inbox (collected from mail)');
+export const ContactSourceSchema = z
+  .enum(['address_book', 'inbox', 'domain'])
+  .describe('address_book (made through the API) or inbox (collected from mail)');
 
 export const ContactEmailSchema = z.object({ email: z.email().max(320).describe('Address'), type: TypeSchema });
-export const ContactPhoneSchema = z.object({ number: z.string().min(1).max(64).describe('Phone number'), type: TypeSchema });
+export const ContactPhoneSchema = z.object({
+  number: z.string().min(1).max(64).describe('Phone number'),
+  type: TypeSchema,
+});
 export const ContactAddressSchema = z.object({
   street_address: ShortText.optional(),
   city: ShortText.optional(),
@@ -21,8 +26,14 @@ export const ContactAddressSchema = z.object({
   type: TypeSchema,
   format: z.string().max(64).optional(),
 });
-export const ContactWebPageSchema = z.object({ url: z.string().min(1).max(2048).describe('Web address'), type: TypeSchema });
-export const ContactImSchema = z.object({ im_address: z.string().min(1).max(256).describe('Instant-messaging handle'), type: TypeSchema });
+export const ContactWebPageSchema = z.object({
+  url: z.string().min(1).max(2048).describe('Web address'),
+  type: TypeSchema,
+});
+export const ContactImSchema = z.object({
+  im_address: z.string().min(1).max(256).describe('Instant-messaging handle'),
+  type: TypeSchema,
+});
 export const ContactGroupRefSchema = z.object({ id: z.string().min(1).max(256).describe('Contact group id') });
 
 export const ContactSchema = z
@@ -84,14 +95,23 @@ const contactFields = {
   surname: ShortText.optional().describe('Last name'),
   suffix: z.string().max(64).optional(),
   nickname: ShortText.optional(),
-  birthday: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 1990-04-21').optional().describe('YYYY-MM-DD'),
+  birthday: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, 'a date such as 1990-04-21')
+    .optional()
+    .describe('YYYY-MM-DD'),
   company_name: ShortText.optional(),
   job_title: ShortText.optional(),
   manager_name: ShortText.optional(),
   office_location: ShortText.optional(),
   notes: z.string().max(10_000).optional(),
   picture_url: z.string().max(2048).optional(),
-  picture: z.string().max(1_400_000).regex(/^[A-Za-z0-9+/=\s]*$/, 'base64').optional().describe('Base64 picture, up to about 1 MB'),
+  picture: z
+    .string()
+    .max(1_400_000)
+    .regex(/^[A-Za-z0-9+/=\s]*$/, 'base64')
+    .optional()
+    .describe('Base64 picture, up to about 1 MB'),
   emails: z.array(ContactEmailSchema).max(50).optional().describe('Email addresses'),
   phone_numbers: z.array(ContactPhoneSchema).max(50).optional(),
   physical_addresses: z.array(ContactAddressSchema).max(20).optional(),
@@ -126,5 +146,9 @@ export const ContactGroupSchema = z
   .meta({ id: 'ContactGroup' });
 export type ContactGroup = z.infer<typeof ContactGroupSchema>;
 
-export const ListContactGroupsInputSchema = z.object({ grant_id: GrantIdSchema, limit: LimitSchema, page_token: PageTokenSchema });
+export const ListContactGroupsInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+});
 export type ListContactGroupsInput = z.infer<typeof ListContactGroupsInputSchema>;

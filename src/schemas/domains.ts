@@ -20,27 +20,49 @@ export const DomainSchema = z
     verified_dkim: z.boolean(),
     verified_dmarc: z.boolean(),
     verified_arc: z.boolean(),
-    warm_up: z.boolean().describe('Extension: the domain is on its warm-up ramp (a daily cap on recipients, rising over four weeks; 429 past it)'),
-    warm_up_started_at: UnixSecondsSchema.optional().describe('Extension: when the ramp started (its day 1); absent when warm_up is off'),
+    warm_up: z
+      .boolean()
+      .describe(
+        'Extension: the domain is on its warm-up ramp (a daily cap on recipients, rising over four weeks; 429 past it)',
+      ),
+    warm_up_started_at: UnixSecondsSchema.optional().describe(
+      'Extension: when the ramp started (its day 1); absent when warm_up is off',
+    ),
     sending: z
       .object({
-        status: z.enum(['active', 'paused']).describe('"paused": every send from this domain, by any grant, is refused (403 sending_paused) until resumed with PUT /v3/admin/domains/{id} {"sending": {"status": "active"}}'),
+        status: z
+          .enum(['active', 'paused'])
+          .describe(
+            '"paused": every send from this domain, by any grant, is refused (403 sending_paused) until resumed with PUT /v3/admin/domains/{id} {"sending": {"status": "active"}}',
+          ),
         reason: z.string().optional().describe('Why sending is paused: the rate, its threshold and the window'),
         paused_at: UnixSecondsSchema.optional().describe('When sending was paused'),
       })
-      .describe('Extension: whether this domain may send. The service pauses it when the hard-bounce or complaint rate of everything sent from it crosses a threshold'),
+      .describe(
+        'Extension: whether this domain may send. The service pauses it when the hard-bounce or complaint rate of everything sent from it crosses a threshold',
+      ),
     reputation: z
       .object({
-        sent: z.number().int().min(0).describe('Recipients sent to from this domain in the window (since the last resume)'),
+        sent: z
+          .number()
+          .int()
+          .min(0)
+          .describe('Recipients sent to from this domain in the window (since the last resume)'),
         hard_bounces: z.number().int().min(0),
         soft_bounces: z.number().int().min(0),
         complaints: z.number().int().min(0),
         bounce_rate: z.number().describe('hard_bounces / sent (0 when nothing was sent)'),
         complaint_rate: z.number().describe('complaints / sent (0 when nothing was sent)'),
-        window_days: z.number().int().min(1).describe('The rolling window in UTC days ending today (AGENTPOST_PAUSE_WINDOW)'),
+        window_days: z
+          .number()
+          .int()
+          .min(1)
+          .describe('The rolling window in UTC days ending today (AGENTPOST_PAUSE_WINDOW)'),
       })
       .optional()
-      .describe('Extension: the bounce and complaint rates of everything sent from this domain (all its grants) over the rolling window'),
+      .describe(
+        'Extension: the bounce and complaint rates of everything sent from this domain (all its grants) over the rolling window',
+      ),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -58,7 +80,9 @@ const DomainAddressSchema = z
 const WarmUpInputSchema = z
   .boolean()
   .optional()
-  .describe('Extension: true puts the domain on a warm-up ramp of daily send caps starting today (AGENTPOST_WARMUP_SCHEDULE; by default four weeks, 50 recipients on day 1, doubling every 3-4 days, no cap from day 29); false takes it off. Turning it on again restarts the ramp. On create, custom domains default to true and trial domains to false');
+  .describe(
+    'Extension: true puts the domain on a warm-up ramp of daily send caps starting today (AGENTPOST_WARMUP_SCHEDULE; by default four weeks, 50 recipients on day 1, doubling every 3-4 days, no cap from day 29); false takes it off. Turning it on again restarts the ramp. On create, custom domains default to true and trial domains to false',
+  );
 
 export const ListDomainsInputSchema = z.object({ limit: LimitSchema, page_token: PageTokenSchema });
 export const DomainRefInputSchema = z.object({ domain_id: IdSchema });
@@ -74,12 +98,16 @@ export const UpdateDomainInputSchema = z.object({
   sending: z
     .object({ status: z.literal('active').describe('"active" resumes sending') })
     .optional()
-    .describe('Extension: {"status": "active"} resumes a domain whose sending the service paused (recorded with the request id; the domain\'s rates then count only what is sent after the resume)'),
+    .describe(
+      'Extension: {"status": "active"} resumes a domain whose sending the service paused (recorded with the request id; the domain\'s rates then count only what is sent after the resume)',
+    ),
 });
 
 export const VerificationTypeSchema = z
   .enum(['ownership', 'mx', 'spf', 'dkim', 'feedback', 'dmarc'])
-  .describe('`dmarc` is an extension: the TXT record at `_dmarc.<domain>` (v=DMARC1; p=none; rua=mailto:dmarc-reports@<domain>)');
+  .describe(
+    '`dmarc` is an extension: the TXT record at `_dmarc.<domain>` (v=DMARC1; p=none; rua=mailto:dmarc-reports@<domain>)',
+  );
 export type VerificationType = z.infer<typeof VerificationTypeSchema>;
 
 export const DomainVerificationInputSchema = z.object({
@@ -93,7 +121,12 @@ export const DomainVerificationResultSchema = z
     domain_id: z.string(),
     attempt: z.object({
       type: VerificationTypeSchema,
-      options: z.object({ host: z.string(), type: z.enum(['TXT', 'MX']), value: z.string(), priority: z.number().optional() }),
+      options: z.object({
+        host: z.string(),
+        type: z.enum(['TXT', 'MX']),
+        value: z.string(),
+        priority: z.number().optional(),
+      }),
     }),
     status: z.enum(['pending', 'done', 'failed']),
     created_at: UnixSecondsSchema,
@@ -103,7 +136,11 @@ export const DomainVerificationResultSchema = z
   .meta({ id: 'DomainVerificationResult' });
 export type DomainVerificationResult = z.infer<typeof DomainVerificationResultSchema>;
 
-export const ListDmarcReportsInputSchema = z.object({ domain_id: IdSchema, limit: LimitSchema, page_token: PageTokenSchema });
+export const ListDmarcReportsInputSchema = z.object({
+  domain_id: IdSchema,
+  limit: LimitSchema,
+  page_token: PageTokenSchema,
+});
 
 const PassFailSchema = z.object({ pass: z.number().int(), fail: z.number().int() });
 
@@ -113,8 +150,8 @@ export const DmarcReportSchema = z
     object: z.literal('dmarc_report'),
     domain_id: z.string(),
     org_name: z.string().describe('Who sent the report (report_metadata/org_name), e.g. google.com'),
-    email: z.string().optional().describe('The reporter\'s contact address (report_metadata/email)'),
-    report_id: z.string().describe('The reporter\'s id of the report; a report mailed twice is kept once'),
+    email: z.string().optional().describe("The reporter's contact address (report_metadata/email)"),
+    report_id: z.string().describe("The reporter's id of the report; a report mailed twice is kept once"),
     date_range: z.object({ begin: UnixSecondsSchema, end: UnixSecondsSchema }).describe('The period the report covers'),
     policy_published: z
       .object({
@@ -134,7 +171,9 @@ export const DmarcReportSchema = z
           count: z.number().int().describe('Messages from this address'),
           dkim: PassFailSchema.describe('DMARC-aligned DKIM results (policy_evaluated/dkim), by message'),
           spf: PassFailSchema.describe('DMARC-aligned SPF results (policy_evaluated/spf), by message'),
-          disposition: z.object({ none: z.number().int(), quarantine: z.number().int(), reject: z.number().int() }).describe('What the receiver did with them'),
+          disposition: z
+            .object({ none: z.number().int(), quarantine: z.number().int(), reject: z.number().int() })
+            .describe('What the receiver did with them'),
         }),
       )
       .describe('Counts by sending address, most messages first'),

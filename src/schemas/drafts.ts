@@ -27,7 +27,9 @@ export const CreateDraftInputSchema = z
     cc: composeFields.cc.optional(),
     bcc: composeFields.bcc.optional(),
     starred: z.boolean().optional().describe('Star the draft'),
-    send_at: UnixSecondsSchema.optional().describe('Unix time to send at when the draft is sent with send_draft (a scheduled send)'),
+    send_at: UnixSecondsSchema.optional().describe(
+      'Unix time to send at when the draft is sent with send_draft (a scheduled send)',
+    ),
   })
   .meta({ id: 'CreateDraftInput' });
 export type CreateDraftInput = z.infer<typeof CreateDraftInputSchema>;

@@ -16,12 +16,21 @@ export const MAX_EVENT_TIME = 7_258_118_399;
 /** Widest window of a list with expand_recurring, days: a year, leap day included. */
 export const MAX_EXPANDED_WINDOW_DAYS = 366;
 
-const EventTimeSchema = UnixSecondsSchema.max(MAX_EVENT_TIME, `an event time is at most ${MAX_EVENT_TIME} (2199-12-31T23:59:59Z)`);
+const EventTimeSchema = UnixSecondsSchema.max(
+  MAX_EVENT_TIME,
+  `an event time is at most ${MAX_EVENT_TIME} (2199-12-31T23:59:59Z)`,
+);
 
-const DateStringSchema = z.string().regex(/^(19|20|21)\d{2}-\d{2}-\d{2}$/, 'a date from 1900-01-01 to 2199-12-31, such as 2025-06-01');
+const DateStringSchema = z
+  .string()
+  .regex(/^(19|20|21)\d{2}-\d{2}-\d{2}$/, 'a date from 1900-01-01 to 2199-12-31, such as 2025-06-01');
 
-export const ParticipantStatusSchema = z.enum(['yes', 'no', 'maybe', 'noreply']).describe('yes, no, maybe, or noreply (not answered yet)');
-export const EventStatusSchema = z.enum(['confirmed', 'maybe', 'cancelled']).describe('confirmed, maybe (tentative) or cancelled');
+export const ParticipantStatusSchema = z
+  .enum(['yes', 'no', 'maybe', 'noreply'])
+  .describe('yes, no, maybe, or noreply (not answered yet)');
+export const EventStatusSchema = z
+  .enum(['confirmed', 'maybe', 'cancelled'])
+  .describe('confirmed, maybe (tentative) or cancelled');
 export const VisibilitySchema = z.enum(['default', 'public', 'private']).describe('default, public or private');
 
 /**
@@ -30,12 +39,23 @@ export const VisibilitySchema = z.enum(['default', 'public', 'private']).describ
  */
 export const WhenInputSchema = z
   .object({
-    object: z.enum(['time', 'timespan', 'date', 'datespan']).optional().describe('Shape, inferred from the fields when omitted'),
-    time: EventTimeSchema.optional().describe('time: the moment (unix seconds, 1970 to the end of 2199), for a point-in-time event'),
-    timezone: z.string().max(64).optional().describe('time: IANA time zone (default: the calendar\'s)'),
+    object: z
+      .enum(['time', 'timespan', 'date', 'datespan'])
+      .optional()
+      .describe('Shape, inferred from the fields when omitted'),
+    time: EventTimeSchema.optional().describe(
+      'time: the moment (unix seconds, 1970 to the end of 2199), for a point-in-time event',
+    ),
+    timezone: z.string().max(64).optional().describe("time: IANA time zone (default: the calendar's)"),
     start_time: EventTimeSchema.optional().describe('timespan: start (unix seconds, 1970 to the end of 2199)'),
-    end_time: EventTimeSchema.optional().describe('timespan: end (unix seconds), at or after start_time, at most 7258118399 (end of 2199)'),
-    start_timezone: z.string().max(64).optional().describe('timespan: IANA time zone of the start (give with end_timezone; default: the calendar\'s)'),
+    end_time: EventTimeSchema.optional().describe(
+      'timespan: end (unix seconds), at or after start_time, at most 7258118399 (end of 2199)',
+    ),
+    start_timezone: z
+      .string()
+      .max(64)
+      .optional()
+      .describe("timespan: IANA time zone of the start (give with end_timezone; default: the calendar's)"),
     end_timezone: z.string().max(64).optional().describe('timespan: IANA time zone of the end'),
     date: DateStringSchema.optional().describe('date: an all-day event on this date (YYYY-MM-DD, 1900 to 2199)'),
     start_date: DateStringSchema.optional().describe('datespan: first day of a multi-day all-day event'),
@@ -50,7 +70,13 @@ export type WhenInputWire = z.infer<typeof WhenInputSchema>;
 export const WhenSchema = z
   .discriminatedUnion('object', [
     z.object({ object: z.literal('time'), time: UnixSecondsSchema, timezone: z.string() }),
-    z.object({ object: z.literal('timespan'), start_time: UnixSecondsSchema, end_time: UnixSecondsSchema, start_timezone: z.string(), end_timezone: z.string() }),
+    z.object({
+      object: z.literal('timespan'),
+      start_time: UnixSecondsSchema,
+      end_time: UnixSecondsSchema,
+      start_timezone: z.string(),
+      end_timezone: z.string(),
+    }),
     z.object({ object: z.literal('date'), date: z.string() }),
     z.object({ object: z.literal('datespan'), start_date: z.string(), end_date: z.string().describe('Inclusive') }),
   ])
@@ -59,7 +85,9 @@ export const WhenSchema = z
 export const ParticipantInputSchema = z.object({
   email: z.email().max(320).describe('Participant address (invitations are sent here)'),
   name: z.string().max(256).optional().describe('Display name'),
-  status: ParticipantStatusSchema.optional().describe('Their answer; leave out for new participants (noreply) and existing ones (kept)'),
+  status: ParticipantStatusSchema.optional().describe(
+    'Their answer; leave out for new participants (noreply) and existing ones (kept)',
+  ),
   comment: z.string().max(1024).optional().describe('Their comment'),
   phone_number: z.string().max(64).optional(),
 });
@@ -72,10 +100,17 @@ export const ParticipantSchema = z.object({
   phone_number: z.string().optional(),
 });
 
-export const EmailNameSchema = z.object({ email: z.string().describe('Address'), name: z.string().optional().describe('Display name') });
+export const EmailNameSchema = z.object({
+  email: z.string().describe('Address'),
+  name: z.string().optional().describe('Display name'),
+});
 
 export const ConferencingDetailsSchema = z.object({
-  url: z.url({ protocol: /^https?$/ }).max(2048).optional().describe('Meeting link'),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .optional()
+    .describe('Meeting link'),
   meeting_code: z.string().max(256).optional(),
   password: z.string().max(256).optional(),
   pin: z.string().max(256).optional(),
@@ -85,8 +120,11 @@ export const ConferencingDetailsSchema = z.object({
 export const ConferencingInputSchema = z
   .object({
     provider: z.string().min(1).max(64).describe('Google Meet, Zoom Meeting, Microsoft Teams, WebEx, GoToMeeting, …'),
-    details: ConferencingDetailsSchema.optional().describe('The meeting\'s link and codes'),
-    autocreate: z.record(z.string(), z.unknown()).optional().describe('Not supported here: create the meeting yourself and pass details'),
+    details: ConferencingDetailsSchema.optional().describe("The meeting's link and codes"),
+    autocreate: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Not supported here: create the meeting yourself and pass details'),
   })
   .describe('Video-conference details');
 
@@ -103,7 +141,7 @@ export const ConferencingSchema = z.object({
 
 export const RemindersSchema = z
   .object({
-    use_default: z.boolean().describe('Use the calendar\'s default reminders'),
+    use_default: z.boolean().describe("Use the calendar's default reminders"),
     overrides: z
       .array(
         z.object({
@@ -137,12 +175,17 @@ export const EventSchema = z
     visibility: VisibilitySchema,
     recurrence: z.array(z.string()).optional().describe('RRULE / EXDATE lines (series masters only)'),
     master_event_id: z.string().optional().describe('For an instance of a recurring event: the series'),
-    original_start_time: UnixSecondsSchema.optional().describe('For an instance: its start in the series before any change'),
-    ical_uid: z.string().describe('iCalendar UID, shared with the invitees\' copies'),
+    original_start_time: UnixSecondsSchema.optional().describe(
+      'For an instance: its start in the series before any change',
+    ),
+    ical_uid: z.string().describe("iCalendar UID, shared with the invitees' copies"),
     hide_participants: z.boolean(),
     capacity: z.number().int().optional(),
     conferencing: ConferencingSchema.optional(),
-    reminders: z.object({ use_default: z.boolean(), overrides: z.array(z.object({ reminder_minutes: z.number().int(), reminder_method: z.string() })) }),
+    reminders: z.object({
+      use_default: z.boolean(),
+      overrides: z.array(z.object({ reminder_minutes: z.number().int(), reminder_method: z.string() })),
+    }),
     metadata: z.record(z.string(), z.string()).optional(),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
@@ -156,11 +199,15 @@ export const ListEventsInputSchema = z.object({
   limit: LimitSchema,
   page_token: PageTokenSchema,
   start: UnixSecondsSchema.optional().describe('Window start (unix seconds): events ending after it (default: now)'),
-  end: UnixSecondsSchema.optional().describe(`Window end (unix seconds): events starting before it (default: start + 30 days; with expand_recurring at most ${MAX_EXPANDED_WINDOW_DAYS} days after start)`),
+  end: UnixSecondsSchema.optional().describe(
+    `Window end (unix seconds): events starting before it (default: start + 30 days; with expand_recurring at most ${MAX_EXPANDED_WINDOW_DAYS} days after start)`,
+  ),
   expand_recurring: z
     .boolean()
     .optional()
-    .describe(`Return each occurrence of recurring events in the window as its own event (default false: series once); the window may then span at most ${MAX_EXPANDED_WINDOW_DAYS} days`),
+    .describe(
+      `Return each occurrence of recurring events in the window as its own event (default false: series once); the window may then span at most ${MAX_EXPANDED_WINDOW_DAYS} days`,
+    ),
   show_cancelled: z.boolean().optional().describe('Include cancelled events (default false)'),
   title: z.string().max(1024).optional().describe('Title contains this (case-insensitive)'),
   description: z.string().max(1024).optional().describe('Description contains this (case-insensitive)'),
@@ -168,28 +215,56 @@ export const ListEventsInputSchema = z.object({
   ical_uid: z.string().max(1024).optional().describe('Exactly this iCalendar UID'),
   master_event_id: IdSchema.optional().describe('Only instances and changed instances of this recurring event'),
   busy: z.boolean().optional().describe('Only busy (true) or free (false) events'),
-  attendees: z.array(z.string().max(320)).max(50).optional().describe('Only events with one of these participant addresses'),
-  metadata_pair: MetadataPairSchema.optional().describe('Only events whose metadata has key:value; the time window is not applied'),
+  attendees: z
+    .array(z.string().max(320))
+    .max(50)
+    .optional()
+    .describe('Only events with one of these participant addresses'),
+  metadata_pair: MetadataPairSchema.optional().describe(
+    'Only events whose metadata has key:value; the time window is not applied',
+  ),
   updated_after: UnixSecondsSchema.optional().describe('Only events changed after this time'),
   updated_before: UnixSecondsSchema.optional().describe('Only events changed before this time'),
 });
 export type ListEventsInput = z.infer<typeof ListEventsInputSchema>;
 
-export const ListImportEventsInputSchema = ListEventsInputSchema.pick({ grant_id: true, calendar_id: true, limit: true, page_token: true, start: true, end: true });
+export const ListImportEventsInputSchema = ListEventsInputSchema.pick({
+  grant_id: true,
+  calendar_id: true,
+  limit: true,
+  page_token: true,
+  start: true,
+  end: true,
+});
 export type ListImportEventsInput = z.infer<typeof ListImportEventsInputSchema>;
 
-export const EventRefInputSchema = z.object({ grant_id: GrantIdSchema, event_id: IdSchema, calendar_id: CalendarIdSchema });
+export const EventRefInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  event_id: IdSchema,
+  calendar_id: CalendarIdSchema,
+});
 export type EventRefInput = z.infer<typeof EventRefInputSchema>;
 
-const notifyParticipants = z.boolean().optional().describe('Email participants an iCalendar invitation, update or cancellation (default true)');
+const notifyParticipants = z
+  .boolean()
+  .optional()
+  .describe('Email participants an iCalendar invitation, update or cancellation (default true)');
 
 const eventFields = {
   title: z.string().max(1024).optional().describe('Title'),
   description: z.string().max(65_536).optional().describe('Description (plain text or HTML)'),
   location: z.string().max(1024).optional().describe('Where, free-form'),
   busy: z.boolean().optional().describe('Counts as busy in free/busy (default true)'),
-  participants: z.array(ParticipantInputSchema).max(500).optional().describe('Invitees; replaces the whole list on update'),
-  resources: z.array(z.object({ email: z.email().max(320), name: z.string().max(256).optional() })).max(50).optional().describe('Rooms and equipment'),
+  participants: z
+    .array(ParticipantInputSchema)
+    .max(500)
+    .optional()
+    .describe('Invitees; replaces the whole list on update'),
+  resources: z
+    .array(z.object({ email: z.email().max(320), name: z.string().max(256).optional() }))
+    .max(50)
+    .optional()
+    .describe('Rooms and equipment'),
   conferencing: ConferencingInputSchema.optional(),
   reminders: RemindersSchema.optional(),
   recurrence: z
@@ -200,7 +275,9 @@ const eventFields = {
       'RRULE and EXDATE lines (RFC 5545), e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10", "EXDATE:20250616T130000Z"]. Any COUNT or UNTIL is kept, ' +
         'but occurrences are computed only up to 100 years after the first',
     ),
-  metadata: MetadataSchema.optional().describe('Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value'),
+  metadata: MetadataSchema.optional().describe(
+    'Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value',
+  ),
   visibility: VisibilitySchema.optional(),
   status: EventStatusSchema.optional().describe('Default confirmed'),
   read_only: z.boolean().optional(),

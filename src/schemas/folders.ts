@@ -13,7 +13,9 @@ export const FolderSchema = z
     grant_id: z.string(),
     object: z.literal('folder'),
     name: z.string(),
-    system_folder: z.boolean().describe('True for the six folders every Agent Account has; they cannot be renamed or deleted'),
+    system_folder: z
+      .boolean()
+      .describe('True for the six folders every Agent Account has; they cannot be renamed or deleted'),
     attributes: z.array(z.string()).describe('IMAP-style special-use flags such as \\Inbox'),
     parent_id: z.string().optional(),
     text_color: z.string().optional(),

@@ -15,8 +15,14 @@ export const GetFreeBusyInputSchema = z
   .object({
     grant_id: GrantIdSchema,
     start_time: UnixSecondsSchema.describe('Start of the window, unix seconds'),
-    end_time: UnixSecondsSchema.describe(`End of the window, unix seconds (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days after start_time)`),
-    emails: z.array(z.string().min(1).max(320)).min(1).max(MAX_FREE_BUSY_EMAILS).describe('Addresses to report on; each must be a grant (Agent Account) of this application'),
+    end_time: UnixSecondsSchema.describe(
+      `End of the window, unix seconds (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days after start_time)`,
+    ),
+    emails: z
+      .array(z.string().min(1).max(320))
+      .min(1)
+      .max(MAX_FREE_BUSY_EMAILS)
+      .describe('Addresses to report on; each must be a grant (Agent Account) of this application'),
     tentative_as_busy: z.boolean().optional().describe('Whether tentative (maybe) events count as busy (default true)'),
   })
   .meta({ id: 'GetFreeBusyInput' });
@@ -34,7 +40,9 @@ export const FreeBusyEntrySchema = z
     z.object({
       email: z.string(),
       object: z.literal('free_busy'),
-      time_slots: z.array(FreeBusyTimeSlotSchema).describe('Busy blocks in the window (overlapping events merged), earliest first'),
+      time_slots: z
+        .array(FreeBusyTimeSlotSchema)
+        .describe('Busy blocks in the window (overlapping events merged), earliest first'),
     }),
     z.object({
       email: z.string(),

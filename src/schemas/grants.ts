@@ -6,27 +6,45 @@ import { z } from 'zod';
 import { GrantIdSchema, IdSchema, UnixSecondsSchema } from './common.js';
 
 /** Provider values of a hosted Agent Account: `nylas` (the SDK) and `hosted` (the spec) name the same thing. */
-export const HostedProviderSchema = z.enum(['nylas', 'hosted']).describe('Agent Account provider: "nylas" (Nylas SDK) or "hosted" (both accepted)');
+export const HostedProviderSchema = z
+  .enum(['nylas', 'hosted'])
+  .describe('Agent Account provider: "nylas" (Nylas SDK) or "hosted" (both accepted)');
 
 /** Extension: the grant's sending state (paused by the service on a bounce or complaint threshold). */
 export const GrantSendingSchema = z
   .object({
-    status: z.enum(['active', 'paused']).describe('"paused": sends are refused (403 sending_paused) until resumed with PATCH /v3/grants/{id} {"sending": {"status": "active"}}'),
+    status: z
+      .enum(['active', 'paused'])
+      .describe(
+        '"paused": sends are refused (403 sending_paused) until resumed with PATCH /v3/grants/{id} {"sending": {"status": "active"}}',
+      ),
     reason: z.string().optional().describe('Why sending is paused: the rate, its threshold and the window'),
     paused_at: UnixSecondsSchema.optional().describe('When sending was paused'),
   })
-  .describe('Extension: whether this grant may send. The service pauses it when its hard-bounce or complaint rate crosses a threshold');
+  .describe(
+    'Extension: whether this grant may send. The service pauses it when its hard-bounce or complaint rate crosses a threshold',
+  );
 
 export const GrantSchema = z
   .object({
     id: z.string().describe('Grant id: use it in every /v3/grants/{grant_id}/… path'),
-    provider: z.string().describe('"nylas" for Agent Accounts hosted by this service, "imap" for a connected IMAP/SMTP mailbox'),
-    grant_status: z.enum(['valid', 'invalid']).describe('Whether the grant can be used; "invalid": a connected account\'s server refuses its credentials (connect it again)'),
+    provider: z
+      .string()
+      .describe('"nylas" for Agent Accounts hosted by this service, "imap" for a connected IMAP/SMTP mailbox'),
+    grant_status: z
+      .enum(['valid', 'invalid'])
+      .describe(
+        'Whether the grant can be used; "invalid": a connected account\'s server refuses its credentials (connect it again)',
+      ),
     email: z.string().describe('The mailbox address'),
     name: z.string().optional().describe('Display name'),
     state: z.string().optional().describe('The opaque state passed when the grant was created'),
     scope: z.array(z.string()).describe('Granted scopes (empty for Agent Accounts: they can do everything)'),
-    settings: z.record(z.string(), z.unknown()).describe('Provider settings; secrets are write-only and never returned. imap: the servers, usernames, security, sync_days, allow_insecure_tls and the sync progress (extension settings.sync)'),
+    settings: z
+      .record(z.string(), z.unknown())
+      .describe(
+        'Provider settings; secrets are write-only and never returned. imap: the servers, usernames, security, sync_days, allow_insecure_tls and the sync progress (extension settings.sync)',
+      ),
     workspace_id: z.string().optional().describe('Workspace the Agent Account belongs to'),
     blocked: z.boolean().describe('True when sending is blocked for this grant'),
     sending: GrantSendingSchema,
@@ -87,13 +105,40 @@ export const ImapGrantSettingsSchema = z
     smtp_host: HostSchema.describe('SMTP submission server host name or IP address'),
     smtp_port: PortSchema.describe('SMTP submission port (465: implicit TLS; 587: STARTTLS)'),
     smtp_username: z.string().min(1).max(320).optional().describe('SMTP login name; default the IMAP username'),
-    smtp_password: z.string().min(1).max(1024).optional().describe('SMTP password; default the IMAP password; write-only, stored sealed'),
-    email: z.email().max(320).optional().describe('Extension: the account\'s address (the grant\'s email); default imap_username when it is an address'),
-    imap_security: ConnectionSecuritySchema.optional().describe('Extension: "tls" (implicit TLS) or "starttls" (upgrade when offered); default "tls" on port 993, else "starttls"'),
-    smtp_security: ConnectionSecuritySchema.optional().describe('Extension: "tls" (implicit TLS) or "starttls" (upgrade when offered); default "tls" on port 465, else "starttls"'),
-    allow_insecure_tls: z.boolean().optional().describe('Extension: accept TLS certificates that fail verification (self-signed servers); default false'),
-    sync_days: z.number().int().min(1).max(MAX_SYNC_DAYS).optional().describe('Extension: days of mail the initial sync covers, newest first; default AGENTPOST_IMAP_SYNC_DAYS'),
-    server_files_sent: z.boolean().optional().describe('Extension: whether the SMTP server files a copy of sent mail in Sent itself (then none is appended); default: known hosts (Gmail, Microsoft) do'),
+    smtp_password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('SMTP password; default the IMAP password; write-only, stored sealed'),
+    email: z
+      .email()
+      .max(320)
+      .optional()
+      .describe("Extension: the account's address (the grant's email); default imap_username when it is an address"),
+    imap_security: ConnectionSecuritySchema.optional().describe(
+      'Extension: "tls" (implicit TLS) or "starttls" (upgrade when offered); default "tls" on port 993, else "starttls"',
+    ),
+    smtp_security: ConnectionSecuritySchema.optional().describe(
+      'Extension: "tls" (implicit TLS) or "starttls" (upgrade when offered); default "tls" on port 465, else "starttls"',
+    ),
+    allow_insecure_tls: z
+      .boolean()
+      .optional()
+      .describe('Extension: accept TLS certificates that fail verification (self-signed servers); default false'),
+    sync_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SYNC_DAYS)
+      .optional()
+      .describe('Extension: days of mail the initial sync covers, newest first; default AGENTPOST_IMAP_SYNC_DAYS'),
+    server_files_sent: z
+      .boolean()
+      .optional()
+      .describe(
+        'Extension: whether the SMTP server files a copy of sent mail in Sent itself (then none is appended); default: known hosts (Gmail, Microsoft) do',
+      ),
   })
   .loose();
 export type ImapGrantSettings = z.infer<typeof ImapGrantSettingsSchema>;
@@ -101,7 +146,9 @@ export type ImapGrantSettings = z.infer<typeof ImapGrantSettingsSchema>;
 /** Providers `POST /v3/connect/custom` accepts. */
 export const CreateGrantProviderSchema = z
   .enum(['nylas', 'hosted', 'imap'])
-  .describe('"nylas" or "hosted": a hosted Agent Account; "imap": an existing IMAP/SMTP mailbox (bring-your-own authentication)');
+  .describe(
+    '"nylas" or "hosted": a hosted Agent Account; "imap": an existing IMAP/SMTP mailbox (bring-your-own authentication)',
+  );
 
 /**
  * The settings object of either provider, every field optional here: the input schema checks the fields against
@@ -109,9 +156,19 @@ export const CreateGrantProviderSchema = z
  */
 const CreateGrantSettingsSchema = HostedGrantSettingsSchema.partial()
   .extend(ImapGrantSettingsSchema.partial().shape)
-  .extend({ email: z.email().max(320).optional().describe('Agent Account: the new mailbox\'s address, on a registered domain of this application (required). imap: the account\'s address, default imap_username') })
+  .extend({
+    email: z
+      .email()
+      .max(320)
+      .optional()
+      .describe(
+        "Agent Account: the new mailbox's address, on a registered domain of this application (required). imap: the account's address, default imap_username",
+      ),
+  })
   .loose()
-  .describe('Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions');
+  .describe(
+    'Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions',
+  );
 
 export const CreateGrantInputSchema = z
   .object({
@@ -172,6 +229,8 @@ export const UpdateGrantInputSchema = z.object({
   sending: z
     .object({ status: z.literal('active').describe('"active" resumes sending') })
     .optional()
-    .describe('Extension: {"status": "active"} resumes a grant whose sending the service paused (recorded with the request id; the bounce and complaint rates then count only what is sent after the resume)'),
+    .describe(
+      'Extension: {"status": "active"} resumes a grant whose sending the service paused (recorded with the request id; the bounce and complaint rates then count only what is sent after the resume)',
+    ),
 });
 export type UpdateGrantInput = z.infer<typeof UpdateGrantInputSchema>;

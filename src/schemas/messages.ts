@@ -17,7 +17,9 @@ export type Participant = z.infer<typeof ParticipantSchema>;
 
 export const AttachmentSchema = z
   .object({
-    id: z.string().describe('Attachment id; download it with GET /v3/grants/{grant_id}/attachments/{id}/download?message_id=…'),
+    id: z
+      .string()
+      .describe('Attachment id; download it with GET /v3/grants/{grant_id}/attachments/{id}/download?message_id=…'),
     grant_id: z.string(),
     filename: z.string().describe('File name (may be empty for unnamed parts)'),
     content_type: z.string().describe('MIME type, such as application/pdf'),
@@ -32,7 +34,9 @@ export type Attachment = z.infer<typeof AttachmentSchema>;
 /** Delivery state of one recipient of a sent message. */
 export const DeliveryStatusSchema = z.object({
   email: z.string().describe('Recipient'),
-  status: z.enum(['queued', 'deferred', 'delivered', 'failed']).describe('queued: not tried yet; deferred: a temporary failure, retried; delivered; failed: for good (bounce)'),
+  status: z
+    .enum(['queued', 'deferred', 'delivered', 'failed'])
+    .describe('queued: not tried yet; deferred: a temporary failure, retried; delivered; failed: for good (bounce)'),
   attempts: z.number().int().describe('Delivery attempts so far'),
   code: z.number().int().optional().describe('SMTP reply code of the last attempt (0: no connection)'),
   response: z.string().optional().describe('Reply or error of the last attempt'),
@@ -40,43 +44,74 @@ export const DeliveryStatusSchema = z.object({
   updated_at: UnixSecondsSchema.describe('When the state last changed'),
   bounce: z
     .object({
-      type: z.enum(['hard', 'soft']).describe('hard: the address does not work (it is now suppressed); soft: this message did not get through'),
+      type: z
+        .enum(['hard', 'soft'])
+        .describe('hard: the address does not work (it is now suppressed); soft: this message did not get through'),
       code: z.string().optional().describe('Enhanced status code, e.g. 5.1.1'),
       smtp_code: z.number().int().optional().describe('SMTP reply code, e.g. 550'),
       reason: z.string().describe('The diagnostic of the report or reply'),
-      source: z.enum(['dsn', 'smtp', 'timeout']).describe('dsn: a delivery status notification to the return path; smtp: a permanent reply during delivery; timeout: retries gave up'),
+      source: z
+        .enum(['dsn', 'smtp', 'timeout'])
+        .describe(
+          'dsn: a delivery status notification to the return path; smtp: a permanent reply during delivery; timeout: retries gave up',
+        ),
       bounced_at: UnixSecondsSchema.describe('When the bounce was recorded'),
     })
     .optional()
     .describe('Extension: the latest bounce recorded for this recipient, if any'),
   complaint: z
-    .object({ type: z.string().describe('Feedback type of the ARF report, e.g. abuse'), complained_at: UnixSecondsSchema.describe('When the complaint was recorded') })
+    .object({
+      type: z.string().describe('Feedback type of the ARF report, e.g. abuse'),
+      complained_at: UnixSecondsSchema.describe('When the complaint was recorded'),
+    })
     .optional()
     .describe('Extension: a complaint (feedback loop) recorded for this recipient, if any'),
 });
 export type DeliveryStatus = z.infer<typeof DeliveryStatusSchema>;
 
-export const MessageHeaderSchema = z.object({ name: z.string().describe('Header name'), value: z.string().describe('Header value as sent') });
+export const MessageHeaderSchema = z.object({
+  name: z.string().describe('Header name'),
+  value: z.string().describe('Header value as sent'),
+});
 
 /** What `fields` selects; `raw_mime` returns only id, grant_id, object and raw_mime. */
 export const MessageFieldsSchema = z
   .enum(['standard', 'include_headers', 'include_basic_headers', 'include_tracking_options', 'raw_mime'])
-  .describe('standard (default); include_headers or include_basic_headers add headers; raw_mime returns only the base64url raw message');
+  .describe(
+    'standard (default); include_headers or include_basic_headers add headers; raw_mime returns only the base64url raw message',
+  );
 export type MessageFields = z.infer<typeof MessageFieldsSchema>;
 
 /** One authentication method's outcome (RFC 8601 result words: pass, fail, softfail, neutral, none, temperror, permerror…). */
-const AuthResultSchema = z.string().describe('pass, fail, softfail, neutral, none, policy, temperror or permerror (RFC 8601)');
+const AuthResultSchema = z
+  .string()
+  .describe('pass, fail, softfail, neutral, none, policy, temperror or permerror (RFC 8601)');
 
 /** Extension (not in Nylas): SPF, DKIM, DMARC and ARC of a received message, as the inbound authentication stage found them. */
 export const AuthenticationResultsSchema = z
   .object({
-    spf: z.object({ result: AuthResultSchema, domain: z.string().optional().describe('Domain checked: the MAIL FROM domain, or the HELO name for bounces') }).optional(),
+    spf: z
+      .object({
+        result: AuthResultSchema,
+        domain: z.string().optional().describe('Domain checked: the MAIL FROM domain, or the HELO name for bounces'),
+      })
+      .optional(),
     dkim: z
-      .array(z.object({ result: AuthResultSchema, domain: z.string().optional().describe('Signing domain (d=)'), selector: z.string().optional().describe('Key selector (s=)') }))
+      .array(
+        z.object({
+          result: AuthResultSchema,
+          domain: z.string().optional().describe('Signing domain (d=)'),
+          selector: z.string().optional().describe('Key selector (s=)'),
+        }),
+      )
       .optional()
       .describe('One entry per DKIM signature; a single `none` entry when the message is unsigned'),
     dmarc: z
-      .object({ result: AuthResultSchema, domain: z.string().optional().describe('Organizational domain of the From address'), policy: z.string().optional().describe('The policy that applies: none, quarantine or reject') })
+      .object({
+        result: AuthResultSchema,
+        domain: z.string().optional().describe('Organizational domain of the From address'),
+        policy: z.string().optional().describe('The policy that applies: none, quarantine or reject'),
+      })
       .optional(),
     arc: z.object({ result: AuthResultSchema }).optional(),
   })
@@ -86,10 +121,16 @@ export type AuthenticationResults = z.infer<typeof AuthenticationResultsSchema>;
 /** Extension (not in Nylas): the inbound spam stage's verdict on a received message. */
 export const SpamVerdictSchema = z
   .object({
-    is_spam: z.boolean().describe('True when the score reached the threshold (or rspamd rejected the message outright)'),
+    is_spam: z
+      .boolean()
+      .describe('True when the score reached the threshold (or rspamd rejected the message outright)'),
     score: z.number().describe('Points from header anomalies, DNSBL listings and rspamd, added up'),
     threshold: z.number().describe("The policy's threshold: 6 / spam_sensitivity"),
-    reasons: z.array(z.string()).describe('What contributed, e.g. `header MISSING_DATE +1` or `dnsbl zen.spamhaus.org lists 192.0.2.1 (127.0.0.2) +6`'),
+    reasons: z
+      .array(z.string())
+      .describe(
+        'What contributed, e.g. `header MISSING_DATE +1` or `dnsbl zen.spamhaus.org lists 192.0.2.1 (127.0.0.2) +6`',
+      ),
   })
   .meta({ id: 'SpamVerdict' });
 export type SpamVerdictWire = z.infer<typeof SpamVerdictSchema>;
@@ -126,19 +167,39 @@ export const MessageSchema = z
     attachments: z.array(AttachmentSchema).optional(),
     // Not MetadataSchema: messages stored before its limits may hold other values, and are returned as stored.
     metadata: z.record(z.string(), z.unknown()).optional().describe('Your key-value metadata'),
-    headers: z.array(MessageHeaderSchema).optional().describe('Only with fields=include_headers or include_basic_headers'),
-    raw_mime: z.string().optional().describe('The message as received, base64url; only with fields=raw_mime (then the other fields are absent)'),
-    delivery_status: z.array(DeliveryStatusSchema).optional().describe('Sent messages: the delivery state of each recipient'),
+    headers: z
+      .array(MessageHeaderSchema)
+      .optional()
+      .describe('Only with fields=include_headers or include_basic_headers'),
+    raw_mime: z
+      .string()
+      .optional()
+      .describe('The message as received, base64url; only with fields=raw_mime (then the other fields are absent)'),
+    delivery_status: z
+      .array(DeliveryStatusSchema)
+      .optional()
+      .describe('Sent messages: the delivery state of each recipient'),
     tracking_options: z
-      .object({ opens: z.boolean().optional(), links: z.boolean().optional(), thread_replies: z.boolean().optional(), label: z.string().optional() })
+      .object({
+        opens: z.boolean().optional(),
+        links: z.boolean().optional(),
+        thread_replies: z.boolean().optional(),
+        label: z.string().optional(),
+      })
       .optional()
       .describe('Sent messages, with fields=include_tracking_options: the tracking options given at send time'),
-    authentication_results: AuthenticationResultsSchema.optional().describe('Received messages (extension): SPF, DKIM, DMARC and ARC results; absent when not checked'),
-    spam: SpamVerdictSchema.optional().describe('Received messages (extension): the spam verdict; absent when not checked'),
+    authentication_results: AuthenticationResultsSchema.optional().describe(
+      'Received messages (extension): SPF, DKIM, DMARC and ARC results; absent when not checked',
+    ),
+    spam: SpamVerdictSchema.optional().describe(
+      'Received messages (extension): the spam verdict; absent when not checked',
+    ),
     removed_attachments: z
       .array(RemovedAttachmentSchema)
       .optional()
-      .describe("Received messages (extension): attachments the policy removed before storing (the raw MIME keeps them); absent when none"),
+      .describe(
+        'Received messages (extension): attachments the policy removed before storing (the raw MIME keeps them); absent when none',
+      ),
   })
   .meta({ id: 'Message' });
 export type Message = z.infer<typeof MessageSchema>;
@@ -159,7 +220,10 @@ export function selectSchemaOf(schema: z.ZodObject, noun: string) {
     .superRefine((value, context) => {
       const unknown = [...new Set(value.split(',').filter((field) => field !== '' && !known.has(field)))];
       if (unknown.length > 0) {
-        context.addIssue({ code: 'custom', message: `unknown ${noun} field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the fields are ${valid.join(', ')}` });
+        context.addIssue({
+          code: 'custom',
+          message: `unknown ${noun} field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the fields are ${valid.join(', ')}`,
+        });
       }
     })
     .optional()
@@ -174,12 +238,18 @@ export const ListMessagesInputSchema = z.object({
   limit: LimitSchema,
   page_token: PageTokenSchema,
   subject: z.string().max(998).optional().describe('Only messages whose subject contains this text (case-insensitive)'),
-  any_email: AddressFilterSchema.optional().describe('Only messages from or to any of these addresses (from, to, cc or bcc)'),
+  any_email: AddressFilterSchema.optional().describe(
+    'Only messages from or to any of these addresses (from, to, cc or bcc)',
+  ),
   from: AddressFilterSchema.optional().describe('Only messages from one of these addresses'),
   to: AddressFilterSchema.optional().describe('Only messages to one of these addresses'),
   cc: AddressFilterSchema.optional().describe('Only messages copied to one of these addresses'),
   bcc: AddressFilterSchema.optional().describe('Only messages blind-copied to one of these addresses'),
-  in: z.array(IdSchema).max(20).optional().describe('Only messages in one of these folder ids (inbox, sent, trash, … or your own)'),
+  in: z
+    .array(IdSchema)
+    .max(20)
+    .optional()
+    .describe('Only messages in one of these folder ids (inbox, sent, trash, … or your own)'),
   unread: z.boolean().optional().describe('Only unread (true) or read (false) messages'),
   starred: z.boolean().optional().describe('Only starred (true) or unstarred (false) messages'),
   thread_id: IdSchema.optional().describe('Only messages of this thread'),
@@ -190,7 +260,9 @@ export const ListMessagesInputSchema = z.object({
     .string()
     .max(1000)
     .optional()
-    .describe('Full-text search over subject, body and addresses: words are ANDed, "quoted phrases", prefix*, OR, subject:/from:/to:/body: to pick a field'),
+    .describe(
+      'Full-text search over subject, body and addresses: words are ANDed, "quoted phrases", prefix*, OR, subject:/from:/to:/body: to pick a field',
+    ),
   fields: MessageFieldsSchema.optional(),
   select: MessageSelectSchema,
 });
@@ -209,8 +281,15 @@ export const UpdateMessageInputSchema = z.object({
   message_id: IdSchema.describe('Message id'),
   unread: z.boolean().optional().describe('Mark read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
-  folders: z.array(IdSchema).min(1).max(20).optional().describe('Folder ids the message is in from now on (replaces the current set)'),
-  metadata: MetadataSchema.optional().describe('Key-value metadata, replaces the current object (at most 50 keys of up to 40 characters, string values of up to 500)'),
+  folders: z
+    .array(IdSchema)
+    .min(1)
+    .max(20)
+    .optional()
+    .describe('Folder ids the message is in from now on (replaces the current set)'),
+  metadata: MetadataSchema.optional().describe(
+    'Key-value metadata, replaces the current object (at most 50 keys of up to 40 characters, string values of up to 500)',
+  ),
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageInputSchema>;
 
@@ -242,7 +321,9 @@ export const ReadAttachmentInputSchema = GetAttachmentInputSchema.extend({
     .min(1)
     .max(MAX_INLINE_ATTACHMENT_BYTES)
     .optional()
-    .describe(`Most bytes of content to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB); larger files come back truncated`),
+    .describe(
+      `Most bytes of content to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB); larger files come back truncated`,
+    ),
 });
 export type ReadAttachmentInput = z.infer<typeof ReadAttachmentInputSchema>;
 
@@ -261,15 +342,28 @@ export const CleanMessagesInputSchema = z.object({
   grant_id: GrantIdSchema,
   message_id: z.array(IdSchema).min(1).max(20).describe('Ids of the messages to clean (at most 20)'),
   ignore_links: z.boolean().optional().describe('Keep the text of links but drop the links (default true)'),
-  ignore_images: z.boolean().optional().describe('Drop images (default true); with images_as_markdown, only inline cid: images are dropped'),
+  ignore_images: z
+    .boolean()
+    .optional()
+    .describe('Drop images (default true); with images_as_markdown, only inline cid: images are dropped'),
   images_as_markdown: z.boolean().optional().describe('Write images as Markdown ![alt](src) (default true)'),
   ignore_tables: z.boolean().optional().describe('Drop table markup, keeping each row on its own line (default true)'),
-  remove_conclusion_phrases: z.boolean().optional().describe('Drop a closing phrase such as "Best," or "Regards" and the signature after it (default true)'),
-  html_as_markdown: z.boolean().optional().describe('Return the conversation as Markdown instead of HTML (default false)'),
+  remove_conclusion_phrases: z
+    .boolean()
+    .optional()
+    .describe('Drop a closing phrase such as "Best," or "Regards" and the signature after it (default true)'),
+  html_as_markdown: z
+    .boolean()
+    .optional()
+    .describe('Return the conversation as Markdown instead of HTML (default false)'),
 });
 export type CleanMessagesInput = z.infer<typeof CleanMessagesInputSchema>;
 
 export const CleanedMessageSchema = MessageSchema.extend({
-  conversation: z.string().describe('The body without quoted history, scripts and styles, cleaned as asked (HTML, or Markdown with html_as_markdown)'),
+  conversation: z
+    .string()
+    .describe(
+      'The body without quoted history, scripts and styles, cleaned as asked (HTML, or Markdown with html_as_markdown)',
+    ),
 }).meta({ id: 'CleanedMessage' });
 export type CleanedMessage = z.infer<typeof CleanedMessageSchema>;

@@ -28,14 +28,21 @@ export function headerText(max: number) {
 /** A sender or recipient of a message to send. */
 export const RecipientSchema = z.object({
   name: headerText(256).optional().describe('Display name'),
-  email: z.email({ error: 'must be an email address such as agent@example.com' }).max(320).regex(NO_LINE_BREAK, LINE_BREAK_MESSAGE).describe('Email address'),
+  email: z
+    .email({ error: 'must be an email address such as agent@example.com' })
+    .max(320)
+    .regex(NO_LINE_BREAK, LINE_BREAK_MESSAGE)
+    .describe('Email address'),
 });
 export type Recipient = z.infer<typeof RecipientSchema>;
 
 const recipientList = (what: string) =>
   z
     .array(RecipientSchema)
-    .max(MAX_RECIPIENTS, `at most ${MAX_RECIPIENTS} recipients per message (to, cc and bcc together); split the list into several messages`)
+    .max(
+      MAX_RECIPIENTS,
+      `at most ${MAX_RECIPIENTS} recipients per message (to, cc and bcc together); split the list into several messages`,
+    )
     .describe(what);
 
 /** Header names the service writes itself; a custom header may not set them. */
@@ -71,7 +78,9 @@ export const CustomHeaderSchema = z.object({
     .min(1)
     .max(76)
     .regex(/^[!-9;-~]+$/, 'must be a header name: printable ASCII without spaces or colons, such as X-Campaign')
-    .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), { message: 'is set by the service (use the matching field: from, to, subject, reply_to_message_id, …)' })
+    .refine((name) => !RESERVED_HEADERS.has(name.toLowerCase()), {
+      message: 'is set by the service (use the matching field: from, to, subject, reply_to_message_id, …)',
+    })
     .describe('Header name, such as X-Campaign-Id'),
   value: headerText(998).describe('Header value (one line)'),
 });
@@ -88,16 +97,30 @@ export const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[
 
 export const AttachmentInputSchema = z
   .object({
-    id: IdSchema.optional().describe('Id of an attachment already in this mailbox (received or sent), or of a completed large-attachment upload session of it, instead of giving content'),
+    id: IdSchema.optional().describe(
+      'Id of an attachment already in this mailbox (received or sent), or of a completed large-attachment upload session of it, instead of giving content',
+    ),
     filename: headerText(255).optional().describe('File name shown to the recipient'),
-    content_type: z.string().max(255).regex(CONTENT_TYPE, 'must be a MIME type such as application/pdf').optional().describe('MIME type, such as application/pdf'),
-    content: z.base64({ error: 'must be Base64 (standard alphabet, with padding, no line breaks)' }).optional().describe('The file, Base64-encoded'),
-    content_id: headerText(255).optional().describe('Content-ID for an inline image the HTML body shows as <img src="cid:…">; makes the attachment inline'),
+    content_type: z
+      .string()
+      .max(255)
+      .regex(CONTENT_TYPE, 'must be a MIME type such as application/pdf')
+      .optional()
+      .describe('MIME type, such as application/pdf'),
+    content: z
+      .base64({ error: 'must be Base64 (standard alphabet, with padding, no line breaks)' })
+      .optional()
+      .describe('The file, Base64-encoded'),
+    content_id: headerText(255)
+      .optional()
+      .describe('Content-ID for an inline image the HTML body shows as <img src="cid:…">; makes the attachment inline'),
     content_disposition: headerText(255).optional().describe('attachment (default) or inline'),
     is_inline: z.boolean().optional().describe('Show inside the body (needs content_id)'),
     size: z.number().int().min(0).optional().describe('Size in bytes (informational)'),
   })
-  .refine((attachment) => attachment.id !== undefined || attachment.content !== undefined, { message: 'give content (Base64) or the id of an attachment in this mailbox' });
+  .refine((attachment) => attachment.id !== undefined || attachment.content !== undefined, {
+    message: 'give content (Base64) or the id of an attachment in this mailbox',
+  });
 export type AttachmentInput = z.infer<typeof AttachmentInputSchema>;
 
 /** Fields shared by sending and drafts. */
@@ -107,15 +130,37 @@ export const composeFields = {
   cc: recipientList('Copied recipients'),
   bcc: recipientList('Blind-copied recipients (not shown to the others)'),
   reply_to: z.array(RecipientSchema).max(10).optional().describe('Where replies should go, when not to the sender'),
-  from: z.array(RecipientSchema).max(1).optional().describe("Sender; defaults to the mailbox's own address (only its display name may differ)"),
+  from: z
+    .array(RecipientSchema)
+    .max(1)
+    .optional()
+    .describe("Sender; defaults to the mailbox's own address (only its display name may differ)"),
   subject: headerText(998).optional().describe('Subject line'),
-  body: z.string().max(30 * 1024 * 1024).optional().describe('HTML body (or plain text with is_plaintext: true)'),
+  body: z
+    .string()
+    .max(30 * 1024 * 1024)
+    .optional()
+    .describe('HTML body (or plain text with is_plaintext: true)'),
   is_plaintext: z.boolean().optional().describe('Send the body as plain text only'),
-  attachments: z.array(AttachmentInputSchema).max(MAX_ATTACHMENTS).optional().describe(`Files to attach (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
-  reply_to_message_id: IdSchema.optional().describe('Id of the message this answers: sets In-Reply-To and References so it joins that conversation (thread)'),
-  tracking_options: TrackingOptionsSchema.optional().describe('Open, link and reply tracking (not for trial applications); stored and returned'),
-  custom_headers: z.array(CustomHeaderSchema).max(MAX_CUSTOM_HEADERS).optional().describe('Extra headers, such as X-Campaign-Id'),
-  metadata: MetadataSchema.optional().describe('Your key-value metadata, stored on the message (at most 50 keys of up to 40 characters, string values of up to 500)'),
+  attachments: z
+    .array(AttachmentInputSchema)
+    .max(MAX_ATTACHMENTS)
+    .optional()
+    .describe(`Files to attach (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
+  reply_to_message_id: IdSchema.optional().describe(
+    'Id of the message this answers: sets In-Reply-To and References so it joins that conversation (thread)',
+  ),
+  tracking_options: TrackingOptionsSchema.optional().describe(
+    'Open, link and reply tracking (not for trial applications); stored and returned',
+  ),
+  custom_headers: z
+    .array(CustomHeaderSchema)
+    .max(MAX_CUSTOM_HEADERS)
+    .optional()
+    .describe('Extra headers, such as X-Campaign-Id'),
+  metadata: MetadataSchema.optional().describe(
+    'Your key-value metadata, stored on the message (at most 50 keys of up to 40 characters, string values of up to 500)',
+  ),
 };
 
 export const SendMessageInputSchema = z
@@ -124,9 +169,14 @@ export const SendMessageInputSchema = z
     to: composeFields.to.optional(),
     cc: composeFields.cc.optional(),
     bcc: composeFields.bcc.optional(),
-    send_at: UnixSecondsSchema.optional().describe('Send later, at this unix time (up to 30 days ahead); the answer is a schedule_id'),
+    send_at: UnixSecondsSchema.optional().describe(
+      'Send later, at this unix time (up to 30 days ahead); the answer is a schedule_id',
+    ),
     use_draft: z.boolean().optional().describe('With send_at: keep the message in drafts if the schedule is stopped'),
-    dry_run: z.boolean().optional().describe('Only check: answer whether the send would be blocked and why; nothing is stored, queued or sent'),
+    dry_run: z
+      .boolean()
+      .optional()
+      .describe('Only check: answer whether the send would be blocked and why; nothing is stored, queued or sent'),
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
@@ -135,7 +185,10 @@ export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
 const DomainNameSchema = z
   .string()
   .max(253)
-  .regex(/^([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/, 'must be a domain name such as mail.example.com');
+  .regex(
+    /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/,
+    'must be a domain name such as mail.example.com',
+  );
 
 /**
  * A transactional send (`POST /v3/domains/{domain_name}/messages/send`, the SDK's `transactionalSend.send`): the
@@ -152,9 +205,15 @@ export const TransactionalSendInputSchema = z
     subject: composeFields.subject,
     body: composeFields.body,
     is_plaintext: composeFields.is_plaintext,
-    attachments: z.array(AttachmentInputSchema).max(MAX_ATTACHMENTS).optional().describe(`Files to attach as Base64 content (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
+    attachments: z
+      .array(AttachmentInputSchema)
+      .max(MAX_ATTACHMENTS)
+      .optional()
+      .describe(`Files to attach as Base64 content (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
     custom_headers: composeFields.custom_headers,
-    send_at: UnixSecondsSchema.optional().describe('Not supported for a send from a domain (400): send from a mailbox to schedule'),
+    send_at: UnixSecondsSchema.optional().describe(
+      'Not supported for a send from a domain (400): send from a mailbox to schedule',
+    ),
   })
   .meta({ id: 'TransactionalSendInput' });
 export type TransactionalSendInput = z.infer<typeof TransactionalSendInputSchema>;
@@ -162,7 +221,7 @@ export type TransactionalSendInput = z.infer<typeof TransactionalSendInputSchema
 /** What a transactional send answers (`TransactionalSendResult` of the SDK). */
 export const TransactionalSendResultSchema = z
   .object({
-    message_id: z.string().describe('Id of the queued message (there is no sender\'s copy in a mailbox)'),
+    message_id: z.string().describe("Id of the queued message (there is no sender's copy in a mailbox)"),
     message_id_header: z.string().describe('The Message-ID header of the message sent'),
   })
   .meta({ id: 'TransactionalSendResult' });
@@ -186,7 +245,9 @@ export const SendDryRunSchema = z
     reason: z.string().optional().describe('Why, when blocked (the error the send would get)'),
     matched_rule_ids: z.array(z.string()).describe('Outbound rules that match'),
     verdicts: z.object({
-      size: z.object({ bytes: z.number().int(), limit: z.number().nullable(), ok: z.boolean() }).describe('Composed size against limit_size_total_mime'),
+      size: z
+        .object({ bytes: z.number().int(), limit: z.number().nullable(), ok: z.boolean() })
+        .describe('Composed size against limit_size_total_mime'),
       attachments: z
         .object({
           count: z.number().int(),
@@ -198,10 +259,17 @@ export const SendDryRunSchema = z
         })
         .describe('Attachments against the attachment limits (reported, not refused)'),
       quota: z
-        .object({ sent_today: z.number().int(), limit: z.number().nullable(), left_today: z.number().nullable(), ok: z.boolean() })
+        .object({
+          sent_today: z.number().int(),
+          limit: z.number().nullable(),
+          left_today: z.number().nullable(),
+          ok: z.boolean(),
+        })
         .describe('Daily send quota (UTC day); left_today includes this send'),
     }),
-    refused_recipients: z.array(z.object({ email: z.string(), reason: z.string(), rule_id: z.string().optional() })).describe('Recipients a rule blocks, or that do not exist here'),
+    refused_recipients: z
+      .array(z.object({ email: z.string(), reason: z.string(), rule_id: z.string().optional() }))
+      .describe('Recipients a rule blocks, or that do not exist here'),
   })
   .meta({ id: 'SendDryRun' });
 export type SendDryRun = z.infer<typeof SendDryRunSchema>;
@@ -231,7 +299,9 @@ export const ScheduledMessageSchema = z
   .object({
     schedule_id: z.string().describe('Schedule id'),
     status: z.object({
-      code: z.enum(['pending', 'sending', 'success', 'failed', 'cancelled']).describe('pending until send_at; then success or failed; cancelled when stopped'),
+      code: z
+        .enum(['pending', 'sending', 'success', 'failed', 'cancelled'])
+        .describe('pending until send_at; then success or failed; cancelled when stopped'),
       description: z.string(),
     }),
     send_at: UnixSecondsSchema.optional(),
@@ -243,5 +313,8 @@ export const ScheduledMessageSchema = z
 export type ScheduledMessage = z.infer<typeof ScheduledMessageSchema>;
 
 export const ListScheduledMessagesInputSchema = z.object({ grant_id: GrantIdSchema });
-export const ScheduledMessageRefInputSchema = z.object({ grant_id: GrantIdSchema, schedule_id: IdSchema.describe('Schedule id from the send answer') });
+export const ScheduledMessageRefInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  schedule_id: IdSchema.describe('Schedule id from the send answer'),
+});
 export type ScheduledMessageRefInput = z.infer<typeof ScheduledMessageRefInputSchema>;

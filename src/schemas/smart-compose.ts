@@ -12,7 +12,9 @@ const PromptSchema = z
   .string()
   .regex(/\S/, 'prompt is required: say what the message should say')
   .max(100_000)
-  .describe('What to write, up to 1,000 tokens (counted with the o200k_base encoding), e.g. "Thank them and propose Tuesday at 10"');
+  .describe(
+    'What to write, up to 1,000 tokens (counted with the o200k_base encoding), e.g. "Thank them and propose Tuesday at 10"',
+  );
 
 export const ComposeMessageInputSchema = z
   .object({

@@ -6,13 +6,22 @@ import { z } from 'zod';
 import { LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
 /** An address as the list keeps it. */
-const SuppressedEmailSchema = z.string().trim().min(3).max(320).regex(/^[^\s@]+@[^\s@]+$/, 'an email address such as person@example.com');
+const SuppressedEmailSchema = z
+  .string()
+  .trim()
+  .min(3)
+  .max(320)
+  .regex(/^[^\s@]+@[^\s@]+$/, 'an email address such as person@example.com');
 
 export const SuppressionSchema = z
   .object({
     object: z.literal('suppression').describe('Always suppression'),
     email: z.string().describe('The suppressed address, lower-cased'),
-    reason: z.enum(['hard_bounce', 'complaint', 'manual']).describe('hard_bounce: a permanent bounce said the address does not work; complaint: the recipient reported the mail as spam; manual: added through the API'),
+    reason: z
+      .enum(['hard_bounce', 'complaint', 'manual'])
+      .describe(
+        'hard_bounce: a permanent bounce said the address does not work; complaint: the recipient reported the mail as spam; manual: added through the API',
+      ),
     report_id: z.string().optional().describe('The bounce or complaint report that put it here'),
     created_at: UnixSecondsSchema.describe('When it was added'),
   })

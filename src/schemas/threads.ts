@@ -13,7 +13,9 @@ import { MessageSchema, ParticipantSchema, selectSchemaOf } from './messages.js'
  * the message fields.
  */
 export const LatestDraftOrMessageSchema = MessageSchema.extend({
-  object: z.enum(['message', 'draft']).describe('"draft" when a draft was saved last: then id is a draft id (in draft_ids), read it with the drafts API'),
+  object: z
+    .enum(['message', 'draft'])
+    .describe('"draft" when a draft was saved last: then id is a draft id (in draft_ids), read it with the drafts API'),
   ...DraftSchema.pick({ reply_to_message_id: true, custom_headers: true, is_plaintext: true, send_at: true }).shape,
 }).describe('The newest message or draft of the thread');
 
@@ -24,14 +26,21 @@ export const ThreadSchema = z
     object: z.literal('thread'),
     subject: z.string().optional().describe('Subject of the first message'),
     snippet: z.string().optional().describe('Snippet of the latest message'),
-    participants: z.array(ParticipantSchema).optional().describe('Everyone who sent or received a message of the thread'),
-    message_ids: z.array(z.string()).optional().describe('Ids of the thread\'s messages, oldest first'),
+    participants: z
+      .array(ParticipantSchema)
+      .optional()
+      .describe('Everyone who sent or received a message of the thread'),
+    message_ids: z.array(z.string()).optional().describe("Ids of the thread's messages, oldest first"),
     draft_ids: z.array(z.string()).optional().describe('Ids of drafts in the thread'),
-    folders: z.array(z.string()).optional().describe('Folders holding at least one of the thread\'s messages'),
+    folders: z.array(z.string()).optional().describe("Folders holding at least one of the thread's messages"),
     latest_draft_or_message: LatestDraftOrMessageSchema.optional(),
     earliest_message_date: UnixSecondsSchema.optional(),
-    latest_message_received_date: UnixSecondsSchema.optional().describe('When the newest received message arrived (drafts do not count)'),
-    latest_message_sent_date: UnixSecondsSchema.optional().describe('When the newest message from this mailbox was sent (drafts do not count)'),
+    latest_message_received_date: UnixSecondsSchema.optional().describe(
+      'When the newest received message arrived (drafts do not count)',
+    ),
+    latest_message_sent_date: UnixSecondsSchema.optional().describe(
+      'When the newest message from this mailbox was sent (drafts do not count)',
+    ),
     has_attachments: z.boolean().optional(),
     has_drafts: z.boolean().optional(),
     starred: z.boolean().optional().describe('True when any message is starred'),
@@ -61,12 +70,20 @@ export const ListThreadsInputSchema = z.object({
   latest_message_before: UnixSecondsSchema.optional().describe('Only threads whose newest message is older than this'),
   latest_message_after: UnixSecondsSchema.optional().describe('Only threads whose newest message is newer than this'),
   has_attachment: z.boolean().optional(),
-  search_query_native: z.string().max(1000).optional().describe('Full-text search, as for list_messages; a thread matches when one of its messages does'),
+  search_query_native: z
+    .string()
+    .max(1000)
+    .optional()
+    .describe('Full-text search, as for list_messages; a thread matches when one of its messages does'),
   select: ThreadSelectSchema,
 });
 export type ListThreadsInput = z.infer<typeof ListThreadsInputSchema>;
 
-export const GetThreadInputSchema = z.object({ grant_id: GrantIdSchema, thread_id: IdSchema.describe('Thread id'), select: ThreadSelectSchema });
+export const GetThreadInputSchema = z.object({
+  grant_id: GrantIdSchema,
+  thread_id: IdSchema.describe('Thread id'),
+  select: ThreadSelectSchema,
+});
 export type GetThreadInput = z.infer<typeof GetThreadInputSchema>;
 
 export const UpdateThreadInputSchema = z.object({
@@ -74,7 +91,12 @@ export const UpdateThreadInputSchema = z.object({
   thread_id: IdSchema.describe('Thread id'),
   unread: z.boolean().optional().describe('Mark every message read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star or unstar every message'),
-  folders: z.array(IdSchema).min(1).max(20).optional().describe('Move every message to these folders (replaces their folders)'),
+  folders: z
+    .array(IdSchema)
+    .min(1)
+    .max(20)
+    .optional()
+    .describe('Move every message to these folders (replaces their folders)'),
 });
 export type UpdateThreadInput = z.infer<typeof UpdateThreadInputSchema>;
 

@@ -67,12 +67,17 @@ export const TRIGGER_TYPES = [
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */
 export const TriggerTypeSchema = z
-  .enum(TRIGGER_TYPES, { error: (issue) => `${JSON.stringify(issue.input)} is not a webhook trigger type; use one of: ${TRIGGER_TYPES.join(', ')}` })
+  .enum(TRIGGER_TYPES, {
+    error: (issue) =>
+      `${JSON.stringify(issue.input)} is not a webhook trigger type; use one of: ${TRIGGER_TYPES.join(', ')}`,
+  })
   .describe('A webhook trigger type such as message.created or event.updated');
 
 export const WebhookStatusSchema = z
   .enum(['active', 'pause', 'failing', 'failed'])
-  .describe('active: delivering; pause: stopped by you; failing: deliveries keep failing (still attempted); failed: given up, set it active again to resume');
+  .describe(
+    'active: delivering; pause: stopped by you; failing: deliveries keep failing (still attempted); failed: given up, set it active again to resume',
+  );
 
 export const WebhookSchema = z
   .object({
@@ -81,8 +86,12 @@ export const WebhookSchema = z
     trigger_types: z.array(z.string()).describe('Trigger types delivered to this endpoint'),
     webhook_url: z.string().describe('Endpoint notifications are POSTed to'),
     status: WebhookStatusSchema,
-    notification_email_addresses: z.array(z.string()).describe('Addresses told by email when the endpoint becomes failing or failed'),
-    compressed_delivery: z.boolean().describe('Whether bodies are gzip-compressed (the signatures cover the compressed bytes)'),
+    notification_email_addresses: z
+      .array(z.string())
+      .describe('Addresses told by email when the endpoint becomes failing or failed'),
+    compressed_delivery: z
+      .boolean()
+      .describe('Whether bodies are gzip-compressed (the signatures cover the compressed bytes)'),
     status_updated_at: UnixSecondsSchema.describe('When the status last changed (unix seconds)'),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
@@ -93,18 +102,31 @@ export type Webhook = z.infer<typeof WebhookSchema>;
 export const WebhookWithSecretSchema = WebhookSchema.extend({
   webhook_secret: z
     .string()
-    .describe('Signing secret (whsec_…). Shown only on create and rotate: store it to verify X-Nylas-Signature and webhook-signature'),
+    .describe(
+      'Signing secret (whsec_…). Shown only on create and rotate: store it to verify X-Nylas-Signature and webhook-signature',
+    ),
 }).meta({ id: 'WebhookWithSecret' });
 export type WebhookWithSecret = z.infer<typeof WebhookWithSecretSchema>;
 
-const WebhookUrlSchema = z.string().min(1).max(2048).describe('https URL that answers the challenge and receives notifications');
+const WebhookUrlSchema = z
+  .string()
+  .min(1)
+  .max(2048)
+  .describe('https URL that answers the challenge and receives notifications');
 const DescriptionSchema = z.string().max(1024).describe('Free text to tell subscriptions apart');
-const NotificationEmailsSchema = z.array(z.email().max(320)).max(20).describe('Up to 20 addresses told by email when the endpoint becomes failing or failed');
+const NotificationEmailsSchema = z
+  .array(z.email().max(320))
+  .max(20)
+  .describe('Up to 20 addresses told by email when the endpoint becomes failing or failed');
 const CompressedSchema = z.boolean().describe('Gzip request bodies (Content-Encoding: gzip); default false');
 
 export const CreateWebhookInputSchema = z
   .object({
-    trigger_types: z.array(TriggerTypeSchema).min(1).max(TRIGGER_TYPES.length).describe('Trigger types to deliver (at least one)'),
+    trigger_types: z
+      .array(TriggerTypeSchema)
+      .min(1)
+      .max(TRIGGER_TYPES.length)
+      .describe('Trigger types to deliver (at least one)'),
     webhook_url: WebhookUrlSchema,
     description: DescriptionSchema.optional(),
     notification_email_addresses: NotificationEmailsSchema.optional(),
@@ -113,18 +135,28 @@ export const CreateWebhookInputSchema = z
   .meta({ id: 'CreateWebhookInput' });
 export type CreateWebhookInput = z.infer<typeof CreateWebhookInputSchema>;
 
-export const WebhookRefInputSchema = z.object({ webhook_id: IdSchema.describe('Webhook id') }).meta({ id: 'WebhookRefInput' });
+export const WebhookRefInputSchema = z
+  .object({ webhook_id: IdSchema.describe('Webhook id') })
+  .meta({ id: 'WebhookRefInput' });
 export type WebhookRefInput = z.infer<typeof WebhookRefInputSchema>;
 
 export const UpdateWebhookInputSchema = z
   .object({
     webhook_id: IdSchema.describe('Webhook id'),
-    trigger_types: z.array(TriggerTypeSchema).min(1).max(TRIGGER_TYPES.length).optional().describe('Replaces the trigger types'),
+    trigger_types: z
+      .array(TriggerTypeSchema)
+      .min(1)
+      .max(TRIGGER_TYPES.length)
+      .optional()
+      .describe('Replaces the trigger types'),
     webhook_url: WebhookUrlSchema.optional(),
     description: DescriptionSchema.optional(),
     notification_email_addresses: NotificationEmailsSchema.optional(),
     compressed_delivery: CompressedSchema.optional(),
-    status: z.enum(['active', 'pause']).optional().describe('pause stops deliveries; active resumes them after a new challenge'),
+    status: z
+      .enum(['active', 'pause'])
+      .optional()
+      .describe('pause stops deliveries; active resumes them after a new challenge'),
   })
   .meta({ id: 'UpdateWebhookInput' });
 export type UpdateWebhookInput = z.infer<typeof UpdateWebhookInputSchema>;
@@ -142,7 +174,9 @@ export const WebhookIpAddressesInputSchema = z.object({}).meta({ id: 'WebhookIpA
 
 export const WebhookIpAddressesSchema = z
   .object({
-    ip_addresses: z.array(z.string()).describe('Addresses deliveries leave from (this host\'s interfaces; behind NAT, your gateway\'s address instead)'),
+    ip_addresses: z
+      .array(z.string())
+      .describe("Addresses deliveries leave from (this host's interfaces; behind NAT, your gateway's address instead)"),
     updated_at: UnixSecondsSchema.describe('When the list was computed'),
   })
   .meta({ id: 'WebhookIpAddresses' });

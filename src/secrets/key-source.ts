@@ -61,7 +61,10 @@ export function secretKeyFileOf(config: Config, db: Pick<Database, 'file'>): str
 
 /** Whether the database holds secrets sealed at rest (its check value was written). */
 async function readKeyCheck(db: Database): Promise<string | undefined> {
-  const [row] = await db.orm.select({ value: tables.serviceKeys.value }).from(tables.serviceKeys).where(eq(tables.serviceKeys.name, KEY_CHECK_NAME));
+  const [row] = await db.orm
+    .select({ value: tables.serviceKeys.value })
+    .from(tables.serviceKeys)
+    .where(eq(tables.serviceKeys.name, KEY_CHECK_NAME));
   return row?.value;
 }
 
@@ -72,13 +75,18 @@ function readKeyFile(path: string, logger: Logger): string | undefined {
     text = readFileSync(path, 'utf8').trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new ConfigError(`Cannot read the secret key file ${path} (AGENTPOST_SECRET_KEY_FILE): ${(error as Error).message}`);
+    throw new ConfigError(
+      `Cannot read the secret key file ${path} (AGENTPOST_SECRET_KEY_FILE): ${(error as Error).message}`,
+    );
   }
   if (text.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(`The secret key file ${path} (AGENTPOST_SECRET_KEY_FILE) holds ${text.length} characters; a key has at least ${MIN_SECRET_LENGTH}.`);
+    throw new ConfigError(
+      `The secret key file ${path} (AGENTPOST_SECRET_KEY_FILE) holds ${text.length} characters; a key has at least ${MIN_SECRET_LENGTH}.`,
+    );
   }
   // Anyone who can read the file can open every secret in the database.
-  if ((statSync(path).mode & 0o077) !== 0) logger.warn('the secret key file can be read by other users; make it mode 0600', { path });
+  if ((statSync(path).mode & 0o077) !== 0)
+    logger.warn('the secret key file can be read by other users; make it mode 0600', { path });
   return text;
 }
 
@@ -96,7 +104,9 @@ function createKeyFile(path: string, logger: Logger): { key: string; created: bo
     linkSync(draft, path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return { key: readKeyFile(path, logger)!, created: false };
-    throw new ConfigError(`Cannot write the secret key file ${path} (AGENTPOST_SECRET_KEY_FILE names another place, AGENTPOST_SECRET_KEY gives the key): ${(error as Error).message}`);
+    throw new ConfigError(
+      `Cannot write the secret key file ${path} (AGENTPOST_SECRET_KEY_FILE names another place, AGENTPOST_SECRET_KEY gives the key): ${(error as Error).message}`,
+    );
   } finally {
     rmSync(draft, { force: true });
   }
@@ -108,7 +118,15 @@ function createKeyFile(path: string, logger: Logger): { key: string; created: bo
  * key written to the key file. Throws a {@link ConfigError} when a database that holds secrets has no key, and when
  * a libSQL server database has neither the variable nor a key file named.
  */
-export async function resolveSecretKey({ db, config, logger }: { db: Database; config: Config; logger: Logger }): Promise<ResolvedSecretKey> {
+export async function resolveSecretKey({
+  db,
+  config,
+  logger,
+}: {
+  db: Database;
+  config: Config;
+  logger: Logger;
+}): Promise<ResolvedSecretKey> {
   const previousKeys = config.secrets.previousKeys;
   if (config.secrets.key) return { key: config.secrets.key, previousKeys, origin: { kind: 'variable' } };
   const path = secretKeyFileOf(config, db);
@@ -132,7 +150,10 @@ export async function resolveSecretKey({ db, config, logger }: { db: Database; c
   }
   const made = createKeyFile(path, logger);
   if (made.created) {
-    logger.info('made a new secret key for secrets at rest (fresh installation); back it up with the database, or set AGENTPOST_SECRET_KEY', { path });
+    logger.info(
+      'made a new secret key for secrets at rest (fresh installation); back it up with the database, or set AGENTPOST_SECRET_KEY',
+      { path },
+    );
   }
   return { key: made.key, previousKeys, origin: made.created ? { kind: 'created', path } : { kind: 'file', path } };
 }
@@ -157,11 +178,20 @@ function originText(origin: SecretKeyOrigin): string {
  * A check value sealed with a previous key (a rotation) is sealed again with the current one.
  * @throws ConfigError when the key is another than the one the database's secrets were sealed with.
  */
-export async function checkSecretKey({ db, clock }: { db: Database; clock: { now(): Date } }, box: SecretBox, origin: SecretKeyOrigin): Promise<void> {
+export async function checkSecretKey(
+  { db, clock }: { db: Database; clock: { now(): Date } },
+  box: SecretBox,
+  origin: SecretKeyOrigin,
+): Promise<void> {
   let stored = await readKeyCheck(db);
   if (stored === undefined) {
     const sealed = box.seal(KEY_CHECK_TEXT);
-    await db.write((tx) => tx.insert(tables.serviceKeys).values({ name: KEY_CHECK_NAME, value: sealed, createdAt: unixSeconds(clock.now()) }).onConflictDoNothing());
+    await db.write((tx) =>
+      tx
+        .insert(tables.serviceKeys)
+        .values({ name: KEY_CHECK_NAME, value: sealed, createdAt: unixSeconds(clock.now()) })
+        .onConflictDoNothing(),
+    );
     // Another process may have written its own first: that one is the check.
     stored = await readKeyCheck(db);
     if (stored === undefined) throw new Error('the secret key check could not be stored');
@@ -180,7 +210,9 @@ export async function checkSecretKey({ db, clock }: { db: Database; clock: { now
   }
   if (!box.isCurrent(stored)) {
     const resealed = box.seal(KEY_CHECK_TEXT);
-    await db.write((tx) => tx.update(tables.serviceKeys).set({ value: resealed }).where(eq(tables.serviceKeys.name, KEY_CHECK_NAME)));
+    await db.write((tx) =>
+      tx.update(tables.serviceKeys).set({ value: resealed }).where(eq(tables.serviceKeys.name, KEY_CHECK_NAME)),
+    );
   }
 }
 
@@ -188,7 +220,12 @@ export async function checkSecretKey({ db, clock }: { db: Database; clock: { now
  * The installation's secret box, checked against the database: {@link resolveSecretKey}, then
  * {@link checkSecretKey}. Call after the migrations, before anything reads a secret.
  */
-export async function openSecretBox(deps: { db: Database; config: Config; logger: Logger; clock: { now(): Date } }): Promise<SecretBox> {
+export async function openSecretBox(deps: {
+  db: Database;
+  config: Config;
+  logger: Logger;
+  clock: { now(): Date };
+}): Promise<SecretBox> {
   const resolved = await resolveSecretKey(deps);
   const box = createSecretBox(resolved.key, resolved.previousKeys);
   await checkSecretKey(deps, box, resolved.origin);

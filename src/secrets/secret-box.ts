@@ -36,8 +36,17 @@ interface Key {
 
 /** The AES-256 key derived from a secret (HKDF-SHA256), and its id. */
 export function deriveKey(secret: string): Key {
-  if (secret.length < MIN_SECRET_LENGTH) throw new SecretKeyError(`the secret key must be at least ${MIN_SECRET_LENGTH} characters long`);
-  const key = Buffer.from(hkdfSync('sha256', Buffer.from(secret, 'utf8'), Buffer.from('agentpost secret box'), Buffer.from('aes-256-gcm v1'), 32));
+  if (secret.length < MIN_SECRET_LENGTH)
+    throw new SecretKeyError(`the secret key must be at least ${MIN_SECRET_LENGTH} characters long`);
+  const key = Buffer.from(
+    hkdfSync(
+      'sha256',
+      Buffer.from(secret, 'utf8'),
+      Buffer.from('agentpost secret box'),
+      Buffer.from('aes-256-gcm v1'),
+      32,
+    ),
+  );
   return { id: createHash('sha256').update(key).digest('hex').slice(0, 16), key };
 }
 
@@ -45,7 +54,11 @@ export function deriveKey(secret: string): Key {
  * Creates a box that seals with `current` and opens what `current` or any of `previous` sealed (secrets of at least
  * {@link MIN_SECRET_LENGTH} characters; the AES keys are derived from them).
  */
-export function createSecretBox(current: string, previous: readonly string[] = [], options: { cacheEntries?: number } = {}): SecretBox {
+export function createSecretBox(
+  current: string,
+  previous: readonly string[] = [],
+  options: { cacheEntries?: number } = {},
+): SecretBox {
   const sealing = deriveKey(current);
   const cacheEntries = options.cacheEntries ?? DEFAULT_OPENED_CACHE_ENTRIES;
   /** Opened secrets by sealed value, least recently used first (a Map keeps insertion order). */
@@ -88,7 +101,10 @@ export function createSecretBox(current: string, previous: readonly string[] = [
     if (parts.length !== 3) throw new SecretKeyError('not a sealed secret');
     const [id, ivText, bodyText] = parts as [string, string, string];
     const key = keys.get(id);
-    if (!key) throw new SecretKeyError(`this secret was sealed with key ${id}, which this installation does not hold (AGENTPOST_SECRET_KEY is another)`);
+    if (!key)
+      throw new SecretKeyError(
+        `this secret was sealed with key ${id}, which this installation does not hold (AGENTPOST_SECRET_KEY is another)`,
+      );
     const iv = Buffer.from(ivText, 'base64url');
     const body = Buffer.from(bodyText, 'base64url');
     if (iv.length !== 12 || body.length < 16) throw new SecretKeyError('a sealed secret is truncated');

@@ -28,12 +28,33 @@ interface SecretColumn {
 
 /** Every column that holds a secret at rest. */
 const SECRET_COLUMNS: SecretColumn[] = [
-  { name: 'domains.dkim_private_key_pem', table: tables.domains, key: tables.domains.id, column: tables.domains.dkimPrivateKeyPem },
+  {
+    name: 'domains.dkim_private_key_pem',
+    table: tables.domains,
+    key: tables.domains.id,
+    column: tables.domains.dkimPrivateKeyPem,
+  },
   { name: 'webhooks.secret', table: tables.webhooks, key: tables.webhooks.id, column: tables.webhooks.secret },
   // The tracking and VERP signing key (src/deliverability/signing.ts).
-  { name: 'service_keys.value', table: tables.serviceKeys, key: tables.serviceKeys.name, column: tables.serviceKeys.value, where: eq(tables.serviceKeys.name, 'deliverability-signing') },
-  { name: 'imap_accounts.imap_password_sealed', table: tables.imapAccounts, key: tables.imapAccounts.grantId, column: tables.imapAccounts.imapPasswordSealed },
-  { name: 'imap_accounts.smtp_password_sealed', table: tables.imapAccounts, key: tables.imapAccounts.grantId, column: tables.imapAccounts.smtpPasswordSealed },
+  {
+    name: 'service_keys.value',
+    table: tables.serviceKeys,
+    key: tables.serviceKeys.name,
+    column: tables.serviceKeys.value,
+    where: eq(tables.serviceKeys.name, 'deliverability-signing'),
+  },
+  {
+    name: 'imap_accounts.imap_password_sealed',
+    table: tables.imapAccounts,
+    key: tables.imapAccounts.grantId,
+    column: tables.imapAccounts.imapPasswordSealed,
+  },
+  {
+    name: 'imap_accounts.smtp_password_sealed',
+    table: tables.imapAccounts,
+    key: tables.imapAccounts.grantId,
+    column: tables.imapAccounts.smtpPasswordSealed,
+  },
 ];
 
 /**
@@ -59,7 +80,15 @@ const BATCH = 200;
  * Seals what is clear and seals again what a previous key sealed, in every secret column. Returns how many values
  * it wrote. A value no key given can open stops the start (ConfigError): it says which key is missing.
  */
-export async function sealStoredSecrets({ db, secrets, logger }: { db: Database; secrets: SecretBox; logger: Logger }): Promise<number> {
+export async function sealStoredSecrets({
+  db,
+  secrets,
+  logger,
+}: {
+  db: Database;
+  secrets: SecretBox;
+  logger: Logger;
+}): Promise<number> {
   let written = 0;
   for (const spec of SECRET_COLUMNS) {
     const rows = (await db.orm

@@ -51,7 +51,12 @@ export interface OriginalMessage {
  * Where quoted history starts in a text body: an "On … wrote:" line, Outlook's "-----Original Message-----" or a
  * "From: … / Sent: …" header pair, or the first line quoted with `>`.
  */
-const QUOTE_STARTS = [/^[ \t]*On\s.{1,300}\swrote:[ \t]*$/m, /^[ \t]*-{2,}\s*Original Message\s*-{2,}/im, /^[ \t]*From:\s.{1,300}\n[ \t]*(Sent|Date):\s/m, /^[ \t]*>/m];
+const QUOTE_STARTS = [
+  /^[ \t]*On\s.{1,300}\swrote:[ \t]*$/m,
+  /^[ \t]*-{2,}\s*Original Message\s*-{2,}/im,
+  /^[ \t]*From:\s.{1,300}\n[ \t]*(Sent|Date):\s/m,
+  /^[ \t]*>/m,
+];
 
 /** The body split into the new part and the quoted history below it. */
 export function splitQuotedHistory(text: string): { fresh: string; quoted: string } {
@@ -94,7 +99,8 @@ export async function originalMessageData(message: OriginalMessage): Promise<Rec
   if (message.date !== undefined) data.date = new Date(message.date * 1000).toISOString();
   data.subject = (message.subject ?? '').slice(0, 998);
   data.body = body.text + (body.truncated ? '\n[… the rest of the body was cut]' : '');
-  if (history.text !== '') data.quoted_history = history.text + (history.truncated ? '\n[… older quoted history was cut]' : '');
+  if (history.text !== '')
+    data.quoted_history = history.text + (history.truncated ? '\n[… older quoted history was cut]' : '');
   return data;
 }
 

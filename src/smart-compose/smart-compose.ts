@@ -12,12 +12,24 @@
  * with the provider's message. Each call that reached the model is counted with its tokens (`Metrics.smartCompose`).
  */
 import type { Principal, RateLimitDetails } from '../access.js';
-import { type CoreDeps, type SmartComposeOutcome, type TextGenerationRequest, type TextStreamPart, type TextUsage, TextGenerationError } from '../ports/index.js';
+import {
+  type CoreDeps,
+  type SmartComposeOutcome,
+  type TextGenerationRequest,
+  type TextStreamPart,
+  type TextUsage,
+  TextGenerationError,
+} from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { GrantService } from '../grants/contracts.js';
 import { HOSTED_PROVIDER } from '../providers/index.js';
 import type { MessageService } from '../messages/index.js';
-import { composeUserMessage, originalMessageData, replyUserMessage, SMART_COMPOSE_INSTRUCTIONS } from './reply-context.js';
+import {
+  composeUserMessage,
+  originalMessageData,
+  replyUserMessage,
+  SMART_COMPOSE_INSTRUCTIONS,
+} from './reply-context.js';
 import { countTokens, loadTokenizer, TOKEN_ENCODING } from './tokens.js';
 
 /** The specification's limit on a prompt. */
@@ -45,7 +57,12 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
   const { config, logger } = deps;
   const metrics = deps.metrics;
   // With a model, the tokenizer is loaded at start-up rather than by the first request (see loadTokenizer).
-  if (deps.text) loadTokenizer().catch((error: unknown) => logger.error('smart compose: cannot load the tokenizer', { error: error instanceof Error ? error.message : String(error) }));
+  if (deps.text)
+    loadTokenizer().catch((error: unknown) =>
+      logger.error('smart compose: cannot load the tokenizer', {
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
 
   /** Runs the checks and builds the model request; returns it with the grant's id and the deadline's controller. */
   async function prepare(principal: Principal, input: SmartComposeInput, options: SmartComposeOptions) {
@@ -60,14 +77,22 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
     }
     const tokens = await countTokens(input.prompt);
     if (tokens > MAX_PROMPT_TOKENS) {
-      throw new AppError('invalid_request', `prompt: the prompt is ${tokens} tokens long; Smart Compose takes at most ${MAX_PROMPT_TOKENS} tokens (counted with the ${TOKEN_ENCODING} encoding). Shorten it.`, {
-        field: 'prompt',
-        tokens,
-        limit: MAX_PROMPT_TOKENS,
-      });
+      throw new AppError(
+        'invalid_request',
+        `prompt: the prompt is ${tokens} tokens long; Smart Compose takes at most ${MAX_PROMPT_TOKENS} tokens (counted with the ${TOKEN_ENCODING} encoding). Shorten it.`,
+        {
+          field: 'prompt',
+          tokens,
+          limit: MAX_PROMPT_TOKENS,
+        },
+      );
     }
     const text = deps.text;
-    if (!text) throw new AppError('unavailable', `Smart Compose has no model configured: set ${MODEL_SETTINGS} (see docs/smart-compose.md).`);
+    if (!text)
+      throw new AppError(
+        'unavailable',
+        `Smart Compose has no model configured: set ${MODEL_SETTINGS} (see docs/smart-compose.md).`,
+      );
     let content = composeUserMessage(input.prompt);
     if (input.message_id !== undefined) {
       const original = await messages.find(principal, { grant_id: grant.id, message_id: input.message_id });
@@ -75,7 +100,16 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
     }
     // The deadline covers the whole generation; the client's signal ends it early.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new TextGenerationError('timeout', `the model did not finish within ${config.aiTimeoutMs} ms (AGENTPOST_AI_TIMEOUT)`)), config.aiTimeoutMs);
+    const timer = setTimeout(
+      () =>
+        deadline.abort(
+          new TextGenerationError(
+            'timeout',
+            `the model did not finish within ${config.aiTimeoutMs} ms (AGENTPOST_AI_TIMEOUT)`,
+          ),
+        ),
+      config.aiTimeoutMs,
+    );
     timer.unref?.();
     const signals = options.signal ? [deadline.signal, options.signal] : [deadline.signal];
     const request: TextGenerationRequest = {
@@ -84,11 +118,22 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
       maxOutputTokens: MAX_SUGGESTION_TOKENS,
       signal: AbortSignal.any(signals),
     };
-    return { grantId: grant.id, text, request, deadline, cancelled: () => options.signal?.aborted === true && !deadline.signal.aborted, done: () => clearTimeout(timer) };
+    return {
+      grantId: grant.id,
+      text,
+      request,
+      deadline,
+      cancelled: () => options.signal?.aborted === true && !deadline.signal.aborted,
+      done: () => clearTimeout(timer),
+    };
   }
 
   /** The AppError of a failed generation, counted in the metrics. */
-  function failure(call: { grantId: string; text: { model: string }; deadline: AbortController; cancelled(): boolean }, error: unknown, usage: TextUsage = { inputTokens: undefined, outputTokens: undefined }): AppError {
+  function failure(
+    call: { grantId: string; text: { model: string }; deadline: AbortController; cancelled(): boolean },
+    error: unknown,
+    usage: TextUsage = { inputTokens: undefined, outputTokens: undefined },
+  ): AppError {
     const { grantId, deadline } = call;
     const model = call.text.model;
     let outcome: SmartComposeOutcome = 'provider_error';
@@ -97,27 +142,51 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
     if (call.cancelled()) {
       // Nobody is left to answer; counted apart so that it does not look like a provider's fault.
       metrics?.smartCompose(grantId, 'cancelled', usage);
-      return new AppError('invalid_request', 'Smart Compose: the request was cancelled by the client.', undefined, { cause: error });
+      return new AppError('invalid_request', 'Smart Compose: the request was cancelled by the client.', undefined, {
+        cause: error,
+      });
     }
     if (timedOut) {
       outcome = 'timeout';
-      mapped = new AppError('timeout', `Smart Compose: the model (${model}) did not answer within ${config.aiTimeoutMs} ms (AGENTPOST_AI_TIMEOUT). Try again, or with a shorter request.`, undefined, { cause: error });
+      mapped = new AppError(
+        'timeout',
+        `Smart Compose: the model (${model}) did not answer within ${config.aiTimeoutMs} ms (AGENTPOST_AI_TIMEOUT). Try again, or with a shorter request.`,
+        undefined,
+        { cause: error },
+      );
     } else if (error instanceof TextGenerationError && error.kind === 'rate_limit') {
       outcome = 'rate_limited';
-      const details: RateLimitDetails | undefined = error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : undefined;
-      mapped = new AppError('rate_limited', `Smart Compose: the model provider's rate limit was reached (${error.message}). Try again later.`, details, { cause: error });
+      const details: RateLimitDetails | undefined =
+        error.retryAfterSeconds !== undefined ? { retryAfterSeconds: error.retryAfterSeconds } : undefined;
+      mapped = new AppError(
+        'rate_limited',
+        `Smart Compose: the model provider's rate limit was reached (${error.message}). Try again later.`,
+        details,
+        { cause: error },
+      );
     } else {
       const message = error instanceof Error ? error.message : String(error);
-      mapped = new AppError('upstream_error', `Smart Compose: the model provider failed: ${message}`, undefined, { cause: error });
+      mapped = new AppError('upstream_error', `Smart Compose: the model provider failed: ${message}`, undefined, {
+        cause: error,
+      });
     }
-    logger.warn('smart compose failed', { grant_id: grantId, model, outcome, error: error instanceof Error ? error.message : String(error) });
+    logger.warn('smart compose failed', {
+      grant_id: grantId,
+      model,
+      outcome,
+      error: error instanceof Error ? error.message : String(error),
+    });
     metrics?.smartCompose(grantId, outcome, usage);
     return mapped;
   }
 
   return {
     /** The whole suggestion. */
-    async compose(principal: Principal, input: SmartComposeInput, options: SmartComposeOptions = {}): Promise<{ suggestion: string }> {
+    async compose(
+      principal: Principal,
+      input: SmartComposeInput,
+      options: SmartComposeOptions = {},
+    ): Promise<{ suggestion: string }> {
       const call = await prepare(principal, input, options);
       const { grantId, text, request, done } = call;
       try {
@@ -136,7 +205,11 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
      * a refusal or a provider error rejects it (the transport still answers with the right status). A failure
      * later comes out of the iterator as an AppError.
      */
-    async stream(principal: Principal, input: SmartComposeInput, options: SmartComposeOptions = {}): Promise<AsyncIterable<string>> {
+    async stream(
+      principal: Principal,
+      input: SmartComposeInput,
+      options: SmartComposeOptions = {},
+    ): Promise<AsyncIterable<string>> {
       const call = await prepare(principal, input, options);
       const { grantId, text, request, done } = call;
       const parts = text.stream(request)[Symbol.asyncIterator]();

@@ -29,16 +29,24 @@ function dnsError(code: string, syscall: string, hostname: string): Error & { co
  */
 export function systemDns(options: SystemDnsOptions = {}): DnsResolver {
   const servers = options.servers ?? [];
-  const resolver = options.timeoutMs !== undefined ? new Resolver({ timeout: options.timeoutMs, tries: 2 }) : new Resolver();
+  const resolver =
+    options.timeoutMs !== undefined ? new Resolver({ timeout: options.timeoutMs, tries: 2 }) : new Resolver();
   if (servers.length > 0) resolver.setServers([...servers]);
   const systemLookup = async (hostname: string) =>
-    (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({ address, family: family === 6 ? (6 as const) : (4 as const) }));
+    (await dnsLookup(hostname, { all: true, verbatim: true })).map(({ address, family }) => ({
+      address,
+      family: family === 6 ? (6 as const) : (4 as const),
+    }));
   /** A and AAAA from the configured resolvers; one kind missing is fine, both missing is ENOTFOUND. */
   const resolverLookup = async (hostname: string): Promise<{ address: string; family: 4 | 6 }[]> => {
     const literal = isIP(hostname);
     if (literal !== 0) return [{ address: hostname, family: literal === 6 ? 6 : 4 }];
     const name = hostname.toLowerCase().replace(/\.$/, '');
-    if (name === 'localhost' || name.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+    if (name === 'localhost' || name.endsWith('.localhost'))
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
     const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
     const found = [
       ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 as const })) : []),
@@ -46,7 +54,9 @@ export function systemDns(options: SystemDnsOptions = {}): DnsResolver {
     ];
     if (found.length > 0) return found;
     // Both failed: a temporary error (SERVFAIL, timeout) wins over "no such record", so callers retry instead of giving up.
-    const codes = [v4, v6].map((outcome) => (outcome.status === 'rejected' ? String((outcome.reason as { code?: string })?.code ?? '') : 'ENODATA'));
+    const codes = [v4, v6].map((outcome) =>
+      outcome.status === 'rejected' ? String((outcome.reason as { code?: string })?.code ?? '') : 'ENODATA',
+    );
     const trouble = codes.find((code) => code !== 'ENODATA' && code !== 'ENOTFOUND');
     throw dnsError(trouble ?? (codes.includes('ENOTFOUND') ? 'ENOTFOUND' : 'ENODATA'), 'queryA', hostname);
   };

@@ -67,8 +67,17 @@ export function createNodeHttpRequester(options: NodeHttpRequesterOptions = {}):
     const key = `${url.protocol}//${url.host} ${address.address}`;
     let pool = pools.get(key);
     if (!pool) {
-      const agentOptions = { keepAlive: true, maxSockets, maxFreeSockets: maxSockets, timeout: IDLE_SOCKET_MS, scheduling: 'lifo' as const };
-      pool = { agent: url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions), usedAt: Date.now() };
+      const agentOptions = {
+        keepAlive: true,
+        maxSockets,
+        maxFreeSockets: maxSockets,
+        timeout: IDLE_SOCKET_MS,
+        scheduling: 'lifo' as const,
+      };
+      pool = {
+        agent: url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions),
+        usedAt: Date.now(),
+      };
       pools.set(key, pool);
       sweeper ??= setInterval(sweep, IDLE_POOL_MS / 2).unref();
     }
@@ -76,13 +85,19 @@ export function createNodeHttpRequester(options: NodeHttpRequesterOptions = {}):
     return pool.agent;
   }
 
-  function once(request: OutboundHttpRequest, deadlineAt: number): Promise<{ response: OutboundHttpResponse } | { error: Error; reused: boolean }> {
+  function once(
+    request: OutboundHttpRequest,
+    deadlineAt: number,
+  ): Promise<{ response: OutboundHttpResponse } | { error: Error; reused: boolean }> {
     return new Promise((resolve) => {
       const { url, address } = request;
       const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
       // Pin the connection to the checked address: Node calls `lookup` for host names (not for IP literals).
       const lookup: LookupFunction = (_host, lookupOptions, callback) => {
-        if (lookupOptions.all) (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [address]);
+        if (lookupOptions.all)
+          (callback as unknown as (error: null, addresses: { address: string; family: number }[]) => void)(null, [
+            address,
+          ]);
         else callback(null, address.address, address.family);
       };
       const body = request.body ?? new Uint8Array();
@@ -102,14 +117,20 @@ export function createNodeHttpRequester(options: NodeHttpRequesterOptions = {}):
         port: url.port === '' ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`,
         method: request.method,
-        headers: { ...request.headers, 'content-length': String(body.byteLength), ...(keepAlive ? {} : { connection: 'close' }) },
+        headers: {
+          ...request.headers,
+          'content-length': String(body.byteLength),
+          ...(keepAlive ? {} : { connection: 'close' }),
+        },
         lookup,
         agent: keepAlive ? poolFor(url, address) : false,
         ...(url.protocol === 'https:' && isIP(hostname) === 0 ? { servername: hostname } : {}),
       });
       const deadline = setTimeout(
         () => {
-          const error = Object.assign(new Error(`no complete response within ${request.timeoutMs} ms`), { code: 'ETIMEDOUT' });
+          const error = Object.assign(new Error(`no complete response within ${request.timeoutMs} ms`), {
+            code: 'ETIMEDOUT',
+          });
           fail(error);
           outgoing?.destroy(error);
         },
@@ -149,7 +170,12 @@ export function createNodeHttpRequester(options: NodeHttpRequesterOptions = {}):
     let result = await once(request, deadlineAt);
     // A kept-alive connection the receiver closed while idle fails at once, before the receiver read anything:
     // send again, once, on a fresh connection (what Node's documentation advises for `reusedSocket`).
-    if ('error' in result && result.reused && (result.error as { code?: string }).code === 'ECONNRESET' && Date.now() < deadlineAt) {
+    if (
+      'error' in result &&
+      result.reused &&
+      (result.error as { code?: string }).code === 'ECONNRESET' &&
+      Date.now() < deadlineAt
+    ) {
       result = await once(request, deadlineAt);
     }
     if ('error' in result) throw result.error;

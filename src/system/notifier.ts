@@ -9,7 +9,11 @@ import type { Notifier } from '../ports/notifier.js';
 export function loggingNotifier(logger: Logger): Notifier {
   return {
     async send(email) {
-      logger.warn('system email (no outbound mail configured)', { to: email.to, subject: email.subject, text: email.text });
+      logger.warn('system email (no outbound mail configured)', {
+        to: email.to,
+        subject: email.subject,
+        text: email.text,
+      });
     },
   };
 }

@@ -47,7 +47,10 @@ export function relayTarget(url: string): SmtpTarget {
 }
 
 /** Signs a composed message with the domain's DKIM key (relaxed/relaxed, rsa-sha256). */
-export async function dkimSign(raw: Buffer, key: { domainName: string; keySelector: string; privateKey: string }): Promise<Buffer> {
+export async function dkimSign(
+  raw: Buffer,
+  key: { domainName: string; keySelector: string; privateKey: string },
+): Promise<Buffer> {
   const stream = new DKIM(key).sign(raw);
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
@@ -62,7 +65,13 @@ function describe(error: NodemailerError): SmtpSendError {
     response: String(rejection.response ?? rejection.message).slice(0, 1000),
   }));
   const stage =
-    error.code === 'EAUTH' ? 'auth' : error.command === 'DATA' || error.code === 'EMESSAGE' ? 'data' : error.code === 'EENVELOPE' ? 'envelope' : 'connect';
+    error.code === 'EAUTH'
+      ? 'auth'
+      : error.command === 'DATA' || error.code === 'EMESSAGE'
+        ? 'data'
+        : error.code === 'EENVELOPE'
+          ? 'envelope'
+          : 'connect';
   return new SmtpSendError(error.message, error.responseCode, response, stage, rejected);
 }
 
@@ -72,7 +81,16 @@ export function createSmtpClient(options: SmtpClientOptions): SmtpClient {
   const pools = new Map<string, Pool>();
 
   function poolFor(target: SmtpTarget): Pool {
-    const key = JSON.stringify([target.host, target.port, target.secure, target.servername ?? '', target.auth?.user ?? '', target.auth?.pass ?? '', target.verifyTls, target.requireTls ?? false]);
+    const key = JSON.stringify([
+      target.host,
+      target.port,
+      target.secure,
+      target.servername ?? '',
+      target.auth?.user ?? '',
+      target.auth?.pass ?? '',
+      target.verifyTls,
+      target.requireTls ?? false,
+    ]);
     let pool = pools.get(key);
     if (!pool) {
       pool = nodemailer.createTransport({
@@ -94,7 +112,9 @@ export function createSmtpClient(options: SmtpClientOptions): SmtpClient {
         logger: false,
       });
       // An idle pooled connection that the server drops is not an error of any message.
-      pool.on('error', (error: Error) => options.logger.debug('smtp pool error', { host: target.host, port: target.port, error: error.message }));
+      pool.on('error', (error: Error) =>
+        options.logger.debug('smtp pool error', { host: target.host, port: target.port, error: error.message }),
+      );
       pools.set(key, pool);
     }
     return pool;

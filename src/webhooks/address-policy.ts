@@ -204,13 +204,17 @@ export interface TargetPolicy {
 }
 
 /** How an operator lifts the policy, quoted in every refusal. */
-export const ALLOW_PRIVATE_HINT = 'set AGENTPOST_ALLOW_PRIVATE_NETWORKS=true on the service to allow it (tests and private networks only)';
+export const ALLOW_PRIVATE_HINT =
+  'set AGENTPOST_ALLOW_PRIVATE_NETWORKS=true on the service to allow it (tests and private networks only)';
 
 /**
  * Parses and checks a webhook URL and resolves its host. Throws an `invalid_request` AppError naming the field
  * and saying what to change when the URL may not be called.
  */
-export async function checkWebhookTarget(raw: string, { dns, allowPrivate, field = 'webhook_url' }: TargetPolicy): Promise<CheckedTarget> {
+export async function checkWebhookTarget(
+  raw: string,
+  { dns, allowPrivate, field = 'webhook_url' }: TargetPolicy,
+): Promise<CheckedTarget> {
   const refuse = (message: string) => new AppError('invalid_request', `${field}: ${message}`, { field });
   let url: URL;
   try {
@@ -218,9 +222,14 @@ export async function checkWebhookTarget(raw: string, { dns, allowPrivate, field
   } catch {
     throw refuse('not a valid URL; send an absolute https:// URL such as https://example.com/webhooks.');
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse(`the scheme ${url.protocol} is not supported; use https://.`);
-  if (url.protocol === 'http:' && !allowPrivate) throw refuse(`webhooks are delivered over https only; use an https:// URL (or ${ALLOW_PRIVATE_HINT}).`);
-  if (url.username !== '' || url.password !== '') throw refuse('must not contain a user name or password; authenticate deliveries with the webhook signature instead.');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw refuse(`the scheme ${url.protocol} is not supported; use https://.`);
+  if (url.protocol === 'http:' && !allowPrivate)
+    throw refuse(`webhooks are delivered over https only; use an https:// URL (or ${ALLOW_PRIVATE_HINT}).`);
+  if (url.username !== '' || url.password !== '')
+    throw refuse(
+      'must not contain a user name or password; authenticate deliveries with the webhook signature instead.',
+    );
 
   const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   let addresses: { address: string; family: 4 | 6 }[];
@@ -241,7 +250,9 @@ export async function checkWebhookTarget(raw: string, { dns, allowPrivate, field
       const why = nonPublicReason(entry.address);
       if (why === undefined) continue;
       const via = literal === 0 ? `${hostname} resolves to ${entry.address}, which` : `${entry.address}`;
-      throw refuse(`${via} is a private, loopback, link-local or reserved address (${why}); webhooks are delivered to public addresses only (${ALLOW_PRIVATE_HINT}).`);
+      throw refuse(
+        `${via} is a private, loopback, link-local or reserved address (${why}); webhooks are delivered to public addresses only (${ALLOW_PRIVATE_HINT}).`,
+      );
     }
   }
   return { url, address: addresses[0]! };

@@ -18,7 +18,15 @@
  * Several runners, in one process or many, may share a database: a job is held by one lease at a time.
  */
 import type { Clock, Logger, Metrics } from '../ports/index.js';
-import { type Job, type JobOutcome, type JobQueue, type OrderedJob, type Settlement, startPollingLoop, type PollingLoop } from '../jobs/index.js';
+import {
+  type Job,
+  type JobOutcome,
+  type JobQueue,
+  type OrderedJob,
+  type Settlement,
+  startPollingLoop,
+  type PollingLoop,
+} from '../jobs/index.js';
 import type { WebhookRow } from './webhook-service.js';
 
 /** Claimed jobs held by one runner at most (claimed, not yet settled). */
@@ -173,7 +181,8 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
         logger.warn('webhook delivery failed', { job_id: job.id, error: message });
         outcome = { type: 'retry', at: new Date(clock.now().getTime() + 5_000), error: message };
       }
-      if (outcome.type !== 'release') options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
+      if (outcome.type !== 'release')
+        options.metrics?.jobRun(job.kind, outcome.type, (performance.now() - started) / 1000);
       // A retry keeps the key's later jobs waiting behind this one (order); done and give_up let them go.
       if (outcome.type === 'retry') blocked = true;
       settle(job, outcome);
@@ -207,8 +216,14 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
         lane.held -= 1;
         if (lane.held === 0) lanes.delete(webhookIdOf(job));
       }
-      if (!kept[index]) logger.warn('job lease lapsed before the job finished; another worker may run it again', { job_id: job.id, kind: job.kind, owner });
-      if (outcome.type === 'give_up') logger.warn('job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: outcome.error });
+      if (!kept[index])
+        logger.warn('job lease lapsed before the job finished; another worker may run it again', {
+          job_id: job.id,
+          kind: job.kind,
+          owner,
+        });
+      if (outcome.type === 'give_up')
+        logger.warn('job given up', { job_id: job.id, kind: job.kind, attempts: job.attempts, error: outcome.error });
     });
   }
 
@@ -221,7 +236,12 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
     const limit = claim && keys > 0 ? Math.min(CLAIM_BATCH, maxHeld - held + settlements.length) : 0;
     let result: Awaited<ReturnType<JobQueue['settleAndClaimOrdered']>>;
     try {
-      result = await queue.settleAndClaimOrdered(settlements, limit > 0 ? { owner, kind, limit, leaseMs, skipGroups: full, maxKeys: keys, maxPerKey: CLAIM_PER_KEY } : undefined);
+      result = await queue.settleAndClaimOrdered(
+        settlements,
+        limit > 0
+          ? { owner, kind, limit, leaseMs, skipGroups: full, maxKeys: keys, maxPerKey: CLAIM_PER_KEY }
+          : undefined,
+      );
     } catch (error) {
       // Keep the outcomes for the next round; if this process dies first, the leases lapse (at-least-once).
       pending = [...settlements, ...pending];
@@ -278,10 +298,17 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
   const unsubscribe = queue.onEnqueue(() => loop?.wake());
 
   // The leases of everything held are pushed forward together, well before they lapse.
-  const extender = setInterval(() => {
-    if (held === 0) return;
-    queue.extendLeases(owner, leaseMs).catch((error: unknown) => logger.warn('could not extend webhook delivery leases', { error: error instanceof Error ? error.message : String(error) }));
-  }, Math.max(1_000, leaseMs / 3));
+  const extender = setInterval(
+    () => {
+      if (held === 0) return;
+      queue.extendLeases(owner, leaseMs).catch((error: unknown) =>
+        logger.warn('could not extend webhook delivery leases', {
+          error: error instanceof Error ? error.message : String(error),
+        }),
+      );
+    },
+    Math.max(1_000, leaseMs / 3),
+  );
   extender.unref();
 
   return {
@@ -293,7 +320,12 @@ export function startDeliveryRunner(options: DeliveryRunnerOptions): DeliveryRun
       clearInterval(extender);
       await loop?.stop();
       while (chains.size > 0) await Promise.all([...chains]);
-      if (pending.length > 0) await round(false).catch((error: unknown) => logger.error('could not record webhook delivery outcomes at stop', { error: error instanceof Error ? error.message : String(error) }));
+      if (pending.length > 0)
+        await round(false).catch((error: unknown) =>
+          logger.error('could not record webhook delivery outcomes at stop', {
+            error: error instanceof Error ? error.message : String(error),
+          }),
+        );
     },
   };
 }

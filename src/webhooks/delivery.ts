@@ -86,17 +86,26 @@ export interface NotificationEnvelope {
 export function notificationSource(type: string): string {
   const [resource = ''] = type.split('.');
   if (resource === 'grant') return '/nylas/system';
-  if (type.startsWith('message.opened') || type.startsWith('message.link_clicked') || type.startsWith('thread.replied')) return '/com/nylas/tracking';
-  if (type.startsWith('message.send_') || /^message\.(transactional\.)?(delivered|bounced|complaint|rejected)$/.test(type) || type === 'message.bounce_detected') {
+  if (type.startsWith('message.opened') || type.startsWith('message.link_clicked') || type.startsWith('thread.replied'))
+    return '/com/nylas/tracking';
+  if (
+    type.startsWith('message.send_') ||
+    /^message\.(transactional\.)?(delivered|bounced|complaint|rejected)$/.test(type) ||
+    type === 'message.bounce_detected'
+  ) {
     return '/nylas/send';
   }
   if (resource === 'message' || resource === 'thread') return '/nylas/emails/realtime';
-  if (resource === 'event' || resource === 'calendar' || resource === 'contact' || resource === 'folder') return `/nylas/${resource}s/realtime`;
+  if (resource === 'event' || resource === 'calendar' || resource === 'contact' || resource === 'folder')
+    return `/nylas/${resource}s/realtime`;
   return `/nylas/${resource}`;
 }
 
 /** Builds the envelope and its exact JSON bytes, truncating an oversized object's body. */
-export function buildNotificationBody(notification: DeliveryPayload['notification'], attempt: number): { envelope: NotificationEnvelope; json: string } {
+export function buildNotificationBody(
+  notification: DeliveryPayload['notification'],
+  attempt: number,
+): { envelope: NotificationEnvelope; json: string } {
   const make = (type: string, object: Record<string, unknown>): NotificationEnvelope => ({
     specversion: '1.0',
     type,
@@ -104,7 +113,11 @@ export function buildNotificationBody(notification: DeliveryPayload['notificatio
     id: notification.id,
     time: notification.time,
     webhook_delivery_attempt: attempt,
-    data: { application_id: notification.application_id, ...(notification.grant_id ? { grant_id: notification.grant_id } : {}), object },
+    data: {
+      application_id: notification.application_id,
+      ...(notification.grant_id ? { grant_id: notification.grant_id } : {}),
+      object,
+    },
   });
   let envelope = make(notification.type, notification.object);
   let json = JSON.stringify(envelope);
@@ -130,7 +143,13 @@ export function nextAttemptAt(queuedAtMs: number, attempt: number, nowMs: number
  * back.
  */
 function bodyLeftOut(event: OutboxRow): boolean {
-  return event.type === 'message.created' && event.objectId !== null && typeof event.payload === 'object' && event.payload !== null && !('body' in event.payload);
+  return (
+    event.type === 'message.created' &&
+    event.objectId !== null &&
+    typeof event.payload === 'object' &&
+    event.payload !== null &&
+    !('body' in event.payload)
+  );
 }
 
 /** The bodies of the messages whose events left them out, by message id (absent: the message was deleted since). */
@@ -159,7 +178,12 @@ export function deliveryOrderKey(webhookId: string, grantId: string | null): str
 const INTEREST_MEMORY_MS = 1_000;
 
 /** Creates the fan-out consumer and the job handlers. */
-export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport: WebhookTransport, notifier: Notifier) {
+export function createWebhookDelivery(
+  deps: CoreDeps,
+  queue: JobQueue,
+  transport: WebhookTransport,
+  notifier: Notifier,
+) {
   const { db, clock, dns, logger, secrets } = deps;
 
   const delivering = inArray(tables.webhooks.status, ['active', 'failing']);
@@ -184,7 +208,12 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
     consume: async (tx: Tx, events) => {
       const applicationIds = [...new Set(events.map((event) => event.applicationId))];
       const subscriptions = await tx
-        .select({ id: tables.webhooks.id, applicationId: tables.webhooks.applicationId, triggerTypes: tables.webhooks.triggerTypes, startSeq: tables.webhooks.startSeq })
+        .select({
+          id: tables.webhooks.id,
+          applicationId: tables.webhooks.applicationId,
+          triggerTypes: tables.webhooks.triggerTypes,
+          startSeq: tables.webhooks.startSeq,
+        })
         .from(tables.webhooks)
         .where(and(inArray(tables.webhooks.applicationId, applicationIds), delivering));
       if (subscriptions.length === 0) return;
@@ -195,7 +224,11 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
         const body = leftOut ? bodies.get(event.objectId ?? '') : undefined;
         for (const subscription of subscriptions) {
           if (subscription.applicationId !== event.applicationId || event.seq <= subscription.startSeq) continue;
-          if (!subscription.triggerTypes.includes(event.type) && !subscription.triggerTypes.includes(`${event.type}.truncated`)) continue;
+          if (
+            !subscription.triggerTypes.includes(event.type) &&
+            !subscription.triggerTypes.includes(`${event.type}.truncated`)
+          )
+            continue;
           const payload: DeliveryPayload = {
             webhook_id: subscription.id,
             notification: {
@@ -243,7 +276,9 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
         maxResponseBytes: 1024,
       });
       if (response.status >= 200 && response.status < 300) return undefined;
-      return response.status >= 300 && response.status < 400 ? `HTTP ${response.status} (redirects are not followed)` : `HTTP ${response.status}`;
+      return response.status >= 300 && response.status < 400
+        ? `HTTP ${response.status} (redirects are not followed)`
+        : `HTTP ${response.status}`;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);
     }
@@ -285,10 +320,16 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
       const spanMs = nowMs - (row.failingSince ?? at) * 1000;
       let next = row.status;
       if ((row.status === 'active' || row.status === 'failing') && spanMs >= GIVE_UP_WINDOW_MS) next = 'failed';
-      else if (row.status === 'active' && row.consecutiveFailures >= FAILING_MIN_FAILURES && spanMs >= FAILING_AFTER_MS) next = 'failing';
+      else if (row.status === 'active' && row.consecutiveFailures >= FAILING_MIN_FAILURES && spanMs >= FAILING_AFTER_MS)
+        next = 'failing';
       if (next === row.status) return row.status;
       await tx.update(tables.webhooks).set({ status: next, statusUpdatedAt: at }).where(eq(tables.webhooks.id, row.id));
-      logger.warn(`webhook ${next}`, { webhook_id: row.id, webhook_url: row.webhookUrl, failures: row.consecutiveFailures, error });
+      logger.warn(`webhook ${next}`, {
+        webhook_id: row.id,
+        webhook_url: row.webhookUrl,
+        failures: row.consecutiveFailures,
+        error,
+      });
       if (row.notificationEmailAddresses.length > 0) {
         await queue.enqueueIn(tx, {
           kind: WEBHOOK_ALERT_JOB,
@@ -309,7 +350,13 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
 
   /** The subscriptions of these ids, by id (deleted ones are absent). */
   async function loadWebhooks(ids: readonly string[]): Promise<Map<string, WebhookRow>> {
-    const rows = ids.length === 0 ? [] : await db.orm.select().from(tables.webhooks).where(inArray(tables.webhooks.id, [...new Set(ids)]));
+    const rows =
+      ids.length === 0
+        ? []
+        : await db.orm
+            .select()
+            .from(tables.webhooks)
+            .where(inArray(tables.webhooks.id, [...new Set(ids)]));
     return new Map(rows.map((row) => [row.id, row]));
   }
 
@@ -321,12 +368,16 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
   async function deliver(job: Job, webhook: WebhookRow | undefined): Promise<JobOutcome> {
     const { notification } = job.payload as unknown as DeliveryPayload;
     if (!webhook) return { type: 'done' };
-    if (webhook.status === 'pause' || webhook.status === 'failed') return { type: 'give_up', error: `the webhook is ${webhook.status}; notification dropped` };
+    if (webhook.status === 'pause' || webhook.status === 'failed')
+      return { type: 'give_up', error: `the webhook is ${webhook.status}; notification dropped` };
 
     const { json } = buildNotificationBody(notification, job.attempts);
     const failure = await post(webhook, notification.id, json);
     // Lag from the event's commit (unix seconds) to the end of this attempt.
-    deps.metrics?.webhookDelivery(failure === undefined ? 'delivered' : 'failed', Math.max(0, clock.now().getTime() / 1000 - notification.time));
+    deps.metrics?.webhookDelivery(
+      failure === undefined ? 'delivered' : 'failed',
+      Math.max(0, clock.now().getTime() / 1000 - notification.time),
+    );
     if (failure === undefined) {
       await recordSuccess(webhook);
       return { type: 'done' };
@@ -337,10 +388,18 @@ export function createWebhookDelivery(deps: CoreDeps, queue: JobQueue, transport
     const next = nextAttemptAt(job.createdAt, job.attempts, clock.now().getTime());
     if (next === undefined) return { type: 'give_up', error: `${failure}; gave up after ${job.attempts} attempts` };
     return { type: 'retry', at: new Date(next), error: failure };
-  };
+  }
 
   const alert: JobHandler = async (job: Job) => {
-    const payload = job.payload as { webhook_id: string; status: string; webhook_url: string; to: string[]; failures: number; failing_since: number | null; last_error: string };
+    const payload = job.payload as {
+      webhook_id: string;
+      status: string;
+      webhook_url: string;
+      to: string[];
+      failures: number;
+      failing_since: number | null;
+      last_error: string;
+    };
     const since = payload.failing_since !== null ? new Date(payload.failing_since * 1000).toISOString() : 'unknown';
     const text =
       payload.status === 'failed'

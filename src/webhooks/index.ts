@@ -5,5 +5,12 @@
 export { addressBytes, ALLOW_PRIVATE_HINT, isPublicAddress, nonPublicReason } from './address-policy.js';
 export { startDeliveryRunner, type DeliveryRunner } from './delivery-runner.js';
 export { createWebhookDelivery, GIVE_UP_WINDOW_MS, WEBHOOK_DELIVERY_JOB } from './delivery.js';
-export { nylasSignature, standardSignature, verifyWebhookSignature, WEBHOOK_SECRET_PREFIX, type VerifyWebhookOptions, type WebhookVerification } from './signatures.js';
+export {
+  nylasSignature,
+  standardSignature,
+  verifyWebhookSignature,
+  WEBHOOK_SECRET_PREFIX,
+  type VerifyWebhookOptions,
+  type WebhookVerification,
+} from './signatures.js';
 export { createWebhookService } from './webhook-service.js';

@@ -25,7 +25,10 @@ export const DEFAULT_TOLERANCE_SECONDS = 5 * 60;
 
 type Bytes = string | Uint8Array;
 
-const toBuffer = (value: Bytes) => (typeof value === 'string' ? Buffer.from(value, 'utf8') : Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+const toBuffer = (value: Bytes) =>
+  typeof value === 'string'
+    ? Buffer.from(value, 'utf8')
+    : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
 
 /** A new secret from 32 random bytes. */
 export function newWebhookSecret(random: Buffer): string {
@@ -34,7 +37,9 @@ export function newWebhookSecret(random: Buffer): string {
 
 /** The HMAC key of the Standard Webhooks scheme: base64-decoded after `whsec_`, else the secret's UTF-8 bytes. */
 function standardKey(secret: string): Buffer {
-  return secret.startsWith(WEBHOOK_SECRET_PREFIX) ? Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64') : Buffer.from(secret, 'utf8');
+  return secret.startsWith(WEBHOOK_SECRET_PREFIX)
+    ? Buffer.from(secret.slice(WEBHOOK_SECRET_PREFIX.length), 'base64')
+    : Buffer.from(secret, 'utf8');
 }
 
 /** `X-Nylas-Signature`: hex HMAC-SHA256 of the body, keyed with the secret string. */
@@ -44,7 +49,10 @@ export function nylasSignature(secret: string, body: Bytes): string {
 
 /** `webhook-signature` (one signature): `v1,<base64 HMAC-SHA256 of "id.timestamp.body">`. */
 export function standardSignature(secret: string, id: string, timestamp: number, body: Bytes): string {
-  const mac = createHmac('sha256', standardKey(secret)).update(`${id}.${timestamp}.`, 'utf8').update(toBuffer(body)).digest('base64');
+  const mac = createHmac('sha256', standardKey(secret))
+    .update(`${id}.${timestamp}.`, 'utf8')
+    .update(toBuffer(body))
+    .digest('base64');
   return `v1,${mac}`;
 }
 
@@ -62,7 +70,8 @@ export function signatureHeaders(secret: string, id: string, timestamp: number, 
 export type HeaderSource = { get(name: string): string | null } | Record<string, string | string[] | undefined>;
 
 function header(headers: HeaderSource, name: string): string | undefined {
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  if (typeof (headers as { get?: unknown }).get === 'function')
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
   const record = headers as Record<string, string | string[] | undefined>;
   const key = Object.keys(record).find((candidate) => candidate.toLowerCase() === name);
   const value = key === undefined ? undefined : record[key];
@@ -113,24 +122,42 @@ export interface WebhookVerification {
 export function verifyWebhookSignature(options: VerifyWebhookOptions): WebhookVerification {
   const scheme = options.scheme ?? 'standard';
   if (scheme === 'nylas') {
-    const given = (header(options.headers, 'x-nylas-signature') ?? '').trim().replace(/^sha256=/i, '').toLowerCase();
-    if (!/^[0-9a-f]{64}$/.test(given)) return { valid: false, scheme, reason: 'missing or malformed X-Nylas-Signature header' };
-    const valid = sameBytes(Buffer.from(given, 'hex'), Buffer.from(nylasSignature(options.secret, options.body), 'hex'));
+    const given = (header(options.headers, 'x-nylas-signature') ?? '')
+      .trim()
+      .replace(/^sha256=/i, '')
+      .toLowerCase();
+    if (!/^[0-9a-f]{64}$/.test(given))
+      return { valid: false, scheme, reason: 'missing or malformed X-Nylas-Signature header' };
+    const valid = sameBytes(
+      Buffer.from(given, 'hex'),
+      Buffer.from(nylasSignature(options.secret, options.body), 'hex'),
+    );
     return valid ? { valid, scheme } : { valid, scheme, reason: 'X-Nylas-Signature does not match the body' };
   }
 
   const id = header(options.headers, 'webhook-id');
   const timestampText = header(options.headers, 'webhook-timestamp');
   const signatures = header(options.headers, 'webhook-signature');
-  if (!id || !timestampText || !signatures) return { valid: false, scheme, reason: 'missing webhook-id, webhook-timestamp or webhook-signature header' };
-  if (!/^\d{1,12}$/.test(timestampText)) return { valid: false, scheme, id, reason: 'malformed webhook-timestamp header' };
-  if (!options.now) return { valid: false, scheme, id, reason: 'no current time given to check webhook-timestamp against' };
+  if (!id || !timestampText || !signatures)
+    return { valid: false, scheme, reason: 'missing webhook-id, webhook-timestamp or webhook-signature header' };
+  if (!/^\d{1,12}$/.test(timestampText))
+    return { valid: false, scheme, id, reason: 'malformed webhook-timestamp header' };
+  if (!options.now)
+    return { valid: false, scheme, id, reason: 'no current time given to check webhook-timestamp against' };
   const timestamp = Number(timestampText);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (Math.abs(Math.floor(options.now.getTime() / 1000) - timestamp) > tolerance) {
-    return { valid: false, scheme, id, reason: `webhook-timestamp is more than ${tolerance} s away from now (a replay or a wrong clock)` };
+    return {
+      valid: false,
+      scheme,
+      id,
+      reason: `webhook-timestamp is more than ${tolerance} s away from now (a replay or a wrong clock)`,
+    };
   }
-  const expected = Buffer.from(standardSignature(options.secret, id, timestamp, options.body).slice('v1,'.length), 'base64');
+  const expected = Buffer.from(
+    standardSignature(options.secret, id, timestamp, options.body).slice('v1,'.length),
+    'base64',
+  );
   // The header may list several space-separated signatures (e.g. during a secret rotation); one match suffices.
   let matched = false;
   for (const entry of signatures.split(' ')) {
@@ -138,5 +165,7 @@ export function verifyWebhookSignature(options: VerifyWebhookOptions): WebhookVe
     if (version !== 'v1' || !value) continue;
     if (sameBytes(Buffer.from(value, 'base64'), expected)) matched = true;
   }
-  return matched ? { valid: true, scheme, id } : { valid: false, scheme, id, reason: 'no webhook-signature matches the body' };
+  return matched
+    ? { valid: true, scheme, id }
+    : { valid: false, scheme, id, reason: 'no webhook-signature matches the body' };
 }

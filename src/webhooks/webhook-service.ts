@@ -69,12 +69,17 @@ export const CHALLENGE_TIMEOUT_MS = 10_000;
  * {@link CHALLENGE_TIMEOUT_MS}, without redirects. Throws an `invalid_request` AppError on `webhook_url` that says
  * what went wrong.
  */
-export async function runChallenge(target: CheckedTarget, value: string, { http }: Pick<WebhookTransport, 'http'>): Promise<void> {
+export async function runChallenge(
+  target: CheckedTarget,
+  value: string,
+  { http }: Pick<WebhookTransport, 'http'>,
+): Promise<void> {
   const timeoutMs = CHALLENGE_TIMEOUT_MS;
   const url = new URL(target.url);
   url.searchParams.set('challenge', value);
   const rule = `The endpoint must answer GET ${target.url.origin}${target.url.pathname}?challenge=<value> with status 200 and exactly <value> as the body within ${timeoutMs / 1000} s.`;
-  const fail = (what: string) => new AppError('invalid_request', `webhook_url: verification failed: ${what}. ${rule}`, { field: 'webhook_url' });
+  const fail = (what: string) =>
+    new AppError('invalid_request', `webhook_url: verification failed: ${what}. ${rule}`, { field: 'webhook_url' });
   let response;
   try {
     response = await http({
@@ -87,15 +92,25 @@ export async function runChallenge(target: CheckedTarget, value: string, { http 
     });
   } catch (error) {
     const code = (error as { code?: string }).code;
-    throw fail(code === 'ETIMEDOUT' ? `no answer within ${timeoutMs / 1000} s` : `the request failed (${error instanceof Error ? error.message : String(error)})`);
+    throw fail(
+      code === 'ETIMEDOUT'
+        ? `no answer within ${timeoutMs / 1000} s`
+        : `the request failed (${error instanceof Error ? error.message : String(error)})`,
+    );
   }
-  if (response.status >= 300 && response.status < 400) throw fail(`it answered with a redirect (HTTP ${response.status}); redirects are not followed`);
+  if (response.status >= 300 && response.status < 400)
+    throw fail(`it answered with a redirect (HTTP ${response.status}); redirects are not followed`);
   if (response.status !== 200) throw fail(`it answered HTTP ${response.status}`);
-  if (response.body.toString('utf8') !== value) throw fail('it answered 200 but the body was not exactly the challenge value');
+  if (response.body.toString('utf8') !== value)
+    throw fail('it answered 200 but the body was not exactly the challenge value');
 }
 
 /** Creates the webhook subscription service. */
-export function createWebhookService(deps: CoreDeps, transport: WebhookTransport, onSubscriptionsChanged: () => void = () => undefined): WebhookService {
+export function createWebhookService(
+  deps: CoreDeps,
+  transport: WebhookTransport,
+  onSubscriptionsChanged: () => void = () => undefined,
+): WebhookService {
   const { db, clock, newId, randomBytes, dns, secrets } = deps;
   const now = () => unixSeconds(clock.now());
 
@@ -121,7 +136,9 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
       const secret = newWebhookSecret(randomBytes(32));
       const [row] = await db.write(async (tx) => {
         // Events already recorded are not this subscription's: it starts after the newest one.
-        const [last] = await tx.select({ seq: sql<number | null>`max(${tables.outboxEvents.seq})` }).from(tables.outboxEvents);
+        const [last] = await tx
+          .select({ seq: sql<number | null>`max(${tables.outboxEvents.seq})` })
+          .from(tables.outboxEvents);
         return tx
           .insert(tables.webhooks)
           .values({
@@ -153,7 +170,12 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
       const conditions: SQL[] = [eq(tables.webhooks.applicationId, principal.applicationId)];
       if (after) {
         const [createdAt, id] = after as [number, string];
-        conditions.push(or(gt(tables.webhooks.createdAt, createdAt), and(eq(tables.webhooks.createdAt, createdAt), gt(tables.webhooks.id, id)))!);
+        conditions.push(
+          or(
+            gt(tables.webhooks.createdAt, createdAt),
+            and(eq(tables.webhooks.createdAt, createdAt), gt(tables.webhooks.id, id)),
+          )!,
+        );
       }
       const rows = await db.orm
         .select()
@@ -197,7 +219,9 @@ export function createWebhookService(deps: CoreDeps, transport: WebhookTransport
           .set({
             ...(input.description !== undefined ? { description: input.description } : {}),
             ...(input.trigger_types !== undefined ? { triggerTypes: unique(input.trigger_types) } : {}),
-            ...(input.notification_email_addresses !== undefined ? { notificationEmailAddresses: unique(input.notification_email_addresses) } : {}),
+            ...(input.notification_email_addresses !== undefined
+              ? { notificationEmailAddresses: unique(input.notification_email_addresses) }
+              : {}),
             ...(input.compressed_delivery !== undefined ? { compressedDelivery: input.compressed_delivery } : {}),
             webhookUrl,
             status,

@@ -55,7 +55,14 @@ export async function putBlobs(tx: Tx, items: BlobInput[], createdAt: number): P
     const batch = entries.slice(index, index + BLOBS_PER_STATEMENT);
     const inserted = await tx
       .insert(blobs)
-      .values(batch.map(([hash, bytes]) => ({ hash, size: bytes.length, chunkCount: Math.max(1, Math.ceil(bytes.length / BLOB_CHUNK_BYTES)), createdAt })))
+      .values(
+        batch.map(([hash, bytes]) => ({
+          hash,
+          size: bytes.length,
+          chunkCount: Math.max(1, Math.ceil(bytes.length / BLOB_CHUNK_BYTES)),
+          createdAt,
+        })),
+      )
       .onConflictDoNothing()
       .returning({ hash: blobs.hash });
     const fresh = new Set(inserted.map((row) => row.hash));
@@ -67,7 +74,9 @@ export async function putBlobs(tx: Tx, items: BlobInput[], createdAt: number): P
         continue;
       }
       for (let seq = 0; seq * BLOB_CHUNK_BYTES < bytes.length; seq++) {
-        await tx.insert(blobChunks).values({ hash, seq, data: bytes.subarray(seq * BLOB_CHUNK_BYTES, (seq + 1) * BLOB_CHUNK_BYTES) });
+        await tx
+          .insert(blobChunks)
+          .values({ hash, seq, data: bytes.subarray(seq * BLOB_CHUNK_BYTES, (seq + 1) * BLOB_CHUNK_BYTES) });
         await breathe();
       }
     }
@@ -117,7 +126,11 @@ export async function readMessageRaw(db: Executor, seq: number): Promise<Buffer 
 }
 
 export async function readBlob(db: Executor, hash: string): Promise<Buffer | undefined> {
-  const rows = await db.select({ data: blobChunks.data }).from(blobChunks).where(eq(blobChunks.hash, hash)).orderBy(asc(blobChunks.seq));
+  const rows = await db
+    .select({ data: blobChunks.data })
+    .from(blobChunks)
+    .where(eq(blobChunks.hash, hash))
+    .orderBy(asc(blobChunks.seq));
   if (rows.length === 0) {
     const size = await blobSize(db, hash);
     return size === 0 ? Buffer.alloc(0) : undefined;
@@ -142,9 +155,21 @@ export async function releaseBlobs(tx: Tx, hashes: Iterable<string>): Promise<vo
           notExists(tx.select({ one: messages.id }).from(messages).where(eq(messages.rawHash, blobs.hash))),
           notExists(tx.select({ one: messages.id }).from(messages).where(eq(messages.bodyHash, blobs.hash))),
           notExists(tx.select({ one: attachments.id }).from(attachments).where(eq(attachments.blobHash, blobs.hash))),
-          notExists(tx.select({ one: attachmentUploads.id }).from(attachmentUploads).where(eq(attachmentUploads.blobHash, blobs.hash))),
-          notExists(tx.select({ one: outboundMessages.id }).from(outboundMessages).where(eq(outboundMessages.pendingRawHash, blobs.hash))),
-          notExists(tx.select({ one: deliveryReports.id }).from(deliveryReports).where(eq(deliveryReports.rawHash, blobs.hash))),
+          notExists(
+            tx
+              .select({ one: attachmentUploads.id })
+              .from(attachmentUploads)
+              .where(eq(attachmentUploads.blobHash, blobs.hash)),
+          ),
+          notExists(
+            tx
+              .select({ one: outboundMessages.id })
+              .from(outboundMessages)
+              .where(eq(outboundMessages.pendingRawHash, blobs.hash)),
+          ),
+          notExists(
+            tx.select({ one: deliveryReports.id }).from(deliveryReports).where(eq(deliveryReports.rawHash, blobs.hash)),
+          ),
         ),
       );
   }

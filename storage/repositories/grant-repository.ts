@@ -38,7 +38,9 @@ export async function findGrantByRef(db: Executor, applicationId: string, ref: s
     value = value.slice('email:'.length);
     byEmail = true;
   }
-  const rows = byEmail ? await grantByEmail(db, { value: value.toLowerCase(), application: applicationId }) : await grantById(db, { value, application: applicationId });
+  const rows = byEmail
+    ? await grantByEmail(db, { value: value.toLowerCase(), application: applicationId })
+    : await grantById(db, { value, application: applicationId });
   return rows[0];
 }
 

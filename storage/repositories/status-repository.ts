@@ -20,7 +20,9 @@ export type DatabaseProbe = () => Promise<ProbeResult>;
 
 /** `when` of the newest migration this build ships (drizzle-kit's journal), read once. */
 function latestMigration(): number {
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: { when: number }[] };
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as {
+    entries: { when: number }[];
+  };
   return Math.max(0, ...journal.entries.map((entry) => entry.when));
 }
 
@@ -39,23 +41,42 @@ export function createDatabaseProbe(db: Database): DatabaseProbe {
     if (file && identity) {
       try {
         const now = await stat(file);
-        if (now.ino !== identity.ino || now.dev !== identity.dev) return { ok: false, check: 'database', reason: `the database file ${file} was replaced or moved since start` };
+        if (now.ino !== identity.ino || now.dev !== identity.dev)
+          return {
+            ok: false,
+            check: 'database',
+            reason: `the database file ${file} was replaced or moved since start`,
+          };
         const handle = await open(file, 'r');
         try {
           const header = Buffer.alloc(16);
           await handle.read(header, 0, 16, 0);
-          if (header.toString('latin1') !== SQLITE_MAGIC) return { ok: false, check: 'database', reason: `the database file ${file} is not an SQLite database any more` };
+          if (header.toString('latin1') !== SQLITE_MAGIC)
+            return {
+              ok: false,
+              check: 'database',
+              reason: `the database file ${file} is not an SQLite database any more`,
+            };
         } finally {
           await handle.close();
         }
       } catch (error) {
-        return { ok: false, check: 'database', reason: `the database file ${file} cannot be read: ${(error as Error).message}` };
+        return {
+          ok: false,
+          check: 'database',
+          reason: `the database file ${file} cannot be read: ${(error as Error).message}`,
+        };
       }
     }
     try {
       const result = await db.client.execute('SELECT max(created_at) FROM __drizzle_migrations');
       const applied = Number(result.rows[0]?.[0] ?? 0);
-      if (applied < expected) return { ok: false, check: 'migrations', reason: 'migrations are not applied (the database is older than this build)' };
+      if (applied < expected)
+        return {
+          ok: false,
+          check: 'migrations',
+          reason: 'migrations are not applied (the database is older than this build)',
+        };
     } catch (error) {
       return { ok: false, check: 'database', reason: `the database does not answer: ${(error as Error).message}` };
     }
@@ -64,7 +85,10 @@ export function createDatabaseProbe(db: Database): DatabaseProbe {
 }
 
 /** Live jobs by kind and state, at `nowMs`. States: `running` (leased), `due`, `scheduled` (later), `dead`. */
-export async function countJobsByState(db: Database, nowMs: number): Promise<{ kind: string; state: 'running' | 'due' | 'scheduled' | 'dead'; count: number }[]> {
+export async function countJobsByState(
+  db: Database,
+  nowMs: number,
+): Promise<{ kind: string; state: 'running' | 'due' | 'scheduled' | 'dead'; count: number }[]> {
   const rows = await db.orm.all<{ kind: string; state: 'running' | 'due' | 'scheduled' | 'dead'; count: number }>(sql`
     SELECT kind,
       CASE WHEN dead_at IS NOT NULL THEN 'dead'

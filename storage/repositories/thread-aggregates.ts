@@ -26,7 +26,11 @@ export function dateKindOf(row: Pick<MessageRow, 'folders'>): 'received' | 'sent
 }
 
 /** Union of address lists, first spelling wins (compared case-insensitively), at most `limit`. */
-export function mergeParticipants(base: StoredAddress[], more: StoredAddress[], limit = MAX_THREAD_PARTICIPANTS): StoredAddress[] {
+export function mergeParticipants(
+  base: StoredAddress[],
+  more: StoredAddress[],
+  limit = MAX_THREAD_PARTICIPANTS,
+): StoredAddress[] {
   const seen = new Set(base.map((entry) => entry.email.toLowerCase()));
   const out = [...base];
   for (const entry of more) {
@@ -50,17 +54,22 @@ function addressesOf(row: MessageRow): StoredAddress[] {
 
 /** Folds one new message into a thread's aggregates, without reading its other messages. */
 export function foldIntoThread(thread: ThreadRow, row: MessageRow): ThreadRow {
-  const newest = row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
+  const newest =
+    row.date > thread.latestMessageDate || (row.date === thread.latestMessageDate && row.seq > thread.latestSeq);
   const oldest = row.date < thread.earliestMessageDate;
   const kind = dateKindOf(row);
   return {
     ...thread,
     ...(oldest ? { subject: row.subject, earliestMessageDate: row.date } : {}),
-    ...(newest ? { snippet: row.snippet, latestMessageDate: row.date, latestSeq: row.seq, latestMessageId: row.id } : {}),
+    ...(newest
+      ? { snippet: row.snippet, latestMessageDate: row.date, latestSeq: row.seq, latestMessageId: row.id }
+      : {}),
     participants: mergeParticipants(thread.participants, addressesOf(row)),
     messageCount: thread.messageCount + 1,
     ...(kind === 'sent' ? { latestMessageSentDate: Math.max(thread.latestMessageSentDate ?? 0, row.date) } : {}),
-    ...(kind === 'received' ? { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) } : {}),
+    ...(kind === 'received'
+      ? { latestMessageReceivedDate: Math.max(thread.latestMessageReceivedDate ?? 0, row.date) }
+      : {}),
     hasAttachments: thread.hasAttachments || row.hasAttachments,
     unread: thread.unread || row.unread,
     starred: thread.starred || row.starred,

@@ -22,7 +22,11 @@ export async function addDailyUsage(tx: Tx, increments: readonly DailyUsageIncre
 }
 
 /** A grant's counters of one day (zeros when it has none). */
-export async function dailyUsageOf(db: Executor, grantId: string, day: number): Promise<{ received: number; sent: number }> {
+export async function dailyUsageOf(
+  db: Executor,
+  grantId: string,
+  day: number,
+): Promise<{ received: number; sent: number }> {
   const [row] = await db
     .select({ received: grantDailyUsage.received, sent: grantDailyUsage.sent })
     .from(grantDailyUsage)

@@ -38,13 +38,27 @@ export const policies = sqliteTable(
   'policies',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
-    limits: text('limits', { mode: 'json' }).$type<StoredPolicyLimits>().notNull().default(sql`'{}'`),
-    spamDetection: text('spam_detection', { mode: 'json' }).$type<StoredSpamDetection>().notNull().default(sql`'{}'`),
-    options: text('options', { mode: 'json' }).$type<StoredPolicyOptions>().notNull().default(sql`'{}'`),
+    limits: text('limits', { mode: 'json' })
+      .$type<StoredPolicyLimits>()
+      .notNull()
+      .default(sql`'{}'`),
+    spamDetection: text('spam_detection', { mode: 'json' })
+      .$type<StoredSpamDetection>()
+      .notNull()
+      .default(sql`'{}'`),
+    options: text('options', { mode: 'json' })
+      .$type<StoredPolicyOptions>()
+      .notNull()
+      .default(sql`'{}'`),
     /** Legacy rule ids attached to the policy itself (the wire's `rules`); evaluated with the workspace's. */
-    ruleIds: text('rule_ids', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    ruleIds: text('rule_ids', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -53,7 +67,14 @@ export const policies = sqliteTable(
 
 /** A rule condition in wire form. */
 export interface StoredRuleCondition {
-  field: 'from.address' | 'from.domain' | 'from.tld' | 'recipient.address' | 'recipient.domain' | 'recipient.tld' | 'outbound.type';
+  field:
+    | 'from.address'
+    | 'from.domain'
+    | 'from.tld'
+    | 'recipient.address'
+    | 'recipient.domain'
+    | 'recipient.tld'
+    | 'outbound.type';
   operator: 'is' | 'is_not' | 'contains' | 'in_list';
   /** A string, or list ids for `in_list`. */
   value: string | string[];
@@ -70,16 +91,28 @@ export const rules = sqliteTable(
   'rules',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     description: text('description'),
     /** 0–1000; lower runs first. */
     priority: integer('priority').notNull().default(10),
     enabled: integer('enabled', { mode: 'boolean' }).notNull().default(true),
-    trigger: text('trigger', { enum: ['inbound', 'outbound'] }).notNull().default('inbound'),
-    matchOperator: text('match_operator', { enum: ['all', 'any'] }).notNull().default('all'),
-    conditions: text('conditions', { mode: 'json' }).$type<StoredRuleCondition[]>().notNull().default(sql`'[]'`),
-    actions: text('actions', { mode: 'json' }).$type<StoredRuleAction[]>().notNull().default(sql`'[]'`),
+    trigger: text('trigger', { enum: ['inbound', 'outbound'] })
+      .notNull()
+      .default('inbound'),
+    matchOperator: text('match_operator', { enum: ['all', 'any'] })
+      .notNull()
+      .default('all'),
+    conditions: text('conditions', { mode: 'json' })
+      .$type<StoredRuleCondition[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    actions: text('actions', { mode: 'json' })
+      .$type<StoredRuleAction[]>()
+      .notNull()
+      .default(sql`'[]'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -90,7 +123,9 @@ export const lists = sqliteTable(
   'lists',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     description: text('description'),
     type: text('type', { enum: ['domain', 'tld', 'address'] }).notNull(),
@@ -111,12 +146,17 @@ export const listItems = sqliteTable(
   'list_items',
   {
     id: text('id').primaryKey(),
-    listId: text('list_id').notNull().references(() => lists.id, { onDelete: 'cascade' }),
+    listId: text('list_id')
+      .notNull()
+      .references(() => lists.id, { onDelete: 'cascade' }),
     /** Lower-cased and trimmed. */
     value: text('value').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (table) => [uniqueIndex('list_items_value_idx').on(table.listId, table.value), index('list_items_order_idx').on(table.listId, table.createdAt, table.id)],
+  (table) => [
+    uniqueIndex('list_items_value_idx').on(table.listId, table.value),
+    index('list_items_order_idx').on(table.listId, table.createdAt, table.id),
+  ],
 );
 
 /** The input of a rule evaluation, in wire form. */
@@ -155,13 +195,22 @@ export const ruleEvaluations = sqliteTable(
     messageId: text('message_id'),
     stage: text('stage', { enum: ['smtp_rcpt', 'inbox_processing', 'outbound_send'] }).notNull(),
     input: text('input', { mode: 'json' }).$type<StoredEvaluationInput>().notNull(),
-    matchedRuleIds: text('matched_rule_ids', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
-    appliedActions: text('applied_actions', { mode: 'json' }).$type<StoredAppliedActions>().notNull().default(sql`'{}'`),
+    matchedRuleIds: text('matched_rule_ids', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    appliedActions: text('applied_actions', { mode: 'json' })
+      .$type<StoredAppliedActions>()
+      .notNull()
+      .default(sql`'{}'`),
     /**
      * Policy verdicts of the same evaluation (size, attachments removed, quota, spam, authentication), an
      * extension beside the wire fields.
      */
-    verdicts: text('verdicts', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    verdicts: text('verdicts', { mode: 'json' })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
     /** Unix seconds. */
     evaluatedAt: integer('evaluated_at').notNull(),
     createdAt: integer('created_at').notNull(),

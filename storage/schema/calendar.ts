@@ -32,7 +32,13 @@ export interface StoredEmailName {
 }
 export interface StoredConferencing {
   provider: string;
-  details: { url?: string | undefined; meeting_code?: string | undefined; password?: string | undefined; pin?: string | undefined; phone?: string[] | undefined };
+  details: {
+    url?: string | undefined;
+    meeting_code?: string | undefined;
+    password?: string | undefined;
+    pin?: string | undefined;
+    phone?: string[] | undefined;
+  };
 }
 export interface StoredReminders {
   use_default: boolean;
@@ -43,8 +49,12 @@ export const events = sqliteTable(
   'events',
   {
     id: text('id').primaryKey(),
-    grantId: text('grant_id').notNull().references(() => grants.id, { onDelete: 'cascade' }),
-    calendarId: text('calendar_id').notNull().references(() => calendars.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
+    calendarId: text('calendar_id')
+      .notNull()
+      .references(() => calendars.id, { onDelete: 'cascade' }),
     /** iCalendar UID, shared by a series and its overridden instances. */
     icalUid: text('ical_uid').notNull(),
     /** iCalendar SEQUENCE: the organizer's revision number (RFC 5546). */
@@ -74,14 +84,21 @@ export const events = sqliteTable(
     /** RRULE / EXDATE / RDATE lines of a series master, or null. */
     recurrence: text('recurrence', { mode: 'json' }).$type<string[]>(),
     busy: integer('busy', { mode: 'boolean' }).notNull().default(true),
-    status: text('status', { enum: ['confirmed', 'maybe', 'cancelled'] }).notNull().default('confirmed'),
-    visibility: text('visibility', { enum: ['default', 'public', 'private'] }).notNull().default('default'),
+    status: text('status', { enum: ['confirmed', 'maybe', 'cancelled'] })
+      .notNull()
+      .default('confirmed'),
+    visibility: text('visibility', { enum: ['default', 'public', 'private'] })
+      .notNull()
+      .default('default'),
     readOnly: integer('read_only', { mode: 'boolean' }).notNull().default(false),
     hideParticipants: integer('hide_participants', { mode: 'boolean' }).notNull().default(false),
     capacity: integer('capacity'),
     organizer: text('organizer', { mode: 'json' }).$type<StoredEmailName>(),
     creator: text('creator', { mode: 'json' }).$type<StoredEmailName>(),
-    participants: text('participants', { mode: 'json' }).$type<StoredParticipant[]>().notNull().default(sql`'[]'`),
+    participants: text('participants', { mode: 'json' })
+      .$type<StoredParticipant[]>()
+      .notNull()
+      .default(sql`'[]'`),
     resources: text('resources', { mode: 'json' }).$type<StoredEmailName[]>(),
     conferencing: text('conferencing', { mode: 'json' }).$type<StoredConferencing>(),
     reminders: text('reminders', { mode: 'json' }).$type<StoredReminders>(),
@@ -97,7 +114,9 @@ export const events = sqliteTable(
      */
     index('events_calendar_range_end_idx').on(table.calendarId, table.rangeEnd, table.rangeStart),
     /** Series masters only (a few percent of rows), for expanding a calendar's series in a window. */
-    index('events_series_range_idx').on(table.calendarId, table.rangeEnd).where(sql`${table.recurrence} is not null`),
+    index('events_series_range_idx')
+      .on(table.calendarId, table.rangeEnd)
+      .where(sql`${table.recurrence} is not null`),
     /**
      * Busy time of single events (all rows but series masters) without reading the rows: every column free/busy
      * and availability need, and whether the participants mention a "no" at all (only those rows are read).
@@ -130,7 +149,9 @@ export const contacts = sqliteTable(
   'contacts',
   {
     id: text('id').primaryKey(),
-    grantId: text('grant_id').notNull().references(() => grants.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
     displayName: text('display_name'),
     givenName: text('given_name'),
     middleName: text('middle_name'),
@@ -149,16 +170,37 @@ export const contacts = sqliteTable(
     source: text('source', { enum: CONTACT_SOURCES }).notNull().default('address_book'),
     /** Lower-cased first address, so mail collection can find a contact by address on an index. */
     primaryEmail: text('primary_email'),
-    emails: text('emails', { mode: 'json' }).$type<{ email: string; type?: string }[]>().notNull().default(sql`'[]'`),
-    phoneNumbers: text('phone_numbers', { mode: 'json' }).$type<{ number: string; type?: string }[]>().notNull().default(sql`'[]'`),
-    physicalAddresses: text('physical_addresses', { mode: 'json' }).$type<Record<string, string>[]>().notNull().default(sql`'[]'`),
-    webPages: text('web_pages', { mode: 'json' }).$type<{ url: string; type?: string }[]>().notNull().default(sql`'[]'`),
-    imAddresses: text('im_addresses', { mode: 'json' }).$type<{ im_address: string; type?: string }[]>().notNull().default(sql`'[]'`),
-    groups: text('groups', { mode: 'json' }).$type<{ id: string }[]>().notNull().default(sql`'[]'`),
+    emails: text('emails', { mode: 'json' })
+      .$type<{ email: string; type?: string }[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    phoneNumbers: text('phone_numbers', { mode: 'json' })
+      .$type<{ number: string; type?: string }[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    physicalAddresses: text('physical_addresses', { mode: 'json' })
+      .$type<Record<string, string>[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    webPages: text('web_pages', { mode: 'json' })
+      .$type<{ url: string; type?: string }[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    imAddresses: text('im_addresses', { mode: 'json' })
+      .$type<{ im_address: string; type?: string }[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    groups: text('groups', { mode: 'json' })
+      .$type<{ id: string }[]>()
+      .notNull()
+      .default(sql`'[]'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('contacts_grant_order_idx').on(table.grantId, table.createdAt, table.id), index('contacts_grant_email_idx').on(table.grantId, table.primaryEmail)],
+  (table) => [
+    index('contacts_grant_order_idx').on(table.grantId, table.createdAt, table.id),
+    index('contacts_grant_email_idx').on(table.grantId, table.primaryEmail),
+  ],
 );
 
 /** What became of the iCalendar parts of a received message, for its mailbox. */

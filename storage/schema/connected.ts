@@ -95,8 +95,14 @@ export const imapMessages = sqliteTable(
       .notNull()
       .references(() => messages.id, { onDelete: 'cascade' }),
     /** The flags last seen on the server (JSON), so a resync tells changes apart. */
-    flags: text('flags', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    flags: text('flags', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     modseq: text('modseq'),
   },
-  (table) => [primaryKey({ columns: [table.grantId, table.path, table.uid] }), index('imap_messages_message_idx').on(table.messageId)],
+  (table) => [
+    primaryKey({ columns: [table.grantId, table.path, table.uid] }),
+    index('imap_messages_message_idx').on(table.messageId),
+  ],
 );

@@ -169,7 +169,10 @@ export const suppressions = sqliteTable(
     /** Unix seconds. */
     createdAt: integer('created_at').notNull(),
   },
-  (table) => [primaryKey({ columns: [table.applicationId, table.email] }), index('suppressions_created_idx').on(table.applicationId, table.createdAt)],
+  (table) => [
+    primaryKey({ columns: [table.applicationId, table.email] }),
+    index('suppressions_created_idx').on(table.applicationId, table.createdAt),
+  ],
 );
 
 /** Per grant and UTC day (unix days): recipients sent to, and the bounces and complaints reported against them. */

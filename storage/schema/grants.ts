@@ -9,7 +9,9 @@ export const grants = sqliteTable(
   'grants',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     /** `nylas` for hosted Agent Accounts (the spec's `hosted`). */
     provider: text('provider').notNull(),
     /** Lower-cased address; unique across the service so inbound mail finds exactly one mailbox. */
@@ -17,10 +19,18 @@ export const grants = sqliteTable(
     name: text('name'),
     /** Opaque `state` the creator passed (Nylas returns it on the grant). */
     state: text('state'),
-    grantStatus: text('grant_status', { enum: ['valid', 'invalid'] }).notNull().default('valid'),
+    grantStatus: text('grant_status', { enum: ['valid', 'invalid'] })
+      .notNull()
+      .default('valid'),
     workspaceId: text('workspace_id').references(() => workspaces.id),
-    settings: text('settings', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
-    scope: text('scope', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    settings: text('settings', { mode: 'json' })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    scope: text('scope', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     blocked: integer('blocked', { mode: 'boolean' }).notNull().default(false),
     /** scrypt hash of the write-only `settings.app_password` (IMAP/SMTP login), never returned. */
     appPasswordHash: text('app_password_hash'),
@@ -31,7 +41,10 @@ export const grants = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [uniqueIndex('grants_email_idx').on(table.email), index('grants_application_idx').on(table.applicationId, table.createdAt)],
+  (table) => [
+    uniqueIndex('grants_email_idx').on(table.email),
+    index('grants_application_idx').on(table.applicationId, table.createdAt),
+  ],
 );
 
 /** The six folders every hosted grant has; their names are fixed and they cannot be renamed or deleted. */
@@ -43,7 +56,9 @@ export const folders = sqliteTable(
   {
     /** System folders use their role as id (`inbox`, `sent`, …), so ids are unique per grant only. */
     id: text('id').notNull(),
-    grantId: text('grant_id').notNull().references(() => grants.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     /** Which system folder this is, or null for a folder the user made. */
     systemRole: text('system_role', { enum: SYSTEM_FOLDERS }),
@@ -66,7 +81,9 @@ export const calendars = sqliteTable(
   'calendars',
   {
     id: text('id').primaryKey(),
-    grantId: text('grant_id').notNull().references(() => grants.id, { onDelete: 'cascade' }),
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     description: text('description'),
     location: text('location'),

@@ -54,7 +54,10 @@ export const threads = sqliteTable(
     subject: text('subject').notNull().default(''),
     /** Snippet of the latest message. */
     snippet: text('snippet').notNull().default(''),
-    participants: text('participants', { mode: 'json' }).$type<StoredAddress[]>().notNull().default(sql`'[]'`),
+    participants: text('participants', { mode: 'json' })
+      .$type<StoredAddress[]>()
+      .notNull()
+      .default(sql`'[]'`),
     messageCount: integer('message_count').notNull().default(0),
     earliestMessageDate: integer('earliest_message_date').notNull(),
     /** Date of the latest message, received or sent: the list order. */
@@ -67,7 +70,10 @@ export const threads = sqliteTable(
     hasAttachments: integer('has_attachments', { mode: 'boolean' }).notNull().default(false),
     unread: integer('unread', { mode: 'boolean' }).notNull().default(false),
     starred: integer('starred', { mode: 'boolean' }).notNull().default(false),
-    folders: text('folders', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    folders: text('folders', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -90,7 +96,10 @@ export const threadReferences = sqliteTable(
       .notNull()
       .references(() => threads.id, { onDelete: 'cascade' }),
   },
-  (table) => [primaryKey({ columns: [table.grantId, table.headerId, table.threadId] }), index('thread_references_thread_idx').on(table.threadId)],
+  (table) => [
+    primaryKey({ columns: [table.grantId, table.headerId, table.threadId] }),
+    index('thread_references_thread_idx').on(table.threadId),
+  ],
 );
 
 /** What the inbound mail stages decided about a message, kept on it (src/mail/stages). */
@@ -127,24 +136,45 @@ export const messages = sqliteTable(
     /** The Date header, when it parsed. */
     sentAt: integer('sent_at'),
     subject: text('subject').notNull().default(''),
-    fromAddresses: text('from_addresses', { mode: 'json' }).$type<StoredAddress[]>().notNull().default(sql`'[]'`),
-    toAddresses: text('to_addresses', { mode: 'json' }).$type<StoredAddress[]>().notNull().default(sql`'[]'`),
-    ccAddresses: text('cc_addresses', { mode: 'json' }).$type<StoredAddress[]>().notNull().default(sql`'[]'`),
-    bccAddresses: text('bcc_addresses', { mode: 'json' }).$type<StoredAddress[]>().notNull().default(sql`'[]'`),
-    replyToAddresses: text('reply_to_addresses', { mode: 'json' }).$type<StoredAddress[]>().notNull().default(sql`'[]'`),
+    fromAddresses: text('from_addresses', { mode: 'json' })
+      .$type<StoredAddress[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    toAddresses: text('to_addresses', { mode: 'json' })
+      .$type<StoredAddress[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    ccAddresses: text('cc_addresses', { mode: 'json' })
+      .$type<StoredAddress[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    bccAddresses: text('bcc_addresses', { mode: 'json' })
+      .$type<StoredAddress[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    replyToAddresses: text('reply_to_addresses', { mode: 'json' })
+      .$type<StoredAddress[]>()
+      .notNull()
+      .default(sql`'[]'`),
     snippet: text('snippet').notNull().default(''),
     /** The HTML body when small; larger bodies are a blob ({@link bodyHash}). */
     body: text('body'),
     bodyHash: text('body_hash'),
     /** Folder ids; the same set as the message's rows in {@link messageFolders}. */
-    folders: text('folders', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    folders: text('folders', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     unread: integer('unread', { mode: 'boolean' }).notNull().default(true),
     starred: integer('starred', { mode: 'boolean' }).notNull().default(false),
     hasAttachments: integer('has_attachments', { mode: 'boolean' }).notNull().default(false),
     /** Normalised Message-ID header (lower case, no angle brackets). */
     headerMessageId: text('header_message_id'),
     inReplyTo: text('in_reply_to'),
-    references: text('references', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    references: text('references', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     /** The blob of the raw message; null when it is stored in {@link messageRaw} instead. */
     rawHash: text('raw_hash'),
     rawSize: integer('raw_size').notNull(),
@@ -152,7 +182,10 @@ export const messages = sqliteTable(
     envelopeTo: text('envelope_to'),
     /** Why the MIME could not be fully parsed; the raw message is stored either way. */
     parseError: text('parse_error'),
-    metadata: text('metadata', { mode: 'json' }).$type<Record<string, unknown>>().notNull().default(sql`'{}'`),
+    metadata: text('metadata', { mode: 'json' })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
     /** What the inbound stages decided about a received message (authentication, spam, removed attachments); null when none ran. */
     verdict: text('verdict', { mode: 'json' }).$type<StoredMessageVerdict>(),
     createdAt: integer('created_at').notNull(),
@@ -210,7 +243,10 @@ export const messageFolders = sqliteTable(
     /** Copy of the message's flag, so unread counts read this table only. */
     unread: integer('unread', { mode: 'boolean' }).notNull(),
   },
-  (table) => [primaryKey({ columns: [table.messageId, table.folderId] }), index('message_folders_count_idx').on(table.grantId, table.folderId, table.unread)],
+  (table) => [
+    primaryKey({ columns: [table.messageId, table.folderId] }),
+    index('message_folders_count_idx').on(table.grantId, table.folderId, table.unread),
+  ],
 );
 
 export const attachments = sqliteTable(
@@ -232,7 +268,10 @@ export const attachments = sqliteTable(
     contentDisposition: text('content_disposition'),
     blobHash: text('blob_hash').notNull(),
   },
-  (table) => [index('attachments_message_idx').on(table.messageId, table.position), index('attachments_blob_idx').on(table.blobHash)],
+  (table) => [
+    index('attachments_message_idx').on(table.messageId, table.position),
+    index('attachments_blob_idx').on(table.blobHash),
+  ],
 );
 
 /**
@@ -262,5 +301,9 @@ export const attachmentUploads = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (table) => [index('attachment_uploads_grant_idx').on(table.grantId), index('attachment_uploads_expiry_idx').on(table.expiresAt), index('attachment_uploads_blob_idx').on(table.blobHash)],
+  (table) => [
+    index('attachment_uploads_grant_idx').on(table.grantId),
+    index('attachment_uploads_expiry_idx').on(table.expiresAt),
+    index('attachment_uploads_blob_idx').on(table.blobHash),
+  ],
 );

@@ -51,7 +51,10 @@ export const outboundMessages = sqliteTable(
     acceptedAt: integer('accepted_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('outbound_messages_message_idx').on(table.messageId), index('outbound_messages_pending_idx').on(table.pendingRawHash)],
+  (table) => [
+    index('outbound_messages_message_idx').on(table.messageId),
+    index('outbound_messages_pending_idx').on(table.pendingRawHash),
+  ],
 );
 
 /** Delivery states of one recipient: `queued` → `delivered` | `deferred` (retried) → … | `failed` (permanent). */
@@ -82,7 +85,10 @@ export const outboundRecipients = sqliteTable(
     /** Unix milliseconds at which the status became final. */
     finalAt: integer('final_at'),
   },
-  (table) => [primaryKey({ columns: [table.outboundId, table.email] }), index('outbound_recipients_domain_idx').on(table.outboundId, table.domain, table.status)],
+  (table) => [
+    primaryKey({ columns: [table.outboundId, table.email] }),
+    index('outbound_recipients_domain_idx').on(table.outboundId, table.domain, table.status),
+  ],
 );
 
 /**
@@ -111,7 +117,10 @@ export const draftDetails = sqliteTable(
     sendAt: integer('send_at'),
     createdAt: integer('created_at').notNull(),
   },
-  (table) => [uniqueIndex('draft_details_message_idx').on(table.messageId), index('draft_details_grant_idx').on(table.grantId)],
+  (table) => [
+    uniqueIndex('draft_details_message_idx').on(table.messageId),
+    index('draft_details_grant_idx').on(table.grantId),
+  ],
 );
 
 /** States of a scheduled send (wire `status.code`). */
@@ -140,7 +149,10 @@ export const scheduledMessages = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('scheduled_messages_grant_idx').on(table.grantId, table.sendAt), index('scheduled_messages_draft_idx').on(table.draftId)],
+  (table) => [
+    index('scheduled_messages_grant_idx').on(table.grantId, table.sendAt),
+    index('scheduled_messages_draft_idx').on(table.draftId),
+  ],
 );
 
 /**
@@ -161,5 +173,8 @@ export const idempotencyKeys = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
     createdAt: integer('created_at').notNull(),
   },
-  (table) => [primaryKey({ columns: [table.applicationId, table.key] }), index('idempotency_keys_expiry_idx').on(table.expiresAt)],
+  (table) => [
+    primaryKey({ columns: [table.applicationId, table.key] }),
+    index('idempotency_keys_expiry_idx').on(table.expiresAt),
+  ],
 );

@@ -17,7 +17,9 @@ export const apiKeys = sqliteTable(
   'api_keys',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     /** First characters of the key, shown in listings so a person can tell keys apart. */
     prefix: text('prefix').notNull(),
@@ -26,7 +28,10 @@ export const apiKeys = sqliteTable(
     createdAt: integer('created_at').notNull(),
     revokedAt: integer('revoked_at'),
   },
-  (table) => [uniqueIndex('api_keys_hash_idx').on(table.keyHash), index('api_keys_application_idx').on(table.applicationId)],
+  (table) => [
+    uniqueIndex('api_keys_hash_idx').on(table.keyHash),
+    index('api_keys_application_idx').on(table.applicationId),
+  ],
 );
 
 export const serviceAccounts = sqliteTable(
@@ -34,7 +39,9 @@ export const serviceAccounts = sqliteTable(
   {
     /** The key id the SDK sends as `X-Nylas-Kid`. */
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     publicKeyPem: text('public_key_pem').notNull(),
     createdAt: integer('created_at').notNull(),
     revokedAt: integer('revoked_at'),
@@ -50,14 +57,19 @@ export const serviceAccountNonces = sqliteTable(
     nonce: text('nonce').notNull(),
     expiresAt: integer('expires_at').notNull(),
   },
-  (table) => [primaryKey({ columns: [table.serviceAccountId, table.nonce] }), index('service_account_nonces_expiry_idx').on(table.expiresAt)],
+  (table) => [
+    primaryKey({ columns: [table.serviceAccountId, table.nonce] }),
+    index('service_account_nonces_expiry_idx').on(table.expiresAt),
+  ],
 );
 
 export const domains = sqliteTable(
   'domains',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     /** Lower-cased; one application owns an address, so inbound mail routes unambiguously. */
     domainAddress: text('domain_address').notNull(),
@@ -89,20 +101,28 @@ export const domains = sqliteTable(
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [uniqueIndex('domains_address_idx').on(table.domainAddress), index('domains_application_idx').on(table.applicationId)],
+  (table) => [
+    uniqueIndex('domains_address_idx').on(table.domainAddress),
+    index('domains_application_idx').on(table.applicationId),
+  ],
 );
 
 export const workspaces = sqliteTable(
   'workspaces',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     name: text('name').notNull(),
     domain: text('domain'),
     autoGroup: integer('auto_group', { mode: 'boolean' }).notNull().default(false),
     isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
     policyId: text('policy_id'),
-    ruleIds: text('rule_ids', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    ruleIds: text('rule_ids', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
@@ -117,11 +137,16 @@ export const redirectUris = sqliteTable(
   'redirect_uris',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     url: text('url').notNull(),
     platform: text('platform', { enum: ['web', 'js', 'ios', 'android', 'desktop'] }).notNull(),
     /** Platform settings in wire form (`origin`, `bundle_id`, …). */
-    settings: text('settings', { mode: 'json' }).$type<Record<string, string | undefined>>().notNull().default(sql`'{}'`),
+    settings: text('settings', { mode: 'json' })
+      .$type<Record<string, string | undefined>>()
+      .notNull()
+      .default(sql`'{}'`),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -14,12 +14,17 @@ export const webhooks = sqliteTable(
   'webhooks',
   {
     id: text('id').primaryKey(),
-    applicationId: text('application_id').notNull().references(() => applications.id, { onDelete: 'cascade' }),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
     description: text('description'),
     triggerTypes: text('trigger_types', { mode: 'json' }).$type<string[]>().notNull(),
     webhookUrl: text('webhook_url').notNull(),
     status: text('status', { enum: WEBHOOK_STATUSES }).notNull(),
-    notificationEmailAddresses: text('notification_email_addresses', { mode: 'json' }).$type<string[]>().notNull().default(sql`'[]'`),
+    notificationEmailAddresses: text('notification_email_addresses', { mode: 'json' })
+      .$type<string[]>()
+      .notNull()
+      .default(sql`'[]'`),
     /** The signing secret (`whsec_` + base64 of 32 random bytes). Kept in clear: every delivery is signed with it. */
     secret: text('secret').notNull(),
     /** Gzip the body (and sign the compressed bytes), as Nylas' `compressed_delivery`. */

@@ -31,8 +31,15 @@ describe('docs/configuration.md', () => {
   it('takes each default from one place: the schema, or the words when the schema has none', () => {
     expect(() => settingsMetadata()).not.toThrow();
     const metadata = settingsMetadata();
-    expect(metadata.find((setting) => setting.name === 'AGENTPOST_HTTP_PORT')).toMatchObject({ default: '`3000`', values: 'a port, 0 to 65535' });
-    expect(metadata.find((setting) => setting.name === 'AGENTPOST_LOG_LEVEL')?.values).toBe('`debug`, `info`, `warn`, `error`, `silent`');
-    expect(metadata.find((setting) => setting.name === 'AGENTPOST_PUBLIC_URL')?.default).toBe('`http://HOST:HTTP_PORT`');
+    expect(metadata.find((setting) => setting.name === 'AGENTPOST_HTTP_PORT')).toMatchObject({
+      default: '`3000`',
+      values: 'a port, 0 to 65535',
+    });
+    expect(metadata.find((setting) => setting.name === 'AGENTPOST_LOG_LEVEL')?.values).toBe(
+      '`debug`, `info`, `warn`, `error`, `silent`',
+    );
+    expect(metadata.find((setting) => setting.name === 'AGENTPOST_PUBLIC_URL')?.default).toBe(
+      '`http://HOST:HTTP_PORT`',
+    );
   });
 });

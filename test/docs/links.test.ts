@@ -54,7 +54,8 @@ function linkTargets(text: string): string[] {
   const targets: string[] = [];
   for (const line of prose(text)) {
     const withoutCode = line.replace(/`[^`]*`/g, '');
-    for (const match of withoutCode.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) targets.push(match[1]!);
+    for (const match of withoutCode.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+      targets.push(match[1]!);
   }
   return targets;
 }
@@ -75,7 +76,12 @@ describe('relative links in README.md and docs/', () => {
         broken.push(`${target}: no such file`);
         continue;
       }
-      if (anchor !== undefined && anchor !== '' && resolved.endsWith('.md') && !headingIds(readFileSync(resolved, 'utf8')).has(decodeURIComponent(anchor))) {
+      if (
+        anchor !== undefined &&
+        anchor !== '' &&
+        resolved.endsWith('.md') &&
+        !headingIds(readFileSync(resolved, 'utf8')).has(decodeURIComponent(anchor))
+      ) {
         broken.push(`${target}: no heading with that id in ${relative(root, resolved)}`);
       }
     }

@@ -17,7 +17,18 @@ const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.
 
 /** A plain message as an outside mailer would hand it over. */
 function plain(from: string, to: string, subject: string, body: string): string {
-  return [`From: ${from}`, `To: ${to}`, `Subject: ${subject}`, 'Date: Tue, 24 Nov 2026 10:00:00 +0000', `Message-ID: <${subject.replace(/\W+/g, '-')}@example.org>`, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', body, ''].join('\r\n');
+  return [
+    `From: ${from}`,
+    `To: ${to}`,
+    `Subject: ${subject}`,
+    'Date: Tue, 24 Nov 2026 10:00:00 +0000',
+    `Message-ID: <${subject.replace(/\W+/g, '-')}@example.org>`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    body,
+    '',
+  ].join('\r\n');
 }
 
 describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rspamd)', () => {
@@ -29,20 +40,41 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
 
   beforeAll(async () => {
     rspamd = await startRspamd();
-    service = await startTestService({ env: { AGENTPOST_RSPAMD_URL: rspamd.url, AGENTPOST_RATE_LIMIT_APPLICATION: '0' } });
+    service = await startTestService({
+      env: { AGENTPOST_RSPAMD_URL: rspamd.url, AGENTPOST_RATE_LIMIT_APPLICATION: '0' },
+    });
     transport = smtpClient(service.smtpPort);
     const { nylas } = service;
 
     const blocked = await nylas.lists.create({ requestBody: { name: 'Blocked senders', type: 'domain' } });
     await nylas.lists.addItems({ listId: blocked.data.id, requestBody: { items: ['Spammy.Example ', 'bad.example'] } });
     const refuse = await nylas.rules.create({
-      requestBody: { name: 'Refuse blocked domains', match: { conditions: [{ field: 'from.domain', operator: 'in_list', value: [blocked.data.id] }] }, actions: [{ type: 'block' }] },
+      requestBody: {
+        name: 'Refuse blocked domains',
+        match: { conditions: [{ field: 'from.domain', operator: 'in_list', value: [blocked.data.id] }] },
+        actions: [{ type: 'block' }],
+      },
     });
     const receipts = await nylas.rules.create({
-      requestBody: { name: 'Receipts', priority: 20, match: { conditions: [{ field: 'from.address', operator: 'contains', value: 'billing@' }] }, actions: [{ type: 'assign_to_folder', value: 'Receipts' }, { type: 'mark_as_read' }] },
+      requestBody: {
+        name: 'Receipts',
+        priority: 20,
+        match: { conditions: [{ field: 'from.address', operator: 'contains', value: 'billing@' }] },
+        actions: [{ type: 'assign_to_folder', value: 'Receipts' }, { type: 'mark_as_read' }],
+      },
     });
     const noCompose = await nylas.rules.create({
-      requestBody: { name: 'No cold mail to competitors', trigger: 'outbound', match: { conditions: [{ field: 'recipient.domain', operator: 'is', value: 'competitor.example' }, { field: 'outbound.type', operator: 'is', value: 'compose' }] }, actions: [{ type: 'block' }] },
+      requestBody: {
+        name: 'No cold mail to competitors',
+        trigger: 'outbound',
+        match: {
+          conditions: [
+            { field: 'recipient.domain', operator: 'is', value: 'competitor.example' },
+            { field: 'outbound.type', operator: 'is', value: 'compose' },
+          ],
+        },
+        actions: [{ type: 'block' }],
+      },
     });
     const policy = await nylas.policies.create({
       requestBody: {
@@ -51,7 +83,14 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
         spamDetection: { useHeaderAnomalyDetection: true, spamSensitivity: 1 },
       },
     });
-    await nylas.workspaces.create({ requestBody: { name: 'Team', domain: TEAM_DOMAIN, policyId: policy.data.id, ruleIds: [refuse.data.id, receipts.data.id, noCompose.data.id] } });
+    await nylas.workspaces.create({
+      requestBody: {
+        name: 'Team',
+        domain: TEAM_DOMAIN,
+        policyId: policy.data.id,
+        ruleIds: [refuse.data.id, receipts.data.id, noCompose.data.id],
+      },
+    });
     // Created after the workspace: placed in it by its domain (auto_group).
     agent = await createMailbox(service, agentEmail);
   }, 60_000);
@@ -68,15 +107,27 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
   });
 
   it('refuses at RCPT a sender on a domain list (550 5.7.1), and records it', async () => {
-    const reply = await sendRaw(service.smtpPort, 'news@mail.spammy.example', [agentEmail], plain('news@mail.spammy.example', agentEmail, 'Offer', 'Buy now'));
+    const reply = await sendRaw(
+      service.smtpPort,
+      'news@mail.spammy.example',
+      [agentEmail],
+      plain('news@mail.spammy.example', agentEmail, 'Offer', 'Buy now'),
+    );
     expect(reply.code).toBe(550);
     expect(reply.text).toMatch(/5\.7\.1/);
-    expect((await service.nylas.messages.list({ identifier: agent })).data.map((message) => message.subject)).not.toContain('Offer');
+    expect(
+      (await service.nylas.messages.list({ identifier: agent })).data.map((message) => message.subject),
+    ).not.toContain('Offer');
     // Refusals at RCPT have no message transaction to ride in: their rows are written in small batches just after.
     const refusal = await eventually(async () =>
-      (await service.nylas.rules.listEvaluations({ identifier: agent })).data.find((entry) => entry.evaluationStage === 'smtp_rcpt' && entry.appliedActions?.blocked),
+      (await service.nylas.rules.listEvaluations({ identifier: agent })).data.find(
+        (entry) => entry.evaluationStage === 'smtp_rcpt' && entry.appliedActions?.blocked,
+      ),
     );
-    expect(refusal).toMatchObject({ evaluationInput: { fromDomain: 'mail.spammy.example' }, matchedRuleIds: [expect.any(String)] });
+    expect(refusal).toMatchObject({
+      evaluationInput: { fromDomain: 'mail.spammy.example' },
+      matchedRuleIds: [expect.any(String)],
+    });
     expect(refusal.messageId).toBeUndefined();
   });
 
@@ -91,28 +142,53 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
         { filename: 'tool.exe', content: Buffer.alloc(600, 2), contentType: 'application/x-msdownload' },
       ],
     });
-    const message = await eventually(async () => (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Your receipt' } })).data[0]);
+    const message = await eventually(
+      async () =>
+        (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Your receipt' } })).data[0],
+    );
     const folders = (await service.nylas.folders.list({ identifier: agent })).data;
     const receipts = folders.find((folder) => folder.name === 'Receipts');
     expect(receipts).toBeDefined();
     expect(message.folders).toEqual([receipts!.id]);
     expect(message.unread).toBe(false);
     expect(message.attachments?.map((attachment) => attachment.filename)).toEqual(['receipt.pdf']);
-    expect((message as unknown as { removedAttachments?: { filename: string }[] }).removedAttachments?.map((entry) => entry.filename)).toEqual(['tool.exe']);
+    expect(
+      (message as unknown as { removedAttachments?: { filename: string }[] }).removedAttachments?.map(
+        (entry) => entry.filename,
+      ),
+    ).toEqual(['tool.exe']);
 
-    const evaluation = (await service.nylas.rules.listEvaluations({ identifier: agent })).data.find((entry) => entry.evaluationStage === 'inbox_processing' && entry.messageId === message.id);
+    const evaluation = (await service.nylas.rules.listEvaluations({ identifier: agent })).data.find(
+      (entry) => entry.evaluationStage === 'inbox_processing' && entry.messageId === message.id,
+    );
     expect(evaluation).toMatchObject({ appliedActions: { markedAsRead: true, folderIds: [receipts!.id] } });
   });
 
   it('puts GTUBE into junk by rspamd, with the verdict on the message', async () => {
-    const reply = await sendRaw(service.smtpPort, 'someone@example.org', [agentEmail], plain('someone@example.org', agentEmail, 'Test spam', `This is the GTUBE:\r\n${GTUBE}`));
+    const reply = await sendRaw(
+      service.smtpPort,
+      'someone@example.org',
+      [agentEmail],
+      plain('someone@example.org', agentEmail, 'Test spam', `This is the GTUBE:\r\n${GTUBE}`),
+    );
     expect(reply.code).toBe(250);
-    const message = await eventually(async () => (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Test spam', in: ['junk'] } })).data[0]);
+    const message = await eventually(
+      async () =>
+        (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Test spam', in: ['junk'] } }))
+          .data[0],
+    );
     expect(message.folders).toEqual(['junk']);
     expect((message as unknown as { spam?: { isSpam: boolean } }).spam?.isSpam).toBe(true);
-    const clean = await sendRaw(service.smtpPort, 'friend@example.org', [agentEmail], plain('friend@example.org', agentEmail, 'Lunch', 'Lunch on Friday?'));
+    const clean = await sendRaw(
+      service.smtpPort,
+      'friend@example.org',
+      [agentEmail],
+      plain('friend@example.org', agentEmail, 'Lunch', 'Lunch on Friday?'),
+    );
     expect(clean.code).toBe(250);
-    const lunch = await eventually(async () => (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Lunch' } })).data[0]);
+    const lunch = await eventually(
+      async () => (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Lunch' } })).data[0],
+    );
     expect(lunch.folders).toEqual(['inbox']);
     expect((lunch as unknown as { spam?: { isSpam: boolean } }).spam?.isSpam).toBe(false);
   });
@@ -122,13 +198,23 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
     const sender = await createMailbox(service, `sales@${OTHER_DOMAIN}`);
     const keeper = await createMailbox(service, `keeper@${OTHER_DOMAIN}`);
     const domains = await request(service.url, 'GET', '/v3/admin/domains', { key: service.apiKey });
-    const domainId = (domains.body.data as { id: string; domain_address: string }[]).find((domain) => domain.domain_address === OTHER_DOMAIN)!.id;
-    const info = await request(service.url, 'POST', `/v3/admin/domains/${domainId}/info`, { key: service.apiKey, body: { type: 'dkim' } });
+    const domainId = (domains.body.data as { id: string; domain_address: string }[]).find(
+      (domain) => domain.domain_address === OTHER_DOMAIN,
+    )!.id;
+    const info = await request(service.url, 'POST', `/v3/admin/domains/${domainId}/info`, {
+      key: service.apiKey,
+      body: { type: 'dkim' },
+    });
     const record = info.body.data.attempt.options as { host: string; value: string };
     service.dns.txt.set(record.host, [[record.value]]);
-    await service.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: `keeper@${OTHER_DOMAIN}` }], subject: 'Signed hello', body: 'Signed body text.' } });
+    await service.nylas.messages.send({
+      identifier: sender,
+      requestBody: { to: [{ email: `keeper@${OTHER_DOMAIN}` }], subject: 'Signed hello', body: 'Signed body text.' },
+    });
     const signed = await eventually(async () => {
-      const raw = (await service.nylas.messages.list({ identifier: keeper, queryParams: { fields: MessageFields.RAW_MIME } })).data[0]?.rawMime;
+      const raw = (
+        await service.nylas.messages.list({ identifier: keeper, queryParams: { fields: MessageFields.RAW_MIME } })
+      ).data[0]?.rawMime;
       return raw ? Buffer.from(raw, 'base64url') : undefined;
     });
     expect(signed.toString()).toMatch(/^DKIM-Signature:/);
@@ -142,16 +228,24 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
 
     type Authenticated = { id: string; authenticationResults?: { dkim?: { result: string; domain?: string }[] } };
     const arrived = await eventually(async () => {
-      const listed = (await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Signed hello' } })).data as unknown as Authenticated[];
+      const listed = (
+        await service.nylas.messages.list({ identifier: agent, queryParams: { subject: 'Signed hello' } })
+      ).data as unknown as Authenticated[];
       return listed.length === 2 ? listed : undefined;
     });
     const results = arrived.map((message) => message.authenticationResults?.dkim?.[0]?.result).sort();
     expect(results).toEqual(['fail', 'pass']);
     for (const message of arrived) {
-      const raw = await request(service.url, 'GET', `/v3/grants/${agent}/messages/${message.id}?fields=raw_mime`, { key: service.apiKey });
+      const raw = await request(service.url, 'GET', `/v3/grants/${agent}/messages/${message.id}?fields=raw_mime`, {
+        key: service.apiKey,
+      });
       const stored = Buffer.from(raw.body.data.raw_mime as string, 'base64url').toString();
       expect(stored).toMatch(new RegExp(`^Authentication-Results: ${service.config.mxHost.replace(/\./g, '\\.')};`));
-      expect(stored).toMatch(new RegExp(`dkim=${message.authenticationResults!.dkim![0]!.result}\\b[^;]*header\\.i=@${OTHER_DOMAIN.replace(/\./g, '\\.')}`));
+      expect(stored).toMatch(
+        new RegExp(
+          `dkim=${message.authenticationResults!.dkim![0]!.result}\\b[^;]*header\\.i=@${OTHER_DOMAIN.replace(/\./g, '\\.')}`,
+        ),
+      );
     }
   });
 
@@ -165,13 +259,21 @@ describe.skipIf(SKIP_RSPAMD)('administration acting on real mail (SDK, SMTP, rsp
 
     // A recipient per send: example.org has no mail server here, so each one hard-bounces and is suppressed.
     for (const subject of ['First', 'Second']) {
-      await service.nylas.messages.send({ identifier: agent, requestBody: { to: [{ email: `friend-${subject.toLowerCase()}@example.org` }], subject, body: 'Hi' } });
+      await service.nylas.messages.send({
+        identifier: agent,
+        requestBody: { to: [{ email: `friend-${subject.toLowerCase()}@example.org` }], subject, body: 'Hi' },
+      });
     }
-    const over = await request(service.url, 'POST', `/v3/grants/${agent}/messages/send`, { key: service.apiKey, body: { to: [{ email: 'friend@example.org' }], subject: 'Third', body: 'Hi' } });
+    const over = await request(service.url, 'POST', `/v3/grants/${agent}/messages/send`, {
+      key: service.apiKey,
+      body: { to: [{ email: 'friend@example.org' }], subject: 'Third', body: 'Hi' },
+    });
     expect(over.status).toBe(429);
     expect(over.body.error.type).toBe('rate_limit_error');
 
-    const outbound = (await service.nylas.rules.listEvaluations({ identifier: agent, queryParams: { limit: 50 } })).data.filter((entry) => entry.evaluationStage === 'outbound_send');
+    const outbound = (
+      await service.nylas.rules.listEvaluations({ identifier: agent, queryParams: { limit: 50 } })
+    ).data.filter((entry) => entry.evaluationStage === 'outbound_send');
     expect(outbound.filter((entry) => entry.appliedActions?.blocked)).toHaveLength(2);
     expect(outbound.filter((entry) => entry.messageId !== undefined)).toHaveLength(2);
   });

@@ -46,8 +46,18 @@ describe.skipIf(missing !== undefined)('a real DSN from Postfix', { timeout: 60_
   beforeAll(async () => {
     const port = await freePortInRange();
     receiver = await startReceiver();
-    service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_OUTBOUND_RETRY_SCHEDULE: '1s' } });
-    postfix = startPostfix({ port, domain: REMOTE, transports: { [DOMAIN]: { host: '127.0.0.1', port: service.smtpPort } } });
+    service = await startTestService({
+      env: {
+        AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${port}`,
+        AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true',
+        AGENTPOST_OUTBOUND_RETRY_SCHEDULE: '1s',
+      },
+    });
+    postfix = startPostfix({
+      port,
+      domain: REMOTE,
+      transports: { [DOMAIN]: { host: '127.0.0.1', port: service.smtpPort } },
+    });
     grant = await createMailbox(service, SENDER);
   }, 60_000);
   afterAll(async () => {
@@ -57,14 +67,21 @@ describe.skipIf(missing !== undefined)('a real DSN from Postfix', { timeout: 60_
   });
 
   it('a send to an unknown user bounces through Postfix back to us as a signed message.bounce_detected, and the address is suppressed', async () => {
-    const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageBounceDetected], webhookUrl: receiver.url } });
-    const sent = await service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: NOBODY }], subject: 'Hello, is anybody there?', body: 'Hi' } });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageBounceDetected], webhookUrl: receiver.url },
+    });
+    const sent = await service.nylas.messages.send({
+      identifier: grant,
+      requestBody: { to: [{ email: NOBODY }], subject: 'Hello, is anybody there?', body: 'Hi' },
+    });
     service.background.wake();
 
     const [delivery] = await receiver.waitForDeliveries(1, 45_000).catch((error: unknown) => {
       throw new Error(`no webhook: ${String(error)}\n--- postfix log ---\n${postfix.log().slice(-4000)}`);
     });
-    expect(delivery!.headers['x-nylas-signature']).toBe(createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'));
+    expect(delivery!.headers['x-nylas-signature']).toBe(
+      createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'),
+    );
     expect(delivery!.json).toMatchObject({
       type: 'message.bounce_detected',
       data: {
@@ -74,20 +91,43 @@ describe.skipIf(missing !== undefined)('a real DSN from Postfix', { timeout: 60_
           id: sent.data.id,
           grant_id: grant,
           subject: 'Hello, is anybody there?',
-          bounce: { type: 'hard', recipient: NOBODY, code: '5.1.1', source: 'dsn', reason: expect.stringContaining('unknown user') },
+          bounce: {
+            type: 'hard',
+            recipient: NOBODY,
+            code: '5.1.1',
+            source: 'dsn',
+            reason: expect.stringContaining('unknown user'),
+          },
         },
       },
     });
     // Postfix's log: the message came with a return path of ours, and the DSN went to it, relayed to our listener.
     const returnPath = new RegExp(`bounce\\+[0-9a-z_]+-0-[a-z2-7]{16}@${DOMAIN.replace(/\./g, '\\.')}`).source;
     expect(postfix.log()).toMatch(new RegExp(`from=<${returnPath}>`));
-    await eventually(async () => (new RegExp(`to=<${returnPath}>, relay=127\\.0\\.0\\.1\\[127\\.0\\.0\\.1\\]:${service.smtpPort}.*status=sent`).test(postfix.log()) ? true : undefined), 10_000);
+    await eventually(
+      async () =>
+        new RegExp(
+          `to=<${returnPath}>, relay=127\\.0\\.0\\.1\\[127\\.0\\.0\\.1\\]:${service.smtpPort}.*status=sent`,
+        ).test(postfix.log())
+          ? true
+          : undefined,
+      10_000,
+    );
 
     const message = await service.nylas.messages.find({ identifier: grant, messageId: sent.data.id });
-    const [status] = (message.data as unknown as { deliveryStatus: { email: string; status: string; bounce?: { type: string; code: string } }[] }).deliveryStatus;
+    const [status] = (
+      message.data as unknown as {
+        deliveryStatus: { email: string; status: string; bounce?: { type: string; code: string } }[];
+      }
+    ).deliveryStatus;
     expect(status).toMatchObject({ email: NOBODY, status: 'failed', bounce: { type: 'hard', code: '5.1.1' } });
 
-    const refused = await sdkError(service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: NOBODY }], subject: 'Again', body: 'Hi' } }));
+    const refused = await sdkError(
+      service.nylas.messages.send({
+        identifier: grant,
+        requestBody: { to: [{ email: NOBODY }], subject: 'Again', body: 'Hi' },
+      }),
+    );
     expect(refused.statusCode).toBe(400);
     expect(refused.message).toContain(`${NOBODY} (hard bounce)`);
   });

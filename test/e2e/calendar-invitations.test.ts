@@ -33,7 +33,7 @@ describe('calendar invitations between two Agent Accounts and a person elsewhere
     await sink?.close();
   });
 
-  it('A invites B: B sees it, B accepts, A sees the answer, A cancels, B\'s copy is cancelled', async () => {
+  it("A invites B: B sees it, B accepts, A sees the answer, A cancels, B's copy is cancelled", async () => {
     const { nylas } = service;
     const start = Math.floor(Date.now() / 1000 / 3600) * 3600 + 2 * 86_400;
     const window = { calendarId: 'primary', start: String(start - 86_400), end: String(start + 86_400) };
@@ -55,9 +55,13 @@ describe('calendar invitations between two Agent Accounts and a person elsewhere
 
     // B: the invitation is in the inbox and the event on the primary calendar, organized by A.
     const invitation = await nylas.messages.list({ identifier: b, queryParams: { in: ['inbox'] } });
-    expect(invitation.data.map((message) => message.subject)).toEqual([expect.stringContaining('Invitation: Project kickoff')]);
+    expect(invitation.data.map((message) => message.subject)).toEqual([
+      expect.stringContaining('Invitation: Project kickoff'),
+    ]);
     // Applied by a job after the message was stored: it shows up shortly after the send answered.
-    const copy = await eventually(async () => (await nylas.events.list({ identifier: b, queryParams: window })).data.find((event) => event.icalUid === uid));
+    const copy = await eventually(async () =>
+      (await nylas.events.list({ identifier: b, queryParams: window })).data.find((event) => event.icalUid === uid),
+    );
     expect(copy).toBeDefined();
     expect(copy.title).toBe('Project kickoff');
     expect(copy.organizer?.email).toBe(A);
@@ -82,20 +86,43 @@ describe('calendar invitations between two Agent Accounts and a person elsewhere
     expect(parsed.text).toContain('Project kickoff');
 
     // B accepts: A's event shows B as yes.
-    const rsvp = await nylas.events.sendRsvp({ identifier: b, eventId: copy.id, queryParams: { calendarId: 'primary' }, requestBody: { status: 'yes' } });
+    const rsvp = await nylas.events.sendRsvp({
+      identifier: b,
+      eventId: copy.id,
+      queryParams: { calendarId: 'primary' },
+      requestBody: { status: 'yes' },
+    });
     expect((rsvp as unknown as { data?: { sendIcsError?: unknown } }).data?.sendIcsError).toBeUndefined();
     const organizerView = await eventually(async () => {
-      const found = await nylas.events.find({ identifier: a, eventId: created.data.id, queryParams: { calendarId: 'primary' } });
-      return found.data.participants.find((participant) => participant.email === B)?.status === 'yes' ? found : undefined;
+      const found = await nylas.events.find({
+        identifier: a,
+        eventId: created.data.id,
+        queryParams: { calendarId: 'primary' },
+      });
+      return found.data.participants.find((participant) => participant.email === B)?.status === 'yes'
+        ? found
+        : undefined;
     });
-    expect(organizerView.data.participants.find((participant) => participant.email === EXTERNAL)?.status).toBe('noreply');
+    expect(organizerView.data.participants.find((participant) => participant.email === EXTERNAL)?.status).toBe(
+      'noreply',
+    );
     const replyMail = await nylas.messages.list({ identifier: a, queryParams: { in: ['inbox'] } });
-    expect(replyMail.data.map((message) => message.subject)).toEqual([expect.stringContaining('Accepted: Project kickoff')]);
+    expect(replyMail.data.map((message) => message.subject)).toEqual([
+      expect.stringContaining('Accepted: Project kickoff'),
+    ]);
 
     // A cancels: B's copy is cancelled, and the person elsewhere is told too.
-    await nylas.events.destroy({ identifier: a, eventId: created.data.id, queryParams: { calendarId: 'primary', notifyParticipants: true } });
+    await nylas.events.destroy({
+      identifier: a,
+      eventId: created.data.id,
+      queryParams: { calendarId: 'primary', notifyParticipants: true },
+    });
     const cancelled = await eventually(async () => {
-      const found = await nylas.events.find({ identifier: b, eventId: copy.id, queryParams: { calendarId: 'primary' } });
+      const found = await nylas.events.find({
+        identifier: b,
+        eventId: copy.id,
+        queryParams: { calendarId: 'primary' },
+      });
       return found.data.status === 'cancelled' ? found : undefined;
     });
     expect(cancelled.data.status).toBe('cancelled');

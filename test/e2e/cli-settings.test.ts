@@ -13,7 +13,6 @@ import { ConfigError, unknownSettings, type Logger } from '../../src/index.js';
 import { tempDir } from '../helpers/service.js';
 import { BIN, ROOT, childEnv } from '../helpers/process.js';
 
-
 const dirs: { remove(): void }[] = [];
 afterAll(() => {
   for (const dir of dirs) dir.remove();
@@ -26,18 +25,27 @@ function database(): string {
 }
 
 /** The environment of a child, with this file's defaults. */
-const childEnvOf = (env: Record<string, string>) => childEnv({ AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', ...env });
+const childEnvOf = (env: Record<string, string>) =>
+  childEnv({ AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', ...env });
 
 describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
   it('serve exits 1 on a bad value, naming the variable, before opening anything', async () => {
     const url = database();
-    const failed = await promisify(execFile)(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: url, AGENTPOST_SHUTDOWN_TIMEOUT: 'soon' }), timeout: 30_000 }).then(
+    const failed = await promisify(execFile)(process.execPath, [BIN, 'serve'], {
+      cwd: ROOT,
+      env: childEnvOf({ AGENTPOST_DATABASE_URL: url, AGENTPOST_SHUTDOWN_TIMEOUT: 'soon' }),
+      timeout: 30_000,
+    }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
     );
     expect(failed.code).toBe(1);
     expect(failed.stderr).toContain('AGENTPOST_SHUTDOWN_TIMEOUT: "soon" is not a duration');
-    const token = await promisify(execFile)(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: url, AGENTPOST_METRICS_TOKEN: 'short' }), timeout: 30_000 }).then(
+    const token = await promisify(execFile)(process.execPath, [BIN, 'serve'], {
+      cwd: ROOT,
+      env: childEnvOf({ AGENTPOST_DATABASE_URL: url, AGENTPOST_METRICS_TOKEN: 'short' }),
+      timeout: 30_000,
+    }).then(
       () => ({ code: 0, stderr: '' }),
       (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
     );
@@ -49,13 +57,19 @@ describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
   it('serve exits 1 on an unknown role, from --roles or AGENTPOST_ROLES, naming where it came from, before opening anything', async () => {
     const url = database();
     const run = (args: string[], env: Record<string, string>) =>
-      promisify(execFile)(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: url, ...env }), timeout: 30_000 }).then(
+      promisify(execFile)(process.execPath, [BIN, 'serve', ...args], {
+        cwd: ROOT,
+        env: childEnvOf({ AGENTPOST_DATABASE_URL: url, ...env }),
+        timeout: 30_000,
+      }).then(
         () => ({ code: 0, stderr: '' }),
         (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
       );
     const option = await run(['--roles', 'http,mail'], {});
     expect(option.code).toBe(1);
-    expect(option.stderr).toContain('--roles: "mail" is not a role (expected a comma-separated subset of http, smtp, worker');
+    expect(option.stderr).toContain(
+      '--roles: "mail" is not a role (expected a comma-separated subset of http, smtp, worker',
+    );
     const setting = await run([], { AGENTPOST_ROLES: 'workers' });
     expect(setting.code).toBe(1);
     expect(setting.stderr).toContain('AGENTPOST_ROLES: "workers" is not a role');
@@ -63,7 +77,16 @@ describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
   });
 
   it('serve warns about a misspelled AGENTPOST_ variable, naming the closest setting, and starts', async () => {
-    const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SHUTDOWN_TIMOUT: '5s', AGENTPOST_COMPLETELY_UNKNOWN: 'x' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      cwd: ROOT,
+      env: childEnvOf({
+        AGENTPOST_DATABASE_URL: database(),
+        AGENTPOST_LOG_LEVEL: 'warn',
+        AGENTPOST_SHUTDOWN_TIMOUT: '5s',
+        AGENTPOST_COMPLETELY_UNKNOWN: 'x',
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
@@ -81,12 +104,34 @@ describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { level: string; message: string });
-    expect(warnings).toContainEqual(expect.objectContaining({ level: 'warn', message: 'AGENTPOST_SHUTDOWN_TIMOUT is not an Agentpost setting and is ignored; did you mean AGENTPOST_SHUTDOWN_TIMEOUT?' }));
-    expect(warnings).toContainEqual(expect.objectContaining({ level: 'warn', message: expect.stringMatching(/^AGENTPOST_COMPLETELY_UNKNOWN is not an Agentpost setting and is ignored \(see the configuration table/) }));
+    expect(warnings).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message:
+          'AGENTPOST_SHUTDOWN_TIMOUT is not an Agentpost setting and is ignored; did you mean AGENTPOST_SHUTDOWN_TIMEOUT?',
+      }),
+    );
+    expect(warnings).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: expect.stringMatching(
+          /^AGENTPOST_COMPLETELY_UNKNOWN is not an Agentpost setting and is ignored \(see the configuration table/,
+        ),
+      }),
+    );
   });
 
   it('suggests the closest known name, and none when nothing is close', () => {
-    expect(unknownSettings({ AGENTPOST_HTTP_PROT: '1', AGENTPOST_DATABSE_URL: 'x', AGENTPOST_LOGLEVEL: 'x', AGENTPOST_ZZZ: 'x', AGENTPOST_HTTP_PORT: '1', PATH: '/bin' })).toEqual([
+    expect(
+      unknownSettings({
+        AGENTPOST_HTTP_PROT: '1',
+        AGENTPOST_DATABSE_URL: 'x',
+        AGENTPOST_LOGLEVEL: 'x',
+        AGENTPOST_ZZZ: 'x',
+        AGENTPOST_HTTP_PORT: '1',
+        PATH: '/bin',
+      }),
+    ).toEqual([
       { name: 'AGENTPOST_DATABSE_URL', suggestion: 'AGENTPOST_DATABASE_URL' },
       { name: 'AGENTPOST_HTTP_PROT', suggestion: 'AGENTPOST_HTTP_PORT' },
       { name: 'AGENTPOST_LOGLEVEL', suggestion: 'AGENTPOST_LOG_LEVEL' },
@@ -95,15 +140,30 @@ describe.concurrent('settings at start-up', { timeout: 60_000 }, () => {
   });
 
   it('createAgentpost validates like the environment: a bad value throws naming it, a misspelled name is warned about', async () => {
-    await expect(createAgentpost({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_HTTP_PORT: 'eighty' })).rejects.toThrow(ConfigError);
-    await expect(createAgentpost({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_HTTP_PORT: 70_000 })).rejects.toThrow('AGENTPOST_HTTP_PORT: must be between 0 and 65535');
+    await expect(
+      createAgentpost({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_HTTP_PORT: 'eighty' }),
+    ).rejects.toThrow(ConfigError);
+    await expect(createAgentpost({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_HTTP_PORT: 70_000 })).rejects.toThrow(
+      'AGENTPOST_HTTP_PORT: must be between 0 and 65535',
+    );
     const warnings: string[] = [];
     const logger: Logger = { debug() {}, info() {}, warn: (message) => void warnings.push(message), error() {} };
-    const agentpost = await createAgentpost({ AGENTPOST_DATABASE_URL: database(), AGENTPOST_API_KEY: 'embedded-key-0123456789', ...({ AGENTPOST_RATE_LIMIT_GRNT: '5' } as object) }, { deps: { logger } });
+    const agentpost = await createAgentpost(
+      {
+        AGENTPOST_DATABASE_URL: database(),
+        AGENTPOST_API_KEY: 'embedded-key-0123456789',
+        ...({ AGENTPOST_RATE_LIMIT_GRNT: '5' } as object),
+      },
+      { deps: { logger } },
+    );
     try {
-      expect(warnings).toEqual(['AGENTPOST_RATE_LIMIT_GRNT is not an Agentpost setting and is ignored; did you mean AGENTPOST_RATE_LIMIT_GRANT?']);
+      expect(warnings).toEqual([
+        'AGENTPOST_RATE_LIMIT_GRNT is not an Agentpost setting and is ignored; did you mean AGENTPOST_RATE_LIMIT_GRANT?',
+      ]);
       // Works before start(): the fetch handler answers; readiness waits for the workers.
-      const grants = await agentpost.fetch(new Request('http://embedded/v3/grants', { headers: { authorization: 'Bearer embedded-key-0123456789' } }));
+      const grants = await agentpost.fetch(
+        new Request('http://embedded/v3/grants', { headers: { authorization: 'Bearer embedded-key-0123456789' } }),
+      );
       expect(grants.status).toBe(200);
       expect((await agentpost.fetch(new Request('http://embedded/readyz'))).status).toBe(503);
       const { url } = await agentpost.start();

@@ -32,23 +32,41 @@ function freshDatabase(): string {
 }
 
 /** The environment of a child, with this file's defaults. */
-const childEnvOf = (env: Record<string, string>) => childEnv({ AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', ...env });
+const childEnvOf = (env: Record<string, string>) =>
+  childEnv({ AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', ...env });
 
 /** Runs one CLI command to completion. */
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], { cwd: ROOT, env: childEnvOf(env), timeout: E2E_TIMEOUT_MS });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env: childEnvOf(env),
+      timeout: E2E_TIMEOUT_MS,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : -1,
+      stdout: failed.stdout ?? '',
+      stderr: failed.stderr ?? '',
+    };
   }
 }
 
 /** `agentpost serve` in the background, resolved once it says it is listening. */
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stdout: () => string; stop(): Promise<number | null> }> {
+async function serve(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; stdout: () => string; stop(): Promise<number | null> }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve'], { cwd: ROOT, env: childEnvOf({ ...env, AGENTPOST_HTTP_PORT: String(port) }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve'], {
+    cwd: ROOT,
+    env: childEnvOf({ ...env, AGENTPOST_HTTP_PORT: String(port) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
@@ -99,22 +117,45 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
     expect(extraKey).toMatch(KEY_PATTERN);
     expect(accountRun.code, accountRun.stderr).toBe(0);
     const credentials = JSON.parse(accountRun.stdout) as Record<string, string>;
-    expect(credentials).toMatchObject({ type: 'service_account', organization_id: applicationId, private_key_id: expect.any(String) });
+    expect(credentials).toMatchObject({
+      type: 'service_account',
+      organization_id: applicationId,
+      private_key_id: expect.any(String),
+    });
     expect(credentials.private_key).toContain('BEGIN PRIVATE KEY');
 
-    const service: FullService = requireEveryRole(await startService(loadConfig({ AGENTPOST_DATABASE_URL: database, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'silent' })));
+    const service: FullService = requireEveryRole(
+      await startService(
+        loadConfig({
+          AGENTPOST_DATABASE_URL: database,
+          AGENTPOST_HTTP_PORT: '0',
+          AGENTPOST_SMTP_PORT: '0',
+          AGENTPOST_LOG_LEVEL: 'silent',
+        }),
+      ),
+    );
     try {
       for (const key of [appKey!, extraKey!]) {
         const response = await request(service.url, 'GET', '/v3/grants', { key });
         expect(response.status).toBe(200);
       }
       // The printed credentials are what the SDK's signer takes; the domain lands in the new application.
-      const { default: Nylas } = (await import('nylas')) as unknown as { default: new (options: { apiKey: string; apiUri: string }) => import('../helpers/service.js').Nylas };
+      const { default: Nylas } = (await import('nylas')) as unknown as {
+        default: new (options: { apiKey: string; apiUri: string }) => import('../helpers/service.js').Nylas;
+      };
       const nylas = new Nylas({ apiKey: 'unused', apiUri: service.url });
-      const signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key!, privateKeyId: credentials.private_key_id! });
-      const domain = await nylas.domains.create({ requestBody: { name: 'CLI', domainAddress: 'cli.agentpost.localhost' }, signer });
+      const signer = new ServiceAccountSigner({
+        privateKeyPem: credentials.private_key!,
+        privateKeyId: credentials.private_key_id!,
+      });
+      const domain = await nylas.domains.create({
+        requestBody: { name: 'CLI', domainAddress: 'cli.agentpost.localhost' },
+        signer,
+      });
       expect(domain.data.organizationId).toBe(applicationId);
-      expect((await nylas.domains.list({ signer })).data.map((item) => item.domainAddress)).toEqual(['cli.agentpost.localhost']);
+      expect((await nylas.domains.list({ signer })).data.map((item) => item.domainAddress)).toEqual([
+        'cli.agentpost.localhost',
+      ]);
 
       const listed = await cli(['keys', 'list', '--app', applicationId!], env);
       expect(listed.code, listed.stderr).toBe(0);
@@ -130,14 +171,19 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
       expect(refused.status).toBe(401);
       expect(refused.body.error.type).toBe('unauthorized');
       expect((await request(service.url, 'GET', '/v3/grants', { key: appKey })).status).toBe(200);
-      expect((await service.core.applications.listKeys(applicationId!)).find((key) => key.id === keyId)?.revoked_at).toEqual(expect.any(Number));
+      expect(
+        (await service.core.applications.listKeys(applicationId!)).find((key) => key.id === keyId)?.revoked_at,
+      ).toEqual(expect.any(Number));
     } finally {
       await service.close();
     }
   });
 
   it('exits 1 naming the variable when the configuration is bad', async () => {
-    const badConfig = await cli(['apps', 'list'], { AGENTPOST_DATABASE_URL: freshDatabase(), AGENTPOST_HTTP_PORT: 'abc' });
+    const badConfig = await cli(['apps', 'list'], {
+      AGENTPOST_DATABASE_URL: freshDatabase(),
+      AGENTPOST_HTTP_PORT: 'abc',
+    });
     expect(badConfig.code).toBe(1);
     expect(badConfig.stderr).toContain('AGENTPOST_HTTP_PORT: must be a whole number');
   });
@@ -167,7 +213,9 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
       try {
         expect(running.stdout()).not.toMatch(KEY_PATTERN);
         expect(running.stdout()).not.toContain('my-fixed-api-key');
-        expect((await request(running.url, 'GET', '/v3/grants', { key: 'my-fixed-api-key-for-agentpost' })).status).toBe(200);
+        expect(
+          (await request(running.url, 'GET', '/v3/grants', { key: 'my-fixed-api-key-for-agentpost' })).status,
+        ).toBe(200);
         expect((await request(running.url, 'GET', '/v3/grants', { key: 'agp_some_other_key' })).status).toBe(401);
       } finally {
         expect(await running.stop()).toBe(0);

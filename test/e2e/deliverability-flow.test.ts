@@ -31,10 +31,20 @@ describe('deliverability: a tracked send, opened, clicked and answered', () => {
   beforeAll(async () => {
     sink = await startSmtpSink();
     receiver = await startReceiver();
-    service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }, deps: { clock } });
+    service = await startTestService({
+      env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' },
+      deps: { clock },
+    });
     grantId = await createMailbox(service, AGENT);
     const { data: webhook } = await service.nylas.webhooks.create({
-      requestBody: { triggerTypes: [WebhookTriggers.MessageOpened, WebhookTriggers.MessageLinkClicked, WebhookTriggers.ThreadReplied], webhookUrl: receiver.url },
+      requestBody: {
+        triggerTypes: [
+          WebhookTriggers.MessageOpened,
+          WebhookTriggers.MessageLinkClicked,
+          WebhookTriggers.ThreadReplied,
+        ],
+        webhookUrl: receiver.url,
+      },
     });
     secret = webhook.webhookSecret;
   });
@@ -44,8 +54,10 @@ describe('deliverability: a tracked send, opened, clicked and answered', () => {
     await sink?.close();
   });
 
-  const signedBy = (delivery: ReceivedDelivery) => delivery.headers['x-nylas-signature'] === createHmac('sha256', secret).update(delivery.body).digest('hex');
-  const notification = (type: string) => eventually(async () => receiver.deliveries.find((delivery) => delivery.json?.type === type), 10_000);
+  const signedBy = (delivery: ReceivedDelivery) =>
+    delivery.headers['x-nylas-signature'] === createHmac('sha256', secret).update(delivery.body).digest('hex');
+  const notification = (type: string) =>
+    eventually(async () => receiver.deliveries.find((delivery) => delivery.json?.type === type), 10_000);
 
   it('gives message.opened, message.link_clicked and thread.replied, each signed with the label, and the engagement shows them', async () => {
     const before = sink.messages.length;
@@ -72,14 +84,24 @@ describe('deliverability: a tracked send, opened, clicked and answered', () => {
     const opened = await fetch(`${service.url}/t/o/${pixel}`, { headers: { 'user-agent': BROWSER } });
     expect(opened.status).toBe(200);
     expect(opened.headers.get('content-type')).toBe('image/gif');
-    const clicked = await fetch(`${service.url}/t/l/${link}`, { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+    const clicked = await fetch(`${service.url}/t/l/${link}`, {
+      redirect: 'manual',
+      headers: { 'user-agent': BROWSER },
+    });
     expect(clicked.status).toBe(302);
     expect(clicked.headers.get('location')).toBe('https://plans.example.com/autumn?x=1&y=2');
 
     // Then answers from their own mail program, through our MX.
     const transport = smtpClient(service.smtpPort);
     try {
-      await transport.sendMail({ from: READER, to: AGENT, subject: 'Re: Our autumn plans', text: 'Count me in.', inReplyTo: delivered.messageId!, references: [delivered.messageId!] });
+      await transport.sendMail({
+        from: READER,
+        to: AGENT,
+        subject: 'Re: Our autumn plans',
+        text: 'Count me in.',
+        inReplyTo: delivered.messageId!,
+        references: [delivered.messageId!],
+      });
     } finally {
       transport.close();
     }
@@ -89,14 +111,34 @@ describe('deliverability: a tracked send, opened, clicked and answered', () => {
     const reply = await notification('thread.replied');
     for (const delivery of [open, click, reply]) {
       expect(signedBy(delivery)).toBe(true);
-      expect(delivery.json).toMatchObject({ source: '/com/nylas/tracking', data: { grant_id: grantId, object: { label: 'autumn-campaign', grant_id: grantId } } });
+      expect(delivery.json).toMatchObject({
+        source: '/com/nylas/tracking',
+        data: { grant_id: grantId, object: { label: 'autumn-campaign', grant_id: grantId } },
+      });
     }
-    expect(open.json.data.object).toMatchObject({ message_id: sent.id, message_data: { count: 1 }, recents: [expect.objectContaining({ user_agent: BROWSER })] });
-    expect(click.json.data.object).toMatchObject({ message_id: sent.id, link_data: [{ count: 1, url: 'https://plans.example.com/autumn?x=1&y=2' }], recents: [expect.objectContaining({ link_index: '0' })] });
-    expect(reply.json.data.object).toMatchObject({ object: 'thread', root_message_id: sent.id, reply_to_message_id: sent.id, thread_id: sent.threadId, from_self: false, reply_data: { count: 1 } });
+    expect(open.json.data.object).toMatchObject({
+      message_id: sent.id,
+      message_data: { count: 1 },
+      recents: [expect.objectContaining({ user_agent: BROWSER })],
+    });
+    expect(click.json.data.object).toMatchObject({
+      message_id: sent.id,
+      link_data: [{ count: 1, url: 'https://plans.example.com/autumn?x=1&y=2' }],
+      recents: [expect.objectContaining({ link_index: '0' })],
+    });
+    expect(reply.json.data.object).toMatchObject({
+      object: 'thread',
+      root_message_id: sent.id,
+      reply_to_message_id: sent.id,
+      thread_id: sent.threadId,
+      from_self: false,
+      reply_data: { count: 1 },
+    });
 
     const engagement = await eventually(async () => {
-      const read = await request(service.url, 'GET', `/v3/grants/${AGENT}/messages/${sent.id}/engagement`, { key: service.apiKey });
+      const read = await request(service.url, 'GET', `/v3/grants/${AGENT}/messages/${sent.id}/engagement`, {
+        key: service.apiKey,
+      });
       return read.body.data?.replies?.count === 1 && read.body.data.opens.count === 1 ? read.body.data : undefined;
     }, 10_000);
     expect(engagement).toMatchObject({

@@ -36,7 +36,23 @@ function invitation(method: string, uid: string, timezone: string[]): string {
   return imipMessage({ from: `<${ATTACKER}>`, to: AGENT, subject: `${method} ${uid}`, ics, method });
 }
 
-const HOSTILE_TIMEZONE = ['BEGIN:VTIMEZONE', 'TZID:Custom/Slow', 'BEGIN:STANDARD', 'DTSTART:16010101T000000', 'RRULE:FREQ=MINUTELY;INTERVAL=1', 'TZOFFSETFROM:+9959', 'TZOFFSETTO:-9959', 'END:STANDARD', 'BEGIN:DAYLIGHT', 'DTSTART:16010101T000030', 'RRULE:FREQ=SECONDLY;INTERVAL=7', 'TZOFFSETFROM:-9959', 'TZOFFSETTO:+9959', 'END:DAYLIGHT', 'END:VTIMEZONE'];
+const HOSTILE_TIMEZONE = [
+  'BEGIN:VTIMEZONE',
+  'TZID:Custom/Slow',
+  'BEGIN:STANDARD',
+  'DTSTART:16010101T000000',
+  'RRULE:FREQ=MINUTELY;INTERVAL=1',
+  'TZOFFSETFROM:+9959',
+  'TZOFFSETTO:-9959',
+  'END:STANDARD',
+  'BEGIN:DAYLIGHT',
+  'DTSTART:16010101T000030',
+  'RRULE:FREQ=SECONDLY;INTERVAL=7',
+  'TZOFFSETFROM:-9959',
+  'TZOFFSETTO:+9959',
+  'END:DAYLIGHT',
+  'END:VTIMEZONE',
+];
 
 describe('the hostile VTIMEZONE invitation', () => {
   let service: TestService;
@@ -49,7 +65,19 @@ describe('the hostile VTIMEZONE invitation', () => {
     // second, which the build does not pay): an ordinary multipart message to another mailbox starts the MIME parser
     // and the mail writer, so the timings below are those of the hostile invitation itself.
     await createMailbox(service, WARM_UP);
-    expect((await sendRaw(service.smtpPort, ATTACKER, [WARM_UP], invitation('PUBLISH', 'warm-up@example.com', []).replace('Content-Type: text/calendar', 'Content-Type: text/x-not-calendar'))).code).toBe(250);
+    expect(
+      (
+        await sendRaw(
+          service.smtpPort,
+          ATTACKER,
+          [WARM_UP],
+          invitation('PUBLISH', 'warm-up@example.com', []).replace(
+            'Content-Type: text/calendar',
+            'Content-Type: text/x-not-calendar',
+          ),
+        )
+      ).code,
+    ).toBe(250);
   });
   afterAll(async () => {
     await service?.close();
@@ -72,16 +100,35 @@ describe('the hostile VTIMEZONE invitation', () => {
     try {
       const outcomeOf = async (reply: { text: string }) => {
         const messageId = /stored as (\S+)/.exec(reply.text)![1]!;
-        return eventually(async () => (await service.core.deps.db.orm.select().from(tables.invitationOutcomes).where(eq(tables.invitationOutcomes.messageId, messageId)))[0], 30_000);
+        return eventually(
+          async () =>
+            (
+              await service.core.deps.db.orm
+                .select()
+                .from(tables.invitationOutcomes)
+                .where(eq(tables.invitationOutcomes.messageId, messageId))
+            )[0],
+          30_000,
+        );
       };
 
       const started = performance.now();
-      const hostile = await sendRaw(service.smtpPort, ATTACKER, [AGENT], invitation('REQUEST', 'hostile@example.com', HOSTILE_TIMEZONE));
+      const hostile = await sendRaw(
+        service.smtpPort,
+        ATTACKER,
+        [AGENT],
+        invitation('REQUEST', 'hostile@example.com', HOSTILE_TIMEZONE),
+      );
       expect(hostile.code).toBe(250);
       expect(performance.now() - started).toBeLessThan(1_000);
 
       const cancelStarted = performance.now();
-      const cancel = await sendRaw(service.smtpPort, ATTACKER, [AGENT], invitation('CANCEL', 'never-seen@example.com', []));
+      const cancel = await sendRaw(
+        service.smtpPort,
+        ATTACKER,
+        [AGENT],
+        invitation('CANCEL', 'never-seen@example.com', []),
+      );
       expect(cancel.code).toBe(250);
       expect(performance.now() - cancelStarted).toBeLessThan(1_000);
 
@@ -89,12 +136,21 @@ describe('the hostile VTIMEZONE invitation', () => {
       expect(hostileOutcome).toMatchObject({ grantId, status: 'unreadable' });
       expect(hostileOutcome.detail[0]?.reason).toBeTruthy();
       const cancelOutcome = await outcomeOf(cancel);
-      expect(cancelOutcome).toMatchObject({ status: 'ignored', detail: [{ action: 'ignored', reason: expect.stringContaining('unknown event') }] });
+      expect(cancelOutcome).toMatchObject({
+        status: 'ignored',
+        detail: [{ action: 'ignored', reason: expect.stringContaining('unknown event') }],
+      });
 
       // The message itself is in the inbox, and the calendar has nothing from it.
       const inbox = await service.nylas.messages.list({ identifier: grantId, queryParams: { in: ['inbox'] } });
-      expect(inbox.data.map((message) => message.subject).sort()).toEqual(['CANCEL never-seen@example.com', 'REQUEST hostile@example.com']);
-      const events = await service.nylas.events.list({ identifier: grantId, queryParams: { calendarId: 'primary', start: '1764000000', end: '1767000000' } });
+      expect(inbox.data.map((message) => message.subject).sort()).toEqual([
+        'CANCEL never-seen@example.com',
+        'REQUEST hostile@example.com',
+      ]);
+      const events = await service.nylas.events.list({
+        identifier: grantId,
+        queryParams: { calendarId: 'primary', start: '1764000000', end: '1767000000' },
+      });
       expect(events.data).toEqual([]);
     } finally {
       probing = false;

@@ -68,10 +68,17 @@ describe.skipIf(missing !== undefined)('initial syncs through a fetch thread', {
         await client.logout();
       }
     }
-    test = await createTestCore({ secrets }, { AGENTPOST_IMAP_POLL_INTERVAL: '120s', AGENTPOST_IMAP_FETCH_THREAD: 'on' });
+    test = await createTestCore(
+      { secrets },
+      { AGENTPOST_IMAP_POLL_INTERVAL: '120s', AGENTPOST_IMAP_FETCH_THREAD: 'on' },
+    );
     const { core } = test;
     connector = createConnector(core.deps.config, core.deps.dns);
-    const sync = createImapSync(core.deps, { inbound: core.inbound, store: createMailStore(core.deps), destroyForGood: core.messages.destroyForGood });
+    const sync = createImapSync(core.deps, {
+      inbound: core.inbound,
+      store: createMailStore(core.deps),
+      destroyForGood: core.messages.destroyForGood,
+    });
     const openSession = connector.openFetchSession.bind(connector);
     connector.openFetchSession = async (endpoint, threads) => {
       const session = await openSession(endpoint, threads);
@@ -97,7 +104,10 @@ describe.skipIf(missing !== undefined)('initial syncs through a fetch thread', {
       },
     });
     runner.start();
-    const [application] = await core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
+    const [application] = await core.deps.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(eq(tables.applications.isDefault, true));
     applicationId = application!.id;
   }, 90_000);
   afterAll(async () => {
@@ -108,7 +118,15 @@ describe.skipIf(missing !== undefined)('initial syncs through a fetch thread', {
 
   async function syncAccount(index: number): Promise<string> {
     const { user, password } = USERS[index]!;
-    const grant = await createImapGrant(test.core, { applicationId, email: user, password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
+    const grant = await createImapGrant(test.core, {
+      applicationId,
+      email: user,
+      password,
+      imapPort: IMAP_PORT,
+      smtpPort: IMAP_PORT,
+      secrets,
+      initial: true,
+    });
     runner.wake(grant);
     await runner.waitForInitialSync(grant, WAIT_MS);
     return grant;
@@ -119,11 +137,18 @@ describe.skipIf(missing !== undefined)('initial syncs through a fetch thread', {
     const grant = await syncAccount(0);
     const db = test.core.deps.db.orm;
     expect(await db.$count(tables.messages, eq(tables.messages.grantId, grant))).toBe(MESSAGES);
-    const distinct = await db.all<{ n: number }>(sql`select count(distinct header_message_id) as n from messages where grant_id = ${grant}`);
+    const distinct = await db.all<{ n: number }>(
+      sql`select count(distinct header_message_id) as n from messages where grant_id = ${grant}`,
+    );
     expect(distinct[0]!.n).toBe(MESSAGES);
-    expect(await db.$count(tables.messages, and(eq(tables.messages.grantId, grant), eq(tables.messages.unread, false)))).toBe(Math.ceil(MESSAGES / 3));
+    expect(
+      await db.$count(tables.messages, and(eq(tables.messages.grantId, grant), eq(tables.messages.unread, false))),
+    ).toBe(Math.ceil(MESSAGES / 3));
     // The bytes came whole: the last (largest) message's body, and its date from the server.
-    const [last] = await db.select().from(tables.messages).where(and(eq(tables.messages.grantId, grant), eq(tables.messages.subject, `Fetched ${MESSAGES - 1}`)));
+    const [last] = await db
+      .select()
+      .from(tables.messages)
+      .where(and(eq(tables.messages.grantId, grant), eq(tables.messages.subject, `Fetched ${MESSAGES - 1}`)));
     expect(last!.snippet).toContain(`Body ${MESSAGES - 1} xxx`);
     expect(Math.abs(last!.date - Math.floor(Date.now() / 1000))).toBeLessThan(600);
     // Two connections while the initial pass ran (the account's and the thread's); one after (the account's, idling).

@@ -27,7 +27,18 @@ const QUINN = { user: 'quinn@qresync.test', password: 'quinn-password' };
 
 function mime(subject: string, id: string): Buffer {
   return Buffer.from(
-    [`From: Someone <someone@example.org>`, `To: ${QUINN.user}`, `Subject: ${subject}`, `Date: ${new Date().toUTCString()}`, `Message-ID: <${id}@example.org>`, 'MIME-Version: 1.0', 'Content-Type: text/plain; charset=utf-8', '', `Body of ${subject}`, ''].join('\r\n'),
+    [
+      `From: Someone <someone@example.org>`,
+      `To: ${QUINN.user}`,
+      `Subject: ${subject}`,
+      `Date: ${new Date().toUTCString()}`,
+      `Message-ID: <${id}@example.org>`,
+      'MIME-Version: 1.0',
+      'Content-Type: text/plain; charset=utf-8',
+      '',
+      `Body of ${subject}`,
+      '',
+    ].join('\r\n'),
   );
 }
 
@@ -43,7 +54,15 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
 
   /** A connection as the sync's own (QRESYNC enabled when asked). */
   async function syncClient(qresync: boolean): Promise<ImapFlow> {
-    const client = new ImapFlow({ host: '127.0.0.1', port: IMAP_PORT, secure: false, auth: { user: QUINN.user, pass: QUINN.password }, logger: false, disableAutoIdle: true, qresync });
+    const client = new ImapFlow({
+      host: '127.0.0.1',
+      port: IMAP_PORT,
+      secure: false,
+      auth: { user: QUINN.user, pass: QUINN.password },
+      logger: false,
+      disableAutoIdle: true,
+      qresync,
+    });
     client.on('error', () => undefined);
     await client.connect();
     clients.push(client);
@@ -69,7 +88,16 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
   /** Runs `work` while a push job of the grant (as an update made through the API leaves one) is not yet done. */
   const whilePushPending = async (work: () => Promise<unknown>) => {
     const jobId = `test-push-${Date.now()}`;
-    await test.db.write((tx) => tx.insert(tables.jobs).values({ id: jobId, kind: 'imap.push', payload: {}, runAt: Date.UTC(2999, 0, 1), createdAt: Date.now(), orderKey: `imap ${grant}` }));
+    await test.db.write((tx) =>
+      tx.insert(tables.jobs).values({
+        id: jobId,
+        kind: 'imap.push',
+        payload: {},
+        runAt: Date.UTC(2999, 0, 1),
+        createdAt: Date.now(),
+        orderKey: `imap ${grant}`,
+      }),
+    );
     try {
       await work();
     } finally {
@@ -85,9 +113,24 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
     // The time of the core is the test's: an hour passes when it says so (the sync's comparison of UIDs is hourly).
     test = await createTestCore({ clock: { now: () => new Date(Date.now() + offsetMs) } });
     const { core } = test;
-    const [application] = await test.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
-    grant = await createImapGrant(core, { applicationId: application!.id, email: QUINN.user, password: QUINN.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets: core.deps.secrets, initial: true });
-    sync = createImapSync(core.deps, { inbound: core.inbound, store: createMailStore(core.deps), destroyForGood: core.messages.destroyForGood });
+    const [application] = await test.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(eq(tables.applications.isDefault, true));
+    grant = await createImapGrant(core, {
+      applicationId: application!.id,
+      email: QUINN.user,
+      password: QUINN.password,
+      imapPort: IMAP_PORT,
+      smtpPort: IMAP_PORT,
+      secrets: core.deps.secrets,
+      initial: true,
+    });
+    sync = createImapSync(core.deps, {
+      inbound: core.inbound,
+      store: createMailStore(core.deps),
+      destroyForGood: core.messages.destroyForGood,
+    });
     const first = await syncClient(true);
     expect(first.enabled.has('QRESYNC')).toBe(true);
     expect((await sync.pass(first, grant)).initialCompleted).toBe(true);
@@ -107,11 +150,15 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
     const search = vi.spyOn(client, 'search');
     await sync.pass(client, grant);
     expect(search).not.toHaveBeenCalled();
-    for (const link of gone) expect(await test.db.orm.select().from(tables.messages).where(eq(tables.messages.id, link!.id))).toEqual([]);
+    for (const link of gone)
+      expect(await test.db.orm.select().from(tables.messages).where(eq(tables.messages.id, link!.id))).toEqual([]);
     // The others stay.
     expect(await linkOf('Inbox 2')).toBeDefined();
     expect(await linkOf('Archived 2')).toBeDefined();
-    const [inbox] = await test.db.orm.select().from(imapFolders).where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'INBOX')));
+    const [inbox] = await test.db.orm
+      .select()
+      .from(imapFolders)
+      .where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'INBOX')));
     expect(inbox!.highestModseq).not.toBeNull();
   });
 
@@ -128,7 +175,7 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
     expect(await linkOf('Inbox 3')).toBeDefined();
   });
 
-  it('while a change of ours is on its way to the server, deletions wait in the connection\'s log and go with the next pass', async () => {
+  it("while a change of ours is on its way to the server, deletions wait in the connection's log and go with the next pass", async () => {
     const link = await linkOf('Archived 2');
     await expungeOnServer('Archive', link!.uid);
     const client = await syncClient(true);

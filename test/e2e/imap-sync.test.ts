@@ -29,7 +29,15 @@ const ERIN = { user: 'erin@plain.test', password: 'erin-password' };
 const WAIT_MS = 20_000;
 
 /** A small message. */
-function mime(spec: { subject: string; from?: string; to?: string; messageId: string; inReplyTo?: string; body?: string; date?: Date }): Buffer {
+function mime(spec: {
+  subject: string;
+  from?: string;
+  to?: string;
+  messageId: string;
+  inReplyTo?: string;
+  body?: string;
+  date?: Date;
+}): Buffer {
   return Buffer.from(
     [
       `From: ${spec.from ?? 'Someone <someone@example.org>'}`,
@@ -103,14 +111,37 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     await alice.mailboxCreate('Entwürfe');
     await alice.mailboxCreate('日本語');
     await alice.append('INBOX', mime({ subject: 'Quarterly plan', messageId: 'plan-1@example.org' }), []);
-    await alice.append('INBOX', mime({ subject: 'Re: Quarterly plan', messageId: 'plan-2@example.org', inReplyTo: 'plan-1@example.org' }), ['\\Seen']);
+    await alice.append(
+      'INBOX',
+      mime({ subject: 'Re: Quarterly plan', messageId: 'plan-2@example.org', inReplyTo: 'plan-1@example.org' }),
+      ['\\Seen'],
+    );
     await alice.append('日本語', mime({ subject: 'Kanji folder mail', messageId: 'kanji-1@example.org' }), []);
     await alice.append('INBOX', withAttachment(), ['\\Flagged']);
-    await alice.append('INBOX', mime({ subject: 'Too old', messageId: 'old-1@example.org' }), [], new Date(Date.now() - 90 * 86_400_000));
-    service = await startTestService({ deps: { secrets }, env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s' } });
-    const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
+    await alice.append(
+      'INBOX',
+      mime({ subject: 'Too old', messageId: 'old-1@example.org' }),
+      [],
+      new Date(Date.now() - 90 * 86_400_000),
+    );
+    service = await startTestService({
+      deps: { secrets },
+      env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s' },
+    });
+    const [application] = await service.core.deps.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(eq(tables.applications.isDefault, true));
     appId = application!.id;
-    grant = await createImapGrant(service.core, { applicationId: appId, email: ALICE.user, password: ALICE.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
+    grant = await createImapGrant(service.core, {
+      applicationId: appId,
+      email: ALICE.user,
+      password: ALICE.password,
+      imapPort: IMAP_PORT,
+      smtpPort: IMAP_PORT,
+      secrets,
+      initial: true,
+    });
     service.core.imap.wake(grant);
     await service.core.imap.waitForInitialSync(grant, WAIT_MS);
   }, 60_000);
@@ -125,7 +156,14 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const { data: folders } = await service.nylas.folders.list({ identifier: grant });
     const byName = new Map(folders.map((folder) => [folder.name, folder]));
     expect(byName.get('INBOX')?.id).toBe('inbox');
-    for (const [name, id] of [['Sent', 'sent'], ['Drafts', 'drafts'], ['Trash', 'trash'], ['Junk', 'junk'], ['Archive', 'archive']]) expect(byName.get(name!)?.id).toBe(id);
+    for (const [name, id] of [
+      ['Sent', 'sent'],
+      ['Drafts', 'drafts'],
+      ['Trash', 'trash'],
+      ['Junk', 'junk'],
+      ['Archive', 'archive'],
+    ])
+      expect(byName.get(name!)?.id).toBe(id);
     expect(byName.has('Entwürfe')).toBe(true);
     expect(byName.has('日本語')).toBe(true);
     const kanji = byName.get('日本語')!;
@@ -147,7 +185,10 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     // Once the pass has synced it (its UIDVALIDITY known: what tells a rename from a delete and a create). Renamed
     // while that pass still works in it, the pass fails and the account waits for its back-off before the next.
     await eventually(async () => {
-      const [row] = await service.core.deps.db.orm.select({ validity: imapFolders.uidValidity, done: imapFolders.initialDone }).from(imapFolders).where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'Projects')));
+      const [row] = await service.core.deps.db.orm
+        .select({ validity: imapFolders.uidValidity, done: imapFolders.initialDone })
+        .from(imapFolders)
+        .where(and(eq(imapFolders.grantId, grant), eq(imapFolders.path, 'Projects')));
       return row?.validity && row.done ? true : undefined;
     }, WAIT_MS);
     await alice.mailboxRename('Projects', 'Projects 2026');
@@ -177,7 +218,11 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const [invoice] = await messageBySubject(grant, 'Invoice attached');
     expect(invoice!.starred).toBe(true);
     expect(invoice!.attachments?.map((attachment) => attachment.filename)).toEqual(['invoice.pdf']);
-    const bytes = await service.nylas.attachments.downloadBytes({ identifier: grant, attachmentId: invoice!.attachments![0]!.id, queryParams: { messageId: invoice!.id } });
+    const bytes = await service.nylas.attachments.downloadBytes({
+      identifier: grant,
+      attachmentId: invoice!.attachments![0]!.id,
+      queryParams: { messageId: invoice!.id },
+    });
     expect(Buffer.from(bytes).toString()).toBe('%PDF-1.4 not really a pdf');
     // Older than the account's 30 days: not synced.
     expect(await messageBySubject(grant, 'Too old')).toEqual([]);
@@ -190,20 +235,49 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
   });
 
   it('with AGENTPOST_IMAP_HISTORY_EVENTS the initial sync records message.created for each message of the past', async () => {
-    const noisy = await startTestService({ deps: { secrets }, env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_IMAP_POLL_INTERVAL: '120s', AGENTPOST_IMAP_HISTORY_EVENTS: 'true' } });
+    const noisy = await startTestService({
+      deps: { secrets },
+      env: {
+        AGENTPOST_WORKER_POLL_MS: '100',
+        AGENTPOST_IMAP_POLL_INTERVAL: '120s',
+        AGENTPOST_IMAP_HISTORY_EVENTS: 'true',
+      },
+    });
     try {
-      const [application] = await noisy.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
-      const bob = await createImapGrant(noisy.core, { applicationId: application!.id, email: BOB.user, password: BOB.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
+      const [application] = await noisy.core.deps.db.orm
+        .select({ id: tables.applications.id })
+        .from(tables.applications)
+        .where(eq(tables.applications.isDefault, true));
+      const bob = await createImapGrant(noisy.core, {
+        applicationId: application!.id,
+        email: BOB.user,
+        password: BOB.password,
+        imapPort: IMAP_PORT,
+        smtpPort: IMAP_PORT,
+        secrets,
+        initial: true,
+      });
       const client = await imapClient(IMAP_PORT, BOB.user, BOB.password);
       try {
-        await client.append('INBOX', mime({ subject: 'Bob history one', to: BOB.user, messageId: 'bob-history-1@example.org' }), []);
-        await client.append('INBOX', mime({ subject: 'Bob history two', to: BOB.user, messageId: 'bob-history-2@example.org' }), ['\\Seen']);
+        await client.append(
+          'INBOX',
+          mime({ subject: 'Bob history one', to: BOB.user, messageId: 'bob-history-1@example.org' }),
+          [],
+        );
+        await client.append(
+          'INBOX',
+          mime({ subject: 'Bob history two', to: BOB.user, messageId: 'bob-history-2@example.org' }),
+          ['\\Seen'],
+        );
       } finally {
         await client.logout();
       }
       noisy.core.imap.wake(bob);
       await noisy.core.imap.waitForInitialSync(bob, WAIT_MS);
-      const stored = await noisy.core.deps.db.orm.select({ id: tables.messages.id }).from(tables.messages).where(eq(tables.messages.grantId, bob));
+      const stored = await noisy.core.deps.db.orm
+        .select({ id: tables.messages.id })
+        .from(tables.messages)
+        .where(eq(tables.messages.grantId, bob));
       expect(stored.length).toBeGreaterThanOrEqual(2);
       const created = await noisy.core.deps.db.orm
         .select({ objectId: tables.outboxEvents.objectId })
@@ -227,16 +301,34 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
   });
 
   it('a \\Seen set on the server shows as read; unread:false through the API reaches the server as \\Seen', async () => {
-    const [first] = (await messageBySubject(grant, 'Quarterly plan')).filter((message) => message.subject === 'Quarterly plan');
-    const [link] = await service.core.deps.db.orm.select().from(imapMessages).where(eq(imapMessages.messageId, first!.id));
+    const [first] = (await messageBySubject(grant, 'Quarterly plan')).filter(
+      (message) => message.subject === 'Quarterly plan',
+    );
+    const [link] = await service.core.deps.db.orm
+      .select()
+      .from(imapMessages)
+      .where(eq(imapMessages.messageId, first!.id));
     await alice.mailboxOpen('INBOX');
     await alice.messageFlagsAdd(String(link!.uid), ['\\Seen'], { uid: true });
-    await eventually(async () => ((await service.nylas.messages.find({ identifier: grant, messageId: first!.id })).data.unread === false ? true : undefined), WAIT_MS);
+    await eventually(
+      async () =>
+        (await service.nylas.messages.find({ identifier: grant, messageId: first!.id })).data.unread === false
+          ? true
+          : undefined,
+      WAIT_MS,
+    );
     expect((await events(grant, 'message.updated')).some((event) => event.objectId === first!.id)).toBe(true);
 
     const [reply] = await messageBySubject(grant, 'Re: Quarterly plan');
-    const [replyLink] = await service.core.deps.db.orm.select().from(imapMessages).where(eq(imapMessages.messageId, reply!.id));
-    await service.nylas.messages.update({ identifier: grant, messageId: reply!.id, requestBody: { unread: true, starred: true } });
+    const [replyLink] = await service.core.deps.db.orm
+      .select()
+      .from(imapMessages)
+      .where(eq(imapMessages.messageId, reply!.id));
+    await service.nylas.messages.update({
+      identifier: grant,
+      messageId: reply!.id,
+      requestBody: { unread: true, starred: true },
+    });
     await eventually(async () => {
       const message = await alice.fetchOne(String(replyLink!.uid), { flags: true }, { uid: true });
       return message && !message.flags?.has('\\Seen') && message.flags?.has('\\Flagged') ? true : undefined;
@@ -267,7 +359,10 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       const found = await messageBySubject(grant, 'Short lived');
       return found.length > 0 ? found : undefined;
     }, WAIT_MS);
-    const [link] = await service.core.deps.db.orm.select().from(imapMessages).where(eq(imapMessages.messageId, short!.id));
+    const [link] = await service.core.deps.db.orm
+      .select()
+      .from(imapMessages)
+      .where(eq(imapMessages.messageId, short!.id));
     await alice.mailboxOpen('INBOX');
     await alice.messageDelete(String(link!.uid), { uid: true });
     // Read while the sync learns of it: the stored message is served whole (nothing is read from the server), or 404
@@ -278,13 +373,21 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     );
     if (read.status === 200) expect(read.body).toContain('Body of Short lived');
     else expect(read.status).toBe(404);
-    await eventually(async () => ((await messageBySubject(grant, 'Short lived')).length === 0 ? true : undefined), WAIT_MS);
-    await expect(service.nylas.messages.find({ identifier: grant, messageId: short!.id })).rejects.toMatchObject({ statusCode: 404 });
+    await eventually(
+      async () => ((await messageBySubject(grant, 'Short lived')).length === 0 ? true : undefined),
+      WAIT_MS,
+    );
+    await expect(service.nylas.messages.find({ identifier: grant, messageId: short!.id })).rejects.toMatchObject({
+      statusCode: 404,
+    });
     expect((await events(grant, 'message.deleted')).some((event) => event.objectId === short!.id)).toBe(true);
   });
 
   it('a draft edited in another client (new version appended with its Message-ID, the old one expunged) is the same draft, changed', async () => {
-    const { data: draft } = await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Proposal v1', body: 'first words', to: [{ email: BOB.user }] } });
+    const { data: draft } = await service.nylas.drafts.create({
+      identifier: grant,
+      requestBody: { subject: 'Proposal v1', body: 'first words', to: [{ email: BOB.user }] },
+    });
     // Our copy reaches Drafts (the outgoing side) and is not imported a second time.
     const headerId = await eventually(async () => {
       const lock = await alice.getMailboxLock('Drafts');
@@ -306,7 +409,17 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     const lock = await alice.getMailboxLock('Drafts');
     try {
       const old = (await alice.search({ subject: 'Proposal v1' }, { uid: true })) || [];
-      await alice.append('Drafts', mime({ subject: 'Proposal v2', from: ALICE.user, to: BOB.user, messageId: headerId.replace(/^<|>$/g, ''), body: 'second words, edited elsewhere' }), ['\\Draft', '\\Seen']);
+      await alice.append(
+        'Drafts',
+        mime({
+          subject: 'Proposal v2',
+          from: ALICE.user,
+          to: BOB.user,
+          messageId: headerId.replace(/^<|>$/g, ''),
+          body: 'second words, edited elsewhere',
+        }),
+        ['\\Draft', '\\Seen'],
+      );
       await alice.messageDelete(old.join(','), { uid: true });
     } finally {
       lock.release();
@@ -314,7 +427,9 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     // Drafts is not INBOX: the periodic full pass sees it (woken here rather than waiting for the interval).
     service.core.imap.wake(grant);
     const edited = await eventually(async () => {
-      const { data } = await service.nylas.drafts.find({ identifier: grant, draftId: draft.id }).catch(() => ({ data: undefined }));
+      const { data } = await service.nylas.drafts
+        .find({ identifier: grant, draftId: draft.id })
+        .catch(() => ({ data: undefined }));
       return data && data.subject === 'Proposal v2' ? data : undefined;
     }, WAIT_MS);
     expect(edited.id).toBe(draft.id);
@@ -325,16 +440,39 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
   });
 
   it('a server without special-use attributes: the system folders are found by their names', async () => {
-    const erin = await createImapGrant(service.core, { applicationId: appId, email: ERIN.user, password: ERIN.password, imapPort: PLAIN_IMAP_PORT, smtpPort: PLAIN_IMAP_PORT, secrets, initial: true });
+    const erin = await createImapGrant(service.core, {
+      applicationId: appId,
+      email: ERIN.user,
+      password: ERIN.password,
+      imapPort: PLAIN_IMAP_PORT,
+      smtpPort: PLAIN_IMAP_PORT,
+      secrets,
+      initial: true,
+    });
     service.core.imap.wake(erin);
     await service.core.imap.waitForInitialSync(erin, WAIT_MS);
     const rows = await service.core.deps.db.orm.select().from(imapFolders).where(eq(imapFolders.grantId, erin));
     const byPath = new Map(rows.map((row) => [row.path, row.folderId]));
-    expect(Object.fromEntries(byPath)).toMatchObject({ INBOX: 'inbox', Sent: 'sent', Drafts: 'drafts', Trash: 'trash', Junk: 'junk', Archive: 'archive' });
+    expect(Object.fromEntries(byPath)).toMatchObject({
+      INBOX: 'inbox',
+      Sent: 'sent',
+      Drafts: 'drafts',
+      Trash: 'trash',
+      Junk: 'junk',
+      Archive: 'archive',
+    });
   });
 
   it('a refused login during the sync makes the grant invalid and sends grant.expired once', async () => {
-    const dora = await createImapGrant(service.core, { applicationId: appId, email: DORA.user, password: 'not-her-password', imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
+    const dora = await createImapGrant(service.core, {
+      applicationId: appId,
+      email: DORA.user,
+      password: 'not-her-password',
+      imapPort: IMAP_PORT,
+      smtpPort: IMAP_PORT,
+      secrets,
+      initial: true,
+    });
     service.core.imap.wake(dora);
     await expect(service.core.imap.waitForInitialSync(dora, WAIT_MS)).rejects.toThrow(/refused/);
     const { data } = await service.nylas.grants.find({ grantId: dora });

@@ -43,7 +43,11 @@ describe.skipIf(missing !== undefined)('a wake of a connected account is never l
     dovecot = await startDovecot({ imapPort: IMAP_PORT, users: [USER] });
     test = await createTestCore({ secrets }, { AGENTPOST_IMAP_POLL_INTERVAL: '120s' });
     const { core } = test;
-    const sync = createImapSync(core.deps, { inbound: core.inbound, store: createMailStore(core.deps), destroyForGood: core.messages.destroyForGood });
+    const sync = createImapSync(core.deps, {
+      inbound: core.inbound,
+      store: createMailStore(core.deps),
+      destroyForGood: core.messages.destroyForGood,
+    });
     runner = createImapSyncRunner(core.deps, {
       connector: createConnector(core.deps.config, core.deps.dns),
       sync: {
@@ -66,8 +70,19 @@ describe.skipIf(missing !== undefined)('a wake of a connected account is never l
       },
     });
     runner.start();
-    const [application] = await core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
-    grant = await createImapGrant(core, { applicationId: application!.id, email: USER.user, password: USER.password, imapPort: IMAP_PORT, smtpPort: IMAP_PORT, secrets, initial: true });
+    const [application] = await core.deps.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(eq(tables.applications.isDefault, true));
+    grant = await createImapGrant(core, {
+      applicationId: application!.id,
+      email: USER.user,
+      password: USER.password,
+      imapPort: IMAP_PORT,
+      smtpPort: IMAP_PORT,
+      secrets,
+      initial: true,
+    });
     runner.wake(grant);
     await runner.waitForInitialSync(grant, WAIT_MS);
   }, 60_000);
@@ -81,13 +96,20 @@ describe.skipIf(missing !== undefined)('a wake of a connected account is never l
   async function append(subject: string): Promise<void> {
     const client = await imapClient(IMAP_PORT, USER.user, USER.password);
     try {
-      await client.append('INBOX', Buffer.from(`From: a@example.org\r\nTo: ${USER.user}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.org>\r\n\r\nHi\r\n`), []);
+      await client.append(
+        'INBOX',
+        Buffer.from(
+          `From: a@example.org\r\nTo: ${USER.user}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '-')}@example.org>\r\n\r\nHi\r\n`,
+        ),
+        [],
+      );
     } finally {
       await client.logout();
     }
   }
 
-  const stored = async (subject: string) => (await test.core.deps.db.orm.$count(tables.messages, eq(tables.messages.subject, subject))) === 1 || undefined;
+  const stored = async (subject: string) =>
+    (await test.core.deps.db.orm.$count(tables.messages, eq(tables.messages.subject, subject))) === 1 || undefined;
 
   it('woken as the pass ends, before its IDLE began: a full pass follows at once, not at the next poll', async () => {
     // Idle first (the initial pass over, INBOX SELECTed for IDLE).
@@ -109,7 +131,10 @@ describe.skipIf(missing !== undefined)('a wake of a connected account is never l
     wakeInPass = true;
     runner.wake(grant);
     // The full pass that wake asks for, which wakes the account again as it begins, then one more.
-    await eventually(async () => (passes.slice(before).filter((mode) => mode === 'full').length >= 2 ? true : undefined), WAIT_MS);
+    await eventually(
+      async () => (passes.slice(before).filter((mode) => mode === 'full').length >= 2 ? true : undefined),
+      WAIT_MS,
+    );
     expect(wakeInPass).toBe(false);
     // And then it waits: no third full pass without a wake.
     await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -36,27 +36,50 @@ describe('the header-section limit', () => {
     await service?.close();
   });
 
-  const stored = async (subject: string) => (await service.nylas.messages.list({ identifier: grantId, queryParams: { subject } })).data;
+  const stored = async (subject: string) =>
+    (await service.nylas.messages.list({ identifier: grantId, queryParams: { subject } })).data;
 
   it('refuses a header section over 102,400 bytes with 552 5.3.4 and stores nothing; takes one at the limit', async () => {
-    const over = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(102_401, 'over the limit'));
+    const over = await sendRaw(
+      service.smtpPort,
+      'sender@example.com',
+      [AGENT],
+      messageWithHeader(102_401, 'over the limit'),
+    );
     expect(over.code).toBe(552);
     expect(over.text).toMatch(/^552 5\.3\.4 Message header too large: the limit is 102400 bytes/);
     expect(await stored('over the limit')).toHaveLength(0);
 
-    const at = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(102_400, 'at the limit'));
+    const at = await sendRaw(
+      service.smtpPort,
+      'sender@example.com',
+      [AGENT],
+      messageWithHeader(102_400, 'at the limit'),
+    );
     expect(at.code).toBe(250);
     expect(await stored('at the limit')).toHaveLength(1);
   });
 
   it('refuses a field folded over 300,000 lines at once, and keeps serving', async () => {
-    const reply = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], `From: sender@example.com\r\nTo: ${AGENT}\r\nX-Fold: a\r\n${' b\r\n'.repeat(300_000)}\r\nbody\r\n`);
+    const reply = await sendRaw(
+      service.smtpPort,
+      'sender@example.com',
+      [AGENT],
+      `From: sender@example.com\r\nTo: ${AGENT}\r\nX-Fold: a\r\n${' b\r\n'.repeat(300_000)}\r\nbody\r\n`,
+    );
     expect(reply.code).toBe(552);
-    expect((await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(500, 'after the fold'))).code).toBe(250);
+    expect(
+      (await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(500, 'after the fold'))).code,
+    ).toBe(250);
   });
 
   it('stores a fetched message (a connected account cannot refuse it) with the fields past the limit discarded', async () => {
-    const raw = Buffer.from(messageWithHeader(150_000, 'fetched with a long header').replace('X-Fold:', 'Message-ID: <fetched@example.com>\r\nX-Fold:'));
+    const raw = Buffer.from(
+      messageWithHeader(150_000, 'fetched with a long header').replace(
+        'X-Fold:',
+        'Message-ID: <fetched@example.com>\r\nX-Fold:',
+      ),
+    );
     const applicationId = await service.core.applications.defaultApplicationId();
     const delivery = await service.core.inbound.storeFetched({
       raw,
@@ -69,8 +92,17 @@ describe('the header-section limit', () => {
       date: Math.floor(Date.now() / 1000),
       links: () => [],
     });
-    const message = await service.nylas.messages.find({ identifier: grantId, messageId: delivery.messageId, queryParams: { fields: 'raw_mime' as never } });
-    const kept = Buffer.from((message.data as { rawMime?: string; raw_mime?: string }).rawMime ?? (message.data as { raw_mime?: string }).raw_mime ?? '', 'base64url');
+    const message = await service.nylas.messages.find({
+      identifier: grantId,
+      messageId: delivery.messageId,
+      queryParams: { fields: 'raw_mime' as never },
+    });
+    const kept = Buffer.from(
+      (message.data as { rawMime?: string; raw_mime?: string }).rawMime ??
+        (message.data as { raw_mime?: string }).raw_mime ??
+        '',
+      'base64url',
+    );
     expect(headerSectionBytes(kept)).toBeLessThanOrEqual(102_400);
     expect(kept.toString()).toContain('Subject: fetched with a long header');
     expect(kept.toString()).not.toContain('X-Fold:');
@@ -90,7 +122,9 @@ describe('AGENTPOST_MAX_HEADER_BYTES', () => {
   });
 
   it('sets the limit', async () => {
-    expect((await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(2_048, 'at'))).code).toBe(250);
+    expect((await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(2_048, 'at'))).code).toBe(
+      250,
+    );
     const over = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], messageWithHeader(2_049, 'over'));
     expect(over.text).toMatch(/^552 5\.3\.4 Message header too large: the limit is 2048 bytes/);
   });
@@ -101,7 +135,10 @@ describe('the header-section limit before the report intakes', () => {
     const received: Buffer[] = [];
     const silent = { debug() {}, info() {}, warn() {}, error() {} };
     const listener = await startInboundSmtp({
-      inbound: { checkRecipient: async () => ({ ok: false, code: 550, message: 'unknown' }) as never, deliverInbound: async () => ({ deliveries: [], rejected: [], parseError: undefined }) },
+      inbound: {
+        checkRecipient: async () => ({ ok: false, code: 550, message: 'unknown' }) as never,
+        deliverInbound: async () => ({ deliveries: [], rejected: [], parseError: undefined }),
+      },
       reports: {
         checkAddress: async () => ({ kind: 'accept' }),
         receive: async ({ raw }: { raw: Buffer }) => {
@@ -116,10 +153,20 @@ describe('the header-section limit before the report intakes', () => {
     });
     try {
       const returnPath = `bounce+abc@${DOMAIN}`;
-      const over = await sendRaw(listener.port, '', [returnPath], `From: MAILER-DAEMON@example.com\r\nX-Fold: a\r\n${' b\r\n'.repeat(2_000)}\r\nreport\r\n`);
+      const over = await sendRaw(
+        listener.port,
+        '',
+        [returnPath],
+        `From: MAILER-DAEMON@example.com\r\nX-Fold: a\r\n${' b\r\n'.repeat(2_000)}\r\nreport\r\n`,
+      );
       expect(over.text).toMatch(/^552 5\.3\.4 Message header too large: the limit is 4096 bytes/);
       expect(received).toHaveLength(0);
-      const within = await sendRaw(listener.port, '', [returnPath], 'From: MAILER-DAEMON@example.com\r\nSubject: report\r\n\r\nreport\r\n');
+      const within = await sendRaw(
+        listener.port,
+        '',
+        [returnPath],
+        'From: MAILER-DAEMON@example.com\r\nSubject: report\r\n\r\nreport\r\n',
+      );
       expect(within.code).toBe(250);
       expect(received).toHaveLength(1);
     } finally {

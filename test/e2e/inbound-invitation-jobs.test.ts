@@ -21,7 +21,8 @@ const ORGANIZER = 'alice@gmail.example';
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/ics/${name}`, import.meta.url), 'utf8');
 
 /** An iMIP message from the organizer to the agent. */
-const imip = (ics: string, method: string, subject: string) => imipMessage({ from: `Alice Example <${ORGANIZER}>`, to: AGENT, subject, ics, method });
+const imip = (ics: string, method: string, subject: string) =>
+  imipMessage({ from: `Alice Example <${ORGANIZER}>`, to: AGENT, subject, ics, method });
 
 describe('invitations received by mail are applied by a durable job after the 250', () => {
   let service: TestService;
@@ -36,11 +37,21 @@ describe('invitations received by mail are applied by a durable job after the 25
   });
 
   const outcomeOf = async (messageId: string) =>
-    (await service.core.deps.db.orm.select().from(tables.invitationOutcomes).where(eq(tables.invitationOutcomes.messageId, messageId)))[0];
+    (
+      await service.core.deps.db.orm
+        .select()
+        .from(tables.invitationOutcomes)
+        .where(eq(tables.invitationOutcomes.messageId, messageId))
+    )[0];
   const storedId = (reply: { text: string }) => /stored as (\S+)/.exec(reply.text)![1]!;
 
   it('answers 250 with the message stored and the job queued in its transaction, then applies it once', async () => {
-    const reply = await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(fixture('google-recurring-dst.ics'), 'REQUEST', 'Invitation: Weekly sync'));
+    const reply = await sendRaw(
+      service.smtpPort,
+      ORGANIZER,
+      [AGENT],
+      imip(fixture('google-recurring-dst.ics'), 'REQUEST', 'Invitation: Weekly sync'),
+    );
     expect(reply.code).toBe(250);
     const messageId = storedId(reply);
 
@@ -48,7 +59,11 @@ describe('invitations received by mail are applied by a durable job after the 25
     expect(outcome).toMatchObject({ grantId, status: 'applied' });
     expect(outcome.detail[0]).toMatchObject({ action: 'created', eventId: expect.any(String) });
     const eventId = outcome.detail[0]!.eventId!;
-    const event = await service.nylas.events.find({ identifier: grantId, eventId, queryParams: { calendarId: 'primary' } });
+    const event = await service.nylas.events.find({
+      identifier: grantId,
+      eventId,
+      queryParams: { calendarId: 'primary' },
+    });
     expect(event.data).toMatchObject({ title: 'Weekly sync', organizer: { email: ORGANIZER } });
     // Done jobs are deleted.
     const left = await service.core.deps.db.orm.select().from(tables.jobs).where(eq(tables.jobs.kind, INVITATIONS_JOB));
@@ -56,24 +71,44 @@ describe('invitations received by mail are applied by a durable job after the 25
 
     // The same job run again (as after a crash before its completion was recorded) applies nothing twice.
     const job = { id: 'again', kind: INVITATIONS_JOB, attempts: 2, payload: {}, lastError: null } as unknown as Job;
-    const parsedCopy = await service.core.deps.db.orm.select().from(tables.attachments).where(eq(tables.attachments.messageId, messageId));
-    job.payload = { sender: ORGANIZER, parts: parsedCopy.filter((row) => /calendar/.test(row.contentType)).map((row) => row.blobHash), copies: [{ grant_id: grantId, message_id: messageId }] };
-    const eventIds = async () => (await service.core.deps.db.orm.select().from(tables.events).where(eq(tables.events.grantId, grantId))).map((row) => row.id).sort();
+    const parsedCopy = await service.core.deps.db.orm
+      .select()
+      .from(tables.attachments)
+      .where(eq(tables.attachments.messageId, messageId));
+    job.payload = {
+      sender: ORGANIZER,
+      parts: parsedCopy.filter((row) => /calendar/.test(row.contentType)).map((row) => row.blobHash),
+      copies: [{ grant_id: grantId, message_id: messageId }],
+    };
+    const eventIds = async () =>
+      (await service.core.deps.db.orm.select().from(tables.events).where(eq(tables.events.grantId, grantId)))
+        .map((row) => row.id)
+        .sort();
     const before = await eventIds();
     expect(before.length).toBe(outcome.detail.length);
     await service.core.jobHandlers[INVITATIONS_JOB]!(job, { owner: 'test', extendLease: async () => true });
     expect(await eventIds()).toEqual(before);
     expect(await outcomeOf(messageId)).toEqual(outcome);
     // Even when the crash came after the calendar changed but before the outcome was recorded.
-    await service.core.deps.db.write((tx) => tx.delete(tables.invitationOutcomes).where(eq(tables.invitationOutcomes.messageId, messageId)));
+    await service.core.deps.db.write((tx) =>
+      tx.delete(tables.invitationOutcomes).where(eq(tables.invitationOutcomes.messageId, messageId)),
+    );
     await service.core.jobHandlers[INVITATIONS_JOB]!(job, { owner: 'test', extendLease: async () => true });
     expect(await eventIds()).toEqual(before);
     expect((await outcomeOf(messageId))?.status).toBeDefined();
   });
 
   it('records a cancellation for an event it never saw as ignored', async () => {
-    const unknown = fixture('google-cancel.ics').replace('6k0qg3a9v1lq2r7c8s4t5u6v7w@google.com', 'never-seen-before@google.com');
-    const reply = await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(unknown, 'CANCEL', 'Cancelled: something else'));
+    const unknown = fixture('google-cancel.ics').replace(
+      '6k0qg3a9v1lq2r7c8s4t5u6v7w@google.com',
+      'never-seen-before@google.com',
+    );
+    const reply = await sendRaw(
+      service.smtpPort,
+      ORGANIZER,
+      [AGENT],
+      imip(unknown, 'CANCEL', 'Cancelled: something else'),
+    );
     expect(reply.code).toBe(250);
     const outcome = await eventually(() => outcomeOf(storedId(reply)));
     expect(outcome.status).toBe('ignored');
@@ -90,18 +125,36 @@ describe('invitations received by mail are applied by a durable job after the 25
         throw new Error('the calendar is unavailable');
       },
     });
-    const reply = await sendRaw(service.smtpPort, ORGANIZER, [AGENT], 'From: x@example.com\r\nTo: agent@invites.agentpost.localhost\r\nSubject: plain\r\n\r\nplain\r\n');
+    const reply = await sendRaw(
+      service.smtpPort,
+      ORGANIZER,
+      [AGENT],
+      'From: x@example.com\r\nTo: agent@invites.agentpost.localhost\r\nSubject: plain\r\n\r\nplain\r\n',
+    );
     const messageId = storedId(reply);
-    const job = (attempts: number) => ({ id: `j${attempts}`, kind: INVITATIONS_JOB, attempts, lastError: null, payload: { sender: ORGANIZER, parts: [], copies: [{ grant_id: grantId, message_id: messageId }] } }) as unknown as Job;
+    const job = (attempts: number) =>
+      ({
+        id: `j${attempts}`,
+        kind: INVITATIONS_JOB,
+        attempts,
+        lastError: null,
+        payload: { sender: ORGANIZER, parts: [], copies: [{ grant_id: grantId, message_id: messageId }] },
+      }) as unknown as Job;
     const handler = failing.handlers[INVITATIONS_JOB]!;
     // No parts to read: nothing applied, recorded as ignored. With a part, a failure throws so the worker retries.
     const hash = (await deps.db.orm.select().from(tables.attachments).limit(1))[0]!.blobHash;
-    const withPart = (attempts: number) => ({ ...job(attempts), payload: { ...job(attempts).payload, parts: [hash] } }) as Job;
-    await expect(handler(withPart(1), { owner: 'test', extendLease: async () => true })).rejects.toThrow('the calendar is unavailable');
+    const withPart = (attempts: number) =>
+      ({ ...job(attempts), payload: { ...job(attempts).payload, parts: [hash] } }) as Job;
+    await expect(handler(withPart(1), { owner: 'test', extendLease: async () => true })).rejects.toThrow(
+      'the calendar is unavailable',
+    );
     expect(await outcomeOf(messageId)).toBeUndefined();
     expect(calls).toBe(1);
     await handler(withPart(MAX_INVITATION_ATTEMPTS + 1), { owner: 'test', extendLease: async () => true });
     expect(calls).toBe(1);
-    expect(await outcomeOf(messageId)).toMatchObject({ status: 'unreadable', detail: [{ action: 'unreadable', reason: expect.stringContaining(`${MAX_INVITATION_ATTEMPTS} attempts`) }] });
+    expect(await outcomeOf(messageId)).toMatchObject({
+      status: 'unreadable',
+      detail: [{ action: 'unreadable', reason: expect.stringContaining(`${MAX_INVITATION_ATTEMPTS} attempts`) }],
+    });
   });
 });

@@ -27,16 +27,22 @@ function buildBombs(): Record<string, Buffer> {
     );
   }
   let deep = 'Content-Type: text/plain\r\n\r\nthe core of the nesting\r\n';
-  for (let level = 499; level >= 0; level--) deep = `Content-Type: multipart/mixed; boundary="d${level}"\r\n\r\n--d${level}\r\n${deep}--d${level}--\r\n`;
+  for (let level = 499; level >= 0; level--)
+    deep = `Content-Type: multipart/mixed; boundary="d${level}"\r\n\r\n--d${level}\r\n${deep}--d${level}--\r\n`;
   const filler = Array.from({ length: 2048 }, () => 'x'.repeat(1020)).join('\r\n ');
   const base64 = randomBytes(7.5 * 1024 * 1024).toString('base64');
   let nested = 'From: core@example.com\r\nSubject: innermost\r\n\r\nthe innermost message\r\n';
-  for (let level = 0; level < 50; level++) nested = `From: layer${level}@example.com\r\nSubject: layer ${level}\r\nContent-Type: message/rfc822\r\n\r\n${nested}`;
+  for (let level = 0; level < 50; level++)
+    nested = `From: layer${level}@example.com\r\nSubject: layer ${level}\r\nContent-Type: message/rfc822\r\n\r\n${nested}`;
   return {
-    siblings: Buffer.from(`${head('siblings', 'Content-Type: multipart/mixed; boundary="s"\r\n')}\r\n${siblings.join('')}--s--\r\n`),
+    siblings: Buffer.from(
+      `${head('siblings', 'Content-Type: multipart/mixed; boundary="s"\r\n')}\r\n${siblings.join('')}--s--\r\n`,
+    ),
     deep: Buffer.from(head('deep') + deep),
     header: Buffer.from(`${head('header', `X-Filler: ${filler}\r\n`)}\r\nA message with a 2 MB header.\r\n`),
-    divs: Buffer.from(`${head('divs', 'Content-Type: text/html; charset=utf-8\r\n')}\r\n${'<div>'.repeat(210_000)}deep text\r\n`),
+    divs: Buffer.from(
+      `${head('divs', 'Content-Type: text/html; charset=utf-8\r\n')}\r\n${'<div>'.repeat(210_000)}deep text\r\n`,
+    ),
     base64: Buffer.from(
       `${head('base64', 'Content-Type: multipart/mixed; boundary="b"\r\n')}\r\n--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n--b\r\n` +
         `Content-Type: application/octet-stream; name="big.bin"\r\nContent-Disposition: attachment; filename="big.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}\r\n--b--\r\n`,
@@ -85,7 +91,8 @@ describe('MIME bombs over SMTP', () => {
       expect((await client.command('DATA')).code).toBe(354);
       const delay = monitorEventLoopDelay({ resolution: 10 });
       delay.enable();
-      for (let offset = 0; offset < data.length; offset += 64 * 1024) await client.write(data.subarray(offset, offset + 64 * 1024));
+      for (let offset = 0; offset < data.length; offset += 64 * 1024)
+        await client.write(data.subarray(offset, offset + 64 * 1024));
       reply = await client.command('.', 60_000);
       delay.disable();
       client.end();
@@ -93,16 +100,25 @@ describe('MIME bombs over SMTP', () => {
       if (delay.max / 1e6 < 100 || reply.code !== 250) break;
     }
     const best = Math.min(...stalls);
-    expect(best, `the event loop stalled for ${stalls.map((stall) => stall.toFixed(0)).join(', ')} ms`).toBeLessThan(100);
+    expect(best, `the event loop stalled for ${stalls.map((stall) => stall.toFixed(0)).join(', ')} ms`).toBeLessThan(
+      100,
+    );
 
     if (reply.code !== 250) {
       // Refusing is allowed, but only with a permanent error before 250, and nothing stored.
       expect(reply.code).toBeGreaterThanOrEqual(500);
       return;
     }
-    const rows = await service.core.deps.db.orm.select().from(tables.messages).where(eq(tables.messages.headerMessageId, `${name}@bomb.example`));
+    const rows = await service.core.deps.db.orm
+      .select()
+      .from(tables.messages)
+      .where(eq(tables.messages.headerMessageId, `${name}@bomb.example`));
     expect(rows.length).toBeGreaterThanOrEqual(1);
-    const stored = await service.nylas.messages.find({ identifier: grantId, messageId: rows[0]!.id, queryParams: { fields: 'raw_mime' as never } });
+    const stored = await service.nylas.messages.find({
+      identifier: grantId,
+      messageId: rows[0]!.id,
+      queryParams: { fields: 'raw_mime' as never },
+    });
     expect(Buffer.compare(asReceived(Buffer.from(stored.data.rawMime!, 'base64url')), data)).toBe(0);
     const message = (await service.nylas.messages.find({ identifier: grantId, messageId: rows[0]!.id })).data;
     expect(message.subject === `bomb ${name}` || rows[0]!.parseError !== null).toBe(true);
@@ -114,8 +130,15 @@ describe('MIME bombs over SMTP', () => {
   });
 
   it('still delivers an ordinary message afterwards', async () => {
-    const reply = await sendRaw(service.smtpPort, 'friend@example.com', [EMAIL], `From: friend@example.com\r\nTo: ${EMAIL}\r\nSubject: all clear\r\n\r\nhello\r\n`);
+    const reply = await sendRaw(
+      service.smtpPort,
+      'friend@example.com',
+      [EMAIL],
+      `From: friend@example.com\r\nTo: ${EMAIL}\r\nSubject: all clear\r\n\r\nhello\r\n`,
+    );
     expect(reply.code).toBe(250);
-    expect((await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'all clear' } })).data).toHaveLength(1);
+    expect(
+      (await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'all clear' } })).data,
+    ).toHaveLength(1);
   });
 });

@@ -6,7 +6,13 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tables, type StoredPolicyLimits, type StoredRuleAction, type StoredRuleCondition, type StoredSpamDetection } from '../../storage/index.js';
+import {
+  tables,
+  type StoredPolicyLimits,
+  type StoredRuleAction,
+  type StoredRuleCondition,
+  type StoredSpamDetection,
+} from '../../storage/index.js';
 import type { Authenticator, SpamChecker } from '../../src/ports/index.js';
 import { createMailbox, sendRaw, smtpClient } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -27,23 +33,58 @@ function admin(service: TestService) {
     async list(type: 'domain' | 'tld' | 'address', values: string[]): Promise<string> {
       const listId = id('list');
       await db.write(async (tx) => {
-        await tx.insert(tables.lists).values({ id: listId, applicationId: await applicationId(), name: listId, type, itemsCount: values.length, version: 1, createdAt: AT, updatedAt: AT });
-        await tx.insert(tables.listItems).values(values.map((value, index) => ({ id: `${listId}_${index}`, listId, value, createdAt: AT })));
+        await tx.insert(tables.lists).values({
+          id: listId,
+          applicationId: await applicationId(),
+          name: listId,
+          type,
+          itemsCount: values.length,
+          version: 1,
+          createdAt: AT,
+          updatedAt: AT,
+        });
+        await tx
+          .insert(tables.listItems)
+          .values(values.map((value, index) => ({ id: `${listId}_${index}`, listId, value, createdAt: AT })));
       });
       return listId;
     },
-    async rule(conditions: StoredRuleCondition[], actions: StoredRuleAction[], fields: { priority?: number; matchOperator?: 'all' | 'any' } = {}): Promise<string> {
+    async rule(
+      conditions: StoredRuleCondition[],
+      actions: StoredRuleAction[],
+      fields: { priority?: number; matchOperator?: 'all' | 'any' } = {},
+    ): Promise<string> {
       const ruleId = id('rule');
       const applicationIdValue = await applicationId();
       await db.write((tx) =>
-        tx.insert(tables.rules).values({ id: ruleId, applicationId: applicationIdValue, name: ruleId, priority: fields.priority ?? 10, matchOperator: fields.matchOperator ?? 'all', conditions, actions, createdAt: AT, updatedAt: AT }),
+        tx.insert(tables.rules).values({
+          id: ruleId,
+          applicationId: applicationIdValue,
+          name: ruleId,
+          priority: fields.priority ?? 10,
+          matchOperator: fields.matchOperator ?? 'all',
+          conditions,
+          actions,
+          createdAt: AT,
+          updatedAt: AT,
+        }),
       );
       return ruleId;
     },
     async policy(limits: StoredPolicyLimits, spamDetection: StoredSpamDetection = {}): Promise<string> {
       const policyId = id('policy');
       const applicationIdValue = await applicationId();
-      await db.write((tx) => tx.insert(tables.policies).values({ id: policyId, applicationId: applicationIdValue, name: policyId, limits, spamDetection, createdAt: AT, updatedAt: AT }));
+      await db.write((tx) =>
+        tx.insert(tables.policies).values({
+          id: policyId,
+          applicationId: applicationIdValue,
+          name: policyId,
+          limits,
+          spamDetection,
+          createdAt: AT,
+          updatedAt: AT,
+        }),
+      );
       return policyId;
     },
     /** A workspace of its own for `grantId`, with these rules and policy. */
@@ -51,7 +92,15 @@ function admin(service: TestService) {
       const workspaceId = id('workspace');
       const applicationIdValue = await applicationId();
       await db.write(async (tx) => {
-        await tx.insert(tables.workspaces).values({ id: workspaceId, applicationId: applicationIdValue, name: workspaceId, ruleIds, policyId: policyId ?? null, createdAt: AT, updatedAt: AT });
+        await tx.insert(tables.workspaces).values({
+          id: workspaceId,
+          applicationId: applicationIdValue,
+          name: workspaceId,
+          ruleIds,
+          policyId: policyId ?? null,
+          createdAt: AT,
+          updatedAt: AT,
+        });
         await tx.update(tables.grants).set({ workspaceId }).where(eq(tables.grants.id, grantId));
       });
       service.core.enforcement.invalidate();
@@ -60,7 +109,11 @@ function admin(service: TestService) {
     /** The grant's rule-evaluation rows, after those waiting were written. */
     async evaluations(grantId: string) {
       await service.core.inbound.flushEvaluations();
-      return db.orm.select().from(tables.ruleEvaluations).where(eq(tables.ruleEvaluations.grantId, grantId)).orderBy(tables.ruleEvaluations.createdAt, tables.ruleEvaluations.id);
+      return db.orm
+        .select()
+        .from(tables.ruleEvaluations)
+        .where(eq(tables.ruleEvaluations.grantId, grantId))
+        .orderBy(tables.ruleEvaluations.createdAt, tables.ruleEvaluations.id);
     },
     async messages(grantId: string) {
       return db.orm.select().from(tables.messages).where(eq(tables.messages.grantId, grantId));
@@ -75,7 +128,10 @@ function admin(service: TestService) {
 }
 
 /** The error a send ends with (the test fails when it succeeds). */
-async function sendError(transport: ReturnType<typeof smtpClient>, mail: Parameters<ReturnType<typeof smtpClient>['sendMail']>[0]) {
+async function sendError(
+  transport: ReturnType<typeof smtpClient>,
+  mail: Parameters<ReturnType<typeof smtpClient>['sendMail']>[0],
+) {
   const error = await transport.sendMail(mail).then(
     () => undefined,
     (thrown: unknown) => thrown as Error & { responseCode?: number; response?: string; code?: string },
@@ -103,10 +159,18 @@ describe('inbound stages: rules, limits and their audit', () => {
     const email = `guarded@${DOMAIN}`;
     const grantId = await createMailbox(service, email);
     const listId = await rows.list('domain', ['spam.example', 'junkmail.test']);
-    const ruleId = await rows.rule([{ field: 'from.domain', operator: 'in_list', value: [listId] }], [{ type: 'block' }]);
+    const ruleId = await rows.rule(
+      [{ field: 'from.domain', operator: 'in_list', value: [listId] }],
+      [{ type: 'block' }],
+    );
     await rows.workspace(grantId, [ruleId]);
 
-    const error = await sendError(transport, { from: 'promo@mail.spam.example', to: email, subject: 'Buy now', text: 'Offer' });
+    const error = await sendError(transport, {
+      from: 'promo@mail.spam.example',
+      to: email,
+      subject: 'Buy now',
+      text: 'Offer',
+    });
     expect(error.responseCode).toBe(550);
     expect(error.response).toMatch(/^550 5\.7\.1 /);
     // Before DATA: the raw client sees the refusal at RCPT TO itself.
@@ -121,20 +185,43 @@ describe('inbound stages: rules, limits and their audit', () => {
     const evaluations = await rows.evaluations(grantId);
     const refused = evaluations.filter((row) => row.stage === 'smtp_rcpt' && row.matchedRuleIds.includes(ruleId));
     expect(refused).toHaveLength(2);
-    expect(refused[0]).toMatchObject({ messageId: null, appliedActions: { blocked: true }, input: { from_address: 'promo@mail.spam.example', from_domain: 'mail.spam.example', recipient_addresses: [email] } });
+    expect(refused[0]).toMatchObject({
+      messageId: null,
+      appliedActions: { blocked: true },
+      input: {
+        from_address: 'promo@mail.spam.example',
+        from_domain: 'mail.spam.example',
+        recipient_addresses: [email],
+      },
+    });
     const passed = evaluations.filter((row) => row.input.from_address === 'friend@example.org');
     expect(passed.map((row) => row.stage).sort()).toEqual(['inbox_processing', 'smtp_rcpt']);
-    expect(passed.find((row) => row.stage === 'inbox_processing')!.messageId).toBe((await rows.messages(grantId))[0]!.id);
+    expect(passed.find((row) => row.stage === 'inbox_processing')!.messageId).toBe(
+      (await rows.messages(grantId))[0]!.id,
+    );
   });
 
   it('puts mail in a folder named by a rule, making the folder when missing', async () => {
     const email = `sorted@${DOMAIN}`;
     const grantId = await createMailbox(service, email);
-    const ruleId = await rows.rule([{ field: 'from.address', operator: 'contains', value: 'billing' }], [{ type: 'assign_to_folder', value: 'Receipts' }]);
+    const ruleId = await rows.rule(
+      [{ field: 'from.address', operator: 'contains', value: 'billing' }],
+      [{ type: 'assign_to_folder', value: 'Receipts' }],
+    );
     await rows.workspace(grantId, [ruleId]);
 
-    await transport.sendMail({ from: 'Billing <billing@shop.example>', to: email, subject: 'Your receipt', text: 'Thanks' });
-    await transport.sendMail({ from: 'billing@shop.example', to: email, subject: 'Another receipt', text: 'Thanks again' });
+    await transport.sendMail({
+      from: 'Billing <billing@shop.example>',
+      to: email,
+      subject: 'Your receipt',
+      text: 'Thanks',
+    });
+    await transport.sendMail({
+      from: 'billing@shop.example',
+      to: email,
+      subject: 'Another receipt',
+      text: 'Thanks again',
+    });
     const folders = (await service.nylas.folders.list({ identifier: grantId })).data;
     const receipts = folders.filter((folder) => folder.name === 'Receipts');
     expect(receipts).toHaveLength(1);
@@ -169,13 +256,30 @@ describe('inbound stages: rules, limits and their audit', () => {
     expect(message.attachments?.map((attachment) => attachment.filename)).toEqual(['report.pdf']);
     // The note on the message, as the API returns it (an extension field; the SDK camel-cases its keys).
     expect((message as unknown as { removedAttachments?: unknown }).removedAttachments).toEqual([
-      { filename: 'setup.exe', contentType: 'application/x-msdownload', size: 900, reason: expect.stringContaining('limit_attachment_allowed_types') },
+      {
+        filename: 'setup.exe',
+        contentType: 'application/x-msdownload',
+        size: 900,
+        reason: expect.stringContaining('limit_attachment_allowed_types'),
+      },
     ]);
     const [row] = await rows.messages(grantId);
-    expect(row!.verdict).toMatchObject({ removed_attachments: [{ filename: 'setup.exe', content_type: 'application/x-msdownload', size: 900, reason: expect.stringContaining('limit_attachment_allowed_types') }] });
+    expect(row!.verdict).toMatchObject({
+      removed_attachments: [
+        {
+          filename: 'setup.exe',
+          content_type: 'application/x-msdownload',
+          size: 900,
+          reason: expect.stringContaining('limit_attachment_allowed_types'),
+        },
+      ],
+    });
 
     const [evaluation] = (await rows.evaluations(grantId)).filter((entry) => entry.stage === 'inbox_processing');
-    expect(evaluation).toMatchObject({ messageId: listed!.id, verdicts: { removed_attachments: [{ filename: 'setup.exe' }] } });
+    expect(evaluation).toMatchObject({
+      messageId: listed!.id,
+      verdicts: { removed_attachments: [{ filename: 'setup.exe' }] },
+    });
   });
 
   it('refuses a message over limit_size_total_mime with 552 5.3.4', async () => {
@@ -183,18 +287,34 @@ describe('inbound stages: rules, limits and their audit', () => {
     const grantId = await createMailbox(service, email);
     await rows.workspace(grantId, [], await rows.policy({ limit_size_total_mime: 2_000 }));
 
-    const error = await sendError(transport, { from: 'sender@example.org', to: email, subject: 'Big', text: 'x'.repeat(5_000) });
+    const error = await sendError(transport, {
+      from: 'sender@example.org',
+      to: email,
+      subject: 'Big',
+      text: 'x'.repeat(5_000),
+    });
     expect(error.responseCode).toBe(552);
     // Without a declared SIZE the refusal comes after DATA.
-    const raw = await sendRaw(service.smtpPort, 'sender@example.org', [email], `Subject: big\r\n\r\n${'y'.repeat(5_000)}\r\n`);
+    const raw = await sendRaw(
+      service.smtpPort,
+      'sender@example.org',
+      [email],
+      `Subject: big\r\n\r\n${'y'.repeat(5_000)}\r\n`,
+    );
     expect(raw.code).toBe(552);
     expect(raw.text).toContain('5.3.4');
     await transport.sendMail({ from: 'sender@example.org', to: email, subject: 'Small', text: 'fits' });
     expect(await rows.messages(grantId)).toHaveLength(1);
     // Each refusal after DATA (nodemailer declares no SIZE either) is recorded too: blocked, no message id, the limit named.
-    const afterData = (await rows.evaluations(grantId)).filter((row) => row.stage === 'inbox_processing' && row.appliedActions.blocked);
+    const afterData = (await rows.evaluations(grantId)).filter(
+      (row) => row.stage === 'inbox_processing' && row.appliedActions.blocked,
+    );
     expect(afterData).toHaveLength(2);
-    for (const row of afterData) expect(row).toMatchObject({ messageId: null, verdicts: { refused: { code: 552, reason: 'limit_size_total_mime' } } });
+    for (const row of afterData)
+      expect(row).toMatchObject({
+        messageId: null,
+        verdicts: { refused: { code: 552, reason: 'limit_size_total_mime' } },
+      });
   });
 
   it('refuses the message after the daily received count with 452 4.2.2', async () => {
@@ -208,33 +328,59 @@ describe('inbound stages: rules, limits and their audit', () => {
     expect(error.responseCode).toBe(452);
     expect(error.response).toContain('4.2.2');
     expect(await rows.messages(grantId)).toHaveLength(2);
-    const [usage] = await service.core.deps.db.orm.select().from(tables.grantDailyUsage).where(eq(tables.grantDailyUsage.grantId, grantId));
+    const [usage] = await service.core.deps.db.orm
+      .select()
+      .from(tables.grantDailyUsage)
+      .where(eq(tables.grantDailyUsage.grantId, grantId));
     expect(usage!.received).toBe(2);
-    const refused = (await rows.evaluations(grantId)).filter((row) => row.stage === 'smtp_rcpt' && (row.verdicts as { refused?: unknown }).refused);
-    expect(refused[0]!.verdicts).toMatchObject({ refused: { code: 452, reason: 'limit_count_daily_message_received' } });
+    const refused = (await rows.evaluations(grantId)).filter(
+      (row) => row.stage === 'smtp_rcpt' && (row.verdicts as { refused?: unknown }).refused,
+    );
+    expect(refused[0]!.verdicts).toMatchObject({
+      refused: { code: 452, reason: 'limit_count_daily_message_received' },
+    });
   });
 
   it('drops after acceptance mail that an inbox rule blocks (by its From header): nothing stored, no message.created', async () => {
     const email = `shielded@${DOMAIN}`;
     const grantId = await createMailbox(service, email);
-    const ruleId = await rows.rule([{ field: 'from.address', operator: 'is', value: 'ceo@spoofed.example' }], [{ type: 'block' }]);
+    const ruleId = await rows.rule(
+      [{ field: 'from.address', operator: 'is', value: 'ceo@spoofed.example' }],
+      [{ type: 'block' }],
+    );
     await rows.workspace(grantId, [ruleId]);
 
     // The envelope sender passes RCPT TO; the From header is what the inbox rule sees.
-    const info = await transport.sendMail({ from: 'CEO <ceo@spoofed.example>', envelope: { from: 'bounces@mailer.example', to: [email] }, to: email, subject: 'Wire money', text: 'Now' });
+    const info = await transport.sendMail({
+      from: 'CEO <ceo@spoofed.example>',
+      envelope: { from: 'bounces@mailer.example', to: [email] },
+      to: email,
+      subject: 'Wire money',
+      text: 'Now',
+    });
     expect(info.response).toMatch(/^250 /);
     expect(await rows.messages(grantId)).toHaveLength(0);
     expect(await rows.createdEvents(grantId)).toHaveLength(0);
     const evaluations = await rows.evaluations(grantId);
-    expect(evaluations.find((row) => row.stage === 'smtp_rcpt')).toMatchObject({ matchedRuleIds: [], appliedActions: {} });
-    expect(evaluations.find((row) => row.stage === 'inbox_processing')).toMatchObject({ messageId: null, matchedRuleIds: [ruleId], appliedActions: { blocked: true }, input: { from_address: 'ceo@spoofed.example' } });
+    expect(evaluations.find((row) => row.stage === 'smtp_rcpt')).toMatchObject({
+      matchedRuleIds: [],
+      appliedActions: {},
+    });
+    expect(evaluations.find((row) => row.stage === 'inbox_processing')).toMatchObject({
+      messageId: null,
+      matchedRuleIds: [ruleId],
+      appliedActions: { blocked: true },
+      input: { from_address: 'ceo@spoofed.example' },
+    });
   });
 
   it('applies mark_as_read, mark_as_starred, archive, trash and mark_as_spam, each copy by its own mailbox', async () => {
     const names = ['readstar', 'archived', 'trashed', 'spammed', 'plain'] as const;
     const grants: Record<string, string> = {};
     for (const name of names) grants[name] = await createMailbox(service, `${name}@${DOMAIN}`);
-    const recipientIs = (name: string): StoredRuleCondition[] => [{ field: 'recipient.address', operator: 'is', value: `${name}@${DOMAIN}` }];
+    const recipientIs = (name: string): StoredRuleCondition[] => [
+      { field: 'recipient.address', operator: 'is', value: `${name}@${DOMAIN}` },
+    ];
     const ruleIds = [
       await rows.rule(recipientIs('readstar'), [{ type: 'mark_as_read' }, { type: 'mark_as_starred' }]),
       await rows.rule(recipientIs('archived'), [{ type: 'archive' }]),
@@ -243,13 +389,25 @@ describe('inbound stages: rules, limits and their audit', () => {
     ];
     // One workspace for all five: `recipient.*` is each copy's own recipient.
     const workspaceId = await rows.workspace(grants.readstar!, ruleIds);
-    await service.core.deps.db.write((tx) => tx.update(tables.grants).set({ workspaceId }).where(eq(tables.grants.email, `plain@${DOMAIN}`)));
+    await service.core.deps.db.write((tx) =>
+      tx
+        .update(tables.grants)
+        .set({ workspaceId })
+        .where(eq(tables.grants.email, `plain@${DOMAIN}`)),
+    );
     for (const name of ['archived', 'trashed', 'spammed']) {
-      await service.core.deps.db.write((tx) => tx.update(tables.grants).set({ workspaceId }).where(eq(tables.grants.id, grants[name]!)));
+      await service.core.deps.db.write((tx) =>
+        tx.update(tables.grants).set({ workspaceId }).where(eq(tables.grants.id, grants[name]!)),
+      );
     }
     service.core.enforcement.invalidate();
 
-    await transport.sendMail({ from: 'news@example.org', to: names.map((name) => `${name}@${DOMAIN}`), subject: 'To all', text: 'One message, five copies' });
+    await transport.sendMail({
+      from: 'news@example.org',
+      to: names.map((name) => `${name}@${DOMAIN}`),
+      subject: 'To all',
+      text: 'One message, five copies',
+    });
     const copy = async (name: string) => (await rows.messages(grants[name]!))[0]!;
     expect(await copy('readstar')).toMatchObject({ unread: false, starred: true, folders: ['inbox'] });
     expect(await copy('archived')).toMatchObject({ unread: true, starred: false, folders: ['archive'] });
@@ -257,7 +415,8 @@ describe('inbound stages: rules, limits and their audit', () => {
     expect(await copy('spammed')).toMatchObject({ folders: ['junk'] });
     expect(await copy('plain')).toMatchObject({ unread: true, starred: false, folders: ['inbox'] });
 
-    const applied = async (name: string) => (await rows.evaluations(grants[name]!)).find((row) => row.stage === 'inbox_processing')!.appliedActions;
+    const applied = async (name: string) =>
+      (await rows.evaluations(grants[name]!)).find((row) => row.stage === 'inbox_processing')!.appliedActions;
     expect(await applied('readstar')).toEqual({ marked_as_read: true, marked_starred: true });
     expect(await applied('archived')).toEqual({ archived: true });
     expect(await applied('trashed')).toEqual({ trashed: true });
@@ -268,10 +427,16 @@ describe('inbound stages: rules, limits and their audit', () => {
   it('fails closed with 451 4.3.0 when what applies to the mailbox cannot be loaded', async () => {
     const email = `broken@${DOMAIN}`;
     const grantId = await createMailbox(service, email);
-    const ruleId = await rows.rule([{ field: 'from.domain', operator: 'is', value: 'example.org' }], [{ type: 'mark_as_read' }]);
+    const ruleId = await rows.rule(
+      [{ field: 'from.domain', operator: 'is', value: 'example.org' }],
+      [{ type: 'mark_as_read' }],
+    );
     await rows.workspace(grantId, [ruleId]);
     // A rule row the loader cannot read (its conditions are not JSON): the evaluation cannot complete.
-    await service.core.deps.db.client.execute({ sql: "UPDATE rules SET conditions = '{broken' WHERE id = ?", args: [ruleId] });
+    await service.core.deps.db.client.execute({
+      sql: "UPDATE rules SET conditions = '{broken' WHERE id = ?",
+      args: [ruleId],
+    });
     service.core.enforcement.invalidate();
 
     const error = await sendError(transport, { from: 'a@example.org', to: email, subject: 'x', text: 'y' });
@@ -287,14 +452,23 @@ describe('inbound stages: authentication and spam seams', () => {
   let service: TestService;
   let transport: ReturnType<typeof smtpClient>;
   let rows: ReturnType<typeof admin>;
-  const seen: { helo: string; address: string; spamSettings: StoredSpamDetection[]; authentications: number } = { helo: '', address: '', spamSettings: [], authentications: 0 };
+  const seen: { helo: string; address: string; spamSettings: StoredSpamDetection[]; authentications: number } = {
+    helo: '',
+    address: '',
+    spamSettings: [],
+    authentications: 0,
+  };
 
   const authenticator: Authenticator = async (mail) => {
     seen.authentications++;
     if (mail.raw.includes('Subject: unverifiable')) throw new Error('the resolver timed out');
     seen.helo = mail.client?.helo ?? '';
     seen.address = mail.client?.address ?? '';
-    return { spf: { result: 'pass', domain: 'example.org' }, dmarc: { result: 'none' }, header: 'Authentication-Results: mx.test; spf=pass smtp.mailfrom=example.org' };
+    return {
+      spf: { result: 'pass', domain: 'example.org' },
+      dmarc: { result: 'none' },
+      header: 'Authentication-Results: mx.test; spf=pass smtp.mailfrom=example.org',
+    };
   };
   const spamChecker: SpamChecker = async (mail, settings) => {
     seen.spamSettings.push(settings);
@@ -317,10 +491,19 @@ describe('inbound stages: authentication and spam seams', () => {
   it('prepends the Authentication-Results header to the stored message and keeps the verdict; spam goes to junk', async () => {
     const email = `filtered@${DOMAIN}`;
     const grantId = await createMailbox(service, email);
-    await rows.workspace(grantId, [], await rows.policy({}, { spam_sensitivity: 1, use_header_anomaly_detection: true }));
+    await rows.workspace(
+      grantId,
+      [],
+      await rows.policy({}, { spam_sensitivity: 1, use_header_anomaly_detection: true }),
+    );
 
     await transport.sendMail({ from: 'a@example.org', to: email, subject: 'Clean', text: 'Hello' });
-    await transport.sendMail({ from: 'a@example.org', to: email, subject: 'Test', text: 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X' });
+    await transport.sendMail({
+      from: 'a@example.org',
+      to: email,
+      subject: 'Test',
+      text: 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X',
+    });
     expect(seen.address).toMatch(/127\.0\.0\.1/);
     expect(seen.helo).not.toBe('');
     expect(seen.spamSettings.at(-1)).toEqual({ spam_sensitivity: 1, use_header_anomaly_detection: true });
@@ -330,9 +513,18 @@ describe('inbound stages: authentication and spam seams', () => {
     const spam = stored.find((row) => row.subject === 'Test')!;
     expect(clean.folders).toEqual(['inbox']);
     expect(spam.folders).toEqual(['junk']);
-    expect(clean.verdict).toMatchObject({ authentication: { spf: { result: 'pass' }, header: expect.stringContaining('spf=pass') }, spam: { spam: false } });
+    expect(clean.verdict).toMatchObject({
+      authentication: { spf: { result: 'pass' }, header: expect.stringContaining('spf=pass') },
+      spam: { spam: false },
+    });
     expect(spam.verdict).toMatchObject({ spam: { spam: true, reasons: ['GTUBE'] } });
-    const rawMime = (await service.nylas.messages.find({ identifier: grantId, messageId: clean.id, queryParams: { fields: 'raw_mime' as never } })).data.rawMime!;
+    const rawMime = (
+      await service.nylas.messages.find({
+        identifier: grantId,
+        messageId: clean.id,
+        queryParams: { fields: 'raw_mime' as never },
+      })
+    ).data.rawMime!;
     const mime = Buffer.from(rawMime, 'base64url').toString();
     expect(mime.startsWith('Authentication-Results: mx.test; spf=pass smtp.mailfrom=example.org\r\n')).toBe(true);
     const evaluation = (await rows.evaluations(grantId)).find((row) => row.messageId === spam.id);
@@ -343,7 +535,12 @@ describe('inbound stages: authentication and spam seams', () => {
     const email = `unfiltered@${DOMAIN}`;
     const grantId = await createMailbox(service, email);
     const calls = seen.spamSettings.length;
-    await transport.sendMail({ from: 'a@example.org', to: email, subject: 'Plain', text: 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X' });
+    await transport.sendMail({
+      from: 'a@example.org',
+      to: email,
+      subject: 'Plain',
+      text: 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X',
+    });
     expect(seen.spamSettings.length).toBe(calls);
     const [row] = await rows.messages(grantId);
     expect(row!.folders).toEqual(['inbox']);
@@ -369,25 +566,47 @@ describe('inbound stages: authentication and spam seams', () => {
     const closed = `closed@${DOMAIN}`;
     const welcomeGrant = await createMailbox(service, welcome);
     const closedGrant = await createMailbox(service, closed);
-    const folderRule = await rows.rule([{ field: 'from.domain', operator: 'is', value: DOMAIN }], [{ type: 'assign_to_folder', value: 'Colleagues' }, { type: 'mark_as_starred' }]);
-    const blockRule = await rows.rule([{ field: 'recipient.address', operator: 'is', value: closed }], [{ type: 'block' }]);
+    const folderRule = await rows.rule(
+      [{ field: 'from.domain', operator: 'is', value: DOMAIN }],
+      [{ type: 'assign_to_folder', value: 'Colleagues' }, { type: 'mark_as_starred' }],
+    );
+    const blockRule = await rows.rule(
+      [{ field: 'recipient.address', operator: 'is', value: closed }],
+      [{ type: 'block' }],
+    );
     await rows.workspace(welcomeGrant, [folderRule]);
     await rows.workspace(closedGrant, [blockRule]);
     const before = seen.authentications;
 
-    const sent = await service.nylas.messages.send({ identifier: senderGrant, requestBody: { to: [{ email: welcome }, { email: closed }], subject: 'Lunch?', body: 'At noon' } });
+    const sent = await service.nylas.messages.send({
+      identifier: senderGrant,
+      requestBody: { to: [{ email: welcome }, { email: closed }], subject: 'Lunch?', body: 'At noon' },
+    });
     expect(seen.authentications).toBe(before);
     const [received] = await rows.messages(welcomeGrant);
-    const [folder] = (await service.nylas.folders.list({ identifier: welcomeGrant })).data.filter((entry) => entry.name === 'Colleagues');
+    const [folder] = (await service.nylas.folders.list({ identifier: welcomeGrant })).data.filter(
+      (entry) => entry.name === 'Colleagues',
+    );
     expect(received).toMatchObject({ subject: 'Lunch?', starred: true, folders: [folder!.id], verdict: null });
     expect(await rows.messages(closedGrant)).toHaveLength(0);
-    const status = (await service.nylas.messages.find({ identifier: senderGrant, messageId: sent.data.id })).data as unknown as { deliveryStatus: { email: string; status: string; response?: string }[] };
-    expect(status.deliveryStatus.find((entry) => entry.email === closed)).toMatchObject({ status: 'failed', response: expect.stringContaining('5.7.1') });
+    const status = (await service.nylas.messages.find({ identifier: senderGrant, messageId: sent.data.id }))
+      .data as unknown as { deliveryStatus: { email: string; status: string; response?: string }[] };
+    expect(status.deliveryStatus.find((entry) => entry.email === closed)).toMatchObject({
+      status: 'failed',
+      response: expect.stringContaining('5.7.1'),
+    });
     expect(status.deliveryStatus.find((entry) => entry.email === welcome)).toMatchObject({ status: 'delivered' });
 
     const refused = (await rows.evaluations(closedGrant)).find((row) => row.stage === 'smtp_rcpt');
-    expect(refused).toMatchObject({ matchedRuleIds: [blockRule], appliedActions: { blocked: true }, input: { from_address: sender } });
+    expect(refused).toMatchObject({
+      matchedRuleIds: [blockRule],
+      appliedActions: { blocked: true },
+      input: { from_address: sender },
+    });
     const foldered = (await rows.evaluations(welcomeGrant)).find((row) => row.stage === 'inbox_processing');
-    expect(foldered).toMatchObject({ messageId: received!.id, appliedActions: { marked_starred: true, folder_ids: [folder!.id] } });
+    expect(foldered).toMatchObject({
+      messageId: received!.id,
+      appliedActions: { marked_starred: true, folder_ids: [folder!.id] },
+    });
   });
 });

@@ -23,7 +23,6 @@ function message(to: string, subject: string, body = 'hello'): string {
   return `From: sender@example.com\r\nTo: ${to}\r\nSubject: ${subject}\r\n\r\n${body}\r\n`;
 }
 
-
 describe('SMTP listener: bad input and faults', () => {
   let service: TestService;
   let grantId: string;
@@ -45,7 +44,12 @@ describe('SMTP listener: bad input and faults', () => {
     expect(ehlo.text).toContain(`SIZE ${40 * MB}`);
     expect(ehlo.text).not.toContain('STARTTLS');
     expect((await client.command('MAIL FROM:<sender@example.com>')).code).toBe(250);
-    for (const address of ['someone@gmail.com', `user%gmail.com@${DOMAIN}`, `gmail.com!user@${DOMAIN}`, 'postmaster@[127.0.0.1]']) {
+    for (const address of [
+      'someone@gmail.com',
+      `user%gmail.com@${DOMAIN}`,
+      `gmail.com!user@${DOMAIN}`,
+      'postmaster@[127.0.0.1]',
+    ]) {
       const reply = await client.command(`RCPT TO:<${address}>`);
       expect(reply.code, address).toBe(550);
       expect(reply.text, address).toMatch(/^550 5\.7\.1 /);
@@ -67,7 +71,10 @@ describe('SMTP listener: bad input and faults', () => {
     await mixed.write(message(email, 'Only for the hosted mailbox'));
     expect((await mixed.command('.')).code).toBe(250);
     mixed.end();
-    expect((await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'Only for the hosted' } })).data).toHaveLength(1);
+    expect(
+      (await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'Only for the hosted' } }))
+        .data,
+    ).toHaveLength(1);
   });
 
   /** Sends `total` bytes of DATA in 1 MB chunks of one reused buffer; returns the reply and the peak memory growth. */
@@ -119,7 +126,13 @@ describe('SMTP listener: bad input and faults', () => {
   });
 
   it('holds at most about the size limit in memory whatever the client sends (2 MB limit, 80 MB sent)', async () => {
-    const listener = await startInboundSmtp({ inbound: service.core.inbound, logger: service.core.deps.logger, host: '127.0.0.1', port: 0, maxMessageBytes: 2 * MB });
+    const listener = await startInboundSmtp({
+      inbound: service.core.inbound,
+      logger: service.core.deps.logger,
+      host: '127.0.0.1',
+      port: 0,
+      maxMessageBytes: 2 * MB,
+    });
     try {
       const before = await storedCounts(service.core.deps.db);
       const { client, reply, peak } = await oversizeData(listener.port, 80 * MB);
@@ -172,7 +185,12 @@ describe('SMTP listener: bad input and faults', () => {
       }
       expect(sockets.filter((socket) => !socket.destroyed)).toHaveLength(2000);
       const transport = smtpClient(service.smtpPort, { maxConnections: 1 });
-      const info = await transport.sendMail({ from: 'good@example.com', to: email, subject: 'Through the crowd', text: 'still here' });
+      const info = await transport.sendMail({
+        from: 'good@example.com',
+        to: email,
+        subject: 'Through the crowd',
+        text: 'still here',
+      });
       transport.close();
       expect(info.response).toMatch(/^250 /);
       // None of them was turned away meanwhile.
@@ -213,7 +231,10 @@ describe('SMTP listener: bad input and faults', () => {
       const good = await sendRaw(listener.port, 'good@example.com', [email], message(email, 'While others drip'));
       expect(good.code).toBe(250);
 
-      await Promise.race([Promise.all([drip.closed, idle.closed]), new Promise((_, reject) => setTimeout(() => reject(new Error('slow clients were not cut off')), 8_000))]);
+      await Promise.race([
+        Promise.all([drip.closed, idle.closed]),
+        new Promise((_, reject) => setTimeout(() => reject(new Error('slow clients were not cut off')), 8_000)),
+      ]);
       clearInterval(dripping);
       expect(dripClosedAt - dripStarted).toBeGreaterThanOrEqual(1_000);
       expect(idleReply).toMatch(/^421 /);
@@ -230,7 +251,8 @@ describe('SMTP listener: a store that fails', () => {
   const email = `fragile@${DOMAIN}`;
 
   /** While `store_faults.remaining` > 0, the database refuses a message's write half-way (its outbox event), as a full disk or an I/O error would. */
-  const failStores = (on: boolean) => service.core.deps.db.write((tx) => tx.run(sql`UPDATE store_faults SET remaining = ${on ? 1 : 0}`));
+  const failStores = (on: boolean) =>
+    service.core.deps.db.write((tx) => tx.run(sql`UPDATE store_faults SET remaining = ${on ? 1 : 0}`));
 
   beforeAll(async () => {
     service = await startTestService();
@@ -238,7 +260,11 @@ describe('SMTP listener: a store that fails', () => {
     await service.core.deps.db.write(async (tx) => {
       await tx.run(sql.raw('CREATE TABLE store_faults (remaining INTEGER NOT NULL)'));
       await tx.run(sql.raw('INSERT INTO store_faults VALUES (0)'));
-      await tx.run(sql.raw(`CREATE TRIGGER store_fault BEFORE INSERT ON outbox_events WHEN (SELECT remaining FROM store_faults) > 0 BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END`));
+      await tx.run(
+        sql.raw(
+          `CREATE TRIGGER store_fault BEFORE INSERT ON outbox_events WHEN (SELECT remaining FROM store_faults) > 0 BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected)'); END`,
+        ),
+      );
     });
   });
   afterAll(async () => {
@@ -249,8 +275,17 @@ describe('SMTP listener: a store that fails', () => {
     const before = await storedCounts(service.core.deps.db);
     await failStores(true);
     const transport = smtpClient(service.smtpPort, { maxConnections: 1 });
-    const mail = { from: 'sender@example.com', to: email, subject: 'Must not be lost', text: 'important', attachments: [{ filename: 'x.txt', content: 'payload' }] };
-    const error = (await transport.sendMail(mail).catch((thrown: unknown) => thrown)) as { responseCode?: number; response?: string };
+    const mail = {
+      from: 'sender@example.com',
+      to: email,
+      subject: 'Must not be lost',
+      text: 'important',
+      attachments: [{ filename: 'x.txt', content: 'payload' }],
+    };
+    const error = (await transport.sendMail(mail).catch((thrown: unknown) => thrown)) as {
+      responseCode?: number;
+      response?: string;
+    };
     expect(error.responseCode).toBe(451);
     expect(error.response).toMatch(/^451 4\.3\.0 /);
     expect(await storedCounts(service.core.deps.db)).toEqual(before);
@@ -264,7 +299,18 @@ describe('SMTP listener: a store that fails', () => {
     expect(stored.map((entry) => entry.subject)).toEqual(['Must not be lost']);
     expect(stored[0]!.attachments).toHaveLength(1);
     // Events: its message.created, and contact.created for the sender, new to the mailbox.
-    expect(await storedCounts(service.core.deps.db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, attachments: before.attachments + 1, blobs: before.blobs + 1, raws: before.raws + 1, references: before.references + 1, folders: before.folders + 1, events: before.events + 2, fts: before.fts + 1 });
+    expect(await storedCounts(service.core.deps.db)).toEqual({
+      ...before,
+      messages: before.messages + 1,
+      threads: before.threads + 1,
+      attachments: before.attachments + 1,
+      blobs: before.blobs + 1,
+      raws: before.raws + 1,
+      references: before.references + 1,
+      folders: before.folders + 1,
+      events: before.events + 2,
+      fts: before.fts + 1,
+    });
   });
 });
 
@@ -286,8 +332,16 @@ describe('SMTP listener: the mail writer thread dies mid-batch', () => {
     // A message whose outbox insert (its last statement, after blobs, thread and message row) takes most of a second.
     await deps.db.write(async (tx) => {
       await tx.run(sql.raw('CREATE TABLE slow_rows (x INTEGER)'));
-      await tx.run(sql.raw('INSERT INTO slow_rows WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) SELECT i FROM n'));
-      await tx.run(sql.raw(`CREATE TRIGGER slow_store BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%slow to store%' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b, slow_rows c WHERE a.x + b.x + c.x > 0; END`));
+      await tx.run(
+        sql.raw(
+          'INSERT INTO slow_rows WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) SELECT i FROM n',
+        ),
+      );
+      await tx.run(
+        sql.raw(
+          `CREATE TRIGGER slow_store BEFORE INSERT ON outbox_events WHEN NEW.payload LIKE '%slow to store%' BEGIN SELECT count(*) FROM slow_rows a, slow_rows b, slow_rows c WHERE a.x + b.x + c.x > 0; END`,
+        ),
+      );
     });
   });
   afterAll(async () => {
@@ -299,7 +353,12 @@ describe('SMTP listener: the mail writer thread dies mid-batch', () => {
   it('answers 451, leaves nothing half-written and no lock held, and the next message is stored', async () => {
     const { db } = service.core.deps;
     const before = await storedCounts(db);
-    const reply = sendRaw(listener.port, 'sender@example.com', [email], message(email, 'slow to store', 'this one is cut off'));
+    const reply = sendRaw(
+      listener.port,
+      'sender@example.com',
+      [email],
+      message(email, 'slow to store', 'this one is cut off'),
+    );
 
     // Another connection sees the write lock taken: the writer thread is inside the message's transaction.
     const lock = writeLockProbe(db.file!);
@@ -316,6 +375,14 @@ describe('SMTP listener: the mail writer thread dies mid-batch', () => {
     // A new writer thread takes over.
     const next = await sendRaw(listener.port, 'sender@example.com', [email], message(email, 'after the crash'));
     expect(next.code).toBe(250);
-    expect(await storedCounts(db)).toEqual({ ...before, messages: before.messages + 1, threads: before.threads + 1, raws: before.raws + 1, folders: before.folders + 1, events: before.events + 1, fts: before.fts + 1 });
+    expect(await storedCounts(db)).toEqual({
+      ...before,
+      messages: before.messages + 1,
+      threads: before.threads + 1,
+      raws: before.raws + 1,
+      folders: before.folders + 1,
+      events: before.events + 1,
+      fts: before.fts + 1,
+    });
   });
 });

@@ -17,7 +17,10 @@ function message(to: string, subject: string): string {
 
 /** Resolves true when the server closes the connection within `timeoutMs`. */
 async function closedWithin(client: RawSmtp, timeoutMs = 3_000): Promise<boolean> {
-  return Promise.race([client.closed.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs))]);
+  return Promise.race([
+    client.closed.then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), timeoutMs)),
+  ]);
 }
 
 describe('SMTP listener: unknown recipients (mailbox enumeration)', () => {
@@ -47,8 +50,12 @@ describe('SMTP listener: unknown recipients (mailbox enumeration)', () => {
     expect(await closedWithin(client)).toBe(true);
 
     // A fresh session delivers to the known mailbox.
-    expect((await sendRaw(service.smtpPort, 'sender@example.com', [email], message(email, 'After the prober'))).code).toBe(250);
-    expect((await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'After the prober' } })).data).toHaveLength(1);
+    expect(
+      (await sendRaw(service.smtpPort, 'sender@example.com', [email], message(email, 'After the prober'))).code,
+    ).toBe(250);
+    expect(
+      (await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'After the prober' } })).data,
+    ).toHaveLength(1);
   });
 
   it('counts across the transactions of a session (RSET does not reset it)', async () => {
@@ -123,16 +130,21 @@ describe('SMTP listener: unknown recipients per client, over all its sessions', 
   }
 
   it('reconnecting does not reset the count: past AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT the client gets 421 in every session; other clients are served', async () => {
-    const unknown = (count: number, prefix: string) => Array.from({ length: count }, (_, index) => `${prefix}${index}@${DOMAIN}`);
+    const unknown = (count: number, prefix: string) =>
+      Array.from({ length: count }, (_, index) => `${prefix}${index}@${DOMAIN}`);
     // Session 1: 3 unknown (the per-session limit), then 421.
     const first = await probe('127.0.3.1', [...unknown(3, 'a'), email]);
     expect(first.at(-1)).toMatch(/^421 4\.7\.0 Too many unknown recipients in this session/);
     // Session 2: 2 more reach the client's 5; the next recipient, even a known one, gets 421.
     const second = await probe('127.0.3.1', [...unknown(2, 'b'), email]);
     expect(second.slice(0, 2).every((text) => text.startsWith('550 5.1.1'))).toBe(true);
-    expect(second.at(-1)).toMatch(/^421 4\.7\.0 Too many unknown recipients from your address \(at most 5 in 60 minutes\)/);
+    expect(second.at(-1)).toMatch(
+      /^421 4\.7\.0 Too many unknown recipients from your address \(at most 5 in 60 minutes\)/,
+    );
     // Session 3: the client is refused from its first recipient.
-    expect(await probe('127.0.3.1', [email])).toEqual([expect.stringMatching(/^421 4\.7\.0 Too many unknown recipients from your address/)]);
+    expect(await probe('127.0.3.1', [email])).toEqual([
+      expect.stringMatching(/^421 4\.7\.0 Too many unknown recipients from your address/),
+    ]);
     // Another client delivers.
     expect((await probe('127.0.3.2', [email]))[0]).toMatch(/^250 /);
   });
@@ -147,7 +159,9 @@ describe('SMTP listener: unknown recipients per client, over all its sessions', 
       unknownRecipientsWindowMs: 500,
     });
     try {
-      expect((await probe('127.0.3.3', [`x@${DOMAIN}`, `y@${DOMAIN}`, email], listener.port)).at(-1)).toMatch(/^421 4\.7\.0 Too many unknown recipients from your address/);
+      expect((await probe('127.0.3.3', [`x@${DOMAIN}`, `y@${DOMAIN}`, email], listener.port)).at(-1)).toMatch(
+        /^421 4\.7\.0 Too many unknown recipients from your address/,
+      );
       await new Promise((resolve) => setTimeout(resolve, 600));
       expect((await probe('127.0.3.3', [email], listener.port))[0]).toMatch(/^250 /);
     } finally {
@@ -187,7 +201,9 @@ describe('SMTP listener: connections per client', () => {
     const other = await connectFrom('127.0.2.2');
     expect(other.greeting.code).toBe(220);
     other.client.end();
-    expect((await sendRaw(service.smtpPort, 'sender@example.com', [email], message(email, 'Beside the crowd'))).code).toBe(250);
+    expect(
+      (await sendRaw(service.smtpPort, 'sender@example.com', [email], message(email, 'Beside the crowd'))).code,
+    ).toBe(250);
 
     // The held connections still work.
     expect((await held[0]!.client.command('EHLO held.example')).code).toBe(250);

@@ -33,7 +33,14 @@ const CLOSED_PORT = 36251;
  * An RFC 3464 report as Postfix writes it, returning the headers of the message `messageId` sent to `recipient`
  * (one failed group per address of `failed`, default the recipient; `action` default `failed`).
  */
-function dsn(options: { recipient: string; messageId: string; status?: string; from?: string; failed?: string[]; action?: string }): Buffer {
+function dsn(options: {
+  recipient: string;
+  messageId: string;
+  status?: string;
+  from?: string;
+  failed?: string[];
+  action?: string;
+}): Buffer {
   const status = options.status ?? '5.1.1';
   const groups = (options.failed ?? [options.recipient]).flatMap((address) => [
     `Final-Recipient: rfc822; ${address}`,
@@ -76,7 +83,7 @@ function dsn(options: { recipient: string; messageId: string; status?: string; f
   );
 }
 
-describe('deliverability of connected accounts: tracking and reports in the account\'s own inbox', () => {
+describe("deliverability of connected accounts: tracking and reports in the account's own inbox", () => {
   const clock = fixedClock('2026-09-01T08:00:00Z');
   let service: TestService;
   let receiver: WebhookReceiver;
@@ -87,44 +94,100 @@ describe('deliverability of connected accounts: tracking and reports in the acco
   let alice: string;
   let bob: string;
   const parser = createMimeParser({ workers: 1 });
-  const grantRow = async (id: string) => (await service.core.deps.db.orm.select().from(tables.grants).where(eq(tables.grants.id, id)))[0]!;
+  const grantRow = async (id: string) =>
+    (await service.core.deps.db.orm.select().from(tables.grants).where(eq(tables.grants.id, id)))[0]!;
 
   /** Stores `raw` in the grant's INBOX as the sync would (with the jobs the sync stores with it), runs those jobs. */
   async function syncIn(grantId: string, raw: Buffer, uid: number): Promise<{ messageId: string; jobs: number }> {
     const parsed = await parser.parse(raw);
     if (!parsed.ok) throw new Error('the report did not parse');
     const plan = service.core.mailboxReports.jobsFor(raw, [await grantRow(grantId)]);
-    const messageId = await addSyncedMessageRow(service.core, { applicationId: appId, grantId, uid, raw, parsed: parsed.value });
+    const messageId = await addSyncedMessageRow(service.core, {
+      applicationId: appId,
+      grantId,
+      uid,
+      raw,
+      parsed: parsed.value,
+    });
     const jobs = plan ? plan([{ grantId, messageId }]) : [];
-    for (const input of jobs) await service.core.jobHandlers[input.kind]!({ id: `job-${uid}`, kind: input.kind, payload: input.payload, attempts: 1 } as unknown as Job, {} as never);
+    for (const input of jobs)
+      await service.core.jobHandlers[input.kind]!(
+        { id: `job-${uid}`, kind: input.kind, payload: input.payload, attempts: 1 } as unknown as Job,
+        {} as never,
+      );
     return { messageId, jobs: jobs.length };
   }
 
   async function sendFrom(grantId: string, to: string): Promise<string> {
-    const { data } = await service.nylas.messages.send({ identifier: grantId, requestBody: { subject: 'Hello', body: 'hi there', to: [{ email: to }] } });
-    const [row] = await service.core.deps.db.orm.select({ header: tables.outboundMessages.headerMessageId }).from(tables.outboundMessages).where(eq(tables.outboundMessages.messageId, data.id));
+    const { data } = await service.nylas.messages.send({
+      identifier: grantId,
+      requestBody: { subject: 'Hello', body: 'hi there', to: [{ email: to }] },
+    });
+    const [row] = await service.core.deps.db.orm
+      .select({ header: tables.outboundMessages.headerMessageId })
+      .from(tables.outboundMessages)
+      .where(eq(tables.outboundMessages.messageId, data.id));
     return row!.header;
   }
 
-  const reportsOf = (grantId: string) => service.core.deps.db.orm.select().from(tables.deliveryReports).where(eq(tables.deliveryReports.grantId, grantId));
+  const reportsOf = (grantId: string) =>
+    service.core.deps.db.orm.select().from(tables.deliveryReports).where(eq(tables.deliveryReports.grantId, grantId));
 
   beforeAll(async () => {
     aliceSink = await startSmtpSink({ auth: { user: 'alice@example.test', pass: 'alice-smtp' } });
     bobSink = await startSmtpSink({ auth: { user: 'bob@example.test', pass: 'bob-smtp' } });
     receiver = await startReceiver();
     service = await startTestService({ env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }, deps: { clock } });
-    const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
+    const [application] = await service.core.deps.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(eq(tables.applications.isDefault, true));
     appId = application!.id;
     const secrets = service.core.deps.secrets;
-    alice = await createImapGrant(service.core, { applicationId: appId, email: 'alice@example.test', password: 'x', smtpPassword: 'alice-smtp', imapPort: CLOSED_PORT, smtpPort: aliceSink.port, secrets, serverFilesSent: true });
-    bob = await createImapGrant(service.core, { applicationId: appId, email: 'bob@example.test', password: 'x', smtpPassword: 'bob-smtp', imapPort: CLOSED_PORT, smtpPort: bobSink.port, secrets, serverFilesSent: true });
+    alice = await createImapGrant(service.core, {
+      applicationId: appId,
+      email: 'alice@example.test',
+      password: 'x',
+      smtpPassword: 'alice-smtp',
+      imapPort: CLOSED_PORT,
+      smtpPort: aliceSink.port,
+      secrets,
+      serverFilesSent: true,
+    });
+    bob = await createImapGrant(service.core, {
+      applicationId: appId,
+      email: 'bob@example.test',
+      password: 'x',
+      smtpPassword: 'bob-smtp',
+      imapPort: CLOSED_PORT,
+      smtpPort: bobSink.port,
+      secrets,
+      serverFilesSent: true,
+    });
     const { data: webhook } = await service.nylas.webhooks.create({
-      requestBody: { triggerTypes: [WebhookTriggers.MessageOpened, WebhookTriggers.MessageLinkClicked, WebhookTriggers.MessageBounceDetected], webhookUrl: receiver.url },
+      requestBody: {
+        triggerTypes: [
+          WebhookTriggers.MessageOpened,
+          WebhookTriggers.MessageLinkClicked,
+          WebhookTriggers.MessageBounceDetected,
+        ],
+        webhookUrl: receiver.url,
+      },
     });
     secret = webhook.webhookSecret;
   });
   const notified = (type: string, grantId: string, recipient?: string) =>
-    eventually(async () => receiver.deliveries.find((delivery) => delivery.json?.type === type && delivery.json.data.object.grant_id === grantId && (!recipient || delivery.json.data.object.bounce?.recipient === recipient)), 10_000, type);
+    eventually(
+      async () =>
+        receiver.deliveries.find(
+          (delivery) =>
+            delivery.json?.type === type &&
+            delivery.json.data.object.grant_id === grantId &&
+            (!recipient || delivery.json.data.object.bounce?.recipient === recipient),
+        ),
+      10_000,
+      type,
+    );
   const signed = (body: string | Buffer) => createHmac('sha256', secret).update(body).digest('hex');
   afterAll(async () => {
     await receiver?.close();
@@ -142,14 +205,38 @@ describe('deliverability of connected accounts: tracking and reports in the acco
     expect(jobs).toBe(1);
     const reports = await reportsOf(alice);
     expect(reports).toHaveLength(1);
-    expect(reports[0]).toMatchObject({ recipient: 'nobody@far.example', kind: 'bounce', bounceType: 'hard', statusCode: '5.1.1', smtpCode: 550, source: 'dsn', rawHash: blobHash(raw) });
-    const events = await service.core.deps.db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.bounce_detected'));
-    const event = events.map((row) => row.payload as { grant_id: string; message_id_header: string; bounce: { recipient: string; type: string } }).find((payload) => payload.grant_id === alice);
-    expect(event).toMatchObject({ message_id_header: `<${headerId}>`, bounce: { recipient: 'nobody@far.example', type: 'hard' } });
+    expect(reports[0]).toMatchObject({
+      recipient: 'nobody@far.example',
+      kind: 'bounce',
+      bounceType: 'hard',
+      statusCode: '5.1.1',
+      smtpCode: 550,
+      source: 'dsn',
+      rawHash: blobHash(raw),
+    });
+    const events = await service.core.deps.db.orm
+      .select()
+      .from(tables.outboxEvents)
+      .where(eq(tables.outboxEvents.type, 'message.bounce_detected'));
+    const event = events
+      .map(
+        (row) =>
+          row.payload as { grant_id: string; message_id_header: string; bounce: { recipient: string; type: string } },
+      )
+      .find((payload) => payload.grant_id === alice);
+    expect(event).toMatchObject({
+      message_id_header: `<${headerId}>`,
+      bounce: { recipient: 'nobody@far.example', type: 'hard' },
+    });
     const delivery = await notified('message.bounce_detected', alice, 'nobody@far.example');
     expect(delivery.headers['x-nylas-signature']).toBe(signed(delivery.body));
     // The address is suppressed for the application: the next send to it is refused, naming it.
-    await expect(service.nylas.messages.send({ identifier: alice, requestBody: { subject: 'Again', body: 'x', to: [{ email: 'nobody@far.example' }] } })).rejects.toThrow(/nobody@far\.example/);
+    await expect(
+      service.nylas.messages.send({
+        identifier: alice,
+        requestBody: { subject: 'Again', body: 'x', to: [{ email: 'nobody@far.example' }] },
+      }),
+    ).rejects.toThrow(/nobody@far\.example/);
     // The notice itself stays in the inbox as the provider delivered it.
     const { data: kept } = await service.nylas.messages.find({ identifier: alice, messageId });
     expect(kept.subject).toBe('Undelivered Mail Returned to Sender');
@@ -167,15 +254,30 @@ describe('deliverability of connected accounts: tracking and reports in the acco
     await syncIn(alice, dsn({ recipient: 'carol@far.example', messageId: bobsHeader }), 103);
     expect(await reportsOf(bob)).toHaveLength(before);
     expect((await reportsOf(alice)).filter((report) => report.recipient === 'carol@far.example')).toHaveLength(0);
-    const suppressed = await service.core.deps.db.orm.select().from(tables.suppressions).where(and(eq(tables.suppressions.applicationId, appId), eq(tables.suppressions.email, 'carol@far.example')));
+    const suppressed = await service.core.deps.db.orm
+      .select()
+      .from(tables.suppressions)
+      .where(and(eq(tables.suppressions.applicationId, appId), eq(tables.suppressions.email, 'carol@far.example')));
     expect(suppressed).toHaveLength(0);
   });
 
   it('a report about a recipient the message did not have, and a delay warning, record nothing', async () => {
     const headerId = await sendFrom(alice, 'dave@far.example');
-    const { jobs } = await syncIn(alice, dsn({ recipient: 'dave@far.example', messageId: headerId, failed: ['someone-else@far.example', 'other@far.example'] }), 104);
+    const { jobs } = await syncIn(
+      alice,
+      dsn({
+        recipient: 'dave@far.example',
+        messageId: headerId,
+        failed: ['someone-else@far.example', 'other@far.example'],
+      }),
+      104,
+    );
     expect(jobs).toBe(1);
-    await syncIn(alice, dsn({ recipient: 'dave@far.example', messageId: headerId, action: 'delayed', status: '4.4.1' }), 105);
+    await syncIn(
+      alice,
+      dsn({ recipient: 'dave@far.example', messageId: headerId, action: 'delayed', status: '4.4.1' }),
+      105,
+    );
     expect((await reportsOf(alice)).filter((report) => report.recipient === 'dave@far.example')).toHaveLength(0);
   });
 
@@ -189,7 +291,7 @@ describe('deliverability of connected accounts: tracking and reports in the acco
         '',
         'Hi. This is the qmail-send program at mx.example.org.',
         "I'm afraid I wasn't able to deliver your message to the following addresses.",
-        'This is a permanent error; I\'ve given up. Sorry it didn\'t work out.',
+        "This is a permanent error; I've given up. Sorry it didn't work out.",
         '',
         '<erin@far.example>:',
         'Sorry, no mailbox here by that name. (#5.1.1)',
@@ -212,7 +314,7 @@ describe('deliverability of connected accounts: tracking and reports in the acco
     expect(reports[0]).toMatchObject({ kind: 'bounce', source: 'dsn' });
   });
 
-  it('a tracked send leaves by the account\'s own SMTP server with the pixel and rewritten links; opens and clicks give their signed webhooks with the label', async () => {
+  it("a tracked send leaves by the account's own SMTP server with the pixel and rewritten links; opens and clicks give their signed webhooks with the label", async () => {
     const before = aliceSink.messages.length;
     const { data: sent } = await service.nylas.messages.send({
       identifier: alice,
@@ -233,7 +335,10 @@ describe('deliverability of connected accounts: tracking and reports in the acco
     expect(html).not.toContain('https://plans.example.com/imap');
     clock.advance(60_000);
     expect((await fetch(`${service.url}/t/o/${pixel}`, { headers: { 'user-agent': BROWSER } })).status).toBe(200);
-    const clicked = await fetch(`${service.url}/t/l/${link}`, { redirect: 'manual', headers: { 'user-agent': BROWSER } });
+    const clicked = await fetch(`${service.url}/t/l/${link}`, {
+      redirect: 'manual',
+      headers: { 'user-agent': BROWSER },
+    });
     expect(clicked.headers.get('location')).toBe('https://plans.example.com/imap?a=1');
     for (const type of ['message.opened', 'message.link_clicked']) {
       const delivery = await notified(type, alice);
@@ -243,18 +348,32 @@ describe('deliverability of connected accounts: tracking and reports in the acco
   });
 
   it('ordinary mail and hosted mailboxes get no job: one header scan decides', async () => {
-    const ordinary = Buffer.from('From: friend@example.org\r\nTo: alice@example.test\r\nSubject: lunch?\r\nContent-Type: text/plain\r\n\r\nmultipart/report is only mentioned here\r\n');
+    const ordinary = Buffer.from(
+      'From: friend@example.org\r\nTo: alice@example.test\r\nSubject: lunch?\r\nContent-Type: text/plain\r\n\r\nmultipart/report is only mentioned here\r\n',
+    );
     expect(mayBeReport(ordinary)).toBe(false);
     expect(mayBeReport(dsn({ recipient: 'x@y.example', messageId: 'a@b' }))).toBe(true);
     expect(mayBeReport(Buffer.from('From: someone@example.org\r\nReturn-Path: <>\r\n\r\nx'))).toBe(true);
-    expect(mayBeReport(Buffer.from('Subject: x\r\nContent-Type:\r\n multipart/report; report-type=delivery-status\r\n\r\nx'))).toBe(true);
-    expect(mayBeReport(Buffer.from('Subject: Undelivered\r\nFrom: Mail Delivery System <MAILER-DAEMON@mx.example.org>\r\n\r\nx'))).toBe(true);
+    expect(
+      mayBeReport(
+        Buffer.from('Subject: x\r\nContent-Type:\r\n multipart/report; report-type=delivery-status\r\n\r\nx'),
+      ),
+    ).toBe(true);
+    expect(
+      mayBeReport(
+        Buffer.from('Subject: Undelivered\r\nFrom: Mail Delivery System <MAILER-DAEMON@mx.example.org>\r\n\r\nx'),
+      ),
+    ).toBe(true);
     expect(mayBeReport(Buffer.from('Subject: x\r\nFrom: postmaster@example.org\r\n\r\nx'))).toBe(true);
     // Only in the header section: a body line that looks like one does not count.
     expect(mayBeReport(Buffer.from('Subject: x\r\nFrom: friend@example.org\r\n\r\nReturn-Path: <>\r\n'))).toBe(false);
     const row = await grantRow(alice);
     expect(service.core.mailboxReports.jobsFor(ordinary, [row])).toBeUndefined();
-    expect(service.core.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [{ ...row, provider: 'nylas' }])).toBeUndefined();
+    expect(
+      service.core.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [
+        { ...row, provider: 'nylas' },
+      ]),
+    ).toBeUndefined();
     const plan = service.core.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [row]);
     expect(plan?.([{ grantId: alice, messageId: 'm1' }]).map((job) => job.kind)).toEqual([MAILBOX_REPORT_JOB]);
   });

@@ -25,21 +25,33 @@ describe('agentpost mcp (stdio)', () => {
     service = await startTestService();
     const principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' as const };
     await service.core.domains.create(principal, { name: 'Stdio', domain_address: 'stdio.agentpost.localhost' });
-    grantId = (await service.core.grants.create(principal, { provider: 'nylas', settings: { email: 'stdio@stdio.agentpost.localhost' } })).grant.id;
+    grantId = (
+      await service.core.grants.create(principal, {
+        provider: 'nylas',
+        settings: { email: 'stdio@stdio.agentpost.localhost' },
+      })
+    ).grant.id;
   });
   afterAll(async () => {
     await service.close();
   });
 
   it('calls a running service over /v3 when AGENTPOST_URL is set, bound to one grant', async () => {
-    const client = await stdioClient({ AGENTPOST_URL: service.url, AGENTPOST_API_KEY: service.apiKey, AGENTPOST_GRANT_ID: grantId });
+    const client = await stdioClient({
+      AGENTPOST_URL: service.url,
+      AGENTPOST_API_KEY: service.apiKey,
+      AGENTPOST_GRANT_ID: grantId,
+    });
     try {
       const { tools } = await client.listTools();
       expect(tools.map((tool) => tool.name)).toContain('list_folders');
       const result = await client.callTool({ name: 'list_folders', arguments: {} });
       expect(result.isError).toBeFalsy();
       expect((result.structuredContent as { data: { id: string }[] }).data[0]?.id).toBe('inbox');
-      const failed = await client.callTool({ name: 'get_event', arguments: { event_id: 'missing', calendar_id: 'primary' } });
+      const failed = await client.callTool({
+        name: 'get_event',
+        arguments: { event_id: 'missing', calendar_id: 'primary' },
+      });
       expect(failed.isError).toBe(true);
     } finally {
       await client.close();
@@ -47,9 +59,15 @@ describe('agentpost mcp (stdio)', () => {
   }, 60_000);
 
   it('runs embedded on the local database when no URL is given', async () => {
-    const client = await stdioClient({ AGENTPOST_DATABASE_URL: service.config.databaseUrl, AGENTPOST_API_KEY: service.apiKey });
+    const client = await stdioClient({
+      AGENTPOST_DATABASE_URL: service.config.databaseUrl,
+      AGENTPOST_API_KEY: service.apiKey,
+    });
     try {
-      const result = await client.callTool({ name: 'list_folders', arguments: { grant_id: 'stdio@stdio.agentpost.localhost' } });
+      const result = await client.callTool({
+        name: 'list_folders',
+        arguments: { grant_id: 'stdio@stdio.agentpost.localhost' },
+      });
       expect(result.isError).toBeFalsy();
       expect((result.structuredContent as { data: { grant_id: string }[] }).data[0]?.grant_id).toBe(grantId);
     } finally {

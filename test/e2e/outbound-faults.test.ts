@@ -23,11 +23,21 @@ afterAll(() => {
 });
 
 /** `agentpost serve` as a child process, resolved once it listens. */
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {
+async function serve(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null>; output: () => string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_')));
   const child = spawn(process.execPath, [BIN, 'serve'], {
     cwd: ROOT,
-    env: { ...clean, AGENTPOST_API_KEY: TEST_API_KEY, AGENTPOST_LOG_LEVEL: 'warn', AGENTPOST_SMTP_PORT: '0', AGENTPOST_WORKER_POLL_MS: '100', ...env, AGENTPOST_HTTP_PORT: '0' },
+    env: {
+      ...clean,
+      AGENTPOST_API_KEY: TEST_API_KEY,
+      AGENTPOST_LOG_LEVEL: 'warn',
+      AGENTPOST_SMTP_PORT: '0',
+      AGENTPOST_WORKER_POLL_MS: '100',
+      ...env,
+      AGENTPOST_HTTP_PORT: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -54,10 +64,15 @@ async function serve(env: Record<string, string>): Promise<{ child: ChildProcess
 
 async function mailbox(url: string, email: string): Promise<{ nylas: Nylas; grantId: string }> {
   const domain = email.slice(email.indexOf('@') + 1);
-  const registered = await request(url, 'POST', '/v3/admin/domains', { key: TEST_API_KEY, body: { name: domain, domain_address: domain } });
+  const registered = await request(url, 'POST', '/v3/admin/domains', {
+    key: TEST_API_KEY,
+    body: { name: domain, domain_address: domain },
+  });
   expect([200, 409]).toContain(registered.status);
   const nylas = new Nylas({ apiKey: TEST_API_KEY, apiUri: url, timeout: 30 });
-  const grant = await nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } as never });
+  const grant = await nylas.auth.customAuthentication({
+    requestBody: { provider: 'nylas', settings: { email } } as never,
+  });
   return { nylas, grantId: grant.data.id };
 }
 
@@ -73,7 +88,10 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
     };
     const first = await serve(env);
     const { nylas, grantId } = await mailbox(first.url, 'survivor@kill.agentpost.localhost');
-    const sent = await nylas.messages.send({ identifier: grantId, requestBody: { to: [{ email: 'far@example.com' }], subject: 'Survives a crash', body: 'x' } });
+    const sent = await nylas.messages.send({
+      identifier: grantId,
+      requestBody: { to: [{ email: 'far@example.com' }], subject: 'Survives a crash', body: 'x' },
+    });
     // Accepted (stored and queued); the relay is not there, so it cannot have been delivered.
     await eventually(async () => {
       const message = await nylas.messages.find({ identifier: grantId, messageId: sent.data.id });
@@ -113,10 +131,12 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
     let running: Awaited<ReturnType<typeof serve>> | undefined;
     for (let attempt = 0; !running; attempt++) {
       smtpPort = await freePort();
-      running = await serve({ AGENTPOST_DATABASE_URL: databaseUrl, AGENTPOST_SMTP_PORT: String(smtpPort) }).catch((error: Error) => {
-        if (attempt < 3 && /EADDRINUSE/.test(error.message)) return undefined;
-        throw error;
-      });
+      running = await serve({ AGENTPOST_DATABASE_URL: databaseUrl, AGENTPOST_SMTP_PORT: String(smtpPort) }).catch(
+        (error: Error) => {
+          if (attempt < 3 && /EADDRINUSE/.test(error.message)) return undefined;
+          throw error;
+        },
+      );
     }
     const email = 'busy@term.agentpost.localhost';
     const { grantId } = await mailbox(running.url, email);
@@ -138,7 +158,12 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
       for (let index = 0; ; index += 1) {
         const subject = `load ${worker}-${index}`;
         try {
-          const info = await transport.sendMail({ from: 'load@example.com', to: email, subject, text: `message ${subject}` });
+          const info = await transport.sendMail({
+            from: 'load@example.com',
+            to: email,
+            subject,
+            text: `message ${subject}`,
+          });
           if (/^250 /.test(info.response)) accepted.push(subject);
         } catch {
           if (terminated) return;
@@ -169,7 +194,10 @@ describe('outbound and shutdown faults of a service process', { timeout: TIMEOUT
     const db = await createDb({ url: databaseUrl });
     try {
       const wanted = [...accepted, 'in DATA at SIGTERM'];
-      const stored = await db.orm.select({ subject: tables.messages.subject, grantId: tables.messages.grantId }).from(tables.messages).where(inArray(tables.messages.subject, wanted));
+      const stored = await db.orm
+        .select({ subject: tables.messages.subject, grantId: tables.messages.grantId })
+        .from(tables.messages)
+        .where(inArray(tables.messages.subject, wanted));
       expect(stored.every((row) => row.grantId === grantId)).toBe(true);
       expect(new Set(stored.map((row) => row.subject))).toEqual(new Set(wanted));
       expect(stored).toHaveLength(wanted.length);

@@ -38,7 +38,10 @@ describe('hosted mail out', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` }, deps: { clock } });
+    service = await startTestService({
+      env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` },
+      deps: { clock },
+    });
     alice = await createMailbox(service, ALICE);
     bob = await createMailbox(service, BOB);
   });
@@ -50,7 +53,13 @@ describe('hosted mail out', () => {
   /** The outbound recipients rows of a sent message. */
   async function deliveryOf(messageId: string) {
     const message = await service.nylas.messages.find({ identifier: alice, messageId });
-    return (message.data as unknown as { deliveryStatus?: { email: string; status: string; code?: number; response?: string }[] }).deliveryStatus ?? [];
+    return (
+      (
+        message.data as unknown as {
+          deliveryStatus?: { email: string; status: string; code?: number; response?: string }[];
+        }
+      ).deliveryStatus ?? []
+    );
   }
 
   it('two Agent Accounts converse: A sends with an attachment, B reads and replies, A sees one thread', async () => {
@@ -78,14 +87,24 @@ describe('hosted mail out', () => {
     expect(received.to).toEqual([{ name: 'Bob', email: BOB }]);
     expect(received.body).toContain('<b>Bob</b>');
     const attachment = received.attachments!.find((item) => item.filename === 'notes.txt')!;
-    const download = await request(service.url, 'GET', `/v3/grants/${bob}/attachments/${attachment.id}/download?message_id=${received.id}`, { key: service.apiKey });
+    const download = await request(
+      service.url,
+      'GET',
+      `/v3/grants/${bob}/attachments/${attachment.id}/download?message_id=${received.id}`,
+      { key: service.apiKey },
+    );
     expect(download.text).toBe(notes.toString());
-    expect((await deliveryOf(sent.data.id)).map(({ email, status }) => ({ email, status }))).toEqual([{ email: BOB, status: 'delivered' }]);
+    expect((await deliveryOf(sent.data.id)).map(({ email, status }) => ({ email, status }))).toEqual([
+      { email: BOB, status: 'delivered' },
+    ]);
 
     const bobThread = await nylas.threads.find({ identifier: bob, threadId: received.threadId! });
     expect(bobThread.data.messageIds).toEqual([received.id]);
 
-    const reply = await nylas.messages.send({ identifier: bob, requestBody: { to: [{ email: ALICE }], body: 'Monday works.', replyToMessageId: received.id } });
+    const reply = await nylas.messages.send({
+      identifier: bob,
+      requestBody: { to: [{ email: ALICE }], body: 'Monday works.', replyToMessageId: received.id },
+    });
     expect(reply.data.subject).toBe('Re: Plans for Monday');
     expect(reply.data.threadId).toBe(received.threadId);
 
@@ -107,7 +126,9 @@ describe('hosted mail out', () => {
     // People one writes to and hears from become contacts.
     const contacts = await eventually(async () => {
       const list = await nylas.contacts.list({ identifier: bob, queryParams: {} });
-      return list.data.some((contact) => contact.emails?.some((entry) => entry.email === ALICE)) ? list.data : undefined;
+      return list.data.some((contact) => contact.emails?.some((entry) => entry.email === ALICE))
+        ? list.data
+        : undefined;
     });
     expect(contacts.length).toBeGreaterThan(0);
   });
@@ -115,7 +136,14 @@ describe('hosted mail out', () => {
   it('mail to another domain reaches the relay with the right envelope, headers, threading and MIME structure', async () => {
     const { nylas } = service;
     sink.messages.length = 0;
-    const first = await nylas.messages.send({ identifier: alice, requestBody: { to: [{ name: 'Carol Remote', email: 'carol@example.com' }], subject: 'Quote request', body: '<p>Could you send a quote?</p>' } });
+    const first = await nylas.messages.send({
+      identifier: alice,
+      requestBody: {
+        to: [{ name: 'Carol Remote', email: 'carol@example.com' }],
+        subject: 'Quote request',
+        body: '<p>Could you send a quote?</p>',
+      },
+    });
     await sink.waitFor(1);
     const firstHeaderId = (await simpleParser(sink.messages[0]!.raw)).messageId!;
     expect(firstHeaderId).toMatch(new RegExp(`^<[a-z0-9]+@${DOMAIN.replace(/\./g, '\\.')}>$`));
@@ -129,7 +157,10 @@ describe('hosted mail out', () => {
       `From: Carol Remote <carol@example.com>\r\nTo: ${ALICE}\r\nSubject: Re: Quote request\r\nMessage-ID: ${carolId}\r\nIn-Reply-To: ${firstHeaderId}\r\nReferences: ${firstHeaderId}\r\nDate: Mon, 04 May 2026 09:01:00 +0000\r\n\r\nHere is the quote.\r\n`,
     );
     expect(answer.code).toBe(250);
-    const carolMessage = await eventually(async () => (await nylas.messages.list({ identifier: alice, queryParams: { from: ['carol@example.com'] } })).data[0]);
+    const carolMessage = await eventually(
+      async () =>
+        (await nylas.messages.list({ identifier: alice, queryParams: { from: ['carol@example.com'] } })).data[0],
+    );
     expect(carolMessage.threadId).toBe(first.data.threadId);
 
     const logo = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
@@ -158,8 +189,15 @@ describe('hosted mail out', () => {
     const toOrg = transactions.find((message) => message.rcptTo.includes('erin@example.org'))!;
     // One SMTP transaction per recipient, each with its own VERP return path on the sender's domain (a later
     // bounce names the message and the recipient); the same bytes to everyone.
-    expect(transactions.map((message) => message.rcptTo).sort()).toEqual([['carol@example.com'], ['dave@example.com'], ['erin@example.org']]);
-    for (const message of transactions) expect(message.mailFrom).toMatch(new RegExp(`^bounce\\+[0-9a-z_]+-[0-9a-v]+-[a-z2-7]{16}@${DOMAIN.replace(/\./g, '\\.')}$`));
+    expect(transactions.map((message) => message.rcptTo).sort()).toEqual([
+      ['carol@example.com'],
+      ['dave@example.com'],
+      ['erin@example.org'],
+    ]);
+    for (const message of transactions)
+      expect(message.mailFrom).toMatch(
+        new RegExp(`^bounce\\+[0-9a-z_]+-[0-9a-v]+-[a-z2-7]{16}@${DOMAIN.replace(/\./g, '\\.')}$`),
+      );
     expect(new Set(transactions.map((message) => message.mailFrom)).size).toBe(3);
     expect(toCom.raw.equals(toOrg.raw)).toBe(true);
 
@@ -170,8 +208,12 @@ describe('hosted mail out', () => {
     expect(head).toMatch(/^X-Campaign: spring-2026$/m);
     const parsed = await simpleParser(toCom.raw, { keepCidLinks: true });
     expect(parsed.from?.value).toEqual([{ name: '', address: ALICE }]);
-    expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.value : []).toEqual([{ name: 'Carol Remote', address: 'carol@example.com' }]);
-    expect(parsed.cc && !Array.isArray(parsed.cc) ? parsed.cc.value : []).toEqual([{ name: '', address: 'dave@example.com' }]);
+    expect(parsed.to && !Array.isArray(parsed.to) ? parsed.to.value : []).toEqual([
+      { name: 'Carol Remote', address: 'carol@example.com' },
+    ]);
+    expect(parsed.cc && !Array.isArray(parsed.cc) ? parsed.cc.value : []).toEqual([
+      { name: '', address: 'dave@example.com' },
+    ]);
     expect(parsed.replyTo?.value).toEqual([{ name: 'Sales', address: `sales@${DOMAIN}` }]);
     expect(parsed.subject).toBe('Re: Quote request');
     expect(parsed.messageId).toMatch(new RegExp(`@${DOMAIN.replace(/\./g, '\\.')}>$`));
@@ -194,7 +236,11 @@ describe('hosted mail out', () => {
     expect(pdfPart.content.equals(pdf)).toBe(true);
 
     // The sender's copy is the message as sent, with its Bcc, and each recipient delivered.
-    const copy = await nylas.messages.find({ identifier: alice, messageId: reply.data.id, queryParams: { fields: 'raw_mime' as never } });
+    const copy = await nylas.messages.find({
+      identifier: alice,
+      messageId: reply.data.id,
+      queryParams: { fields: 'raw_mime' as never },
+    });
     expect(Buffer.from(copy.data.rawMime!, 'base64url').equals(toCom.raw)).toBe(true);
     const sentCopy = await nylas.messages.find({ identifier: alice, messageId: reply.data.id });
     expect(sentCopy.data.bcc).toEqual([{ email: 'erin@example.org' }]);
@@ -202,14 +248,21 @@ describe('hosted mail out', () => {
       const list = await deliveryOf(reply.data.id);
       return list.every((entry) => entry.status === 'delivered') ? list : undefined;
     });
-    expect(statuses.map((entry) => entry.email).sort()).toEqual(['carol@example.com', 'dave@example.com', 'erin@example.org']);
+    expect(statuses.map((entry) => entry.email).sort()).toEqual([
+      'carol@example.com',
+      'dave@example.com',
+      'erin@example.org',
+    ]);
   });
 
   it('with the relay down the message is queued and retried, and arrives once the relay is back', async () => {
     const { nylas } = service;
     sink.messages.length = 0;
     await sink.stop();
-    const sent = await nylas.messages.send({ identifier: alice, requestBody: { to: [{ email: 'frank@example.net' }], subject: 'Are you there?', body: 'Ping' } });
+    const sent = await nylas.messages.send({
+      identifier: alice,
+      requestBody: { to: [{ email: 'frank@example.net' }], subject: 'Are you there?', body: 'Ping' },
+    });
     const deferred = await eventually(async () => {
       const [entry] = await deliveryOf(sent.data.id);
       return entry?.status === 'deferred' ? entry : undefined;
@@ -219,7 +272,9 @@ describe('hosted mail out', () => {
     // A retry while still down stays deferred.
     clock.advance(60_000);
     service.background.wake();
-    await eventually(async () => ((await deliveryOf(sent.data.id))[0] as unknown as { attempts: number }).attempts >= 2 || undefined);
+    await eventually(
+      async () => ((await deliveryOf(sent.data.id))[0] as unknown as { attempts: number }).attempts >= 2 || undefined,
+    );
     expect(sink.messages).toHaveLength(0);
 
     await sink.start();
@@ -243,21 +298,34 @@ describe('hosted mail out', () => {
   it('a 550 from the relay is a permanent failure, recorded at once with a message.send_failed event', async () => {
     const { nylas } = service;
     sink.messages.length = 0;
-    sink.onRecipient = (address) => (address === 'nobody@example.com' ? { code: 550, message: '5.1.1 <nobody@example.com>: no such user' } : undefined);
+    sink.onRecipient = (address) =>
+      address === 'nobody@example.com' ? { code: 550, message: '5.1.1 <nobody@example.com>: no such user' } : undefined;
     try {
-      const sent = await nylas.messages.send({ identifier: alice, requestBody: { to: [{ email: 'nobody@example.com' }, { email: 'somebody@example.com' }], subject: 'Hello', body: 'Hi' } });
+      const sent = await nylas.messages.send({
+        identifier: alice,
+        requestBody: {
+          to: [{ email: 'nobody@example.com' }, { email: 'somebody@example.com' }],
+          subject: 'Hello',
+          body: 'Hi',
+        },
+      });
       const statuses = await eventually(async () => {
         const list = await deliveryOf(sent.data.id);
         return list.length === 2 && list.every((entry) => entry.status !== 'queued') ? list : undefined;
       });
-      expect(statuses.find((entry) => entry.email === 'nobody@example.com')).toMatchObject({ status: 'failed', code: 550 });
+      expect(statuses.find((entry) => entry.email === 'nobody@example.com')).toMatchObject({
+        status: 'failed',
+        code: 550,
+      });
       expect(statuses.find((entry) => entry.email === 'nobody@example.com')!.response).toContain('no such user');
       expect(statuses.find((entry) => entry.email === 'somebody@example.com')).toMatchObject({ status: 'delivered' });
       expect(sink.messages.map((message) => message.rcptTo)).toEqual([['somebody@example.com']]);
       const events = await service.core.deps.db.orm
         .select()
         .from(tables.outboxEvents)
-        .where(and(eq(tables.outboxEvents.type, 'message.send_failed'), eq(tables.outboxEvents.objectId, sent.data.id)));
+        .where(
+          and(eq(tables.outboxEvents.type, 'message.send_failed'), eq(tables.outboxEvents.objectId, sent.data.id)),
+        );
       expect(events).toHaveLength(1);
       expect(JSON.stringify(events[0]!.payload)).toContain('nobody@example.com');
       // Permanent: later wakes try nothing more.
@@ -270,7 +338,14 @@ describe('hosted mail out', () => {
       // A 550 to DATA fails every recipient of the transaction.
       sink.onRecipient = undefined;
       sink.onData = () => ({ code: 554, message: '5.7.1 rejected as spam' });
-      const spam = await nylas.messages.send({ identifier: alice, requestBody: { to: [{ email: 'x@example.com' }, { email: 'y@example.com' }], subject: 'Buy now', body: 'Offer' } });
+      const spam = await nylas.messages.send({
+        identifier: alice,
+        requestBody: {
+          to: [{ email: 'x@example.com' }, { email: 'y@example.com' }],
+          subject: 'Buy now',
+          body: 'Offer',
+        },
+      });
       const failed = await eventually(async () => {
         const list = await deliveryOf(spam.data.id);
         return list.length === 2 && list.every((entry) => entry.status === 'failed') ? list : undefined;
@@ -283,7 +358,10 @@ describe('hosted mail out', () => {
   });
 
   it('an unknown mailbox on a hosted domain fails at once; the others still get the message', async () => {
-    const sent = await service.nylas.messages.send({ identifier: alice, requestBody: { to: [{ email: `ghost@${DOMAIN}` }, { email: BOB }], subject: 'Hi both', body: 'Hi' } });
+    const sent = await service.nylas.messages.send({
+      identifier: alice,
+      requestBody: { to: [{ email: `ghost@${DOMAIN}` }, { email: BOB }], subject: 'Hi both', body: 'Hi' },
+    });
     const statuses = await deliveryOf(sent.data.id);
     expect(statuses.find((entry) => entry.email === `ghost@${DOMAIN}`)).toMatchObject({ status: 'failed', code: 550 });
     expect(statuses.find((entry) => entry.email === BOB)).toMatchObject({ status: 'delivered' });
@@ -297,20 +375,31 @@ describe('hosted mail out', () => {
         to: [{ email: BOB }],
         subject: 'Draft subject',
         body: '<p>First version</p>',
-        attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('attached').toString('base64') }],
+        attachments: [
+          { filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('attached').toString('base64') },
+        ],
       },
     });
     expect(created.data.object).toBe('draft');
     expect(created.data.folders).toEqual(['drafts']);
     const draftId = created.data.id;
 
-    const updated = await nylas.drafts.update({ identifier: alice, draftId, requestBody: { subject: 'Final subject', cc: [{ email: 'gina@example.com' }] } });
+    const updated = await nylas.drafts.update({
+      identifier: alice,
+      draftId,
+      requestBody: { subject: 'Final subject', cc: [{ email: 'gina@example.com' }] },
+    });
     expect(updated.data.id).toBe(draftId);
     expect(updated.data.subject).toBe('Final subject');
     expect(updated.data.body).toContain('First version');
     expect(updated.data.cc).toEqual([{ email: 'gina@example.com' }]);
     expect(updated.data.attachments?.map((attachment) => attachment.filename)).toEqual(['a.txt']);
-    const draftFile = await request(service.url, 'GET', `/v3/grants/${alice}/attachments/${updated.data.attachments![0]!.id}/download?message_id=${draftId}`, { key: service.apiKey });
+    const draftFile = await request(
+      service.url,
+      'GET',
+      `/v3/grants/${alice}/attachments/${updated.data.attachments![0]!.id}/download?message_id=${draftId}`,
+      { key: service.apiKey },
+    );
     expect(draftFile.text).toBe('attached');
     expect(updated.data.threadId).toBe(created.data.threadId);
 
@@ -329,7 +418,10 @@ describe('hosted mail out', () => {
     expect(sent.data.folders).toEqual(['sent']);
     expect(await statusOf(nylas.drafts.find({ identifier: alice, draftId }))).toBe(404);
     expect((await nylas.drafts.list({ identifier: alice })).data.map((draft) => draft.id)).not.toContain(draftId);
-    const inSent = await nylas.messages.list({ identifier: alice, queryParams: { in: ['sent'], subject: 'Final subject' } });
+    const inSent = await nylas.messages.list({
+      identifier: alice,
+      queryParams: { in: ['sent'], subject: 'Final subject' },
+    });
     expect(inSent.data.map((message) => message.id)).toEqual([sent.data.id]);
     const threadAfter = await nylas.threads.find({ identifier: alice, threadId: sent.data.threadId! });
     expect(threadAfter.data.draftIds).toEqual([]);
@@ -341,13 +433,19 @@ describe('hosted mail out', () => {
     expect(remote!.rcptTo).toEqual(['gina@example.com']);
 
     // A draft that is deleted is gone.
-    const other = await nylas.drafts.create({ identifier: alice, requestBody: { to: [{ email: BOB }], subject: 'Never sent' } });
+    const other = await nylas.drafts.create({
+      identifier: alice,
+      requestBody: { to: [{ email: BOB }], subject: 'Never sent' },
+    });
     await nylas.drafts.destroy({ identifier: alice, draftId: other.data.id });
     expect(await statusOf(nylas.drafts.find({ identifier: alice, draftId: other.data.id }))).toBe(404);
 
     // A reply draft sits in the thread of the message it answers.
     const [received] = (await nylas.messages.list({ identifier: bob, queryParams: { subject: 'Final subject' } })).data;
-    const replyDraft = await nylas.drafts.create({ identifier: bob, requestBody: { to: [{ email: ALICE }], body: 'Got it', replyToMessageId: received!.id } });
+    const replyDraft = await nylas.drafts.create({
+      identifier: bob,
+      requestBody: { to: [{ email: ALICE }], body: 'Got it', replyToMessageId: received!.id },
+    });
     expect(replyDraft.data.threadId).toBe(received!.threadId);
     expect(replyDraft.data.subject).toBe('Re: Final subject');
     const replySent = await nylas.drafts.send({ identifier: bob, draftId: replyDraft.data.id });
@@ -359,7 +457,10 @@ describe('hosted mail out', () => {
   it('scheduled sends are listed, found, run from the queue at send_at, and can be stopped', async () => {
     const { nylas } = service;
     const now = Math.floor(clock.now().getTime() / 1000);
-    const scheduled = await nylas.messages.send({ identifier: alice, requestBody: { to: [{ email: BOB }], subject: 'Later', body: 'In an hour', sendAt: now + 3600 } });
+    const scheduled = await nylas.messages.send({
+      identifier: alice,
+      requestBody: { to: [{ email: BOB }], subject: 'Later', body: 'In an hour', sendAt: now + 3600 },
+    });
     const scheduleId = (scheduled.data as unknown as { scheduleId: string }).scheduleId;
     expect(scheduleId).toBeTruthy();
     const raw = await request(service.url, 'GET', `/v3/grants/${alice}/messages/schedules`, { key: service.apiKey });
@@ -367,16 +468,23 @@ describe('hosted mail out', () => {
     const found = await nylas.messages.findScheduledMessage({ identifier: alice, scheduleId });
     expect(found.data.status.code).toBe('pending');
 
-    const stopMe = await nylas.messages.send({ identifier: alice, requestBody: { to: [{ email: BOB }], subject: 'Never', body: 'Stopped', sendAt: now + 3600 } });
+    const stopMe = await nylas.messages.send({
+      identifier: alice,
+      requestBody: { to: [{ email: BOB }], subject: 'Never', body: 'Stopped', sendAt: now + 3600 },
+    });
     const stopId = (stopMe.data as unknown as { scheduleId: string }).scheduleId;
     const stopped = await nylas.messages.stopScheduledMessage({ identifier: alice, scheduleId: stopId });
     expect(stopped.data.message).toBe('requested cancelation for workflow');
-    expect((await nylas.messages.findScheduledMessage({ identifier: alice, scheduleId: stopId })).data.status.code).toBe('cancelled');
+    expect(
+      (await nylas.messages.findScheduledMessage({ identifier: alice, scheduleId: stopId })).data.status.code,
+    ).toBe('cancelled');
 
     expect((await nylas.messages.list({ identifier: bob, queryParams: { subject: 'Later' } })).data).toHaveLength(0);
     clock.advance(3601_000);
     service.background.wake();
-    const arrived = await eventually(async () => (await nylas.messages.list({ identifier: bob, queryParams: { subject: 'Later' } })).data[0]);
+    const arrived = await eventually(
+      async () => (await nylas.messages.list({ identifier: bob, queryParams: { subject: 'Later' } })).data[0],
+    );
     expect(arrived.body).toContain('In an hour');
     const done = await nylas.messages.findScheduledMessage({ identifier: alice, scheduleId });
     expect(done.data.status.code).toBe('success');

@@ -23,8 +23,12 @@ describe('outbound routes', () => {
     sink = await startSmtpSink();
     authSink = await startSmtpSink({ auth: { user: 'relay-user', pass: 'p@ss word' } });
     // The "mail servers" are on loopback: this service lifts the address policy.
-    direct = await startTestService({ env: { AGENTPOST_SMTP_DELIVERY_PORT: String(sink.port), AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true' } });
-    relayed = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://relay-user:${encodeURIComponent('p@ss word')}@127.0.0.1:${authSink.port}` } });
+    direct = await startTestService({
+      env: { AGENTPOST_SMTP_DELIVERY_PORT: String(sink.port), AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
+    relayed = await startTestService({
+      env: { AGENTPOST_SMTP_RELAY: `smtp://relay-user:${encodeURIComponent('p@ss word')}@127.0.0.1:${authSink.port}` },
+    });
     directGrant = await createMailbox(direct, SENDER);
     relayedGrant = await createMailbox(relayed, SENDER);
   });
@@ -38,7 +42,12 @@ describe('outbound routes', () => {
   async function statuses(service: TestService, grant: string, messageId: string) {
     return eventually(async () => {
       const message = await service.nylas.messages.find({ identifier: grant, messageId });
-      const list = (message.data as unknown as { deliveryStatus?: { email: string; status: string; code?: number; response?: string }[] }).deliveryStatus ?? [];
+      const list =
+        (
+          message.data as unknown as {
+            deliveryStatus?: { email: string; status: string; code?: number; response?: string }[];
+          }
+        ).deliveryStatus ?? [];
       return list.length > 0 && list.every((entry) => entry.status !== 'queued') ? list : undefined;
     });
   }
@@ -51,15 +60,21 @@ describe('outbound routes', () => {
     ]);
     direct.dns.hosts.set('mx1.mx-domain.example', ['127.0.0.2']);
     direct.dns.hosts.set('mx2.mx-domain.example', ['127.0.0.1']);
-    const sent = await direct.nylas.messages.send({ identifier: directGrant, requestBody: { to: [{ email: 'someone@mx-domain.example' }], subject: 'via MX', body: 'x' } });
+    const sent = await direct.nylas.messages.send({
+      identifier: directGrant,
+      requestBody: { to: [{ email: 'someone@mx-domain.example' }], subject: 'via MX', body: 'x' },
+    });
     const [status] = await statuses(direct, directGrant, sent.data.id);
     expect(status).toMatchObject({ email: 'someone@mx-domain.example', status: 'delivered', code: 250 });
     expect(sink.messages.some((message) => message.rcptTo.includes('someone@mx-domain.example'))).toBe(true);
   });
 
-  it('without an MX record delivers to the domain\'s own address (implicit MX)', async () => {
+  it("without an MX record delivers to the domain's own address (implicit MX)", async () => {
     direct.dns.hosts.set('implicit.example', ['127.0.0.1']);
-    const sent = await direct.nylas.messages.send({ identifier: directGrant, requestBody: { to: [{ email: 'a@implicit.example' }], subject: 'implicit', body: 'x' } });
+    const sent = await direct.nylas.messages.send({
+      identifier: directGrant,
+      requestBody: { to: [{ email: 'a@implicit.example' }], subject: 'implicit', body: 'x' },
+    });
     const [status] = await statuses(direct, directGrant, sent.data.id);
     expect(status).toMatchObject({ status: 'delivered' });
   });
@@ -68,15 +83,25 @@ describe('outbound routes', () => {
     direct.dns.mx.set('nullmx.example', [{ exchange: '', priority: 0 }]);
     const sent = await direct.nylas.messages.send({
       identifier: directGrant,
-      requestBody: { to: [{ email: 'a@nullmx.example' }, { email: 'b@does-not-exist.example' }], subject: 'nowhere', body: 'x' },
+      requestBody: {
+        to: [{ email: 'a@nullmx.example' }, { email: 'b@does-not-exist.example' }],
+        subject: 'nowhere',
+        body: 'x',
+      },
     });
     const list = await statuses(direct, directGrant, sent.data.id);
     expect(list.find((entry) => entry.email === 'a@nullmx.example')).toMatchObject({ status: 'failed', code: 556 });
-    expect(list.find((entry) => entry.email === 'b@does-not-exist.example')).toMatchObject({ status: 'failed', code: 550 });
+    expect(list.find((entry) => entry.email === 'b@does-not-exist.example')).toMatchObject({
+      status: 'failed',
+      code: 550,
+    });
   });
 
   it('authenticates to a relay with the credentials of AGENTPOST_SMTP_RELAY', async () => {
-    const sent = await relayed.nylas.messages.send({ identifier: relayedGrant, requestBody: { to: [{ email: 'x@anywhere.example' }], subject: 'relayed', body: 'x' } });
+    const sent = await relayed.nylas.messages.send({
+      identifier: relayedGrant,
+      requestBody: { to: [{ email: 'x@anywhere.example' }], subject: 'relayed', body: 'x' },
+    });
     const [status] = await statuses(relayed, relayedGrant, sent.data.id);
     expect(status).toMatchObject({ status: 'delivered' });
     expect(authSink.messages.at(-1)?.user).toBe('relay-user');
@@ -93,7 +118,12 @@ describe('direct MX delivery and the address policy (no AGENTPOST_ALLOW_PRIVATE_
   async function statuses(messageId: string) {
     return eventually(async () => {
       const message = await service.nylas.messages.find({ identifier: grant, messageId });
-      const list = (message.data as unknown as { deliveryStatus?: { email: string; status: string; code?: number; response?: string }[] }).deliveryStatus ?? [];
+      const list =
+        (
+          message.data as unknown as {
+            deliveryStatus?: { email: string; status: string; code?: number; response?: string }[];
+          }
+        ).deliveryStatus ?? [];
       return list.length > 0 && list.every((entry) => entry.status !== 'queued') ? list : undefined;
     });
   }
@@ -127,7 +157,11 @@ describe('direct MX delivery and the address policy (no AGENTPOST_ALLOW_PRIVATE_
     service.dns.hosts.set('loopback.example', ['::1']);
     const sent = await service.nylas.messages.send({
       identifier: grant,
-      requestBody: { to: [{ email: 'a@inside.example' }, { email: 'b@loopback.example' }], subject: 'inward', body: 'x' },
+      requestBody: {
+        to: [{ email: 'a@inside.example' }, { email: 'b@loopback.example' }],
+        subject: 'inward',
+        body: 'x',
+      },
     });
     const list = await statuses(sent.data.id);
     const inside = list.find((entry) => entry.email === 'a@inside.example');
@@ -148,10 +182,15 @@ describe('direct MX delivery and the address policy (no AGENTPOST_ALLOW_PRIVATE_
     ]);
     service.dns.hosts.set('mx1.mixed.example', ['192.168.1.10']);
     service.dns.hosts.set('mx2.mixed.example', ['fd00::25', '93.184.216.34']);
-    const sent = await service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: 'c@mixed.example' }], subject: 'outward', body: 'x' } });
+    const sent = await service.nylas.messages.send({
+      identifier: grant,
+      requestBody: { to: [{ email: 'c@mixed.example' }], subject: 'outward', body: 'x' },
+    });
     const [status] = await statuses(sent.data.id);
     expect(status).toMatchObject({ email: 'c@mixed.example', status: 'delivered', code: 250 });
-    expect(submissions.map((submission) => [submission.host, submission.servername])).toEqual([['93.184.216.34', 'mx2.mixed.example']]);
+    expect(submissions.map((submission) => [submission.host, submission.servername])).toEqual([
+      ['93.184.216.34', 'mx2.mixed.example'],
+    ]);
     expect(sink.sessions).toBe(0);
   });
 });

@@ -84,10 +84,22 @@ describe('two service processes on one libSQL server', () => {
   it('ingests at one process and serves the mail from the other', async () => {
     const [first, second] = children as [Child, Child];
     const email = 'shared@procs.agentpost.localhost';
-    const grantId = await createMailbox({ url: first.url, apiKey: TEST_API_KEY, nylas: new Nylas({ apiKey: TEST_API_KEY, apiUri: first.url, timeout: 30 }) }, email);
+    const grantId = await createMailbox(
+      {
+        url: first.url,
+        apiKey: TEST_API_KEY,
+        nylas: new Nylas({ apiKey: TEST_API_KEY, apiUri: first.url, timeout: 30 }),
+      },
+      email,
+    );
     const transport = smtpClient(first.smtpPort);
     try {
-      await transport.sendMail({ from: 'ann@example.com', to: email, subject: 'Across processes', text: 'One server, two processes.' });
+      await transport.sendMail({
+        from: 'ann@example.com',
+        to: email,
+        subject: 'Across processes',
+        text: 'One server, two processes.',
+      });
     } finally {
       transport.close();
     }
@@ -99,7 +111,9 @@ describe('two service processes on one libSQL server', () => {
   });
 
   it('both stop cleanly on SIGTERM', async () => {
-    const exits = children.map(({ child }) => new Promise<number | null>((done) => child.once('exit', (code) => done(code))));
+    const exits = children.map(
+      ({ child }) => new Promise<number | null>((done) => child.once('exit', (code) => done(code))),
+    );
     for (const { child } of children) child.kill('SIGTERM');
     expect(await Promise.all(exits)).toEqual([0, 0]);
     await eventually(() => (server.openStreams() === 0 ? true : undefined), 5_000, 'streams closed');

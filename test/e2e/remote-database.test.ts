@@ -31,7 +31,8 @@ describe('the service on a libSQL server', () => {
   let onMessageCommit: ((pipeline: PipelineSeen) => void | Promise<void>) | undefined;
   /** Streams that inserted a message (their COMMIT is the one the hook is about). */
   const storing = new Set<number>();
-  const storedWithSubject = (subject: string) => Number((direct.prepare('SELECT count(*) FROM messages WHERE subject = ?').raw(true).get(subject) as [number])[0]);
+  const storedWithSubject = (subject: string) =>
+    Number((direct.prepare('SELECT count(*) FROM messages WHERE subject = ?').raw(true).get(subject) as [number])[0]);
 
   beforeAll(async () => {
     server = await startLibsqlServer({
@@ -46,7 +47,12 @@ describe('the service on a libSQL server', () => {
     receiver = await startReceiver();
     service = await startTestService({
       databaseUrl: server.url,
-      env: { AGENTPOST_DATABASE_AUTH_TOKEN: 'served-token', AGENTPOST_SECRET_KEY: TEST_SECRET_KEY, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` },
+      env: {
+        AGENTPOST_DATABASE_AUTH_TOKEN: 'served-token',
+        AGENTPOST_SECRET_KEY: TEST_SECRET_KEY,
+        AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true',
+        AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`,
+      },
     });
     grantId = await createMailbox(service, AGENT);
     direct = new Sqlite(file);
@@ -63,16 +69,33 @@ describe('the service on a libSQL server', () => {
   it('runs on the server: migrations applied there, and ready', async () => {
     const ready = await fetch(`${service.url}/readyz`);
     expect(ready.status).toBe(200);
-    expect(Number((direct.prepare('SELECT count(*) FROM __drizzle_migrations').raw(true).get() as [number])[0])).toBeGreaterThan(0);
-    expect(Number((direct.prepare('SELECT count(*) FROM grants WHERE email = ?').raw(true).get(AGENT) as [number])[0])).toBe(1);
+    expect(
+      Number((direct.prepare('SELECT count(*) FROM __drizzle_migrations').raw(true).get() as [number])[0]),
+    ).toBeGreaterThan(0);
+    expect(
+      Number((direct.prepare('SELECT count(*) FROM grants WHERE email = ?').raw(true).get(AGENT) as [number])[0]),
+    ).toBe(1);
   });
 
   it('ingests mail over SMTP, serves it through the nylas SDK, and delivers the message.created webhook', async () => {
-    await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url } });
+    await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url },
+    });
     const transport = smtpClient(service.smtpPort);
     try {
-      await transport.sendMail({ from: 'Ann <ann@example.com>', to: AGENT, subject: 'Over the wire', text: 'Stored on a libSQL server.' });
-      await transport.sendMail({ from: 'Ann <ann@example.com>', to: AGENT, subject: 'Re: Over the wire', text: 'A reply.', inReplyTo: undefined });
+      await transport.sendMail({
+        from: 'Ann <ann@example.com>',
+        to: AGENT,
+        subject: 'Over the wire',
+        text: 'Stored on a libSQL server.',
+      });
+      await transport.sendMail({
+        from: 'Ann <ann@example.com>',
+        to: AGENT,
+        subject: 'Re: Over the wire',
+        text: 'A reply.',
+        inReplyTo: undefined,
+      });
     } finally {
       transport.close();
     }
@@ -83,18 +106,30 @@ describe('the service on a libSQL server', () => {
     expect(message.body).toContain('Stored on a libSQL server.');
     expect(message.from).toEqual([{ name: 'Ann', email: 'ann@example.com' }]);
     const deliveries = await receiver.waitForDeliveries(2);
-    expect(deliveries.map((delivery) => (delivery.json as { type: string }).type)).toEqual(['message.created', 'message.created']);
-    expect(deliveries.map((delivery) => (delivery.json as { data: { object: { subject: string } } }).data.object.subject).sort()).toEqual(['Over the wire', 'Re: Over the wire']);
+    expect(deliveries.map((delivery) => (delivery.json as { type: string }).type)).toEqual([
+      'message.created',
+      'message.created',
+    ]);
+    expect(
+      deliveries
+        .map((delivery) => (delivery.json as { data: { object: { subject: string } } }).data.object.subject)
+        .sort(),
+    ).toEqual(['Over the wire', 'Re: Over the wire']);
   });
 
   it('sends mail through the relay and keeps the sent copy', async () => {
-    const { data: sent } = await service.nylas.messages.send({ identifier: grantId, requestBody: { to: [{ email: 'bob@elsewhere.example' }], subject: 'Outbound over libSQL', body: 'Hello Bob' } });
+    const { data: sent } = await service.nylas.messages.send({
+      identifier: grantId,
+      requestBody: { to: [{ email: 'bob@elsewhere.example' }], subject: 'Outbound over libSQL', body: 'Hello Bob' },
+    });
     expect(sent.folders).toEqual(['sent']);
-    await eventually(() => sink.messages.find((message) => message.raw.toString().includes('Subject: Outbound over libSQL')));
+    await eventually(() =>
+      sink.messages.find((message) => message.raw.toString().includes('Subject: Outbound over libSQL')),
+    );
     expect(storedWithSubject('Outbound over libSQL')).toBe(1);
   });
 
-  it('deletes a grant with all its mail: ON DELETE CASCADE needs foreign keys on the server\'s connection', async () => {
+  it("deletes a grant with all its mail: ON DELETE CASCADE needs foreign keys on the server's connection", async () => {
     const leaving = 'leaving@' + DOMAIN;
     const leavingId = await createMailbox(service, leaving);
     const transport = smtpClient(service.smtpPort);
@@ -103,7 +138,10 @@ describe('the service on a libSQL server', () => {
     } finally {
       transport.close();
     }
-    const owned = (table: string) => Number((direct.prepare(`SELECT count(*) FROM ${table} WHERE grant_id = ?`).raw(true).get(leavingId) as [number])[0]);
+    const owned = (table: string) =>
+      Number(
+        (direct.prepare(`SELECT count(*) FROM ${table} WHERE grant_id = ?`).raw(true).get(leavingId) as [number])[0],
+      );
     expect(owned('messages')).toBe(1);
     expect(owned('folders')).toBeGreaterThan(0);
     await service.nylas.grants.destroy({ grantId: leavingId });
@@ -119,7 +157,13 @@ describe('the service on a libSQL server', () => {
     expect((await client.command('MAIL FROM:<ann@example.com>')).code).toBe(250);
     expect((await client.command(`RCPT TO:<${AGENT}>`)).code).toBe(250);
     expect((await client.command('DATA')).code).toBe(354);
-    await client.write(dotStuff(Buffer.from(`From: ann@example.com\r\nTo: ${AGENT}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.com>\r\n\r\nbody of ${subject}\r\n`)));
+    await client.write(
+      dotStuff(
+        Buffer.from(
+          `From: ann@example.com\r\nTo: ${AGENT}\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.com>\r\n\r\nbody of ${subject}\r\n`,
+        ),
+      ),
+    );
     return { final: client.command('.', 30_000), end: () => client.end() };
   }
 
@@ -167,7 +211,9 @@ describe('the service on a libSQL server', () => {
       end();
     }
     expect(storedWithSubject('Failed commit')).toBe(0);
-    expect(Number((direct.prepare('SELECT count(*) FROM outbox_events').raw(true).get() as [number])[0])).toBe(eventsBefore);
+    expect(Number((direct.prepare('SELECT count(*) FROM outbox_events').raw(true).get() as [number])[0])).toBe(
+      eventsBefore,
+    );
     // The sender retries (a 4xx says so) and the message is stored once.
     const again = await deliver('Failed commit');
     try {
@@ -176,7 +222,10 @@ describe('the service on a libSQL server', () => {
       again.end();
     }
     expect(storedWithSubject('Failed commit')).toBe(1);
-    const { data: messages } = await service.nylas.messages.list({ identifier: grantId, queryParams: { subject: 'Failed commit' } });
+    const { data: messages } = await service.nylas.messages.list({
+      identifier: grantId,
+      queryParams: { subject: 'Failed commit' },
+    });
     expect(messages).toHaveLength(1);
   });
 });

@@ -52,7 +52,10 @@ async function rows(databaseUrl: string, sql: string): Promise<Record<string, un
 
 /** Nothing left to do: every outbox event dispatched and no live job (webhook deliveries, outbound mail) left. */
 async function settled(databaseUrl: string): Promise<boolean> {
-  const [pending] = await rows(databaseUrl, 'select (select count(*) from outbox_events where dispatched_at is null) as events, (select count(*) from jobs where dead_at is null) as jobs');
+  const [pending] = await rows(
+    databaseUrl,
+    'select (select count(*) from outbox_events where dispatched_at is null) as events, (select count(*) from jobs where dead_at is null) as jobs',
+  );
   return Number(pending!.events) === 0 && Number(pending!.jobs) === 0;
 }
 
@@ -66,17 +69,25 @@ function tally(values: unknown[]): Map<string, number> {
 /** Registers the domain of `email` (once) and creates its mailbox through `url`; returns the grant id. */
 async function mailbox(url: string, email: string): Promise<string> {
   const domain = email.slice(email.indexOf('@') + 1);
-  const registered = await request(url, 'POST', '/v3/admin/domains', { key: TEST_API_KEY, body: { name: domain, domain_address: domain } });
+  const registered = await request(url, 'POST', '/v3/admin/domains', {
+    key: TEST_API_KEY,
+    body: { name: domain, domain_address: domain },
+  });
   expect([200, 409]).toContain(registered.status);
   const nylas = new Nylas({ apiKey: TEST_API_KEY, apiUri: url, timeout: 30 });
-  return (await nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } as never })).data.id;
+  return (await nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } as never }))
+    .data.id;
 }
 
 /** Sends `count` messages over SMTP to `port`, each with the subject `<prefix> <n>`. */
 async function ingest(port: number, to: string, prefix: string, count: number): Promise<void> {
   const client = smtpClient(port, { maxConnections: 4 });
   try {
-    await Promise.all(Array.from({ length: count }, (_, index) => client.sendMail({ from: 'someone@example.org', to, subject: `${prefix} ${index}`, text: `body ${index}` })));
+    await Promise.all(
+      Array.from({ length: count }, (_, index) =>
+        client.sendMail({ from: 'someone@example.org', to, subject: `${prefix} ${index}`, text: `body ${index}` }),
+      ),
+    );
   } finally {
     client.close();
   }
@@ -86,7 +97,10 @@ async function ingest(port: number, to: string, prefix: string, count: number): 
 async function send(url: string, grantId: string, to: string, prefix: string, count: number): Promise<void> {
   const nylas = new Nylas({ apiKey: TEST_API_KEY, apiUri: url, timeout: 30 });
   for (let index = 0; index < count; index += 1) {
-    await nylas.messages.send({ identifier: grantId, requestBody: { to: [{ email: to }], subject: `${prefix} ${index}`, body: `body ${index}` } });
+    await nylas.messages.send({
+      identifier: grantId,
+      requestBody: { to: [{ email: to }], subject: `${prefix} ${index}`, body: `body ${index}` },
+    });
   }
 }
 
@@ -106,17 +120,25 @@ function refuses(port: number): Promise<boolean> {
  * Checks that the messages whose subjects start with each prefix of `expected` were stored `count` times in all and
  * once per mailbox, and that every `message.created` recorded in the outbox reached the receiver exactly once.
  */
-async function expectEachOnce(databaseUrl: string, receiver: WebhookReceiver, expected: Record<string, number>): Promise<void> {
+async function expectEachOnce(
+  databaseUrl: string,
+  receiver: WebhookReceiver,
+  expected: Record<string, number>,
+): Promise<void> {
   const stored = await rows(databaseUrl, 'select id, grant_id, subject from messages');
   for (const [prefix, count] of Object.entries(expected)) {
-    const copies = stored.filter((row) => String(row.subject).startsWith(`${prefix} `)).map((row) => `${String(row.grant_id)} ${String(row.subject)}`);
+    const copies = stored
+      .filter((row) => String(row.subject).startsWith(`${prefix} `))
+      .map((row) => `${String(row.grant_id)} ${String(row.subject)}`);
     expect(copies, prefix).toHaveLength(count);
     expect(new Set(copies).size, prefix).toBe(count);
   }
   const recorded = await rows(databaseUrl, "select id, object_id from outbox_events where type = 'message.created'");
   const created = receiver.deliveries.filter((delivery) => delivery.json?.type === 'message.created');
   // Once each by notification id, and once each by message: no notification twice, no message notified twice.
-  expect([...tally(created.map((delivery) => delivery.headers['webhook-id'])).values()].every((times) => times === 1)).toBe(true);
+  expect(
+    [...tally(created.map((delivery) => delivery.headers['webhook-id'])).values()].every((times) => times === 1),
+  ).toBe(true);
   const notified = tally(created.map((delivery) => delivery.json.data.object.id));
   expect([...notified.values()].every((times) => times === 1)).toBe(true);
   expect([...notified.keys()].sort()).toEqual(recorded.map((row) => String(row.object_id)).sort());
@@ -137,7 +159,12 @@ describe('three processes with split roles on one database', { timeout: 120_000 
     const env = sharedEnv(databaseUrl, sink);
     // The first start creates the schema and the default application; the other two then start together.
     processes.push(await startServe(env));
-    processes.push(...(await Promise.all([startServe(env, ['--roles', 'smtp,worker']), startServe({ ...env, AGENTPOST_ROLES: 'http,worker' })])));
+    processes.push(
+      ...(await Promise.all([
+        startServe(env, ['--roles', 'smtp,worker']),
+        startServe({ ...env, AGENTPOST_ROLES: 'http,worker' }),
+      ])),
+    );
   }, 90_000);
   afterAll(async () => {
     const codes = await Promise.all(processes.map((process) => process.stop()));
@@ -162,7 +189,9 @@ describe('three processes with split roles on one database', { timeout: 120_000 
     const inboxId = await mailbox(a!.url!, inbox);
     const senderId = await mailbox(c!.url!, 'sender@roles.agentpost.localhost');
     const nylas = new Nylas({ apiKey: TEST_API_KEY, apiUri: c!.url!, timeout: 30 });
-    await nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url } });
+    await nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url },
+    });
 
     await Promise.all([
       ingest(a!.smtpPort!, inbox, 'via A', INGESTED_PER_LISTENER),
@@ -176,8 +205,16 @@ describe('three processes with split roles on one database', { timeout: 120_000 
     // Everything accepted is done once the outbox is dispatched and no job is left: nothing can arrive later.
     await eventually(() => settled(databaseUrl), 60_000, 'the outbox and the jobs to be done');
     expect(sink.messages).toHaveLength(2 * SENT_PER_SERVER);
-    const relayed = tally(sink.messages.map((message) => /^Subject: (.*)$/m.exec(message.raw.toString('utf8'))?.[1]?.trim()));
-    expect([...relayed.keys()].sort()).toEqual([...['far via A', 'far via C'].flatMap((prefix) => Array.from({ length: SENT_PER_SERVER }, (_, index) => `${prefix} ${index}`))].sort());
+    const relayed = tally(
+      sink.messages.map((message) => /^Subject: (.*)$/m.exec(message.raw.toString('utf8'))?.[1]?.trim()),
+    );
+    expect([...relayed.keys()].sort()).toEqual(
+      [
+        ...['far via A', 'far via C'].flatMap((prefix) =>
+          Array.from({ length: SENT_PER_SERVER }, (_, index) => `${prefix} ${index}`),
+        ),
+      ].sort(),
+    );
     expect(sink.messages.every((message) => message.rcptTo.join() === 'far@example.com')).toBe(true);
 
     await expectEachOnce(databaseUrl, receiver, {
@@ -189,7 +226,8 @@ describe('three processes with split roles on one database', { timeout: 120_000 
       'far via A': SENT_PER_SERVER,
       'far via C': SENT_PER_SERVER,
     });
-    const inboxCount = (await rows(databaseUrl, `select count(*) as n from messages where grant_id = '${inboxId}'`))[0]!.n;
+    const inboxCount = (await rows(databaseUrl, `select count(*) as n from messages where grant_id = '${inboxId}'`))[0]!
+      .n;
     expect(Number(inboxCount)).toBe(2 * INGESTED_PER_LISTENER + 2 * SENT_PER_SERVER);
   });
 });
@@ -213,7 +251,10 @@ describe('one process per role on one database', { timeout: 120_000 }, () => {
     httpOnly = await startServe({ ...env, AGENTPOST_SMTP_PORT: String(ports.httpOnlySmtp) }, ['--roles', 'http']);
     [smtpOnly, workerOnly] = await Promise.all([
       startServe({ ...env, AGENTPOST_HTTP_PORT: String(ports.smtpOnlyHttp) }, ['--roles', 'smtp']),
-      startServe({ ...env, AGENTPOST_HTTP_PORT: String(ports.workerHttp), AGENTPOST_SMTP_PORT: String(ports.workerSmtp) }, ['--roles', 'worker']),
+      startServe(
+        { ...env, AGENTPOST_HTTP_PORT: String(ports.workerHttp), AGENTPOST_SMTP_PORT: String(ports.workerSmtp) },
+        ['--roles', 'worker'],
+      ),
     ]);
   }, 90_000);
   afterAll(async () => {
@@ -244,7 +285,9 @@ describe('one process per role on one database', { timeout: 120_000 }, () => {
     const inbox = 'inbox@single.agentpost.localhost';
     const inboxId = await mailbox(httpOnly.url!, inbox);
     const nylas = new Nylas({ apiKey: TEST_API_KEY, apiUri: httpOnly.url!, timeout: 30 });
-    await nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url } });
+    await nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url },
+    });
 
     await ingest(smtpOnly.smtpPort!, inbox, 'smtp only', 10);
     await send(httpOnly.url!, inboxId, 'far@example.com', 'relayed', 3);

@@ -27,7 +27,11 @@ afterAll(() => {
 });
 
 /** Starts a command and resolves once its output says the service listens. */
-async function startChild(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+async function startChild(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -46,24 +50,57 @@ async function startChild(command: string, args: string[], env: NodeJS.ProcessEn
 function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   return new Promise((done, fail) => {
     const text = body === undefined ? undefined : JSON.stringify(body);
-    const req = httpRequest({ host: '127.0.0.1', port, method, path, agent: false, headers: { authorization: `Bearer ${TEST_API_KEY}`, 'content-type': 'application/json', ...(text ? { 'content-length': Buffer.byteLength(text) } : {}) } }, (res) => {
-      let data = '';
-      res.on('data', (chunk: Buffer) => (data += chunk.toString()));
-      res.on('end', () => done({ status: res.statusCode ?? 0, body: data ? JSON.parse(data) : undefined }));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${TEST_API_KEY}`,
+          'content-type': 'application/json',
+          ...(text ? { 'content-length': Buffer.byteLength(text) } : {}),
+        },
+      },
+      (res) => {
+        let data = '';
+        res.on('data', (chunk: Buffer) => (data += chunk.toString()));
+        res.on('end', () => done({ status: res.statusCode ?? 0, body: data ? JSON.parse(data) : undefined }));
+      },
+    );
     req.on('error', fail);
     req.end(text);
   });
 }
 
 /** A send whose body is half written: `finish()` writes the rest and resolves with the answer or the error. */
-function heldSend(port: number, grantId: string, index: number): { started: Promise<void>; finish(): Promise<{ status?: number; body?: any; error?: string }> } {
-  const text = JSON.stringify({ to: [{ email: `inbox@${DOMAIN}` }], subject: `HTTP ${index}`, body: `Sent over HTTP, number ${index}.` });
+function heldSend(
+  port: number,
+  grantId: string,
+  index: number,
+): { started: Promise<void>; finish(): Promise<{ status?: number; body?: any; error?: string }> } {
+  const text = JSON.stringify({
+    to: [{ email: `inbox@${DOMAIN}` }],
+    subject: `HTTP ${index}`,
+    body: `Sent over HTTP, number ${index}.`,
+  });
   const half = Math.floor(text.length / 2);
   let req: ClientRequest;
   const answer = new Promise<{ status?: number; body?: any; error?: string }>((done) => {
     req = httpRequest(
-      { host: '127.0.0.1', port, method: 'POST', path: `/v3/grants/${grantId}/messages/send`, agent: false, headers: { authorization: `Bearer ${TEST_API_KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: `/v3/grants/${grantId}/messages/send`,
+        agent: false,
+        headers: {
+          authorization: `Bearer ${TEST_API_KEY}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+        },
+      },
       (res) => {
         let data = '';
         res.on('data', (chunk: Buffer) => (data += chunk.toString()));
@@ -88,13 +125,22 @@ function heldSend(port: number, grantId: string, index: number): { started: Prom
 }
 
 /** An SMTP transaction held in DATA: `finish()` sends the final dot and resolves with the reply or the error. */
-async function heldMessage(port: number, index: number): Promise<{ finish(): Promise<{ code?: number; text?: string; error?: string }> }> {
+async function heldMessage(
+  port: number,
+  index: number,
+): Promise<{ finish(): Promise<{ code?: number; text?: string; error?: string }> }> {
   const client: RawSmtp = await rawSmtp(port);
   expect((await client.command('EHLO held.example')).code).toBe(250);
   expect((await client.command('MAIL FROM:<sender@example.com>')).code).toBe(250);
   expect((await client.command(`RCPT TO:<inbox@${DOMAIN}>`)).code).toBe(250);
   expect((await client.command('DATA')).code).toBe(354);
-  await client.write(dotStuff(Buffer.from(`From: sender@example.com\r\nTo: inbox@${DOMAIN}\r\nSubject: SMTP ${index}\r\n\r\nMessage number ${index}.\r\n`)));
+  await client.write(
+    dotStuff(
+      Buffer.from(
+        `From: sender@example.com\r\nTo: inbox@${DOMAIN}\r\nSubject: SMTP ${index}\r\n\r\nMessage number ${index}.\r\n`,
+      ),
+    ),
+  );
   return {
     async finish() {
       try {
@@ -114,7 +160,9 @@ function knock(port: number): Promise<{ refused: true } | { refused: false; gree
   return new Promise((done) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.setEncoding('latin1');
-    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED' ? { refused: true } : { refused: false, greeting: `error ${error.code}` }));
+    socket.once('error', (error: NodeJS.ErrnoException) =>
+      done(error.code === 'ECONNREFUSED' ? { refused: true } : { refused: false, greeting: `error ${error.code}` }),
+    );
     socket.once('data', (data: string) => {
       done({ refused: false, greeting: data });
       socket.destroy();
@@ -133,83 +181,101 @@ async function newRequest(port: number): Promise<'refused' | number | string> {
 }
 
 describe('graceful shutdown of agentpost serve', () => {
-  it(`finishes ${SMTP_MESSAGES} SMTP messages and ${HTTP_SENDS} HTTP sends in flight at SIGTERM, stores each, and refuses new connections cleanly`, { timeout: 180_000 }, async () => {
-    const dir = tempDir('agentpost-shutdown-');
-    dirs.push(dir);
-    const database = `file:${join(dir.path, 'agentpost.db')}`;
-    const [httpPort, smtpPort] = [await freePort(), await freePort()];
-    const server = await startChild(
-      process.execPath,
-      [BIN, 'serve'],
-      childEnv({
-        AGENTPOST_DATABASE_URL: database,
-        AGENTPOST_HTTP_PORT: String(httpPort),
-        AGENTPOST_SMTP_PORT: String(smtpPort),
-        AGENTPOST_API_KEY: TEST_API_KEY,
-        AGENTPOST_DOMAINS: DOMAIN,
-        AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000',
-        AGENTPOST_RATE_LIMIT_APPLICATION: '0',
-        AGENTPOST_RATE_LIMIT_GRANT: '0',
-        AGENTPOST_SHUTDOWN_TIMEOUT: '60s',
-        AGENTPOST_LOG_LEVEL: 'warn',
-      }),
-    );
-    const inbox = await call(httpPort, 'POST', '/v3/connect/custom', { provider: 'nylas', settings: { email: `inbox@${DOMAIN}` } });
-    const sender = await call(httpPort, 'POST', '/v3/connect/custom', { provider: 'nylas', settings: { email: `sender@${DOMAIN}` } });
-    expect([inbox.status, sender.status]).toEqual([201, 201]);
-    const senderId = String(sender.body.data.id);
+  it(
+    `finishes ${SMTP_MESSAGES} SMTP messages and ${HTTP_SENDS} HTTP sends in flight at SIGTERM, stores each, and refuses new connections cleanly`,
+    { timeout: 180_000 },
+    async () => {
+      const dir = tempDir('agentpost-shutdown-');
+      dirs.push(dir);
+      const database = `file:${join(dir.path, 'agentpost.db')}`;
+      const [httpPort, smtpPort] = [await freePort(), await freePort()];
+      const server = await startChild(
+        process.execPath,
+        [BIN, 'serve'],
+        childEnv({
+          AGENTPOST_DATABASE_URL: database,
+          AGENTPOST_HTTP_PORT: String(httpPort),
+          AGENTPOST_SMTP_PORT: String(smtpPort),
+          AGENTPOST_API_KEY: TEST_API_KEY,
+          AGENTPOST_DOMAINS: DOMAIN,
+          AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000',
+          AGENTPOST_RATE_LIMIT_APPLICATION: '0',
+          AGENTPOST_RATE_LIMIT_GRANT: '0',
+          AGENTPOST_SHUTDOWN_TIMEOUT: '60s',
+          AGENTPOST_LOG_LEVEL: 'warn',
+        }),
+      );
+      const inbox = await call(httpPort, 'POST', '/v3/connect/custom', {
+        provider: 'nylas',
+        settings: { email: `inbox@${DOMAIN}` },
+      });
+      const sender = await call(httpPort, 'POST', '/v3/connect/custom', {
+        provider: 'nylas',
+        settings: { email: `sender@${DOMAIN}` },
+      });
+      expect([inbox.status, sender.status]).toEqual([201, 201]);
+      const senderId = String(sender.body.data.id);
 
-    // In flight: 200 SMTP transactions in DATA, 100 HTTP sends with half a body. All were accepted before the signal.
-    const messages: { finish(): Promise<{ code?: number; text?: string; error?: string }> }[] = [];
-    for (let batch = 0; batch < SMTP_MESSAGES; batch += 50) {
-      messages.push(...(await Promise.all(Array.from({ length: 50 }, (_, offset) => heldMessage(smtpPort, batch + offset)))));
-    }
-    const sends = Array.from({ length: HTTP_SENDS }, (_, index) => heldSend(httpPort, senderId, index));
-    await Promise.all(sends.map((send) => send.started));
-    // Let the server read every request's headers (it counts them in flight from then on).
-    await new Promise((done) => setTimeout(done, 500));
+      // In flight: 200 SMTP transactions in DATA, 100 HTTP sends with half a body. All were accepted before the signal.
+      const messages: { finish(): Promise<{ code?: number; text?: string; error?: string }> }[] = [];
+      for (let batch = 0; batch < SMTP_MESSAGES; batch += 50) {
+        messages.push(
+          ...(await Promise.all(Array.from({ length: 50 }, (_, offset) => heldMessage(smtpPort, batch + offset)))),
+        );
+      }
+      const sends = Array.from({ length: HTTP_SENDS }, (_, index) => heldSend(httpPort, senderId, index));
+      await Promise.all(sends.map((send) => send.started));
+      // Let the server read every request's headers (it counts them in flight from then on).
+      await new Promise((done) => setTimeout(done, 500));
 
-    server.child.kill('SIGTERM');
+      server.child.kill('SIGTERM');
 
-    // New work is refused cleanly while the service drains: a new HTTP request is answered 503 (once the signal is
-    // handled; 200 before), a new SMTP session gets a 421 greeting. Nobody is reset.
-    const fates: (string | number)[] = [];
-    while (fates.filter((fate) => fate === 503).length < 5 && fates.length < 200) {
-      fates.push(await newRequest(httpPort));
-      await new Promise((done) => setTimeout(done, 10));
-    }
-    expect(fates.filter((fate) => fate !== 200 && fate !== 503)).toEqual([]);
-    expect(fates.slice(fates.indexOf(503))).toEqual([503, 503, 503, 503, 503]);
-    const knocked = await knock(smtpPort);
-    expect(knocked).toMatchObject({ refused: false, greeting: expect.stringMatching(/^421 /) });
+      // New work is refused cleanly while the service drains: a new HTTP request is answered 503 (once the signal is
+      // handled; 200 before), a new SMTP session gets a 421 greeting. Nobody is reset.
+      const fates: (string | number)[] = [];
+      while (fates.filter((fate) => fate === 503).length < 5 && fates.length < 200) {
+        fates.push(await newRequest(httpPort));
+        await new Promise((done) => setTimeout(done, 10));
+      }
+      expect(fates.filter((fate) => fate !== 200 && fate !== 503)).toEqual([]);
+      expect(fates.slice(fates.indexOf(503))).toEqual([503, 503, 503, 503, 503]);
+      const knocked = await knock(smtpPort);
+      expect(knocked).toMatchObject({ refused: false, greeting: expect.stringMatching(/^421 /) });
 
-    // The transactions in flight now finish: each is answered, none is reset.
-    const [smtpReplies, httpAnswers] = await Promise.all([Promise.all(messages.map((message) => message.finish())), Promise.all(sends.map((send) => send.finish()))]);
-    expect(smtpReplies.filter((reply) => reply.code !== 250)).toEqual([]);
-    expect(httpAnswers.filter((answer) => answer.status !== 200)).toEqual([]);
-    expect(await server.exited).toBe(0);
-    expect(server.output()).not.toContain('cutting off');
-    // Once it has exited, connections are refused.
-    expect(await newRequest(httpPort)).toBe('refused');
-    expect(await knock(smtpPort)).toEqual({ refused: true });
+      // The transactions in flight now finish: each is answered, none is reset.
+      const [smtpReplies, httpAnswers] = await Promise.all([
+        Promise.all(messages.map((message) => message.finish())),
+        Promise.all(sends.map((send) => send.finish())),
+      ]);
+      expect(smtpReplies.filter((reply) => reply.code !== 250)).toEqual([]);
+      expect(httpAnswers.filter((answer) => answer.status !== 200)).toEqual([]);
+      expect(await server.exited).toBe(0);
+      expect(server.output()).not.toContain('cutting off');
+      // Once it has exited, connections are refused.
+      expect(await newRequest(httpPort)).toBe('refused');
+      expect(await knock(smtpPort)).toEqual({ refused: true });
 
-    // And each answered one is in the database.
-    const smtpIds = smtpReplies.map((reply) => /stored as (\S+)/.exec(reply.text ?? '')?.[1]);
-    expect(smtpIds.every(Boolean)).toBe(true);
-    const httpIds = httpAnswers.map((answer) => String(answer.body.data.id));
-    const db = await createDb({ url: database });
-    try {
-      const stored = await db.orm.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(inArray(tables.messages.id, [...(smtpIds as string[]), ...httpIds]));
-      expect(stored).toHaveLength(SMTP_MESSAGES + HTTP_SENDS);
-      // The HTTP sends reached the recipient's inbox too (local delivery happens before the 200).
-      const received = await db.orm.select({ subject: tables.messages.subject }).from(tables.messages);
-      const subjects = new Set(received.map((row) => row.subject));
-      for (let index = 0; index < HTTP_SENDS; index++) expect(subjects.has(`HTTP ${index}`)).toBe(true);
-      expect(received.filter((row) => row.subject.startsWith('HTTP ')).length).toBe(2 * HTTP_SENDS);
-    } finally {
-      await db.close();
-    }
-  });
+      // And each answered one is in the database.
+      const smtpIds = smtpReplies.map((reply) => /stored as (\S+)/.exec(reply.text ?? '')?.[1]);
+      expect(smtpIds.every(Boolean)).toBe(true);
+      const httpIds = httpAnswers.map((answer) => String(answer.body.data.id));
+      const db = await createDb({ url: database });
+      try {
+        const stored = await db.orm
+          .select({ id: tables.messages.id, subject: tables.messages.subject })
+          .from(tables.messages)
+          .where(inArray(tables.messages.id, [...(smtpIds as string[]), ...httpIds]));
+        expect(stored).toHaveLength(SMTP_MESSAGES + HTTP_SENDS);
+        // The HTTP sends reached the recipient's inbox too (local delivery happens before the 200).
+        const received = await db.orm.select({ subject: tables.messages.subject }).from(tables.messages);
+        const subjects = new Set(received.map((row) => row.subject));
+        for (let index = 0; index < HTTP_SENDS; index++) expect(subjects.has(`HTTP ${index}`)).toBe(true);
+        expect(received.filter((row) => row.subject.startsWith('HTTP ')).length).toBe(2 * HTTP_SENDS);
+      } finally {
+        await db.close();
+      }
+    },
+  );
 
   it('npm start: a SIGTERM to npm stops the server process too', { timeout: 90_000 }, async () => {
     const dir = tempDir('agentpost-npm-start-');

@@ -23,7 +23,8 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startReceiver, type ReceivedDelivery, type WebhookReceiver } from '../helpers/webhooks.js';
 
 const DOMAIN = 'tracking.agentpost.localhost';
-const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+const BROWSER =
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
 const TOKEN = '([A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+)';
 
 describe('open and click tracking', () => {
@@ -37,11 +38,19 @@ describe('open and click tracking', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }, deps: { clock } });
+    service = await startTestService({
+      env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' },
+      deps: { clock },
+    });
     receiver = await startReceiver();
     sender = await createMailbox(service, `agent@${DOMAIN}`);
     applicationId = await service.core.applications.defaultApplicationId();
-    const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageOpened, WebhookTriggers.MessageLinkClicked], webhookUrl: receiver.url } });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: {
+        triggerTypes: [WebhookTriggers.MessageOpened, WebhookTriggers.MessageLinkClicked],
+        webhookUrl: receiver.url,
+      },
+    });
     webhookSecret = webhook.webhookSecret;
   });
   afterAll(async () => {
@@ -52,7 +61,10 @@ describe('open and click tracking', () => {
 
   /** Sends a tracked message; returns its sent copy and the tokens found in the stored body. */
   async function sendTracked(body: string, trackingOptions: Record<string, unknown>, grant = sender) {
-    const { data } = await service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Tracked', body, trackingOptions } });
+    const { data } = await service.nylas.messages.send({
+      identifier: grant,
+      requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Tracked', body, trackingOptions },
+    });
     const { data: stored } = await service.nylas.messages.find({ identifier: grant, messageId: data.id });
     const pixel = new RegExp(`/t/o/${TOKEN}`).exec(stored.body ?? '')?.[1];
     const links = [...(stored.body ?? '').matchAll(new RegExp(`/t/l/${TOKEN}`, 'g'))].map((match) => match[1]!);
@@ -61,11 +73,18 @@ describe('open and click tracking', () => {
 
   /** One request to a tracking path (redirects not followed). */
   function hit(path: string, options: { method?: string; userAgent?: string } = {}) {
-    return fetch(`${service.url}${path}`, { method: options.method ?? 'GET', redirect: 'manual', headers: { 'user-agent': options.userAgent ?? BROWSER } });
+    return fetch(`${service.url}${path}`, {
+      method: options.method ?? 'GET',
+      redirect: 'manual',
+      headers: { 'user-agent': options.userAgent ?? BROWSER },
+    });
   }
 
   /** The notifications of a type about a message that the receiver got so far. */
-  const notificationsOf = (type: string, messageId: string) => receiver.deliveries.filter((delivery) => delivery.json?.type === type && delivery.json.data.object.message_id === messageId);
+  const notificationsOf = (type: string, messageId: string) =>
+    receiver.deliveries.filter(
+      (delivery) => delivery.json?.type === type && delivery.json.data.object.message_id === messageId,
+    );
 
   /** Waits for the `count`-th notification of a type about a message. */
   function nthNotification(type: string, messageId: string, count: number): Promise<ReceivedDelivery> {
@@ -74,40 +93,64 @@ describe('open and click tracking', () => {
 
   /** Outbox events recorded for a message (what would be notified). */
   async function outboxCount(type: string, messageId: string): Promise<number> {
-    const rows = await service.core.deps.db.orm.select({ id: tables.outboxEvents.id }).from(tables.outboxEvents).where(and(eq(tables.outboxEvents.type, type), eq(tables.outboxEvents.objectId, messageId)));
+    const rows = await service.core.deps.db.orm
+      .select({ id: tables.outboxEvents.id })
+      .from(tables.outboxEvents)
+      .where(and(eq(tables.outboxEvents.type, type), eq(tables.outboxEvents.objectId, messageId)));
     return rows.length;
   }
 
   async function trackedRow(messageId: string) {
-    const [row] = await service.core.deps.db.orm.select().from(tables.trackedMessages).where(eq(tables.trackedMessages.messageId, messageId));
+    const [row] = await service.core.deps.db.orm
+      .select()
+      .from(tables.trackedMessages)
+      .where(eq(tables.trackedMessages.messageId, messageId));
     return row!;
   }
 
   async function eventsOf(messageId: string) {
     const row = await trackedRow(messageId);
-    return service.core.deps.db.orm.select().from(tables.engagementEvents).where(eq(tables.engagementEvents.messageId, row.id)).orderBy(sql`rowid`);
+    return service.core.deps.db.orm
+      .select()
+      .from(tables.engagementEvents)
+      .where(eq(tables.engagementEvents.messageId, row.id))
+      .orderBy(sql`rowid`);
   }
 
-  const engagement = (messageId: string, grant = sender, key = service.apiKey) => request(service.url, 'GET', `/v3/grants/${grant}/messages/${messageId}/engagement`, { key });
+  const engagement = (messageId: string, grant = sender, key = service.apiKey) =>
+    request(service.url, 'GET', `/v3/grants/${grant}/messages/${messageId}/engagement`, { key });
 
   function expectSigned(delivery: ReceivedDelivery): void {
-    expect(delivery.headers['x-nylas-signature']).toBe(createHmac('sha256', webhookSecret).update(delivery.body).digest('hex'));
+    expect(delivery.headers['x-nylas-signature']).toBe(
+      createHmac('sha256', webhookSecret).update(delivery.body).digest('hex'),
+    );
   }
 
   it('rewrites the links and adds the pixel, in the copy in sent and in the MIME delivered alike, and changes nothing else', async () => {
-    const original = '<html><body><p>Hello, read <a class="x" href="https://docs.example.com/start?a=1&amp;b=2">the docs</a>, ' + "<a href='mailto:help@example.com'>write</a> or <A HREF=\"http://shop.example.org/\">shop</A>.</p></body></html>";
+    const original =
+      '<html><body><p>Hello, read <a class="x" href="https://docs.example.com/start?a=1&amp;b=2">the docs</a>, ' +
+      '<a href=\'mailto:help@example.com\'>write</a> or <A HREF="http://shop.example.org/">shop</A>.</p></body></html>';
     const sent = await sendTracked(original, { opens: true, links: true, label: 'spring' });
     expect(sent.pixel).toBeDefined();
     expect(sent.links).toHaveLength(2);
     const trackingUrl = service.config.deliverability.trackingUrl;
     // Only the two http(s) hrefs and the pixel differ from the original.
     let restored = sent.body.replace(pixelTag(`${trackingUrl}/t/o/${sent.pixel}`), '');
-    restored = restored.replace(`${trackingUrl}/t/l/${sent.links[0]}`, 'https://docs.example.com/start?a=1&amp;b=2').replace(`${trackingUrl}/t/l/${sent.links[1]}`, 'http://shop.example.org/');
+    restored = restored
+      .replace(`${trackingUrl}/t/l/${sent.links[0]}`, 'https://docs.example.com/start?a=1&amp;b=2')
+      .replace(`${trackingUrl}/t/l/${sent.links[1]}`, 'http://shop.example.org/');
     expect(restored).toBe(original);
     // The originals, decoded as a browser reads them, are what the redirects lead to.
     const row = await trackedRow(sent.id);
-    const links = await service.core.deps.db.orm.select().from(tables.trackingLinks).where(eq(tables.trackingLinks.messageId, row.id)).orderBy(tables.trackingLinks.linkIndex);
-    expect(links.map((link) => link.url)).toEqual(['https://docs.example.com/start?a=1&b=2', 'http://shop.example.org/']);
+    const links = await service.core.deps.db.orm
+      .select()
+      .from(tables.trackingLinks)
+      .where(eq(tables.trackingLinks.messageId, row.id))
+      .orderBy(tables.trackingLinks.linkIndex);
+    expect(links.map((link) => link.url)).toEqual([
+      'https://docs.example.com/start?a=1&b=2',
+      'http://shop.example.org/',
+    ]);
     // The MIME the relay got carries the same body.
     const [delivered] = (await sink.waitFor(1)).filter((message) => message.raw.includes(sent.pixel!));
     expect(delivered).toBeDefined();
@@ -117,7 +160,10 @@ describe('open and click tracking', () => {
   });
 
   it('a pixel load gives the GIF and a signed message.opened with the label; a click gives a 302 to the recorded URL and message.link_clicked, in link order', async () => {
-    const sent = await sendTracked('<p><a href="https://one.example.com/a">one</a> <a href="https://two.example.com/b?x=1">two</a></p>', { opens: true, links: true, label: 'launch' });
+    const sent = await sendTracked(
+      '<p><a href="https://one.example.com/a">one</a> <a href="https://two.example.com/b?x=1">two</a></p>',
+      { opens: true, links: true, label: 'launch' },
+    );
     clock.advance(30_000);
 
     const pixel = await hit(`/t/o/${sent.pixel}?utm=ignored`);
@@ -132,7 +178,11 @@ describe('open and click tracking', () => {
     const opened = await nthNotification('message.opened', sent.id, 1);
     expectSigned(opened);
     const openedAt = Math.floor(clock.now().getTime() / 1000);
-    expect(opened.json).toMatchObject({ type: 'message.opened', source: '/com/nylas/tracking', data: { application_id: applicationId, grant_id: sender } });
+    expect(opened.json).toMatchObject({
+      type: 'message.opened',
+      source: '/com/nylas/tracking',
+      data: { application_id: applicationId, grant_id: sender },
+    });
     expect(opened.json.data.object).toEqual({
       object: 'message',
       grant_id: sender,
@@ -169,7 +219,12 @@ describe('open and click tracking', () => {
     expect(second.status).toBe(302);
     expect(second.headers.get('location')).toBe('https://two.example.com/b?x=1');
     const again = await nthNotification('message.link_clicked', sent.id, 2);
-    expect(again.json.data.object.recents.map((recent: { link_index: string; click_id: number }) => [recent.link_index, recent.click_id])).toEqual([
+    expect(
+      again.json.data.object.recents.map((recent: { link_index: string; click_id: number }) => [
+        recent.link_index,
+        recent.click_id,
+      ]),
+    ).toEqual([
       ['0', 0],
       ['1', 1],
     ]);
@@ -220,7 +275,10 @@ describe('open and click tracking', () => {
   });
 
   it('HEAD requests, scanner user agents and hits right after the send are recorded, flagged, not counted and not notified', async () => {
-    const sent = await sendTracked('<p><a href="https://offer.example.com/">offer</a></p>', { opens: true, links: true });
+    const sent = await sendTracked('<p><a href="https://offer.example.com/">offer</a></p>', {
+      opens: true,
+      links: true,
+    });
     // Within 10 s of the send: a gateway fetching ahead of the reader.
     clock.advance(3_000);
     expect((await hit(`/t/o/${sent.pixel}`)).status).toBe(200);
@@ -229,7 +287,13 @@ describe('open and click tracking', () => {
     expect(head.status).toBe(200);
     expect(head.headers.get('content-type')).toBe('image/gif');
     expect((await head.arrayBuffer()).byteLength).toBe(0);
-    expect((await hit(`/t/o/${sent.pixel}`, { userAgent: 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)' })).status).toBe(200);
+    expect(
+      (
+        await hit(`/t/o/${sent.pixel}`, {
+          userAgent: 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)',
+        })
+      ).status,
+    ).toBe(200);
     expect((await hit(`/t/o/${sent.pixel}`, { userAgent: 'curl/8.5.0' })).status).toBe(200);
     const scanned = await hit(`/t/l/${sent.links[0]}`, { userAgent: 'Mozilla/5.0 (compatible; Barracuda Sentinel)' });
     expect(scanned.status).toBe(302);
@@ -265,7 +329,10 @@ describe('open and click tracking', () => {
     const flip = (text: string, at: number) => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
     const trackingId = Buffer.from(payload, 'base64url').toString();
     const cases: [string, string][] = [
-      ['forged pixel', `/t/o/${Buffer.from('someone-else').toString('base64url')}.${Buffer.alloc(16, 7).toString('base64url')}`],
+      [
+        'forged pixel',
+        `/t/o/${Buffer.from('someone-else').toString('base64url')}.${Buffer.alloc(16, 7).toString('base64url')}`,
+      ],
       ['altered pixel mac', `/t/o/${flip(pixel, pixel.length - 3)}`],
       ['altered pixel payload', `/t/o/${flip(pixel, 2)}`],
       ['truncated pixel', `/t/o/${pixel.slice(0, -4)}`],
@@ -276,8 +343,14 @@ describe('open and click tracking', () => {
       ['altered link mac', `/t/l/${payload}.${flip(mac, 5)}`],
       ['signed, unknown message', `/t/o/${signer.sign(OPEN_TOKEN_PURPOSE, 'no-such-message')}`],
       ['signed, link index beyond the links', `/t/l/${signer.sign(CLICK_TOKEN_PURPOSE, `${trackingId}.1`)}`],
-      ['payload pointed at another host, old mac', `/t/l/${Buffer.from(`${trackingId}.0@evil.example.net`).toString('base64url')}.${mac}`],
-      ['payload replaced by a URL, old mac', `/t/l/${Buffer.from('https://evil.example.net/').toString('base64url')}.${mac}`],
+      [
+        'payload pointed at another host, old mac',
+        `/t/l/${Buffer.from(`${trackingId}.0@evil.example.net`).toString('base64url')}.${mac}`,
+      ],
+      [
+        'payload replaced by a URL, old mac',
+        `/t/l/${Buffer.from('https://evil.example.net/').toString('base64url')}.${mac}`,
+      ],
       ['a URL after the token', `/t/l/${link}/https://evil.example.net/`],
       ['garbage', '/t/l/%2e%2e%2f%2e%2e%2fv3'],
     ];
@@ -294,15 +367,26 @@ describe('open and click tracking', () => {
     expect((await hit(`/t/l/${link}`)).headers.get('location')).toBe('https://safe.example.com/');
   });
 
-  it('a deleted grant\'s tracking URLs are 404 at once, though they answered a moment before', async () => {
+  it("a deleted grant's tracking URLs are 404 at once, though they answered a moment before", async () => {
     const doomed = await createMailbox(service, `doomed@${DOMAIN}`);
-    const sent = await sendTracked('<p><a href="https://gone.example.com/">gone</a></p>', { opens: true, links: true }, doomed);
+    const sent = await sendTracked(
+      '<p><a href="https://gone.example.com/">gone</a></p>',
+      { opens: true, links: true },
+      doomed,
+    );
     clock.advance(30_000);
     expect((await hit(`/t/o/${sent.pixel}`)).status).toBe(200);
     expect((await hit(`/t/l/${sent.links[0]}`)).status).toBe(302);
     await service.core.tracking.flush();
     await service.nylas.grants.destroy({ grantId: doomed });
-    expect((await service.core.deps.db.orm.select().from(tables.trackedMessages).where(eq(tables.trackedMessages.grantId, doomed))).length).toBe(0);
+    expect(
+      (
+        await service.core.deps.db.orm
+          .select()
+          .from(tables.trackedMessages)
+          .where(eq(tables.trackedMessages.grantId, doomed))
+      ).length,
+    ).toBe(0);
     const pixel = await hit(`/t/o/${sent.pixel}`);
     expect(pixel.status).toBe(404);
     expect(isErrorEnvelope(await pixel.json())).toBe(true);
@@ -313,8 +397,20 @@ describe('open and click tracking', () => {
 
   it('a plain-text body is sent as written (no pixel, links left alone), and the send is still tracked', async () => {
     const text = 'See https://plain.example.com/page for details.';
-    const { data } = await service.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Plain', body: text, isPlaintext: true, trackingOptions: { opens: true, links: true, threadReplies: true } } });
-    const raw = await service.core.deps.db.orm.select({ body: tables.messages.body }).from(tables.messages).where(eq(tables.messages.id, data.id));
+    const { data } = await service.nylas.messages.send({
+      identifier: sender,
+      requestBody: {
+        to: [{ email: 'reader@example.com' }],
+        subject: 'Plain',
+        body: text,
+        isPlaintext: true,
+        trackingOptions: { opens: true, links: true, threadReplies: true },
+      },
+    });
+    const raw = await service.core.deps.db.orm
+      .select({ body: tables.messages.body })
+      .from(tables.messages)
+      .where(eq(tables.messages.id, data.id));
     expect(raw[0]!.body).not.toContain('/t/');
     expect(raw[0]!.body).toContain('https://plain.example.com/page');
     const row = await trackedRow(data.id);
@@ -324,7 +420,15 @@ describe('open and click tracking', () => {
   });
 
   it('a draft saved with tracking_options and sent later is tracked', async () => {
-    const { data: draft } = await service.nylas.drafts.create({ identifier: sender, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Draft', body: '<p><a href="https://draft.example.com/x">x</a></p>', trackingOptions: { links: true, label: 'draft' } } });
+    const { data: draft } = await service.nylas.drafts.create({
+      identifier: sender,
+      requestBody: {
+        to: [{ email: 'reader@example.com' }],
+        subject: 'Draft',
+        body: '<p><a href="https://draft.example.com/x">x</a></p>',
+        trackingOptions: { links: true, label: 'draft' },
+      },
+    });
     clock.advance(5_000);
     const { data: message } = await service.nylas.drafts.send({ identifier: sender, draftId: draft.id });
     const { data: stored } = await service.nylas.messages.find({ identifier: sender, messageId: message.id });
@@ -339,7 +443,7 @@ describe('open and click tracking', () => {
     expect(clicked.json.data.object).toMatchObject({ label: 'draft', recents: [{ link_index: '0' }] });
   });
 
-  it('engagement: another application\'s message and another grant\'s message are 404; an untracked send shows its delivery state only', async () => {
+  it("engagement: another application's message and another grant's message are 404; an untracked send shows its delivery state only", async () => {
     const sent = await sendTracked('<p>x</p>', { opens: true, threadReplies: true });
     const other = await createMailbox(service, `other@${DOMAIN}`);
     const wrongGrant = await engagement(sent.id, other);
@@ -350,10 +454,18 @@ describe('open and click tracking', () => {
     expect((await engagement('no-such-message')).status).toBe(404);
 
     // A message sent without tracking: delivery state only.
-    const { data: plain } = await service.nylas.messages.send({ identifier: sender, requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Untracked', body: '<p>x</p>' } });
+    const { data: plain } = await service.nylas.messages.send({
+      identifier: sender,
+      requestBody: { to: [{ email: 'reader@example.com' }], subject: 'Untracked', body: '<p>x</p>' },
+    });
     const untracked = await engagement(plain.id);
     expect(untracked.status).toBe(200);
-    expect(untracked.body.data).toMatchObject({ tracked: false, opens: { count: 0 }, links: [], delivery_status: [expect.objectContaining({ email: 'reader@example.com' })] });
+    expect(untracked.body.data).toMatchObject({
+      tracked: false,
+      opens: { count: 0 },
+      links: [],
+      delivery_status: [expect.objectContaining({ email: 'reader@example.com' })],
+    });
     expect(untracked.body.data.tracking_options).toBeUndefined();
   });
 
@@ -364,10 +476,13 @@ describe('open and click tracking', () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     const get = () =>
       new Promise<number>((resolve, reject) => {
-        const call = httpRequest({ agent, host: url.hostname, port: url.port, path: url.pathname, headers: { 'user-agent': BROWSER } }, (response) => {
-          response.resume();
-          response.on('end', () => resolve(response.statusCode ?? 0));
-        });
+        const call = httpRequest(
+          { agent, host: url.hostname, port: url.port, path: url.pathname, headers: { 'user-agent': BROWSER } },
+          (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          },
+        );
         call.on('error', reject);
         call.end();
       });
@@ -381,7 +496,10 @@ describe('open and click tracking', () => {
         const status = await get();
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
         // Half-way through, an API call on the same service.
-        if (next === TOTAL / 2 && during === undefined) during = await request(service.url, 'GET', `/v3/grants/${sender}/messages/${sent.id}`, { key: service.apiKey });
+        if (next === TOTAL / 2 && during === undefined)
+          during = await request(service.url, 'GET', `/v3/grants/${sender}/messages/${sent.id}`, {
+            key: service.apiKey,
+          });
       }
     };
     try {
@@ -397,7 +515,10 @@ describe('open and click tracking', () => {
     const row = await trackedRow(sent.id);
     const [counts] = await service.core.deps.db.client
       // Identical repeats of one write batch are one row with a count (`hits`): every hit is in the sum.
-      .execute({ sql: 'select sum(hits) as hits, sum(counted) as counted, sum(case when flag = \'repeat\' then hits else 0 end) as repeats, count(*) as rows from engagement_events where message_id = ?', args: [row.id] })
+      .execute({
+        sql: "select sum(hits) as hits, sum(counted) as counted, sum(case when flag = 'repeat' then hits else 0 end) as repeats, count(*) as rows from engagement_events where message_id = ?",
+        args: [row.id],
+      })
       .then((result) => result.rows);
     expect([Number(counts!.hits), Number(counts!.counted), Number(counts!.repeats)]).toEqual([TOTAL, 1, TOTAL - 1]);
     expect(Number(counts!.rows)).toBeLessThan(TOTAL);

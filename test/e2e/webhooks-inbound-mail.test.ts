@@ -25,11 +25,18 @@ describe('message.created webhooks for mail that arrives', () => {
   it('delivers a signed message.created with the message as data.object', async () => {
     const email = `watcher@hooks-in.agentpost.localhost`;
     const grantId = await createMailbox(service, email);
-    const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url } });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url },
+    });
 
     const transport = smtpClient(service.smtpPort);
     try {
-      await transport.sendMail({ from: 'Alice <alice@example.com>', to: email, subject: 'Quarterly numbers', text: 'See attached.' });
+      await transport.sendMail({
+        from: 'Alice <alice@example.com>',
+        to: email,
+        subject: 'Quarterly numbers',
+        text: 'See attached.',
+      });
     } finally {
       transport.close();
     }
@@ -39,17 +46,30 @@ describe('message.created webhooks for mail that arrives', () => {
       type: 'message.created',
       source: '/nylas/emails/realtime',
       webhook_delivery_attempt: 1,
-      data: { application_id: await service.core.applications.defaultApplicationId(), object: { grant_id: grantId, subject: 'Quarterly numbers' } },
+      data: {
+        application_id: await service.core.applications.defaultApplicationId(),
+        object: { grant_id: grantId, subject: 'Quarterly numbers' },
+      },
     });
     expect(delivery!.json.data.object.from[0].email).toBe('alice@example.com');
-    expect(delivery!.headers['x-nylas-signature']).toBe(createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'));
+    expect(delivery!.headers['x-nylas-signature']).toBe(
+      createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'),
+    );
     const key = Buffer.from(webhook.webhookSecret.slice('whsec_'.length), 'base64');
-    const signed = Buffer.concat([Buffer.from(`${delivery!.headers['webhook-id']}.${delivery!.headers['webhook-timestamp']}.`), delivery!.body]);
-    expect(delivery!.headers['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(signed).digest('base64')}`);
+    const signed = Buffer.concat([
+      Buffer.from(`${delivery!.headers['webhook-id']}.${delivery!.headers['webhook-timestamp']}.`),
+      delivery!.body,
+    ]);
+    expect(delivery!.headers['webhook-signature']).toBe(
+      `v1,${createHmac('sha256', key).update(signed).digest('base64')}`,
+    );
 
     // The notification's object is the message as the API returns it, body included (the stored event names the
     // message; fan-out reads its body back).
-    const { data: message } = await service.nylas.messages.find({ identifier: grantId, messageId: delivery!.json.data.object.id });
+    const { data: message } = await service.nylas.messages.find({
+      identifier: grantId,
+      messageId: delivery!.json.data.object.id,
+    });
     expect(message.subject).toBe('Quarterly numbers');
     expect(message.body).toContain('See attached.');
     expect(delivery!.json.data.object.body).toBe(message.body);
@@ -63,10 +83,17 @@ describe('message.created webhooks for mail that arrives', () => {
       await quiet.background.stop();
       const email = 'gone@hooks-in.agentpost.localhost';
       const grantId = await createMailbox(quiet, email);
-      await quiet.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: hook.url } });
+      await quiet.nylas.webhooks.create({
+        requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: hook.url },
+      });
       const transport = smtpClient(quiet.smtpPort);
       try {
-        await transport.sendMail({ from: 'alice@example.com', to: email, subject: 'Soon gone', text: 'Read me quickly.' });
+        await transport.sendMail({
+          from: 'alice@example.com',
+          to: email,
+          subject: 'Soon gone',
+          text: 'Read me quickly.',
+        });
       } finally {
         transport.close();
       }

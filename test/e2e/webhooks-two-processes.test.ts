@@ -136,10 +136,19 @@ describe('two service processes on one database', () => {
       return 200;
     };
 
-    const domain = await request(urls[0]!, 'POST', '/v3/admin/domains', { key: TEST_API_KEY, body: { name: 'Two', domain_address: 'two.agentpost.localhost' } });
+    const domain = await request(urls[0]!, 'POST', '/v3/admin/domains', {
+      key: TEST_API_KEY,
+      body: { name: 'Two', domain_address: 'two.agentpost.localhost' },
+    });
     expect(domain.status).toBe(200);
-    const grantId = (await first!.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: 'busy@two.agentpost.localhost' } } })).data.id;
-    await second!.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantUpdated], webhookUrl: receiver.url } });
+    const grantId = (
+      await first!.auth.customAuthentication({
+        requestBody: { provider: 'nylas', settings: { email: 'busy@two.agentpost.localhost' } },
+      })
+    ).data.id;
+    await second!.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.GrantUpdated], webhookUrl: receiver.url },
+    });
 
     // 1,000 grant.updated events, recorded in the outbox as the grant service records them (one transaction here,
     // so the load is the delivery and not the writes that cause it). They name 500 grants: one grant's notifications
@@ -152,23 +161,40 @@ describe('two service processes on one database', () => {
       await db.write(async (tx) => {
         for (let index = 0; index < NOTIFICATIONS; index += 1) {
           const eventGrant = `${grantId}_${index % GRANTS}`;
-          await recordEvent(tx, { id: `evt_${index}`, applicationId, grantId: eventGrant, type: 'grant.updated', objectId: eventGrant, object: { id: eventGrant, name: `name ${index}`, index }, createdAt: Math.floor(Date.now() / 1000) });
+          await recordEvent(tx, {
+            id: `evt_${index}`,
+            applicationId,
+            grantId: eventGrant,
+            type: 'grant.updated',
+            objectId: eventGrant,
+            object: { id: eventGrant, name: `name ${index}`, index },
+            createdAt: Math.floor(Date.now() / 1000),
+          });
         }
       });
     } finally {
       void db.close();
     }
     await receiver.waitForDeliveries(NOTIFICATIONS, 60_000);
-    console.log(`two processes delivered ${NOTIFICATIONS} notifications in ${Math.round(performance.now() - started)} ms`, Object.fromEntries(owners));
+    console.log(
+      `two processes delivered ${NOTIFICATIONS} notifications in ${Math.round(performance.now() - started)} ms`,
+      Object.fromEntries(owners),
+    );
     await new Promise((resolve) => setTimeout(resolve, 300)); // anything delivered twice would arrive now
     expect(counts.size).toBe(NOTIFICATIONS);
     expect([...counts.values()].every((count) => count === 1)).toBe(true);
     expect(overlapping).toBe(0);
-    expect(receiver.deliveries.every((item) => item.json.webhook_delivery_attempt === 1 && item.json.type === 'grant.updated')).toBe(true);
+    expect(
+      receiver.deliveries.every(
+        (item) => item.json.webhook_delivery_attempt === 1 && item.json.type === 'grant.updated',
+      ),
+    ).toBe(true);
     expect(new Set(receiver.deliveries.map((item) => item.json.data.object.name)).size).toBe(NOTIFICATIONS);
     // Each grant's notifications arrived in the order of its events.
     for (let grant = 0; grant < GRANTS; grant += 1) {
-      const indexes = receiver.deliveries.filter((item) => item.json.data.grant_id === `${grantId}_${grant}`).map((item) => item.json.data.object.index as number);
+      const indexes = receiver.deliveries
+        .filter((item) => item.json.data.grant_id === `${grantId}_${grant}`)
+        .map((item) => item.json.data.object.index as number);
       expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
       expect(indexes).toHaveLength(NOTIFICATIONS / GRANTS);
     }

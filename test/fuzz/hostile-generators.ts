@@ -22,7 +22,12 @@ export type Generator =
       /** A read of the stored message measured with it (the conversions made when it is read). */
       read?(grantId: string, messageId: string): { method: string; path: string; body?: string };
     }
-  | { name: string; kind: 'http'; sizes: { test: number; limit: number }; request(n: number, grantId: string): { method: string; path: string; body?: string } }
+  | {
+      name: string;
+      kind: 'http';
+      sizes: { test: number; limit: number };
+      request(n: number, grantId: string): { method: string; path: string; body?: string };
+    }
   | { name: string; kind: 'parser'; sizes: { test: number; limit: number }; run(n: number): Promise<unknown> };
 
 const HEADER_LIMIT = 102_400;
@@ -35,13 +40,17 @@ const message = (to: string, head: string, body = 'hello\r\n', extra = '') =>
 /** A multipart nested `depth` levels deep (its Content-Type and body; no header section before it). */
 export function nested(depth: number): string {
   let text = 'Content-Type: text/plain\r\n\r\ninnermost\r\n';
-  for (let level = depth; level > 0; level--) text = `Content-Type: multipart/mixed; boundary="b${level}"\r\n\r\n--b${level}\r\n${text}--b${level}--\r\n`;
+  for (let level = depth; level > 0; level--)
+    text = `Content-Type: multipart/mixed; boundary="b${level}"\r\n\r\n--b${level}\r\n${text}--b${level}--\r\n`;
   return text;
 }
 
 /** A bounce (RFC 3464) whose returned message has `n` header fields and whose status part lists `n` recipients. */
 function bounceOf(n: number): Buffer {
-  const recipients = Array.from({ length: n }, (_, index) => `Final-Recipient: rfc822; u${index}@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n`).join('\r\n');
+  const recipients = Array.from(
+    { length: n },
+    (_, index) => `Final-Recipient: rfc822; u${index}@example.com\r\nAction: failed\r\nStatus: 5.1.1\r\n`,
+  ).join('\r\n');
   const returned = Array.from({ length: n }, (_, index) => `X-R${index}: v`).join('\r\n');
   return Buffer.from(
     'From: MAILER-DAEMON@example.com\r\nTo: bounce+abc@agentpost.example\r\nSubject: Undelivered\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="r"\r\n\r\n' +
@@ -59,43 +68,115 @@ function complaintOf(n: number): Buffer {
 
 export const GENERATORS: Generator[] = [
   // The header section (bounded by the 102,400-byte limit: 16× the largest size stays under it).
-  { name: 'header folding', kind: 'smtp', sizes: headerSizes(4, 1_500), message: (n, to) => message(to, `X-Fold: a\r\n${' b\r\n'.repeat(n)}`) },
-  { name: 'folded Subject', kind: 'smtp', sizes: headerSizes(4, 1_500), message: (n, to) => message(to, `Subject: a\r\n${' b\r\n'.repeat(n)}`) },
-  { name: 'many header fields', kind: 'smtp', sizes: headerSizes(12, 500), message: (n, to) => message(to, Array.from({ length: n }, (_, index) => `X-H${index}: v\r\n`).join('')) },
-  { name: 'encoded words', kind: 'smtp', sizes: headerSizes(21, 250), message: (n, to) => message(to, `X-Subject: ${'=?UTF-8?B?w6nDqcOp?= '.repeat(n)}\r\n`) },
-  { name: 'address list', kind: 'smtp', sizes: headerSizes(22, 250), message: (n, to) => message(to, `Cc: ${Array.from({ length: n }, (_, index) => `u${index}@example.com`).join(',\r\n ')}\r\n`) },
-  { name: 'References chain', kind: 'smtp', sizes: headerSizes(26, 200), message: (n, to) => message(to, `References: ${Array.from({ length: n }, (_, index) => `<id${index}@x.example.com>`).join('\r\n ')}\r\n`) },
+  {
+    name: 'header folding',
+    kind: 'smtp',
+    sizes: headerSizes(4, 1_500),
+    message: (n, to) => message(to, `X-Fold: a\r\n${' b\r\n'.repeat(n)}`),
+  },
+  {
+    name: 'folded Subject',
+    kind: 'smtp',
+    sizes: headerSizes(4, 1_500),
+    message: (n, to) => message(to, `Subject: a\r\n${' b\r\n'.repeat(n)}`),
+  },
+  {
+    name: 'many header fields',
+    kind: 'smtp',
+    sizes: headerSizes(12, 500),
+    message: (n, to) => message(to, Array.from({ length: n }, (_, index) => `X-H${index}: v\r\n`).join('')),
+  },
+  {
+    name: 'encoded words',
+    kind: 'smtp',
+    sizes: headerSizes(21, 250),
+    message: (n, to) => message(to, `X-Subject: ${'=?UTF-8?B?w6nDqcOp?= '.repeat(n)}\r\n`),
+  },
+  {
+    name: 'address list',
+    kind: 'smtp',
+    sizes: headerSizes(22, 250),
+    message: (n, to) =>
+      message(to, `Cc: ${Array.from({ length: n }, (_, index) => `u${index}@example.com`).join(',\r\n ')}\r\n`),
+  },
+  {
+    name: 'References chain',
+    kind: 'smtp',
+    sizes: headerSizes(26, 200),
+    message: (n, to) =>
+      message(
+        to,
+        `References: ${Array.from({ length: n }, (_, index) => `<id${index}@x.example.com>`).join('\r\n ')}\r\n`,
+      ),
+  },
   // The body (bounded by the 40 MB message cap).
-  { name: 'long line', kind: 'smtp', sizes: { test: 128 * 1024, limit: 2 * 1024 * 1024 }, message: (n, to) => message(to, '', `${'x'.repeat(n)}\r\n`) },
-  { name: 'MIME nesting', kind: 'smtp', sizes: { test: 50, limit: 600 }, message: (n, to) => message(to, 'MIME-Version: 1.0\r\n', '', nested(n)) },
+  {
+    name: 'long line',
+    kind: 'smtp',
+    sizes: { test: 128 * 1024, limit: 2 * 1024 * 1024 },
+    message: (n, to) => message(to, '', `${'x'.repeat(n)}\r\n`),
+  },
+  {
+    name: 'MIME nesting',
+    kind: 'smtp',
+    sizes: { test: 50, limit: 600 },
+    message: (n, to) => message(to, 'MIME-Version: 1.0\r\n', '', nested(n)),
+  },
   {
     name: 'MIME part count',
     kind: 'smtp',
     sizes: { test: 60, limit: 1_000 },
-    message: (n, to) => message(to, 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="p"\r\n', `${Array.from({ length: n }, (_, index) => `--p\r\nContent-Type: text/plain; name=a${index}.txt\r\nContent-Disposition: attachment\r\n\r\npart ${index}\r\n`).join('')}--p--\r\n`),
+    message: (n, to) =>
+      message(
+        to,
+        'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="p"\r\n',
+        `${Array.from({ length: n }, (_, index) => `--p\r\nContent-Type: text/plain; name=a${index}.txt\r\nContent-Disposition: attachment\r\n\r\npart ${index}\r\n`).join('')}--p--\r\n`,
+      ),
   },
   {
     name: 'boundary-like lines',
     kind: 'smtp',
     sizes: { test: 2_000, limit: 100_000 },
-    message: (n, to) => message(to, 'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="boundary"\r\n', `--boundary\r\nContent-Type: text/plain\r\n\r\n${'--boundar\r\n--boundaryx\r\n'.repeat(n)}--boundary--\r\n`),
+    message: (n, to) =>
+      message(
+        to,
+        'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="boundary"\r\n',
+        `--boundary\r\nContent-Type: text/plain\r\n\r\n${'--boundar\r\n--boundaryx\r\n'.repeat(n)}--boundary--\r\n`,
+      ),
   },
   {
     name: 'HTML nesting and links',
     kind: 'smtp',
     sizes: { test: 1_000, limit: 50_000 },
     message: (n, to) =>
-      message(to, 'MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n', `<html><body>${'<div><a href="https://example.com/x">link</a>'.repeat(n)}${'</div>'.repeat(n)}</body></html>\r\n`),
+      message(
+        to,
+        'MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n',
+        `<html><body>${'<div><a href="https://example.com/x">link</a>'.repeat(n)}${'</div>'.repeat(n)}</body></html>\r\n`,
+      ),
     // Its HTML made text, as messages/clean gives it.
-    read: (grantId, messageId) => ({ method: 'PUT', path: `/v3/grants/${grantId}/messages/clean`, body: JSON.stringify({ message_id: [messageId] }) }),
+    read: (grantId, messageId) => ({
+      method: 'PUT',
+      path: `/v3/grants/${grantId}/messages/clean`,
+      body: JSON.stringify({ message_id: [messageId] }),
+    }),
   },
   {
     name: 'HTML unclosed tags',
     kind: 'smtp',
     sizes: { test: 2_000, limit: 100_000 },
-    message: (n, to) => message(to, 'MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n', `${'<div <p <!-- <a <br '.repeat(n)}From: x ${'\n'.repeat(n)}\r\n`),
+    message: (n, to) =>
+      message(
+        to,
+        'MIME-Version: 1.0\r\nContent-Type: text/html; charset=utf-8\r\n',
+        `${'<div <p <!-- <a <br '.repeat(n)}From: x ${'\n'.repeat(n)}\r\n`,
+      ),
     // 160 KB of unclosed tags held the event loop for 44 s in messages/clean (its tag patterns were quadratic).
-    read: (grantId, messageId) => ({ method: 'PUT', path: `/v3/grants/${grantId}/messages/clean`, body: JSON.stringify({ message_id: [messageId], html_as_markdown: true }) }),
+    read: (grantId, messageId) => ({
+      method: 'PUT',
+      path: `/v3/grants/${grantId}/messages/clean`,
+      body: JSON.stringify({ message_id: [messageId], html_as_markdown: true }),
+    }),
   },
   {
     name: 'iCalendar attendees',
@@ -115,11 +196,18 @@ export const GENERATORS: Generator[] = [
         'SUMMARY:Scaling',
         'ORGANIZER:mailto:organizer@example.com',
         `ATTENDEE;PARTSTAT=NEEDS-ACTION:mailto:${to}`,
-        ...Array.from({ length: n }, (_, index) => `ATTENDEE;CN=Person ${index};PARTSTAT=NEEDS-ACTION:mailto:p${index}@example.com`),
+        ...Array.from(
+          { length: n },
+          (_, index) => `ATTENDEE;CN=Person ${index};PARTSTAT=NEEDS-ACTION:mailto:p${index}@example.com`,
+        ),
         'END:VEVENT',
         'END:VCALENDAR',
       ].join('\r\n');
-      return message(to, 'MIME-Version: 1.0\r\nContent-Type: text/calendar; method=REQUEST; charset=utf-8\r\n', `${ics}\r\n`);
+      return message(
+        to,
+        'MIME-Version: 1.0\r\nContent-Type: text/calendar; method=REQUEST; charset=utf-8\r\n',
+        `${ics}\r\n`,
+      );
     },
   },
   // The API (JSON bodies up to 3 MB, URLs up to Node's 16 KB header limit).
@@ -127,36 +215,81 @@ export const GENERATORS: Generator[] = [
     name: 'JSON body: recipients',
     kind: 'http',
     sizes: { test: 100, limit: 2_000 },
-    request: (n, grantId) => ({ method: 'POST', path: `/v3/grants/${grantId}/drafts`, body: JSON.stringify({ subject: 'x', body: 'y', to: Array.from({ length: n }, (_, index) => ({ email: `u${index}@example.com`, name: `U ${index}` })) }) }),
+    request: (n, grantId) => ({
+      method: 'POST',
+      path: `/v3/grants/${grantId}/drafts`,
+      body: JSON.stringify({
+        subject: 'x',
+        body: 'y',
+        to: Array.from({ length: n }, (_, index) => ({ email: `u${index}@example.com`, name: `U ${index}` })),
+      }),
+    }),
   },
   {
     name: 'JSON body: metadata and long strings',
     kind: 'http',
     sizes: { test: 10_000, limit: 150_000 },
-    request: (n, grantId) => ({ method: 'POST', path: `/v3/grants/${grantId}/drafts`, body: JSON.stringify({ subject: 's'.repeat(Math.min(n, 900)), body: `<p>${'word '.repeat(n)}</p>`, to: [{ email: 'u@example.com' }] }) }),
+    request: (n, grantId) => ({
+      method: 'POST',
+      path: `/v3/grants/${grantId}/drafts`,
+      body: JSON.stringify({
+        subject: 's'.repeat(Math.min(n, 900)),
+        body: `<p>${'word '.repeat(n)}</p>`,
+        to: [{ email: 'u@example.com' }],
+      }),
+    }),
   },
   {
     name: 'query string',
     kind: 'http',
     sizes: { test: 20, limit: 900 },
-    request: (n, grantId) => ({ method: 'GET', path: `/v3/grants/${grantId}/messages?limit=5&${Array.from({ length: n }, (_, index) => `x${index}=v`).join('&')}` }),
+    request: (n, grantId) => ({
+      method: 'GET',
+      path: `/v3/grants/${grantId}/messages?limit=5&${Array.from({ length: n }, (_, index) => `x${index}=v`).join('&')}`,
+    }),
   },
   {
     name: 'search syntax',
     kind: 'http',
     sizes: { test: 4, limit: 60 },
-    request: (n, grantId) => ({ method: 'GET', path: `/v3/grants/${grantId}/messages?limit=5&search_query_native=${encodeURIComponent(Array.from({ length: n }, (_, index) => `(from:a${index} OR "b c${index}" OR d*)`).join(' ').slice(0, 1000))}` }),
+    request: (n, grantId) => ({
+      method: 'GET',
+      path: `/v3/grants/${grantId}/messages?limit=5&search_query_native=${encodeURIComponent(
+        Array.from({ length: n }, (_, index) => `(from:a${index} OR "b c${index}" OR d*)`)
+          .join(' ')
+          .slice(0, 1000),
+      )}`,
+    }),
   },
   // Report readers (on the event loop when a report arrives at a return path or the DMARC address).
-  { name: 'DSN report', kind: 'parser', sizes: { test: 100, limit: 2_000 }, run: async (n) => parseReport(bounceOf(n)) },
-  { name: 'ARF report', kind: 'parser', sizes: { test: 500, limit: 8_000 }, run: async (n) => parseReport(complaintOf(n)) },
+  {
+    name: 'DSN report',
+    kind: 'parser',
+    sizes: { test: 100, limit: 2_000 },
+    run: async (n) => parseReport(bounceOf(n)),
+  },
+  {
+    name: 'ARF report',
+    kind: 'parser',
+    sizes: { test: 500, limit: 8_000 },
+    run: async (n) => parseReport(complaintOf(n)),
+  },
   {
     name: 'DMARC XML',
     kind: 'parser',
     sizes: { test: 20, limit: 300 },
     run: async (n) => {
-      const xml = aggregateXml({ domain: 'example.com', reportId: `r${n}`, records: Array.from({ length: n }, (_, index) => ({ ip: `192.0.2.${index % 250}`, count: index + 1 })) });
-      const email = reportEmail({ to: 'dmarc-reports@example.com', file: zipOf('report.xml', Buffer.from(xml)), filename: 'report.zip', contentType: 'application/zip' });
+      const xml = aggregateXml({
+        domain: 'example.com',
+        reportId: `r${n}`,
+        records: Array.from({ length: n }, (_, index) => ({ ip: `192.0.2.${index % 250}`, count: index + 1 })),
+      });
+      const email = reportEmail({
+        to: 'dmarc-reports@example.com',
+        file: zipOf('report.xml', Buffer.from(xml)),
+        filename: 'report.zip',
+        contentType: 'application/zip',
+      });
       return readAggregateReport(email);
     },
   },

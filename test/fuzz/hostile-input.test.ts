@@ -35,7 +35,11 @@ const AGENT = `agent@${DOMAIN}`;
 const ORGANIZER = 'organizer@example.com';
 
 const fixturesDir = new URL('../fixtures/', import.meta.url);
-const icsFixtures = readdirSync(new URL('ics/', fixturesDir)).map((name) => readFileSync(new URL(`ics/${name}`, fixturesDir), 'utf8').replace(/\r?\n/g, '\n').trimEnd());
+const icsFixtures = readdirSync(new URL('ics/', fixturesDir)).map((name) =>
+  readFileSync(new URL(`ics/${name}`, fixturesDir), 'utf8')
+    .replace(/\r?\n/g, '\n')
+    .trimEnd(),
+);
 
 /** The invitation that took the service down: a sub-daily VTIMEZONE rule from 1601 with absurd offsets. */
 const HOSTILE_VTIMEZONE = [
@@ -81,8 +85,10 @@ const ICS_HOSTILE_LINES = [
   'DTEND:00010101T000000Z',
   'TZOFFSETTO:+9959',
   'TZOFFSETFROM:-9999',
-  'EXDATE:' + Array.from({ length: 500 }, (_, index) => `2026${String((index % 12) + 1).padStart(2, '0')}01T000000Z`).join(','),
-  'RDATE:' + Array.from({ length: 500 }, (_, index) => `20${String(27 + (index % 70)).padStart(2, '0')}0101T000000Z`).join(','),
+  'EXDATE:' +
+    Array.from({ length: 500 }, (_, index) => `2026${String((index % 12) + 1).padStart(2, '0')}01T000000Z`).join(','),
+  'RDATE:' +
+    Array.from({ length: 500 }, (_, index) => `20${String(27 + (index % 70)).padStart(2, '0')}0101T000000Z`).join(','),
   'BEGIN:VEVENT',
   'END:VEVENT',
   'BEGIN:VTIMEZONE',
@@ -102,12 +108,19 @@ const ICS_HOSTILE_LINES = [
 const lineEdit = (hostile: string[]) =>
   fc.oneof(
     fc.record({ op: fc.constant('replace' as const), at: fc.nat(), line: fc.constantFrom(...hostile) }),
-    fc.record({ op: fc.constant('insert' as const), at: fc.nat(), line: fc.oneof(fc.constantFrom(...hostile), fc.string({ maxLength: 200 })) }),
+    fc.record({
+      op: fc.constant('insert' as const),
+      at: fc.nat(),
+      line: fc.oneof(fc.constantFrom(...hostile), fc.string({ maxLength: 200 })),
+    }),
     fc.record({ op: fc.constant('repeat' as const), at: fc.nat(), times: fc.integer({ min: 2, max: 400 }) }),
     fc.record({ op: fc.constant('delete' as const), at: fc.nat() }),
     fc.record({ op: fc.constant('truncate' as const), at: fc.nat() }),
   );
-type LineEdit = { op: 'replace' | 'insert'; at: number; line: string } | { op: 'repeat'; at: number; times: number } | { op: 'delete' | 'truncate'; at: number };
+type LineEdit =
+  | { op: 'replace' | 'insert'; at: number; line: string }
+  | { op: 'repeat'; at: number; times: number }
+  | { op: 'delete' | 'truncate'; at: number };
 
 function applyEdits(lines: string[], edits: LineEdit[]): string[] {
   let out = [...lines];
@@ -124,11 +137,26 @@ function applyEdits(lines: string[], edits: LineEdit[]): string[] {
 }
 
 /** An iMIP message carrying `ics` as its `text/calendar` alternative (and, for some, as an attachment too). */
-const imip = (ics: string, index: number, attachment: boolean) => imipMessage({ from: `<${ORGANIZER}>`, to: AGENT, subject: `fuzz invitation ${index}`, ics, method: 'REQUEST', attachment });
+const imip = (ics: string, index: number, attachment: boolean) =>
+  imipMessage({
+    from: `<${ORGANIZER}>`,
+    to: AGENT,
+    subject: `fuzz invitation ${index}`,
+    ics,
+    method: 'REQUEST',
+    attachment,
+  });
 
 /** Real messages to mutate. */
 const MIME_SEEDS = [
-  ['From: Ann <ann@example.com>', `To: ${AGENT}`, 'Subject: Plans', 'Message-ID: <m1@example.com>', '', 'First words about plans'],
+  [
+    'From: Ann <ann@example.com>',
+    `To: ${AGENT}`,
+    'Subject: Plans',
+    'Message-ID: <m1@example.com>',
+    '',
+    'First words about plans',
+  ],
   [
     'From: Fay <fay@example.com>',
     `To: ${AGENT}`,
@@ -149,7 +177,17 @@ const MIME_SEEDS = [
     'YSxiDQoxLDI=',
     '--x--',
   ],
-  ['From: =?utf-8?B?w6nDqQ==?= <enc@example.com>', `To: ${AGENT}`, 'Subject: =?utf-8?Q?caf=C3=A9?=', 'Content-Type: message/rfc822', '', 'From: inner@example.com', 'Subject: inner', '', 'inner body'],
+  [
+    'From: =?utf-8?B?w6nDqQ==?= <enc@example.com>',
+    `To: ${AGENT}`,
+    'Subject: =?utf-8?Q?caf=C3=A9?=',
+    'Content-Type: message/rfc822',
+    '',
+    'From: inner@example.com',
+    'Subject: inner',
+    '',
+    'inner body',
+  ],
 ];
 
 const MIME_HOSTILE_LINES = [
@@ -160,7 +198,7 @@ const MIME_HOSTILE_LINES = [
   'Content-Type: message/rfc822',
   'Content-Transfer-Encoding: base64',
   'Content-Transfer-Encoding: quoted-printable',
-  'Content-Disposition: attachment; filename*=utf-8\'\'%E2%80%AE.exe',
+  "Content-Disposition: attachment; filename*=utf-8''%E2%80%AE.exe",
   '--x',
   '--x--',
   '=?utf-8?B?' + 'A'.repeat(3000) + '?=',
@@ -173,22 +211,50 @@ const MIME_HOSTILE_LINES = [
 ];
 
 /** JSON bodies the API accepts, to be bent out of shape. */
-function validBodies(now: number): { method: string; path: (grant: string) => string; body: Record<string, unknown> }[] {
+function validBodies(
+  now: number,
+): { method: string; path: (grant: string) => string; body: Record<string, unknown> }[] {
   return [
-    { method: 'POST', path: (grant) => `/v3/grants/${grant}/messages/send`, body: { to: [{ email: 'friend@example.com' }], subject: 'hello', body: '<p>hi</p>', metadata: { key1: 'a' } } },
-    { method: 'POST', path: (grant) => `/v3/grants/${grant}/drafts`, body: { to: [{ email: 'friend@example.com' }], subject: 'draft', body: 'text' } },
+    {
+      method: 'POST',
+      path: (grant) => `/v3/grants/${grant}/messages/send`,
+      body: { to: [{ email: 'friend@example.com' }], subject: 'hello', body: '<p>hi</p>', metadata: { key1: 'a' } },
+    },
+    {
+      method: 'POST',
+      path: (grant) => `/v3/grants/${grant}/drafts`,
+      body: { to: [{ email: 'friend@example.com' }], subject: 'draft', body: 'text' },
+    },
     {
       method: 'POST',
       path: (grant) => `/v3/grants/${grant}/events?calendar_id=primary`,
-      body: { title: 'Sync', when: { start_time: now + 3600, end_time: now + 7200 }, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=5'], participants: [{ email: 'friend@example.com' }] },
+      body: {
+        title: 'Sync',
+        when: { start_time: now + 3600, end_time: now + 7200 },
+        recurrence: ['RRULE:FREQ=WEEKLY;COUNT=5'],
+        participants: [{ email: 'friend@example.com' }],
+      },
     },
-    { method: 'POST', path: (grant) => `/v3/grants/${grant}/calendars/free-busy`, body: { start_time: now, end_time: now + 86_400, emails: [AGENT] } },
+    {
+      method: 'POST',
+      path: (grant) => `/v3/grants/${grant}/calendars/free-busy`,
+      body: { start_time: now, end_time: now + 86_400, emails: [AGENT] },
+    },
     {
       method: 'POST',
       path: () => `/v3/calendars/availability`,
-      body: { start_time: now, end_time: now + 7 * 86_400, duration_minutes: 30, participants: [{ email: AGENT, calendar_ids: ['primary'] }] },
+      body: {
+        start_time: now,
+        end_time: now + 7 * 86_400,
+        duration_minutes: 30,
+        participants: [{ email: AGENT, calendar_ids: ['primary'] }],
+      },
     },
-    { method: 'POST', path: () => `/v3/webhooks`, body: { trigger_types: ['message.created'], webhook_url: 'https://hooks.example.com/in' } },
+    {
+      method: 'POST',
+      path: () => `/v3/webhooks`,
+      body: { trigger_types: ['message.created'], webhook_url: 'https://hooks.example.com/in' },
+    },
   ];
 }
 
@@ -207,16 +273,35 @@ const hostileValue = fc.oneof(
   fc.anything({ maxDepth: 4, maxKeys: 6 }),
   fc.integer({ min: 1, max: 20_000 }).map(deepToken),
   fc.constantFrom(-1, 0, 2 ** 53, -(2 ** 63), 1e308, Number.MAX_SAFE_INTEGER, 253_402_300_800, 99_999_999_999),
-  fc.constantFrom('', 'x'.repeat(100_000), '\u0000', '\ud800', '../../etc/passwd', '<script>', 'RRULE:FREQ=SECONDLY', 'RRULE:FREQ=DAILY;COUNT=2000000000'),
+  fc.constantFrom(
+    '',
+    'x'.repeat(100_000),
+    '\u0000',
+    '\ud800',
+    '../../etc/passwd',
+    '<script>',
+    'RRULE:FREQ=SECONDLY',
+    'RRULE:FREQ=DAILY;COUNT=2000000000',
+  ),
   fc.array(fc.record({ email: fc.string({ maxLength: 400 }) }), { maxLength: 300 }),
   fc.dictionary(fc.string({ maxLength: 60 }), fc.string({ maxLength: 600 }), { maxKeys: 80 }),
 );
 
 /** One hostile edit of a JSON body: a field replaced or added, or the body made non-JSON. */
 const bodyEdit = fc.oneof(
-  fc.record({ kind: fc.constant('set' as const), path: fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 3 }), value: hostileValue }),
+  fc.record({
+    kind: fc.constant('set' as const),
+    path: fc.array(fc.string({ maxLength: 12 }), { minLength: 1, maxLength: 3 }),
+    value: hostileValue,
+  }),
   fc.record({ kind: fc.constant('field' as const), index: fc.nat(), value: hostileValue }),
-  fc.record({ kind: fc.constant('raw' as const), text: fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('{', '[]', 'null', '{"a":' .repeat(10_000), '\u0000\u0001')) }),
+  fc.record({
+    kind: fc.constant('raw' as const),
+    text: fc.oneof(
+      fc.string({ maxLength: 300 }),
+      fc.constantFrom('{', '[]', 'null', '{"a":'.repeat(10_000), '\u0000\u0001'),
+    ),
+  }),
 );
 
 describe('hostile input never stalls or crashes the service', () => {
@@ -232,13 +317,24 @@ describe('hostile input never stalls or crashes the service', () => {
     const { maxMs, maxGapMs } = await service.ask<{ maxMs: number; maxGapMs: number }>('delay');
     if (maxMs > worst.ms) worst = { ms: maxMs, input };
     if (maxGapMs > worstGapMs) worstGapMs = maxGapMs;
-    expect(maxMs, `the service's event loop was blocked for ${maxMs.toFixed(0)} ms by: ${input.slice(0, 500)}`).toBeLessThan(MAX_BLOCK_MS);
+    expect(
+      maxMs,
+      `the service's event loop was blocked for ${maxMs.toFixed(0)} ms by: ${input.slice(0, 500)}`,
+    ).toBeLessThan(MAX_BLOCK_MS);
   }
-  const jobsDrained = () => eventually(async () => ((await service.ask<{ pending: number }>('jobs')).pending === 0 ? true : undefined), 60_000);
+  const jobsDrained = () =>
+    eventually(async () => ((await service.ask<{ pending: number }>('jobs')).pending === 0 ? true : undefined), 60_000);
 
   beforeAll(async () => {
     service = await startServiceProcess();
-    grantId = await createMailbox({ url: service.url, apiKey: service.apiKey, nylas: new Nylas({ apiKey: service.apiKey, apiUri: service.url, timeout: 30 }) }, AGENT);
+    grantId = await createMailbox(
+      {
+        url: service.url,
+        apiKey: service.apiKey,
+        nylas: new Nylas({ apiKey: service.apiKey, apiUri: service.url, timeout: 30 }),
+      },
+      AGENT,
+    );
     // Warm-up (modules, threads), then measure from here on.
     expect((await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(icsFixtures[0]!, 0, true))).code).toBe(250);
     await jobsDrained();
@@ -256,15 +352,20 @@ describe('hostile input never stalls or crashes the service', () => {
 
   it('invitations: mutated iCalendar over SMTP is answered, and its job finishes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.nat(ICS_SEEDS.length - 1), fc.array(lineEdit(ICS_HOSTILE_LINES), { maxLength: 8 }), fc.boolean(), async (seed, edits, asAttachment) => {
-        const ics = applyEdits(ICS_SEEDS[seed]!.split('\n'), edits).join('\n');
-        const input = `ics seed ${seed} edits ${JSON.stringify(edits)}`;
-        tried++;
-        const reply = await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(ics, tried, asAttachment));
-        expect(reply.code === 250 || (reply.code >= 400 && reply.code < 600)).toBe(true);
-        expect(reply.code).not.toBe(451);
-        await checkDelay(input);
-      }),
+      fc.asyncProperty(
+        fc.nat(ICS_SEEDS.length - 1),
+        fc.array(lineEdit(ICS_HOSTILE_LINES), { maxLength: 8 }),
+        fc.boolean(),
+        async (seed, edits, asAttachment) => {
+          const ics = applyEdits(ICS_SEEDS[seed]!.split('\n'), edits).join('\n');
+          const input = `ics seed ${seed} edits ${JSON.stringify(edits)}`;
+          tried++;
+          const reply = await sendRaw(service.smtpPort, ORGANIZER, [AGENT], imip(ics, tried, asAttachment));
+          expect(reply.code === 250 || (reply.code >= 400 && reply.code < 600)).toBe(true);
+          expect(reply.code).not.toBe(451);
+          await checkDelay(input);
+        },
+      ),
       { numRuns: RUNS * 2, seed: SEED, endOnFailure: true },
     );
     // Every invitation job finishes (applied, ignored or recorded unreadable) well within the lease.
@@ -274,14 +375,18 @@ describe('hostile input never stalls or crashes the service', () => {
 
   it('mail: mutated MIME over SMTP is answered 250 or refused, never reset', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.nat(MIME_SEEDS.length - 1), fc.array(lineEdit(MIME_HOSTILE_LINES), { maxLength: 10 }), async (seed, edits) => {
-        const lines = applyEdits(MIME_SEEDS[seed]!, edits);
-        const input = `mime seed ${seed} edits ${JSON.stringify(edits)}`;
-        tried++;
-        const reply = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], `${lines.join('\r\n')}\r\n`);
-        expect(reply.code === 250 || (reply.code >= 500 && reply.code < 600)).toBe(true);
-        await checkDelay(input);
-      }),
+      fc.asyncProperty(
+        fc.nat(MIME_SEEDS.length - 1),
+        fc.array(lineEdit(MIME_HOSTILE_LINES), { maxLength: 10 }),
+        async (seed, edits) => {
+          const lines = applyEdits(MIME_SEEDS[seed]!, edits);
+          const input = `mime seed ${seed} edits ${JSON.stringify(edits)}`;
+          tried++;
+          const reply = await sendRaw(service.smtpPort, 'sender@example.com', [AGENT], `${lines.join('\r\n')}\r\n`);
+          expect(reply.code === 250 || (reply.code >= 500 && reply.code < 600)).toBe(true);
+          await checkDelay(input);
+        },
+      ),
       { numRuns: RUNS * 2, seed: SEED + 1, endOnFailure: true },
     );
   });
@@ -301,7 +406,11 @@ describe('hostile input never stalls or crashes the service', () => {
               (body as Record<string, unknown>)[keys[edit.index % keys.length]!] = edit.value;
             } else {
               let node = body as Record<string, unknown>;
-              for (const key of edit.path.slice(0, -1)) node = (node[key] = typeof node[key] === 'object' && node[key] !== null ? node[key] : {}) as Record<string, unknown>;
+              for (const key of edit.path.slice(0, -1))
+                node = (node[key] = typeof node[key] === 'object' && node[key] !== null ? node[key] : {}) as Record<
+                  string,
+                  unknown
+                >;
               node[edit.path.at(-1)!] = edit.value;
             }
           }
@@ -309,7 +418,11 @@ describe('hostile input never stalls or crashes the service', () => {
         const text = typeof body === 'string' ? body : expandDeep(JSON.stringify(body));
         const input = `http ${target.method} ${target.path(':grant')} ${text.slice(0, 300)}`;
         tried++;
-        const response = await request(service.url, target.method, target.path(grantId), { key: service.apiKey, body: text, headers: { 'content-type': 'application/json' } });
+        const response = await request(service.url, target.method, target.path(grantId), {
+          key: service.apiKey,
+          body: text,
+          headers: { 'content-type': 'application/json' },
+        });
         expect(response.status, `${input} → ${response.text.slice(0, 300)}`).toBeLessThan(500);
         if (response.status >= 400) expect(isErrorEnvelope(response.body), response.text.slice(0, 300)).toBe(true);
         await checkDelay(input);
@@ -318,22 +431,31 @@ describe('hostile input never stalls or crashes the service', () => {
     );
     await fc.assert(
       // Ids of one character or more: an empty one is the list itself (`/messages/` answers as `/messages`).
-      fc.asyncProperty(fc.oneof(fc.string({ minLength: 1, maxLength: 300 }), fc.constantFrom('x'.repeat(100_000), '%00', '..%2f..', '%ff%fe', '\u202e', 'primary'.repeat(100))), fc.constantFrom('messages', 'threads', 'drafts', 'events', 'folders', 'contacts'), async (id, resource) => {
-        const path = `/v3/grants/${grantId}/${resource}/${encodeURIComponent(id)}${resource === 'events' ? '?calendar_id=primary' : ''}`;
-        const input = `http GET ${path.slice(0, 300)}`;
-        tried++;
-        const response = await request(service.url, 'GET', path, { key: service.apiKey });
-        expect(response.status, `${input} → ${response.text.slice(0, 300)}`).toBeLessThan(500);
-        expect(isErrorEnvelope(response.body), response.text.slice(0, 300)).toBe(true);
-        await checkDelay(input);
-      }),
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ minLength: 1, maxLength: 300 }),
+          fc.constantFrom('x'.repeat(100_000), '%00', '..%2f..', '%ff%fe', '\u202e', 'primary'.repeat(100)),
+        ),
+        fc.constantFrom('messages', 'threads', 'drafts', 'events', 'folders', 'contacts'),
+        async (id, resource) => {
+          const path = `/v3/grants/${grantId}/${resource}/${encodeURIComponent(id)}${resource === 'events' ? '?calendar_id=primary' : ''}`;
+          const input = `http GET ${path.slice(0, 300)}`;
+          tried++;
+          const response = await request(service.url, 'GET', path, { key: service.apiKey });
+          expect(response.status, `${input} → ${response.text.slice(0, 300)}`).toBeLessThan(500);
+          expect(isErrorEnvelope(response.body), response.text.slice(0, 300)).toBe(true);
+          await checkDelay(input);
+        },
+      ),
       { numRuns: RUNS * 2, seed: SEED + 3, endOnFailure: true },
     );
   });
 
   it('kept the heap bounded, and the service alive and answering', async () => {
     const heapGrowth = (await service.ask<{ bytes: number }>('heap')).bytes - heapBefore;
-    console.log(`fuzz: ${tried} inputs (seed ${SEED}, ${RUNS} runs a unit); worst event-loop block of the service ${worst.ms.toFixed(1)} ms of CPU (during ${worst.input.slice(0, 200)}); latest timer ${worstGapMs.toFixed(1)} ms of wall time; heap growth ${(heapGrowth / 1024 / 1024).toFixed(1)} MB`);
+    console.log(
+      `fuzz: ${tried} inputs (seed ${SEED}, ${RUNS} runs a unit); worst event-loop block of the service ${worst.ms.toFixed(1)} ms of CPU (during ${worst.input.slice(0, 200)}); latest timer ${worstGapMs.toFixed(1)} ms of wall time; heap growth ${(heapGrowth / 1024 / 1024).toFixed(1)} MB`,
+    );
     expect(heapGrowth).toBeLessThan(MAX_HEAP_GROWTH_BYTES);
     expect(service.child.exitCode).toBeNull();
     const started = performance.now();

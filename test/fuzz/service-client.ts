@@ -17,9 +17,15 @@ export interface ServiceProcess {
 
 /** Forks ./service-process.ts (with `env` added to its environment) and waits until it is ready. */
 export async function startServiceProcess(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const child = fork(new URL('./service-process.ts', import.meta.url), [], { execArgv: ['--import', 'tsx', '--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } });
+  const child = fork(new URL('./service-process.ts', import.meta.url), [], {
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...env },
+  });
   const ready = await new Promise<{ url: string; smtpPort: number; apiKey: string }>((resolve, reject) => {
-    child.once('message', (message: { type: string; url: string; smtpPort: number; apiKey: string }) => resolve(message));
+    child.once('message', (message: { type: string; url: string; smtpPort: number; apiKey: string }) =>
+      resolve(message),
+    );
     child.once('exit', (code) => reject(new Error(`the service process exited at start (code ${code})`)));
   });
   let queue = Promise.resolve();
@@ -27,8 +33,10 @@ export async function startServiceProcess(env: Record<string, string> = {}): Pro
     const answer = queue.then(
       () =>
         new Promise<T>((resolve, reject) => {
-          if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`the service process has exited (${child.exitCode ?? child.signalCode})`));
-          const onExit = (code: number | null, signal: string | null) => reject(new Error(`the service process exited (${code ?? signal})`));
+          if (child.exitCode !== null || child.signalCode !== null)
+            return reject(new Error(`the service process has exited (${child.exitCode ?? child.signalCode})`));
+          const onExit = (code: number | null, signal: string | null) =>
+            reject(new Error(`the service process exited (${code ?? signal})`));
           child.once('exit', onExit);
           child.once('message', (message: T) => {
             child.off('exit', onExit);

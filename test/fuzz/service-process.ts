@@ -22,7 +22,13 @@ import { startTestService } from '../helpers/service.js';
 type Ask = { type: 'delay' | 'heap' | 'jobs' | 'busy' | 'close' };
 
 // The rate limits are off: every input must reach the handlers (test/server/rate-limits.test.ts tests them).
-const service = await startTestService({ env: { AGENTPOST_RATE_LIMIT_APPLICATION: '0', AGENTPOST_RATE_LIMIT_GRANT: '0', AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '0' } });
+const service = await startTestService({
+  env: {
+    AGENTPOST_RATE_LIMIT_APPLICATION: '0',
+    AGENTPOST_RATE_LIMIT_GRANT: '0',
+    AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '0',
+  },
+});
 /**
  * CPU time of this process's main thread (the event loop), in ms, from /proc (Linux; 10 ms ticks). A late timer is
  * a blocked event loop only as far as the main thread ran meanwhile: on two shared cores a process also waits for
@@ -64,7 +70,10 @@ process.on('message', (ask: Ask) => {
       (globalThis as { gc?: () => void }).gc?.();
       process.send?.({ type: 'heap', bytes: process.memoryUsage().heapUsed });
     } else if (ask.type === 'jobs') {
-      const pending = await service.core.deps.db.orm.select({ id: tables.jobs.id }).from(tables.jobs).where(eq(tables.jobs.kind, INVITATIONS_JOB));
+      const pending = await service.core.deps.db.orm
+        .select({ id: tables.jobs.id })
+        .from(tables.jobs)
+        .where(eq(tables.jobs.kind, INVITATIONS_JOB));
       process.send?.({ type: 'jobs', pending: pending.length });
     } else {
       await service.close();

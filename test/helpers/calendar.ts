@@ -12,16 +12,34 @@ export const utc = (instant: string): number => Date.parse(instant) / 1000;
 export const iso = (unix: number): string => new Date(unix * 1000).toISOString().replace('.000', '');
 
 /** A `when` of `hours` hours from `isoStart`, in New York time (as the nylas SDK sends it). */
-export const nyHour = (isoStart: string, hours = 1) => ({ startTime: utc(isoStart), endTime: utc(isoStart) + hours * 3600, startTimezone: 'America/New_York', endTimezone: 'America/New_York' });
+export const nyHour = (isoStart: string, hours = 1) => ({
+  startTime: utc(isoStart),
+  endTime: utc(isoStart) + hours * 3600,
+  startTimezone: 'America/New_York',
+  endTimezone: 'America/New_York',
+});
 
 /** A core event time of one hour from `isoStart`, in `zone`. */
-export const zonedHour = (zone: string, isoStart: string): EventTime => ({ kind: 'timespan', startTime: utc(isoStart), endTime: utc(isoStart) + 3600, startTimezone: zone, endTimezone: zone });
+export const zonedHour = (zone: string, isoStart: string): EventTime => ({
+  kind: 'timespan',
+  startTime: utc(isoStart),
+  endTime: utc(isoStart) + 3600,
+  startTimezone: zone,
+  endTimezone: zone,
+});
 
 /** A service whose clock stands still at `now`, with the mailbox `email`, its primary calendar in New York time. */
-export async function startNewYorkPlanner(email: string, now: string): Promise<{ service: TestService; grantId: string }> {
+export async function startNewYorkPlanner(
+  email: string,
+  now: string,
+): Promise<{ service: TestService; grantId: string }> {
   const service = await startTestService({ deps: { clock: fixedClock(now) } });
   const grantId = await createMailbox(service, email);
-  await service.nylas.calendars.update({ identifier: grantId, calendarId: 'primary', requestBody: { timezone: 'America/New_York' } });
+  await service.nylas.calendars.update({
+    identifier: grantId,
+    calendarId: 'primary',
+    requestBody: { timezone: 'America/New_York' },
+  });
   return { service, grantId };
 }
 
@@ -30,15 +48,29 @@ export async function startNewYorkPlanner(email: string, now: string): Promise<{
  * (09:00–10:00 New York on `openDays`, hourly), and the events of the primary calendar with expand_recurring (their
  * starts in `instances`).
  */
-export async function readStarts(service: TestService, grantId: string, email: string, window: { start: number; end: number }, openDays = [0, 1, 2, 3, 4, 5, 6]) {
-  const freeBusy = await service.nylas.calendars.getFreeBusy({ identifier: grantId, requestBody: { startTime: window.start, endTime: window.end, emails: [email] } });
+export async function readStarts(
+  service: TestService,
+  grantId: string,
+  email: string,
+  window: { start: number; end: number },
+  openDays = [0, 1, 2, 3, 4, 5, 6],
+) {
+  const freeBusy = await service.nylas.calendars.getFreeBusy({
+    identifier: grantId,
+    requestBody: { startTime: window.start, endTime: window.end, emails: [email] },
+  });
   const availability = await service.nylas.calendars.getAvailability({
     requestBody: {
       startTime: window.start,
       endTime: window.end,
       durationMinutes: 60,
       intervalMinutes: 60,
-      participants: [{ email, openHours: [{ days: openDays, timezone: 'America/New_York', start: '9:00', end: '10:00', exdates: [] }] }],
+      participants: [
+        {
+          email,
+          openHours: [{ days: openDays, timezone: 'America/New_York', start: '9:00', end: '10:00', exdates: [] }],
+        },
+      ],
     },
   });
   const listed = await service.nylas.events.list({

@@ -2,7 +2,9 @@
 import type { Clock, IdGenerator } from '../../src/index.js';
 
 /** A clock standing at `iso` until moved with `advance` or `set`. */
-export function fixedClock(iso = '2026-03-30T00:30:00Z'): Clock & { advance(ms: number): void; set(iso: string): void } {
+export function fixedClock(
+  iso = '2026-03-30T00:30:00Z',
+): Clock & { advance(ms: number): void; set(iso: string): void } {
   let now = new Date(iso).getTime();
   return {
     now: () => new Date(now),

@@ -11,7 +11,14 @@ export interface ReportRecord {
 }
 
 /** The XML of an aggregate report about `domain`. */
-export function aggregateXml(options: { domain: string; reportId: string; org?: string; records: ReportRecord[]; begin?: number; end?: number }): string {
+export function aggregateXml(options: {
+  domain: string;
+  reportId: string;
+  org?: string;
+  records: ReportRecord[];
+  begin?: number;
+  end?: number;
+}): string {
   const records = options.records
     .map(
       (record) => `  <record>
@@ -98,7 +105,13 @@ export function zipOf(name: string, content: Buffer, options: { stored?: boolean
 }
 
 /** The email a receiver sends: a short text part and the report attached (base64). */
-export function reportEmail(options: { to: string; file: Buffer; filename: string; contentType: string; subject?: string }): Buffer {
+export function reportEmail(options: {
+  to: string;
+  file: Buffer;
+  filename: string;
+  contentType: string;
+  subject?: string;
+}): Buffer {
   const base64 = options.file.toString('base64').replace(/.{76}/g, '$&\r\n');
   return Buffer.from(
     [

@@ -19,9 +19,11 @@ export function fakeDns(): FakeDns {
   const hosts = new Map<string, string[]>();
   const records = new Map<string, unknown[]>();
   const failing = new Set<string>();
-  const missing = (host: string, query = 'queryTxt') => Object.assign(new Error(`${query} ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  const missing = (host: string, query = 'queryTxt') =>
+    Object.assign(new Error(`${query} ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
   const check = (host: string, query: string) => {
-    if (failing.has(host.toLowerCase())) throw Object.assign(new Error(`${query} ESERVFAIL ${host}`), { code: 'ESERVFAIL' });
+    if (failing.has(host.toLowerCase()))
+      throw Object.assign(new Error(`${query} ESERVFAIL ${host}`), { code: 'ESERVFAIL' });
   };
   const resolveTxt = async (host: string) => {
     check(host, 'queryTxt');
@@ -54,7 +56,9 @@ export function fakeDns(): FakeDns {
       if (type === 'MX') return resolveMx(host);
       check(host, `query${type}`);
       if (type === 'A' || type === 'AAAA') {
-        const addresses = (hosts.get(host.toLowerCase()) ?? []).filter((address) => address.includes(':') === (type === 'AAAA'));
+        const addresses = (hosts.get(host.toLowerCase()) ?? []).filter(
+          (address) => address.includes(':') === (type === 'AAAA'),
+        );
         if (addresses.length === 0) throw missing(host, `query${type}`);
         return addresses;
       }

@@ -16,7 +16,8 @@ const DNSMASQ = '/usr/sbin/dnsmasq';
 /** Why dnsmasq cannot run here, or undefined when it can. */
 export function dnsmasqMissing(): string | undefined {
   if (!existsSync(DNSMASQ)) return 'dnsmasq is not installed (apt-get install dnsmasq-base; .ci/run installs it)';
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'dnsmasq tests need root (it binds its port as root, --user=root)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'dnsmasq tests need root (it binds its port as root, --user=root)';
   return undefined;
 }
 
@@ -47,7 +48,18 @@ export interface Dnsmasq {
 const READY_NAME = 'dnsmasq-ready.invalid';
 
 function argumentsFor(port: number, records: DnsmasqRecords): string[] {
-  const args = ['--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts', `--port=${port}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--user=root', '--pid-file=', '--log-facility=-'];
+  const args = [
+    '--keep-in-foreground',
+    '--conf-file=/dev/null',
+    '--no-resolv',
+    '--no-hosts',
+    `--port=${port}`,
+    '--listen-address=127.0.0.1',
+    '--bind-interfaces',
+    '--user=root',
+    '--pid-file=',
+    '--log-facility=-',
+  ];
   args.push(`--txt-record=${READY_NAME},ok`);
   for (const zone of records.localZones ?? []) args.push(`--local=/${zone}/`);
   for (const [zone, server] of records.forward ?? []) args.push(`--server=/${zone}/${server}`);

@@ -12,15 +12,26 @@
  * one and say which.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from './service.js';
 
 /** Why Dovecot cannot run here, or undefined when it can. */
 export function dovecotMissing(): string | undefined {
-  if (!existsSync('/usr/sbin/dovecot')) return 'dovecot is not installed (apt-get install dovecot-imapd; .ci/run installs it)';
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'dovecot tests need root (the master starts as root and drops to the mail user)';
+  if (!existsSync('/usr/sbin/dovecot'))
+    return 'dovecot is not installed (apt-get install dovecot-imapd; .ci/run installs it)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'dovecot tests need root (the master starts as root and drops to the mail user)';
   try {
     execFileSync('id', ['dovenull'], { stdio: 'ignore' });
   } catch {
@@ -127,7 +138,8 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
   chownSync(mail, mailUid, mailGid);
   const users = join(dir.path, 'users');
   const passwords = new Map(options.users.map((entry) => [entry.user, entry.password]));
-  const writeUsers = () => writeFileSync(users, [...passwords].map(([user, password]) => `${user}:{PLAIN}${password}::::::\n`).join(''));
+  const writeUsers = () =>
+    writeFileSync(users, [...passwords].map(([user, password]) => `${user}:{PLAIN}${password}::::::\n`).join(''));
   writeUsers();
   chmodSync(users, 0o644);
   let usersStamp = Math.floor(statSync(users).mtimeMs / 1000);
@@ -161,7 +173,12 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
     'namespace inbox {',
     '  inbox = yes',
     '  separator = /',
-    ...SPECIAL_FOLDERS.flatMap(([name, use]) => [`  mailbox ${name} {`, '    auto = subscribe', ...(specialUse ? [`    special_use = ${use}`] : []), '  }']),
+    ...SPECIAL_FOLDERS.flatMap(([name, use]) => [
+      `  mailbox ${name} {`,
+      '    auto = subscribe',
+      ...(specialUse ? [`    special_use = ${use}`] : []),
+      '  }',
+    ]),
     '}',
     'service imap-login {',
     `  inet_listener imap {\n    address = 127.0.0.1\n    port = ${options.imapPort}\n  }`,
@@ -172,9 +189,18 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
     '}',
     // Postfix's SMTP AUTH asks Dovecot; LMTP delivers to these users.
     'service auth {',
-    ...(options.authPort ? [`  inet_listener auth-inet {\n    address = 127.0.0.1\n    port = ${options.authPort}\n  }`] : []),
+    ...(options.authPort
+      ? [`  inet_listener auth-inet {\n    address = 127.0.0.1\n    port = ${options.authPort}\n  }`]
+      : []),
     '}',
-    ...(options.lmtpPort ? ['service lmtp {', `  inet_listener lmtp {\n    address = 127.0.0.1\n    port = ${options.lmtpPort}\n  }`, '}', 'lmtp_save_to_detail_mailbox = no'] : []),
+    ...(options.lmtpPort
+      ? [
+          'service lmtp {',
+          `  inet_listener lmtp {\n    address = 127.0.0.1\n    port = ${options.lmtpPort}\n  }`,
+          '}',
+          'lmtp_save_to_detail_mailbox = no',
+        ]
+      : []),
     // The users log in with their full address; LMTP recipients are the same addresses.
     'auth_username_format = %Lu',
     ...(options.extra ?? []),
@@ -182,7 +208,25 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
   if (options.tlsPort) {
     const key = join(dir.path, 'key.pem');
     const cert = join(dir.path, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '2', '-subj', '/CN=localhost'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '2',
+        '-subj',
+        '/CN=localhost',
+      ],
+      { stdio: 'ignore' },
+    );
     lines.push('ssl = yes', `ssl_cert = <${cert}`, `ssl_key = <${key}`);
   } else {
     lines.push('ssl = no');
@@ -196,7 +240,9 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const readLog = () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
   const deadline = Date.now() + 10_000;
-  const ports = [options.imapPort, options.tlsPort, options.lmtpPort, options.authPort].filter((port): port is number => port !== undefined);
+  const ports = [options.imapPort, options.tlsPort, options.lmtpPort, options.authPort].filter(
+    (port): port is number => port !== undefined,
+  );
   for (const port of ports) {
     if (!(await listening(port, deadline)) || child.exitCode !== null) {
       child.kill('SIGKILL');
@@ -213,7 +259,8 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
     mailDirectory: mail,
     chownMail: () => execFileSync('chown', ['-R', `${mailUid}:${mailGid}`, mail]),
     log: readLog,
-    doveadm: (...args: string[]) => execFileSync('doveadm', ['-c', conf, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
+    doveadm: (...args: string[]) =>
+      execFileSync('doveadm', ['-c', conf, ...args], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(),
     async setPassword(user: string, password: string) {
       passwords.set(user, password);
       writeUsers();

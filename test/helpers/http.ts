@@ -18,7 +18,12 @@ export interface RequestOptions {
 }
 
 /** Sends one request to `baseUrl + path` and reads the whole answer. */
-export async function request(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<JsonResponse> {
+export async function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<JsonResponse> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
   let body: string | undefined;
@@ -40,5 +45,9 @@ export async function request(baseUrl: string, method: string, path: string, opt
 /** Asserts nothing; returns true when a body is the Nylas error envelope `{request_id, error: {type, message}}`. */
 export function isErrorEnvelope(body: unknown): boolean {
   const value = body as { request_id?: unknown; error?: { type?: unknown; message?: unknown } } | undefined;
-  return typeof value?.request_id === 'string' && typeof value.error?.type === 'string' && typeof value.error.message === 'string';
+  return (
+    typeof value?.request_id === 'string' &&
+    typeof value.error?.type === 'string' &&
+    typeof value.error.message === 'string'
+  );
 }

@@ -15,7 +15,14 @@ import { composeMime, parsedOf } from '../../src/outbound/compose.js';
 import type { SecretBox } from '../../src/ports/index.js';
 
 /** Our folder ids (system roles) and Dovecot's paths for them. */
-export const IMAP_PATHS: Record<string, string> = { inbox: 'INBOX', sent: 'Sent', drafts: 'Drafts', trash: 'Trash', junk: 'Junk', archive: 'Archive' };
+export const IMAP_PATHS: Record<string, string> = {
+  inbox: 'INBOX',
+  sent: 'Sent',
+  drafts: 'Drafts',
+  trash: 'Trash',
+  junk: 'Junk',
+  archive: 'Archive',
+};
 
 /** Options of {@link createImapGrant}. */
 export interface ImapGrantOptions {
@@ -44,7 +51,16 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
   const id = core.deps.newId();
   const at = Math.floor(Date.now() / 1000);
   await core.deps.db.write(async (tx) => {
-    await tx.insert(tables.grants).values({ id, applicationId: options.applicationId, provider: 'imap', email: options.email, settings: {}, scope: [], createdAt: at, updatedAt: at });
+    await tx.insert(tables.grants).values({
+      id,
+      applicationId: options.applicationId,
+      provider: 'imap',
+      email: options.email,
+      settings: {},
+      scope: [],
+      createdAt: at,
+      updatedAt: at,
+    });
     await tx.insert(imapAccounts).values({
       grantId: id,
       imapHost: options.imapHost ?? '127.0.0.1',
@@ -68,15 +84,41 @@ export async function createImapGrant(core: Core, options: ImapGrantOptions): Pr
     });
     if (options.initial) return;
     const roles = Object.keys(IMAP_PATHS) as ('inbox' | 'sent' | 'drafts' | 'trash' | 'junk' | 'archive')[];
-    await tx.insert(tables.folders).values(roles.map((role, index) => ({ id: role, grantId: id, name: IMAP_PATHS[role]!, systemRole: role, sortOrder: index, createdAt: at, updatedAt: at })));
-    await tx.insert(imapFolders).values(roles.map((role) => ({ grantId: id, path: IMAP_PATHS[role]!, folderId: role, specialUse: role === 'inbox' ? null : `\\${IMAP_PATHS[role]}`, initialDone: true, updatedAt: at })));
+    await tx.insert(tables.folders).values(
+      roles.map((role, index) => ({
+        id: role,
+        grantId: id,
+        name: IMAP_PATHS[role]!,
+        systemRole: role,
+        sortOrder: index,
+        createdAt: at,
+        updatedAt: at,
+      })),
+    );
+    await tx.insert(imapFolders).values(
+      roles.map((role) => ({
+        grantId: id,
+        path: IMAP_PATHS[role]!,
+        folderId: role,
+        specialUse: role === 'inbox' ? null : `\\${IMAP_PATHS[role]}`,
+        initialDone: true,
+        updatedAt: at,
+      })),
+    );
   });
   return id;
 }
 
 /** An IMAP client logged in as a Dovecot user (the caller logs it out). */
 export async function imapClient(port: number, user: string, password: string): Promise<ImapFlow> {
-  const client = new ImapFlow({ host: '127.0.0.1', port, secure: false, auth: { user, pass: password }, logger: false, disableAutoIdle: true });
+  const client = new ImapFlow({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    auth: { user, pass: password },
+    logger: false,
+    disableAutoIdle: true,
+  });
   client.on('error', () => undefined);
   await client.connect();
   return client;
@@ -121,9 +163,25 @@ export async function smallMessage(core: Core, spec: SmallMessageSpec) {
 /** Stores a message of the grant in `folderId` linked to (`path`, `uid`), without touching a server; returns its id. */
 export async function addSyncedMessageRow(
   core: Core,
-  spec: { applicationId: string; grantId: string; uid: number; path?: string; folderId?: string; raw?: Buffer; parsed?: ReturnType<typeof parsedOf> },
+  spec: {
+    applicationId: string;
+    grantId: string;
+    uid: number;
+    path?: string;
+    folderId?: string;
+    raw?: Buffer;
+    parsed?: ReturnType<typeof parsedOf>;
+  },
 ): Promise<string> {
-  const message = spec.raw && spec.parsed ? { raw: spec.raw, parsed: spec.parsed } : await smallMessage(core, { from: 'someone@example.test', to: 'me@example.test', subject: 'Stored', text: 'stored' });
+  const message =
+    spec.raw && spec.parsed
+      ? { raw: spec.raw, parsed: spec.parsed }
+      : await smallMessage(core, {
+          from: 'someone@example.test',
+          to: 'me@example.test',
+          subject: 'Stored',
+          text: 'stored',
+        });
   const store = createMailStore(core.deps);
   return core.deps.db.write(async (tx) => {
     const stored = await store.insert(tx, {
@@ -139,7 +197,13 @@ export async function addSyncedMessageRow(
       envelopeTo: null,
       parseError: null,
     });
-    await tx.insert(imapMessages).values({ grantId: spec.grantId, path: spec.path ?? 'INBOX', uid: spec.uid, messageId: stored.row.id, flags: [] });
+    await tx.insert(imapMessages).values({
+      grantId: spec.grantId,
+      path: spec.path ?? 'INBOX',
+      uid: spec.uid,
+      messageId: stored.row.id,
+      flags: [],
+    });
     return stored.row.id;
   });
 }
@@ -148,13 +212,30 @@ export async function addSyncedMessageRow(
 export async function addSyncedMessage(
   core: Core,
   client: ImapFlow,
-  spec: { applicationId: string; grantId: string; from: string; to: string; subject: string; text: string; path?: string; folderId?: string },
+  spec: {
+    applicationId: string;
+    grantId: string;
+    from: string;
+    to: string;
+    subject: string;
+    text: string;
+    path?: string;
+    folderId?: string;
+  },
 ): Promise<{ messageId: string; uid: number; headerMessageId: string }> {
   const path = spec.path ?? 'INBOX';
   const { headerMessageId, raw, parsed } = await smallMessage(core, spec);
   const appended = await client.append(path, raw, []);
   if (!appended || appended.uid === undefined) throw new Error('the server gave no APPENDUID');
-  const messageId = await addSyncedMessageRow(core, { applicationId: spec.applicationId, grantId: spec.grantId, uid: appended.uid, path, folderId: spec.folderId ?? 'inbox', raw, parsed });
+  const messageId = await addSyncedMessageRow(core, {
+    applicationId: spec.applicationId,
+    grantId: spec.grantId,
+    uid: appended.uid,
+    path,
+    folderId: spec.folderId ?? 'inbox',
+    raw,
+    parsed,
+  });
   return { messageId, uid: appended.uid, headerMessageId };
 }
 
@@ -172,7 +253,18 @@ export interface ImapConnectOptions {
  * The `settings` of `POST /v3/connect/custom` with `provider: "imap"` for a Dovecot user on loopback (plain IMAP and
  * SMTP ports of the test's range, so `starttls` by the port rule), plus `extra` fields.
  */
-export function imapConnectSettings(options: ImapConnectOptions, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function imapConnectSettings(
+  options: ImapConnectOptions,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   const host = options.host ?? '127.0.0.1';
-  return { imap_username: options.user, imap_password: options.password, imap_host: host, imap_port: options.imapPort, smtp_host: host, smtp_port: options.smtpPort, ...extra };
+  return {
+    imap_username: options.user,
+    imap_password: options.password,
+    imap_host: host,
+    imap_port: options.imapPort,
+    smtp_host: host,
+    smtp_port: options.smtpPort,
+    ...extra,
+  };
 }

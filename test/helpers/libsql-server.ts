@@ -31,7 +31,12 @@ import type { AddressInfo } from 'node:net';
 import Sqlite from 'libsql';
 
 /** A value on the wire (Hrana JSON). */
-type WireValue = { type: 'null' } | { type: 'integer'; value: string } | { type: 'float'; value: number } | { type: 'text'; value: string } | { type: 'blob'; base64: string };
+type WireValue =
+  | { type: 'null' }
+  | { type: 'integer'; value: string }
+  | { type: 'float'; value: number }
+  | { type: 'text'; value: string }
+  | { type: 'blob'; base64: string };
 interface WireStatement {
   sql?: string;
   sql_id?: number;
@@ -39,7 +44,11 @@ interface WireStatement {
   named_args?: Array<{ name: string; value: WireValue }>;
   want_rows?: boolean;
 }
-type WireCondition = { type: 'ok' | 'error'; step: number } | { type: 'not'; cond: WireCondition } | { type: 'and' | 'or'; conds: WireCondition[] } | { type: 'is_autocommit' };
+type WireCondition =
+  | { type: 'ok' | 'error'; step: number }
+  | { type: 'not'; cond: WireCondition }
+  | { type: 'and' | 'or'; conds: WireCondition[] }
+  | { type: 'is_autocommit' };
 type WireRequest =
   | { type: 'close' | 'get_autocommit' }
   | { type: 'execute'; stmt: WireStatement }
@@ -127,7 +136,8 @@ function fromValue(value: unknown): WireValue {
 /** sqld reports the primary result code (SQLITE_CONSTRAINT_FOREIGNKEY → SQLITE_CONSTRAINT). */
 function wireError(error: unknown): WireError {
   const { code, message } = error as { code?: unknown; message?: unknown };
-  const primary = typeof code === 'string' && code.startsWith('SQLITE_') ? code.split('_').slice(0, 2).join('_') : undefined;
+  const primary =
+    typeof code === 'string' && code.startsWith('SQLITE_') ? code.split('_').slice(0, 2).join('_') : undefined;
   return { message: `SQLite error: ${String(message ?? error)}`, ...(primary ? { code: primary } : {}) };
 }
 
@@ -161,7 +171,11 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
   const sqlOf = (stream: Stream, source: { sql?: string | undefined; sql_id?: number | undefined }): string => {
     if (source.sql !== undefined) return source.sql;
     const stored = source.sql_id === undefined ? undefined : stream.sqls.get(source.sql_id);
-    if (stored === undefined) throw { message: `SQL text ${String(source.sql_id)} is not stored on this stream`, code: 'SQL_NOT_FOUND' } satisfies WireError;
+    if (stored === undefined)
+      throw {
+        message: `SQL text ${String(source.sql_id)} is not stored on this stream`,
+        code: 'SQL_NOT_FOUND',
+      } satisfies WireError;
     return stored;
   };
 
@@ -182,7 +196,9 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
     const sql = sqlOf(stream, statement);
     const { connection } = stream;
     const prepared = connection.prepare(sql);
-    const named = Object.fromEntries((statement.named_args ?? []).map(({ name, value }) => [name.replace(/^[:@$]/, ''), toValue(value)]));
+    const named = Object.fromEntries(
+      (statement.named_args ?? []).map(({ name, value }) => [name.replace(/^[:@$]/, ''), toValue(value)]),
+    );
     const args: unknown[] = (statement.args ?? []).map(toValue);
     if (statement.named_args?.length) args.push(named);
     // (The native driver's pluck() does not pluck: raw rows are used instead.)
@@ -194,7 +210,11 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
     } else {
       await patiently(() => prepared.run(...args));
     }
-    const [changes, total, rowid] = connection.prepare('SELECT changes(), total_changes(), last_insert_rowid()').raw(true).safeIntegers(true).get() as [bigint, bigint, bigint];
+    const [changes, total, rowid] = connection
+      .prepare('SELECT changes(), total_changes(), last_insert_rowid()')
+      .raw(true)
+      .safeIntegers(true)
+      .get() as [bigint, bigint, bigint];
     return {
       cols: prepared.reader ? prepared.columns().map((column) => ({ name: column.name, decltype: column.type })) : [],
       rows: statement.want_rows === false ? [] : rows.map((row) => row.map(fromValue)),
@@ -255,8 +275,18 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
       }
       case 'describe': {
         const prepared = stream.connection.prepare(sqlOf(stream, request));
-        const cols = prepared.reader ? prepared.columns().map((column) => ({ name: column.name, decltype: column.type })) : [];
-        return { type: 'describe', result: { params: [], cols, is_explain: /^\s*explain/i.test(prepared.source), is_readonly: !prepared.reader ? false : /^\s*(select|with)/i.test(prepared.source) } };
+        const cols = prepared.reader
+          ? prepared.columns().map((column) => ({ name: column.name, decltype: column.type }))
+          : [];
+        return {
+          type: 'describe',
+          result: {
+            params: [],
+            cols,
+            is_explain: /^\s*explain/i.test(prepared.source),
+            is_readonly: !prepared.reader ? false : /^\s*(select|with)/i.test(prepared.source),
+          },
+        };
       }
       case 'store_sql':
         stream.sqls.set(request.sql_id, request.sql);
@@ -273,7 +303,8 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
     const sql: string[] = [];
     // Texts stored by this pipeline count too (the client stores a text and uses it in the same pipeline).
     const stored = new Map(stream.sqls);
-    const resolve = (source: { sql?: string | undefined; sql_id?: number | undefined }) => source.sql ?? (source.sql_id === undefined ? undefined : stored.get(source.sql_id)) ?? '?';
+    const resolve = (source: { sql?: string | undefined; sql_id?: number | undefined }) =>
+      source.sql ?? (source.sql_id === undefined ? undefined : stored.get(source.sql_id)) ?? '?';
     for (const request of requests) {
       if (request.type === 'store_sql') stored.set(request.sql_id, request.sql);
       if (request.type === 'execute') sql.push(resolve(request.stmt));
@@ -296,7 +327,11 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
       streams.set(id, stream);
     } else {
       const found = streams.get(Number(String(body.baton).split('.')[0]));
-      if (!found || found.baton !== body.baton) return answer(response, 400, { message: 'The stream has expired or the baton is not valid', code: 'STREAM_EXPIRED' });
+      if (!found || found.baton !== body.baton)
+        return answer(response, 400, {
+          message: 'The stream has expired or the baton is not valid',
+          code: 'STREAM_EXPIRED',
+        });
       stream = found;
     }
     touch(stream);
@@ -334,14 +369,18 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
-    if (options.authToken !== undefined && request.headers.authorization !== `Bearer ${options.authToken}`) return answer(response, 401, { message: 'Unauthorized' });
+    if (options.authToken !== undefined && request.headers.authorization !== `Bearer ${options.authToken}`)
+      return answer(response, 401, { message: 'Unauthorized' });
     const path = new URL(request.url ?? '/', 'http://stand-in').pathname;
     if (request.method === 'GET' && path === '/v2') return answer(response, 200, {});
     if (request.method === 'GET' && path === '/health') return answer(response, 200, {});
     if (request.method === 'POST' && path === '/v2/pipeline') {
       const chunks: Buffer[] = [];
       for await (const chunk of request) chunks.push(chunk as Buffer);
-      return pipeline(JSON.parse(Buffer.concat(chunks).toString('utf8')) as { baton?: string | null; requests: WireRequest[] }, response);
+      return pipeline(
+        JSON.parse(Buffer.concat(chunks).toString('utf8')) as { baton?: string | null; requests: WireRequest[] },
+        response,
+      );
     }
     return answer(response, 404, { message: `not served by the stand-in: ${request.method ?? ''} ${path}` });
   }

@@ -8,11 +8,20 @@ import { request } from './http.js';
 import type { TestService } from './service.js';
 
 /** Registers `domain` for the default application (once) and creates the Agent Account `email`. Returns its grant id. */
-export async function createMailbox(service: Pick<TestService, 'url' | 'apiKey' | 'nylas'>, email: string): Promise<string> {
+export async function createMailbox(
+  service: Pick<TestService, 'url' | 'apiKey' | 'nylas'>,
+  email: string,
+): Promise<string> {
   const domain = email.slice(email.lastIndexOf('@') + 1);
-  const registered = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: domain, domain_address: domain } });
-  if (registered.status !== 200 && registered.status !== 409) throw new Error(`registering ${domain}: ${registered.status} ${registered.text}`);
-  const grant = await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } as never });
+  const registered = await request(service.url, 'POST', '/v3/admin/domains', {
+    key: service.apiKey,
+    body: { name: domain, domain_address: domain },
+  });
+  if (registered.status !== 200 && registered.status !== 409)
+    throw new Error(`registering ${domain}: ${registered.status} ${registered.text}`);
+  const grant = await service.nylas.auth.customAuthentication({
+    requestBody: { provider: 'nylas', settings: { email } } as never,
+  });
   return grant.data.id;
 }
 
@@ -51,8 +60,15 @@ export interface RawSmtp {
 }
 
 /** Connects (from `localAddress`, e.g. another loopback address such as 127.0.1.2), reads the greeting, and returns the client. */
-export async function rawSmtp(port: number, options: { greeting?: boolean; localAddress?: string } = {}): Promise<RawSmtp> {
-  const socket = connect({ host: '127.0.0.1', port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
+export async function rawSmtp(
+  port: number,
+  options: { greeting?: boolean; localAddress?: string } = {},
+): Promise<RawSmtp> {
+  const socket = connect({
+    host: '127.0.0.1',
+    port,
+    ...(options.localAddress ? { localAddress: options.localAddress } : {}),
+  });
   socket.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
@@ -101,7 +117,8 @@ export async function rawSmtp(port: number, options: { greeting?: boolean; local
         resolve(value);
       };
     });
-  const write = (data: string | Buffer) => new Promise<void>((resolve, reject) => socket.write(data, (error) => (error ? reject(error) : resolve())));
+  const write = (data: string | Buffer) =>
+    new Promise<void>((resolve, reject) => socket.write(data, (error) => (error ? reject(error) : resolve())));
   const client: RawSmtp = {
     socket,
     reply,

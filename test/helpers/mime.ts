@@ -12,7 +12,9 @@ export function qpEncode(bytes: Buffer, eol = '\r\n'): string {
       continue;
     }
     const next = bytes[index + 1];
-    const plain = (byte >= 0x21 && byte <= 0x7e && byte !== 0x3d) || ((byte === 0x20 || byte === 0x09) && next !== undefined && next !== 0x0a && next !== 0x0d);
+    const plain =
+      (byte >= 0x21 && byte <= 0x7e && byte !== 0x3d) ||
+      ((byte === 0x20 || byte === 0x09) && next !== undefined && next !== 0x0a && next !== 0x0d);
     const token = plain ? String.fromCharCode(byte) : `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
     if (line.length + token.length > 75) {
       lines.push(`${line}=`);
@@ -26,7 +28,14 @@ export function qpEncode(bytes: Buffer, eol = '\r\n'): string {
 
 /** The message Postfix smtp-source sends (issue 3's benchmark): about 10 KB of 80-character lines. */
 export function smtpSourceMessage(eol = '\r\n', extraHeaders: string[] = []): Buffer {
-  const lines = [...extraHeaders, 'From: <sender@example.com>', 'To: <agent@bench.agentpost.localhost>', 'Date: Sun, 22 Nov 2026 03:13:01 +0000 (UTC)', 'Message-Id: <0a39.0003.0000@vm>', ''];
+  const lines = [
+    ...extraHeaders,
+    'From: <sender@example.com>',
+    'To: <agent@bench.agentpost.localhost>',
+    'Date: Sun, 22 Nov 2026 03:13:01 +0000 (UTC)',
+    'Message-Id: <0a39.0003.0000@vm>',
+    '',
+  ];
   for (let index = 0; index < 127; index++) lines.push(`${index % 10}${'X'.repeat(77)}`);
   return Buffer.from(`${lines.join(eol)}${eol}`);
 }
@@ -53,7 +62,15 @@ export function alternativeMessage(options: AlternativeParts): Buffer {
   const eol = options.eol ?? '\r\n';
   const quoted = /^[A-Za-z0-9_]+$/.test(options.boundary) ? options.boundary : `"${options.boundary}"`;
   const chunks: (string | Buffer)[] = [
-    ...(options.head ?? ['From: Ann <ann@example.org>', 'To: bob@example.org', 'Subject: alt', 'Date: Tue, 3 Mar 2026 11:00:00 +0100', 'MIME-Version: 1.0']).map((line) => line + eol),
+    ...(
+      options.head ?? [
+        'From: Ann <ann@example.org>',
+        'To: bob@example.org',
+        'Subject: alt',
+        'Date: Tue, 3 Mar 2026 11:00:00 +0100',
+        'MIME-Version: 1.0',
+      ]
+    ).map((line) => line + eol),
     `Content-Type: ${options.type ?? 'multipart/alternative'}; boundary=${quoted}${eol}${eol}`,
     ...(options.preamble ?? []).map((line) => line + eol),
   ];
@@ -67,7 +84,8 @@ export function alternativeMessage(options: AlternativeParts): Buffer {
 
 /** A ~6 KB multipart/alternative as Gmail sends one: UTF-8 quoted-printable text/plain and text/html, encoded words. */
 export function gmailAlternative(): Buffer {
-  const paragraph = 'Bonjour à tous — voici le résumé de la réunion du comité. Les décisions prises : budget validé ✓, calendrier révisé. Grüße, Zoë 🎉\n';
+  const paragraph =
+    'Bonjour à tous — voici le résumé de la réunion du comité. Les décisions prises : budget validé ✓, calendrier révisé. Grüße, Zoë 🎉\n';
   let text = '';
   while (Buffer.byteLength(text) < 1_500) text += paragraph;
   const html = `<div dir="ltr">${text
@@ -88,8 +106,14 @@ export function gmailAlternative(): Buffer {
     ],
     boundary: '000000000000a1b2c3d4e5f60718',
     parts: [
-      [['Content-Type: text/plain; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'], qpEncode(Buffer.from(text))],
-      [['Content-Type: text/html; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'], qpEncode(Buffer.from(html))],
+      [
+        ['Content-Type: text/plain; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'],
+        qpEncode(Buffer.from(text)),
+      ],
+      [
+        ['Content-Type: text/html; charset="UTF-8"', 'Content-Transfer-Encoding: quoted-printable'],
+        qpEncode(Buffer.from(html)),
+      ],
     ],
   });
 }
@@ -129,7 +153,16 @@ export function imipMessage({ from, to, subject, ics, method, attachment = false
     '',
     calendar,
     '--alt--',
-    ...(attachment ? ['--mix', 'Content-Type: application/ics; name=invite.ics', 'Content-Disposition: attachment; filename=invite.ics', 'Content-Transfer-Encoding: base64', '', Buffer.from(calendar).toString('base64').replace(/.{76}/g, '$&\r\n')] : []),
+    ...(attachment
+      ? [
+          '--mix',
+          'Content-Type: application/ics; name=invite.ics',
+          'Content-Disposition: attachment; filename=invite.ics',
+          'Content-Transfer-Encoding: base64',
+          '',
+          Buffer.from(calendar).toString('base64').replace(/.{76}/g, '$&\r\n'),
+        ]
+      : []),
     '--mix--',
     '',
   ].join('\r\n');

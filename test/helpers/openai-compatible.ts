@@ -21,7 +21,12 @@ export interface ChatRequest {
 /** What the server answers to the next request. */
 export type ModelAnswer =
   /** A completion of these pieces (streamed one chunk each, or joined), with this usage. */
-  | { kind: 'text'; pieces: string[]; usage?: { prompt_tokens: number; completion_tokens: number }; pieceDelayMs?: number }
+  | {
+      kind: 'text';
+      pieces: string[];
+      usage?: { prompt_tokens: number; completion_tokens: number };
+      pieceDelayMs?: number;
+    }
   /** An error status with OpenAI's error body (`{error: {message, type}}`), and headers such as Retry-After. */
   | { kind: 'error'; status: number; message: string; headers?: Record<string, string> }
   /** No answer for `ms` milliseconds, then a completion (for timeouts). */
@@ -40,7 +45,13 @@ export interface FakeModelServer {
   close(): Promise<void>;
 }
 
-function chunk(id: string, model: string, delta: Record<string, unknown>, finishReason: string | null, usage?: unknown): string {
+function chunk(
+  id: string,
+  model: string,
+  delta: Record<string, unknown>,
+  finishReason: string | null,
+  usage?: unknown,
+): string {
   return `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: 1_700_000_000, model, choices: usage && finishReason === null && Object.keys(delta).length === 0 ? [] : [{ index: 0, delta, finish_reason: finishReason }], ...(usage ? { usage } : {}) })}\n\n`;
 }
 
@@ -67,14 +78,24 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
 
   async function handle(request: IncomingMessage, response: ServerResponse) {
     if (request.method !== 'POST' || request.url !== '/v1/chat/completions') {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no route ${request.method} ${request.url}`, type: 'invalid_request_error' } }));
+      response.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          error: { message: `no route ${request.method} ${request.url}`, type: 'invalid_request_error' },
+        }),
+      );
       return;
     }
     const body = JSON.parse(await readBody(request)) as ChatRequest;
     requests.push(body);
-    const answer = queue.shift() ?? { kind: 'text', pieces: ['Default suggestion.'], usage: { prompt_tokens: 10, completion_tokens: 3 } };
+    const answer = queue.shift() ?? {
+      kind: 'text',
+      pieces: ['Default suggestion.'],
+      usage: { prompt_tokens: 10, completion_tokens: 3 },
+    };
     if (answer.kind === 'error') {
-      response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end(JSON.stringify({ error: { message: answer.message, type: 'server_error', code: null } }));
+      response
+        .writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers })
+        .end(JSON.stringify({ error: { message: answer.message, type: 'server_error', code: null } }));
       return;
     }
     if (answer.kind === 'slow') {
@@ -82,7 +103,10 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
       if (response.destroyed) return;
     }
     const pieces = answer.kind === 'text' ? answer.pieces : [answer.text];
-    const usage = answer.kind === 'text' ? (answer.usage ?? { prompt_tokens: 10, completion_tokens: pieces.length }) : { prompt_tokens: 10, completion_tokens: 1 };
+    const usage =
+      answer.kind === 'text'
+        ? (answer.usage ?? { prompt_tokens: 10, completion_tokens: pieces.length })
+        : { prompt_tokens: 10, completion_tokens: 1 };
     const fullUsage = { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens };
     const id = `chatcmpl-${requests.length}`;
     if (!body.stream) {
@@ -101,7 +125,11 @@ export async function startFakeModelServer(): Promise<FakeModelServer> {
     response.once('close', () => {
       if (!response.writableFinished) cutOff++;
     });
-    response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    response.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     response.write(chunk(id, body.model, { role: 'assistant', content: '' }, null));
     for (const piece of pieces) {
       if (response.destroyed) return;

@@ -15,8 +15,10 @@ import { tempDir } from './service.js';
 
 /** Why Postfix cannot run here, or undefined when it can. */
 export function postfixMissing(): string | undefined {
-  if (!existsSync('/usr/sbin/postfix')) return 'postfix is not installed (apt-get install postfix; .ci/run installs it)';
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'postfix tests need root (master starts as root and drops to the postfix user)';
+  if (!existsSync('/usr/sbin/postfix'))
+    return 'postfix is not installed (apt-get install postfix; .ci/run installs it)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'postfix tests need root (master starts as root and drops to the postfix user)';
   try {
     execFileSync('id', ['postfix'], { stdio: 'ignore' });
   } catch {
@@ -89,13 +91,19 @@ export function startPostfix(options: PostfixOptions): Postfix {
   const queue = join(dir.path, 'queue');
   const data = join(dir.path, 'data');
   for (const path of [config, queue, data]) mkdirSync(path, { recursive: true });
-  chownSync(data, Number(execFileSync('id', ['-u', 'postfix']).toString().trim()), Number(execFileSync('id', ['-g', 'postfix']).toString().trim()));
+  chownSync(
+    data,
+    Number(execFileSync('id', ['-u', 'postfix']).toString().trim()),
+    Number(execFileSync('id', ['-g', 'postfix']).toString().trim()),
+  );
   const maillog = join(dir.path, 'maillog');
   const transport = join(config, 'transport');
   writeFileSync(
     transport,
     [
-      ...Object.entries(options.transports).map(([domain, target]) => `${domain} smtp:[${target.host}]:${target.port}\n`),
+      ...Object.entries(options.transports).map(
+        ([domain, target]) => `${domain} smtp:[${target.host}]:${target.port}\n`,
+      ),
       ...(options.lmtp?.domains ?? []).map((domain) => `${domain} lmtp:inet:127.0.0.1:${options.lmtp!.port}\n`),
     ].join(''),
   );
@@ -130,15 +138,28 @@ export function startPostfix(options: PostfixOptions): Postfix {
       'minimal_backoff_time = 1s',
       'maximal_backoff_time = 2s',
       ...(options.saslAuthPort
-        ? ['smtpd_sasl_auth_enable = yes', 'smtpd_sasl_type = dovecot', `smtpd_sasl_path = inet:127.0.0.1:${options.saslAuthPort}`, 'smtpd_tls_auth_only = no', 'smtpd_relay_restrictions = permit_sasl_authenticated, permit_mynetworks, reject_unauth_destination']
+        ? [
+            'smtpd_sasl_auth_enable = yes',
+            'smtpd_sasl_type = dovecot',
+            `smtpd_sasl_path = inet:127.0.0.1:${options.saslAuthPort}`,
+            'smtpd_tls_auth_only = no',
+            'smtpd_relay_restrictions = permit_sasl_authenticated, permit_mynetworks, reject_unauth_destination',
+          ]
         : []),
       // Dovecot's LMTP says which users exist; Postfix takes every address of these domains.
-      ...(options.lmtp ? [`relay_domains = ${options.lmtp.domains.join(', ')}`, 'relay_recipient_maps =', 'lmtp_tls_security_level = none'] : []),
+      ...(options.lmtp
+        ? [
+            `relay_domains = ${options.lmtp.domains.join(', ')}`,
+            'relay_recipient_maps =',
+            'lmtp_tls_security_level = none',
+          ]
+        : []),
       '',
     ].join('\n'),
   );
   writeFileSync(join(config, 'master.cf'), masterCf(options.port, options.lmtp !== undefined));
-  const run = (...args: string[]) => execFileSync('postfix', ['-c', config, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const run = (...args: string[]) =>
+    execFileSync('postfix', ['-c', config, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     run('start');
   } catch (error) {

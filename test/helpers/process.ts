@@ -38,7 +38,9 @@ export async function freePort(): Promise<number> {
 
 /** The environment of a child: ours without any AGENTPOST_ or npm_ variable, plus the given ones. */
 export function childEnv(env: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_') && !key.startsWith('npm_')));
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !key.startsWith('AGENTPOST_') && !key.startsWith('npm_')),
+  );
   return { ...clean, ...env };
 }
 
@@ -59,15 +61,26 @@ export interface ServeProcess {
  * Runs `agentpost serve` (with `args`, e.g. `['--roles', 'smtp']`) in a child with `env` (see {@link childEnv}), and
  * resolves once it says it runs: the lines `listening on http://…`, `SMTP is listening on …:PORT` and `is running`.
  */
-export async function startServe(env: Record<string, string>, args: string[] = [], timeoutMs = 30_000): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServe(
+  env: Record<string, string>,
+  args: string[] = [],
+  timeoutMs = 30_000,
+): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+    cwd: ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((done) => child.once('close', (code) => done(code)));
   child.stderr.on('data', (chunk: Buffer) => {
     output += chunk.toString();
   });
   await new Promise<void>((ready, fail) => {
-    const timer = setTimeout(() => fail(new Error(`serve did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const timer = setTimeout(
+      () => fail(new Error(`serve did not start within ${timeoutMs} ms:\n${output}`)),
+      timeoutMs,
+    );
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (/Agentpost is running: roles \S+\n/.test(output)) {

@@ -24,7 +24,10 @@ export const RSPAMD_BINARY: string | undefined = (() => {
 
 /** True when tests that need rspamd should skip: it is missing and this is not CI (where it must be installed). */
 export const SKIP_RSPAMD = RSPAMD_BINARY === undefined && process.env.CI !== 'true';
-if (SKIP_RSPAMD) console.warn('rspamd is not installed: the tests that need it are skipped (apt-get install rspamd; .ci/run installs it)');
+if (SKIP_RSPAMD)
+  console.warn(
+    'rspamd is not installed: the tests that need it are skipped (apt-get install rspamd; .ci/run installs it)',
+  );
 
 /** A running rspamd. */
 export interface RunningRspamd {
@@ -82,7 +85,8 @@ worker "normal" {
 
 /** Starts rspamd and waits until it answers `/ping` (its rule set takes seconds to load). */
 export async function startRspamd(options: { readyTimeoutMs?: number } = {}): Promise<RunningRspamd> {
-  if (!RSPAMD_BINARY) throw new Error('rspamd is not installed (apt-get install rspamd); CI must install it (.ci/run APT_PACKAGES)');
+  if (!RSPAMD_BINARY)
+    throw new Error('rspamd is not installed (apt-get install rspamd); CI must install it (.ci/run APT_PACKAGES)');
   const dir = tempDir('agentpost-rspamd-');
   const port = await pickPort();
   // A port of the range nobody answers DNS on (rspamd's queries fail fast); rspamd never binds it.
@@ -92,10 +96,14 @@ export async function startRspamd(options: { readyTimeoutMs?: number } = {}): Pr
   const logFile = join(dir.path, 'rspamd.log');
   const vars = ['RUNDIR', 'DBDIR', 'LOGDIR'].map((name) => `--var=${name}=${dir.path}`);
   const asRoot = process.getuid?.() === 0 ? ['-u', 'root', '-g', 'root'] : [];
-  const child: ChildProcess = spawn(RSPAMD_BINARY, ['-f', '-i', ...asRoot, '-c', conf, ...vars, `--var=LOCAL_CONFDIR=${dir.path}`], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    detached: true,
-  });
+  const child: ChildProcess = spawn(
+    RSPAMD_BINARY,
+    ['-f', '-i', ...asRoot, '-c', conf, ...vars, `--var=LOCAL_CONFDIR=${dir.path}`],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      detached: true,
+    },
+  );
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-4000);

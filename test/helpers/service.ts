@@ -7,7 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import NylasModule from 'nylas';
 import { createDb, migrate, type Database } from '../../storage/index.js';
-import { createCore, createLogger, createSecretBox, loadConfig, openSecretBox, randomId, type Config, type Core, type CoreDeps, type SecretBox } from '../../src/index.js';
+import {
+  createCore,
+  createLogger,
+  createSecretBox,
+  loadConfig,
+  openSecretBox,
+  randomId,
+  type Config,
+  type Core,
+  type CoreDeps,
+  type SecretBox,
+} from '../../src/index.js';
 import { requireEveryRole, startService, type FullService } from '../../server/main.js';
 import { fakeDns, type FakeDns } from './dns.js';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +27,8 @@ import { randomBytes } from 'node:crypto';
  * The SDK's client class. Its type declarations are CommonJS, so under NodeNext the default import's *type* is the
  * module object while at run time (ESM build) it is the class itself; this works for both.
  */
-export const Nylas = ((NylasModule as unknown as { default?: unknown }).default ?? NylasModule) as typeof NylasModule.default;
+export const Nylas = ((NylasModule as unknown as { default?: unknown }).default ??
+  NylasModule) as typeof NylasModule.default;
 /** A client of the SDK. */
 export type Nylas = InstanceType<typeof Nylas>;
 
@@ -65,13 +77,25 @@ export interface TestService extends FullService {
  * Starts the full service on a temporary database (or on `databaseUrl`, e.g. a libSQL server). Call `close()` in
  * `afterAll`. Its DNS is a {@link fakeDns} the test fills, unless `realDns` asks for the configured resolver.
  */
-export async function startTestService(options: { env?: Record<string, string>; deps?: Partial<CoreDeps>; rateLimitClock?: () => number; databaseUrl?: string; realDns?: boolean } = {}): Promise<TestService> {
+export async function startTestService(
+  options: {
+    env?: Record<string, string>;
+    deps?: Partial<CoreDeps>;
+    rateLimitClock?: () => number;
+    databaseUrl?: string;
+    realDns?: boolean;
+  } = {},
+): Promise<TestService> {
   const dir = tempDir();
   const config = testConfig(options.databaseUrl ?? `file:${join(dir.path, 'agentpost.db')}`, options.env);
   const dns = fakeDns();
   // `realDns`: the resolver the service builds from its configuration (AGENTPOST_DNS_SERVERS), as in production;
   // `dns` is then an unused fake.
-  const started = await startService(config, options.realDns ? { ...options.deps } : { dns, ...options.deps }, options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {});
+  const started = await startService(
+    config,
+    options.realDns ? { ...options.deps } : { dns, ...options.deps },
+    options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {},
+  );
   let service: FullService;
   try {
     service = requireEveryRole(started);
@@ -95,7 +119,10 @@ export async function startTestService(options: { env?: Record<string, string>; 
 }
 
 /** A core on a temporary database, without HTTP (service-level tests). */
-export async function createTestCore(overrides: Partial<CoreDeps> = {}, env: Record<string, string> = {}): Promise<{ core: Core; db: Database; close(): void }> {
+export async function createTestCore(
+  overrides: Partial<CoreDeps> = {},
+  env: Record<string, string> = {},
+): Promise<{ core: Core; db: Database; close(): void }> {
   const dir = tempDir();
   const config = testConfig(`file:${join(dir.path, 'agentpost.db')}`, env);
   const db = await createDb({ url: config.databaseUrl });

@@ -62,7 +62,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
     async waitFor(count, timeoutMs = 10_000) {
       const started = Date.now();
       while (sink.messages.length < count) {
-        if (Date.now() - started > timeoutMs) throw new Error(`the sink got ${sink.messages.length} of ${count} messages in time`);
+        if (Date.now() - started > timeoutMs)
+          throw new Error(`the sink got ${sink.messages.length} of ${count} messages in time`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return sink.messages;
@@ -85,7 +86,8 @@ export async function startSmtpSink(options: SmtpSinkOptions = {}): Promise<Smtp
           callback();
         },
         onAuth(auth, _session, callback) {
-          if (options.auth && auth.username === options.auth.user && auth.password === options.auth.pass) return callback(null, { user: auth.username });
+          if (options.auth && auth.username === options.auth.user && auth.password === options.auth.pass)
+            return callback(null, { user: auth.username });
           callback(Object.assign(new Error('Invalid username or password'), { responseCode: 535 }));
         },
         onRcptTo(address: SMTPServerAddress, _session, callback) {

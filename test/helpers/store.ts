@@ -5,8 +5,17 @@ import { tables, type Database } from '../../storage/index.js';
 
 /** How many rows each table a received message writes to holds (and the full-text index's entries). */
 export async function storedCounts(db: Database) {
-  const tally = async (table: typeof tables.messages | typeof tables.threads | typeof tables.blobs | typeof tables.messageRaw | typeof tables.attachments | typeof tables.outboxEvents | typeof tables.threadReferences | typeof tables.messageFolders) =>
-    (await db.orm.select({ n: count() }).from(table))[0]!.n;
+  const tally = async (
+    table:
+      | typeof tables.messages
+      | typeof tables.threads
+      | typeof tables.blobs
+      | typeof tables.messageRaw
+      | typeof tables.attachments
+      | typeof tables.outboxEvents
+      | typeof tables.threadReferences
+      | typeof tables.messageFolders,
+  ) => (await db.orm.select({ n: count() }).from(table))[0]!.n;
   const fts = (await db.client.execute('SELECT count(*) FROM messages_fts')).rows[0]![0];
   return {
     messages: await tally(tables.messages),

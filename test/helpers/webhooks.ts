@@ -14,7 +14,10 @@ export interface ReceivedDelivery {
 }
 
 /** What the receiver answers to a POST: a status, or a full custom answer. */
-export type DeliveryResponder = (delivery: ReceivedDelivery, response: ServerResponse) => number | void | Promise<number | void>;
+export type DeliveryResponder = (
+  delivery: ReceivedDelivery,
+  response: ServerResponse,
+) => number | void | Promise<number | void>;
 
 export interface WebhookReceiver {
   /** `http://127.0.0.1:<port>/hook` */
@@ -93,7 +96,13 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
     waitForDeliveries(count: number, timeoutMs = 10_000) {
       if (receiver.deliveries.length >= count) return Promise.resolve(receiver.deliveries);
       return new Promise<ReceivedDelivery[]>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`only ${receiver.deliveries.length} of ${count} deliveries arrived within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(`only ${receiver.deliveries.length} of ${count} deliveries arrived within ${timeoutMs} ms`),
+            ),
+          timeoutMs,
+        );
         waiters.push({
           count,
           resolve: () => {
@@ -123,7 +132,11 @@ export function recordingNotifier(): Notifier & { sent: SystemEmail[] } {
 }
 
 /** Polls `check` every 20 ms until it returns a truthy value, or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

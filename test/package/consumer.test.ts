@@ -59,7 +59,9 @@ function newest(path: string): number {
 /** Builds dist/ unless it is newer than every source it is built from (CI's `npm ci` has just built it). */
 async function ensureBuild(): Promise<void> {
   const built = join(ROOT, 'dist', 'server', 'cli.js');
-  const sources = ['src', 'storage', 'server', 'tools', 'package.json', 'tsconfig.json', 'tsconfig.build.json'].map((path) => newest(join(ROOT, path)));
+  const sources = ['src', 'storage', 'server', 'tools', 'package.json', 'tsconfig.json', 'tsconfig.build.json'].map(
+    (path) => newest(join(ROOT, path)),
+  );
   if (existsSync(built) && statSync(built).mtimeMs >= Math.max(...sources)) return;
   await npm(['run', 'build'], ROOT);
 }
@@ -71,7 +73,10 @@ interface TscError {
 
 /** Runs tsc on a tsconfig; its errors by file (relative to the consumer project). */
 async function typeErrors(project: string, tsconfig: string): Promise<TscError[]> {
-  const output = await run(process.execPath, [TSC, '-p', tsconfig, '--pretty', 'false'], { cwd: project, maxBuffer: 64 * 1024 * 1024 }).then(
+  const output = await run(process.execPath, [TSC, '-p', tsconfig, '--pretty', 'false'], {
+    cwd: project,
+    maxBuffer: 64 * 1024 * 1024,
+  }).then(
     ({ stdout }) => stdout,
     (error: { stdout?: string }) => error.stdout ?? String(error),
   );
@@ -98,21 +103,50 @@ describe('the packed package, installed in a fresh project', () => {
   beforeAll(async () => {
     await ensureBuild();
     work = mkdtempSync(join(tmpdir(), 'agentpost-package-'));
-    const [packed] = JSON.parse(await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT)) as { filename: string; files: { path: string }[] }[];
+    const [packed] = JSON.parse(
+      await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', work], ROOT),
+    ) as { filename: string; files: { path: string }[] }[];
     files = packed!.files.map((file) => file.path);
     project = join(work, 'project');
     mkdirSync(project);
     // Besides the tarball, what such a project would have: ai and the MCP SDK for its own code, @types/node for tsc.
     const range = (name: keyof typeof manifest.dependencies) => `${name}@${manifest.dependencies[name]}`;
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'agentpost-consumer', private: true, type: 'module' }, null, 2));
-    await npm(['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(work, packed!.filename), range('ai'), range('@modelcontextprotocol/sdk'), `@types/node@${manifest.devDependencies['@types/node']}`], project);
+    writeFileSync(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'agentpost-consumer', private: true, type: 'module' }, null, 2),
+    );
+    await npm(
+      [
+        'install',
+        '--prefer-offline',
+        '--no-audit',
+        '--no-fund',
+        '--loglevel=error',
+        join(work, packed!.filename),
+        range('ai'),
+        range('@modelcontextprotocol/sdk'),
+        `@types/node@${manifest.devDependencies['@types/node']}`,
+      ],
+      project,
+    );
     cpSync(FIXTURES, join(project, 'ts'), { recursive: true, filter: (source) => !source.endsWith('.mjs') });
     cpSync(FIXTURES, join(project, 'js'), { recursive: true, filter: (source) => !source.endsWith('.ts') });
     // Both compilations start now and run beside the other tests (each takes a while with skipLibCheck off).
     for (const resolution of RESOLUTIONS) {
-      const module = resolution === 'node16' ? { module: 'node16', moduleResolution: 'node16' } : { module: 'preserve', moduleResolution: 'bundler' };
+      const module =
+        resolution === 'node16'
+          ? { module: 'node16', moduleResolution: 'node16' }
+          : { module: 'preserve', moduleResolution: 'bundler' };
       const tsconfig = join(project, 'ts', `tsconfig.${resolution}.json`);
-      const compilerOptions = { target: 'es2022', ...module, strict: true, exactOptionalPropertyTypes: true, skipLibCheck: false, noEmit: true, types: ['node'] };
+      const compilerOptions = {
+        target: 'es2022',
+        ...module,
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: false,
+        noEmit: true,
+        types: ['node'],
+      };
       writeFileSync(tsconfig, JSON.stringify({ compilerOptions, files: ['typed.ts'] }));
       const errors = typeErrors(project, tsconfig);
       errors.catch(() => undefined);
@@ -125,48 +159,99 @@ describe('the packed package, installed in a fresh project', () => {
   }, SLOW);
 
   it('holds the build, README and LICENSE, and neither tests, benchmarks, CI nor TypeScript sources', () => {
-    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json', 'dist/server/cli.js', 'dist/src/index.d.ts', 'dist/storage/migrations/meta/_journal.json', 'dist/storage/mail-writer-worker.js']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'LICENSE',
+        'README.md',
+        'package.json',
+        'dist/server/cli.js',
+        'dist/src/index.d.ts',
+        'dist/storage/migrations/meta/_journal.json',
+        'dist/storage/mail-writer-worker.js',
+      ]),
+    );
     expect(files.filter((file) => /^(test|bench|\.ci|examples|bin)\//.test(file))).toEqual([]);
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
   });
 
-  it('imports every export under plain node and runs an AI SDK tool call against the embedded service', async () => {
-    const { stdout } = await run(process.execPath, [join('js', 'embedded.mjs')], { cwd: project });
-    const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { entries: string[]; tools: number; folders: string[]; text: string };
-    expect(seen.entries).toEqual(['.', './ai', './mcp', './server', './storage']);
-    expect(seen.folders).toContain('inbox');
-    expect(seen.text).toBe('done');
-  }, SLOW);
+  it(
+    'imports every export under plain node and runs an AI SDK tool call against the embedded service',
+    async () => {
+      const { stdout } = await run(process.execPath, [join('js', 'embedded.mjs')], { cwd: project });
+      const seen = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        entries: string[];
+        tools: number;
+        folders: string[];
+        text: string;
+      };
+      expect(seen.entries).toEqual(['.', './ai', './mcp', './server', './storage']);
+      expect(seen.folders).toContain('inbox');
+      expect(seen.text).toBe('done');
+    },
+    SLOW,
+  );
 
-  it('runs the installed agentpost command: serves HTTP, takes mail over SMTP through the worker threads of the build', async () => {
-    const port = 45_000 + (process.pid % 400) * 2;
-    const { stdout } = await run(process.execPath, [join('js', 'served.mjs'), String(port), String(port + 1)], { cwd: project });
-    const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { subjects: string[]; health: { threads?: unknown } };
-    expect(seen.subjects).toEqual(['multipart', 'simple']);
-  }, SLOW);
+  it(
+    'runs the installed agentpost command: serves HTTP, takes mail over SMTP through the worker threads of the build',
+    async () => {
+      const port = 45_000 + (process.pid % 400) * 2;
+      const { stdout } = await run(process.execPath, [join('js', 'served.mjs'), String(port), String(port + 1)], {
+        cwd: project,
+      });
+      const seen = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        subjects: string[];
+        health: { threads?: unknown };
+      };
+      expect(seen.subjects).toEqual(['multipart', 'simple']);
+    },
+    SLOW,
+  );
 
-  it('serves MCP over stdio with the README command for an installed package (npx --prefix PROJECT --no agentpost mcp)', async () => {
-    const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), 'installed', project], { cwd: project, env: npmEnvironment() });
-    const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { server: { name: string }; tools: number };
-    expect(seen.server.name).toBe('agentpost');
-    expect(seen.tools).toBeGreaterThan(10);
-  }, SLOW);
+  it(
+    'serves MCP over stdio with the README command for an installed package (npx --prefix PROJECT --no agentpost mcp)',
+    async () => {
+      const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), 'installed', project], {
+        cwd: project,
+        env: npmEnvironment(),
+      });
+      const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { server: { name: string }; tools: number };
+      expect(seen.server.name).toBe('agentpost');
+      expect(seen.tools).toBeGreaterThan(10);
+    },
+    SLOW,
+  );
 
-  it('serves MCP over stdio with the README command for a clone (node /path/to/agentpost/dist/server/cli.js mcp)', async () => {
-    const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), 'clone', ROOT], { cwd: project, env: npmEnvironment() });
-    const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { server: { name: string }; tools: number };
-    expect(seen.server.name).toBe('agentpost');
-    expect(seen.tools).toBeGreaterThan(10);
-  }, SLOW);
+  it(
+    'serves MCP over stdio with the README command for a clone (node /path/to/agentpost/dist/server/cli.js mcp)',
+    async () => {
+      const { stdout } = await run(process.execPath, [join('js', 'mcp-stdio.mjs'), 'clone', ROOT], {
+        cwd: project,
+        env: npmEnvironment(),
+      });
+      const seen = JSON.parse(stdout.trim().split('\n').pop()!) as { server: { name: string }; tools: number };
+      expect(seen.server.name).toBe('agentpost');
+      expect(seen.tools).toBeGreaterThan(10);
+    },
+    SLOW,
+  );
 
   for (const resolution of RESOLUTIONS) {
-    it(`compiles a strict TypeScript consumer (exactOptionalPropertyTypes, skipLibCheck false) under ${resolution} resolution`, async () => {
-      const errors = await compilations.get(resolution)!;
-      const ours = errors.filter((error) => packageOf(error.file) === undefined || packageOf(error.file) === 'agentpost');
-      expect(ours).toEqual([]);
-      const thirdParty = [...new Set(errors.map((error) => packageOf(error.file)!))].sort();
-      const unexpected = thirdParty.filter((name) => !THIRD_PARTY_DECLARATION_ERRORS.includes(name));
-      if (thirdParty.length > 0) console.info(`${resolution}: errors in third-party declarations left out: ${thirdParty.join(', ')}${unexpected.length ? ` (not yet named: ${unexpected.join(', ')})` : ''}`);
-    }, SLOW);
+    it(
+      `compiles a strict TypeScript consumer (exactOptionalPropertyTypes, skipLibCheck false) under ${resolution} resolution`,
+      async () => {
+        const errors = await compilations.get(resolution)!;
+        const ours = errors.filter(
+          (error) => packageOf(error.file) === undefined || packageOf(error.file) === 'agentpost',
+        );
+        expect(ours).toEqual([]);
+        const thirdParty = [...new Set(errors.map((error) => packageOf(error.file)!))].sort();
+        const unexpected = thirdParty.filter((name) => !THIRD_PARTY_DECLARATION_ERRORS.includes(name));
+        if (thirdParty.length > 0)
+          console.info(
+            `${resolution}: errors in third-party declarations left out: ${thirdParty.join(', ')}${unexpected.length ? ` (not yet named: ${unexpected.join(', ')})` : ''}`,
+          );
+      },
+      SLOW,
+    );
   }
 });

@@ -62,7 +62,10 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
     ],
   },
   'agentpost/ai': { values: ['createAgentpostTools'], types: ['LocalToolsOptions', 'RemoteToolsOptions'] },
-  'agentpost/mcp': { values: ['createMcpServer', 'localExecutor', 'remoteExecutor'], types: ['Executor', 'McpServerOptions'] },
+  'agentpost/mcp': {
+    values: ['createMcpServer', 'localExecutor', 'remoteExecutor'],
+    types: ['Executor', 'McpServerOptions'],
+  },
   'agentpost/server': { values: ['createApp'], types: ['CreateAppOptions'] },
   'agentpost/storage': { values: ['createDb', 'migrate', 'tables'], types: ['CreateDbOptions', 'Database'] },
 };
@@ -95,7 +98,10 @@ function exportedNames(files: string[]): Map<string, string[]> {
 /** The names docs/embedding.md lists under "Public API", by entry: the first code span of each `- ` line under an entry's `###` heading. */
 function documentedNames(): Map<string, string[]> {
   const page = readFileSync(join(ROOT, 'docs', 'embedding.md'), 'utf8');
-  const section = page.slice(page.indexOf('\n## Public API\n'), page.indexOf('\n## ', page.indexOf('\n## Public API\n') + 1));
+  const section = page.slice(
+    page.indexOf('\n## Public API\n'),
+    page.indexOf('\n## ', page.indexOf('\n## Public API\n') + 1),
+  );
   const documented = new Map<string, string[]>();
   let entry: string | undefined;
   for (const line of section.split('\n')) {
@@ -134,6 +140,7 @@ describe('the public API', () => {
   });
 
   it('has no wholesale re-export in an entry', () => {
-    for (const [entry, source] of entries) expect({ entry, wildcard: /^export \*/m.test(readFileSync(source, 'utf8')) }).toEqual({ entry, wildcard: false });
+    for (const [entry, source] of entries)
+      expect({ entry, wildcard: /^export \*/m.test(readFileSync(source, 'utf8')) }).toEqual({ entry, wildcard: false });
   });
 });

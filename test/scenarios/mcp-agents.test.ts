@@ -22,7 +22,8 @@ describe('MCP clients converse over HTTP and stdio', () => {
     service = await startTestService();
     const principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' as const };
     await service.core.domains.create(principal, { name: 'MCP', domain_address: 'mcp.agentpost.localhost' });
-    for (const email of [alice, bob]) await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
+    for (const email of [alice, bob])
+      await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
   });
   afterAll(async () => {
     await service.close();
@@ -30,36 +31,59 @@ describe('MCP clients converse over HTTP and stdio', () => {
 
   it('sends over HTTP, replies over stdio, and reads one thread', async () => {
     const overHttp = new Client({ name: 'alice-agent', version: '1.0.0' });
-    await overHttp.connect(new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${alice}`), { requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } } }));
+    await overHttp.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${alice}`), {
+        requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } },
+      }),
+    );
     const overStdio = new Client({ name: 'bob-agent', version: '1.0.0' });
     await overStdio.connect(
       new StdioClientTransport({
         command: process.execPath,
         args: [join(root, 'bin', 'agentpost.js'), 'mcp'],
-        env: { PATH: process.env.PATH ?? '', AGENTPOST_URL: service.url, AGENTPOST_API_KEY: service.apiKey, AGENTPOST_GRANT_ID: bob, AGENTPOST_LOG_LEVEL: 'warn' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          AGENTPOST_URL: service.url,
+          AGENTPOST_API_KEY: service.apiKey,
+          AGENTPOST_GRANT_ID: bob,
+          AGENTPOST_LOG_LEVEL: 'warn',
+        },
         stderr: 'pipe',
       }),
     );
     try {
       for (const client of [overHttp, overStdio]) {
         const names = (await client.listTools()).tools.map((tool) => tool.name);
-        expect(names).toEqual(expect.arrayContaining(['send_message', 'get_thread', 'list_messages', 'send_rsvp', 'find_availability']));
+        expect(names).toEqual(
+          expect.arrayContaining(['send_message', 'get_thread', 'list_messages', 'send_rsvp', 'find_availability']),
+        );
       }
-      const sent = await overHttp.callTool({ name: 'send_message', arguments: { to: [{ email: bob }], subject: 'Over MCP', body: 'Hello Bob' } });
+      const sent = await overHttp.callTool({
+        name: 'send_message',
+        arguments: { to: [{ email: bob }], subject: 'Over MCP', body: 'Hello Bob' },
+      });
       expect(sent.isError).toBeFalsy();
 
       const received = await eventually(async () => {
-        const page = (await overStdio.callTool({ name: 'list_messages', arguments: { in: ['inbox'], subject: 'Over MCP' } })).structuredContent as Page;
+        const page = (
+          await overStdio.callTool({ name: 'list_messages', arguments: { in: ['inbox'], subject: 'Over MCP' } })
+        ).structuredContent as Page;
         return page.data[0];
       });
-      const reply = await overStdio.callTool({ name: 'send_message', arguments: { to: [{ email: alice }], body: 'Hello Alice', reply_to_message_id: received.id } });
+      const reply = await overStdio.callTool({
+        name: 'send_message',
+        arguments: { to: [{ email: alice }], body: 'Hello Alice', reply_to_message_id: received.id },
+      });
       expect(reply.isError).toBeFalsy();
 
       const answer = await eventually(async () => {
-        const page = (await overHttp.callTool({ name: 'list_messages', arguments: { in: ['inbox'], subject: 'Re: Over MCP' } })).structuredContent as Page;
+        const page = (
+          await overHttp.callTool({ name: 'list_messages', arguments: { in: ['inbox'], subject: 'Re: Over MCP' } })
+        ).structuredContent as Page;
         return page.data[0];
       });
-      const thread = (await overHttp.callTool({ name: 'get_thread', arguments: { thread_id: answer.thread_id } })).structuredContent as { message_ids: string[] };
+      const thread = (await overHttp.callTool({ name: 'get_thread', arguments: { thread_id: answer.thread_id } }))
+        .structuredContent as { message_ids: string[] };
       expect(thread.message_ids).toHaveLength(2);
     } finally {
       await overHttp.close();

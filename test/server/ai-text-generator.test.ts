@@ -8,7 +8,12 @@
 import { APICallError } from 'ai';
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { classifyError, createAiTextGenerator, languageModelOf, textGeneratorOf } from '../../server/ai-text-generator.js';
+import {
+  classifyError,
+  createAiTextGenerator,
+  languageModelOf,
+  textGeneratorOf,
+} from '../../server/ai-text-generator.js';
 import { TextGenerationError, type TextGenerationRequest, type TextStreamPart } from '../../src/index.js';
 import { textGeneratorOf as exported } from '../../server/embed.js';
 import { createImapGrant } from '../helpers/imap-grant.js';
@@ -33,16 +38,31 @@ async function collect(parts: AsyncIterable<TextStreamPart>): Promise<TextStream
 }
 
 const apiError = (statusCode: number, message: string, headers: Record<string, string> = {}) =>
-  new APICallError({ message, url: 'http://model.test/v1/chat/completions', requestBodyValues: {}, statusCode, responseHeaders: headers, isRetryable: statusCode >= 429 });
+  new APICallError({
+    message,
+    url: 'http://model.test/v1/chat/completions',
+    requestBodyValues: {},
+    statusCode,
+    responseHeaders: headers,
+    isRetryable: statusCode >= 429,
+  });
 
 describe('textGeneratorOf', () => {
   it('generates the text with its usage, the system prompt apart from the messages', async () => {
     const model = new MockLanguageModelV3({
-      doGenerate: async () => ({ content: [{ type: 'text', text: 'Hi there.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(42, 3), warnings: [] }),
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: 'Hi there.' }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: usage(42, 3),
+        warnings: [],
+      }),
     });
     const generator = textGeneratorOf(model, 'mock:model');
     expect(generator.model).toBe('mock:model');
-    expect(await generator.generate(request())).toEqual({ text: 'Hi there.', usage: { inputTokens: 42, outputTokens: 3 } });
+    expect(await generator.generate(request())).toEqual({
+      text: 'Hi there.',
+      usage: { inputTokens: 42, outputTokens: 3 },
+    });
     const call = model.doGenerateCalls[0]!;
     expect(call.prompt).toEqual([
       { role: 'system', content: 'You write emails.' },
@@ -79,7 +99,9 @@ describe('textGeneratorOf', () => {
         throw apiError(429, 'Too many tokens per minute', { 'retry-after': '12' });
       },
     });
-    const error = await textGeneratorOf(limited, 'mock').generate(request()).catch((thrown: unknown) => thrown);
+    const error = await textGeneratorOf(limited, 'mock')
+      .generate(request())
+      .catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(TextGenerationError);
     expect(error).toMatchObject({ kind: 'rate_limit', message: 'Too many tokens per minute', retryAfterSeconds: 12 });
     expect(limited.doGenerateCalls).toHaveLength(1);
@@ -89,7 +111,9 @@ describe('textGeneratorOf', () => {
         throw apiError(500, 'Internal model failure');
       },
     });
-    const streamed = await collect(textGeneratorOf(failing, 'mock').stream(request())).catch((thrown: unknown) => thrown);
+    const streamed = await collect(textGeneratorOf(failing, 'mock').stream(request())).catch(
+      (thrown: unknown) => thrown,
+    );
     expect(streamed).toMatchObject({ kind: 'provider', message: 'Internal model failure (HTTP 500)' });
     expect(failing.doStreamCalls).toHaveLength(1);
 
@@ -117,11 +141,15 @@ describe('textGeneratorOf', () => {
     const model = new MockLanguageModelV3({
       doGenerate: async ({ abortSignal }) =>
         new Promise((_resolve, reject) => {
-          abortSignal?.addEventListener('abort', () => reject(Object.assign(new Error('This operation was aborted'), { name: 'AbortError' })));
+          abortSignal?.addEventListener('abort', () =>
+            reject(Object.assign(new Error('This operation was aborted'), { name: 'AbortError' })),
+          );
         }),
     });
     const reason = new TextGenerationError('timeout', 'the model did not finish in time');
-    const pending = textGeneratorOf(model, 'mock').generate(request(controller.signal)).catch((thrown: unknown) => thrown);
+    const pending = textGeneratorOf(model, 'mock')
+      .generate(request(controller.signal))
+      .catch((thrown: unknown) => thrown);
     setTimeout(() => controller.abort(reason), 10);
     expect(await pending).toBe(reason);
   });
@@ -129,10 +157,18 @@ describe('textGeneratorOf', () => {
 
 describe('classifyError', () => {
   it('maps statuses and error names', () => {
-    expect(classifyError(apiError(429, 'slow down'))).toMatchObject({ kind: 'rate_limit', retryAfterSeconds: undefined });
+    expect(classifyError(apiError(429, 'slow down'))).toMatchObject({
+      kind: 'rate_limit',
+      retryAfterSeconds: undefined,
+    });
     expect(classifyError(apiError(504, 'gateway timeout'))).toMatchObject({ kind: 'timeout' });
-    expect(classifyError(apiError(401, 'Incorrect API key provided'))).toMatchObject({ kind: 'provider', message: 'Incorrect API key provided (HTTP 401)' });
-    expect(classifyError(Object.assign(new Error('timed out'), { name: 'TimeoutError' }))).toMatchObject({ kind: 'timeout' });
+    expect(classifyError(apiError(401, 'Incorrect API key provided'))).toMatchObject({
+      kind: 'provider',
+      message: 'Incorrect API key provided (HTTP 401)',
+    });
+    expect(classifyError(Object.assign(new Error('timed out'), { name: 'TimeoutError' }))).toMatchObject({
+      kind: 'timeout',
+    });
     expect(classifyError(new Error('fetch failed'))).toMatchObject({ kind: 'provider', message: 'fetch failed' });
   });
 });
@@ -140,8 +176,18 @@ describe('classifyError', () => {
 describe('languageModelOf', () => {
   it('builds the model of each provider from the settings', () => {
     const openai = languageModelOf({ provider: 'openai', model: 'gpt-4o-mini', apiKey: 'sk-test', baseUrl: undefined });
-    const anthropic = languageModelOf({ provider: 'anthropic', model: 'claude-3-5-haiku-latest', apiKey: 'sk-ant-test', baseUrl: undefined });
-    const local = languageModelOf({ provider: 'openai-compatible', model: 'llama3.1', apiKey: undefined, baseUrl: 'http://127.0.0.1:11434/v1' });
+    const anthropic = languageModelOf({
+      provider: 'anthropic',
+      model: 'claude-3-5-haiku-latest',
+      apiKey: 'sk-ant-test',
+      baseUrl: undefined,
+    });
+    const local = languageModelOf({
+      provider: 'openai-compatible',
+      model: 'llama3.1',
+      apiKey: undefined,
+      baseUrl: 'http://127.0.0.1:11434/v1',
+    });
     for (const [model, provider, id] of [
       [openai, /^openai\./, 'gpt-4o-mini'],
       [anthropic, /^anthropic\./, 'claude-3-5-haiku-latest'],
@@ -154,7 +200,14 @@ describe('languageModelOf', () => {
       expect(built.specificationVersion).toBe('v3');
     }
     expect(createAiTextGenerator(undefined)).toBeUndefined();
-    expect(createAiTextGenerator({ provider: 'openai-compatible', model: 'llama3.1', apiKey: undefined, baseUrl: 'http://127.0.0.1:11434/v1' })?.model).toBe('openai-compatible:llama3.1');
+    expect(
+      createAiTextGenerator({
+        provider: 'openai-compatible',
+        model: 'llama3.1',
+        apiKey: undefined,
+        baseUrl: 'http://127.0.0.1:11434/v1',
+      })?.model,
+    ).toBe('openai-compatible:llama3.1');
   });
 });
 
@@ -162,13 +215,28 @@ describe('an AI SDK model given in the deps', () => {
   it('serves Smart Compose without any AGENTPOST_AI_* setting (embedding)', async () => {
     expect(exported).toBe(textGeneratorOf);
     const model = new MockLanguageModelV3({
-      doGenerate: async () => ({ content: [{ type: 'text', text: 'From the embedder\'s model.' }], finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(5, 5), warnings: [] }),
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: "From the embedder's model." }],
+        finishReason: { unified: 'stop', raw: 'stop' },
+        usage: usage(5, 5),
+        warnings: [],
+      }),
     });
     const service = await startTestService({ deps: { text: textGeneratorOf(model, 'mock:embedded') } });
     try {
       const applicationId = await service.core.applications.defaultApplicationId();
-      const grant = await createImapGrant(service.core, { applicationId, email: 'embedded@connected.example', password: 'unused', imapPort: 1, smtpPort: 1, secrets: service.core.deps.secrets });
-      const answer = await service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Say hi' } });
+      const grant = await createImapGrant(service.core, {
+        applicationId,
+        email: 'embedded@connected.example',
+        password: 'unused',
+        imapPort: 1,
+        smtpPort: 1,
+        secrets: service.core.deps.secrets,
+      });
+      const answer = await service.nylas.messages.smartCompose.composeMessage({
+        identifier: grant,
+        requestBody: { prompt: 'Say hi' },
+      });
       expect(answer.data.suggestion).toBe("From the embedder's model.");
       expect(model.doGenerateCalls).toHaveLength(1);
     } finally {

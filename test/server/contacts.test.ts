@@ -15,8 +15,15 @@ describe('contacts through the nylas SDK', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Contacts', domain_address: DOMAIN } });
-    grantId = (await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: `book@${DOMAIN}` } } })).data.id;
+    await request(service.url, 'POST', '/v3/admin/domains', {
+      key: service.apiKey,
+      body: { name: 'Contacts', domain_address: DOMAIN },
+    });
+    grantId = (
+      await service.nylas.auth.customAuthentication({
+        requestBody: { provider: 'nylas', settings: { email: `book@${DOMAIN}` } },
+      })
+    ).data.id;
   });
   afterAll(async () => {
     await service?.close();
@@ -41,7 +48,9 @@ describe('contacts through the nylas SDK', () => {
           { email: 'ada@home.example', type: 'home' },
         ],
         phoneNumbers: [{ number: '+44 20 7946 0000', type: 'mobile' }],
-        physicalAddresses: [{ streetAddress: '12 St James Square', city: 'London', postalCode: 'SW1Y 4JH', country: 'UK', type: 'home' }],
+        physicalAddresses: [
+          { streetAddress: '12 St James Square', city: 'London', postalCode: 'SW1Y 4JH', country: 'UK', type: 'home' },
+        ],
         webPages: [{ url: 'https://engines.example/ada', type: 'work' }],
         imAddresses: [{ imAddress: 'ada@chat.example', type: 'other' }],
         groups: [{ id: 'mathematicians' } as never],
@@ -70,25 +79,47 @@ describe('contacts through the nylas SDK', () => {
         { email: 'ada@home.example', type: 'home' },
       ],
       phoneNumbers: [{ number: '+44 20 7946 0000', type: 'mobile' }],
-      physicalAddresses: [{ streetAddress: '12 St James Square', city: 'London', postalCode: 'SW1Y 4JH', country: 'UK', type: 'home' }],
+      physicalAddresses: [
+        { streetAddress: '12 St James Square', city: 'London', postalCode: 'SW1Y 4JH', country: 'UK', type: 'home' },
+      ],
       webPages: [{ url: 'https://engines.example/ada', type: 'work' }],
       imAddresses: [{ imAddress: 'ada@chat.example', type: 'other' }],
       groups: [{ id: 'mathematicians' }],
     });
-    expect((await service.nylas.contacts.find({ identifier: grantId, contactId: ada.id, queryParams: {} })).data).toEqual(ada);
-    const withPicture = await service.nylas.contacts.find({ identifier: grantId, contactId: ada.id, queryParams: { profilePicture: true } });
+    expect(
+      (await service.nylas.contacts.find({ identifier: grantId, contactId: ada.id, queryParams: {} })).data,
+    ).toEqual(ada);
+    const withPicture = await service.nylas.contacts.find({
+      identifier: grantId,
+      contactId: ada.id,
+      queryParams: { profilePicture: true },
+    });
     expect(Buffer.from(withPicture.data.picture!, 'base64').toString()).toBe('fake image bytes');
   });
 
-  it('lists with the SDK\'s filters: email, phone_number, source and group', async () => {
-    await service.nylas.contacts.create({ identifier: grantId, requestBody: { givenName: 'Grace', surname: 'Hopper', emails: [{ email: 'grace@navy.example' }], phoneNumbers: [{ number: '555-0100' }] } });
-    await service.core.contacts.collect((await service.core.deps.db.orm.query.grants.findFirst({ where: eq(tables.grants.id, grantId) }))!, [
-      { email: 'Alan@Turing.example', name: 'Alan Turing' },
-      { email: `book@${DOMAIN}` },
-      { email: 'grace@navy.example' },
-    ]);
+  it("lists with the SDK's filters: email, phone_number, source and group", async () => {
+    await service.nylas.contacts.create({
+      identifier: grantId,
+      requestBody: {
+        givenName: 'Grace',
+        surname: 'Hopper',
+        emails: [{ email: 'grace@navy.example' }],
+        phoneNumbers: [{ number: '555-0100' }],
+      },
+    });
+    await service.core.contacts.collect(
+      (await service.core.deps.db.orm.query.grants.findFirst({ where: eq(tables.grants.id, grantId) }))!,
+      [
+        { email: 'Alan@Turing.example', name: 'Alan Turing' },
+        { email: `book@${DOMAIN}` },
+        { email: 'grace@navy.example' },
+      ],
+    );
     // Contacts made within the same second may list in either order: compare sorted.
-    const names = async (queryParams: Record<string, unknown>) => (await service.nylas.contacts.list({ identifier: grantId, queryParams })).data.map((contact) => contact.displayName).sort();
+    const names = async (queryParams: Record<string, unknown>) =>
+      (await service.nylas.contacts.list({ identifier: grantId, queryParams })).data
+        .map((contact) => contact.displayName)
+        .sort();
     expect(await names({})).toEqual(['Ada King Lovelace', 'Alan Turing', 'Grace Hopper']);
     expect(await names({ email: 'ADA@home.example' })).toEqual(['Ada King Lovelace']);
     expect(await names({ phoneNumber: '555-0100' })).toEqual(['Grace Hopper']);
@@ -96,23 +127,48 @@ describe('contacts through the nylas SDK', () => {
     expect(await names({ source: 'address_book' })).toEqual(['Ada King Lovelace', 'Grace Hopper']);
     expect(await names({ group: 'mathematicians', recurse: true })).toEqual(['Ada King Lovelace']);
     expect(await names({ email: 'nobody@nowhere.example' })).toEqual([]);
-    const collected = (await service.nylas.contacts.list({ identifier: grantId, queryParams: { source: 'inbox' } })).data[0]!;
+    const collected = (await service.nylas.contacts.list({ identifier: grantId, queryParams: { source: 'inbox' } }))
+      .data[0]!;
     expect(collected.emails).toEqual([{ email: 'alan@turing.example' }]);
 
     const first = await request(service.url, 'GET', `/v3/grants/${grantId}/contacts?limit=2`, { key: service.apiKey });
-    const second = await request(service.url, 'GET', `/v3/grants/${grantId}/contacts?limit=2&page_token=${first.body.next_cursor}`, { key: service.apiKey });
+    const second = await request(
+      service.url,
+      'GET',
+      `/v3/grants/${grantId}/contacts?limit=2&page_token=${first.body.next_cursor}`,
+      { key: service.apiKey },
+    );
     expect(first.body.data).toHaveLength(2);
     expect(second.body.next_cursor).toBeUndefined();
-    expect([...first.body.data, ...second.body.data].map((contact: { display_name: string }) => contact.display_name).sort()).toEqual(['Ada King Lovelace', 'Alan Turing', 'Grace Hopper']);
+    expect(
+      [...first.body.data, ...second.body.data].map((contact: { display_name: string }) => contact.display_name).sort(),
+    ).toEqual(['Ada King Lovelace', 'Alan Turing', 'Grace Hopper']);
   });
 
   it('updates given fields (lists replace) and deletes, with outbox events', async () => {
-    const updated = await service.nylas.contacts.update({ identifier: grantId, contactId: ada.id, requestBody: { jobTitle: 'Mathematician', emails: [{ email: 'ada@new.example' }] } });
-    expect(updated.data).toMatchObject({ givenName: 'Ada', jobTitle: 'Mathematician', emails: [{ email: 'ada@new.example' }] });
-    expect((await service.nylas.contacts.list({ identifier: grantId, queryParams: { email: 'ada@home.example' } })).data).toEqual([]);
+    const updated = await service.nylas.contacts.update({
+      identifier: grantId,
+      contactId: ada.id,
+      requestBody: { jobTitle: 'Mathematician', emails: [{ email: 'ada@new.example' }] },
+    });
+    expect(updated.data).toMatchObject({
+      givenName: 'Ada',
+      jobTitle: 'Mathematician',
+      emails: [{ email: 'ada@new.example' }],
+    });
+    expect(
+      (await service.nylas.contacts.list({ identifier: grantId, queryParams: { email: 'ada@home.example' } })).data,
+    ).toEqual([]);
     await service.nylas.contacts.destroy({ identifier: grantId, contactId: ada.id });
-    expect((await sdkError(service.nylas.contacts.find({ identifier: grantId, contactId: ada.id, queryParams: {} }))).statusCode).toBe(404);
-    const outbox = await service.core.deps.db.orm.select().from(tables.outboxEvents).where(and(eq(tables.outboxEvents.objectId, ada.id))).orderBy(tables.outboxEvents.seq);
+    expect(
+      (await sdkError(service.nylas.contacts.find({ identifier: grantId, contactId: ada.id, queryParams: {} })))
+        .statusCode,
+    ).toBe(404);
+    const outbox = await service.core.deps.db.orm
+      .select()
+      .from(tables.outboxEvents)
+      .where(and(eq(tables.outboxEvents.objectId, ada.id)))
+      .orderBy(tables.outboxEvents.seq);
     expect(outbox.map((row) => row.type)).toEqual(['contact.updated', 'contact.updated', 'contact.deleted']);
   });
 
@@ -128,6 +184,8 @@ describe('contacts through the nylas SDK', () => {
 
   it('keeps contacts inside their application', async () => {
     const { apiKey } = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
-    expect((await sdkError(service.client(apiKey).contacts.list({ identifier: grantId, queryParams: {} }))).statusCode).toBe(404);
+    expect(
+      (await sdkError(service.client(apiKey).contacts.list({ identifier: grantId, queryParams: {} }))).statusCode,
+    ).toBe(404);
   });
 });

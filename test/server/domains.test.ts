@@ -20,7 +20,10 @@ describe('/v3/admin/domains', () => {
     const applicationId = await service.core.applications.defaultApplicationId();
     const credentials = await service.core.applications.createServiceAccount(applicationId);
     keyId = credentials.private_key_id;
-    signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key, privateKeyId: credentials.private_key_id });
+    signer = new ServiceAccountSigner({
+      privateKeyPem: credentials.private_key,
+      privateKeyId: credentials.private_key_id,
+    });
   });
   afterAll(async () => {
     await service?.close();
@@ -30,7 +33,10 @@ describe('/v3/admin/domains', () => {
     let created: Domain;
 
     it('creates a trial subdomain, usable at once', async () => {
-      const response = await service.nylas.domains.create({ requestBody: { name: 'Trial', domainAddress: 'Team.agentpost.localhost' }, signer });
+      const response = await service.nylas.domains.create({
+        requestBody: { name: 'Trial', domainAddress: 'Team.agentpost.localhost' },
+        signer,
+      });
       created = response.data;
       expect(response.requestId).toEqual(expect.any(String));
       expect(created).toMatchObject({
@@ -55,7 +61,11 @@ describe('/v3/admin/domains', () => {
       const limited = await service.nylas.domains.list({ signer, queryParams: { limit: 1 } });
       expect(limited.data).toHaveLength(1);
 
-      const renamed = await service.nylas.domains.update({ domainId: created.id!, requestBody: { name: 'Renamed' }, signer });
+      const renamed = await service.nylas.domains.update({
+        domainId: created.id!,
+        requestBody: { name: 'Renamed' },
+        signer,
+      });
       expect(renamed.data.name).toBe('Renamed');
       expect((await service.nylas.domains.find({ domainId: created.id!, signer })).data.name).toBe('Renamed');
 
@@ -67,25 +77,55 @@ describe('/v3/admin/domains', () => {
     });
 
     it('answers info and verify for a trial domain without DNS', async () => {
-      const domain = (await service.nylas.domains.create({ requestBody: { name: 'T2', domainAddress: 't2.agentpost.localhost' }, signer })).data;
-      const info = await service.nylas.domains.info({ domainId: domain.id!, requestBody: { type: 'ownership' }, signer });
+      const domain = (
+        await service.nylas.domains.create({
+          requestBody: { name: 'T2', domainAddress: 't2.agentpost.localhost' },
+          signer,
+        })
+      ).data;
+      const info = await service.nylas.domains.info({
+        domainId: domain.id!,
+        requestBody: { type: 'ownership' },
+        signer,
+      });
       expect(info.data).toMatchObject({ domainId: domain.id, status: 'done', attempt: { type: 'ownership' } });
-      const verified = await service.nylas.domains.verify({ domainId: domain.id!, requestBody: { type: 'mx' }, signer });
+      const verified = await service.nylas.domains.verify({
+        domainId: domain.id!,
+        requestBody: { type: 'mx' },
+        signer,
+      });
       expect(verified.data.status).toBe('done');
     });
 
     it('rejects a duplicate address with 409 and a bad one with 400 naming domain_address', async () => {
-      await service.nylas.domains.create({ requestBody: { name: 'Dup', domainAddress: 'dup.agentpost.localhost' }, signer });
-      const duplicate = await sdkError(service.nylas.domains.create({ requestBody: { name: 'Dup', domainAddress: 'DUP.agentpost.localhost' }, signer }));
+      await service.nylas.domains.create({
+        requestBody: { name: 'Dup', domainAddress: 'dup.agentpost.localhost' },
+        signer,
+      });
+      const duplicate = await sdkError(
+        service.nylas.domains.create({
+          requestBody: { name: 'Dup', domainAddress: 'DUP.agentpost.localhost' },
+          signer,
+        }),
+      );
       expect(duplicate.statusCode).toBe(409);
       expect(duplicate.message).toContain('domain_address');
-      const bad = await sdkError(service.nylas.domains.create({ requestBody: { name: 'Bad', domainAddress: 'not a domain' }, signer }));
+      const bad = await sdkError(
+        service.nylas.domains.create({ requestBody: { name: 'Bad', domainAddress: 'not a domain' }, signer }),
+      );
       expect(bad.statusCode).toBe(400);
       expect(bad.message).toContain('domain_address');
-      const nested = await sdkError(service.nylas.domains.create({ requestBody: { name: 'Nested', domainAddress: 'a.dup.agentpost.localhost' }, signer }));
+      const nested = await sdkError(
+        service.nylas.domains.create({
+          requestBody: { name: 'Nested', domainAddress: 'a.dup.agentpost.localhost' },
+          signer,
+        }),
+      );
       expect(nested.statusCode).toBe(400);
       expect(nested.message).toContain('one label under agentpost.localhost');
-      const badType = await sdkError(service.nylas.domains.info({ domainId: 'whatever', requestBody: { type: 'nope' as 'mx' }, signer }));
+      const badType = await sdkError(
+        service.nylas.domains.info({ domainId: 'whatever', requestBody: { type: 'nope' as 'mx' }, signer }),
+      );
       expect(badType.statusCode).toBe(400);
       expect(badType.message).toContain('type');
     });
@@ -94,9 +134,16 @@ describe('/v3/admin/domains', () => {
   describe('with a Bearer API key', () => {
     it('runs the same calls', async () => {
       const key = service.apiKey;
-      const created = await request(service.url, 'POST', '/v3/admin/domains', { key, body: { name: 'Keyed', domain_address: 'keyed.agentpost.localhost' } });
+      const created = await request(service.url, 'POST', '/v3/admin/domains', {
+        key,
+        body: { name: 'Keyed', domain_address: 'keyed.agentpost.localhost' },
+      });
       expect(created.status).toBe(200);
-      expect(created.body.data).toMatchObject({ name: 'Keyed', domain_address: 'keyed.agentpost.localhost', branded: true });
+      expect(created.body.data).toMatchObject({
+        name: 'Keyed',
+        domain_address: 'keyed.agentpost.localhost',
+        branded: true,
+      });
       const id = created.body.data.id as string;
 
       const found = await request(service.url, 'GET', `/v3/admin/domains/${id}`, { key });
@@ -115,13 +162,25 @@ describe('/v3/admin/domains', () => {
       const key = service.apiKey;
       for (const name of ['page-a', 'page-b', 'page-c']) {
         clock.advance(1000);
-        expect((await request(service.url, 'POST', '/v3/admin/domains', { key, body: { name, domain_address: `${name}.agentpost.localhost` } })).status).toBe(200);
+        expect(
+          (
+            await request(service.url, 'POST', '/v3/admin/domains', {
+              key,
+              body: { name, domain_address: `${name}.agentpost.localhost` },
+            })
+          ).status,
+        ).toBe(200);
       }
       const all: string[] = [];
       let token: string | undefined;
       let pages = 0;
       do {
-        const page = await request(service.url, 'GET', `/v3/admin/domains?limit=2${token ? `&page_token=${token}` : ''}`, { key });
+        const page = await request(
+          service.url,
+          'GET',
+          `/v3/admin/domains?limit=2${token ? `&page_token=${token}` : ''}`,
+          { key },
+        );
         expect(page.status).toBe(200);
         expect(page.body.data.length).toBeLessThanOrEqual(2);
         all.push(...page.body.data.map((domain: { name: string }) => domain.name));
@@ -144,7 +203,9 @@ describe('/v3/admin/domains', () => {
     }
 
     it('a signature made with another key', async () => {
-      const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 })
+        .privateKey.export({ type: 'pkcs8', format: 'pem' })
+        .toString();
       const forged = new ServiceAccountSigner({ privateKeyPem: otherKey, privateKeyId: keyId });
       const error = await sdkError(service.nylas.domains.list({ signer: forged }));
       expect(error.statusCode).toBe(401);
@@ -154,20 +215,39 @@ describe('/v3/admin/domains', () => {
     });
 
     it('an unknown key id', async () => {
-      const unknown = new ServiceAccountSigner({ privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), privateKeyId: 'no_such_key' });
+      const unknown = new ServiceAccountSigner({
+        privateKeyPem: generateKeyPairSync('rsa', { modulusLength: 2048 })
+          .privateKey.export({ type: 'pkcs8', format: 'pem' })
+          .toString(),
+        privateKeyId: 'no_such_key',
+      });
       const error = await sdkError(service.nylas.domains.list({ signer: unknown }));
       expect(error.statusCode).toBe(401);
       expect(error.message).toContain('X-Nylas-Kid');
     });
 
     it('a body other than the one signed', async () => {
-      const { headers } = signer.buildHeaders({ method: 'POST', path, body: { name: 'A', domain_address: 'signed.agentpost.localhost' } });
-      const response = await request(service.url, 'POST', path, { headers, body: { name: 'A', domain_address: 'swapped.agentpost.localhost' } });
+      const { headers } = signer.buildHeaders({
+        method: 'POST',
+        path,
+        body: { name: 'A', domain_address: 'signed.agentpost.localhost' },
+      });
+      const response = await request(service.url, 'POST', path, {
+        headers,
+        body: { name: 'A', domain_address: 'swapped.agentpost.localhost' },
+      });
       expect(response.status).toBe(401);
       expect(isErrorEnvelope(response.body)).toBe(true);
       // The same body re-ordered and re-spaced is still the signed body.
-      const again = signer.buildHeaders({ method: 'POST', path, body: { name: 'A', domain_address: 'signed.agentpost.localhost' } });
-      const reordered = await request(service.url, 'POST', path, { headers: again.headers, body: '{ "domain_address": "signed.agentpost.localhost", "name": "A" }' });
+      const again = signer.buildHeaders({
+        method: 'POST',
+        path,
+        body: { name: 'A', domain_address: 'signed.agentpost.localhost' },
+      });
+      const reordered = await request(service.url, 'POST', path, {
+        headers: again.headers,
+        body: '{ "domain_address": "signed.agentpost.localhost", "name": "A" }',
+      });
       expect(reordered.status).toBe(200);
     });
 
@@ -177,7 +257,10 @@ describe('/v3/admin/domains', () => {
         const { headers } = signer.buildHeaders({ method: 'GET', path, timestamp });
         const response = await signedGet(headers);
         expect(response.status).toBe(401);
-        expect(response.body.error).toEqual({ type: 'unauthorized', message: expect.stringContaining('X-Nylas-Timestamp') });
+        expect(response.body.error).toEqual({
+          type: 'unauthorized',
+          message: expect.stringContaining('X-Nylas-Timestamp'),
+        });
       }
       const { headers } = signer.buildHeaders({ method: 'GET', path, timestamp: now - 299 });
       expect((await signedGet(headers)).status).toBe(200);
@@ -221,10 +304,21 @@ describe('/v3/admin/domains', () => {
     const email = 'agent@custom.example.com';
 
     it('starts unverified, and Agent Accounts cannot be made on it yet', async () => {
-      const created = await service.nylas.domains.create({ requestBody: { name: 'Custom', domainAddress: 'custom.example.com' }, signer });
+      const created = await service.nylas.domains.create({
+        requestBody: { name: 'Custom', domainAddress: 'custom.example.com' },
+        signer,
+      });
       domainId = created.data.id!;
-      expect(created.data).toMatchObject({ branded: false, verifiedOwnership: false, verifiedMx: false, verifiedSpf: false, verifiedDkim: false });
-      const error = await sdkError(service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } }));
+      expect(created.data).toMatchObject({
+        branded: false,
+        verifiedOwnership: false,
+        verifiedMx: false,
+        verifiedSpf: false,
+        verifiedDkim: false,
+      });
+      const error = await sdkError(
+        service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } }),
+      );
       expect(error.statusCode).toBe(400);
       expect(error.message).toContain('not verified');
       expect(error.message).toContain(domainId);
@@ -233,17 +327,24 @@ describe('/v3/admin/domains', () => {
     it('tells which ownership TXT record to publish', async () => {
       const info = (await service.nylas.domains.info({ domainId, requestBody: { type: 'ownership' }, signer })).data;
       expect(info.status).toBe('pending');
-      expect(info.attempt?.options).toMatchObject({ type: 'TXT', host: '_agentpost.custom.example.com', value: expect.stringMatching(/^agentpost-verification=/) });
+      expect(info.attempt?.options).toMatchObject({
+        type: 'TXT',
+        host: '_agentpost.custom.example.com',
+        value: expect.stringMatching(/^agentpost-verification=/),
+      });
       expect(info.message).toContain('_agentpost.custom.example.com');
     });
 
     it('fails ownership while the record is missing or wrong, then succeeds once published', async () => {
-      const missing = (await service.nylas.domains.verify({ domainId, requestBody: { type: 'ownership' }, signer })).data;
+      const missing = (await service.nylas.domains.verify({ domainId, requestBody: { type: 'ownership' }, signer }))
+        .data;
       expect(missing.status).toBe('failed');
       expect(missing.message).toContain('_agentpost.custom.example.com');
 
       service.dns.txt.set('_agentpost.custom.example.com', [['agentpost-verification=wrong']]);
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'ownership' }, signer })).data.status).toBe('failed');
+      expect(
+        (await service.nylas.domains.verify({ domainId, requestBody: { type: 'ownership' }, signer })).data.status,
+      ).toBe('failed');
       expect((await service.nylas.domains.find({ domainId, signer })).data.verifiedOwnership).toBe(false);
 
       const info = (await service.nylas.domains.info({ domainId, requestBody: { type: 'ownership' }, signer })).data;
@@ -253,43 +354,73 @@ describe('/v3/admin/domains', () => {
       const done = (await service.nylas.domains.verify({ domainId, requestBody: { type: 'ownership' }, signer })).data;
       expect(done.status).toBe('done');
       expect((await service.nylas.domains.find({ domainId, signer })).data.verifiedOwnership).toBe(true);
-      expect((await service.nylas.domains.info({ domainId, requestBody: { type: 'ownership' }, signer })).data.status).toBe('done');
+      expect(
+        (await service.nylas.domains.info({ domainId, requestBody: { type: 'ownership' }, signer })).data.status,
+      ).toBe('done');
     });
 
     it('fails MX until the MX record names the service, then succeeds', async () => {
       const info = (await service.nylas.domains.info({ domainId, requestBody: { type: 'mx' }, signer })).data;
-      expect(info.attempt?.options).toMatchObject({ type: 'MX', host: 'custom.example.com', value: service.config.mxHost });
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'mx' }, signer })).data.status).toBe('failed');
+      expect(info.attempt?.options).toMatchObject({
+        type: 'MX',
+        host: 'custom.example.com',
+        value: service.config.mxHost,
+      });
+      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'mx' }, signer })).data.status).toBe(
+        'failed',
+      );
       service.dns.mx.set('custom.example.com', [{ exchange: 'mx.elsewhere.example.net', priority: 10 }]);
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'mx' }, signer })).data.status).toBe('failed');
+      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'mx' }, signer })).data.status).toBe(
+        'failed',
+      );
       service.dns.mx.set('custom.example.com', [
         { exchange: 'mx.elsewhere.example.net', priority: 20 },
         { exchange: `${service.config.mxHost.toUpperCase()}.`, priority: 10 },
       ]);
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'mx' }, signer })).data.status).toBe('done');
+      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'mx' }, signer })).data.status).toBe(
+        'done',
+      );
       expect((await service.nylas.domains.find({ domainId, signer })).data.verifiedMx).toBe(true);
     });
 
     it('verifies SPF and DKIM from their published TXT records', async () => {
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'spf' }, signer })).data.status).toBe('failed');
+      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'spf' }, signer })).data.status).toBe(
+        'failed',
+      );
       service.dns.txt.set('custom.example.com', [[`v=spf1 a:${service.config.mxHost} ~all`]]);
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'spf' }, signer })).data.status).toBe('done');
+      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'spf' }, signer })).data.status).toBe(
+        'done',
+      );
 
       const dkim = (await service.nylas.domains.info({ domainId, requestBody: { type: 'dkim' }, signer })).data;
       const record = dkim.attempt!.options as { host: string; value: string };
       expect(record.host).toBe('agentpost._domainkey.custom.example.com');
       expect(record.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}$/);
       // The key is made once: asking again gives the same record.
-      expect((await service.nylas.domains.info({ domainId, requestBody: { type: 'dkim' }, signer })).data.attempt!.options!.value).toBe(record.value);
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'dkim' }, signer })).data.status).toBe('failed');
+      expect(
+        (await service.nylas.domains.info({ domainId, requestBody: { type: 'dkim' }, signer })).data.attempt!.options!
+          .value,
+      ).toBe(record.value);
+      expect(
+        (await service.nylas.domains.verify({ domainId, requestBody: { type: 'dkim' }, signer })).data.status,
+      ).toBe('failed');
       service.dns.txt.set(record.host, [[record.value]]);
-      expect((await service.nylas.domains.verify({ domainId, requestBody: { type: 'dkim' }, signer })).data.status).toBe('done');
+      expect(
+        (await service.nylas.domains.verify({ domainId, requestBody: { type: 'dkim' }, signer })).data.status,
+      ).toBe('done');
       const domain = (await service.nylas.domains.find({ domainId, signer })).data;
-      expect(domain).toMatchObject({ verifiedOwnership: true, verifiedMx: true, verifiedSpf: true, verifiedDkim: true });
+      expect(domain).toMatchObject({
+        verifiedOwnership: true,
+        verifiedMx: true,
+        verifiedSpf: true,
+        verifiedDkim: true,
+      });
     });
 
     it('then lets Agent Accounts be created on it', async () => {
-      const grant = await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } });
+      const grant = await service.nylas.auth.customAuthentication({
+        requestBody: { provider: 'nylas', settings: { email } },
+      });
       expect(grant.data).toMatchObject({ email, provider: 'nylas', grantStatus: 'valid' });
     });
   });
@@ -298,8 +429,12 @@ describe('/v3/admin/domains', () => {
     const configured = await startTestService({ env: { AGENTPOST_DOMAINS: 'agents.example.org' } });
     try {
       const listed = await request(configured.url, 'GET', '/v3/admin/domains', { key: configured.apiKey });
-      expect(listed.body.data).toEqual([expect.objectContaining({ domain_address: 'agents.example.org', branded: false, verified_ownership: true })]);
-      const grant = await configured.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: 'bot@agents.example.org' } } });
+      expect(listed.body.data).toEqual([
+        expect.objectContaining({ domain_address: 'agents.example.org', branded: false, verified_ownership: true }),
+      ]);
+      const grant = await configured.nylas.auth.customAuthentication({
+        requestBody: { provider: 'nylas', settings: { email: 'bot@agents.example.org' } },
+      });
       expect(grant.data.email).toBe('bot@agents.example.org');
     } finally {
       await configured.close();

@@ -7,7 +7,11 @@ import type { AppEnv } from '../../server/types.js';
 import { AppError, createLogger } from '../../src/index.js';
 
 /** A bare app that throws `error` and maps it with the one HTTP error mapper. */
-async function answer(error: unknown): Promise<{ status: number; body: { request_id: string; error: { type: string; message: string } }; connection: string | null }> {
+async function answer(error: unknown): Promise<{
+  status: number;
+  body: { request_id: string; error: { type: string; message: string } };
+  connection: string | null;
+}> {
   const app = new Hono<AppEnv>();
   app.use('*', async (c, next) => {
     c.set('requestId', 'req-1');
@@ -19,7 +23,11 @@ async function answer(error: unknown): Promise<{ status: number; body: { request
     throw error;
   });
   const response = await app.request('/');
-  return { status: response.status, body: (await response.json()) as { request_id: string; error: { type: string; message: string } }, connection: response.headers.get('connection') };
+  return {
+    status: response.status,
+    body: (await response.json()) as { request_id: string; error: { type: string; message: string } },
+    connection: response.headers.get('connection'),
+  };
 }
 
 describe('errorResponse', () => {
@@ -46,7 +54,9 @@ describe('errorResponse', () => {
   });
 
   it('names the fields of a zod error', async () => {
-    const parsed = z.object({ settings: z.object({ email: z.email() }), limit: z.number() }).safeParse({ settings: { email: 'x' }, limit: 'a' });
+    const parsed = z
+      .object({ settings: z.object({ email: z.email() }), limit: z.number() })
+      .safeParse({ settings: { email: 'x' }, limit: 'a' });
     const result = await answer(parsed.error);
     expect(result.status).toBe(400);
     expect(result.body.error.message).toContain('settings.email: ');

@@ -16,7 +16,10 @@ describe('HTTP basics of /v3', () => {
     it('answers 401 in the Nylas error shape without a key', async () => {
       const response = await request(service.url, 'GET', '/v3/grants');
       expect(response.status).toBe(401);
-      expect(response.body).toEqual({ request_id: expect.any(String), error: { type: 'unauthorized', message: expect.stringContaining('Bearer') } });
+      expect(response.body).toEqual({
+        request_id: expect.any(String),
+        error: { type: 'unauthorized', message: expect.stringContaining('Bearer') },
+      });
     });
 
     it.each([
@@ -31,10 +34,13 @@ describe('HTTP basics of /v3', () => {
     });
 
     it('gives the SDK a NylasApiError with status 401 for a wrong key', async () => {
-      const error = await service.client('agp_wrong').grants.list().then(
-        () => undefined,
-        (thrown: unknown) => thrown,
-      );
+      const error = await service
+        .client('agp_wrong')
+        .grants.list()
+        .then(
+          () => undefined,
+          (thrown: unknown) => thrown,
+        );
       expect(error).toBeInstanceOf(NylasApiError);
       expect((error as NylasApiError).statusCode).toBe(401);
       expect((error as NylasApiError).type).toBe('unauthorized');
@@ -42,7 +48,10 @@ describe('HTTP basics of /v3', () => {
     });
 
     it('accepts any case of the Bearer scheme', async () => {
-      expect((await request(service.url, 'GET', '/v3/grants', { headers: { authorization: `bearer ${service.apiKey}` } })).status).toBe(200);
+      expect(
+        (await request(service.url, 'GET', '/v3/grants', { headers: { authorization: `bearer ${service.apiKey}` } }))
+          .status,
+      ).toBe(200);
     });
 
     it('refuses a key at once after it is revoked, and keeps the others working', async () => {
@@ -75,7 +84,11 @@ describe('HTTP basics of /v3', () => {
     });
 
     it('rejects a JSON body over 3 MB with 413', async () => {
-      const big = { provider: 'nylas', settings: { email: 'big@big.agentpost.localhost' }, name: 'x'.repeat(3 * 1024 * 1024) };
+      const big = {
+        provider: 'nylas',
+        settings: { email: 'big@big.agentpost.localhost' },
+        name: 'x'.repeat(3 * 1024 * 1024),
+      };
       const response = await request(service.url, 'POST', '/v3/connect/custom', { key: service.apiKey, body: big });
       expect(response.status).toBe(413);
       expect(isErrorEnvelope(response.body)).toBe(true);
@@ -106,27 +119,44 @@ describe('HTTP basics of /v3', () => {
     it('accepts a body just under the limit (it is parsed, then validated)', async () => {
       const response = await request(service.url, 'POST', '/v3/connect/custom', {
         key: service.apiKey,
-        body: { provider: 'nylas', settings: { email: 'x@unregistered.example.com' }, state: 's', padding: 'x'.repeat(2 * 1024 * 1024) },
+        body: {
+          provider: 'nylas',
+          settings: { email: 'x@unregistered.example.com' },
+          state: 's',
+          padding: 'x'.repeat(2 * 1024 * 1024),
+        },
       });
       expect(response.status).toBe(400);
       expect(response.body.error.message).toContain('not a registered domain');
     });
 
     it('rejects malformed JSON and non-object bodies with 400', async () => {
-      const malformed = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: '{"name": "x",' });
+      const malformed = await request(service.url, 'POST', '/v3/admin/domains', {
+        key: service.apiKey,
+        body: '{"name": "x",',
+      });
       expect(malformed.status).toBe(400);
-      expect(malformed.body.error).toEqual({ type: 'invalid_request_error', message: expect.stringContaining('parsing') });
+      expect(malformed.body.error).toEqual({
+        type: 'invalid_request_error',
+        message: expect.stringContaining('parsing'),
+      });
       const array = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: '[1,2]' });
       expect(array.status).toBe(400);
       expect(array.body.error.message).toContain('JSON object');
     });
 
     it('rejects an invalid field with 400 whose message names the field', async () => {
-      const response = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'x', domain_address: 'no spaces allowed.com' } });
+      const response = await request(service.url, 'POST', '/v3/admin/domains', {
+        key: service.apiKey,
+        body: { name: 'x', domain_address: 'no spaces allowed.com' },
+      });
       expect(response.status).toBe(400);
       expect(response.body.error.type).toBe('invalid_request_error');
       expect(response.body.error.message).toMatch(/^domain_address: /);
-      const missing = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { domain_address: 'ok.example.com' } });
+      const missing = await request(service.url, 'POST', '/v3/admin/domains', {
+        key: service.apiKey,
+        body: { domain_address: 'ok.example.com' },
+      });
       expect(missing.body.error.message).toMatch(/^name: /);
       const query = await request(service.url, 'GET', '/v3/admin/domains?limit=lots', { key: service.apiKey });
       expect(query.status).toBe(400);

@@ -29,14 +29,25 @@ describe('the authentication stage', () => {
 
     // The sender domain's DKIM key, made and published as an administrator would (domain info → TXT record).
     const domains = await request(service.url, 'GET', '/v3/admin/domains', { key: service.apiKey });
-    const domainId = (domains.body.data as { id: string; domain_address: string }[]).find((domain) => domain.domain_address === SENDER_DOMAIN)!.id;
-    const info = await request(service.url, 'POST', `/v3/admin/domains/${domainId}/info`, { key: service.apiKey, body: { type: 'dkim' } });
+    const domainId = (domains.body.data as { id: string; domain_address: string }[]).find(
+      (domain) => domain.domain_address === SENDER_DOMAIN,
+    )!.id;
+    const info = await request(service.url, 'POST', `/v3/admin/domains/${domainId}/info`, {
+      key: service.apiKey,
+      body: { type: 'dkim' },
+    });
     const record = info.body.data.attempt.options as { host: string; value: string };
     service.dns.txt.set(record.host, [[record.value]]);
 
-    await service.nylas.messages.send({ identifier: senderGrant, requestBody: { to: [{ email: RECEIVER }], subject: 'Signed on the way out', body: 'The body that DKIM covers.' } });
+    await service.nylas.messages.send({
+      identifier: senderGrant,
+      requestBody: { to: [{ email: RECEIVER }], subject: 'Signed on the way out', body: 'The body that DKIM covers.' },
+    });
     signed = await eventually(async () => {
-      const listed = await service.nylas.messages.list({ identifier: receiverGrant, queryParams: { fields: MessageFields.RAW_MIME } });
+      const listed = await service.nylas.messages.list({
+        identifier: receiverGrant,
+        queryParams: { fields: MessageFields.RAW_MIME },
+      });
       const raw = listed.data[0]?.rawMime;
       return raw ? Buffer.from(raw, 'base64url') : undefined;
     });
@@ -49,7 +60,9 @@ describe('the authentication stage', () => {
     expect(signed.toString()).toMatch(/^DKIM-Signature: [^]*?\bd=sender\.agentpost\.localhost;/);
     const verdict = await authenticate({ raw: signed, mailFrom: SENDER, client: CLIENT });
     expect(verdict.dkim).toEqual([{ result: 'pass', domain: SENDER_DOMAIN, selector: 'agentpost' }]);
-    expect(verdict.header).toMatch(/^Authentication-Results: [^;\r\n]+;\r\n dkim=pass header\.i=@sender\.agentpost\.localhost header\.s=agentpost /);
+    expect(verdict.header).toMatch(
+      /^Authentication-Results: [^;\r\n]+;\r\n dkim=pass header\.i=@sender\.agentpost\.localhost header\.s=agentpost /,
+    );
     expect(verdict.header.startsWith(`Authentication-Results: ${service.config.mxHost};`)).toBe(true);
     expect(verdict.header).not.toMatch(/\r\n$/);
 
@@ -68,7 +81,11 @@ describe('the authentication stage', () => {
     expect(pass.spf).toEqual({ result: 'pass', domain: SENDER_DOMAIN });
     expect(pass.header).toContain('spf=pass');
 
-    const fail = await authenticate({ raw: signed, mailFrom: SENDER, client: { address: '198.51.100.9', helo: 'elsewhere.example.net' } });
+    const fail = await authenticate({
+      raw: signed,
+      mailFrom: SENDER,
+      client: { address: '198.51.100.9', helo: 'elsewhere.example.net' },
+    });
     expect(fail.spf).toEqual({ result: 'fail', domain: SENDER_DOMAIN });
     expect(fail.header).toContain('spf=fail');
 
@@ -87,7 +104,11 @@ describe('the authentication stage', () => {
     expect(pass.header).toContain('dmarc=pass');
 
     const tampered = Buffer.from(signed.toString().replace('The body that DKIM covers.', 'The body that DKIM covers!'));
-    const fail = await authenticate({ raw: tampered, mailFrom: SENDER, client: { address: '198.51.100.9', helo: 'elsewhere.example.net' } });
+    const fail = await authenticate({
+      raw: tampered,
+      mailFrom: SENDER,
+      client: { address: '198.51.100.9', helo: 'elsewhere.example.net' },
+    });
     expect(fail.dmarc).toEqual({ result: 'fail', domain: 'agentpost.localhost', policy: 'reject' });
     expect(fail.header).toContain('dmarc=fail');
   });
@@ -107,7 +128,9 @@ describe('the authentication stage', () => {
   });
 
   it('gives none for unsigned mail delivered locally (no SMTP client, no SPF)', async () => {
-    const raw = Buffer.from('From: someone@example.org\r\nTo: agent@receiver.agentpost.localhost\r\nSubject: plain\r\n\r\nhello\r\n');
+    const raw = Buffer.from(
+      'From: someone@example.org\r\nTo: agent@receiver.agentpost.localhost\r\nSubject: plain\r\n\r\nhello\r\n',
+    );
     const verdict = await authenticate({ raw, mailFrom: 'someone@example.org', client: undefined });
     expect(verdict.spf).toEqual({ result: 'none' });
     expect(verdict.dkim).toEqual([{ result: 'none' }]);

@@ -49,14 +49,26 @@ describe('message lists from kept JSON', () => {
 
   beforeAll(async () => {
     sink = await startSmtpSink();
-    service = await startTestService({ deps: { clock }, env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` } });
+    service = await startTestService({
+      deps: { clock },
+      env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` },
+    });
     grant = await createMailbox(service, MAILBOX);
     principal = await service.core.applications.authenticateApiKey(service.apiKey);
     for (let index = 0; index < 5; index++) {
-      await service.core.inbound.deliverInbound({ rawMime: Buffer.from(plain(index)), envelope: { mailFrom: 'ann@example.com', rcptTo: [MAILBOX] } });
+      await service.core.inbound.deliverInbound({
+        rawMime: Buffer.from(plain(index)),
+        envelope: { mailFrom: 'ann@example.com', rcptTo: [MAILBOX] },
+      });
     }
-    await service.core.inbound.deliverInbound({ rawMime: Buffer.from(WITH_ATTACHMENT), envelope: { mailFrom: 'bob@example.com', rcptTo: [MAILBOX] } });
-    const sent = await service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: 'dee@example.com' }], subject: 'sent one', body: 'Hello Dee' } });
+    await service.core.inbound.deliverInbound({
+      rawMime: Buffer.from(WITH_ATTACHMENT),
+      envelope: { mailFrom: 'bob@example.com', rcptTo: [MAILBOX] },
+    });
+    const sent = await service.nylas.messages.send({
+      identifier: grant,
+      requestBody: { to: [{ email: 'dee@example.com' }], subject: 'sent one', body: 'Hello Dee' },
+    });
     // Delivered to the sink: the sent copy's delivery_status changes after it was first listed.
     await eventually(async () => {
       const [message] = (await service.core.messages.list(principal, { grant_id: grant, in: ['sent'] })).data;
@@ -69,15 +81,28 @@ describe('message lists from kept JSON', () => {
   });
 
   /** The list over HTTP as text, and as `c.json` of `list` writes it for the same request id. */
-  async function both(query: string): Promise<{ text: string; expected: string; body: { data: { id: string }[]; next_cursor?: string } }> {
-    const response = await fetch(`${service.url}/v3/grants/${grant}/messages?${query}`, { headers: { authorization: `Bearer ${service.apiKey}` } });
+  async function both(
+    query: string,
+  ): Promise<{ text: string; expected: string; body: { data: { id: string }[]; next_cursor?: string } }> {
+    const response = await fetch(`${service.url}/v3/grants/${grant}/messages?${query}`, {
+      headers: { authorization: `Bearer ${service.apiKey}` },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('application/json');
     const text = await response.text();
     const requestId = response.headers.get('x-request-id')!;
     const input = Object.fromEntries(new URLSearchParams(query));
-    const parsed = { grant_id: grant, ...input, ...(input.limit ? { limit: Number(input.limit) } : {}), ...(input.unread ? { unread: input.unread === 'true' } : {}), ...(input.in ? { in: [input.in] } : {}) };
-    const expected = JSON.stringify({ request_id: requestId, ...(await service.core.messages.list(principal, parsed)) });
+    const parsed = {
+      grant_id: grant,
+      ...input,
+      ...(input.limit ? { limit: Number(input.limit) } : {}),
+      ...(input.unread ? { unread: input.unread === 'true' } : {}),
+      ...(input.in ? { in: [input.in] } : {}),
+    };
+    const expected = JSON.stringify({
+      request_id: requestId,
+      ...(await service.core.messages.list(principal, parsed)),
+    });
     return { text, expected, body: JSON.parse(text) };
   }
 
@@ -98,13 +123,24 @@ describe('message lists from kept JSON', () => {
       }
     }
     const { body } = await both('limit=50');
-    const all = body.data as unknown as { subject: string; attachments: unknown[]; delivery_status?: { status: string }[] }[];
+    const all = body.data as unknown as {
+      subject: string;
+      attachments: unknown[];
+      delivery_status?: { status: string }[];
+    }[];
     expect(all.find((message) => message.subject === 'with a file')!.attachments).toHaveLength(1);
     expect(all.find((message) => message.subject === 'sent one')!.delivery_status![0]!.status).toBe('delivered');
   });
 
   it('never serves a changed message as it was, though the clock stands still', async () => {
-    type Wire = { id: string; subject: string; unread: boolean; starred: boolean; folders: string[]; metadata: Record<string, unknown> };
+    type Wire = {
+      id: string;
+      subject: string;
+      unread: boolean;
+      starred: boolean;
+      folders: string[];
+      metadata: Record<string, unknown>;
+    };
     const list = async () => {
       const { text, expected, body } = await both('limit=50');
       expect(text).toBe(expected);
@@ -147,7 +183,10 @@ describe('message lists from kept JSON', () => {
   });
 
   it('checks the grant in the same read: a grant of another application and an unknown one are 404, an empty mailbox an empty page', async () => {
-    const list = (id: string, key = service.apiKey) => fetch(`${service.url}/v3/grants/${encodeURIComponent(id)}/messages?limit=5`, { headers: { authorization: `Bearer ${key}` } });
+    const list = (id: string, key = service.apiKey) =>
+      fetch(`${service.url}/v3/grants/${encodeURIComponent(id)}/messages?limit=5`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
     const other = await service.core.applications.createApplication({ name: 'Other lists', plan: 'trial' });
     // The other application's key on our grant (which has messages), and our key on an id that does not exist.
     for (const response of [await list(grant, other.apiKey), await list('01kjq6nosuchgrant0000000000')]) {
@@ -160,6 +199,8 @@ describe('message lists from kept JSON', () => {
     expect(((await response.json()) as { data: unknown[] }).data).toEqual([]);
     // Named by address, the same page as by id.
     const byAddress = await list(MAILBOX);
-    expect(((await byAddress.json()) as { data: { id: string }[] }).data.map((message) => message.id)).toEqual((((await (await list(grant)).json()) as { data: { id: string }[] }).data.map((message) => message.id)));
+    expect(((await byAddress.json()) as { data: { id: string }[] }).data.map((message) => message.id)).toEqual(
+      ((await (await list(grant)).json()) as { data: { id: string }[] }).data.map((message) => message.id),
+    );
   });
 });

@@ -27,7 +27,9 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { startReceiver, type WebhookReceiver } from '../helpers/webhooks.js';
 
 // ajv-formats is CommonJS: its default export is the function under ESM, or `{ default }` through some loaders.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv2020,
+) => Ajv2020;
 
 const DOMAIN = 'openapi.agentpost.localhost';
 const EMAIL = `agent@${DOMAIN}`;
@@ -80,29 +82,71 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     return { params: {} };
   },
   create_redirect_uri: async () => ({ params: {}, body: { url: 'https://app.example.com/callback', platform: 'web' } }),
-  get_redirect_uri: async (f) => ({ params: { redirect_uri_id: (await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/found', platform: 'web' })).id } }),
-  update_redirect_uri: async (f) => ({ params: { redirect_uri_id: (await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/old', platform: 'web' })).id }, body: { url: 'https://app.example.com/new' } }),
-  delete_redirect_uri: async (f) => ({ params: { redirect_uri_id: (await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/doomed', platform: 'web' })).id } }),
+  get_redirect_uri: async (f) => ({
+    params: {
+      redirect_uri_id: (
+        await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/found', platform: 'web' })
+      ).id,
+    },
+  }),
+  update_redirect_uri: async (f) => ({
+    params: {
+      redirect_uri_id: (
+        await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/old', platform: 'web' })
+      ).id,
+    },
+    body: { url: 'https://app.example.com/new' },
+  }),
+  delete_redirect_uri: async (f) => ({
+    params: {
+      redirect_uri_id: (
+        await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/doomed', platform: 'web' })
+      ).id,
+    },
+  }),
   send_transactional_message: async (f) => {
     await f.grant();
-    return { params: { domain_name: DOMAIN }, body: { from: [{ email: `noreply@${DOMAIN}` }], to: [{ email: PEER }], subject: 'Receipt', body: 'Thanks' } };
+    return {
+      params: { domain_name: DOMAIN },
+      body: { from: [{ email: `noreply@${DOMAIN}` }], to: [{ email: PEER }], subject: 'Receipt', body: 'Thanks' },
+    };
   },
-  clean_messages: async (f) => ({ params: { grant_id: await f.grant() }, body: { message_id: [(await f.message()).id] } }),
+  clean_messages: async (f) => ({
+    params: { grant_id: await f.grant() },
+    body: { message_id: [(await f.message()).id] },
+  }),
   list_import_events: async (f) => {
     await f.event();
-    return { params: { grant_id: await f.grant() }, query: { calendar_id: 'primary', start: String(future() - 30 * 24 * HOUR), end: String(future() + 30 * 24 * HOUR) } };
+    return {
+      params: { grant_id: await f.grant() },
+      query: {
+        calendar_id: 'primary',
+        start: String(future() - 30 * 24 * HOUR),
+        end: String(future() + 30 * 24 * HOUR),
+      },
+    };
   },
   list_contact_groups: async (f) => ({ params: { grant_id: await f.grant() } }),
-  create_attachment_upload: async (f) => ({ params: { grant_id: await f.grant() }, body: { filename: 'report.pdf', content_type: 'application/pdf', size: 5 } }),
+  create_attachment_upload: async (f) => ({
+    params: { grant_id: await f.grant() },
+    body: { filename: 'report.pdf', content_type: 'application/pdf', size: 5 },
+  }),
   complete_attachment_upload: async (f) => {
     const grant = await f.grant();
-    const session = await f.create(`/v3/grants/${grant}/attachment-uploads`, { filename: 'notes.txt', content_type: 'text/plain', size: 5 });
+    const session = await f.create(`/v3/grants/${grant}/attachment-uploads`, {
+      filename: 'notes.txt',
+      content_type: 'text/plain',
+      size: 5,
+    });
     const put = await fetch(session.url, { method: 'PUT', body: 'hello' });
     expect(put.status).toBe(200);
     return { params: { grant_id: grant, attachment_id: session.attachment_id } };
   },
 
-  create_agent_account: async () => ({ params: {}, body: { provider: 'nylas', settings: { email: `created@${DOMAIN}` } } }),
+  create_agent_account: async () => ({
+    params: {},
+    body: { provider: 'nylas', settings: { email: `created@${DOMAIN}` } },
+  }),
   list_grants: async () => ({ params: {}, query: { limit: '5' } }),
   get_grant: async (f) => ({ params: { grant_id: await f.grant() } }),
   update_grant: async (f) => ({ params: { grant_id: await f.grant() }, body: { name: 'Agent' } }),
@@ -114,7 +158,10 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   list_folders: async (f) => ({ params: { grant_id: await f.grant() } }),
   create_folder: async (f) => ({ params: { grant_id: await f.grant() }, body: { name: 'Projects' } }),
   get_folder: async (f) => ({ params: { grant_id: await f.grant(), folder_id: await f.folder() } }),
-  update_folder: async (f) => ({ params: { grant_id: await f.grant(), folder_id: await f.folder() }, body: { name: 'Renamed' } }),
+  update_folder: async (f) => ({
+    params: { grant_id: await f.grant(), folder_id: await f.folder() },
+    body: { name: 'Renamed' },
+  }),
   delete_folder: async (f) => {
     const grant = await f.grant();
     const created = await f.create(`/v3/grants/${grant}/folders`, { name: 'Doomed' });
@@ -125,32 +172,59 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     await f.message();
     return { params: { grant_id: await f.grant() }, query: { limit: '10' } };
   },
-  compose_message: async (f) => ({ params: { grant_id: await f.connected() }, body: { prompt: 'Tell the team the launch moves to May' } }),
-  compose_message_reply: async (f) => ({ params: { grant_id: await f.connected(), message_id: await f.connectedMessage() }, body: { prompt: 'Accept politely' } }),
+  compose_message: async (f) => ({
+    params: { grant_id: await f.connected() },
+    body: { prompt: 'Tell the team the launch moves to May' },
+  }),
+  compose_message_reply: async (f) => ({
+    params: { grant_id: await f.connected(), message_id: await f.connectedMessage() },
+    body: { prompt: 'Accept politely' },
+  }),
   get_message: async (f) => ({ params: { grant_id: await f.grant(), message_id: (await f.message()).id } }),
-  update_message: async (f) => ({ params: { grant_id: await f.grant(), message_id: (await f.message()).id }, body: { starred: true, unread: false } }),
+  update_message: async (f) => ({
+    params: { grant_id: await f.grant(), message_id: (await f.message()).id },
+    body: { starred: true, unread: false },
+  }),
   delete_message: async (f) => {
     const grant = await f.grant();
-    const sent = await f.create(`/v3/grants/${grant}/messages/send`, { to: [{ email: 'someone@example.com' }], subject: 'Doomed', body: 'x' });
+    const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
+      to: [{ email: 'someone@example.com' }],
+      subject: 'Doomed',
+      body: 'x',
+    });
     return { params: { grant_id: grant, message_id: sent.id } };
   },
   get_message_engagement: async (f) => {
     const grant = await f.grant();
-    const sent = await f.create(`/v3/grants/${grant}/messages/send`, { to: [{ email: 'someone@example.com' }], subject: 'Tracked', body: '<p><a href="https://example.com/">x</a></p>', tracking_options: { opens: true, links: true, label: 'live' } });
+    const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
+      to: [{ email: 'someone@example.com' }],
+      subject: 'Tracked',
+      body: '<p><a href="https://example.com/">x</a></p>',
+      tracking_options: { opens: true, links: true, label: 'live' },
+    });
     return { params: { grant_id: grant, message_id: sent.id } };
   },
   get_attachment_metadata: async (f) => {
     const attachment = await f.attachment();
-    return { params: { grant_id: await f.grant(), attachment_id: attachment.id }, query: { message_id: (await f.message()).id } };
+    return {
+      params: { grant_id: await f.grant(), attachment_id: attachment.id },
+      query: { message_id: (await f.message()).id },
+    };
   },
   get_attachment: async (f) => {
     const attachment = await f.attachment();
-    return { params: { grant_id: await f.grant(), attachment_id: attachment.id }, query: { message_id: (await f.message()).id } };
+    return {
+      params: { grant_id: await f.grant(), attachment_id: attachment.id },
+      query: { message_id: (await f.message()).id },
+    };
   },
   send_message: async (f) => {
     // Multipart, as the nylas SDK sends large attachments: the JSON in `message`, one file part.
     const form = new FormData();
-    form.set('message', JSON.stringify({ to: [{ email: 'reader@example.com' }], subject: 'Multipart', body: 'See the file.' }));
+    form.set(
+      'message',
+      JSON.stringify({ to: [{ email: 'reader@example.com' }], subject: 'Multipart', body: 'See the file.' }),
+    );
     form.set('file0', new Blob(['hello, file'], { type: 'text/plain' }), 'hello.txt');
     return { params: { grant_id: await f.grant() }, form };
   },
@@ -172,9 +246,15 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     await f.draft();
     return { params: { grant_id: await f.grant() } };
   },
-  create_draft: async (f) => ({ params: { grant_id: await f.grant() }, body: { subject: 'Draft', body: 'Hello', to: [{ email: 'reader@example.com' }] } }),
+  create_draft: async (f) => ({
+    params: { grant_id: await f.grant() },
+    body: { subject: 'Draft', body: 'Hello', to: [{ email: 'reader@example.com' }] },
+  }),
   get_draft: async (f) => ({ params: { grant_id: await f.grant(), draft_id: await f.draft() } }),
-  update_draft: async (f) => ({ params: { grant_id: await f.grant(), draft_id: await f.draft() }, body: { subject: 'Draft, revised' } }),
+  update_draft: async (f) => ({
+    params: { grant_id: await f.grant(), draft_id: await f.draft() },
+    body: { subject: 'Draft, revised' },
+  }),
   delete_draft: async (f) => {
     const grant = await f.grant();
     const created = await f.create(`/v3/grants/${grant}/drafts`, { subject: 'Doomed draft', body: 'x' });
@@ -182,7 +262,11 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   },
   send_draft: async (f) => {
     const grant = await f.grant();
-    const created = await f.create(`/v3/grants/${grant}/drafts`, { subject: 'Sent draft', body: 'x', to: [{ email: 'reader@example.com' }] });
+    const created = await f.create(`/v3/grants/${grant}/drafts`, {
+      subject: 'Sent draft',
+      body: 'x',
+      to: [{ email: 'reader@example.com' }],
+    });
     return { params: { grant_id: grant, draft_id: created.id } };
   },
 
@@ -191,10 +275,17 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     return { params: { grant_id: await f.grant() } };
   },
   get_thread: async (f) => ({ params: { grant_id: await f.grant(), thread_id: (await f.message()).thread_id } }),
-  update_thread: async (f) => ({ params: { grant_id: await f.grant(), thread_id: (await f.message()).thread_id }, body: { starred: true } }),
+  update_thread: async (f) => ({
+    params: { grant_id: await f.grant(), thread_id: (await f.message()).thread_id },
+    body: { starred: true },
+  }),
   delete_thread: async (f) => {
     const grant = await f.grant();
-    const sent = await f.create(`/v3/grants/${grant}/messages/send`, { to: [{ email: 'someone@example.com' }], subject: 'Doomed thread', body: 'x' });
+    const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
+      to: [{ email: 'someone@example.com' }],
+      subject: 'Doomed thread',
+      body: 'x',
+    });
     return { params: { grant_id: grant, thread_id: sent.thread_id } };
   },
 
@@ -206,20 +297,38 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   get_domain: async (f) => ({ params: { domain_id: await f.domain() } }),
   update_domain: async (f) => ({ params: { domain_id: await f.domain() }, body: { name: 'OpenAPI domain' } }),
   delete_domain: async (f) => {
-    const created = await f.create('/v3/admin/domains', { name: 'Doomed', domain_address: 'doomed.agentpost.localhost' });
+    const created = await f.create('/v3/admin/domains', {
+      name: 'Doomed',
+      domain_address: 'doomed.agentpost.localhost',
+    });
     return { params: { domain_id: created.id } };
   },
   get_domain_verification_info: async (f) => ({ params: { domain_id: await f.domain() }, body: { type: 'mx' } }),
   verify_domain: async (f) => ({ params: { domain_id: await f.domain() }, body: { type: 'mx' } }),
   list_domain_dmarc_reports: async (f) => {
     // One report received as the SMTP listener hands it over, so the list's items are checked against the schema.
-    const xml = aggregateXml({ domain: DOMAIN, reportId: 'openapi-1', records: [{ ip: '192.0.2.1', count: 2, dkim: 'fail' }] });
-    const outcome = await service.core.dmarcReports.receive({ raw: reportEmail({ to: `dmarc-reports@${DOMAIN}`, file: Buffer.from(xml), filename: 'r.xml', contentType: 'text/xml' }), rcptTo: [`dmarc-reports@${DOMAIN}`] });
+    const xml = aggregateXml({
+      domain: DOMAIN,
+      reportId: 'openapi-1',
+      records: [{ ip: '192.0.2.1', count: 2, dkim: 'fail' }],
+    });
+    const outcome = await service.core.dmarcReports.receive({
+      raw: reportEmail({
+        to: `dmarc-reports@${DOMAIN}`,
+        file: Buffer.from(xml),
+        filename: 'r.xml',
+        contentType: 'text/xml',
+      }),
+      rcptTo: [`dmarc-reports@${DOMAIN}`],
+    });
     expect(outcome.recorded).toHaveLength(1);
     return { params: { domain_id: await f.domain() } };
   },
 
-  create_webhook: async () => ({ params: {}, body: { trigger_types: ['message.created'], webhook_url: receiver.url, description: 'created' } }),
+  create_webhook: async () => ({
+    params: {},
+    body: { trigger_types: ['message.created'], webhook_url: receiver.url, description: 'created' },
+  }),
   list_webhooks: async (f) => {
     await f.webhook();
     return { params: {} };
@@ -245,19 +354,31 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
 
   find_availability: async () => {
     const start = future();
-    return { params: {}, body: { start_time: start, end_time: start + 8 * HOUR, duration_minutes: 30, participants: [{ email: EMAIL }] } };
+    return {
+      params: {},
+      body: { start_time: start, end_time: start + 8 * HOUR, duration_minutes: 30, participants: [{ email: EMAIL }] },
+    };
   },
   get_free_busy: async (f) => {
     const start = future();
-    return { params: { grant_id: await f.grant() }, body: { start_time: start, end_time: start + 8 * HOUR, emails: [EMAIL] } };
+    return {
+      params: { grant_id: await f.grant() },
+      body: { start_time: start, end_time: start + 8 * HOUR, emails: [EMAIL] },
+    };
   },
   list_calendars: async (f) => {
     await f.calendar();
     return { params: { grant_id: await f.grant() } };
   },
-  create_calendar: async (f) => ({ params: { grant_id: await f.grant() }, body: { name: 'Created', timezone: 'Europe/Paris' } }),
+  create_calendar: async (f) => ({
+    params: { grant_id: await f.grant() },
+    body: { name: 'Created', timezone: 'Europe/Paris' },
+  }),
   get_calendar: async (f) => ({ params: { grant_id: await f.grant(), calendar_id: await f.calendar() } }),
-  update_calendar: async (f) => ({ params: { grant_id: await f.grant(), calendar_id: await f.calendar() }, body: { description: 'Updated' } }),
+  update_calendar: async (f) => ({
+    params: { grant_id: await f.grant(), calendar_id: await f.calendar() },
+    body: { description: 'Updated' },
+  }),
   delete_calendar: async (f) => {
     const grant = await f.grant();
     const created = await f.create(`/v3/grants/${grant}/calendars`, { name: 'Doomed' });
@@ -267,24 +388,49 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     await f.event();
     return { params: { grant_id: await f.grant() }, query: { calendar_id: await f.calendar() } };
   },
-  create_event: async (f) => ({ params: { grant_id: await f.grant() }, body: { calendar_id: await f.calendar(), notify_participants: false, ...event(future()) } }),
-  get_event: async (f) => ({ params: { grant_id: await f.grant(), event_id: await f.event() }, query: { calendar_id: await f.calendar() } }),
-  update_event: async (f) => ({ params: { grant_id: await f.grant(), event_id: await f.event() }, body: { calendar_id: await f.calendar(), title: 'Renamed', notify_participants: false } }),
+  create_event: async (f) => ({
+    params: { grant_id: await f.grant() },
+    body: { calendar_id: await f.calendar(), notify_participants: false, ...event(future()) },
+  }),
+  get_event: async (f) => ({
+    params: { grant_id: await f.grant(), event_id: await f.event() },
+    query: { calendar_id: await f.calendar() },
+  }),
+  update_event: async (f) => ({
+    params: { grant_id: await f.grant(), event_id: await f.event() },
+    body: { calendar_id: await f.calendar(), title: 'Renamed', notify_participants: false },
+  }),
   delete_event: async (f) => {
     const grant = await f.grant();
     const calendar = await f.calendar();
-    const created = await f.create(`/v3/grants/${grant}/events`, { calendar_id: calendar, notify_participants: false, ...event(future()) });
-    return { params: { grant_id: grant, event_id: created.id }, query: { calendar_id: calendar, notify_participants: 'false' } };
+    const created = await f.create(`/v3/grants/${grant}/events`, {
+      calendar_id: calendar,
+      notify_participants: false,
+      ...event(future()),
+    });
+    return {
+      params: { grant_id: grant, event_id: created.id },
+      query: { calendar_id: calendar, notify_participants: 'false' },
+    };
   },
-  send_rsvp: async (f) => ({ params: { grant_id: await f.grant(), event_id: await f.invitation() }, body: { calendar_id: 'primary', status: 'yes' } }),
+  send_rsvp: async (f) => ({
+    params: { grant_id: await f.grant(), event_id: await f.invitation() },
+    body: { calendar_id: 'primary', status: 'yes' },
+  }),
 
   list_contacts: async (f) => {
     await f.contact();
     return { params: { grant_id: await f.grant() } };
   },
-  create_contact: async (f) => ({ params: { grant_id: await f.grant() }, body: { given_name: 'Ada', emails: [{ email: 'ada@example.com', type: 'work' }] } }),
+  create_contact: async (f) => ({
+    params: { grant_id: await f.grant() },
+    body: { given_name: 'Ada', emails: [{ email: 'ada@example.com', type: 'work' }] },
+  }),
   get_contact: async (f) => ({ params: { grant_id: await f.grant(), contact_id: await f.contact() } }),
-  update_contact: async (f) => ({ params: { grant_id: await f.grant(), contact_id: await f.contact() }, body: { surname: 'Lovelace' } }),
+  update_contact: async (f) => ({
+    params: { grant_id: await f.grant(), contact_id: await f.contact() },
+    body: { surname: 'Lovelace' },
+  }),
   delete_contact: async (f) => {
     const grant = await f.grant();
     const created = await f.create(`/v3/grants/${grant}/contacts`, { given_name: 'Doomed' });
@@ -292,22 +438,43 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   },
 
   list_workspaces: async () => ({ params: {} }),
-  create_workspace: async () => ({ params: {}, body: { name: 'Created', domain: 'created.example', auto_group: false } }),
+  create_workspace: async () => ({
+    params: {},
+    body: { name: 'Created', domain: 'created.example', auto_group: false },
+  }),
   auto_group_workspaces: async () => ({ params: {}, body: { invalid_also: false } }),
-  get_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Found' })).workspace_id } }),
-  update_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Old' })).workspace_id }, body: { name: 'New', policy_id: null } }),
-  delete_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Doomed' })).workspace_id } }),
-  manual_assign_workspace: async (f) => ({ params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Assigned' })).workspace_id }, body: { assign_grants: [await f.grant()] } }),
+  get_workspace: async (f) => ({
+    params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Found' })).workspace_id },
+  }),
+  update_workspace: async (f) => ({
+    params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Old' })).workspace_id },
+    body: { name: 'New', policy_id: null },
+  }),
+  delete_workspace: async (f) => ({
+    params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Doomed' })).workspace_id },
+  }),
+  manual_assign_workspace: async (f) => ({
+    params: { workspace_id: (await f.create('/v3/workspaces', { name: 'Assigned' })).workspace_id },
+    body: { assign_grants: [await f.grant()] },
+  }),
   list_policies: async (f) => {
     await f.create('/v3/policies', { name: 'Listed' });
     return { params: {}, query: { limit: '5' } };
   },
   create_policy: async () => ({
     params: {},
-    body: { name: 'Created', limits: { limit_count_daily_email_sent: -1, limit_inbox_retention_period: 30, limit_spam_retention_period: 7 }, spam_detection: { spam_sensitivity: 1.5 }, options: { additional_folders: ['Receipts'] } },
+    body: {
+      name: 'Created',
+      limits: { limit_count_daily_email_sent: -1, limit_inbox_retention_period: 30, limit_spam_retention_period: 7 },
+      spam_detection: { spam_sensitivity: 1.5 },
+      options: { additional_folders: ['Receipts'] },
+    },
   }),
   get_policy: async (f) => ({ params: { policy_id: (await f.create('/v3/policies', { name: 'Found' })).id } }),
-  update_policy: async (f) => ({ params: { policy_id: (await f.create('/v3/policies', { name: 'Old' })).id }, body: { name: 'New', limits: { limit_size_total_mime: 1000000 } } }),
+  update_policy: async (f) => ({
+    params: { policy_id: (await f.create('/v3/policies', { name: 'Old' })).id },
+    body: { name: 'New', limits: { limit_size_total_mime: 1000000 } },
+  }),
   delete_policy: async (f) => ({ params: { policy_id: (await f.create('/v3/policies', { name: 'Doomed' })).id } }),
   list_rules: async (f) => {
     await f.create('/v3/rules', { name: 'Listed', match: { conditions: [] }, actions: [{ type: 'mark_as_read' }] });
@@ -315,26 +482,58 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   },
   create_rule: async () => ({
     params: {},
-    body: { name: 'Created', match: { operator: 'any', conditions: [{ field: 'from.domain', operator: 'is', value: 'example.com' }] }, actions: [{ type: 'assign_to_folder', value: 'Example' }] },
+    body: {
+      name: 'Created',
+      match: { operator: 'any', conditions: [{ field: 'from.domain', operator: 'is', value: 'example.com' }] },
+      actions: [{ type: 'assign_to_folder', value: 'Example' }],
+    },
   }),
-  get_rule: async (f) => ({ params: { rule_id: (await f.create('/v3/rules', { name: 'Found', match: { conditions: [] }, actions: [{ type: 'archive' }] })).id } }),
-  update_rule: async (f) => ({ params: { rule_id: (await f.create('/v3/rules', { name: 'Old', match: { conditions: [] }, actions: [{ type: 'archive' }] })).id }, body: { priority: 3, enabled: false } }),
-  delete_rule: async (f) => ({ params: { rule_id: (await f.create('/v3/rules', { name: 'Doomed', match: { conditions: [] }, actions: [{ type: 'trash' }] })).id } }),
+  get_rule: async (f) => ({
+    params: {
+      rule_id: (
+        await f.create('/v3/rules', { name: 'Found', match: { conditions: [] }, actions: [{ type: 'archive' }] })
+      ).id,
+    },
+  }),
+  update_rule: async (f) => ({
+    params: {
+      rule_id: (await f.create('/v3/rules', { name: 'Old', match: { conditions: [] }, actions: [{ type: 'archive' }] }))
+        .id,
+    },
+    body: { priority: 3, enabled: false },
+  }),
+  delete_rule: async (f) => ({
+    params: {
+      rule_id: (
+        await f.create('/v3/rules', { name: 'Doomed', match: { conditions: [] }, actions: [{ type: 'trash' }] })
+      ).id,
+    },
+  }),
   list_rule_evaluations: async (f) => ({ params: { grant_id: await f.grant() }, query: { limit: '5' } }),
   list_lists: async (f) => {
     await f.create('/v3/lists', { name: 'Listed', type: 'tld' });
     return { params: {}, query: { limit: '5' } };
   },
   create_list: async () => ({ params: {}, body: { name: 'Created', description: 'partners', type: 'domain' } }),
-  get_list: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Found', type: 'address' })).id } }),
-  update_list: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Old', type: 'address' })).id }, body: { name: 'New', description: 'renamed' } }),
-  delete_list: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Doomed', type: 'tld' })).id } }),
+  get_list: async (f) => ({
+    params: { list_id: (await f.create('/v3/lists', { name: 'Found', type: 'address' })).id },
+  }),
+  update_list: async (f) => ({
+    params: { list_id: (await f.create('/v3/lists', { name: 'Old', type: 'address' })).id },
+    body: { name: 'New', description: 'renamed' },
+  }),
+  delete_list: async (f) => ({
+    params: { list_id: (await f.create('/v3/lists', { name: 'Doomed', type: 'tld' })).id },
+  }),
   list_list_items: async (f) => {
     const list = await f.create('/v3/lists', { name: 'With items', type: 'domain' });
     await f.create(`/v3/lists/${list.id}/items`, { items: ['a.example', 'b.example'] });
     return { params: { list_id: list.id }, query: { limit: '1' } };
   },
-  add_list_items: async (f) => ({ params: { list_id: (await f.create('/v3/lists', { name: 'Added to', type: 'domain' })).id }, body: { items: ['Example.COM '] } }),
+  add_list_items: async (f) => ({
+    params: { list_id: (await f.create('/v3/lists', { name: 'Added to', type: 'domain' })).id },
+    body: { items: ['Example.COM '] },
+  }),
   remove_list_items: async (f) => {
     const list = await f.create('/v3/lists', { name: 'Removed from', type: 'tld' });
     await f.create(`/v3/lists/${list.id}/items`, { items: ['com', 'net'] });
@@ -378,7 +577,10 @@ describe('the OpenAPI document against the live server', () => {
 
   function expectValid(validate: ValidateFunction, value: unknown, what: string) {
     const valid = validate(value);
-    expect(valid, `${what}: ${ajv.errorsText(validate.errors, { separator: '\n' })}\n${JSON.stringify(value).slice(0, 2000)}`).toBe(true);
+    expect(
+      valid,
+      `${what}: ${ajv.errorsText(validate.errors, { separator: '\n' })}\n${JSON.stringify(value).slice(0, 2000)}`,
+    ).toBe(true);
   }
 
   let model: FakeModelServer;
@@ -388,14 +590,24 @@ describe('the OpenAPI document against the live server', () => {
     receiver = await startReceiver();
     model = await startFakeModelServer();
     service = await startTestService({
-      env: { AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'loopback', AGENTPOST_AI_BASE_URL: model.baseUrl, AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_METRICS_TOKEN: METRICS_TOKEN, AGENTPOST_RATE_LIMIT_FAILED_AUTH: '0' },
+      env: {
+        AGENTPOST_AI_PROVIDER: 'openai-compatible',
+        AGENTPOST_AI_MODEL: 'loopback',
+        AGENTPOST_AI_BASE_URL: model.baseUrl,
+        AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`,
+        AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true',
+        AGENTPOST_METRICS_TOKEN: METRICS_TOKEN,
+        AGENTPOST_RATE_LIMIT_FAILED_AUTH: '0',
+      },
     });
     await createMailbox(service, EMAIL);
     await createMailbox(service, PEER);
     const served = await request(service.url, 'GET', '/v3/openapi.json');
     expect(served.status).toBe(200);
     // Component `$ref`s point into one schema of their own, so each response schema compiles alone.
-    document = JSON.parse(JSON.stringify(served.body).replaceAll('"#/components/schemas/', `"${COMPONENTS}#/$defs/`)) as Json;
+    document = JSON.parse(
+      JSON.stringify(served.body).replaceAll('"#/components/schemas/', `"${COMPONENTS}#/$defs/`),
+    ) as Json;
     ajv = new Ajv2020({ strict: true, allErrors: true });
     addFormats(ajv);
     ajv.addSchema({ $id: COMPONENTS, $defs: document.components.schemas });
@@ -432,7 +644,13 @@ describe('the OpenAPI document against the live server', () => {
             to: [{ email: PEER, name: 'Peer' }],
             subject: 'Report',
             body: '<p>The report is attached.</p>',
-            attachments: [{ filename: 'report.txt', content_type: 'text/plain', content: Buffer.from('the report').toString('base64') }],
+            attachments: [
+              {
+                filename: 'report.txt',
+                content_type: 'text/plain',
+                content: Buffer.from('the report').toString('base64'),
+              },
+            ],
           }),
         ),
       attachment: () => once('attachment', async () => ((await f.message()).attachments as Json[])[0]!),
@@ -444,25 +662,52 @@ describe('the OpenAPI document against the live server', () => {
           });
           return response.body.schedule_id as string;
         }),
-      draft: () => once('draft', async () => (await create(`/v3/grants/${await f.grant()}/drafts`, { subject: 'Kept draft', body: 'x' })).id as string),
-      folder: () => once('folder', async () => (await create(`/v3/grants/${await f.grant()}/folders`, { name: 'Kept' })).id as string),
+      draft: () =>
+        once(
+          'draft',
+          async () =>
+            (await create(`/v3/grants/${await f.grant()}/drafts`, { subject: 'Kept draft', body: 'x' })).id as string,
+        ),
+      folder: () =>
+        once(
+          'folder',
+          async () => (await create(`/v3/grants/${await f.grant()}/folders`, { name: 'Kept' })).id as string,
+        ),
       domain: () =>
         once('domain', async () => {
           const domains = await request(service.url, 'GET', '/v3/admin/domains', { key: service.apiKey });
           return (domains.body.data as Json[]).find((domain) => domain.domain_address === DOMAIN)!.id as string;
         }),
-      webhook: () => once('webhook', async () => (await create('/v3/webhooks', { trigger_types: ['message.created'], webhook_url: receiver.url })).id as string),
-      calendar: () => once('calendar', async () => (await create(`/v3/grants/${await f.grant()}/calendars`, { name: 'Kept' })).id as string),
+      webhook: () =>
+        once(
+          'webhook',
+          async () =>
+            (await create('/v3/webhooks', { trigger_types: ['message.created'], webhook_url: receiver.url }))
+              .id as string,
+        ),
+      calendar: () =>
+        once(
+          'calendar',
+          async () => (await create(`/v3/grants/${await f.grant()}/calendars`, { name: 'Kept' })).id as string,
+        ),
       event: () =>
         once('event', async () => {
           const calendar = await f.calendar();
-          return (await create(`/v3/grants/${await f.grant()}/events?calendar_id=${calendar}`, { calendar_id: calendar, notify_participants: false, ...event(future()) })).id as string;
+          return (
+            await create(`/v3/grants/${await f.grant()}/events?calendar_id=${calendar}`, {
+              calendar_id: calendar,
+              notify_participants: false,
+              ...event(future()),
+            })
+          ).id as string;
         }),
       invitation: () =>
         once('invitation', async () => {
           // An invitation received by mail (the organizer is someone else), as test/server/events.test.ts makes one.
           const grantId = await f.grant();
-          const grant = (await service.core.deps.db.orm.query.grants.findFirst({ where: eq(tables.grants.id, grantId) }))!;
+          const grant = (await service.core.deps.db.orm.query.grants.findFirst({
+            where: eq(tables.grants.id, grantId),
+          }))!;
           const ics = readFileSync(new URL('../fixtures/ics/outlook-windows-tz.ics', import.meta.url), 'utf8')
             .replaceAll('agent@invites.agentpost.localhost', EMAIL)
             .replaceAll('agent@invi\r\n tes.agentpost.localhost', EMAIL);
@@ -471,17 +716,44 @@ describe('the OpenAPI document against the live server', () => {
         }),
       connected: () =>
         once('connected', async () =>
-          createImapGrant(service.core, { applicationId: await service.core.applications.defaultApplicationId(), email: 'connected@openapi.example', password: 'unused', imapPort: 1, smtpPort: 1, secrets: service.core.deps.secrets }),
+          createImapGrant(service.core, {
+            applicationId: await service.core.applications.defaultApplicationId(),
+            email: 'connected@openapi.example',
+            password: 'unused',
+            imapPort: 1,
+            smtpPort: 1,
+            secrets: service.core.deps.secrets,
+          }),
         ),
       connectedMessage: () =>
-        once('connectedMessage', async () => addSyncedMessageRow(service.core, { applicationId: await service.core.applications.defaultApplicationId(), grantId: await f.connected(), uid: 1 })),
-      contact: () => once('contact', async () => (await create(`/v3/grants/${await f.grant()}/contacts`, { given_name: 'Kept', emails: [{ email: 'kept@example.com' }] })).id as string),
+        once('connectedMessage', async () =>
+          addSyncedMessageRow(service.core, {
+            applicationId: await service.core.applications.defaultApplicationId(),
+            grantId: await f.connected(),
+            uid: 1,
+          }),
+        ),
+      contact: () =>
+        once(
+          'contact',
+          async () =>
+            (
+              await create(`/v3/grants/${await f.grant()}/contacts`, {
+                given_name: 'Kept',
+                emails: [{ email: 'kept@example.com' }],
+              })
+            ).id as string,
+        ),
     };
     return f;
   }
 
   /** Sends a call of `operation` (with `key`, default the API key) and returns the answer. */
-  async function send(operation: AnyOperation, call: Call, key: string | undefined = service.apiKey): Promise<JsonResponse> {
+  async function send(
+    operation: AnyOperation,
+    call: Call,
+    key: string | undefined = service.apiKey,
+  ): Promise<JsonResponse> {
     const binding = operation.http!;
     const path = binding.path.replace(/:([a-z_]+)/g, (_, name: string) => {
       const value = call.params[name];
@@ -490,11 +762,18 @@ describe('the OpenAPI document against the live server', () => {
     });
     const query = call.query ? `?${new URLSearchParams(call.query).toString()}` : '';
     if (call.form) {
-      const response = await fetch(`${service.url}/v3${path}${query}`, { method: binding.method, headers: key ? { authorization: `Bearer ${key}` } : {}, body: call.form });
+      const response = await fetch(`${service.url}/v3${path}${query}`, {
+        method: binding.method,
+        headers: key ? { authorization: `Bearer ${key}` } : {},
+        body: call.form,
+      });
       const text = await response.text();
       return { status: response.status, headers: response.headers, text, body: JSON.parse(text) };
     }
-    return request(service.url, binding.method, `/v3${path}${query}`, { key, ...(call.body !== undefined ? { body: call.body } : {}) });
+    return request(service.url, binding.method, `/v3${path}${query}`, {
+      key,
+      ...(call.body !== undefined ? { body: call.body } : {}),
+    });
   }
 
   const bound = operations.filter((operation) => operation.http);
@@ -502,7 +781,9 @@ describe('the OpenAPI document against the live server', () => {
   it('has a call (or a reason to skip) for every operation of the registry', () => {
     const missing = bound.map((operation) => operation.name).filter((name) => !CALLS[name] && !SKIPPED[name]);
     expect(missing, 'add a call to CALLS in test/server/openapi-live.test.ts').toEqual([]);
-    const unknown = [...Object.keys(CALLS), ...Object.keys(SKIPPED)].filter((name) => !bound.some((operation) => operation.name === name));
+    const unknown = [...Object.keys(CALLS), ...Object.keys(SKIPPED)].filter(
+      (name) => !bound.some((operation) => operation.name === name),
+    );
     expect(unknown, 'calls of operations that are not in the registry').toEqual([]);
   });
 
@@ -514,40 +795,92 @@ describe('the OpenAPI document against the live server', () => {
       const method = binding.method.toLowerCase();
       const call = await CALLS[operation.name]!(made);
       if (call.body !== undefined) {
-        expectValid(validatorAt('paths', path, method, 'requestBody', 'content', 'application/json', 'schema'), call.body, `${operation.name} request body`);
+        expectValid(
+          validatorAt('paths', path, method, 'requestBody', 'content', 'application/json', 'schema'),
+          call.body,
+          `${operation.name} request body`,
+        );
       }
-      if (call.form) expect(document.paths[path][method].requestBody.content['multipart/form-data'], `${operation.name}: multipart body documented`).toBeDefined();
+      if (call.form)
+        expect(
+          document.paths[path][method].requestBody.content['multipart/form-data'],
+          `${operation.name}: multipart body documented`,
+        ).toBeDefined();
       const response = await send(operation, call);
       expect(response.status, `${operation.name}: ${response.text}`).toBeLessThan(300);
-      expect(Object.keys(document.paths[path][method].responses), `${operation.name}: status ${response.status} documented`).toContain(String(response.status));
-      expectValid(validatorAt('paths', path, method, 'responses', String(response.status), 'content', 'application/json', 'schema'), response.body, `${operation.name} ${response.status}`);
+      expect(
+        Object.keys(document.paths[path][method].responses),
+        `${operation.name}: status ${response.status} documented`,
+      ).toContain(String(response.status));
+      expectValid(
+        validatorAt(
+          'paths',
+          path,
+          method,
+          'responses',
+          String(response.status),
+          'content',
+          'application/json',
+          'schema',
+        ),
+        response.body,
+        `${operation.name} ${response.status}`,
+      );
     },
   );
 
-  it.each(bound.map((operation) => [operation.name, operation] as const))('%s: error responses match the error schema', async (_name, operation) => {
-    const binding = operation.http!;
-    const path = documentPath(binding.path);
-    const validate = validatorAt('paths', path, binding.method.toLowerCase(), 'responses', 'default', 'content', 'application/json', 'schema');
-    const params = Object.fromEntries([...binding.path.matchAll(/:([a-z_]+)/g)].map((match) => [match[1]!, 'nonexistent-id']));
-    const unauthorized = await send(operation, { params }, 'agp_wrong_key');
-    expect(unauthorized.status).toBe(401);
-    expectValid(validate, unauthorized.body, `${operation.name} 401`);
-    if (Object.keys(params).length === 0) return;
-    // An unknown id (or a body that does not fit): a 4xx error envelope.
-    const missing = await send(operation, { params, ...(binding.method === 'GET' || binding.method === 'DELETE' ? {} : { body: {} }) });
-    expect(missing.status, `${operation.name}: ${missing.text}`).toBeGreaterThanOrEqual(400);
-    expect(missing.status).toBeLessThan(500);
-    expectValid(validate, missing.body, `${operation.name} ${missing.status}`);
-  });
+  it.each(bound.map((operation) => [operation.name, operation] as const))(
+    '%s: error responses match the error schema',
+    async (_name, operation) => {
+      const binding = operation.http!;
+      const path = documentPath(binding.path);
+      const validate = validatorAt(
+        'paths',
+        path,
+        binding.method.toLowerCase(),
+        'responses',
+        'default',
+        'content',
+        'application/json',
+        'schema',
+      );
+      const params = Object.fromEntries(
+        [...binding.path.matchAll(/:([a-z_]+)/g)].map((match) => [match[1]!, 'nonexistent-id']),
+      );
+      const unauthorized = await send(operation, { params }, 'agp_wrong_key');
+      expect(unauthorized.status).toBe(401);
+      expectValid(validate, unauthorized.body, `${operation.name} 401`);
+      if (Object.keys(params).length === 0) return;
+      // An unknown id (or a body that does not fit): a 4xx error envelope.
+      const missing = await send(operation, {
+        params,
+        ...(binding.method === 'GET' || binding.method === 'DELETE' ? {} : { body: {} }),
+      });
+      expect(missing.status, `${operation.name}: ${missing.text}`).toBeGreaterThanOrEqual(400);
+      expect(missing.status).toBeLessThan(500);
+      expectValid(validate, missing.body, `${operation.name} ${missing.status}`);
+    },
+  );
 
   it('documents the 202 of a scheduled send', async () => {
     const grant = await made.grant();
     const body = { to: [{ email: 'later@example.com' }], subject: 'Scheduled', body: 'x', send_at: future() };
     const path = '/v3/grants/{grant_id}/messages/send';
-    expectValid(validatorAt('paths', path, 'post', 'requestBody', 'content', 'application/json', 'schema'), body, 'scheduled send request');
-    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/send`, { key: service.apiKey, body });
+    expectValid(
+      validatorAt('paths', path, 'post', 'requestBody', 'content', 'application/json', 'schema'),
+      body,
+      'scheduled send request',
+    );
+    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/send`, {
+      key: service.apiKey,
+      body,
+    });
     expect(response.status, response.text).toBe(202);
-    expectValid(validatorAt('paths', path, 'post', 'responses', '202', 'content', 'application/json', 'schema'), response.body, 'scheduled send 202');
+    expectValid(
+      validatorAt('paths', path, 'post', 'responses', '202', 'content', 'application/json', 'schema'),
+      response.body,
+      'scheduled send 202',
+    );
   });
 
   it('describes the hand-written routes as they answer', async () => {
@@ -569,7 +902,13 @@ describe('the OpenAPI document against the live server', () => {
         status: 200,
         media: 'application/octet-stream',
       },
-      { path: '/v3/grants/{grant_id}/calendars/{calendar_id}/ics', url: `/v3/grants/${grant}/calendars/${calendar}/ics`, auth: key, status: 200, media: 'text/calendar' },
+      {
+        path: '/v3/grants/{grant_id}/calendars/{calendar_id}/ics',
+        url: `/v3/grants/${grant}/calendars/${calendar}/ics`,
+        auth: key,
+        status: 200,
+        media: 'text/calendar',
+      },
     ];
     for (const check of checks) {
       const response = await request(service.url, 'GET', check.url, { key: check.auth });
@@ -577,13 +916,32 @@ describe('the OpenAPI document against the live server', () => {
       const documented = document.paths[check.path]?.get?.responses?.[String(check.status)];
       expect(documented, `${check.path} ${check.status} documented`).toBeDefined();
       expect(Object.keys(documented.content), `${check.path}: media type`).toContain(check.media);
-      if (check.media === 'application/json') expectValid(validatorAt('paths', check.path, 'get', 'responses', String(check.status), 'content', check.media, 'schema'), response.body, check.path);
-      else if (check.media !== 'application/octet-stream') expect(response.headers.get('content-type')).toContain(check.media);
+      if (check.media === 'application/json')
+        expectValid(
+          validatorAt('paths', check.path, 'get', 'responses', String(check.status), 'content', check.media, 'schema'),
+          response.body,
+          check.path,
+        );
+      else if (check.media !== 'application/octet-stream')
+        expect(response.headers.get('content-type')).toContain(check.media);
     }
     // Errors of the hand-written /v3 routes take the error envelope too.
     const missing = await request(service.url, 'GET', `/v3/grants/${grant}/calendars/nonexistent/ics`, { key });
     expect(missing.status).toBe(404);
-    expectValid(validatorAt('paths', '/v3/grants/{grant_id}/calendars/{calendar_id}/ics', 'get', 'responses', 'default', 'content', 'application/json', 'schema'), missing.body, 'ics 404');
+    expectValid(
+      validatorAt(
+        'paths',
+        '/v3/grants/{grant_id}/calendars/{calendar_id}/ics',
+        'get',
+        'responses',
+        'default',
+        'content',
+        'application/json',
+        'schema',
+      ),
+      missing.body,
+      'ics 404',
+    );
     // /mcp is described (as a note on its Streamable HTTP endpoint).
     expect(document.paths['/mcp']?.description).toContain('Streamable HTTP');
   });
@@ -591,7 +949,9 @@ describe('the OpenAPI document against the live server', () => {
   it('documents every route the app registers', () => {
     const app = createApp({ core: service.core });
     const documented = new Set(Object.keys(document.paths));
-    const routes = app.routes.filter((route) => !route.path.includes('*')).map((route) => `${route.method} ${route.path}`);
+    const routes = app.routes
+      .filter((route) => !route.path.includes('*'))
+      .map((route) => `${route.method} ${route.path}`);
     const undocumented = routes.filter((route) => {
       const [method, path] = route.split(' ') as [string, string];
       const openApi = path.replace(/:([a-z_]+)/g, '{$1}');

@@ -20,7 +20,10 @@ const TOKEN = 'metrics-token-for-the-operations-test';
 /** A logger that keeps every line. */
 function recordingLogger(): Logger & { lines: { level: string; message: string; fields: Record<string, unknown> }[] } {
   const lines: { level: string; message: string; fields: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level, message, fields });
+  const at =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void lines.push({ level, message, fields });
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
@@ -44,7 +47,12 @@ describe('operations endpoints', () => {
     sink = await startSmtpSink();
     receiver = await startReceiver();
     service = await startTestService({
-      env: { AGENTPOST_METRICS_TOKEN: TOKEN, AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`, AGENTPOST_WORKER_POLL_MS: '100' },
+      env: {
+        AGENTPOST_METRICS_TOKEN: TOKEN,
+        AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true',
+        AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}`,
+        AGENTPOST_WORKER_POLL_MS: '100',
+      },
       deps: { logger },
     });
   });
@@ -62,7 +70,11 @@ describe('operations endpoints', () => {
     }
     const ready = await request(service.url, 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', workers: 'ok' }, threads: {} });
+    expect(ready.body).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', migrations: 'ok', workers: 'ok' },
+      threads: {},
+    });
   });
 
   it('/metrics needs the bearer token', async () => {
@@ -92,41 +104,66 @@ describe('operations endpoints', () => {
   });
 
   it('/metrics counts match what was done: SMTP in, outbound attempts, webhooks, jobs and HTTP requests', async () => {
-    const before = samples(await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+    const before = samples(
+      await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text(),
+    );
     const email = 'ops@metrics.agentpost.localhost';
     const grantId = await createMailbox(service, email);
-    await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url } });
+    await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl: receiver.url },
+    });
     // The first notification fails (a 500), every other one is taken.
     let posts = 0;
     receiver.respond = () => (++posts === 1 ? 500 : 200);
 
     // SMTP: 5 messages accepted, 2 sessions refused at RCPT (unknown mailbox).
     for (let index = 0; index < 5; index++) {
-      const reply = await sendRaw(service.smtpPort, 'alice@example.com', [email], `Subject: Number ${index}\r\nFrom: alice@example.com\r\n\r\nHello ${index}\r\n`);
+      const reply = await sendRaw(
+        service.smtpPort,
+        'alice@example.com',
+        [email],
+        `Subject: Number ${index}\r\nFrom: alice@example.com\r\n\r\nHello ${index}\r\n`,
+      );
       expect(reply.code).toBe(250);
     }
     for (let index = 0; index < 2; index++) {
-      const reply = await sendRaw(service.smtpPort, 'alice@example.com', ['nobody@metrics.agentpost.localhost'], 'Subject: x\r\n\r\nx\r\n');
+      const reply = await sendRaw(
+        service.smtpPort,
+        'alice@example.com',
+        ['nobody@metrics.agentpost.localhost'],
+        'Subject: x\r\n\r\nx\r\n',
+      );
       expect(reply.code).toBe(550);
     }
 
     // Outbound through the relay: one recipient taken, one deferred (451).
-    sink.onRecipient = (address) => (address === 'later@example.org' ? { code: 451, message: '4.3.0 try again later' } : undefined);
-    await service.nylas.messages.send({ identifier: grantId, requestBody: { to: [{ email: 'bob@example.com' }], subject: 'Out 1', body: 'one' } });
-    await service.nylas.messages.send({ identifier: grantId, requestBody: { to: [{ email: 'later@example.org' }], subject: 'Out 2', body: 'two' } });
+    sink.onRecipient = (address) =>
+      address === 'later@example.org' ? { code: 451, message: '4.3.0 try again later' } : undefined;
+    await service.nylas.messages.send({
+      identifier: grantId,
+      requestBody: { to: [{ email: 'bob@example.com' }], subject: 'Out 1', body: 'one' },
+    });
+    await service.nylas.messages.send({
+      identifier: grantId,
+      requestBody: { to: [{ email: 'later@example.org' }], subject: 'Out 2', body: 'two' },
+    });
     await sink.waitFor(1);
 
     // 5 inbound messages → 5 notifications (the sent copies are message.created too: 7), one of them failed once
     // and was retried.
     const notifications = 7;
     await receiver.waitForDeliveries(notifications + 1, 15_000);
-    const scrape = async () => samples(await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
+    const scrape = async () =>
+      samples(await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text());
     const delta = (after: Map<string, number>, name: string) => (after.get(name) ?? 0) - (before.get(name) ?? 0);
     // Job outcomes are recorded just after the POST returns: wait until every run is counted.
     const after = await eventually(async () => {
       const current = await scrape();
       const deferredDone = delta(current, 'agentpost_outbound_attempts_total{route="remote",outcome="deferred"}') === 1;
-      return delta(current, 'agentpost_job_runs_total{kind="webhook.deliver",outcome="done"}') === notifications && deferredDone ? current : undefined;
+      return delta(current, 'agentpost_job_runs_total{kind="webhook.deliver",outcome="done"}') === notifications &&
+        deferredDone
+        ? current
+        : undefined;
     }, 10_000);
 
     expect(delta(after, 'agentpost_smtp_sessions_total')).toBe(7);
@@ -153,8 +190,18 @@ describe('operations endpoints', () => {
     expect(new Set(receiver.deliveries.map((delivery) => delivery.json.id)).size).toBe(notifications);
     expect(after.get('agentpost_jobs{kind="webhook.deliver",state="scheduled"}') ?? 0).toBe(0);
 
-    expect(delta(after, 'agentpost_http_request_duration_seconds_count{method="POST",route="/v3/grants/:grant_id/messages/send",status="200"}')).toBe(2);
-    expect(delta(after, 'agentpost_http_request_duration_seconds_count{method="POST",route="/v3/connect/custom",status="201"}')).toBe(1);
+    expect(
+      delta(
+        after,
+        'agentpost_http_request_duration_seconds_count{method="POST",route="/v3/grants/:grant_id/messages/send",status="200"}',
+      ),
+    ).toBe(2);
+    expect(
+      delta(
+        after,
+        'agentpost_http_request_duration_seconds_count{method="POST",route="/v3/connect/custom",status="201"}',
+      ),
+    ).toBe(1);
     // Process metrics come along.
     expect(after.has('process_cpu_user_seconds_total')).toBe(true);
   });
@@ -168,7 +215,14 @@ describe('operations endpoints', () => {
     expect(access).toHaveLength(2);
     expect(access[0]).toMatchObject({
       level: 'info',
-      fields: { method: 'GET', route: '/v3/grants/:grant_id/messages', status: 404, ms: expect.any(Number), request_id: response.headers.get('x-request-id'), application: await service.core.applications.defaultApplicationId() },
+      fields: {
+        method: 'GET',
+        route: '/v3/grants/:grant_id/messages',
+        status: 404,
+        ms: expect.any(Number),
+        request_id: response.headers.get('x-request-id'),
+        application: await service.core.applications.defaultApplicationId(),
+      },
     });
     expect(access[1]!.fields).toMatchObject({ route: 'unmatched', status: 404, application: null });
   });
@@ -181,10 +235,16 @@ describe('/readyz of a service whose workers have not started', () => {
     try {
       const ready = await service.app.request('/readyz');
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ status: 'not ready', checks: { database: 'ok', migrations: 'ok', workers: 'not started' }, threads: {} });
+      expect(await ready.json()).toEqual({
+        status: 'not ready',
+        checks: { database: 'ok', migrations: 'ok', workers: 'not started' },
+        threads: {},
+      });
       const metrics = await service.app.request('/metrics');
       expect(metrics.status).toBe(404);
-      expect(((await metrics.json()) as { error: { message: string } }).error.message).toContain('AGENTPOST_METRICS_TOKEN');
+      expect(((await metrics.json()) as { error: { message: string } }).error.message).toContain(
+        'AGENTPOST_METRICS_TOKEN',
+      );
     } finally {
       await service.close();
       dir.remove();

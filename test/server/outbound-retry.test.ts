@@ -61,16 +61,34 @@ describe('outbound retries and give-up', () => {
 
   it('retries a 4xx recipient on the schedule and delivers it once, without resending to the one already delivered', async () => {
     let deferrals = 2;
-    sink.onRecipient = (address) => (address === 'later@example.com' && deferrals-- > 0 ? { code: 451, message: '4.2.1 mailbox busy, try later' } : undefined);
+    sink.onRecipient = (address) =>
+      address === 'later@example.com' && deferrals-- > 0
+        ? { code: 451, message: '4.2.1 mailbox busy, try later' }
+        : undefined;
     try {
-      const sent = await service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: 'now@example.com' }, { email: 'later@example.com' }], subject: 'Busy mailbox', body: 'x' } });
+      const sent = await service.nylas.messages.send({
+        identifier: grant,
+        requestBody: {
+          to: [{ email: 'now@example.com' }, { email: 'later@example.com' }],
+          subject: 'Busy mailbox',
+          body: 'x',
+        },
+      });
       const accepted = Math.floor(clock.now().getTime() / 1000);
       const first = await eventually(async () => {
         const list = await statuses(sent.data.id);
         return list.find((entry) => entry.email === 'later@example.com')?.status === 'deferred' ? list : undefined;
       });
-      expect(first.find((entry) => entry.email === 'now@example.com')).toMatchObject({ status: 'delivered', attempts: 1 });
-      expect(first.find((entry) => entry.email === 'later@example.com')).toMatchObject({ status: 'deferred', attempts: 1, code: 451, nextAttemptAt: accepted + 120 });
+      expect(first.find((entry) => entry.email === 'now@example.com')).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+      });
+      expect(first.find((entry) => entry.email === 'later@example.com')).toMatchObject({
+        status: 'deferred',
+        attempts: 1,
+        code: 451,
+        nextAttemptAt: accepted + 120,
+      });
 
       // Before the retry time nothing happens.
       await tick(60_000);
@@ -87,7 +105,9 @@ describe('outbound retries and give-up', () => {
         return entry?.status === 'delivered' ? entry : undefined;
       });
       expect(delivered.attempts).toBe(3);
-      const copies = sink.messages.filter((message) => message.rcptTo.some((address) => address === 'now@example.com' || address === 'later@example.com'));
+      const copies = sink.messages.filter((message) =>
+        message.rcptTo.some((address) => address === 'now@example.com' || address === 'later@example.com'),
+      );
       expect(copies.map((message) => message.rcptTo)).toEqual([['now@example.com'], ['later@example.com']]);
     } finally {
       sink.onRecipient = undefined;
@@ -97,7 +117,10 @@ describe('outbound retries and give-up', () => {
   it('gives up at AGENTPOST_OUTBOUND_GIVE_UP_AFTER: the recipient fails for good with a message.send_failed event', async () => {
     await sink.stop();
     try {
-      const sent = await service.nylas.messages.send({ identifier: grant, requestBody: { to: [{ email: 'unreachable@example.com' }], subject: 'Never arrives', body: 'x' } });
+      const sent = await service.nylas.messages.send({
+        identifier: grant,
+        requestBody: { to: [{ email: 'unreachable@example.com' }], subject: 'Never arrives', body: 'x' },
+      });
       await eventually(async () => ((await statuses(sent.data.id))[0]?.status === 'deferred' ? true : undefined));
       // 2 m, 10 m, 10 m, then the last attempt at the 30 m deadline.
       for (let step = 0; step < 6; step += 1) await tick(10 * 60_000);
@@ -110,19 +133,28 @@ describe('outbound retries and give-up', () => {
       const events = await service.core.deps.db.orm
         .select()
         .from(tables.outboxEvents)
-        .where(and(eq(tables.outboxEvents.type, 'message.send_failed'), eq(tables.outboxEvents.objectId, sent.data.id)));
+        .where(
+          and(eq(tables.outboxEvents.type, 'message.send_failed'), eq(tables.outboxEvents.objectId, sent.data.id)),
+        );
       expect(events).toHaveLength(1);
       // No job is left for it.
-      const jobs = await service.core.deps.db.orm.select().from(tables.jobs).where(eq(tables.jobs.kind, 'mail.deliver'));
+      const jobs = await service.core.deps.db.orm
+        .select()
+        .from(tables.jobs)
+        .where(eq(tables.jobs.kind, 'mail.deliver'));
       expect(jobs.filter((job) => job.deadAt === null)).toEqual([]);
     } finally {
       await sink.start();
     }
   });
 
-  it('sends the service\'s own emails (the Notifier) from AGENTPOST_SYSTEM_FROM through the queue', async () => {
+  it("sends the service's own emails (the Notifier) from AGENTPOST_SYSTEM_FROM through the queue", async () => {
     sink.messages.length = 0;
-    await service.core.outbound.notifier.send({ to: ['ops@example.com'], subject: 'Webhook failing', text: 'Your endpoint https://example.com/hook is failing.' });
+    await service.core.outbound.notifier.send({
+      to: ['ops@example.com'],
+      subject: 'Webhook failing',
+      text: 'Your endpoint https://example.com/hook is failing.',
+    });
     const [alert] = await sink.waitFor(1);
     expect(alert!.mailFrom).toBe('alerts@ops.agentpost.localhost');
     const parsed = await simpleParser(alert!.raw);

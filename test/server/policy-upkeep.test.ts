@@ -30,7 +30,9 @@ describe('policy upkeep: retention and additional folders', () => {
     // `free` is in a workspace of its own, without a policy.
     const at = Math.floor(clock.now().getTime() / 1000);
     await service.core.deps.db.write(async (tx) => {
-      await tx.insert(tables.workspaces).values({ id: 'ws_free', applicationId, name: 'Free', createdAt: at, updatedAt: at });
+      await tx
+        .insert(tables.workspaces)
+        .values({ id: 'ws_free', applicationId, name: 'Free', createdAt: at, updatedAt: at });
       await tx.update(tables.grants).set({ workspaceId: 'ws_free' }).where(eq(tables.grants.id, free));
     });
   });
@@ -42,17 +44,32 @@ describe('policy upkeep: retention and additional folders', () => {
   /** Delivers a message to the mailboxes at the clock's now; returns the Message-ID. */
   async function deliver(to: string[], subject: string, inReplyTo?: string): Promise<string> {
     const messageId = `m${++sequence}@example.com`;
-    const headers = [`From: Sender <sender@example.com>`, `To: ${to.join(', ')}`, `Subject: ${subject}`, `Message-ID: <${messageId}>`, `Date: ${clock.now().toUTCString()}`];
+    const headers = [
+      `From: Sender <sender@example.com>`,
+      `To: ${to.join(', ')}`,
+      `Subject: ${subject}`,
+      `Message-ID: <${messageId}>`,
+      `Date: ${clock.now().toUTCString()}`,
+    ];
     if (inReplyTo) headers.push(`In-Reply-To: <${inReplyTo}>`, `References: <${inReplyTo}>`);
-    await service.core.inbound.deliverInbound({ rawMime: `${headers.join('\r\n')}\r\n\r\n${subject} body\r\n`, envelope: { mailFrom: 'sender@example.com', rcptTo: to } });
+    await service.core.inbound.deliverInbound({
+      rawMime: `${headers.join('\r\n')}\r\n\r\n${subject} body\r\n`,
+      envelope: { mailFrom: 'sender@example.com', rcptTo: to },
+    });
     return messageId;
   }
   async function find(grant: string, subject: string) {
-    return (await service.nylas.messages.list({ identifier: grant, queryParams: { subject } })).data.filter((message) => message.subject === subject);
+    return (await service.nylas.messages.list({ identifier: grant, queryParams: { subject } })).data.filter(
+      (message) => message.subject === subject,
+    );
   }
   async function toJunk(grant: string, subject: string) {
     const [message] = await find(grant, subject);
-    await service.nylas.messages.update({ identifier: grant, messageId: message!.id, requestBody: { folders: ['junk'] } });
+    await service.nylas.messages.update({
+      identifier: grant,
+      messageId: message!.id,
+      requestBody: { folders: ['junk'] },
+    });
     return message!.id;
   }
   async function folderNames(grant: string) {
@@ -62,8 +79,19 @@ describe('policy upkeep: retention and additional folders', () => {
     const at = Math.floor(clock.now().getTime() / 1000);
     await service.core.deps.db.write(async (tx) => {
       await tx.delete(tables.policies).where(eq(tables.policies.id, 'policy_keep'));
-      await tx.insert(tables.policies).values({ id: 'policy_keep', applicationId, name: 'Keep tidy', limits, options: { additional_folders: additionalFolders }, createdAt: at, updatedAt: at });
-      await tx.update(tables.workspaces).set({ policyId: 'policy_keep' }).where(and(eq(tables.workspaces.applicationId, applicationId), eq(tables.workspaces.isDefault, true)));
+      await tx.insert(tables.policies).values({
+        id: 'policy_keep',
+        applicationId,
+        name: 'Keep tidy',
+        limits,
+        options: { additional_folders: additionalFolders },
+        createdAt: at,
+        updatedAt: at,
+      });
+      await tx
+        .update(tables.workspaces)
+        .set({ policyId: 'policy_keep' })
+        .where(and(eq(tables.workspaces.applicationId, applicationId), eq(tables.workspaces.isDefault, true)));
     });
     service.core.enforcement.invalidate();
   }
@@ -75,7 +103,10 @@ describe('policy upkeep: retention and additional folders', () => {
       return toJunk(kept, 'Old junk');
     })();
     // The mailbox's own sent mail is never touched.
-    await service.nylas.messages.send({ identifier: kept, requestBody: { to: [{ email: `free@${DOMAIN}` }], subject: 'Old sent', body: 'x' } });
+    await service.nylas.messages.send({
+      identifier: kept,
+      requestBody: { to: [{ email: `free@${DOMAIN}` }], subject: 'Old sent', body: 'x' },
+    });
     clock.advance(10 * DAY);
     await deliver([`kept@${DOMAIN}`], 'Junk ten days');
     const tenDayJunk = await toJunk(kept, 'Junk ten days');
@@ -94,7 +125,10 @@ describe('policy upkeep: retention and additional folders', () => {
     const result = await service.core.policyUpkeep.run();
     expect(result).toEqual({ inboxDeleted: 1, junkDeleted: 2, foldersCreated: 0 });
 
-    const subjects = async (grant: string) => (await service.nylas.messages.list({ identifier: grant, queryParams: { limit: 50 } })).data.map((message) => message.subject).sort();
+    const subjects = async (grant: string) =>
+      (await service.nylas.messages.list({ identifier: grant, queryParams: { limit: 50 } })).data
+        .map((message) => message.subject)
+        .sort();
     expect(await subjects(kept)).toEqual(['Fresh junk', 'Old sent', 'Re: Old thread start']);
     // The mailbox outside the policy keeps everything.
     expect(await subjects(free)).toEqual(['Old sent', 'Old thread start']);
@@ -103,7 +137,10 @@ describe('policy upkeep: retention and additional folders', () => {
     expect(thread.messageIds).toHaveLength(1);
     expect(thread.subject).toBeDefined();
     // Each delete was announced as any delete is.
-    const deleted = await service.core.deps.db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.deleted'));
+    const deleted = await service.core.deps.db.orm
+      .select()
+      .from(tables.outboxEvents)
+      .where(eq(tables.outboxEvents.type, 'message.deleted'));
     expect(deleted.map((event) => event.objectId).sort()).toEqual([oldStart!.id, oldJunk, tenDayJunk].sort());
 
     // A second pass has nothing left to do.
@@ -123,7 +160,10 @@ describe('policy upkeep: retention and additional folders', () => {
     expect(result.foldersCreated).toBe(2);
     expect(await folderNames(kept)).toEqual(expect.arrayContaining(['Invoices', 'Receipts']));
     expect(await folderNames(free)).not.toContain('Invoices');
-    const created = await service.core.deps.db.orm.select().from(tables.outboxEvents).where(and(eq(tables.outboxEvents.type, 'folder.created'), eq(tables.outboxEvents.grantId, kept)));
+    const created = await service.core.deps.db.orm
+      .select()
+      .from(tables.outboxEvents)
+      .where(and(eq(tables.outboxEvents.type, 'folder.created'), eq(tables.outboxEvents.grantId, kept)));
     expect(created.map((event) => (event.payload as { name: string }).name).sort()).toEqual(['Invoices', 'Receipts']);
 
     // A new mailbox under the policy has them from the start.

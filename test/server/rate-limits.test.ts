@@ -24,7 +24,12 @@ describe('rate limits', () => {
 
   beforeAll(async () => {
     service = await startTestService({
-      env: { AGENTPOST_RATE_LIMIT_APPLICATION: '3', AGENTPOST_RATE_LIMIT_GRANT: '5', AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '2', AGENTPOST_RATE_LIMIT_FAILED_AUTH: '4' },
+      env: {
+        AGENTPOST_RATE_LIMIT_APPLICATION: '3',
+        AGENTPOST_RATE_LIMIT_GRANT: '5',
+        AGENTPOST_RATE_LIMIT_MULTIPART_SEND: '2',
+        AGENTPOST_RATE_LIMIT_FAILED_AUTH: '4',
+      },
       rateLimitClock: () => now,
     });
     for (const name of ['alice', 'bob']) {
@@ -72,7 +77,8 @@ describe('rate limits', () => {
   });
 
   it('limits each grant on its routes; other grants and application-level routes are counted apart', async () => {
-    for (let index = 0; index < 5; index++) expect((await service.nylas.folders.list({ identifier: alice })).data.length).toBeGreaterThan(0);
+    for (let index = 0; index < 5; index++)
+      expect((await service.nylas.folders.list({ identifier: alice })).data.length).toBeGreaterThan(0);
     expectRefused(await get(`/v3/grants/${alice}/messages`), 1);
     // A 429 costs nothing: the bucket stays empty but not in debt.
     now += 200;
@@ -86,8 +92,16 @@ describe('rate limits', () => {
       const form = new FormData();
       form.set('message', JSON.stringify({ subject: 'no recipients', body: 'x' }));
       form.set('file0', new Blob([Buffer.from('hello')], { type: 'text/plain' }), 'a.txt');
-      const response = await fetch(`${service.url}/v3/grants/${alice}/messages/send`, { method: 'POST', headers: { authorization: `Bearer ${service.apiKey}` }, body: form });
-      return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { error: { type: string; message: string } } };
+      const response = await fetch(`${service.url}/v3/grants/${alice}/messages/send`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${service.apiKey}` },
+        body: form,
+      });
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: (await response.json()) as { error: { type: string; message: string } },
+      };
     };
     // Refused for having no recipient, but counted: the limit comes first.
     expect((await sendMultipart()).status).toBe(400);
@@ -101,19 +115,30 @@ describe('rate limits', () => {
   });
 
   it('limits /mcp per grant (bound with ?grant_id= or named by the tool call) and per application, in the JSON-RPC shape', async () => {
-    const mcp = (query: string, body: unknown) => request(service.url, 'POST', `/mcp${query}`, { key: service.apiKey, headers: MCP_HEADERS, body });
-    const listFolders = (grant?: string) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_folders', arguments: grant ? { grant_id: grant } : {} } });
+    const mcp = (query: string, body: unknown) =>
+      request(service.url, 'POST', `/mcp${query}`, { key: service.apiKey, headers: MCP_HEADERS, body });
+    const listFolders = (grant?: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_folders', arguments: grant ? { grant_id: grant } : {} },
+    });
 
     for (let index = 0; index < 5; index++) expect((await mcp(`?grant_id=${alice}`, listFolders())).status).toBe(200);
     const bound = await mcp(`?grant_id=${alice}`, listFolders());
     expect(bound.status).toBe(429);
     expect(bound.headers.get('retry-after')).toBe('1');
-    expect(bound.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { type: 'rate_limit_error' } } });
+    expect(bound.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32000, data: { type: 'rate_limit_error' } },
+    });
     // The same grant named in the tool call shares the bucket; another grant does not.
     expect((await mcp('', listFolders(alice))).status).toBe(429);
     expect((await mcp('', listFolders(bob))).status).toBe(200);
 
-    for (let index = 0; index < 3; index++) expect((await mcp('', { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(200);
+    for (let index = 0; index < 3; index++)
+      expect((await mcp('', { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(200);
     expect((await mcp('', { jsonrpc: '2.0', id: 1, method: 'tools/list' })).status).toBe(429);
   });
 
@@ -122,7 +147,11 @@ describe('rate limits', () => {
     // 4 a minute: one attempt comes back every 15 s.
     expectRefused(await get('/v3/grants', 'agp_wrong_again'), 15);
     expectRefused(await get('/v3/grants', TEST_API_KEY), 15);
-    const mcp = await request(service.url, 'POST', '/mcp', { key: TEST_API_KEY, headers: MCP_HEADERS, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const mcp = await request(service.url, 'POST', '/mcp', {
+      key: TEST_API_KEY,
+      headers: MCP_HEADERS,
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
     expect(mcp.status).toBe(429);
     expect(mcp.body.error.data.type).toBe('rate_limit_error');
     expect(mcp.headers.get('retry-after')).toBe('15');
@@ -156,8 +185,13 @@ describe('rate-limit keys', () => {
     expect(addressKey(address)).toBe(key);
   });
 
-  it('counts an /mcp request against the bound grant, the tool call\'s grant, or the application', () => {
-    const call = (grant_id?: string) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_folders', arguments: grant_id ? { grant_id } : {} } });
+  it("counts an /mcp request against the bound grant, the tool call's grant, or the application", () => {
+    const call = (grant_id?: string) => ({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_folders', arguments: grant_id ? { grant_id } : {} },
+    });
     expect(mcpTarget('g1', call('g2'))).toEqual({ grant: 'g1' });
     expect(mcpTarget(undefined, call('g2'))).toEqual({ grant: 'g2' });
     expect(mcpTarget(undefined, call())).toEqual({});

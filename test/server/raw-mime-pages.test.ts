@@ -24,7 +24,10 @@ describe('raw MIME pages', () => {
       const filler = 'x'.repeat(index === 4 ? 12_000 : 1_200);
       const raw = `From: a@example.com\r\nTo: raw@${DOMAIN}\r\nSubject: raw ${index}\r\nMessage-ID: <raw-${index}@example.com>\r\nDate: Mon, 02 Mar 2026 10:0${index}:00 +0000\r\n\r\n${filler}\r\n`;
       sizes.set(`raw ${index}`, Buffer.byteLength(raw));
-      await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'a@example.com', rcptTo: [`raw@${DOMAIN}`] } });
+      await service.core.inbound.deliverInbound({
+        rawMime: Buffer.from(raw),
+        envelope: { mailFrom: 'a@example.com', rcptTo: [`raw@${DOMAIN}`] },
+      });
     }
   });
   afterAll(async () => {
@@ -37,9 +40,13 @@ describe('raw MIME pages', () => {
     // Plain requests: awaiting the SDK's list follows every next_cursor and hands back one array.
     do {
       const query = `fields=raw_mime&limit=200${pageToken ? `&page_token=${pageToken}` : ''}`;
-      const page = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?${query}`, { key: service.apiKey });
+      const page = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?${query}`, {
+        key: service.apiKey,
+      });
       expect(page.status).toBe(200);
-      const raws = (page.body.data as { raw_mime: string }[]).map((message) => Buffer.from(message.raw_mime, 'base64url'));
+      const raws = (page.body.data as { raw_mime: string }[]).map((message) =>
+        Buffer.from(message.raw_mime, 'base64url'),
+      );
       const subjects = raws.map((raw) => /^Subject: (.*)$/m.exec(raw.toString('latin1'))![1]!.trim());
       pages.push({ subjects, bytes: raws.reduce((total, raw) => total + raw.length, 0) });
       pageToken = page.body.next_cursor ?? undefined;
@@ -65,7 +72,10 @@ describe('raw MIME pages', () => {
   });
 
   it('gives the SDK every message, page after page', async () => {
-    const all = await service.nylas.messages.list({ identifier: grantId, queryParams: { fields: MessageFields.RAW_MIME, limit: 200 } });
+    const all = await service.nylas.messages.list({
+      identifier: grantId,
+      queryParams: { fields: MessageFields.RAW_MIME, limit: 200 },
+    });
     expect(all.data).toHaveLength(10);
   });
 });

@@ -49,7 +49,10 @@ describe('read turns', () => {
   it('holds reads to their share only while mail is flowing through the process', async () => {
     let now = 0;
     let flowing = false;
-    const turns = createReadTurns(() => now, () => flowing);
+    const turns = createReadTurns(
+      () => now,
+      () => flowing,
+    );
     const first = await turns.take();
     now = 10;
     first.end();

@@ -13,7 +13,12 @@ import { startTestService, type TestService } from '../helpers/service.js';
 /** True when a body is a JSON-RPC error `{jsonrpc: "2.0", error: {code, message}, id: null}`. */
 function isJsonRpcError(body: unknown): boolean {
   const value = body as { jsonrpc?: unknown; error?: { code?: unknown; message?: unknown }; id?: unknown } | undefined;
-  return value?.jsonrpc === '2.0' && typeof value.error?.code === 'number' && typeof value.error.message === 'string' && value.id === null;
+  return (
+    value?.jsonrpc === '2.0' &&
+    typeof value.error?.code === 'number' &&
+    typeof value.error.message === 'string' &&
+    value.id === null
+  );
 }
 
 /** A raw TCP connection: what it received, and when the server closed it. */
@@ -47,7 +52,9 @@ describe('HTTP request limits', () => {
   });
 
   it('answers a 100 KB id in the path with a 414 in the Nylas shape, not a reset', async () => {
-    const response = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${'a'.repeat(100_000)}`, { key: service.apiKey });
+    const response = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${'a'.repeat(100_000)}`, {
+      key: service.apiKey,
+    });
     expect(response.status).toBe(414);
     expect(isErrorEnvelope(response.body)).toBe(true);
     expect(response.body.error.type).toBe('request_too_large');
@@ -57,11 +64,15 @@ describe('HTTP request limits', () => {
   });
 
   it('answers ids and path segments over their limits with 400 in the Nylas shape', async () => {
-    const segment = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${'a'.repeat(1_000)}`, { key: service.apiKey });
+    const segment = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${'a'.repeat(1_000)}`, {
+      key: service.apiKey,
+    });
     expect(segment.status).toBe(400);
     expect(isErrorEnvelope(segment.body)).toBe(true);
     expect(segment.body.error.message).toContain('at most 320 are accepted');
-    const id = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${'a'.repeat(300)}`, { key: service.apiKey });
+    const id = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${'a'.repeat(300)}`, {
+      key: service.apiKey,
+    });
     expect(id.status).toBe(400);
     expect(id.body.error.message).toContain('message_id');
     const path = await request(service.url, 'GET', `/v3/${'abc/'.repeat(1_000)}`, { key: service.apiKey });
@@ -76,7 +87,11 @@ describe('HTTP request limits', () => {
     expect(isErrorEnvelope(v3.body)).toBe(true);
     expect(v3.body.error.type).toBe('request_too_large');
 
-    const mcp = await request(service.url, 'POST', '/mcp', { key: service.apiKey, headers: { ...headers, accept: 'application/json, text/event-stream' }, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const mcp = await request(service.url, 'POST', '/mcp', {
+      key: service.apiKey,
+      headers: { ...headers, accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    });
     expect(mcp.status).toBe(431);
     expect(isJsonRpcError(mcp.body)).toBe(true);
     expect(mcp.body.error.code).toBe(-32600);
@@ -84,19 +99,35 @@ describe('HTTP request limits', () => {
   });
 
   it('answers an over-size /mcp body with 413 in the JSON-RPC shape', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_folders', arguments: { padding: 'x'.repeat(5 * 1024 * 1024) } } });
-    const response = await request(service.url, 'POST', '/mcp', { key: service.apiKey, headers: { accept: 'application/json, text/event-stream' }, body });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'list_folders', arguments: { padding: 'x'.repeat(5 * 1024 * 1024) } },
+    });
+    const response = await request(service.url, 'POST', '/mcp', {
+      key: service.apiKey,
+      headers: { accept: 'application/json, text/event-stream' },
+      body,
+    });
     expect(response.status).toBe(413);
     expect(isJsonRpcError(response.body)).toBe(true);
     expect(response.body.error.message).toContain('4 MB');
   });
 
   it('answers /mcp errors before the transport (authentication) in the JSON-RPC shape, and still serves JSON-RPC parse errors', async () => {
-    const unauthorized = await request(service.url, 'POST', '/mcp', { body: { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers: { accept: 'application/json, text/event-stream' } });
+    const unauthorized = await request(service.url, 'POST', '/mcp', {
+      body: { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     expect(unauthorized.status).toBe(401);
     expect(isJsonRpcError(unauthorized.body)).toBe(true);
     expect(unauthorized.body.error.data.type).toBe('unauthorized');
-    const garbled = await request(service.url, 'POST', '/mcp', { key: service.apiKey, body: '{"jsonrpc":', headers: { accept: 'application/json, text/event-stream' } });
+    const garbled = await request(service.url, 'POST', '/mcp', {
+      key: service.apiKey,
+      body: '{"jsonrpc":',
+      headers: { accept: 'application/json, text/event-stream' },
+    });
     expect(garbled.status).toBe(400);
     expect(garbled.body.error.code).toBe(-32700);
   });
@@ -114,7 +145,10 @@ describe('HTTP request limits', () => {
     connection.socket.write('GET /v3/grants HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     // One header byte every 200 ms: the connection is never idle, but the headers never end.
     const trickle = setInterval(() => connection.socket.writable && connection.socket.write('X'), 200);
-    const elapsed = await Promise.race([connection.closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 8_000))]);
+    const elapsed = await Promise.race([
+      connection.closed,
+      new Promise<number>((resolve) => setTimeout(() => resolve(-1), 8_000)),
+    ]);
     clearInterval(trickle);
     connection.socket.destroy();
     expect(elapsed).toBeGreaterThan(0);

@@ -18,7 +18,12 @@ describe('a service with some roles', () => {
     const service = await createService(testConfig(databaseUrl, { AGENTPOST_ROLES: 'smtp' }));
     try {
       const listening = await service.start();
-      expect(listening).toMatchObject({ roles: ['smtp'], url: undefined, background: undefined, smtpPort: expect.any(Number) });
+      expect(listening).toMatchObject({
+        roles: ['smtp'],
+        url: undefined,
+        background: undefined,
+        smtpPort: expect.any(Number),
+      });
       // The listener answers (the EHLO of a pooled client succeeds).
       const client = smtpClient(listening.smtpPort!);
       try {
@@ -29,7 +34,9 @@ describe('a service with some roles', () => {
       // The HTTP application still serves in-process requests (embedding), and is ready without loops of its own.
       const ready = await service.app.request('/readyz');
       expect(ready.status).toBe(200);
-      expect(((await ready.json()) as { checks: { workers: string } }).checks.workers).toBe('not run here (roles: smtp)');
+      expect(((await ready.json()) as { checks: { workers: string } }).checks.workers).toBe(
+        'not run here (roles: smtp)',
+      );
     } finally {
       await service.close();
     }
@@ -38,9 +45,16 @@ describe('a service with some roles', () => {
   it('http only: an HTTP server, no SMTP listener', async () => {
     const service = await startService(testConfig(databaseUrl, { AGENTPOST_ROLES: 'http' }));
     try {
-      expect(service).toMatchObject({ roles: ['http'], smtpPort: undefined, background: undefined, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+      expect(service).toMatchObject({
+        roles: ['http'],
+        smtpPort: undefined,
+        background: undefined,
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      });
       expect((await fetch(`${service.url}/livez`)).status).toBe(200);
-      expect(() => requireEveryRole(service)).toThrow('This needs every role (http,smtp,worker); the service runs http.');
+      expect(() => requireEveryRole(service)).toThrow(
+        'This needs every role (http,smtp,worker); the service runs http.',
+      );
     } finally {
       await service.close();
     }
@@ -52,7 +66,12 @@ describe('a service with some roles', () => {
       const before = await service.app.request('/readyz');
       expect(((await before.json()) as { checks: { workers: string } }).checks.workers).toBe('not started');
       const listening = await service.start();
-      expect(listening).toMatchObject({ roles: ['worker'], url: undefined, smtpPort: undefined, background: expect.any(Object) });
+      expect(listening).toMatchObject({
+        roles: ['worker'],
+        url: undefined,
+        smtpPort: undefined,
+        background: expect.any(Object),
+      });
       const ready = await service.app.request('/readyz');
       expect(ready.status).toBe(200);
       expect(((await ready.json()) as { checks: { workers: string } }).checks.workers).toBe('ok');

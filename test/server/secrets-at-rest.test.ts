@@ -13,7 +13,15 @@ import { MessageFields } from 'nylas';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, tables } from '../../storage/index.js';
-import { ConfigError, createSecretBox, loadConfig, resolveSecretKey, verifyWebhookSignature, type Logger, type SecretBox } from '../../src/index.js';
+import {
+  ConfigError,
+  createSecretBox,
+  loadConfig,
+  resolveSecretKey,
+  verifyWebhookSignature,
+  type Logger,
+  type SecretBox,
+} from '../../src/index.js';
 import { createService } from '../../server/main.js';
 import { request } from '../helpers/http.js';
 import { createMailbox, eventually } from '../helpers/mail.js';
@@ -30,7 +38,8 @@ const KEY_C = 'a-third-secret-key-this-database-never-saw-00001';
 /** A logger that keeps what was logged. */
 function recordingLogger(): Logger & { lines: { level: string; message: string; fields?: Record<string, unknown> }[] } {
   const lines: { level: string; message: string; fields?: Record<string, unknown> }[] = [];
-  const at = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, ...(fields ? { fields } : {}) });
+  const at = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+    void lines.push({ level, message, ...(fields ? { fields } : {}) });
   return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
@@ -65,8 +74,14 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
   /** Stored values of the secret columns, as they are in the database file. */
   async function storedSecrets(service: TestService) {
     const { orm } = service.core.deps.db;
-    const [webhook] = await orm.select({ secret: tables.webhooks.secret }).from(tables.webhooks).where(eq(tables.webhooks.id, webhookId));
-    const [domain] = await orm.select({ pem: tables.domains.dkimPrivateKeyPem }).from(tables.domains).where(eq(tables.domains.domainAddress, SENDER_DOMAIN));
+    const [webhook] = await orm
+      .select({ secret: tables.webhooks.secret })
+      .from(tables.webhooks)
+      .where(eq(tables.webhooks.id, webhookId));
+    const [domain] = await orm
+      .select({ pem: tables.domains.dkimPrivateKeyPem })
+      .from(tables.domains)
+      .where(eq(tables.domains.domainAddress, SENDER_DOMAIN));
     const keys = await orm.select().from(tables.serviceKeys);
     return {
       webhook: webhook!.secret,
@@ -91,35 +106,64 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
   /** A new grant is announced to the webhook with a signature made with the secret returned on creation. */
   async function expectSignedDelivery(service: TestService) {
     grants += 1;
-    await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: `hooked${grants}@hooks.agentpost.localhost` } } as never });
+    await service.nylas.auth.customAuthentication({
+      requestBody: { provider: 'nylas', settings: { email: `hooked${grants}@hooks.agentpost.localhost` } } as never,
+    });
     deliveries += 1;
     const delivery = (await receiver.waitForDeliveries(deliveries))[deliveries - 1]!;
-    expect(delivery.json).toMatchObject({ type: 'grant.created', data: { object: { email: `hooked${grants}@hooks.agentpost.localhost` } } });
-    expect(delivery.headers['x-nylas-signature']).toBe(createHmac('sha256', webhookSecret).update(delivery.body).digest('hex'));
-    expect(verifyWebhookSignature({ secret: webhookSecret, body: delivery.body, headers: delivery.headers, now: new Date() }).valid).toBe(true);
+    expect(delivery.json).toMatchObject({
+      type: 'grant.created',
+      data: { object: { email: `hooked${grants}@hooks.agentpost.localhost` } },
+    });
+    expect(delivery.headers['x-nylas-signature']).toBe(
+      createHmac('sha256', webhookSecret).update(delivery.body).digest('hex'),
+    );
+    expect(
+      verifyWebhookSignature({ secret: webhookSecret, body: delivery.body, headers: delivery.headers, now: new Date() })
+        .valid,
+    ).toBe(true);
   }
 
   /** A message sent from the DKIM domain arrives signed with its key, and the signature passes. */
   async function expectDkimSigned(service: TestService) {
     const domains = await request(service.url, 'GET', '/v3/admin/domains', { key: service.apiKey });
-    const domainId = (domains.body.data as { id: string; domain_address: string }[]).find((domain) => domain.domain_address === SENDER_DOMAIN)!.id;
-    const info = await request(service.url, 'POST', `/v3/admin/domains/${domainId}/info`, { key: service.apiKey, body: { type: 'dkim' } });
+    const domainId = (domains.body.data as { id: string; domain_address: string }[]).find(
+      (domain) => domain.domain_address === SENDER_DOMAIN,
+    )!.id;
+    const info = await request(service.url, 'POST', `/v3/admin/domains/${domainId}/info`, {
+      key: service.apiKey,
+      body: { type: 'dkim' },
+    });
     const record = info.body.data.attempt.options as { host: string; value: string };
     service.dns.txt.set(record.host, [[record.value]]);
     const subject = `Signed ${grants}-${Date.now()}`;
-    await service.nylas.messages.send({ identifier: senderGrant, requestBody: { to: [{ email: RECEIVER }], subject, body: 'The body that DKIM covers.' } });
+    await service.nylas.messages.send({
+      identifier: senderGrant,
+      requestBody: { to: [{ email: RECEIVER }], subject, body: 'The body that DKIM covers.' },
+    });
     const signed = await eventually(async () => {
-      const listed = await service.nylas.messages.list({ identifier: receiverGrant, queryParams: { fields: MessageFields.RAW_MIME, subject } });
+      const listed = await service.nylas.messages.list({
+        identifier: receiverGrant,
+        queryParams: { fields: MessageFields.RAW_MIME, subject },
+      });
       const raw = listed.data[0]?.rawMime;
       return raw ? Buffer.from(raw, 'base64url') : undefined;
     });
     expect(signed.toString()).toMatch(/^DKIM-Signature: [^]*?\bd=signer\.agentpost\.localhost;/);
-    const verdict = await service.core.mailStages.authenticator({ raw: signed, mailFrom: SENDER, client: { address: '203.0.113.7', helo: `mail.${SENDER_DOMAIN}` } });
+    const verdict = await service.core.mailStages.authenticator({
+      raw: signed,
+      mailFrom: SENDER,
+      client: { address: '203.0.113.7', helo: `mail.${SENDER_DOMAIN}` },
+    });
     expect(verdict.dkim).toEqual([{ result: 'pass', domain: SENDER_DOMAIN, selector: 'agentpost' }]);
   }
 
   const start = (env: Record<string, string> = {}, logger?: Logger) =>
-    startTestService({ databaseUrl, env: { AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_WORKER_POLL_MS: '50', ...env }, ...(logger ? { deps: { logger } } : {}) });
+    startTestService({
+      databaseUrl,
+      env: { AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_WORKER_POLL_MS: '50', ...env },
+      ...(logger ? { deps: { logger } } : {}),
+    });
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -137,13 +181,20 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
       const key = readFileSync(keyFile, 'utf8').trim();
       expect(key.length).toBeGreaterThanOrEqual(32);
       const announced = logger.lines.filter((line) => line.message.startsWith('made a new secret key'));
-      expect(announced).toEqual([{ level: 'info', message: expect.stringContaining('back it up with the database'), fields: { path: keyFile } }]);
+      expect(announced).toEqual([
+        { level: 'info', message: expect.stringContaining('back it up with the database'), fields: { path: keyFile } },
+      ]);
 
       senderGrant = await createMailbox(service, SENDER);
       receiverGrant = await createMailbox(service, RECEIVER);
-      const domain = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Hooks', domain_address: 'hooks.agentpost.localhost' } });
+      const domain = await request(service.url, 'POST', '/v3/admin/domains', {
+        key: service.apiKey,
+        body: { name: 'Hooks', domain_address: 'hooks.agentpost.localhost' },
+      });
       expect(domain.status).toBe(200);
-      const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: ['grant.created'] as never, webhookUrl: receiver.url } });
+      const { data: webhook } = await service.nylas.webhooks.create({
+        requestBody: { triggerTypes: ['grant.created'] as never, webhookUrl: receiver.url },
+      });
       webhookId = webhook.id;
       webhookSecret = webhook.webhookSecret;
       expect(webhookSecret).toMatch(/^whsec_/);
@@ -183,7 +234,9 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
   it('refuses to start when the key is another or missing, naming the setting, and makes no new key file', async () => {
     const otherVariable = await startFailure(databaseUrl, { AGENTPOST_SECRET_KEY: KEY_C });
     expect(otherVariable).toBeInstanceOf(ConfigError);
-    expect(otherVariable.message).toMatch(/^The secret key is not the one this database's secrets were sealed with: AGENTPOST_SECRET_KEY gives key [0-9a-f]{16}/);
+    expect(otherVariable.message).toMatch(
+      /^The secret key is not the one this database's secrets were sealed with: AGENTPOST_SECRET_KEY gives key [0-9a-f]{16}/,
+    );
     expect(otherVariable.message).toContain('AGENTPOST_PREVIOUS_SECRET_KEYS');
 
     const key = readFileSync(keyFile, 'utf8');
@@ -219,7 +272,9 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
       (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? '' }),
     );
     expect(served.code).toBe(1);
-    expect(served.stderr).toContain('agentpost: This database holds secrets sealed at rest, but their key is missing: AGENTPOST_SECRET_KEY is unset');
+    expect(served.stderr).toContain(
+      'agentpost: This database holds secrets sealed at rest, but their key is missing: AGENTPOST_SECRET_KEY is unset',
+    );
     expect(existsSync(keyFile)).toBe(false);
     writeFileSync(keyFile, key, { mode: 0o600 });
   });
@@ -229,12 +284,24 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
     const old = createSecretBox(readFileSync(keyFile, 'utf8').trim());
     const db = await createDb({ url: databaseUrl });
     try {
-      const [domain] = await db.orm.select().from(tables.domains).where(eq(tables.domains.domainAddress, SENDER_DOMAIN));
-      const [signing] = await db.orm.select().from(tables.serviceKeys).where(eq(tables.serviceKeys.name, 'deliverability-signing'));
+      const [domain] = await db.orm
+        .select()
+        .from(tables.domains)
+        .where(eq(tables.domains.domainAddress, SENDER_DOMAIN));
+      const [signing] = await db.orm
+        .select()
+        .from(tables.serviceKeys)
+        .where(eq(tables.serviceKeys.name, 'deliverability-signing'));
       await db.write(async (tx) => {
         await tx.update(tables.webhooks).set({ secret: webhookSecret }).where(eq(tables.webhooks.id, webhookId));
-        await tx.update(tables.domains).set({ dkimPrivateKeyPem: old.open(domain!.dkimPrivateKeyPem!) }).where(eq(tables.domains.id, domain!.id));
-        await tx.update(tables.serviceKeys).set({ value: old.open(signing!.value) }).where(eq(tables.serviceKeys.name, 'deliverability-signing'));
+        await tx
+          .update(tables.domains)
+          .set({ dkimPrivateKeyPem: old.open(domain!.dkimPrivateKeyPem!) })
+          .where(eq(tables.domains.id, domain!.id));
+        await tx
+          .update(tables.serviceKeys)
+          .set({ value: old.open(signing!.value) })
+          .where(eq(tables.serviceKeys.name, 'deliverability-signing'));
         await tx.delete(tables.serviceKeys).where(eq(tables.serviceKeys.name, 'secret-key-check'));
       });
     } finally {
@@ -247,7 +314,11 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
     try {
       const key = readFileSync(keyFile, 'utf8').trim();
       expect(createSecretBox(key).keyId).not.toBe(old.keyId);
-      expect(logger.lines).toContainEqual({ level: 'info', message: 'sealed stored secrets with the current secret key', fields: { values: 3 } });
+      expect(logger.lines).toContainEqual({
+        level: 'info',
+        message: 'sealed stored secrets with the current secret key',
+        fields: { values: 3 },
+      });
       await expectSealedWith(service, createSecretBox(key));
       await expectSignedDelivery(service);
       await expectDkimSigned(service);
@@ -283,7 +354,9 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
       await after.close();
     }
     // The key file left from before the rotation is another key now.
-    expect((await startFailure(databaseUrl)).message).toContain(`the key file ${keyFile} (AGENTPOST_SECRET_KEY is unset)`);
+    expect((await startFailure(databaseUrl)).message).toContain(
+      `the key file ${keyFile} (AGENTPOST_SECRET_KEY is unset)`,
+    );
   });
 });
 
@@ -292,12 +365,18 @@ describe('where the key comes from', () => {
     const dir = tempDir('agentpost-keyfile-');
     try {
       const elsewhere = join(dir.path, 'keys', 'agentpost.key');
-      const named = await startTestService({ databaseUrl: `file:${join(dir.path, 'one.db')}`, env: { AGENTPOST_SECRET_KEY_FILE: elsewhere } });
+      const named = await startTestService({
+        databaseUrl: `file:${join(dir.path, 'one.db')}`,
+        env: { AGENTPOST_SECRET_KEY_FILE: elsewhere },
+      });
       await named.close();
       expect(statSync(elsewhere).mode & 0o777).toBe(0o600);
       expect(existsSync(join(dir.path, 'agentpost.key'))).toBe(false);
 
-      const given = await startTestService({ databaseUrl: `file:${join(dir.path, 'two.db')}`, env: { AGENTPOST_SECRET_KEY: KEY_B } });
+      const given = await startTestService({
+        databaseUrl: `file:${join(dir.path, 'two.db')}`,
+        env: { AGENTPOST_SECRET_KEY: KEY_B },
+      });
       await given.close();
       expect(existsSync(join(dir.path, 'agentpost.key'))).toBe(false);
     } finally {
@@ -309,14 +388,28 @@ describe('where the key comes from', () => {
     const config = loadConfig({ AGENTPOST_DATABASE_URL: 'http://127.0.0.1:1', AGENTPOST_LOG_LEVEL: 'silent' });
     const db = { file: undefined } as never;
     const logger = recordingLogger();
-    await expect(resolveSecretKey({ db, config, logger })).rejects.toThrow(/^AGENTPOST_SECRET_KEY: required with a libSQL server database/);
-    const given = loadConfig({ AGENTPOST_DATABASE_URL: 'http://127.0.0.1:1', AGENTPOST_SECRET_KEY: KEY_B, AGENTPOST_PREVIOUS_SECRET_KEYS: ` ${KEY_C} , ` });
-    expect(await resolveSecretKey({ db, config: given, logger })).toEqual({ key: KEY_B, previousKeys: [KEY_C], origin: { kind: 'variable' } });
+    await expect(resolveSecretKey({ db, config, logger })).rejects.toThrow(
+      /^AGENTPOST_SECRET_KEY: required with a libSQL server database/,
+    );
+    const given = loadConfig({
+      AGENTPOST_DATABASE_URL: 'http://127.0.0.1:1',
+      AGENTPOST_SECRET_KEY: KEY_B,
+      AGENTPOST_PREVIOUS_SECRET_KEYS: ` ${KEY_C} , `,
+    });
+    expect(await resolveSecretKey({ db, config: given, logger })).toEqual({
+      key: KEY_B,
+      previousKeys: [KEY_C],
+      origin: { kind: 'variable' },
+    });
   });
 
   it('refuses short keys, naming the variable', () => {
-    expect(() => loadConfig({ AGENTPOST_SECRET_KEY: 'too-short' })).toThrow(/AGENTPOST_SECRET_KEY: must be at least 32 characters/);
-    expect(() => loadConfig({ AGENTPOST_SECRET_KEY: KEY_B, AGENTPOST_PREVIOUS_SECRET_KEYS: `${KEY_C},short` })).toThrow(/AGENTPOST_PREVIOUS_SECRET_KEYS: entry 2 is shorter than 32 characters/);
+    expect(() => loadConfig({ AGENTPOST_SECRET_KEY: 'too-short' })).toThrow(
+      /AGENTPOST_SECRET_KEY: must be at least 32 characters/,
+    );
+    expect(() => loadConfig({ AGENTPOST_SECRET_KEY: KEY_B, AGENTPOST_PREVIOUS_SECRET_KEYS: `${KEY_C},short` })).toThrow(
+      /AGENTPOST_PREVIOUS_SECRET_KEYS: entry 2 is shorter than 32 characters/,
+    );
   });
 
   it('refuses a key file that is too short, naming the file', async () => {
@@ -324,7 +417,9 @@ describe('where the key comes from', () => {
     try {
       writeFileSync(join(dir.path, 'agentpost.key'), 'short\n', { mode: 0o600 });
       const failure = await startFailure(`file:${join(dir.path, 'agentpost.db')}`);
-      expect(failure.message).toBe(`The secret key file ${join(dir.path, 'agentpost.key')} (AGENTPOST_SECRET_KEY_FILE) holds 5 characters; a key has at least 32.`);
+      expect(failure.message).toBe(
+        `The secret key file ${join(dir.path, 'agentpost.key')} (AGENTPOST_SECRET_KEY_FILE) holds 5 characters; a key has at least 32.`,
+      );
     } finally {
       dir.remove();
     }

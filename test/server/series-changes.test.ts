@@ -30,7 +30,15 @@ describe('changed and deleted series are never read stale', () => {
 
   /** The seven 09:00 New York mornings of the window, minus `except` (indexes 0 = Monday 3rd … 6 = Sunday 9th). */
   const mornings = (...except: number[]) =>
-    ['2025-03-03T14:00:00Z', '2025-03-04T14:00:00Z', '2025-03-05T14:00:00Z', '2025-03-06T14:00:00Z', '2025-03-07T14:00:00Z', '2025-03-08T14:00:00Z', '2025-03-09T13:00:00Z'].filter((_, index) => !except.includes(index));
+    [
+      '2025-03-03T14:00:00Z',
+      '2025-03-04T14:00:00Z',
+      '2025-03-05T14:00:00Z',
+      '2025-03-06T14:00:00Z',
+      '2025-03-07T14:00:00Z',
+      '2025-03-08T14:00:00Z',
+      '2025-03-09T13:00:00Z',
+    ].filter((_, index) => !except.includes(index));
 
   /** A daily 09:00 New York stand-up from Monday 3 March 2025. */
   const createStandUp = () =>
@@ -49,7 +57,12 @@ describe('changed and deleted series are never read stale', () => {
     expect(read.free).toEqual([]);
 
     // A changed rule: weekdays only.
-    await service.nylas.events.update({ identifier: grantId, eventId: id, queryParams: { calendarId: 'primary', notifyParticipants: false }, requestBody: { recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR'] } });
+    await service.nylas.events.update({
+      identifier: grantId,
+      eventId: id,
+      queryParams: { calendarId: 'primary', notifyParticipants: false },
+      requestBody: { recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR'] },
+    });
     read = await readAll();
     expect(read.busy).toEqual(mornings(5, 6));
     expect(read.instances).toEqual(mornings(5, 6));
@@ -60,7 +73,9 @@ describe('changed and deleted series are never read stale', () => {
       identifier: grantId,
       eventId: id,
       queryParams: { calendarId: 'primary', notifyParticipants: false },
-      requestBody: { recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR', 'EXDATE;TZID=America/New_York:20250305T090000'] },
+      requestBody: {
+        recurrence: ['RRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR', 'EXDATE;TZID=America/New_York:20250305T090000'],
+      },
     });
     read = await readAll();
     expect(read.busy).toEqual(mornings(2, 5, 6));
@@ -75,12 +90,21 @@ describe('changed and deleted series are never read stale', () => {
       requestBody: { when: nyHour('2025-03-03T15:00:00Z') },
     });
     read = await readAll();
-    expect(read.busy).toEqual(['2025-03-03T15:00:00Z', '2025-03-04T15:00:00Z', '2025-03-06T15:00:00Z', '2025-03-07T15:00:00Z']);
+    expect(read.busy).toEqual([
+      '2025-03-03T15:00:00Z',
+      '2025-03-04T15:00:00Z',
+      '2025-03-06T15:00:00Z',
+      '2025-03-07T15:00:00Z',
+    ]);
     expect(read.instances).toEqual(read.busy);
     expect(read.free).toEqual(mornings());
 
     // One instance deleted (the service adds an EXDATE to the master) and one moved (an override row).
-    await service.nylas.events.destroy({ identifier: grantId, eventId: `${id}_20250304T150000Z`, queryParams: { calendarId: 'primary', notifyParticipants: false } });
+    await service.nylas.events.destroy({
+      identifier: grantId,
+      eventId: `${id}_20250304T150000Z`,
+      queryParams: { calendarId: 'primary', notifyParticipants: false },
+    });
     await service.nylas.events.update({
       identifier: grantId,
       eventId: `${id}_20250306T150000Z`,
@@ -93,7 +117,11 @@ describe('changed and deleted series are never read stale', () => {
     expect(read.free).toEqual(mornings(3));
 
     // The whole series deleted: nothing left, in all three readers.
-    await service.nylas.events.destroy({ identifier: grantId, eventId: id, queryParams: { calendarId: 'primary', notifyParticipants: false } });
+    await service.nylas.events.destroy({
+      identifier: grantId,
+      eventId: id,
+      queryParams: { calendarId: 'primary', notifyParticipants: false },
+    });
     read = await readAll();
     expect(read).toEqual({ busy: [], free: mornings(), instances: [], events: [] });
 
@@ -101,7 +129,11 @@ describe('changed and deleted series are never read stale', () => {
     const again = await createStandUp();
     read = await readAll();
     expect(read.busy).toEqual(mornings());
-    await service.nylas.events.destroy({ identifier: grantId, eventId: again.data.id, queryParams: { calendarId: 'primary', notifyParticipants: false } });
+    await service.nylas.events.destroy({
+      identifier: grantId,
+      eventId: again.data.id,
+      queryParams: { calendarId: 'primary', notifyParticipants: false },
+    });
   });
 
   it('refuses a DAILY rule whose interval only ever lands on a weekday BYDAY leaves out (ical.js would never return)', async () => {

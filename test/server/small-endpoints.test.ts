@@ -28,18 +28,28 @@ describe('clean conversation (pure)', () => {
     expect(cleaned).toContain('Sounds good, see the plan.');
     expect(cleaned).toContain('![chart](https://example.com/chart.png)');
     expect(cleaned).toContain('Mon 10:00');
-    for (const gone of ['Shall we meet', 'wrote:', 'color: red', '<a ', '<table', 'Best,', 'Alice Corp']) expect(cleaned).not.toContain(gone);
+    for (const gone of ['Shall we meet', 'wrote:', 'color: red', '<a ', '<table', 'Best,', 'Alice Corp'])
+      expect(cleaned).not.toContain(gone);
   });
 
   it('keeps what the options say to keep, and writes Markdown on request', () => {
-    const kept = cleanConversation(REPLY_HTML, { ignoreLinks: false, imagesAsMarkdown: false, ignoreImages: false, ignoreTables: false, removeConclusionPhrases: false });
+    const kept = cleanConversation(REPLY_HTML, {
+      ignoreLinks: false,
+      imagesAsMarkdown: false,
+      ignoreImages: false,
+      ignoreTables: false,
+      removeConclusionPhrases: false,
+    });
     expect(kept).toContain('<a href="https://example.com/plan">plan</a>');
     expect(kept).toContain('<img src="https://example.com/chart.png"');
     expect(kept).toContain('<table>');
     expect(kept).toContain('Best,');
     expect(kept).not.toContain('Shall we meet');
     expect(cleanConversation(REPLY_HTML, { imagesAsMarkdown: false })).not.toContain('chart');
-    const markdown = cleanConversation('<h2>Agenda</h2><p>Read <b>this</b> and <a href="https://x.example">that</a></p>', { htmlAsMarkdown: true, ignoreLinks: false });
+    const markdown = cleanConversation(
+      '<h2>Agenda</h2><p>Read <b>this</b> and <a href="https://x.example">that</a></p>',
+      { htmlAsMarkdown: true, ignoreLinks: false },
+    );
     expect(markdown).toBe('## Agenda\n\nRead **this** and [that](https://x.example)');
   });
 });
@@ -60,32 +70,63 @@ describe('small endpoints through the nylas SDK', () => {
     const mime = `Subject: Re: Meeting\r\nFrom: alice@example.com\r\nTo: ${MAILBOX}\r\nContent-Type: text/html; charset=utf-8\r\n\r\n${REPLY_HTML.replace(/\n/g, '\r\n')}\r\n`;
     expect((await sendRaw(service.smtpPort, 'alice@example.com', [MAILBOX], mime)).code).toBe(250);
     const message = await eventually(async () => (await service.nylas.messages.list({ identifier: grant })).data[0]);
-    const cleaned = await service.nylas.messages.cleanMessages({ identifier: grant, requestBody: { messageId: [message.id] } });
+    const cleaned = await service.nylas.messages.cleanMessages({
+      identifier: grant,
+      requestBody: { messageId: [message.id] },
+    });
     expect(cleaned.data).toHaveLength(1);
     expect(cleaned.data[0]!.id).toBe(message.id);
     expect(cleaned.data[0]!.subject).toBe('Re: Meeting');
     expect(cleaned.data[0]!.conversation).toContain('Sounds good, see the plan.');
     expect(cleaned.data[0]!.conversation).not.toContain('Shall we meet');
-    const markdown = await service.nylas.messages.cleanMessages({ identifier: grant, requestBody: { messageId: [message.id], htmlAsMarkdown: true, removeConclusionPhrases: false } });
+    const markdown = await service.nylas.messages.cleanMessages({
+      identifier: grant,
+      requestBody: { messageId: [message.id], htmlAsMarkdown: true, removeConclusionPhrases: false },
+    });
     expect(markdown.data[0]!.conversation).toContain('Best,');
     expect(markdown.data[0]!.conversation).not.toContain('<p>');
-    const missing = await sdkError(service.nylas.messages.cleanMessages({ identifier: grant, requestBody: { messageId: ['no-such-message'] } }));
+    const missing = await sdkError(
+      service.nylas.messages.cleanMessages({ identifier: grant, requestBody: { messageId: ['no-such-message'] } }),
+    );
     expect(missing.statusCode).toBe(404);
     expect(missing.message).toContain('no-such-message');
   });
 
   it('lists events to import: the window, series once, never expanded', async () => {
-    const inside = await service.nylas.events.create({ identifier: grant, queryParams: { calendarId: 'primary' }, requestBody: { title: 'Inside', when: { startTime: utc('2026-05-04T10:00:00Z'), endTime: utc('2026-05-04T11:00:00Z') } } });
+    const inside = await service.nylas.events.create({
+      identifier: grant,
+      queryParams: { calendarId: 'primary' },
+      requestBody: {
+        title: 'Inside',
+        when: { startTime: utc('2026-05-04T10:00:00Z'), endTime: utc('2026-05-04T11:00:00Z') },
+      },
+    });
     const series = await service.nylas.events.create({
       identifier: grant,
       queryParams: { calendarId: 'primary' },
-      requestBody: { title: 'Weekly', when: { startTime: utc('2026-05-05T09:00:00Z'), endTime: utc('2026-05-05T09:30:00Z') }, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4'] },
+      requestBody: {
+        title: 'Weekly',
+        when: { startTime: utc('2026-05-05T09:00:00Z'), endTime: utc('2026-05-05T09:30:00Z') },
+        recurrence: ['RRULE:FREQ=WEEKLY;COUNT=4'],
+      },
     });
-    await service.nylas.events.create({ identifier: grant, queryParams: { calendarId: 'primary' }, requestBody: { title: 'Outside', when: { startTime: utc('2026-08-01T10:00:00Z'), endTime: utc('2026-08-01T11:00:00Z') } } });
-    const listed = await service.nylas.events.listImportEvents({ identifier: grant, queryParams: { calendarId: 'primary', start: utc('2026-05-01T00:00:00Z'), end: utc('2026-06-01T00:00:00Z') } });
+    await service.nylas.events.create({
+      identifier: grant,
+      queryParams: { calendarId: 'primary' },
+      requestBody: {
+        title: 'Outside',
+        when: { startTime: utc('2026-08-01T10:00:00Z'), endTime: utc('2026-08-01T11:00:00Z') },
+      },
+    });
+    const listed = await service.nylas.events.listImportEvents({
+      identifier: grant,
+      queryParams: { calendarId: 'primary', start: utc('2026-05-01T00:00:00Z'), end: utc('2026-06-01T00:00:00Z') },
+    });
     expect(listed.data.map((event) => event.id)).toEqual([inside.data.id, series.data.id]);
     expect(listed.data[1]!.recurrence).toEqual(['RRULE:FREQ=WEEKLY;COUNT=4']);
-    const unknown = await sdkError(service.nylas.events.listImportEvents({ identifier: grant, queryParams: { calendarId: 'no-such-calendar' } }));
+    const unknown = await sdkError(
+      service.nylas.events.listImportEvents({ identifier: grant, queryParams: { calendarId: 'no-such-calendar' } }),
+    );
     expect(unknown.statusCode).toBe(404);
   });
 
@@ -96,7 +137,10 @@ describe('small endpoints through the nylas SDK', () => {
   });
 
   it('answers an unknown route with a plain "No route" 404, not a missing object', async () => {
-    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/no-such-route`, { key: service.apiKey, body: { prompt: 'x' } });
+    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/no-such-route`, {
+      key: service.apiKey,
+      body: { prompt: 'x' },
+    });
     expect(response.status).toBe(404);
     expect(response.body.error.message).toMatch(/^No route POST/);
     // A sibling route's word in the place of an id is a missing route for that method, not a missing object.
@@ -108,7 +152,10 @@ describe('small endpoints through the nylas SDK', () => {
       ['DELETE', `/v3/webhooks/ip-addresses`],
     ];
     for (const [method, path] of cases) {
-      const answer = await request(service.url, method, path, { key: service.apiKey, ...(method === 'PUT' ? { body: {} } : {}) });
+      const answer = await request(service.url, method, path, {
+        key: service.apiKey,
+        ...(method === 'PUT' ? { body: {} } : {}),
+      });
       expect(answer.status, path).toBe(404);
       expect(answer.body.error.message, path).toBe(`No route ${method} ${path}.`);
     }

@@ -29,13 +29,30 @@ const modelEnv = (model: FakeModelServer, timeout = '10s') => ({
 /** A connected (imap) grant of the service's default application; no IMAP server is needed to compose. */
 async function connectedGrant(service: TestService, email: string): Promise<string> {
   const applicationId = await service.core.applications.defaultApplicationId();
-  return createImapGrant(service.core, { applicationId, email, password: 'unused-password', imapPort: 1, smtpPort: 1, secrets: service.core.deps.secrets });
+  return createImapGrant(service.core, {
+    applicationId,
+    email,
+    password: 'unused-password',
+    imapPort: 1,
+    smtpPort: 1,
+    secrets: service.core.deps.secrets,
+  });
 }
 
 /** Stores a received plain-text message in the grant's inbox, as the sync would; returns its id. */
-async function storeMessage(service: TestService, grantId: string, spec: { from: string; to: string[]; cc?: string[]; subject: string; text: string }, uid: number): Promise<string> {
+async function storeMessage(
+  service: TestService,
+  grantId: string,
+  spec: { from: string; to: string[]; cc?: string[]; subject: string; text: string },
+  uid: number,
+): Promise<string> {
   const applicationId = await service.core.applications.defaultApplicationId();
-  const { raw, parsed } = await smallMessage(service.core, { ...spec, fromName: 'Bob Sender', headerMessageId: `${uid}.smart@test.example`, date: new Date('2026-03-02T09:00:00Z') });
+  const { raw, parsed } = await smallMessage(service.core, {
+    ...spec,
+    fromName: 'Bob Sender',
+    headerMessageId: `${uid}.smart@test.example`,
+    date: new Date('2026-03-02T09:00:00Z'),
+  });
   return addSyncedMessageRow(service.core, { applicationId, grantId, uid, raw, parsed });
 }
 
@@ -55,7 +72,10 @@ async function readEvents(response: Response): Promise<{ event: string; data: an
     .map((block) => {
       const lines = block.split('\n');
       const event = lines.find((line) => line.startsWith('event: '))?.slice(7) ?? 'message';
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n');
       return { event, data: JSON.parse(data) };
     });
 }
@@ -103,9 +123,16 @@ describe('Smart Compose', () => {
   });
 
   it('composes a message from a prompt: the suggestion, the instructions apart from the request', async () => {
-    model.answer({ kind: 'text', pieces: ['Dear team,\n\nThe launch moves to May.\n\nBest,\nAlice'], usage: { prompt_tokens: 120, completion_tokens: 14 } });
+    model.answer({
+      kind: 'text',
+      pieces: ['Dear team,\n\nThe launch moves to May.\n\nBest,\nAlice'],
+      usage: { prompt_tokens: 120, completion_tokens: 14 },
+    });
     const before = model.requests.length;
-    const answer = await service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Tell the team the launch moves to May' } });
+    const answer = await service.nylas.messages.smartCompose.composeMessage({
+      identifier: grant,
+      requestBody: { prompt: 'Tell the team the launch moves to May' },
+    });
     expect(answer.data.suggestion).toBe('Dear team,\n\nThe launch moves to May.\n\nBest,\nAlice');
     expect(answer.requestId).toMatch(/.+/);
     const sent = model.requests[before]!;
@@ -119,14 +146,21 @@ describe('Smart Compose', () => {
 
   it('answers a grant given by its email address as well', async () => {
     model.answer({ kind: 'text', pieces: ['Hello.'] });
-    const answer = await service.nylas.messages.smartCompose.composeMessage({ identifier: 'alice@connected.example', requestBody: { prompt: 'Say hello' } });
+    const answer = await service.nylas.messages.smartCompose.composeMessage({
+      identifier: 'alice@connected.example',
+      requestBody: { prompt: 'Say hello' },
+    });
     expect(answer.data.suggestion).toBe('Hello.');
   });
 
   it('composes a reply with the original message as context, kept inside the data block', async () => {
     model.answer({ kind: 'text', pieces: ['Thursday at 3pm works for me.'] });
     const before = model.requests.length;
-    const answer = await service.nylas.messages.smartCompose.composeMessageReply({ identifier: grant, messageId: original, requestBody: { prompt: 'Accept politely' } });
+    const answer = await service.nylas.messages.smartCompose.composeMessageReply({
+      identifier: grant,
+      messageId: original,
+      requestBody: { prompt: 'Accept politely' },
+    });
     expect(answer.data.suggestion).toBe('Thursday at 3pm works for me.');
     const sent = model.requests[before]!;
     expect(sent.messages).toHaveLength(2);
@@ -168,66 +202,137 @@ describe('Smart Compose', () => {
 
   it('takes a prompt of exactly 1,000 tokens and refuses 1,001 with the count', async () => {
     model.answer({ kind: 'text', pieces: ['Fine.'] });
-    const fits = await service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: promptOf(1000) } });
+    const fits = await service.nylas.messages.smartCompose.composeMessage({
+      identifier: grant,
+      requestBody: { prompt: promptOf(1000) },
+    });
     expect(fits.data.suggestion).toBe('Fine.');
     const before = model.requests.length;
-    const error = await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: promptOf(1001) } }));
+    const error = await sdkError(
+      service.nylas.messages.smartCompose.composeMessage({
+        identifier: grant,
+        requestBody: { prompt: promptOf(1001) },
+      }),
+    );
     expect(error.statusCode).toBe(400);
     expect(error.type).toBe('invalid_request_error');
     expect(error.message).toContain('1001 tokens');
     expect(error.message).toContain('at most 1000 tokens');
-    const reply = await sdkError(service.nylas.messages.smartCompose.composeMessageReply({ identifier: grant, messageId: original, requestBody: { prompt: promptOf(1001) } }));
+    const reply = await sdkError(
+      service.nylas.messages.smartCompose.composeMessageReply({
+        identifier: grant,
+        messageId: original,
+        requestBody: { prompt: promptOf(1001) },
+      }),
+    );
     expect(reply.statusCode).toBe(400);
     expect(model.requests.length).toBe(before);
   });
 
   it('refuses an empty prompt, an unknown grant and an unknown message', async () => {
-    const empty = await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: '' } }));
+    const empty = await sdkError(
+      service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: '' } }),
+    );
     expect(empty.statusCode).toBe(400);
     expect(empty.message).toContain('prompt');
-    expect((await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: 'no-such-grant', requestBody: { prompt: 'x' } }))).statusCode).toBe(404);
-    expect((await sdkError(service.nylas.messages.smartCompose.composeMessageReply({ identifier: grant, messageId: 'no-such-message', requestBody: { prompt: 'x' } }))).statusCode).toBe(404);
+    expect(
+      (
+        await sdkError(
+          service.nylas.messages.smartCompose.composeMessage({
+            identifier: 'no-such-grant',
+            requestBody: { prompt: 'x' },
+          }),
+        )
+      ).statusCode,
+    ).toBe(404);
+    expect(
+      (
+        await sdkError(
+          service.nylas.messages.smartCompose.composeMessageReply({
+            identifier: grant,
+            messageId: 'no-such-message',
+            requestBody: { prompt: 'x' },
+          }),
+        )
+      ).statusCode,
+    ).toBe(404);
   });
 
   it("answers 404 for another application's connected grant and message", async () => {
     const created = await service.core.applications.createApplication({ name: 'Other compose app', plan: 'trial' });
     const other = service.client(created.apiKey);
     const before = model.requests.length;
-    expect((await sdkError(other.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }))).statusCode).toBe(404);
-    expect((await sdkError(other.messages.smartCompose.composeMessageReply({ identifier: grant, messageId: original, requestBody: { prompt: 'Hi' } }))).statusCode).toBe(404);
+    expect(
+      (await sdkError(other.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } })))
+        .statusCode,
+    ).toBe(404);
+    expect(
+      (
+        await sdkError(
+          other.messages.smartCompose.composeMessageReply({
+            identifier: grant,
+            messageId: original,
+            requestBody: { prompt: 'Hi' },
+          }),
+        )
+      ).statusCode,
+    ).toBe(404);
     expect(model.requests.length).toBe(before);
   });
 
   it('refuses an Agent Account with a clear 400, before calling the model', async () => {
     const hosted = await createMailbox(service, 'agent@compose.agentpost.localhost');
     const before = model.requests.length;
-    const error = await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: hosted, requestBody: { prompt: 'Write a hello' } }));
+    const error = await sdkError(
+      service.nylas.messages.smartCompose.composeMessage({
+        identifier: hosted,
+        requestBody: { prompt: 'Write a hello' },
+      }),
+    );
     expect(error.statusCode).toBe(400);
     expect(error.message).toContain('Smart Compose runs only against connected accounts, not Agent Accounts');
     expect(model.requests.length).toBe(before);
   });
 
   it("maps the provider's rate limit to 429 with its Retry-After, and other errors to 502 with the provider's message", async () => {
-    model.answer({ kind: 'error', status: 429, message: 'Rate limit reached for requests', headers: { 'retry-after': '7' } });
-    const limited = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, { key: service.apiKey, body: { prompt: 'Hi' } });
+    model.answer({
+      kind: 'error',
+      status: 429,
+      message: 'Rate limit reached for requests',
+      headers: { 'retry-after': '7' },
+    });
+    const limited = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, {
+      key: service.apiKey,
+      body: { prompt: 'Hi' },
+    });
     expect(limited.status).toBe(429);
     expect(limited.body.error.type).toBe('rate_limit_error');
     expect(limited.body.error.message).toContain('Rate limit reached for requests');
     expect(limited.headers.get('retry-after')).toBe('7');
 
     model.answer({ kind: 'error', status: 500, message: 'The model is overloaded (upstream 123)' });
-    const broken = await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }));
+    const broken = await sdkError(
+      service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }),
+    );
     expect(broken.statusCode).toBe(502);
     expect(broken.type).toBe('provider_error');
     expect(broken.message).toContain('The model is overloaded (upstream 123)');
   });
 
   it('streams the suggestion with Accept: text/event-stream, one event per piece', async () => {
-    model.answer({ kind: 'text', pieces: ['Thanks ', 'for the ', 'note.'], usage: { prompt_tokens: 300, completion_tokens: 4 } });
+    model.answer({
+      kind: 'text',
+      pieces: ['Thanks ', 'for the ', 'note.'],
+      usage: { prompt_tokens: 300, completion_tokens: 4 },
+    });
     const before = model.requests.length;
     const response = await fetch(`${service.url}/v3/grants/${grant}/messages/${original}/smart-compose`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: {
+        authorization: `Bearer ${service.apiKey}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
       body: JSON.stringify({ prompt: 'Thank Bob' }),
     });
     expect(response.status).toBe(200);
@@ -246,12 +351,20 @@ describe('Smart Compose', () => {
   });
 
   it('stops the generation when the streaming client goes away', async () => {
-    model.answer({ kind: 'text', pieces: Array.from({ length: 50 }, (_, index) => `piece ${index} `), pieceDelayMs: 100 });
+    model.answer({
+      kind: 'text',
+      pieces: Array.from({ length: 50 }, (_, index) => `piece ${index} `),
+      pieceDelayMs: 100,
+    });
     const before = model.cutOff;
     const controller = new AbortController();
     const response = await fetch(`${service.url}/v3/grants/${grant}/messages/smart-compose`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: {
+        authorization: `Bearer ${service.apiKey}`,
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+      },
       body: JSON.stringify({ prompt: 'Write at length' }),
       signal: controller.signal,
     });
@@ -264,32 +377,49 @@ describe('Smart Compose', () => {
     await eventually(async () => (model.cutOff > before ? true : undefined), 4_000);
     const metrics = await eventually(async () => {
       const scraped = await request(service.url, 'GET', '/metrics', { key: METRICS_TOKEN });
-      return scraped.text.includes(`agentpost_smart_compose_requests_total{grant_id="${grant}",outcome="cancelled"} 1`) ? scraped : undefined;
+      return scraped.text.includes(`agentpost_smart_compose_requests_total{grant_id="${grant}",outcome="cancelled"} 1`)
+        ? scraped
+        : undefined;
     });
     expect(metrics.status).toBe(200);
   });
 
   it('answers a streamed request that fails before its first piece with the status of the failure', async () => {
     model.answer({ kind: 'error', status: 429, message: 'Slow down' });
-    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, { key: service.apiKey, body: { prompt: 'Hi' }, headers: { accept: 'text/event-stream' } });
+    const response = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, {
+      key: service.apiKey,
+      body: { prompt: 'Hi' },
+      headers: { accept: 'text/event-stream' },
+    });
     expect(response.status).toBe(429);
     expect(response.body.error.message).toContain('Slow down');
-    const agent = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, { key: service.apiKey, body: { prompt: promptOf(1001) }, headers: { accept: 'text/event-stream' } });
+    const agent = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, {
+      key: service.apiKey,
+      body: { prompt: promptOf(1001) },
+      headers: { accept: 'text/event-stream' },
+    });
     expect(agent.status).toBe(400);
   });
 
   it('records the tokens in and out per grant in /metrics', async () => {
     const other = await connectedGrant(service, 'erin@connected.example');
     model.answer({ kind: 'text', pieces: ['Counted.'], usage: { prompt_tokens: 1234, completion_tokens: 56 } });
-    await service.nylas.messages.smartCompose.composeMessage({ identifier: other, requestBody: { prompt: 'Count me' } });
+    await service.nylas.messages.smartCompose.composeMessage({
+      identifier: other,
+      requestBody: { prompt: 'Count me' },
+    });
     const metrics = await request(service.url, 'GET', '/metrics', { key: METRICS_TOKEN });
     expect(metrics.status).toBe(200);
     expect(metrics.text).toContain(`agentpost_smart_compose_tokens_total{grant_id="${other}",direction="input"} 1234`);
     expect(metrics.text).toContain(`agentpost_smart_compose_tokens_total{grant_id="${other}",direction="output"} 56`);
     expect(metrics.text).toContain(`agentpost_smart_compose_requests_total{grant_id="${other}",outcome="ok"} 1`);
     // The streamed call counted its usage too (300 in, 4 out), and the failures their outcome.
-    expect(metrics.text).toMatch(new RegExp(`agentpost_smart_compose_requests_total\\{grant_id="${grant}",outcome="rate_limited"\\} 2`));
-    expect(metrics.text).toMatch(new RegExp(`agentpost_smart_compose_requests_total\\{grant_id="${grant}",outcome="provider_error"\\} 1`));
+    expect(metrics.text).toMatch(
+      new RegExp(`agentpost_smart_compose_requests_total\\{grant_id="${grant}",outcome="rate_limited"\\} 2`),
+    );
+    expect(metrics.text).toMatch(
+      new RegExp(`agentpost_smart_compose_requests_total\\{grant_id="${grant}",outcome="provider_error"\\} 1`),
+    );
   });
 });
 
@@ -308,7 +438,9 @@ describe('Smart Compose timeouts and configuration', () => {
     try {
       const grant = await connectedGrant(service, 'slow@connected.example');
       model.answer({ kind: 'slow', ms: 3_000, text: 'too late' });
-      const error = await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }));
+      const error = await sdkError(
+        service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }),
+      );
       expect(error.statusCode).toBe(504);
       expect(error.type).toBe('provider_error');
       expect(error.message).toContain('AGENTPOST_AI_TIMEOUT');
@@ -319,7 +451,11 @@ describe('Smart Compose timeouts and configuration', () => {
       model.answer({ kind: 'text', pieces: ['Hello ', 'and goodbye'], pieceDelayMs: 3_000 });
       const response = await fetch(`${service.url}/v3/grants/${grant}/messages/smart-compose`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: {
+          authorization: `Bearer ${service.apiKey}`,
+          'content-type': 'application/json',
+          accept: 'text/event-stream',
+        },
         body: JSON.stringify({ prompt: 'Hi' }),
       });
       expect(response.status).toBe(200);
@@ -339,11 +475,17 @@ describe('Smart Compose timeouts and configuration', () => {
     const service = await startTestService();
     try {
       const grant = await connectedGrant(service, 'nomodel@connected.example');
-      const error = await sdkError(service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }));
+      const error = await sdkError(
+        service.nylas.messages.smartCompose.composeMessage({ identifier: grant, requestBody: { prompt: 'Hi' } }),
+      );
       expect(error.statusCode).toBe(503);
       expect(error.message).toContain('AGENTPOST_AI_PROVIDER');
       expect(error.message).toContain('AGENTPOST_AI_MODEL');
-      const streamed = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, { key: service.apiKey, body: { prompt: 'Hi' }, headers: { accept: 'text/event-stream' } });
+      const streamed = await request(service.url, 'POST', `/v3/grants/${grant}/messages/smart-compose`, {
+        key: service.apiKey,
+        body: { prompt: 'Hi' },
+        headers: { accept: 'text/event-stream' },
+      });
       expect(streamed.status).toBe(503);
     } finally {
       await service.close();

@@ -12,9 +12,11 @@ describe('service smoke test through the nylas SDK', () => {
   });
 
   it('creates an Agent Account on a trial domain and lists its folders', async () => {
-    const created = await service.nylas.auth.customAuthentication({
-      requestBody: { provider: 'nylas' as never, settings: { email: 'smoke@demo.agentpost.localhost' } },
-    }).catch((error: unknown) => error);
+    const created = await service.nylas.auth
+      .customAuthentication({
+        requestBody: { provider: 'nylas' as never, settings: { email: 'smoke@demo.agentpost.localhost' } },
+      })
+      .catch((error: unknown) => error);
     // The trial domain has not been registered yet: a 400 that says why.
     expect(created).toBeInstanceOf(NylasApiError);
     expect((created as NylasApiError).statusCode).toBe(400);

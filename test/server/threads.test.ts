@@ -27,13 +27,26 @@ describe('threads with a draft, through the nylas SDK', () => {
   });
 
   it('answers the draft as the latest entry, keeps the received date, and lists no draft as a message', async () => {
-    const reply = await sendRaw(service.smtpPort, 'alice@example.com', [MAILBOX], `Message-ID: <first@example.com>\r\nSubject: Plans\r\nFrom: alice@example.com\r\nTo: ${MAILBOX}\r\n\r\nShall we meet?\r\n`);
+    const reply = await sendRaw(
+      service.smtpPort,
+      'alice@example.com',
+      [MAILBOX],
+      `Message-ID: <first@example.com>\r\nSubject: Plans\r\nFrom: alice@example.com\r\nTo: ${MAILBOX}\r\n\r\nShall we meet?\r\n`,
+    );
     expect(reply.code).toBe(250);
     const received = await eventually(async () => (await service.nylas.messages.list({ identifier: grant })).data[0]);
     const receivedAt = received.date;
 
     clock.advance(3_600_000);
-    const draft = await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Re: Plans', body: 'Yes, at noon.', to: [{ email: 'alice@example.com' }], replyToMessageId: received.id } });
+    const draft = await service.nylas.drafts.create({
+      identifier: grant,
+      requestBody: {
+        subject: 'Re: Plans',
+        body: 'Yes, at noon.',
+        to: [{ email: 'alice@example.com' }],
+        replyToMessageId: received.id,
+      },
+    });
     expect(draft.data.threadId).toBe(received.threadId);
 
     const thread = (await service.nylas.threads.find({ identifier: grant, threadId: received.threadId! })).data;
@@ -47,19 +60,33 @@ describe('threads with a draft, through the nylas SDK', () => {
     expect(thread.latestMessageSentDate).toBeUndefined();
 
     // The draft's row is never a message: not in the thread's messages, not in the mailbox's, not by id.
-    const inThread = await service.nylas.messages.list({ identifier: grant, queryParams: { threadId: received.threadId! } });
+    const inThread = await service.nylas.messages.list({
+      identifier: grant,
+      queryParams: { threadId: received.threadId! },
+    });
     expect(inThread.data.map((message) => message.id)).toEqual([received.id]);
     const all = await service.nylas.messages.list({ identifier: grant });
     expect(all.data.map((message) => message.id)).toEqual([received.id]);
     const inDrafts = await service.nylas.messages.list({ identifier: grant, queryParams: { in: ['drafts'] } });
     expect(inDrafts.data).toEqual([]);
-    const rowId = (await service.core.deps.db.client.execute({ sql: 'select message_id from draft_details where id = ?', args: [draft.data.id] })).rows[0]!.message_id as string;
+    const rowId = (
+      await service.core.deps.db.client.execute({
+        sql: 'select message_id from draft_details where id = ?',
+        args: [draft.data.id],
+      })
+    ).rows[0]!.message_id as string;
     expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: rowId }))).statusCode).toBe(404);
 
     // Listed threads say the same; an update of the draft keeps it the latest entry.
     clock.advance(60_000);
-    await service.nylas.drafts.update({ identifier: grant, draftId: draft.data.id, requestBody: { body: 'Yes, at one.' } });
-    const listed = (await service.nylas.threads.list({ identifier: grant })).data.find((entry) => entry.id === received.threadId)!;
+    await service.nylas.drafts.update({
+      identifier: grant,
+      draftId: draft.data.id,
+      requestBody: { body: 'Yes, at one.' },
+    });
+    const listed = (await service.nylas.threads.list({ identifier: grant })).data.find(
+      (entry) => entry.id === received.threadId,
+    )!;
     expect(listed.latestDraftOrMessage.object).toBe('draft');
     expect(listed.latestDraftOrMessage.id).toBe(draft.data.id);
     expect(listed.latestDraftOrMessage.body).toContain('Yes, at one.');
@@ -74,19 +101,43 @@ describe('threads with a draft, through the nylas SDK', () => {
   });
   /** Delivers one message and returns it once listed. */
   async function receive(subject: string) {
-    const reply = await sendRaw(service.smtpPort, 'bob@example.com', [MAILBOX], `Message-ID: <${subject}@example.com>\r\nSubject: ${subject}\r\nFrom: bob@example.com\r\nTo: ${MAILBOX}\r\n\r\nHi\r\n`);
+    const reply = await sendRaw(
+      service.smtpPort,
+      'bob@example.com',
+      [MAILBOX],
+      `Message-ID: <${subject}@example.com>\r\nSubject: ${subject}\r\nFrom: bob@example.com\r\nTo: ${MAILBOX}\r\n\r\nHi\r\n`,
+    );
     expect(reply.code).toBe(250);
-    return eventually(async () => (await service.nylas.messages.list({ identifier: grant, queryParams: { subject } })).data[0]);
+    return eventually(
+      async () => (await service.nylas.messages.list({ identifier: grant, queryParams: { subject } })).data[0],
+    );
   }
 
   it('finds a thread by the text and addresses of its messages, never by its draft', async () => {
     const message = await receive('Searchable thread');
-    await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Re: Searchable thread', body: 'zebrafinch quokka', to: [{ email: 'draftonly@example.net' }], replyToMessageId: message.id } });
-    const byDraftText = await service.nylas.threads.list({ identifier: grant, queryParams: { searchQueryNative: 'quokka' } });
+    await service.nylas.drafts.create({
+      identifier: grant,
+      requestBody: {
+        subject: 'Re: Searchable thread',
+        body: 'zebrafinch quokka',
+        to: [{ email: 'draftonly@example.net' }],
+        replyToMessageId: message.id,
+      },
+    });
+    const byDraftText = await service.nylas.threads.list({
+      identifier: grant,
+      queryParams: { searchQueryNative: 'quokka' },
+    });
     expect(byDraftText.data).toEqual([]);
-    const byDraftAddress = await service.nylas.threads.list({ identifier: grant, queryParams: { to: ['draftonly@example.net'] } });
+    const byDraftAddress = await service.nylas.threads.list({
+      identifier: grant,
+      queryParams: { to: ['draftonly@example.net'] },
+    });
     expect(byDraftAddress.data).toEqual([]);
-    const bySubject = await service.nylas.threads.list({ identifier: grant, queryParams: { searchQueryNative: 'Searchable' } });
+    const bySubject = await service.nylas.threads.list({
+      identifier: grant,
+      queryParams: { searchQueryNative: 'Searchable' },
+    });
     expect(bySubject.data.map((thread) => thread.id)).toEqual([message.threadId]);
   });
 
@@ -100,27 +151,50 @@ describe('threads with a draft, through the nylas SDK', () => {
     const inbox = await service.nylas.messages.list({ identifier: grant, queryParams: { in: ['inbox'] } });
     expect(inbox.data.map((entry) => entry.id)).not.toContain(message.id);
     await service.nylas.messages.destroy({ identifier: grant, messageId: message.id });
-    expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(404);
+    expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(
+      404,
+    );
   });
 
   it('a deleted thread is in trash and still found; deleted again, it is gone with its drafts', async () => {
     const message = await receive('Trash the thread');
-    const draft = await service.nylas.drafts.create({ identifier: grant, requestBody: { subject: 'Re: Trash the thread', body: 'Unsent', to: [{ email: 'bob@example.com' }], replyToMessageId: message.id } });
+    const draft = await service.nylas.drafts.create({
+      identifier: grant,
+      requestBody: {
+        subject: 'Re: Trash the thread',
+        body: 'Unsent',
+        to: [{ email: 'bob@example.com' }],
+        replyToMessageId: message.id,
+      },
+    });
     await service.nylas.threads.destroy({ identifier: grant, threadId: message.threadId! });
     const found = (await service.nylas.threads.find({ identifier: grant, threadId: message.threadId! })).data;
     expect(found.folders).toContain('trash');
     expect(found.messageIds).toEqual([message.id]);
     expect(found.draftIds).toEqual([draft.data.id]);
-    expect((await service.nylas.messages.find({ identifier: grant, messageId: message.id })).data.folders).toEqual(['trash']);
-    expect((await service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id })).data.folders).toEqual(['drafts']);
+    expect((await service.nylas.messages.find({ identifier: grant, messageId: message.id })).data.folders).toEqual([
+      'trash',
+    ]);
+    expect((await service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id })).data.folders).toEqual([
+      'drafts',
+    ]);
     await service.nylas.threads.destroy({ identifier: grant, threadId: message.threadId! });
-    expect((await sdkError(service.nylas.threads.find({ identifier: grant, threadId: message.threadId! }))).statusCode).toBe(404);
-    expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(404);
-    expect((await sdkError(service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id }))).statusCode).toBe(404);
-    // Only the message is announced as deleted: the draft's row goes silently (a draft is never a message).
-    const deleted = (await service.core.deps.db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.deleted'))).filter(
-      (event) => (event.payload as { thread_id?: string }).thread_id === message.threadId,
+    expect(
+      (await sdkError(service.nylas.threads.find({ identifier: grant, threadId: message.threadId! }))).statusCode,
+    ).toBe(404);
+    expect((await sdkError(service.nylas.messages.find({ identifier: grant, messageId: message.id }))).statusCode).toBe(
+      404,
     );
+    expect((await sdkError(service.nylas.drafts.find({ identifier: grant, draftId: draft.data.id }))).statusCode).toBe(
+      404,
+    );
+    // Only the message is announced as deleted: the draft's row goes silently (a draft is never a message).
+    const deleted = (
+      await service.core.deps.db.orm
+        .select()
+        .from(tables.outboxEvents)
+        .where(eq(tables.outboxEvents.type, 'message.deleted'))
+    ).filter((event) => (event.payload as { thread_id?: string }).thread_id === message.threadId);
     expect(deleted.map((event) => event.objectId)).toEqual([message.id]);
   });
 });

@@ -24,7 +24,9 @@ describe('transactional send from a domain', () => {
     sink = await startSmtpSink();
     service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` } });
     inbox = await createMailbox(service, INBOX);
-    other = service.client((await service.core.applications.createApplication({ name: 'Second', plan: 'trial' })).apiKey);
+    other = service.client(
+      (await service.core.applications.createApplication({ name: 'Second', plan: 'trial' })).apiKey,
+    );
   });
   afterAll(async () => {
     await service?.close();
@@ -36,7 +38,7 @@ describe('transactional send from a domain', () => {
     return Number(rows.rows[0]!.n);
   }
 
-  it('sends to a local mailbox at once and to a remote address through the relay, keeping no sender\'s copy', async () => {
+  it("sends to a local mailbox at once and to a remote address through the relay, keeping no sender's copy", async () => {
     const before = await messageCount();
     const attachment = Buffer.from('receipt body');
     const sent = await service.nylas.transactionalSend.send({
@@ -56,25 +58,45 @@ describe('transactional send from a domain', () => {
     // The local recipient has it when the call returns; it is the only new stored message (no sent copy).
     const received = await service.nylas.messages.list({ identifier: inbox, queryParams: { subject: 'Your receipt' } });
     expect(received.data).toHaveLength(1);
-    expect(received.data[0]).toMatchObject({ from: [{ name: 'Receipts', email: `receipts@${DOMAIN}` }], folders: ['inbox'] });
+    expect(received.data[0]).toMatchObject({
+      from: [{ name: 'Receipts', email: `receipts@${DOMAIN}` }],
+      folders: ['inbox'],
+    });
     expect(received.data[0]!.attachments?.[0]).toMatchObject({ filename: 'receipt.txt', size: attachment.length });
     expect(await messageCount()).toBe(before + 1);
 
     // One SMTP transaction per recipient, each with its own VERP return path on the sender's domain.
     await sink.waitFor(2);
-    expect(sink.messages.every((message) => new RegExp(`^bounce\\+[0-9a-z_]+-[0-9a-v]+-[a-z2-7]{16}@${DOMAIN.replace(/\./g, '\\.')}$`).test(message.mailFrom))).toBe(true);
-    expect(sink.messages.flatMap((message) => message.rcptTo).sort()).toEqual(['audit@example.org', 'customer@example.com']);
+    expect(
+      sink.messages.every((message) =>
+        new RegExp(`^bounce\\+[0-9a-z_]+-[0-9a-v]+-[a-z2-7]{16}@${DOMAIN.replace(/\./g, '\\.')}$`).test(
+          message.mailFrom,
+        ),
+      ),
+    ).toBe(true);
+    expect(sink.messages.flatMap((message) => message.rcptTo).sort()).toEqual([
+      'audit@example.org',
+      'customer@example.com',
+    ]);
     const remote = sink.messages[0]!;
     const parsed = await simpleParser(remote.raw);
     expect(parsed.subject).toBe('Your receipt');
     expect(parsed.headers.get('bcc')).toBeUndefined();
     expect(parsed.messageId).toMatch(new RegExp(`@${DOMAIN.replace(/\./g, '\\.')}>$`));
-    const outbound = await service.core.deps.db.client.execute({ sql: 'select kind, grant_id, message_id from outbound_messages where id = ?', args: [sent.data.messageId] });
+    const outbound = await service.core.deps.db.client.execute({
+      sql: 'select kind, grant_id, message_id from outbound_messages where id = ?',
+      args: [sent.data.messageId],
+    });
     expect(outbound.rows[0]).toMatchObject({ kind: 'transactional', grant_id: null, message_id: null });
   });
 
   it('refuses a sender off the domain, no recipient, scheduling and attachments by id with 400 naming the field', async () => {
-    const base = { from: [{ email: `receipts@${DOMAIN}` }], to: [{ email: 'customer@example.com' }], subject: 's', body: 'b' };
+    const base = {
+      from: [{ email: `receipts@${DOMAIN}` }],
+      to: [{ email: 'customer@example.com' }],
+      subject: 's',
+      body: 'b',
+    };
     const cases: [string, Record<string, unknown>][] = [
       ['from', { ...base, from: [{ email: 'someone@example.com' }] }],
       ['from', { ...base, from: undefined }],
@@ -84,27 +106,48 @@ describe('transactional send from a domain', () => {
       ['to.0.email', { ...base, to: [{ email: 'not an address' }] }],
     ];
     for (const [field, body] of cases) {
-      const error = await sdkError(service.nylas.transactionalSend.send({ domainName: DOMAIN, requestBody: body as never }));
+      const error = await sdkError(
+        service.nylas.transactionalSend.send({ domainName: DOMAIN, requestBody: body as never }),
+      );
       expect(error.statusCode, field).toBe(400);
       expect(error.type, field).toBe('invalid_request_error');
       expect(error.message, field).toContain(field);
     }
-    const badName = await request(service.url, 'POST', '/v3/domains/not_a_domain/messages/send', { key: service.apiKey, body: base });
+    const badName = await request(service.url, 'POST', '/v3/domains/not_a_domain/messages/send', {
+      key: service.apiKey,
+      body: base,
+    });
     expect(badName.status).toBe(400);
-    expect(badName.body).toMatchObject({ request_id: expect.any(String), error: { type: 'invalid_request_error', message: expect.stringContaining('domain_name') } });
+    expect(badName.body).toMatchObject({
+      request_id: expect.any(String),
+      error: { type: 'invalid_request_error', message: expect.stringContaining('domain_name') },
+    });
   });
 
-  it('answers 404 for an unknown domain and another application\'s domain, and 400 for an unverified one', async () => {
+  it("answers 404 for an unknown domain and another application's domain, and 400 for an unverified one", async () => {
     const body = { from: [{ email: `x@${DOMAIN}` }], to: [{ email: 'customer@example.com' }], subject: 's', body: 'b' };
-    const unknown = await sdkError(service.nylas.transactionalSend.send({ domainName: 'nowhere.agentpost.localhost', requestBody: { ...body, from: [{ email: 'x@nowhere.agentpost.localhost' }] } }));
+    const unknown = await sdkError(
+      service.nylas.transactionalSend.send({
+        domainName: 'nowhere.agentpost.localhost',
+        requestBody: { ...body, from: [{ email: 'x@nowhere.agentpost.localhost' }] },
+      }),
+    );
     expect(unknown.statusCode).toBe(404);
     const foreign = await sdkError(other.transactionalSend.send({ domainName: DOMAIN, requestBody: body }));
     expect(foreign.statusCode).toBe(404);
     expect(foreign.type).toBe('not_found_error');
 
-    const registered = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Custom', domain_address: 'mail.example.net' } });
+    const registered = await request(service.url, 'POST', '/v3/admin/domains', {
+      key: service.apiKey,
+      body: { name: 'Custom', domain_address: 'mail.example.net' },
+    });
     expect(registered.body.data.verified_ownership).toBe(false);
-    const unverified = await sdkError(service.nylas.transactionalSend.send({ domainName: 'mail.example.net', requestBody: { ...body, from: [{ email: 'x@mail.example.net' }] } }));
+    const unverified = await sdkError(
+      service.nylas.transactionalSend.send({
+        domainName: 'mail.example.net',
+        requestBody: { ...body, from: [{ email: 'x@mail.example.net' }] },
+      }),
+    );
     expect(unverified.statusCode).toBe(400);
     expect(unverified.message).toContain('not verified');
   });
@@ -113,10 +156,26 @@ describe('transactional send from a domain', () => {
     const big = Buffer.alloc(4 * 1024 * 1024, 7);
     const sent = await service.nylas.transactionalSend.send({
       domainName: DOMAIN,
-      requestBody: { from: [{ email: `files@${DOMAIN}` }], to: [{ email: INBOX }], subject: 'Big file', body: 'see attached', attachments: [{ filename: 'big.bin', contentType: 'application/octet-stream', content: big.toString('base64'), size: big.length }] },
+      requestBody: {
+        from: [{ email: `files@${DOMAIN}` }],
+        to: [{ email: INBOX }],
+        subject: 'Big file',
+        body: 'see attached',
+        attachments: [
+          {
+            filename: 'big.bin',
+            contentType: 'application/octet-stream',
+            content: big.toString('base64'),
+            size: big.length,
+          },
+        ],
+      },
     });
     expect(sent.data.messageId).toEqual(expect.any(String));
-    const received = await eventually(async () => (await service.nylas.messages.list({ identifier: inbox, queryParams: { subject: 'Big file' } })).data[0]);
+    const received = await eventually(
+      async () =>
+        (await service.nylas.messages.list({ identifier: inbox, queryParams: { subject: 'Big file' } })).data[0],
+    );
     expect(received.attachments?.[0]).toMatchObject({ filename: 'big.bin', size: big.length });
   });
 });

@@ -13,7 +13,9 @@ describe('the webhook challenge deadline', () => {
   let endpoint: WebhookReceiver;
 
   beforeAll(async () => {
-    service = await startTestService({ env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_WEBHOOK_TIMEOUT_MS: '30000' } });
+    service = await startTestService({
+      env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_WEBHOOK_TIMEOUT_MS: '30000' },
+    });
     endpoint = await startReceiver();
   });
   afterAll(async () => {
@@ -31,7 +33,11 @@ describe('the webhook challenge deadline', () => {
         clearTimeout(timer);
       });
     };
-    const error = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: ['grant.created' as never], webhookUrl: endpoint.url } }));
+    const error = await sdkError(
+      service.nylas.webhooks.create({
+        requestBody: { triggerTypes: ['grant.created' as never], webhookUrl: endpoint.url },
+      }),
+    );
     expect(error.statusCode).toBe(400);
     expect(error.message).toContain('webhook_url: verification failed: no answer within 10 s');
     expect(error.message).toContain('within 10 s.');

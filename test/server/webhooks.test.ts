@@ -29,7 +29,9 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   /** A new Agent Account: records grant.created. */
   const createGrant = async () => {
     grantCount += 1;
-    const created = await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email: `agent${grantCount}@hooks.agentpost.localhost` } } });
+    const created = await service.nylas.auth.customAuthentication({
+      requestBody: { provider: 'nylas', settings: { email: `agent${grantCount}@hooks.agentpost.localhost` } },
+    });
     return created.data.id;
   };
   /** The delivery job of a webhook (there is one at a time in these tests), as stored. */
@@ -39,23 +41,37 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   };
   /** Waits until attempt `attempt` has been recorded, then moves the clock to the retry time and wakes the worker. */
   const advanceToRetry = async (webhookId: string, attempt: number) => {
-    const job = await eventually(async () => {
-      const current = await deliveryJob(webhookId);
-      return current && current.attempts === attempt && current.leaseOwner === null && current.deadAt === null ? current : undefined;
-    }, 10_000, `attempt ${attempt} recorded`);
+    const job = await eventually(
+      async () => {
+        const current = await deliveryJob(webhookId);
+        return current && current.attempts === attempt && current.leaseOwner === null && current.deadAt === null
+          ? current
+          : undefined;
+      },
+      10_000,
+      `attempt ${attempt} recorded`,
+    );
     expect(job.runAt).toBeGreaterThan(clock.now().getTime());
     clock.set(new Date(job.runAt).toISOString());
     service.background.wake();
     return job;
   };
-  const webhookRow = async (id: string) => (await service.core.deps.db.orm.select().from(tables.webhooks)).find((row) => row.id === id)!;
+  const webhookRow = async (id: string) =>
+    (await service.core.deps.db.orm.select().from(tables.webhooks)).find((row) => row.id === id)!;
 
   beforeAll(async () => {
     service = await startTestService({
-      env: { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true', AGENTPOST_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), AGENTPOST_WORKER_POLL_MS: '50' },
+      env: {
+        AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true',
+        AGENTPOST_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+        AGENTPOST_WORKER_POLL_MS: '50',
+      },
       deps: { clock, notifier },
     });
-    const domain = await request(service.url, 'POST', '/v3/admin/domains', { key: service.apiKey, body: { name: 'Hooks', domain_address: 'hooks.agentpost.localhost' } });
+    const domain = await request(service.url, 'POST', '/v3/admin/domains', {
+      key: service.apiKey,
+      body: { name: 'Hooks', domain_address: 'hooks.agentpost.localhost' },
+    });
     expect(domain.status).toBe(200);
   });
   afterEach(async () => {
@@ -105,9 +121,15 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     expect(updated.data).toMatchObject({ description: 'renamed', triggerTypes: ['grant.created'], status: 'active' });
     expect(endpoint.challenges).toHaveLength(1); // no switch to active, same URL: no new challenge
 
-    const paused = await service.nylas.webhooks.update({ webhookId: created.id, requestBody: { status: 'pause' } as never });
+    const paused = await service.nylas.webhooks.update({
+      webhookId: created.id,
+      requestBody: { status: 'pause' } as never,
+    });
     expect(paused.data.status).toBe('pause');
-    const resumed = await service.nylas.webhooks.update({ webhookId: created.id, requestBody: { status: 'active' } as never });
+    const resumed = await service.nylas.webhooks.update({
+      webhookId: created.id,
+      requestBody: { status: 'active' } as never,
+    });
     expect(resumed.data.status).toBe('active');
     expect(endpoint.challenges).toHaveLength(2); // the switch to active was challenged
 
@@ -127,15 +149,27 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
 
   it('validates trigger types against the full list and the URL', async () => {
     const endpoint = await receiver();
-    const bad = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: ['message.exploded' as WebhookTriggers], webhookUrl: endpoint.url } }));
+    const bad = await sdkError(
+      service.nylas.webhooks.create({
+        requestBody: { triggerTypes: ['message.exploded' as WebhookTriggers], webhookUrl: endpoint.url },
+      }),
+    );
     expect(bad.statusCode).toBe(400);
     expect(bad.message).toContain('trigger_types.0: "message.exploded" is not a webhook trigger type');
-    const none = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [], webhookUrl: endpoint.url } }));
+    const none = await sdkError(
+      service.nylas.webhooks.create({ requestBody: { triggerTypes: [], webhookUrl: endpoint.url } }),
+    );
     expect(none.message).toContain('trigger_types');
-    const url = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: 'mailto:ops@example.com' } }));
+    const url = await sdkError(
+      service.nylas.webhooks.create({
+        requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: 'mailto:ops@example.com' },
+      }),
+    );
     expect(url.message).toContain('webhook_url');
     // Every trigger the SDK knows is accepted.
-    const all = await service.nylas.webhooks.create({ requestBody: { triggerTypes: Object.values(WebhookTriggers), webhookUrl: endpoint.url } });
+    const all = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: Object.values(WebhookTriggers), webhookUrl: endpoint.url },
+    });
     expect(all.data.triggerTypes).toHaveLength(Object.values(WebhookTriggers).length);
     expect(endpoint.challenges).toHaveLength(1);
   });
@@ -143,10 +177,15 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   it('refuses a webhook whose endpoint does not echo the challenge exactly, in time, with 200 and without a redirect', async () => {
     const endpoint = await receiver();
     const other = await receiver();
-    const create = () => service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url } });
+    const create = () =>
+      service.nylas.webhooks.create({
+        requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url },
+      });
 
     endpoint.onChallenge = (value, response) => response.writeHead(200).end(`${value}\n`);
-    expect((await sdkError(create())).message).toContain('verification failed: it answered 200 but the body was not exactly the challenge value');
+    expect((await sdkError(create())).message).toContain(
+      'verification failed: it answered 200 but the body was not exactly the challenge value',
+    );
 
     endpoint.onChallenge = (value, response) => response.writeHead(404).end(value);
     const notFound = await sdkError(create());
@@ -155,7 +194,8 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
 
     // The challenge's own 10-second deadline: test/server/webhook-challenge-deadline.test.ts.
 
-    endpoint.onChallenge = (value, response) => response.writeHead(302, { location: `${other.url}?challenge=${value}` }).end();
+    endpoint.onChallenge = (value, response) =>
+      response.writeHead(302, { location: `${other.url}?challenge=${value}` }).end();
     expect((await sdkError(create())).message).toContain('redirects are not followed');
     expect(other.challenges).toEqual([]);
 
@@ -167,18 +207,39 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const { data: webhook } = await create();
     await service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'pause' } as never });
     endpoint.onChallenge = (_value, response) => response.writeHead(500).end();
-    expect((await sdkError(service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'active' } as never }))).message).toContain('HTTP 500');
+    expect(
+      (
+        await sdkError(
+          service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'active' } as never }),
+        )
+      ).message,
+    ).toContain('HTTP 500');
     expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data.status).toBe('pause');
     // So does a new URL that fails its challenge: nothing changes.
     other.onChallenge = (_value, response) => response.writeHead(403).end();
-    expect((await sdkError(service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { webhookUrl: other.url, status: 'active' } as never }))).message).toContain('HTTP 403');
-    expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data).toMatchObject({ webhookUrl: endpoint.url, status: 'pause' });
+    expect(
+      (
+        await sdkError(
+          service.nylas.webhooks.update({
+            webhookId: webhook.id,
+            requestBody: { webhookUrl: other.url, status: 'active' } as never,
+          }),
+        )
+      ).message,
+    ).toContain('HTTP 403');
+    expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data).toMatchObject({
+      webhookUrl: endpoint.url,
+      status: 'pause',
+    });
   });
 
   it('delivers signed notifications that the receiver verifies with both schemes', async () => {
     const endpoint = await receiver();
     const { data: webhook } = await service.nylas.webhooks.create({
-      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated, WebhookTriggers.GrantUpdated], webhookUrl: endpoint.url },
+      requestBody: {
+        triggerTypes: [WebhookTriggers.GrantCreated, WebhookTriggers.GrantUpdated],
+        webhookUrl: endpoint.url,
+      },
     });
     const grantId = await createGrant();
     const [delivery] = await endpoint.waitForDeliveries(1);
@@ -190,20 +251,30 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
       source: '/nylas/system',
       time: Math.floor(clock.now().getTime() / 1000),
       webhook_delivery_attempt: 1,
-      data: { application_id: applicationId, grant_id: grantId, object: { id: grantId, email: `agent${grantCount}@hooks.agentpost.localhost` } },
+      data: {
+        application_id: applicationId,
+        grant_id: grantId,
+        object: { id: grantId, email: `agent${grantCount}@hooks.agentpost.localhost` },
+      },
     });
     const headers = delivery!.headers;
     expect(headers['content-type']).toBe('application/json');
     expect(headers['webhook-id']).toBe(delivery!.json.id);
     // Independent checks with node:crypto over the exact body bytes.
-    expect(headers['x-nylas-signature']).toBe(createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'));
+    expect(headers['x-nylas-signature']).toBe(
+      createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'),
+    );
     const key = Buffer.from(webhook.webhookSecret.slice('whsec_'.length), 'base64');
     const signed = `${headers['webhook-id']}.${headers['webhook-timestamp']}.${delivery!.body.toString('utf8')}`;
     expect(headers['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(signed).digest('base64')}`);
     // And with the core's receiver helper.
     const now = clock.now();
-    expect(verifyWebhookSignature({ secret: webhook.webhookSecret, body: delivery!.body, headers, now })).toMatchObject({ valid: true, id: delivery!.json.id });
-    expect(verifyWebhookSignature({ secret: webhook.webhookSecret, body: delivery!.body, headers, scheme: 'nylas' }).valid).toBe(true);
+    expect(verifyWebhookSignature({ secret: webhook.webhookSecret, body: delivery!.body, headers, now })).toMatchObject(
+      { valid: true, id: delivery!.json.id },
+    );
+    expect(
+      verifyWebhookSignature({ secret: webhook.webhookSecret, body: delivery!.body, headers, scheme: 'nylas' }).valid,
+    ).toBe(true);
     expect(verifyWebhookSignature({ secret: 'whsec_AAAA', body: delivery!.body, headers, now }).valid).toBe(false);
 
     await service.nylas.grants.update({ grantId, requestBody: { name: 'Renamed' } as never });
@@ -216,7 +287,9 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   it('sends a new webhook only the events recorded after it was created', async () => {
     const before = await createGrant(); // no webhook yet: this event waits undispatched
     const endpoint = await receiver();
-    await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url } });
+    await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url },
+    });
     const after = await createGrant();
     await endpoint.waitForDeliveries(1);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -227,20 +300,38 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   it('gzips bodies for compressed_delivery and signs the compressed bytes', async () => {
     const endpoint = await receiver();
     const { data: webhook } = await service.nylas.webhooks.create({
-      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url, compressedDelivery: true } as never,
+      requestBody: {
+        triggerTypes: [WebhookTriggers.GrantCreated],
+        webhookUrl: endpoint.url,
+        compressedDelivery: true,
+      } as never,
     });
     expect(webhook).toMatchObject({ compressedDelivery: true });
     const grantId = await createGrant();
     const [delivery] = await endpoint.waitForDeliveries(1);
     expect(delivery!.headers['content-encoding']).toBe('gzip');
-    expect(delivery!.headers['x-nylas-signature']).toBe(createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'));
-    expect(verifyWebhookSignature({ secret: webhook.webhookSecret, body: delivery!.body, headers: delivery!.headers, now: clock.now() }).valid).toBe(true);
-    expect(JSON.parse(gunzipSync(delivery!.body).toString('utf8'))).toMatchObject({ type: 'grant.created', data: { object: { id: grantId } } });
+    expect(delivery!.headers['x-nylas-signature']).toBe(
+      createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'),
+    );
+    expect(
+      verifyWebhookSignature({
+        secret: webhook.webhookSecret,
+        body: delivery!.body,
+        headers: delivery!.headers,
+        now: clock.now(),
+      }).valid,
+    ).toBe(true);
+    expect(JSON.parse(gunzipSync(delivery!.body).toString('utf8'))).toMatchObject({
+      type: 'grant.created',
+      data: { object: { id: grantId } },
+    });
   });
 
   it('retries a failing endpoint with backoff; the same notification arrives with attempt 4 and one webhook-id', async () => {
     const endpoint = await receiver();
-    const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url } });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url },
+    });
     let answered = 0;
     endpoint.respond = () => (++answered <= 3 ? 500 : 200);
     const started = clock.now().getTime();
@@ -254,9 +345,13 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     expect(clock.now().getTime() - started).toBe(5_000 + 5 * 60_000 + 30 * 60_000);
     // Each attempt is signed afresh, with the time of that attempt.
     const startSeconds = Math.floor(started / 1000);
-    expect(deliveries.map((item) => Number(item.headers['webhook-timestamp']) - startSeconds)).toEqual([0, 5, 305, 2105]);
+    expect(deliveries.map((item) => Number(item.headers['webhook-timestamp']) - startSeconds)).toEqual([
+      0, 5, 305, 2105,
+    ]);
     for (const item of deliveries) {
-      expect(item.headers['x-nylas-signature']).toBe(createHmac('sha256', webhook.webhookSecret).update(item.body).digest('hex'));
+      expect(item.headers['x-nylas-signature']).toBe(
+        createHmac('sha256', webhook.webhookSecret).update(item.body).digest('hex'),
+      );
     }
     await eventually(async () => (await deliveryJob(webhook.id)) === undefined, 5_000, 'the job completed');
     // Three failures within 35 minutes are a blip, not an outage: still active, nobody emailed.
@@ -268,7 +363,11 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   it('marks an endpoint down for the whole window failing, then failed, emailing each time, and stops delivering', async () => {
     const endpoint = await receiver();
     const { data: webhook } = await service.nylas.webhooks.create({
-      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url, notificationEmailAddresses: ['ops@example.com', 'dev@example.com'] },
+      requestBody: {
+        triggerTypes: [WebhookTriggers.GrantCreated],
+        webhookUrl: endpoint.url,
+        notificationEmailAddresses: ['ops@example.com', 'dev@example.com'],
+      },
     });
     endpoint.respond = () => 503;
     const started = clock.now().getTime();
@@ -276,10 +375,14 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const statuses: string[] = [];
     let attempt = 1;
     while ((await webhookRow(webhook.id)).status !== 'failed') {
-      const job = await eventually(async () => {
-        const current = await deliveryJob(webhook.id);
-        return current && current.leaseOwner === null && current.attempts === attempt ? current : undefined;
-      }, 10_000, `attempt ${attempt}`);
+      const job = await eventually(
+        async () => {
+          const current = await deliveryJob(webhook.id);
+          return current && current.leaseOwner === null && current.attempts === attempt ? current : undefined;
+        },
+        10_000,
+        `attempt ${attempt}`,
+      );
       statuses.push((await webhookRow(webhook.id)).status);
       if (job.deadAt !== null) break;
       clock.set(new Date(job.runAt).toISOString());
@@ -293,17 +396,28 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const row = await webhookRow(webhook.id);
     expect(row).toMatchObject({ status: 'failed', lastError: 'HTTP 503' });
     expect(endpoint.deliveries).toHaveLength(attempt);
-    const job = await eventually(async () => {
-      const current = await deliveryJob(webhook.id);
-      return current?.deadAt ? current : undefined;
-    }, 5_000, 'the job given up');
+    const job = await eventually(
+      async () => {
+        const current = await deliveryJob(webhook.id);
+        return current?.deadAt ? current : undefined;
+      },
+      5_000,
+      'the job given up',
+    );
     expect(job.lastError).toContain('now failed');
 
-    const emails = await eventually(() => {
-      const mine = notifier.sent.filter((email) => email.subject.includes(webhook.id));
-      return mine.length === 2 ? mine : undefined;
-    }, 5_000, 'two alert emails');
-    expect(emails.map((email) => email.subject)).toEqual([`Webhook ${webhook.id} is failing`, `Webhook ${webhook.id} is failed`]);
+    const emails = await eventually(
+      () => {
+        const mine = notifier.sent.filter((email) => email.subject.includes(webhook.id));
+        return mine.length === 2 ? mine : undefined;
+      },
+      5_000,
+      'two alert emails',
+    );
+    expect(emails.map((email) => email.subject)).toEqual([
+      `Webhook ${webhook.id} is failing`,
+      `Webhook ${webhook.id} is failed`,
+    ]);
     expect(emails[0]!.to).toEqual(['ops@example.com', 'dev@example.com']);
     expect(emails[1]!.text).toContain('no more notifications are sent');
 
@@ -313,7 +427,10 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     expect(endpoint.deliveries).toHaveLength(attempt);
     // …until it is set active again, which challenges the endpoint.
     const challenges = endpoint.challenges.length;
-    const resumed = await service.nylas.webhooks.update({ webhookId: webhook.id, requestBody: { status: 'active' } as never });
+    const resumed = await service.nylas.webhooks.update({
+      webhookId: webhook.id,
+      requestBody: { status: 'active' } as never,
+    });
     expect(resumed.data.status).toBe('active');
     expect(endpoint.challenges).toHaveLength(challenges + 1);
     expect((await webhookRow(webhook.id)).consecutiveFailures).toBe(0);
@@ -322,7 +439,9 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
   it('does not follow redirects and does not let a slow endpoint hold a delivery beyond the timeout', async () => {
     const endpoint = await receiver();
     const elsewhere = await receiver();
-    const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url } });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url },
+    });
     endpoint.respond = (_delivery, response) => {
       response.writeHead(307, { location: elsewhere.url }).end();
     };
@@ -340,21 +459,28 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     expect(endpoint.deliveries).toHaveLength(2);
   });
 
-  it('keeps each application\'s webhooks to itself (404 for another application)', async () => {
+  it("keeps each application's webhooks to itself (404 for another application)", async () => {
     const endpoint = await receiver();
-    const { data: webhook } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url } });
+    const { data: webhook } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url },
+    });
     const { apiKey } = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
     const other = service.client(apiKey);
     expect((await other.webhooks.list()).data).toEqual([]);
     expect((await sdkError(other.webhooks.find({ webhookId: webhook.id }))).statusCode).toBe(404);
-    expect((await sdkError(other.webhooks.update({ webhookId: webhook.id, requestBody: { description: 'mine now' } }))).statusCode).toBe(404);
+    expect(
+      (await sdkError(other.webhooks.update({ webhookId: webhook.id, requestBody: { description: 'mine now' } })))
+        .statusCode,
+    ).toBe(404);
     expect((await sdkError(other.webhooks.rotateSecret({ webhookId: webhook.id }))).statusCode).toBe(404);
     expect((await sdkError(other.webhooks.destroy({ webhookId: webhook.id }))).statusCode).toBe(404);
     expect((await service.nylas.webhooks.find({ webhookId: webhook.id })).data.description).toBeUndefined();
 
     // The other application's events do not reach this application's webhook.
     const otherEndpoint = await receiver();
-    await other.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: otherEndpoint.url } });
+    await other.webhooks.create({
+      requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: otherEndpoint.url },
+    });
     await createGrant();
     await endpoint.waitForDeliveries(1);
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -380,17 +506,23 @@ describe('webhook target safety without AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () =>
     service.dns.hosts.set('loopback.example.com', ['127.0.0.1']);
     service.dns.hosts.set('metadata.example.com', ['169.254.169.254']);
     const refusal = async (webhookUrl: string) => {
-      const error = await sdkError(service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl } }));
+      const error = await sdkError(
+        service.nylas.webhooks.create({ requestBody: { triggerTypes: [WebhookTriggers.MessageCreated], webhookUrl } }),
+      );
       expect(error.statusCode).toBe(400);
       return error.message;
     };
     expect(await refusal('http://169.254.169.254/')).toContain('https only');
     expect(await refusal('http://10.0.0.1/')).toContain('https only');
     expect(await refusal(endpoint.url)).toContain('https only');
-    expect(await refusal('https://169.254.169.254/latest/meta-data/')).toContain('169.254.169.254 is a private, loopback, link-local or reserved address');
+    expect(await refusal('https://169.254.169.254/latest/meta-data/')).toContain(
+      '169.254.169.254 is a private, loopback, link-local or reserved address',
+    );
     expect(await refusal('https://10.0.0.1/')).toContain('10.0.0.1 is a private');
     expect(await refusal(`https://127.0.0.1:${port}/hook`)).toContain('127.0.0.1 is a private');
-    expect(await refusal(`https://loopback.example.com:${port}/hook`)).toContain('loopback.example.com resolves to 127.0.0.1');
+    expect(await refusal(`https://loopback.example.com:${port}/hook`)).toContain(
+      'loopback.example.com resolves to 127.0.0.1',
+    );
     expect(await refusal('https://metadata.example.com/')).toContain('resolves to 169.254.169.254');
     expect(await refusal('https://[::ffff:127.0.0.1]/')).toContain('is a private');
     expect(await refusal('https://nowhere.example.com/')).toContain('could not be resolved');

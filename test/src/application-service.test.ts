@@ -28,7 +28,16 @@ async function database(): Promise<{ db: Database; start(env?: Record<string, st
   return {
     db,
     start: (env = {}) =>
-      createCore({ db, config: loadConfig({ AGENTPOST_LOG_LEVEL: 'silent', ...env }), clock, newId: randomId, randomBytes, dns: fakeDns(), logger: createLogger('silent'), secrets: testSecretBox() }),
+      createCore({
+        db,
+        config: loadConfig({ AGENTPOST_LOG_LEVEL: 'silent', ...env }),
+        clock,
+        newId: randomId,
+        randomBytes,
+        dns: fakeDns(),
+        logger: createLogger('silent'),
+        secrets: testSecretBox(),
+      }),
   };
 }
 
@@ -48,14 +57,20 @@ describe('the default application', () => {
     expect(first.application).toMatchObject({ plan: 'production', is_default: true });
     expect(first.generatedKey).toMatch(/^agp_[A-Za-z0-9_-]{43}$/);
     const core = start();
-    expect(await core.applications.authenticateApiKey(first.generatedKey)).toEqual({ applicationId: first.application.id, via: 'api_key' });
+    expect(await core.applications.authenticateApiKey(first.generatedKey)).toEqual({
+      applicationId: first.application.id,
+      via: 'api_key',
+    });
 
     const again = await core.applications.ensureDefaultApplication();
     expect(again.generatedKey).toBeUndefined();
     expect(again.application.id).toBe(first.application.id);
     const [key] = await db.orm.select().from(tables.apiKeys);
     expect(key?.keyHash).not.toContain(first.generatedKey!.slice(4));
-    const workspaces = await db.orm.select().from(tables.workspaces).where(eq(tables.workspaces.applicationId, first.application.id));
+    const workspaces = await db.orm
+      .select()
+      .from(tables.workspaces)
+      .where(eq(tables.workspaces.applicationId, first.application.id));
     expect(workspaces).toEqual([expect.objectContaining({ isDefault: true })]);
   });
 
@@ -79,7 +94,9 @@ describe('the default application', () => {
     const rotated = start({ AGENTPOST_API_KEY: 'second-key-0123456789' });
     await rotated.applications.ensureDefaultApplication();
     expect((await rotated.applications.authenticateApiKey('second-key-0123456789')).applicationId).toBe(application.id);
-    expect((await rejection(rotated.applications.authenticateApiKey('first-key-0123456789'))).code).toBe('unauthorized');
+    expect((await rejection(rotated.applications.authenticateApiKey('first-key-0123456789'))).code).toBe(
+      'unauthorized',
+    );
     expect((await rotated.applications.authenticateApiKey(other.apiKey)).applicationId).toBe(application.id);
   });
 });
@@ -92,8 +109,14 @@ describe('applications and keys', () => {
     const created = await core.applications.createApplication({ name: 'Second', plan: 'trial' });
     expect(created.application).toMatchObject({ name: 'Second', plan: 'trial', is_default: false });
     expect((await core.applications.authenticateApiKey(created.apiKey)).applicationId).toBe(created.application.id);
-    expect((await core.applications.listApplications()).map((app) => app.id)).toEqual([defaultApp.id, created.application.id]);
-    const workspaces = await db.orm.select().from(tables.workspaces).where(eq(tables.workspaces.applicationId, created.application.id));
+    expect((await core.applications.listApplications()).map((app) => app.id)).toEqual([
+      defaultApp.id,
+      created.application.id,
+    ]);
+    const workspaces = await db.orm
+      .select()
+      .from(tables.workspaces)
+      .where(eq(tables.workspaces.applicationId, created.application.id));
     expect(workspaces.map((workspace) => workspace.isDefault)).toEqual([true]);
     expect(await core.applications.defaultApplicationId()).toBe(defaultApp.id);
   });
@@ -107,13 +130,20 @@ describe('applications and keys', () => {
 
     const keys = await core.applications.listKeys(application.id);
     expect(keys.map((key) => key.name)).toEqual(['default', 'deploy']);
-    expect(keys[1]).toMatchObject({ id: made.id, application_id: application.id, prefix: made.apiKey.slice(0, 10), revoked_at: null });
+    expect(keys[1]).toMatchObject({
+      id: made.id,
+      application_id: application.id,
+      prefix: made.apiKey.slice(0, 10),
+      revoked_at: null,
+    });
     expect(JSON.stringify(keys)).not.toContain(made.apiKey);
 
     expect((await rejection(core.applications.revokeKey(other.application.id, made.id))).code).toBe('not_found');
     await core.applications.revokeKey(application.id, made.id);
     expect((await rejection(core.applications.revokeKey(application.id, made.id))).code).toBe('not_found');
-    expect((await core.applications.listKeys(application.id))[1]?.revoked_at).toBe(Math.floor(clock.now().getTime() / 1000));
+    expect((await core.applications.listKeys(application.id))[1]?.revoked_at).toBe(
+      Math.floor(clock.now().getTime() / 1000),
+    );
     const refused = await rejection(core.applications.authenticateApiKey(made.apiKey));
     expect(refused.code).toBe('unauthorized');
 
@@ -130,12 +160,26 @@ describe('service-account signatures', () => {
     const core = start();
     const { application } = await core.applications.ensureDefaultApplication();
     const credentials = await core.applications.createServiceAccount(application.id);
-    expect(credentials).toMatchObject({ type: 'service_account', organization_id: application.id, application_id: application.id, region: 'us' });
-    const signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key, privateKeyId: credentials.private_key_id });
+    expect(credentials).toMatchObject({
+      type: 'service_account',
+      organization_id: application.id,
+      application_id: application.id,
+      region: 'us',
+    });
+    const signer = new ServiceAccountSigner({
+      privateKeyPem: credentials.private_key,
+      privateKeyId: credentials.private_key_id,
+    });
     const now = () => Math.floor(clock.now().getTime() / 1000);
 
     const signed = (timestamp = now(), nonce?: string) => {
-      const { headers, serializedBody } = signer.buildHeaders({ method: 'POST', path: '/v3/admin/domains', body: { name: 'x', domain_address: 'x.example.com' }, timestamp, ...(nonce ? { nonce } : {}) });
+      const { headers, serializedBody } = signer.buildHeaders({
+        method: 'POST',
+        path: '/v3/admin/domains',
+        body: { name: 'x', domain_address: 'x.example.com' },
+        timestamp,
+        ...(nonce ? { nonce } : {}),
+      });
       return {
         keyId: headers['X-Nylas-Kid']!,
         timestamp: headers['X-Nylas-Timestamp']!,
@@ -148,12 +192,25 @@ describe('service-account signatures', () => {
     };
 
     const request = signed();
-    expect(await core.applications.authenticateSignedRequest(request)).toEqual({ applicationId: application.id, via: 'service_account' });
-    expect((await rejection(core.applications.authenticateSignedRequest(request))).message).toContain('X-Nylas-Nonce was already used');
-    expect((await rejection(core.applications.authenticateSignedRequest(signed(now() - 301)))).message).toContain('X-Nylas-Timestamp');
-    expect((await rejection(core.applications.authenticateSignedRequest({ ...signed(), timestamp: 'yesterday' }))).message).toContain('X-Nylas-Timestamp');
-    expect((await rejection(core.applications.authenticateSignedRequest(signed(now(), 'short')))).message).toContain('X-Nylas-Nonce');
-    expect((await rejection(core.applications.authenticateSignedRequest({ ...signed(), keyId: 'unknown' }))).message).toContain('X-Nylas-Kid');
+    expect(await core.applications.authenticateSignedRequest(request)).toEqual({
+      applicationId: application.id,
+      via: 'service_account',
+    });
+    expect((await rejection(core.applications.authenticateSignedRequest(request))).message).toContain(
+      'X-Nylas-Nonce was already used',
+    );
+    expect((await rejection(core.applications.authenticateSignedRequest(signed(now() - 301)))).message).toContain(
+      'X-Nylas-Timestamp',
+    );
+    expect(
+      (await rejection(core.applications.authenticateSignedRequest({ ...signed(), timestamp: 'yesterday' }))).message,
+    ).toContain('X-Nylas-Timestamp');
+    expect((await rejection(core.applications.authenticateSignedRequest(signed(now(), 'short')))).message).toContain(
+      'X-Nylas-Nonce',
+    );
+    expect(
+      (await rejection(core.applications.authenticateSignedRequest({ ...signed(), keyId: 'unknown' }))).message,
+    ).toContain('X-Nylas-Kid');
     // A request that failed its signature does not use up its nonce.
     const tampered = signed();
     await rejection(core.applications.authenticateSignedRequest({ ...tampered, path: '/v3/admin/domains/other' }));
@@ -170,8 +227,16 @@ describe('service-account signatures', () => {
     const core = start();
     const { application } = await core.applications.ensureDefaultApplication();
     const credentials = await core.applications.createServiceAccount(application.id);
-    const signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key, privateKeyId: credentials.private_key_id });
-    const { headers } = signer.buildHeaders({ method: 'POST', path: '/v3/admin/domains', body: { name: 'x' }, timestamp: Math.floor(clock.now().getTime() / 1000) });
+    const signer = new ServiceAccountSigner({
+      privateKeyPem: credentials.private_key,
+      privateKeyId: credentials.private_key_id,
+    });
+    const { headers } = signer.buildHeaders({
+      method: 'POST',
+      path: '/v3/admin/domains',
+      body: { name: 'x' },
+      timestamp: Math.floor(clock.now().getTime() / 1000),
+    });
     const error = await rejection(
       core.applications.authenticateSignedRequest({
         keyId: headers['X-Nylas-Kid']!,
@@ -192,9 +257,21 @@ describe('service-account signatures', () => {
     const core = start();
     const { application } = await core.applications.ensureDefaultApplication();
     const credentials = await core.applications.createServiceAccount(application.id);
-    const signer = new ServiceAccountSigner({ privateKeyPem: credentials.private_key, privateKeyId: credentials.private_key_id });
-    await db.write((tx) => tx.update(tables.serviceAccounts).set({ revokedAt: 1 }).where(eq(tables.serviceAccounts.id, credentials.private_key_id)));
-    const { headers } = signer.buildHeaders({ method: 'GET', path: '/v3/admin/domains', timestamp: Math.floor(clock.now().getTime() / 1000) });
+    const signer = new ServiceAccountSigner({
+      privateKeyPem: credentials.private_key,
+      privateKeyId: credentials.private_key_id,
+    });
+    await db.write((tx) =>
+      tx
+        .update(tables.serviceAccounts)
+        .set({ revokedAt: 1 })
+        .where(eq(tables.serviceAccounts.id, credentials.private_key_id)),
+    );
+    const { headers } = signer.buildHeaders({
+      method: 'GET',
+      path: '/v3/admin/domains',
+      timestamp: Math.floor(clock.now().getTime() / 1000),
+    });
     const error = await rejection(
       core.applications.authenticateSignedRequest({
         keyId: headers['X-Nylas-Kid']!,

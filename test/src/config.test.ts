@@ -39,28 +39,57 @@ describe('loadConfig', () => {
   it('reads AGENTPOST_WARMUP_SCHEDULE (day 1 first, or off) and names it when a cap is bad', () => {
     expect(loadConfig({}).deliverability.warmUpSchedule).toHaveLength(28);
     expect((loadConfig({}).deliverability.warmUpSchedule as number[]).slice(0, 4)).toEqual([50, 50, 50, 100]);
-    expect(loadConfig({ AGENTPOST_WARMUP_SCHEDULE: ' 20, 40 ,80' }).deliverability.warmUpSchedule).toEqual([20, 40, 80]);
+    expect(loadConfig({ AGENTPOST_WARMUP_SCHEDULE: ' 20, 40 ,80' }).deliverability.warmUpSchedule).toEqual([
+      20, 40, 80,
+    ]);
     expect(loadConfig({ AGENTPOST_WARMUP_SCHEDULE: 'OFF' }).deliverability.warmUpSchedule).toBe('off');
     for (const bad of ['50,abc', '50,,100', '0,10', '-5', '1.5', 'on']) {
-      expect(configError({ AGENTPOST_WARMUP_SCHEDULE: bad })).toMatch(/AGENTPOST_WARMUP_SCHEDULE: ".*" is not a daily cap/);
+      expect(configError({ AGENTPOST_WARMUP_SCHEDULE: bad })).toMatch(
+        /AGENTPOST_WARMUP_SCHEDULE: ".*" is not a daily cap/,
+      );
     }
-    expect(configError({ AGENTPOST_WARMUP_SCHEDULE: Array(367).fill('5').join(',') })).toContain('AGENTPOST_WARMUP_SCHEDULE: gives 367 days; a ramp has at most 366');
+    expect(configError({ AGENTPOST_WARMUP_SCHEDULE: Array(367).fill('5').join(',') })).toContain(
+      'AGENTPOST_WARMUP_SCHEDULE: gives 367 days; a ramp has at most 366',
+    );
   });
 
   it('applies the grant pause thresholds to domains unless AGENTPOST_DOMAIN_PAUSE_* are set', () => {
-    expect(loadConfig({ AGENTPOST_PAUSE_BOUNCE_RATE: '0.1', AGENTPOST_PAUSE_MIN_SENT: '20' }).deliverability.domain).toEqual({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001, pauseMinSent: 20, pauseWindowDays: 7 });
-    const own = loadConfig({ AGENTPOST_PAUSE_BOUNCE_RATE: '0.1', AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: '0.02', AGENTPOST_DOMAIN_PAUSE_COMPLAINT_RATE: '0.005', AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '500' });
-    expect(own.deliverability.domain).toMatchObject({ pauseBounceRate: 0.02, pauseComplaintRate: 0.005, pauseMinSent: 500 });
+    expect(
+      loadConfig({ AGENTPOST_PAUSE_BOUNCE_RATE: '0.1', AGENTPOST_PAUSE_MIN_SENT: '20' }).deliverability.domain,
+    ).toEqual({ pauseBounceRate: 0.1, pauseComplaintRate: 0.001, pauseMinSent: 20, pauseWindowDays: 7 });
+    const own = loadConfig({
+      AGENTPOST_PAUSE_BOUNCE_RATE: '0.1',
+      AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: '0.02',
+      AGENTPOST_DOMAIN_PAUSE_COMPLAINT_RATE: '0.005',
+      AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '500',
+    });
+    expect(own.deliverability.domain).toMatchObject({
+      pauseBounceRate: 0.02,
+      pauseComplaintRate: 0.005,
+      pauseMinSent: 500,
+    });
     expect(own.deliverability.pauseBounceRate).toBe(0.1);
-    expect(configError({ AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: '5%' })).toContain('AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: must be a rate from 0 to 1');
-    expect(configError({ AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '0' })).toContain('AGENTPOST_DOMAIN_PAUSE_MIN_SENT: must be between 1 and');
+    expect(configError({ AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: '5%' })).toContain(
+      'AGENTPOST_DOMAIN_PAUSE_BOUNCE_RATE: must be a rate from 0 to 1',
+    );
+    expect(configError({ AGENTPOST_DOMAIN_PAUSE_MIN_SENT: '0' })).toContain(
+      'AGENTPOST_DOMAIN_PAUSE_MIN_SENT: must be between 1 and',
+    );
   });
 
   it('caps additional calendars per plan, AGENTPOST_MAX_CALENDARS giving the default of both', () => {
     expect(loadConfig({}).maxCalendars).toEqual({ trial: 10, production: 100 });
     expect(loadConfig({ AGENTPOST_MAX_CALENDARS: '4' }).maxCalendars).toEqual({ trial: 4, production: 4 });
-    expect(loadConfig({ AGENTPOST_MAX_CALENDARS: '4', AGENTPOST_MAX_CALENDARS_TRIAL: '1', AGENTPOST_MAX_CALENDARS_PRODUCTION: '30' }).maxCalendars).toEqual({ trial: 1, production: 30 });
-    expect(configError({ AGENTPOST_MAX_CALENDARS_TRIAL: 'many' })).toContain('AGENTPOST_MAX_CALENDARS_TRIAL: must be a whole number of calendars');
+    expect(
+      loadConfig({
+        AGENTPOST_MAX_CALENDARS: '4',
+        AGENTPOST_MAX_CALENDARS_TRIAL: '1',
+        AGENTPOST_MAX_CALENDARS_PRODUCTION: '30',
+      }).maxCalendars,
+    ).toEqual({ trial: 1, production: 30 });
+    expect(configError({ AGENTPOST_MAX_CALENDARS_TRIAL: 'many' })).toContain(
+      'AGENTPOST_MAX_CALENDARS_TRIAL: must be a whole number of calendars',
+    );
   });
 
   it('ignores variables that are not ours and treats empty values as unset', () => {
@@ -93,15 +122,26 @@ describe('loadConfig', () => {
   });
 
   it('accepts each kind of database URL', () => {
-    for (const url of ['file:./data/x.db', 'file:/tmp/a.db', 'libsql://db.turso.io', 'http://127.0.0.1:8080', 'https://db.example.com', 'ws://127.0.0.1:8080']) {
+    for (const url of [
+      'file:./data/x.db',
+      'file:/tmp/a.db',
+      'libsql://db.turso.io',
+      'http://127.0.0.1:8080',
+      'https://db.example.com',
+      'ws://127.0.0.1:8080',
+    ]) {
       expect(loadConfig({ AGENTPOST_DATABASE_URL: url }).databaseUrl).toBe(url);
     }
   });
 
   it('derives AGENTPOST_PUBLIC_URL from the host and HTTP port when unset', () => {
-    expect(loadConfig({ AGENTPOST_HOST: 'localhost', AGENTPOST_HTTP_PORT: '4000' }).publicUrl).toBe('http://localhost:4000');
+    expect(loadConfig({ AGENTPOST_HOST: 'localhost', AGENTPOST_HTTP_PORT: '4000' }).publicUrl).toBe(
+      'http://localhost:4000',
+    );
     expect(loadConfig({ AGENTPOST_HOST: '::1', AGENTPOST_HTTP_PORT: '4000' }).publicUrl).toBe('http://[::1]:4000');
-    expect(loadConfig({ AGENTPOST_HTTP_PORT: '4000', AGENTPOST_PUBLIC_URL: 'https://agents.example.com' }).publicUrl).toBe('https://agents.example.com');
+    expect(
+      loadConfig({ AGENTPOST_HTTP_PORT: '4000', AGENTPOST_PUBLIC_URL: 'https://agents.example.com' }).publicUrl,
+    ).toBe('https://agents.example.com');
   });
 
   it.each([
@@ -126,8 +166,18 @@ describe('loadConfig', () => {
   });
 
   it('reads the SMTP limits', () => {
-    const config = loadConfig({ AGENTPOST_SMTP_MAX_CONNECTIONS: '500', AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '5', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: '10', AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: '200' });
-    expect(config).toMatchObject({ smtpMaxConnections: 500, smtpMaxConnectionsPerClient: 5, smtpMaxUnknownRecipients: 10, smtpMaxUnknownRecipientsPerClient: 200 });
+    const config = loadConfig({
+      AGENTPOST_SMTP_MAX_CONNECTIONS: '500',
+      AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '5',
+      AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: '10',
+      AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: '200',
+    });
+    expect(config).toMatchObject({
+      smtpMaxConnections: 500,
+      smtpMaxConnectionsPerClient: 5,
+      smtpMaxUnknownRecipients: 10,
+      smtpMaxUnknownRecipientsPerClient: 200,
+    });
   });
 
   it('lifts the address policy with AGENTPOST_ALLOW_PRIVATE_NETWORKS or its earlier name AGENTPOST_ALLOW_PRIVATE_WEBHOOKS', () => {
@@ -135,7 +185,10 @@ describe('loadConfig', () => {
     expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateNetworks).toBe(true);
     expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: '1' }).allowPrivateNetworks).toBe(true);
     // The new name wins when both are set.
-    expect(loadConfig({ AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'false', AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' }).allowPrivateNetworks).toBe(false);
+    expect(
+      loadConfig({ AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'false', AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' })
+        .allowPrivateNetworks,
+    ).toBe(false);
   });
 
   it('names a bad AGENTPOST_DOMAINS entry and its value', () => {
@@ -147,10 +200,26 @@ describe('loadConfig', () => {
   });
 
   it('reads the spam stage settings: DNSBL zones, rspamd URL and deadline', () => {
-    expect(loadConfig({}).spam).toEqual({ dnsblZones: ['zen.spamhaus.org', 'bl.spamcop.net'], rspamdUrl: undefined, rspamdTimeoutMs: 10_000 });
-    const config = loadConfig({ AGENTPOST_DNSBL_ZONES: 'DNSBL.Example.org, other.example', AGENTPOST_RSPAMD_URL: 'http://127.0.0.1:11333/', AGENTPOST_RSPAMD_TIMEOUT: '3s' });
-    expect(config.spam).toEqual({ dnsblZones: ['dnsbl.example.org', 'other.example'], rspamdUrl: 'http://127.0.0.1:11333', rspamdTimeoutMs: 3_000 });
-    const message = configError({ AGENTPOST_DNSBL_ZONES: 'not a zone', AGENTPOST_RSPAMD_URL: 'localhost:11333', AGENTPOST_RSPAMD_TIMEOUT: 'soon' });
+    expect(loadConfig({}).spam).toEqual({
+      dnsblZones: ['zen.spamhaus.org', 'bl.spamcop.net'],
+      rspamdUrl: undefined,
+      rspamdTimeoutMs: 10_000,
+    });
+    const config = loadConfig({
+      AGENTPOST_DNSBL_ZONES: 'DNSBL.Example.org, other.example',
+      AGENTPOST_RSPAMD_URL: 'http://127.0.0.1:11333/',
+      AGENTPOST_RSPAMD_TIMEOUT: '3s',
+    });
+    expect(config.spam).toEqual({
+      dnsblZones: ['dnsbl.example.org', 'other.example'],
+      rspamdUrl: 'http://127.0.0.1:11333',
+      rspamdTimeoutMs: 3_000,
+    });
+    const message = configError({
+      AGENTPOST_DNSBL_ZONES: 'not a zone',
+      AGENTPOST_RSPAMD_URL: 'localhost:11333',
+      AGENTPOST_RSPAMD_TIMEOUT: 'soon',
+    });
     expect(message).toContain('AGENTPOST_DNSBL_ZONES:');
     expect(message).toContain('AGENTPOST_RSPAMD_URL: must be the http(s) URL of an rspamd normal worker');
     expect(message).toContain('AGENTPOST_RSPAMD_TIMEOUT:');
@@ -158,8 +227,18 @@ describe('loadConfig', () => {
 
   it('applies the published rate limits and the HTTP server bounds by default, and reads them', () => {
     const defaults = loadConfig({});
-    expect(defaults.rateLimits).toEqual({ applicationPerSecond: 50, grantPerSecond: 200, multipartSendPerSecond: 10, failedAuthPerMinute: 20 });
-    expect(defaults.http).toEqual({ maxHeaderBytes: 16_384, headersTimeoutMs: 10_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 5_000 });
+    expect(defaults.rateLimits).toEqual({
+      applicationPerSecond: 50,
+      grantPerSecond: 200,
+      multipartSendPerSecond: 10,
+      failedAuthPerMinute: 20,
+    });
+    expect(defaults.http).toEqual({
+      maxHeaderBytes: 16_384,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 120_000,
+      keepAliveTimeoutMs: 5_000,
+    });
     expect(defaults.rawMimePageBytes).toBe(10 * 1024 * 1024);
     const set = loadConfig({
       AGENTPOST_RATE_LIMIT_APPLICATION: '0',
@@ -172,8 +251,18 @@ describe('loadConfig', () => {
       AGENTPOST_HTTP_KEEP_ALIVE_TIMEOUT: '30',
       AGENTPOST_RAW_MIME_PAGE_BYTES: '1000',
     });
-    expect(set.rateLimits).toEqual({ applicationPerSecond: 0, grantPerSecond: 1000, multipartSendPerSecond: 1, failedAuthPerMinute: 5 });
-    expect(set.http).toEqual({ maxHeaderBytes: 32_768, headersTimeoutMs: 2_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 30_000 });
+    expect(set.rateLimits).toEqual({
+      applicationPerSecond: 0,
+      grantPerSecond: 1000,
+      multipartSendPerSecond: 1,
+      failedAuthPerMinute: 5,
+    });
+    expect(set.http).toEqual({
+      maxHeaderBytes: 32_768,
+      headersTimeoutMs: 2_000,
+      requestTimeoutMs: 300_000,
+      keepAliveTimeoutMs: 30_000,
+    });
     expect(set.rawMimePageBytes).toBe(1000);
   });
 
@@ -193,18 +282,28 @@ describe('loadConfig', () => {
     // Trimmed, case-insensitive, duplicates dropped, in the order of ROLES.
     expect(loadConfig({ AGENTPOST_ROLES: ' Worker , http,http' }).roles).toEqual(['http', 'worker']);
     expect(loadConfig({ AGENTPOST_ROLES: 'smtp' }).roles).toEqual(['smtp']);
-    expect(configError({ AGENTPOST_ROLES: 'http,mail' })).toContain('AGENTPOST_ROLES: "mail" is not a role (expected a comma-separated subset of http, smtp, worker');
-    expect(configError({ AGENTPOST_ROLES: ' , ' })).toContain('AGENTPOST_ROLES: give at least one role of http, smtp, worker');
+    expect(configError({ AGENTPOST_ROLES: 'http,mail' })).toContain(
+      'AGENTPOST_ROLES: "mail" is not a role (expected a comma-separated subset of http, smtp, worker',
+    );
+    expect(configError({ AGENTPOST_ROLES: ' , ' })).toContain(
+      'AGENTPOST_ROLES: give at least one role of http, smtp, worker',
+    );
     expect(parseRoles('worker,smtp')).toEqual({ roles: ['smtp', 'worker'] });
     expect(parseRoles('')).toEqual({ error: expect.stringContaining('at least one role') });
   });
 
   it('refuses a header timeout longer than the request timeout', () => {
-    expect(configError({ AGENTPOST_HTTP_HEADERS_TIMEOUT: '2m', AGENTPOST_HTTP_REQUEST_TIMEOUT: '1m' })).toContain('AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT');
+    expect(configError({ AGENTPOST_HTTP_HEADERS_TIMEOUT: '2m', AGENTPOST_HTTP_REQUEST_TIMEOUT: '1m' })).toContain(
+      'AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT',
+    );
   });
 
   it('lists every bad variable at once', () => {
-    const message = configError({ AGENTPOST_HTTP_PORT: 'abc', AGENTPOST_SMTP_PORT: 'x', AGENTPOST_DATABASE_URL: 'mysql://x' });
+    const message = configError({
+      AGENTPOST_HTTP_PORT: 'abc',
+      AGENTPOST_SMTP_PORT: 'x',
+      AGENTPOST_DATABASE_URL: 'mysql://x',
+    });
     expect(message).toContain('AGENTPOST_HTTP_PORT:');
     expect(message).toContain('AGENTPOST_SMTP_PORT:');
     expect(message).toContain('AGENTPOST_DATABASE_URL:');
@@ -219,12 +318,31 @@ describe('Smart Compose model settings', () => {
   });
 
   it('reads each provider with what it needs', () => {
-    expect(loadConfig({ AGENTPOST_AI_PROVIDER: 'openai', AGENTPOST_AI_MODEL: 'gpt-4o-mini', AGENTPOST_AI_API_KEY: 'sk-1', AGENTPOST_AI_TIMEOUT: '15s' })).toMatchObject({
+    expect(
+      loadConfig({
+        AGENTPOST_AI_PROVIDER: 'openai',
+        AGENTPOST_AI_MODEL: 'gpt-4o-mini',
+        AGENTPOST_AI_API_KEY: 'sk-1',
+        AGENTPOST_AI_TIMEOUT: '15s',
+      }),
+    ).toMatchObject({
       ai: { provider: 'openai', model: 'gpt-4o-mini', apiKey: 'sk-1', baseUrl: undefined },
       aiTimeoutMs: 15_000,
     });
-    expect(loadConfig({ AGENTPOST_AI_PROVIDER: 'anthropic', AGENTPOST_AI_MODEL: 'claude-3-5-haiku-latest', AGENTPOST_AI_API_KEY: 'sk-ant' }).ai?.provider).toBe('anthropic');
-    expect(loadConfig({ AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'llama3.1', AGENTPOST_AI_BASE_URL: 'http://127.0.0.1:11434/v1/' }).ai).toEqual({
+    expect(
+      loadConfig({
+        AGENTPOST_AI_PROVIDER: 'anthropic',
+        AGENTPOST_AI_MODEL: 'claude-3-5-haiku-latest',
+        AGENTPOST_AI_API_KEY: 'sk-ant',
+      }).ai?.provider,
+    ).toBe('anthropic');
+    expect(
+      loadConfig({
+        AGENTPOST_AI_PROVIDER: 'openai-compatible',
+        AGENTPOST_AI_MODEL: 'llama3.1',
+        AGENTPOST_AI_BASE_URL: 'http://127.0.0.1:11434/v1/',
+      }).ai,
+    ).toEqual({
       provider: 'openai-compatible',
       model: 'llama3.1',
       apiKey: undefined,
@@ -233,12 +351,24 @@ describe('Smart Compose model settings', () => {
   });
 
   it('names what is missing or wrong', () => {
-    expect(configError({ AGENTPOST_AI_PROVIDER: 'gemini' })).toContain('AGENTPOST_AI_PROVIDER: must be openai, anthropic or openai-compatible');
-    expect(configError({ AGENTPOST_IMAP_FETCH_THREAD: 'always' })).toContain('AGENTPOST_IMAP_FETCH_THREAD: must be auto, on or off');
-    expect(configError({ AGENTPOST_AI_PROVIDER: 'openai', AGENTPOST_AI_API_KEY: 'sk-1' })).toContain('AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=openai');
-    expect(configError({ AGENTPOST_AI_PROVIDER: 'anthropic', AGENTPOST_AI_MODEL: 'claude' })).toContain('AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=anthropic');
-    expect(configError({ AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'llama3.1' })).toContain('AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible');
-    expect(configError({ AGENTPOST_AI_MODEL: 'gpt-4o' })).toContain('AGENTPOST_AI_MODEL: set AGENTPOST_AI_PROVIDER too');
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'gemini' })).toContain(
+      'AGENTPOST_AI_PROVIDER: must be openai, anthropic or openai-compatible',
+    );
+    expect(configError({ AGENTPOST_IMAP_FETCH_THREAD: 'always' })).toContain(
+      'AGENTPOST_IMAP_FETCH_THREAD: must be auto, on or off',
+    );
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'openai', AGENTPOST_AI_API_KEY: 'sk-1' })).toContain(
+      'AGENTPOST_AI_MODEL: required with AGENTPOST_AI_PROVIDER=openai',
+    );
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'anthropic', AGENTPOST_AI_MODEL: 'claude' })).toContain(
+      'AGENTPOST_AI_API_KEY: required with AGENTPOST_AI_PROVIDER=anthropic',
+    );
+    expect(configError({ AGENTPOST_AI_PROVIDER: 'openai-compatible', AGENTPOST_AI_MODEL: 'llama3.1' })).toContain(
+      'AGENTPOST_AI_BASE_URL: required with AGENTPOST_AI_PROVIDER=openai-compatible',
+    );
+    expect(configError({ AGENTPOST_AI_MODEL: 'gpt-4o' })).toContain(
+      'AGENTPOST_AI_MODEL: set AGENTPOST_AI_PROVIDER too',
+    );
     expect(configError({ AGENTPOST_AI_TIMEOUT: 'later' })).toContain('AGENTPOST_AI_TIMEOUT:');
     expect(configError({ AGENTPOST_AI_BASE_URL: 'ftp://x' })).toContain('AGENTPOST_AI_BASE_URL:');
   });

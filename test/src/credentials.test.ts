@@ -43,7 +43,9 @@ describe('API keys', () => {
 
 describe('canonical JSON', () => {
   it('sorts keys at every depth, drops undefined members and adds no whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' }, u: undefined })).toBe('{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' }, u: undefined })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}',
+    );
     expect(canonicalJson([undefined, 'é', '\u2028'])).toBe(JSON.stringify([null, 'é', '\u2028']));
   });
 
@@ -68,7 +70,9 @@ describe('canonical JSON', () => {
 
   it('refuses nesting deeper than MAX_JSON_DEPTH with a 400, not a stack overflow', () => {
     const nested = (levels: number) => JSON.parse(`${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`) as unknown;
-    expect(canonicalJson(nested(MAX_JSON_DEPTH))).toBe(`${'{"a":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}`);
+    expect(canonicalJson(nested(MAX_JSON_DEPTH))).toBe(
+      `${'{"a":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}`,
+    );
     for (const levels of [MAX_JSON_DEPTH + 1, 100_000]) {
       const error = (() => {
         try {
@@ -111,12 +115,20 @@ describe('service-account signatures', () => {
 
   it('signs the envelope the SDK signs (payload only for POST, PUT and PATCH)', () => {
     const body = '{"domain_address":"a.example.com","name":"A"}';
-    expect(signingString({ method: 'POST', path: '/v3/admin/domains', nonce: 'n0nce123', timestamp: 1700000000, body })).toBe(
-      canonicalJson({ method: 'post', nonce: 'n0nce123', path: '/v3/admin/domains', payload: body, timestamp: 1700000000 }),
+    expect(
+      signingString({ method: 'POST', path: '/v3/admin/domains', nonce: 'n0nce123', timestamp: 1700000000, body }),
+    ).toBe(
+      canonicalJson({
+        method: 'post',
+        nonce: 'n0nce123',
+        path: '/v3/admin/domains',
+        payload: body,
+        timestamp: 1700000000,
+      }),
     );
-    expect(signingString({ method: 'GET', path: '/v3/admin/domains', nonce: 'n0nce123', timestamp: 1700000000, body })).toBe(
-      '{"method":"get","nonce":"n0nce123","path":"/v3/admin/domains","timestamp":1700000000}',
-    );
+    expect(
+      signingString({ method: 'GET', path: '/v3/admin/domains', nonce: 'n0nce123', timestamp: 1700000000, body }),
+    ).toBe('{"method":"get","nonce":"n0nce123","path":"/v3/admin/domains","timestamp":1700000000}');
   });
 
   it('accepts what the SDK signer produces and nothing altered', () => {
@@ -130,12 +142,26 @@ describe('service-account signatures', () => {
       body: serializedBody,
     };
     expect(verifySignature(publicKeyPem, parts, headers['X-Nylas-Signature']!)).toBe(true);
-    expect(verifySignature(publicKeyPem, { ...parts, path: '/v3/admin/domains/x' }, headers['X-Nylas-Signature']!)).toBe(false);
+    expect(
+      verifySignature(publicKeyPem, { ...parts, path: '/v3/admin/domains/x' }, headers['X-Nylas-Signature']!),
+    ).toBe(false);
     expect(verifySignature(publicKeyPem, { ...parts, method: 'PUT' }, headers['X-Nylas-Signature']!)).toBe(false);
-    expect(verifySignature(publicKeyPem, { ...parts, timestamp: parts.timestamp + 1 }, headers['X-Nylas-Signature']!)).toBe(false);
-    expect(verifySignature(publicKeyPem, { ...parts, nonce: `${parts.nonce}x` }, headers['X-Nylas-Signature']!)).toBe(false);
-    expect(verifySignature(publicKeyPem, { ...parts, body: '{"domain_address":"evil.example.com","name":"Mail"}' }, headers['X-Nylas-Signature']!)).toBe(false);
-    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    expect(
+      verifySignature(publicKeyPem, { ...parts, timestamp: parts.timestamp + 1 }, headers['X-Nylas-Signature']!),
+    ).toBe(false);
+    expect(verifySignature(publicKeyPem, { ...parts, nonce: `${parts.nonce}x` }, headers['X-Nylas-Signature']!)).toBe(
+      false,
+    );
+    expect(
+      verifySignature(
+        publicKeyPem,
+        { ...parts, body: '{"domain_address":"evil.example.com","name":"Mail"}' },
+        headers['X-Nylas-Signature']!,
+      ),
+    ).toBe(false);
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .publicKey.export({ type: 'spki', format: 'pem' })
+      .toString();
     expect(verifySignature(other, parts, headers['X-Nylas-Signature']!)).toBe(false);
     expect(verifySignature(publicKeyPem, parts, 'not-base64!')).toBe(false);
     expect(verifySignature('not a key', parts, headers['X-Nylas-Signature']!)).toBe(false);

@@ -5,7 +5,13 @@ import { chooseWorkspace, type PlacementWorkspace } from '../../src/grants/place
 const workspaces: PlacementWorkspace[] = [
   { id: 'ws_default', applicationId: 'app_1', domain: null, autoGroup: false, isDefault: true },
   { id: 'ws_sales', applicationId: 'app_1', domain: 'sales.example.com', autoGroup: true, isDefault: false },
-  { id: 'ws_support_manual', applicationId: 'app_1', domain: 'support.example.com', autoGroup: false, isDefault: false },
+  {
+    id: 'ws_support_manual',
+    applicationId: 'app_1',
+    domain: 'support.example.com',
+    autoGroup: false,
+    isDefault: false,
+  },
   { id: 'ws_other_default', applicationId: 'app_2', domain: null, autoGroup: false, isDefault: true },
   { id: 'ws_other_grouped', applicationId: 'app_2', domain: 'other.example.com', autoGroup: true, isDefault: false },
 ];
@@ -50,8 +56,13 @@ describe('workspace placement of a new Agent Account', () => {
   });
 
   it('fails loudly when the application has no default workspace', () => {
-    expect(() => chooseWorkspace({ applicationId: 'app_3', email: 'a@b.example.com', requestedWorkspaceId: undefined, workspaces })).toThrow(
-      /no default workspace/,
-    );
+    expect(() =>
+      chooseWorkspace({
+        applicationId: 'app_3',
+        email: 'a@b.example.com',
+        requestedWorkspaceId: undefined,
+        workspaces,
+      }),
+    ).toThrow(/no default workspace/);
   });
 });

@@ -13,8 +13,22 @@ import { startTestService, tempDir } from '../helpers/service.js';
 
 /** A multipart message big enough that mailparser needs more than a millisecond or two for it. */
 function largeMessage(): Buffer {
-  const part = (index: number) => ['--b', `Content-Type: text/html; charset=utf-8`, '', `<div>${'<p>word </p>'.repeat(20_000)}${index}</div>`].join('\r\n');
-  return Buffer.from(['From: a@example.com', 'To: b@example.com', 'Subject: big', 'Content-Type: multipart/mixed; boundary=b', '', ...Array.from({ length: 20 }, (_, index) => part(index)), '--b--', ''].join('\r\n'));
+  const part = (index: number) =>
+    ['--b', `Content-Type: text/html; charset=utf-8`, '', `<div>${'<p>word </p>'.repeat(20_000)}${index}</div>`].join(
+      '\r\n',
+    );
+  return Buffer.from(
+    [
+      'From: a@example.com',
+      'To: b@example.com',
+      'Subject: big',
+      'Content-Type: multipart/mixed; boundary=b',
+      '',
+      ...Array.from({ length: 20 }, (_, index) => part(index)),
+      '--b--',
+      '',
+    ].join('\r\n'),
+  );
 }
 
 describe('worker threads that stop on their own are replaced and reported', () => {
@@ -42,10 +56,13 @@ describe('worker threads that stop on their own are replaced and reported', () =
     const dir = tempDir();
     const exits: string[] = [];
     // A file in a folder that does not exist: the thread cannot open its connection and dies at once, every time.
-    const checkpointer = startWalCheckpointer(join(dir.path, 'missing', 'nowhere.db'), { onExit: (reason) => exits.push(reason) });
+    const checkpointer = startWalCheckpointer(join(dir.path, 'missing', 'nowhere.db'), {
+      onExit: (reason) => exits.push(reason),
+    });
     try {
       const started = Date.now();
-      while (exits.length < 2 && Date.now() - started < 10 * RESTART_DELAY_MS) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (exits.length < 2 && Date.now() - started < 10 * RESTART_DELAY_MS)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       expect(exits.length).toBeGreaterThanOrEqual(2);
       expect(exits[0]).toMatch(/exit code/);
     } finally {
@@ -63,13 +80,21 @@ describe('worker threads that stop on their own are replaced and reported', () =
     const health = createHealth(logger, () => new Date('2026-11-24T12:00:00Z'));
     health.threadExited('mime parser', 'exit code 1');
     health.threadExited('mime parser', 'a parse took longer than 15000 ms');
-    expect(health.threads()).toEqual({ 'mime parser': { exits: 2, lastExit: { at: '2026-11-24T12:00:00.000Z', reason: 'a parse took longer than 15000 ms' } } });
+    expect(health.threads()).toEqual({
+      'mime parser': {
+        exits: 2,
+        lastExit: { at: '2026-11-24T12:00:00.000Z', reason: 'a parse took longer than 15000 ms' },
+      },
+    });
     expect(lines.some((line) => line.includes('worker thread stopped'))).toBe(true);
 
     const service = await startTestService();
     try {
       service.core.health.threadExited('mail writer', 'exit code 1');
-      const body = (await (await fetch(`${service.url}/healthz`)).json()) as { status: string; threads: Record<string, { exits: number }> };
+      const body = (await (await fetch(`${service.url}/healthz`)).json()) as {
+        status: string;
+        threads: Record<string, { exits: number }>;
+      };
       expect(body).toMatchObject({ status: 'ok', threads: { 'mail writer': { exits: 1 } } });
       // Readiness reports it too, and stays ready: the thread was replaced.
       const ready = await fetch(`${service.url}/readyz`);

@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import Sqlite from 'libsql';
 import { asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { beginReadScope, createDb, migrate, preparedRead, readAll, tables, type Database, type Executor } from '../../storage/index.js';
+import {
+  beginReadScope,
+  createDb,
+  migrate,
+  preparedRead,
+  readAll,
+  tables,
+  type Database,
+  type Executor,
+} from '../../storage/index.js';
 import { tempDir } from '../helpers/service.js';
 
 const dir = tempDir();
@@ -18,8 +27,17 @@ beforeAll(async () => {
   db = await createDb({ url: `file:${join(dir.path, 'fast-read.db')}` });
   await migrate(db);
   await db.write(async (tx) => {
-    await tx.insert(tables.applications).values({ id: 'app', name: 'fast reads', plan: 'trial', createdAt: 1, updatedAt: 1 });
-    await tx.insert(tables.grants).values({ id: 'grant', applicationId: 'app', provider: 'nylas', email: 'a@fast.test', createdAt: 1, updatedAt: 1 });
+    await tx
+      .insert(tables.applications)
+      .values({ id: 'app', name: 'fast reads', plan: 'trial', createdAt: 1, updatedAt: 1 });
+    await tx.insert(tables.grants).values({
+      id: 'grant',
+      applicationId: 'app',
+      provider: 'nylas',
+      email: 'a@fast.test',
+      createdAt: 1,
+      updatedAt: 1,
+    });
     const message = (seq: number, extra: Partial<typeof tables.messages.$inferInsert>) => ({
       id: `m${seq}`,
       grantId: 'grant',
@@ -32,11 +50,36 @@ beforeAll(async () => {
       ...extra,
     });
     await tx.insert(tables.messages).values([
-      message(1, { subject: 'first', fromAddresses: [{ name: 'Ann', email: 'ann@example.com' }], folders: ['inbox'], metadata: { key: 'value', nested: [1, 2] }, unread: false, starred: true, body: '<p>é ✓ "quoted"</p>' }),
-      message(2, { subject: 'second', toAddresses: [{ email: 'bob@example.com' }], references: ['a@b'], verdict: null, body: null, bodyHash: 'abc' }),
+      message(1, {
+        subject: 'first',
+        fromAddresses: [{ name: 'Ann', email: 'ann@example.com' }],
+        folders: ['inbox'],
+        metadata: { key: 'value', nested: [1, 2] },
+        unread: false,
+        starred: true,
+        body: '<p>é ✓ "quoted"</p>',
+      }),
+      message(2, {
+        subject: 'second',
+        toAddresses: [{ email: 'bob@example.com' }],
+        references: ['a@b'],
+        verdict: null,
+        body: null,
+        bodyHash: 'abc',
+      }),
     ]);
     await tx.insert(tables.blobs).values({ hash: 'h', size: 1, chunkCount: 1, createdAt: 1 });
-    await tx.insert(tables.attachments).values({ id: 'a1', messageId: 'm1', grantId: 'grant', position: 0, filename: 'x.txt', contentType: 'text/plain', size: 1, isInline: false, blobHash: 'h' });
+    await tx.insert(tables.attachments).values({
+      id: 'a1',
+      messageId: 'm1',
+      grantId: 'grant',
+      position: 0,
+      filename: 'x.txt',
+      contentType: 'text/plain',
+      size: 1,
+      isInline: false,
+      blobHash: 'h',
+    });
   });
 });
 
@@ -49,7 +92,15 @@ describe('readAll', () => {
   it('gives the rows drizzle gives: whole rows, partial selections and inner joins with a nested table', async () => {
     const whole = () => db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
     expect(await readAll(db.orm, whole())).toEqual(await whole());
-    const partial = () => db.orm.select({ id: tables.messages.id, folders: tables.messages.folders, unread: tables.messages.unread, n: sql<number>`${tables.messages.seq} * 2` }).from(tables.messages);
+    const partial = () =>
+      db.orm
+        .select({
+          id: tables.messages.id,
+          folders: tables.messages.folders,
+          unread: tables.messages.unread,
+          n: sql<number>`${tables.messages.seq} * 2`,
+        })
+        .from(tables.messages);
     expect(await readAll(db.orm, partial())).toEqual(await partial());
     const joined = () =>
       db.orm
@@ -74,16 +125,27 @@ describe('readAll', () => {
   });
 
   it('reads through the shared connection while a write transaction is open, and in a transaction', async () => {
-    await db.write(async (tx) => {
-      await tx.update(tables.messages).set({ subject: 'changed' }).where(eq(tables.messages.id, 'm1'));
-      const [viaOrm] = await readAll(db.orm, db.orm.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
-      const [viaTx] = await readAll(tx, tx.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
-      // What the shared connection sees, as before: the uncommitted change.
-      expect(viaOrm!.subject).toBe('changed');
-      expect(viaTx!.subject).toBe('changed');
-      tx.rollback();
-    }).catch(() => undefined);
-    const [after] = await readAll(db.orm, db.orm.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
+    await db
+      .write(async (tx) => {
+        await tx.update(tables.messages).set({ subject: 'changed' }).where(eq(tables.messages.id, 'm1'));
+        const [viaOrm] = await readAll(
+          db.orm,
+          db.orm.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')),
+        );
+        const [viaTx] = await readAll(
+          tx,
+          tx.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')),
+        );
+        // What the shared connection sees, as before: the uncommitted change.
+        expect(viaOrm!.subject).toBe('changed');
+        expect(viaTx!.subject).toBe('changed');
+        tx.rollback();
+      })
+      .catch(() => undefined);
+    const [after] = await readAll(
+      db.orm,
+      db.orm.select({ subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, 'm1')),
+    );
     expect(after!.subject).toBe('first');
   });
 });
@@ -100,7 +162,9 @@ describe('preparedRead', () => {
   it('fills the placeholders at each call, on the fast path and in a transaction alike', async () => {
     const expected = await db.orm.select().from(tables.messages).where(eq(tables.messages.subject, 'second'));
     expect(await bySubject(db.orm, { subject: 'second', limit: 5 })).toEqual(expected);
-    expect(await bySubject(db.orm, { subject: 'first', limit: 5 })).toEqual(await db.orm.select().from(tables.messages).where(eq(tables.messages.subject, 'first')));
+    expect(await bySubject(db.orm, { subject: 'first', limit: 5 })).toEqual(
+      await db.orm.select().from(tables.messages).where(eq(tables.messages.subject, 'first')),
+    );
     expect(await bySubject(db.orm, { subject: 'none', limit: 5 })).toEqual([]);
     await db.write(async (tx) => {
       expect(await bySubject(tx, { subject: 'second', limit: 5 })).toEqual(expected);
@@ -111,7 +175,9 @@ describe('preparedRead', () => {
     const memory = await createDb({ url: 'file::memory:' });
     try {
       // Drizzle's own error (the native read connection would throw SqliteError: no such table).
-      expect(await bySubject(memory.orm, { subject: 'x', limit: 1 }).catch((error: Error) => error.message)).toMatch(/^Failed query: select/);
+      expect(await bySubject(memory.orm, { subject: 'x', limit: 1 }).catch((error: Error) => error.message)).toMatch(
+        /^Failed query: select/,
+      );
     } finally {
       await memory.close();
     }
@@ -121,7 +187,15 @@ describe('preparedRead', () => {
 describe('rows read as one aggregated value', () => {
   const page = preparedRead((executor: Executor) =>
     executor
-      .select({ id: tables.messages.id, seq: tables.messages.seq, date: tables.messages.date, rawSize: tables.messages.rawSize, bodyHash: tables.messages.bodyHash, unread: tables.messages.unread, half: sql<number>`${tables.messages.seq} / 2` })
+      .select({
+        id: tables.messages.id,
+        seq: tables.messages.seq,
+        date: tables.messages.date,
+        rawSize: tables.messages.rawSize,
+        bodyHash: tables.messages.bodyHash,
+        unread: tables.messages.unread,
+        half: sql<number>`${tables.messages.seq} / 2`,
+      })
       .from(tables.messages)
       .where(eq(tables.messages.grantId, sql.placeholder('grant')))
       .orderBy(sql`${tables.messages.date} desc`)
@@ -131,11 +205,29 @@ describe('rows read as one aggregated value', () => {
   it('keeps the order and the values of INTEGER and TEXT columns and expressions, NULL included', async () => {
     await db.write(async (tx) => {
       await tx.insert(tables.messages).values(
-        Array.from({ length: 120 }, (_, index) => ({ id: `bulk${index}`, grantId: 'grant', threadId: 't2', seq: 100 + index, date: 1_600_000_000 + ((index * 37) % 120), rawSize: 2 ** 52 + index, bodyHash: index % 3 === 0 ? null : `hash "${index}" ✓\n`, createdAt: 1, updatedAt: 1 })),
+        Array.from({ length: 120 }, (_, index) => ({
+          id: `bulk${index}`,
+          grantId: 'grant',
+          threadId: 't2',
+          seq: 100 + index,
+          date: 1_600_000_000 + ((index * 37) % 120),
+          rawSize: 2 ** 52 + index,
+          bodyHash: index % 3 === 0 ? null : `hash "${index}" ✓\n`,
+          createdAt: 1,
+          updatedAt: 1,
+        })),
       );
     });
     const expected = await db.orm
-      .select({ id: tables.messages.id, seq: tables.messages.seq, date: tables.messages.date, rawSize: tables.messages.rawSize, bodyHash: tables.messages.bodyHash, unread: tables.messages.unread, half: sql<number>`${tables.messages.seq} / 2` })
+      .select({
+        id: tables.messages.id,
+        seq: tables.messages.seq,
+        date: tables.messages.date,
+        rawSize: tables.messages.rawSize,
+        bodyHash: tables.messages.bodyHash,
+        unread: tables.messages.unread,
+        half: sql<number>`${tables.messages.seq} / 2`,
+      })
       .from(tables.messages)
       .where(eq(tables.messages.grantId, 'grant'))
       .orderBy(sql`${tables.messages.date} desc`)
@@ -146,10 +238,18 @@ describe('rows read as one aggregated value', () => {
   });
 
   it('reads a REAL (in an INTEGER column, or computed) and a BLOB in a TEXT column exactly (JSON cannot)', async () => {
-    const thirds = preparedRead((executor: Executor) => executor.select({ id: tables.messages.id, third: sql<number>`${tables.messages.seq} / 3.0` }).from(tables.messages).where(eq(tables.messages.id, sql.placeholder('id'))));
+    const thirds = preparedRead((executor: Executor) =>
+      executor
+        .select({ id: tables.messages.id, third: sql<number>`${tables.messages.seq} / 3.0` })
+        .from(tables.messages)
+        .where(eq(tables.messages.id, sql.placeholder('id'))),
+    );
     expect((await thirds(db.orm, { id: 'bulk1' }))[0]!.third).toBe(101 / 3);
     const client = db.client;
-    await client.execute({ sql: 'UPDATE messages SET raw_size = ?, body_hash = ? WHERE id = ?', args: [1764290000.123456, new Uint8Array([104, 105]), 'bulk1'] });
+    await client.execute({
+      sql: 'UPDATE messages SET raw_size = ?, body_hash = ? WHERE id = ?',
+      args: [1764290000.123456, new Uint8Array([104, 105]), 'bulk1'],
+    });
     try {
       const rows = await page(db.orm, { grant: 'grant', limit: 500 });
       const row = rows.find((candidate) => candidate.id === 'bulk1')!;
@@ -165,7 +265,14 @@ describe('rows read as one aggregated value', () => {
 });
 
 describe('rows kept while the database is unchanged', () => {
-  const bySubject = preparedRead((executor: Executor) => executor.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, sql.placeholder('id'))), { memo: 2 });
+  const bySubject = preparedRead(
+    (executor: Executor) =>
+      executor
+        .select({ id: tables.messages.id, subject: tables.messages.subject })
+        .from(tables.messages)
+        .where(eq(tables.messages.id, sql.placeholder('id'))),
+    { memo: 2 },
+  );
 
   it('answers from memory until any connection commits, then reads again', async () => {
     const first = await bySubject(db.orm, { id: 'm1' });
@@ -192,16 +299,32 @@ describe('rows kept while the database is unchanged', () => {
     }
     beginReadScope();
     // At most `memo` sets of values are kept; each still answers correctly.
-    for (const id of ['m1', 'm2', 'none', 'm1']) expect(await bySubject(db.orm, { id })).toEqual(await db.orm.select({ id: tables.messages.id, subject: tables.messages.subject }).from(tables.messages).where(eq(tables.messages.id, id)));
+    for (const id of ['m1', 'm2', 'none', 'm1'])
+      expect(await bySubject(db.orm, { id })).toEqual(
+        await db.orm
+          .select({ id: tables.messages.id, subject: tables.messages.subject })
+          .from(tables.messages)
+          .where(eq(tables.messages.id, id)),
+      );
   });
 });
 
 describe('rows of long text', () => {
   it('reads them as they are, at once and after the first long result alike', async () => {
-    const bodies = preparedRead((executor: Executor) => executor.select({ id: tables.messages.id, body: tables.messages.body }).from(tables.messages).where(eq(tables.messages.id, sql.placeholder('id'))));
+    const bodies = preparedRead((executor: Executor) =>
+      executor
+        .select({ id: tables.messages.id, body: tables.messages.body })
+        .from(tables.messages)
+        .where(eq(tables.messages.id, sql.placeholder('id'))),
+    );
     const long = `"quoted" ✓ \\ ${'x'.repeat(40_000)}`;
     await db.write((tx) => tx.update(tables.messages).set({ body: long }).where(eq(tables.messages.id, 'm2')));
     for (let read = 0; read < 3; read++) expect(await bodies(db.orm, { id: 'm2' })).toEqual([{ id: 'm2', body: long }]);
-    expect(await bodies(db.orm, { id: 'm1' })).toEqual(await db.orm.select({ id: tables.messages.id, body: tables.messages.body }).from(tables.messages).where(eq(tables.messages.id, 'm1')));
+    expect(await bodies(db.orm, { id: 'm1' })).toEqual(
+      await db.orm
+        .select({ id: tables.messages.id, body: tables.messages.body })
+        .from(tables.messages)
+        .where(eq(tables.messages.id, 'm1')),
+    );
   });
 });

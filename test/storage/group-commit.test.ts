@@ -38,7 +38,8 @@ describe('group commit', () => {
     }
     return ids.map((id) => `stored ${id}`);
   };
-  const exists = async (id: string) => (await db.orm.select({ n: count() }).from(tables.applications).where(eq(tables.applications.id, id)))[0]!.n === 1;
+  const exists = async (id: string) =>
+    (await db.orm.select({ n: count() }).from(tables.applications).where(eq(tables.applications.id, id)))[0]!.n === 1;
 
   it('writes items that arrive together in one transaction, each resolving after the commit', async () => {
     const group = createGroupCommit(db, writer);
@@ -85,10 +86,16 @@ describe('group commit', () => {
   });
 
   it('durableWrite commits on its own connection and the pool reads the result at once', async () => {
-    await db.durableWrite((tx) => tx.insert(tables.applications).values({ id: 'durable', name: 'durable', plan: 'trial', createdAt: 1, updatedAt: 1 }));
+    await db.durableWrite((tx) =>
+      tx
+        .insert(tables.applications)
+        .values({ id: 'durable', name: 'durable', plan: 'trial', createdAt: 1, updatedAt: 1 }),
+    );
     expect(await exists('durable')).toBe(true);
     // Ordinary writes still queue with it.
-    await db.write((tx) => tx.update(tables.applications).set({ name: 'renamed' }).where(eq(tables.applications.id, 'durable')));
+    await db.write((tx) =>
+      tx.update(tables.applications).set({ name: 'renamed' }).where(eq(tables.applications.id, 'durable')),
+    );
     const [row] = await db.orm.select().from(tables.applications).where(eq(tables.applications.id, 'durable'));
     expect(row!.name).toBe('renamed');
   });

@@ -25,21 +25,49 @@ const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), '../../storage/
 /** A copy of the migrations folder holding only the first `count` migrations. */
 function firstMigrations(into: string, count: number): string {
   mkdirSync(join(into, 'meta'), { recursive: true });
-  const journal = JSON.parse(readFileSync(join(MIGRATIONS, 'meta/_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS, 'meta/_journal.json'), 'utf8')) as {
+    entries: { tag: string }[];
+  };
   journal.entries = journal.entries.slice(0, count);
-  for (const entry of journal.entries) copyFileSync(join(MIGRATIONS, `${entry.tag}.sql`), join(into, `${entry.tag}.sql`));
+  for (const entry of journal.entries)
+    copyFileSync(join(MIGRATIONS, `${entry.tag}.sql`), join(into, `${entry.tag}.sql`));
   writeFileSync(join(into, 'meta/_journal.json'), JSON.stringify(journal));
   return into;
 }
 
 const message = (headers: string[], body: string) => Buffer.from(`${headers.join('\r\n')}\r\n\r\n${body}\r\n`);
 const CORPUS = [
-  { to: ['a@migrate.test'], raw: message(['From: Ann <ann@example.com>', 'To: a@migrate.test', 'Subject: Plans', 'Message-ID: <m1@example.com>'], 'First words about plans') },
-  { to: ['a@migrate.test'], raw: message(['From: Bob <bob@example.com>', 'To: a@migrate.test', 'Subject: Re: Plans', 'Message-ID: <m2@example.com>', 'In-Reply-To: <m1@example.com>'], 'A reply about plans') },
+  {
+    to: ['a@migrate.test'],
+    raw: message(
+      ['From: Ann <ann@example.com>', 'To: a@migrate.test', 'Subject: Plans', 'Message-ID: <m1@example.com>'],
+      'First words about plans',
+    ),
+  },
+  {
+    to: ['a@migrate.test'],
+    raw: message(
+      [
+        'From: Bob <bob@example.com>',
+        'To: a@migrate.test',
+        'Subject: Re: Plans',
+        'Message-ID: <m2@example.com>',
+        'In-Reply-To: <m1@example.com>',
+      ],
+      'A reply about plans',
+    ),
+  },
   {
     to: ['a@migrate.test', 'b@migrate.test'],
     raw: message(
-      ['From: Fay <fay@example.com>', 'To: a@migrate.test, b@migrate.test', 'Subject: Report', 'Message-ID: <m3@example.com>', 'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"'],
+      [
+        'From: Fay <fay@example.com>',
+        'To: a@migrate.test, b@migrate.test',
+        'Subject: Report',
+        'Message-ID: <m3@example.com>',
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/mixed; boundary="b"',
+      ],
       '--b\r\nContent-Type: text/plain\r\n\r\nThe report is attached\r\n--b\r\nContent-Type: application/pdf\r\nContent-Disposition: attachment; filename="r.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\nJVBERi0xLjQK\r\n--b--',
     ),
   },
@@ -51,11 +79,20 @@ async function contents(db: Database) {
   return {
     messages: messages.map(({ id, seq, threadId, rawHash, subject }) => ({ id, seq, threadId, rawHash, subject })),
     raws: await Promise.all(messages.map(async (row) => (await loadRaw(db.orm, row)).toString('base64'))),
-    threads: (await db.orm.select().from(tables.threads).orderBy(asc(tables.threads.id))).map(({ id, messageCount, latestMessageId }) => ({ id, messageCount, latestMessageId })),
-    references: await db.orm.select().from(tables.threadReferences).orderBy(asc(tables.threadReferences.headerId), asc(tables.threadReferences.grantId)),
+    threads: (await db.orm.select().from(tables.threads).orderBy(asc(tables.threads.id))).map(
+      ({ id, messageCount, latestMessageId }) => ({ id, messageCount, latestMessageId }),
+    ),
+    references: await db.orm
+      .select()
+      .from(tables.threadReferences)
+      .orderBy(asc(tables.threadReferences.headerId), asc(tables.threadReferences.grantId)),
     folders: await db.orm.select().from(tables.messageFolders).orderBy(asc(tables.messageFolders.messageId)),
-    attachments: (await db.orm.select().from(tables.attachments).orderBy(asc(tables.attachments.id))).map(({ id, messageId, blobHash }) => ({ id, messageId, blobHash })),
-    search: (await db.client.execute(`SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'plans' ORDER BY rowid`)).rows.map((row) => Number(row[0])),
+    attachments: (await db.orm.select().from(tables.attachments).orderBy(asc(tables.attachments.id))).map(
+      ({ id, messageId, blobHash }) => ({ id, messageId, blobHash }),
+    ),
+    search: (
+      await db.client.execute(`SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'plans' ORDER BY rowid`)
+    ).rows.map((row) => Number(row[0])),
   };
 }
 
@@ -79,16 +116,44 @@ describe('migrations', () => {
     await db.client.execute('ALTER TABLE grants ADD sending_paused_at integer');
     await db.client.execute('ALTER TABLE grants ADD sending_paused_reason text');
     await db.write(async (tx) => {
-      await tx.insert(tables.applications).values({ id: 'app', name: 'migration test', plan: 'trial', createdAt: 1, updatedAt: 1 });
-      await tx.insert(tables.grants).values({ id: 'grant_a', applicationId: 'app', provider: 'nylas', email: 'a@migrate.test', createdAt: 1, updatedAt: 1 });
-      await tx.insert(tables.grants).values({ id: 'grant_b', applicationId: 'app', provider: 'nylas', email: 'b@migrate.test', createdAt: 1, updatedAt: 1 });
+      await tx
+        .insert(tables.applications)
+        .values({ id: 'app', name: 'migration test', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      await tx.insert(tables.grants).values({
+        id: 'grant_a',
+        applicationId: 'app',
+        provider: 'nylas',
+        email: 'a@migrate.test',
+        createdAt: 1,
+        updatedAt: 1,
+      });
+      await tx.insert(tables.grants).values({
+        id: 'grant_b',
+        applicationId: 'app',
+        provider: 'nylas',
+        email: 'b@migrate.test',
+        createdAt: 1,
+        updatedAt: 1,
+      });
     });
     const store = createMailStore({ newId: sequentialIds('m'), clock: fixedClock('2026-03-02T15:00:00Z') });
     const copiesOf = async ({ raw, to }: (typeof CORPUS)[number]): Promise<NewMessage[]> => {
       const parsed = await parser.parse(raw);
       if (!parsed.ok) throw new Error(parsed.error);
       const grantId = (email: string) => (email.startsWith('a@') ? 'grant_a' : 'grant_b');
-      return to.map((email) => ({ applicationId: 'app', grantId: grantId(email), parsed: parsed.value, raw, rawHash: parsed.rawHash, folders: ['inbox'], unread: true, date: 1_772_460_000, envelopeFrom: 'x@example.com', envelopeTo: email, parseError: null }));
+      return to.map((email) => ({
+        applicationId: 'app',
+        grantId: grantId(email),
+        parsed: parsed.value,
+        raw,
+        rawHash: parsed.rawHash,
+        folders: ['inbox'],
+        unread: true,
+        date: 1_772_460_000,
+        envelopeFrom: 'x@example.com',
+        envelopeTo: email,
+        parseError: null,
+      }));
     };
     // As the code of 0001's time stored mail: every raw message a blob.
     for (const entry of CORPUS) {
@@ -107,22 +172,39 @@ describe('migrations', () => {
     await migrate(db);
     expect(await contents(db)).toEqual(before);
     expect((await db.client.execute('PRAGMA foreign_key_check')).rows).toEqual([]);
-    const schema = async (name: string) => String((await db.client.execute({ sql: 'SELECT sql FROM sqlite_schema WHERE name = ?', args: [name] })).rows[0]![0]);
-    for (const table of ['threads', 'thread_references', 'message_folders']) expect(await schema(table)).toMatch(/WITHOUT ROWID\s*$/);
+    const schema = async (name: string) =>
+      String(
+        (await db.client.execute({ sql: 'SELECT sql FROM sqlite_schema WHERE name = ?', args: [name] })).rows[0]![0],
+      );
+    for (const table of ['threads', 'thread_references', 'message_folders'])
+      expect(await schema(table)).toMatch(/WITHOUT ROWID\s*$/);
     expect(await schema('messages')).toMatch(/`seq` integer PRIMARY KEY NOT NULL/);
 
     // New mail for one mailbox keeps its raw message in message_raw; deleting the message takes it along.
-    const copies = asDelivery(await copiesOf({ to: ['b@migrate.test'], raw: message(['From: Gus <gus@example.com>', 'To: b@migrate.test', 'Subject: After', 'Message-ID: <m4@example.com>'], 'After the migration') }));
+    const copies = asDelivery(
+      await copiesOf({
+        to: ['b@migrate.test'],
+        raw: message(
+          ['From: Gus <gus@example.com>', 'To: b@migrate.test', 'Subject: After', 'Message-ID: <m4@example.com>'],
+          'After the migration',
+        ),
+      }),
+    );
     const [fresh] = await db.write((tx) => store.insertMany(tx, copies));
     expect(fresh!.row.rawHash).toBeNull();
     expect((await loadRaw(db.orm, fresh!.row)).toString()).toContain('After the migration');
-    const found = async () => (await db.client.execute(`SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'migration'`)).rows.map((row) => Number(row[0]));
+    const found = async () =>
+      (await db.client.execute(`SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'migration'`)).rows.map((row) =>
+        Number(row[0]),
+      );
     expect(await found()).toEqual([fresh!.row.seq]);
     await db.write((tx) => store.destroy(tx, [fresh!.row]));
     // The rebuilt table has its full-text delete trigger again (dropping the old table dropped it).
     expect(await found()).toEqual([]);
     expect(await db.orm.select().from(tables.messageRaw).where(eq(tables.messageRaw.seq, fresh!.row.seq))).toEqual([]);
-    expect(await db.orm.select().from(tables.messageFolders).where(eq(tables.messageFolders.messageId, fresh!.row.id))).toEqual([]);
+    expect(
+      await db.orm.select().from(tables.messageFolders).where(eq(tables.messageFolders.messageId, fresh!.row.id)),
+    ).toEqual([]);
     expect(await contents(db)).toEqual(before);
     await db.close();
   });
@@ -146,14 +228,37 @@ describe('migrations', () => {
     await migrate(reopened);
     expect(await pageSize(reopened)).toBe(4096);
     await reopened.write(async (tx) => {
-      await tx.insert(tables.applications).values({ id: 'app', name: 'page size', plan: 'trial', createdAt: 1, updatedAt: 1 });
-      await tx.insert(tables.grants).values({ id: 'grant_a', applicationId: 'app', provider: 'nylas', email: 'a@migrate.test', createdAt: 1, updatedAt: 1 });
+      await tx
+        .insert(tables.applications)
+        .values({ id: 'app', name: 'page size', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      await tx.insert(tables.grants).values({
+        id: 'grant_a',
+        applicationId: 'app',
+        provider: 'nylas',
+        email: 'a@migrate.test',
+        createdAt: 1,
+        updatedAt: 1,
+      });
     });
     const store = createMailStore({ newId: sequentialIds('p'), clock: fixedClock('2026-03-02T15:00:00Z') });
     const parsed = await parser.parse(CORPUS[0]!.raw);
     if (!parsed.ok) throw new Error(parsed.error);
     const [stored] = await reopened.write((tx) =>
-      store.insertMany(tx, [{ applicationId: 'app', grantId: 'grant_a', parsed: parsed.value, raw: CORPUS[0]!.raw, rawHash: parsed.rawHash, folders: ['inbox'], unread: true, date: 1_772_460_000, envelopeFrom: null, envelopeTo: 'a@migrate.test', parseError: null }]),
+      store.insertMany(tx, [
+        {
+          applicationId: 'app',
+          grantId: 'grant_a',
+          parsed: parsed.value,
+          raw: CORPUS[0]!.raw,
+          rawHash: parsed.rawHash,
+          folders: ['inbox'],
+          unread: true,
+          date: 1_772_460_000,
+          envelopeFrom: null,
+          envelopeTo: 'a@migrate.test',
+          parseError: null,
+        },
+      ]),
     );
     expect((await loadRaw(reopened.orm, stored!.row)).equals(CORPUS[0]!.raw)).toBe(true);
     await reopened.close();

@@ -14,7 +14,8 @@ import { startLibsqlServer, type LibsqlServer } from '../helpers/libsql-server.j
 import { tempDir } from '../helpers/service.js';
 
 /** An error's message with its causes (drizzle wraps the driver's error in `Failed query: …`). */
-const fullMessage = (error: unknown): string => (error instanceof Error ? `${error.message} ${fullMessage(error.cause)}` : error === undefined ? '' : String(error));
+const fullMessage = (error: unknown): string =>
+  error instanceof Error ? `${error.message} ${fullMessage(error.cause)}` : error === undefined ? '' : String(error);
 /** Resolves the message chain of the rejection of `promise` (fails when it resolves). */
 async function failure(promise: Promise<unknown>): Promise<string> {
   return promise.then(
@@ -32,7 +33,8 @@ describe('storage on a libSQL server (HTTP)', () => {
   let db: Database;
   /** A connection of our own to the served file, to see what is committed. */
   let direct: Sqlite.Database;
-  const count = (table: string, where = '1') => Number((direct.prepare(`SELECT count(*) FROM ${table} WHERE ${where}`).raw(true).get() as [number])[0]);
+  const count = (table: string, where = '1') =>
+    Number((direct.prepare(`SELECT count(*) FROM ${table} WHERE ${where}`).raw(true).get() as [number])[0]);
 
   beforeAll(async () => {
     server = await startLibsqlServer({ file, authToken: 'secret-token' });
@@ -57,7 +59,11 @@ describe('storage on a libSQL server (HTTP)', () => {
     expect(applied).toBeGreaterThan(0);
     expect(count('sqlite_master', `type = 'table' AND name = 'messages'`)).toBe(1);
     // The migrations ran as one conditional batch, with foreign keys off around it (the client's migrate()).
-    expect(server.pipelines.some((pipeline) => pipeline.sql.includes('PRAGMA foreign_keys=off') && pipeline.sql.includes('COMMIT'))).toBe(true);
+    expect(
+      server.pipelines.some(
+        (pipeline) => pipeline.sql.includes('PRAGMA foreign_keys=off') && pipeline.sql.includes('COMMIT'),
+      ),
+    ).toBe(true);
   });
 
   it('runs a write transaction across requests on one stream: BEGIN IMMEDIATE, statements, COMMIT', async () => {
@@ -79,7 +85,12 @@ describe('storage on a libSQL server (HTTP)', () => {
     expect(mine.find((pipeline) => pipeline.sql.includes('BEGIN IMMEDIATE'))).toBe(mine[0]);
     expect(mine.at(-1)!.sql).toEqual(['COMMIT']);
     expect(mine.at(-1)!.types).toEqual(['execute', 'close']);
-    expect(mine.slice(1, -1).flatMap((pipeline) => pipeline.sql).some((text) => text.startsWith('insert into "applications"'))).toBe(true);
+    expect(
+      mine
+        .slice(1, -1)
+        .flatMap((pipeline) => pipeline.sql)
+        .some((text) => text.startsWith('insert into "applications"')),
+    ).toBe(true);
     expect(server.openStreams()).toBe(0);
   });
 
@@ -99,7 +110,14 @@ describe('storage on a libSQL server (HTTP)', () => {
     expect(
       await failure(
         db.write(async (tx) => {
-          await tx.insert(tables.grants).values({ id: 'orphan', applicationId: 'no_such_application', provider: 'nylas', email: 'orphan@fk.test', createdAt: 1, updatedAt: 1 });
+          await tx.insert(tables.grants).values({
+            id: 'orphan',
+            applicationId: 'no_such_application',
+            provider: 'nylas',
+            email: 'orphan@fk.test',
+            createdAt: 1,
+            updatedAt: 1,
+          });
         }),
       ),
     ).toMatch(/FOREIGN KEY constraint failed/);
@@ -111,27 +129,70 @@ describe('storage on a libSQL server (HTTP)', () => {
     // And ON DELETE CASCADE works, which also needs foreign keys on.
     await db.write(async (tx) => {
       await tx.insert(tables.applications).values(application('app_cascade'));
-      await tx.insert(tables.grants).values({ id: 'grant_cascade', applicationId: 'app_cascade', provider: 'nylas', email: 'cascade@fk.test', createdAt: 1, updatedAt: 1 });
+      await tx.insert(tables.grants).values({
+        id: 'grant_cascade',
+        applicationId: 'app_cascade',
+        provider: 'nylas',
+        email: 'cascade@fk.test',
+        createdAt: 1,
+        updatedAt: 1,
+      });
     });
     await db.write((tx) => tx.delete(tables.applications).where(eq(tables.applications.id, 'app_cascade')));
     expect(count('grants', `id = 'grant_cascade'`)).toBe(0);
   });
 
   it('enforces foreign keys in batches and single statements too', async () => {
-    expect(await failure(db.orm.batch([db.orm.insert(tables.grants).values({ id: 'orphan_batch', applicationId: 'none', provider: 'nylas', email: 'orphan-batch@fk.test', createdAt: 1, updatedAt: 1 })]))).toMatch(/FOREIGN KEY/);
-    expect(await failure(db.client.execute({ sql: `INSERT INTO grants (id, application_id, provider, email, created_at, updated_at) VALUES ('orphan_single', 'none', 'nylas', 'single@fk.test', 1, 1)`, args: [] }))).toMatch(/FOREIGN KEY/);
+    expect(
+      await failure(
+        db.orm.batch([
+          db.orm.insert(tables.grants).values({
+            id: 'orphan_batch',
+            applicationId: 'none',
+            provider: 'nylas',
+            email: 'orphan-batch@fk.test',
+            createdAt: 1,
+            updatedAt: 1,
+          }),
+        ]),
+      ),
+    ).toMatch(/FOREIGN KEY/);
+    expect(
+      await failure(
+        db.client.execute({
+          sql: `INSERT INTO grants (id, application_id, provider, email, created_at, updated_at) VALUES ('orphan_single', 'none', 'nylas', 'single@fk.test', 1, 1)`,
+          args: [],
+        }),
+      ),
+    ).toMatch(/FOREIGN KEY/);
     expect(count('grants', `id LIKE 'orphan%'`)).toBe(0);
   });
 
   it('runs a batch in one transaction: a failing statement rolls back the ones before it', async () => {
-    expect(await failure(db.orm.batch([db.orm.insert(tables.applications).values(application('app_batch_1')), db.orm.insert(tables.applications).values(application('app_batch_1'))]))).toMatch(/UNIQUE constraint failed/);
+    expect(
+      await failure(
+        db.orm.batch([
+          db.orm.insert(tables.applications).values(application('app_batch_1')),
+          db.orm.insert(tables.applications).values(application('app_batch_1')),
+        ]),
+      ),
+    ).toMatch(/UNIQUE constraint failed/);
     expect(count('applications', `id = 'app_batch_1'`)).toBe(0);
-    const results = await db.orm.batch([db.orm.insert(tables.applications).values(application('app_batch_2')), db.orm.select({ n: sql<number>`count(*)` }).from(tables.applications).where(eq(tables.applications.id, 'app_batch_2'))]);
+    const results = await db.orm.batch([
+      db.orm.insert(tables.applications).values(application('app_batch_2')),
+      db.orm
+        .select({ n: sql<number>`count(*)` })
+        .from(tables.applications)
+        .where(eq(tables.applications.id, 'app_batch_2')),
+    ]);
     expect(results[1]).toEqual([{ n: 1 }]);
   });
 
   it('reads values as they were written: integers, text, blobs and nulls over the JSON protocol', async () => {
-    const row = await db.client.execute({ sql: 'SELECT 9007199254740991 AS big, 2.5 AS real, ? AS text, ? AS blob, NULL AS absent', args: ['héllo', new Uint8Array([0, 1, 255])] });
+    const row = await db.client.execute({
+      sql: 'SELECT 9007199254740991 AS big, 2.5 AS real, ? AS text, ? AS blob, NULL AS absent',
+      args: ['héllo', new Uint8Array([0, 1, 255])],
+    });
     expect(row.rows[0]!.big).toBe(9007199254740991);
     expect(row.rows[0]!.real).toBe(2.5);
     expect(row.rows[0]!.text).toBe('héllo');
@@ -139,7 +200,7 @@ describe('storage on a libSQL server (HTTP)', () => {
     expect(row.rows[0]!.absent).toBeNull();
   });
 
-  it('two clients write at once: the second waits for the first one\'s lock, both commit', async () => {
+  it("two clients write at once: the second waits for the first one's lock, both commit", async () => {
     const other = await createDb({ url: server.url, authToken: 'secret-token' });
     try {
       let release!: () => void;
@@ -166,7 +227,20 @@ describe('storage on a libSQL server (HTTP)', () => {
     for (const url of [`libsql://127.0.0.1:${port}?tls=0`, `ws://127.0.0.1:${port}`]) {
       const other = await createDb({ url, authToken: 'secret-token' });
       try {
-        expect(await failure(other.write((tx) => tx.insert(tables.grants).values({ id: 'orphan_url', applicationId: 'none', provider: 'nylas', email: 'url@fk.test', createdAt: 1, updatedAt: 1 })))).toMatch(/FOREIGN KEY/);
+        expect(
+          await failure(
+            other.write((tx) =>
+              tx.insert(tables.grants).values({
+                id: 'orphan_url',
+                applicationId: 'none',
+                provider: 'nylas',
+                email: 'url@fk.test',
+                createdAt: 1,
+                updatedAt: 1,
+              }),
+            ),
+          ),
+        ).toMatch(/FOREIGN KEY/);
         const [row] = await other.orm.select().from(tables.applications).where(eq(tables.applications.id, 'app_tx_1'));
         expect(row?.name).toBe('app_tx_1');
       } finally {
@@ -201,7 +275,9 @@ describe('an expired stream (baton) on a libSQL server', () => {
         ),
       ).toMatch(/STREAM_EXPIRED/);
       const direct = new Sqlite(file);
-      expect((direct.prepare(`SELECT count(*) FROM applications WHERE id LIKE 'app_idle%'`).raw(true).get() as [number])[0]).toBe(0);
+      expect(
+        (direct.prepare(`SELECT count(*) FROM applications WHERE id LIKE 'app_idle%'`).raw(true).get() as [number])[0],
+      ).toBe(0);
       direct.close();
       // The next write works on a new stream.
       await db.write((tx) => tx.insert(tables.applications).values(application('app_after')));

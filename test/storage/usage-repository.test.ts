@@ -17,15 +17,35 @@ describe('the stored bytes of a grant', () => {
     db = await createDb({ url: `file:${join(dir.path, 'usage.db')}` });
     await migrate(db);
     await db.write(async (tx) => {
-      await tx.insert(tables.applications).values({ id: 'app', name: 'usage', plan: 'trial', createdAt: 1, updatedAt: 1 });
-      for (const id of ['one', 'two', 'empty']) await tx.insert(tables.grants).values({ id, applicationId: 'app', provider: 'nylas', email: `${id}@usage.test`, createdAt: 1, updatedAt: 1 });
+      await tx
+        .insert(tables.applications)
+        .values({ id: 'app', name: 'usage', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      for (const id of ['one', 'two', 'empty'])
+        await tx.insert(tables.grants).values({
+          id,
+          applicationId: 'app',
+          provider: 'nylas',
+          email: `${id}@usage.test`,
+          createdAt: 1,
+          updatedAt: 1,
+        });
       const body = 'x'.repeat(12_000);
       const sizes = { one: [10_240, 2_048, 7], two: [99] };
       let seq = 0;
       for (const [grantId, list] of Object.entries(sizes)) {
         for (const rawSize of list) {
           seq++;
-          await tx.insert(tables.messages).values({ id: `m${seq}`, grantId, threadId: `t${seq}`, seq, date: seq, body, rawSize, createdAt: 1, updatedAt: 1 });
+          await tx.insert(tables.messages).values({
+            id: `m${seq}`,
+            grantId,
+            threadId: `t${seq}`,
+            seq,
+            date: seq,
+            body,
+            rawSize,
+            createdAt: 1,
+            updatedAt: 1,
+          });
         }
       }
     });
@@ -42,7 +62,10 @@ describe('the stored bytes of a grant', () => {
   });
 
   it('reads the covering index, not the message rows', async () => {
-    const plan = await db.client.execute({ sql: 'EXPLAIN QUERY PLAN SELECT coalesce(sum(raw_size), 0) FROM messages WHERE grant_id = ?', args: ['one'] });
+    const plan = await db.client.execute({
+      sql: 'EXPLAIN QUERY PLAN SELECT coalesce(sum(raw_size), 0) FROM messages WHERE grant_id = ?',
+      args: ['one'],
+    });
     const details = plan.rows.map((row) => String(row.detail));
     expect(details.join('\n')).toMatch(/USING COVERING INDEX messages_grant_size_idx \(grant_id=\?\)/);
   });

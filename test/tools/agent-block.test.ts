@@ -20,20 +20,31 @@ const base = {
 
 describe('the agent block', () => {
   it('is accepted with the keys it knows', () => {
-    expect(() => defineOperation({ ...base, agent: { sends: 'message', body: 'message', headline: (result) => `Did ${String(result.id)}` } })).not.toThrow();
+    expect(() =>
+      defineOperation({
+        ...base,
+        agent: { sends: 'message', body: 'message', headline: (result) => `Did ${String(result.id)}` },
+      }),
+    ).not.toThrow();
     expect(() => defineOperation({ ...base, agent: {} })).not.toThrow();
   });
 
   it('fails at load with a key it does not know, naming the operation and the key', () => {
     // @ts-expect-error: the type refuses it too; the check holds for blocks built at run time.
-    expect(() => defineOperation({ ...base, agent: { sendsMail: true } })).toThrow(/Operation test_operation: .*unknown key "sendsMail"/);
+    expect(() => defineOperation({ ...base, agent: { sendsMail: true } })).toThrow(
+      /Operation test_operation: .*unknown key "sendsMail"/,
+    );
     const block = { compact: 'messages', renders: ['body'] } as never;
     expect(() => defineOperation({ ...base, agent: block })).toThrow(/unknown key "renders"/);
   });
 
   it('fails at load with a value of the wrong kind', () => {
-    expect(() => defineOperation({ ...base, agent: { compact: 'events' } as never })).toThrow(/Operation test_operation: .*agent\.compact/);
-    expect(() => defineOperation({ ...base, agent: { headline: 'Created' } as never })).toThrow(/agent\.headline: expected a function/);
+    expect(() => defineOperation({ ...base, agent: { compact: 'events' } as never })).toThrow(
+      /Operation test_operation: .*agent\.compact/,
+    );
+    expect(() => defineOperation({ ...base, agent: { headline: 'Created' } as never })).toThrow(
+      /agent\.headline: expected a function/,
+    );
     expect(() => defineOperation({ ...base, agent: 'sends' as never })).toThrow(/Operation test_operation/);
   });
 
@@ -44,11 +55,25 @@ describe('the agent block', () => {
         .filter((operation) => operation.tool && test(operation))
         .map((operation) => operation.name)
         .sort();
-    expect(gated.filter((tool) => tool.approval).map((tool) => tool.operation.name).sort()).toEqual(byBlock((operation) => operation.agent?.sends !== undefined));
+    expect(
+      gated
+        .filter((tool) => tool.approval)
+        .map((tool) => tool.operation.name)
+        .sort(),
+    ).toEqual(byBlock((operation) => operation.agent?.sends !== undefined));
     expect(byBlock((operation) => operation.agent?.sends !== undefined)).toEqual(['send_draft', 'send_message']);
-    expect(gated.filter((tool) => 'include_html' in tool.inputSchema.shape).map((tool) => tool.operation.name).sort()).toEqual(['get_draft', 'get_message', 'get_thread']);
+    expect(
+      gated
+        .filter((tool) => 'include_html' in tool.inputSchema.shape)
+        .map((tool) => tool.operation.name)
+        .sort(),
+    ).toEqual(['get_draft', 'get_message', 'get_thread']);
     const compacted = gated.filter((tool) => tool.operation.agent?.compact !== undefined);
-    expect(compacted.map((tool) => tool.operation.name).sort()).toEqual(['list_drafts', 'list_messages', 'list_threads']);
+    expect(compacted.map((tool) => tool.operation.name).sort()).toEqual([
+      'list_drafts',
+      'list_messages',
+      'list_threads',
+    ]);
     for (const tool of compacted) {
       const items = (tool.outputSchema.shape as { data: z.ZodArray<z.ZodObject> }).data.element.shape;
       // A compact item has no body; a full message or thread schema does (a message's `body`, a thread's `message_ids`).

@@ -27,10 +27,23 @@ function realisticMessage(index: number) {
     date: 1743292800 + index * 60,
     unread: index % 3 === 0,
     starred: index % 7 === 0,
-    snippet: 'Thanks for the update on the forecast. I went through the numbers with the team and we agree on most of it',
+    snippet:
+      'Thanks for the update on the forecast. I went through the numbers with the team and we agree on most of it',
     body,
     folders: ['inbox'],
-    attachments: index % 5 === 0 ? [{ id: `att_${index}`, grant_id: 'grant_1', filename: 'forecast.xlsx', content_type: 'application/vnd.ms-excel', size: 48213, is_inline: false }] : [],
+    attachments:
+      index % 5 === 0
+        ? [
+            {
+              id: `att_${index}`,
+              grant_id: 'grant_1',
+              filename: 'forecast.xlsx',
+              content_type: 'application/vnd.ms-excel',
+              size: 48213,
+              is_inline: false,
+            },
+          ]
+        : [],
     headers: [],
     metadata: {},
   };
@@ -38,10 +51,23 @@ function realisticMessage(index: number) {
 
 const messages = Array.from({ length: 50 }, (_, index) => realisticMessage(index));
 const executor: Executor = async (operation, input) => {
-  if (operation.name === 'list_messages' && input.thread_id === 'thread_long') return { data: [...messages].reverse(), next_cursor: null };
-  if (operation.name === 'list_messages' && input.thread_id) return { data: messages.filter((message) => message.thread_id === input.thread_id).reverse(), next_cursor: null };
-  if (operation.name === 'list_messages') return { data: messages.slice(0, Number(input.limit ?? 50)), next_cursor: 'cursor_2' };
-  if (operation.name === 'get_thread') return { id: input.thread_id, grant_id: 'grant_1', object: 'thread', subject: 'Q1 forecast', message_ids: [], draft_ids: [], participants: [], folders: ['inbox'] };
+  if (operation.name === 'list_messages' && input.thread_id === 'thread_long')
+    return { data: [...messages].reverse(), next_cursor: null };
+  if (operation.name === 'list_messages' && input.thread_id)
+    return { data: messages.filter((message) => message.thread_id === input.thread_id).reverse(), next_cursor: null };
+  if (operation.name === 'list_messages')
+    return { data: messages.slice(0, Number(input.limit ?? 50)), next_cursor: 'cursor_2' };
+  if (operation.name === 'get_thread')
+    return {
+      id: input.thread_id,
+      grant_id: 'grant_1',
+      object: 'thread',
+      subject: 'Q1 forecast',
+      message_ids: [],
+      draft_ids: [],
+      participants: [],
+      folders: ['inbox'],
+    };
   if (operation.name === 'get_message') return { ...messages[0]!, body: messages[0]!.body.repeat(6) };
   return {};
 };
@@ -53,7 +79,8 @@ async function connect() {
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
   return client;
 }
-const textOf = (result: Record<string, unknown>) => (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('');
+const textOf = (result: Record<string, unknown>) =>
+  (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('');
 
 describe('tool results sized for a model', () => {
   it('keeps tools/list under 40 KB', async () => {
@@ -70,14 +97,29 @@ describe('tool results sized for a model', () => {
     const result = await client.callTool({ name: 'list_messages', arguments: { limit: 50 } });
     const text = textOf(result);
     const structured = JSON.stringify(result.structuredContent);
-    console.log(`list_messages(limit=50): text ${text.length} characters, structuredContent ${structured.length}; the full page is ${JSON.stringify({ data: messages }).length}`);
+    console.log(
+      `list_messages(limit=50): text ${text.length} characters, structuredContent ${structured.length}; the full page is ${JSON.stringify({ data: messages }).length}`,
+    );
     expect(result.isError).toBeFalsy();
     expect(text.length).toBeLessThanOrEqual(25_000);
     expect(structured.length).toBeLessThanOrEqual(RESULT_BUDGET);
     // Compact items: who, what, when, flags and attachment names, never a body.
-    const page = result.structuredContent as { data: Record<string, unknown>[]; next_cursor?: string; truncated?: { hint: string } };
-    expect(page.data[0]).toMatchObject({ id: 'msg_0', thread_id: 'thread_0', subject: 'Re: Q1 forecast (0)', unread: true, starred: true, folders: ['inbox'] });
-    expect(page.data[0]!.attachments).toEqual([{ id: 'att_0', filename: 'forecast.xlsx', size: 48213, content_type: 'application/vnd.ms-excel' }]);
+    const page = result.structuredContent as {
+      data: Record<string, unknown>[];
+      next_cursor?: string;
+      truncated?: { hint: string };
+    };
+    expect(page.data[0]).toMatchObject({
+      id: 'msg_0',
+      thread_id: 'thread_0',
+      subject: 'Re: Q1 forecast (0)',
+      unread: true,
+      starred: true,
+      folders: ['inbox'],
+    });
+    expect(page.data[0]!.attachments).toEqual([
+      { id: 'att_0', filename: 'forecast.xlsx', size: 48213, content_type: 'application/vnd.ms-excel' },
+    ]);
     expect(page.data[0]).not.toHaveProperty('body');
     if (page.data.length < 50) expect(page.truncated?.hint).toContain('list_messages');
     // The text is a reading, not the JSON again.
@@ -94,7 +136,10 @@ describe('tool results sized for a model', () => {
     expect(message.body_text).toContain('[quoted history hidden');
     expect(message.quoted_characters).toBeGreaterThan(1000);
     expect(textOf(result).length).toBeLessThanOrEqual(RESULT_BUDGET);
-    const withHtml = await client.callTool({ name: 'get_message', arguments: { message_id: 'msg_0', include_html: true } });
+    const withHtml = await client.callTool({
+      name: 'get_message',
+      arguments: { message_id: 'msg_0', include_html: true },
+    });
     const html = withHtml.structuredContent as { body: string; html_truncated?: { hint: string } };
     expect(html.body).toContain('<p>');
     expect(html.html_truncated?.hint).toContain('/v3');
@@ -102,8 +147,14 @@ describe('tool results sized for a model', () => {
   });
 
   it('cuts a page over the budget and says which call returns the rest', async () => {
-    const big = { data: Array.from({ length: 200 }, (_, index) => ({ id: `event_${index}`, description: 'x'.repeat(400) })), next_cursor: 'next' };
-    const page = shapeForAgent('list_contacts', big, {}) as { data: unknown[]; truncated: { omitted: number; hint: string } };
+    const big = {
+      data: Array.from({ length: 200 }, (_, index) => ({ id: `event_${index}`, description: 'x'.repeat(400) })),
+      next_cursor: 'next',
+    };
+    const page = shapeForAgent('list_contacts', big, {}) as {
+      data: unknown[];
+      truncated: { omitted: number; hint: string };
+    };
     expect(JSON.stringify(page).length).toBeLessThanOrEqual(RESULT_BUDGET);
     expect(page.truncated.omitted).toBe(200 - page.data.length);
     expect(page.truncated.hint).toMatch(/call list_contacts again with limit: \d+/);
@@ -111,8 +162,15 @@ describe('tool results sized for a model', () => {
   });
 
   it('gives the AI SDK tools the same compact items and budget', async () => {
-    const tools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1', fetch: (async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' })) });
-    const page = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as { data: Record<string, unknown>[] };
+    const tools = createAgentpostTools({
+      url: 'http://127.0.0.1:1',
+      apiKey: 'unused',
+      grantId: 'grant_1',
+      fetch: async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' }),
+    });
+    const page = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as {
+      data: Record<string, unknown>[];
+    };
     expect(JSON.stringify(page).length).toBeLessThanOrEqual(RESULT_BUDGET);
     expect(page.data[0]).not.toHaveProperty('body');
   });
@@ -120,7 +178,11 @@ describe('tool results sized for a model', () => {
   it('reads a thread with its messages, oldest first, as text with quoted history collapsed, within the budget', async () => {
     const client = await connect();
     const short = await client.callTool({ name: 'get_thread', arguments: { thread_id: 'thread_3' } });
-    const thread = short.structuredContent as { id: string; messages: { id: string; body_text: string; quoted_characters?: number; body?: string }[]; messages_truncated?: unknown };
+    const thread = short.structuredContent as {
+      id: string;
+      messages: { id: string; body_text: string; quoted_characters?: number; body?: string }[];
+      messages_truncated?: unknown;
+    };
     // thread_3 holds messages 3, 23 and 43 of the corpus.
     expect(thread.messages.map((message) => message.id)).toEqual(['msg_3', 'msg_23', 'msg_43']);
     for (const message of thread.messages) {
@@ -135,9 +197,14 @@ describe('tool results sized for a model', () => {
     // 50 messages do not all fit: the newest are kept, the older ones named, and the whole stays within the budget.
     const long = await client.callTool({ name: 'get_thread', arguments: { thread_id: 'thread_long' } });
     const size = JSON.stringify(long.structuredContent).length;
-    console.log(`get_thread over 50 messages: ${size} characters of structured content, ${textOf(long).length} of text`);
+    console.log(
+      `get_thread over 50 messages: ${size} characters of structured content, ${textOf(long).length} of text`,
+    );
     expect(size).toBeLessThanOrEqual(RESULT_BUDGET);
-    const cut = long.structuredContent as { messages: { id: string }[]; messages_truncated: { omitted: number; hint: string } };
+    const cut = long.structuredContent as {
+      messages: { id: string }[];
+      messages_truncated: { omitted: number; hint: string };
+    };
     expect(cut.messages.at(-1)?.id).toBe('msg_49');
     expect(cut.messages_truncated.omitted).toBe(50 - cut.messages.length);
     expect(cut.messages_truncated.hint).toContain('get_message');
@@ -147,18 +214,40 @@ describe('tool results sized for a model', () => {
     const inThread = messages.filter((message) => message.thread_id === 'thread_3').reverse();
     const fakeFetch = (async (url: string | URL | Request) => {
       const path = new URL(String(url)).pathname;
-      if (path.endsWith('/threads/thread_3')) return Response.json({ request_id: 'r', data: { id: 'thread_3', grant_id: 'grant_1', object: 'thread', subject: 'Q4 forecast', message_ids: [], draft_ids: [], participants: [], folders: [] } });
+      if (path.endsWith('/threads/thread_3'))
+        return Response.json({
+          request_id: 'r',
+          data: {
+            id: 'thread_3',
+            grant_id: 'grant_1',
+            object: 'thread',
+            subject: 'Q4 forecast',
+            message_ids: [],
+            draft_ids: [],
+            participants: [],
+            folders: [],
+          },
+        });
       if (path.endsWith('/messages')) return Response.json({ request_id: 'r', data: inThread, next_cursor: null });
       return Response.json({ request_id: 'r', error: { type: 'not_found_error', message: path } }, { status: 404 });
     }) as typeof fetch;
-    const tools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1', fetch: fakeFetch });
-    const viaAi = (await tools.get_thread!.execute!({ thread_id: 'thread_3' }, { toolCallId: '2', messages: [] })) as { messages: { id: string; body_text: string }[] };
+    const tools = createAgentpostTools({
+      url: 'http://127.0.0.1:1',
+      apiKey: 'unused',
+      grantId: 'grant_1',
+      fetch: fakeFetch,
+    });
+    const viaAi = (await tools.get_thread!.execute!({ thread_id: 'thread_3' }, { toolCallId: '2', messages: [] })) as {
+      messages: { id: string; body_text: string }[];
+    };
     expect(viaAi.messages.map((message) => message.id)).toEqual(['msg_3', 'msg_23', 'msg_43']);
     expect(viaAi.messages[0]!.body_text).not.toContain('Here is the forecast for the next quarter');
   });
 
   it('collapses plain-text quoting too', () => {
-    const { text, quoted_characters } = bodyAsText('<div>Sounds good.<br>\nOn Tue, 4 Mar 2025, Dana wrote:<br>\n&gt; Shall we meet?<br>\n&gt; At ten?</div>');
+    const { text, quoted_characters } = bodyAsText(
+      '<div>Sounds good.<br>\nOn Tue, 4 Mar 2025, Dana wrote:<br>\n&gt; Shall we meet?<br>\n&gt; At ten?</div>',
+    );
     expect(text).toBe('Sounds good.\n[quoted history hidden: ' + quoted_characters + ' characters]');
   });
 });

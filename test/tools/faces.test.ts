@@ -25,7 +25,10 @@ describe('MCP and AI SDK tools from the one registry', () => {
     service = await startTestService();
     principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
     await service.core.domains.create(principal, { name: 'Faces', domain_address: 'faces.agentpost.localhost' });
-    const { grant } = await service.core.grants.create(principal, { provider: 'nylas', settings: { email: 'faces@faces.agentpost.localhost' } });
+    const { grant } = await service.core.grants.create(principal, {
+      provider: 'nylas',
+      settings: { email: 'faces@faces.agentpost.localhost' },
+    });
     grantId = grant.id;
   });
   afterAll(async () => {
@@ -60,7 +63,10 @@ describe('MCP and AI SDK tools from the one registry', () => {
     const missing = await client.callTool({ name: 'list_folders', arguments: { grant_id: 'no-such-grant' } });
     expect(missing.isError).toBe(true);
     expect(JSON.stringify(missing.content)).toContain('not_found');
-    const duplicate = await client.callTool({ name: 'create_folder', arguments: { grant_id: grantId, name: 'Receipts' } });
+    const duplicate = await client.callTool({
+      name: 'create_folder',
+      arguments: { grant_id: grantId, name: 'Receipts' },
+    });
     expect(duplicate.isError).toBe(true);
     expect(JSON.stringify(duplicate.content)).toContain('already exists');
   });
@@ -74,7 +80,8 @@ describe('MCP and AI SDK tools from the one registry', () => {
       (await import('../../src/index.js')).operations.find((operation) => operation.name === 'list_folders')!,
       { grant_id: grantId },
     );
-    const overMcp = (await client.callTool({ name: 'list_folders', arguments: { grant_id: grantId } })).structuredContent;
+    const overMcp = (await client.callTool({ name: 'list_folders', arguments: { grant_id: grantId } }))
+      .structuredContent;
     const overAi = await tools.list_folders!.execute!({}, { toolCallId: 'call-1', messages: [] });
     expect(overMcp).toEqual(overHttp);
     expect(overAi).toEqual(overHttp);
@@ -83,13 +90,19 @@ describe('MCP and AI SDK tools from the one registry', () => {
   it('serves MCP over Streamable HTTP at /mcp with Bearer authentication', async () => {
     const client = new Client({ name: 'http-test', version: '1.0.0' });
     await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${grantId}`), { requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } } }),
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${grantId}`), {
+        requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } },
+      }),
     );
     const result = await client.callTool({ name: 'list_folders', arguments: {} });
     expect((result.structuredContent as { data: unknown[] }).data.length).toBeGreaterThanOrEqual(6);
     await client.close();
 
-    const unauthorized = await fetch(`${service.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const unauthorized = await fetch(`${service.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(unauthorized.status).toBe(401);
   });
 
@@ -102,20 +115,48 @@ describe('MCP and AI SDK tools from the one registry', () => {
   });
 
   it('exposes threads and messages as MCP resources, a thread with all its messages oldest first', async () => {
-    const first = ['From: Pat <pat@example.org>', 'To: faces@faces.agentpost.localhost', 'Subject: Lunch?', 'Message-ID: <lunch-1@example.org>', 'Date: Mon, 02 Mar 2026 10:00:00 +0000', '', 'Lunch on Friday?', ''].join('\r\n');
-    const second = ['From: Pat <pat@example.org>', 'To: faces@faces.agentpost.localhost', 'Subject: Re: Lunch?', 'Message-ID: <lunch-2@example.org>', 'In-Reply-To: <lunch-1@example.org>', 'References: <lunch-1@example.org>', 'Date: Mon, 02 Mar 2026 11:00:00 +0000', '', 'Or Saturday.', ''].join('\r\n');
+    const first = [
+      'From: Pat <pat@example.org>',
+      'To: faces@faces.agentpost.localhost',
+      'Subject: Lunch?',
+      'Message-ID: <lunch-1@example.org>',
+      'Date: Mon, 02 Mar 2026 10:00:00 +0000',
+      '',
+      'Lunch on Friday?',
+      '',
+    ].join('\r\n');
+    const second = [
+      'From: Pat <pat@example.org>',
+      'To: faces@faces.agentpost.localhost',
+      'Subject: Re: Lunch?',
+      'Message-ID: <lunch-2@example.org>',
+      'In-Reply-To: <lunch-1@example.org>',
+      'References: <lunch-1@example.org>',
+      'Date: Mon, 02 Mar 2026 11:00:00 +0000',
+      '',
+      'Or Saturday.',
+      '',
+    ].join('\r\n');
     for (const raw of [first, second]) {
-      await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] } });
+      await service.core.inbound.deliverInbound({
+        rawMime: Buffer.from(raw),
+        envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] },
+      });
     }
     const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId }));
     const { resources } = await client.listResources();
     const lunch = resources.find((resource) => resource.name === 'Lunch?');
     expect(lunch?.uri).toMatch(/^agentpost:\/\/grants\/.+\/threads\//);
     const read = await client.readResource({ uri: lunch!.uri });
-    const body = JSON.parse((read.contents[0] as { text: string }).text) as { thread: { id: string }; messages: { subject: string; id: string }[] };
+    const body = JSON.parse((read.contents[0] as { text: string }).text) as {
+      thread: { id: string };
+      messages: { subject: string; id: string }[];
+    };
     expect(body.messages.map((message) => message.subject)).toEqual(['Lunch?', 'Re: Lunch?']);
 
-    const message = await client.readResource({ uri: `agentpost://grants/${grantId}/messages/${body.messages[1]!.id}` });
+    const message = await client.readResource({
+      uri: `agentpost://grants/${grantId}/messages/${body.messages[1]!.id}`,
+    });
     expect(JSON.parse((message.contents[0] as { text: string }).text).thread_id).toBe(body.thread.id);
   });
 
@@ -123,10 +164,23 @@ describe('MCP and AI SDK tools from the one registry', () => {
     const email = 'pages@faces.agentpost.localhost';
     const created = await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
     for (let index = 0; index < RESOURCES_PAGE_SIZE + 5; index++) {
-      const raw = [`From: Sam <sam@example.org>`, `To: ${email}`, `Subject: Topic ${index}`, `Message-ID: <topic-${index}@example.org>`, '', 'Hello', ''].join('\r\n');
-      await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'sam@example.org', rcptTo: [email] } });
+      const raw = [
+        `From: Sam <sam@example.org>`,
+        `To: ${email}`,
+        `Subject: Topic ${index}`,
+        `Message-ID: <topic-${index}@example.org>`,
+        '',
+        'Hello',
+        '',
+      ].join('\r\n');
+      await service.core.inbound.deliverInbound({
+        rawMime: Buffer.from(raw),
+        envelope: { mailFrom: 'sam@example.org', rcptTo: [email] },
+      });
     }
-    const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId: created.grant.id }));
+    const client = await connect(
+      createMcpServer({ executor: localExecutor(service.core, principal), grantId: created.grant.id }),
+    );
     const first = await client.listResources();
     expect(first.resources).toHaveLength(RESOURCES_PAGE_SIZE);
     expect(first.nextCursor).toEqual(expect.any(String));
@@ -166,23 +220,43 @@ describe('MCP and AI SDK tools from the one registry', () => {
       '--b1--',
       '',
     ].join('\r\n');
-    const delivered = await service.core.inbound.deliverInbound({ rawMime: Buffer.from(raw), envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] } });
+    const delivered = await service.core.inbound.deliverInbound({
+      rawMime: Buffer.from(raw),
+      envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] },
+    });
     const messageId = delivered.deliveries[0]!.messageId;
     const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal), grantId }));
-    const message = (await client.callTool({ name: 'get_message', arguments: { message_id: messageId } })).structuredContent as { attachments: { id: string; filename: string }[] };
+    const message = (await client.callTool({ name: 'get_message', arguments: { message_id: messageId } }))
+      .structuredContent as { attachments: { id: string; filename: string }[] };
     const csv = message.attachments.find((attachment) => attachment.filename === 'totals.csv')!;
     const image = message.attachments.find((attachment) => attachment.filename === 'dot.png')!;
 
-    const text = await client.callTool({ name: 'get_attachment', arguments: { attachment_id: csv.id, message_id: messageId } });
-    expect((text.content as { type: string; text?: string }[])[1]).toEqual({ type: 'text', text: 'item,total\r\ncoffee,3' });
+    const text = await client.callTool({
+      name: 'get_attachment',
+      arguments: { attachment_id: csv.id, message_id: messageId },
+    });
+    expect((text.content as { type: string; text?: string }[])[1]).toEqual({
+      type: 'text',
+      text: 'item,total\r\ncoffee,3',
+    });
 
-    const binary = await client.callTool({ name: 'get_attachment', arguments: { attachment_id: image.id, message_id: messageId } });
+    const binary = await client.callTool({
+      name: 'get_attachment',
+      arguments: { attachment_id: image.id, message_id: messageId },
+    });
     const resource = (binary.content as { type: string; resource?: { blob: string; mimeType: string } }[])[1]!;
     expect(resource.type).toBe('resource');
     expect(resource.resource?.mimeType).toBe('image/png');
     expect(Buffer.from(resource.resource!.blob, 'base64')).toEqual(png);
 
-    const capped = await client.callTool({ name: 'get_attachment', arguments: { attachment_id: image.id, message_id: messageId, max_bytes: 4 } });
-    expect((capped.structuredContent as { content: { truncated: boolean; data: string } }).content).toEqual({ encoding: 'base64', data: png.subarray(0, 4).toString('base64'), truncated: true });
+    const capped = await client.callTool({
+      name: 'get_attachment',
+      arguments: { attachment_id: image.id, message_id: messageId, max_bytes: 4 },
+    });
+    expect((capped.structuredContent as { content: { truncated: boolean; data: string } }).content).toEqual({
+      encoding: 'base64',
+      data: png.subarray(0, 4).toString('base64'),
+      truncated: true,
+    });
   });
 });

@@ -20,7 +20,9 @@ function matchesGolden(name: string, actual: unknown) {
   const path = join(folder, name);
   const text = `${JSON.stringify(actual, null, 2)}\n`;
   if (process.env.UPDATE_GOLDEN === '1' || !existsSync(path)) writeFileSync(path, text);
-  expect(JSON.parse(text), `${name} changed: review, then refresh with UPDATE_GOLDEN=1`).toEqual(JSON.parse(readFileSync(path, 'utf8')));
+  expect(JSON.parse(text), `${name} changed: review, then refresh with UPDATE_GOLDEN=1`).toEqual(
+    JSON.parse(readFileSync(path, 'utf8')),
+  );
 }
 
 describe('golden files', () => {

@@ -29,17 +29,27 @@ type ThreadRead = {
   messages: { id: string; body_text: string; body_truncated?: { omitted: number; hint: string; call?: Call } }[];
   messages_truncated?: { omitted: number; hint: string; messages: (Note & { uri?: string })[]; call: Call };
 };
-type Page = { data: { id: string }[]; next_cursor?: string; truncated?: { omitted: number; hint: string; call?: Call } };
+type Page = {
+  data: { id: string }[];
+  next_cursor?: string;
+  truncated?: { omitted: number; hint: string; call?: Call };
+};
 
 /** The body of message `index` of a thread: distinct paragraphs, its number at both ends so a cut shows. */
 function bodyOf(topic: string, index: number, paragraphs: number): string {
   const paragraph = (line: number) =>
     `Paragraph ${line} of message ${index} about the ${topic}: we went through the figures again with the team, checked each line against last quarter, and wrote down what still needs an answer before Friday.`;
-  return [`Start of message ${index} (${topic}).`, ...Array.from({ length: paragraphs }, (_, line) => paragraph(line + 1)), `End of message ${index} (${topic}).`].join('\n\n');
+  return [
+    `Start of message ${index} (${topic}).`,
+    ...Array.from({ length: paragraphs }, (_, line) => paragraph(line + 1)),
+    `End of message ${index} (${topic}).`,
+  ].join('\n\n');
 }
 
 function mail(headers: string[], body: string): Buffer {
-  return Buffer.from(`${headers.join('\r\n')}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body.replace(/\n/g, '\r\n')}\r\n`);
+  return Buffer.from(
+    `${headers.join('\r\n')}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body.replace(/\n/g, '\r\n')}\r\n`,
+  );
 }
 
 /** Delivers a thread of `count` replies, an hour apart, and answers the thread id. */
@@ -58,13 +68,17 @@ async function deliverThread(core: Core, topic: string, count: number, paragraph
       ...(ids.length > 0 ? [`In-Reply-To: ${ids.at(-1)}`, `References: ${ids.join(' ')}`] : []),
     ];
     ids.push(id);
-    const delivered = await core.inbound.deliverInbound({ rawMime: mail(headers, bodyOf(topic, index, paragraphs)), envelope: { mailFrom: 'pat@example.org', rcptTo: [MAILBOX] } });
+    const delivered = await core.inbound.deliverInbound({
+      rawMime: mail(headers, bodyOf(topic, index, paragraphs)),
+      envelope: { mailFrom: 'pat@example.org', rcptTo: [MAILBOX] },
+    });
     threadId = delivered.deliveries[0]!.threadId;
   }
   return threadId;
 }
 
-const textOf = (result: Json) => (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('\n');
+const textOf = (result: Json) =>
+  (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('\n');
 
 /**
  * What every thread read must be: within the budget; the newest message whole; earlier ones contiguous, newest
@@ -86,14 +100,20 @@ function expectThreadRead(read: ThreadRead, topic: string, count: number, paragr
   expect(left.length).toBeGreaterThan(0);
   expect(read.messages_truncated!.omitted).toBe(left.length);
   expect(read.messages_truncated!.hint).toContain(`${left.length} earlier message(s)`);
-  expect(read.messages_truncated!.call).toEqual({ tool: 'get_message', arguments: expect.objectContaining({ message_id: left[0] }) });
+  expect(read.messages_truncated!.call).toEqual({
+    tool: 'get_message',
+    arguments: expect.objectContaining({ message_id: left[0] }),
+  });
   // Every message shown but the oldest of them is whole; that one is whole or says where the rest is.
   for (const message of read.messages.slice(1)) expect(message.body_truncated).toBeUndefined();
   const oldestShown = read.messages[0]!;
   const index = count - shown.length + 1;
   if (oldestShown.body_truncated) {
     expect(oldestShown.body_text).toContain(`Start of message ${index} (${topic})`);
-    expect(oldestShown.body_truncated.call).toEqual({ tool: 'get_message', arguments: expect.objectContaining({ message_id: oldestShown.id }) });
+    expect(oldestShown.body_truncated.call).toEqual({
+      tool: 'get_message',
+      arguments: expect.objectContaining({ message_id: oldestShown.id }),
+    });
     expect(oldestShown.body_truncated.hint).toContain('characters of this body were cut');
   } else {
     expect(oldestShown.body_text).toContain(`End of message ${index} (${topic})`);
@@ -127,18 +147,32 @@ describe('reads that lose nothing in silence', () => {
     longThread = await deliverThread(core, 'budget review', 15, 25);
     shortThread = await deliverThread(core, 'office move', 8, 25);
     // 50 messages whose compact items (six named recipients, a long subject) take about twice the budget together.
-    const recipients = Array.from({ length: 6 }, (_, index) => `Recipient Number${index} <recipient.number${index}@partners.example.com>`).join(', ');
+    const recipients = Array.from(
+      { length: 6 },
+      (_, index) => `Recipient Number${index} <recipient.number${index}@partners.example.com>`,
+    ).join(', ');
     for (let index = 1; index <= 50; index += 1) {
       const subject = `Item ${index}: quarterly partner report with the regional figures, the open questions and the next steps agreed in the meeting`;
       await core.inbound.deliverInbound({
-        rawMime: mail([`From: Reports <reports@example.org>`, `To: ${LISTS}, ${recipients}`, `Subject: ${subject}`, `Message-ID: <item-${index}@example.org>`], bodyOf('report', index, 3)),
+        rawMime: mail(
+          [
+            `From: Reports <reports@example.org>`,
+            `To: ${LISTS}, ${recipients}`,
+            `Subject: ${subject}`,
+            `Message-ID: <item-${index}@example.org>`,
+          ],
+          bodyOf('report', index, 3),
+        ),
         envelope: { mailFrom: 'reports@example.org', rcptTo: [LISTS] },
       });
     }
     const connect = async (bound: string | undefined) => {
       const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
       const mcp = new Client({ name: 'reads', version: '1.0.0' });
-      await Promise.all([createMcpServer({ executor: localExecutor(core, principal), grantId: bound }).connect(serverTransport), mcp.connect(clientTransport)]);
+      await Promise.all([
+        createMcpServer({ executor: localExecutor(core, principal), grantId: bound }).connect(serverTransport),
+        mcp.connect(clientTransport),
+      ]);
       return mcp;
     };
     client = await connect(grantId);
@@ -155,14 +189,20 @@ describe('reads that lose nothing in silence', () => {
     const result = await client.callTool({ name: 'get_thread', arguments: { thread_id: longThread } });
     expect(result.isError).toBeFalsy();
     const read = result.structuredContent as ThreadRead;
-    console.log(`get_thread of 15: ${read.messages.length} shown, ${read.messages_truncated?.messages.length} named; ${JSON.stringify(read).length} characters of structured content, ${textOf(result).length} of text`);
+    console.log(
+      `get_thread of 15: ${read.messages.length} shown, ${read.messages_truncated?.messages.length} named; ${JSON.stringify(read).length} characters of structured content, ${textOf(result).length} of text`,
+    );
     expectThreadRead(read, 'budget review', 15, 25);
     // The continuation works: the call it gives, and get_message with every id it names.
     const next = read.messages_truncated!.call;
-    const again = (await client.callTool({ name: next.tool, arguments: next.arguments })).structuredContent as { id: string; body_text: string };
+    const again = (await client.callTool({ name: next.tool, arguments: next.arguments })).structuredContent as {
+      id: string;
+      body_text: string;
+    };
     expect(again.id).toBe(read.messages_truncated!.messages[0]!.id);
     for (const note of read.messages_truncated!.messages) {
-      const message = (await client.callTool({ name: 'get_message', arguments: { message_id: note.id } })).structuredContent as { id: string; body_text: string };
+      const message = (await client.callTool({ name: 'get_message', arguments: { message_id: note.id } }))
+        .structuredContent as { id: string; body_text: string };
       expect(message.body_text).toMatch(/^Start of message \d+ \(budget review\)/);
     }
     // The text names them too, with the newest message whole and the call for the rest.
@@ -173,22 +213,38 @@ describe('reads that lose nothing in silence', () => {
   });
 
   it('reads an 8-message thread over MCP and with the AI SDK alike', async () => {
-    const overMcp = (await client.callTool({ name: 'get_thread', arguments: { thread_id: shortThread } })).structuredContent as ThreadRead;
-    console.log(`get_thread of 8: ${overMcp.messages.length} shown, ${overMcp.messages_truncated?.messages.length} named`);
+    const overMcp = (await client.callTool({ name: 'get_thread', arguments: { thread_id: shortThread } }))
+      .structuredContent as ThreadRead;
+    console.log(
+      `get_thread of 8: ${overMcp.messages.length} shown, ${overMcp.messages_truncated?.messages.length} named`,
+    );
     expectThreadRead(overMcp, 'office move', 8, 25);
-    const overAi = (await tools.get_thread!.execute!({ thread_id: shortThread }, { toolCallId: 'thread-8', messages: [] })) as ThreadRead;
+    const overAi = (await tools.get_thread!.execute!(
+      { thread_id: shortThread },
+      { toolCallId: 'thread-8', messages: [] },
+    )) as ThreadRead;
     expect(overAi).toEqual(overMcp);
-    const viaAi = (await tools.get_thread!.execute!({ thread_id: longThread }, { toolCallId: 'thread-15', messages: [] })) as ThreadRead;
+    const viaAi = (await tools.get_thread!.execute!(
+      { thread_id: longThread },
+      { toolCallId: 'thread-15', messages: [] },
+    )) as ThreadRead;
     expectThreadRead(viaAi, 'budget review', 15, 25);
     const next = viaAi.messages_truncated!.call;
-    const message = (await tools[next.tool]!.execute!(next.arguments, { toolCallId: 'next', messages: [] })) as { id: string };
+    const message = (await tools[next.tool]!.execute!(next.arguments, { toolCallId: 'next', messages: [] })) as {
+      id: string;
+    };
     expect(message.id).toBe(viaAi.messages_truncated!.messages[0]!.id);
   });
 
   it('keeps the newest message whole with its HTML too (include_html), within the budget', async () => {
-    const read = (await client.callTool({ name: 'get_thread', arguments: { thread_id: longThread, include_html: true } })).structuredContent as ThreadRead;
+    const read = (
+      await client.callTool({ name: 'get_thread', arguments: { thread_id: longThread, include_html: true } })
+    ).structuredContent as ThreadRead;
     expect(JSON.stringify(read).length).toBeLessThanOrEqual(RESULT_BUDGET);
-    const newest = read.messages.at(-1)! as ThreadRead['messages'][number] & { body?: string; html_truncated?: unknown };
+    const newest = read.messages.at(-1)! as ThreadRead['messages'][number] & {
+      body?: string;
+      html_truncated?: unknown;
+    };
     expect(newest.id).toBe(read.message_ids.at(-1));
     expect(newest.body_truncated).toBeUndefined();
     expect(newest.html_truncated).toBeUndefined();
@@ -197,9 +253,14 @@ describe('reads that lose nothing in silence', () => {
   });
 
   it('names the grant in the continuation when the tools are not bound to one', async () => {
-    const read = (await unbound.callTool({ name: 'get_thread', arguments: { grant_id: grantId, thread_id: longThread } })).structuredContent as ThreadRead;
+    const read = (
+      await unbound.callTool({ name: 'get_thread', arguments: { grant_id: grantId, thread_id: longThread } })
+    ).structuredContent as ThreadRead;
     expectThreadRead(read, 'budget review', 15, 25);
-    expect(read.messages_truncated!.call.arguments).toEqual({ grant_id: grantId, message_id: read.messages_truncated!.messages[0]!.id });
+    expect(read.messages_truncated!.call.arguments).toEqual({
+      grant_id: grantId,
+      message_id: read.messages_truncated!.messages[0]!.id,
+    });
     const again = await unbound.callTool({ name: 'get_message', arguments: read.messages_truncated!.call.arguments });
     expect(again.isError).toBeFalsy();
   });
@@ -207,7 +268,8 @@ describe('reads that lose nothing in silence', () => {
   it('names the messages older than those it read with the call that lists them', async () => {
     const count = THREAD_MESSAGES + 5;
     const thread = await deliverThread(core, 'long chat', count, 0);
-    const read = (await client.callTool({ name: 'get_thread', arguments: { thread_id: thread } })).structuredContent as ThreadRead & {
+    const read = (await client.callTool({ name: 'get_thread', arguments: { thread_id: thread } }))
+      .structuredContent as ThreadRead & {
       messages_truncated: { older?: unknown };
     };
     // Short messages: all those read fit; the five oldest were not read and the call that lists them is given.
@@ -227,7 +289,10 @@ describe('reads that lose nothing in silence', () => {
     const read = await client.readResource({ uri: threadUri(grantId, longThread) });
     const text = (read.contents[0] as { text: string }).text;
     expect(text.length).toBeLessThanOrEqual(RESULT_BUDGET + 100);
-    const { thread, ...rest } = JSON.parse(text) as { thread: { id: string; message_ids: string[] } } & Omit<ThreadRead, 'id' | 'message_ids'>;
+    const { thread, ...rest } = JSON.parse(text) as { thread: { id: string; message_ids: string[] } } & Omit<
+      ThreadRead,
+      'id' | 'message_ids'
+    >;
     expect(thread.id).toBe(longThread);
     expectThreadRead({ ...rest, id: thread.id, message_ids: thread.message_ids }, 'budget review', 15, 25);
     const note = rest.messages_truncated!.messages[0]!;
@@ -237,18 +302,27 @@ describe('reads that lose nothing in silence', () => {
   });
 
   it('ends a page of 50 that does not fit early, with a next_cursor right after its last item (MCP and AI SDK)', async () => {
-    const all = ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 200 })) as { data: { id: string }[] }).data.map((message) => message.id);
+    const all = (
+      (await core.messages.list(principal, { grant_id: listsGrantId, limit: 200 })) as { data: { id: string }[] }
+    ).data.map((message) => message.id);
     expect(all).toHaveLength(50);
     const listTools = createAgentpostTools({ core, principal });
     for (const face of ['mcp', 'ai'] as const) {
       const read = async (args: Json): Promise<{ page: Page; text: string }> => {
-        if (face === 'ai') return { page: (await listTools.list_messages!.execute!(args, { toolCallId: 'list', messages: [] })) as Page, text: '' };
+        if (face === 'ai')
+          return {
+            page: (await listTools.list_messages!.execute!(args, { toolCallId: 'list', messages: [] })) as Page,
+            text: '',
+          };
         const result = await unbound.callTool({ name: 'list_messages', arguments: args });
         expect(result.isError).toBeFalsy();
         return { page: result.structuredContent as Page, text: textOf(result) };
       };
       const { page: first, text } = await read({ grant_id: listsGrantId, limit: 50 });
-      if (face === 'mcp') console.log(`list_messages(limit=50) of 50 long items: ${first.data.length} returned; text ${text.length} characters, structuredContent ${JSON.stringify(first).length}`);
+      if (face === 'mcp')
+        console.log(
+          `list_messages(limit=50) of 50 long items: ${first.data.length} returned; text ${text.length} characters, structuredContent ${JSON.stringify(first).length}`,
+        );
       expect(JSON.stringify(first).length).toBeLessThanOrEqual(RESULT_BUDGET);
       expect(first.data.length).toBeLessThan(50);
       expect(first.data.length).toBeGreaterThan(10);
@@ -256,7 +330,10 @@ describe('reads that lose nothing in silence', () => {
       expect(first.truncated).toEqual({
         omitted: 50 - first.data.length,
         hint: expect.stringContaining(`${50 - first.data.length} of the 50 items of this page did not fit`),
-        call: { tool: 'list_messages', arguments: { grant_id: listsGrantId, limit: 50, page_token: first.next_cursor } },
+        call: {
+          tool: 'list_messages',
+          arguments: { grant_id: listsGrantId, limit: 50, page_token: first.next_cursor },
+        },
       });
       if (face === 'mcp') {
         expect(text).toContain(`; more with page_token: "${first.next_cursor}"`);
@@ -269,7 +346,11 @@ describe('reads that lose nothing in silence', () => {
       while (call) {
         const { page } = await read(call.arguments);
         seen.push(...page.data.map((item) => item.id));
-        call = page.truncated?.call ?? (page.next_cursor ? { tool: 'list_messages', arguments: { ...call.arguments, page_token: page.next_cursor } } : undefined);
+        call =
+          page.truncated?.call ??
+          (page.next_cursor
+            ? { tool: 'list_messages', arguments: { ...call.arguments, page_token: page.next_cursor } }
+            : undefined);
       }
       expect(seen).toEqual(all);
     }
@@ -281,25 +362,47 @@ describe('reads that lose nothing in silence', () => {
     expect(page.data).toHaveLength(10);
     expect(page.truncated).toBeUndefined();
     expect(textOf(result)).toContain(`more with page_token: "${page.next_cursor}"`);
-    const last = await unbound.callTool({ name: 'list_messages', arguments: { grant_id: listsGrantId, limit: 10, page_token: ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 40 })) as Page).next_cursor } });
+    const last = await unbound.callTool({
+      name: 'list_messages',
+      arguments: {
+        grant_id: listsGrantId,
+        limit: 10,
+        page_token: ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 40 })) as Page).next_cursor,
+      },
+    });
     expect((last.structuredContent as Page).next_cursor).toBeUndefined();
     expect(textOf(last)).toMatch(/^10 item\(s\); no more pages/);
   });
 
   it('names the ids a write made in its text', async () => {
-    const sent = await client.callTool({ name: 'send_message', arguments: { to: [{ email: 'pat@example.org' }], subject: 'Numbers', body: 'Here they are.' } });
+    const sent = await client.callTool({
+      name: 'send_message',
+      arguments: { to: [{ email: 'pat@example.org' }], subject: 'Numbers', body: 'Here they are.' },
+    });
     expect(sent.isError, textOf(sent)).toBeFalsy();
     const message = (sent.structuredContent as { data: { id: string; thread_id: string } }).data;
     expect(textOf(sent)).toContain(`Sent message ${message.id} in thread ${message.thread_id}`);
-    const draft = await client.callTool({ name: 'create_draft', arguments: { to: [{ email: 'pat@example.org' }], subject: 'Later', body: 'Draft.' } });
+    const draft = await client.callTool({
+      name: 'create_draft',
+      arguments: { to: [{ email: 'pat@example.org' }], subject: 'Later', body: 'Draft.' },
+    });
     const draftId = (draft.structuredContent as { id: string }).id;
     expect(textOf(draft)).toContain(`Created draft ${draftId}`);
     const folder = await client.callTool({ name: 'create_folder', arguments: { name: 'Reports' } });
     expect(textOf(folder)).toContain(`Created folder ${(folder.structuredContent as { id: string }).id} ("Reports")`);
-    expect(textOf(await client.callTool({ name: 'delete_draft', arguments: { draft_id: draftId } }))).toContain(`Deleted draft ${draftId}`);
-    expect(textOf(await client.callTool({ name: 'update_message', arguments: { message_id: message.id, starred: true } }))).toMatch(new RegExp(`^Updated message ${message.id} in thread ${message.thread_id}\n.* · starred`));
-    expect(textOf(await client.callTool({ name: 'delete_message', arguments: { message_id: message.id } }))).toBe(`Deleted message ${message.id} (moved to trash; deleted for good if it was in trash already)`);
-    const dryRun = await client.callTool({ name: 'send_message', arguments: { to: [{ email: 'pat@example.org' }], subject: 'Check', body: 'Only a check.', dry_run: true } });
+    expect(textOf(await client.callTool({ name: 'delete_draft', arguments: { draft_id: draftId } }))).toContain(
+      `Deleted draft ${draftId}`,
+    );
+    expect(
+      textOf(await client.callTool({ name: 'update_message', arguments: { message_id: message.id, starred: true } })),
+    ).toMatch(new RegExp(`^Updated message ${message.id} in thread ${message.thread_id}\n.* · starred`));
+    expect(textOf(await client.callTool({ name: 'delete_message', arguments: { message_id: message.id } }))).toBe(
+      `Deleted message ${message.id} (moved to trash; deleted for good if it was in trash already)`,
+    );
+    const dryRun = await client.callTool({
+      name: 'send_message',
+      arguments: { to: [{ email: 'pat@example.org' }], subject: 'Check', body: 'Only a check.', dry_run: true },
+    });
     expect(textOf(dryRun)).toMatch(/^Dry run: the send would (go|be refused)/);
   });
 
@@ -307,16 +410,36 @@ describe('reads that lose nothing in silence', () => {
     const result = await client.callTool({ name: 'list_messages', arguments: { select: 'subject', limit: 2 } });
     const text = textOf(result);
     expect(text).not.toContain('?');
-    expect(text.split('\n').slice(1)).toEqual([expect.stringMatching(/^- id: \w+ · subject: [^·]+$/), expect.stringMatching(/^- id: \w+ · subject: [^·]+$/)]);
-    const one = await client.callTool({ name: 'get_message', arguments: { message_id: (result.structuredContent as Page).data[0]!.id, select: 'subject,unread' } });
+    expect(text.split('\n').slice(1)).toEqual([
+      expect.stringMatching(/^- id: \w+ · subject: [^·]+$/),
+      expect.stringMatching(/^- id: \w+ · subject: [^·]+$/),
+    ]);
+    const one = await client.callTool({
+      name: 'get_message',
+      arguments: { message_id: (result.structuredContent as Page).data[0]!.id, select: 'subject,unread' },
+    });
     expect(textOf(one)).toMatch(/^id: \w+ · subject: [^·]+ · unread: (true|false)$/);
   });
 });
 
 describe('cuts that say so', () => {
   it('cuts the long fields of one object, naming each and the route that returns it whole', () => {
-    const event = { id: 'event_1', grant_id: 'grant_1', object: 'event', title: 'Offsite', description: 'Agenda item. '.repeat(3_000), participants: Array.from({ length: 400 }, (_, index) => ({ email: `person${index}@example.com`, status: 'noreply' })) };
-    const shaped = shapeForAgent('get_event', event, { event_id: 'event_1', calendar_id: 'primary' }) as { description: string; participants: unknown[]; truncated: { omitted: number; hint: string } };
+    const event = {
+      id: 'event_1',
+      grant_id: 'grant_1',
+      object: 'event',
+      title: 'Offsite',
+      description: 'Agenda item. '.repeat(3_000),
+      participants: Array.from({ length: 400 }, (_, index) => ({
+        email: `person${index}@example.com`,
+        status: 'noreply',
+      })),
+    };
+    const shaped = shapeForAgent('get_event', event, { event_id: 'event_1', calendar_id: 'primary' }) as {
+      description: string;
+      participants: unknown[];
+      truncated: { omitted: number; hint: string };
+    };
     expect(JSON.stringify(shaped).length).toBeLessThanOrEqual(RESULT_BUDGET + 1_000);
     expect(shaped.truncated.hint).toMatch(/description \(\d+ of 39000 characters kept\)/);
     expect(shaped.truncated.hint).toMatch(/participants \(the first \d+ of 400 items kept\)/);
@@ -326,7 +449,11 @@ describe('cuts that say so', () => {
 
   it('keeps the cursor of a page whose one item was only shortened', () => {
     const page = { data: [{ id: 'contact_1', notes: 'n'.repeat(30_000) }], next_cursor: 'after_1' };
-    const shaped = shapeForAgent('list_contacts', page, {}) as { data: { notes: string }[]; next_cursor?: string; truncated: { omitted: number; hint: string } };
+    const shaped = shapeForAgent('list_contacts', page, {}) as {
+      data: { notes: string }[];
+      next_cursor?: string;
+      truncated: { omitted: number; hint: string };
+    };
     expect(shaped.next_cursor).toBe('after_1');
     expect(shaped.truncated.omitted).toBe(0);
     expect(shaped.truncated.hint).toContain('contact_1: notes (');

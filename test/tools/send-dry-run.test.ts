@@ -24,7 +24,10 @@ describe('send_message dry_run on the agent faces', () => {
     service = await startTestService();
     principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
     await service.core.domains.create(principal, { name: 'Dry run', domain_address: DOMAIN });
-    const { grant } = await service.core.grants.create(principal, { provider: 'nylas', settings: { email: `agent@${DOMAIN}` } });
+    const { grant } = await service.core.grants.create(principal, {
+      provider: 'nylas',
+      settings: { email: `agent@${DOMAIN}` },
+    });
     grantId = grant.id;
     await service.core.deps.db.write(async (tx) => {
       await tx.insert(tables.rules).values({
@@ -40,7 +43,9 @@ describe('send_message dry_run on the agent faces', () => {
       await tx
         .update(tables.workspaces)
         .set({ ruleIds: ['rule_competitors'] })
-        .where(and(eq(tables.workspaces.applicationId, principal.applicationId), eq(tables.workspaces.isDefault, true)));
+        .where(
+          and(eq(tables.workspaces.applicationId, principal.applicationId), eq(tables.workspaces.isDefault, true)),
+        );
     });
     service.core.enforcement.invalidate();
   });
@@ -48,18 +53,33 @@ describe('send_message dry_run on the agent faces', () => {
     await service?.close();
   });
 
-  const stored = async () => Number((await service.core.deps.db.client.execute('select (select count(*) from messages) + (select count(*) from outbound_messages) as n')).rows[0]!.n);
+  const stored = async () =>
+    Number(
+      (
+        await service.core.deps.db.client.execute(
+          'select (select count(*) from messages) + (select count(*) from outbound_messages) as n',
+        )
+      ).rows[0]!.n,
+    );
 
   it('answers the verdict as structured content over MCP, the AI SDK and HTTP alike, and sends nothing', async () => {
     const before = await stored();
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'dry-run', version: '1.0.0' });
-    await Promise.all([createMcpServer({ executor: localExecutor(service.core, principal), grantId }).connect(serverTransport), client.connect(clientTransport)]);
+    await Promise.all([
+      createMcpServer({ executor: localExecutor(service.core, principal), grantId }).connect(serverTransport),
+      client.connect(clientTransport),
+    ]);
     const { tools } = await client.listTools();
     const sendTool = tools.find((tool) => tool.name === 'send_message')!;
     expect(Object.keys(sendTool.inputSchema.properties ?? {})).toContain('dry_run');
 
-    const input = { to: [{ email: 'ceo@competitor.example' }, { email: 'friend@partner.example' }], subject: 'Pricing', body: 'Our prices', dry_run: true };
+    const input = {
+      to: [{ email: 'ceo@competitor.example' }, { email: 'friend@partner.example' }],
+      subject: 'Pricing',
+      body: 'Our prices',
+      dry_run: true,
+    };
     const result = await client.callTool({ name: 'send_message', arguments: input });
     expect(result.isError).toBeFalsy();
     const verdict = result.structuredContent as { data: Record<string, unknown> };
@@ -68,7 +88,11 @@ describe('send_message dry_run on the agent faces', () => {
       blocked: true,
       matched_rule_ids: ['rule_competitors'],
       refused_recipients: [{ email: 'ceo@competitor.example', rule_id: 'rule_competitors' }],
-      verdicts: { size: { ok: true, limit: null }, quota: { limit: null, left_today: null, ok: true }, attachments: { count: 0 } },
+      verdicts: {
+        size: { ok: true, limit: null },
+        quota: { limit: null, left_today: null, ok: true },
+        attachments: { count: 0 },
+      },
     });
     expect(verdict.data.reason).toContain('Never mail competitors');
 
@@ -76,7 +100,10 @@ describe('send_message dry_run on the agent faces', () => {
     const overAi = await aiTools.send_message!.execute!(input, { toolCallId: 'call-1', messages: [] });
     expect(overAi).toEqual(verdict);
 
-    const overHttp = await remoteExecutor({ url: service.url, apiKey: service.apiKey })(operations.find((operation) => operation.name === 'send_message')!, { ...input, grant_id: grantId });
+    const overHttp = await remoteExecutor({ url: service.url, apiKey: service.apiKey })(
+      operations.find((operation) => operation.name === 'send_message')!,
+      { ...input, grant_id: grantId },
+    );
     expect(overHttp).toEqual(verdict);
 
     expect(await stored()).toBe(before);
@@ -86,8 +113,16 @@ describe('send_message dry_run on the agent faces', () => {
     const before = await stored();
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'dry-run-approval', version: '1.0.0' });
-    await Promise.all([createMcpServer({ executor: localExecutor(service.core, principal), grantId, requireApproval: true }).connect(serverTransport), client.connect(clientTransport)]);
-    const result = await client.callTool({ name: 'send_message', arguments: { to: [{ email: 'friend@partner.example' }], subject: 'Hi', body: 'x', dry_run: true } });
+    await Promise.all([
+      createMcpServer({ executor: localExecutor(service.core, principal), grantId, requireApproval: true }).connect(
+        serverTransport,
+      ),
+      client.connect(clientTransport),
+    ]);
+    const result = await client.callTool({
+      name: 'send_message',
+      arguments: { to: [{ email: 'friend@partner.example' }], subject: 'Hi', body: 'x', dry_run: true },
+    });
     expect(result.isError).toBeFalsy();
     expect((result.structuredContent as { data: { blocked: boolean } }).data.blocked).toBe(false);
     expect(await stored()).toBe(before);

@@ -98,7 +98,11 @@ export function parseHeaderFields(section: Buffer): MailauthHeaders {
     const row = field.join('\r\n');
     const name = /^[^:]+/.exec(row);
     const casedKey = name ? name[0].trim() : undefined;
-    parsed.push({ key: casedKey === undefined ? null : casedKey.toLowerCase(), casedKey, line: Buffer.from(row, 'binary') });
+    parsed.push({
+      key: casedKey === undefined ? null : casedKey.toLowerCase(),
+      casedKey,
+      line: Buffer.from(row, 'binary'),
+    });
   };
   let at = 0;
   for (;;) {
@@ -138,7 +142,8 @@ function signsTooMany(line: Buffer): boolean {
   const tag = /[;:\s]h\s*=([^;]*)/i.exec(text);
   if (!tag) return false;
   let colons = 0;
-  for (let at = tag[1]!.indexOf(':'); at >= 0 && colons <= MAX_SIGNED_FIELDS; at = tag[1]!.indexOf(':', at + 1)) colons++;
+  for (let at = tag[1]!.indexOf(':'); at >= 0 && colons <= MAX_SIGNED_FIELDS; at = tag[1]!.indexOf(':', at + 1))
+    colons++;
   return colons >= MAX_SIGNED_FIELDS;
 }
 
@@ -180,7 +185,10 @@ function headerEnd(raw: Buffer): number {
  * header holds no signature field (most mail from small senders, and every message of a load generator) has no body
  * to hash.
  */
-export async function verifyDkim(raw: Buffer, options: { resolver: DNSResolver; sender: string | undefined; minBitLength: number }): Promise<DkimResult> {
+export async function verifyDkim(
+  raw: Buffer,
+  options: { resolver: DNSResolver; sender: string | undefined; minBitLength: number },
+): Promise<DkimResult> {
   const end = headerEnd(raw);
   const header = end < 0 ? raw : raw.subarray(0, end);
   const verifier = new DkimVerifier(options);
@@ -212,9 +220,18 @@ export async function verifyDkim(raw: Buffer, options: { resolver: DNSResolver; 
 
 /** The result of a verifier as `dkimVerify` gives it. */
 function dkimResultOf(verifier: InstanceType<typeof DkimVerifier>): DkimResult {
-  const result = { headerFrom: verifier.headerFrom, envelopeFrom: verifier.envelopeFrom, results: verifier.results } as DkimResult;
+  const result = {
+    headerFrom: verifier.headerFrom,
+    envelopeFrom: verifier.envelopeFrom,
+    results: verifier.results,
+  } as DkimResult;
   // As dkimVerify sets it: not enumerable, read by `arc()`.
-  Object.defineProperty(result, 'arc', { enumerable: false, configurable: false, writable: false, value: verifier.arc });
+  Object.defineProperty(result, 'arc', {
+    enumerable: false,
+    configurable: false,
+    writable: false,
+    value: verifier.arc,
+  });
   return result;
 }
 
@@ -226,7 +243,10 @@ const MEMO_ENTRIES = 10_000;
  * it must not be kept (a temporary DNS failure: the next message asks again). A key asked while it is computed shares
  * that answer. `ttlMs` 0 keeps nothing (and makes no key).
  */
-function memo<T>(ttlMs: number, keep: (value: T) => boolean): (keyOf: () => string, compute: () => Promise<T>) => Promise<T> {
+function memo<T>(
+  ttlMs: number,
+  keep: (value: T) => boolean,
+): (keyOf: () => string, compute: () => Promise<T>) => Promise<T> {
   if (ttlMs <= 0) return (_keyOf, compute) => compute();
   const kept = new Map<string, { at: number; value: Promise<T> }>();
   return (keyOf, compute) => {
@@ -267,29 +287,50 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const dmarcMemo = memo<CheckResult<NonNullable<AuthenticationVerdict['dmarc']>> | undefined>(ttlMs, notTemporary);
 
   /** SPF of the client IP and HELO name for a MAIL FROM (a function of these three and DNS, `mta` being ours). */
-  async function checkSpf(ip: string, helo: string, sender: string): Promise<CheckResult<NonNullable<AuthenticationVerdict['spf']>>> {
+  async function checkSpf(
+    ip: string,
+    helo: string,
+    sender: string,
+  ): Promise<CheckResult<NonNullable<AuthenticationVerdict['spf']>>> {
     const spfResult = await spf({ resolver, ip, helo, sender, mta: authservId });
-    return { verdict: { result: resultOf(spfResult.status), ...(spfResult.domain ? { domain: spfResult.domain } : {}) }, info: clean(spfResult.info) };
+    return {
+      verdict: { result: resultOf(spfResult.status), ...(spfResult.domain ? { domain: spfResult.domain } : {}) },
+      info: clean(spfResult.info),
+    };
   }
 
   /** DMARC of the From domain (a function of mailauth's inputs below, of which ARC's only by its result, and DNS). */
-  async function checkDmarc(input: Omit<Parameters<typeof dmarc>[0], 'resolver'>): Promise<CheckResult<NonNullable<AuthenticationVerdict['dmarc']>> | undefined> {
+  async function checkDmarc(
+    input: Omit<Parameters<typeof dmarc>[0], 'resolver'>,
+  ): Promise<CheckResult<NonNullable<AuthenticationVerdict['dmarc']>> | undefined> {
     const dmarcResult = await dmarc({ ...input, resolver });
     if (!dmarcResult) return undefined;
     return {
-      verdict: { result: resultOf(dmarcResult.status), ...(dmarcResult.domain ? { domain: dmarcResult.domain } : {}), ...(dmarcResult.policy ? { policy: dmarcResult.policy } : {}) },
+      verdict: {
+        result: resultOf(dmarcResult.status),
+        ...(dmarcResult.domain ? { domain: dmarcResult.domain } : {}),
+        ...(dmarcResult.policy ? { policy: dmarcResult.policy } : {}),
+      },
       info: clean(dmarcResult.info),
     };
   }
 
   return async function authenticate(mail: StageMail): Promise<AuthenticationVerdict> {
-    const dkimResult = await verifyDkim(mail.raw, { resolver, sender: mail.mailFrom || undefined, minBitLength: MIN_KEY_BITS });
+    const dkimResult = await verifyDkim(mail.raw, {
+      resolver,
+      sender: mail.mailFrom || undefined,
+      minBitLength: MIN_KEY_BITS,
+    });
     const results: string[] = [];
     const dkim = (dkimResult.results ?? []).map((row) => {
       const bodyAltered = row.status.result === 'neutral' && row.status.comment === BODY_HASH_MISMATCH;
       const info = clean(bodyAltered ? row.info.replace(/^dkim=neutral\b/, 'dkim=fail') : row.info);
       if (info) results.push(info);
-      return { result: bodyAltered ? 'fail' : resultOf(row.status), ...(row.signingDomain ? { domain: row.signingDomain } : {}), ...(row.selector ? { selector: row.selector } : {}) };
+      return {
+        result: bodyAltered ? 'fail' : resultOf(row.status),
+        ...(row.signingDomain ? { domain: row.signingDomain } : {}),
+        ...(row.selector ? { selector: row.selector } : {}),
+      };
     });
 
     // SPF needs the SMTP client; mail this service delivered to itself has none.
@@ -299,7 +340,10 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       const ip = mail.client.address;
       const helo = mail.client.helo || ip;
       const sender = mail.mailFrom || `postmaster@${helo}`;
-      const spfCheck = await spfMemo(() => `${ip}\n${helo}\n${sender}`, () => checkSpf(ip, helo, sender));
+      const spfCheck = await spfMemo(
+        () => `${ip}\n${helo}\n${sender}`,
+        () => checkSpf(ip, helo, sender),
+      );
       spfVerdict = spfCheck.verdict;
       if (spfVerdict.result === 'pass') spfPassDomain = spfVerdict.domain;
       if (spfCheck.info) results.push(spfCheck.info);
@@ -316,10 +360,16 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
         spfDomains: spfPassDomain ? [spfPassDomain] : [],
         dkimDomains: (dkimResult.results ?? [])
           .filter((row) => row.status.result === 'pass')
-          .map((row) => ({ ...(row.id ? { id: row.id } : {}), domain: row.signingDomain, ...(row.status.aligned !== undefined ? { aligned: row.status.aligned } : {}), ...(row.status.underSized !== undefined ? { underSized: row.status.underSized } : {}) })),
+          .map((row) => ({
+            ...(row.id ? { id: row.id } : {}),
+            domain: row.signingDomain,
+            ...(row.status.aligned !== undefined ? { aligned: row.status.aligned } : {}),
+            ...(row.status.underSized !== undefined ? { underSized: row.status.underSized } : {}),
+          })),
         arcResult,
       };
-      const keyOf = () => JSON.stringify([input.headerFrom, input.spfDomains, input.dkimDomains, arcResult.status?.result]);
+      const keyOf = () =>
+        JSON.stringify([input.headerFrom, input.spfDomains, input.dkimDomains, arcResult.status?.result]);
       const dmarcCheck = await dmarcMemo(keyOf, () => checkDmarc(input));
       if (dmarcCheck) {
         dmarcVerdict = dmarcCheck.verdict;
@@ -328,6 +378,12 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     }
 
     const header = `Authentication-Results: ${authservId}${results.length > 0 ? `${RESULT_SEPARATOR}${results.join(RESULT_SEPARATOR)}` : '; none'}`;
-    return { spf: { ...spfVerdict }, dkim, dmarc: { ...dmarcVerdict }, arc: { result: resultOf(arcResult.status) }, header };
+    return {
+      spf: { ...spfVerdict },
+      dkim,
+      dmarc: { ...dmarcVerdict },
+      arc: { result: resultOf(arcResult.status) },
+      header,
+    };
   };
 }

@@ -25,8 +25,11 @@ export function dnsQuery(dns: DnsResolver): DnsQuery {
       case 'A':
       case 'AAAA': {
         const family = rrtype.toUpperCase() === 'A' ? 4 : 6;
-        const addresses = (await dns.lookup(name)).filter((entry) => entry.family === family).map((entry) => entry.address);
-        if (addresses.length === 0) throw Object.assign(new Error(`query${rrtype} ENODATA ${name}`), { code: 'ENODATA' });
+        const addresses = (await dns.lookup(name))
+          .filter((entry) => entry.family === family)
+          .map((entry) => entry.address);
+        if (addresses.length === 0)
+          throw Object.assign(new Error(`query${rrtype} ENODATA ${name}`), { code: 'ENODATA' });
         return addresses;
       }
       default:

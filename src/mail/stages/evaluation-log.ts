@@ -45,7 +45,9 @@ export function createEvaluationLog({ db, logger }: { db: Database; logger: Logg
     if (rows.length === 0) return writing;
     writing = writing
       .then(() => db.write((tx) => recordEvaluations(tx, rows)))
-      .catch((error: unknown) => logger.error('recording rule evaluations failed', { error: String(error), rows: rows.length }));
+      .catch((error: unknown) =>
+        logger.error('recording rule evaluations failed', { error: String(error), rows: rows.length }),
+      );
     return writing;
   }
 

@@ -38,14 +38,16 @@ const MAX_RECEIVED = 30;
 const MIN_CAPS_LETTERS = 10;
 
 /** An address in a From field: `local@domain` (a display name and angle brackets around it are fine). */
-const ADDRESS = /(?:^|[\s<:,])[^\s<>@",;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?(?:>|$|[\s,;])/;
+const ADDRESS =
+  /(?:^|[\s<:,])[^\s<>@",;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.?(?:>|$|[\s,;])/;
 
 /** RFC 2047 encoded words are not looked into (their case says nothing without decoding). */
 const ENCODED_WORD = /=\?[^?]+\?[bqBQ]\?[^?]*\?=/g;
 
 /** The anomalies of a message's header, given the time it arrived. */
 export function headerAnomalies(headers: RawHeader[], receivedAt: Date): HeaderAnomaly[] {
-  const values = (name: string) => headers.filter((header) => header.name.toLowerCase() === name).map((header) => header.value);
+  const values = (name: string) =>
+    headers.filter((header) => header.name.toLowerCase() === name).map((header) => header.value);
   const found: (keyof typeof ANOMALY_SCORES)[] = [];
 
   const [date] = values('date');
@@ -70,7 +72,8 @@ export function headerAnomalies(headers: RawHeader[], receivedAt: Date): HeaderA
   const [subject] = values('subject');
   if (subject !== undefined) {
     const letters = subject.replace(ENCODED_WORD, '').replace(/[^\p{L}]/gu, '');
-    if (letters.length >= MIN_CAPS_LETTERS && letters === letters.toUpperCase() && letters !== letters.toLowerCase()) found.push('SUBJECT_ALL_CAPS');
+    if (letters.length >= MIN_CAPS_LETTERS && letters === letters.toUpperCase() && letters !== letters.toLowerCase())
+      found.push('SUBJECT_ALL_CAPS');
   }
 
   return found.map((name) => ({ name, score: ANOMALY_SCORES[name] }));

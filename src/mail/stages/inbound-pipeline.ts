@@ -18,7 +18,14 @@
  * message's own transaction, `smtp_rcpt` rows soon after the decision (./evaluation-log.ts).
  */
 import type { GrantRow } from '../../../storage/index.js';
-import { evaluationRow, type EvaluationRow, type Enforcement, type GrantEnforcement, appliedActionsOf, evaluationInputOf } from '../../admin/index.js';
+import {
+  evaluationRow,
+  type EvaluationRow,
+  type Enforcement,
+  type GrantEnforcement,
+  appliedActionsOf,
+  evaluationInputOf,
+} from '../../admin/index.js';
 import type { AuthenticationVerdict, CoreDeps, InboundStages, SmtpClientInfo, SpamVerdict } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
 import { AppError } from '../../errors.js';
@@ -27,7 +34,14 @@ import type { NewMessage } from '../../messages/index.js';
 import { type ParsedMessage, readRawHeaders, fromHeaderAddress } from '../../mime/index.js';
 import { createEvaluationLog } from './evaluation-log.js';
 import { decideInboxProcessing, type InboxProcessingDecision } from './inbox-processing.js';
-import { decideAttachments, limitRefusal, usageNeeded, type Refusal, type RemovedAttachment, type UsageFacts } from './policy-limits.js';
+import {
+  decideAttachments,
+  limitRefusal,
+  usageNeeded,
+  type Refusal,
+  type RemovedAttachment,
+  type UsageFacts,
+} from './policy-limits.js';
 import { anythingApplies, decideSmtpRcpt } from './smtp-rcpt.js';
 import { createUsageMeter, unixDay } from './usage-meter.js';
 
@@ -101,7 +115,10 @@ export function senderOf(raw: Buffer, mailFrom: string, parsedFrom?: ParsedMessa
 }
 
 /** Creates the pipeline. */
-export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {} }: { enforcement: Enforcement; stages?: InboundStages }) {
+export function createInboundPipeline(
+  deps: CoreDeps,
+  { enforcement, stages = {} }: { enforcement: Enforcement; stages?: InboundStages },
+) {
   const { clock, newId } = deps;
   const usage = createUsageMeter(deps);
   const log = createEvaluationLog(deps);
@@ -138,11 +155,19 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
   }
 
   /** Stage 1 for one recipient: its refusal, or undefined; the evaluation's row, when there was one. */
-  async function rcptStage(grant: GrantRow, envelope: { mailFrom: string; recipient: string; size?: number | undefined }): Promise<{ refusal: Refusal | undefined; row: EvaluationRow | undefined }> {
+  async function rcptStage(
+    grant: GrantRow,
+    envelope: { mailFrom: string; recipient: string; size?: number | undefined },
+  ): Promise<{ refusal: Refusal | undefined; row: EvaluationRow | undefined }> {
     const applies = await enforcementOf(grant);
     if (!anythingApplies(applies)) return { refusal: undefined, row: undefined };
     const facts = await usageOf(grant, applies, envelope.size);
-    const decision = decideSmtpRcpt({ enforcement: applies, mailFrom: envelope.mailFrom, recipient: envelope.recipient, usage: facts });
+    const decision = decideSmtpRcpt({
+      enforcement: applies,
+      mailFrom: envelope.mailFrom,
+      recipient: envelope.recipient,
+      usage: facts,
+    });
     const row = evaluationRow(newId, {
       applicationId: grant.applicationId,
       grantId: grant.id,
@@ -151,14 +176,27 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
       matchedRuleIds: decision.outcome.matchedRuleIds,
       // At RCPT TO only a block acts; the other actions of matching rules apply at inbox_processing.
       appliedActions: decision.outcome.block ? { blocked: true } : {},
-      verdicts: decision.refusal ? { refused: { code: decision.refusal.code, enhanced: decision.refusal.enhanced, reason: decision.refusal.reason } } : {},
+      verdicts: decision.refusal
+        ? {
+            refused: {
+              code: decision.refusal.code,
+              enhanced: decision.refusal.enhanced,
+              reason: decision.refusal.reason,
+            },
+          }
+        : {},
       at: unixSeconds(clock.now()),
     });
     return { refusal: decision.refusal, row };
   }
 
   /** Spam verdicts by the settings asked for (copies under the same settings share one check). */
-  async function spamVerdicts(raw: Buffer, message: PipelineMessage, authentication: AuthenticationVerdict | undefined, applied: GrantEnforcement[]): Promise<(SpamVerdict | undefined)[]> {
+  async function spamVerdicts(
+    raw: Buffer,
+    message: PipelineMessage,
+    authentication: AuthenticationVerdict | undefined,
+    applied: GrantEnforcement[],
+  ): Promise<(SpamVerdict | undefined)[]> {
     const checker = stages.spamChecker;
     if (!checker) return applied.map(() => undefined);
     const checks = new Map<string, Promise<SpamVerdict>>();
@@ -182,7 +220,10 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
      * Stage 1 at RCPT TO, for a hosted recipient: undefined to accept it, else its refusal. Rejects (→ 451 4.3.0) when
      * the evaluation cannot complete. The evaluation's row is written soon after.
      */
-    async admitRecipient(grant: GrantRow, envelope: { mailFrom: string; recipient: string; size?: number | undefined }): Promise<Refusal | undefined> {
+    async admitRecipient(
+      grant: GrantRow,
+      envelope: { mailFrom: string; recipient: string; size?: number | undefined },
+    ): Promise<Refusal | undefined> {
       const { refusal, row } = await rcptStage(grant, envelope);
       if (row) log.later([row]);
       return refusal;
@@ -202,9 +243,13 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
       if (!message.recipientsAdmitted) {
         const admitted: PipelineTarget[] = [];
         for (const target of targets) {
-          const { refusal, row } = await rcptStage(target.grant, { mailFrom: message.mailFrom, recipient: target.recipient });
+          const { refusal, row } = await rcptStage(target.grant, {
+            mailFrom: message.mailFrom,
+            recipient: target.recipient,
+          });
           if (row) earlyRows.push(row);
-          if (refusal?.code === 550) refused.push({ recipient: target.recipient, reason: `${refusal.enhanced} ${refusal.message}` });
+          if (refusal?.code === 550)
+            refused.push({ recipient: target.recipient, reason: `${refusal.enhanced} ${refusal.message}` });
           else admitted.push(target);
         }
         targets = admitted;
@@ -255,8 +300,21 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
       const dropped: CopyPlan[] = [];
       for (const [index, target] of targets.entries()) {
         const applies = applied[index]!;
-        const inbox = decideInboxProcessing({ enforcement: applies, from, recipient: target.recipient, spam: spam[index] });
-        const plan: CopyPlan = { ...target, enforcement: applies, inbox, folderIds: [], assignedFolderIds: [], spam: spam[index], removedAttachments: [] };
+        const inbox = decideInboxProcessing({
+          enforcement: applies,
+          from,
+          recipient: target.recipient,
+          spam: spam[index],
+        });
+        const plan: CopyPlan = {
+          ...target,
+          enforcement: applies,
+          inbox,
+          folderIds: [],
+          assignedFolderIds: [],
+          spam: spam[index],
+          removedAttachments: [],
+        };
         if (inbox.drop) {
           dropped.push(plan);
           continue;
@@ -280,10 +338,16 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
       if (!limits || parsed.attachments.length === 0) return parsed;
       const { keep, removed } = decideAttachments(
         limits,
-        parsed.attachments.map((attachment) => ({ filename: attachment.filename ?? '', contentType: attachment.contentType, size: attachment.content.length })),
+        parsed.attachments.map((attachment) => ({
+          filename: attachment.filename ?? '',
+          contentType: attachment.contentType,
+          size: attachment.content.length,
+        })),
       );
       plan.removedAttachments = removed;
-      return removed.length === 0 ? parsed : { ...parsed, attachments: parsed.attachments.filter((_, index) => keep[index]) };
+      return removed.length === 0
+        ? parsed
+        : { ...parsed, attachments: parsed.attachments.filter((_, index) => keep[index]) };
     },
 
     /** What a copy stores besides the parse: folders, flags and the verdict. */
@@ -292,7 +356,12 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
       if (plan.authentication) verdict.authentication = plan.authentication;
       if (copy.spam) verdict.spam = copy.spam;
       if (copy.removedAttachments.length > 0) verdict.removed_attachments = copy.removedAttachments;
-      return { folders: copy.folderIds, unread: copy.inbox.unread, starred: copy.inbox.starred, verdict: Object.keys(verdict).length > 0 ? verdict : undefined };
+      return {
+        folders: copy.folderIds,
+        unread: copy.inbox.unread,
+        starred: copy.inbox.starred,
+        verdict: Object.keys(verdict).length > 0 ? verdict : undefined,
+      };
     },
 
     /**
@@ -305,7 +374,8 @@ export function createInboundPipeline(deps: CoreDeps, { enforcement, stages = {}
         if (!copy.inbox.evaluated) return;
         const verdicts: Record<string, unknown> = {};
         if (copy.spam) verdicts.spam = copy.spam;
-        if (plan.authentication) verdicts.authentication = { spf: plan.authentication.spf?.result, dmarc: plan.authentication.dmarc?.result };
+        if (plan.authentication)
+          verdicts.authentication = { spf: plan.authentication.spf?.result, dmarc: plan.authentication.dmarc?.result };
         if (copy.removedAttachments.length > 0) verdicts.removed_attachments = copy.removedAttachments;
         rows.push(
           evaluationRow(newId, {

@@ -9,7 +9,13 @@
  * `mark_as_starred` starred. `block` drops the copy: nothing is stored for that mailbox and no `message.created`
  * is emitted (the sender was already told 250).
  */
-import { type GrantEnforcement, evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/index.js';
+import {
+  type GrantEnforcement,
+  evaluateRules,
+  evaluationInputOf,
+  type EvaluationInput,
+  type RuleOutcome,
+} from '../../admin/index.js';
 import type { SpamVerdict } from '../../ports/index.js';
 import { anythingApplies } from './smtp-rcpt.js';
 
@@ -39,11 +45,24 @@ export interface InboxProcessingDecision {
 }
 
 /** Decides one copy of a message. */
-export function decideInboxProcessing({ enforcement, from, recipient, spam }: InboxProcessingInput): InboxProcessingDecision {
+export function decideInboxProcessing({
+  enforcement,
+  from,
+  recipient,
+  spam,
+}: InboxProcessingInput): InboxProcessingDecision {
   const input = evaluationInputOf({ from, recipients: [recipient] });
   const spamFolder = spam?.spam === true;
   if (!anythingApplies(enforcement) && !spamFolder) {
-    return { evaluated: false, input, outcome: evaluateRules([], input, enforcement.lists), drop: false, folders: [{ system: 'inbox' }], unread: true, starred: false };
+    return {
+      evaluated: false,
+      input,
+      outcome: evaluateRules([], input, enforcement.lists),
+      drop: false,
+      folders: [{ system: 'inbox' }],
+      unread: true,
+      starred: false,
+    };
   }
   const outcome = evaluateRules(enforcement.inbound, input, enforcement.lists);
   let folders: FolderChoice[];
@@ -52,5 +71,13 @@ export function decideInboxProcessing({ enforcement, from, recipient, spam }: In
   else if (outcome.folders.length > 0) folders = outcome.folders.map((name) => ({ name }));
   else if (outcome.archive) folders = [{ system: 'archive' }];
   else folders = [{ system: 'inbox' }];
-  return { evaluated: anythingApplies(enforcement), input, outcome, drop: outcome.block, folders, unread: !outcome.markAsRead, starred: outcome.markAsStarred };
+  return {
+    evaluated: anythingApplies(enforcement),
+    input,
+    outcome,
+    drop: outcome.block,
+    folders,
+    unread: !outcome.markAsRead,
+    starred: outcome.markAsStarred,
+  };
 }

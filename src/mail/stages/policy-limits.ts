@@ -41,22 +41,40 @@ export function limitOf(limits: StoredPolicyLimits | undefined, name: keyof Stor
 
 /** Whether the limits need the grant's daily count or stored bytes (so the caller reads them only then). */
 export function usageNeeded(limits: StoredPolicyLimits | undefined): { receivedToday: boolean; storedBytes: boolean } {
-  return { receivedToday: limitOf(limits, 'limit_count_daily_message_received') !== undefined, storedBytes: limitOf(limits, 'limit_storage_total') !== undefined };
+  return {
+    receivedToday: limitOf(limits, 'limit_count_daily_message_received') !== undefined,
+    storedBytes: limitOf(limits, 'limit_storage_total') !== undefined,
+  };
 }
 
 /** The refusal the limits give a message, or undefined when they let it in. */
 export function limitRefusal(limits: StoredPolicyLimits | undefined, facts: UsageFacts): Refusal | undefined {
   const maxSize = limitOf(limits, 'limit_size_total_mime');
   if (maxSize !== undefined && facts.size !== undefined && facts.size > maxSize) {
-    return { code: 552, enhanced: '5.3.4', message: `Message too big for this mailbox: the limit is ${maxSize} bytes`, reason: 'limit_size_total_mime' };
+    return {
+      code: 552,
+      enhanced: '5.3.4',
+      message: `Message too big for this mailbox: the limit is ${maxSize} bytes`,
+      reason: 'limit_size_total_mime',
+    };
   }
   const daily = limitOf(limits, 'limit_count_daily_message_received');
   if (daily !== undefined && facts.receivedToday !== undefined && facts.receivedToday >= daily) {
-    return { code: 452, enhanced: '4.2.2', message: `Mailbox has received its ${daily} messages for today (UTC), try again tomorrow`, reason: 'limit_count_daily_message_received' };
+    return {
+      code: 452,
+      enhanced: '4.2.2',
+      message: `Mailbox has received its ${daily} messages for today (UTC), try again tomorrow`,
+      reason: 'limit_count_daily_message_received',
+    };
   }
   const storage = limitOf(limits, 'limit_storage_total');
   if (storage !== undefined && facts.storedBytes !== undefined && facts.storedBytes + (facts.size ?? 0) > storage) {
-    return { code: 452, enhanced: '4.2.2', message: `Mailbox full: its storage limit is ${storage} bytes`, reason: 'limit_storage_total' };
+    return {
+      code: 452,
+      enhanced: '4.2.2',
+      message: `Mailbox full: its storage limit is ${storage} bytes`,
+      reason: 'limit_storage_total',
+    };
   }
   return undefined;
 }
@@ -92,14 +110,22 @@ export function decideAttachments(
   let kept = 0;
   const keep = attachments.map((attachment) => {
     let reason: string | undefined;
-    if (allowed && allowed.length > 0 && !typeAllowed(allowed, attachment.contentType, attachment.filename)) reason = 'type not allowed (limit_attachment_allowed_types)';
-    else if (maxSize !== undefined && attachment.size > maxSize) reason = `larger than ${maxSize} bytes (limit_attachment_size_limit)`;
-    else if (maxCount !== undefined && kept >= maxCount) reason = `more than ${maxCount} attachments (limit_attachment_count_limit)`;
+    if (allowed && allowed.length > 0 && !typeAllowed(allowed, attachment.contentType, attachment.filename))
+      reason = 'type not allowed (limit_attachment_allowed_types)';
+    else if (maxSize !== undefined && attachment.size > maxSize)
+      reason = `larger than ${maxSize} bytes (limit_attachment_size_limit)`;
+    else if (maxCount !== undefined && kept >= maxCount)
+      reason = `more than ${maxCount} attachments (limit_attachment_count_limit)`;
     if (reason === undefined) {
       kept++;
       return true;
     }
-    removed.push({ filename: attachment.filename, content_type: attachment.contentType, size: attachment.size, reason });
+    removed.push({
+      filename: attachment.filename,
+      content_type: attachment.contentType,
+      size: attachment.size,
+      reason,
+    });
     return false;
   });
   return { keep, removed };

@@ -5,7 +5,13 @@
  * before DATA; otherwise the policy limits that are known this early (the SIZE declared at MAIL FROM, the daily
  * received count, the stored bytes) may refuse it (./policy-limits.ts). Pure: the caller loads what applies.
  */
-import { type GrantEnforcement, evaluateRules, evaluationInputOf, type EvaluationInput, type RuleOutcome } from '../../admin/index.js';
+import {
+  type GrantEnforcement,
+  evaluateRules,
+  evaluationInputOf,
+  type EvaluationInput,
+  type RuleOutcome,
+} from '../../admin/index.js';
 import { limitRefusal, type Refusal, type UsageFacts } from './policy-limits.js';
 
 /** What the stage looks at. */
@@ -28,7 +34,16 @@ export interface SmtpRcptDecision {
   refusal: Refusal | undefined;
 }
 
-const NO_OUTCOME: RuleOutcome = { matchedRuleIds: [], block: false, markAsSpam: false, markAsRead: false, markAsStarred: false, archive: false, trash: false, folders: [] };
+const NO_OUTCOME: RuleOutcome = {
+  matchedRuleIds: [],
+  block: false,
+  markAsSpam: false,
+  markAsRead: false,
+  markAsStarred: false,
+  archive: false,
+  trash: false,
+  folders: [],
+};
 
 /** Whether anything applies to a grant's mail (rules or a policy); when not, the stages skip it. */
 export function anythingApplies(enforcement: GrantEnforcement): boolean {
@@ -42,7 +57,22 @@ export function decideSmtpRcpt({ enforcement, mailFrom, recipient, usage }: Smtp
   const outcome = evaluateRules(enforcement.inbound, input, enforcement.lists);
   if (outcome.block) {
     const rule = outcome.matchedRuleIds[outcome.matchedRuleIds.length - 1];
-    return { evaluated: true, input, outcome, refusal: { code: 550, enhanced: '5.7.1', message: `Delivery refused by a rule of the recipient's administrator (${rule})`, reason: 'rule' } };
+    return {
+      evaluated: true,
+      input,
+      outcome,
+      refusal: {
+        code: 550,
+        enhanced: '5.7.1',
+        message: `Delivery refused by a rule of the recipient's administrator (${rule})`,
+        reason: 'rule',
+      },
+    };
   }
-  return { evaluated: true, input, outcome, refusal: usage ? limitRefusal(enforcement.policy?.limits, usage) : undefined };
+  return {
+    evaluated: true,
+    input,
+    outcome,
+    refusal: usage ? limitRefusal(enforcement.policy?.limits, usage) : undefined,
+  };
 }

@@ -99,7 +99,12 @@ export function createSpamChecker(options: SpamCheckerOptions): SpamChecker {
     for (const recipient of mail.recipients ?? []) headers.push(['Rcpt', singleLine(recipient)]);
     let response: Response;
     try {
-      response = await fetch(`${url}/checkv2`, { method: 'POST', headers, body: mail.raw, signal: AbortSignal.timeout(options.rspamdTimeoutMs) });
+      response = await fetch(`${url}/checkv2`, {
+        method: 'POST',
+        headers,
+        body: mail.raw,
+        signal: AbortSignal.timeout(options.rspamdTimeoutMs),
+      });
     } catch (error) {
       throw new Error(`rspamd at ${url} did not answer: ${(error as Error).message}`, { cause: error });
     }
@@ -133,10 +138,15 @@ export function createSpamChecker(options: SpamCheckerOptions): SpamChecker {
         .filter((symbol) => rejected || symbol.score !== 0)
         .sort((a, b) => b.score - a.score)
         .slice(0, MAX_RSPAMD_REASONS);
-      reasons.push(`rspamd: ${round(result.score!)} (${result.action ?? 'no action'})`, ...symbols.map((symbol) => `rspamd ${symbol.name} ${signed(symbol.score)}`));
+      reasons.push(
+        `rspamd: ${round(result.score!)} (${result.action ?? 'no action'})`,
+        ...symbols.map((symbol) => `rspamd ${symbol.name} ${signed(symbol.score)}`),
+      );
       if (rejected) {
         forced = true;
-        reasons.push(`rspamd rejects${result.messages?.smtp_message ? `: ${singleLine(result.messages.smtp_message)}` : ''}`);
+        reasons.push(
+          `rspamd rejects${result.messages?.smtp_message ? `: ${singleLine(result.messages.smtp_message)}` : ''}`,
+        );
       }
     }
 
@@ -160,7 +170,12 @@ export function createSpamChecker(options: SpamCheckerOptions): SpamChecker {
 }
 
 /** One zone's answer about `address`: the listing, or undefined when not listed or the look-up failed. */
-async function listing(query: DnsQuery, address: string, zone: string, logger: Logger): Promise<{ zone: string; answer: string } | undefined> {
+async function listing(
+  query: DnsQuery,
+  address: string,
+  zone: string,
+  logger: Logger,
+): Promise<{ zone: string; answer: string } | undefined> {
   const name = dnsblName(address, zone);
   if (!name) return undefined;
   try {
@@ -168,7 +183,8 @@ async function listing(query: DnsQuery, address: string, zone: string, logger: L
     return answer === undefined ? undefined : { zone, answer };
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if (code !== 'ENOTFOUND' && code !== 'ENODATA') logger.warn('DNSBL look-up failed; counted as not listed', { zone, name, error: (error as Error).message });
+    if (code !== 'ENOTFOUND' && code !== 'ENODATA')
+      logger.warn('DNSBL look-up failed; counted as not listed', { zone, name, error: (error as Error).message });
     return undefined;
   }
 }

@@ -14,9 +14,17 @@ assert.ok((form === 'installed' || form === 'clone') && place, 'usage: mcp-stdio
 const folder = mkdtempSync(join(tmpdir(), 'agentpost-mcp-'));
 const client = new Client({ name: 'consumer', version: '1.0.0' });
 const transport = new StdioClientTransport({
-  ...(form === 'installed' ? { command: 'npx', args: ['--prefix', place, '--no', 'agentpost', 'mcp'] } : { command: 'node', args: [join(place, 'dist', 'server', 'cli.js'), 'mcp'] }),
+  ...(form === 'installed'
+    ? { command: 'npx', args: ['--prefix', place, '--no', 'agentpost', 'mcp'] }
+    : { command: 'node', args: [join(place, 'dist', 'server', 'cli.js'), 'mcp'] }),
   cwd: tmpdir(),
-  env: { PATH: process.env.PATH, HOME: process.env.HOME, ...(process.env.npm_config_cache ? { npm_config_cache: process.env.npm_config_cache } : {}), AGENTPOST_DATABASE_URL: `file:${join(folder, 'agentpost.db')}`, AGENTPOST_LOG_LEVEL: 'warn' },
+  env: {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    ...(process.env.npm_config_cache ? { npm_config_cache: process.env.npm_config_cache } : {}),
+    AGENTPOST_DATABASE_URL: `file:${join(folder, 'agentpost.db')}`,
+    AGENTPOST_LOG_LEVEL: 'warn',
+  },
   stderr: 'pipe',
 });
 try {
@@ -24,7 +32,10 @@ try {
   const { tools } = await client.listTools();
   const names = tools.map((tool) => tool.name);
   assert.ok(names.includes('list_messages') && names.includes('send_message'), names.join(', '));
-  const failed = await client.callTool({ name: 'list_folders', arguments: { grant_id: 'nobody@nowhere.agentpost.localhost' } });
+  const failed = await client.callTool({
+    name: 'list_folders',
+    arguments: { grant_id: 'nobody@nowhere.agentpost.localhost' },
+  });
   assert.equal(failed.isError, true);
   console.log(JSON.stringify({ server: client.getServerVersion(), tools: names.length }));
 } finally {

@@ -12,13 +12,24 @@ const [httpPort, smtpPort] = process.argv.slice(2).map(Number);
 const folder = mkdtempSync(join(tmpdir(), 'agentpost-served-'));
 const apiKey = 'agp_consumer_test_key_0123456789';
 const child = spawn(join('node_modules', '.bin', 'agentpost'), ['serve'], {
-  env: { PATH: process.env.PATH, AGENTPOST_DATABASE_URL: `file:${join(folder, 'agentpost.db')}`, AGENTPOST_API_KEY: apiKey, AGENTPOST_HTTP_PORT: String(httpPort), AGENTPOST_SMTP_PORT: String(smtpPort), AGENTPOST_LOG_LEVEL: 'warn' },
+  env: {
+    PATH: process.env.PATH,
+    AGENTPOST_DATABASE_URL: `file:${join(folder, 'agentpost.db')}`,
+    AGENTPOST_API_KEY: apiKey,
+    AGENTPOST_HTTP_PORT: String(httpPort),
+    AGENTPOST_SMTP_PORT: String(smtpPort),
+    AGENTPOST_LOG_LEVEL: 'warn',
+  },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
 const exited = new Promise((resolve) => child.on('exit', resolve));
 const base = `http://127.0.0.1:${httpPort}`;
 const call = async (method, path, body) => {
-  const response = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: body && JSON.stringify(body),
+  });
   assert.ok(response.ok, `${method} ${path}: ${response.status}`);
   return (await response.json()).data;
 };
@@ -65,9 +76,16 @@ try {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await call('POST', '/v3/admin/domains', { name: 'Served', domain_address: 'served.agentpost.localhost' });
-  const grant = await call('POST', '/v3/connect/custom', { provider: 'nylas', settings: { email: 'agent@served.agentpost.localhost' } });
+  const grant = await call('POST', '/v3/connect/custom', {
+    provider: 'nylas',
+    settings: { email: 'agent@served.agentpost.localhost' },
+  });
   // One simple message (parsed on the mail writer thread by its prepare module) and one multipart (the parser pool).
-  const simple = await sendMail('someone@example.com', 'agent@served.agentpost.localhost', 'From: someone@example.com\nSubject: simple\n\nHello.');
+  const simple = await sendMail(
+    'someone@example.com',
+    'agent@served.agentpost.localhost',
+    'From: someone@example.com\nSubject: simple\n\nHello.',
+  );
   const multipart = await sendMail(
     'someone@example.com',
     'agent@served.agentpost.localhost',

@@ -35,10 +35,16 @@ export function wallAt(timeZone: string, t: number): Wall {
     formatters.set(timeZone, formatter);
   }
   const parts: Record<string, number> = {};
-  for (const part of formatter.formatToParts(new Date(t * 1000))) if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  for (const part of formatter.formatToParts(new Date(t * 1000)))
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
   const seconds = Date.UTC(parts.year!, parts.month! - 1, parts.day, parts.hour, parts.minute) / 1000;
   const date = new Date(seconds * 1000).toISOString().slice(0, 10);
-  const wall: Wall = { seconds, date, weekday: new Date(seconds * 1000).getUTCDay(), minuteOfDay: parts.hour! * 60 + parts.minute! };
+  const wall: Wall = {
+    seconds,
+    date,
+    weekday: new Date(seconds * 1000).getUTCDay(),
+    minuteOfDay: parts.hour! * 60 + parts.minute!,
+  };
   if (wallCache.size > 2_000_000) wallCache.clear();
   wallCache.set(key, wall);
   return wall;
@@ -54,7 +60,11 @@ type Participant = AvailabilityQuery['participants'][number];
 /** Whether `participant` has any open-hours rule at all (otherwise always open). */
 function hasRules(query: AvailabilityQuery, participant: Participant): boolean {
   const rules = participant.openHours?.length ? participant.openHours : (query.defaultOpenHours ?? []);
-  return rules.length > 0 || (participant.specificTimeAvailability?.length ?? 0) > 0 || participant.onlySpecificTimeAvailability === true;
+  return (
+    rules.length > 0 ||
+    (participant.specificTimeAvailability?.length ?? 0) > 0 ||
+    participant.onlySpecificTimeAvailability === true
+  );
 }
 
 /** Open at minute `t`, and the time zone of the rule that opens it (specific entries first, then rules). */
@@ -67,14 +77,16 @@ function openAt(query: AvailabilityQuery, participant: Participant, t: number): 
     const wall = wallAt(entry.timezone ?? fallbackZone, t);
     if (wall.date !== entry.date) continue;
     onSpecificDay = true;
-    if (wall.minuteOfDay >= clockMinutes(entry.start) && wall.minuteOfDay < clockMinutes(entry.end)) return { open: true, timeZone: entry.timezone ?? fallbackZone };
+    if (wall.minuteOfDay >= clockMinutes(entry.start) && wall.minuteOfDay < clockMinutes(entry.end))
+      return { open: true, timeZone: entry.timezone ?? fallbackZone };
   }
   if (onSpecificDay || participant.onlySpecificTimeAvailability) return { open: false, timeZone: 'UTC' };
   if (rules.length === 0) return { open: true, timeZone: 'UTC' };
   for (const rule of rules) {
     const wall = wallAt(rule.timezone, t);
     if (!rule.days.includes(wall.weekday) || (rule.exdates ?? []).includes(wall.date)) continue;
-    if (wall.minuteOfDay >= clockMinutes(rule.start) && wall.minuteOfDay < clockMinutes(rule.end)) return { open: true, timeZone: rule.timezone };
+    if (wall.minuteOfDay >= clockMinutes(rule.start) && wall.minuteOfDay < clockMinutes(rule.end))
+      return { open: true, timeZone: rule.timezone };
   }
   return { open: false, timeZone: 'UTC' };
 }
@@ -112,20 +124,32 @@ function range(map: MinuteMap, prefix: number[], start: number, end: number): nu
 
 /** Round-robin order, written out longhand. */
 export function oracleOrder(participants: readonly Participant[]): string[] {
-  const never = participants.filter((participant) => participant.lastBookedAt == null).map((participant) => participant.email).sort();
+  const never = participants
+    .filter((participant) => participant.lastBookedAt == null)
+    .map((participant) => participant.email)
+    .sort();
   const booked = participants
     .filter((participant) => participant.lastBookedAt != null)
-    .sort((a, b) => (a.lastBookedAt! !== b.lastBookedAt! ? a.lastBookedAt! - b.lastBookedAt! : a.email < b.email ? -1 : 1))
+    .sort((a, b) =>
+      a.lastBookedAt! !== b.lastBookedAt! ? a.lastBookedAt! - b.lastBookedAt! : a.email < b.email ? -1 : 1,
+    )
     .map((participant) => participant.email);
   return [...never, ...booked];
 }
 
 /** Why `participant` cannot take `[start, end)`, per minute. */
-function oracleConflicts(query: AvailabilityQuery, participant: Participant, map: MinuteMap, start: number, end: number): ExclusionReason[] {
+function oracleConflicts(
+  query: AvailabilityQuery,
+  participant: Participant,
+  map: MinuteMap,
+  start: number,
+  end: number,
+): ExclusionReason[] {
   const before = (query.buffer?.before ?? 0) * 60;
   const after = (query.buffer?.after ?? 0) * 60;
   const reasons: ExclusionReason[] = [];
-  if (range(map, map.openPrefix, start, end) > 0) reasons.push({ type: 'outside_open_hours', email: participant.email });
+  if (range(map, map.openPrefix, start, end) > 0)
+    reasons.push({ type: 'outside_open_hours', email: participant.email });
   const busyIds = new Set<string>();
   const bufferIds = new Set<string>();
   let busyHit = false;
@@ -155,7 +179,13 @@ export interface OracleResult {
   candidates: number[];
 }
 
-function search(query: AvailabilityQuery, considered: readonly Participant[], maps: Map<string, MinuteMap>, mode: 'all' | 'any', sortEmails: (emails: string[]) => string[]) {
+function search(
+  query: AvailabilityQuery,
+  considered: readonly Participant[],
+  maps: Map<string, MinuteMap>,
+  mode: 'all' | 'any',
+  sortEmails: (emails: string[]) => string[],
+) {
   const duration = query.durationMinutes * 60;
   const interval = (query.intervalMinutes ?? query.durationMinutes) * 60;
   const roundTo = query.roundTo ?? 15;
@@ -193,19 +223,26 @@ function search(query: AvailabilityQuery, considered: readonly Participant[], ma
       const wall = wallAt(timeZone, start).seconds;
       if ((((wall - anchorWall) % interval) + interval) % interval !== 0) continue;
       let repeated = false;
-      for (let back = 1; back <= 180 && !repeated; back++) if (wallAt(timeZone, start - back * 60).seconds >= wall) repeated = true;
+      for (let back = 1; back <= 180 && !repeated; back++)
+        if (wallAt(timeZone, start - back * 60).seconds >= wall) repeated = true;
       if (repeated) continue;
       candidates.push(start);
       const end = start + duration;
       const inWindow = end <= query.endTime;
       const available = inWindow
-        ? considered.filter((participant) => range(maps.get(participant.email)!, maps.get(participant.email)!.badPrefix, start, end) === 0).map((participant) => participant.email)
+        ? considered
+            .filter(
+              (participant) =>
+                range(maps.get(participant.email)!, maps.get(participant.email)!.badPrefix, start, end) === 0,
+            )
+            .map((participant) => participant.email)
         : [];
       const offered = inWindow && (mode === 'all' ? available.length === considered.length : available.length > 0);
       if (offered) timeSlots.push({ emails: sortEmails(available), startTime: start, endTime: end });
       else {
         const reasons: ExclusionReason[] = inWindow ? [] : [{ type: 'past_window' }];
-        for (const participant of considered) reasons.push(...oracleConflicts(query, participant, maps.get(participant.email)!, start, end));
+        for (const participant of considered)
+          reasons.push(...oracleConflicts(query, participant, maps.get(participant.email)!, start, end));
         explanations.push({ startTime: start, endTime: end, reasons });
       }
     }
@@ -216,9 +253,12 @@ function search(query: AvailabilityQuery, considered: readonly Participant[], ma
 /** Brute-force availability. */
 export function oracleAvailability(query: AvailabilityQuery): OracleResult {
   const to = query.endTime + query.durationMinutes * 60;
-  const maps = new Map(query.participants.map((participant) => [participant.email, minuteMap(query, participant, query.startTime, to)]));
+  const maps = new Map(
+    query.participants.map((participant) => [participant.email, minuteMap(query, participant, query.startTime, to)]),
+  );
   const method = query.method ?? 'collective';
-  if (method === 'collective') return { ...search(query, query.participants, maps, 'all', (emails) => emails), order: [] };
+  if (method === 'collective')
+    return { ...search(query, query.participants, maps, 'all', (emails) => emails), order: [] };
   const order = oracleOrder(query.participants);
   const byOrder = (emails: string[]) => order.filter((email) => emails.includes(email));
   if (method === 'max-fairness') {
@@ -237,5 +277,7 @@ export function oracleAvailability(query: AvailabilityQuery): OracleResult {
 
 /** Sorts event ids inside reasons so two answers compare regardless of id order. */
 export function normaliseReasons(reasons: readonly ExclusionReason[]): ExclusionReason[] {
-  return reasons.map((reason) => ('eventIds' in reason ? { ...reason, eventIds: [...reason.eventIds].sort() } : reason));
+  return reasons.map((reason) =>
+    'eventIds' in reason ? { ...reason, eventIds: [...reason.eventIds].sort() } : reason,
+  );
 }

@@ -18,11 +18,22 @@ import { normaliseReasons, oracleAvailability } from './availability-oracle.js';
 /** Unix seconds of an ISO instant. */
 const at = (iso: string) => Date.parse(iso) / 1000;
 /** ISO instants of slot starts, for readable expectations. */
-const starts = (query: AvailabilityQuery) => computeAvailability(query).timeSlots.map((slot) => new Date(slot.startTime * 1000).toISOString().slice(0, 16) + 'Z');
+const starts = (query: AvailabilityQuery) =>
+  computeAvailability(query).timeSlots.map((slot) => new Date(slot.startTime * 1000).toISOString().slice(0, 16) + 'Z');
 const EVERY_DAY = [0, 1, 2, 3, 4, 5, 6];
 const WEEKDAYS = [1, 2, 3, 4, 5];
-const rule = (timezone: string, start: string, end: string, days = EVERY_DAY, exdates?: string[]): OpenHoursRule => ({ days, timezone, start, end, ...(exdates ? { exdates } : {}) });
-const person = (email: string, extra: Partial<AvailabilityParticipant> = {}): AvailabilityParticipant => ({ email, busy: [], ...extra });
+const rule = (timezone: string, start: string, end: string, days = EVERY_DAY, exdates?: string[]): OpenHoursRule => ({
+  days,
+  timezone,
+  start,
+  end,
+  ...(exdates ? { exdates } : {}),
+});
+const person = (email: string, extra: Partial<AvailabilityParticipant> = {}): AvailabilityParticipant => ({
+  email,
+  busy: [],
+  ...extra,
+});
 
 describe('availability across daylight-saving changes', () => {
   it('America/New_York spring forward: no slot starts in the skipped 2:00 hour', () => {
@@ -57,7 +68,10 @@ describe('availability across daylight-saving changes', () => {
     // 0:00 EDT, 1:00 EDT, (1:00 EST again: skipped), 2:00 EST (ends 3:00 EST).
     expect(starts(query)).toEqual(['2025-11-02T04:00Z', '2025-11-02T05:00Z', '2025-11-02T07:00Z']);
     // The open time is four real hours: a two-hour meeting fits from 1:00 EDT to 2:00 EST.
-    expect(starts({ ...query, durationMinutes: 120, intervalMinutes: 60 })).toEqual(['2025-11-02T04:00Z', '2025-11-02T05:00Z']);
+    expect(starts({ ...query, durationMinutes: 120, intervalMinutes: 60 })).toEqual([
+      '2025-11-02T04:00Z',
+      '2025-11-02T05:00Z',
+    ]);
     // A 30-minute grid: 0:00, 0:30, 1:00, 1:30 EDT, then 2:00 and 2:30 EST; 1:00 and 1:30 EST are not repeated.
     expect(starts({ ...query, durationMinutes: 30, intervalMinutes: 30 })).toEqual([
       '2025-11-02T04:00Z',
@@ -78,10 +92,26 @@ describe('availability across daylight-saving changes', () => {
       intervalMinutes: 30,
       participants: [person('a@x.test', { openHours: [rule('Europe/London', '0:00', '3:00', [0])] })],
     };
-    expect(starts(spring)).toEqual(['2025-03-30T00:00Z', '2025-03-30T00:30Z', '2025-03-30T01:00Z', '2025-03-30T01:30Z']);
+    expect(starts(spring)).toEqual([
+      '2025-03-30T00:00Z',
+      '2025-03-30T00:30Z',
+      '2025-03-30T01:00Z',
+      '2025-03-30T01:30Z',
+    ]);
     // Sunday 2025-10-26: 2:00 BST becomes 1:00 GMT at 01:00Z.
-    const autumn: AvailabilityQuery = { ...spring, startTime: at('2025-10-25T20:00:00Z'), endTime: at('2025-10-26T06:00:00Z') };
-    expect(starts(autumn)).toEqual(['2025-10-25T23:00Z', '2025-10-25T23:30Z', '2025-10-26T00:00Z', '2025-10-26T00:30Z', '2025-10-26T02:00Z', '2025-10-26T02:30Z']);
+    const autumn: AvailabilityQuery = {
+      ...spring,
+      startTime: at('2025-10-25T20:00:00Z'),
+      endTime: at('2025-10-26T06:00:00Z'),
+    };
+    expect(starts(autumn)).toEqual([
+      '2025-10-25T23:00Z',
+      '2025-10-25T23:30Z',
+      '2025-10-26T00:00Z',
+      '2025-10-26T00:30Z',
+      '2025-10-26T02:00Z',
+      '2025-10-26T02:30Z',
+    ]);
     // Working hours across the spring change: Friday 9:00 GMT = 09:00Z, Monday 9:00 BST = 08:00Z.
     const week: AvailabilityQuery = {
       startTime: at('2025-03-28T00:00:00Z'),
@@ -120,12 +150,36 @@ describe('availability across daylight-saving changes', () => {
       intervalMinutes: 60,
       participants: [person('a@x.test', { openHours: [rule('Australia/Lord_Howe', '0:00', '24:00')] })],
     };
-    expect(starts(hourly)).toEqual(['2025-04-05T12:00Z', '2025-04-05T13:00Z', '2025-04-05T14:00Z', '2025-04-05T15:30Z', '2025-04-05T16:30Z', '2025-04-05T17:30Z', '2025-04-05T18:30Z']);
+    expect(starts(hourly)).toEqual([
+      '2025-04-05T12:00Z',
+      '2025-04-05T13:00Z',
+      '2025-04-05T14:00Z',
+      '2025-04-05T15:30Z',
+      '2025-04-05T16:30Z',
+      '2025-04-05T17:30Z',
+      '2025-04-05T18:30Z',
+    ]);
     // Sunday 2025-10-05: 2:00 (+10:30) becomes 2:30 (+11) at 15:30Z on the 4th; 2:00-2:30 local is skipped.
-    const october: AvailabilityQuery = { ...april, startTime: at('2025-10-04T00:00:00Z'), endTime: at('2025-10-05T12:00:00Z') };
+    const october: AvailabilityQuery = {
+      ...april,
+      startTime: at('2025-10-04T00:00:00Z'),
+      endTime: at('2025-10-05T12:00:00Z'),
+    };
     october.participants = [person('a@x.test', { openHours: [rule('Australia/Lord_Howe', '0:00', '4:00', [0])] })];
-    expect(starts(october)).toEqual(['2025-10-04T13:30Z', '2025-10-04T14:00Z', '2025-10-04T14:30Z', '2025-10-04T15:00Z', '2025-10-04T15:30Z', '2025-10-04T16:00Z', '2025-10-04T16:30Z']);
-    expect(starts({ ...october, durationMinutes: 60, intervalMinutes: 60 })).toEqual(['2025-10-04T13:30Z', '2025-10-04T14:30Z', '2025-10-04T16:00Z']);
+    expect(starts(october)).toEqual([
+      '2025-10-04T13:30Z',
+      '2025-10-04T14:00Z',
+      '2025-10-04T14:30Z',
+      '2025-10-04T15:00Z',
+      '2025-10-04T15:30Z',
+      '2025-10-04T16:00Z',
+      '2025-10-04T16:30Z',
+    ]);
+    expect(starts({ ...october, durationMinutes: 60, intervalMinutes: 60 })).toEqual([
+      '2025-10-04T13:30Z',
+      '2025-10-04T14:30Z',
+      '2025-10-04T16:00Z',
+    ]);
   });
 
   it('maps wall times to instants: a skipped time to the end of the gap, a repeated one to its first occurrence', () => {
@@ -136,7 +190,10 @@ describe('availability across daylight-saving changes', () => {
 
   it('a change just past the computed range does not shift the times before it (London springs forward 2025-03-30T01:00Z)', () => {
     // Each of these looks at offsets up to two days past its date; the change lies a few hours beyond that.
-    expect(allDayInterval('2025-03-27', '2025-03-27', 'Europe/London')).toEqual({ start: at('2025-03-27T00:00:00Z'), end: at('2025-03-28T00:00:00Z') });
+    expect(allDayInterval('2025-03-27', '2025-03-27', 'Europe/London')).toEqual({
+      start: at('2025-03-27T00:00:00Z'),
+      end: at('2025-03-28T00:00:00Z'),
+    });
     expect(wallTimeToInstant('2025-03-27', '9:00', 'Europe/London')).toBe(at('2025-03-27T09:00:00Z'));
     const query: AvailabilityQuery = {
       startTime: at('2025-03-26T00:00:00Z'),
@@ -154,34 +211,89 @@ describe('participants in three time zones', () => {
   // Wednesday 2025-01-15 (no DST anywhere): New York 8:00-12:00 EST = 13-17Z, London 9:00-17:00 GMT = 9-17Z,
   // Kolkata 18:00-23:30 IST = 12:30-18Z. Together: 13:00-17:00Z.
   const newYork = () => person('ny@x.test', { openHours: [rule('America/New_York', '8:00', '12:00', WEEKDAYS)] });
-  const london = () => person('ldn@x.test', { openHours: [rule('Europe/London', '9:00', '17:00', WEEKDAYS)], busy: [{ start: at('2025-01-15T14:15:00Z'), end: at('2025-01-15T14:45:00Z'), eventId: 'ldn-1' }] });
-  const kolkata = () => person('kol@x.test', { openHours: [rule('Asia/Kolkata', '18:00', '23:30', WEEKDAYS)], busy: [{ start: at('2025-01-15T15:30:00Z'), end: at('2025-01-15T16:00:00Z'), eventId: 'kol-1' }] });
-  const base = { startTime: at('2025-01-15T00:00:00Z'), endTime: at('2025-01-16T00:00:00Z'), durationMinutes: 60, intervalMinutes: 60 };
+  const london = () =>
+    person('ldn@x.test', {
+      openHours: [rule('Europe/London', '9:00', '17:00', WEEKDAYS)],
+      busy: [{ start: at('2025-01-15T14:15:00Z'), end: at('2025-01-15T14:45:00Z'), eventId: 'ldn-1' }],
+    });
+  const kolkata = () =>
+    person('kol@x.test', {
+      openHours: [rule('Asia/Kolkata', '18:00', '23:30', WEEKDAYS)],
+      busy: [{ start: at('2025-01-15T15:30:00Z'), end: at('2025-01-15T16:00:00Z'), eventId: 'kol-1' }],
+    });
+  const base = {
+    startTime: at('2025-01-15T00:00:00Z'),
+    endTime: at('2025-01-16T00:00:00Z'),
+    durationMinutes: 60,
+    intervalMinutes: 60,
+  };
 
   it('collective: only hours where all three are open and free', () => {
     const result = computeAvailability({ ...base, participants: [newYork(), london(), kolkata()], explain: true });
     expect(result.timeSlots).toEqual([
-      { emails: ['ny@x.test', 'ldn@x.test', 'kol@x.test'], startTime: at('2025-01-15T13:00:00Z'), endTime: at('2025-01-15T14:00:00Z') },
-      { emails: ['ny@x.test', 'ldn@x.test', 'kol@x.test'], startTime: at('2025-01-15T16:00:00Z'), endTime: at('2025-01-15T17:00:00Z') },
+      {
+        emails: ['ny@x.test', 'ldn@x.test', 'kol@x.test'],
+        startTime: at('2025-01-15T13:00:00Z'),
+        endTime: at('2025-01-15T14:00:00Z'),
+      },
+      {
+        emails: ['ny@x.test', 'ldn@x.test', 'kol@x.test'],
+        startTime: at('2025-01-15T16:00:00Z'),
+        endTime: at('2025-01-15T17:00:00Z'),
+      },
     ]);
     expect(result.order).toEqual([]);
     expect(result.explanations).toEqual([
-      { startTime: at('2025-01-15T14:00:00Z'), endTime: at('2025-01-15T15:00:00Z'), reasons: [{ type: 'busy', email: 'ldn@x.test', eventIds: ['ldn-1'] }] },
-      { startTime: at('2025-01-15T15:00:00Z'), endTime: at('2025-01-15T16:00:00Z'), reasons: [{ type: 'busy', email: 'kol@x.test', eventIds: ['kol-1'] }] },
+      {
+        startTime: at('2025-01-15T14:00:00Z'),
+        endTime: at('2025-01-15T15:00:00Z'),
+        reasons: [{ type: 'busy', email: 'ldn@x.test', eventIds: ['ldn-1'] }],
+      },
+      {
+        startTime: at('2025-01-15T15:00:00Z'),
+        endTime: at('2025-01-15T16:00:00Z'),
+        reasons: [{ type: 'busy', email: 'kol@x.test', eventIds: ['kol-1'] }],
+      },
     ]);
   });
 
   it('the grid runs in the time zone of the first participant: round_to 60 in Kolkata lands on IST hours', () => {
     // The shared period starts 13:00Z = 18:30 IST; the next whole IST hour is 19:00 = 13:30Z, then every hour.
-    const result = computeAvailability({ ...base, durationMinutes: 30, roundTo: 60, participants: [kolkata(), newYork(), london()], explain: true });
-    expect(result.timeSlots.map((slot) => slot.startTime)).toEqual([at('2025-01-15T13:30:00Z'), at('2025-01-15T16:30:00Z')]);
+    const result = computeAvailability({
+      ...base,
+      durationMinutes: 30,
+      roundTo: 60,
+      participants: [kolkata(), newYork(), london()],
+      explain: true,
+    });
+    expect(result.timeSlots.map((slot) => slot.startTime)).toEqual([
+      at('2025-01-15T13:30:00Z'),
+      at('2025-01-15T16:30:00Z'),
+    ]);
     expect(result.explanations).toEqual([
-      { startTime: at('2025-01-15T14:30:00Z'), endTime: at('2025-01-15T15:00:00Z'), reasons: [{ type: 'busy', email: 'ldn@x.test', eventIds: ['ldn-1'] }] },
-      { startTime: at('2025-01-15T15:30:00Z'), endTime: at('2025-01-15T16:00:00Z'), reasons: [{ type: 'busy', email: 'kol@x.test', eventIds: ['kol-1'] }] },
+      {
+        startTime: at('2025-01-15T14:30:00Z'),
+        endTime: at('2025-01-15T15:00:00Z'),
+        reasons: [{ type: 'busy', email: 'ldn@x.test', eventIds: ['ldn-1'] }],
+      },
+      {
+        startTime: at('2025-01-15T15:30:00Z'),
+        endTime: at('2025-01-15T16:00:00Z'),
+        reasons: [{ type: 'busy', email: 'kol@x.test', eventIds: ['kol-1'] }],
+      },
     ]);
     // With the New Yorker first the grid is on New York hours (13:00Z, 14:00Z, …).
-    const newYorkFirst = computeAvailability({ ...base, durationMinutes: 30, roundTo: 60, participants: [newYork(), kolkata(), london()] });
-    expect(newYorkFirst.timeSlots.map((slot) => slot.startTime)).toEqual([at('2025-01-15T13:00:00Z'), at('2025-01-15T15:00:00Z'), at('2025-01-15T16:00:00Z')]);
+    const newYorkFirst = computeAvailability({
+      ...base,
+      durationMinutes: 30,
+      roundTo: 60,
+      participants: [newYork(), kolkata(), london()],
+    });
+    expect(newYorkFirst.timeSlots.map((slot) => slot.startTime)).toEqual([
+      at('2025-01-15T13:00:00Z'),
+      at('2025-01-15T15:00:00Z'),
+      at('2025-01-15T16:00:00Z'),
+    ]);
   });
 });
 
@@ -190,7 +302,10 @@ describe('all-day events, buffers, round_to and intervals', () => {
     const day = allDayInterval('2025-01-15', '2025-01-15', 'Asia/Tokyo');
     expect(day).toEqual({ start: at('2025-01-14T15:00:00Z'), end: at('2025-01-15T15:00:00Z') });
     // A datespan over the New York spring change is 47 hours long.
-    expect(allDayInterval('2025-03-08', '2025-03-09', 'America/New_York')).toEqual({ start: at('2025-03-08T05:00:00Z'), end: at('2025-03-10T04:00:00Z') });
+    expect(allDayInterval('2025-03-08', '2025-03-09', 'America/New_York')).toEqual({
+      start: at('2025-03-08T05:00:00Z'),
+      end: at('2025-03-10T04:00:00Z'),
+    });
     const query: AvailabilityQuery = {
       startTime: at('2025-01-14T12:00:00Z'),
       endTime: at('2025-01-14T18:00:00Z'),
@@ -225,15 +340,48 @@ describe('all-day events, buffers, round_to and intervals', () => {
       explain: true,
     };
     const result = computeAvailability(query);
-    expect(starts(query)).toEqual(['2025-01-15T10:15Z', '2025-01-15T10:30Z', '2025-01-15T10:45Z', '2025-01-15T11:00Z', '2025-01-15T11:15Z']);
-    expect(result.explanations).toEqual([
-      { startTime: at('2025-01-15T10:00:00Z'), endTime: at('2025-01-15T10:30:00Z'), reasons: [{ type: 'buffer', email: 'a@x.test', eventIds: ['early'] }] },
-      { startTime: at('2025-01-15T11:30:00Z'), endTime: at('2025-01-15T12:00:00Z'), reasons: [{ type: 'buffer', email: 'a@x.test', eventIds: ['late'] }] },
-      { startTime: at('2025-01-15T11:45:00Z'), endTime: at('2025-01-15T12:15:00Z'), reasons: [{ type: 'past_window' }, { type: 'busy', email: 'a@x.test', eventIds: ['late'] }] },
+    expect(starts(query)).toEqual([
+      '2025-01-15T10:15Z',
+      '2025-01-15T10:30Z',
+      '2025-01-15T10:45Z',
+      '2025-01-15T11:00Z',
+      '2025-01-15T11:15Z',
     ]);
-    const booking = checkBooking({ participants: [participant], buffer: query.buffer }, at('2025-01-15T10:00:00Z'), at('2025-01-15T10:30:00Z'));
-    expect(booking).toEqual({ bookable: false, participants: [{ email: 'a@x.test', bookable: false, reasons: [{ type: 'buffer', email: 'a@x.test', eventIds: ['early'] }] }] });
-    expect(checkBooking({ participants: [participant], buffer: query.buffer }, at('2025-01-15T10:10:00Z'), at('2025-01-15T11:55:00Z')).bookable).toBe(true);
+    expect(result.explanations).toEqual([
+      {
+        startTime: at('2025-01-15T10:00:00Z'),
+        endTime: at('2025-01-15T10:30:00Z'),
+        reasons: [{ type: 'buffer', email: 'a@x.test', eventIds: ['early'] }],
+      },
+      {
+        startTime: at('2025-01-15T11:30:00Z'),
+        endTime: at('2025-01-15T12:00:00Z'),
+        reasons: [{ type: 'buffer', email: 'a@x.test', eventIds: ['late'] }],
+      },
+      {
+        startTime: at('2025-01-15T11:45:00Z'),
+        endTime: at('2025-01-15T12:15:00Z'),
+        reasons: [{ type: 'past_window' }, { type: 'busy', email: 'a@x.test', eventIds: ['late'] }],
+      },
+    ]);
+    const booking = checkBooking(
+      { participants: [participant], buffer: query.buffer },
+      at('2025-01-15T10:00:00Z'),
+      at('2025-01-15T10:30:00Z'),
+    );
+    expect(booking).toEqual({
+      bookable: false,
+      participants: [
+        { email: 'a@x.test', bookable: false, reasons: [{ type: 'buffer', email: 'a@x.test', eventIds: ['early'] }] },
+      ],
+    });
+    expect(
+      checkBooking(
+        { participants: [participant], buffer: query.buffer },
+        at('2025-01-15T10:10:00Z'),
+        at('2025-01-15T11:55:00Z'),
+      ).bookable,
+    ).toBe(true);
   });
 
   it('buffers do not shrink open hours', () => {
@@ -260,7 +408,11 @@ describe('all-day events, buffers, round_to and intervals', () => {
     expect(starts({ ...query, roundTo: 60 })).toEqual(['2025-01-15T11:00Z', '2025-01-15T11:30Z']);
     expect(starts({ ...query, roundTo: 25 })[0]).toBe('2025-01-15T10:25Z'); // minute 625 = 25 × 25
     // In Kathmandu (+5:45) a whole local hour is at :15 UTC.
-    const kathmandu = { ...query, roundTo: 60, participants: [person('a@x.test', { openHours: [rule('Asia/Kathmandu', '0:00', '24:00')] })] };
+    const kathmandu = {
+      ...query,
+      roundTo: 60,
+      participants: [person('a@x.test', { openHours: [rule('Asia/Kathmandu', '0:00', '24:00')] })],
+    };
     expect(starts(kathmandu)).toEqual(['2025-01-15T10:15Z', '2025-01-15T10:45Z', '2025-01-15T11:15Z']);
   });
 
@@ -273,8 +425,23 @@ describe('all-day events, buffers, round_to and intervals', () => {
       intervalMinutes: 25,
       participants: [person('a@x.test', { openHours: open })],
     };
-    expect(starts(query)).toEqual(['2025-01-15T09:00Z', '2025-01-15T09:25Z', '2025-01-15T09:50Z', '2025-01-15T10:15Z', '2025-01-15T10:40Z', '2025-01-15T11:05Z', '2025-01-15T11:30Z']);
-    expect(starts({ ...query, durationMinutes: 30, intervalMinutes: 7, participants: [person('a@x.test', { openHours: [rule('UTC', '9:00', '10:00')] })] })).toEqual([
+    expect(starts(query)).toEqual([
+      '2025-01-15T09:00Z',
+      '2025-01-15T09:25Z',
+      '2025-01-15T09:50Z',
+      '2025-01-15T10:15Z',
+      '2025-01-15T10:40Z',
+      '2025-01-15T11:05Z',
+      '2025-01-15T11:30Z',
+    ]);
+    expect(
+      starts({
+        ...query,
+        durationMinutes: 30,
+        intervalMinutes: 7,
+        participants: [person('a@x.test', { openHours: [rule('UTC', '9:00', '10:00')] })],
+      }),
+    ).toEqual([
       '2025-01-15T09:00Z',
       '2025-01-15T09:07Z',
       '2025-01-15T09:14Z',
@@ -283,7 +450,14 @@ describe('all-day events, buffers, round_to and intervals', () => {
     ]);
     // 45-minute grid from 9:00: 9:00, 9:45, 10:30, 11:15. A meeting until 9:50 removes 9:00 and 9:45 only.
     const busy = [{ start: at('2025-01-15T09:10:00Z'), end: at('2025-01-15T09:50:00Z'), eventId: 'standup' }];
-    expect(starts({ ...query, durationMinutes: 45, intervalMinutes: 45, participants: [person('a@x.test', { openHours: open, busy })] })).toEqual(['2025-01-15T10:30Z', '2025-01-15T11:15Z']);
+    expect(
+      starts({
+        ...query,
+        durationMinutes: 45,
+        intervalMinutes: 45,
+        participants: [person('a@x.test', { openHours: open, busy })],
+      }),
+    ).toEqual(['2025-01-15T10:30Z', '2025-01-15T11:15Z']);
   });
 
   it('exdates close a date, specific times replace a date, and default open hours apply to participants without their own', () => {
@@ -295,22 +469,44 @@ describe('all-day events, buffers, round_to and intervals', () => {
       defaultOpenHours: [rule('UTC', '9:00', '11:00', WEEKDAYS, ['2025-01-14'])],
       participants: [
         person('a@x.test'),
-        person('b@x.test', { specificTimeAvailability: [{ date: '2025-01-15', start: '10:00', end: '12:00', timezone: 'UTC' }] }),
+        person('b@x.test', {
+          specificTimeAvailability: [{ date: '2025-01-15', start: '10:00', end: '12:00', timezone: 'UTC' }],
+        }),
       ],
     };
     // Monday 9, 10; Tuesday excluded; Wednesday: a is open 9-11, b only 10-12, so 10:00.
     expect(starts(query)).toEqual(['2025-01-13T09:00Z', '2025-01-13T10:00Z', '2025-01-15T10:00Z']);
-    const only = { ...query, participants: [person('b@x.test', { onlySpecificTimeAvailability: true, specificTimeAvailability: [{ date: '2025-01-15', start: '10:00', end: '12:00' }] })] };
+    const only = {
+      ...query,
+      participants: [
+        person('b@x.test', {
+          onlySpecificTimeAvailability: true,
+          specificTimeAvailability: [{ date: '2025-01-15', start: '10:00', end: '12:00' }],
+        }),
+      ],
+    };
     expect(starts(only)).toEqual(['2025-01-15T10:00Z', '2025-01-15T11:00Z']);
   });
 });
 
 describe('round-robin', () => {
-  const window = { startTime: at('2025-01-15T09:00:00Z'), endTime: at('2025-01-15T12:00:00Z'), durationMinutes: 60, intervalMinutes: 60 };
+  const window = {
+    startTime: at('2025-01-15T09:00:00Z'),
+    endTime: at('2025-01-15T12:00:00Z'),
+    durationMinutes: 60,
+    intervalMinutes: 60,
+  };
   const busyAllMorning = [{ start: at('2025-01-15T09:00:00Z'), end: at('2025-01-15T12:00:00Z'), eventId: 'x' }];
 
   it('orders never-booked participants first (alphabetically), then the longest ago booked', () => {
-    expect(roundRobinOrder([{ email: 'a@x', lastBookedAt: 100 }, { email: 'd@x' }, { email: 'c@x', lastBookedAt: 50 }, { email: 'b@x', lastBookedAt: null }])).toEqual(['b@x', 'd@x', 'c@x', 'a@x']);
+    expect(
+      roundRobinOrder([
+        { email: 'a@x', lastBookedAt: 100 },
+        { email: 'd@x' },
+        { email: 'c@x', lastBookedAt: 50 },
+        { email: 'b@x', lastBookedAt: null },
+      ]),
+    ).toEqual(['b@x', 'd@x', 'c@x', 'a@x']);
   });
 
   it('max-availability offers every slot someone can take, emails in round-robin order', () => {
@@ -327,21 +523,49 @@ describe('round-robin', () => {
   });
 
   it('max-fairness keeps the half booked least recently, and falls back to everyone when that half has no slot', () => {
-    const participants = [person('a@x', { lastBookedAt: 300 }), person('b@x', { lastBookedAt: 200 }), person('c@x', { lastBookedAt: 100 }), person('d@x')];
+    const participants = [
+      person('a@x', { lastBookedAt: 300 }),
+      person('b@x', { lastBookedAt: 200 }),
+      person('c@x', { lastBookedAt: 100 }),
+      person('d@x'),
+    ];
     const fair = computeAvailability({ ...window, method: 'max-fairness', participants });
     expect(fair.order).toEqual(['d@x', 'c@x', 'b@x', 'a@x']);
-    expect(fair.timeSlots.map((slot) => slot.emails)).toEqual([['d@x', 'c@x'], ['d@x', 'c@x'], ['d@x', 'c@x']]);
-    const busyTop = participants.map((participant) => (participant.email === 'd@x' || participant.email === 'c@x' ? { ...participant, busy: busyAllMorning } : participant));
+    expect(fair.timeSlots.map((slot) => slot.emails)).toEqual([
+      ['d@x', 'c@x'],
+      ['d@x', 'c@x'],
+      ['d@x', 'c@x'],
+    ]);
+    const busyTop = participants.map((participant) =>
+      participant.email === 'd@x' || participant.email === 'c@x'
+        ? { ...participant, busy: busyAllMorning }
+        : participant,
+    );
     const fallback = computeAvailability({ ...window, method: 'max-fairness', participants: busyTop });
-    expect(fallback.timeSlots.map((slot) => slot.emails)).toEqual([['b@x', 'a@x'], ['b@x', 'a@x'], ['b@x', 'a@x']]);
+    expect(fallback.timeSlots.map((slot) => slot.emails)).toEqual([
+      ['b@x', 'a@x'],
+      ['b@x', 'a@x'],
+      ['b@x', 'a@x'],
+    ]);
   });
 });
 
 describe('input order', () => {
   it('unsorted busy intervals, whole-second or not, give the same slots as sorted ones', () => {
     const base = at('2025-01-15T00:00:00Z');
-    const busy = Array.from({ length: 60 }, (_, index) => ({ start: base + ((index * 7919) % 1440) * 60, end: base + (((index * 7919) % 1440) + 20) * 60, eventId: `e${index}` }));
-    const query = (intervals: typeof busy): AvailabilityQuery => ({ startTime: base, endTime: base + 86_400, durationMinutes: 30, intervalMinutes: 10, participants: [person('a@x.test', { busy: intervals })], explain: true });
+    const busy = Array.from({ length: 60 }, (_, index) => ({
+      start: base + ((index * 7919) % 1440) * 60,
+      end: base + (((index * 7919) % 1440) + 20) * 60,
+      eventId: `e${index}`,
+    }));
+    const query = (intervals: typeof busy): AvailabilityQuery => ({
+      startTime: base,
+      endTime: base + 86_400,
+      durationMinutes: 30,
+      intervalMinutes: 10,
+      participants: [person('a@x.test', { busy: intervals })],
+      explain: true,
+    });
     const sorted = computeAvailability(query([...busy].sort((a, b) => a.start - b.start)));
     expect(sorted.timeSlots.length).toBeGreaterThan(0);
     expect(computeAvailability(query(busy)).timeSlots).toEqual(sorted.timeSlots);
@@ -383,7 +607,16 @@ const BASES = [
   '2025-09-27T14:00:00Z', // Chatham forward
   '2025-06-18T12:00:00Z', // nothing happens
 ].map(at);
-const ZONES = ['America/New_York', 'Europe/London', 'Australia/Lord_Howe', 'Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Chatham', 'America/St_Johns', 'UTC'];
+const ZONES = [
+  'America/New_York',
+  'Europe/London',
+  'Australia/Lord_Howe',
+  'Asia/Kolkata',
+  'Asia/Kathmandu',
+  'Pacific/Chatham',
+  'America/St_Johns',
+  'UTC',
+];
 
 const clock = (minutes: number) => `${Math.floor(minutes / 60)}:${String(minutes % 60).padStart(2, '0')}`;
 const dateOf = (t: number) => new Date(t * 1000).toISOString().slice(0, 10);
@@ -423,7 +656,10 @@ const queryArbitrary = fc
     const startTime = shape.base + shape.offsetMinutes * 60;
     const endTime = startTime + shape.lengthMinutes * 60;
     const busy = fc.array(
-      fc.record({ from: fc.integer({ min: -240, max: shape.lengthMinutes + 240 }), length: fc.integer({ min: 0, max: 300 }) }),
+      fc.record({
+        from: fc.integer({ min: -240, max: shape.lengthMinutes + 240 }),
+        length: fc.integer({ min: 0, max: 300 }),
+      }),
       { maxLength: 10 },
     );
     const participant = (index: number) =>
@@ -432,7 +668,12 @@ const queryArbitrary = fc
           busy,
           openHours: fc.option(fc.array(ruleArbitrary(startTime), { minLength: 1, maxLength: 2 }), { nil: undefined }),
           specific: fc.option(
-            fc.record({ day: fc.integer({ min: 0, max: 1 }), start: fc.integer({ min: 0, max: 1380 }), length: fc.integer({ min: 1, max: 600 }), timezone: fc.constantFrom(...ZONES) }),
+            fc.record({
+              day: fc.integer({ min: 0, max: 1 }),
+              start: fc.integer({ min: 0, max: 1380 }),
+              length: fc.integer({ min: 1, max: 600 }),
+              timezone: fc.constantFrom(...ZONES),
+            }),
             { nil: undefined },
           ),
           only: fc.boolean(),
@@ -440,33 +681,46 @@ const queryArbitrary = fc
         })
         .map(({ busy, openHours, specific, only, lastBookedAt }): AvailabilityParticipant => ({
           email: `p${index}@x.test`,
-          busy: busy.map((interval, eventIndex) => ({ start: startTime + interval.from * 60, end: startTime + (interval.from + interval.length) * 60, eventId: `e${index}-${eventIndex}` })),
+          busy: busy.map((interval, eventIndex) => ({
+            start: startTime + interval.from * 60,
+            end: startTime + (interval.from + interval.length) * 60,
+            eventId: `e${index}-${eventIndex}`,
+          })),
           ...(openHours ? { openHours } : {}),
           ...(specific
             ? {
                 specificTimeAvailability: [
-                  { date: dateOf(startTime + specific.day * 86_400), start: clock(specific.start), end: clock(Math.min(1440, specific.start + specific.length)), timezone: specific.timezone },
+                  {
+                    date: dateOf(startTime + specific.day * 86_400),
+                    start: clock(specific.start),
+                    end: clock(Math.min(1440, specific.start + specific.length)),
+                    timezone: specific.timezone,
+                  },
                 ],
                 onlySpecificTimeAvailability: only,
               }
             : {}),
           lastBookedAt,
         }));
-    return fc.record({
-      participants: fc.tuple(...Array.from({ length: shape.participantCount }, (_, index) => participant(index))),
-      defaultOpenHours: fc.option(fc.array(ruleArbitrary(startTime), { minLength: 1, maxLength: 2 }), { nil: undefined }),
-    }).map(({ participants, defaultOpenHours }): AvailabilityQuery => ({
-      startTime,
-      endTime,
-      durationMinutes: shape.durationMinutes,
-      ...(shape.intervalMinutes !== undefined ? { intervalMinutes: shape.intervalMinutes } : {}),
-      ...(shape.roundTo !== undefined ? { roundTo: shape.roundTo } : {}),
-      buffer: { before: shape.before, after: shape.after },
-      method: shape.method,
-      ...(defaultOpenHours ? { defaultOpenHours } : {}),
-      participants,
-      explain: true,
-    }));
+    return fc
+      .record({
+        participants: fc.tuple(...Array.from({ length: shape.participantCount }, (_, index) => participant(index))),
+        defaultOpenHours: fc.option(fc.array(ruleArbitrary(startTime), { minLength: 1, maxLength: 2 }), {
+          nil: undefined,
+        }),
+      })
+      .map(({ participants, defaultOpenHours }): AvailabilityQuery => ({
+        startTime,
+        endTime,
+        durationMinutes: shape.durationMinutes,
+        ...(shape.intervalMinutes !== undefined ? { intervalMinutes: shape.intervalMinutes } : {}),
+        ...(shape.roundTo !== undefined ? { roundTo: shape.roundTo } : {}),
+        buffer: { before: shape.before, after: shape.after },
+        method: shape.method,
+        ...(defaultOpenHours ? { defaultOpenHours } : {}),
+        participants,
+        explain: true,
+      }));
   });
 
 describe('property: the slot engine equals a minute-by-minute oracle', () => {
@@ -477,7 +731,12 @@ describe('property: the slot engine equals a minute-by-minute oracle', () => {
         const actual = computeAvailability(query);
         expect(actual.timeSlots).toEqual(expected.timeSlots);
         expect(actual.order).toEqual(expected.order);
-        expect(actual.explanations!.map((explanation) => ({ ...explanation, reasons: normaliseReasons(explanation.reasons) }))).toEqual(expected.explanations);
+        expect(
+          actual.explanations!.map((explanation) => ({
+            ...explanation,
+            reasons: normaliseReasons(explanation.reasons),
+          })),
+        ).toEqual(expected.explanations);
       }),
       { numRuns: 150 },
     );
@@ -501,11 +760,20 @@ describe('property: the slot engine equals a minute-by-minute oracle', () => {
               const overlaps = widenedEnd > widenedStart && widenedStart < slot.endTime && widenedEnd > slot.startTime;
               expect(overlaps).toBe(false);
             }
-            const prepared = prepareParticipant(participant, { defaultOpenHours: query.defaultOpenHours, buffer: query.buffer, from: slot.startTime, to: slot.endTime });
+            const prepared = prepareParticipant(participant, {
+              defaultOpenHours: query.defaultOpenHours,
+              buffer: query.buffer,
+              from: slot.startTime,
+              to: slot.endTime,
+            });
             expect(isBookable(prepared, slot.startTime, slot.endTime)).toBe(true);
           }
           const booking = checkBooking(
-            { participants: query.participants.filter((participant) => slot.emails.includes(participant.email)), defaultOpenHours: query.defaultOpenHours, buffer: query.buffer },
+            {
+              participants: query.participants.filter((participant) => slot.emails.includes(participant.email)),
+              defaultOpenHours: query.defaultOpenHours,
+              buffer: query.buffer,
+            },
             slot.startTime,
             slot.endTime,
           );

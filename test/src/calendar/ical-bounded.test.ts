@@ -42,11 +42,22 @@ function heavyCalendar(): string {
       `DTSTART;TZID=Custom Zone:${year}0601T100000`,
       `DTEND;TZID=Custom Zone:${year}0601T110000`,
       `SUMMARY:${'x'.repeat(1500)}`,
-      ...(index < 50 ? ['RRULE:FREQ=MONTHLY;BYDAY=1MO,2TU,3WE;BYMONTH=1,3,5', `EXDATE;TZID=Custom Zone:${year}0801T100000`] : []),
+      ...(index < 50
+        ? ['RRULE:FREQ=MONTHLY;BYDAY=1MO,2TU,3WE;BYMONTH=1,3,5', `EXDATE;TZID=Custom Zone:${year}0801T100000`]
+        : []),
       'END:VEVENT',
     ].join('\r\n');
   });
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//test//EN', 'METHOD:PUBLISH', ...CUSTOM_ZONE, ...events, 'END:VCALENDAR', ''].join('\r\n');
+  return [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//test//EN',
+    'METHOD:PUBLISH',
+    ...CUSTOM_ZONE,
+    ...events,
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
 }
 
 describe('parsing iCalendar off the event loop', () => {
@@ -58,12 +69,20 @@ describe('parsing iCalendar off the event loop', () => {
   it('parses a real invitation in its thread, as the codec does', async () => {
     const result = await parseICalendarBounded(fixture('outlook-display-name-tz.ics'));
     expect(result.ok).toBe(true);
-    if (result.ok) expect(result.value.events[0]!.when).toMatchObject({ startTime: utc('2025-07-15T13:00:00Z'), startTimezone: 'Europe/Berlin' });
+    if (result.ok)
+      expect(result.value.events[0]!.when).toMatchObject({
+        startTime: utc('2025-07-15T13:00:00Z'),
+        startTimezone: 'Europe/Berlin',
+      });
   });
 
-  it('passes on the codec\'s refusals as not unreadable', async () => {
+  it("passes on the codec's refusals as not unreadable", async () => {
     const result = await parseICalendarBounded('not a calendar');
-    expect(result).toMatchObject({ ok: false, unreadable: false, error: expect.stringContaining('not valid iCalendar') });
+    expect(result).toMatchObject({
+      ok: false,
+      unreadable: false,
+      error: expect.stringContaining('not valid iCalendar'),
+    });
   });
 
   it('kills a parse that overruns its deadline and reports it unreadable, while the event loop stays responsive', async () => {
@@ -110,7 +129,11 @@ describe('parsing iCalendar off the event loop', () => {
     const ics = fileURLToPath(new URL('../../fixtures/ics/google-cancel.ics', import.meta.url));
     const script = `import { parseICalendarBounded } from ${JSON.stringify(module)}; import { readFileSync } from 'node:fs';
       const result = await parseICalendarBounded(readFileSync(${JSON.stringify(ics)}, 'utf8')); console.log(result.ok ? result.value.method : result.error);`;
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 15_000 });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '-e', script],
+      { timeout: 15_000 },
+    );
     expect(stdout.trim()).toBe('CANCEL');
   });
 

@@ -30,7 +30,11 @@ function parsed(text: string): ParsedCalendar {
 }
 
 /** Occurrence starts of a parsed series in a window, as ISO strings. */
-function occurrences(event: { when: EventTime | null; recurrence: string[] | null }, from: string, to: string): string[] {
+function occurrences(
+  event: { when: EventTime | null; recurrence: string[] | null },
+  from: string,
+  to: string,
+): string[] {
   const set = parseRecurrence(event.recurrence!, event.when!);
   if (!set.ok) throw new Error(set.error);
   return expandOccurrences(event.when!, set.value, utc(from), utc(to)).starts.map(iso);
@@ -45,7 +49,13 @@ describe('parsing real invitations', () => {
     expect(master).toMatchObject({
       uid: '6k0qg3a9v1lq2r7c8s4t5u6v7w@google.com',
       sequence: 0,
-      when: { kind: 'timespan', startTime: utc('2025-02-25T15:00:00Z'), endTime: utc('2025-02-25T15:30:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' },
+      when: {
+        kind: 'timespan',
+        startTime: utc('2025-02-25T15:00:00Z'),
+        endTime: utc('2025-02-25T15:30:00Z'),
+        startTimezone: 'America/New_York',
+        endTimezone: 'America/New_York',
+      },
       title: 'Weekly sync',
       location: 'Room 3, Building A',
       status: 'confirmed',
@@ -87,7 +97,9 @@ describe('parsing real invitations', () => {
       startTimezone: 'America/Los_Angeles',
       endTimezone: 'America/Los_Angeles',
     });
-    expect(event.uid).toBe('040000008200E00074C5B7101A82E00800000000A0B1C2D3E4F5D901000000000000000010000000F1E2D3C4B5A69788');
+    expect(event.uid).toBe(
+      '040000008200E00074C5B7101A82E00800000000A0B1C2D3E4F5D901000000000000000010000000F1E2D3C4B5A69788',
+    );
     expect(event.participants.map((participant) => participant.email)).toEqual([AGENT, 'carol@contoso.example']);
     expect(event.resources).toEqual([{ email: 'room4@contoso.example', name: 'Conf Room 4' }]);
     expect(event.conferencing?.provider).toBe('Microsoft Teams');
@@ -98,7 +110,10 @@ describe('parsing real invitations', () => {
   it('recognises an Outlook display-name TZID by its VTIMEZONE rules (Europe/Berlin in summer)', () => {
     const calendar = parsed(fixture('outlook-display-name-tz.ics'));
     expect(calendar.warnings).toEqual([]);
-    expect(calendar.events[0]!.when).toMatchObject({ startTime: utc('2025-07-15T13:00:00Z'), startTimezone: 'Europe/Berlin' });
+    expect(calendar.events[0]!.when).toMatchObject({
+      startTime: utc('2025-07-15T13:00:00Z'),
+      startTimezone: 'Europe/Berlin',
+    });
     expect(calendar.events[0]!.organizer).toEqual({ email: 'grete@firma.example', name: 'Grete Muller' });
     expect(calendar.events[0]!.participants[0]!.email).toBe(AGENT);
   });
@@ -107,15 +122,21 @@ describe('parsing real invitations', () => {
     const [picnic, offsite] = parsed(fixture('apple-all-day.ics')).events as [ParsedEvent, ParsedEvent];
     expect(picnic.when).toEqual({ kind: 'date', date: '2025-07-04' });
     expect(picnic.busy).toBe(false);
-    expect(occurrences(picnic, '2025-01-01T00:00:00Z', '2030-01-01T00:00:00Z')).toEqual(['2025-07-04T00:00:00Z', '2026-07-04T00:00:00Z', '2027-07-04T00:00:00Z']);
+    expect(occurrences(picnic, '2025-01-01T00:00:00Z', '2030-01-01T00:00:00Z')).toEqual([
+      '2025-07-04T00:00:00Z',
+      '2026-07-04T00:00:00Z',
+      '2027-07-04T00:00:00Z',
+    ]);
     expect(offsite.when).toEqual({ kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' });
     expect(offsite.visibility).toBe('private');
   });
 
-  it('reads a REPLY with the attendee\'s answer and comment', () => {
+  it("reads a REPLY with the attendee's answer and comment", () => {
     const calendar = parsed(fixture('google-reply.ics'));
     expect(calendar.method).toBe('REPLY');
-    expect(calendar.events[0]!.participants).toEqual([{ email: 'dana@gmail.example', name: 'Dana Person', status: 'yes', comment: 'Looking forward to it' }]);
+    expect(calendar.events[0]!.participants).toEqual([
+      { email: 'dana@gmail.example', name: 'Dana Person', status: 'yes', comment: 'Looking forward to it' },
+    ]);
   });
 
   it('reads a CANCEL of a series and of one instance', () => {
@@ -128,7 +149,8 @@ describe('parsing real invitations', () => {
 });
 
 describe('hostile and malformed iCalendar', () => {
-  const wrap = (body: string) => `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nMETHOD:REQUEST\r\n${body}END:VCALENDAR\r\n`;
+  const wrap = (body: string) =>
+    `BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:x\r\nMETHOD:REQUEST\r\n${body}END:VCALENDAR\r\n`;
   const event = (lines: string) => wrap(`BEGIN:VEVENT\r\nUID:u1\r\nDTSTAMP:20250101T000000Z\r\n${lines}END:VEVENT\r\n`);
 
   it.each([
@@ -138,14 +160,28 @@ describe('hostile and malformed iCalendar', () => {
     ['no event', wrap(''), 'no VEVENT'],
     ['an event without UID', wrap('BEGIN:VEVENT\r\nDTSTART:20250101T100000Z\r\nEND:VEVENT\r\n'), 'no UID'],
     ['a REQUEST without DTSTART', event(''), 'no DTSTART'],
-    ['DTEND before DTSTART', event('DTSTART:20250101T100000Z\r\nDTEND:20250101T090000Z\r\n'), 'DTEND is before DTSTART'],
-    ['a rule that never matches (30 February, daily)', event('DTSTART:20250101T100000Z\r\nRRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30\r\n'), 'never matches'],
+    [
+      'DTEND before DTSTART',
+      event('DTSTART:20250101T100000Z\r\nDTEND:20250101T090000Z\r\n'),
+      'DTEND is before DTSTART',
+    ],
+    [
+      'a rule that never matches (30 February, daily)',
+      event('DTSTART:20250101T100000Z\r\nRRULE:FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30\r\n'),
+      'never matches',
+    ],
     ['a secondly rule', event('DTSTART:20250101T100000Z\r\nRRULE:FREQ=SECONDLY\r\n'), 'not supported'],
     ['an hour 25', event('DTSTART:20250101T100000Z\r\nRRULE:FREQ=DAILY;BYHOUR=25\r\n'), 'BYHOUR'],
     ['BYWEEKNO with DAILY', event('DTSTART:20250101T100000Z\r\nRRULE:FREQ=DAILY;BYWEEKNO=60\r\n'), 'BYWEEKNO'],
     [
       'too many recurring events in one message',
-      wrap(Array.from({ length: 51 }, (_, index) => `BEGIN:VEVENT\r\nUID:s${index}\r\nDTSTAMP:20250101T000000Z\r\nDTSTART:20250101T100000Z\r\nRRULE:FREQ=DAILY;COUNT=2000\r\nEND:VEVENT\r\n`).join('')),
+      wrap(
+        Array.from(
+          { length: 51 },
+          (_, index) =>
+            `BEGIN:VEVENT\r\nUID:s${index}\r\nDTSTAMP:20250101T000000Z\r\nDTSTART:20250101T100000Z\r\nRRULE:FREQ=DAILY;COUNT=2000\r\nEND:VEVENT\r\n`,
+        ).join(''),
+      ),
       'more than 50 recurring events',
     ],
     ['an unbalanced component', 'BEGIN:VCALENDAR\r\nBEGIN:VEVENT\r\nUID:x\r\nEND:VCALENDAR\r\n', 'not valid iCalendar'],
@@ -166,7 +202,9 @@ describe('hostile and malformed iCalendar', () => {
   });
 
   it('reads an unknown TZID without a definition as UTC and says so', () => {
-    const result = parsed(event('DTSTART;TZID=Somewhere/Else:20250101T100000\r\nDTEND;TZID=Somewhere/Else:20250101T110000\r\n'));
+    const result = parsed(
+      event('DTSTART;TZID=Somewhere/Else:20250101T100000\r\nDTEND;TZID=Somewhere/Else:20250101T110000\r\n'),
+    );
     expect(result.events[0]!.when).toMatchObject({ startTime: utc('2025-01-01T10:00:00Z'), startTimezone: 'UTC' });
     expect(result.warnings.join(' ')).toContain('Somewhere/Else');
   });
@@ -175,7 +213,13 @@ describe('hostile and malformed iCalendar', () => {
 const base: CalendarEventData = {
   uid: 'evt_1@agents.example',
   sequence: 0,
-  when: { kind: 'timespan', startTime: utc('2025-03-03T14:00:00Z'), endTime: utc('2025-03-03T15:00:00Z'), startTimezone: 'America/New_York', endTimezone: 'America/New_York' },
+  when: {
+    kind: 'timespan',
+    startTime: utc('2025-03-03T14:00:00Z'),
+    endTime: utc('2025-03-03T15:00:00Z'),
+    startTimezone: 'America/New_York',
+    endTimezone: 'America/New_York',
+  },
   title: 'Planning, part 1; "draft"',
   description: 'Line one\nLine two, with a comma; and a semicolon',
   location: 'Room 7',
@@ -201,7 +245,9 @@ describe('building iTIP messages', () => {
     expect(text).toContain('DTSTART;TZID=America/New_York:20250303T090000');
     expect(text).toContain('BEGIN:VTIMEZONE\r\nTZID:America/New_York');
     expect(text).toContain('EXDATE;TZID=America/New_York:20250317T090000');
-    expect(text.replaceAll('\r\n ', '')).toContain('ATTENDEE;CN=Dana D Person;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:dana@gmail.example');
+    expect(text.replaceAll('\r\n ', '')).toContain(
+      'ATTENDEE;CN=Dana D Person;CUTYPE=INDIVIDUAL;ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=TRUE:mailto:dana@gmail.example',
+    );
     const [event] = parsed(text).events as [ParsedEvent];
     expect(event).toMatchObject({
       uid: base.uid,
@@ -224,8 +270,15 @@ describe('building iTIP messages', () => {
       updatedAt: base.updatedAt,
     });
     // The series is the same series: same occurrences, 17 March excluded, DST respected.
-    expect(occurrences(event, '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z')).toEqual(occurrences(base, '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'));
-    expect(occurrences(base, '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z')).toEqual(['2025-03-03T14:00:00Z', '2025-03-10T13:00:00Z', '2025-03-24T13:00:00Z', '2025-03-31T13:00:00Z']);
+    expect(occurrences(event, '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z')).toEqual(
+      occurrences(base, '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z'),
+    );
+    expect(occurrences(base, '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z')).toEqual([
+      '2025-03-03T14:00:00Z',
+      '2025-03-10T13:00:00Z',
+      '2025-03-24T13:00:00Z',
+      '2025-03-31T13:00:00Z',
+    ]);
   });
 
   it('writes a series master and its moved instance with RECURRENCE-ID', () => {
@@ -240,7 +293,11 @@ describe('building iTIP messages', () => {
     expect(validateICalendar(text, 'REQUEST')).toEqual([]);
     expect(text).toContain('RECURRENCE-ID;TZID=America/New_York:20250310T090000');
     const events = parsed(text).events;
-    expect(events[1]).toMatchObject({ recurrenceId: utc('2025-03-10T13:00:00Z'), when: { startTime: utc('2025-03-10T18:00:00Z') }, sequence: 1 });
+    expect(events[1]).toMatchObject({
+      recurrenceId: utc('2025-03-10T13:00:00Z'),
+      when: { startTime: utc('2025-03-10T18:00:00Z') },
+      sequence: 1,
+    });
   });
 
   it('builds a CANCEL with STATUS:CANCELLED and the given SEQUENCE', () => {
@@ -248,16 +305,23 @@ describe('building iTIP messages', () => {
     expect(validateICalendar(text, 'CANCEL')).toEqual([]);
     const [event] = parsed(text).events as [ParsedEvent];
     expect(event).toMatchObject({ status: 'cancelled', sequence: 3, uid: base.uid });
-    expect(event.participants.map((participant) => participant.email)).toEqual(['dana@gmail.example', 'erin@icloud.example']);
+    expect(event.participants.map((participant) => participant.email)).toEqual([
+      'dana@gmail.example',
+      'erin@icloud.example',
+    ]);
   });
 
-  it('builds a REPLY carrying one attendee\'s PARTSTAT', () => {
+  it("builds a REPLY carrying one attendee's PARTSTAT", () => {
     for (const [status, partstat] of [
       ['yes', 'ACCEPTED'],
       ['no', 'DECLINED'],
       ['maybe', 'TENTATIVE'],
     ] as const) {
-      const text = buildItipReply({ ...base, organizer: { email: 'boss@corp.example' } }, { email: 'agent@agents.example', status, comment: 'Sure' }, NOW);
+      const text = buildItipReply(
+        { ...base, organizer: { email: 'boss@corp.example' } },
+        { email: 'agent@agents.example', status, comment: 'Sure' },
+        NOW,
+      );
       expect(validateICalendar(text, 'REPLY')).toEqual([]);
       expect(text).toContain(`PARTSTAT=${partstat}`);
       expect(text).not.toMatch(/^RRULE:FREQ=WEEKLY/m);
@@ -269,25 +333,52 @@ describe('building iTIP messages', () => {
   });
 
   it('builds all-day and UTC events without VTIMEZONE, and a feed with reminders', () => {
-    const allDay: CalendarEventData = { ...base, uid: 'a@x', when: { kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' }, recurrence: ['RRULE:FREQ=YEARLY;COUNT=2'], reminders: { use_default: false, overrides: [{ reminder_minutes: 30, reminder_method: 'popup' }] } };
-    const moment: CalendarEventData = { ...base, uid: 'b@x', when: { kind: 'time', time: utc('2025-06-01T12:00:00Z'), timezone: 'UTC' }, recurrence: null };
+    const allDay: CalendarEventData = {
+      ...base,
+      uid: 'a@x',
+      when: { kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' },
+      recurrence: ['RRULE:FREQ=YEARLY;COUNT=2'],
+      reminders: { use_default: false, overrides: [{ reminder_minutes: 30, reminder_method: 'popup' }] },
+    };
+    const moment: CalendarEventData = {
+      ...base,
+      uid: 'b@x',
+      when: { kind: 'time', time: utc('2025-06-01T12:00:00Z'), timezone: 'UTC' },
+      recurrence: null,
+    };
     const text = buildCalendarFeed({ name: 'Agent', timezone: 'UTC', events: [allDay, moment], now: NOW });
     expect(validateICalendar(text, 'PUBLISH')).toEqual([]);
     expect(text).not.toContain('VTIMEZONE');
     expect(text).toContain('DTSTART;VALUE=DATE:20250801\r\nDTEND;VALUE=DATE:20250804');
     expect(text).toContain('DTSTART:20250601T120000Z');
     const events = parsed(text).events;
-    expect(events[0]).toMatchObject({ when: allDay.when, recurrence: ['RRULE:FREQ=YEARLY;COUNT=2'], reminders: { use_default: false, overrides: [{ reminder_minutes: 30, reminder_method: 'display' }] } });
+    expect(events[0]).toMatchObject({
+      when: allDay.when,
+      recurrence: ['RRULE:FREQ=YEARLY;COUNT=2'],
+      reminders: { use_default: false, overrides: [{ reminder_minutes: 30, reminder_method: 'display' }] },
+    });
     expect(events[1]!.when).toEqual({ kind: 'time', time: utc('2025-06-01T12:00:00Z'), timezone: 'UTC' });
   });
 
   it('generates VTIMEZONEs from the tz database that reproduce its offsets', () => {
     for (const zone of ['America/New_York', 'Europe/Berlin', 'Australia/Sydney', 'Asia/Kolkata', 'America/Sao_Paulo']) {
-      const event: CalendarEventData = { ...base, recurrence: null, when: { kind: 'timespan', startTime: utc('2025-01-15T10:00:00Z'), endTime: utc('2025-01-15T11:00:00Z'), startTimezone: zone, endTimezone: zone } };
+      const event: CalendarEventData = {
+        ...base,
+        recurrence: null,
+        when: {
+          kind: 'timespan',
+          startTime: utc('2025-01-15T10:00:00Z'),
+          endTime: utc('2025-01-15T11:00:00Z'),
+          startTimezone: zone,
+          endTimezone: zone,
+        },
+      };
       const text = buildItipRequest([event], NOW);
       expect(validateICalendar(text, 'REQUEST')).toEqual([]);
       // Re-read with the zone's name hidden, so only the generated rules can explain the times.
-      const renamed = text.replaceAll(`TZID:${zone}`, 'TZID:Custom Zone').replaceAll(`TZID=${zone}:`, 'TZID=Custom Zone:');
+      const renamed = text
+        .replaceAll(`TZID:${zone}`, 'TZID:Custom Zone')
+        .replaceAll(`TZID=${zone}:`, 'TZID=Custom Zone:');
       const [reread] = parsed(renamed).events as [ParsedEvent];
       expect(reread.when).toMatchObject({ startTime: event.when.kind === 'timespan' ? event.when.startTime : 0 });
     }
@@ -323,27 +414,113 @@ describe('round trips', () => {
       const reread = parsed(text).events;
       expect(reread.map(essence)).toEqual(original.map(essence));
       for (const [index, event] of original.entries()) {
-        if (event.recurrence) expect(occurrences(reread[index]!, '2024-01-01T00:00:00Z', '2030-01-01T00:00:00Z')).toEqual(occurrences(event, '2024-01-01T00:00:00Z', '2030-01-01T00:00:00Z'));
+        if (event.recurrence)
+          expect(occurrences(reread[index]!, '2024-01-01T00:00:00Z', '2030-01-01T00:00:00Z')).toEqual(
+            occurrences(event, '2024-01-01T00:00:00Z', '2030-01-01T00:00:00Z'),
+          );
       }
     },
   );
 });
 
 describe('recurrence rules', () => {
-  const nine = (zone: string, isoStart: string): EventTime => ({ kind: 'timespan', startTime: utc(isoStart), endTime: utc(isoStart) + 3600, startTimezone: zone, endTimezone: zone });
+  const nine = (zone: string, isoStart: string): EventTime => ({
+    kind: 'timespan',
+    startTime: utc(isoStart),
+    endTime: utc(isoStart) + 3600,
+    startTimezone: zone,
+    endTimezone: zone,
+  });
 
   it.each([
-    ['daily at 09:00 New York across the spring change', nine('America/New_York', '2024-01-01T14:00:00Z'), ['RRULE:FREQ=DAILY'], '2025-03-07T00:00:00Z', '2025-03-11T00:00:00Z', ['2025-03-07T14:00:00Z', '2025-03-08T14:00:00Z', '2025-03-09T13:00:00Z', '2025-03-10T13:00:00Z']],
-    ['daily across the autumn change in Berlin', nine('Europe/Berlin', '2025-10-24T07:00:00Z'), ['RRULE:FREQ=DAILY;COUNT=4'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-10-24T07:00:00Z', '2025-10-25T07:00:00Z', '2025-10-26T08:00:00Z', '2025-10-27T08:00:00Z']],
-    ['weekly Mon/Wed/Fri started years ago', nine('UTC', '2019-01-07T09:00:00Z'), ['RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR'], '2025-06-02T00:00:00Z', '2025-06-09T00:00:00Z', ['2025-06-02T09:00:00Z', '2025-06-04T09:00:00Z', '2025-06-06T09:00:00Z']],
-    ['every other week keeps its phase after a long time', nine('UTC', '2020-01-06T09:00:00Z'), ['RRULE:FREQ=WEEKLY;INTERVAL=2'], '2025-06-01T00:00:00Z', '2025-06-30T00:00:00Z', ['2025-06-02T09:00:00Z', '2025-06-16T09:00:00Z']],
-    ['daily in July only, started in June', nine('UTC', '2024-06-04T09:00:00Z'), ['RRULE:FREQ=DAILY;BYMONTH=7'], '2030-06-28T00:00:00Z', '2030-07-03T00:00:00Z', ['2030-07-01T09:00:00Z', '2030-07-02T09:00:00Z']],
-    ['monthly on the last Friday', nine('UTC', '2025-01-31T09:00:00Z'), ['RRULE:FREQ=MONTHLY;BYDAY=-1FR;COUNT=3'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-01-31T09:00:00Z', '2025-02-28T09:00:00Z', '2025-03-28T09:00:00Z']],
-    ['UNTIL in UTC includes its own instant', nine('America/New_York', '2025-03-03T14:00:00Z'), ['RRULE:FREQ=WEEKLY;UNTIL=20250317T130000Z'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-03-03T14:00:00Z', '2025-03-10T13:00:00Z', '2025-03-17T13:00:00Z']],
-    ['a date-only UNTIL on a timed event', nine('UTC', '2025-03-03T09:00:00Z'), ['RRULE:FREQ=DAILY;UNTIL=20250305'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-03-03T09:00:00Z', '2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z']],
-    ['EXDATE in local time and RDATE', nine('America/New_York', '2025-03-03T14:00:00Z'), ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE;TZID=America/New_York:20250304T090000', 'RDATE:20250310T150000Z'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-03-03T14:00:00Z', '2025-03-05T14:00:00Z', '2025-03-10T15:00:00Z']],
-    ['an all-day weekly series with a date EXDATE', { kind: 'date' as const, date: '2025-06-02' }, ['RRULE:FREQ=WEEKLY;COUNT=3', 'EXDATE;VALUE=DATE:20250609'], '2025-01-01T00:00:00Z', '2026-01-01T00:00:00Z', ['2025-06-02T00:00:00Z', '2025-06-16T00:00:00Z']],
-    ['an event overlapping the window start is included', nine('UTC', '2025-06-01T09:00:00Z'), ['RRULE:FREQ=DAILY'], '2025-06-03T09:30:00Z', '2025-06-04T00:00:00Z', ['2025-06-03T09:00:00Z']],
+    [
+      'daily at 09:00 New York across the spring change',
+      nine('America/New_York', '2024-01-01T14:00:00Z'),
+      ['RRULE:FREQ=DAILY'],
+      '2025-03-07T00:00:00Z',
+      '2025-03-11T00:00:00Z',
+      ['2025-03-07T14:00:00Z', '2025-03-08T14:00:00Z', '2025-03-09T13:00:00Z', '2025-03-10T13:00:00Z'],
+    ],
+    [
+      'daily across the autumn change in Berlin',
+      nine('Europe/Berlin', '2025-10-24T07:00:00Z'),
+      ['RRULE:FREQ=DAILY;COUNT=4'],
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      ['2025-10-24T07:00:00Z', '2025-10-25T07:00:00Z', '2025-10-26T08:00:00Z', '2025-10-27T08:00:00Z'],
+    ],
+    [
+      'weekly Mon/Wed/Fri started years ago',
+      nine('UTC', '2019-01-07T09:00:00Z'),
+      ['RRULE:FREQ=WEEKLY;BYDAY=MO,WE,FR'],
+      '2025-06-02T00:00:00Z',
+      '2025-06-09T00:00:00Z',
+      ['2025-06-02T09:00:00Z', '2025-06-04T09:00:00Z', '2025-06-06T09:00:00Z'],
+    ],
+    [
+      'every other week keeps its phase after a long time',
+      nine('UTC', '2020-01-06T09:00:00Z'),
+      ['RRULE:FREQ=WEEKLY;INTERVAL=2'],
+      '2025-06-01T00:00:00Z',
+      '2025-06-30T00:00:00Z',
+      ['2025-06-02T09:00:00Z', '2025-06-16T09:00:00Z'],
+    ],
+    [
+      'daily in July only, started in June',
+      nine('UTC', '2024-06-04T09:00:00Z'),
+      ['RRULE:FREQ=DAILY;BYMONTH=7'],
+      '2030-06-28T00:00:00Z',
+      '2030-07-03T00:00:00Z',
+      ['2030-07-01T09:00:00Z', '2030-07-02T09:00:00Z'],
+    ],
+    [
+      'monthly on the last Friday',
+      nine('UTC', '2025-01-31T09:00:00Z'),
+      ['RRULE:FREQ=MONTHLY;BYDAY=-1FR;COUNT=3'],
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      ['2025-01-31T09:00:00Z', '2025-02-28T09:00:00Z', '2025-03-28T09:00:00Z'],
+    ],
+    [
+      'UNTIL in UTC includes its own instant',
+      nine('America/New_York', '2025-03-03T14:00:00Z'),
+      ['RRULE:FREQ=WEEKLY;UNTIL=20250317T130000Z'],
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      ['2025-03-03T14:00:00Z', '2025-03-10T13:00:00Z', '2025-03-17T13:00:00Z'],
+    ],
+    [
+      'a date-only UNTIL on a timed event',
+      nine('UTC', '2025-03-03T09:00:00Z'),
+      ['RRULE:FREQ=DAILY;UNTIL=20250305'],
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      ['2025-03-03T09:00:00Z', '2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z'],
+    ],
+    [
+      'EXDATE in local time and RDATE',
+      nine('America/New_York', '2025-03-03T14:00:00Z'),
+      ['RRULE:FREQ=DAILY;COUNT=3', 'EXDATE;TZID=America/New_York:20250304T090000', 'RDATE:20250310T150000Z'],
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      ['2025-03-03T14:00:00Z', '2025-03-05T14:00:00Z', '2025-03-10T15:00:00Z'],
+    ],
+    [
+      'an all-day weekly series with a date EXDATE',
+      { kind: 'date' as const, date: '2025-06-02' },
+      ['RRULE:FREQ=WEEKLY;COUNT=3', 'EXDATE;VALUE=DATE:20250609'],
+      '2025-01-01T00:00:00Z',
+      '2026-01-01T00:00:00Z',
+      ['2025-06-02T00:00:00Z', '2025-06-16T00:00:00Z'],
+    ],
+    [
+      'an event overlapping the window start is included',
+      nine('UTC', '2025-06-01T09:00:00Z'),
+      ['RRULE:FREQ=DAILY'],
+      '2025-06-03T09:30:00Z',
+      '2025-06-04T00:00:00Z',
+      ['2025-06-03T09:00:00Z'],
+    ],
   ])('%s', (_name, when, lines, from, to, expected) => {
     expect(occurrences({ when, recurrence: lines }, from, to)).toEqual(expected);
   });

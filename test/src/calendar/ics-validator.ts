@@ -65,14 +65,16 @@ export function validateICalendar(text: string, method?: 'REQUEST' | 'CANCEL' | 
   }
   if (stack.length !== 1) problems.push('unbalanced BEGIN/END');
   const calendar = root.children[0];
-  if (!calendar || calendar.name !== 'VCALENDAR' || root.children.length !== 1) return [...problems, 'not exactly one VCALENDAR'];
+  if (!calendar || calendar.name !== 'VCALENDAR' || root.children.length !== 1)
+    return [...problems, 'not exactly one VCALENDAR'];
   const count = (node: Node, name: string) => node.properties.filter((property) => property.name === name).length;
   const one = (node: Node, name: string, where: string) => {
     if (count(node, name) !== 1) problems.push(`${where} needs exactly one ${name} (has ${count(node, name)})`);
   };
   one(calendar, 'PRODID', 'VCALENDAR');
   one(calendar, 'VERSION', 'VCALENDAR');
-  if (calendar.properties.find((property) => property.name === 'VERSION')?.value !== '2.0') problems.push('VERSION is not 2.0');
+  if (calendar.properties.find((property) => property.name === 'VERSION')?.value !== '2.0')
+    problems.push('VERSION is not 2.0');
   if (method) {
     const value = calendar.properties.find((property) => property.name === 'METHOD')?.value;
     if (value !== method) problems.push(`METHOD is ${value}, expected ${method}`);
@@ -83,29 +85,36 @@ export function validateICalendar(text: string, method?: 'REQUEST' | 'CANCEL' | 
     zones.add(timezone.properties.find((property) => property.name === 'TZID')?.value ?? '');
     const observances = timezone.children.filter((child) => child.name === 'STANDARD' || child.name === 'DAYLIGHT');
     if (observances.length === 0) problems.push('VTIMEZONE without STANDARD or DAYLIGHT');
-    for (const observance of observances) for (const name of ['DTSTART', 'TZOFFSETFROM', 'TZOFFSETTO']) one(observance, name, observance.name);
+    for (const observance of observances)
+      for (const name of ['DTSTART', 'TZOFFSETFROM', 'TZOFFSETTO']) one(observance, name, observance.name);
   }
   const events = calendar.children.filter((child) => child.name === 'VEVENT');
   if (events.length === 0) problems.push('no VEVENT');
   for (const event of events) {
     one(event, 'UID', 'VEVENT');
     one(event, 'DTSTAMP', 'VEVENT');
-    if (!/^\d{8}T\d{6}Z$/.test(event.properties.find((property) => property.name === 'DTSTAMP')?.value ?? '')) problems.push('DTSTAMP is not a UTC date-time');
+    if (!/^\d{8}T\d{6}Z$/.test(event.properties.find((property) => property.name === 'DTSTAMP')?.value ?? ''))
+      problems.push('DTSTAMP is not a UTC date-time');
     if (method !== 'REPLY' && method !== 'CANCEL') one(event, 'DTSTART', 'VEVENT');
     if (count(event, 'DTEND') > 0 && count(event, 'DURATION') > 0) problems.push('VEVENT has both DTEND and DURATION');
     for (const property of event.properties) {
       const tzid = property.params.TZID;
       if (tzid && !zones.has(tzid)) problems.push(`${property.name} uses TZID ${tzid} without a VTIMEZONE`);
-      if (property.name === 'RRULE' && /UNTIL=\d{8}T\d{6}(?!Z)/.test(property.value)) problems.push('RRULE UNTIL of a timed event is not UTC');
+      if (property.name === 'RRULE' && /UNTIL=\d{8}T\d{6}(?!Z)/.test(property.value))
+        problems.push('RRULE UNTIL of a timed event is not UTC');
     }
     const start = event.properties.find((property) => property.name === 'DTSTART');
     const end = event.properties.find((property) => property.name === 'DTEND');
-    if (start && end && (start.params.VALUE === 'DATE') !== (end.params.VALUE === 'DATE')) problems.push('DTSTART and DTEND have different value types');
+    if (start && end && (start.params.VALUE === 'DATE') !== (end.params.VALUE === 'DATE'))
+      problems.push('DTSTART and DTEND have different value types');
     if (method === 'REQUEST' || method === 'CANCEL' || method === 'REPLY') one(event, 'ORGANIZER', 'VEVENT');
     if (method === 'REPLY' && count(event, 'ATTENDEE') !== 1) problems.push('a REPLY needs exactly one ATTENDEE');
     if (method === 'REQUEST' && count(event, 'ATTENDEE') === 0) problems.push('a REQUEST needs ATTENDEEs');
-    if (method === 'CANCEL' && event.properties.find((property) => property.name === 'STATUS')?.value !== 'CANCELLED') problems.push('a CANCEL needs STATUS:CANCELLED');
-    for (const attendee of event.properties.filter((property) => property.name === 'ATTENDEE' || property.name === 'ORGANIZER')) {
+    if (method === 'CANCEL' && event.properties.find((property) => property.name === 'STATUS')?.value !== 'CANCELLED')
+      problems.push('a CANCEL needs STATUS:CANCELLED');
+    for (const attendee of event.properties.filter(
+      (property) => property.name === 'ATTENDEE' || property.name === 'ORGANIZER',
+    )) {
       if (!/^mailto:/i.test(attendee.value)) problems.push(`${attendee.name} is not a mailto: address`);
     }
   }

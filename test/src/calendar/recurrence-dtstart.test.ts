@@ -28,20 +28,70 @@ describe('DTSTART is the first occurrence and counts toward COUNT (RFC 5545 §3.
   const monday = hour('UTC', '2025-03-03T09:00:00Z');
 
   it('WEEKLY;BYDAY=TU,TH;COUNT=4 from a Monday: Mon, Tue, Thu, Tue', () => {
-    expect(expand(monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'])).toEqual(['2025-03-03T09:00:00Z', '2025-03-04T09:00:00Z', '2025-03-06T09:00:00Z', '2025-03-11T09:00:00Z']);
+    expect(expand(monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'])).toEqual([
+      '2025-03-03T09:00:00Z',
+      '2025-03-04T09:00:00Z',
+      '2025-03-06T09:00:00Z',
+      '2025-03-11T09:00:00Z',
+    ]);
   });
 
   it.each([
-    ['every other week, Sunday weeks', hour('UTC', '2025-03-05T09:00:00Z'), ['RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;WKST=SU;COUNT=3'], ['2025-03-05T09:00:00Z', '2025-03-07T09:00:00Z', '2025-03-17T09:00:00Z']],
-    ['weekly with UNTIL', monday, ['RRULE:FREQ=WEEKLY;BYDAY=WE;UNTIL=20250312T235959Z'], ['2025-03-03T09:00:00Z', '2025-03-05T09:00:00Z', '2025-03-12T09:00:00Z']],
-    ['daily with BYDAY (unchanged: ical.js already did this)', hour('UTC', '2025-03-04T09:00:00Z'), ['RRULE:FREQ=DAILY;BYDAY=MO,WE;COUNT=3'], ['2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z', '2025-03-10T09:00:00Z']],
-    ['monthly on the 15th from the 10th', hour('UTC', '2025-03-10T09:00:00Z'), ['RRULE:FREQ=MONTHLY;BYMONTHDAY=15;COUNT=3'], ['2025-03-10T09:00:00Z', '2025-03-15T09:00:00Z', '2025-04-15T09:00:00Z']],
-    ['monthly on the first Monday from a second Monday', hour('UTC', '2025-03-10T09:00:00Z'), ['RRULE:FREQ=MONTHLY;BYDAY=1MO;COUNT=2'], ['2025-03-10T09:00:00Z', '2025-04-07T09:00:00Z']],
-    ['yearly in June from March', hour('UTC', '2025-03-10T09:00:00Z'), ['RRULE:FREQ=YEARLY;BYMONTH=6;COUNT=2'], ['2025-03-10T09:00:00Z', '2025-06-10T09:00:00Z']],
+    [
+      'every other week, Sunday weeks',
+      hour('UTC', '2025-03-05T09:00:00Z'),
+      ['RRULE:FREQ=WEEKLY;INTERVAL=2;BYDAY=MO,FR;WKST=SU;COUNT=3'],
+      ['2025-03-05T09:00:00Z', '2025-03-07T09:00:00Z', '2025-03-17T09:00:00Z'],
+    ],
+    [
+      'weekly with UNTIL',
+      monday,
+      ['RRULE:FREQ=WEEKLY;BYDAY=WE;UNTIL=20250312T235959Z'],
+      ['2025-03-03T09:00:00Z', '2025-03-05T09:00:00Z', '2025-03-12T09:00:00Z'],
+    ],
+    [
+      'daily with BYDAY (unchanged: ical.js already did this)',
+      hour('UTC', '2025-03-04T09:00:00Z'),
+      ['RRULE:FREQ=DAILY;BYDAY=MO,WE;COUNT=3'],
+      ['2025-03-04T09:00:00Z', '2025-03-05T09:00:00Z', '2025-03-10T09:00:00Z'],
+    ],
+    [
+      'monthly on the 15th from the 10th',
+      hour('UTC', '2025-03-10T09:00:00Z'),
+      ['RRULE:FREQ=MONTHLY;BYMONTHDAY=15;COUNT=3'],
+      ['2025-03-10T09:00:00Z', '2025-03-15T09:00:00Z', '2025-04-15T09:00:00Z'],
+    ],
+    [
+      'monthly on the first Monday from a second Monday',
+      hour('UTC', '2025-03-10T09:00:00Z'),
+      ['RRULE:FREQ=MONTHLY;BYDAY=1MO;COUNT=2'],
+      ['2025-03-10T09:00:00Z', '2025-04-07T09:00:00Z'],
+    ],
+    [
+      'yearly in June from March',
+      hour('UTC', '2025-03-10T09:00:00Z'),
+      ['RRULE:FREQ=YEARLY;BYMONTH=6;COUNT=2'],
+      ['2025-03-10T09:00:00Z', '2025-06-10T09:00:00Z'],
+    ],
     ['COUNT=1 is DTSTART alone', monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=1'], ['2025-03-03T09:00:00Z']],
-    ['an UNTIL before DTSTART leaves DTSTART alone', monday, ['RRULE:FREQ=WEEKLY;UNTIL=20250301T000000Z'], ['2025-03-03T09:00:00Z']],
-    ['an EXDATE removes DTSTART (it still counts)', monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=3', 'EXDATE:20250303T090000Z'], ['2025-03-04T09:00:00Z', '2025-03-06T09:00:00Z']],
-    ['an all-day series', { kind: 'date', date: '2025-03-03' }, ['RRULE:FREQ=WEEKLY;BYDAY=SA;COUNT=2'], ['2025-03-03T00:00:00Z', '2025-03-08T00:00:00Z']],
+    [
+      'an UNTIL before DTSTART leaves DTSTART alone',
+      monday,
+      ['RRULE:FREQ=WEEKLY;UNTIL=20250301T000000Z'],
+      ['2025-03-03T09:00:00Z'],
+    ],
+    [
+      'an EXDATE removes DTSTART (it still counts)',
+      monday,
+      ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=3', 'EXDATE:20250303T090000Z'],
+      ['2025-03-04T09:00:00Z', '2025-03-06T09:00:00Z'],
+    ],
+    [
+      'an all-day series',
+      { kind: 'date', date: '2025-03-03' },
+      ['RRULE:FREQ=WEEKLY;BYDAY=SA;COUNT=2'],
+      ['2025-03-03T00:00:00Z', '2025-03-08T00:00:00Z'],
+    ],
     [
       'New York wall time across the spring change',
       hour('America/New_York', '2025-03-03T14:00:00Z'),
@@ -54,22 +104,34 @@ describe('DTSTART is the first occurrence and counts toward COUNT (RFC 5545 §3.
 
   it('an open-ended series shows DTSTART in a window holding it, and not in later windows (fast-forwarded)', () => {
     const lines = ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH'];
-    expect(expand(monday, lines, utc('2025-03-01T00:00:00Z'), utc('2025-03-08T00:00:00Z'))).toEqual(['2025-03-03T09:00:00Z', '2025-03-04T09:00:00Z', '2025-03-06T09:00:00Z']);
-    expect(expand(monday, lines, utc('2026-03-01T00:00:00Z'), utc('2026-03-08T00:00:00Z'))).toEqual(['2026-03-03T09:00:00Z', '2026-03-05T09:00:00Z']);
+    expect(expand(monday, lines, utc('2025-03-01T00:00:00Z'), utc('2025-03-08T00:00:00Z'))).toEqual([
+      '2025-03-03T09:00:00Z',
+      '2025-03-04T09:00:00Z',
+      '2025-03-06T09:00:00Z',
+    ]);
+    expect(expand(monday, lines, utc('2026-03-01T00:00:00Z'), utc('2026-03-08T00:00:00Z'))).toEqual([
+      '2026-03-03T09:00:00Z',
+      '2026-03-05T09:00:00Z',
+    ]);
   });
 
   it('the stored range ends with the COUNT-th occurrence, DTSTART included; DTSTART is an instance', () => {
     const set = parseRecurrence(['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'], monday);
     if (!set.ok) throw new Error(set.error);
-    expect(storedRange(monday, set.value)).toEqual({ rangeStart: utc('2025-03-03T09:00:00Z'), rangeEnd: utc('2025-03-11T10:00:00Z') });
+    expect(storedRange(monday, set.value)).toEqual({
+      rangeStart: utc('2025-03-03T09:00:00Z'),
+      rangeEnd: utc('2025-03-11T10:00:00Z'),
+    });
     expect(isOccurrence(monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'], utc('2025-03-03T09:00:00Z'))).toBe(true);
     expect(isOccurrence(monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'], utc('2025-03-13T09:00:00Z'))).toBe(false);
-    expect(seriesStarts(monday, ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'], { start: utc('2025-03-01T00:00:00Z'), end: utc('2025-04-01T00:00:00Z') }, new Set()).starts.map(iso)).toEqual([
-      '2025-03-03T09:00:00Z',
-      '2025-03-04T09:00:00Z',
-      '2025-03-06T09:00:00Z',
-      '2025-03-11T09:00:00Z',
-    ]);
+    expect(
+      seriesStarts(
+        monday,
+        ['RRULE:FREQ=WEEKLY;BYDAY=TU,TH;COUNT=4'],
+        { start: utc('2025-03-01T00:00:00Z'), end: utc('2025-04-01T00:00:00Z') },
+        new Set(),
+      ).starts.map(iso),
+    ).toEqual(['2025-03-03T09:00:00Z', '2025-03-04T09:00:00Z', '2025-03-06T09:00:00Z', '2025-03-11T09:00:00Z']);
   });
 });
 
@@ -103,9 +165,17 @@ describe('every reader of the API shows the DTSTART instance', () => {
 
     const read = await readStarts(service, grantId, EMAIL, WINDOW, [1, 2, 4]);
     expect(read.instances).toEqual(expected);
-    expect(read.events[0]).toMatchObject({ id: `${id}_20250303T140000Z`, masterEventId: id, originalStartTime: utc('2025-03-03T14:00:00Z') });
+    expect(read.events[0]).toMatchObject({
+      id: `${id}_20250303T140000Z`,
+      masterEventId: id,
+      originalStartTime: utc('2025-03-03T14:00:00Z'),
+    });
 
-    const first = await service.nylas.events.find({ identifier: grantId, eventId: `${id}_20250303T140000Z`, queryParams: { calendarId: 'primary' } });
+    const first = await service.nylas.events.find({
+      identifier: grantId,
+      eventId: `${id}_20250303T140000Z`,
+      queryParams: { calendarId: 'primary' },
+    });
     expect(first.data.when).toMatchObject({ startTime: utc('2025-03-03T14:00:00Z') });
 
     expect(read.busy).toEqual(expected);
@@ -113,7 +183,11 @@ describe('every reader of the API shows the DTSTART instance', () => {
     expect(read.free).toEqual(['2025-03-10T13:00:00Z', '2025-03-13T13:00:00Z']);
 
     // Deleting the DTSTART instance excludes it; the series still ends on the 11th (DTSTART counted).
-    await service.nylas.events.destroy({ identifier: grantId, eventId: `${id}_20250303T140000Z`, queryParams: { calendarId: 'primary', notifyParticipants: false } });
+    await service.nylas.events.destroy({
+      identifier: grantId,
+      eventId: `${id}_20250303T140000Z`,
+      queryParams: { calendarId: 'primary', notifyParticipants: false },
+    });
     expect((await readStarts(service, grantId, EMAIL, WINDOW, [1, 2, 4])).instances).toEqual(expected.slice(1));
   });
 });

@@ -1,10 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/errors.js';
 import { readWhen, shiftTo, toWireWhen, utcRange } from '../../../src/calendar/event-time.js';
-import { ianaFromTzid, normalizeTimeZone, offsetAt, transitionsBetween, zonedWallTimeToEpoch } from '../../../src/time-zones.js';
+import {
+  ianaFromTzid,
+  normalizeTimeZone,
+  offsetAt,
+  transitionsBetween,
+  zonedWallTimeToEpoch,
+} from '../../../src/time-zones.js';
 import { utc } from '../../helpers/calendar.js';
 
-const wall = (year: number, month: number, day: number, hour: number, minute = 0) => ({ year, month, day, hour, minute, second: 0 });
+const wall = (year: number, month: number, day: number, hour: number, minute = 0) => ({
+  year,
+  month,
+  day,
+  hour,
+  minute,
+  second: 0,
+});
 
 function errorOf(run: () => unknown): AppError {
   try {
@@ -47,8 +60,18 @@ describe('time zones', () => {
   it.each([
     ['ordinary winter time', 'America/New_York', wall(2025, 1, 15, 9), '2025-01-15T14:00:00Z'],
     ['ordinary summer time', 'America/New_York', wall(2025, 7, 15, 9), '2025-07-15T13:00:00Z'],
-    ['in the spring-forward gap: read with the offset before it', 'America/New_York', wall(2025, 3, 9, 2, 30), '2025-03-09T07:30:00Z'],
-    ['the repeated hour at fall-back: the first one', 'America/New_York', wall(2025, 11, 2, 1, 30), '2025-11-02T05:30:00Z'],
+    [
+      'in the spring-forward gap: read with the offset before it',
+      'America/New_York',
+      wall(2025, 3, 9, 2, 30),
+      '2025-03-09T07:30:00Z',
+    ],
+    [
+      'the repeated hour at fall-back: the first one',
+      'America/New_York',
+      wall(2025, 11, 2, 1, 30),
+      '2025-11-02T05:30:00Z',
+    ],
     ['southern hemisphere summer', 'Australia/Sydney', wall(2025, 1, 10, 9), '2025-01-09T22:00:00Z'],
     ['half-hour zone', 'Asia/Kolkata', wall(2025, 6, 1, 12), '2025-06-01T06:30:00Z'],
     ['Europe gap', 'Europe/Berlin', wall(2025, 3, 30, 2, 15), '2025-03-30T01:15:00Z'],
@@ -58,8 +81,13 @@ describe('time zones', () => {
 
   it('finds the DST transitions of a year to the second', () => {
     const transitions = transitionsBetween('America/New_York', 2025, 2025);
-    expect(transitions.map((transition) => new Date(transition.epochMs).toISOString())).toEqual(['2025-03-09T07:00:00.000Z', '2025-11-02T06:00:00.000Z']);
-    expect(transitions.map((transition) => [transition.offsetFrom / 3_600_000, transition.offsetTo / 3_600_000])).toEqual([
+    expect(transitions.map((transition) => new Date(transition.epochMs).toISOString())).toEqual([
+      '2025-03-09T07:00:00.000Z',
+      '2025-11-02T06:00:00.000Z',
+    ]);
+    expect(
+      transitions.map((transition) => [transition.offsetFrom / 3_600_000, transition.offsetTo / 3_600_000]),
+    ).toEqual([
       [-5, -4],
       [-4, -5],
     ]);
@@ -69,9 +97,20 @@ describe('time zones', () => {
 });
 
 describe('event times (the four `when` shapes)', () => {
-  it('reads a timespan, defaulting the zones to the calendar\'s', () => {
-    expect(readWhen({ start_time: 100, end_time: 200 }, 'Europe/Paris')).toEqual({ kind: 'timespan', startTime: 100, endTime: 200, startTimezone: 'Europe/Paris', endTimezone: 'Europe/Paris' });
-    expect(readWhen({ start_time: 100, end_time: 200, start_timezone: 'america/new_york', end_timezone: 'Europe/London' }, 'UTC')).toEqual({
+  it("reads a timespan, defaulting the zones to the calendar's", () => {
+    expect(readWhen({ start_time: 100, end_time: 200 }, 'Europe/Paris')).toEqual({
+      kind: 'timespan',
+      startTime: 100,
+      endTime: 200,
+      startTimezone: 'Europe/Paris',
+      endTimezone: 'Europe/Paris',
+    });
+    expect(
+      readWhen(
+        { start_time: 100, end_time: 200, start_timezone: 'america/new_york', end_timezone: 'Europe/London' },
+        'UTC',
+      ),
+    ).toEqual({
       kind: 'timespan',
       startTime: 100,
       endTime: 200,
@@ -81,22 +120,46 @@ describe('event times (the four `when` shapes)', () => {
   });
 
   it('reads time, date and datespan, and writes each back with its object', () => {
-    expect(toWireWhen(readWhen({ time: 1_700_000_000, timezone: 'Asia/Tokyo' }, 'UTC'))).toEqual({ object: 'time', time: 1_700_000_000, timezone: 'Asia/Tokyo' });
+    expect(toWireWhen(readWhen({ time: 1_700_000_000, timezone: 'Asia/Tokyo' }, 'UTC'))).toEqual({
+      object: 'time',
+      time: 1_700_000_000,
+      timezone: 'Asia/Tokyo',
+    });
     expect(toWireWhen(readWhen({ date: '2025-07-04' }, 'UTC'))).toEqual({ object: 'date', date: '2025-07-04' });
-    expect(toWireWhen(readWhen({ start_date: '2025-08-01', end_date: '2025-08-03' }, 'UTC'))).toEqual({ object: 'datespan', start_date: '2025-08-01', end_date: '2025-08-03' });
-    expect(toWireWhen(readWhen({ object: 'timespan', start_time: 5, end_time: 5 }, 'UTC'))).toMatchObject({ object: 'timespan', start_time: 5, end_time: 5 });
+    expect(toWireWhen(readWhen({ start_date: '2025-08-01', end_date: '2025-08-03' }, 'UTC'))).toEqual({
+      object: 'datespan',
+      start_date: '2025-08-01',
+      end_date: '2025-08-03',
+    });
+    expect(toWireWhen(readWhen({ object: 'timespan', start_time: 5, end_time: 5 }, 'UTC'))).toMatchObject({
+      object: 'timespan',
+      start_time: 5,
+      end_time: 5,
+    });
   });
 
-  it('gives all-day events whole UTC days (a datespan\'s end date is inclusive)', () => {
-    expect(utcRange({ kind: 'date', date: '2025-07-04' })).toEqual({ start: utc('2025-07-04T00:00:00Z'), end: utc('2025-07-05T00:00:00Z') });
-    expect(utcRange({ kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' })).toEqual({ start: utc('2025-08-01T00:00:00Z'), end: utc('2025-08-04T00:00:00Z') });
-    expect(shiftTo({ kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' }, utc('2026-08-01T00:00:00Z'))).toEqual({ kind: 'datespan', startDate: '2026-08-01', endDate: '2026-08-03' });
+  it("gives all-day events whole UTC days (a datespan's end date is inclusive)", () => {
+    expect(utcRange({ kind: 'date', date: '2025-07-04' })).toEqual({
+      start: utc('2025-07-04T00:00:00Z'),
+      end: utc('2025-07-05T00:00:00Z'),
+    });
+    expect(utcRange({ kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' })).toEqual({
+      start: utc('2025-08-01T00:00:00Z'),
+      end: utc('2025-08-04T00:00:00Z'),
+    });
+    expect(
+      shiftTo({ kind: 'datespan', startDate: '2025-08-01', endDate: '2025-08-03' }, utc('2026-08-01T00:00:00Z')),
+    ).toEqual({ kind: 'datespan', startDate: '2026-08-01', endDate: '2026-08-03' });
   });
 
   it.each([
     [{ start_time: 200, end_time: 100 }, 'when.end_time', 'before it starts'],
     [{ start_date: '2025-08-03', end_date: '2025-08-01' }, 'when.end_date', 'before it starts'],
-    [{ start_time: 100, end_time: 200, start_timezone: 'Mars/Olympus_Mons', end_timezone: 'UTC' }, 'when.start_timezone', 'not an IANA time zone'],
+    [
+      { start_time: 100, end_time: 200, start_timezone: 'Mars/Olympus_Mons', end_timezone: 'UTC' },
+      'when.start_timezone',
+      'not an IANA time zone',
+    ],
     [{ time: 100, timezone: 'EST5' }, 'when.timezone', 'not an IANA time zone'],
     [{ start_time: 100, end_time: 200, start_timezone: 'UTC' }, 'when.end_timezone', 'together'],
     [{ date: '2025-02-30' }, 'when.date', 'not a date'],

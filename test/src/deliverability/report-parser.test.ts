@@ -48,7 +48,10 @@ describe('delivery status notifications', () => {
     for (const name of ['postfix-delayed.eml', 'exim-delayed.eml']) {
       const report = parseReport(fixture(name));
       expect(report.kind, name).toBe('bounce');
-      expect((report as ParsedBounce).entries.every((entry) => entry.action === 'delayed'), name).toBe(true);
+      expect(
+        (report as ParsedBounce).entries.every((entry) => entry.action === 'delayed'),
+        name,
+      ).toBe(true);
     }
   });
 

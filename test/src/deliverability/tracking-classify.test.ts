@@ -34,7 +34,8 @@ describe('scannerUserAgent', () => {
     'Microsoft Office/16.0 (Windows NT 10.0; Microsoft Outlook 16.0.17726; Pro)',
     'Thunderbird/115.0',
   ];
-  for (const agent of scanners) it(`scanner: ${JSON.stringify(agent)}`, () => expect(scannerUserAgent(agent)).toBe(true));
+  for (const agent of scanners)
+    it(`scanner: ${JSON.stringify(agent)}`, () => expect(scannerUserAgent(agent)).toBe(true));
   for (const agent of people) it(`person: ${agent.slice(0, 60)}`, () => expect(scannerUserAgent(agent)).toBe(false));
 });
 

@@ -11,8 +11,18 @@ describe('VERP return paths', () => {
     const address = returnPathFor(signer, { outboundId: id, ordinal: 37, domain: 'Agents.Example.COM' })!;
     expect(address).toMatch(/^bounce\+[0-9a-z_-]+@agents\.example\.com$/);
     expect(address.slice(0, address.indexOf('@')).length).toBeLessThanOrEqual(64);
-    expect(readReturnPath(signer, address)).toEqual({ kind: 'valid', outboundId: id, ordinal: 37, domain: 'agents.example.com' });
-    expect(readReturnPath(signer, address.toUpperCase())).toEqual({ kind: 'valid', outboundId: id, ordinal: 37, domain: 'agents.example.com' });
+    expect(readReturnPath(signer, address)).toEqual({
+      kind: 'valid',
+      outboundId: id,
+      ordinal: 37,
+      domain: 'agents.example.com',
+    });
+    expect(readReturnPath(signer, address.toUpperCase())).toEqual({
+      kind: 'valid',
+      outboundId: id,
+      ordinal: 37,
+      domain: 'agents.example.com',
+    });
   });
 
   it('refuses altered ids, ordinals and macs, another key, and padded ordinals', () => {

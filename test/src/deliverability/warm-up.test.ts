@@ -23,7 +23,10 @@ describe('warm-up ramp', () => {
   });
 
   it('never lowers the cap from one day to the next, and ends after four weeks', () => {
-    for (let day = 1; day < DEFAULT_WARMUP_SCHEDULE.length; day++) expect(warmUpCap(DEFAULT_WARMUP_SCHEDULE, day)!).toBeGreaterThanOrEqual(warmUpCap(DEFAULT_WARMUP_SCHEDULE, day - 1)!);
+    for (let day = 1; day < DEFAULT_WARMUP_SCHEDULE.length; day++)
+      expect(warmUpCap(DEFAULT_WARMUP_SCHEDULE, day)!).toBeGreaterThanOrEqual(
+        warmUpCap(DEFAULT_WARMUP_SCHEDULE, day - 1)!,
+      );
     expect(DEFAULT_WARMUP_SCHEDULE.length).toBe(28);
   });
 

@@ -30,22 +30,53 @@ describe('readAggregateXml', () => {
     <d:policy_evaluated><d:disposition>none</d:disposition><d:dkim>pass</d:dkim><d:spf>pass</d:spf></d:policy_evaluated></d:row></d:record>
 </d:feedback>`;
     const report = await readAggregateXml(xml);
-    expect(report).toMatchObject({ orgName: 'Ex & Co', reportId: 'id&1', begin: 10, end: 20, policy: { domain: 'agents.example.com', p: 'reject' }, messageCount: 5 });
-    expect(report.sources).toEqual([{ source_ip: '192.0.2.1', count: 5, dkim: { pass: 1, fail: 4 }, spf: { pass: 5, fail: 0 }, disposition: { none: 1, quarantine: 0, reject: 4 } }]);
+    expect(report).toMatchObject({
+      orgName: 'Ex & Co',
+      reportId: 'id&1',
+      begin: 10,
+      end: 20,
+      policy: { domain: 'agents.example.com', p: 'reject' },
+      messageCount: 5,
+    });
+    expect(report.sources).toEqual([
+      {
+        source_ip: '192.0.2.1',
+        count: 5,
+        dkim: { pass: 1, fail: 4 },
+        spf: { pass: 5, fail: 0 },
+        disposition: { none: 1, quarantine: 0, reject: 4 },
+      },
+    ]);
   });
 
   it('refuses what is not a well-formed report, naming why', async () => {
     const good = aggregateXml({ domain: DOMAIN, reportId: 'r', records: [{ ip: '192.0.2.1', count: 1 }] });
     expect(await rejection(readAggregateXml(good.replace('</feedback>', '')))).toContain('ends inside <feedback>');
-    expect(await rejection(readAggregateXml(good.replace('<count>1</count>', '<count>1</counts>')))).toContain('does not match');
-    expect(await rejection(readAggregateXml(good.replace('<count>1</count>', '<count>-1</count>')))).toContain('count is not a whole number');
-    expect(await rejection(readAggregateXml(good.replace('<disposition>none</disposition>', '<disposition>drop</disposition>')))).toContain('disposition');
+    expect(await rejection(readAggregateXml(good.replace('<count>1</count>', '<count>1</counts>')))).toContain(
+      'does not match',
+    );
+    expect(await rejection(readAggregateXml(good.replace('<count>1</count>', '<count>-1</count>')))).toContain(
+      'count is not a whole number',
+    );
+    expect(
+      await rejection(
+        readAggregateXml(good.replace('<disposition>none</disposition>', '<disposition>drop</disposition>')),
+      ),
+    ).toContain('disposition');
     expect(await rejection(readAggregateXml(good.replace(/<report_id>r<\/report_id>/, '')))).toContain('report_id');
-    expect(await rejection(readAggregateXml(good.replace('<org_name>', '<org_name>&bogus;')))).toContain('unknown XML entity');
-    expect(await rejection(readAggregateXml(`<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${good}`))).toContain('DOCTYPE');
+    expect(await rejection(readAggregateXml(good.replace('<org_name>', '<org_name>&bogus;')))).toContain(
+      'unknown XML entity',
+    );
+    expect(
+      await rejection(readAggregateXml(`<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]>${good}`)),
+    ).toContain('DOCTYPE');
     expect(await rejection(readAggregateXml('<report/>'))).toContain('not <feedback>');
-    expect(await rejection(readAggregateXml(`${'<a>'.repeat(20)}`.replace('<a>', '<feedback>')))).toContain('nested more than 16');
-    expect(await rejection(readAggregateXml(good.replace('receiver.example', 'x'.repeat(2_000))))).toContain('longer than 1024');
+    expect(await rejection(readAggregateXml(`${'<a>'.repeat(20)}`.replace('<a>', '<feedback>')))).toContain(
+      'nested more than 16',
+    );
+    expect(await rejection(readAggregateXml(good.replace('receiver.example', 'x'.repeat(2_000))))).toContain(
+      'longer than 1024',
+    );
   });
 });
 
@@ -72,8 +103,17 @@ describe('reportXml and readAggregateReport', () => {
   });
 
   it('finds the report in an email whatever the attachment says it is, and refuses an email without one', async () => {
-    const email = reportEmail({ to: `dmarc-reports@${DOMAIN}`, file: gzipSync(xml), filename: 'r.bin', contentType: 'application/octet-stream' });
-    expect((await readAggregateReport(email)).sources).toEqual([expect.objectContaining({ source_ip: '2001:db8::5', count: 2 })]);
-    expect(await rejection(readAggregateReport(Buffer.from('Subject: hello\r\n\r\nJust text.\r\n')))).toContain('no gzip, zip or XML report');
+    const email = reportEmail({
+      to: `dmarc-reports@${DOMAIN}`,
+      file: gzipSync(xml),
+      filename: 'r.bin',
+      contentType: 'application/octet-stream',
+    });
+    expect((await readAggregateReport(email)).sources).toEqual([
+      expect.objectContaining({ source_ip: '2001:db8::5', count: 2 }),
+    ]);
+    expect(await rejection(readAggregateReport(Buffer.from('Subject: hello\r\n\r\nJust text.\r\n')))).toContain(
+      'no gzip, zip or XML report',
+    );
   });
 });

@@ -18,7 +18,8 @@ describe('job queue', () => {
   });
   afterEach(() => env.close());
 
-  const claimOne = async (owner: string, leaseMs = 1_000) => (await queue.claim({ owner, kinds: ['test'], limit: 1, leaseMs }))[0];
+  const claimOne = async (owner: string, leaseMs = 1_000) =>
+    (await queue.claim({ owner, kinds: ['test'], limit: 1, leaseMs }))[0];
 
   it('enqueues once per dedupe key while the job exists, and again after it completed', async () => {
     const first = await queue.enqueue({ kind: 'test', payload: { n: 1 }, dedupeKey: 'k' });
@@ -64,14 +65,20 @@ describe('job queue', () => {
     expect(await queue.giveUp(second!, 'a', 'enough')).toBe(true);
     clock.advance(24 * 3600_000);
     expect(await claimOne('a')).toBeUndefined();
-    expect(await queue.find(second!.id)).toMatchObject({ deadAt: clock.now().getTime() - 24 * 3600_000, lastError: 'enough', leaseOwner: null });
+    expect(await queue.find(second!.id)).toMatchObject({
+      deadAt: clock.now().getTime() - 24 * 3600_000,
+      lastError: 'enough',
+      leaseOwner: null,
+    });
   });
 
   it('never hands one job to two claimers, even when they claim at the same time', async () => {
     for (let index = 0; index < 40; index += 1) await queue.enqueue({ kind: 'test', payload: { index } });
     const other = createJobQueue({ db: env.db, clock, newId: sequentialIds('other') });
     const claims = await Promise.all(
-      Array.from({ length: 20 }, (_, index) => (index % 2 === 0 ? queue : other).claim({ owner: `w${index}`, kinds: ['test'], limit: 3, leaseMs: 60_000 })),
+      Array.from({ length: 20 }, (_, index) =>
+        (index % 2 === 0 ? queue : other).claim({ owner: `w${index}`, kinds: ['test'], limit: 3, leaseMs: 60_000 }),
+      ),
     );
     const ids = claims.flat().map((job) => job.id);
     expect(ids).toHaveLength(40);
@@ -80,10 +87,18 @@ describe('job queue', () => {
 
   it('claims ordered jobs as a prefix of each key, one holder per key at a time, waiting behind a retry, batch-settling successes', async () => {
     const keys = ['a', 'a', 'b', 'a', 'c', 'b'];
-    await env.db.write((tx) => queue.enqueueManyIn(tx, keys.map((key, index) => ({ kind: 'ordered', payload: { key, index }, orderKey: `w ${key}` }))));
-    const names = (jobs: readonly Job[]) => jobs.map((job) => `${(job.payload as { key: string }).key}${(job.payload as { index: number }).index}`);
+    await env.db.write((tx) =>
+      queue.enqueueManyIn(
+        tx,
+        keys.map((key, index) => ({ kind: 'ordered', payload: { key, index }, orderKey: `w ${key}` })),
+      ),
+    );
+    const names = (jobs: readonly Job[]) =>
+      jobs.map((job) => `${(job.payload as { key: string }).key}${(job.payload as { index: number }).index}`);
     const claim = (owner: string, options: { maxKeys?: number; maxPerKey?: number } = {}) =>
-      queue.settleAndClaimOrdered([], { owner, kind: 'ordered', limit: 10, leaseMs: 600_000, ...options }).then((result) => result.claimed);
+      queue
+        .settleAndClaimOrdered([], { owner, kind: 'ordered', limit: 10, leaseMs: 600_000, ...options })
+        .then((result) => result.claimed);
 
     // Two keys at most, two jobs of a key at most: a prefix of a and of b, in enqueue order.
     const first = await claim('one', { maxKeys: 2, maxPerKey: 2 });
@@ -185,7 +200,11 @@ describe('worker', () => {
     await eventually(async () => (await queue.find(id))?.lastError === 'boom 2', 5_000, 'second failure');
     expect((await queue.find(id))?.runAt).toBe(clock.now().getTime() + 2_000);
     clock.advance(2_000);
-    await eventually(async () => (await queue.find(id))?.deadAt !== null && (await queue.find(id))?.deadAt !== undefined, 5_000, 'given up');
+    await eventually(
+      async () => (await queue.find(id))?.deadAt !== null && (await queue.find(id))?.deadAt !== undefined,
+      5_000,
+      'given up',
+    );
     expect(await queue.find(id)).toMatchObject({ attempts: 3, lastError: 'boom 3' });
     clock.advance(3_600_000);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -205,7 +224,17 @@ describe('worker', () => {
       },
     };
     for (let index = 0; index < 100; index += 1) await queue.enqueue({ kind: 'count', payload: { index } });
-    const workers = [1, 2].map((n) => createWorker({ queue: createJobQueue({ db: env.db, clock, newId: sequentialIds(`x${n}`) }), clock, logger, owner: `w${n}`, pollIntervalMs: 5, concurrency: 4, handlers }));
+    const workers = [1, 2].map((n) =>
+      createWorker({
+        queue: createJobQueue({ db: env.db, clock, newId: sequentialIds(`x${n}`) }),
+        clock,
+        logger,
+        owner: `w${n}`,
+        pollIntervalMs: 5,
+        concurrency: 4,
+        handlers,
+      }),
+    );
     await eventually(() => runs.size === 100, 10_000, 'all jobs');
     await Promise.all(workers.map((worker) => worker.stop()));
     expect([...runs.values()].every((count) => count === 1)).toBe(true);

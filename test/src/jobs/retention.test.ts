@@ -7,7 +7,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tables, type Database } from '../../../storage/index.js';
 import { startBackgroundWork, type BackgroundWork, type Principal } from '../../../src/index.js';
 import { eventRecorder } from '../../../src/outbox/outbox.js';
-import { createRetention, DEAD_JOB_RETENTION_MS, DISPATCHED_EVENT_RETENTION_MS, UNDISPATCHED_EVENT_RETENTION_MS } from '../../../src/background/retention.js';
+import {
+  createRetention,
+  DEAD_JOB_RETENTION_MS,
+  DISPATCHED_EVENT_RETENTION_MS,
+  UNDISPATCHED_EVENT_RETENTION_MS,
+} from '../../../src/background/retention.js';
 import { fixedClock, sequentialIds } from '../../helpers/clock.js';
 import { createTestCore } from '../../helpers/service.js';
 import { eventually, startReceiver, type WebhookReceiver } from '../../helpers/webhooks.js';
@@ -39,22 +44,35 @@ describe('retention purge', () => {
   });
 
   const retention = (db: Database = env.db, chunkRows?: number) =>
-    createRetention({ db, clock }, { interested: () => env.core.outbox.interested(), ...(chunkRows ? { chunkRows } : {}) });
+    createRetention(
+      { db, clock },
+      { interested: () => env.core.outbox.interested(), ...(chunkRows ? { chunkRows } : {}) },
+    );
   /** Records `count` events now, through the outbox's own recorder; returns their seqs. */
   const record = async (count: number): Promise<number[]> => {
     const recordEvent = eventRecorder(env.core.deps);
     const before = await maxSeq();
     await env.db.write(async (tx) => {
       for (let index = 0; index < count; index++) {
-        await recordEvent(tx, { applicationId: principal.applicationId, type: 'grant.updated', object: { id: `obj_${before + index}` } });
+        await recordEvent(tx, {
+          applicationId: principal.applicationId,
+          type: 'grant.updated',
+          object: { id: `obj_${before + index}` },
+        });
       }
     });
     return (await seqs()).filter((seq) => seq > before);
   };
   const seqs = async () =>
-    (await env.db.orm.select({ seq: tables.outboxEvents.seq }).from(tables.outboxEvents).orderBy(asc(tables.outboxEvents.seq))).map((row) => row.seq);
+    (
+      await env.db.orm
+        .select({ seq: tables.outboxEvents.seq })
+        .from(tables.outboxEvents)
+        .orderBy(asc(tables.outboxEvents.seq))
+    ).map((row) => row.seq);
   const maxSeq = async () => (await seqs()).at(-1) ?? 0;
-  const jobIds = async () => (await env.db.orm.select({ id: tables.jobs.id }).from(tables.jobs)).map((row) => row.id).sort();
+  const jobIds = async () =>
+    (await env.db.orm.select({ id: tables.jobs.id }).from(tables.jobs)).map((row) => row.id).sort();
   /** A job of kind `test` given up now (no worker runs in these tests). */
   const deadJob = async (): Promise<string> => {
     const { id } = await env.core.jobs.enqueue({ kind: 'test', payload: {} });
@@ -65,7 +83,10 @@ describe('retention purge', () => {
   };
   const createWebhook = async (triggerTypes: ('grant.created' | 'grant.updated')[]) => {
     receiver = await startReceiver();
-    const created = await env.core.webhooks.create(principal, { webhook_url: receiver.url, trigger_types: triggerTypes });
+    const created = await env.core.webhooks.create(principal, {
+      webhook_url: receiver.url,
+      trigger_types: triggerTypes,
+    });
     const [row] = await env.db.orm.select().from(tables.webhooks).where(eq(tables.webhooks.id, created.id));
     return row!;
   };
@@ -132,7 +153,9 @@ describe('retention purge', () => {
     const queued = await env.core.jobs.enqueue({ kind: 'queued', payload: {} });
     const retrying = await env.core.jobs.enqueue({ kind: 'retrying', payload: {} });
     const [claimed] = await env.core.jobs.claim({ owner: 'tester', kinds: ['retrying'], limit: 1, leaseMs: 60_000 });
-    expect(await env.core.jobs.retry(claimed!, 'tester', new Date(clock.now().getTime() + 30 * DAY), 'later')).toBe(true);
+    expect(await env.core.jobs.retry(claimed!, 'tester', new Date(clock.now().getTime() + 30 * DAY), 'later')).toBe(
+      true,
+    );
     clock.advance(2 * DAY);
     const secondDead = await deadJob();
     const all = [firstDead, queued.id, retrying.id, secondDead].sort();
@@ -165,7 +188,9 @@ describe('retention purge', () => {
         commits.push(`purge:${(result as unknown[]).length}`);
         // A write queued right after the first chunk commits: it must not wait for the whole purge.
         other ??= env.db
-          .write((tx) => recordEvent(tx, { applicationId: principal.applicationId, type: 'grant.updated', object: { id: 'other' } }))
+          .write((tx) =>
+            recordEvent(tx, { applicationId: principal.applicationId, type: 'grant.updated', object: { id: 'other' } }),
+          )
           .then(() => void commits.push('other'));
         return result;
       },
@@ -210,20 +235,33 @@ describe('retention purge', () => {
 
     const webhook = await createWebhook(['grant.created', 'grant.updated']);
     expect(webhook.startSeq).toBe(old[4]);
-    const { grant } = await env.core.grants.create(principal, { provider: 'nylas', settings: { email: `agent@${DOMAIN}` } });
-    const [created] = await env.db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'grant.created'));
+    const { grant } = await env.core.grants.create(principal, {
+      provider: 'nylas',
+      settings: { email: `agent@${DOMAIN}` },
+    });
+    const [created] = await env.db.orm
+      .select()
+      .from(tables.outboxEvents)
+      .where(eq(tables.outboxEvents.type, 'grant.created'));
     expect(created!.seq).toBeGreaterThan(old[4]!);
 
     background = startBackgroundWork(env.core, { pollIntervalMs: 20 });
     await receiver!.waitForDeliveries(1);
     // Everything pending is fanned out and delivered: the kept old event (seq = start_seq) was not owed.
-    await eventually(async () => {
-      const pending = await env.db.orm.select().from(tables.outboxEvents).where(isNull(tables.outboxEvents.dispatchedAt));
-      return pending.length === 0 && (await jobIds()).length === 0;
-    }, 10_000, 'outbox dispatched and deliveries done');
-    expect(receiver!.deliveries.map((delivery) => [delivery.json.type, delivery.json.id, delivery.json.data.object.id])).toEqual([
-      ['grant.created', created!.id, grant.id],
-    ]);
+    await eventually(
+      async () => {
+        const pending = await env.db.orm
+          .select()
+          .from(tables.outboxEvents)
+          .where(isNull(tables.outboxEvents.dispatchedAt));
+        return pending.length === 0 && (await jobIds()).length === 0;
+      },
+      10_000,
+      'outbox dispatched and deliveries done',
+    );
+    expect(
+      receiver!.deliveries.map((delivery) => [delivery.json.type, delivery.json.id, delivery.json.data.object.id]),
+    ).toEqual([['grant.created', created!.id, grant.id]]);
   });
 
   it('runs from the background role: once shortly after start, and again when woken', async () => {
@@ -233,7 +271,11 @@ describe('retention purge', () => {
     clock.advance(DEAD_JOB_RETENTION_MS + HOUR);
     const later = await record(2);
     expect(await env.core.outbox.dispatchBatch()).toBe(2);
-    const live = await env.core.jobs.enqueue({ kind: 'nobody-handles-this', payload: {}, runAt: new Date(clock.now().getTime() + 30 * DAY) });
+    const live = await env.core.jobs.enqueue({
+      kind: 'nobody-handles-this',
+      payload: {},
+      runAt: new Date(clock.now().getTime() + 30 * DAY),
+    });
 
     background = startBackgroundWork(env.core, { pollIntervalMs: 20, purgeFirstDelayMs: 20 });
     await eventually(async () => (await seqs()).length === 2, 10_000, 'first purge');

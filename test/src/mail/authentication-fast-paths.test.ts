@@ -55,9 +55,15 @@ describe('DKIM of a message with no signature field', () => {
   }
 
   it('reports none and the From addresses DMARC needs', async () => {
-    const result = await verifyDkim(Buffer.from(UNSIGNED['two From addresses']!), { resolver, sender: undefined, minBitLength: 1024 });
+    const result = await verifyDkim(Buffer.from(UNSIGNED['two From addresses']!), {
+      resolver,
+      sender: undefined,
+      minBitLength: 1024,
+    });
     expect(result.headerFrom).toEqual(['a@example.org', 'b@example.net']);
-    expect(result.results).toEqual([{ status: { result: 'none', comment: 'message not signed' }, info: 'dkim=none (message not signed)' }]);
+    expect(result.results).toEqual([
+      { status: { result: 'none', comment: 'message not signed' }, info: 'dkim=none (message not signed)' },
+    ]);
   });
 
   it('still verifies a signed message whole: a signature whose body hash does not match is not passed', async () => {
@@ -67,7 +73,9 @@ describe('DKIM of a message with no signature field', () => {
     const options = { resolver, sender: 'someone@example.org', minBitLength: 1024 };
     const result = await verifyDkim(signed, options);
     expect(result.results?.[0]?.status).toMatchObject({ result: 'neutral', comment: 'body hash did not verify' });
-    expect(await outcome(() => verifyDkim(signed, options))).toEqual(await outcome(() => dkimVerify(signed, options as Parameters<typeof dkimVerify>[1])));
+    expect(await outcome(() => verifyDkim(signed, options))).toEqual(
+      await outcome(() => dkimVerify(signed, options as Parameters<typeof dkimVerify>[1])),
+    );
   });
 });
 
@@ -87,19 +95,33 @@ describe('SPF and DMARC results kept with the DNS cache', () => {
     dns.hosts.set('alice._spf.example.test', ['127.0.0.2']);
     const elsewhere = { address: '198.51.100.20', helo: 'other.example.net' };
     for (let round = 0; round < 2; round++) {
-      const pass = await authenticate({ raw: message('alice@example.test'), mailFrom: 'alice@example.test', client: CLIENT });
+      const pass = await authenticate({
+        raw: message('alice@example.test'),
+        mailFrom: 'alice@example.test',
+        client: CLIENT,
+      });
       expect(pass.spf).toEqual({ result: 'pass', domain: 'example.test' });
       expect(pass.dmarc).toEqual({ result: 'pass', domain: 'example.test', policy: 'reject' });
       // Another client for the same sender: SPF by the macro (alice exists), DMARC aligned through it.
-      expect((await authenticate({ raw: message('alice@example.test'), mailFrom: 'alice@example.test', client: elsewhere })).spf).toEqual({ result: 'pass', domain: 'example.test' });
+      expect(
+        (await authenticate({ raw: message('alice@example.test'), mailFrom: 'alice@example.test', client: elsewhere }))
+          .spf,
+      ).toEqual({ result: 'pass', domain: 'example.test' });
       // Bob from outside, with the same From field: the macro finds no record for bob, so SPF fails, and DMARC with it.
-      const fail = await authenticate({ raw: message('alice@example.test'), mailFrom: 'bob@example.test', client: elsewhere });
+      const fail = await authenticate({
+        raw: message('alice@example.test'),
+        mailFrom: 'bob@example.test',
+        client: elsewhere,
+      });
       expect(fail.spf).toEqual({ result: 'fail', domain: 'example.test' });
       expect(fail.dmarc).toEqual({ result: 'fail', domain: 'example.test', policy: 'reject' });
       expect(fail.header).toContain('spf=fail');
       expect(fail.header).toContain('dmarc=fail');
       // Bob from the listed IP passes.
-      expect((await authenticate({ raw: message('bob@example.test'), mailFrom: 'bob@example.test', client: CLIENT })).spf?.result).toBe('pass');
+      expect(
+        (await authenticate({ raw: message('bob@example.test'), mailFrom: 'bob@example.test', client: CLIENT })).spf
+          ?.result,
+      ).toBe('pass');
     }
   });
 
@@ -107,30 +129,51 @@ describe('SPF and DMARC results kept with the DNS cache', () => {
     const { dns, authenticate } = setUp(60_000);
     dns.failing.add('example.test');
     dns.failing.add('_dmarc.example.test');
-    const during = await authenticate({ raw: message('carol@example.test'), mailFrom: 'carol@example.test', client: CLIENT });
+    const during = await authenticate({
+      raw: message('carol@example.test'),
+      mailFrom: 'carol@example.test',
+      client: CLIENT,
+    });
     expect(during.spf?.result).toBe('temperror');
     expect(during.dmarc?.result).toBe('temperror');
     dns.failing.clear();
-    const after = await authenticate({ raw: message('carol@example.test'), mailFrom: 'carol@example.test', client: CLIENT });
+    const after = await authenticate({
+      raw: message('carol@example.test'),
+      mailFrom: 'carol@example.test',
+      client: CLIENT,
+    });
     expect(after.spf).toEqual({ result: 'pass', domain: 'example.test' });
     expect(after.dmarc).toEqual({ result: 'pass', domain: 'example.test', policy: 'reject' });
   });
 
   it('keeps nothing with a TTL of 0: a changed record is seen by the next message', async () => {
     const { dns, authenticate } = setUp(0);
-    expect((await authenticate({ raw: message('dave@example.test'), mailFrom: 'dave@example.test', client: CLIENT })).spf?.result).toBe('pass');
+    expect(
+      (await authenticate({ raw: message('dave@example.test'), mailFrom: 'dave@example.test', client: CLIENT })).spf
+        ?.result,
+    ).toBe('pass');
     dns.txt.set('example.test', [['v=spf1 -all']]);
     dns.txt.set('_dmarc.example.test', [['v=DMARC1; p=quarantine']]);
-    const changed = await authenticate({ raw: message('dave@example.test'), mailFrom: 'dave@example.test', client: CLIENT });
+    const changed = await authenticate({
+      raw: message('dave@example.test'),
+      mailFrom: 'dave@example.test',
+      client: CLIENT,
+    });
     expect(changed.spf?.result).toBe('fail');
     expect(changed.dmarc).toEqual({ result: 'fail', domain: 'example.test', policy: 'quarantine' });
   });
 
   it('sees a changed record once the TTL has passed', async () => {
     const { dns, authenticate } = setUp(50);
-    expect((await authenticate({ raw: message('erin@example.test'), mailFrom: 'erin@example.test', client: CLIENT })).spf?.result).toBe('pass');
+    expect(
+      (await authenticate({ raw: message('erin@example.test'), mailFrom: 'erin@example.test', client: CLIENT })).spf
+        ?.result,
+    ).toBe('pass');
     dns.txt.set('example.test', [['v=spf1 -all']]);
     await new Promise((done) => setTimeout(done, 80));
-    expect((await authenticate({ raw: message('erin@example.test'), mailFrom: 'erin@example.test', client: CLIENT })).spf?.result).toBe('fail');
+    expect(
+      (await authenticate({ raw: message('erin@example.test'), mailFrom: 'erin@example.test', client: CLIENT })).spf
+        ?.result,
+    ).toBe('fail');
   });
 });

@@ -21,8 +21,17 @@ describe('the evaluation log', () => {
     db = await createDb({ url: `file:${join(dir.path, 'log.db')}` });
     await migrate(db);
     await db.write(async (tx) => {
-      await tx.insert(tables.applications).values({ id: 'app', name: 'log', plan: 'trial', createdAt: 1, updatedAt: 1 });
-      await tx.insert(tables.grants).values({ id: 'grant', applicationId: 'app', provider: 'nylas', email: 'me@log.test', createdAt: 1, updatedAt: 1 });
+      await tx
+        .insert(tables.applications)
+        .values({ id: 'app', name: 'log', plan: 'trial', createdAt: 1, updatedAt: 1 });
+      await tx.insert(tables.grants).values({
+        id: 'grant',
+        applicationId: 'app',
+        provider: 'nylas',
+        email: 'me@log.test',
+        createdAt: 1,
+        updatedAt: 1,
+      });
     });
   });
   afterEach(() => {
@@ -34,8 +43,19 @@ describe('the evaluation log', () => {
   });
 
   const row = (): EvaluationRow =>
-    evaluationRow(() => `evaluation_${++next}`, { applicationId: 'app', grantId: 'grant', stage: 'smtp_rcpt', input: { from_address: 'a@b.test' }, matchedRuleIds: [], appliedActions: {}, at: 1 });
-  const written = async () => (await db.orm.select({ id: tables.ruleEvaluations.id }).from(tables.ruleEvaluations)).map((entry) => entry.id).sort();
+    evaluationRow(() => `evaluation_${++next}`, {
+      applicationId: 'app',
+      grantId: 'grant',
+      stage: 'smtp_rcpt',
+      input: { from_address: 'a@b.test' },
+      matchedRuleIds: [],
+      appliedActions: {},
+      at: 1,
+    });
+  const written = async () =>
+    (await db.orm.select({ id: tables.ruleEvaluations.id }).from(tables.ruleEvaluations))
+      .map((entry) => entry.id)
+      .sort();
   /** Lets the faked timers run `ms` on, and the writes they start finish. */
   const step = async (ms: number) => {
     await vi.advanceTimersByTimeAsync(ms);

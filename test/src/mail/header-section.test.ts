@@ -8,12 +8,19 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { dkimSign, dkimVerify, type DNSResolver } from 'mailauth';
 import { describe, expect, it } from 'vitest';
-import { headerSectionBytes, headerSectionEnd, headerSectionTooLarge, limitHeaderSection } from '../../../src/mail/header-section.js';
+import {
+  headerSectionBytes,
+  headerSectionEnd,
+  headerSectionTooLarge,
+  limitHeaderSection,
+} from '../../../src/mail/header-section.js';
 import { MAX_DKIM_SIGNATURES, parseHeaderFields, verifyDkim } from '../../../src/mail/stages/authentication.js';
 import { dnsQuery } from '../../../src/mail/stages/dns-query.js';
 import { fakeDns } from '../../helpers/dns.js';
 
-const { parseHeaders } = createRequire(import.meta.url)('mailauth/lib/tools.js') as { parseHeaders(buffer: Buffer): unknown };
+const { parseHeaders } = createRequire(import.meta.url)('mailauth/lib/tools.js') as {
+  parseHeaders(buffer: Buffer): unknown;
+};
 
 describe('header section', () => {
   it('finds the end of the header section with CRLF, LF and mixed line breaks', () => {
@@ -53,15 +60,31 @@ describe('header section', () => {
 
 describe("the DKIM check's header reader", () => {
   const line = fc.oneof(
-    fc.constantFrom('From: a@example.org', 'Subject: hi', ' folded', '\tfolded', 'no colon', ':empty name', 'X-A:b', ' ', '', 'To : x@y'),
+    fc.constantFrom(
+      'From: a@example.org',
+      'Subject: hi',
+      ' folded',
+      '\tfolded',
+      'no colon',
+      ':empty name',
+      'X-A:b',
+      ' ',
+      '',
+      'To : x@y',
+    ),
     fc.string({ maxLength: 30 }).map((text) => text.replace(/[\r\n]/g, '')),
   );
   it('gives what mailauth parseHeaders gives, for any header', () => {
     fc.assert(
-      fc.property(fc.array(line, { maxLength: 30 }), fc.constantFrom('\r\n', '\n'), fc.constantFrom('', '\r\n', '\n', '\r\n\r\n'), (lines, breakWith, trailer) => {
-        const section = Buffer.from(lines.join(breakWith) + trailer, 'latin1');
-        expect(parseHeaderFields(section)).toEqual(parseHeaders(section));
-      }),
+      fc.property(
+        fc.array(line, { maxLength: 30 }),
+        fc.constantFrom('\r\n', '\n'),
+        fc.constantFrom('', '\r\n', '\n', '\r\n\r\n'),
+        (lines, breakWith, trailer) => {
+          const section = Buffer.from(lines.join(breakWith) + trailer, 'latin1');
+          expect(parseHeaderFields(section)).toEqual(parseHeaders(section));
+        },
+      ),
       { numRuns: 500, seed: 33 },
     );
   });
@@ -77,13 +100,29 @@ describe("the DKIM check's header reader", () => {
 describe('DKIM of a signed message', () => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const dns = fakeDns();
-  dns.txt.set('sel._domainkey.example.org', [[`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]]);
+  dns.txt.set('sel._domainkey.example.org', [
+    [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`],
+  ]);
   const resolver = dnsQuery(dns) as unknown as DNSResolver;
   // One time for both verifiers: a signature stamped in the next second would be "from the future" to one of them.
-  const options = { resolver, sender: 'someone@example.org', minBitLength: 1024, curTime: new Date(Date.now() + 60_000) };
+  const options = {
+    resolver,
+    sender: 'someone@example.org',
+    minBitLength: 1024,
+    curTime: new Date(Date.now() + 60_000),
+  };
 
   async function signed(message: string, canonicalization = 'relaxed/relaxed'): Promise<Buffer> {
-    const result = await dkimSign(message, { canonicalization, signatureData: [{ signingDomain: 'example.org', selector: 'sel', privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }) as string }] } as never);
+    const result = await dkimSign(message, {
+      canonicalization,
+      signatureData: [
+        {
+          signingDomain: 'example.org',
+          selector: 'sel',
+          privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }) as string,
+        },
+      ],
+    } as never);
     return Buffer.from(result.signatures + message);
   }
   const answers = async (raw: Buffer) => {
@@ -96,7 +135,10 @@ describe('DKIM of a signed message', () => {
 
   for (const canonicalization of ['relaxed/relaxed', 'simple/simple', 'relaxed/simple']) {
     it(`passes and fails as dkimVerify does (${canonicalization})`, async () => {
-      const raw = await signed('From: someone@example.org\r\nTo: agent@here.test\r\nSubject: signed\r\n\r\nHello,\r\nthere.\r\n', canonicalization);
+      const raw = await signed(
+        'From: someone@example.org\r\nTo: agent@here.test\r\nSubject: signed\r\n\r\nHello,\r\nthere.\r\n',
+        canonicalization,
+      );
       expect((await answers(raw)).results?.[0]?.status.result).toBe('pass');
       // The body altered after signing.
       const altered = Buffer.from(raw.toString().replace('there.', 'where?'));
@@ -123,8 +165,12 @@ describe('DKIM of a signed message', () => {
 
   it('does not verify a signature over more than 256 fields', async () => {
     const many = Array.from({ length: 300 }, (_, index) => `x-${index}`).join(':');
-    const raw = Buffer.from(`DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=example.org; s=sel; h=from:${many}; bh=AAAA; b=AAAA\r\nFrom: someone@example.org\r\n\r\nbody\r\n`);
+    const raw = Buffer.from(
+      `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=example.org; s=sel; h=from:${many}; bh=AAAA; b=AAAA\r\nFrom: someone@example.org\r\n\r\nbody\r\n`,
+    );
     const result = await verifyDkim(raw, options);
-    expect(result.results).toEqual([{ status: { result: 'none', comment: 'message not signed' }, info: 'dkim=none (message not signed)' }]);
+    expect(result.results).toEqual([
+      { status: { result: 'none', comment: 'message not signed' }, info: 'dkim=none (message not signed)' },
+    ]);
   });
 });

@@ -21,7 +21,8 @@ describe('normalize: snippet, search text and text bodies', () => {
       'w'.repeat(400) + ' tail',
     ];
     for (const text of texts) {
-      for (const length of [1, 100, 150]) expect(snippetOf(text, length), JSON.stringify(text.slice(0, 40))).toBe(wholeTextSnippet(text, length));
+      for (const length of [1, 100, 150])
+        expect(snippetOf(text, length), JSON.stringify(text.slice(0, 40))).toBe(wholeTextSnippet(text, length));
     }
   });
 

@@ -54,13 +54,20 @@ describe('parseInbound (mailparser on worker threads)', () => {
     expect(value.snippet).toBe('Hello <team> & friends');
     expect(value.attachments).toHaveLength(1);
     const [attachment] = value.attachments;
-    expect(attachment).toMatchObject({ filename: 'plan.pdf', contentType: 'application/pdf', disposition: 'attachment', isInline: false });
+    expect(attachment).toMatchObject({
+      filename: 'plan.pdf',
+      contentType: 'application/pdf',
+      disposition: 'attachment',
+      isInline: false,
+    });
     expect(attachment!.content.toString()).toBe('%PDF-1.4 bytes');
     expect(attachment!.hash).toBe(sha256(Buffer.from('%PDF-1.4 bytes')));
   });
 
   it('takes the snippet and search text from HTML without scripts or styles, and survives unclosed tags', async () => {
-    const html = '<html><head><style>p{color:red}</style></head><body><script>alert(1)</script><p>Visible &amp; clear&#33;</p>' + '<'.repeat(50_000);
+    const html =
+      '<html><head><style>p{color:red}</style></head><body><script>alert(1)</script><p>Visible &amp; clear&#33;</p>' +
+      '<'.repeat(50_000);
     const result = await parser.parse(Buffer.from(`Subject: html\r\nContent-Type: text/html\r\n\r\n${html}\r\n`));
     expect(result.ok).toBe(true);
     if (!result.ok) return;
@@ -84,17 +91,24 @@ describe('parseInbound (mailparser on worker threads)', () => {
     }
     // The shared pool is unaffected and a closed pool answers with an error, not a hang.
     expect((await parser.parse(Buffer.from('Subject: after\r\n\r\nok\r\n'))).ok).toBe(true);
-    expect(await slow.parse(Buffer.from('Subject: x\r\n\r\ny'))).toMatchObject({ ok: false, error: 'the MIME parser is closed' });
+    expect(await slow.parse(Buffer.from('Subject: x\r\n\r\ny'))).toMatchObject({
+      ok: false,
+      error: 'the MIME parser is closed',
+    });
   });
 
   it('reads raw header lines unfolded, bounded in bytes and count', () => {
-    const raw = Buffer.from('Subject: a\r\n folded\r\nX-Empty:\r\nbad line\r\nTo: b@example.com\r\n\r\nBody: not a header\r\n');
+    const raw = Buffer.from(
+      'Subject: a\r\n folded\r\nX-Empty:\r\nbad line\r\nTo: b@example.com\r\n\r\nBody: not a header\r\n',
+    );
     expect(readRawHeaders(raw)).toEqual([
       { name: 'Subject', value: 'a folded' },
       { name: 'X-Empty', value: '' },
       { name: 'To', value: 'b@example.com' },
     ]);
-    const many = Buffer.from(`${Array.from({ length: 50 }, (_, index) => `X-${index}: ${index}`).join('\r\n')}\r\n\r\n`);
+    const many = Buffer.from(
+      `${Array.from({ length: 50 }, (_, index) => `X-${index}: ${index}`).join('\r\n')}\r\n\r\n`,
+    );
     expect(readRawHeaders(many, 1024, 10)).toHaveLength(10);
     const huge = Buffer.from(`X-Huge: ${'a'.repeat(2 * 1024 * 1024)}\r\n\r\n`);
     expect(readRawHeaders(huge, 1024)[0]!.value.length).toBeLessThan(1024);

@@ -4,7 +4,15 @@
  * the threshold, an rspamd that does not answer rejects the check so the pipeline can fail closed).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger, createSpamChecker, dnsblName, headerAnomalies, spamThreshold, type SpamChecker, type StageMail } from '../../../src/index.js';
+import {
+  createLogger,
+  createSpamChecker,
+  dnsblName,
+  headerAnomalies,
+  spamThreshold,
+  type SpamChecker,
+  type StageMail,
+} from '../../../src/index.js';
 import { readRawHeaders } from '../../../src/mime/parse-inbound.js';
 import { fixedClock } from '../../helpers/clock.js';
 import { fakeDns, type FakeDns } from '../../helpers/dns.js';
@@ -31,8 +39,17 @@ const NORMAL_HEADERS = [
   'Content-Type: text/plain; charset=utf-8',
 ];
 
-function mail(raw: Buffer, client: StageMail['client'] = { address: PUBLIC_IP, helo: 'mail.example.org' }): StageMail & { authentication: undefined } {
-  return { raw, mailFrom: 'alice@example.org', client, recipients: ['agent@receiver.agentpost.localhost'], authentication: undefined };
+function mail(
+  raw: Buffer,
+  client: StageMail['client'] = { address: PUBLIC_IP, helo: 'mail.example.org' },
+): StageMail & { authentication: undefined } {
+  return {
+    raw,
+    mailFrom: 'alice@example.org',
+    client,
+    recipients: ['agent@receiver.agentpost.localhost'],
+    authentication: undefined,
+  };
 }
 
 describe('header anomalies', () => {
@@ -50,15 +67,37 @@ describe('header anomalies', () => {
     ['a From without an address', [...without('From'), 'From: Alice Example'], ['INVALID_FROM']],
     ['a bare From address', [...without('From'), 'From: alice@example.org'], []],
     ['two From fields', [...base, 'From: bob@example.net'], ['MULTIPLE_FROM']],
-    ['31 Received lines', [...Array.from({ length: 31 }, (_, index) => `Received: from hop${index}.example.net by hop${index + 1}.example.net`), ...base], ['TOO_MANY_RECEIVED']],
-    ['30 Received lines', [...Array.from({ length: 30 }, (_, index) => `Received: from hop${index}.example.net by hop${index + 1}.example.net`), ...base], []],
+    [
+      '31 Received lines',
+      [
+        ...Array.from(
+          { length: 31 },
+          (_, index) => `Received: from hop${index}.example.net by hop${index + 1}.example.net`,
+        ),
+        ...base,
+      ],
+      ['TOO_MANY_RECEIVED'],
+    ],
+    [
+      '30 Received lines',
+      [
+        ...Array.from(
+          { length: 30 },
+          (_, index) => `Received: from hop${index}.example.net by hop${index + 1}.example.net`,
+        ),
+        ...base,
+      ],
+      [],
+    ],
     ['an all-caps Subject', [...without('Subject'), 'Subject: FREE MONEY WAITING FOR YOU!!!'], ['SUBJECT_ALL_CAPS']],
     ['a short all-caps Subject', [...without('Subject'), 'Subject: RE: OK'], []],
     ['an encoded Subject', [...without('Subject'), 'Subject: =?UTF-8?B?RlJFRSBNT05FWSBXQUlUSU5H?= now'], []],
     ['everything missing', ['Subject: hello'], ['MISSING_DATE', 'MISSING_MESSAGE_ID', 'MISSING_FROM']],
   ];
   it.each(cases)('%s', (_name, headers, expected) => {
-    expect(headerAnomalies(readRawHeaders(message(headers)), new Date(NOW)).map((anomaly) => anomaly.name)).toEqual(expected);
+    expect(headerAnomalies(readRawHeaders(message(headers)), new Date(NOW)).map((anomaly) => anomaly.name)).toEqual(
+      expected,
+    );
   });
 });
 
@@ -80,18 +119,38 @@ describe('the spam checker without rspamd', () => {
   let check: SpamChecker;
   beforeAll(() => {
     dns = fakeDns();
-    check = createSpamChecker({ dns, clock, logger, dnsblZones: ['zen.example-dnsbl.org', 'bl.example-dnsbl.net'], rspamdUrl: undefined, rspamdTimeoutMs: 1_000 });
+    check = createSpamChecker({
+      dns,
+      clock,
+      logger,
+      dnsblZones: ['zen.example-dnsbl.org', 'bl.example-dnsbl.net'],
+      rspamdUrl: undefined,
+      rspamdTimeoutMs: 1_000,
+    });
   });
 
   it('scores header anomalies only when the policy asks, against the sensitivity threshold', async () => {
-    const shouting = message([...NORMAL_HEADERS.filter((line) => !/^(Date|Message-ID|Subject):/.test(line)), 'Subject: FREE MONEY WAITING FOR YOU'], 'Click here');
+    const shouting = message(
+      [
+        ...NORMAL_HEADERS.filter((line) => !/^(Date|Message-ID|Subject):/.test(line)),
+        'Subject: FREE MONEY WAITING FOR YOU',
+      ],
+      'Click here',
+    );
     expect(await check(mail(shouting), {})).toEqual({ spam: false, score: 0, threshold: 6, reasons: [] });
     const lenient = await check(mail(shouting), { use_header_anomaly_detection: true });
-    expect(lenient).toEqual({ spam: false, score: 4, threshold: 6, reasons: ['header MISSING_DATE +1', 'header MISSING_MESSAGE_ID +1.5', 'header SUBJECT_ALL_CAPS +1.5'] });
+    expect(lenient).toEqual({
+      spam: false,
+      score: 4,
+      threshold: 6,
+      reasons: ['header MISSING_DATE +1', 'header MISSING_MESSAGE_ID +1.5', 'header SUBJECT_ALL_CAPS +1.5'],
+    });
     // The same score, a more sensitive policy: spam.
     const strict = await check(mail(shouting), { use_header_anomaly_detection: true, spam_sensitivity: 2 });
     expect(strict).toMatchObject({ spam: true, score: 4, threshold: 3 });
-    expect(await check(mail(message(NORMAL_HEADERS)), { use_header_anomaly_detection: true, spam_sensitivity: 5 })).toMatchObject({ spam: false, score: 0, threshold: 1.2 });
+    expect(
+      await check(mail(message(NORMAL_HEADERS)), { use_header_anomaly_detection: true, spam_sensitivity: 5 }),
+    ).toMatchObject({ spam: false, score: 0, threshold: 1.2 });
   });
 
   it('looks the client IP up in each DNSBL zone; a 127.0.0.x answer is a listing', async () => {
@@ -104,11 +163,20 @@ describe('the spam checker without rspamd', () => {
 
     dns.hosts.set('10.89.67.45.zen.example-dnsbl.org', ['127.0.0.2']);
     const listed = await check(mail(raw), { use_list_dnsbl: true });
-    expect(listed).toEqual({ spam: true, score: 6, threshold: 6, reasons: [`dnsbl zen.example-dnsbl.org lists ${PUBLIC_IP} (127.0.0.2) +6`] });
+    expect(listed).toEqual({
+      spam: true,
+      score: 6,
+      threshold: 6,
+      reasons: [`dnsbl zen.example-dnsbl.org lists ${PUBLIC_IP} (127.0.0.2) +6`],
+    });
     // Not asked for by the policy: no look-up counts.
     expect(await check(mail(raw), {})).toMatchObject({ spam: false, score: 0 });
     // Lenient policy: one listing is not enough.
-    expect(await check(mail(raw), { use_list_dnsbl: true, spam_sensitivity: 0.5 })).toMatchObject({ spam: false, score: 6, threshold: 12 });
+    expect(await check(mail(raw), { use_list_dnsbl: true, spam_sensitivity: 0.5 })).toMatchObject({
+      spam: false,
+      score: 6,
+      threshold: 12,
+    });
   });
 
   it('ignores DNSBL "query refused" codes, DNS failures, private clients and local mail', async () => {
@@ -116,15 +184,33 @@ describe('the spam checker without rspamd', () => {
     const other = '45.67.89.11';
     dns.hosts.set('11.89.67.45.zen.example-dnsbl.org', ['127.255.255.254']);
     dns.failing.add('11.89.67.45.bl.example-dnsbl.net');
-    expect(await check(mail(raw, { address: other, helo: 'x.example' }), { use_list_dnsbl: true })).toMatchObject({ spam: false, score: 0 });
+    expect(await check(mail(raw, { address: other, helo: 'x.example' }), { use_list_dnsbl: true })).toMatchObject({
+      spam: false,
+      score: 0,
+    });
     dns.hosts.set('1.0.168.192.zen.example-dnsbl.org', ['127.0.0.2']);
-    expect(await check(mail(raw, { address: '192.168.0.1', helo: 'lan' }), { use_list_dnsbl: true })).toMatchObject({ spam: false, score: 0 });
-    expect(await check({ ...mail(raw), client: undefined }, { use_list_dnsbl: true })).toMatchObject({ spam: false, score: 0 });
+    expect(await check(mail(raw, { address: '192.168.0.1', helo: 'lan' }), { use_list_dnsbl: true })).toMatchObject({
+      spam: false,
+      score: 0,
+    });
+    expect(await check({ ...mail(raw), client: undefined }, { use_list_dnsbl: true })).toMatchObject({
+      spam: false,
+      score: 0,
+    });
   });
 
   it('rejects when rspamd is configured but does not answer', async () => {
-    const down = createSpamChecker({ dns, clock, logger, dnsblZones: [], rspamdUrl: 'http://127.0.0.1:43598', rspamdTimeoutMs: 2_000 });
-    await expect(down(mail(message(NORMAL_HEADERS)), {})).rejects.toThrow(/rspamd at http:\/\/127\.0\.0\.1:43598 did not answer/);
+    const down = createSpamChecker({
+      dns,
+      clock,
+      logger,
+      dnsblZones: [],
+      rspamdUrl: 'http://127.0.0.1:43598',
+      rspamdTimeoutMs: 2_000,
+    });
+    await expect(down(mail(message(NORMAL_HEADERS)), {})).rejects.toThrow(
+      /rspamd at http:\/\/127\.0\.0\.1:43598 did not answer/,
+    );
   });
 });
 
@@ -133,7 +219,14 @@ describe.skipIf(SKIP_RSPAMD)(`the spam checker with rspamd (${RSPAMD_BINARY ?? '
   let check: SpamChecker;
   beforeAll(async () => {
     rspamd = await startRspamd();
-    check = createSpamChecker({ dns: fakeDns(), clock, logger, dnsblZones: [], rspamdUrl: rspamd.url, rspamdTimeoutMs: 15_000 });
+    check = createSpamChecker({
+      dns: fakeDns(),
+      clock,
+      logger,
+      dnsblZones: [],
+      rspamdUrl: rspamd.url,
+      rspamdTimeoutMs: 15_000,
+    });
   }, 150_000);
   afterAll(async () => {
     await rspamd?.close();
@@ -150,7 +243,10 @@ describe.skipIf(SKIP_RSPAMD)(`the spam checker with rspamd (${RSPAMD_BINARY ?? '
   });
 
   it('lets a normal message through', async () => {
-    const verdict = await check(mail(message(NORMAL_HEADERS)), { use_header_anomaly_detection: true, use_list_dnsbl: true });
+    const verdict = await check(mail(message(NORMAL_HEADERS)), {
+      use_header_anomaly_detection: true,
+      use_list_dnsbl: true,
+    });
     expect(verdict.spam).toBe(false);
     expect(verdict.score).toBeLessThan(verdict.threshold);
     expect(verdict.reasons[0]).toMatch(/^rspamd: -?[\d.]+ \(no action\)$/);

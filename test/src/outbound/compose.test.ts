@@ -35,7 +35,9 @@ function headerOf(raw: Buffer): string {
 
 describe('composeMime', () => {
   it('writes the headers, an HTML body with a text alternative, and no Bcc', async () => {
-    const raw = await composeMime(input({ inReplyTo: 'parent@example.com', references: ['root@example.com', 'parent@example.com'] }));
+    const raw = await composeMime(
+      input({ inReplyTo: 'parent@example.com', references: ['root@example.com', 'parent@example.com'] }),
+    );
     const head = headerOf(raw);
     expect(head).toMatch(/^Message-ID: <abc123@example\.org>$/m);
     expect(head).toMatch(/^Date: Sun, 01 Mar 2026 10:00:00 \+0000$/m);
@@ -67,7 +69,15 @@ describe('composeMime', () => {
         to: [{ name: `Bob${evil}`, email: 'bob@example.com' }],
         replyTo: [{ name: `R${evil}`, email: 'r@example.com' }],
         customHeaders: [{ name: 'X-Tag', value: `v${evil}` }],
-        attachments: [{ filename: `a.txt${evil}`, contentType: 'text/plain', content: Buffer.from('x'), contentId: undefined, inline: false }],
+        attachments: [
+          {
+            filename: `a.txt${evil}`,
+            contentType: 'text/plain',
+            content: Buffer.from('x'),
+            contentId: undefined,
+            inline: false,
+          },
+        ],
         messageId: `id@example.org>${evil}`,
         inReplyTo: `p@example.com>${evil}`,
         references: [`r@example.com>${evil}`],
@@ -87,8 +97,20 @@ describe('composeMime', () => {
       input({
         body: '<img src="cid:pic">',
         attachments: [
-          { filename: 'pic.png', contentType: 'image/png', content: Buffer.from([1, 2, 3]), contentId: 'pic', inline: true },
-          { filename: 'doc.pdf', contentType: 'application/pdf', content: Buffer.from([4, 5]), contentId: undefined, inline: false },
+          {
+            filename: 'pic.png',
+            contentType: 'image/png',
+            content: Buffer.from([1, 2, 3]),
+            contentId: 'pic',
+            inline: true,
+          },
+          {
+            filename: 'doc.pdf',
+            contentType: 'application/pdf',
+            content: Buffer.from([4, 5]),
+            contentId: undefined,
+            inline: false,
+          },
         ],
       }),
     );
@@ -101,7 +123,9 @@ describe('composeMime', () => {
 
   it('adds a text/calendar alternative and an invite.ics attachment to an iMIP message', async () => {
     const ics = 'BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nEND:VCALENDAR\r\n';
-    const raw = await composeMime(input({ isPlaintext: true, body: 'You are invited', calendar: { method: 'REQUEST', ics } }));
+    const raw = await composeMime(
+      input({ isPlaintext: true, body: 'You are invited', calendar: { method: 'REQUEST', ics } }),
+    );
     const text = raw.toString('latin1');
     expect(text).toMatch(/Content-Type: multipart\/alternative/);
     expect(text).toMatch(/Content-Type: text\/calendar; charset=utf-8; method=REQUEST/);

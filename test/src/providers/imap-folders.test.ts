@@ -6,8 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { mapFolders, type ListedFolder } from '../../../src/imap/folders.js';
 import { uidSet } from '../../../src/imap/sync.js';
 
-const folder = (path: string, extra: Partial<ListedFolder> = {}): ListedFolder => ({ path, delimiter: '/', flags: new Set(), ...extra });
-const roles = (listed: ListedFolder[]) => Object.fromEntries(mapFolders(listed).map((entry) => [entry.path, entry.role]));
+const folder = (path: string, extra: Partial<ListedFolder> = {}): ListedFolder => ({
+  path,
+  delimiter: '/',
+  flags: new Set(),
+  ...extra,
+});
+const roles = (listed: ListedFolder[]) =>
+  Object.fromEntries(mapFolders(listed).map((entry) => [entry.path, entry.role]));
 
 describe('IMAP folder mapping', () => {
   it('takes the server special-use attribute over a name', () => {
@@ -21,12 +27,33 @@ describe('IMAP folder mapping', () => {
   });
 
   it('guesses the roles by common names on a server without special-use', () => {
-    const mapped = roles([folder('INBOX'), folder('Sent Items'), folder('Deleted Items'), folder('Spam'), folder('Drafts'), folder('Archive'), folder('Projects')]);
-    expect(mapped).toEqual({ INBOX: 'inbox', 'Sent Items': 'sent', 'Deleted Items': 'trash', Spam: 'junk', Drafts: 'drafts', Archive: 'archive', Projects: null });
+    const mapped = roles([
+      folder('INBOX'),
+      folder('Sent Items'),
+      folder('Deleted Items'),
+      folder('Spam'),
+      folder('Drafts'),
+      folder('Archive'),
+      folder('Projects'),
+    ]);
+    expect(mapped).toEqual({
+      INBOX: 'inbox',
+      'Sent Items': 'sent',
+      'Deleted Items': 'trash',
+      Spam: 'junk',
+      Drafts: 'drafts',
+      Archive: 'archive',
+      Projects: null,
+    });
   });
 
   it('gives each role to one folder, a top-level one before a nested one, and skips folders that cannot be selected', () => {
-    const mapped = mapFolders([folder('INBOX'), folder('Work/Trash'), folder('Trash'), folder('[Gmail]', { flags: new Set(['\\Noselect']) })]);
+    const mapped = mapFolders([
+      folder('INBOX'),
+      folder('Work/Trash'),
+      folder('Trash'),
+      folder('[Gmail]', { flags: new Set(['\\Noselect']) }),
+    ]);
     expect(mapped.map((entry) => [entry.path, entry.role, entry.specialUse])).toEqual([
       ['INBOX', 'inbox', null],
       ['Work/Trash', null, null],

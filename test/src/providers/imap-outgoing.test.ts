@@ -44,7 +44,9 @@ describe('the MIME of a draft on the server', () => {
   it('carries the blind copies in a Bcc field (no line breaks or brackets get through), and is the composed message otherwise', () => {
     const raw = Buffer.from('Subject: x\r\n\r\nbody\r\n');
     expect(draftMime(raw, [])).toBe(raw);
-    expect(draftMime(raw, [{ email: 'a@example.test' }, { email: 'b@example.test\r\nX-Evil: 1' }]).toString()).toBe('Bcc: a@example.test, b@example.testX-Evil: 1\r\nSubject: x\r\n\r\nbody\r\n');
+    expect(draftMime(raw, [{ email: 'a@example.test' }, { email: 'b@example.test\r\nX-Evil: 1' }]).toString()).toBe(
+      'Bcc: a@example.test, b@example.testX-Evil: 1\r\nSubject: x\r\n\r\nbody\r\n',
+    );
   });
 });
 
@@ -55,13 +57,24 @@ describe('the IMAP provider without a server', () => {
   let grant: string;
   let appId: string;
   const secrets = createSecretBox('another test secret key, thirty-two characters or more');
-  const pushJobs = async () => (await core.deps.db.orm.select().from(tables.jobs).where(eq(tables.jobs.kind, IMAP_PUSH_JOB))) as Job[];
+  const pushJobs = async () =>
+    (await core.deps.db.orm.select().from(tables.jobs).where(eq(tables.jobs.kind, IMAP_PUSH_JOB))) as Job[];
 
   beforeAll(async () => {
     ({ core, close } = await createTestCore({ secrets, clock: { now: () => new Date(now) } }));
-    const [application] = await core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications).where(eq(tables.applications.isDefault, true));
+    const [application] = await core.deps.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(eq(tables.applications.isDefault, true));
     appId = application!.id;
-    grant = await createImapGrant(core, { applicationId: appId, email: 'dana@example.test', password: 'pw', imapPort: CLOSED_PORT, smtpPort: CLOSED_PORT, secrets });
+    grant = await createImapGrant(core, {
+      applicationId: appId,
+      email: 'dana@example.test',
+      password: 'pw',
+      imapPort: CLOSED_PORT,
+      smtpPort: CLOSED_PORT,
+      secrets,
+    });
   });
   afterAll(() => close());
 
@@ -86,12 +99,20 @@ describe('the IMAP provider without a server', () => {
 
   it('retries an unreachable server with back-off, and gives up after GIVE_UP_MS', async () => {
     const [first] = await pushJobs();
-    const outcome = await core.jobHandlers[IMAP_PUSH_JOB]!({ ...first!, attempts: 1 }, { owner: 'test', extendLease: async () => true });
+    const outcome = await core.jobHandlers[IMAP_PUSH_JOB]!(
+      { ...first!, attempts: 1 },
+      { owner: 'test', extendLease: async () => true },
+    );
     expect(outcome).toMatchObject({ type: 'retry' });
     expect((outcome as { at: Date }).at.getTime()).toBeGreaterThan(now);
     expect((outcome as { error: string }).error).toMatch(/could not be reached/);
     now += GIVE_UP_MS;
-    expect(await core.jobHandlers[IMAP_PUSH_JOB]!({ ...first!, attempts: 2 }, { owner: 'test', extendLease: async () => true })).toMatchObject({ type: 'give_up' });
+    expect(
+      await core.jobHandlers[IMAP_PUSH_JOB]!(
+        { ...first!, attempts: 2 },
+        { owner: 'test', extendLease: async () => true },
+      ),
+    ).toMatchObject({ type: 'give_up' });
   });
 
   it('a hosted grant records no push job', async () => {
@@ -99,20 +120,45 @@ describe('the IMAP provider without a server', () => {
     const hosted = core.deps.newId();
     const at = Math.floor(now / 1000);
     await core.deps.db.write(async (tx) => {
-      await tx.insert(tables.grants).values({ id: hosted, applicationId: appId, provider: 'nylas', email: 'hosted@example.test', createdAt: at, updatedAt: at });
-      await tx.insert(tables.folders).values({ id: 'inbox', grantId: hosted, name: 'inbox', systemRole: 'inbox', createdAt: at, updatedAt: at });
-      await tx.insert(tables.folders).values({ id: 'archive', grantId: hosted, name: 'archive', systemRole: 'archive', createdAt: at, updatedAt: at });
+      await tx.insert(tables.grants).values({
+        id: hosted,
+        applicationId: appId,
+        provider: 'nylas',
+        email: 'hosted@example.test',
+        createdAt: at,
+        updatedAt: at,
+      });
+      await tx
+        .insert(tables.folders)
+        .values({ id: 'inbox', grantId: hosted, name: 'inbox', systemRole: 'inbox', createdAt: at, updatedAt: at });
+      await tx.insert(tables.folders).values({
+        id: 'archive',
+        grantId: hosted,
+        name: 'archive',
+        systemRole: 'archive',
+        createdAt: at,
+        updatedAt: at,
+      });
     });
     const message = await addSyncedMessageRow(core, { applicationId: appId, grantId: hosted, uid: 1 });
     const principal = { applicationId: appId } as Parameters<Core['messages']['update']>[0];
-    await core.messages.update(principal, { grant_id: hosted, message_id: message, unread: false, folders: ['archive'] });
+    await core.messages.update(principal, {
+      grant_id: hosted,
+      message_id: message,
+      unread: false,
+      folders: ['archive'],
+    });
     await core.messages.destroy(principal, { grant_id: hosted, message_id: message });
     expect((await pushJobs()).length).toBe(before);
   });
 
   it('a submission to an SMTP server that cannot be reached is deferred (retried), not failed', async () => {
     const submitter = core.providers.of({ provider: 'imap' }).submitter!;
-    const results = await submitter.submit({ grantId: grant, envelopeFrom: 'dana@example.test' } as never, [{ email: 'someone@example.test' }], Buffer.from('Subject: x\r\n\r\nhi\r\n'));
+    const results = await submitter.submit(
+      { grantId: grant, envelopeFrom: 'dana@example.test' } as never,
+      [{ email: 'someone@example.test' }],
+      Buffer.from('Subject: x\r\n\r\nhi\r\n'),
+    );
     expect(results).toEqual([expect.objectContaining({ email: 'someone@example.test', outcome: 'deferred' })]);
   });
 });

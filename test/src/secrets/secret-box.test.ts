@@ -54,7 +54,9 @@ describe('the secret box', () => {
     expect(rotated.isCurrent(sealedAfter)).toBe(true);
     // The old key cannot open what the new one sealed; the new key alone no longer opens the old value.
     expect(() => old.open(sealedAfter)).toThrow(SecretKeyError);
-    expect(() => createSecretBox(KEY_B).open(sealedBefore)).toThrow(/sealed with key [0-9a-f]{16}, which this installation does not hold/);
+    expect(() => createSecretBox(KEY_B).open(sealedBefore)).toThrow(
+      /sealed with key [0-9a-f]{16}, which this installation does not hold/,
+    );
   });
 
   it('refuses altered values: ciphertext, IV, tag, key id, truncation', () => {

@@ -59,7 +59,10 @@ describe('webhook HTTP client', () => {
       // The name now "resolves" elsewhere: the next requests go there, over the other pool.
       expect(seen).toEqual(Array.from({ length: 5 }, () => ['127.0.0.1', '127.0.0.2']).flat());
       expect(connections).toBe(2);
-      expect(http.pools().sort()).toEqual([`http://hooks.example.test:${port} 127.0.0.1`, `http://hooks.example.test:${port} 127.0.0.2`]);
+      expect(http.pools().sort()).toEqual([
+        `http://hooks.example.test:${port} 127.0.0.1`,
+        `http://hooks.example.test:${port} 127.0.0.2`,
+      ]);
 
       // Concurrent requests open at most one connection each, and later ones reuse them.
       connections = 0;

@@ -209,7 +209,9 @@ describe('checkWebhookTarget', () => {
 
   it('refuses http, private literals and names resolving to private addresses unless allowed', async () => {
     expect(await refusal('http://169.254.169.254/')).toContain('https only');
-    expect(await refusal('https://169.254.169.254/latest/meta-data')).toContain('169.254.169.254 is a private, loopback, link-local or reserved address (169.254.0.0/16 link-local');
+    expect(await refusal('https://169.254.169.254/latest/meta-data')).toContain(
+      '169.254.169.254 is a private, loopback, link-local or reserved address (169.254.0.0/16 link-local',
+    );
     expect(await refusal('https://10.0.0.1/')).toContain('10.0.0.1');
     expect(await refusal('https://[::1]:8443/')).toContain('::1');
     expect(await refusal('https://rebind.example.com/hook')).toContain('rebind.example.com resolves to 127.0.0.1');

@@ -26,7 +26,9 @@ describe('webhook delivery runner', () => {
     return started;
   };
   const subscribe = async (url: string) => {
-    const { data } = await service.nylas.webhooks.create({ requestBody: { triggerTypes: ['message.updated' as never], webhookUrl: url } });
+    const { data } = await service.nylas.webhooks.create({
+      requestBody: { triggerTypes: ['message.updated' as never], webhookUrl: url },
+    });
     return data.id;
   };
   /** Records `message.updated` events in one transaction: one per entry, for that grant, numbered in order. */
@@ -49,14 +51,23 @@ describe('webhook delivery runner', () => {
   };
   const indexesOf = (deliveries: readonly ReceivedDelivery[], grant: string) =>
     deliveries.filter((item) => item.json.data.grant_id === grant).map((item) => item.json.data.object.index as number);
-  const liveJobs = async () => (await service.core.deps.db.orm.select().from(tables.jobs)).filter((job) => job.kind === 'webhook.deliver' && job.deadAt === null);
+  const liveJobs = async () =>
+    (await service.core.deps.db.orm.select().from(tables.jobs)).filter(
+      (job) => job.kind === 'webhook.deliver' && job.deadAt === null,
+    );
 
   beforeAll(async () => {
     service = await startTestService({
-      env: { AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true', AGENTPOST_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), AGENTPOST_WORKER_POLL_MS: '50' },
+      env: {
+        AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true',
+        AGENTPOST_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+        AGENTPOST_WORKER_POLL_MS: '50',
+      },
       deps: { clock },
     });
-    const [application] = await service.core.deps.db.orm.select({ id: tables.applications.id }).from(tables.applications);
+    const [application] = await service.core.deps.db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications);
     applicationId = application!.id;
   });
   afterEach(async () => {
@@ -75,13 +86,18 @@ describe('webhook delivery runner', () => {
     const grants = ['grant-a', 'grant-b', 'grant-c', 'grant-d', 'grant-e'];
     // Several transactions, so the backlog spans several dispatch batches and claims.
     const recorded = [];
-    for (let batch = 0; batch < 6; batch += 1) recorded.push(...(await record(Array.from({ length: 50 }, (_, index) => grants[(index * 7 + batch) % grants.length]!))));
+    for (let batch = 0; batch < 6; batch += 1)
+      recorded.push(
+        ...(await record(Array.from({ length: 50 }, (_, index) => grants[(index * 7 + batch) % grants.length]!))),
+      );
     const deliveries = await endpoint.waitForDeliveries(recorded.length, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(deliveries).toHaveLength(recorded.length);
     expect(new Set(deliveries.map((item) => item.json.id)).size).toBe(recorded.length);
     for (const grant of grants) {
-      expect(indexesOf(deliveries, grant)).toEqual(recorded.filter((item) => item.grant === grant).map((item) => item.index));
+      expect(indexesOf(deliveries, grant)).toEqual(
+        recorded.filter((item) => item.grant === grant).map((item) => item.index),
+      );
     }
     expect(deliveries.every((item) => item.json.webhook_delivery_attempt === 1)).toBe(true);
     // 300 POSTs over kept-alive connections: far fewer connections than requests (at most one per request in flight).
@@ -102,7 +118,16 @@ describe('webhook delivery runner', () => {
       }
       return 200;
     };
-    const recorded = await record(['grant-x', 'grant-y', 'grant-x', 'grant-y', 'grant-x', 'grant-y', 'grant-x', 'grant-y']);
+    const recorded = await record([
+      'grant-x',
+      'grant-y',
+      'grant-x',
+      'grant-y',
+      'grant-x',
+      'grant-y',
+      'grant-x',
+      'grant-y',
+    ]);
     xs.push(...recorded.filter((item) => item.grant === 'grant-x').map((item) => item.index));
     // grant-y goes on; grant-x stops at its failed second notification.
     await eventually(() => indexesOf(endpoint.deliveries, 'grant-y').length === 4, 10_000, 'grant-y delivered');
@@ -113,7 +138,9 @@ describe('webhook delivery runner', () => {
     const failed = waiting.find((job) => job.attempts === 1)!;
     expect(failed.payload).toMatchObject({ webhook_id: webhookId, notification: { id: `event-${xs[1]}` } });
     // The two behind it were given back unrun: no attempt counted, no lease.
-    expect(waiting.filter((job) => job.id !== failed.id).every((job) => job.attempts === 0 && job.leaseOwner === null)).toBe(true);
+    expect(
+      waiting.filter((job) => job.id !== failed.id).every((job) => job.attempts === 0 && job.leaseOwner === null),
+    ).toBe(true);
 
     clock.set(new Date(failed.runAt).toISOString());
     service.background.wake();

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { buildNotificationBody, GIVE_UP_WINDOW_MS, MAX_NOTIFICATION_BYTES, nextAttemptAt, notificationSource } from '../../../src/webhooks/delivery.js';
+import {
+  buildNotificationBody,
+  GIVE_UP_WINDOW_MS,
+  MAX_NOTIFICATION_BYTES,
+  nextAttemptAt,
+  notificationSource,
+} from '../../../src/webhooks/delivery.js';
 
 const notification = {
   id: 'evt_1',

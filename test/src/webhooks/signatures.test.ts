@@ -1,6 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { nylasSignature, standardSignature, verifyWebhookSignature, WEBHOOK_SECRET_PREFIX } from '../../../src/index.js';
+import {
+  nylasSignature,
+  standardSignature,
+  verifyWebhookSignature,
+  WEBHOOK_SECRET_PREFIX,
+} from '../../../src/index.js';
 import { newWebhookSecret, signatureHeaders } from '../../../src/webhooks/signatures.js';
 
 const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -11,9 +16,14 @@ const timestamp = Math.floor(now.getTime() / 1000);
 describe('webhook signatures', () => {
   it('matches the Standard Webhooks reference test vector', () => {
     // From the standard-webhooks libraries' own tests.
-    expect(standardSignature('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
-      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-    );
+    expect(
+      standardSignature(
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        'msg_p5jXN8AQM9LWM0D4loKWxJek',
+        1614265330,
+        '{"test": 2432232314}',
+      ),
+    ).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
   it('signs X-Nylas-Signature as hex HMAC-SHA256 of the body keyed with the whole secret string', () => {
@@ -30,15 +40,35 @@ describe('webhook signatures', () => {
 
   it('verifies both schemes and says why a request is rejected', () => {
     const headers = signatureHeaders(secret, 'evt_1', timestamp, body);
-    expect(verifyWebhookSignature({ secret, body, headers, now })).toEqual({ valid: true, scheme: 'standard', id: 'evt_1' });
-    expect(verifyWebhookSignature({ secret, body, headers, scheme: 'nylas' })).toEqual({ valid: true, scheme: 'nylas' });
+    expect(verifyWebhookSignature({ secret, body, headers, now })).toEqual({
+      valid: true,
+      scheme: 'standard',
+      id: 'evt_1',
+    });
+    expect(verifyWebhookSignature({ secret, body, headers, scheme: 'nylas' })).toEqual({
+      valid: true,
+      scheme: 'nylas',
+    });
     // Header names are case-insensitive; a WHATWG Headers object works too.
     expect(verifyWebhookSignature({ secret, body, headers: new Headers(headers), now }).valid).toBe(true);
-    expect(verifyWebhookSignature({ secret, body, headers: { 'X-Nylas-Signature': headers['x-nylas-signature'] }, scheme: 'nylas' }).valid).toBe(true);
+    expect(
+      verifyWebhookSignature({
+        secret,
+        body,
+        headers: { 'X-Nylas-Signature': headers['x-nylas-signature'] },
+        scheme: 'nylas',
+      }).valid,
+    ).toBe(true);
 
     const tampered = `${body} `;
-    expect(verifyWebhookSignature({ secret, body: tampered, headers, now })).toMatchObject({ valid: false, reason: 'no webhook-signature matches the body' });
-    expect(verifyWebhookSignature({ secret, body: tampered, headers, scheme: 'nylas' })).toMatchObject({ valid: false, reason: 'X-Nylas-Signature does not match the body' });
+    expect(verifyWebhookSignature({ secret, body: tampered, headers, now })).toMatchObject({
+      valid: false,
+      reason: 'no webhook-signature matches the body',
+    });
+    expect(verifyWebhookSignature({ secret, body: tampered, headers, scheme: 'nylas' })).toMatchObject({
+      valid: false,
+      reason: 'X-Nylas-Signature does not match the body',
+    });
     const otherSecret = newWebhookSecret(Buffer.alloc(32, 1));
     expect(verifyWebhookSignature({ secret: otherSecret, body, headers, now }).valid).toBe(false);
     expect(verifyWebhookSignature({ secret: otherSecret, body, headers, scheme: 'nylas' }).valid).toBe(false);
@@ -49,9 +79,17 @@ describe('webhook signatures', () => {
     const later = new Date(now.getTime() + 301_000);
     expect(verifyWebhookSignature({ secret, body, headers, now: later })).toMatchObject({ valid: false });
     expect(verifyWebhookSignature({ secret, body, headers, now: later, toleranceSeconds: 600 }).valid).toBe(true);
-    expect(verifyWebhookSignature({ secret, body, headers: { ...headers, 'webhook-id': 'evt_2' }, now }).valid).toBe(false);
-    expect(verifyWebhookSignature({ secret, body, headers: { ...headers, 'webhook-timestamp': String(timestamp + 1) }, now }).valid).toBe(false);
-    expect(verifyWebhookSignature({ secret, body, headers })).toMatchObject({ valid: false, reason: expect.stringContaining('current time') });
+    expect(verifyWebhookSignature({ secret, body, headers: { ...headers, 'webhook-id': 'evt_2' }, now }).valid).toBe(
+      false,
+    );
+    expect(
+      verifyWebhookSignature({ secret, body, headers: { ...headers, 'webhook-timestamp': String(timestamp + 1) }, now })
+        .valid,
+    ).toBe(false);
+    expect(verifyWebhookSignature({ secret, body, headers })).toMatchObject({
+      valid: false,
+      reason: expect.stringContaining('current time'),
+    });
   });
 
   it('accepts any one matching signature of a space-separated list, and rejects missing or malformed headers', () => {
@@ -60,9 +98,20 @@ describe('webhook signatures', () => {
     expect(verifyWebhookSignature({ secret, body, headers: listed, now }).valid).toBe(true);
     expect(verifyWebhookSignature({ secret, body, headers: {}, now })).toMatchObject({ valid: false });
     expect(verifyWebhookSignature({ secret, body, headers: {}, scheme: 'nylas' })).toMatchObject({ valid: false });
-    expect(verifyWebhookSignature({ secret, body, headers: { 'x-nylas-signature': 'abc' }, scheme: 'nylas' }).valid).toBe(false);
-    expect(verifyWebhookSignature({ secret, body, headers: { ...headers, 'webhook-timestamp': 'soon' }, now }).valid).toBe(false);
+    expect(
+      verifyWebhookSignature({ secret, body, headers: { 'x-nylas-signature': 'abc' }, scheme: 'nylas' }).valid,
+    ).toBe(false);
+    expect(
+      verifyWebhookSignature({ secret, body, headers: { ...headers, 'webhook-timestamp': 'soon' }, now }).valid,
+    ).toBe(false);
     // The sha256= prefix some senders use is tolerated.
-    expect(verifyWebhookSignature({ secret, body, headers: { 'x-nylas-signature': `sha256=${headers['x-nylas-signature']}` }, scheme: 'nylas' }).valid).toBe(true);
+    expect(
+      verifyWebhookSignature({
+        secret,
+        body,
+        headers: { 'x-nylas-signature': `sha256=${headers['x-nylas-signature']}` },
+        scheme: 'nylas',
+      }).valid,
+    ).toBe(true);
   });
 });
