@@ -54,7 +54,11 @@ export function assessTrust(input: TrustInput): Trust {
   const hiddenTextRemoved = hiddenCount(input.hiddenTextRemoved);
   return {
     ...authentication,
-    display_name_spoof: displayNameSpoof(input.from, { mailbox: input.mailbox, knownContacts: input.knownContacts }),
+    display_name_spoof: displayNameSpoof(input.from, {
+      mailbox: input.mailbox,
+      knownContacts: input.knownContacts,
+      replyTo: input.replyTo,
+    }),
     lookalike_domain: lookalikeDomain(input.from?.email, referenceDomains(input)),
     forged_thread: forgedThread({
       subject: input.subject,

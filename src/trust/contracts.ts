@@ -61,6 +61,8 @@ export interface TrustInput {
   authentication?: AuthenticationInput | undefined;
   /** The first From address (`messages.from_addresses[0]`); absent for mail without one. */
   from?: TrustAddress | undefined;
+  /** The Reply-To addresses (`messages.reply_to_addresses`). */
+  replyTo?: readonly TrustAddress[] | undefined;
   subject?: string | undefined;
   /** Normalised In-Reply-To (lower case, no angle brackets), as `messages.in_reply_to` keeps it. */
   inReplyTo?: string | null | undefined;

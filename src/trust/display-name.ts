@@ -111,6 +111,12 @@ function embeddedDomains(name: string): { shown: string; domain: string }[] {
 export interface DisplayNameContext {
   mailbox?: TrustMailbox | undefined;
   knownContacts?: readonly TrustAddress[] | undefined;
+  /**
+   * The message's Reply-To addresses. A name whose contact is among them is not a spoof: calendar and document
+   * services send as `Marco Rossi <calendar-notification@google.com>` with the person in Reply-To, and a spoofer wants
+   * the answers.
+   */
+  replyTo?: readonly TrustAddress[] | undefined;
 }
 
 const NOT_DETECTED: DisplayNameSpoof = { detected: false };
@@ -134,6 +140,7 @@ export function displayNameSpoof(from: TrustAddress | undefined, context: Displa
 
   const key = nameKey(name);
   if (key) {
+    const replyTo = new Set((context.replyTo ?? []).slice(0, 16).map((address) => address.email.trim().toLowerCase()));
     let imitated: string | undefined;
     const contacts = context.knownContacts ?? [];
     for (let index = 0; index < contacts.length && index < MAX_KNOWN_CONTACTS; index++) {
@@ -141,6 +148,7 @@ export function displayNameSpoof(from: TrustAddress | undefined, context: Displa
       const email = contact.email.trim().toLowerCase();
       if (email === senderAddress) return NOT_DETECTED; // the sender is known by this very address
       if (!contact.name || nameKey(contact.name) !== key) continue;
+      if (replyTo.has(email)) return NOT_DETECTED;
       if (registrableDomain(asciiDomain(domainOfAddress(email))) === senderDomain) return NOT_DETECTED;
       imitated ??= email;
     }
@@ -154,13 +162,20 @@ export function displayNameSpoof(from: TrustAddress | undefined, context: Displa
       .filter((domain) => domain.length > 0)
       .map((domain) => registrableDomain(asciiDomain(domain)));
     if (!ownDomains.includes(senderDomain)) {
+      // The organisation's name, or its first word when distinctive enough ("Northwind" of "Northwind Traders").
       const organisation = mailbox.organisation ? wordsOf(mailbox.organisation) : [];
-      if (organisation.length > 0 && containsWords(words, organisation))
+      const first = organisation[0];
+      if (
+        organisation.length > 0 &&
+        (containsWords(words, organisation) || (first !== undefined && first.length >= 4 && words.includes(first)))
+      )
         return { detected: true, reason: 'own_organisation', imitates: mailbox.organisation!.slice(0, 320) };
+      // The domain's label as a word, or a word of 5 letters or more it starts with ("northwind" of northwindtraders).
       for (const own of ownDomains) {
         if (MAILBOX_PROVIDERS.has(own)) continue;
         const label = skeleton(registrableLabel(unicodeDomain(own)));
-        if (label.length >= 4 && containsWords(words, [label]))
+        if (label.length < 4) continue;
+        if (words.some((word) => word === label || (word.length >= 5 && label.startsWith(word))))
           return { detected: true, reason: 'own_organisation', imitates: own };
       }
     }

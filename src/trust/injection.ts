@@ -88,6 +88,8 @@ interface Signal {
   weight: number;
   pattern: RegExp;
   latin: boolean;
+  /** Read with its line breaks (role labels start a line); other patterns read lines joined, as mail wraps prose. */
+  lines: boolean;
 }
 
 /** Ways to say "the instructions before these". */
@@ -96,14 +98,14 @@ const DIRECTIVES =
   '(?:instructions?|prompts?|directions|rules|directives|guidelines|commands|context|programming|guardrails)';
 /** Words of what an assistant is. */
 const ASSISTANT =
-  '(?:ai|a\\.i\\.|artificial intelligence|llm|large language model|language model|chatbot|ai assistant|ai agent|ai model|email assistant|virtual assistant|autonomous agent|assistant)';
+  '(?:ai|a\\.i\\.|artificial intelligence|llm|large language model|language model|chatbot|ai assistant|ai agent|ai model|email assistant|virtual assistant|autonomous agent)';
 /** Agentpost's own tools and the generic ones of agent hosts: what an injection asks a model to call. */
 const TOOL_NAMES =
   '(?:send_message|send_email|reply_message|forward_message|forward_email|create_draft|send_draft|update_message|delete_message|list_messages|get_message|get_thread|read_attachment|create_event|update_event|delete_event|create_contact|smart_compose|create_webhook|http_request|fetch_url|browse|run_command|execute_command|shell|bash|python)';
 
 /** Builds a signal's regular expression (global; `u` not used: the patterns are ASCII or BMP literals). */
-function signal(code: string, weight: number, source: string, latin = true): Signal {
-  return { code, weight, pattern: new RegExp(source, 'g'), latin };
+function signal(code: string, weight: number, source: string, latin = true, lines = false): Signal {
+  return { code, weight, pattern: new RegExp(source, 'g'), latin, lines };
 }
 
 /**
@@ -195,44 +197,55 @@ export const SIGNALS: readonly Signal[] = [
   ),
 
   // Writing to the model as a model.
-  signal('addresses_assistant', 0.45, `\\b(?:you are|you're) (?:an |a |the )?${ASSISTANT}\\b`),
+  signal('addresses_assistant', 0.5, `\\b(?:you are|you're) (?:an |a |the )?${ASSISTANT}\\b`),
+  // "As an AI assistant, you…": the article and the "you" after it keep "as AI agents become…" out.
   signal(
     'addresses_assistant',
-    0.45,
-    '\\bas (?:an |a |the )?(?:ai|llm|large language model|language model|ai assistant|ai agent|ai model)\\b',
+    0.5,
+    '\\bas an? (?:ai|llm|large language model|language model|ai assistant|ai agent|ai model|email assistant)(?: assistant| model| agent)?,? you\\b',
   ),
   signal(
     'addresses_assistant',
-    0.45,
-    `\\b(?:if you are|if you're|to any|to the|dear|hello|hi|attention|note to the|message for the|instructions for the) ${ASSISTANT} (?:reading|processing|summari[sz]ing|handling|that reads|who reads|parsing)\\b`,
+    0.5,
+    `\\b(?:if you are|if you're|to any|to the|by the|for the|dear|hello|hi|attention|note to the|message for the|instructions for the) (?:${ASSISTANT}|assistant) (?:reading|processing|summari[sz]ing|handling|parsing|(?:that|who) (?:reads|processes|handles|manages|summari[sz]es))\\b`,
   ),
   signal(
     'addresses_assistant',
-    0.45,
-    `\\b(?:dear|attention|hello|hi) (?:ai|llm|ai assistant|ai agent|chatgpt|claude|gemini|copilot)\\b`,
+    0.5,
+    `\\b(?:dear|attention|hello|hi) (?:llm|ai assistant|ai agent|ai model|ai system|chatgpt|claude|gemini|copilot)\\b`,
   ),
   signal(
     'addresses_assistant',
-    0.45,
+    0.5,
     `\\bif you are (?:an |a )?(?:ai|llm|language model|ai assistant|ai agent|automated agent|bot)\\b`,
+  ),
+  signal(
+    'addresses_assistant',
+    0.5,
+    `\\b${ASSISTANT} (?:reading|processing|handling|summari[sz]ing|managing) (?:this|these|the|your) (?:inbox|mailbox|e-?mails?|messages?|mail|thread)\\b`,
   ),
   signal('addresses_assistant', 0.5, '\\b(?:your|my|new|updated|as a|as the) system prompt\\b'),
   signal(
     'addresses_assistant',
-    0.45,
+    0.5,
+    '\\b(?:hinweis|nachricht|anweisung|anweisungen) (?:für|an) (?:den|die|das) (?:ki-assistenten|ki-assistentin|ki-agenten|ki-system|ki|assistenten|sprachmodell)\\b',
+  ),
+  signal(
+    'addresses_assistant',
+    0.5,
     '\\bdu bist (?:eine |ein )?(?:ki|ki-assistent|ki-agent|sprachmodell|assistent)\\b',
   ),
   signal(
     'addresses_assistant',
-    0.45,
+    0.5,
     '\\b(?:tu es|vous êtes) (?:une |un )?(?:ia|intelligence artificielle|assistant ia|agent ia|modèle de langage)\\b',
   ),
   signal(
     'addresses_assistant',
-    0.45,
+    0.5,
     '\\beres (?:una |un )?(?:ia|inteligencia artificial|asistente de ia|agente de ia|modelo de lenguaje)\\b',
   ),
-  signal('addresses_assistant', 0.45, '你是(?:一个)?(?:ai|人工智能|助手|语言模型|智能体)', false),
+  signal('addresses_assistant', 0.5, '你是(?:一个)?(?:ai|人工智能|助手|语言模型|智能体)', false),
 
   // Chat-template tokens and role tags: text shaped as a conversation's turns.
   signal(
@@ -240,9 +253,9 @@ export const SIGNALS: readonly Signal[] = [
     0.65,
     '<\\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\\|>|\\[/?inst\\]|<</?sys>>|\\[/?system\\]|</?system>|\\[/?assistant\\]|</?(?:system_prompt|instructions|admin_instructions)>|\\bbegin system prompt\\b',
   ),
-  signal('role_marker', 0.4, '(?:^|\\n)#{1,4} ?(?:system|instruction|instructions|assistant)\\b'),
+  signal('role_marker', 0.4, '(?:^|\\n)#{1,4} ?(?:system|instruction|instructions|assistant)\\b', true, true),
   // A line starting `System:` or `Assistant:` alone is weak: support mail writes `System: macOS 14`.
-  signal('role_marker', 0.25, '(?:^|\\n)(?:system|assistant|ai) ?: ?\\S'),
+  signal('role_marker', 0.25, '(?:^|\\n)(?:system|assistant|ai) ?: ?\\S', true, true),
 
   // Keeping the person out of it.
   signal(
@@ -280,7 +293,7 @@ export const SIGNALS: readonly Signal[] = [
   signal(
     'forward_request',
     0.5,
-    '\\b(?:leite|leiten sie|sende|senden sie) (?:alle|sämtliche) (?:e-mails|emails|mails|nachrichten) (?:an|weiter)\\b',
+    '\\b(?:leite|leiten sie|sende|senden sie) (?:alle|sämtliche) (?:e-mails|emails|mails|nachrichten)\\b',
   ),
   signal(
     'forward_request',
@@ -309,7 +322,8 @@ export const SIGNALS: readonly Signal[] = [
     0.55,
     '["\'](?:tool|tool_name|function_call|tool_calls|tool_use|tool_code|functioncall)["\'] ?: ?[{["\'a-z]',
   ),
-  signal('tool_call', 0.55, `"name" ?: ?"${TOOL_NAMES}"`),
+  // A tool call naming a tool an agent host really has: stronger than the JSON shape alone.
+  signal('tool_call', 0.65, `"(?:name|tool|tool_name|function)" ?: ?"${TOOL_NAMES}"`),
   signal(
     'tool_call',
     0.6,
@@ -333,7 +347,7 @@ const CREDENTIAL =
   /\b(?:password|passwd|passcode|pass code|api[ -]?key|secret key|access key|private key|access token|auth token|bearer token|refresh token|session token|session cookie|credentials|login details|log-in details|sign-in details|2fa code|2fa|mfa code|one-time code|one time code|one-time password|otp|verification code|security code|authentication code|recovery codes?|backup codes?|seed phrase|recovery phrase|pin code|kennwort|passwort|mot de passe|contraseña|пароль|密码)/g;
 /** Verbs that ask for something to be handed over. */
 const REQUEST_VERB =
-  /\b(?:send|reply|respond|share|provide|forward|give|tell|paste|email|e-mail|submit|text|disclose|reveal|print|output|dump|list|read out|what is|what's|schick|senden|sende|envoyez|envoie|envía|enviar|отправь)\b/;
+  /\b(?:send|reply|respond|share|provide|forward|give|tell|paste|e-?mail (?:me|us|it|them)|submit|text|disclose|reveal|print|output|dump|list|read out|what is|what's|schick|senden|sende|envoyez|envoie|envía|enviar|отправь)\b/;
 /** Words that turn a request into a warning. */
 const NEGATION = /\b(?:never|not|don't|dont|won't|nobody|no one|cannot|can't|niemals|nie|jamais|nunca)\b/;
 /** Characters before a credential word searched for a verb (six to ten words). */
@@ -347,7 +361,13 @@ function credentialRequests(text: string): { count: number; index: number } {
   for (let match = CREDENTIAL.exec(text); match && count < MAX_HITS; match = CREDENTIAL.exec(text)) {
     const start = Math.max(0, match.index - WINDOW);
     let window = text.slice(start, match.index);
-    const sentence = Math.max(window.lastIndexOf('.'), window.lastIndexOf('\n'), window.lastIndexOf('!'));
+    // The window ends at the sentence or paragraph (two spaces: a blank line, joined) before the word.
+    const sentence = Math.max(
+      window.lastIndexOf('. '),
+      window.lastIndexOf('!'),
+      window.lastIndexOf('?'),
+      window.lastIndexOf('  '),
+    );
     if (sentence >= 0) window = window.slice(sentence + 1);
     if (REQUEST_VERB.test(window) && !NEGATION.test(window)) {
       count++;
@@ -446,6 +466,9 @@ function scan(raw: string): Map<string, Found> {
   const text = normaliseForScan(raw);
   if (text.length === 0) return found;
   const latin = latinised(text);
+  // The same texts with lines joined (same length, so the indexes agree).
+  const flatLatin = latin.replaceAll('\n', ' ');
+  const flat = text.replaceAll('\n', ' ');
   const note = (code: string, weight: number, index: number, hits: number) => {
     const previous = found.get(code);
     if (previous && previous.weight >= weight) {
@@ -455,7 +478,7 @@ function scan(raw: string): Map<string, Found> {
     found.set(code, { code, weight, excerpt: excerptAt(text, index), hits: hits + (previous?.hits ?? 0) });
   };
   for (const item of SIGNALS) {
-    const subject = item.latin ? latin : text;
+    const subject = item.lines ? (item.latin ? latin : text) : item.latin ? flatLatin : flat;
     item.pattern.lastIndex = 0;
     let hits = 0;
     let index = -1;
@@ -466,9 +489,9 @@ function scan(raw: string): Map<string, Found> {
     }
     if (hits > 0) note(item.code, item.weight, index, hits);
   }
-  const credentials = credentialRequests(latin);
-  if (credentials.count > 0) note('credential_request', 0.4, credentials.index, credentials.count);
-  const sends = sendToAddress(latin);
+  const credentials = credentialRequests(flatLatin);
+  if (credentials.count > 0) note('credential_request', 0.45, credentials.index, credentials.count);
+  const sends = sendToAddress(flatLatin);
   if (sends.count > 0) note('send_to_address', 0.3, sends.index, sends.count);
   const images = markdownImages(text);
   if (images.count > 0) note('markdown_exfiltration', images.weight, images.index, images.count);
