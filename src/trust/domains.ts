@@ -160,6 +160,42 @@ const CONFUSABLE_PAIRS: readonly (readonly [string, string])[] = [
   ['cl', 'd'],
 ];
 
+/**
+ * Greek and Cyrillic capitals that look like Latin capitals, mapped before lower-casing (their small forms differ:
+ * capital Upsilon looks like Y, small upsilon like u).
+ */
+const CONFUSABLE_CAPITALS: Readonly<Record<string, string>> = {
+  Α: 'a',
+  Β: 'b',
+  Ε: 'e',
+  Ζ: 'z',
+  Η: 'h',
+  Ι: 'i',
+  Κ: 'k',
+  Μ: 'm',
+  Ν: 'n',
+  Ο: 'o',
+  Ρ: 'p',
+  Τ: 't',
+  Υ: 'y',
+  Χ: 'x',
+  А: 'a',
+  В: 'b',
+  Е: 'e',
+  К: 'k',
+  М: 'm',
+  Н: 'h',
+  О: 'o',
+  Р: 'p',
+  С: 'c',
+  Т: 't',
+  У: 'y',
+  Х: 'x',
+  І: 'i',
+  Ј: 'j',
+  Ѕ: 's',
+};
+
 /** Combining marks (accents): `pаypàl` and `paypal` read alike. */
 const COMBINING_MARKS = /[\u0300-\u036f]/g;
 
@@ -169,12 +205,9 @@ const COMBINING_MARKS = /[\u0300-\u036f]/g;
  * their letter. Two strings with the same skeleton read alike.
  */
 export function skeleton(value: string): string {
-  const folded = value
-    .slice(0, MAX_NAME_CHARS)
-    .normalize('NFKC')
-    .toLowerCase()
-    .normalize('NFD')
-    .replace(COMBINING_MARKS, '');
+  let capitals = '';
+  for (const char of value.slice(0, MAX_NAME_CHARS).normalize('NFKC')) capitals += CONFUSABLE_CAPITALS[char] ?? char;
+  const folded = capitals.toLowerCase().normalize('NFD').replace(COMBINING_MARKS, '');
   let mapped = '';
   for (const char of folded) mapped += CONFUSABLE_CHARS[char] ?? char;
   for (const [pair, letter] of CONFUSABLE_PAIRS) mapped = mapped.replaceAll(pair, letter);
