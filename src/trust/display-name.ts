@@ -121,6 +121,34 @@ export interface DisplayNameContext {
 
 const NOT_DETECTED: DisplayNameSpoof = { detected: false };
 
+/** A contact as the check compares it: address, name key, organisation. */
+interface PreparedContact {
+  email: string;
+  key: string | undefined;
+  organisation: string;
+}
+
+/** Contacts prepared once per list the caller keeps (the messages of a page share it). */
+const PREPARED = new WeakMap<readonly TrustAddress[], PreparedContact[]>();
+
+/** The contacts' keys, at most {@link MAX_KNOWN_CONTACTS}. */
+function prepared(contacts: readonly TrustAddress[]): PreparedContact[] {
+  const kept = PREPARED.get(contacts);
+  if (kept) return kept;
+  const out: PreparedContact[] = [];
+  for (let index = 0; index < contacts.length && index < MAX_KNOWN_CONTACTS; index++) {
+    const contact = contacts[index]!;
+    const email = contact.email.trim().toLowerCase();
+    out.push({
+      email,
+      key: contact.name ? nameKey(contact.name) : undefined,
+      organisation: registrableDomain(asciiDomain(domainOfAddress(email))),
+    });
+  }
+  PREPARED.set(contacts, out);
+  return out;
+}
+
 /**
  * Whether the From display name imitates someone the address is not. Checked in order: an address or domain in the
  * name whose organisation is not the sender's; the name of a known contact, none of whose addresses is in the sender's
@@ -142,15 +170,12 @@ export function displayNameSpoof(from: TrustAddress | undefined, context: Displa
   if (key) {
     const replyTo = new Set((context.replyTo ?? []).slice(0, 16).map((address) => address.email.trim().toLowerCase()));
     let imitated: string | undefined;
-    const contacts = context.knownContacts ?? [];
-    for (let index = 0; index < contacts.length && index < MAX_KNOWN_CONTACTS; index++) {
-      const contact = contacts[index]!;
-      const email = contact.email.trim().toLowerCase();
-      if (email === senderAddress) return NOT_DETECTED; // the sender is known by this very address
-      if (!contact.name || nameKey(contact.name) !== key) continue;
-      if (replyTo.has(email)) return NOT_DETECTED;
-      if (registrableDomain(asciiDomain(domainOfAddress(email))) === senderDomain) return NOT_DETECTED;
-      imitated ??= email;
+    for (const contact of prepared(context.knownContacts ?? [])) {
+      if (contact.email === senderAddress) return NOT_DETECTED; // the sender is known by this very address
+      if (contact.key !== key) continue;
+      if (replyTo.has(contact.email)) return NOT_DETECTED;
+      if (contact.organisation === senderDomain) return NOT_DETECTED;
+      imitated ??= contact.email;
     }
     if (imitated) return { detected: true, reason: 'known_contact', imitates: imitated };
   }

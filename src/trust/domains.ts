@@ -304,7 +304,23 @@ const MIN_LABEL_FOR_TWO_EDITS = 8;
  * `rn`→`m`, `0`→`o`, `1`→`l`), or a registrable label one edit away (two for labels of 8 or more), unless the sender is
  * a big mailbox provider (`edit_distance`).
  */
-export function lookalikeOf(senderDomain: string, references: ReadonlySet<string>): LookalikeMatch | undefined {
+/** Registrable domains a sender might imitate, each with its label's skeleton (made once per mailbox). */
+export type ReferenceDomains = ReadonlyMap<string, { label: string; skeleton: string }>;
+
+/** {@link ReferenceDomains} of a list of domains (any form: they are made registrable and Unicode). */
+export function referenceDomainsOf(domains: Iterable<string>): Map<string, { label: string; skeleton: string }> {
+  const out = new Map<string, { label: string; skeleton: string }>();
+  for (const domain of domains) {
+    if (domain.length === 0) continue;
+    const registrable = registrableDomain(unicodeDomain(asciiDomain(domain)));
+    if (out.has(registrable)) continue;
+    const label = registrableLabel(registrable);
+    out.set(registrable, { label, skeleton: skeleton(label) });
+  }
+  return out;
+}
+
+export function lookalikeOf(senderDomain: string, references: ReferenceDomains): LookalikeMatch | undefined {
   const unicode = unicodeDomain(senderDomain);
   if (unicode === '') return undefined;
   const registrable = registrableDomain(unicode);
@@ -314,16 +330,15 @@ export function lookalikeOf(senderDomain: string, references: ReadonlySet<string
   const exotic = hasNonAscii(label) || senderDomain.toLowerCase().includes('xn--');
   const provider = MAILBOX_PROVIDERS.has(registrable);
   let best: LookalikeMatch | undefined;
-  for (const reference of references) {
-    const referenceLabel = registrableLabel(reference);
+  for (const [reference, { label: referenceLabel, skeleton: referenceSkeleton }] of references) {
     if (referenceLabel === label) continue; // the same name under another suffix: amazon.de and amazon.com
-    if (skeleton(referenceLabel) === labelSkeleton)
+    if (referenceSkeleton === labelSkeleton)
       return { reason: exotic ? 'confusable' : 'character_swap', domain: unicode, resembles: reference };
     if (best || provider) continue;
     const shorter = Math.min(label.length, referenceLabel.length);
     if (shorter < MIN_LABEL_FOR_ONE_EDIT) continue;
     const limit = shorter >= MIN_LABEL_FOR_TWO_EDITS ? 2 : 1;
-    if (boundedEditDistance(labelSkeleton, skeleton(referenceLabel), limit) <= limit)
+    if (boundedEditDistance(labelSkeleton, referenceSkeleton, limit) <= limit)
       best = { reason: exotic ? 'confusable' : 'edit_distance', domain: unicode, resembles: reference };
   }
   return best;
