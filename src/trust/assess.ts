@@ -38,7 +38,7 @@ export function referenceDomains(input: Pick<TrustInput, 'mailbox' | 'knownConta
     domains.push(domainOfAddress(contacts[index]!.email));
   domains.push(...BRAND_DOMAINS);
   const references = referenceDomainsOf(domains);
-  if (!byMailbox) PREPARED.set(contacts, (byMailbox = new Map()));
+  if (!byMailbox) PREPARED.set(contacts, (byMailbox = new Map<string, ReferenceDomains>()));
   if (byMailbox.size >= 16) byMailbox.clear();
   byMailbox.set(mailboxKey, references);
   return references;
