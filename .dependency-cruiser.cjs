@@ -11,6 +11,8 @@
  * Every other folder of src is an area with a front door: other areas, the operations, the top-level modules of src
  * and the faces use it only through its index.ts (what it offers) or contracts.ts (its declared types).
  * `examples`, `test`, `bench` and `bin` may import anything, so they are not cruised.
+ * Raw SQL (`sql` from drizzle-orm) only in the store modules of an area (*-store.ts) is checked by
+ * test/layering.test.ts instead: dependency-cruiser sees which modules a module imports, not which names.
  */
 
 /** Transport libraries, matched both resolved (node_modules/…) and unresolved (the bare name). */

@@ -13,10 +13,10 @@ import { drizzle } from 'drizzle-orm/libsql';
 import { migrate as drizzleMigrate } from 'drizzle-orm/libsql/migrator';
 import * as schema from './schema/index.js';
 import { CONNECTION_SETTINGS, withConnectionSettings } from './connection-settings.js';
-import { registerFastReads, writeCommitted } from './fast-read.js';
+import { registerFastReads, writeCommitted } from './engine/fast-read.js';
 import { ensureMailSearchIndex } from './mail-search.js';
 import type { Orm, Tx } from './orm.js';
-import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
+import { startWalCheckpointer, type WalCheckpointer } from './engine/wal-checkpointer.js';
 
 /** The storage handle passed to the core. */
 export interface Database {
@@ -148,7 +148,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     queue = run.catch(() => undefined);
     return run;
   };
-  /** Write transactions open on the shared connection (reads of `orm` go to it meanwhile, see storage/fast-read.ts). */
+  /** Write transactions open on the shared connection (reads of `orm` go to it meanwhile, see storage/engine/fast-read.ts). */
   let writing = 0;
   const write = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
     inTurn(async () => {
@@ -164,7 +164,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
       }
     });
   // The read connection of the hot read path (embedded files only), opened on first use: the native driver with
-  // statements prepared once (storage/fast-read.ts). It only reads (query_only), so it never takes the write lock.
+  // statements prepared once (storage/engine/fast-read.ts). It only reads (query_only), so it never takes the write lock.
   let reader: Sqlite.Database | undefined;
   if (file) {
     registerFastReads(orm, {

@@ -9,7 +9,7 @@ export {
   type PreparedQuery,
   type PreparedReadOptions,
   type ReadQuery,
-} from './fast-read.js';
+} from './engine/fast-read.js';
 export { createDb, migrate, type Database, type CreateDbOptions, type ThreadExitListener } from './db.js';
 export type { Executor, Orm, Tx } from './orm.js';
 export * as tables from './schema/index.js';
@@ -39,8 +39,8 @@ export type {
   StoredEvaluationInput,
   StoredAppliedActions,
 } from './schema/admin.js';
-export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './group-commit.js';
-export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './wal-checkpointer.js';
+export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './engine/group-commit.js';
+export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './engine/wal-checkpointer.js';
 export {
   createMailWriter,
   MailWriteError,
@@ -56,7 +56,7 @@ export {
   type MailWriteBlob,
   type MailWriteResult,
   type DailyUsageIncrement,
-} from './mail-writer.js';
+} from './engine/mail-writer.js';
 export { addDailyUsage, dailyUsageOf, storedBytesOf } from './repositories/usage-repository.js';
 export {
   foldIntoThread,

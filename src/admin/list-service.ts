@@ -6,9 +6,9 @@
  * transaction (the enforcement cache reloads a list's items only when its version moved). A list that rules name
  * cannot be deleted: the answer is a 409 naming the rules.
  */
-import { and, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
-import { tables, type Tx } from '../../storage/index.js';
+import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -25,6 +25,7 @@ import {
 import { adminWriter, requireOwnedRow } from './ownership.js';
 import { pageOfOwned, pageOfRows, pageQuery } from './paging.js';
 import { listIdsOf } from './rule-service.js';
+import { touchListItems, updateListDetails } from './list-store.js';
 
 type ListRow = typeof tables.lists.$inferSelect;
 type ListType = ListRow['type'];
@@ -90,20 +91,6 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 
-  /** After items changed: the count, a new version and the time, in the same transaction. */
-  async function touchItems(tx: Tx, list: ListRow): Promise<ListRow> {
-    const [counted] = await tx
-      .select({ value: count() })
-      .from(tables.listItems)
-      .where(eq(tables.listItems.listId, list.id));
-    const [row] = await tx
-      .update(tables.lists)
-      .set({ itemsCount: counted?.value ?? 0, version: sql`${tables.lists.version} + 1`, updatedAt: now() })
-      .where(eq(tables.lists.id, list.id))
-      .returning();
-    return row!;
-  }
-
   return {
     /** The application's lists, oldest first, cursor-paginated. */
     async list(principal: Principal, input: PageInput): Promise<{ data: AgentList[]; next_cursor?: string }> {
@@ -145,17 +132,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
               'type',
               `a list's type cannot change (this list holds ${current.type} items); create another list.`,
             );
-          const [row] = await tx
-            .update(tables.lists)
-            .set({
-              ...(input.name !== undefined ? { name: input.name } : {}),
-              ...(input.description !== undefined ? { description: input.description } : {}),
-              version: sql`${tables.lists.version} + 1`,
-              updatedAt: now(),
-            })
-            .where(eq(tables.lists.id, current.id))
-            .returning();
-          return row!;
+          return updateListDetails(tx, current.id, { name: input.name, description: input.description }, now());
         }),
       );
     },
@@ -223,7 +200,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
               .returning({ id: tables.listItems.id });
             added += inserted.length;
           }
-          return added > 0 ? touchItems(tx, list) : list;
+          return added > 0 ? touchListItems(tx, list.id, now()) : list;
         }),
       );
     },
@@ -247,7 +224,7 @@ export function createListService({ db, clock, newId }: CoreDeps, invalidate: ()
               .returning({ id: tables.listItems.id });
             removed += deleted.length;
           }
-          return removed > 0 ? touchItems(tx, list) : list;
+          return removed > 0 ? touchListItems(tx, list.id, now()) : list;
         }),
       );
     },

@@ -4,7 +4,7 @@
  * URIs (`/v3/applications/redirect-uris`). Every query is scoped to the principal's application, so another
  * application's redirect URI is a 404.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -17,14 +17,12 @@ import type {
 } from '../schemas/applications.js';
 import type { Principal } from '../access.js';
 import type { ApplicationDetailsService } from './contracts.js';
+import { countRedirectUris, redirectUrisOf } from './application-store.js';
 
 type RedirectUriRow = typeof tables.redirectUris.$inferSelect;
 
 /** An application may keep this many redirect URIs (a bound on what one caller can store). */
 export const MAX_REDIRECT_URIS = 100;
-
-/** SQLite's rowid: URIs list in the order they were made, even within one second. */
-const INSERTION_ORDER = sql`rowid`;
 
 function toRedirectUri(row: RedirectUriRow): RedirectUri {
   return {
@@ -48,11 +46,7 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps):
   }
 
   async function listRedirectUris(principal: Principal): Promise<RedirectUri[]> {
-    const rows = await db.orm
-      .select()
-      .from(tables.redirectUris)
-      .where(eq(tables.redirectUris.applicationId, principal.applicationId))
-      .orderBy(asc(tables.redirectUris.createdAt), asc(INSERTION_ORDER));
+    const rows = await redirectUrisOf(db.orm, principal.applicationId);
     return rows.map(toRedirectUri);
   }
 
@@ -84,11 +78,7 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps):
     async createRedirectUri(principal: Principal, input: CreateRedirectUriInput): Promise<RedirectUri> {
       const id = newId();
       await db.write(async (tx) => {
-        const [count] = await tx
-          .select({ n: sql<number>`count(*)` })
-          .from(tables.redirectUris)
-          .where(eq(tables.redirectUris.applicationId, principal.applicationId));
-        if ((count?.n ?? 0) >= MAX_REDIRECT_URIS) {
+        if ((await countRedirectUris(tx, principal.applicationId)) >= MAX_REDIRECT_URIS) {
           throw new AppError(
             'invalid_request',
             `An application may have at most ${MAX_REDIRECT_URIS} redirect URIs; delete one first.`,

@@ -3,13 +3,14 @@
  * Applications, API keys and service accounts; turns request credentials into a {@link Principal}.
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { and, eq, isNull, lt, ne, sql } from 'drizzle-orm';
-import { preparedRead, tables, type Orm } from '../../storage/index.js';
+import { and, eq, isNull, lt, ne } from 'drizzle-orm';
+import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { API_KEY_PREFIX, canonicalJson, hashApiKey, newApiKey, sameDigest, verifySignature } from './credentials.js';
+import { allApplications, apiKeyByHash, apiKeysOf } from './application-store.js';
 
 export type Plan = 'trial' | 'production';
 
@@ -61,26 +62,11 @@ export interface SignedRequest {
   body: string | undefined;
 }
 
-/** SQLite's rowid: ties within one second (ids are random) list in the order they were made. */
-const INSERTION_ORDER = sql`rowid`;
-
 /** Name of the key that `AGENTPOST_API_KEY` sets, so a changed value can replace it. */
 const ENV_KEY_NAME = 'AGENTPOST_API_KEY';
 
 /** How far a signed request's timestamp may be from our clock, either way. */
 const SIGNATURE_WINDOW_SECONDS = 5 * 60;
-
-/** The API key row of a digest: every request asks, so its SQL is built once. */
-/** Asked on every request: kept while the database is unchanged (a revocation, anywhere, is a change). */
-const apiKeyByHash = preparedRead(
-  (orm: Orm) =>
-    orm
-      .select()
-      .from(tables.apiKeys)
-      .where(eq(tables.apiKeys.keyHash, sql.placeholder('hash')))
-      .limit(1),
-  { memo: 256 },
-);
 
 /** Creates the application service. */
 export function createApplicationService({ db, clock, newId, randomBytes, config, logger }: CoreDeps) {
@@ -205,10 +191,7 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
 
     /** Every application. */
     async listApplications(): Promise<ApplicationInfo[]> {
-      const rows = await db.orm
-        .select()
-        .from(tables.applications)
-        .orderBy(tables.applications.createdAt, INSERTION_ORDER);
+      const rows = await allApplications(db.orm);
       return rows.map(toInfo);
     },
 
@@ -226,11 +209,7 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
     /** An application's keys, revoked ones included. */
     async listKeys(applicationId: string): Promise<ApiKeyInfo[]> {
       await getApplication(applicationId);
-      const rows = await db.orm
-        .select()
-        .from(tables.apiKeys)
-        .where(eq(tables.apiKeys.applicationId, applicationId))
-        .orderBy(tables.apiKeys.createdAt, INSERTION_ORDER);
+      const rows = await apiKeysOf(db.orm, applicationId);
       return rows.map((row) => ({
         id: row.id,
         application_id: row.applicationId,

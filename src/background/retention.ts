@@ -28,11 +28,17 @@
  * nothing to delete makes no write at all.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { and, asc, gt, inArray, isNotNull, isNull, lt, sql, type SQL } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { GIVE_UP_WINDOW_MS } from '../webhooks/index.js';
+import {
+  deadJobsBefore,
+  deleteDeadJobs,
+  deleteDispatchedEvents,
+  deleteUndispatchedEvents,
+  dispatchedEventsBefore,
+  pendingEventsAfter,
+} from './retention-store.js';
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
@@ -69,8 +75,6 @@ export interface RetentionOptions {
 /** Creates the purge. `purge` may run in several processes at once: each chunk re-checks its conditions. */
 export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, options: RetentionOptions) {
   const chunkRows = options.chunkRows ?? PURGE_CHUNK_ROWS;
-  const { outboxEvents, jobs } = tables;
-  const newestSeq = sql`(select max(${outboxEvents.seq}) from ${outboxEvents})`;
   const stopped = (signal: AbortSignal | undefined) => signal?.aborted === true;
 
   /** Deletes the chunks `next` picks (each with `condition` re-checked in the write) until none is left. */
@@ -95,78 +99,43 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
     return total;
   }
 
-  /** Deletes the outbox events of `keys` that still meet `expired`; returns how many went. */
-  async function deleteEvents(keys: number[], expired: SQL | undefined): Promise<number> {
-    return (
-      await db.write((tx) =>
-        tx
-          .delete(outboxEvents)
-          .where(and(inArray(outboxEvents.seq, keys), expired))
-          .returning({ seq: outboxEvents.seq }),
-      )
-    ).length;
-  }
-
   async function purgeDispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
     const before = unixSeconds(new Date(nowMs - DISPATCHED_EVENT_RETENTION_MS));
-    const expired = and(
-      isNotNull(outboxEvents.dispatchedAt),
-      lt(outboxEvents.dispatchedAt, before),
-      lt(outboxEvents.seq, newestSeq),
-    );
     return deleteInChunks(
       async () => {
-        const rows = await db.orm.select({ seq: outboxEvents.seq }).from(outboxEvents).where(expired).limit(chunkRows);
-        return { keys: rows.map((row) => row.seq), more: rows.length === chunkRows };
+        const keys = await dispatchedEventsBefore(db, before, chunkRows);
+        return { keys, more: keys.length === chunkRows };
       },
-      (keys) => deleteEvents(keys, expired),
+      (keys) => deleteDispatchedEvents(db, keys, before),
       signal,
     );
   }
 
   async function purgeUndispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
     const before = unixSeconds(new Date(nowMs - UNDISPATCHED_EVENT_RETENTION_MS));
-    const expired = and(
-      isNull(outboxEvents.dispatchedAt),
-      lt(outboxEvents.createdAt, before),
-      lt(outboxEvents.seq, newestSeq),
-    );
     // created_at has no index: walk the pending rows in seq order (outbox_pending_idx), which is recording order,
     // and stop after the page that reaches a young event; a later run continues as events age.
     let after = 0;
     return deleteInChunks(
       async () => {
-        const rows = await db.orm
-          .select({ seq: outboxEvents.seq, createdAt: outboxEvents.createdAt })
-          .from(outboxEvents)
-          .where(and(isNull(outboxEvents.dispatchedAt), gt(outboxEvents.seq, after)))
-          .orderBy(asc(outboxEvents.seq))
-          .limit(chunkRows);
+        const rows = await pendingEventsAfter(db, after, chunkRows);
         after = rows.at(-1)?.seq ?? after;
         const old = rows.filter((row) => row.createdAt < before);
         return { keys: old.map((row) => row.seq), more: rows.length === chunkRows && old.length === rows.length };
       },
-      (keys) => deleteEvents(keys, expired),
+      (keys) => deleteUndispatchedEvents(db, keys, before),
       signal,
     );
   }
 
   async function purgeDeadJobs(nowMs: number, signal?: AbortSignal): Promise<number> {
-    const expired = and(isNotNull(jobs.deadAt), lt(jobs.deadAt, nowMs - DEAD_JOB_RETENTION_MS));
+    const beforeMs = nowMs - DEAD_JOB_RETENTION_MS;
     return deleteInChunks(
       async () => {
-        const rows = await db.orm.select({ id: jobs.id }).from(jobs).where(expired).limit(chunkRows);
-        return { keys: rows.map((row) => row.id), more: rows.length === chunkRows };
+        const keys = await deadJobsBefore(db, beforeMs, chunkRows);
+        return { keys, more: keys.length === chunkRows };
       },
-      async (keys) =>
-        (
-          await db.write((tx) =>
-            tx
-              .delete(jobs)
-              .where(and(inArray(jobs.id, keys), expired))
-              .returning({ id: jobs.id }),
-          )
-        ).length,
+      (keys) => deleteDeadJobs(db, keys, beforeMs),
       signal,
     );
   }

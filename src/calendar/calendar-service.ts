@@ -3,7 +3,7 @@
  * A grant's calendars: the primary one every grant is created with, and additional ones up to
  * `config.maxCalendars` of its application's plan (trial or production). The primary cannot be deleted while other calendars exist.
  */
-import { and, asc, count, desc, eq, gt, lt, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gt, lt, or, type AnyColumn, type SQL } from 'drizzle-orm';
 import { tables, type GrantRow } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -20,6 +20,7 @@ import type {
   UpdateCalendarInput,
 } from '../schemas/calendars.js';
 import { normalizeTimeZone } from '../time-zones.js';
+import { metadataHasPairs } from './calendar-store.js';
 
 export type CalendarRow = typeof tables.calendars.$inferSelect;
 
@@ -51,10 +52,7 @@ export function parseMetadataPairs(text: string): [string, string][] {
 
 /** A SQL condition: the JSON metadata column has every pair. */
 export function metadataMatches(column: AnyColumn, text: string): SQL {
-  const conditions = parseMetadataPairs(text).map(
-    ([key, value]) => sql`json_extract(${column}, ${`$."${key.replace(/["\\]/g, '')}"`}) = ${value}`,
-  );
-  return and(...conditions)!;
+  return metadataHasPairs(column, parseMetadataPairs(text));
 }
 
 /** Creates the calendar service. */

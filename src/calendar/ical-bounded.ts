@@ -6,7 +6,7 @@
  * either kills its thread and comes back as `{ ok: false, unreadable: true }`, and the service goes on.
  */
 import type { Worker } from 'node:worker_threads';
-import { startWorker, workerModule } from '../../storage/worker-module.js';
+import { startWorker, workerModule } from '../../storage/engine/worker-module.js';
 import type { ParsedCalendar } from './ical.js';
 
 /**

@@ -1,6 +1,6 @@
 /**
  * @module calendar/ical-worker
- * Runs in a worker thread (see ical-bounded.ts, started by storage/worker-module.ts): parses untrusted iCalendar with
+ * Runs in a worker thread (see ical-bounded.ts, started by storage/engine/worker-module.ts): parses untrusted iCalendar with
  * the codec of ical.ts, off the event loop, and returns its plain result. The thread is started with a heap cap and
  * killed at a deadline, so whatever the codec's limits miss costs one thread, never the process.
  */

@@ -3,7 +3,7 @@
  * A grant's contacts in the Nylas model: list (filters email, phone_number, source, group), find, create,
  * update, delete; `collect` adds the people a grant corresponds with (source `inbox`), for the mail flow to call.
  */
-import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, or, type SQL } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -23,6 +23,7 @@ import type {
   UpdateContactInput,
 } from '../schemas/contacts.js';
 import type { ContactService } from './contracts.js';
+import { contactIdByEmail, hasEmail, hasPhoneNumber, inGroup } from './contact-store.js';
 
 export type ContactRow = typeof tables.contacts.$inferSelect;
 type ContactInsert = typeof tables.contacts.$inferInsert;
@@ -114,16 +115,6 @@ function columnsOf(input: ContactFields): Partial<ContactInsert> {
   return values;
 }
 
-function jsonArrayHas(
-  column: typeof tables.contacts.emails | typeof tables.contacts.phoneNumbers | typeof tables.contacts.groups,
-  path: string,
-  value: string,
-  caseInsensitive: boolean,
-): SQL {
-  const extracted = sql`json_extract(json_each.value, ${path})`;
-  return sql`exists (select 1 from json_each(${column}) where ${caseInsensitive ? sql`lower(${extracted})` : extracted} = ${value})`;
-}
-
 /** Creates the contact service. */
 export function createContactService({ db, clock, newId }: CoreDeps, grants: GrantService): ContactService {
   const record = eventRecorder({ newId, clock });
@@ -150,12 +141,10 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const after = decodeCursor(input.page_token, 2);
       const conditions: (SQL | undefined)[] = [eq(tables.contacts.grantId, grant.id)];
-      if (input.email)
-        conditions.push(jsonArrayHas(tables.contacts.emails, '$.email', input.email.trim().toLowerCase(), true));
-      if (input.phone_number)
-        conditions.push(jsonArrayHas(tables.contacts.phoneNumbers, '$.number', input.phone_number.trim(), false));
+      if (input.email) conditions.push(hasEmail(input.email.trim().toLowerCase()));
+      if (input.phone_number) conditions.push(hasPhoneNumber(input.phone_number.trim()));
       if (input.source) conditions.push(eq(tables.contacts.source, input.source));
-      if (input.group) conditions.push(jsonArrayHas(tables.contacts.groups, '$.id', input.group, false));
+      if (input.group) conditions.push(inGroup(input.group));
       if (after) {
         const [created, id] = after as [number, string];
         conditions.push(
@@ -267,20 +256,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           const email = person.email.trim().toLowerCase();
           if (!/^[^\s@]+@[^\s@]+$/.test(email) || email === grant.email || seen.has(email)) continue;
           seen.add(email);
-          const [known] = await executor
-            .select({ id: tables.contacts.id })
-            .from(tables.contacts)
-            .where(
-              and(
-                eq(tables.contacts.grantId, grant.id),
-                or(
-                  eq(tables.contacts.primaryEmail, email),
-                  jsonArrayHas(tables.contacts.emails, '$.email', email, true),
-                ),
-              ),
-            )
-            .limit(1);
-          if (known) continue;
+          if ((await contactIdByEmail(executor, grant.id, email)) !== undefined) continue;
           const at = now();
           const name = person.name?.trim().slice(0, 256) || null;
           const [row] = await executor

@@ -14,8 +14,8 @@
  * (`domain_daily_sends`: `sent`, what the warm-up ramp is checked against, and `rated_sent`, the denominator of the
  * domain's rates: ./domain-reputation.ts).
  */
-import { and, eq, sql } from 'drizzle-orm';
-import { tables, type GrantRow, type Tx } from '../../storage/index.js';
+import type { GrantRow, Tx } from '../../storage/index.js';
+import { addDomainSent, addGrantSent, sendingDomainIdOf } from './sending-days-store.js';
 
 /** One send as the gates see it. */
 export interface GatedSend {
@@ -57,37 +57,9 @@ export function createSendGates(gates: readonly SendGate[]) {
       const sent = send.recipients.length;
       if (sent === 0) return;
       const day = unixDayOfMs(send.at);
-      if (send.grant) {
-        await tx
-          .insert(tables.grantSendingDays)
-          .values({ grantId: send.grant.id, day, sent })
-          .onConflictDoUpdate({
-            target: [tables.grantSendingDays.grantId, tables.grantSendingDays.day],
-            set: { sent: sql`${tables.grantSendingDays.sent} + ${sent}` },
-          });
-      }
-      const [domain] = await tx
-        .select({ id: tables.domains.id })
-        .from(tables.domains)
-        .where(
-          and(
-            eq(tables.domains.domainAddress, domainOfAddress(send.from)),
-            eq(tables.domains.applicationId, send.applicationId),
-          ),
-        )
-        .limit(1);
-      if (domain) {
-        await tx
-          .insert(tables.domainDailySends)
-          .values({ domainId: domain.id, day, sent, ratedSent: sent })
-          .onConflictDoUpdate({
-            target: [tables.domainDailySends.domainId, tables.domainDailySends.day],
-            set: {
-              sent: sql`${tables.domainDailySends.sent} + ${sent}`,
-              ratedSent: sql`${tables.domainDailySends.ratedSent} + ${sent}`,
-            },
-          });
-      }
+      if (send.grant) await addGrantSent(tx, send.grant.id, day, sent);
+      const domainId = await sendingDomainIdOf(tx, send.applicationId, domainOfAddress(send.from));
+      if (domainId !== undefined) await addDomainSent(tx, domainId, day, sent);
     },
   };
 }

@@ -22,7 +22,7 @@
  * the domain (`domain.updated`); the gate then refuses every send from that domain, of any grant, with 403
  * `sending_paused` naming the domain.
  */
-import { and, between, eq, inArray, isNotNull, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -41,6 +41,7 @@ import {
 import { grantOf, pauseSending, RESUME_HINT } from '../grants/index.js';
 import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
 import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
+import { addGrantReports, grantWindowTotals } from './sending-days-store.js';
 
 /** The error type of a send refused because the grant's sending is paused. */
 export const SENDING_PAUSED = 'sending_paused';
@@ -94,21 +95,8 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
   const record = eventRecorder(deps);
 
   /** Sums of the grant's window, today included. */
-  async function windowTotals(tx: Tx, grantId: string, today: number): Promise<WindowTotals> {
-    const days = tables.grantSendingDays;
-    const [row] = await tx
-      .select({
-        sent: sql<number>`coalesce(sum(${days.sent}), 0)`,
-        hardBounces: sql<number>`coalesce(sum(${days.hardBounces}), 0)`,
-        complaints: sql<number>`coalesce(sum(${days.complaints}), 0)`,
-      })
-      .from(days)
-      .where(and(eq(days.grantId, grantId), between(days.day, today - thresholds.pauseWindowDays + 1, today)));
-    return {
-      sent: Number(row?.sent ?? 0),
-      hardBounces: Number(row?.hardBounces ?? 0),
-      complaints: Number(row?.complaints ?? 0),
-    };
+  function windowTotals(tx: Tx, grantId: string, today: number): Promise<WindowTotals> {
+    return grantWindowTotals(tx, grantId, today - thresholds.pauseWindowDays + 1, today);
   }
 
   /** Adds a report to the grant's day and pauses the grant on its window's rates. */
@@ -118,26 +106,8 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
     counts: { hard: number; soft: number; complaint: number },
   ): Promise<void> {
     if (report.grantId === null) return;
-    const { hard, soft, complaint } = counts;
-    const days = tables.grantSendingDays;
-    await tx
-      .insert(days)
-      .values({
-        grantId: report.grantId,
-        day: unixDayOfMs(report.at),
-        sent: 0,
-        hardBounces: hard,
-        softBounces: soft,
-        complaints: complaint,
-      })
-      .onConflictDoUpdate({
-        target: [days.grantId, days.day],
-        set: {
-          hardBounces: sql`${days.hardBounces} + ${hard}`,
-          softBounces: sql`${days.softBounces} + ${soft}`,
-          complaints: sql`${days.complaints} + ${complaint}`,
-        },
-      });
+    const { hard, complaint } = counts;
+    await addGrantReports(tx, report.grantId, unixDayOfMs(report.at), counts);
     if (hard === 0 && complaint === 0) return;
     const now = clock.now();
     const reason = pauseReasonOf(await windowTotals(tx, report.grantId, unixDayOfMs(now.getTime())), thresholds);

@@ -21,13 +21,14 @@
  *   References from the last (the parent) back to the first (the root).
  */
 import { createHash } from 'node:crypto';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import { preparedRead, tables, type GrantRow, type Orm } from '../../storage/index.js';
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import { tables, type GrantRow } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { JobInput, JobHandler } from '../jobs/index.js';
 import type { StoredCopy } from '../mail/contracts.js';
 import { readRawHeaders, fromHeaderAddress } from '../mime/index.js';
+import { countReply, firstTracked } from './reply-store.js';
 
 /** The job kind that records a reply to a tracked send. */
 export const THREAD_REPLIED_JOB = 'deliverability.thread_replied';
@@ -113,18 +114,6 @@ export interface ThreadReplies {
   handlers: Record<string, JobHandler>;
 }
 
-/**
- * The first tracked send of any of the grants (ids as one JSON array): asked for every group of messages a sync
- * hands over, so its SQL is built once.
- */
-const firstTracked = preparedRead((orm: Orm) =>
-  orm
-    .select({ id: tables.trackedMessages.id })
-    .from(tables.trackedMessages)
-    .where(sql`${tables.trackedMessages.grantId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
-    .limit(1),
-);
-
 /** Creates the reply watch of tracked sends. */
 export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>): ThreadReplies {
   const { db } = deps;
@@ -187,11 +176,7 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
           .onConflictDoNothing()
           .returning({ id: tables.engagementEvents.id });
         if (!inserted) return;
-        const [counted] = await tx
-          .update(tables.trackedMessages)
-          .set({ repliesCount: sql`${tables.trackedMessages.repliesCount} + 1` })
-          .where(eq(tables.trackedMessages.id, tracked.id))
-          .returning({ replies: tables.trackedMessages.repliesCount });
+        const replies = await countReply(tx, tracked.id);
         await record(tx, {
           applicationId: tracked.applicationId,
           grantId: tracked.grantId,
@@ -204,7 +189,7 @@ export function createThreadReplies(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId
             root_message_id: tracked.messageId,
             reply_to_message_id: replyToMessageId,
             ...(tracked.label !== null ? { label: tracked.label } : {}),
-            reply_data: { count: counted?.replies ?? 1 },
+            reply_data: { count: replies ?? 1 },
             from_self: reply.from_self,
             sender_app_id: tracked.applicationId,
             thread_id: threadId,

@@ -16,13 +16,16 @@
  *   the pause is cleared, the rate counters of the window are set to zero (the warm-up count stays), and the change is
  *   recorded with the request id; `domain.updated` goes out.
  */
-import { and, between, eq, gte, inArray, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, eq, gte, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type Orm, type Tx } from '../../storage/index.js';
 import type { IdGenerator } from '../ports/index.js';
 import { AppError } from '../errors.js';
 import type { Domain } from '../schemas/domains.js';
 import type { WindowTotals } from '../deliverability/contracts.js';
-import { unixDayOfMs, windowStartDay } from '../time.js';
+import { windowStartDay } from '../time.js';
+
+// The daily counters of a domain (domain_daily_sends) are read and written in ./domain-sends-store.ts.
+export { domainWindowTotals, recordDomainReport } from './domain-sends-store.js';
 
 type DomainRow = typeof tables.domains.$inferSelect;
 
@@ -55,39 +58,6 @@ export function reputationOf(totals: WindowTotals & { softBounces: number }, win
   };
 }
 
-/** The window totals of each domain (rated recipients, bounces, complaints), today included; absent ones are zero. */
-export async function domainWindowTotals(
-  db: Orm | Tx,
-  domainIds: readonly string[],
-  nowMs: number,
-  windowDays: number,
-): Promise<Map<string, WindowTotals & { softBounces: number }>> {
-  const out = new Map<string, WindowTotals & { softBounces: number }>();
-  if (domainIds.length === 0) return out;
-  const days = tables.domainDailySends;
-  const today = unixDayOfMs(nowMs);
-  const rows = await db
-    .select({
-      domainId: days.domainId,
-      sent: sql<number>`coalesce(sum(${days.ratedSent}), 0)`,
-      hardBounces: sql<number>`coalesce(sum(${days.hardBounces}), 0)`,
-      softBounces: sql<number>`coalesce(sum(${days.softBounces}), 0)`,
-      complaints: sql<number>`coalesce(sum(${days.complaints}), 0)`,
-    })
-    .from(days)
-    .where(and(inArray(days.domainId, [...domainIds]), between(days.day, today - windowDays + 1, today)))
-    .groupBy(days.domainId);
-  for (const row of rows) {
-    out.set(row.domainId, {
-      sent: Number(row.sent),
-      hardBounces: Number(row.hardBounces),
-      softBounces: Number(row.softBounces),
-      complaints: Number(row.complaints),
-    });
-  }
-  return out;
-}
-
 /** The registered domain of an application a From address is on, if any (inside the caller's transaction). */
 export async function sendingDomainOf(
   tx: Orm | Tx,
@@ -102,35 +72,6 @@ export async function sendingDomainOf(
     )
     .limit(1);
   return row;
-}
-
-/** Adds a bounce or complaint to the domain's day. */
-export async function recordDomainReport(
-  tx: Tx,
-  domainId: string,
-  day: number,
-  counts: { hard: number; soft: number; complaint: number },
-): Promise<void> {
-  const days = tables.domainDailySends;
-  await tx
-    .insert(days)
-    .values({
-      domainId,
-      day,
-      sent: 0,
-      ratedSent: 0,
-      hardBounces: counts.hard,
-      softBounces: counts.soft,
-      complaints: counts.complaint,
-    })
-    .onConflictDoUpdate({
-      target: [days.domainId, days.day],
-      set: {
-        hardBounces: sql`${days.hardBounces} + ${counts.hard}`,
-        softBounces: sql`${days.softBounces} + ${counts.soft}`,
-        complaints: sql`${days.complaints} + ${counts.complaint}`,
-      },
-    });
 }
 
 /** Pauses a domain's sending unless it is paused already, and records the change. Returns the updated row, or undefined. */

@@ -2,7 +2,7 @@
  * @module grants/folder-service
  * A grant's folders: the six system folders (fixed) and folders the user makes.
  */
-import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, or, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -13,6 +13,7 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
 import type { FolderService } from './contracts.js';
 import { folderAttributes, type GrantService } from './grant-service.js';
+import { childCountsOf, lastSortOrderOf } from './folder-store.js';
 
 type FolderRow = typeof tables.folders.$inferSelect;
 
@@ -106,12 +107,7 @@ export function createFolderService(
     if (!first) return [];
     const ids = rows.map((row) => row.id);
     const counts = await countMessages(first.grantId, ids);
-    const children = await db.orm
-      .select({ parentId: tables.folders.parentId, count: sql<number>`count(*)` })
-      .from(tables.folders)
-      .where(eq(tables.folders.grantId, first.grantId))
-      .groupBy(tables.folders.parentId);
-    const childCounts = new Map(children.map((child) => [child.parentId, child.count]));
+    const childCounts = await childCountsOf(db.orm, first.grantId);
     return rows.map((row) => toFolder(row, counts.get(row.id), childCounts.get(row.id) ?? 0));
   }
 
@@ -209,17 +205,14 @@ export function createFolderService(
       const row = await db
         .write(async (tx) => {
           // User folders list in creation order after the system ones: each takes the next sort position.
-          const [last] = await tx
-            .select({ sortOrder: sql<number | null>`max(${tables.folders.sortOrder})` })
-            .from(tables.folders)
-            .where(eq(tables.folders.grantId, grant.id));
+          const lastSortOrder = await lastSortOrderOf(tx, grant.id);
           const [inserted] = await tx
             .insert(tables.folders)
             .values({
               id: newId(),
               grantId: grant.id,
               name: input.name,
-              sortOrder: Math.max(FIRST_USER_SORT_ORDER, (last?.sortOrder ?? 0) + 1),
+              sortOrder: Math.max(FIRST_USER_SORT_ORDER, (lastSortOrder ?? 0) + 1),
               parentId: input.parent_id ?? null,
               textColor: input.text_color ?? null,
               backgroundColor: input.background_color ?? null,

@@ -6,9 +6,10 @@
  * A folder is matched by name: one the user already has (or made and renamed back) is left as it is; one the user
  * deleted comes back at the next reconcile while the policy asks for it.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { SYSTEM_FOLDERS, tables, type Executor, type StoredPolicyOptions, type Tx } from '../../storage/index.js';
 import type { IdGenerator } from '../ports/index.js';
+import { lastSortOrderOf } from './folder-store.js';
 
 /** Sort position of the first folder a user makes (as in folder-service.ts); system folders take 0–5. */
 const FIRST_USER_SORT_ORDER = 1000;
@@ -75,11 +76,7 @@ export async function addMissingFolders(
   );
   const missing = names.filter((name) => !existing.has(name));
   if (missing.length === 0) return [];
-  const [last] = await tx
-    .select({ sortOrder: sql<number | null>`max(${tables.folders.sortOrder})` })
-    .from(tables.folders)
-    .where(eq(tables.folders.grantId, grantId));
-  let order = Math.max(FIRST_USER_SORT_ORDER, (last?.sortOrder ?? 0) + 1);
+  let order = Math.max(FIRST_USER_SORT_ORDER, ((await lastSortOrderOf(tx, grantId)) ?? 0) + 1);
   const rows = missing.map((name) => ({
     id: newId(),
     grantId,

@@ -10,7 +10,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { ImapFlowOptions } from 'imapflow';
-import { startWorker, workerModule } from '../../storage/worker-module.js';
+import { startWorker, workerModule } from '../../storage/engine/worker-module.js';
 import type { FetchedBytes, FetchError, FetchWorkerData, ToFetchWorker } from './fetch-worker.js';
 
 export type { FetchedBytes } from './fetch-worker.js';

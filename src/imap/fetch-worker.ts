@@ -1,6 +1,6 @@
 /**
  * @module imap/fetch-worker
- * Runs in a worker thread (see fetch-thread.ts, started by storage/worker-module.ts): IMAP connections of its own, one
+ * Runs in a worker thread (see fetch-thread.ts, started by storage/engine/worker-module.ts): IMAP connections of its own, one
  * at a time, that FETCH the bytes of many messages for a connected account's initial sync, so that reading and
  * parsing the server's answers (imapflow) does not run on the event loop, which stores what comes. The thread outlives
  * its connections: kept for the service's life, its code stays compiled (a new thread's first FETCH costs half again

@@ -23,13 +23,13 @@
  *   route), and the sent copy is APPENDed to Sent with `\Seen` and linked, unless the server files it itself
  *   ({@link serverFilesSent}).
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { ImapFlow } from 'imapflow';
 import { tables, type Tx } from '../../storage/index.js';
 import { imapAccounts, imapFolders, imapMessages } from '../../storage/schema/connected.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError } from '../errors.js';
-import { type Job, type JobOutcome, type JobQueue, defaultBackoffMs } from '../jobs/index.js';
+import { type Job, type JobOutcome, type JobQueue, defaultBackoffMs, earlierJobRunAt } from '../jobs/index.js';
 import { loadRaw } from '../messages/index.js';
 import type { AttemptResult } from '../outbound/contracts.js';
 import {
@@ -363,10 +363,8 @@ export function createImapOutgoing(
 
   /** The job of the grant enqueued before this one and still to run, if any (dead ones do not hold the line). */
   async function earlierJob(job: Job): Promise<{ runAt: number } | undefined> {
-    const rows = await db.orm.all<{ run_at: number }>(
-      sql`select run_at from jobs where order_key = ${job.orderKey} and dead_at is null and rowid < (select rowid from jobs where id = ${job.id}) order by rowid limit 1`,
-    );
-    return rows[0] ? { runAt: rows[0].run_at } : undefined;
+    const runAt = await earlierJobRunAt(db.orm, job.orderKey, job.id);
+    return runAt !== undefined ? { runAt } : undefined;
   }
 
   async function push(job: Job): Promise<JobOutcome> {

@@ -14,6 +14,7 @@ export {
   type OrderedJob,
   type Settlement,
 } from './job-queue.js';
+export { earlierJobRunAt } from './job-store.js';
 export { startPollingLoop, type PollingLoop } from './polling-loop.js';
 export {
   createWorker,

@@ -20,9 +20,10 @@
  *
  * Every time comes from `deps.clock` (unix milliseconds in the table), so tests move time by hand.
  */
-import { and, asc, eq, getTableColumns, inArray, isNotNull, isNull, lte, or, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { Clock, CoreDeps, IdGenerator } from '../ports/index.js';
+import { deleteHeldJobs, leaseDueJobs, leaseJobs, orderedCandidates, releaseLease } from './job-store.js';
 
 /** What to enqueue. */
 export interface JobInput {
@@ -200,30 +201,7 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     );
 
   async function claimIn(tx: Tx, { owner, kinds, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
-    const now = nowMs();
-    const claimable = and(
-      inArray(tables.jobs.kind, [...kinds]),
-      lte(tables.jobs.runAt, now),
-      isNull(tables.jobs.deadAt),
-      or(isNull(tables.jobs.leaseExpiresAt), lte(tables.jobs.leaseExpiresAt, now)),
-    );
-    // The outer WHERE names the ids only: with the claimable test there too, SQLite walked every claimable row
-    // (the whole backlog) on each claim. One statement, so nothing changes between the choice and the update.
-    const rows = await tx
-      .update(tables.jobs)
-      .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
-      .where(
-        inArray(
-          tables.jobs.id,
-          tx
-            .select({ id: tables.jobs.id })
-            .from(tables.jobs)
-            .where(claimable)
-            .orderBy(asc(tables.jobs.runAt))
-            .limit(limit),
-        ),
-      )
-      .returning();
+    const rows = await leaseDueJobs(tx, { owner, kinds, limit, leaseMs, now: nowMs() });
     return rows.sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
   }
 
@@ -235,20 +213,8 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
     // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
     // jobs in rowid order, and a failed chain gives its rest back unrun), so the blocked keys are the keys of
-    // leased or retrying jobs: a small set, found once per claim through the lease and due indexes. The scan walks the table in rowid order (NOT
-    // INDEXED) and stops at the limit, so a claim reads about `limit` rows plus those of blocked keys, not the
-    // whole backlog once per job.
-    const skip = skipGroups.map((group) => sql`substr(j.order_key, 1, ${group.length + 1}) <> ${`${group} `}`);
-    const candidates = await tx.all<{
-      id: string;
-      order_key: string | null;
-    }>(sql`select j.id, j.order_key from jobs j not indexed
-      where j.kind = ${kind} and j.dead_at is null and j.run_at <= ${now} and (j.lease_expires_at is null or j.lease_expires_at <= ${now})
-        ${skip.length > 0 ? sql`and ${sql.join(skip, sql` and `)}` : sql``}
-        and (j.order_key is null or (
-          j.order_key not in (select b.order_key from jobs b where b.lease_expires_at > ${now} and b.kind = ${kind} and +b.dead_at is null and b.order_key is not null)
-          and j.order_key not in (select b.order_key from jobs b where b.dead_at is null and b.run_at > ${now} and b.kind = ${kind} and b.order_key is not null)))
-      order by j.rowid limit ${limit}`);
+    // leased or retrying jobs: a small set, found once per claim through the lease and due indexes.
+    const candidates = await orderedCandidates(tx, { kind, now, limit, skipGroups });
     // A prefix of each chosen key's jobs (rowid order), for at most `maxKeys` keys. Same write transaction: no
     // other claim runs between this read and the update.
     const taken = new Map<string, number>();
@@ -261,11 +227,7 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       ids.push(row.id);
     }
     if (ids.length === 0) return [];
-    const rows = await tx
-      .update(tables.jobs)
-      .set({ leaseOwner: owner, leaseExpiresAt: now + leaseMs, attempts: sql`${tables.jobs.attempts} + 1` })
-      .where(inArray(tables.jobs.id, ids))
-      .returning({ ...getTableColumns(tables.jobs), position: sql<number>`rowid` });
+    const rows = await leaseJobs(tx, ids, { owner, now, leaseMs });
     return rows.sort((a, b) => a.position - b.position);
   }
 
@@ -273,11 +235,7 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     const returning = { id: tables.jobs.id };
     let rows: { id: string }[];
     if (outcome.type === 'release') {
-      rows = await tx
-        .update(tables.jobs)
-        .set({ leaseOwner: null, leaseExpiresAt: null, attempts: sql`${tables.jobs.attempts} - 1` })
-        .where(held(job, owner))
-        .returning(returning);
+      rows = await releaseLease(tx, held(job, owner));
     } else if (outcome.type === 'done') {
       rows = await tx.delete(tables.jobs).where(held(job, owner)).returning(returning);
     } else if (outcome.type === 'retry') {
@@ -320,23 +278,7 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       for (let start = 0; start < indexes.length; start += INSERT_CHUNK) {
         const chunk = indexes.slice(start, start + INSERT_CHUNK).map((index) => settlements[index]!.job);
         // Held: same owner, same attempt (a job claimed again after its lease lapsed has another attempt count).
-        const rows = await tx
-          .delete(tables.jobs)
-          .where(
-            and(
-              inArray(
-                tables.jobs.id,
-                chunk.map((job) => job.id),
-              ),
-              eq(tables.jobs.leaseOwner, owner),
-              isNull(tables.jobs.deadAt),
-              inArray(
-                sql`${tables.jobs.id} || ':' || ${tables.jobs.attempts}`,
-                chunk.map((job) => `${job.id}:${job.attempts}`),
-              ),
-            ),
-          )
-          .returning({ id: tables.jobs.id });
+        const rows = await deleteHeldJobs(tx, owner, chunk);
         const deleted = new Set(rows.map((row) => row.id));
         indexes.slice(start, start + INSERT_CHUNK).forEach((index) => {
           settled[index] = deleted.has(settlements[index]!.job.id);

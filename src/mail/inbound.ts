@@ -5,7 +5,7 @@
  * attachments, thread, inbox folder, search entry and `message.created` event in ONE transaction (shared with
  * the deliveries that arrive at the same time: group commit). The promise resolves only after that transaction
  * committed and its log reached the disk, so a caller may acknowledge the message. With an embedded database the
- * transaction runs on the mail writer thread (storage/mail-writer.ts), so the event loop spends nothing on SQL or
+ * transaction runs on the mail writer thread (storage/engine/mail-writer.ts), so the event loop spends nothing on SQL or
  * fsync; with a libSQL server it runs in `Database.durableWrite` through the mail store.
  *
  * Where the parse runs: a message of text parts only (one, or a multipart/alternative of text/plain and text/html as
@@ -34,7 +34,7 @@ import {
   type Tx,
 } from '../../storage/index.js';
 import { recordEvaluations, type EvaluationRow, createEnforcement, type Enforcement } from '../admin/index.js';
-import { workerModule } from '../../storage/worker-module.js';
+import { workerModule } from '../../storage/engine/worker-module.js';
 import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';

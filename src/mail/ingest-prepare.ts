@@ -1,11 +1,11 @@
 /**
  * @module mail/ingest-prepare
- * The prepare module of the mail writer thread (storage/mail-writer.ts, `MailPrepare`): for a message the fast
+ * The prepare module of the mail writer thread (storage/engine/mail-writer.ts, `MailPrepare`): for a message the fast
  * path reads (text parts only, alone or in a multipart/alternative or /mixed, see ./simple-mime.ts), the parse, the normalisation and the rows are made on
  * the writer thread itself, beside the writes. Each such message then crosses between threads once, instead of
  * going to a parser thread, back to the event loop, and on to the writer. Anything else is declined, and the inbound
  * path parses it on the parser pool as before (./inbound.ts).
- * The writer thread loads it by URL (INGEST_PREPARE_MODULE in ./inbound.ts, found by storage/worker-module.ts).
+ * The writer thread loads it by URL (INGEST_PREPARE_MODULE in ./inbound.ts, found by storage/engine/worker-module.ts).
  */
 import type { DailyUsageIncrement, MailWriteItem } from '../../storage/index.js';
 import { asDelivery, writeItemOf, type NewMessage } from '../messages/index.js';

@@ -12,7 +12,7 @@ export {
   presentMessages,
   type MailStore,
 } from './mail-store.js';
-export { messageConditions, notDraft } from './message-filters.js';
+export { messageConditions, notDraft } from './message-query-store.js';
 export { selectFields, type MessageRow } from './message-mapper.js';
 export {
   createMessageDestroyer,

@@ -2,7 +2,7 @@
  * @module messages/mail-rows
  * A parsed message → the rows that store it (message, attachments, folder links, search entry, `message.created`
  * event, large body blob), without the database. Two places build them and must agree: the mail store on the event
- * loop (mail-store.ts) and the mail writer thread (through src/mail/ingest-prepare.ts, which storage/mail-writer-worker.ts
+ * loop (mail-store.ts) and the mail writer thread (through src/mail/ingest-prepare.ts, which storage/engine/mail-writer-worker.ts
  * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
 import type {
@@ -192,7 +192,7 @@ export function createdEventOf(row: MessageRow, attachments: AttachmentRow[]): O
 }
 
 /**
- * One message for the mail writer thread (storage/mail-writer.ts): the rows the mail store's `insertMany` would write
+ * One message for the mail writer thread (storage/engine/mail-writer.ts): the rows the mail store's `insertMany` would write
  * for `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events; the
  * writer picks each copy's thread and sequence inside its transaction. A raw message stored inline (`rawInline`)
  * goes with its copy, for `message_raw`, instead of being a blob. Ids are taken per copy in this order: the

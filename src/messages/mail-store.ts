@@ -298,7 +298,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
   }
 
   /**
-   * One message for the mail writer thread (storage/mail-writer.ts): the rows {@link insertMany} would write for
+   * One message for the mail writer thread (storage/engine/mail-writer.ts): the rows {@link insertMany} would write for
    * `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events; the writer
    * picks each copy's thread and sequence inside its transaction.
    */

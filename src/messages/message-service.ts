@@ -3,17 +3,8 @@
  * Messages of a mailbox: list (Nylas filters, keyset pages that stay correct while mail arrives), find, raw
  * MIME, update (read, starred, folders, metadata) and delete (to trash; from trash, for good).
  */
-import { and, desc, eq, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import {
-  preparedRead,
-  readAll,
-  readBlob,
-  readMessageRaw,
-  tables,
-  type Executor,
-  type Orm,
-  type Tx,
-} from '../../storage/index.js';
+import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { readAll, readBlob, readMessageRaw, tables, type Executor, type Tx } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -37,7 +28,18 @@ import { createProviders, type Providers } from '../providers/index.js';
 import { cleanConversation } from './clean-conversation.js';
 import { createMessageJsonCache } from './message-json-cache.js';
 import { presentMessages, type MailStore } from './mail-store.js';
-import { messageConditions, notDraft, resolveFolderIds } from './message-filters.js';
+import {
+  firstPage,
+  firstPageKeys,
+  messageConditions,
+  messagesByIds,
+  notDraft,
+  PAGE_KEYS,
+  pageAfter,
+  pageKeysAfter,
+  PRESENTED_COLUMNS,
+  resolveFolderIds,
+} from './message-query-store.js';
 import { selectFields, toRawMimeMessage, type MessageRow, type PresentedMessageRow } from './message-mapper.js';
 
 /** Headers returned by `fields=include_basic_headers`. */
@@ -53,120 +55,6 @@ const BASIC_HEADERS = new Set([
   'subject',
   'date',
 ]);
-
-/** The columns of {@link PresentedMessageRow}, selected by lists of messages. */
-const PRESENTED_COLUMNS = {
-  id: tables.messages.id,
-  grantId: tables.messages.grantId,
-  threadId: tables.messages.threadId,
-  seq: tables.messages.seq,
-  date: tables.messages.date,
-  subject: tables.messages.subject,
-  fromAddresses: tables.messages.fromAddresses,
-  toAddresses: tables.messages.toAddresses,
-  ccAddresses: tables.messages.ccAddresses,
-  bccAddresses: tables.messages.bccAddresses,
-  replyToAddresses: tables.messages.replyToAddresses,
-  snippet: tables.messages.snippet,
-  body: tables.messages.body,
-  bodyHash: tables.messages.bodyHash,
-  folders: tables.messages.folders,
-  unread: tables.messages.unread,
-  starred: tables.messages.starred,
-  metadata: tables.messages.metadata,
-  rawHash: tables.messages.rawHash,
-  rawSize: tables.messages.rawSize,
-  verdict: tables.messages.verdict,
-} satisfies { [Key in keyof PresentedMessageRow]: (typeof tables.messages)[Key] };
-
-/** The condition of a page of a mailbox with no filter (the usual list): the first, or the one after a cursor. */
-const pageWhere = (after: boolean) =>
-  and(
-    eq(tables.messages.grantId, sql.placeholder('grant')),
-    notDraft(),
-    after
-      ? or(
-          lt(tables.messages.date, sql.placeholder('date')),
-          and(eq(tables.messages.date, sql.placeholder('date')), lt(tables.messages.seq, sql.placeholder('seq'))),
-        )
-      : undefined,
-  );
-/** Newest first; `seq` breaks ties of one date. */
-const pageOrder = () => [desc(tables.messages.date), desc(tables.messages.seq)] as const;
-
-/** Such a page, as `list` below reads it for that case, its SQL built once. */
-const firstPage = preparedRead((orm: Orm) =>
-  orm
-    .select(PRESENTED_COLUMNS)
-    .from(tables.messages)
-    .where(pageWhere(false))
-    .orderBy(...pageOrder())
-    .limit(sql.placeholder('limit')),
-);
-const pageAfter = preparedRead((orm: Orm) =>
-  orm
-    .select(PRESENTED_COLUMNS)
-    .from(tables.messages)
-    .where(pageWhere(true))
-    .orderBy(...pageOrder())
-    .limit(sql.placeholder('limit')),
-);
-
-/**
- * What a list's JSON form reads first: a page's order, cursor and revisions, and no message content; `sent` says the
- * message is a copy this mailbox sent (only those have a delivery status to look up).
- */
-const PAGE_KEYS = {
-  id: tables.messages.id,
-  rev: tables.messages.rev,
-  date: tables.messages.date,
-  seq: tables.messages.seq,
-  // Spelled out: in a select list drizzle names columns without their table, and `"id"` would be the subquery's own.
-  sent: sql<number>`EXISTS (SELECT 1 FROM "outbound_messages" WHERE "outbound_messages"."message_id" = "messages"."id")`,
-};
-/**
- * The keys of a page of a mailbox named by its id, in one statement with the check that the grant is the caller's
- * (`app`): no row when it is not (the caller then tells a missing grant from an empty page).
- */
-const ownedPage = (after: boolean) =>
-  and(
-    pageWhere(after),
-    sql`EXISTS (SELECT 1 FROM ${tables.grants} WHERE ${tables.grants.id} = ${sql.placeholder('grant')} AND ${tables.grants.applicationId} = ${sql.placeholder('app')})`,
-  );
-// Kept while the database is unchanged: a mailbox polled between two arrivals is answered without a query.
-const firstPageKeys = preparedRead(
-  (orm: Orm) =>
-    orm
-      .select(PAGE_KEYS)
-      .from(tables.messages)
-      .where(ownedPage(false))
-      .orderBy(...pageOrder())
-      .limit(sql.placeholder('limit')),
-  { memo: 256 },
-);
-const pageKeysAfter = preparedRead(
-  (orm: Orm) =>
-    orm
-      .select(PAGE_KEYS)
-      .from(tables.messages)
-      .where(ownedPage(true))
-      .orderBy(...pageOrder())
-      .limit(sql.placeholder('limit')),
-  { memo: 256 },
-);
-/** Messages of a mailbox by id (ids as one JSON array), with their revision. */
-const messagesByIds = preparedRead((orm: Orm) =>
-  orm
-    .select({ ...PRESENTED_COLUMNS, rev: tables.messages.rev })
-    .from(tables.messages)
-    .where(
-      and(
-        eq(tables.messages.grantId, sql.placeholder('grant')),
-        sql`${tables.messages.id} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`,
-        notDraft(),
-      ),
-    ),
-);
 
 /** A page's JSON array is kept with its keys up to this size (256 of them at most: 16 MB). */
 const PAGE_BYTES_KEPT = 64 * 1024;

@@ -3,7 +3,7 @@
  * Threads (conversations) of a mailbox: list with the Nylas filters, find, update every message of a thread,
  * delete (to trash; a thread whose messages are all in trash is deleted for good).
  */
-import { and, asc, desc, eq, gt, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from 'drizzle-orm';
 import { tables, type Executor } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -21,7 +21,13 @@ import type {
 } from '../schemas/threads.js';
 import type { ThreadService } from './contracts.js';
 import { presentMessages, type MailStore } from './mail-store.js';
-import { messageConditions, notDraft, resolveFolderIds, type MessageFilterInput } from './message-filters.js';
+import {
+  messageConditions,
+  notDraft,
+  resolveFolderIds,
+  threadInFolders,
+  type MessageFilterInput,
+} from './message-query-store.js';
 import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
 import { checkFolders, TRASH_FOLDER, type MessageService } from './message-service.js';
 import { createProviders, type Providers } from '../providers/index.js';
@@ -139,11 +145,7 @@ export function createThreadService(
         conditions.push(gt(threads.latestMessageDate, input.latest_message_after));
       if (input.in && input.in.length > 0) {
         const folderIds = await resolveFolderIds(db.orm, grant.id, input.in);
-        const list = sql.join(
-          folderIds.map((id) => sql`${id}`),
-          sql`, `,
-        );
-        conditions.push(sql`EXISTS (SELECT 1 FROM json_each(${threads.folders}) WHERE json_each.value IN (${list}))`);
+        conditions.push(threadInFolders(folderIds));
       }
       const messageLevel = messageConditions(grant.id, input, THREAD_LEVEL);
       if (messageLevel.length > 1) {

@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { blobHash } from '../../storage/index.js';
-import { startWorker, workerModule } from '../../storage/worker-module.js';
+import { startWorker, workerModule } from '../../storage/engine/worker-module.js';
 import type { WireParsedAttachment, WireParsedMessage } from './normalize.js';
 import { unfoldHeaderLines } from './header-lines.js';
 

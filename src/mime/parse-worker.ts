@@ -1,6 +1,6 @@
 /**
  * @module mime/parse-worker
- * Runs in a worker thread (see parse-inbound.ts, started by storage/worker-module.ts): parses untrusted MIME with
+ * Runs in a worker thread (see parse-inbound.ts, started by storage/engine/worker-module.ts): parses untrusted MIME with
  * mailparser off the event loop and returns plain data (normalize.ts). Importing it elsewhere only gives its options.
  *
  * Every conversion here is linear in its input and bounded: the HTML→text conversion of mailparser is off

@@ -18,8 +18,8 @@
  *   crash after the remote server answered 250 and before that commit (at-least-once, as every MTA). Local
  *   delivery closes even that window: before storing, it looks for the Message-ID in the recipient's mailbox.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { preparedRead, putBlobs, readBlob, releaseBlobs, tables, type Orm, type Tx } from '../../storage/index.js';
+import { and, eq, inArray } from 'drizzle-orm';
+import { putBlobs, readBlob, releaseBlobs, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, SmtpClient } from '../ports/index.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { InboundService } from '../mail/index.js';
@@ -30,38 +30,13 @@ import type { ReportIntake } from '../deliverability/index.js';
 import type { ProviderGrant, Providers } from '../providers/index.js';
 import type { AttemptResult, OutboundRow } from './contracts.js';
 import { createDeliveryAttempts } from './delivery-attempts.js';
+import { recordRecipientAttempt, reportsOf, sentStateOf } from './outbound-store.js';
 import { createRouter, domainOf, type RoutedRecipient } from './routing.js';
 
 /** The job kind of a delivery attempt. */
 export const DELIVER_JOB = 'mail.deliver';
 /** Lease of a first attempt run by the request that accepted the message (the worker takes over after it). */
 const INLINE_LEASE_MS = 60_000;
-
-/**
- * The recipients and tracking options of the sender's copies among messages, the ids given as one JSON array: asked
- * on every page of messages, so its SQL is built once.
- */
-const sentStateOf = preparedRead((orm: Orm) =>
-  orm
-    .select({
-      messageId: tables.outboundMessages.messageId,
-      trackingOptions: tables.outboundMessages.trackingOptions,
-      recipient: tables.outboundRecipients,
-    })
-    .from(tables.outboundMessages)
-    .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
-    .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`),
-);
-
-/** The bounces and complaints recorded against the sender's copies among messages (ids as one JSON array), oldest first. */
-const reportsOf = preparedRead((orm: Orm) =>
-  orm
-    .select({ messageId: tables.outboundMessages.messageId, report: tables.deliveryReports })
-    .from(tables.outboundMessages)
-    .innerJoin(tables.deliveryReports, eq(tables.deliveryReports.outboundId, tables.outboundMessages.id))
-    .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
-    .orderBy(tables.deliveryReports.at),
-);
 
 /** One recipient of a message in the queue. */
 type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
@@ -317,25 +292,14 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     for (const result of results) {
       const status: DeliveryStatus['status'] = result.outcome;
       const final = status !== 'deferred';
-      const updated = await tx
-        .update(tables.outboundRecipients)
-        .set({
-          status,
-          attempts: sql`${tables.outboundRecipients.attempts} + 1`,
-          lastCode: result.code,
-          lastResponse: result.response.slice(0, 1000),
-          nextAttemptAt: final ? null : nextAt,
-          updatedAt: at,
-          finalAt: final ? at : null,
-        })
-        .where(
-          and(
-            eq(tables.outboundRecipients.outboundId, outbound.id),
-            eq(tables.outboundRecipients.email, result.email),
-            inArray(tables.outboundRecipients.status, ['queued', 'deferred']),
-          ),
-        )
-        .returning();
+      const updated = await recordRecipientAttempt(tx, outbound.id, result.email, {
+        status,
+        code: result.code,
+        response: result.response,
+        nextAttemptAt: final ? null : nextAt,
+        at,
+        final,
+      });
       if (status === 'failed' && updated[0]) {
         failed.push(updated[0]);
         // A permanent reply (5xx) or the queue giving up is a bounce; losing the bytes (our fault) or the sending

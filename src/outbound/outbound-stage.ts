@@ -18,7 +18,7 @@
  * look-up): no evaluation row, no count. Sends are counted only while a policy applies, so a quota added to a
  * policy counts from then on, and a policy newly given to a workspace starts counting that day from its first send.
  */
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import {
   evaluationRow,
@@ -32,6 +32,7 @@ import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import type { RateLimitDetails } from '../access.js';
 import type { SendDryRun } from '../schemas/send.js';
+import { countGrantSend } from './outbound-store.js';
 import {
   decideSend,
   nextUtcMidnight,
@@ -182,19 +183,6 @@ export function createOutboundStage(
     };
   }
 
-  /** Adds one to the grant's sends of `day` and returns the count before it. */
-  async function countSend(tx: Tx, grantId: string, day: number): Promise<number> {
-    const [row] = await tx
-      .insert(tables.grantDailyUsage)
-      .values({ grantId, day, sent: 1 })
-      .onConflictDoUpdate({
-        target: [tables.grantDailyUsage.grantId, tables.grantDailyUsage.day],
-        set: { sent: sql`${tables.grantDailyUsage.sent} + 1` },
-      })
-      .returning({ sent: tables.grantDailyUsage.sent });
-    return (row?.sent ?? 1) - 1;
-  }
-
   /** The grant's sends so far on `day`. */
   async function sentOn(grantId: string, day: number): Promise<number> {
     const [row] = await db.orm
@@ -215,7 +203,7 @@ export function createOutboundStage(
     async admit(tx: Tx, check: OutboundCheck | undefined, phase: 'send' | 'schedule'): Promise<Admitted | undefined> {
       if (!check) return undefined;
       const counting = phase === 'send' && check.counted;
-      const sentBefore = counting ? await countSend(tx, check.grant.id, utcDayOf(clock.now())) : undefined;
+      const sentBefore = counting ? await countGrantSend(tx, check.grant.id, utcDayOf(clock.now())) : undefined;
       const decision = decideSend(check.policy, check.candidate, sentBefore);
       if (decision.refusal) {
         const error = await refusalError(check, decision.refusal, tx);

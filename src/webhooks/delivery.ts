@@ -21,7 +21,7 @@
  *    job that emails notification_email_addresses through the injected Notifier.
  */
 import { gzipSync } from 'node:zlib';
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -32,6 +32,7 @@ import { checkWebhookTarget } from './address-policy.js';
 import { openStored } from '../secrets/index.js';
 import { signatureHeaders } from './signatures.js';
 import { WEBHOOK_USER_AGENT, type WebhookRow, type WebhookTransport } from './webhook-service.js';
+import { countFailure, markDelivered } from './webhook-store.js';
 
 /** Job kinds of this module. */
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
@@ -288,18 +289,7 @@ export function createWebhookDelivery(
   async function recordSuccess(webhook: WebhookRow): Promise<void> {
     if (webhook.consecutiveFailures === 0 && webhook.status !== 'failing') return;
     const at = unixSeconds(clock.now());
-    await db.write((tx) =>
-      tx
-        .update(tables.webhooks)
-        .set({
-          consecutiveFailures: 0,
-          failingSince: null,
-          lastError: null,
-          status: sql`case when ${tables.webhooks.status} = 'failing' then 'active' else ${tables.webhooks.status} end`,
-          statusUpdatedAt: sql`case when ${tables.webhooks.status} = 'failing' then ${at} else ${tables.webhooks.statusUpdatedAt} end`,
-        })
-        .where(eq(tables.webhooks.id, webhook.id)),
-    );
+    await db.write((tx) => markDelivered(tx, webhook.id, at));
   }
 
   /** Counts a failure and applies the failing/failed transitions; returns the status afterwards. */
@@ -307,15 +297,7 @@ export function createWebhookDelivery(
     const nowMs = clock.now().getTime();
     const at = unixSeconds(clock.now());
     return db.write(async (tx) => {
-      const [row] = await tx
-        .update(tables.webhooks)
-        .set({
-          consecutiveFailures: sql`${tables.webhooks.consecutiveFailures} + 1`,
-          failingSince: sql`coalesce(${tables.webhooks.failingSince}, ${at})`,
-          lastError: error.slice(0, 500),
-        })
-        .where(eq(tables.webhooks.id, webhookId))
-        .returning();
+      const row = await countFailure(tx, webhookId, error, at);
       if (!row) return undefined;
       const spanMs = nowMs - (row.failingSince ?? at) * 1000;
       let next = row.status;

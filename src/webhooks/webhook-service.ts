@@ -5,7 +5,7 @@
  * Delivery itself lives in ./delivery.ts.
  */
 import { networkInterfaces } from 'node:os';
-import { and, asc, eq, gt, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, gt, or, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps, HttpRequester } from '../ports/index.js';
@@ -23,6 +23,7 @@ import type {
 import type { WebhookService } from './contracts.js';
 import { checkWebhookTarget, type CheckedTarget } from './address-policy.js';
 import { newWebhookSecret } from './signatures.js';
+import { newestOutboxSeq } from './webhook-store.js';
 
 /** A subscription row. */
 export type WebhookRow = typeof tables.webhooks.$inferSelect;
@@ -136,9 +137,7 @@ export function createWebhookService(
       const secret = newWebhookSecret(randomBytes(32));
       const [row] = await db.write(async (tx) => {
         // Events already recorded are not this subscription's: it starts after the newest one.
-        const [last] = await tx
-          .select({ seq: sql<number | null>`max(${tables.outboxEvents.seq})` })
-          .from(tables.outboxEvents);
+        const last = await newestOutboxSeq(tx);
         return tx
           .insert(tables.webhooks)
           .values({
@@ -152,7 +151,7 @@ export function createWebhookService(
             // Sealed at rest; delivery opens it to sign (src/webhooks/delivery.ts).
             secret: secrets.seal(secret),
             compressedDelivery: input.compressed_delivery ?? false,
-            startSeq: last?.seq ?? 0,
+            startSeq: last ?? 0,
             statusUpdatedAt: at,
             createdAt: at,
             updatedAt: at,

@@ -3,7 +3,7 @@
  */
 import { and, eq, sql } from 'drizzle-orm';
 import type { Executor } from '../orm.js';
-import { preparedRead } from '../fast-read.js';
+import { preparedRead } from '../engine/fast-read.js';
 import { grants } from '../schema/grants.js';
 
 export type GrantRow = typeof grants.$inferSelect;

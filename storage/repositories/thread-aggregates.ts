@@ -2,7 +2,7 @@
  * @module storage/repositories/thread-aggregates
  * How one new message changes its thread's aggregates (participants, dates, latest message, flags, folders).
  * Two places fold messages into threads and must agree: the mail store's transaction on the event loop
- * (src/messages/mail-store.ts) and the mail writer thread (storage/mail-writer-worker.ts).
+ * (src/messages/mail-store.ts) and the mail writer thread (storage/engine/mail-writer-worker.ts).
  */
 import type { StoredAddress, messages, threads } from '../schema/mail.js';
 

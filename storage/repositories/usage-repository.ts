@@ -6,7 +6,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { Executor, Tx } from '../orm.js';
 import { grantDailyUsage } from '../schema/admin.js';
 import { messages } from '../schema/mail.js';
-import type { DailyUsageIncrement } from '../mail-writer.js';
+import type { DailyUsageIncrement } from '../engine/mail-writer.js';
 
 /** Adds to the daily counters of grants (a row per grant and day is made on first use). */
 export async function addDailyUsage(tx: Tx, increments: readonly DailyUsageIncrement[]): Promise<void> {

@@ -167,7 +167,7 @@ describe('the packed package, installed in a fresh project', () => {
         'dist/server/cli.js',
         'dist/src/index.d.ts',
         'dist/storage/migrations/meta/_journal.json',
-        'dist/storage/mail-writer-worker.js',
+        'dist/storage/engine/mail-writer-worker.js',
       ]),
     );
     expect(files.filter((file) => /^(test|bench|\.ci|examples|bin)\//.test(file))).toEqual([]);

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { startWalCheckpointer, RESTART_DELAY_MS } from '../../storage/wal-checkpointer.js';
+import { startWalCheckpointer, RESTART_DELAY_MS } from '../../storage/engine/wal-checkpointer.js';
 import { createHealth } from '../../src/health.js';
 import { createMimeParser } from '../../src/mime/parse-inbound.js';
 import { createLogger } from '../../src/index.js';

@@ -1,5 +1,5 @@
 /**
- * The hot read path (storage/fast-read.ts): the same rows as drizzle gives, for whole rows with JSON, boolean and
+ * The hot read path (storage/engine/fast-read.ts): the same rows as drizzle gives, for whole rows with JSON, boolean and
  * null columns, partial selections, inner joins with a nested table and prepared queries with placeholders; and the
  * shared connection (uncommitted writes included) whenever a write transaction is open, a transaction's executor is
  * used, or the database is not an embedded file.

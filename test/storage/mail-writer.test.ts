@@ -1,5 +1,5 @@
 /**
- * The mail writer thread (storage/mail-writer.ts): it must store exactly what the mail store's transaction on the
+ * The mail writer thread (storage/engine/mail-writer.ts): it must store exactly what the mail store's transaction on the
  * event loop stores (threads, aggregates, references, folders, attachments, search, outbox events), isolate a
  * message that fails from the others of its batch, survive the death of its thread mid-batch without leaving half
  * a message or a held lock, and share the write lock with `db.write` without deadlock.

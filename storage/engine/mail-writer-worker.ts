@@ -1,5 +1,5 @@
 /**
- * @module storage/mail-writer-worker
+ * @module storage/engine/mail-writer-worker
  * Runs in a worker thread (see mail-writer.ts, started by worker-module.ts): stores batches of inbound messages on its own connection to the
  * embedded database with the native `libsql` driver and statements prepared once, so neither the statements nor
  * the COMMIT's fsync (synchronous=FULL) run on the event loop. Per batch: one BEGIN IMMEDIATE and one COMMIT; a
@@ -15,8 +15,8 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import Database from 'libsql';
 import type { MailPrepare, MailWriteItem, MailWriteResult } from './mail-writer.js';
-import { foldIntoThread, newThread } from './repositories/thread-aggregates.js';
-import type { messages, threads } from './schema/mail.js';
+import { foldIntoThread, newThread } from '../repositories/thread-aggregates.js';
+import type { messages, threads } from '../schema/mail.js';
 
 /** A column as mail-writer.ts describes it from the drizzle schema. */
 interface Column {
@@ -70,7 +70,7 @@ const prepare: MailPrepare | undefined = prepareModule
   : undefined;
 
 const db = new Database(file, { timeout: busyTimeoutMs });
-// Checkpoints are mostly the checkpoint thread's (storage/wal-checkpointer.ts, from 4 MB of log on), beside this one.
+// Checkpoints are mostly the checkpoint thread's (storage/engine/wal-checkpointer.ts, from 4 MB of log on), beside this one.
 // Under a steady stream of batches its PASSIVE checkpoints never catch up with the last frames, and the log, which
 // restarts from its beginning only once fully copied, would grow without bound; past 16 MB this thread finishes
 // the copy itself after a COMMIT (little is left to copy by then), so the log stays around that size.

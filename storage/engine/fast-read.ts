@@ -1,5 +1,5 @@
 /**
- * @module storage/fast-read
+ * @module storage/engine/fast-read
  * The hot read path: a drizzle select run on a read connection of its own (the native `libsql` driver) with its
  * statements prepared once and its rows mapped by a mapper compiled once per query shape. The same query through
  * `@libsql/client` prepares its statement on every call, reads every integer as a BigInt, and builds each row with

@@ -1,5 +1,5 @@
 /**
- * @module storage/wal-checkpointer
+ * @module storage/engine/wal-checkpointer
  * WAL checkpoints on a worker thread. The dedicated connection of `Database.durableWrite` turns automatic
  * checkpoints off: SQLite would otherwise run them inside the COMMIT that grows the log past 1,000 pages,
  * copying megabytes into the database file and syncing it on the event loop. This worker checkpoints on its own

@@ -1,13 +1,13 @@
 /**
- * @module storage/group-commit
+ * @module storage/engine/group-commit
  * Group commit: items that arrive while a write transaction is running are written together in the next one,
  * by one call of the writer, so one log sync and a few multi-row statements cover many of them. When the batch
  * fails it is retried one item per transaction, so only the guilty item fails. A caller's promise settles only
  * after the transaction holding its item committed (or failed). Writers must only write through the
  * transaction, so that running them again after a rollback is safe.
  */
-import type { Database } from './db.js';
-import type { Tx } from './orm.js';
+import type { Database } from '../db.js';
+import type { Tx } from '../orm.js';
 
 /** Options of {@link createGroupCommit}. */
 export interface GroupCommitOptions {

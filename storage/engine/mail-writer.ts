@@ -1,5 +1,5 @@
 /**
- * @module storage/mail-writer
+ * @module storage/engine/mail-writer
  * The mail writer thread: stores inbound messages (blobs, thread, message, folder links, attachments, full-text
  * entry, `message.created` outbox event) for an embedded database on a worker thread (mail-writer-worker.ts)
  * with the native `libsql` driver and prepared statements, so the event loop spends nothing on SQL or fsync.
@@ -28,12 +28,12 @@
  */
 import { MessageChannel, type Worker } from 'node:worker_threads';
 import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
-import type { Database } from './db.js';
-import { BLOB_CHUNK_BYTES } from './repositories/blob-repository.js';
-import { ruleEvaluations } from './schema/admin.js';
-import { imapMessages } from './schema/connected.js';
-import { jobs, outboxEvents } from './schema/events.js';
-import { attachments, messageFolders, messages, threadReferences, threads } from './schema/mail.js';
+import type { Database } from '../db.js';
+import { BLOB_CHUNK_BYTES } from '../repositories/blob-repository.js';
+import { ruleEvaluations } from '../schema/admin.js';
+import { imapMessages } from '../schema/connected.js';
+import { jobs, outboxEvents } from '../schema/events.js';
+import { attachments, messageFolders, messages, threadReferences, threads } from '../schema/mail.js';
 import { startWorker, workerModule } from './worker-module.js';
 import {
   MailWriteError,

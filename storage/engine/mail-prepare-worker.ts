@@ -1,5 +1,5 @@
 /**
- * @module storage/mail-prepare-worker
+ * @module storage/engine/mail-prepare-worker
  * Runs in a worker thread beside the mail writer thread (see mail-writer.ts, started by worker-module.ts): prepares
  * raw messages with the caller's prepare module (parse and rows, `MailPrepare`) and hands each item straight to the
  * writer thread over a port of their own, so the writer thread spends its time on SQL alone and the two run side by

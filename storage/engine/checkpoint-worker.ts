@@ -1,5 +1,5 @@
 /**
- * @module storage/checkpoint-worker
+ * @module storage/engine/checkpoint-worker
  * Runs in a worker thread (see wal-checkpointer.ts, started by worker-module.ts): checkpoints the write-ahead log of
  * an embedded database on its own connection, so the copy into the database file and its fsync never run on the
  * event loop.

@@ -1,12 +1,12 @@
 /**
- * @module storage/mail-writer-types
+ * @module storage/engine/mail-writer-types
  * What the mail writer (./mail-writer.ts) is given and answers: the items, raw messages and groups it stores, their
  * results, and its interface.
  */
-import type { ruleEvaluations } from './schema/admin.js';
-import type { imapMessages } from './schema/connected.js';
-import type { jobs, outboxEvents } from './schema/events.js';
-import type { attachments, messageFolders, messages } from './schema/mail.js';
+import type { ruleEvaluations } from '../schema/admin.js';
+import type { imapMessages } from '../schema/connected.js';
+import type { jobs, outboxEvents } from '../schema/events.js';
+import type { attachments, messageFolders, messages } from '../schema/mail.js';
 
 /** A blob to store with a message (raw MIME, attachment bytes, a large body). */
 export interface MailWriteBlob {

@@ -1,5 +1,5 @@
 /**
- * @module storage/worker-module
+ * @module storage/engine/worker-module
  * The one rule for the modules of worker threads (the MIME parser pool, the mail writer and its prepare module, the
  * checkpoint thread, the iCalendar parser): a thread runs the compiled JavaScript next to the module that starts it
  * (`dist/…/x.js` in the build). When that file is not there, the code runs from its TypeScript sources (vitest, or

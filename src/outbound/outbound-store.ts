@@ -1,0 +1,89 @@
+/**
+ * @module outbound/outbound-store
+ * The reads and writes of outbound mail that need SQL beyond drizzle's operators: the delivery state and the
+ * reports of the sender's copies among many messages (ids as one JSON array, each statement built once), a
+ * recipient's attempt counted, and a grant's sends of a day counted.
+ */
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import { preparedRead, tables, type Orm, type Tx } from '../../storage/index.js';
+import type { DeliveryStatus } from '../schemas/messages.js';
+
+/** One recipient of a message in the queue. */
+type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
+
+/**
+ * The recipients and tracking options of the sender's copies among messages, the ids given as one JSON array: asked
+ * on every page of messages, so its SQL is built once.
+ */
+export const sentStateOf = preparedRead((orm: Orm) =>
+  orm
+    .select({
+      messageId: tables.outboundMessages.messageId,
+      trackingOptions: tables.outboundMessages.trackingOptions,
+      recipient: tables.outboundRecipients,
+    })
+    .from(tables.outboundMessages)
+    .innerJoin(tables.outboundRecipients, eq(tables.outboundRecipients.outboundId, tables.outboundMessages.id))
+    .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`),
+);
+
+/** The bounces and complaints recorded against the sender's copies among messages (ids as one JSON array), oldest first. */
+export const reportsOf = preparedRead((orm: Orm) =>
+  orm
+    .select({ messageId: tables.outboundMessages.messageId, report: tables.deliveryReports })
+    .from(tables.outboundMessages)
+    .innerJoin(tables.deliveryReports, eq(tables.deliveryReports.outboundId, tables.outboundMessages.id))
+    .where(sql`${tables.outboundMessages.messageId} IN (SELECT value FROM json_each(${sql.placeholder('ids')}))`)
+    .orderBy(tables.deliveryReports.at),
+);
+
+/**
+ * Records an attempt of a recipient still queued or deferred: its status, reply and next attempt (none once
+ * final), one attempt more; the rows changed (none when the recipient was settled meanwhile).
+ */
+export function recordRecipientAttempt(
+  tx: Tx,
+  outboundId: string,
+  email: string,
+  attempt: {
+    status: DeliveryStatus['status'];
+    code: RecipientRow['lastCode'];
+    response: string;
+    nextAttemptAt: number | null;
+    at: number;
+    final: boolean;
+  },
+): Promise<RecipientRow[]> {
+  return tx
+    .update(tables.outboundRecipients)
+    .set({
+      status: attempt.status,
+      attempts: sql`${tables.outboundRecipients.attempts} + 1`,
+      lastCode: attempt.code,
+      lastResponse: attempt.response.slice(0, 1000),
+      nextAttemptAt: attempt.nextAttemptAt,
+      updatedAt: attempt.at,
+      finalAt: attempt.final ? attempt.at : null,
+    })
+    .where(
+      and(
+        eq(tables.outboundRecipients.outboundId, outboundId),
+        eq(tables.outboundRecipients.email, email),
+        inArray(tables.outboundRecipients.status, ['queued', 'deferred']),
+      ),
+    )
+    .returning();
+}
+
+/** Adds one to the grant's sends of `day` and returns the count before it. */
+export async function countGrantSend(tx: Tx, grantId: string, day: number): Promise<number> {
+  const [row] = await tx
+    .insert(tables.grantDailyUsage)
+    .values({ grantId, day, sent: 1 })
+    .onConflictDoUpdate({
+      target: [tables.grantDailyUsage.grantId, tables.grantDailyUsage.day],
+      set: { sent: sql`${tables.grantDailyUsage.sent} + 1` },
+    })
+    .returning({ sent: tables.grantDailyUsage.sent });
+  return (row?.sent ?? 1) - 1;
+}
