@@ -83,6 +83,7 @@ class Renderer {
   private colours: Colour[] = [];
   private outlookQuote: { segment: Segment | undefined; base: Colour | undefined } | undefined;
   private answerDepth = 0;
+  private lastLink: { token: string; at: number } | undefined;
 
   constructor(private readonly options: HtmlToMarkdownOptions) {}
 
@@ -103,7 +104,6 @@ class Renderer {
   }
 
   private element(node: ElementNode, parent: ElementNode, writer: TextWriter): void {
-    const name = node.name;
     if (node.colour !== undefined) {
       this.colours.push(node.colour);
       this.coloured(node, parent, writer);
@@ -236,7 +236,12 @@ class Renderer {
       if (this.links.length < MAX_LINKS) {
         this.links.push(resolved ? { text, url, original: href } : { text, url });
       }
-      writer.token(this.formatLink(text, url));
+      const token = this.formatLink(text, url);
+      // The same link twice in a row (a product's image, then its name) is written once.
+      if (this.lastLink?.token !== token || this.lastLink.at !== writer.written) {
+        writer.token(token);
+        this.lastLink = { token, at: writer.written };
+      }
     }
     if (typeof last === 'string' && last.endsWith(' ')) writer.space();
   }

@@ -372,7 +372,7 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
       const background = frame.background;
       const unknownBackground =
         background === 'image' || (background === DEFAULT_BACKGROUND && rules.uncertainBackground);
-      if (transparent(frame.colour) || (!unknownBackground && sameColour(frame.colour, background as Colour))) {
+      if (transparent(frame.colour) || (!unknownBackground && sameColour(frame.colour, background))) {
         hidden.sameColour += visible;
         removedRanges.push([start, textEnd]);
         return;
@@ -656,10 +656,11 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
     oncomment(start, endIndex, offset) {
       flushText();
       const frame = top();
-      if (frame.skip || frame.hidden) return;
       tokenEnd = endIndex + 1;
-      const content = source.slice(start, endIndex - offset);
+      if (frame.hidden) return;
       removedRanges.push([Math.max(0, start - 4), endIndex + 1]);
+      if (frame.skip) return;
+      const content = source.slice(start, endIndex - offset);
       // Outlook's conditional comments repeat what the body shows (for Outlook): removed, not counted as hidden.
       if (
         /^\s*\[if\b|<!\[endif\]\s*$|^\s*<!\[endif\]/i.test(content.slice(0, 16)) ||

@@ -16,11 +16,11 @@
  * U+200D zero-width joiner is kept between two pictographs (it builds emoji such as 👩‍💻) and removed elsewhere.
  */
 const INVISIBLE =
-  /[\u00ad\u034f\u180e\u200b\u200c\u200e\u200f\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff]|\u200d|\udb40[\udc00-\udc7f\udd00-\uddef]/g;
+  /\u034f|[\u00ad\u180e\u200b\u200c\u200e\u200f\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff]|\u200d|\udb40[\udc00-\udc7f\udd00-\uddef]/g;
 
 /** A quick test before the replacing pass (most text has none). */
 const ANY_INVISIBLE =
-  /[\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f\udd00-\uddef]/;
+  /\u034f|[\u00ad\u180e\u200b-\u200f\u2060-\u2064\u202a-\u202e\u2066-\u2069\ufeff]|\udb40[\udc00-\udc7f\udd00-\uddef]/;
 
 const PICTOGRAPH = /\p{Extended_Pictographic}/u;
 

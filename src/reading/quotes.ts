@@ -264,7 +264,7 @@ function personOf(text: string): string | undefined {
   const name = text
     .slice(0, cut)
     .replace(/["'“”]/g, '')
-    .replace(/^[\s,]+|[\s,]+$/g, '')
+    .replace(/^[\s,(]+|[\s,(]+$/g, '')
     .trim();
   if (name.length > 0 && name.length <= 80) return name;
   const address = /[^\s<>[\]:]+@[^\s<>[\]]+/.exec(text);
@@ -503,7 +503,7 @@ function collapseSegment(segment: string[], options: CollapseOptions, stats: Col
     const start = signatureStart(lines);
     if (start !== undefined) {
       const total = lines.slice(start.collapseFrom).filter((line) => !isBlank(line)).length;
-      if (total > 1 || start.collapseFrom > start.signOff) {
+      if (total > 1 || start.collapseFrom > start.signOff || signatures === 'remove') {
         stats.signaturesCollapsed += total;
         const kept = lines.slice(0, start.collapseFrom);
         if (signatures === 'collapse') kept.push(`[signature: ${lineCount(total)} collapsed]`);
@@ -514,6 +514,10 @@ function collapseSegment(segment: string[], options: CollapseOptions, stats: Col
   if (tail.length > 0) {
     while (lines.length > 0 && isBlank(lines.at(-1)!)) lines = lines.slice(0, -1);
     lines = [...lines, '', ...tail];
+  }
+  // A blank line that ended the run still separates it from what follows.
+  if (segment.length > 0 && isBlank(segment.at(-1)!) && lines.length > 0 && !isBlank(lines.at(-1)!)) {
+    lines = [...lines, ''];
   }
   return lines;
 }

@@ -42,6 +42,11 @@ export class TextWriter {
     private readonly inline = false,
   ) {}
 
+  /** Characters written so far. */
+  get written(): number {
+    return this.size;
+  }
+
   get full(): boolean {
     return this.truncated;
   }
