@@ -382,14 +382,17 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
   }
 
   function appendText(node: ElementNode, text: string): void {
+    // Each text is a child of its own: concatenating them would make a rope that every later look at its last
+    // character flattens again (quadratic when 100,000 texts land in one node below the depth bound).
     const children = node.children;
     const last = children[children.length - 1];
-    if (typeof last === 'string') {
-      children[children.length - 1] = last.endsWith(' ') && text.startsWith(' ') ? last + text.slice(1) : last + text;
-    } else {
-      children.push(text);
-    }
-    node.textLength += text.trim().length;
+    const piece =
+      typeof last === 'string' && last.charCodeAt(last.length - 1) === 0x20 && text.charCodeAt(0) === 0x20
+        ? text.slice(1)
+        : text;
+    if (piece.length === 0) return;
+    children.push(piece);
+    node.textLength += piece.trim().length;
   }
 
   /** Implied end tags before an element named `name` opens (HTML's rules, for what mail uses). */
