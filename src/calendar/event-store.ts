@@ -2,13 +2,18 @@
  * @module calendar/event-store
  * Writes of event rows inside a caller's transaction, each with its outbox event (`event.created`,
  * `event.updated`, `event.deleted`) in the same transaction. Shared by the API service and the handling
- * of incoming invitations.
+ * of incoming invitations. And the event service's reads that go past drizzle's query builder: the filters of a
+ * list, the window conditions, the overrides of series and rows by id.
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, gt, gte, inArray, lt, ne, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { eventRecorder } from '../outbox/index.js';
+import type { ListEventsInput } from '../schemas/events.js';
+import { metadataMatches } from './calendar-service.js';
 import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
+
+type Db = CoreDeps['db'];
 
 /** Creates the store. */
 export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>) {
@@ -75,3 +80,105 @@ export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clo
 }
 
 export type EventStore = ReturnType<typeof createEventStore>;
+
+function likeCondition(column: AnyColumn, text: string): SQL {
+  const escaped = text.toLowerCase().replace(/[\\%_]/g, (character) => `\\${character}`);
+  return sql`lower(${column}) like ${`%${escaped}%`} escape '\\'`;
+}
+
+/** The SQL filters of a list request (everything but the window, the series rule and the cursor). */
+export function filterConditions(input: ListEventsInput): SQL[] {
+  const conditions: SQL[] = [];
+  if (input.title) conditions.push(likeCondition(tables.events.title, input.title));
+  if (input.description) conditions.push(likeCondition(tables.events.description, input.description));
+  if (input.location) conditions.push(likeCondition(tables.events.location, input.location));
+  if (input.ical_uid) conditions.push(eq(tables.events.icalUid, input.ical_uid));
+  if (input.busy !== undefined) conditions.push(eq(tables.events.busy, input.busy));
+  if (input.updated_after !== undefined) conditions.push(gt(tables.events.updatedAt, input.updated_after));
+  if (input.updated_before !== undefined) conditions.push(lt(tables.events.updatedAt, input.updated_before));
+  if (input.metadata_pair) conditions.push(metadataMatches(tables.events.metadata, input.metadata_pair));
+  if (!input.show_cancelled) conditions.push(ne(tables.events.status, 'cancelled'));
+  if (input.attendees && input.attendees.length > 0) {
+    const emails = input.attendees.map((email) => email.trim().toLowerCase());
+    conditions.push(
+      sql`exists (select 1 from json_each(${tables.events.participants}) where lower(json_extract(json_each.value, '$.email')) in (${sql.join(
+        emails.map((email) => sql`${email}`),
+        sql`, `,
+      )}))`,
+    );
+  }
+  return conditions;
+}
+
+/** Rows overlapping `[start, end)`: ranges are half-open, zero-length events count when they start inside. */
+export function overlapCondition(start: number, end: number): SQL {
+  return and(
+    lt(tables.events.rangeStart, end),
+    or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)),
+  )!;
+}
+
+/**
+ * The columns an expanded window is computed from. Full rows (some 35 columns, JSON among them) are read only
+ * for the page returned: decoding them for every row of a busy month cost more than expanding its series.
+ */
+export const expansionColumns = {
+  id: tables.events.id,
+  calendarId: tables.events.calendarId,
+  masterEventId: tables.events.masterEventId,
+  recurrence: tables.events.recurrence,
+  whenType: tables.events.whenType,
+  startTime: tables.events.startTime,
+  endTime: tables.events.endTime,
+  startTimezone: tables.events.startTimezone,
+  endTimezone: tables.events.endTimezone,
+  startDate: tables.events.startDate,
+  endDate: tables.events.endDate,
+  busy: tables.events.busy,
+  status: tables.events.status,
+};
+export type ExpansionRow = Pick<EventRow, keyof typeof expansionColumns>;
+
+/**
+ * {@link overlapCondition} for reads that sort in memory (expanded windows): `range_end >= start` (implied, as
+ * ranges never end before they start) lets SQLite walk events_calendar_range_end_idx, skipping the calendar's
+ * history; the unary + keeps it off the range_start index, which would walk that history.
+ */
+export function expandedWindowCondition(start: number, end: number): SQL {
+  return and(
+    gte(tables.events.rangeEnd, start),
+    sql`+${tables.events.rangeStart} < ${end}`,
+    or(gt(tables.events.rangeEnd, start), gte(tables.events.rangeStart, start)),
+  )!;
+}
+
+/** The original starts of the overrides of these series (`masterIds`) of the grant. */
+export async function overrideStartsOf(
+  db: Db,
+  grantId: string,
+  masterIds: string[],
+): Promise<{ masterEventId: string | null; originalStartTime: number | null }[]> {
+  return (
+    db.orm
+      .select({ masterEventId: tables.events.masterEventId, originalStartTime: tables.events.originalStartTime })
+      .from(tables.events)
+      // Unary +: the lookup goes by events_master_idx, not by the grant's index (all of its rows).
+      .where(and(sql`+${tables.events.grantId} = ${grantId}`, inArray(tables.events.masterEventId, masterIds)))
+  );
+}
+
+/** The grant's full rows with these ids, by id. */
+export async function rowsByIds(db: Db, grantId: string, ids: string[]): Promise<Map<string, EventRow>> {
+  const rows = new Map<string, EventRow>();
+  for (let index = 0; index < ids.length; index += 500) {
+    const chunk = await db.orm
+      .select()
+      .from(tables.events)
+      // Unary +: by primary key, not by the grant's index (all of its rows).
+      .where(
+        and(sql`+${tables.events.grantId} = ${grantId}`, inArray(tables.events.id, ids.slice(index, index + 500))),
+      );
+    for (const row of chunk) rows.set(row.id, row);
+  }
+  return rows;
+}

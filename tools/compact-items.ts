@@ -1,0 +1,279 @@
+/**
+ * @module tools/compact-items
+ * What an agent reads of each item (./compact.ts): the budgets, the compact list items (no bodies) and their output
+ * schemas, message bodies as text with quoted history collapsed, and the operations' `agent` blocks by tool name.
+ */
+import { z } from 'zod';
+import { htmlToText, operations, type AnyOperation } from '../src/index.js';
+
+/**
+ * Characters one tool result may take (its structured JSON; the text rendering is shorter). About 5,000 tokens:
+ * a page of 50 compact messages fits, one long body does not crowd out the rest of a model's context.
+ */
+export const RESULT_BUDGET = 20_000;
+
+/** Characters of one message body (as text, or as HTML with `include_html`) inside a result. */
+export const BODY_BUDGET = 12_000;
+
+/** Characters of a list item's snippet. */
+const SNIPPET_LENGTH = 160;
+
+export type Json = Record<string, unknown>;
+export type Participant = { name?: string; email: string };
+/** What an operation says about itself to agents (src/operations/agent.ts). */
+export type AgentBlock = NonNullable<AnyOperation['agent']>;
+
+const ParticipantSchema = z.object({ name: z.string().optional(), email: z.string() });
+const AttachmentNoteSchema = z.object({
+  id: z.string(),
+  filename: z.string(),
+  size: z.number(),
+  content_type: z.string().optional(),
+});
+const ToolCallSchema = z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) });
+const TruncationSchema = z
+  .object({
+    omitted: z.number().int().describe('Items or characters left out'),
+    hint: z.string().describe('What was cut and the call that returns the rest'),
+    call: ToolCallSchema.optional().describe('That call: a tool and its arguments'),
+  })
+  .optional()
+  .describe('Present when the result was cut to its size budget');
+
+/** A tool call an agent can make as it is: the continuation of a cut result. */
+export interface ToolCall {
+  tool: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * What a cut result says about the cut: how much was left out, a sentence naming the call that returns it, and
+ * that call. A result is never cut without one.
+ */
+export interface Truncation {
+  omitted: number;
+  hint: string;
+  call?: ToolCall;
+}
+
+/** A message or draft as a list tool returns it: no body, no headers. */
+export const CompactMessageSchema = z.object({
+  id: z.string(),
+  thread_id: z.string().optional(),
+  from: z.array(ParticipantSchema).optional(),
+  to: z.array(ParticipantSchema).optional(),
+  subject: z.string().optional(),
+  snippet: z.string().optional(),
+  date: z.number().optional().describe('Unix seconds'),
+  unread: z.boolean().optional(),
+  starred: z.boolean().optional(),
+  folders: z.array(z.string()).optional(),
+  attachments: z.array(AttachmentNoteSchema).optional(),
+});
+
+/** A thread as list_threads returns it. */
+export const CompactThreadSchema = z.object({
+  id: z.string(),
+  subject: z.string().optional(),
+  participants: z.array(ParticipantSchema).optional(),
+  snippet: z.string().optional(),
+  date: z.number().optional().describe('Unix seconds of the newest message'),
+  message_count: z.number().int().optional(),
+  draft_ids: z.array(z.string()).optional(),
+  unread: z.boolean().optional(),
+  starred: z.boolean().optional(),
+  folders: z.array(z.string()).optional(),
+  has_attachments: z.boolean().optional(),
+});
+
+const page = (item: z.ZodType) =>
+  z.object({
+    data: z.array(item),
+    next_cursor: z.string().optional().describe('Pass as page_token for the next page'),
+    truncated: TruncationSchema.describe(
+      'Present when fewer items than asked fitted the size budget: the rest start the next page',
+    ),
+  });
+
+/** The compact item of each kind of list an operation's `agent.compact` names. */
+const COMPACT_ITEM_SCHEMAS: Record<NonNullable<AgentBlock['compact']>, z.ZodObject> = {
+  messages: CompactMessageSchema,
+  threads: CompactThreadSchema,
+};
+
+/** The output schema of a list tool whose items are compacted (`agent.compact`); the other tools keep their operation's. */
+export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z.ZodObject =>
+  page(COMPACT_ITEM_SCHEMAS[kind]);
+
+/** The tool-only input fields that ask for more than the compact default: tools whose operation has `agent.body` take them. */
+export const INCLUDE_HTML_FIELD = {
+  include_html: z
+    .boolean()
+    .optional()
+    .describe('Also return the HTML body (default: text only, quoted history collapsed)'),
+};
+
+export const operationsByName = new Map(operations.map((operation) => [operation.name, operation]));
+/** The agent block of a tool's operation (empty for a tool that sets none, or a name that is no operation). */
+export const agentOf = (tool: string): AgentBlock => operationsByName.get(tool)?.agent ?? {};
+
+export const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
+/** A call as an agent reads it in a hint: `get_message {"message_id":"…"}`. */
+export const callText = (call: ToolCall) => `${call.tool} ${JSON.stringify(call.arguments)}`;
+/** The agent's own `grant_id`, for a continuation call (absent when the tools are bound to one mailbox). */
+export const grantOf = (input: Json): Json => (typeof input.grant_id === 'string' ? { grant_id: input.grant_id } : {});
+export const readMessageCall = (input: Json, id: unknown): ToolCall => ({
+  tool: 'get_message',
+  arguments: { ...grantOf(input), message_id: String(id) },
+});
+export const definedOnly = (value: Json): Json =>
+  Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
+
+export function compactMessage(message: Json): Json {
+  const attachments = (message.attachments as Json[] | undefined)
+    ?.filter((attachment) => attachment.is_inline !== true)
+    .map((attachment) => ({
+      id: attachment.id,
+      filename: attachment.filename,
+      size: attachment.size,
+      content_type: attachment.content_type,
+    }));
+  return definedOnly({
+    id: message.id,
+    thread_id: message.thread_id,
+    from: message.from,
+    to: message.to,
+    subject: message.subject,
+    snippet: typeof message.snippet === 'string' ? cut(message.snippet, SNIPPET_LENGTH) : undefined,
+    date: message.date ?? message.updated_at,
+    unread: message.unread,
+    starred: message.starred,
+    folders: message.folders,
+    attachments: attachments?.length ? attachments : undefined,
+  });
+}
+
+function compactThread(thread: Json): Json {
+  const drafts = thread.draft_ids as string[] | undefined;
+  return definedOnly({
+    id: thread.id,
+    subject: thread.subject,
+    participants: thread.participants,
+    snippet: typeof thread.snippet === 'string' ? cut(thread.snippet, SNIPPET_LENGTH) : undefined,
+    date: thread.latest_message_received_date ?? thread.latest_message_sent_date ?? thread.earliest_message_date,
+    message_count: (thread.message_ids as unknown[] | undefined)?.length,
+    draft_ids: drafts?.length ? drafts : undefined,
+    unread: thread.unread,
+    starred: thread.starred,
+    folders: thread.folders,
+    has_attachments: thread.has_attachments,
+  });
+}
+
+/** How an item of each kind of compacted list (`agent.compact`) is compacted (./compact-text.ts: how it reads as text). */
+export const COMPACT_ITEMS: Record<NonNullable<AgentBlock['compact']>, (item: Json) => Json> = {
+  messages: compactMessage,
+  threads: compactThread,
+};
+
+const QUOTE_MARKERS = [
+  '<blockquote',
+  'class="gmail_quote',
+  "class='gmail_quote",
+  'id="divrplyfwdmsg',
+  'id="appendonsend',
+];
+const QUOTE_HEADER =
+  /^(On .{4,300} wrote:|-{2,} ?Original Message ?-{2,}|-{2,} ?Forwarded message ?-{2,}|From: .+ Sent: .+)$/i;
+
+/**
+ * A body as text for a model: the visible text of its HTML, with quoted history (a blockquote, a Gmail or
+ * Outlook quote, `>` lines after an "On … wrote:") replaced by one line saying how much was hidden.
+ */
+export function bodyAsText(html: string): { text: string; quoted_characters: number } {
+  const lower = html.toLowerCase();
+  const quoteAt = Math.min(
+    ...QUOTE_MARKERS.map((marker) => lower.indexOf(marker)).filter((index) => index >= 0),
+    html.length,
+  );
+  const head = htmlToText(html.slice(0, quoteAt), html.length);
+  let quoted = quoteAt < html.length ? htmlToText(html.slice(quoteAt), html.length).length : 0;
+  const lines = head.split('\n');
+  let kept = lines.length;
+  for (let index = 0; index < lines.length; index += 1) {
+    const line = lines[index]!.trim();
+    const rest = lines.slice(index + 1);
+    if (
+      QUOTE_HEADER.test(line) ||
+      (line.startsWith('>') && rest.every((next) => next.trim() === '' || next.trim().startsWith('>')))
+    ) {
+      kept = index;
+      break;
+    }
+  }
+  quoted += lines.slice(kept).join('\n').length;
+  let text = lines.slice(0, kept).join('\n').trim();
+  if (quoted > 0) text += `\n[quoted history hidden: ${quoted} characters]`;
+  return { text, quoted_characters: quoted };
+}
+
+/**
+ * A full message for get_message / get_thread: body as text (HTML only with include_html), bounded by `budget`. A
+ * body cut here says how much was left out and where the rest is: with `whole` (a thread read that gave this message
+ * less than {@link BODY_BUDGET}), the call that reads it alone; otherwise the /v3 route that returns it all.
+ */
+export function readableMessage(
+  message: Json,
+  includeHtml: boolean,
+  tool: string,
+  budget = BODY_BUDGET,
+  whole?: ToolCall,
+): Json {
+  const { body, headers: _headers, raw_mime: rawMime, ...rest } = message;
+  const route = `GET /v3/grants/${String(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
+  if (typeof rawMime === 'string') {
+    const shaped: Json = { ...rest, raw_mime: cut(rawMime, budget) };
+    if (rawMime.length > budget)
+      shaped.raw_mime_truncated = {
+        omitted: rawMime.length - budget + 1,
+        hint: `${rawMime.length - budget + 1} characters of raw_mime were cut; ${route}?fields=raw_mime returns it whole`,
+      };
+    return shaped;
+  }
+  if (typeof body !== 'string') return rest;
+  const { text, quoted_characters } = bodyAsText(body);
+  const shaped: Json = { ...rest, body_text: cut(text, budget), ...(quoted_characters ? { quoted_characters } : {}) };
+  if (text.length > budget) {
+    const omitted = text.length - budget + 1;
+    shaped.body_truncated =
+      whole && budget < BODY_BUDGET
+        ? {
+            omitted,
+            hint: `${omitted} characters of this body were cut to fit the thread; ${callText(whole)} reads the message alone`,
+            call: whole,
+          }
+        : {
+            omitted,
+            hint: `${omitted} characters of the body text were cut; the attachments and full HTML stay available (call ${tool} with include_html: true for the HTML; ${route} returns the whole message)`,
+          };
+  }
+  if (includeHtml) {
+    shaped.body = cut(body, budget);
+    if (body.length > budget)
+      shaped.html_truncated = {
+        omitted: body.length - budget + 1,
+        hint: `${body.length - budget + 1} characters of HTML were cut; the full HTML is at ${route}`,
+      };
+  }
+  return shaped;
+}
+
+/** Characters of a value as JSON: what the budgets count. */
+export const size = (value: unknown): number => JSON.stringify(value).length;
+
+/** The operation of that name, which a face calls itself (a thread read lists its messages; an unapproved send becomes a draft). */
+export const operationNamed = (name: string): AnyOperation => {
+  const found = operationsByName.get(name);
+  if (!found) throw new Error(`No operation ${name}`);
+  return found;
+};
