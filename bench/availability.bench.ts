@@ -10,7 +10,7 @@
  *   find_availability / get_free_busy (event query, series expansion, slot computation).
  * - end-to-end (issue 6's target): 10 grants × 2,000 stored events (bench/calendar-seed.ts: 200 weekly, biweekly,
  *   weekday and daily series started up to two years back, with EXDATEs and overrides; single events in and
- *   around the window), asked through `core.availability.find` and over HTTP with the nylas SDK's
+ *   around the window), asked through `core.calendar.availability.find` and over HTTP with the nylas SDK's
  *   `calendars.getAvailability`: median and p95 per request, beside the engine alone on the same busy time and
  *   the brute-force oracle, which must agree with the service's answer. Machine load is printed with them.
  * Target: under 50 ms per request for the large scenario, end to end.
@@ -188,8 +188,11 @@ function sameAsOracle(query: AvailabilityQuery): { ms: number; same: boolean } {
 async function serviceFigures(figures: Record<string, number | string>): Promise<void> {
   const { core, db, close } = await createTestCore();
   try {
-    const principal: Principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
-    await core.domains.create(principal, { name: 'Bench', domain_address: 'bench.agentpost.localhost' });
+    const principal: Principal = {
+      applicationId: await core.accounts.applications.defaultApplicationId(),
+      via: 'local',
+    };
+    await core.accounts.domains.create(principal, { name: 'Bench', domain_address: 'bench.agentpost.localhost' });
     const next = random(7);
     const startTime = Date.UTC(2025, 2, 3) / 1000;
     const endTime = startTime + 30 * 86_400;
@@ -199,7 +202,7 @@ async function serviceFigures(figures: Record<string, number | string>): Promise
     for (let index = 0; index < 10; index++) {
       const email = `p${index}@bench.agentpost.localhost`;
       emails.push(email);
-      const { grant } = await core.grants.create(principal, { provider: 'nylas', settings: { email } });
+      const { grant } = await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } });
       const calendar = await db.orm.query.calendars.findFirst({
         where: and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.isPrimary, true)),
       });
@@ -255,7 +258,7 @@ async function serviceFigures(figures: Record<string, number | string>): Promise
     const times: number[] = [];
     for (let run = 0; run < 6; run++) {
       const started = performance.now();
-      await core.availability.find(principal, input);
+      await core.calendar.availability.find(principal, input);
       times.push(performance.now() - started);
     }
     figures['service find_availability (10 × 2,000, 30 d): ms, median'] = median(times.slice(1));
@@ -263,7 +266,7 @@ async function serviceFigures(figures: Record<string, number | string>): Promise
     const freeBusyTimes: number[] = [];
     for (let run = 0; run < 6; run++) {
       const started = performance.now();
-      await core.availability.freeBusy(principal, {
+      await core.calendar.availability.freeBusy(principal, {
         grant_id: emails[0]!,
         start_time: startTime,
         end_time: endTime,
@@ -302,8 +305,11 @@ export async function endToEndFigures(figures: Record<string, number | string>):
   const service = await startTestService({ deps: { db } });
   try {
     const core = service.core;
-    const principal: Principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
-    await core.domains.create(principal, { name: 'Bench', domain_address: 'e2e.agentpost.localhost' });
+    const principal: Principal = {
+      applicationId: await core.accounts.applications.defaultApplicationId(),
+      via: 'local',
+    };
+    await core.accounts.domains.create(principal, { name: 'Bench', domain_address: 'e2e.agentpost.localhost' });
     let started = performance.now();
     const seeded = await seedCalendars(core, db, principal, {
       grants: 10,
@@ -361,11 +367,11 @@ export async function endToEndFigures(figures: Record<string, number | string>):
     const endToEnd: number[] = [];
     for (const method of ['max-availability', 'collective'] as const) {
       const input = request(method);
-      const core1 = await timed(() => core.availability.find(principal, input), 30);
-      figures[`e2e ${method}: core.availability.find ms, median`] = core1.median;
-      figures[`e2e ${method}: core.availability.find ms, p95`] = core1.p95;
-      figures[`e2e ${method}: core.availability.find ms, first call`] = core1.first;
-      figures[`e2e ${method}: core.availability.find CPU ms, median`] = core1.cpu;
+      const core1 = await timed(() => core.calendar.availability.find(principal, input), 30);
+      figures[`e2e ${method}: core.calendar.availability.find ms, median`] = core1.median;
+      figures[`e2e ${method}: core.calendar.availability.find ms, p95`] = core1.p95;
+      figures[`e2e ${method}: core.calendar.availability.find ms, first call`] = core1.first;
+      figures[`e2e ${method}: core.calendar.availability.find CPU ms, median`] = core1.cpu;
       endToEnd.push(core1.median);
       const query = oracleQuery(method);
       const engine = measure(query, 20);
@@ -375,7 +381,7 @@ export async function endToEndFigures(figures: Record<string, number | string>):
       const oracleMs = performance.now() - started;
       figures[`e2e ${method}: oracle ms (minute by minute)`] = oracleMs;
       figures[`e2e ${method}: oracle / end-to-end core call`] = oracleMs / core1.median;
-      const actual = await core.availability.find(principal, input);
+      const actual = await core.calendar.availability.find(principal, input);
       const same =
         JSON.stringify(actual.time_slots) ===
           JSON.stringify(
@@ -422,10 +428,10 @@ export async function endToEndFigures(figures: Record<string, number | string>):
       end_time: window.end,
       emails: seeded.emails,
     };
-    const freeBusyTimes = await timed(() => core.availability.freeBusy(principal, freeBusyInput), 20);
+    const freeBusyTimes = await timed(() => core.calendar.availability.freeBusy(principal, freeBusyInput), 20);
     figures['e2e get_free_busy (10 emails, 30 d): ms, median'] = freeBusyTimes.median;
     figures['e2e get_free_busy: ms, p95'] = freeBusyTimes.p95;
-    const freeBusyResult = await core.availability.freeBusy(principal, freeBusyInput);
+    const freeBusyResult = await core.calendar.availability.freeBusy(principal, freeBusyInput);
     const freeBusySame = seeded.grantIds.every((grantId, index) => {
       const entry = freeBusyResult.data[index]!;
       const expected = freeBusy({ startTime: window.start, endTime: window.end }, seeded.expected.get(grantId)!);
@@ -448,7 +454,7 @@ export async function endToEndFigures(figures: Record<string, number | string>):
       expand_recurring: true,
       limit: 200,
     };
-    const list = await timed(() => core.events.list(principal, listInput), 20);
+    const list = await timed(() => core.calendar.events.list(principal, listInput), 20);
     figures['e2e list events expand_recurring (1 calendar, 30 d, 200): ms, median'] = list.median;
     figures['e2e: load average (1 / 5 / 15 min), after'] = load();
   } finally {

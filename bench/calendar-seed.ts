@@ -118,7 +118,7 @@ export async function seedCalendars(
   for (let index = 0; index < options.grants; index++) {
     const email = `p${index}@${options.domain}`;
     const zone = options.zones[index % options.zones.length]!;
-    const { grant } = await core.grants.create(principal, { provider: 'nylas', settings: { email } });
+    const { grant } = await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } });
     const calendar = (await db.orm.select().from(tables.calendars).where(eq(tables.calendars.grantId, grant.id))).find(
       (row) => row.isPrimary,
     )!;

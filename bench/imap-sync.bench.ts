@@ -363,7 +363,7 @@ async function ourSync(ours: OurService, imapPort = IMAP_PORT): Promise<Run> {
   });
   if (!created.ok) throw new Error(`creating the grant failed: ${created.status} ${await created.text()}`);
   const grantId = ((await created.json()) as { data: { id: string } }).data.id;
-  await service.core.imap.waitForInitialSync(grantId);
+  await service.core.accounts.sync.waitForInitialSync(grantId);
   const run = measured.stop(MESSAGES);
   const listed = await fetch(`${service.url}/v3/grants/${grantId}/messages?limit=1`, { headers });
   if (!listed.ok) throw new Error(`listing failed: ${listed.status}`);

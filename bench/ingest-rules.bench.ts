@@ -220,7 +220,7 @@ async function administer(service: FullService): Promise<void> {
       .set({ ruleIds, policyId: 'bench_policy' })
       .where(eq(tables.workspaces.id, workspace!.id)),
   );
-  service.core.enforcement.invalidate();
+  service.core.admin.enforcement.invalidate();
 }
 
 /** A service with its mailbox, administered or not, warmed up. */
@@ -245,7 +245,7 @@ async function startOne(binary: string, administered: boolean) {
   return {
     port: service.smtpPort,
     async counts() {
-      await service.core.inbound.flushEvaluations();
+      await service.core.mail.inbound.flushEvaluations();
       const starred = (
         await service.core.deps.db.orm
           .select({ n: count() })

@@ -99,7 +99,7 @@ async function seedBase(file: string): Promise<void> {
       if (!response.ok) throw new Error(`creating ${email} failed: ${response.status} ${await response.text()}`);
     }
     const deliver = async (to: string, index: number, size: number) => {
-      const result = await service.core.inbound.deliverInbound({
+      const result = await service.core.mail.inbound.deliverInbound({
         rawMime: mime(index, to, size),
         envelope: { mailFrom: 'sender@example.com', rcptTo: [to] },
       });

@@ -59,7 +59,7 @@ export async function run(): Promise<Record<string, number | string>> {
     },
   });
   try {
-    const applicationId = await service.core.applications.defaultApplicationId();
+    const applicationId = await service.core.accounts.applications.defaultApplicationId();
     const grant = await createImapGrant(service.core, {
       applicationId,
       email: 'bench@connected.example',

@@ -236,7 +236,7 @@ async function setUp(receiver: Receiver, subscriptions: number) {
   /** Stores message `index` to mailbox `index % GRANTS`; resolves once committed. */
   const store = async (index: number): Promise<string> => {
     const to = grants[index % GRANTS]!;
-    const result = await core.inbound.deliverInbound({
+    const result = await core.mail.inbound.deliverInbound({
       rawMime: rawMessage(to, index),
       envelope: { mailFrom: 'sender@example.com', rcptTo: [to] },
     });

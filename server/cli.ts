@@ -39,7 +39,7 @@ async function withCore<T>(config: Config, work: (core: ReturnType<typeof create
   const deps = await createDeps({ ...config, logLevel: 'warn' });
   const core = createCore(deps);
   try {
-    const { generatedKey } = await core.applications.ensureDefaultApplication();
+    const { generatedKey } = await core.accounts.applications.ensureDefaultApplication();
     // A management command on a fresh database makes the default application; its key is shown once, here
     // (on stderr, so the command's own output stays parseable), or it would be lost.
     if (generatedKey) process.stderr.write(`${defaultKeyNotice(generatedKey)}\n`);
@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}),
     });
   const appOf = async (core: ReturnType<typeof createCore>) =>
-    values.app ?? (await core.applications.defaultApplicationId());
+    values.app ?? (await core.accounts.applications.defaultApplicationId());
 
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve':
@@ -156,26 +156,26 @@ export async function main(argv: string[]): Promise<number> {
       const plan = values.plan ?? 'production';
       if (plan !== 'trial' && plan !== 'production') throw new Error('--plan must be trial or production');
       const created = await withCore(config, (core) =>
-        core.applications.createApplication({ name: values.name!, plan }),
+        core.accounts.applications.createApplication({ name: values.name!, plan }),
       );
       process.stdout.write(`application_id: ${created.application.id}\napi_key: ${created.apiKey}\n`);
       return 0;
     }
     case 'apps list': {
-      const apps = await withCore(config, (core) => core.applications.listApplications());
+      const apps = await withCore(config, (core) => core.accounts.applications.listApplications());
       for (const app of apps)
         process.stdout.write(`${app.id}\t${app.plan}\t${app.is_default ? 'default\t' : '\t'}${app.name}\n`);
       return 0;
     }
     case 'keys create': {
       const created = await withCore(config, async (core) =>
-        core.applications.createKey(await appOf(core), values.name ?? 'cli'),
+        core.accounts.applications.createKey(await appOf(core), values.name ?? 'cli'),
       );
       process.stdout.write(`key_id: ${created.id}\napi_key: ${created.apiKey}\n`);
       return 0;
     }
     case 'keys list': {
-      const keys = await withCore(config, async (core) => core.applications.listKeys(await appOf(core)));
+      const keys = await withCore(config, async (core) => core.accounts.applications.listKeys(await appOf(core)));
       for (const key of keys) {
         process.stdout.write(
           `${key.id}\t${key.prefix}…\t${key.revoked_at === null ? 'active' : 'revoked'}\t${key.name}\n`,
@@ -185,7 +185,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'keys revoke': {
       if (!argument) throw new Error('keys revoke needs KEY_ID');
-      await withCore(config, async (core) => core.applications.revokeKey(await appOf(core), argument));
+      await withCore(config, async (core) => core.accounts.applications.revokeKey(await appOf(core), argument));
       process.stdout.write(`revoked ${argument}\n`);
       return 0;
     }
@@ -206,7 +206,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     case 'service-accounts create': {
       const credentials = await withCore(config, async (core) =>
-        core.applications.createServiceAccount(await appOf(core)),
+        core.accounts.applications.createServiceAccount(await appOf(core)),
       );
       process.stdout.write(`${JSON.stringify(credentials, null, 2)}\n`);
       return 0;

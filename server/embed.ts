@@ -50,7 +50,7 @@ export type { ErrorCode } from '../src/errors.js';
 // The core, built yourself, and what it needs.
 /** Wires every service of the core from its dependencies (`createCore(deps)`); {@link createAgentpost} does it for you. */
 export { createCore } from '../src/core.js';
-/** The core services (`core.messages`, `core.events`, …); the dependencies {@link createCore} takes; whom a call acts for. */
+/** The core services (`core.mail.messages`, `core.calendar.events`, …); the dependencies {@link createCore} takes; whom a call acts for. */
 export type { Core, CoreDeps, Principal };
 /** The dependencies' interfaces an embedder may implement: time, logs, counters, Smart Compose's model, secrets at rest. */
 export type { Clock, Logger, Metrics, TextGenerator, SecretBox } from '../src/ports/index.js';
@@ -111,7 +111,7 @@ export interface AgentToolOptions extends ToolSetOptions {
 export interface Agentpost {
   /** The parsed settings. */
   readonly config: Config;
-  /** The core services (`core.messages`, `core.events`, …), for direct calls. */
+  /** The core services (`core.mail.messages`, `core.calendar.events`, …), for direct calls. */
   readonly core: Core;
   /** The default application's id. */
   readonly applicationId: string;

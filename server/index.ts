@@ -182,7 +182,7 @@ export function createApp({
   v3.use('*', rateLimitV3(limiter));
   // Hono tries routes in registration order: bind static segments before parameters so that, e.g.,
   // /webhooks/ip-addresses is not swallowed by /webhooks/:webhook_id whatever the registry's order.
-  const readTurns = createReadTurns(undefined, () => core.inbound.flowing());
+  const readTurns = createReadTurns(undefined, () => core.mail.inbound.flowing());
   for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations, readTurns);
   mountAttachmentDownload(v3);
   mountCalendarIcs(v3);

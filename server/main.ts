@@ -166,12 +166,12 @@ export async function createService(
   const metrics = createServiceMetrics(baseDeps.db, () => baseDeps.clock.now().getTime(), baseDeps.logger);
   const deps: CoreDeps = { ...baseDeps, metrics: overrides.metrics ?? metrics };
   const core = createCore(deps);
-  let application: Awaited<ReturnType<Core['applications']['ensureDefaultApplication']>>;
+  let application: Awaited<ReturnType<Core['accounts']['applications']['ensureDefaultApplication']>>;
   try {
-    application = await core.applications.ensureDefaultApplication();
-    await core.domains.ensureVerified(application.application.id, config.domains);
+    application = await core.accounts.applications.ensureDefaultApplication();
+    await core.accounts.domains.ensureVerified(application.application.id, config.domains);
     // The signing key is loaded before the first request: tracking URLs are then checked without waiting.
-    await core.signing.signer();
+    await core.deliverability.signing.signer();
   } catch (error) {
     await deps.db.close();
     throw error;
@@ -250,9 +250,9 @@ export async function createService(
 
   function listenSmtp(): Promise<InboundSmtpServer> {
     return startInboundSmtp({
-      inbound: core.inbound,
-      reports: core.reports,
-      dmarc: core.dmarcReports,
+      inbound: core.mail.inbound,
+      reports: core.deliverability.reports,
+      dmarc: core.deliverability.dmarcReports,
       logger: deps.logger,
       metrics,
       host: config.host,
@@ -275,7 +275,7 @@ export async function createService(
     // The roles that store mail (inbound SMTP; the workers' IMAP sync and local deliveries) start the mail writer
     // thread of an embedded database now, beside the listeners, not at the first message: under tsx it loads for a
     // second or more, which a first delivery or a connected account's first sync would otherwise wait out.
-    const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.inbound.warm() : undefined;
+    const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.mail.inbound.warm() : undefined;
     try {
       if (roles.has('http')) http = await listenHttp();
       if (roles.has('worker')) background = startBackgroundWork(core);
@@ -334,17 +334,17 @@ export async function createService(
       // MCP sessions still open (clients that never said DELETE) end with the HTTP face.
       await closeApp();
       // The IMAP sync stores through the inbound path: it stops (its IDLE connections closed) before that closes.
-      await core.imap.stop();
-      await core.inbound.close();
-      await core.calendarParser.close();
+      await core.accounts.sync.stop();
+      await core.mail.inbound.close();
+      await core.calendar.parser.close();
       await listening.background?.stop();
     } else {
-      await core.inbound.close();
-      await core.calendarParser.close();
+      await core.mail.inbound.close();
+      await core.calendar.parser.close();
     }
     // Tracking hits answered but not yet written go in now.
-    await core.tracking.close();
-    await core.outbound.close();
+    await core.deliverability.tracking.close();
+    await core.sending.outbound.close();
     await deps.db.close();
   }
 

@@ -1,7 +1,7 @@
 /**
  * @module core
- * `createCore(deps)` builds every area in dependency order and returns the core; its type, {@link Core}, is what the
- * operations and the faces see. The public names are exported by src/index.ts.
+ * `createCore(deps)` builds every area in dependency order and returns the core, grouped by area; its type, {@link Core}
+ * (src/core-types.ts), is what the operations and the faces see. The public names are exported by src/index.ts.
  */
 import {
   createEnforcement,
@@ -21,6 +21,7 @@ import {
 } from './calendar/index.js';
 import { createContactService } from './contacts/index.js';
 import type { CoreDeps } from './ports/index.js';
+import type { Core } from './core-types.js';
 import { createHealth } from './health.js';
 import { createCoreHooks } from './core-hooks.js';
 import { createSmartComposeService } from './smart-compose/index.js';
@@ -68,7 +69,7 @@ import {
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
  * before it (a grant deleted or connected, an invitation received) go through the event hook made first.
  */
-export function createCore(deps: CoreDeps) {
+export function createCore(deps: CoreDeps): Core {
   /** How areas built early tell areas built later what happened (src/core-hooks.ts). */
   const hooks = createCoreHooks();
   const applications = createApplicationService(deps);
@@ -204,48 +205,17 @@ export function createCore(deps: CoreDeps) {
   };
   return {
     deps,
-    providers,
-    imap,
     health,
-    signing,
-    tracking,
-    sendingHealth,
-    reports,
-    mailboxReports,
-    suppressions,
-    enforcement,
-    policyUpkeep,
-    mailStages,
-    workspaces,
-    policies,
-    rules,
-    lists,
-    ruleEvaluations,
-    calendarParser,
-    applications,
-    applicationDetails,
-    domains,
-    dmarcReports,
-    grants,
-    folders,
-    messages,
-    smartCompose,
-    threads,
-    attachments,
-    inbound,
-    outbound,
-    drafts: outbound.drafts,
-    jobs,
-    outbox,
-    jobHandlers,
-    webhookDeliveries,
-    webhooks,
-    availability,
-    calendars,
-    events,
+    accounts: { applications, applicationDetails, domains, grants, providers, sync: imap },
+    mail: { messages, threads, attachments, folders, inbound, stages: mailStages },
+    sending: { outbound, drafts: outbound.drafts, smartCompose },
+    calendar: { calendars, events, availability, parser: calendarParser },
     contacts,
+    admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },
+    deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },
+    notifications: { webhooks, deliveries: webhookDeliveries, outbox },
+    jobs: { queue: jobs, handlers: jobHandlers },
   };
 }
 
-/** The core's type, as transports see it. */
-export type Core = ReturnType<typeof createCore>;
+export type { Core } from './core-types.js';

@@ -24,9 +24,9 @@ export async function runStdioServer(
   } else {
     const deps = await createDeps(config);
     const core = createCore(deps);
-    const { application } = await core.applications.ensureDefaultApplication();
+    const { application } = await core.accounts.applications.ensureDefaultApplication();
     const principal = config.apiKey
-      ? await core.applications.authenticateApiKey(config.apiKey)
+      ? await core.accounts.applications.authenticateApiKey(config.apiKey)
       : { applicationId: application.id, via: 'local' as const };
     executor = localExecutor(core, principal);
     closeDatabase = () => deps.db.close();

@@ -30,13 +30,13 @@ async function identify(core: Core, c: Context<AppEnv>): Promise<void> {
   const signature = c.req.header('x-nylas-signature');
   if (authorization) {
     const match = BEARER.exec(authorization);
-    c.set('principal', await core.applications.authenticateApiKey(match?.[1]));
+    c.set('principal', await core.accounts.applications.authenticateApiKey(match?.[1]));
   } else if (signature && new URL(c.req.url).pathname.startsWith('/v3/admin/')) {
     const method = c.req.method;
     const body = method === 'POST' || method === 'PUT' || method === 'PATCH' ? await c.req.text() : undefined;
     c.set(
       'principal',
-      await core.applications.authenticateSignedRequest({
+      await core.accounts.applications.authenticateSignedRequest({
         keyId: c.req.header('x-nylas-kid') ?? '',
         timestamp: c.req.header('x-nylas-timestamp') ?? '',
         nonce: c.req.header('x-nylas-nonce') ?? '',

@@ -2,7 +2,7 @@
  * `PUT /uploads/{attachment_id}?token=…`: the pre-signed URL of a large-attachment upload session (the SDK's
  * `attachments.createUploadSession` answers it). It carries its own secret, so it sits outside `/v3` and takes
  * no API key, as a pre-signed storage URL does. The body is the file's bytes, up to 40 MB; the work is
- * `core.outbound.uploads.upload`.
+ * `core.sending.outbound.uploads.upload`.
  */
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -24,7 +24,7 @@ export function mountAttachmentUpload(app: Hono<AppEnv>): void {
   });
   app.put(`${UPLOAD_PATH}/:attachment_id`, limit, async (c) => {
     const bytes = Buffer.from(await c.req.arrayBuffer());
-    await c.get('core').outbound.uploads.upload(c.req.param('attachment_id'), c.req.query('token'), bytes);
+    await c.get('core').sending.outbound.uploads.upload(c.req.param('attachment_id'), c.req.query('token'), bytes);
     return c.body(null, 200);
   });
 }

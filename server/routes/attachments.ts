@@ -1,7 +1,7 @@
 /**
  * `GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id=…`: the attachment's exact bytes,
  * streamed from the blob store, with its own Content-Type and a Content-Disposition carrying the file name.
- * Written by hand because the body is bytes, not JSON; the work is `core.attachments.download`.
+ * Written by hand because the body is bytes, not JSON; the work is `core.mail.attachments.download`.
  */
 import type { Hono } from 'hono';
 import { GetAttachmentInputSchema } from '../../src/schemas/messages.js';
@@ -27,7 +27,7 @@ export function contentDisposition(type: 'attachment' | 'inline', filename: stri
 export function mountAttachmentDownload(v3: Hono<AppEnv>): void {
   v3.get('/grants/:grant_id/attachments/:attachment_id/download', async (c) => {
     const input = GetAttachmentInputSchema.parse({ ...c.req.param(), message_id: c.req.query('message_id') });
-    const download = await c.get('core').attachments.download(c.get('principal'), input);
+    const download = await c.get('core').mail.attachments.download(c.get('principal'), input);
     const iterator = download.chunks[Symbol.asyncIterator]();
     const body = new ReadableStream<Uint8Array>({
       async pull(controller) {

@@ -1,7 +1,7 @@
 /**
  * `GET /v3/grants/{grant_id}/calendars/{calendar_id}/ics`: the calendar as an iCalendar feed
  * (`text/calendar`, METHOD:PUBLISH), so any calendar app can subscribe with the API key. Written by hand
- * because the body is not JSON; the work is `core.events.exportCalendar`.
+ * because the body is not JSON; the work is `core.calendar.events.exportCalendar`.
  */
 import type { Hono } from 'hono';
 import { CalendarRefInputSchema } from '../../src/schemas/calendars.js';
@@ -12,7 +12,7 @@ import { contentDisposition } from './attachments.js';
 export function mountCalendarIcs(v3: Hono<AppEnv>): void {
   v3.get('/grants/:grant_id/calendars/:calendar_id/ics', async (c) => {
     const input = CalendarRefInputSchema.parse(c.req.param());
-    const { calendar, ics } = await c.get('core').events.exportCalendar(c.get('principal'), input);
+    const { calendar, ics } = await c.get('core').calendar.events.exportCalendar(c.get('principal'), input);
     return c.body(ics, 200, {
       'content-type': 'text/calendar; charset=utf-8',
       'content-disposition': contentDisposition('inline', `${calendar.name || 'calendar'}.ics`),

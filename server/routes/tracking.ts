@@ -4,7 +4,7 @@
  * - `GET|HEAD /t/l/{token}`: a 302 to the URL recorded at send time for that link, never to anything the request
  *   carries (the query string is ignored).
  * A token that is forged, altered, truncated or of the other kind, or whose message is unknown (or its grant
- * deleted), is a 404 in the Nylas error shape. The work is `core.tracking`; hits are recorded after the answer.
+ * deleted), is a 404 in the Nylas error shape. The work is `core.deliverability.tracking`; hits are recorded after the answer.
  *
  * They are the hot path of a mail campaign, so they are an app of their own that `createApp` hands these paths to
  * before the API's router and middleware ({@link createTrackingApp}, {@link isTrackingUrl}): each route is the only
@@ -69,7 +69,8 @@ export function isTrackingUrl(url: string): boolean {
 /** The tracking app: the pixel and the redirect (GET routes answer HEAD too), errors in the Nylas shape. */
 export function createTrackingApp({ core, metrics, shuttingDown }: TrackingRouteOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const { tracking, deps } = core;
+  const { deps } = core;
+  const { tracking } = core.deliverability;
   /** Times the answer into /metrics. */
   const timed = (c: Context<AppEnv>, route: string, status: number, started: number) =>
     metrics?.httpRequest(c.req.method, route, status, (performance.now() - started) / 1000);
@@ -137,7 +138,7 @@ export function createTrackingListener({
   metrics,
   shuttingDown,
 }: TrackingRouteOptions): (request: IncomingMessage, response: ServerResponse) => boolean {
-  const { tracking } = core;
+  const { tracking } = core.deliverability;
   const openRoute = `${OPEN_PATH}:token`;
   const clickRoute = `${CLICK_PATH}:token`;
   const notFound = (response: ServerResponse, method: string, route: string, started: number) => {

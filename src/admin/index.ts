@@ -7,7 +7,7 @@ export { createEnforcement, type Enforcement, type GrantEnforcement } from './en
 export { createEvaluationService } from './evaluation-service.js';
 export { createListService } from './list-service.js';
 export { createPolicyService } from './policy-service.js';
-export { createPolicyUpkeep } from './policy-upkeep.js';
+export { createPolicyUpkeep, type PolicyUpkeep } from './policy-upkeep.js';
 export {
   appliedActionsOf,
   evaluateRules,

@@ -9,13 +9,13 @@
  * Several processes on one database may each run it: claims are leased and the outbox batch is taken by the
  * UPDATE that marks it, so no work is done twice at once. Work that another process queued (mail taken by an
  * `smtp`-only process, a send through an `http`-only one) wakes nothing here: the loops find it at their next poll.
- * It also runs the sync of connected IMAP accounts (`core.imap`, src/imap/sync-runner.ts).
+ * It also runs the sync of connected IMAP accounts (`core.accounts.sync`, src/imap/sync-runner.ts).
  *
  * To add a kind of background work: give the service a `handlers` record (job kind → JobHandler), spread it
- * into `core.jobHandlers` in `createCore` (src/core.ts), and enqueue with `core.jobs.enqueue(...)` or, inside
- * a write transaction, `core.jobs.enqueueIn(tx, ...)`.
+ * into `core.jobs.handlers` in `createCore` (src/core.ts), and enqueue with `core.jobs.queue.enqueue(...)` or, inside
+ * a write transaction, `core.jobs.queue.enqueueIn(tx, ...)`.
  */
-import type { Core } from '../core.js';
+import type { Core } from '../core-types.js';
 import { onEventRecorded } from '../outbox/index.js';
 import { startPollingLoop, createWorker, type Worker } from '../jobs/index.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
@@ -59,8 +59,9 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     async step(woken) {
       // Woken by an event of this process: its transaction may not have committed yet, so skip the read of
       // pending rows (the dispatch is a write, queued behind that transaction) but still skip when nobody listens.
-      if (!(woken ? await core.outbox.interested() : await core.outbox.hasPending())) return false;
-      const taken = await core.outbox.dispatchBatch();
+      if (!(woken ? await core.notifications.outbox.interested() : await core.notifications.outbox.hasPending()))
+        return false;
+      const taken = await core.notifications.outbox.dispatchBatch();
       return taken > 0;
     },
   });
@@ -75,8 +76,8 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
   });
 
   const worker = createWorker({
-    queue: core.jobs,
-    handlers: core.jobHandlers,
+    queue: core.jobs.queue,
+    handlers: core.jobs.handlers,
     clock,
     logger,
     owner: `worker-${newId()}`,
@@ -89,9 +90,9 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
   });
 
   const webhookRunner = startDeliveryRunner({
-    queue: core.jobs,
-    delivery: core.webhookDeliveries,
-    kind: core.webhookDeliveries.kind,
+    queue: core.jobs.queue,
+    delivery: core.notifications.deliveries,
+    kind: core.notifications.deliveries.kind,
     clock,
     logger,
     owner: `webhooks-${newId()}`,
@@ -104,7 +105,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
 
   // Retention: once shortly after start, then every interval (and on wake). A purge in progress stops between
   // chunks when the role stops.
-  const retention = createRetention(core.deps, { interested: () => core.outbox.interested() });
+  const retention = createRetention(core.deps, { interested: () => core.notifications.outbox.interested() });
   const purgeAbort = new AbortController();
   let firstPurgeDue = false;
   const purger = startPollingLoop({
@@ -126,7 +127,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
           dead_jobs: purged.deadJobs,
         });
       }
-      const upkept = await core.policyUpkeep.run(purgeAbort.signal);
+      const upkept = await core.admin.policyUpkeep.run(purgeAbort.signal);
       if (upkept.inboxDeleted + upkept.junkDeleted + upkept.foldersCreated > 0) {
         logger.info('policy upkeep', {
           inbox_deleted: upkept.inboxDeleted,
@@ -139,7 +140,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
   });
 
   // The sync of connected IMAP accounts (src/imap/sync-runner.ts).
-  core.imap.start();
+  core.accounts.sync.start();
 
   return {
     worker,
@@ -153,7 +154,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     async stop() {
       unsubscribe();
       clearTimeout(debounce);
-      await core.imap.stop();
+      await core.accounts.sync.stop();
       purgeAbort.abort();
       await purger.stop();
       await dispatcher.stop();

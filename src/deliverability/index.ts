@@ -20,9 +20,9 @@ export {
   type ReturnPathCheck,
 } from './reports.js';
 export { createSendGates, type GatedSend, type SendGates } from './send-gates.js';
-export { createSendingHealth } from './sending-health.js';
+export { createSendingHealth, type SendingHealth } from './sending-health.js';
 export { createSigningKeys, createTokenSigner, type SigningKeys, type TokenSigner } from './signing.js';
-export { createSuppressionGate, createSuppressionService } from './suppressions.js';
+export { createSuppressionGate, createSuppressionService, type SuppressionService } from './suppressions.js';
 export { createThreadReplies, type ThreadReplies } from './thread-replies.js';
 export { CLICK_PATH, OPEN_PATH, recordTrackedSend, trackedBody, tracksAnything } from './tracked-sends.js';
 export {

@@ -31,4 +31,10 @@ export {
   reputationOf,
   sendingDomainOf,
 } from './domain-reputation.js';
-export { createDomainService, DMARC_RUA_LOCAL_PART, isDomainUsable, toDomain } from './domain-service.js';
+export {
+  createDomainService,
+  DMARC_RUA_LOCAL_PART,
+  isDomainUsable,
+  toDomain,
+  type DomainService,
+} from './domain-service.js';

@@ -440,7 +440,7 @@ export function createGrantService(
       });
       return { grant, created: true };
     });
-    // The sync's wake (core.imap.wake): its first pass starts now, not at its next scan.
+    // The sync's wake (core.accounts.sync.wake): its first pass starts now, not at its next scan.
     hooks.onConnected?.(result.grant.id);
     return result;
   }

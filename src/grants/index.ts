@@ -2,7 +2,13 @@
  * @module grants
  * The front door of src/grants/: what other areas, the operations and the faces use of it.
  */
-export { createFolderService, ensureFoldersByName, toFolder, type FolderCounter } from './folder-service.js';
+export {
+  createFolderService,
+  ensureFoldersByName,
+  toFolder,
+  type FolderCounter,
+  type FolderService,
+} from './folder-service.js';
 export { accountsOf, grantOf, toGrant } from './grant-mapper.js';
 export { createGrantService, type GrantService } from './grant-service.js';
 export { chooseWorkspace } from './placement.js';

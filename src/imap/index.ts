@@ -5,5 +5,5 @@
 export { createImapAccounts } from './accounts.js';
 export { createConnector } from './connection.js';
 export { createImapOutgoing } from './outgoing.js';
-export { createImapSyncRunner } from './sync-runner.js';
+export { createImapSyncRunner, type ImapSyncRunner } from './sync-runner.js';
 export { createImapSync } from './sync.js';

@@ -59,7 +59,7 @@ export const RETRY_CAP_MS = 30 * 60_000;
 /** How long `waitForInitialSync` waits by default. */
 const DEFAULT_WAIT_MS = 10 * 60_000;
 
-/** The sync of connected accounts as the core exposes it (`core.imap`). */
+/** The sync of connected accounts as the core exposes it (`core.accounts.sync`). */
 export interface ImapSyncRunner extends MailboxSync {
   /** Starts finding and syncing accounts in this process (the worker role). Once. */
   start(): void;

@@ -2,7 +2,7 @@
  * @module messages
  * The front door of src/messages/: what other areas, the operations and the faces use of it.
  */
-export { createAttachmentService, type AttachmentDownload } from './attachment-service.js';
+export { createAttachmentService, type AttachmentDownload, type AttachmentService } from './attachment-service.js';
 export { asDelivery, writeItemOf, type NewMessage } from './mail-rows.js';
 export {
   createFolderCounter,
@@ -21,4 +21,4 @@ export {
   type MessageService,
   type SentStateLookup,
 } from './message-service.js';
-export { createThreadService } from './thread-service.js';
+export { createThreadService, type ThreadService } from './thread-service.js';

@@ -51,7 +51,7 @@ export const listWorkspaces = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/workspaces', envelope: 'list' },
   tool: false,
-  run: (core, _input, { principal }) => core.workspaces.list(principal),
+  run: (core, _input, { principal }) => core.admin.workspaces.list(principal),
 });
 
 export const createWorkspace = defineOperation({
@@ -65,7 +65,7 @@ export const createWorkspace = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/workspaces' },
   tool: false,
-  run: (core, input, { principal }) => core.workspaces.create(principal, input),
+  run: (core, input, { principal }) => core.admin.workspaces.create(principal, input),
 });
 
 export const autoGroupWorkspaces = defineOperation({
@@ -79,7 +79,7 @@ export const autoGroupWorkspaces = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/workspaces/auto-group' },
   tool: false,
-  run: (core, input, { principal }) => core.workspaces.autoGroup(principal, input),
+  run: (core, input, { principal }) => core.admin.workspaces.autoGroup(principal, input),
 });
 
 export const getWorkspace = defineOperation({
@@ -91,7 +91,7 @@ export const getWorkspace = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/workspaces/:workspace_id' },
   tool: false,
-  run: (core, input, { principal }) => core.workspaces.find(principal, input.workspace_id),
+  run: (core, input, { principal }) => core.admin.workspaces.find(principal, input.workspace_id),
 });
 
 export const updateWorkspace = defineOperation({
@@ -105,7 +105,7 @@ export const updateWorkspace = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PATCH', path: '/workspaces/:workspace_id' },
   tool: false,
-  run: (core, input, { principal }) => core.workspaces.update(principal, input),
+  run: (core, input, { principal }) => core.admin.workspaces.update(principal, input),
 });
 
 export const deleteWorkspace = defineOperation({
@@ -119,7 +119,7 @@ export const deleteWorkspace = defineOperation({
   http: { method: 'DELETE', path: '/workspaces/:workspace_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.workspaces.destroy(principal, input.workspace_id);
+    await core.admin.workspaces.destroy(principal, input.workspace_id);
     return {};
   },
 });
@@ -135,7 +135,7 @@ export const manualAssignWorkspace = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'POST', path: '/workspaces/:workspace_id/manual-assign' },
   tool: false,
-  run: (core, input, { principal }) => core.workspaces.manualAssign(principal, input),
+  run: (core, input, { principal }) => core.admin.workspaces.manualAssign(principal, input),
 });
 
 // ─── Policies ──────────────────────────────────────────────────────────────────────────────────────────────────
@@ -149,7 +149,7 @@ export const listPolicies = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/policies', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.policies.list(principal, input),
+  run: (core, input, { principal }) => core.admin.policies.list(principal, input),
 });
 
 export const createPolicy = defineOperation({
@@ -163,7 +163,7 @@ export const createPolicy = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/policies' },
   tool: false,
-  run: (core, input, { principal }) => core.policies.create(principal, input),
+  run: (core, input, { principal }) => core.admin.policies.create(principal, input),
 });
 
 export const getPolicy = defineOperation({
@@ -175,7 +175,7 @@ export const getPolicy = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/policies/:policy_id' },
   tool: false,
-  run: (core, input, { principal }) => core.policies.find(principal, input.policy_id),
+  run: (core, input, { principal }) => core.admin.policies.find(principal, input.policy_id),
 });
 
 export const updatePolicy = defineOperation({
@@ -188,7 +188,7 @@ export const updatePolicy = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/policies/:policy_id' },
   tool: false,
-  run: (core, input, { principal }) => core.policies.update(principal, input),
+  run: (core, input, { principal }) => core.admin.policies.update(principal, input),
 });
 
 export const deletePolicy = defineOperation({
@@ -201,7 +201,7 @@ export const deletePolicy = defineOperation({
   http: { method: 'DELETE', path: '/policies/:policy_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.policies.destroy(principal, input.policy_id);
+    await core.admin.policies.destroy(principal, input.policy_id);
     return {};
   },
 });
@@ -217,7 +217,7 @@ export const listRules = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/rules', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.rules.list(principal, input),
+  run: (core, input, { principal }) => core.admin.rules.list(principal, input),
 });
 
 export const createRule = defineOperation({
@@ -231,7 +231,7 @@ export const createRule = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/rules', status: 201 },
   tool: false,
-  run: (core, input, { principal }) => core.rules.create(principal, input),
+  run: (core, input, { principal }) => core.admin.rules.create(principal, input),
 });
 
 export const getRule = defineOperation({
@@ -243,7 +243,7 @@ export const getRule = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/rules/:rule_id' },
   tool: false,
-  run: (core, input, { principal }) => core.rules.find(principal, input.rule_id),
+  run: (core, input, { principal }) => core.admin.rules.find(principal, input.rule_id),
 });
 
 export const updateRule = defineOperation({
@@ -256,7 +256,7 @@ export const updateRule = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/rules/:rule_id' },
   tool: false,
-  run: (core, input, { principal }) => core.rules.update(principal, input),
+  run: (core, input, { principal }) => core.admin.rules.update(principal, input),
 });
 
 export const deleteRule = defineOperation({
@@ -269,7 +269,7 @@ export const deleteRule = defineOperation({
   http: { method: 'DELETE', path: '/rules/:rule_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.rules.destroy(principal, input.rule_id);
+    await core.admin.rules.destroy(principal, input.rule_id);
     return {};
   },
 });
@@ -283,7 +283,7 @@ export const listRuleEvaluations = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/rule-evaluations', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.ruleEvaluations.list(principal, input),
+  run: (core, input, { principal }) => core.admin.ruleEvaluations.list(principal, input),
 });
 
 // ─── Lists ─────────────────────────────────────────────────────────────────────────────────────────────────────
@@ -297,7 +297,7 @@ export const listLists = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/lists', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.lists.list(principal, input),
+  run: (core, input, { principal }) => core.admin.lists.list(principal, input),
 });
 
 export const createList = defineOperation({
@@ -310,7 +310,7 @@ export const createList = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/lists', status: 201 },
   tool: false,
-  run: (core, input, { principal }) => core.lists.create(principal, input),
+  run: (core, input, { principal }) => core.admin.lists.create(principal, input),
 });
 
 export const getList = defineOperation({
@@ -322,7 +322,7 @@ export const getList = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/lists/:list_id' },
   tool: false,
-  run: (core, input, { principal }) => core.lists.find(principal, input.list_id),
+  run: (core, input, { principal }) => core.admin.lists.find(principal, input.list_id),
 });
 
 export const updateList = defineOperation({
@@ -334,7 +334,7 @@ export const updateList = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/lists/:list_id' },
   tool: false,
-  run: (core, input, { principal }) => core.lists.update(principal, input),
+  run: (core, input, { principal }) => core.admin.lists.update(principal, input),
 });
 
 export const deleteList = defineOperation({
@@ -348,7 +348,7 @@ export const deleteList = defineOperation({
   http: { method: 'DELETE', path: '/lists/:list_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.lists.destroy(principal, input.list_id);
+    await core.admin.lists.destroy(principal, input.list_id);
     return {};
   },
 });
@@ -362,7 +362,7 @@ export const listListItems = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/lists/:list_id/items', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.lists.listItems(principal, input),
+  run: (core, input, { principal }) => core.admin.lists.listItems(principal, input),
 });
 
 export const addListItems = defineOperation({
@@ -375,7 +375,7 @@ export const addListItems = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'POST', path: '/lists/:list_id/items' },
   tool: false,
-  run: (core, input, { principal }) => core.lists.addItems(principal, input),
+  run: (core, input, { principal }) => core.admin.lists.addItems(principal, input),
 });
 
 export const removeListItems = defineOperation({
@@ -387,5 +387,5 @@ export const removeListItems = defineOperation({
   hints: { readOnly: false, destructive: true, idempotent: true },
   http: { method: 'DELETE', path: '/lists/:list_id/items', body: true },
   tool: false,
-  run: (core, input, { principal }) => core.lists.removeItems(principal, input),
+  run: (core, input, { principal }) => core.admin.lists.removeItems(principal, input),
 });

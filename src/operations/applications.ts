@@ -25,7 +25,7 @@ export const getApplication = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/applications' },
   tool: false,
-  run: (core, _input, { principal }) => core.applicationDetails.details(principal),
+  run: (core, _input, { principal }) => core.accounts.applicationDetails.details(principal),
 });
 
 export const listRedirectUris = defineOperation({
@@ -37,7 +37,9 @@ export const listRedirectUris = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/applications/redirect-uris', envelope: 'list' },
   tool: false,
-  run: async (core, _input, { principal }) => ({ data: await core.applicationDetails.listRedirectUris(principal) }),
+  run: async (core, _input, { principal }) => ({
+    data: await core.accounts.applicationDetails.listRedirectUris(principal),
+  }),
 });
 
 export const getRedirectUri = defineOperation({
@@ -49,7 +51,8 @@ export const getRedirectUri = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/applications/redirect-uris/:redirect_uri_id' },
   tool: false,
-  run: (core, input, { principal }) => core.applicationDetails.findRedirectUri(principal, input.redirect_uri_id),
+  run: (core, input, { principal }) =>
+    core.accounts.applicationDetails.findRedirectUri(principal, input.redirect_uri_id),
 });
 
 export const createRedirectUri = defineOperation({
@@ -61,7 +64,7 @@ export const createRedirectUri = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/applications/redirect-uris' },
   tool: false,
-  run: (core, input, { principal }) => core.applicationDetails.createRedirectUri(principal, input),
+  run: (core, input, { principal }) => core.accounts.applicationDetails.createRedirectUri(principal, input),
 });
 
 export const updateRedirectUri = defineOperation({
@@ -73,7 +76,7 @@ export const updateRedirectUri = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PATCH', path: '/applications/redirect-uris/:redirect_uri_id' },
   tool: false,
-  run: (core, input, { principal }) => core.applicationDetails.updateRedirectUri(principal, input),
+  run: (core, input, { principal }) => core.accounts.applicationDetails.updateRedirectUri(principal, input),
 });
 
 export const deleteRedirectUri = defineOperation({
@@ -86,7 +89,7 @@ export const deleteRedirectUri = defineOperation({
   http: { method: 'DELETE', path: '/applications/redirect-uris/:redirect_uri_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.applicationDetails.destroyRedirectUri(principal, input.redirect_uri_id);
+    await core.accounts.applicationDetails.destroyRedirectUri(principal, input.redirect_uri_id);
     return {};
   },
 });

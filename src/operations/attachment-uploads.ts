@@ -22,7 +22,7 @@ export const createAttachmentUpload = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/attachment-uploads', status: 201 },
   tool: false,
-  run: (core, input, { principal, origin }) => core.outbound.uploads.create(principal, input, origin),
+  run: (core, input, { principal, origin }) => core.sending.outbound.uploads.create(principal, input, origin),
 });
 
 export const completeAttachmentUpload = defineOperation({
@@ -35,5 +35,5 @@ export const completeAttachmentUpload = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'POST', path: '/grants/:grant_id/attachment-uploads/:attachment_id/complete' },
   tool: false,
-  run: (core, input, { principal }) => core.outbound.uploads.complete(principal, input),
+  run: (core, input, { principal }) => core.sending.outbound.uploads.complete(principal, input),
 });

@@ -28,7 +28,7 @@ export const getFreeBusy = defineOperation({
   hints: { readOnly: true, idempotent: true },
   http: { method: 'POST', path: '/grants/:grant_id/calendars/free-busy', envelope: 'list' },
   tool: true,
-  run: (core, input, { principal }) => core.availability.freeBusy(principal, input),
+  run: (core, input, { principal }) => core.calendar.availability.freeBusy(principal, input),
 });
 
 export const findAvailability = defineOperation({
@@ -46,5 +46,5 @@ export const findAvailability = defineOperation({
   hints: { readOnly: true, idempotent: true },
   http: { method: 'POST', path: '/calendars/availability' },
   tool: true,
-  run: (core, input, { principal }) => core.availability.find(principal, input),
+  run: (core, input, { principal }) => core.calendar.availability.find(principal, input),
 });

@@ -22,7 +22,7 @@ export const listCalendars = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/calendars', envelope: 'list' },
   tool: true,
-  run: (core, input, { principal }) => core.calendars.list(principal, input),
+  run: (core, input, { principal }) => core.calendar.calendars.list(principal, input),
 });
 
 export const getCalendar = defineOperation({
@@ -34,7 +34,7 @@ export const getCalendar = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/calendars/:calendar_id' },
   tool: false,
-  run: (core, input, { principal }) => core.calendars.find(principal, input),
+  run: (core, input, { principal }) => core.calendar.calendars.find(principal, input),
 });
 
 export const createCalendar = defineOperation({
@@ -47,7 +47,7 @@ export const createCalendar = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/calendars' },
   tool: false,
-  run: (core, input, { principal }) => core.calendars.create(principal, input),
+  run: (core, input, { principal }) => core.calendar.calendars.create(principal, input),
 });
 
 export const updateCalendar = defineOperation({
@@ -59,7 +59,7 @@ export const updateCalendar = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/calendars/:calendar_id' },
   tool: false,
-  run: (core, input, { principal }) => core.calendars.update(principal, input),
+  run: (core, input, { principal }) => core.calendar.calendars.update(principal, input),
 });
 
 export const deleteCalendar = defineOperation({
@@ -73,7 +73,7 @@ export const deleteCalendar = defineOperation({
   http: { method: 'DELETE', path: '/grants/:grant_id/calendars/:calendar_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.calendars.destroy(principal, input);
+    await core.calendar.calendars.destroy(principal, input);
     return {};
   },
 });

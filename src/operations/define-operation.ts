@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { OperationContext } from '../access.js';
-import type { Core } from '../core.js';
+import type { Core } from '../core-types.js';
 import { assertJsonDepth } from '../json-depth.js';
 import { checkAgentBlock, type AgentBlock } from './agent.js';
 

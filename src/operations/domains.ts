@@ -28,7 +28,7 @@ export const listDomains = defineOperation({
   http: { method: 'GET', path: '/admin/domains', envelope: 'list', auth: admin },
   tool: false,
   stability: 'beta',
-  run: (core, input, { principal }) => core.domains.list(principal, input),
+  run: (core, input, { principal }) => core.accounts.domains.list(principal, input),
 });
 
 export const getDomain = defineOperation({
@@ -41,7 +41,7 @@ export const getDomain = defineOperation({
   http: { method: 'GET', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
   stability: 'beta',
-  run: (core, input, { principal }) => core.domains.find(principal, input.domain_id),
+  run: (core, input, { principal }) => core.accounts.domains.find(principal, input.domain_id),
 });
 
 export const createDomain = defineOperation({
@@ -55,7 +55,7 @@ export const createDomain = defineOperation({
   http: { method: 'POST', path: '/admin/domains', auth: admin },
   tool: false,
   stability: 'beta',
-  run: (core, input, { principal }) => core.domains.create(principal, input),
+  run: (core, input, { principal }) => core.accounts.domains.create(principal, input),
 });
 
 export const updateDomain = defineOperation({
@@ -69,7 +69,7 @@ export const updateDomain = defineOperation({
   http: { method: 'PUT', path: '/admin/domains/:domain_id', auth: admin },
   tool: false,
   stability: 'beta',
-  run: (core, input, { principal, requestId }) => core.domains.update(principal, input, { requestId }),
+  run: (core, input, { principal, requestId }) => core.accounts.domains.update(principal, input, { requestId }),
 });
 
 export const deleteDomain = defineOperation({
@@ -83,7 +83,7 @@ export const deleteDomain = defineOperation({
   tool: false,
   stability: 'beta',
   run: async (core, input, { principal }) => {
-    await core.domains.destroy(principal, input.domain_id);
+    await core.accounts.domains.destroy(principal, input.domain_id);
     return {};
   },
 });
@@ -99,7 +99,7 @@ export const domainInfo = defineOperation({
   http: { method: 'POST', path: '/admin/domains/:domain_id/info', auth: admin },
   tool: false,
   stability: 'beta',
-  run: (core, input, { principal }) => core.domains.info(principal, input),
+  run: (core, input, { principal }) => core.accounts.domains.info(principal, input),
 });
 
 export const verifyDomain = defineOperation({
@@ -112,7 +112,7 @@ export const verifyDomain = defineOperation({
   http: { method: 'POST', path: '/admin/domains/:domain_id/verify', auth: admin },
   tool: false,
   stability: 'beta',
-  run: (core, input, { principal }) => core.domains.verify(principal, input),
+  run: (core, input, { principal }) => core.accounts.domains.verify(principal, input),
 });
 
 export const listDmarcReports = defineOperation({
@@ -125,5 +125,5 @@ export const listDmarcReports = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/admin/domains/:domain_id/dmarc-reports', envelope: 'list', auth: admin },
   tool: false,
-  run: (core, input, { principal }) => core.dmarcReports.list(principal, input),
+  run: (core, input, { principal }) => core.deliverability.dmarcReports.list(principal, input),
 });

@@ -27,7 +27,7 @@ export const createDraft = defineOperation({
     headline: (draft) =>
       `Created draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}`,
   },
-  run: (core, input, { principal }) => core.drafts.create(principal, input),
+  run: (core, input, { principal }) => core.sending.drafts.create(principal, input),
 });
 
 export const listDrafts = defineOperation({
@@ -42,7 +42,7 @@ export const listDrafts = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/drafts', envelope: 'list' },
   tool: true,
   agent: { compact: 'messages' },
-  run: (core, input, { principal }) => core.drafts.list(principal, input),
+  run: (core, input, { principal }) => core.sending.drafts.list(principal, input),
 });
 
 export const getDraft = defineOperation({
@@ -56,7 +56,7 @@ export const getDraft = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/drafts/:draft_id' },
   tool: true,
   agent: { body: 'message' },
-  run: (core, input, { principal }) => core.drafts.find(principal, input),
+  run: (core, input, { principal }) => core.sending.drafts.find(principal, input),
 });
 
 export const updateDraft = defineOperation({
@@ -74,7 +74,7 @@ export const updateDraft = defineOperation({
     headline: (draft) =>
       `Updated draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}`,
   },
-  run: (core, input, { principal }) => core.drafts.update(principal, input),
+  run: (core, input, { principal }) => core.sending.drafts.update(principal, input),
 });
 
 export const deleteDraft = defineOperation({
@@ -88,7 +88,7 @@ export const deleteDraft = defineOperation({
   tool: true,
   agent: { headline: (_result, input) => `Deleted draft ${String(input.draft_id)}` },
   run: async (core, input, { principal }) => {
-    await core.drafts.destroy(principal, input);
+    await core.sending.drafts.destroy(principal, input);
     return {};
   },
 });
@@ -111,5 +111,5 @@ export const sendDraft = defineOperation({
   },
   tool: true,
   agent: { sends: 'draft' },
-  run: (core, input, { principal, idempotencyKey }) => core.drafts.send(principal, input, { idempotencyKey }),
+  run: (core, input, { principal, idempotencyKey }) => core.sending.drafts.send(principal, input, { idempotencyKey }),
 });

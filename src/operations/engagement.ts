@@ -15,5 +15,5 @@ export const getMessageEngagement = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id/engagement' },
   tool: true,
-  run: (core, input, { principal }) => core.tracking.engagement(principal, input),
+  run: (core, input, { principal }) => core.deliverability.tracking.engagement(principal, input),
 });

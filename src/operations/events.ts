@@ -29,7 +29,7 @@ export const listEvents = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/events', envelope: 'list' },
   tool: true,
-  run: (core, input, { principal }) => core.events.list(principal, input),
+  run: (core, input, { principal }) => core.calendar.events.list(principal, input),
 });
 
 export const listImportEvents = defineOperation({
@@ -43,7 +43,7 @@ export const listImportEvents = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/events/import', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.events.list(principal, { ...input, expand_recurring: false }),
+  run: (core, input, { principal }) => core.calendar.events.list(principal, { ...input, expand_recurring: false }),
 });
 
 export const getEvent = defineOperation({
@@ -56,7 +56,7 @@ export const getEvent = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/events/:event_id' },
   tool: true,
-  run: (core, input, { principal }) => core.events.find(principal, input),
+  run: (core, input, { principal }) => core.calendar.events.find(principal, input),
 });
 
 export const createEvent = defineOperation({
@@ -77,7 +77,7 @@ export const createEvent = defineOperation({
     headline: (event) =>
       `Created event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}`,
   },
-  run: (core, input, { principal }) => core.events.create(principal, input),
+  run: (core, input, { principal }) => core.calendar.events.create(principal, input),
 });
 
 export const updateEvent = defineOperation({
@@ -95,7 +95,7 @@ export const updateEvent = defineOperation({
     headline: (event) =>
       `Updated event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}`,
   },
-  run: (core, input, { principal }) => core.events.update(principal, input),
+  run: (core, input, { principal }) => core.calendar.events.update(principal, input),
 });
 
 export const deleteEvent = defineOperation({
@@ -110,7 +110,7 @@ export const deleteEvent = defineOperation({
   tool: true,
   agent: { headline: (_result, input) => `Deleted event ${String(input.event_id)}` },
   run: async (core, input, { principal }) => {
-    await core.events.destroy(principal, input);
+    await core.calendar.events.destroy(principal, input);
     return {};
   },
 });
@@ -130,5 +130,5 @@ export const sendRsvp = defineOperation({
     headline: (answer, input) =>
       `Answered ${String(input.status)} to event ${String(input.event_id)}${answer.send_ics_error ? '; the answer was saved but its email could not be sent' : ''}`,
   },
-  run: (core, input, { principal }) => core.events.sendRsvp(principal, input),
+  run: (core, input, { principal }) => core.calendar.events.sendRsvp(principal, input),
 });

@@ -22,7 +22,7 @@ export const listFolders = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/folders', envelope: 'list' },
   tool: true,
-  run: (core, input, { principal }) => core.folders.list(principal, input),
+  run: (core, input, { principal }) => core.mail.folders.list(principal, input),
 });
 
 export const getFolder = defineOperation({
@@ -34,7 +34,7 @@ export const getFolder = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/folders/:folder_id' },
   tool: false,
-  run: (core, input, { principal }) => core.folders.find(principal, input),
+  run: (core, input, { principal }) => core.mail.folders.find(principal, input),
 });
 
 export const createFolder = defineOperation({
@@ -50,7 +50,7 @@ export const createFolder = defineOperation({
     headline: (folder) =>
       `Created folder ${String(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}`,
   },
-  run: (core, input, { principal }) => core.folders.create(principal, input),
+  run: (core, input, { principal }) => core.mail.folders.create(principal, input),
 });
 
 export const updateFolder = defineOperation({
@@ -62,7 +62,7 @@ export const updateFolder = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/folders/:folder_id' },
   tool: false,
-  run: (core, input, { principal }) => core.folders.update(principal, input),
+  run: (core, input, { principal }) => core.mail.folders.update(principal, input),
 });
 
 export const deleteFolder = defineOperation({
@@ -75,7 +75,7 @@ export const deleteFolder = defineOperation({
   http: { method: 'DELETE', path: '/grants/:grant_id/folders/:folder_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.folders.destroy(principal, input);
+    await core.mail.folders.destroy(principal, input);
     return {};
   },
 });

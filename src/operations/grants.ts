@@ -27,7 +27,7 @@ export const createGrant = defineOperation({
   http: { method: 'POST', path: '/connect/custom', status: 201 },
   tool: false,
   stability: 'beta',
-  run: async (core, input, { principal }) => (await core.grants.create(principal, input)).grant,
+  run: async (core, input, { principal }) => (await core.accounts.grants.create(principal, input)).grant,
 });
 
 export const listGrants = defineOperation({
@@ -40,7 +40,7 @@ export const listGrants = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.grants.list(principal, input),
+  run: (core, input, { principal }) => core.accounts.grants.list(principal, input),
 });
 
 export const getGrant = defineOperation({
@@ -52,7 +52,7 @@ export const getGrant = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id' },
   tool: false,
-  run: (core, input, { principal }) => core.grants.find(principal, input.grant_id),
+  run: (core, input, { principal }) => core.accounts.grants.find(principal, input.grant_id),
 });
 
 export const updateGrant = defineOperation({
@@ -65,7 +65,7 @@ export const updateGrant = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PATCH', path: '/grants/:grant_id' },
   tool: false,
-  run: (core, input, { principal, requestId }) => core.grants.update(principal, input, { requestId }),
+  run: (core, input, { principal, requestId }) => core.accounts.grants.update(principal, input, { requestId }),
 });
 
 export const deleteGrant = defineOperation({
@@ -78,7 +78,7 @@ export const deleteGrant = defineOperation({
   http: { method: 'DELETE', path: '/grants/:grant_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.grants.destroy(principal, input.grant_id);
+    await core.accounts.grants.destroy(principal, input.grant_id);
     return {};
   },
 });

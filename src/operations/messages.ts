@@ -30,8 +30,8 @@ export const listMessages = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
   tool: true,
   agent: { compact: 'messages' },
-  run: (core, input, { principal }) => core.messages.list(principal, input),
-  runJson: (core, input, { principal }) => core.messages.listJson(principal, input),
+  run: (core, input, { principal }) => core.mail.messages.list(principal, input),
+  runJson: (core, input, { principal }) => core.mail.messages.listJson(principal, input),
 });
 
 export const cleanMessages = defineOperation({
@@ -45,7 +45,7 @@ export const cleanMessages = defineOperation({
   hints: { readOnly: true, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/messages/clean', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.messages.clean(principal, input),
+  run: (core, input, { principal }) => core.mail.messages.clean(principal, input),
 });
 
 export const getMessage = defineOperation({
@@ -60,7 +60,7 @@ export const getMessage = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
   agent: { body: 'message' },
-  run: (core, input, { principal }) => core.messages.find(principal, input),
+  run: (core, input, { principal }) => core.mail.messages.find(principal, input),
 });
 
 export const updateMessage = defineOperation({
@@ -77,7 +77,7 @@ export const updateMessage = defineOperation({
     headline: (message) =>
       `Updated message ${String(message.id ?? '')}${message.thread_id ? ` in thread ${String(message.thread_id)}` : ''}`,
   },
-  run: (core, input, { principal }) => core.messages.update(principal, input),
+  run: (core, input, { principal }) => core.mail.messages.update(principal, input),
 });
 
 export const deleteMessage = defineOperation({
@@ -98,7 +98,7 @@ export const deleteMessage = defineOperation({
         : `Deleted message ${String(input.message_id)} (moved to trash; deleted for good if it was in trash already)`,
   },
   run: async (core, input, { principal }) => {
-    await core.messages.destroy(principal, input);
+    await core.mail.messages.destroy(principal, input);
     return {};
   },
 });
@@ -114,7 +114,7 @@ export const getAttachmentMetadata = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/attachments/:attachment_id' },
   tool: false,
-  run: (core, input, { principal }) => core.attachments.find(principal, input),
+  run: (core, input, { principal }) => core.mail.attachments.find(principal, input),
 });
 
 export const getAttachment = defineOperation({
@@ -130,5 +130,5 @@ export const getAttachment = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/attachments/:attachment_id/content' },
   tool: true,
   agent: { file: true },
-  run: (core, input, { principal }) => core.attachments.read(principal, input),
+  run: (core, input, { principal }) => core.mail.attachments.read(principal, input),
 });

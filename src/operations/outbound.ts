@@ -38,7 +38,7 @@ export const sendMessage = defineOperation({
   },
   tool: true,
   agent: { sends: 'message' },
-  run: (core, input, { principal, idempotencyKey }) => core.outbound.send(principal, input, { idempotencyKey }),
+  run: (core, input, { principal, idempotencyKey }) => core.sending.outbound.send(principal, input, { idempotencyKey }),
 });
 
 export const listScheduledMessages = defineOperation({
@@ -51,7 +51,7 @@ export const listScheduledMessages = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages/schedules', envelope: 'list' },
   tool: true,
-  run: async (core, input, { principal }) => ({ data: await core.drafts.listScheduled(principal, input) }),
+  run: async (core, input, { principal }) => ({ data: await core.sending.drafts.listScheduled(principal, input) }),
 });
 
 export const getScheduledMessage = defineOperation({
@@ -64,7 +64,7 @@ export const getScheduledMessage = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages/schedules/:schedule_id' },
   tool: true,
-  run: (core, input, { principal }) => core.drafts.findScheduled(principal, input),
+  run: (core, input, { principal }) => core.sending.drafts.findScheduled(principal, input),
 });
 
 export const stopScheduledMessage = defineOperation({
@@ -78,7 +78,7 @@ export const stopScheduledMessage = defineOperation({
   http: { method: 'DELETE', path: '/grants/:grant_id/messages/schedules/:schedule_id', status: 202 },
   tool: true,
   agent: { headline: (_result, input) => `Stopped scheduled send ${String(input.schedule_id)}` },
-  run: (core, input, { principal }) => core.drafts.stopScheduled(principal, input),
+  run: (core, input, { principal }) => core.sending.drafts.stopScheduled(principal, input),
 });
 
 export const sendFromDomain = defineOperation({
@@ -93,5 +93,5 @@ export const sendFromDomain = defineOperation({
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/domains/:domain_name/messages/send', multipart: 'message' },
   tool: false,
-  run: (core, input, { principal }) => core.outbound.sendFromDomain(principal, input),
+  run: (core, input, { principal }) => core.sending.outbound.sendFromDomain(principal, input),
 });

@@ -22,9 +22,9 @@ export const composeMessage = defineOperation({
   hints: { readOnly: true, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/messages/smart-compose', stream: true },
   tool: false,
-  run: (core, input, { principal, signal }) => core.smartCompose.compose(principal, input, { signal }),
+  run: (core, input, { principal, signal }) => core.sending.smartCompose.compose(principal, input, { signal }),
   runStream: async (core, input, { principal, signal }) =>
-    mapPieces(await core.smartCompose.stream(principal, input, { signal })),
+    mapPieces(await core.sending.smartCompose.stream(principal, input, { signal })),
 });
 
 export const composeMessageReply = defineOperation({
@@ -36,9 +36,9 @@ export const composeMessageReply = defineOperation({
   hints: { readOnly: true, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/messages/:message_id/smart-compose', stream: true },
   tool: false,
-  run: (core, input, { principal, signal }) => core.smartCompose.compose(principal, input, { signal }),
+  run: (core, input, { principal, signal }) => core.sending.smartCompose.compose(principal, input, { signal }),
   runStream: async (core, input, { principal, signal }) =>
-    mapPieces(await core.smartCompose.stream(principal, input, { signal })),
+    mapPieces(await core.sending.smartCompose.stream(principal, input, { signal })),
 });
 
 /** Each piece of text as the event Nylas streams: `{suggestion: "<piece>"}`. */

@@ -23,7 +23,7 @@ export const listSuppressions = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/suppressions', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.suppressions.list(principal, input),
+  run: (core, input, { principal }) => core.deliverability.suppressions.list(principal, input),
 });
 
 export const addSuppression = defineOperation({
@@ -36,7 +36,7 @@ export const addSuppression = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'POST', path: '/suppressions' },
   tool: false,
-  run: (core, input, { principal }) => core.suppressions.add(principal, input),
+  run: (core, input, { principal }) => core.deliverability.suppressions.add(principal, input),
 });
 
 export const removeSuppression = defineOperation({
@@ -49,5 +49,5 @@ export const removeSuppression = defineOperation({
   hints: { readOnly: false, destructive: true },
   http: { method: 'DELETE', path: '/suppressions/:email', envelope: 'empty' },
   tool: false,
-  run: async (core, input, { principal }) => core.suppressions.remove(principal, input.email),
+  run: async (core, input, { principal }) => core.deliverability.suppressions.remove(principal, input.email),
 });

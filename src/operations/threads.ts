@@ -24,7 +24,7 @@ export const listThreads = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/threads', envelope: 'list' },
   tool: true,
   agent: { compact: 'threads' },
-  run: (core, input, { principal }) => core.threads.list(principal, input),
+  run: (core, input, { principal }) => core.mail.threads.list(principal, input),
 });
 
 export const getThread = defineOperation({
@@ -38,7 +38,7 @@ export const getThread = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/threads/:thread_id' },
   tool: true,
   agent: { body: 'thread' },
-  run: (core, input, { principal }) => core.threads.find(principal, input),
+  run: (core, input, { principal }) => core.mail.threads.find(principal, input),
 });
 
 export const updateThread = defineOperation({
@@ -52,7 +52,7 @@ export const updateThread = defineOperation({
   http: { method: 'PUT', path: '/grants/:grant_id/threads/:thread_id' },
   tool: true,
   agent: { headline: (thread) => `Updated thread ${String(thread.id ?? '')}` },
-  run: (core, input, { principal }) => core.threads.update(principal, input),
+  run: (core, input, { principal }) => core.mail.threads.update(principal, input),
 });
 
 export const deleteThread = defineOperation({
@@ -67,7 +67,7 @@ export const deleteThread = defineOperation({
   http: { method: 'DELETE', path: '/grants/:grant_id/threads/:thread_id', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => {
-    await core.threads.destroy(principal, input);
+    await core.mail.threads.destroy(principal, input);
     return {};
   },
 });

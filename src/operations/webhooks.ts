@@ -28,7 +28,7 @@ export const createWebhook = defineOperation({
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/webhooks' },
   tool: false,
-  run: (core, input, { principal }) => core.webhooks.create(principal, input),
+  run: (core, input, { principal }) => core.notifications.webhooks.create(principal, input),
 });
 
 export const listWebhooks = defineOperation({
@@ -41,7 +41,7 @@ export const listWebhooks = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/webhooks', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.webhooks.list(principal, input),
+  run: (core, input, { principal }) => core.notifications.webhooks.list(principal, input),
 });
 
 // Hono runs routes in registration order and the registry takes a module's exports in name order, so this export
@@ -56,7 +56,7 @@ export const getIpAddressesOfWebhooks = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/webhooks/ip-addresses' },
   tool: false,
-  run: (core) => core.webhooks.ipAddresses(),
+  run: (core) => core.notifications.webhooks.ipAddresses(),
 });
 
 export const getWebhook = defineOperation({
@@ -69,7 +69,7 @@ export const getWebhook = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/webhooks/:webhook_id' },
   tool: false,
-  run: (core, input, { principal }) => core.webhooks.find(principal, input.webhook_id),
+  run: (core, input, { principal }) => core.notifications.webhooks.find(principal, input.webhook_id),
 });
 
 export const updateWebhook = defineOperation({
@@ -83,7 +83,7 @@ export const updateWebhook = defineOperation({
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'PUT', path: '/webhooks/:webhook_id' },
   tool: false,
-  run: (core, input, { principal }) => core.webhooks.update(principal, input),
+  run: (core, input, { principal }) => core.notifications.webhooks.update(principal, input),
 });
 
 export const deleteWebhook = defineOperation({
@@ -95,7 +95,7 @@ export const deleteWebhook = defineOperation({
   hints: { readOnly: false, destructive: true, idempotent: false },
   http: { method: 'DELETE', path: '/webhooks/:webhook_id' },
   tool: false,
-  run: (core, input, { principal }) => core.webhooks.destroy(principal, input.webhook_id),
+  run: (core, input, { principal }) => core.notifications.webhooks.destroy(principal, input.webhook_id),
 });
 
 export const rotateWebhookSecret = defineOperation({
@@ -108,5 +108,5 @@ export const rotateWebhookSecret = defineOperation({
   hints: { readOnly: false },
   http: { method: 'POST', path: '/webhooks/rotate-secret/:webhook_id' },
   tool: false,
-  run: (core, input, { principal }) => core.webhooks.rotateSecret(principal, input.webhook_id),
+  run: (core, input, { principal }) => core.notifications.webhooks.rotateSecret(principal, input.webhook_id),
 });

@@ -4,3 +4,4 @@
  */
 export { UPLOAD_PATH } from './attachment-uploads.js';
 export { createOutboundService, type OutboundService } from './outbound-service.js';
+export type { DraftService } from './drafts.js';

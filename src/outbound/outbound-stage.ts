@@ -1,7 +1,7 @@
 /**
  * @module outbound/outbound-stage
  * The outbound stage around the pure decision of ./send-policy.ts: it loads what applies to the sending grant
- * (`core.enforcement`), counts the grant's sends of the UTC day, records the evaluation, and turns a refusal into
+ * (`core.admin.enforcement`), counts the grant's sends of the UTC day, records the evaluation, and turns a refusal into
  * the error the caller answers. It runs for every send of a grant before anything is stored or queued: a send now
  * and a draft sent (submission.ts `accept`), a send being scheduled (checked then, without the quota) and a
  * scheduled send when it fires (through `accept` again: a refusal then marks the schedule failed).

@@ -79,7 +79,7 @@ export interface MailboxProvider {
   draftSaved(tx: Tx, grant: ProviderGrant, draft: DraftRef): Promise<void>;
   /** Inside the transaction that removes a draft (deleted, or sent). */
   draftRemoved(tx: Tx, grant: ProviderGrant, draft: DraftRef): Promise<void>;
-  /** Background job handlers by kind (spread into `core.jobHandlers`). */
+  /** Background job handlers by kind (spread into `core.jobs.handlers`). */
   readonly handlers: Record<string, JobHandler>;
 }
 

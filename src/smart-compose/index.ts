@@ -2,4 +2,4 @@
  * @module smart-compose
  * The front door of src/smart-compose/: what other areas, the operations and the faces use of it.
  */
-export { createSmartComposeService } from './smart-compose.js';
+export { createSmartComposeService, type SmartComposeService } from './smart-compose.js';

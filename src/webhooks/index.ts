@@ -3,7 +3,7 @@
  * The front door of src/webhooks/: what other areas, the operations and the faces use of it.
  */
 export { addressBytes, ALLOW_PRIVATE_HINT, isPublicAddress, nonPublicReason } from './address-policy.js';
-export { startDeliveryRunner, type DeliveryRunner } from './delivery-runner.js';
+export { startDeliveryRunner, type DeliveryFunctions, type DeliveryRunner } from './delivery-runner.js';
 export { createWebhookDelivery, GIVE_UP_WINDOW_MS, WEBHOOK_DELIVERY_JOB } from './delivery.js';
 export {
   nylasSignature,
@@ -13,4 +13,4 @@ export {
   type VerifyWebhookOptions,
   type WebhookVerification,
 } from './signatures.js';
-export { createWebhookService } from './webhook-service.js';
+export { createWebhookService, type WebhookService } from './webhook-service.js';

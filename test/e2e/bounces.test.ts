@@ -57,7 +57,8 @@ describe('bounces and complaints', () => {
         webhookUrl: receiver.url,
       },
     });
-    otherKey = (await service.core.applications.createApplication({ name: 'Other', plan: 'production' })).apiKey;
+    otherKey = (await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'production' }))
+      .apiKey;
     otherGrant = await createMailbox(
       { url: service.url, apiKey: otherKey, nylas: service.client(otherKey) },
       `agent@${OTHER_DOMAIN}`,
@@ -427,7 +428,7 @@ describe('bounces and complaints', () => {
     const path = paths.get('listened@example.com')!;
     const heard: RecordedReport[] = [];
     const intake = createReportIntake(service.core.deps, {
-      signing: service.core.signing,
+      signing: service.core.deliverability.signing,
       listeners: [
         {
           async reported(tx, report) {
@@ -505,7 +506,7 @@ describe('the suppression list API', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.type).toBe('invalid_request_error');
 
-    const other = (await service.core.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey;
+    const other = (await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey;
     expect((await request(service.url, 'GET', '/v3/suppressions', { key: other })).body.data).toEqual([]);
     expect((await request(service.url, 'DELETE', '/v3/suppressions/a%40example.com', { key: other })).status).toBe(404);
 

@@ -172,7 +172,7 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
       expect(refused.body.error.type).toBe('unauthorized');
       expect((await request(service.url, 'GET', '/v3/grants', { key: appKey })).status).toBe(200);
       expect(
-        (await service.core.applications.listKeys(applicationId!)).find((key) => key.id === keyId)?.revoked_at,
+        (await service.core.accounts.applications.listKeys(applicationId!)).find((key) => key.id === keyId)?.revoked_at,
       ).toEqual(expect.any(Number));
     } finally {
       await service.close();

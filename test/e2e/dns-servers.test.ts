@@ -159,14 +159,14 @@ describe.skipIf(missing !== undefined)(
       const raw = Buffer.from(
         'From: someone@sender.dns.test\r\nTo: agent@team.agentpost.localhost\r\nSubject: hi\r\nMessage-ID: <a@sender.dns.test>\r\n\r\nhello\r\n',
       );
-      const verdict = await service.core.mailStages.authenticator({
+      const verdict = await service.core.mail.stages.authenticator({
         raw,
         mailFrom: 'someone@sender.dns.test',
         client: { address: '203.0.113.7', helo: 'mail.sender.dns.test' },
       });
       expect(verdict.spf).toEqual({ result: 'pass', domain: 'sender.dns.test' });
       expect(verdict.dmarc).toMatchObject({ result: 'pass', policy: 'quarantine' });
-      const other = await service.core.mailStages.authenticator({
+      const other = await service.core.mail.stages.authenticator({
         raw,
         mailFrom: 'someone@sender.dns.test',
         client: { address: '198.51.100.9', helo: 'elsewhere.dns.test' },

@@ -57,8 +57,8 @@ describe('reputation per sending domain: bounces on one domain pause its grants 
     alpha1 = await createMailbox(service, `one@${ALPHA}`);
     alpha2 = await createMailbox(service, `two@${ALPHA}`);
     beta1 = await createMailbox(service, `one@${BETA}`);
-    const credentials = await service.core.applications.createServiceAccount(
-      await service.core.applications.defaultApplicationId(),
+    const credentials = await service.core.accounts.applications.createServiceAccount(
+      await service.core.accounts.applications.defaultApplicationId(),
     );
     signer = new ServiceAccountSigner({
       privateKeyPem: credentials.private_key,
@@ -67,7 +67,7 @@ describe('reputation per sending domain: bounces on one domain pause its grants 
     const { data: domains } = await service.nylas.domains.list({ signer });
     alphaId = domains.find((domain) => domain.domainAddress === ALPHA)!.id!;
     betaId = domains.find((domain) => domain.domainAddress === BETA)!.id!;
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
     const { data: webhook } = await service.nylas.webhooks.create({
       requestBody: { triggerTypes: ['domain.updated' as never], webhookUrl: receiver.url },
     });
@@ -195,8 +195,8 @@ describe('reputation per sending domain: bounces on one domain pause its grants 
 
   it('resumes through the domains API (recorded with the request id, domain.updated), and the domain sends again', async () => {
     // Another application cannot see, let alone resume, the domain.
-    const other = await service.core.applications.createApplication({ name: 'Other', plan: 'production' });
-    const otherCredentials = await service.core.applications.createServiceAccount(other.application.id);
+    const other = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'production' });
+    const otherCredentials = await service.core.accounts.applications.createServiceAccount(other.application.id);
     const otherSigner = new ServiceAccountSigner({
       privateKeyPem: otherCredentials.private_key,
       privateKeyId: otherCredentials.private_key_id,

@@ -392,7 +392,7 @@ describe.skipIf(missing !== undefined)(
 
     it('another application sees none of it (404) and cannot connect the same address (409)', async () => {
       const other = service.client(
-        (await service.core.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey,
+        (await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey,
       );
       expect((await sdkError(other.grants.find({ grantId: aliceId }))).statusCode).toBe(404);
       expect((await sdkError(other.grants.destroy({ grantId: aliceId }))).statusCode).toBe(404);

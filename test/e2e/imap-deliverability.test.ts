@@ -119,7 +119,7 @@ describe.skipIf(missing !== undefined)(
         },
       });
       grant = created.id;
-      await service.core.imap.waitForInitialSync(grant, WAIT_MS);
+      await service.core.accounts.sync.waitForInitialSync(grant, WAIT_MS);
       alice = await imapClient(IMAP_PORT, ALICE.user, ALICE.password);
       bob = await imapClient(IMAP_PORT, BOB.user, BOB.password);
     }, 60_000);

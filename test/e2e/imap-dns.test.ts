@@ -80,8 +80,8 @@ describe.skipIf(missing !== undefined)(
         initial: true,
         imapHost: 'imap.dnsmail.test',
       });
-      service.core.imap.wake(grant);
-      await service.core.imap.waitForInitialSync(grant, 20_000);
+      service.core.accounts.sync.wake(grant);
+      await service.core.accounts.sync.waitForInitialSync(grant, 20_000);
       const { data } = await service.nylas.messages.list({ identifier: grant });
       expect(data.map((message) => message.subject)).toEqual(['found by name']);
     });
@@ -97,7 +97,7 @@ describe.skipIf(missing !== undefined)(
         initial: true,
         imapHost: 'nowhere.dnsmail.test',
       });
-      service.core.imap.wake(grant);
+      service.core.accounts.sync.wake(grant);
       const account = await eventually(async () => {
         const [row] = await service.core.deps.db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, grant));
         return row?.syncState === 'failing' ? row : undefined;

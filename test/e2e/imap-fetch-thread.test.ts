@@ -75,9 +75,9 @@ describe.skipIf(missing !== undefined)('initial syncs through a fetch thread', {
     const { core } = test;
     connector = createConnector(core.deps.config, core.deps.dns);
     const sync = createImapSync(core.deps, {
-      inbound: core.inbound,
+      inbound: core.mail.inbound,
       store: createMailStore(core.deps),
-      destroyForGood: core.messages.destroyForGood,
+      destroyForGood: core.mail.messages.destroyForGood,
     });
     const openSession = connector.openFetchSession.bind(connector);
     connector.openFetchSession = async (endpoint, threads) => {

@@ -74,7 +74,7 @@ describe.skipIf(missing !== undefined)(
           }),
         );
       }
-      for (const grant of grants) await first.core.imap.waitForInitialSync(grant, WAIT_MS);
+      for (const grant of grants) await first.core.accounts.sync.waitForInitialSync(grant, WAIT_MS);
     }, 60_000);
     afterAll(async () => {
       await second?.close();
@@ -84,11 +84,11 @@ describe.skipIf(missing !== undefined)(
 
     it('syncs each account in one process only, each holding the lease of what it syncs', async () => {
       await eventually(async () => {
-        const active = [...first.core.imap.active(), ...second!.core.imap.active()];
+        const active = [...first.core.accounts.sync.active(), ...second!.core.accounts.sync.active()];
         return active.length === grants.length ? true : undefined;
       }, WAIT_MS);
-      const one = new Set(first.core.imap.active());
-      const other = new Set(second!.core.imap.active());
+      const one = new Set(first.core.accounts.sync.active());
+      const other = new Set(second!.core.accounts.sync.active());
       // Between them every account, and no account in both.
       expect([...one].filter((grant) => other.has(grant))).toEqual([]);
       expect(new Set([...one, ...other])).toEqual(new Set(grants));
@@ -106,7 +106,10 @@ describe.skipIf(missing !== undefined)(
       await second!.close();
       second = undefined;
       // Given back on a clean stop: taken at the next scan (a second), well before a 3 s lease would run out.
-      await eventually(async () => (first.core.imap.active().length === grants.length ? true : undefined), 2_500);
+      await eventually(
+        async () => (first.core.accounts.sync.active().length === grants.length ? true : undefined),
+        2_500,
+      );
       const owners = await leases();
       expect(new Set(grants.map((grant) => owners.get(grant))).size).toBe(1);
     });
@@ -114,7 +117,7 @@ describe.skipIf(missing !== undefined)(
     it('takes the account of a runner that died once its lease ran out, and not before', async () => {
       const [grant] = grants;
       // A runner that died holding the account, its lease 5 s from running out; this one lets go of it.
-      await first.core.imap.stop();
+      await first.core.accounts.sync.stop();
       const until = Date.now() + 5_000;
       await first.core.deps.db.write((tx) =>
         tx
@@ -126,12 +129,15 @@ describe.skipIf(missing !== undefined)(
       try {
         // The other accounts at once; that one only after its lease ran out.
         await eventually(
-          async () => (restarted.core.imap.active().length >= grants.length - 1 ? true : undefined),
+          async () => (restarted.core.accounts.sync.active().length >= grants.length - 1 ? true : undefined),
           4_000,
         );
-        const active = restarted.core.imap.active();
+        const active = restarted.core.accounts.sync.active();
         if (Date.now() < until - 500) expect(active).not.toContain(grant);
-        await eventually(async () => (restarted.core.imap.active().includes(grant!) ? true : undefined), 9_000);
+        await eventually(
+          async () => (restarted.core.accounts.sync.active().includes(grant!) ? true : undefined),
+          9_000,
+        );
         expect(Date.now()).toBeGreaterThanOrEqual(until);
         expect((await leases()).get(grant!)).not.toBe('a-runner-that-died');
       } finally {

@@ -127,9 +127,9 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
       initial: true,
     });
     sync = createImapSync(core.deps, {
-      inbound: core.inbound,
+      inbound: core.mail.inbound,
       store: createMailStore(core.deps),
-      destroyForGood: core.messages.destroyForGood,
+      destroyForGood: core.mail.messages.destroyForGood,
     });
     const first = await syncClient(true);
     expect(first.enabled.has('QRESYNC')).toBe(true);
@@ -138,7 +138,7 @@ describe.skipIf(missing !== undefined)('deletions learned with QRESYNC', { timeo
   afterAll(async () => {
     for (const client of clients) await client.logout().catch(() => undefined);
     await other?.logout().catch(() => undefined);
-    await test?.core.inbound.close();
+    await test?.core.mail.inbound.close();
     test?.close();
     await dovecot?.stop();
   });

@@ -149,7 +149,7 @@ describe.skipIf(missing !== undefined)(
             secrets,
             initial: true,
           });
-          service.core.imap.wake(grant);
+          service.core.accounts.sync.wake(grant);
           const failing = await eventually(async () => {
             const [account] = await service.core.deps.db.orm
               .select()
@@ -173,7 +173,7 @@ describe.skipIf(missing !== undefined)(
           expect(inbox!.initialLowestUid).toBeGreaterThan(1);
 
           // After the back-off it resumes, through the same proxy (which no longer cuts).
-          await service.core.imap.waitForInitialSync(grant, 120_000);
+          await service.core.accounts.sync.waitForInitialSync(grant, 120_000);
           const stored = await service.core.deps.db.orm.$count(tables.messages, eq(tables.messages.grantId, grant));
           expect(stored).toBe(CUT_MESSAGES);
           const distinct = await service.core.deps.db.orm.all<{ n: number }>(
@@ -201,7 +201,7 @@ describe.skipIf(missing !== undefined)(
           );
           expect(unread).toBe(CUT_MESSAGES - CUT_MESSAGES / 4);
           // The fetch thread whose connection was cut serves on (or was replaced): one, alive.
-          if (threaded) expect(service.core.imap.fetchThreadIds()).toHaveLength(1);
+          if (threaded) expect(service.core.accounts.sync.fetchThreadIds()).toHaveLength(1);
         } finally {
           proxy.server.close();
           if (threaded) await service.close();
@@ -240,8 +240,8 @@ describe.skipIf(missing !== undefined)(
           });
       }, 250);
       try {
-        shared.core.imap.wake(grant);
-        await shared.core.imap.waitForInitialSync(grant, 200_000);
+        shared.core.accounts.sync.wake(grant);
+        await shared.core.accounts.sync.waitForInitialSync(grant, 200_000);
       } finally {
         clearInterval(sampler);
         clearInterval(progress);

@@ -142,8 +142,8 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       secrets,
       initial: true,
     });
-    service.core.imap.wake(grant);
-    await service.core.imap.waitForInitialSync(grant, WAIT_MS);
+    service.core.accounts.sync.wake(grant);
+    await service.core.accounts.sync.waitForInitialSync(grant, WAIT_MS);
   }, 60_000);
   afterAll(async () => {
     await alice?.logout().catch(() => undefined);
@@ -178,7 +178,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     // The folders of the first mapping were the mailbox as connected: no folder.created for them.
     expect(await events(grant, 'folder.created')).toEqual([]);
     await alice.mailboxCreate('Projects');
-    service.core.imap.wake(grant);
+    service.core.accounts.sync.wake(grant);
     const created = await firstEvent('folder.created');
     const folder = created.payload as { id: string; name: string };
     expect(folder.name).toBe('Projects');
@@ -192,11 +192,11 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       return row?.validity && row.done ? true : undefined;
     }, WAIT_MS);
     await alice.mailboxRename('Projects', 'Projects 2026');
-    service.core.imap.wake(grant);
+    service.core.accounts.sync.wake(grant);
     const updated = await firstEvent('folder.updated');
     expect(updated.payload).toMatchObject({ id: folder.id, name: 'Projects 2026' });
     await alice.mailboxDelete('Projects 2026');
-    service.core.imap.wake(grant);
+    service.core.accounts.sync.wake(grant);
     const deleted = await firstEvent('folder.deleted');
     expect(deleted.objectId).toBe(folder.id);
     const { data: folders } = await service.nylas.folders.list({ identifier: grant });
@@ -272,8 +272,8 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       } finally {
         await client.logout();
       }
-      noisy.core.imap.wake(bob);
-      await noisy.core.imap.waitForInitialSync(bob, WAIT_MS);
+      noisy.core.accounts.sync.wake(bob);
+      await noisy.core.accounts.sync.waitForInitialSync(bob, WAIT_MS);
       const stored = await noisy.core.deps.db.orm
         .select({ id: tables.messages.id })
         .from(tables.messages)
@@ -292,7 +292,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
   it('a folder made on the server after the account was connected: its mail is new here, with message.created', async () => {
     await alice.mailboxCreate('Later');
     await alice.append('Later', mime({ subject: 'Filed later', messageId: 'later-1@example.org' }), []);
-    service.core.imap.wake(grant);
+    service.core.accounts.sync.wake(grant);
     const [filed] = await eventually(async () => {
       const found = await messageBySubject(grant, 'Filed later');
       return found.length > 0 ? found : undefined;
@@ -400,7 +400,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
         lock.release();
       }
     }, WAIT_MS);
-    service.core.imap.wake(grant);
+    service.core.accounts.sync.wake(grant);
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     const { data: drafts } = await service.nylas.drafts.list({ identifier: grant });
     expect(drafts.filter((entry) => entry.subject === 'Proposal v1').map((entry) => entry.id)).toEqual([draft.id]);
@@ -425,7 +425,7 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       lock.release();
     }
     // Drafts is not INBOX: the periodic full pass sees it (woken here rather than waiting for the interval).
-    service.core.imap.wake(grant);
+    service.core.accounts.sync.wake(grant);
     const edited = await eventually(async () => {
       const { data } = await service.nylas.drafts
         .find({ identifier: grant, draftId: draft.id })
@@ -449,8 +449,8 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       secrets,
       initial: true,
     });
-    service.core.imap.wake(erin);
-    await service.core.imap.waitForInitialSync(erin, WAIT_MS);
+    service.core.accounts.sync.wake(erin);
+    await service.core.accounts.sync.waitForInitialSync(erin, WAIT_MS);
     const rows = await service.core.deps.db.orm.select().from(imapFolders).where(eq(imapFolders.grantId, erin));
     const byPath = new Map(rows.map((row) => [row.path, row.folderId]));
     expect(Object.fromEntries(byPath)).toMatchObject({
@@ -473,15 +473,15 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       secrets,
       initial: true,
     });
-    service.core.imap.wake(dora);
-    await expect(service.core.imap.waitForInitialSync(dora, WAIT_MS)).rejects.toThrow(/refused/);
+    service.core.accounts.sync.wake(dora);
+    await expect(service.core.accounts.sync.waitForInitialSync(dora, WAIT_MS)).rejects.toThrow(/refused/);
     const { data } = await service.nylas.grants.find({ grantId: dora });
     expect(data.grantStatus).toBe('invalid');
     const [account] = await service.core.deps.db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, dora));
     expect(account!.syncState).toBe('invalid');
     expect(account!.lastError).toMatch(/refused the login/);
     // Not tried again (no second notification) until re-authenticated.
-    service.core.imap.wake(dora);
+    service.core.accounts.sync.wake(dora);
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     expect(await events(dora, 'grant.expired')).toHaveLength(1);
   });

@@ -1,5 +1,5 @@
 /**
- * A wake (`core.imap.wake(grant)`: the connect flow, or anyone who knows the server changed) is never lost, whenever it
+ * A wake (`core.accounts.sync.wake(grant)`: the connect flow, or anyone who knows the server changed) is never lost, whenever it
  * comes (src/imap/sync-runner.ts): between the end of a pass and the start of the IDLE that would hear it,
  * and in the middle of a full pass. A runner of the test's own, on a core whose background does not run, against
  * Debian's Dovecot on loopback; its sync is the real one, with the wakes sent from inside it at those moments. The poll
@@ -44,9 +44,9 @@ describe.skipIf(missing !== undefined)('a wake of a connected account is never l
     test = await createTestCore({ secrets }, { AGENTPOST_IMAP_POLL_INTERVAL: '120s' });
     const { core } = test;
     const sync = createImapSync(core.deps, {
-      inbound: core.inbound,
+      inbound: core.mail.inbound,
       store: createMailStore(core.deps),
-      destroyForGood: core.messages.destroyForGood,
+      destroyForGood: core.mail.messages.destroyForGood,
     });
     runner = createImapSyncRunner(core.deps, {
       connector: createConnector(core.deps.config, core.deps.dns),

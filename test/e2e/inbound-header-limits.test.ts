@@ -80,8 +80,8 @@ describe('the header-section limit', () => {
         'Message-ID: <fetched@example.com>\r\nX-Fold:',
       ),
     );
-    const applicationId = await service.core.applications.defaultApplicationId();
-    const delivery = await service.core.inbound.storeFetched({
+    const applicationId = await service.core.accounts.applications.defaultApplicationId();
+    const delivery = await service.core.mail.inbound.storeFetched({
       raw,
       applicationId,
       grantId,

@@ -86,14 +86,14 @@ describe('invitations received by mail are applied by a durable job after the 25
         .sort();
     const before = await eventIds();
     expect(before.length).toBe(outcome.detail.length);
-    await service.core.jobHandlers[INVITATIONS_JOB]!(job, { owner: 'test', extendLease: async () => true });
+    await service.core.jobs.handlers[INVITATIONS_JOB]!(job, { owner: 'test', extendLease: async () => true });
     expect(await eventIds()).toEqual(before);
     expect(await outcomeOf(messageId)).toEqual(outcome);
     // Even when the crash came after the calendar changed but before the outcome was recorded.
     await service.core.deps.db.write((tx) =>
       tx.delete(tables.invitationOutcomes).where(eq(tables.invitationOutcomes.messageId, messageId)),
     );
-    await service.core.jobHandlers[INVITATIONS_JOB]!(job, { owner: 'test', extendLease: async () => true });
+    await service.core.jobs.handlers[INVITATIONS_JOB]!(job, { owner: 'test', extendLease: async () => true });
     expect(await eventIds()).toEqual(before);
     expect((await outcomeOf(messageId))?.status).toBeDefined();
   });

@@ -633,7 +633,7 @@ describe('hosted mail in', () => {
     );
     expect(wrongMessage.status).toBe(404);
 
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Intruder', plan: 'trial' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({ name: 'Intruder', plan: 'trial' });
     const intruder = service.client(apiKey);
     expect(await statusOf(intruder.messages.list({ identifier: grantId }))).toBe(404);
     expect(await statusOf(intruder.messages.find({ identifier: grantId, messageId: message.id }))).toBe(404);
@@ -670,7 +670,7 @@ describe('hosted mail in', () => {
     const firstId = await createMailbox(service, first);
     const secondId = await createMailbox(service, second);
     const raw = `From: sender@${DOMAIN}\r\nTo: ${first}, ${second}\r\nSubject: Local delivery\r\nMessage-ID: <local-1@${DOMAIN}>\r\n\r\nDelivered without SMTP.\r\n`;
-    const result = await service.core.inbound.deliverInbound({
+    const result = await service.core.mail.inbound.deliverInbound({
       rawMime: raw,
       envelope: {
         mailFrom: `sender@${DOMAIN}`,
@@ -686,7 +686,7 @@ describe('hosted mail in', () => {
       expect(messages.map((message) => message.subject)).toEqual(['Local delivery']);
     }
     await expect(
-      service.core.inbound.deliverInbound({
+      service.core.mail.inbound.deliverInbound({
         rawMime: raw,
         envelope: { mailFrom: '', rcptTo: ['someone@elsewhere.example'] },
       }),

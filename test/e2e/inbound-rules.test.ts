@@ -103,12 +103,12 @@ function admin(service: TestService) {
         });
         await tx.update(tables.grants).set({ workspaceId }).where(eq(tables.grants.id, grantId));
       });
-      service.core.enforcement.invalidate();
+      service.core.admin.enforcement.invalidate();
       return workspaceId;
     },
     /** The grant's rule-evaluation rows, after those waiting were written. */
     async evaluations(grantId: string) {
-      await service.core.inbound.flushEvaluations();
+      await service.core.mail.inbound.flushEvaluations();
       return db.orm
         .select()
         .from(tables.ruleEvaluations)
@@ -400,7 +400,7 @@ describe('inbound stages: rules, limits and their audit', () => {
         tx.update(tables.grants).set({ workspaceId }).where(eq(tables.grants.id, grants[name]!)),
       );
     }
-    service.core.enforcement.invalidate();
+    service.core.admin.enforcement.invalidate();
 
     await transport.sendMail({
       from: 'news@example.org',
@@ -437,7 +437,7 @@ describe('inbound stages: rules, limits and their audit', () => {
       sql: "UPDATE rules SET conditions = '{broken' WHERE id = ?",
       args: [ruleId],
     });
-    service.core.enforcement.invalidate();
+    service.core.admin.enforcement.invalidate();
 
     const error = await sendError(transport, { from: 'a@example.org', to: email, subject: 'x', text: 'y' });
     expect(error.responseCode).toBe(451);

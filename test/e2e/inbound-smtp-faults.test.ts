@@ -127,7 +127,7 @@ describe('SMTP listener: bad input and faults', () => {
 
   it('holds at most about the size limit in memory whatever the client sends (2 MB limit, 80 MB sent)', async () => {
     const listener = await startInboundSmtp({
-      inbound: service.core.inbound,
+      inbound: service.core.mail.inbound,
       logger: service.core.deps.logger,
       host: '127.0.0.1',
       port: 0,
@@ -202,7 +202,7 @@ describe('SMTP listener: bad input and faults', () => {
 
   it('times out slow-drip and idle clients while a good client still gets 250', async () => {
     const listener = await startInboundSmtp({
-      inbound: service.core.inbound,
+      inbound: service.core.mail.inbound,
       logger: service.core.deps.logger,
       host: '127.0.0.1',
       port: 0,

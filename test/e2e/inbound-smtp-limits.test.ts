@@ -151,7 +151,7 @@ describe('SMTP listener: unknown recipients per client, over all its sessions', 
 
   it('forgets a client once its window is over', async () => {
     const listener = await startInboundSmtp({
-      inbound: service.core.inbound,
+      inbound: service.core.mail.inbound,
       logger: service.core.deps.logger,
       host: '127.0.0.1',
       port: 0,

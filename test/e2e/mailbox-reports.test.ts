@@ -101,7 +101,7 @@ describe("deliverability of connected accounts: tracking and reports in the acco
   async function syncIn(grantId: string, raw: Buffer, uid: number): Promise<{ messageId: string; jobs: number }> {
     const parsed = await parser.parse(raw);
     if (!parsed.ok) throw new Error('the report did not parse');
-    const plan = service.core.mailboxReports.jobsFor(raw, [await grantRow(grantId)]);
+    const plan = service.core.deliverability.mailboxReports.jobsFor(raw, [await grantRow(grantId)]);
     const messageId = await addSyncedMessageRow(service.core, {
       applicationId: appId,
       grantId,
@@ -111,7 +111,7 @@ describe("deliverability of connected accounts: tracking and reports in the acco
     });
     const jobs = plan ? plan([{ grantId, messageId }]) : [];
     for (const input of jobs)
-      await service.core.jobHandlers[input.kind]!(
+      await service.core.jobs.handlers[input.kind]!(
         { id: `job-${uid}`, kind: input.kind, payload: input.payload, attempts: 1 } as unknown as Job,
         {} as never,
       );
@@ -368,13 +368,16 @@ describe("deliverability of connected accounts: tracking and reports in the acco
     // Only in the header section: a body line that looks like one does not count.
     expect(mayBeReport(Buffer.from('Subject: x\r\nFrom: friend@example.org\r\n\r\nReturn-Path: <>\r\n'))).toBe(false);
     const row = await grantRow(alice);
-    expect(service.core.mailboxReports.jobsFor(ordinary, [row])).toBeUndefined();
+    expect(service.core.deliverability.mailboxReports.jobsFor(ordinary, [row])).toBeUndefined();
     expect(
-      service.core.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [
+      service.core.deliverability.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [
         { ...row, provider: 'nylas' },
       ]),
     ).toBeUndefined();
-    const plan = service.core.mailboxReports.jobsFor(dsn({ recipient: 'x@y.example', messageId: 'a@b' }), [row]);
+    const plan = service.core.deliverability.mailboxReports.jobsFor(
+      dsn({ recipient: 'x@y.example', messageId: 'a@b' }),
+      [row],
+    );
     expect(plan?.([{ grantId: alice, messageId: 'm1' }]).map((job) => job.kind)).toEqual([MAILBOX_REPORT_JOB]);
   });
 });

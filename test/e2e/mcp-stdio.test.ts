@@ -23,10 +23,16 @@ describe('agentpost mcp (stdio)', () => {
   let grantId: string;
   beforeAll(async () => {
     service = await startTestService();
-    const principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' as const };
-    await service.core.domains.create(principal, { name: 'Stdio', domain_address: 'stdio.agentpost.localhost' });
+    const principal = {
+      applicationId: await service.core.accounts.applications.defaultApplicationId(),
+      via: 'local' as const,
+    };
+    await service.core.accounts.domains.create(principal, {
+      name: 'Stdio',
+      domain_address: 'stdio.agentpost.localhost',
+    });
     grantId = (
-      await service.core.grants.create(principal, {
+      await service.core.accounts.grants.create(principal, {
         provider: 'nylas',
         settings: { email: 'stdio@stdio.agentpost.localhost' },
       })

@@ -50,7 +50,7 @@ describe('paused sending: bounces pause a grant, sends get 403 sending_paused, t
     });
     receiver = await startReceiver();
     agent = await createMailbox(service, AGENT);
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
   });
   afterAll(async () => {
     await receiver?.close();
@@ -179,7 +179,10 @@ describe('paused sending: bounces pause a grant, sends get 403 sending_paused, t
     expect(sent.data.id).toBeDefined();
     await sink.waitFor(before + 1);
     // Another application's grant is not found, and nothing changes.
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Other', plan: 'production' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({
+      name: 'Other',
+      plan: 'production',
+    });
     const foreign = await sdkError(
       service.client(apiKey).grants.update({ grantId: agent, requestBody: { sending: { status: 'active' } } as never }),
     );

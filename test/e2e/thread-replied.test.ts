@@ -99,7 +99,7 @@ describe('thread.replied for replies to tracked sends', () => {
       type: 'thread.replied',
       source: '/com/nylas/tracking',
       data: {
-        application_id: await service.core.applications.defaultApplicationId(),
+        application_id: await service.core.accounts.applications.defaultApplicationId(),
         grant_id: agent,
         object: {
           object: 'thread',
@@ -110,7 +110,7 @@ describe('thread.replied for replies to tracked sends', () => {
           label: 'q3-outreach',
           reply_data: { count: 1 },
           from_self: false,
-          sender_app_id: await service.core.applications.defaultApplicationId(),
+          sender_app_id: await service.core.accounts.applications.defaultApplicationId(),
           thread_id: sent.data.threadId,
           timestamp: expect.any(Number),
         },

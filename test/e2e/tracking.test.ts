@@ -44,7 +44,7 @@ describe('open and click tracking', () => {
     });
     receiver = await startReceiver();
     sender = await createMailbox(service, `agent@${DOMAIN}`);
-    applicationId = await service.core.applications.defaultApplicationId();
+    applicationId = await service.core.accounts.applications.defaultApplicationId();
     const { data: webhook } = await service.nylas.webhooks.create({
       requestBody: {
         triggerTypes: [WebhookTriggers.MessageOpened, WebhookTriggers.MessageLinkClicked],
@@ -255,7 +255,7 @@ describe('open and click tracking', () => {
     await nthNotification('message.opened', sent.id, 1);
     clock.advance(59_000);
     expect((await hit(`/t/o/${sent.pixel}`)).status).toBe(200);
-    await service.core.tracking.flush();
+    await service.core.deliverability.tracking.flush();
     expect((await eventsOf(sent.id)).map((event) => [event.counted, event.flag])).toEqual([
       [true, null],
       [false, 'repeat'],
@@ -300,7 +300,7 @@ describe('open and click tracking', () => {
     expect(scanned.headers.get('location')).toBe('https://offer.example.com/');
     const headClick = await hit(`/t/l/${sent.links[0]}`, { method: 'HEAD' });
     expect(headClick.status).toBe(302);
-    await service.core.tracking.flush();
+    await service.core.deliverability.tracking.flush();
 
     expect((await eventsOf(sent.id)).map((event) => [event.kind, event.counted, event.flag])).toEqual([
       ['open', false, 'early'],
@@ -324,7 +324,7 @@ describe('open and click tracking', () => {
     clock.advance(30_000);
     const pixel = sent.pixel!;
     const link = sent.links[0]!;
-    const signer = await service.core.signing.signer();
+    const signer = await service.core.deliverability.signing.signer();
     const [payload, mac] = link.split('.') as [string, string];
     const flip = (text: string, at: number) => text.slice(0, at) + (text[at] === 'A' ? 'B' : 'A') + text.slice(at + 1);
     const trackingId = Buffer.from(payload, 'base64url').toString();
@@ -360,7 +360,7 @@ describe('open and click tracking', () => {
       expect(response.headers.get('location'), name).toBeNull();
       expect(isErrorEnvelope(await response.json()), name).toBe(true);
     }
-    await service.core.tracking.flush();
+    await service.core.deliverability.tracking.flush();
     expect(await eventsOf(sent.id), 'no hit was recorded').toEqual([]);
     // The genuine ones still work.
     expect((await hit(`/t/o/${pixel}`)).status).toBe(200);
@@ -377,7 +377,7 @@ describe('open and click tracking', () => {
     clock.advance(30_000);
     expect((await hit(`/t/o/${sent.pixel}`)).status).toBe(200);
     expect((await hit(`/t/l/${sent.links[0]}`)).status).toBe(302);
-    await service.core.tracking.flush();
+    await service.core.deliverability.tracking.flush();
     await service.nylas.grants.destroy({ grantId: doomed });
     expect(
       (
@@ -449,7 +449,10 @@ describe('open and click tracking', () => {
     const wrongGrant = await engagement(sent.id, other);
     expect(wrongGrant.status).toBe(404);
     expect(isErrorEnvelope(wrongGrant.body)).toBe(true);
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Elsewhere', plan: 'production' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({
+      name: 'Elsewhere',
+      plan: 'production',
+    });
     expect((await engagement(sent.id, sender, apiKey)).status).toBe(404);
     expect((await engagement('no-such-message')).status).toBe(404);
 
@@ -511,7 +514,7 @@ describe('open and click tracking', () => {
     expect(during?.status).toBe(200);
     expect(during?.body.data.id).toBe(sent.id);
 
-    await service.core.tracking.flush();
+    await service.core.deliverability.tracking.flush();
     const row = await trackedRow(sent.id);
     const [counts] = await service.core.deps.db.client
       // Identical repeats of one write batch are one row with a count (`hits`): every hit is in the sum.

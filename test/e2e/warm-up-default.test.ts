@@ -15,8 +15,8 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 /** A service, a signer for its Manage Domains calls, and a helper that registers and verifies a custom domain. */
 async function setUp(env: Record<string, string>, clock: ReturnType<typeof fixedClock>) {
   const service = await startTestService({ env, deps: { clock } });
-  const credentials = await service.core.applications.createServiceAccount(
-    await service.core.applications.defaultApplicationId(),
+  const credentials = await service.core.accounts.applications.createServiceAccount(
+    await service.core.accounts.applications.defaultApplicationId(),
   );
   const signer = new ServiceAccountSigner({
     privateKeyPem: credentials.private_key,

@@ -47,7 +47,7 @@ describe('message.created webhooks for mail that arrives', () => {
       source: '/nylas/emails/realtime',
       webhook_delivery_attempt: 1,
       data: {
-        application_id: await service.core.applications.defaultApplicationId(),
+        application_id: await service.core.accounts.applications.defaultApplicationId(),
         object: { grant_id: grantId, subject: 'Quarterly numbers' },
       },
     });

@@ -141,7 +141,7 @@ export async function createTestCore(
     logger,
     ...overrides,
   });
-  await core.applications.ensureDefaultApplication();
+  await core.accounts.applications.ensureDefaultApplication();
   return {
     core,
     db,

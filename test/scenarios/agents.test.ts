@@ -30,14 +30,14 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
       ? createAgentpostTools({ url: service.url, apiKey: service.apiKey, grantId })
       : createAgentpostTools({ core: service.core, principal, grantId });
   const inbox = async (grantId: string) =>
-    (await service.core.messages.list(principal, { grant_id: grantId, in: ['inbox'] })).data as Message[];
+    (await service.core.mail.messages.list(principal, { grant_id: grantId, in: ['inbox'] })).data as Message[];
 
   beforeAll(async () => {
     service = await startTestService();
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
-    await service.core.domains.create(principal, { name: 'Agents', domain_address: domain });
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await service.core.accounts.domains.create(principal, { name: 'Agents', domain_address: domain });
     for (const email of [alice, bob])
-      await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
+      await service.core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } });
   });
   afterAll(async () => {
     await service.close();
@@ -135,7 +135,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
       (await inbox(alice)).find((message) => message.subject === 'Re: Budget'),
     );
     const attachment = reply.attachments!.find((item) => item.filename === 'notes.txt')!;
-    const file = await service.core.attachments.read(principal, {
+    const file = await service.core.mail.attachments.read(principal, {
       grant_id: alice,
       attachment_id: attachment.id,
       message_id: reply.id,
@@ -184,7 +184,10 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
     const proposal = await eventually(async () =>
       (await inbox(alice)).find((message) => message.subject === 'Re: Meeting?'),
     );
-    const full = (await service.core.messages.find(principal, { grant_id: alice, message_id: proposal.id })) as Message;
+    const full = (await service.core.mail.messages.find(principal, {
+      grant_id: alice,
+      message_id: proposal.id,
+    })) as Message;
     const start = Number(/SLOT:(\d+)/.exec(full.body ?? '')![1]);
 
     const created = await runScriptedAgent(toolsFor(alice), [
@@ -204,7 +207,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
 
     const invitation = await eventually(async () => {
       const events = (
-        await service.core.events.list(principal, {
+        await service.core.calendar.events.list(principal, {
           grant_id: bob,
           calendar_id: 'primary',
           start: start - 60,
@@ -231,7 +234,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
 
     await eventually(async () => {
       const events = (
-        await service.core.events.list(principal, {
+        await service.core.calendar.events.list(principal, {
           grant_id: alice,
           calendar_id: 'primary',
           start: start - 60,

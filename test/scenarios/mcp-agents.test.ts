@@ -20,10 +20,13 @@ describe('MCP clients converse over HTTP and stdio', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    const principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' as const };
-    await service.core.domains.create(principal, { name: 'MCP', domain_address: 'mcp.agentpost.localhost' });
+    const principal = {
+      applicationId: await service.core.accounts.applications.defaultApplicationId(),
+      via: 'local' as const,
+    };
+    await service.core.accounts.domains.create(principal, { name: 'MCP', domain_address: 'mcp.agentpost.localhost' });
     for (const email of [alice, bob])
-      await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
+      await service.core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } });
   });
   afterAll(async () => {
     await service.close();

@@ -98,7 +98,7 @@ describe('administration: bad input changes nothing', () => {
       await ok('POST', '/workspaces', { name: 'Team', domain: 'team.example', policy_id: policyId, rule_ids: [ruleId] })
     ).workspace_id;
 
-    const second = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
+    const second = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
     otherKey = second.apiKey;
     await ok('POST', '/admin/domains', { name: 'Other', domain_address: 'other.agentpost.localhost' }, otherKey);
     const otherGrant = await service.client(otherKey).auth.customAuthentication({

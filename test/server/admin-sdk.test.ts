@@ -392,7 +392,7 @@ describe('administration writes reach the enforcement cache at once', () => {
       const row = (await service.core.deps.db.orm.query.grants.findFirst({
         where: (grants, { eq }) => eq(grants.id, grant.id),
       }))!;
-      expect((await service.core.enforcement.forGrant(row)).inbound).toEqual([]);
+      expect((await service.core.admin.enforcement.forGrant(row)).inbound).toEqual([]);
       const list = await service.nylas.lists.create({ requestBody: { name: 'Bad senders', type: 'address' } });
       const rule = await service.nylas.rules.create({
         requestBody: {
@@ -406,11 +406,11 @@ describe('administration writes reach the enforcement cache at once', () => {
         workspaceId: fallback.workspaceId,
         requestBody: { ruleIds: [rule.data.id] },
       });
-      const loaded = await service.core.enforcement.forGrant(row);
+      const loaded = await service.core.admin.enforcement.forGrant(row);
       expect(loaded.inbound.map((compiled) => compiled.id)).toEqual([rule.data.id]);
       expect(loaded.lists.get(list.data.id)?.items.size).toBe(0);
       await service.nylas.lists.addItems({ listId: list.data.id, requestBody: { items: ['Spammer@Example.com'] } });
-      expect([...(await service.core.enforcement.forGrant(row)).lists.get(list.data.id)!.items]).toEqual([
+      expect([...(await service.core.admin.enforcement.forGrant(row)).lists.get(list.data.id)!.items]).toEqual([
         'spammer@example.com',
       ]);
     } finally {

@@ -224,7 +224,7 @@ describe('an AI SDK model given in the deps', () => {
     });
     const service = await startTestService({ deps: { text: textGeneratorOf(model, 'mock:embedded') } });
     try {
-      const applicationId = await service.core.applications.defaultApplicationId();
+      const applicationId = await service.core.accounts.applications.defaultApplicationId();
       const grant = await createImapGrant(service.core, {
         applicationId,
         email: 'embedded@connected.example',

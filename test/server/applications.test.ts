@@ -10,9 +10,9 @@ describe('/v3/applications through the nylas SDK', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    applicationId = await service.core.applications.defaultApplicationId();
+    applicationId = await service.core.accounts.applications.defaultApplicationId();
     other = service.client(
-      (await service.core.applications.createApplication({ name: 'Second', plan: 'trial' })).apiKey,
+      (await service.core.accounts.applications.createApplication({ name: 'Second', plan: 'trial' })).apiKey,
     );
   });
   afterAll(async () => {

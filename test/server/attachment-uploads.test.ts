@@ -25,7 +25,7 @@ describe('large-attachment upload sessions', () => {
     service = await startTestService({ deps: { clock } });
     sender = await createMailbox(service, `sender@${DOMAIN}`);
     recipient = await createMailbox(service, `recipient@${DOMAIN}`);
-    const second = await service.core.applications.createApplication({ name: 'Second', plan: 'production' });
+    const second = await service.core.accounts.applications.createApplication({ name: 'Second', plan: 'production' });
     other = service.client(second.apiKey);
     await request(service.url, 'POST', '/v3/admin/domains', {
       key: second.apiKey,

@@ -92,7 +92,7 @@ describe('free/busy and availability through the nylas SDK', () => {
       );
     }
     // A grant of another application: it exists, but not for this caller.
-    const second = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
+    const second = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
     const otherDomain = await request(service.url, 'POST', '/v3/admin/domains', {
       key: second.apiKey,
       body: { name: 'Other', domain_address: 'other.agentpost.localhost' },
@@ -392,7 +392,10 @@ describe('free/busy and availability through the nylas SDK', () => {
   });
 
   it('the MCP tools find_availability and get_free_busy answer exactly as the HTTP API does', async () => {
-    const principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' as const };
+    const principal = {
+      applicationId: await service.core.accounts.applications.defaultApplicationId(),
+      via: 'local' as const,
+    };
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
     const client = new Client({ name: 'test', version: '1.0.0' });
     await Promise.all([

@@ -139,7 +139,7 @@ describe('calendars through the nylas SDK', () => {
     expect(
       (await sdkError(service.nylas.calendars.find({ identifier: otherGrantId, calendarId: mine.id }))).statusCode,
     ).toBe(404);
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Elsewhere', plan: 'trial' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({ name: 'Elsewhere', plan: 'trial' });
     expect((await sdkError(service.client(apiKey).calendars.list({ identifier: grantId }))).statusCode).toBe(404);
   });
 

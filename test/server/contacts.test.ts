@@ -183,7 +183,7 @@ describe('contacts through the nylas SDK', () => {
   });
 
   it('keeps contacts inside their application', async () => {
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
     expect(
       (await sdkError(service.client(apiKey).contacts.list({ identifier: grantId, queryParams: {} }))).statusCode,
     ).toBe(404);

@@ -50,15 +50,15 @@ describe.skipIf(missing !== undefined)('DMARC through a real resolver (dnsmasq)'
       realDns: true,
       env: { AGENTPOST_DNS_SERVERS: dns.server, AGENTPOST_DNS_TIMEOUT: '1' },
     });
-    const applicationId = await service.core.applications.defaultApplicationId();
-    const credentials = await service.core.applications.createServiceAccount(applicationId);
+    const applicationId = await service.core.accounts.applications.defaultApplicationId();
+    const credentials = await service.core.accounts.applications.createServiceAccount(applicationId);
     signer = new ServiceAccountSigner({
       privateKeyPem: credentials.private_key,
       privateKeyId: credentials.private_key_id,
     });
     domainId = (await service.nylas.domains.create({ requestBody: { name: 'Agents', domainAddress: DOMAIN }, signer }))
       .data.id!;
-    const second = await service.core.applications.createApplication({ name: 'Second', plan: 'trial' });
+    const second = await service.core.accounts.applications.createApplication({ name: 'Second', plan: 'trial' });
     otherKey = second.apiKey;
     const other = await request(service.url, 'POST', '/v3/admin/domains', {
       key: otherKey,

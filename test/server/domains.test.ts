@@ -17,8 +17,8 @@ describe('/v3/admin/domains', () => {
 
   beforeAll(async () => {
     service = await startTestService({ deps: { clock } });
-    const applicationId = await service.core.applications.defaultApplicationId();
-    const credentials = await service.core.applications.createServiceAccount(applicationId);
+    const applicationId = await service.core.accounts.applications.defaultApplicationId();
+    const credentials = await service.core.accounts.applications.createServiceAccount(applicationId);
     keyId = credentials.private_key_id;
     signer = new ServiceAccountSigner({
       privateKeyPem: credentials.private_key,
@@ -43,7 +43,7 @@ describe('/v3/admin/domains', () => {
         id: expect.any(String),
         name: 'Trial',
         domainAddress: 'team.agentpost.localhost',
-        organizationId: await service.core.applications.defaultApplicationId(),
+        organizationId: await service.core.accounts.applications.defaultApplicationId(),
         branded: true,
         verifiedOwnership: true,
         verifiedMx: true,

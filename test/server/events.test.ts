@@ -224,7 +224,7 @@ describe('events through the nylas SDK', () => {
     const ics = readFileSync(new URL('../fixtures/ics/outlook-windows-tz.ics', import.meta.url), 'utf8')
       .replaceAll('agent@invites.agentpost.localhost', EMAIL)
       .replaceAll('agent@invi\r\n tes.agentpost.localhost', EMAIL);
-    const [outcome] = await service.core.events.applyInvitation(grant, { sender: 'bob@contoso.example', ics });
+    const [outcome] = await service.core.calendar.events.applyInvitation(grant, { sender: 'bob@contoso.example', ics });
     expect(outcome).toMatchObject({ action: 'created' });
     const invite = await service.nylas.events.find({
       identifier: grantId,

@@ -160,7 +160,7 @@ describe('grants (Agent Accounts)', () => {
     });
 
     it('rejects a workspace_id of another application', async () => {
-      const other = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
+      const other = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
       const [workspace] = await service.core.deps.db.orm
         .select()
         .from(tables.workspaces)
@@ -341,7 +341,7 @@ describe('grants (Agent Accounts)', () => {
     });
 
     it('moves only to a workspace of the same application', async () => {
-      const other = await service.core.applications.createApplication({ name: 'Elsewhere', plan: 'trial' });
+      const other = await service.core.accounts.applications.createApplication({ name: 'Elsewhere', plan: 'trial' });
       const [foreign] = await service.core.deps.db.orm
         .select()
         .from(tables.workspaces)

@@ -55,16 +55,16 @@ describe('HTTP basics of /v3', () => {
     });
 
     it('refuses a key at once after it is revoked, and keeps the others working', async () => {
-      const applicationId = await service.core.applications.defaultApplicationId();
-      const { id, apiKey } = await service.core.applications.createKey(applicationId, 'temporary');
+      const applicationId = await service.core.accounts.applications.defaultApplicationId();
+      const { id, apiKey } = await service.core.accounts.applications.createKey(applicationId, 'temporary');
       expect((await request(service.url, 'GET', '/v3/grants', { key: apiKey })).status).toBe(200);
       expect((await service.client(apiKey).grants.list()).data).toEqual([]);
-      await service.core.applications.revokeKey(applicationId, id);
+      await service.core.accounts.applications.revokeKey(applicationId, id);
       const revoked = await request(service.url, 'GET', '/v3/grants', { key: apiKey });
       expect(revoked.status).toBe(401);
       expect(isErrorEnvelope(revoked.body)).toBe(true);
       expect((await request(service.url, 'GET', '/v3/grants', { key: service.apiKey })).status).toBe(200);
-      const listed = await service.core.applications.listKeys(applicationId);
+      const listed = await service.core.accounts.applications.listKeys(applicationId);
       expect(listed.find((key) => key.id === id)).toMatchObject({ name: 'temporary', revoked_at: expect.any(Number) });
       expect(JSON.stringify(listed)).not.toContain(apiKey);
     });

@@ -50,7 +50,7 @@ describe(
         .where(eq(tables.applications.isDefault, true));
       applicationId = application!.id;
       other = service.client(
-        (await service.core.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey,
+        (await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' })).apiKey,
       );
     });
     afterAll(async () => {

@@ -32,7 +32,7 @@ describe('isolation between applications', () => {
       await service.nylas.auth.customAuthentication({ requestBody: { provider: 'nylas', settings: { email } } })
     ).data.id;
     folderId = (await service.nylas.folders.create({ identifier: grantId, requestBody: { name: 'Private' } })).data.id;
-    const created = await service.core.applications.createApplication({ name: 'Second', plan: 'trial' });
+    const created = await service.core.accounts.applications.createApplication({ name: 'Second', plan: 'trial' });
     otherKey = created.apiKey;
     other = service.client(otherKey);
   });
@@ -59,8 +59,10 @@ describe('isolation between applications', () => {
 
   it('nor with its own service account', async () => {
     const { ServiceAccountSigner } = await import('nylas');
-    const applicationId = (await service.core.applications.listApplications()).find((app) => app.name === 'Second')!.id;
-    const credentials = await service.core.applications.createServiceAccount(applicationId);
+    const applicationId = (await service.core.accounts.applications.listApplications()).find(
+      (app) => app.name === 'Second',
+    )!.id;
+    const credentials = await service.core.accounts.applications.createServiceAccount(applicationId);
     const signer = new ServiceAccountSigner({
       privateKeyPem: credentials.private_key,
       privateKeyId: credentials.private_key_id,

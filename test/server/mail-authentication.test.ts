@@ -23,7 +23,7 @@ describe('the authentication stage', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    authenticate = service.core.mailStages.authenticator;
+    authenticate = service.core.mail.stages.authenticator;
     const senderGrant = await createMailbox(service, SENDER);
     const receiverGrant = await createMailbox(service, RECEIVER);
 

@@ -54,14 +54,14 @@ describe('message lists from kept JSON', () => {
       env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` },
     });
     grant = await createMailbox(service, MAILBOX);
-    principal = await service.core.applications.authenticateApiKey(service.apiKey);
+    principal = await service.core.accounts.applications.authenticateApiKey(service.apiKey);
     for (let index = 0; index < 5; index++) {
-      await service.core.inbound.deliverInbound({
+      await service.core.mail.inbound.deliverInbound({
         rawMime: Buffer.from(plain(index)),
         envelope: { mailFrom: 'ann@example.com', rcptTo: [MAILBOX] },
       });
     }
-    await service.core.inbound.deliverInbound({
+    await service.core.mail.inbound.deliverInbound({
       rawMime: Buffer.from(WITH_ATTACHMENT),
       envelope: { mailFrom: 'bob@example.com', rcptTo: [MAILBOX] },
     });
@@ -71,7 +71,7 @@ describe('message lists from kept JSON', () => {
     });
     // Delivered to the sink: the sent copy's delivery_status changes after it was first listed.
     await eventually(async () => {
-      const [message] = (await service.core.messages.list(principal, { grant_id: grant, in: ['sent'] })).data;
+      const [message] = (await service.core.mail.messages.list(principal, { grant_id: grant, in: ['sent'] })).data;
       return message?.id === sent.data.id && message.delivery_status?.[0]?.status === 'delivered' ? true : undefined;
     }, 10_000);
   });
@@ -101,7 +101,7 @@ describe('message lists from kept JSON', () => {
     };
     const expected = JSON.stringify({
       request_id: requestId,
-      ...(await service.core.messages.list(principal, parsed)),
+      ...(await service.core.mail.messages.list(principal, parsed)),
     });
     return { text, expected, body: JSON.parse(text) };
   }
@@ -187,7 +187,7 @@ describe('message lists from kept JSON', () => {
       fetch(`${service.url}/v3/grants/${encodeURIComponent(id)}/messages?limit=5`, {
         headers: { authorization: `Bearer ${key}` },
       });
-    const other = await service.core.applications.createApplication({ name: 'Other lists', plan: 'trial' });
+    const other = await service.core.accounts.applications.createApplication({ name: 'Other lists', plan: 'trial' });
     // The other application's key on our grant (which has messages), and our key on an id that does not exist.
     for (const response of [await list(grant, other.apiKey), await list('01kjq6nosuchgrant0000000000')]) {
       expect(response.status).toBe(404);

@@ -41,7 +41,7 @@ describe('metadata limits', () => {
       body: { subject: 'seed', body: 'hi', metadata: { campaign: 'spring' } },
     });
     expect(draft.body.data.metadata).toEqual({ campaign: 'spring' });
-    await service.core.inbound.deliverInbound({
+    await service.core.mail.inbound.deliverInbound({
       rawMime: Buffer.from(
         `From: a@example.com\r\nTo: agent@${DOMAIN}\r\nSubject: in\r\nMessage-ID: <in-1@example.com>\r\n\r\nhello\r\n`,
       ),

@@ -312,7 +312,7 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
       reportId: 'openapi-1',
       records: [{ ip: '192.0.2.1', count: 2, dkim: 'fail' }],
     });
-    const outcome = await service.core.dmarcReports.receive({
+    const outcome = await service.core.deliverability.dmarcReports.receive({
       raw: reportEmail({
         to: `dmarc-reports@${DOMAIN}`,
         file: Buffer.from(xml),
@@ -711,13 +711,16 @@ describe('the OpenAPI document against the live server', () => {
           const ics = readFileSync(new URL('../fixtures/ics/outlook-windows-tz.ics', import.meta.url), 'utf8')
             .replaceAll('agent@invites.agentpost.localhost', EMAIL)
             .replaceAll('agent@invi\r\n tes.agentpost.localhost', EMAIL);
-          const [outcome] = await service.core.events.applyInvitation(grant, { sender: 'bob@contoso.example', ics });
+          const [outcome] = await service.core.calendar.events.applyInvitation(grant, {
+            sender: 'bob@contoso.example',
+            ics,
+          });
           return outcome!.eventId!;
         }),
       connected: () =>
         once('connected', async () =>
           createImapGrant(service.core, {
-            applicationId: await service.core.applications.defaultApplicationId(),
+            applicationId: await service.core.accounts.applications.defaultApplicationId(),
             email: 'connected@openapi.example',
             password: 'unused',
             imapPort: 1,
@@ -728,7 +731,7 @@ describe('the OpenAPI document against the live server', () => {
       connectedMessage: () =>
         once('connectedMessage', async () =>
           addSyncedMessageRow(service.core, {
-            applicationId: await service.core.applications.defaultApplicationId(),
+            applicationId: await service.core.accounts.applications.defaultApplicationId(),
             grantId: await f.connected(),
             uid: 1,
           }),

@@ -221,7 +221,7 @@ describe('operations endpoints', () => {
         status: 404,
         ms: expect.any(Number),
         request_id: response.headers.get('x-request-id'),
-        application: await service.core.applications.defaultApplicationId(),
+        application: await service.core.accounts.applications.defaultApplicationId(),
       },
     });
     expect(access[1]!.fields).toMatchObject({ route: 'unmatched', status: 404, application: null });

@@ -49,7 +49,7 @@ describe('outbound stage: rules, daily quota, size, dry run', () => {
     });
     sender = await createMailbox(service, SENDER);
     friend = await createMailbox(service, FRIEND);
-    applicationId = await service.core.applications.defaultApplicationId();
+    applicationId = await service.core.accounts.applications.defaultApplicationId();
   });
   afterAll(async () => {
     await service?.close();
@@ -104,7 +104,7 @@ describe('outbound stage: rules, daily quota, size, dry run', () => {
         .set({ policyId: limits ? 'policy_out' : null, ruleIds: rules.map((rule) => rule.id) })
         .where(and(eq(tables.workspaces.applicationId, applicationId), eq(tables.workspaces.isDefault, true)));
     });
-    service.core.enforcement.invalidate();
+    service.core.admin.enforcement.invalidate();
   }
 
   async function count(sql: string): Promise<number> {
@@ -346,7 +346,7 @@ describe('outbound stage: rules, daily quota, size, dry run', () => {
     });
     // A rule row the loader cannot read (its conditions are not JSON).
     await db().client.execute("update rules set conditions = '{not json' where id = 'rule_broken'");
-    service.core.enforcement.invalidate();
+    service.core.admin.enforcement.invalidate();
     const before = await footprint();
     const response = await send({ to: [{ email: 'any@fine.example' }], subject: 'closed', body: 'x' });
     expect(response.status).toBe(503);

@@ -150,7 +150,7 @@ describe('outbound retries and give-up', () => {
 
   it("sends the service's own emails (the Notifier) from AGENTPOST_SYSTEM_FROM through the queue", async () => {
     sink.messages.length = 0;
-    await service.core.outbound.notifier.send({
+    await service.core.sending.outbound.notifier.send({
       to: ['ops@example.com'],
       subject: 'Webhook failing',
       text: 'Your endpoint https://example.com/hook is failing.',

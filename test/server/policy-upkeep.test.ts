@@ -24,7 +24,7 @@ describe('policy upkeep: retention and additional folders', () => {
 
   beforeAll(async () => {
     service = await startTestService({ deps: { clock } });
-    applicationId = await service.core.applications.defaultApplicationId();
+    applicationId = await service.core.accounts.applications.defaultApplicationId();
     kept = await createMailbox(service, `kept@${DOMAIN}`);
     free = await createMailbox(service, `free@${DOMAIN}`);
     // `free` is in a workspace of its own, without a policy.
@@ -52,7 +52,7 @@ describe('policy upkeep: retention and additional folders', () => {
       `Date: ${clock.now().toUTCString()}`,
     ];
     if (inReplyTo) headers.push(`In-Reply-To: <${inReplyTo}>`, `References: <${inReplyTo}>`);
-    await service.core.inbound.deliverInbound({
+    await service.core.mail.inbound.deliverInbound({
       rawMime: `${headers.join('\r\n')}\r\n\r\n${subject} body\r\n`,
       envelope: { mailFrom: 'sender@example.com', rcptTo: to },
     });
@@ -93,7 +93,7 @@ describe('policy upkeep: retention and additional folders', () => {
         .set({ policyId: 'policy_keep' })
         .where(and(eq(tables.workspaces.applicationId, applicationId), eq(tables.workspaces.isDefault, true)));
     });
-    service.core.enforcement.invalidate();
+    service.core.admin.enforcement.invalidate();
   }
 
   it('deletes only the old inbox and junk mail of mailboxes under the policy, through the delete path', async () => {
@@ -122,7 +122,7 @@ describe('policy upkeep: retention and additional folders', () => {
     expect((await service.nylas.threads.find({ identifier: kept, threadId })).data.messageIds).toHaveLength(2);
 
     await setPolicy({ limit_inbox_retention_period: 30, limit_spam_retention_period: 7 }, []);
-    const result = await service.core.policyUpkeep.run();
+    const result = await service.core.admin.policyUpkeep.run();
     expect(result).toEqual({ inboxDeleted: 1, junkDeleted: 2, foldersCreated: 0 });
 
     const subjects = async (grant: string) =>
@@ -144,7 +144,7 @@ describe('policy upkeep: retention and additional folders', () => {
     expect(deleted.map((event) => event.objectId).sort()).toEqual([oldStart!.id, oldJunk, tenDayJunk].sort());
 
     // A second pass has nothing left to do.
-    expect(await service.core.policyUpkeep.run()).toEqual({ inboxDeleted: 0, junkDeleted: 0, foldersCreated: 0 });
+    expect(await service.core.admin.policyUpkeep.run()).toEqual({ inboxDeleted: 0, junkDeleted: 0, foldersCreated: 0 });
 
     // The background role runs it too.
     await deliver([`kept@${DOMAIN}`], 'Aging');
@@ -156,7 +156,7 @@ describe('policy upkeep: retention and additional folders', () => {
   it('adds the additional folders to mailboxes under the policy: existing ones by the reconcile, new ones at creation', async () => {
     await setPolicy({}, ['Invoices', 'Receipts', ' Invoices ', 'inbox']);
     expect(await folderNames(kept)).not.toContain('Invoices');
-    const result = await service.core.policyUpkeep.run();
+    const result = await service.core.admin.policyUpkeep.run();
     expect(result.foldersCreated).toBe(2);
     expect(await folderNames(kept)).toEqual(expect.arrayContaining(['Invoices', 'Receipts']));
     expect(await folderNames(free)).not.toContain('Invoices');
@@ -171,9 +171,9 @@ describe('policy upkeep: retention and additional folders', () => {
     expect(await folderNames(fresh)).toEqual(expect.arrayContaining(['Invoices', 'Receipts']));
     // A folder the policy adds later reaches every mailbox under it at the next pass.
     await setPolicy({}, ['Invoices', 'Receipts', 'Contracts']);
-    expect((await service.core.policyUpkeep.run()).foldersCreated).toBe(2);
+    expect((await service.core.admin.policyUpkeep.run()).foldersCreated).toBe(2);
     expect(await folderNames(fresh)).toContain('Contracts');
     expect(await folderNames(kept)).toContain('Contracts');
-    expect((await service.core.policyUpkeep.run()).foldersCreated).toBe(0);
+    expect((await service.core.admin.policyUpkeep.run()).foldersCreated).toBe(0);
   });
 });

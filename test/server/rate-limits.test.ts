@@ -67,7 +67,7 @@ describe('rate limits', () => {
     expectRefused(await get('/v3/webhooks'), 1);
 
     // Another application has its own budget.
-    const other = await service.core.applications.createApplication({ name: 'Other', plan: 'production' });
+    const other = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'production' });
     expect((await get('/v3/grants', other.apiKey)).status).toBe(200);
     // Grant routes of the limited application are counted apart.
     expect((await get(`/v3/grants/${alice}/folders`)).status).toBe(200);

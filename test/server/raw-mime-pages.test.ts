@@ -24,7 +24,7 @@ describe('raw MIME pages', () => {
       const filler = 'x'.repeat(index === 4 ? 12_000 : 1_200);
       const raw = `From: a@example.com\r\nTo: raw@${DOMAIN}\r\nSubject: raw ${index}\r\nMessage-ID: <raw-${index}@example.com>\r\nDate: Mon, 02 Mar 2026 10:0${index}:00 +0000\r\n\r\n${filler}\r\n`;
       sizes.set(`raw ${index}`, Buffer.byteLength(raw));
-      await service.core.inbound.deliverInbound({
+      await service.core.mail.inbound.deliverInbound({
         rawMime: Buffer.from(raw),
         envelope: { mailFrom: 'a@example.com', rcptTo: [`raw@${DOMAIN}`] },
       });

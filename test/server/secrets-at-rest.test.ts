@@ -150,7 +150,7 @@ describe('secrets at rest across restarts of one database', { timeout: 60_000 },
       return raw ? Buffer.from(raw, 'base64url') : undefined;
     });
     expect(signed.toString()).toMatch(/^DKIM-Signature: [^]*?\bd=signer\.agentpost\.localhost;/);
-    const verdict = await service.core.mailStages.authenticator({
+    const verdict = await service.core.mail.stages.authenticator({
       raw: signed,
       mailFrom: SENDER,
       client: { address: '203.0.113.7', helo: `mail.${SENDER_DOMAIN}` },

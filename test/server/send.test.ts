@@ -226,7 +226,7 @@ describe('send API: bad input and idempotency', () => {
   });
 
   it('refuses tracking_options from a trial application (400) and accepts and returns them from a production one', async () => {
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Trial', plan: 'trial' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({ name: 'Trial', plan: 'trial' });
     const trial = service.client(apiKey);
     await request(service.url, 'POST', '/v3/admin/domains', {
       key: apiKey,
@@ -331,7 +331,10 @@ describe('send API: bad input and idempotency', () => {
     });
     expect(atOther.data).toHaveLength(1);
     // Another application may use the same key for its own request.
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Second', plan: 'production' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({
+      name: 'Second',
+      plan: 'production',
+    });
     await request(service.url, 'POST', '/v3/admin/domains', {
       key: apiKey,
       body: { name: 'Second', domain_address: 'second.agentpost.localhost' },

@@ -28,7 +28,7 @@ const modelEnv = (model: FakeModelServer, timeout = '10s') => ({
 
 /** A connected (imap) grant of the service's default application; no IMAP server is needed to compose. */
 async function connectedGrant(service: TestService, email: string): Promise<string> {
-  const applicationId = await service.core.applications.defaultApplicationId();
+  const applicationId = await service.core.accounts.applications.defaultApplicationId();
   return createImapGrant(service.core, {
     applicationId,
     email,
@@ -46,7 +46,7 @@ async function storeMessage(
   spec: { from: string; to: string[]; cc?: string[]; subject: string; text: string },
   uid: number,
 ): Promise<string> {
-  const applicationId = await service.core.applications.defaultApplicationId();
+  const applicationId = await service.core.accounts.applications.defaultApplicationId();
   const { raw, parsed } = await smallMessage(service.core, {
     ...spec,
     fromName: 'Bob Sender',
@@ -259,7 +259,10 @@ describe('Smart Compose', () => {
   });
 
   it("answers 404 for another application's connected grant and message", async () => {
-    const created = await service.core.applications.createApplication({ name: 'Other compose app', plan: 'trial' });
+    const created = await service.core.accounts.applications.createApplication({
+      name: 'Other compose app',
+      plan: 'trial',
+    });
     const other = service.client(created.apiKey);
     const before = model.requests.length;
     expect(

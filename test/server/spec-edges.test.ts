@@ -118,7 +118,7 @@ describe("the specification's edges", () => {
         ['trial', 1],
         ['production', 2],
       ] as const) {
-        const { apiKey } = await service.core.applications.createApplication({ name: `A ${plan}`, plan });
+        const { apiKey } = await service.core.accounts.applications.createApplication({ name: `A ${plan}`, plan });
         const nylas = service.client(apiKey);
         const id = await createMailbox({ url: service.url, apiKey, nylas }, `cal@${plan}-cal.agentpost.localhost`);
         await addCalendars(nylas, id, cap);

@@ -25,7 +25,7 @@ describe('transactional send from a domain', () => {
     service = await startTestService({ env: { AGENTPOST_SMTP_RELAY: `smtp://127.0.0.1:${sink.port}` } });
     inbox = await createMailbox(service, INBOX);
     other = service.client(
-      (await service.core.applications.createApplication({ name: 'Second', plan: 'trial' })).apiKey,
+      (await service.core.accounts.applications.createApplication({ name: 'Second', plan: 'trial' })).apiKey,
     );
   });
   afterAll(async () => {

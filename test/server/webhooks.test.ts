@@ -243,7 +243,7 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     });
     const grantId = await createGrant();
     const [delivery] = await endpoint.waitForDeliveries(1);
-    const applicationId = await service.core.applications.defaultApplicationId();
+    const applicationId = await service.core.accounts.applications.defaultApplicationId();
 
     expect(delivery!.json).toMatchObject({
       specversion: '1.0',
@@ -464,7 +464,7 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
     const { data: webhook } = await service.nylas.webhooks.create({
       requestBody: { triggerTypes: [WebhookTriggers.GrantCreated], webhookUrl: endpoint.url },
     });
-    const { apiKey } = await service.core.applications.createApplication({ name: 'Other', plan: 'trial' });
+    const { apiKey } = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
     const other = service.client(apiKey);
     expect((await other.webhooks.list()).data).toEqual([]);
     expect((await sdkError(other.webhooks.find({ webhookId: webhook.id }))).statusCode).toBe(404);

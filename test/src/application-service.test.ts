@@ -53,16 +53,16 @@ async function rejection(call: Promise<unknown>): Promise<AppError> {
 describe('the default application', () => {
   it('is made on first start with a generated key that is returned once and then works', async () => {
     const { db, start } = await database();
-    const first = await start().applications.ensureDefaultApplication();
+    const first = await start().accounts.applications.ensureDefaultApplication();
     expect(first.application).toMatchObject({ plan: 'production', is_default: true });
     expect(first.generatedKey).toMatch(/^agp_[A-Za-z0-9_-]{43}$/);
     const core = start();
-    expect(await core.applications.authenticateApiKey(first.generatedKey)).toEqual({
+    expect(await core.accounts.applications.authenticateApiKey(first.generatedKey)).toEqual({
       applicationId: first.application.id,
       via: 'api_key',
     });
 
-    const again = await core.applications.ensureDefaultApplication();
+    const again = await core.accounts.applications.ensureDefaultApplication();
     expect(again.generatedKey).toBeUndefined();
     expect(again.application.id).toBe(first.application.id);
     const [key] = await db.orm.select().from(tables.apiKeys);
@@ -78,26 +78,28 @@ describe('the default application', () => {
     const { db, start } = await database();
     const env = { AGENTPOST_API_KEY: 'fixed-key-0123456789' };
     for (let restart = 0; restart < 3; restart += 1) {
-      const result = await start(env).applications.ensureDefaultApplication();
+      const result = await start(env).accounts.applications.ensureDefaultApplication();
       expect(result.generatedKey).toBeUndefined();
     }
     expect(await db.orm.select().from(tables.apiKeys)).toHaveLength(1);
-    expect((await start(env).applications.authenticateApiKey('fixed-key-0123456789')).via).toBe('api_key');
+    expect((await start(env).accounts.applications.authenticateApiKey('fixed-key-0123456789')).via).toBe('api_key');
   });
 
   it('revokes the previous AGENTPOST_API_KEY when the variable changes, and keeps other keys', async () => {
     const { start } = await database();
     const core = start({ AGENTPOST_API_KEY: 'first-key-0123456789' });
-    const { application } = await core.applications.ensureDefaultApplication();
-    const other = await core.applications.createKey(application.id, 'ci');
+    const { application } = await core.accounts.applications.ensureDefaultApplication();
+    const other = await core.accounts.applications.createKey(application.id, 'ci');
 
     const rotated = start({ AGENTPOST_API_KEY: 'second-key-0123456789' });
-    await rotated.applications.ensureDefaultApplication();
-    expect((await rotated.applications.authenticateApiKey('second-key-0123456789')).applicationId).toBe(application.id);
-    expect((await rejection(rotated.applications.authenticateApiKey('first-key-0123456789'))).code).toBe(
+    await rotated.accounts.applications.ensureDefaultApplication();
+    expect((await rotated.accounts.applications.authenticateApiKey('second-key-0123456789')).applicationId).toBe(
+      application.id,
+    );
+    expect((await rejection(rotated.accounts.applications.authenticateApiKey('first-key-0123456789'))).code).toBe(
       'unauthorized',
     );
-    expect((await rotated.applications.authenticateApiKey(other.apiKey)).applicationId).toBe(application.id);
+    expect((await rotated.accounts.applications.authenticateApiKey(other.apiKey)).applicationId).toBe(application.id);
   });
 });
 
@@ -105,11 +107,13 @@ describe('applications and keys', () => {
   it('creates an application with its own default workspace and a working key', async () => {
     const { db, start } = await database();
     const core = start();
-    const { application: defaultApp } = await core.applications.ensureDefaultApplication();
-    const created = await core.applications.createApplication({ name: 'Second', plan: 'trial' });
+    const { application: defaultApp } = await core.accounts.applications.ensureDefaultApplication();
+    const created = await core.accounts.applications.createApplication({ name: 'Second', plan: 'trial' });
     expect(created.application).toMatchObject({ name: 'Second', plan: 'trial', is_default: false });
-    expect((await core.applications.authenticateApiKey(created.apiKey)).applicationId).toBe(created.application.id);
-    expect((await core.applications.listApplications()).map((app) => app.id)).toEqual([
+    expect((await core.accounts.applications.authenticateApiKey(created.apiKey)).applicationId).toBe(
+      created.application.id,
+    );
+    expect((await core.accounts.applications.listApplications()).map((app) => app.id)).toEqual([
       defaultApp.id,
       created.application.id,
     ]);
@@ -118,17 +122,17 @@ describe('applications and keys', () => {
       .from(tables.workspaces)
       .where(eq(tables.workspaces.applicationId, created.application.id));
     expect(workspaces.map((workspace) => workspace.isDefault)).toEqual([true]);
-    expect(await core.applications.defaultApplicationId()).toBe(defaultApp.id);
+    expect(await core.accounts.applications.defaultApplicationId()).toBe(defaultApp.id);
   });
 
   it('lists keys without their secret, revokes at once, and scopes keys to their application', async () => {
     const { start } = await database();
     const core = start();
-    const { application } = await core.applications.ensureDefaultApplication();
-    const other = await core.applications.createApplication({ name: 'Other', plan: 'production' });
-    const made = await core.applications.createKey(application.id, 'deploy');
+    const { application } = await core.accounts.applications.ensureDefaultApplication();
+    const other = await core.accounts.applications.createApplication({ name: 'Other', plan: 'production' });
+    const made = await core.accounts.applications.createKey(application.id, 'deploy');
 
-    const keys = await core.applications.listKeys(application.id);
+    const keys = await core.accounts.applications.listKeys(application.id);
     expect(keys.map((key) => key.name)).toEqual(['default', 'deploy']);
     expect(keys[1]).toMatchObject({
       id: made.id,
@@ -138,19 +142,23 @@ describe('applications and keys', () => {
     });
     expect(JSON.stringify(keys)).not.toContain(made.apiKey);
 
-    expect((await rejection(core.applications.revokeKey(other.application.id, made.id))).code).toBe('not_found');
-    await core.applications.revokeKey(application.id, made.id);
-    expect((await rejection(core.applications.revokeKey(application.id, made.id))).code).toBe('not_found');
-    expect((await core.applications.listKeys(application.id))[1]?.revoked_at).toBe(
+    expect((await rejection(core.accounts.applications.revokeKey(other.application.id, made.id))).code).toBe(
+      'not_found',
+    );
+    await core.accounts.applications.revokeKey(application.id, made.id);
+    expect((await rejection(core.accounts.applications.revokeKey(application.id, made.id))).code).toBe('not_found');
+    expect((await core.accounts.applications.listKeys(application.id))[1]?.revoked_at).toBe(
       Math.floor(clock.now().getTime() / 1000),
     );
-    const refused = await rejection(core.applications.authenticateApiKey(made.apiKey));
+    const refused = await rejection(core.accounts.applications.authenticateApiKey(made.apiKey));
     expect(refused.code).toBe('unauthorized');
 
-    expect((await rejection(core.applications.authenticateApiKey(undefined))).message).toContain('Missing API key');
-    expect((await rejection(core.applications.authenticateApiKey('agp_nope'))).code).toBe('unauthorized');
-    expect((await rejection(core.applications.listKeys('no_such_app'))).code).toBe('not_found');
-    expect((await rejection(core.applications.createKey('no_such_app'))).code).toBe('not_found');
+    expect((await rejection(core.accounts.applications.authenticateApiKey(undefined))).message).toContain(
+      'Missing API key',
+    );
+    expect((await rejection(core.accounts.applications.authenticateApiKey('agp_nope'))).code).toBe('unauthorized');
+    expect((await rejection(core.accounts.applications.listKeys('no_such_app'))).code).toBe('not_found');
+    expect((await rejection(core.accounts.applications.createKey('no_such_app'))).code).toBe('not_found');
   });
 });
 
@@ -158,8 +166,8 @@ describe('service-account signatures', () => {
   it('accept a fresh signed request once, and forget nonces once their window has passed', async () => {
     const { db, start } = await database();
     const core = start();
-    const { application } = await core.applications.ensureDefaultApplication();
-    const credentials = await core.applications.createServiceAccount(application.id);
+    const { application } = await core.accounts.applications.ensureDefaultApplication();
+    const credentials = await core.accounts.applications.createServiceAccount(application.id);
     expect(credentials).toMatchObject({
       type: 'service_account',
       organization_id: application.id,
@@ -192,41 +200,45 @@ describe('service-account signatures', () => {
     };
 
     const request = signed();
-    expect(await core.applications.authenticateSignedRequest(request)).toEqual({
+    expect(await core.accounts.applications.authenticateSignedRequest(request)).toEqual({
       applicationId: application.id,
       via: 'service_account',
     });
-    expect((await rejection(core.applications.authenticateSignedRequest(request))).message).toContain(
+    expect((await rejection(core.accounts.applications.authenticateSignedRequest(request))).message).toContain(
       'X-Nylas-Nonce was already used',
     );
-    expect((await rejection(core.applications.authenticateSignedRequest(signed(now() - 301)))).message).toContain(
-      'X-Nylas-Timestamp',
-    );
     expect(
-      (await rejection(core.applications.authenticateSignedRequest({ ...signed(), timestamp: 'yesterday' }))).message,
+      (await rejection(core.accounts.applications.authenticateSignedRequest(signed(now() - 301)))).message,
     ).toContain('X-Nylas-Timestamp');
-    expect((await rejection(core.applications.authenticateSignedRequest(signed(now(), 'short')))).message).toContain(
-      'X-Nylas-Nonce',
-    );
     expect(
-      (await rejection(core.applications.authenticateSignedRequest({ ...signed(), keyId: 'unknown' }))).message,
+      (await rejection(core.accounts.applications.authenticateSignedRequest({ ...signed(), timestamp: 'yesterday' })))
+        .message,
+    ).toContain('X-Nylas-Timestamp');
+    expect(
+      (await rejection(core.accounts.applications.authenticateSignedRequest(signed(now(), 'short')))).message,
+    ).toContain('X-Nylas-Nonce');
+    expect(
+      (await rejection(core.accounts.applications.authenticateSignedRequest({ ...signed(), keyId: 'unknown' })))
+        .message,
     ).toContain('X-Nylas-Kid');
     // A request that failed its signature does not use up its nonce.
     const tampered = signed();
-    await rejection(core.applications.authenticateSignedRequest({ ...tampered, path: '/v3/admin/domains/other' }));
-    expect((await core.applications.authenticateSignedRequest(tampered)).via).toBe('service_account');
+    await rejection(
+      core.accounts.applications.authenticateSignedRequest({ ...tampered, path: '/v3/admin/domains/other' }),
+    );
+    expect((await core.accounts.applications.authenticateSignedRequest(tampered)).via).toBe('service_account');
 
     expect(await db.orm.select().from(tables.serviceAccountNonces)).toHaveLength(2);
     clock.advance(11 * 60 * 1000);
-    expect((await core.applications.authenticateSignedRequest(signed())).via).toBe('service_account');
+    expect((await core.accounts.applications.authenticateSignedRequest(signed())).via).toBe('service_account');
     expect(await db.orm.select().from(tables.serviceAccountNonces)).toHaveLength(1);
   });
 
   it('answer a body nested too deep to canonicalise with a 400, not a stack overflow', async () => {
     const { start } = await database();
     const core = start();
-    const { application } = await core.applications.ensureDefaultApplication();
-    const credentials = await core.applications.createServiceAccount(application.id);
+    const { application } = await core.accounts.applications.ensureDefaultApplication();
+    const credentials = await core.accounts.applications.createServiceAccount(application.id);
     const signer = new ServiceAccountSigner({
       privateKeyPem: credentials.private_key,
       privateKeyId: credentials.private_key_id,
@@ -238,7 +250,7 @@ describe('service-account signatures', () => {
       timestamp: Math.floor(clock.now().getTime() / 1000),
     });
     const error = await rejection(
-      core.applications.authenticateSignedRequest({
+      core.accounts.applications.authenticateSignedRequest({
         keyId: headers['X-Nylas-Kid']!,
         timestamp: headers['X-Nylas-Timestamp']!,
         nonce: headers['X-Nylas-Nonce']!,
@@ -255,8 +267,8 @@ describe('service-account signatures', () => {
   it('are refused for a revoked service account', async () => {
     const { db, start } = await database();
     const core = start();
-    const { application } = await core.applications.ensureDefaultApplication();
-    const credentials = await core.applications.createServiceAccount(application.id);
+    const { application } = await core.accounts.applications.ensureDefaultApplication();
+    const credentials = await core.accounts.applications.createServiceAccount(application.id);
     const signer = new ServiceAccountSigner({
       privateKeyPem: credentials.private_key,
       privateKeyId: credentials.private_key_id,
@@ -273,7 +285,7 @@ describe('service-account signatures', () => {
       timestamp: Math.floor(clock.now().getTime() / 1000),
     });
     const error = await rejection(
-      core.applications.authenticateSignedRequest({
+      core.accounts.applications.authenticateSignedRequest({
         keyId: headers['X-Nylas-Kid']!,
         timestamp: headers['X-Nylas-Timestamp']!,
         nonce: headers['X-Nylas-Nonce']!,

@@ -18,10 +18,13 @@ describe('requireApproval: a person approves every send', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
-    await service.core.domains.create(principal, { name: 'Approval', domain_address: 'approval.agentpost.localhost' });
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await service.core.accounts.domains.create(principal, {
+      name: 'Approval',
+      domain_address: 'approval.agentpost.localhost',
+    });
     for (const email of [sender, recipient])
-      await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
+      await service.core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } });
   });
   afterAll(async () => {
     await service.close();
@@ -50,7 +53,7 @@ describe('requireApproval: a person approves every send', () => {
   }
 
   async function inboxSubjects(): Promise<string[]> {
-    const page = await service.core.messages.list(principal, { grant_id: recipient, in: ['inbox'] });
+    const page = await service.core.mail.messages.list(principal, { grant_id: recipient, in: ['inbox'] });
     return (page.data as { subject?: string }[]).map((message) => message.subject ?? '');
   }
 

@@ -23,9 +23,12 @@ describe('MCP and AI SDK tools from the one registry', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
-    await service.core.domains.create(principal, { name: 'Faces', domain_address: 'faces.agentpost.localhost' });
-    const { grant } = await service.core.grants.create(principal, {
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await service.core.accounts.domains.create(principal, {
+      name: 'Faces',
+      domain_address: 'faces.agentpost.localhost',
+    });
+    const { grant } = await service.core.accounts.grants.create(principal, {
       provider: 'nylas',
       settings: { email: 'faces@faces.agentpost.localhost' },
     });
@@ -138,7 +141,7 @@ describe('MCP and AI SDK tools from the one registry', () => {
       '',
     ].join('\r\n');
     for (const raw of [first, second]) {
-      await service.core.inbound.deliverInbound({
+      await service.core.mail.inbound.deliverInbound({
         rawMime: Buffer.from(raw),
         envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] },
       });
@@ -162,7 +165,7 @@ describe('MCP and AI SDK tools from the one registry', () => {
 
   it('pages resources/list with nextCursor, every thread once', async () => {
     const email = 'pages@faces.agentpost.localhost';
-    const created = await service.core.grants.create(principal, { provider: 'nylas', settings: { email } });
+    const created = await service.core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } });
     for (let index = 0; index < RESOURCES_PAGE_SIZE + 5; index++) {
       const raw = [
         `From: Sam <sam@example.org>`,
@@ -173,7 +176,7 @@ describe('MCP and AI SDK tools from the one registry', () => {
         'Hello',
         '',
       ].join('\r\n');
-      await service.core.inbound.deliverInbound({
+      await service.core.mail.inbound.deliverInbound({
         rawMime: Buffer.from(raw),
         envelope: { mailFrom: 'sam@example.org', rcptTo: [email] },
       });
@@ -220,7 +223,7 @@ describe('MCP and AI SDK tools from the one registry', () => {
       '--b1--',
       '',
     ].join('\r\n');
-    const delivered = await service.core.inbound.deliverInbound({
+    const delivered = await service.core.mail.inbound.deliverInbound({
       rawMime: Buffer.from(raw),
       envelope: { mailFrom: 'pat@example.org', rcptTo: ['faces@faces.agentpost.localhost'] },
     });

@@ -68,7 +68,7 @@ async function deliverThread(core: Core, topic: string, count: number, paragraph
       ...(ids.length > 0 ? [`In-Reply-To: ${ids.at(-1)}`, `References: ${ids.join(' ')}`] : []),
     ];
     ids.push(id);
-    const delivered = await core.inbound.deliverInbound({
+    const delivered = await core.mail.inbound.deliverInbound({
       rawMime: mail(headers, bodyOf(topic, index, paragraphs)),
       envelope: { mailFrom: 'pat@example.org', rcptTo: [MAILBOX] },
     });
@@ -140,10 +140,12 @@ describe('reads that lose nothing in silence', () => {
 
   beforeAll(async () => {
     ({ core, close } = await createTestCore());
-    principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
-    await core.domains.create(principal, { name: 'Reads', domain_address: DOMAIN });
-    grantId = (await core.grants.create(principal, { provider: 'nylas', settings: { email: MAILBOX } })).grant.id;
-    listsGrantId = (await core.grants.create(principal, { provider: 'nylas', settings: { email: LISTS } })).grant.id;
+    principal = { applicationId: await core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await core.accounts.domains.create(principal, { name: 'Reads', domain_address: DOMAIN });
+    grantId = (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: MAILBOX } })).grant
+      .id;
+    listsGrantId = (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: LISTS } }))
+      .grant.id;
     longThread = await deliverThread(core, 'budget review', 15, 25);
     shortThread = await deliverThread(core, 'office move', 8, 25);
     // 50 messages whose compact items (six named recipients, a long subject) take about twice the budget together.
@@ -153,7 +155,7 @@ describe('reads that lose nothing in silence', () => {
     ).join(', ');
     for (let index = 1; index <= 50; index += 1) {
       const subject = `Item ${index}: quarterly partner report with the regional figures, the open questions and the next steps agreed in the meeting`;
-      await core.inbound.deliverInbound({
+      await core.mail.inbound.deliverInbound({
         rawMime: mail(
           [
             `From: Reports <reports@example.org>`,
@@ -303,7 +305,7 @@ describe('reads that lose nothing in silence', () => {
 
   it('ends a page of 50 that does not fit early, with a next_cursor right after its last item (MCP and AI SDK)', async () => {
     const all = (
-      (await core.messages.list(principal, { grant_id: listsGrantId, limit: 200 })) as { data: { id: string }[] }
+      (await core.mail.messages.list(principal, { grant_id: listsGrantId, limit: 200 })) as { data: { id: string }[] }
     ).data.map((message) => message.id);
     expect(all).toHaveLength(50);
     const listTools = createAgentpostTools({ core, principal });
@@ -367,7 +369,8 @@ describe('reads that lose nothing in silence', () => {
       arguments: {
         grant_id: listsGrantId,
         limit: 10,
-        page_token: ((await core.messages.list(principal, { grant_id: listsGrantId, limit: 40 })) as Page).next_cursor,
+        page_token: ((await core.mail.messages.list(principal, { grant_id: listsGrantId, limit: 40 })) as Page)
+          .next_cursor,
       },
     });
     expect((last.structuredContent as Page).next_cursor).toBeUndefined();

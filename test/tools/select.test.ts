@@ -25,7 +25,7 @@ describe('select over MCP', () => {
   beforeAll(async () => {
     service = await startTestService();
     grantId = await createMailbox(service, MAILBOX);
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
     const reply = await sendRaw(
       service.smtpPort,
       'alice@example.com',

@@ -22,9 +22,9 @@ describe('send_message dry_run on the agent faces', () => {
 
   beforeAll(async () => {
     service = await startTestService();
-    principal = { applicationId: await service.core.applications.defaultApplicationId(), via: 'local' };
-    await service.core.domains.create(principal, { name: 'Dry run', domain_address: DOMAIN });
-    const { grant } = await service.core.grants.create(principal, {
+    principal = { applicationId: await service.core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await service.core.accounts.domains.create(principal, { name: 'Dry run', domain_address: DOMAIN });
+    const { grant } = await service.core.accounts.grants.create(principal, {
       provider: 'nylas',
       settings: { email: `agent@${DOMAIN}` },
     });
@@ -47,7 +47,7 @@ describe('send_message dry_run on the agent faces', () => {
           and(eq(tables.workspaces.applicationId, principal.applicationId), eq(tables.workspaces.isDefault, true)),
         );
     });
-    service.core.enforcement.invalidate();
+    service.core.admin.enforcement.invalidate();
   });
   afterAll(async () => {
     await service?.close();

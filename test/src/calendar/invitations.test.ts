@@ -65,15 +65,16 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
   beforeAll(async () => {
     env = await createTestCore({ clock, logger });
     core = env.core;
-    events = createEventService(core.deps, core.grants, core.calendars, sender);
-    const applicationId = await core.applications.defaultApplicationId();
+    events = createEventService(core.deps, core.accounts.grants, core.calendar.calendars, sender);
+    const applicationId = await core.accounts.applications.defaultApplicationId();
     principal = { applicationId, via: 'local' };
-    await core.domains.ensureVerified(applicationId, [DOMAIN]);
+    await core.accounts.domains.ensureVerified(applicationId, [DOMAIN]);
     agent = await grantRow(
-      (await core.grants.create(principal, { provider: 'nylas', settings: { email: AGENT }, name: 'Agent' })).grant.id,
+      (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: AGENT }, name: 'Agent' }))
+        .grant.id,
     );
     peer = await grantRow(
-      (await core.grants.create(principal, { provider: 'nylas', settings: { email: PEER } })).grant.id,
+      (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: PEER } })).grant.id,
     );
   });
   afterAll(() => env?.close());
@@ -284,7 +285,9 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
   it('reports an invitation whose parse overruns its deadline as unreadable, and changes nothing', async () => {
     const parser = createCalendarParser({ timeoutMs: 1 });
     try {
-      const bounded = createEventService(core.deps, core.grants, core.calendars, sender, { calendarParser: parser });
+      const bounded = createEventService(core.deps, core.accounts.grants, core.calendar.calendars, sender, {
+        calendarParser: parser,
+      });
       const before = await eventCount(agent.id);
       // Warm the parser's thread (its first parse also loads the codec, which the deadline does not count).
       await parser.parse('x');
@@ -322,7 +325,7 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
       return write(work);
     };
     const counting = { ...core.deps, db };
-    const probe = createEventService(counting, core.grants, core.calendars, sender);
+    const probe = createEventService(counting, core.accounts.grants, core.calendar.calendars, sender);
     const cancel = fixture('google-cancel.ics').replaceAll(GOOGLE_UID, 'never-seen@google.com');
     expect(await probe.applyInvitation(agent, { sender: 'alice@gmail.example', ics: cancel })).toEqual([
       { action: 'ignored', reason: 'CANCEL for an unknown event' },
@@ -512,11 +515,11 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
   });
 
   it('queues the iMIP REPLY to the organizer on the outbound mail path (the core wires its invitation sender)', async () => {
-    const [outcome] = await core.events.applyInvitation(peer, {
+    const [outcome] = await core.calendar.events.applyInvitation(peer, {
       sender: 'bob@contoso.example',
       ics: fixture('outlook-windows-tz.ics'),
     });
-    const result = await core.events.sendRsvp(principal, {
+    const result = await core.calendar.events.sendRsvp(principal, {
       grant_id: peer.id,
       calendar_id: 'primary',
       event_id: outcome!.eventId!,
@@ -530,7 +533,11 @@ describe('iTIP: invitations, updates, cancellations and replies', () => {
     expect(queued.map((row) => row.route)).toEqual(['remote']);
     expect(
       (
-        await core.events.find(principal, { grant_id: peer.id, calendar_id: 'primary', event_id: outcome!.eventId! })
+        await core.calendar.events.find(principal, {
+          grant_id: peer.id,
+          calendar_id: 'primary',
+          event_id: outcome!.eventId!,
+        })
       ).participants.find((participant) => participant.email === PEER),
     ).toMatchObject({ status: 'maybe' });
   });

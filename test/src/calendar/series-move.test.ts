@@ -328,14 +328,17 @@ describe('moving a series between two agents (iMIP)', () => {
     try {
       const { core } = env;
       const sent: OutgoingInvitation[] = [];
-      const events = createEventService(core.deps, core.grants, core.calendars, {
+      const events = createEventService(core.deps, core.accounts.grants, core.calendar.calendars, {
         send: async (invitation) => void sent.push(invitation),
       });
-      const principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' as const };
-      await core.domains.ensureVerified(principal.applicationId, [DOMAIN]);
+      const principal = {
+        applicationId: await core.accounts.applications.defaultApplicationId(),
+        via: 'local' as const,
+      };
+      await core.accounts.domains.ensureVerified(principal.applicationId, [DOMAIN]);
       const grantRow = async (email: string) => {
-        const id = (await core.grants.create(principal, { provider: 'nylas', settings: { email } })).grant.id;
-        await core.calendars.update(principal, { grant_id: id, calendar_id: 'primary', timezone: NY });
+        const id = (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email } })).grant.id;
+        await core.calendar.calendars.update(principal, { grant_id: id, calendar_id: 'primary', timezone: NY });
         return (await env.db.orm.query.grants.findFirst({ where: eq(tables.grants.id, id) }))!;
       };
       const organizer = await grantRow(`organizer@${DOMAIN}`);

@@ -57,16 +57,17 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
       },
     );
     core = env.core;
-    principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
-    const created = await core.applications.createApplication({ name: 'Other', plan: 'trial' });
+    principal = { applicationId: await core.accounts.applications.defaultApplicationId(), via: 'local' };
+    const created = await core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
     other = { applicationId: created.application.id, via: 'local' };
-    mainId = (await core.domains.create(principal, { name: MAIN, domain_address: MAIN })).id;
-    await core.domains.create(principal, { name: SIDE, domain_address: SIDE });
-    foreignId = (await core.domains.create(other, { name: FOREIGN, domain_address: FOREIGN })).id;
-    grant = (await core.grants.create(principal, { provider: 'nylas', settings: { email: `agent@${MAIN}` } })).grant.id;
+    mainId = (await core.accounts.domains.create(principal, { name: MAIN, domain_address: MAIN })).id;
+    await core.accounts.domains.create(principal, { name: SIDE, domain_address: SIDE });
+    foreignId = (await core.accounts.domains.create(other, { name: FOREIGN, domain_address: FOREIGN })).id;
+    grant = (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: `agent@${MAIN}` } }))
+      .grant.id;
   });
   afterAll(async () => {
-    await core.inbound.close();
+    await core.mail.inbound.close();
     env.close();
   });
 
@@ -79,7 +80,7 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
     bounceType: RecordedReport['bounceType'] = 'hard',
   ) =>
     env.db.write((tx) =>
-      core.sendingHealth.listener.reported(tx, {
+      core.deliverability.sendingHealth.listener.reported(tx, {
         applicationId: principal.applicationId,
         grantId,
         kind,
@@ -101,7 +102,7 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
       const grantRow = withGrant
         ? (await tx.select().from(tables.grants).where(eq(tables.grants.id, grant)))[0]
         : undefined;
-      await core.sendingHealth.gate.check(tx, {
+      await core.deliverability.sendingHealth.gate.check(tx, {
         applicationId: principal.applicationId,
         grant: grantRow,
         from,
@@ -126,17 +127,17 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
       complaints: 0,
     });
     expect(await dayOf(foreignId)).toBeUndefined();
-    expect((await core.domains.find(principal, mainId)).reputation).toMatchObject({
+    expect((await core.accounts.domains.find(principal, mainId)).reputation).toMatchObject({
       sent: 20,
       hard_bounces: 1,
       bounce_rate: 0.05,
     });
-    expect((await core.domains.find(principal, mainId)).sending).toEqual({ status: 'active' });
+    expect((await core.accounts.domains.find(principal, mainId)).sending).toEqual({ status: 'active' });
   });
 
   it("pauses the domain at its threshold in the report's transaction, with domain.updated, and the gate refuses every sender on it", async () => {
     await report(`other@${MAIN}`, null);
-    const domain = await core.domains.find(principal, mainId);
+    const domain = await core.accounts.domains.find(principal, mainId);
     expect(domain.sending).toEqual({
       status: 'paused',
       reason: 'hard-bounce rate 10% (2 of 20 recipients) reached the threshold of 10% over the last 7 days (UTC)',
@@ -174,7 +175,7 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
   });
 
   it('resumes through the domain service: counters of the rates reset, the warm-up count kept, the change recorded', async () => {
-    await core.domains.update(
+    await core.accounts.domains.update(
       principal,
       { domain_id: mainId, sending: { status: 'active' } },
       { requestId: 'req-resume' },
@@ -186,7 +187,7 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
       softBounces: 0,
       complaints: 0,
     });
-    const domain = await core.domains.find(principal, mainId);
+    const domain = await core.accounts.domains.find(principal, mainId);
     expect(domain.sending).toEqual({ status: 'active' });
     expect(domain.reputation).toMatchObject({ sent: 0, hard_bounces: 0 });
     const changes = await env.db.orm
@@ -202,7 +203,11 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
     ).toHaveLength(2);
     await expect(gate(`agent@${MAIN}`, true)).resolves.toBeUndefined();
     // Resuming an active domain changes nothing; another application's domain is not found.
-    await core.domains.update(principal, { domain_id: mainId, sending: { status: 'active' } }, { requestId: 'again' });
+    await core.accounts.domains.update(
+      principal,
+      { domain_id: mainId, sending: { status: 'active' } },
+      { requestId: 'again' },
+    );
     expect(
       await env.db.orm
         .select()
@@ -210,7 +215,7 @@ describe('domain reputation: the listener, the pause, the gate and the resume', 
         .where(eq(tables.domainSendingStateChanges.domainId, mainId)),
     ).toHaveLength(2);
     await expect(
-      core.domains.update(principal, { domain_id: foreignId, sending: { status: 'active' } }),
+      core.accounts.domains.update(principal, { domain_id: foreignId, sending: { status: 'active' } }),
     ).rejects.toMatchObject({ code: 'not_found' });
   });
 });

@@ -65,18 +65,22 @@ describe('sending health: the report listener, the gate and the resume', () => {
   beforeAll(async () => {
     env = await createTestCore({ clock });
     core = env.core;
-    principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
-    await core.domains.create(principal, { name: DOMAIN, domain_address: DOMAIN });
+    principal = { applicationId: await core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await core.accounts.domains.create(principal, { name: DOMAIN, domain_address: DOMAIN });
   });
   afterAll(async () => {
-    await core.inbound.close();
+    await core.mail.inbound.close();
     env.close();
   });
 
   const today = () => unixDayOfMs(clock.now().getTime());
   const newGrant = async () =>
-    (await core.grants.create(principal, { provider: 'nylas', settings: { email: `agent${++next}@${DOMAIN}` } })).grant
-      .id;
+    (
+      await core.accounts.grants.create(principal, {
+        provider: 'nylas',
+        settings: { email: `agent${++next}@${DOMAIN}` },
+      })
+    ).grant.id;
   /** Sets a day's counters as sends and earlier reports would have left them. */
   async function seed(
     grantId: string,
@@ -93,7 +97,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
     at = clock.now().getTime(),
   ) {
     await env.db.write((tx) =>
-      core.sendingHealth.listener.reported(tx, {
+      core.deliverability.sendingHealth.listener.reported(tx, {
         applicationId: principal.applicationId,
         grantId,
         kind,
@@ -121,7 +125,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
         .where(and(eq(tables.grantSendingDays.grantId, grantId), eq(tables.grantSendingDays.day, unixDay)))
     )[0];
   const send = (grantId: string, extra: Record<string, unknown> = {}) =>
-    core.outbound.send(principal, {
+    core.sending.outbound.send(principal, {
       grant_id: grantId,
       to: [{ email: 'someone@example.com' }],
       subject: 'Hi',
@@ -153,7 +157,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
       id: grantId,
       sending: { status: 'paused', reason, paused_at: paused.sendingPausedAt },
     });
-    expect((await core.grants.find(principal, grantId)).sending).toEqual({
+    expect((await core.accounts.grants.find(principal, grantId)).sending).toEqual({
       status: 'paused',
       reason,
       paused_at: paused.sendingPausedAt,
@@ -196,7 +200,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
 
   it('ignores reports of sends without a grant', async () => {
     await env.db.write((tx) =>
-      core.sendingHealth.listener.reported(tx, {
+      core.deliverability.sendingHealth.listener.reported(tx, {
         applicationId: principal.applicationId,
         grantId: null,
         kind: 'complaint',
@@ -241,7 +245,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
       .select()
       .from(tables.jobs)
       .where(eq(tables.jobs.dedupeKey, `${SCHEDULED_SEND_JOB}:${scheduleId}`));
-    await core.jobHandlers[SCHEDULED_SEND_JOB]!(
+    await core.jobs.handlers[SCHEDULED_SEND_JOB]!(
       { ...job!, attempts: 1 },
       { owner: 'test', extendLease: async () => true },
     );
@@ -252,7 +256,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
     expect(schedule).toMatchObject({ status: 'failed' });
     expect(schedule!.error).toContain(reason!);
 
-    const resumed = await core.grants.update(
+    const resumed = await core.accounts.grants.update(
       principal,
       { grant_id: grantId, sending: { status: 'active' } },
       { requestId: 'req_resume_1' },
@@ -273,7 +277,7 @@ describe('sending health: the report listener, the gate and the resume', () => {
     expect((await day(grantId, today()))!.sent).toBe(1);
 
     // Resuming a grant that is not paused changes nothing and records nothing.
-    await core.grants.update(
+    await core.accounts.grants.update(
       principal,
       { grant_id: grantId, sending: { status: 'active' } },
       { requestId: 'req_resume_2' },

@@ -32,13 +32,13 @@ describe('the installation key', () => {
   it('is made once and shared by every process on the database', async () => {
     const test = await createTestCore();
     close = test.close;
-    const first = await test.core.signing.signer();
+    const first = await test.core.deliverability.signing.signer();
     // Another process on the same database: its own loader, a different random source.
     let calls = 0;
     const other = createSigningKeys({ ...test.core.deps, randomBytes: (size) => (calls++, Buffer.alloc(size, 1)) });
     const second = await other.signer();
     expect(calls).toBe(1);
     expect(second.verify('open', first.sign('open', 'x'))).toBe('x');
-    expect(test.core.signing.loadedSigner()).toBe(first);
+    expect(test.core.deliverability.signing.loadedSigner()).toBe(first);
   });
 });

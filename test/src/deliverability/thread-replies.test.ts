@@ -63,18 +63,19 @@ describe('thread replies: the job stored with a reply, and what it records', () 
   beforeAll(async () => {
     env = await createTestCore();
     core = env.core;
-    principal = { applicationId: await core.applications.defaultApplicationId(), via: 'local' };
-    await core.domains.create(principal, { name: DOMAIN, domain_address: DOMAIN });
-    grantId = (await core.grants.create(principal, { provider: 'nylas', settings: { email: AGENT } })).grant.id;
+    principal = { applicationId: await core.accounts.applications.defaultApplicationId(), via: 'local' };
+    await core.accounts.domains.create(principal, { name: DOMAIN, domain_address: DOMAIN });
+    grantId = (await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: AGENT } })).grant
+      .id;
   });
   afterAll(async () => {
-    await core.inbound.close();
+    await core.mail.inbound.close();
     env.close();
   });
 
   /** Sends from the agent with these tracking options; returns the sent copy and its Message-ID. */
   async function send(trackingOptions?: { thread_replies?: boolean; opens?: boolean; label?: string }) {
-    const result = await core.outbound.send(principal, {
+    const result = await core.sending.outbound.send(principal, {
       grant_id: grantId,
       to: [{ email: 'bob@example.com' }],
       subject: 'Hello',
@@ -87,10 +88,10 @@ describe('thread replies: the job stored with a reply, and what it records', () 
   }
 
   const deliver = (raw: string) =>
-    core.inbound.deliverInbound({ rawMime: raw, envelope: { mailFrom: 'bob@example.com', rcptTo: [AGENT] } });
+    core.mail.inbound.deliverInbound({ rawMime: raw, envelope: { mailFrom: 'bob@example.com', rcptTo: [AGENT] } });
   const replyJobs = () => env.db.orm.select().from(tables.jobs).where(eq(tables.jobs.kind, THREAD_REPLIED_JOB));
   const run = (job: Job) =>
-    core.jobHandlers[THREAD_REPLIED_JOB]!(job, { owner: 'test', extendLease: async () => true });
+    core.jobs.handlers[THREAD_REPLIED_JOB]!(job, { owner: 'test', extendLease: async () => true });
   const tracked = async (messageId: string) =>
     (await env.db.orm.select().from(tables.trackedMessages).where(eq(tables.trackedMessages.messageId, messageId)))[0]!;
   const repliedEvents = () =>
@@ -234,8 +235,9 @@ describe('thread replies: the job stored with a reply, and what it records', () 
     const sent = await send({ thread_replies: true });
     const earlier = await send({ thread_replies: true });
     const untracked = await send();
-    const other = (await core.grants.create(principal, { provider: 'nylas', settings: { email: `many@${DOMAIN}` } }))
-      .grant.id;
+    const other = (
+      await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: `many@${DOMAIN}` } })
+    ).grant.id;
     const mine = [{ id: grantId, email: AGENT }];
     const messages = [
       { raw: Buffer.from(reply({ messageId: 'b1@example.com', inReplyTo: sent.headerMessageId })), grants: mine },
@@ -294,9 +296,10 @@ describe('thread replies: the job stored with a reply, and what it records', () 
 
   it("does not count a reply of another mailbox to the tracked send (it names the Message-ID but is not the sender's)", async () => {
     const sent = await send({ thread_replies: true });
-    const other = (await core.grants.create(principal, { provider: 'nylas', settings: { email: `other@${DOMAIN}` } }))
-      .grant.id;
-    await core.inbound.deliverInbound({
+    const other = (
+      await core.accounts.grants.create(principal, { provider: 'nylas', settings: { email: `other@${DOMAIN}` } })
+    ).grant.id;
+    await core.mail.inbound.deliverInbound({
       rawMime: reply({ messageId: 'o1@example.com', inReplyTo: sent.headerMessageId }),
       envelope: { mailFrom: 'bob@example.com', rcptTo: [`other@${DOMAIN}`] },
     });

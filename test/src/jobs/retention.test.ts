@@ -33,7 +33,7 @@ describe('retention purge', () => {
   beforeEach(async () => {
     clock = fixedClock(T0);
     env = await createTestCore({ clock, newId: sequentialIds('r') }, { AGENTPOST_ALLOW_PRIVATE_WEBHOOKS: 'true' });
-    principal = { applicationId: await env.core.applications.defaultApplicationId(), via: 'local' };
+    principal = { applicationId: await env.core.accounts.applications.defaultApplicationId(), via: 'local' };
   });
   afterEach(async () => {
     await background?.stop();
@@ -46,7 +46,7 @@ describe('retention purge', () => {
   const retention = (db: Database = env.db, chunkRows?: number) =>
     createRetention(
       { db, clock },
-      { interested: () => env.core.outbox.interested(), ...(chunkRows ? { chunkRows } : {}) },
+      { interested: () => env.core.notifications.outbox.interested(), ...(chunkRows ? { chunkRows } : {}) },
     );
   /** Records `count` events now, through the outbox's own recorder; returns their seqs. */
   const record = async (count: number): Promise<number[]> => {
@@ -75,15 +75,15 @@ describe('retention purge', () => {
     (await env.db.orm.select({ id: tables.jobs.id }).from(tables.jobs)).map((row) => row.id).sort();
   /** A job of kind `test` given up now (no worker runs in these tests). */
   const deadJob = async (): Promise<string> => {
-    const { id } = await env.core.jobs.enqueue({ kind: 'test', payload: {} });
-    const [claimed] = await env.core.jobs.claim({ owner: 'tester', kinds: ['test'], limit: 1, leaseMs: 60_000 });
+    const { id } = await env.core.jobs.queue.enqueue({ kind: 'test', payload: {} });
+    const [claimed] = await env.core.jobs.queue.claim({ owner: 'tester', kinds: ['test'], limit: 1, leaseMs: 60_000 });
     expect(claimed?.id).toBe(id);
-    expect(await env.core.jobs.giveUp(claimed!, 'tester', 'no more')).toBe(true);
+    expect(await env.core.jobs.queue.giveUp(claimed!, 'tester', 'no more')).toBe(true);
     return id;
   };
   const createWebhook = async (triggerTypes: ('grant.created' | 'grant.updated')[]) => {
     receiver = await startReceiver();
-    const created = await env.core.webhooks.create(principal, {
+    const created = await env.core.notifications.webhooks.create(principal, {
       webhook_url: receiver.url,
       trigger_types: triggerTypes,
     });
@@ -94,10 +94,10 @@ describe('retention purge', () => {
   it('deletes events dispatched more than 24 h ago and keeps younger ones and the newest event', async () => {
     expect(DISPATCHED_EVENT_RETENTION_MS).toBe(24 * HOUR);
     const first = await record(3);
-    expect(await env.core.outbox.dispatchBatch()).toBe(3);
+    expect(await env.core.notifications.outbox.dispatchBatch()).toBe(3);
     clock.advance(HOUR);
     const second = await record(2);
-    expect(await env.core.outbox.dispatchBatch()).toBe(2);
+    expect(await env.core.notifications.outbox.dispatchBatch()).toBe(2);
 
     clock.advance(23 * HOUR); // the first batch was dispatched exactly 24 h ago: not more
     expect(await retention().purge()).toEqual({ dispatchedEvents: 0, undispatchedEvents: 0, deadJobs: 0 });
@@ -142,7 +142,7 @@ describe('retention purge', () => {
     expect((await retention().purge()).undispatchedEvents).toBe(0);
     expect(await seqs()).toEqual(owed);
 
-    await env.core.webhooks.update(principal, { webhook_id: webhook.id, status: 'pause' });
+    await env.core.notifications.webhooks.update(principal, { webhook_id: webhook.id, status: 'pause' });
     expect((await retention().purge()).undispatchedEvents).toBe(2);
     expect(await seqs()).toEqual([owed[2]]);
   });
@@ -150,12 +150,17 @@ describe('retention purge', () => {
   it('deletes dead jobs 7 days after they were given up; queued and retrying jobs stay', async () => {
     expect(DEAD_JOB_RETENTION_MS).toBe(7 * DAY);
     const firstDead = await deadJob();
-    const queued = await env.core.jobs.enqueue({ kind: 'queued', payload: {} });
-    const retrying = await env.core.jobs.enqueue({ kind: 'retrying', payload: {} });
-    const [claimed] = await env.core.jobs.claim({ owner: 'tester', kinds: ['retrying'], limit: 1, leaseMs: 60_000 });
-    expect(await env.core.jobs.retry(claimed!, 'tester', new Date(clock.now().getTime() + 30 * DAY), 'later')).toBe(
-      true,
-    );
+    const queued = await env.core.jobs.queue.enqueue({ kind: 'queued', payload: {} });
+    const retrying = await env.core.jobs.queue.enqueue({ kind: 'retrying', payload: {} });
+    const [claimed] = await env.core.jobs.queue.claim({
+      owner: 'tester',
+      kinds: ['retrying'],
+      limit: 1,
+      leaseMs: 60_000,
+    });
+    expect(
+      await env.core.jobs.queue.retry(claimed!, 'tester', new Date(clock.now().getTime() + 30 * DAY), 'later'),
+    ).toBe(true);
     clock.advance(2 * DAY);
     const secondDead = await deadJob();
     const all = [firstDead, queued.id, retrying.id, secondDead].sort();
@@ -175,7 +180,7 @@ describe('retention purge', () => {
 
   it('deletes 2,500 rows in transactions of at most 1,000, letting other writes in between', async () => {
     const recorded = await record(2_500);
-    expect(await env.core.outbox.dispatchBatch(3_000)).toBe(2_500);
+    expect(await env.core.notifications.outbox.dispatchBatch(3_000)).toBe(2_500);
     clock.advance(DISPATCHED_EVENT_RETENTION_MS + HOUR);
 
     const commits: string[] = [];
@@ -227,7 +232,7 @@ describe('retention purge', () => {
   });
 
   it('a webhook created after a purge starts after the newest event and gets only new events', async () => {
-    await env.core.domains.ensureVerified(principal.applicationId, [DOMAIN]);
+    await env.core.accounts.domains.ensureVerified(principal.applicationId, [DOMAIN]);
     const old = await record(5);
     clock.advance(UNDISPATCHED_EVENT_RETENTION_MS + HOUR);
     expect((await retention().purge()).undispatchedEvents).toBe(4);
@@ -235,7 +240,7 @@ describe('retention purge', () => {
 
     const webhook = await createWebhook(['grant.created', 'grant.updated']);
     expect(webhook.startSeq).toBe(old[4]);
-    const { grant } = await env.core.grants.create(principal, {
+    const { grant } = await env.core.accounts.grants.create(principal, {
       provider: 'nylas',
       settings: { email: `agent@${DOMAIN}` },
     });
@@ -266,12 +271,12 @@ describe('retention purge', () => {
 
   it('runs from the background role: once shortly after start, and again when woken', async () => {
     await record(3);
-    expect(await env.core.outbox.dispatchBatch()).toBe(3);
+    expect(await env.core.notifications.outbox.dispatchBatch()).toBe(3);
     const dead = await deadJob();
     clock.advance(DEAD_JOB_RETENTION_MS + HOUR);
     const later = await record(2);
-    expect(await env.core.outbox.dispatchBatch()).toBe(2);
-    const live = await env.core.jobs.enqueue({
+    expect(await env.core.notifications.outbox.dispatchBatch()).toBe(2);
+    const live = await env.core.jobs.queue.enqueue({
       kind: 'nobody-handles-this',
       payload: {},
       runAt: new Date(clock.now().getTime() + 30 * DAY),

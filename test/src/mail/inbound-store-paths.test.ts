@@ -63,7 +63,7 @@ async function deliverAll(db: Database) {
   });
   const results = [];
   results.push(
-    await core.inbound.deliverInbound({
+    await core.mail.inbound.deliverInbound({
       rawMime: mail(
         ['From: Ann <ann@example.com>', 'To: one@paths.test', 'Subject: Hello', 'Message-ID: <p1@example.com>'],
         'First',
@@ -73,7 +73,7 @@ async function deliverAll(db: Database) {
   );
   results.push(
     ...(await Promise.all([
-      core.inbound.deliverInbound({
+      core.mail.inbound.deliverInbound({
         rawMime: mail(
           [
             'From: Bob <bob@example.com>',
@@ -87,7 +87,7 @@ async function deliverAll(db: Database) {
         envelope: { mailFrom: 'bob@example.com', rcptTo: ['one@paths.test'] },
       }),
       // A multipart/alternative, as mail clients send: the writer thread parses it itself too (simple-mime.ts).
-      core.inbound.deliverInbound({
+      core.mail.inbound.deliverInbound({
         rawMime: mail(
           [
             'From: Cy <cy@example.com>',
@@ -126,7 +126,7 @@ async function deliverAll(db: Database) {
     'END:VEVENT',
     'END:VCALENDAR',
   ].join('\r\n');
-  const invitation = await core.inbound.deliverInbound({
+  const invitation = await core.mail.inbound.deliverInbound({
     rawMime: mail(
       [
         'From: Ann <ann@example.com>',
@@ -152,10 +152,10 @@ async function deliverAll(db: Database) {
   const messages = await db.orm.select().from(tables.messages).orderBy(asc(tables.messages.seq));
   const threads = await db.orm.select().from(tables.threads);
   const events = await db.orm.select().from(tables.outboxEvents).where(eq(tables.outboxEvents.type, 'message.created'));
-  await core.inbound.flushEvaluations();
+  await core.mail.inbound.flushEvaluations();
   const evaluations = await db.orm.select().from(tables.ruleEvaluations);
   const usage = await db.orm.select().from(tables.grantDailyUsage).orderBy(asc(tables.grantDailyUsage.grantId));
-  await core.inbound.close();
+  await core.mail.inbound.close();
   return { results, messages, threads, events, invitation, jobs, evaluations, usage };
 }
 

@@ -79,27 +79,27 @@ describe('the IMAP provider without a server', () => {
   afterAll(() => close());
 
   it('records a push job with the change, ordered by grant; the second waits for the first', async () => {
-    const principal = { applicationId: appId } as Parameters<Core['messages']['update']>[0];
+    const principal = { applicationId: appId } as Parameters<Core['mail']['messages']['update']>[0];
     const first = await addSyncedMessageRow(core, { applicationId: appId, grantId: grant, uid: 7 });
-    await core.messages.update(principal, { grant_id: grant, message_id: first, unread: false });
-    await core.messages.update(principal, { grant_id: grant, message_id: first, folders: ['archive'] });
+    await core.mail.messages.update(principal, { grant_id: grant, message_id: first, unread: false });
+    await core.mail.messages.update(principal, { grant_id: grant, message_id: first, folders: ['archive'] });
     const jobs = await pushJobs();
     expect(jobs.map((job) => [job.orderKey, job.payload])).toEqual([
       [`imap ${grant}`, { op: 'change', grant_id: grant, message_ids: [first], seen: true }],
       [`imap ${grant}`, { op: 'change', grant_id: grant, message_ids: [first], folders: ['archive'] }],
     ]);
     // Metadata alone changes nothing on the server.
-    await core.messages.update(principal, { grant_id: grant, message_id: first, metadata: { a: '1' } });
+    await core.mail.messages.update(principal, { grant_id: grant, message_id: first, metadata: { a: '1' } });
     expect(await pushJobs()).toHaveLength(2);
 
     const second = jobs[1]!;
-    const waiting = await core.jobHandlers[IMAP_PUSH_JOB]!(second, { owner: 'test', extendLease: async () => true });
+    const waiting = await core.jobs.handlers[IMAP_PUSH_JOB]!(second, { owner: 'test', extendLease: async () => true });
     expect(waiting).toMatchObject({ type: 'retry', error: 'waiting for an earlier change of this mailbox' });
   });
 
   it('retries an unreachable server with back-off, and gives up after GIVE_UP_MS', async () => {
     const [first] = await pushJobs();
-    const outcome = await core.jobHandlers[IMAP_PUSH_JOB]!(
+    const outcome = await core.jobs.handlers[IMAP_PUSH_JOB]!(
       { ...first!, attempts: 1 },
       { owner: 'test', extendLease: async () => true },
     );
@@ -108,7 +108,7 @@ describe('the IMAP provider without a server', () => {
     expect((outcome as { error: string }).error).toMatch(/could not be reached/);
     now += GIVE_UP_MS;
     expect(
-      await core.jobHandlers[IMAP_PUSH_JOB]!(
+      await core.jobs.handlers[IMAP_PUSH_JOB]!(
         { ...first!, attempts: 2 },
         { owner: 'test', extendLease: async () => true },
       ),
@@ -141,19 +141,19 @@ describe('the IMAP provider without a server', () => {
       });
     });
     const message = await addSyncedMessageRow(core, { applicationId: appId, grantId: hosted, uid: 1 });
-    const principal = { applicationId: appId } as Parameters<Core['messages']['update']>[0];
-    await core.messages.update(principal, {
+    const principal = { applicationId: appId } as Parameters<Core['mail']['messages']['update']>[0];
+    await core.mail.messages.update(principal, {
       grant_id: hosted,
       message_id: message,
       unread: false,
       folders: ['archive'],
     });
-    await core.messages.destroy(principal, { grant_id: hosted, message_id: message });
+    await core.mail.messages.destroy(principal, { grant_id: hosted, message_id: message });
     expect((await pushJobs()).length).toBe(before);
   });
 
   it('a submission to an SMTP server that cannot be reached is deferred (retried), not failed', async () => {
-    const submitter = core.providers.of({ provider: 'imap' }).submitter!;
+    const submitter = core.accounts.providers.of({ provider: 'imap' }).submitter!;
     const results = await submitter.submit(
       { grantId: grant, envelopeFrom: 'dana@example.test' } as never,
       [{ email: 'someone@example.test' }],

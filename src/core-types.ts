@@ -1,0 +1,156 @@
+/**
+ * @module core-types
+ * {@link Core}, what `createCore` (src/core.ts) returns: the areas' services grouped by area, two levels deep
+ * (`core.mail.messages`, `core.calendar.events`). Each group names the folders of src/ it holds; each service is typed
+ * by the interface its area's front door exports.
+ */
+import type {
+  createEvaluationService,
+  createListService,
+  createPolicyService,
+  createRuleService,
+  createWorkspaceService,
+  Enforcement,
+  PolicyUpkeep,
+} from './admin/index.js';
+import type { ApplicationDetailsService, ApplicationService } from './applications/index.js';
+import type { AvailabilityService, CalendarParser, CalendarService, EventService } from './calendar/index.js';
+import type { ContactService } from './contacts/index.js';
+import type {
+  MailboxReports,
+  ReportIntake,
+  SendingHealth,
+  SigningKeys,
+  SuppressionService,
+  TrackingService,
+} from './deliverability/index.js';
+import type { DmarcReportIntake, DomainService } from './domains/index.js';
+import type { FolderService, GrantService } from './grants/index.js';
+import type { Health } from './health.js';
+import type { ImapSyncRunner } from './imap/index.js';
+import type { JobHandler, JobQueue } from './jobs/index.js';
+import type { InboundService } from './mail/index.js';
+import type { AttachmentService, MessageService, ThreadService } from './messages/index.js';
+import type { DraftService, OutboundService } from './outbound/index.js';
+import type { OutboxDispatcher } from './outbox/index.js';
+import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
+import type { Providers } from './providers/index.js';
+import type { SmartComposeService } from './smart-compose/index.js';
+import type { DeliveryFunctions, WebhookService } from './webhooks/index.js';
+
+// The administration services have no declared interface yet: typed by their factories until src/admin/ exports one.
+type WorkspaceService = ReturnType<typeof createWorkspaceService>;
+type PolicyService = ReturnType<typeof createPolicyService>;
+type RuleService = ReturnType<typeof createRuleService>;
+type ListService = ReturnType<typeof createListService>;
+type EvaluationService = ReturnType<typeof createEvaluationService>;
+
+/** Who uses the service and what they own (src/applications/, src/domains/, src/grants/, src/providers/, src/imap/). */
+export interface AccountsArea {
+  /** Applications, their API keys and service accounts; authenticates callers. */
+  applications: ApplicationService;
+  /** The calling application's details and its redirect URIs. */
+  applicationDetails: ApplicationDetailsService;
+  /** Domains and their DNS verification. */
+  domains: DomainService;
+  /** Grants: Agent Accounts and connected accounts. */
+  grants: GrantService;
+  /** What differs between mailbox kinds: hosted, and connected IMAP/SMTP accounts. */
+  providers: Providers;
+  /** The sync in of connected IMAP accounts, run by the worker role. */
+  sync: ImapSyncRunner;
+}
+
+/** Stored mail and mail in (src/messages/, src/mail/, the folders of src/grants/). */
+export interface MailArea {
+  messages: MessageService;
+  threads: ThreadService;
+  attachments: AttachmentService;
+  folders: FolderService;
+  /** Mail in: the store path of the SMTP listener, local delivery and the sync. */
+  inbound: InboundService;
+  /** Inbound stages 2 and 3: SPF/DKIM/DMARC/ARC authentication and the spam score. */
+  stages: { authenticator: Authenticator; spamChecker: SpamChecker };
+}
+
+/** Mail out and what composes it (src/outbound/, src/smart-compose/). */
+export interface SendingArea {
+  /** Sends, schedules, transactional sends, invitations, the durable outbound queue. */
+  outbound: OutboundService;
+  drafts: DraftService;
+  /** Message bodies from a prompt, by the configured model. */
+  smartCompose: SmartComposeService;
+}
+
+/** Calendars, events, availability (src/calendar/). */
+export interface CalendarArea {
+  calendars: CalendarService;
+  events: EventService;
+  availability: AvailabilityService;
+  /** Untrusted iCalendar parsed on a thread of its own, under a deadline and a heap cap. */
+  parser: CalendarParser;
+}
+
+/** Workspaces and what applies in them (src/admin/). */
+export interface AdminArea {
+  workspaces: WorkspaceService;
+  policies: PolicyService;
+  rules: RuleService;
+  lists: ListService;
+  ruleEvaluations: EvaluationService;
+  /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
+  enforcement: Enforcement;
+  /** Retention periods and additional folders of policies, run by the worker role. */
+  policyUpkeep: PolicyUpkeep;
+}
+
+/** What makes mail arrive and what comes back (src/deliverability/, the DMARC reports of src/domains/). */
+export interface DeliverabilityArea {
+  /** The installation's signing key (tracking URLs, VERP return paths). */
+  signing: SigningKeys;
+  /** Open and click tracking. */
+  tracking: TrackingService;
+  /** Pauses a grant's sending on its bounce and complaint rates. */
+  sendingHealth: SendingHealth;
+  /** Bounces and complaints: DSNs and ARF reports to VERP return paths, permanent failures of delivery. */
+  reports: ReportIntake;
+  /** Bounces and complaints that come back to a connected account's own inbox. */
+  mailboxReports: MailboxReports;
+  /** The per-application suppression list. */
+  suppressions: SuppressionService;
+  /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`. */
+  dmarcReports: DmarcReportIntake;
+}
+
+/** Webhook notifications (src/webhooks/, src/outbox/). */
+export interface NotificationsArea {
+  webhooks: WebhookService;
+  /** Webhook delivery attempts, run in order by the delivery runner (not by the generic worker). */
+  deliveries: DeliveryFunctions & { kind: string };
+  /** Turns outbox rows into webhook delivery jobs. */
+  outbox: OutboxDispatcher;
+}
+
+/** Background jobs (src/jobs/), run by the worker role (src/background/). */
+export interface JobsArea {
+  queue: JobQueue;
+  /** Every background job kind and its handler. */
+  handlers: Record<string, JobHandler>;
+}
+
+/** The core, as the operations and the faces see it. */
+export interface Core {
+  /** What the core was built from. */
+  deps: CoreDeps;
+  /** Liveness and readiness. */
+  health: Health;
+  accounts: AccountsArea;
+  mail: MailArea;
+  sending: SendingArea;
+  calendar: CalendarArea;
+  contacts: ContactService;
+  admin: AdminArea;
+  deliverability: DeliverabilityArea;
+  notifications: NotificationsArea;
+  jobs: JobsArea;
+}
