@@ -3,19 +3,22 @@
  * The front door of src/admin/: what other areas, the operations and the faces use of it.
  */
 export { evaluationRow, recordEvaluations, type EvaluationRow } from './audit.js';
-export { createEnforcement, type Enforcement, type GrantEnforcement } from './enforcement.js';
+export type {
+  CompiledRule,
+  EffectivePolicy,
+  EnforcedGrant,
+  Enforcement,
+  EvaluationInput,
+  GrantEnforcement,
+  ListSet,
+  PolicyUpkeep,
+  UpkeepResult,
+} from './contracts.js';
+export { createEnforcement } from './enforcement.js';
 export { createEvaluationService } from './evaluation-service.js';
 export { createListService } from './list-service.js';
 export { createPolicyService } from './policy-service.js';
 export { createPolicyUpkeep } from './policy-upkeep.js';
-export {
-  appliedActionsOf,
-  evaluateRules,
-  evaluationInputOf,
-  type CompiledRule,
-  type EvaluationInput,
-  type ListSet,
-  type RuleOutcome,
-} from './rule-engine.js';
+export { appliedActionsOf, evaluateRules, evaluationInputOf, type RuleOutcome } from './rule-engine.js';
 export { createRuleService } from './rule-service.js';
 export { createWorkspaceService } from './workspace-service.js';
