@@ -21,7 +21,9 @@ import type {
 } from '../schemas/calendars.js';
 import { normalizeTimeZone } from '../time-zones.js';
 
-export type CalendarRow = typeof tables.calendars.$inferSelect;
+import type { CalendarRow, CalendarService } from './contracts.js';
+
+export type { CalendarRow } from './contracts.js';
 
 /** The wire form of a calendar row. */
 export function toCalendar(row: CalendarRow): Calendar {
@@ -58,7 +60,7 @@ export function metadataMatches(column: AnyColumn, text: string): SQL {
 }
 
 /** Creates the calendar service. */
-export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService) {
+export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService): CalendarService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -239,4 +241,4 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
   };
 }
 
-export type CalendarService = ReturnType<typeof createCalendarService>;
+export type { CalendarService } from './contracts.js';

@@ -33,6 +33,7 @@ import {
   type EventInsert,
   type EventRow,
 } from './event-mapper.js';
+import type { EventService } from './contracts.js';
 import { createEventStore } from './event-store.js';
 import { readWhen, shiftTo, utcRange, type EventTime } from './event-time.js';
 import type { CalendarParser } from './ical-bounded.js';
@@ -242,7 +243,7 @@ export function createEventService(
   calendars: CalendarService,
   invitations?: InvitationSender,
   options: EventServiceOptions = {},
-) {
+): EventService {
   const { db, clock, newId, logger } = deps;
   const now = () => unixSeconds(clock.now());
   const store = createEventStore(deps);
@@ -942,4 +943,4 @@ export function createEventService(
   };
 }
 
-export type EventService = ReturnType<typeof createEventService>;
+export type { EventService } from './contracts.js';

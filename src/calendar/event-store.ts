@@ -8,10 +8,11 @@ import { and, eq } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { eventRecorder } from '../outbox/index.js';
-import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
+import type { EventInsert, EventRow, EventStore } from './contracts.js';
+import { toEvent } from './event-mapper.js';
 
 /** Creates the store. */
-export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>) {
+export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>): EventStore {
   const record = eventRecorder({ newId, clock });
   const outbox = (
     tx: Tx,
@@ -74,4 +75,4 @@ export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clo
   };
 }
 
-export type EventStore = ReturnType<typeof createEventStore>;
+export type { EventStore } from './contracts.js';
