@@ -15,27 +15,8 @@
  * domain's rates: ./domain-reputation.ts).
  */
 import { and, eq, sql } from 'drizzle-orm';
-import { tables, type GrantRow, type Tx } from '../../storage/index.js';
-
-/** One send as the gates see it. */
-export interface GatedSend {
-  applicationId: string;
-  /** The sending grant; absent for sends from a domain (transactional). */
-  grant: GrantRow | undefined;
-  /** Lower-cased sender address (the From). */
-  from: string;
-  /** Lower-cased recipients (to, cc and bcc), each once. */
-  recipients: string[];
-  /** Unix milliseconds of the send. */
-  at: number;
-}
-
-/** One check on sends. Throws an AppError to refuse (the transaction rolls back); resolves to let the send through. */
-export interface SendGate {
-  /** For logs. */
-  name: string;
-  check(tx: Tx, send: GatedSend): Promise<void>;
-}
+import { tables, type Tx } from '../../storage/index.js';
+import type { GatedSend, SendGate, SendGates } from './contracts.js';
 
 /** Unix day (UTC) of unix milliseconds (src/time.ts). */
 export { unixDayOfMs } from '../time.js';
@@ -45,7 +26,7 @@ import { unixDayOfMs } from '../time.js';
 const domainOfAddress = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
 /** Runs the gates in order, and counts accepted sends. */
-export function createSendGates(gates: readonly SendGate[]) {
+export function createSendGates(gates: readonly SendGate[]): SendGates {
   return {
     /** Each gate in order; the first refusal throws. */
     async check(tx: Tx, send: GatedSend): Promise<void> {
@@ -93,4 +74,4 @@ export function createSendGates(gates: readonly SendGate[]) {
 }
 
 /** The gates' type. */
-export type SendGates = ReturnType<typeof createSendGates>;
+export type { GatedSend, SendGate, SendGates } from './contracts.js';
