@@ -4,6 +4,7 @@
  * stages read it, the policy upkeep, and the rule types they share.
  */
 import type {
+  tables,
   StoredEvaluationInput,
   StoredPolicyLimits,
   StoredPolicyOptions,
@@ -20,6 +21,22 @@ export interface ListSet {
 
 /** What an evaluation looks at: the wire's `evaluation_input`, lower-cased. */
 export type EvaluationInput = StoredEvaluationInput;
+
+/** The combined actions of the matching rules. */
+export interface RuleOutcome {
+  matchedRuleIds: string[];
+  block: boolean;
+  markAsSpam: boolean;
+  markAsRead: boolean;
+  markAsStarred: boolean;
+  archive: boolean;
+  trash: boolean;
+  /** Folder names of `assign_to_folder`, in rule order, without repeats. */
+  folders: string[];
+}
+
+/** A rule-evaluation row. */
+export type EvaluationRow = typeof tables.ruleEvaluations.$inferInsert;
 
 /** A rule ready to evaluate. */
 export interface CompiledRule {

@@ -17,9 +17,9 @@
  *   evaluation, and the actions of later rules do not apply.
  */
 import type { StoredAppliedActions, StoredRuleAction, StoredRuleCondition } from '../../storage/index.js';
-import type { CompiledRule, EvaluationInput, ListSet } from './contracts.js';
+import type { CompiledRule, EvaluationInput, ListSet, RuleOutcome } from './contracts.js';
 
-export type { CompiledRule, EvaluationInput, ListSet } from './contracts.js';
+export type { CompiledRule, EvaluationInput, ListSet, RuleOutcome } from './contracts.js';
 
 /** A rule as stored, the fields evaluation needs. */
 export interface RuleDefinition {
@@ -31,19 +31,6 @@ export interface RuleDefinition {
   conditions: StoredRuleCondition[];
   actions: StoredRuleAction[];
   createdAt: number;
-}
-
-/** The combined actions of the matching rules. */
-export interface RuleOutcome {
-  matchedRuleIds: string[];
-  block: boolean;
-  markAsSpam: boolean;
-  markAsRead: boolean;
-  markAsStarred: boolean;
-  archive: boolean;
-  trash: boolean;
-  /** Folder names of `assign_to_folder`, in rule order, without repeats. */
-  folders: string[];
 }
 
 /** The domain of an address (after the last `@`), lower-cased; empty when there is none. */
