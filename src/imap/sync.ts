@@ -38,7 +38,7 @@ import { MAX_MESSAGE_BYTES, type FetchedMessage, type ImapLinkRow } from '../mai
 import type { ParsedMessage } from '../mime/index.js';
 import { presentMessages, type MailStore, type MessageRow } from '../messages/index.js';
 import { mapFolders, ROLE_ORDER, type ListedFolder } from './folders.js';
-import type { FetchSession } from './fetch-thread.js';
+import type { FetchSession, ImapSync, PassOptions } from './contracts.js';
 
 /** UIDs fetched per FETCH command during the initial sync (and for a backlog of new mail). */
 export const CHUNK = 500;
@@ -95,18 +95,6 @@ export interface ImapSyncParts {
  * not say: deletions deferred on a connection that then closed, or a server that forgot some.
  */
 export const UID_CHECK_INTERVAL_MS = 60 * 60_000;
-
-/** Options of one pass. */
-export interface PassOptions {
-  /** Only INBOX (new mail seen by IDLE); default every folder. */
-  inboxOnly?: boolean;
-  signal?: AbortSignal | undefined;
-  /**
-   * The fetch thread of the initial sync's large FETCHes (./fetch-thread.ts), opened by the caller on first call
-   * (and closed after the pass); undefined when there is none (no free connection slot): then they run on `client`.
-   */
-  fetchThread?: (() => Promise<FetchSession | undefined>) | undefined;
-}
 
 /** A chunk of the initial sync with at least this many messages to fetch goes through the fetch thread, when there is one. */
 export const FETCH_THREAD_MIN = 64;
@@ -208,7 +196,7 @@ async function selectLogged<T>(
 export function createImapSync(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config'>,
   parts: ImapSyncParts,
-) {
+): ImapSync {
   const { db, clock, newId, logger } = deps;
   const { historyEvents } = deps.config.imap;
   /** When each folder's linked UIDs were last compared with the server's (or its initial sync ended), by grant and path. */
@@ -1176,4 +1164,4 @@ export function createImapSync(
   return { pass, watchInbox };
 }
 
-export type ImapSync = ReturnType<typeof createImapSync>;
+export type { ImapSync, PassOptions } from './contracts.js';
