@@ -15,6 +15,7 @@ import {
   unknownSettingMessage,
   unknownSettings,
   type Config,
+  type Core,
 } from '../src/index.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
@@ -35,7 +36,7 @@ const USAGE = `Usage: agentpost <command>
                                                 or embedded on the local database; AGENTPOST_GRANT_ID binds one mailbox
 `;
 
-async function withCore<T>(config: Config, work: (core: ReturnType<typeof createCore>) => Promise<T>): Promise<T> {
+async function withCore<T>(config: Config, work: (core: Core) => Promise<T>): Promise<T> {
   const deps = await createDeps({ ...config, logLevel: 'warn' });
   const core = createCore(deps);
   try {
@@ -144,8 +145,7 @@ export async function main(argv: string[]): Promise<number> {
       variable: unknown.name,
       ...(unknown.suggestion ? { suggestion: unknown.suggestion } : {}),
     });
-  const appOf = async (core: ReturnType<typeof createCore>) =>
-    values.app ?? (await core.accounts.applications.defaultApplicationId());
+  const appOf = async (core: Core) => values.app ?? (await core.accounts.applications.defaultApplicationId());
 
   switch (`${command} ${sub ?? ''}`.trim()) {
     case 'serve':

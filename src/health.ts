@@ -33,8 +33,30 @@ export interface ThreadHealth {
   lastExit?: { at: string; reason: string };
 }
 
+/** What createHealth() returns: the registry of worker threads that stopped and of the background loops' heartbeats. */
+export interface Health {
+  /**
+   * This process runs `roles`, which do not include `worker`: its loops never start, and readiness does not wait
+   * for them (another process on the database runs them; `/readyz` there reports on them).
+   */
+  withoutBackgroundRole(roles: readonly string[]): void;
+  /** Registers a background loop; returns the function it calls at each report. */
+  heartbeat(loop: string, intervalMs: number): () => void;
+  /** A loop stopped on purpose (shutdown): it is no longer expected to report. */
+  stopped(loop: string): void;
+  /**
+   * Whether this process can take work: the database answers and carries every migration (`probe`), and the
+   * background loops reported within their allowance. A process whose loops never started is not ready.
+   */
+  readiness(probe: DatabaseProbe): Promise<Readiness>;
+  /** Records (and logs) that a worker thread of kind `thread` stopped on its own. */
+  threadExited(thread: string, reason: string): void;
+  /** Every kind of thread that has stopped at least once, by name. */
+  threads(): Record<string, ThreadHealth>;
+}
+
 /** Creates the registry. `now` dates the records (the core's clock). */
-export function createHealth(logger: Logger, now: () => Date) {
+export function createHealth(logger: Logger, now: () => Date): Health {
   const threads = new Map<string, ThreadHealth>();
   /** Background loops of this process: their interval and last report (performance.now()). */
   const loops = new Map<string, { intervalMs: number; lastBeat: number }>();
@@ -93,6 +115,3 @@ export function createHealth(logger: Logger, now: () => Date) {
     },
   };
 }
-
-/** The registry's type. */
-export type Health = ReturnType<typeof createHealth>;

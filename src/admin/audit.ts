@@ -6,9 +6,9 @@
  */
 import { tables, type StoredAppliedActions, type StoredEvaluationInput, type Tx } from '../../storage/index.js';
 import type { IdGenerator } from '../ports/index.js';
+import type { EvaluationRow } from './contracts.js';
 
-/** A rule-evaluation row. */
-export type EvaluationRow = typeof tables.ruleEvaluations.$inferInsert;
+export type { EvaluationRow } from './contracts.js';
 
 /** The row of one evaluation. `at` is unix seconds. */
 export function evaluationRow(

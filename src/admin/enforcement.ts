@@ -10,44 +10,12 @@
  * A grant without a workspace is under its application's default workspace.
  */
 import { and, eq, inArray } from 'drizzle-orm';
-import {
-  tables,
-  type Database,
-  type StoredPolicyLimits,
-  type StoredPolicyOptions,
-  type StoredSpamDetection,
-} from '../../storage/index.js';
-import { compileRules, type CompiledRule, type ListSet, type RuleDefinition } from './rule-engine.js';
+import { tables, type Database } from '../../storage/index.js';
+import type { EnforcedGrant, Enforcement, GrantEnforcement, ListSet } from './contracts.js';
+import { compileRules, type RuleDefinition } from './rule-engine.js';
 
 /** How long a cached entry is used before its rows are read again, in milliseconds. */
 export const FRESH_MS = 1_000;
-
-/** The policy of a grant, as the stages read it. */
-export interface EffectivePolicy {
-  id: string;
-  limits: StoredPolicyLimits;
-  spamDetection: StoredSpamDetection;
-  options: StoredPolicyOptions;
-}
-
-/** Everything that applies to the grants of one workspace. */
-export interface GrantEnforcement {
-  /** Absent when the application has no workspace at all (then nothing applies). */
-  workspaceId: string | undefined;
-  policy: EffectivePolicy | undefined;
-  /** Enabled inbound rules, in evaluation order. */
-  inbound: CompiledRule[];
-  /** Enabled outbound rules, in evaluation order. */
-  outbound: CompiledRule[];
-  /** The lists the rules name, by id (only this application's). */
-  lists: ReadonlyMap<string, ListSet>;
-}
-
-/** The grant fields enforcement looks at. */
-export interface EnforcedGrant {
-  applicationId: string;
-  workspaceId: string | null;
-}
 
 const NOTHING: GrantEnforcement = {
   workspaceId: undefined,
@@ -58,7 +26,7 @@ const NOTHING: GrantEnforcement = {
 };
 
 /** Creates the cached loader of what applies to a grant. */
-export function createEnforcement({ db }: { db: Database }) {
+export function createEnforcement({ db }: { db: Database }): Enforcement {
   const entries = new Map<string, { at: number; value: Promise<GrantEnforcement> }>();
   const listCache = new Map<string, { version: number; set: ListSet }>();
   /** Bumped by {@link invalidate}, so a load that started before a write does not refresh the entry after it. */
@@ -169,4 +137,4 @@ export function createEnforcement({ db }: { db: Database }) {
   };
 }
 
-export type Enforcement = ReturnType<typeof createEnforcement>;
+export type { EffectivePolicy, EnforcedGrant, Enforcement, GrantEnforcement } from './contracts.js';

@@ -2,20 +2,25 @@
  * @module admin
  * The front door of src/admin/: what other areas, the operations and the faces use of it.
  */
-export { evaluationRow, recordEvaluations, type EvaluationRow } from './audit.js';
-export { createEnforcement, type Enforcement, type GrantEnforcement } from './enforcement.js';
+export { evaluationRow, recordEvaluations } from './audit.js';
+export type {
+  CompiledRule,
+  EffectivePolicy,
+  EnforcedGrant,
+  Enforcement,
+  EvaluationInput,
+  EvaluationRow,
+  GrantEnforcement,
+  ListSet,
+  PolicyUpkeep,
+  RuleOutcome,
+  UpkeepResult,
+} from './contracts.js';
+export { createEnforcement } from './enforcement.js';
 export { createEvaluationService } from './evaluation-service.js';
 export { createListService } from './list-service.js';
 export { createPolicyService } from './policy-service.js';
-export { createPolicyUpkeep, type PolicyUpkeep } from './policy-upkeep.js';
-export {
-  appliedActionsOf,
-  evaluateRules,
-  evaluationInputOf,
-  type CompiledRule,
-  type EvaluationInput,
-  type ListSet,
-  type RuleOutcome,
-} from './rule-engine.js';
+export { createPolicyUpkeep } from './policy-upkeep.js';
+export { appliedActionsOf, evaluateRules, evaluationInputOf } from './rule-engine.js';
 export { createRuleService } from './rule-service.js';
 export { createWorkspaceService } from './workspace-service.js';

@@ -22,19 +22,13 @@ import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/index.js';
 import { toFolder, additionalFolderNames, addMissingFolders } from '../grants/index.js';
 import type { MessageService } from '../messages/index.js';
+import type { PolicyUpkeep, UpkeepResult } from './contracts.js';
 
 /** Most messages one delete transaction removes. */
 export const UPKEEP_CHUNK_ROWS = 200;
 /** Mailboxes read at once when looking for those under a policy. */
 const GRANT_PAGE = 500;
 const DAY_SECONDS = 86_400;
-
-/** What one run did. */
-export interface UpkeepResult {
-  inboxDeleted: number;
-  junkDeleted: number;
-  foldersCreated: number;
-}
 
 /** A policy with upkeep to do, and the mailboxes under it. */
 interface PolicyScope {
@@ -53,7 +47,7 @@ export function createPolicyUpkeep(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>,
   parts: { destroyForGood: MessageService['destroyForGood'] },
   options: { chunkRows?: number } = {},
-) {
+): PolicyUpkeep {
   const { db, clock, newId } = deps;
   const chunkRows = options.chunkRows ?? UPKEEP_CHUNK_ROWS;
   const record = eventRecorder({ newId, clock });
@@ -193,5 +187,4 @@ export function createPolicyUpkeep(
   };
 }
 
-/** The policy upkeep's type. */
-export type PolicyUpkeep = ReturnType<typeof createPolicyUpkeep>;
+export type { PolicyUpkeep, UpkeepResult } from './contracts.js';

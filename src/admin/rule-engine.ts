@@ -16,12 +16,10 @@
  * - Every matching rule's actions apply together. `block` is terminal: the first matching rule that blocks ends the
  *   evaluation, and the actions of later rules do not apply.
  */
-import type {
-  StoredAppliedActions,
-  StoredEvaluationInput,
-  StoredRuleAction,
-  StoredRuleCondition,
-} from '../../storage/index.js';
+import type { StoredAppliedActions, StoredRuleAction, StoredRuleCondition } from '../../storage/index.js';
+import type { CompiledRule, EvaluationInput, ListSet, RuleOutcome } from './contracts.js';
+
+export type { CompiledRule, EvaluationInput, ListSet, RuleOutcome } from './contracts.js';
 
 /** A rule as stored, the fields evaluation needs. */
 export interface RuleDefinition {
@@ -33,36 +31,6 @@ export interface RuleDefinition {
   conditions: StoredRuleCondition[];
   actions: StoredRuleAction[];
   createdAt: number;
-}
-
-/** A list's items, ready for look-ups. */
-export interface ListSet {
-  id: string;
-  type: 'domain' | 'tld' | 'address';
-  items: ReadonlySet<string>;
-}
-
-/** What an evaluation looks at: the wire's `evaluation_input`, lower-cased. */
-export type EvaluationInput = StoredEvaluationInput;
-
-/** The combined actions of the matching rules. */
-export interface RuleOutcome {
-  matchedRuleIds: string[];
-  block: boolean;
-  markAsSpam: boolean;
-  markAsRead: boolean;
-  markAsStarred: boolean;
-  archive: boolean;
-  trash: boolean;
-  /** Folder names of `assign_to_folder`, in rule order, without repeats. */
-  folders: string[];
-}
-
-/** A rule ready to evaluate. */
-export interface CompiledRule {
-  id: string;
-  test(input: EvaluationInput, lists: ReadonlyMap<string, ListSet>): boolean;
-  actions: StoredRuleAction[];
 }
 
 /** The domain of an address (after the last `@`), lower-cased; empty when there is none. */

@@ -11,56 +11,14 @@ import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { API_KEY_PREFIX, canonicalJson, hashApiKey, newApiKey, sameDigest, verifySignature } from './credentials.js';
 import { allApplications, apiKeyByHash, apiKeysOf } from './application-store.js';
-
-export type Plan = 'trial' | 'production';
-
-/** An application as the CLI shows it. */
-export interface ApplicationInfo {
-  id: string;
-  name: string;
-  plan: Plan;
-  is_default: boolean;
-  created_at: number;
-}
-
-/** An API key's listing (never the key itself). */
-export interface ApiKeyInfo {
-  id: string;
-  application_id: string;
-  name: string;
-  prefix: string;
-  created_at: number;
-  revoked_at: number | null;
-}
-
-/**
- * A service account's credentials file, in the form Nylas hands out (`name`, `type`, `private_key_id`,
- * `private_key`, `organization_id`, `region`). The SDK's `ServiceAccountSigner` takes
- * `{ privateKeyPem: private_key, privateKeyId: private_key_id }`.
- */
-export interface ServiceAccountCredentials {
-  name: string;
-  type: 'service_account';
-  /** Sent as `X-Nylas-Kid`. */
-  private_key_id: string;
-  /** PKCS#8 PEM; only this file holds it (the service keeps the public half). */
-  private_key: string;
-  /** The application, as Domain objects call it. */
-  organization_id: string;
-  application_id: string;
-  region: 'us';
-}
-
-/** Headers of a service-account-signed request. */
-export interface SignedRequest {
-  keyId: string;
-  timestamp: string;
-  nonce: string;
-  signature: string;
-  method: string;
-  path: string;
-  body: string | undefined;
-}
+import type {
+  ApiKeyInfo,
+  ApplicationInfo,
+  ApplicationService,
+  Plan,
+  ServiceAccountCredentials,
+  SignedRequest,
+} from './contracts.js';
 
 /** Name of the key that `AGENTPOST_API_KEY` sets, so a changed value can replace it. */
 const ENV_KEY_NAME = 'AGENTPOST_API_KEY';
@@ -69,7 +27,14 @@ const ENV_KEY_NAME = 'AGENTPOST_API_KEY';
 const SIGNATURE_WINDOW_SECONDS = 5 * 60;
 
 /** Creates the application service. */
-export function createApplicationService({ db, clock, newId, randomBytes, config, logger }: CoreDeps) {
+export function createApplicationService({
+  db,
+  clock,
+  newId,
+  randomBytes,
+  config,
+  logger,
+}: CoreDeps): ApplicationService {
   const now = () => unixSeconds(clock.now());
 
   async function insertKey(
@@ -327,4 +292,11 @@ export function createApplicationService({ db, clock, newId, randomBytes, config
   };
 }
 
-export type ApplicationService = ReturnType<typeof createApplicationService>;
+export type {
+  ApiKeyInfo,
+  ApplicationInfo,
+  ApplicationService,
+  Plan,
+  ServiceAccountCredentials,
+  SignedRequest,
+} from './contracts.js';

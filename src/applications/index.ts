@@ -2,6 +2,15 @@
  * @module applications
  * The front door of src/applications/: what other areas, the operations and the faces use of it.
  */
-export { createApplicationDetailsService, type ApplicationDetailsService } from './application-details.js';
-export { createApplicationService, type ApplicationService, type Plan } from './application-service.js';
+export type {
+  ApiKeyInfo,
+  ApplicationDetailsService,
+  ApplicationInfo,
+  ApplicationService,
+  Plan,
+  ServiceAccountCredentials,
+  SignedRequest,
+} from './contracts.js';
+export { createApplicationDetailsService } from './application-details.js';
+export { createApplicationService } from './application-service.js';
 export { canonicalJson, hashPassword, signingString } from './credentials.js';

@@ -2,4 +2,5 @@
  * @module background
  * The front door of src/background/: what other areas, the operations and the faces use of it.
  */
+export type { PurgeResult, Retention, RetentionOptions } from './contracts.js';
 export { startBackgroundWork, type BackgroundOptions, type BackgroundWork } from './background.js';

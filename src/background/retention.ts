@@ -39,6 +39,7 @@ import {
   dispatchedEventsBefore,
   pendingEventsAfter,
 } from './retention-store.js';
+import type { PurgeResult, Retention, RetentionOptions } from './contracts.js';
 
 const MINUTE = 60 * 1000;
 const HOUR = 60 * MINUTE;
@@ -57,23 +58,8 @@ export const PURGE_INTERVAL_MS = 10 * MINUTE;
 /** Real time from the start of the background role to its first purge (start-up work goes first). */
 export const PURGE_FIRST_DELAY_MS = 30 * 1000;
 
-/** Rows one purge deleted, by rule. */
-export interface PurgeResult {
-  dispatchedEvents: number;
-  undispatchedEvents: number;
-  deadJobs: number;
-}
-
-/** Options of {@link createRetention}. */
-export interface RetentionOptions {
-  /** Whether some consumer could act on outbox events now (the dispatcher's `interested`); see the module notes. */
-  interested(): Promise<boolean>;
-  /** Most rows per delete transaction (default {@link PURGE_CHUNK_ROWS}). */
-  chunkRows?: number;
-}
-
 /** Creates the purge. `purge` may run in several processes at once: each chunk re-checks its conditions. */
-export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, options: RetentionOptions) {
+export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, options: RetentionOptions): Retention {
   const chunkRows = options.chunkRows ?? PURGE_CHUNK_ROWS;
   const stopped = (signal: AbortSignal | undefined) => signal?.aborted === true;
 
@@ -153,5 +139,4 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
   };
 }
 
-/** The purge's type. */
-export type Retention = ReturnType<typeof createRetention>;
+export type { PurgeResult, Retention, RetentionOptions } from './contracts.js';

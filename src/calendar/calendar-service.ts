@@ -22,7 +22,9 @@ import type {
 import { normalizeTimeZone } from '../time-zones.js';
 import { metadataHasPairs } from './calendar-store.js';
 
-export type CalendarRow = typeof tables.calendars.$inferSelect;
+import type { CalendarRow, CalendarService } from './contracts.js';
+
+export type { CalendarRow } from './contracts.js';
 
 /** The wire form of a calendar row. */
 export function toCalendar(row: CalendarRow): Calendar {
@@ -56,7 +58,7 @@ export function metadataMatches(column: AnyColumn, text: string): SQL {
 }
 
 /** Creates the calendar service. */
-export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService) {
+export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService): CalendarService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -237,4 +239,4 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
   };
 }
 
-export type CalendarService = ReturnType<typeof createCalendarService>;
+export type { CalendarService } from './contracts.js';

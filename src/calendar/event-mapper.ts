@@ -3,13 +3,12 @@
  * Event rows ↔ the core's shapes, done once: row → `EventTime`, row → wire `Event`, row → the codec's
  * `CalendarEventData`, and `EventTime` → row columns.
  */
-import type { tables } from '../../storage/index.js';
+import type { EventInsert, EventRow } from './contracts.js';
 import { toWireWhen, type EventTime } from './event-time.js';
 import type { CalendarEventData } from './ical.js';
 import type { Event } from '../schemas/events.js';
 
-export type EventRow = typeof tables.events.$inferSelect;
-export type EventInsert = typeof tables.events.$inferInsert;
+export type { EventInsert, EventRow } from './contracts.js';
 
 /** The event time stored in a row. */
 export function eventTimeOf(

@@ -22,6 +22,7 @@ import type {
   UpdateEventInput,
 } from '../schemas/events.js';
 import type { CalendarService } from './calendar-service.js';
+import type { EventService } from './contracts.js';
 import { createEventStore } from './event-store.js';
 import type { CalendarParser } from './ical-bounded.js';
 import type { InvitationSender } from './invitation-message.js';
@@ -46,7 +47,7 @@ export function createEventService(
   calendars: CalendarService,
   invitations?: InvitationSender,
   options: EventServiceOptions = {},
-) {
+): EventService {
   const { db, clock, newId, logger } = deps;
   const store = createEventStore(deps);
   const state: EventState = {
@@ -107,4 +108,4 @@ export function createEventService(
   };
 }
 
-export type EventService = ReturnType<typeof createEventService>;
+export type { EventService } from './contracts.js';

@@ -11,12 +11,13 @@ import type { CoreDeps } from '../ports/index.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { ListEventsInput } from '../schemas/events.js';
 import { metadataMatches } from './calendar-service.js';
-import { toEvent, type EventInsert, type EventRow } from './event-mapper.js';
+import type { EventInsert, EventRow, EventStore } from './contracts.js';
+import { toEvent } from './event-mapper.js';
 
 type Db = CoreDeps['db'];
 
 /** Creates the store. */
-export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>) {
+export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clock'>): EventStore {
   const record = eventRecorder({ newId, clock });
   const outbox = (
     tx: Tx,
@@ -79,7 +80,7 @@ export function createEventStore({ newId, clock }: Pick<CoreDeps, 'newId' | 'clo
   };
 }
 
-export type EventStore = ReturnType<typeof createEventStore>;
+export type { EventStore } from './contracts.js';
 
 function likeCondition(column: AnyColumn, text: string): SQL {
   const escaped = text.toLowerCase().replace(/[\\%_]/g, (character) => `\\${character}`);

@@ -12,34 +12,14 @@ import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import type { CalendarService } from './calendar-service.js';
+import type { CalendarService, EventStore, InboundInvitation, InvitationOutcome } from './contracts.js';
 import { eventTimeColumns, eventTimeOf, type EventInsert, type EventRow } from './event-mapper.js';
-import type { EventStore } from './event-store.js';
 import { shiftTo, utcRange } from './event-time.js';
 import { sharedCalendarParser, type CalendarParser } from './ical-bounded.js';
 import { parseRecurrence, type ParsedEvent } from './ical.js';
 import { instanceId, storedRange } from './recurrence.js';
 
-/** An incoming iMIP message: the envelope or From sender, and the iCalendar text of its `text/calendar` part. */
-export interface InboundInvitation {
-  /** Address the message came from (From header, lower-cased by the caller or here). */
-  sender: string;
-  ics: string;
-}
-
-/**
- * What happened to one event of an incoming message. `unreadable` (the only outcome then) means the iCalendar text
- * could not be read: it is not valid iCalendar, breaks a limit of ICAL_LIMITS, or its parse was stopped (it overran
- * its deadline or heap cap, or its thread crashed). Such an invitation should not be tried again. `ignored` is a
- * readable invitation that changes nothing (stale, forged, for an unknown event), with the reason.
- */
-export interface InvitationOutcome {
-  action: 'created' | 'updated' | 'cancelled' | 'reply_recorded' | 'ignored' | 'unreadable';
-  /** The affected event (or instance) id. */
-  eventId?: string;
-  /** Why it was ignored, or why it is unreadable. */
-  reason?: string;
-}
+export type { InboundInvitation, InvitationOutcome } from './contracts.js';
 
 /** Creates the handler of incoming invitations. `parser` parses their iCalendar (default: the shared bounded parser). */
 export function createInvitationInbox(

@@ -11,17 +11,25 @@ export {
   type ParsedComplaint,
   type ParsedReport,
 } from './report-parser.js';
-export {
-  createReportIntake,
-  type NewReport,
-  type ReceiveOutcome,
-  type ReportIntake,
-  type ReportIntakeOptions,
-  type ReturnPathCheck,
-} from './reports.js';
-export { createSendGates, type GatedSend, type SendGates } from './send-gates.js';
-export { createSendingHealth, type SendingHealth } from './sending-health.js';
-export { createSigningKeys, createTokenSigner, type SigningKeys, type TokenSigner } from './signing.js';
+export type {
+  GatedSend,
+  HitSource,
+  NewReport,
+  ReceiveOutcome,
+  ReportIntake,
+  ReportIntakeOptions,
+  ReturnPathCheck,
+  SendGate,
+  SendGates,
+  SendingHealth,
+  SigningKeys,
+  TokenSigner,
+  TrackingService,
+} from './contracts.js';
+export { createReportIntake } from './reports.js';
+export { createSendGates } from './send-gates.js';
+export { createSendingHealth } from './sending-health.js';
+export { createSigningKeys, createTokenSigner } from './signing.js';
 export { createSuppressionGate, createSuppressionService, type SuppressionService } from './suppressions.js';
 export { createThreadReplies, type ThreadReplies } from './thread-replies.js';
 export { CLICK_PATH, OPEN_PATH, recordTrackedSend, trackedBody, tracksAnything } from './tracked-sends.js';
@@ -33,7 +41,5 @@ export {
   REPEAT_OPEN_MS,
   SCANNER_USER_AGENTS,
   scannerUserAgent,
-  type HitSource,
-  type TrackingService,
 } from './tracking-service.js';
 export { createWarmUp } from './warm-up.js';

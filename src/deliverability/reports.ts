@@ -34,16 +34,21 @@
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { blobHash, putBlobs, tables, type Tx } from '../../storage/index.js';
-import type { BounceType } from '../../storage/schema/deliverability.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/index.js';
 import { classifyBounce, codesIn } from './bounce-classification.js';
-import type { RecordedReport, ReportListener } from './contracts.js';
+import type {
+  NewReport,
+  ReceiveOutcome,
+  RecordedReport,
+  ReportIntake,
+  ReportIntakeOptions,
+  ReturnPathCheck,
+} from './contracts.js';
 import { readReport } from '../mime/index.js';
 import { parseReport, type BounceEntry, type ParsedReport } from './report-parser.js';
 import { returnedMessageIds } from './returned-message.js';
-import type { SigningKeys } from './signing.js';
 import { readReturnPath, recipientOrdinals, returnPathFor } from './verp.js';
 
 /** A message in the queue, as the intake reads it. */
@@ -51,46 +56,6 @@ type OutboundRow = typeof tables.outboundMessages.$inferSelect;
 
 /** Longest reason kept. */
 const MAX_REASON = 1000;
-
-/** A report about to be recorded. */
-export interface NewReport {
-  outbound: OutboundRow;
-  /** Lower-cased recipient. */
-  recipient: string;
-  kind: 'bounce' | 'complaint';
-  bounceType?: BounceType | undefined;
-  /** Enhanced status code, when known. */
-  statusCode?: string | undefined;
-  smtpCode?: number | undefined;
-  /** Diagnostic text (bounces) or the feedback type (complaints). */
-  reason: string;
-  source: 'dsn' | 'smtp' | 'timeout' | 'arf';
-  /** The raw report's blob (DSNs and ARF reports). */
-  rawHash?: string | undefined;
-}
-
-/** What the listener should answer to a RCPT TO, as far as return paths go. */
-export type ReturnPathCheck =
-  /** Not a return path: the mailbox check decides. */
-  | { kind: 'none' }
-  | { kind: 'accept' }
-  /** `relay`: not a domain of ours (550 5.7.1); `unknown`: a forged or altered token (550 5.1.1). */
-  | { kind: 'refuse'; reason: 'relay' | 'unknown'; message: string };
-
-/** What {@link ReportIntake.receive} did with a message to return paths. */
-export interface ReceiveOutcome {
-  /** Ids of the reports recorded. */
-  recorded: string[];
-  /** Why the rest recorded nothing (for the log and the 250 text). */
-  ignored: string[];
-}
-
-/** Options of {@link createReportIntake}. */
-export interface ReportIntakeOptions {
-  signing: SigningKeys;
-  /** Told of every report in the transaction that records it (sending health pauses grants on their rates). */
-  listeners: readonly ReportListener[];
-}
 
 /** The webhook object of `message.bounce_detected`. */
 function bounceObject(outbound: OutboundRow, report: NewReport, id: string, at: number) {
@@ -159,7 +124,7 @@ function bounceReport(outbound: OutboundRow, recipient: string, entry: BounceEnt
 export function createReportIntake(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>,
   options: ReportIntakeOptions,
-) {
+): ReportIntake {
   const { db, clock, newId, logger } = deps;
   const recordOutboxEvent = eventRecorder({ newId, clock });
 
@@ -552,4 +517,4 @@ export function createReportIntake(
 }
 
 /** The report intake. */
-export type ReportIntake = ReturnType<typeof createReportIntake>;
+export type { NewReport, ReceiveOutcome, ReportIntake, ReportIntakeOptions, ReturnPathCheck } from './contracts.js';

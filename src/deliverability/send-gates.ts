@@ -14,28 +14,9 @@
  * (`domain_daily_sends`: `sent`, what the warm-up ramp is checked against, and `rated_sent`, the denominator of the
  * domain's rates: ./domain-reputation.ts).
  */
-import type { GrantRow, Tx } from '../../storage/index.js';
+import type { Tx } from '../../storage/index.js';
 import { addDomainSent, addGrantSent, sendingDomainIdOf } from './sending-days-store.js';
-
-/** One send as the gates see it. */
-export interface GatedSend {
-  applicationId: string;
-  /** The sending grant; absent for sends from a domain (transactional). */
-  grant: GrantRow | undefined;
-  /** Lower-cased sender address (the From). */
-  from: string;
-  /** Lower-cased recipients (to, cc and bcc), each once. */
-  recipients: string[];
-  /** Unix milliseconds of the send. */
-  at: number;
-}
-
-/** One check on sends. Throws an AppError to refuse (the transaction rolls back); resolves to let the send through. */
-export interface SendGate {
-  /** For logs. */
-  name: string;
-  check(tx: Tx, send: GatedSend): Promise<void>;
-}
+import type { GatedSend, SendGate, SendGates } from './contracts.js';
 
 /** Unix day (UTC) of unix milliseconds (src/time.ts). */
 export { unixDayOfMs } from '../time.js';
@@ -45,7 +26,7 @@ import { unixDayOfMs } from '../time.js';
 const domainOfAddress = (address: string): string => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
 /** Runs the gates in order, and counts accepted sends. */
-export function createSendGates(gates: readonly SendGate[]) {
+export function createSendGates(gates: readonly SendGate[]): SendGates {
   return {
     /** Each gate in order; the first refusal throws. */
     async check(tx: Tx, send: GatedSend): Promise<void> {
@@ -65,4 +46,4 @@ export function createSendGates(gates: readonly SendGate[]) {
 }
 
 /** The gates' type. */
-export type SendGates = ReturnType<typeof createSendGates>;
+export type { GatedSend, SendGate, SendGates } from './contracts.js';

@@ -39,8 +39,8 @@ import {
   sendingDomainOf,
 } from '../domains/index.js';
 import { grantOf, pauseSending, RESUME_HINT } from '../grants/index.js';
-import type { RecordedReport, ReportListener, WindowTotals } from './contracts.js';
-import { unixDayOfMs, type GatedSend, type SendGate } from './send-gates.js';
+import type { GatedSend, RecordedReport, ReportListener, SendGate, SendingHealth, WindowTotals } from './contracts.js';
+import { unixDayOfMs } from './send-gates.js';
 import { addGrantReports, grantWindowTotals } from './sending-days-store.js';
 
 /** The error type of a send refused because the grant's sending is paused. */
@@ -88,7 +88,7 @@ export function sendingPausedError(email: string, reason: string, pausedAt: numb
 }
 
 /** Creates sending health: the report listener that pauses, and the gate that refuses sends while paused. */
-export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'config'>) {
+export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'config'>): SendingHealth {
   const { clock, newId } = deps;
   const thresholds: PauseThresholds = deps.config.deliverability;
   const domainThresholds: PauseThresholds = deps.config.deliverability.domain;
@@ -211,4 +211,4 @@ export function createSendingHealth(deps: Pick<CoreDeps, 'clock' | 'newId' | 'co
 }
 
 /** Sending health's type. */
-export type SendingHealth = ReturnType<typeof createSendingHealth>;
+export type { SendingHealth } from './contracts.js';

@@ -17,6 +17,7 @@ import { tables } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { openStored } from '../secrets/index.js';
+import type { SigningKeys, TokenSigner } from './contracts.js';
 
 /** The name of the signing key in `service_keys`. */
 const KEY_NAME = 'deliverability-signing';
@@ -24,18 +25,6 @@ const KEY_NAME = 'deliverability-signing';
 const KEY_BYTES = 32;
 /** Bytes of HMAC-SHA256 kept in a token: 128 bits, beyond guessing, and short enough for a URL or a local part. */
 export const MAC_BYTES = 16;
-
-/** Signs and checks tokens with the installation's key. */
-export interface TokenSigner {
-  /** `<base64url(payload)>.<base64url(mac)>`, the mac over `purpose` and the payload. */
-  sign(purpose: string, payload: string): string;
-  /** The payload of a token this key signed for `purpose`, or undefined for anything else (forged, altered, truncated, another purpose). */
-  verify(purpose: string, token: string): string | undefined;
-  /** The first `bytes` (default {@link MAC_BYTES}) of HMAC-SHA256 over `purpose` and `data`. */
-  mac(purpose: string, data: string, bytes?: number): Buffer;
-  /** Compares two MACs in constant time. */
-  same(a: Buffer, b: Buffer): boolean;
-}
 
 /** A signer over a given key. */
 export function createTokenSigner(key: Buffer): TokenSigner {
@@ -65,7 +54,7 @@ export function createTokenSigner(key: Buffer): TokenSigner {
  * The installation's signer: the key is read from `service_keys`, or made and stored on first use (two processes
  * racing both read the one that was stored first). Loaded once per process.
  */
-export function createSigningKeys(deps: Pick<CoreDeps, 'db' | 'randomBytes' | 'clock' | 'secrets'>) {
+export function createSigningKeys(deps: Pick<CoreDeps, 'db' | 'randomBytes' | 'clock' | 'secrets'>): SigningKeys {
   let loading: Promise<TokenSigner> | undefined;
   let loaded: TokenSigner | undefined;
   async function load(): Promise<TokenSigner> {
@@ -103,4 +92,4 @@ export function createSigningKeys(deps: Pick<CoreDeps, 'db' | 'randomBytes' | 'c
 }
 
 /** The service's signing keys. */
-export type SigningKeys = ReturnType<typeof createSigningKeys>;
+export type { SigningKeys, TokenSigner } from './contracts.js';

@@ -29,7 +29,7 @@ import { announceRecordedEvents, type TriggerType } from '../outbox/index.js';
 import type { GrantService } from '../grants/contracts.js';
 import { notDraft, type SentStateLookup } from '../messages/index.js';
 import type { GetMessageEngagementInput, MessageEngagement } from '../schemas/engagement.js';
-import type { SigningKeys, TokenSigner } from './signing.js';
+import type { HitSource, SigningKeys, TokenSigner, TrackingService } from './contracts.js';
 import { CLICK_TOKEN_PURPOSE, OPEN_TOKEN_PURPOSE, readLinkToken } from './tracked-sends.js';
 
 /** How long a looked-up tracked message (and its links) is reused: a deleted grant's URLs answer for at most this long in other processes. */
@@ -97,14 +97,6 @@ export function scannerUserAgent(userAgent: string | undefined): boolean {
   return userAgent === undefined || userAgent.trim() === '' || SCANNER_PATTERN.test(userAgent);
 }
 
-/** Who asked for a tracking URL. */
-export interface HitSource {
-  ip: string | undefined;
-  userAgent: string | undefined;
-  /** A HEAD request. */
-  head: boolean;
-}
-
 /** A tracked message as the tracking routes need it. */
 interface TrackedEntry {
   id: string;
@@ -151,7 +143,7 @@ export interface TrackingParts {
 }
 
 /** Creates the tracking service. */
-export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
+export function createTrackingService(deps: CoreDeps, parts: TrackingParts): TrackingService {
   const { db, clock, newId, logger } = deps;
   const cache = new Map<
     string,
@@ -676,4 +668,4 @@ export function createTrackingService(deps: CoreDeps, parts: TrackingParts) {
 }
 
 /** The tracking service. */
-export type TrackingService = ReturnType<typeof createTrackingService>;
+export type { HitSource, TrackingService } from './contracts.js';

@@ -3,7 +3,7 @@
  * The domains area's declared interface: its services as other areas see them, and the types it shares.
  */
 import type { Principal } from '../access.js';
-import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
+import type { DmarcReport, Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 
 /** What createDomainService() returns (src/domains/domain-service.ts). */
 export interface DomainService {
@@ -107,4 +107,30 @@ export interface DomainService {
   ): Promise<DomainVerificationResult>;
   /** Registers `AGENTPOST_DOMAINS` as verified domains of an application (idempotent). */
   ensureVerified(applicationId: string, addresses: readonly string[]): Promise<void>;
+}
+
+/** What the listener should answer to a RCPT TO, as far as the DMARC intake goes. */
+export type RuaCheck = { kind: 'none' } | { kind: 'accept' };
+
+/** What {@link DmarcReportIntake.receive} did. */
+export interface DmarcReceiveOutcome {
+  recorded: string[];
+  ignored: string[];
+}
+
+/** What createDmarcReportIntake() returns (src/domains/dmarc-reports.ts): aggregate reports mailed to `rua` addresses. */
+export interface DmarcReportIntake {
+  /** Whether an address is the `rua` address of a registered domain (RCPT TO). */
+  checkAddress(address: string): Promise<RuaCheck>;
+  /**
+   * Reads the report in a message to `rua` addresses (`rcptTo`: those recipients only) and stores it for the domain
+   * it was mailed to when it is about that domain. Resolves after the store committed; never throws for what the
+   * message says, rejects only when the store fails (the listener answers 4xx and the sender retries).
+   */
+  receive(message: { raw: Buffer; rcptTo: readonly string[] }): Promise<DmarcReceiveOutcome>;
+  /** A page of a domain's reports, newest first; another application's domain is 404. */
+  list(
+    principal: Principal,
+    input: { domain_id: string; limit?: number | undefined; page_token?: string | undefined },
+  ): Promise<{ next_cursor?: string; data: DmarcReport[] }>;
 }

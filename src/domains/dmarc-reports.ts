@@ -22,17 +22,9 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { DmarcReport } from '../schemas/domains.js';
 import { DmarcReportRejected, readAggregateReport, type AggregateReport } from './dmarc-report-parser.js';
 import { DMARC_RUA_LOCAL_PART } from './domain-service.js';
+import type { DmarcReceiveOutcome, DmarcReportIntake, RuaCheck } from './contracts.js';
 
 type ReportRow = typeof tables.dmarcReports.$inferSelect;
-
-/** What the listener should answer to a RCPT TO, as far as the DMARC intake goes. */
-export type RuaCheck = { kind: 'none' } | { kind: 'accept' };
-
-/** What {@link DmarcReportIntake.receive} did. */
-export interface DmarcReceiveOutcome {
-  recorded: string[];
-  ignored: string[];
-}
 
 /** The domain part of a `dmarc-reports@<domain>` address, lower-cased, or undefined for any other address. */
 export function ruaDomain(address: string): string | undefined {
@@ -59,7 +51,7 @@ function toReport(row: ReportRow): DmarcReport {
 }
 
 /** Creates the DMARC report intake and reader. */
-export function createDmarcReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>) {
+export function createDmarcReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>): DmarcReportIntake {
   const { db, clock, newId, logger } = deps;
 
   async function domainNamed(address: string) {
@@ -170,5 +162,4 @@ export function createDmarcReportIntake(deps: Pick<CoreDeps, 'db' | 'clock' | 'n
   };
 }
 
-/** The DMARC report intake. */
-export type DmarcReportIntake = ReturnType<typeof createDmarcReportIntake>;
+export type { DmarcReceiveOutcome, DmarcReportIntake, RuaCheck } from './contracts.js';

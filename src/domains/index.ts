@@ -15,13 +15,8 @@ export {
   reportXml,
   type AggregateReport,
 } from './dmarc-report-parser.js';
-export {
-  createDmarcReportIntake,
-  ruaDomain,
-  type DmarcReceiveOutcome,
-  type DmarcReportIntake,
-  type RuaCheck,
-} from './dmarc-reports.js';
+export type { DmarcReceiveOutcome, DmarcReportIntake, RuaCheck } from './contracts.js';
+export { createDmarcReportIntake, ruaDomain } from './dmarc-reports.js';
 export {
   domainOfAddress,
   domainPausedError,

@@ -11,7 +11,8 @@
 import type { Worker } from 'node:worker_threads';
 import type { ImapFlowOptions } from 'imapflow';
 import { startWorker, workerModule } from '../../storage/engine/worker-module.js';
-import type { FetchedBytes, FetchError, FetchWorkerData, ToFetchWorker } from './fetch-worker.js';
+import type { FetchedBytes, FetchSession } from './contracts.js';
+import type { FetchError, FetchWorkerData, ToFetchWorker } from './fetch-worker.js';
 
 export type { FetchedBytes } from './fetch-worker.js';
 
@@ -20,16 +21,7 @@ const WORKER_MODULE = workerModule(import.meta.url, 'fetch-worker');
 /** How long a logout may take before the thread is ended instead. */
 const LOGOUT_WAIT_MS = 2_000;
 
-/** A connection of a fetch thread, logged in. */
-export interface FetchSession {
-  /**
-   * The messages of `uids` (an IMAP UID set) in the folder `path`, in groups as the server sends them; at most
-   * `maxBytes` of each message are read. Fails as the connection does (dropped, timed out): then the session is done.
-   */
-  fetch(path: string, uids: string, maxBytes: number): AsyncIterable<FetchedBytes[]>;
-  /** Logs out; the thread waits for the next session. */
-  close(): Promise<void>;
-}
+export type { FetchSession } from './contracts.js';
 
 /** The fetch threads of a service. */
 export interface FetchThreads {

@@ -17,15 +17,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { ImapFlow, type ImapFlowOptions } from 'imapflow';
 
-/** A fetched message as the main thread receives it. */
-export interface FetchedBytes {
-  uid: number;
-  raw: Uint8Array;
-  flags: string[];
-  modseq: string | null;
-  /** INTERNALDATE in ms, when the server sent one. */
-  internalDate: number | null;
-}
+import type { FetchedBytes } from './contracts.js';
+
+export type { FetchedBytes } from './contracts.js';
 
 /** What the thread is started with: the group limits. */
 export interface FetchWorkerData {

@@ -2,6 +2,7 @@
  * @module imap
  * The front door of src/imap/: what other areas, the operations and the faces use of it.
  */
+export type { FetchedBytes, FetchSession, ImapSync, PassOptions } from './contracts.js';
 export { createImapAccounts } from './accounts.js';
 export { createConnector } from './connection.js';
 export { createImapOutgoing } from './outgoing.js';

@@ -12,7 +12,7 @@ import { eventRecorder } from '../outbox/index.js';
 import type { FetchedMessage } from '../mail/index.js';
 import type { ParsedMessage } from '../mime/index.js';
 import type { MailStore, MessageRow } from '../messages/index.js';
-import type { FetchSession } from './fetch-thread.js';
+import type { FetchSession } from './contracts.js';
 
 export type AccountRow = typeof imapAccounts.$inferSelect;
 export type FolderRow = typeof imapFolders.$inferSelect;
@@ -35,17 +35,7 @@ export interface ImapSyncParts {
   destroyForGood(tx: Tx, applicationId: string, rows: MessageRow[]): Promise<void>;
 }
 
-/** Options of one pass. */
-export interface PassOptions {
-  /** Only INBOX (new mail seen by IDLE); default every folder. */
-  inboxOnly?: boolean;
-  signal?: AbortSignal | undefined;
-  /**
-   * The fetch thread of the initial sync's large FETCHes (./fetch-thread.ts), opened by the caller on first call
-   * (and closed after the pass); undefined when there is none (no free connection slot): then they run on `client`.
-   */
-  fetchThread?: (() => Promise<FetchSession | undefined>) | undefined;
-}
+export type { PassOptions } from './contracts.js';
 
 /** Compact UID set: `1:5,7,9:12` from ascending UIDs. */
 export function uidSet(uids: readonly number[]): string {

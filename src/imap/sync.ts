@@ -32,10 +32,11 @@
  */
 import type { ImapFlow } from 'imapflow';
 import type { CoreDeps } from '../ports/index.js';
-import { createSyncState, type ImapSyncParts, type PassOptions } from './sync-state.js';
+import type { ImapSync, PassOptions } from './contracts.js';
+import { createSyncState, type ImapSyncParts } from './sync-state.js';
 import { pass, watchInbox } from './sync-pass.js';
 
-export { uidSet, type ImapSyncParts, type PassOptions } from './sync-state.js';
+export { uidSet, type ImapSyncParts } from './sync-state.js';
 export { CHUNK, FETCH_THREAD_MIN } from './sync-fetch.js';
 export { UID_CHECK_INTERVAL_MS } from './sync-changes.js';
 
@@ -43,7 +44,7 @@ export { UID_CHECK_INTERVAL_MS } from './sync-changes.js';
 export function createImapSync(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config'>,
   parts: ImapSyncParts,
-) {
+): ImapSync {
   const state = createSyncState(deps, parts);
   return {
     /**
@@ -56,4 +57,4 @@ export function createImapSync(
   };
 }
 
-export type ImapSync = ReturnType<typeof createImapSync>;
+export type { ImapSync, PassOptions } from './contracts.js';

@@ -24,95 +24,26 @@ import { and, asc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { Clock, CoreDeps, IdGenerator } from '../ports/index.js';
 import { deleteHeldJobs, leaseDueJobs, leaseJobs, orderedCandidates, releaseLease } from './job-store.js';
+import type {
+  ClaimOptions,
+  Job,
+  JobInput,
+  JobQueue,
+  OrderedClaimOptions,
+  OrderedJob,
+  Settlement,
+} from './contracts.js';
 
-/** What to enqueue. */
-export interface JobInput {
-  /** Selects the handler, e.g. `webhook.deliver`. Use `<area>.<action>`. */
-  kind: string;
-  /** JSON the handler reads; keep it self-contained (the job may run after its source rows changed). */
-  payload: Record<string, unknown>;
-  /** Earliest time to run (default: now). */
-  runAt?: Date;
-  /** Makes enqueueing idempotent: while a job with this key exists, no second one is added. */
-  dedupeKey?: string;
-  /**
-   * Jobs with the same order key run one at a time, in enqueue order, when claimed with {@link JobQueue.claimOrdered}
-   * (`<group> <rest>`; see the `jobs.order_key` column).
-   */
-  orderKey?: string;
-}
-
-/** A job as stored. Times are unix milliseconds. */
-export interface Job {
-  id: string;
-  kind: string;
-  payload: Record<string, unknown>;
-  runAt: number;
-  /** Claims so far, this one included: 1 on the first run. */
-  attempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: number | null;
-  lastError: string | null;
-  dedupeKey: string | null;
-  createdAt: number;
-  deadAt: number | null;
-  orderKey: string | null;
-}
-
-/**
- * What happens to a job after a run: deleted, run again at `at`, marked dead, or released unrun (its lease
- * cleared and its attempt not counted, as if it had never been claimed). `commit`, when given, runs in
- * the same transaction that records the outcome, and only while the run still holds its lease: a handler records
- * what it did (e.g. per-recipient delivery state) atomically with the job's completion.
- */
-export type JobOutcome = (
-  | { type: 'done' }
-  | { type: 'retry'; at: Date; error: string }
-  | { type: 'give_up'; error: string }
-  | { type: 'release' }
-) & {
-  commit?: ((tx: Tx) => Promise<void>) | undefined;
-};
-
-/** An outcome to record for a job the owner holds. */
-export interface Settlement {
-  job: Job;
-  owner: string;
-  outcome: JobOutcome;
-}
-
-/** Options of {@link JobQueue.claim}. */
-export interface ClaimOptions {
-  /** Identifies the claiming worker (unique per worker instance and process). */
-  owner: string;
-  /** Job kinds this worker has handlers for. */
-  kinds: readonly string[];
-  /** Most jobs to take at once. */
-  limit: number;
-  /** How long the lease lasts; a handler must finish (or extend) within it. */
-  leaseMs: number;
-}
-
-/** Options of {@link JobQueue.claimOrdered}. */
-export interface OrderedClaimOptions {
-  owner: string;
-  /** The one job kind to claim. */
-  kind: string;
-  limit: number;
-  leaseMs: number;
-  /** Order-key groups (the part before the first space) to leave out, e.g. endpoints that hold enough jobs already. */
-  skipGroups?: readonly string[];
-  /**
-   * Order keys one claim takes at most (default: no limit), so that other claimers (processes) find keys left:
-   * a key's jobs run one at a time, so whoever holds a key's turn delivers its jobs.
-   */
-  maxKeys?: number;
-  /** Jobs of one key one claim takes at most (default: no limit). */
-  maxPerKey?: number;
-}
-
-/** A claimed job with its place in the queue (rowid: enqueue order). */
-export type OrderedJob = Job & { position: number };
+export type {
+  ClaimOptions,
+  Job,
+  JobInput,
+  JobOutcome,
+  JobQueue,
+  OrderedClaimOptions,
+  OrderedJob,
+  Settlement,
+} from './contracts.js';
 
 /**
  * The whole row of a new job, for writers that insert it themselves (the mail writer thread stores the jobs of a
@@ -186,7 +117,7 @@ export async function enqueueJob(
 }
 
 /** Creates the queue. One per core; workers and producers share it. */
-export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'clock' | 'newId'>) {
+export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'clock' | 'newId'>): JobQueue {
   const listeners = new Set<() => void>();
   const notify = () => {
     for (const listener of listeners) listener();
@@ -432,6 +363,3 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     },
   };
 }
-
-/** The queue's type. */
-export type JobQueue = ReturnType<typeof createJobQueue>;

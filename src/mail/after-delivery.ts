@@ -21,17 +21,10 @@ import type { ContactService } from '../contacts/contracts.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import type { Job, JobInput, JobHandler } from '../jobs/index.js';
-import type { StoredCopy } from './contracts.js';
+import type { AfterDelivery, DeliveredMail, StoredCopy } from './contracts.js';
 import type { ParsedAttachment, ParsedMessage } from '../mime/index.js';
 
-/** A message just stored for one or more mailboxes. */
-export interface DeliveredMail {
-  /** The mailboxes it was stored for. */
-  grants: GrantRow[];
-  parsed: Pick<ParsedMessage, 'from'>;
-}
-
-export type { StoredCopy } from './contracts.js';
+export type { DeliveredMail, StoredCopy } from './contracts.js';
 
 /** The job kind that applies a received message's iCalendar parts. */
 export const INVITATIONS_JOB = 'mail.invitations';
@@ -119,7 +112,7 @@ export interface AfterDeliveryParts {
 export function createAfterDelivery(
   { db, logger, clock }: Pick<CoreDeps, 'db' | 'logger' | 'clock'>,
   parts: AfterDeliveryParts,
-) {
+): AfterDelivery {
   /**
    * Mailbox and sender pairs found known (or just collected) recently, with when (performance.now(): an age): a
    * busy correspondent costs a read a minute rather than one a message. A contact deleted meanwhile is collected
@@ -254,7 +247,7 @@ export function createAfterDelivery(
 
   return {
     /** Job handlers by kind, for the background worker. */
-    handlers: { [INVITATIONS_JOB]: runInvitations } as Record<string, JobHandler>,
+    handlers: { [INVITATIONS_JOB]: runInvitations },
 
     /** Runs after the delivery was answered: the sender is collected as a contact. Never throws. */
     async followUp(mail: DeliveredMail): Promise<void> {
@@ -269,5 +262,4 @@ export function createAfterDelivery(
   };
 }
 
-/** The follow-up's type. */
-export type AfterDelivery = ReturnType<typeof createAfterDelivery>;
+export type { AfterDelivery } from './contracts.js';

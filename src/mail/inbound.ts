@@ -35,7 +35,7 @@ import {
 } from '../../storage/index.js';
 import { recordEvaluations, type EvaluationRow, createEnforcement, type Enforcement } from '../admin/index.js';
 import { workerModule } from '../../storage/engine/worker-module.js';
-import type { CoreDeps, SmtpClientInfo, InboundStages } from '../ports/index.js';
+import type { CoreDeps, InboundStages } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { announceRecordedEvents } from '../outbox/index.js';
@@ -43,59 +43,24 @@ import { HOSTED_PROVIDER } from '../providers/index.js';
 import { type MailStore, type NewMessage, asDelivery } from '../messages/index.js';
 import { imapMessages } from '../../storage/schema/connected.js';
 import { enqueueJob, jobRowOf, type JobInput, type JobQueue } from '../jobs/index.js';
-import type { DeliveredMail, StoredCopy } from './after-delivery.js';
+import type {
+  DeliveredMail,
+  FetchedMessage,
+  ImapLinkRow,
+  InboundDelivery,
+  InboundMessage,
+  InboundResult,
+  InboundService,
+  RecipientCheck,
+  StoredCopy,
+} from './contracts.js';
 import { DEFAULT_HEADER_LIMITS, headerSectionTooLarge, limitHeaderSection } from './header-section.js';
 import { createMimeParser, emptyParsedMessage, type MimeParser, type ParsedMessage } from '../mime/index.js';
 import { createInboundPipeline, type MessagePlan } from './stages/inbound-pipeline.js';
-import type { Refusal } from './stages/policy-limits.js';
 import type { MailboxReports, ThreadReplies } from '../deliverability/index.js';
 
 /** Largest message accepted, in bytes (the SMTP SIZE limit, and the outbound limit of Agent Accounts). */
 export const MAX_MESSAGE_BYTES = 40 * 1024 * 1024;
-
-/** A message to deliver and its SMTP envelope. */
-export interface InboundMessage {
-  rawMime: Buffer | string;
-  envelope: {
-    /** MAIL FROM (empty for bounces). */
-    mailFrom: string;
-    /** RCPT TO addresses. */
-    rcptTo: string[];
-  };
-  /** The SMTP client that handed it over (absent for local deliveries: then authentication is skipped). */
-  client?: SmtpClientInfo | undefined;
-  /** True when the listener already ran the `smtp_rcpt` stage for each recipient (at RCPT TO). */
-  recipientsAdmitted?: boolean | undefined;
-}
-
-/** One stored copy. */
-export interface InboundDelivery {
-  recipient: string;
-  grantId: string;
-  messageId: string;
-  threadId: string;
-}
-
-/** What {@link InboundService.deliverInbound} did. */
-export interface InboundResult {
-  deliveries: InboundDelivery[];
-  /** Recipients that are not hosted mailboxes here, or that a rule refused (nothing stored for them). */
-  rejected: { recipient: string; reason: string }[];
-  /** Recipients whose copy an `inbox_processing` rule dropped after acceptance (nothing stored, no event). */
-  dropped?: { recipient: string; grantId: string }[];
-  /** Set when the MIME did not parse fully; the raw message was stored all the same. */
-  parseError: string | undefined;
-}
-
-/**
- * Whether an address may be a recipient here. `relay` covers addresses that would route elsewhere and hosts
- * that are not ours (5.7.1); `unknown` is a hosted domain without that mailbox (5.1.1).
- */
-export type RecipientCheck =
-  | { ok: true; grant: GrantRow }
-  | { ok: false; reason: 'relay' | 'unknown'; message: string }
-  /** Refused by the recipient's rules or policy at RCPT TO (550 5.7.1, 552 5.3.4 or 452 4.2.2). */
-  | { ok: false; reason: 'policy'; message: string; refusal: Refusal };
 
 /** Options of {@link createInboundService}. */
 export interface InboundServiceOptions {
@@ -186,42 +151,22 @@ interface StoreExtras {
   links?: (messageIds: readonly string[]) => ImapLinkRow[];
 }
 
-/** A row of `imap_messages`: which IMAP message (folder path, UID) a stored message is. */
-export type ImapLinkRow = typeof imapMessages.$inferSelect;
-
-/**
- * A message fetched from a connected account's IMAP server (src/imap/sync.ts). It was delivered to the
- * user already, elsewhere: it is stored as it is, without the stages meant for mail arriving at our MX.
- */
-export interface FetchedMessage {
-  /**
-   * The message. Given to `storeFetchedMany` with others that need not be durable (a bulk load), it may be moved to
-   * the writer's prepare thread: the caller must not use it after.
-   */
-  raw: Buffer;
-  applicationId: string;
-  grantId: string;
-  /** The grant's address (whether a reply to a tracked send is its own) and provider (which reports come back to it). */
-  grant: { email: string; provider: string };
-  /** Folder ids (the IMAP folder's mapped id). */
-  folders: string[];
-  unread: boolean;
-  starred: boolean;
-  /** Unix seconds (INTERNALDATE): the list order. */
-  date: number;
-  /** Its link rows, given the stored message's id; stored in the same transaction. */
-  links(messageId: string): ImapLinkRow[];
-  /** Mail of the account's past (its initial sync): stored without `message.created` (see NewMessage.history). */
-  history?: boolean | undefined;
-  /**
-   * False when the message is safe on its server until the sync records its progress (the initial sync): stored
-   * without waiting for the log to reach the disk (MailWriteOptions.durable).
-   */
-  durable?: boolean | undefined;
-}
+export type {
+  FetchedMessage,
+  ImapLinkRow,
+  InboundDelivery,
+  InboundMessage,
+  InboundResult,
+  InboundService,
+  RecipientCheck,
+} from './contracts.js';
 
 /** Creates the inbound service. */
-export function createInboundService(deps: CoreDeps, mailStore: MailStore, options: InboundServiceOptions = {}) {
+export function createInboundService(
+  deps: CoreDeps,
+  mailStore: MailStore,
+  options: InboundServiceOptions = {},
+): InboundService {
   const { db, clock, newId } = deps;
   const headerLimits = deps.config.headerLimits ?? DEFAULT_HEADER_LIMITS;
   const pipeline = createInboundPipeline(deps, {
@@ -716,5 +661,3 @@ export function createInboundService(deps: CoreDeps, mailStore: MailStore, optio
     }
   }
 }
-
-export type InboundService = ReturnType<typeof createInboundService>;

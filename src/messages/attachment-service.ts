@@ -15,15 +15,8 @@ import type {
   GetAttachmentInput,
   ReadAttachmentInput,
 } from '../schemas/messages.js';
+import type { AttachmentDownload, AttachmentService } from './contracts.js';
 import { toAttachment, type AttachmentRow } from './message-mapper.js';
-
-/** An attachment's metadata and its bytes as a stream of chunks. */
-export interface AttachmentDownload {
-  attachment: Attachment;
-  /** `attachment` or `inline`, for Content-Disposition. */
-  disposition: 'attachment' | 'inline';
-  chunks: AsyncIterable<Buffer>;
-}
 
 /** Bytes `read` returns when the caller does not say. */
 const DEFAULT_INLINE_BYTES = 1024 * 1024;
@@ -40,7 +33,7 @@ function isTextType(contentType: string): boolean {
 }
 
 /** Creates the attachment service. */
-export function createAttachmentService({ db }: CoreDeps, grants: GrantService) {
+export function createAttachmentService({ db }: CoreDeps, grants: GrantService): AttachmentService {
   async function requireAttachment(principal: Principal, input: GetAttachmentInput): Promise<AttachmentRow> {
     const grant = await grants.require(principal, input.grant_id);
     const find = (messageId: string) =>
@@ -114,4 +107,4 @@ export function createAttachmentService({ db }: CoreDeps, grants: GrantService) 
   };
 }
 
-export type AttachmentService = ReturnType<typeof createAttachmentService>;
+export type { AttachmentDownload, AttachmentService } from './contracts.js';

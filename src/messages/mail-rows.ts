@@ -5,48 +5,12 @@
  * loop (mail-store.ts) and the mail writer thread (through src/mail/ingest-prepare.ts, which storage/engine/mail-writer-worker.ts
  * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
-import type {
-  BlobInput,
-  MailWriteCopy,
-  MailWriteItem,
-  SearchDocument,
-  StoredMessageVerdict,
-} from '../../storage/index.js';
+import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument } from '../../storage/index.js';
 import { sha256, type ParsedMessage } from '../mime/index.js';
+import type { NewMessage } from './contracts.js';
 import { toMessage, type AttachmentRow, type Message, type MessageRow } from './message-wire.js';
 
-/** A message to store. */
-export interface NewMessage {
-  applicationId: string;
-  grantId: string;
-  parsed: ParsedMessage;
-  raw: Buffer;
-  /** SHA-256 of `raw` (the parse worker computes it); not used, and may be empty, when `rawInline`. */
-  rawHash: string;
-  folders: string[];
-  unread: boolean;
-  /** Unix seconds: received (or sent) time, the list order. */
-  date: number;
-  envelopeFrom: string | null;
-  envelopeTo: string | null;
-  parseError: string | null;
-  metadata?: Record<string, unknown> | undefined;
-  /** Starred on arrival (a rule's `mark_as_starred`). */
-  starred?: boolean | undefined;
-  /**
-   * Mail of a connected account's past, stored by its initial sync: no `message.created` (unless
-   * `AGENTPOST_IMAP_HISTORY_EVENTS`); the account's history is announced once, by `grant.imap_sync_completed`.
-   */
-  history?: boolean | undefined;
-  /** What the inbound mail stages decided (src/mail/stages), kept on the message. */
-  verdict?: StoredMessageVerdict | undefined;
-  /**
-   * Store `raw` in `message_raw`, under the message's `seq`, instead of as a content-addressed blob (then the row's
-   * `rawHash` is null): set by {@link asDelivery} for received mail with one copy. Mail whose blob is shared (with
-   * other copies, or with the outbound queue) leaves it unset.
-   */
-  rawInline?: boolean | undefined;
-}
+export type { NewMessage } from './contracts.js';
 
 /** Bodies up to this many UTF-8 bytes live in the message row; larger ones are a blob. */
 export const INLINE_BODY_BYTES = 128 * 1024;

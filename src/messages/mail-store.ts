@@ -42,7 +42,7 @@ import {
   writeItemOf,
   type NewMessage,
 } from './mail-rows.js';
-import type { MessageChanges } from './contracts.js';
+import type { MailStore, MessageChanges, StoredMessage } from './contracts.js';
 import {
   toMessage,
   type AttachmentRow,
@@ -54,14 +54,8 @@ import {
 // The pure row builders live in mail-rows.ts (shared with the mail writer thread).
 export { INLINE_BODY_BYTES, type NewMessage } from './mail-rows.js';
 
-/** The stored row and its wire form (as recorded in the `message.created` event). */
-export interface StoredMessage {
-  row: MessageRow;
-  message: Message;
-}
-
 /** Creates the store (it needs ids and the time for rows and events). */
-export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: Clock }) {
+export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: Clock }): MailStore {
   const record = eventRecorder({ newId, clock });
   /** Recomputes a thread's aggregates from its messages; deletes the thread when none is left. */
   async function refreshThread(tx: Tx, threadId: string): Promise<void> {
@@ -377,7 +371,7 @@ export function createMailStore({ newId, clock }: { newId: IdGenerator; clock: C
   };
 }
 
-export type MailStore = ReturnType<typeof createMailStore>;
+export type { MailStore, StoredMessage } from './contracts.js';
 
 /** Attachments of messages, the ids given as one JSON array (one statement whatever their number, its SQL built once). */
 const attachmentsOf = preparedRead((db: Executor) =>

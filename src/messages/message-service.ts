@@ -17,7 +17,6 @@ import type {
   CleanedMessage,
   CleanMessagesInput,
   DeleteMessageInput,
-  DeliveryStatus,
   GetMessageInput,
   ListMessagesInput,
   Message,
@@ -26,6 +25,7 @@ import type {
 } from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';
 import { cleanConversation } from './clean-conversation.js';
+import type { DestroyForGood, MessageService, SentStateLookup } from './contracts.js';
 import { createMessageJsonCache } from './message-json-cache.js';
 import { presentMessages, type MailStore } from './mail-store.js';
 import {
@@ -130,14 +130,6 @@ export async function checkFolders(db: Executor, grantId: string, folderIds: str
   return unique;
 }
 
-/** What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking options. */
-export type SentStateLookup = (
-  messageIds: string[],
-) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
-
-/** Deletes stored messages for good, with `message.deleted` for each that is not a draft (in the caller's transaction). */
-export type DestroyForGood = (tx: Tx, applicationId: string, rows: MessageRow[]) => Promise<void>;
-
 /**
  * Creates the delete for good of stored messages (thread aggregates, attachments, raw MIME) with `message.deleted`
  * recorded for each. Draft rows (a thread deleted with its drafts) go too, but silently: a draft is never a message,
@@ -187,7 +179,7 @@ export function createMessageService(
   store: MailStore,
   sentState?: SentStateLookup,
   providers: Providers = createProviders(),
-) {
+): MessageService {
   const record = eventRecorder({ newId, clock });
   const destroyForGood = createMessageDestroyer({ newId, clock }, store);
   const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
@@ -465,4 +457,4 @@ export function createMessageService(
   };
 }
 
-export type MessageService = ReturnType<typeof createMessageService>;
+export type { DestroyForGood, MessageService, SentStateLookup } from './contracts.js';

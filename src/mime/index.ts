@@ -11,6 +11,7 @@ export {
   type MimeParser,
   type ParsedAttachment,
   type ParsedMessage,
+  type ParseResult,
   type RawHeader,
 } from './parse-inbound.js';
 export {

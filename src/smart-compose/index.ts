@@ -2,4 +2,5 @@
  * @module smart-compose
  * The front door of src/smart-compose/: what other areas, the operations and the faces use of it.
  */
-export { createSmartComposeService, type SmartComposeService } from './smart-compose.js';
+export type { SmartComposeInput, SmartComposeOptions, SmartComposeService } from './contracts.js';
+export { createSmartComposeService } from './smart-compose.js';

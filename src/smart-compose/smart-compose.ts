@@ -31,6 +31,7 @@ import {
   SMART_COMPOSE_INSTRUCTIONS,
 } from './reply-context.js';
 import { countTokens, loadTokenizer, TOKEN_ENCODING } from './tokens.js';
+import type { SmartComposeInput, SmartComposeOptions, SmartComposeService } from './contracts.js';
 
 /** The specification's limit on a prompt. */
 export const MAX_PROMPT_TOKENS = 1_000;
@@ -40,20 +41,12 @@ export const MAX_SUGGESTION_TOKENS = 2_000;
 /** The settings that choose the model, named in the 503. */
 const MODEL_SETTINGS = 'AGENTPOST_AI_PROVIDER, AGENTPOST_AI_MODEL, AGENTPOST_AI_API_KEY and AGENTPOST_AI_BASE_URL';
 
-/** What a Smart Compose call asks: the grant, the prompt and, for a reply, the message replied to. */
-export interface SmartComposeInput {
-  grant_id: string;
-  prompt: string;
-  message_id?: string | undefined;
-}
-
-/** Options of a call: `signal` aborts it (the client went away). */
-export interface SmartComposeOptions {
-  signal?: AbortSignal | undefined;
-}
-
 /** Builds the service. */
-export function createSmartComposeService(deps: CoreDeps, grants: GrantService, messages: MessageService) {
+export function createSmartComposeService(
+  deps: CoreDeps,
+  grants: GrantService,
+  messages: MessageService,
+): SmartComposeService {
   const { config, logger } = deps;
   const metrics = deps.metrics;
   // With a model, the tokenizer is loaded at start-up rather than by the first request (see loadTokenizer).
@@ -248,5 +241,4 @@ export function createSmartComposeService(deps: CoreDeps, grants: GrantService, 
   };
 }
 
-/** The Smart Compose service's type. */
-export type SmartComposeService = ReturnType<typeof createSmartComposeService>;
+export type { SmartComposeInput, SmartComposeOptions, SmartComposeService } from './contracts.js';

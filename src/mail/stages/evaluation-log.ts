@@ -9,6 +9,7 @@
 import type { Database } from '../../../storage/index.js';
 import { recordEvaluations, type EvaluationRow } from '../../admin/index.js';
 import type { Logger } from '../../ports/index.js';
+import type { EvaluationLog } from '../contracts.js';
 
 /** Longest a row waits before it is written by itself, in milliseconds. */
 const FLUSH_MS = 100;
@@ -16,7 +17,7 @@ const FLUSH_MS = 100;
 const MAX_WAITING = 500;
 
 /** Creates the log. */
-export function createEvaluationLog({ db, logger }: { db: Database; logger: Logger }) {
+export function createEvaluationLog({ db, logger }: { db: Database; logger: Logger }): EvaluationLog {
   let waiting: EvaluationRow[] = [];
   /** When the oldest row waiting came (performance.now()). */
   let oldestAt = 0;
@@ -71,4 +72,4 @@ export function createEvaluationLog({ db, logger }: { db: Database; logger: Logg
   };
 }
 
-export type EvaluationLog = ReturnType<typeof createEvaluationLog>;
+export type { EvaluationLog } from '../contracts.js';

@@ -26,71 +26,20 @@ import {
   appliedActionsOf,
   evaluationInputOf,
 } from '../../admin/index.js';
-import type { AuthenticationVerdict, CoreDeps, InboundStages, SmtpClientInfo, SpamVerdict } from '../../ports/index.js';
+import type { AuthenticationVerdict, CoreDeps, InboundStages, SpamVerdict } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
 import { AppError } from '../../errors.js';
 import { ensureFoldersByName } from '../../grants/index.js';
 import type { NewMessage } from '../../messages/index.js';
 import { type ParsedMessage, readRawHeaders, fromHeaderAddress } from '../../mime/index.js';
 import { createEvaluationLog } from './evaluation-log.js';
-import { decideInboxProcessing, type InboxProcessingDecision } from './inbox-processing.js';
-import {
-  decideAttachments,
-  limitRefusal,
-  usageNeeded,
-  type Refusal,
-  type RemovedAttachment,
-  type UsageFacts,
-} from './policy-limits.js';
+import type { CopyPlan, InboundPipeline, MessagePlan, PipelineMessage, PipelineTarget, Refusal } from '../contracts.js';
+import { decideInboxProcessing } from './inbox-processing.js';
+import { decideAttachments, limitRefusal, usageNeeded, type UsageFacts } from './policy-limits.js';
 import { anythingApplies, decideSmtpRcpt } from './smtp-rcpt.js';
 import { createUsageMeter, unixDay } from './usage-meter.js';
 
-/** One hosted recipient of a message. */
-export interface PipelineTarget {
-  recipient: string;
-  grant: GrantRow;
-}
-
-/** A message as the pipeline receives it. */
-export interface PipelineMessage {
-  raw: Buffer;
-  mailFrom: string;
-  /** The SMTP client; absent for local deliveries (then authentication is skipped). */
-  client: SmtpClientInfo | undefined;
-  /** Whether the `smtp_rcpt` stage already ran for these recipients (at RCPT TO). */
-  recipientsAdmitted: boolean;
-  targets: PipelineTarget[];
-}
-
-/** What was decided for one copy to store. */
-export interface CopyPlan extends PipelineTarget {
-  enforcement: GrantEnforcement;
-  inbox: InboxProcessingDecision;
-  /** Folder ids the copy goes to. */
-  folderIds: string[];
-  /** The ids of the folders `assign_to_folder` named (found or made). */
-  assignedFolderIds: string[];
-  spam: SpamVerdict | undefined;
-  /** Filled by {@link InboundPipeline.stripAttachments}. */
-  removedAttachments: RemovedAttachment[];
-}
-
-/** What the pipeline decided for a message. */
-export interface MessagePlan {
-  /** The message to store (with the `Authentication-Results` header when authenticated). */
-  raw: Buffer;
-  authentication: AuthenticationVerdict | undefined;
-  copies: CopyPlan[];
-  /** Copies dropped by an `inbox_processing` block (nothing stored for them). */
-  dropped: CopyPlan[];
-  /** Recipients refused by the `smtp_rcpt` stage (local deliveries only). */
-  refused: { recipient: string; reason: string }[];
-  /** Rows decided before the message's transaction (local `smtp_rcpt`). */
-  earlyRows: EvaluationRow[];
-  /** Unix day and seconds of the decision. */
-  day: number;
-  at: number;
-}
+export type { CopyPlan, MessagePlan, PipelineMessage, PipelineTarget } from '../contracts.js';
 
 /** Throws the refusal of a stage as the error the SMTP listener answers with its code. */
 function refuse(refusal: Refusal): never {
@@ -118,7 +67,7 @@ export function senderOf(raw: Buffer, mailFrom: string, parsedFrom?: ParsedMessa
 export function createInboundPipeline(
   deps: CoreDeps,
   { enforcement, stages = {} }: { enforcement: Enforcement; stages?: InboundStages },
-) {
+): InboundPipeline {
   const { clock, newId } = deps;
   const usage = createUsageMeter(deps);
   const log = createEvaluationLog(deps);
@@ -419,4 +368,4 @@ export function createInboundPipeline(
   };
 }
 
-export type InboundPipeline = ReturnType<typeof createInboundPipeline>;
+export type { InboundPipeline } from '../contracts.js';

@@ -9,14 +9,9 @@
  * `mark_as_starred` starred. `block` drops the copy: nothing is stored for that mailbox and no `message.created`
  * is emitted (the sender was already told 250).
  */
-import {
-  type GrantEnforcement,
-  evaluateRules,
-  evaluationInputOf,
-  type EvaluationInput,
-  type RuleOutcome,
-} from '../../admin/index.js';
+import { type GrantEnforcement, evaluateRules, evaluationInputOf } from '../../admin/index.js';
 import type { SpamVerdict } from '../../ports/index.js';
+import type { FolderChoice, InboxProcessingDecision } from '../contracts.js';
 import { anythingApplies } from './smtp-rcpt.js';
 
 /** What the stage looks at. */
@@ -28,21 +23,7 @@ export interface InboxProcessingInput {
   spam?: SpamVerdict | undefined;
 }
 
-/** A folder the copy goes to: a system folder by its role, or a folder of the mailbox by name (made when missing). */
-export type FolderChoice = { system: 'inbox' | 'junk' | 'trash' | 'archive' } | { name: string };
-
-/** What the stage decided. */
-export interface InboxProcessingDecision {
-  /** False when no rule applies to the grant and it has no policy: nothing was evaluated or is recorded. */
-  evaluated: boolean;
-  input: EvaluationInput;
-  outcome: RuleOutcome;
-  /** Drop the copy (a `block` rule). */
-  drop: boolean;
-  folders: FolderChoice[];
-  unread: boolean;
-  starred: boolean;
-}
+export type { FolderChoice, InboxProcessingDecision } from '../contracts.js';
 
 /** Decides one copy of a message. */
 export function decideInboxProcessing({

@@ -9,16 +9,10 @@
  *   `limit_attachment_allowed_types` are removed from the stored message, each named with why.
  * A limit that is absent, or negative (the wire's `-1`), does not apply.
  */
-import type { StoredMessageVerdict, StoredPolicyLimits } from '../../../storage/index.js';
+import type { StoredPolicyLimits } from '../../../storage/index.js';
+import type { Refusal, RemovedAttachment } from '../contracts.js';
 
-/** An SMTP refusal: the reply code, its enhanced status code (RFC 3463) and a message for the sender. */
-export interface Refusal {
-  code: 550 | 552 | 452 | 451;
-  enhanced: string;
-  message: string;
-  /** Which limit or rule refused (for the audit). */
-  reason: string;
-}
+export type { Refusal, RemovedAttachment } from '../contracts.js';
 
 /** What the policy limits look at: the message's size and the grant's usage (each optional: unknown is not checked). */
 export interface UsageFacts {
@@ -29,9 +23,6 @@ export interface UsageFacts {
   /** Bytes of the grant's stored mail before this message. */
   storedBytes?: number | undefined;
 }
-
-/** A removed attachment, as the message's verdict names it. */
-export type RemovedAttachment = NonNullable<StoredMessageVerdict['removed_attachments']>[number];
 
 /** A limit's value when it applies (a non-negative number), else undefined. */
 export function limitOf(limits: StoredPolicyLimits | undefined, name: keyof StoredPolicyLimits): number | undefined {

@@ -9,6 +9,7 @@
  */
 import { dailyUsageOf, storedBytesOf, type Database } from '../../../storage/index.js';
 import type { Clock } from '../../ports/index.js';
+import type { UsageMeter } from '../contracts.js';
 
 /** How long a daily count read from the database is used, in milliseconds. */
 const DAILY_FRESH_MS = 1_000;
@@ -26,7 +27,7 @@ export function unixDay(date: Date): number {
 }
 
 /** Creates the meter. */
-export function createUsageMeter({ db, clock }: { db: Database; clock: Clock }) {
+export function createUsageMeter({ db, clock }: { db: Database; clock: Clock }): UsageMeter {
   const daily = new Map<string, { day: number; count: number; at: number }>();
   const stored = new Map<string, { bytes: number; at: number }>();
   const remember = <V>(map: Map<string, V>, key: string, value: V) => {
@@ -63,4 +64,4 @@ export function createUsageMeter({ db, clock }: { db: Database; clock: Clock }) 
   };
 }
 
-export type UsageMeter = ReturnType<typeof createUsageMeter>;
+export type { UsageMeter } from '../contracts.js';
