@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { htmlToText, operations, type AnyOperation } from '../src/index.js';
+import { fieldText } from '../src/operations/index.js';
 
 /**
  * Characters one tool result may take (its structured JSON; the text rendering is shorter). About 5,000 tokens:
@@ -236,7 +237,7 @@ function readableMessage(
   whole?: ToolCall,
 ): Json {
   const { body, headers: _headers, raw_mime: rawMime, ...rest } = message;
-  const route = `GET /v3/grants/${String(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
+  const route = `GET /v3/grants/${fieldText(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
   if (typeof rawMime === 'string') {
     const shaped: Json = { ...rest, raw_mime: cut(rawMime, budget) };
     if (rawMime.length > budget)
@@ -384,7 +385,7 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
       shown.pop();
       if (over <= 0) return shaped;
       // Cut from what the body takes now (it may be shorter than the budget).
-      const longest = Math.max(String(shaped.body_text ?? '').length, String(shaped.body ?? '').length);
+      const longest = Math.max(fieldText(shaped.body_text ?? '').length, fieldText(shaped.body ?? '').length);
       budget = Math.min(budget, longest) - over - 8;
     }
     return undefined;
@@ -454,7 +455,7 @@ export function withinBudget(tool: string, output: Json, input: Json): Json {
     const data = items.map((item) => {
       if (size(item) <= RESULT_BUDGET) return item;
       const shrunk = shrinkObject(item as Json, RESULT_BUDGET / 2);
-      cuts.push(...shrunk.cuts.map((field) => `${String((item as Json).id ?? 'an item')}: ${field}`));
+      cuts.push(...shrunk.cuts.map((field) => `${fieldText((item as Json).id ?? 'an item')}: ${field}`));
       return shrunk.value;
     });
     // Items cut from the end: the page's next_cursor would skip them (the call with a smaller limit gives the right one).
@@ -540,7 +541,7 @@ const kb = (bytes: unknown) => (typeof bytes === 'number' ? `${Math.max(1, Math.
 function messageLine(item: Json): string {
   const flags = [item.unread ? 'unread' : '', item.starred ? 'starred' : ''].filter(Boolean).join(', ');
   const files = ((item.attachments as Json[] | undefined) ?? [])
-    .map((file) => `${String(file.filename || 'unnamed')} (${kb(file.size)})`)
+    .map((file) => `${fieldText(file.filename || 'unnamed')} (${kb(file.size)})`)
     .join(', ');
   const head = [
     String(item.id),
@@ -555,12 +556,12 @@ function messageLine(item: Json): string {
   ];
   const second = [
     item.subject !== undefined ? JSON.stringify(item.subject) : '',
-    item.thread_id ? `(thread ${String(item.thread_id)})` : '',
+    item.thread_id ? `(thread ${fieldText(item.thread_id)})` : '',
     files ? `· attachments: ${files}` : '',
   ].filter(Boolean);
   const lines = [`- ${head.filter(Boolean).join(' · ')}`];
   if (second.length > 0) lines.push(`  ${second.join(' ')}`);
-  if (item.snippet) lines.push(`  ${String(item.snippet)}`);
+  if (item.snippet) lines.push(`  ${fieldText(item.snippet)}`);
   return lines.join('\n');
 }
 
@@ -569,9 +570,9 @@ function threadLine(item: Json): string {
     .filter(Boolean)
     .join(', ');
   return [
-    `- ${String(item.id)} · ${when(item.date)} · ${String(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
+    `- ${String(item.id)} · ${when(item.date)} · ${fieldText(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
     `  ${JSON.stringify(item.subject ?? '')}`,
-    item.snippet ? `  ${String(item.snippet)}` : '',
+    item.snippet ? `  ${fieldText(item.snippet)}` : '',
   ]
     .filter(Boolean)
     .join('\n');
@@ -630,17 +631,17 @@ function writeHeadline(agent: AgentBlock, output: Json, input: Json): string | u
     output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : output
   ) as Json;
   if (agent.sends === undefined) return agent.headline?.(data, input);
-  const id = data.id === undefined ? '' : String(data.id);
-  const inThread = data.thread_id ? ` in thread ${String(data.thread_id)}` : '';
+  const id = data.id === undefined ? '' : fieldText(data.id);
+  const inThread = data.thread_id ? ` in thread ${fieldText(data.thread_id)}` : '';
   if (data.dry_run === true) {
     return data.blocked
-      ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent`
+      ? `Dry run: the send would be refused${data.reason ? ` (${fieldText(data.reason)})` : ''}; nothing was sent`
       : 'Dry run: the send would go; nothing was sent';
   }
   const scheduleId = output.schedule_id ?? data.schedule_id;
   const draft = agent.sends === 'draft' ? `draft ${String(input.draft_id)} as ` : '';
   if (scheduleId !== undefined) {
-    return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${String(scheduleId)}; stop_scheduled_message stops it)`;
+    return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${fieldText(scheduleId)}; stop_scheduled_message stops it)`;
   }
   return `Sent ${draft}message ${id}${inThread}`;
 }
@@ -669,7 +670,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     const selected = typeof input.select === 'string' && input.select.trim() !== '';
     const line = !selected && agent.compact ? COMPACTIONS[agent.compact].line : genericLine;
     lines.push(
-      `${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`,
+      `${items.length} item(s)${output.next_cursor ? `; more with page_token: "${fieldText(output.next_cursor)}"` : '; no more pages'}`,
     );
     for (const item of items) lines.push(line(item));
   } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
@@ -686,7 +687,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
       lines.push('', `Earlier messages not shown, newest first (read each with get_message):`);
       for (const note of left) {
         lines.push(
-          `- ${String(note.id)} · ${when(note.date)} · from ${String(note.from ?? '?')}${note.snippet ? ` · ${String(note.snippet)}` : ''}`,
+          `- ${String(note.id)} · ${when(note.date)} · from ${fieldText(note.from ?? '?')}${note.snippet ? ` · ${fieldText(note.snippet)}` : ''}`,
         );
       }
     }
