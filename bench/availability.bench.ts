@@ -139,7 +139,7 @@ function percentile(values: number[], share: number): number {
  * this process (libSQL runs on the main thread), which other load on the machine disturbs less.
  */
 async function timed(
-  work: () => Promise<unknown> | unknown,
+  work: () => unknown,
   runs: number,
 ): Promise<{ first: number; median: number; p95: number; cpu: number }> {
   let started = performance.now();

@@ -59,13 +59,13 @@ if (mode === 'hello') {
     provider: 'nylas',
     settings: { email: 'agent@bench-tracking.agentpost.localhost' },
   });
-  const sent = await call('POST', `/v3/grants/${grant.id}/messages/send`, {
+  const sent = await call('POST', `/v3/grants/${String(grant.id)}/messages/send`, {
     to: [{ email: 'reader@example.com' }],
     subject: 'Bench',
     body: '<p><a href="https://one.example.com/">one</a> <a href="https://two.example.com/">two</a></p>',
     tracking_options: { opens: true, links: true, label: 'bench' },
   });
-  const stored = await call('GET', `/v3/grants/${grant.id}/messages/${sent.id}`);
+  const stored = await call('GET', `/v3/grants/${String(grant.id)}/messages/${String(sent.id)}`);
   const body = String(stored.body);
   const pixel = /\/t\/o\/[A-Za-z0-9_.-]+/.exec(body)?.[0];
   const link = /\/t\/l\/[A-Za-z0-9_.-]+/.exec(body)?.[0];

@@ -63,7 +63,10 @@ try {
   const resource = await readerSession.readResource({
     uri: `agentpost://grants/${encodeURIComponent(reader!)}/threads/${received.thread_id}`,
   });
-  assert.equal(JSON.parse((resource.contents[0] as { text: string }).text).messages.length, 2);
+  assert.equal(
+    (JSON.parse((resource.contents[0] as { text: string }).text) as { messages: unknown[] }).messages.length,
+    2,
+  );
   console.log(`ok: thread ${received.thread_id} has ${thread.message_ids.length} messages`);
 } finally {
   for (const client of clients) await client.close();

@@ -48,7 +48,7 @@ export interface CreateAppOptions {
 }
 
 /** The route pattern a request matched, for logs and metrics (`/v3/grants/:grant_id/messages`); `unmatched` for 404s. */
-function routeOf(c: Context<AppEnv>): string {
+function routeOf(c: Context<AppEnv, string>): string {
   const routes = matchedRoutes(c);
   const last = routes[routes.length - 1]?.path;
   return last && !last.endsWith('*') ? last : 'unmatched';
@@ -80,7 +80,7 @@ export function createApp({
   const { logger, config } = core.deps;
   const databaseProbe = probe ?? createDatabaseProbe(core.deps.db);
 
-  app.use('*', async (c, next) => {
+  app.use('*', async (c: Context<AppEnv, string>, next) => {
     const started = performance.now();
     // Reads kept while the database is unchanged ask whether it changed once per request, after it arrived.
     beginReadScope();
@@ -171,7 +171,7 @@ export function createApp({
       );
     },
   });
-  v3.use('*', (c, next) => {
+  v3.use('*', (c: Context<AppEnv, string>, next) => {
     // A GET or HEAD request has no body to limit (bodyLimit would build a whole fetch Request to find that out).
     if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
     return /^multipart\/form-data\b/i.test(c.req.header('content-type') ?? '')

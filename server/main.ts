@@ -221,7 +221,7 @@ export async function createService(
         },
         () => resolve(listening),
       );
-      listening.once('error', (error) => {
+      listening.once('error', (error: Error) => {
         reject(
           new Error(
             `Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`,

@@ -476,8 +476,14 @@ function schemaLayers(schema: SchemaLayer): SchemaLayer[] {
 /** The schema's own default, as Markdown; an empty default is none. */
 function schemaDefault(layers: SchemaLayer[]): string | undefined {
   const withDefault = layers.find((layer) => layer._zod.def.type === 'default');
-  const value = withDefault?._zod.def.defaultValue;
-  return value === undefined || value === '' ? undefined : `\`${String(value)}\``;
+  const value: unknown = withDefault?._zod.def.defaultValue;
+  if (value === undefined || value === '') return undefined;
+  // A string, number or boolean as written; anything else (a list) as its JSON.
+  const text =
+    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : JSON.stringify(value);
+  return `\`${text}\``;
 }
 
 /** The values the schema states: a helper's `values` (see `port`, `wholeNumber`, `duration`…), else an enum's. */

@@ -114,7 +114,7 @@ export function createCore(deps: CoreDeps): Core {
   const health = createHealth(deps.logger, () => deps.clock.now());
   /** The installation's signing key (tracking URLs, VERP return paths), shared through the database. */
   const signing = createSigningKeys(deps);
-  deps.db.onThreadExit(health.threadExited);
+  deps.db.onThreadExit((thread, reason) => health.threadExited(thread, reason));
   const jobs = createJobQueue(deps);
   // After each delivery: iMIP parts to calendars (a durable job; the event service, built below, listens), senders to contacts.
   const afterDelivery = createAfterDelivery(deps, {
@@ -134,11 +134,11 @@ export function createCore(deps: CoreDeps): Core {
   /** Bounces and complaints that come back to a connected account's own inbox: a job stored with the synced message. */
   const mailboxReports = createMailboxReports(deps, reports);
   const inbound = createInboundService(deps, mailStore, {
-    afterDelivery: { jobsOf: invitationJobsOf, followUp: afterDelivery.followUp },
+    afterDelivery: { jobsOf: invitationJobsOf, followUp: (mail) => afterDelivery.followUp(mail) },
     replies: threadReplies,
     mailboxReports,
     jobs,
-    onThreadExit: health.threadExited,
+    onThreadExit: (thread, reason) => health.threadExited(thread, reason),
     enforcement,
     // Authentication on all mail that arrives over SMTP; spam where a policy asks. Tests and embedders may inject their own.
     stages: deps.inboundStages ?? mailStages,
@@ -186,7 +186,7 @@ export function createCore(deps: CoreDeps): Core {
     allowPrivate: deps.config.allowPrivateNetworks,
   };
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
-  const webhooks = createWebhookService(deps, webhookTransport, webhookDelivery.forgetInterest);
+  const webhooks = createWebhookService(deps, webhookTransport, () => webhookDelivery.forgetInterest());
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/background/background.ts). */
   const jobHandlers: Record<string, JobHandler> = {

@@ -111,12 +111,12 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
   await client.execute('PRAGMA foreign_keys = ON');
   const orm = drizzle(client, { schema, casing: 'snake_case' });
   const inMemory = /^file:(:memory:|.*mode=memory)/.test(url);
-  const file =
+  // The main database's file path ('' for one without a file).
+  const mainFile =
     embedded && !inMemory
-      ? String(
-          (await client.execute(`SELECT file FROM pragma_database_list WHERE name = 'main'`)).rows[0]?.[0] ?? '',
-        ) || undefined
+      ? (await client.execute(`SELECT file FROM pragma_database_list WHERE name = 'main'`)).rows[0]?.[0]
       : undefined;
+  const file = typeof mainFile === 'string' && mainFile ? mainFile : undefined;
 
   // The dedicated connection of durableWrite, opened on first use (embedded files only).
   let durable: Promise<{ client: Client; orm: Orm; wal: string }> | undefined;

@@ -6,6 +6,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { fieldText } from '../src/operations/index.js';
 import type { Executor } from './executor.js';
 import { operationNamed } from './compact.js';
 import { callNeedsApproval, type AgentTool } from './registry.js';
@@ -13,10 +14,10 @@ import { toMcpResult } from './results.js';
 
 /** The question put to the person, as the operation's `agent.sends` says what it sends. */
 function summary(tool: AgentTool, input: Record<string, unknown>): string {
-  const mailbox = String(input.grant_id ?? 'this mailbox');
+  const mailbox = fieldText(input.grant_id ?? 'this mailbox');
   if (tool.operation.agent?.sends === 'draft') return `Send draft ${String(input.draft_id)} from ${mailbox}?`;
   const to = ((input.to as { email: string }[] | undefined) ?? []).map((recipient) => recipient.email).join(', ');
-  return `Send "${String(input.subject ?? '(no subject)')}" to ${to || 'nobody'} from ${mailbox}?`;
+  return `Send "${fieldText(input.subject ?? '(no subject)')}" to ${to || 'nobody'} from ${mailbox}?`;
 }
 
 /** Runs a sending tool only with a person's consent. */

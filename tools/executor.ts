@@ -12,6 +12,7 @@ import {
   type Core,
   type Principal,
 } from '../src/index.js';
+import { fieldText } from '../src/operations/index.js';
 
 /** Runs one operation with already-shaped input and returns its output object. */
 export type Executor = (operation: AnyOperation, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
@@ -34,7 +35,7 @@ export function remoteExecutor(options: { url: string; apiKey: string; fetch?: t
     const path = binding.path.replace(/:([a-z_]+)/g, (_match, name: string) => {
       const value = rest[name];
       delete rest[name];
-      return encodeURIComponent(String(value ?? ''));
+      return encodeURIComponent(fieldText(value ?? ''));
     });
     const url = new URL(`${base}/v3${path}`);
     const hasBody = binding.method === 'POST' || binding.method === 'PUT' || binding.method === 'PATCH';

@@ -7,6 +7,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ZodError } from 'zod';
 import { AppError } from '../src/index.js';
+import { fieldText } from '../src/operations/index.js';
 import { renderForAgent, shapeForAgent } from './compact.js';
 
 /** The shape `get_attachment` answers with. */
@@ -61,7 +62,7 @@ export function shapedMcpResult(
       content.encoding === 'base64' ? Buffer.from(content.data, 'base64').length : Buffer.byteLength(content.data);
     const note = content.truncated
       ? {
-          hint: `only the first ${kept} of ${String(shaped.size ?? '?')} bytes are here (max_bytes); call get_attachment with a larger max_bytes, or download the whole file: GET /v3/grants/${String(input.grant_id ?? shaped.grant_id ?? '{grant_id}')}/attachments/${shaped.id}/download?message_id=${String(input.message_id ?? '{message_id}')}`,
+          hint: `only the first ${kept} of ${fieldText(shaped.size ?? '?')} bytes are here (max_bytes); call get_attachment with a larger max_bytes, or download the whole file: GET /v3/grants/${fieldText(input.grant_id ?? shaped.grant_id ?? '{grant_id}')}/attachments/${shaped.id}/download?message_id=${fieldText(input.message_id ?? '{message_id}')}`,
         }
       : undefined;
     return {

@@ -11,7 +11,7 @@ import { requireEveryRole, startService } from '../../server/main.js';
 export interface ExampleService {
   apiUri: string;
   apiKey: string;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** Connects to AGENTPOST_URL, or starts a throwaway service. */

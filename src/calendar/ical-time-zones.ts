@@ -81,7 +81,7 @@ const vtimezoneCache = new Map<string, ICalComponent>();
 export function buildVtimezone(timeZone: string, fromYear: number): ICalComponent {
   const key = `${timeZone}@${fromYear}`;
   const cached = vtimezoneCache.get(key);
-  if (cached) return new ICAL.Component(cached.toJSON());
+  if (cached) return new ICAL.Component(cached.toJSON() as unknown[]);
 
   const component = new ICAL.Component('vtimezone');
   component.addPropertyWithValue('tzid', timeZone);
@@ -160,7 +160,7 @@ export function buildVtimezone(timeZone: string, fromYear: number): ICalComponen
     }
   }
   vtimezoneCache.set(key, component);
-  return new ICAL.Component(component.toJSON());
+  return new ICAL.Component(component.toJSON() as unknown[]);
 }
 
 interface ZoneResolution {
@@ -214,7 +214,7 @@ function customOffsetAt(zone: CustomZone, wall: number): number {
  * ±18 hours. Read from the text as written: ical.js wraps an offset such as +9959 into -0801.
  */
 function offsetSeconds(property: ICalProperty | null): number | undefined {
-  const raw = property?.toJSON()[3];
+  const raw = (property?.toJSON() as unknown[] | undefined)?.[3];
   const match = typeof raw === 'string' ? /^([+-])(\d{2}):?(\d{2})(?::?(\d{2}))?$/.exec(raw) : null;
   if (!match) return undefined;
   const [, sign, hours, minutes, seconds] = match;

@@ -363,7 +363,7 @@ export function createInvitationInbox(
      * Applies one incoming iMIP message to `grant`'s calendar. Returns what happened per event; never throws
      * for bad input (unreadable iCalendar is logged and reported `unreadable`, the calendar untouched).
      */
-    async apply(grant: GrantRow, invitation: InboundInvitation): Promise<InvitationOutcome[]> {
+    async apply(this: void, grant: GrantRow, invitation: InboundInvitation): Promise<InvitationOutcome[]> {
       const primary = await calendars.primaryOf(grant.id);
       const parsed = await parser.parse(invitation.ics, { defaultTimeZone: primary?.timezone ?? 'UTC' });
       if (!parsed.ok) {

@@ -220,7 +220,7 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
       });
       return { ok, found };
     } catch (error) {
-      const code = String((error as { code?: unknown } | undefined)?.code ?? '');
+      const code = String((error as NodeJS.ErrnoException | undefined)?.code ?? '');
       if (code === 'ENOTFOUND' || code === 'ENODATA') return { ok: false, found: [] };
       return { ok: false, found: [], error: code || (error instanceof Error ? error.message : String(error)) };
     }

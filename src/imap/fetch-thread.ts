@@ -61,6 +61,14 @@ interface FetchThread {
   listeners: Set<(message: FromThread) => void>;
 }
 
+/**
+ * Throws why `thread` can no longer serve, if it cannot. A function of its own, so that a check before an await does
+ * not narrow `thread.broken` to undefined for the checks after it (it is set from elsewhere: the thread's exit).
+ */
+function throwIfBroken(thread: FetchThread): void {
+  if (thread.broken) throw thread.broken;
+}
+
 /** Waits for the first message of the thread that `accept` takes (or the thread's end: then `broken`). */
 function nextOf<T>(
   thread: FetchThread,
@@ -135,7 +143,7 @@ export function createFetchThreads(options: {
     let closed = false;
     return {
       async *fetch(path, uids, maxBytes) {
-        if (thread.broken) throw thread.broken;
+        throwIfBroken(thread);
         if (closed) throw new Error('the IMAP fetch session is closed');
         if (fetching) throw new Error('an IMAP fetch thread runs one fetch at a time');
         fetching = true;
@@ -167,7 +175,8 @@ export function createFetchThreads(options: {
             }
             if (failure) throw failure;
             if (finished) return;
-            if (thread.broken) throw thread.broken;
+            // Another path (the thread's exit, end()) may have broken it meanwhile.
+            throwIfBroken(thread);
             await new Promise<void>((resolve) => (wake = resolve));
           }
         } finally {

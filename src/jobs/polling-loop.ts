@@ -25,7 +25,7 @@ export interface PollingLoopOptions {
   intervalMs: number;
   logger: Logger;
   /** One unit of work. `woken` is true when {@link PollingLoop.wake} was called since the last step. */
-  step(woken: boolean): Promise<StepResult>;
+  step: (woken: boolean) => Promise<StepResult>;
   /** Called when the loop starts and after every step, failed ones included: the heartbeat `/readyz` reads. */
   onBeat?: () => void;
 }

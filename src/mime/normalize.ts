@@ -45,6 +45,52 @@ export interface WireParsedMessage {
   attachments: WireParsedAttachment[];
 }
 
+/** An address of a parsed header: a mailbox, or a group of them. */
+interface MailAddress {
+  name?: string | undefined;
+  address?: string | undefined;
+  group?: MailAddress[] | undefined;
+}
+
+/** A parsed address header: one of these, or a list of them when the header came more than once. */
+interface MailAddressHeader {
+  value: MailAddress[];
+}
+type MailAddresses = MailAddressHeader | MailAddressHeader[] | undefined;
+
+/** An attachment of a parsed message, the fields normalize() reads. */
+interface MailAttachment {
+  /** A Buffer from mailparser; anything else reads as no bytes. */
+  content?: unknown;
+  contentType?: string | undefined;
+  contentDisposition?: string | undefined;
+  filename?: string | undefined;
+  contentId?: string | undefined;
+  related?: boolean | undefined;
+}
+
+/**
+ * The fields of a parsed message that normalize() reads: a subset of mailparser's `ParsedMail` and of the fast
+ * path's `SimpleMail` (simple-mime.ts), both of which are assignable to it. The parsers read hostile bytes, so
+ * normalize() still checks each value's kind before using it.
+ */
+export interface MailFields {
+  subject?: string | undefined;
+  messageId?: string | undefined;
+  inReplyTo?: string | undefined;
+  references?: string | string[] | undefined;
+  date?: Date | undefined;
+  from?: MailAddresses;
+  to?: MailAddresses;
+  cc?: MailAddresses;
+  bcc?: MailAddresses;
+  replyTo?: MailAddresses;
+  text?: string | undefined;
+  /** `false` from mailparser when the message has no HTML body. */
+  html?: string | false | undefined;
+  attachments?: MailAttachment[] | undefined;
+}
+
 /** Bounds on what is kept from hostile headers. */
 const MAX_SUBJECT = 2000;
 const MAX_ADDRESSES = 500;
@@ -62,9 +108,9 @@ export function sha256(bytes: Uint8Array): string {
 /**
  * mailparser address header value(s) → `[{ name?, email }]`, groups flattened.
  */
-function addresses(value: any): StoredAddress[] {
+function addresses(value: MailAddresses): StoredAddress[] {
   const out: StoredAddress[] = [];
-  const add = (entry: any) => {
+  const add = (entry: MailAddress | undefined) => {
     if (out.length >= MAX_ADDRESSES || !entry) return;
     if (Array.isArray(entry.group)) {
       for (const member of entry.group) add(member);
@@ -179,14 +225,14 @@ export function snippetOf(text: string, length = 100): string {
  * A simpleParser result (or the fast path's, simple-mime.ts) → the message the store needs, and the ArrayBuffers of
  * its attachments (each its own, safe to transfer to another thread).
  */
-export function normalize(mail: any): { value: WireParsedMessage; transfer: ArrayBuffer[] } {
+export function normalize(mail: MailFields): { value: WireParsedMessage; transfer: ArrayBuffer[] } {
   const text = typeof mail.text === 'string' ? mail.text : '';
   const html = typeof mail.html === 'string' ? mail.html : '';
   const plain = visibleText(text, html);
   const date = mail.date instanceof Date && Number.isFinite(mail.date.getTime()) ? mail.date.getTime() : undefined;
   const inReplyTo = messageIds(mail.inReplyTo);
   const transfer: ArrayBuffer[] = [];
-  const attachments = (mail.attachments ?? []).map((attachment: any): WireParsedAttachment => {
+  const attachments = (mail.attachments ?? []).map((attachment): WireParsedAttachment => {
     const content = attachment.content instanceof Uint8Array ? attachment.content : new Uint8Array(0);
     // A copy in its own ArrayBuffer: mailparser's buffers may share Node's pool, which must not be transferred.
     const bytes = new Uint8Array(content);

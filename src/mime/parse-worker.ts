@@ -12,7 +12,7 @@ import { normalize, sha256, type WireParsedMessage } from './normalize.js';
 import { parseSimpleMessage } from './simple-mime.js';
 
 /** mailparser options: nothing that is superlinear on hostile input. */
-export const PARSER_OPTIONS: Record<string, unknown> = {
+export const PARSER_OPTIONS: SimpleParserOptions = {
   keepCidLinks: true,
   skipHtmlToText: true,
   skipTextToHtml: true,
@@ -38,30 +38,33 @@ function headerSection(raw: Buffer): Buffer {
 }
 
 function describe(error: unknown): string {
-  return String(
-    (error && typeof error === 'object' && 'message' in error ? error.message : error) ?? 'unknown error',
-  ).slice(0, 500);
+  // Whatever was thrown (or its `message`), as String() gives it.
+  const message: unknown =
+    (error && typeof error === 'object' && 'message' in error ? error.message : error) ?? 'unknown error';
+  return String(message).slice(0, 500);
 }
 
 if (parentPort) {
   const port = parentPort;
-  port.on('message', async (job: { id: number; raw: Uint8Array }) => {
+  const parse = async (job: { id: number; raw: Uint8Array }) => {
     const raw = Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength);
     const rawHash = sha256(raw);
     try {
       const fast = parseSimpleMessage(raw);
-      const mail = fast ?? (await simpleParser(raw, PARSER_OPTIONS as SimpleParserOptions));
+      const mail = fast ?? (await simpleParser(raw, PARSER_OPTIONS));
       const { value, transfer } = normalize(mail);
       port.postMessage({ id: job.id, ok: true, rawHash, value }, transfer);
     } catch (error) {
       let partial: WireParsedMessage | undefined;
       try {
-        partial = normalize(await simpleParser(headerSection(raw), PARSER_OPTIONS as SimpleParserOptions)).value;
+        partial = normalize(await simpleParser(headerSection(raw), PARSER_OPTIONS)).value;
         partial.attachments = [];
       } catch {
         partial = undefined;
       }
       port.postMessage({ id: job.id, ok: false, rawHash, error: describe(error), partial });
     }
-  });
+  };
+  // parse() answers every job itself, failures included; nothing waits on its promise.
+  port.on('message', (job: { id: number; raw: Uint8Array }) => void parse(job));
 }

@@ -3,7 +3,7 @@
  * The header section as the fast-path parser (./simple-mime.ts) reads it: its lines, and the values mailparser's
  * `processHeaders` would give (addresses, ids, subject, date), each step linear.
  */
-import { addressparser, libmime, punycode } from './simple-mime-libs.js';
+import { addressparser, libmime, punycode, type AddressEntry } from './simple-mime-libs.js';
 
 /** Keys of `processHeaders` that keep only their last value (the subset read here). */
 const SINGLE_KEYS = new Set(['message-id', 'from', 'in-reply-to', 'reply-to', 'subject', 'date']);
@@ -101,46 +101,35 @@ export function processHeaders(lines: HeaderLine[]): Map<string, unknown> {
   for (const line of lines) {
     const key = line.key;
     if (!WANTED_KEYS.has(key)) continue;
-    let value: any = ((libmime.decodeHeader(line.line) || {}).value || '').toString().trim();
-    value = Buffer.from(value, 'latin1').toString();
+    const text = Buffer.from(
+      ((libmime.decodeHeader(line.line) || {}).value || '').toString().trim(),
+      'latin1',
+    ).toString();
+    let value: unknown;
     switch (key) {
       case 'date': {
-        let date = new Date(value);
+        let date = new Date(text);
         // mailparser takes the current time for a Date header that does not parse
         if (isNaN(date.getTime())) date = new Date();
         value = date;
         break;
       }
       case 'subject':
-        try {
-          value = libmime.decodeWords(value);
-        } catch {
-          // kept as is
-        }
+        value = decodeWords(text);
         break;
       case 'references':
-        try {
-          value = libmime.decodeWords(value);
-        } catch {
-          // kept as is
-        }
-        value = value
+        value = decodeWords(text)
           .split(/\s+/)
           .map(ensureMessageIdFormat)
           .filter((id: string | false) => id);
         break;
       case 'message-id':
       case 'in-reply-to':
-        try {
-          value = libmime.decodeWords(value);
-        } catch {
-          // kept as is
-        }
-        value = ensureMessageIdFormat(value);
+        value = ensureMessageIdFormat(decodeWords(text));
         break;
       default: {
         // from, to, cc, bcc, reply-to
-        const list = addressparser(value);
+        const list = addressparser(text);
         decodeAddresses(list);
         value = { value: list };
       }
@@ -159,6 +148,15 @@ export function processHeaders(lines: HeaderLine[]): Map<string, unknown> {
     else headers.set(key, values);
   }
   return headers;
+}
+
+/** libmime.decodeWords, or the text as it is when that throws (mailparser's try around each call). */
+function decodeWords(text: string): string {
+  try {
+    return libmime.decodeWords(text);
+  } catch {
+    return text;
+  }
 }
 
 function ensureMessageIdFormat(value: string): string | false {
@@ -194,10 +192,10 @@ function hasBracketedAddress(str: string): boolean {
  * mail-parser.js decodeAddresses, statement for statement: encoded-word display names, an address list hidden in
  * a B-encoded name, encoded words in an address, punycode domains, groups.
  */
-export function decodeAddresses(addresses: any[]): void {
-  const processedAddress = new WeakSet();
+export function decodeAddresses(addresses: AddressEntry[]): void {
+  const processedAddress = new WeakSet<AddressEntry>();
   for (let i = 0; i < addresses.length; i++) {
-    const address = addresses[i];
+    const address = addresses[i]!;
     address.name = (address.name || '').toString().trim();
 
     if (
@@ -242,7 +240,7 @@ export function decodeAddresses(addresses: any[]): void {
         address.address = '';
       }
     }
-    if (/@xn--/.test(address.address)) {
+    if (address.address !== undefined && /@xn--/.test(address.address)) {
       try {
         address.address =
           address.address.substr(0, address.address.lastIndexOf('@') + 1) +

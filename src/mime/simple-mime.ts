@@ -33,9 +33,8 @@
  */
 import { isAscii } from 'node:buffer';
 
-import { libcharset, libmime } from './simple-mime-libs.js';
+import { libcharset, libmime, type AddressEntry } from './simple-mime-libs.js';
 import {
-  decodeAddresses,
   firstValue,
   hasOwn,
   headerLines,
@@ -57,12 +56,6 @@ const ENCODINGS = new Set(['', '7bit', '8bit', 'binary', 'quoted-printable', 'ba
 /** Charsets mailparser leaves undecoded (the body bytes are read as UTF-8), keyed as mailparser keys them. */
 const UTF8_CHARSETS = new Set(['ascii', 'usascii', 'utf8']);
 
-/** An address of mailparser's `value` lists (a group has members instead of an address). */
-export interface AddressEntry {
-  name: string;
-  address?: string | undefined;
-  group?: AddressEntry[] | undefined;
-}
 /** A mailparser address header value. */
 export interface AddressObject {
   value: AddressEntry[];

@@ -9,6 +9,16 @@ import { z } from 'zod';
 /** The input an agent gave a tool, or a result as the faces read it (a send's `data` unwrapped). */
 export type AgentFields = Record<string, unknown>;
 
+/**
+ * A field of an agent's input or of a result as text for a line an agent reads: an object or a list as its JSON
+ * (never `[object Object]`), anything else as String() gives it.
+ */
+export function fieldText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
 /** How an operation appears to agents (the MCP and AI SDK faces). Every field is optional; most operations set none. */
 export interface AgentBlock {
   /**

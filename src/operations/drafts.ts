@@ -10,6 +10,7 @@ import {
   UpdateDraftInputSchema,
 } from '../schemas/drafts.js';
 import { MAX_RECIPIENTS, SendResultSchema, sendResultStatus as sendStatus } from '../schemas/send.js';
+import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
 export const createDraft = defineOperation({
@@ -25,7 +26,7 @@ export const createDraft = defineOperation({
   tool: true,
   agent: {
     headline: (draft) =>
-      `Created draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}`,
+      `Created draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },
   run: (core, input, { principal }) => core.sending.drafts.create(principal, input),
 });
@@ -72,7 +73,7 @@ export const updateDraft = defineOperation({
   tool: true,
   agent: {
     headline: (draft) =>
-      `Updated draft ${String(draft.id ?? '')}${draft.thread_id ? ` in thread ${String(draft.thread_id)}` : ''}`,
+      `Updated draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },
   run: (core, input, { principal }) => core.sending.drafts.update(principal, input),
 });

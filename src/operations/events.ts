@@ -13,6 +13,7 @@ import {
   SendRsvpResultSchema,
   UpdateEventInputSchema,
 } from '../schemas/events.js';
+import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
 export const listEvents = defineOperation({
@@ -75,7 +76,7 @@ export const createEvent = defineOperation({
   tool: true,
   agent: {
     headline: (event) =>
-      `Created event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}`,
+      `Created event ${fieldText(event.id ?? '')}${event.calendar_id ? ` in calendar ${fieldText(event.calendar_id)}` : ''}`,
   },
   run: (core, input, { principal }) => core.calendar.events.create(principal, input),
 });
@@ -93,7 +94,7 @@ export const updateEvent = defineOperation({
   tool: true,
   agent: {
     headline: (event) =>
-      `Updated event ${String(event.id ?? '')}${event.calendar_id ? ` in calendar ${String(event.calendar_id)}` : ''}`,
+      `Updated event ${fieldText(event.id ?? '')}${event.calendar_id ? ` in calendar ${fieldText(event.calendar_id)}` : ''}`,
   },
   run: (core, input, { principal }) => core.calendar.events.update(principal, input),
 });

@@ -9,6 +9,7 @@ import {
   ListFoldersInputSchema,
   UpdateFolderInputSchema,
 } from '../schemas/folders.js';
+import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
 export const listFolders = defineOperation({
@@ -48,7 +49,7 @@ export const createFolder = defineOperation({
   tool: true,
   agent: {
     headline: (folder) =>
-      `Created folder ${String(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}`,
+      `Created folder ${fieldText(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}`,
   },
   run: (core, input, { principal }) => core.mail.folders.create(principal, input),
 });

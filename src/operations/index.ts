@@ -54,6 +54,7 @@ export const operations: readonly AnyOperation[] = register(
   suppressions,
 );
 
+export { fieldText } from './agent.js';
 export {
   defineOperation,
   deprecationHeaders,

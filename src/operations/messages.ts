@@ -15,6 +15,7 @@ import {
   ReadAttachmentInputSchema,
   UpdateMessageInputSchema,
 } from '../schemas/messages.js';
+import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
 export const listMessages = defineOperation({
@@ -75,7 +76,7 @@ export const updateMessage = defineOperation({
   tool: true,
   agent: {
     headline: (message) =>
-      `Updated message ${String(message.id ?? '')}${message.thread_id ? ` in thread ${String(message.thread_id)}` : ''}`,
+      `Updated message ${fieldText(message.id ?? '')}${message.thread_id ? ` in thread ${fieldText(message.thread_id)}` : ''}`,
   },
   run: (core, input, { principal }) => core.mail.messages.update(principal, input),
 });

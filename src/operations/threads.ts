@@ -9,6 +9,7 @@ import {
   ThreadSchema,
   UpdateThreadInputSchema,
 } from '../schemas/threads.js';
+import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
 export const listThreads = defineOperation({
@@ -51,7 +52,7 @@ export const updateThread = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/threads/:thread_id' },
   tool: true,
-  agent: { headline: (thread) => `Updated thread ${String(thread.id ?? '')}` },
+  agent: { headline: (thread) => `Updated thread ${fieldText(thread.id ?? '')}` },
   run: (core, input, { principal }) => core.mail.threads.update(principal, input),
 });
 

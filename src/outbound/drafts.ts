@@ -34,7 +34,7 @@ export interface DraftParts {
   idempotency: IdempotencyStore;
   prepare: Composer['prepare'];
   build: Composer['build'];
-  accept(composition: Composition, options: AcceptOptions): Promise<SendResult>;
+  accept: (composition: Composition, options: AcceptOptions) => Promise<SendResult>;
   stage: OutboundStage;
   /** The mailbox providers: a connected account's drafts are kept on its server too. */
   providers: Providers;

@@ -59,7 +59,7 @@ export interface ScheduledSendParts {
   idempotency: IdempotencyStore;
   versions: DraftVersions;
   build: Composer['build'];
-  accept(composition: Composition, options: AcceptOptions): Promise<SendResult>;
+  accept: (composition: Composition, options: AcceptOptions) => Promise<SendResult>;
   /** The outbound stage: a send is checked when scheduled (without the quota) and again when it fires (in `accept`). */
   stage: OutboundStage;
   /** The mailbox providers: a removed draft of a connected account goes from its server too. */
@@ -237,7 +237,7 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
     removeDraft,
 
     /** Scheduled sends of a mailbox, the latest send time first (at most 200). */
-    async listScheduled(principal: Principal, input: { grant_id: string }): Promise<ScheduledMessage[]> {
+    async listScheduled(this: void, principal: Principal, input: { grant_id: string }): Promise<ScheduledMessage[]> {
       const grant = await grants.require(principal, input.grant_id);
       const rows = await db.orm
         .select()
@@ -249,7 +249,7 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
     },
 
     /** One scheduled send. */
-    async findScheduled(principal: Principal, input: ScheduledMessageRefInput): Promise<ScheduledMessage> {
+    async findScheduled(this: void, principal: Principal, input: ScheduledMessageRefInput): Promise<ScheduledMessage> {
       const grant = await grants.require(principal, input.grant_id);
       const [row] = await db.orm
         .select()
@@ -260,7 +260,11 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts) 
     },
 
     /** Stops a pending scheduled send. A send already made is a 400. */
-    async stopScheduled(principal: Principal, input: ScheduledMessageRefInput): Promise<{ message: string }> {
+    async stopScheduled(
+      this: void,
+      principal: Principal,
+      input: ScheduledMessageRefInput,
+    ): Promise<{ message: string }> {
       const grant = await grants.require(principal, input.grant_id);
       return db.write(async (tx) => {
         const [row] = await tx

@@ -22,8 +22,8 @@ type Field = { path: string[]; field: unknown };
  * the selected fields in SQL order, and the generic row mapper (kept for outer joins).
  */
 const { orderSelectedFields, mapResultRow } = drizzle as unknown as {
-  orderSelectedFields(fields: Record<string, unknown>): Field[];
-  mapResultRow(fields: Field[], row: unknown[], joinsNotNullableMap: Record<string, boolean> | undefined): unknown;
+  orderSelectedFields: (fields: Record<string, unknown>) => Field[];
+  mapResultRow: (fields: Field[], row: unknown[], joinsNotNullableMap: Record<string, boolean> | undefined) => unknown;
 };
 
 /** What `createDb` registers for its handle (see {@link registerFastReads}). */
@@ -120,7 +120,7 @@ function prepare(connection: Sqlite.Database, sql: string): Prepared {
 
 function statementFor(connection: Sqlite.Database, sql: string): Prepared {
   let cache = statements.get(connection);
-  if (!cache) statements.set(connection, (cache = new Map()));
+  if (!cache) statements.set(connection, (cache = new Map<string, Prepared>()));
   let statement = cache.get(sql);
   if (!statement) {
     statement = prepare(connection, sql);

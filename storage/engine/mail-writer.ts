@@ -27,7 +27,7 @@
  * up to four times `maxBatch` to a transaction.
  */
 import { MessageChannel, type Worker } from 'node:worker_threads';
-import { getTableColumns, getTableName, inArray, type Table } from 'drizzle-orm';
+import { getTableColumns, getTableName, inArray, type Column, type Table } from 'drizzle-orm';
 import type { Database } from '../db.js';
 import { BLOB_CHUNK_BYTES } from '../repositories/blob-repository.js';
 import { ruleEvaluations } from '../schema/admin.js';
@@ -37,17 +37,10 @@ import { attachments, messageFolders, messages, threadReferences, threads } from
 import { startWorker, workerModule } from './worker-module.js';
 import {
   MailWriteError,
-  type MailWriteBlob,
-  type MailWriteCopy,
   type MailWriteItem,
-  type DailyUsageIncrement,
   type MailWriteResult,
-  type MailRawJob,
-  type MailRawGroup,
-  type MailWriteOptions,
   type MailRawOutcome,
   type MailRawGroupOutcome,
-  type MailPrepare,
   type MailWriterOptions,
   type MailWriter,
 } from './mail-writer-types.js';
@@ -83,7 +76,7 @@ const CODECS: Record<string, Codec> = {
 
 /** Column keys, SQL names and value encodings of a table, from its drizzle schema (so the thread follows it). */
 function describeTable(table: Table) {
-  const columns = Object.entries(getTableColumns(table)).map(([key, column]) => {
+  const columns = Object.entries(getTableColumns(table)).map(([key, column]: [string, Column]) => {
     const codec = CODECS[column.columnType];
     if (!codec)
       throw new Error(

@@ -170,8 +170,11 @@ function knock(port: number): Promise<{ refused: true } | { refused: false; gree
   });
 }
 
-/** A new HTTP request's fate: refused, or its status (503 while draining on a connection that was accepted). */
-async function newRequest(port: number): Promise<'refused' | number | string> {
+/**
+ * A new HTTP request's fate: 'refused', another error's code, or its status (503 while draining on a connection that
+ * was accepted).
+ */
+async function newRequest(port: number): Promise<number | string> {
   try {
     return (await call(port, 'GET', '/v3/grants')).status;
   } catch (error) {

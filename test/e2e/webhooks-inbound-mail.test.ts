@@ -57,7 +57,7 @@ describe('message.created webhooks for mail that arrives', () => {
     );
     const key = Buffer.from(webhook.webhookSecret.slice('whsec_'.length), 'base64');
     const signed = Buffer.concat([
-      Buffer.from(`${delivery!.headers['webhook-id']}.${delivery!.headers['webhook-timestamp']}.`),
+      Buffer.from(`${String(delivery!.headers['webhook-id'])}.${String(delivery!.headers['webhook-timestamp'])}.`),
       delivery!.body,
     ]);
     expect(delivery!.headers['webhook-signature']).toBe(

@@ -57,7 +57,7 @@ async function defaultApplicationId(databaseUrl: string): Promise<string> {
   const db = await createDb({ url: databaseUrl });
   try {
     const rows = await db.client.execute('select id from applications where is_default = 1');
-    return String(rows.rows[0]!.id);
+    return rows.rows[0]!.id as string;
   } finally {
     void db.close();
   }

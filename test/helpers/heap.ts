@@ -7,7 +7,8 @@ import { runInNewContext } from 'node:vm';
 
 /** A full garbage collection on demand, whether or not this process was started with --expose-gc. */
 export function fullCollection(): () => void {
-  if (typeof global.gc === 'function') return global.gc;
+  const gc = global.gc;
+  if (typeof gc === 'function') return () => gc();
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as () => void;
 }

@@ -61,6 +61,16 @@ interface WireError {
   code?: string;
 }
 
+/** A failure of the stand-in itself, answered as it is (not as an SQLite error). */
+class WireFailure extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+  ) {
+    super(message);
+  }
+}
+
 /** One pipeline as a test sees it in {@link LibsqlServer.pipelines} and `onPipeline`. */
 export interface PipelineSeen {
   /** The stream's number (the same for every pipeline of one stream). */
@@ -172,10 +182,7 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
     if (source.sql !== undefined) return source.sql;
     const stored = source.sql_id === undefined ? undefined : stream.sqls.get(source.sql_id);
     if (stored === undefined)
-      throw {
-        message: `SQL text ${String(source.sql_id)} is not stored on this stream`,
-        code: 'SQL_NOT_FOUND',
-      } satisfies WireError;
+      throw new WireFailure(`SQL text ${String(source.sql_id)} is not stored on this stream`, 'SQL_NOT_FOUND');
     return stored;
   };
 
@@ -352,7 +359,15 @@ export async function startLibsqlServer(options: LibsqlServerOptions): Promise<L
       try {
         results.push({ type: 'ok', response: await run(stream, request) });
       } catch (error) {
-        results.push({ type: 'error', error: error instanceof Error ? wireError(error) : (error as WireError) });
+        results.push({
+          type: 'error',
+          error:
+            error instanceof WireFailure
+              ? { message: error.message, code: error.code }
+              : error instanceof Error
+                ? wireError(error)
+                : (error as WireError),
+        });
       }
     }
     const open = streams.has(stream.id);

@@ -9,7 +9,7 @@ export interface ReceivedDelivery {
   /** The raw body bytes, as signed. */
   body: Buffer;
   /** The body parsed as JSON (undefined when it is not JSON, e.g. gzip). */
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: any;
   path: string;
 }
 
@@ -53,7 +53,7 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
     const url = new URL(request.url ?? '/', 'http://receiver');
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
+    const ended = async () => {
       if (request.method === 'GET') {
         const value = url.searchParams.get('challenge') ?? '';
         receiver.challenges.push(value);
@@ -84,7 +84,8 @@ export async function startReceiver(path = '/hook'): Promise<WebhookReceiver> {
       } catch {
         if (!response.writableEnded) response.destroy();
       }
-    });
+    };
+    request.on('end', () => void ended());
   });
   server.on('connection', () => {
     receiver.connections += 1;

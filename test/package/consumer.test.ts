@@ -78,7 +78,7 @@ async function typeErrors(project: string, tsconfig: string): Promise<TscError[]
     maxBuffer: 64 * 1024 * 1024,
   }).then(
     ({ stdout }) => stdout,
-    (error: { stdout?: string }) => error.stdout ?? String(error),
+    (error: Error & { stdout?: string }) => error.stdout ?? String(error),
   );
   // `file(line,col): error TSn: …`, or `error TSn: …` for the configuration itself (then the file is the tsconfig).
   return output

@@ -17,7 +17,7 @@ const ERROR_TYPES: Record<number, string> = {
   409: 'conflict_error',
 };
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 describe('administration: bad input changes nothing', () => {
   let service: TestService;

@@ -37,7 +37,7 @@ const PEER = `peer@${DOMAIN}`;
 const METRICS_TOKEN = 'openapi-live-metrics-token';
 const HOUR = 3600;
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 /** One call of an operation: the values of its path parameters, and its query, JSON body or multipart form. */
 interface Call {

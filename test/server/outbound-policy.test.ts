@@ -133,7 +133,7 @@ describe('outbound stage: rules, daily quota, size, dry run', () => {
       sql: 'select id from rule_evaluations where grant_id = ? order by rowid desc limit 1',
       args: [sender],
     });
-    const id = String(rows.rows[0]!.id);
+    const id = rows.rows[0]!.id as string;
     const [row] = await db().orm.select().from(tables.ruleEvaluations).where(eq(tables.ruleEvaluations.id, id));
     return row!;
   }

@@ -265,7 +265,7 @@ describe('webhooks through the nylas SDK, delivered to real loopback receivers',
       createHmac('sha256', webhook.webhookSecret).update(delivery!.body).digest('hex'),
     );
     const key = Buffer.from(webhook.webhookSecret.slice('whsec_'.length), 'base64');
-    const signed = `${headers['webhook-id']}.${headers['webhook-timestamp']}.${delivery!.body.toString('utf8')}`;
+    const signed = `${String(headers['webhook-id'])}.${String(headers['webhook-timestamp'])}.${delivery!.body.toString('utf8')}`;
     expect(headers['webhook-signature']).toBe(`v1,${createHmac('sha256', key).update(signed).digest('base64')}`);
     // And with the core's receiver helper.
     const now = clock.now();

@@ -173,9 +173,8 @@ describe('migrations', () => {
     expect(await contents(db)).toEqual(before);
     expect((await db.client.execute('PRAGMA foreign_key_check')).rows).toEqual([]);
     const schema = async (name: string) =>
-      String(
-        (await db.client.execute({ sql: 'SELECT sql FROM sqlite_schema WHERE name = ?', args: [name] })).rows[0]![0],
-      );
+      (await db.client.execute({ sql: 'SELECT sql FROM sqlite_schema WHERE name = ?', args: [name] }))
+        .rows[0]![0] as string;
     for (const table of ['threads', 'thread_references', 'message_folders'])
       expect(await schema(table)).toMatch(/WITHOUT ROWID\s*$/);
     expect(await schema('messages')).toMatch(/`seq` integer PRIMARY KEY NOT NULL/);

@@ -15,7 +15,12 @@ import { tempDir } from '../helpers/service.js';
 
 /** An error's message with its causes (drizzle wraps the driver's error in `Failed query: …`). */
 const fullMessage = (error: unknown): string =>
-  error instanceof Error ? `${error.message} ${fullMessage(error.cause)}` : error === undefined ? '' : String(error);
+  error instanceof Error
+    ? `${error.message} ${fullMessage(error.cause)}`
+    : error === undefined
+      ? ''
+      : // eslint-disable-next-line @typescript-eslint/no-base-to-string -- any other rejection, as String() shows it
+        String(error);
 /** Resolves the message chain of the rejection of `promise` (fails when it resolves). */
 async function failure(promise: Promise<unknown>): Promise<string> {
   return promise.then(

@@ -66,7 +66,7 @@ describe('the stored bytes of a grant', () => {
       sql: 'EXPLAIN QUERY PLAN SELECT coalesce(sum(raw_size), 0) FROM messages WHERE grant_id = ?',
       args: ['one'],
     });
-    const details = plan.rows.map((row) => String(row.detail));
+    const details = plan.rows.map((row) => row.detail as string);
     expect(details.join('\n')).toMatch(/USING COVERING INDEX messages_grant_size_idx \(grant_id=\?\)/);
   });
 });

@@ -213,7 +213,7 @@ describe('tool results sized for a model', () => {
     // The AI SDK tool reads the same (against a service answering the two /v3 calls it makes).
     const inThread = messages.filter((message) => message.thread_id === 'thread_3').reverse();
     const fakeFetch = (async (url: string | URL | Request) => {
-      const path = new URL(String(url)).pathname;
+      const path = new URL(url instanceof Request ? url.url : url).pathname;
       if (path.endsWith('/threads/thread_3'))
         return Response.json({
           request_id: 'r',

@@ -152,7 +152,7 @@ export function createInboundPipeline(
     return Promise.all(
       applied.map((applies) => {
         const settings = applies.policy?.spamDetection;
-        if (!settings || Object.keys(settings).length === 0) return undefined;
+        if (!settings || Object.keys(settings).length === 0) return Promise.resolve(undefined);
         const key = JSON.stringify(settings);
         let check = checks.get(key);
         if (!check) {
