@@ -14,7 +14,8 @@ import { cutPage, ENCODE_OPTIONS, loadTokenizer, type Tokenizer } from './paging
 export type WorkerRequest =
   | { id: number; op: 'extract'; job: ExtractJob }
   | { id: number; op: 'html'; html: string; maxCharacters: number }
-  | { id: number; op: 'page'; rest: string; maxTokens: number; whole?: string | undefined }
+  | { id: number; op: 'page'; rest: string; more: boolean; maxTokens: number }
+  | { id: number; op: 'count'; text: string }
   | { id: number; op: 'warm' };
 
 /** Its answer. */
@@ -25,16 +26,18 @@ let tokenizer: Promise<Tokenizer> | undefined;
 
 async function handle(request: WorkerRequest): Promise<unknown> {
   switch (request.op) {
-    case 'extract':
-      return extract(request.job);
+    case 'extract': {
+      // The whole text's tokens are counted here, where the text is: it never crosses back for counting.
+      const result = await extract(request.job);
+      const encoding = await (tokenizer ??= loadTokenizer());
+      return { ...result, tokens: result.text ? encoding.countTokens(result.text, ENCODE_OPTIONS) : 0 };
+    }
     case 'html':
       return htmlToMarkdownFallback(request.html, request.maxCharacters);
-    case 'page': {
-      const encoding = await (tokenizer ??= loadTokenizer());
-      const page = cutPage(encoding, request.rest, request.maxTokens);
-      const totalTokens = request.whole === undefined ? undefined : encoding.countTokens(request.whole, ENCODE_OPTIONS);
-      return { ...page, totalTokens };
-    }
+    case 'page':
+      return cutPage(await (tokenizer ??= loadTokenizer()), request.rest, request.maxTokens, request.more) ?? null;
+    case 'count':
+      return (await (tokenizer ??= loadTokenizer())).countTokens(request.text, ENCODE_OPTIONS);
     case 'warm':
       await (tokenizer ??= loadTokenizer());
       return null;

@@ -34,6 +34,8 @@ export interface ExtractJob {
 /** What the worker answers: the kind read (a zip resolved to its Office format) and the text. */
 export interface ExtractResult extends Extracted {
   kind: AttachmentKind;
+  /** The text's tokens, when counted (the worker counts them before answering). */
+  tokens?: number;
 }
 
 /** Cuts `text` at `maxCharacters`, saying so. */

@@ -29,15 +29,29 @@ export async function loadTokenizer(): Promise<Tokenizer> {
   return await import('gpt-tokenizer/encoding/o200k_base');
 }
 
-/** The page at the start of `rest`: its length in characters (at least one code point) and its tokens. */
-export function cutPage(tokenizer: Tokenizer, rest: string, maxTokens: number): { length: number; tokens: number } {
+/** Characters of the rest sent to the worker for a page of `maxTokens`: enough for all but pathological text. */
+export function pageWindow(maxTokens: number): number {
+  return Math.max(1, Math.floor(maxTokens)) * CHARACTERS_PER_TOKEN * 4 + 4096;
+}
+
+/**
+ * The page at the start of `rest`: its length in characters (at least one code point) and its tokens. `more`: the
+ * text goes on after `rest` (a window of it was sent); when the window holds too few tokens to be sure of the cut,
+ * the answer is `undefined` and the caller sends the whole rest.
+ */
+export function cutPage(
+  tokenizer: Tokenizer,
+  rest: string,
+  maxTokens: number,
+  more = false,
+): { length: number; tokens: number } | undefined {
   const budget = Math.max(1, Math.floor(maxTokens));
   let probe = budget * CHARACTERS_PER_TOKEN + 64;
   for (;;) {
     const slice = rest.length <= probe ? rest : rest.slice(0, probe);
     const within = tokenizer.isWithinTokenLimit(slice, budget, ENCODE_OPTIONS);
     if (within !== false) {
-      if (slice.length === rest.length) return { length: rest.length, tokens: within };
+      if (slice.length === rest.length) return more ? undefined : { length: rest.length, tokens: within };
       // The prefix holds too few tokens to be sure of the cut (long tokens: runs of spaces, long words): more.
       probe *= 4;
       continue;

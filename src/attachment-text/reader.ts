@@ -25,7 +25,7 @@ import { AttachmentTextError } from './errors.js';
 import type { ExtractJob, ExtractResult } from './extract.js';
 import { DEFAULT_MAX_TOKENS, limitsOf, type Limits } from './limits.js';
 import { describeMessage } from './message-text.js';
-import { decodeCursor, encodeCursor } from './paging.js';
+import { decodeCursor, encodeCursor, pageWindow } from './paging.js';
 import { createPool, type Pool } from './pool.js';
 
 /** Defaults of a reader (see {@link AttachmentTextReaderOptions}). */
@@ -143,7 +143,7 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
       text: result.text,
       format: result.format,
       metadata: result.metadata,
-      tokens: undefined,
+      tokens: result.tokens,
     });
 
     switch (detection.kind) {
@@ -230,20 +230,24 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
       throw new AttachmentTextError('invalid_cursor', 'The cursor points beyond the end of the text.');
 
     const maxTokens = Math.max(1, Math.floor(call.maxTokens ?? DEFAULT_MAX_TOKENS));
+    const remaining = () => Math.max(1, deadline - performance.now());
+    if (entry.tokens === undefined)
+      entry.tokens = entry.text ? await pool.run<number>({ op: 'count', text: entry.text }, remaining()) : 0;
     let page = { length: 0, tokens: 0 };
-    if (entry.text === '') entry.tokens = 0;
-    else if (entry.text.length > offset || entry.tokens === undefined) {
-      const cut = await pool.run<{ length: number; tokens: number; totalTokens: number | undefined }>(
-        {
-          op: 'page',
-          rest: entry.text.slice(offset),
-          maxTokens,
-          whole: entry.tokens === undefined ? entry.text : undefined,
-        },
-        Math.max(1, deadline - performance.now()),
-      );
-      page = { length: cut.length, tokens: cut.tokens };
-      if (cut.totalTokens !== undefined) entry.tokens = cut.totalTokens;
+    if (entry.text.length > offset) {
+      // A window of the rest crosses to the thread, not the rest: the page's cost follows its budget.
+      const window = pageWindow(maxTokens);
+      const more = entry.text.length - offset > window;
+      const rest = more ? entry.text.slice(offset, offset + window) : entry.text.slice(offset);
+      page =
+        (await pool.run<{ length: number; tokens: number } | null>(
+          { op: 'page', rest, more, maxTokens },
+          remaining(),
+        )) ??
+        (await pool.run<{ length: number; tokens: number }>(
+          { op: 'page', rest: entry.text.slice(offset), more: false, maxTokens },
+          remaining(),
+        ));
     }
     const end = offset + page.length;
     const readable = entry.metadata.textReadable ?? true;
