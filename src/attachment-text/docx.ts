@@ -138,7 +138,9 @@ export function readDocx(archive: ZipArchive, limits: Limits): Extracted {
   const relationships = readRelationships(archive.read('word/_rels/document.xml.rels'), 'word/');
   const counters = new Map<string, number>();
 
+  /** Blocks and what precedes each: list items follow one another on consecutive lines, the rest a blank line. */
   const blocks: string[] = [];
+  let lastWasList = false;
   let size = 0;
   let full = false;
   /** Open tables, innermost last: rows of cells, each cell its paragraphs. */
@@ -165,9 +167,9 @@ export function readDocx(archive: ZipArchive, limits: Limits): Extracted {
     }
     size += block.length + 2;
     if (size > limits.maxCharacters) full = true;
-    // List items follow one another on consecutive lines; everything else is a paragraph of its own.
-    if (list && blocks.length > 0 && blocks.at(-1)!.startsWith('\u0000')) blocks[blocks.length - 1] += `\n${block}`;
-    else blocks.push(list ? `\u0000${block}` : block);
+    if (blocks.length) blocks.push(list && lastWasList ? '\n' : '\n\n');
+    blocks.push(block);
+    lastWasList = list;
   };
 
   walkXml(
@@ -297,7 +299,7 @@ export function readDocx(archive: ZipArchive, limits: Limits): Extracted {
     'word/document.xml',
   );
 
-  const text = blocks.map((block) => (block.startsWith('\u0000') ? block.slice(1) : block)).join('\n\n');
+  const text = blocks.join('');
   return {
     text,
     format: 'markdown',

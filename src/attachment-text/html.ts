@@ -65,29 +65,90 @@ function trimBlanksEnd(text: string): string {
   return end === text.length ? text : text.slice(0, end);
 }
 
-/** Output of one level: the document, or one cell of a table. */
+/**
+ * Output of one level: the document, or one cell of a table. Kept as a list of pieces with its length, never as one
+ * growing string: reading the end of a string built by `+=` flattens it, which made each link and each block end
+ * cost the whole document (quadratic on a mail of many links).
+ */
 class Sink {
-  text = '';
+  private readonly parts: string[] = [];
+  length = 0;
+
+  push(text: string) {
+    if (!text) return;
+    this.parts.push(text);
+    this.length += text.length;
+  }
+  /** The last `count` characters (fewer at the start). */
+  tail(count: number): string {
+    let out = '';
+    for (let index = this.parts.length - 1; index >= 0 && out.length < count; index--)
+      out = this.parts[index]!.slice(-(count - out.length)) + out;
+    return out;
+  }
+  /** Drops trailing spaces and tabs. */
+  trimBlanksEnd() {
+    while (this.parts.length) {
+      const last = this.parts.at(-1)!;
+      const trimmed = trimBlanksEnd(last);
+      this.length -= last.length - trimmed.length;
+      if (trimmed) {
+        this.parts[this.parts.length - 1] = trimmed;
+        return;
+      }
+      this.parts.pop();
+    }
+  }
+  /** Drops the last `count` characters. */
+  dropEnd(count: number) {
+    let left = count;
+    while (left > 0 && this.parts.length) {
+      const last = this.parts.pop()!;
+      if (last.length > left) {
+        this.parts.push(last.slice(0, last.length - left));
+        this.length -= left;
+        return;
+      }
+      left -= last.length;
+      this.length -= last.length;
+    }
+  }
+  /** A mark of the current end, and the text written since a mark (taken out). */
+  mark(): number {
+    return this.parts.length;
+  }
+  takeFrom(mark: number): string {
+    const taken = this.parts.splice(Math.min(mark, this.parts.length)).join('');
+    this.length -= taken.length;
+    return taken;
+  }
+  toString(): string {
+    return this.parts.join('');
+  }
   private endsBlank() {
-    return this.text === '' || isBlank(this.text.charCodeAt(this.text.length - 1));
+    const last = this.tail(1);
+    return last === '' || isBlank(last.charCodeAt(0));
   }
   /** Append inline text, collapsing whitespace (not inside <pre>). */
   inline(text: string, pre: boolean) {
     if (pre) {
-      this.text += text;
+      this.push(text);
       return;
     }
     let collapsed = text.replace(/\s+/g, ' ');
-    if (this.endsBlank() && collapsed.charCodeAt(0) === 32) collapsed = collapsed.slice(1);
-    this.text += collapsed;
+    if (collapsed.charCodeAt(0) === 32 && this.endsBlank()) collapsed = collapsed.slice(1);
+    this.push(collapsed);
   }
   /** End a block: a blank line, unless one is there already. */
   block() {
-    this.text = trimBlanksEnd(this.text);
-    if (this.text !== '' && !this.text.endsWith('\n\n')) this.text += this.text.endsWith('\n') ? '\n' : '\n\n';
+    this.trimBlanksEnd();
+    if (this.length === 0) return;
+    const end = this.tail(2);
+    if (end !== '\n\n') this.push(end.endsWith('\n') ? '\n' : '\n\n');
   }
   line() {
-    this.text = `${trimBlanksEnd(this.text)}\n`;
+    this.trimBlanksEnd();
+    this.push('\n');
   }
 }
 
@@ -103,7 +164,7 @@ interface Frame {
   cell?: boolean;
   table?: TableState;
   list?: boolean;
-  link?: { href: string; start: number };
+  link?: { href: string; mark: number };
   pre?: boolean;
   bold?: boolean;
 }
@@ -147,11 +208,11 @@ function convert(html: string, maxCharacters: number): string {
         if (BLOCKS.has(name)) out.block();
         else if (HEADINGS[name]) {
           out.block();
-          out.text += `${HEADINGS[name]} `;
+          out.push(`${HEADINGS[name]} `);
         } else if (name === 'br') out.line();
         else if (name === 'hr') {
           out.block();
-          out.text += '---';
+          out.push('---');
           out.block();
         } else if (name === 'ul' || name === 'ol') {
           if (!lists.length) out.block();
@@ -159,18 +220,18 @@ function convert(html: string, maxCharacters: number): string {
           frame.list = true;
         } else if (name === 'li') {
           const list = lists.at(-1);
-          if (out.text !== '' && !out.text.endsWith('\n')) out.line();
+          if (out.length && out.tail(1) !== '\n') out.line();
           const marker = list?.ordered ? `${++list.index}.` : '-';
-          out.text += `${'  '.repeat(Math.max(0, lists.length - 1))}${marker} `;
+          out.push(`${'  '.repeat(Math.max(0, lists.length - 1))}${marker} `);
         } else if (name === 'pre') {
           out.block();
-          out.text += '```\n';
+          out.push('```\n');
           pre++;
           frame.pre = true;
         } else if (name === 'strong' || name === 'b') {
           out.inline(' **', false);
           frame.bold = true;
-        } else if (name === 'a') frame.link = { href: attributes.href ?? '', start: out.text.length };
+        } else if (name === 'a') frame.link = { href: attributes.href ?? '', mark: out.mark() };
         else if (name === 'img') {
           const alt = (attributes.alt ?? '').trim();
           if (alt) out.inline(` ${alt} `, false);
@@ -199,7 +260,7 @@ function convert(html: string, maxCharacters: number): string {
         if (skipping) return;
         const out = sink();
         out.inline(text, pre > 0);
-        if (out.text.length > maxCharacters) throw new Full();
+        if (out.length > maxCharacters) throw new Full();
       },
       onclosetag(name) {
         const frame = frames.pop();
@@ -219,26 +280,38 @@ function convert(html: string, maxCharacters: number): string {
           else out.line();
         } else if (frame.pre) {
           pre--;
-          if (!out.text.endsWith('\n')) out.line();
-          out.text += '```';
+          if (out.tail(1) !== '\n') out.line();
+          out.push('```');
           out.block();
         } else if (frame.bold) {
           // An empty pair of ** is dropped.
-          if (out.text.endsWith(' **')) out.text = out.text.slice(0, -3);
-          else if (out.text.endsWith('**')) out.text = out.text.slice(0, -2);
-          else out.text = `${trimBlanksEnd(out.text)}**`;
+          const end = out.tail(3);
+          if (end === ' **') out.dropEnd(3);
+          else if (end.endsWith('**')) out.dropEnd(2);
+          else {
+            out.trimBlanksEnd();
+            out.push('**');
+          }
         } else if (frame.link) {
-          const start = Math.min(frame.link.start, out.text.length);
-          const text = out.text.slice(start).trim();
+          const inner = out.takeFrom(frame.link.mark);
+          const text = inner.trim();
           const href = frame.link.href.trim();
-          if (text && href && !/^(javascript|data|vbscript):/i.test(href) && href !== text && `mailto:${text}` !== href)
-            out.text = `${out.text.slice(0, start)}[${text}](${href.replace(/\s/g, '%20').replace(/\)/g, '%29')})`;
+          if (
+            text &&
+            href &&
+            !/^(javascript|data|vbscript):/i.test(href) &&
+            href !== text &&
+            `mailto:${text}` !== href
+          ) {
+            if (inner.charCodeAt(0) === 32) out.push(' ');
+            out.push(`[${text}](${href.replace(/\s/g, '%20').replace(/\)/g, '%29')})`);
+          } else out.push(inner);
         } else if (frame.table) {
           tables.pop();
-          out.text += renderHtmlTable(frame.table);
+          out.push(renderHtmlTable(frame.table));
           out.block();
         }
-        if (out.text.length > maxCharacters) throw new Full();
+        if (out.length > maxCharacters) throw new Full();
       },
     },
     { decodeEntities: true },
@@ -249,7 +322,10 @@ function convert(html: string, maxCharacters: number): string {
   } catch (error) {
     if (!(error instanceof Full)) throw error;
   }
-  const body = root.text.replace(/\n{3,}/g, '\n\n').trim();
+  const body = root
+    .toString()
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
   const heading = title.trim() && !body.startsWith('# ') ? `# ${title.trim().replace(/\s+/g, ' ')}\n\n` : '';
   return (heading + body).slice(0, maxCharacters);
 }
@@ -260,12 +336,12 @@ function renderHtmlTable(table: TableState): string {
   if (!rows.length) return '';
   if (table.layout || rows.length === 1 || rows.every((row) => row.length === 1))
     return rows
-      .flatMap((row) => row.map((cell) => cell.text.trim()))
+      .flatMap((row) => row.map((cell) => cell.toString().trim()))
       .filter(Boolean)
       .join('\n\n');
   const width = Math.min(50, Math.max(...rows.map((row) => row.length)));
   const cell = (sink: Sink | undefined) =>
-    (sink?.text ?? '')
+    (sink?.toString() ?? '')
       .trim()
       .replace(/\s*\n\s*/g, ' <br> ')
       .replaceAll('|', '\\|');
