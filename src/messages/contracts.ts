@@ -124,7 +124,7 @@ export interface MailStore {
    */
   insertMany: (tx: Tx, inputs: NewMessage[]) => Promise<StoredMessage[]>;
   /**
-   * One message for the mail writer thread (storage/mail-writer.ts): the rows {@link insertMany} would write for
+   * One message for the mail writer thread (storage/engine/mail-writer.ts): the rows {@link insertMany} would write for
    * `inputs` (copies of one raw message, one per mailbox), with their ids and the `message.created` events.
    */
   toWriteItem: (inputs: NewMessage[]) => MailWriteItem;

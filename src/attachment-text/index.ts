@@ -1,0 +1,27 @@
+/**
+ * @module attachment-text
+ * The front door of src/attachment-text/: attachments (PDF, DOCX, XLSX, ODS, CSV, PPTX, HTML, plain text,
+ * iCalendar, message/rfc822) read as text a model can take, paged by tokens with an opaque cursor, off the event
+ * loop with a deadline and a memory cap, zip bombs refused, results cached by content hash. Images and unknown types
+ * answer their metadata. See docs/reading-attachments.md.
+ */
+export type {
+  AttachmentKind,
+  AttachmentMetadata,
+  AttachmentText,
+  AttachmentTextErrorReason,
+  AttachmentTextLimits,
+  AttachmentTextOptions,
+  AttachmentTextReader,
+  AttachmentTextReaderOptions,
+  InnerAttachment,
+  SheetSummary,
+} from './contracts.js';
+export { AttachmentTextError, isAttachmentTextError } from './errors.js';
+export { DEFAULT_LIMITS, DEFAULT_MAX_TOKENS, ZIP_LIMITS } from './limits.js';
+export {
+  createAttachmentTextReader,
+  extractAttachmentText,
+  READER_DEFAULTS,
+  sharedAttachmentTextReader,
+} from './reader.js';

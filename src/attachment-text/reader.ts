@@ -1,0 +1,304 @@
+/**
+ * @module attachment-text/reader
+ * The engine: an attachment's bytes → one page of its text. On the calling thread it only detects the kind
+ * (detect.ts, the first 4 KB), hashes the bytes (Web Crypto, off the event loop), looks in the cache, and puts the
+ * answer together; reading, HTML conversion and token counting run on the worker threads (pool.ts) within the
+ * call's deadline. iCalendar is parsed by the calendar area's bounded parser and message/rfc822 by the MIME area's
+ * (each in threads of their own, through their front doors), then written as text here.
+ */
+import { createHash, webcrypto } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import { createCalendarParser } from '../calendar/index.js';
+import { createMimeParser, type MimeParser } from '../mime/index.js';
+import { TextCache, type CachedText } from './cache.js';
+import { describeCalendar } from './calendar-text.js';
+import type {
+  AttachmentMetadata,
+  AttachmentText,
+  AttachmentTextOptions,
+  AttachmentTextReader,
+  AttachmentTextReaderOptions,
+} from './contracts.js';
+import { charsetOf, decodeText, htmlMetaCharset } from './decode.js';
+import { CANONICAL_TYPES, detect, type Detection } from './detect.js';
+import { AttachmentTextError } from './errors.js';
+import type { ExtractJob, ExtractResult } from './extract.js';
+import { DEFAULT_MAX_TOKENS, limitsOf, type Limits } from './limits.js';
+import { describeMessage } from './message-text.js';
+import { decodeCursor, encodeCursor, pageWindow } from './paging.js';
+import { createPool, type Pool } from './pool.js';
+
+/** Defaults of a reader (see {@link AttachmentTextReaderOptions}). */
+export const READER_DEFAULTS = {
+  timeoutMs: 15_000,
+  maxHeapMb: 256,
+  maxBytes: 25 * 1024 * 1024,
+  cacheCharacters: 16_000_000,
+  cacheEntries: 64,
+} as const;
+
+/** The calendar area's parser refuses iCalendar over 1 MB (ICAL_LIMITS); larger files are read line by line. */
+const CALENDAR_PARSER_BYTES = 1_000_000;
+
+type CalendarParser = ReturnType<typeof createCalendarParser>;
+
+/** A number per `htmlToMarkdown` function, so two converters never share a cache entry. */
+const converterIds = new WeakMap<(html: string) => string, number>();
+let nextConverterId = 1;
+
+function converterId(converter: ((html: string) => string) | undefined): number {
+  if (!converter) return 0;
+  let id = converterIds.get(converter);
+  if (id === undefined) converterIds.set(converter, (id = nextConverterId++));
+  return id;
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
+}
+
+/** Rejects with a timeout when `promise` outlives the deadline. */
+async function within<T>(promise: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
+  const remaining = deadline - performance.now();
+  if (remaining <= 0) throw timeoutError(timeoutMs);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(timeoutError(timeoutMs)), remaining);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function timeoutError(ms: number): AttachmentTextError {
+  return new AttachmentTextError(
+    'timeout',
+    `Reading the attachment took longer than ${ms} ms and was stopped; it may be damaged or built to be slow.`,
+  );
+}
+
+/** Creates a reader: its threads start on first use. */
+export function createAttachmentTextReader(options: AttachmentTextReaderOptions = {}): AttachmentTextReader {
+  const timeoutMs = options.timeoutMs ?? READER_DEFAULTS.timeoutMs;
+  const maxBytes = options.maxBytes ?? READER_DEFAULTS.maxBytes;
+  const pool: Pool = createPool({
+    workers: options.workers ?? (availableParallelism() >= 3 ? 2 : 1),
+    maxHeapMb: options.maxHeapMb ?? READER_DEFAULTS.maxHeapMb,
+  });
+  const cache = new TextCache(
+    options.cacheEntries ?? READER_DEFAULTS.cacheEntries,
+    options.cacheCharacters ?? READER_DEFAULTS.cacheCharacters,
+  );
+  const pending = new Map<string, Promise<CachedText>>();
+  let calendarParser: CalendarParser | undefined;
+  let mimeParser: MimeParser | undefined;
+
+  async function runExtract(job: ExtractJob, deadline: number, ms: number): Promise<ExtractResult> {
+    // The worker gets a copy of its own (the caller's buffer stays the caller's), handed over without another.
+    const copy = new Uint8Array(job.bytes);
+    return pool
+      .run<ExtractResult>({ op: 'extract', job: { ...job, bytes: copy } }, Math.max(1, deadline - performance.now()), [
+        copy.buffer,
+      ])
+      .catch((error: unknown) => {
+        throw error instanceof AttachmentTextError && error.reason === 'timeout' ? timeoutError(ms) : error;
+      });
+  }
+
+  async function htmlToMarkdown(
+    html: string,
+    convert: AttachmentTextOptions['htmlToMarkdown'],
+    limits: Limits,
+    deadline: number,
+  ): Promise<string> {
+    if (convert) return convert(html).slice(0, limits.maxCharacters);
+    return pool.run<string>(
+      { op: 'html', html, maxCharacters: limits.maxCharacters },
+      Math.max(1, deadline - performance.now()),
+    );
+  }
+
+  async function produce(
+    bytes: Uint8Array,
+    detection: Detection,
+    call: AttachmentTextOptions,
+    limits: Limits,
+    deadline: number,
+    ms: number,
+  ): Promise<CachedText> {
+    const job: ExtractJob = {
+      kind: detection.kind,
+      bytes,
+      contentType: call.contentType ?? '',
+      filename: call.filename ?? '',
+      limits,
+    };
+    const cached = (result: ExtractResult, contentType = detection.contentType): CachedText => ({
+      kind: result.kind,
+      contentType: result.kind === 'unknown' || result.kind === 'image' ? contentType : CANONICAL_TYPES[result.kind],
+      text: result.text,
+      format: result.format,
+      metadata: result.metadata,
+      tokens: result.tokens,
+    });
+
+    switch (detection.kind) {
+      case 'unknown':
+        return cached({ kind: 'unknown', text: '', format: 'text', metadata: { textReadable: false } });
+      case 'calendar': {
+        if (bytes.length <= CALENDAR_PARSER_BYTES) {
+          calendarParser ??= createCalendarParser();
+          const parsed = await within(
+            calendarParser.parse(decodeText(bytes, charsetOf(call.contentType))),
+            deadline,
+            ms,
+          );
+          if (parsed.ok) return cached({ kind: 'calendar', ...describeCalendar(parsed.value) });
+          if (parsed.unreadable)
+            throw new AttachmentTextError('unreadable', `The calendar cannot be read (${parsed.error.slice(0, 200)}).`);
+        }
+        return cached(await runExtract({ ...job, kind: 'calendar-lines' }, deadline, ms));
+      }
+      case 'message': {
+        mimeParser ??= createMimeParser({ workers: 1, timeoutMs });
+        const parsed = await within(mimeParser.parse(Buffer.from(bytes)), deadline, ms);
+        const message = parsed.ok ? parsed.value : parsed.partial;
+        if (!message)
+          throw new AttachmentTextError(
+            'unreadable',
+            `The attached message cannot be read (${parsed.ok ? '' : parsed.error.slice(0, 200)}).`,
+          );
+        const body = message.body ? await htmlToMarkdown(message.body, call.htmlToMarkdown, limits, deadline) : '';
+        const described = describeMessage(message, body, !parsed.ok);
+        return cached({ kind: 'message', ...described, text: described.text.slice(0, limits.maxCharacters) });
+      }
+      case 'html':
+        if (call.htmlToMarkdown) {
+          const html = decodeText(bytes, charsetOf(call.contentType) ?? htmlMetaCharset(bytes));
+          const text = await htmlToMarkdown(html, call.htmlToMarkdown, limits, deadline);
+          return cached({ kind: 'html', text, format: 'markdown', metadata: {} });
+        }
+        return cached(await runExtract(job, deadline, ms));
+      default:
+        return cached(await runExtract(job, deadline, ms));
+    }
+  }
+
+  async function extract(bytes: Uint8Array, call: AttachmentTextOptions = {}): Promise<AttachmentText> {
+    const ms = call.timeoutMs ?? timeoutMs;
+    const deadline = performance.now() + ms;
+    if (bytes.length > maxBytes)
+      throw new AttachmentTextError(
+        'too_large',
+        `The attachment is ${bytes.length} bytes; attachments over ${maxBytes} bytes are not read.`,
+      );
+    const hash = await sha256(bytes);
+    const detection = detect(bytes, call.contentType, call.filename);
+    const limits = limitsOf(call);
+    const key = `${hash}|${detection.kind}|${detection.contentType}|${JSON.stringify(limits)}|${converterId(call.htmlToMarkdown)}`;
+    const digest = createHash('sha256').update(key).digest('hex').slice(0, 16);
+    let offset = 0;
+    if (call.cursor !== undefined && call.cursor !== '') {
+      const decoded = decodeCursor(call.cursor, digest);
+      if (decoded === undefined)
+        throw new AttachmentTextError(
+          'invalid_cursor',
+          'The cursor does not belong to this attachment and these options: start again without a cursor.',
+        );
+      offset = decoded;
+    }
+
+    let entry = cache.get(key);
+    if (!entry) {
+      let producing = pending.get(key);
+      if (!producing) {
+        producing = produce(bytes, detection, call, limits, deadline, ms);
+        pending.set(key, producing);
+        void producing.then(
+          () => pending.delete(key),
+          () => pending.delete(key),
+        );
+      }
+      entry = await producing;
+      cache.set(key, entry);
+    }
+    if (offset > entry.text.length)
+      throw new AttachmentTextError('invalid_cursor', 'The cursor points beyond the end of the text.');
+
+    const maxTokens = Math.max(1, Math.floor(call.maxTokens ?? DEFAULT_MAX_TOKENS));
+    const remaining = () => Math.max(1, deadline - performance.now());
+    if (entry.tokens === undefined)
+      entry.tokens = entry.text ? await pool.run<number>({ op: 'count', text: entry.text }, remaining()) : 0;
+    let page = { length: 0, tokens: 0 };
+    if (entry.text.length > offset) {
+      // A window of the rest crosses to the thread, not the rest: the page's cost follows its budget.
+      const window = pageWindow(maxTokens);
+      const more = entry.text.length - offset > window;
+      const rest = more ? entry.text.slice(offset, offset + window) : entry.text.slice(offset);
+      page =
+        (await pool.run<{ length: number; tokens: number } | null>(
+          { op: 'page', rest, more, maxTokens },
+          remaining(),
+        )) ??
+        (await pool.run<{ length: number; tokens: number }>(
+          { op: 'page', rest: entry.text.slice(offset), more: false, maxTokens },
+          remaining(),
+        ));
+    }
+    const end = offset + page.length;
+    const readable = entry.metadata.textReadable ?? true;
+    const metadata: AttachmentMetadata = {
+      kind: entry.kind,
+      contentType: entry.contentType,
+      ...(call.filename ? { filename: call.filename } : {}),
+      bytes: bytes.length,
+      sha256: hash,
+      ...entry.metadata,
+      textReadable: readable,
+      characters: entry.text.length,
+      tokens: entry.tokens ?? 0,
+    };
+    if (!readable && !metadata.note)
+      metadata.note =
+        entry.kind === 'image'
+          ? `No text can be read from an image (${metadata.image?.format ?? 'image'}${metadata.image?.width ? `, ${metadata.image.width}×${metadata.image.height}` : ''}); only its metadata is given.`
+          : `No text can be read from this type (${entry.contentType}); only its metadata is given.`;
+    return {
+      text: entry.text.slice(offset, end),
+      format: entry.format,
+      ...(end < entry.text.length ? { truncated: true as const, nextCursor: encodeCursor(digest, end) } : {}),
+      page: { start: offset, end, tokens: page.tokens },
+      metadata,
+    };
+  }
+
+  return {
+    extract,
+    async warmUp() {
+      await pool.run({ op: 'warm' }, 60_000);
+    },
+    async close() {
+      await Promise.all([pool.close(), calendarParser?.close(), mimeParser?.close()]);
+    },
+  };
+}
+
+let shared: AttachmentTextReader | undefined;
+
+/** The process's shared reader (default options; its threads start on first use). */
+export function sharedAttachmentTextReader(): AttachmentTextReader {
+  shared ??= createAttachmentTextReader();
+  return shared;
+}
+
+/**
+ * One page of an attachment's text, on the shared reader. Throws an AttachmentTextError naming why the attachment
+ * cannot be read (`too_large`, `zip_bomb`, `timeout`, `unreadable`, `encrypted`, `unsupported`, `invalid_cursor`).
+ */
+export function extractAttachmentText(bytes: Uint8Array, options: AttachmentTextOptions = {}): Promise<AttachmentText> {
+  return sharedAttachmentTextReader().extract(bytes, options);
+}
