@@ -3,7 +3,7 @@
  * The front door of src/attachment-text/: attachments (PDF, DOCX, XLSX, ODS, CSV, PPTX, HTML, plain text,
  * iCalendar, message/rfc822) read as text a model can take, paged by tokens with an opaque cursor, off the event
  * loop with a deadline and a memory cap, zip bombs refused, results cached by content hash. Images and unknown types
- * answer their metadata. See docs/reading-attachments.md.
+ * answer their metadata. See docs/reading.md (Attachments as text).
  */
 export type {
   AttachmentKind,

@@ -2,7 +2,7 @@
  * @module trust/injection
  * How much a message reads as instructions to an assistant, 0 to 1, with the reasons: bounded heuristics, no model.
  *
- * Each signal has a code and a weight (docs/reading-trust.md says why each weighs what it does); a code counts once, at
+ * Each signal has a code and a weight (docs/reading.md says why each weighs what it does); a code counts once, at
  * its strongest, and the codes combine as independent evidence (noisy-OR: 1 − Π(1 − w)), so one strong signal or two
  * middling ones make a high score while a single weak one stays low. Instructions found in hidden text (the
  * conversion removed it, so no person saw it) add `hidden_instructions`.
@@ -109,7 +109,7 @@ function signal(code: string, weight: number, source: string, latin = true, line
 }
 
 /**
- * The pattern signals. Weights: see docs/reading-trust.md ("Injection weights"). Each pattern: fixed words with
+ * The pattern signals. Weights: see docs/reading.md ("Injection weights"). Each pattern: fixed words with
  * alternations of literals, and counted repeats of a literal word group at most.
  */
 export const SIGNALS: readonly Signal[] = [
