@@ -3,6 +3,7 @@
  * The size budget of a result (./compact.ts): a page loses items from its end, any other object has its longest
  * fields cut, and `truncated` says what was cut and which call returns it.
  */
+import { fieldText } from '../src/operations/index.js';
 import { callText, cut, operationsByName, RESULT_BUDGET, size, type Json, type ToolCall } from './compact-items.js';
 
 /**
@@ -22,7 +23,7 @@ export function withinBudget(tool: string, output: Json, input: Json): Json {
     const data = items.map((item) => {
       if (size(item) <= RESULT_BUDGET) return item;
       const shrunk = shrinkObject(item as Json, RESULT_BUDGET / 2);
-      cuts.push(...shrunk.cuts.map((field) => `${String((item as Json).id ?? 'an item')}: ${field}`));
+      cuts.push(...shrunk.cuts.map((field) => `${fieldText((item as Json).id ?? 'an item')}: ${field}`));
       return shrunk.value;
     });
     // Items cut from the end: the page's next_cursor would skip them (the call with a smaller limit gives the right one).

@@ -3,6 +3,7 @@
  * What an agent reads of each item (./compact.ts): the budgets, the compact list items (no bodies) and their output
  * schemas, message bodies as text with quoted history collapsed, and the operations' `agent` blocks by tool name.
  */
+import { fieldText } from '../src/operations/index.js';
 import { z } from 'zod';
 import { htmlToText, operations, type AnyOperation } from '../src/index.js';
 
@@ -230,7 +231,7 @@ export function readableMessage(
   whole?: ToolCall,
 ): Json {
   const { body, headers: _headers, raw_mime: rawMime, ...rest } = message;
-  const route = `GET /v3/grants/${String(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
+  const route = `GET /v3/grants/${fieldText(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
   if (typeof rawMime === 'string') {
     const shaped: Json = { ...rest, raw_mime: cut(rawMime, budget) };
     if (rawMime.length > budget)

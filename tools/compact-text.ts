@@ -3,6 +3,7 @@
  * The text rendering of a result (./compact.ts): a short reading for the model, not a second copy of the JSON; the
  * structured content carries every field.
  */
+import { fieldText } from '../src/operations/index.js';
 import {
   agentOf,
   cut,
@@ -25,7 +26,7 @@ const kb = (bytes: unknown) => (typeof bytes === 'number' ? `${Math.max(1, Math.
 function messageLine(item: Json): string {
   const flags = [item.unread ? 'unread' : '', item.starred ? 'starred' : ''].filter(Boolean).join(', ');
   const files = ((item.attachments as Json[] | undefined) ?? [])
-    .map((file) => `${String(file.filename || 'unnamed')} (${kb(file.size)})`)
+    .map((file) => `${fieldText(file.filename || 'unnamed')} (${kb(file.size)})`)
     .join(', ');
   const head = [
     String(item.id),
@@ -40,12 +41,12 @@ function messageLine(item: Json): string {
   ];
   const second = [
     item.subject !== undefined ? JSON.stringify(item.subject) : '',
-    item.thread_id ? `(thread ${String(item.thread_id)})` : '',
+    item.thread_id ? `(thread ${fieldText(item.thread_id)})` : '',
     files ? `· attachments: ${files}` : '',
   ].filter(Boolean);
   const lines = [`- ${head.filter(Boolean).join(' · ')}`];
   if (second.length > 0) lines.push(`  ${second.join(' ')}`);
-  if (item.snippet) lines.push(`  ${String(item.snippet)}`);
+  if (item.snippet) lines.push(`  ${fieldText(item.snippet)}`);
   return lines.join('\n');
 }
 
@@ -54,9 +55,9 @@ function threadLine(item: Json): string {
     .filter(Boolean)
     .join(', ');
   return [
-    `- ${String(item.id)} · ${when(item.date)} · ${String(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
+    `- ${String(item.id)} · ${when(item.date)} · ${fieldText(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
     `  ${JSON.stringify(item.subject ?? '')}`,
-    item.snippet ? `  ${String(item.snippet)}` : '',
+    item.snippet ? `  ${fieldText(item.snippet)}` : '',
   ]
     .filter(Boolean)
     .join('\n');
@@ -121,17 +122,17 @@ function writeHeadline(agent: AgentBlock, output: Json, input: Json): string | u
     output.data && typeof output.data === 'object' && !Array.isArray(output.data) ? output.data : output
   ) as Json;
   if (agent.sends === undefined) return agent.headline?.(data, input);
-  const id = data.id === undefined ? '' : String(data.id);
-  const inThread = data.thread_id ? ` in thread ${String(data.thread_id)}` : '';
+  const id = data.id === undefined ? '' : fieldText(data.id);
+  const inThread = data.thread_id ? ` in thread ${fieldText(data.thread_id)}` : '';
   if (data.dry_run === true) {
     return data.blocked
-      ? `Dry run: the send would be refused${data.reason ? ` (${String(data.reason)})` : ''}; nothing was sent`
+      ? `Dry run: the send would be refused${data.reason ? ` (${fieldText(data.reason)})` : ''}; nothing was sent`
       : 'Dry run: the send would go; nothing was sent';
   }
   const scheduleId = output.schedule_id ?? data.schedule_id;
   const draft = agent.sends === 'draft' ? `draft ${String(input.draft_id)} as ` : '';
   if (scheduleId !== undefined) {
-    return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${String(scheduleId)}; stop_scheduled_message stops it)`;
+    return `Scheduled ${draft}message ${id}${inThread} to be sent at ${when(output.send_at ?? data.send_at)} (schedule ${fieldText(scheduleId)}; stop_scheduled_message stops it)`;
   }
   return `Sent ${draft}message ${id}${inThread}`;
 }
@@ -160,7 +161,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     const selected = typeof input.select === 'string' && input.select.trim() !== '';
     const line = !selected && agent.compact ? COMPACT_LINES[agent.compact] : genericLine;
     lines.push(
-      `${items.length} item(s)${output.next_cursor ? `; more with page_token: "${String(output.next_cursor)}"` : '; no more pages'}`,
+      `${items.length} item(s)${output.next_cursor ? `; more with page_token: "${fieldText(output.next_cursor)}"` : '; no more pages'}`,
     );
     for (const item of items) lines.push(line(item));
   } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
@@ -177,7 +178,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
       lines.push('', `Earlier messages not shown, newest first (read each with get_message):`);
       for (const note of left) {
         lines.push(
-          `- ${String(note.id)} · ${when(note.date)} · from ${String(note.from ?? '?')}${note.snippet ? ` · ${String(note.snippet)}` : ''}`,
+          `- ${String(note.id)} · ${when(note.date)} · from ${fieldText(note.from ?? '?')}${note.snippet ? ` · ${fieldText(note.snippet)}` : ''}`,
         );
       }
     }

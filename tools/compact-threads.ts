@@ -3,6 +3,7 @@
  * A thread read for an agent (./compact.ts): its newest messages with readable bodies, newest first, within the
  * result budget; earlier ones named by one line each, with the call that lists them.
  */
+import { fieldText } from '../src/operations/index.js';
 import {
   BODY_BUDGET,
   callText,
@@ -128,7 +129,7 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
       shown.pop();
       if (over <= 0) return shaped;
       // Cut from what the body takes now (it may be shorter than the budget).
-      const longest = Math.max(String(shaped.body_text ?? '').length, String(shaped.body ?? '').length);
+      const longest = Math.max(fieldText(shaped.body_text ?? '').length, fieldText(shaped.body ?? '').length);
       budget = Math.min(budget, longest) - over - 8;
     }
     return undefined;

@@ -338,6 +338,7 @@ export async function fetchAndStore(
       // The last chunk's writes are done before this chunk's progress is recorded (and before a failure stops it).
       await settle();
       const writes = Promise.all(pending).then(() => {
+        // eslint-disable-next-line @typescript-eslint/only-throw-error -- the write's own failure, whatever it threw
         if (failure) throw failure;
         return stored;
       });
