@@ -1,11 +1,11 @@
 /**
  * @module config-docs
  * The words of every setting (`SETTING_DOCS`) and the metadata docs/configuration.md is written from
- * (`settingsMetadata`, read by scripts/gen-config-docs.ts): the schema itself is `EnvSchema` in ./config.ts, which
- * gives each setting's name, default and values.
+ * (`settingsMetadata`, read by scripts/gen-config-docs.ts): the schema itself is `EnvSchema` in ./config-schema.ts,
+ * which gives each setting's name, default and values.
  */
 import { z } from 'zod';
-import { EnvSchema, SETTING_NAMES, type SettingName } from './config.js';
+import { EnvSchema, SETTING_NAMES, type SettingName } from './config-schema.js';
 import { ROLES } from './config-types.js';
 
 /** The sections of docs/configuration.md, in page order. */

@@ -11,7 +11,7 @@ import type { DailyUsageIncrement, MailWriteItem } from '../../storage/index.js'
 import { asDelivery, writeItemOf, type NewMessage } from '../messages/index.js';
 import { normalize, sha256, parseSimpleMessage } from '../mime/index.js';
 
-/** What the inbound path sends with the bytes (`storeRaw` in ./inbound.ts). */
+/** What the inbound path sends with the bytes (`storeRaw` in ./inbound-write.ts). */
 interface RawDeliveryMeta {
   /** One per mailbox: a NewMessage without `parsed`, `raw` and `rawHash`. */
   copies: Omit<NewMessage, 'parsed' | 'raw' | 'rawHash'>[];
