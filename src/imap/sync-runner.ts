@@ -26,35 +26,24 @@
  *   compiled; a session is logged out when its pass ends.
  * - **Stop.** `stop()` ends every wait, closes every connection (an IDLE ends at once), waits for the workers and
  *   ends the fetch threads.
+ *
+ * The runner is plain functions over a small state made here (./sync-runner-state.ts): its account workers
+ * (./sync-runner-worker.ts) and the reads and writes of an account row (./sync-runner-accounts.ts).
  */
 import { availableParallelism } from 'node:os';
-import { and, eq, inArray, isNull, lt, lte, ne, or } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
-import { imapAccounts, imapFolders } from '../../storage/schema/connected.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
-import { toGrant } from '../grants/index.js';
-import { defaultBackoffMs, startPollingLoop, type PollingLoop } from '../jobs/index.js';
+import { startPollingLoop } from '../jobs/index.js';
 import type { MailboxSync } from '../providers/contracts.js';
-import {
-  describeFailure,
-  endpointsOf,
-  failureOf,
-  FETCH_GROUP_BYTES,
-  FETCH_GROUP_MESSAGES,
-  type Connector,
-  type ConnectFailure,
-  type ImapSession,
-} from './connection.js';
-import { createFetchThreads, type FetchSession } from './fetch-thread.js';
+import { FETCH_GROUP_BYTES, FETCH_GROUP_MESSAGES, type Connector } from './connection.js';
+import { createFetchThreads } from './fetch-thread.js';
 import type { ImapSync } from './sync.js';
+import { accountOf, succeeded } from './sync-runner-accounts.js';
+import { SCAN_INTERVAL_MS, type AccountWorker, type RunnerState } from './sync-runner-state.js';
+import { open, passFetchSession, scan } from './sync-runner-worker.js';
 
-/** How often the runner looks for accounts that are due. */
-export const SCAN_INTERVAL_MS = 1_000;
-
-/** Longest back-off between two attempts of a failing account. */
-export const RETRY_CAP_MS = 30 * 60_000;
+export { RETRY_CAP_MS, SCAN_INTERVAL_MS } from './sync-runner-state.js';
 
 /** How long `waitForInitialSync` waits by default. */
 const DEFAULT_WAIT_MS = 10 * 60_000;
@@ -84,8 +73,6 @@ export interface ImapRunnerParts {
   connector: Connector;
 }
 
-type AccountRow = typeof imapAccounts.$inferSelect;
-
 /**
  * Cores from which `AGENTPOST_IMAP_FETCH_THREAD=auto` uses fetch threads: an initial sync then has a core for each
  * of its busy threads (the fetch thread, the event loop, the mail writer and its prepare thread). On 2 cores, where
@@ -99,25 +86,6 @@ export function fetchThreadCount(setting: 'auto' | 'on' | 'off', cores = availab
   return Math.min(4, Math.max(1, cores - 3));
 }
 
-/** A running account worker. */
-interface AccountWorker {
-  done: Promise<void>;
-  /** Ends the current wait (a pass follows). */
-  wake(): void;
-  session: ImapSession | undefined;
-  /** Something happened in the selected folder since the last pass began (EXISTS, EXPUNGE, FETCH FLAGS). */
-  changed: boolean;
-  /** Ends an IDLE wait on such a change. */
-  onChange(): void;
-  /**
-   * Set while INBOX is SELECTed to wait: the expunges and flags that SELECT reports (QRESYNC) are not news (a server
-   * may repeat expunges it cannot date; the comparison after the SELECT sees every change since the last INBOX pass).
-   */
-  selectingInbox?: boolean;
-  /** Its lease went to another runner: it stops without recording a failure. */
-  lost: boolean;
-}
-
 /** Creates the runner (started by `start()`). */
 export function createImapSyncRunner(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger' | 'config' | 'secrets'>,
@@ -125,426 +93,68 @@ export function createImapSyncRunner(
 ): ImapSyncRunner {
   const { db, clock, logger, config } = deps;
   const { sync, connector } = parts;
-  const record = eventRecorder(deps);
   const nowMs = () => clock.now().getTime();
-  const workers = new Map<string, AccountWorker>();
-  const aborter = new AbortController();
-  let scanner: PollingLoop | undefined;
-  let running = false;
-  let stopping: Promise<void> | undefined;
-  /**
-   * Grants woken since their last full pass began (or before their worker existed): the wait after the pass that runs
-   * is skipped, so a wake is never lost between a pass's end and the start of the wait that would hear it.
-   */
-  const woken = new Set<string>();
-  /** This runner, as the holder of leases. */
-  const owner = deps.newId();
-  let renewedAt = -Infinity;
-  /** An account no other runner holds: unheld, held by this one, or its lease run out. */
-  const leaseFree = () =>
-    or(isNull(imapAccounts.leaseOwner), eq(imapAccounts.leaseOwner, owner), lt(imapAccounts.leaseUntil, nowMs()));
-
-  /** Takes the account's lease; false when another runner holds it. */
-  async function claim(grantId: string): Promise<boolean> {
-    const result = await db.write((tx) =>
-      tx
-        .update(imapAccounts)
-        .set({ leaseOwner: owner, leaseUntil: nowMs() + config.imap.leaseMs })
-        .where(and(eq(imapAccounts.grantId, grantId), leaseFree())),
-    );
-    return result.rowsAffected === 1;
-  }
-
-  /** Gives the account's lease back (a worker ended). */
-  async function release(grantId: string): Promise<void> {
-    await db.write((tx) =>
-      tx
-        .update(imapAccounts)
-        .set({ leaseOwner: null, leaseUntil: null })
-        .where(and(eq(imapAccounts.grantId, grantId), eq(imapAccounts.leaseOwner, owner))),
-    );
-  }
-
-  /** Every third of the lease: renews this runner's leases; a worker whose account another runner took stops. */
-  async function renew(): Promise<void> {
-    if (workers.size === 0 || nowMs() - renewedAt < config.imap.leaseMs / 3) return;
-    renewedAt = nowMs();
-    const active = [...workers.keys()];
-    const held = await db.write((tx) =>
-      tx
-        .update(imapAccounts)
-        .set({ leaseUntil: nowMs() + config.imap.leaseMs })
-        .where(and(eq(imapAccounts.leaseOwner, owner), inArray(imapAccounts.grantId, active)))
-        .returning({ grantId: imapAccounts.grantId }),
-    );
-    const kept = new Set(held.map((row) => row.grantId));
-    for (const grantId of active) {
-      const worker = workers.get(grantId);
-      if (!worker || kept.has(grantId)) continue;
-      logger.warn('imap: another process holds the account now; this one stops syncing it', { grant_id: grantId });
-      worker.lost = true;
-      worker.wake();
-      worker.session?.client.close();
-    }
-  }
-
   /** The fetch threads of this runner's initial syncs, kept while it runs (their code stays compiled). */
   const fetchThreadLimit = fetchThreadCount(config.imap.fetchThread);
-  const fetchThreads = createFetchThreads({
-    threads: fetchThreadLimit,
-    groupMessages: FETCH_GROUP_MESSAGES,
-    groupBytes: FETCH_GROUP_BYTES,
-  });
-
-  /**
-   * The fetch session of one pass (see PassOptions.fetchThread): opened on first use, when a fetch thread and a slot
-   * of the server are free then; `close` logs it out after the pass (the thread stays). A session that cannot log in
-   * leaves the FETCHes to the pass's own connection (logged): the pass itself fails as it would.
-   */
-  function passFetchSession(account: AccountRow): {
-    open: () => Promise<FetchSession | undefined>;
-    close: () => Promise<void>;
-  } {
-    let opened: Promise<FetchSession | undefined> | undefined;
-    return {
-      open: () =>
-        (opened ??= (async () => {
-          if (!deps.secrets || fetchThreadLimit === 0) return undefined;
-          return connector.openFetchSession(endpointsOf(account, deps.secrets).imap, fetchThreads);
-        })().catch((error: unknown) => {
-          logger.warn('imap: no fetch thread for the initial sync; it fetches on its own connection', {
-            grant_id: account.grantId,
-            error: error instanceof Error ? error.message : String(error),
-          });
-          return undefined;
-        })),
-      async close() {
-        const session = await opened;
-        await session?.close();
-      },
-    };
-  }
-
-  async function accountOf(grantId: string): Promise<AccountRow | undefined> {
-    const [row] = await db.orm.select().from(imapAccounts).where(eq(imapAccounts.grantId, grantId)).limit(1);
-    return row;
-  }
-
-  async function open(account: AccountRow): Promise<ImapSession> {
-    if (!deps.secrets)
-      throw new AppError('internal', 'No secret box (AGENTPOST_SECRET_KEY) to open the account password with.');
-    return connector.openImap(endpointsOf(account, deps.secrets).imap);
-  }
-
-  /** A pass finished: the failures are over, and a full pass marks the account synced. */
-  async function succeeded(grantId: string, full: boolean): Promise<void> {
-    await db.write((tx) =>
-      tx
-        .update(imapAccounts)
-        .set({
-          failures: 0,
-          retryAt: null,
-          lastError: null,
-          ...(full ? { syncState: 'idle' as const, lastSyncAt: Math.floor(nowMs() / 1000) } : {}),
-          updatedAt: nowMs(),
-        })
-        .where(and(eq(imapAccounts.grantId, grantId), ne(imapAccounts.syncState, 'invalid'))),
-    );
-  }
-
-  /** A pass failed: back-off, or (login refused) the account and grant invalid with `grant.expired` once. */
-  async function failed(grantId: string, failure: ConnectFailure): Promise<void> {
-    await db.write(async (tx) => {
-      const [account] = await tx.select().from(imapAccounts).where(eq(imapAccounts.grantId, grantId));
-      if (!account) return;
-      const failures = account.failures + 1;
-      if (failure.kind === 'auth') {
-        await tx
-          .update(imapAccounts)
-          .set({ syncState: 'invalid', failures, retryAt: null, lastError: failure.message, updatedAt: nowMs() })
-          .where(eq(imapAccounts.grantId, grantId));
-        const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
-        if (grant && grant.grantStatus !== 'invalid') {
-          const at = Math.floor(nowMs() / 1000);
-          const [updated] = await tx
-            .update(tables.grants)
-            .set({ grantStatus: 'invalid', updatedAt: at })
-            .where(eq(tables.grants.id, grantId))
-            .returning();
-          await record(tx, {
-            applicationId: grant.applicationId,
-            grantId,
-            type: 'grant.expired',
-            objectId: grantId,
-            object: toGrant(updated ?? grant),
-            createdAt: at,
-          });
-        }
-        return;
-      }
-      const retryAt = nowMs() + Math.min(defaultBackoffMs(failures), RETRY_CAP_MS);
-      await tx
-        .update(imapAccounts)
-        .set({ syncState: 'failing', failures, retryAt, lastError: failure.message, updatedAt: nowMs() })
-        .where(eq(imapAccounts.grantId, grantId));
-    });
-    if (failure.kind === 'auth')
-      logger.warn('imap: the server refused the login; the grant is invalid until re-authenticated', {
-        grant_id: grantId,
-        error: failure.message,
-      });
-    else logger.warn('imap: a sync pass failed; it will be retried', { grant_id: grantId, error: failure.message });
-  }
-
-  /** Marks the pass under way (`initial` until the initial sync completed, `running` after). */
-  async function starting(account: AccountRow): Promise<void> {
-    const state = account.lastSyncAt === null ? 'initial' : 'running';
-    if (account.syncState === state) return;
-    await db.write((tx) =>
-      tx
-        .update(imapAccounts)
-        .set({ syncState: state, updatedAt: nowMs() })
-        .where(and(eq(imapAccounts.grantId, account.grantId), ne(imapAccounts.syncState, 'invalid'))),
-    );
-  }
-
-  /** Sleeps `ms` or until woken or stopped; not at all when a wake came since the last full pass began. */
-  function pause(grantId: string, worker: AccountWorker, ms: number): Promise<'full'> {
-    return new Promise((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        aborter.signal.removeEventListener('abort', finish);
-        worker.wake = () => undefined;
-        resolve('full');
-      };
-      const timer = setTimeout(finish, ms);
-      aborter.signal.addEventListener('abort', finish);
-      worker.wake = finish;
-      if (woken.has(grantId)) finish();
-    });
-  }
-
-  /**
-   * Waits for a change with IDLE on INBOX: `inbox` (something happened there, now or since the last pass began),
-   * `full` (the poll interval, or woken), `closed` (the connection ended or the runner stops).
-   */
-  async function idle(
-    grantId: string,
-    server: string,
-    worker: AccountWorker,
-    session: ImapSession,
-  ): Promise<'inbox' | 'full' | 'closed' | 'yield'> {
-    const { client } = session;
-    // SELECT (again, also when INBOX is selected already: imapflow always sends it), with QRESYNC when there is.
-    worker.selectingInbox = true;
-    const box = await sync.watchInbox(client, grantId).finally(() => {
-      worker.selectingInbox = false;
-    });
-    if (worker.changed) return 'inbox';
-    // A change made while a pass was in other folders, or that the SELECT itself reported, told nobody: the SELECT
-    // shows it against what the last INBOX sync saw (its STATUS at the start).
-    const [inbox] = await db.orm
-      .select({ uidNext: imapFolders.uidNext, highestModseq: imapFolders.highestModseq })
-      .from(imapFolders)
-      .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
-      .limit(1);
-    if (
-      inbox &&
-      (box.uidNext > (inbox.uidNext ?? 0) ||
-        (box.highestModseq !== undefined &&
-          inbox.highestModseq !== null &&
-          box.highestModseq.toString() !== inbox.highestModseq))
-    )
-      return 'inbox';
-    return new Promise((resolve) => {
-      let done = false;
-      const finish = (why: 'inbox' | 'full' | 'closed' | 'yield') => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        clearInterval(contention);
-        worker.onChange = () => undefined;
-        client.off('close', onClose);
-        aborter.signal.removeEventListener('abort', onClose);
-        worker.wake = () => undefined;
-        resolve(why);
-      };
-      const onClose = () => finish('closed');
-      const timer = setTimeout(() => finish('full'), config.imap.pollIntervalMs);
-      // Others waiting for a connection to this server: give this one up (the account polls meanwhile).
-      const contention = setInterval(() => {
-        if (connector.slots.waiting(server) > 0) finish('yield');
-      }, SCAN_INTERVAL_MS);
-      worker.onChange = () => finish('inbox');
-      client.on('close', onClose);
-      aborter.signal.addEventListener('abort', onClose);
-      worker.wake = () => finish('full');
-      // Woken, or told of a change, while the pass ended or INBOX was SELECTed (before this wait could hear it): no wait.
-      if (woken.has(grantId)) return finish('full');
-      if (worker.changed) return finish('inbox');
-      // IDLE ends when the next command is sent (imapflow sends DONE first), when the connection does, and when the
-      // socket has been silent for the command timeout (imapflow sends a NOOP then): idle again until finished.
-      void (async () => {
-        while (!done) {
-          if ((await client.idle()) === false) return finish('closed');
-        }
-      })().catch(() => finish('closed'));
-    });
-  }
-
-  /** Opens the account's connection, listening for changes in the selected folder (INBOX between passes) from then on. */
-  async function connect(worker: AccountWorker, account: AccountRow): Promise<ImapSession> {
-    const session = await open(account);
-    const changed = () => {
-      worker.changed = true;
-      worker.onChange();
-    };
-    // Told at any time, also while a pass runs (then the next wait returns at once): nothing is missed.
-    session.client.on('exists', changed);
-    session.client.on('expunge', () => worker.selectingInbox || changed());
-    session.client.on('flags', () => worker.selectingInbox || changed());
-    return session;
-  }
-
-  /** One account's loop (see the module comment); ends on a failure, when the account is gone or invalid, or on stop. */
-  async function work(grantId: string, worker: AccountWorker): Promise<void> {
-    let mode: 'full' | 'inbox' = 'full';
-    let server = '';
-    try {
-      while (running && !worker.lost) {
-        const account = await accountOf(grantId);
-        if (!account || account.syncState === 'invalid' || (account.retryAt !== null && account.retryAt > nowMs()))
-          return;
-        server = `${account.imapHost}:${account.imapPort}`;
-        worker.session ??= await connect(worker, account);
-        if (!running) return;
-        if (mode === 'full') await starting(account);
-        worker.changed = false;
-        // A full pass answers every wake before it; one that comes while it runs asks for another.
-        if (mode === 'full') woken.delete(grantId);
-        const fetching = passFetchSession(account);
-        try {
-          await sync.pass(worker.session.client, grantId, {
-            inboxOnly: mode === 'inbox',
-            signal: aborter.signal,
-            fetchThread: fetching.open,
-          });
-        } finally {
-          await fetching.close();
-        }
-        await succeeded(grantId, mode === 'full');
-        if (woken.has(grantId)) {
-          mode = 'full';
-          continue;
-        }
-        const session = worker.session;
-        if (session.client.capabilities.has('IDLE') && connector.slots.waiting(server) === 0) {
-          const why = await idle(grantId, server, worker, session);
-          if (why === 'closed' || why === 'yield') {
-            worker.session = undefined;
-            await session.close();
-            mode = why === 'yield' ? await pause(grantId, worker, config.imap.pollIntervalMs) : 'full';
-          } else mode = why;
-        } else {
-          // No IDLE, or others wait for this server: give the connection up and poll.
-          worker.session = undefined;
-          await session.close();
-          mode = await pause(grantId, worker, config.imap.pollIntervalMs);
-        }
-      }
-    } catch (error) {
-      if (!running || worker.lost) return;
-      const failure = failureOf(error) ?? describeFailure(error, `IMAP server ${server}`);
-      await failed(grantId, failure).catch((cause: unknown) =>
-        logger.error('imap: recording a sync failure failed', { grant_id: grantId, error: String(cause) }),
-      );
-    } finally {
-      await worker.session?.close();
-      worker.session = undefined;
-    }
-  }
-
-  function launch(grantId: string): void {
-    if (workers.has(grantId) || !running) return;
-    const worker: AccountWorker = {
-      done: Promise.resolve(),
-      wake: () => undefined,
-      session: undefined,
-      changed: false,
-      onChange: () => undefined,
-      lost: false,
-    };
-    workers.set(grantId, worker);
-    worker.done = work(grantId, worker)
-      .catch((error: unknown) =>
-        logger.error('imap: an account worker failed', {
-          grant_id: grantId,
-          error: error instanceof Error ? error.message : String(error),
-        }),
-      )
-      .then(() => (worker.lost ? undefined : release(grantId)))
-      .catch((error: unknown) =>
-        logger.error('imap: giving an account lease back failed', { grant_id: grantId, error: String(error) }),
-      )
-      .finally(() => {
-        workers.delete(grantId);
-        // Woken while it was finishing: look again at once.
-        if (woken.has(grantId)) scanner?.wake();
-      });
-  }
-
-  /** Renews the leases, and starts a worker for each account that is due, has none and is claimed. */
-  async function scan(): Promise<void> {
-    await renew();
-    const due = await db.orm
-      .select({ grantId: imapAccounts.grantId })
-      .from(imapAccounts)
-      .where(
-        and(
-          ne(imapAccounts.syncState, 'invalid'),
-          or(isNull(imapAccounts.retryAt), lte(imapAccounts.retryAt, nowMs())),
-          leaseFree(),
-        ),
-      );
-    for (const { grantId } of due) {
-      if (!workers.has(grantId) && running && (await claim(grantId))) launch(grantId);
-    }
-  }
+  const state: RunnerState = {
+    db,
+    logger,
+    config,
+    deps,
+    sync,
+    connector,
+    record: eventRecorder(deps),
+    nowMs,
+    workers: new Map<string, AccountWorker>(),
+    aborter: new AbortController(),
+    scanner: undefined,
+    running: false,
+    stopping: undefined,
+    woken: new Set<string>(),
+    owner: deps.newId(),
+    renewedAt: -Infinity,
+    fetchThreadLimit,
+    fetchThreads: createFetchThreads({
+      threads: fetchThreadLimit,
+      groupMessages: FETCH_GROUP_MESSAGES,
+      groupBytes: FETCH_GROUP_BYTES,
+    }),
+  };
 
   return {
     start() {
-      if (running || stopping) return;
-      running = true;
-      scanner = startPollingLoop({
+      if (state.running || state.stopping) return;
+      state.running = true;
+      state.scanner = startPollingLoop({
         name: 'imap sync',
         intervalMs: SCAN_INTERVAL_MS,
         logger,
         async step() {
-          await scan();
+          await scan(state);
           return false;
         },
       });
     },
 
     wake(grantId) {
-      const worker = workers.get(grantId);
+      const worker = state.workers.get(grantId);
       if (worker) {
-        woken.add(grantId);
+        state.woken.add(grantId);
         worker.wake();
         return;
       }
-      woken.add(grantId);
-      scanner?.wake();
+      state.woken.add(grantId);
+      state.scanner?.wake();
     },
 
     async run(grantId, signal) {
-      const account = await accountOf(grantId);
+      const account = await accountOf(state, grantId);
       if (!account) throw notFound('Grant', grantId);
-      const session = await open(account);
-      const fetching = passFetchSession(account);
+      const session = await open(state, account);
+      const fetching = passFetchSession(state, account);
       try {
-        await sync.pass(session.client, grantId, { signal, fetchThread: fetching.open });
-        await succeeded(grantId, true);
+        await state.sync.pass(session.client, grantId, { signal, fetchThread: fetching.open });
+        await succeeded(state, grantId, true);
       } finally {
         await fetching.close();
         await session.close();
@@ -554,7 +164,7 @@ export function createImapSyncRunner(
     async waitForInitialSync(grantId, timeoutMs = DEFAULT_WAIT_MS) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const account = await accountOf(grantId);
+        const account = await accountOf(state, grantId);
         if (!account) throw notFound('Grant', grantId);
         if (account.syncState === 'invalid')
           throw new AppError(
@@ -571,21 +181,21 @@ export function createImapSyncRunner(
       }
     },
 
-    active: () => [...workers.keys()],
+    active: () => [...state.workers.keys()],
 
-    fetchThreadIds: () => fetchThreads.threadIds(),
+    fetchThreadIds: () => state.fetchThreads.threadIds(),
 
     stop() {
-      stopping ??= (async () => {
-        running = false;
-        aborter.abort();
-        await scanner?.stop();
+      state.stopping ??= (async () => {
+        state.running = false;
+        state.aborter.abort();
+        await state.scanner?.stop();
         // Closing the connections ends IDLE and any command under way at once.
-        for (const worker of workers.values()) worker.session?.client.close();
-        await Promise.all([...workers.values()].map((worker) => worker.done));
-        await fetchThreads.stop();
+        for (const worker of state.workers.values()) worker.session?.client.close();
+        await Promise.all([...state.workers.values()].map((worker) => worker.done));
+        await state.fetchThreads.stop();
       })();
-      return stopping;
+      return state.stopping;
     },
   };
 }
