@@ -34,17 +34,6 @@ import type {
   Settlement,
 } from './contracts.js';
 
-export type {
-  ClaimOptions,
-  Job,
-  JobInput,
-  JobOutcome,
-  JobQueue,
-  OrderedClaimOptions,
-  OrderedJob,
-  Settlement,
-} from './contracts.js';
-
 /**
  * The whole row of a new job, for writers that insert it themselves (the mail writer thread stores the jobs of a
  * message in the transaction that stores the message). {@link enqueueJob} inserts the same row.

@@ -13,10 +13,8 @@
  * or another worker may take the job over.
  */
 import type { Clock, Logger, Metrics } from '../ports/index.js';
-import type { Job, JobOutcome, JobQueue, Settlement } from './job-queue.js';
+import type { Job, JobOutcome, JobQueue, Settlement } from './contracts.js';
 import { startPollingLoop, type PollingLoop } from './polling-loop.js';
-
-export type { JobOutcome } from './job-queue.js';
 
 /** What a handler gets besides the job. */
 export interface JobContext {

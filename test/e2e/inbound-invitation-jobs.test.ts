@@ -9,7 +9,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { createAfterDelivery, INVITATIONS_JOB, MAX_INVITATION_ATTEMPTS } from '../../src/mail/after-delivery.js';
-import type { Job } from '../../src/jobs/job-queue.js';
+import type { Job } from '../../src/jobs/index.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
 import { imipMessage } from '../helpers/mime.js';
 import { startTestService, type TestService } from '../helpers/service.js';

@@ -17,7 +17,7 @@ import { createMimeParser } from '../../src/mime/parse-inbound.js';
 import { MAILBOX_REPORT_JOB } from '../../src/deliverability/mailbox-reports.js';
 import { mayBeReport, returnedMessageIds } from '../../src/deliverability/returned-message.js';
 import { readReport } from '../../src/mime/report-mime.js';
-import type { Job } from '../../src/jobs/job-queue.js';
+import type { Job } from '../../src/jobs/index.js';
 import { fixedClock } from '../helpers/clock.js';
 import { addSyncedMessageRow, createImapGrant } from '../helpers/imap-grant.js';
 import { startTestService, type TestService } from '../helpers/service.js';

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../../storage/index.js';
 import type { Core } from '../../../src/index.js';
-import type { Job } from '../../../src/jobs/job-queue.js';
+import type { Job } from '../../../src/jobs/index.js';
 import { createProviders, hostedProvider } from '../../../src/providers/index.js';
 import { draftMime, GIVE_UP_MS, IMAP_PUSH_JOB, serverFilesSent } from '../../../src/imap/outgoing.js';
 import { createSecretBox } from '../../../src/secrets/secret-box.js';
