@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { originalMessageData } from '../src/smart-compose/reply-context.js';
-import { countTokens, loadTokenizer } from '../src/smart-compose/tokens.js';
+import { countTokens, loadTokenizer } from '../src/tokens/index.js';
 import { composeMime, parsedOf } from '../src/outbound/compose.js';
 import { addSyncedMessageRow, createImapGrant } from '../test/helpers/imap-grant.js';
 import { startFakeModelServer } from '../test/helpers/openai-compatible.js';

@@ -8,7 +8,8 @@ import { parentPort } from 'node:worker_threads';
 import { AttachmentTextError } from './errors.js';
 import { extract, type ExtractJob } from './extract.js';
 import { htmlToMarkdownFallback } from './html.js';
-import { cutPage, ENCODE_OPTIONS, loadTokenizer, type Tokenizer } from './paging.js';
+import { ENCODE_OPTIONS, loadTokenizer, type Tokenizer } from '../tokens/index.js';
+import { cutPage } from './paging.js';
 
 /** A request to the thread. */
 export type WorkerRequest =

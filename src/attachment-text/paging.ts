@@ -1,8 +1,7 @@
 /**
  * @module attachment-text/paging
  * Pages of a text by tokens, and the cursor that continues one. Tokens are counted with `gpt-tokenizer`'s
- * `o200k_base` encoding, the tokenizer the project ships (src/smart-compose/tokens.ts), with special-token strings
- * (`<|endoftext|>`) counted as the plain text they are in an attachment (the library's default throws on them).
+ * `o200k_base` encoding through the project's one tokenizer (src/tokens/), special-token strings counted as text.
  *
  * A page is the longest start of the rest within the budget, cut on a token boundary, pulled back to the end of a
  * line when one lies in the page's last quarter (a table row stays whole); concatenated pages are the whole text.
@@ -10,24 +9,11 @@
  * few tokens), so a page costs its budget, not the document.
  */
 
-/** The tokenizer functions used (gpt-tokenizer's encoding module). */
-export interface Tokenizer {
-  encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
-  decode(tokens: Iterable<number>): string;
-  isWithinTokenLimit(text: string, limit: number, options?: { disallowedSpecial?: Set<string> }): false | number;
-  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
-}
-
-/** Special tokens are text in an attachment. */
-export const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
-
-/** Characters looked at per token of budget before encoding more (tokens average about four). */
-const CHARACTERS_PER_TOKEN = 16;
-
-/** Loads the encoding (about half a second, once per thread). */
-export async function loadTokenizer(): Promise<Tokenizer> {
-  return await import('gpt-tokenizer/encoding/o200k_base');
-}
+import {
+  CHARACTERS_PER_TOKEN_LOOKED_AT as CHARACTERS_PER_TOKEN,
+  ENCODE_OPTIONS,
+  type Tokenizer,
+} from '../tokens/index.js';
 
 /** Characters of the rest sent to the worker for a page of `maxTokens`: enough for all but pathological text. */
 export function pageWindow(maxTokens: number): number {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { GrantIdSchema, IdSchema } from './common.js';
 
 /**
- * The prompt. Its real limit is 1,000 tokens, counted by the service (src/smart-compose/tokens.ts) because a schema
+ * The prompt. Its real limit is 1,000 tokens, counted by the service (src/tokens/) because a schema
  * cannot count tokens; this length only bounds the counting work.
  */
 const PromptSchema = z

@@ -11,7 +11,7 @@
  * quoted history (the earlier messages) within {@link QUOTED_HISTORY_TOKENS}, each marked when cut.
  */
 import { htmlToText } from '../mime/index.js';
-import { truncateToTokens } from './tokens.js';
+import { truncateToTokens } from '../tokens/index.js';
 
 /** The system message of every Smart Compose call: the same for a new message and a reply, whatever the mail says. */
 export const SMART_COMPOSE_INSTRUCTIONS = [

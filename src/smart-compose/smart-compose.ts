@@ -5,7 +5,7 @@
  * transports only translate: the whole suggestion ({@link SmartComposeService.compose}) or its pieces as they come
  * ({@link SmartComposeService.stream}), both checked the same way before the model is called:
  * 1. the grant exists and is a connected account (an Agent Account is refused, as the specification says);
- * 2. the prompt is at most {@link MAX_PROMPT_TOKENS} tokens (counted, src/smart-compose/tokens.ts);
+ * 2. the prompt is at most {@link MAX_PROMPT_TOKENS} tokens (counted, src/tokens/);
  * 3. a model is configured (else 503, naming the settings);
  * 4. for a reply, the original message exists in the mailbox.
  * Provider failures become AppErrors: rate limit 429, no answer within `AGENTPOST_AI_TIMEOUT` 504, anything else 502
@@ -30,7 +30,7 @@ import {
   replyUserMessage,
   SMART_COMPOSE_INSTRUCTIONS,
 } from './reply-context.js';
-import { countTokens, loadTokenizer, TOKEN_ENCODING } from './tokens.js';
+import { countTokens, loadTokenizer, TOKEN_ENCODING } from '../tokens/index.js';
 import type { SmartComposeInput, SmartComposeOptions, SmartComposeService } from './contracts.js';
 
 /** The specification's limit on a prompt. */

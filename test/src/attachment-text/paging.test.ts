@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base';
 import { createAttachmentTextReader, type AttachmentTextReader } from '../../../src/attachment-text/index.js';
-import { cutPage, ENCODE_OPTIONS, loadTokenizer } from '../../../src/attachment-text/paging.js';
+import { cutPage } from '../../../src/attachment-text/paging.js';
+import { ENCODE_OPTIONS, loadTokenizer } from '../../../src/tokens/index.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/agent/attachments/${name}`, import.meta.url));
 
