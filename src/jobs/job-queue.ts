@@ -23,7 +23,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { Clock, CoreDeps, IdGenerator } from '../ports/index.js';
-import { deleteHeldJobs, leaseDueJobs, leaseJobs, orderedCandidates, releaseLease } from './job-store.js';
+import { claimIn, claimOrderedIn, held, settleAllIn, settleIn } from './job-claims.js';
 import type {
   ClaimOptions,
   Job,
@@ -112,101 +112,6 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
     for (const listener of listeners) listener();
   };
   const nowMs = () => clock.now().getTime();
-  const held = (job: Job, owner: string) =>
-    and(
-      eq(tables.jobs.id, job.id),
-      eq(tables.jobs.leaseOwner, owner),
-      eq(tables.jobs.attempts, job.attempts),
-      isNull(tables.jobs.deadAt),
-    );
-
-  async function claimIn(tx: Tx, { owner, kinds, limit, leaseMs }: ClaimOptions): Promise<Job[]> {
-    const rows = await leaseDueJobs(tx, { owner, kinds, limit, leaseMs, now: nowMs() });
-    return rows.sort((a, b) => a.runAt - b.runAt || a.createdAt - b.createdAt);
-  }
-
-  async function claimOrderedIn(
-    tx: Tx,
-    { owner, kind, limit, leaseMs, skipGroups = [], maxKeys = Infinity, maxPerKey = Infinity }: OrderedClaimOptions,
-  ): Promise<OrderedJob[]> {
-    const now = nowMs();
-    // A job waits while a live job of its key is leased or scheduled for later (a retry): one at a time, in
-    // enqueue order. Such a job is always the oldest live one of its key (claims take a prefix of each key's due
-    // jobs in rowid order, and a failed chain gives its rest back unrun), so the blocked keys are the keys of
-    // leased or retrying jobs: a small set, found once per claim through the lease and due indexes.
-    const candidates = await orderedCandidates(tx, { kind, now, limit, skipGroups });
-    // A prefix of each chosen key's jobs (rowid order), for at most `maxKeys` keys. Same write transaction: no
-    // other claim runs between this read and the update.
-    const taken = new Map<string, number>();
-    const ids: string[] = [];
-    for (const row of candidates) {
-      const key = row.order_key ?? row.id;
-      const count = taken.get(key);
-      if (count === undefined ? taken.size >= maxKeys : count >= maxPerKey) continue;
-      taken.set(key, (count ?? 0) + 1);
-      ids.push(row.id);
-    }
-    if (ids.length === 0) return [];
-    const rows = await leaseJobs(tx, ids, { owner, now, leaseMs });
-    return rows.sort((a, b) => a.position - b.position);
-  }
-
-  async function settleIn(tx: Tx, { job, owner, outcome }: Settlement): Promise<boolean> {
-    const returning = { id: tables.jobs.id };
-    let rows: { id: string }[];
-    if (outcome.type === 'release') {
-      rows = await releaseLease(tx, held(job, owner));
-    } else if (outcome.type === 'done') {
-      rows = await tx.delete(tables.jobs).where(held(job, owner)).returning(returning);
-    } else if (outcome.type === 'retry') {
-      rows = await tx
-        .update(tables.jobs)
-        .set({
-          runAt: outcome.at.getTime(),
-          leaseOwner: null,
-          leaseExpiresAt: null,
-          lastError: outcome.error.slice(0, 2000),
-        })
-        .where(held(job, owner))
-        .returning(returning);
-    } else {
-      rows = await tx
-        .update(tables.jobs)
-        .set({ deadAt: nowMs(), leaseOwner: null, leaseExpiresAt: null, lastError: outcome.error.slice(0, 2000) })
-        .where(held(job, owner))
-        .returning(returning);
-    }
-    if (rows.length > 0 && outcome.commit) await outcome.commit(tx);
-    return rows.length > 0;
-  }
-
-  /**
-   * Records outcomes: the plain `done` ones (most of them) with one DELETE per chunk, the rest one by one. Returns,
-   * per settlement, whether the lease was still held.
-   */
-  async function settleAllIn(tx: Tx, settlements: readonly Settlement[]): Promise<boolean[]> {
-    const settled = new Array<boolean>(settlements.length).fill(false);
-    const plain = new Map<string, number[]>();
-    for (const [index, settlement] of settlements.entries()) {
-      if (settlement.outcome.type === 'done' && !settlement.outcome.commit) {
-        plain.set(settlement.owner, [...(plain.get(settlement.owner) ?? []), index]);
-      } else {
-        settled[index] = await settleIn(tx, settlement);
-      }
-    }
-    for (const [owner, indexes] of plain) {
-      for (let start = 0; start < indexes.length; start += INSERT_CHUNK) {
-        const chunk = indexes.slice(start, start + INSERT_CHUNK).map((index) => settlements[index]!.job);
-        // Held: same owner, same attempt (a job claimed again after its lease lapsed has another attempt count).
-        const rows = await deleteHeldJobs(tx, owner, chunk);
-        const deleted = new Set(rows.map((row) => row.id));
-        indexes.slice(start, start + INSERT_CHUNK).forEach((index) => {
-          settled[index] = deleted.has(settlements[index]!.job.id);
-        });
-      }
-    }
-    return settled;
-  }
 
   return {
     /** Enqueues in its own transaction and wakes the in-process workers. */
@@ -271,7 +176,7 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
      */
     async claim(options: ClaimOptions): Promise<Job[]> {
       if (options.kinds.length === 0 || options.limit <= 0) return [];
-      return db.write((tx) => claimIn(tx, options));
+      return db.write((tx) => claimIn(clock, tx, options));
     },
 
     /** Pushes the lease of a job this owner holds `leaseMs` into the future. False when the lease was lost. */
@@ -288,17 +193,17 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
 
     /** Finishes a job: it is deleted. False when the lease was lost (another worker may run it again). */
     async complete(job: Job, owner: string): Promise<boolean> {
-      return db.write((tx) => settleIn(tx, { job, owner, outcome: { type: 'done' } }));
+      return db.write((tx) => settleIn(clock, tx, { job, owner, outcome: { type: 'done' } }));
     },
 
     /** Releases a job to run again at `at`, recording why this attempt failed. */
     async retry(job: Job, owner: string, at: Date, error: string): Promise<boolean> {
-      return db.write((tx) => settleIn(tx, { job, owner, outcome: { type: 'retry', at, error } }));
+      return db.write((tx) => settleIn(clock, tx, { job, owner, outcome: { type: 'retry', at, error } }));
     },
 
     /** Gives up on a job: it stays in the table as dead (never claimed again) with the last error. */
     async giveUp(job: Job, owner: string, error: string): Promise<boolean> {
-      return db.write((tx) => settleIn(tx, { job, owner, outcome: { type: 'give_up', error } }));
+      return db.write((tx) => settleIn(clock, tx, { job, owner, outcome: { type: 'give_up', error } }));
     },
 
     /**
@@ -311,8 +216,8 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       claim: ClaimOptions | undefined,
     ): Promise<{ settled: boolean[]; claimed: Job[] }> {
       return db.write(async (tx) => {
-        const settled = await settleAllIn(tx, settlements);
-        const claimed = claim && claim.kinds.length > 0 && claim.limit > 0 ? await claimIn(tx, claim) : [];
+        const settled = await settleAllIn(clock, tx, settlements);
+        const claimed = claim && claim.kinds.length > 0 && claim.limit > 0 ? await claimIn(clock, tx, claim) : [];
         return { settled, claimed };
       });
     },
@@ -327,8 +232,8 @@ export function createJobQueue({ db, clock, newId }: Pick<CoreDeps, 'db' | 'cloc
       claim: OrderedClaimOptions | undefined,
     ): Promise<{ settled: boolean[]; claimed: OrderedJob[] }> {
       return db.write(async (tx) => {
-        const settled = await settleAllIn(tx, settlements);
-        const claimed = claim && claim.limit > 0 ? await claimOrderedIn(tx, claim) : [];
+        const settled = await settleAllIn(clock, tx, settlements);
+        const claimed = claim && claim.limit > 0 ? await claimOrderedIn(clock, tx, claim) : [];
         return { settled, claimed };
       });
     },
