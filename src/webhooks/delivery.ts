@@ -13,30 +13,32 @@
  *    again (DNS may have changed) and POSTs it with a deadline and no redirects. A 2xx is success; anything else,
  *    a timeout or a refused target is a failed attempt, retried on {@link RETRY_DELAYS_MS} until
  *    {@link GIVE_UP_WINDOW_MS} after the notification was queued (the last attempt lands exactly at the end).
- * 3. **Endpoint health**: failures in a row (across notifications) make the subscription `failing` once they
+ * 3. **Endpoint health** (./delivery-attempt.ts): failures in a row (across notifications) make the subscription `failing` once they
  *    span {@link FAILING_AFTER_MS} with at least {@link FAILING_MIN_FAILURES} attempts (Nylas: "95% over
  *    15 minutes"); failing deliveries are still attempted. Still failing {@link GIVE_UP_WINDOW_MS} after the
  *    first failure, it becomes `failed`: delivery stops until someone sets it `active` again (a new challenge).
  *    A success resets the counters and returns `failing` to `active`. Each transition queues a `webhook.alert`
  *    job that emails notification_email_addresses through the injected Notifier.
  */
-import { gzipSync } from 'node:zlib';
-import { and, eq, inArray } from 'drizzle-orm';
+import { and, inArray } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
-import { unixSeconds } from '../time.js';
 import type { OutboxConsumer, OutboxRow } from '../outbox/index.js';
 import type { Job, JobInput, JobQueue, JobHandler, JobOutcome } from '../jobs/index.js';
 import { loadBody } from '../messages/index.js';
-import { checkWebhookTarget } from './address-policy.js';
-import { openStored } from '../secrets/index.js';
-import { signatureHeaders } from './signatures.js';
-import { WEBHOOK_USER_AGENT, type WebhookRow, type WebhookTransport } from './webhook-service.js';
-import { countFailure, markDelivered } from './webhook-store.js';
+import { type WebhookRow, type WebhookTransport } from './webhook-service.js';
+import {
+  GIVE_UP_WINDOW_MS,
+  post,
+  recordFailure,
+  recordSuccess,
+  sendAlert,
+  WEBHOOK_ALERT_JOB,
+  type AttemptState,
+} from './delivery-attempt.js';
 
 /** Job kinds of this module. */
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
-export const WEBHOOK_ALERT_JOB = 'webhook.alert';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -47,13 +49,6 @@ const HOUR = 60 * MINUTE;
  * as the Standard Webhooks / Svix schedule does, so an endpoint down for a weekend still gets its notifications.
  */
 export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR] as const;
-
-/** A notification is given up this long after it was queued; a subscription failing this long becomes `failed`. */
-export const GIVE_UP_WINDOW_MS = 72 * HOUR;
-
-/** Failures in a row must span this long (and number {@link FAILING_MIN_FAILURES}) before `failing`: one blip is not an outage. */
-export const FAILING_AFTER_MS = 15 * MINUTE;
-export const FAILING_MIN_FAILURES = 3;
 
 /** Bodies larger than this lose `data.object.body` and get the `.truncated` type suffix, as in Nylas v3. */
 export const MAX_NOTIFICATION_BYTES = 1024 * 1024;
@@ -185,7 +180,7 @@ export function createWebhookDelivery(
   transport: WebhookTransport,
   notifier: Notifier,
 ) {
-  const { db, clock, dns, logger, secrets } = deps;
+  const { db, clock } = deps;
 
   const delivering = inArray(tables.webhooks.status, ['active', 'failing']);
 
@@ -255,80 +250,7 @@ export function createWebhookDelivery(
     },
   };
 
-  /** One POST; resolves to undefined on a 2xx, else to why it failed. */
-  async function post(webhook: WebhookRow, notificationId: string, json: string): Promise<string | undefined> {
-    const timestamp = unixSeconds(clock.now());
-    const body = webhook.compressedDelivery ? gzipSync(json) : Buffer.from(json, 'utf8');
-    try {
-      const target = await checkWebhookTarget(webhook.webhookUrl, { dns, allowPrivate: transport.allowPrivate });
-      const response = await transport.http({
-        url: target.url,
-        address: target.address,
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': WEBHOOK_USER_AGENT,
-          ...(webhook.compressedDelivery ? { 'content-encoding': 'gzip' } : {}),
-          // Sealed at rest; the box keeps what it opened, so this costs a map look-up after the first delivery.
-          ...signatureHeaders(openStored(secrets, webhook.secret), notificationId, timestamp, body),
-        },
-        body,
-        timeoutMs: transport.timeoutMs,
-        maxResponseBytes: 1024,
-      });
-      if (response.status >= 200 && response.status < 300) return undefined;
-      return response.status >= 300 && response.status < 400
-        ? `HTTP ${response.status} (redirects are not followed)`
-        : `HTTP ${response.status}`;
-    } catch (error) {
-      return error instanceof Error ? error.message : String(error);
-    }
-  }
-
-  /** Counts a success: resets the failure run and returns `failing` to `active`. */
-  async function recordSuccess(webhook: WebhookRow): Promise<void> {
-    if (webhook.consecutiveFailures === 0 && webhook.status !== 'failing') return;
-    const at = unixSeconds(clock.now());
-    await db.write((tx) => markDelivered(tx, webhook.id, at));
-  }
-
-  /** Counts a failure and applies the failing/failed transitions; returns the status afterwards. */
-  async function recordFailure(webhookId: string, error: string): Promise<WebhookRow['status'] | undefined> {
-    const nowMs = clock.now().getTime();
-    const at = unixSeconds(clock.now());
-    return db.write(async (tx) => {
-      const row = await countFailure(tx, webhookId, error, at);
-      if (!row) return undefined;
-      const spanMs = nowMs - (row.failingSince ?? at) * 1000;
-      let next = row.status;
-      if ((row.status === 'active' || row.status === 'failing') && spanMs >= GIVE_UP_WINDOW_MS) next = 'failed';
-      else if (row.status === 'active' && row.consecutiveFailures >= FAILING_MIN_FAILURES && spanMs >= FAILING_AFTER_MS)
-        next = 'failing';
-      if (next === row.status) return row.status;
-      await tx.update(tables.webhooks).set({ status: next, statusUpdatedAt: at }).where(eq(tables.webhooks.id, row.id));
-      logger.warn(`webhook ${next}`, {
-        webhook_id: row.id,
-        webhook_url: row.webhookUrl,
-        failures: row.consecutiveFailures,
-        error,
-      });
-      if (row.notificationEmailAddresses.length > 0) {
-        await queue.enqueueIn(tx, {
-          kind: WEBHOOK_ALERT_JOB,
-          payload: {
-            webhook_id: row.id,
-            status: next,
-            webhook_url: row.webhookUrl,
-            to: row.notificationEmailAddresses,
-            failures: row.consecutiveFailures,
-            failing_since: row.failingSince,
-            last_error: error,
-          },
-        });
-      }
-      return next;
-    });
-  }
+  const state: AttemptState = { deps, queue, transport };
 
   /** The subscriptions of these ids, by id (deleted ones are absent). */
   async function loadWebhooks(ids: readonly string[]): Promise<Map<string, WebhookRow>> {
@@ -354,17 +276,17 @@ export function createWebhookDelivery(
       return { type: 'give_up', error: `the webhook is ${webhook.status}; notification dropped` };
 
     const { json } = buildNotificationBody(notification, job.attempts);
-    const failure = await post(webhook, notification.id, json);
+    const failure = await post(state, webhook, notification.id, json);
     // Lag from the event's commit (unix seconds) to the end of this attempt.
     deps.metrics?.webhookDelivery(
       failure === undefined ? 'delivered' : 'failed',
       Math.max(0, clock.now().getTime() / 1000 - notification.time),
     );
     if (failure === undefined) {
-      await recordSuccess(webhook);
+      await recordSuccess(state, webhook);
       return { type: 'done' };
     }
-    const status = await recordFailure(webhook.id, failure);
+    const status = await recordFailure(state, webhook.id, failure);
     if (status === undefined) return { type: 'done' };
     if (status === 'failed') return { type: 'give_up', error: `${failure}; the webhook is now failed` };
     const next = nextAttemptAt(job.createdAt, job.attempts, clock.now().getTime());
@@ -372,25 +294,7 @@ export function createWebhookDelivery(
     return { type: 'retry', at: new Date(next), error: failure };
   }
 
-  const alert: JobHandler = async (job: Job) => {
-    const payload = job.payload as {
-      webhook_id: string;
-      status: string;
-      webhook_url: string;
-      to: string[];
-      failures: number;
-      failing_since: number | null;
-      last_error: string;
-    };
-    const since = payload.failing_since !== null ? new Date(payload.failing_since * 1000).toISOString() : 'unknown';
-    const text =
-      payload.status === 'failed'
-        ? `Your webhook ${payload.webhook_id} (${payload.webhook_url}) has failed every delivery since ${since} and is now "failed": no more notifications are sent to it.\n\n` +
-          `Last error: ${payload.last_error}\n\nFix the endpoint, then set the webhook's status to "active" (PUT /v3/webhooks/${payload.webhook_id} {"status":"active"}); it will be challenged again.\n`
-        : `Deliveries to your webhook ${payload.webhook_id} (${payload.webhook_url}) have failed ${payload.failures} times in a row since ${since}; it is now "failing".\n\n` +
-          `Last error: ${payload.last_error}\n\nNotifications are still retried. If it keeps failing for 72 hours after the first failure it becomes "failed" and delivery stops.\n`;
-    await notifier.send({ to: payload.to, subject: `Webhook ${payload.webhook_id} is ${payload.status}`, text });
-  };
+  const alert: JobHandler = (job: Job) => sendAlert(notifier, job);
 
   return {
     fanOut,

@@ -4,7 +4,8 @@
  */
 export { addressBytes, ALLOW_PRIVATE_HINT, isPublicAddress, nonPublicReason } from './address-policy.js';
 export { startDeliveryRunner, type DeliveryFunctions, type DeliveryRunner } from './delivery-runner.js';
-export { createWebhookDelivery, GIVE_UP_WINDOW_MS, WEBHOOK_DELIVERY_JOB } from './delivery.js';
+export { GIVE_UP_WINDOW_MS } from './delivery-attempt.js';
+export { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './delivery.js';
 export {
   nylasSignature,
   standardSignature,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { GIVE_UP_WINDOW_MS } from '../../../src/webhooks/delivery-attempt.js';
 import {
   buildNotificationBody,
-  GIVE_UP_WINDOW_MS,
   MAX_NOTIFICATION_BYTES,
   nextAttemptAt,
   notificationSource,
