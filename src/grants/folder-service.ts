@@ -11,8 +11,8 @@ import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../outbox/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
-import type { FolderService } from './contracts.js';
-import { folderAttributes, type GrantService } from './grant-service.js';
+import type { FolderService, GrantService } from './contracts.js';
+import { folderAttributes } from './grant-service.js';
 import { childCountsOf, lastSortOrderOf } from './folder-store.js';
 
 type FolderRow = typeof tables.folders.$inferSelect;

@@ -10,7 +10,8 @@ export {
   type FolderService,
 } from './folder-service.js';
 export { accountsOf, grantOf, toGrant } from './grant-mapper.js';
-export { createGrantService, type GrantService } from './grant-service.js';
+export type { GrantService } from './contracts.js';
+export { createGrantService } from './grant-service.js';
 export { chooseWorkspace } from './placement.js';
 export { additionalFolderNames, addMissingFolders } from './policy-folders.js';
 export { pauseSending, RESUME_HINT } from './sending-state.js';
