@@ -9,7 +9,6 @@
  * connecting and re-authenticating a connected account (./grant-connect.ts), updating and deleting
  * (./grant-writes.ts), its reads (./grant-reads.ts) and what they share (./grant-state.ts).
  */
-import { SYSTEM_FOLDERS } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -21,23 +20,6 @@ import { createHosted } from './grant-create.js';
 import { findGrant, listGrants } from './grant-reads.js';
 import { requireGrant, type GrantHooks, type GrantState } from './grant-state.js';
 import { destroyGrant, updateGrant } from './grant-writes.js';
-
-/** IMAP special-use attribute of each system folder (RFC 6154). */
-const FOLDER_ATTRIBUTES: Record<(typeof SYSTEM_FOLDERS)[number], string> = {
-  inbox: '\\Inbox',
-  sent: '\\Sent',
-  drafts: '\\Drafts',
-  trash: '\\Trash',
-  junk: '\\Junk',
-  archive: '\\Archive',
-};
-
-/** The special-use attributes of a folder row. */
-export function folderAttributes(systemRole: string | null): string[] {
-  return systemRole && systemRole in FOLDER_ATTRIBUTES
-    ? [FOLDER_ATTRIBUTES[systemRole as keyof typeof FOLDER_ATTRIBUTES]]
-    : [];
-}
 
 /** Creates the grant service. */
 export function createGrantService(
