@@ -7,6 +7,15 @@ import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } f
 import type { GrantRow } from '../../storage/index.js';
 import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
 
+/** Message counts of one folder. */
+export interface FolderCounts {
+  total: number;
+  unread: number;
+}
+
+/** Where folder message counts come from (the mail store); a grant with no mail has none. */
+export type FolderCounter = (grantId: string, folderIds: string[]) => Promise<Map<string, FolderCounts>>;
+
 /** What createFolderService() returns (src/grants/folder-service.ts). */
 export interface FolderService {
   /** A page of the grant's folders: system folders first, then the user's in creation order. */
