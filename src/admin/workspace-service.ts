@@ -25,13 +25,14 @@ import type {
   UpdateWorkspaceInput,
   Workspace,
 } from '../schemas/admin.js';
+import type { WorkspaceService } from './contracts.js';
 import { adminWriter, requireOwnedRow } from './ownership.js';
 import { autoGroup, manualAssign } from './workspace-grouping.js';
 import { toWorkspace, type WorkspaceState } from './workspace-state.js';
 import { createWorkspace, destroyWorkspace, updateWorkspace } from './workspace-writes.js';
 
 /** Creates the workspace service; `invalidate` runs after every write (enforcement caches). */
-export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
+export function createWorkspaceService({ db, clock, newId }: CoreDeps, invalidate: () => void): WorkspaceService {
   const state: WorkspaceState = {
     db,
     newId,
