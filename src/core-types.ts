@@ -5,13 +5,13 @@
  * by the interface its area's front door exports.
  */
 import type {
-  createEvaluationService,
-  createListService,
-  createPolicyService,
-  createRuleService,
-  createWorkspaceService,
   Enforcement,
+  EvaluationService,
+  ListService,
+  PolicyService,
   PolicyUpkeep,
+  RuleService,
+  WorkspaceService,
 } from './admin/index.js';
 import type { ApplicationDetailsService, ApplicationService } from './applications/index.js';
 import type { AvailabilityService, CalendarParser, CalendarService, EventService } from './calendar/index.js';
@@ -37,13 +37,6 @@ import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
 import type { Providers } from './providers/index.js';
 import type { SmartComposeService } from './smart-compose/index.js';
 import type { DeliveryFunctions, WebhookService } from './webhooks/index.js';
-
-// The administration services have no declared interface yet: typed by their factories until src/admin/ exports one.
-type WorkspaceService = ReturnType<typeof createWorkspaceService>;
-type PolicyService = ReturnType<typeof createPolicyService>;
-type RuleService = ReturnType<typeof createRuleService>;
-type ListService = ReturnType<typeof createListService>;
-type EvaluationService = ReturnType<typeof createEvaluationService>;
 
 /** Who uses the service and what they own (src/applications/, src/domains/, src/grants/, src/providers/, src/imap/). */
 export interface AccountsArea {

@@ -10,6 +10,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { ListRuleEvaluationsInput, RuleEvaluation } from '../schemas/admin.js';
+import type { EvaluationService } from './contracts.js';
 
 type EvaluationRow = typeof tables.ruleEvaluations.$inferSelect;
 
@@ -38,7 +39,7 @@ export function toRuleEvaluation(row: EvaluationRow): RuleEvaluation {
 }
 
 /** Creates the rule-evaluation listing. */
-export function createEvaluationService({ db }: CoreDeps) {
+export function createEvaluationService({ db }: CoreDeps): EvaluationService {
   return {
     /** A grant's evaluations, newest first, cursor-paginated. Another application's grant is a 404. */
     async list(

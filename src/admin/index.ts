@@ -8,13 +8,18 @@ export type {
   EffectivePolicy,
   EnforcedGrant,
   Enforcement,
+  EvaluationService,
   EvaluationInput,
   EvaluationRow,
   GrantEnforcement,
+  ListService,
   ListSet,
+  PolicyService,
   PolicyUpkeep,
   RuleOutcome,
+  RuleService,
   UpkeepResult,
+  WorkspaceService,
 } from './contracts.js';
 export { createEnforcement } from './enforcement.js';
 export { createEvaluationService } from './evaluation-service.js';

@@ -22,6 +22,7 @@ import {
   type PageInput,
   type UpdateListInput,
 } from '../schemas/admin.js';
+import type { ListService } from './contracts.js';
 import { adminWriter, requireOwnedRow } from './ownership.js';
 import { pageOfOwned, pageOfRows, pageQuery } from './paging.js';
 import { listIdsOf } from './rule-service.js';
@@ -87,7 +88,7 @@ function normalizeItems(type: ListType, items: readonly string[]): string[] {
 }
 
 /** Creates the list service; `invalidate` runs after every write (enforcement caches). */
-export function createListService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
+export function createListService({ db, clock, newId }: CoreDeps, invalidate: () => void): ListService {
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 

@@ -11,6 +11,7 @@ import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
 import type { CreatePolicyInput, PageInput, Policy, UpdatePolicyInput } from '../schemas/admin.js';
+import type { PolicyService } from './contracts.js';
 import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
 import { pageOfOwned } from './paging.js';
 
@@ -45,7 +46,7 @@ function checkLimits(limits: StoredPolicyLimits): void {
 }
 
 /** Creates the policy service; `invalidate` runs after every write (enforcement caches). */
-export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
+export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: () => void): PolicyService {
   const now = () => unixSeconds(clock.now());
 
   const write = adminWriter(db, invalidate);

@@ -15,6 +15,7 @@ import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
 import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
+import type { RuleService } from './contracts.js';
 import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';
 import { pageOfOwned } from './paging.js';
 
@@ -95,7 +96,7 @@ function normalizeRule(
 }
 
 /** Creates the rule service; `invalidate` runs after every write (enforcement caches). */
-export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: () => void) {
+export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: () => void): RuleService {
   const now = () => unixSeconds(clock.now());
   const write = adminWriter(db, invalidate);
 

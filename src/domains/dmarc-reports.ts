@@ -1,7 +1,7 @@
 /**
  * @module domains/dmarc-reports
  * DMARC aggregate reports mailed to a domain's `rua` address, `dmarc-reports@<domain>` (the record that domain info
- * suggests, src/domains/domain-service.ts).
+ * suggests, src/domains/domain-records.ts).
  *
  * - RCPT TO: the SMTP listener asks {@link DmarcReportIntake.checkAddress}; the address is accepted when its domain is
  *   a registered domain (any application's), and otherwise left to the mailbox check (which refuses relaying).
@@ -21,7 +21,7 @@ import { notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { DmarcReport } from '../schemas/domains.js';
 import { DmarcReportRejected, readAggregateReport, type AggregateReport } from './dmarc-report-parser.js';
-import { DMARC_RUA_LOCAL_PART } from './domain-service.js';
+import { DMARC_RUA_LOCAL_PART } from './domain-records.js';
 import type { DmarcReceiveOutcome, DmarcReportIntake, RuaCheck } from './contracts.js';
 
 type ReportRow = typeof tables.dmarcReports.$inferSelect;

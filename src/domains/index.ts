@@ -15,7 +15,7 @@ export {
   reportXml,
   type AggregateReport,
 } from './dmarc-report-parser.js';
-export type { DmarcReceiveOutcome, DmarcReportIntake, RuaCheck } from './contracts.js';
+export type { DmarcReceiveOutcome, DmarcReportIntake, DomainService, RuaCheck } from './contracts.js';
 export { createDmarcReportIntake, ruaDomain } from './dmarc-reports.js';
 export {
   domainOfAddress,
@@ -26,10 +26,6 @@ export {
   reputationOf,
   sendingDomainOf,
 } from './domain-reputation.js';
-export {
-  createDomainService,
-  DMARC_RUA_LOCAL_PART,
-  isDomainUsable,
-  toDomain,
-  type DomainService,
-} from './domain-service.js';
+export { isDomainUsable, toDomain } from './domain-mapper.js';
+export { DMARC_RUA_LOCAL_PART } from './domain-records.js';
+export { createDomainService } from './domain-service.js';
