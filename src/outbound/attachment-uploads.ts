@@ -21,6 +21,7 @@ import {
   type CompleteAttachmentUploadInput,
   type CreateAttachmentUploadInput,
 } from '../schemas/attachment-uploads.js';
+import type { AttachmentUploads, StagedFile } from './contracts.js';
 
 type UploadRow = typeof tables.attachmentUploads.$inferSelect;
 
@@ -30,13 +31,6 @@ export const UPLOAD_SESSION_SECONDS = 60 * 60;
 /** Path of the pre-signed upload URL under the service's public URL. */
 export const UPLOAD_PATH = '/uploads';
 
-/** A staged file, for a send or a draft. */
-export interface StagedFile {
-  filename: string;
-  contentType: string;
-  content: Buffer;
-}
-
 function sha256(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
@@ -45,7 +39,7 @@ function sha256(value: string): string {
 export function createAttachmentUploads(
   { db, clock, newId, randomBytes, config }: CoreDeps,
   { grants }: { grants: Pick<GrantService, 'require'> },
-) {
+): AttachmentUploads {
   const now = () => unixSeconds(clock.now());
 
   async function requireSession(grant: GrantRow, id: string): Promise<UploadRow> {
@@ -211,5 +205,3 @@ export function createAttachmentUploads(
     },
   };
 }
-
-export type AttachmentUploads = ReturnType<typeof createAttachmentUploads>;

@@ -11,14 +11,11 @@ import { type CoreDeps, SmtpSendError, type SmtpClient, type SmtpTarget } from '
 import { AppError } from '../errors.js';
 import type { InboundService } from '../mail/index.js';
 import type { JobContext } from '../jobs/index.js';
-import type { AttemptResult, OutboundRow } from './contracts.js';
-import { RouteError, type Router } from './routing.js';
+import type { AttemptResult, DeliveryAttempts, OutboundRow, RecipientRow, Router } from './contracts.js';
+import { RouteError } from './routing.js';
 
 /** How often a long SMTP transaction pushes its job lease forward. */
 const LEASE_KEEPALIVE_MS = 20_000;
-
-/** One recipient of a message in the queue. */
-type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
 
 /** Parts a delivery attempt uses. */
 export interface DeliveryAttemptParts {
@@ -28,7 +25,10 @@ export interface DeliveryAttemptParts {
 }
 
 /** Creates the two kinds of attempt: local and remote. */
-export function createDeliveryAttempts(deps: Pick<CoreDeps, 'db'>, { inbound, smtp, router }: DeliveryAttemptParts) {
+export function createDeliveryAttempts(
+  deps: Pick<CoreDeps, 'db'>,
+  { inbound, smtp, router }: DeliveryAttemptParts,
+): DeliveryAttempts {
   const { db } = deps;
 
   /** Whether the mailbox already holds a copy received with this Message-ID (a repeated run must not store it twice). */

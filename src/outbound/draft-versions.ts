@@ -11,17 +11,12 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
-import { loadAttachments, loadBody, type MailStore, type MessageRow } from '../messages/index.js';
+import { loadAttachments, loadBody, type MailStore } from '../messages/index.js';
 import { createProviders, type Providers } from '../providers/index.js';
-import { ownCopy, type Built, type Composer, type ComposeRequest, type Composition } from './composition.js';
+import { ownCopy } from './composition.js';
+import type { Built, Composer, ComposeRequest, Composition, DraftRecord, DraftVersions } from './contracts.js';
 
 type DetailsRow = typeof tables.draftDetails.$inferSelect;
-
-/** A draft: its details and the message row of its current version. */
-export interface DraftRecord {
-  details: DetailsRow;
-  row: MessageRow;
-}
 
 /** Thrown inside a sending transaction when the draft or schedule changed meanwhile: nothing is written. */
 export class StaleError extends AppError {
@@ -47,7 +42,7 @@ export interface DraftVersionParts {
 export function createDraftVersions(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>,
   { store, prepare, providers = createProviders() }: DraftVersionParts,
-) {
+): DraftVersions {
   const { db, clock, newId } = deps;
   const now = () => unixSeconds(clock.now());
 
@@ -184,6 +179,3 @@ export function createDraftVersions(
 
   return { findDraft, requireDraft, assertCurrent, compositionOf, writeVersion };
 }
-
-/** The draft versions shared by drafts and scheduled sends. */
-export type DraftVersions = ReturnType<typeof createDraftVersions>;

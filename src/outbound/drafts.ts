@@ -15,15 +15,19 @@ import { presentMessages, type MailStore, messageConditions, selectFields } from
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import type { CreateDraftInput, Draft, DraftRefInput, ListDraftsInput, UpdateDraftInput } from '../schemas/drafts.js';
 import type { SendResult } from '../schemas/send.js';
-import type { Composer, Composition } from './composition.js';
-import { createDraftVersions, type DraftRecord } from './draft-versions.js';
-import type { IdempotencyStore } from './idempotency.js';
+import type {
+  AcceptOptions,
+  Composer,
+  Composition,
+  DraftRecord,
+  DraftService,
+  IdempotencyStore,
+  OutboundStage,
+} from './contracts.js';
+import { createDraftVersions } from './draft-versions.js';
 import { createScheduledSends } from './scheduled-sends.js';
-import type { OutboundStage } from './outbound-stage.js';
-import type { AcceptOptions } from './submission.js';
 import type { Providers } from '../providers/index.js';
 
-export type { DraftRecord } from './draft-versions.js';
 export { SCHEDULED_SEND_JOB } from './scheduled-sends.js';
 
 /** What the draft service borrows from the send flow. */
@@ -41,7 +45,7 @@ export interface DraftParts {
 }
 
 /** Creates the draft service (with the scheduled sends, which hold their message as a draft). */
-export function createDraftService(deps: CoreDeps, parts: DraftParts) {
+export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftService {
   const { db, clock, newId } = deps;
   const { grants, store, jobs, idempotency, prepare, build, accept, stage, providers } = parts;
   const now = () => unixSeconds(clock.now());
@@ -236,5 +240,3 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts) {
     handlers: scheduled.handlers,
   };
 }
-
-export type DraftService = ReturnType<typeof createDraftService>;

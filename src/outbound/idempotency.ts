@@ -12,27 +12,15 @@ import { canonicalJson } from '../applications/index.js';
 import type { Clock } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
+import type { IdempotencyClaim, IdempotencyStore, StoredAnswer } from './contracts.js';
 
 /** Longest key accepted, as in Nylas v3. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 256;
 /** How long a key is remembered. */
 const KEY_TTL_SECONDS = 24 * 3600;
 
-/** A stored answer. */
-export interface StoredAnswer {
-  status: number;
-  response: Record<string, unknown>;
-}
-
-/** A key in use: the application, the key and the fingerprint of the request it came with. */
-export interface IdempotencyClaim {
-  applicationId: string;
-  key: string;
-  fingerprint: string;
-}
-
 /** Creates the store. */
-export function createIdempotencyStore({ clock }: { clock: Clock }) {
+export function createIdempotencyStore({ clock }: { clock: Clock }): IdempotencyStore {
   return {
     /** The claim of a request, or undefined without a key. A key over 256 characters is a 400. */
     claim(
@@ -103,5 +91,3 @@ export function createIdempotencyStore({ clock }: { clock: Clock }) {
     },
   };
 }
-
-export type IdempotencyStore = ReturnType<typeof createIdempotencyStore>;

@@ -3,5 +3,18 @@
  * The front door of src/outbound/: what other areas, the operations and the faces use of it.
  */
 export { UPLOAD_PATH } from './attachment-uploads.js';
-export { createOutboundService, type OutboundService } from './outbound-service.js';
-export type { DraftService } from './drafts.js';
+export { createOutboundService } from './outbound-service.js';
+export type {
+  AttachmentUploads,
+  Composer,
+  DeliveryAttempts,
+  DraftService,
+  DraftVersions,
+  IdempotencyStore,
+  OutboundQueue,
+  OutboundService,
+  OutboundStage,
+  Router,
+  ScheduledSends,
+  Submission,
+} from './contracts.js';

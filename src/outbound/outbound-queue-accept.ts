@@ -6,8 +6,8 @@
 import { eq } from 'drizzle-orm';
 import { putBlobs, releaseBlobs, tables, type Tx } from '../../storage/index.js';
 import type { Job } from '../jobs/index.js';
-import type { RoutedRecipient } from './routing.js';
-import { DELIVER_JOB, emit, INLINE_LEASE_MS, type OutboundSpec, type QueueState } from './outbound-queue-state.js';
+import type { OutboundSpec, RoutedRecipient } from './contracts.js';
+import { DELIVER_JOB, emit, INLINE_LEASE_MS, type QueueState } from './outbound-queue-state.js';
 
 /**
  * Queues a composed message inside the caller's transaction: the ledger rows, one job for the local recipients

@@ -8,42 +8,14 @@ import { releaseBlobs, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { eventRecorder } from '../outbox/index.js';
 import type { JobQueue } from '../jobs/index.js';
-import type { DeliveryStatus } from '../schemas/messages.js';
-import type { StoredTrackingOptions } from '../../storage/schema/outbound.js';
 import type { ReportIntake } from '../deliverability/index.js';
 import type { Providers } from '../providers/index.js';
-import type { OutboundRow } from './contracts.js';
-import type { createDeliveryAttempts } from './delivery-attempts.js';
+import type { DeliveryAttempts, OutboundRow, RecipientRow } from './contracts.js';
 
 /** The job kind of a delivery attempt. */
 export const DELIVER_JOB = 'mail.deliver';
 /** Lease of a first attempt run by the request that accepted the message (the worker takes over after it). */
 export const INLINE_LEASE_MS = 60_000;
-
-/** One recipient of a message in the queue. */
-export type RecipientRow = typeof tables.outboundRecipients.$inferSelect;
-
-/** A message to queue. */
-export interface OutboundSpec {
-  applicationId: string | null;
-  grantId: string | null;
-  /** The sender's copy in `messages`, when one was stored. */
-  messageId: string | null;
-  kind: 'message' | 'invitation' | 'system' | 'transactional';
-  /** Without angle brackets. */
-  headerMessageId: string;
-  subject: string;
-  envelopeFrom: string;
-  raw: Buffer;
-  rawHash: string;
-  trackingOptions?: StoredTrackingOptions | undefined;
-}
-
-/** What the queue knows of a sent message: each recipient's delivery state and the tracking options. */
-export interface SentState {
-  deliveryStatus: DeliveryStatus[];
-  trackingOptions: StoredTrackingOptions | undefined;
-}
 
 /** What the functions of the queue share, made once by `createOutboundQueue`. */
 export interface QueueState {
@@ -58,8 +30,8 @@ export interface QueueState {
   providers: Providers | undefined;
   recordOutboxEvent: ReturnType<typeof eventRecorder>;
   nowMs: () => number;
-  deliverLocal: ReturnType<typeof createDeliveryAttempts>['deliverLocal'];
-  deliverRemote: ReturnType<typeof createDeliveryAttempts>['deliverRemote'];
+  deliverLocal: DeliveryAttempts['deliverLocal'];
+  deliverRemote: DeliveryAttempts['deliverRemote'];
 }
 
 export function eventObject(

@@ -4,7 +4,8 @@
  * bounce and complaint, and the tracking options.
  */
 import { reportsOf, sentStateOf } from './outbound-store.js';
-import type { QueueState, SentState } from './outbound-queue-state.js';
+import type { SentState } from './contracts.js';
+import type { QueueState } from './outbound-queue-state.js';
 
 /** Delivery state of each recipient, and the tracking options, of the given sender's copies, by message id. */
 export async function statusOf(queueState: QueueState, messageIds: string[]): Promise<Map<string, SentState>> {

@@ -32,11 +32,12 @@ import type { ProviderGrant, Providers } from '../providers/index.js';
 import { createDeliveryAttempts } from './delivery-attempts.js';
 import { queue } from './outbound-queue-accept.js';
 import { deliver, runInline } from './outbound-queue-deliver.js';
-import { DELIVER_JOB, type OutboundSpec, type QueueState } from './outbound-queue-state.js';
+import type { OutboundQueue, OutboundSpec, RoutedRecipient } from './contracts.js';
+import { DELIVER_JOB, type QueueState } from './outbound-queue-state.js';
 import { statusOf } from './outbound-queue-status.js';
-import { createRouter, domainOf, type RoutedRecipient } from './routing.js';
+import { createRouter, domainOf } from './routing.js';
 
-export { DELIVER_JOB, type OutboundSpec, type SentState } from './outbound-queue-state.js';
+export { DELIVER_JOB } from './outbound-queue-state.js';
 
 /** Parts the queue uses. */
 export interface OutboundQueueParts {
@@ -50,7 +51,10 @@ export interface OutboundQueueParts {
 }
 
 /** Creates the queue: routing, acceptance inside a transaction, the delivery handler and the inline first attempt. */
-export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, reports, providers }: OutboundQueueParts) {
+export function createOutboundQueue(
+  deps: CoreDeps,
+  { inbound, jobs, smtp, reports, providers }: OutboundQueueParts,
+): OutboundQueue {
   const { db, clock, newId, logger, config } = deps;
   const recordOutboxEvent = eventRecorder({ newId, clock });
   const nowMs = () => clock.now().getTime();
@@ -95,5 +99,3 @@ export function createOutboundQueue(deps: CoreDeps, { inbound, jobs, smtp, repor
     handlers,
   };
 }
-
-export type OutboundQueue = ReturnType<typeof createOutboundQueue>;

@@ -18,7 +18,8 @@ import type { MailStore } from '../messages/index.js';
 import type { SendMessageInput, SendMessageResult, SendResult } from '../schemas/send.js';
 import { createAttachmentUploads } from './attachment-uploads.js';
 import { createComposer } from './composition.js';
-import { createDraftService, type DraftRecord } from './drafts.js';
+import type { OutboundService } from './contracts.js';
+import { createDraftService } from './drafts.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
 import { createOutboundStage } from './outbound-stage.js';
@@ -53,7 +54,7 @@ export interface OutboundParts {
 }
 
 /** Creates the outbound service. */
-export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
+export function createOutboundService(deps: CoreDeps, parts: OutboundParts): OutboundService {
   const { db, clock, config, logger, newId } = deps;
   const { grants, store, jobs, contacts } = parts;
   const providers = parts.providers ?? createProviders();
@@ -146,6 +147,3 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts) {
     close: () => smtp.close(),
   };
 }
-
-export type OutboundService = ReturnType<typeof createOutboundService>;
-export type { DraftRecord };

@@ -32,17 +32,17 @@ import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import type { RateLimitDetails } from '../access.js';
 import type { SendDryRun } from '../schemas/send.js';
+import type {
+  Admitted,
+  OutboundCheck,
+  OutboundStage,
+  SendCandidate,
+  SendDecision,
+  SendPolicy,
+  SendRefusal,
+} from './contracts.js';
 import { countGrantSend } from './outbound-store.js';
-import {
-  decideSend,
-  nextUtcMidnight,
-  refusedRecipients,
-  utcDayOf,
-  type SendCandidate,
-  type SendDecision,
-  type SendPolicy,
-  type SendRefusal,
-} from './send-policy.js';
+import { decideSend, nextUtcMidnight, refusedRecipients, utcDayOf } from './send-policy.js';
 
 /** The error codes of the stage's refusals. */
 type RefusalCode = 'forbidden' | 'rate_limited' | 'payload_too_large';
@@ -59,27 +59,11 @@ export class RefusedSend extends AppError {
   }
 }
 
-/** What applies to one send, loaded by {@link OutboundStage.prepare}. */
-export interface OutboundCheck {
-  grant: GrantRow;
-  policy: SendPolicy;
-  /** A policy applies (sends are counted). */
-  counted: boolean;
-  candidate: SendCandidate;
-}
-
-/** A send the stage let through, to record once its sent copy exists. */
-export interface Admitted {
-  check: OutboundCheck;
-  decision: SendDecision;
-  phase: 'send' | 'schedule';
-}
-
 /** Creates the outbound stage. */
 export function createOutboundStage(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'>,
   parts: { enforcement: Pick<Enforcement, 'forGrant'> },
-) {
+): OutboundStage {
   const { db, clock, newId, logger } = deps;
   const { enforcement } = parts;
 
@@ -271,4 +255,3 @@ export function createOutboundStage(
 }
 
 /** The outbound stage's type. */
-export type OutboundStage = ReturnType<typeof createOutboundStage>;

@@ -12,20 +12,11 @@ import type { InboundService } from '../mail/index.js';
 import { isIP } from 'node:net';
 import { relayTarget } from '../system/smtp-client.js';
 import { ALLOW_PRIVATE_HINT, nonPublicReason } from '../webhooks/index.js';
+import type { RoutedRecipient, Router } from './contracts.js';
 
 /** MX hosts tried per attempt, and addresses per host. */
 const MAX_MX_HOSTS = 5;
 const MAX_ADDRESSES_PER_HOST = 2;
-
-/** A recipient after routing: where it goes, or why it failed at once. */
-export interface RoutedRecipient {
-  email: string;
-  domain: string;
-  /** `submission`: through the sending account's own SMTP server (a connected account, src/providers). */
-  route: 'local' | 'remote' | 'submission';
-  /** Set when the recipient cannot be delivered at all (an unknown mailbox on a domain of ours). */
-  failed?: { code: number; response: string } | undefined;
-}
 
 /** A route that cannot be used now (`permanent`: never). */
 export class RouteError extends Error {
@@ -54,7 +45,7 @@ function dnsCode(error: unknown): string {
 export function createRouter(
   deps: Pick<CoreDeps, 'config' | 'dns' | 'logger'>,
   inbound: Pick<InboundService, 'checkRecipient'>,
-) {
+): Router {
   const { config, dns, logger } = deps;
 
   /** Routes recipients (lower-cased, once each): a mailbox here is local, an unknown one on our domains fails at once. */
@@ -188,6 +179,3 @@ export function createRouter(
 
   return { route, targetsFor };
 }
-
-/** The router of the outbound queue. */
-export type Router = ReturnType<typeof createRouter>;

@@ -15,14 +15,8 @@
  * Agentpost mailbox under the policy removes from mail it receives (the inbound stage), not a rule for mail out.
  */
 import type { StoredPolicyLimits } from '../../storage/index.js';
-import {
-  evaluateRules,
-  evaluationInputOf,
-  type CompiledRule,
-  type EvaluationInput,
-  type ListSet,
-  type RuleOutcome,
-} from '../admin/index.js';
+import { evaluateRules, evaluationInputOf } from '../admin/index.js';
+import type { OutgoingFile, SendCandidate, SendDecision, SendPolicy, SendRefusal, SendVerdicts } from './contracts.js';
 
 /** Milliseconds in a UTC day. */
 const DAY_MS = 86_400_000;
@@ -40,64 +34,6 @@ export function nextUtcMidnight(date: Date): Date {
 /** A limit as it applies: absent, non-numeric or negative (-1) is none. */
 export function limitOf(value: number | undefined): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
-}
-
-/** What the outbound stage looks at: the grant's rules, lists and limits. */
-export interface SendPolicy {
-  rules: readonly CompiledRule[];
-  lists: ReadonlyMap<string, ListSet>;
-  limits: StoredPolicyLimits | undefined;
-}
-
-/** An attachment of a message to send, as the verdicts describe it. */
-export interface OutgoingFile {
-  filename: string;
-  contentType: string;
-  size: number;
-}
-
-/** A message about to be sent. */
-export interface SendCandidate {
-  /** The sending grant's address. */
-  from: string;
-  /** To, cc and bcc. */
-  recipients: readonly string[];
-  /** True when it answers a message (reply_to_message_id, or an In-Reply-To header). */
-  reply: boolean;
-  /** Bytes of the composed (signed) MIME. */
-  sizeBytes: number;
-  attachments: readonly OutgoingFile[];
-}
-
-/** The policy verdicts of a send, in wire form (the `verdicts` of its rule evaluation, and the dry run's answer). */
-export interface SendVerdicts {
-  size: { bytes: number; limit: number | null; ok: boolean };
-  attachments: {
-    count: number;
-    total_bytes: number;
-    count_limit: number | null;
-    size_limit: number | null;
-    allowed_types: string[] | null;
-    /** Files outside the attachment limits (reported; a send is not refused for them). */
-    outside_limits: { filename: string; reason: string }[];
-  };
-  /** `sent_today` before this send; `left_today`: sends still allowed today, this one included (null: no quota). */
-  quota: { sent_today: number; limit: number | null; left_today: number | null; ok: boolean };
-}
-
-/** Why a send is refused. */
-export type SendRefusal =
-  | { kind: 'rule'; ruleId: string }
-  | { kind: 'quota'; sentToday: number; limit: number }
-  | { kind: 'size'; bytes: number; limit: number };
-
-/** The stage's decision. */
-export interface SendDecision {
-  input: EvaluationInput;
-  outcome: RuleOutcome;
-  verdicts: SendVerdicts;
-  /** The first refusal, in the module's order; absent when the send may go. */
-  refusal: SendRefusal | undefined;
 }
 
 /** Whether a content type is among the allowed ones (`image/*` allows every image; parameters are ignored). */

@@ -14,14 +14,13 @@ import { isDomainUsable } from '../domains/index.js';
 import { AppError, invalid, notFound } from '../errors.js';
 import { MAX_RECIPIENTS, type TransactionalSendInput, type TransactionalSendResult } from '../schemas/send.js';
 import type { ComposeInput } from './compose.js';
-import type { Composer } from './composition.js';
-import type { createSubmission } from './submission.js';
+import type { Composer, Submission } from './contracts.js';
 import { domainOf } from './routing.js';
 
 /** Parts a transactional send uses. */
 export interface TransactionalSendParts {
   composer: Pick<Composer, 'resolveAttachments'>;
-  submission: Pick<ReturnType<typeof createSubmission>, 'sendDetached'>;
+  submission: Pick<Submission, 'sendDetached'>;
 }
 
 /** Creates the transactional sender. */

@@ -4,14 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileRules, type RuleDefinition } from '../../../src/admin/rule-engine.js';
-import {
-  decideSend,
-  nextUtcMidnight,
-  refusedRecipients,
-  utcDayOf,
-  type SendCandidate,
-  type SendPolicy,
-} from '../../../src/outbound/send-policy.js';
+import type { SendCandidate, SendPolicy } from '../../../src/outbound/contracts.js';
+import { decideSend, nextUtcMidnight, refusedRecipients, utcDayOf } from '../../../src/outbound/send-policy.js';
 
 const rule = (id: string, conditions: RuleDefinition['conditions'], priority = 10): RuleDefinition => ({
   id,

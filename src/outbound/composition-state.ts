@@ -1,0 +1,14 @@
+/**
+ * @module outbound/composition-state
+ * What the parts of the composer (./composition.ts) share: the state `createComposer` makes.
+ */
+import type { CoreDeps } from '../ports/index.js';
+import type { AttachmentUploads } from './contracts.js';
+
+/** What the functions of the composer share, made once by `createComposer`. */
+export interface ComposerState {
+  deps: Pick<CoreDeps, 'db' | 'secrets'>;
+  db: CoreDeps['db'];
+  /** Completed large-attachment upload sessions a request may take by id; undefined: none. */
+  uploads: Pick<AttachmentUploads, 'staged'> | undefined;
+}
