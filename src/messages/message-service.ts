@@ -25,9 +25,9 @@ import type {
 } from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';
 import { cleanConversation } from './clean-conversation.js';
-import type { DestroyForGood, MessageService, SentStateLookup } from './contracts.js';
+import type { DestroyForGood, MailStore, MessageService, SentStateLookup } from './contracts.js';
 import { createMessageJsonCache } from './message-json-cache.js';
-import { presentMessages, type MailStore } from './mail-store.js';
+import { presentMessages } from './mail-store.js';
 import {
   firstPage,
   firstPageKeys,

@@ -19,8 +19,8 @@ import type {
   Thread,
   UpdateThreadInput,
 } from '../schemas/threads.js';
-import type { ThreadService } from './contracts.js';
-import { presentMessages, type MailStore } from './mail-store.js';
+import type { MailStore, ThreadService } from './contracts.js';
+import { presentMessages } from './mail-store.js';
 import {
   messageConditions,
   notDraft,
