@@ -19,7 +19,7 @@ import type {
   Thread,
   UpdateThreadInput,
 } from '../schemas/threads.js';
-import type { MailStore, ThreadService } from './contracts.js';
+import type { MailStore, MessageService, ThreadService } from './contracts.js';
 import { presentMessages } from './mail-store.js';
 import {
   messageConditions,
@@ -29,7 +29,7 @@ import {
   type MessageFilterInput,
 } from './message-query-store.js';
 import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
-import { checkFolders, TRASH_FOLDER, type MessageService } from './message-service.js';
+import { checkFolders, TRASH_FOLDER } from './message-writes.js';
 import { createProviders, type Providers } from '../providers/index.js';
 
 /** Filters a thread answers from its own columns; the rest look at its messages. */
@@ -226,5 +226,3 @@ export function createThreadService(
     },
   };
 }
-
-export type { ThreadService } from './contracts.js';
