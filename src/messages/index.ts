@@ -12,10 +12,12 @@ export type {
   NewMessage,
   SentStateLookup,
   StoredMessage,
+  ThreadService,
 } from './contracts.js';
 export { asDelivery, writeItemOf } from './mail-rows.js';
 export { createFolderCounter, createMailStore, loadAttachments, loadBody, presentMessages } from './mail-store.js';
 export { messageConditions, notDraft } from './message-query-store.js';
 export { selectFields, type MessageRow } from './message-mapper.js';
-export { createMessageDestroyer, createMessageService, loadRaw } from './message-service.js';
-export { createThreadService, type ThreadService } from './thread-service.js';
+export { createMessageDestroyer, createMessageService } from './message-service.js';
+export { loadRaw } from './message-reads.js';
+export { createThreadService } from './thread-service.js';

@@ -19,8 +19,8 @@ import type {
   Thread,
   UpdateThreadInput,
 } from '../schemas/threads.js';
-import type { ThreadService } from './contracts.js';
-import { presentMessages, type MailStore } from './mail-store.js';
+import type { MailStore, MessageService, ThreadService } from './contracts.js';
+import { presentMessages } from './mail-store.js';
 import {
   messageConditions,
   notDraft,
@@ -29,7 +29,7 @@ import {
   type MessageFilterInput,
 } from './message-query-store.js';
 import { selectFields, toThread, type ThreadRow } from './message-mapper.js';
-import { checkFolders, TRASH_FOLDER, type MessageService } from './message-service.js';
+import { checkFolders, TRASH_FOLDER } from './message-writes.js';
 import { createProviders, type Providers } from '../providers/index.js';
 
 /** Filters a thread answers from its own columns; the rest look at its messages. */
@@ -226,5 +226,3 @@ export function createThreadService(
     },
   };
 }
-
-export type { ThreadService } from './contracts.js';

@@ -15,7 +15,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import type { MailPrepare, MailWriteItem } from './mail-writer.js';
 
 /**
- * A raw message as the main thread sends it (`Entry` of kind raw in mail-writer.ts, with its id), or a group of them
+ * A raw message as the main thread sends it (`Entry` of kind raw in mail-writer-state.ts, with its id), or a group of them
  * (kind raws), whose messages are answered with the group's id and their index (`sub`).
  */
 type RawEntry = { id: number; durable?: false } & (

@@ -49,11 +49,11 @@ interface WriterData {
     TableInfo
   >;
 }
-/** One entry of a batch as the thread receives it (`Entry` in mail-writer.ts), with its id (and index in its group, `sub`). */
+/** One entry of a batch as the thread receives it (`Entry` in mail-writer-state.ts), with its id (and index in its group, `sub`). */
 type Entry = { id: number; sub?: number; durable?: false } & (
   { kind: 'item'; item: MailWriteItem; summary?: unknown } | { kind: 'raw'; raw: Uint8Array; meta: unknown }
 );
-/** What the thread answers for one entry (`EntryResult` in mail-writer.ts). */
+/** What the thread answers for one entry (`EntryResult` in mail-writer-state.ts). */
 type EntryResult =
   { ok: true; stored: MailWriteResult[]; summary?: unknown } | { ok: false; declined?: true; error?: string };
 type ThreadRow = typeof threads.$inferSelect;

@@ -6,7 +6,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables, type StoredMessageVerdict } from '../../storage/index.js';
 import { createMimeParser } from '../../src/mime/parse-inbound.js';
-import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
+import { createMailStore, type NewMessage } from '../../src/messages/index.js';
 import { MessageSchema } from '../../src/schemas/messages.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';
 import { request } from '../helpers/http.js';

@@ -18,7 +18,7 @@ import {
 } from '../../storage/index.js';
 import { INGEST_PREPARE_MODULE } from '../../src/mail/inbound.js';
 import { createMimeParser } from '../../src/mime/parse-inbound.js';
-import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
+import { createMailStore, type NewMessage } from '../../src/messages/index.js';
 import { asDelivery } from '../../src/messages/mail-rows.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';
 import { tempDir } from '../helpers/service.js';

@@ -14,9 +14,8 @@ import { createDb, migrate, tables, type Database } from '../../storage/index.js
 import { PAGE_BYTES } from '../../storage/db.js';
 import { ensureMailSearchIndex } from '../../storage/mail-search.js';
 import { createMimeParser } from '../../src/mime/parse-inbound.js';
-import { createMailStore, type NewMessage } from '../../src/messages/mail-store.js';
+import { createMailStore, loadRaw, type NewMessage } from '../../src/messages/index.js';
 import { asDelivery } from '../../src/messages/mail-rows.js';
-import { loadRaw } from '../../src/messages/message-service.js';
 import { fixedClock, sequentialIds } from '../helpers/clock.js';
 import { tempDir } from '../helpers/service.js';
 
