@@ -10,7 +10,7 @@ import type { CoreDeps } from '../ports/index.js';
 import type { eventRecorder } from '../outbox/index.js';
 import type { PollingLoop } from '../jobs/index.js';
 import type { Connector, ImapSession } from './connection.js';
-import type { createFetchThreads } from './fetch-thread.js';
+import type { FetchThreads } from './fetch-thread.js';
 import type { ImapSync } from './sync.js';
 
 /** How often the runner looks for accounts that are due. */
@@ -65,7 +65,7 @@ export interface RunnerState {
   renewedAt: number;
   fetchThreadLimit: number;
   /** The fetch threads of this runner's initial syncs, kept while it runs (their code stays compiled). */
-  fetchThreads: ReturnType<typeof createFetchThreads>;
+  fetchThreads: FetchThreads;
 }
 
 /** An account no other runner holds: unheld, held by this one, or its lease run out. */
