@@ -90,10 +90,21 @@ module.exports = {
     {
       name: 'areas-only-through-front-doors',
       comment:
-        'An area (a folder of src other than schemas, operations, ports and system) is used from outside only through its index.ts or contracts.ts; inside, its modules use each other freely.',
+        "An area (a folder of src other than schemas, operations, ports and system) is used from outside only through its index.ts or contracts.ts (or, from a worker thread's module, its lean for-workers.ts); inside, its modules use each other freely.",
       severity: 'error',
       from: { path: '^(src/([^/]+)/|src/[^/]+\\.ts$|tools/|server/)', pathNot: '^src/(schemas|ports)/' },
-      to: { path: '^src/[^/]+/', pathNot: ['^src/$2/', `^src/${NOT_AREAS}/`, '^src/[^/]+/(index|contracts)\\.ts$'] },
+      to: {
+        path: '^src/[^/]+/',
+        pathNot: ['^src/$2/', `^src/${NOT_AREAS}/`, '^src/[^/]+/(index|contracts|for-workers)\\.ts$'],
+      },
+    },
+    {
+      name: 'worker-doors-stay-lean',
+      comment:
+        "An area's for-workers.ts is what a worker thread loads at start: it never re-exports through an index.ts (which loads the area's services).",
+      severity: 'error',
+      from: { path: '^src/[^/]+/for-workers\\.ts$' },
+      to: { path: '^src/[^/]+/index\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'ical-js-only-in-ical-modules',

@@ -111,6 +111,9 @@ describe('layering', () => {
       'src/mail/through-front-door.ts':
         "import { grants } from '../grants/index.js';\nimport type { Grant } from '../grants/contracts.js';\nexport const y: Grant = { id: String(grants) };\n",
       'server/uses-area.ts': "import { zones } from '../src/calendar/zones.js';\nexport const x = zones;\n",
+      // A worker thread's door (for-workers.ts) may be used from outside; it must not load the area through index.ts.
+      'src/grants/for-workers.ts': "export { grants } from './index.js';\n",
+      'src/mail/thread-entry.ts': "import { grants } from '../grants/for-workers.js';\nexport const x = grants;\n",
       // Raw SQL: in a store module it is fine; beside rules, imported or written as a fragment, it is not.
       'src/grants/grant-store.ts': "import { sql } from 'drizzle-orm';\nexport const count = sql`count(*)`;\n",
       'src/grants/uses-sql.ts': "import { eq, sql } from 'drizzle-orm';\nexport const x = [eq, sql];\n",
@@ -145,6 +148,7 @@ describe('layering', () => {
           'src-imports-no-transport: src/uses-mcp.ts → node_modules/…',
           'storage-imports-no-layer-above: storage/db.ts → src/core.ts',
           'tools-import-no-server: tools/tools.ts → server/app.ts',
+          'worker-doors-stay-lean: src/grants/for-workers.ts → src/grants/index.ts',
         ].sort(),
       );
     }, 120_000);

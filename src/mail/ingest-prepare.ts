@@ -8,8 +8,8 @@
  * The writer thread loads it by URL (INGEST_PREPARE_MODULE in ./inbound.ts, found by storage/engine/worker-module.ts).
  */
 import type { DailyUsageIncrement, MailWriteItem } from '../../storage/index.js';
-import { asDelivery, writeItemOf, type NewMessage } from '../messages/index.js';
-import { normalize, sha256, parseSimpleMessage } from '../mime/index.js';
+import { asDelivery, writeItemOf, type NewMessage } from '../messages/for-workers.js';
+import { normalize, sha256, parseSimpleMessage } from '../mime/for-workers.js';
 
 /** What the inbound path sends with the bytes (`storeRaw` in ./inbound-write.ts). */
 interface RawDeliveryMeta {

@@ -6,7 +6,8 @@
  * loads). Imports only node built-ins and modules without side effects; no side effects on import.
  */
 import type { BlobInput, MailWriteCopy, MailWriteItem, SearchDocument } from '../../storage/index.js';
-import { sha256, type ParsedMessage } from '../mime/index.js';
+import type { ParsedMessage } from '../mime/index.js';
+import { sha256 } from '../mime/for-workers.js';
 import type { NewMessage } from './contracts.js';
 import { toMessage, type AttachmentRow, type Message, type MessageRow } from './message-wire.js';
 
