@@ -3,12 +3,13 @@
  * `createAgentpostTools(...)`: the registry's agent tools as Vercel AI SDK (`ai` v6) tools, in-process (a core
  * and a principal) or remote (a service URL and API key). Same names and schemas as the MCP tools.
  */
-import { tool, type Tool } from 'ai';
+import { jsonSchema, tool, type JSONSchema7, type Tool } from 'ai';
 import { ZodError } from 'zod';
 import { AppError, describeZodError, type Core, type Principal } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
 import { readForAgent } from './compact.js';
+import { inputJsonSchema } from './manifest.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -41,7 +42,14 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
   for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
     tools[agentTool.operation.name] = tool({
       description: agentTool.operation.description,
-      inputSchema: agentTool.inputSchema,
+      // The model reads the same compact JSON Schema as tools/list (tools/manifest.ts), no larger; calls are still
+      // checked with the full zod schema.
+      inputSchema: jsonSchema(inputJsonSchema(agentTool.inputSchema) as JSONSchema7, {
+        validate: (value) => {
+          const parsed = agentTool.inputSchema.safeParse(value);
+          return parsed.success ? { success: true, value: parsed.data } : { success: false, error: parsed.error };
+        },
+      }),
       // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
       // A dry run (send_message's dry_run) sends nothing, so it needs no approval.
       needsApproval:

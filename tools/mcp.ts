@@ -9,7 +9,7 @@ import type { OperationHints } from '../src/index.js';
 import type { Executor } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
 import { runWithApproval } from './approval.js';
-import { inputJsonSchema, outputJsonSchema } from './manifest.js';
+import { inputJsonSchema } from './manifest.js';
 import { registerMailResources } from './resources.js';
 import { readForAgent } from './compact.js';
 import { shapedMcpResult, toMcpError } from './results.js';
@@ -27,6 +27,31 @@ function annotations(hints: OperationHints) {
     idempotentHint: hints.idempotent ?? hints.readOnly,
     openWorldHint: hints.openWorld ?? false,
   };
+}
+
+/**
+ * The MCP defaults of each annotation (a hint left out means this): a tool may write, destructively, not
+ * idempotently, reaching beyond the server.
+ */
+const ANNOTATION_DEFAULTS = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
+
+/**
+ * The annotations `tools/list` states: only those that differ from the MCP defaults, and of a read-only tool not
+ * destructiveHint or idempotentHint (MCP gives them meaning only for tools that write). Hosts read the same.
+ */
+export function statedAnnotations(hints: OperationHints): Partial<ReturnType<typeof annotations>> {
+  const all = annotations(hints);
+  const stated: Partial<ReturnType<typeof annotations>> = {};
+  for (const key of Object.keys(all) as (keyof typeof all)[]) {
+    if (hints.readOnly && (key === 'destructiveHint' || key === 'idempotentHint')) continue;
+    if (all[key] !== ANNOTATION_DEFAULTS[key]) stated[key] = all[key];
+  }
+  return stated;
 }
 
 /** Options of {@link createMcpServer}. */
@@ -66,18 +91,15 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
     );
   }
   // tools/list from our own compact JSON Schemas (tools/manifest.ts) rather than the SDK's full rendering: the
-  // manifest is in every agent's context. Calls are still validated by the SDK with the zod schemas registered above.
+  // manifest is in every agent's context (issue 35: at most 24,000 characters). Calls are still validated by the SDK
+  // with the zod schemas registered above, and results checked against their output schemas. The manifest states
+  // no output schema: the text content reads each result out, the structured content is self-describing, and the
+  // schemas cost a fifth of the manifest for no model's benefit. Nor a title: hosts show the name.
   const manifest: Tool[] = tools.map((tool) => ({
     name: tool.operation.name,
-    title: tool.operation.title,
     description: tool.operation.description,
     inputSchema: inputJsonSchema(tool.inputSchema) as Tool['inputSchema'],
-    // Output schemas for the list tools only: their compact page is what structuredContent holds. A single object's
-    // fields are read in the text and the structured content; stating its schema too would double the manifest.
-    ...(tool.approval || !('data' in tool.outputSchema.shape)
-      ? {}
-      : { outputSchema: outputJsonSchema(tool.outputSchema) as Tool['outputSchema'] }),
-    annotations: annotations(tool.operation.hints),
+    annotations: statedAnnotations(tool.operation.hints),
   }));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: manifest }));
   registerMailResources(server, executor, grantId);

@@ -1,7 +1,7 @@
 /**
  * @module tools/registry
  * The operations that agents get as tools, with `grant_id` removed from the schema when the tool set is bound
- * to one mailbox. Both the MCP server and the AI SDK tool set are built from this list.
+ * to one mailbox, and the fields an operation's `agent.omit` names left out. Both the MCP server and the AI SDK tool set are built from this list.
  */
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
@@ -47,8 +47,9 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
       const outputSchema = agent.compact ? compactOutputSchema(agent.compact) : inline(operation.output);
       const approval = requireApproval && agent.sends !== undefined;
       const bound = grantId !== undefined && 'grant_id' in operation.input.shape;
-      const { grant_id: _bound, ...unbound } = operation.input.shape;
-      const shape = { ...(bound ? unbound : operation.input.shape), ...(agent.body ? INCLUDE_HTML_FIELD : {}) };
+      const omitted = new Set([...(agent.omit ?? []), ...(bound ? ['grant_id'] : [])]);
+      const offered = Object.fromEntries(Object.entries(operation.input.shape).filter(([key]) => !omitted.has(key)));
+      const shape = { ...offered, ...(agent.body ? INCLUDE_HTML_FIELD : {}) };
       const prepare = (input: Record<string, unknown>) => {
         const { include_html: _includeHtml, ...rest } = input;
         return bound ? { ...rest, grant_id: grantId } : rest;

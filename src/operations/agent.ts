@@ -52,6 +52,12 @@ export interface AgentBlock {
    * the agent gave (a delete answers nothing, so its line names the id it was given).
    */
   headline?: (result: AgentFields, input: AgentFields) => string;
+  /**
+   * Optional input fields the tools do not offer: compatibility and integration fields no agent needs (custom
+   * headers, developer metadata, deprecated spellings), left out so `tools/list` stays small (issue 35: at most
+   * 24,000 characters). The `/v3` API still takes them.
+   */
+  omit?: readonly string[];
 }
 
 const AgentBlockSchema = z.strictObject({
@@ -64,6 +70,7 @@ const AgentBlockSchema = z.strictObject({
       message: 'expected a function (result, input) => string',
     })
     .optional(),
+  omit: z.array(z.string()).min(1).optional(),
 });
 
 /** The fields an agent block may have. */

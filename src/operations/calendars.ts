@@ -15,13 +15,13 @@ export const listCalendars = defineOperation({
   name: 'list_calendars',
   title: 'List calendars',
   description:
-    'Lists the calendars of a mailbox: the primary calendar (is_primary: true, where invitations land) and any you added. ' +
-    'Use a calendar id, or "primary", as calendar_id in list_events and create_event.',
+    'Lists the calendars; the primary one (is_primary) gets invitations. Use an id, or "primary", as calendar_id.',
   input: ListCalendarsInputSchema,
   output: pageOf(CalendarSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/calendars', envelope: 'list' },
   tool: true,
+  agent: { omit: ['metadata_pair'] },
   run: (core, input, { principal }) => core.calendar.calendars.list(principal, input),
 });
 

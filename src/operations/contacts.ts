@@ -18,13 +18,13 @@ export const listContacts = defineOperation({
   name: 'list_contacts',
   title: 'List contacts',
   description:
-    "Lists the mailbox's contacts: people saved through the API (source address_book) and people it has corresponded with (source inbox). " +
-    'Filter by an exact email or phone_number, source or group. Pages hold up to 200 contacts; pass next_cursor as page_token.',
+    'Lists contacts: saved ones (source address_book) and people the mailbox corresponded with (inbox), up to 200 per page.',
   input: ListContactsInputSchema,
   output: pageOf(ContactSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/contacts', envelope: 'list' },
   tool: true,
+  agent: { omit: ['recurse'] },
   run: (core, input, { principal }) => core.contacts.list(principal, input),
 });
 

@@ -142,6 +142,11 @@ export function defineOperation<Input extends z.ZodObject, Output extends z.ZodT
   operation: Operation<Input, Output>,
 ): Operation<Input, Output> {
   if (operation.agent !== undefined) checkAgentBlock(operation.name, operation.agent);
+  for (const field of operation.agent?.omit ?? []) {
+    const schema = operation.input.shape[field] as z.ZodType | undefined;
+    if (!schema?.safeParse(undefined).success)
+      throw new Error(`Operation ${operation.name}: agent.omit names ${field}, which is not an optional input field`);
+  }
   return operation;
 }
 

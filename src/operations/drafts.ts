@@ -9,7 +9,7 @@ import {
   ListDraftsInputSchema,
   UpdateDraftInputSchema,
 } from '../schemas/drafts.js';
-import { MAX_RECIPIENTS, SendResultSchema, sendResultStatus as sendStatus } from '../schemas/send.js';
+import { SendResultSchema, sendResultStatus as sendStatus } from '../schemas/send.js';
 import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
@@ -17,14 +17,14 @@ export const createDraft = defineOperation({
   name: 'create_draft',
   title: 'Create a draft',
   description:
-    'Saves a message without sending it, in the drafts folder; it takes the fields of send_message (to, cc, bcc, subject, body, attachments, …). ' +
-    'With reply_to_message_id the draft is a reply and sits in that thread. Change it with update_draft, send it with send_draft, or discard it with delete_draft.',
+    'Saves a message without sending it (the fields of send_message). Then update_draft, send_draft or delete_draft.',
   input: CreateDraftInputSchema,
   output: DraftSchema,
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/drafts', multipart: 'message' },
   tool: true,
   agent: {
+    omit: ['from', 'reply_to', 'custom_headers'],
     headline: (draft) =>
       `Created draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },
@@ -34,23 +34,20 @@ export const createDraft = defineOperation({
 export const listDrafts = defineOperation({
   name: 'list_drafts',
   title: 'List drafts',
-  description:
-    'Lists the drafts of the mailbox, newest first, up to 200 per page (default 50); pass next_cursor as page_token for the next page. ' +
-    'Filter by subject, to/cc/bcc/any_email, thread_id, starred, has_attachment. Then edit one with update_draft or send it with send_draft.',
+  description: 'Lists drafts, newest first, up to 200 per page (default 50). Then update_draft or send_draft.',
   input: ListDraftsInputSchema,
   output: pageOf(DraftSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/drafts', envelope: 'list' },
   tool: true,
-  agent: { compact: 'messages' },
+  agent: { compact: 'messages', omit: ['cc', 'bcc'] },
   run: (core, input, { principal }) => core.sending.drafts.list(principal, input),
 });
 
 export const getDraft = defineOperation({
   name: 'get_draft',
   title: 'Get a draft',
-  description:
-    'Returns one draft with its body, recipients, attachments and the reply it answers (reply_to_message_id).',
+  description: 'Returns one draft with its body, recipients, attachments and the message it answers.',
   input: DraftRefInputSchema,
   output: DraftSchema,
   hints: { readOnly: true },
@@ -64,14 +61,14 @@ export const updateDraft = defineOperation({
   name: 'update_draft',
   title: 'Update a draft',
   description:
-    'Changes the fields given and keeps the others (attachments, when given, replace the list; keep one by passing its id). The draft keeps its id and thread. ' +
-    'Then send it with send_draft.',
+    'Changes the given fields of a draft and keeps the others (attachments given replace the list). Then send_draft.',
   input: UpdateDraftInputSchema,
   output: DraftSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/drafts/:draft_id', multipart: 'message' },
   tool: true,
   agent: {
+    omit: ['from', 'reply_to', 'custom_headers'],
     headline: (draft) =>
       `Updated draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },
@@ -81,7 +78,7 @@ export const updateDraft = defineOperation({
 export const deleteDraft = defineOperation({
   name: 'delete_draft',
   title: 'Delete a draft',
-  description: 'Discards a draft for good (a scheduled send of it is stopped). Sent messages are not affected.',
+  description: 'Discards a draft for good (and stops its scheduled send).',
   input: DraftRefInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },
@@ -97,9 +94,7 @@ export const deleteDraft = defineOperation({
 export const sendDraft = defineOperation({
   name: 'send_draft',
   title: 'Send a draft',
-  description:
-    `Sends a draft as send_message would (at most ${MAX_RECIPIENTS} recipients, 40 MB) and removes it from drafts; returns the sent message, now in the sent folder. ` +
-    'A draft with a future send_at is scheduled instead (the answer has a schedule_id). Check delivery with get_message (delivery_status).',
+  description: 'Sends a draft as send_message would; a draft with a future send_at is scheduled.',
   input: DraftRefInputSchema,
   output: SendResultSchema,
   hints: { readOnly: false, openWorld: true },

@@ -20,16 +20,13 @@ export const listEvents = defineOperation({
   name: 'list_events',
   title: 'List events',
   description:
-    'Lists the events of one calendar (calendar_id is required; "primary" works) that overlap a time window: start defaults to now and end to start + 30 days (unix seconds). ' +
-    'Recurring events appear once (with their recurrence) unless expand_recurring is true, which returns each occurrence in the window as its own event ' +
-    '(id <series id>_<YYYYMMDDTHHMMSSZ>, master_event_id set; at most 2,000 occurrences per series; the window then spans at most 366 days, so list a longer period in several windows). ' +
-    'Cancelled events are hidden unless show_cancelled is true. ' +
-    'Filter by title, location, description (contains), ical_uid, attendees, busy, updated_after/updated_before or metadata_pair. Pages hold up to 200 events; pass next_cursor as page_token.',
+    'Lists events of a calendar in a window (default: the next 30 days), up to 200 per page; a series once unless expand_recurring.',
   input: ListEventsInputSchema,
   output: pageOf(EventSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/events', envelope: 'list' },
   tool: true,
+  agent: { omit: ['description', 'ical_uid', 'master_event_id', 'metadata_pair', 'updated_after', 'updated_before'] },
   run: (core, input, { principal }) => core.calendar.events.list(principal, input),
 });
 
@@ -50,8 +47,7 @@ export const listImportEvents = defineOperation({
 export const getEvent = defineOperation({
   name: 'get_event',
   title: 'Get an event',
-  description:
-    'Returns one event, or one occurrence of a recurring event by its instance id, with its participants and their answers.',
+  description: 'Returns one event, or one occurrence of a series by its id, with participants and their answers.',
   input: EventRefInputSchema,
   output: EventSchema,
   hints: { readOnly: true },
@@ -64,17 +60,14 @@ export const createEvent = defineOperation({
   name: 'create_event',
   title: 'Create an event',
   description:
-    "Creates an event on a calendar, organized by this mailbox. `when` is {start_time, end_time} in unix seconds with optional IANA start_timezone/end_timezone (default: the calendar's zone), " +
-    'or {date} / {start_date, end_date} for all-day events. Participants are emailed a standard iCalendar invitation they can accept in any calendar app ' +
-    '(set notify_participants false to skip); their answers appear in participants[].status. recurrence takes RRULE/EXDATE lines (DAILY or coarser, HOURLY at most). ' +
-    'Times lie between 1970 and the end of 2199 (dates from 1900); occurrences of a series are computed up to 100 years after its start. ' +
-    'Check free time first with get_free_busy or find_availability.',
+    'Creates an event and emails participants an invitation; their answers appear in participants[].status. Find a free time first with find_availability.',
   input: CreateEventInputSchema,
   output: EventSchema,
   hints: { readOnly: false, openWorld: true },
   http: { method: 'POST', path: '/grants/:grant_id/events' },
   tool: true,
   agent: {
+    omit: ['resources', 'reminders', 'visibility', 'status', 'read_only', 'hide_participants', 'capacity', 'metadata'],
     headline: (event) =>
       `Created event ${fieldText(event.id ?? '')}${event.calendar_id ? ` in calendar ${fieldText(event.calendar_id)}` : ''}`,
   },
@@ -85,14 +78,14 @@ export const updateEvent = defineOperation({
   name: 'update_event',
   title: 'Update an event',
   description:
-    'Changes an event you organize: given fields replace the old ones (participants keep their answers). An instance id changes only that occurrence. ' +
-    'Participants are emailed the update unless notify_participants is false. On an invitation from someone else only busy, reminders, visibility and metadata can be changed; answer it with send_rsvp.',
+    'Changes an event you organize (given fields replace the old) and emails participants. Answer an invitation with send_rsvp instead.',
   input: UpdateEventInputSchema,
   output: EventSchema,
   hints: { readOnly: false, idempotent: true, openWorld: true },
   http: { method: 'PUT', path: '/grants/:grant_id/events/:event_id' },
   tool: true,
   agent: {
+    omit: ['resources', 'reminders', 'visibility', 'status', 'read_only', 'hide_participants', 'capacity', 'metadata'],
     headline: (event) =>
       `Updated event ${fieldText(event.id ?? '')}${event.calendar_id ? ` in calendar ${fieldText(event.calendar_id)}` : ''}`,
   },
@@ -103,7 +96,7 @@ export const deleteEvent = defineOperation({
   name: 'delete_event',
   title: 'Delete an event',
   description:
-    'Deletes an event (a recurring series with all its occurrences), or one occurrence when given an instance id. Participants of an event you organize are emailed a cancellation unless notify_participants is false.',
+    'Deletes an event (a series, or one occurrence by its id) and emails participants a cancellation unless notify_participants is false.',
   input: DeleteEventInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true, openWorld: true },
@@ -120,8 +113,7 @@ export const sendRsvp = defineOperation({
   name: 'send_rsvp',
   title: 'Answer an invitation',
   description:
-    'Answers an invitation you received: status yes, no or maybe. Your answer is saved on the event and emailed to the organizer as an iCalendar reply. ' +
-    'Not for events you organize (400). For a recurring invitation pass the series id (master_event_id), not an occurrence id. send_ics_error is set when the answer was saved but the email could not be sent.',
+    'Answers an invitation you received (yes, no or maybe) and emails the organizer. For a series, pass its master_event_id.',
   input: SendRsvpInputSchema,
   output: SendRsvpResultSchema,
   hints: { readOnly: false, idempotent: true, openWorld: true },

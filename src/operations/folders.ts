@@ -16,8 +16,7 @@ export const listFolders = defineOperation({
   name: 'list_folders',
   title: 'List folders',
   description:
-    'Lists the mailbox folders with their message and unread counts: first the system folders (inbox, sent, drafts, trash, junk, archive), then folders you made. ' +
-    'Use a folder id in the "in" filter of list_messages.',
+    'Lists folders with message and unread counts (inbox, sent, drafts, trash, junk, archive first). Filter list_messages by a folder id with in.',
   input: ListFoldersInputSchema,
   output: pageOf(FolderSchema),
   hints: { readOnly: true },
@@ -41,13 +40,14 @@ export const getFolder = defineOperation({
 export const createFolder = defineOperation({
   name: 'create_folder',
   title: 'Create a folder',
-  description: 'Creates a folder (names are unique in a mailbox). Move messages into it with update_message.',
+  description: 'Creates a folder (names are unique). Move messages into it with update_message.',
   input: CreateFolderInputSchema,
   output: FolderSchema,
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/folders' },
   tool: true,
   agent: {
+    omit: ['text_color', 'background_color'],
     headline: (folder) =>
       `Created folder ${fieldText(folder.id ?? '')}${folder.name ? ` (${JSON.stringify(folder.name)})` : ''}`,
   },

@@ -22,15 +22,13 @@ export const listMessages = defineOperation({
   name: 'list_messages',
   title: 'List messages',
   description:
-    'Lists messages in the mailbox, newest first, up to 200 per page (default 50); pass next_cursor as page_token for the next page. ' +
-    'Filter by folder (in: inbox, sent, trash, …), unread, starred, from/to/cc/bcc/any_email, subject (contains), thread_id, received_before/after (unix seconds), has_attachment, ' +
-    'or search_query_native for full-text search over subject, body and addresses. Then read one with get_message or mark it with update_message.',
+    'Lists messages, newest first, up to 200 per page (default 50), filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message.',
   input: ListMessagesInputSchema,
   output: pageOf(MessageSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
   tool: true,
-  agent: { compact: 'messages' },
+  agent: { compact: 'messages', omit: ['cc', 'bcc', 'fields'] },
   run: (core, input, { principal }) => core.mail.messages.list(principal, input),
   runJson: (core, input, { principal }) => core.mail.messages.listJson(principal, input),
 });
@@ -53,28 +51,27 @@ export const getMessage = defineOperation({
   name: 'get_message',
   title: 'Get a message',
   description:
-    'Returns one message with its HTML body, addresses, folders and attachment metadata (a deleted message still in trash too). fields=include_headers adds the headers; fields=raw_mime returns only the raw message (base64url). ' +
-    'Download an attachment with GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id={message_id}.',
+    'Returns one message with its body, addresses, folders and attachment metadata (also one in trash). fields=include_headers adds the headers.',
   input: GetMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
-  agent: { body: 'message' },
+  agent: { body: 'message', omit: ['fields'] },
   run: (core, input, { principal }) => core.mail.messages.find(principal, input),
 });
 
 export const updateMessage = defineOperation({
   name: 'update_message',
   title: 'Update a message',
-  description:
-    'Marks a message read (unread: false) or unread, stars or unstars it, moves it (folders: the folder ids it is in from now on) or sets its metadata. Returns the updated message.',
+  description: 'Marks a message read or unread, stars or unstars it, moves it (folders) or sets its metadata.',
   input: UpdateMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
   agent: {
+    omit: ['metadata'],
     headline: (message) =>
       `Updated message ${fieldText(message.id ?? '')}${message.thread_id ? ` in thread ${fieldText(message.thread_id)}` : ''}`,
   },
@@ -85,8 +82,7 @@ export const deleteMessage = defineOperation({
   name: 'delete_message',
   title: 'Delete a message',
   description:
-    'Moves a message to trash: get_message still returns it, with folders ["trash"] (move it back with update_message). ' +
-    'Deleting a message that is already in trash (or with hard_delete: true) removes it for good, with its attachments; then get_message answers not_found.',
+    'Moves a message to trash (update_message moves it back); one already in trash, or with hard_delete, is deleted for good.',
   input: DeleteMessageInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },
@@ -122,9 +118,7 @@ export const getAttachment = defineOperation({
   name: 'get_attachment',
   title: 'Read an attachment',
   description:
-    'Returns one attachment of a message with its content: text files (text/*, JSON, XML, CSV, calendars) as text, other files as Base64. ' +
-    'Take attachment_id and message_id from get_message (its attachments list). Content is capped by max_bytes (default 1 MB, at most 5 MB); ' +
-    'content.truncated says when only the start of a larger file is included.',
+    'Returns an attachment with its content (text as text, others Base64), cut at max_bytes. Ids come from get_message.',
   input: ReadAttachmentInputSchema,
   output: AttachmentWithContentSchema,
   hints: { readOnly: true },

@@ -18,13 +18,7 @@ import { defineOperation } from './define-operation.js';
 export const sendMessage = defineOperation({
   name: 'send_message',
   title: 'Send a message',
-  description:
-    'Sends an email from the mailbox (HTML body, or is_plaintext: true) to to/cc/bcc, and returns the sent message (it is also stored in the sent folder). ' +
-    'To answer a message, pass its id as reply_to_message_id: the reply gets In-Reply-To and References and joins that thread (the subject defaults to "Re: …"). ' +
-    'Attachments: Base64 content (or the id of an attachment already in the mailbox); a content_id makes one inline for <img src="cid:…">. ' +
-    `Limits: at most ${MAX_RECIPIENTS} recipients and 40 MB in total. send_at (unix seconds, up to 30 days ahead) schedules it instead and returns a schedule_id. ` +
-    'Delivery happens in the background with retries: check delivery_status with get_message; to save without sending use create_draft. ' +
-    'dry_run: true only checks it against the rules, daily quota and size limit and returns the verdict (blocked, refused recipients); nothing is sent.',
+  description: `Sends an email (kept in sent); reply_to_message_id makes it a reply in that thread. At most ${MAX_RECIPIENTS} recipients, 40 MB. send_at schedules it; dry_run only checks it.`,
   input: SendMessageInputSchema,
   output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
@@ -37,7 +31,7 @@ export const sendMessage = defineOperation({
     multipart: 'message',
   },
   tool: true,
-  agent: { sends: 'message' },
+  agent: { sends: 'message', omit: ['from', 'reply_to', 'custom_headers', 'use_draft'] },
   run: (core, input, { principal, idempotencyKey }) => core.sending.outbound.send(principal, input, { idempotencyKey }),
 });
 
@@ -45,7 +39,7 @@ export const listScheduledMessages = defineOperation({
   name: 'list_scheduled_messages',
   title: 'List scheduled sends',
   description:
-    'Lists the scheduled sends of the mailbox (latest send time first) with their status: pending, success, failed or cancelled. Stop a pending one with stop_scheduled_message.',
+    'Lists the scheduled sends, latest first, with their status. Stop a pending one with stop_scheduled_message.',
   input: ListScheduledMessagesInputSchema,
   output: z.object({ data: z.array(ScheduledMessageSchema).describe('Scheduled sends') }),
   hints: { readOnly: true },
@@ -58,7 +52,7 @@ export const getScheduledMessage = defineOperation({
   name: 'get_scheduled_message',
   title: 'Get a scheduled send',
   description:
-    'Returns one scheduled send: its status (pending until send_at, then success or failed; cancelled when stopped), send_at and, once sent, the message id.',
+    'Returns a scheduled send: status (pending, success, failed, cancelled), send_at and, once sent, the message id.',
   input: ScheduledMessageRefInputSchema,
   output: ScheduledMessageSchema,
   hints: { readOnly: true },
@@ -71,7 +65,7 @@ export const stopScheduledMessage = defineOperation({
   name: 'stop_scheduled_message',
   title: 'Stop a scheduled send',
   description:
-    'Cancels a pending scheduled send: nothing is sent. The held message is discarded (kept as a draft when it came from a draft or use_draft was set). A send that already went out cannot be stopped (400).',
+    'Cancels a pending scheduled send: nothing is sent (a draft it came from is kept). A send already out cannot be stopped.',
   input: ScheduledMessageRefInputSchema,
   output: z.object({ message: z.string().describe('Confirmation') }),
   hints: { readOnly: false, destructive: true, idempotent: true },

@@ -16,15 +16,13 @@ export const listThreads = defineOperation({
   name: 'list_threads',
   title: 'List threads',
   description:
-    'Lists conversations, the one with the newest message first, up to 200 per page (default 50); pass next_cursor as page_token for the next page. ' +
-    'Takes the filters of list_messages (a thread matches when one of its messages does) plus latest_message_before/after. ' +
-    'Each thread carries its message_ids and its latest message; read the others with get_message.',
+    'Lists conversations, newest message first, up to 200 per page (default 50), with the filters of list_messages. Read one with get_thread.',
   input: ListThreadsInputSchema,
   output: pageOf(ThreadSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/threads', envelope: 'list' },
   tool: true,
-  agent: { compact: 'threads' },
+  agent: { compact: 'threads', omit: ['cc', 'bcc'] },
   run: (core, input, { principal }) => core.mail.threads.list(principal, input),
 });
 
@@ -32,7 +30,7 @@ export const getThread = defineOperation({
   name: 'get_thread',
   title: 'Get a thread',
   description:
-    'Returns one conversation: participants, message ids (oldest first), draft ids, folders, flags and its latest message or draft (a deleted conversation still in trash too).',
+    'Returns one conversation: participants, message ids (oldest first), draft ids, folders, flags and its messages.',
   input: GetThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: true },
@@ -45,8 +43,7 @@ export const getThread = defineOperation({
 export const updateThread = defineOperation({
   name: 'update_thread',
   title: 'Update a thread',
-  description:
-    'Marks every message of a conversation read or unread, starred or not, or moves them all to the given folders.',
+  description: 'Marks every message of a conversation read or unread, starred or not, or moves them all to folders.',
   input: UpdateThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: false, idempotent: true },

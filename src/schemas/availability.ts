@@ -151,18 +151,16 @@ export const AvailabilityRulesSchema = z.object({
 
 export const GetAvailabilityInputSchema = z
   .object({
-    start_time: UnixSecondsSchema.describe('Start of the search window, unix seconds'),
-    end_time: UnixSecondsSchema.describe(
-      `End of the search window, unix seconds (at most ${MAX_AVAILABILITY_WINDOW_DAYS} days after start_time)`,
-    ),
-    duration_minutes: z.number().int().min(1).max(1440).describe('Length of the meeting in minutes'),
+    start_time: UnixSecondsSchema.describe('Window start, unix seconds'),
+    end_time: UnixSecondsSchema.describe(`Window end (at most ${MAX_AVAILABILITY_WINDOW_DAYS} days after start_time)`),
+    duration_minutes: z.number().int().min(1).max(1440).describe('Meeting length in minutes'),
     interval_minutes: z
       .number()
       .int()
       .min(1)
       .max(1440)
       .optional()
-      .describe('Minutes between candidate start times, any value (default: duration_minutes)'),
+      .describe('Minutes between candidate starts (default duration_minutes)'),
     round_to: z
       .number()
       .int()
@@ -170,22 +168,17 @@ export const GetAvailabilityInputSchema = z
       .max(60)
       .multipleOf(5)
       .optional()
-      .describe(
-        'Each stretch of open time starts its candidates at a local time whose minute of day is a multiple of this (5 to 60, default 15)',
-      ),
+      .describe('Candidates start at local multiples of these minutes (5-60, default 15)'),
     round_to_30_minutes: z.boolean().optional().describe('Deprecated: round_to 30'),
     participants: z
       .array(AvailabilityParticipantSchema)
       .min(1)
       .max(MAX_PARTICIPANTS)
-      .describe('Who must (collective) or may (round-robin) attend'),
-    availability_rules: AvailabilityRulesSchema.optional(),
-    explain: z
-      .boolean()
-      .optional()
-      .describe(
-        'Also return, for each candidate start that is not offered, why (busy events, buffers, open hours, window end)',
-      ),
+      .describe('[{email, open_hours?: [{days: [1..5], timezone, start: "9:00", end: "17:00"}]}]'),
+    availability_rules: AvailabilityRulesSchema.optional().describe(
+      '{availability_method: collective|max-fairness|max-availability, buffer: {before, after} minutes, default_open_hours}',
+    ),
+    explain: z.boolean().optional().describe('Also say why other starts were left out'),
   })
   .meta({ id: 'GetAvailabilityInput' });
 export type GetAvailabilityInput = z.infer<typeof GetAvailabilityInputSchema>;

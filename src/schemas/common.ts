@@ -8,16 +8,16 @@ import { z } from 'zod';
 export const IdSchema = z.string().min(1).max(256);
 
 /** The grant a call acts on: its id, or its email address (also `grant:<id>` / `email:<address>`). */
-export const GrantIdSchema = z.string().min(1).max(320).describe("Grant id, or the grant's email address");
+export const GrantIdSchema = z.string().min(1).max(320).describe('Grant id or email address');
 
 /** Unix time in seconds, as every timestamp on the wire. */
 export const UnixSecondsSchema = z.number().int().min(0).describe('Unix timestamp in seconds');
 
 /** Page size of cursor-paginated lists: default 50, at most 200. */
-export const LimitSchema = z.number().int().min(1).max(200).optional().describe('Page size, 1 to 200 (default 50)');
+export const LimitSchema = z.number().int().min(1).max(200).optional().describe('Page size, 1-200 (default 50)');
 
 /** The opaque `next_cursor` of a previous page. */
-export const PageTokenSchema = z.string().min(1).max(1024).optional().describe('The next_cursor of the previous page');
+export const PageTokenSchema = z.string().min(1).max(1024).optional().describe('next_cursor of the previous page');
 
 /** `{ name, email }` as used for senders and recipients. */
 export const EmailAddressSchema = z.object({

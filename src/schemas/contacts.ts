@@ -70,10 +70,10 @@ export const ListContactsInputSchema = z.object({
   grant_id: GrantIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  email: z.string().max(320).optional().describe('Only contacts with exactly this address (case-insensitive)'),
-  phone_number: z.string().max(64).optional().describe('Only contacts with exactly this phone number'),
-  source: ContactSourceSchema.optional().describe('Only contacts from this source'),
-  group: z.string().max(256).optional().describe('Only contacts in this contact group'),
+  email: z.string().max(320).optional().describe('Exactly this address'),
+  phone_number: z.string().max(64).optional().describe('Exactly this phone number'),
+  source: ContactSourceSchema.optional().describe('From this source'),
+  group: z.string().max(256).optional().describe('In this contact group id'),
   recurse: z.boolean().optional().describe('Accepted for compatibility (groups here have no subgroups)'),
 });
 export type ListContactsInput = z.infer<typeof ListContactsInputSchema>;

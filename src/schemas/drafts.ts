@@ -27,9 +27,7 @@ export const CreateDraftInputSchema = z
     cc: composeFields.cc.optional(),
     bcc: composeFields.bcc.optional(),
     starred: z.boolean().optional().describe('Star the draft'),
-    send_at: UnixSecondsSchema.optional().describe(
-      'Unix time to send at when the draft is sent with send_draft (a scheduled send)',
-    ),
+    send_at: UnixSecondsSchema.optional().describe('When send_draft sends it (unix seconds)'),
   })
   .meta({ id: 'CreateDraftInput' });
 export type CreateDraftInput = z.infer<typeof CreateDraftInputSchema>;
@@ -41,9 +39,9 @@ export const UpdateDraftInputSchema = z
     to: composeFields.to.optional(),
     cc: composeFields.cc.optional(),
     bcc: composeFields.bcc.optional(),
-    starred: z.boolean().optional(),
-    unread: z.boolean().optional(),
-    send_at: UnixSecondsSchema.optional(),
+    starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
+    unread: z.boolean().optional().describe('Mark unread (true) or read (false)'),
+    send_at: UnixSecondsSchema.optional().describe('When send_draft sends it (unix seconds)'),
   })
   .meta({ id: 'UpdateDraftInput' });
 export type UpdateDraftInput = z.infer<typeof UpdateDraftInputSchema>;
@@ -54,15 +52,15 @@ export const ListDraftsInputSchema = z.object({
   grant_id: GrantIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  subject: z.string().max(998).optional().describe('Only drafts whose subject contains this text'),
-  any_email: AddressFilterSchema.optional().describe('Only drafts to or from any of these addresses'),
-  to: AddressFilterSchema.optional(),
-  cc: AddressFilterSchema.optional(),
-  bcc: AddressFilterSchema.optional(),
-  unread: z.boolean().optional(),
-  starred: z.boolean().optional(),
-  thread_id: IdSchema.optional().describe('Only drafts in this thread'),
-  has_attachment: z.boolean().optional(),
+  subject: z.string().max(998).optional().describe('Subject contains this'),
+  any_email: AddressFilterSchema.optional().describe('To or from any of these addresses'),
+  to: AddressFilterSchema.optional().describe('To one of these addresses'),
+  cc: AddressFilterSchema.optional().describe('Copying one of these addresses'),
+  bcc: AddressFilterSchema.optional().describe('Blind-copying one of these addresses'),
+  unread: z.boolean().optional().describe('Unread (true) or read (false) only'),
+  starred: z.boolean().optional().describe('Starred (true) or not (false) only'),
+  thread_id: IdSchema.optional().describe('In this thread'),
+  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
   select: selectSchemaOf(DraftSchema, 'draft'),
 });
 export type ListDraftsInput = z.infer<typeof ListDraftsInputSchema>;

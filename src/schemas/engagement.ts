@@ -10,7 +10,7 @@ import { TrackingOptionsSchema } from './send.js';
 
 export const GetMessageEngagementInputSchema = z.object({
   grant_id: GrantIdSchema,
-  message_id: IdSchema.describe('Id of a message this mailbox sent (its copy in sent)'),
+  message_id: IdSchema.describe('A message this mailbox sent'),
 });
 export type GetMessageEngagementInput = z.infer<typeof GetMessageEngagementInputSchema>;
 

@@ -62,8 +62,8 @@ export const WhenInputSchema = z
     end_date: DateStringSchema.optional().describe('datespan: last day (inclusive)'),
   })
   .describe(
-    'When the event happens, one of: {start_time, end_time, start_timezone, end_timezone} (a meeting), {time, timezone} (a moment), ' +
-      '{date} (all day) or {start_date, end_date} (several whole days, end inclusive). Times are unix seconds; zones are IANA names.',
+    '{start_time, end_time} (unix seconds; start_timezone, end_timezone: IANA), {time, timezone}, {date} (all day) ' +
+      'or {start_date, end_date} (inclusive)',
   );
 export type WhenInputWire = z.infer<typeof WhenInputSchema>;
 
@@ -198,28 +198,20 @@ export const ListEventsInputSchema = z.object({
   calendar_id: CalendarIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  start: UnixSecondsSchema.optional().describe('Window start (unix seconds): events ending after it (default: now)'),
-  end: UnixSecondsSchema.optional().describe(
-    `Window end (unix seconds): events starting before it (default: start + 30 days; with expand_recurring at most ${MAX_EXPANDED_WINDOW_DAYS} days after start)`,
-  ),
+  start: UnixSecondsSchema.optional().describe('Window start, unix seconds (default now)'),
+  end: UnixSecondsSchema.optional().describe('Window end (default start + 30 days)'),
   expand_recurring: z
     .boolean()
     .optional()
-    .describe(
-      `Return each occurrence of recurring events in the window as its own event (default false: series once); the window may then span at most ${MAX_EXPANDED_WINDOW_DAYS} days`,
-    ),
-  show_cancelled: z.boolean().optional().describe('Include cancelled events (default false)'),
-  title: z.string().max(1024).optional().describe('Title contains this (case-insensitive)'),
-  description: z.string().max(1024).optional().describe('Description contains this (case-insensitive)'),
-  location: z.string().max(1024).optional().describe('Location contains this (case-insensitive)'),
+    .describe(`Each occurrence as its own event (window then at most ${MAX_EXPANDED_WINDOW_DAYS} days)`),
+  show_cancelled: z.boolean().optional().describe('Include cancelled events'),
+  title: z.string().max(1024).optional().describe('Title contains this'),
+  description: z.string().max(1024).optional().describe('Description contains this'),
+  location: z.string().max(1024).optional().describe('Location contains this'),
   ical_uid: z.string().max(1024).optional().describe('Exactly this iCalendar UID'),
   master_event_id: IdSchema.optional().describe('Only instances and changed instances of this recurring event'),
-  busy: z.boolean().optional().describe('Only busy (true) or free (false) events'),
-  attendees: z
-    .array(z.string().max(320))
-    .max(50)
-    .optional()
-    .describe('Only events with one of these participant addresses'),
+  busy: z.boolean().optional().describe('Busy (true) or free (false) only'),
+  attendees: z.array(z.string().max(320)).max(50).optional().describe('With one of these participants'),
   metadata_pair: MetadataPairSchema.optional().describe(
     'Only events whose metadata has key:value; the time window is not applied',
   ),
@@ -238,51 +230,48 @@ export const ListImportEventsInputSchema = ListEventsInputSchema.pick({
 });
 export type ListImportEventsInput = z.infer<typeof ListImportEventsInputSchema>;
 
+/** An event, or one occurrence of a series by its instance id. */
+const EventIdSchema = IdSchema.describe('Event id (an occurrence: <series id>_<start>)');
+
 export const EventRefInputSchema = z.object({
   grant_id: GrantIdSchema,
-  event_id: IdSchema,
+  event_id: EventIdSchema,
   calendar_id: CalendarIdSchema,
 });
 export type EventRefInput = z.infer<typeof EventRefInputSchema>;
 
-const notifyParticipants = z
-  .boolean()
-  .optional()
-  .describe('Email participants an iCalendar invitation, update or cancellation (default true)');
+const notifyParticipants = z.boolean().optional().describe('Email participants about it (default true)');
 
 const eventFields = {
   title: z.string().max(1024).optional().describe('Title'),
-  description: z.string().max(65_536).optional().describe('Description (plain text or HTML)'),
-  location: z.string().max(1024).optional().describe('Where, free-form'),
-  busy: z.boolean().optional().describe('Counts as busy in free/busy (default true)'),
+  description: z.string().max(65_536).optional().describe('Plain text or HTML'),
+  location: z.string().max(1024).optional().describe('Where'),
+  busy: z.boolean().optional().describe('Busy in free/busy (default true)'),
   participants: z
     .array(ParticipantInputSchema)
     .max(500)
     .optional()
-    .describe('Invitees; replaces the whole list on update'),
+    .describe('Invitees [{email, name?}]; replaces the list'),
   resources: z
     .array(z.object({ email: z.email().max(320), name: z.string().max(256).optional() }))
     .max(50)
     .optional()
     .describe('Rooms and equipment'),
-  conferencing: ConferencingInputSchema.optional(),
-  reminders: RemindersSchema.optional(),
+  conferencing: ConferencingInputSchema.optional().describe('Video call: {provider, details: {url}}'),
+  reminders: RemindersSchema.optional().describe('{use_default} or overrides: [{reminder_minutes, reminder_method}]'),
   recurrence: z
     .array(z.string().max(4096))
     .max(50)
     .optional()
-    .describe(
-      'RRULE and EXDATE lines (RFC 5545), e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10", "EXDATE:20250616T130000Z"]. Any COUNT or UNTIL is kept, ' +
-        'but occurrences are computed only up to 100 years after the first',
-    ),
+    .describe('RRULE/EXDATE lines, e.g. ["RRULE:FREQ=WEEKLY;BYDAY=MO;COUNT=10"]'),
   metadata: MetadataSchema.optional().describe(
-    'Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value',
+    'Your key-value strings; list_events filters on metadata_pair=key:value',
   ),
-  visibility: VisibilitySchema.optional(),
+  visibility: VisibilitySchema.optional().describe('Who may see the details'),
   status: EventStatusSchema.optional().describe('Default confirmed'),
-  read_only: z.boolean().optional(),
+  read_only: z.boolean().optional().describe('Participants may not change it'),
   capacity: z.number().int().min(1).max(100_000).optional().describe('Maximum participants'),
-  hide_participants: z.boolean().optional(),
+  hide_participants: z.boolean().optional().describe('Hide the guest list from participants'),
 };
 
 export const CreateEventInputSchema = z
@@ -299,7 +288,7 @@ export type CreateEventInput = z.infer<typeof CreateEventInputSchema>;
 export const UpdateEventInputSchema = z
   .object({
     grant_id: GrantIdSchema,
-    event_id: IdSchema,
+    event_id: EventIdSchema,
     calendar_id: CalendarIdSchema,
     notify_participants: notifyParticipants,
     when: WhenInputSchema.optional(),
@@ -310,7 +299,7 @@ export type UpdateEventInput = z.infer<typeof UpdateEventInputSchema>;
 
 export const DeleteEventInputSchema = z.object({
   grant_id: GrantIdSchema,
-  event_id: IdSchema,
+  event_id: EventIdSchema,
   calendar_id: CalendarIdSchema,
   notify_participants: notifyParticipants,
 });
@@ -318,10 +307,10 @@ export type DeleteEventInput = z.infer<typeof DeleteEventInputSchema>;
 
 export const SendRsvpInputSchema = z.object({
   grant_id: GrantIdSchema,
-  event_id: IdSchema,
+  event_id: EventIdSchema,
   calendar_id: CalendarIdSchema,
   status: z.enum(['yes', 'no', 'maybe']).describe('Your answer'),
-  comment: z.string().max(1024).optional().describe('A note to the organizer'),
+  comment: z.string().max(1024).optional().describe('Note to the organizer'),
 });
 export type SendRsvpInput = z.infer<typeof SendRsvpInputSchema>;
 

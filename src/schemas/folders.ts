@@ -31,7 +31,7 @@ export const ListFoldersInputSchema = z.object({
   grant_id: GrantIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  parent_id: IdSchema.optional().describe('Only folders under this parent'),
+  parent_id: IdSchema.optional().describe('Only folders under this one'),
 });
 export type ListFoldersInput = z.infer<typeof ListFoldersInputSchema>;
 
@@ -41,8 +41,8 @@ export const CreateFolderInputSchema = z.object({
   grant_id: GrantIdSchema,
   name: z.string().trim().min(1).max(1024).describe('Folder name, unique in the mailbox'),
   parent_id: IdSchema.optional().describe('Parent folder id'),
-  text_color: HexColorSchema.optional(),
-  background_color: HexColorSchema.optional(),
+  text_color: HexColorSchema.optional().describe('Text colour, #RRGGBB'),
+  background_color: HexColorSchema.optional().describe('Background colour, #RRGGBB'),
 });
 export type CreateFolderInput = z.infer<typeof CreateFolderInputSchema>;
 

@@ -14,16 +14,14 @@ export const MAX_FREE_BUSY_WINDOW_DAYS = 93;
 export const GetFreeBusyInputSchema = z
   .object({
     grant_id: GrantIdSchema,
-    start_time: UnixSecondsSchema.describe('Start of the window, unix seconds'),
-    end_time: UnixSecondsSchema.describe(
-      `End of the window, unix seconds (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days after start_time)`,
-    ),
+    start_time: UnixSecondsSchema.describe('Window start, unix seconds'),
+    end_time: UnixSecondsSchema.describe(`Window end (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days after start_time)`),
     emails: z
       .array(z.string().min(1).max(320))
       .min(1)
       .max(MAX_FREE_BUSY_EMAILS)
-      .describe('Addresses to report on; each must be a grant (Agent Account) of this application'),
-    tentative_as_busy: z.boolean().optional().describe('Whether tentative (maybe) events count as busy (default true)'),
+      .describe('Addresses, each an Agent Account of this application'),
+    tentative_as_busy: z.boolean().optional().describe('Tentative events count as busy (default true)'),
   })
   .meta({ id: 'GetFreeBusyInput' });
 export type GetFreeBusyInput = z.infer<typeof GetFreeBusyInputSchema>;

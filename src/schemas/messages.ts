@@ -77,9 +77,7 @@ export const MessageHeaderSchema = z.object({
 /** What `fields` selects; `raw_mime` returns only id, grant_id, object and raw_mime. */
 export const MessageFieldsSchema = z
   .enum(['standard', 'include_headers', 'include_basic_headers', 'include_tracking_options', 'raw_mime'])
-  .describe(
-    'standard (default); include_headers or include_basic_headers add headers; raw_mime returns only the base64url raw message',
-  );
+  .describe('include_headers adds the headers; raw_mime gives only the raw message (base64url)');
 export type MessageFields = z.infer<typeof MessageFieldsSchema>;
 
 /** One authentication method's outcome (RFC 8601 result words: pass, fail, softfail, neutral, none, temperror, permerror…). */
@@ -227,7 +225,7 @@ export function selectSchemaOf(schema: z.ZodObject, noun: string) {
       }
     })
     .optional()
-    .describe('Return only these top-level fields, comma-separated (id, grant_id and object are always returned)');
+    .describe('Fields to return, comma-separated');
 }
 
 /** `select` of messages: a field a message does not have is an error. */
@@ -237,32 +235,24 @@ export const ListMessagesInputSchema = z.object({
   grant_id: GrantIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  subject: z.string().max(998).optional().describe('Only messages whose subject contains this text (case-insensitive)'),
-  any_email: AddressFilterSchema.optional().describe(
-    'Only messages from or to any of these addresses (from, to, cc or bcc)',
-  ),
-  from: AddressFilterSchema.optional().describe('Only messages from one of these addresses'),
-  to: AddressFilterSchema.optional().describe('Only messages to one of these addresses'),
+  subject: z.string().max(998).optional().describe('Subject contains this (any case)'),
+  any_email: AddressFilterSchema.optional().describe('From or to any of these addresses'),
+  from: AddressFilterSchema.optional().describe('From one of these addresses'),
+  to: AddressFilterSchema.optional().describe('To one of these addresses'),
   cc: AddressFilterSchema.optional().describe('Only messages copied to one of these addresses'),
   bcc: AddressFilterSchema.optional().describe('Only messages blind-copied to one of these addresses'),
-  in: z
-    .array(IdSchema)
-    .max(20)
-    .optional()
-    .describe('Only messages in one of these folder ids (inbox, sent, trash, … or your own)'),
-  unread: z.boolean().optional().describe('Only unread (true) or read (false) messages'),
-  starred: z.boolean().optional().describe('Only starred (true) or unstarred (false) messages'),
-  thread_id: IdSchema.optional().describe('Only messages of this thread'),
-  received_before: UnixSecondsSchema.optional().describe('Only messages received before this time'),
-  received_after: UnixSecondsSchema.optional().describe('Only messages received after this time'),
-  has_attachment: z.boolean().optional().describe('Only messages with (true) or without (false) attachments'),
+  in: z.array(IdSchema).max(20).optional().describe('In one of these folder ids (inbox, sent, …)'),
+  unread: z.boolean().optional().describe('Unread (true) or read (false) only'),
+  starred: z.boolean().optional().describe('Starred (true) or not (false) only'),
+  thread_id: IdSchema.optional().describe('In this thread'),
+  received_before: UnixSecondsSchema.optional().describe('Received before (unix seconds)'),
+  received_after: UnixSecondsSchema.optional().describe('Received after (unix seconds)'),
+  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
   search_query_native: z
     .string()
     .max(1000)
     .optional()
-    .describe(
-      'Full-text search over subject, body and addresses: words are ANDed, "quoted phrases", prefix*, OR, subject:/from:/to:/body: to pick a field',
-    ),
+    .describe('Full-text search: words ANDed, "phrases", prefix*, OR, subject:/from:/to:/body:'),
   fields: MessageFieldsSchema.optional(),
   select: MessageSelectSchema,
 });
@@ -281,22 +271,15 @@ export const UpdateMessageInputSchema = z.object({
   message_id: IdSchema.describe('Message id'),
   unread: z.boolean().optional().describe('Mark read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
-  folders: z
-    .array(IdSchema)
-    .min(1)
-    .max(20)
-    .optional()
-    .describe('Folder ids the message is in from now on (replaces the current set)'),
-  metadata: MetadataSchema.optional().describe(
-    'Key-value metadata, replaces the current object (at most 50 keys of up to 40 characters, string values of up to 500)',
-  ),
+  folders: z.array(IdSchema).min(1).max(20).optional().describe('Folder ids it is in from now on (replaces them)'),
+  metadata: MetadataSchema.optional().describe('Your key-value strings; replace the current ones'),
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageInputSchema>;
 
 export const DeleteMessageInputSchema = z.object({
   grant_id: GrantIdSchema,
   message_id: IdSchema.describe('Message id'),
-  hard_delete: z.boolean().optional().describe('Delete for good at once instead of moving to trash'),
+  hard_delete: z.boolean().optional().describe('Delete for good, not to trash'),
 });
 export type DeleteMessageInput = z.infer<typeof DeleteMessageInputSchema>;
 
@@ -321,9 +304,7 @@ export const ReadAttachmentInputSchema = GetAttachmentInputSchema.extend({
     .min(1)
     .max(MAX_INLINE_ATTACHMENT_BYTES)
     .optional()
-    .describe(
-      `Most bytes of content to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB); larger files come back truncated`,
-    ),
+    .describe(`Most bytes to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB)`),
 });
 export type ReadAttachmentInput = z.infer<typeof ReadAttachmentInputSchema>;
 

@@ -126,41 +126,31 @@ export type AttachmentInput = z.infer<typeof AttachmentInputSchema>;
 /** Fields shared by sending and drafts. */
 export const composeFields = {
   grant_id: GrantIdSchema,
-  to: recipientList('Recipients'),
-  cc: recipientList('Copied recipients'),
-  bcc: recipientList('Blind-copied recipients (not shown to the others)'),
-  reply_to: z.array(RecipientSchema).max(10).optional().describe('Where replies should go, when not to the sender'),
-  from: z
-    .array(RecipientSchema)
-    .max(1)
-    .optional()
-    .describe("Sender; defaults to the mailbox's own address (only its display name may differ)"),
+  to: recipientList('Recipients: [{email, name?}]'),
+  cc: recipientList('Copied: [{email, name?}]'),
+  bcc: recipientList('Blind-copied: [{email, name?}]'),
+  reply_to: z.array(RecipientSchema).max(10).optional().describe('Where replies go, if not to the sender'),
+  from: z.array(RecipientSchema).max(1).optional().describe('Sender (default: the mailbox; only the name may differ)'),
   subject: headerText(998).optional().describe('Subject line'),
   body: z
     .string()
     .max(30 * 1024 * 1024)
     .optional()
-    .describe('HTML body (or plain text with is_plaintext: true)'),
-  is_plaintext: z.boolean().optional().describe('Send the body as plain text only'),
+    .describe('HTML, or plain text with is_plaintext'),
+  is_plaintext: z.boolean().optional().describe('The body is plain text'),
   attachments: z
     .array(AttachmentInputSchema)
     .max(MAX_ATTACHMENTS)
     .optional()
-    .describe(`Files to attach (at most ${MAX_ATTACHMENTS}; the whole message at most 40 MB)`),
-  reply_to_message_id: IdSchema.optional().describe(
-    'Id of the message this answers: sets In-Reply-To and References so it joins that conversation (thread)',
-  ),
-  tracking_options: TrackingOptionsSchema.optional().describe(
-    'Open, link and reply tracking (not for trial applications); stored and returned',
-  ),
+    .describe(`Files: [{filename, content_type, content (Base64)}] or [{id}] (at most ${MAX_ATTACHMENTS}, 40 MB)`),
+  reply_to_message_id: IdSchema.optional().describe('Message this answers: the reply joins its thread'),
+  tracking_options: TrackingOptionsSchema.optional().describe('{opens, links, thread_replies} booleans'),
   custom_headers: z
     .array(CustomHeaderSchema)
     .max(MAX_CUSTOM_HEADERS)
     .optional()
     .describe('Extra headers, such as X-Campaign-Id'),
-  metadata: MetadataSchema.optional().describe(
-    'Your key-value metadata, stored on the message (at most 50 keys of up to 40 characters, string values of up to 500)',
-  ),
+  metadata: MetadataSchema.optional().describe('Your key-value strings, kept on the message'),
 };
 
 export const SendMessageInputSchema = z
@@ -169,14 +159,9 @@ export const SendMessageInputSchema = z
     to: composeFields.to.optional(),
     cc: composeFields.cc.optional(),
     bcc: composeFields.bcc.optional(),
-    send_at: UnixSecondsSchema.optional().describe(
-      'Send later, at this unix time (up to 30 days ahead); the answer is a schedule_id',
-    ),
+    send_at: UnixSecondsSchema.optional().describe('Send later, at this unix time (≤ 30 days ahead)'),
     use_draft: z.boolean().optional().describe('With send_at: keep the message in drafts if the schedule is stopped'),
-    dry_run: z
-      .boolean()
-      .optional()
-      .describe('Only check: answer whether the send would be blocked and why; nothing is stored, queued or sent'),
+    dry_run: z.boolean().optional().describe('Only check whether it would go; sends nothing'),
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;

@@ -58,23 +58,19 @@ export const ListThreadsInputSchema = z.object({
   grant_id: GrantIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  subject: z.string().max(998).optional().describe('Only threads with a message whose subject contains this text'),
-  any_email: AddressFilterSchema.optional().describe('Only threads with a message from or to any of these addresses'),
-  from: AddressFilterSchema.optional().describe('Only threads with a message from one of these addresses'),
-  to: AddressFilterSchema.optional().describe('Only threads with a message to one of these addresses'),
-  cc: AddressFilterSchema.optional(),
-  bcc: AddressFilterSchema.optional(),
-  in: z.array(IdSchema).max(20).optional().describe('Only threads with a message in one of these folder ids'),
-  unread: z.boolean().optional().describe('Only threads with (true) or without (false) unread messages'),
-  starred: z.boolean().optional().describe('Only threads with (true) or without (false) starred messages'),
-  latest_message_before: UnixSecondsSchema.optional().describe('Only threads whose newest message is older than this'),
-  latest_message_after: UnixSecondsSchema.optional().describe('Only threads whose newest message is newer than this'),
-  has_attachment: z.boolean().optional(),
-  search_query_native: z
-    .string()
-    .max(1000)
-    .optional()
-    .describe('Full-text search, as for list_messages; a thread matches when one of its messages does'),
+  subject: z.string().max(998).optional().describe('A subject contains this'),
+  any_email: AddressFilterSchema.optional().describe('A message from or to any of these'),
+  from: AddressFilterSchema.optional().describe('A message from one of these'),
+  to: AddressFilterSchema.optional().describe('A message to one of these'),
+  cc: AddressFilterSchema.optional().describe('A message copying one of these'),
+  bcc: AddressFilterSchema.optional().describe('A message blind-copying one of these'),
+  in: z.array(IdSchema).max(20).optional().describe('A message in one of these folder ids'),
+  unread: z.boolean().optional().describe('With (true) or without (false) unread messages'),
+  starred: z.boolean().optional().describe('With (true) or without (false) starred messages'),
+  latest_message_before: UnixSecondsSchema.optional().describe('Newest message before (unix seconds)'),
+  latest_message_after: UnixSecondsSchema.optional().describe('Newest message after (unix seconds)'),
+  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
+  search_query_native: z.string().max(1000).optional().describe('Full-text search, as in list_messages'),
   select: ThreadSelectSchema,
 });
 export type ListThreadsInput = z.infer<typeof ListThreadsInputSchema>;
@@ -91,12 +87,7 @@ export const UpdateThreadInputSchema = z.object({
   thread_id: IdSchema.describe('Thread id'),
   unread: z.boolean().optional().describe('Mark every message read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star or unstar every message'),
-  folders: z
-    .array(IdSchema)
-    .min(1)
-    .max(20)
-    .optional()
-    .describe('Move every message to these folders (replaces their folders)'),
+  folders: z.array(IdSchema).min(1).max(20).optional().describe('Move every message to these folder ids'),
 });
 export type UpdateThreadInput = z.infer<typeof UpdateThreadInputSchema>;
 

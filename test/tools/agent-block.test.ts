@@ -81,3 +81,31 @@ describe('the agent block', () => {
     }
   });
 });
+
+describe('agent.omit and write headlines', () => {
+  it('leaves omitted fields out of the tool, refusing a required or unknown one at load', () => {
+    const input = z.object({ grant_id: z.string(), note: z.string().optional().describe('A note') });
+    const operation = defineOperation({ ...base, input, agent: { omit: ['note'] } });
+    expect(operation.agent?.omit).toEqual(['note']);
+    expect(() => defineOperation({ ...base, input, agent: { omit: ['grant_id'] } })).toThrow(
+      /agent\.omit names grant_id, which is not an optional input field/,
+    );
+    expect(() => defineOperation({ ...base, input, agent: { omit: ['nothing'] } })).toThrow(
+      /agent\.omit names nothing/,
+    );
+    for (const tool of agentTools()) {
+      for (const field of tool.operation.agent?.omit ?? []) expect(tool.inputSchema.shape).not.toHaveProperty(field);
+    }
+    const send = agentTools().find((tool) => tool.operation.name === 'send_message')!;
+    expect(send.inputSchema.shape).not.toHaveProperty('custom_headers');
+    expect(send.operation.input.shape).toHaveProperty('custom_headers');
+  });
+
+  it('gives every write tool a first line naming what it did (a send line or a headline)', () => {
+    const silent = agentTools()
+      .filter((tool) => !tool.operation.hints.readOnly)
+      .filter((tool) => tool.operation.agent?.sends === undefined && tool.operation.agent?.headline === undefined)
+      .map((tool) => tool.operation.name);
+    expect(silent).toEqual([]);
+  });
+});

@@ -3,6 +3,7 @@
  * long message, measured as an MCP client reads them. The sizes are printed so a change shows in the log.
  */
 import { describe, expect, it } from 'vitest';
+import { asSchema } from 'ai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer, type Executor } from '../../tools/mcp.js';
@@ -83,12 +84,49 @@ const textOf = (result: Record<string, unknown>) =>
   (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('');
 
 describe('tool results sized for a model', () => {
-  it('keeps tools/list under 40 KB', async () => {
+  it('keeps tools/list within 24,000 characters, and the AI SDK tool definitions no larger', async () => {
     const client = await connect();
     const { tools } = await client.listTools();
     const size = JSON.stringify({ tools }).length;
-    console.log(`tools/list: ${tools.length} tools, ${size} characters`);
-    expect(size).toBeLessThan(40_000);
+    const unbound = createMcpServer({ executor, grantId: undefined });
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    const unboundClient = new Client({ name: 'budgets-unbound', version: '1.0.0' });
+    await Promise.all([unbound.connect(serverTransport), unboundClient.connect(clientTransport)]);
+    const unboundSize = JSON.stringify({ tools: (await unboundClient.listTools()).tools }).length;
+    // What a model is given by the AI SDK: each tool's description and input JSON Schema.
+    const aiTools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused', grantId: 'grant_1' });
+    const definitions = await Promise.all(
+      Object.entries(aiTools).map(async ([name, tool]) => ({
+        name,
+        description: tool.description,
+        inputSchema: await asSchema(tool.inputSchema).jsonSchema,
+      })),
+    );
+    const aiSize = JSON.stringify(definitions).length;
+    console.log(
+      `tools/list: ${tools.length} tools, ${size} characters bound to a grant, ${unboundSize} unbound; AI SDK definitions ${aiSize}`,
+    );
+    expect(size).toBeLessThanOrEqual(24_000);
+    expect(aiSize).toBeLessThanOrEqual(size);
+  });
+
+  it('describes every parameter of every tool, over MCP and the AI SDK alike', async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    const undescribed = tools.flatMap((tool) =>
+      Object.entries((tool.inputSchema.properties ?? {}) as Record<string, { description?: string }>)
+        .filter(([, schema]) => !schema.description?.trim())
+        .map(([name]) => `${tool.name}.${name}`),
+    );
+    expect(undescribed).toEqual([]);
+    const aiTools = createAgentpostTools({ url: 'http://127.0.0.1:1', apiKey: 'unused' });
+    for (const [name, tool] of Object.entries(aiTools)) {
+      const schema = (await asSchema(tool.inputSchema).jsonSchema) as {
+        properties?: Record<string, { description?: string }>;
+      };
+      for (const [parameter, property] of Object.entries(schema.properties ?? {}))
+        expect(property.description, `${name}.${parameter}`).toMatch(/\S/);
+    }
   });
 
   it('lists 50 realistic 10 KB messages in at most 25,000 characters of text', async () => {
