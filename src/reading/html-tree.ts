@@ -70,9 +70,17 @@ export interface HtmlTree {
   hidden: HiddenTextCounts;
   /** Source ranges [start, end) left out (hidden elements, comments, scripts): to cut them from the HTML itself. */
   removedRanges: Array<[number, number]>;
+  /**
+   * The hidden text itself (CSS-hidden, same-colour, comments), its pieces joined by newlines, at most
+   * {@link MAX_HIDDEN_TEXT} characters: what the trust area scans apart for instructions nobody was shown.
+   */
+  hiddenText: string;
   /** True when the HTML was longer than the bound read. */
   truncated: boolean;
 }
+
+/** Hidden text kept at most (it is counted whole): enough for any instruction, bounded for the scan that reads it. */
+export const MAX_HIDDEN_TEXT = 16 * 1024;
 
 /** Nodes nest at most this deep; deeper elements still count for hiding but add no node. */
 export const MAX_TREE_DEPTH = 96;
@@ -263,6 +271,16 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
   const source = truncated ? html.slice(0, maxInputChars) : html;
   const hidden: HiddenTextCounts = { css: 0, sameColour: 0, comments: 0, invisibleCharacters: 0 };
   const removedRanges: Array<[number, number]> = [];
+  const hiddenPieces: string[] = [];
+  let hiddenKept = 0;
+  /** Keeps a piece of hidden text, within {@link MAX_HIDDEN_TEXT}. */
+  function keepHidden(text: string): void {
+    if (hiddenKept >= MAX_HIDDEN_TEXT) return;
+    const piece = text.trim().slice(0, MAX_HIDDEN_TEXT - hiddenKept);
+    if (piece.length === 0) return;
+    hiddenPieces.push(piece);
+    hiddenKept += piece.length + 1;
+  }
   const rules: StyleRules = emptyStyleRules();
   let styleRead = 0;
 
@@ -345,7 +363,10 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
   function countText(frame: Frame, text: string): void {
     if (frame.skip) return;
     const visible = text.trim().length;
-    if (visible > 0) hidden.css += visible;
+    if (visible > 0) {
+      hidden.css += visible;
+      keepHidden(text);
+    }
   }
 
   function flushText(): void {
@@ -374,6 +395,7 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
         background === 'image' || (background === DEFAULT_BACKGROUND && rules.uncertainBackground);
       if (transparent(frame.colour) || (!unknownBackground && sameColour(frame.colour, background))) {
         hidden.sameColour += visible;
+        keepHidden(text);
         removedRanges.push([start, textEnd]);
         return;
       }
@@ -587,6 +609,7 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
       if (parent.hidden || ownHidden || zeroSize(declarations)) {
         if (!parent.hidden) {
           hidden.css += alt.length;
+          keepHidden(alt);
           if (alt.length > 0) removedRanges.push([tagStart, textEnd]);
         }
         return;
@@ -670,7 +693,9 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
         content.trimEnd().endsWith('<![endif]')
       )
         return;
-      hidden.comments += collapse(content).trim().length;
+      const comment = collapse(content).trim();
+      hidden.comments += comment.length;
+      keepHidden(comment);
     },
     ondeclaration(_start, endIndex) {
       flushText();
@@ -712,7 +737,7 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
   const tokenizer = new Tokenizer({ decodeEntities: true }, callbacks);
   tokenizer.write(source);
   tokenizer.end();
-  return { root, hidden, removedRanges, truncated };
+  return { root, hidden, removedRanges, hiddenText: hiddenPieces.join('\n'), truncated };
 }
 
 /** Collapses runs of white space (no-break spaces included) to one space. */

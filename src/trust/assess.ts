@@ -5,7 +5,8 @@
  */
 import { authenticationVerdicts } from './authentication.js';
 import type { LookalikeDomain, Trust, TrustInput } from './contracts.js';
-import { MAX_KNOWN_CONTACTS } from './contracts.js';
+import { MAX_HIDDEN_SCAN, MAX_INJECTION_SCAN, MAX_KNOWN_CONTACTS } from './contracts.js';
+import { readTrustBody } from './body.js';
 import { brandDomains, displayNameSpoof } from './display-name.js';
 import { domainOfAddress, lookalikeOf, referenceDomainsOf, type ReferenceDomains } from './domains.js';
 import { injectionScore } from './injection.js';
@@ -61,6 +62,7 @@ function hiddenCount(value: number | undefined): number {
 export function assessTrust(input: TrustInput): Trust {
   const authentication = authenticationVerdicts(input.authentication);
   const hiddenTextRemoved = hiddenCount(input.hiddenTextRemoved);
+  const links = input.links ?? (input.html ? readTrustBody(input.html).links : undefined);
   return {
     ...authentication,
     display_name_spoof: displayNameSpoof(input.from, {
@@ -75,12 +77,12 @@ export function assessTrust(input: TrustInput): Trust {
       references: input.references,
       knownMessageId: input.knownMessageId,
     }),
-    link_mismatch: linkMismatches(input.html),
+    link_mismatch: linkMismatches(links),
     hidden_text_removed: hiddenTextRemoved,
     injection: injectionScore({
       subject: input.subject,
-      text: input.text,
-      hiddenText: input.hiddenText,
+      text: input.text?.slice(0, MAX_INJECTION_SCAN),
+      hiddenText: input.hiddenText?.slice(0, MAX_HIDDEN_SCAN),
       hiddenTextRemoved,
     }),
   };

@@ -4,6 +4,7 @@
  * src/schemas/trust.ts). Everything here is plain data the caller gathers: the area reads no table and no network.
  */
 import type { StoredMessageVerdict } from '../../storage/index.js';
+import type { ReadLink } from '../reading/index.js';
 import type { Trust, TrustAuthResult } from '../schemas/trust.js';
 
 export type {
@@ -78,13 +79,27 @@ export interface TrustInput {
   knownContacts?: readonly TrustAddress[] | undefined;
   /** The body as a model reads it (text or Markdown), hidden text already removed. */
   text?: string | undefined;
-  /** The HTML body, for links; absent for text-only mail. */
+  /**
+   * The HTML body, for links when {@link links} is absent (then it is read here with src/reading's HTML reader);
+   * absent for text-only mail.
+   */
   html?: string | undefined;
+  /** The body's visible links as src/reading's reader found them (`HtmlConversion.links`). */
+  links?: readonly Pick<ReadLink, 'text' | 'url' | 'original'>[] | undefined;
   /** The hidden text the HTML conversion removed, itself (scanned for instructions: they weigh more there). */
   hiddenText?: string | undefined;
   /** How many characters of hidden text the conversion removed. */
   hiddenTextRemoved?: number | undefined;
 }
+
+/**
+ * Characters of the body's text scanned for injection at most: the scan reads about 3–4 MB/s, so a prefix of 64 Ki
+ * characters costs at most ~20 ms however long the mail (instructions aimed at a model come early, where a summary
+ * reads; what hides further down is still in the hidden text, scanned apart).
+ */
+export const MAX_INJECTION_SCAN = 64 * 1024;
+/** Characters of hidden text scanned at most (src/reading keeps at most 16 KiB of it). */
+export const MAX_HIDDEN_SCAN = 16 * 1024;
 
 /** Referenced ids looked up at most per message (References of a long thread are long; the newest count). */
 export const MAX_REFERENCED_IDS = 100;

@@ -16,6 +16,7 @@ export { BRANDS, displayNameSpoof, nameKey, type DisplayNameContext } from './di
 export { boundedEditDistance, lookalikeOf, registrableDomain, skeleton, unicodeDomain } from './domains.js';
 export { injectionScore, normaliseForScan, SIGNALS, type InjectionInput } from './injection.js';
 export { domainOfToken } from './link-text.js';
-export { linkMismatches } from './links.js';
+export { linkMismatches, type TrustLink } from './links.js';
+export { readTrustBody, type TrustBody } from './body.js';
 export { forgedThread, isReplySubject, normaliseMessageId, type ThreadClaim } from './thread.js';
 export * from './contracts.js';
