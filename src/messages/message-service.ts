@@ -24,6 +24,7 @@ import type {
   UpdateMessageInput,
 } from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';
+import { createTrustReader, type TrustGrant } from '../trust/index.js';
 import { cleanConversation } from './clean-conversation.js';
 import type { DestroyForGood, MessageService, SentStateLookup } from './contracts.js';
 import { createMessageJsonCache } from './message-json-cache.js';
@@ -183,6 +184,35 @@ export function createMessageService(
   const record = eventRecorder({ newId, clock });
   const destroyForGood = createMessageDestroyer({ newId, clock }, store);
   const jsonCache = config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined;
+  /** The `trust` block, computed at read time (src/trust/trust-reader.ts; docs/reading.md says why). */
+  const trustReader = createTrustReader({ db });
+  /** Adds `trust` to received messages (not to the raw_mime form, nor when `select` leaves it out). */
+  async function addTrust(
+    grant: TrustGrant,
+    messages: Message[],
+    fields: MessageFields | undefined,
+    select: string | undefined,
+  ): Promise<Message[]> {
+    if (fields === 'raw_mime' || messages.length === 0) return messages;
+    if (select !== undefined && !select.split(',').includes('trust')) return messages;
+    // `select` may have left out what the verdicts read: they are made from the whole message.
+    const whole =
+      select === undefined
+        ? messages
+        : await presentMessages(
+            db.orm,
+            await messagesByIds(db.orm, {
+              grant: grant.id,
+              ids: JSON.stringify(messages.map((message) => message.id)),
+            }),
+          );
+    const verdicts = await trustReader.assess(grant, whole);
+    for (const message of messages) {
+      const trust = verdicts.get(message.id);
+      if (trust) message.trust = trust;
+    }
+    return messages;
+  }
   /**
    * A page's JSON array by the very keys it was made from. Keys of the usual list are kept while the database is
    * unchanged (`firstPageKeys`, `pageKeysAfter`): the same array means no commit anywhere since, so neither the
@@ -273,7 +303,12 @@ export function createMessageService(
       if (input.fields === 'raw_mime') page = withinRawBudget(page, config.rawMimePageBytes);
       const last = page[page.length - 1];
       const data = await addDeliveryStatus(
-        await presentWithFields(db.orm, page, input.fields, input.select),
+        await addTrust(
+          grant,
+          await presentWithFields(db.orm, page, input.fields, input.select),
+          input.fields,
+          input.select,
+        ),
         input.fields,
         input.select,
       );
@@ -344,6 +379,7 @@ export function createMessageService(
       const cursor = keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {};
       // The same keys (rows kept while the database is unchanged): the same page as last time, nothing to join.
       const whole = pageBytes.get(keys);
+      // Kept only while the database is unchanged, so `trust` too is as it was (contacts, references: all in it).
       if (whole) return { data: [whole], ...cursor };
       const json = new Map<string, Buffer>();
       const missing: string[] = [];
@@ -367,14 +403,26 @@ export function createMessageService(
       const present = page.filter((key) => json.has(key.id));
       const sent = present.filter((key) => key.sent);
       const states = sentState && sent.length > 0 ? await sentState(sent.map((key) => key.id)) : undefined;
+      const verdicts =
+        present.length === 0
+          ? undefined
+          : await trustReader.assess(
+              { id: grantId },
+              present.map((key) => JSON.parse(json.get(key.id)!.toString()) as Message),
+            );
       const parts: Uint8Array[] = [OPEN_BRACKET];
       present.forEach((key, index) => {
         if (index > 0) parts.push(COMMA);
         const bytes = json.get(key.id)!;
+        const trust = verdicts?.get(key.id);
         const state = states?.get(key.id);
-        // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
-        if (state)
-          parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(state.deliveryStatus)}}`));
+        // `trust`, then `delivery_status`, are the last keys `list` gives a message: the same bytes as its
+        // JSON.stringify.
+        const tail = [
+          trust ? `,"trust":${JSON.stringify(trust)}` : '',
+          state ? `,"delivery_status":${JSON.stringify(state.deliveryStatus)}` : '',
+        ].join('');
+        if (tail) parts.push(bytes.subarray(0, -1), Buffer.from(`${tail}}`));
         else parts.push(bytes);
       });
       parts.push(CLOSE_BRACKET);
@@ -390,7 +438,12 @@ export function createMessageService(
       const grant = await grants.require(principal, input.grant_id);
       const row = await requireMessage(db.orm, grant.id, input.message_id);
       const [message] = await addDeliveryStatus(
-        await presentWithFields(db.orm, [row], input.fields, input.select),
+        await addTrust(
+          grant,
+          await presentWithFields(db.orm, [row], input.fields, input.select),
+          input.fields,
+          input.select,
+        ),
         input.fields,
         input.select,
       );

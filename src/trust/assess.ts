@@ -58,13 +58,18 @@ function hiddenCount(value: number | undefined): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
 
-/** The `trust` block of one message. */
-export function assessTrust(input: TrustInput): Trust {
-  const authentication = authenticationVerdicts(input.authentication);
-  const hiddenTextRemoved = hiddenCount(input.hiddenTextRemoved);
-  const links = input.links ?? (input.html ? readTrustBody(input.html).links : undefined);
+/** The verdicts about who sent the message: authentication, display name, domain, thread. Cheap: no body is read. */
+export type SenderTrust = Pick<
+  Trust,
+  'spf' | 'dkim' | 'dmarc' | 'display_name_spoof' | 'lookalike_domain' | 'forged_thread'
+>;
+/** The verdicts about what the message says: links, hidden text, injection. They depend on the body and subject only. */
+export type ContentTrust = Pick<Trust, 'link_mismatch' | 'hidden_text_removed' | 'injection'>;
+
+/** The sender's part of the block (see {@link assessTrust}). */
+export function assessSender(input: TrustInput): SenderTrust {
   return {
-    ...authentication,
+    ...authenticationVerdicts(input.authentication),
     display_name_spoof: displayNameSpoof(input.from, {
       mailbox: input.mailbox,
       knownContacts: input.knownContacts,
@@ -77,6 +82,17 @@ export function assessTrust(input: TrustInput): Trust {
       references: input.references,
       knownMessageId: input.knownMessageId,
     }),
+  };
+}
+
+/**
+ * The content's part of the block (see {@link assessTrust}): a message's body and subject never change, so a reader
+ * may keep it. The text is scanned up to {@link MAX_INJECTION_SCAN} characters, the hidden text {@link MAX_HIDDEN_SCAN}.
+ */
+export function assessContent(input: TrustInput): ContentTrust {
+  const hiddenTextRemoved = hiddenCount(input.hiddenTextRemoved);
+  const links = input.links ?? (input.html ? readTrustBody(input.html).links : undefined);
+  return {
     link_mismatch: linkMismatches(links),
     hidden_text_removed: hiddenTextRemoved,
     injection: injectionScore({
@@ -86,4 +102,9 @@ export function assessTrust(input: TrustInput): Trust {
       hiddenTextRemoved,
     }),
   };
+}
+
+/** The `trust` block of one message. */
+export function assessTrust(input: TrustInput): Trust {
+  return { ...assessSender(input), ...assessContent(input) };
 }

@@ -5,6 +5,7 @@
  */
 import type { StoredMessageVerdict } from '../../storage/index.js';
 import type { ReadLink } from '../reading/index.js';
+import type { Message } from '../schemas/messages.js';
 import type { Trust, TrustAuthResult } from '../schemas/trust.js';
 
 export type {
@@ -108,3 +109,25 @@ export const MAX_KNOWN_CONTACTS = 5_000;
 
 /** What {@link assessTrust} answers: the wire block. */
 export type TrustAssessment = Trust;
+
+/** The mailbox a {@link TrustReader} reads for: the grant's id and, when the caller has it, its address. */
+export interface TrustGrant {
+  id: string;
+  email?: string | undefined;
+}
+
+/** A message as the reader takes it: its wire form (what a read already made). */
+export type TrustMessage = Pick<
+  Message,
+  'id' | 'thread_id' | 'subject' | 'from' | 'reply_to' | 'body' | 'authentication_results'
+>;
+
+/** What createTrustReader() returns (src/trust/trust-reader.ts): the `trust` block of stored messages, at read time. */
+export interface TrustReader {
+  /**
+   * The `trust` block of each of a mailbox's messages, by message id. Reads the mailbox's known contacts (kept for a
+   * moment per mailbox), the messages' references and which of them the mailbox had; the body's verdicts are kept
+   * per message (its body never changes).
+   */
+  assess(grant: TrustGrant, messages: readonly TrustMessage[]): Promise<Map<string, Trust>>;
+}
