@@ -66,9 +66,9 @@ export interface TrustInput {
   /** The Reply-To addresses (`messages.reply_to_addresses`). */
   replyTo?: readonly TrustAddress[] | undefined;
   subject?: string | undefined;
-  /** Normalised In-Reply-To (lower case, no angle brackets), as `messages.in_reply_to` keeps it. */
+  /** In-Reply-To without angle brackets, as `messages.in_reply_to` keeps it (compared in lower case). */
   inReplyTo?: string | null | undefined;
-  /** Normalised References, as `messages.references` keeps them. */
+  /** References without angle brackets, as `messages.references` keeps them (compared in lower case). */
   references?: readonly string[] | undefined;
   /**
    * Whether this mailbox ever had a message with this normalised Message-ID (its messages' `header_message_id`, or the

@@ -69,7 +69,8 @@ export async function referencesOf(
 }
 
 /**
- * Which of the given Message-IDs belong to messages of the given threads of the mailbox, as `threadId → ids`, with
+ * Which of the given Message-IDs (as stored) belong to messages of the given threads of the mailbox, as
+ * `threadId → lower-cased id`, with
  * the ids of the messages that have each (a message does not vouch for itself). A reply to mail this mailbox had joins
  * that mail's thread on arrival, so the thread is where its ids are; looking there uses the thread index, not a scan
  * of the mailbox.
@@ -99,10 +100,12 @@ export async function knownIdsOf(
   for (const row of rows) {
     if (row.headerId === null) continue;
     let ids = out.get(row.threadId);
-    if (!ids) out.set(row.threadId, (ids = new Map()));
-    const holders = ids.get(row.headerId);
+    if (!ids) out.set(row.threadId, (ids = new Map<string, string[]>()));
+    // Asked in the normalised form (lower case: src/trust/thread.ts); stored as the header wrote it.
+    const key = row.headerId.toLowerCase();
+    const holders = ids.get(key);
     if (holders) holders.push(row.id);
-    else ids.set(row.headerId, [row.id]);
+    else ids.set(key, [row.id]);
   }
   return out;
 }
