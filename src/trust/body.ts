@@ -5,7 +5,7 @@
  */
 import { htmlToMarkdown, removeInvisibleCharacters } from '../reading/index.js';
 import type { TrustInput } from './contracts.js';
-import { MAX_INJECTION_SCAN } from './contracts.js';
+import { MAX_INJECTION_SCAN, MAX_TRUST_HTML } from './contracts.js';
 
 /** The parts of a {@link TrustInput} that come from the body. */
 export type TrustBody = Required<Pick<TrustInput, 'text' | 'hiddenText' | 'hiddenTextRemoved'>> & {
@@ -13,12 +13,17 @@ export type TrustBody = Required<Pick<TrustInput, 'text' | 'hiddenText' | 'hidde
 };
 
 /**
- * Reads an HTML body (or, with `text` only, a text/plain one) for the trust checks. Linear in the body; the text kept
- * is bounded to what the injection scan reads ({@link MAX_INJECTION_SCAN}).
+ * Reads an HTML body (or, with `text` only, a text/plain one) for the trust checks. Linear in the body, of which at most
+ * {@link MAX_TRUST_HTML} characters are read; the text kept is bounded to what the injection scan reads
+ * ({@link MAX_INJECTION_SCAN}).
  */
 export function readTrustBody(html: string | null | undefined, text?: string | null): TrustBody {
   if (html) {
-    const read = htmlToMarkdown(html, { flavour: 'text', maxChars: MAX_INJECTION_SCAN });
+    const read = htmlToMarkdown(html, {
+      flavour: 'text',
+      maxChars: MAX_INJECTION_SCAN,
+      maxInputChars: MAX_TRUST_HTML,
+    });
     return {
       text: read.markdown,
       hiddenText: read.hiddenText,

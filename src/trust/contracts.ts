@@ -99,6 +99,12 @@ export interface TrustInput {
  * reads; what hides further down is still in the hidden text, scanned apart).
  */
 export const MAX_INJECTION_SCAN = 64 * 1024;
+/**
+ * Characters of HTML read for the trust checks at most: src/reading's reader takes about 1 ms per 1–2 KB of marketing
+ * HTML, so 256 Ki characters cost at most ~200 ms once per message (the verdicts are then kept); links and hidden text
+ * past it are not judged.
+ */
+export const MAX_TRUST_HTML = 256 * 1024;
 /** Characters of hidden text scanned at most (src/reading keeps at most 16 KiB of it). */
 export const MAX_HIDDEN_SCAN = 16 * 1024;
 
