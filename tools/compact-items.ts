@@ -6,6 +6,7 @@
 import { fieldText } from '../src/operations/index.js';
 import { z } from 'zod';
 import { htmlToText, operations, type AnyOperation } from '../src/index.js';
+import { trustWarnings } from './compact-trust.js';
 
 /**
  * Characters one tool result may take (its structured JSON; the text rendering is shorter). About 5,000 tokens:
@@ -70,6 +71,10 @@ export const CompactMessageSchema = z.object({
   starred: z.boolean().optional(),
   folders: z.array(z.string()).optional(),
   attachments: z.array(AttachmentNoteSchema).optional(),
+  trust: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Trust warnings only; absent when all clear (get_message has the whole block)'),
 });
 
 /** A thread as list_threads returns it. */
@@ -151,6 +156,7 @@ export function compactMessage(message: Json): Json {
     starred: message.starred,
     folders: message.folders,
     attachments: attachments?.length ? attachments : undefined,
+    trust: trustWarnings(message.trust),
   });
 }
 

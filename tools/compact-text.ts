@@ -13,6 +13,7 @@ import {
   type ToolCall,
   type Truncation,
 } from './compact-items.js';
+import { trustLine } from './compact-trust.js';
 
 const who = (people: unknown) =>
   ((people as Participant[] | undefined) ?? [])
@@ -46,6 +47,8 @@ function messageLine(item: Json): string {
   ].filter(Boolean);
   const lines = [`- ${head.filter(Boolean).join(' · ')}`];
   if (second.length > 0) lines.push(`  ${second.join(' ')}`);
+  const trust = trustLine(item.trust);
+  if (trust) lines.push(trust);
   if (item.snippet) lines.push(`  ${fieldText(item.snippet)}`);
   return lines.join('\n');
 }

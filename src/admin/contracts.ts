@@ -67,6 +67,8 @@ export interface CompiledRule {
   id: string;
   test(input: EvaluationInput, lists: ReadonlyMap<string, ListSet>): boolean;
   actions: StoredRuleAction[];
+  /** Whether a condition reads the message's trust block (`trust.injection`, `trust.dmarc`). */
+  needsTrust?: boolean;
 }
 
 /** The policy of a grant, as the stages read it. */

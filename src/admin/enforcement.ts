@@ -88,7 +88,7 @@ export function createEnforcement({ db }: { db: Database }): Enforcement {
     for (const rule of ruleRows) {
       for (const condition of rule.conditions) {
         if (condition.operator !== 'in_list') continue;
-        for (const id of Array.isArray(condition.value) ? condition.value : [condition.value]) listIds.add(id);
+        for (const id of Array.isArray(condition.value) ? condition.value : [String(condition.value)]) listIds.add(id);
       }
     }
     return {

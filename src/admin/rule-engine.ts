@@ -13,6 +13,9 @@
  * - `in_list` holds when the value is in any of the named lists. What is compared follows the list's type: an
  *   `address` list the whole address (address fields only); a `domain` list the domain or any parent domain of it
  *   (`mail.example.com` is in a list holding `example.com`); a `tld` list the last label.
+ * - `trust.injection` compares the message's injection score with `greater_than` / `less_than`; `trust.dmarc` its
+ *   DMARC verdict as a string. Ingest computes the trust block only for grants with such a rule: without it, the
+ *   fields are absent and those conditions do not hold (`is_not` does).
  * - Every matching rule's actions apply together. `block` is terminal: the first matching rule that blocks ends the
  *   evaluation, and the actions of later rules do not apply.
  */
@@ -92,7 +95,16 @@ function valuesOf(input: EvaluationInput, field: StoredRuleCondition['field']): 
       return input.recipient_tlds ?? [];
     case 'outbound.type':
       return input.outbound_type !== undefined ? [input.outbound_type] : [];
+    case 'trust.dmarc':
+      return input.trust_dmarc !== undefined ? [input.trust_dmarc] : [];
+    case 'trust.injection':
+      return input.trust_injection !== undefined ? [String(input.trust_injection)] : [];
   }
+}
+
+/** Whether a rule's condition reads the message's `trust` block (then ingest computes it: see needsTrust). */
+export function isTrustCondition(condition: StoredRuleCondition): boolean {
+  return condition.field === 'trust.injection' || condition.field === 'trust.dmarc';
 }
 
 /** Whether `value` (of `field`) is in a list of the given type. */
@@ -121,8 +133,18 @@ function compileCondition(
   condition: StoredRuleCondition,
 ): (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) => boolean {
   const { field } = condition;
+  if (condition.operator === 'greater_than' || condition.operator === 'less_than') {
+    const threshold = Number(condition.value);
+    const greater = condition.operator === 'greater_than';
+    // Only trust.injection is numeric; a message without a score (nothing computed) matches neither.
+    return (input) => {
+      const score = field === 'trust.injection' ? input.trust_injection : undefined;
+      if (score === undefined || !Number.isFinite(threshold)) return false;
+      return greater ? score > threshold : score < threshold;
+    };
+  }
   if (condition.operator === 'in_list') {
-    const listIds = Array.isArray(condition.value) ? condition.value : [condition.value];
+    const listIds = Array.isArray(condition.value) ? condition.value : [String(condition.value)];
     return (input, lists) => {
       const values = valuesOf(input, field);
       for (const listId of listIds) {
@@ -133,7 +155,9 @@ function compileCondition(
       return false;
     };
   }
-  const expected = (Array.isArray(condition.value) ? (condition.value[0] ?? '') : condition.value).trim().toLowerCase();
+  const expected = (Array.isArray(condition.value) ? (condition.value[0] ?? '') : String(condition.value))
+    .trim()
+    .toLowerCase();
   switch (condition.operator) {
     case 'is':
       return (input) => valuesOf(input, field).includes(expected);
@@ -159,7 +183,7 @@ export function compileRules(rules: readonly RuleDefinition[], trigger: 'inbound
                 predicates.some((predicate) => predicate(input, lists))
             : (input: EvaluationInput, lists: ReadonlyMap<string, ListSet>) =>
                 predicates.every((predicate) => predicate(input, lists));
-      return { id: rule.id, test, actions: rule.actions };
+      return { id: rule.id, test, actions: rule.actions, needsTrust: rule.conditions.some(isTrustCondition) };
     });
 }
 

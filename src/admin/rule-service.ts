@@ -3,8 +3,9 @@
  * Rules (`/v3/rules`): conditions over the sender, the recipients and the kind of send, and the actions taken when
  * they match (semantics in ./rule-engine.ts). Beyond the schema, a rule is checked as a whole before it is stored:
  * - `in_list` names lists of this application (another application's list, or a missing one, is a 404);
- * - every other operator compares one string;
+ * - every other operator compares one string (`greater_than` / `less_than` one number);
  * - `outbound.type` takes only `is` / `is_not` and the values `compose` / `reply`;
+ * - `trust.injection` takes only `greater_than` / `less_than` and a number from 0 to 1; `trust.dmarc` a verdict word;
  * - `assign_to_folder` has a folder name; `block` stands alone.
  * Deleting a rule removes its id from the workspaces and policies that name it.
  */
@@ -15,6 +16,7 @@ import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
 import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
+import { TRUST_AUTH_RESULTS } from '../schemas/trust.js';
 import type { RuleService } from './contracts.js';
 import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';
 import { pageOfOwned } from './paging.js';
@@ -45,13 +47,17 @@ export function toRule(row: RuleRow): Rule {
 /** The list ids of a rule's `in_list` conditions. */
 export function listIdsOf(conditions: readonly StoredRuleCondition[]): string[] {
   return conditions.flatMap((condition) =>
-    condition.operator !== 'in_list' ? [] : Array.isArray(condition.value) ? condition.value : [condition.value],
+    condition.operator !== 'in_list'
+      ? []
+      : Array.isArray(condition.value)
+        ? condition.value
+        : [String(condition.value)],
   );
 }
 
 /**
  * Checks a whole rule's conditions and actions and returns them as stored (values of string operators lower-cased
- * and trimmed, `in_list` values always an array). Throws a 400 naming the first fault.
+ * and trimmed, `in_list` values always an array, `trust.injection` values numbers). Throws a 400 naming the first fault.
  */
 function normalizeRule(
   conditions: readonly StoredRuleCondition[],
@@ -65,6 +71,21 @@ function normalizeRule(
         `outbound.type takes only the operators is and is_not, not ${condition.operator}.`,
       );
     }
+    const numeric = condition.operator === 'greater_than' || condition.operator === 'less_than';
+    if (condition.field === 'trust.injection') {
+      const value = typeof condition.value === 'string' ? Number(condition.value.trim()) : condition.value;
+      if (!numeric)
+        throw invalid(`${at}.operator`, `trust.injection takes greater_than or less_than, not ${condition.operator}.`);
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1)
+        throw invalid(`${at}.value`, 'trust.injection compares a number from 0 to 1 (0.7 or more reads as hostile).');
+      return { field: condition.field, operator: condition.operator, value };
+    }
+    if (numeric)
+      throw invalid(`${at}.operator`, `${condition.operator} compares numbers: only trust.injection takes it.`);
+    if (typeof condition.value === 'number')
+      throw invalid(`${at}.value`, `${condition.field} compares a string, not a number.`);
+    if (condition.field === 'trust.dmarc' && condition.operator === 'in_list')
+      throw invalid(`${at}.operator`, 'trust.dmarc takes is, is_not or contains, not in_list.');
     if (condition.operator === 'in_list') {
       return {
         ...condition,
@@ -80,6 +101,12 @@ function normalizeRule(
     if (value === '') throw invalid(`${at}.value`, 'must not be blank.');
     if (condition.field === 'outbound.type' && value !== 'compose' && value !== 'reply') {
       throw invalid(`${at}.value`, `outbound.type is compose or reply, not ${JSON.stringify(condition.value)}.`);
+    }
+    if (condition.field === 'trust.dmarc' && !(TRUST_AUTH_RESULTS as readonly string[]).includes(value)) {
+      throw invalid(
+        `${at}.value`,
+        `trust.dmarc is one of ${TRUST_AUTH_RESULTS.join(', ')}, not ${JSON.stringify(condition.value)}.`,
+      );
     }
     return { field: condition.field, operator: condition.operator, value };
   });

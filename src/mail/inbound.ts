@@ -77,12 +77,13 @@ export function createInboundService(
   options: InboundServiceOptions = {},
 ): InboundService {
   const { db, clock, newId } = deps;
+  const parser =
+    options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
   const pipeline = createInboundPipeline(deps, {
     enforcement: options.enforcement ?? createEnforcement(deps),
     stages: options.stages ?? {},
+    parser,
   });
-  const parser =
-    options.parser ?? createMimeParser({ onCrash: (reason) => options.onThreadExit?.('mime parser', reason) });
   const commit: InboundState['commit'] = createGroupCommit(
     db,
     (tx, deliveries) => writeDeliveries(inbound, tx, deliveries),

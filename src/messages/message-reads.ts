@@ -17,6 +17,7 @@ import type {
   Message,
   MessageFields,
 } from '../schemas/messages.js';
+import type { TrustGrant } from '../trust/index.js';
 import { cleanConversation } from './clean-conversation.js';
 import { presentMessages } from './mail-store.js';
 import {
@@ -162,7 +163,13 @@ export async function listMessages(
   const last = page[page.length - 1];
   const data = await addDeliveryStatus(
     state,
-    await presentWithFields(state.db.orm, page, input.fields, input.select),
+    await addTrust(
+      state,
+      grant,
+      await presentWithFields(state.db.orm, page, input.fields, input.select),
+      input.fields,
+      input.select,
+    ),
     input.fields,
     input.select,
   );
@@ -234,6 +241,7 @@ export async function listMessagesJson(
   const last = page[page.length - 1];
   const cursor = keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {};
   // The same keys (rows kept while the database is unchanged): the same page as last time, nothing to join.
+  // Kept only while the database is unchanged, so `trust` too is as it was (contacts, references: all in it).
   const whole = state.pageBytes.get(keys);
   if (whole) return { data: [whole], ...cursor };
   const json = new Map<string, Buffer>();
@@ -258,14 +266,26 @@ export async function listMessagesJson(
   const present = page.filter((key) => json.has(key.id));
   const sent = present.filter((key) => key.sent);
   const states = state.sentState && sent.length > 0 ? await state.sentState(sent.map((key) => key.id)) : undefined;
+  const verdicts =
+    present.length === 0
+      ? undefined
+      : await state.trustReader.assess(
+          { id: grantId },
+          present.map((key) => JSON.parse(json.get(key.id)!.toString()) as Message),
+        );
   const parts: Uint8Array[] = [OPEN_BRACKET];
   present.forEach((key, index) => {
     if (index > 0) parts.push(COMMA);
     const bytes = json.get(key.id)!;
+    const trust = verdicts?.get(key.id);
     const delivery = states?.get(key.id);
-    // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
-    if (delivery)
-      parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(delivery.deliveryStatus)}}`));
+    // `trust`, then `delivery_status`, are the last keys `list` gives a message: the same bytes as its
+    // JSON.stringify.
+    const tail = [
+      trust ? `,"trust":${JSON.stringify(trust)}` : '',
+      delivery ? `,"delivery_status":${JSON.stringify(delivery.deliveryStatus)}` : '',
+    ].join('');
+    if (tail) parts.push(bytes.subarray(0, -1), Buffer.from(`${tail}}`));
     else parts.push(bytes);
   });
   parts.push(CLOSE_BRACKET);
@@ -276,13 +296,48 @@ export async function listMessagesJson(
   return { data: [bytes], ...cursor };
 }
 
+/** Adds `trust` to received messages (not to the raw_mime form, nor when `select` leaves it out). */
+async function addTrust(
+  state: MessageState,
+  grant: TrustGrant,
+  messages: Message[],
+  fields: MessageFields | undefined,
+  select: string | undefined,
+): Promise<Message[]> {
+  if (fields === 'raw_mime' || messages.length === 0) return messages;
+  if (select !== undefined && !select.split(',').includes('trust')) return messages;
+  // `select` may have left out what the verdicts read: they are made from the whole message.
+  const whole =
+    select === undefined
+      ? messages
+      : await presentMessages(
+          state.db.orm,
+          await messagesByIds(state.db.orm, {
+            grant: grant.id,
+            ids: JSON.stringify(messages.map((message) => message.id)),
+          }),
+        );
+  const verdicts = await state.trustReader.assess(grant, whole);
+  for (const message of messages) {
+    const trust = verdicts.get(message.id);
+    if (trust) message.trust = trust;
+  }
+  return messages;
+}
+
 /** One message. */
 export async function findMessage(state: MessageState, principal: Principal, input: GetMessageInput): Promise<Message> {
   const grant = await state.grants.require(principal, input.grant_id);
   const row = await requireMessage(state.db.orm, grant.id, input.message_id);
   const [message] = await addDeliveryStatus(
     state,
-    await presentWithFields(state.db.orm, [row], input.fields, input.select),
+    await addTrust(
+      state,
+      grant,
+      await presentWithFields(state.db.orm, [row], input.fields, input.select),
+      input.fields,
+      input.select,
+    ),
     input.fields,
     input.select,
   );

@@ -21,6 +21,7 @@ import type {
   UpdateMessageInput,
 } from '../schemas/messages.js';
 import { createProviders, type Providers } from '../providers/index.js';
+import { createTrustReader } from '../trust/index.js';
 import type { DestroyForGood, MailStore, MessageService, SentStateLookup } from './contracts.js';
 import { createMessageJsonCache } from './message-json-cache.js';
 import type { MessageRow } from './message-mapper.js';
@@ -90,6 +91,7 @@ export function createMessageService(
     destroyForGood: createMessageDestroyer({ newId, clock }, store),
     jsonCache: config.messageJsonCacheBytes > 0 ? createMessageJsonCache(config.messageJsonCacheBytes) : undefined,
     pageBytes: new WeakMap<object, Buffer>(),
+    trustReader: createTrustReader({ db }),
   };
 
   return {

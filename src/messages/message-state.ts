@@ -3,6 +3,7 @@
  * What the message service's reads and writes (./message-service.ts) share: the state `createMessageService` makes,
  * a message of a mailbox by id, and the `message.updated` events of changed messages.
  */
+import type { TrustReader } from '../trust/index.js';
 import { and, eq } from 'drizzle-orm';
 import { tables, type Executor, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -40,6 +41,8 @@ export interface MessageState {
    * messages nor their delivery status changed. Lives as long as those keys are kept (at most 256 sets).
    */
   pageBytes: WeakMap<object, Buffer>;
+  /** The `trust` block, computed at read time (src/trust/trust-reader.ts; docs/reading.md says why). */
+  trustReader: TrustReader;
 }
 
 /** The message (not a draft) of the mailbox, or 404. */

@@ -66,6 +66,8 @@ export interface HtmlConversion {
   /** Characters of hidden text removed in all. */
   hiddenTextRemoved: number;
   hidden: HiddenTextCounts;
+  /** The hidden text itself (not the invisible characters), pieces joined by newlines, at most 16 KiB. */
+  hiddenText: string;
   /** Links in body order (at most 1,000). */
   links: ReadLink[];
   /** How many links were tracking redirects resolved to their target. */

@@ -5,6 +5,9 @@
  */
 import type { Colour } from './css.js';
 
+/** Hidden text kept at most (it is counted whole): enough for any instruction, bounded for the scan that reads it. */
+export const MAX_HIDDEN_TEXT = 16 * 1024;
+
 /** Nodes nest at most this deep; deeper elements still count for hiding but add no node. */
 export const MAX_TREE_DEPTH = 96;
 /** At most this many characters of one attribute value are kept. */

@@ -451,6 +451,7 @@ export function htmlToMarkdown(html: string, options: HtmlToMarkdownOptions = {}
     markdown: writer.toString(),
     hiddenTextRemoved: hidden.css + hidden.sameColour + hidden.comments + hidden.invisibleCharacters,
     hidden,
+    hiddenText: tree.hiddenText,
     links: renderer.links,
     linksResolved: renderer.linksResolved,
     truncated: tree.truncated || writer.truncated,

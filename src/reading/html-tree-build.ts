@@ -25,6 +25,7 @@ import {
   HEAD_CONTENT,
   KEPT,
   LINK_COLOUR,
+  MAX_HIDDEN_TEXT,
   MAX_STYLE,
   MAX_TREE_DEPTH,
   SKIPPED,
@@ -63,10 +64,22 @@ export function popTo(b: TreeBuilder, index: number, end: number): void {
   while (b.stack.length > index && b.stack.length > 1) pop(b, end);
 }
 
+/** Keeps a piece of hidden text, within {@link MAX_HIDDEN_TEXT}. */
+export function keepHidden(b: TreeBuilder, text: string): void {
+  if (b.hiddenKept >= MAX_HIDDEN_TEXT) return;
+  const piece = text.trim().slice(0, MAX_HIDDEN_TEXT - b.hiddenKept);
+  if (piece.length === 0) return;
+  b.hiddenPieces.push(piece);
+  b.hiddenKept += piece.length + 1;
+}
+
 export function countText(b: TreeBuilder, frame: Frame, text: string): void {
   if (frame.skip) return;
   const visible = text.trim().length;
-  if (visible > 0) b.hidden.css += visible;
+  if (visible > 0) {
+    b.hidden.css += visible;
+    keepHidden(b, text);
+  }
 }
 
 export function flushText(b: TreeBuilder): void {
@@ -95,6 +108,7 @@ export function flushText(b: TreeBuilder): void {
       background === 'image' || (background === DEFAULT_BACKGROUND && b.rules.uncertainBackground);
     if (transparent(frame.colour) || (!unknownBackground && sameColour(frame.colour, background))) {
       b.hidden.sameColour += visible;
+      keepHidden(b, text);
       b.removedRanges.push([start, b.textEnd]);
       return;
     }
@@ -319,6 +333,7 @@ export function voidElement(
     if (parent.hidden || ownHidden || zeroSize(b, declarations)) {
       if (!parent.hidden) {
         b.hidden.css += alt.length;
+        keepHidden(b, alt);
         if (alt.length > 0) b.removedRanges.push([b.tagStart, b.textEnd]);
       }
       return;

@@ -45,6 +45,11 @@ export interface HtmlTree {
   hidden: HiddenTextCounts;
   /** Source ranges [start, end) left out (hidden elements, comments, scripts): to cut them from the HTML itself. */
   removedRanges: Array<[number, number]>;
+  /**
+   * The hidden text itself (CSS-hidden, same-colour, comments), its pieces joined by newlines, at most
+   * {@link MAX_HIDDEN_TEXT} characters: what the trust area scans apart for instructions nobody was shown.
+   */
+  hiddenText: string;
   /** True when the HTML was longer than the bound read. */
   truncated: boolean;
 }
@@ -105,6 +110,9 @@ export interface TreeBuilder {
   /** Where the last tag, comment or declaration ended: where text after it starts. */
   tokenEnd: number;
   styleText: string[] | null;
+  /** Pieces of hidden text kept (see {@link HtmlTree.hiddenText}), and their characters with separators. */
+  hiddenPieces: string[];
+  hiddenKept: number;
 }
 
 /** Collapses runs of white space (no-break spaces included) to one space. */

@@ -13,10 +13,10 @@
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 import { DEFAULT_BACKGROUND, DEFAULT_COLOUR, emptyStyleRules } from './css.js';
 import { MAX_ATTRIBUTE } from './html-elements.js';
-import { closeElement, flushText, openElement, popTo, top } from './html-tree-build.js';
+import { closeElement, flushText, keepHidden, openElement, popTo, top } from './html-tree-build.js';
 import { collapse, type ElementNode, type Frame, type HtmlTree, type TreeBuilder } from './html-tree-state.js';
 
-export { MAX_TREE_DEPTH } from './html-elements.js';
+export { MAX_HIDDEN_TEXT, MAX_TREE_DEPTH } from './html-elements.js';
 export type { ElementNode, HtmlTree, TreeNode } from './html-tree-state.js';
 
 /** Reads HTML into the tree of what a person sees (see the module comment). */
@@ -69,6 +69,8 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
     textEnd: 0,
     tokenEnd: 0,
     styleText: null,
+    hiddenPieces: [],
+    hiddenKept: 0,
   };
 
   const callbacks: TokenizerCallbacks = {
@@ -108,7 +110,9 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
         content.trimEnd().endsWith('<![endif]')
       )
         return;
-      b.hidden.comments += collapse(content).trim().length;
+      const comment = collapse(content).trim();
+      b.hidden.comments += comment.length;
+      keepHidden(b, comment);
     },
     ondeclaration(_start, endIndex) {
       flushText(b);
@@ -150,5 +154,11 @@ export function readHtml(html: string, maxInputChars: number): HtmlTree {
   const tokenizer = new Tokenizer({ decodeEntities: true }, callbacks);
   tokenizer.write(b.source);
   tokenizer.end();
-  return { root, hidden: b.hidden, removedRanges: b.removedRanges, truncated };
+  return {
+    root,
+    hidden: b.hidden,
+    removedRanges: b.removedRanges,
+    hiddenText: b.hiddenPieces.join('\n'),
+    truncated,
+  };
 }

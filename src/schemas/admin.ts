@@ -238,8 +238,10 @@ export const RULE_FIELDS = [
   'recipient.domain',
   'recipient.tld',
   'outbound.type',
+  'trust.injection',
+  'trust.dmarc',
 ] as const;
-export const RULE_OPERATORS = ['is', 'is_not', 'contains', 'in_list'] as const;
+export const RULE_OPERATORS = ['is', 'is_not', 'contains', 'in_list', 'greater_than', 'less_than'] as const;
 export const RULE_ACTIONS = [
   'block',
   'mark_as_spam',
@@ -269,15 +271,15 @@ export const RuleConditionSchema = z
             `${JSON.stringify(issue.input)} is not a condition field; use one of: ${RULE_FIELDS.join(', ')}. ${ATTACHMENTS_ON_POLICIES}`,
         })
         .describe(
-          'What is compared: the sender (from.*), a recipient (recipient.*) or, on outbound rules, outbound.type. Attachments are not rule fields: attachment control lives on policies',
+          "What is compared: the sender (from.*), a recipient (recipient.*), on outbound rules outbound.type, on inbound rules the message's trust block (trust.injection: its injection score 0-1; trust.dmarc: its DMARC verdict). Attachments are not rule fields: attachment control lives on policies",
         ),
       operator: z
         .enum(RULE_OPERATORS, { error: enumError('condition operator', RULE_OPERATORS) })
-        .describe('is, is_not, contains, or in_list'),
+        .describe('is, is_not, contains, in_list; greater_than or less_than for trust.injection'),
       value: z
-        .union([z.string().min(1).max(320), z.array(IdSchema).min(1).max(20)])
+        .union([z.string().min(1).max(320), z.array(IdSchema).min(1).max(20), z.number().min(0).max(1)])
         .describe(
-          'The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply',
+          'The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply; for trust.injection a number from 0 to 1; for trust.dmarc pass, fail, softfail, neutral, none, temperror or permerror',
         ),
     },
     {
@@ -456,6 +458,11 @@ export const RuleEvaluationSchema = z
         recipient_domains: z.array(z.string()).optional().describe('Recipient domains'),
         recipient_tlds: z.array(z.string()).optional().describe('Recipient top-level domains'),
         outbound_type: z.enum(['compose', 'reply']).optional().describe('compose or reply (outbound only)'),
+        trust_injection: z
+          .number()
+          .optional()
+          .describe("The message's injection score, when a rule had a trust condition"),
+        trust_dmarc: z.string().optional().describe("The message's DMARC verdict, when a rule had a trust condition"),
       })
       .describe('What was evaluated, lower-cased'),
     applied_actions: z

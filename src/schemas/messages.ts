@@ -3,6 +3,7 @@
  * Messages and attachments on the wire, as in Nylas v3 `models/messages.ts` and `models/attachments.ts`.
  */
 import { z } from 'zod';
+import { TrustSchema } from './trust.js';
 import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
 /**
@@ -198,6 +199,9 @@ export const MessageSchema = z
       .describe(
         'Received messages (extension): attachments the policy removed before storing (the raw MIME keeps them); absent when none',
       ),
+    trust: TrustSchema.optional().describe(
+      'Extension: what to weigh before believing the message (SPF/DKIM/DMARC, display-name spoof, lookalike domain, forged thread, link mismatch, hidden text, injection score), computed when read; absent with fields=raw_mime or a select without trust',
+    ),
   })
   .meta({ id: 'Message' });
 export type Message = z.infer<typeof MessageSchema>;

@@ -5,7 +5,8 @@
  */
 import { authenticationVerdicts } from './authentication.js';
 import type { LookalikeDomain, Trust, TrustInput } from './contracts.js';
-import { MAX_KNOWN_CONTACTS } from './contracts.js';
+import { MAX_HIDDEN_SCAN, MAX_INJECTION_SCAN, MAX_KNOWN_CONTACTS } from './contracts.js';
+import { readTrustBody } from './body.js';
 import { brandDomains, displayNameSpoof } from './display-name.js';
 import { domainOfAddress, lookalikeOf, referenceDomainsOf, type ReferenceDomains } from './domains.js';
 import { injectionScore } from './injection.js';
@@ -57,12 +58,18 @@ function hiddenCount(value: number | undefined): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
 
-/** The `trust` block of one message. */
-export function assessTrust(input: TrustInput): Trust {
-  const authentication = authenticationVerdicts(input.authentication);
-  const hiddenTextRemoved = hiddenCount(input.hiddenTextRemoved);
+/** The verdicts about who sent the message: authentication, display name, domain, thread. Cheap: no body is read. */
+export type SenderTrust = Pick<
+  Trust,
+  'spf' | 'dkim' | 'dmarc' | 'display_name_spoof' | 'lookalike_domain' | 'forged_thread'
+>;
+/** The verdicts about what the message says: links, hidden text, injection. They depend on the body and subject only. */
+export type ContentTrust = Pick<Trust, 'link_mismatch' | 'hidden_text_removed' | 'injection'>;
+
+/** The sender's part of the block (see {@link assessTrust}). */
+export function assessSender(input: TrustInput): SenderTrust {
   return {
-    ...authentication,
+    ...authenticationVerdicts(input.authentication),
     display_name_spoof: displayNameSpoof(input.from, {
       mailbox: input.mailbox,
       knownContacts: input.knownContacts,
@@ -75,13 +82,29 @@ export function assessTrust(input: TrustInput): Trust {
       references: input.references,
       knownMessageId: input.knownMessageId,
     }),
-    link_mismatch: linkMismatches(input.html),
+  };
+}
+
+/**
+ * The content's part of the block (see {@link assessTrust}): a message's body and subject never change, so a reader
+ * may keep it. The text is scanned up to {@link MAX_INJECTION_SCAN} characters, the hidden text {@link MAX_HIDDEN_SCAN}.
+ */
+export function assessContent(input: TrustInput): ContentTrust {
+  const hiddenTextRemoved = hiddenCount(input.hiddenTextRemoved);
+  const links = input.links ?? (input.html ? readTrustBody(input.html).links : undefined);
+  return {
+    link_mismatch: linkMismatches(links),
     hidden_text_removed: hiddenTextRemoved,
     injection: injectionScore({
       subject: input.subject,
-      text: input.text,
-      hiddenText: input.hiddenText,
+      text: input.text?.slice(0, MAX_INJECTION_SCAN),
+      hiddenText: input.hiddenText?.slice(0, MAX_HIDDEN_SCAN),
       hiddenTextRemoved,
     }),
   };
+}
+
+/** The `trust` block of one message. */
+export function assessTrust(input: TrustInput): Trust {
+  return { ...assessSender(input), ...assessContent(input) };
 }

@@ -4,6 +4,8 @@
  * src/schemas/trust.ts). Everything here is plain data the caller gathers: the area reads no table and no network.
  */
 import type { StoredMessageVerdict } from '../../storage/index.js';
+import type { ReadLink } from '../reading/index.js';
+import type { Message } from '../schemas/messages.js';
 import type { Trust, TrustAuthResult } from '../schemas/trust.js';
 
 export type {
@@ -64,9 +66,9 @@ export interface TrustInput {
   /** The Reply-To addresses (`messages.reply_to_addresses`). */
   replyTo?: readonly TrustAddress[] | undefined;
   subject?: string | undefined;
-  /** Normalised In-Reply-To (lower case, no angle brackets), as `messages.in_reply_to` keeps it. */
+  /** In-Reply-To without angle brackets, as `messages.in_reply_to` keeps it (compared in lower case). */
   inReplyTo?: string | null | undefined;
-  /** Normalised References, as `messages.references` keeps them. */
+  /** References without angle brackets, as `messages.references` keeps them (compared in lower case). */
   references?: readonly string[] | undefined;
   /**
    * Whether this mailbox ever had a message with this normalised Message-ID (its messages' `header_message_id`, or the
@@ -78,13 +80,33 @@ export interface TrustInput {
   knownContacts?: readonly TrustAddress[] | undefined;
   /** The body as a model reads it (text or Markdown), hidden text already removed. */
   text?: string | undefined;
-  /** The HTML body, for links; absent for text-only mail. */
+  /**
+   * The HTML body, for links when {@link links} is absent (then it is read here with src/reading's HTML reader);
+   * absent for text-only mail.
+   */
   html?: string | undefined;
+  /** The body's visible links as src/reading's reader found them (`HtmlConversion.links`). */
+  links?: readonly Pick<ReadLink, 'text' | 'url' | 'original'>[] | undefined;
   /** The hidden text the HTML conversion removed, itself (scanned for instructions: they weigh more there). */
   hiddenText?: string | undefined;
   /** How many characters of hidden text the conversion removed. */
   hiddenTextRemoved?: number | undefined;
 }
+
+/**
+ * Characters of the body's text scanned for injection at most: the scan reads about 3–4 MB/s, so a prefix of 64 Ki
+ * characters costs at most ~20 ms however long the mail (instructions aimed at a model come early, where a summary
+ * reads; what hides further down is still in the hidden text, scanned apart).
+ */
+export const MAX_INJECTION_SCAN = 64 * 1024;
+/**
+ * Characters of HTML read for the trust checks at most: src/reading's reader takes about 1 ms per 1–2 KB of marketing
+ * HTML, so 256 Ki characters cost at most ~200 ms once per message (the verdicts are then kept); links and hidden text
+ * past it are not judged.
+ */
+export const MAX_TRUST_HTML = 256 * 1024;
+/** Characters of hidden text scanned at most (src/reading keeps at most 16 KiB of it). */
+export const MAX_HIDDEN_SCAN = 16 * 1024;
 
 /** Referenced ids looked up at most per message (References of a long thread are long; the newest count). */
 export const MAX_REFERENCED_IDS = 100;
@@ -93,3 +115,25 @@ export const MAX_KNOWN_CONTACTS = 5_000;
 
 /** What {@link assessTrust} answers: the wire block. */
 export type TrustAssessment = Trust;
+
+/** The mailbox a {@link TrustReader} reads for: the grant's id and, when the caller has it, its address. */
+export interface TrustGrant {
+  id: string;
+  email?: string | undefined;
+}
+
+/** A message as the reader takes it: its wire form (what a read already made). */
+export type TrustMessage = Pick<
+  Message,
+  'id' | 'thread_id' | 'subject' | 'from' | 'reply_to' | 'body' | 'authentication_results'
+>;
+
+/** What createTrustReader() returns (src/trust/trust-reader.ts): the `trust` block of stored messages, at read time. */
+export interface TrustReader {
+  /**
+   * The `trust` block of each of a mailbox's messages, by message id. Reads the mailbox's known contacts (kept for a
+   * moment per mailbox), the messages' references and which of them the mailbox had; the body's verdicts are kept
+   * per message (its body never changes).
+   */
+  assess(grant: TrustGrant, messages: readonly TrustMessage[]): Promise<Map<string, Trust>>;
+}

@@ -3,7 +3,16 @@
  * The front door of src/trust/: the `trust` block of a received message (issue 35, item 5) as pure functions over data
  * the caller gathers. {@link assessTrust} makes the whole block; the parts are exported for rules and tests.
  */
-export { assessTrust, lookalikeDomain, referenceDomains } from './assess.js';
+export {
+  assessContent,
+  assessSender,
+  assessTrust,
+  lookalikeDomain,
+  referenceDomains,
+  type ContentTrust,
+  type SenderTrust,
+} from './assess.js';
+export { createTrustReader } from './trust-reader.js';
 export {
   authResultOf,
   authenticationVerdicts,
@@ -16,6 +25,7 @@ export { BRANDS, displayNameSpoof, nameKey, type DisplayNameContext } from './di
 export { boundedEditDistance, lookalikeOf, registrableDomain, skeleton, unicodeDomain } from './domains.js';
 export { injectionScore, normaliseForScan, SIGNALS, type InjectionInput } from './injection.js';
 export { domainOfToken } from './link-text.js';
-export { linkMismatches } from './links.js';
+export { linkMismatches, type TrustLink } from './links.js';
+export { readTrustBody, type TrustBody } from './body.js';
 export { forgedThread, isReplySubject, normaliseMessageId, type ThreadClaim } from './thread.js';
 export * from './contracts.js';

@@ -1,10 +1,10 @@
 /**
  * @module trust/links
- * Links that show one domain and open another: `<a href="https://evil.example/login">https://paypal.com</a>`. The HTML
- * is read once by htmlparser2's streaming parser (a linear tokenizer; no DOM is built), the visible text of each anchor
- * kept up to {@link MAX_ANCHOR_TEXT} characters.
+ * Links that show one domain and open another: `<a href="https://evil.example/login">https://paypal.com</a>`. The
+ * links come from src/reading's HTML reader (its tokenizer keeps its own stack: linear on deep unclosed markup, where
+ * htmlparser2's `Parser` is quadratic); the visible text of each is read up to {@link MAX_ANCHOR_TEXT} characters.
  */
-import { Parser } from 'htmlparser2';
+import type { ReadLink } from '../reading/index.js';
 import type { LinkMismatch } from './contracts.js';
 import { asciiDomain, registrableDomain, unicodeDomain } from './domains.js';
 import { domainInText, domainOfToken } from './link-text.js';
@@ -52,55 +52,35 @@ function redirectsTo(url: URL | undefined, organisation: string): boolean {
   return false;
 }
 
-/** Counts the anchors of an HTML body whose visible text names a domain other than their target's organisation. */
-export function linkMismatches(html: string | undefined): LinkMismatch {
+/** A link as src/reading found it: its visible text, where it leads (a redirect resolved) and the href as written. */
+export type TrustLink = Pick<ReadLink, 'text' | 'url' | 'original'>;
+
+/**
+ * Counts the links whose visible text names a domain other than their target's organisation. The links are the ones
+ * src/reading's HTML reader found (visible anchors only, in body order, at most 1,000), so the HTML is read once for
+ * the body, the hidden text and the links together, by a reader linear on any markup.
+ */
+export function linkMismatches(links: readonly TrustLink[] | undefined): LinkMismatch {
   const result: LinkMismatch = { count: 0, examples: [] };
-  if (!html) return result;
-  let href: string | undefined;
-  let text = '';
-  let skipping = 0;
-  const close = () => {
-    if (href === undefined) return;
-    const shown = domainInText(text.trim());
-    const target = hrefDomain(href);
-    href = undefined;
-    if (!shown || !target) return;
+  if (!links) return result;
+  for (const link of links) {
+    const text = link.text.slice(0, MAX_ANCHOR_TEXT).trim();
+    const shown = domainInText(text);
+    if (!shown) continue;
+    const target = hrefDomain(link.url);
+    if (!target) continue;
     const shownOrganisation = registrableDomain(asciiDomain(shown.domain));
-    if (shownOrganisation === registrableDomain(asciiDomain(target.domain))) return;
-    if (redirectsTo(target.url, shownOrganisation)) return;
+    if (shownOrganisation === registrableDomain(asciiDomain(target.domain))) continue;
+    if (redirectsTo(target.url, shownOrganisation)) continue;
+    // Written as a redirect the reader did not unwrap: the wrapper's own query may still name the shown domain.
+    if (link.original !== undefined && redirectsTo(hrefDomain(link.original)?.url, shownOrganisation)) continue;
     result.count++;
     if (result.examples.length < MAX_LINK_EXAMPLES)
       result.examples.push({
-        text: text.trim().replace(/\s+/g, ' ').slice(0, MAX_EXAMPLE_TEXT),
+        text: text.replace(/\s+/g, ' ').slice(0, MAX_EXAMPLE_TEXT),
         text_domain: unicodeDomain(shown.domain),
         href_domain: unicodeDomain(target.domain),
       });
-  };
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        if (name === 'script' || name === 'style' || name === 'title') skipping++;
-        if (name !== 'a') return;
-        close(); // an anchor inside another closes it, as browsers do
-        const value = attributes.href;
-        if (value !== undefined) {
-          href = value;
-          text = '';
-        }
-      },
-      ontext(data) {
-        if (href === undefined || skipping > 0 || text.length >= MAX_ANCHOR_TEXT) return;
-        text += data.slice(0, MAX_ANCHOR_TEXT - text.length);
-      },
-      onclosetag(name) {
-        if (name === 'script' || name === 'style' || name === 'title') skipping = Math.max(0, skipping - 1);
-        else if (name === 'a') close();
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  );
-  parser.write(html);
-  parser.end();
-  close();
+  }
   return result;
 }

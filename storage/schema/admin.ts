@@ -74,10 +74,12 @@ export interface StoredRuleCondition {
     | 'recipient.address'
     | 'recipient.domain'
     | 'recipient.tld'
-    | 'outbound.type';
-  operator: 'is' | 'is_not' | 'contains' | 'in_list';
-  /** A string, or list ids for `in_list`. */
-  value: string | string[];
+    | 'outbound.type'
+    | 'trust.injection'
+    | 'trust.dmarc';
+  operator: 'is' | 'is_not' | 'contains' | 'in_list' | 'greater_than' | 'less_than';
+  /** A string, list ids for `in_list`, a number for `greater_than` / `less_than` (`trust.injection`). */
+  value: string | string[] | number;
 }
 
 /** A rule action in wire form. */
@@ -168,6 +170,10 @@ export interface StoredEvaluationInput {
   recipient_domains?: string[];
   recipient_tlds?: string[];
   outbound_type?: 'compose' | 'reply';
+  /** The message's injection score (0–1), when a rule of the grant has a `trust.*` condition. */
+  trust_injection?: number;
+  /** The message's DMARC verdict (`pass`, `fail`, `none`, …), likewise. */
+  trust_dmarc?: string;
 }
 
 /** What an evaluation applied, in wire form: only the keys that happened are present. */

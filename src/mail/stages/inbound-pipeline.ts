@@ -9,7 +9,9 @@
  * 3. spam (the injected {@link SpamChecker}): when the grant's policy has `spam_detection` settings; spam goes to junk;
  * 4. policy limits (./policy-limits.ts): size, daily count and storage refuse the message; attachments outside the
  *    limits are removed after the parse ({@link InboundPipeline.stripAttachments});
- * 5. `inbox_processing` (./inbox-processing.ts): folders, read, starred, or dropped.
+ * 5. `inbox_processing` (./inbox-processing.ts): folders, read, starred, or dropped; for a grant whose rules read the
+ *    trust block (`trust.injection`, `trust.dmarc`), the message's injection score and DMARC verdict first
+ *    (./trust-stage.ts).
  * An evaluation that cannot complete (what applies could not be loaded, a stage threw) fails closed: `unavailable`,
  * which the SMTP listener answers `451 4.3.0`.
  *
@@ -26,7 +28,7 @@ import type { GrantRow } from '../../../storage/index.js';
 import type { EvaluationRow, Enforcement } from '../../admin/index.js';
 import type { CoreDeps, InboundStages } from '../../ports/index.js';
 import type { NewMessage } from '../../messages/index.js';
-import type { ParsedMessage } from '../../mime/index.js';
+import type { MimeParser, ParsedMessage } from '../../mime/index.js';
 import { createEvaluationLog } from './evaluation-log.js';
 import type { Refusal } from './policy-limits.js';
 import { createUsageMeter } from './usage-meter.js';
@@ -49,7 +51,11 @@ export { fromHeaderAddress } from '../../mime/index.js';
 /** Creates the pipeline. */
 export function createInboundPipeline(
   deps: CoreDeps,
-  { enforcement, stages = {} }: { enforcement: Enforcement; stages?: InboundStages },
+  {
+    enforcement,
+    stages = {},
+    parser,
+  }: { enforcement: Enforcement; stages?: InboundStages; parser?: Pick<MimeParser, 'parse'> | undefined },
 ): InboundPipeline {
   const { clock, newId } = deps;
   const pipeline: PipelineState = {
@@ -60,6 +66,7 @@ export function createInboundPipeline(
     stages,
     usage: createUsageMeter(deps),
     log: createEvaluationLog(deps),
+    parser,
   };
 
   return {

@@ -21,6 +21,8 @@ export interface InboxProcessingInput {
   from: string;
   recipient: string;
   spam?: SpamVerdict | undefined;
+  /** The injection score and DMARC verdict, when a rule reads them (./trust-stage.ts). */
+  trust?: { injection: number; dmarc: string } | undefined;
 }
 
 export type { FolderChoice, InboxProcessingDecision } from '../contracts.js';
@@ -31,8 +33,13 @@ export function decideInboxProcessing({
   from,
   recipient,
   spam,
+  trust,
 }: InboxProcessingInput): InboxProcessingDecision {
   const input = evaluationInputOf({ from, recipients: [recipient] });
+  if (trust) {
+    input.trust_injection = trust.injection;
+    input.trust_dmarc = trust.dmarc;
+  }
   const spamFolder = spam?.spam === true;
   if (!anythingApplies(enforcement) && !spamFolder) {
     return {

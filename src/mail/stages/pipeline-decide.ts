@@ -9,6 +9,7 @@ import { unixSeconds } from '../../time.js';
 import { ensureFoldersByName } from '../../grants/index.js';
 import { decideInboxProcessing } from './inbox-processing.js';
 import { limitRefusal } from './policy-limits.js';
+import { ingestTrust, trustNeeded, type IngestTrust } from './trust-stage.js';
 import { unixDay } from './usage-meter.js';
 import { enforcementOf, rcptStage, spamVerdicts, usageOf } from './pipeline-checks.js';
 import {
@@ -88,6 +89,15 @@ export async function decide(pipeline: PipelineState, message: PipelineMessage):
     }
   }
 
+  let trust: IngestTrust | undefined;
+  if (pipeline.parser && trustNeeded(applied)) {
+    try {
+      trust = await ingestTrust(pipeline.parser, raw, authentication);
+    } catch (error) {
+      throw failClosed('The trust block of the message', error);
+    }
+  }
+
   const from = senderOf(raw, message.mailFrom);
   const copies: CopyPlan[] = [];
   const dropped: CopyPlan[] = [];
@@ -98,6 +108,7 @@ export async function decide(pipeline: PipelineState, message: PipelineMessage):
       from,
       recipient: target.recipient,
       spam: spam[index],
+      trust,
     });
     const plan: CopyPlan = {
       ...target,

@@ -8,7 +8,7 @@
 import type { Enforcement } from '../../admin/index.js';
 import type { CoreDeps, InboundStages } from '../../ports/index.js';
 import { AppError } from '../../errors.js';
-import { type ParsedMessage, readRawHeaders, fromHeaderAddress } from '../../mime/index.js';
+import { type MimeParser, type ParsedMessage, readRawHeaders, fromHeaderAddress } from '../../mime/index.js';
 import type { EvaluationLog } from './evaluation-log.js';
 import type { Refusal } from './policy-limits.js';
 import type { UsageMeter } from './usage-meter.js';
@@ -43,4 +43,6 @@ export interface PipelineState {
   stages: InboundStages;
   usage: UsageMeter;
   log: EvaluationLog;
+  /** The parser pool, for the trust block of messages whose rules read it (./trust-stage.ts). */
+  parser?: Pick<MimeParser, 'parse'> | undefined;
 }

@@ -7,6 +7,7 @@ import {
   forgedThread,
   injectionScore,
   linkMismatches,
+  readTrustBody,
   lookalikeDomain,
   referenceDomains,
   registrableDomain,
@@ -216,7 +217,7 @@ describe('link mismatch', () => {
       <a href="javascript:void(0)">acme.com</a>
       <a>acme.com</a>
       <style>a{}</style><a href="https://evil.example/">Read more</a>`;
-    const result = linkMismatches(html);
+    const result = linkMismatches(readTrustBody(html).links);
     expect(result.count).toBe(3);
     expect(result.examples).toEqual([
       { text: 'https://www.paypal.com/signin', text_domain: 'www.paypal.com', href_domain: 'evil.example' },
@@ -227,7 +228,7 @@ describe('link mismatch', () => {
 
   it('shows at most 5 examples and counts them all', () => {
     const html = '<a href="https://evil.example/">paypal.com</a>'.repeat(40);
-    const result = linkMismatches(html);
+    const result = linkMismatches(readTrustBody(html).links);
     expect(result.count).toBe(40);
     expect(result.examples).toHaveLength(5);
   });
