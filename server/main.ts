@@ -276,6 +276,14 @@ export async function createService(
     // thread of an embedded database now, beside the listeners, not at the first message: under tsx it loads for a
     // second or more, which a first delivery or a connected account's first sync would otherwise wait out.
     const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.mail.inbound.warm() : undefined;
+    // The HTTP role reads attachments as text (read_attachment): its threads and tokenizer load now, in the
+    // background, so the first read does not wait for them; a failure here is the first read's to report.
+    if (roles.has('http'))
+      core.mail.attachmentText
+        .warmUp()
+        .catch((error: unknown) =>
+          deps.logger.warn('attachment text reader did not warm up', { error: String(error) }),
+        );
     try {
       if (roles.has('http')) http = await listenHttp();
       if (roles.has('worker')) background = startBackgroundWork(core);
@@ -337,10 +345,12 @@ export async function createService(
       await core.accounts.sync.stop();
       await core.mail.inbound.close();
       await core.calendar.parser.close();
+      await core.mail.attachmentText.close();
       await listening.background?.stop();
     } else {
       await core.mail.inbound.close();
       await core.calendar.parser.close();
+      await core.mail.attachmentText.close();
     }
     // Tracking hits answered but not yet written go in now.
     await core.deliverability.tracking.close();

@@ -24,7 +24,7 @@ export const listMessages = defineOperation({
   description:
     'Lists messages in the mailbox, newest first, up to 200 per page (default 50); pass next_cursor as page_token for the next page. ' +
     'Filter by folder (in: inbox, sent, trash, …), unread, starred, from/to/cc/bcc/any_email, subject (contains), thread_id, received_before/after (unix seconds), has_attachment, ' +
-    'or search_query_native for full-text search over subject, body and addresses. Then read one with get_message or mark it with update_message.',
+    'or search_query_native for full-text search over subject, body and addresses. Then read one with get_message or mark it with update_message; read_attachment reads an attachment as text.',
   input: ListMessagesInputSchema,
   output: pageOf(MessageSchema),
   hints: { readOnly: true },
@@ -54,7 +54,7 @@ export const getMessage = defineOperation({
   title: 'Get a message',
   description:
     'Returns one message with its HTML body, addresses, folders and attachment metadata (a deleted message still in trash too). fields=include_headers adds the headers; fields=raw_mime returns only the raw message (base64url). ' +
-    'Download an attachment with GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id={message_id}.',
+    'read_attachment reads an attachment as text (PDF, DOCX, XLSX, CSV, …); the bytes are at GET /v3/grants/{grant_id}/attachments/{attachment_id}/download?message_id={message_id}.',
   input: GetMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: true },
