@@ -153,6 +153,10 @@ async function unzip(zip: Buffer): Promise<Buffer> {
     if (chosen === undefined) return reject('the zip archive holds no file');
     return (await archive.readAsync(chosen)) ?? reject('the zip archive holds no file');
   } catch (error) {
+    if (isAttachmentTextError(error) && error.reason === 'zip_bomb')
+      return reject(
+        `the report expands past its caps (at most ${MAX_XML_BYTES} bytes and ${MAX_RATIO} times its compressed size): ${error.message}`,
+      );
     if (isAttachmentTextError(error)) return reject(error.message);
     throw error;
   }
