@@ -53,7 +53,7 @@ describe('refusals', () => {
     const error = await reader
       .extract(fixture('contract-bomb.docx'), { filename: 'contract.docx' })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ reason: 'zip_bomb', code: 'invalid_request', type: 'attachment_zip_bomb' });
+    expect(error).toMatchObject({ reason: 'zip_bomb', code: 'unprocessable', type: 'attachment_zip_bomb' });
     expect((error as Error).message).toContain('inflates 1021 times (limit 200)');
     expect(performance.now() - started).toBeLessThan(2_000);
   });
