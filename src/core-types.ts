@@ -14,6 +14,7 @@ import type {
   WorkspaceService,
 } from './admin/index.js';
 import type { ApplicationDetailsService, ApplicationService } from './applications/index.js';
+import type { AttachmentTextReader } from './attachment-text/index.js';
 import type { AvailabilityService, CalendarParser, CalendarService, EventService } from './calendar/index.js';
 import type { ContactService } from './contacts/index.js';
 import type {
@@ -59,6 +60,8 @@ export interface MailArea {
   messages: MessageService;
   threads: ThreadService;
   attachments: AttachmentService;
+  /** Reads attachments as text on worker threads (src/attachment-text): warmed by the HTTP role, closed at shutdown. */
+  attachmentText: AttachmentTextReader;
   folders: FolderService;
   /** Mail in: the store path of the SMTP listener, local delivery and the sync. */
   inbound: InboundService;

@@ -13,6 +13,7 @@ import {
   createWorkspaceService,
 } from './admin/index.js';
 import { createApplicationDetailsService, createApplicationService } from './applications/index.js';
+import { createAttachmentTextReader } from './attachment-text/index.js';
 import {
   createAvailabilityService,
   createCalendarService,
@@ -175,7 +176,9 @@ export function createCore(deps: CoreDeps): Core {
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
   hooks.on('grantDeleted', (grantId) => tracking.forgetGrant(grantId));
   const threads = createThreadService(deps, grants, mailStore, messages, outbound.drafts, providers);
-  const attachments = createAttachmentService(deps, grants);
+  /** Attachments read as text (read_attachment): worker threads started on first use or by warmUp, closed with the core. */
+  const attachmentText = createAttachmentTextReader();
+  const attachments = createAttachmentService(deps, grants, attachmentText);
   /** Smart Compose: message bodies from a prompt, by the configured model (deps.text). */
   const smartCompose = createSmartComposeService(deps, grants, messages);
   /** Retention periods and additional folders of policies (run periodically by src/background/background.ts). */
@@ -207,7 +210,7 @@ export function createCore(deps: CoreDeps): Core {
     deps,
     health,
     accounts: { applications, applicationDetails, domains, grants, providers, sync: imap },
-    mail: { messages, threads, attachments, folders, inbound, stages: mailStages },
+    mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },
     calendar: { calendars, events, availability, parser: calendarParser },
     contacts,

@@ -12,6 +12,8 @@ export type ErrorCode =
   | 'not_found'
   | 'conflict'
   | 'payload_too_large'
+  /** Well-formed, but what it names cannot be processed (an attachment that cannot be read: a zip bomb, a damaged PDF). */
+  | 'unprocessable'
   | 'rate_limited'
   | 'upstream_error'
   | 'unavailable'

@@ -14,6 +14,7 @@ import {
   type Truncation,
 } from './compact-items.js';
 import { trustLine } from './compact-trust.js';
+import { documentLines } from './compact-document.js';
 
 const who = (people: unknown) =>
   ((people as Participant[] | undefined) ?? [])
@@ -157,6 +158,7 @@ function cutLines(output: Json): string[] {
  */
 export function renderForAgent(tool: string, output: Json, input: Json = {}): string {
   const agent = agentOf(tool);
+  if (agent.document) return documentLines(tool, output, input).join('\n');
   const lines: string[] = [];
   if (Array.isArray(output.data)) {
     const items = output.data as Json[];

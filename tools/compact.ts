@@ -48,8 +48,8 @@ export { renderForAgent } from './compact-text.js';
  */
 export function shapeForAgent(tool: string, output: Json, input: Json): Json {
   const agent = agentOf(tool);
-  // A file has its own cap (get_attachment's max_bytes) and is passed on whole, not cut here.
-  if (agent.file) return output;
+  // A file has its own cap (get_attachment's max_bytes), a document page its max_tokens: passed on whole, not cut here.
+  if (agent.file || agent.document) return output;
   const includeHtml = input.include_html === true;
   let shaped = output;
   // With `select` the agent chose its fields itself: the items stay as selected (id, grant_id and object always kept).

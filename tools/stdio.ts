@@ -29,7 +29,10 @@ export async function runStdioServer(
       ? await core.accounts.applications.authenticateApiKey(config.apiKey)
       : { applicationId: application.id, via: 'local' as const };
     executor = localExecutor(core, principal);
-    closeDatabase = () => deps.db.close();
+    closeDatabase = async () => {
+      await core.mail.attachmentText.close();
+      await deps.db.close();
+    };
   }
   const server = createMcpServer({ executor, grantId: config.grantId, requireApproval: config.requireApproval });
   await server.connect(new StdioServerTransport());

@@ -6,14 +6,18 @@
 import { AppError, type ErrorCode } from '../errors.js';
 import type { AttachmentTextErrorLike, AttachmentTextErrorReason } from './contracts.js';
 
-/** The transport-neutral code of each reason: what the caller did (a bad cursor) or what the file is. */
+/**
+ * The transport-neutral code of each reason: what the caller did (a bad cursor: `invalid_request`, 400) or what the
+ * file is (`unprocessable`, 422: the request was sound, the attachment cannot be read; a deadline overrun is the
+ * file's doing too, built to be slow or damaged, not an upstream's, so not a 5xx).
+ */
 const CODES: Record<AttachmentTextErrorReason, ErrorCode> = {
-  too_large: 'payload_too_large',
-  zip_bomb: 'invalid_request',
-  timeout: 'timeout',
-  unreadable: 'invalid_request',
-  encrypted: 'invalid_request',
-  unsupported: 'invalid_request',
+  too_large: 'unprocessable',
+  zip_bomb: 'unprocessable',
+  timeout: 'unprocessable',
+  unreadable: 'unprocessable',
+  encrypted: 'unprocessable',
+  unsupported: 'unprocessable',
   invalid_cursor: 'invalid_request',
 };
 

@@ -25,3 +25,4 @@ export {
   READER_DEFAULTS,
   sharedAttachmentTextReader,
 } from './reader.js';
+export { openZip, type ZipArchive, type ZipEntry, type ZipLimits } from './zip.js';

@@ -3,15 +3,11 @@
  * The engine: an attachment's bytes → one page of its text. On the calling thread it only detects the kind
  * (detect.ts, the first 4 KB), hashes the bytes (Web Crypto, off the event loop), looks in the cache, and puts the
  * answer together; reading, HTML conversion and token counting run on the worker threads (pool.ts) within the
- * call's deadline. iCalendar is parsed by the calendar area's bounded parser and message/rfc822 by the MIME area's
- * (each in threads of their own, through their front doors), then written as text here.
+ * call's deadline. The whole text of each kind is produced by produce.ts.
  */
 import { createHash, webcrypto } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { createCalendarParser } from '../calendar/index.js';
-import { createMimeParser, type MimeParser } from '../mime/index.js';
 import { TextCache, type CachedText } from './cache.js';
-import { describeCalendar } from './calendar-text.js';
 import type {
   AttachmentMetadata,
   AttachmentText,
@@ -19,14 +15,12 @@ import type {
   AttachmentTextReader,
   AttachmentTextReaderOptions,
 } from './contracts.js';
-import { charsetOf, decodeText, htmlMetaCharset } from './decode.js';
-import { CANONICAL_TYPES, detect, type Detection } from './detect.js';
+import { detect } from './detect.js';
 import { AttachmentTextError } from './errors.js';
-import type { ExtractJob, ExtractResult } from './extract.js';
-import { DEFAULT_MAX_TOKENS, limitsOf, type Limits } from './limits.js';
-import { describeMessage } from './message-text.js';
+import { DEFAULT_MAX_TOKENS, limitsOf } from './limits.js';
 import { decodeCursor, encodeCursor, pageWindow } from './paging.js';
 import { createPool, type Pool } from './pool.js';
+import { createProducer } from './produce.js';
 
 /** Defaults of a reader (see {@link AttachmentTextReaderOptions}). */
 export const READER_DEFAULTS = {
@@ -36,11 +30,6 @@ export const READER_DEFAULTS = {
   cacheCharacters: 16_000_000,
   cacheEntries: 64,
 } as const;
-
-/** The calendar area's parser refuses iCalendar over 1 MB (ICAL_LIMITS); larger files are read line by line. */
-const CALENDAR_PARSER_BYTES = 1_000_000;
-
-type CalendarParser = ReturnType<typeof createCalendarParser>;
 
 /** A number per `htmlToMarkdown` function, so two converters never share a cache entry. */
 const converterIds = new WeakMap<(html: string) => string, number>();
@@ -57,30 +46,6 @@ async function sha256(bytes: Uint8Array): Promise<string> {
   return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
 }
 
-/** Rejects with a timeout when `promise` outlives the deadline. */
-async function within<T>(promise: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {
-  const remaining = deadline - performance.now();
-  if (remaining <= 0) throw timeoutError(timeoutMs);
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      promise,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(timeoutError(timeoutMs)), remaining);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function timeoutError(ms: number): AttachmentTextError {
-  return new AttachmentTextError(
-    'timeout',
-    `Reading the attachment took longer than ${ms} ms and was stopped; it may be damaged or built to be slow.`,
-  );
-}
-
 /** Creates a reader: its threads start on first use. */
 export function createAttachmentTextReader(options: AttachmentTextReaderOptions = {}): AttachmentTextReader {
   const timeoutMs = options.timeoutMs ?? READER_DEFAULTS.timeoutMs;
@@ -94,99 +59,7 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
     options.cacheCharacters ?? READER_DEFAULTS.cacheCharacters,
   );
   const pending = new Map<string, Promise<CachedText>>();
-  let calendarParser: CalendarParser | undefined;
-  let mimeParser: MimeParser | undefined;
-
-  async function runExtract(job: ExtractJob, deadline: number, ms: number): Promise<ExtractResult> {
-    // The worker gets a copy of its own (the caller's buffer stays the caller's), handed over without another.
-    const copy = new Uint8Array(job.bytes);
-    return pool
-      .run<ExtractResult>({ op: 'extract', job: { ...job, bytes: copy } }, Math.max(1, deadline - performance.now()), [
-        copy.buffer,
-      ])
-      .catch((error: unknown) => {
-        throw error instanceof AttachmentTextError && error.reason === 'timeout' ? timeoutError(ms) : error;
-      });
-  }
-
-  async function htmlToMarkdown(
-    html: string,
-    convert: AttachmentTextOptions['htmlToMarkdown'],
-    limits: Limits,
-    deadline: number,
-  ): Promise<string> {
-    if (convert) return convert(html).slice(0, limits.maxCharacters);
-    return pool.run<string>(
-      { op: 'html', html, maxCharacters: limits.maxCharacters },
-      Math.max(1, deadline - performance.now()),
-    );
-  }
-
-  async function produce(
-    bytes: Uint8Array,
-    detection: Detection,
-    call: AttachmentTextOptions,
-    limits: Limits,
-    deadline: number,
-    ms: number,
-  ): Promise<CachedText> {
-    const job: ExtractJob = {
-      kind: detection.kind,
-      bytes,
-      contentType: call.contentType ?? '',
-      filename: call.filename ?? '',
-      limits,
-    };
-    const cached = (result: ExtractResult, contentType = detection.contentType): CachedText => ({
-      kind: result.kind,
-      contentType: result.kind === 'unknown' || result.kind === 'image' ? contentType : CANONICAL_TYPES[result.kind],
-      text: result.text,
-      format: result.format,
-      metadata: result.metadata,
-      tokens: result.tokens,
-    });
-
-    switch (detection.kind) {
-      case 'unknown':
-        return cached({ kind: 'unknown', text: '', format: 'text', metadata: { textReadable: false } });
-      case 'calendar': {
-        if (bytes.length <= CALENDAR_PARSER_BYTES) {
-          calendarParser ??= createCalendarParser();
-          const parsed = await within(
-            calendarParser.parse(decodeText(bytes, charsetOf(call.contentType))),
-            deadline,
-            ms,
-          );
-          if (parsed.ok) return cached({ kind: 'calendar', ...describeCalendar(parsed.value) });
-          if (parsed.unreadable)
-            throw new AttachmentTextError('unreadable', `The calendar cannot be read (${parsed.error.slice(0, 200)}).`);
-        }
-        return cached(await runExtract({ ...job, kind: 'calendar-lines' }, deadline, ms));
-      }
-      case 'message': {
-        mimeParser ??= createMimeParser({ workers: 1, timeoutMs });
-        const parsed = await within(mimeParser.parse(Buffer.from(bytes)), deadline, ms);
-        const message = parsed.ok ? parsed.value : parsed.partial;
-        if (!message)
-          throw new AttachmentTextError(
-            'unreadable',
-            `The attached message cannot be read (${parsed.ok ? '' : parsed.error.slice(0, 200)}).`,
-          );
-        const body = message.body ? await htmlToMarkdown(message.body, call.htmlToMarkdown, limits, deadline) : '';
-        const described = describeMessage(message, body, !parsed.ok);
-        return cached({ kind: 'message', ...described, text: described.text.slice(0, limits.maxCharacters) });
-      }
-      case 'html':
-        if (call.htmlToMarkdown) {
-          const html = decodeText(bytes, charsetOf(call.contentType) ?? htmlMetaCharset(bytes));
-          const text = await htmlToMarkdown(html, call.htmlToMarkdown, limits, deadline);
-          return cached({ kind: 'html', text, format: 'markdown', metadata: {} });
-        }
-        return cached(await runExtract(job, deadline, ms));
-      default:
-        return cached(await runExtract(job, deadline, ms));
-    }
-  }
+  const producer = createProducer(pool, timeoutMs);
 
   async function extract(bytes: Uint8Array, call: AttachmentTextOptions = {}): Promise<AttachmentText> {
     const ms = call.timeoutMs ?? timeoutMs;
@@ -216,7 +89,7 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
     if (!entry) {
       let producing = pending.get(key);
       if (!producing) {
-        producing = produce(bytes, detection, call, limits, deadline, ms);
+        producing = producer.produce(bytes, detection, call, limits, deadline, ms);
         pending.set(key, producing);
         void producing.then(
           () => pending.delete(key),
@@ -282,7 +155,7 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
       await pool.run({ op: 'warm' }, 60_000);
     },
     async close() {
-      await Promise.all([pool.close(), calendarParser?.close(), mimeParser?.close()]);
+      await Promise.all([pool.close(), producer.close()]);
     },
   };
 }

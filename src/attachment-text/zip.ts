@@ -7,9 +7,27 @@
  * after. Zip64 sizes and offsets are read; encrypted entries answer `encrypted`, methods other than stored and
  * deflate `unsupported`. Linear in the directory's size.
  */
-import { inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { inflateRaw, inflateRawSync } from 'node:zlib';
 import { AttachmentTextError } from './errors.js';
 import { ZIP_LIMITS } from './limits.js';
+
+/** Bounds of a zip container (the defaults, {@link ZIP_LIMITS}, are the attachments'; the DMARC reader has its own). */
+export interface ZipLimits {
+  /** Entries in the central directory. */
+  maxEntries: number;
+  /** Declared inflated size of one entry, and of all of them. */
+  maxEntryBytes: number;
+  maxTotalBytes: number;
+  /** Inflated-to-compressed size of an entry, checked for entries over `ratioCheckedAbove` bytes inflated. */
+  maxRatio: number;
+  ratioCheckedAbove: number;
+}
+
+const inflateRawAsync = promisify(inflateRaw) as (
+  buffer: Buffer,
+  options: { maxOutputLength: number },
+) => Promise<Buffer>;
 
 /** One entry of the central directory. */
 export interface ZipEntry {
@@ -21,11 +39,13 @@ export interface ZipEntry {
   encrypted: boolean;
 }
 
-/** An opened zip: its entries by name, and a bounded reader of their bytes. */
+/** An opened zip: its entries by name (in directory order), and a bounded reader of their bytes. */
 export interface ZipArchive {
   entries: Map<string, ZipEntry>;
-  /** The inflated bytes of `name`, or undefined when there is no such entry. */
+  /** The inflated bytes of `name`, or undefined when there is no such entry (inflated on this thread). */
   read(name: string): Buffer | undefined;
+  /** As {@link ZipArchive.read}, inflated in libuv's thread pool (for a caller on the event loop). */
+  readAsync(name: string): Promise<Buffer | undefined>;
 }
 
 const EOCD = 0x06054b50;
@@ -52,7 +72,7 @@ function findEndRecord(bytes: Buffer): number {
 }
 
 /** Opens `bytes` as a zip, checking the directory against the limits. Throws an AttachmentTextError. */
-export function openZip(bytes: Buffer, limits: typeof ZIP_LIMITS = ZIP_LIMITS): ZipArchive {
+export function openZip(bytes: Buffer, limits: ZipLimits = ZIP_LIMITS): ZipArchive {
   if (bytes.length < 22) throw unreadable('is too short');
   const end = findEndRecord(bytes);
   let count = bytes.readUInt16LE(end + 10);
@@ -119,42 +139,66 @@ export function openZip(bytes: Buffer, limits: typeof ZIP_LIMITS = ZIP_LIMITS): 
     entries.set(name, { name, method, compressedSize, size, localHeaderOffset, encrypted: (flags & 1) === 1 });
   }
 
+  /** The entry's stored bytes, checked; undefined when there is no such entry. */
+  function stored(name: string): { entry: ZipEntry; data: Buffer } | undefined {
+    const entry = entries.get(name);
+    if (!entry) return undefined;
+    if (entry.encrypted)
+      throw new AttachmentTextError(
+        'encrypted',
+        `The zip entry ${JSON.stringify(name)} is encrypted (it needs a password).`,
+      );
+    const local = entry.localHeaderOffset;
+    if (bytes.readUInt32LE(local) !== LOCAL) throw unreadable(`has a damaged entry ${JSON.stringify(name)}`);
+    const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
+    const data = bytes.subarray(start, start + entry.compressedSize);
+    if (data.length < entry.compressedSize) throw unreadable(`has the entry ${JSON.stringify(name)} cut short`);
+    if (entry.method === 0 && entry.compressedSize !== entry.size)
+      throw unreadable(`has a damaged entry ${JSON.stringify(name)}`);
+    if (entry.method !== 0 && entry.method !== 8)
+      throw new AttachmentTextError(
+        'unsupported',
+        `The zip entry ${JSON.stringify(name)} uses compression method ${entry.method}; only stored and deflate are read.`,
+      );
+    return { entry, data };
+  }
+
+  /** The inflation's error as the reader says it. */
+  const inflateError = (error: unknown, entry: ZipEntry) =>
+    error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'
+      ? bomb(`the entry ${JSON.stringify(entry.name)} inflates beyond its declared ${entry.size} bytes`)
+      : unreadable(`has an entry that does not inflate (${JSON.stringify(entry.name)})`);
+
+  function checked(inflated: Buffer, entry: ZipEntry): Buffer {
+    if (inflated.length > entry.size)
+      throw bomb(`the entry ${JSON.stringify(entry.name)} inflates beyond its declared ${entry.size} bytes`);
+    return inflated;
+  }
+
   return {
     entries,
     read(name) {
-      const entry = entries.get(name);
-      if (!entry) return undefined;
-      if (entry.encrypted)
-        throw new AttachmentTextError(
-          'encrypted',
-          `The zip entry ${JSON.stringify(name)} is encrypted (it needs a password).`,
-        );
-      const local = entry.localHeaderOffset;
-      if (bytes.readUInt32LE(local) !== LOCAL) throw unreadable(`has a damaged entry ${JSON.stringify(name)}`);
-      const start = local + 30 + bytes.readUInt16LE(local + 26) + bytes.readUInt16LE(local + 28);
-      const data = bytes.subarray(start, start + entry.compressedSize);
-      if (data.length < entry.compressedSize) throw unreadable(`has the entry ${JSON.stringify(name)} cut short`);
-      if (entry.method === 0) {
-        if (entry.compressedSize !== entry.size) throw unreadable(`has a damaged entry ${JSON.stringify(name)}`);
-        return data;
-      }
-      if (entry.method !== 8)
-        throw new AttachmentTextError(
-          'unsupported',
-          `The zip entry ${JSON.stringify(name)} uses compression method ${entry.method}; only stored and deflate are read.`,
-        );
-      let inflated: Buffer;
+      const found = stored(name);
+      if (!found) return undefined;
+      if (found.entry.method === 0) return found.data;
       try {
         // One byte over the declared size is how an entry that lies about it shows: refused, never inflated further.
-        inflated = inflateRawSync(data, { maxOutputLength: entry.size + 1 });
+        return checked(inflateRawSync(found.data, { maxOutputLength: found.entry.size + 1 }), found.entry);
       } catch (error) {
-        if (error instanceof RangeError || (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE')
-          throw bomb(`the entry ${JSON.stringify(name)} inflates beyond its declared ${entry.size} bytes`);
-        throw unreadable(`has an entry that does not inflate (${JSON.stringify(name)})`);
+        throw error instanceof AttachmentTextError ? error : inflateError(error, found.entry);
       }
-      if (inflated.length > entry.size)
-        throw bomb(`the entry ${JSON.stringify(name)} inflates beyond its declared ${entry.size} bytes`);
-      return inflated;
+    },
+    async readAsync(name) {
+      const found = stored(name);
+      if (!found) return undefined;
+      if (found.entry.method === 0) return found.data;
+      let inflated: Buffer;
+      try {
+        inflated = await inflateRawAsync(found.data, { maxOutputLength: found.entry.size + 1 });
+      } catch (error) {
+        throw inflateError(error, found.entry);
+      }
+      return checked(inflated, found.entry);
     },
   };
 }

@@ -4,10 +4,12 @@
  * limits, so that a hostile report costs bounded memory and time and never blocks the event loop for long:
  * - the email: at most {@link MAX_EMAIL_BYTES}; its MIME tree {@link MAX_MIME_DEPTH} levels and {@link MAX_MIME_PARTS}
  *   parts deep; the first part that is gzip, zip or XML (by its bytes, not its stated type) is the report;
- * - the report file: at most {@link MAX_COMPRESSED_BYTES} as attached; gzip (RFC 1952) and zip (stored or deflated,
- *   the first `.xml` entry of at most {@link MAX_ZIP_ENTRIES}) are inflated in libuv's thread pool (`node:zlib`) with
- *   an output cap of {@link MAX_XML_BYTES} or {@link MAX_RATIO} times the compressed size, whichever is smaller, so a
- *   gzip or zip bomb stops at the cap instead of filling memory; encrypted and ZIP64 entries are refused;
+ * - the report file: at most {@link MAX_COMPRESSED_BYTES} as attached; gzip (RFC 1952) is inflated in libuv's thread
+ *   pool (`node:zlib`) with an output cap of {@link MAX_XML_BYTES} or {@link MAX_RATIO} times the compressed size,
+ *   whichever is smaller, so a gzip bomb stops at the cap instead of filling memory; a zip (stored or deflated, the
+ *   first `.xml` entry, else the first file, of at most {@link MAX_ZIP_ENTRIES}) is read by src/attachment-text's zip
+ *   reader (the project's one), its directory checked against the same caps before anything is inflated and each
+ *   entry inflated in the thread pool with its declared size as the ceiling; encrypted entries are refused;
  * - the XML: a small reader of elements and text only (no DTD: a `<!DOCTYPE` or `<!ENTITY` refuses the report, so
  *   no entity expansion; the five predefined entities and character references are decoded), nesting at most
  *   {@link MAX_XML_DEPTH}, a value at most {@link MAX_VALUE_CHARS}, at most {@link MAX_RECORDS} `<record>`s. It hands
@@ -17,7 +19,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isIP } from 'node:net';
 import { promisify } from 'node:util';
-import { gunzip, inflateRaw } from 'node:zlib';
+import { gunzip } from 'node:zlib';
+import { isAttachmentTextError, openZip, type ZipLimits } from '../attachment-text/index.js';
 import { headerOf, parseContentType, splitEntity, splitMultipart } from '../mime/index.js';
 import type { DmarcPolicyPublished, DmarcSourceCounts } from '../../storage/schema/dmarc.js';
 
@@ -40,10 +43,6 @@ export const MAX_VALUE_CHARS = 1_024;
 export const TAGS_PER_TURN = 1_000;
 
 const gunzipAsync = promisify(gunzip) as (buffer: Buffer, options: { maxOutputLength: number }) => Promise<Buffer>;
-const inflateRawAsync = promisify(inflateRaw) as (
-  buffer: Buffer,
-  options: { maxOutputLength: number },
-) => Promise<Buffer>;
 
 /** A report that is refused: malformed, too big, or expanding too much. */
 export class DmarcReportRejected extends Error {}
@@ -117,76 +116,57 @@ export function findReportFile(raw: Buffer): Buffer {
   return walk(headers, body, 0) ?? reject('no gzip, zip or XML report in the email');
 }
 
-/** Inflates with the output capped by size and ratio. */
-async function inflateCapped(kind: 'gzip' | 'deflate', data: Buffer): Promise<Buffer> {
+/** Inflates gzip with the output capped by size and ratio. */
+async function gunzipCapped(data: Buffer): Promise<Buffer> {
   const cap = Math.min(MAX_XML_BYTES, Math.max(1, data.length) * MAX_RATIO);
   try {
-    return kind === 'gzip'
-      ? await gunzipAsync(data, { maxOutputLength: cap })
-      : await inflateRawAsync(data, { maxOutputLength: cap });
+    return await gunzipAsync(data, { maxOutputLength: cap });
   } catch (error) {
     if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' || error instanceof RangeError) {
       return reject(
         `the report expands past ${cap} bytes (at most ${MAX_XML_BYTES} bytes and ${MAX_RATIO} times its compressed size)`,
       );
     }
-    return reject(`the ${kind === 'gzip' ? 'gzip' : 'zip'} data is corrupt (${(error as Error).message})`);
+    return reject(`the gzip data is corrupt (${(error as Error).message})`);
   }
 }
 
-/** The XML entry of a zip archive, read from its central directory. */
+/**
+ * The zip bounds of a report, for the zip reader of src/attachment-text (the one reader of zip containers): at most
+ * {@link MAX_ZIP_ENTRIES} entries, each and all of them at most {@link MAX_XML_BYTES} and {@link MAX_RATIO} times
+ * their compressed size, checked on the directory before anything is inflated and again while inflating.
+ */
+const REPORT_ZIP_LIMITS: ZipLimits = {
+  maxEntries: MAX_ZIP_ENTRIES,
+  maxEntryBytes: MAX_XML_BYTES,
+  maxTotalBytes: MAX_XML_BYTES,
+  maxRatio: MAX_RATIO,
+  ratioCheckedAbove: 0,
+};
+
+/** The XML entry of a zip archive (the first `.xml` entry, else the first file), inflated off the event loop. */
 async function unzip(zip: Buffer): Promise<Buffer> {
-  // End of central directory: 22 bytes plus a comment of up to 65,535, at the end.
-  let eocd = -1;
-  for (let at = zip.length - 22; at >= Math.max(0, zip.length - 22 - 65_535); at--) {
-    if (zip.readUInt32LE(at) === 0x06054b50) {
-      eocd = at;
-      break;
-    }
+  try {
+    const archive = openZip(zip, REPORT_ZIP_LIMITS);
+    const files = [...archive.entries.keys()].filter((name) => !name.endsWith('/'));
+    const chosen = files.find((name) => /\.xml$/i.test(name)) ?? files[0];
+    if (chosen === undefined) return reject('the zip archive holds no file');
+    return (await archive.readAsync(chosen)) ?? reject('the zip archive holds no file');
+  } catch (error) {
+    if (isAttachmentTextError(error) && error.reason === 'zip_bomb')
+      return reject(
+        `the report expands past its caps (at most ${MAX_XML_BYTES} bytes and ${MAX_RATIO} times its compressed size): ${error.message}`,
+      );
+    if (isAttachmentTextError(error)) return reject(error.message);
+    throw error;
   }
-  if (eocd < 0) return reject('the zip archive has no central directory');
-  const entries = zip.readUInt16LE(eocd + 10);
-  const directoryOffset = zip.readUInt32LE(eocd + 16);
-  if (entries === 0xffff || directoryOffset === 0xffffffff) return reject('ZIP64 archives are not accepted');
-  let at = directoryOffset;
-  let chosen: { method: number; size: number; offset: number; flags: number } | undefined;
-  for (let index = 0; index < Math.min(entries, MAX_ZIP_ENTRIES); index++) {
-    if (at + 46 > zip.length || zip.readUInt32LE(at) !== 0x02014b50)
-      return reject('the zip central directory is corrupt');
-    const flags = zip.readUInt16LE(at + 8);
-    const method = zip.readUInt16LE(at + 10);
-    const size = zip.readUInt32LE(at + 20);
-    const nameLength = zip.readUInt16LE(at + 28);
-    const extraLength = zip.readUInt16LE(at + 30);
-    const commentLength = zip.readUInt16LE(at + 32);
-    const offset = zip.readUInt32LE(at + 42);
-    const name = zip.subarray(at + 46, at + 46 + nameLength).toString('utf8');
-    at += 46 + nameLength + extraLength + commentLength;
-    if (name.endsWith('/')) continue;
-    // The first .xml entry, else the first file.
-    const xmlEntry = /\.xml$/i.test(name);
-    if (!chosen || xmlEntry) chosen = { method, size, offset, flags };
-    if (xmlEntry) break;
-  }
-  if (!chosen) return reject('the zip archive holds no file');
-  if (chosen.flags & 1) return reject('encrypted zip entries are not accepted');
-  if (chosen.size === 0xffffffff || chosen.offset === 0xffffffff) return reject('ZIP64 archives are not accepted');
-  const local = chosen.offset;
-  if (local + 30 > zip.length || zip.readUInt32LE(local) !== 0x04034b50)
-    return reject('the zip entry header is corrupt');
-  const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28);
-  if (start + chosen.size > zip.length) return reject('the zip entry runs past the end of the archive');
-  const data = zip.subarray(start, start + chosen.size);
-  if (chosen.method === 0) return data;
-  if (chosen.method === 8) return inflateCapped('deflate', data);
-  return reject(`zip compression method ${chosen.method} is not accepted (only stored and deflate)`);
 }
 
 /** The XML of a report file (gzip, zip or plain), decompressed under the limits. */
 export async function reportXml(file: Buffer): Promise<string> {
   if (file.length > MAX_COMPRESSED_BYTES) reject(`the report file is larger than ${MAX_COMPRESSED_BYTES} bytes`);
   const kind = sniff(file);
-  const xml = kind === 'gzip' ? await inflateCapped('gzip', file) : kind === 'zip' ? await unzip(file) : file;
+  const xml = kind === 'gzip' ? await gunzipCapped(file) : kind === 'zip' ? await unzip(file) : file;
   if (xml.length > MAX_XML_BYTES) reject(`the report XML is larger than ${MAX_XML_BYTES} bytes`);
   return xml.toString('utf8').replace(/^\uFEFF/, '');
 }

@@ -69,6 +69,7 @@ const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
   not_found: [550, '5.1.1'],
   conflict: [451, '4.3.0'],
   payload_too_large: [552, '5.3.4'],
+  unprocessable: [554, '5.6.0'],
   rate_limited: [451, '4.7.1'],
   upstream_error: [451, '4.3.0'],
   unavailable: [451, '4.3.0'],

@@ -6,6 +6,7 @@
 import { and, eq } from 'drizzle-orm';
 import { readBlobChunks, tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
+import type { AttachmentTextReader } from '../attachment-text/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { notFound } from '../errors.js';
 import type { GrantService } from '../grants/contracts.js';
@@ -15,6 +16,8 @@ import type {
   GetAttachmentInput,
   ReadAttachmentInput,
 } from '../schemas/messages.js';
+import type { AttachmentTextPage, ReadAttachmentTextInput } from '../schemas/attachment-text.js';
+import { readAttachmentText } from './attachment-text-read.js';
 import type { AttachmentDownload, AttachmentService } from './contracts.js';
 import { toAttachment, type AttachmentRow } from './message-mapper.js';
 
@@ -32,8 +35,12 @@ function isTextType(contentType: string): boolean {
   );
 }
 
-/** Creates the attachment service. */
-export function createAttachmentService({ db }: CoreDeps, grants: GrantService): AttachmentService {
+/** Creates the attachment service; `reader` reads attachments as text (the core's, closed with it). */
+export function createAttachmentService(
+  { db }: CoreDeps,
+  grants: GrantService,
+  reader: AttachmentTextReader,
+): AttachmentService {
   async function requireAttachment(principal: Principal, input: GetAttachmentInput): Promise<AttachmentRow> {
     const grant = await grants.require(principal, input.grant_id);
     const find = (messageId: string) =>
@@ -93,6 +100,14 @@ export function createAttachmentService({ db }: CoreDeps, grants: GrantService):
     /** Metadata of one attachment of one message. */
     async find(principal: Principal, input: GetAttachmentInput): Promise<Attachment> {
       return toAttachment(await requireAttachment(principal, input));
+    },
+
+    /**
+     * One page of the attachment's text (src/attachment-text): found as {@link find} finds it (another application's,
+     * or outside the key's scope, is not found), then read off the event loop, cached by content hash.
+     */
+    async readText(principal: Principal, input: ReadAttachmentTextInput): Promise<AttachmentTextPage> {
+      return readAttachmentText(db, reader, await requireAttachment(principal, input), input);
     },
 
     /** The attachment's exact bytes. */

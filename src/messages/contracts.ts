@@ -20,6 +20,7 @@ import type {
   ReadAttachmentInput,
   UpdateMessageInput,
 } from '../schemas/messages.js';
+import type { AttachmentTextPage, ReadAttachmentTextInput } from '../schemas/attachment-text.js';
 import type {
   DeleteThreadInput,
   GetThreadInput,
@@ -147,6 +148,11 @@ export interface AttachmentService {
   read(principal: Principal, input: ReadAttachmentInput): Promise<AttachmentWithContent>;
   /** Metadata of one attachment of one message. */
   find(principal: Principal, input: GetAttachmentInput): Promise<Attachment>;
+  /**
+   * One page of the attachment's text, paged by `max_tokens` with a cursor; images and unknown types answer their
+   * metadata. Throws an AttachmentTextError (422, or 400 for a cursor of another file) naming why a file cannot be read.
+   */
+  readText(principal: Principal, input: ReadAttachmentTextInput): Promise<AttachmentTextPage>;
   /** The attachment's exact bytes. */
   download(principal: Principal, input: GetAttachmentInput): Promise<AttachmentDownload>;
 }

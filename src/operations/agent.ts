@@ -47,6 +47,12 @@ export interface AgentBlock {
   /** The result is a file with its own size cap (`max_bytes`): passed on whole, not cut to the result budget. */
   file?: true;
   /**
+   * The result is one page of a document's text (`text`, `next_cursor`, `metadata`) sized by its own `max_tokens`:
+   * passed on whole, not cut to the result budget, and read as a line about the file, the text, and the call for
+   * the next page.
+   */
+  document?: true;
+  /**
    * The first line of a write's text result: what the call did, naming the ids it made or changed
    * (`Created draft d_1 in thread t_1`). `result` is the operation's answer (its `data` when it has one), `input` what
    * the agent gave (a delete answers nothing, so its line names the id it was given).
@@ -65,6 +71,7 @@ const AgentBlockSchema = z.strictObject({
   compact: z.enum(['messages', 'threads']).optional(),
   body: z.enum(['message', 'thread']).optional(),
   file: z.literal(true).optional(),
+  document: z.literal(true).optional(),
   headline: z
     .custom<NonNullable<AgentBlock['headline']>>((value) => typeof value === 'function', {
       message: 'expected a function (result, input) => string',

@@ -5,6 +5,7 @@
 import type { AnyOperation } from './define-operation.js';
 import * as admin from './admin.js';
 import * as applications from './applications.js';
+import * as attachmentText from './attachment-text.js';
 import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
 import * as calendars from './calendars.js';
@@ -37,6 +38,7 @@ export const operations: readonly AnyOperation[] = register(
   grants,
   folders,
   messages,
+  attachmentText,
   smartCompose,
   engagement,
   outbound,

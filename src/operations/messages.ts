@@ -22,7 +22,7 @@ export const listMessages = defineOperation({
   name: 'list_messages',
   title: 'List messages',
   description:
-    'Lists messages, newest first, up to 200 per page (default 50), filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message.',
+    'Lists messages, newest first, up to 200 per page (default 50), filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message; read_attachment reads an attachment as text.',
   input: ListMessagesInputSchema,
   output: pageOf(MessageSchema),
   hints: { readOnly: true },
@@ -51,7 +51,7 @@ export const getMessage = defineOperation({
   name: 'get_message',
   title: 'Get a message',
   description:
-    'Returns one message with its body, addresses, folders and attachment metadata (also one in trash). fields=include_headers adds the headers.',
+    'Returns one message with its body, addresses, folders and attachment metadata (also one in trash). fields=include_headers adds the headers; read_attachment reads an attachment as text.',
   input: GetMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: true },

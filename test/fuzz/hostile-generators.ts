@@ -9,6 +9,8 @@
  * allows (the header-section limit, the 40 MB message cap, the HTTP body and URL limits), which `npm run fuzz` and the
  * bench reach as 16×.
  */
+import { strToU8, zipSync, type Zippable } from 'fflate';
+import { buildPdf, INVOICE_PAGES } from '../fixtures/agent/make-attachments.js';
 import { aggregateXml, reportEmail, zipOf } from '../helpers/dmarc.js';
 import { parseReport } from '../../src/deliverability/report-parser.js';
 import { readAggregateReport } from '../../src/domains/dmarc-report-parser.js';
@@ -19,8 +21,17 @@ export type Generator =
       kind: 'smtp';
       sizes: { test: number; limit: number };
       message(n: number, to: string): string;
-      /** A read of the stored message measured with it (the conversions made when it is read). */
-      read?(grantId: string, messageId: string): { method: string; path: string; body?: string };
+      /**
+       * A read of the stored message measured with it (the conversions made when it is read); `attachmentIds` are
+       * the stored message's attachments, in order (looked up first when the read is of an attachment).
+       */
+      read?(
+        grantId: string,
+        messageId: string,
+        attachmentIds: string[],
+      ): { method: string; path: string; body?: string };
+      /** The read names an attachment of the message: its ids are looked up before it. */
+      readsAttachment?: true;
     }
   | {
       name: string;
@@ -43,6 +54,76 @@ export function nested(depth: number): string {
   for (let level = depth; level > 0; level--)
     text = `Content-Type: multipart/mixed; boundary="b${level}"\r\n\r\n--b${level}\r\n${text}--b${level}--\r\n`;
   return text;
+}
+
+/** A message carrying one attachment (base64 in 76-character lines). */
+function withAttachment(to: string, filename: string, contentType: string, bytes: Uint8Array): string {
+  const base64 = Buffer.from(bytes).toString('base64').replace(/.{76}/g, '$&\r\n');
+  return message(
+    to,
+    'MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="a"\r\n',
+    `--a\r\nContent-Type: text/plain\r\n\r\nAttached.\r\n--a\r\nContent-Type: ${contentType}; name="${filename}"\r\nContent-Disposition: attachment; filename="${filename}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}\r\n--a--\r\n`,
+  );
+}
+
+/** Its attachment read as text (read_attachment's route): the extraction measured with the message. */
+const readAttachmentText = (grantId: string, messageId: string, attachmentIds: string[]) => ({
+  method: 'GET',
+  path: `/v3/grants/${grantId}/attachments/${attachmentIds[0] ?? 'none'}/text?message_id=${messageId}&max_tokens=2000`,
+});
+
+/** A unique name per input, so no two inputs share the reader's cache (it is keyed by the bytes' hash). */
+const unique = () => Math.random().toString(36).slice(2);
+
+const DOCX_TYPE = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
+
+/** A PDF of `n` pages cut at 90%: its cross-reference table and trailer are gone, so PDF.js rebuilds them by scanning. */
+function pdfCutShort(n: number): Uint8Array {
+  const pages = Array.from({ length: n }, (_, index) => [
+    ...INVOICE_PAGES[index % INVOICE_PAGES.length]!,
+    `Page ${index}`,
+  ]);
+  const pdf = buildPdf(pages, { Title: `Hostile ${unique()}` });
+  return pdf.subarray(0, Math.floor(pdf.length * 0.9));
+}
+
+/** A DOCX whose directory lists `n` small parts and then a document part of 2 MB of one letter (a ratio near 1,000). */
+function docxBomb(n: number): Uint8Array {
+  const files: Zippable = {
+    '[Content_Types].xml': strToU8(
+      `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>`,
+    ),
+  };
+  for (let index = 0; index < n; index++) files[`word/media/part${index}-${unique()}.xml`] = strToU8(`<p>${index}</p>`);
+  files['word/document.xml'] = strToU8(
+    `<w:document><w:body><w:p><w:r><w:t>${'A'.repeat(2 * 1024 * 1024)}</w:t></w:r></w:p></w:body></w:document>`,
+  );
+  return zipSync(files);
+}
+
+/** An XLSX whose sheet has `n` rows never closed, cells pointing at shared strings that do not exist, numbers out of range. */
+function xlsxMalformed(n: number): Uint8Array {
+  const rows = Array.from(
+    { length: n },
+    (_, index) =>
+      `<row r="${index + 1}"><c r="A${index + 1}" t="s"><v>${99_999 + index}</v><c r="B${index + 1}"><v>1e999</v><c r="ZZZZ${index}" t="d"><v>not a date`,
+  ).join('');
+  return zipSync({
+    '[Content_Types].xml': strToU8(
+      `${XML_HEAD}<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/></Types>`,
+    ),
+    'xl/workbook.xml': strToU8(
+      `${XML_HEAD}<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets><sheet name="S ${unique()}" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+    ),
+    'xl/_rels/workbook.xml.rels': strToU8(
+      `${XML_HEAD}<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`,
+    ),
+    'xl/worksheets/sheet1.xml': strToU8(
+      `${XML_HEAD}<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>${rows}`,
+    ),
+  });
 }
 
 /** A bounce (RFC 3464) whose returned message has `n` header fields and whose status part lists `n` recipients. */
@@ -209,6 +290,32 @@ export const GENERATORS: Generator[] = [
         `${ics}\r\n`,
       );
     },
+  },
+  // Attachments read as text (read_attachment): the extraction runs on the reader's threads under a deadline; what
+  // is measured is the service's event loop (ingest, the blob read, the answer), and the answer must be below 500.
+  {
+    name: 'PDF attachment cut short',
+    kind: 'smtp',
+    sizes: { test: 8, limit: 120 },
+    message: (n, to) => withAttachment(to, 'invoice.pdf', 'application/pdf', pdfCutShort(n)),
+    read: readAttachmentText,
+    readsAttachment: true,
+  },
+  {
+    name: 'DOCX attachment zip bomb',
+    kind: 'smtp',
+    sizes: { test: 100, limit: 600 },
+    message: (n, to) => withAttachment(to, 'contract.docx', DOCX_TYPE, docxBomb(n)),
+    read: readAttachmentText,
+    readsAttachment: true,
+  },
+  {
+    name: 'XLSX attachment malformed',
+    kind: 'smtp',
+    sizes: { test: 500, limit: 20_000 },
+    message: (n, to) => withAttachment(to, 'budget.xlsx', XLSX_TYPE, xlsxMalformed(n)),
+    read: readAttachmentText,
+    readsAttachment: true,
   },
   // The API (JSON bodies up to 3 MB, URLs up to Node's 16 KB header limit).
   {

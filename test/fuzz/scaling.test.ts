@@ -63,12 +63,23 @@ describe('the cost of hostile input grows linearly with its size', () => {
 
   const busy = async () => (await service.ask<{ activeMs: number }>('busy')).activeMs;
   /** One API call of a generator, answered below 500. */
-  async function call(what: string, target: { method: string; path: string; body?: string }): Promise<void> {
+  async function call(what: string, target: { method: string; path: string; body?: string }): Promise<number> {
     const response = await request(service.url, target.method, target.path, {
       key: service.apiKey,
       ...(target.body ? { body: target.body, headers: { 'content-type': 'application/json' } } : {}),
     });
     expect(response.status, `${what}: ${response.text.slice(0, 300)}`).toBeLessThan(500);
+    return response.status;
+  }
+
+  /** The attachment ids of a stored message, in order. */
+  async function attachmentsOf(messageId: string): Promise<string[]> {
+    const response = await request(service.url, 'GET', `/v3/grants/${grantId}/messages/${messageId}`, {
+      key: service.apiKey,
+    });
+    return ((response.body as { data?: { attachments?: { id: string }[] } }).data?.attachments ?? []).map(
+      (attachment) => attachment.id,
+    );
   }
 
   /**
@@ -90,7 +101,12 @@ describe('the cost of hostile input grows linearly with its size', () => {
       const stored = /stored as (\S+)/.exec(reply.text)?.[1];
       if (generator.read && stored) {
         const { maxMs: ingestBlockMs } = await service.ask<{ maxMs: number }>('delay');
-        await call(`${generator.name} read at ${n}`, generator.read(grantId, stored));
+        const attachmentIds = generator.readsAttachment ? await attachmentsOf(stored) : [];
+        if (generator.readsAttachment)
+          expect(attachmentIds, `${generator.name} at ${n}: no attachment`).toHaveLength(1);
+        const status = await call(`${generator.name} read at ${n}`, generator.read(grantId, stored, attachmentIds));
+        // An attachment is read (200) or refused naming why (422: unreadable, zip_bomb, timeout), never lost (404).
+        if (generator.readsAttachment) expect([200, 422], `${generator.name} read at ${n}`).toContain(status);
         const ms = (await busy()) - started;
         const { maxMs: readBlockMs } = await service.ask<{ maxMs: number }>('delay');
         return { ms, blockMs: ingestBlockMs, readBlockMs };

@@ -218,6 +218,13 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
       query: { message_id: (await f.message()).id },
     };
   },
+  read_attachment: async (f) => {
+    const attachment = await f.attachment();
+    return {
+      params: { grant_id: await f.grant(), attachment_id: attachment.id },
+      query: { message_id: (await f.message()).id, max_tokens: '50' },
+    };
+  },
   send_message: async (f) => {
     // Multipart, as the nylas SDK sends large attachments: the JSON in `message`, one file part.
     const form = new FormData();

@@ -53,7 +53,7 @@ describe('refusals', () => {
     const error = await reader
       .extract(fixture('contract-bomb.docx'), { filename: 'contract.docx' })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ reason: 'zip_bomb', code: 'invalid_request', type: 'attachment_zip_bomb' });
+    expect(error).toMatchObject({ reason: 'zip_bomb', code: 'unprocessable', type: 'attachment_zip_bomb' });
     expect((error as Error).message).toContain('inflates 1021 times (limit 200)');
     expect(performance.now() - started).toBeLessThan(2_000);
   });
@@ -128,7 +128,7 @@ describe('refusals', () => {
     const small = createAttachmentTextReader({ maxBytes: 1_000 });
     try {
       const error = await small.extract(fixture('invoice.pdf')).catch((e: unknown) => e);
-      expect(error).toMatchObject({ reason: 'too_large', code: 'payload_too_large' });
+      expect(error).toMatchObject({ reason: 'too_large', code: 'unprocessable' });
     } finally {
       await small.close();
     }
@@ -162,7 +162,7 @@ describe('deadline and responsiveness', () => {
     const error = await reader
       .extract(bigCsv(8), { filename: 'slow.csv', maxRows: 100_000, timeoutMs: 150 })
       .catch((e: unknown) => e);
-    expect(error).toMatchObject({ reason: 'timeout', code: 'timeout' });
+    expect(error).toMatchObject({ reason: 'timeout', code: 'unprocessable' });
     expect(performance.now() - started).toBeLessThan(1_500);
     const next = await reader.extract(fixture('invoice.pdf'));
     expect(next.text).toContain('INV-2025-0417');

@@ -1,0 +1,94 @@
+/**
+ * @module messages/attachment-text-read
+ * `read_attachment`: one page of a stored attachment's text. The bytes come from the blob store (an attachment over
+ * the reader's byte limit is refused before any is read); src/attachment-text reads them off the event loop, caches
+ * the whole text by content hash and cuts the page; this module writes the answer in the wire's snake_case.
+ */
+import { readBlobChunks, type Database } from '../../storage/index.js';
+import {
+  AttachmentTextError,
+  READER_DEFAULTS,
+  type AttachmentMetadata,
+  type AttachmentTextReader,
+} from '../attachment-text/index.js';
+import type { AttachmentTextPage, ReadAttachmentTextInput } from '../schemas/attachment-text.js';
+import type { AttachmentRow } from './message-mapper.js';
+
+/** The metadata of the engine in the wire's casing (absent fields left out). */
+function wireMetadata(metadata: AttachmentMetadata): AttachmentTextPage['metadata'] {
+  return {
+    kind: metadata.kind,
+    content_type: metadata.contentType,
+    text_readable: metadata.textReadable,
+    ...(metadata.note !== undefined ? { note: metadata.note } : {}),
+    characters: metadata.characters,
+    tokens: metadata.tokens,
+    sha256: metadata.sha256,
+    ...(metadata.title !== undefined ? { title: metadata.title } : {}),
+    ...(metadata.author !== undefined ? { author: metadata.author } : {}),
+    ...(metadata.created !== undefined ? { created: metadata.created } : {}),
+    ...(metadata.pages !== undefined ? { pages: metadata.pages } : {}),
+    ...(metadata.pagesRead !== undefined ? { pages_read: metadata.pagesRead } : {}),
+    ...(metadata.sheets
+      ? {
+          sheets: metadata.sheets.map((sheet) => ({
+            name: sheet.name,
+            rows: sheet.rows,
+            columns: sheet.columns,
+            rows_shown: sheet.rowsShown,
+            columns_shown: sheet.columnsShown,
+            ...(sheet.hidden !== undefined ? { hidden: sheet.hidden } : {}),
+          })),
+        }
+      : {}),
+    ...(metadata.slides !== undefined ? { slides: metadata.slides } : {}),
+    ...(metadata.events !== undefined ? { events: metadata.events } : {}),
+    ...(metadata.image ? { image: metadata.image } : {}),
+    ...(metadata.attachments
+      ? {
+          attachments: metadata.attachments.map((inner) => ({
+            filename: inner.filename,
+            content_type: inner.contentType,
+            size: inner.bytes,
+          })),
+        }
+      : {}),
+    ...(metadata.omitted ? { omitted: metadata.omitted } : {}),
+  };
+}
+
+/** One page of the text of `row` (an attachment the caller may read), as `read_attachment` answers it. */
+export async function readAttachmentText(
+  db: Database,
+  reader: AttachmentTextReader,
+  row: AttachmentRow,
+  input: ReadAttachmentTextInput,
+): Promise<AttachmentTextPage> {
+  if (row.size > READER_DEFAULTS.maxBytes)
+    throw new AttachmentTextError(
+      'too_large',
+      `The attachment is ${row.size} bytes; attachments over ${READER_DEFAULTS.maxBytes} bytes are not read as text (download it instead).`,
+    );
+  const parts: Buffer[] = [];
+  for await (const chunk of readBlobChunks(db.orm, row.blobHash)) parts.push(chunk);
+  const page = await reader.extract(Buffer.concat(parts), {
+    contentType: row.contentType,
+    filename: row.filename,
+    maxTokens: input.max_tokens,
+    cursor: input.cursor,
+  });
+  return {
+    id: row.id,
+    grant_id: row.grantId,
+    message_id: input.message_id,
+    filename: row.filename,
+    content_type: row.contentType,
+    size: row.size,
+    text: page.text,
+    format: page.format,
+    ...(page.truncated ? { truncated: true as const } : {}),
+    ...(page.nextCursor !== undefined ? { next_cursor: page.nextCursor } : {}),
+    page: page.page,
+    metadata: wireMetadata(page.metadata),
+  };
+}
