@@ -346,8 +346,8 @@ export const CleanMessagesInputSchema = z.object({
     .boolean()
     .optional()
     .describe('Drop images (default true); with images_as_markdown, only inline cid: images are dropped'),
-  images_as_markdown: z.boolean().optional().describe('Write images as Markdown ![alt](src) (default true)'),
-  ignore_tables: z.boolean().optional().describe('Drop table markup, keeping each row on its own line (default true)'),
+  images_as_markdown: z.boolean().optional().describe('Keep images as their alt text (default true)'),
+  ignore_tables: z.boolean().optional().describe('Flatten tables to their text (default true; false: Markdown tables)'),
   remove_conclusion_phrases: z
     .boolean()
     .optional()
@@ -355,7 +355,7 @@ export const CleanMessagesInputSchema = z.object({
   html_as_markdown: z
     .boolean()
     .optional()
-    .describe('Return the conversation as Markdown instead of HTML (default false)'),
+    .describe('Return the conversation as Markdown instead of plain text (default false)'),
 });
 export type CleanMessagesInput = z.infer<typeof CleanMessagesInputSchema>;
 
@@ -363,7 +363,7 @@ export const CleanedMessageSchema = MessageSchema.extend({
   conversation: z
     .string()
     .describe(
-      'The body without quoted history, scripts and styles, cleaned as asked (HTML, or Markdown with html_as_markdown)',
+      'The body as plain text (Markdown with html_as_markdown) without quoted history, hidden text, scripts and styles, answers written between quoted lines kept, cleaned as asked',
     ),
 }).meta({ id: 'CleanedMessage' });
 export type CleanedMessage = z.infer<typeof CleanedMessageSchema>;
