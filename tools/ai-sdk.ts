@@ -9,6 +9,7 @@ import { AppError, describeZodError, type Core, type Principal } from '../src/in
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
 import { readForAgent } from './compact.js';
+import { fenceFields, newFence } from './fence.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -40,7 +41,7 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
   const tools: Record<string, Tool> = {};
   for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
     tools[agentTool.operation.name] = tool({
-      description: agentTool.operation.description,
+      description: agentTool.description,
       inputSchema: agentTool.inputSchema,
       // With requireApproval, generateText stops at a tool-approval-request; the call runs once it is approved.
       // A dry run (send_message's dry_run) sends nothing, so it needs no approval.
@@ -53,7 +54,11 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
         const asked = input as Record<string, unknown>;
         const prepared = agentTool.prepare(asked);
         try {
-          return await readForAgent(executor, agentTool.operation, prepared, asked);
+          // Text from outside fenced as data, a new boundary per result (tools/fence.ts).
+          return fenceFields(
+            await readForAgent(executor, agentTool.operation, prepared, asked),
+            newFence(options.random),
+          );
         } catch (error) {
           // Input the tool's schema let through but the operation refuses: an invalid_request saying what to fix, as over /v3 and MCP.
           if (error instanceof ZodError)

@@ -16,6 +16,7 @@ import {
   UpdateMessageInputSchema,
 } from '../schemas/messages.js';
 import { fieldText } from './agent.js';
+import { bodyAsAsked } from './read-body.js';
 import { defineOperation } from './define-operation.js';
 
 export const listMessages = defineOperation({
@@ -61,7 +62,7 @@ export const getMessage = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
   agent: { body: 'message' },
-  run: (core, input, { principal }) => core.mail.messages.find(principal, input),
+  run: async (core, input, { principal }) => bodyAsAsked(await core.mail.messages.find(principal, input), input),
 });
 
 export const updateMessage = defineOperation({

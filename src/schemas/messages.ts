@@ -3,7 +3,16 @@
  * Messages and attachments on the wire, as in Nylas v3 `models/messages.ts` and `models/attachments.ts`.
  */
 import { z } from 'zod';
-import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import {
+  BodyFormatSchema,
+  GrantIdSchema,
+  MaxTokensSchema,
+  IdSchema,
+  LimitSchema,
+  MetadataSchema,
+  PageTokenSchema,
+  UnixSecondsSchema,
+} from './common.js';
 
 /**
  * A sender or recipient as read from a message. The address is not validated: received mail may carry
@@ -163,6 +172,19 @@ export const MessageSchema = z
     starred: z.boolean().optional(),
     snippet: z.string().optional().describe('The first 100 characters of the body as text'),
     body: z.string().optional().describe('HTML body (plain-text mail is converted to HTML)'),
+    body_format: z
+      .enum(['markdown', 'text', 'html'])
+      .optional()
+      .describe('Extension: the format body was read in, when body_format was asked'),
+    hidden_text_removed: z
+      .number()
+      .int()
+      .optional()
+      .describe('Extension: characters of hidden text removed from body (with body_format)'),
+    body_truncated: z
+      .object({ omitted_tokens: z.number().int(), total_tokens: z.number().int() })
+      .optional()
+      .describe('Extension: body was cut to max_tokens; ask again with a larger max_tokens for more'),
     folders: z.array(z.string()).optional().describe('Ids of the folders the message is in'),
     attachments: z.array(AttachmentSchema).optional(),
     // Not MetadataSchema: messages stored before its limits may hold other values, and are returned as stored.
@@ -273,6 +295,8 @@ export const GetMessageInputSchema = z.object({
   message_id: IdSchema.describe('Message id'),
   fields: MessageFieldsSchema.optional(),
   select: MessageSelectSchema,
+  body_format: BodyFormatSchema,
+  max_tokens: MaxTokensSchema,
 });
 export type GetMessageInput = z.infer<typeof GetMessageInputSchema>;
 
