@@ -30,7 +30,7 @@ export async function bodyAsAsked<T extends { body?: string | undefined }>(messa
     if (kept.truncated) {
       const total = await countTokens(body);
       const left = await countTokens(kept.text);
-      extra.body_truncated = { omitted_tokens: total - left, total_tokens: total };
+      extra.body_cut = { omitted_tokens: total - left, total_tokens: total };
       body = kept.text;
     }
   }

@@ -181,7 +181,7 @@ export const MessageSchema = z
       .int()
       .optional()
       .describe('Extension: characters of hidden text removed from body (with body_format)'),
-    body_truncated: z
+    body_cut: z
       .object({ omitted_tokens: z.number().int(), total_tokens: z.number().int() })
       .optional()
       .describe('Extension: body was cut to max_tokens; ask again with a larger max_tokens for more'),
