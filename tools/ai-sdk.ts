@@ -10,6 +10,7 @@ import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
 import { readForAgent } from './compact.js';
 import { inputJsonSchema } from './manifest.js';
+import { fenceFields, newFence } from './fence.js';
 
 /** In-process: tools call the core directly as `principal`. */
 export interface LocalToolsOptions extends ToolSetOptions {
@@ -41,7 +42,7 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
   const tools: Record<string, Tool> = {};
   for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
     tools[agentTool.operation.name] = tool({
-      description: agentTool.operation.description,
+      description: agentTool.description,
       // The model reads the same compact JSON Schema as tools/list (tools/manifest.ts), no larger; calls are still
       // checked with the full zod schema.
       inputSchema: jsonSchema(inputJsonSchema(agentTool.inputSchema) as JSONSchema7, {
@@ -61,7 +62,11 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
         const asked = input as Record<string, unknown>;
         const prepared = agentTool.prepare(asked);
         try {
-          return await readForAgent(executor, agentTool.operation, prepared, asked);
+          // Text from outside fenced as data, a new boundary per result (tools/fence.ts).
+          return fenceFields(
+            await readForAgent(executor, agentTool.operation, prepared, asked),
+            newFence(options.random),
+          );
         } catch (error) {
           // Input the tool's schema let through but the operation refuses: an invalid_request saying what to fix, as over /v3 and MCP.
           if (error instanceof ZodError)

@@ -7,22 +7,22 @@ import { fieldText } from '../src/operations/index.js';
 import { callText, cut, operationsByName, RESULT_BUDGET, size, type Json, type ToolCall } from './compact-items.js';
 
 /**
- * Cuts a result to {@link RESULT_BUDGET}. A page loses items from its end (the call with a smaller limit gives the
+ * Cuts a result to `limit` characters ({@link RESULT_BUDGET} by default). A page loses items from its end (the call with a smaller limit gives the
  * cursor that continues right after the last one kept; {@link readForAgent} makes that call itself); any other
  * object has its longest fields cut. Either way `truncated` says what was cut and how to get it.
  */
-export function withinBudget(tool: string, output: Json, input: Json): Json {
-  if (size(output) <= RESULT_BUDGET) return output;
+export function withinBudget(tool: string, output: Json, input: Json, limit = RESULT_BUDGET): Json {
+  if (size(output) <= limit) return output;
   if (Array.isArray(output.data)) {
     const items = [...(output.data as unknown[])];
     const total = items.length;
     let length = size(output);
-    while (items.length > 1 && length > RESULT_BUDGET) length -= size(items.pop()) + 1;
+    while (items.length > 1 && length > limit) length -= size(items.pop()) + 1;
     const kept = items.length;
     const cuts: string[] = [];
     const data = items.map((item) => {
-      if (size(item) <= RESULT_BUDGET) return item;
-      const shrunk = shrinkObject(item as Json, RESULT_BUDGET / 2);
+      if (size(item) <= limit) return item;
+      const shrunk = shrinkObject(item as Json, limit / 2);
       cuts.push(...shrunk.cuts.map((field) => `${fieldText((item as Json).id ?? 'an item')}: ${field}`));
       return shrunk.value;
     });
@@ -44,7 +44,7 @@ export function withinBudget(tool: string, output: Json, input: Json): Json {
       truncated: { omitted: total - kept, hint: parts.join('; '), ...(kept < total ? { call } : {}) },
     };
   }
-  const shrunk = shrinkObject(output, RESULT_BUDGET);
+  const shrunk = shrinkObject(output, limit);
   const route = operationRoute(tool, input);
   return {
     ...shrunk.value,

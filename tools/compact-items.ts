@@ -5,7 +5,8 @@
  */
 import { fieldText } from '../src/operations/index.js';
 import { z } from 'zod';
-import { htmlToText, operations, type AnyOperation } from '../src/index.js';
+import { operations, type AnyOperation } from '../src/index.js';
+import { renderBody, type BodyFormat, type RenderedBody } from '../src/reading/index.js';
 import { trustWarnings } from './compact-trust.js';
 
 /**
@@ -16,6 +17,26 @@ export const RESULT_BUDGET = 20_000;
 
 /** Characters of one message body (as text, or as HTML with `include_html`) inside a result. */
 export const BODY_BUDGET = 12_000;
+
+/**
+ * Tokens a read takes when the caller sets no `max_tokens`: a 50-item list, a 15-message thread or one long message
+ * each fit in about this many (counted with src/tokens, as the result's JSON).
+ */
+export const DEFAULT_MAX_TOKENS = 5_000;
+
+/** The character sizes one read is shaped to: what its token budget allows (readForAgent measures and adjusts). */
+export interface Limits {
+  /** Characters of the whole result (its JSON). */
+  result: number;
+  /** Characters of one message body. */
+  body: number;
+}
+export const DEFAULT_LIMITS: Limits = { result: RESULT_BUDGET, body: BODY_BUDGET };
+/** Limits for a token budget at `charactersPerToken` (a body takes at most 60% of the result, as 12,000 of 20,000). */
+export const limitsFor = (maxTokens: number, charactersPerToken: number): Limits => {
+  const result = Math.max(2_000, Math.floor(maxTokens * charactersPerToken));
+  return { result, body: Math.floor(result * 0.6) };
+};
 
 /** Characters of a list item's snippet. */
 const SNIPPET_LENGTH = 160;
@@ -113,15 +134,21 @@ export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z
 
 /** The tool-only input fields that ask for more than the compact default: tools whose operation has `agent.body` take them. */
 export const INCLUDE_HTML_FIELD = {
-  include_html: z
-    .boolean()
-    .optional()
-    .describe('Also return the HTML body (default: text only, quoted history collapsed)'),
+  include_html: z.boolean().optional().describe('Also return the HTML body (hidden parts removed)'),
 };
 
 export const operationsByName = new Map(operations.map((operation) => [operation.name, operation]));
 /** The agent block of a tool's operation (empty for a tool that sets none, or a name that is no operation). */
 export const agentOf = (tool: string): AgentBlock => operationsByName.get(tool)?.agent ?? {};
+
+/**
+ * The fields every read tool takes (its operation has `agent.body` or `agent.compact`): `body_format` and
+ * `max_tokens`, the schemas of get_message's /v3 extensions (one definition, src/schemas/common.ts).
+ */
+export const READ_FIELDS = (() => {
+  const shape = operationsByName.get('get_message')!.input.shape as Record<string, z.ZodType>;
+  return { body_format: shape.body_format!, max_tokens: shape.max_tokens! };
+})();
 
 export const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
 /** A call as an agent reads it in a hint: `get_message {"message_id":"…"}`. */
@@ -183,45 +210,21 @@ export const COMPACT_ITEMS: Record<NonNullable<AgentBlock['compact']>, (item: Js
   threads: compactThread,
 };
 
-const QUOTE_MARKERS = [
-  '<blockquote',
-  'class="gmail_quote',
-  "class='gmail_quote",
-  'id="divrplyfwdmsg',
-  'id="appendonsend',
-];
-const QUOTE_HEADER =
-  /^(On .{4,300} wrote:|-{2,} ?Original Message ?-{2,}|-{2,} ?Forwarded message ?-{2,}|From: .+ Sent: .+)$/i;
+/** Whether a stored body is HTML (a text/plain message's body is its text). */
+const looksLikeHtml = (body: string) => /<(html|body|div|p|br|table|span|a|b|i|blockquote|img|font)\b/i.test(body);
 
 /**
- * A body as text for a model: the visible text of its HTML, with quoted history (a blockquote, a Gmail or
- * Outlook quote, `>` lines after an "On … wrote:") replaced by one line saying how much was hidden.
+ * A body as a model reads it, through src/reading (the one place quotes, signatures and hidden text are handled):
+ * Markdown by default, links kept, hidden text removed and counted, quoted history collapsed with inline answers kept.
  */
-export function bodyAsText(html: string): { text: string; quoted_characters: number } {
-  const lower = html.toLowerCase();
-  const quoteAt = Math.min(
-    ...QUOTE_MARKERS.map((marker) => lower.indexOf(marker)).filter((index) => index >= 0),
-    html.length,
-  );
-  const head = htmlToText(html.slice(0, quoteAt), html.length);
-  let quoted = quoteAt < html.length ? htmlToText(html.slice(quoteAt), html.length).length : 0;
-  const lines = head.split('\n');
-  let kept = lines.length;
-  for (let index = 0; index < lines.length; index += 1) {
-    const line = lines[index]!.trim();
-    const rest = lines.slice(index + 1);
-    if (
-      QUOTE_HEADER.test(line) ||
-      (line.startsWith('>') && rest.every((next) => next.trim() === '' || next.trim().startsWith('>')))
-    ) {
-      kept = index;
-      break;
-    }
-  }
-  quoted += lines.slice(kept).join('\n').length;
-  let text = lines.slice(0, kept).join('\n').trim();
-  if (quoted > 0) text += `\n[quoted history hidden: ${quoted} characters]`;
-  return { text, quoted_characters: quoted };
+export function readBody(body: string, format: BodyFormat = 'markdown'): RenderedBody {
+  return renderBody(looksLikeHtml(body) ? { html: body } : { text: body }, { format });
+}
+
+/** A body as plain text for a model (src/reading's text format), with how many lines of quoted history it collapsed. */
+export function bodyAsText(html: string): { text: string; quoted_lines: number; hidden_text_removed: number } {
+  const read = readBody(html, 'text');
+  return { text: read.body, quoted_lines: read.quotedCollapsed, hidden_text_removed: read.hiddenTextRemoved };
 }
 
 /**
@@ -235,6 +238,7 @@ export function readableMessage(
   tool: string,
   budget = BODY_BUDGET,
   whole?: ToolCall,
+  format: BodyFormat = 'markdown',
 ): Json {
   const { body, headers: _headers, raw_mime: rawMime, ...rest } = message;
   const route = `GET /v3/grants/${fieldText(message.grant_id ?? '{grant_id}')}/messages/${String(message.id)}`;
@@ -248,28 +252,36 @@ export function readableMessage(
     return shaped;
   }
   if (typeof body !== 'string') return rest;
-  const { text, quoted_characters } = bodyAsText(body);
-  const shaped: Json = { ...rest, body_text: cut(text, budget), ...(quoted_characters ? { quoted_characters } : {}) };
+  const read = readBody(body, format);
+  const text = read.body;
+  const shaped: Json = {
+    ...rest,
+    body_text: cut(text, budget),
+    ...(read.format !== 'markdown' ? { body_format: read.format } : {}),
+    ...(read.quotedCollapsed ? { quoted_lines_collapsed: read.quotedCollapsed } : {}),
+    ...(read.inlineAnswers ? { inline_answers: read.inlineAnswers } : {}),
+    ...(read.hiddenTextRemoved ? { hidden_text_removed: read.hiddenTextRemoved } : {}),
+  };
   if (text.length > budget) {
     const omitted = text.length - budget + 1;
-    shaped.body_truncated =
-      whole && budget < BODY_BUDGET
-        ? {
-            omitted,
-            hint: `${omitted} characters of this body were cut to fit the thread; ${callText(whole)} reads the message alone`,
-            call: whole,
-          }
-        : {
-            omitted,
-            hint: `${omitted} characters of the body text were cut; the attachments and full HTML stay available (call ${tool} with include_html: true for the HTML; ${route} returns the whole message)`,
-          };
+    shaped.body_truncated = whole
+      ? {
+          omitted,
+          hint: `${omitted} characters of this body were cut to fit the thread; ${callText(whole)} reads the message alone`,
+          call: whole,
+        }
+      : {
+          omitted,
+          hint: `${omitted} characters of the body were cut; call ${tool} again with a larger max_tokens (up to 100000) for more; ${route} returns the whole message`,
+        };
   }
-  if (includeHtml) {
-    shaped.body = cut(body, budget);
-    if (body.length > budget)
+  if (includeHtml && format !== 'html') {
+    const html = readBody(body, 'html');
+    shaped.body = cut(html.body, budget);
+    if (html.body.length > budget)
       shaped.html_truncated = {
-        omitted: body.length - budget + 1,
-        hint: `${body.length - budget + 1} characters of HTML were cut; the full HTML is at ${route}`,
+        omitted: html.body.length - budget + 1,
+        hint: `${html.body.length - budget + 1} characters of HTML were cut; the full HTML is at ${route}`,
       };
   }
   return shaped;

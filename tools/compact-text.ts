@@ -15,6 +15,7 @@ import {
 } from './compact-items.js';
 import { trustLine } from './compact-trust.js';
 import { documentLines } from './compact-document.js';
+import { fenced, type Fence } from './fence.js';
 
 const who = (people: unknown) =>
   ((people as Participant[] | undefined) ?? [])
@@ -156,10 +157,17 @@ function cutLines(output: Json): string[] {
  * The text content of a result: a short reading for the model; the structured content carries every field. `input`
  * is what the agent asked (a delete answers nothing: its line names the id it was given).
  */
-export function renderForAgent(tool: string, output: Json, input: Json = {}): string {
+export function renderForAgent(tool: string, output: Json, input: Json = {}, fence?: Fence): string {
   const agent = agentOf(tool);
   if (agent.document) return documentLines(tool, output, input).join('\n');
   const lines: string[] = [];
+  /** Lines of text from outside as one block, fenced as data when the result has a fence. */
+  const asData = (block: string[]) => (fence ? fenced(block.join('\n'), fence) : block.join('\n'));
+  /** What the reader removed, said in the tool's own words, outside the fence. */
+  const hiddenNote = (message: Json) =>
+    typeof message.hidden_text_removed === 'number' && message.hidden_text_removed > 0
+      ? [`[hidden_text_removed: ${message.hidden_text_removed} chars]`]
+      : [];
   if (Array.isArray(output.data)) {
     const items = output.data as Json[];
     // Selected items (`select`) are read field by field: only what was selected, nothing shown as missing.
@@ -168,7 +176,7 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     lines.push(
       `${items.length} item(s)${output.next_cursor ? `; more with page_token: "${fieldText(output.next_cursor)}"` : '; no more pages'}`,
     );
-    for (const item of items) lines.push(line(item));
+    if (items.length > 0) lines.push(asData(items.map(line)));
   } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
     const {
       messages,
@@ -181,15 +189,18 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     const left = (truncated as { messages?: Json[]; call?: ToolCall } | undefined)?.messages ?? [];
     if (left.length > 0) {
       lines.push('', `Earlier messages not shown, newest first (read each with get_message):`);
-      for (const note of left) {
-        lines.push(
-          `- ${String(note.id)} · ${when(note.date)} · from ${fieldText(note.from ?? '?')}${note.snippet ? ` · ${fieldText(note.snippet)}` : ''}`,
-        );
-      }
+      lines.push(
+        asData(
+          left.map(
+            (note) =>
+              `- ${String(note.id)} · ${when(note.date)} · from ${fieldText(note.from ?? '?')}${note.snippet ? ` · ${fieldText(note.snippet)}` : ''}`,
+          ),
+        ),
+      );
     }
     for (const message of messages as Json[]) {
       const { body_text: bodyText, body_truncated: bodyCut, snippet: _snippet, ...rest } = message;
-      lines.push('', messageLine(rest), typeof bodyText === 'string' ? bodyText : '');
+      lines.push('', asData([messageLine(rest), typeof bodyText === 'string' ? bodyText : '']), ...hiddenNote(rest));
       if ((bodyCut as Truncation | undefined)?.hint) lines.push(`[cut: ${(bodyCut as Truncation).hint}]`);
     }
     if ((truncated as Truncation | undefined)?.hint) lines.push('', `[cut: ${(truncated as Truncation).hint}]`);
@@ -197,8 +208,8 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     return lines.join('\n');
   } else if (typeof output.body_text === 'string') {
     const { body_text: bodyText, body: html, ...rest } = output;
-    lines.push(messageLine(rest), '', bodyText);
-    if (typeof html === 'string') lines.push('', '--- HTML ---', html);
+    lines.push(asData([messageLine(rest), '', bodyText]), ...hiddenNote(rest));
+    if (typeof html === 'string') lines.push('', '--- HTML ---', asData([html]));
   } else {
     const headline = writeHeadline(agent, output, input);
     if (headline) lines.push(headline);
@@ -208,12 +219,12 @@ export function renderForAgent(tool: string, output: Json, input: Json = {}): st
     const { data: _data, ...others } = output;
     if (data) {
       const isMessage = 'from' in data || 'to' in data || 'subject' in data;
-      lines.push(isMessage ? messageLine(data) : genericLine(data));
+      lines.push(asData([isMessage ? messageLine(data) : genericLine(data)]));
       const more = genericLine(others).slice(2);
-      if (more) lines.push(more);
+      if (more) lines.push(asData([more]));
     } else {
       const line = genericLine(output).slice(2);
-      if (line || !headline) lines.push(line);
+      if (line || !headline) lines.push(line ? asData([line]) : line);
     }
   }
   lines.push(...cutLines(output));

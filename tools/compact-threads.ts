@@ -5,7 +5,6 @@
  */
 import { fieldText } from '../src/operations/index.js';
 import {
-  BODY_BUDGET,
   callText,
   compactMessage,
   cut,
@@ -13,13 +12,15 @@ import {
   grantOf,
   readableMessage,
   readMessageCall,
-  RESULT_BUDGET,
   size,
   type Json,
   type Participant,
   type ToolCall,
   type Truncation,
+  DEFAULT_LIMITS,
+  type Limits,
 } from './compact-items.js';
+import type { BodyFormat } from '../src/reading/index.js';
 
 /** Messages of a thread `get_thread` and the thread resources read (the newest; older ones are named by the call that lists them). */
 export const THREAD_MESSAGES = 20;
@@ -40,17 +41,22 @@ export interface ThreadReadOptions {
   olderCursor?: string | undefined;
   /** The resource of a message (thread resources name the messages they leave out by their resource too). */
   uriOf?: (messageId: string) => string;
+  /** The sizes to fill (from the caller's max_tokens); {@link DEFAULT_LIMITS} by default. */
+  limits?: Limits;
+  /** How bodies read (`body_format`, markdown by default). */
+  format?: BodyFormat;
 }
 
 /**
- * A thread with its messages for a model, within {@link RESULT_BUDGET}. The newest message comes whole (its body up
- * to {@link BODY_BUDGET}), then earlier ones, newest first, as many as fit (the last one in may have its body cut,
+ * A thread with its messages for a model, within `limits.result` characters. The newest message comes whole (its
+ * body up to `limits.body`), then earlier ones, newest first, as many as fit (the last one in may have its body cut,
  * saying so); `messages` reads oldest first. The messages left out are listed in `messages_truncated`, newest first
  * (id, sender, date, one line), with the call that reads each, and the call that lists any older than those read.
  * `newestFirst` is the thread's message list as list_messages answers it.
  */
 export function threadForAgent(thread: Json, newestFirst: Json[], options: ThreadReadOptions = {}): Json {
   const input = options.input ?? {};
+  const limits = options.limits ?? DEFAULT_LIMITS;
   const threadId = String(thread.id);
   // The thread's own fields, compact: its latest message as a list item; a very long list of ids cut to the newest.
   let base: Json = { ...thread };
@@ -83,7 +89,14 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
       thread_id: _thread,
       snippet: _snippet,
       ...rest
-    } = readableMessage(message, options.includeHtml === true, 'get_message', budget, readCall(message.id));
+    } = readableMessage(
+      message,
+      options.includeHtml === true,
+      'get_message',
+      budget,
+      readCall(message.id),
+      options.format,
+    );
     return rest;
   };
   const note = (message: Json): Json =>
@@ -121,11 +134,11 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
   };
   /** `message` with as much of its body as the room left allows (at least `minimum` characters), or undefined. */
   const fitting = (message: Json, minimum: number): Json | undefined => {
-    let budget = BODY_BUDGET;
+    let budget = limits.body;
     for (let attempt = 0; attempt < 5 && budget >= minimum; attempt += 1) {
       const shaped = readable(message, budget);
       shown.push(shaped);
-      const over = size(build()) - RESULT_BUDGET;
+      const over = size(build()) - limits.result;
       shown.pop();
       if (over <= 0) return shaped;
       // Cut from what the body takes now (it may be shorter than the budget).

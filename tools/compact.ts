@@ -10,8 +10,14 @@
  * budget and its explicit cuts (./compact-budget.ts), the text rendering (./compact-text.ts).
  */
 import type { AnyOperation } from '../src/index.js';
+import type { BodyFormat } from '../src/reading/index.js';
+import { countTokens } from '../src/tokens/index.js';
 import {
   agentOf,
+  DEFAULT_LIMITS,
+  DEFAULT_MAX_TOKENS,
+  limitsFor,
+  type Limits,
   callText,
   COMPACT_ITEMS,
   compactMessage,
@@ -23,6 +29,7 @@ import {
 } from './compact-items.js';
 import { THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
 import { withinBudget } from './compact-budget.js';
+import { fenceFields } from './fence.js';
 
 export {
   BODY_BUDGET,
@@ -31,8 +38,10 @@ export {
   CompactMessageSchema,
   compactOutputSchema,
   CompactThreadSchema,
+  DEFAULT_MAX_TOKENS,
   INCLUDE_HTML_FIELD,
   operationNamed,
+  READ_FIELDS,
   RESULT_BUDGET,
   type ToolCall,
   type Truncation,
@@ -46,11 +55,12 @@ export { renderForAgent } from './compact-text.js';
  * `input` is what the agent asked (limit, page_token, include_html). A `get_thread` output may carry its
  * `messages` (oldest first), as {@link readForAgent} reads them.
  */
-export function shapeForAgent(tool: string, output: Json, input: Json): Json {
+export function shapeForAgent(tool: string, output: Json, input: Json, limits: Limits = DEFAULT_LIMITS): Json {
   const agent = agentOf(tool);
   // A file has its own cap (get_attachment's max_bytes), a document page its max_tokens: passed on whole, not cut here.
   if (agent.file || agent.document) return output;
   const includeHtml = input.include_html === true;
+  const format = formatOf(input);
   let shaped = output;
   // With `select` the agent chose its fields itself: the items stay as selected (id, grant_id and object always kept).
   const selected = typeof input.select === 'string' && input.select.trim() !== '';
@@ -58,10 +68,14 @@ export function shapeForAgent(tool: string, output: Json, input: Json): Json {
     const items = output.data as Json[];
     if (agent.compact) shaped = { ...output, data: items.map(COMPACT_ITEMS[agent.compact]) };
   } else if (agent.body === 'message') {
-    shaped = readableMessage(output, includeHtml, tool);
+    shaped = readableMessage(output, includeHtml, tool, limits.body, undefined, format);
+    const bodyCut = shaped.body_truncated as Truncation | undefined;
+    // The continuation of a long body: the same call with a larger budget.
+    if (bodyCut && !bodyCut.call)
+      shaped.body_truncated = { ...bodyCut, call: { tool, arguments: { ...input, max_tokens: 100_000 } } };
   } else if (agent.body === 'thread' && Array.isArray(output.messages)) {
     const { messages, ...thread } = output;
-    return threadForAgent(thread, [...(messages as Json[])].reverse(), { includeHtml, input });
+    return threadForAgent(thread, [...(messages as Json[])].reverse(), { includeHtml, input, limits, format });
   } else if (
     agent.body === 'thread' &&
     output.latest_draft_or_message &&
@@ -73,8 +87,27 @@ export function shapeForAgent(tool: string, output: Json, input: Json): Json {
       latest_draft_or_message: { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object },
     };
   }
-  return withinBudget(tool, shaped, input);
+  return withinBudget(tool, shaped, input, limits.result);
 }
+
+/** The body format an agent asked for (`body_format`), Markdown when it asked for none. */
+const formatOf = (input: Json): BodyFormat =>
+  input.body_format === 'text' || input.body_format === 'html' ? input.body_format : 'markdown';
+
+/** The token budget of a read: the caller's `max_tokens`, else {@link DEFAULT_MAX_TOKENS}. */
+export const maxTokensOf = (input: Json): number =>
+  typeof input.max_tokens === 'number' && input.max_tokens > 0 ? input.max_tokens : DEFAULT_MAX_TOKENS;
+
+/** Characters per token of a result's JSON first assumed; measured and corrected on each read. */
+const CHARACTERS_PER_TOKEN = 4;
+/** What the fence adds to each string from outside: its two markers (tools/fence.ts). */
+const FENCE_MARKS = '⟦00000000⟧⟦/00000000⟧';
+
+/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced. */
+export async function resultTokens(shaped: Json): Promise<number> {
+  return await countTokens(JSON.stringify(fenceFields(shaped, SIZING_FENCE)));
+}
+const SIZING_FENCE = { boundary: '00000000', open: FENCE_MARKS.slice(0, 10), close: FENCE_MARKS.slice(10) };
 
 /**
  * Runs a tool's operation for an agent and shapes its output ({@link shapeForAgent}): the result as the faces
@@ -88,6 +121,40 @@ export async function readForAgent(
   operation: AnyOperation,
   prepared: Record<string, unknown>,
   asked: Json,
+  options: { uriOf?: (messageId: string) => string } = {},
+): Promise<Json> {
+  const maxTokens = maxTokensOf(asked);
+  // The same call answers the same within one read: shaping again to a smaller size asks the service nothing new.
+  const answers = new Map<string, Promise<unknown>>();
+  const once = (called: AnyOperation, input: Record<string, unknown>) => {
+    const key = `${called.name} ${JSON.stringify(input)}`;
+    let answer = answers.get(key);
+    if (!answer) answers.set(key, (answer = executor(called, input)));
+    return answer;
+  };
+  // Shaped in characters, measured in tokens (src/tokens), shaped again smaller while over the budget.
+  let charactersPerToken = CHARACTERS_PER_TOKEN;
+  let shaped: Json = {};
+  for (let attempt = 0; attempt < 4; attempt += 1) {
+    shaped = await readWithin(once, operation, prepared, asked, limitsFor(maxTokens, charactersPerToken), options);
+    if (operation.agent?.file) return shaped;
+    const tokens = await resultTokens(shaped);
+    if (tokens <= maxTokens) return shaped;
+    charactersPerToken *= (maxTokens / tokens) * 0.95;
+  }
+  return shaped;
+}
+
+/**
+ * One read shaped to `limits` characters ({@link readForAgent} measures it in tokens).
+ */
+async function readWithin(
+  executor: (operation: AnyOperation, input: Record<string, unknown>) => Promise<unknown>,
+  operation: AnyOperation,
+  prepared: Record<string, unknown>,
+  asked: Json,
+  limits: Limits,
+  options: { uriOf?: (messageId: string) => string },
 ): Promise<Json> {
   const tool = operation.name;
   const output = (await executor(operation, prepared)) as Json;
@@ -103,9 +170,12 @@ export async function readForAgent(
       includeHtml: asked.include_html === true,
       input: asked,
       olderCursor: page.next_cursor ?? undefined,
+      limits,
+      format: formatOf(asked),
+      ...(options.uriOf ? { uriOf: options.uriOf } : {}),
     });
   }
-  const shaped = shapeForAgent(tool, output, asked);
+  const shaped = shapeForAgent(tool, output, asked, limits);
   if (
     !Array.isArray(output.data) ||
     !Array.isArray(shaped.data) ||
@@ -113,7 +183,7 @@ export async function readForAgent(
     !('limit' in operation.input.shape)
   )
     return shaped;
-  return await fittedPage(executor, operation, prepared, asked, output.data.length, shaped);
+  return await fittedPage(executor, operation, prepared, asked, output.data.length, shaped, limits);
 }
 
 /**
@@ -129,13 +199,14 @@ async function fittedPage(
   asked: Json,
   first: number,
   cut: Json,
+  limits: Limits,
 ): Promise<Json> {
   const tool = operation.name;
   let fit = (cut.data as unknown[]).length;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const again = (await executor(operation, { ...prepared, limit: fit })) as Json;
     const items = (again.data as unknown[] | undefined) ?? [];
-    const shaped = shapeForAgent(tool, again, { ...asked, limit: fit });
+    const shaped = shapeForAgent(tool, again, { ...asked, limit: fit }, limits);
     const kept = (shaped.data as unknown[]).length;
     if (kept < items.length) {
       fit = kept;

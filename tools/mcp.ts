@@ -13,6 +13,7 @@ import { inputJsonSchema } from './manifest.js';
 import { registerMailResources } from './resources.js';
 import { readForAgent } from './compact.js';
 import { shapedMcpResult, toMcpError } from './results.js';
+import { newFence } from './fence.js';
 
 /** The executors a server is made with: on a core in this process, or against a running service's `/v3` API. */
 export { localExecutor, remoteExecutor, type Executor } from './executor.js';
@@ -60,7 +61,7 @@ export interface McpServerOptions extends ToolSetOptions {
 }
 
 /** Builds an MCP server (not yet connected to a transport). */
-export function createMcpServer({ executor, grantId, requireApproval }: McpServerOptions): McpServer {
+export function createMcpServer({ executor, grantId, requireApproval, random }: McpServerOptions): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
       'Agentpost gives you a mailbox and a calendar. Start with list_folders or list_messages; reply with send_message and reply_to_message_id so replies thread. Times are Unix seconds; give time zones explicitly.',
@@ -72,7 +73,7 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
       operation.name,
       {
         title: operation.title,
-        description: operation.description,
+        description: tool.description,
         inputSchema: tool.inputSchema,
         // A gated tool may answer with a draft instead of a sent message, so it declares no output schema.
         ...(tool.approval ? {} : { outputSchema: tool.outputSchema }),
@@ -83,7 +84,12 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
           const asked = (input ?? {}) as Record<string, unknown>;
           const prepared = tool.prepare(asked);
           if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
-          return shapedMcpResult(await readForAgent(executor, operation, prepared, asked), operation.name, asked);
+          return shapedMcpResult(
+            await readForAgent(executor, operation, prepared, asked),
+            operation.name,
+            asked,
+            newFence(random),
+          );
         } catch (error) {
           return toMcpError(error);
         }
@@ -97,11 +103,11 @@ export function createMcpServer({ executor, grantId, requireApproval }: McpServe
   // schemas cost a fifth of the manifest for no model's benefit. Nor a title: hosts show the name.
   const manifest: Tool[] = tools.map((tool) => ({
     name: tool.operation.name,
-    description: tool.operation.description,
+    description: tool.description,
     inputSchema: inputJsonSchema(tool.inputSchema) as Tool['inputSchema'],
     annotations: statedAnnotations(tool.operation.hints),
   }));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: manifest }));
-  registerMailResources(server, executor, grantId);
+  registerMailResources(server, executor, grantId, random);
   return server;
 }

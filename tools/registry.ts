@@ -5,11 +5,14 @@
  */
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
-import { INCLUDE_HTML_FIELD, compactOutputSchema } from './compact.js';
+import { INCLUDE_HTML_FIELD, READ_FIELDS, compactOutputSchema } from './compact.js';
+import { FENCE_RULE, type RandomBytes } from './fence.js';
 
 /** One tool: its operation and the input schema the agent sees. */
 export interface AgentTool {
   operation: AnyOperation;
+  /** What the agent reads of the tool: its operation's description, and for a tool that reads mail how the fence works. */
+  description: string;
   inputSchema: z.ZodObject;
   /**
    * The output schema as an inline object (MCP requires `type: object` at the root, not a `$ref`); list tools
@@ -36,6 +39,8 @@ export interface ToolSetOptions {
    * (AI SDK: the tool's `needsApproval`; MCP: elicitation where the client supports it, otherwise a draft is created instead).
    */
   requireApproval?: boolean | undefined;
+  /** Where fence boundaries come from (tools/fence.ts): node's crypto unless a test passes its own. */
+  random?: RandomBytes | undefined;
 }
 
 /** The agent tool list, in registry order. */
@@ -49,12 +54,16 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
       const bound = grantId !== undefined && 'grant_id' in operation.input.shape;
       const omitted = new Set([...(agent.omit ?? []), ...(bound ? ['grant_id'] : [])]);
       const offered = Object.fromEntries(Object.entries(operation.input.shape).filter(([key]) => !omitted.has(key)));
-      const shape = { ...offered, ...(agent.body ? INCLUDE_HTML_FIELD : {}) };
+      const reads = agent.body !== undefined || agent.compact !== undefined;
+      const shape = { ...offered, ...(agent.body ? INCLUDE_HTML_FIELD : {}), ...(reads ? READ_FIELDS : {}) };
+      // The tool-only fields are the faces' to apply (tools/compact.ts): the operation answers its stored object.
       const prepare = (input: Record<string, unknown>) => {
-        const { include_html: _includeHtml, ...rest } = input;
+        const { include_html: _includeHtml, body_format: _format, max_tokens: _budget, ...rest } = input;
         return bound ? { ...rest, grant_id: grantId } : rest;
       };
-      return { operation, inputSchema: z.object(shape), outputSchema, prepare, approval };
+      // A tool that reads mail says how its text is fenced as data (tools/fence.ts).
+      const description = reads ? `${operation.description} ${FENCE_RULE}` : operation.description;
+      return { operation, description, inputSchema: z.object(shape), outputSchema, prepare, approval };
     });
 }
 

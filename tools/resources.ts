@@ -4,12 +4,14 @@
  * `…/messages/{message_id}`), read through the same operations as the tools. A thread resource carries the
  * thread and its messages, oldest first, so an agent host can attach a conversation as context: within the same
  * budget as get_thread (tools/compact.ts), its newest message whole, then earlier ones as fit; the messages left out
- * are named, newest first, with their own resources and the call that reads each.
+ * are named, newest first, with their own resources and the call that reads each. `?max_tokens=…&body_format=…`
+ * on either URI sets the budget and the body format as on the tools; text from outside is fenced (tools/fence.ts).
  */
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Executor } from './executor.js';
-import { THREAD_MESSAGES, operationNamed as byName, shapeForAgent, threadForAgent } from './compact.js';
+import { operationNamed as byName, readForAgent } from './compact.js';
+import { fenceFields, newFence, type RandomBytes } from './fence.js';
 
 /** URI of a thread resource. */
 export const threadUri = (grantId: string, threadId: string) =>
@@ -21,8 +23,19 @@ export const messageUri = (grantId: string, messageId: string) =>
 const json = (uri: string, value: unknown) => ({
   contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(value) }],
 });
+/** A variable of a resource URI; the last one runs on into the query (`?max_tokens=…`), which is not part of it. */
 const variable = (value: string | string[] | undefined) =>
-  decodeURIComponent(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));
+  decodeURIComponent((Array.isArray(value) ? (value[0] ?? '') : (value ?? '')).split('?')[0]!);
+
+/** `max_tokens` and `body_format` of a resource URI's query, as a read tool takes them (others ignored). */
+function readOptions(uri: URL): Record<string, unknown> {
+  const tokens = Number(uri.searchParams.get('max_tokens') ?? '');
+  const format = uri.searchParams.get('body_format');
+  return {
+    ...(Number.isInteger(tokens) && tokens >= 500 ? { max_tokens: Math.min(tokens, 100_000) } : {}),
+    ...(format === 'markdown' || format === 'text' || format === 'html' ? { body_format: format } : {}),
+  };
+}
 
 /** Threads listed per `resources/list` page. */
 export const RESOURCES_PAGE_SIZE = 20;
@@ -31,10 +44,14 @@ export const RESOURCES_PAGE_SIZE = 20;
  * Registers the resource templates. With a bound grant, `resources/list` lists its threads, newest first,
  * {@link RESOURCES_PAGE_SIZE} a page, with `nextCursor` while there are more (the thread list's own cursor).
  */
-export function registerMailResources(server: McpServer, executor: Executor, grantId: string | undefined): void {
+export function registerMailResources(
+  server: McpServer,
+  executor: Executor,
+  grantId: string | undefined,
+  random?: RandomBytes,
+): void {
   const listThreads = byName('list_threads');
   const getThread = byName('get_thread');
-  const listMessages = byName('list_messages');
   const getMessage = byName('get_message');
 
   server.registerResource(
@@ -64,22 +81,22 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
     async (uri, variables) => {
       const grant = variable(variables.grant_id);
       const threadId = variable(variables.thread_id);
-      const thread = await executor(getThread, { grant_id: grant, thread_id: threadId });
-      // Lists are newest first (by date, then arrival): the order a thread read fills its budget in.
-      const page = (await executor(listMessages, { grant_id: grant, thread_id: threadId, limit: THREAD_MESSAGES })) as {
-        data: Record<string, unknown>[];
-        next_cursor?: string | null;
-      };
+      // As get_thread reads it, within the same token budget (max_tokens and body_format in the URI's query).
       const {
         messages,
         messages_truncated: truncated,
         ...rest
-      } = threadForAgent(thread, page.data, {
-        // A bound server's tools take no grant_id: the calls it names for the rest do not either.
-        input: grantId ? {} : { grant_id: grant },
-        olderCursor: page.next_cursor ?? undefined,
-        uriOf: (messageId) => messageUri(grant, messageId),
-      });
+      } = fenceFields(
+        await readForAgent(
+          executor,
+          getThread,
+          { grant_id: grant, thread_id: threadId },
+          // A bound server's tools take no grant_id: the calls it names for the rest do not either.
+          { ...(grantId ? {} : { grant_id: grant }), ...readOptions(uri) },
+          { uriOf: (messageId) => messageUri(grant, messageId) },
+        ),
+        newFence(random),
+      );
       return json(uri.href, { thread: rest, messages, ...(truncated ? { messages_truncated: truncated } : {}) });
     },
   );
@@ -110,7 +127,9 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
 
   server.registerResource(
     'message',
-    new ResourceTemplate('agentpost://grants/{grant_id}/messages/{message_id}', { list: undefined }),
+    new ResourceTemplate('agentpost://grants/{grant_id}/messages/{message_id}', {
+      list: undefined,
+    }),
     {
       title: 'Message',
       description: 'One mail message with its body (as text and HTML, each within a budget) and attachment metadata',
@@ -118,11 +137,13 @@ export function registerMailResources(server: McpServer, executor: Executor, gra
     },
     async (uri, variables) => {
       const input = { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) };
-      // As get_message reads it, with the HTML too: a long body is cut saying so, not passed on whole.
-      return json(
-        uri.href,
-        shapeForAgent('get_message', await executor(getMessage, input), { ...input, include_html: true }),
-      );
+      // As get_message reads it, with the HTML too: within the token budget, a long body cut saying so.
+      const read = await readForAgent(executor, getMessage, input, {
+        ...input,
+        include_html: true,
+        ...readOptions(uri),
+      });
+      return json(uri.href, fenceFields(read, newFence(random)));
     },
   );
 }

@@ -1,7 +1,8 @@
 /**
  * @module tools/results
  * The one place MCP maps results and errors: an output object, shaped for a model (tools/compact.ts), becomes
- * `structuredContent` plus a short readable text (not a second copy of the JSON); AppError and zod errors become
+ * `structuredContent` plus a short readable text (not a second copy of the JSON), text from outside fenced as data in
+ * both (tools/fence.ts, a new boundary per result); AppError and zod errors become
  * `isError` results whose text tells the agent what to fix.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -9,6 +10,7 @@ import { ZodError } from 'zod';
 import { AppError } from '../src/index.js';
 import { fieldText } from '../src/operations/index.js';
 import { renderForAgent, shapeForAgent } from './compact.js';
+import { fenceFields, fenceLine, newFence, type Fence } from './fence.js';
 
 /** The shape `get_attachment` answers with. */
 interface FileOutput {
@@ -35,8 +37,14 @@ export function toMcpResult(
   output: Record<string, unknown>,
   tool = '',
   input: Record<string, unknown> = {},
+  fence: Fence = newFence(),
 ): CallToolResult {
-  return shapedMcpResult(isFile(output) ? output : shapeForAgent(tool, output, input), tool, input);
+  return shapedMcpResult(isFile(output) ? output : shapeForAgent(tool, output, input), tool, input, fence);
+}
+
+/** The text of a result with its outside text fenced, opened by the line naming the markers when it has any. */
+function fencedText(text: string, fence: Fence): string {
+  return text.includes(fence.open) ? `${fenceLine(fence)}\n${text}` : text;
 }
 
 /** {@link toMcpResult} of an output already shaped for an agent (what `readForAgent` answers). */
@@ -44,6 +52,7 @@ export function shapedMcpResult(
   shaped: Record<string, unknown>,
   tool = '',
   input: Record<string, unknown> = {},
+  fence: Fence = newFence(),
 ): CallToolResult {
   if (isFile(shaped)) {
     const { content, ...metadata } = shaped;
@@ -67,13 +76,22 @@ export function shapedMcpResult(
       : undefined;
     return {
       content: [
-        { type: 'text', text: renderForAgent(tool, { ...metadata, ...(note ? { truncated: note } : {}) }, input) },
+        {
+          type: 'text',
+          text: fencedText(
+            renderForAgent(tool, { ...metadata, ...(note ? { truncated: note } : {}) }, input, fence),
+            fence,
+          ),
+        },
         file,
       ],
-      structuredContent: shaped,
+      structuredContent: { ...fenceFields(metadata, fence), content },
     };
   }
-  return { content: [{ type: 'text', text: renderForAgent(tool, shaped, input) }], structuredContent: shaped };
+  return {
+    content: [{ type: 'text', text: fencedText(renderForAgent(tool, shaped, input, fence), fence) }],
+    structuredContent: fenceFields(shaped, fence),
+  };
 }
 
 /** What an agent reads when a call fails: `<code>: <message>` (`<code> (<type>): <message>` for an error with a type of its own). */

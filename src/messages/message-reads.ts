@@ -18,7 +18,7 @@ import type {
   MessageFields,
 } from '../schemas/messages.js';
 import type { TrustGrant } from '../trust/index.js';
-import { cleanConversation } from './clean-conversation.js';
+import { renderBody } from '../reading/index.js';
 import { presentMessages } from './mail-store.js';
 import {
   firstPage,
@@ -354,16 +354,23 @@ export async function cleanMessages(
   const rows: MessageRow[] = [];
   for (const id of new Set(input.message_id)) rows.push(await requireMessage(state.db.orm, grant.id, id));
   const messages = await presentMessages(state.db.orm, rows);
+  // Read by src/reading as agents' bodies are: plain text (Markdown with html_as_markdown), quoted history
+  // removed but answers written between quoted lines kept, hidden text gone. Each option keeps Nylas' default.
   const options = {
-    ignoreLinks: input.ignore_links,
-    ignoreImages: input.ignore_images,
-    imagesAsMarkdown: input.images_as_markdown,
-    ignoreTables: input.ignore_tables,
-    removeConclusionPhrases: input.remove_conclusion_phrases,
-    htmlAsMarkdown: input.html_as_markdown,
+    format: input.html_as_markdown === true ? ('markdown' as const) : ('text' as const),
+    links: input.ignore_links === false ? ('keep' as const) : ('drop' as const),
+    images: input.ignore_images !== false && input.images_as_markdown === false ? ('drop' as const) : ('alt' as const),
+    tables: input.ignore_tables === false ? ('markdown' as const) : ('flatten' as const),
+    quoted: 'remove' as const,
+    signatures: input.remove_conclusion_phrases === false ? ('keep' as const) : ('remove' as const),
+    signOff: 'remove' as const,
+    disclaimers: input.remove_conclusion_phrases === false ? ('keep' as const) : ('remove' as const),
   };
   return {
-    data: messages.map((message) => ({ ...message, conversation: cleanConversation(message.body ?? '', options) })),
+    data: messages.map((message) => ({
+      ...message,
+      conversation: renderBody({ html: message.body ?? '' }, options).body,
+    })),
   };
 }
 

@@ -16,6 +16,7 @@ import {
   UpdateMessageInputSchema,
 } from '../schemas/messages.js';
 import { fieldText } from './agent.js';
+import { bodyAsAsked } from './read-body.js';
 import { defineOperation } from './define-operation.js';
 
 export const listMessages = defineOperation({
@@ -37,8 +38,8 @@ export const cleanMessages = defineOperation({
   name: 'clean_messages',
   title: 'Clean messages',
   description:
-    'Returns up to 20 messages, each with `conversation`: its body without quoted history, scripts and styles, and (by default) without links, tables and the closing phrase and signature, images as Markdown. ' +
-    'html_as_markdown=true gives Markdown instead of HTML. Nothing is changed in the mailbox.',
+    'Returns up to 20 messages, each with `conversation`: its body as plain text without quoted history (answers written between quoted lines kept), hidden text, scripts and styles, and (by default) without links, table markup and the closing phrase and signature, images as their alt text. ' +
+    'html_as_markdown=true gives Markdown instead of plain text. Nothing is changed in the mailbox.',
   input: CleanMessagesInputSchema,
   output: pageOf(CleanedMessageSchema),
   hints: { readOnly: true, idempotent: true },
@@ -58,7 +59,7 @@ export const getMessage = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/messages/:message_id' },
   tool: true,
   agent: { body: 'message', omit: ['fields'] },
-  run: (core, input, { principal }) => core.mail.messages.find(principal, input),
+  run: async (core, input, { principal }) => bodyAsAsked(await core.mail.messages.find(principal, input), input),
 });
 
 export const updateMessage = defineOperation({

@@ -10,6 +10,7 @@ import {
   UpdateThreadInputSchema,
 } from '../schemas/threads.js';
 import { fieldText } from './agent.js';
+import { bodyAsAsked } from './read-body.js';
 import { defineOperation } from './define-operation.js';
 
 export const listThreads = defineOperation({
@@ -37,7 +38,11 @@ export const getThread = defineOperation({
   http: { method: 'GET', path: '/grants/:grant_id/threads/:thread_id' },
   tool: true,
   agent: { body: 'thread' },
-  run: (core, input, { principal }) => core.mail.threads.find(principal, input),
+  run: async (core, input, { principal }) => {
+    const thread = await core.mail.threads.find(principal, input);
+    const latest = thread.latest_draft_or_message;
+    return latest ? { ...thread, latest_draft_or_message: await bodyAsAsked(latest, input) } : thread;
+  },
 });
 
 export const updateThread = defineOperation({

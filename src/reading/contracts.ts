@@ -84,6 +84,12 @@ export interface CollapseOptions {
   quoted?: CollapseMode;
   /** Signatures: a `-- ` block, a sign-off's contact block, "Sent from my iPhone" (default collapse). */
   signatures?: CollapseMode;
+  /**
+   * With `signatures: 'remove'`: `remove` also drops a closing phrase ("Best,", "Regards") in the last 15 lines and
+   * everything after it, the name too (/v3 messages/clean's remove_conclusion_phrases); `keep` (default) keeps the
+   * sign-off and the name.
+   */
+  signOff?: 'keep' | 'remove';
   /** Legal disclaimers and confidentiality notices (default collapse). */
   disclaimers?: CollapseMode;
   /**

@@ -22,4 +22,4 @@ export { DEFAULT_MAX_CHARS, DEFAULT_MAX_INPUT_CHARS, htmlToMarkdown, visibleHtml
 export { removeInvisibleCharacters } from './invisible.js';
 export { resolveLink } from './links.js';
 export { collapseQuotes } from './quotes.js';
-export { readPlainText, renderBody } from './render-body.js';
+export { looksLikeHtml, readPlainText, renderBody } from './render-body.js';

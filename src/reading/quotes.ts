@@ -500,7 +500,7 @@ function collapseSegment(segment: string[], options: CollapseOptions, stats: Col
     }
   }
   if (signatures !== 'keep') {
-    const start = signatureStart(lines);
+    const start = signatureStart(lines, signatures === 'remove' && options.signOff === 'remove');
     if (start !== undefined) {
       const total = lines.slice(start.collapseFrom).filter((line) => !isBlank(line)).length;
       if (total > 1 || start.collapseFrom > start.signOff || signatures === 'remove') {
@@ -526,7 +526,13 @@ function collapseSegment(segment: string[], options: CollapseOptions, stats: Col
  * Where a signature starts in a run of lines: the `-- ` delimiter or a "Sent from my …" line (all collapsed), or a
  * sign-off followed by a name and a contact block (the sign-off and the name kept, the block collapsed).
  */
-function signatureStart(lines: string[]): { signOff: number; collapseFrom: number } | undefined {
+function signatureStart(lines: string[], fromSignOff = false): { signOff: number; collapseFrom: number } | undefined {
+  if (fromSignOff) {
+    // The closing phrase and everything after it, when what follows is a signature's length (messages/clean).
+    for (let at = lines.length - 1; at >= Math.max(0, lines.length - 15); at--) {
+      if (SIGN_OFF.test(bare(lines[at]!))) return { signOff: at, collapseFrom: at };
+    }
+  }
   const from = Math.max(0, lines.length - 40);
   for (let at = from; at < lines.length; at++) {
     const text = lines[at]!.trim();

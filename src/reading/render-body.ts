@@ -138,3 +138,8 @@ export function renderBody(message: BodySource, options: RenderBodyOptions): Ren
     charsAfter: body.text.length,
   };
 }
+
+/** Whether a stored body is HTML (a plain-text draft's body is its text); tags of ordinary mail HTML decide. */
+export function looksLikeHtml(body: string): boolean {
+  return /<(html|body|div|p|br|table|span|a|b|i|blockquote|img|font|head|meta)\b/i.test(body.slice(0, 100_000));
+}

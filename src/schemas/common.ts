@@ -4,6 +4,21 @@
  */
 import { z } from 'zod';
 
+/** How a read returns bodies (issue 35): agents read Markdown by default; /v3 keeps the stored HTML unless asked. */
+export const BodyFormatSchema = z
+  .enum(['markdown', 'text', 'html'])
+  .optional()
+  .describe('markdown (tools default), text or html (/v3: as stored)');
+
+/** A read's budget in tokens (o200k_base, src/tokens). */
+export const MaxTokensSchema = z
+  .number()
+  .int()
+  .min(500)
+  .max(100_000)
+  .optional()
+  .describe('Token budget (tools default 5000)');
+
 /** An object id in a path or body. */
 export const IdSchema = z.string().min(1).max(256);
 

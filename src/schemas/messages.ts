@@ -4,7 +4,16 @@
  */
 import { z } from 'zod';
 import { TrustSchema } from './trust.js';
-import { GrantIdSchema, IdSchema, LimitSchema, MetadataSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import {
+  BodyFormatSchema,
+  GrantIdSchema,
+  MaxTokensSchema,
+  IdSchema,
+  LimitSchema,
+  MetadataSchema,
+  PageTokenSchema,
+  UnixSecondsSchema,
+} from './common.js';
 
 /**
  * A sender or recipient as read from a message. The address is not validated: received mail may carry
@@ -162,6 +171,19 @@ export const MessageSchema = z
     starred: z.boolean().optional(),
     snippet: z.string().optional().describe('The first 100 characters of the body as text'),
     body: z.string().optional().describe('HTML body (plain-text mail is converted to HTML)'),
+    body_format: z
+      .enum(['markdown', 'text', 'html'])
+      .optional()
+      .describe('Extension: the format body was read in, when body_format was asked'),
+    hidden_text_removed: z
+      .number()
+      .int()
+      .optional()
+      .describe('Extension: characters of hidden text removed from body (with body_format)'),
+    body_cut: z
+      .object({ omitted_tokens: z.number().int(), total_tokens: z.number().int() })
+      .optional()
+      .describe('Extension: body was cut to max_tokens; ask again with a larger max_tokens for more'),
     folders: z.array(z.string()).optional().describe('Ids of the folders the message is in'),
     attachments: z.array(AttachmentSchema).optional(),
     // Not MetadataSchema: messages stored before its limits may hold other values, and are returned as stored.
@@ -267,6 +289,8 @@ export const GetMessageInputSchema = z.object({
   message_id: IdSchema.describe('Message id'),
   fields: MessageFieldsSchema.optional(),
   select: MessageSelectSchema,
+  body_format: BodyFormatSchema,
+  max_tokens: MaxTokensSchema,
 });
 export type GetMessageInput = z.infer<typeof GetMessageInputSchema>;
 
@@ -331,8 +355,8 @@ export const CleanMessagesInputSchema = z.object({
     .boolean()
     .optional()
     .describe('Drop images (default true); with images_as_markdown, only inline cid: images are dropped'),
-  images_as_markdown: z.boolean().optional().describe('Write images as Markdown ![alt](src) (default true)'),
-  ignore_tables: z.boolean().optional().describe('Drop table markup, keeping each row on its own line (default true)'),
+  images_as_markdown: z.boolean().optional().describe('Keep images as their alt text (default true)'),
+  ignore_tables: z.boolean().optional().describe('Flatten tables to their text (default true; false: Markdown tables)'),
   remove_conclusion_phrases: z
     .boolean()
     .optional()
@@ -340,7 +364,7 @@ export const CleanMessagesInputSchema = z.object({
   html_as_markdown: z
     .boolean()
     .optional()
-    .describe('Return the conversation as Markdown instead of HTML (default false)'),
+    .describe('Return the conversation as Markdown instead of plain text (default false)'),
 });
 export type CleanMessagesInput = z.infer<typeof CleanMessagesInputSchema>;
 
@@ -348,7 +372,7 @@ export const CleanedMessageSchema = MessageSchema.extend({
   conversation: z
     .string()
     .describe(
-      'The body without quoted history, scripts and styles, cleaned as asked (HTML, or Markdown with html_as_markdown)',
+      'The body as plain text (Markdown with html_as_markdown) without quoted history, hidden text, scripts and styles, answers written between quoted lines kept, cleaned as asked',
     ),
 }).meta({ id: 'CleanedMessage' });
 export type CleanedMessage = z.infer<typeof CleanedMessageSchema>;

@@ -3,7 +3,15 @@
  * Threads on the wire, as in Nylas v3 `models/threads.ts`.
  */
 import { z } from 'zod';
-import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import {
+  BodyFormatSchema,
+  GrantIdSchema,
+  MaxTokensSchema,
+  IdSchema,
+  LimitSchema,
+  PageTokenSchema,
+  UnixSecondsSchema,
+} from './common.js';
 import { DraftSchema } from './drafts.js';
 import { MessageSchema, ParticipantSchema, selectSchemaOf } from './messages.js';
 
@@ -79,6 +87,8 @@ export const GetThreadInputSchema = z.object({
   grant_id: GrantIdSchema,
   thread_id: IdSchema.describe('Thread id'),
   select: ThreadSelectSchema,
+  body_format: BodyFormatSchema,
+  max_tokens: MaxTokensSchema,
 });
 export type GetThreadInput = z.infer<typeof GetThreadInputSchema>;
 

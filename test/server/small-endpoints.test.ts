@@ -3,7 +3,6 @@
  * messages, import events, contact groups, each through the SDK; unknown routes answer a plain "No route" 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanConversation } from '../../src/messages/clean-conversation.js';
 import { request } from '../helpers/http.js';
 import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
 import { sdkError } from '../helpers/sdk.js';
@@ -21,38 +20,6 @@ const REPLY_HTML = [
   '<div class="gmail_quote">On Mon, Bob wrote:<blockquote>Shall we meet?</blockquote></div>',
   '</body></html>',
 ].join('\n');
-
-describe('clean conversation (pure)', () => {
-  it('drops quoted history, styles, links, tables and the closing phrase, images as Markdown', () => {
-    const cleaned = cleanConversation(REPLY_HTML);
-    expect(cleaned).toContain('Sounds good, see the plan.');
-    expect(cleaned).toContain('![chart](https://example.com/chart.png)');
-    expect(cleaned).toContain('Mon 10:00');
-    for (const gone of ['Shall we meet', 'wrote:', 'color: red', '<a ', '<table', 'Best,', 'Alice Corp'])
-      expect(cleaned).not.toContain(gone);
-  });
-
-  it('keeps what the options say to keep, and writes Markdown on request', () => {
-    const kept = cleanConversation(REPLY_HTML, {
-      ignoreLinks: false,
-      imagesAsMarkdown: false,
-      ignoreImages: false,
-      ignoreTables: false,
-      removeConclusionPhrases: false,
-    });
-    expect(kept).toContain('<a href="https://example.com/plan">plan</a>');
-    expect(kept).toContain('<img src="https://example.com/chart.png"');
-    expect(kept).toContain('<table>');
-    expect(kept).toContain('Best,');
-    expect(kept).not.toContain('Shall we meet');
-    expect(cleanConversation(REPLY_HTML, { imagesAsMarkdown: false })).not.toContain('chart');
-    const markdown = cleanConversation(
-      '<h2>Agenda</h2><p>Read <b>this</b> and <a href="https://x.example">that</a></p>',
-      { htmlAsMarkdown: true, ignoreLinks: false },
-    );
-    expect(markdown).toBe('## Agenda\n\nRead **this** and [that](https://x.example)');
-  });
-});
 
 describe('small endpoints through the nylas SDK', () => {
   let service: TestService;
@@ -77,14 +44,34 @@ describe('small endpoints through the nylas SDK', () => {
     expect(cleaned.data).toHaveLength(1);
     expect(cleaned.data[0]!.id).toBe(message.id);
     expect(cleaned.data[0]!.subject).toBe('Re: Meeting');
-    expect(cleaned.data[0]!.conversation).toContain('Sounds good, see the plan.');
-    expect(cleaned.data[0]!.conversation).not.toContain('Shall we meet');
+    // Plain text by default (issue 35): links, tables' markup, the closing phrase and the quoted history gone.
+    const text = cleaned.data[0]!.conversation;
+    expect(text).toContain('Sounds good, see the plan.');
+    expect(text).toContain('chart');
+    expect(text).toMatch(/Mon\s+10:00/);
+    for (const gone of ['Shall we meet', 'wrote:', 'color: red', '<a ', '<p>', '<table', '|', 'Best,', 'Alice Corp'])
+      expect(text).not.toContain(gone);
     const markdown = await service.nylas.messages.cleanMessages({
       identifier: grant,
-      requestBody: { messageId: [message.id], htmlAsMarkdown: true, removeConclusionPhrases: false },
+      requestBody: {
+        messageId: [message.id],
+        htmlAsMarkdown: true,
+        removeConclusionPhrases: false,
+        ignoreLinks: false,
+        ignoreTables: false,
+      },
     });
-    expect(markdown.data[0]!.conversation).toContain('Best,');
-    expect(markdown.data[0]!.conversation).not.toContain('<p>');
+    const read = markdown.data[0]!.conversation;
+    expect(read).toContain('Sounds good, see the [plan](https://example.com/plan).');
+    expect(read).toContain('| Mon | 10:00 |');
+    expect(read).toContain('Best,');
+    expect(read).not.toContain('<p>');
+    expect(read).not.toContain('Shall we meet');
+    const dropped = await service.nylas.messages.cleanMessages({
+      identifier: grant,
+      requestBody: { messageId: [message.id], imagesAsMarkdown: false },
+    });
+    expect(dropped.data[0]!.conversation).not.toContain('chart');
     const missing = await sdkError(
       service.nylas.messages.cleanMessages({ identifier: grant, requestBody: { messageId: ['no-such-message'] } }),
     );

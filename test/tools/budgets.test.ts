@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { asSchema } from 'ai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { unfencedClient, unfencedTools } from '../helpers/fence.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer, type Executor } from '../../tools/mcp.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
@@ -76,7 +77,7 @@ const executor: Executor = async (operation, input) => {
 async function connect() {
   const server = createMcpServer({ executor, grantId: 'grant_1' });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'budgets', version: '1.0.0' });
+  const client = unfencedClient(new Client({ name: 'budgets', version: '1.0.0' }));
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
   return client;
 }
@@ -160,19 +161,20 @@ describe('tool results sized for a model', () => {
     ]);
     expect(page.data[0]).not.toHaveProperty('body');
     if (page.data.length < 50) expect(page.truncated?.hint).toContain('list_messages');
-    // The text is a reading, not the JSON again.
-    expect(text).not.toContain('{"');
+    // The text is a reading, not the JSON again (only a cut's continuation call is written as JSON).
+    expect(text.replace(/\[cut: .*\]/g, '')).not.toContain('{"');
     expect(text).toContain('forecast.xlsx (47 KB)');
   });
 
   it('reads a message as text with the quoted history collapsed, HTML on request, within the budget', async () => {
     const client = await connect();
     const result = await client.callTool({ name: 'get_message', arguments: { message_id: 'msg_0' } });
-    const message = result.structuredContent as { body_text: string; body?: string; quoted_characters: number };
+    const message = result.structuredContent as { body_text: string; body?: string; quoted_lines_collapsed: number };
     expect(message.body).toBeUndefined();
-    expect(message.body_text).toContain('Best,\nSam');
-    expect(message.body_text).toContain('[quoted history hidden');
-    expect(message.quoted_characters).toBeGreaterThan(1000);
+    // Read by src/reading since issue 35: Markdown, the quoted history one line naming its author.
+    expect(message.body_text).toMatch(/Best,\s+Sam/);
+    expect(message.body_text).toContain('[quoted history');
+    expect(message.quoted_lines_collapsed).toBeGreaterThan(10);
     expect(textOf(result).length).toBeLessThanOrEqual(RESULT_BUDGET);
     const withHtml = await client.callTool({
       name: 'get_message',
@@ -200,12 +202,14 @@ describe('tool results sized for a model', () => {
   });
 
   it('gives the AI SDK tools the same compact items and budget', async () => {
-    const tools = createAgentpostTools({
-      url: 'http://127.0.0.1:1',
-      apiKey: 'unused',
-      grantId: 'grant_1',
-      fetch: async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' }),
-    });
+    const tools = unfencedTools(
+      createAgentpostTools({
+        url: 'http://127.0.0.1:1',
+        apiKey: 'unused',
+        grantId: 'grant_1',
+        fetch: async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' }),
+      }),
+    );
     const page = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as {
       data: Record<string, unknown>[];
     };
@@ -218,7 +222,7 @@ describe('tool results sized for a model', () => {
     const short = await client.callTool({ name: 'get_thread', arguments: { thread_id: 'thread_3' } });
     const thread = short.structuredContent as {
       id: string;
-      messages: { id: string; body_text: string; quoted_characters?: number; body?: string }[];
+      messages: { id: string; body_text: string; quoted_lines_collapsed?: number; body?: string }[];
       messages_truncated?: unknown;
     };
     // thread_3 holds messages 3, 23 and 43 of the corpus.
@@ -226,7 +230,7 @@ describe('tool results sized for a model', () => {
     for (const message of thread.messages) {
       expect(message.body_text).toContain('Thanks for the update');
       expect(message.body_text).not.toContain('Here is the forecast for the next quarter');
-      expect(message.quoted_characters).toBeGreaterThan(1_000);
+      expect(message.quoted_lines_collapsed).toBeGreaterThan(10);
       expect(message.body).toBeUndefined();
     }
     expect(thread.messages_truncated).toBeUndefined();
@@ -269,12 +273,14 @@ describe('tool results sized for a model', () => {
       if (path.endsWith('/messages')) return Response.json({ request_id: 'r', data: inThread, next_cursor: null });
       return Response.json({ request_id: 'r', error: { type: 'not_found_error', message: path } }, { status: 404 });
     }) as typeof fetch;
-    const tools = createAgentpostTools({
-      url: 'http://127.0.0.1:1',
-      apiKey: 'unused',
-      grantId: 'grant_1',
-      fetch: fakeFetch,
-    });
+    const tools = unfencedTools(
+      createAgentpostTools({
+        url: 'http://127.0.0.1:1',
+        apiKey: 'unused',
+        grantId: 'grant_1',
+        fetch: fakeFetch,
+      }),
+    );
     const viaAi = (await tools.get_thread!.execute!({ thread_id: 'thread_3' }, { toolCallId: '2', messages: [] })) as {
       messages: { id: string; body_text: string }[];
     };
@@ -283,9 +289,13 @@ describe('tool results sized for a model', () => {
   });
 
   it('collapses plain-text quoting too', () => {
-    const { text, quoted_characters } = bodyAsText(
+    // Through src/reading since issue 35: the quoted lines become one line naming who wrote them.
+    const { text, quoted_lines } = bodyAsText(
       '<div>Sounds good.<br>\nOn Tue, 4 Mar 2025, Dana wrote:<br>\n&gt; Shall we meet?<br>\n&gt; At ten?</div>',
     );
-    expect(text).toBe('Sounds good.\n[quoted history hidden: ' + quoted_characters + ' characters]');
+    expect(quoted_lines).toBeGreaterThan(0);
+    expect(text).toContain('Sounds good.');
+    expect(text).toMatch(/\[quoted history from Dana/);
+    expect(text).not.toContain('Shall we meet');
   });
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { unfencedClient, unfencedTools } from '../helpers/fence.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createMcpServer } from '../../tools/mcp.js';
@@ -11,7 +12,7 @@ import type { Principal } from '../../src/index.js';
 
 async function connect(server: ReturnType<typeof createMcpServer>) {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'test', version: '1.0.0' });
+  const client = unfencedClient(new Client({ name: 'test', version: '1.0.0' }));
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
   return client;
 }
@@ -76,7 +77,7 @@ describe('MCP and AI SDK tools from the one registry', () => {
 
   it('gives the same result over HTTP (remote executor), MCP and the AI SDK', async () => {
     const remote = remoteExecutor({ url: service.url, apiKey: service.apiKey });
-    const tools = createAgentpostTools({ core: service.core, principal, grantId });
+    const tools = unfencedTools(createAgentpostTools({ core: service.core, principal, grantId }));
     const client = await connect(createMcpServer({ executor: localExecutor(service.core, principal) }));
 
     const overHttp = await remote(
@@ -91,7 +92,7 @@ describe('MCP and AI SDK tools from the one registry', () => {
   });
 
   it('serves MCP over Streamable HTTP at /mcp with Bearer authentication', async () => {
-    const client = new Client({ name: 'http-test', version: '1.0.0' });
+    const client = unfencedClient(new Client({ name: 'http-test', version: '1.0.0' }));
     await client.connect(
       new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${grantId}`), {
         requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } },

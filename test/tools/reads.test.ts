@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { unfencedClient, unfencedTools } from '../helpers/fence.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Core, Principal } from '../../src/index.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
@@ -170,7 +171,7 @@ describe('reads that lose nothing in silence', () => {
     }
     const connect = async (bound: string | undefined) => {
       const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-      const mcp = new Client({ name: 'reads', version: '1.0.0' });
+      const mcp = unfencedClient(new Client({ name: 'reads', version: '1.0.0' }));
       await Promise.all([
         createMcpServer({ executor: localExecutor(core, principal), grantId: bound }).connect(serverTransport),
         mcp.connect(clientTransport),
@@ -179,7 +180,7 @@ describe('reads that lose nothing in silence', () => {
     };
     client = await connect(grantId);
     unbound = await connect(undefined);
-    tools = createAgentpostTools({ core, principal, grantId });
+    tools = unfencedTools(createAgentpostTools({ core, principal, grantId }));
   });
   afterAll(async () => {
     await client?.close();
@@ -308,7 +309,7 @@ describe('reads that lose nothing in silence', () => {
       (await core.mail.messages.list(principal, { grant_id: listsGrantId, limit: 200 })) as { data: { id: string }[] }
     ).data.map((message) => message.id);
     expect(all).toHaveLength(50);
-    const listTools = createAgentpostTools({ core, principal });
+    const listTools = unfencedTools(createAgentpostTools({ core, principal }));
     for (const face of ['mcp', 'ai'] as const) {
       const read = async (args: Json): Promise<{ page: Page; text: string }> => {
         if (face === 'ai')

@@ -3,6 +3,7 @@
  * kept), and the same call over /v3 through the nylas SDK (which camel-cases keys) answers the same fields.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { unfencedClient, unfencedTools } from '../helpers/fence.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '../../src/index.js';
@@ -37,7 +38,7 @@ describe('select over MCP', () => {
     messageId = message.id;
     threadId = message.threadId!;
     const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-    client = new Client({ name: 'select-test', version: '1.0.0' });
+    client = unfencedClient(new Client({ name: 'select-test', version: '1.0.0' }));
     await Promise.all([
       createMcpServer({ executor: localExecutor(service.core, principal) }).connect(serverTransport),
       client.connect(clientTransport),
@@ -92,7 +93,7 @@ describe('select over MCP', () => {
       ],
       ['list_drafts', { grant_id: grantId, select: 'headers' }, 'unknown draft field headers; the fields are'],
     ];
-    const tools = createAgentpostTools({ core: service.core, principal });
+    const tools = unfencedTools(createAgentpostTools({ core: service.core, principal }));
     for (const [name, args, expected] of calls) {
       const overMcp = await client.callTool({ name, arguments: args });
       expect(overMcp.isError, name).toBe(true);
