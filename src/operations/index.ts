@@ -8,6 +8,7 @@ import * as applications from './applications.js';
 import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
 import * as calendars from './calendars.js';
+import * as connectors from './connectors.js';
 import * as contacts from './contacts.js';
 import * as domains from './domains.js';
 import * as drafts from './drafts.js';
@@ -43,6 +44,7 @@ export const operations: readonly AnyOperation[] = register(
   drafts,
   threads,
   domains,
+  connectors,
   webhooks,
   availability,
   calendars,
