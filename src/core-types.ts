@@ -25,6 +25,7 @@ import type {
   SuppressionService,
   TrackingService,
 } from './deliverability/index.js';
+import type { ConnectorService, CredentialService } from './connectors/index.js';
 import type { DmarcReportIntake, DomainService } from './domains/index.js';
 import type { FolderService, GrantService } from './grants/index.js';
 import type { Health } from './health.js';
@@ -39,7 +40,7 @@ import type { Providers } from './providers/index.js';
 import type { SmartComposeService } from './smart-compose/index.js';
 import type { DeliveryFunctions, WebhookService } from './webhooks/index.js';
 
-/** Who uses the service and what they own (src/applications/, src/domains/, src/grants/, src/providers/, src/imap/). */
+/** Who uses the service and what they own (src/applications/, src/connectors/, src/domains/, src/grants/, src/providers/, src/imap/). */
 export interface AccountsArea {
   /** Applications, their API keys and service accounts; authenticates callers. */
   applications: ApplicationService;
@@ -47,6 +48,10 @@ export interface AccountsArea {
   applicationDetails: ApplicationDetailsService;
   /** Domains and their DNS verification. */
   domains: DomainService;
+  /** Connectors: per provider, the OAuth client, scopes and endpoint overrides the hosted OAuth flow reads. */
+  connectors: ConnectorService;
+  /** The connectors' credentials (service accounts, admin consent, overrides), their data sealed. */
+  connectorCredentials: CredentialService;
   /** Grants: Agent Accounts and connected accounts. */
   grants: GrantService;
   /** What differs between mailbox kinds: hosted, and connected IMAP/SMTP accounts. */

@@ -26,6 +26,7 @@ import type { Core } from './core-types.js';
 import { createHealth } from './health.js';
 import { createCoreHooks } from './core-hooks.js';
 import { createSmartComposeService } from './smart-compose/index.js';
+import { createConnectorService, createCredentialService } from './connectors/index.js';
 import { createDomainService, createDmarcReportIntake } from './domains/index.js';
 import { createFolderService, createGrantService } from './grants/index.js';
 import {
@@ -76,6 +77,8 @@ export function createCore(deps: CoreDeps): Core {
   const applications = createApplicationService(deps);
   const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
+  const connectors = createConnectorService(deps);
+  const connectorCredentials = createCredentialService(deps);
   /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
   const connector = createConnector(deps.config, deps.dns);
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
@@ -209,7 +212,16 @@ export function createCore(deps: CoreDeps): Core {
   return {
     deps,
     health,
-    accounts: { applications, applicationDetails, domains, grants, providers, sync: imap },
+    accounts: {
+      applications,
+      applicationDetails,
+      domains,
+      connectors,
+      connectorCredentials,
+      grants,
+      providers,
+      sync: imap,
+    },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },
     calendar: { calendars, events, availability, parser: calendarParser },

@@ -9,6 +9,7 @@ import * as attachmentText from './attachment-text.js';
 import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
 import * as calendars from './calendars.js';
+import * as connectors from './connectors.js';
 import * as contacts from './contacts.js';
 import * as domains from './domains.js';
 import * as drafts from './drafts.js';
@@ -45,6 +46,7 @@ export const operations: readonly AnyOperation[] = register(
   drafts,
   threads,
   domains,
+  connectors,
   webhooks,
   availability,
   calendars,

@@ -55,6 +55,20 @@ const SECRET_COLUMNS: SecretColumn[] = [
     key: tables.imapAccounts.grantId,
     column: tables.imapAccounts.smtpPasswordSealed,
   },
+  // A connector's key is (application, provider); the compare-and-set on the sealed value (unique by its random
+  // nonce) pins the one row, so the application id serves as the key here.
+  {
+    name: 'connectors.client_secret_sealed',
+    table: tables.connectors,
+    key: tables.connectors.applicationId,
+    column: tables.connectors.clientSecretSealed,
+  },
+  {
+    name: 'connector_credentials.data_sealed',
+    table: tables.connectorCredentials,
+    key: tables.connectorCredentials.id,
+    column: tables.connectorCredentials.dataSealed,
+  },
 ];
 
 /**

@@ -10,3 +10,4 @@ export * from './admin.js';
 export * from './deliverability.js';
 export * from './connected.js';
 export * from './dmarc.js';
+export * from './connectors.js';

@@ -57,6 +57,9 @@ interface Fixtures {
   folder(): Promise<string>;
   domain(): Promise<string>;
   webhook(): Promise<string>;
+  /** The provider of a kept connector (microsoft), and the id of a credential of it. */
+  connector(): Promise<string>;
+  credential(): Promise<string>;
   calendar(): Promise<string>;
   event(): Promise<string>;
   invitation(): Promise<string>;
@@ -347,6 +350,46 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   delete_webhook: async (f) => {
     const created = await f.create('/v3/webhooks', { trigger_types: ['event.created'], webhook_url: receiver.url });
     return { params: { webhook_id: created.id } };
+  },
+
+  create_connector: async () => ({
+    params: {},
+    body: { provider: 'google', name: 'Google', settings: { client_id: 'id', client_secret: 'secret' } },
+  }),
+  list_connectors: async (f) => {
+    await f.connector();
+    return { params: {} };
+  },
+  get_connector: async (f) => ({ params: { provider: await f.connector() } }),
+  update_connector: async (f) => ({ params: { provider: await f.connector() }, body: { scope: ['openid'] } }),
+  update_connector_put: async (f) => ({ params: { provider: await f.connector() }, body: { name: 'Put' } }),
+  delete_connector: async (f) => {
+    await f.create('/v3/connectors', { provider: 'zoom', settings: { client_id: 'id', client_secret: 'secret' } });
+    return { params: { provider: 'zoom' } };
+  },
+  create_connector_credential: async (f) => ({
+    params: { provider: await f.connector() },
+    body: { name: 'Created', credential_type: 'connector', credential_data: { client_id: 'other' } },
+  }),
+  list_connector_credentials: async (f) => {
+    await f.credential();
+    return { params: { provider: await f.connector() } };
+  },
+  get_connector_credential: async (f) => ({
+    params: { provider: await f.connector(), credential_id: await f.credential() },
+  }),
+  update_connector_credential: async (f) => ({
+    params: { provider: await f.connector(), credential_id: await f.credential() },
+    body: { name: 'Updated' },
+  }),
+  delete_connector_credential: async (f) => {
+    const provider = await f.connector();
+    const created = await f.create(`/v3/connectors/${provider}/creds`, {
+      name: 'Deleted',
+      credential_type: 'connector',
+      credential_data: { client_id: 'gone' },
+    });
+    return { params: { provider, credential_id: created.id } };
   },
 
   list_suppressions: async (f) => {
@@ -691,6 +734,26 @@ describe('the OpenAPI document against the live server', () => {
           async () =>
             (await create('/v3/webhooks', { trigger_types: ['message.created'], webhook_url: receiver.url }))
               .id as string,
+        ),
+      connector: () =>
+        once('connector', async () => {
+          await create('/v3/connectors', {
+            provider: 'microsoft',
+            settings: { client_id: 'id', client_secret: 'secret' },
+          });
+          return 'microsoft';
+        }),
+      credential: () =>
+        once(
+          'credential',
+          async () =>
+            (
+              await create(`/v3/connectors/${await f.connector()}/creds`, {
+                name: 'Kept',
+                credential_type: 'adminconsent',
+                credential_data: { client_id: 'app', client_secret: 'secret' },
+              })
+            ).id as string,
         ),
       calendar: () =>
         once(
