@@ -252,6 +252,12 @@ export function readableMessage(
     return shaped;
   }
   if (typeof body !== 'string') return rest;
+  // A thread read carries each message's trust warnings only (as list items do); get_message the whole block.
+  if (whole !== undefined && rest.trust !== undefined) {
+    const warnings = trustWarnings(rest.trust);
+    if (warnings) rest.trust = warnings;
+    else delete rest.trust;
+  }
   const read = readBody(body, format);
   const text = read.body;
   const shaped: Json = {

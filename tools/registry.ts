@@ -57,9 +57,12 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
       const reads = agent.body !== undefined || agent.compact !== undefined;
       const shape = { ...offered, ...(agent.body ? INCLUDE_HTML_FIELD : {}), ...(reads ? READ_FIELDS : {}) };
       // The tool-only fields are the faces' to apply (tools/compact.ts): the operation answers its stored object.
+      // Only the fields this face added are taken away (read_attachment's own max_tokens is its operation's).
       const prepare = (input: Record<string, unknown>) => {
-        const { include_html: _includeHtml, body_format: _format, max_tokens: _budget, ...rest } = input;
-        return bound ? { ...rest, grant_id: grantId } : rest;
+        const { include_html: _includeHtml, ...kept } = input;
+        const { body_format: _format, max_tokens: _budget, ...read } = kept;
+        const forwarded = reads ? read : kept;
+        return bound ? { ...forwarded, grant_id: grantId } : forwarded;
       };
       // A tool that reads mail says how its text is fenced as data (tools/fence.ts).
       const description = reads ? `${operation.description} ${FENCE_RULE}` : operation.description;

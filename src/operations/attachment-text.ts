@@ -10,9 +10,8 @@ export const readAttachment = defineOperation({
   name: 'read_attachment',
   title: 'Read an attachment as text',
   description:
-    'Reads an attachment as text, one page at a time: PDF, DOCX, XLSX/ODS/CSV (as Markdown tables), PPTX, HTML, plain text, calendars and attached messages. ' +
-    'Take attachment_id and message_id from get_message. A page holds max_tokens (default 5,000); when truncated, call again with cursor = next_cursor. ' +
-    'Images and unknown types answer their metadata only; a file that cannot be read (damaged, encrypted, a zip bomb) answers an error naming why.',
+    'Reads an attachment (ids from get_message) as text, a page at a time: PDF, DOCX, XLSX/ODS/CSV as tables, PPTX, HTML, text, calendars, messages. ' +
+    'When truncated, call again with cursor=next_cursor. Images: metadata only; an unreadable file: an error naming why.',
   input: ReadAttachmentTextInputSchema,
   output: AttachmentTextSchema,
   hints: { readOnly: true, idempotent: true },

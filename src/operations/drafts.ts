@@ -34,20 +34,20 @@ export const createDraft = defineOperation({
 export const listDrafts = defineOperation({
   name: 'list_drafts',
   title: 'List drafts',
-  description: 'Lists drafts, newest first, up to 200 per page (default 50). Then update_draft or send_draft.',
+  description: 'Lists drafts, newest first (default 50, at most 200).',
   input: ListDraftsInputSchema,
   output: pageOf(DraftSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/drafts', envelope: 'list' },
   tool: true,
-  agent: { compact: 'messages', omit: ['cc', 'bcc'] },
+  agent: { compact: 'messages', omit: ['cc', 'bcc', 'any_email', 'subject', 'has_attachment', 'select'] },
   run: (core, input, { principal }) => core.sending.drafts.list(principal, input),
 });
 
 export const getDraft = defineOperation({
   name: 'get_draft',
   title: 'Get a draft',
-  description: 'Returns one draft with its body, recipients, attachments and the message it answers.',
+  description: 'Returns one draft: body, recipients, attachments, the message it answers.',
   input: DraftRefInputSchema,
   output: DraftSchema,
   hints: { readOnly: true },
@@ -68,7 +68,7 @@ export const updateDraft = defineOperation({
   http: { method: 'PUT', path: '/grants/:grant_id/drafts/:draft_id', multipart: 'message' },
   tool: true,
   agent: {
-    omit: ['from', 'reply_to', 'custom_headers'],
+    omit: ['from', 'reply_to', 'custom_headers', 'metadata', 'tracking_options'],
     headline: (draft) =>
       `Updated draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },

@@ -23,13 +23,13 @@ export const listMessages = defineOperation({
   name: 'list_messages',
   title: 'List messages',
   description:
-    'Lists messages, newest first, up to 200 per page (default 50), filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message; read_attachment reads an attachment as text.',
+    'Lists messages, newest first (default 50, at most 200), filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message.',
   input: ListMessagesInputSchema,
   output: pageOf(MessageSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages', envelope: 'list' },
   tool: true,
-  agent: { compact: 'messages', omit: ['cc', 'bcc', 'fields'] },
+  agent: { compact: 'messages', omit: ['cc', 'bcc', 'any_email', 'fields'] },
   run: (core, input, { principal }) => core.mail.messages.list(principal, input),
   runJson: (core, input, { principal }) => core.mail.messages.listJson(principal, input),
 });
@@ -52,7 +52,7 @@ export const getMessage = defineOperation({
   name: 'get_message',
   title: 'Get a message',
   description:
-    'Returns one message with its body, addresses, folders and attachment metadata (also one in trash). fields=include_headers adds the headers; read_attachment reads an attachment as text.',
+    'Returns one message: body, addresses, folders, attachments (read one with read_attachment); also one in trash.',
   input: GetMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: true },

@@ -57,7 +57,8 @@ export const getScheduledMessage = defineOperation({
   output: ScheduledMessageSchema,
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/messages/schedules/:schedule_id' },
-  tool: true,
+  // Not a tool: list_scheduled_messages gives the same, and tools/list stays within its 24,000 characters.
+  tool: false,
   run: (core, input, { principal }) => core.sending.drafts.findScheduled(principal, input),
 });
 

@@ -17,21 +17,20 @@ export const listThreads = defineOperation({
   name: 'list_threads',
   title: 'List threads',
   description:
-    'Lists conversations, newest message first, up to 200 per page (default 50), with the filters of list_messages. Read one with get_thread.',
+    'Lists conversations, newest first (default 50, at most 200), filtered as list_messages. Read one with get_thread.',
   input: ListThreadsInputSchema,
   output: pageOf(ThreadSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/threads', envelope: 'list' },
   tool: true,
-  agent: { compact: 'threads', omit: ['cc', 'bcc'] },
+  agent: { compact: 'threads', omit: ['cc', 'bcc', 'any_email'] },
   run: (core, input, { principal }) => core.mail.threads.list(principal, input),
 });
 
 export const getThread = defineOperation({
   name: 'get_thread',
   title: 'Get a thread',
-  description:
-    'Returns one conversation: participants, message ids (oldest first), draft ids, folders, flags and its messages.',
+  description: 'Returns one conversation with its messages, participants, folders and flags.',
   input: GetThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: true },
@@ -53,7 +52,8 @@ export const updateThread = defineOperation({
   output: ThreadSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/threads/:thread_id' },
-  tool: true,
+  // Not a tool: update_message does the same per message, and tools/list stays within its 24,000 characters.
+  tool: false,
   agent: { headline: (thread) => `Updated thread ${fieldText(thread.id ?? '')}` },
   run: (core, input, { principal }) => core.mail.threads.update(principal, input),
 });

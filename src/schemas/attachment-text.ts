@@ -17,15 +17,8 @@ export const ReadAttachmentTextInputSchema = GetAttachmentInputSchema.extend({
     .min(1)
     .max(MAX_ATTACHMENT_PAGE_TOKENS)
     .optional()
-    .describe(
-      `Tokens of this page (o200k_base), default 5,000, at most ${MAX_ATTACHMENT_PAGE_TOKENS.toLocaleString('en')}; the next page may use another size`,
-    ),
-  cursor: z
-    .string()
-    .min(1)
-    .max(512)
-    .optional()
-    .describe('next_cursor of the previous page: the page continues exactly where that one ended'),
+    .describe(`Page size in tokens (default 5000, at most ${MAX_ATTACHMENT_PAGE_TOKENS})`),
+  cursor: z.string().min(1).max(512).optional().describe('next_cursor of the previous page'),
 }).meta({ id: 'ReadAttachmentTextInput' });
 export type ReadAttachmentTextInput = z.infer<typeof ReadAttachmentTextInputSchema>;
 

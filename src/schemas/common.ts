@@ -8,7 +8,7 @@ import { z } from 'zod';
 export const BodyFormatSchema = z
   .enum(['markdown', 'text', 'html'])
   .optional()
-  .describe('markdown (tools default), text or html (/v3: as stored)');
+  .describe('markdown (default), text or html');
 
 /** A read's budget in tokens (o200k_base, src/tokens). */
 export const MaxTokensSchema = z

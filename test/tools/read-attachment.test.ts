@@ -16,6 +16,7 @@ import type { Principal } from '../../src/index.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { localExecutor } from '../../tools/executor.js';
 import { createMcpServer } from '../../tools/mcp.js';
+import { unfencedClient, unfencedTools } from '../helpers/fence.js';
 import { request } from '../helpers/http.js';
 import { createMailbox } from '../helpers/mail.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -207,7 +208,7 @@ describe('read_attachment', () => {
       const tool = listed.tools.find((entry) => entry.name === 'read_attachment');
       expect(tool?.annotations?.readOnlyHint).toBe(true);
       expect(listed.tools.find((entry) => entry.name === 'get_message')?.description).toContain('read_attachment');
-      for (const client of [overHttp, inMemory]) {
+      for (const client of [unfencedClient(overHttp), unfencedClient(inMemory)]) {
         const first = await client.callTool({
           name: 'read_attachment',
           arguments: { attachment_id: ids.get('invoice.pdf'), message_id: messageId, max_tokens: 60 },
@@ -245,8 +246,8 @@ describe('read_attachment', () => {
   });
 
   it('is an AI SDK tool, in-process and remote, read by a model in a loop', async () => {
-    const local = createAgentpostTools({ core: service.core, principal, grantId });
-    const remote = createAgentpostTools({ url: service.url, apiKey: service.apiKey, grantId });
+    const local = unfencedTools(createAgentpostTools({ core: service.core, principal, grantId }));
+    const remote = unfencedTools(createAgentpostTools({ url: service.url, apiKey: service.apiKey, grantId }));
     const input = { attachment_id: ids.get('budget.xlsx'), message_id: messageId };
     const options = { toolCallId: 'call-1', messages: [] };
     const inProcess = (await local.read_attachment!.execute!(input, options)) as Page;
