@@ -38,7 +38,8 @@ export const sendMessage = defineOperation({
   },
   tool: true,
   agent: { sends: 'message' },
-  run: (core, input, { principal, idempotencyKey }) => core.sending.outbound.send(principal, input, { idempotencyKey }),
+  run: (core, input, { principal, idempotencyKey, onIdempotentReplay }) =>
+    core.sending.outbound.send(principal, input, { idempotencyKey, onIdempotentReplay }),
 });
 
 export const listScheduledMessages = defineOperation({
