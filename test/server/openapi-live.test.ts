@@ -80,6 +80,17 @@ const future = () => Math.floor(Date.now() / 1000) + 7 * 24 * HOUR;
 /** A valid call of each operation, by name. */
 const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   get_application: async () => ({ params: {} }),
+  // Without callback_uris: the list given would replace the redirect URIs other calls made.
+  update_application: async () => ({
+    params: {},
+    body: {
+      branding: { description: 'Described', website_url: 'https://app.example.com' },
+      hosted_authentication: { title: 'Sign in', spacing: 4 },
+      idp_settings: { origins: 'https://app.example.com' },
+      domain: 'auth.example.com',
+      additional_settings: { rotate_refresh_token: true },
+    },
+  }),
   list_redirect_uris: async (f) => {
     await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/listed', platform: 'web' });
     return { params: {} };
