@@ -138,12 +138,17 @@ class RequestContext {
   readonly principal: AppEnv['Variables']['principal'];
   readonly requestId: string;
   readonly idempotencyKey?: string;
+  /** A replay of the answer stored for the Idempotency-Key is marked as Nylas marks it. */
+  readonly onIdempotentReplay?: () => void;
   readonly #c: Context<AppEnv>;
   readonly #url: () => URL;
   constructor(c: Context<AppEnv>, url: () => URL, idempotencyKey: string | undefined) {
     this.principal = c.get('principal');
     this.requestId = c.get('requestId');
-    if (idempotencyKey !== undefined) this.idempotencyKey = idempotencyKey;
+    if (idempotencyKey !== undefined) {
+      this.idempotencyKey = idempotencyKey;
+      this.onIdempotentReplay = () => c.header('Idempotent-Response', 'true');
+    }
     this.#c = c;
     this.#url = url;
   }

@@ -220,7 +220,7 @@ export const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       operationId: 'download_attachment',
       summary: 'Download an attachment',
       description:
-        "The attachment's exact bytes, with its own Content-Type and a Content-Disposition carrying the file name.",
+        "The attachment's exact bytes, with its own Content-Type (image/png, application/pdf, text/plain, …; application/octet-stream when it has none or an unusable one) and a Content-Disposition carrying the file name. Errors are JSON.",
       parameters: parametersOf(GetAttachmentInputSchema, ['grant_id', 'attachment_id']),
       responses: {
         '200': {
@@ -232,6 +232,13 @@ export const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
             },
           },
           content: {
+            // The attachment's own media type, whatever it is; the generic one when it has none.
+            '*/*': {
+              schema: {
+                type: 'string',
+                description: "The bytes, as the attachment's own media type (its content_type)",
+              },
+            },
             'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
           },
         },
@@ -263,6 +270,8 @@ export const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
         },
       },
       responses: { '200': { description: 'The bytes are stored' }, default: ERROR_RESPONSE },
+      // The pre-signed URL's token is the credential: no API key.
+      security: [],
     },
   },
   '/t/o/{token}': {

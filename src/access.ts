@@ -19,6 +19,11 @@ export interface OperationContext {
   origin?: string | undefined;
   /** The `Idempotency-Key` header of an HTTP call, when sent. */
   idempotencyKey?: string | undefined;
+  /**
+   * Called when the answer is the one stored for an earlier request with the same Idempotency-Key (a replay: nothing
+   * was done again). HTTP answers such a replay with the header `Idempotent-Response: true`, as Nylas does.
+   */
+  onIdempotentReplay?: (() => void) | undefined;
   /** Fires when the caller went away (the HTTP client disconnected): long work may stop. */
   signal?: AbortSignal | undefined;
 }

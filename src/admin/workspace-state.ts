@@ -32,7 +32,8 @@ export function toWorkspace(row: WorkspaceRow): Workspace {
     workspace_id: row.id,
     application_id: row.applicationId,
     name: row.name,
-    ...(row.domain !== null ? { domain: row.domain } : {}),
+    // Always present, as the Nylas SDK's Workspace model requires: "" for a workspace without a domain.
+    domain: row.domain ?? '',
     auto_group: row.autoGroup,
     default: row.isDefault,
     ...(row.policyId !== null ? { policy_id: row.policyId } : {}),

@@ -4,16 +4,18 @@
  * URIs (`/v3/applications/redirect-uris`). Every query is scoped to the principal's application, so another
  * application's redirect URI is a 404.
  */
-import { and, eq } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
+import { and, eq, inArray } from 'drizzle-orm';
+import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import { AppError, notFound } from '../errors.js';
-import type {
-  ApplicationDetails,
-  CreateRedirectUriInput,
-  RedirectUri,
-  UpdateRedirectUriInput,
+import { AppError, invalid, notFound } from '../errors.js';
+import {
+  MAX_REDIRECT_URIS,
+  type ApplicationDetails,
+  type CreateRedirectUriInput,
+  type RedirectUri,
+  type UpdateApplicationInput,
+  type UpdateRedirectUriInput,
 } from '../schemas/applications.js';
 import type { Principal } from '../access.js';
 import type { ApplicationDetailsService } from './contracts.js';
@@ -22,7 +24,46 @@ import { countRedirectUris, redirectUrisOf } from './application-store.js';
 type RedirectUriRow = typeof tables.redirectUris.$inferSelect;
 
 /** An application may keep this many redirect URIs (a bound on what one caller can store). */
-export const MAX_REDIRECT_URIS = 100;
+export { MAX_REDIRECT_URIS };
+
+/** The fields of `value` that are set (zod's optional fields may hold undefined; the stored JSON never does). */
+function defined<V>(value: Record<string, V | undefined>): Record<string, V> {
+  return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, V] => entry[1] !== undefined));
+}
+
+/**
+ * Makes `wanted` the application's whole list of redirect URIs, in one transaction: an entry with an id changes that
+ * redirect URI (it must be one of this application's, named once), one without is added, the others are removed.
+ */
+async function replaceRedirectUris(
+  tx: Tx,
+  applicationId: string,
+  wanted: NonNullable<UpdateApplicationInput['callback_uris']>,
+  { newId, at }: { newId: () => string; at: number },
+): Promise<void> {
+  const existing = new Set((await redirectUrisOf(tx, applicationId)).map((row) => row.id));
+  const kept = new Set<string>();
+  wanted.forEach((entry, index) => {
+    if (entry.id === undefined) return;
+    if (!existing.has(entry.id))
+      throw invalid(`callback_uris.${index}.id`, `no redirect URI ${JSON.stringify(entry.id)} in this application.`);
+    if (kept.has(entry.id)) throw invalid(`callback_uris.${index}.id`, `${JSON.stringify(entry.id)} is listed twice.`);
+    kept.add(entry.id);
+  });
+  const removed = [...existing].filter((id) => !kept.has(id));
+  if (removed.length > 0) await tx.delete(tables.redirectUris).where(inArray(tables.redirectUris.id, removed));
+  for (const entry of wanted) {
+    const values = {
+      url: entry.url,
+      platform: entry.platform ?? 'web',
+      settings: entry.settings ? defined(entry.settings) : {},
+      updatedAt: at,
+    };
+    if (entry.id !== undefined)
+      await tx.update(tables.redirectUris).set(values).where(eq(tables.redirectUris.id, entry.id));
+    else await tx.insert(tables.redirectUris).values({ id: newId(), applicationId, ...values, createdAt: at });
+  }
+}
 
 function toRedirectUri(row: RedirectUriRow): RedirectUri {
   return {
@@ -57,12 +98,16 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps):
         where: eq(tables.applications.id, principal.applicationId),
       });
       if (!row) throw notFound('Application', principal.applicationId);
+      const { settings } = row;
       return {
         application_id: row.id,
         organization_id: row.id,
         region: 'us',
         environment: row.plan === 'trial' ? 'sandbox' : 'production',
-        branding: { name: row.name },
+        ...(settings.domain ? { domain: settings.domain } : {}),
+        branding: { name: row.name, ...settings.branding },
+        ...(settings.hosted_authentication ? { hosted_authentication: settings.hosted_authentication } : {}),
+        ...(settings.idp_settings ? { idp_settings: settings.idp_settings } : {}),
         callback_uris: await listRedirectUris(principal),
         created_at: row.createdAt,
         updated_at: row.updatedAt,
@@ -117,6 +162,33 @@ export function createApplicationDetailsService({ db, clock, newId }: CoreDeps):
     async destroyRedirectUri(principal: Principal, id: string): Promise<void> {
       const row = await requireRedirectUri(principal, id);
       await db.write((tx) => tx.delete(tables.redirectUris).where(eq(tables.redirectUris.id, row.id)));
+    },
+
+    async update(principal: Principal, input: UpdateApplicationInput): Promise<ApplicationDetails> {
+      await db.write(async (tx) => {
+        const [row] = await tx
+          .select()
+          .from(tables.applications)
+          .where(eq(tables.applications.id, principal.applicationId))
+          .limit(1);
+        if (!row) throw notFound('Application', principal.applicationId);
+        // Each part given replaces the stored one whole, as in Nylas (no deep merge).
+        const settings = { ...row.settings };
+        const { name, ...branding } = input.branding ?? {};
+        if (input.branding) settings.branding = defined(branding);
+        if (input.hosted_authentication) settings.hosted_authentication = defined(input.hosted_authentication);
+        if (input.idp_settings) settings.idp_settings = defined(input.idp_settings);
+        if (input.additional_settings) settings.additional_settings = defined(input.additional_settings);
+        if (input.domain === '') delete settings.domain;
+        else if (input.domain !== undefined) settings.domain = input.domain.toLowerCase();
+        const at = now();
+        await tx
+          .update(tables.applications)
+          .set({ settings, ...(name !== undefined ? { name } : {}), updatedAt: at })
+          .where(eq(tables.applications.id, row.id));
+        if (input.callback_uris) await replaceRedirectUris(tx, row.id, input.callback_uris, { newId, at });
+      });
+      return this.details(principal);
     },
   };
 }

@@ -7,6 +7,7 @@ import type {
   ApplicationDetails,
   CreateRedirectUriInput,
   RedirectUri,
+  UpdateApplicationInput,
   UpdateRedirectUriInput,
 } from '../schemas/applications.js';
 
@@ -19,6 +20,11 @@ export interface ApplicationDetailsService {
   createRedirectUri(principal: Principal, input: CreateRedirectUriInput): Promise<RedirectUri>;
   updateRedirectUri(principal: Principal, input: UpdateRedirectUriInput): Promise<RedirectUri>;
   destroyRedirectUri(principal: Principal, id: string): Promise<void>;
+  /**
+   * Updates the calling application (`PATCH /v3/applications`): each part given replaces that part whole; the
+   * redirect URIs given are the whole new list. Answers the details as they are then.
+   */
+  update(principal: Principal, input: UpdateApplicationInput): Promise<ApplicationDetails>;
 }
 
 /** An application's plan. */

@@ -23,7 +23,7 @@ import type {
   UpdateContactInput,
 } from '../schemas/contacts.js';
 import type { ContactService } from './contracts.js';
-import { contactIdByEmail, hasEmail, hasPhoneNumber, inGroup } from './contact-store.js';
+import { contactIdByEmail, groupIdsOf, hasEmail, hasPhoneNumber, inGroup } from './contact-store.js';
 
 export type ContactRow = typeof tables.contacts.$inferSelect;
 type ContactInsert = typeof tables.contacts.$inferInsert;
@@ -129,13 +129,27 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
   }
 
   return {
-    /** A page of the grant's contacts, oldest first. */
-    /** Contact groups of the mailbox: hosted mailboxes have none (contacts carry no provider groups), so an empty list. */
-    async groups(principal: Principal, input: ListContactGroupsInput): Promise<{ data: ContactGroup[] }> {
-      await grants.require(principal, input.grant_id);
-      return { data: [] };
+    /**
+     * The contact groups of the mailbox: the groups its contacts name (`groups: [{id}]`), each once, in id order.
+     * A group's id is the one the contacts give, so it is stable, and it is also its name (a `user` group).
+     */
+    async groups(
+      principal: Principal,
+      input: ListContactGroupsInput,
+    ): Promise<{ data: ContactGroup[]; next_cursor?: string }> {
+      const grant = await grants.require(principal, input.grant_id);
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const after = decodeCursor(input.page_token, 1);
+      const ids = await groupIdsOf(db.orm, grant.id, after?.[0] as string | undefined, limit + 1);
+      return toPage(
+        ids,
+        limit,
+        (id) => [id],
+        (id): ContactGroup => ({ id, grant_id: grant.id, object: 'contact_group', name: id, group_type: 'user' }),
+      );
     },
 
+    /** A page of the grant's contacts, oldest first. */
     async list(principal: Principal, input: ListContactsInput): Promise<{ data: Contact[]; next_cursor?: string }> {
       const grant = await grants.require(principal, input.grant_id);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;

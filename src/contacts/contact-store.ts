@@ -32,6 +32,26 @@ export function inGroup(groupId: string): SQL {
   return jsonArrayHas(tables.contacts.groups, '$.id', groupId, false);
 }
 
+/**
+ * Up to `limit` distinct group ids the grant's contacts name, in id order, after `after` (a page of contact groups).
+ * One pass over the grant's contacts and their groups (at most 50 each), then a sort of the distinct ids.
+ */
+export async function groupIdsOf(
+  db: Executor,
+  grantId: string,
+  after: string | undefined,
+  limit: number,
+): Promise<string[]> {
+  const id = sql`json_extract(g.value, '$.id')`;
+  const rows = await db.all<{ group_id: string }>(
+    sql`select distinct ${id} as group_id from ${tables.contacts}, json_each(${tables.contacts.groups}) g
+      where ${tables.contacts.grantId} = ${grantId} and ${id} is not null
+        ${after !== undefined ? sql`and ${id} > ${after}` : sql``}
+      order by group_id limit ${limit}`,
+  );
+  return rows.map((row) => row.group_id);
+}
+
 /** The id of a grant's contact whose primary address or one of whose emails is `email` (lower case), if any. */
 export async function contactIdByEmail(db: Executor, grantId: string, email: string): Promise<string | undefined> {
   const [known] = await db

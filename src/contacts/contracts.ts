@@ -17,14 +17,15 @@ import type { GrantRow, Tx } from '../../storage/index.js';
 
 /** What createContactService() returns (src/contacts/contact-service.ts). */
 export interface ContactService {
-  /** A page of the grant's contacts, oldest first. */
-  /** Contact groups of the mailbox: hosted mailboxes have none (contacts carry no provider groups), so an empty list. */
+  /** The contact groups of the mailbox: the groups its contacts name, each once, in id order (a page). */
   groups(
     principal: Principal,
     input: ListContactGroupsInput,
   ): Promise<{
     data: ContactGroup[];
+    next_cursor?: string;
   }>;
+  /** A page of the grant's contacts, oldest first. */
   list(
     principal: Principal,
     input: ListContactsInput,

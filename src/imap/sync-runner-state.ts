@@ -16,6 +16,13 @@ import type { ImapSync } from './sync.js';
 /** How often the runner looks for accounts that are due. */
 export const SCAN_INTERVAL_MS = 1_000;
 
+/**
+ * How often an account idling on INBOX asks the STATUS of its Drafts folder: IDLE hears the selected folder only, and a
+ * draft saved again in the user's own mail client (a new version appended, the old one expunged) must show as the same
+ * draft within seconds, not at the next full pass (`AGENTPOST_IMAP_POLL_INTERVAL`).
+ */
+export const DRAFTS_CHECK_MS = 5_000;
+
 /** Longest back-off between two attempts of a failing account. */
 export const RETRY_CAP_MS = 30 * 60_000;
 

@@ -10,6 +10,7 @@ import { describeFailure, endpointsOf, failureOf, type ImapSession } from './con
 import type { FetchSession } from './fetch-thread.js';
 import { accountOf, claim, failed, release, renew, starting, succeeded } from './sync-runner-accounts.js';
 import {
+  DRAFTS_CHECK_MS,
   leaseFree,
   SCAN_INTERVAL_MS,
   type AccountRow,
@@ -72,8 +73,37 @@ export function pause(state: RunnerState, grantId: string, worker: AccountWorker
 }
 
 /**
+ * Whether the account's Drafts folder changed since its last sync (its STATUS: a higher UIDNEXT, or another
+ * HIGHESTMODSEQ), as a draft saved again in another mail client changes it. False without a synced Drafts folder.
+ */
+export async function draftsChanged(
+  state: RunnerState,
+  grantId: string,
+  client: ImapSession['client'],
+): Promise<boolean> {
+  const [drafts] = await state.db.orm
+    .select({ path: imapFolders.path, uidNext: imapFolders.uidNext, highestModseq: imapFolders.highestModseq })
+    .from(imapFolders)
+    .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'drafts')))
+    .limit(1);
+  if (!drafts || drafts.uidNext === null) return false;
+  const status = await client.status(drafts.path, {
+    uidNext: true,
+    ...(drafts.highestModseq !== null ? { highestModseq: true } : {}),
+  });
+  if (status === false) return false;
+  return (
+    (status.uidNext ?? 0) > drafts.uidNext ||
+    (status.highestModseq !== undefined &&
+      drafts.highestModseq !== null &&
+      status.highestModseq.toString() !== drafts.highestModseq)
+  );
+}
+
+/**
  * Waits for a change with IDLE on INBOX: `inbox` (something happened there, now or since the last pass began),
- * `full` (the poll interval, or woken), `closed` (the connection ended or the runner stops).
+ * `full` (the poll interval, woken, or Drafts changed: see {@link DRAFTS_CHECK_MS}), `closed` (the connection ended
+ * or the runner stops).
  */
 export async function idle(
   state: RunnerState,
@@ -111,6 +141,7 @@ export async function idle(
       done = true;
       clearTimeout(timer);
       clearInterval(contention);
+      clearInterval(drafts);
       worker.onChange = () => undefined;
       client.off('close', onClose);
       state.aborter.signal.removeEventListener('abort', onClose);
@@ -123,6 +154,19 @@ export async function idle(
     const contention = setInterval(() => {
       if (state.connector.slots.waiting(server) > 0) finish('yield');
     }, SCAN_INTERVAL_MS);
+    // IDLE hears INBOX only: a STATUS of Drafts now and then (it ends the IDLE, which resumes) sees a draft saved again
+    // in another mail client; a change there runs a full pass. A STATUS that fails is left to the next one.
+    let checking = false;
+    const drafts = setInterval(() => {
+      if (checking || done) return;
+      checking = true;
+      draftsChanged(state, grantId, client)
+        .then((changed) => changed && finish('full'))
+        .catch(() => undefined)
+        .finally(() => {
+          checking = false;
+        });
+    }, DRAFTS_CHECK_MS);
     worker.onChange = () => finish('inbox');
     client.on('close', onClose);
     state.aborter.signal.addEventListener('abort', onClose);

@@ -11,6 +11,7 @@ import {
   ListRedirectUrisInputSchema,
   RedirectUriRefInputSchema,
   RedirectUriSchema,
+  UpdateApplicationInputSchema,
   UpdateRedirectUriInputSchema,
 } from '../schemas/applications.js';
 import { defineOperation } from './define-operation.js';
@@ -26,6 +27,19 @@ export const getApplication = defineOperation({
   http: { method: 'GET', path: '/applications' },
   tool: false,
   run: (core, _input, { principal }) => core.accounts.applicationDetails.details(principal),
+});
+
+export const updateApplication = defineOperation({
+  name: 'update_application',
+  title: 'Update the application',
+  description:
+    'Updates the calling application: branding (name, icon_url, website_url, description), hosted_authentication, idp_settings, the white-label domain, additional_settings (kept, never answered) and callback_uris (the whole list of redirect URIs: entries with an id change that one, entries without are added, the others are removed). Each part given replaces that part whole; parts not given are kept. Answers the details as they are then.',
+  input: UpdateApplicationInputSchema,
+  output: ApplicationDetailsSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'PATCH', path: '/applications' },
+  tool: false,
+  run: (core, input, { principal }) => core.accounts.applicationDetails.update(principal, input),
 });
 
 export const listRedirectUris = defineOperation({

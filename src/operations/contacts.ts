@@ -32,7 +32,7 @@ export const listContactGroups = defineOperation({
   name: 'list_contact_groups',
   title: 'List contact groups',
   description:
-    "Lists the mailbox's contact groups. Mailboxes hosted here have no provider groups, so the list is empty.",
+    "Lists the mailbox's contact groups: the groups its contacts name (a contact's groups: [{id}]), each once, in id order; the id is stable and is also the group's name. Pass next_cursor as page_token for more.",
   input: ListContactGroupsInputSchema,
   output: pageOf(ContactGroupSchema),
   hints: { readOnly: true },

@@ -107,5 +107,6 @@ export const sendDraft = defineOperation({
   },
   tool: true,
   agent: { sends: 'draft' },
-  run: (core, input, { principal, idempotencyKey }) => core.sending.drafts.send(principal, input, { idempotencyKey }),
+  run: (core, input, { principal, idempotencyKey, onIdempotentReplay }) =>
+    core.sending.drafts.send(principal, input, { idempotencyKey, onIdempotentReplay }),
 });

@@ -32,7 +32,8 @@ export const sendMessage = defineOperation({
   },
   tool: true,
   agent: { sends: 'message', omit: ['from', 'reply_to', 'custom_headers', 'use_draft'] },
-  run: (core, input, { principal, idempotencyKey }) => core.sending.outbound.send(principal, input, { idempotencyKey }),
+  run: (core, input, { principal, idempotencyKey, onIdempotentReplay }) =>
+    core.sending.outbound.send(principal, input, { idempotencyKey, onIdempotentReplay }),
 });
 
 export const listScheduledMessages = defineOperation({

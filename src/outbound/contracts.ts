@@ -103,6 +103,8 @@ export interface IdempotencyClaim {
   applicationId: string;
   key: string;
   fingerprint: string;
+  /** Told when {@link IdempotencyStore.find} answers with a stored answer (a replay). */
+  onReplay?: (() => void) | undefined;
 }
 
 /** A recipient after routing: where it goes, or why it failed at once. */
@@ -257,7 +259,7 @@ export interface OutboundService {
   send: (
     principal: Principal,
     input: SendMessageInput,
-    context?: Pick<OperationContext, 'idempotencyKey'>,
+    context?: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'>,
   ) => Promise<SendMessageResult>;
   /** Large-attachment upload sessions (staged files a send or draft takes by id). */
   uploads: AttachmentUploads;
@@ -298,7 +300,7 @@ export interface DraftService {
   send(
     principal: Principal,
     input: DraftRefInput,
-    context?: Pick<OperationContext, 'idempotencyKey'>,
+    context?: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'>,
   ): Promise<SendResult>;
   /** Scheduled sends of a mailbox, the latest send time first (at most 200). */
   listScheduled: ScheduledSends['listScheduled'];
@@ -509,14 +511,21 @@ export interface AttachmentUploads {
 
 /** What createIdempotencyStore() returns (src/outbound/idempotency.ts): the answers kept for Idempotency-Keys. */
 export interface IdempotencyStore {
-  /** The claim of a request, or undefined without a key. A key over 256 characters is a 400. */
+  /**
+   * The claim of a request, or undefined without a key. A key over 256 characters is a 400 of type
+   * `api.invalid_idempotency_key`; `onReplay` is told when the answer turns out to be a stored one.
+   */
   claim(
     applicationId: string,
     key: string | undefined,
     operation: string,
     input: unknown,
+    onReplay?: () => void,
   ): IdempotencyClaim | undefined;
-  /** The stored answer for the claim's key, if any. The key used with another request is a 409. */
+  /**
+   * The stored answer for the claim's key, if any (then the claim's `onReplay` is told). The key used with another
+   * request is a 409 of type `api.invalid_idempotent_request`.
+   */
   find(executor: Executor, claim: IdempotencyClaim | undefined): Promise<StoredAnswer | undefined>;
   /** Stores the answer, in the transaction of the send it answers. */
   save(tx: Tx, claim: IdempotencyClaim | undefined, answer: StoredAnswer): Promise<void>;

@@ -189,9 +189,15 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     async send(
       principal: Principal,
       input: DraftRefInput,
-      context: Pick<OperationContext, 'idempotencyKey'> = {},
+      context: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'> = {},
     ): Promise<SendResult> {
-      const claim = idempotency.claim(principal.applicationId, context.idempotencyKey, 'send_draft', input);
+      const claim = idempotency.claim(
+        principal.applicationId,
+        context.idempotencyKey,
+        'send_draft',
+        input,
+        context.onIdempotentReplay,
+      );
       const replay = await idempotency.find(db.orm, claim);
       if (replay) return replay.response as SendResult;
       const grant = await grants.require(principal, input.grant_id);

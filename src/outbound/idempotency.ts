@@ -22,12 +22,16 @@ const KEY_TTL_SECONDS = 24 * 3600;
 /** Creates the store. */
 export function createIdempotencyStore({ clock }: { clock: Clock }): IdempotencyStore {
   return {
-    /** The claim of a request, or undefined without a key. A key over 256 characters is a 400. */
+    /**
+     * The claim of a request, or undefined without a key. A key over 256 characters is a 400 of Nylas's type
+     * `api.invalid_idempotency_key`; `onReplay` is told when the answer turns out to be a stored one.
+     */
     claim(
       applicationId: string,
       key: string | undefined,
       operation: string,
       input: unknown,
+      onReplay?: () => void,
     ): IdempotencyClaim | undefined {
       if (key === undefined) return undefined;
       if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
@@ -35,13 +39,17 @@ export function createIdempotencyStore({ clock }: { clock: Clock }): Idempotency
           'invalid_request',
           `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters; this one has ${key.length}.`,
           { field: 'Idempotency-Key' },
+          { type: 'api.invalid_idempotency_key' },
         );
       }
       const fingerprint = `${operation}:${createHash('sha256').update(canonicalJson(input)).digest('hex')}`;
-      return { applicationId, key, fingerprint };
+      return { applicationId, key, fingerprint, ...(onReplay ? { onReplay } : {}) };
     },
 
-    /** The stored answer for the claim's key, if any. The key used with another request is a 409. */
+    /**
+     * The stored answer for the claim's key, if any (the claim's `onReplay` is told). The key used with another
+     * request is a 409 of Nylas's type `api.invalid_idempotent_request`.
+     */
     async find(executor: Executor, claim: IdempotencyClaim | undefined): Promise<StoredAnswer | undefined> {
       if (!claim) return undefined;
       const [row] = await executor
@@ -57,8 +65,10 @@ export function createIdempotencyStore({ clock }: { clock: Clock }): Idempotency
           'conflict',
           'Idempotency-Key: this key was already used with a different request; send a new key for a new request.',
           { field: 'Idempotency-Key' },
+          { type: 'api.invalid_idempotent_request' },
         );
       }
+      claim.onReplay?.();
       return { status: row.status, response: row.response };
     },
 

@@ -116,10 +116,16 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
     async send(
       principal: Principal,
       input: SendMessageInput,
-      context: Pick<OperationContext, 'idempotencyKey'> = {},
+      context: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'> = {},
     ): Promise<SendMessageResult> {
       if (input.dry_run === true) return { data: await dryRun(principal, input) };
-      const claim = idempotency.claim(principal.applicationId, context.idempotencyKey, 'send_message', input);
+      const claim = idempotency.claim(
+        principal.applicationId,
+        context.idempotencyKey,
+        'send_message',
+        input,
+        context.onIdempotentReplay,
+      );
       const replay = await idempotency.find(db.orm, claim);
       if (replay) return replay.response as SendResult;
       const grant = await grants.require(principal, input.grant_id);

@@ -52,7 +52,8 @@ export function createTransactionalSend(
         'send_at',
         'a send from a domain cannot be scheduled; send now, or schedule from a mailbox (/grants/{id}/messages/send).',
       );
-    const sender = input.from[0]!;
+    // The wire form is one object; the SDK's type also allows a list of one.
+    const sender = Array.isArray(input.from) ? input.from[0]! : input.from;
     if (domainOf(sender.email) !== domainName)
       throw invalid('from', `the sender must be an address on ${domainName}, not ${sender.email}.`);
     const to = input.to ?? [];

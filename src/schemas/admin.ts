@@ -35,7 +35,7 @@ export const WorkspaceSchema = z
     workspace_id: z.string().describe('Workspace id'),
     application_id: ApplicationIdSchema,
     name: z.string().describe('Workspace name'),
-    domain: z.string().optional().describe('Email domain of the workspace (absent on a default workspace without one)'),
+    domain: z.string().describe('Email domain of the workspace ("" for a workspace without one)'),
     auto_group: z.boolean().describe('Whether new Agent Accounts on the domain are placed here automatically'),
     default: z.boolean().describe("True for the application's default workspace (exactly one; it cannot be deleted)"),
     policy_id: z.string().optional().describe("The policy applied to the workspace's grants"),

@@ -182,7 +182,11 @@ const DomainNameSchema = z
 export const TransactionalSendInputSchema = z
   .object({
     domain_name: DomainNameSchema.describe('A verified domain of this application; the sender must be on it'),
-    from: z.array(RecipientSchema).length(1).describe('The sender, an address on domain_name (required)'),
+    from: z
+      .union([RecipientSchema, z.array(RecipientSchema).length(1)])
+      .describe(
+        'The sender, an address on domain_name (required): one object {email, name?} as on the Nylas wire, or a list of exactly one',
+      ),
     to: composeFields.to.optional(),
     cc: composeFields.cc.optional(),
     bcc: composeFields.bcc.optional(),

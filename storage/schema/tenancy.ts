@@ -4,11 +4,29 @@
 import { sql } from 'drizzle-orm';
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
+/**
+ * What `PATCH /v3/applications` sets beside the name, in wire form (snake_case): each key absent until first set, each
+ * replaced whole when set again.
+ */
+export interface ApplicationSettingsColumn {
+  branding?: Record<string, string>;
+  hosted_authentication?: Record<string, string | number>;
+  idp_settings?: Record<string, string>;
+  domain?: string;
+  /** Write-only: kept, never answered. */
+  additional_settings?: Record<string, string | number | boolean>;
+}
+
 export const applications = sqliteTable('applications', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   plan: text('plan', { enum: ['trial', 'production'] }).notNull(),
   isDefault: integer('is_default', { mode: 'boolean' }).notNull().default(false),
+  /** Branding beyond the name, hosted authentication, IdP settings, white-label domain, additional settings. */
+  settings: text('settings', { mode: 'json' })
+    .$type<ApplicationSettingsColumn>()
+    .notNull()
+    .default(sql`'{}'`),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });

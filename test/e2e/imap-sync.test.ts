@@ -439,6 +439,59 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     expect(after.filter((entry) => entry.subject?.startsWith('Proposal')).map((entry) => entry.id)).toEqual([draft.id]);
   });
 
+  it('a draft saved again in another client shows through drafts.find under the same id within 20 s, unwoken (poll interval 120 s)', async () => {
+    const { data: draft } = await service.nylas.drafts.create({
+      identifier: grant,
+      requestBody: { subject: 'Offer v1', body: 'first offer', to: [{ email: BOB.user }] },
+    });
+    const headerId = await eventually(async () => {
+      const lock = await alice.getMailboxLock('Drafts');
+      try {
+        const uids = (await alice.search({ subject: 'Offer v1' }, { uid: true })) || [];
+        if (uids.length !== 1) return undefined;
+        const message = await alice.fetchOne(String(uids[0]), { envelope: true }, { uid: true });
+        return message ? message.envelope?.messageId : undefined;
+      } finally {
+        lock.release();
+      }
+    }, WAIT_MS);
+    // Let the pass that follows our own copy settle (it links the copy; nothing is imported twice).
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    // The user's mail client saves a new version: APPEND with the same Message-ID and \Draft, the old copy expunged.
+    // No wake: only the account's own watch of Drafts can see it before the 120 s poll interval.
+    const lock = await alice.getMailboxLock('Drafts');
+    try {
+      const old = (await alice.search({ subject: 'Offer v1' }, { uid: true })) || [];
+      await alice.append(
+        'Drafts',
+        mime({
+          subject: 'Offer v2',
+          from: ALICE.user,
+          to: BOB.user,
+          messageId: headerId.replace(/^<|>$/g, ''),
+          body: 'second offer, edited in the mail client',
+        }),
+        ['\\Draft', '\\Seen'],
+      );
+      await alice.messageDelete(old.join(','), { uid: true });
+    } finally {
+      lock.release();
+    }
+    const started = Date.now();
+    const edited = await eventually(async () => {
+      const { data } = await service.nylas.drafts
+        .find({ identifier: grant, draftId: draft.id })
+        .catch(() => ({ data: undefined }));
+      return data && data.subject === 'Offer v2' ? data : undefined;
+    }, WAIT_MS);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(edited.id).toBe(draft.id);
+    expect(edited.body).toContain('second offer, edited in the mail client');
+    const { data: after } = await service.nylas.drafts.list({ identifier: grant });
+    expect(after.filter((entry) => entry.subject?.startsWith('Offer')).map((entry) => entry.id)).toEqual([draft.id]);
+  });
+
   it('a server without special-use attributes: the system folders are found by their names', async () => {
     const erin = await createImapGrant(service.core, {
       applicationId: appId,

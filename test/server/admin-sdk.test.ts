@@ -371,6 +371,20 @@ describe('administration with the nylas SDK (26 methods)', () => {
     ]);
   });
 
+  it('a workspace without a domain answers domain: "" (the SDK model requires the field), never omits it', async () => {
+    const nylas = service.nylas;
+    const created = await nylas.workspaces.create({ requestBody: { name: 'No domain', autoGroup: false } });
+    const workspaceId = created.data.workspaceId;
+    expect(created.data).toMatchObject({ name: 'No domain', domain: '', autoGroup: false });
+    expect((await nylas.workspaces.find({ workspaceId })).data.domain).toBe('');
+    const listed = await request(service.url, 'GET', '/v3/workspaces', { key: service.apiKey });
+    const wire = (listed.body.data as { workspace_id: string; domain?: unknown }[]).find(
+      (workspace) => workspace.workspace_id === workspaceId,
+    );
+    expect(wire).toHaveProperty('domain', '');
+    await nylas.workspaces.destroy({ workspaceId });
+  });
+
   it('called every one of the 26 methods', () => {
     expect(called.size).toBe(26);
   });

@@ -126,6 +126,83 @@ describe('/v3/applications through the nylas SDK', () => {
     });
   });
 
+  it('update (PATCH /v3/applications) replaces each part given, keeps the others, and answers the details', async () => {
+    const { apiKey } = await service.core.accounts.applications.createApplication({
+      name: 'Branded',
+      plan: 'production',
+    });
+    const nylas = service.client(apiKey);
+    const kept = (await nylas.applications.redirectUris.create({ requestBody: { url: 'https://keep.example/cb' } }))
+      .data;
+    const dropped = (await nylas.applications.redirectUris.create({ requestBody: { url: 'https://drop.example/cb' } }))
+      .data;
+
+    const updated = await nylas.applications.update({
+      requestBody: {
+        branding: { name: 'Branded App', iconUrl: 'https://cdn.example/icon.png', description: 'Our app' },
+        hostedAuthentication: { title: 'Sign in', colorPrimary: '#1a73e8', spacing: 8 },
+        idpSettings: { origins: 'https://app.example' },
+        domain: 'Auth.Example.com',
+        additionalSettings: { rotateRefreshToken: true, loginUrl: 'https://app.example/login' },
+        callbackUris: [
+          { id: kept.id, url: 'https://keep.example/callback' },
+          { url: 'myapp://oauth', platform: 'ios', settings: { bundleId: 'com.example.app' } },
+        ],
+      },
+    });
+    expect(updated.requestId).toEqual(expect.any(String));
+    expect(updated.data).toMatchObject({
+      environment: 'production',
+      domain: 'auth.example.com',
+      branding: { name: 'Branded App', iconUrl: 'https://cdn.example/icon.png', description: 'Our app' },
+      hostedAuthentication: { title: 'Sign in', colorPrimary: '#1a73e8', spacing: 8 },
+      idpSettings: { origins: 'https://app.example' },
+    });
+    // The redirect URIs given are the whole list: the kept one changed in place, a new one, the other gone.
+    expect(updated.data.callbackUris).toEqual([
+      { id: kept.id, url: 'https://keep.example/callback', platform: 'web' },
+      { id: expect.any(String), url: 'myapp://oauth', platform: 'ios', settings: { bundleId: 'com.example.app' } },
+    ]);
+    expect((await sdkError(nylas.applications.redirectUris.find({ redirectUriId: dropped.id }))).statusCode).toBe(404);
+    // additional_settings are write-only, as in Nylas.
+    const wire = await request(service.url, 'GET', '/v3/applications', { key: apiKey });
+    expect(wire.body.data).not.toHaveProperty('additional_settings');
+    expect((await nylas.applications.getDetails()).data).toEqual(updated.data);
+
+    // A later update replaces only what it gives, each part whole; "" clears the domain.
+    const again = await nylas.applications.update({
+      requestBody: { hostedAuthentication: { subtitle: 'Welcome' }, domain: '' },
+    });
+    expect(again.data.hostedAuthentication).toEqual({ subtitle: 'Welcome' });
+    expect(again.data.domain).toBeUndefined();
+    expect(again.data.branding).toEqual(updated.data.branding);
+    expect(again.data.callbackUris).toEqual(updated.data.callbackUris);
+    // Other applications are untouched.
+    expect((await service.nylas.applications.getDetails()).data.branding).toEqual({ name: 'Default application' });
+  });
+
+  it('update refuses bad input with a 400 naming the field, and changes nothing', async () => {
+    const before = (await service.nylas.applications.getDetails()).data;
+    const cases: [string, Record<string, unknown>][] = [
+      ['branding.icon_url', { branding: { icon_url: 'javascript:alert(1)' } }],
+      ['branding.name', { branding: { name: '' } }],
+      ['hosted_authentication.color_primary', { hosted_authentication: { color_primary: 'blue' } }],
+      ['hosted_authentication', { hosted_authentication: { colour: '#fff' } }],
+      ['callback_uris.0.url', { callback_uris: [{ url: '/relative' }] }],
+      ['callback_uris.0.id', { callback_uris: [{ id: 'no-such-uri', url: 'https://a.example/cb' }] }],
+      ['domain', { domain: 'not a domain' }],
+      ['additional_settings.rotate_refresh_token', { additional_settings: { rotate_refresh_token: 'yes' } }],
+    ];
+    for (const [field, body] of cases) {
+      const response = await request(service.url, 'PATCH', '/v3/applications', { key: service.apiKey, body });
+      expect(response.status, field).toBe(400);
+      expect(response.body.error, field).toMatchObject({ type: 'invalid_request_error' });
+      expect(response.body.error.message, field).toContain(field);
+    }
+    expect((await service.nylas.applications.getDetails()).data).toEqual(before);
+    expect((await request(service.url, 'PATCH', '/v3/applications', { body: {} })).status).toBe(401);
+  });
+
   it('needs an API key', async () => {
     const response = await request(service.url, 'GET', '/v3/applications', {});
     expect(response.status).toBe(401);

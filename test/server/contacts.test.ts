@@ -182,6 +182,65 @@ describe('contacts through the nylas SDK', () => {
     expect(error.message).toContain(words);
   });
 
+  it("lists the contact groups the grant's contacts name, each once, with stable ids, paged", async () => {
+    const newGrant = async (local: string) =>
+      (
+        await service.nylas.auth.customAuthentication({
+          requestBody: { provider: 'nylas', settings: { email: `${local}@${DOMAIN}` } },
+        })
+      ).data.id;
+    const grouped = await newGrant('grouped');
+    const elsewhere = await newGrant('elsewhere');
+    expect((await service.nylas.contacts.groups({ identifier: grouped })).data).toEqual([]);
+
+    const contact = (identifier: string, name: string, groups: string[]) =>
+      service.nylas.contacts.create({
+        identifier,
+        requestBody: { givenName: name, groups: groups.map((id) => ({ id })) as never },
+      });
+    const grace = (await contact(grouped, 'Grace', ['work', 'friends'])).data;
+    await contact(grouped, 'Alan', ['work']);
+    await contact(grouped, 'Nobody', []);
+    await contact(elsewhere, 'Hidden', ['secret']);
+
+    const groups = await service.nylas.contacts.groups({ identifier: grouped });
+    expect(groups.data).toEqual([
+      { id: 'friends', grantId: grouped, object: 'contact_group', name: 'friends', groupType: 'user' },
+      { id: 'work', grantId: grouped, object: 'contact_group', name: 'work', groupType: 'user' },
+    ]);
+    // A group's id finds its contacts.
+    const atWork = await service.nylas.contacts.list({ identifier: grouped, queryParams: { group: 'work' } });
+    expect(atWork.data.map((row) => row.givenName).sort()).toEqual(['Alan', 'Grace']);
+
+    // Pages of one, on the wire.
+    const first = await request(service.url, 'GET', `/v3/grants/${grouped}/contacts/groups?limit=1`, {
+      key: service.apiKey,
+    });
+    expect(first.body.data.map((group: { id: string }) => group.id)).toEqual(['friends']);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const second = await request(
+      service.url,
+      'GET',
+      `/v3/grants/${grouped}/contacts/groups?limit=1&page_token=${encodeURIComponent(first.body.next_cursor)}`,
+      { key: service.apiKey },
+    );
+    expect(second.body.data.map((group: { id: string }) => group.id)).toEqual(['work']);
+    expect(second.body.next_cursor).toBeUndefined();
+
+    // A group no contact names any more is gone; the others keep their ids.
+    await service.nylas.contacts.update({
+      identifier: grouped,
+      contactId: grace.id,
+      requestBody: { groups: [{ id: 'work' }] as never },
+    });
+    expect((await service.nylas.contacts.groups({ identifier: grouped })).data.map((group) => group.id)).toEqual([
+      'work',
+    ]);
+    expect((await service.nylas.contacts.groups({ identifier: elsewhere })).data.map((group) => group.id)).toEqual([
+      'secret',
+    ]);
+  });
+
   it('keeps contacts inside their application', async () => {
     const { apiKey } = await service.core.accounts.applications.createApplication({ name: 'Other', plan: 'trial' });
     expect(

@@ -39,6 +39,9 @@ const HOUR = 3600;
 
 type Json = Record<string, any>;
 
+/** The keys of an OpenAPI path item that are operations. */
+const METHODS = new Set(['get', 'put', 'post', 'patch', 'delete', 'head', 'options', 'trace']);
+
 /** One call of an operation: the values of its path parameters, and its query, JSON body or multipart form. */
 interface Call {
   params: Record<string, string>;
@@ -80,6 +83,17 @@ const future = () => Math.floor(Date.now() / 1000) + 7 * 24 * HOUR;
 /** A valid call of each operation, by name. */
 const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   get_application: async () => ({ params: {} }),
+  // Without callback_uris: the list given would replace the redirect URIs other calls made.
+  update_application: async () => ({
+    params: {},
+    body: {
+      branding: { description: 'Described', website_url: 'https://app.example.com' },
+      hosted_authentication: { title: 'Sign in', spacing: 4 },
+      idp_settings: { origins: 'https://app.example.com' },
+      domain: 'auth.example.com',
+      additional_settings: { rotate_refresh_token: true },
+    },
+  }),
   list_redirect_uris: async (f) => {
     await f.create('/v3/applications/redirect-uris', { url: 'https://app.example.com/listed', platform: 'web' });
     return { params: {} };
@@ -997,6 +1011,16 @@ describe('the OpenAPI document against the live server', () => {
         );
       else if (check.media !== 'application/octet-stream')
         expect(response.headers.get('content-type')).toContain(check.media);
+      // The media type actually answered is one the document names, or falls in a range it names (*/*, text/*).
+      const answered = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      const ranges = Object.keys(documented.content as Json);
+      expect(
+        ranges.some(
+          (range) =>
+            range === answered || range === '*/*' || (range.endsWith('/*') && answered.startsWith(range.slice(0, -1))),
+        ),
+        `${check.path}: answered ${answered}, documented ${ranges.join(', ')}`,
+      ).toBe(true);
     }
     // Errors of the hand-written /v3 routes take the error envelope too.
     const missing = await request(service.url, 'GET', `/v3/grants/${grant}/calendars/nonexistent/ics`, { key });
@@ -1017,6 +1041,28 @@ describe('the OpenAPI document against the live server', () => {
     );
     // /mcp is described (as a note on its Streamable HTTP endpoint).
     expect(document.paths['/mcp']?.description).toContain('Streamable HTTP');
+  });
+
+  it('declares security on every operation: the API key, or none where a route needs none (the pre-signed upload PUT)', async () => {
+    const undeclared = Object.entries(document.paths as Json).flatMap(([path, item]) =>
+      Object.entries(item as Json)
+        .filter(([method, operation]) => METHODS.has(method) && !Array.isArray((operation as Json).security))
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undeclared).toEqual([]);
+    expect(document.paths['/uploads/{attachment_id}'].put.security).toEqual([]);
+    // And it is so: the bytes go to the pre-signed URL without a key.
+    const grant = await made.grant();
+    const session = await request(service.url, 'POST', `/v3/grants/${grant}/attachment-uploads`, {
+      key: service.apiKey,
+      body: { filename: 'keyless.txt', content_type: 'text/plain', size: 5 },
+    });
+    expect(session.status, session.text).toBe(201);
+    const put = await fetch(session.body.data.url as string, {
+      method: 'PUT',
+      body: new TextEncoder().encode('hello'),
+    });
+    expect(put.status).toBe(200);
   });
 
   it('documents every route the app registers', () => {

@@ -320,6 +320,8 @@ describe('send API: bad input and idempotency', () => {
     );
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
     expect(new Set(answers.map((answer) => JSON.stringify(answer.body.data))).size).toBe(1);
+    // The four that got the first one's answer say so, as Nylas does.
+    expect(answers.filter((answer) => answer.headers.get('idempotent-response') === 'true')).toHaveLength(4);
     await eventually(
       async () => sink.messages.some((message) => message.rcptTo.includes('concurrent@example.com')) || undefined,
     );
@@ -348,6 +350,53 @@ describe('send API: bad input and idempotency', () => {
       headers: { 'Idempotency-Key': 'key-concurrent-1' },
     });
     expect(elsewhere.status).toBe(200);
+  });
+
+  it("Idempotency-Key through the nylas SDK: a replay says Idempotent-Response: true, errors carry Nylas's types", async () => {
+    const requestBody = { to: [{ email: OTHER }], subject: 'replayed through the SDK', body: 'x' };
+    const overrides = { headers: { 'Idempotency-Key': 'sdk-key-1' } };
+    const first = await service.nylas.messages.send({ identifier: sender, requestBody, overrides });
+    expect(first.rawHeaders?.['idempotent-response']).toBeUndefined();
+    const again = await service.nylas.messages.send({ identifier: sender, requestBody, overrides });
+    expect(again.rawHeaders?.['idempotent-response']).toBe('true');
+    expect(again.data.id).toBe(first.data.id);
+
+    // A draft send replays the same way.
+    const draft = await service.nylas.drafts.create({
+      identifier: sender,
+      requestBody: { to: [{ email: OTHER }], subject: 'draft replayed through the SDK' },
+    });
+    const draftOverrides = { headers: { 'Idempotency-Key': 'sdk-draft-key-1' } };
+    const sentDraft = await service.nylas.drafts.send({
+      identifier: sender,
+      draftId: draft.data.id,
+      overrides: draftOverrides,
+    });
+    expect(sentDraft.rawHeaders?.['idempotent-response']).toBeUndefined();
+    const replayedDraft = await service.nylas.drafts.send({
+      identifier: sender,
+      draftId: draft.data.id,
+      overrides: draftOverrides,
+    });
+    expect(replayedDraft.rawHeaders?.['idempotent-response']).toBe('true');
+    expect(replayedDraft.data.id).toBe(sentDraft.data.id);
+
+    const reused = await service.nylas.messages
+      .send({ identifier: sender, requestBody: { ...requestBody, subject: 'another request' }, overrides })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(reused).toBeInstanceOf(NylasApiError);
+    expect(reused).toMatchObject({ statusCode: 409, type: 'api.invalid_idempotent_request' });
+    const tooLong = await service.nylas.messages
+      .send({ identifier: sender, requestBody, overrides: { headers: { 'Idempotency-Key': 'k'.repeat(257) } } })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(tooLong).toBeInstanceOf(NylasApiError);
+    expect(tooLong).toMatchObject({ statusCode: 400, type: 'api.invalid_idempotency_key' });
   });
 
   it('sending a draft honours the Idempotency-Key too (a replay after the draft is gone gets the same answer)', async () => {

@@ -117,7 +117,7 @@ describe('small endpoints through the nylas SDK', () => {
     expect(unknown.statusCode).toBe(404);
   });
 
-  it('lists contact groups: none for a hosted mailbox', async () => {
+  it('lists contact groups: none while no contact names a group', async () => {
     const groups = await service.nylas.contacts.groups({ identifier: grant });
     expect(groups.data).toEqual([]);
     expect((await sdkError(service.nylas.contacts.groups({ identifier: 'no-such-grant' }))).statusCode).toBe(404);

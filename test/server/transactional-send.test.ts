@@ -90,6 +90,47 @@ describe('transactional send from a domain', () => {
     expect(outbound.rows[0]).toMatchObject({ kind: 'transactional', grant_id: null, message_id: null });
   });
 
+  it('takes `from` as one object (the Nylas wire form) and as a list of one (the SDK type allows both)', async () => {
+    const base = { to: [{ email: INBOX }], body: 'b' };
+    const single = await service.nylas.transactionalSend.send({
+      domainName: DOMAIN,
+      requestBody: { ...base, subject: 'From one object', from: { name: 'One', email: `one@${DOMAIN}` } as never },
+    });
+    expect(single.data.messageId).toEqual(expect.any(String));
+    const listed = await service.nylas.transactionalSend.send({
+      domainName: DOMAIN,
+      requestBody: { ...base, subject: 'From a list', from: [{ name: 'List', email: `list@${DOMAIN}` }] },
+    });
+    expect(listed.data.messageId).toEqual(expect.any(String));
+    for (const [subject, from] of [
+      ['From one object', { name: 'One', email: `one@${DOMAIN}` }],
+      ['From a list', { name: 'List', email: `list@${DOMAIN}` }],
+    ] as const) {
+      const received = await service.nylas.messages.list({ identifier: inbox, queryParams: { subject } });
+      expect(
+        received.data.map((message) => message.from),
+        subject,
+      ).toEqual([[from]]);
+    }
+    // Off the domain is refused in either form; a list of two senders is not a sender.
+    const offDomain = await sdkError(
+      service.nylas.transactionalSend.send({
+        domainName: DOMAIN,
+        requestBody: { ...base, subject: 's', from: { email: 'someone@example.com' } as never },
+      }),
+    );
+    expect(offDomain.statusCode).toBe(400);
+    expect(offDomain.message).toContain('from');
+    const two = await sdkError(
+      service.nylas.transactionalSend.send({
+        domainName: DOMAIN,
+        requestBody: { ...base, subject: 's', from: [{ email: `a@${DOMAIN}` }, { email: `b@${DOMAIN}` }] },
+      }),
+    );
+    expect(two.statusCode).toBe(400);
+    expect(two.message).toContain('from');
+  });
+
   it('refuses a sender off the domain, no recipient, scheduling and attachments by id with 400 naming the field', async () => {
     const base = {
       from: [{ email: `receipts@${DOMAIN}` }],

@@ -1,0 +1,1 @@
+ALTER TABLE `applications` ADD `settings` text DEFAULT '{}' NOT NULL;
