@@ -241,7 +241,6 @@ export async function listMessagesJson(
   const last = page[page.length - 1];
   const cursor = keys.length > page.length && last ? { next_cursor: encodeCursor([last.date, last.seq]) } : {};
   // The same keys (rows kept while the database is unchanged): the same page as last time, nothing to join.
-  // Kept only while the database is unchanged, so `trust` too is as it was (contacts, references: all in it).
   const whole = state.pageBytes.get(keys);
   if (whole) return { data: [whole], ...cursor };
   const json = new Map<string, Buffer>();
@@ -266,26 +265,14 @@ export async function listMessagesJson(
   const present = page.filter((key) => json.has(key.id));
   const sent = present.filter((key) => key.sent);
   const states = state.sentState && sent.length > 0 ? await state.sentState(sent.map((key) => key.id)) : undefined;
-  const verdicts =
-    present.length === 0
-      ? undefined
-      : await state.trustReader.assess(
-          { id: grantId },
-          present.map((key) => JSON.parse(json.get(key.id)!.toString()) as Message),
-        );
   const parts: Uint8Array[] = [OPEN_BRACKET];
   present.forEach((key, index) => {
     if (index > 0) parts.push(COMMA);
     const bytes = json.get(key.id)!;
-    const trust = verdicts?.get(key.id);
     const delivery = states?.get(key.id);
-    // `trust`, then `delivery_status`, are the last keys `list` gives a message: the same bytes as its
-    // JSON.stringify.
-    const tail = [
-      trust ? `,"trust":${JSON.stringify(trust)}` : '',
-      delivery ? `,"delivery_status":${JSON.stringify(delivery.deliveryStatus)}` : '',
-    ].join('');
-    if (tail) parts.push(bytes.subarray(0, -1), Buffer.from(`${tail}}`));
+    // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
+    if (delivery)
+      parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(delivery.deliveryStatus)}}`));
     else parts.push(bytes);
   });
   parts.push(CLOSE_BRACKET);

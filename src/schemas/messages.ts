@@ -222,7 +222,7 @@ export const MessageSchema = z
         'Received messages (extension): attachments the policy removed before storing (the raw MIME keeps them); absent when none',
       ),
     trust: TrustSchema.optional().describe(
-      'Extension: what to weigh before believing the message (SPF/DKIM/DMARC, display-name spoof, lookalike domain, forged thread, link mismatch, hidden text, injection score), computed when read; absent with fields=raw_mime or a select without trust',
+      'Extension: what to weigh before believing the message (SPF/DKIM/DMARC, display-name spoof, lookalike domain, forged thread, link mismatch, hidden text, injection score), computed when read; on a single message unless select leaves it out, on a list when select names it; never with fields=raw_mime',
     ),
   })
   .meta({ id: 'Message' });

@@ -158,18 +158,30 @@ describe('the trust block, wired', () => {
     expect(benign.injection.score).toBeLessThan(0.3);
   });
 
-  it('gives the same block in lists (the JSON fast path and a filtered list), through the nylas SDK', async () => {
+  it('gives the same block in lists that ask for it with select (the plain list stays the kept JSON), through the nylas SDK', async () => {
     const one = await trustOf('hostile-brand-lookalike.eml');
-    const listed = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?limit=20`, {
+    const plain = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?limit=20`, {
       key: service.apiKey,
     });
+    expect((plain.body.data as { trust?: Trust }[]).some((message) => message.trust !== undefined)).toBe(false);
+    const listed = await request(
+      service.url,
+      'GET',
+      `/v3/grants/${grantId}/messages?limit=20&select=id,subject,trust`,
+      {
+        key: service.apiKey,
+      },
+    );
     const fromList = (listed.body.data as { id: string; trust: Trust }[]).find(
       (message) => message.id === ids['hostile-brand-lookalike.eml'],
     );
     expect(fromList?.trust).toEqual(one);
-    const filtered = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?from=service@paypa1.com`, {
-      key: service.apiKey,
-    });
+    const filtered = await request(
+      service.url,
+      'GET',
+      `/v3/grants/${grantId}/messages?from=service@paypa1.com&select=id,trust`,
+      { key: service.apiKey },
+    );
     expect((filtered.body.data as { trust: Trust }[])[0]?.trust).toEqual(one);
     // `select` keeps it only when named.
     const selected = await request(service.url, 'GET', `/v3/grants/${grantId}/messages?select=subject,trust`, {
