@@ -6,11 +6,11 @@
  * description. When that parser refuses a file (over its limits, not strict iCalendar), {@link readCalendarLines}
  * reads the common properties itself, line by line, bounded.
  */
-import type { createCalendarParser } from '../calendar/index.js';
+import type { CalendarParser } from '../calendar/index.js';
 import type { Extracted } from './extracted.js';
 import { count } from './markdown-table.js';
 
-type BoundedResult = Awaited<ReturnType<ReturnType<typeof createCalendarParser>['parse']>>;
+type BoundedResult = Awaited<ReturnType<CalendarParser['parse']>>;
 /** What the calendar area's parser returns for a calendar it read. */
 export type ParsedCalendarLike = Extract<BoundedResult, { ok: true }>['value'];
 type EventLike = ParsedCalendarLike['events'][number];

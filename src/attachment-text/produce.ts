@@ -5,7 +5,7 @@
  * parser and message/rfc822 by the MIME area's (each in threads of their own, through their front doors), then
  * written as text here; HTML goes to the caller's converter when it has one.
  */
-import { createCalendarParser } from '../calendar/index.js';
+import { createCalendarParser, type CalendarParser } from '../calendar/index.js';
 import { createMimeParser, type MimeParser } from '../mime/index.js';
 import type { CachedText } from './cache.js';
 import { describeCalendar } from './calendar-text.js';
@@ -20,8 +20,6 @@ import type { Pool } from './pool.js';
 
 /** The calendar area's parser refuses iCalendar over 1 MB (ICAL_LIMITS); larger files are read line by line. */
 const CALENDAR_PARSER_BYTES = 1_000_000;
-
-type CalendarParser = ReturnType<typeof createCalendarParser>;
 
 /** Rejects with a timeout when `promise` outlives the deadline. */
 async function within<T>(promise: Promise<T>, deadline: number, timeoutMs: number): Promise<T> {

@@ -44,6 +44,36 @@ export interface DraftParts {
   providers: Providers;
 }
 
+/** Drafts as the API answers them: the current version's message, with the draft's own fields. */
+async function presentDrafts(db: CoreDeps['db'], records: DraftRecord[], select?: string): Promise<Draft[]> {
+  const messages = await presentMessages(
+    db.orm,
+    records.map((record) => record.row),
+  );
+  return records.map(({ details }, index) => {
+    const {
+      object: _object,
+      raw_mime: _raw,
+      headers: _headers,
+      delivery_status: _status,
+      ...message
+    } = messages[index]!;
+    const draft: Draft = {
+      ...message,
+      id: details.id,
+      object: 'draft',
+      ...(details.replyToMessageId !== null ? { reply_to_message_id: details.replyToMessageId } : {}),
+      ...(details.trackingOptions !== null ? { tracking_options: details.trackingOptions } : {}),
+      ...(details.customHeaders !== null && details.customHeaders.length > 0
+        ? { custom_headers: details.customHeaders }
+        : {}),
+      ...(details.isPlaintext ? { is_plaintext: true } : {}),
+      ...(details.sendAt !== null ? { send_at: details.sendAt } : {}),
+    };
+    return select === undefined ? draft : (selectFields(draft, select) as Draft);
+  });
+}
+
 /** Creates the draft service (with the scheduled sends, which hold their message as a draft). */
 export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftService {
   const { db, clock, newId } = deps;
@@ -64,34 +94,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
   });
   const { schedule, removeDraft, listScheduled, findScheduled, stopScheduled } = scheduled;
 
-  async function present(records: DraftRecord[], select?: string): Promise<Draft[]> {
-    const messages = await presentMessages(
-      db.orm,
-      records.map((record) => record.row),
-    );
-    return records.map(({ details }, index) => {
-      const {
-        object: _object,
-        raw_mime: _raw,
-        headers: _headers,
-        delivery_status: _status,
-        ...message
-      } = messages[index]!;
-      const draft: Draft = {
-        ...message,
-        id: details.id,
-        object: 'draft',
-        ...(details.replyToMessageId !== null ? { reply_to_message_id: details.replyToMessageId } : {}),
-        ...(details.trackingOptions !== null ? { tracking_options: details.trackingOptions } : {}),
-        ...(details.customHeaders !== null && details.customHeaders.length > 0
-          ? { custom_headers: details.customHeaders }
-          : {}),
-        ...(details.isPlaintext ? { is_plaintext: true } : {}),
-        ...(details.sendAt !== null ? { send_at: details.sendAt } : {}),
-      };
-      return select === undefined ? draft : (selectFields(draft, select) as Draft);
-    });
-  }
+  const present = (records: DraftRecord[], select?: string) => presentDrafts(db, records, select);
 
   return {
     schedule,
