@@ -45,11 +45,11 @@ export const CHARACTERS_PER_TOKEN_LOOKED_AT = 16;
  * of a long text is encoded, so the cost follows the budget, not the text.
  */
 export async function truncateToTokens(text: string, budget: number): Promise<{ text: string; truncated: boolean }> {
-  const { encode, decode, isWithinTokenLimit } = await loadTokenizer();
-  if (isWithinTokenLimit(text, budget, ENCODE_OPTIONS) !== false) return { text, truncated: false };
-  let tokens = encode(text.slice(0, Math.max(1, budget) * CHARACTERS_PER_TOKEN_LOOKED_AT), ENCODE_OPTIONS);
+  const tokenizer = await loadTokenizer();
+  if (tokenizer.isWithinTokenLimit(text, budget, ENCODE_OPTIONS) !== false) return { text, truncated: false };
+  let tokens = tokenizer.encode(text.slice(0, Math.max(1, budget) * CHARACTERS_PER_TOKEN_LOOKED_AT), ENCODE_OPTIONS);
   // The prefix's last token may be cut short by the slice: keep it only when the prefix is the whole text.
-  if (tokens.length <= budget) tokens = encode(text, ENCODE_OPTIONS);
-  const kept = decode(tokens.slice(0, Math.max(0, budget))).replace(/\uFFFD+$/, '');
+  if (tokens.length <= budget) tokens = tokenizer.encode(text, ENCODE_OPTIONS);
+  const kept = tokenizer.decode(tokens.slice(0, Math.max(0, budget))).replace(/\uFFFD+$/, '');
   return { text: kept, truncated: true };
 }
