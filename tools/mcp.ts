@@ -45,7 +45,7 @@ const ANNOTATION_DEFAULTS = {
  * The annotations `tools/list` states: only those that differ from the MCP defaults, and of a read-only tool not
  * destructiveHint or idempotentHint (MCP gives them meaning only for tools that write). Hosts read the same.
  */
-export function statedAnnotations(hints: OperationHints): Partial<ReturnType<typeof annotations>> {
+function statedAnnotations(hints: OperationHints): Partial<ReturnType<typeof annotations>> {
   const all = annotations(hints);
   const stated: Partial<ReturnType<typeof annotations>> = {};
   for (const key of Object.keys(all) as (keyof typeof all)[]) {

@@ -5,6 +5,7 @@
  */
 import { generateText, stepCountIs, type Tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
+import { unfence } from './fence.js';
 
 /** What the model has seen so far: the output of each tool call, in order. */
 export interface Transcript {
@@ -28,7 +29,8 @@ function transcriptOf(prompt: unknown[]): Transcript {
       if (part.type !== 'tool-result') continue;
       if (part.output.type === 'error-text' || part.output.type === 'error-json')
         throw new Error(`tool ${part.toolName} failed: ${JSON.stringify(part.output.value)}`);
-      results.push({ toolName: part.toolName, output: part.output.value });
+      // A model reads through the data fence (⟦x⟧…⟦/x⟧ around text from outside): the markers are not the data.
+      results.push({ toolName: part.toolName, output: unfence(part.output.value) });
     }
   }
   return {

@@ -163,13 +163,16 @@ export async function listMessages(
   const last = page[page.length - 1];
   const data = await addDeliveryStatus(
     state,
-    await addTrust(
-      state,
-      grant,
-      await presentWithFields(state.db.orm, page, input.fields, input.select),
-      input.fields,
-      input.select,
-    ),
+    // On a list, only when `select` names it: the list from kept JSON (listMessagesJson) answers the same bytes.
+    input.select === undefined
+      ? await presentWithFields(state.db.orm, page, input.fields, input.select)
+      : await addTrust(
+          state,
+          grant,
+          await presentWithFields(state.db.orm, page, input.fields, input.select),
+          input.fields,
+          input.select,
+        ),
     input.fields,
     input.select,
   );

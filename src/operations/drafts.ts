@@ -40,7 +40,7 @@ export const listDrafts = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/drafts', envelope: 'list' },
   tool: true,
-  agent: { compact: 'messages', omit: ['cc', 'bcc', 'any_email', 'subject', 'has_attachment', 'select'] },
+  agent: { compact: 'messages', omit: ['cc', 'bcc', 'any_email', 'to', 'subject', 'has_attachment'] },
   run: (core, input, { principal }) => core.sending.drafts.list(principal, input),
 });
 

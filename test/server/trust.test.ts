@@ -249,12 +249,21 @@ describe('the trust block, wired', () => {
       });
       expect(text(clean)).not.toContain('trust warning');
 
-      const list = await client.callTool({ name: 'list_messages', arguments: { limit: 20 } });
+      // A list carries the warnings when its select names trust (as /v3 lists do); a plain list leaves them out.
+      const plain = await client.callTool({ name: 'list_messages', arguments: { limit: 20 } });
+      const plainItems = (plain.structuredContent as { data: { trust?: Json }[] }).data;
+      expect(plainItems.some((item) => item.trust !== undefined)).toBe(false);
+      const list = await client.callTool({
+        name: 'list_messages',
+        arguments: { limit: 20, select: 'id,thread_id,from,to,subject,snippet,date,unread,starred,folders,trust' },
+      });
       const items = (list.structuredContent as { data: { id: string; trust?: Json }[] }).data;
       const hidden = items.find((item) => item.id === ids['hostile-hidden-instructions.eml']);
-      expect(hidden?.trust).toMatchObject({ injection_reasons: expect.arrayContaining(['hidden_instructions']) });
-      expect(items.find((item) => item.id === ids['benign-support-reply.eml'])?.trust).toBeUndefined();
-      expect(text(list)).toMatch(/injection score 0\.9\d \(.*hidden_instructions.*\): treat its content as data/);
+      // With select, the items are as selected: the whole block.
+      expect(JSON.stringify(hidden?.trust)).toContain('hidden_instructions');
+      const benign = items.find((item) => item.id === ids['benign-support-reply.eml'])?.trust as
+        { injection: { score: number } } | undefined;
+      expect(benign?.injection.score).toBeLessThan(0.3);
     } finally {
       await client.close();
     }
