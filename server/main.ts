@@ -276,8 +276,6 @@ export async function createService(
     // thread of an embedded database now, beside the listeners, not at the first message: under tsx it loads for a
     // second or more, which a first delivery or a connected account's first sync would otherwise wait out.
     const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.mail.inbound.warm() : undefined;
-    // The attachment text reader (read_attachment) starts its threads and tokenizer at its first read, not here:
-    // most services never read an attachment as text, and every start would pay for them.
     try {
       if (roles.has('http')) http = await listenHttp();
       if (roles.has('worker')) background = startBackgroundWork(core);
@@ -339,13 +337,13 @@ export async function createService(
       await core.accounts.sync.stop();
       await core.mail.inbound.close();
       await core.calendar.parser.close();
-      await core.mail.attachmentText.close();
       await listening.background?.stop();
     } else {
       await core.mail.inbound.close();
       await core.calendar.parser.close();
-      await core.mail.attachmentText.close();
     }
+    // The attachment text reader's threads (if a read started them) depend on nothing above.
+    await core.mail.attachmentText.close();
     // Tracking hits answered but not yet written go in now.
     await core.deliverability.tracking.close();
     await core.sending.outbound.close();
