@@ -383,16 +383,12 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
     expect((await events(grant, 'message.deleted')).some((event) => event.objectId === short!.id)).toBe(true);
   });
 
-  it('a draft edited in another client (new version appended with its Message-ID, the old one expunged) is the same draft, changed', async () => {
-    const { data: draft } = await service.nylas.drafts.create({
-      identifier: grant,
-      requestBody: { subject: 'Proposal v1', body: 'first words', to: [{ email: BOB.user }] },
-    });
-    // Our copy reaches Drafts (the outgoing side) and is not imported a second time.
-    const headerId = await eventually(async () => {
+  /** The Message-ID of the one message with this subject in Alice's Drafts, once there. */
+  const draftHeaderId = (subject: string) =>
+    eventually(async () => {
       const lock = await alice.getMailboxLock('Drafts');
       try {
-        const uids = (await alice.search({ subject: 'Proposal v1' }, { uid: true })) || [];
+        const uids = (await alice.search({ subject }, { uid: true })) || [];
         if (uids.length !== 1) return undefined;
         const message = await alice.fetchOne(String(uids[0]), { envelope: true }, { uid: true });
         return message ? message.envelope?.messageId : undefined;
@@ -400,38 +396,54 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
         lock.release();
       }
     }, WAIT_MS);
-    service.core.accounts.sync.wake(grant);
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const { data: drafts } = await service.nylas.drafts.list({ identifier: grant });
-    expect(drafts.filter((entry) => entry.subject === 'Proposal v1').map((entry) => entry.id)).toEqual([draft.id]);
 
-    // Another client saves a new version: APPEND with the same Message-ID, then expunge the old one.
+  /** Another client saves a new version of a draft: APPEND with the same Message-ID and \Draft, the old copy expunged. */
+  async function saveAgainElsewhere(
+    headerId: string,
+    oldSubject: string,
+    subject: string,
+    body: string,
+  ): Promise<void> {
     const lock = await alice.getMailboxLock('Drafts');
     try {
-      const old = (await alice.search({ subject: 'Proposal v1' }, { uid: true })) || [];
+      const old = (await alice.search({ subject: oldSubject }, { uid: true })) || [];
       await alice.append(
         'Drafts',
-        mime({
-          subject: 'Proposal v2',
-          from: ALICE.user,
-          to: BOB.user,
-          messageId: headerId.replace(/^<|>$/g, ''),
-          body: 'second words, edited elsewhere',
-        }),
+        mime({ subject, from: ALICE.user, to: BOB.user, messageId: headerId.replace(/^<|>$/g, ''), body }),
         ['\\Draft', '\\Seen'],
       );
       await alice.messageDelete(old.join(','), { uid: true });
     } finally {
       lock.release();
     }
+  }
+
+  /** The draft, once drafts.find answers it with this subject. */
+  const draftWithSubject = (draftId: string, subject: string) =>
+    eventually(async () => {
+      const { data } = await service.nylas.drafts
+        .find({ identifier: grant, draftId })
+        .catch(() => ({ data: undefined }));
+      return data && data.subject === subject ? data : undefined;
+    }, WAIT_MS);
+
+  it('a draft edited in another client (new version appended with its Message-ID, the old one expunged) is the same draft, changed', async () => {
+    const { data: draft } = await service.nylas.drafts.create({
+      identifier: grant,
+      requestBody: { subject: 'Proposal v1', body: 'first words', to: [{ email: BOB.user }] },
+    });
+    // Our copy reaches Drafts (the outgoing side) and is not imported a second time.
+    const headerId = await draftHeaderId('Proposal v1');
+    service.core.accounts.sync.wake(grant);
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const { data: drafts } = await service.nylas.drafts.list({ identifier: grant });
+    expect(drafts.filter((entry) => entry.subject === 'Proposal v1').map((entry) => entry.id)).toEqual([draft.id]);
+
+    // Another client saves a new version: APPEND with the same Message-ID, then expunge the old one.
+    await saveAgainElsewhere(headerId, 'Proposal v1', 'Proposal v2', 'second words, edited elsewhere');
     // Drafts is not INBOX: the periodic full pass sees it (woken here rather than waiting for the interval).
     service.core.accounts.sync.wake(grant);
-    const edited = await eventually(async () => {
-      const { data } = await service.nylas.drafts
-        .find({ identifier: grant, draftId: draft.id })
-        .catch(() => ({ data: undefined }));
-      return data && data.subject === 'Proposal v2' ? data : undefined;
-    }, WAIT_MS);
+    const edited = await draftWithSubject(draft.id, 'Proposal v2');
     expect(edited.id).toBe(draft.id);
     expect(edited.body).toContain('second words, edited elsewhere');
     await new Promise((resolve) => setTimeout(resolve, 2_500));
@@ -444,47 +456,15 @@ describe.skipIf(missing !== undefined)('the sync of a connected IMAP account', {
       identifier: grant,
       requestBody: { subject: 'Offer v1', body: 'first offer', to: [{ email: BOB.user }] },
     });
-    const headerId = await eventually(async () => {
-      const lock = await alice.getMailboxLock('Drafts');
-      try {
-        const uids = (await alice.search({ subject: 'Offer v1' }, { uid: true })) || [];
-        if (uids.length !== 1) return undefined;
-        const message = await alice.fetchOne(String(uids[0]), { envelope: true }, { uid: true });
-        return message ? message.envelope?.messageId : undefined;
-      } finally {
-        lock.release();
-      }
-    }, WAIT_MS);
+    const headerId = await draftHeaderId('Offer v1');
     // Let the pass that follows our own copy settle (it links the copy; nothing is imported twice).
     await new Promise((resolve) => setTimeout(resolve, 2_500));
 
     // The user's mail client saves a new version: APPEND with the same Message-ID and \Draft, the old copy expunged.
     // No wake: only the account's own watch of Drafts can see it before the 120 s poll interval.
-    const lock = await alice.getMailboxLock('Drafts');
-    try {
-      const old = (await alice.search({ subject: 'Offer v1' }, { uid: true })) || [];
-      await alice.append(
-        'Drafts',
-        mime({
-          subject: 'Offer v2',
-          from: ALICE.user,
-          to: BOB.user,
-          messageId: headerId.replace(/^<|>$/g, ''),
-          body: 'second offer, edited in the mail client',
-        }),
-        ['\\Draft', '\\Seen'],
-      );
-      await alice.messageDelete(old.join(','), { uid: true });
-    } finally {
-      lock.release();
-    }
+    await saveAgainElsewhere(headerId, 'Offer v1', 'Offer v2', 'second offer, edited in the mail client');
     const started = Date.now();
-    const edited = await eventually(async () => {
-      const { data } = await service.nylas.drafts
-        .find({ identifier: grant, draftId: draft.id })
-        .catch(() => ({ data: undefined }));
-      return data && data.subject === 'Offer v2' ? data : undefined;
-    }, WAIT_MS);
+    const edited = await draftWithSubject(draft.id, 'Offer v2');
     expect(Date.now() - started).toBeLessThan(20_000);
     expect(edited.id).toBe(draft.id);
     expect(edited.body).toContain('second offer, edited in the mail client');
