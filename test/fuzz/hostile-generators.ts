@@ -72,6 +72,24 @@ const readAttachmentText = (grantId: string, messageId: string, attachmentIds: s
   path: `/v3/grants/${grantId}/attachments/${attachmentIds[0] ?? 'none'}/text?message_id=${messageId}&max_tokens=2000`,
 });
 
+/** A generator of messages carrying one hostile file, each read as text through read_attachment's route. */
+function attachmentRead(
+  name: string,
+  sizes: { test: number; limit: number },
+  filename: string,
+  contentType: string,
+  bytes: (n: number) => Uint8Array,
+): Generator {
+  return {
+    name,
+    kind: 'smtp',
+    sizes,
+    message: (n, to) => withAttachment(to, filename, contentType, bytes(n)),
+    read: readAttachmentText,
+    readsAttachment: true,
+  };
+}
+
 /** A unique name per input, so no two inputs share the reader's cache (it is keyed by the bytes' hash). */
 const unique = () => Math.random().toString(36).slice(2);
 
@@ -293,30 +311,9 @@ export const GENERATORS: Generator[] = [
   },
   // Attachments read as text (read_attachment): the extraction runs on the reader's threads under a deadline; what
   // is measured is the service's event loop (ingest, the blob read, the answer), and the answer must be below 500.
-  {
-    name: 'PDF attachment cut short',
-    kind: 'smtp',
-    sizes: { test: 8, limit: 120 },
-    message: (n, to) => withAttachment(to, 'invoice.pdf', 'application/pdf', pdfCutShort(n)),
-    read: readAttachmentText,
-    readsAttachment: true,
-  },
-  {
-    name: 'DOCX attachment zip bomb',
-    kind: 'smtp',
-    sizes: { test: 100, limit: 600 },
-    message: (n, to) => withAttachment(to, 'contract.docx', DOCX_TYPE, docxBomb(n)),
-    read: readAttachmentText,
-    readsAttachment: true,
-  },
-  {
-    name: 'XLSX attachment malformed',
-    kind: 'smtp',
-    sizes: { test: 500, limit: 20_000 },
-    message: (n, to) => withAttachment(to, 'budget.xlsx', XLSX_TYPE, xlsxMalformed(n)),
-    read: readAttachmentText,
-    readsAttachment: true,
-  },
+  attachmentRead('PDF attachment cut short', { test: 8, limit: 120 }, 'invoice.pdf', 'application/pdf', pdfCutShort),
+  attachmentRead('DOCX attachment zip bomb', { test: 100, limit: 600 }, 'contract.docx', DOCX_TYPE, docxBomb),
+  attachmentRead('XLSX attachment malformed', { test: 500, limit: 20_000 }, 'budget.xlsx', XLSX_TYPE, xlsxMalformed),
   // The API (JSON bodies up to 3 MB, URLs up to Node's 16 KB header limit).
   {
     name: 'JSON body: recipients',
