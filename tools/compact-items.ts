@@ -3,10 +3,10 @@
  * What an agent reads of each item (./compact.ts): the budgets, the compact list items (no bodies) and their output
  * schemas, message bodies as text with quoted history collapsed, and the operations' `agent` blocks by tool name.
  */
-import { fieldText } from '../src/operations/index.js';
+import { fieldText, readStoredBody } from '../src/operations/index.js';
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
-import { renderBody, type BodyFormat, type RenderedBody } from '../src/reading/index.js';
+import type { BodyFormat } from '../src/reading/index.js';
 import { trustWarnings } from './compact-trust.js';
 
 /**
@@ -210,20 +210,9 @@ export const COMPACT_ITEMS: Record<NonNullable<AgentBlock['compact']>, (item: Js
   threads: compactThread,
 };
 
-/** Whether a stored body is HTML (a text/plain message's body is its text). */
-const looksLikeHtml = (body: string) => /<(html|body|div|p|br|table|span|a|b|i|blockquote|img|font)\b/i.test(body);
-
-/**
- * A body as a model reads it, through src/reading (the one place quotes, signatures and hidden text are handled):
- * Markdown by default, links kept, hidden text removed and counted, quoted history collapsed with inline answers kept.
- */
-export function readBody(body: string, format: BodyFormat = 'markdown'): RenderedBody {
-  return renderBody(looksLikeHtml(body) ? { html: body } : { text: body }, { format });
-}
-
 /** A body as plain text for a model (src/reading's text format), with how many lines of quoted history it collapsed. */
 export function bodyAsText(html: string): { text: string; quoted_lines: number; hidden_text_removed: number } {
-  const read = readBody(html, 'text');
+  const read = readStoredBody(html, 'text');
   return { text: read.body, quoted_lines: read.quotedCollapsed, hidden_text_removed: read.hiddenTextRemoved };
 }
 
@@ -258,7 +247,7 @@ export function readableMessage(
     if (warnings) rest.trust = warnings;
     else delete rest.trust;
   }
-  const read = readBody(body, format);
+  const read = readStoredBody(body, format);
   const text = read.body;
   const shaped: Json = {
     ...rest,
@@ -282,7 +271,7 @@ export function readableMessage(
         };
   }
   if (includeHtml && format !== 'html') {
-    const html = readBody(body, 'html');
+    const html = readStoredBody(body, 'html');
     shaped.body = cut(html.body, budget);
     if (html.body.length > budget)
       shaped.html_truncated = {
