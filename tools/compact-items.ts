@@ -7,6 +7,7 @@ import { fieldText, readStoredBody } from '../src/operations/index.js';
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
 import type { BodyFormat } from '../src/reading/index.js';
+import { BodyFormatSchema, MaxTokensSchema } from '../src/schemas/common.js';
 import { trustWarnings } from './compact-trust.js';
 
 /**
@@ -145,10 +146,7 @@ export const agentOf = (tool: string): AgentBlock => operationsByName.get(tool)?
  * The fields every read tool takes (its operation has `agent.body` or `agent.compact`): `body_format` and
  * `max_tokens`, the schemas of get_message's /v3 extensions (one definition, src/schemas/common.ts).
  */
-export const READ_FIELDS = (() => {
-  const shape = operationsByName.get('get_message')!.input.shape as Record<string, z.ZodType>;
-  return { body_format: shape.body_format!, max_tokens: shape.max_tokens! };
-})();
+export const READ_FIELDS = { body_format: BodyFormatSchema, max_tokens: MaxTokensSchema };
 
 export const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
 /** A call as an agent reads it in a hint: `get_message {"message_id":"…"}`. */
