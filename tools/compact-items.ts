@@ -3,10 +3,11 @@
  * What an agent reads of each item (./compact.ts): the budgets, the compact list items (no bodies) and their output
  * schemas, message bodies as text with quoted history collapsed, and the operations' `agent` blocks by tool name.
  */
-import { fieldText } from '../src/operations/index.js';
+import { fieldText, readStoredBody } from '../src/operations/index.js';
 import { z } from 'zod';
 import { operations, type AnyOperation } from '../src/index.js';
-import { renderBody, type BodyFormat, type RenderedBody } from '../src/reading/index.js';
+import type { BodyFormat } from '../src/reading/index.js';
+import { BodyFormatSchema, MaxTokensSchema } from '../src/schemas/common.js';
 import { trustWarnings } from './compact-trust.js';
 
 /**
@@ -145,10 +146,7 @@ export const agentOf = (tool: string): AgentBlock => operationsByName.get(tool)?
  * The fields every read tool takes (its operation has `agent.body` or `agent.compact`): `body_format` and
  * `max_tokens`, the schemas of get_message's /v3 extensions (one definition, src/schemas/common.ts).
  */
-export const READ_FIELDS = (() => {
-  const shape = operationsByName.get('get_message')!.input.shape as Record<string, z.ZodType>;
-  return { body_format: shape.body_format!, max_tokens: shape.max_tokens! };
-})();
+export const READ_FIELDS = { body_format: BodyFormatSchema, max_tokens: MaxTokensSchema };
 
 export const cut = (text: string, length: number) => (text.length > length ? `${text.slice(0, length - 1)}…` : text);
 /** A call as an agent reads it in a hint: `get_message {"message_id":"…"}`. */
@@ -210,20 +208,9 @@ export const COMPACT_ITEMS: Record<NonNullable<AgentBlock['compact']>, (item: Js
   threads: compactThread,
 };
 
-/** Whether a stored body is HTML (a text/plain message's body is its text). */
-const looksLikeHtml = (body: string) => /<(html|body|div|p|br|table|span|a|b|i|blockquote|img|font)\b/i.test(body);
-
-/**
- * A body as a model reads it, through src/reading (the one place quotes, signatures and hidden text are handled):
- * Markdown by default, links kept, hidden text removed and counted, quoted history collapsed with inline answers kept.
- */
-export function readBody(body: string, format: BodyFormat = 'markdown'): RenderedBody {
-  return renderBody(looksLikeHtml(body) ? { html: body } : { text: body }, { format });
-}
-
 /** A body as plain text for a model (src/reading's text format), with how many lines of quoted history it collapsed. */
 export function bodyAsText(html: string): { text: string; quoted_lines: number; hidden_text_removed: number } {
-  const read = readBody(html, 'text');
+  const read = readStoredBody(html, 'text');
   return { text: read.body, quoted_lines: read.quotedCollapsed, hidden_text_removed: read.hiddenTextRemoved };
 }
 
@@ -258,7 +245,7 @@ export function readableMessage(
     if (warnings) rest.trust = warnings;
     else delete rest.trust;
   }
-  const read = readBody(body, format);
+  const read = readStoredBody(body, format);
   const text = read.body;
   const shaped: Json = {
     ...rest,
@@ -282,7 +269,7 @@ export function readableMessage(
         };
   }
   if (includeHtml && format !== 'html') {
-    const html = readBody(body, 'html');
+    const html = readStoredBody(body, 'html');
     shaped.body = cut(html.body, budget);
     if (html.body.length > budget)
       shaped.html_truncated = {

@@ -9,7 +9,7 @@
 export type TrustWarnings = Record<string, string | number | string[]>;
 
 /** Injection scores from here on are shown (the benign corpus stays under 0.3; 0.7 or more reads as hostile). */
-export const INJECTION_WARNING = 0.3;
+const INJECTION_WARNING = 0.3;
 /** Authentication verdicts that are warnings: the sender is not who it claims, or its record is broken. */
 const AUTH_WARNINGS = new Set(['fail', 'softfail', 'permerror']);
 

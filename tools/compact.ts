@@ -29,7 +29,7 @@ import {
 } from './compact-items.js';
 import { THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
 import { withinBudget } from './compact-budget.js';
-import { fenceFields } from './fence.js';
+import { fenceFields, type Fence } from './fence.js';
 
 export {
   BODY_BUDGET,
@@ -95,19 +95,18 @@ const formatOf = (input: Json): BodyFormat =>
   input.body_format === 'text' || input.body_format === 'html' ? input.body_format : 'markdown';
 
 /** The token budget of a read: the caller's `max_tokens`, else {@link DEFAULT_MAX_TOKENS}. */
-export const maxTokensOf = (input: Json): number =>
+const maxTokensOf = (input: Json): number =>
   typeof input.max_tokens === 'number' && input.max_tokens > 0 ? input.max_tokens : DEFAULT_MAX_TOKENS;
 
 /** Characters per token of a result's JSON first assumed; measured and corrected on each read. */
 const CHARACTERS_PER_TOKEN = 4;
-/** What the fence adds to each string from outside: its two markers (tools/fence.ts). */
-const FENCE_MARKS = '⟦00000000⟧⟦/00000000⟧';
+/** A fence of the size every result's fence has (tools/fence.ts), to measure a result as a model reads it. */
+const SIZING_FENCE: Fence = { boundary: '00000000', open: '⟦00000000⟧', close: '⟦/00000000⟧' };
 
 /** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced. */
-export async function resultTokens(shaped: Json): Promise<number> {
+async function resultTokens(shaped: Json): Promise<number> {
   return await countTokens(JSON.stringify(fenceFields(shaped, SIZING_FENCE)));
 }
-const SIZING_FENCE = { boundary: '00000000', open: FENCE_MARKS.slice(0, 10), close: FENCE_MARKS.slice(10) };
 
 /**
  * Runs a tool's operation for an agent and shapes its output ({@link shapeForAgent}): the result as the faces

@@ -44,7 +44,7 @@ export function newFence(random: RandomBytes = randomBytes): Fence {
 }
 
 /** `text` without the marker brackets (`⟦` → `[`, `⟧` → `]`): nothing in it can read as a marker. Linear. */
-export function withoutMarks(text: string): string {
+function withoutMarks(text: string): string {
   return text.replace(MARKS, (mark) => (mark === OPENING ? '[' : ']'));
 }
 

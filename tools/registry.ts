@@ -19,7 +19,7 @@ export interface AgentTool {
    * whose items are compacted (`agent.compact`, tools/compact.ts) declare the compact item.
    */
   outputSchema: z.ZodObject;
-  /** Completes the agent's input (adds the bound grant, drops the tool-only `include_html`). */
+  /** Completes the agent's input (adds the bound grant, drops the tool-only fields: `include_html`, `body_format`, `max_tokens`). */
   prepare(input: Record<string, unknown>): Record<string, unknown>;
   /** True when a person must approve each call first (`requireApproval` on a tool whose operation sends mail: `agent.sends`). */
   approval: boolean;
@@ -55,13 +55,12 @@ export function agentTools({ grantId, requireApproval = false }: ToolSetOptions 
       const omitted = new Set([...(agent.omit ?? []), ...(bound ? ['grant_id'] : [])]);
       const offered = Object.fromEntries(Object.entries(operation.input.shape).filter(([key]) => !omitted.has(key)));
       const reads = agent.body !== undefined || agent.compact !== undefined;
-      const shape = { ...offered, ...(agent.body ? INCLUDE_HTML_FIELD : {}), ...(reads ? READ_FIELDS : {}) };
       // The tool-only fields are the faces' to apply (tools/compact.ts): the operation answers its stored object.
       // Only the fields this face added are taken away (read_attachment's own max_tokens is its operation's).
+      const added = { ...(agent.body ? INCLUDE_HTML_FIELD : {}), ...(reads ? READ_FIELDS : {}) };
+      const shape = { ...offered, ...added };
       const prepare = (input: Record<string, unknown>) => {
-        const { include_html: _includeHtml, ...kept } = input;
-        const { body_format: _format, max_tokens: _budget, ...read } = kept;
-        const forwarded = reads ? read : kept;
+        const forwarded = Object.fromEntries(Object.entries(input).filter(([key]) => !(key in added)));
         return bound ? { ...forwarded, grant_id: grantId } : forwarded;
       };
       // A tool that reads mail says how its text is fenced as data (tools/fence.ts).

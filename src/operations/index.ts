@@ -59,6 +59,7 @@ export const operations: readonly AnyOperation[] = register(
 );
 
 export { fieldText } from './agent.js';
+export { readStoredBody } from './read-body.js';
 export {
   defineOperation,
   deprecationHeaders,
