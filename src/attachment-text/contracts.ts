@@ -146,9 +146,22 @@ export interface AttachmentTextReaderOptions {
   cacheEntries?: number;
 }
 
+/**
+ * An attachment kept in a content-addressed store: known by its SHA-256 and size, with its first bytes to tell its
+ * kind. Its bytes are loaded whole only when the cache does not hold its text (the pages after the first load none).
+ */
+export interface StoredAttachment {
+  /** Lower-case hex SHA-256 of the bytes (the store's address of them). */
+  sha256: string;
+  size: number;
+  /** The first bytes: at least 4 KB (what detection looks at), or all of them. */
+  head: Uint8Array;
+  load(): Promise<Uint8Array>;
+}
+
 /** Reads attachments as text; one per process is enough (`extractAttachmentText` uses a shared one). */
 export interface AttachmentTextReader {
-  extract(bytes: Uint8Array, options?: AttachmentTextOptions): Promise<AttachmentText>;
+  extract(bytes: Uint8Array | StoredAttachment, options?: AttachmentTextOptions): Promise<AttachmentText>;
   /** Starts the worker threads and loads the tokenizer now, so the first read does not wait for them. */
   warmUp(): Promise<void>;
   /** Stops the threads; reads under way fail. */

@@ -16,6 +16,7 @@ export type {
   AttachmentTextReaderOptions,
   InnerAttachment,
   SheetSummary,
+  StoredAttachment,
 } from './contracts.js';
 export { AttachmentTextError, isAttachmentTextError } from './errors.js';
 export { DEFAULT_LIMITS, DEFAULT_MAX_TOKENS, ZIP_LIMITS } from './limits.js';

@@ -90,14 +90,8 @@ export function createProducer(pool: Pool, timeoutMs: number): Producer {
     );
   }
 
-  async function produce(
-    bytes: Uint8Array,
-    detection: Detection,
-    call: AttachmentTextOptions,
-    limits: Limits,
-    deadline: number,
-    ms: number,
-  ): Promise<CachedText> {
+  // Its parameters are typed by the interface (one list of them).
+  const produce: Producer['produce'] = async (bytes, detection, call, limits, deadline, ms) => {
     const job: ExtractJob = {
       kind: detection.kind,
       bytes,
@@ -154,7 +148,7 @@ export function createProducer(pool: Pool, timeoutMs: number): Producer {
       default:
         return cached(await runExtract(job, deadline, ms));
     }
-  }
+  };
 
   return {
     produce,

@@ -1,7 +1,8 @@
 /**
  * @module attachment-text/reader
  * The engine: an attachment's bytes → one page of its text. On the calling thread it only detects the kind
- * (detect.ts, the first 4 KB), hashes the bytes (Web Crypto, off the event loop), looks in the cache, and puts the
+ * (detect.ts, the first 4 KB), hashes the bytes (Web Crypto, off the event loop; an attachment from the blob store
+ * comes with its hash and is loaded whole only when the cache lacks its text), looks in the cache, and puts the
  * answer together; reading, HTML conversion and token counting run on the worker threads (pool.ts) within the
  * call's deadline. The whole text of each kind is produced by produce.ts.
  */
@@ -14,6 +15,7 @@ import type {
   AttachmentTextOptions,
   AttachmentTextReader,
   AttachmentTextReaderOptions,
+  StoredAttachment,
 } from './contracts.js';
 import { detect } from './detect.js';
 import { AttachmentTextError } from './errors.js';
@@ -42,8 +44,10 @@ function converterId(converter: ((html: string) => string) | undefined): number 
   return id;
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
-  return Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
+/** Bytes in hand, as a stored attachment: hashed here (Web Crypto, off the event loop). */
+async function inHand(bytes: Uint8Array): Promise<StoredAttachment> {
+  const sha256 = Buffer.from(await webcrypto.subtle.digest('SHA-256', bytes)).toString('hex');
+  return { sha256, size: bytes.length, head: bytes, load: () => Promise.resolve(bytes) };
 }
 
 /** Creates a reader: its threads start on first use. */
@@ -61,16 +65,22 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
   const pending = new Map<string, Promise<CachedText>>();
   const producer = createProducer(pool, timeoutMs);
 
-  async function extract(bytes: Uint8Array, call: AttachmentTextOptions = {}): Promise<AttachmentText> {
+  async function extract(
+    input: Uint8Array | StoredAttachment,
+    call: AttachmentTextOptions = {},
+  ): Promise<AttachmentText> {
     const ms = call.timeoutMs ?? timeoutMs;
     const deadline = performance.now() + ms;
-    if (bytes.length > maxBytes)
+    const size = input instanceof Uint8Array ? input.length : input.size;
+    if (size > maxBytes)
       throw new AttachmentTextError(
         'too_large',
-        `The attachment is ${bytes.length} bytes; attachments over ${maxBytes} bytes are not read.`,
+        `The attachment is ${size} bytes; attachments over ${maxBytes} bytes are not read.`,
       );
-    const hash = await sha256(bytes);
-    const detection = detect(bytes, call.contentType, call.filename);
+    // A stored attachment's hash is its address and its first bytes tell its kind: the whole is loaded on a miss.
+    const stored = input instanceof Uint8Array ? await inHand(input) : input;
+    const hash = stored.sha256;
+    const detection = detect(stored.head, call.contentType, call.filename);
     const limits = limitsOf(call);
     const key = `${hash}|${detection.kind}|${detection.contentType}|${JSON.stringify(limits)}|${converterId(call.htmlToMarkdown)}`;
     const digest = createHash('sha256').update(key).digest('hex').slice(0, 16);
@@ -89,7 +99,7 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
     if (!entry) {
       let producing = pending.get(key);
       if (!producing) {
-        producing = producer.produce(bytes, detection, call, limits, deadline, ms);
+        producing = stored.load().then((bytes) => producer.produce(bytes, detection, call, limits, deadline, ms));
         pending.set(key, producing);
         void producing.then(
           () => pending.delete(key),
@@ -128,7 +138,7 @@ export function createAttachmentTextReader(options: AttachmentTextReaderOptions 
       kind: entry.kind,
       contentType: entry.contentType,
       ...(call.filename ? { filename: call.filename } : {}),
-      bytes: bytes.length,
+      bytes: size,
       sha256: hash,
       ...entry.metadata,
       textReadable: readable,

@@ -1,14 +1,16 @@
 /**
  * @module messages/attachment-text-read
  * `read_attachment`: one page of a stored attachment's text. The bytes come from the blob store (an attachment over
- * the reader's byte limit is refused before any is read); src/attachment-text reads them off the event loop, caches
- * the whole text by content hash and cuts the page; this module writes the answer in the wire's snake_case.
+ * the reader's byte limit is refused before any is read, and the whole file only when its text is not cached);
+ * src/attachment-text reads them off the event loop, caches the whole text by content hash and cuts the page; this
+ * module writes the answer in the wire's snake_case.
  */
 import { readBlobChunks, type Database } from '../../storage/index.js';
 import {
   AttachmentTextError,
   READER_DEFAULTS,
   type AttachmentMetadata,
+  type AttachmentText,
   type AttachmentTextReader,
 } from '../attachment-text/index.js';
 import type { AttachmentTextPage, ReadAttachmentTextInput } from '../schemas/attachment-text.js';
@@ -69,14 +71,25 @@ export async function readAttachmentText(
       'too_large',
       `The attachment is ${row.size} bytes; attachments over ${READER_DEFAULTS.maxBytes} bytes are not read as text (download it instead).`,
     );
-  const parts: Buffer[] = [];
-  for await (const chunk of readBlobChunks(db.orm, row.blobHash)) parts.push(chunk);
-  const page = await reader.extract(Buffer.concat(parts), {
-    contentType: row.contentType,
-    filename: row.filename,
-    maxTokens: input.max_tokens,
-    cursor: input.cursor,
-  });
+  // The blob's address is its SHA-256 and its first chunk (512 KB) tells its kind: the rest is read only when the
+  // reader's cache lacks the text, so the pages after the first read one chunk, not the file.
+  const chunks = readBlobChunks(db.orm, row.blobHash);
+  let page: AttachmentText;
+  try {
+    const first = await chunks.next();
+    const head = first.done ? Buffer.alloc(0) : first.value;
+    const load = async () => {
+      const parts = [head];
+      for await (const chunk of chunks) parts.push(chunk);
+      return Buffer.concat(parts);
+    };
+    page = await reader.extract(
+      { sha256: row.blobHash, size: row.size, head, load },
+      { contentType: row.contentType, filename: row.filename, maxTokens: input.max_tokens, cursor: input.cursor },
+    );
+  } finally {
+    await chunks.return(undefined);
+  }
   return {
     id: row.id,
     grant_id: row.grantId,
