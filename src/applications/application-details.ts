@@ -23,9 +23,6 @@ import { countRedirectUris, redirectUrisOf } from './application-store.js';
 
 type RedirectUriRow = typeof tables.redirectUris.$inferSelect;
 
-/** An application may keep this many redirect URIs (a bound on what one caller can store). */
-export { MAX_REDIRECT_URIS };
-
 /** The fields of `value` that are set (zod's optional fields may hold undefined; the stored JSON never does). */
 function defined<V>(value: Record<string, V | undefined>): Record<string, V> {
   return Object.fromEntries(Object.entries(value).filter((entry): entry is [string, V] => entry[1] !== undefined));

@@ -2,7 +2,7 @@
  * @module connectors/connector-service
  * Connectors (`/v3/connectors`): at most one per provider and application, holding the OAuth client (the secret
  * sealed by the secret box, never returned), the default scopes and the settings that override the provider's
- * endpoints. `client()` and `endpoints()` are what the hosted OAuth flow reads.
+ * endpoints. `client()` is what the hosted OAuth flow reads.
  */
 import type { Principal } from '../access.js';
 import { AppError, invalid, notFound } from '../errors.js';
@@ -26,7 +26,7 @@ import {
   updateConnectorRow,
   type ConnectorRow,
 } from './connector-store.js';
-import type { ConnectorClient, ConnectorEndpoints, ConnectorService } from './contracts.js';
+import type { ConnectorClient, ConnectorService } from './contracts.js';
 import { connectorEndpoints } from './endpoints.js';
 
 /** Providers whose accounts sign in with OAuth at the provider: their connectors need a client id and secret. */
@@ -45,7 +45,7 @@ function storedSettings(settings: ConnectorSettingsInput | undefined): StoredSet
 }
 
 /** A row on the wire: `settings` with the client id, never the secret. */
-export function toConnector(row: ConnectorRow): Connector {
+function toConnector(row: ConnectorRow): Connector {
   return {
     provider: row.provider,
     name: row.name,
@@ -149,11 +149,6 @@ export function createConnectorService(deps: Pick<CoreDeps, 'db' | 'clock' | 'se
     async destroy(principal: Principal, provider: ConnectorProvider): Promise<void> {
       const removed = await db.write((tx) => deleteConnectorRow(tx, principal.applicationId, provider));
       if (!removed) throw notFound('Connector', provider);
-    },
-
-    async endpoints(principal: Principal, provider: ConnectorProvider): Promise<ConnectorEndpoints> {
-      const row = await requireRow(principal, provider);
-      return connectorEndpoints(row.provider, row.settings);
     },
 
     async client(principal: Principal, provider: ConnectorProvider): Promise<ConnectorClient> {

@@ -69,9 +69,7 @@ export interface ConnectorService {
   update(principal: Principal, input: UpdateConnectorInput): Promise<Connector>;
   /** Deletes the connector and its credentials. */
   destroy(principal: Principal, provider: ConnectorProvider): Promise<void>;
-  /** The effective endpoints of the provider's connector (see `connectorEndpoints`). */
-  endpoints(principal: Principal, provider: ConnectorProvider): Promise<ConnectorEndpoints>;
-  /** The connector's client with its secret opened, scopes and endpoints, for the hosted OAuth flow. */
+  /** The connector's client with its secret opened, scopes and effective endpoints (see `connectorEndpoints`), for the hosted OAuth flow. */
   client(principal: Principal, provider: ConnectorProvider): Promise<ConnectorClient>;
 }
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Principal } from '../access.js';
 import { AppError, invalid, notFound } from '../errors.js';
-import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { CoreDeps } from '../ports/index.js';
 import type {
   ConnectorProvider,
@@ -62,7 +62,7 @@ function hashData(data: CredentialData): string {
 }
 
 /** A row on the wire: never the data. */
-export function toCredential(row: CredentialRow): Credential {
+function toCredential(row: CredentialRow): Credential {
   return {
     id: row.id,
     name: row.name,
@@ -105,11 +105,8 @@ export function createCredentialService(deps: Pick<CoreDeps, 'db' | 'clock' | 's
         sortBy,
         order: input.order_by ?? 'desc',
       });
-      const more = rows.length > limit;
-      return {
-        data: rows.slice(0, limit).map(toCredential),
-        ...(more ? { next_cursor: encodeCursor([offset + limit]) } : {}),
-      };
+      // The cursor is the offset of the next page: the SDK pages credentials by offset.
+      return toPage(rows, limit, () => [offset + limit], toCredential);
     },
 
     async find(principal: Principal, provider: ConnectorProvider, credentialId: string): Promise<Credential> {

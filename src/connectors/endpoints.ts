@@ -18,7 +18,7 @@ interface ProviderDefaults {
 }
 
 /** Microsoft's tenant when the connector names none: any work, school or personal account. */
-export const MICROSOFT_DEFAULT_TENANT = 'common';
+const MICROSOFT_DEFAULT_TENANT = 'common';
 
 /**
  * The real providers' endpoints. Google: OAuth 2.0 for web server apps, OpenID Connect userinfo, IMAP/SMTP with

@@ -11,6 +11,6 @@ export type {
   CredentialService,
   OpenedCredential,
 } from './contracts.js';
-export { createConnectorService, toConnector } from './connector-service.js';
-export { createCredentialService, toCredential } from './credential-service.js';
-export { connectorEndpoints, MICROSOFT_DEFAULT_TENANT } from './endpoints.js';
+export { createConnectorService } from './connector-service.js';
+export { createCredentialService } from './credential-service.js';
+export { connectorEndpoints } from './endpoints.js';

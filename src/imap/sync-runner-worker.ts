@@ -3,7 +3,7 @@
  * The account workers of the runner (./sync-runner.ts): finding the accounts that are due, one account's loop of
  * passes and waits (IDLE on INBOX, or polling), its connection and the fetch session of a pass.
  */
-import { and, eq, isNull, lte, ne, or } from 'drizzle-orm';
+import { and, eq, inArray, isNull, lte, ne, or } from 'drizzle-orm';
 import { imapAccounts, imapFolders } from '../../storage/schema/connected.js';
 import { AppError } from '../errors.js';
 import { describeFailure, endpointsOf, failureOf, type ImapSession } from './connection.js';
@@ -72,32 +72,36 @@ export function pause(state: RunnerState, grantId: string, worker: AccountWorker
   });
 }
 
+/** What the last pass saw of a folder: its path, UIDNEXT and HIGHESTMODSEQ (null until synced, or without CONDSTORE). */
+interface FolderMark {
+  path: string;
+  uidNext: number | null;
+  highestModseq: string | null;
+}
+
+/** Whether a folder's SELECT or STATUS shows a change since the last pass: a higher UIDNEXT, or another HIGHESTMODSEQ. */
+function movedOn(
+  mark: FolderMark,
+  seen: { uidNext?: number | undefined; highestModseq?: bigint | undefined },
+): boolean {
+  return (
+    (seen.uidNext ?? 0) > (mark.uidNext ?? 0) ||
+    (seen.highestModseq !== undefined &&
+      mark.highestModseq !== null &&
+      seen.highestModseq.toString() !== mark.highestModseq)
+  );
+}
+
 /**
- * Whether the account's Drafts folder changed since its last sync (its STATUS: a higher UIDNEXT, or another
- * HIGHESTMODSEQ), as a draft saved again in another mail client changes it. False without a synced Drafts folder.
+ * Whether the account's synced Drafts folder changed since its last pass (its STATUS, see {@link movedOn}), as a
+ * draft saved again in another mail client changes it.
  */
-export async function draftsChanged(
-  state: RunnerState,
-  grantId: string,
-  client: ImapSession['client'],
-): Promise<boolean> {
-  const [drafts] = await state.db.orm
-    .select({ path: imapFolders.path, uidNext: imapFolders.uidNext, highestModseq: imapFolders.highestModseq })
-    .from(imapFolders)
-    .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'drafts')))
-    .limit(1);
-  if (!drafts || drafts.uidNext === null) return false;
+async function draftsChanged(client: ImapSession['client'], drafts: FolderMark): Promise<boolean> {
   const status = await client.status(drafts.path, {
     uidNext: true,
     ...(drafts.highestModseq !== null ? { highestModseq: true } : {}),
   });
-  if (status === false) return false;
-  return (
-    (status.uidNext ?? 0) > drafts.uidNext ||
-    (status.highestModseq !== undefined &&
-      drafts.highestModseq !== null &&
-      status.highestModseq.toString() !== drafts.highestModseq)
-  );
+  return status !== false && movedOn(drafts, status);
 }
 
 /**
@@ -119,21 +123,23 @@ export async function idle(
     worker.selectingInbox = false;
   });
   if (worker.changed) return 'inbox';
+  // What the last pass saw of INBOX and Drafts, read once: no pass of this account writes them while it waits.
+  const folders = await state.db.orm
+    .select({
+      folderId: imapFolders.folderId,
+      path: imapFolders.path,
+      uidNext: imapFolders.uidNext,
+      highestModseq: imapFolders.highestModseq,
+    })
+    .from(imapFolders)
+    .where(and(eq(imapFolders.grantId, grantId), inArray(imapFolders.folderId, ['inbox', 'drafts'])));
+  const inbox = folders.find((folder) => folder.folderId === 'inbox');
   // A change made while a pass was in other folders, or that the SELECT itself reported, told nobody: the SELECT
   // shows it against what the last INBOX sync saw (its STATUS at the start).
-  const [inbox] = await state.db.orm
-    .select({ uidNext: imapFolders.uidNext, highestModseq: imapFolders.highestModseq })
-    .from(imapFolders)
-    .where(and(eq(imapFolders.grantId, grantId), eq(imapFolders.folderId, 'inbox')))
-    .limit(1);
-  if (
-    inbox &&
-    (box.uidNext > (inbox.uidNext ?? 0) ||
-      (box.highestModseq !== undefined &&
-        inbox.highestModseq !== null &&
-        box.highestModseq.toString() !== inbox.highestModseq))
-  )
-    return 'inbox';
+  if (inbox && movedOn(inbox, box)) return 'inbox';
+  // Only a Drafts folder synced at least once is watched.
+  const draftsFolder = folders.find((folder) => folder.folderId === 'drafts');
+  const drafts = draftsFolder?.uidNext != null ? draftsFolder : undefined;
   return new Promise((resolve) => {
     let done = false;
     const finish = (why: 'inbox' | 'full' | 'closed' | 'yield') => {
@@ -141,7 +147,7 @@ export async function idle(
       done = true;
       clearTimeout(timer);
       clearInterval(contention);
-      clearInterval(drafts);
+      clearInterval(draftsCheck);
       worker.onChange = () => undefined;
       client.off('close', onClose);
       state.aborter.signal.removeEventListener('abort', onClose);
@@ -157,16 +163,18 @@ export async function idle(
     // IDLE hears INBOX only: a STATUS of Drafts now and then (it ends the IDLE, which resumes) sees a draft saved again
     // in another mail client; a change there runs a full pass. A STATUS that fails is left to the next one.
     let checking = false;
-    const drafts = setInterval(() => {
-      if (checking || done) return;
-      checking = true;
-      draftsChanged(state, grantId, client)
-        .then((changed) => changed && finish('full'))
-        .catch(() => undefined)
-        .finally(() => {
-          checking = false;
-        });
-    }, DRAFTS_CHECK_MS);
+    const draftsCheck =
+      drafts &&
+      setInterval(() => {
+        if (checking || done) return;
+        checking = true;
+        draftsChanged(client, drafts)
+          .then((changed) => changed && finish('full'))
+          .catch(() => undefined)
+          .finally(() => {
+            checking = false;
+          });
+      }, DRAFTS_CHECK_MS);
     worker.onChange = () => finish('inbox');
     client.on('close', onClose);
     state.aborter.signal.addEventListener('abort', onClose);

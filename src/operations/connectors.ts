@@ -57,14 +57,12 @@ export const createConnector = defineOperation({
   run: (core, input, { principal }) => core.accounts.connectors.create(principal, input),
 });
 
-const updateConnectorDescription =
-  'Changes a connector: name, scope, active_credential_id (null clears it) or settings. settings replaces the stored settings wholesale, ' +
-  'except client_id and client_secret, which are kept unless given.';
-
 export const updateConnector = defineOperation({
   name: 'update_connector',
   title: 'Update a connector',
-  description: updateConnectorDescription,
+  description:
+    'Changes a connector: name, scope, active_credential_id (null clears it) or settings. settings replaces the stored settings wholesale, ' +
+    'except client_id and client_secret, which are kept unless given.',
   input: UpdateConnectorInputSchema,
   output: ConnectorSchema,
   hints: { readOnly: false, idempotent: true },
@@ -73,17 +71,14 @@ export const updateConnector = defineOperation({
   run: (core, input, { principal }) => core.accounts.connectors.update(principal, input),
 });
 
-// The nylas SDK (8.x) sends connectors.update as PUT; Nylas documents PATCH. Both are answered alike.
+// The nylas SDK (8.x) sends connectors.update as PUT; Nylas documents PATCH. Both are answered alike: the PUT route
+// is the PATCH operation under its own name (an operation has one route, and OpenAPI one operationId per route).
 export const updateConnectorByPut = defineOperation({
+  ...updateConnector,
   name: 'update_connector_put',
   title: 'Update a connector (PUT)',
-  description: `${updateConnectorDescription} The same as PATCH, as the nylas SDK sends it.`,
-  input: UpdateConnectorInputSchema,
-  output: ConnectorSchema,
-  hints: { readOnly: false, idempotent: true },
+  description: `${updateConnector.description} The same as PATCH, as the nylas SDK sends it.`,
   http: { method: 'PUT', path: '/connectors/:provider' },
-  tool: false,
-  run: (core, input, { principal }) => core.accounts.connectors.update(principal, input),
 });
 
 export const deleteConnector = defineOperation({

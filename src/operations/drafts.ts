@@ -107,6 +107,5 @@ export const sendDraft = defineOperation({
   },
   tool: true,
   agent: { sends: 'draft' },
-  run: (core, input, { principal, idempotencyKey, onIdempotentReplay }) =>
-    core.sending.drafts.send(principal, input, { idempotencyKey, onIdempotentReplay }),
+  run: (core, input, context) => core.sending.drafts.send(context.principal, input, context),
 });

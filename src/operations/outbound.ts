@@ -32,8 +32,7 @@ export const sendMessage = defineOperation({
   },
   tool: true,
   agent: { sends: 'message', omit: ['from', 'reply_to', 'custom_headers', 'use_draft'] },
-  run: (core, input, { principal, idempotencyKey, onIdempotentReplay }) =>
-    core.sending.outbound.send(principal, input, { idempotencyKey, onIdempotentReplay }),
+  run: (core, input, context) => core.sending.outbound.send(context.principal, input, context),
 });
 
 export const listScheduledMessages = defineOperation({
