@@ -16,7 +16,7 @@ import type { StoredAuthentication, Trust, TrustAddress, TrustGrant, TrustMessag
 import { knownContactsOf, knownIdsOf, referencesOf } from './trust-store.js';
 
 /** How long a mailbox's contacts are used before they are read again, in milliseconds. */
-export const CONTACTS_FRESH_MS = 2_000;
+const CONTACTS_FRESH_MS = 2_000;
 /** Mailboxes whose contacts are kept at most. */
 const CONTACTS_KEPT = 256;
 /** Messages whose body verdicts are kept at most (each a few hundred bytes). */
