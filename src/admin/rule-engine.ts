@@ -103,7 +103,7 @@ function valuesOf(input: EvaluationInput, field: StoredRuleCondition['field']): 
 }
 
 /** Whether a rule's condition reads the message's `trust` block (then ingest computes it: see needsTrust). */
-export function isTrustCondition(condition: StoredRuleCondition): boolean {
+function isTrustCondition(condition: StoredRuleCondition): boolean {
   return condition.field === 'trust.injection' || condition.field === 'trust.dmarc';
 }
 

@@ -63,13 +63,19 @@ export async function loadRaw(db: Executor, row: Pick<MessageRow, 'id' | 'seq' |
   return raw;
 }
 
-/** Rows → wire messages in the shape `fields` and `select` ask for. */
-export async function presentWithFields(
-  db: Executor,
+/**
+ * Rows → wire messages in the shape `fields` and `select` ask for; with `withTrust`, `trust` added to them (see
+ * {@link addTrust}), made from the whole messages before `select` leaves out what the verdicts read.
+ */
+async function presentWithFields(
+  state: MessageState,
+  grant: TrustGrant,
   rows: PresentedMessageRow[],
   fields: MessageFields | undefined,
   select: string | undefined,
+  withTrust = false,
 ): Promise<Message[]> {
+  const db = state.db.orm;
   if (fields === 'raw_mime') {
     const out: Message[] = [];
     for (const row of rows) out.push(toRawMimeMessage(row, await loadRaw(db, row)));
@@ -85,7 +91,9 @@ export async function presentWithFields(
           : headers.filter((header) => BASIC_HEADERS.has(header.name.toLowerCase()));
     }
   }
-  return select === undefined ? messages : messages.map((message) => selectFields(message, select) as Message);
+  const selected =
+    select === undefined ? messages : messages.map((message) => selectFields(message, select) as Message);
+  return withTrust ? addTrust(state, grant, messages, selected, select) : selected;
 }
 
 /**
@@ -163,16 +171,8 @@ export async function listMessages(
   const last = page[page.length - 1];
   const data = await addDeliveryStatus(
     state,
-    // On a list, only when `select` names it: the list from kept JSON (listMessagesJson) answers the same bytes.
-    input.select === undefined
-      ? await presentWithFields(state.db.orm, page, input.fields, input.select)
-      : await addTrust(
-          state,
-          grant,
-          await presentWithFields(state.db.orm, page, input.fields, input.select),
-          input.fields,
-          input.select,
-        ),
+    // `trust` on a list only when `select` names it: the list from kept JSON (listMessagesJson) answers the same bytes.
+    await presentWithFields(state, grant, page, input.fields, input.select, input.select !== undefined),
     input.fields,
     input.select,
   );
@@ -286,33 +286,25 @@ export async function listMessagesJson(
   return { data: [bytes], ...cursor };
 }
 
-/** Adds `trust` to received messages (not to the raw_mime form, nor when `select` leaves it out). */
+/**
+ * Adds `trust` to the received ones of `selected` (the raw_mime form has none; nor is it added when `select` leaves it
+ * out). The verdicts are made from `whole`, the same messages before `select`: it may have left out what they read.
+ */
 async function addTrust(
   state: MessageState,
   grant: TrustGrant,
-  messages: Message[],
-  fields: MessageFields | undefined,
+  whole: Message[],
+  selected: Message[],
   select: string | undefined,
 ): Promise<Message[]> {
-  if (fields === 'raw_mime' || messages.length === 0) return messages;
-  if (select !== undefined && !select.split(',').includes('trust')) return messages;
-  // `select` may have left out what the verdicts read: they are made from the whole message.
-  const whole =
-    select === undefined
-      ? messages
-      : await presentMessages(
-          state.db.orm,
-          await messagesByIds(state.db.orm, {
-            grant: grant.id,
-            ids: JSON.stringify(messages.map((message) => message.id)),
-          }),
-        );
+  if (whole.length === 0) return selected;
+  if (select !== undefined && !select.split(',').includes('trust')) return selected;
   const verdicts = await state.trustReader.assess(grant, whole);
-  for (const message of messages) {
+  for (const message of selected) {
     const trust = verdicts.get(message.id);
     if (trust) message.trust = trust;
   }
-  return messages;
+  return selected;
 }
 
 /** One message. */
@@ -321,13 +313,7 @@ export async function findMessage(state: MessageState, principal: Principal, inp
   const row = await requireMessage(state.db.orm, grant.id, input.message_id);
   const [message] = await addDeliveryStatus(
     state,
-    await addTrust(
-      state,
-      grant,
-      await presentWithFields(state.db.orm, [row], input.fields, input.select),
-      input.fields,
-      input.select,
-    ),
+    await presentWithFields(state, grant, [row], input.fields, input.select, true),
     input.fields,
     input.select,
   );

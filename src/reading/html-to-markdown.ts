@@ -12,6 +12,7 @@ import type { HtmlConversion, HtmlToMarkdownOptions, ReadLink } from './contract
 import { sameColour, type Colour } from './css.js';
 import { readHtml, type ElementNode, type TreeNode } from './html-tree.js';
 import { linkable, markdownDestination, resolveLink } from './links.js';
+import { FROM_WORD } from './quotes.js';
 import { TextWriter, type Segment } from './text-writer.js';
 
 /** Output bound by default, in characters. */
@@ -61,8 +62,6 @@ const LINE_BLOCKS = new Set([
 ]);
 /** Elements allowed inside a data table's cells (anything else makes the table layout). */
 const INLINE_IN_CELL = new Set(['a', 'b', 'strong', 'i', 'em', 'span', 'img', 'br', 'code', 'kbd', 'tt', 'samp']);
-/** Words that begin Outlook's header of a quoted message, in the languages of its localised clients. */
-const HEADER_WORD = /^(from|von|de|da|van|från|fra|od|от|lähettäjä|kimden|feladó|发件人|差出人)\s?[:：]/i;
 
 /** A table's rows and cells, as read from its structure. */
 interface TableShape {
@@ -377,7 +376,7 @@ function startsWithHeaderWord(node: ElementNode): boolean {
   for (let step = 0; step < 12; step++) {
     const child = current.children.find((candidate) => typeof candidate !== 'string' || candidate.trim().length > 0);
     if (child === undefined) return false;
-    if (typeof child === 'string') return HEADER_WORD.test(child.trim().replace(/^\*+/, ''));
+    if (typeof child === 'string') return FROM_WORD.test(child.trim().replace(/^\*+/, ''));
     current = child;
   }
   return false;

@@ -36,7 +36,7 @@ import { collapse, type ElementNode, type Frame, type TreeBuilder } from './html
 
 export const top = (b: TreeBuilder): Frame => b.stack[b.stack.length - 1]!;
 
-export function pop(b: TreeBuilder, end: number): void {
+function pop(b: TreeBuilder, end: number): void {
   const frame = b.stack.pop()!;
   const count = b.openCount.get(frame.name) ?? 1;
   b.openCount.set(frame.name, count - 1);
@@ -73,7 +73,7 @@ export function keepHidden(b: TreeBuilder, text: string): void {
   b.hiddenKept += piece.length + 1;
 }
 
-export function countText(b: TreeBuilder, frame: Frame, text: string): void {
+function countText(b: TreeBuilder, frame: Frame, text: string): void {
   if (frame.skip) return;
   const visible = text.trim().length;
   if (visible > 0) {
@@ -116,7 +116,7 @@ export function flushText(b: TreeBuilder): void {
   appendText(b, frame.node, text);
 }
 
-export function appendText(b: TreeBuilder, node: ElementNode, text: string): void {
+function appendText(b: TreeBuilder, node: ElementNode, text: string): void {
   // Each text is a child of its own: concatenating them would make a rope that every later look at its last
   // character flattens again (quadratic when 100,000 texts land in one node below the depth bound).
   const children = node.children;
@@ -131,7 +131,7 @@ export function appendText(b: TreeBuilder, node: ElementNode, text: string): voi
 }
 
 /** Implied end tags before an element named `name` opens (HTML's rules, for what mail uses). */
-export function closeImplied(b: TreeBuilder, name: string): void {
+function closeImplied(b: TreeBuilder, name: string): void {
   let frame = top(b);
   if (frame.head >= 0 && !HEAD_CONTENT.has(name)) {
     popTo(b, frame.head, b.tagStart);
@@ -250,12 +250,7 @@ export function openElement(b: TreeBuilder, name: string, selfClosing: boolean):
 }
 
 /** The b.attributes a kept node needs. */
-export function describe(
-  b: TreeBuilder,
-  node: ElementNode,
-  name: string,
-  declarations: Declarations | undefined,
-): void {
+function describe(b: TreeBuilder, node: ElementNode, name: string, declarations: Declarations | undefined): void {
   switch (name) {
     case 'a': {
       const href = b.attributes.href?.trim();
@@ -312,14 +307,14 @@ export function describe(
   }
 }
 
-export function markHeaderCell(b: TreeBuilder): void {
+function markHeaderCell(b: TreeBuilder): void {
   const tableIndex = top(b).table;
   if (tableIndex < 0) return;
   const tableNode = b.stack[tableIndex]!.node;
   if (tableNode !== null && tableNode.name === 'table') tableNode.hasHeaderCell = true;
 }
 
-export function voidElement(
+function voidElement(
   b: TreeBuilder,
   name: string,
   parent: Frame,
@@ -350,7 +345,7 @@ export function voidElement(
 }
 
 /** Whether an image is drawn at no size or at the 1×1 (or 2×2) of a tracking pixel. */
-export function zeroSize(b: TreeBuilder, declarations: Declarations | undefined): boolean {
+function zeroSize(b: TreeBuilder, declarations: Declarations | undefined): boolean {
   const width = lengthInPx(b.attributes.width) ?? lengthInPx(declarations?.get('width'));
   const height = lengthInPx(b.attributes.height) ?? lengthInPx(declarations?.get('height'));
   return (width !== undefined && width <= 2) || (height !== undefined && height <= 2);
@@ -375,7 +370,7 @@ export function closeElement(b: TreeBuilder, name: string, end: number): void {
   popTo(b, index, end);
 }
 
-export function openElementNamed(b: TreeBuilder, name: string): void {
+function openElementNamed(b: TreeBuilder, name: string): void {
   b.attributes = {};
   openElement(b, name, false);
 }

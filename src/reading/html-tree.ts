@@ -6,7 +6,8 @@
  *
  * While reading it decides what is hidden (see reading/css) and leaves it out of the tree, counting its characters;
  * styles, scripts, the head, templates, noscript and SVG are left out without counting. Elements nested deeper than
- * {@link MAX_TREE_DEPTH} still count for hiding and colours but add no node (their content joins the deepest node).
+ * `MAX_TREE_DEPTH` (./html-elements.ts) still count for hiding and colours but add no node (their content joins the
+ * deepest node).
  * Only elements that shape the reading get a node (blocks, lists, tables, links, emphasis, images); the others
  * (`span`, `font`, unknown tags) pass their content to their parent, unless they change the text colour.
  */
@@ -16,7 +17,6 @@ import { MAX_ATTRIBUTE } from './html-elements.js';
 import { closeElement, flushText, keepHidden, openElement, popTo, top } from './html-tree-build.js';
 import { collapse, type ElementNode, type Frame, type HtmlTree, type TreeBuilder } from './html-tree-state.js';
 
-export { MAX_HIDDEN_TEXT, MAX_TREE_DEPTH } from './html-elements.js';
 export type { ElementNode, HtmlTree, TreeNode } from './html-tree-state.js';
 
 /** Reads HTML into the tree of what a person sees (see the module comment). */

@@ -50,7 +50,8 @@ const WROTE_END = new RegExp(`(${WROTE_VERBS.map(escapeRegExp).join('|')})\\s?[:
 /** The word an attribution starts with (`On`, `Am`, `Le`, `El`, …). */
 const ON_WORD = /^(on|am|le|el|il giorno|il|op|em|på|den|w dniu|dne|в|el día)\s/i;
 
-const FROM_WORD = /^(from|von|de|da|van|från|fra|od|от|lähettäjä|kimden|feladó|发件人|差出人)\s?[:：]/i;
+/** The word that begins a quoted message's header block (`From:` of Outlook's and other clients' localised headers). */
+export const FROM_WORD = /^(from|von|de|da|van|från|fra|od|от|lähettäjä|kimden|feladó|发件人|差出人)\s?[:：]/i;
 const SENT_WORD =
   /^(sent|gesendet|envoyé|enviado|inviato|verzonden|skickat|sendt|wysłano|отправлено|date|datum|fecha|data|päivämäärä|tarih|发送时间|日時)\s?[:：]/i;
 const TO_WORD = /^(to|an|à|para|a|aan|till|til|do|кому|vastaanottaja|kime|收件人|宛先|cc|kopie|copie)\s?[:：]/i;

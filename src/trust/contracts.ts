@@ -116,17 +116,14 @@ export const MAX_KNOWN_CONTACTS = 5_000;
 /** What {@link assessTrust} answers: the wire block. */
 export type TrustAssessment = Trust;
 
-/** The mailbox a {@link TrustReader} reads for: the grant's id and, when the caller has it, its address. */
+/** The mailbox a {@link TrustReader} reads for: the grant's id and its address. */
 export interface TrustGrant {
   id: string;
-  email?: string | undefined;
+  email: string;
 }
 
 /** A message as the reader takes it: its wire form (what a read already made). */
-export type TrustMessage = Pick<
-  Message,
-  'id' | 'thread_id' | 'subject' | 'from' | 'reply_to' | 'body' | 'authentication_results'
->;
+export type TrustMessage = Pick<Message, 'id' | 'subject' | 'from' | 'reply_to' | 'body' | 'authentication_results'>;
 
 /** What createTrustReader() returns (src/trust/trust-reader.ts): the `trust` block of stored messages, at read time. */
 export interface TrustReader {

@@ -3,15 +3,7 @@
  * The front door of src/trust/: the `trust` block of a received message (issue 35, item 5) as pure functions over data
  * the caller gathers. {@link assessTrust} makes the whole block; the parts are exported for rules and tests.
  */
-export {
-  assessContent,
-  assessSender,
-  assessTrust,
-  lookalikeDomain,
-  referenceDomains,
-  type ContentTrust,
-  type SenderTrust,
-} from './assess.js';
+export { assessContent, assessTrust, lookalikeDomain, referenceDomains, type ContentTrust } from './assess.js';
 export { createTrustReader } from './trust-reader.js';
 export {
   authResultOf,

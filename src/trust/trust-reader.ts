@@ -13,10 +13,10 @@ import type { Executor } from '../../storage/index.js';
 import { assessContent, assessSender, type ContentTrust } from './assess.js';
 import { readTrustBody } from './body.js';
 import type { StoredAuthentication, Trust, TrustAddress, TrustGrant, TrustMessage, TrustReader } from './contracts.js';
-import { grantEmailOf, knownContactsOf, knownIdsOf, referencesOf } from './trust-store.js';
+import { knownContactsOf, knownIdsOf, referencesOf } from './trust-store.js';
 
 /** How long a mailbox's contacts are used before they are read again, in milliseconds. */
-export const CONTACTS_FRESH_MS = 2_000;
+const CONTACTS_FRESH_MS = 2_000;
 /** Mailboxes whose contacts are kept at most. */
 const CONTACTS_KEPT = 256;
 /** Messages whose body verdicts are kept at most (each a few hundred bytes). */
@@ -26,18 +26,6 @@ const CONTENT_KEPT = 20_000;
 export function createTrustReader({ db }: { db: { orm: Executor } }): TrustReader {
   const contacts = new Map<string, { at: number; value: Promise<TrustAddress[]> }>();
   const content = new Map<string, { length: number; value: ContentTrust }>();
-  /** Mailboxes' addresses (a grant's address does not change). */
-  const emails = new Map<string, string>();
-
-  async function emailOf(grant: TrustGrant): Promise<string> {
-    if (grant.email !== undefined) return grant.email;
-    const kept = emails.get(grant.id);
-    if (kept !== undefined) return kept;
-    const email = (await grantEmailOf(db.orm, grant.id)) ?? '';
-    if (emails.size >= CONTACTS_KEPT * 16) emails.clear();
-    emails.set(grant.id, email);
-    return email;
-  }
 
   function contactsOf(grantId: string): Promise<TrustAddress[]> {
     const now = performance.now();
@@ -65,8 +53,7 @@ export function createTrustReader({ db }: { db: { orm: Executor } }): TrustReade
     async assess(grant: TrustGrant, messages: readonly TrustMessage[]): Promise<Map<string, Trust>> {
       const out = new Map<string, Trust>();
       if (messages.length === 0) return out;
-      const [email, knownContacts, references] = await Promise.all([
-        emailOf(grant),
+      const [knownContacts, references] = await Promise.all([
         contactsOf(grant.id),
         referencesOf(
           db.orm,
@@ -83,7 +70,7 @@ export function createTrustReader({ db }: { db: { orm: Executor } }): TrustReade
         for (const id of entry.references) headerIds.add(id);
       }
       const known = await knownIdsOf(db.orm, grant.id, [...threadIds], [...headerIds]);
-      const mailbox = { email };
+      const mailbox = { email: grant.email };
       for (const message of messages) {
         const named = references.get(message.id);
         const inThread = named ? known.get(named.threadId) : undefined;

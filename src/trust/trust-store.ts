@@ -109,13 +109,3 @@ export async function knownIdsOf(
   }
   return out;
 }
-
-/** The address of a mailbox; undefined when it is gone. */
-export async function grantEmailOf(db: Executor, grantId: string): Promise<string | undefined> {
-  const rows = await db
-    .select({ email: tables.grants.email })
-    .from(tables.grants)
-    .where(eq(tables.grants.id, grantId))
-    .limit(1);
-  return rows[0]?.email;
-}

@@ -55,7 +55,7 @@ export function createInboundPipeline(
     enforcement,
     stages = {},
     parser,
-  }: { enforcement: Enforcement; stages?: InboundStages; parser?: Pick<MimeParser, 'parse'> | undefined },
+  }: { enforcement: Enforcement; stages?: InboundStages; parser: Pick<MimeParser, 'parse'> },
 ): InboundPipeline {
   const { clock, newId } = deps;
   const pipeline: PipelineState = {

@@ -90,7 +90,7 @@ export async function decide(pipeline: PipelineState, message: PipelineMessage):
   }
 
   let trust: IngestTrust | undefined;
-  if (pipeline.parser && trustNeeded(applied)) {
+  if (trustNeeded(applied)) {
     try {
       trust = await ingestTrust(pipeline.parser, raw, authentication);
     } catch (error) {

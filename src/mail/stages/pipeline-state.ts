@@ -44,5 +44,5 @@ export interface PipelineState {
   usage: UsageMeter;
   log: EvaluationLog;
   /** The parser pool, for the trust block of messages whose rules read it (./trust-stage.ts). */
-  parser?: Pick<MimeParser, 'parse'> | undefined;
+  parser: Pick<MimeParser, 'parse'>;
 }
