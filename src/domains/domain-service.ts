@@ -13,11 +13,9 @@
  * (./domain-writes.ts), its verification (./domain-verification.ts) of the records it asks for
  * (./domain-records.ts), what they share (./domain-state.ts) and the wire form of a row (./domain-mapper.ts).
  */
-import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/index.js';
-import type { Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
 import type { DomainService } from './contracts.js';
 import { findDomain, listDomains } from './domain-reads.js';
 import type { DomainState } from './domain-state.js';
@@ -39,56 +37,15 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
     windowDays: config.deliverability.domain.pauseWindowDays,
   };
 
+  // Each method is typed and documented by DomainService (./contracts.ts) and its function.
   return {
-    /** A page of the application's domains, oldest first. */
-    list: (principal: Principal, input: { limit?: number | undefined; page_token?: string | undefined }) =>
-      listDomains(state, principal, input),
-
-    /** One domain of the application. */
-    find: (principal: Principal, domainId: string): Promise<Domain> => findDomain(state, principal, domainId),
-
-    /**
-     * Registers a domain. `*.<AGENTPOST_TRIAL_DOMAIN>` is a trial domain, usable at once; any other is custom
-     * and waits for DNS verification. An address can belong to one application only (409).
-     */
-    create: (
-      principal: Principal,
-      input: { name: string; domain_address: string; warm_up?: boolean | undefined },
-    ): Promise<Domain> => createDomain(state, principal, input),
-
-    /**
-     * Renames a domain (the address itself never changes), puts it on its warm-up ramp (`warm_up: true`, starting
-     * today unless it is on it already) or off it (`false`), or resumes its paused sending (`sending.status:
-     * "active"`, recorded with `requestId` as the actor; `domain.updated` goes out).
-     */
-    update: (
-      principal: Principal,
-      input: {
-        domain_id: string;
-        name?: string | undefined;
-        warm_up?: boolean | undefined;
-        sending?: { status: 'active' } | undefined;
-      },
-      context?: { requestId?: string | undefined },
-    ): Promise<Domain> => updateDomain(state, principal, input, context),
-
-    /** Removes a domain. Accounts on it keep their mail but no new ones can be made on it. */
-    destroy: (principal: Principal, domainId: string): Promise<void> => destroyDomain(state, principal, domainId),
-
-    /** The DNS record to publish for a verification type, and whether it is verified already. */
-    info: (
-      principal: Principal,
-      input: { domain_id: string; type: VerificationType },
-    ): Promise<DomainVerificationResult> => verificationInfo(state, principal, input),
-
-    /** Looks the record up in DNS now; on success the domain's flag is set. */
-    verify: (
-      principal: Principal,
-      input: { domain_id: string; type: VerificationType },
-    ): Promise<DomainVerificationResult> => verifyDomain(state, principal, input),
-
-    /** Registers `AGENTPOST_DOMAINS` as verified domains of an application (idempotent). */
-    ensureVerified: (applicationId: string, addresses: readonly string[]): Promise<void> =>
-      ensureVerified(state, applicationId, addresses),
+    list: (principal, input) => listDomains(state, principal, input),
+    find: (principal, domainId) => findDomain(state, principal, domainId),
+    create: (principal, input) => createDomain(state, principal, input),
+    update: (principal, input, context) => updateDomain(state, principal, input, context),
+    destroy: (principal, domainId) => destroyDomain(state, principal, domainId),
+    info: (principal, input) => verificationInfo(state, principal, input),
+    verify: (principal, input) => verifyDomain(state, principal, input),
+    ensureVerified: (applicationId, addresses) => ensureVerified(state, applicationId, addresses),
   };
 }

@@ -82,8 +82,12 @@ export async function checkParent({ db }: FolderState, grantId: string, parentId
   }
 }
 
-/** Whether a write failed on the unique folder name of a mailbox. */
-export function nameTaken(error: unknown): boolean {
-  const text = String((error as { cause?: unknown })?.cause ?? error);
-  return text.includes('UNIQUE') && text.includes('folders');
+/** A write that failed on the unique folder name of a mailbox is a 409 naming `name`; any other failure is rethrown. */
+export function nameConflict(name: string | undefined) {
+  return (error: unknown): never => {
+    const text = String((error as { cause?: unknown })?.cause ?? error);
+    if (text.includes('UNIQUE') && text.includes('folders'))
+      throw new AppError('conflict', `name: a folder named ${JSON.stringify(name)} already exists.`, { field: 'name' });
+    throw error;
+  };
 }

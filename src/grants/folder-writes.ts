@@ -13,7 +13,7 @@ import { lastSortOrderOf } from './folder-store.js';
 import {
   checkParent,
   FIRST_USER_SORT_ORDER,
-  nameTaken,
+  nameConflict,
   present,
   requireFolder,
   type FolderState,
@@ -58,13 +58,7 @@ export async function createFolder(
       });
       return folder!;
     })
-    .catch((error: unknown) => {
-      if (nameTaken(error))
-        throw new AppError('conflict', `name: a folder named ${JSON.stringify(input.name)} already exists.`, {
-          field: 'name',
-        });
-      throw error;
-    });
+    .catch(nameConflict(input.name));
   return row;
 }
 
@@ -110,13 +104,7 @@ export async function updateFolder(
       });
       return folder!;
     })
-    .catch((error: unknown) => {
-      if (nameTaken(error))
-        throw new AppError('conflict', `name: a folder named ${JSON.stringify(input.name)} already exists.`, {
-          field: 'name',
-        });
-      throw error;
-    });
+    .catch(nameConflict(input.name));
 }
 
 /** Deletes a folder the user made; system folders cannot be deleted. */

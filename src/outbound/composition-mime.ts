@@ -16,7 +16,7 @@ import { domainOf } from './routing.js';
 
 /** Signs with the sender domain's DKIM key when the domain has one and its DKIM record is verified. */
 async function sign(state: ComposerState, raw: Buffer, fromEmail: string): Promise<Buffer> {
-  const { db, deps } = state;
+  const { db, secrets } = state;
   const domain = domainOf(fromEmail);
   const [row] = await db.orm.select().from(tables.domains).where(eq(tables.domains.domainAddress, domain)).limit(1);
   if (!row?.verifiedDkim || !row.dkimPrivateKeyPem || !row.dkimSelector) return raw;
@@ -24,7 +24,7 @@ async function sign(state: ComposerState, raw: Buffer, fromEmail: string): Promi
   return dkimSign(raw, {
     domainName: domain,
     keySelector: row.dkimSelector,
-    privateKey: openStored(deps.secrets, row.dkimPrivateKeyPem),
+    privateKey: openStored(secrets, row.dkimPrivateKeyPem),
   });
 }
 

@@ -43,9 +43,7 @@ export function createComposer(
   deps: Pick<CoreDeps, 'db' | 'secrets'>,
   parts: { uploads?: Pick<AttachmentUploads, 'staged'> } = {},
 ): Composer {
-  const { db } = deps;
-  const { uploads } = parts;
-  const state: ComposerState = { deps, db, uploads };
+  const state: ComposerState = { db: deps.db, secrets: deps.secrets, uploads: parts.uploads };
 
   return {
     prepare: (principal: Principal, grant: GrantRow, input: ComposeRequest, mode: 'send' | 'draft') =>

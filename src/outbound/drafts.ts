@@ -28,8 +28,6 @@ import { createDraftVersions } from './draft-versions.js';
 import { createScheduledSends } from './scheduled-sends.js';
 import type { Providers } from '../providers/index.js';
 
-export { SCHEDULED_SEND_JOB } from './scheduled-sends.js';
-
 /** What the draft service borrows from the send flow. */
 export interface DraftParts {
   grants: GrantService;

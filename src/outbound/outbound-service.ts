@@ -24,7 +24,8 @@ import { createIdempotencyStore } from './idempotency.js';
 import { createOutboundQueue } from './outbound-queue.js';
 import { createOutboundStage } from './outbound-stage.js';
 import { domainOf } from './routing.js';
-import { createSubmission, sendCandidateOf } from './submission.js';
+import { createSubmission } from './submission.js';
+import { sendCandidateOf } from './submission-state.js';
 import {
   createSendGates,
   createSendingHealth,

@@ -1,7 +1,7 @@
 /**
  * @module outbound/scheduled-sends-state
- * What the parts of the scheduled sends (./scheduled-sends.ts) share: the state `createScheduledSends` makes, the job
- * kind, and the removal of a draft with its pending schedules.
+ * What the parts of the scheduled sends (./scheduled-sends.ts) share: the parts they are made with, the state
+ * `createScheduledSends` makes of them, the job kind, and the removal of a draft with its pending schedules.
  */
 import { and, eq } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
@@ -24,12 +24,8 @@ import type {
 /** The job kind of a scheduled send. */
 export const SCHEDULED_SEND_JOB = 'mail.send_scheduled';
 
-/** What the functions of the scheduled sends share, made once by `createScheduledSends`. */
-export interface ScheduledSendsState {
-  db: CoreDeps['db'];
-  clock: CoreDeps['clock'];
-  newId: CoreDeps['newId'];
-  logger: CoreDeps['logger'];
+/** Parts the scheduled sends use. */
+export interface ScheduledSendParts {
   grants: GrantService;
   store: MailStore;
   jobs: JobQueue;
@@ -41,6 +37,10 @@ export interface ScheduledSendsState {
   stage: OutboundStage;
   /** The mailbox providers: a removed draft of a connected account goes from its server too. */
   providers: Providers;
+}
+
+/** What the functions of the scheduled sends share, made once by `createScheduledSends`: its deps and parts. */
+export interface ScheduledSendsState extends ScheduledSendParts, Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'logger'> {
   /** The clock's time in unix seconds. */
   now: () => number;
 }

@@ -13,65 +13,25 @@ import type { Tx } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
-import type { GrantService } from '../grants/contracts.js';
-import type { Job, JobQueue, JobHandler } from '../jobs/index.js';
-import type { MailStore } from '../messages/index.js';
-import type { ScheduledMessageRefInput, SendResult } from '../schemas/send.js';
-import type {
-  AcceptOptions,
-  Composer,
-  Composition,
-  DraftRecord,
-  DraftVersions,
-  IdempotencyStore,
-  OutboundStage,
-  ScheduledSends,
-  ScheduleOptions,
-} from './contracts.js';
-import type { Providers } from '../providers/index.js';
+import type { Job, JobHandler } from '../jobs/index.js';
+import type { ScheduledMessageRefInput } from '../schemas/send.js';
+import type { Composition, DraftRecord, ScheduledSends, ScheduleOptions } from './contracts.js';
 import { findScheduled, listScheduled, stopScheduled } from './scheduled-sends-manage.js';
 import { runSchedule } from './scheduled-sends-run.js';
 import { schedule } from './scheduled-sends-schedule.js';
-import { removeDraft, SCHEDULED_SEND_JOB, type ScheduledSendsState } from './scheduled-sends-state.js';
+import {
+  removeDraft,
+  SCHEDULED_SEND_JOB,
+  type ScheduledSendParts,
+  type ScheduledSendsState,
+} from './scheduled-sends-state.js';
 
 export { SCHEDULED_SEND_JOB } from './scheduled-sends-state.js';
-
-/** Parts the scheduled sends use. */
-export interface ScheduledSendParts {
-  grants: GrantService;
-  store: MailStore;
-  jobs: JobQueue;
-  idempotency: IdempotencyStore;
-  versions: DraftVersions;
-  build: Composer['build'];
-  accept: (composition: Composition, options: AcceptOptions) => Promise<SendResult>;
-  /** The outbound stage: a send is checked when scheduled (without the quota) and again when it fires (in `accept`). */
-  stage: OutboundStage;
-  /** The mailbox providers: a removed draft of a connected account goes from its server too. */
-  providers: Providers;
-}
 
 /** Creates the scheduled sends: scheduling, the job that sends, and listing and stopping schedules. */
 export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts): ScheduledSends {
   const { db, clock, newId, logger } = deps;
-  const { grants, store, jobs, idempotency, versions, build, accept, stage, providers } = parts;
-  const now = () => unixSeconds(clock.now());
-  const state: ScheduledSendsState = {
-    db,
-    clock,
-    newId,
-    logger,
-    grants,
-    store,
-    jobs,
-    idempotency,
-    versions,
-    build,
-    accept,
-    stage,
-    providers,
-    now,
-  };
+  const state: ScheduledSendsState = { ...parts, db, clock, newId, logger, now: () => unixSeconds(clock.now()) };
 
   /** The `mail.send_scheduled` handler: sends the held draft, or records why it could not be sent. */
   const runScheduleHandler: JobHandler = (job: Job) => runSchedule(state, job);

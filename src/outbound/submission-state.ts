@@ -1,7 +1,7 @@
 /**
  * @module outbound/submission-state
- * What the parts of the submission step (./submission.ts) share: the state `createSubmission` makes, and what the
- * outbound stage and deliverability's gates look at in a message.
+ * What the parts of the submission step (./submission.ts) share: the parts it is made with, the state
+ * `createSubmission` makes of them, and what the outbound stage and deliverability's gates look at in a message.
  */
 import type { CoreDeps } from '../ports/index.js';
 import type { ContactService } from '../contacts/contracts.js';
@@ -16,12 +16,8 @@ import type {
   SendCandidate,
 } from './contracts.js';
 
-/** What the functions of the submission step share, made once by `createSubmission`. */
-export interface SubmissionState {
-  db: CoreDeps['db'];
-  clock: CoreDeps['clock'];
-  newId: CoreDeps['newId'];
-  config: CoreDeps['config'];
+/** Parts a submission uses. */
+export interface SubmissionParts {
   store: MailStore;
   contacts: ContactService;
   queue: OutboundQueue;
@@ -34,6 +30,9 @@ export interface SubmissionState {
   /** The installation's signing key: tracked sends carry signed pixel and link URLs. */
   signing: Pick<SigningKeys, 'signer'>;
 }
+
+/** What the functions of the submission step share, made once by `createSubmission`: its deps and parts. */
+export interface SubmissionState extends SubmissionParts, Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'config'> {}
 
 /** What the outbound stage looks at in a composed message of a grant. */
 export function sendCandidateOf(composition: Composition, rawBytes: number): SendCandidate {

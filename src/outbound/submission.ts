@@ -11,59 +11,16 @@
  */
 import type { InvitationSender } from '../calendar/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
-import type { ContactService } from '../contacts/contracts.js';
-import type { MailStore } from '../messages/index.js';
 import { oneLine, type ComposeInput } from './compose.js';
-import type {
-  AcceptOptions,
-  Composer,
-  Composition,
-  DetachedSend,
-  IdempotencyStore,
-  OutboundQueue,
-  OutboundStage,
-  Submission,
-} from './contracts.js';
-import type { SendGates, SigningKeys } from '../deliverability/index.js';
+import type { AcceptOptions, Composition, DetachedSend, Submission } from './contracts.js';
 import { accept } from './submission-accept.js';
 import { plainMessage, sendDetached } from './submission-detached.js';
-import type { SubmissionState } from './submission-state.js';
-
-export { sendCandidateOf } from './submission-state.js';
-
-/** Parts a submission uses. */
-export interface SubmissionParts {
-  store: MailStore;
-  contacts: ContactService;
-  queue: OutboundQueue;
-  idempotency: IdempotencyStore;
-  composer: Pick<Composer, 'build' | 'signedMime'>;
-  /** The outbound stage (rules, quota, size), run before anything is stored or queued. */
-  stage: OutboundStage;
-  /** Deliverability's checks (suppression, paused sending, warm-up) and counters, run in the send's transaction. */
-  gates: SendGates;
-  /** The installation's signing key: tracked sends carry signed pixel and link URLs. */
-  signing: Pick<SigningKeys, 'signer'>;
-}
+import type { SubmissionParts, SubmissionState } from './submission-state.js';
 
 /** Creates the submission step: accept a composition now, and the detached senders (invitations, system mail). */
 export function createSubmission(deps: CoreDeps, parts: SubmissionParts): Submission {
   const { db, clock, newId, config } = deps;
-  const { store, contacts, queue, idempotency, composer, stage, gates, signing } = parts;
-  const state: SubmissionState = {
-    db,
-    clock,
-    newId,
-    config,
-    store,
-    contacts,
-    queue,
-    idempotency,
-    composer,
-    stage,
-    gates,
-    signing,
-  };
+  const state: SubmissionState = { ...parts, db, clock, newId, config };
 
   /** iMIP invitations, updates, cancellations and replies of the event service. */
   const invitations: InvitationSender = {
