@@ -9,8 +9,11 @@ import type { Clock } from '../ports/index.js';
 import { deleteHeldJobs, leaseDueJobs, leaseJobs, orderedCandidates, releaseLease } from './job-store.js';
 import type { ClaimOptions, Job, OrderedClaimOptions, OrderedJob, Settlement } from './contracts.js';
 
-/** Rows per multi-row DELETE of plain settlements (as many as {@link enqueueJobs} inserts at once). */
-const INSERT_CHUNK = 500;
+/**
+ * Rows per multi-row statement: the INSERTs of {@link enqueueJobs} and the DELETEs of plain settlements (SQLite allows
+ * 32,766 bound values; a job row binds 12).
+ */
+export const INSERT_CHUNK = 500;
 
 /** The lease `owner` holds on `job`: same owner, same attempt, not dead. */
 export const held = (job: Job, owner: string) =>

@@ -23,7 +23,7 @@
 import { and, asc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { Clock, CoreDeps, IdGenerator } from '../ports/index.js';
-import { claimIn, claimOrderedIn, held, settleAllIn, settleIn } from './job-claims.js';
+import { claimIn, claimOrderedIn, held, INSERT_CHUNK, settleAllIn, settleIn } from './job-claims.js';
 import type {
   ClaimOptions,
   Job,
@@ -58,9 +58,6 @@ export function jobRowOf(
     orderKey: input.orderKey ?? null,
   };
 }
-
-/** Rows per multi-row INSERT of {@link enqueueJobs} (SQLite allows 32,766 bound values; a job row binds 12). */
-const INSERT_CHUNK = 500;
 
 /**
  * Inserts many jobs inside the caller's write transaction with a few multi-row INSERTs, in the order given (their

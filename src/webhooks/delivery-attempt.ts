@@ -23,6 +23,12 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const HOUR = 60 * MINUTE;
 
+/**
+ * Wait after failed attempt n (1-based; the last entry repeats): quick retries for blips, then hours apart,
+ * as the Standard Webhooks / Svix schedule does, so an endpoint down for a weekend still gets its notifications.
+ */
+export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR] as const;
+
 /** A notification is given up this long after it was queued; a subscription failing this long becomes `failed`. */
 export const GIVE_UP_WINDOW_MS = 72 * HOUR;
 

@@ -29,6 +29,7 @@ import { loadBody } from '../messages/index.js';
 import { type WebhookRow, type WebhookTransport } from './webhook-service.js';
 import {
   GIVE_UP_WINDOW_MS,
+  RETRY_DELAYS_MS,
   post,
   recordFailure,
   recordSuccess,
@@ -39,16 +40,6 @@ import {
 
 /** Job kinds of this module. */
 export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
-
-const SECOND = 1000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-
-/**
- * Wait after failed attempt n (1-based; the last entry repeats): quick retries for blips, then hours apart,
- * as the Standard Webhooks / Svix schedule does, so an endpoint down for a weekend still gets its notifications.
- */
-export const RETRY_DELAYS_MS = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR] as const;
 
 /** Bodies larger than this lose `data.object.body` and get the `.truncated` type suffix, as in Nylas v3. */
 export const MAX_NOTIFICATION_BYTES = 1024 * 1024;
