@@ -97,7 +97,17 @@ export { randomId, timeOrderedIds } from './system/ids.js';
 export { createLogger } from './system/logger.js';
 export { noMetrics } from './system/metrics.js';
 export { unixSeconds } from './time.js';
-export type { Principal, OperationContext, RateLimitDetails } from './access.js';
+export { PERMISSIONS } from './access.js';
+export type {
+  ClientInfo,
+  Face,
+  KeyScope,
+  OperationContext,
+  Permission,
+  Principal,
+  PrincipalKey,
+  RateLimitDetails,
+} from './access.js';
 export type { Plan } from './applications/index.js';
 export {
   operations,
