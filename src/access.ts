@@ -59,7 +59,7 @@ export interface Principal {
 }
 
 /** The face a call came through, for the access log and the provenance of sends. */
-export type Face = 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard';
+export type AccessFace = 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard';
 
 /** The agent host behind an MCP call: the `clientInfo` of its `initialize` and the session, when known. */
 export interface ClientInfo {
@@ -73,7 +73,7 @@ export interface OperationContext {
   principal: Principal;
   requestId?: string | undefined;
   /** The face the call came through (absent: an in-process call, as from a background job). */
-  face?: Face | undefined;
+  face?: AccessFace | undefined;
   /** The MCP client and session, for calls through MCP. */
   client?: ClientInfo | undefined;
   /** The tool name, for calls through MCP or the AI SDK (the operation's name, or a composite tool's). */

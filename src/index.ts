@@ -100,7 +100,7 @@ export { unixSeconds } from './time.js';
 export { PERMISSIONS } from './access.js';
 export type {
   ClientInfo,
-  Face,
+  AccessFace,
   KeyScope,
   OperationContext,
   Permission,
