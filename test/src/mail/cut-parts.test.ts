@@ -216,5 +216,17 @@ describe('policyRaw', () => {
     expect(withheld.searchText).toContain('could not be cut out');
     expect(blind.toString()).not.toContain(PDF.toString('base64').slice(0, 60));
     expect(withBodyReplaced(raw, 'note').toString()).toContain('Subject: Files');
+
+    // A message that did not parse, under a policy that limits attachments: nothing of its body was checked, none kept.
+    const unchecked = policyRaw(
+      raw,
+      { ...parsed, attachments: [] },
+      { policyId: 'policy_1', keep: [], removed: [], unchecked: true },
+    );
+    const header = await parse(unchecked);
+    expect(header.subject).toBe('Files');
+    expect(header.attachments).toEqual([]);
+    expect(header.searchText).toContain('could not be parsed');
+    expect(unchecked.toString()).not.toContain(EXE.toString('base64').slice(0, 60));
   });
 });
