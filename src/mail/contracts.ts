@@ -225,8 +225,8 @@ export interface InboundPipeline {
     plan: CopyPlan,
     parsed: ParsedMessage,
     raw: Buffer,
-    options: { parseFailed: boolean; rewrites?: Map<string, Buffer> },
-  ): { parsed: ParsedMessage; raw: Buffer };
+    options: { parseFailed: boolean; rewrites?: Map<string, Promise<Buffer>> },
+  ): Promise<{ parsed: ParsedMessage; raw: Buffer }>;
   /** What a copy stores besides the parse: folders, flags and the verdict. */
   shellOf(plan: MessagePlan, copy: CopyPlan): Pick<NewMessage, 'folders' | 'unread' | 'starred' | 'verdict'>;
   /**

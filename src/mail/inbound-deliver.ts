@@ -52,20 +52,21 @@ async function store(
   const parsed = await inbound.parser.parse(raw).finally(() => inbound.parsing--);
   const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
   const parseError = parsed.ok ? undefined : parsed.error;
-  const rewrites = new Map<string, Buffer>();
-  const messages = plan.copies.map((copy, index): NewMessage => {
+  const rewrites = new Map<string, Promise<Buffer>>();
+  const messages: NewMessage[] = [];
+  for (const [index, copy] of plan.copies.entries()) {
     // Stage 4 for attachments, now that they are known: each copy keeps what its policy allows, in the parse and in
     // the raw message it stores.
-    const kept = inbound.pipeline.stripAttachments(copy, value, raw, { parseFailed: !parsed.ok, rewrites });
-    return {
+    const kept = await inbound.pipeline.stripAttachments(copy, value, raw, { parseFailed: !parsed.ok, rewrites });
+    messages.push({
       ...copies[index]!,
       ...inbound.pipeline.shellOf(plan, copy),
       parsed: kept.parsed,
       raw: kept.raw,
       rawHash: kept.raw === raw ? parsed.rawHash : sha256(kept.raw),
       parseError: parseError ?? null,
-    };
-  });
+    });
+  }
   const deliveries = await storeCopies(inbound, messages, extras);
   followUp(inbound, { grants, parsed: value });
   return { deliveries, parseError };

@@ -56,7 +56,7 @@ export function createInboundPipeline(
     enforcement,
     stages = {},
     parser,
-  }: { enforcement: Enforcement; stages?: InboundStages; parser: Pick<MimeParser, 'parse'> },
+  }: { enforcement: Enforcement; stages?: InboundStages; parser: Pick<MimeParser, 'parse' | 'cut'> },
 ): InboundPipeline {
   const { clock, newId } = deps;
   const pipeline: PipelineState = {
@@ -99,8 +99,8 @@ export function createInboundPipeline(
       plan: CopyPlan,
       parsed: ParsedMessage,
       raw: Buffer,
-      options: { parseFailed: boolean; rewrites?: Map<string, Buffer> },
-    ): { parsed: ParsedMessage; raw: Buffer } => stripAttachments(plan, parsed, raw, options),
+      options: { parseFailed: boolean; rewrites?: Map<string, Promise<Buffer>> },
+    ): Promise<{ parsed: ParsedMessage; raw: Buffer }> => stripAttachments(parser, plan, parsed, raw, options),
 
     /** What a copy stores besides the parse: folders, flags and the verdict. */
     shellOf: (plan: MessagePlan, copy: CopyPlan): Pick<NewMessage, 'folders' | 'unread' | 'starred' | 'verdict'> =>

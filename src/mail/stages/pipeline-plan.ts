@@ -5,7 +5,7 @@
  */
 import { appliedActionsOf, evaluationRow, type EvaluationRow } from '../../admin/index.js';
 import type { NewMessage } from '../../messages/index.js';
-import type { ParsedMessage } from '../../mime/index.js';
+import type { MimeParser, ParsedMessage } from '../../mime/index.js';
 import { decideAttachments } from './policy-limits.js';
 import { limitsAttachments, policyRaw } from './policy-raw.js';
 import type { CopyPlan, MessagePlan, PipelineState } from './pipeline-state.js';
@@ -15,12 +15,13 @@ import type { CopyPlan, MessagePlan, PipelineState } from './pipeline-state.js';
  * stores (./policy-raw.ts: without what its policy removed). `rewrites` shares a rewrite between copies whose
  * policies decided alike; `parseFailed` says the parse failed (then `parsed` is what the header section gave).
  */
-export function stripAttachments(
+export async function stripAttachments(
+  parser: Pick<MimeParser, 'cut'>,
   plan: CopyPlan,
   parsed: ParsedMessage,
   raw: Buffer,
-  { parseFailed, rewrites }: { parseFailed: boolean; rewrites?: Map<string, Buffer> },
-): { parsed: ParsedMessage; raw: Buffer } {
+  { parseFailed, rewrites }: { parseFailed: boolean; rewrites?: Map<string, Promise<Buffer>> },
+): Promise<{ parsed: ParsedMessage; raw: Buffer }> {
   const policy = plan.enforcement.policy;
   const limits = policy?.limits;
   const unchecked = parseFailed && limitsAttachments(limits);
@@ -38,13 +39,13 @@ export function stripAttachments(
   const key = JSON.stringify([policy.id, keep, removed, unchecked]);
   let stored = rewrites?.get(key);
   if (!stored) {
-    stored = policyRaw(raw, parsed, { policyId: policy.id, keep, removed, unchecked });
+    stored = policyRaw(parser, raw, parsed, { policyId: policy.id, keep, removed, unchecked });
     rewrites?.set(key, stored);
   }
   return {
     parsed:
       removed.length === 0 ? parsed : { ...parsed, attachments: parsed.attachments.filter((_, index) => keep[index]) },
-    raw: stored,
+    raw: await stored,
   };
 }
 

@@ -2,13 +2,14 @@
  * @module mail/stages/policy-raw
  * The raw message a copy stores once its policy removed attachments (stage 4, ./policy-limits.ts): what a policy
  * removed is gone from every path a client reads, `fields=raw_mime` included. Each removed part is replaced in place
- * by a short `text/plain` part naming it (file name, type, size, why, the policy) (src/mime/cut-parts.ts); the rest
+ * by a short `text/plain` part naming it (file name, type, size, why, the policy) (src/mime/cut-parts.ts, run on a
+ * thread of the parser pool); the rest
  * of the message stays byte for byte. When a removed part cannot be found in the raw message, or the message did not
  * parse while the policy limits attachments (so nothing in it could be checked), the body is replaced whole by such
  * a note and only the header fields stay: the rewrite fails closed. Authentication ran before (DKIM verdicts are of
  * the message as received, kept on the message and in its `Authentication-Results` field).
  */
-import { cutParts, withBodyReplaced, type ParsedMessage } from '../../mime/index.js';
+import { withBodyReplaced, type MimeParser, type ParsedMessage } from '../../mime/index.js';
 import type { RemovedAttachment } from '../contracts.js';
 import { limitOf } from './policy-limits.js';
 import type { StoredPolicyLimits } from '../../../storage/index.js';
@@ -46,7 +47,8 @@ export function limitsAttachments(limits: StoredPolicyLimits | undefined): boole
  * The raw message to store for a copy: `raw` itself when its policy removed nothing, else `raw` with the removed
  * parts cut out (see the module notes). `keep` flags `parsed.attachments` in order, as the policy decided.
  */
-export function policyRaw(
+export async function policyRaw(
+  parser: Pick<MimeParser, 'cut'>,
   raw: Buffer,
   parsed: ParsedMessage,
   decision: {
@@ -56,7 +58,7 @@ export function policyRaw(
     /** The parse failed under a policy that limits attachments: nothing of the body was checked. */
     unchecked: boolean;
   },
-): Buffer {
+): Promise<Buffer> {
   const { policyId, keep, removed } = decision;
   if (decision.unchecked) {
     return withBodyReplaced(
@@ -67,7 +69,8 @@ export function policyRaw(
   }
   if (removed.length === 0) return raw;
   let next = 0;
-  const cut = cutParts(
+  // On the parser pool's threads: decoding and hashing a 40 MB message takes a few hundred milliseconds.
+  const cut = await parser.cut(
     raw,
     parsed.attachments.map((attachment, index) => ({
       hash: attachment.hash,

@@ -1,7 +1,8 @@
 /**
  * Cutting removed attachments out of the raw message (src/mime/cut-parts.ts, src/mail/stages/policy-raw.ts):
  * messages built by nodemailer's composer (and by hand where the shape matters), parsed by the real parser pool, cut,
- * then parsed again: what was cut is gone, a note stands in its place, and everything else is byte for byte.
+ * then parsed again: what was cut is gone, a note stands in its place, and everything else is byte for byte. The
+ * cuts run on the parser pool's thread (MimeParser.cut), as at ingest, but for the pure edge cases.
  */
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,7 +31,8 @@ async function parse(raw: Buffer): Promise<ParsedMessage> {
 /** Cuts the attachments `drop` names (by file name) out of `raw`; undefined when one was not found. */
 async function cutNamed(raw: Buffer, drop: string[]): Promise<Buffer | undefined> {
   const parsed = await parse(raw);
-  return cutParts(
+  // On the pool's thread, as ingest runs it.
+  return parser.cut(
     raw,
     parsed.attachments.map((attachment) => ({
       hash: attachment.hash,
@@ -191,7 +193,7 @@ describe('policyRaw', () => {
         size: attachment.content.length,
       })),
     );
-    const stored = policyRaw(raw, parsed, { policyId: 'policy_1', keep, removed, unchecked: false });
+    const stored = await policyRaw(parser, raw, parsed, { policyId: 'policy_1', keep, removed, unchecked: false });
     const again = await parse(stored);
     expect(again.attachments.map((attachment) => attachment.filename)).toEqual(['report.pdf']);
     expect(again.searchText).toContain(
@@ -200,7 +202,8 @@ describe('policyRaw', () => {
     expect(again.searchText).toContain('policy policy_1');
 
     // Nothing found (here: a hash that is not there) keeps the header fields and a note only.
-    const blind = policyRaw(
+    const blind = await policyRaw(
+      parser,
       raw,
       { ...parsed, attachments: parsed.attachments.map((a) => ({ ...a, hash: sha256(Buffer.from(a.hash)) })) },
       {
@@ -218,7 +221,8 @@ describe('policyRaw', () => {
     expect(withBodyReplaced(raw, 'note').toString()).toContain('Subject: Files');
 
     // A message that did not parse, under a policy that limits attachments: nothing of its body was checked, none kept.
-    const unchecked = policyRaw(
+    const unchecked = await policyRaw(
+      parser,
       raw,
       { ...parsed, attachments: [] },
       { policyId: 'policy_1', keep: [], removed: [], unchecked: true },
