@@ -40,7 +40,12 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
           ...(options.fetch ? { fetch: options.fetch } : {}),
         });
   const tools: Record<string, Tool> = {};
-  for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
+  const permissions = options.permissions ?? ('core' in options ? options.principal.permissions : undefined);
+  for (const agentTool of agentTools({
+    grantId: options.grantId,
+    requireApproval: options.requireApproval,
+    permissions,
+  })) {
     tools[agentTool.operation.name] = tool({
       description: agentTool.description,
       // The model reads the same compact JSON Schema as tools/list (tools/manifest.ts), no larger; calls are still

@@ -8,6 +8,7 @@ import type { OperationContext } from '../access.js';
 import type { Core } from '../core-types.js';
 import { assertJsonDepth } from '../json-depth.js';
 import { checkAgentBlock, type AgentBlock } from './agent.js';
+import { authorize } from './authorize.js';
 
 export type { AgentBlock, AgentFields } from './agent.js';
 
@@ -164,7 +165,7 @@ export async function runOperation(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<unknown> {
-  return operation.run(core, parseInput(operation, rawInput), context);
+  return operation.run(core, await admit(operation, core, rawInput, context), context);
 }
 
 /**
@@ -177,7 +178,7 @@ export async function runOperationJson(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<{ json: JsonPage } | { result: unknown }> {
-  const input = parseInput(operation, rawInput);
+  const input = await admit(operation, core, rawInput, context);
   const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
   return json ? { json } : { result: await operation.run(core, input, context) };
 }
@@ -190,11 +191,14 @@ export async function runOperationStream(
   context: OperationContext,
 ): Promise<AsyncIterable<Record<string, unknown>>> {
   if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
-  return operation.runStream(core, parseInput(operation, rawInput), context);
+  return operation.runStream(core, await admit(operation, core, rawInput, context), context);
 }
 
-function parseInput(operation: AnyOperation, rawInput: unknown) {
+/** The validated input, once the caller is allowed to run the operation on it (./authorize.ts). */
+async function admit(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext) {
   // Before anything walks the input: loose fields reach JSON columns, whose JSON.stringify recurses per level.
   assertJsonDepth(rawInput, 'input');
-  return operation.input.parse(rawInput);
+  const input = operation.input.parse(rawInput);
+  await authorize(core, operation, input, context.principal);
+  return input;
 }
