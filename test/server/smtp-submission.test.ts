@@ -20,7 +20,6 @@ import {
   startSubmission,
   type OperationContext,
   type Permission,
-  type Principal,
 } from '../../src/index.js';
 import { selfSignedCertificate } from '../../src/submission/index.js';
 import { request } from '../helpers/http.js';
@@ -33,23 +32,18 @@ const SENDER = `agent@${DOMAIN}`;
 const OTHER = `colleague@${DOMAIN}`;
 const REMOTE = 'someone@remote.example';
 
-/** A key the service answers with a principal scoped to `grantId` (with `permissions`, or all). */
-async function scopedKey(service: TestService, grantId: string, permissions?: Permission[]): Promise<string> {
-  const core = service.core.accounts.applications;
-  const created = await core.createKey(await defaultApplication(service), 'app password');
-  scoped.set(created.apiKey, { grantIds: new Set([grantId]), permissions: permissions && new Set(permissions) });
-  return created.apiKey;
-}
-const scoped = new Map<string, Pick<Principal, 'grantIds' | 'permissions'>>();
-async function defaultApplication(service: TestService): Promise<string> {
-  const principal = await service.core.accounts.applications.authenticateApiKey(service.apiKey);
-  return principal.applicationId;
-}
-/** Until keys can be scoped through the API, the service's key check gives the scope of {@link scopedKey}'s keys. */
-function scopeKeys(service: TestService): void {
-  const applications = service.core.accounts.applications;
-  const authenticate = applications.authenticateApiKey.bind(applications);
-  applications.authenticateApiKey = async (key) => ({ ...(await authenticate(key)), ...(key && scoped.get(key)) });
+/** An app password: a key made through `POST /v3/api-keys`, scoped to `grantId`, with `permissions`. */
+async function scopedKey(
+  service: TestService,
+  grantIds: string | string[],
+  permissions: Permission[],
+): Promise<string> {
+  const created = await request(service.url, 'POST', '/v3/api-keys', {
+    key: service.apiKey,
+    body: { name: 'app password', scope: { grant_ids: [grantIds].flat() }, permissions },
+  });
+  expect(created.status).toBe(201);
+  return (created.body as { data: { key: string } }).data.key;
 }
 
 /** A nodemailer transport to a submission port. */
@@ -104,7 +98,6 @@ describe('SMTP submission', () => {
         AGENTPOST_SUBMISSION_TLS_PORT: '0',
       },
     });
-    scopeKeys(service);
     sender = await createMailbox(service, SENDER);
     other = await createMailbox(service, OTHER);
     senderKey = await scopedKey(service, sender, ['mail.send']);
@@ -203,12 +196,14 @@ describe('SMTP submission', () => {
     expect(sink.sessions).toBe(sessions);
   });
 
-  it('refuses a key of another grant, a key without mail.send and an application key with 535', async () => {
+  it('refuses a key of another grant, one without mail.send, one of two grants and an application key with 535', async () => {
     const otherKey = await scopedKey(service, other, ['mail.send']);
     const readOnly = await scopedKey(service, sender, ['mail.read']);
+    const twoGrants = await scopedKey(service, [sender, other], ['mail.send']);
     const cases: [string, string][] = [
       [SENDER, otherKey],
       [SENDER, readOnly],
+      [SENDER, twoGrants],
       [SENDER, service.apiKey],
       [SENDER, 'agp_not_a_key_at_all_0000000000'],
     ];
