@@ -27,7 +27,7 @@ import {
   type ToolCall,
   type Truncation,
 } from './compact-items.js';
-import { THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
+import { fitThread, THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
 import { withinBudget } from './compact-budget.js';
 import { fenceFields, type Fence } from './fence.js';
 
@@ -165,14 +165,28 @@ async function readWithin(
       limit: THREAD_MESSAGES,
     })) as { data: Json[]; next_cursor?: string | null };
     // Lists are newest first, which is the order a thread read keeps messages in.
-    return threadForAgent(output, page.data, {
-      includeHtml: asked.include_html === true,
-      input: asked,
-      olderCursor: page.next_cursor ?? undefined,
-      limits,
-      format: formatOf(asked),
-      ...(options.uriOf ? { uriOf: options.uriOf } : {}),
-    });
+    const read = (compact: number, count: number, cursor: string | undefined) =>
+      threadForAgent(output, page.data.slice(0, count), {
+        includeHtml: asked.include_html === true,
+        input: asked,
+        olderCursor: cursor,
+        limits,
+        format: formatOf(asked),
+        compact,
+        ...(options.uriOf ? { uriOf: options.uriOf } : {}),
+      });
+    // Fewer messages named in a small budget: the list of the thread after the first `count` lists the others.
+    const cursorAfter = async (count: number) =>
+      count === page.data.length && page.next_cursor
+        ? page.next_cursor
+        : ((
+            (await executor(operationNamed('list_messages'), {
+              grant_id: prepared.grant_id,
+              thread_id: output.id,
+              limit: count,
+            })) as { next_cursor?: string | null }
+          ).next_cursor ?? undefined);
+    return await fitThread(read, page.data.length, page.next_cursor ?? undefined, limits.result, cursorAfter);
   }
   const shaped = shapeForAgent(tool, output, asked, limits);
   if (
