@@ -98,14 +98,19 @@ const formatOf = (input: Json): BodyFormat =>
 const maxTokensOf = (input: Json): number =>
   typeof input.max_tokens === 'number' && input.max_tokens > 0 ? input.max_tokens : DEFAULT_MAX_TOKENS;
 
+/** Reads shaped at most for one result (each measured in tokens). */
+const READ_ATTEMPTS = 6;
 /** Characters per token of a result's JSON first assumed; measured and corrected on each read. */
 const CHARACTERS_PER_TOKEN = 4;
-/** A fence of the size every result's fence has (tools/fence.ts), to measure a result as a model reads it. */
-const SIZING_FENCE: Fence = { boundary: '00000000', open: '⟦00000000⟧', close: '⟦/00000000⟧' };
+/**
+ * A fence to measure a result with when the caller does not say which it will be fenced with: a boundary whose
+ * markers take as many tokens as the costliest of random ones (o200k_base; `00000000` takes about 4 fewer a string).
+ */
+const SIZING_FENCE: Fence = { boundary: '4e1f0a7d', open: '⟦4e1f0a7d⟧', close: '⟦/4e1f0a7d⟧' };
 
-/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced. */
-async function resultTokens(shaped: Json): Promise<number> {
-  return await countTokens(JSON.stringify(fenceFields(shaped, SIZING_FENCE)));
+/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced with `fence`. */
+async function resultTokens(shaped: Json, fence: Fence): Promise<number> {
+  return await countTokens(JSON.stringify(fenceFields(shaped, fence)));
 }
 
 /**
@@ -120,7 +125,7 @@ export async function readForAgent(
   operation: AnyOperation,
   prepared: Record<string, unknown>,
   asked: Json,
-  options: { uriOf?: (messageId: string) => string } = {},
+  options: { uriOf?: (messageId: string) => string; fence?: Fence } = {},
 ): Promise<Json> {
   const maxTokens = maxTokensOf(asked);
   // The same call answers the same within one read: shaping again to a smaller size asks the service nothing new.
@@ -131,17 +136,26 @@ export async function readForAgent(
     if (!answer) answers.set(key, (answer = executor(called, input)));
     return answer;
   };
-  // Shaped in characters, measured in tokens (src/tokens), shaped again smaller while over the budget.
+  // Shaped in characters, measured in tokens (src/tokens), shaped again smaller while over the budget. Once a size
+  // that fits and one that does not are known, the sizes between are tried: the largest that fits is kept (a
+  // read shaped much smaller than its budget allows may have cut what a little more room keeps whole).
   let charactersPerToken = CHARACTERS_PER_TOKEN;
+  let fits: { shaped: Json; size: number } | undefined;
+  let over = Infinity;
   let shaped: Json = {};
-  for (let attempt = 0; attempt < 4; attempt += 1) {
-    shaped = await readWithin(once, operation, prepared, asked, limitsFor(maxTokens, charactersPerToken), options);
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt += 1) {
+    const limits = limitsFor(maxTokens, charactersPerToken);
+    shaped = await readWithin(once, operation, prepared, asked, limits, options);
     if (operation.agent?.file) return shaped;
-    const tokens = await resultTokens(shaped);
-    if (tokens <= maxTokens) return shaped;
-    charactersPerToken *= (maxTokens / tokens) * 0.95;
+    const tokens = await resultTokens(shaped, options.fence ?? SIZING_FENCE);
+    if (tokens <= maxTokens) {
+      if (over === Infinity || over - limits.result <= over * 0.05) return shaped;
+      fits = { shaped, size: limits.result };
+    } else over = Math.min(over, limits.result);
+    const next = fits ? Math.floor((fits.size + over) / 2) : Math.floor(limits.result * (maxTokens / tokens) * 0.95);
+    charactersPerToken = next / maxTokens;
   }
-  return shaped;
+  return fits?.shaped ?? shaped;
 }
 
 /**
