@@ -47,8 +47,9 @@ export interface ThreadReadOptions {
   format?: BodyFormat;
   /**
    * How tightly the thread's own fields and the notes are written, for a small budget ({@link fitThread}): 0 as
-   * they are; 1 without what repeats the newest message (`latest_draft_or_message`, `snippet`) and without the notes'
-   * snippets; 2 also message_ids cut to the newest (the call listing them all given) and notes without dates; 3
+   * they are; 1 without what repeats the newest message (`latest_draft_or_message`, `snippet`), the messages'
+   * empty fields and the notes' snippets; 2 also message_ids cut to the newest (the call listing them all given),
+   * the messages' authentication_results and the notes' dates; 3
    * also without participants, notes by id alone.
    */
   compact?: number;
@@ -117,7 +118,17 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
       readCall(message.id),
       options.format,
     );
-    return rest;
+    if (level < 1) return rest;
+    // Tighter: no empty fields (cc, bcc, reply_to, attachments, metadata), then no authentication_results (the
+    // trust warnings say what matters of it; get_message has both).
+    return Object.fromEntries(
+      Object.entries(rest).filter(
+        ([key, value]) =>
+          !(Array.isArray(value) && value.length === 0) &&
+          !(value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) &&
+          !(level >= 2 && key === 'authentication_results'),
+      ),
+    );
   };
   const note = (message: Json): Json =>
     definedOnly({
@@ -216,12 +227,16 @@ export async function fitThread(
     if (!over && newestBody(tighter) <= newestBody(result)) return result;
     result = tighter;
   }
-  if (size(result) <= limit) return result;
   const shown = (result.messages as Json[]).length;
+  const placeholder = cursor ?? 'x'.repeat(CURSOR_SIZE);
+  // As much of the newest message as it gets with none of the others named: naming them must not take from it.
+  const most = newestBody(read(TIGHTEST, shown, placeholder));
+  if (size(result) <= limit && newestBody(result) >= most) return result;
   for (let named = available - shown; named > 0;) {
     named = Math.floor(named / 2);
     const count = shown + named;
-    if (named > 0 && size(read(TIGHTEST, count, cursor ?? 'x'.repeat(CURSOR_SIZE))) > limit) continue;
+    const trial = read(TIGHTEST, count, placeholder);
+    if (named > 0 && (size(trial) > limit || newestBody(trial) < most)) continue;
     const after = await cursorAfter(count);
     // No cursor after them: the list changed meanwhile; the read as it is names every message it has.
     return after === undefined ? result : read(TIGHTEST, count, after);

@@ -166,9 +166,14 @@ class ThreadWalk {
   readonly bodies = new Map<string, string>();
   readonly stillCut = new Set<string>();
   read?: ThreadRead;
-  constructor(readonly threadId: string) {}
+  /** The thread read as the face returned it (fenced). */
+  raw?: Json;
+  constructor(
+    readonly threadId: string,
+    readonly asked: Json = {},
+  ) {}
 
-  first = (): ToolCall[] => [{ tool: 'get_thread', arguments: { thread_id: this.threadId } }];
+  first = (): ToolCall[] => [{ tool: 'get_thread', arguments: { thread_id: this.threadId, ...this.asked } }];
 
   private reach(id: string) {
     this.reached.set(id, (this.reached.get(id) ?? 0) + 1);
@@ -192,6 +197,7 @@ class ThreadWalk {
     if (call.tool === 'get_thread') {
       const read = result as unknown as ThreadRead;
       this.read = read;
+      this.raw = raw;
       const calls: ToolCall[] = [];
       for (const message of read.messages) {
         this.reach(message.id);
@@ -268,7 +274,7 @@ describe('an agent reads the corpus over stdio, Streamable HTTP and the AI SDK',
   let grantId: string;
   const faces: Face[] = [];
   const clients: Client[] = [];
-  const threads: Record<string, { id: string; manifest: Manifest }> = {};
+  const threads: Record<string, { id: string; manifest: Manifest; messageIds: string[] }> = {};
   /** Message ids by subject, for the single mails. */
   const bySubject = new Map<string, string>();
   /** Message ids of the threads by the note code their own text carries. */
@@ -319,7 +325,11 @@ describe('an agent reads the corpus over stdio, Streamable HTTP and the AI SDK',
       );
       // Replies, forwards and the Outlook "RE:" all joined the one thread.
       expect([...threadIds]).toHaveLength(1);
-      threads[name] = { id: [...threadIds][0]!, manifest };
+      const threadId = [...threadIds][0]!;
+      // Its messages, oldest first (the list is newest first).
+      const messageIds = listed.data.filter((message) => message.threadId === threadId).map((message) => message.id);
+      expect(messageIds).toHaveLength(manifest.messages.length);
+      threads[name] = { id: threadId, manifest, messageIds: messageIds.reverse() };
     }
 
     const stdio = new Client({ name: 'corpus-stdio', version: '1.0.0' });
@@ -358,28 +368,35 @@ describe('an agent reads the corpus over stdio, Streamable HTTP and the AI SDK',
     await service?.close();
   });
 
-  for (const name of ['onboarding-15', 'offsite-40']) {
-    it(`reads the ${name} thread whole on every face: the newest first and whole, every cut continued, every message once`, async () => {
-      const { id, manifest } = threads[name]!;
+  for (const [name, maxTokens] of [
+    ['onboarding-15', undefined],
+    ['offsite-40', undefined],
+    ['onboarding-15', 800],
+    ['offsite-40', 800],
+  ] as const) {
+    it(`reads the ${name} thread whole on every face${maxTokens ? ` from a read of max_tokens ${maxTokens}` : ''}: the newest first and whole, every cut continued, every message once`, async () => {
+      const { id, manifest, messageIds } = threads[name]!;
       const total = manifest.messages.length;
       const byCode = new Map(manifest.messages.map((expected) => [codeOfExpectation(expected), expected]));
       for (const face of faces) {
-        const walk = new ThreadWalk(id);
+        const walk = new ThreadWalk(id, maxTokens ? { max_tokens: maxTokens } : {});
         await face.run(walk.first(), walk.next);
         const read = walk.read!;
+        // Within its budget (5,000 tokens by default), counted as the model reads it: with the fence.
+        expect(await countTokens(JSON.stringify(walk.raw)), face.name).toBeLessThanOrEqual(maxTokens ?? 5_000);
         // The thread read: the newest message present and whole, with its inline answers.
-        expect(read.message_ids).toHaveLength(total);
         const newest = read.messages.at(-1)!;
-        expect(newest.id, face.name).toBe(read.message_ids.at(-1));
+        expect(newest.id, face.name).toBe(messageIds.at(-1));
+        expect(read.message_ids.at(-1)).toBe(newest.id);
         expect(newest.body_truncated).toBeUndefined();
         const newestExpected = manifest.messages.at(-1)!;
         for (const line of [...newestExpected.own, ...(newestExpected.inline ?? [])])
           expect(newest.body_text, `${face.name}: ${line}`).toContain(line);
-        // Something was left out (the thread does not fit 5,000 tokens), and said so.
+        // Something was left out (the thread does not fit), and said so.
         expect(read.messages.length).toBeLessThan(total);
         expect(read.messages_truncated!.omitted).toBe(total - read.messages.length);
         // Following every continuation reached each message exactly once, and no body is left cut.
-        expect([...walk.reached.keys()].sort(), face.name).toEqual([...read.message_ids].sort());
+        expect([...walk.reached.keys()].sort(), face.name).toEqual([...messageIds].sort());
         expect(
           [...walk.reached.values()].every((count) => count === 1),
           JSON.stringify([...walk.reached]),
