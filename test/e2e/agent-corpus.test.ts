@@ -297,19 +297,45 @@ describe('an agent reads the corpus over stdio, Streamable HTTP and the AI SDK',
       const reply = await sendRaw(service.smtpPort, from[1] ?? from[2]!, [MAILBOX], raw);
       expect(reply.code, reply.text).toBe(250);
     };
-    for (const name of ['onboarding-15', 'offsite-40']) {
+    // The stdio server starts (a child process) while the mail is delivered.
+    const stdio = new Client({ name: 'corpus-stdio', version: '1.0.0' });
+    clients.push(stdio);
+    const stdioConnected = stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [BIN, 'mcp'],
+        env: childEnv({
+          AGENTPOST_URL: service.url,
+          AGENTPOST_API_KEY: service.apiKey,
+          AGENTPOST_GRANT_ID: MAILBOX,
+          AGENTPOST_LOG_LEVEL: 'warn',
+        }) as Record<string, string>,
+        stderr: 'pipe',
+      }),
+    );
+    // Each thread in order (its replies name the mail before them); the threads and the single mails side by side.
+    const deliverThread = async (name: string) => {
       const dir = join(CORPUS, 'threads', name);
       for (const file of readdirSync(dir)
         .filter((entry) => entry.endsWith('.eml'))
         .sort())
         await deliver(readFileSync(join(dir, file)));
-    }
-    await deliver(
-      htmlMail('Harbor Outfitters <news@harbor-outfitters.example>', 'Fall sale: 40% off', 'marketing-fall-sale.html'),
-    );
-    await deliver(htmlMail('Jordan Lee <jordan@leepartners.example>', 'Invoice INV-20931', 'hidden-instructions.html'));
-    await deliver(trustMail('hostile-known-contact-spoof.eml'));
-    await deliver(trustMail('hostile-forged-thread.eml'));
+    };
+    await Promise.all([
+      deliverThread('onboarding-15'),
+      deliverThread('offsite-40'),
+      deliver(
+        htmlMail(
+          'Harbor Outfitters <news@harbor-outfitters.example>',
+          'Fall sale: 40% off',
+          'marketing-fall-sale.html',
+        ),
+      ),
+      deliver(htmlMail('Jordan Lee <jordan@leepartners.example>', 'Invoice INV-20931', 'hidden-instructions.html')),
+      deliver(trustMail('hostile-known-contact-spoof.eml')),
+      deliver(trustMail('hostile-forged-thread.eml')),
+      stdioConnected,
+    ]);
 
     const listed = await service.nylas.messages.list({ identifier: grantId, queryParams: { limit: 200 } });
     for (const message of listed.data) {
@@ -332,27 +358,13 @@ describe('an agent reads the corpus over stdio, Streamable HTTP and the AI SDK',
       threads[name] = { id: threadId, manifest, messageIds: messageIds.reverse() };
     }
 
-    const stdio = new Client({ name: 'corpus-stdio', version: '1.0.0' });
-    await stdio.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [BIN, 'mcp'],
-        env: childEnv({
-          AGENTPOST_URL: service.url,
-          AGENTPOST_API_KEY: service.apiKey,
-          AGENTPOST_GRANT_ID: MAILBOX,
-          AGENTPOST_LOG_LEVEL: 'warn',
-        }) as Record<string, string>,
-        stderr: 'pipe',
-      }),
-    );
     const http = new Client({ name: 'corpus-http', version: '1.0.0' });
     await http.connect(
       new StreamableHTTPClientTransport(new URL(`${service.url}/mcp?grant_id=${grantId}`), {
         requestInit: { headers: { authorization: `Bearer ${service.apiKey}` } },
       }),
     );
-    clients.push(stdio, http);
+    clients.push(http);
     const principal: Principal = {
       applicationId: await service.core.accounts.applications.defaultApplicationId(),
       via: 'local',
