@@ -68,10 +68,8 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
         const prepared = agentTool.prepare(asked);
         try {
           // Text from outside fenced as data, a new boundary per result (tools/fence.ts).
-          return fenceFields(
-            await readForAgent(executor, agentTool.operation, prepared, asked),
-            newFence(options.random),
-          );
+          const fence = newFence(options.random);
+          return fenceFields(await readForAgent(executor, agentTool.operation, prepared, asked, { fence }), fence);
         } catch (error) {
           // Input the tool's schema let through but the operation refuses: an invalid_request saying what to fix, as over /v3 and MCP.
           if (error instanceof ZodError)

@@ -35,7 +35,7 @@ export interface Limits {
 export const DEFAULT_LIMITS: Limits = { result: RESULT_BUDGET, body: BODY_BUDGET };
 /** Limits for a token budget at `charactersPerToken` (a body takes at most 60% of the result, as 12,000 of 20,000). */
 export const limitsFor = (maxTokens: number, charactersPerToken: number): Limits => {
-  const result = Math.max(2_000, Math.floor(maxTokens * charactersPerToken));
+  const result = Math.max(1_000, Math.floor(maxTokens * charactersPerToken));
   return { result, body: Math.floor(result * 0.6) };
 };
 

@@ -45,7 +45,18 @@ export interface ThreadReadOptions {
   limits?: Limits;
   /** How bodies read (`body_format`, markdown by default). */
   format?: BodyFormat;
+  /**
+   * How tightly the thread's own fields and the notes are written, for a small budget ({@link fitThread}): 0 as
+   * they are; 1 without what repeats the newest message (`latest_draft_or_message`, `snippet`), the messages'
+   * empty fields and the notes' snippets; 2 also message_ids cut to the newest (the call listing them all given),
+   * the messages' authentication_results and the notes' dates; 3
+   * also without participants, notes by id alone.
+   */
+  compact?: number;
 }
+
+/** The tightest {@link ThreadReadOptions.compact}. */
+export const TIGHTEST = 3;
 
 /**
  * A thread with its messages for a model, within `limits.result` characters. The newest message comes whole (its
@@ -58,22 +69,32 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
   const input = options.input ?? {};
   const limits = options.limits ?? DEFAULT_LIMITS;
   const threadId = String(thread.id);
+  const level = options.compact ?? 0;
   // The thread's own fields, compact: its latest message as a list item; a very long list of ids cut to the newest.
   let base: Json = { ...thread };
   if (thread.latest_draft_or_message && typeof thread.latest_draft_or_message === 'object') {
     const latest = thread.latest_draft_or_message as Json;
     base.latest_draft_or_message = compactLatest(latest);
   }
+  if (level >= 1) {
+    const { latest_draft_or_message: _latest, snippet: _snippet, ...rest } = base;
+    base = rest;
+  }
+  if (level >= TIGHTEST) {
+    const { participants: _participants, ...rest } = base;
+    base = rest;
+  }
   const allIds = Array.isArray(thread.message_ids) ? (thread.message_ids as string[]) : undefined;
-  if (allIds && allIds.length > THREAD_IDS_KEPT) {
-    const omitted = allIds.length - THREAD_IDS_KEPT;
+  const idsKept = level >= 2 ? 1 : THREAD_IDS_KEPT;
+  if (allIds && allIds.length > idsKept) {
+    const omitted = allIds.length - idsKept;
     const call: ToolCall = { tool: 'list_messages', arguments: { ...grantOf(input), thread_id: threadId } };
     base = {
       ...base,
-      message_ids: allIds.slice(-THREAD_IDS_KEPT),
+      message_ids: allIds.slice(-idsKept),
       message_ids_truncated: {
         omitted,
-        hint: `the ids of the ${omitted} oldest messages were cut from message_ids (the newest ${THREAD_IDS_KEPT} are kept); ${callText(call)} pages through them all`,
+        hint: `the ids of the ${omitted} oldest messages were cut from message_ids (the newest ${idsKept} kept); ${callText(call)} pages through them all`,
         call,
       },
     };
@@ -97,15 +118,28 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
       readCall(message.id),
       options.format,
     );
-    return rest;
+    if (level < 1) return rest;
+    // Tighter: no empty fields (cc, bcc, reply_to, attachments, metadata), then no authentication_results (the
+    // trust warnings say what matters of it; get_message has both).
+    return Object.fromEntries(
+      Object.entries(rest).filter(
+        ([key, value]) =>
+          !(Array.isArray(value) && value.length === 0) &&
+          !(value && typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) &&
+          !(level >= 2 && key === 'authentication_results'),
+      ),
+    );
   };
   const note = (message: Json): Json =>
     definedOnly({
       id: message.id,
-      from: ((message.from as Participant[] | undefined) ?? []).map((person) => person.email).join(', ') || undefined,
-      date: message.date,
-      snippet: typeof message.snippet === 'string' ? cut(message.snippet, NOTE_LINE) : undefined,
-      uri: options.uriOf ? options.uriOf(String(message.id)) : undefined,
+      from:
+        level >= TIGHTEST
+          ? undefined
+          : ((message.from as Participant[] | undefined) ?? []).map((person) => person.email).join(', ') || undefined,
+      date: level >= 2 ? undefined : message.date,
+      snippet: typeof message.snippet === 'string' && level < 1 ? cut(message.snippet, NOTE_LINE) : undefined,
+      uri: options.uriOf && level < TIGHTEST ? options.uriOf(String(message.id)) : undefined,
     });
   const olderCall: ToolCall | undefined = options.olderCursor
     ? { tool: 'list_messages', arguments: { ...grantOf(input), thread_id: threadId, page_token: options.olderCursor } }
@@ -158,4 +192,54 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
     if (shaped.body_truncated && (shaped.body_truncated as Truncation).call) break;
   }
   return build();
+}
+
+/** Characters a list cursor is assumed to take while the cursor itself is not asked for yet ({@link fitThread}). */
+const CURSOR_SIZE = 48;
+
+/** Characters of the newest message's body in a thread read (its last message). */
+const newestBody = (read: Json): number => {
+  const newest = (read.messages as Json[] | undefined)?.at(-1);
+  return typeof newest?.body_text === 'string' ? newest.body_text.length : 0;
+};
+
+/**
+ * A thread read within `limit` characters, also when the budget is small (issue 35: the newest message kept, the
+ * rest named). `read(compact, count, cursor)` builds it with {@link threadForAgent} from the newest `count` messages
+ * of those `available` (the rest, if any, listed by the call with `cursor`). First the thread's own fields and the
+ * notes are written more tightly ({@link ThreadReadOptions.compact}), as long as that gives the newest message more of
+ * its body or the read is over the limit; then, if it still is, fewer of the messages left out are named one by one:
+ * the others are listed by the call that continues right after the last one named (`cursorAfter(count)`).
+ */
+export async function fitThread(
+  read: (compact: number, count: number, cursor: string | undefined) => Json,
+  available: number,
+  cursor: string | undefined,
+  limit: number,
+  cursorAfter: (count: number) => Promise<string | undefined>,
+): Promise<Json> {
+  let result = read(0, available, cursor);
+  for (let level = 1; level <= TIGHTEST; level += 1) {
+    const over = size(result) > limit;
+    if (!over && !(result.messages as Json[]).at(-1)?.body_truncated) return result;
+    const tighter = read(level, available, cursor);
+    // Under the limit with the newest message cut: tighter only if that gives it more of its body.
+    if (!over && newestBody(tighter) <= newestBody(result)) return result;
+    result = tighter;
+  }
+  const shown = (result.messages as Json[]).length;
+  const placeholder = cursor ?? 'x'.repeat(CURSOR_SIZE);
+  // As much of the newest message as it gets with none of the others named: naming them must not take from it.
+  const most = newestBody(read(TIGHTEST, shown, placeholder));
+  if (size(result) <= limit && newestBody(result) >= most) return result;
+  for (let named = available - shown; named > 0;) {
+    named = Math.floor(named / 2);
+    const count = shown + named;
+    const trial = read(TIGHTEST, count, placeholder);
+    if (named > 0 && (size(trial) > limit || newestBody(trial) < most)) continue;
+    const after = await cursorAfter(count);
+    // No cursor after them: the list changed meanwhile; the read as it is names every message it has.
+    return after === undefined ? result : read(TIGHTEST, count, after);
+  }
+  return result;
 }

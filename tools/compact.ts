@@ -24,12 +24,11 @@ import {
   fitSnippets,
   operationNamed,
   readableMessage,
-  size,
   type Json,
   type ToolCall,
   type Truncation,
 } from './compact-items.js';
-import { THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
+import { fitThread, THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
 import { withinBudget } from './compact-budget.js';
 import { fenceFields, type Fence } from './fence.js';
 
@@ -102,24 +101,19 @@ const formatOf = (input: Json): BodyFormat =>
 const maxTokensOf = (input: Json): number =>
   typeof input.max_tokens === 'number' && input.max_tokens > 0 ? input.max_tokens : DEFAULT_MAX_TOKENS;
 
+/** Reads shaped at most for one result (each measured in tokens). */
+const READ_ATTEMPTS = 6;
 /** Characters per token of a result's JSON first assumed; measured and corrected on each read. */
 const CHARACTERS_PER_TOKEN = 4;
 /**
- * Times a read is shaped at most to fit its token budget. Shaping again asks the service nothing new, except for a
- * page cut shorter (asked again with the limit that fits, see {@link fittedPage}).
+ * The fence every result is measured with: a boundary whose markers take as many tokens as the costliest of random
+ * ones (o200k_base; `00000000` takes about 4 fewer a string), so a result fits its budget whatever boundary it gets.
  */
-const SHAPINGS = 6;
-/**
- * A fence of the size every result's fence has (tools/fence.ts), to measure a result as a model reads it. One fixed
- * boundary keeps the shaping the same whatever boundary the result then gets; a pair of markers takes 22 tokens with
- * this one, 22 to 32 with a random one (26 typically), so a result of many short fenced strings (a list of 50, two
- * an item) may take up to an eighth more than measured.
- */
-const SIZING_FENCE: Fence = { boundary: '00000000', open: '⟦00000000⟧', close: '⟦/00000000⟧' };
+const SIZING_FENCE: Fence = { boundary: '4e1f0a7d', open: '⟦4e1f0a7d⟧', close: '⟦/4e1f0a7d⟧' };
 
-/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced. */
-async function resultTokens(shaped: Json): Promise<number> {
-  return await countTokens(JSON.stringify(fenceFields(shaped, SIZING_FENCE)));
+/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced with `fence`. */
+async function resultTokens(shaped: Json, fence: Fence): Promise<number> {
+  return await countTokens(JSON.stringify(fenceFields(shaped, fence)));
 }
 
 /**
@@ -134,7 +128,7 @@ export async function readForAgent(
   operation: AnyOperation,
   prepared: Record<string, unknown>,
   asked: Json,
-  options: { uriOf?: (messageId: string) => string } = {},
+  options: { uriOf?: (messageId: string) => string; fence?: Fence } = {},
 ): Promise<Json> {
   const maxTokens = maxTokensOf(asked);
   // The same call answers the same within one read: shaping again to a smaller size asks the service nothing new.
@@ -145,29 +139,28 @@ export async function readForAgent(
     if (!answer) answers.set(key, (answer = executor(called, input)));
     return answer;
   };
-  // Shaped in characters, measured in tokens (src/tokens), shaped again smaller while over the budget.
+  // Shaped in characters, measured in tokens (src/tokens), shaped again smaller while over the budget. Once a size
+  // that fits and one that does not are known, the sizes between are tried: the largest that fits is kept (a
+  // read shaped much smaller than its budget allows may have cut what a little more room keeps whole).
   let charactersPerToken = CHARACTERS_PER_TOKEN;
-  let shaped: Json = {};
-  /** The largest shaping found within the budget, and the least characters per token found over it. */
-  let fitting: { shaped: Json; charactersPerToken: number } | undefined;
+  let fits: { shaped: Json; size: number } | undefined;
   let over = Infinity;
-  for (let attempt = 0; attempt < SHAPINGS; attempt += 1) {
-    shaped = await readWithin(once, operation, prepared, asked, limitsFor(maxTokens, charactersPerToken), options);
+  let shaped: Json = {};
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt += 1) {
+    const limits = limitsFor(maxTokens, charactersPerToken);
+    shaped = await readWithin(once, operation, prepared, asked, limits, options);
     if (operation.agent?.file) return shaped;
-    const tokens = await resultTokens(shaped);
+    // Always the costliest fence, not the result's own: a result is then shaped the same whatever boundary it draws
+    // (the faces' answers agree), and fits its budget with any of them.
+    const tokens = await resultTokens(shaped, SIZING_FENCE);
     if (tokens <= maxTokens) {
-      // Close enough to the budget (or nothing was cut): done. A page whose cuts are not in proportion to their
-      // characters (a snippet left out takes its fence with it) may have come out well under: it is shaped again
-      // between this size and the smallest found over the budget, to fill the budget better.
-      if (attempt === 0 || tokens >= maxTokens * 0.9 || !Array.isArray(shaped.data)) return shaped;
-      fitting = { shaped, charactersPerToken };
-    } else over = Math.min(over, charactersPerToken);
-    if (fitting) charactersPerToken = (fitting.charactersPerToken + over) / 2;
-    // This result's own characters per token (a result smaller than its limit, a list of short fenced strings, has
-    // fewer than the limit assumed): the next shaping aims at the budget from what was measured.
-    else charactersPerToken = Math.min(charactersPerToken * (maxTokens / tokens), size(shaped) / tokens) * 0.95;
+      if (over === Infinity || over - limits.result <= over * 0.05) return shaped;
+      fits = { shaped, size: limits.result };
+    } else over = Math.min(over, limits.result);
+    const next = fits ? Math.floor((fits.size + over) / 2) : Math.floor(limits.result * (maxTokens / tokens) * 0.95);
+    charactersPerToken = next / maxTokens;
   }
-  return fitting?.shaped ?? shaped;
+  return fits?.shaped ?? shaped;
 }
 
 /**
@@ -191,14 +184,28 @@ async function readWithin(
       limit: THREAD_MESSAGES,
     })) as { data: Json[]; next_cursor?: string | null };
     // Lists are newest first, which is the order a thread read keeps messages in.
-    return threadForAgent(output, page.data, {
-      includeHtml: asked.include_html === true,
-      input: asked,
-      olderCursor: page.next_cursor ?? undefined,
-      limits,
-      format: formatOf(asked),
-      ...(options.uriOf ? { uriOf: options.uriOf } : {}),
-    });
+    const read = (compact: number, count: number, cursor: string | undefined) =>
+      threadForAgent(output, page.data.slice(0, count), {
+        includeHtml: asked.include_html === true,
+        input: asked,
+        olderCursor: cursor,
+        limits,
+        format: formatOf(asked),
+        compact,
+        ...(options.uriOf ? { uriOf: options.uriOf } : {}),
+      });
+    // Fewer messages named in a small budget: the list of the thread after the first `count` lists the others.
+    const cursorAfter = async (count: number) =>
+      count === page.data.length && page.next_cursor
+        ? page.next_cursor
+        : ((
+            (await executor(operationNamed('list_messages'), {
+              grant_id: prepared.grant_id,
+              thread_id: output.id,
+              limit: count,
+            })) as { next_cursor?: string | null }
+          ).next_cursor ?? undefined);
+    return await fitThread(read, page.data.length, page.next_cursor ?? undefined, limits.result, cursorAfter);
   }
   const shaped = shapeForAgent(tool, output, asked, limits);
   if (

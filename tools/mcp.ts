@@ -90,11 +90,13 @@ export function createMcpServer({
           const asked = (input ?? {}) as Record<string, unknown>;
           const prepared = tool.prepare(asked);
           if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
+          // Measured against its budget with the fence it is shown in (a boundary's tokens vary).
+          const fence = newFence(random);
           return shapedMcpResult(
-            await readForAgent(executor, operation, prepared, asked),
+            await readForAgent(executor, operation, prepared, asked, { fence }),
             operation.name,
             asked,
-            newFence(random),
+            fence,
           );
         } catch (error) {
           return toMcpError(error);

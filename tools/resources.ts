@@ -81,7 +81,9 @@ export function registerMailResources(
     async (uri, variables) => {
       const grant = variable(variables.grant_id);
       const threadId = variable(variables.thread_id);
-      // As get_thread reads it, within the same token budget (max_tokens and body_format in the URI's query).
+      // As get_thread reads it, within the same token budget (max_tokens and body_format in the URI's query),
+      // measured with the fence it is shown in.
+      const fence = newFence(random);
       const {
         messages,
         messages_truncated: truncated,
@@ -93,9 +95,9 @@ export function registerMailResources(
           { grant_id: grant, thread_id: threadId },
           // A bound server's tools take no grant_id: the calls it names for the rest do not either.
           { ...(grantId ? {} : { grant_id: grant }), ...readOptions(uri) },
-          { uriOf: (messageId) => messageUri(grant, messageId) },
+          { uriOf: (messageId) => messageUri(grant, messageId), fence },
         ),
-        newFence(random),
+        fence,
       );
       return json(uri.href, { thread: rest, messages, ...(truncated ? { messages_truncated: truncated } : {}) });
     },
@@ -138,12 +140,15 @@ export function registerMailResources(
     async (uri, variables) => {
       const input = { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) };
       // As get_message reads it, with the HTML too: within the token budget, a long body cut saying so.
-      const read = await readForAgent(executor, getMessage, input, {
-        ...input,
-        include_html: true,
-        ...readOptions(uri),
-      });
-      return json(uri.href, fenceFields(read, newFence(random)));
+      const fence = newFence(random);
+      const read = await readForAgent(
+        executor,
+        getMessage,
+        input,
+        { ...input, include_html: true, ...readOptions(uri) },
+        { fence },
+      );
+      return json(uri.href, fenceFields(read, fence));
     },
   );
 }

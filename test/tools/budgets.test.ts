@@ -195,14 +195,14 @@ describe('tool results sized for a model', () => {
     expect(page.next_cursor).toBe('cursor_2');
     expect(page.truncated).toBeUndefined();
     // Compact items: who, what, when, the flags that are set and the attachments, never a body; the snippet
-    // shortened to fit the page.
+    // shortened to fit the page (to 20 characters at least; how far depends on the random fence it is measured with).
     expect(page.data[0]).toEqual({
       id: 'msg_0',
       thread_id: 'thread_0',
       date: 1743292800,
       from: 'sam@example.com',
       subject: 'Re: Q1 forecast (0)',
-      snippet: expect.stringMatching(/^Thanks for the update on the forecast\b.*…$/),
+      snippet: expect.stringMatching(/^Thanks for the upda.*…$/),
       unread: true,
       starred: true,
       attachments: [{ id: 'att_0', filename: 'forecast.xlsx', size: 48213 }],
@@ -251,7 +251,7 @@ describe('tool results sized for a model', () => {
       date: 1743292800,
       participants: 'sam@example.com, dana@example.com, finance@example.com',
       subject: 'Re: Q1 forecast (0)',
-      snippet: expect.stringMatching(/^Thanks for the update/),
+      snippet: expect.stringMatching(/^Thanks for the upda/),
       message_count: 1,
       unread: true,
       starred: true,
@@ -286,8 +286,9 @@ describe('tool results sized for a model', () => {
       expect(result.isError, textOf(result)).toBeFalsy();
       expect(page.data.length).toBeGreaterThan(0);
       expect(page.data.length).toBeLessThan(50);
-      // Asked again with the limit that fits, so the page's cursor is the one after its last item.
-      expect(askedLimits.at(-1)).toBe(page.data.length);
+      // Asked again with the limit that fits (the page kept is that answer, whatever larger limit was tried after),
+      // so the page's cursor is the one after its last item.
+      expect(askedLimits).toContain(page.data.length);
       expect(page.next_cursor).toBe('cursor_2');
       expect(page.truncated.omitted).toBe(50 - page.data.length);
       expect(page.truncated.call).toEqual({ tool: 'list_messages', arguments: { ...args, page_token: 'cursor_2' } });

@@ -274,7 +274,8 @@ describe('reads that lose nothing in silence', () => {
         );
       expect(JSON.stringify(first).length).toBeLessThanOrEqual(RESULT_BUDGET);
       expect(first.data.length).toBeLessThan(50);
-      expect(first.data.length).toBeGreaterThan(10);
+      // Ten of these items take about 4,600 tokens with the fence they are shown in; an eleventh is over 5,000.
+      expect(first.data.length).toBeGreaterThanOrEqual(10);
       expect(first.next_cursor).toEqual(expect.any(String));
       expect(first.truncated).toEqual({
         omitted: 50 - first.data.length,
