@@ -93,13 +93,22 @@ export function createRateLimiter(limits: Config['rateLimits'], now: () => numbe
  * front counts as one client). IPv6 addresses count by their /64, the block one host is usually given.
  */
 export function clientAddress(c: Context<AppEnv>): string {
+  const address = peerAddress(c);
+  return address ? addressKey(address) : 'unknown';
+}
+
+/**
+ * The peer of the request's TCP connection, as it is (IPv4-mapped IPv6 as IPv4); undefined without a Node socket
+ * (app.request in tests). No forwarding header is read: none is trusted.
+ */
+export function peerAddress(c: Context<AppEnv>): string | undefined {
   let address: string | undefined;
   try {
     address = getConnInfo(c).remote.address;
   } catch {
-    // No Node socket (app.request in tests): one shared key.
+    return undefined;
   }
-  return address ? addressKey(address) : 'unknown';
+  return address ? (/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address) : undefined;
 }
 
 /** The key of a client address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64. */

@@ -5,7 +5,7 @@
  */
 import { and, eq, isNull, ne } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal } from '../access.js';
+import type { Principal, RefusedKey } from '../access.js';
 import { AppError } from '../errors.js';
 import { hashApiKey, newApiKey, sameDigest } from './credentials.js';
 import { apiKeyByHash, apiKeysOf } from './application-store.js';
@@ -109,7 +109,15 @@ export async function authenticateApiKey(state: ApplicationState, key: string | 
   const [row] = await apiKeyByHash(state.db.orm, { hash });
   // The lookup is by digest of a high-entropy secret; the digests are still compared in constant time.
   if (!row || !sameDigest(row.keyHash, hash) || row.revokedAt !== null) {
-    throw new AppError('unauthorized', 'Unauthorized: the API key is not valid.');
+    // A revoked key is still the application's: the access log records the refusal against it (never sent).
+    const known = row && sameDigest(row.keyHash, hash);
+    throw new AppError(
+      'unauthorized',
+      'Unauthorized: the API key is not valid.',
+      known
+        ? ({ applicationId: row.applicationId, key: { id: row.id, name: row.name } } satisfies RefusedKey)
+        : undefined,
+    );
   }
-  return { applicationId: row.applicationId, via: 'api_key' };
+  return { applicationId: row.applicationId, via: 'api_key', key: { id: row.id, name: row.name } };
 }

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { OperationContext } from '../access.js';
 import type { Core } from '../core-types.js';
 import { assertJsonDepth } from '../json-depth.js';
+import { recorded } from './access-record.js';
 import { checkAgentBlock, type AgentBlock } from './agent.js';
 
 export type { AgentBlock, AgentFields } from './agent.js';
@@ -41,6 +42,11 @@ export interface HttpBinding {
    * per object its {@link Operation.runStream} yields (`data: <JSON>`), instead of the JSON envelope at the end.
    */
   stream?: boolean;
+  /**
+   * The operation also answers as an export: a request with `Accept: application/x-ndjson` gets one line of JSON per
+   * object its {@link Operation.runStream} yields (every matching object, not one page).
+   */
+  export?: boolean;
 }
 
 /**
@@ -164,7 +170,9 @@ export async function runOperation(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<unknown> {
-  return operation.run(core, parseInput(operation, rawInput), context);
+  return recorded(operation, core, rawInput, context, () =>
+    operation.run(core, parseInput(operation, rawInput), context),
+  );
 }
 
 /**
@@ -177,9 +185,11 @@ export async function runOperationJson(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<{ json: JsonPage } | { result: unknown }> {
-  const input = parseInput(operation, rawInput);
-  const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
-  return json ? { json } : { result: await operation.run(core, input, context) };
+  return recorded(operation, core, rawInput, context, async () => {
+    const input = parseInput(operation, rawInput);
+    const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
+    return json ? { json } : { result: await operation.run(core, input, context) };
+  });
 }
 
 /** As {@link runOperation}, for a streamed answer ({@link Operation.runStream}); validation is the same. */
@@ -190,7 +200,8 @@ export async function runOperationStream(
   context: OperationContext,
 ): Promise<AsyncIterable<Record<string, unknown>>> {
   if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
-  return operation.runStream(core, parseInput(operation, rawInput), context);
+  const runStream = operation.runStream.bind(operation);
+  return recorded(operation, core, rawInput, context, () => runStream(core, parseInput(operation, rawInput), context));
 }
 
 function parseInput(operation: AnyOperation, rawInput: unknown) {

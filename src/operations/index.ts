@@ -3,6 +3,7 @@
  * THE registry. Every face (HTTP, MCP, AI SDK, OpenAPI) is built from this list.
  */
 import type { AnyOperation } from './define-operation.js';
+import * as accessLog from './access-log.js';
 import * as admin from './admin.js';
 import * as applications from './applications.js';
 import * as attachmentText from './attachment-text.js';
@@ -56,6 +57,7 @@ export const operations: readonly AnyOperation[] = register(
   attachmentUploads,
   admin,
   suppressions,
+  accessLog,
 );
 
 export { fieldText } from './agent.js';
