@@ -17,6 +17,7 @@ import {
   type Config,
   type Core,
 } from '../src/index.js';
+import { CreateApiKeyInputSchema } from '../src/schemas/api-keys.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
@@ -27,7 +28,10 @@ const USAGE = `Usage: agentpost <command>
                                                 unless --roles (or AGENTPOST_ROLES) names some
   apps create --name NAME [--plan trial|production]   create an application; prints its id and API key
   apps list                                     list applications
-  keys create [--app ID] [--name NAME]          issue an API key (default application unless --app)
+  keys create [--app ID] [--name NAME] [--grant ID]… [--workspace ID]… [--permission NAME]… [--expires-at UNIX]
+                                                issue an API key (default application unless --app); scoped to the
+                                                grants and workspaces named (else the whole application), with the
+                                                permissions named (else all), expiring at the time given (else never)
   keys list [--app ID]                          list API keys (never the keys themselves)
   keys revoke KEY_ID [--app ID]                 revoke a key at once
   service-accounts create [--app ID]            issue a service account for signed /v3/admin requests;
@@ -122,6 +126,10 @@ export async function main(argv: string[]): Promise<number> {
       name: { type: 'string' },
       plan: { type: 'string' },
       app: { type: 'string' },
+      grant: { type: 'string', multiple: true },
+      workspace: { type: 'string', multiple: true },
+      permission: { type: 'string', multiple: true },
+      'expires-at': { type: 'string' },
       roles: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -168,8 +176,22 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'keys create': {
+      // The same schema as POST /v3/api-keys, so the CLI and the API refuse the same input alike.
+      const input = CreateApiKeyInputSchema.parse({
+        name: values.name ?? 'cli',
+        ...(values.grant || values.workspace
+          ? { scope: { grant_ids: values.grant, workspace_ids: values.workspace } }
+          : {}),
+        ...(values.permission ? { permissions: values.permission.flatMap((item) => item.split(',')) } : {}),
+        ...(values['expires-at'] !== undefined ? { expires_at: Number(values['expires-at']) } : {}),
+      });
       const created = await withCore(config, async (core) =>
-        core.accounts.applications.createKey(await appOf(core), values.name ?? 'cli'),
+        core.accounts.applications.createKey(await appOf(core), {
+          name: input.name,
+          scope: input.scope,
+          permissions: input.permissions,
+          expiresAt: input.expires_at,
+        }),
       );
       process.stdout.write(`key_id: ${created.id}\napi_key: ${created.apiKey}\n`);
       return 0;

@@ -40,7 +40,12 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
           ...(options.fetch ? { fetch: options.fetch } : {}),
         });
   const tools: Record<string, Tool> = {};
-  for (const agentTool of agentTools({ grantId: options.grantId, requireApproval: options.requireApproval })) {
+  const permissions = options.permissions ?? ('core' in options ? options.principal.permissions : undefined);
+  for (const agentTool of agentTools({
+    grantId: options.grantId,
+    requireApproval: options.requireApproval,
+    permissions,
+  })) {
     // Every operation the tool runs is recorded as this tool's, through the AI SDK (access log, provenance).
     const called = withCall(executor, { face: 'ai-sdk', tool: agentTool.operation.name });
     tools[agentTool.operation.name] = tool({

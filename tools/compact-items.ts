@@ -39,21 +39,24 @@ export const limitsFor = (maxTokens: number, charactersPerToken: number): Limits
   return { result, body: Math.floor(result * 0.6) };
 };
 
-/** Characters of a list item's snippet. */
-const SNIPPET_LENGTH = 160;
+/**
+ * Characters of a list item's snippet at most. A page over its budget has its snippets shortened further, all alike,
+ * before it loses items ({@link fitSnippets}): at the default budget a page of 50 messages keeps all 50.
+ */
+export const SNIPPET_LENGTH = 100;
+/** Fewer characters than this and a snippet says nothing: a page that cannot give its snippets that many has none. */
+export const SNIPPET_MINIMUM = 20;
+/** Addresses a list item names (its sender, a draft's recipients, a thread's participants); the rest are counted. */
+const ADDRESSES_SHOWN = 3;
 
 export type Json = Record<string, unknown>;
 export type Participant = { name?: string; email: string };
 /** What an operation says about itself to agents (src/operations/agent.ts). */
 export type AgentBlock = NonNullable<AnyOperation['agent']>;
 
-const ParticipantSchema = z.object({ name: z.string().optional(), email: z.string() });
-const AttachmentNoteSchema = z.object({
-  id: z.string(),
-  filename: z.string(),
-  size: z.number(),
-  content_type: z.string().optional(),
-});
+const AttachmentNoteSchema = z.object({ id: z.string(), filename: z.string(), size: z.number() });
+/** Addresses as a list item has them (`a@x, b@y +2 more`), or the participants themselves when `select` names them. */
+const AddressesSchema = z.union([z.string(), z.array(z.object({ name: z.string().optional(), email: z.string() }))]);
 const ToolCallSchema = z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()) });
 const TruncationSchema = z
   .object({
@@ -80,18 +83,22 @@ export interface Truncation {
   call?: ToolCall;
 }
 
-/** A message or draft as a list tool returns it: no body, no headers. */
+/**
+ * A message or draft as a list tool returns it: who, what, when and what is special about it, in few tokens. No
+ * body, no display names (the address is what identifies a sender; a spoofed name shows in `trust`), no flag that is
+ * false; `select` or get_message give the rest (with `select`, the items are as selected, the fields as /v3 has them).
+ */
 export const CompactMessageSchema = z.object({
   id: z.string(),
   thread_id: z.string().optional(),
-  from: z.array(ParticipantSchema).optional(),
-  to: z.array(ParticipantSchema).optional(),
-  subject: z.string().optional(),
-  snippet: z.string().optional(),
   date: z.number().optional().describe('Unix seconds'),
-  unread: z.boolean().optional(),
-  starred: z.boolean().optional(),
-  folders: z.array(z.string()).optional(),
+  from: AddressesSchema.optional().describe('Sender addresses'),
+  to: AddressesSchema.optional().describe('Recipient addresses, on drafts and sent messages only'),
+  subject: z.string().optional(),
+  snippet: z.string().optional().describe('The start of the text, shortened to fit the page'),
+  unread: z.boolean().optional().describe('Present when true (or selected)'),
+  starred: z.boolean().optional().describe('Present when true (or selected)'),
+  folders: z.array(z.string()).optional().describe('Absent when the message is in the inbox only'),
   attachments: z.array(AttachmentNoteSchema).optional(),
   trust: z
     .record(z.string(), z.unknown())
@@ -99,19 +106,19 @@ export const CompactMessageSchema = z.object({
     .describe('Trust warnings only; absent when all clear (get_message has the whole block)'),
 });
 
-/** A thread as list_threads returns it. */
+/** A thread as list_threads returns it (as a message: addresses, no false flags). */
 export const CompactThreadSchema = z.object({
   id: z.string(),
-  subject: z.string().optional(),
-  participants: z.array(ParticipantSchema).optional(),
-  snippet: z.string().optional(),
   date: z.number().optional().describe('Unix seconds of the newest message'),
+  participants: AddressesSchema.optional().describe('Participant addresses'),
+  subject: z.string().optional(),
+  snippet: z.string().optional().describe('The start of the newest text, shortened to fit the page'),
   message_count: z.number().int().optional(),
   draft_ids: z.array(z.string()).optional(),
-  unread: z.boolean().optional(),
-  starred: z.boolean().optional(),
-  folders: z.array(z.string()).optional(),
-  has_attachments: z.boolean().optional(),
+  unread: z.boolean().optional().describe('Present when true (or selected)'),
+  starred: z.boolean().optional().describe('Present when true (or selected)'),
+  has_attachments: z.boolean().optional().describe('Present when true (or selected)'),
+  folders: z.array(z.string()).optional().describe('Absent when the thread is in the inbox only'),
 });
 
 const page = (item: z.ZodType) =>
@@ -160,28 +167,65 @@ export const readMessageCall = (input: Json, id: unknown): ToolCall => ({
 export const definedOnly = (value: Json): Json =>
   Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined));
 
+/** `true` when `value` is, else nothing: a list item states only the flags that are set. */
+const whenSet = (value: unknown): true | undefined => (value === true ? true : undefined);
+
+/** Folders worth stating: all of them, unless the item is in the inbox only. */
+function foldersOf(folders: unknown): string[] | undefined {
+  if (!Array.isArray(folders) || folders.length === 0) return undefined;
+  return folders.length === 1 && folders[0] === 'inbox' ? undefined : (folders as string[]);
+}
+
+/** The addresses of a list of participants, the first {@link ADDRESSES_SHOWN}, then how many more. */
+function addresses(people: unknown): string | undefined {
+  if (!Array.isArray(people)) return undefined;
+  const emails = (people as Participant[]).map((person) => person?.email).filter((email) => typeof email === 'string');
+  if (emails.length === 0) return undefined;
+  const more = emails.length - ADDRESSES_SHOWN;
+  return `${emails.slice(0, ADDRESSES_SHOWN).join(', ')}${more > 0 ? ` +${more} more` : ''}`;
+}
+
+/** A draft or a sent message: its recipients are what tells it apart, not its sender (the mailbox itself). */
+const isOutgoing = (message: Json): boolean =>
+  message.object === 'draft' || (Array.isArray(message.folders) && message.folders.includes('sent'));
+
+/** A message or draft as a list item ({@link CompactMessageSchema}). */
 export function compactMessage(message: Json): Json {
   const attachments = (message.attachments as Json[] | undefined)
     ?.filter((attachment) => attachment.is_inline !== true)
-    .map((attachment) => ({
-      id: attachment.id,
-      filename: attachment.filename,
-      size: attachment.size,
-      content_type: attachment.content_type,
-    }));
+    .map((attachment) => ({ id: attachment.id, filename: attachment.filename, size: attachment.size }));
   return definedOnly({
     id: message.id,
     thread_id: message.thread_id,
-    from: message.from,
-    to: message.to,
+    date: message.date ?? message.updated_at,
+    from: isOutgoing(message) ? undefined : addresses(message.from),
+    to: isOutgoing(message) ? addresses(message.to) : undefined,
     subject: message.subject,
     snippet: typeof message.snippet === 'string' ? cut(message.snippet, SNIPPET_LENGTH) : undefined,
-    date: message.date ?? message.updated_at,
-    unread: message.unread,
-    starred: message.starred,
-    folders: message.folders,
+    unread: whenSet(message.unread),
+    starred: whenSet(message.starred),
+    folders: foldersOf(message.folders),
     attachments: attachments?.length ? attachments : undefined,
     trust: trustWarnings(message.trust),
+  });
+}
+
+/**
+ * A thread's newest message or draft (`latest_draft_or_message`) as a thread read carries it: as a list item, but in
+ * the thread's own schema (participants, flags and attachments as the message has them).
+ */
+export function compactLatest(latest: Json): Json {
+  const attachments = (latest.attachments as Json[] | undefined)?.filter((attachment) => attachment.is_inline !== true);
+  return definedOnly({
+    ...compactMessage(latest),
+    from: latest.from,
+    to: latest.to,
+    unread: latest.unread,
+    starred: latest.starred,
+    folders: latest.folders,
+    attachments: attachments?.length ? attachments : undefined,
+    grant_id: latest.grant_id,
+    object: latest.object,
   });
 }
 
@@ -189,17 +233,55 @@ function compactThread(thread: Json): Json {
   const drafts = thread.draft_ids as string[] | undefined;
   return definedOnly({
     id: thread.id,
-    subject: thread.subject,
-    participants: thread.participants,
-    snippet: typeof thread.snippet === 'string' ? cut(thread.snippet, SNIPPET_LENGTH) : undefined,
     date: thread.latest_message_received_date ?? thread.latest_message_sent_date ?? thread.earliest_message_date,
+    participants: addresses(thread.participants),
+    subject: thread.subject,
+    snippet: typeof thread.snippet === 'string' ? cut(thread.snippet, SNIPPET_LENGTH) : undefined,
     message_count: (thread.message_ids as unknown[] | undefined)?.length,
     draft_ids: drafts?.length ? drafts : undefined,
-    unread: thread.unread,
-    starred: thread.starred,
-    folders: thread.folders,
-    has_attachments: thread.has_attachments,
+    unread: whenSet(thread.unread),
+    starred: whenSet(thread.starred),
+    has_attachments: whenSet(thread.has_attachments),
+    folders: foldersOf(thread.folders),
   });
+}
+
+/**
+ * A page of compact items within `budget` characters by their snippets alone, if it can be: every snippet cut to
+ * the longest length that fits (all alike, at least {@link SNIPPET_MINIMUM}); with less room, the first items (the
+ * newest) keep snippets of that least length and the others have none. What is still over the budget then loses
+ * items from its end ({@link withinBudget}).
+ */
+export function fitSnippets(page: Json, budget: number): Json {
+  const items = page.data as Json[];
+  if (size(page) <= budget || !items.some((item) => typeof item.snippet === 'string')) return page;
+  /** The page with the snippets of its first `kept` items cut to `length` characters, the others' left out. */
+  const withSnippets = (length: number, kept = items.length): Json => ({
+    ...page,
+    data: items.map((item, index) => {
+      const snippet = item.snippet;
+      if (typeof snippet !== 'string') return item;
+      if (index >= kept) return Object.fromEntries(Object.entries(item).filter(([key]) => key !== 'snippet'));
+      return { ...item, snippet: cut(snippet, length) };
+    }),
+  });
+  const longest = Math.max(...items.map((item) => (typeof item.snippet === 'string' ? item.snippet.length : 0)));
+  if (size(withSnippets(SNIPPET_MINIMUM)) <= budget) {
+    const length = largestFitting(SNIPPET_MINIMUM, longest, (length) => size(withSnippets(length)) <= budget);
+    return withSnippets(length);
+  }
+  const kept = largestFitting(0, items.length, (kept) => size(withSnippets(SNIPPET_MINIMUM, kept)) <= budget);
+  return withSnippets(SNIPPET_MINIMUM, kept);
+}
+
+/** The largest number from `low` to `high` for which `fits` holds, `fits(low)` being true and `fits` monotone. */
+function largestFitting(low: number, high: number, fits: (value: number) => boolean): number {
+  while (low < high) {
+    const middle = Math.ceil((low + high) / 2);
+    if (fits(middle)) low = middle;
+    else high = middle - 1;
+  }
+  return low;
 }
 
 /** How an item of each kind of compacted list (`agent.compact`) is compacted (./compact-text.ts: how it reads as text). */

@@ -17,10 +17,13 @@ import { trustLine } from './compact-trust.js';
 import { documentLines } from './compact-document.js';
 import { fenced, type Fence } from './fence.js';
 
+/** People as a line: a list item's addresses as they are, a message's participants with their names. */
 const who = (people: unknown) =>
-  ((people as Participant[] | undefined) ?? [])
-    .map((person) => (person.name ? `${person.name} <${person.email}>` : person.email))
-    .join(', ');
+  typeof people === 'string'
+    ? people
+    : ((people as Participant[] | undefined) ?? [])
+        .map((person) => (person.name ? `${person.name} <${person.email}>` : person.email))
+        .join(', ');
 const when = (seconds: unknown) =>
   typeof seconds === 'number' ? new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ') + 'Z' : '';
 const kb = (bytes: unknown) => (typeof bytes === 'number' ? `${Math.max(1, Math.round(bytes / 1024))} KB` : '?');
@@ -60,7 +63,7 @@ function threadLine(item: Json): string {
     .filter(Boolean)
     .join(', ');
   return [
-    `- ${String(item.id)} · ${when(item.date)} · ${fieldText(item.message_count ?? '?')} messages · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
+    `- ${String(item.id)} · ${when(item.date)} · ${fieldText(item.message_count ?? '?')} message${item.message_count === 1 ? '' : 's'} · ${who(item.participants)}${flags ? ` · ${flags}` : ''}`,
     `  ${JSON.stringify(item.subject ?? '')}`,
     item.snippet ? `  ${fieldText(item.snippet)}` : '',
   ]

@@ -6,7 +6,7 @@
 import { fieldText } from '../src/operations/index.js';
 import {
   callText,
-  compactMessage,
+  compactLatest,
   cut,
   definedOnly,
   grantOf,
@@ -62,7 +62,7 @@ export function threadForAgent(thread: Json, newestFirst: Json[], options: Threa
   let base: Json = { ...thread };
   if (thread.latest_draft_or_message && typeof thread.latest_draft_or_message === 'object') {
     const latest = thread.latest_draft_or_message as Json;
-    base.latest_draft_or_message = { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object };
+    base.latest_draft_or_message = compactLatest(latest);
   }
   const allIds = Array.isArray(thread.message_ids) ? (thread.message_ids as string[]) : undefined;
   if (allIds && allIds.length > THREAD_IDS_KEPT) {

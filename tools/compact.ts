@@ -20,9 +20,11 @@ import {
   type Limits,
   callText,
   COMPACT_ITEMS,
-  compactMessage,
+  compactLatest,
+  fitSnippets,
   operationNamed,
   readableMessage,
+  size,
   type Json,
   type ToolCall,
   type Truncation,
@@ -66,7 +68,9 @@ export function shapeForAgent(tool: string, output: Json, input: Json, limits: L
   const selected = typeof input.select === 'string' && input.select.trim() !== '';
   if (Array.isArray(output.data) && !selected) {
     const items = output.data as Json[];
-    if (agent.compact) shaped = { ...output, data: items.map(COMPACT_ITEMS[agent.compact]) };
+    // Compact items, their snippets shortened (all alike) before the page would lose an item to the budget.
+    if (agent.compact)
+      shaped = fitSnippets({ ...output, data: items.map(COMPACT_ITEMS[agent.compact]) }, limits.result);
   } else if (agent.body === 'message') {
     shaped = readableMessage(output, includeHtml, tool, limits.body, undefined, format);
     const bodyCut = shaped.body_truncated as Truncation | undefined;
@@ -84,7 +88,7 @@ export function shapeForAgent(tool: string, output: Json, input: Json, limits: L
     const latest = output.latest_draft_or_message as Json;
     shaped = {
       ...output,
-      latest_draft_or_message: { ...compactMessage(latest), grant_id: latest.grant_id, object: latest.object },
+      latest_draft_or_message: compactLatest(latest),
     };
   }
   return withinBudget(tool, shaped, input, limits.result);
@@ -100,7 +104,17 @@ const maxTokensOf = (input: Json): number =>
 
 /** Characters per token of a result's JSON first assumed; measured and corrected on each read. */
 const CHARACTERS_PER_TOKEN = 4;
-/** A fence of the size every result's fence has (tools/fence.ts), to measure a result as a model reads it. */
+/**
+ * Times a read is shaped at most to fit its token budget. Shaping again asks the service nothing new, except for a
+ * page cut shorter (asked again with the limit that fits, see {@link fittedPage}).
+ */
+const SHAPINGS = 6;
+/**
+ * A fence of the size every result's fence has (tools/fence.ts), to measure a result as a model reads it. One fixed
+ * boundary keeps the shaping the same whatever boundary the result then gets; a pair of markers takes 22 tokens with
+ * this one, 22 to 32 with a random one (26 typically), so a result of many short fenced strings (a list of 50, two
+ * an item) may take up to an eighth more than measured.
+ */
 const SIZING_FENCE: Fence = { boundary: '00000000', open: '⟦00000000⟧', close: '⟦/00000000⟧' };
 
 /** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced. */
@@ -134,14 +148,26 @@ export async function readForAgent(
   // Shaped in characters, measured in tokens (src/tokens), shaped again smaller while over the budget.
   let charactersPerToken = CHARACTERS_PER_TOKEN;
   let shaped: Json = {};
-  for (let attempt = 0; attempt < 4; attempt += 1) {
+  /** The largest shaping found within the budget, and the least characters per token found over it. */
+  let fitting: { shaped: Json; charactersPerToken: number } | undefined;
+  let over = Infinity;
+  for (let attempt = 0; attempt < SHAPINGS; attempt += 1) {
     shaped = await readWithin(once, operation, prepared, asked, limitsFor(maxTokens, charactersPerToken), options);
     if (operation.agent?.file) return shaped;
     const tokens = await resultTokens(shaped);
-    if (tokens <= maxTokens) return shaped;
-    charactersPerToken *= (maxTokens / tokens) * 0.95;
+    if (tokens <= maxTokens) {
+      // Close enough to the budget (or nothing was cut): done. A page whose cuts are not in proportion to their
+      // characters (a snippet left out takes its fence with it) may have come out well under: it is shaped again
+      // between this size and the smallest found over the budget, to fill the budget better.
+      if (attempt === 0 || tokens >= maxTokens * 0.9 || !Array.isArray(shaped.data)) return shaped;
+      fitting = { shaped, charactersPerToken };
+    } else over = Math.min(over, charactersPerToken);
+    if (fitting) charactersPerToken = (fitting.charactersPerToken + over) / 2;
+    // This result's own characters per token (a result smaller than its limit, a list of short fenced strings, has
+    // fewer than the limit assumed): the next shaping aims at the budget from what was measured.
+    else charactersPerToken = Math.min(charactersPerToken * (maxTokens / tokens), size(shaped) / tokens) * 0.95;
   }
-  return shaped;
+  return fitting?.shaped ?? shaped;
 }
 
 /**

@@ -94,12 +94,18 @@ export interface McpServerOptions extends ToolSetOptions {
 }
 
 /** Builds an MCP server (not yet connected to a transport). */
-export function createMcpServer({ executor, grantId, requireApproval, random }: McpServerOptions): McpServer {
+export function createMcpServer({
+  executor,
+  grantId,
+  requireApproval,
+  random,
+  permissions,
+}: McpServerOptions): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
       'Agentpost gives you a mailbox and a calendar. Start with list_folders or list_messages; reply with send_message and reply_to_message_id so replies thread. Times are Unix seconds; give time zones explicitly.',
   });
-  const tools = agentTools({ grantId, requireApproval });
+  const tools = agentTools({ grantId, requireApproval, permissions });
   for (const tool of tools) {
     const { operation } = tool;
     server.registerTool(

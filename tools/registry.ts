@@ -4,7 +4,7 @@
  * to one mailbox, and the fields an operation's `agent.omit` names left out. Both the MCP server and the AI SDK tool set are built from this list.
  */
 import { z } from 'zod';
-import { operations, type AnyOperation } from '../src/index.js';
+import { mayCall, operations, type AnyOperation, type Permission } from '../src/index.js';
 import { INCLUDE_HTML_FIELD, READ_FIELDS, compactOutputSchema } from './compact.js';
 import { FENCE_RULE, type RandomBytes } from './fence.js';
 
@@ -41,12 +41,17 @@ export interface ToolSetOptions {
   requireApproval?: boolean | undefined;
   /** Where fence boundaries come from (tools/fence.ts): node's crypto unless a test passes its own. */
   random?: RandomBytes | undefined;
+  /**
+   * Offer only the tools these permissions allow (the calling key's, issue 36); absent: every tool. The server
+   * refuses a call the key may not make either way: this keeps such tools out of the agent's sight.
+   */
+  permissions?: ReadonlySet<Permission> | undefined;
 }
 
 /** The agent tool list, in registry order. */
-export function agentTools({ grantId, requireApproval = false }: ToolSetOptions = {}): AgentTool[] {
+export function agentTools({ grantId, requireApproval = false, permissions }: ToolSetOptions = {}): AgentTool[] {
   return operations
-    .filter((operation) => operation.tool)
+    .filter((operation) => operation.tool && mayCall({ permissions }, operation))
     .map((operation) => {
       const { agent = {} } = operation;
       const outputSchema = agent.compact ? compactOutputSchema(agent.compact) : inline(operation.output);

@@ -6,7 +6,7 @@
  * Stdout carries the protocol only; logs go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createCore, type Config, type CoreDeps } from '../src/index.js';
+import { AppError, createCore, operations, type Config, type CoreDeps, type Permission } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { createMcpServer } from './mcp.js';
 
@@ -16,11 +16,13 @@ export async function runStdioServer(
   createDeps: (config: Config) => Promise<CoreDeps>,
 ): Promise<{ close(): Promise<void> }> {
   let executor: Executor;
+  let permissions: ReadonlySet<Permission> | undefined;
   let closeDatabase = async () => {};
   if (config.serviceUrl) {
     if (!config.apiKey)
       throw new Error('AGENTPOST_API_KEY: required with AGENTPOST_URL (the key of the application to act as)');
     executor = remoteExecutor({ url: config.serviceUrl, apiKey: config.apiKey });
+    permissions = await remotePermissions(executor);
   } else {
     const deps = await createDeps(config);
     const core = createCore(deps);
@@ -29,12 +31,18 @@ export async function runStdioServer(
       ? await core.accounts.applications.authenticateApiKey(config.apiKey)
       : { applicationId: application.id, via: 'local' as const };
     executor = localExecutor(core, principal);
+    permissions = principal.permissions;
     closeDatabase = async () => {
       await core.mail.attachmentText.close();
       await deps.db.close();
     };
   }
-  const server = createMcpServer({ executor, grantId: config.grantId, requireApproval: config.requireApproval });
+  const server = createMcpServer({
+    executor,
+    grantId: config.grantId,
+    requireApproval: config.requireApproval,
+    permissions,
+  });
   await server.connect(new StdioServerTransport());
   return {
     async close() {
@@ -42,4 +50,19 @@ export async function runStdioServer(
       await closeDatabase();
     },
   };
+}
+
+/**
+ * The permissions of the key a remote stdio server calls with (`GET /v3/api-keys/current`), so `tools/list` offers
+ * only what it may call; undefined (every tool) when the service is older and does not know the route.
+ */
+async function remotePermissions(executor: Executor): Promise<ReadonlySet<Permission> | undefined> {
+  const current = operations.find((operation) => operation.name === 'get_current_api_key')!;
+  try {
+    const key = (await executor(current, {})) as { permissions?: Permission[] };
+    return key.permissions ? new Set(key.permissions) : undefined;
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'not_found') return undefined;
+    throw error;
+  }
 }

@@ -4,7 +4,16 @@
  * Failed attempts count against the client address; an address over its budget gets 429 before any check.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError, HTTP_ERRORS, type Core, type RefusedKey } from '../../src/index.js';
+import {
+  AppError,
+  HTTP_ERRORS,
+  assertGrantReached,
+  mayCall,
+  permissionError,
+  permissionsFor,
+  type Core,
+  type RefusedKey,
+} from '../../src/index.js';
 import type { AppEnv } from '../types.js';
 import { peerAddress, type RateLimiter } from './rate-limit.js';
 
@@ -44,6 +53,16 @@ function recordRefusal(core: Core, c: Context<AppEnv>, error: AppError): void {
     address: peerAddress(c),
     requestId: c.get('requestId'),
   });
+}
+
+/**
+ * For a route written by hand (not an operation): refuses the request as the operation `like` would be refused, a
+ * 403 for a missing permission, a 404 for a grant outside the key's scope (src/operations/authorize.ts).
+ */
+export async function authorizeAs(c: Context<AppEnv>, like: string, grantRef: string): Promise<void> {
+  const principal = c.get('principal');
+  if (!mayCall(principal, { name: like })) throw permissionError(permissionsFor(like)[0]!, like);
+  await assertGrantReached(c.get('core'), principal, grantRef);
 }
 
 /** Sets `principal` from the request's API key or service-account signature; anything else is a 401. */

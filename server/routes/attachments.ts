@@ -5,6 +5,7 @@
  */
 import type { Hono } from 'hono';
 import { GetAttachmentInputSchema } from '../../src/schemas/messages.js';
+import { authorizeAs } from '../middleware/auth.js';
 import type { AppEnv } from '../types.js';
 
 /** A MIME type safe to echo in a header, else the generic one. */
@@ -27,6 +28,7 @@ export function contentDisposition(type: 'attachment' | 'inline', filename: stri
 export function mountAttachmentDownload(v3: Hono<AppEnv>): void {
   v3.get('/grants/:grant_id/attachments/:attachment_id/download', async (c) => {
     const input = GetAttachmentInputSchema.parse({ ...c.req.param(), message_id: c.req.query('message_id') });
+    await authorizeAs(c, 'get_attachment', input.grant_id);
     const download = await c.get('core').mail.attachments.download(c.get('principal'), input);
     const iterator = download.chunks[Symbol.asyncIterator]();
     const body = new ReadableStream<Uint8Array>({

@@ -6,12 +6,14 @@
 import type { Hono } from 'hono';
 import { CalendarRefInputSchema } from '../../src/schemas/calendars.js';
 import type { AppEnv } from '../types.js';
+import { authorizeAs } from '../middleware/auth.js';
 import { contentDisposition } from './attachments.js';
 
 /** Mounts the feed route on the authenticated `/v3` app. */
 export function mountCalendarIcs(v3: Hono<AppEnv>): void {
   v3.get('/grants/:grant_id/calendars/:calendar_id/ics', async (c) => {
     const input = CalendarRefInputSchema.parse(c.req.param());
+    await authorizeAs(c, 'list_events', input.grant_id);
     const { calendar, ics } = await c.get('core').calendar.events.exportCalendar(c.get('principal'), input);
     return c.body(ics, 200, {
       'content-type': 'text/calendar; charset=utf-8',

@@ -34,6 +34,8 @@ interface McpSession {
   server: McpServer;
   transport: WebStandardStreamableHTTPServerTransport;
   applicationId: string;
+  /** The key that opened it: only that key may use it. */
+  keyId: string | undefined;
   lastUsed: number;
 }
 
@@ -94,8 +96,8 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
     const sessionId = c.req.header('mcp-session-id');
     if (sessionId) {
       const session = sessions.get(sessionId);
-      // Another application's session is answered as unknown: its id must not tell that it exists.
-      if (!session || session.applicationId !== principal.applicationId)
+      // Another application's session, or another key's, is answered as unknown: its id must not tell that it exists.
+      if (!session || session.applicationId !== principal.applicationId || session.keyId !== principal.key?.id)
         return rpcError(404, -32001, 'Session not found: start a new one with initialize.');
       session.lastUsed = Date.now();
       return session.transport.handleRequest(request, options);
@@ -105,13 +107,25 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
         const [oldest] = [...sessions].sort(([, a], [, b]) => a.lastUsed - b.lastUsed)[0] ?? [];
         if (oldest) await close(oldest);
       }
-      const server = createMcpServer({ executor: localExecutor(core, principal), grantId, requireApproval });
+      const permissions = principal.permissions;
+      const server = createMcpServer({
+        executor: localExecutor(core, principal),
+        grantId,
+        requireApproval,
+        permissions,
+      });
       const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         maxRequestBodySize: MAX_MCP_BODY_BYTES,
         // Event streams, not single JSON answers: a tool call may send the client a request (elicitation) before it ends.
         onsessioninitialized: (id) => {
-          sessions.set(id, { server, transport, applicationId: principal.applicationId, lastUsed: Date.now() });
+          sessions.set(id, {
+            server,
+            transport,
+            applicationId: principal.applicationId,
+            keyId: principal.key?.id,
+            lastUsed: Date.now(),
+          });
         },
         onsessionclosed: (id) => {
           sessions.delete(id);
@@ -125,7 +139,12 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
     }
     // No session: one server for this request only (clients that never initialize, curl); a transport without a
     // sessionIdGenerator is stateless.
-    const server = createMcpServer({ executor: localExecutor(core, principal), grantId, requireApproval });
+    const server = createMcpServer({
+      executor: localExecutor(core, principal),
+      grantId,
+      requireApproval,
+      permissions: principal.permissions,
+    });
     const transport = new WebStandardStreamableHTTPServerTransport({
       enableJsonResponse: true,
       maxRequestBodySize: MAX_MCP_BODY_BYTES,

@@ -15,14 +15,20 @@ import { AppError } from '../errors.js';
 import { newApiKey } from './credentials.js';
 import { allApplications } from './application-store.js';
 import type {
-  ApiKeyInfo,
   ApplicationInfo,
   ApplicationService,
   Plan,
   ServiceAccountCredentials,
   SignedRequest,
 } from './contracts.js';
-import { authenticateApiKey, createKey, ensureDefaultApplication, listKeys, revokeKey } from './application-keys.js';
+import {
+  authenticateApiKey,
+  createKey,
+  ensureDefaultApplication,
+  getKey,
+  listKeys,
+  revokeKey,
+} from './application-keys.js';
 import { getApplication, insertApplication, insertKey, toInfo, type ApplicationState } from './application-state.js';
 import { authenticateSignedRequest, createServiceAccount } from './service-accounts.js';
 
@@ -80,15 +86,10 @@ export function createApplicationService({
     /** The application with this id, or a 404. */
     getApplication: (applicationId: string): Promise<ApplicationInfo> => getApplication(state, applicationId),
 
-    /** Issues a new API key; the key is returned once and only its hash is kept. */
-    createKey: (applicationId: string, name?: string): Promise<{ id: string; apiKey: string }> =>
-      createKey(state, applicationId, name),
-
-    /** An application's keys, revoked ones included. */
-    listKeys: (applicationId: string): Promise<ApiKeyInfo[]> => listKeys(state, applicationId),
-
-    /** Revokes a key at once; requests with it get 401 from then on. */
-    revokeKey: (applicationId: string, keyId: string): Promise<void> => revokeKey(state, applicationId, keyId),
+    createKey: (applicationId, options) => createKey(state, applicationId, options),
+    listKeys: (applicationId, viewer) => listKeys(state, applicationId, viewer),
+    getKey: (applicationId, keyId, viewer) => getKey(state, applicationId, keyId, viewer),
+    revokeKey: (applicationId, keyId, viewer) => revokeKey(state, applicationId, keyId, viewer),
 
     /** Resolves a Bearer key to its application; anything else is a 401. */
     authenticateApiKey: (key: string | undefined): Promise<Principal> => authenticateApiKey(state, key),

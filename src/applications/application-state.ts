@@ -22,7 +22,17 @@ export interface ApplicationState {
   now: () => number;
 }
 
-export async function insertKey(state: ApplicationState, tx: Tx, applicationId: string, name: string, key: string) {
+/** What a key row holds beside its name and secret (each absent: the whole application, everything, never). */
+export type KeyLimits = Pick<typeof tables.apiKeys.$inferInsert, 'scope' | 'permissions' | 'expiresAt' | 'createdBy'>;
+
+export async function insertKey(
+  state: ApplicationState,
+  tx: Tx,
+  applicationId: string,
+  name: string,
+  key: string,
+  limits: KeyLimits = {},
+) {
   const id = state.newId();
   await tx.insert(tables.apiKeys).values({
     id,
@@ -31,6 +41,7 @@ export async function insertKey(state: ApplicationState, tx: Tx, applicationId: 
     prefix: key.slice(0, API_KEY_PREFIX.length + 6),
     keyHash: hashApiKey(key),
     createdAt: state.now(),
+    ...limits,
   });
   return id;
 }

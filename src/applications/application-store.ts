@@ -4,7 +4,7 @@
  * (SQLite's rowid breaks ties within one second, as ids are random), the key of a digest (asked on every request,
  * its statement built once) and the number of an application's redirect URIs.
  */
-import { asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, or, sql } from 'drizzle-orm';
 import { preparedRead, tables, type Executor, type Orm } from '../../storage/index.js';
 
 /** SQLite's rowid: ties within one second (ids are random) list in the order they were made. */
@@ -21,6 +21,58 @@ export const apiKeyByHash = preparedRead(
       .limit(1),
   { memo: 256 },
 );
+
+/** The key of an application with this id (revoked or not). */
+export function apiKeyById(
+  db: Executor,
+  applicationId: string,
+  keyId: string,
+): Promise<(typeof tables.apiKeys.$inferSelect)[]> {
+  return db
+    .select()
+    .from(tables.apiKeys)
+    .where(and(eq(tables.apiKeys.applicationId, applicationId), eq(tables.apiKeys.id, keyId)))
+    .limit(1);
+}
+
+/**
+ * What a key scope reaches in an application: the workspaces it names that exist, and the grants it names or that
+ * belong to those workspaces (resolved on every request, so a grant moved into a workspace is reached at once).
+ */
+export async function scopeRows(
+  db: Executor,
+  applicationId: string,
+  scope: { workspace_ids?: string[] | undefined; grant_ids?: string[] | undefined },
+): Promise<{ workspaceIds: Set<string>; grantIds: Set<string> }> {
+  const workspaceIds = scope.workspace_ids ?? [];
+  const grantIds = scope.grant_ids ?? [];
+  const workspaces =
+    workspaceIds.length === 0
+      ? []
+      : await db
+          .select({ id: tables.workspaces.id })
+          .from(tables.workspaces)
+          .where(and(eq(tables.workspaces.applicationId, applicationId), inArray(tables.workspaces.id, workspaceIds)));
+  const reach = [
+    ...(grantIds.length > 0 ? [inArray(tables.grants.id, grantIds)] : []),
+    ...(workspaces.length > 0
+      ? [
+          inArray(
+            tables.grants.workspaceId,
+            workspaces.map((row) => row.id),
+          ),
+        ]
+      : []),
+  ];
+  const grants =
+    reach.length === 0
+      ? []
+      : await db
+          .select({ id: tables.grants.id })
+          .from(tables.grants)
+          .where(and(eq(tables.grants.applicationId, applicationId), or(...reach)));
+  return { workspaceIds: new Set(workspaces.map((row) => row.id)), grantIds: new Set(grants.map((row) => row.id)) };
+}
 
 /** Every application, oldest first. */
 export function allApplications(db: Executor): Promise<(typeof tables.applications.$inferSelect)[]> {

@@ -2,7 +2,7 @@
  * @module applications/contracts
  * The applications area's declared interface: its services as other areas see them, and the types it shares.
  */
-import type { Principal } from '../access.js';
+import type { KeyScope, Permission, Principal } from '../access.js';
 import type {
   ApplicationDetails,
   CreateRedirectUriInput,
@@ -45,8 +45,27 @@ export interface ApiKeyInfo {
   application_id: string;
   name: string;
   prefix: string;
+  /** What the key reaches; `{}`: the whole application. */
+  scope: KeyScope;
+  /** What it may do (every permission for a key made without a list). */
+  permissions: Permission[];
+  expires_at: number | null;
   created_at: number;
+  last_used_at: number | null;
+  /** The key that made it (null: the CLI, the bootstrap or AGENTPOST_API_KEY). */
+  created_by: string | null;
   revoked_at: number | null;
+}
+
+/** What a new key is made with (issue 36): each absent field inherits the creating key's (all, for the CLI). */
+export interface KeyOptions {
+  name?: string | undefined;
+  scope?: KeyScope | undefined;
+  permissions?: readonly Permission[] | undefined;
+  /** Unix seconds. */
+  expiresAt?: number | undefined;
+  /** The principal making the key: the new key may be no wider than it (absent: the CLI or bootstrap). */
+  creator?: Principal | undefined;
 }
 
 /**
@@ -99,19 +118,21 @@ export interface ApplicationService {
   listApplications(): Promise<ApplicationInfo[]>;
   /** The application with this id, or a 404. */
   getApplication: (applicationId: string) => Promise<ApplicationInfo>;
-  /** Issues a new API key; the key is returned once and only its hash is kept. */
-  createKey(
-    applicationId: string,
-    name?: string,
-  ): Promise<{
-    id: string;
-    apiKey: string;
-  }>;
-  /** An application's keys, revoked ones included. */
-  listKeys(applicationId: string): Promise<ApiKeyInfo[]>;
-  /** Revokes a key at once; requests with it get 401 from then on. */
-  revokeKey(applicationId: string, keyId: string): Promise<void>;
-  /** Resolves a Bearer key to its application; anything else is a 401. */
+  /**
+   * Issues a new API key; the key is returned once and only its hash is kept. With a creator, the key may be no
+   * wider than it (scope, permissions, expiry): a 403 names what is wider.
+   */
+  createKey(applicationId: string, options?: KeyOptions): Promise<{ id: string; apiKey: string; info: ApiKeyInfo }>;
+  /** An application's keys, revoked ones included; a viewer narrower than the application sees the keys it made. */
+  listKeys(applicationId: string, viewer?: Principal): Promise<ApiKeyInfo[]>;
+  /** One key as {@link listKeys} shows it to the viewer, or a 404. */
+  getKey(applicationId: string, keyId: string, viewer?: Principal): Promise<ApiKeyInfo>;
+  /** Revokes a key at once (one the viewer may see); requests with it get 401 from then on. */
+  revokeKey(applicationId: string, keyId: string, viewer?: Principal): Promise<void>;
+  /**
+   * Resolves a Bearer key to its application, the grants it reaches and its permissions; a missing, unknown,
+   * revoked or expired key is a 401.
+   */
   authenticateApiKey(key: string | undefined): Promise<Principal>;
   /**
    * Issues a service account: an RSA key pair whose public half is kept. The private key is returned once,

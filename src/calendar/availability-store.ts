@@ -22,7 +22,9 @@ export async function grantsByEmail(
     .select({ id: tables.grants.id, email: tables.grants.email })
     .from(tables.grants)
     .where(and(eq(tables.grants.applicationId, principal.applicationId), inArray(tables.grants.email, emails)));
-  return new Map(rows.map((row) => [row.email, row]));
+  // A key scoped to some grants sees the others as it sees strangers' addresses (issue 36).
+  const reach = principal.grantIds;
+  return new Map(rows.filter((row) => !reach || reach.has(row.id)).map((row) => [row.email, row]));
 }
 
 /** The calendars of these grants, with their time zones. */

@@ -2,7 +2,7 @@
  * @module grants/grant-reads
  * The grant service's reads (./grant-service.ts): the application's grants a page at a time, and one grant.
  */
-import { and, asc, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lt, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { Grant, ListGrantsInput } from '../schemas/grants.js';
@@ -19,6 +19,8 @@ export async function listGrants(
   const limit = input.limit ?? 10;
   const offset = input.offset ?? 0;
   const conditions: SQL[] = [eq(tables.grants.applicationId, principal.applicationId)];
+  // A key scoped to grants or workspaces lists only the grants it reaches (issue 36).
+  if (principal.grantIds) conditions.push(inArray(tables.grants.id, [...principal.grantIds]));
   if (input.email) conditions.push(eq(tables.grants.email, input.email.trim().toLowerCase()));
   if (input.grant_status) conditions.push(eq(tables.grants.grantStatus, input.grant_status));
   if (input.provider)

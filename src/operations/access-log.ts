@@ -19,7 +19,6 @@ export const listAccessLog = defineOperation({
     next_cursor: z.string().optional().describe('Pass as page_token for the next page'),
   }),
   hints: { readOnly: true },
-  // TODO(keys): permission `admin` once the permission table lands.
   http: { method: 'GET', path: '/access-log', envelope: 'list', export: true },
   tool: false,
   run: (core, input, { principal }) => core.accessLog.list(principal, input),

@@ -9,6 +9,7 @@ import type { Core } from '../core-types.js';
 import { assertJsonDepth } from '../json-depth.js';
 import { recorded } from './access-record.js';
 import { checkAgentBlock, type AgentBlock } from './agent.js';
+import { authorize } from './authorize.js';
 
 export type { AgentBlock, AgentFields } from './agent.js';
 
@@ -170,8 +171,8 @@ export async function runOperation(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<unknown> {
-  return recorded(operation, core, rawInput, context, () =>
-    operation.run(core, parseInput(operation, rawInput), context),
+  return recorded(operation, core, rawInput, context, async () =>
+    operation.run(core, await admit(operation, core, rawInput, context), context),
   );
 }
 
@@ -186,7 +187,7 @@ export async function runOperationJson(
   context: OperationContext,
 ): Promise<{ json: JsonPage } | { result: unknown }> {
   return recorded(operation, core, rawInput, context, async () => {
-    const input = parseInput(operation, rawInput);
+    const input = await admit(operation, core, rawInput, context);
     const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
     return json ? { json } : { result: await operation.run(core, input, context) };
   });
@@ -201,11 +202,16 @@ export async function runOperationStream(
 ): Promise<AsyncIterable<Record<string, unknown>>> {
   if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
   const runStream = operation.runStream.bind(operation);
-  return recorded(operation, core, rawInput, context, () => runStream(core, parseInput(operation, rawInput), context));
+  return recorded(operation, core, rawInput, context, async () =>
+    runStream(core, await admit(operation, core, rawInput, context), context),
+  );
 }
 
-function parseInput(operation: AnyOperation, rawInput: unknown) {
+/** The validated input, once the caller is allowed to run the operation on it (./authorize.ts). */
+async function admit(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext) {
   // Before anything walks the input: loose fields reach JSON columns, whose JSON.stringify recurses per level.
   assertJsonDepth(rawInput, 'input');
-  return operation.input.parse(rawInput);
+  const input = operation.input.parse(rawInput);
+  await authorize(core, operation, input, context.principal);
+  return input;
 }

@@ -3,8 +3,10 @@
  * THE registry. Every face (HTTP, MCP, AI SDK, OpenAPI) is built from this list.
  */
 import type { AnyOperation } from './define-operation.js';
+import { permissionsFor } from './permissions.js';
 import * as accessLog from './access-log.js';
 import * as admin from './admin.js';
+import * as apiKeys from './api-keys.js';
 import * as applications from './applications.js';
 import * as attachmentText from './attachment-text.js';
 import * as attachmentUploads from './attachment-uploads.js';
@@ -30,6 +32,7 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
   const seen = new Set<string>();
   for (const operation of all) {
     if (seen.has(operation.name)) throw new Error(`Duplicate operation name: ${operation.name}`);
+    permissionsFor(operation.name); // throws for an operation no permission was chosen for
     seen.add(operation.name);
   }
   return all;
@@ -54,6 +57,7 @@ export const operations: readonly AnyOperation[] = register(
   events,
   contacts,
   applications,
+  apiKeys,
   attachmentUploads,
   admin,
   suppressions,
@@ -61,6 +65,8 @@ export const operations: readonly AnyOperation[] = register(
 );
 
 export { fieldText } from './agent.js';
+export { assertGrantReached, mayCall, permissionError } from './authorize.js';
+export { OPERATION_NEEDS, SCOPED_BY_THEMSELVES, permissionsFor, type Needs } from './permissions.js';
 export { readStoredBody } from './read-body.js';
 export {
   defineOperation,

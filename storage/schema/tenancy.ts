@@ -45,6 +45,19 @@ export const apiKeys = sqliteTable(
     keyHash: text('key_hash').notNull(),
     createdAt: integer('created_at').notNull(),
     revokedAt: integer('revoked_at'),
+    /** What the key reaches (`{workspace_ids?, grant_ids?}`); null: the whole application. */
+    scope: text('scope', { mode: 'json' }).$type<{
+      workspace_ids?: string[] | undefined;
+      grant_ids?: string[] | undefined;
+    }>(),
+    /** What the key may do (permission names); null: everything within its scope. */
+    permissions: text('permissions', { mode: 'json' }).$type<string[]>(),
+    /** Unix seconds after which the key is refused; null: never. */
+    expiresAt: integer('expires_at'),
+    /** When the key last authenticated a request (written at most once a minute per key). */
+    lastUsedAt: integer('last_used_at'),
+    /** The key that made this one (null: the CLI, the bootstrap or AGENTPOST_API_KEY). */
+    createdBy: text('created_by'),
   },
   (table) => [
     uniqueIndex('api_keys_hash_idx').on(table.keyHash),

@@ -81,10 +81,23 @@ describe('access log', () => {
     const missing = await fetch(`${service.url}/v3/grants/${grantId}/messages/nope`, { headers: auth() });
     expect(missing.status).toBe(404);
     const missingId = missing.headers.get('x-request-id');
-    const created = await service.core.accounts.applications.createKey(principal.applicationId, 'revoked later');
-    await service.core.accounts.applications.revokeKey(principal.applicationId, created.id);
+    const made = await fetch(`${service.url}/v3/api-keys`, {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'revoked later', permissions: ['mail.read'] }),
+    });
+    const created = ((await made.json()) as { data: { id: string; key: string } }).data;
+    // A permission the key lacks: a 403 recorded against it.
+    const forbidden = await fetch(`${service.url}/v3/grants/${grantId}/folders`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${created.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Nope' }),
+    });
+    expect(forbidden.status).toBe(403);
+    const revoked = await fetch(`${service.url}/v3/api-keys/${created.id}`, { method: 'DELETE', headers: auth() });
+    expect(revoked.status).toBe(200);
     const refused = await fetch(`${service.url}/v3/grants/${grantId}/folders`, {
-      headers: { authorization: `Bearer ${created.apiKey}` },
+      headers: { authorization: `Bearer ${created.key}` },
     });
     expect(refused.status).toBe(401);
 
@@ -107,6 +120,12 @@ describe('access log', () => {
       error_type: 'not_found_error',
       object_ids: { message_id: 'nope' },
       request_id: missingId,
+    });
+    expect(data.find((entry) => entry.operation === 'create_folder')).toMatchObject({
+      status: 403,
+      error_type: 'forbidden',
+      api_key_id: created.id,
+      api_key_name: 'revoked later',
     });
     const unauthorized = data.find((entry) => entry.operation === 'authenticate')!;
     expect(unauthorized).toMatchObject({

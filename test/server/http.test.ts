@@ -56,7 +56,7 @@ describe('HTTP basics of /v3', () => {
 
     it('refuses a key at once after it is revoked, and keeps the others working', async () => {
       const applicationId = await service.core.accounts.applications.defaultApplicationId();
-      const { id, apiKey } = await service.core.accounts.applications.createKey(applicationId, 'temporary');
+      const { id, apiKey } = await service.core.accounts.applications.createKey(applicationId, { name: 'temporary' });
       expect((await request(service.url, 'GET', '/v3/grants', { key: apiKey })).status).toBe(200);
       expect((await service.client(apiKey).grants.list()).data).toEqual([]);
       await service.core.accounts.applications.revokeKey(applicationId, id);

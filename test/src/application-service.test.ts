@@ -57,10 +57,11 @@ describe('the default application', () => {
     expect(first.application).toMatchObject({ plan: 'production', is_default: true });
     expect(first.generatedKey).toMatch(/^agp_[A-Za-z0-9_-]{43}$/);
     const core = start();
-    expect(await core.accounts.applications.authenticateApiKey(first.generatedKey)).toEqual({
-      applicationId: first.application.id,
-      via: 'api_key',
-    });
+    const principal = await core.accounts.applications.authenticateApiKey(first.generatedKey);
+    // The generated key reaches the whole application with every permission (issue 36: no scope, no list).
+    expect(principal).toMatchObject({ applicationId: first.application.id, via: 'api_key', key: { name: 'default' } });
+    expect(principal.grantIds).toBeUndefined();
+    expect(principal.permissions).toBeUndefined();
 
     const again = await core.accounts.applications.ensureDefaultApplication();
     expect(again.generatedKey).toBeUndefined();
@@ -89,7 +90,7 @@ describe('the default application', () => {
     const { start } = await database();
     const core = start({ AGENTPOST_API_KEY: 'first-key-0123456789' });
     const { application } = await core.accounts.applications.ensureDefaultApplication();
-    const other = await core.accounts.applications.createKey(application.id, 'ci');
+    const other = await core.accounts.applications.createKey(application.id, { name: 'ci' });
 
     const rotated = start({ AGENTPOST_API_KEY: 'second-key-0123456789' });
     await rotated.accounts.applications.ensureDefaultApplication();
@@ -130,7 +131,7 @@ describe('applications and keys', () => {
     const core = start();
     const { application } = await core.accounts.applications.ensureDefaultApplication();
     const other = await core.accounts.applications.createApplication({ name: 'Other', plan: 'production' });
-    const made = await core.accounts.applications.createKey(application.id, 'deploy');
+    const made = await core.accounts.applications.createKey(application.id, { name: 'deploy' });
 
     const keys = await core.accounts.applications.listKeys(application.id);
     expect(keys.map((key) => key.name)).toEqual(['default', 'deploy']);

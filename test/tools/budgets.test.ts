@@ -6,10 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { asSchema } from 'ai';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { unfencedClient, unfencedTools } from '../helpers/fence.js';
+import { unfence } from '../../examples/support/fence.js';
+import { countTokens } from '../../src/tokens/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer, type Executor } from '../../tools/mcp.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { RESULT_BUDGET, bodyAsText, renderForAgent, shapeForAgent } from '../../tools/compact.js';
+import { SNIPPET_MINIMUM } from '../../tools/compact-items.js';
 
 /** A 10 KB HTML message as mail clients send it: a reply on top of quoted history, a signature, an attachment. */
 function realisticMessage(index: number) {
@@ -52,13 +55,46 @@ function realisticMessage(index: number) {
 }
 
 const messages = Array.from({ length: 50 }, (_, index) => realisticMessage(index));
+
+/** A thread as /v3 answers it: three participants, its message ids, and its latest message whole. */
+function realisticThread(index: number) {
+  const latest = realisticMessage(index);
+  return {
+    id: `thread_${index}`,
+    grant_id: 'grant_1',
+    object: 'thread',
+    subject: latest.subject,
+    participants: [
+      { name: 'Sam Ortiz', email: 'sam@example.com' },
+      { name: 'Dana Lee', email: 'dana@example.com' },
+      { email: 'finance@example.com' },
+    ],
+    snippet: latest.snippet,
+    message_ids: Array.from({ length: 1 + (index % 6) }, (_, message) => `msg_${index}_${message}`),
+    draft_ids: [],
+    earliest_message_date: latest.date - 86_400,
+    latest_message_received_date: latest.date,
+    unread: latest.unread,
+    starred: latest.starred,
+    has_attachments: latest.attachments.length > 0,
+    folders: ['inbox'],
+    latest_draft_or_message: latest,
+  };
+}
+const threads = Array.from({ length: 50 }, (_, index) => realisticThread(index));
+/** The limits the list operations were asked with (a page that does not fit is asked again with the limit that does). */
+const askedLimits: number[] = [];
 const executor: Executor = async (operation, input) => {
   if (operation.name === 'list_messages' && input.thread_id === 'thread_long')
     return { data: [...messages].reverse(), next_cursor: null };
   if (operation.name === 'list_messages' && input.thread_id)
     return { data: messages.filter((message) => message.thread_id === input.thread_id).reverse(), next_cursor: null };
-  if (operation.name === 'list_messages')
+  if (operation.name === 'list_messages') {
+    askedLimits.push(Number(input.limit ?? 50));
     return { data: messages.slice(0, Number(input.limit ?? 50)), next_cursor: 'cursor_2' };
+  }
+  if (operation.name === 'list_threads')
+    return { data: threads.slice(0, Number(input.limit ?? 50)), next_cursor: 'cursor_2' };
   if (operation.name === 'get_thread')
     return {
       id: input.thread_id,
@@ -74,13 +110,16 @@ const executor: Executor = async (operation, input) => {
   return {};
 };
 
-async function connect() {
+/** A client as a host has it: results read with their fence, which counts in their sizes. */
+async function connectFenced() {
   const server = createMcpServer({ executor, grantId: 'grant_1' });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-  const client = unfencedClient(new Client({ name: 'budgets', version: '1.0.0' }));
+  const client = new Client({ name: 'budgets', version: '1.0.0' });
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
   return client;
 }
+const connect = async () => unfencedClient(await connectFenced());
+
 const textOf = (result: Record<string, unknown>) =>
   (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('');
 
@@ -130,40 +169,130 @@ describe('tool results sized for a model', () => {
     }
   });
 
-  it('lists 50 realistic 10 KB messages in at most 25,000 characters of text', async () => {
-    const client = await connect();
+  it('lists all 50 of 50 realistic 10 KB messages at the default budget: at most 10,000 characters of text and 15,000 of structured content, fence included', async () => {
+    const client = await connectFenced();
     expect(JSON.stringify(messages[0]).length).toBeGreaterThan(10_000);
     const result = await client.callTool({ name: 'list_messages', arguments: { limit: 50 } });
     const text = textOf(result);
     const structured = JSON.stringify(result.structuredContent);
+    const snippetOf = (item: unknown) => ((item as { snippet?: string }).snippet ?? '').length;
     console.log(
-      `list_messages(limit=50): text ${text.length} characters, structuredContent ${structured.length}; the full page is ${JSON.stringify({ data: messages }).length}`,
+      `list_messages(limit=50): ${(result.structuredContent as { data: unknown[] }).data.length} items, snippets of ${snippetOf(unfence((result.structuredContent as { data: unknown[] }).data[1]))} characters; text ${text.length} characters, structuredContent ${structured.length} (${await countTokens(structured)} tokens with its fence); the full page is ${JSON.stringify({ data: messages }).length}`,
     );
     expect(result.isError).toBeFalsy();
-    expect(text.length).toBeLessThanOrEqual(25_000);
-    expect(structured.length).toBeLessThanOrEqual(RESULT_BUDGET);
-    // Compact items: who, what, when, flags and attachment names, never a body.
-    const page = result.structuredContent as {
+    expect(text.length).toBeLessThanOrEqual(10_000);
+    expect(structured.length).toBeLessThanOrEqual(15_000);
+    // The fence is in what was measured: every subject and snippet is fenced, the text's items in one block.
+    expect(structured).toMatch(/"subject":"⟦([0-9a-f]{8})⟧Re: Q1 forecast \(0\)⟦\/\1⟧"/);
+    expect(text).toMatch(/^Mail text is between ⟦[0-9a-f]{8}⟧/);
+    const page = unfence(result.structuredContent) as {
       data: Record<string, unknown>[];
       next_cursor?: string;
-      truncated?: { hint: string };
+      truncated?: unknown;
     };
-    expect(page.data[0]).toMatchObject({
+    // All 50, the page's own cursor, nothing cut.
+    expect(page.data.map((item) => item.id)).toEqual(messages.map((message) => message.id));
+    expect(page.next_cursor).toBe('cursor_2');
+    expect(page.truncated).toBeUndefined();
+    // Compact items: who, what, when, the flags that are set and the attachments, never a body; the snippet
+    // shortened to fit the page.
+    expect(page.data[0]).toEqual({
       id: 'msg_0',
       thread_id: 'thread_0',
+      date: 1743292800,
+      from: 'sam@example.com',
       subject: 'Re: Q1 forecast (0)',
+      snippet: expect.stringMatching(/^Thanks for the update on the forecast\b.*…$/),
       unread: true,
       starred: true,
-      folders: ['inbox'],
+      attachments: [{ id: 'att_0', filename: 'forecast.xlsx', size: 48213 }],
     });
-    expect(page.data[0]!.attachments).toEqual([
-      { id: 'att_0', filename: 'forecast.xlsx', size: 48213, content_type: 'application/vnd.ms-excel' },
-    ]);
-    expect(page.data[0]).not.toHaveProperty('body');
-    if (page.data.length < 50) expect(page.truncated?.hint).toContain('list_messages');
-    // The text is a reading, not the JSON again (only a cut's continuation call is written as JSON).
-    expect(text.replace(/\[cut: .*\]/g, '')).not.toContain('{"');
+    expect(page.data[1]).not.toHaveProperty('unread');
+    expect((page.data[0]!.snippet as string).length).toBeGreaterThanOrEqual(SNIPPET_MINIMUM);
+    // The text is a reading, not the JSON again.
+    expect(text).not.toContain('{"');
     expect(text).toContain('forecast.xlsx (47 KB)');
+    expect(text).toContain('50 item(s); more with page_token: "cursor_2"');
+
+    // The AI SDK tools answer the same 50 items within the same size, fence included.
+    const tools = createAgentpostTools({
+      url: 'http://127.0.0.1:1',
+      apiKey: 'unused',
+      grantId: 'grant_1',
+      fetch: async () => Response.json({ request_id: 'r', data: messages, next_cursor: 'cursor_2' }),
+    });
+    const viaAi = (await tools.list_messages!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] })) as {
+      data: { id: string; subject: string }[];
+    };
+    console.log(`list_messages(limit=50) via the AI SDK: ${JSON.stringify(viaAi).length} characters`);
+    expect(viaAi.data).toHaveLength(50);
+    expect(viaAi.data[0]!.subject).toMatch(/^⟦([0-9a-f]{8})⟧Re: Q1 forecast \(0\)⟦\/\1⟧$/);
+    expect(JSON.stringify(viaAi).length).toBeLessThanOrEqual(15_000);
+    expect(unfence(viaAi)).toEqual(page);
+  });
+
+  it('lists all 50 of 50 threads at the default budget within the same sizes, over MCP and the AI SDK', async () => {
+    const client = await connectFenced();
+    const result = await client.callTool({ name: 'list_threads', arguments: { limit: 50 } });
+    const text = textOf(result);
+    const structured = JSON.stringify(result.structuredContent);
+    const snippetOf = (item: unknown) => ((item as { snippet?: string }).snippet ?? '').length;
+    console.log(
+      `list_threads(limit=50): ${(result.structuredContent as { data: unknown[] }).data.length} items, snippets of ${snippetOf(unfence((result.structuredContent as { data: unknown[] }).data[1]))} characters; text ${text.length} characters, structuredContent ${structured.length} (${await countTokens(structured)} tokens with its fence); the full page is ${JSON.stringify({ data: threads }).length}`,
+    );
+    expect(result.isError).toBeFalsy();
+    expect(text.length).toBeLessThanOrEqual(10_000);
+    expect(structured.length).toBeLessThanOrEqual(15_000);
+    const page = unfence(result.structuredContent) as { data: Record<string, unknown>[]; next_cursor?: string };
+    expect(page.data.map((item) => item.id)).toEqual(threads.map((thread) => thread.id));
+    expect(page.next_cursor).toBe('cursor_2');
+    expect(page.data[0]).toEqual({
+      id: 'thread_0',
+      date: 1743292800,
+      participants: 'sam@example.com, dana@example.com, finance@example.com',
+      subject: 'Re: Q1 forecast (0)',
+      snippet: expect.stringMatching(/^Thanks for the update/),
+      message_count: 1,
+      unread: true,
+      starred: true,
+      has_attachments: true,
+    });
+    expect(text).toContain('- thread_5 · 2025-03-30 00:05Z · 6 messages · sam@example.com, dana@example.com');
+
+    const tools = createAgentpostTools({
+      url: 'http://127.0.0.1:1',
+      apiKey: 'unused',
+      grantId: 'grant_1',
+      fetch: async () => Response.json({ request_id: 'r', data: threads, next_cursor: 'cursor_2' }),
+    });
+    const viaAi = await tools.list_threads!.execute!({ limit: 50 }, { toolCallId: '1', messages: [] });
+    expect(JSON.stringify(viaAi).length).toBeLessThanOrEqual(15_000);
+    expect(unfence(viaAi)).toEqual(page);
+  });
+
+  it('still ends a page early, with the cursor after its last item, when the items asked for do not fit', async () => {
+    const client = await connect();
+    for (const args of [
+      { limit: 50, max_tokens: 1_000 },
+      { limit: 50, select: 'subject,body' },
+    ]) {
+      askedLimits.length = 0;
+      const result = await client.callTool({ name: 'list_messages', arguments: args });
+      const page = result.structuredContent as {
+        data: { id: string }[];
+        next_cursor?: string;
+        truncated: { omitted: number; hint: string; call: { tool: string; arguments: Record<string, unknown> } };
+      };
+      expect(result.isError, textOf(result)).toBeFalsy();
+      expect(page.data.length).toBeGreaterThan(0);
+      expect(page.data.length).toBeLessThan(50);
+      // Asked again with the limit that fits, so the page's cursor is the one after its last item.
+      expect(askedLimits.at(-1)).toBe(page.data.length);
+      expect(page.next_cursor).toBe('cursor_2');
+      expect(page.truncated.omitted).toBe(50 - page.data.length);
+      expect(page.truncated.call).toEqual({ tool: 'list_messages', arguments: { ...args, page_token: 'cursor_2' } });
+      expect(textOf(result)).toContain(`[cut: ${50 - page.data.length} of the 50 items of this page did not fit`);
+    }
   });
 
   it('reads a message as text with the quoted history collapsed, HTML on request, within the budget', async () => {

@@ -149,7 +149,8 @@ describe('reads that lose nothing in silence', () => {
       .grant.id;
     longThread = await deliverThread(core, 'budget review', 15, 25);
     shortThread = await deliverThread(core, 'office move', 8, 25);
-    // 50 messages whose compact items (six named recipients, a long subject) take about twice the budget together.
+    // 50 messages with long subjects (and six named recipients, which compact items leave out): a page of them all
+    // does not fit a budget of 2,000 tokens.
     const recipients = Array.from(
       { length: 6 },
       (_, index) => `Recipient Number${index} <recipient.number${index}@partners.example.com>`,
@@ -321,10 +322,10 @@ describe('reads that lose nothing in silence', () => {
         expect(result.isError).toBeFalsy();
         return { page: result.structuredContent as Page, text: textOf(result) };
       };
-      const { page: first, text } = await read({ grant_id: listsGrantId, limit: 50 });
+      const { page: first, text } = await read({ grant_id: listsGrantId, limit: 50, max_tokens: 2_000 });
       if (face === 'mcp')
         console.log(
-          `list_messages(limit=50) of 50 long items: ${first.data.length} returned; text ${text.length} characters, structuredContent ${JSON.stringify(first).length}`,
+          `list_messages(limit=50, max_tokens=2000) of 50 long items: ${first.data.length} returned; text ${text.length} characters, structuredContent ${JSON.stringify(first).length}`,
         );
       expect(JSON.stringify(first).length).toBeLessThanOrEqual(RESULT_BUDGET);
       expect(first.data.length).toBeLessThan(50);
@@ -335,7 +336,7 @@ describe('reads that lose nothing in silence', () => {
         hint: expect.stringContaining(`${50 - first.data.length} of the 50 items of this page did not fit`),
         call: {
           tool: 'list_messages',
-          arguments: { grant_id: listsGrantId, limit: 50, page_token: first.next_cursor },
+          arguments: { grant_id: listsGrantId, limit: 50, max_tokens: 2_000, page_token: first.next_cursor },
         },
       });
       if (face === 'mcp') {
