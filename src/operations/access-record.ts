@@ -44,12 +44,18 @@ export function objectIdsOf(
     if (typeof value === 'string' || typeof value === 'number') (ids ??= {})[name] = String(value).slice(0, 320);
   }
   if (result !== undefined && operation.http?.method !== 'GET' && operation.hints.readOnly === false) {
-    const object = result as { id?: unknown; data?: { id?: unknown } } | null;
-    const created = typeof object?.id === 'string' ? object.id : object?.data?.id;
+    const data = typeof result === 'object' && result !== null && 'data' in result ? result.data : undefined;
+    const created = idOf(result) ?? idOf(data);
     if (typeof created === 'string' && created !== ids?.[pathIds(operation).at(-1) ?? ''])
       (ids ??= {}).created_id = created;
   }
   return ids;
+}
+
+/** The `id` of an object, when it has a string one. */
+function idOf(value: unknown): string | undefined {
+  const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
+  return typeof id === 'string' ? id : undefined;
 }
 
 /** The HTTP status of a success, as the HTTP face answers it. */
