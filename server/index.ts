@@ -11,7 +11,7 @@ import { matchedRoutes } from 'hono/route';
 import { bodyLimit } from 'hono/body-limit';
 import { getPath } from 'hono/utils/url';
 import { beginReadScope, createDatabaseProbe, type DatabaseProbe } from '../storage/index.js';
-import { AppError, operations, type AnyOperation, type Core } from '../src/index.js';
+import { AppError, operations, type AnyOperation, type Core, type FailedAuthentications } from '../src/index.js';
 import { bindOperation, carriesRequestId } from './bind-operation.js';
 import { createReadTurns } from './read-turns.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -45,6 +45,8 @@ export interface CreateAppOptions {
   shuttingDown?: () => boolean;
   /** Given what closes the app's own resources (open MCP sessions), for the caller's shutdown. */
   onClose?: (close: () => Promise<void>) => void;
+  /** The failed-authentication budget shared with the process's SMTP submission listener (default: the app's own). */
+  failedAuthentications?: FailedAuthentications;
 }
 
 /** The route pattern a request matched, for logs and metrics (`/v3/grants/:grant_id/messages`); `unmatched` for 404s. */
@@ -74,9 +76,10 @@ export function createApp({
   probe,
   shuttingDown = () => false,
   onClose,
+  failedAuthentications,
 }: CreateAppOptions): Hono<AppEnv> {
   const app = new Hono<AppEnv>({ getPath: routePath });
-  const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock);
+  const limiter = createRateLimiter(core.deps.config.rateLimits, rateLimitClock, failedAuthentications);
   const { logger, config } = core.deps;
   const databaseProbe = probe ?? createDatabaseProbe(core.deps.db);
 

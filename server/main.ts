@@ -6,7 +6,8 @@
  * `AGENTPOST_SHUTDOWN_TIMEOUT`, then everything the process runs closes, and the database.
  * `startService` (both steps) is what the CLI and integration tests start; `createAgentpost` (server/embed.ts) wraps it.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import {
   createServer as createHttpServer,
   type RequestListener,
@@ -23,6 +24,7 @@ import { createDatabaseProbe } from '../storage/index.js';
 import {
   checkSecretKey,
   createCore,
+  createFailedAuthentications,
   createLogger,
   openSecretBox,
   sealStoredSecrets,
@@ -30,6 +32,9 @@ import {
   type SecretBox,
   type Role,
   startInboundSmtp,
+  startSubmission,
+  operations,
+  runOperation,
   systemClock,
   systemDns,
   timeOrderedIds,
@@ -37,7 +42,9 @@ import {
   type Config,
   type Core,
   type CoreDeps,
+  type FailedAuthentications,
   type InboundSmtpServer,
+  type Submission,
 } from '../src/index.js';
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
@@ -133,6 +140,10 @@ export interface Listening {
   url: string | undefined;
   /** Port of the inbound SMTP listener (`AGENTPOST_SMTP_PORT`; the bound one when that is 0); role `smtp`. */
   smtpPort: number | undefined;
+  /** Port of SMTP submission with STARTTLS (`AGENTPOST_SUBMISSION_PORT`, when set); role `smtp`. */
+  submissionPort: number | undefined;
+  /** Port of SMTP submission with implicit TLS (`AGENTPOST_SUBMISSION_TLS_PORT`, when set); role `smtp`. */
+  submissionTlsPort: number | undefined;
   /** The outbox dispatcher and job worker of this process (`wake()` after moving a test clock); role `worker`. */
   background: BackgroundWork | undefined;
 }
@@ -156,6 +167,57 @@ export interface RunningService extends Listening {
 /** How long the 503 answers given during shutdown may take once the requests that were in flight are done. */
 const LAST_ANSWERS_MS = 1_000;
 
+/** The inbound SMTP listener of a service (role `smtp`). */
+function listenSmtp(core: Core, metrics: ServiceMetrics): Promise<InboundSmtpServer> {
+  const { config, logger } = core.deps;
+  return startInboundSmtp({
+    inbound: core.mail.inbound,
+    reports: core.deliverability.reports,
+    dmarc: core.deliverability.dmarcReports,
+    logger,
+    metrics,
+    host: config.host,
+    port: config.smtpPort,
+    hostname: config.mxHost,
+    maxClients: config.smtpMaxConnections,
+    maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
+    maxUnknownRecipients: config.smtpMaxUnknownRecipients,
+    maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
+    maxHeaderBytes: config.headerLimits.maxHeaderBytes,
+    drainTimeoutMs: config.shutdownTimeoutMs,
+  });
+}
+
+/**
+ * SMTP submission (src/submission; role `smtp`, the ports that are set): each message through `send_message`, as
+ * over HTTP, with the face `smtp`.
+ */
+function listenSubmission(core: Core, failedAuthentications: FailedAuthentications): Promise<Submission> {
+  const { config, db, clock, logger } = core.deps;
+  const sendMessage = operations.find((operation) => operation.name === 'send_message')!;
+  return startSubmission({
+    port: config.submission.port,
+    tlsPort: config.submission.tlsPort,
+    certFile: config.submission.certFile,
+    keyFile: config.submission.keyFile,
+    dataDir: db.file ? dirname(db.file) : undefined,
+    names: [...new Set([config.mxHost, 'localhost', '127.0.0.1', '::1', config.host])],
+    now: clock.now(),
+    random: core.deps.randomBytes,
+    host: config.host,
+    hostname: config.mxHost,
+    failedAuthentications,
+    logger,
+    maxHeaderBytes: config.headerLimits.maxHeaderBytes,
+    drainTimeoutMs: config.shutdownTimeoutMs,
+    authenticateApiKey: (key) => core.accounts.applications.authenticateApiKey(key),
+    grantAddress: async (principal, grantId) => (await core.accounts.grants.require(principal, grantId)).email,
+    parse: (raw) => core.mail.inbound.parse(raw),
+    requestId: randomUUID,
+    send: (input, context) => runOperation(sendMessage, core, input, context),
+  });
+}
+
 /** Opens the database, migrates, builds the core and the HTTP app, and bootstraps the default application and domains. */
 export async function createService(
   config: Config,
@@ -177,6 +239,11 @@ export async function createService(
     throw error;
   }
   let shuttingDown = false;
+  // One failed-authentication budget per client address for the HTTP API, /mcp and SMTP submission together.
+  const failedAuthentications = createFailedAuthentications(
+    config.rateLimits.failedAuthPerMinute,
+    options.rateLimitClock ?? (() => performance.now()),
+  );
   const trackingListener = createTrackingListener({ core, metrics, shuttingDown: () => shuttingDown });
   let closeApp: () => Promise<void> = async () => undefined;
   const app = createApp({
@@ -187,6 +254,7 @@ export async function createService(
     onClose: (close) => {
       closeApp = close;
     },
+    failedAuthentications,
     ...(options.rateLimitClock ? { rateLimitClock: options.rateLimitClock } : {}),
   });
   let started:
@@ -194,6 +262,7 @@ export async function createService(
         listening: Listening;
         server: ServerType | undefined;
         smtp: InboundSmtpServer | undefined;
+        submission: Submission | undefined;
         inFlight: Set<ServerResponse>;
       }>
     | undefined;
@@ -248,30 +317,12 @@ export async function createService(
     return { server, url };
   }
 
-  function listenSmtp(): Promise<InboundSmtpServer> {
-    return startInboundSmtp({
-      inbound: core.mail.inbound,
-      reports: core.deliverability.reports,
-      dmarc: core.deliverability.dmarcReports,
-      logger: deps.logger,
-      metrics,
-      host: config.host,
-      port: config.smtpPort,
-      hostname: config.mxHost,
-      maxClients: config.smtpMaxConnections,
-      maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
-      maxUnknownRecipients: config.smtpMaxUnknownRecipients,
-      maxUnknownRecipientsPerClient: config.smtpMaxUnknownRecipientsPerClient,
-      maxHeaderBytes: config.headerLimits.maxHeaderBytes,
-      drainTimeoutMs: config.shutdownTimeoutMs,
-    });
-  }
-
   /** Starts the roles of `config.roles`; when one fails to start, those already started are stopped again. */
   async function listen() {
     let http: { server: ServerType; url: string } | undefined;
     let background: BackgroundWork | undefined;
     let smtp: InboundSmtpServer | undefined;
+    let submission: Submission | undefined;
     // The roles that store mail (inbound SMTP; the workers' IMAP sync and local deliveries) start the mail writer
     // thread of an embedded database now, beside the listeners, not at the first message: under tsx it loads for a
     // second or more, which a first delivery or a connected account's first sync would otherwise wait out.
@@ -279,9 +330,11 @@ export async function createService(
     try {
       if (roles.has('http')) http = await listenHttp();
       if (roles.has('worker')) background = startBackgroundWork(core);
-      if (roles.has('smtp')) smtp = await listenSmtp();
+      if (roles.has('smtp')) smtp = await listenSmtp(core, metrics);
+      if (roles.has('smtp')) submission = await listenSubmission(core, failedAuthentications);
       await writerLoaded;
     } catch (error) {
+      await smtp?.close();
       await background?.stop();
       const server = http?.server;
       if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -289,9 +342,17 @@ export async function createService(
     }
     deps.logger.info('roles started', { roles: config.roles.join(',') });
     return {
-      listening: { roles: config.roles, url: http?.url, smtpPort: smtp?.port, background },
+      listening: {
+        roles: config.roles,
+        url: http?.url,
+        smtpPort: smtp?.port,
+        submissionPort: submission?.port,
+        submissionTlsPort: submission?.tlsPort,
+        background,
+      },
       server: http?.server,
       smtp,
+      submission,
       inFlight,
     };
   }
@@ -325,12 +386,12 @@ export async function createService(
     shuttingDown = true;
     const running = started ? await started.catch(() => undefined) : undefined;
     if (running) {
-      const { server, smtp, listening } = running;
+      const { server, smtp, submission, listening } = running;
       const deadline = performance.now() + config.shutdownTimeoutMs;
       // Both faces drain at once, and both keep listening meanwhile, so that a new client gets a clear answer
       // (HTTP 503 with `Connection: close`, SMTP 421) rather than a connection reset: closing a listening socket
       // resets the connections the kernel accepted but Node had not yet taken. SMTP waits for messages in DATA.
-      await Promise.all([smtp?.close(), server ? drainHttp(server, deadline) : undefined]);
+      await Promise.all([smtp?.close(), submission?.close(), server ? drainHttp(server, deadline) : undefined]);
       // MCP sessions still open (clients that never said DELETE) end with the HTTP face.
       await closeApp();
       // The IMAP sync stores through the inbound path: it stops (its IDLE connections closed) before that closes.

@@ -116,6 +116,31 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     description:
       "The largest header section of a received message, in bytes (Postfix's `header_size_limit`). Mail over SMTP or delivered locally with a larger one is refused with `552 5.3.4`; a message fetched from a connected account, which cannot be refused, is kept with the fields past the limit discarded. See [mail in](mail-in.md#limits-of-the-header-section).",
   },
+  AGENTPOST_SUBMISSION_PORT: {
+    group: 'Listeners and addresses',
+    default: 'off',
+    description:
+      'The SMTP submission port with STARTTLS (usually `587`; `0`: any free port): mail clients send as an Agent Account with an app password. Off while unset. See [SMTP submission](smtp-submission.md).',
+  },
+  AGENTPOST_SUBMISSION_TLS_PORT: {
+    group: 'Listeners and addresses',
+    default: 'off',
+    description:
+      'The SMTP submission port with implicit TLS (usually `465`; `0`: any free port). Off while unset. See [SMTP submission](smtp-submission.md).',
+  },
+  AGENTPOST_TLS_CERT_FILE: {
+    group: 'Listeners and addresses',
+    default: 'a self-signed certificate, made at the first start and kept beside the database file',
+    values: 'a file path (PEM: the certificate, then its chain)',
+    description:
+      'The certificate the submission ports present; set together with `AGENTPOST_TLS_KEY_FILE`. Read again when either file changes (a renewal needs no restart).',
+  },
+  AGENTPOST_TLS_KEY_FILE: {
+    group: 'Listeners and addresses',
+    default: "the self-signed certificate's key",
+    values: 'a file path (PEM)',
+    description: 'The private key of `AGENTPOST_TLS_CERT_FILE`; set together with it.',
+  },
   AGENTPOST_PUBLIC_URL: {
     group: 'Listeners and addresses',
     default: '`http://HOST:HTTP_PORT`',

@@ -8,14 +8,14 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ROLES, type Role } from './config-types.js';
 
-const port = (fallback: number) =>
+const portValue = () =>
   z
     .string()
     .regex(/^\d+$/, 'must be a whole number')
     .transform(Number)
     .refine((value) => value >= 0 && value <= 65_535, 'must be between 0 and 65535')
-    .meta({ values: 'a port, 0 to 65535' })
-    .default(fallback);
+    .meta({ values: 'a port, 0 to 65535' });
+const port = (fallback: number) => portValue().default(fallback);
 
 const flag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -249,6 +249,10 @@ export const EnvSchema = z.object({
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS: wholeNumber('recipients', 1, 1_000).default(3),
   AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT: wholeNumber('recipients an hour', 1, 1_000_000).default(30),
   AGENTPOST_MAX_HEADER_BYTES: wholeNumber('bytes', 1_024, 16 * 1024 * 1024).default(102_400),
+  AGENTPOST_SUBMISSION_PORT: portValue().optional(),
+  AGENTPOST_SUBMISSION_TLS_PORT: portValue().optional(),
+  AGENTPOST_TLS_CERT_FILE: z.string().trim().min(1).optional(),
+  AGENTPOST_TLS_KEY_FILE: z.string().trim().min(1).optional(),
   AGENTPOST_PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'must be an http(s) URL such as https://mail.example.com' })
     .optional(),

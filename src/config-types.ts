@@ -26,6 +26,17 @@ export interface Config {
   headerLimits: { maxHeaderBytes: number };
   /** Unknown mailboxes one SMTP client may try in an hour over all its sessions; past it every RCPT TO gets 421. */
   smtpMaxUnknownRecipientsPerClient: number;
+  /**
+   * SMTP submission for Agent Accounts (src/submission): a port with STARTTLS and one with implicit TLS, each off
+   * while undefined (`0`: any free port), and the certificate files (both or neither; neither: a self-signed
+   * certificate kept beside the database file).
+   */
+  submission: {
+    port: number | undefined;
+    tlsPort: number | undefined;
+    certFile: string | undefined;
+    keyFile: string | undefined;
+  };
   /** Base URL clients use to reach the HTTP server (tracking links, ICS feeds). */
   publicUrl: string;
   /**

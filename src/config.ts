@@ -124,6 +124,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'Invalid configuration:\n  AGENTPOST_HTTP_HEADERS_TIMEOUT: must not be longer than AGENTPOST_HTTP_REQUEST_TIMEOUT',
     );
   }
+  if ((value.AGENTPOST_TLS_CERT_FILE === undefined) !== (value.AGENTPOST_TLS_KEY_FILE === undefined)) {
+    throw new ConfigError(
+      'Invalid configuration:\n  AGENTPOST_TLS_CERT_FILE, AGENTPOST_TLS_KEY_FILE: set both (the certificate chain and its private key, PEM) or neither',
+    );
+  }
   const ai = aiConfigOf(value);
   // An IPv6 literal needs brackets in a URL (`http://[::1]:3000`).
   const urlHost = isIP(value.AGENTPOST_HOST) === 6 ? `[${value.AGENTPOST_HOST}]` : value.AGENTPOST_HOST;
@@ -143,6 +148,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpMaxUnknownRecipients: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS,
     headerLimits: { maxHeaderBytes: value.AGENTPOST_MAX_HEADER_BYTES },
     smtpMaxUnknownRecipientsPerClient: value.AGENTPOST_SMTP_MAX_UNKNOWN_RECIPIENTS_PER_CLIENT,
+    submission: {
+      port: value.AGENTPOST_SUBMISSION_PORT,
+      tlsPort: value.AGENTPOST_SUBMISSION_TLS_PORT,
+      certFile: value.AGENTPOST_TLS_CERT_FILE,
+      keyFile: value.AGENTPOST_TLS_KEY_FILE,
+    },
     publicUrl,
     publicUrlSet: value.AGENTPOST_PUBLIC_URL !== undefined,
     apiKey: value.AGENTPOST_API_KEY,

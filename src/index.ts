@@ -98,6 +98,7 @@ export { createLogger } from './system/logger.js';
 export { noMetrics } from './system/metrics.js';
 export { unixSeconds } from './time.js';
 export { PERMISSIONS } from './access.js';
+export { startSubmission, type Submission, type SubmissionOptions } from './submission/index.js';
 export type {
   ClientInfo,
   AccessFace,
@@ -141,7 +142,14 @@ export {
   type HttpErrorStatus,
 } from './operations/http-errors.js';
 export { canonicalJson, signingString } from './applications/index.js';
-export { TokenBuckets, type RateBudget, type RateDecision } from './rate-limits.js';
+export {
+  addressKey,
+  createFailedAuthentications,
+  TokenBuckets,
+  type FailedAuthentications,
+  type RateBudget,
+  type RateDecision,
+} from './rate-limits.js';
 export { MAX_JSON_DEPTH, assertJsonDepth } from './json-depth.js';
 export { htmlToText } from './mime/index.js';
 export { createSecretBox, openStored, SecretKeyError, MIN_SECRET_LENGTH } from './secrets/index.js';

@@ -4,6 +4,8 @@
  * the limits are per process. Time comes from the caller (a monotonic millisecond source), so tests control it.
  */
 
+import { isIP } from 'node:net';
+
 /** A budget: up to `burst` requests at once, refilled at `perSecond`. A `perSecond` of 0 turns it off. */
 export interface RateBudget {
   perSecond: number;
@@ -88,4 +90,47 @@ export class TokenBuckets {
       if ((now - bucket.at) / 1000 >= bucket.fullAfter) this.buckets.delete(key);
     }
   }
+}
+
+/** The key of a client address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64 (the block one host is given). */
+export function addressKey(address: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return mapped[1]!;
+  if (isIP(address) !== 6) return address;
+  return `${expandIpv6(address).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address, `::` expanded. */
+function expandIpv6(address: string): string[] {
+  const [head = '', tail] = address.split('%')[0]!.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
+  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
+  return [...left, ...Array.from({ length: missing }, () => '0'), ...right];
+}
+
+/**
+ * The failed-authentication budget of client addresses, one for every face of a process (HTTP, `/mcp`, SMTP
+ * submission): a client that fails too often on one is refused on all of them until its budget refills.
+ */
+export interface FailedAuthentications {
+  /** Failed attempts a minute an address may make (0: no limit). */
+  readonly perMinute: number;
+  /** Whether the address may try now (its budget is not spent), without counting anything. */
+  check(address: string | undefined): RateDecision;
+  /** Counts one failed attempt against the address. */
+  failed(address: string | undefined): void;
+}
+
+/** The budget of {@link FailedAuthentications}; `now` is a monotonic time in milliseconds. */
+export function createFailedAuthentications(perMinute: number, now: () => number): FailedAuthentications {
+  const budget: RateBudget = { perSecond: perMinute / 60, burst: perMinute };
+  const buckets = new TokenBuckets(now);
+  // No address (a request without a socket, in tests): one shared key.
+  const keyOf = (address: string | undefined) => (address ? addressKey(address) : 'unknown');
+  return {
+    perMinute,
+    check: (address) => buckets.peek(keyOf(address), budget),
+    failed: (address) => void buckets.take(keyOf(address), budget),
+  };
 }

@@ -5,9 +5,17 @@
  * checked. Token buckets in memory, per process; every refusal is a 429 with `Retry-After` (seconds).
  */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError, TokenBuckets, type Config, type RateBudget, type RateLimitDetails } from '../../src/index.js';
+import {
+  addressKey,
+  AppError,
+  createFailedAuthentications,
+  TokenBuckets,
+  type Config,
+  type FailedAuthentications,
+  type RateBudget,
+  type RateLimitDetails,
+} from '../../src/index.js';
 import type { AppEnv } from '../types.js';
 
 /** What a request is counted against: its grant (as named in the request), or else its application. */
@@ -29,21 +37,28 @@ export interface RateLimiter {
   take(c: Context<AppEnv>, target: RateTarget): void;
 }
 
-/** Creates the limiter. `now` is a monotonic time in milliseconds (tests pass their own). */
-export function createRateLimiter(limits: Config['rateLimits'], now: () => number): RateLimiter {
+export { addressKey };
+
+/**
+ * Creates the limiter. `now` is a monotonic time in milliseconds (tests pass their own). `failedAuth`: the
+ * failed-authentication budget shared with the process's other faces (SMTP submission); by default one of its own.
+ */
+export function createRateLimiter(
+  limits: Config['rateLimits'],
+  now: () => number,
+  failedAuth: FailedAuthentications = createFailedAuthentications(limits.failedAuthPerMinute, now),
+): RateLimiter {
   const perSecond = (rate: number): RateBudget => ({ perSecond: rate, burst: rate });
   const budgets = {
     application: perSecond(limits.applicationPerSecond),
     grant: perSecond(limits.grantPerSecond),
     multipartSend: perSecond(limits.multipartSendPerSecond),
-    failedAuth: { perSecond: limits.failedAuthPerMinute / 60, burst: limits.failedAuthPerMinute },
   };
   // One set of buckets per kind, so a flood of keys of one kind (addresses) cannot evict the buckets of another.
   const buckets = {
     application: new TokenBuckets(now),
     grant: new TokenBuckets(now),
     multipartSend: new TokenBuckets(now),
-    failedAuth: new TokenBuckets(now),
   };
 
   const refuse = (retryAfterSeconds: number, what: string) =>
@@ -55,15 +70,15 @@ export function createRateLimiter(limits: Config['rateLimits'], now: () => numbe
 
   return {
     checkAddress(c) {
-      const decision = buckets.failedAuth.peek(clientAddress(c), budgets.failedAuth);
+      const decision = failedAuth.check(remoteAddress(c));
       if (!decision.allowed)
         throw refuse(
           decision.retryAfterSeconds,
-          `this address failed authentication more than ${limits.failedAuthPerMinute} times a minute`,
+          `this address failed authentication more than ${failedAuth.perMinute} times a minute`,
         );
     },
     failedAuthentication(c) {
-      buckets.failedAuth.take(clientAddress(c), budgets.failedAuth);
+      failedAuth.failed(remoteAddress(c));
     },
     take(c, target) {
       const applicationId = c.get('principal').applicationId;
@@ -88,44 +103,14 @@ export function createRateLimiter(limits: Config['rateLimits'], now: () => numbe
   };
 }
 
-/**
- * The client address the failed-authentication budget is kept for: the peer of the TCP connection (a proxy in
- * front counts as one client). IPv6 addresses count by their /64, the block one host is usually given.
- */
-export function clientAddress(c: Context<AppEnv>): string {
-  const address = peerAddress(c);
-  return address ? addressKey(address) : 'unknown';
-}
-
-/**
- * The peer of the request's TCP connection, as it is (IPv4-mapped IPv6 as IPv4); undefined without a Node socket
- * (app.request in tests). No forwarding header is read: none is trusted.
- */
-export function peerAddress(c: Context<AppEnv>): string | undefined {
-  let address: string | undefined;
+/** The peer of the TCP connection (a proxy in front counts as one client); undefined without a Node socket. */
+function remoteAddress(c: Context<AppEnv>): string | undefined {
   try {
-    address = getConnInfo(c).remote.address;
+    return getConnInfo(c).remote.address;
   } catch {
+    // No Node socket (app.request in tests).
     return undefined;
   }
-  return address ? (/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address) : undefined;
-}
-
-/** The key of a client address: IPv4 as it is (also when IPv4-mapped), IPv6 by its /64. */
-export function addressKey(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return mapped[1]!;
-  if (isIP(address) !== 6) return address;
-  return `${expandIpv6(address).slice(0, 4).join(':')}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address, `::` expanded. */
-function expandIpv6(address: string): string[] {
-  const [head = '', tail] = address.split('%')[0]!.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const missing = tail === undefined ? 0 : 8 - left.length - right.length;
-  return [...left, ...Array.from({ length: missing }, () => '0'), ...right];
 }
 
 /** The grant a `/v3` path acts on: `/v3/grants/{grant}/<resource>…` (the grant routes themselves are application-level). */
@@ -152,4 +137,13 @@ export function rateLimitV3(limiter: RateLimiter): MiddlewareHandler<AppEnv> {
     limiter.take(c, { grant, multipartSend });
     await next();
   };
+}
+
+/**
+ * The peer of the request's TCP connection as the access log records it (IPv4-mapped IPv6 as IPv4); undefined
+ * without a Node socket. No forwarding header is read: none is trusted.
+ */
+export function peerAddress(c: Context<AppEnv>): string | undefined {
+  const address = remoteAddress(c);
+  return address ? (/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address) : undefined;
 }

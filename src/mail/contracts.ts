@@ -215,8 +215,18 @@ export interface InboundPipeline {
    * message, and `unavailable` when a stage cannot complete.
    */
   decide(message: PipelineMessage): Promise<MessagePlan>;
-  /** Stage 4 for attachments (after the parse): the parsed message each copy keeps, and what it lost. */
-  stripAttachments(plan: CopyPlan, parsed: ParsedMessage): ParsedMessage;
+  /**
+   * Stage 4 for attachments (after the parse): the parsed message each copy keeps, what it lost, and the raw message
+   * it stores (src/mail/stages/policy-raw.ts: the removed parts replaced by notes). `rewrites` shares a rewrite
+   * between copies whose policies decided alike; `parseFailed`: the parse failed, so under a policy that limits
+   * attachments nothing of the body is kept.
+   */
+  stripAttachments(
+    plan: CopyPlan,
+    parsed: ParsedMessage,
+    raw: Buffer,
+    options: { parseFailed: boolean; rewrites?: Map<string, Promise<Buffer>> },
+  ): Promise<{ parsed: ParsedMessage; raw: Buffer }>;
   /** What a copy stores besides the parse: folders, flags and the verdict. */
   shellOf(plan: MessagePlan, copy: CopyPlan): Pick<NewMessage, 'folders' | 'unread' | 'starred' | 'verdict'>;
   /**

@@ -8,7 +8,7 @@ import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import type { NewMessage } from '../messages/index.js';
 import { headerSectionTooLarge } from './header-section.js';
-import { emptyParsedMessage } from '../mime/index.js';
+import { emptyParsedMessage, sha256 } from '../mime/index.js';
 import type { MessagePlan } from './stages/inbound-pipeline.js';
 import { checkRecipient } from './inbound-recipients.js';
 import {
@@ -52,18 +52,21 @@ async function store(
   const parsed = await inbound.parser.parse(raw).finally(() => inbound.parsing--);
   const value = parsed.ok ? parsed.value : (parsed.partial ?? emptyParsedMessage());
   const parseError = parsed.ok ? undefined : parsed.error;
-  const messages = plan.copies.map((copy, index): NewMessage => {
-    // Stage 4 for attachments, now that they are known: each copy keeps what its policy allows.
-    const kept = inbound.pipeline.stripAttachments(copy, value);
-    return {
+  const rewrites = new Map<string, Promise<Buffer>>();
+  const messages: NewMessage[] = [];
+  for (const [index, copy] of plan.copies.entries()) {
+    // Stage 4 for attachments, now that they are known: each copy keeps what its policy allows, in the parse and in
+    // the raw message it stores.
+    const kept = await inbound.pipeline.stripAttachments(copy, value, raw, { parseFailed: !parsed.ok, rewrites });
+    messages.push({
       ...copies[index]!,
       ...inbound.pipeline.shellOf(plan, copy),
-      parsed: kept,
-      raw,
-      rawHash: parsed.rawHash,
+      parsed: kept.parsed,
+      raw: kept.raw,
+      rawHash: kept.raw === raw ? parsed.rawHash : sha256(kept.raw),
       parseError: parseError ?? null,
-    };
-  });
+    });
+  }
   const deliveries = await storeCopies(inbound, messages, extras);
   followUp(inbound, { grants, parsed: value });
   return { deliveries, parseError };

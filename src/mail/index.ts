@@ -19,7 +19,9 @@ export type {
   StoredCopy,
   UsageMeter,
 } from './contracts.js';
+export { DEFAULT_HEADER_LIMITS, headerSectionTooLarge } from './header-section.js';
 export { startInboundSmtp, type InboundSmtpOptions, type InboundSmtpServer } from './inbound-smtp.js';
+export { smtpError, toSmtpError } from './inbound-smtp-state.js';
 export { createInboundService, MAX_MESSAGE_BYTES } from './inbound.js';
 export { createAuthenticator, type AuthenticatorOptions } from './stages/authentication.js';
 export { ANOMALY_SCORES, headerAnomalies, type HeaderAnomaly } from './stages/header-anomalies.js';

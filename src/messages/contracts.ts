@@ -186,7 +186,7 @@ export interface MessageService {
   find(principal: Principal, input: GetMessageInput): Promise<Message>;
   /** The given messages with their cleaned `conversation` (in the order asked; 404 for an unknown id). */
   clean(principal: Principal, input: CleanMessagesInput): Promise<{ data: CleanedMessage[] }>;
-  /** The message exactly as received. */
+  /** The stored raw message: as received, less the attachments a policy removed (src/mail/stages/policy-raw.ts). */
   rawMime(principal: Principal, input: { grant_id: string; message_id: string }): Promise<Buffer>;
   /** Marks read/unread, stars, moves (folders replace the current set) or sets metadata. */
   update(principal: Principal, input: UpdateMessageInput): Promise<Message>;

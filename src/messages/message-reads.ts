@@ -357,7 +357,7 @@ export async function cleanMessages(
   };
 }
 
-/** The message exactly as received. */
+/** The stored raw message: as received, less the attachments a policy removed (src/mail/stages/policy-raw.ts). */
 export async function rawMime(
   state: MessageState,
   principal: Principal,

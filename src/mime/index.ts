@@ -2,6 +2,7 @@
  * @module mime
  * The front door of src/mime/: what other areas, the operations and the faces use of it.
  */
+export { cutParts, withBodyReplaced, type PartToCut } from './cut-parts.js';
 export { fromHeaderAddress } from './from-header.js';
 export { htmlToText, normalize, sha256, snippetOf, textToHtml, visibleText } from './normalize.js';
 export {

@@ -3,7 +3,8 @@
  * Parsing of untrusted MIME (mailparser, in `parse-worker.ts`) on a small pool of worker threads, so a hostile
  * message never stalls the event loop: each parse runs with a deadline and a heap cap, and a worker that
  * overruns either is replaced. The result is a union, as for every parser of ours: a message that does not
- * parse is still stored, raw, with the error.
+ * parse is still stored, raw, with the error. The same workers cut the parts a policy removed out of a raw message
+ * (`cut`, ./cut-parts.ts), which decodes and hashes each part: off the event loop too.
  */
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
@@ -11,6 +12,7 @@ import { blobHash } from '../../storage/index.js';
 import { startWorker, workerModule } from '../../storage/engine/worker-module.js';
 import type { WireParsedAttachment, WireParsedMessage } from './normalize.js';
 import { unfoldHeaderLines } from './header-lines.js';
+import type { PartToCut } from './cut-parts.js';
 
 /** One attachment (or inline part) of a parsed message: the worker's form (normalize.ts), bytes as a Buffer. */
 export interface ParsedAttachment extends Omit<WireParsedAttachment, 'content'> {
@@ -30,6 +32,11 @@ export type ParseResult =
 /** Parses raw messages off the event loop. */
 export interface MimeParser {
   parse(raw: Buffer): Promise<ParseResult>;
+  /**
+   * {@link cutParts} (./cut-parts.ts) on a worker of the pool, under the same deadline and heap cap: `raw` with the
+   * parts that have a note replaced by it, or undefined when one was not found, or the cut failed or overran.
+   */
+  cut(raw: Buffer, parts: readonly PartToCut[]): Promise<Buffer | undefined>;
   /** Stops the workers. Parses still queued fail with an error result. */
   close(): Promise<void>;
 }
@@ -66,9 +73,11 @@ export function emptyParsedMessage(): ParsedMessage {
   };
 }
 
-type WireReply = { id: number; rawHash: string } & (
-  { ok: true; value: WireParsedMessage } | { ok: false; error: string; partial?: WireParsedMessage }
-);
+type WireReply =
+  | ({ id: number; rawHash: string } & (
+      { ok: true; value: WireParsedMessage } | { ok: false; error: string; partial?: WireParsedMessage }
+    ))
+  | { id: number; cut: Uint8Array | null };
 
 function fromWire(message: WireParsedMessage): ParsedMessage {
   return {
@@ -87,7 +96,10 @@ function fromWire(message: WireParsedMessage): ParsedMessage {
 interface Job {
   id: number;
   raw: Buffer;
+  /** Set for a cut ({@link MimeParser.cut}); a parse otherwise. */
+  parts?: readonly PartToCut[];
   resolve(result: ParseResult): void;
+  cutDone?(result: Buffer | undefined): void;
 }
 
 interface Slot {
@@ -112,12 +124,14 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
     return { ok: false, rawHash: blobHash(job.raw), error, partial: undefined };
   }
 
-  function finish(slot: Slot, result: ParseResult) {
+  /** Ends the slot's job: a parse with `result` (made only for a parse), a cut with `cut` (undefined: failed). */
+  function finish(slot: Slot, result: (job: Job) => ParseResult, cut?: Buffer) {
     const job = slot.job;
     if (slot.timer) clearTimeout(slot.timer);
     slot.job = undefined;
     slot.timer = undefined;
-    job?.resolve(result);
+    if (job?.cutDone) job.cutDone(cut);
+    else if (job) job.resolve(result(job));
     dispatch();
   }
 
@@ -134,8 +148,11 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
     worker.unref();
     worker.on('message', (reply: WireReply) => {
       if (slot.worker !== worker || slot.job?.id !== reply.id) return;
-      finish(
-        slot,
+      if ('cut' in reply) {
+        const cut = reply.cut ? Buffer.from(reply.cut.buffer, reply.cut.byteOffset, reply.cut.byteLength) : undefined;
+        return finish(slot, (job) => failed(job, 'not a parse'), cut);
+      }
+      finish(slot, () =>
         reply.ok
           ? { ok: true, rawHash: reply.rawHash, value: fromWire(reply.value) }
           : {
@@ -151,7 +168,7 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
       discard(slot, worker);
       options.onCrash?.(reason);
       const job = slot.job;
-      if (job) finish(slot, failed(job, `the MIME parser stopped: ${reason}`));
+      if (job) finish(slot, (stopped) => failed(stopped, `the MIME parser stopped: ${reason}`));
     };
     worker.on('error', (error) => crashed(error.message));
     worker.on('exit', (code) => crashed(`exit code ${code}`));
@@ -168,12 +185,12 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
       slot.timer = setTimeout(() => {
         discard(slot, worker);
         options.onCrash?.(`a parse took longer than ${timeoutMs} ms`);
-        finish(slot, failed(job, `parsing took longer than ${timeoutMs} ms`));
+        finish(slot, (late) => failed(late, `parsing took longer than ${timeoutMs} ms`));
       }, timeoutMs);
       slot.timer.unref();
       // One copy, in its own buffer, handed over without a second copy.
       const copy = new Uint8Array(job.raw);
-      worker.postMessage({ id: job.id, raw: copy }, [copy.buffer]);
+      worker.postMessage({ id: job.id, raw: copy, parts: job.parts }, [copy.buffer]);
     }
   }
 
@@ -186,13 +203,24 @@ export function createMimeParser(options: MimeParserOptions = {}): MimeParser {
         dispatch();
       });
     },
+    cut(raw, parts) {
+      return new Promise<Buffer | undefined>((cutDone) => {
+        const job: Job = { id: nextId++, raw, parts, resolve: () => cutDone(undefined), cutDone };
+        if (closed) return cutDone(undefined);
+        queue.push(job);
+        dispatch();
+      });
+    },
     async close() {
       closed = true;
-      for (const job of queue.splice(0)) job.resolve(failed(job, 'the MIME parser is closed'));
+      for (const job of queue.splice(0)) {
+        if (job.cutDone) job.cutDone(undefined);
+        else job.resolve(failed(job, 'the MIME parser is closed'));
+      }
       await Promise.all(
         slots.map(async (slot) => {
           const worker = slot.worker;
-          if (slot.job) finish(slot, failed(slot.job, 'the MIME parser is closed'));
+          if (slot.job) finish(slot, (job) => failed(job, 'the MIME parser is closed'));
           if (worker) {
             slot.worker = undefined;
             worker.removeAllListeners();

@@ -10,6 +10,7 @@ import { parentPort } from 'node:worker_threads';
 import { simpleParser, type SimpleParserOptions } from 'mailparser';
 import { normalize, sha256, type WireParsedMessage } from './normalize.js';
 import { parseSimpleMessage } from './simple-mime.js';
+import { cutParts, type PartToCut } from './cut-parts.js';
 
 /** mailparser options: nothing that is superlinear on hostile input. */
 export const PARSER_OPTIONS: SimpleParserOptions = {
@@ -65,6 +66,21 @@ if (parentPort) {
       port.postMessage({ id: job.id, ok: false, rawHash, error: describe(error), partial });
     }
   };
+  // A cut (parse-inbound.ts MimeParser.cut): the parts a policy removed, replaced by their notes.
+  const cut = (job: { id: number; raw: Uint8Array; parts: PartToCut[] }) => {
+    const raw = Buffer.from(job.raw.buffer, job.raw.byteOffset, job.raw.byteLength);
+    let out: Buffer | undefined;
+    try {
+      out = cutParts(raw, job.parts);
+    } catch {
+      out = undefined;
+    }
+    // Its own buffer, handed over without a copy (`raw` itself when nothing was cut: copied, it was transferred in).
+    const bytes = out ? new Uint8Array(out) : null;
+    port.postMessage({ id: job.id, cut: bytes }, bytes ? [bytes.buffer] : []);
+  };
   // parse() answers every job itself, failures included; nothing waits on its promise.
-  port.on('message', (job: { id: number; raw: Uint8Array }) => void parse(job));
+  port.on('message', (job: { id: number; raw: Uint8Array; parts?: PartToCut[] }) =>
+    job.parts ? cut({ ...job, parts: job.parts }) : void parse(job),
+  );
 }

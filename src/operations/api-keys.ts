@@ -53,7 +53,7 @@ export const listApiKeys = defineOperation({
 });
 
 // Named to sort before `getApiKey`: `/api-keys/current` must be bound before `/api-keys/:api_key_id`.
-export const getCurrentApiKey = defineOperation({
+export const currentApiKey = defineOperation({
   name: 'get_current_api_key',
   title: 'Get the calling API key',
   description:

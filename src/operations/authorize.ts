@@ -40,18 +40,24 @@ export function permissionError(permission: Permission, operation: string): AppE
   );
 }
 
-/** Refuses the call when the principal lacks the permission or the input reaches outside its scope. */
+/**
+ * Refuses the call when the principal lacks the permission or the input (not yet validated: only its grant and path
+ * ids are read, as strings) reaches outside its scope.
+ */
 export async function authorize(
   core: Core,
   operation: Guarded,
-  input: Record<string, unknown>,
+  rawInput: unknown,
   principal: Principal,
 ): Promise<void> {
   const missing = missingPermission(principal, operation.name);
   if (missing) throw permissionError(missing, operation.name);
   if (!principal.grantIds) return;
+  const input = (typeof rawInput === 'object' && rawInput !== null ? rawInput : {}) as Record<string, unknown>;
   if ('grant_id' in operation.input.shape) {
-    await assertGrantReached(core, principal, String(input.grant_id));
+    if (typeof input.grant_id !== 'string')
+      throw new AppError('invalid_request', 'grant_id: required (a string) for a key scoped to some grants.');
+    await assertGrantReached(core, principal, input.grant_id);
   } else if (!SCOPED_BY_THEMSELVES.has(operation.name)) {
     throw outsideScope(operation, input);
   }

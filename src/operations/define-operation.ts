@@ -207,11 +207,11 @@ export async function runOperationStream(
   );
 }
 
-/** The validated input, once the caller is allowed to run the operation on it (./authorize.ts). */
+/** The validated input, once the caller is allowed to run the operation on what it names (./authorize.ts). */
 async function admit(operation: AnyOperation, core: Core, rawInput: unknown, context: OperationContext) {
   // Before anything walks the input: loose fields reach JSON columns, whose JSON.stringify recurses per level.
   assertJsonDepth(rawInput, 'input');
-  const input = operation.input.parse(rawInput);
-  await authorize(core, operation, input, context.principal);
-  return input;
+  // Before validation, so a refused caller learns nothing from the input's errors either.
+  await authorize(core, operation, rawInput, context.principal);
+  return operation.input.parse(rawInput);
 }

@@ -220,7 +220,9 @@ export const MessageSchema = z
     raw_mime: z
       .string()
       .optional()
-      .describe('The message as received, base64url; only with fields=raw_mime (then the other fields are absent)'),
+      .describe(
+        'The message as received, base64url, less the attachments a policy removed (each replaced by a note naming it); only with fields=raw_mime (then the other fields are absent)',
+      ),
     delivery_status: z
       .array(DeliveryStatusSchema)
       .optional()

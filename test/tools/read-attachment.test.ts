@@ -16,6 +16,7 @@ import type { Principal } from '../../src/index.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
 import { localExecutor } from '../../tools/executor.js';
 import { createMcpServer } from '../../tools/mcp.js';
+import { mailWithFiles } from '../helpers/agent-corpus.js';
 import { unfencedClient, unfencedTools } from '../helpers/fence.js';
 import { request } from '../helpers/http.js';
 import { createMailbox } from '../helpers/mail.js';
@@ -35,14 +36,16 @@ const FILES = [
   ['invoice-encrypted.pdf', 'application/pdf'],
 ] as const;
 
-/** A message carrying every file of {@link FILES}, base64 in 76-character lines. */
+/** A message carrying every file of {@link FILES}. */
 function messageWithFiles(): Buffer {
-  const parts = FILES.map(([name, type]) => {
-    const base64 = fixture(name).toString('base64').replace(/.{76}/g, '$&\r\n');
-    return `--b\r\nContent-Type: ${type}; name="${name}"\r\nContent-Disposition: attachment; filename="${name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${base64}\r\n`;
-  });
-  return Buffer.from(
-    `From: Accounts <accounts@northwind.example>\r\nTo: ${MAILBOX}\r\nSubject: Invoice, contract, budget and the export\r\nMessage-ID: <files-1@northwind.example>\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nEverything attached.\r\n${parts.join('')}--b--\r\n`,
+  return mailWithFiles(
+    [
+      'From: Accounts <accounts@northwind.example>',
+      `To: ${MAILBOX}`,
+      'Subject: Invoice, contract, budget and the export',
+      'Message-ID: <files-1@northwind.example>',
+    ],
+    FILES.map(([name, type]) => ({ name, type, bytes: fixture(name) })),
   );
 }
 

@@ -15,11 +15,16 @@ import { RESULT_BUDGET, THREAD_MESSAGES, shapeForAgent } from '../../tools/compa
 import { threadUri } from '../../tools/resources.js';
 import { localExecutor } from '../../tools/executor.js';
 import { createMcpServer } from '../../tools/mcp.js';
+import { deliverReports, deliverThread as deliverTo, threadBody as bodyOf } from '../helpers/agent-corpus.js';
 import { createTestCore } from '../helpers/service.js';
 
 const DOMAIN = 'reads.agentpost.localhost';
 const MAILBOX = `agent@${DOMAIN}`;
 const LISTS = `lists@${DOMAIN}`;
+
+/** Delivers a thread to the mailbox of these tests and answers its id. */
+const deliverThread = (core: Core, topic: string, count: number, paragraphs: number) =>
+  deliverTo(core, MAILBOX, topic, count, paragraphs);
 
 type Json = Record<string, unknown>;
 type Note = { id: string; from?: string; date?: number; snippet?: string };
@@ -35,48 +40,6 @@ type Page = {
   next_cursor?: string;
   truncated?: { omitted: number; hint: string; call?: Call };
 };
-
-/** The body of message `index` of a thread: distinct paragraphs, its number at both ends so a cut shows. */
-function bodyOf(topic: string, index: number, paragraphs: number): string {
-  const paragraph = (line: number) =>
-    `Paragraph ${line} of message ${index} about the ${topic}: we went through the figures again with the team, checked each line against last quarter, and wrote down what still needs an answer before Friday.`;
-  return [
-    `Start of message ${index} (${topic}).`,
-    ...Array.from({ length: paragraphs }, (_, line) => paragraph(line + 1)),
-    `End of message ${index} (${topic}).`,
-  ].join('\n\n');
-}
-
-function mail(headers: string[], body: string): Buffer {
-  return Buffer.from(
-    `${headers.join('\r\n')}\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body.replace(/\n/g, '\r\n')}\r\n`,
-  );
-}
-
-/** Delivers a thread of `count` replies, an hour apart, and answers the thread id. */
-async function deliverThread(core: Core, topic: string, count: number, paragraphs: number): Promise<string> {
-  let threadId = '';
-  const ids: string[] = [];
-  for (let index = 1; index <= count; index += 1) {
-    const id = `<${topic.replace(/\W+/g, '-')}-${index}@example.org>`;
-    const sender = index % 2 === 1 ? 'Pat Doe <pat@example.org>' : 'Sam Roe <sam@example.org>';
-    const headers = [
-      `From: ${sender}`,
-      `To: ${MAILBOX}`,
-      `Subject: ${index === 1 ? '' : 'Re: '}${topic}`,
-      `Message-ID: ${id}`,
-      `Date: ${new Date(Date.UTC(2026, 2, 2, 8 + index, 0, 0)).toUTCString().replace('GMT', '+0000')}`,
-      ...(ids.length > 0 ? [`In-Reply-To: ${ids.at(-1)}`, `References: ${ids.join(' ')}`] : []),
-    ];
-    ids.push(id);
-    const delivered = await core.mail.inbound.deliverInbound({
-      rawMime: mail(headers, bodyOf(topic, index, paragraphs)),
-      envelope: { mailFrom: 'pat@example.org', rcptTo: [MAILBOX] },
-    });
-    threadId = delivered.deliveries[0]!.threadId;
-  }
-  return threadId;
-}
 
 const textOf = (result: Json) =>
   (result.content as { type: string; text?: string }[]).map((item) => item.text ?? '').join('\n');
@@ -151,25 +114,7 @@ describe('reads that lose nothing in silence', () => {
     shortThread = await deliverThread(core, 'office move', 8, 25);
     // 50 messages with long subjects (and six named recipients, which compact items leave out): a page of them all
     // does not fit a budget of 2,000 tokens.
-    const recipients = Array.from(
-      { length: 6 },
-      (_, index) => `Recipient Number${index} <recipient.number${index}@partners.example.com>`,
-    ).join(', ');
-    for (let index = 1; index <= 50; index += 1) {
-      const subject = `Item ${index}: quarterly partner report with the regional figures, the open questions and the next steps agreed in the meeting`;
-      await core.mail.inbound.deliverInbound({
-        rawMime: mail(
-          [
-            `From: Reports <reports@example.org>`,
-            `To: ${LISTS}, ${recipients}`,
-            `Subject: ${subject}`,
-            `Message-ID: <item-${index}@example.org>`,
-          ],
-          bodyOf('report', index, 3),
-        ),
-        envelope: { mailFrom: 'reports@example.org', rcptTo: [LISTS] },
-      });
-    }
+    await deliverReports(core, LISTS, 50);
     const connect = async (bound: string | undefined) => {
       const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
       const mcp = unfencedClient(new Client({ name: 'reads', version: '1.0.0' }));

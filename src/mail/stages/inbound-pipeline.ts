@@ -8,7 +8,8 @@
  *    header is prepended to the stored message and its verdict kept on the message;
  * 3. spam (the injected {@link SpamChecker}): when the grant's policy has `spam_detection` settings; spam goes to junk;
  * 4. policy limits (./policy-limits.ts): size, daily count and storage refuse the message; attachments outside the
- *    limits are removed after the parse ({@link InboundPipeline.stripAttachments});
+ *    limits are removed after the parse ({@link InboundPipeline.stripAttachments}), from the parsed message and from
+ *    the raw message the copy stores (./policy-raw.ts);
  * 5. `inbox_processing` (./inbox-processing.ts): folders, read, starred, or dropped; for a grant whose rules read the
  *    trust block (`trust.injection`, `trust.dmarc`), the message's injection score and DMARC verdict first
  *    (./trust-stage.ts).
@@ -55,7 +56,7 @@ export function createInboundPipeline(
     enforcement,
     stages = {},
     parser,
-  }: { enforcement: Enforcement; stages?: InboundStages; parser: Pick<MimeParser, 'parse'> },
+  }: { enforcement: Enforcement; stages?: InboundStages; parser: Pick<MimeParser, 'parse' | 'cut'> },
 ): InboundPipeline {
   const { clock, newId } = deps;
   const pipeline: PipelineState = {
@@ -90,8 +91,16 @@ export function createInboundPipeline(
      */
     decide: (message: PipelineMessage): Promise<MessagePlan> => decide(pipeline, message),
 
-    /** Stage 4 for attachments (after the parse): the parsed message each copy keeps, and what it lost. */
-    stripAttachments: (plan: CopyPlan, parsed: ParsedMessage): ParsedMessage => stripAttachments(plan, parsed),
+    /**
+     * Stage 4 for attachments (after the parse): the parsed message each copy keeps, what it lost, and the raw message
+     * it stores (without what its policy removed).
+     */
+    stripAttachments: (
+      plan: CopyPlan,
+      parsed: ParsedMessage,
+      raw: Buffer,
+      options: { parseFailed: boolean; rewrites?: Map<string, Promise<Buffer>> },
+    ): Promise<{ parsed: ParsedMessage; raw: Buffer }> => stripAttachments(parser, plan, parsed, raw, options),
 
     /** What a copy stores besides the parse: folders, flags and the verdict. */
     shellOf: (plan: MessagePlan, copy: CopyPlan): Pick<NewMessage, 'folders' | 'unread' | 'starred' | 'verdict'> =>

@@ -5,14 +5,27 @@
  */
 import { appliedActionsOf, evaluationRow, type EvaluationRow } from '../../admin/index.js';
 import type { NewMessage } from '../../messages/index.js';
-import type { ParsedMessage } from '../../mime/index.js';
+import type { MimeParser, ParsedMessage } from '../../mime/index.js';
 import { decideAttachments } from './policy-limits.js';
+import { limitsAttachments, policyRaw } from './policy-raw.js';
 import type { CopyPlan, MessagePlan, PipelineState } from './pipeline-state.js';
 
-/** Stage 4 for attachments (after the parse): the parsed message each copy keeps, and what it lost. */
-export function stripAttachments(plan: CopyPlan, parsed: ParsedMessage): ParsedMessage {
-  const limits = plan.enforcement.policy?.limits;
-  if (!limits || parsed.attachments.length === 0) return parsed;
+/**
+ * Stage 4 for attachments (after the parse): the parsed message each copy keeps, what it lost, and the raw message it
+ * stores (./policy-raw.ts: without what its policy removed). `rewrites` shares a rewrite between copies whose
+ * policies decided alike; `parseFailed` says the parse failed (then `parsed` is what the header section gave).
+ */
+export async function stripAttachments(
+  parser: Pick<MimeParser, 'cut'>,
+  plan: CopyPlan,
+  parsed: ParsedMessage,
+  raw: Buffer,
+  { parseFailed, rewrites }: { parseFailed: boolean; rewrites?: Map<string, Promise<Buffer>> },
+): Promise<{ parsed: ParsedMessage; raw: Buffer }> {
+  const policy = plan.enforcement.policy;
+  const limits = policy?.limits;
+  const unchecked = parseFailed && limitsAttachments(limits);
+  if (!policy || !limits || (parsed.attachments.length === 0 && !unchecked)) return { parsed, raw };
   const { keep, removed } = decideAttachments(
     limits,
     parsed.attachments.map((attachment) => ({
@@ -22,9 +35,18 @@ export function stripAttachments(plan: CopyPlan, parsed: ParsedMessage): ParsedM
     })),
   );
   plan.removedAttachments = removed;
-  return removed.length === 0
-    ? parsed
-    : { ...parsed, attachments: parsed.attachments.filter((_, index) => keep[index]) };
+  if (removed.length === 0 && !unchecked) return { parsed, raw };
+  const key = JSON.stringify([policy.id, keep, removed, unchecked]);
+  let stored = rewrites?.get(key);
+  if (!stored) {
+    stored = policyRaw(parser, raw, parsed, { policyId: policy.id, keep, removed, unchecked });
+    rewrites?.set(key, stored);
+  }
+  return {
+    parsed:
+      removed.length === 0 ? parsed : { ...parsed, attachments: parsed.attachments.filter((_, index) => keep[index]) },
+    raw: await stored,
+  };
 }
 
 /** What a copy stores besides the parse: folders, flags and the verdict. */
