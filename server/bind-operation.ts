@@ -13,8 +13,11 @@ import {
   runOperation,
   runOperationJson,
   runOperationStream,
+  type AccessFace,
   type AnyOperation,
+  type ClientInfo,
 } from '../src/index.js';
+import { peerAddress } from './middleware/rate-limit.js';
 import type { ReadTurns } from './read-turns.js';
 import type { AppEnv } from './types.js';
 
@@ -155,9 +158,49 @@ class RequestContext {
   get origin(): string {
     return this.#url().origin;
   }
+  /**
+   * `http`, or the face a client of /v3 says it relays (`X-Agentpost-Face: mcp` or `ai-sdk`, as the remote executor
+   * of `agentpost mcp` and the AI SDK tools sends): descriptive only, for the access log and provenance; it grants
+   * nothing and is not proven.
+   */
+  get face(): AccessFace {
+    const said = this.#c.req.header('x-agentpost-face');
+    return said === 'mcp' || said === 'ai-sdk' ? said : 'http';
+  }
+  /** The MCP client and session a relaying client names (`X-Agentpost-Client: name/version`, `X-Agentpost-Session`). */
+  get client(): ClientInfo | undefined {
+    return relayedClient(this.#c.req.header('x-agentpost-client'), this.#c.req.header('x-agentpost-session'));
+  }
+  /** The tool a relaying client names (`X-Agentpost-Tool`). */
+  get tool(): string | undefined {
+    return boundedHeader(this.#c.req.header('x-agentpost-tool'));
+  }
+  /** The peer of the connection (no forwarding header is trusted). */
+  get address(): string | undefined {
+    return peerAddress(this.#c);
+  }
   get signal(): AbortSignal {
     return this.#c.req.raw.signal;
   }
+}
+
+/** A descriptive header's value, bounded (it is stored in the access log). */
+function boundedHeader(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed.slice(0, 200) : undefined;
+}
+
+/** The client a relaying /v3 caller names: `name/version` (the version after the last slash) and a session. */
+export function relayedClient(header: string | undefined, session: string | undefined): ClientInfo | undefined {
+  const value = boundedHeader(header);
+  const sessionId = boundedHeader(session);
+  if (value === undefined && sessionId === undefined) return undefined;
+  const slash = value?.lastIndexOf('/') ?? -1;
+  return {
+    ...(value !== undefined ? { name: slash > 0 ? value.slice(0, slash) : value } : {}),
+    ...(value !== undefined && slash > 0 ? { version: value.slice(slash + 1) } : {}),
+    ...(sessionId !== undefined ? { session: sessionId } : {}),
+  };
 }
 
 /** Marks responses made here with their `x-request-id` already in their headers (see {@link carriesRequestId}). */
@@ -187,6 +230,50 @@ const UNSERVED_SIBLINGS: Record<string, string[]> = {};
 /** Whether a request asks for a streamed answer (`Accept: text/event-stream`). */
 export function wantsEventStream(accept: string | undefined): boolean {
   return /(^|,)\s*text\/event-stream\s*(;|,|$)/i.test(accept ?? '');
+}
+
+/** Whether a request asks for newline-delimited JSON (`Accept: application/x-ndjson`): an export. */
+export function wantsNdjson(accept: string | undefined): boolean {
+  return /(^|,)\s*application\/(x-)?ndjson\s*(;|,|$)/i.test(accept ?? '');
+}
+
+/**
+ * Newline-delimited JSON of a streamed operation: one object a line, as the operation yields them. An error after
+ * the answer began is one last line holding the Nylas error envelope; then the stream ends.
+ */
+function ndjsonStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, unknown>>): Response {
+  const encoder = new TextEncoder();
+  const iterator = objects[Symbol.asyncIterator]();
+  const requestId = c.get('requestId');
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        // Up to 100 objects a chunk: one write for many small lines.
+        let text = '';
+        for (let count = 0; count < 100; count++) {
+          const step = await iterator.next();
+          if (step.done) {
+            if (text) controller.enqueue(encoder.encode(text));
+            controller.close();
+            return;
+          }
+          text += `${JSON.stringify(step.value)}\n`;
+        }
+        controller.enqueue(encoder.encode(text));
+      } catch (error) {
+        const { type, message } = httpErrorOf(error);
+        controller.enqueue(encoder.encode(`${JSON.stringify(errorBody('v3', requestId, type, message))}\n`));
+        controller.close();
+      }
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
+  return new Response(body, {
+    status: 200,
+    headers: { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache', 'x-request-id': requestId },
+  });
 }
 
 /**
@@ -296,6 +383,9 @@ export function bindOperation(
       const requestId = c.get('requestId');
       if (binding.stream && operation.runStream && wantsEventStream(c.req.header('accept'))) {
         return eventStream(c, await runOperationStream(operation, c.get('core'), input, context));
+      }
+      if (binding.export && operation.runStream && wantsNdjson(c.req.header('accept'))) {
+        return ndjsonStream(c, await runOperationStream(operation, c.get('core'), input, context));
       }
       if (operation.runJson && binding.envelope === 'list') {
         const answer = await runOperationJson(operation, c.get('core'), input, context);

@@ -407,6 +407,8 @@ export async function createService(
     await core.mail.attachmentText.close();
     // Tracking hits answered but not yet written go in now.
     await core.deliverability.tracking.close();
+    // Access-log rows of the last calls go in now.
+    await core.accessLog.close();
     await core.sending.outbound.close();
     await deps.db.close();
   }

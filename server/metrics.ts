@@ -140,6 +140,11 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
     labelNames: ['grant_id', 'direction'] as const,
     registers: [registry],
   });
+  const accessLogDrops = new Counter({
+    name: 'agentpost_access_log_dropped_total',
+    help: 'Access-log rows not recorded because the write queue was full (the database fell behind).',
+    registers: [registry],
+  });
   const http = new Histogram({
     name: 'agentpost_http_request_duration_seconds',
     help: 'HTTP requests by method, route pattern and status, with their latency.',
@@ -172,6 +177,7 @@ export function createServiceMetrics(db: Database, now: () => number, logger: Lo
       composeTokens.inc({ grant_id: grantId, direction: 'input' }, usage.inputTokens ?? 0);
       composeTokens.inc({ grant_id: grantId, direction: 'output' }, usage.outputTokens ?? 0);
     },
+    accessLogDropped: (rows) => accessLogDrops.inc(rows),
     httpRequest: (method, route, status, seconds) => http.observe({ method, route, status: String(status) }, seconds),
     async scrape() {
       return { contentType: registry.contentType, body: await registry.metrics() };

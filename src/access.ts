@@ -97,3 +97,12 @@ export interface OperationContext {
 export interface RateLimitDetails {
   retryAfterSeconds: number;
 }
+
+/**
+ * `details` of an `unauthorized` AppError whose key was known (revoked, expired): the access log records the refusal
+ * against its application and key. Never sent to the client.
+ */
+export interface RefusedKey {
+  applicationId: string;
+  key: { id: string; name: string };
+}

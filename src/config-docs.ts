@@ -301,6 +301,11 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     description:
       'Turns on `GET /metrics` (Prometheus), which then needs `Authorization: Bearer <token>`; unset, `/metrics` answers 404. See [Metrics](operations.md#metrics).',
   },
+  AGENTPOST_ACCESS_LOG_RETENTION_DAYS: {
+    group: 'HTTP API',
+    description:
+      'Days the access log keeps a row (one per operation call on every face, and per refused authentication; `GET /v3/access-log`); older rows are deleted by the retention purge of the worker role. See [Access log](keys.md#access-log).',
+  },
   AGENTPOST_SHUTDOWN_TIMEOUT: {
     group: 'Processes and logs',
     description:

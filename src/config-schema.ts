@@ -313,6 +313,7 @@ export const EnvSchema = z.object({
     .max(256)
     .optional(),
   AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
+  AGENTPOST_ACCESS_LOG_RETENTION_DAYS: wholeNumber('days', 1, 36_500).default(90),
   AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
   AGENTPOST_RSPAMD_URL: z
     .url({

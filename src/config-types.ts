@@ -96,6 +96,8 @@ export interface Config {
     /** Failed authentications a minute per client address; past it, every request from it gets 429. */
     failedAuthPerMinute: number;
   };
+  /** Days the access log keeps a row (src/access-log); the retention purge deletes older ones. */
+  accessLogRetentionDays: number;
   /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
   rawMimePageBytes: number;
   /**

@@ -13,6 +13,7 @@ import type {
   RuleService,
   WorkspaceService,
 } from './admin/index.js';
+import type { AccessLog } from './access-log/index.js';
 import type { ApplicationDetailsService, ApplicationService } from './applications/index.js';
 import type { AttachmentTextReader } from './attachment-text/index.js';
 import type { AvailabilityService, CalendarParser, CalendarService, EventService } from './calendar/index.js';
@@ -154,4 +155,6 @@ export interface Core {
   deliverability: DeliverabilityArea;
   notifications: NotificationsArea;
   jobs: JobsArea;
+  /** Every operation call on every face, batched into the database (src/access-log/). */
+  accessLog: AccessLog;
 }

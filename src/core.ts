@@ -3,6 +3,7 @@
  * `createCore(deps)` builds every area in dependency order and returns the core, grouped by area; its type, {@link Core}
  * (src/core-types.ts), is what the operations and the faces see. The public names are exported by src/index.ts.
  */
+import { createAccessLog } from './access-log/index.js';
 import {
   createEnforcement,
   createPolicyUpkeep,
@@ -230,6 +231,7 @@ export function createCore(deps: CoreDeps): Core {
     deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },
     notifications: { webhooks, deliveries: webhookDeliveries, outbox },
     jobs: { queue: jobs, handlers: jobHandlers },
+    accessLog: createAccessLog(deps),
   };
 }
 

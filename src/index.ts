@@ -108,6 +108,7 @@ export type {
   Principal,
   PrincipalKey,
   RateLimitDetails,
+  RefusedKey,
 } from './access.js';
 export type { Plan } from './applications/index.js';
 export {

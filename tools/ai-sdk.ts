@@ -6,7 +6,7 @@
 import { jsonSchema, tool, type JSONSchema7, type Tool } from 'ai';
 import { ZodError } from 'zod';
 import { AppError, describeZodError, type Core, type Principal } from '../src/index.js';
-import { localExecutor, remoteExecutor, type Executor } from './executor.js';
+import { localExecutor, remoteExecutor, withCall, type Executor } from './executor.js';
 import { agentTools, callNeedsApproval, type ToolSetOptions } from './registry.js';
 import { readForAgent } from './compact.js';
 import { inputJsonSchema } from './manifest.js';
@@ -46,6 +46,8 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
     requireApproval: options.requireApproval,
     permissions,
   })) {
+    // Every operation the tool runs is recorded as this tool's, through the AI SDK (access log, provenance).
+    const called = withCall(executor, { face: 'ai-sdk', tool: agentTool.operation.name });
     tools[agentTool.operation.name] = tool({
       description: agentTool.description,
       // The model reads the same compact JSON Schema as tools/list (tools/manifest.ts), no larger; calls are still
@@ -68,8 +70,10 @@ export function createAgentpostTools(options: LocalToolsOptions | RemoteToolsOpt
         const prepared = agentTool.prepare(asked);
         try {
           // Text from outside fenced as data, a new boundary per result (tools/fence.ts).
-          const fence = newFence(options.random);
-          return fenceFields(await readForAgent(executor, agentTool.operation, prepared, asked, { fence }), fence);
+          return fenceFields(
+            await readForAgent(called, agentTool.operation, prepared, asked),
+            newFence(options.random),
+          );
         } catch (error) {
           // Input the tool's schema let through but the operation refuses: an invalid_request saying what to fix, as over /v3 and MCP.
           if (error instanceof ZodError)

@@ -128,7 +128,7 @@ export async function readForAgent(
   operation: AnyOperation,
   prepared: Record<string, unknown>,
   asked: Json,
-  options: { uriOf?: (messageId: string) => string; fence?: Fence } = {},
+  options: { uriOf?: (messageId: string) => string } = {},
 ): Promise<Json> {
   const maxTokens = maxTokensOf(asked);
   // The same call answers the same within one read: shaping again to a smaller size asks the service nothing new.

@@ -3,31 +3,84 @@
  * How a tool call reaches an operation: in-process (a core and a principal) or remote (the `/v3` HTTP API of
  * a running service, with its API key). MCP and AI SDK tools take either, so both faces behave the same.
  */
+import { randomUUID } from 'node:crypto';
 import {
   AppError,
   HTTP_ERRORS,
   errorCodeOfStatus,
   runOperation,
   type AnyOperation,
+  type ClientInfo,
   type Core,
+  type OperationContext,
   type Principal,
 } from '../src/index.js';
 import { fieldText } from '../src/operations/index.js';
 
-/** Runs one operation with already-shaped input and returns its output object. */
-export type Executor = (operation: AnyOperation, input: Record<string, unknown>) => Promise<Record<string, unknown>>;
+/**
+ * Who makes a tool call and through what, for the access log and the provenance of sends: the face, the tool, the
+ * MCP client and session, and (over Streamable HTTP) the HTTP request's id and the client's address.
+ */
+export interface ToolCall {
+  face: 'mcp' | 'ai-sdk';
+  /** The tool called (a resource read names none). */
+  tool?: string | undefined;
+  client?: ClientInfo | undefined;
+  requestId?: string | undefined;
+  address?: string | undefined;
+}
+
+/** Runs one operation with already-shaped input and returns its output object; `call` says who calls through what. */
+export type Executor = (
+  operation: AnyOperation,
+  input: Record<string, unknown>,
+  call?: ToolCall,
+) => Promise<Record<string, unknown>>;
+
+/** The executor with `call` given to every call it makes (one tool call may run several operations). */
+export function withCall(executor: Executor, call: ToolCall): Executor {
+  return (operation, input) => executor(operation, input, call);
+}
 
 /** Runs operations on a core in this process, as `principal`. */
 export function localExecutor(core: Core, principal: Principal): Executor {
-  return async (operation, input) =>
-    (await runOperation(operation, core, input, { principal })) as Record<string, unknown>;
+  return async (operation, input, call) => {
+    const context: OperationContext = call
+      ? {
+          principal,
+          face: call.face,
+          tool: call.tool,
+          client: call.client,
+          address: call.address,
+          // Each call its own id when the face has none (stdio, the AI SDK in-process).
+          requestId: call.requestId ?? randomUUID(),
+        }
+      : { principal };
+    return (await runOperation(operation, core, input, context)) as Record<string, unknown>;
+  };
+}
+
+/**
+ * The headers that tell `/v3` which face, client and tool a remote call relays (descriptive only: the service
+ * records them in the access log and a send's provenance, and grants nothing on them).
+ */
+export function relayHeaders(call: ToolCall | undefined): Record<string, string> {
+  if (!call) return {};
+  const headers: Record<string, string> = { 'x-agentpost-face': call.face };
+  if (call.tool) headers['x-agentpost-tool'] = call.tool;
+  const name = call.client?.name;
+  if (name) headers['x-agentpost-client'] = call.client?.version ? `${name}/${call.client.version}` : name;
+  if (call.client?.session) headers['x-agentpost-session'] = call.client.session;
+  // Header values are Latin-1 text: anything else is left out rather than failing the call.
+  for (const [key, value] of Object.entries(headers)) if (!/^[\x20-\x7e]*$/.test(value)) delete headers[key];
+  return headers;
 }
 
 /** Calls a running Agentpost over `/v3`, translating each operation's HTTP binding. */
 export function remoteExecutor(options: { url: string; apiKey: string; fetch?: typeof fetch | undefined }): Executor {
   const send = options.fetch ?? fetch;
   const base = options.url.replace(/\/+$/, '');
-  return async (operation, rawInput) => {
+  return async (operation, rawInput, call) => {
     const binding = operation.http;
     if (!binding) throw new AppError('invalid_request', `${operation.name} is not available over HTTP.`);
     const input = operation.input.parse(rawInput);
@@ -51,6 +104,7 @@ export function remoteExecutor(options: { url: string; apiKey: string; fetch?: t
       headers: {
         authorization: `Bearer ${options.apiKey}`,
         accept: 'application/json',
+        ...relayHeaders(call),
         ...(hasBody ? { 'content-type': 'application/json' } : {}),
       },
       ...(hasBody ? { body: JSON.stringify(rest) } : {}),

@@ -6,7 +6,9 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { OperationHints } from '../src/index.js';
-import type { Executor } from './executor.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { withCall, type Executor, type ToolCall } from './executor.js';
 import { agentTools, type ToolSetOptions } from './registry.js';
 import { runWithApproval } from './approval.js';
 import { inputJsonSchema } from './manifest.js';
@@ -16,7 +18,38 @@ import { shapedMcpResult, toMcpError } from './results.js';
 import { newFence } from './fence.js';
 
 /** The executors a server is made with: on a core in this process, or against a running service's `/v3` API. */
-export { localExecutor, remoteExecutor, type Executor } from './executor.js';
+export { localExecutor, remoteExecutor, type Executor, type ToolCall } from './executor.js';
+
+/** What the HTTP face hands a request's tool calls (`authInfo.extra` of the MCP transport): its id and client address. */
+export interface McpRequestInfo {
+  requestId?: string | undefined;
+  address?: string | undefined;
+}
+
+/**
+ * Who makes a call: the MCP client as its `initialize` named itself (clientInfo), the session (Streamable HTTP's
+ * Mcp-Session-Id), and what the HTTP face passed along (request id, address).
+ */
+function callOf(
+  server: McpServer,
+  tool: string | undefined,
+  extra: RequestHandlerExtra<ServerRequest, ServerNotification> | undefined,
+): ToolCall {
+  const info = server.server.getClientVersion();
+  const passed = extra?.authInfo?.extra as McpRequestInfo | undefined;
+  const client = {
+    ...(info?.name ? { name: info.name.slice(0, 200) } : {}),
+    ...(info?.version ? { version: info.version.slice(0, 100) } : {}),
+    ...(extra?.sessionId ? { session: extra.sessionId } : {}),
+  };
+  return {
+    face: 'mcp',
+    tool,
+    ...(Object.keys(client).length > 0 ? { client } : {}),
+    ...(passed?.requestId ? { requestId: passed.requestId } : {}),
+    ...(passed?.address ? { address: passed.address } : {}),
+  };
+}
 
 /** Package version reported to MCP clients. */
 const SERVER_INFO = { name: 'agentpost', version: '0.1.0' } as const;
@@ -85,18 +118,18 @@ export function createMcpServer({
         ...(tool.approval ? {} : { outputSchema: tool.outputSchema }),
         annotations: annotations(operation.hints),
       },
-      async (input: unknown) => {
+      async (input: unknown, extra) => {
         try {
           const asked = (input ?? {}) as Record<string, unknown>;
           const prepared = tool.prepare(asked);
-          if (tool.approval) return await runWithApproval(server, executor, tool, prepared);
-          // Measured against its budget with the fence it is shown in (a boundary's tokens vary).
-          const fence = newFence(random);
+          // Every operation the tool runs is recorded as this tool's, by this client (access log, provenance).
+          const called = withCall(executor, callOf(server, operation.name, extra));
+          if (tool.approval) return await runWithApproval(server, called, tool, prepared);
           return shapedMcpResult(
-            await readForAgent(executor, operation, prepared, asked, { fence }),
+            await readForAgent(called, operation, prepared, asked),
             operation.name,
             asked,
-            fence,
+            newFence(random),
           );
         } catch (error) {
           return toMcpError(error);
@@ -116,6 +149,12 @@ export function createMcpServer({
     annotations: statedAnnotations(tool.operation.hints),
   }));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: manifest }));
-  registerMailResources(server, executor, grantId, random);
+  // Resource reads run operations too: recorded as this client's, with no tool.
+  registerMailResources(
+    server,
+    (operation, input) => executor(operation, input, callOf(server, undefined, undefined)),
+    grantId,
+    random,
+  );
   return server;
 }

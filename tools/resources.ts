@@ -95,7 +95,7 @@ export function registerMailResources(
           { grant_id: grant, thread_id: threadId },
           // A bound server's tools take no grant_id: the calls it names for the rest do not either.
           { ...(grantId ? {} : { grant_id: grant }), ...readOptions(uri) },
-          { uriOf: (messageId) => messageUri(grant, messageId), fence },
+          { uriOf: (messageId) => messageUri(grant, messageId) },
         ),
         fence,
       );
@@ -141,13 +141,11 @@ export function registerMailResources(
       const input = { grant_id: variable(variables.grant_id), message_id: variable(variables.message_id) };
       // As get_message reads it, with the HTML too: within the token budget, a long body cut saying so.
       const fence = newFence(random);
-      const read = await readForAgent(
-        executor,
-        getMessage,
-        input,
-        { ...input, include_html: true, ...readOptions(uri) },
-        { fence },
-      );
+      const read = await readForAgent(executor, getMessage, input, {
+        ...input,
+        include_html: true,
+        ...readOptions(uri),
+      });
       return json(uri.href, fenceFields(read, fence));
     },
   );

@@ -4,9 +4,18 @@
  * Failed attempts count against the client address; an address over its budget gets 429 before any check.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { AppError, assertGrantReached, mayCall, permissionError, permissionsFor, type Core } from '../../src/index.js';
+import {
+  AppError,
+  HTTP_ERRORS,
+  assertGrantReached,
+  mayCall,
+  permissionError,
+  permissionsFor,
+  type Core,
+  type RefusedKey,
+} from '../../src/index.js';
 import type { AppEnv } from '../types.js';
-import type { RateLimiter } from './rate-limit.js';
+import { peerAddress, type RateLimiter } from './rate-limit.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
@@ -17,11 +26,33 @@ export function authenticate(core: Core, limiter: RateLimiter): MiddlewareHandle
     try {
       await identify(core, c);
     } catch (error) {
-      if (error instanceof AppError && error.code === 'unauthorized') limiter.failedAuthentication(c);
+      if (error instanceof AppError && error.code === 'unauthorized') {
+        limiter.failedAuthentication(c);
+        recordRefusal(core, c, error);
+      }
       throw error;
     }
     await next();
   };
+}
+
+/**
+ * Records a refused authentication in the access log with what is known: the face, the client's address, the
+ * request id, and the application and key when the key was one (revoked, expired).
+ */
+function recordRefusal(core: Core, c: Context<AppEnv>, error: AppError): void {
+  const known = error.details as RefusedKey | undefined;
+  const mcp = c.req.path === '/mcp';
+  core.accessLog.record({
+    applicationId: known?.applicationId,
+    key: known?.key,
+    face: mcp ? 'mcp' : 'http',
+    operation: 'authenticate',
+    status: HTTP_ERRORS.unauthorized.status,
+    errorType: HTTP_ERRORS.unauthorized.type,
+    address: peerAddress(c),
+    requestId: c.get('requestId'),
+  });
 }
 
 /**

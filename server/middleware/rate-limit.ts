@@ -138,3 +138,12 @@ export function rateLimitV3(limiter: RateLimiter): MiddlewareHandler<AppEnv> {
     await next();
   };
 }
+
+/**
+ * The peer of the request's TCP connection as the access log records it (IPv4-mapped IPv6 as IPv4); undefined
+ * without a Node socket. No forwarding header is read: none is trusted.
+ */
+export function peerAddress(c: Context<AppEnv>): string | undefined {
+  const address = remoteAddress(c);
+  return address ? (/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1] ?? address) : undefined;
+}

@@ -17,9 +17,9 @@ import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { AppError, type Core } from '../../src/index.js';
 import { localExecutor } from '../../tools/executor.js';
-import { createMcpServer } from '../../tools/mcp.js';
+import { createMcpServer, type McpRequestInfo } from '../../tools/mcp.js';
 import { authenticate } from '../middleware/auth.js';
-import type { RateLimiter, RateTarget } from '../middleware/rate-limit.js';
+import { peerAddress, type RateLimiter, type RateTarget } from '../middleware/rate-limit.js';
 import type { AppEnv } from '../types.js';
 
 /** Largest `/mcp` request body: 4 MB, the MCP SDK's own default (a JSON-RPC message, not a file upload). */
@@ -88,7 +88,11 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
     }
     limiter.take(c, mcpTarget(grantId, parsedBody));
     const principal = c.get('principal');
-    const options = parsedBody !== undefined ? { parsedBody } : undefined;
+    // The request's id and the client's address reach the tool calls it carries (access log, provenance) as the
+    // transport's auth info.
+    const passed: McpRequestInfo = { requestId: c.get('requestId'), address: peerAddress(c) };
+    const authInfo = { token: '', clientId: principal.applicationId, scopes: [], extra: { ...passed } };
+    const options = parsedBody !== undefined ? { parsedBody, authInfo } : { authInfo };
     const sessionId = c.req.header('mcp-session-id');
     if (sessionId) {
       const session = sessions.get(sessionId);

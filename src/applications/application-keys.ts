@@ -5,7 +5,7 @@
  */
 import { and, eq, isNull, ne } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import { PERMISSIONS, type KeyScope, type Permission, type Principal } from '../access.js';
+import { PERMISSIONS, type KeyScope, type Permission, type Principal, type RefusedKey } from '../access.js';
 import { AppError, notFound } from '../errors.js';
 import { hashApiKey, newApiKey, sameDigest } from './credentials.js';
 import { apiKeyById, apiKeyByHash, apiKeysOf, scopeRows } from './application-store.js';
@@ -223,11 +223,22 @@ export async function authenticateApiKey(state: ApplicationState, key: string | 
   const [row] = await apiKeyByHash(state.db.orm, { hash });
   // The lookup is by digest of a high-entropy secret; the digests are still compared in constant time.
   if (!row || !sameDigest(row.keyHash, hash) || row.revokedAt !== null) {
-    throw new AppError('unauthorized', 'Unauthorized: the API key is not valid.');
+    // A revoked key is still the application's: the access log records the refusal against it (never sent).
+    const known = row && sameDigest(row.keyHash, hash);
+    throw new AppError(
+      'unauthorized',
+      'Unauthorized: the API key is not valid.',
+      known
+        ? ({ applicationId: row.applicationId, key: { id: row.id, name: row.name } } satisfies RefusedKey)
+        : undefined,
+    );
   }
   const now = state.now();
   if (row.expiresAt !== null && row.expiresAt <= now)
-    throw new AppError('unauthorized', 'Unauthorized: the API key has expired.');
+    throw new AppError('unauthorized', 'Unauthorized: the API key has expired.', {
+      applicationId: row.applicationId,
+      key: { id: row.id, name: row.name },
+    } satisfies RefusedKey);
   if (row.lastUsedAt === null || now - row.lastUsedAt >= LAST_USED_EVERY) noteUse(state, row.id, now);
   const scope = row.scope ?? undefined;
   return {

@@ -127,6 +127,9 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
           dead_jobs: purged.deadJobs,
         });
       }
+      // The access log's rows past AGENTPOST_ACCESS_LOG_RETENTION_DAYS.
+      const accessRows = await core.accessLog.purge(purgeAbort.signal);
+      if (accessRows > 0) logger.info('access log purge', { rows: accessRows });
       const upkept = await core.admin.policyUpkeep.run(purgeAbort.signal);
       if (upkept.inboxDeleted + upkept.junkDeleted + upkept.foldersCreated > 0) {
         logger.info('policy upkeep', {

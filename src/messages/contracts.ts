@@ -108,10 +108,20 @@ export interface AttachmentDownload {
   chunks: AsyncIterable<Buffer>;
 }
 
-/** What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking options. */
-export type SentStateLookup = (
-  messageIds: string[],
-) => Promise<Map<string, { deliveryStatus: DeliveryStatus[]; trackingOptions: Message['tracking_options'] }>>;
+/**
+ * What the outbound queue knows of sent messages, by message id: each recipient's delivery state, the tracking
+ * options, who made the send.
+ */
+export type SentStateLookup = (messageIds: string[]) => Promise<
+  Map<
+    string,
+    {
+      deliveryStatus: DeliveryStatus[];
+      trackingOptions: Message['tracking_options'];
+      provenance?: Message['provenance'] | undefined;
+    }
+  >
+>;
 
 /** Deletes stored messages for good, with `message.deleted` for each that is not a draft (in the caller's transaction). */
 export type DestroyForGood = (tx: Tx, applicationId: string, rows: MessageRow[]) => Promise<void>;

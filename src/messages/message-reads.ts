@@ -121,7 +121,8 @@ export async function addDeliveryStatus(
 ): Promise<Message[]> {
   if (!state.sentState || fields === 'raw_mime' || messages.length === 0) return messages;
   const wanted = select === undefined ? undefined : new Set(select.split(','));
-  if (wanted && !wanted.has('delivery_status') && !wanted.has('tracking_options')) return messages;
+  if (wanted && !wanted.has('delivery_status') && !wanted.has('tracking_options') && !wanted.has('provenance'))
+    return messages;
   const states = await state.sentState(messages.map((message) => message.id));
   for (const message of messages) {
     const sent = states.get(message.id);
@@ -129,6 +130,7 @@ export async function addDeliveryStatus(
     if (!wanted || wanted.has('delivery_status')) message.delivery_status = sent.deliveryStatus;
     if (fields === 'include_tracking_options' && sent.trackingOptions && (!wanted || wanted.has('tracking_options')))
       message.tracking_options = sent.trackingOptions;
+    if (sent.provenance && (!wanted || wanted.has('provenance'))) message.provenance = sent.provenance;
   }
   return messages;
 }
@@ -273,10 +275,15 @@ export async function listMessagesJson(
     if (index > 0) parts.push(COMMA);
     const bytes = json.get(key.id)!;
     const delivery = states?.get(key.id);
-    // `delivery_status` is the last key `list` gives a message: the same bytes as its JSON.stringify.
-    if (delivery)
-      parts.push(bytes.subarray(0, -1), Buffer.from(`,"delivery_status":${JSON.stringify(delivery.deliveryStatus)}}`));
-    else parts.push(bytes);
+    // `delivery_status` (then `provenance`) are the last keys `list` gives a message: the same bytes as its
+    // JSON.stringify.
+    if (delivery) {
+      const provenance = delivery.provenance ? `,"provenance":${JSON.stringify(delivery.provenance)}` : '';
+      parts.push(
+        bytes.subarray(0, -1),
+        Buffer.from(`,"delivery_status":${JSON.stringify(delivery.deliveryStatus)}${provenance}}`),
+      );
+    } else parts.push(bytes);
   });
   parts.push(CLOSE_BRACKET);
   // A larger page is handed on in its pieces: the response joins them (one copy, not two).

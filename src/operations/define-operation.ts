@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { OperationContext } from '../access.js';
 import type { Core } from '../core-types.js';
 import { assertJsonDepth } from '../json-depth.js';
+import { recorded } from './access-record.js';
 import { checkAgentBlock, type AgentBlock } from './agent.js';
 import { authorize } from './authorize.js';
 
@@ -42,6 +43,11 @@ export interface HttpBinding {
    * per object its {@link Operation.runStream} yields (`data: <JSON>`), instead of the JSON envelope at the end.
    */
   stream?: boolean;
+  /**
+   * The operation also answers as an export: a request with `Accept: application/x-ndjson` gets one line of JSON per
+   * object its {@link Operation.runStream} yields (every matching object, not one page).
+   */
+  export?: boolean;
 }
 
 /**
@@ -165,7 +171,9 @@ export async function runOperation(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<unknown> {
-  return operation.run(core, await admit(operation, core, rawInput, context), context);
+  return recorded(operation, core, rawInput, context, async () =>
+    operation.run(core, await admit(operation, core, rawInput, context), context),
+  );
 }
 
 /**
@@ -178,9 +186,11 @@ export async function runOperationJson(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<{ json: JsonPage } | { result: unknown }> {
-  const input = await admit(operation, core, rawInput, context);
-  const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
-  return json ? { json } : { result: await operation.run(core, input, context) };
+  return recorded(operation, core, rawInput, context, async () => {
+    const input = await admit(operation, core, rawInput, context);
+    const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
+    return json ? { json } : { result: await operation.run(core, input, context) };
+  });
 }
 
 /** As {@link runOperation}, for a streamed answer ({@link Operation.runStream}); validation is the same. */
@@ -191,7 +201,10 @@ export async function runOperationStream(
   context: OperationContext,
 ): Promise<AsyncIterable<Record<string, unknown>>> {
   if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
-  return operation.runStream(core, await admit(operation, core, rawInput, context), context);
+  const runStream = operation.runStream.bind(operation);
+  return recorded(operation, core, rawInput, context, async () =>
+    runStream(core, await admit(operation, core, rawInput, context), context),
+  );
 }
 
 /** The validated input, once the caller is allowed to run the operation on what it names (./authorize.ts). */

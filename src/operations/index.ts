@@ -4,6 +4,7 @@
  */
 import type { AnyOperation } from './define-operation.js';
 import { permissionsFor } from './permissions.js';
+import * as accessLog from './access-log.js';
 import * as admin from './admin.js';
 import * as apiKeys from './api-keys.js';
 import * as applications from './applications.js';
@@ -60,6 +61,7 @@ export const operations: readonly AnyOperation[] = register(
   attachmentUploads,
   admin,
   suppressions,
+  accessLog,
 );
 
 export { fieldText } from './agent.js';

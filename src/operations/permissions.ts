@@ -147,6 +147,8 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   add_suppression: 'admin',
   list_suppressions: 'admin',
   remove_suppression: 'admin',
+  // The access log: who called what (a key narrower than the application reads it only with a grant_id it reaches).
+  list_access_log: 'admin',
 };
 
 /**

@@ -6,7 +6,7 @@
  * queue, its attempts and the providers' submitters (src/providers/contracts.ts) exchange them.
  */
 import type { Executor, GrantRow, Orm, StoredPolicyLimits, tables, Tx } from '../../storage/index.js';
-import type { StoredHeader, StoredTrackingOptions } from '../../storage/schema/outbound.js';
+import type { StoredHeader, StoredProvenance, StoredTrackingOptions } from '../../storage/schema/outbound.js';
 import type { OperationContext, Principal } from '../access.js';
 import type { CompiledRule, EvaluationInput, ListSet, RuleOutcome } from '../admin/contracts.js';
 import type { InvitationSender } from '../calendar/index.js';
@@ -131,13 +131,22 @@ export interface OutboundSpec {
   raw: Buffer;
   rawHash: string;
   trackingOptions?: StoredTrackingOptions | undefined;
+  /** Who made the send (a grant's send). */
+  provenance?: StoredProvenance | undefined;
 }
 
-/** What the queue knows of a sent message: each recipient's delivery state and the tracking options. */
+/** What the queue knows of a sent message: each recipient's delivery state, the tracking options, who sent it. */
 export interface SentState {
   deliveryStatus: DeliveryStatus[];
   trackingOptions: StoredTrackingOptions | undefined;
+  provenance: StoredProvenance | undefined;
 }
+
+/** What a send is told of its caller besides the principal: the Idempotency-Key, and who calls through what. */
+export type SendContext = Pick<
+  OperationContext,
+  'idempotencyKey' | 'onIdempotentReplay' | 'requestId' | 'face' | 'client' | 'tool'
+>;
 
 /** What the outbound stage looks at: the grant's rules, lists and limits. */
 export interface SendPolicy {
@@ -229,6 +238,8 @@ export interface AcceptOptions {
   before?: ((tx: Tx) => Promise<void>) | undefined;
   /** Runs inside the transaction after the sender's copy was stored (remove the draft, close the schedule). */
   after?: ((tx: Tx, sentMessageId: string) => Promise<void>) | undefined;
+  /** Who made the send, stored with it. */
+  provenance?: StoredProvenance | undefined;
 }
 
 /** A message with no sender's copy, for {@link Submission.sendDetached}. */
@@ -247,6 +258,8 @@ export interface ScheduleOptions {
   claim?: IdempotencyClaim | undefined;
   /** The draft sent (its message is held as it is); undefined: the composition is held as a new draft. */
   existing?: DraftRecord | undefined;
+  /** Who scheduled it; the sent message carries it on. */
+  provenance?: StoredProvenance | undefined;
 }
 
 /** What createOutboundService() returns (src/outbound/outbound-service.ts). */
@@ -256,11 +269,7 @@ export interface OutboundService {
    * first answer again and sends nothing; the key with another request is a 409. `dry_run`: the verdict of the
    * outbound stage only; nothing is stored, queued or sent (and no Idempotency-Key is kept).
    */
-  send: (
-    principal: Principal,
-    input: SendMessageInput,
-    context?: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'>,
-  ) => Promise<SendMessageResult>;
+  send: (principal: Principal, input: SendMessageInput, context?: SendContext) => Promise<SendMessageResult>;
   /** Large-attachment upload sessions (staged files a send or draft takes by id). */
   uploads: AttachmentUploads;
   /** Sends from a verified domain of the application, without a mailbox (no sender's copy is stored). */
@@ -297,11 +306,7 @@ export interface DraftService {
    * Sends a draft through the send flow and removes it; a draft whose send_at is in the future is scheduled
    * instead. Idempotency-Key as for send_message.
    */
-  send(
-    principal: Principal,
-    input: DraftRefInput,
-    context?: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'>,
-  ): Promise<SendResult>;
+  send(principal: Principal, input: DraftRefInput, context?: SendContext): Promise<SendResult>;
   /** Scheduled sends of a mailbox, the latest send time first (at most 200). */
   listScheduled: ScheduledSends['listScheduled'];
   /** One scheduled send. */

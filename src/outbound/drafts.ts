@@ -6,7 +6,9 @@
  */
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
-import type { Principal, OperationContext } from '../access.js';
+import type { Principal } from '../access.js';
+import type { SendContext } from './contracts.js';
+import { provenanceOf } from './provenance.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import type { GrantService } from '../grants/contracts.js';
@@ -187,11 +189,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
      * Sends a draft through the send flow and removes it; a draft whose send_at is in the future is scheduled
      * instead. Idempotency-Key as for send_message.
      */
-    async send(
-      principal: Principal,
-      input: DraftRefInput,
-      context: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'> = {},
-    ): Promise<SendResult> {
+    async send(principal: Principal, input: DraftRefInput, context: SendContext = {}): Promise<SendResult> {
       const claim = idempotency.claim(
         principal.applicationId,
         context.idempotencyKey,
@@ -204,11 +202,19 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
       const grant = await grants.require(principal, input.grant_id);
       const record = await requireDraft(grant.id, input.draft_id);
       const composition = await compositionOf(principal, grant, record, {}, 'send');
+      const provenance = provenanceOf(principal, context);
       if (record.details.sendAt !== null && record.details.sendAt > now()) {
-        return schedule(composition, { sendAt: record.details.sendAt, useDraft: true, claim, existing: record });
+        return schedule(composition, {
+          sendAt: record.details.sendAt,
+          useDraft: true,
+          claim,
+          existing: record,
+          provenance,
+        });
       }
       return accept(composition, {
         claim,
+        provenance,
         headerMessageId: record.details.headerMessageId,
         before: (tx) => assertCurrent(tx, record),
         after: (tx) => removeDraft(tx, record),

@@ -40,6 +40,7 @@ export async function queue(
       pendingRawHash: open ? spec.rawHash : null,
       rawSize: spec.raw.length,
       trackingOptions: spec.trackingOptions ?? null,
+      provenance: spec.provenance ?? null,
       acceptedAt: at,
       updatedAt: at,
     })

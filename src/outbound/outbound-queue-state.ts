@@ -50,6 +50,8 @@ export function eventObject(
       code: row.lastCode ?? 0,
       diagnostic_code: row.lastResponse ?? '',
     })),
+    // Who made the send (extension; issue 36).
+    ...(outbound.provenance ? { provenance: outbound.provenance } : {}),
   };
 }
 

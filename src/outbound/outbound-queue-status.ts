@@ -12,8 +12,12 @@ export async function statusOf(queueState: QueueState, messageIds: string[]): Pr
   const byMessage = new Map<string, SentState>();
   if (messageIds.length === 0) return byMessage;
   const rows = await sentStateOf(queueState.db.orm, { ids: JSON.stringify(messageIds) });
-  for (const { messageId, trackingOptions, recipient } of rows) {
-    const state = byMessage.get(messageId!) ?? { deliveryStatus: [], trackingOptions: trackingOptions ?? undefined };
+  for (const { messageId, trackingOptions, provenance, recipient } of rows) {
+    const state: SentState = byMessage.get(messageId!) ?? {
+      deliveryStatus: [],
+      trackingOptions: trackingOptions ?? undefined,
+      provenance: provenance ?? undefined,
+    };
     state.deliveryStatus.push({
       email: recipient.email,
       status: recipient.status,

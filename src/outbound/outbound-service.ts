@@ -7,7 +7,9 @@
  * invitations and the service's own emails (submission.ts).
  */
 import type { Enforcement } from '../admin/index.js';
-import type { Principal, OperationContext } from '../access.js';
+import type { Principal } from '../access.js';
+import type { SendContext } from './contracts.js';
+import { provenanceOf } from './provenance.js';
 import type { CoreDeps, SmtpClient } from '../ports/index.js';
 import type { GrantService } from '../grants/contracts.js';
 import type { ContactService } from '../contacts/contracts.js';
@@ -114,11 +116,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
      * first answer again and sends nothing; the key with another request is a 409. `dry_run`: the verdict of the
      * outbound stage only; nothing is stored, queued or sent (and no Idempotency-Key is kept).
      */
-    async send(
-      principal: Principal,
-      input: SendMessageInput,
-      context: Pick<OperationContext, 'idempotencyKey' | 'onIdempotentReplay'> = {},
-    ): Promise<SendMessageResult> {
+    async send(principal: Principal, input: SendMessageInput, context: SendContext = {}): Promise<SendMessageResult> {
       if (input.dry_run === true) return { data: await dryRun(principal, input) };
       const claim = idempotency.claim(
         principal.applicationId,
@@ -132,8 +130,10 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
       const grant = await grants.require(principal, input.grant_id);
       const { grant_id: _grant, send_at: sendAt, use_draft: useDraft, dry_run: _dryRun, ...request } = input;
       const composition = await composer.prepare(principal, grant, request, 'send');
-      if (sendAt !== undefined) return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim });
-      return accept(composition, { claim });
+      const provenance = provenanceOf(principal, context);
+      if (sendAt !== undefined)
+        return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim, provenance });
+      return accept(composition, { claim, provenance });
     },
 
     /** Large-attachment upload sessions (staged files a send or draft takes by id). */

@@ -20,6 +20,7 @@ export const sentStateOf = preparedRead((orm: Orm) =>
     .select({
       messageId: tables.outboundMessages.messageId,
       trackingOptions: tables.outboundMessages.trackingOptions,
+      provenance: tables.outboundMessages.provenance,
       recipient: tables.outboundRecipients,
     })
     .from(tables.outboundMessages)

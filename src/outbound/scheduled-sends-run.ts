@@ -37,6 +37,8 @@ export async function runSchedule(state: ScheduledSendsState, job: Job): Promise
     const composition = await compositionOf(principal, grant, record, {}, 'send');
     await accept(composition, {
       headerMessageId: record.details.headerMessageId,
+      // Who scheduled it made the send.
+      provenance: row.provenance ?? undefined,
       before: async (tx) => {
         const [current] = await tx
           .select()

@@ -58,6 +58,7 @@ export async function schedule(
         keepDraft: existing !== undefined || options.useDraft,
         sendAt: options.sendAt,
         status: 'pending',
+        provenance: options.provenance ?? null,
         createdAt: at,
         updatedAt: at,
       });

@@ -95,6 +95,7 @@ export async function accept(
           raw: built.raw,
           rawHash: built.rawHash,
           trackingOptions: composition.trackingOptions,
+          provenance: options.provenance,
         },
         recipients,
       );
@@ -116,7 +117,13 @@ export async function accept(
       }
       await contacts.collect(grant, [...composition.to, ...composition.cc, ...composition.bcc], tx);
       await stage.record(tx, admitted, copy.row.id);
-      const answer: SendResult = { data: { ...copy.message, ...sentExtras(composition) } };
+      const answer: SendResult = {
+        data: {
+          ...copy.message,
+          ...sentExtras(composition),
+          ...(options.provenance ? { provenance: options.provenance } : {}),
+        },
+      };
       await idempotency.save(tx, options.claim, { status: 200, response: answer });
       return { result: answer, inline: queued.inline };
     }),

@@ -36,4 +36,6 @@ export interface Metrics {
    * and wrote (`output`) as the provider reported them (0 when it reported none, or failed before answering).
    */
   smartCompose(grantId: string, outcome: SmartComposeOutcome, usage: TextUsage): void;
+  /** Access-log rows not recorded because the write queue was full (src/access-log). */
+  accessLogDropped(rows: number): void;
 }

@@ -143,6 +143,31 @@ export const SpamVerdictSchema = z
   .meta({ id: 'SpamVerdict' });
 export type SpamVerdictWire = z.infer<typeof SpamVerdictSchema>;
 
+/** Who made a send (issue 36), as stored with it. */
+export const ProvenanceSchema = z
+  .object({
+    api_key_id: z.string().nullable().describe('The key the send was made with; null without one'),
+    api_key_name: z.string().nullable().describe('That key’s name at the time of the send'),
+    principal: z.enum(['api_key', 'service_account', 'local']).describe('How the caller proved itself'),
+    face: z
+      .enum(['http', 'mcp', 'ai-sdk', 'smtp', 'dashboard'])
+      .nullable()
+      .describe('The face the send came through (over /v3, X-Agentpost-Face may name the agent face it relays)'),
+    client: z
+      .object({
+        name: z.string().nullable().describe('The MCP client’s name (initialize clientInfo.name)'),
+        version: z.string().nullable().describe('The MCP client’s version'),
+        session: z.string().nullable().describe('The MCP session'),
+      })
+      .nullable()
+      .describe('The agent host of an MCP send; null on other faces'),
+    tool: z.string().nullable().describe('The MCP or AI SDK tool that sent it'),
+    request_id: z.string().nullable().describe('The request id of the call that sent (or scheduled) it'),
+    approval_id: z.string().nullable().describe('The approval of a person, once sends can wait for one; null'),
+  })
+  .meta({ id: 'Provenance' });
+export type Provenance = z.infer<typeof ProvenanceSchema>;
+
 /** Extension (not in Nylas): an attachment the mailbox's policy removed from a received message. */
 export const RemovedAttachmentSchema = z
   .object({
@@ -211,6 +236,9 @@ export const MessageSchema = z
       })
       .optional()
       .describe('Sent messages, with fields=include_tracking_options: the tracking options given at send time'),
+    provenance: ProvenanceSchema.optional().describe(
+      'Sent messages (extension): who made the send (key, face, MCP client and session, tool, request id)',
+    ),
     authentication_results: AuthenticationResultsSchema.optional().describe(
       'Received messages (extension): SPF, DKIM, DMARC and ARC results; absent when not checked',
     ),

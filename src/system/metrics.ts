@@ -13,4 +13,5 @@ export const noMetrics: Metrics = {
   webhookDelivery() {},
   jobRun() {},
   smartCompose() {},
+  accessLogDropped() {},
 };

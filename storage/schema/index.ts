@@ -11,3 +11,4 @@ export * from './deliverability.js';
 export * from './connected.js';
 export * from './dmarc.js';
 export * from './connectors.js';
+export * from './access-log.js';

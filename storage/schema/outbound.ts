@@ -21,6 +21,21 @@ export interface StoredTrackingOptions {
 }
 
 /**
+ * Who made a send (issue 36): the key, the face, the MCP client and session, the tool and the request, as the wire
+ * field `provenance` shows them; `approval_id` is the person's approval once sends can wait for one (null today).
+ */
+export interface StoredProvenance {
+  api_key_id: string | null;
+  api_key_name: string | null;
+  principal: 'api_key' | 'service_account' | 'local';
+  face: 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard' | null;
+  client: { name: string | null; version: string | null; session: string | null } | null;
+  tool: string | null;
+  request_id: string | null;
+  approval_id: string | null;
+}
+
+/**
  * One composed message accepted for delivery: a grant's send (then `messageId` is its sent copy), an iMIP
  * invitation or reply, or a system email of the service. The raw MIME is a blob; while recipients are still
  * pending, `pendingRawHash` holds it so deleting the sent copy cannot take the bytes from under the queue.
@@ -47,6 +62,8 @@ export const outboundMessages = sqliteTable(
     rawSize: integer('raw_size').notNull(),
     /** Tracking options given at send time (kept for `fields=include_tracking_options`; tracking is a later feature). */
     trackingOptions: text('tracking_options', { mode: 'json' }).$type<StoredTrackingOptions>(),
+    /** Who made the send (a grant's send: `kind` message); null for mail the service makes itself. */
+    provenance: text('provenance', { mode: 'json' }).$type<StoredProvenance>(),
     /** Unix milliseconds of acceptance: the retry schedule and the give-up time count from here. */
     acceptedAt: integer('accepted_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
@@ -143,6 +160,8 @@ export const scheduledMessages = sqliteTable(
     status: text('status', { enum: SCHEDULE_STATUSES }).notNull(),
     /** The sent message, once sent. */
     sentMessageId: text('sent_message_id'),
+    /** Who scheduled it: the sent message carries it on when the schedule fires. */
+    provenance: text('provenance', { mode: 'json' }).$type<StoredProvenance>(),
     error: text('error'),
     /** Unix seconds at which it was sent, failed or was stopped. */
     closeTime: integer('close_time'),
