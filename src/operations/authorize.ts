@@ -54,7 +54,9 @@ export async function authorize(
   if (missing) throw permissionError(missing, operation.name);
   if (!principal.grantIds) return;
   const input = (typeof rawInput === 'object' && rawInput !== null ? rawInput : {}) as Record<string, unknown>;
-  if ('grant_id' in operation.input.shape) {
+  // A grant in the path is the object acted on; an optional grant_id filter of an application-wide read is not.
+  const onGrant = operation.http ? operation.http.path.includes(':grant_id') : 'grant_id' in operation.input.shape;
+  if (onGrant) {
     if (typeof input.grant_id !== 'string')
       throw new AppError('invalid_request', 'grant_id: required (a string) for a key scoped to some grants.');
     await assertGrantReached(core, principal, input.grant_id);
