@@ -17,6 +17,7 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_TOKENS,
   limitsFor,
+  PAGE_CHARACTERS_PER_TOKEN,
   type Limits,
   callText,
   COMPACT_ITEMS,
@@ -31,7 +32,7 @@ import {
 } from './compact-items.js';
 import { THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
 import { withinBudget } from './compact-budget.js';
-import { fenceFields, type Fence } from './fence.js';
+import { fenceFields, SIZING_FENCE } from './fence.js';
 
 export {
   BODY_BUDGET,
@@ -63,14 +64,14 @@ export function shapeForAgent(tool: string, output: Json, input: Json, limits: L
   if (agent.file || agent.document) return output;
   const includeHtml = input.include_html === true;
   const format = formatOf(input);
+  const pageLimit = Math.min(limits.result, limits.page);
   let shaped = output;
   // With `select` the agent chose its fields itself: the items stay as selected (id, grant_id and object always kept).
   const selected = typeof input.select === 'string' && input.select.trim() !== '';
   if (Array.isArray(output.data) && !selected) {
     const items = output.data as Json[];
     // Compact items, their snippets shortened (all alike) before the page would lose an item to the budget.
-    if (agent.compact)
-      shaped = fitSnippets({ ...output, data: items.map(COMPACT_ITEMS[agent.compact]) }, limits.result);
+    if (agent.compact) shaped = fitSnippets({ ...output, data: items.map(COMPACT_ITEMS[agent.compact]) }, pageLimit);
   } else if (agent.body === 'message') {
     shaped = readableMessage(output, includeHtml, tool, limits.body, undefined, format);
     const bodyCut = shaped.body_truncated as Truncation | undefined;
@@ -91,7 +92,7 @@ export function shapeForAgent(tool: string, output: Json, input: Json, limits: L
       latest_draft_or_message: compactLatest(latest),
     };
   }
-  return withinBudget(tool, shaped, input, limits.result);
+  return withinBudget(tool, shaped, input, Array.isArray(shaped.data) ? pageLimit : limits.result);
 }
 
 /** The body format an agent asked for (`body_format`), Markdown when it asked for none. */
@@ -110,16 +111,15 @@ const CHARACTERS_PER_TOKEN = 4;
  */
 const SHAPINGS = 6;
 /**
- * A fence of the size every result's fence has (tools/fence.ts), to measure a result as a model reads it. One fixed
- * boundary keeps the shaping the same whatever boundary the result then gets; a pair of markers takes 22 tokens with
- * this one, 22 to 32 with a random one (26 typically), so a result of many short fenced strings (a list of 50, two
- * an item) may take up to an eighth more than measured.
+ * What a shaped result takes of its token budget: the tokens of its JSON as a model reads it, each string from outside
+ * fenced (for a page, its characters over {@link PAGE_CHARACTERS_PER_TOKEN} if that is more; a page is shaped to
+ * `Limits.page`, so it fits them). Measured with {@link SIZING_FENCE}: the markers cost the same whatever the boundary
+ * (tools/fence.ts), so this is the count of the result with the random boundary it is then given, to the token.
  */
-const SIZING_FENCE: Fence = { boundary: '00000000', open: '⟦00000000⟧', close: '⟦/00000000⟧' };
-
-/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced. */
 async function resultTokens(shaped: Json): Promise<number> {
-  return await countTokens(JSON.stringify(fenceFields(shaped, SIZING_FENCE)));
+  const json = JSON.stringify(fenceFields(shaped, SIZING_FENCE));
+  const tokens = await countTokens(json);
+  return Array.isArray(shaped.data) ? Math.max(tokens, Math.ceil(json.length / PAGE_CHARACTERS_PER_TOKEN)) : tokens;
 }
 
 /**
@@ -159,7 +159,7 @@ export async function readForAgent(
       // Close enough to the budget (or nothing was cut): done. A page whose cuts are not in proportion to their
       // characters (a snippet left out takes its fence with it) may have come out well under: it is shaped again
       // between this size and the smallest found over the budget, to fill the budget better.
-      if (attempt === 0 || tokens >= maxTokens * 0.9 || !Array.isArray(shaped.data)) return shaped;
+      if (attempt === 0 || tokens >= maxTokens * 0.97 || !Array.isArray(shaped.data)) return shaped;
       fitting = { shaped, charactersPerToken };
     } else over = Math.min(over, charactersPerToken);
     if (fitting) charactersPerToken = (fitting.charactersPerToken + over) / 2;
