@@ -58,9 +58,9 @@ try {
   const inbox = (await tools.list_messages!.execute!({ in: ['inbox'] }, { toolCallId: 'inbox', messages: [] })) as {
     data: { subject: string }[];
   };
-  // Text from outside comes fenced as data, between markers random per result: ⟦x⟧Hello from outside⟦/x⟧.
+  // Text from outside comes fenced as data, between markers random per result: ‹x›Hello from outside‹/x›.
   assert.equal(inbox.data.length, 1);
-  assert.match(inbox.data[0]!.subject, /^⟦([0-9a-f]{8})⟧Hello from outside⟦\/\1⟧$/);
+  assert.match(inbox.data[0]!.subject, /^‹([0-9]{20})›Hello from outside‹\/\1›$/);
 
   // 4. The same tools over MCP.
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
@@ -71,7 +71,7 @@ try {
   const listed = (await client.callTool({ name: 'list_messages', arguments: { in: ['inbox'] } })) as {
     structuredContent?: { data: { subject: string }[] };
   };
-  assert.match(listed.structuredContent?.data[0]?.subject ?? '', /^⟦([0-9a-f]{8})⟧Hello from outside⟦\/\1⟧$/);
+  assert.match(listed.structuredContent?.data[0]?.subject ?? '', /^‹([0-9]{20})›Hello from outside‹\/\1›$/);
   await client.close();
 
   // 5. Operations: ready, and the message counted.

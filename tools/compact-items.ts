@@ -9,6 +9,7 @@ import { operations, type AnyOperation } from '../src/index.js';
 import type { BodyFormat } from '../src/reading/index.js';
 import { BodyFormatSchema, MaxTokensSchema } from '../src/schemas/common.js';
 import { trustWarnings } from './compact-trust.js';
+import { fenceFields, SIZING_FENCE } from './fence.js';
 
 /**
  * Characters one tool result may take (its structured JSON; the text rendering is shorter). About 5,000 tokens:
@@ -25,18 +26,36 @@ export const BODY_BUDGET = 12_000;
  */
 export const DEFAULT_MAX_TOKENS = 5_000;
 
-/** The character sizes one read is shaped to: what its token budget allows (readForAgent measures and adjusts). */
+/**
+ * Characters of a page's JSON, fence included, per token of its budget at most: 15,000 at the default 5,000 tokens,
+ * the size issue 35 sets for a list of 50 (its snippets are shortened to fit). The fence's digits take about three
+ * characters a token and a list has two fenced strings an item, so a page that fits its tokens may not fit this.
+ */
+export const PAGE_CHARACTERS_PER_TOKEN = 3;
+
+/**
+ * The character sizes one read is shaped to: what its token budget allows (readForAgent measures and adjusts).
+ * Characters are counted as the agent reads them, fence included ({@link size}).
+ */
 export interface Limits {
   /** Characters of the whole result (its JSON). */
   result: number;
   /** Characters of one message body. */
   body: number;
+  /** Characters of a page (a list's result): at most {@link PAGE_CHARACTERS_PER_TOKEN} per token of its budget. */
+  page: number;
 }
-export const DEFAULT_LIMITS: Limits = { result: RESULT_BUDGET, body: BODY_BUDGET };
+export const DEFAULT_LIMITS: Limits = {
+  result: RESULT_BUDGET,
+  body: BODY_BUDGET,
+  page: DEFAULT_MAX_TOKENS * PAGE_CHARACTERS_PER_TOKEN,
+};
 /** Limits for a token budget at `charactersPerToken` (a body takes at most 60% of the result, as 12,000 of 20,000). */
 export const limitsFor = (maxTokens: number, charactersPerToken: number): Limits => {
   const result = Math.max(1_000, Math.floor(maxTokens * charactersPerToken));
-  return { result, body: Math.floor(result * 0.6) };
+  // A page has no floor: a small budget holds fewer items (its next page continues right after them).
+  const page = Math.floor(maxTokens * Math.min(charactersPerToken, PAGE_CHARACTERS_PER_TOKEN));
+  return { result, body: Math.floor(result * 0.6), page };
 };
 
 /**
@@ -362,8 +381,11 @@ export function readableMessage(
   return shaped;
 }
 
-/** Characters of a value as JSON: what the budgets count. */
-export const size = (value: unknown): number => JSON.stringify(value).length;
+/**
+ * Characters of a value as JSON, each string from outside fenced as the agent reads it: what the budgets count. Every
+ * boundary has the same length (tools/fence.ts), so this is the size with the real one.
+ */
+export const size = (value: unknown): number => JSON.stringify(fenceFields(value, SIZING_FENCE)).length;
 
 /** The operation of that name, which a face calls itself (a thread read lists its messages; an unapproved send becomes a draft). */
 export const operationNamed = (name: string): AnyOperation => {

@@ -17,6 +17,7 @@ import {
   DEFAULT_LIMITS,
   DEFAULT_MAX_TOKENS,
   limitsFor,
+  PAGE_CHARACTERS_PER_TOKEN,
   type Limits,
   callText,
   COMPACT_ITEMS,
@@ -24,13 +25,14 @@ import {
   fitSnippets,
   operationNamed,
   readableMessage,
+  size,
   type Json,
   type ToolCall,
   type Truncation,
 } from './compact-items.js';
 import { fitThread, THREAD_MESSAGES, threadForAgent } from './compact-threads.js';
 import { withinBudget } from './compact-budget.js';
-import { fenceFields, type Fence } from './fence.js';
+import { fenceFields, SIZING_FENCE } from './fence.js';
 
 export {
   BODY_BUDGET,
@@ -62,14 +64,14 @@ export function shapeForAgent(tool: string, output: Json, input: Json, limits: L
   if (agent.file || agent.document) return output;
   const includeHtml = input.include_html === true;
   const format = formatOf(input);
+  const pageLimit = Math.min(limits.result, limits.page);
   let shaped = output;
   // With `select` the agent chose its fields itself: the items stay as selected (id, grant_id and object always kept).
   const selected = typeof input.select === 'string' && input.select.trim() !== '';
   if (Array.isArray(output.data) && !selected) {
     const items = output.data as Json[];
     // Compact items, their snippets shortened (all alike) before the page would lose an item to the budget.
-    if (agent.compact)
-      shaped = fitSnippets({ ...output, data: items.map(COMPACT_ITEMS[agent.compact]) }, limits.result);
+    if (agent.compact) shaped = fitSnippets({ ...output, data: items.map(COMPACT_ITEMS[agent.compact]) }, pageLimit);
   } else if (agent.body === 'message') {
     shaped = readableMessage(output, includeHtml, tool, limits.body, undefined, format);
     const bodyCut = shaped.body_truncated as Truncation | undefined;
@@ -90,7 +92,7 @@ export function shapeForAgent(tool: string, output: Json, input: Json, limits: L
       latest_draft_or_message: compactLatest(latest),
     };
   }
-  return withinBudget(tool, shaped, input, limits.result);
+  return withinBudget(tool, shaped, input, Array.isArray(shaped.data) ? pageLimit : limits.result);
 }
 
 /** The body format an agent asked for (`body_format`), Markdown when it asked for none. */
@@ -106,14 +108,15 @@ const READ_ATTEMPTS = 6;
 /** Characters per token of a result's JSON first assumed; measured and corrected on each read. */
 const CHARACTERS_PER_TOKEN = 4;
 /**
- * The fence every result is measured with: a boundary whose markers take as many tokens as the costliest of random
- * ones (o200k_base; `00000000` takes about 4 fewer a string), so a result fits its budget whatever boundary it gets.
+ * What a shaped result takes of its token budget: the tokens of its JSON as a model reads it, each string from outside
+ * fenced (for a page, its characters over {@link PAGE_CHARACTERS_PER_TOKEN} if that is more; a page is shaped to
+ * `Limits.page`, so it fits them). Measured with {@link SIZING_FENCE}: the markers cost the same whatever the boundary
+ * (tools/fence.ts), so this is the count of the result with the random boundary it is then given, to the token.
  */
-const SIZING_FENCE: Fence = { boundary: '4e1f0a7d', open: '⟦4e1f0a7d⟧', close: '⟦/4e1f0a7d⟧' };
-
-/** Tokens a shaped result takes as a model reads it: its JSON, each string from outside fenced with `fence`. */
-async function resultTokens(shaped: Json, fence: Fence): Promise<number> {
-  return await countTokens(JSON.stringify(fenceFields(shaped, fence)));
+async function resultTokens(shaped: Json): Promise<number> {
+  const json = JSON.stringify(fenceFields(shaped, SIZING_FENCE));
+  const tokens = await countTokens(json);
+  return Array.isArray(shaped.data) ? Math.max(tokens, Math.ceil(json.length / PAGE_CHARACTERS_PER_TOKEN)) : tokens;
 }
 
 /**
@@ -143,22 +146,24 @@ export async function readForAgent(
   // that fits and one that does not are known, the sizes between are tried: the largest that fits is kept (a
   // read shaped much smaller than its budget allows may have cut what a little more room keeps whole).
   let charactersPerToken = CHARACTERS_PER_TOKEN;
-  let fits: { shaped: Json; size: number } | undefined;
+  let fits: { shaped: Json; charactersPerToken: number } | undefined;
   let over = Infinity;
   let shaped: Json = {};
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt += 1) {
-    const limits = limitsFor(maxTokens, charactersPerToken);
-    shaped = await readWithin(once, operation, prepared, asked, limits, options);
+    shaped = await readWithin(once, operation, prepared, asked, limitsFor(maxTokens, charactersPerToken), options);
     if (operation.agent?.file) return shaped;
-    // Always the costliest fence, not the result's own: a result is then shaped the same whatever boundary it draws
-    // (the faces' answers agree), and fits its budget with any of them.
-    const tokens = await resultTokens(shaped, SIZING_FENCE);
+    // The sizing fence costs what every boundary costs: a result is shaped the same whatever boundary it draws.
+    const tokens = await resultTokens(shaped);
     if (tokens <= maxTokens) {
-      if (over === Infinity || over - limits.result <= over * 0.05) return shaped;
-      fits = { shaped, size: limits.result };
-    } else over = Math.min(over, limits.result);
-    const next = fits ? Math.floor((fits.size + over) / 2) : Math.floor(limits.result * (maxTokens / tokens) * 0.95);
-    charactersPerToken = next / maxTokens;
+      // Fitting at once, or close to the smallest size found over the budget: done.
+      if (over === Infinity || over - charactersPerToken <= over * 0.05) return shaped;
+      fits = { shaped, charactersPerToken };
+    } else over = Math.min(over, charactersPerToken);
+    // Between a size that fits and one that does not, the middle; else aimed at the budget from this result's own
+    // characters per token (a page is held by its own limit, so its size, not the result's limit, is what shrinks).
+    charactersPerToken = fits
+      ? (fits.charactersPerToken + over) / 2
+      : Math.min(charactersPerToken * (maxTokens / tokens), size(shaped) / tokens) * 0.95;
   }
   return fits?.shaped ?? shaped;
 }

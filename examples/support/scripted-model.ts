@@ -29,7 +29,7 @@ function transcriptOf(prompt: unknown[]): Transcript {
       if (part.type !== 'tool-result') continue;
       if (part.output.type === 'error-text' || part.output.type === 'error-json')
         throw new Error(`tool ${part.toolName} failed: ${JSON.stringify(part.output.value)}`);
-      // A model reads through the data fence (⟦x⟧…⟦/x⟧ around text from outside): the markers are not the data.
+      // A model reads through the data fence (‹x›…‹/x› around text from outside): the markers are not the data.
       results.push({ toolName: part.toolName, output: unfence(part.output.value) });
     }
   }

@@ -11,7 +11,17 @@ import { countTokens } from '../../src/tokens/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { createMcpServer, type Executor } from '../../tools/mcp.js';
 import { createAgentpostTools } from '../../tools/ai-sdk.js';
-import { RESULT_BUDGET, bodyAsText, renderForAgent, shapeForAgent } from '../../tools/compact.js';
+import {
+  RESULT_BUDGET,
+  bodyAsText,
+  DEFAULT_MAX_TOKENS,
+  operationNamed,
+  readForAgent,
+  renderForAgent,
+  shapeForAgent,
+} from '../../tools/compact.js';
+import { fenceFields, newFence, type RandomBytes } from '../../tools/fence.js';
+import { shapedMcpResult } from '../../tools/results.js';
 import { SNIPPET_MINIMUM } from '../../tools/compact-items.js';
 
 /** A 10 KB HTML message as mail clients send it: a reply on top of quoted history, a signature, an attachment. */
@@ -82,6 +92,12 @@ function realisticThread(index: number) {
   };
 }
 const threads = Array.from({ length: 50 }, (_, index) => realisticThread(index));
+/** A long message of its own words (nothing quoted to collapse): 300 paragraphs, about 14,000 tokens. */
+const longMessage = {
+  ...realisticMessage(1),
+  id: 'msg_long',
+  body: `<html><body>${Array.from({ length: 300 }, (_, index) => `<p>Item ${index}: the vendor review found that the shipment of order ${1000 + index} arrived two days late, and asks for a new delivery date.</p>`).join('')}</body></html>`,
+};
 /** The limits the list operations were asked with (a page that does not fit is asked again with the limit that does). */
 const askedLimits: number[] = [];
 const executor: Executor = async (operation, input) => {
@@ -106,13 +122,14 @@ const executor: Executor = async (operation, input) => {
       participants: [],
       folders: ['inbox'],
     };
+  if (operation.name === 'get_message' && input.message_id === 'msg_long') return longMessage;
   if (operation.name === 'get_message') return { ...messages[0]!, body: messages[0]!.body.repeat(6) };
   return {};
 };
 
 /** A client as a host has it: results read with their fence, which counts in their sizes. */
-async function connectFenced() {
-  const server = createMcpServer({ executor, grantId: 'grant_1' });
+async function connectFenced(random?: RandomBytes) {
+  const server = createMcpServer({ executor, grantId: 'grant_1', ...(random ? { random } : {}) });
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'budgets', version: '1.0.0' });
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
@@ -183,8 +200,8 @@ describe('tool results sized for a model', () => {
     expect(text.length).toBeLessThanOrEqual(10_000);
     expect(structured.length).toBeLessThanOrEqual(15_000);
     // The fence is in what was measured: every subject and snippet is fenced, the text's items in one block.
-    expect(structured).toMatch(/"subject":"⟦([0-9a-f]{8})⟧Re: Q1 forecast \(0\)⟦\/\1⟧"/);
-    expect(text).toMatch(/^Mail text is between ⟦[0-9a-f]{8}⟧/);
+    expect(structured).toMatch(/"subject":"‹([0-9]{20})›Re: Q1 forecast \(0\)‹\/\1›"/);
+    expect(text).toMatch(/^Mail text is between ‹[0-9]{20}›/);
     const page = unfence(result.structuredContent) as {
       data: Record<string, unknown>[];
       next_cursor?: string;
@@ -226,7 +243,7 @@ describe('tool results sized for a model', () => {
     };
     console.log(`list_messages(limit=50) via the AI SDK: ${JSON.stringify(viaAi).length} characters`);
     expect(viaAi.data).toHaveLength(50);
-    expect(viaAi.data[0]!.subject).toMatch(/^⟦([0-9a-f]{8})⟧Re: Q1 forecast \(0\)⟦\/\1⟧$/);
+    expect(viaAi.data[0]!.subject).toMatch(/^‹([0-9]{20})›Re: Q1 forecast \(0\)‹\/\1›$/);
     expect(JSON.stringify(viaAi).length).toBeLessThanOrEqual(15_000);
     expect(unfence(viaAi)).toEqual(page);
   });
@@ -427,5 +444,80 @@ describe('tool results sized for a model', () => {
     expect(text).toContain('Sounds good.');
     expect(text).toMatch(/\[quoted history from Dana/);
     expect(text).not.toContain('Shall we meet');
+  });
+});
+
+/** A seeded source of random bytes (xorshift32): many boundaries, the same on every run. */
+function seededRandom(seed: number): RandomBytes {
+  let state = seed >>> 0 || 1;
+  return (size) =>
+    Uint8Array.from({ length: size }, () => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) & 0xff;
+    });
+}
+
+describe('a result within its max_tokens whatever its random boundary', () => {
+  /** The reads of the corpus that fill their budget: a list of 50 of each kind, a thread of 50, a long message. */
+  const reads: { tool: string; arguments: Record<string, unknown>; budgets: (number | undefined)[] }[] = [
+    { tool: 'list_messages', arguments: { limit: 50 }, budgets: [undefined, 1_500, 500] },
+    { tool: 'list_threads', arguments: { limit: 50 }, budgets: [undefined, 1_500, 500] },
+    // Below about 2,600 tokens a thread of 50 does not fit the notes naming the 49 messages left out.
+    { tool: 'get_thread', arguments: { thread_id: 'thread_long' }, budgets: [undefined, 3_000] },
+    { tool: 'get_message', arguments: { message_id: 'msg_long' }, budgets: [undefined, 1_500] },
+    { tool: 'get_message', arguments: { message_id: 'msg_long', include_html: true }, budgets: [undefined, 1_500] },
+  ];
+  /** The highest, the lowest, then seeded random bytes. */
+  const sources: RandomBytes[] = [
+    (size) => new Uint8Array(size).fill(0xff),
+    (size) => new Uint8Array(size),
+    ...Array.from({ length: 150 }, (_, seed) => seededRandom(seed + 1)),
+  ];
+
+  it('counts the same tokens over MCP (structured content) and the AI SDK for 152 boundaries of every read (lists, a thread, a long message)', async () => {
+    for (const read of reads)
+      for (const maxTokens of read.budgets) {
+        const asked = { ...read.arguments, ...(maxTokens ? { max_tokens: maxTokens } : {}) };
+        const budget = maxTokens ?? DEFAULT_MAX_TOKENS;
+        // Shaped once (shaping does not depend on the boundary), then fenced as each face does with each boundary.
+        const shaped = await readForAgent(
+          executor,
+          operationNamed(read.tool),
+          { grant_id: 'grant_1', ...asked },
+          asked,
+        );
+        const counts = new Set<number>();
+        for (const random of sources) {
+          const structured = shapedMcpResult(shaped, read.tool, asked, newFence(random)).structuredContent;
+          const tokens = await countTokens(JSON.stringify(structured));
+          expect(tokens, `${read.tool} ${JSON.stringify(asked)}`).toBeLessThanOrEqual(budget);
+          expect(await countTokens(JSON.stringify(fenceFields(shaped, newFence(random))))).toBe(tokens);
+          counts.add(tokens);
+        }
+        // Not just within the budget: the very same count, whatever the boundary.
+        expect([...counts], `${read.tool} ${JSON.stringify(asked)}`).toHaveLength(1);
+        console.log(`${read.tool} ${JSON.stringify(asked)}: ${[...counts][0]} tokens of ${budget}, every boundary`);
+      }
+  });
+
+  it('stays within max_tokens read over MCP with an injected random source', async () => {
+    for (const seed of [1, 2, 3]) {
+      const client = await connectFenced(seededRandom(seed * 7919));
+      for (const read of reads)
+        for (const maxTokens of read.budgets) {
+          const result = await client.callTool({
+            name: read.tool,
+            arguments: { ...read.arguments, ...(maxTokens ? { max_tokens: maxTokens } : {}) },
+          });
+          expect(result.isError, textOf(result)).toBeFalsy();
+          expect(JSON.stringify(result.structuredContent)).toMatch(/‹([0-9]{20})›[^‹›]*‹\/\1›/);
+          expect(await countTokens(JSON.stringify(result.structuredContent))).toBeLessThanOrEqual(
+            maxTokens ?? DEFAULT_MAX_TOKENS,
+          );
+        }
+      await client.close();
+    }
   });
 });
