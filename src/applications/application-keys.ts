@@ -8,7 +8,7 @@ import { tables } from '../../storage/index.js';
 import { PERMISSIONS, type KeyScope, type Permission, type Principal, type RefusedKey } from '../access.js';
 import { AppError, notFound } from '../errors.js';
 import { hashApiKey, newApiKey, sameDigest } from './credentials.js';
-import { apiKeyById, apiKeyByHash, apiKeysOf, scopeRows } from './application-store.js';
+import { apiKeyById, apiKeyByHash, apiKeysOf, grantsOfWorkspaces, scopeRows } from './application-store.js';
 import type { ApiKeyInfo, ApplicationInfo, KeyOptions } from './contracts.js';
 import { getApplication, insertApplication, insertKey, toInfo, type ApplicationState } from './application-state.js';
 
@@ -245,9 +245,25 @@ export async function authenticateApiKey(state: ApplicationState, key: string | 
     applicationId: row.applicationId,
     via: 'api_key',
     key: { id: row.id, name: row.name, scope, expiresAt: row.expiresAt ?? undefined },
-    grantIds: scope ? (await scopeRows(state.db.orm, row.applicationId, scope)).grantIds : undefined,
+    grantIds: scope ? await grantsReached(state, row.applicationId, scope) : undefined,
     permissions: row.permissions ? new Set(row.permissions as Permission[]) : undefined,
   };
+}
+
+/**
+ * The grants a scope reaches, on every request: those it names (checked when the key was made; one deleted since is
+ * simply never found) and those of its workspaces now (one cached read while the database is unchanged).
+ */
+async function grantsReached(state: ApplicationState, applicationId: string, scope: KeyScope): Promise<Set<string>> {
+  const reached = new Set(scope.grant_ids ?? []);
+  if (scope.workspace_ids && scope.workspace_ids.length > 0) {
+    const rows = await grantsOfWorkspaces(state.db.orm, {
+      application: applicationId,
+      workspaces: JSON.stringify(scope.workspace_ids),
+    });
+    for (const row of rows) reached.add(row.id);
+  }
+  return reached;
 }
 
 /** Keys whose `last_used_at` write is under way, so a burst of requests writes it once. */

@@ -22,6 +22,25 @@ export const apiKeyByHash = preparedRead(
   { memo: 256 },
 );
 
+/**
+ * The grants of some workspaces of an application (`workspaces`: a JSON array of ids): a key scoped to workspaces asks
+ * on every request, so its statement is built once and its answer kept while the database is unchanged (a grant
+ * moved into a workspace is a change).
+ */
+export const grantsOfWorkspaces = preparedRead(
+  (orm: Orm) =>
+    orm
+      .select({ id: tables.grants.id })
+      .from(tables.grants)
+      .where(
+        and(
+          eq(tables.grants.applicationId, sql.placeholder('application')),
+          sql`${tables.grants.workspaceId} in (select value from json_each(${sql.placeholder('workspaces')}))`,
+        ),
+      ),
+  { memo: 256 },
+);
+
 /** The key of an application with this id (revoked or not). */
 export function apiKeyById(
   db: Executor,
