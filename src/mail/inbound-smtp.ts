@@ -23,6 +23,7 @@
  */
 import { SMTPServer } from 'smtp-server';
 import { noMetrics } from '../system/metrics.js';
+import { listenSmtp } from '../system/smtp-listen.js';
 import type { Logger, Metrics } from '../ports/index.js';
 import type { ReportIntake } from '../deliverability/index.js';
 import { type DmarcReportIntake, DMARC_RUA_LOCAL_PART } from '../domains/index.js';
@@ -176,15 +177,7 @@ export async function startInboundSmtp(options: InboundSmtpOptions): Promise<Inb
   );
   sweep.unref();
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const port = await listenSmtp(server, options.port, options.host);
   logger.info('smtp listening', { host: options.host, port });
 
   return {

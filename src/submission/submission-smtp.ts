@@ -24,6 +24,7 @@ import type { FailedAuthentications } from '../rate-limits.js';
 import { MAX_RECIPIENTS } from '../schemas/send.js';
 import type { SubmissionIdentity, SubmissionService } from './submission-service.js';
 import type { TlsSource } from './tls-source.js';
+import { listenSmtp } from '../system/smtp-listen.js';
 
 /** Options of {@link startSubmissionSmtp}. */
 export interface SubmissionSmtpOptions {
@@ -198,15 +199,7 @@ export async function startSubmissionSmtp(options: SubmissionSmtpOptions): Promi
     server.updateSecureContext(tls.current());
   });
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
+  const port = await listenSmtp(server, options.port, options.host);
   logger.info('smtp submission listening', {
     host: options.host,
     port,
