@@ -80,4 +80,35 @@ describe('agentpost mcp (stdio)', () => {
       await client.close();
     }
   }, 60_000);
+
+  it('offers a read-only key scoped to one grant no writing tool, embedded and remote, and refuses what it may not do', async () => {
+    const made = await fetch(`${service.url}/v3/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'stdio reader', scope: { grant_ids: [grantId] }, permissions: ['mail.read'] }),
+    });
+    const { key } = ((await made.json()) as { data: { key: string } }).data;
+    for (const env of [
+      { AGENTPOST_URL: service.url, AGENTPOST_API_KEY: key },
+      { AGENTPOST_DATABASE_URL: service.config.databaseUrl, AGENTPOST_API_KEY: key },
+    ]) {
+      const client = await stdioClient(env);
+      try {
+        const names = (await client.listTools()).tools.map((tool) => tool.name);
+        expect(names).toContain('list_messages');
+        for (const writer of ['send_message', 'create_draft', 'update_message', 'create_event', 'list_events'])
+          expect(names, env.AGENTPOST_URL ? 'remote' : 'embedded').not.toContain(writer);
+        const read = await client.callTool({ name: 'list_folders', arguments: { grant_id: grantId } });
+        expect(read.isError).toBeFalsy();
+        // A crafted call of a tool it was not offered is refused.
+        const crafted = await client.callTool({
+          name: 'send_message',
+          arguments: { grant_id: grantId, to: [{ email: 'someone@example.com' }], body: 'hi' },
+        });
+        expect(crafted.isError).toBe(true);
+      } finally {
+        await client.close();
+      }
+    }
+  }, 60_000);
 });

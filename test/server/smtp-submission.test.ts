@@ -152,6 +152,13 @@ describe('SMTP submission', () => {
 
     const sent = await service.nylas.messages.list({ identifier: sender, queryParams: { in: ['sent'] } });
     expect(sent.data.map((message) => message.subject)).toContain('Over STARTTLS');
+    // The provenance of the send (issue 36, item 4): the app password's key, through the face smtp.
+    const copy = sent.data.find((message) => message.subject === 'Over STARTTLS') as unknown as {
+      provenance?: Record<string, unknown>;
+    };
+    // (The nylas SDK reads the answer's keys in camel case.)
+    expect(copy.provenance).toMatchObject({ face: 'smtp', principal: 'api_key', tool: null, approvalId: null });
+    expect(copy.provenance?.apiKeyId).toEqual(expect.any(String));
     expect(contexts.slice(before).map((context) => context.face)).toEqual(['smtp']);
     expect(contexts[before]!.principal.grantIds).toEqual(new Set([sender]));
   });
