@@ -131,9 +131,10 @@ export async function readForAgent(
   operation: AnyOperation,
   prepared: Record<string, unknown>,
   asked: Json,
-  options: { uriOf?: (messageId: string) => string } = {},
+  options: { uriOf?: (messageId: string) => string; reserve?: number } = {},
 ): Promise<Json> {
-  const maxTokens = maxTokensOf(asked);
+  // `reserve`: tokens the caller adds around the result (a resource's wrapping), kept out of the budget.
+  const maxTokens = maxTokensOf(asked) - (options.reserve ?? 0);
   // The same call answers the same within one read: shaping again to a smaller size asks the service nothing new.
   const answers = new Map<string, Promise<unknown>>();
   const once = (called: AnyOperation, input: Record<string, unknown>) => {

@@ -37,6 +37,9 @@ function readOptions(uri: URL): Record<string, unknown> {
   };
 }
 
+/** Tokens of a thread resource's wrapping, `{"thread":{…},…}`, beyond the read's own JSON (4; a margin kept). */
+const THREAD_WRAPPING_TOKENS = 8;
+
 /** Threads listed per `resources/list` page. */
 export const RESOURCES_PAGE_SIZE = 20;
 
@@ -95,7 +98,8 @@ export function registerMailResources(
           { grant_id: grant, thread_id: threadId },
           // A bound server's tools take no grant_id: the calls it names for the rest do not either.
           { ...(grantId ? {} : { grant_id: grant }), ...readOptions(uri) },
-          { uriOf: (messageId) => messageUri(grant, messageId) },
+          // The wrapping below (`{"thread": …}`) takes a few tokens the read did not count.
+          { uriOf: (messageId) => messageUri(grant, messageId), reserve: THREAD_WRAPPING_TOKENS },
         ),
         fence,
       );

@@ -37,6 +37,7 @@ export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInputSchema>;
 export const ApiKeySchema = z
   .object({
     id: IdSchema,
+    application_id: IdSchema.describe('The application the key belongs to'),
     name: z.string(),
     prefix: z.string().describe('The first characters of the key, to tell keys apart'),
     scope: KeyScopeSchema,

@@ -366,6 +366,19 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     return { params: { webhook_id: created.id } };
   },
 
+  create_api_key: async () => ({
+    params: {},
+    body: { name: 'live', permissions: ['mail.read'], expires_at: Math.floor(Date.now() / 1000) + 3600 },
+  }),
+  list_api_keys: async (f) => {
+    await f.create('/v3/api-keys', { name: 'listed' });
+    return { params: {} };
+  },
+  get_current_api_key: async () => ({ params: {} }),
+  get_api_key: async (f) => ({ params: { api_key_id: (await f.create('/v3/api-keys', { name: 'one' })).id } }),
+  delete_api_key: async (f) => ({ params: { api_key_id: (await f.create('/v3/api-keys', { name: 'gone' })).id } }),
+  list_access_log: async () => ({ params: {} }),
+
   create_connector: async () => ({
     params: {},
     body: { provider: 'google', name: 'Google', settings: { client_id: 'id', client_secret: 'secret' } },
