@@ -6,7 +6,7 @@
  * draft 2020-12 validator accepts the live responses (test/server/openapi-live.test.ts checks that).
  */
 import { z } from 'zod';
-import { hasJsonBody, permissionsFor, type AnyOperation } from '../src/index.js';
+import { hasJsonBody, OPERATION_NEEDS, permissionsFor, type AnyOperation } from '../src/index.js';
 import { ERROR_RESPONSE, ERROR_SCHEMA, HAND_WRITTEN_ROUTES, REQUEST_ID, type JsonSchema } from './openapi-routes.js';
 
 /** `:param` → `{param}`. */
@@ -251,8 +251,9 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
       security:
         binding.auth === 'api_key_or_service_account' ? [{ apiKey: [] }, { serviceAccount: [] }] : [{ apiKey: [] }],
       'x-agentpost-tool': operation.tool,
-      // What a key needs to call it (any one of these; empty: every key), docs/keys.md.
-      'x-agentpost-permissions': permissionsFor(operation.name),
+      // What a key needs to call it (any one of these; empty: every key), docs/keys.md. An operation outside the
+      // registry (an embedder's own) has no entry: it states none.
+      ...(operation.name in OPERATION_NEEDS ? { 'x-agentpost-permissions': permissionsFor(operation.name) } : {}),
     };
   }
   for (const [path, item] of Object.entries(HAND_WRITTEN_ROUTES)) {

@@ -25,8 +25,9 @@ export function mayCall(principal: Pick<Principal, 'permissions'>, operation: Pi
 /** The permission the principal lacks for the operation, named for the error; undefined when it has one. */
 function missingPermission(principal: Pick<Principal, 'permissions'>, operation: string): Permission | undefined {
   const held = principal.permissions;
+  if (!held) return undefined;
   const needed = permissionsFor(operation);
-  if (!held || needed.length === 0 || needed.some((permission) => held.has(permission))) return undefined;
+  if (needed.length === 0 || needed.some((permission) => held.has(permission))) return undefined;
   return needed[0];
 }
 

@@ -64,7 +64,7 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   'agentpost/ai': { values: ['createAgentpostTools'], types: ['LocalToolsOptions', 'RemoteToolsOptions'] },
   'agentpost/mcp': {
     values: ['createMcpServer', 'localExecutor', 'remoteExecutor'],
-    types: ['Executor', 'McpServerOptions'],
+    types: ['Executor', 'McpRequestInfo', 'McpServerOptions', 'ToolCall'],
   },
   'agentpost/server': { values: ['createApp'], types: ['CreateAppOptions'] },
   'agentpost/storage': { values: ['createDb', 'migrate', 'tables'], types: ['CreateDbOptions', 'Database'] },
