@@ -237,59 +237,63 @@ export function wantsNdjson(accept: string | undefined): boolean {
   return /(^|,)\s*application\/(x-)?ndjson\s*(;|,|$)/i.test(accept ?? '');
 }
 
+/** How a streamed answer frames its objects: NDJSON lines or server-sent events. */
+interface StreamFraming {
+  headers: Record<string, string>;
+  /** One object's text. */
+  frame(object: unknown): string;
+  /** The last text of a stream an error ended: the Nylas error envelope. */
+  failure(envelope: unknown): string;
+  /** Objects written at most in one chunk (many small lines, one write). */
+  batch: number;
+}
+
+/** Newline-delimited JSON: one object a line; an error after the answer began is one last line of its envelope. */
+const NDJSON: StreamFraming = {
+  headers: { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache' },
+  frame: (object) => `${JSON.stringify(object)}\n`,
+  failure: (envelope) => `${JSON.stringify(envelope)}\n`,
+  batch: 100,
+};
+
 /**
- * Newline-delimited JSON of a streamed operation: one object a line, as the operation yields them. An error after
- * the answer began is one last line holding the Nylas error envelope; then the stream ends.
+ * Server-sent events: `data: <JSON>` per object, each sent as it comes; an error after the answer began (the status
+ * is sent by then) is one last `event: error` whose data is the envelope.
  */
-function ndjsonStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, unknown>>): Response {
+const EVENTS: StreamFraming = {
+  headers: {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+  },
+  frame: (object) => `data: ${JSON.stringify(object)}\n\n`,
+  failure: (envelope) => `event: error\ndata: ${JSON.stringify(envelope)}\n\n`,
+  batch: 1,
+};
+
+/** A streamed operation's objects framed as `framing` says; the stream ends after the last object or an error. */
+function streamed(
+  c: Context<AppEnv>,
+  objects: AsyncIterable<Record<string, unknown>>,
+  framing: StreamFraming,
+): Response {
   const encoder = new TextEncoder();
   const iterator = objects[Symbol.asyncIterator]();
   const requestId = c.get('requestId');
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
+      let text = '';
       try {
-        // Up to 100 objects a chunk: one write for many small lines.
-        let text = '';
-        for (let count = 0; count < 100; count++) {
+        for (let count = 0; count < framing.batch; count++) {
           const step = await iterator.next();
           if (step.done) {
             if (text) controller.enqueue(encoder.encode(text));
             controller.close();
             return;
           }
-          text += `${JSON.stringify(step.value)}\n`;
+          text += framing.frame(step.value);
         }
         controller.enqueue(encoder.encode(text));
-      } catch (error) {
-        const { type, message } = httpErrorOf(error);
-        controller.enqueue(encoder.encode(`${JSON.stringify(errorBody('v3', requestId, type, message))}\n`));
-        controller.close();
-      }
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
-  return new Response(body, {
-    status: 200,
-    headers: { 'content-type': 'application/x-ndjson', 'cache-control': 'no-cache', 'x-request-id': requestId },
-  });
-}
-
-/**
- * Server-sent events of a streamed operation: `data: <JSON>` per object. An error after the answer began (the
- * status is sent by then) is one last `event: error` whose data is the Nylas error envelope; then the stream ends.
- */
-function eventStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, unknown>>): Response {
-  const encoder = new TextEncoder();
-  const iterator = objects[Symbol.asyncIterator]();
-  const requestId = c.get('requestId');
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const step = await iterator.next();
-        if (step.done) controller.close();
-        else controller.enqueue(encoder.encode(`data: ${JSON.stringify(step.value)}\n\n`));
       } catch (error) {
         const { code, type, message } = httpErrorOf(error);
         if (code === 'internal')
@@ -298,9 +302,7 @@ function eventStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, u
             path: c.req.path,
             error: error instanceof Error ? (error.stack ?? error.message) : String(error),
           });
-        controller.enqueue(
-          encoder.encode(`event: error\ndata: ${JSON.stringify(errorBody('v3', requestId, type, message))}\n\n`),
-        );
+        controller.enqueue(encoder.encode(text + framing.failure(errorBody('v3', requestId, type, message))));
         controller.close();
       }
     },
@@ -308,15 +310,7 @@ function eventStream(c: Context<AppEnv>, objects: AsyncIterable<Record<string, u
       await iterator.return?.();
     },
   });
-  return new Response(body, {
-    status: 200,
-    headers: {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      'x-accel-buffering': 'no',
-      'x-request-id': requestId,
-    },
-  });
+  return new Response(body, { status: 200, headers: { ...framing.headers, 'x-request-id': requestId } });
 }
 
 /**
@@ -382,10 +376,10 @@ export function bindOperation(
       const context = new RequestContext(c, urlOf, idempotencyKey);
       const requestId = c.get('requestId');
       if (binding.stream && operation.runStream && wantsEventStream(c.req.header('accept'))) {
-        return eventStream(c, await runOperationStream(operation, c.get('core'), input, context));
+        return streamed(c, await runOperationStream(operation, c.get('core'), input, context), EVENTS);
       }
       if (binding.export && operation.runStream && wantsNdjson(c.req.header('accept'))) {
-        return ndjsonStream(c, await runOperationStream(operation, c.get('core'), input, context));
+        return streamed(c, await runOperationStream(operation, c.get('core'), input, context), NDJSON);
       }
       if (operation.runJson && binding.envelope === 'list') {
         const answer = await runOperationJson(operation, c.get('core'), input, context);
