@@ -20,6 +20,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Core, Principal } from '../src/index.js';
+import { CANONICAL_TYPES, type AttachmentKind } from '../src/attachment-text/index.js';
 import { countTokens } from '../src/tokens/index.js';
 import { localExecutor } from '../tools/executor.js';
 import { createMcpServer } from '../tools/mcp.js';
@@ -32,20 +33,15 @@ const MAILBOX = `agent@${DOMAIN}`;
 const LISTS = `lists@${DOMAIN}`;
 const corpus = new URL('../test/fixtures/agent/', import.meta.url);
 
-/** Declared types of the attachment corpus, by extension (the bytes' signature wins anyway). */
-const TYPES: Record<string, string> = {
-  pdf: 'application/pdf',
-  docx: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
-  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-  ods: 'application/vnd.oasis.opendocument.spreadsheet',
-  pptx: 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-  csv: 'text/csv',
-  html: 'text/html',
-  txt: 'text/plain',
-  ics: 'text/calendar',
-  eml: 'message/rfc822',
-  png: 'image/png',
-};
+/** The kind of an attachment of the corpus by its extension, where the two differ (its type: CANONICAL_TYPES). */
+const KIND_OF_EXTENSION: Record<string, AttachmentKind> = { txt: 'text', ics: 'calendar', eml: 'message' };
+
+/** The declared type of a corpus file: its kind's canonical type (the bytes' signature wins anyway). */
+function typeOf(name: string): string {
+  const extension = name.slice(name.lastIndexOf('.') + 1);
+  const kind = KIND_OF_EXTENSION[extension] ?? extension;
+  return (CANONICAL_TYPES as Record<string, string>)[kind] ?? 'application/octet-stream';
+}
 
 type Json = Record<string, unknown>;
 
@@ -168,7 +164,7 @@ async function corpusSizes(): Promise<Record<string, number | string>> {
       .sort()
       .map((name) => ({
         name,
-        type: TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream',
+        type: typeOf(name),
         bytes: readFileSync(new URL(name, attachments)),
       }));
     const { messageId } = await deliver(

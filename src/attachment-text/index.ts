@@ -18,6 +18,7 @@ export type {
   SheetSummary,
   StoredAttachment,
 } from './contracts.js';
+export { CANONICAL_TYPES } from './detect.js';
 export { AttachmentTextError, isAttachmentTextError } from './errors.js';
 export { DEFAULT_LIMITS, DEFAULT_MAX_TOKENS, ZIP_LIMITS } from './limits.js';
 export {
