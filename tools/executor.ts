@@ -10,7 +10,6 @@ import {
   errorCodeOfStatus,
   runOperation,
   type AnyOperation,
-  type ClientInfo,
   type Core,
   type OperationContext,
   type Principal,
@@ -21,14 +20,10 @@ import { fieldText } from '../src/operations/index.js';
  * Who makes a tool call and through what, for the access log and the provenance of sends: the face, the tool, the
  * MCP client and session, and (over Streamable HTTP) the HTTP request's id and the client's address.
  */
-export interface ToolCall {
+export type ToolCall = Pick<OperationContext, 'tool' | 'client' | 'requestId' | 'address'> & {
+  /** The agent face (the tool names none for a resource read). */
   face: 'mcp' | 'ai-sdk';
-  /** The tool called (a resource read names none). */
-  tool?: string | undefined;
-  client?: ClientInfo | undefined;
-  requestId?: string | undefined;
-  address?: string | undefined;
-}
+};
 
 /** Runs one operation with already-shaped input and returns its output object; `call` says who calls through what. */
 export type Executor = (
@@ -45,16 +40,9 @@ export function withCall(executor: Executor, call: ToolCall): Executor {
 /** Runs operations on a core in this process, as `principal`. */
 export function localExecutor(core: Core, principal: Principal): Executor {
   return async (operation, input, call) => {
+    // The call's own context; each call its own request id when the face has none (stdio, the AI SDK in-process).
     const context: OperationContext = call
-      ? {
-          principal,
-          face: call.face,
-          tool: call.tool,
-          client: call.client,
-          address: call.address,
-          // Each call its own id when the face has none (stdio, the AI SDK in-process).
-          requestId: call.requestId ?? randomUUID(),
-        }
+      ? { ...call, principal, requestId: call.requestId ?? randomUUID() }
       : { principal };
     return (await runOperation(operation, core, input, context)) as Record<string, unknown>;
   };
