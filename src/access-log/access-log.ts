@@ -3,7 +3,9 @@
  * The access log (issue 36): every operation call on every face, and every refused authentication, as one
  * append-only row. Recording never waits on the database: a row goes into an in-memory queue, written with the
  * others of its batch in ONE multi-row INSERT {@link ACCESS_LOG_FLUSH_MS} later (or at once when
- * {@link ACCESS_LOG_BATCH_ROWS} are waiting), through the database's writer. The queue is bounded
+ * {@link ACCESS_LOG_BATCH_ROWS} are waiting), through the database's writer, without syncing the log to the disk
+ * (`Database.write`, not `durableWrite`: a crash loses the rows still queued anyway, and the sync and the durable
+ * connection cost the read path 6% of its rate, bench/read-path.bench.ts in docs/benchmarks.md). The queue is bounded
  * ({@link MAX_QUEUED_ROWS}): past it rows are dropped and counted (`agentpost_access_log_dropped_total`) rather than
  * holding memory or the caller. A crash loses at most the rows not yet written; a clean stop writes them all.
  */
@@ -63,7 +65,7 @@ export function createAccessLog(
       const batch = queued.slice(0, ACCESS_LOG_BATCH_ROWS);
       queued = queued.slice(batch.length);
       try {
-        await db.durableWrite((tx) => insertAccessRows(tx, batch));
+        await db.write((tx) => insertAccessRows(tx, batch));
       } catch (error) {
         logger.error('access log: a batch of rows could not be written', {
           rows: batch.length,
