@@ -34,11 +34,18 @@ export type {
   StoredPolicyLimits,
   StoredSpamDetection,
   StoredPolicyOptions,
+  StoredPolicyOversight,
+  StoredOversightMode,
   StoredRuleCondition,
   StoredRuleAction,
   StoredEvaluationInput,
   StoredAppliedActions,
 } from './schema/admin.js';
+export type {
+  StoredApprovalCheck,
+  StoredHeldAttachment,
+  StoredHeldComposition,
+} from './schema/oversight.js';
 export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './engine/group-commit.js';
 export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './engine/wal-checkpointer.js';
 export {

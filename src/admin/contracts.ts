@@ -32,6 +32,7 @@ import type {
   StoredEvaluationInput,
   StoredPolicyLimits,
   StoredPolicyOptions,
+  StoredPolicyOversight,
   StoredRuleAction,
   StoredSpamDetection,
 } from '../../storage/index.js';
@@ -77,6 +78,8 @@ export interface EffectivePolicy {
   limits: StoredPolicyLimits;
   spamDetection: StoredSpamDetection;
   options: StoredPolicyOptions;
+  /** Oversight mode and guard settings of the policy's grants (src/oversight). */
+  oversight: StoredPolicyOversight;
 }
 
 /** Everything that applies to the grants of one workspace. */

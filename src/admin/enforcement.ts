@@ -99,6 +99,7 @@ export function createEnforcement({ db }: { db: Database }): Enforcement {
             limits: policyRow.limits,
             spamDetection: policyRow.spamDetection,
             options: policyRow.options,
+            oversight: policyRow.oversight,
           }
         : undefined,
       inbound: compileRules(ruleRows, 'inbound'),

@@ -28,6 +28,31 @@ export interface StoredSpamDetection {
   spam_sensitivity?: number | undefined;
 }
 
+/** A grant's oversight mode (issue 37, docs/oversight.md). */
+export type StoredOversightMode = 'autonomous' | 'monitored' | 'gated_send' | 'gated_all' | 'read_only';
+
+/**
+ * A policy's oversight in wire form: its grants' mode (the wire's top-level `oversight_mode`) and the guards'
+ * settings (the extension object `oversight`); absent = the default named in docs/oversight.md.
+ */
+export interface StoredPolicyOversight {
+  oversight_mode?: StoredOversightMode | undefined;
+  untrusted_read_gate?: 'off' | 'new_recipients' | 'all_sends' | undefined;
+  untrusted_read_window_minutes?: number | undefined;
+  untrusted_injection_threshold?: number | undefined;
+  allowed_recipients?: string[] | undefined;
+  reviewers?: string[] | undefined;
+  agent_headers?: boolean | undefined;
+  thread_agent_sends_per_hour?: number | undefined;
+  loop_messages?: number | undefined;
+  loop_minutes?: number | undefined;
+  sends_per_hour?: number | undefined;
+  sends_per_day?: number | undefined;
+  new_recipients_per_day?: number | undefined;
+  send_rate_per_minute?: number | undefined;
+  burst_queue_max?: number | undefined;
+}
+
 /** Policy options in wire form. */
 export interface StoredPolicyOptions {
   additional_folders?: string[] | undefined;
@@ -52,6 +77,11 @@ export const policies = sqliteTable(
       .default(sql`'{}'`),
     options: text('options', { mode: 'json' })
       .$type<StoredPolicyOptions>()
+      .notNull()
+      .default(sql`'{}'`),
+    /** Issue 37: the oversight mode of the policy's grants and its guards' settings (src/oversight). */
+    oversight: text('oversight', { mode: 'json' })
+      .$type<StoredPolicyOversight>()
       .notNull()
       .default(sql`'{}'`),
     /** Legacy rule ids attached to the policy itself (the wire's `rules`); evaluated with the workspace's. */

@@ -38,6 +38,11 @@ export const grants = sqliteTable(
     sendingPausedAt: integer('sending_paused_at'),
     /** Why sending is paused (the rate, its threshold and window), shown on the grant. */
     sendingPausedReason: text('sending_paused_reason'),
+    /** Issue 37: `autonomous`, `monitored`, `gated_send`, `gated_all`, `read_only`; null follows the policy. */
+    oversightMode: text('oversight_mode'),
+    /** Unix seconds the grant was suspended (the kill switch): no send, scheduled send or agent write until resumed. */
+    suspendedAt: integer('suspended_at'),
+    suspendedReason: text('suspended_reason'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

@@ -114,6 +114,9 @@ describe('migrations', () => {
     // The same for `grants` (0008 adds the paused-sending columns).
     await db.client.execute('ALTER TABLE grants ADD sending_paused_at integer');
     await db.client.execute('ALTER TABLE grants ADD sending_paused_reason text');
+    // (0022 adds the oversight columns.)
+    for (const column of ['oversight_mode text', 'suspended_at integer', 'suspended_reason text'])
+      await db.client.execute(`ALTER TABLE grants ADD ${column}`);
     // And for `applications` (0018 adds the settings of PATCH /v3/applications).
     await db.client.execute("ALTER TABLE applications ADD settings text DEFAULT '{}' NOT NULL");
     await db.write(async (tx) => {
@@ -167,9 +170,11 @@ describe('migrations', () => {
     expect(before.attachments).toHaveLength(2);
     expect(before.search).toHaveLength(2);
 
-    // Back to the grants and applications tables 0001 knew; 0008 and 0018 add the columns again.
+    // Back to the grants and applications tables 0001 knew; 0008, 0018 and 0022 add the columns again.
     await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_at');
     await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_reason');
+    for (const column of ['oversight_mode', 'suspended_at', 'suspended_reason'])
+      await db.client.execute(`ALTER TABLE grants DROP COLUMN ${column}`);
     await db.client.execute('ALTER TABLE applications DROP COLUMN settings');
     await migrate(db);
     expect(await contents(db)).toEqual(before);

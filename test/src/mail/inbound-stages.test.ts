@@ -26,7 +26,7 @@ function enforcementOf(
   }));
   return {
     workspaceId: 'w',
-    policy: limits ? { id: 'p', limits, spamDetection: {}, options: {} } : undefined,
+    policy: limits ? { id: 'p', limits, spamDetection: {}, options: {}, oversight: {} } : undefined,
     inbound: compileRules(definitions, 'inbound'),
     outbound: [],
     lists: new Map(),
