@@ -20,6 +20,7 @@ import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
 import { createTrackingApp, isTrackingUrl } from './routes/tracking.js';
+import { mountApprovalReview } from './routes/approval-review.js';
 import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
@@ -154,6 +155,8 @@ export function createApp({
   app.get('/v3/openapi.json', (c) => c.json(openApi));
   onClose?.(mountMcp(app, core, limiter));
   mountAttachmentUpload(app);
+  // The reviewers' confirmation page of held sends: the signed link is the authority (docs/oversight.md).
+  mountApprovalReview(app);
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

@@ -174,9 +174,16 @@ export function createCore(deps: CoreDeps): Core {
     signing,
     providers,
     oversight: gate,
+    // A held send's reviewers are mailed their links (the approval queue is made just below).
+    onHeld: (row, reviewers) => void approvals.notify(row, reviewers),
   });
   /** The approval queue: held sends decided by a person; approving releases the exact message through `outbound`. */
-  const approvals = createApprovals(deps, { requireGrant: grants.require, release: (row) => outbound.release(row) });
+  const approvals = createApprovals(deps, {
+    requireGrant: grants.require,
+    release: (row) => outbound.release(row),
+    signer: () => signing.signer(),
+    notifier: deps.notifier ?? outbound.notifier,
+  });
   const sendReviews = createSendReviews(deps, { requireGrant: grants.require });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });

@@ -38,7 +38,7 @@ import {
 } from '../deliverability/index.js';
 import { createTransactionalSend } from './transactional-send.js';
 import { createSendGate } from './send-gate.js';
-import type { Oversight } from '../oversight/index.js';
+import type { ApprovalRow, Oversight } from '../oversight/index.js';
 import { createProviders, type Providers } from '../providers/index.js';
 
 /** Parts the outbound service uses. */
@@ -58,6 +58,8 @@ export interface OutboundParts {
   providers?: Providers | undefined;
   /** Oversight's send gate (src/oversight): absent, every send goes (as under `autonomous`). */
   oversight?: Oversight | undefined;
+  /** Told of each send held for approval, with the reviewers its policy names (they are mailed their links). */
+  onHeld?: ((row: ApprovalRow, reviewers: readonly string[]) => void) | undefined;
 }
 
 /** Creates the outbound service. */
@@ -87,6 +89,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
   const { accept, invitations, notifier } = submission;
   const sendGate = createSendGate(deps, {
     gate: parts.oversight,
+    onHeld: parts.onHeld,
     composer,
     idempotency,
     signing: parts.signing,

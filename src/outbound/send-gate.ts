@@ -41,6 +41,8 @@ export interface SendIntent {
 /** Parts of the send gate. */
 export interface SendGateParts {
   gate: Oversight | undefined;
+  /** Told of each send held (after its transaction), with the reviewers of its grant's policy. */
+  onHeld?: ((row: ApprovalRow, reviewers: readonly string[]) => void) | undefined;
   composer: Composer;
   idempotency: IdempotencyStore;
   signing: Pick<SigningKeys, 'signer'>;
@@ -179,9 +181,9 @@ export function createSendGate(
     const raw = withoutExcepted(built.raw);
     const id = newId();
     const created = unixSeconds(at);
-    const answer = await db.write(async (tx) => {
+    const { answer, held: heldRow } = await db.write(async (tx) => {
       const replay = await idempotency.find(tx, options.claim);
-      if (replay) return replay.response as ApprovalPending;
+      if (replay) return { answer: replay.response as ApprovalPending, held: undefined };
       const rawHash = await putBlob(tx, raw, at.getTime());
       const attachments: StoredHeldComposition['attachments'] = [];
       for (const file of composition.attachments)
@@ -257,8 +259,10 @@ export function createSendGate(
         data: approval,
       };
       await idempotency.save(tx, options.claim, { status: 202, response: pending });
-      return pending;
+      return { answer: pending, held: row };
     });
+    if (heldRow && options.attempt.oversight.reviewers.length > 0)
+      parts.onHeld?.(heldRow, options.attempt.oversight.reviewers);
     return answer;
   }
 

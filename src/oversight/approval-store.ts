@@ -49,6 +49,12 @@ export async function approvalRow(db: Database | Tx, applicationId: string, id: 
   return row;
 }
 
+/** An approval by id alone (a review link names it; the link's signature is the authority). */
+export async function approvalById(db: Database, id: string): Promise<ApprovalRow | undefined> {
+  const [row] = await db.orm.select().from(approvals).where(eq(approvals.id, id)).limit(1);
+  return row;
+}
+
 /** Moves an approval from `from` to the state of `changes`; whether it was still in `from`. */
 export async function moveApproval(
   tx: Tx,

@@ -6,7 +6,7 @@
  * conditional state change with its `approval.decided` outbox event, so two deciders never both win.
  */
 import type { Principal } from '../access.js';
-import type { CoreDeps } from '../ports/index.js';
+import type { CoreDeps, Notifier } from '../ports/index.js';
 import { releaseBlobs, type GrantRow, type Tx } from '../../storage/index.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
@@ -14,7 +14,16 @@ import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js'
 import { unixSeconds } from '../time.js';
 import type { Approval } from '../schemas/oversight.js';
 import type { ApprovalService } from './contracts.js';
-import { approvalRow, approvalRows, expiredApprovals, moveApproval, type ApprovalRow } from './approval-store.js';
+import {
+  approvalById,
+  approvalRow,
+  approvalRows,
+  expiredApprovals,
+  moveApproval,
+  type ApprovalRow,
+} from './approval-store.js';
+import { mailReviewers, readReviewToken } from './review-links.js';
+import type { TokenSigner } from '../deliverability/contracts.js';
 import { EXCEPTED_HEADERS } from './held-mime.js';
 
 /** Sends an approved message: the outbound area's release of a held send. Resolves the sent copy's id. */
@@ -25,6 +34,9 @@ export interface ApprovalParts {
   /** A grant the principal may reach, by id or address (404 otherwise). */
   requireGrant: (principal: Principal, ref: string) => Promise<GrantRow>;
   release: ReleaseHeld;
+  /** The installation's signer (review links) and the service's own mail (the reviewers' notice). */
+  signer: () => Promise<TokenSigner>;
+  notifier: Notifier;
 }
 
 /** Expired approvals handled in one pass at most. */
@@ -82,7 +94,10 @@ export function heldBlobs(row: Pick<ApprovalRow, 'rawHash' | 'composition'>): st
 }
 
 /** Creates the approval queue. */
-export function createApprovals(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, parts: ApprovalParts): ApprovalService {
+export function createApprovals(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'config' | 'logger'>,
+  parts: ApprovalParts,
+): ApprovalService {
   const { db, clock, newId } = deps;
   const record = eventRecorder({ newId, clock });
 
@@ -144,7 +159,7 @@ export function createApprovals(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, 
       return toApproval(await visible(principal, approvalId));
     },
 
-    async decide(principal, input, decision) {
+    async decide(principal, input, decision, reviewer) {
       const row = await visible(principal, input.approval_id);
       if (row.requestedByKeyId !== null && principal.key?.id === row.requestedByKeyId)
         throw new AppError(
@@ -159,7 +174,10 @@ export function createApprovals(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, 
       }
       if (row.status !== 'pending')
         throw new AppError('conflict', `Approval ${row.id} is ${row.status} already; only a pending one is decided.`);
-      const by = { decidedByKeyId: principal.key?.id ?? null, decidedByName: principal.key?.name ?? principal.via };
+      const by = {
+        decidedByKeyId: principal.key?.id ?? null,
+        decidedByName: reviewer ?? principal.key?.name ?? principal.via,
+      };
       const reason = input.reason ?? null;
       if (decision === 'reject') {
         if (!(await close(row, 'rejected', { ...by, decisionReason: reason })))
@@ -200,6 +218,37 @@ export function createApprovals(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, 
         });
       }
       return toApproval((await approvalRow(db, row.applicationId, row.id))!);
+    },
+
+    async notify(row, reviewers) {
+      if (reviewers.length === 0) return;
+      try {
+        await mailReviewers(
+          { signer: parts.signer, notifier: parts.notifier, publicUrl: deps.config.publicUrl },
+          row,
+          reviewers,
+        );
+      } catch (error) {
+        deps.logger.warn('approval: the reviewers could not be mailed', {
+          approval_id: row.id,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    },
+
+    async byReviewToken(token) {
+      const named = readReviewToken(await parts.signer(), token);
+      if (!named) return undefined;
+      const row = await approvalById(db, named.approvalId);
+      return row ? { approval: toApproval(row), reviewer: named.reviewer } : undefined;
+    },
+
+    async decideByReviewToken(token, decision, reason) {
+      const named = readReviewToken(await parts.signer(), token);
+      const row = named ? await approvalById(db, named.approvalId) : undefined;
+      if (!named || !row) throw new AppError('not_found', 'This review link is not valid.');
+      const principal: Principal = { applicationId: row.applicationId, via: 'local' };
+      return this.decide(principal, { approval_id: row.id, ...(reason ? { reason } : {}) }, decision, named.reviewer);
     },
 
     async expire() {

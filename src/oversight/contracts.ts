@@ -120,9 +120,20 @@ export interface ApprovalService {
   list(principal: Principal, input: ListApprovalsInput): Promise<{ data: Approval[]; next_cursor?: string }>;
   find(principal: Principal, approvalId: string): Promise<Approval>;
   /** Approves (the send leaves at once) or rejects, by a key with `approvals.decide` that did not ask. */
-  decide(principal: Principal, input: DecideApprovalInput, decision: 'approve' | 'reject'): Promise<Approval>;
+  decide(
+    principal: Principal,
+    input: DecideApprovalInput,
+    decision: 'approve' | 'reject',
+    reviewer?: string,
+  ): Promise<Approval>;
   /** Marks pending requests past their expiry as `expired` (run by the worker). How many. */
   expire(): Promise<number>;
+  /** Mails each reviewer a signed link to the confirmation page of a held send (never throws). */
+  notify(row: ApprovalRow, reviewers: readonly string[]): Promise<void>;
+  /** The held send a review link names, with its reviewer; undefined for a link this service did not sign. */
+  byReviewToken(token: string): Promise<{ approval: Approval; reviewer: string } | undefined>;
+  /** Decides through a review link (the confirmation page's POST), as the reviewer it names. */
+  decideByReviewToken(token: string, decision: 'approve' | 'reject', reason: string | undefined): Promise<Approval>;
 }
 
 /** Sends made under `monitored`, for review after they left. */

@@ -5,6 +5,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { heldSha256 } from '../../src/oversight/index.js';
 import { request } from '../helpers/http.js';
@@ -262,8 +263,16 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
       ).body as { data: { id: string; oversight: Json } }
     ).data;
     expect(policy.oversight).toEqual({ untrusted_injection_threshold: 0.3 });
-    const workspaces = (await api('GET', '/v3/workspaces', service.apiKey)).body as { data: { id: string }[] };
-    await api('PATCH', `/v3/workspaces/${workspaces.data[0]!.id}`, service.apiKey, { policy_id: policy.id });
+    const workspaces = (await api('GET', '/v3/workspaces', service.apiKey)).body as {
+      data: { workspace_id: string }[];
+    };
+    expect(
+      (
+        await api('PATCH', `/v3/workspaces/${workspaces.data[0]!.workspace_id}`, service.apiKey, {
+          policy_id: policy.id,
+        })
+      ).status,
+    ).toBe(200);
     const grant = await mailbox('tainted', 'monitored');
     const delivered = await service.core.mail.inbound.deliverInbound({
       rawMime: plainMail(
@@ -321,5 +330,73 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
     } finally {
       await client.close();
     }
+  });
+  it('reviewers are mailed a signed link: its page shows the send, a GET decides nothing, the form POST decides once', async () => {
+    const policy = (
+      (
+        await api('POST', '/v3/policies', service.apiKey, {
+          name: 'Reviewed',
+          oversight_mode: 'gated_all',
+          oversight: { reviewers: ['lead@review.example'] },
+        })
+      ).body as { data: { id: string; oversight_mode: string } }
+    ).data;
+    expect(policy.oversight_mode).toBe('gated_all');
+    const workspaces = (await api('GET', '/v3/workspaces', service.apiKey)).body as {
+      data: { workspace_id: string }[];
+    };
+    const assigned = await api('PATCH', `/v3/workspaces/${workspaces.data[0]!.workspace_id}`, service.apiKey, {
+      policy_id: policy.id,
+    });
+    expect(assigned.status).toBe(200);
+    // A grant that follows its policy's mode.
+    const grant = await mailbox('reviewed', null);
+    const held = await api('POST', `/v3/grants/${grant}/messages/send`, asker, {
+      to: [{ email: 'board@client.example' }],
+      subject: 'Board <update>',
+      body: '<p>Numbers</p>',
+    });
+    expect(held.status).toBe(202);
+    const approvalId = (held.body as { approval_id: string }).approval_id;
+    const notice = await eventually(async () =>
+      sink.messages.find(
+        (message) => message.rcptTo.includes('lead@review.example') && message.raw.includes('Approval needed'),
+      ),
+    );
+    const text = (await simpleParser(notice.raw)).text ?? '';
+    const link = /https?:\/\/\S+\/approvals\/review\?token=[A-Za-z0-9_.-]+/.exec(text)?.[0];
+    expect(link).toBeDefined();
+    const token = new URL(link!).searchParams.get('token')!;
+
+    const shown = await fetch(`${service.url}/approvals/review?token=${token}`);
+    expect(shown.status).toBe(200);
+    expect(shown.headers.get('content-security-policy')).toContain("default-src 'none'");
+    const html = await shown.text();
+    expect(html).toContain('Board &lt;update&gt;');
+    expect(html).toContain('board@client.example');
+    expect(html).toContain('name="decision" value="approve"');
+    // Opening the link decided nothing.
+    expect(((await api('GET', `/v3/approvals/${approvalId}`, decider)).body as { data: Json }).data.status).toBe(
+      'pending',
+    );
+
+    const forged = await fetch(`${service.url}/approvals/review?token=${token.slice(0, -2)}xx`);
+    expect(forged.status).toBe(404);
+
+    const post = (decision: string) =>
+      fetch(`${service.url}/approvals/review`, {
+        method: 'POST',
+        body: new URLSearchParams({ token, decision, reason: 'Fine by me' }),
+      });
+    const decided = await post('approve');
+    expect(decided.status).toBe(200);
+    expect(await decided.text()).toContain('Approved and sent');
+    const after = ((await api('GET', `/v3/approvals/${approvalId}`, decider)).body as { data: Json }).data;
+    expect(after).toMatchObject({
+      status: 'sent',
+      decided_by: { name: 'lead@review.example' },
+      decision_reason: 'Fine by me',
+    });
+    expect((await post('reject')).status).toBe(409);
   });
 });
