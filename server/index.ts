@@ -16,6 +16,7 @@ import { bindOperation, carriesRequestId } from './bind-operation.js';
 import { createReadTurns } from './read-turns.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountAttachmentUpload } from './routes/attachment-uploads.js';
+import { mountConnect } from './routes/connect.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
@@ -154,6 +155,7 @@ export function createApp({
   app.get('/v3/openapi.json', (c) => c.json(openApi));
   onClose?.(mountMcp(app, core, limiter));
   mountAttachmentUpload(app);
+  mountConnect(app, limiter);
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

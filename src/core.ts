@@ -45,6 +45,7 @@ import {
   createMessageService,
   createThreadService,
 } from './messages/index.js';
+import { createOAuthService, createProviderClient } from './oauth/index.js';
 import { createProviders } from './providers/index.js';
 import {
   createImapOutgoing,
@@ -53,7 +54,7 @@ import {
   createImapSync,
   createImapSyncRunner,
 } from './imap/index.js';
-import { createOutboxDispatcher } from './outbox/index.js';
+import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
 import { createOutboundService } from './outbound/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
@@ -90,6 +91,16 @@ export function createCore(deps: CoreDeps): Core {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
     onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
     accounts: [createImapAccounts(deps, connector)],
+  });
+  /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
+  const { oauth, grantTokens } = createOAuthService({
+    ...deps,
+    applications,
+    applicationDetails,
+    connectors,
+    grants,
+    provider: createProviderClient(deps.http ?? nodeHttpRequester, deps.dns),
+    record: eventRecorder(deps),
   });
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
@@ -222,6 +233,8 @@ export function createCore(deps: CoreDeps): Core {
       grants,
       providers,
       sync: imap,
+      oauth,
+      grantTokens,
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },
