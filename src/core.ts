@@ -89,6 +89,7 @@ export function createCore(deps: CoreDeps): Core {
   // (tracking and the sync listen: both are built below).
   const grants = createGrantService(deps, {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
+    onDeleting: async (grantId) => void (await Promise.all(hooks.emit('grantDeleting', grantId))),
     onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
     accounts: [createImapAccounts(deps, connector)],
   });
@@ -102,6 +103,17 @@ export function createCore(deps: CoreDeps): Core {
     provider: createProviderClient(deps.http ?? nodeHttpRequester, deps.dns),
     record: eventRecorder(deps),
   });
+  // Deleting an OAuth grant revokes its refresh token at the provider (where the provider has an endpoint for it).
+  hooks.on('grantDeleting', (grantId) =>
+    grantTokens.revokeAtProvider(grantId).then(
+      () => undefined,
+      (error: unknown) =>
+        deps.logger.warn('oauth: revoking a deleted grant at its provider failed', {
+          grant_id: grantId,
+          error: String(error),
+        }),
+    ),
+  );
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);

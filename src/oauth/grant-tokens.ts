@@ -115,9 +115,9 @@ export function createGrantTokens(state: OAuthState): GrantTokens {
     },
 
     async revokeAtProvider(grantId) {
-      const grant = await grantOf(grantId);
       const row = await findGrantTokens(state.db.orm, grantId);
       if (!row) return false;
+      const grant = await grantOf(grantId);
       const principal: Principal = { applicationId: grant.applicationId, via: 'local' };
       const client = await state.connectors.client(principal, row.provider as ConnectorProvider);
       const token = state.secrets.open(row.refreshTokenSealed ?? row.accessTokenSealed);

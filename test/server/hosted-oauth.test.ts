@@ -314,4 +314,28 @@ describe('hosted OAuth through the nylas SDK against oidc-provider standing for 
     const restored = await tokens.accessToken(grantId, { force: true });
     expect(restored.accessToken).toEqual(expect.any(String));
   });
+
+  it("deleting the grant revokes its refresh token at the provider (the provider's introspection says it is no longer active)", async () => {
+    const [row] = await service.core.deps.db.orm
+      .select()
+      .from(tables.oauthGrantTokens)
+      .where(eq(tables.oauthGrantTokens.grantId, grantId));
+    const providerRefresh = service.core.deps.secrets.open(row!.refreshTokenSealed!);
+    const introspect = async () => {
+      const answer = await fetch(oidc.introspectionUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          token: providerRefresh,
+          client_id: oidc.clientId,
+          client_secret: oidc.clientSecret,
+        }),
+      });
+      return ((await answer.json()) as { active: boolean }).active;
+    };
+    expect(await introspect()).toBe(true);
+    await nylas.grants.destroy({ grantId });
+    expect(await introspect()).toBe(false);
+    expect(await service.core.deps.db.orm.select().from(tables.oauthGrantTokens)).toEqual([]);
+  });
 });
