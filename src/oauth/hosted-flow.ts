@@ -272,6 +272,10 @@ export async function callback(
               createdAt: atMs,
               updatedAt: atMs,
             });
+            const { imap, smtp, allowInsecureTls } = client.endpoints;
+            if (imap && smtp) {
+              await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
+            }
           },
         };
       },

@@ -21,7 +21,12 @@ declare module 'oidc-provider' {
     [key: string]: unknown;
   }
 
+  interface StoredToken {
+    destroy(): Promise<void>;
+  }
+
   export class Provider {
+    readonly AccessToken: { find(value: string): Promise<StoredToken | undefined> };
     constructor(issuer: string, configuration?: Configuration);
     callback(): (request: IncomingMessage, response: ServerResponse) => Promise<void>;
     on(event: string, listener: (...args: unknown[]) => void): this;

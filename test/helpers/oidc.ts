@@ -9,6 +9,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Provider } from 'oidc-provider';
 
+/** The client a resource server (Dovecot) introspects tokens as. */
+const INTROSPECTION_CLIENT = { id: 'dovecot', secret: 'dovecot-introspection-secret' };
+
 /** Options of {@link startOidcProvider}. */
 export interface OidcOptions {
   /** The OAuth client's redirect URIs (Agentpost's `/v3/connect/callback`). */
@@ -31,6 +34,13 @@ export interface OidcServer {
   connectorSettings: Record<string, string>;
   /** The introspection endpoint (RFC 7662). */
   introspectionUrl: string;
+  /**
+   * Makes an access token stop working now, as at its expiry, leaving the grant's refresh token valid (revoking it
+   * through the revocation endpoint would revoke every token of its grant: oidc-provider's `revokeByGrantId`).
+   */
+  expireAccessToken(token: string): Promise<void>;
+  /** The same with the introspection client's id and secret in its userinfo, as Dovecot's oauth2 passdb takes it. */
+  dovecotIntrospectionUrl: string;
   stop(): Promise<void>;
 }
 
@@ -51,6 +61,15 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
         grant_types: ['authorization_code', 'refresh_token'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
+      },
+      // What Dovecot's oauth2 passdb introspects tokens as (HTTP basic authentication, from the URL's userinfo).
+      {
+        client_id: INTROSPECTION_CLIENT.id,
+        client_secret: INTROSPECTION_CLIENT.secret,
+        redirect_uris: [],
+        grant_types: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
       },
     ],
     async findAccount(_context, id) {
@@ -87,6 +106,12 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
       userinfo_url: `${issuer}/me`,
     },
     introspectionUrl: `${issuer}/token/introspection`,
+    dovecotIntrospectionUrl: `http://${INTROSPECTION_CLIENT.id}:${INTROSPECTION_CLIENT.secret}@127.0.0.1:${new URL(issuer).port}/token/introspection`,
+    async expireAccessToken(token) {
+      const stored = await provider.AccessToken.find(token);
+      if (!stored) throw new Error('oidc-provider: no such access token');
+      await stored.destroy();
+    },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

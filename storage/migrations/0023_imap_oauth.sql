@@ -1,0 +1,1 @@
+ALTER TABLE `imap_accounts` ADD `auth_method` text DEFAULT 'password' NOT NULL;
