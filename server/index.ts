@@ -16,6 +16,7 @@ import { bindOperation, carriesRequestId } from './bind-operation.js';
 import { createReadTurns } from './read-turns.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { mountAttachmentUpload } from './routes/attachment-uploads.js';
+import { mountConnect } from './routes/connect.js';
 import { mountAttachmentDownload } from './routes/attachments.js';
 import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
@@ -157,6 +158,7 @@ export function createApp({
   mountAttachmentUpload(app);
   // The reviewers' confirmation page of held sends: the signed link is the authority (docs/oversight.md).
   mountApprovalReview(app);
+  mountConnect(app, limiter);
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

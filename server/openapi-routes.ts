@@ -43,7 +43,7 @@ export const ERROR_RESPONSE = {
 };
 
 /** `in: path|query` parameters of a hand-written route, from the zod schema it parses its input with. */
-function parametersOf(schema: z.ZodObject, inPath: readonly string[]): JsonSchema[] {
+export function parametersOf(schema: z.ZodObject, inPath: readonly string[]): JsonSchema[] {
   const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema & {
     properties: Record<string, JsonSchema>;
     required?: string[];

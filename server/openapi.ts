@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { hasJsonBody, OPERATION_NEEDS, permissionsFor, type AnyOperation } from '../src/index.js';
+import { CONNECT_ROUTES } from './openapi-connect.js';
 import { ERROR_RESPONSE, ERROR_SCHEMA, HAND_WRITTEN_ROUTES, REQUEST_ID, type JsonSchema } from './openapi-routes.js';
 
 /** `:param` → `{param}`. */
@@ -256,7 +257,7 @@ export function buildOpenApiDocument(operations: readonly AnyOperation[], info: 
       ...(operation.name in OPERATION_NEEDS ? { 'x-agentpost-permissions': permissionsFor(operation.name) } : {}),
     };
   }
-  for (const [path, item] of Object.entries(HAND_WRITTEN_ROUTES)) {
+  for (const [path, item] of Object.entries({ ...HAND_WRITTEN_ROUTES, ...CONNECT_ROUTES })) {
     if (paths[path]) throw new Error(`OpenAPI: ${path} is both an operation and a hand-written route`);
     paths[path] = item;
   }

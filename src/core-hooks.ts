@@ -12,6 +12,16 @@ import type { InboundInvitation, InvitationOutcome } from './calendar/index.js';
 export interface CoreEvents {
   /** A grant was deleted (committed): caches of this process keyed by what it owned forget it. */
   grantDeleted: (grantId: string) => void;
+  /**
+   * A grant is about to be deleted: what it holds at its provider (an OAuth refresh token) is revoked first, best
+   * effort (a listener never throws; the deletion goes on whatever the provider answers).
+   */
+  grantDeleting: (grantId: string) => Promise<void>;
+  /**
+   * The current OAuth access token of a grant, for its mail's XOAUTH2 logins (the connector of src/imap/ asks; the
+   * grant tokens of src/oauth/ answer): refreshed first when it is about to expire, or at once with `force`.
+   */
+  grantAccessToken: (grantId: string, options: { force: boolean }) => Promise<string>;
   /** A connected account was created or re-authenticated (committed): its sync starts now. */
   grantConnected: (grantId: string) => void;
   /** An iCalendar object arrived in a mailbox's mail: the calendar applies it and says what it did. */

@@ -35,6 +35,7 @@ import type { JobHandler, JobQueue } from './jobs/index.js';
 import type { InboundService } from './mail/index.js';
 import type { AttachmentService, MessageService, ThreadService } from './messages/index.js';
 import type { DraftService, OutboundService } from './outbound/index.js';
+import type { GrantTokens, OAuthService } from './oauth/index.js';
 import type { OutboxDispatcher } from './outbox/index.js';
 import type { ApprovalService, Oversight, ReadNotes, SendReviewService } from './oversight/index.js';
 import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
@@ -60,6 +61,10 @@ export interface AccountsArea {
   providers: Providers;
   /** The sync in of connected IMAP accounts, run by the worker role. */
   sync: ImapSyncRunner;
+  /** Hosted OAuth: the browser's steps, the token endpoint, revocation, token info, provider detection. */
+  oauth: OAuthService;
+  /** The provider tokens of OAuth grants, refreshed before they expire. */
+  grantTokens: GrantTokens;
 }
 
 /** Stored mail and mail in (src/messages/, src/mail/, the folders of src/grants/). */

@@ -22,10 +22,11 @@ import {
   createCalendarParser,
 } from './calendar/index.js';
 import { createContactService } from './contacts/index.js';
-import type { CoreDeps } from './ports/index.js';
+import type { CoreDeps, Logger } from './ports/index.js';
 import type { Core } from './core-types.js';
 import { createHealth } from './health.js';
-import { createCoreHooks } from './core-hooks.js';
+import { createCoreHooks, type CoreHooks } from './core-hooks.js';
+import { AppError } from './errors.js';
 import { createSmartComposeService } from './smart-compose/index.js';
 import { createConnectorService, createCredentialService } from './connectors/index.js';
 import { createDomainService, createDmarcReportIntake } from './domains/index.js';
@@ -45,15 +46,17 @@ import {
   createMessageService,
   createThreadService,
 } from './messages/index.js';
+import { createOAuthService, createProviderClient, type GrantTokens } from './oauth/index.js';
 import { createProviders } from './providers/index.js';
 import {
   createImapOutgoing,
   createImapAccounts,
+  saveOAuthAccount,
   createConnector,
   createImapSync,
   createImapSyncRunner,
 } from './imap/index.js';
-import { createOutboxDispatcher } from './outbox/index.js';
+import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
 import { createOutboundService } from './outbound/index.js';
 import { createApprovals, createOversight, createSendReviews } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
@@ -70,6 +73,28 @@ import {
 } from './deliverability/index.js';
 
 /**
+ * The grant tokens' side of the core hook: the access token of an OAuth grant's XOAUTH2 logins (asked by the IMAP
+ * connector, built before them), and its refresh token revoked at the provider before the grant is deleted (best
+ * effort: a provider that fails to answer is logged, the deletion goes on).
+ */
+function listenForGrantTokens(hooks: CoreHooks, grantTokens: GrantTokens, logger: Logger): void {
+  hooks.on(
+    'grantAccessToken',
+    async (grantId, options) => (await grantTokens.accessToken(grantId, options)).accessToken,
+  );
+  hooks.on('grantDeleting', (grantId) =>
+    grantTokens.revokeAtProvider(grantId).then(
+      () => undefined,
+      (error: unknown) =>
+        logger.warn('oauth: revoking a deleted grant at its provider failed', {
+          grant_id: grantId,
+          error: String(error),
+        }),
+    ),
+  );
+}
+
+/**
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
  * before it (a grant deleted or connected, an invitation received) go through the event hook made first.
  */
@@ -82,16 +107,32 @@ export function createCore(deps: CoreDeps): Core {
   const connectors = createConnectorService(deps);
   const connectorCredentials = createCredentialService(deps);
   /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
-  const connector = createConnector(deps.config, deps.dns);
+  const connector = createConnector(deps.config, deps.dns, (grantId, options) => {
+    const [token] = hooks.emit('grantAccessToken', grantId, options);
+    return token ?? Promise.reject(new AppError('unauthorized', 'No OAuth token source.'));
+  });
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
   const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once; a connected account's sync starts at once
   // (tracking and the sync listen: both are built below).
   const grants = createGrantService(deps, {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
+    onDeleting: async (grantId) => void (await Promise.all(hooks.emit('grantDeleting', grantId))),
     onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
     accounts: [createImapAccounts(deps, connector)],
   });
+  /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
+  const { oauth, grantTokens } = createOAuthService({
+    ...deps,
+    applications,
+    applicationDetails,
+    connectors,
+    grants,
+    provider: createProviderClient(deps.http ?? nodeHttpRequester, deps.dns),
+    mailAccounts: { save: (tx, grantId, servers, atMs) => saveOAuthAccount(tx, deps, grantId, servers, atMs) },
+    record: eventRecorder(deps),
+  });
+  listenForGrantTokens(hooks, grantTokens, deps.logger);
   const availability = createAvailabilityService(deps, grants);
   const calendars = createCalendarService(deps, grants);
   const contacts = createContactService(deps, grants);
@@ -156,8 +197,16 @@ export function createCore(deps: CoreDeps): Core {
   });
   hooks.on('grantConnected', (grantId) => imap.wake(grantId));
   /** What differs between mailbox kinds (src/providers): hosted, and connected IMAP/SMTP accounts (their sync is `imap`). */
+  const imapProvider = createImapOutgoing(deps, {
+    jobs,
+    connector,
+    sync: { run: (grantId, signal) => imap.run(grantId, signal) },
+  });
+  // OAuth grants' mail is IMAP and SMTP with XOAUTH2 on the provider's servers: the same provider serves them.
   const providers = createProviders([
-    createImapOutgoing(deps, { jobs, connector, sync: { run: (grantId, signal) => imap.run(grantId, signal) } }),
+    imapProvider,
+    { ...imapProvider, name: 'google' },
+    { ...imapProvider, name: 'microsoft' },
   ]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
@@ -236,6 +285,8 @@ export function createCore(deps: CoreDeps): Core {
       grants,
       providers,
       sync: imap,
+      oauth,
+      grantTokens,
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },

@@ -4,7 +4,25 @@
  */
 import type { Principal } from '../access.js';
 import type { CreateFolderInput, Folder, ListFoldersInput, UpdateFolderInput } from '../schemas/folders.js';
-import type { GrantRow } from '../../storage/index.js';
+import type { GrantRow, Tx } from '../../storage/index.js';
+
+/**
+ * An account to connect, read and not yet tried: the providers' `AccountRequest` (src/providers/contracts.ts),
+ * restated here because the providers' contracts reach the grants' users (an import would make a cycle).
+ */
+export interface AccountRequest {
+  readonly email: string;
+  login(): Promise<{ save(tx: Tx, grantId: string, options: { reconnect: boolean; atMs: number }): Promise<void> }>;
+}
+
+/** What a connection names besides the account: the grant's name, state and workspace, and the scopes granted. */
+export interface ConnectInput {
+  name?: string | undefined;
+  state?: string | undefined;
+  workspace_id?: string | undefined;
+  /** The scopes the provider granted (OAuth); absent: none. */
+  scope?: string[] | undefined;
+}
 import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
 
 /** Message counts of one folder. */
@@ -63,6 +81,17 @@ export interface GrantService {
     grant: Grant;
     created: boolean;
   }>;
+  /**
+   * Connects the account of `request` as a grant of `provider` (created, or the grant of the same address
+   * re-authenticated), as `create` does for a connected kind once its settings are read: the hosted OAuth callback's
+   * way in, with an account whose provider already vouched for it.
+   */
+  connect(
+    principal: Principal,
+    input: ConnectInput,
+    provider: string,
+    request: AccountRequest,
+  ): Promise<{ grant: Grant; created: boolean }>;
   /** Lists the application's grants with offset pagination (as `GET /v3/grants` does in Nylas v3). */
   list(
     principal: Principal,

@@ -8,7 +8,8 @@ import { findGrantByEmail, tables, type GrantRow } from '../../storage/index.js'
 import type { Principal } from '../access.js';
 import { AppError } from '../errors.js';
 import type { CreateGrantInput, Grant } from '../schemas/grants.js';
-import type { ConnectedAccounts } from '../providers/index.js';
+import type { ConnectInput } from './contracts.js';
+import { HOSTED_PROVIDER, type AccountRequest, type ConnectedAccounts } from '../providers/index.js';
 import { chooseWorkspace } from './placement.js';
 import { grantOf } from './grant-mapper.js';
 import { workspacesOf, type GrantState } from './grant-state.js';
@@ -43,13 +44,29 @@ function grantNotification(
  * `grant.updated`; same id (`created: false`). The address needs no registered domain: it is the account's own.
  */
 export async function connectAccount(
-  { db, clock, newId, hooks, record, now }: GrantState,
+  state: GrantState,
   principal: Principal,
   input: CreateGrantInput,
   kind: ConnectedAccounts,
 ): Promise<{ grant: Grant; created: boolean }> {
+  const { name, state: grantState, workspace_id } = input;
   const request = kind.parse(input.settings);
+  return connectRequest(state, principal, { name, state: grantState, workspace_id }, kind.name, request);
+}
+
+/**
+ * Connects the account of `request` (read, not yet tried) as a grant of `provider`: what {@link connectAccount} does
+ * once the settings are read. The hosted OAuth callback calls it with an account whose tokens it already holds.
+ */
+export async function connectRequest(
+  { db, clock, newId, hooks, record, now }: GrantState,
+  principal: Principal,
+  input: ConnectInput,
+  provider: string,
+  request: AccountRequest,
+): Promise<{ grant: Grant; created: boolean }> {
   const email = request.email;
+  const kind = { name: provider };
   // What refuses the request anyway goes first: no login is tried for an address that cannot be this grant.
   const before = await findGrantByEmail(db.orm, email);
   if (before) reconnectable(principal, before, email, kind);
@@ -67,6 +84,7 @@ export async function connectAccount(
           grantStatus: 'valid',
           ...(input.name !== undefined ? { name: input.name } : {}),
           ...(input.state !== undefined ? { state: input.state } : {}),
+          ...(input.scope !== undefined ? { scope: input.scope } : {}),
           updatedAt: at,
         })
         .where(eq(tables.grants.id, existing.id))
@@ -100,7 +118,7 @@ export async function connectAccount(
         state: input.state ?? null,
         workspaceId,
         settings: {},
-        scope: [],
+        scope: input.scope ?? [],
         createdAt: at,
         updatedAt: at,
       })
@@ -123,9 +141,16 @@ export async function connectAccount(
 }
 
 /** Refuses to connect an address that is another application's grant, or this application's Agent Account. */
-function reconnectable(principal: Principal, existing: GrantRow, email: string, kind: ConnectedAccounts): void {
+function reconnectable(principal: Principal, existing: GrantRow, email: string, kind: { name: string }): void {
   if (existing.applicationId !== principal.applicationId) {
     throw new AppError('conflict', `settings.email: ${email} is already in use.`, { field: 'settings.email' });
+  }
+  if (existing.provider !== kind.name && existing.provider !== HOSTED_PROVIDER) {
+    throw new AppError(
+      'conflict',
+      `settings.email: ${email} is a ${existing.provider} grant of this application (grant ${existing.id}); delete it first to connect it as ${kind.name}.`,
+      { field: 'settings.email' },
+    );
   }
   if (existing.provider !== kind.name) {
     throw new AppError(

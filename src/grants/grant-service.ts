@@ -15,7 +15,7 @@ import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
 import type { GrantService } from './contracts.js';
-import { connectAccount } from './grant-connect.js';
+import { connectAccount, connectRequest } from './grant-connect.js';
 import { createHosted } from './grant-create.js';
 import { findGrant, listGrants } from './grant-reads.js';
 import { requireGrant, type GrantHooks, type GrantState } from './grant-state.js';
@@ -51,6 +51,9 @@ export function createGrantService(
       const kind = state.connectedKinds.get(input.provider);
       return kind ? connectAccount(state, principal, input, kind) : createHosted(state, principal, input);
     },
+
+    /** Connects an account whose provider already vouched for it (the hosted OAuth callback): {@link connectRequest}. */
+    connect: (principal, input, provider, request) => connectRequest(state, principal, input, provider, request),
 
     /** Lists the application's grants with offset pagination (as `GET /v3/grants` does in Nylas v3). */
     list: (principal: Principal, input: ListGrantsInput) => listGrants(state, principal, input),

@@ -16,6 +16,8 @@ import type { ConnectedAccounts } from '../providers/index.js';
 export interface GrantHooks {
   /** Called after a grant was deleted (caches of this process keyed by what it owned). */
   onDeleted?: ((grantId: string) => void) | undefined;
+  /** Called before a grant is deleted (its provider's tokens revoked); never throws. */
+  onDeleting?: ((grantId: string) => Promise<void>) | undefined;
   /** Called after a connected account was created or re-authenticated (committed): its sync starts now. */
   onConnected?: ((grantId: string) => void) | undefined;
   /** The kinds of connected account a grant can be (`imap`), by their provider value; none: hosted grants only. */

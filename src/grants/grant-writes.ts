@@ -89,6 +89,7 @@ export async function updateGrant(
 export async function destroyGrant(state: GrantState, principal: Principal, ref: string): Promise<void> {
   const { db, record, hooks } = state;
   const current = await requireGrant(state, principal, ref);
+  await hooks.onDeleting?.(current.id);
   await db.write(async (tx) => {
     const removed = await tx
       .delete(tables.grants)

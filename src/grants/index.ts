@@ -2,7 +2,7 @@
  * @module grants
  * The front door of src/grants/: what other areas, the operations and the faces use of it.
  */
-export type { FolderCounter, FolderService, GrantService } from './contracts.js';
+export type { ConnectInput, FolderCounter, FolderService, GrantService } from './contracts.js';
 export { createFolderService, ensureFoldersByName } from './folder-service.js';
 export { toFolder } from './folder-mapper.js';
 export { accountsOf, grantOf, toGrant } from './grant-mapper.js';

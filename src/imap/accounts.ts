@@ -7,7 +7,7 @@
  * show it is mapped with the grant (src/grants/grant-mapper.ts).
  */
 import { eq } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
+import { tables, type Tx } from '../../storage/index.js';
 import { AppError } from '../errors.js';
 import { ImapGrantSettingsSchema, type ConnectionSecurity, type ImapGrantSettings } from '../schemas/grants.js';
 import type { CoreDeps, SecretBox } from '../ports/index.js';
@@ -179,4 +179,63 @@ export function createImapAccounts(
     },
     reconnectOnly: (settings) => CONNECTION_SETTINGS.find((key) => key in settings),
   };
+}
+
+/** The servers of an account that logs in with OAuth (the connector's, src/connectors/endpoints.ts). */
+export interface OAuthAccountServers {
+  /** The account's address: the login name of XOAUTH2. */
+  email: string;
+  imap: { host: string; port: number; secure: boolean };
+  smtp: { host: string; port: number; secure: boolean };
+  allowInsecureTls: boolean;
+}
+
+/**
+ * Inside the grant's write transaction: stores the `imap_accounts` row of an OAuth grant (`auth_method` `oauth2`: it
+ * logs in with the grant's access token, so no password is kept), or, for a grant connected again, replaces its
+ * servers, clears its failures and starts a sync stopped on refused logins over.
+ */
+export async function saveOAuthAccount(
+  tx: Tx,
+  { config, secrets }: Pick<CoreDeps, 'config' | 'secrets'>,
+  grantId: string,
+  servers: OAuthAccountServers,
+  atMs: number,
+): Promise<void> {
+  const values = {
+    imapHost: servers.imap.host,
+    imapPort: servers.imap.port,
+    imapUsername: servers.email,
+    imapPasswordSealed: secrets.seal(''),
+    imapSecure: servers.imap.secure,
+    smtpHost: servers.smtp.host,
+    smtpPort: servers.smtp.port,
+    smtpUsername: null,
+    smtpPasswordSealed: null,
+    smtpSecure: servers.smtp.secure,
+    allowInsecureTls: servers.allowInsecureTls,
+    authMethod: 'oauth2' as const,
+    updatedAt: atMs,
+  };
+  const [account] = await tx
+    .select()
+    .from(tables.imapAccounts)
+    .where(eq(tables.imapAccounts.grantId, grantId))
+    .limit(1);
+  if (account) {
+    await tx
+      .update(tables.imapAccounts)
+      .set({
+        ...values,
+        failures: 0,
+        retryAt: null,
+        lastError: null,
+        ...(account.syncState === 'invalid' ? { syncState: 'initial' as const } : {}),
+      })
+      .where(eq(tables.imapAccounts.grantId, grantId));
+    return;
+  }
+  await tx
+    .insert(tables.imapAccounts)
+    .values({ grantId, ...values, syncDays: config.imap.syncDays, syncState: 'initial', createdAt: atMs });
 }

@@ -27,6 +27,8 @@ export interface ImapEndpoint {
   username: string;
   password: string;
   allowInsecureTls: boolean;
+  /** Log in with this grant's OAuth access token (XOAUTH2/OAUTHBEARER) instead of the password. */
+  oauthGrantId?: string | undefined;
 }
 
 /** The SMTP side. */
@@ -37,7 +39,15 @@ export interface SmtpEndpoint {
   username: string;
   password: string;
   allowInsecureTls: boolean;
+  /** Log in with this grant's OAuth access token (XOAUTH2) instead of the password. */
+  oauthGrantId?: string | undefined;
 }
+
+/**
+ * The current OAuth access token of a grant (src/oauth/grant-tokens.ts, through the core hook); `force`: the server
+ * refused the last one, so refresh it now. Rejects when the provider refuses to refresh (the grant is then invalid).
+ */
+export type AccessTokenSource = (grantId: string, options: { force: boolean }) => Promise<string>;
 
 /** The stored account fields these need (a row of `imap_accounts`). */
 export interface AccountServers {
@@ -52,11 +62,14 @@ export interface AccountServers {
   smtpPasswordSealed: string | null;
   smtpSecure: boolean;
   allowInsecureTls: boolean;
+  grantId: string;
+  authMethod: 'password' | 'oauth2';
 }
 
 /** The endpoints of a stored account, passwords opened with `secrets`. */
 export function endpointsOf(account: AccountServers, secrets: SecretBox): { imap: ImapEndpoint; smtp: SmtpEndpoint } {
   const imapPassword = secrets.open(account.imapPasswordSealed);
+  const oauthGrantId = account.authMethod === 'oauth2' ? account.grantId : undefined;
   return {
     imap: {
       host: account.imapHost,
@@ -65,6 +78,7 @@ export function endpointsOf(account: AccountServers, secrets: SecretBox): { imap
       username: account.imapUsername,
       password: imapPassword,
       allowInsecureTls: account.allowInsecureTls,
+      oauthGrantId,
     },
     smtp: {
       host: account.smtpHost,
@@ -73,6 +87,7 @@ export function endpointsOf(account: AccountServers, secrets: SecretBox): { imap
       username: account.smtpUsername ?? account.imapUsername,
       password: account.smtpPasswordSealed ? secrets.open(account.smtpPasswordSealed) : imapPassword,
       allowInsecureTls: account.allowInsecureTls,
+      oauthGrantId,
     },
   };
 }
@@ -112,6 +127,12 @@ const NETWORK_CODES = new Set([
   'ECONNECTION',
   'EPIPE',
 ]);
+
+/** Whether an error of imapflow or nodemailer (or a connect error made of one) is a refused login. */
+function isAuthFailure(error: unknown): boolean {
+  if (error instanceof AppError) return failureOf(error)?.kind === 'auth';
+  return describeFailure(error, '').kind === 'auth';
+}
 
 /** Classifies an error of imapflow or nodemailer (server's own words kept). */
 export function describeFailure(error: unknown, server: string): ConnectFailure {
@@ -302,7 +323,33 @@ export function failureOf(error: unknown): ConnectFailure | undefined {
  * resolved through it and the connection made to the address found, the name still checked against the TLS
  * certificate; without it, the libraries resolve names as the system does.
  */
-export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsResolver, 'lookup'>): Connector {
+export function createConnector(
+  config: Pick<Config, 'imap'>,
+  dns?: Pick<DnsResolver, 'lookup'>,
+  accessToken?: AccessTokenSource,
+): Connector {
+  /**
+   * The OAuth access token of an endpoint that logs in with one; a grant whose provider refused the refresh fails as
+   * a refused login does.
+   */
+  const tokenOf = async (grantId: string, force: boolean): Promise<string> => {
+    if (!accessToken) throw connectError({ kind: 'auth', message: 'No OAuth token source for this account.' });
+    try {
+      return await accessToken(grantId, { force });
+    } catch (error) {
+      if (error instanceof AppError && error.code !== 'unauthorized' && error.code !== 'not_found') throw error;
+      throw connectError({ kind: 'auth', message: error instanceof Error ? error.message : String(error) });
+    }
+  };
+  /** Tries `attempt` once, and again with a refreshed token when an OAuth login was refused (the token expired). */
+  const withFreshToken = async <T>(oauth: boolean, attempt: (force: boolean) => Promise<T>): Promise<T> => {
+    try {
+      return await attempt(false);
+    } catch (error) {
+      if (!oauth || !isAuthFailure(error)) throw error;
+      return attempt(true);
+    }
+  };
   const slots = new ServerSlots(config.imap.maxConnectionsPerServer);
   const { connectTimeoutMs, commandTimeoutMs } = config.imap;
   /** Where to connect for `host`, and the name TLS checks (undefined: the host itself, an address or left to the library). */
@@ -313,13 +360,15 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
     return { host: first.address, servername: host };
   };
   /** A nodemailer transport to the account's SMTP server (its name resolved as above; a failed look-up rejects). */
-  const smtpTransport = async (endpoint: SmtpEndpoint) => {
+  const smtpTransport = async (endpoint: SmtpEndpoint, force = false) => {
     const address = await target(endpoint.host);
     return nodemailer.createTransport({
       host: address.host,
       port: endpoint.port,
       secure: endpoint.secure,
-      auth: { user: endpoint.username, pass: endpoint.password },
+      auth: endpoint.oauthGrantId
+        ? { type: 'OAuth2', user: endpoint.username, accessToken: await tokenOf(endpoint.oauthGrantId, force) }
+        : { user: endpoint.username, pass: endpoint.password },
       connectionTimeout: connectTimeoutMs,
       greetingTimeout: connectTimeoutMs,
       socketTimeout: commandTimeoutMs,
@@ -330,14 +379,16 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
     });
   };
   /** imapflow's options for a connection to `endpoint` (its name resolved as above; a failed look-up rejects). */
-  const imapOptions = async (endpoint: ImapEndpoint): Promise<ImapFlowOptions> => {
+  const imapOptions = async (endpoint: ImapEndpoint, force = false): Promise<ImapFlowOptions> => {
     const address = await target(endpoint.host);
     return {
       host: address.host,
       ...(address.servername ? { servername: address.servername } : {}),
       port: endpoint.port,
       secure: endpoint.secure,
-      auth: { user: endpoint.username, pass: endpoint.password },
+      auth: endpoint.oauthGrantId
+        ? { user: endpoint.username, accessToken: await tokenOf(endpoint.oauthGrantId, force) }
+        : { user: endpoint.username, pass: endpoint.password },
       logger: false,
       // No `ID` command: it tells the server nothing it needs.
       clientInfo: { name: 'agentpost' },
@@ -357,9 +408,11 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       const server = `${endpoint.host}:${endpoint.port}`;
       const release = slots.tryAcquire(server);
       if (!release) return undefined;
-      const session = await threads.open(await imapOptions(endpoint)).catch((error: unknown) => {
+      const session = await withFreshToken(endpoint.oauthGrantId !== undefined, async (force) =>
+        threads.open(await imapOptions(endpoint, force)),
+      ).catch((error: unknown) => {
         release();
-        throw connectError(describeFailure(error, `IMAP server ${server}`));
+        throw error instanceof AppError ? error : connectError(describeFailure(error, `IMAP server ${server}`));
       });
       if (!session) {
         release();
@@ -382,14 +435,21 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       }
       let client: ImapFlow | undefined;
       try {
-        client = new ImapFlow(await imapOptions(endpoint));
-        // An error event without a listener would take the process down; failures surface through the calls.
-        client.on('error', () => undefined);
-        await client.connect();
+        client = await withFreshToken(endpoint.oauthGrantId !== undefined, async (force) => {
+          const attempt = new ImapFlow(await imapOptions(endpoint, force));
+          // An error event without a listener would take the process down; failures surface through the calls.
+          attempt.on('error', () => undefined);
+          try {
+            await attempt.connect();
+          } catch (error) {
+            attempt.close();
+            throw error;
+          }
+          return attempt;
+        });
       } catch (error) {
         release();
-        client?.close();
-        throw connectError(describeFailure(error, `IMAP server ${server}`));
+        throw error instanceof AppError ? error : connectError(describeFailure(error, `IMAP server ${server}`));
       }
       client.once('close', release);
       const connected = client;
@@ -409,14 +469,17 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
     },
     async checkSmtp(endpoint) {
       const server = `${endpoint.host}:${endpoint.port}`;
-      let transport: Awaited<ReturnType<typeof smtpTransport>> | undefined;
       try {
-        transport = await smtpTransport(endpoint);
-        await transport.verify();
+        await withFreshToken(endpoint.oauthGrantId !== undefined, async (force) => {
+          const transport = await smtpTransport(endpoint, force);
+          try {
+            await transport.verify();
+          } finally {
+            transport.close();
+          }
+        });
       } catch (error) {
-        throw connectError(describeFailure(error, `SMTP server ${server}`));
-      } finally {
-        transport?.close();
+        throw error instanceof AppError ? error : connectError(describeFailure(error, `SMTP server ${server}`));
       }
     },
     async submit(endpoint, envelope, raw) {
@@ -424,13 +487,14 @@ export function createConnector(config: Pick<Config, 'imap'>, dns?: Pick<DnsReso
       // One connection per submission: a connected account sends as a person does, not in bulk.
       let transport: Awaited<ReturnType<typeof smtpTransport>> | undefined;
       try {
-        // A name that does not resolve ends here too: no verdict, as for a server that cannot be reached.
-        transport = await smtpTransport(endpoint);
-        const info = (await transport.sendMail({ envelope, raw })) as {
-          accepted?: unknown[];
-          rejectedErrors?: unknown;
-          response?: string;
-        };
+        // A name that does not resolve ends here too: no verdict, as for a server that cannot be reached. An OAuth
+        // login refused (an expired token) is tried once more with a refreshed one: the refusal comes before MAIL FROM.
+        type SentInfo = { accepted?: unknown[]; rejectedErrors?: unknown; response?: string };
+        const info = await withFreshToken<SentInfo>(endpoint.oauthGrantId !== undefined, async (force) => {
+          transport?.close();
+          transport = await smtpTransport(endpoint, force);
+          return transport.sendMail({ envelope, raw });
+        });
         return {
           accepted: (info.accepted ?? []).map((entry) =>
             String(

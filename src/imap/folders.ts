@@ -50,6 +50,13 @@ const ROLE_OF_NAME: Record<string, SystemFolder> = {
   archives: 'archive',
 };
 
+/**
+ * Special uses of virtual collections (RFC 6154 §2): every message, or every flagged one, of the other folders
+ * (Gmail's `[Gmail]/All Mail` and `[Gmail]/Starred`). Syncing them would store each message twice; `starred` and the
+ * other folders already say what they hold.
+ */
+const VIRTUAL_USES: ReadonlySet<string> = new Set(['\\All', '\\Flagged']);
+
 /** Listing order of the system folders (the hosted mailbox's). */
 export const ROLE_ORDER: readonly SystemFolder[] = ['inbox', 'sent', 'drafts', 'trash', 'junk', 'archive'];
 
@@ -74,7 +81,12 @@ function leafOf(folder: ListedFolder): string {
  * imapflow's name match, then ours; a top-level folder before a nested one), the others have none.
  */
 export function mapFolders(listed: readonly ListedFolder[]): MappedFolder[] {
-  const selectable = listed.filter((folder) => !folder.flags.has('\\Noselect') && !folder.flags.has('\\NonExistent'));
+  const selectable = listed.filter(
+    (folder) =>
+      !folder.flags.has('\\Noselect') &&
+      !folder.flags.has('\\NonExistent') &&
+      !(folder.specialUse !== undefined && VIRTUAL_USES.has(folder.specialUse)),
+  );
   const candidates = selectable.map((folder) => {
     let use: string | null = null;
     let rank = 9;

@@ -14,6 +14,7 @@ import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
 import * as calendars from './calendars.js';
 import * as connectors from './connectors.js';
+import * as oauth from './oauth.js';
 import * as contacts from './contacts.js';
 import * as domains from './domains.js';
 import * as drafts from './drafts.js';
@@ -52,6 +53,7 @@ export const operations: readonly AnyOperation[] = register(
   threads,
   domains,
   connectors,
+  oauth,
   webhooks,
   availability,
   calendars,

@@ -111,6 +111,9 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   update_connector: 'admin',
   update_connector_put: 'admin',
   update_connector_credential: 'admin',
+  // Hosted OAuth: a token's information is the application's; detecting a provider reveals nothing of it.
+  get_token_info: 'admin',
+  detect_provider: 'any',
   create_redirect_uri: 'admin',
   delete_redirect_uri: 'admin',
   get_application: 'admin',

@@ -33,6 +33,13 @@ export const imapAccounts = sqliteTable('imap_accounts', {
   smtpSecure: integer('smtp_secure', { mode: 'boolean' }).notNull(),
   /** Accept TLS certificates that fail verification (self-signed servers); off unless the creator asked. */
   allowInsecureTls: integer('allow_insecure_tls', { mode: 'boolean' }).notNull().default(false),
+  /**
+   * How the account logs in: `password` (the sealed passwords above), or `oauth2` (XOAUTH2 with the grant's provider
+   * access token, `oauth_grant_tokens`; the password columns then hold a sealed empty string).
+   */
+  authMethod: text('auth_method', { enum: ['password', 'oauth2'] })
+    .notNull()
+    .default('password'),
   /** Days of mail the initial sync covers, newest first. */
   syncDays: integer('sync_days').notNull(),
   /** Whether the SMTP server files the sent copy itself (then no APPEND to Sent); null: not known yet. */

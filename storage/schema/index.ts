@@ -13,3 +13,4 @@ export * from './dmarc.js';
 export * from './connectors.js';
 export * from './access-log.js';
 export * from './oversight.js';
+export * from './oauth.js';

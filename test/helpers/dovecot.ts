@@ -59,6 +59,12 @@ export interface DovecotOptions {
   users: DovecotUser[];
   /** Whether folders carry special-use attributes (default true); false is a server without them (names only). */
   specialUse?: boolean;
+  /**
+   * Also log in with OAuth 2.0 (`XOAUTH2`, `OAUTHBEARER`): a second passdb (`driver = oauth2`) posts each token to
+   * this introspection endpoint (RFC 7662, `introspection_mode = post`; the client's id and secret in the URL's
+   * userinfo) and takes the login name from `usernameAttribute` of the answer (default `sub`).
+   */
+  oauth2?: { introspectionUrl: string; usernameAttribute?: string };
   /** Extra lines of dovecot.conf (e.g. `imap_capability = ...` to hide an extension). */
   extra?: string[];
 }
@@ -156,7 +162,7 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
     `protocols = imap${options.lmtpPort ? ' lmtp' : ''}`,
     'listen = 127.0.0.1',
     'disable_plaintext_auth = no',
-    'auth_mechanisms = plain login',
+    `auth_mechanisms = plain login${options.oauth2 ? ' xoauth2 oauthbearer' : ''}`,
     'default_internal_user = dovecot',
     'default_login_user = dovenull',
     `first_valid_uid = ${mailUid}`,
@@ -166,6 +172,15 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
     '  driver = passwd-file',
     `  args = scheme=PLAIN username_format=%u ${users}`,
     '}',
+    ...(options.oauth2
+      ? [
+          'passdb {',
+          '  driver = oauth2',
+          '  mechanisms = xoauth2 oauthbearer',
+          `  args = ${join(dir.path, 'oauth2.conf')}`,
+          '}',
+        ]
+      : []),
     'userdb {',
     '  driver = static',
     `  args = uid=${mailUid} gid=${mailGid} home=${mail}/%d/%n`,
@@ -230,6 +245,20 @@ async function startDovecotOnce(options: DovecotOptions): Promise<Dovecot> {
     lines.push('ssl = yes', `ssl_cert = <${cert}`, `ssl_key = <${key}`);
   } else {
     lines.push('ssl = no');
+  }
+  if (options.oauth2) {
+    writeFileSync(
+      join(dir.path, 'oauth2.conf'),
+      [
+        `introspection_url = ${options.oauth2.introspectionUrl}`,
+        'introspection_mode = post',
+        `username_attribute = ${options.oauth2.usernameAttribute ?? 'sub'}`,
+        'active_attribute = active',
+        'active_value = true',
+        'tokeninfo_url =',
+        '',
+      ].join('\n'),
+    );
   }
   writeFileSync(conf, `${lines.join('\n')}\n`);
 

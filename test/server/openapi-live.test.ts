@@ -394,6 +394,19 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     return { params: {} };
   },
   mark_send_review: async (f) => ({ params: { review_id: await f.review() }, body: { status: 'ok', note: 'Fine' } }),
+  // An access token for a grant, issued by the token endpoint's client_credentials grant.
+  get_token_info: async (f) => {
+    const grantId = await f.grant();
+    const details = await request(service.url, 'GET', '/v3/applications', { key: service.apiKey });
+    const applicationId = (details.body as Json).data.application_id as string;
+    const answer = await fetch(`${service.url}/v3/connect/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${service.apiKey}` },
+      body: JSON.stringify({ client_id: applicationId, grant_type: 'client_credentials', grant_id: grantId }),
+    });
+    return { params: {}, query: { access_token: ((await answer.json()) as Json).access_token as string } };
+  },
+  detect_provider: async () => ({ params: {}, query: { email: 'someone@gmail.com' } }),
 
   create_connector: async () => ({
     params: {},

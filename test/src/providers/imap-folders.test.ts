@@ -26,6 +26,32 @@ describe('IMAP folder mapping', () => {
     expect(mapped).toEqual({ INBOX: 'inbox', Sent: null, Gesendet: 'sent', Papierkorb: 'trash' });
   });
 
+  it("maps Gmail's folders: [Gmail] is no folder, All Mail and Starred are views, not folders; labels are folders", () => {
+    const gmail = (path: string, specialUse?: string, flags: string[] = []) =>
+      folder(path, { flags: new Set(flags), ...(specialUse ? { specialUse, specialUseSource: 'extension' } : {}) });
+    const mapped = roles([
+      gmail('INBOX'),
+      gmail('[Gmail]', undefined, ['\\Noselect', '\\HasChildren']),
+      gmail('[Gmail]/All Mail', '\\All'),
+      gmail('[Gmail]/Drafts', '\\Drafts'),
+      gmail('[Gmail]/Important', undefined, ['\\Important']),
+      gmail('[Gmail]/Sent Mail', '\\Sent'),
+      gmail('[Gmail]/Spam', '\\Junk'),
+      gmail('[Gmail]/Starred', '\\Flagged'),
+      gmail('[Gmail]/Trash', '\\Trash'),
+      gmail('Receipts'),
+    ]);
+    expect(mapped).toEqual({
+      INBOX: 'inbox',
+      '[Gmail]/Drafts': 'drafts',
+      '[Gmail]/Important': null,
+      '[Gmail]/Sent Mail': 'sent',
+      '[Gmail]/Spam': 'junk',
+      '[Gmail]/Trash': 'trash',
+      Receipts: null,
+    });
+  });
+
   it('guesses the roles by common names on a server without special-use', () => {
     const mapped = roles([
       folder('INBOX'),

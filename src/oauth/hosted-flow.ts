@@ -1,0 +1,309 @@
+/**
+ * @module oauth/hosted-flow
+ * The browser's two steps of hosted OAuth (Nylas v3 `GET /v3/connect/auth`, then the provider's redirect to
+ * `/v3/connect/callback`). The flow keeps no row while the user is at the provider: what the callback needs (the
+ * application, its redirect URI and state, the PKCE challenge, this service's own PKCE verifier towards the provider)
+ * travels sealed by the secret box in the provider's `state` parameter, and a cookie binds it to the browser that
+ * started it (a callback from another browser is refused: login CSRF).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Principal } from '../access.js';
+import type { ConnectorClient } from '../connectors/index.js';
+import { AppError } from '../errors.js';
+import type { AuthorizeQuery } from '../schemas/oauth.js';
+import type { ConnectorProvider } from '../schemas/connectors.js';
+import type { BrowserStep } from './contracts.js';
+import { detectByDomain } from './detect.js';
+import { identityOfIdToken, type ProviderIdentity, type ProviderTokens } from './provider-client.js';
+import { insertIssuedToken, saveGrantTokens } from './oauth-store.js';
+import type { OAuthState } from './oauth-state.js';
+
+/** How long a user may stay at the provider's consent page (the sealed state's lifetime). */
+const FLOW_TTL_MS = 15 * 60_000;
+
+/** How long the code given to the application may wait for its exchange (RFC 6749 §4.1.2: at most 10 minutes). */
+const CODE_TTL_MS = 10 * 60_000;
+
+/** This service's callback path, registered at the provider as the OAuth client's redirect URI. */
+export const CALLBACK_PATH = '/v3/connect/callback';
+
+/** Providers whose accounts authorize at the provider (the hosted IMAP form is not built yet). */
+const OAUTH_PROVIDERS: ReadonlySet<string> = new Set(['google', 'microsoft']);
+
+/** What travels sealed through the provider (short keys: it is a URL parameter). */
+interface FlowState {
+  /** application id */
+  a: string;
+  /** the application's redirect URI */
+  r: string;
+  /** the application's state */
+  s?: string | undefined;
+  /** provider */
+  p: string;
+  /** PKCE challenge and method of the application */
+  c?: string | undefined;
+  m?: string | undefined;
+  /** offline access asked */
+  o: boolean;
+  /** this service's PKCE verifier towards the provider */
+  v: string;
+  /** this service's callback URL (the redirect URI sent to the provider) */
+  cb: string;
+  /** the browser binding (the cookie's value) */
+  b: string;
+  /** expiry, Unix ms */
+  x: number;
+  /** admin consent */
+  ac?: boolean | undefined;
+}
+
+/** Adds OAuth parameters to a redirect URI, keeping its own query. */
+export function withParams(uri: string, params: Record<string, string | undefined>): string {
+  const url = new URL(uri);
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, value);
+  return url.toString();
+}
+
+function equalText(left: string, right: string): boolean {
+  const a = Buffer.from(left);
+  const b = Buffer.from(right);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * Whether a PKCE verifier answers a challenge (RFC 7636 §4.6). `s256` accepts both the standard form (base64url of
+ * the SHA-256) and the nylas SDK's (base64 of the SHA-256's hex, `=` stripped).
+ */
+export function pkceMatches(challenge: string, method: string | null | undefined, verifier: string): boolean {
+  if (method === undefined || method === null || method === 'plain') return equalText(challenge, verifier);
+  const digest = createHash('sha256').update(verifier).digest();
+  const standard = digest.toString('base64url');
+  const sdk = Buffer.from(digest.toString('hex')).toString('base64').replace(/=+$/, '');
+  return equalText(challenge, standard) || equalText(challenge, sdk);
+}
+
+/** An OAuth error sent back to the application's redirect URI (RFC 6749 §4.1.2.1). */
+function errorStep(redirectUri: string, error: string, description: string, state: string | undefined): BrowserStep {
+  return { location: withParams(redirectUri, { error, error_description: description, state }) };
+}
+
+/** The provider's consent page URL for this flow. */
+function providerUrl(
+  client: ConnectorClient,
+  query: AuthorizeQuery,
+  flow: FlowState,
+  sealed: string,
+  challenge: string,
+): string {
+  const authorizationUrl = client.endpoints.authorizationUrl!;
+  if (flow.ac) {
+    // Microsoft's admin consent endpoint sits beside its authorize endpoint (…/{tenant}/v2.0/adminconsent).
+    const url = authorizationUrl.replace(/\/oauth2\/v2\.0\/authorize$/, '/v2.0/adminconsent');
+    return withParams(url, {
+      client_id: client.clientId,
+      redirect_uri: flow.cb,
+      scope: 'https://graph.microsoft.com/.default',
+      state: sealed,
+    });
+  }
+  const scopes = query.scope ? query.scope.split(/[\s,]+/).filter(Boolean) : [...client.scope];
+  if (flow.o && client.provider === 'microsoft' && !scopes.includes('offline_access')) scopes.push('offline_access');
+  const prompts = (query.prompt ?? '')
+    .split(',')
+    .filter((prompt) => prompt !== '' && prompt !== 'select_provider' && prompt !== 'detect');
+  // A refresh token needs the consent page shown again (Google only gives one on consent; so does oidc-provider).
+  if (flow.o && !prompts.includes('consent')) prompts.push('consent');
+  return withParams(authorizationUrl, {
+    client_id: client.clientId,
+    redirect_uri: flow.cb,
+    response_type: 'code',
+    scope: scopes.join(' '),
+    state: sealed,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    login_hint: query.login_hint,
+    prompt: prompts.length > 0 ? prompts.join(' ') : undefined,
+    ...(client.provider === 'google'
+      ? {
+          access_type: flow.o ? 'offline' : 'online',
+          include_granted_scopes: query.include_grant_scopes === 'true' ? 'true' : undefined,
+        }
+      : {}),
+  });
+}
+
+/** `GET /v3/connect/auth` (see OAuthService.authorize). */
+export async function authorize(state: OAuthState, query: AuthorizeQuery, origin: string): Promise<BrowserStep> {
+  const principal: Principal = { applicationId: query.client_id, via: 'local' };
+  const registered = await state.applicationDetails.listRedirectUris(principal);
+  if (!registered.some((entry) => entry.url === query.redirect_uri)) {
+    throw new AppError(
+      'invalid_request',
+      'redirect_uri: not a redirect URI of this application (client_id); register it with the applications API first.',
+      { field: 'redirect_uri' },
+    );
+  }
+  const fail = (error: string, description: string) => errorStep(query.redirect_uri, error, description, query.state);
+  const responseType = query.response_type ?? 'code';
+  if (responseType !== 'code' && responseType !== 'adminconsent') {
+    return fail('unsupported_response_type', 'response_type must be code or adminconsent.');
+  }
+  const adminConsent = responseType === 'adminconsent';
+  const provider =
+    query.provider ?? (adminConsent ? 'microsoft' : query.login_hint ? detectByDomain(query.login_hint) : undefined);
+  if (provider === undefined) {
+    return fail(
+      'invalid_request',
+      'provider: name the provider (google or microsoft), or give login_hint to detect it.',
+    );
+  }
+  if (!OAUTH_PROVIDERS.has(provider)) {
+    return fail(
+      'invalid_request',
+      `provider: ${provider} accounts are connected with POST /v3/connect/custom; hosted OAuth serves google and microsoft.`,
+    );
+  }
+  let client: ConnectorClient;
+  try {
+    client = await state.connectors.client(principal, provider as ConnectorProvider);
+  } catch {
+    return fail('invalid_request', `provider: the application has no ${provider} connector; create it first.`);
+  }
+  if (!client.endpoints.authorizationUrl || !client.clientId || !client.clientSecret) {
+    return fail('server_error', `The ${provider} connector has no client_id, client_secret or authorization_url.`);
+  }
+  if (adminConsent && !query.credential_id) {
+    return fail('invalid_request', 'credential_id: admin consent names the credential of the Microsoft app.');
+  }
+  const binding = state.randomBytes(18).toString('base64url');
+  const verifier = state.randomBytes(32).toString('base64url');
+  const flow: FlowState = {
+    a: query.client_id,
+    r: query.redirect_uri,
+    s: query.state,
+    p: provider,
+    c: query.code_challenge,
+    m: query.code_challenge ? (query.code_challenge_method ?? 'plain').toLowerCase() : undefined,
+    o: query.access_type === 'offline',
+    v: verifier,
+    cb: `${state.config.publicUrlSet ? state.config.publicUrl : origin}${CALLBACK_PATH}`,
+    b: binding,
+    x: state.clock.now().getTime() + FLOW_TTL_MS,
+    ac: adminConsent || undefined,
+  };
+  const sealed = state.secrets.seal(JSON.stringify(flow));
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  return { location: providerUrl(client, query, flow, sealed, challenge), binding };
+}
+
+/** The sealed state opened, or undefined when it is not one of this service's or has expired. */
+function openFlow(state: OAuthState, sealed: string | undefined): FlowState | undefined {
+  if (!sealed || sealed.length > 4096) return undefined;
+  try {
+    const flow = JSON.parse(state.secrets.open(sealed)) as FlowState;
+    return flow.x > state.clock.now().getTime() ? flow : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The account of the tokens: the ID token's claims, else the userinfo endpoint. */
+async function identityOf(
+  state: OAuthState,
+  client: ConnectorClient,
+  tokens: ProviderTokens,
+): Promise<ProviderIdentity> {
+  const fromIdToken = tokens.idToken ? identityOfIdToken(tokens.idToken) : undefined;
+  return fromIdToken ?? (await state.provider.userinfo(client, tokens.accessToken));
+}
+
+/** `GET /v3/connect/callback` (see OAuthService.callback). */
+export async function callback(
+  state: OAuthState,
+  query: Record<string, string>,
+  binding: string | undefined,
+): Promise<BrowserStep> {
+  const flow = openFlow(state, query.state);
+  if (!flow || binding === undefined || !equalText(flow.b, binding)) {
+    throw new AppError(
+      'invalid_request',
+      'state: this sign-in was not started in this browser, or it took too long; start it again.',
+    );
+  }
+  const fail = (error: string, description: string) => errorStep(flow.r, error, description, flow.s);
+  if (query.error) {
+    return fail(query.error.slice(0, 64), (query.error_description ?? 'The provider refused.').slice(0, 512));
+  }
+  const principal: Principal = { applicationId: flow.a, via: 'local' };
+  if (flow.ac) {
+    // Microsoft's admin consent answers with the tenant that consented, not a code.
+    return {
+      location: withParams(flow.r, {
+        admin_consent: query.admin_consent ?? 'True',
+        tenant: query.tenant?.slice(0, 128),
+        state: flow.s,
+      }),
+    };
+  }
+  if (!query.code) return fail('invalid_request', 'The provider gave no code.');
+  try {
+    const client = await state.connectors.client(principal, flow.p as ConnectorProvider);
+    const tokens = await state.provider.exchangeCode(client, {
+      code: query.code.slice(0, 4096),
+      redirectUri: flow.cb,
+      codeVerifier: flow.v,
+    });
+    const identity = await identityOf(state, client, tokens);
+    const scope = tokens.scope ?? client.scope;
+    const { secrets } = state;
+    const { grant } = await state.grants.connect(principal, { scope }, flow.p, {
+      email: identity.email,
+      async login() {
+        return {
+          async save(tx, grantId, { atMs }) {
+            await saveGrantTokens(tx, {
+              grantId,
+              provider: flow.p,
+              refreshTokenSealed: tokens.refreshToken ? secrets.seal(tokens.refreshToken) : null,
+              accessTokenSealed: secrets.seal(tokens.accessToken),
+              accessExpiresAt: atMs + tokens.expiresIn * 1000,
+              scope,
+              subject: identity.subject ?? null,
+              createdAt: atMs,
+              updatedAt: atMs,
+            });
+            const { imap, smtp, allowInsecureTls } = client.endpoints;
+            if (imap && smtp) {
+              await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
+            }
+          },
+        };
+      },
+    });
+    const code = state.randomBytes(32).toString('base64url');
+    const atMs = state.clock.now().getTime();
+    await state.db.write((tx) =>
+      insertIssuedToken(tx, code, {
+        kind: 'code',
+        applicationId: flow.a,
+        grantId: grant.id,
+        redirectUri: flow.r,
+        codeChallenge: flow.c ?? null,
+        codeChallengeMethod: flow.m ?? null,
+        offline: flow.o,
+        idTokenSealed: tokens.idToken ? secrets.seal(tokens.idToken) : null,
+        scope,
+        expiresAt: atMs + CODE_TTL_MS,
+        createdAt: atMs,
+      }),
+    );
+    return { location: withParams(flow.r, { code, state: flow.s }) };
+  } catch (error) {
+    const refused = error instanceof AppError;
+    state.logger.warn('oauth: the callback failed', { application_id: flow.a, provider: flow.p, error: String(error) });
+    return fail(
+      refused && error.code === 'conflict' ? 'access_denied' : 'server_error',
+      refused ? error.message : 'The sign-in could not be completed; try again.',
+    );
+  }
+}

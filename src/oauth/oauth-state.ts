@@ -1,0 +1,39 @@
+/**
+ * @module oauth/oauth-state
+ * What the hosted OAuth functions share: the dependencies and the services of other areas they call.
+ */
+import type { Tx } from '../../storage/index.js';
+import type { ApplicationDetailsService, ApplicationService } from '../applications/index.js';
+import type { ConnectorService } from '../connectors/index.js';
+import type { GrantService } from '../grants/index.js';
+import type { eventRecorder } from '../outbox/index.js';
+import type { CoreDeps } from '../ports/index.js';
+import type { ProviderClient } from './provider-client.js';
+
+/** The mail servers of an OAuth grant's account, and its address (the XOAUTH2 login name). */
+export interface MailServers {
+  email: string;
+  imap: { host: string; port: number; secure: boolean };
+  smtp: { host: string; port: number; secure: boolean };
+  allowInsecureTls: boolean;
+}
+
+/** The state of the hosted OAuth area. */
+export interface OAuthState extends Pick<
+  CoreDeps,
+  'db' | 'config' | 'clock' | 'randomBytes' | 'secrets' | 'logger' | 'dns'
+> {
+  applications: Pick<ApplicationService, 'authenticateApiKey'>;
+  applicationDetails: Pick<ApplicationDetailsService, 'listRedirectUris'>;
+  connectors: Pick<ConnectorService, 'client'>;
+  grants: Pick<GrantService, 'connect'>;
+  provider: ProviderClient;
+  /**
+   * Stores the mail account of an OAuth grant in the grant's transaction (src/imap/accounts.ts `saveOAuthAccount`:
+   * IMAP and SMTP with XOAUTH2 on the connector's servers).
+   */
+  mailAccounts: {
+    save(tx: Tx, grantId: string, servers: MailServers, atMs: number): Promise<void>;
+  };
+  record: ReturnType<typeof eventRecorder>;
+}

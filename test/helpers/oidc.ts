@@ -1,0 +1,212 @@
+/**
+ * An OAuth 2.0 / OpenID Connect authorization server on loopback, built with the certified `oidc-provider`, standing
+ * for Google or Microsoft in tests: its development login and consent pages (any login name is an account whose
+ * address it is), authorization codes with PKCE, refresh tokens (`offline_access`), revocation, userinfo and token
+ * introspection (what Dovecot's `oauth2` passdb asks). And a browser-free walk through a hosted sign-in: the test
+ * follows the redirects with a cookie jar and posts the login and consent forms, as a browser would.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Provider } from 'oidc-provider';
+
+/** The client a resource server (Dovecot) introspects tokens as. */
+const INTROSPECTION_CLIENT = { id: 'dovecot', secret: 'dovecot-introspection-secret' };
+
+/** Options of {@link startOidcProvider}. */
+export interface OidcOptions {
+  /** The OAuth client's redirect URIs (Agentpost's `/v3/connect/callback`). */
+  redirectUris: string[];
+  clientId?: string;
+  clientSecret?: string;
+  /** Access token lifetime in seconds (default an hour). */
+  accessTokenTtl?: number;
+  /** Fixed port (default: any free one). */
+  port?: number;
+}
+
+/** A running authorization server. */
+export interface OidcServer {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  provider: Provider;
+  /** Connector settings pointing a google/microsoft connector at this server. */
+  connectorSettings: Record<string, string>;
+  /** The introspection endpoint (RFC 7662). */
+  introspectionUrl: string;
+  /**
+   * Makes an access token stop working now, as at its expiry, leaving the grant's refresh token valid (revoking it
+   * through the revocation endpoint would revoke every token of its grant: oidc-provider's `revokeByGrantId`).
+   */
+  expireAccessToken(token: string): Promise<void>;
+  /** The same with the introspection client's id and secret in its userinfo, as Dovecot's oauth2 passdb takes it. */
+  dovecotIntrospectionUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts an authorization server on 127.0.0.1. Call `stop()` in afterAll. */
+export async function startOidcProvider(options: OidcOptions): Promise<OidcServer> {
+  const clientId = options.clientId ?? 'agentpost-client';
+  const clientSecret = options.clientSecret ?? 'agentpost-client-secret-of-the-test-provider';
+  let handler: ((...args: Parameters<Parameters<typeof createServer>[1] & {}>) => void) | undefined;
+  const server: Server = createServer((request, response) => handler!(request, response));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: clientId,
+        client_secret: clientSecret,
+        redirect_uris: options.redirectUris,
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+      // What Dovecot's oauth2 passdb introspects tokens as (HTTP basic authentication, from the URL's userinfo).
+      {
+        client_id: INTROSPECTION_CLIENT.id,
+        client_secret: INTROSPECTION_CLIENT.secret,
+        redirect_uris: [],
+        grant_types: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ],
+    async findAccount(_context, id) {
+      return {
+        accountId: id,
+        claims: () => ({ sub: id, email: id.toLowerCase(), email_verified: true, name: `User ${id}` }),
+      };
+    },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    scopes: ['openid', 'email', 'profile', 'offline_access', 'https://mail.google.com/'],
+    features: {
+      devInteractions: { enabled: true },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+    },
+    ttl: { AccessToken: options.accessTokenTtl ?? 3600 },
+    cookies: { keys: ['agentpost-test-cookie-key'] },
+  });
+  // Its development warnings (dev interactions, keys) are expected here.
+  provider.on('server_error', (_context, error) => console.error('oidc-provider server_error', error));
+  const callback = provider.callback();
+  handler = (request, response) => void callback(request, response);
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    provider,
+    connectorSettings: {
+      client_id: clientId,
+      client_secret: clientSecret,
+      authorization_url: `${issuer}/auth`,
+      token_url: `${issuer}/token`,
+      revocation_url: `${issuer}/token/revocation`,
+      userinfo_url: `${issuer}/me`,
+    },
+    introspectionUrl: `${issuer}/token/introspection`,
+    dovecotIntrospectionUrl: `http://${INTROSPECTION_CLIENT.id}:${INTROSPECTION_CLIENT.secret}@127.0.0.1:${new URL(issuer).port}/token/introspection`,
+    async expireAccessToken(token) {
+      const stored = await provider.AccessToken.find(token);
+      if (!stored) throw new Error('oidc-provider: no such access token');
+      await stored.destroy();
+    },
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A browser's cookies, by name (paths honoured, ports not: as browsers do). */
+class CookieJar {
+  private readonly cookies = new Map<string, { value: string; path: string }>();
+  take(response: Response): void {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';');
+      const [name, ...value] = pair!.trim().split('=');
+      const path =
+        attributes
+          .map((item) => item.trim())
+          .find((item) => /^path=/i.test(item))
+          ?.slice(5) ?? '/';
+      const expired = attributes.some((item) => /^\s*max-age=0\b/i.test(item)) || value.join('=') === '';
+      if (expired) this.cookies.delete(name!);
+      else this.cookies.set(name!, { value: value.join('='), path });
+    }
+  }
+  header(url: URL): string {
+    return [...this.cookies]
+      .filter(([, cookie]) => url.pathname.startsWith(cookie.path))
+      .map(([name, cookie]) => `${name}=${cookie.value}`)
+      .join('; ');
+  }
+  names(): string[] {
+    return [...this.cookies.keys()];
+  }
+}
+
+/** The fields and action of the first form of a page. */
+function formOf(html: string, base: URL): { action: URL; fields: Record<string, string> } | undefined {
+  const form = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+  if (!form) return undefined;
+  const fields: Record<string, string> = {};
+  for (const input of form[2]!.matchAll(/<input[^>]*>/gi)) {
+    const name = /name="([^"]*)"/.exec(input[0])?.[1];
+    const value = /value="([^"]*)"/.exec(input[0])?.[1] ?? '';
+    if (name) fields[name] = value;
+  }
+  return { action: new URL(form[1]!.replace(/&amp;/g, '&'), base), fields };
+}
+
+/** What a walk ended with: the address the browser was last sent to (outside both servers) and every URL visited. */
+export interface Walk {
+  final: URL;
+  visited: URL[];
+  jar: CookieJar;
+}
+
+/**
+ * Walks a sign-in from `start` as a browser would: follows redirects, and on the provider's pages posts the login form
+ * (login `login`, any password) and the consent form, until a redirect leaves for `stopAt` (the application's redirect
+ * URI). At most 20 steps.
+ */
+export async function walkSignIn(
+  start: string,
+  options: { login: string; stopAt: string; jar?: CookieJar },
+): Promise<Walk> {
+  const jar = options.jar ?? new CookieJar();
+  const visited: URL[] = [];
+  let url = new URL(start);
+  let method: 'GET' | 'POST' = 'GET';
+  let body: string | undefined;
+  for (let step = 0; step < 20; step++) {
+    if (url.toString().startsWith(options.stopAt)) return { final: url, visited, jar };
+    visited.push(url);
+    const response = await fetch(url, {
+      method,
+      redirect: 'manual',
+      headers: {
+        cookie: jar.header(url),
+        ...(body !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+      },
+      ...(body !== undefined ? { body } : {}),
+    });
+    jar.take(response);
+    method = 'GET';
+    body = undefined;
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location) {
+      url = new URL(location, url);
+      continue;
+    }
+    const html = await response.text();
+    const form = response.status === 200 ? formOf(html, url) : undefined;
+    if (!form) throw new Error(`The walk stopped at ${url.toString()} (${response.status}): ${html.slice(0, 500)}`);
+    if (form.fields.prompt === 'login') Object.assign(form.fields, { login: options.login, password: 'any' });
+    url = form.action;
+    method = 'POST';
+    body = new URLSearchParams(form.fields).toString();
+  }
+  throw new Error(`The walk did not reach ${options.stopAt} in 20 steps; last at ${url.toString()}`);
+}
+
+export { CookieJar };
