@@ -4,6 +4,7 @@
  * (`core.mail.messages`, `core.calendar.events`). Each group names the folders of src/ it holds; each service is typed
  * by the interface its area's front door exports.
  */
+import type { DavSyncRunner } from './dav/index.js';
 import type {
   Enforcement,
   EvaluationService,
@@ -59,6 +60,8 @@ export interface AccountsArea {
   providers: Providers;
   /** The sync in of connected IMAP accounts, run by the worker role. */
   sync: ImapSyncRunner;
+  /** The sync of connected accounts' calendars (CalDAV) and contacts (CardDAV), run by the worker role. */
+  davSync: DavSyncRunner;
 }
 
 /** Stored mail and mail in (src/messages/, src/mail/, the folders of src/grants/). */

@@ -112,6 +112,25 @@ export interface EventStore {
   overridesOf(tx: Tx, grant: GrantRow, masterId: string): Promise<EventRow[]>;
 }
 
+/**
+ * Where the sync of an account whose calendars are on a CalDAV server (src/dav/) writes what it finds there: one
+ * calendar object (a UID's events) replaces what is stored under its UID; an object gone removes its events.
+ */
+export interface RemoteEventSink {
+  /**
+   * Stores the events of one server object in `calendarId`; `{ ok: false }` (nothing stored) for unreadable
+   * iCalendar. `within` runs in the same transaction, given the object's UID (the sync records the object there).
+   */
+  apply(
+    grant: GrantRow,
+    calendarId: string,
+    ics: string,
+    within?: (tx: Tx, uid: string) => Promise<void>,
+  ): Promise<{ ok: true; uid: string } | { ok: false; error: string }>;
+  /** Removes the events of `uid` (with `event.deleted`). */
+  remove(grant: GrantRow, uid: string): Promise<void>;
+}
+
 /** What createEventService() returns (src/calendar/event-service.ts). */
 export interface EventService {
   /**
@@ -160,4 +179,6 @@ export interface EventService {
    * outcome is `{ action: 'unreadable', reason }` (see InvitationOutcome).
    */
   applyInvitation: (grant: GrantRow, invitation: InboundInvitation) => Promise<InvitationOutcome[]>;
+  /** Where the sync of CalDAV calendars writes the server's objects. */
+  readonly remote: RemoteEventSink;
 }

@@ -12,3 +12,4 @@ export * from './connected.js';
 export * from './dmarc.js';
 export * from './connectors.js';
 export * from './access-log.js';
+export * from './dav.js';
