@@ -118,15 +118,18 @@ export interface EventStore {
  */
 export interface RemoteEventSink {
   /**
-   * Stores the events of one server object in `calendarId`; `{ ok: false }` (nothing stored) for unreadable
-   * iCalendar. `within` runs in the same transaction, given the object's UID (the sync records the object there).
+   * Stores the events of server objects (each one UID's events) in `calendarId`, in one transaction: a result per
+   * object, `{ ok: false }` (nothing stored of it) for unreadable iCalendar. `within` runs in the transaction for each
+   * object stored, given its index and UID (the sync records the object there). `history`: the objects are the
+   * calendar's past, brought by its first sync: new events record no `event.created`.
    */
   apply(
     grant: GrantRow,
     calendarId: string,
-    ics: string,
-    within?: (tx: Tx, uid: string) => Promise<void>,
-  ): Promise<{ ok: true; uid: string } | { ok: false; error: string }>;
+    objects: string[],
+    within?: (tx: Tx, index: number, uid: string) => Promise<void>,
+    options?: { history?: boolean },
+  ): Promise<({ ok: true; uid: string } | { ok: false; error: string })[]>;
   /** Removes the events of `uid` (with `event.deleted`). */
   remove(grant: GrantRow, uid: string): Promise<void>;
 }

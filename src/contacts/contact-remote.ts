@@ -61,45 +61,52 @@ export function createRemoteContactSink({
 }: Pick<CoreDeps, 'db' | 'clock' | 'newId'>): RemoteContactSink {
   const record = eventRecorder({ newId, clock });
   return {
-    async apply(grant, vcard, contactId, within) {
-      const parsed = parseVCard(vcard);
-      if (!parsed.ok) return parsed;
-      const columns = columnsOf(parsed.value.fields);
+    async apply(grant, cards, within) {
       const at = unixSeconds(clock.now());
       return db.write(async (tx) => {
-        const existing =
-          contactId === undefined
-            ? undefined
-            : await tx.query.contacts.findFirst({
-                where: and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, contactId)),
-              });
-        const [row] = existing
-          ? await tx
-              .update(tables.contacts)
-              .set({ ...columns, updatedAt: at })
-              .where(eq(tables.contacts.id, existing.id))
-              .returning()
-          : await tx
-              .insert(tables.contacts)
-              .values({
-                ...columns,
-                id: newId(),
-                grantId: grant.id,
-                source: 'address_book',
-                createdAt: at,
-                updatedAt: at,
-              })
-              .returning();
-        await record(tx, {
-          applicationId: grant.applicationId,
-          grantId: grant.id,
-          type: 'contact.updated',
-          objectId: row!.id,
-          object: toContact(row!),
-          createdAt: at,
-        });
-        await within?.(tx, row!.id, parsed.value.uid);
-        return { ok: true as const, contactId: row!.id };
+        const results: ({ ok: true; contactId: string } | { ok: false; error: string })[] = [];
+        for (const [index, { vcard, contactId }] of cards.entries()) {
+          const parsed = parseVCard(vcard);
+          if (!parsed.ok) {
+            results.push(parsed);
+            continue;
+          }
+          const columns = columnsOf(parsed.value.fields);
+          const existing =
+            contactId === undefined
+              ? undefined
+              : await tx.query.contacts.findFirst({
+                  where: and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, contactId)),
+                });
+          const [row] = existing
+            ? await tx
+                .update(tables.contacts)
+                .set({ ...columns, updatedAt: at })
+                .where(eq(tables.contacts.id, existing.id))
+                .returning()
+            : await tx
+                .insert(tables.contacts)
+                .values({
+                  ...columns,
+                  id: newId(),
+                  grantId: grant.id,
+                  source: 'address_book',
+                  createdAt: at,
+                  updatedAt: at,
+                })
+                .returning();
+          await record(tx, {
+            applicationId: grant.applicationId,
+            grantId: grant.id,
+            type: 'contact.updated',
+            objectId: row!.id,
+            object: toContact(row!),
+            createdAt: at,
+          });
+          await within?.(tx, index, row!.id, parsed.value.uid);
+          results.push({ ok: true, contactId: row!.id });
+        }
+        return results;
       });
     },
 

@@ -63,15 +63,15 @@ export interface ContactService {
  */
 export interface RemoteContactSink {
   /**
-   * Stores one card (`{ ok: false }`, nothing stored, for text that is not a readable vCard). `within` runs in the
-   * same transaction with the contact's id and the card's UID (the sync records the object there).
+   * Stores cards in one transaction, each replacing its contact (`contactId`) or making a new one: a result per card,
+   * `{ ok: false }` (nothing stored of it) for text that is not a readable vCard. `within` runs in the transaction for
+   * each card stored, given its index, the contact's id and the card's UID (the sync records the object there).
    */
   apply(
     grant: GrantRow,
-    vcard: string,
-    contactId: string | undefined,
-    within?: (tx: Tx, contactId: string, uid: string | null) => Promise<void>,
-  ): Promise<{ ok: true; contactId: string } | { ok: false; error: string }>;
+    cards: { vcard: string; contactId: string | undefined }[],
+    within?: (tx: Tx, index: number, contactId: string, uid: string | null) => Promise<void>,
+  ): Promise<({ ok: true; contactId: string } | { ok: false; error: string })[]>;
   /** Removes a contact (with `contact.deleted`). */
   remove(grant: GrantRow, contactId: string): Promise<void>;
 }

@@ -175,6 +175,23 @@ export function createDavClient(fetchImpl: typeof fetch = globalThis.fetch): Dav
 
     async changes(kind, login, home, collection, since) {
       const caldav = kind === 'caldav';
+      if (since.syncToken === null && since.held.length === 0) {
+        // The first sync: one REPORT with every object's data (a sync-collection would name them all, then a multiget
+        // read them again). The token and ctag listed before it are kept: what changes meanwhile is seen again next time.
+        const objects = caldav
+          ? await fetchCalendarObjects({ calendar: { url: collection.url }, headers: headers(login), fetch: timed })
+          : await fetchVCards({ addressBook: { url: collection.url }, headers: headers(login), fetch: timed });
+        return {
+          changed: objects.flatMap((object) => {
+            const data = text(object.data);
+            if (data === '' || Buffer.byteLength(data, 'utf8') > DAV_LIMITS.maxObjectBytes) return [];
+            return [{ url: object.url, etag: object.etag ?? null, data }];
+          }),
+          deleted: [],
+          syncToken: collection.syncToken,
+          ctag: collection.ctag,
+        };
+      }
       const base: DAVCollection = {
         url: collection.url,
         objects: since.held.map((object) => ({ url: object.url, etag: object.etag ?? '' })),
@@ -182,14 +199,14 @@ export function createDavClient(fetchImpl: typeof fetch = globalThis.fetch): Dav
         ...(since.syncToken ? { syncToken: since.syncToken } : {}),
         ...(since.ctag ? { ctag: since.ctag } : {}),
         objectMultiGet: caldav ? calendarMultiGet : addressBookMultiGet,
-        fetchObjects: (caldav
+        fetchObjects: caldav
           ? () => fetchCalendarObjects({ calendar: { url: collection.url }, headers: headers(login), fetch: timed })
           : () =>
               fetchVCards({
                 addressBook: { url: collection.url },
                 headers: headers(login),
                 fetch: timed,
-              })),
+              }),
       };
       const run = (method: 'webdav' | 'basic', from: DAVCollection) =>
         smartCollectionSyncDetailed({
@@ -217,8 +234,8 @@ export function createDavClient(fetchImpl: typeof fetch = globalThis.fetch): Dav
         changed,
         deleted: result.objects.deleted.map((object) => object.url),
         // The basic method leaves the token as it was; the collection's own (listed this pass) is the current one.
-        syncToken: (result.syncToken) ?? collection.syncToken,
-        ctag: (result.ctag) ?? collection.ctag,
+        syncToken: result.syncToken ?? collection.syncToken,
+        ctag: result.ctag ?? collection.ctag,
       };
     },
 

@@ -7,7 +7,7 @@
  * server are removed. Changes found give `event.*` and `contact.*` webhooks as changes made through the API do.
  */
 import { eq } from 'drizzle-orm';
-import { tables, type GrantRow } from '../../storage/index.js';
+import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { RemoteEventSink } from '../calendar/index.js';
 import type { RemoteContactSink } from '../contacts/index.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -25,6 +25,9 @@ import {
   saveCollection,
   type DavCollectionRow,
 } from './dav-store.js';
+
+/** Objects written in one transaction: an initial sync of a large calendar commits every few hundred. */
+const APPLY_BATCH = 250;
 
 /** What a pass needs. */
 export interface DavSyncParts {
@@ -49,8 +52,9 @@ export async function syncDavAccount(
   const { db, secrets, clock, newId, logger } = deps;
   const result: DavPassResult = { changed: 0, removed: 0, unreadable: 0 };
   const account = await accountOf(db.orm, grantId);
-  const grant = await db.orm.query.grants.findFirst({ where: eq(tables.grants.id, grantId) });
-  if (!account || !grant) return result;
+  const found = await db.orm.query.grants.findFirst({ where: eq(tables.grants.id, grantId) });
+  if (!account || !found) return result;
+  const grant: GrantRow = found;
 
   /** The changes of one collection, written object by object; its sync state recorded last. */
   async function syncCollection(
@@ -62,49 +66,56 @@ export async function syncDavAccount(
     if (row.ctag !== null && row.ctag === info.ctag && (row.syncToken ?? null) === (info.syncToken ?? null)) return;
     const held = await objectsOf(db, grantId, info.url);
     const heldByUrl = new Map(held.map((object) => [object.url, object]));
+    // The account's first pass brings its past: no event.created for it (as an IMAP account's first sync).
+    const firstSync = account!.lastSyncAt === null && held.length === 0;
     const changes = await parts.client.changes(kind, login, login.home, info, {
       syncToken: row.syncToken,
       ctag: row.ctag,
       held: held.map((object) => ({ url: object.url, etag: object.etag })),
     });
-    for (const object of changes.changed) {
-      const applied =
+    // Written in transactions of up to APPLY_BATCH objects, each with its record (URL, ETag).
+    for (let from = 0; from < changes.changed.length; from += APPLY_BATCH) {
+      const batch = changes.changed.slice(from, from + APPLY_BATCH);
+      const hold = (index: number, localId: string, uid: string | null) => (tx: Tx) =>
+        holdObject(tx, {
+          grantId,
+          url: batch[index]!.url,
+          collectionUrl: info.url,
+          etag: batch[index]!.etag,
+          localId,
+          uid,
+        });
+      const results =
         kind === 'caldav'
-          ? await parts.events.apply(grant as GrantRow, row.calendarId!, object.data, (tx, uid) =>
-              holdObject(tx, {
-                grantId,
-                url: object.url,
-                collectionUrl: info.url,
-                etag: object.etag,
-                localId: uid,
-                uid: null,
-              }),
+          ? await parts.events.apply(
+              grant,
+              row.calendarId!,
+              batch.map((object) => object.data),
+              (tx, index, uid) => hold(index, uid, null)(tx),
+              { history: firstSync },
             )
           : await parts.contacts.apply(
-              grant as GrantRow,
-              object.data,
-              heldByUrl.get(object.url)?.localId,
-              (tx, contactId, uid) =>
-                holdObject(tx, {
-                  grantId,
-                  url: object.url,
-                  collectionUrl: info.url,
-                  etag: object.etag,
-                  localId: contactId,
-                  uid,
-                }),
+              grant,
+              batch.map((object) => ({ vcard: object.data, contactId: heldByUrl.get(object.url)?.localId })),
+              (tx, index, contactId, uid) => hold(index, contactId, uid)(tx),
             );
-      if (applied.ok) result.changed++;
-      else {
-        result.unreadable++;
-        logger.warn('a server object could not be read', { grant_id: grantId, url: object.url, reason: applied.error });
+      for (const [index, applied] of results.entries()) {
+        if (applied.ok) result.changed++;
+        else {
+          result.unreadable++;
+          logger.warn('a server object could not be read', {
+            grant_id: grantId,
+            url: batch[index]!.url,
+            reason: applied.error,
+          });
+        }
       }
     }
     for (const url of changes.deleted) {
       const object = heldByUrl.get(url);
       if (!object) continue;
-      if (kind === 'caldav') await parts.events.remove(grant as GrantRow, object.localId);
-      else await parts.contacts.remove(grant as GrantRow, object.localId);
+      if (kind === 'caldav') await parts.events.remove(grant, object.localId);
+      else await parts.contacts.remove(grant, object.localId);
       await db.write((tx) => dropObject(tx, grantId, url));
       result.removed++;
     }
@@ -140,8 +151,7 @@ export async function syncDavAccount(
     }
     for (const [url] of known) {
       if (listed.some((info) => info.url === url)) continue;
-      for (const object of await objectsOf(db, grantId, url))
-        await parts.contacts.remove(grant, object.localId);
+      for (const object of await objectsOf(db, grantId, url)) await parts.contacts.remove(grant, object.localId);
       await db.write((tx) => dropCollection(tx, grantId, url));
     }
   }
