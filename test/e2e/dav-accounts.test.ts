@@ -155,6 +155,17 @@ describe.skipIf(missing !== undefined)(
       calendarId = calendars[0]!.id;
     });
 
+    it('changes the DAV servers and logins only by connecting again: a PATCH naming one is a 400', async () => {
+      const error = await sdkError(
+        service.nylas.grants.update({
+          grantId,
+          requestBody: { settings: { caldav_url: 'https://elsewhere.example/' } },
+        }),
+      );
+      expect(error.statusCode).toBe(400);
+      expect(error.message).toContain('caldav_url');
+    });
+
     it('brings the events already on the server (initial sync), and counts them in free/busy', async () => {
       await sync();
       const { data: events } = await service.nylas.events.list({
