@@ -24,6 +24,8 @@ export interface CoreEvents {
   grantAccessToken: (grantId: string, options: { force: boolean }) => Promise<string>;
   /** A connected account was created or re-authenticated (committed): its sync starts now. */
   grantConnected: (grantId: string) => void;
+  /** A write to a connected account's CalDAV/CardDAV server was refused (changed there): its sync runs now. */
+  remoteChanged: (grantId: string) => void;
   /** An iCalendar object arrived in a mailbox's mail: the calendar applies it and says what it did. */
   invitationReceived: (grant: GrantRow, invitation: InboundInvitation) => Promise<InvitationOutcome[]>;
 }

@@ -4,6 +4,7 @@
  * (`core.mail.messages`, `core.calendar.events`). Each group names the folders of src/ it holds; each service is typed
  * by the interface its area's front door exports.
  */
+import type { DavSyncRunner } from './dav/index.js';
 import type {
   Enforcement,
   EvaluationService,
@@ -65,6 +66,8 @@ export interface AccountsArea {
   oauth: OAuthService;
   /** The provider tokens of OAuth grants, refreshed before they expire. */
   grantTokens: GrantTokens;
+  /** The sync of connected accounts' calendars (CalDAV) and contacts (CardDAV), run by the worker role. */
+  davSync: DavSyncRunner;
 }
 
 /** Stored mail and mail in (src/messages/, src/mail/, the folders of src/grants/). */

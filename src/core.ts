@@ -57,6 +57,7 @@ import {
   createImapSyncRunner,
 } from './imap/index.js';
 import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
+import { createDavClient, createDavRemote, createDavSyncRunner, withDavAccounts } from './dav/index.js';
 import { createOutboundService } from './outbound/index.js';
 import { createApprovals, createOversight, createSendReviews } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
@@ -115,11 +116,13 @@ export function createCore(deps: CoreDeps): Core {
   const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once; a connected account's sync starts at once
   // (tracking and the sync listen: both are built below).
+  /** CalDAV and CardDAV servers of connected accounts (src/dav/), over the process's fetch. */
+  const davClient = createDavClient();
   const grants = createGrantService(deps, {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
     onDeleting: async (grantId) => void (await Promise.all(hooks.emit('grantDeleting', grantId))),
     onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
-    accounts: [createImapAccounts(deps, connector)],
+    accounts: [withDavAccounts(createImapAccounts(deps, connector), deps, davClient)],
   });
   /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
   const { oauth, grantTokens } = createOAuthService({
@@ -133,9 +136,11 @@ export function createCore(deps: CoreDeps): Core {
     record: eventRecorder(deps),
   });
   listenForGrantTokens(hooks, grantTokens, deps.logger);
+  /** Where each grant's calendars and contacts are: ours, its CalDAV/CardDAV servers (written after each change), or none. */
+  const remoteCollections = createDavRemote(deps, davClient, (grantId) => void hooks.emit('remoteChanged', grantId));
   const availability = createAvailabilityService(deps, grants);
-  const calendars = createCalendarService(deps, grants);
-  const contacts = createContactService(deps, grants);
+  const calendars = createCalendarService(deps, grants, remoteCollections);
+  const contacts = createContactService(deps, grants, remoteCollections);
   const folders = createFolderService(deps, grants, createFolderCounter(deps.db.orm));
   const mailStore = createMailStore(deps);
   /** Deleting stored messages for good (with `message.deleted`), for the message service, the sync and policy upkeep. */
@@ -236,8 +241,15 @@ export function createCore(deps: CoreDeps): Core {
   const sendReviews = createSendReviews(deps, { requireGrant: grants.require });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
-  const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
+  const events = createEventService(deps, grants, calendars, outbound.invitations, {
+    calendarParser,
+    remote: remoteCollections,
+  });
   hooks.on('invitationReceived', (grant, invitation) => events.applyInvitation(grant, invitation));
+  /** The sync of connected accounts' calendars and contacts (src/dav/dav-runner.ts), run by the worker role. */
+  const davSync = createDavSyncRunner(deps, { client: davClient, events: events.remote, contacts: contacts.remote });
+  hooks.on('grantConnected', (grantId) => davSync.wake(grantId));
+  hooks.on('remoteChanged', (grantId) => davSync.wake(grantId));
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState, providers);
   /** Open and click tracking: the pixel and redirect answers, hits recorded in batches, engagement per message. */
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
@@ -287,6 +299,7 @@ export function createCore(deps: CoreDeps): Core {
       sync: imap,
       oauth,
       grantTokens,
+      davSync,
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },

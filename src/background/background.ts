@@ -147,6 +147,8 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
 
   // The sync of connected IMAP accounts (src/imap/sync-runner.ts).
   core.accounts.sync.start();
+  // The sync of connected accounts' calendars and contacts (src/dav/dav-runner.ts).
+  core.accounts.davSync.start();
 
   return {
     worker,
@@ -161,6 +163,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       unsubscribe();
       clearTimeout(debounce);
       await core.accounts.sync.stop();
+      await core.accounts.davSync.stop();
       purgeAbort.abort();
       await purger.stop();
       await dispatcher.stop();

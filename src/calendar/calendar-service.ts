@@ -11,6 +11,7 @@ import { unixSeconds } from '../time.js';
 import { AppError, notFound } from '../errors.js';
 import { deletedEvent, eventRecorder } from '../outbox/index.js';
 import type { GrantService } from '../grants/contracts.js';
+import type { RemoteCollections } from '../ports/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type {
   Calendar,
@@ -57,13 +58,50 @@ export function metadataMatches(column: AnyColumn, text: string): SQL {
   return metadataHasPairs(column, parseMetadataPairs(text));
 }
 
-/** Creates the calendar service. */
-export function createCalendarService({ db, clock, newId, config }: CoreDeps, grants: GrantService): CalendarService {
+/**
+ * The 400 of a grant whose account has no calendars we can reach: a connected account given no CalDAV server (and,
+ * until Microsoft Graph is built, Microsoft 365 accounts), rather than an empty list that would look like no events.
+ */
+export function noCalendarsError(grant: Pick<GrantRow, 'id' | 'email'>): AppError {
+  return new AppError(
+    'invalid_request',
+    `Grant ${grant.id} (${grant.email}) has no calendar server: its account was connected without CalDAV. Connect it again with settings.caldav_url (and caldav_username, caldav_password when not the IMAP login) to use calendars, events, free/busy and availability. Microsoft 365 calendars (Microsoft Graph) are not supported yet.`,
+    { grant_id: grant.id },
+  );
+}
+
+/** The grant's calendars' home (ours without `remote`); a 400 when it has none. */
+async function requireHome(remote: RemoteCollections | undefined, grant: GrantRow): Promise<'local' | 'remote'> {
+  const home = remote ? await remote.calendarsOf(grant) : 'local';
+  if (home === 'none') throw noCalendarsError(grant);
+  return home;
+}
+
+/** A 400 for a change of the calendars themselves of a grant whose calendars are on its CalDAV server. */
+async function requireLocal(remote: RemoteCollections | undefined, grant: GrantRow, action: string): Promise<void> {
+  if ((await requireHome(remote, grant)) === 'remote')
+    throw new AppError(
+      'invalid_request',
+      `Grant ${grant.id} keeps its calendars on its CalDAV server: ${action} a calendar is done in the account's own calendar app (it shows here after the next sync); events can be created, changed and deleted here.`,
+      { grant_id: grant.id },
+    );
+}
+
+/**
+ * Creates the calendar service. `remote` says where each grant's calendars are (src/providers: ours, a CalDAV
+ * server's copy, or none, a 400); calendars on a CalDAV server are made and removed there, not through the API.
+ */
+export function createCalendarService(
+  { db, clock, newId, config }: CoreDeps,
+  grants: GrantService,
+  remote?: RemoteCollections,
+): CalendarService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
   /** A calendar of the grant by id or `primary`, or 404. */
   async function resolve(grant: GrantRow, calendarId: string): Promise<CalendarRow> {
+    await requireHome(remote, grant);
     const where =
       calendarId === 'primary'
         ? and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.isPrimary, true))
@@ -86,6 +124,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
     /** A page of the grant's calendars: the primary first, then the others oldest first. */
     async list(principal: Principal, input: ListCalendarsInput): Promise<{ data: Calendar[]; next_cursor?: string }> {
       const grant = await grants.require(principal, input.grant_id);
+      await requireHome(remote, grant);
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const after = decodeCursor(input.page_token, 3);
       const conditions: (SQL | undefined)[] = [eq(tables.calendars.grantId, grant.id)];
@@ -126,6 +165,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
      */
     async create(principal: Principal, input: CreateCalendarInput): Promise<Calendar> {
       const grant = await grants.require(principal, input.grant_id);
+      await requireLocal(remote, grant, 'creating');
       const at = now();
       return db.write(async (tx) => {
         const [application] = await tx
@@ -180,6 +220,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
     /** Changes a calendar's name, description, location, time zone, colour or metadata. */
     async update(principal: Principal, input: UpdateCalendarInput): Promise<Calendar> {
       const grant = await grants.require(principal, input.grant_id);
+      await requireLocal(remote, grant, 'changing');
       const current = await resolve(grant, input.calendar_id);
       return db.write(async (tx) => {
         const [row] = await tx
@@ -212,6 +253,7 @@ export function createCalendarService({ db, clock, newId, config }: CoreDeps, gr
     /** Deletes a calendar and its events. The primary can go only when it is the grant's last calendar. */
     async destroy(principal: Principal, input: CalendarRefInput): Promise<void> {
       const grant = await grants.require(principal, input.grant_id);
+      await requireLocal(remote, grant, 'deleting');
       const current = await resolve(grant, input.calendar_id);
       await db.write(async (tx) => {
         if (current.isPrimary) {

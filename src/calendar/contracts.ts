@@ -112,6 +112,28 @@ export interface EventStore {
   overridesOf(tx: Tx, grant: GrantRow, masterId: string): Promise<EventRow[]>;
 }
 
+/**
+ * Where the sync of an account whose calendars are on a CalDAV server (src/dav/) writes what it finds there: one
+ * calendar object (a UID's events) replaces what is stored under its UID; an object gone removes its events.
+ */
+export interface RemoteEventSink {
+  /**
+   * Stores the events of server objects (each one UID's events) in `calendarId`, in one transaction: a result per
+   * object, `{ ok: false }` (nothing stored of it) for unreadable iCalendar. `within` runs in the transaction for each
+   * object stored, given its index and UID (the sync records the object there). `history`: the objects are the
+   * calendar's past, brought by its first sync: new events record no `event.created`.
+   */
+  apply(
+    grant: GrantRow,
+    calendarId: string,
+    objects: string[],
+    within?: (tx: Tx, index: number, uid: string) => Promise<void>,
+    options?: { history?: boolean },
+  ): Promise<({ ok: true; uid: string } | { ok: false; error: string })[]>;
+  /** Removes the events of `uid` (with `event.deleted`). */
+  remove(grant: GrantRow, uid: string): Promise<void>;
+}
+
 /** What createEventService() returns (src/calendar/event-service.ts). */
 export interface EventService {
   /**
@@ -160,4 +182,6 @@ export interface EventService {
    * outcome is `{ action: 'unreadable', reason }` (see InvitationOutcome).
    */
   applyInvitation: (grant: GrantRow, invitation: InboundInvitation) => Promise<InvitationOutcome[]>;
+  /** Where the sync of CalDAV calendars writes the server's objects. */
+  readonly remote: RemoteEventSink;
 }

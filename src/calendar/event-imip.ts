@@ -10,6 +10,7 @@ import type { Principal } from '../access.js';
 import type { SendRsvpInput, SendRsvpResult } from '../schemas/events.js';
 import { toCalendarEventData, type EventRow } from './event-mapper.js';
 import type { Participant } from './ical.js';
+import { pushSeries } from './event-remote.js';
 import { composeReply, composeRequest, type OutgoingInvitation } from './invitation-message.js';
 import { bad, context, locate, organizedBy, others, type EventState, type StoredParticipant } from './event-state.js';
 
@@ -103,6 +104,8 @@ export async function sendRsvp(state: EventState, principal: Principal, input: S
     ? row.participants.map((participant) => (participant.email.toLowerCase() === me ? answer : participant))
     : [...row.participants, answer];
   const updated = await db.write((tx) => store.update(tx, grant, row, { participants, updatedAt: now() }));
+  // A CalDAV calendar keeps the answer too (the PARTSTAT in the server's copy), as calendar apps do.
+  await pushSeries(state, grant, calendar.id, updated.icalUid, updated.id);
   const attendee: Participant = {
     email: answer.email,
     status: answer.status,

@@ -13,6 +13,9 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import type { GrantService } from '../grants/contracts.js';
+import type { RemoteCollections } from '../ports/index.js';
+import { sharedCalendarParser } from './ical-bounded.js';
+import { createRemoteEventSink } from './event-remote.js';
 import type {
   CreateEventInput,
   DeleteEventInput,
@@ -38,6 +41,8 @@ export { organizedBy } from './event-state.js';
 export interface EventServiceOptions {
   /** Parses incoming invitations (default: the process's shared bounded parser, ical-bounded.ts). */
   calendarParser?: CalendarParser;
+  /** Where each grant's calendars are (default: ours for every grant). */
+  remote?: RemoteCollections;
 }
 
 /** Creates the event service. `invitations` delivers iMIP mail; without it nothing is mailed. */
@@ -59,9 +64,11 @@ export function createEventService(
     calendars,
     invitations,
     store,
+    remote: options.remote,
     now: () => unixSeconds(clock.now()),
   };
   const inbox = createInvitationInbox(deps, calendars, store, options.calendarParser);
+  const parser = options.calendarParser ?? sharedCalendarParser();
 
   return {
     /**
@@ -105,6 +112,7 @@ export function createEventService(
      * outcome is `{ action: 'unreadable', reason }` (see InvitationOutcome).
      */
     applyInvitation: inbox.apply,
+    remote: createRemoteEventSink(state, parser),
   };
 }
 

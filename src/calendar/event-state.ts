@@ -10,6 +10,7 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { AppError, notFound } from '../errors.js';
 import type { GrantService } from '../grants/contracts.js';
+import type { RemoteCollections } from '../ports/index.js';
 import type { CreateEventInput } from '../schemas/events.js';
 import type { CalendarRow, CalendarService } from './calendar-service.js';
 import { eventTimeColumns, eventTimeOf, type EventInsert, type EventRow } from './event-mapper.js';
@@ -30,6 +31,8 @@ export interface EventState {
   /** Delivers iMIP mail; undefined: nothing is mailed. */
   invitations: InvitationSender | undefined;
   store: EventStore;
+  /** Where each grant's calendars are; events of CalDAV calendars are written there after each change. */
+  remote: RemoteCollections | undefined;
   /** The clock's time in unix seconds. */
   now: () => number;
 }

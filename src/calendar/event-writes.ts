@@ -36,6 +36,7 @@ import {
   type StoredParticipant,
 } from './event-state.js';
 import { dispatch, sendRequest, senderOf } from './event-imip.js';
+import { pushSeries } from './event-remote.js';
 
 /**
  * Re-keys the overrides of a series whose start moved (`move`, from `from`): each takes the original start of its
@@ -124,6 +125,7 @@ export async function createEvent(state: EventState, principal: Principal, input
       updatedAt: at,
     }),
   );
+  await pushSeries(state, grant, calendar.id, row.icalUid, row.id);
   if (input.notify_participants !== false && row.participants.length > 0) await sendRequest(state, grant, row);
   return toEvent(row);
 }
@@ -269,6 +271,7 @@ export async function updateEvent(state: EventState, principal: Principal, input
           });
     return { row: updated, master: seriesMaster ?? updated };
   });
+  await pushSeries(state, grant, calendar.id, row.icalUid, input.event_id);
 
   if (input.notify_participants !== false && organizedBy(grant, row) && significant) {
     if (others(grant, master.participants).length > 0 || others(grant, row.participants).length > 0)
@@ -339,6 +342,7 @@ export async function destroyEvent(state: EventState, principal: Principal, inpu
       participants: row.participants,
     };
   });
+  await pushSeries(state, grant, calendar.id, located.row.icalUid, input.event_id);
   if (input.notify_participants !== false && organizer && cancelled) {
     await dispatch(
       state,

@@ -209,13 +209,14 @@ function buildEvent(event: CalendarEventData, options: BuildOptions): ICalCompon
 
 function buildCalendar(
   events: CalendarEventData[],
-  options: BuildOptions & { name?: string; timezone?: string },
+  options: BuildOptions & { name?: string; timezone?: string; noMethod?: boolean },
 ): string {
   const calendar = new ICAL.Component('vcalendar');
   calendar.addPropertyWithValue('prodid', PRODUCT_ID);
   calendar.addPropertyWithValue('version', '2.0');
   calendar.addPropertyWithValue('calscale', 'GREGORIAN');
-  calendar.addPropertyWithValue('method', options.method);
+  // A stored calendar object (CalDAV, RFC 4791 §4.1) carries no METHOD: it is written as a PUBLISH without one.
+  if (!options.noMethod) calendar.addPropertyWithValue('method', options.method);
   if (options.name !== undefined) calendar.addPropertyWithValue('x-wr-calname', options.name);
   if (options.timezone !== undefined) calendar.addPropertyWithValue('x-wr-timezone', options.timezone);
   const zones = new Map<string, number>();
@@ -266,6 +267,14 @@ export function buildCalendarFeed(input: {
     name: input.name,
     ...(input.timezone ? { timezone: input.timezone } : {}),
   });
+}
+
+/**
+ * A calendar object resource as a CalDAV server stores it (RFC 4791 §4.1): one UID, the series master first and its
+ * changed instances after, no METHOD, reminders as VALARMs.
+ */
+export function buildCalendarObject(events: CalendarEventData[], now: Date): string {
+  return buildCalendar(events, { method: 'PUBLISH', now, alarms: true, noMethod: true });
 }
 
 /** The MIME type of an iMIP part (RFC 6047 §2.4): `text/calendar; method=REQUEST; charset=UTF-8`. */

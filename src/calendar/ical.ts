@@ -56,5 +56,12 @@ export {
   type ExpansionLimits,
   type PreparedExpansion,
 } from './ical-expand.js';
-export { buildCalendarFeed, buildItipCancel, buildItipReply, buildItipRequest, itipContentType } from './ical-build.js';
+export {
+  buildCalendarFeed,
+  buildCalendarObject,
+  buildItipCancel,
+  buildItipReply,
+  buildItipRequest,
+  itipContentType,
+} from './ical-build.js';
 export { parseICalendar } from './ical-parse.js';

@@ -13,7 +13,9 @@ export type {
   EventStore,
   InboundInvitation,
   InvitationOutcome,
+  RemoteEventSink,
 } from './contracts.js';
+export { noCalendarsError } from './calendar-service.js';
 export { createAvailabilityService } from './availability-service.js';
 export { createCalendarService } from './calendar-service.js';
 export { createEventService } from './event-service.js';

@@ -23,100 +23,38 @@ import type {
   UpdateContactInput,
 } from '../schemas/contacts.js';
 import type { ContactService } from './contracts.js';
+import { columnsOf, toContact, type ContactInsert, type ContactRow } from './contact-mapper.js';
+import { createRemoteContactSink, pushContact } from './contact-remote.js';
+import type { RemoteCollections } from '../ports/index.js';
 import { contactIdByEmail, groupIdsOf, hasEmail, hasPhoneNumber, inGroup } from './contact-store.js';
 
-export type ContactRow = typeof tables.contacts.$inferSelect;
-type ContactInsert = typeof tables.contacts.$inferInsert;
+export type { ContactRow } from './contact-mapper.js';
+export { toContact } from './contact-mapper.js';
 
-const TEXT_FIELDS = [
-  ['given_name', 'givenName'],
-  ['middle_name', 'middleName'],
-  ['surname', 'surname'],
-  ['suffix', 'suffix'],
-  ['nickname', 'nickname'],
-  ['birthday', 'birthday'],
-  ['company_name', 'companyName'],
-  ['job_title', 'jobTitle'],
-  ['manager_name', 'managerName'],
-  ['office_location', 'officeLocation'],
-  ['notes', 'notes'],
-  ['picture_url', 'pictureUrl'],
-] as const;
-
-/** The name shown for a contact: its display name, else its name parts, nickname, company, address or number. */
-function displayNameOf(row: ContactRow): string {
-  if (row.displayName) return row.displayName;
-  const parts = [row.givenName, row.middleName, row.surname, row.suffix].filter(Boolean).join(' ');
-  return parts || row.nickname || row.companyName || row.emails[0]?.email || row.phoneNumbers[0]?.number || '';
-}
-
-/** The wire form of a contact row (`picture` only when asked for). */
-export function toContact(row: ContactRow, withPicture = false): Contact {
-  const text: Record<string, string> = {};
-  for (const [wire, column] of TEXT_FIELDS) {
-    const value = row[column];
-    if (value !== null && value !== '') text[wire] = value;
-  }
-  return {
-    id: row.id,
-    grant_id: row.grantId,
-    object: 'contact',
-    display_name: displayNameOf(row),
-    ...text,
-    ...(withPicture && row.picture ? { picture: row.picture } : {}),
-    source: row.source,
-    emails: row.emails,
-    phone_numbers: row.phoneNumbers,
-    physical_addresses: row.physicalAddresses,
-    web_pages: row.webPages,
-    im_addresses: row.imAddresses,
-    groups: row.groups,
-  };
-}
-
-type ContactFields = Omit<UpdateContactInput, 'grant_id' | 'contact_id'>;
-
-/** Row columns of the fields a request gives (absent fields are left out). */
-function columnsOf(input: ContactFields): Partial<ContactInsert> {
-  const values: Partial<ContactInsert> = {};
-  for (const [wire, column] of TEXT_FIELDS) {
-    const value = input[wire];
-    if (value !== undefined) values[column] = value.trim() === '' ? null : value;
-  }
-  if (input.display_name !== undefined)
-    values.displayName = input.display_name.trim() === '' ? null : input.display_name;
-  if (input.picture !== undefined) values.picture = input.picture.replace(/\s+/g, '') || null;
-  if (input.emails !== undefined) {
-    const seen = new Set<string>();
-    values.emails = input.emails
-      .map(({ email, type }) => ({ email: email.trim().toLowerCase(), ...(type ? { type } : {}) }))
-      .filter((item) => !seen.has(item.email) && seen.add(item.email));
-    values.primaryEmail = values.emails[0]?.email ?? null;
-  }
-  if (input.phone_numbers !== undefined)
-    values.phoneNumbers = input.phone_numbers.map(({ number, type }) => ({
-      number: number.trim(),
-      ...(type ? { type } : {}),
-    }));
-  if (input.physical_addresses !== undefined) {
-    values.physicalAddresses = input.physical_addresses.map(
-      (address) =>
-        Object.fromEntries(Object.entries(address).filter(([, value]) => value !== undefined)) as Record<
-          string,
-          string
-        >,
+/** A 400 unless the contact has a name, an email address or a phone number. */
+function requireSomething(columns: Partial<ContactInsert>): void {
+  const named = columns.displayName || columns.givenName || columns.surname || columns.nickname || columns.companyName;
+  if (
+    !named &&
+    !(columns.emails && columns.emails.length > 0) &&
+    !(columns.phoneNumbers && columns.phoneNumbers.length > 0)
+  ) {
+    throw new AppError(
+      'invalid_request',
+      'given_name: a contact needs at least a name (given_name, surname, display_name, nickname or company_name), an email address or a phone number.',
+      {
+        field: 'given_name',
+      },
     );
   }
-  if (input.web_pages !== undefined)
-    values.webPages = input.web_pages.map(({ url, type }) => ({ url, ...(type ? { type } : {}) }));
-  if (input.im_addresses !== undefined)
-    values.imAddresses = input.im_addresses.map(({ im_address, type }) => ({ im_address, ...(type ? { type } : {}) }));
-  if (input.groups !== undefined) values.groups = input.groups.map(({ id }) => ({ id }));
-  return values;
 }
 
 /** Creates the contact service. */
-export function createContactService({ db, clock, newId }: CoreDeps, grants: GrantService): ContactService {
+export function createContactService(
+  { db, clock, newId }: CoreDeps,
+  grants: GrantService,
+  remote?: RemoteCollections,
+): ContactService {
   const record = eventRecorder({ newId, clock });
   const now = () => unixSeconds(clock.now());
 
@@ -192,23 +130,9 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
     async create(principal: Principal, input: CreateContactInput): Promise<Contact> {
       const grant = await grants.require(principal, input.grant_id);
       const columns = columnsOf(input);
-      const named =
-        columns.displayName || columns.givenName || columns.surname || columns.nickname || columns.companyName;
-      if (
-        !named &&
-        !(columns.emails && columns.emails.length > 0) &&
-        !(columns.phoneNumbers && columns.phoneNumbers.length > 0)
-      ) {
-        throw new AppError(
-          'invalid_request',
-          'given_name: a contact needs at least a name (given_name, surname, display_name, nickname or company_name), an email address or a phone number.',
-          {
-            field: 'given_name',
-          },
-        );
-      }
+      requireSomething(columns);
       const at = now();
-      return db.write(async (tx) => {
+      const created = await db.write(async (tx) => {
         const [row] = await tx
           .insert(tables.contacts)
           .values({
@@ -220,17 +144,18 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
             updatedAt: at,
           })
           .returning();
-        const contact = toContact(row!);
         await record(tx, {
           applicationId: principal.applicationId,
           grantId: grant.id,
           type: 'contact.updated',
           objectId: row!.id,
-          object: contact,
+          object: toContact(row!),
           createdAt: at,
         });
-        return contact;
+        return row!;
       });
+      await pushContact(remote, grant, created.id, created);
+      return toContact(created);
     },
 
     /** Changes a contact; given fields replace (lists replace whole). */
@@ -238,7 +163,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
       const grant = await grants.require(principal, input.grant_id);
       const current = await requireContact(grant, input.contact_id);
       const columns = columnsOf(input);
-      return db.write(async (tx) => {
+      const updated = await db.write(async (tx) => {
         const [row] = await tx
           .update(tables.contacts)
           .set({ ...columns, updatedAt: now() })
@@ -246,6 +171,7 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           .returning();
         if (!row) throw notFound('Contact', input.contact_id);
         const contact = toContact(row);
+
         await record(tx, {
           applicationId: principal.applicationId,
           grantId: grant.id,
@@ -254,8 +180,10 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           object: contact,
           createdAt: row.updatedAt,
         });
-        return contact;
+        return row;
       });
+      await pushContact(remote, grant, updated.id, updated);
+      return toContact(updated);
     },
 
     /**
@@ -311,7 +239,10 @@ export function createContactService({ db, clock, newId }: CoreDeps, grants: Gra
           .where(and(eq(tables.contacts.grantId, grant.id), eq(tables.contacts.id, current.id)));
         await record(tx, deletedEvent(principal.applicationId, grant.id, 'contact', current.id));
       });
+      await pushContact(remote, grant, current.id, null);
     },
+
+    remote: createRemoteContactSink({ db, clock, newId }),
   };
 }
 

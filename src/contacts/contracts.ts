@@ -53,4 +53,25 @@ export interface ContactService {
   ): Promise<number>;
   /** Deletes a contact. */
   destroy(principal: Principal, input: ContactRefInput): Promise<void>;
+  /** Where the sync of CardDAV address books writes the server's cards. */
+  readonly remote: RemoteContactSink;
+}
+
+/**
+ * Where the sync of an account whose contacts are on a CardDAV server (src/dav/) writes the cards it finds there:
+ * one card replaces the contact it is (`contactId`, or a new contact); a card gone removes it.
+ */
+export interface RemoteContactSink {
+  /**
+   * Stores cards in one transaction, each replacing its contact (`contactId`) or making a new one: a result per card,
+   * `{ ok: false }` (nothing stored of it) for text that is not a readable vCard. `within` runs in the transaction for
+   * each card stored, given its index, the contact's id and the card's UID (the sync records the object there).
+   */
+  apply(
+    grant: GrantRow,
+    cards: { vcard: string; contactId: string | undefined }[],
+    within?: (tx: Tx, index: number, contactId: string, uid: string | null) => Promise<void>,
+  ): Promise<({ ok: true; contactId: string } | { ok: false; error: string })[]>;
+  /** Removes a contact (with `contact.deleted`). */
+  remove(grant: GrantRow, contactId: string): Promise<void>;
 }

@@ -37,3 +37,4 @@ export {
   type TextStreamPart,
   type TextUsage,
 } from './text-generator.js';
+export type { CollectionGrant, CollectionHome, RemoteCollections } from './remote-collections.js';

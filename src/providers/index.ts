@@ -23,6 +23,7 @@ export {
   type Submitter,
 } from './contracts.js';
 export { hostedProvider } from './hosted.js';
+export type { CollectionGrant, CollectionHome, RemoteCollections } from '../ports/index.js';
 
 /** Chooses the provider of each grant. */
 export interface Providers {

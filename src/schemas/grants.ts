@@ -143,6 +143,34 @@ export const ImapGrantSettingsSchema = z
       .describe(
         'Extension: whether the SMTP server files a copy of sent mail in Sent itself (then none is appended); default: known hosts (Gmail, Microsoft) do',
       ),
+    caldav_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .describe(
+        'CalDAV server (RFC 4791): a calendar home, or a base URL found through /.well-known/caldav; none: the account has no calendars',
+      ),
+    carddav_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2048)
+      .optional()
+      .describe(
+        'CardDAV server (RFC 6352): an address book home, or a base URL found through /.well-known/carddav; none: the account has no contacts here',
+      ),
+    caldav_username: z.string().min(1).max(320).optional().describe('CalDAV login name; default the IMAP username'),
+    caldav_password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('CalDAV password; default the IMAP password; write-only, stored sealed'),
+    carddav_username: z.string().min(1).max(320).optional().describe('CardDAV login name; default the IMAP username'),
+    carddav_password: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('CardDAV password; default the IMAP password; write-only, stored sealed'),
   })
   .loose();
 export type ImapGrantSettings = z.infer<typeof ImapGrantSettingsSchema>;

@@ -55,6 +55,19 @@ const SECRET_COLUMNS: SecretColumn[] = [
     key: tables.imapAccounts.grantId,
     column: tables.imapAccounts.smtpPasswordSealed,
   },
+  // The CalDAV and CardDAV passwords of connected accounts (src/dav/), when not the IMAP one.
+  {
+    name: 'dav_accounts.caldav_password_sealed',
+    table: tables.davAccounts,
+    key: tables.davAccounts.grantId,
+    column: tables.davAccounts.caldavPasswordSealed,
+  },
+  {
+    name: 'dav_accounts.carddav_password_sealed',
+    table: tables.davAccounts,
+    key: tables.davAccounts.grantId,
+    column: tables.davAccounts.carddavPasswordSealed,
+  },
   // A connector's key is (application, provider); the compare-and-set on the sealed value (unique by its random
   // nonce) pins the one row, so the application id serves as the key here.
   {

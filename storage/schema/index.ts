@@ -14,3 +14,4 @@ export * from './connectors.js';
 export * from './access-log.js';
 export * from './oversight.js';
 export * from './oauth.js';
+export * from './dav.js';

@@ -1,0 +1,270 @@
+/**
+ * @module dav/dav-client
+ * Talking to CalDAV (RFC 4791) and CardDAV (RFC 6352) servers with tsdav: discovery of the calendar or address book
+ * home from the URL an account gives (`/.well-known/caldav`, the principal, its home set, RFC 6764), the collections
+ * of a home, the changes of a collection since its last sync (sync-token, RFC 6578, where the server reports it;
+ * else the ctag and a comparison of ETags), and writes of one object guarded by its ETag. Basic authentication;
+ * requests go through the `fetch` given (the process's by default).
+ */
+import {
+  addressBookMultiGet,
+  calendarMultiGet,
+  createAccount,
+  fetchAddressBooks,
+  fetchCalendarObjects,
+  fetchCalendars,
+  fetchVCards,
+  smartCollectionSyncDetailed,
+  type DAVAccount,
+  type DAVCollection,
+} from 'tsdav';
+import { AppError } from '../errors.js';
+
+/** What a DAV account logs in with: its server, login and password (in clear: only in memory). */
+export interface DavLogin {
+  url: string;
+  username: string;
+  password: string;
+}
+
+/** CalDAV or CardDAV. */
+export type DavKind = 'caldav' | 'carddav';
+
+/** A collection on the server: a calendar or an address book. */
+export interface DavCollectionInfo {
+  url: string;
+  displayName: string;
+  description: string;
+  color: string | null;
+  ctag: string | null;
+  syncToken: string | null;
+  /** Whether the server answers sync-collection REPORTs (RFC 6578). */
+  syncCollection: boolean;
+}
+
+/** An object held: its URL and the ETag of the version held. */
+export interface HeldObject {
+  url: string;
+  etag: string | null;
+}
+
+/** The changes of a collection since it was last synced. */
+export interface CollectionChanges {
+  /** New and changed objects, with their text (iCalendar or vCard). */
+  changed: { url: string; etag: string | null; data: string }[];
+  /** URLs of objects gone from the server. */
+  deleted: string[];
+  syncToken: string | null;
+  ctag: string | null;
+}
+
+/** Bounds on what one server may make us hold: objects per collection read in one pass, collections per home. */
+export const DAV_LIMITS = { maxCollections: 100, maxObjectBytes: 1_000_000, requestTimeoutMs: 30_000 } as const;
+
+/** The client of one kind of server, over `fetch`. */
+export interface DavClient {
+  /** The home (calendar or address book home set) found from the URL; a 400 naming the server when it fails. */
+  discover(kind: DavKind, login: DavLogin): Promise<string>;
+  /** The collections of a home (calendars that hold events; address books). */
+  collections(kind: DavKind, login: DavLogin, home: string): Promise<DavCollectionInfo[]>;
+  /** What changed in a collection since `since` (null: everything, the initial sync). */
+  changes(
+    kind: DavKind,
+    login: DavLogin,
+    home: string,
+    collection: DavCollectionInfo,
+    since: { syncToken: string | null; ctag: string | null; held: HeldObject[] },
+  ): Promise<CollectionChanges>;
+  /** PUT one object: `etag` given: If-Match it; null: If-None-Match * (a new one). Its new ETag, or `conflict`. */
+  put(
+    login: DavLogin,
+    url: string,
+    body: { contentType: string; text: string },
+    etag: string | null,
+  ): Promise<{ ok: true; etag: string | null } | { ok: false; status: number }>;
+  /** DELETE one object If-Match `etag`; a 404 counts as done. */
+  remove(login: DavLogin, url: string, etag: string | null): Promise<{ ok: true } | { ok: false; status: number }>;
+}
+
+const authorization = (login: DavLogin) =>
+  `Basic ${Buffer.from(`${login.username}:${login.password}`, 'utf8').toString('base64')}`;
+
+/** A server's answer for a person to read: the URL's origin and what went wrong. */
+function serverError(kind: DavKind, url: string, error: unknown): AppError {
+  const origin = (() => {
+    try {
+      return new URL(url).origin;
+    } catch {
+      return url;
+    }
+  })();
+  const reason = error instanceof Error ? error.message : String(error);
+  return new AppError(
+    'invalid_request',
+    `${kind === 'caldav' ? 'CalDAV' : 'CardDAV'} server ${origin} could not be used: ${reason.slice(0, 300)}`,
+    { field: `settings.${kind}_url` },
+  );
+}
+
+const text = (value: unknown): string =>
+  typeof value === 'string'
+    ? value
+    : value && typeof value === 'object' && '_cdata' in value
+      ? String(value._cdata)
+      : '';
+
+/** Creates the client; `fetchImpl` is the transport (tests and embedders may pass their own). */
+export function createDavClient(fetchImpl: typeof fetch = globalThis.fetch): DavClient {
+  const timed: typeof fetch = (input, init) =>
+    fetchImpl(input, { ...init, signal: init?.signal ?? AbortSignal.timeout(DAV_LIMITS.requestTimeoutMs) });
+  const account = (kind: DavKind, login: DavLogin, home: string): DAVAccount => ({
+    accountType: kind,
+    serverUrl: login.url,
+    rootUrl: new URL('/', home).href,
+    homeUrl: home,
+  });
+  const headers = (login: DavLogin) => ({ authorization: authorization(login) });
+  return {
+    async discover(kind, login) {
+      let found: DAVAccount;
+      try {
+        found = await createAccount({
+          account: { accountType: kind, serverUrl: login.url },
+          headers: headers(login),
+          fetch: timed,
+        });
+        // The home must answer this login (a server may let discovery through and refuse the home).
+        const probe = await timed(found.homeUrl!, {
+          method: 'PROPFIND',
+          headers: { ...headers(login), depth: '0', 'content-type': 'application/xml' },
+          body: '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>',
+        });
+        await probe.body?.cancel();
+        if (probe.status === 401 || probe.status === 403) throw new Error(`the login was refused (${probe.status})`);
+        if (probe.status >= 400) throw new Error(`${found.homeUrl} answered ${probe.status}`);
+      } catch (error) {
+        throw serverError(kind, login.url, error);
+      }
+      if (!found.homeUrl) throw serverError(kind, login.url, new Error('no home set was found'));
+      return found.homeUrl;
+    },
+
+    async collections(kind, login, home) {
+      const list =
+        kind === 'caldav'
+          ? (
+              await fetchCalendars({ account: account(kind, login, home), headers: headers(login), fetch: timed })
+            ).filter(
+              (calendar) =>
+                !calendar.components || calendar.components.length === 0 || calendar.components.includes('VEVENT'),
+            )
+          : await fetchAddressBooks({ account: account(kind, login, home), headers: headers(login), fetch: timed });
+      return list.slice(0, DAV_LIMITS.maxCollections).map((collection) => ({
+        url: collection.url,
+        displayName: text(collection.displayName),
+        description: text(collection.description),
+        color:
+          'calendarColor' in collection && typeof collection.calendarColor === 'string'
+            ? collection.calendarColor
+            : null,
+        ctag: collection.ctag ?? null,
+        syncToken: collection.syncToken ?? null,
+        syncCollection: Array.isArray(collection.reports) && collection.reports.includes('syncCollection'),
+      }));
+    },
+
+    async changes(kind, login, home, collection, since) {
+      const caldav = kind === 'caldav';
+      if (since.syncToken === null && since.held.length === 0) {
+        // The first sync: one REPORT with every object's data (a sync-collection would name them all, then a multiget
+        // read them again). The token and ctag listed before it are kept: what changes meanwhile is seen again next time.
+        const objects = caldav
+          ? await fetchCalendarObjects({ calendar: { url: collection.url }, headers: headers(login), fetch: timed })
+          : await fetchVCards({ addressBook: { url: collection.url }, headers: headers(login), fetch: timed });
+        return {
+          changed: objects.flatMap((object) => {
+            const data = text(object.data);
+            if (data === '' || Buffer.byteLength(data, 'utf8') > DAV_LIMITS.maxObjectBytes) return [];
+            return [{ url: object.url, etag: object.etag ?? null, data }];
+          }),
+          deleted: [],
+          syncToken: collection.syncToken,
+          ctag: collection.ctag,
+        };
+      }
+      const base: DAVCollection = {
+        url: collection.url,
+        objects: since.held.map((object) => ({ url: object.url, etag: object.etag ?? '' })),
+        reports: collection.syncCollection ? ['syncCollection'] : [],
+        ...(since.syncToken ? { syncToken: since.syncToken } : {}),
+        ...(since.ctag ? { ctag: since.ctag } : {}),
+        objectMultiGet: caldav ? calendarMultiGet : addressBookMultiGet,
+        fetchObjects: caldav
+          ? () => fetchCalendarObjects({ calendar: { url: collection.url }, headers: headers(login), fetch: timed })
+          : () =>
+              fetchVCards({
+                addressBook: { url: collection.url },
+                headers: headers(login),
+                fetch: timed,
+              }),
+      };
+      const run = (method: 'webdav' | 'basic', from: DAVCollection) =>
+        smartCollectionSyncDetailed({
+          collection: from,
+          method,
+          account: account(kind, login, home),
+          headers: headers(login),
+          fetch: timed,
+        });
+      let result;
+      try {
+        result = await run(collection.syncCollection ? 'webdav' : 'basic', base);
+      } catch (error) {
+        // A sync-token the server no longer knows (RFC 6578 §3.2, valid-sync-token): compare everything instead.
+        if (!collection.syncCollection || !since.syncToken) throw error;
+        const { syncToken: _token, ctag: _ctag, ...fresh } = base;
+        result = await run('basic', fresh);
+      }
+      const changed = [...result.objects.created, ...result.objects.updated].flatMap((object) => {
+        const data = text(object.data);
+        if (data === '' || Buffer.byteLength(data, 'utf8') > DAV_LIMITS.maxObjectBytes) return [];
+        return [{ url: object.url, etag: object.etag ?? null, data }];
+      });
+      return {
+        changed,
+        deleted: result.objects.deleted.map((object) => object.url),
+        // The basic method leaves the token as it was; the collection's own (listed this pass) is the current one.
+        syncToken: result.syncToken ?? collection.syncToken,
+        ctag: result.ctag ?? collection.ctag,
+      };
+    },
+
+    async put(login, url, body, etag) {
+      const response = await timed(url, {
+        method: 'PUT',
+        headers: {
+          authorization: authorization(login),
+          'content-type': body.contentType,
+          ...(etag === null ? { 'if-none-match': '*' } : { 'if-match': etag }),
+        },
+        body: body.text,
+      });
+      await response.body?.cancel();
+      if (response.status === 412 || response.status === 409) return { ok: false, status: response.status };
+      if (!response.ok) throw new AppError('upstream_error', `the server answered ${response.status} to PUT ${url}`);
+      return { ok: true, etag: response.headers.get('etag') };
+    },
+
+    async remove(login, url, etag) {
+      const response = await timed(url, {
+        method: 'DELETE',
+        headers: { authorization: authorization(login), ...(etag ? { 'if-match': etag } : {}) },
+      });
+      await response.body?.cancel();
+      if (response.status === 412) return { ok: false, status: 412 };
+      if (!response.ok && response.status !== 404)
+        throw new AppError('upstream_error', `the server answered ${response.status} to DELETE ${url}`);
+      return { ok: true };
+    },
+  };
+}
