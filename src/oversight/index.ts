@@ -14,6 +14,7 @@ export type {
   SendReviewService,
   SendVerdict,
 } from './contracts.js';
+export { budgetGuards } from './budget-guards.js';
 export { allowlisted, readOnlyError, readersOf, suspendedError } from './guards.js';
 export {
   createOversight,
