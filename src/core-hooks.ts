@@ -14,6 +14,8 @@ export interface CoreEvents {
   grantDeleted: (grantId: string) => void;
   /** A connected account was created or re-authenticated (committed): its sync starts now. */
   grantConnected: (grantId: string) => void;
+  /** A suspended grant was resumed (committed): the scheduled sends it held are due now. */
+  grantResumed: (grantId: string) => void;
   /** An iCalendar object arrived in a mailbox's mail: the calendar applies it and says what it did. */
   invitationReceived: (grant: GrantRow, invitation: InboundInvitation) => Promise<InvitationOutcome[]>;
 }

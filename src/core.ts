@@ -89,6 +89,7 @@ export function createCore(deps: CoreDeps): Core {
   const grants = createGrantService(deps, {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
     onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
+    onResumed: (grantId) => void hooks.emit('grantResumed', grantId),
     accounts: [createImapAccounts(deps, connector)],
   });
   const availability = createAvailabilityService(deps, grants);
@@ -121,6 +122,7 @@ export function createCore(deps: CoreDeps): Core {
   const signing = createSigningKeys(deps);
   deps.db.onThreadExit((thread, reason) => health.threadExited(thread, reason));
   const jobs = createJobQueue(deps);
+  hooks.on('grantResumed', () => jobs.announce());
   // After each delivery: iMIP parts to calendars (a durable job; the event service, built below, listens), senders to contacts.
   const afterDelivery = createAfterDelivery(deps, {
     contacts,
