@@ -137,7 +137,7 @@ describe('the kill switch', () => {
   });
 
   it('refuses every write on the grant with the reason (drafts, events, contacts, message changes); reads go on', async () => {
-    const [message] = (await service.nylas.messages.list({ identifier: agent, queryParams: { limit: 1 } })).data;
+    const message = (await sendOverHttp('before the suspension')).data;
     const calendar = (await service.nylas.calendars.list({ identifier: agent })).data[0]!;
     await suspend();
     try {
@@ -148,7 +148,7 @@ describe('the kill switch', () => {
           when: { start_time: 1_800_000_000, end_time: 1_800_003_600 },
         }),
         call('POST', `/v3/grants/${agent}/contacts`, { given_name: 'Ada' }),
-        call('PUT', `/v3/grants/${agent}/messages/${message!.id}`, { unread: false }),
+        call('PUT', `/v3/grants/${agent}/messages/${message.id}`, { unread: false }),
         call('POST', `/v3/grants/${agent}/folders`, { name: 'Suspended' }),
       ];
       for (const answer of await Promise.all(writes)) {
@@ -166,6 +166,29 @@ describe('the kill switch', () => {
       await resume();
     }
     expect((await call('POST', `/v3/grants/${agent}/drafts`, { subject: 'Draft', body: 'x' })).status).toBe(200);
+  });
+
+  it('under read_only the same admission refuses drafts, calendar and contact writes, naming the mode; message changes go on', async () => {
+    const message = (await sendOverHttp('before read_only')).data;
+    const setMode = (mode: string | null) =>
+      service.core.deps.db.write((tx) =>
+        tx.update(tables.grants).set({ oversightMode: mode }).where(eq(tables.grants.id, agent)),
+      );
+    await setMode('read_only');
+    try {
+      for (const answer of await Promise.all([
+        call('POST', `/v3/grants/${agent}/drafts`, { subject: 'Draft', body: 'x' }),
+        call('POST', `/v3/grants/${agent}/contacts`, { given_name: 'Ada' }),
+        call('POST', `/v3/grants/${agent}/calendars`, { name: 'Side' }),
+      ])) {
+        expect(answer.status, answer.text).toBe(403);
+        expect(answer.body.error.type).toBe('oversight_read_only');
+        expect(answer.body.error.message).toContain('read_only');
+      }
+      expect((await call('PUT', `/v3/grants/${agent}/messages/${message.id}`, { starred: true })).status).toBe(200);
+    } finally {
+      await setMode(null);
+    }
   });
 
   it('a scheduled send due while suspended waits, is not failed, and leaves after the resume', async () => {
