@@ -40,6 +40,8 @@ export interface PrincipalKey {
   scope?: KeyScope | undefined;
   /** Unix seconds; absent, the key does not expire. */
   expiresAt?: number | undefined;
+  /** Whether the key is marked as an agent's (its sends count as agent sends, docs/oversight.md). */
+  agent?: boolean | undefined;
 }
 
 /** Who is calling: the application every query is scoped to, and what within it the caller may reach and do. */

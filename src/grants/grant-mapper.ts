@@ -66,6 +66,7 @@ export function toGrant(row: GrantRow, account?: ImapAccountRow): Grant {
     blocked: row.blocked,
     sending: sendingStateOf(row),
     ...(row.suspendedAt !== null ? { suspended_at: row.suspendedAt, suspended_reason: row.suspendedReason ?? '' } : {}),
+    oversight_mode: (row.oversightMode as Grant['oversight_mode']) ?? null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, UnixSecondsSchema } from './common.js';
+import { OversightModeSchema } from './oversight.js';
 
 /** Provider values of a hosted Agent Account: `nylas` (the SDK) and `hosted` (the spec) name the same thing. */
 export const HostedProviderSchema = z
@@ -52,6 +53,9 @@ export const GrantSchema = z
       'Extension: when the grant was suspended (the kill switch): no send, scheduled send or write until POST /v3/grants/{id}/resume. Absent while not suspended',
     ),
     suspended_reason: z.string().optional().describe('Extension: why the grant is suspended, as every refusal says'),
+    oversight_mode: OversightModeSchema.nullable().describe(
+      "Extension: the grant's own oversight mode (docs/oversight.md); null follows its workspace's policy",
+    ),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -230,6 +234,9 @@ export const UpdateGrantInputSchema = z.object({
     .describe('Settings to change (merged into the current ones)'),
   scope: z.array(z.string()).optional(),
   workspace_id: IdSchema.optional().describe('Move the Agent Account to this workspace of the same application'),
+  oversight_mode: OversightModeSchema.nullable()
+    .optional()
+    .describe("Extension: the grant's oversight mode; null follows its workspace's policy (docs/oversight.md)"),
   sending: z
     .object({ status: z.literal('active').describe('"active" resumes sending') })
     .optional()

@@ -66,6 +66,9 @@ export const TRIGGER_TYPES = [
   'notetaker.media',
   // Extension: a registered domain changed (its sending paused on its bounce or complaint rate, or resumed).
   'domain.updated',
+  // Extension (oversight, docs/oversight.md): a send waits for approval; an approval was decided (or expired).
+  'approval.requested',
+  'approval.decided',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */
