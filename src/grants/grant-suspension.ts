@@ -6,7 +6,7 @@
  * the grant was suspended waited (src/outbound/scheduled-sends-run.ts): resuming makes their jobs due now, in the
  * same transaction, so they leave at once. Each change is a `grant.suspended` or `grant.resumed` webhook.
  */
-import { and, eq, inArray, isNotNull, isNull, lte, sql } from 'drizzle-orm';
+import { and, eq, inArray, isNotNull, isNull, lte } from 'drizzle-orm';
 import { tables, type GrantRow, type Tx } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import { notFound } from '../errors.js';
@@ -30,7 +30,7 @@ export async function suspendGrant(
     const [row] = await tx
       .update(tables.grants)
       .set({
-        suspendedAt: sql`coalesce(${tables.grants.suspendedAt}, ${at})`,
+        suspendedAt: current.suspendedAt ?? at,
         suspendedReason: input.reason,
         updatedAt: at,
       })
