@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * @module server/cli
- * The `agentpost` command: `serve` (default; `--roles` picks the parts it runs), `apps`, `keys`, `service-accounts`,
- * `mcp`. Management commands work on the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
+ * The `agentpost` command: `serve` (default; `--roles` picks the parts it runs), `apps`, `keys`, `grants` (the kill
+ * switch), `service-accounts`, `mcp`. Management commands work on the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
 import { parseArgs } from 'node:util';
 import {
@@ -18,6 +18,7 @@ import {
   type Core,
 } from '../src/index.js';
 import { CreateApiKeyInputSchema } from '../src/schemas/api-keys.js';
+import { SuspendGrantInputSchema } from '../src/schemas/oversight.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
@@ -34,6 +35,10 @@ const USAGE = `Usage: agentpost <command>
                                                 permissions named (else all), expiring at the time given (else never)
   keys list [--app ID]                          list API keys (never the keys themselves)
   keys revoke KEY_ID [--app ID]                 revoke a key at once
+  grants suspend GRANT_ID --reason TEXT [--app ID]
+                                                suspend a grant (the kill switch): every send, scheduled send and
+                                                write is refused with the reason until it is resumed
+  grants resume GRANT_ID [--app ID]             resume a suspended grant; scheduled sends that fell due leave now
   service-accounts create [--app ID]            issue a service account for signed /v3/admin requests;
                                                 prints the credentials the nylas SDK's ServiceAccountSigner takes
   mcp                                           MCP server over stdio: against AGENTPOST_URL with AGENTPOST_API_KEY,
@@ -131,6 +136,7 @@ export async function main(argv: string[]): Promise<number> {
       permission: { type: 'string', multiple: true },
       'expires-at': { type: 'string' },
       roles: { type: 'string' },
+      reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -209,6 +215,24 @@ export async function main(argv: string[]): Promise<number> {
       if (!argument) throw new Error('keys revoke needs KEY_ID');
       await withCore(config, async (core) => core.accounts.applications.revokeKey(await appOf(core), argument));
       process.stdout.write(`revoked ${argument}\n`);
+      return 0;
+    }
+    case 'grants suspend': {
+      if (!argument) throw new Error('grants suspend needs GRANT_ID');
+      // The same schema as POST /v3/grants/{id}/suspend.
+      const input = SuspendGrantInputSchema.parse({ grant_id: argument, reason: values.reason });
+      const grant = await withCore(config, async (core) =>
+        core.accounts.grants.suspend({ applicationId: await appOf(core), via: 'local' }, input),
+      );
+      process.stdout.write(`suspended ${grant.id} (${grant.email}): ${grant.suspended_reason ?? ''}\n`);
+      return 0;
+    }
+    case 'grants resume': {
+      if (!argument) throw new Error('grants resume needs GRANT_ID');
+      const grant = await withCore(config, async (core) =>
+        core.accounts.grants.resume({ applicationId: await appOf(core), via: 'local' }, argument),
+      );
+      process.stdout.write(`resumed ${grant.id} (${grant.email})\n`);
       return 0;
     }
     case 'mcp': {

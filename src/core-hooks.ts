@@ -26,6 +26,8 @@ export interface CoreEvents {
   grantConnected: (grantId: string) => void;
   /** A write to a connected account's CalDAV/CardDAV server was refused (changed there): its sync runs now. */
   remoteChanged: (grantId: string) => void;
+  /** A suspended grant was resumed (committed): the scheduled sends it held are due now. */
+  grantResumed: (grantId: string) => void;
   /** An iCalendar object arrived in a mailbox's mail: the calendar applies it and says what it did. */
   invitationReceived: (grant: GrantRow, invitation: InboundInvitation) => Promise<InvitationOutcome[]>;
 }

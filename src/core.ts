@@ -59,7 +59,7 @@ import {
 import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
 import { createDavClient, createDavRemote, createDavSyncRunner, withDavAccounts } from './dav/index.js';
 import { createOutboundService } from './outbound/index.js';
-import { createApprovals, createOversight, createSendReviews } from './oversight/index.js';
+import { budgetGuards, createApprovals, createOversight, createSendReviews } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
@@ -122,6 +122,7 @@ export function createCore(deps: CoreDeps): Core {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
     onDeleting: async (grantId) => void (await Promise.all(hooks.emit('grantDeleting', grantId))),
     onConnected: (grantId) => void hooks.emit('grantConnected', grantId),
+    onResumed: (grantId) => void hooks.emit('grantResumed', grantId),
     accounts: [withDavAccounts(createImapAccounts(deps, connector), deps, davClient)],
   });
   /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
@@ -168,6 +169,7 @@ export function createCore(deps: CoreDeps): Core {
   const signing = createSigningKeys(deps);
   deps.db.onThreadExit((thread, reason) => health.threadExited(thread, reason));
   const jobs = createJobQueue(deps);
+  hooks.on('grantResumed', () => jobs.announce());
   // After each delivery: iMIP parts to calendars (a durable job; the event service, built below, listens), senders to contacts.
   const afterDelivery = createAfterDelivery(deps, {
     contacts,
@@ -216,7 +218,11 @@ export function createCore(deps: CoreDeps): Core {
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
   /** Oversight's send gate (src/oversight): modes, the untrusted-read gate, runaway guards and budgets, in one order. */
-  const gate = createOversight(deps, { enforcement, requireGrant: grants.require });
+  const gate = createOversight(deps, {
+    enforcement,
+    requireGrant: grants.require,
+    guards: [...budgetGuards(deps.db)],
+  });
   const outbound = createOutboundService(deps, {
     grants,
     store: mailStore,

@@ -115,6 +115,13 @@ export interface GrantService {
       requestId?: string | undefined;
     },
   ): Promise<Grant>;
+  /**
+   * Suspends a grant (the kill switch, issue 37): every send, scheduled send and agent write is refused with
+   * `reason` until it is resumed. Suspending a suspended grant replaces the reason. Emits `grant.suspended`.
+   */
+  suspend(principal: Principal, input: { grant_id: string; reason: string }): Promise<Grant>;
+  /** Resumes a suspended grant; its scheduled sends that fell due meanwhile leave now. Emits `grant.resumed`. */
+  resume(principal: Principal, ref: string): Promise<Grant>;
   /** Deletes a grant and everything it owns (folders, calendars, mail; a connected account's `imap_*` rows). */
   destroy(principal: Principal, ref: string): Promise<void>;
 }

@@ -19,6 +19,7 @@ import { connectAccount, connectRequest } from './grant-connect.js';
 import { createHosted } from './grant-create.js';
 import { findGrant, listGrants } from './grant-reads.js';
 import { requireGrant, type GrantHooks, type GrantState } from './grant-state.js';
+import { resumeGrant, suspendGrant } from './grant-suspension.js';
 import { destroyGrant, updateGrant } from './grant-writes.js';
 
 /** Creates the grant service. */
@@ -68,6 +69,13 @@ export function createGrantService(
      */
     update: (principal: Principal, input: UpdateGrantInput, context?: { requestId?: string | undefined }) =>
       updateGrant(state, principal, input, context),
+
+    /** Suspends a grant (the kill switch): no send, scheduled send or agent write until resumed (./grant-suspension.ts). */
+    suspend: (principal: Principal, input: { grant_id: string; reason: string }) =>
+      suspendGrant(state, principal, input),
+
+    /** Resumes a suspended grant; the scheduled sends that fell due meanwhile leave now. */
+    resume: (principal: Principal, ref: string) => resumeGrant(state, principal, ref),
 
     /** Deletes a grant and everything it owns (folders, calendars, mail; a connected account's `imap_*` rows). */
     destroy: (principal: Principal, ref: string): Promise<void> => destroyGrant(state, principal, ref),

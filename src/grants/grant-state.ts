@@ -20,6 +20,8 @@ export interface GrantHooks {
   onDeleting?: ((grantId: string) => Promise<void>) | undefined;
   /** Called after a connected account was created or re-authenticated (committed): its sync starts now. */
   onConnected?: ((grantId: string) => void) | undefined;
+  /** Called after a suspended grant was resumed (committed): the scheduled sends it held are due now. */
+  onResumed?: ((grantId: string) => void) | undefined;
   /** The kinds of connected account a grant can be (`imap`), by their provider value; none: hosted grants only. */
   accounts?: readonly ConnectedAccounts[] | undefined;
 }

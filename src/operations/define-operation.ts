@@ -10,6 +10,7 @@ import { assertJsonDepth } from '../json-depth.js';
 import { recorded } from './access-record.js';
 import { checkAgentBlock, type AgentBlock } from './agent.js';
 import { authorize } from './authorize.js';
+import { assertWritable } from './writable.js';
 
 export type { AgentBlock, AgentFields } from './agent.js';
 
@@ -219,5 +220,8 @@ async function admit(operation: AnyOperation, core: Core, rawInput: unknown, con
   assertJsonDepth(rawInput, 'input');
   // Before validation, so a refused caller learns nothing from the input's errors either.
   await authorize(core, operation, rawInput, context.principal);
-  return operation.input.parse(rawInput);
+  const input = operation.input.parse(rawInput);
+  // A write on a suspended (or, for drafts, calendar and contacts, read-only) grant is refused here, on every face.
+  await assertWritable(core, operation.name, input, context.principal);
+  return input;
 }

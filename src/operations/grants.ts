@@ -10,6 +10,7 @@ import {
   ListGrantsInputSchema,
   UpdateGrantInputSchema,
 } from '../schemas/grants.js';
+import { SuspendGrantInputSchema } from '../schemas/oversight.js';
 import { defineOperation } from './define-operation.js';
 
 export const createGrant = defineOperation({
@@ -66,6 +67,33 @@ export const updateGrant = defineOperation({
   http: { method: 'PATCH', path: '/grants/:grant_id' },
   tool: false,
   run: (core, input, { principal, requestId }) => core.accounts.grants.update(principal, input, { requestId }),
+});
+
+export const suspendGrant = defineOperation({
+  name: 'suspend_grant',
+  title: 'Suspend a grant',
+  description:
+    'The kill switch (extension, docs/oversight.md): from this call on, every send, scheduled send and write (drafts, events, contacts, message changes) of the grant is refused with the reason given, on every face. ' +
+    'Scheduled sends that fall due while it is suspended wait and leave after POST /v3/grants/{id}/resume. Suspending a suspended grant replaces the reason. Emits grant.suspended.',
+  input: SuspendGrantInputSchema,
+  output: GrantSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'POST', path: '/grants/:grant_id/suspend' },
+  tool: false,
+  run: (core, input, { principal }) => core.accounts.grants.suspend(principal, input),
+});
+
+export const resumeGrant = defineOperation({
+  name: 'resume_grant',
+  title: 'Resume a suspended grant',
+  description:
+    'Lifts a suspension (extension, docs/oversight.md): sends and writes are accepted again, and scheduled sends that fell due while suspended leave now. A grant that is not suspended is returned unchanged. Emits grant.resumed.',
+  input: GrantRefInputSchema,
+  output: GrantSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'POST', path: '/grants/:grant_id/resume' },
+  tool: false,
+  run: (core, input, { principal }) => core.accounts.grants.resume(principal, input.grant_id),
 });
 
 export const deleteGrant = defineOperation({

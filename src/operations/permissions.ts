@@ -22,6 +22,8 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   get_grant: 'any',
   list_grants: 'any',
   update_grant: 'admin',
+  suspend_grant: 'admin',
+  resume_grant: 'admin',
   // Mail: reading, organising (flags, folders, deleting), sending.
   create_folder: write,
   delete_folder: write,

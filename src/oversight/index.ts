@@ -15,6 +15,7 @@ export type {
   SendReviewService,
   SendVerdict,
 } from './contracts.js';
+export { budgetGuards } from './budget-guards.js';
 export { allowlisted, readOnlyError, readersOf, suspendedError } from './guards.js';
 export {
   createOversight,

@@ -49,6 +49,10 @@ export const GrantSchema = z
     workspace_id: z.string().optional().describe('Workspace the Agent Account belongs to'),
     blocked: z.boolean().describe('True when sending is blocked for this grant'),
     sending: GrantSendingSchema,
+    suspended_at: UnixSecondsSchema.optional().describe(
+      'Extension: when the grant was suspended (the kill switch): no send, scheduled send or write until POST /v3/grants/{id}/resume. Absent while not suspended',
+    ),
+    suspended_reason: z.string().optional().describe('Extension: why the grant is suspended, as every refusal says'),
     oversight_mode: OversightModeSchema.nullable().describe(
       "Extension: the grant's own oversight mode (docs/oversight.md); null follows its workspace's policy",
     ),

@@ -15,6 +15,9 @@ export const TRIGGER_TYPES = [
   'grant.deleted',
   'grant.expired',
   'grant.imap_sync_completed',
+  // Extension (issue 37): a grant suspended (the kill switch) or resumed.
+  'grant.suspended',
+  'grant.resumed',
   'message.created',
   'message.created.cleaned',
   'message.created.truncated',

@@ -71,6 +71,8 @@ export const outboundMessages = sqliteTable(
   (table) => [
     index('outbound_messages_message_idx').on(table.messageId),
     index('outbound_messages_pending_idx').on(table.pendingRawHash),
+    // A grant's sends in a window (the send budgets and rate of src/oversight/budget-guards.ts).
+    index('outbound_messages_grant_idx').on(table.grantId, table.acceptedAt),
   ],
 );
 
@@ -105,6 +107,8 @@ export const outboundRecipients = sqliteTable(
   (table) => [
     primaryKey({ columns: [table.outboundId, table.email] }),
     index('outbound_recipients_domain_idx').on(table.outboundId, table.domain, table.status),
+    // Whether a grant wrote to an address before (new_recipients_per_day, src/oversight/budget-guards.ts).
+    index('outbound_recipients_email_idx').on(table.email),
   ],
 );
 

@@ -179,6 +179,46 @@ describe.concurrent('agentpost CLI', { timeout: E2E_TIMEOUT_MS }, () => {
     }
   });
 
+  it('grants suspend and resume: the kill switch from another process, seen by the running service at once', async () => {
+    const database = freshDatabase();
+    const key = 'my-fixed-api-key-for-the-kill-switch';
+    const env = { AGENTPOST_DATABASE_URL: database, AGENTPOST_API_KEY: key };
+    const service: FullService = requireEveryRole(
+      await startService(
+        loadConfig({ ...env, AGENTPOST_HTTP_PORT: '0', AGENTPOST_SMTP_PORT: '0', AGENTPOST_LOG_LEVEL: 'silent' }),
+      ),
+    );
+    try {
+      const domain = 'halt-cli.agentpost.localhost';
+      await request(service.url, 'POST', '/v3/admin/domains', { key, body: { name: domain, domain_address: domain } });
+      const created = await request(service.url, 'POST', '/v3/connect/custom', {
+        key,
+        body: { provider: 'nylas', settings: { email: `agent@${domain}` } },
+      });
+      const grantId = created.body.data.id as string;
+      const draft = () =>
+        request(service.url, 'POST', `/v3/grants/${grantId}/drafts`, { key, body: { subject: 'Hi', body: 'x' } });
+
+      expect((await cli(['grants', 'suspend', grantId], env)).stderr).toContain('reason');
+      const suspended = await cli(['grants', 'suspend', grantId, '--reason', 'stopped from the CLI'], env);
+      expect(suspended.code, suspended.stderr).toBe(0);
+      expect(suspended.stdout).toContain(`suspended ${grantId} (agent@${domain}): stopped from the CLI`);
+      const refused = await draft();
+      expect(refused.status).toBe(403);
+      expect(refused.body.error).toMatchObject({ type: 'grant_suspended' });
+      expect(refused.body.error.message).toContain('stopped from the CLI');
+      const shown = await request(service.url, 'GET', `/v3/grants/${grantId}`, { key });
+      expect(shown.body.data.suspended_reason).toBe('stopped from the CLI');
+
+      const resumed = await cli(['grants', 'resume', grantId], env);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain(`resumed ${grantId}`);
+      expect((await draft()).status).toBe(200);
+    } finally {
+      await service.close();
+    }
+  });
+
   it('exits 1 naming the variable when the configuration is bad', async () => {
     const badConfig = await cli(['apps', 'list'], {
       AGENTPOST_DATABASE_URL: freshDatabase(),

@@ -171,6 +171,15 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   list_grants: async () => ({ params: {}, query: { limit: '5' } }),
   get_grant: async (f) => ({ params: { grant_id: await f.grant() } }),
   update_grant: async (f) => ({ params: { grant_id: await f.grant() }, body: { name: 'Agent' } }),
+  // A grant of their own: the shared one must stay writable for the calls after them.
+  suspend_grant: async (f) => {
+    const created = await f.create('/v3/connect/custom', { provider: 'nylas', settings: { email: `halt@${DOMAIN}` } });
+    return { params: { grant_id: created.id }, body: { reason: 'checked by the live OpenAPI test' } };
+  },
+  resume_grant: async (f) => {
+    const created = await f.create('/v3/connect/custom', { provider: 'nylas', settings: { email: `halt@${DOMAIN}` } });
+    return { params: { grant_id: created.id } };
+  },
   delete_grant: async (f) => {
     const created = await f.create('/v3/connect/custom', { provider: 'nylas', settings: { email: `gone@${DOMAIN}` } });
     return { params: { grant_id: created.id } };
