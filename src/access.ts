@@ -40,6 +40,8 @@ export interface PrincipalKey {
   scope?: KeyScope | undefined;
   /** Unix seconds; absent, the key does not expire. */
   expiresAt?: number | undefined;
+  /** An agent's key (issue 37): its sends are agent sends whatever face they come through (docs/oversight.md). */
+  agent?: boolean | undefined;
 }
 
 /** Who is calling: the application every query is scoped to, and what within it the caller may reach and do. */
