@@ -15,6 +15,8 @@ export type {
   SendVerdict,
 } from './contracts.js';
 export { allowlisted, readOnlyError, readersOf, suspendedError } from './guards.js';
+export { automatedReplyError, runawayGuards } from './runaway-guards.js';
+export { episodeStart, findLoop, type Loop, type LoopBound, type TrafficMessage } from './loop.js';
 export {
   createOversight,
   flaggedMessages,

@@ -63,6 +63,8 @@ export const TRIGGER_TYPES = [
   'notetaker.media',
   // Extension: a registered domain changed (its sending paused on its bounce or complaint rate, or resumed).
   'domain.updated',
+  // Extension (issue 37): two mailboxes trading messages in a loop in one thread; agent sends in it are paused.
+  'thread.loop_detected',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */
