@@ -40,7 +40,7 @@ export interface PrincipalKey {
   scope?: KeyScope | undefined;
   /** Unix seconds; absent, the key does not expire. */
   expiresAt?: number | undefined;
-  /** An agent's key (issue 37): its sends are agent sends whatever face they come through (docs/oversight.md). */
+  /** Whether the key is marked as an agent's (its sends count as agent sends, docs/oversight.md). */
   agent?: boolean | undefined;
 }
 

@@ -306,6 +306,11 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     description:
       'Days the access log keeps a row (one per operation call on every face, and per refused authentication; `GET /v3/access-log`); older rows are deleted by the retention purge of the worker role. See [Access log](keys.md#access-log).',
   },
+  AGENTPOST_APPROVAL_EXPIRY_HOURS: {
+    group: 'HTTP API',
+    description:
+      'Hours a send held for approval waits (oversight modes `gated_send` and `gated_all`, the untrusted-read gate, the runaway guards); past it the request expires as rejected and `approval.decided` is sent. See [Oversight](oversight.md#the-approval-queue).',
+  },
   AGENTPOST_SHUTDOWN_TIMEOUT: {
     group: 'Processes and logs',
     description:

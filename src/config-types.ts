@@ -98,6 +98,8 @@ export interface Config {
   };
   /** Days the access log keeps a row (src/access-log); the retention purge deletes older ones. */
   accessLogRetentionDays: number;
+  /** Hours a send waits for approval before it expires as rejected (docs/oversight.md). */
+  approvalExpiryHours: number;
   /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
   rawMimePageBytes: number;
   /**

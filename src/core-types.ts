@@ -36,6 +36,7 @@ import type { InboundService } from './mail/index.js';
 import type { AttachmentService, MessageService, ThreadService } from './messages/index.js';
 import type { DraftService, OutboundService } from './outbound/index.js';
 import type { OutboxDispatcher } from './outbox/index.js';
+import type { ApprovalService, Oversight, ReadNotes, SendReviewService } from './oversight/index.js';
 import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
 import type { Providers } from './providers/index.js';
 import type { SmartComposeService } from './smart-compose/index.js';
@@ -82,6 +83,14 @@ export interface SendingArea {
   drafts: DraftService;
   /** Message bodies from a prompt, by the configured model. */
   smartCompose: SmartComposeService;
+}
+
+/** Oversight enforced by the server (src/oversight/): the send gate, the approval queue, the review list. */
+export interface OversightArea {
+  /** The send gate (modes, guards) and what an agent's reads leave for the untrusted-read gate. */
+  gate: Oversight & ReadNotes;
+  approvals: ApprovalService;
+  reviews: SendReviewService;
 }
 
 /** Calendars, events, availability (src/calendar/). */
@@ -157,4 +166,6 @@ export interface Core {
   jobs: JobsArea;
   /** Every operation call on every face, batched into the database (src/access-log/). */
   accessLog: AccessLog;
+  /** Oversight enforced by the server (src/oversight/). */
+  oversight: OversightArea;
 }

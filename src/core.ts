@@ -55,6 +55,7 @@ import {
 } from './imap/index.js';
 import { createOutboxDispatcher } from './outbox/index.js';
 import { createOutboundService } from './outbound/index.js';
+import { createApprovals, createOversight, createSendReviews } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
@@ -160,6 +161,8 @@ export function createCore(deps: CoreDeps): Core {
   ]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
+  /** Oversight's send gate (src/oversight): modes, the untrusted-read gate, runaway guards and budgets, in one order. */
+  const gate = createOversight(deps, { enforcement, requireGrant: grants.require });
   const outbound = createOutboundService(deps, {
     grants,
     store: mailStore,
@@ -170,7 +173,11 @@ export function createCore(deps: CoreDeps): Core {
     reports,
     signing,
     providers,
+    oversight: gate,
   });
+  /** The approval queue: held sends decided by a person; approving releases the exact message through `outbound`. */
+  const approvals = createApprovals(deps, { requireGrant: grants.require, release: (row) => outbound.release(row) });
+  const sendReviews = createSendReviews(deps, { requireGrant: grants.require });
   // Untrusted iCalendar (incoming invitations) is parsed on this thread, under a deadline and a heap cap.
   const calendarParser = createCalendarParser({ onCrash: (reason) => health.threadExited('icalendar parser', reason) });
   const events = createEventService(deps, grants, calendars, outbound.invitations, { calendarParser });
@@ -232,6 +239,7 @@ export function createCore(deps: CoreDeps): Core {
     notifications: { webhooks, deliveries: webhookDeliveries, outbox },
     jobs: { queue: jobs, handlers: jobHandlers },
     accessLog: createAccessLog(deps),
+    oversight: { gate, approvals, reviews: sendReviews },
   };
 }
 

@@ -41,11 +41,7 @@ export type {
   StoredEvaluationInput,
   StoredAppliedActions,
 } from './schema/admin.js';
-export type {
-  StoredApprovalCheck,
-  StoredHeldAttachment,
-  StoredHeldComposition,
-} from './schema/oversight.js';
+export type { StoredApprovalCheck, StoredHeldAttachment, StoredHeldComposition } from './schema/oversight.js';
 export { createGroupCommit, type GroupCommit, type GroupCommitOptions } from './engine/group-commit.js';
 export { startWalCheckpointer, type WalCheckpointer, type WalCheckpointerOptions } from './engine/wal-checkpointer.js';
 export {

@@ -137,6 +137,10 @@ function writeHeadline(agent: AgentBlock, output: Json, input: Json): string | u
       ? `Dry run: the send would be refused${data.reason ? ` (${fieldText(data.reason)})` : ''}; nothing was sent`
       : 'Dry run: the send would go; nothing was sent';
   }
+  if (output.approval_id !== undefined && output.status === 'pending') {
+    // Held by the server's oversight (docs/oversight.md): the model must not send it again.
+    return `Not sent: queued for a person's approval (approval ${fieldText(output.approval_id)}). ${fieldText(output.message ?? '')}`.trim();
+  }
   const scheduleId = output.schedule_id ?? data.schedule_id;
   const draft = agent.sends === 'draft' ? `draft ${String(input.draft_id)} as ` : '';
   if (scheduleId !== undefined) {

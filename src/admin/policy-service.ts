@@ -5,7 +5,7 @@
  * leaves the others. Deleting a policy clears it from the workspaces that name it.
  */
 import { and, eq } from 'drizzle-orm';
-import { tables, type StoredPolicyLimits } from '../../storage/index.js';
+import { tables, type StoredPolicyLimits, type StoredPolicyOversight } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -28,9 +28,29 @@ export function toPolicy(row: PolicyRow): Policy {
     limits: row.limits,
     rules: row.ruleIds,
     spam_detection: row.spamDetection,
+    oversight_mode: row.oversight.oversight_mode ?? null,
+    oversight: oversightSettingsOf(row.oversight),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
+}
+
+/** The guard settings of a stored oversight (its mode is the wire's top-level `oversight_mode`). Pure. */
+function oversightSettingsOf(stored: StoredPolicyOversight): Policy['oversight'] {
+  const { oversight_mode: _mode, ...settings } = stored;
+  return settings;
+}
+
+/** The stored oversight of a policy: `mode` and `settings` as given replace what they name; undefined keeps it. */
+function storedOversight(
+  current: StoredPolicyOversight,
+  mode: Policy['oversight_mode'] | undefined,
+  settings: Policy['oversight'] | undefined,
+): StoredPolicyOversight {
+  const kept = settings === undefined ? current : { ...settings, oversight_mode: current.oversight_mode };
+  if (mode === undefined) return kept;
+  const { oversight_mode: _mode, ...rest } = kept;
+  return mode === null ? rest : { ...rest, oversight_mode: mode };
 }
 
 /** Cross-field checks the schema cannot make: spam is not kept longer than the inbox. */
@@ -85,6 +105,7 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
                   : {}),
               },
               ruleIds: unique(input.rules ?? []),
+              oversight: storedOversight({}, input.oversight_mode, input.oversight),
               createdAt: at,
               updatedAt: at,
             })
@@ -118,6 +139,9 @@ export function createPolicyService({ db, clock, newId }: CoreDeps, invalidate: 
                   }
                 : {}),
               ...(input.rules !== undefined ? { ruleIds: unique(input.rules) } : {}),
+              ...(input.oversight_mode !== undefined || input.oversight !== undefined
+                ? { oversight: storedOversight(current.oversight, input.oversight_mode, input.oversight) }
+                : {}),
               updatedAt: now(),
             })
             .where(eq(tables.policies.id, current.id))

@@ -127,6 +127,9 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
           dead_jobs: purged.deadJobs,
         });
       }
+      // Sends held for approval past AGENTPOST_APPROVAL_EXPIRY_HOURS expire as rejected (approval.decided).
+      const expired = await core.oversight.approvals.expire();
+      if (expired > 0) logger.info('approvals expired', { approvals: expired });
       // The access log's rows past AGENTPOST_ACCESS_LOG_RETENTION_DAYS.
       const accessRows = await core.accessLog.purge(purgeAbort.signal);
       if (accessRows > 0) logger.info('access log purge', { rows: accessRows });

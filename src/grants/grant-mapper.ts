@@ -65,6 +65,7 @@ export function toGrant(row: GrantRow, account?: ImapAccountRow): Grant {
     ...(row.workspaceId !== null ? { workspace_id: row.workspaceId } : {}),
     blocked: row.blocked,
     sending: sendingStateOf(row),
+    oversight_mode: (row.oversightMode as Grant['oversight_mode']) ?? null,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -64,6 +64,7 @@ export async function updateGrant(
         ...(input.name !== undefined ? { name: input.name } : {}),
         ...(input.scope !== undefined ? { scope: input.scope } : {}),
         ...(input.workspace_id !== undefined ? { workspaceId: input.workspace_id } : {}),
+        ...(input.oversight_mode !== undefined ? { oversightMode: input.oversight_mode } : {}),
         ...(appPasswordHash !== undefined ? { appPasswordHash } : {}),
         settings: { ...current.settings, ...settings },
         updatedAt: now(),

@@ -171,9 +171,15 @@ export async function runOperation(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<unknown> {
-  return recorded(operation, core, rawInput, context, async () =>
-    operation.run(core, await admit(operation, core, rawInput, context), context),
-  );
+  return recorded(operation, core, rawInput, context, async () => {
+    const input = await admit(operation, core, rawInput, context);
+    const result = await operation.run(core, input, context);
+    // What an agent read that its trust block flags gates its later sends (docs/oversight.md, untrusted-read gate).
+    const grantRef = (input as { grant_id?: unknown }).grant_id;
+    if (operation.hints?.readOnly === true && typeof grantRef === 'string')
+      await core.oversight.gate.noteReads(context.principal, context, grantRef, result);
+    return result;
+  });
 }
 
 /**

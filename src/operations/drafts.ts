@@ -7,9 +7,10 @@ import {
   DraftRefInputSchema,
   DraftSchema,
   ListDraftsInputSchema,
+  SendDraftInputSchema,
   UpdateDraftInputSchema,
 } from '../schemas/drafts.js';
-import { SendResultSchema, sendResultStatus as sendStatus } from '../schemas/send.js';
+import { SendMessageResultSchema, sendResultStatus as sendStatus } from '../schemas/send.js';
 import { fieldText } from './agent.js';
 import { defineOperation } from './define-operation.js';
 
@@ -34,7 +35,7 @@ export const createDraft = defineOperation({
 export const listDrafts = defineOperation({
   name: 'list_drafts',
   title: 'List drafts',
-  description: 'Lists drafts, newest first (default 50, at most 200).',
+  description: 'Lists drafts, newest first.',
   input: ListDraftsInputSchema,
   output: pageOf(DraftSchema),
   hints: { readOnly: true },
@@ -95,8 +96,8 @@ export const sendDraft = defineOperation({
   name: 'send_draft',
   title: 'Send a draft',
   description: 'Sends a draft as send_message would; a draft with a future send_at is scheduled.',
-  input: DraftRefInputSchema,
-  output: SendResultSchema,
+  input: SendDraftInputSchema,
+  output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
   http: {
     method: 'POST',

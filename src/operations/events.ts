@@ -20,7 +20,7 @@ export const listEvents = defineOperation({
   name: 'list_events',
   title: 'List events',
   description:
-    'Lists events of a calendar in a window (default: the next 30 days), up to 200 per page; a series once unless expand_recurring.',
+    'Lists events of a calendar in a window (default: the next 30 days); a series once unless expand_recurring.',
   input: ListEventsInputSchema,
   output: pageOf(EventSchema),
   hints: { readOnly: true },

@@ -5,6 +5,7 @@
 import type { AnyOperation } from './define-operation.js';
 import { permissionsFor } from './permissions.js';
 import * as accessLog from './access-log.js';
+import * as oversight from './oversight.js';
 import * as admin from './admin.js';
 import * as apiKeys from './api-keys.js';
 import * as applications from './applications.js';
@@ -62,6 +63,7 @@ export const operations: readonly AnyOperation[] = register(
   admin,
   suppressions,
   accessLog,
+  oversight,
 );
 
 export { fieldText } from './agent.js';

@@ -23,7 +23,7 @@ export const listMessages = defineOperation({
   name: 'list_messages',
   title: 'List messages',
   description:
-    'Lists messages, newest first (default 50, at most 200), filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message.',
+    'Lists messages, newest first, filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message.',
   input: ListMessagesInputSchema,
   output: pageOf(MessageSchema),
   hints: { readOnly: true },
@@ -51,8 +51,7 @@ export const cleanMessages = defineOperation({
 export const getMessage = defineOperation({
   name: 'get_message',
   title: 'Get a message',
-  description:
-    'Returns one message: body, addresses, folders, attachments (read one with read_attachment); also one in trash.',
+  description: 'Returns one message: body, addresses, folders, attachments (read one with read_attachment).',
   input: GetMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: true },

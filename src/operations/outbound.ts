@@ -18,7 +18,7 @@ import { defineOperation } from './define-operation.js';
 export const sendMessage = defineOperation({
   name: 'send_message',
   title: 'Send a message',
-  description: `Sends an email (kept in sent); reply_to_message_id makes it a reply in that thread. At most ${MAX_RECIPIENTS} recipients, 40 MB. send_at schedules it; dry_run only checks it.`,
+  description: `Sends an email; reply_to_message_id makes it a reply in that thread. At most ${MAX_RECIPIENTS} recipients, 40 MB. send_at schedules it; dry_run only checks it.`,
   input: SendMessageInputSchema,
   output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
@@ -65,8 +65,7 @@ export const getScheduledMessage = defineOperation({
 export const stopScheduledMessage = defineOperation({
   name: 'stop_scheduled_message',
   title: 'Stop a scheduled send',
-  description:
-    'Cancels a pending scheduled send: nothing is sent (a draft it came from is kept). A send already out cannot be stopped.',
+  description: 'Cancels a pending scheduled send (a draft it came from is kept).',
   input: ScheduledMessageRefInputSchema,
   output: z.object({ message: z.string().describe('Confirmation') }),
   hints: { readOnly: false, destructive: true, idempotent: true },

@@ -149,6 +149,13 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   remove_suppression: 'admin',
   // The access log: who called what (a key narrower than the application reads it only with a grant_id it reaches).
   list_access_log: 'admin',
+  // Oversight (docs/oversight.md): approvals.decide alone reads and decides held sends and reviews in its scope.
+  list_approvals: 'approvals.decide',
+  get_approval: 'approvals.decide',
+  approve_approval: 'approvals.decide',
+  reject_approval: 'approvals.decide',
+  list_send_reviews: 'approvals.decide',
+  mark_send_review: 'approvals.decide',
 };
 
 /**
@@ -165,6 +172,12 @@ export const SCOPED_BY_THEMSELVES: ReadonlySet<string> = new Set([
   'get_api_key',
   'list_api_keys',
   'get_current_api_key',
+  'list_approvals',
+  'get_approval',
+  'approve_approval',
+  'reject_approval',
+  'list_send_reviews',
+  'mark_send_review',
 ]);
 
 /** The permissions any one of which lets a key call `operation`; empty when every key may. Throws for an unknown one. */

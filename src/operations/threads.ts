@@ -16,8 +16,7 @@ import { defineOperation } from './define-operation.js';
 export const listThreads = defineOperation({
   name: 'list_threads',
   title: 'List threads',
-  description:
-    'Lists conversations, newest first (default 50, at most 200), filtered as list_messages. Read one with get_thread.',
+  description: 'Lists conversations, newest first, filtered as list_messages. Read one with get_thread.',
   input: ListThreadsInputSchema,
   output: pageOf(ThreadSchema),
   hints: { readOnly: true },

@@ -15,7 +15,7 @@ import type { ComposerState } from './composition-state.js';
 import { domainOf } from './routing.js';
 
 /** Signs with the sender domain's DKIM key when the domain has one and its DKIM record is verified. */
-async function sign(state: ComposerState, raw: Buffer, fromEmail: string): Promise<Buffer> {
+export async function sign(state: ComposerState, raw: Buffer, fromEmail: string): Promise<Buffer> {
   const { db, secrets } = state;
   const domain = domainOf(fromEmail);
   const [row] = await db.orm.select().from(tables.domains).where(eq(tables.domains.domainAddress, domain)).limit(1);

@@ -15,7 +15,7 @@ import type { NewMessage } from '../messages/index.js';
 import type { AttachmentInput } from '../schemas/send.js';
 import { parsedOf, type ComposeInput } from './compose.js';
 import type { AttachmentUploads, Built, Composer, ComposeRequest, Composition } from './contracts.js';
-import { build, signedMime } from './composition-mime.js';
+import { build, sign, signedMime } from './composition-mime.js';
 import { prepare, resolveAttachments } from './composition-prepare.js';
 import type { ComposerState } from './composition-state.js';
 
@@ -51,6 +51,7 @@ export function createComposer(
     build: (composition: Composition, headerMessageId: string, date: Date) =>
       build(state, composition, headerMessageId, date),
     signedMime: (input: ComposeInput) => signedMime(state, input),
+    sign: (raw: Buffer, fromEmail: string) => sign(state, raw, fromEmail),
     resolveAttachments: (grant: GrantRow | undefined, inputs: AttachmentInput[]) =>
       resolveAttachments(state, grant, inputs),
   };

@@ -19,7 +19,15 @@ import type {
   CompleteAttachmentUploadInput,
   CreateAttachmentUploadInput,
 } from '../schemas/attachment-uploads.js';
-import type { CreateDraftInput, Draft, DraftRefInput, ListDraftsInput, UpdateDraftInput } from '../schemas/drafts.js';
+import type {
+  CreateDraftInput,
+  Draft,
+  DraftRefInput,
+  ListDraftsInput,
+  SendDraftInput,
+  UpdateDraftInput,
+} from '../schemas/drafts.js';
+import type { ApprovalRow } from '../oversight/contracts.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 import type {
   AttachmentInput,
@@ -240,6 +248,11 @@ export interface AcceptOptions {
   after?: ((tx: Tx, sentMessageId: string) => Promise<void>) | undefined;
   /** Who made the send, stored with it. */
   provenance?: StoredProvenance | undefined;
+  /**
+   * The message composed already (an approved send: the exact MIME approved, dated again and signed), with the
+   * tracking made when it was composed: nothing is composed or rewritten again.
+   */
+  prebuilt?: { built: Built; tracking: { id: string; links: string[] } | undefined } | undefined;
 }
 
 /** A message with no sender's copy, for {@link Submission.sendDetached}. */
@@ -270,6 +283,8 @@ export interface OutboundService {
    * outbound stage only; nothing is stored, queued or sent (and no Idempotency-Key is kept).
    */
   send: (principal: Principal, input: SendMessageInput, context?: SendContext) => Promise<SendMessageResult>;
+  /** Sends a held message once approved (the approval queue's release, src/oversight). */
+  release: (row: ApprovalRow) => Promise<{ messageId: string }>;
   /** Large-attachment upload sessions (staged files a send or draft takes by id). */
   uploads: AttachmentUploads;
   /** Sends from a verified domain of the application, without a mailbox (no sender's copy is stored). */
@@ -306,7 +321,16 @@ export interface DraftService {
    * Sends a draft through the send flow and removes it; a draft whose send_at is in the future is scheduled
    * instead. Idempotency-Key as for send_message.
    */
-  send(principal: Principal, input: DraftRefInput, context?: SendContext): Promise<SendResult>;
+  send(principal: Principal, input: SendDraftInput, context?: SendContext): Promise<SendMessageResult>;
+  /**
+   * The `before` and `after` hooks of an approved draft's send: the draft must still be at the version held (an edit
+   * after the request needs a new approval), and it is removed with the send.
+   */
+  heldHooks(
+    grantId: string,
+    draftId: string,
+    draftMessageId: string | undefined,
+  ): Promise<Pick<AcceptOptions, 'before' | 'after'>>;
   /** Scheduled sends of a mailbox, the latest send time first (at most 200). */
   listScheduled: ScheduledSends['listScheduled'];
   /** One scheduled send. */
@@ -385,6 +409,8 @@ export interface Composer {
   build: (composition: Composition, headerMessageId: string, date: Date) => Promise<Built>;
   /** The MIME of a message, DKIM-signed when its sender's domain can sign. */
   signedMime: (input: ComposeInput) => Promise<Buffer>;
+  /** Composed MIME DKIM-signed for the domain of `fromEmail`, when that domain can sign (else as it is). */
+  sign: (raw: Buffer, fromEmail: string) => Promise<Buffer>;
   /**
    * Resolves attachments: Base64 content, or by id an attachment of this mailbox or a completed upload session of
    * it (another mailbox's id is a 404). Without a mailbox (a transactional send), only content is accepted.

@@ -15,8 +15,15 @@ import type { GrantService } from '../grants/contracts.js';
 import type { JobQueue } from '../jobs/index.js';
 import { presentMessages, type MailStore, messageConditions, selectFields } from '../messages/index.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
-import type { CreateDraftInput, Draft, DraftRefInput, ListDraftsInput, UpdateDraftInput } from '../schemas/drafts.js';
-import type { SendResult } from '../schemas/send.js';
+import type {
+  CreateDraftInput,
+  Draft,
+  DraftRefInput,
+  ListDraftsInput,
+  SendDraftInput,
+  UpdateDraftInput,
+} from '../schemas/drafts.js';
+import type { SendMessageResult, SendResult } from '../schemas/send.js';
 import type {
   AcceptOptions,
   Composer,
@@ -26,7 +33,8 @@ import type {
   IdempotencyStore,
   OutboundStage,
 } from './contracts.js';
-import { createDraftVersions } from './draft-versions.js';
+import { createDraftVersions, StaleError } from './draft-versions.js';
+import type { SendGate } from './send-gate.js';
 import { createScheduledSends } from './scheduled-sends.js';
 import type { Providers } from '../providers/index.js';
 
@@ -42,6 +50,8 @@ export interface DraftParts {
   stage: OutboundStage;
   /** The mailbox providers: a connected account's drafts are kept on its server too. */
   providers: Providers;
+  /** Oversight on the send path (./send-gate.ts). */
+  sendGate: SendGate;
 }
 
 /** Drafts as the API answers them: the current version's message, with the draft's own fields. */
@@ -189,7 +199,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
      * Sends a draft through the send flow and removes it; a draft whose send_at is in the future is scheduled
      * instead. Idempotency-Key as for send_message.
      */
-    async send(principal: Principal, input: DraftRefInput, context: SendContext = {}): Promise<SendResult> {
+    async send(principal: Principal, input: SendDraftInput, context: SendContext = {}): Promise<SendMessageResult> {
       const claim = idempotency.claim(
         principal.applicationId,
         context.idempotencyKey,
@@ -201,8 +211,27 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
       if (replay) return replay.response as SendResult;
       const grant = await grants.require(principal, input.grant_id);
       const record = await requireDraft(grant.id, input.draft_id);
-      const composition = await compositionOf(principal, grant, record, {}, 'send');
+      const prepared = await compositionOf(principal, grant, record, {}, 'send');
       const provenance = provenanceOf(principal, context);
+      const gated = await parts.sendGate.check(principal, context, prepared, 'draft', {
+        allowAutomatedReply: input.allow_automated_reply,
+      });
+      const { verdict, composition } = gated;
+      if (verdict.outcome === 'refuse') throw verdict.error;
+      if (verdict.outcome === 'approve')
+        return parts.sendGate.hold(composition, verdict.requests, {
+          claim,
+          provenance,
+          principal,
+          attempt: gated.attempt!,
+          draft: {
+            id: record.details.id,
+            messageId: record.row.id,
+            headerMessageId: record.details.headerMessageId,
+          },
+        });
+      if (verdict.outcome === 'queue')
+        return schedule(composition, { sendAt: verdict.sendAt, useDraft: true, claim, existing: record, provenance });
       if (record.details.sendAt !== null && record.details.sendAt > now()) {
         return schedule(composition, {
           sendAt: record.details.sendAt,
@@ -212,13 +241,26 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
           provenance,
         });
       }
+      const review = verdict.monitored ? parts.sendGate.reviewAfter(composition, provenance) : undefined;
       return accept(composition, {
         claim,
         provenance,
         headerMessageId: record.details.headerMessageId,
         before: (tx) => assertCurrent(tx, record),
-        after: (tx) => removeDraft(tx, record),
+        after: async (tx, sentMessageId) => {
+          await removeDraft(tx, record);
+          await review?.(tx, sentMessageId);
+        },
       });
+    },
+
+    async heldHooks(grantId, draftId, draftMessageId) {
+      const record = await versions.findDraft(db.orm, grantId, draftId);
+      if (!record || record.row.id !== draftMessageId)
+        throw new StaleError(
+          `Draft ${draftId} was edited or deleted after approval was asked; nothing was sent. Send it again to ask for a new approval.`,
+        );
+      return { before: (tx) => assertCurrent(tx, record), after: (tx) => removeDraft(tx, record) };
     },
 
     listScheduled,

@@ -37,6 +37,8 @@ import {
   type SigningKeys,
 } from '../deliverability/index.js';
 import { createTransactionalSend } from './transactional-send.js';
+import { createSendGate } from './send-gate.js';
+import type { Oversight } from '../oversight/index.js';
 import { createProviders, type Providers } from '../providers/index.js';
 
 /** Parts the outbound service uses. */
@@ -54,6 +56,8 @@ export interface OutboundParts {
   signing: Pick<SigningKeys, 'signer'>;
   /** The mailbox providers (src/providers): how a grant's sends leave and its drafts are kept. Default: all hosted. */
   providers?: Providers | undefined;
+  /** Oversight's send gate (src/oversight): absent, every send goes (as under `autonomous`). */
+  oversight?: Oversight | undefined;
 }
 
 /** Creates the outbound service. */
@@ -81,6 +85,12 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
     signing: parts.signing,
   });
   const { accept, invitations, notifier } = submission;
+  const sendGate = createSendGate(deps, {
+    gate: parts.oversight,
+    composer,
+    idempotency,
+    signing: parts.signing,
+  });
   const sendFromDomain = createTransactionalSend(deps, { composer, submission });
   const drafts = createDraftService(deps, {
     grants,
@@ -92,6 +102,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
     accept,
     stage,
     providers,
+    sendGate,
   });
 
   /** The outbound stage's verdict on a send, as if it were made now. Reads only. */
@@ -129,11 +140,48 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
       if (replay) return replay.response as SendResult;
       const grant = await grants.require(principal, input.grant_id);
       const { grant_id: _grant, send_at: sendAt, use_draft: useDraft, dry_run: _dryRun, ...request } = input;
-      const composition = await composer.prepare(principal, grant, request, 'send');
+      const { allow_automated_reply: allowAutomatedReply, ...message } = request;
+      const prepared = await composer.prepare(principal, grant, message, 'send');
       const provenance = provenanceOf(principal, context);
-      if (sendAt !== undefined)
-        return drafts.schedule(composition, { sendAt, useDraft: useDraft ?? false, claim, provenance });
-      return accept(composition, { claim, provenance });
+      const gated = await sendGate.check(principal, context, prepared, context.face === 'smtp' ? 'smtp' : 'send', {
+        allowAutomatedReply,
+      });
+      const { verdict, composition } = gated;
+      if (verdict.outcome === 'refuse') throw verdict.error;
+      if (verdict.outcome === 'approve')
+        return sendGate.hold(composition, verdict.requests, { claim, provenance, principal, attempt: gated.attempt! });
+      if (verdict.outcome === 'queue' || sendAt !== undefined)
+        return drafts.schedule(composition, {
+          sendAt: verdict.outcome === 'queue' ? Math.max(verdict.sendAt, sendAt ?? 0) : sendAt!,
+          useDraft: useDraft ?? false,
+          claim,
+          provenance,
+        });
+      return accept(composition, {
+        claim,
+        provenance,
+        after: verdict.monitored ? sendGate.reviewAfter(composition, provenance) : undefined,
+      });
+    },
+
+    /** Sends a held message once approved: the exact MIME approved, dated again and signed (src/oversight). */
+    async release(row) {
+      const { composition, built, tracking } = await sendGate.unhold(row);
+      const provenance = {
+        ...(row.provenance ?? provenanceOf({ applicationId: row.applicationId, via: 'local' }, {})),
+        approval_id: row.id,
+      };
+      const hooks =
+        row.kind === 'draft' && row.draftId
+          ? await drafts.heldHooks(row.grantId, row.draftId, row.composition.draftMessageId)
+          : {};
+      const result = await accept(composition, {
+        headerMessageId: row.headerMessageId,
+        provenance,
+        prebuilt: { built, tracking },
+        ...hooks,
+      });
+      return { messageId: result.data.id };
     },
 
     /** Large-attachment upload sessions (staged files a send or draft takes by id). */

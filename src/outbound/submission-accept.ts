@@ -38,10 +38,11 @@ export async function accept(
   const headerMessageId = options.headerMessageId ?? `${newId()}@${domainOf(requested.from.email)}`;
   // A tracked send's id is in its pixel and links, so it is made before the message is composed; the body that is
   // composed (and so both the MIME delivered and the copy in `sent`) is the tracked one.
-  const trackingId = tracksAnything(requested.trackingOptions) ? newId() : undefined;
+  const { prebuilt } = options;
+  const trackingId = prebuilt ? prebuilt.tracking?.id : tracksAnything(requested.trackingOptions) ? newId() : undefined;
   let composition = requested;
-  let trackedLinks: string[] = [];
-  if (trackingId !== undefined) {
+  let trackedLinks: string[] = prebuilt?.tracking?.links ?? [];
+  if (trackingId !== undefined && !prebuilt) {
     const tracked = trackedBody(
       await signing.signer(),
       config.deliverability.trackingUrl,
@@ -53,7 +54,7 @@ export async function accept(
     composition = { ...requested, body: tracked.body };
     trackedLinks = tracked.links;
   }
-  const built = await composer.build(composition, headerMessageId, date);
+  const built = prebuilt?.built ?? (await composer.build(composition, headerMessageId, date));
   const check = await stage.prepare(grant, sendCandidateOf(composition, built.raw.length));
   const recipients = await queue.routeFor(
     grant,

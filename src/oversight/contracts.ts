@@ -5,7 +5,7 @@
  * holds a send until a person with `approvals.decide` releases it.
  */
 import type { OperationContext, Principal } from '../access.js';
-import type { GrantRow, StoredOversightMode, StoredPolicyOversight } from '../../storage/index.js';
+import type { GrantRow, StoredOversightMode, StoredPolicyOversight, tables } from '../../storage/index.js';
 import type { AppError } from '../errors.js';
 import type {
   Approval,
@@ -15,6 +15,9 @@ import type {
   MarkSendReviewInput,
   SendReview,
 } from '../schemas/oversight.js';
+
+/** A held send as stored (`approvals`). */
+export type ApprovalRow = typeof tables.approvals.$inferSelect;
 
 /** A grant's oversight mode. */
 export type OversightMode = StoredOversightMode;

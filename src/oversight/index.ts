@@ -4,6 +4,7 @@
  */
 export type {
   ApprovalRequest,
+  ApprovalRow,
   ApprovalService,
   GuardVerdict,
   Oversight,
@@ -24,3 +25,8 @@ export {
   type OversightParts,
   type ReadNotes,
 } from './oversight.js';
+export { createApprovals, heldBlobs, toApproval, type ApprovalParts, type ReleaseHeld } from './approvals.js';
+export type { SendReviewRow } from './approval-store.js';
+export { EXCEPTED_HEADERS, heldSha256, restamp, withoutExcepted } from './held-mime.js';
+export { threadOfMessage } from './oversight-store.js';
+export { createSendReviews, toSendReview } from './send-reviews.js';

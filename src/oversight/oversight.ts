@@ -4,7 +4,7 @@
  * resolved to its default), every guard run in order on each send (./guards.ts), and what an agent's reads leave for
  * the untrusted-read gate (a flagged message read by a key or an MCP session).
  */
-import type { Enforcement } from '../admin/index.js';
+import type { Enforcement } from '../admin/contracts.js';
 import type { OperationContext, Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { GrantRow } from '../../storage/index.js';
@@ -32,6 +32,8 @@ export const OVERSIGHT_DEFAULTS = {
 /** Parts of the gate. */
 export interface OversightParts {
   enforcement: Pick<Enforcement, 'forGrant'>;
+  /** A grant the principal may reach, by id or address. */
+  requireGrant: (principal: Principal, ref: string) => Promise<GrantRow>;
   /** Guards run after the mode's refusals and before the approvals (runaway, loop, budgets). */
   guards?: readonly SendGuard[] | undefined;
 }
@@ -92,7 +94,10 @@ export function createOversight(deps: Pick<CoreDeps, 'db' | 'clock'>, parts: Ove
       if (grant.suspendedAt != null) throw suspendedError(grant.suspendedReason);
       if ((await resolve(grant)).mode === 'read_only') throw readOnlyError(what);
     },
-    async noteReads(principal, context, grant, result) {
+    async noteReads(principal, context, grantRef, result) {
+      // Nothing in the result could be flagged at any threshold: no grant read, no setting resolved.
+      if (flaggedMessages(result, Number.MIN_VALUE).length === 0) return;
+      const grant = await parts.requireGrant(principal, grantRef);
       const flagged = flaggedMessages(result, (await resolve(grant)).injectionThreshold);
       if (flagged.length === 0) return;
       const at = deps.clock.now().getTime();
@@ -114,11 +119,14 @@ export function createOversight(deps: Pick<CoreDeps, 'db' | 'clock'>, parts: Ove
 
 /** What the operations tell the gate of the messages a call read. */
 export interface ReadNotes {
-  /** Records the messages of `result` (a message, a list of them, a thread with its messages) whose trust block flags them. */
+  /**
+   * Records the messages of `result` (a message, a list of them, a thread with its messages) whose trust block flags
+   * them, as read by the caller (its MCP session and its key) on the grant `grantRef` names.
+   */
   noteReads(
     principal: Principal,
     context: Pick<OperationContext, 'client'>,
-    grant: GrantRow,
+    grantRef: string,
     result: unknown,
   ): Promise<void>;
 }

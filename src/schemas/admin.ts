@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
+import { OversightModeSchema, PolicyOversightSchema } from './oversight.js';
 
 /** How many ids a workspace or policy may name, and how many grants one manual-assign call may move each way. */
 export const ADMIN_LIMITS = {
@@ -191,6 +192,10 @@ export const PolicySchema = z
       .array(z.string())
       .describe("Legacy: rule ids attached to the policy itself, evaluated with the workspace's"),
     spam_detection: SpamDetectionSchema,
+    oversight_mode: OversightModeSchema.nullable().describe(
+      'Extension: the oversight mode of the grants under this policy (null: autonomous); a grant may set its own',
+    ),
+    oversight: PolicyOversightSchema,
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -204,6 +209,8 @@ export const CreatePolicyInputSchema = z
     spam_detection: SpamDetectionSchema.optional(),
     options: PolicyOptionsSchema.optional(),
     rules: RuleIdsSchema.optional().describe('Legacy: rule ids of this application'),
+    oversight_mode: OversightModeSchema.nullable().optional().describe('Extension: the mode of its grants'),
+    oversight: PolicyOversightSchema.optional(),
   })
   .meta({ id: 'CreatePolicyInput' });
 export type CreatePolicyInput = z.infer<typeof CreatePolicyInputSchema>;
@@ -216,6 +223,8 @@ export const UpdatePolicyInputSchema = z
     spam_detection: SpamDetectionSchema.optional().describe('Replaces the spam settings'),
     options: PolicyOptionsSchema.optional().describe('Replaces the options'),
     rules: RuleIdsSchema.optional().describe('Replaces the legacy rule ids'),
+    oversight_mode: OversightModeSchema.nullable().optional().describe('Extension: the mode of its grants'),
+    oversight: PolicyOversightSchema.optional().describe('Extension: replaces the oversight settings'),
   })
   .meta({ id: 'UpdatePolicyInput' });
 export type UpdatePolicyInput = z.infer<typeof UpdatePolicyInputSchema>;

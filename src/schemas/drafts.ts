@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 import { MessageSchema, selectSchemaOf } from './messages.js';
-import { composeFields, CustomHeaderSchema, TrackingOptionsSchema } from './send.js';
+import { AllowAutomatedReplySchema, composeFields, CustomHeaderSchema, TrackingOptionsSchema } from './send.js';
 
 export const DraftSchema = MessageSchema.omit({ object: true, raw_mime: true, headers: true })
   .extend({
@@ -67,3 +67,6 @@ export type ListDraftsInput = z.infer<typeof ListDraftsInputSchema>;
 
 export const DraftRefInputSchema = z.object({ grant_id: GrantIdSchema, draft_id: IdSchema.describe('Draft id') });
 export type DraftRefInput = z.infer<typeof DraftRefInputSchema>;
+
+export const SendDraftInputSchema = DraftRefInputSchema.extend({ allow_automated_reply: AllowAutomatedReplySchema });
+export type SendDraftInput = z.infer<typeof SendDraftInputSchema>;

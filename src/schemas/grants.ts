@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, UnixSecondsSchema } from './common.js';
+import { OversightModeSchema } from './oversight.js';
 
 /** Provider values of a hosted Agent Account: `nylas` (the SDK) and `hosted` (the spec) name the same thing. */
 export const HostedProviderSchema = z
@@ -48,6 +49,9 @@ export const GrantSchema = z
     workspace_id: z.string().optional().describe('Workspace the Agent Account belongs to'),
     blocked: z.boolean().describe('True when sending is blocked for this grant'),
     sending: GrantSendingSchema,
+    oversight_mode: OversightModeSchema.nullable().describe(
+      "Extension: the grant's own oversight mode (docs/oversight.md); null follows its workspace's policy",
+    ),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -226,6 +230,9 @@ export const UpdateGrantInputSchema = z.object({
     .describe('Settings to change (merged into the current ones)'),
   scope: z.array(z.string()).optional(),
   workspace_id: IdSchema.optional().describe('Move the Agent Account to this workspace of the same application'),
+  oversight_mode: OversightModeSchema.nullable()
+    .optional()
+    .describe("Extension: the grant's oversight mode; null follows its workspace's policy (docs/oversight.md)"),
   sending: z
     .object({ status: z.literal('active').describe('"active" resumes sending') })
     .optional()

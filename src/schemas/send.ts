@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { GrantIdSchema, IdSchema, MetadataSchema, UnixSecondsSchema } from './common.js';
 import { MessageSchema } from './messages.js';
+import { ApprovalSchema } from './oversight.js';
 
 export { DeliveryStatusSchema, type DeliveryStatus } from './messages.js';
 
@@ -153,6 +154,12 @@ export const composeFields = {
   metadata: MetadataSchema.optional().describe('Your key-value strings, kept on the message'),
 };
 
+/** Extension (oversight): an agent answering an automated message (an auto-reply, a bounce, a list) says it means to. */
+export const AllowAutomatedReplySchema = z
+  .boolean()
+  .optional()
+  .describe('Answer an automated message (auto-reply, bounce) anyway');
+
 export const SendMessageInputSchema = z
   .object({
     ...composeFields,
@@ -162,6 +169,7 @@ export const SendMessageInputSchema = z
     send_at: UnixSecondsSchema.optional().describe('Send later, at this unix time (≤ 30 days ahead)'),
     use_draft: z.boolean().optional().describe('With send_at: keep the message in drafts if the schedule is stopped'),
     dry_run: z.boolean().optional().describe('Only check whether it would go; sends nothing'),
+    allow_automated_reply: AllowAutomatedReplySchema,
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
@@ -275,13 +283,19 @@ export type SendResult = z.infer<typeof SendResultSchema>;
 
 /** What `send_message` answers: a send's answer, or with `dry_run` the verdict (still an object, for MCP structuredContent). */
 export const SendMessageResultSchema = SendResultSchema.extend({
-  data: z.union([SentMessageSchema, SendDryRunSchema]).describe('The message sent, or with dry_run the verdict'),
+  data: z
+    .union([SentMessageSchema, SendDryRunSchema, ApprovalSchema])
+    .describe('The message sent, or with dry_run the verdict, or the approval a held send waits for'),
+  approval_id: z.string().optional().describe('Extension: set when the send waits for approval (HTTP 202)'),
+  status: z.literal('pending').optional().describe('Extension: pending while the send waits for approval'),
+  message: z.string().optional().describe('Extension: what a held send means for the caller'),
 });
 export type SendMessageResult = z.infer<typeof SendMessageResultSchema>;
 
-/** The HTTP status of a send's answer: 202 for a scheduled send (it carries a schedule_id), 200 for one made now. */
+/** The HTTP status of a send's answer: 202 for a scheduled or held send (a schedule_id or approval_id), 200 for one made now. */
 export function sendResultStatus(result: unknown): 200 | 202 {
-  return (result as { schedule_id?: unknown }).schedule_id !== undefined ? 202 : 200;
+  const answer = result as { schedule_id?: unknown; approval_id?: unknown };
+  return answer.schedule_id !== undefined || answer.approval_id !== undefined ? 202 : 200;
 }
 
 export const ScheduledMessageSchema = z

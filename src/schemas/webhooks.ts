@@ -63,6 +63,9 @@ export const TRIGGER_TYPES = [
   'notetaker.media',
   // Extension: a registered domain changed (its sending paused on its bounce or complaint rate, or resumed).
   'domain.updated',
+  // Extension (oversight, docs/oversight.md): a send waits for approval; an approval was decided (or expired).
+  'approval.requested',
+  'approval.decided',
   // Extension (issue 37): two mailboxes trading messages in a loop in one thread; agent sends in it are paused.
   'thread.loop_detected',
 ] as const;

@@ -4,25 +4,26 @@
  * its trust block flagged (the untrusted-read gate's memory).
  */
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
-import type { StoredProvenance } from './outbound.js';
+import type { StoredAddress } from './mail.js';
+import type { StoredProvenance, StoredTrackingOptions } from './outbound.js';
 
 /** An attachment of a held send: its metadata, the bytes kept as a blob. */
 export interface StoredHeldAttachment {
   filename: string;
   contentType: string;
   contentId?: string | undefined;
-  isInline?: boolean | undefined;
+  inline: boolean;
   size: number;
   blobHash: string;
 }
 
 /** The composition of a held send, as JSON (the grant is read again when it leaves). */
 export interface StoredHeldComposition {
-  from: { name?: string | undefined; email: string };
-  to: { name?: string | undefined; email: string }[];
-  cc: { name?: string | undefined; email: string }[];
-  bcc: { name?: string | undefined; email: string }[];
-  replyTo: { name?: string | undefined; email: string }[];
+  from: StoredAddress;
+  to: StoredAddress[];
+  cc: StoredAddress[];
+  bcc: StoredAddress[];
+  replyTo: StoredAddress[];
   subject: string;
   body: string;
   isPlaintext: boolean;
@@ -31,10 +32,12 @@ export interface StoredHeldComposition {
   references?: string[] | undefined;
   replyToMessageId?: string | undefined;
   customHeaders: { name: string; value: string }[];
-  trackingOptions?: Record<string, unknown> | undefined;
+  trackingOptions?: StoredTrackingOptions | undefined;
   metadata: Record<string, unknown>;
   /** The tracking id and rewritten links of a tracked send, made when it was composed. */
   tracking?: { id: string; links: string[] } | undefined;
+  /** A draft sent: the message row of the version held (a later version needs a new approval). */
+  draftMessageId?: string | undefined;
 }
 
 /** Why a send waits, and what the reviewer is shown of the mail it answers. */

@@ -72,6 +72,10 @@ interface Fixtures {
   connectedMessage(): Promise<string>;
   /** Creates a fresh object through the API (for deletions) and returns `data`. */
   create(path: string, body: Json): Promise<Json>;
+  /** A fresh send held for approval (a gated_all grant, asked with a second key): its approval id. */
+  approval(): Promise<string>;
+  /** A send of a monitored grant listed for review: its review id. */
+  review(): Promise<string>;
 }
 
 /** The operations this test cannot call, each with why. Keep it short. */
@@ -378,6 +382,18 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   get_api_key: async (f) => ({ params: { api_key_id: (await f.create('/v3/api-keys', { name: 'one' })).id } }),
   delete_api_key: async (f) => ({ params: { api_key_id: (await f.create('/v3/api-keys', { name: 'gone' })).id } }),
   list_access_log: async () => ({ params: {} }),
+  list_approvals: async (f) => {
+    await f.approval();
+    return { params: {}, query: { status: 'pending' } };
+  },
+  get_approval: async (f) => ({ params: { approval_id: await f.approval() } }),
+  approve_approval: async (f) => ({ params: { approval_id: await f.approval() }, body: { reason: 'Looks right' } }),
+  reject_approval: async (f) => ({ params: { approval_id: await f.approval() }, body: { reason: 'Not this one' } }),
+  list_send_reviews: async (f) => {
+    await f.review();
+    return { params: {} };
+  },
+  mark_send_review: async (f) => ({ params: { review_id: await f.review() }, body: { status: 'ok', note: 'Fine' } }),
 
   create_connector: async () => ({
     params: {},
@@ -833,6 +849,45 @@ describe('the OpenAPI document against the live server', () => {
             uid: 1,
           }),
         ),
+      approval: async () => {
+        const grantId = await once('gatedGrant', async () => {
+          const grant = await create('/v3/connect/custom', {
+            provider: 'nylas',
+            settings: { email: `gated@${DOMAIN}` },
+          });
+          await request(service.url, 'PATCH', `/v3/grants/${grant.id as string}`, {
+            key: service.apiKey,
+            body: { oversight_mode: 'gated_all' },
+          });
+          return grant.id as string;
+        });
+        const asker = await once(
+          'askerKey',
+          async () => (await create('/v3/api-keys', { name: 'asker' })).key as string,
+        );
+        const held = await request(service.url, 'POST', `/v3/grants/${grantId}/messages/send`, {
+          key: asker,
+          body: { to: [{ email: PEER }], subject: 'Held', body: 'Waits for a person' },
+        });
+        return (held.body as Json).approval_id as string;
+      },
+      review: () =>
+        once('review', async () => {
+          const grant = await create('/v3/connect/custom', {
+            provider: 'nylas',
+            settings: { email: `monitored@${DOMAIN}` },
+          });
+          await request(service.url, 'PATCH', `/v3/grants/${grant.id as string}`, {
+            key: service.apiKey,
+            body: { oversight_mode: 'monitored' },
+          });
+          await request(service.url, 'POST', `/v3/grants/${grant.id as string}/messages/send`, {
+            key: service.apiKey,
+            body: { to: [{ email: PEER }], subject: 'Watched', body: 'Listed for review' },
+          });
+          const listed = await request(service.url, 'GET', '/v3/send-reviews', { key: service.apiKey });
+          return (listed.body as { data: Json[] }).data[0]!.id as string;
+        }),
       contact: () =>
         once(
           'contact',

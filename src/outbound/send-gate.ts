@@ -1,0 +1,347 @@
+/**
+ * @module outbound/send-gate
+ * Oversight on the send path (issue 37, docs/oversight.md): every send, draft sent and message submitted over SMTP
+ * passes the gate (src/oversight) after it is composed and before anything is stored. The gate's verdict is acted on
+ * here: a refusal is thrown; a send that must wait is composed ONCE and held (its MIME and attachments as blobs, the
+ * SHA-256 of the exact message, an `approval.requested` event, and the Idempotency-Key's answer, 202); an approved one
+ * is released later with those very bytes, dated again and signed; a send under `monitored` goes out and is listed
+ * for review. Agent sends carry `Auto-Submitted: auto-generated` and `X-Auto-Response-Suppress: All`.
+ */
+import { eq } from 'drizzle-orm';
+import type { OperationContext, Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { blobHash, putBlob, readBlob, tables, type Tx, type StoredHeldComposition } from '../../storage/index.js';
+import { AppError } from '../errors.js';
+import { eventRecorder } from '../outbox/index.js';
+import {
+  heldSha256,
+  restamp,
+  toApproval,
+  withoutExcepted,
+  type ApprovalRequest,
+  type ApprovalRow,
+  type Oversight,
+  type SendAttempt,
+  type SendVerdict,
+  threadOfMessage,
+} from '../oversight/index.js';
+import type { ApprovalPending } from '../schemas/oversight.js';
+import { unixSeconds } from '../time.js';
+import { trackedBody, tracksAnything, type SigningKeys } from '../deliverability/index.js';
+import type { Built, Composer, Composition, IdempotencyClaim, IdempotencyStore } from './contracts.js';
+import type { StoredProvenance } from '../../storage/schema/outbound.js';
+import { domainOf } from './routing.js';
+
+/** What the call says it means, besides the message. */
+export interface SendIntent {
+  allowAutomatedReply?: boolean | undefined;
+  claimToken?: string | undefined;
+}
+
+/** Parts of the send gate. */
+export interface SendGateParts {
+  gate: Oversight | undefined;
+  composer: Composer;
+  idempotency: IdempotencyStore;
+  signing: Pick<SigningKeys, 'signer'>;
+}
+
+/** The gate's verdict on a composed send, with the composition as it would leave (agent headers added). */
+export interface GatedSend {
+  verdict: SendVerdict;
+  composition: Composition;
+  attempt: SendAttempt | undefined;
+}
+
+/** Options of {@link SendGate.hold}. */
+export interface HoldOptions {
+  claim?: IdempotencyClaim | undefined;
+  provenance: StoredProvenance;
+  principal: Principal;
+  attempt: SendAttempt;
+  /** The draft sent, when it is one: its id and the row of its current version (an edit needs a new approval). */
+  draft?: { id: string; messageId: string; headerMessageId: string } | undefined;
+}
+
+/** The send gate of the outbound service. */
+export interface SendGate {
+  check(
+    principal: Principal,
+    context: Pick<OperationContext, 'face' | 'client' | 'tool' | 'requestId'>,
+    composition: Composition,
+    kind: SendAttempt['kind'],
+    intent: SendIntent,
+  ): Promise<GatedSend>;
+  hold(composition: Composition, requests: ApprovalRequest[], options: HoldOptions): Promise<ApprovalPending>;
+  /** The `after` hook of a monitored send: lists it for review in its transaction. */
+  reviewAfter(composition: Composition, provenance: StoredProvenance): (tx: Tx, messageId: string) => Promise<void>;
+  /** The held composition and its exact MIME, dated now and signed, ready for `accept` (`prebuilt`). */
+  unhold(
+    row: ApprovalRow,
+  ): Promise<{ composition: Composition; built: Built; tracking: StoredHeldComposition['tracking'] }>;
+}
+
+const AGENT_HEADERS = [
+  { name: 'Auto-Submitted', value: 'auto-generated' },
+  { name: 'X-Auto-Response-Suppress', value: 'All' },
+];
+
+/** Whether a call is an agent's: the MCP or AI SDK face, or a key marked as an agent's. */
+export function isAgentCall(principal: Principal, face: OperationContext['face']): boolean {
+  return face === 'mcp' || face === 'ai-sdk' || principal.key?.agent === true;
+}
+
+/** Creates the send gate. */
+export function createSendGate(
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'config'>,
+  parts: SendGateParts,
+): SendGate {
+  const { db, clock, newId, config } = deps;
+  const { gate, composer, idempotency, signing } = parts;
+  const record = eventRecorder({ newId, clock });
+
+  async function check(
+    principal: Principal,
+    context: Pick<OperationContext, 'face' | 'client' | 'tool' | 'requestId'>,
+    requested: Composition,
+    kind: SendAttempt['kind'],
+    intent: SendIntent,
+  ): Promise<GatedSend> {
+    if (!gate) return { verdict: { outcome: 'send', monitored: false }, composition: requested, attempt: undefined };
+    const { grant } = requested;
+    let oversight;
+    try {
+      oversight = await gate.resolve(grant);
+    } catch {
+      // What applies to the grant cannot be read: the outbound stage reads the same and refuses the send (503,
+      // recorded in the audit), so nothing leaves unchecked.
+      return { verdict: { outcome: 'send', monitored: false }, composition: requested, attempt: undefined };
+    }
+    const agent = isAgentCall(principal, context.face);
+    const present = new Set(requested.customHeaders.map((header) => header.name.toLowerCase()));
+    const composition =
+      agent && oversight.agentHeaders
+        ? {
+            ...requested,
+            customHeaders: [
+              ...requested.customHeaders,
+              ...AGENT_HEADERS.filter((header) => !present.has(header.name.toLowerCase())),
+            ],
+          }
+        : requested;
+    const recipients = [
+      ...new Set([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email.toLowerCase())),
+    ];
+    const threadId = composition.replyToMessageId
+      ? await threadOfMessage(db, grant.id, composition.replyToMessageId)
+      : undefined;
+    const attempt: SendAttempt = {
+      principal,
+      context,
+      grant,
+      oversight,
+      recipients,
+      replyToMessageId: composition.replyToMessageId,
+      threadId,
+      agent,
+      kind,
+      intent,
+      at: clock.now().getTime(),
+    };
+    return { verdict: await gate.check(attempt), composition, attempt };
+  }
+
+  async function hold(
+    requested: Composition,
+    requests: ApprovalRequest[],
+    options: HoldOptions,
+  ): Promise<ApprovalPending> {
+    const { grant } = requested;
+    const at = clock.now();
+    const headerMessageId = options.draft?.headerMessageId ?? `${newId()}@${domainOf(requested.from.email)}`;
+    let composition = requested;
+    let tracking: StoredHeldComposition['tracking'];
+    if (tracksAnything(requested.trackingOptions)) {
+      const id = newId();
+      const tracked = trackedBody(
+        await signing.signer(),
+        config.deliverability.trackingUrl,
+        id,
+        requested.trackingOptions,
+        requested.body,
+        requested.isPlaintext,
+      );
+      composition = { ...requested, body: tracked.body };
+      tracking = { id, links: tracked.links };
+    }
+    const built = await composer.build(composition, headerMessageId, at);
+    const sha256 = heldSha256(built.raw);
+    const raw = withoutExcepted(built.raw);
+    const id = newId();
+    const created = unixSeconds(at);
+    const answer = await db.write(async (tx) => {
+      const replay = await idempotency.find(tx, options.claim);
+      if (replay) return replay.response as ApprovalPending;
+      const rawHash = await putBlob(tx, raw, at.getTime());
+      const attachments: StoredHeldComposition['attachments'] = [];
+      for (const file of composition.attachments)
+        attachments.push({
+          filename: file.filename,
+          contentType: file.contentType,
+          contentId: file.contentId,
+          inline: file.inline,
+          size: file.content.length,
+          blobHash: await putBlob(tx, file.content, at.getTime()),
+        });
+      const held: StoredHeldComposition = {
+        from: composition.from,
+        to: composition.to,
+        cc: composition.cc,
+        bcc: composition.bcc,
+        replyTo: composition.replyTo,
+        subject: composition.subject,
+        body: composition.body,
+        isPlaintext: composition.isPlaintext,
+        attachments,
+        inReplyTo: composition.inReplyTo,
+        references: composition.references,
+        replyToMessageId: composition.replyToMessageId,
+        customHeaders: composition.customHeaders,
+        trackingOptions: composition.trackingOptions,
+        metadata: composition.metadata,
+        tracking,
+        draftMessageId: options.draft?.messageId,
+      };
+      const row = {
+        id,
+        applicationId: grant.applicationId,
+        grantId: grant.id,
+        status: 'pending',
+        kind: options.draft ? 'draft' : 'send',
+        draftId: options.draft?.id ?? null,
+        draftVersion: null,
+        checks: requests,
+        composition: held,
+        rawHash,
+        sha256,
+        headerMessageId,
+        subject: composition.subject,
+        recipients: [...options.attempt.recipients],
+        replyToMessageId: composition.replyToMessageId ?? null,
+        threadId: options.attempt.threadId ?? null,
+        requestedByKeyId: options.principal.key?.id ?? null,
+        provenance: options.provenance,
+        decidedByKeyId: null,
+        decidedByName: null,
+        decisionReason: null,
+        sentMessageId: null,
+        error: null,
+        expiresAt: created + config.approvalExpiryHours * 3600,
+        decidedAt: null,
+        createdAt: created,
+        updatedAt: created,
+      } satisfies ApprovalRow;
+      await tx.insert(tables.approvals).values(row);
+      const approval = toApproval(row);
+      await record(tx, {
+        applicationId: grant.applicationId,
+        grantId: grant.id,
+        type: 'approval.requested',
+        objectId: id,
+        object: approval,
+      });
+      const pending: ApprovalPending = {
+        approval_id: id,
+        status: 'pending',
+        message: `Queued for approval (${requests.map((request) => request.check).join(', ')}): ${requests[0]!.reason} Nothing was sent. Do not send it again: a person decides, and the message leaves as it is once approved (approval ${id}).`,
+        data: approval,
+      };
+      await idempotency.save(tx, options.claim, { status: 202, response: pending });
+      return pending;
+    });
+    return answer;
+  }
+
+  async function unhold(row: ApprovalRow) {
+    const held = row.composition;
+    const [grant] = await db.orm.select().from(tables.grants).where(eq(tables.grants.id, row.grantId)).limit(1);
+    if (!grant) throw new AppError('not_found', 'The mailbox of this approval was deleted.');
+    const raw = await readBlob(db.orm, row.rawHash);
+    if (!raw || heldSha256(raw) !== row.sha256)
+      throw new AppError(
+        'conflict',
+        'The held message is not the one approved (its SHA-256 differs); nothing was sent.',
+      );
+    const attachments = [];
+    for (const file of held.attachments) {
+      const content = await readBlob(db.orm, file.blobHash);
+      if (!content) throw new AppError('internal', `An attachment of the held message (${file.filename}) is missing.`);
+      attachments.push({
+        filename: file.filename,
+        contentType: file.contentType,
+        contentId: file.contentId,
+        inline: file.inline,
+        content,
+      });
+    }
+    const composition: Composition = {
+      grant,
+      from: held.from,
+      to: held.to,
+      cc: held.cc,
+      bcc: held.bcc,
+      replyTo: held.replyTo,
+      subject: held.subject,
+      body: held.body,
+      isPlaintext: held.isPlaintext,
+      attachments,
+      inReplyTo: held.inReplyTo,
+      references: held.references ?? [],
+      replyToMessageId: held.replyToMessageId,
+      customHeaders: held.customHeaders,
+      trackingOptions: held.trackingOptions,
+      metadata: held.metadata,
+    };
+    const date = clock.now();
+    const signed = await composer.sign(restamp(raw, date), held.from.email);
+    const input = {
+      from: composition.from,
+      to: composition.to,
+      cc: composition.cc,
+      bcc: composition.bcc,
+      replyTo: composition.replyTo,
+      subject: composition.subject,
+      body: composition.body,
+      isPlaintext: composition.isPlaintext,
+      attachments: composition.attachments,
+      messageId: row.headerMessageId,
+      date,
+      inReplyTo: composition.inReplyTo,
+      references: composition.references,
+      customHeaders: composition.customHeaders,
+    };
+    return { composition, built: { input, raw: signed, rawHash: blobHash(signed) }, tracking: held.tracking };
+  }
+
+  return {
+    check,
+    hold,
+    unhold,
+    reviewAfter: (composition, provenance) => async (tx, messageId) => {
+      const { grant } = composition;
+      await tx.insert(tables.sendReviews).values({
+        id: newId(),
+        applicationId: grant.applicationId,
+        grantId: grant.id,
+        messageId,
+        subject: composition.subject,
+        recipients: [
+          ...new Set([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email)),
+        ],
+        provenance,
+        status: 'unreviewed',
+        createdAt: unixSeconds(clock.now()),
+      });
+    },
+  };
+}

@@ -1,0 +1,212 @@
+/**
+ * @module oversight/approvals
+ * The approval queue (issue 37, item 2): sends that wait for a person, read and decided through `/v3/approvals` by a
+ * key with `approvals.decide` that is not the key that asked. Approving releases the exact message held (the
+ * outbound area's `release`, given at construction); rejecting or expiring drops it. Every decision is one
+ * conditional state change with its `approval.decided` outbox event, so two deciders never both win.
+ */
+import type { Principal } from '../access.js';
+import type { CoreDeps } from '../ports/index.js';
+import { releaseBlobs, type GrantRow, type Tx } from '../../storage/index.js';
+import { AppError, notFound } from '../errors.js';
+import { eventRecorder } from '../outbox/index.js';
+import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
+import { unixSeconds } from '../time.js';
+import type { Approval } from '../schemas/oversight.js';
+import type { ApprovalService } from './contracts.js';
+import { approvalRow, approvalRows, expiredApprovals, moveApproval, type ApprovalRow } from './approval-store.js';
+import { EXCEPTED_HEADERS } from './held-mime.js';
+
+/** Sends an approved message: the outbound area's release of a held send. Resolves the sent copy's id. */
+export type ReleaseHeld = (row: ApprovalRow) => Promise<{ messageId: string }>;
+
+/** Parts of the approval queue. */
+export interface ApprovalParts {
+  /** A grant the principal may reach, by id or address (404 otherwise). */
+  requireGrant: (principal: Principal, ref: string) => Promise<GrantRow>;
+  release: ReleaseHeld;
+}
+
+/** Expired approvals handled in one pass at most. */
+const EXPIRE_BATCH = 200;
+
+/** The wire form of an approval row. Pure. */
+export function toApproval(row: ApprovalRow): Approval {
+  const held = row.composition;
+  return {
+    id: row.id,
+    object: 'approval',
+    grant_id: row.grantId,
+    status: row.status as Approval['status'],
+    kind: row.kind as Approval['kind'],
+    draft_id: row.draftId,
+    checks: row.checks,
+    sha256: row.sha256,
+    excepted_headers: [...EXCEPTED_HEADERS],
+    message_id_header: row.headerMessageId,
+    subject: row.subject,
+    from: [held.from],
+    to: held.to,
+    cc: held.cc,
+    bcc: held.bcc,
+    body: held.body,
+    is_plaintext: held.isPlaintext,
+    attachments: held.attachments.map((file) => ({
+      filename: file.filename,
+      content_type: file.contentType,
+      size: file.size,
+    })),
+    reply_to_message_id: row.replyToMessageId,
+    thread_id: row.threadId,
+    requested_by: {
+      api_key_id: row.requestedByKeyId,
+      face: row.provenance?.face ?? null,
+      tool: row.provenance?.tool ?? null,
+    },
+    decided_by:
+      row.decidedByKeyId !== null || row.decidedByName !== null
+        ? { api_key_id: row.decidedByKeyId, name: row.decidedByName }
+        : null,
+    decision_reason: row.decisionReason,
+    sent_message_id: row.sentMessageId,
+    error: row.error,
+    expires_at: row.expiresAt,
+    decided_at: row.decidedAt,
+    created_at: row.createdAt,
+  };
+}
+
+/** The blobs a held send keeps (its MIME and its attachments), released once it is decided. */
+export function heldBlobs(row: Pick<ApprovalRow, 'rawHash' | 'composition'>): string[] {
+  return [row.rawHash, ...row.composition.attachments.map((file) => file.blobHash)];
+}
+
+/** Creates the approval queue. */
+export function createApprovals(deps: Pick<CoreDeps, 'db' | 'clock' | 'newId'>, parts: ApprovalParts): ApprovalService {
+  const { db, clock, newId } = deps;
+  const record = eventRecorder({ newId, clock });
+
+  /** The approval, when the principal may see it (an approval of a grant outside its scope is a 404). */
+  async function visible(principal: Principal, id: string): Promise<ApprovalRow> {
+    const row = await approvalRow(db, principal.applicationId, id);
+    if (!row || (principal.grantIds && !principal.grantIds.has(row.grantId))) throw notFound('Approval', id);
+    return row;
+  }
+
+  async function decided(tx: Tx, row: ApprovalRow): Promise<void> {
+    const current = (await approvalRow(tx, row.applicationId, row.id))!;
+    await record(tx, {
+      applicationId: row.applicationId,
+      grantId: row.grantId,
+      type: 'approval.decided',
+      objectId: row.id,
+      object: toApproval(current),
+    });
+  }
+
+  /** Closes a pending approval (rejected or expired) and drops what it held; false when it was no longer pending. */
+  async function close(row: ApprovalRow, status: 'rejected' | 'expired', changes: Partial<ApprovalRow>) {
+    const at = unixSeconds(clock.now());
+    return db.write(async (tx) => {
+      if (!(await moveApproval(tx, row.id, 'pending', { status, decidedAt: at, updatedAt: at, ...changes })))
+        return false;
+      await releaseBlobs(tx, heldBlobs(row));
+      await decided(tx, row);
+      return true;
+    });
+  }
+
+  return {
+    async list(principal, input) {
+      const grantIds = input.grant_id
+        ? [(await parts.requireGrant(principal, input.grant_id)).id]
+        : principal.grantIds
+          ? [...principal.grantIds]
+          : undefined;
+      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
+      const after = decodeCursor(input.page_token, 2) as [number, string] | undefined;
+      const rows = await approvalRows(
+        db,
+        principal.applicationId,
+        { grantIds, status: input.status },
+        after ? { createdAt: after[0], id: after[1] } : undefined,
+        limit + 1,
+      );
+      const shown = rows.slice(0, limit);
+      const last = shown.at(-1);
+      return {
+        data: shown.map(toApproval),
+        ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.createdAt, last.id]) } : {}),
+      };
+    },
+
+    async find(principal, approvalId) {
+      return toApproval(await visible(principal, approvalId));
+    },
+
+    async decide(principal, input, decision) {
+      const row = await visible(principal, input.approval_id);
+      if (row.requestedByKeyId !== null && principal.key?.id === row.requestedByKeyId)
+        throw new AppError(
+          'forbidden',
+          'A send cannot be approved or rejected with the key that asked for it: use another key that has the permission approvals.decide.',
+          { permission: 'approvals.decide' },
+        );
+      const at = unixSeconds(clock.now());
+      if (row.status === 'pending' && row.expiresAt <= at) {
+        await close(row, 'expired', {});
+        throw new AppError('conflict', `Approval ${row.id} expired at ${row.expiresAt}; send the message again.`);
+      }
+      if (row.status !== 'pending')
+        throw new AppError('conflict', `Approval ${row.id} is ${row.status} already; only a pending one is decided.`);
+      const by = { decidedByKeyId: principal.key?.id ?? null, decidedByName: principal.key?.name ?? principal.via };
+      const reason = input.reason ?? null;
+      if (decision === 'reject') {
+        if (!(await close(row, 'rejected', { ...by, decisionReason: reason })))
+          throw new AppError('conflict', `Approval ${row.id} was decided meanwhile.`);
+        return toApproval((await approvalRow(db, row.applicationId, row.id))!);
+      }
+      const approved = await db.write(async (tx) => {
+        if (
+          !(await moveApproval(tx, row.id, 'pending', {
+            status: 'approved',
+            decidedAt: at,
+            updatedAt: at,
+            decisionReason: reason,
+            ...by,
+          }))
+        )
+          return false;
+        await decided(tx, row);
+        return true;
+      });
+      if (!approved) throw new AppError('conflict', `Approval ${row.id} was decided meanwhile.`);
+      const current = (await approvalRow(db, row.applicationId, row.id))!;
+      try {
+        const { messageId } = await parts.release(current);
+        await db.write(async (tx) => {
+          await moveApproval(tx, row.id, 'approved', { status: 'sent', sentMessageId: messageId, updatedAt: at });
+          await releaseBlobs(tx, heldBlobs(row));
+        });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        await db.write(async (tx) => {
+          await moveApproval(tx, row.id, 'approved', {
+            status: 'failed',
+            error: message.slice(0, 1000),
+            updatedAt: at,
+          });
+          await releaseBlobs(tx, heldBlobs(row));
+        });
+      }
+      return toApproval((await approvalRow(db, row.applicationId, row.id))!);
+    },
+
+    async expire() {
+      const rows = await expiredApprovals(db, unixSeconds(clock.now()), EXPIRE_BATCH);
+      let expired = 0;
+      for (const row of rows) if (await close(row, 'expired', {})) expired++;
+      return expired;
+    },
+  };
+}
