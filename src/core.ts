@@ -55,7 +55,7 @@ import {
 } from './imap/index.js';
 import { createOutboxDispatcher } from './outbox/index.js';
 import { createOutboundService } from './outbound/index.js';
-import { createApprovals, createOversight, createSendReviews } from './oversight/index.js';
+import { createApprovals, createOversight, createSendReviews, runawayGuards } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
@@ -162,7 +162,11 @@ export function createCore(deps: CoreDeps): Core {
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
   /** Oversight's send gate (src/oversight): modes, the untrusted-read gate, runaway guards and budgets, in one order. */
-  const gate = createOversight(deps, { enforcement, requireGrant: grants.require });
+  const gate = createOversight(deps, {
+    enforcement,
+    requireGrant: grants.require,
+    guards: runawayGuards(deps.db, { logger: deps.logger }),
+  });
   const outbound = createOutboundService(deps, {
     grants,
     store: mailStore,
