@@ -99,7 +99,7 @@ function loop(db: Database, logger: Logger | undefined): SendGuard {
         outcome: 'refuse',
         error: new AppError(
           'rate_limited',
-          `${what} until ${inWords(retryAfterSeconds)}. Sending again before then will not help; do not answer the other side automatically.`,
+          `${what}. They may resume ${inWords(retryAfterSeconds)}; sending again before then will not help. Do not answer the other side automatically.`,
           { retryAfterSeconds, threadId: attempt.threadId, counterpart: found.counterpart, messages: found.messages },
           { type: 'loop_detected' },
         ),
