@@ -246,6 +246,7 @@ export function compactLatest(latest: Json): Json {
     ...compactMessage(latest),
     from: latest.from,
     to: latest.to,
+    automated: latest.automated,
     unread: latest.unread,
     starred: latest.starred,
     folders: latest.folders,
