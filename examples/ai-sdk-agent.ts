@@ -17,11 +17,13 @@ try {
   const customerTools = createAgentpostTools({ url: service.apiUri, apiKey: service.apiKey, grantId: customer! });
   const agentTools = createAgentpostTools({ url: service.apiUri, apiKey: service.apiKey, grantId: agent! });
 
-  // A customer writes in.
-  await customerTools.send_message!.execute!(
-    { to: [{ email: agent }], subject: 'Order 1042 is late', body: 'Where is my order 1042?' },
-    { toolCallId: 'seed', messages: [] },
-  );
+  // A customer (a person, not an agent: over /v3) writes in.
+  const written = await fetch(`${service.apiUri}/v3/grants/${customer}/messages/send`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ to: [{ email: agent }], subject: 'Order 1042 is late', body: 'Where is my order 1042?' }),
+  });
+  assert.equal(written.status, 200, await written.text());
   await waitFor(async () => {
     const page = (await agentTools.list_messages!.execute!(
       { in: ['inbox'], unread: true },

@@ -53,7 +53,13 @@ try {
   });
   await readerSession.callTool({
     name: 'send_message',
-    arguments: { to: [{ email: writer }], body: 'Hi back', reply_to_message_id: received.id },
+    // The writer is an agent too, so its message carries Auto-Submitted: answering it is on purpose.
+    arguments: {
+      to: [{ email: writer }],
+      body: 'Hi back',
+      reply_to_message_id: received.id,
+      allow_automated_reply: true,
+    },
   });
   const thread = await waitFor(async () => {
     const result = (await readerSession.callTool({ name: 'get_thread', arguments: { thread_id: received.thread_id } }))

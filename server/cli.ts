@@ -30,9 +30,10 @@ const USAGE = `Usage: agentpost <command>
   apps create --name NAME [--plan trial|production]   create an application; prints its id and API key
   apps list                                     list applications
   keys create [--app ID] [--name NAME] [--grant ID]… [--workspace ID]… [--permission NAME]… [--expires-at UNIX]
-                                                issue an API key (default application unless --app); scoped to the
+                     [--agent]                  issue an API key (default application unless --app); scoped to the
                                                 grants and workspaces named (else the whole application), with the
-                                                permissions named (else all), expiring at the time given (else never)
+                                                permissions named (else all), expiring at the time given (else never);
+                                                --agent: an agent's key (its sends are agent sends, docs/oversight.md)
   keys list [--app ID]                          list API keys (never the keys themselves)
   keys revoke KEY_ID [--app ID]                 revoke a key at once
   grants suspend GRANT_ID --reason TEXT [--app ID]
@@ -135,6 +136,7 @@ export async function main(argv: string[]): Promise<number> {
       workspace: { type: 'string', multiple: true },
       permission: { type: 'string', multiple: true },
       'expires-at': { type: 'string' },
+      agent: { type: 'boolean' },
       roles: { type: 'string' },
       reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -190,6 +192,7 @@ export async function main(argv: string[]): Promise<number> {
           : {}),
         ...(values.permission ? { permissions: values.permission.flatMap((item) => item.split(',')) } : {}),
         ...(values['expires-at'] !== undefined ? { expires_at: Number(values['expires-at']) } : {}),
+        ...(values.agent ? { agent: true } : {}),
       });
       const created = await withCore(config, async (core) =>
         core.accounts.applications.createKey(await appOf(core), {
@@ -197,6 +200,7 @@ export async function main(argv: string[]): Promise<number> {
           scope: input.scope,
           permissions: input.permissions,
           expiresAt: input.expires_at,
+          agent: input.agent,
         }),
       );
       process.stdout.write(`key_id: ${created.id}\napi_key: ${created.apiKey}\n`);
@@ -206,7 +210,7 @@ export async function main(argv: string[]): Promise<number> {
       const keys = await withCore(config, async (core) => core.accounts.applications.listKeys(await appOf(core)));
       for (const key of keys) {
         process.stdout.write(
-          `${key.id}\t${key.prefix}…\t${key.revoked_at === null ? 'active' : 'revoked'}\t${key.name}\n`,
+          `${key.id}\t${key.prefix}…\t${key.revoked_at === null ? 'active' : 'revoked'}\t${key.name}${key.agent ? '\tagent' : ''}\n`,
         );
       }
       return 0;

@@ -59,7 +59,7 @@ import {
 import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
 import { createDavClient, createDavRemote, createDavSyncRunner, withDavAccounts } from './dav/index.js';
 import { createOutboundService } from './outbound/index.js';
-import { budgetGuards, createApprovals, createOversight, createSendReviews } from './oversight/index.js';
+import { budgetGuards, createApprovals, createOversight, createSendReviews, runawayGuards } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
@@ -221,7 +221,8 @@ export function createCore(deps: CoreDeps): Core {
   const gate = createOversight(deps, {
     enforcement,
     requireGrant: grants.require,
-    guards: [...budgetGuards(deps.db)],
+    // In their order (docs/oversight.md): the runaway and loop guards, then the budgets and the burst rate.
+    guards: [...runawayGuards(deps.db, { logger: deps.logger }), ...budgetGuards(deps.db)],
   });
   const outbound = createOutboundService(deps, {
     grants,

@@ -119,6 +119,12 @@ export const CompactMessageSchema = z.object({
   starred: z.boolean().optional().describe('Present when true (or selected)'),
   folders: z.array(z.string()).optional().describe('Absent when the message is in the inbox only'),
   attachments: z.array(AttachmentNoteSchema).optional(),
+  automated: z
+    .string()
+    .optional()
+    .describe(
+      'Present when a machine wrote it: auto_reply, bounce, list, bulk, no_reply, …; a reply to it is refused unless the send says allow_automated_reply',
+    ),
   trust: z
     .record(z.string(), z.unknown())
     .optional()
@@ -225,6 +231,7 @@ export function compactMessage(message: Json): Json {
     starred: whenSet(message.starred),
     folders: foldersOf(message.folders),
     attachments: attachments?.length ? attachments : undefined,
+    automated: (message.automated as Json | undefined)?.kind,
     trust: trustWarnings(message.trust),
   });
 }
@@ -239,6 +246,7 @@ export function compactLatest(latest: Json): Json {
     ...compactMessage(latest),
     from: latest.from,
     to: latest.to,
+    automated: latest.automated,
     unread: latest.unread,
     starred: latest.starred,
     folders: latest.folders,

@@ -16,6 +16,8 @@
  * - `trust.injection` compares the message's injection score with `greater_than` / `less_than`; `trust.dmarc` its
  *   DMARC verdict as a string. Ingest computes the trust block only for grants with such a rule: without it, the
  *   fields are absent and those conditions do not hold (`is_not` does).
+ * - `message.automated` is `true` and the kind (`auto_reply`, `bounce`, `list`, …) for mail a machine wrote
+ *   (src/mail/stages/automated.ts), `false` for the rest: `is true`, `is_not true`, `is bounce` all read it.
  * - Every matching rule's actions apply together. `block` is terminal: the first matching rule that blocks ends the
  *   evaluation, and the actions of later rules do not apply.
  */
@@ -99,6 +101,8 @@ function valuesOf(input: EvaluationInput, field: StoredRuleCondition['field']): 
       return input.trust_dmarc !== undefined ? [input.trust_dmarc] : [];
     case 'trust.injection':
       return input.trust_injection !== undefined ? [String(input.trust_injection)] : [];
+    case 'message.automated':
+      return input.automated !== undefined ? ['true', input.automated] : ['false'];
   }
 }
 

@@ -6,6 +6,7 @@
  * - every other operator compares one string (`greater_than` / `less_than` one number);
  * - `outbound.type` takes only `is` / `is_not` and the values `compose` / `reply`;
  * - `trust.injection` takes only `greater_than` / `less_than` and a number from 0 to 1; `trust.dmarc` a verdict word;
+ * - `message.automated` takes only `is` / `is_not` and `true`, `false` or a kind (`auto_reply`, `bounce`, …);
  * - `assign_to_folder` has a folder name; `block` stands alone.
  * Deleting a rule removes its id from the workspaces and policies that name it.
  */
@@ -17,11 +18,15 @@ import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
 import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
 import { TRUST_AUTH_RESULTS } from '../schemas/trust.js';
+import { AUTOMATED_KINDS } from '../schemas/messages.js';
 import type { RuleService } from './contracts.js';
 import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';
 import { pageOfOwned } from './paging.js';
 
 type RuleRow = typeof tables.rules.$inferSelect;
+
+/** The values `message.automated` compares: true, false or a kind of automated mail. */
+const AUTOMATED_VALUES: readonly string[] = ['true', 'false', ...AUTOMATED_KINDS];
 
 /** Default priority of a rule (lower runs first). */
 export const DEFAULT_RULE_PRIORITY = 10;
@@ -102,6 +107,13 @@ function normalizeRule(
     if (condition.field === 'outbound.type' && value !== 'compose' && value !== 'reply') {
       throw invalid(`${at}.value`, `outbound.type is compose or reply, not ${JSON.stringify(condition.value)}.`);
     }
+    if (condition.field === 'message.automated' && condition.operator !== 'is' && condition.operator !== 'is_not')
+      throw invalid(`${at}.operator`, `message.automated takes is or is_not, not ${condition.operator}.`);
+    if (condition.field === 'message.automated' && !AUTOMATED_VALUES.includes(value))
+      throw invalid(
+        `${at}.value`,
+        `message.automated is one of ${AUTOMATED_VALUES.join(', ')}, not ${JSON.stringify(condition.value)}.`,
+      );
     if (condition.field === 'trust.dmarc' && !(TRUST_AUTH_RESULTS as readonly string[]).includes(value)) {
       throw invalid(
         `${at}.value`,

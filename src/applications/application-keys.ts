@@ -74,6 +74,7 @@ export async function createKey(
       permissions: wanted.permissions ? [...wanted.permissions] : null,
       expiresAt: wanted.expiresAt ?? null,
       createdBy: options.creator?.key?.id ?? null,
+      agent: wanted.agent,
     }),
   );
   const [row] = await apiKeyById(state.db.orm, applicationId, id);
@@ -87,14 +88,20 @@ export async function createKey(
 function narrowerThanCreator(
   state: ApplicationState,
   options: KeyOptions,
-): { scope?: KeyScope | undefined; permissions?: readonly Permission[] | undefined; expiresAt?: number | undefined } {
+): {
+  scope?: KeyScope | undefined;
+  permissions?: readonly Permission[] | undefined;
+  expiresAt?: number | undefined;
+  agent: boolean;
+} {
   const creator = options.creator;
+  const agent = options.agent ?? creator?.key?.agent === true;
   const scope = normalScope(options.scope) ?? normalScope(creator?.key?.scope);
   const permissions = options.permissions ?? (creator?.permissions ? [...creator.permissions] : undefined);
   const expiresAt = options.expiresAt ?? creator?.key?.expiresAt;
   if (expiresAt !== undefined && expiresAt <= state.now())
     throw new AppError('invalid_request', 'expires_at: must be in the future.');
-  if (!creator) return { scope, permissions, expiresAt };
+  if (!creator) return { scope, permissions, expiresAt, agent };
   const wider = (what: string) =>
     new AppError('forbidden', `A key can only create keys narrower than or equal to itself: ${what}.`);
   if (creator.permissions) {
@@ -112,7 +119,9 @@ function narrowerThanCreator(
   const ownExpiry = creator.key?.expiresAt;
   if (ownExpiry !== undefined && (expiresAt === undefined || expiresAt > ownExpiry))
     throw wider(`it expires at ${ownExpiry}`);
-  return { scope, permissions, expiresAt };
+  // An agent's key cannot make a key whose sends escape the agents' guards.
+  if (creator.key?.agent === true && !agent) throw wider("it is an agent's key, so the keys it makes are too");
+  return { scope, permissions, expiresAt, agent };
 }
 
 /** A scope with its empty lists dropped; undefined when nothing is left (the whole application). */
@@ -148,6 +157,7 @@ function keyInfo(row: typeof tables.apiKeys.$inferSelect): ApiKeyInfo {
     last_used_at: row.lastUsedAt,
     created_by: row.createdBy,
     revoked_at: row.revokedAt,
+    agent: row.agent,
   };
 }
 
@@ -244,7 +254,7 @@ export async function authenticateApiKey(state: ApplicationState, key: string | 
   return {
     applicationId: row.applicationId,
     via: 'api_key',
-    key: { id: row.id, name: row.name, scope, expiresAt: row.expiresAt ?? undefined },
+    key: { id: row.id, name: row.name, scope, expiresAt: row.expiresAt ?? undefined, agent: row.agent },
     grantIds: scope ? await grantsReached(state, row.applicationId, scope) : undefined,
     permissions: row.permissions ? new Set(row.permissions as Permission[]) : undefined,
   };

@@ -23,7 +23,10 @@ export interface ApplicationState {
 }
 
 /** What a key row holds beside its name and secret (each absent: the whole application, everything, never). */
-export type KeyLimits = Pick<typeof tables.apiKeys.$inferInsert, 'scope' | 'permissions' | 'expiresAt' | 'createdBy'>;
+export type KeyLimits = Pick<
+  typeof tables.apiKeys.$inferInsert,
+  'scope' | 'permissions' | 'expiresAt' | 'createdBy' | 'agent'
+>;
 
 export async function insertKey(
   state: ApplicationState,

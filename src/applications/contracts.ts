@@ -55,6 +55,8 @@ export interface ApiKeyInfo {
   /** The key that made it (null: the CLI, the bootstrap or AGENTPOST_API_KEY). */
   created_by: string | null;
   revoked_at: number | null;
+  /** An agent's key: its sends are agent sends (docs/oversight.md). */
+  agent: boolean;
 }
 
 /** What a new key is made with (issue 36): each absent field inherits the creating key's (all, for the CLI). */
@@ -64,6 +66,8 @@ export interface KeyOptions {
   permissions?: readonly Permission[] | undefined;
   /** Unix seconds. */
   expiresAt?: number | undefined;
+  /** An agent's key (absent: the creator's; a key made by an agent's key is an agent's too). */
+  agent?: boolean | undefined;
   /** The principal making the key: the new key may be no wider than it (absent: the CLI or bootstrap). */
   creator?: Principal | undefined;
 }

@@ -82,6 +82,8 @@ export interface MessagePlan {
   /** The message to store (with the `Authentication-Results` header when authenticated). */
   raw: Buffer;
   authentication: AuthenticationVerdict | undefined;
+  /** Whether a machine wrote it (./stages/automated.ts): decided once from the header section, for every copy. */
+  automated: StoredMessageVerdict['automated'];
   copies: CopyPlan[];
   /** Copies dropped by an `inbox_processing` block (nothing stored for them). */
   dropped: CopyPlan[];

@@ -10,6 +10,13 @@ import { limitHeaderSection } from './header-section.js';
 import { emptyParsedMessage } from '../mime/index.js';
 import type { CopyShell, FetchedMessage, InboundDelivery, InboundState, StoreExtras } from './inbound-state.js';
 import { deliveriesOf, fastPath, rawMeta, storeCopies, storeRaw } from './inbound-write.js';
+import { automatedOfRaw } from './stages/automated.js';
+
+/** The verdict of a fetched message: whether a machine wrote it (nothing else is decided for synced mail). */
+function automatedVerdict(raw: Buffer): Pick<CopyShell, 'verdict'> {
+  const automated = automatedOfRaw(raw);
+  return automated ? { verdict: { automated } } : {};
+}
 
 /**
  * {@link InboundService.storeFetched} of many messages (a connected account's sync hands them over as they come):
@@ -55,6 +62,8 @@ export async function storeFetchedMany(
         envelopeFrom: null,
         envelopeTo: null,
         parseError: null,
+        // Synced mail is marked as mail received here is (the stages do not run on it, the detector does).
+        ...automatedVerdict(message.raw),
         ...(message.history ? { history: true } : {}),
       },
     ];

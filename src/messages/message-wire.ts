@@ -9,6 +9,7 @@ import type {
   AuthenticationResults,
   Message,
   Participant,
+  AutomatedWire,
   RemovedAttachmentWire,
   SpamVerdictWire,
 } from '../schemas/messages.js';
@@ -92,19 +93,21 @@ export function toMessage(row: PresentedMessageRow, body: string, attachments: A
 }
 
 /**
- * The inbound stages' verdict kept on a message → the extension fields `authentication_results`, `spam` and
- * `removed_attachments`, each only when its stage ran (or removed something) (the `Authentication-Results` header itself stays in the raw message).
+ * The inbound stages' verdict kept on a message → the extension fields `authentication_results`, `spam`,
+ * `removed_attachments` and `automated`, each only when its stage ran (or removed something) (the `Authentication-Results` header itself stays in the raw message).
  */
 function verdictFields(verdict: MessageRow['verdict']): {
   authentication_results?: AuthenticationResults;
   spam?: SpamVerdictWire;
   removed_attachments?: RemovedAttachmentWire[];
+  automated?: AutomatedWire;
 } {
   if (!verdict) return {};
   const out: {
     authentication_results?: AuthenticationResults;
     spam?: SpamVerdictWire;
     removed_attachments?: RemovedAttachmentWire[];
+    automated?: AutomatedWire;
   } = {};
   const authentication = verdict.authentication;
   if (authentication) {
@@ -124,5 +127,7 @@ function verdictFields(verdict: MessageRow['verdict']): {
     };
   if (verdict.removed_attachments && verdict.removed_attachments.length > 0)
     out.removed_attachments = verdict.removed_attachments.map((entry) => ({ ...entry }));
+  if (verdict.automated)
+    out.automated = { kind: verdict.automated.kind as AutomatedWire['kind'], reasons: [...verdict.automated.reasons] };
   return out;
 }

@@ -33,6 +33,7 @@ export const createApiKey = defineOperation({
       scope: input.scope,
       permissions: input.permissions,
       expiresAt: input.expires_at,
+      agent: input.agent,
       creator: principal.via === 'api_key' ? principal : undefined,
     });
     return { ...made.info, key: made.apiKey };

@@ -17,6 +17,8 @@ export type {
 } from './contracts.js';
 export { budgetGuards } from './budget-guards.js';
 export { allowlisted, readOnlyError, readersOf, suspendedError } from './guards.js';
+export { automatedReplyError, runawayGuards } from './runaway-guards.js';
+export { episodeStart, findLoop, type Loop, type LoopBound, type TrafficMessage } from './loop.js';
 export {
   createOversight,
   flaggedMessages,

@@ -249,6 +249,7 @@ export const RULE_FIELDS = [
   'outbound.type',
   'trust.injection',
   'trust.dmarc',
+  'message.automated',
 ] as const;
 export const RULE_OPERATORS = ['is', 'is_not', 'contains', 'in_list', 'greater_than', 'less_than'] as const;
 export const RULE_ACTIONS = [
@@ -280,7 +281,7 @@ export const RuleConditionSchema = z
             `${JSON.stringify(issue.input)} is not a condition field; use one of: ${RULE_FIELDS.join(', ')}. ${ATTACHMENTS_ON_POLICIES}`,
         })
         .describe(
-          "What is compared: the sender (from.*), a recipient (recipient.*), on outbound rules outbound.type, on inbound rules the message's trust block (trust.injection: its injection score 0-1; trust.dmarc: its DMARC verdict). Attachments are not rule fields: attachment control lives on policies",
+          "What is compared: the sender (from.*), a recipient (recipient.*), on outbound rules outbound.type, on inbound rules the message's trust block (trust.injection: its injection score 0-1; trust.dmarc: its DMARC verdict) and message.automated (true when a machine wrote it: an auto-reply, bounce, list, bulk or no-reply sender). Attachments are not rule fields: attachment control lives on policies",
         ),
       operator: z
         .enum(RULE_OPERATORS, { error: enumError('condition operator', RULE_OPERATORS) })
@@ -288,7 +289,7 @@ export const RuleConditionSchema = z
       value: z
         .union([z.string().min(1).max(320), z.array(IdSchema).min(1).max(20), z.number().min(0).max(1)])
         .describe(
-          'The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply; for trust.injection a number from 0 to 1; for trust.dmarc pass, fail, softfail, neutral, none, temperror or permerror',
+          'The value compared (case-insensitive); for in_list an array of list ids; for outbound.type compose or reply; for trust.injection a number from 0 to 1; for trust.dmarc pass, fail, softfail, neutral, none, temperror or permerror; for message.automated true, false or a kind (bounce, report, auto_reply, auto_generated, list, bulk, no_reply)',
         ),
     },
     {
@@ -472,6 +473,10 @@ export const RuleEvaluationSchema = z
           .optional()
           .describe("The message's injection score, when a rule had a trust condition"),
         trust_dmarc: z.string().optional().describe("The message's DMARC verdict, when a rule had a trust condition"),
+        automated: z
+          .string()
+          .optional()
+          .describe('Extension, inbound: the kind of machine that wrote the message (auto_reply, bounce, list, …)'),
       })
       .describe('What was evaluated, lower-cased'),
     applied_actions: z

@@ -30,6 +30,12 @@ export const CreateApiKeyInputSchema = z
       .optional()
       .describe('What the key may do; absent: everything the creating key may do'),
     expires_at: UnixSecondsSchema.optional().describe('When the key stops working (unix seconds); absent: never'),
+    agent: z
+      .boolean()
+      .optional()
+      .describe(
+        "Extension: an agent's key. Its sends are agent sends whatever face they come through: they count against the per-thread budget and do not answer automated mail (docs/oversight.md). Absent: the calling key's; a key made by an agent's key is an agent's too",
+      ),
   })
   .meta({ id: 'CreateApiKeyInput' });
 export type CreateApiKeyInput = z.infer<typeof CreateApiKeyInputSchema>;
@@ -47,6 +53,7 @@ export const ApiKeySchema = z
     last_used_at: z.number().int().nullable().describe('When the key last authenticated a request (to the minute)'),
     created_by: z.string().nullable().describe('The key that made this one; null: the CLI or the bootstrap'),
     revoked_at: z.number().int().nullable(),
+    agent: z.boolean().describe("Extension: an agent's key (its sends are agent sends)"),
   })
   .meta({ id: 'ApiKey' });
 

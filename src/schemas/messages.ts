@@ -143,6 +143,36 @@ export const SpamVerdictSchema = z
   .meta({ id: 'SpamVerdict' });
 export type SpamVerdictWire = z.infer<typeof SpamVerdictSchema>;
 
+/**
+ * What kind of machine wrote a received message (issue 37), most telling first: `bounce` (a delivery status
+ * notification or a mailer daemon), `report` (another `multipart/report`: a complaint, a read receipt), `auto_reply`
+ * (an out-of-office or vacation reply), `auto_generated` (other automatic mail: RFC 3834 `auto-generated`, an agent's
+ * send), `list` (a mailing list), `bulk` (bulk or junk precedence), `no_reply` (a sender no one reads).
+ */
+export const AUTOMATED_KINDS = [
+  'bounce',
+  'report',
+  'auto_reply',
+  'auto_generated',
+  'list',
+  'bulk',
+  'no_reply',
+] as const;
+export type AutomatedKind = (typeof AUTOMATED_KINDS)[number];
+
+/** Extension (not in Nylas): a received message a machine wrote, and the header fields that told. */
+export const AutomatedSchema = z
+  .object({
+    kind: z.enum(AUTOMATED_KINDS).describe('bounce, report, auto_reply, auto_generated, list, bulk or no_reply'),
+    reasons: z
+      .array(z.string())
+      .describe(
+        'The header fields that told, e.g. `Auto-Submitted: auto-replied` or `List-Id: <dev.lists.example.org>`',
+      ),
+  })
+  .meta({ id: 'Automated' });
+export type AutomatedWire = z.infer<typeof AutomatedSchema>;
+
 /** Who made a send (issue 36), as stored with it. */
 export const ProvenanceSchema = z
   .object({
@@ -251,6 +281,9 @@ export const MessageSchema = z
       .describe(
         'Received messages (extension): attachments the policy removed before storing (the raw MIME keeps them); absent when none',
       ),
+    automated: AutomatedSchema.optional().describe(
+      'Received messages (extension): present when a machine wrote it (an auto-reply or out-of-office, a bounce, a list, bulk mail, a no-reply sender); an agent does not answer it unless the send says allow_automated_reply',
+    ),
     trust: TrustSchema.optional().describe(
       'Extension: what to weigh before believing the message (SPF/DKIM/DMARC, display-name spoof, lookalike domain, forged thread, link mismatch, hidden text, injection score), computed when read; on a single message unless select leaves it out, on a list when select names it; never with fields=raw_mime',
     ),

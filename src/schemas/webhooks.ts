@@ -69,6 +69,8 @@ export const TRIGGER_TYPES = [
   // Extension (oversight, docs/oversight.md): a send waits for approval; an approval was decided (or expired).
   'approval.requested',
   'approval.decided',
+  // Extension (issue 37): two mailboxes trading messages in a loop in one thread; agent sends in it are paused.
+  'thread.loop_detected',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */

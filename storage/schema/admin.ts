@@ -106,7 +106,8 @@ export interface StoredRuleCondition {
     | 'recipient.tld'
     | 'outbound.type'
     | 'trust.injection'
-    | 'trust.dmarc';
+    | 'trust.dmarc'
+    | 'message.automated';
   operator: 'is' | 'is_not' | 'contains' | 'in_list' | 'greater_than' | 'less_than';
   /** A string, list ids for `in_list`, a number for `greater_than` / `less_than` (`trust.injection`). */
   value: string | string[] | number;
@@ -204,6 +205,8 @@ export interface StoredEvaluationInput {
   trust_injection?: number;
   /** The message's DMARC verdict (`pass`, `fail`, `none`, …), likewise. */
   trust_dmarc?: string;
+  /** Inbound: the kind of machine that wrote the message (`auto_reply`, `bounce`, `list`, …); absent when a person did. */
+  automated?: string;
 }
 
 /** What an evaluation applied, in wire form: only the keys that happened are present. */

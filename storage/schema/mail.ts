@@ -116,6 +116,12 @@ export interface StoredMessageVerdict {
   spam?: { spam: boolean; score: number; threshold: number; reasons: string[] };
   /** Attachments the policy removed before the message was stored. */
   removed_attachments?: { filename: string; content_type: string; size: number; reason: string }[];
+  /**
+   * Written by a machine (issue 37; src/mail/stages/automated.ts): an auto-reply, a bounce or report, a list, bulk
+   * mail or a no-reply sender, and the header fields that told. Absent for mail a person wrote, and for mail stored
+   * before the detector existed.
+   */
+  automated?: { kind: string; reasons: string[] };
 }
 
 export const messages = sqliteTable(

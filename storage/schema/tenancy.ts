@@ -58,6 +58,11 @@ export const apiKeys = sqliteTable(
     lastUsedAt: integer('last_used_at'),
     /** The key that made this one (null: the CLI, the bootstrap or AGENTPOST_API_KEY). */
     createdBy: text('created_by'),
+    /**
+     * An agent's key (issue 37): its sends are agent sends, as the MCP and AI SDK faces' are, whatever face they come
+     * through (the per-thread budget counts them; an automated message is not answered). Keys it makes are too.
+     */
+    agent: integer('agent', { mode: 'boolean' }).notNull().default(false),
   },
   (table) => [
     uniqueIndex('api_keys_hash_idx').on(table.keyHash),

@@ -63,7 +63,13 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
           .data.find((message) => message.subject === 'Kickoff')!;
         return {
           tool: 'send_message',
-          input: { to: [{ email: alice }], body: 'Monday works for me.', reply_to_message_id: kickoff.id },
+          // Alice's agent stamped its send Auto-Submitted (issue 37): answering it is on purpose.
+          input: {
+            to: [{ email: alice }],
+            body: 'Monday works for me.',
+            reply_to_message_id: kickoff.id,
+            allow_automated_reply: true,
+          },
         };
       },
       () => ({ text: 'replied' }),
@@ -125,6 +131,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
             to: [{ email: alice }],
             body: 'Thanks, my notes are attached.',
             reply_to_message_id: message.id,
+            allow_automated_reply: true,
             attachments: [{ filename: 'notes.txt', content_type: 'text/plain', content: answer }],
           },
         };
@@ -176,6 +183,7 @@ describe.each(['in-process', 'remote'] as const)('agents with %s AI SDK tools', 
             to: [{ email: alice }],
             body: `How about SLOT:${slot.start_time}?`,
             reply_to_message_id: message.id,
+            allow_automated_reply: true,
           },
         };
       },

@@ -75,7 +75,13 @@ describe('MCP clients converse over HTTP and stdio', () => {
       });
       const reply = await overStdio.callTool({
         name: 'send_message',
-        arguments: { to: [{ email: alice }], body: 'Hello Alice', reply_to_message_id: received.id },
+        // The message came from an agent (Auto-Submitted, issue 37): answering it is on purpose.
+        arguments: {
+          to: [{ email: alice }],
+          body: 'Hello Alice',
+          reply_to_message_id: received.id,
+          allow_automated_reply: true,
+        },
       });
       expect(reply.isError).toBeFalsy();
 

@@ -189,6 +189,20 @@ describe('scoped keys', () => {
     expect(unknown.body.error.message).toContain('no-such-grant');
   });
 
+  it("marks an agent's key (issue 37), shows it, and passes it on to the keys it makes", async () => {
+    const plain = await made({ name: 'person' });
+    expect(plain).toMatchObject({ agent: false });
+    const agent = await made({ name: 'agent', agent: true, permissions: ['mail.read', 'mail.send', 'keys.manage'] });
+    expect(agent).toMatchObject({ agent: true });
+    const current = await request(service.url, 'GET', '/v3/api-keys/current', { key: agent.key });
+    expect(current.body.data).toMatchObject({ id: agent.id, agent: true });
+    // A key made by an agent's key is an agent's too; asking otherwise is asking for a wider key.
+    expect(await made({ name: 'sub-agent', permissions: ['mail.read'] }, agent.key)).toMatchObject({ agent: true });
+    const escape = await make({ name: 'not-an-agent', agent: false, permissions: ['mail.read'] }, agent.key);
+    expect(escape.status).toBe(403);
+    expect(escape.body.error.message).toMatch(/agent's key/);
+  });
+
   it('reaches the grants of its workspaces, including one moved in later', async () => {
     const workspace = await request(service.url, 'POST', '/v3/workspaces', {
       key: service.apiKey,

@@ -23,6 +23,8 @@ export interface InboxProcessingInput {
   spam?: SpamVerdict | undefined;
   /** The injection score and DMARC verdict, when a rule reads them (./trust-stage.ts). */
   trust?: { injection: number; dmarc: string } | undefined;
+  /** The kind of machine that wrote it (./automated.ts), when one did: `message.automated` conditions read it. */
+  automated?: string | undefined;
 }
 
 export type { FolderChoice, InboxProcessingDecision } from '../contracts.js';
@@ -34,8 +36,10 @@ export function decideInboxProcessing({
   recipient,
   spam,
   trust,
+  automated,
 }: InboxProcessingInput): InboxProcessingDecision {
   const input = evaluationInputOf({ from, recipients: [recipient] });
+  if (automated) input.automated = automated;
   if (trust) {
     input.trust_injection = trust.injection;
     input.trust_dmarc = trust.dmarc;

@@ -7,6 +7,7 @@ import { evaluationRow, evaluationInputOf, type EvaluationRow } from '../../admi
 import type { AuthenticationVerdict, SpamVerdict } from '../../ports/index.js';
 import { unixSeconds } from '../../time.js';
 import { ensureFoldersByName } from '../../grants/index.js';
+import { automatedOfRaw } from './automated.js';
 import { decideInboxProcessing } from './inbox-processing.js';
 import { limitRefusal } from './policy-limits.js';
 import { ingestTrust, trustNeeded, type IngestTrust } from './trust-stage.js';
@@ -99,6 +100,7 @@ export async function decide(pipeline: PipelineState, message: PipelineMessage):
   }
 
   const from = senderOf(raw, message.mailFrom);
+  const automated = automatedOfRaw(message.raw, message.mailFrom);
   const copies: CopyPlan[] = [];
   const dropped: CopyPlan[] = [];
   for (const [index, target] of targets.entries()) {
@@ -109,6 +111,7 @@ export async function decide(pipeline: PipelineState, message: PipelineMessage):
       recipient: target.recipient,
       spam: spam[index],
       trust,
+      automated: automated?.kind,
     });
     const plan: CopyPlan = {
       ...target,
@@ -133,5 +136,5 @@ export async function decide(pipeline: PipelineState, message: PipelineMessage):
     }
     copies.push(plan);
   }
-  return { raw, authentication, copies, dropped, refused, earlyRows, day, at };
+  return { raw, authentication, automated, copies, dropped, refused, earlyRows, day, at };
 }

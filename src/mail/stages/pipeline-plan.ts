@@ -58,6 +58,7 @@ export function shellOf(
   if (plan.authentication) verdict.authentication = plan.authentication;
   if (copy.spam) verdict.spam = copy.spam;
   if (copy.removedAttachments.length > 0) verdict.removed_attachments = copy.removedAttachments;
+  if (plan.automated) verdict.automated = plan.automated;
   return {
     folders: copy.folderIds,
     unread: copy.inbox.unread,

@@ -1,0 +1,1 @@
+ALTER TABLE `api_keys` ADD `agent` integer DEFAULT false NOT NULL;
