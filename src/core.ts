@@ -126,17 +126,7 @@ export function createCore(deps: CoreDeps): Core {
     accounts: [withDavAccounts(createImapAccounts(deps, connector), deps, davClient)],
   });
   /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
-  const { oauth, grantTokens } = createOAuthService({
-    ...deps,
-    applications,
-    applicationDetails,
-    connectors,
-    grants,
-    provider: createProviderClient(deps.http ?? nodeHttpRequester, deps.dns),
-    mailAccounts: { save: (tx, grantId, servers, atMs) => saveOAuthAccount(tx, deps, grantId, servers, atMs) },
-    record: eventRecorder(deps),
-  });
-  listenForGrantTokens(hooks, grantTokens, deps.logger);
+  const { oauth, grantTokens } = createOAuth(deps, hooks, { applications, applicationDetails, connectors, grants });
   /** Where each grant's calendars and contacts are: ours, its CalDAV/CardDAV servers (written after each change), or none. */
   const remoteCollections = createDavRemote(deps, davClient, (grantId) => void hooks.emit('remoteChanged', grantId));
   const availability = createAvailabilityService(deps, grants);
@@ -149,14 +139,7 @@ export function createCore(deps: CoreDeps): Core {
   /** What applies to each grant (its workspace's policy, rules and lists), cached for the mail stages. */
   const enforcement = createEnforcement(deps);
   /** Inbound stages 2 and 3 (authentication, spam), for the inbound pipeline: SPF/DKIM/DMARC/ARC through deps.dns, and the spam score. */
-  const mailStages = {
-    authenticator: createAuthenticator({
-      dns: deps.dns,
-      authservId: deps.config.mxHost,
-      cacheTtlMs: deps.config.dnsCacheTtlMs,
-    }),
-    spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
-  };
+  const mailStages = createMailStages(deps);
   // Administration (§15): every write invalidates the enforcement cache, so this process applies it at once.
   const invalidate = () => enforcement.invalidate();
   const workspaces = createWorkspaceService(deps, invalidate);
@@ -269,11 +252,7 @@ export function createCore(deps: CoreDeps): Core {
   const smartCompose = createSmartComposeService(deps, grants, messages);
   /** Retention periods and additional folders of policies (run periodically by src/background/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood });
-  const webhookTransport = {
-    http: deps.http ?? nodeHttpRequester,
-    timeoutMs: deps.config.webhookTimeoutMs,
-    allowPrivate: deps.config.allowPrivateNetworks,
-  };
+  const webhookTransport = webhookTransportOf(deps);
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
   const webhooks = createWebhookService(deps, webhookTransport, () => webhookDelivery.forgetInterest());
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
@@ -318,6 +297,47 @@ export function createCore(deps: CoreDeps): Core {
     jobs: { queue: jobs, handlers: jobHandlers },
     accessLog: createAccessLog(deps),
     oversight: { gate, approvals, reviews: sendReviews },
+  };
+}
+
+/** Hosted OAuth and the provider tokens of OAuth grants, which refresh when the sync asks through the hooks. */
+function createOAuth(
+  deps: CoreDeps,
+  hooks: ReturnType<typeof createCoreHooks>,
+  parts: Pick<
+    Parameters<typeof createOAuthService>[0],
+    'applications' | 'applicationDetails' | 'connectors' | 'grants'
+  >,
+) {
+  const created = createOAuthService({
+    ...deps,
+    ...parts,
+    provider: createProviderClient(deps.http ?? nodeHttpRequester, deps.dns),
+    mailAccounts: { save: (tx, grantId, servers, atMs) => saveOAuthAccount(tx, deps, grantId, servers, atMs) },
+    record: eventRecorder(deps),
+  });
+  listenForGrantTokens(hooks, created.grantTokens, deps.logger);
+  return created;
+}
+
+/** Inbound stages 2 and 3: SPF/DKIM/DMARC/ARC authentication through deps.dns, and the spam score. */
+function createMailStages(deps: CoreDeps) {
+  return {
+    authenticator: createAuthenticator({
+      dns: deps.dns,
+      authservId: deps.config.mxHost,
+      cacheTtlMs: deps.config.dnsCacheTtlMs,
+    }),
+    spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
+  };
+}
+
+/** How webhooks are delivered: the HTTP requester, its timeout, and whether private addresses may be targets. */
+function webhookTransportOf(deps: CoreDeps) {
+  return {
+    http: deps.http ?? nodeHttpRequester,
+    timeoutMs: deps.config.webhookTimeoutMs,
+    allowPrivate: deps.config.allowPrivateNetworks,
   };
 }
 

@@ -5,7 +5,7 @@
  * transaction; a draft whose `send_at` is ahead is scheduled instead (scheduled-sends.ts).
  */
 import { and, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
-import { tables } from '../../storage/index.js';
+import { tables, type Tx } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { SendContext } from './contracts.js';
 import { provenanceOf } from './provenance.js';
@@ -30,6 +30,7 @@ import type {
   Composition,
   DraftRecord,
   DraftService,
+  DraftVersions,
   IdempotencyStore,
   OutboundStage,
 } from './contracts.js';
@@ -224,11 +225,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
           provenance,
           principal,
           attempt: gated.attempt!,
-          draft: {
-            id: record.details.id,
-            messageId: record.row.id,
-            headerMessageId: record.details.headerMessageId,
-          },
+          draft: heldDraft(record),
         });
       if (verdict.outcome === 'queue')
         return schedule(composition, { sendAt: verdict.sendAt, useDraft: true, claim, existing: record, provenance });
@@ -242,26 +239,19 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
         });
       }
       const review = verdict.monitored ? parts.sendGate.reviewAfter(composition, provenance) : undefined;
+      const after = (tx: Tx, sentMessageId: string) => removeDraft(tx, record).then(() => review?.(tx, sentMessageId));
+      const { headerMessageId } = record.details;
       return accept(composition, {
         claim,
         provenance,
-        headerMessageId: record.details.headerMessageId,
+        headerMessageId,
         before: (tx) => assertCurrent(tx, record),
-        after: async (tx, sentMessageId) => {
-          await removeDraft(tx, record);
-          await review?.(tx, sentMessageId);
-        },
+        after,
       });
     },
 
-    async heldHooks(grantId, draftId, draftMessageId) {
-      const record = await versions.findDraft(db.orm, grantId, draftId);
-      if (!record || record.row.id !== draftMessageId)
-        throw new StaleError(
-          `Draft ${draftId} was edited or deleted after approval was asked; nothing was sent. Send it again to ask for a new approval.`,
-        );
-      return { before: (tx) => assertCurrent(tx, record), after: (tx) => removeDraft(tx, record) };
-    },
+    heldHooks: (grantId, draftId, draftMessageId) =>
+      heldHooks({ db, versions, removeDraft }, grantId, draftId, draftMessageId),
 
     listScheduled,
     findScheduled,
@@ -295,3 +285,33 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     handlers: scheduled.handlers,
   };
 }
+
+/** The hooks of an approved draft's send (see {@link DraftService.heldHooks}). */
+async function heldHooks(
+  {
+    db,
+    versions,
+    removeDraft,
+  }: {
+    db: CoreDeps['db'];
+    versions: DraftVersions;
+    removeDraft: (tx: Tx, record: DraftRecord) => Promise<void>;
+  },
+  grantId: string,
+  draftId: string,
+  draftMessageId: string | undefined,
+): Promise<Pick<AcceptOptions, 'before' | 'after'>> {
+  const record = await versions.findDraft(db.orm, grantId, draftId);
+  if (!record || record.row.id !== draftMessageId)
+    throw new StaleError(
+      `Draft ${draftId} was edited or deleted after approval was asked; nothing was sent. Send it again to ask for a new approval.`,
+    );
+  return { before: (tx) => versions.assertCurrent(tx, record), after: (tx) => removeDraft(tx, record) };
+}
+
+/** The draft a held send came from: its id, its current version and its Message-ID. */
+const heldDraft = (record: DraftRecord) => ({
+  id: record.details.id,
+  messageId: record.row.id,
+  headerMessageId: record.details.headerMessageId,
+});

@@ -266,71 +266,10 @@ export function createSendGate(
     return answer;
   }
 
-  async function unhold(row: ApprovalRow) {
-    const held = row.composition;
-    const [grant] = await db.orm.select().from(tables.grants).where(eq(tables.grants.id, row.grantId)).limit(1);
-    if (!grant) throw new AppError('not_found', 'The mailbox of this approval was deleted.');
-    const raw = await readBlob(db.orm, row.rawHash);
-    if (!raw || heldSha256(raw) !== row.sha256)
-      throw new AppError(
-        'conflict',
-        'The held message is not the one approved (its SHA-256 differs); nothing was sent.',
-      );
-    const attachments = [];
-    for (const file of held.attachments) {
-      const content = await readBlob(db.orm, file.blobHash);
-      if (!content) throw new AppError('internal', `An attachment of the held message (${file.filename}) is missing.`);
-      attachments.push({
-        filename: file.filename,
-        contentType: file.contentType,
-        contentId: file.contentId,
-        inline: file.inline,
-        content,
-      });
-    }
-    const composition: Composition = {
-      grant,
-      from: held.from,
-      to: held.to,
-      cc: held.cc,
-      bcc: held.bcc,
-      replyTo: held.replyTo,
-      subject: held.subject,
-      body: held.body,
-      isPlaintext: held.isPlaintext,
-      attachments,
-      inReplyTo: held.inReplyTo,
-      references: held.references ?? [],
-      replyToMessageId: held.replyToMessageId,
-      customHeaders: held.customHeaders,
-      trackingOptions: held.trackingOptions,
-      metadata: held.metadata,
-    };
-    const date = clock.now();
-    const signed = await composer.sign(restamp(raw, date), held.from.email);
-    const input = {
-      from: composition.from,
-      to: composition.to,
-      cc: composition.cc,
-      bcc: composition.bcc,
-      replyTo: composition.replyTo,
-      subject: composition.subject,
-      body: composition.body,
-      isPlaintext: composition.isPlaintext,
-      attachments: composition.attachments,
-      messageId: row.headerMessageId,
-      date,
-      inReplyTo: composition.inReplyTo,
-      references: composition.references,
-      customHeaders: composition.customHeaders,
-    };
-    return { composition, built: { input, raw: signed, rawHash: blobHash(signed) }, tracking: held.tracking };
-  }
-
   return {
     check,
     hold,
-    unhold,
+    unhold: (row) => unhold({ db, clock, composer }, row),
     reviewAfter: (composition, provenance) => async (tx, messageId) => {
       const { grant } = composition;
       await tx.insert(tables.sendReviews).values({
@@ -348,4 +287,66 @@ export function createSendGate(
       });
     },
   };
+}
+
+/** The held composition and its exact MIME, dated now and signed (see {@link SendGate.unhold}). */
+async function unhold(
+  { db, clock, composer }: Pick<CoreDeps, 'db' | 'clock'> & { composer: Composer },
+  row: ApprovalRow,
+): Promise<{ composition: Composition; built: Built; tracking: StoredHeldComposition['tracking'] }> {
+  const held = row.composition;
+  const [grant] = await db.orm.select().from(tables.grants).where(eq(tables.grants.id, row.grantId)).limit(1);
+  if (!grant) throw new AppError('not_found', 'The mailbox of this approval was deleted.');
+  const raw = await readBlob(db.orm, row.rawHash);
+  if (!raw || heldSha256(raw) !== row.sha256)
+    throw new AppError('conflict', 'The held message is not the one approved (its SHA-256 differs); nothing was sent.');
+  const attachments = [];
+  for (const file of held.attachments) {
+    const content = await readBlob(db.orm, file.blobHash);
+    if (!content) throw new AppError('internal', `An attachment of the held message (${file.filename}) is missing.`);
+    attachments.push({
+      filename: file.filename,
+      contentType: file.contentType,
+      contentId: file.contentId,
+      inline: file.inline,
+      content,
+    });
+  }
+  const composition: Composition = {
+    grant,
+    from: held.from,
+    to: held.to,
+    cc: held.cc,
+    bcc: held.bcc,
+    replyTo: held.replyTo,
+    subject: held.subject,
+    body: held.body,
+    isPlaintext: held.isPlaintext,
+    attachments,
+    inReplyTo: held.inReplyTo,
+    references: held.references ?? [],
+    replyToMessageId: held.replyToMessageId,
+    customHeaders: held.customHeaders,
+    trackingOptions: held.trackingOptions,
+    metadata: held.metadata,
+  };
+  const date = clock.now();
+  const signed = await composer.sign(restamp(raw, date), held.from.email);
+  const input = {
+    from: composition.from,
+    to: composition.to,
+    cc: composition.cc,
+    bcc: composition.bcc,
+    replyTo: composition.replyTo,
+    subject: composition.subject,
+    body: composition.body,
+    isPlaintext: composition.isPlaintext,
+    attachments: composition.attachments,
+    messageId: row.headerMessageId,
+    date,
+    inReplyTo: composition.inReplyTo,
+    references: composition.references,
+    customHeaders: composition.customHeaders,
+  };
+  return { composition, built: { input, raw: signed, rawHash: blobHash(signed) }, tracking: held.tracking };
 }
