@@ -274,6 +274,56 @@ export const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       security: [],
     },
   },
+  '/approvals/review': {
+    get: {
+      operationId: 'approval_review_page',
+      summary: "A reviewer's confirmation page of a held send",
+      description:
+        'Extension (docs/oversight.md): the page a reviewer named by the policy is mailed a link to. Shows the held send and, while it is pending, a form to approve or reject it; opening it decides nothing. No key needed: the signed token is the credential. A forged or altered token is a 404 page.',
+      security: [],
+      parameters: [
+        {
+          name: 'token',
+          in: 'query',
+          required: true,
+          schema: { type: 'string' },
+          description: 'The signed review token',
+        },
+      ],
+      responses: {
+        '200': { description: 'The page', content: { 'text/html': { schema: { type: 'string' } } } },
+        '404': { description: 'Not a valid review link', content: { 'text/html': { schema: { type: 'string' } } } },
+      },
+    },
+    post: {
+      operationId: 'approval_review_decide',
+      summary: 'Decide a held send from its confirmation page',
+      description:
+        "The page's form (application/x-www-form-urlencoded: token, decision = approve|reject, reason): decides once, as the reviewer the token names. 409 when it was decided already.",
+      security: [],
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: {
+              type: 'object',
+              required: ['token', 'decision'],
+              properties: {
+                token: { type: 'string' },
+                decision: { type: 'string', enum: ['approve', 'reject'] },
+                reason: { type: 'string', maxLength: 2000 },
+              },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': { description: 'Decided', content: { 'text/html': { schema: { type: 'string' } } } },
+        '404': { description: 'Not a valid review link', content: { 'text/html': { schema: { type: 'string' } } } },
+        '409': { description: 'Decided already', content: { 'text/html': { schema: { type: 'string' } } } },
+      },
+    },
+  },
   '/t/o/{token}': {
     get: {
       operationId: 'tracking_pixel',
