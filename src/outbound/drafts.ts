@@ -218,6 +218,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
         allowAutomatedReply: input.allow_automated_reply,
       });
       const { verdict, composition } = gated;
+      await parts.sendGate.announce(gated);
       if (verdict.outcome === 'refuse') throw verdict.error;
       if (verdict.outcome === 'approve')
         return parts.sendGate.hold(composition, verdict.requests, {

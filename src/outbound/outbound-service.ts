@@ -150,6 +150,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
         allowAutomatedReply,
       });
       const { verdict, composition } = gated;
+      await sendGate.announce(gated);
       if (verdict.outcome === 'refuse') throw verdict.error;
       if (verdict.outcome === 'approve')
         return sendGate.hold(composition, verdict.requests, { claim, provenance, principal, attempt: gated.attempt! });

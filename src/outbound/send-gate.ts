@@ -75,6 +75,11 @@ export interface SendGate {
     intent: SendIntent,
   ): Promise<GatedSend>;
   hold(composition: Composition, requests: ApprovalRequest[], options: HoldOptions): Promise<ApprovalPending>;
+  /**
+   * Tells webhooks of a guard's refusal or of a queued burst (`oversight.decision`); a held send has its own
+   * `approval.requested`. Never throws: the caller answers the send either way.
+   */
+  announce(gated: GatedSend): Promise<void>;
   /** The `after` hook of a monitored send: lists it for review in its transaction. */
   reviewAfter(composition: Composition, provenance: StoredProvenance): (tx: Tx, messageId: string) => Promise<void>;
   /** The held composition and its exact MIME, dated now and signed, ready for `accept` (`prebuilt`). */
@@ -87,6 +92,15 @@ const AGENT_HEADERS = [
   { name: 'Auto-Submitted', value: 'auto-generated' },
   { name: 'X-Auto-Response-Suppress', value: 'All' },
 ];
+
+/** The HTTP status of a refusal's error code, as the faces answer it. */
+const STATUS_OF: Partial<Record<AppError['code'], number>> = {
+  forbidden: 403,
+  rate_limited: 429,
+  conflict: 409,
+  unprocessable: 422,
+  invalid_request: 400,
+};
 
 /** Whether a call is an agent's: the MCP or AI SDK face, or a key marked as an agent's. */
 export function isAgentCall(principal: Principal, face: OperationContext['face']): boolean {
@@ -266,9 +280,45 @@ export function createSendGate(
     return answer;
   }
 
+  async function announce({ verdict, attempt }: GatedSend): Promise<void> {
+    if (!attempt || (verdict.outcome !== 'refuse' && verdict.outcome !== 'queue')) return;
+    const { grant } = attempt;
+    const object = {
+      object: 'oversight_decision',
+      grant_id: grant.id,
+      outcome: verdict.outcome === 'refuse' ? 'refused' : 'queued',
+      check: verdict.check,
+      ...(verdict.outcome === 'refuse'
+        ? {
+            status: STATUS_OF[verdict.error.code] ?? 400,
+            error_type: verdict.error.type ?? verdict.error.code,
+            reason: verdict.error.message,
+          }
+        : { send_at: verdict.sendAt, reason: verdict.reason }),
+      recipients: [...attempt.recipients],
+      thread_id: attempt.threadId ?? null,
+      api_key_id: attempt.principal.key?.id ?? null,
+      face: attempt.context.face ?? null,
+    };
+    try {
+      await db.write((tx) =>
+        record(tx, {
+          applicationId: grant.applicationId,
+          grantId: grant.id,
+          type: 'oversight.decision',
+          objectId: newId(),
+          object,
+        }),
+      );
+    } catch {
+      // The decision stands without its notification.
+    }
+  }
+
   return {
     check,
     hold,
+    announce,
     unhold: (row) => unhold({ db, clock, composer }, row),
     reviewAfter: (composition, provenance) => async (tx, messageId) => {
       const { grant } = composition;
@@ -284,6 +334,13 @@ export function createSendGate(
         provenance,
         status: 'unreviewed',
         createdAt: unixSeconds(clock.now()),
+      });
+      await record(tx, {
+        applicationId: grant.applicationId,
+        grantId: grant.id,
+        type: 'send_review.created',
+        objectId: messageId,
+        object: { object: 'send_review', grant_id: grant.id, message_id: messageId, subject: composition.subject },
       });
     },
   };

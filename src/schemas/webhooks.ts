@@ -69,6 +69,9 @@ export const TRIGGER_TYPES = [
   // Extension (oversight, docs/oversight.md): a send waits for approval; an approval was decided (or expired).
   'approval.requested',
   'approval.decided',
+  // Extension (oversight): a guard refused a send or queued a burst; a monitored send is listed for review.
+  'oversight.decision',
+  'send_review.created',
   // Extension (issue 37): two mailboxes trading messages in a loop in one thread; agent sends in it are paused.
   'thread.loop_detected',
 ] as const;

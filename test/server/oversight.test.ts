@@ -230,6 +230,9 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
     });
     expect(refused.status).toBe(403);
     expect(JSON.stringify(refused.body)).toContain('read_only');
+    // The refusal is told to webhooks, naming the check.
+    const decisions = (await outbox('oversight.decision')).map((event) => JSON.stringify(event));
+    expect(decisions.some((event) => event.includes(readOnly) && event.includes('"check":"read_only"'))).toBe(true);
 
     const monitored = await mailbox('monitored', 'monitored');
     const sent = await api('POST', `/v3/grants/${monitored}/messages/send`, asker, {
@@ -238,6 +241,8 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
       body: 'goes',
     });
     expect(sent.status).toBe(200);
+    const listedForReview = (await outbox('send_review.created')).map((event) => JSON.stringify(event));
+    expect(listedForReview.some((event) => event.includes((sent.body as { data: { id: string } }).data.id))).toBe(true);
     const reviews = (await api('GET', `/v3/send-reviews?grant_id=${monitored}`, decider)).body as { data: Json[] };
     expect(reviews.data).toHaveLength(1);
     expect(reviews.data[0]).toMatchObject({
