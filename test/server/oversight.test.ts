@@ -44,7 +44,7 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
         sql: 'select payload from outbox_events where type = ? order by created_at',
         args: [type],
       })
-    ).rows.map((row) => JSON.parse(String(row.payload)) as Json);
+    ).rows.map((row) => JSON.parse(row.payload as string) as Json);
 
   beforeAll(async () => {
     sink = await startSmtpSink();
