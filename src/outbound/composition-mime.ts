@@ -28,14 +28,9 @@ export async function sign(state: ComposerState, raw: Buffer, fromEmail: string)
   });
 }
 
-/** Composes the MIME of a composition (with the given Message-ID and date). 413 over 40 MB. */
-export async function build(
-  state: ComposerState,
-  composition: Composition,
-  headerMessageId: string,
-  date: Date,
-): Promise<Built> {
-  const input: ComposeInput = {
+/** What the composer is given for a composition, with its Message-ID and date. Pure. */
+export function composeInputOf(composition: Composition, headerMessageId: string, date: Date): ComposeInput {
+  return {
     from: composition.from,
     to: composition.to,
     cc: composition.cc,
@@ -51,6 +46,16 @@ export async function build(
     references: composition.references,
     customHeaders: composition.customHeaders,
   };
+}
+
+/** Composes the MIME of a composition (with the given Message-ID and date). 413 over 40 MB. */
+export async function build(
+  state: ComposerState,
+  composition: Composition,
+  headerMessageId: string,
+  date: Date,
+): Promise<Built> {
+  const input = composeInputOf(composition, headerMessageId, date);
   const attachmentBytes = composition.attachments.reduce((total, attachment) => total + attachment.content.length, 0);
   // Base64 makes attachments a third larger: refuse early what cannot fit.
   if (Math.ceil(attachmentBytes / 3) * 4 + composition.body.length > MAX_MESSAGE_BYTES) {

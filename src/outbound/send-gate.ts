@@ -31,6 +31,7 @@ import { trackedBody, tracksAnything, type SigningKeys } from '../deliverability
 import type { Built, Composer, Composition, IdempotencyClaim, IdempotencyStore } from './contracts.js';
 import type { StoredProvenance } from '../../storage/schema/outbound.js';
 import { domainOf } from './routing.js';
+import { composeInputOf } from './composition-mime.js';
 
 /** What the call says it means, besides the message. */
 export interface SendIntent {
@@ -389,21 +390,6 @@ async function unhold(
   };
   const date = clock.now();
   const signed = await composer.sign(restamp(raw, date), held.from.email);
-  const input = {
-    from: composition.from,
-    to: composition.to,
-    cc: composition.cc,
-    bcc: composition.bcc,
-    replyTo: composition.replyTo,
-    subject: composition.subject,
-    body: composition.body,
-    isPlaintext: composition.isPlaintext,
-    attachments: composition.attachments,
-    messageId: row.headerMessageId,
-    date,
-    inReplyTo: composition.inReplyTo,
-    references: composition.references,
-    customHeaders: composition.customHeaders,
-  };
+  const input = composeInputOf(composition, row.headerMessageId, date);
   return { composition, built: { input, raw: signed, rawHash: blobHash(signed) }, tracking: held.tracking };
 }

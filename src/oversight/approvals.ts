@@ -10,7 +10,6 @@ import type { CoreDeps, Notifier } from '../ports/index.js';
 import { releaseBlobs, type GrantRow, type Tx } from '../../storage/index.js';
 import { AppError, notFound } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
-import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import { unixSeconds } from '../time.js';
 import type { Approval } from '../schemas/oversight.js';
 import type { ApprovalService } from './contracts.js';
@@ -23,6 +22,7 @@ import {
   type ApprovalRow,
 } from './approval-store.js';
 import { mailReviewers, readReviewToken } from './review-links.js';
+import { pageOf } from './paging.js';
 import type { TokenSigner } from '../deliverability/contracts.js';
 import { EXCEPTED_HEADERS } from './held-mime.js';
 
@@ -132,28 +132,14 @@ export function createApprovals(
   }
 
   return {
-    async list(principal, input) {
-      const grantIds = input.grant_id
-        ? [(await parts.requireGrant(principal, input.grant_id)).id]
-        : principal.grantIds
-          ? [...principal.grantIds]
-          : undefined;
-      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-      const after = decodeCursor(input.page_token, 2) as [number, string] | undefined;
-      const rows = await approvalRows(
-        db,
-        principal.applicationId,
-        { grantIds, status: input.status },
-        after ? { createdAt: after[0], id: after[1] } : undefined,
-        limit + 1,
-      );
-      const shown = rows.slice(0, limit);
-      const last = shown.at(-1);
-      return {
-        data: shown.map(toApproval),
-        ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.createdAt, last.id]) } : {}),
-      };
-    },
+    list: (principal, input) =>
+      pageOf(
+        principal,
+        input,
+        parts.requireGrant,
+        (filters, before, limit) => approvalRows(db, principal.applicationId, filters, before, limit),
+        toApproval,
+      ),
 
     async find(principal, approvalId) {
       return toApproval(await visible(principal, approvalId));

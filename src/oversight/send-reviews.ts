@@ -8,11 +8,11 @@ import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { tables, type GrantRow } from '../../storage/index.js';
 import { notFound } from '../errors.js';
-import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor } from '../pagination.js';
 import { unixSeconds } from '../time.js';
 import type { SendReview } from '../schemas/oversight.js';
 import type { SendReviewService } from './contracts.js';
 import { reviewRows, type SendReviewRow } from './approval-store.js';
+import { pageOf } from './paging.js';
 
 /** The wire form of a review row. Pure. */
 export function toSendReview(row: SendReviewRow): SendReview {
@@ -38,28 +38,14 @@ export function createSendReviews(
 ): SendReviewService {
   const { db, clock } = deps;
   return {
-    async list(principal, input) {
-      const grantIds = input.grant_id
-        ? [(await parts.requireGrant(principal, input.grant_id)).id]
-        : principal.grantIds
-          ? [...principal.grantIds]
-          : undefined;
-      const limit = input.limit ?? DEFAULT_PAGE_SIZE;
-      const after = decodeCursor(input.page_token, 2) as [number, string] | undefined;
-      const rows = await reviewRows(
-        db,
-        principal.applicationId,
-        { grantIds, status: input.status },
-        after ? { createdAt: after[0], id: after[1] } : undefined,
-        limit + 1,
-      );
-      const shown = rows.slice(0, limit);
-      const last = shown.at(-1);
-      return {
-        data: shown.map(toSendReview),
-        ...(rows.length > limit && last ? { next_cursor: encodeCursor([last.createdAt, last.id]) } : {}),
-      };
-    },
+    list: (principal, input) =>
+      pageOf(
+        principal,
+        input,
+        parts.requireGrant,
+        (filters, before, limit) => reviewRows(db, principal.applicationId, filters, before, limit),
+        toSendReview,
+      ),
 
     async mark(principal, input) {
       const { sendReviews } = tables;
