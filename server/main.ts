@@ -213,6 +213,8 @@ function listenSubmission(core: Core, failedAuthentications: FailedAuthenticatio
     authenticateApiKey: (key) => core.accounts.applications.authenticateApiKey(key),
     grantAddress: async (principal, grantId) => (await core.accounts.grants.require(principal, grantId)).email,
     parse: (raw) => core.mail.inbound.parse(raw),
+    answered: (principal, grantId, headerMessageId) =>
+      core.mail.messages.idByHeaderMessageId(principal, grantId, headerMessageId),
     requestId: randomUUID,
     send: (input, context) => runOperation(sendMessage, core, input, context),
   });

@@ -184,6 +184,8 @@ export interface MessageService {
   ): Promise<{ data: Uint8Array[]; next_cursor?: string } | undefined>;
   /** One message. */
   find(principal: Principal, input: GetMessageInput): Promise<Message>;
+  /** The id of the grant's message with this Message-ID (a mail client's reply names it in In-Reply-To), if any. */
+  idByHeaderMessageId(principal: Principal, grantRef: string, headerMessageId: string): Promise<string | undefined>;
   /** The given messages with their cleaned `conversation` (in the order asked; 404 for an unknown id). */
   clean(principal: Principal, input: CleanMessagesInput): Promise<{ data: CleanedMessage[] }>;
   /** The stored raw message: as received, less the attachments a policy removed (src/mail/stages/policy-raw.ts). */

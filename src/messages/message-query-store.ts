@@ -232,3 +232,23 @@ export const messagesByIds = preparedRead((orm: Orm) =>
       ),
     ),
 );
+
+/** The id of a grant's message (not a draft) with this Message-ID (as stored: no angle brackets), if any. */
+export async function messageIdByHeader(
+  db: Executor,
+  grantId: string,
+  headerMessageId: string,
+): Promise<string | undefined> {
+  const [row] = await db
+    .select({ id: tables.messages.id })
+    .from(tables.messages)
+    .where(
+      and(
+        eq(tables.messages.grantId, grantId),
+        eq(tables.messages.headerMessageId, headerMessageId.replace(/^<|>$/g, '').trim()),
+        notDraft(),
+      ),
+    )
+    .limit(1);
+  return row?.id;
+}

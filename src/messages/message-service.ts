@@ -8,6 +8,7 @@
  */
 import { inArray } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
+import { messageIdByHeader } from './message-query-store.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -107,6 +108,9 @@ export function createMessageService(
     listJson: (principal: Principal, input: ListMessagesInput) => listMessagesJson(state, principal, input),
     /** One message. */
     find: (principal: Principal, input: GetMessageInput) => findMessage(state, principal, input),
+    /** The id of the grant's message with this Message-ID (a mail client's reply names it in In-Reply-To), if any. */
+    idByHeaderMessageId: async (principal: Principal, grantRef: string, headerMessageId: string) =>
+      messageIdByHeader(db.orm, (await grants.require(principal, grantRef)).id, headerMessageId),
     /** The given messages with their cleaned `conversation` (in the order asked; 404 for an unknown id). */
     clean: (principal: Principal, input: CleanMessagesInput) => cleanMessages(state, principal, input),
     /** The message exactly as received. */

@@ -23,6 +23,11 @@ export interface SubmissionDeps {
   parse(raw: Buffer): Promise<ParseResult>;
   /** A new request id (one per submitted message, as per HTTP request). */
   requestId(): string;
+  /**
+   * The id of the grant's message with a Message-ID, if any: a mail client's reply names the message it answers in
+   * In-Reply-To, and the send then joins that thread as an API reply does (`reply_to_message_id`).
+   */
+  answered?(principal: Principal, grantId: string, headerMessageId: string): Promise<string | undefined>;
   /** Runs `send_message` (validation, the outbound path) for this context; answers its result (a SendMessageResult). */
   send(input: SendMessageInput, context: OperationContext): Promise<unknown>;
 }
@@ -82,6 +87,9 @@ export function createSubmissionService(deps: SubmissionDeps): SubmissionService
       const parsed = await deps.parse(raw);
       if (!parsed.ok) throw new AppError('unprocessable', `The message does not parse: ${parsed.error}`.slice(0, 300));
       const input = sendInputOf(parsed.value, readRawHeaders(raw), raw, envelope, identity);
+      const inReplyTo = parsed.value.inReplyTo;
+      const answered = inReplyTo ? await deps.answered?.(identity.principal, identity.grantId, inReplyTo) : undefined;
+      if (answered !== undefined) input.reply_to_message_id = answered;
       const requestId = deps.requestId();
       const result = (await deps.send(input, {
         principal: identity.principal,

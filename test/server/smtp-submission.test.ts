@@ -163,6 +163,29 @@ describe('SMTP submission', () => {
     expect(contexts[before]!.principal.grantIds).toEqual(new Set([sender]));
   });
 
+  it("a mail client's reply joins the thread of the message it answers (In-Reply-To)", async () => {
+    const delivered = await service.core.mail.inbound.deliverInbound({
+      rawMime: Buffer.from(
+        `From: Client <${REMOTE}>\r\nTo: ${SENDER}\r\nSubject: Order 77\r\nMessage-ID: <Order-77@Client.Example>\r\n\r\nWhere is it?\r\n`,
+      ),
+      envelope: { mailFrom: REMOTE, rcptTo: [SENDER] },
+    });
+    const received = delivered.deliveries[0]!;
+    await transport(service.submissionPort!, { user: SENDER, pass: senderKey }).sendMail({
+      from: SENDER,
+      to: REMOTE,
+      subject: 'Re: Order 77',
+      text: 'On its way.',
+      inReplyTo: '<Order-77@Client.Example>',
+      references: ['<Order-77@Client.Example>'],
+    });
+    const sent = await eventually(async () => {
+      const list = await service.nylas.messages.list({ identifier: sender, queryParams: { subject: 'Re: Order 77' } });
+      return list.data.find((message) => message.folders.includes('sent'));
+    });
+    expect(sent.threadId).toBe(received.threadId);
+  });
+
   it('sends over implicit TLS, Bcc from the envelope', async () => {
     const info = await transport(service.submissionTlsPort!, {
       implicit: true,
