@@ -210,22 +210,11 @@ export function createSendGate(
           size: file.content.length,
           blobHash: await putBlob(tx, file.content, at.getTime()),
         });
+      // The composition as it is, but for its grant (read again when it leaves) and the attachments' bytes (blobs).
+      const { grant: _grant, attachments: _files, ...fields } = composition;
       const held: StoredHeldComposition = {
-        from: composition.from,
-        to: composition.to,
-        cc: composition.cc,
-        bcc: composition.bcc,
-        replyTo: composition.replyTo,
-        subject: composition.subject,
-        body: composition.body,
-        isPlaintext: composition.isPlaintext,
+        ...fields,
         attachments,
-        inReplyTo: composition.inReplyTo,
-        references: composition.references,
-        replyToMessageId: composition.replyToMessageId,
-        customHeaders: composition.customHeaders,
-        trackingOptions: composition.trackingOptions,
-        metadata: composition.metadata,
         tracking,
         draftMessageId: options.draft?.messageId,
       };
@@ -370,24 +359,8 @@ async function unhold(
       content,
     });
   }
-  const composition: Composition = {
-    grant,
-    from: held.from,
-    to: held.to,
-    cc: held.cc,
-    bcc: held.bcc,
-    replyTo: held.replyTo,
-    subject: held.subject,
-    body: held.body,
-    isPlaintext: held.isPlaintext,
-    attachments,
-    inReplyTo: held.inReplyTo,
-    references: held.references ?? [],
-    replyToMessageId: held.replyToMessageId,
-    customHeaders: held.customHeaders,
-    trackingOptions: held.trackingOptions,
-    metadata: held.metadata,
-  };
+  const { attachments: _files, tracking: _tracking, draftMessageId: _draft, ...fields } = held;
+  const composition: Composition = { ...fields, grant, attachments };
   const date = clock.now();
   const signed = await composer.sign(restamp(raw, date), held.from.email);
   const input = composeInputOf(composition, row.headerMessageId, date);

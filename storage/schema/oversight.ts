@@ -28,11 +28,11 @@ export interface StoredHeldComposition {
   body: string;
   isPlaintext: boolean;
   attachments: StoredHeldAttachment[];
-  inReplyTo?: string | undefined;
-  references?: string[] | undefined;
-  replyToMessageId?: string | undefined;
+  inReplyTo: string | undefined;
+  references: string[];
+  replyToMessageId: string | undefined;
   customHeaders: { name: string; value: string }[];
-  trackingOptions?: StoredTrackingOptions | undefined;
+  trackingOptions: StoredTrackingOptions | undefined;
   metadata: Record<string, unknown>;
   /** The tracking id and rewritten links of a tracked send, made when it was composed. */
   tracking?: { id: string; links: string[] } | undefined;
