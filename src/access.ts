@@ -61,7 +61,7 @@ export interface Principal {
 }
 
 /** The face a call came through, for the access log and the provenance of sends. */
-export type AccessFace = 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard';
+export type AccessFace = 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard' | 'review-link' | 'worker';
 
 /** The agent host behind an MCP call: the `clientInfo` of its `initialize` and the session, when known. */
 export interface ClientInfo {

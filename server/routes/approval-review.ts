@@ -9,7 +9,8 @@
  */
 import type { Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { AppError } from '../../src/index.js';
+import { AppError, httpErrorOf } from '../../src/index.js';
+import { peerAddress } from '../middleware/rate-limit.js';
 import type { Approval } from '../../src/schemas/oversight.js';
 import type { AppEnv } from '../types.js';
 
@@ -79,8 +80,21 @@ export function mountApprovalReview(app: Hono<AppEnv>): void {
       const found = token.length > 0 && token.length <= 2048 ? await approvals.byReviewToken(token) : undefined;
       if (!found) return notValid(c);
       if (!decision) return c.body(describe(found.approval, found.reviewer, token), 400, PAGE_HEADERS);
+      const log = (status: number, errorType?: string) =>
+        c.get('core').accessLog.record({
+          principal: { applicationId: found.applicationId, via: 'local' },
+          face: 'review-link',
+          operation: decision === 'approve' ? 'approve_approval' : 'reject_approval',
+          grantId: found.approval.grant_id,
+          objectIds: { approval_id: found.approval.id },
+          status,
+          errorType,
+          address: peerAddress(c),
+          requestId: c.get('requestId'),
+        });
       try {
         const decided = await approvals.decideByReviewToken(token, decision, reason);
+        log(200);
         return c.body(
           page(
             'Decided',
@@ -90,6 +104,8 @@ export function mountApprovalReview(app: Hono<AppEnv>): void {
           PAGE_HEADERS,
         );
       } catch (error) {
+        const failed = httpErrorOf(error);
+        log(failed.status, failed.type);
         if (error instanceof AppError && error.code === 'conflict')
           return c.body(
             page('Already decided', `<h1>Already decided</h1><p>${escape(error.message)}</p>`),

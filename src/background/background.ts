@@ -128,7 +128,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
         });
       }
       // Sends held for approval past AGENTPOST_APPROVAL_EXPIRY_HOURS expire as rejected (approval.decided).
-      const expired = await core.oversight.approvals.expire();
+      const expired = await expireApprovals(core);
       if (expired > 0) logger.info('approvals expired', { approvals: expired });
       // The access log's rows past AGENTPOST_ACCESS_LOG_RETENTION_DAYS.
       const accessRows = await core.accessLog.purge(purgeAbort.signal);
@@ -172,4 +172,22 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
         core.health.stopped(loop);
     },
   };
+}
+
+/**
+ * Expires the sends held for approval past `AGENTPOST_APPROVAL_EXPIRY_HOURS` (each `approval.decided`, as rejected)
+ * and records each in the access log as a decision of the service's own (face `worker`). How many expired.
+ */
+export async function expireApprovals(core: Core): Promise<number> {
+  const expired = await core.oversight.approvals.expire();
+  for (const approval of expired)
+    core.accessLog.record({
+      principal: { applicationId: approval.applicationId, via: 'local' },
+      face: 'worker',
+      operation: 'expire_approval',
+      grantId: approval.grantId,
+      objectIds: { approval_id: approval.id },
+      status: 200,
+    });
+  return expired.length;
 }

@@ -226,7 +226,9 @@ export function createApprovals(
       const named = readReviewToken(await parts.signer(), token);
       if (!named) return undefined;
       const row = await approvalById(db, named.approvalId);
-      return row ? { approval: toApproval(row), reviewer: named.reviewer } : undefined;
+      return row
+        ? { approval: toApproval(row), reviewer: named.reviewer, applicationId: row.applicationId }
+        : undefined;
     },
 
     async decideByReviewToken(token, decision, reason) {
@@ -239,8 +241,10 @@ export function createApprovals(
 
     async expire() {
       const rows = await expiredApprovals(db, unixSeconds(clock.now()), EXPIRE_BATCH);
-      let expired = 0;
-      for (const row of rows) if (await close(row, 'expired', {})) expired++;
+      const expired: { id: string; applicationId: string; grantId: string }[] = [];
+      for (const row of rows)
+        if (await close(row, 'expired', {}))
+          expired.push({ id: row.id, applicationId: row.applicationId, grantId: row.grantId });
       return expired;
     },
   };

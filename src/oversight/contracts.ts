@@ -126,12 +126,15 @@ export interface ApprovalService {
     decision: 'approve' | 'reject',
     reviewer?: string,
   ): Promise<Approval>;
-  /** Marks pending requests past their expiry as `expired` (run by the worker). How many. */
-  expire(): Promise<number>;
+  /**
+   * Marks pending requests past their expiry as `expired` (run by the worker): the ones it closed, for the access
+   * log.
+   */
+  expire(): Promise<{ id: string; applicationId: string; grantId: string }[]>;
   /** Mails each reviewer a signed link to the confirmation page of a held send (never throws). */
   notify(row: ApprovalRow, reviewers: readonly string[]): Promise<void>;
   /** The held send a review link names, with its reviewer; undefined for a link this service did not sign. */
-  byReviewToken(token: string): Promise<{ approval: Approval; reviewer: string } | undefined>;
+  byReviewToken(token: string): Promise<{ approval: Approval; reviewer: string; applicationId: string } | undefined>;
   /** Decides through a review link (the confirmation page's POST), as the reviewer it names. */
   decideByReviewToken(token: string, decision: 'approve' | 'reject', reason: string | undefined): Promise<Approval>;
 }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 
 /** The faces a call comes through. */
-export const ACCESS_FACES = ['http', 'mcp', 'ai-sdk', 'smtp', 'dashboard'] as const;
+export const ACCESS_FACES = ['http', 'mcp', 'ai-sdk', 'smtp', 'dashboard', 'review-link', 'worker'] as const;
 
 export const AccessLogEntrySchema = z
   .object({
@@ -23,7 +23,7 @@ export const AccessLogEntrySchema = z
     face: z
       .enum(ACCESS_FACES)
       .describe(
-        'The face the call came through. Over /v3 a client may say it is an MCP or AI SDK host (X-Agentpost-Face): descriptive, not proven',
+        'The face the call came through (review-link: a reviewer\u2019s signed link; worker: the service\u2019s own decision, as an approval expiring). Over /v3 a client may say it is an MCP or AI SDK host (X-Agentpost-Face): descriptive, not proven',
       ),
     client: z
       .object({

@@ -180,7 +180,7 @@ export const ProvenanceSchema = z
     api_key_name: z.string().nullable().describe('That key’s name at the time of the send'),
     principal: z.enum(['api_key', 'service_account', 'local']).describe('How the caller proved itself'),
     face: z
-      .enum(['http', 'mcp', 'ai-sdk', 'smtp', 'dashboard'])
+      .enum(['http', 'mcp', 'ai-sdk', 'smtp', 'dashboard', 'review-link', 'worker'])
       .nullable()
       .describe('The face the send came through (over /v3, X-Agentpost-Face may name the agent face it relays)'),
     client: z

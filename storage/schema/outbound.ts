@@ -28,7 +28,7 @@ export interface StoredProvenance {
   api_key_id: string | null;
   api_key_name: string | null;
   principal: 'api_key' | 'service_account' | 'local';
-  face: 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard' | null;
+  face: 'http' | 'mcp' | 'ai-sdk' | 'smtp' | 'dashboard' | 'review-link' | 'worker' | null;
   client: { name: string | null; version: string | null; session: string | null } | null;
   tool: string | null;
   request_id: string | null;

@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expireApprovals } from '../../src/background/background.js';
 import { heldSha256 } from '../../src/oversight/index.js';
 import { request } from '../helpers/http.js';
 import { createMailbox, eventually } from '../helpers/mail.js';
@@ -179,7 +180,16 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
       sql: 'update approvals set expires_at = 1 where id = ?',
       args: [expiringId],
     });
-    expect(await service.core.oversight.approvals.expire()).toBeGreaterThanOrEqual(1);
+    // What the worker's purge loop runs: the expiry is a decision of the service's own, in the access log.
+    expect(await expireApprovals(service.core)).toBeGreaterThanOrEqual(1);
+    const expiredRows = (
+      (await api('GET', `/v3/access-log?operation=expire_approval`, service.apiKey)).body as { data: Json[] }
+    ).data;
+    expect(expiredRows.find((row) => (row.object_ids as Json).approval_id === expiringId)).toMatchObject({
+      face: 'worker',
+      status: 200,
+      api_key_id: null,
+    });
     expect(((await api('GET', `/v3/approvals/${expiringId}`, decider)).body as { data: Json }).data.status).toBe(
       'expired',
     );
@@ -403,5 +413,13 @@ describe('oversight: modes, the approval queue, the untrusted-read gate', () => 
       decision_reason: 'Fine by me',
     });
     expect((await post('reject')).status).toBe(409);
+    // Both decisions through the link are in the access log: the one that sent, and the refused second.
+    const rows = (
+      (await api('GET', `/v3/access-log?grant_id=${grant}`, service.apiKey)).body as { data: Json[] }
+    ).data.filter((row) => row.face === 'review-link');
+    expect(rows.map((row) => [row.operation, row.status])).toEqual([
+      ['reject_approval', 409],
+      ['approve_approval', 200],
+    ]);
   });
 });
