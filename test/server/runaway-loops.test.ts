@@ -200,6 +200,106 @@ describe('runaway and loop guards, end to end', () => {
     expect(events).toHaveLength(1);
   }, 120_000);
 
+  it('in a gated mode the loop asks a person instead: the send waits for approval, naming the loop', async () => {
+    const epsilon = await createMailbox(service, `epsilon@${DOMAIN}`);
+    const zeta = await createMailbox(service, `zeta@${DOMAIN}`);
+    const mode = await request(service.url, 'PATCH', `/v3/grants/${zeta}`, {
+      key: service.apiKey,
+      body: { oversight_mode: 'gated_send' },
+    });
+    expect(mode.status, mode.text).toBe(200);
+    const epsilonTools = createAgentpostTools({ core: service.core, principal, grantId: epsilon });
+    const zetaTools = createAgentpostTools({ core: service.core, principal, grantId: zeta });
+    await epsilonTools.send_message!.execute!(
+      { to: [{ email: `zeta@${DOMAIN}` }], subject: 'Gated loop', body: 'Hello from epsilon.' },
+      { toolCallId: 'gated', messages: [] },
+    );
+    await inboxHas(zeta, 'Hello from epsilon.');
+    const agents = [
+      { grantId: zeta, turn: autoResponder(zetaTools, { allowAutomatedReply: true }) },
+      { grantId: epsilon, turn: autoResponder(epsilonTools, { allowAutomatedReply: true }) },
+    ];
+    let held: Json | undefined;
+    let turns = 0;
+    for (; turns < 40 && !held; turns++) {
+      const agent = agents[turns % 2]!;
+      const other = agents[(turns + 1) % 2]!;
+      const outcome = await agent.turn();
+      expect(outcome.error, `turn ${turns}`).toBeUndefined();
+      // Zeta's replies within the thread go out under gated_send until the loop; then its send waits.
+      if (outcome.sent && 'approval_id' in outcome.sent) held = outcome.sent;
+      else await inboxHas(other.grantId, `Thanks, noted (auto-reply ${Math.floor(turns / 2) + 1})`);
+    }
+    // The same bound as in autonomous mode: zeta's seventh message would be one over it.
+    expect(turns).toBe(LOOP_MESSAGES + 1);
+    expect(held).toMatchObject({ status: 'pending' });
+    const approval = await request(service.url, 'GET', `/v3/approvals/${held!.approval_id as string}`, {
+      key: service.apiKey,
+    });
+    expect(approval.status, approval.text).toBe(200);
+    expect(approval.body.data.checks).toEqual([
+      expect.objectContaining({ check: 'loop', reason: expect.stringMatching(/mail loop.*a person decides this one/) }),
+    ]);
+    // Nothing left: epsilon's inbox has no seventh message until a person approves it.
+    const before = await service.nylas.messages.list({
+      identifier: epsilon,
+      queryParams: { in: ['inbox'], limit: 50 },
+    });
+    const approved = await request(service.url, 'POST', `/v3/approvals/${held!.approval_id as string}/approve`, {
+      key: service.apiKey,
+      body: {},
+    });
+    expect(approved.status, approved.text).toBe(200);
+    expect(approved.body.data.status).toBe('sent');
+    await eventually(async () => {
+      const after = await service.nylas.messages.list({
+        identifier: epsilon,
+        queryParams: { in: ['inbox'], limit: 50 },
+      });
+      return after.data.length === before.data.length + 1 ? after : undefined;
+    });
+  }, 120_000);
+
+  it('in a gated mode the thread budget asks a person past its bound instead of answering 429', async () => {
+    const eta = await createMailbox(service, 'eta@budget.agentpost.localhost');
+    const mode = await request(service.url, 'PATCH', `/v3/grants/${eta}`, {
+      key: service.apiKey,
+      body: { oversight_mode: 'gated_send' },
+    });
+    expect(mode.status, mode.text).toBe(200);
+    const made = await request(service.url, 'POST', '/v3/api-keys', {
+      key: service.apiKey,
+      body: { name: 'gated agent', agent: true },
+    });
+    const agentKey = (made.body.data as { key: string }).key;
+    const send = (body: Json) =>
+      request(service.url, 'POST', `/v3/grants/${eta}/messages/send`, {
+        key: agentKey,
+        body: { to: [{ email: 'delta@budget.agentpost.localhost' }], ...body },
+      });
+    // The first send starts a thread with someone new: gated_send holds it; a person approves it.
+    const opening = await send({ subject: 'Gated budget', body: 'one' });
+    expect(opening.status, opening.text).toBe(202);
+    const opened = await request(service.url, 'POST', `/v3/approvals/${opening.body.approval_id as string}/approve`, {
+      key: service.apiKey,
+      body: {},
+    });
+    expect(opened.body.data.status, opened.text).toBe('sent');
+    const firstId = opened.body.data.sent_message_id as string;
+    expect(firstId).toBeTruthy();
+    // Replies within the thread go, up to the budget (5 agent sends an hour, the held first one included).
+    for (let index = 2; index <= 5; index++) {
+      const reply = await send({ body: `send ${index}`, reply_to_message_id: firstId });
+      expect(reply.status, `send ${index}: ${reply.text}`).toBe(200);
+    }
+    const sixth = await send({ body: 'six', reply_to_message_id: firstId });
+    expect(sixth.status, sixth.text).toBe(202);
+    const approval = await request(service.url, 'GET', `/v3/approvals/${sixth.body.approval_id as string}`, {
+      key: service.apiKey,
+    });
+    expect(approval.body.data.checks).toEqual([expect.objectContaining({ check: 'thread_budget' })]);
+  });
+
   it("stops at once when agents' own headers are honoured: a reply to an agent's send is refused without allow_automated_reply", async () => {
     const alphaTools = createAgentpostTools({ core: service.core, principal, grantId: alpha });
     await alphaTools.send_message!.execute!(
