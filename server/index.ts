@@ -22,6 +22,7 @@ import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
 import { createTrackingApp, isTrackingUrl } from './routes/tracking.js';
 import { mountApprovalReview } from './routes/approval-review.js';
+import { mountEventStream } from './routes/event-stream.js';
 import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
@@ -194,6 +195,7 @@ export function createApp({
   for (const operation of [...operations].sort(bySpecificity)) bindOperation(v3, operation, operations, readTurns);
   mountAttachmentDownload(v3);
   mountCalendarIcs(v3);
+  mountEventStream(v3, core.deps.config.eventStream.heartbeatSeconds);
   app.route('/v3', v3);
 
   // Open and click tracking (no authentication: mail readers load these) is an app of its own, handed its paths

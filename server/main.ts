@@ -10,6 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import {
   createServer as createHttpServer,
+  type IncomingMessage,
   type RequestListener,
   type Server as HttpServer,
   type ServerOptions,
@@ -49,6 +50,8 @@ import {
 import { answerClientErrors } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
+import { dispatchUpgrade } from './routes/event-stream.js';
+import type { Duplex } from 'node:stream';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
 import { createAiTextGenerator } from './ai-text-generator.js';
 import type { AppEnv } from './types.js';
@@ -308,6 +311,10 @@ export async function createService(
       keepAliveTimeout: config.http.keepAliveTimeoutMs,
     });
     answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
+    // WebSocket handshakes (the event stream) go through the app with the socket at hand.
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+      dispatchUpgrade(app.fetch, request, socket, head),
+    );
     server.on('request', (_request, response: ServerResponse) => {
       inFlight.add(response);
       response.once('close', () => inFlight.delete(response));
@@ -393,6 +400,8 @@ export async function createService(
       // Both faces drain at once, and both keep listening meanwhile, so that a new client gets a clear answer
       // (HTTP 503 with `Connection: close`, SMTP 421) rather than a connection reset: closing a listening socket
       // resets the connections the kernel accepted but Node had not yet taken. SMTP waits for messages in DATA.
+      // Event streams never end on their own: they end now, so the drain waits only for requests that do.
+      core.notifications.stream.close();
       await Promise.all([smtp?.close(), submission?.close(), server ? drainHttp(server, deadline) : undefined]);
       // MCP sessions still open (clients that never said DELETE) end with the HTTP face.
       await closeApp();

@@ -387,4 +387,55 @@ export const HAND_WRITTEN_ROUTES: Record<string, Record<string, unknown>> = {
       security: [{ apiKey: [] }],
     },
   },
+  '/v3/events/stream': {
+    get: {
+      operationId: 'stream_events',
+      summary: 'Stream events (Server-Sent Events or WebSocket)',
+      description:
+        'Extension. The notifications webhooks carry (the same ids and payloads, with a cursor), as they are committed: Server-Sent Events (`id:` is the cursor; a comment line is the heartbeat), or, with `Upgrade: websocket`, one JSON notification per text frame. Resume after an event with `Last-Event-ID` or `cursor`; a cursor older than AGENTPOST_EVENT_RETENTION_HOURS answers 410 `cursor_expired`. Needs mail.read, calendar.read, contacts.read, approvals.decide or webhooks.manage; the stream carries the event types those cover.',
+      'x-agentpost-permissions': ['mail.read', 'calendar.read', 'contacts.read', 'webhooks.manage', 'approvals.decide'],
+      parameters: [
+        {
+          name: 'grant_id',
+          in: 'query',
+          required: false,
+          schema: { type: 'array', items: { type: 'string' } },
+          style: 'form',
+          explode: true,
+          description:
+            'Only these grants’ events (repeatable, or comma-separated); absent: every grant the key reaches',
+        },
+        {
+          name: 'trigger_types',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'Comma-separated trigger types; absent: every type the key may see',
+        },
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+          description: 'Resume after this event (as Last-Event-ID)',
+        },
+        {
+          name: 'Last-Event-ID',
+          in: 'header',
+          required: false,
+          schema: { type: 'string' },
+          description: 'The cursor of the last event received (EventSource sends it when it reconnects)',
+        },
+      ],
+      responses: {
+        '200': {
+          description: 'The stream',
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        '101': { description: 'Switching to a WebSocket (a request with Upgrade: websocket)' },
+        default: ERROR_RESPONSE,
+      },
+      security: [{ apiKey: [] }],
+    },
+  },
 };

@@ -311,6 +311,21 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     description:
       'Hours a send held for approval waits (oversight modes `gated_send` and `gated_all`, the untrusted-read gate, the runaway guards); past it the request expires as rejected and `approval.decided` is sent. See [Oversight](oversight.md#the-approval-queue).',
   },
+  AGENTPOST_EVENT_RETENTION_HOURS: {
+    group: 'HTTP API',
+    description:
+      'Hours an event stays in the outbox once webhooks took it, and so how far back a client of the event stream can resume with its cursor (`Last-Event-ID`); an older cursor answers 410 `cursor_expired`. See [Webhooks](webhooks.md#the-event-stream).',
+  },
+  AGENTPOST_EVENT_STREAM_HEARTBEAT_SECONDS: {
+    group: 'HTTP API',
+    description:
+      'Seconds between heartbeats of an idle event stream (an SSE comment line, a WebSocket ping), so proxies keep it open. See [Webhooks](webhooks.md#the-event-stream).',
+  },
+  AGENTPOST_EVENT_STREAM_MAX_BEHIND: {
+    group: 'HTTP API',
+    description:
+      'Events a client of the event stream may fall behind the newest (it does not read) before the service closes its stream; the client resumes from its last cursor. Memory is bounded either way. See [Webhooks](webhooks.md#the-event-stream).',
+  },
   AGENTPOST_SHUTDOWN_TIMEOUT: {
     group: 'Processes and logs',
     description:

@@ -315,6 +315,9 @@ export const EnvSchema = z.object({
   AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
   AGENTPOST_ACCESS_LOG_RETENTION_DAYS: wholeNumber('days', 1, 36_500).default(90),
   AGENTPOST_APPROVAL_EXPIRY_HOURS: wholeNumber('hours', 1, 8_760).default(24),
+  AGENTPOST_EVENT_RETENTION_HOURS: wholeNumber('hours', 1, 8_760).default(24),
+  AGENTPOST_EVENT_STREAM_HEARTBEAT_SECONDS: wholeNumber('seconds', 1, 3_600).default(15),
+  AGENTPOST_EVENT_STREAM_MAX_BEHIND: wholeNumber('events', 10, 1_000_000).default(10_000),
   AGENTPOST_DNSBL_ZONES: domainList(DEFAULT_DNSBL_ZONES),
   AGENTPOST_RSPAMD_URL: z
     .url({

@@ -100,6 +100,15 @@ export interface Config {
   accessLogRetentionDays: number;
   /** Hours a send waits for approval before it expires as rejected (docs/oversight.md). */
   approvalExpiryHours: number;
+  /** The event stream (`GET /v3/events/stream`, docs/webhooks.md#event-stream). */
+  eventStream: {
+    /** Hours a dispatched event stays in the outbox, so a stream can resume from a cursor that old. */
+    retentionHours: number;
+    /** Seconds between heartbeats of an idle stream (an SSE comment, a WebSocket ping). */
+    heartbeatSeconds: number;
+    /** Events a stream may fall behind the newest before it is closed (the client resumes from its cursor). */
+    maxBehind: number;
+  };
   /** Raw MIME bytes in one page of `fields=raw_mime` message lists (at least one message a page). */
   rawMimePageBytes: number;
   /**

@@ -187,6 +187,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rawMimePageBytes: value.AGENTPOST_RAW_MIME_PAGE_BYTES,
     accessLogRetentionDays: value.AGENTPOST_ACCESS_LOG_RETENTION_DAYS,
     approvalExpiryHours: value.AGENTPOST_APPROVAL_EXPIRY_HOURS,
+    eventStream: {
+      retentionHours: value.AGENTPOST_EVENT_RETENTION_HOURS,
+      heartbeatSeconds: value.AGENTPOST_EVENT_STREAM_HEARTBEAT_SECONDS,
+      maxBehind: value.AGENTPOST_EVENT_STREAM_MAX_BEHIND,
+    },
     messageJsonCacheBytes: value.AGENTPOST_MESSAGE_JSON_CACHE_BYTES,
     roles: value.AGENTPOST_ROLES,
     workerPollMs: value.AGENTPOST_WORKER_POLL_MS,

@@ -37,6 +37,7 @@ import type { InboundService } from './mail/index.js';
 import type { AttachmentService, MessageService, ThreadService } from './messages/index.js';
 import type { DraftService, OutboundService } from './outbound/index.js';
 import type { GrantTokens, OAuthService } from './oauth/index.js';
+import type { EventHub } from './event-stream/index.js';
 import type { OutboxDispatcher } from './outbox/index.js';
 import type { ApprovalService, Oversight, ReadNotes, SendReviewService } from './oversight/index.js';
 import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
@@ -148,6 +149,8 @@ export interface NotificationsArea {
   deliveries: DeliveryFunctions & { kind: string };
   /** Turns outbox rows into webhook delivery jobs. */
   outbox: OutboxDispatcher;
+  /** The event stream's hub: the outbox's events to clients with no public URL (`GET /v3/events/stream`). */
+  stream: EventHub;
 }
 
 /** Background jobs (src/jobs/), run by the worker role (src/background/). */

@@ -62,6 +62,7 @@ import { createOutboundService } from './outbound/index.js';
 import { budgetGuards, createApprovals, createOversight, createSendReviews, runawayGuards } from './oversight/index.js';
 import { createJobQueue, type JobHandler } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
+import { createEventHub } from './event-stream/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
 import {
   createSigningKeys,
@@ -293,7 +294,15 @@ export function createCore(deps: CoreDeps): Core {
     contacts,
     admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },
     deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },
-    notifications: { webhooks, deliveries: webhookDeliveries, outbox },
+    notifications: {
+      webhooks,
+      deliveries: webhookDeliveries,
+      outbox,
+      stream: createEventHub(deps, {
+        pollMs: deps.config.workerPollMs,
+        maxBehind: deps.config.eventStream.maxBehind,
+      }),
+    },
     jobs: { queue: jobs, handlers: jobHandlers },
     accessLog: createAccessLog(deps),
     oversight: { gate, approvals, reviews: sendReviews },

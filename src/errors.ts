@@ -11,6 +11,8 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  /** What the request names existed but is no longer kept (an event stream's cursor older than the retention). */
+  | 'gone'
   | 'payload_too_large'
   /** Well-formed, but what it names cannot be processed (an attachment that cannot be read: a zip bomb, a damaged PDF). */
   | 'unprocessable'

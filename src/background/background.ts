@@ -105,7 +105,10 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
 
   // Retention: once shortly after start, then every interval (and on wake). A purge in progress stops between
   // chunks when the role stops.
-  const retention = createRetention(core.deps, { interested: () => core.notifications.outbox.interested() });
+  const retention = createRetention(core.deps, {
+    interested: () => core.notifications.outbox.interested(),
+    dispatchedRetentionMs: config.eventStream.retentionHours * 3_600_000,
+  });
   const purgeAbort = new AbortController();
   let firstPurgeDue = false;
   const purger = startPollingLoop({

@@ -14,6 +14,11 @@ export interface PurgeResult {
 export interface RetentionOptions {
   /** Whether some consumer could act on outbox events now (the dispatcher's `interested`); see the module notes. */
   interested(): Promise<boolean>;
+  /**
+   * How long a dispatched event is kept (default `DISPATCHED_EVENT_RETENTION_MS`, 24 hours): the event stream resumes
+   * from a cursor within it (`AGENTPOST_EVENT_RETENTION_HOURS`).
+   */
+  dispatchedRetentionMs?: number;
   /** Most rows per delete transaction (default `PURGE_CHUNK_ROWS`, ./retention.ts). */
   chunkRows?: number;
 }

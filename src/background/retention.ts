@@ -86,7 +86,7 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
   }
 
   async function purgeDispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
-    const before = unixSeconds(new Date(nowMs - DISPATCHED_EVENT_RETENTION_MS));
+    const before = unixSeconds(new Date(nowMs - (options.dispatchedRetentionMs ?? DISPATCHED_EVENT_RETENTION_MS)));
     return deleteInChunks(
       async () => {
         const keys = await dispatchedEventsBefore(db, before, chunkRows);

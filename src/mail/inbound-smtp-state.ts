@@ -68,6 +68,7 @@ const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
   forbidden: [550, '5.7.1'],
   not_found: [550, '5.1.1'],
   conflict: [451, '4.3.0'],
+  gone: [550, '5.1.1'],
   payload_too_large: [552, '5.3.4'],
   unprocessable: [554, '5.6.0'],
   rate_limited: [451, '4.7.1'],

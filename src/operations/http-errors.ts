@@ -10,7 +10,7 @@ import type { RateLimitDetails } from '../access.js';
 import { AppError, type ErrorCode } from '../errors.js';
 
 /** The statuses an error response may carry: 4xx and 5xx with a body. */
-export type HttpErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 500 | 502 | 503 | 504;
+export type HttpErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 422 | 429 | 500 | 502 | 503 | 504;
 
 /** HTTP status and Nylas `error.type` of each error code. */
 export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: string }> = {
@@ -19,6 +19,7 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: str
   forbidden: { status: 403, type: 'forbidden' },
   not_found: { status: 404, type: 'not_found_error' },
   conflict: { status: 409, type: 'conflict_error' },
+  gone: { status: 410, type: 'gone_error' },
   payload_too_large: { status: 413, type: 'request_too_large' },
   // The request is sound, what it names is not (an attachment that cannot be read): 422, with a type of its own.
   unprocessable: { status: 422, type: 'unprocessable_entity_error' },

@@ -19,6 +19,7 @@ import * as contacts from './contacts.js';
 import * as domains from './domains.js';
 import * as drafts from './drafts.js';
 import * as engagement from './engagement.js';
+import * as eventStream from './event-stream.js';
 import * as events from './events.js';
 import * as folders from './folders.js';
 import * as grants from './grants.js';
@@ -66,6 +67,7 @@ export const operations: readonly AnyOperation[] = register(
   suppressions,
   accessLog,
   oversight,
+  eventStream,
 );
 
 export { fieldText } from './agent.js';

@@ -80,6 +80,8 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   list_contacts: 'contacts.read',
   update_contact: 'contacts.write',
   // Webhooks.
+  // Any one of these; the stream then carries only the event types the key's permissions cover (event-stream.ts).
+  stream_events: ['mail.read', 'calendar.read', 'contacts.read', 'webhooks.manage', 'approvals.decide'],
   create_webhook: 'webhooks.manage',
   delete_webhook: 'webhooks.manage',
   get_webhook_ip_addresses: 'webhooks.manage',
@@ -183,6 +185,7 @@ export const SCOPED_BY_THEMSELVES: ReadonlySet<string> = new Set([
   'reject_approval',
   'list_send_reviews',
   'mark_send_review',
+  'stream_events',
 ]);
 
 /** The permissions any one of which lets a key call `operation`; empty when every key may. Throws for an unknown one. */

@@ -21,7 +21,7 @@
  *    job that emails notification_email_addresses through the injected Notifier.
  */
 import { and, inArray } from 'drizzle-orm';
-import { tables, type Tx } from '../../storage/index.js';
+import { tables, type Orm, type Tx } from '../../storage/index.js';
 import type { CoreDeps, Notifier } from '../ports/index.js';
 import type { OutboxConsumer, OutboxRow } from '../outbox/index.js';
 import type { Job, JobInput, JobQueue, JobHandler, JobOutcome } from '../jobs/index.js';
@@ -140,7 +140,7 @@ function bodyLeftOut(event: OutboxRow): boolean {
 }
 
 /** The bodies of the messages whose events left them out, by message id (absent: the message was deleted since). */
-async function leftOutBodies(tx: Tx, events: readonly OutboxRow[]): Promise<Map<string, string>> {
+async function leftOutBodies(tx: Tx | Orm, events: readonly OutboxRow[]): Promise<Map<string, string>> {
   const ids = [...new Set(events.filter(bodyLeftOut).map((event) => event.objectId!))];
   const bodies = new Map<string, string>();
   for (let index = 0; index < ids.length; index += 200) {
@@ -151,6 +151,30 @@ async function leftOutBodies(tx: Tx, events: readonly OutboxRow[]): Promise<Map<
     for (const row of rows) bodies.set(row.id, await loadBody(tx, row));
   }
   return bodies;
+}
+
+/**
+ * Each event as the notification webhooks (and the event stream) carry, in the order given: the bodies that stored
+ * mail's `message.created` events left out read back; a message deleted before its notification went out has no body
+ * left to send, and the `.truncated` form says the body is not included, as Nylas does for bodies too large to send.
+ */
+export async function notificationsOf(
+  reader: Tx | Orm,
+  events: readonly OutboxRow[],
+): Promise<DeliveryPayload['notification'][]> {
+  const bodies = await leftOutBodies(reader, events);
+  return events.map((event) => {
+    const leftOut = bodyLeftOut(event);
+    const body = leftOut ? bodies.get(event.objectId ?? '') : undefined;
+    return {
+      id: event.id,
+      type: leftOut && body === undefined ? `${event.type}.truncated` : event.type,
+      application_id: event.applicationId,
+      grant_id: event.grantId,
+      time: event.createdAt,
+      object: body === undefined ? event.payload : { ...event.payload, body },
+    };
+  });
 }
 
 /**
@@ -204,11 +228,10 @@ export function createWebhookDelivery(
         .from(tables.webhooks)
         .where(and(inArray(tables.webhooks.applicationId, applicationIds), delivering));
       if (subscriptions.length === 0) return;
-      const bodies = await leftOutBodies(tx, events);
+      const notifications = await notificationsOf(tx, events);
       const jobs: JobInput[] = [];
-      for (const event of events) {
-        const leftOut = bodyLeftOut(event);
-        const body = leftOut ? bodies.get(event.objectId ?? '') : undefined;
+      for (const [index, event] of events.entries()) {
+        const notification = notifications[index]!;
         for (const subscription of subscriptions) {
           if (subscription.applicationId !== event.applicationId || event.seq <= subscription.startSeq) continue;
           if (
@@ -216,19 +239,7 @@ export function createWebhookDelivery(
             !subscription.triggerTypes.includes(`${event.type}.truncated`)
           )
             continue;
-          const payload: DeliveryPayload = {
-            webhook_id: subscription.id,
-            notification: {
-              id: event.id,
-              // A message deleted before its notification went out has no body left to send: the `.truncated`
-              // form says the body is not included, as Nylas does for bodies too large to send.
-              type: leftOut && body === undefined ? `${event.type}.truncated` : event.type,
-              application_id: event.applicationId,
-              grant_id: event.grantId,
-              time: event.createdAt,
-              object: body === undefined ? event.payload : { ...event.payload, body },
-            },
-          };
+          const payload: DeliveryPayload = { webhook_id: subscription.id, notification };
           jobs.push({
             kind: WEBHOOK_DELIVERY_JOB,
             payload: payload as unknown as Record<string, unknown>,

@@ -5,7 +5,13 @@
 export { addressBytes, ALLOW_PRIVATE_HINT, isPublicAddress, nonPublicReason } from './address-policy.js';
 export { startDeliveryRunner, type DeliveryFunctions, type DeliveryRunner } from './delivery-runner.js';
 export { GIVE_UP_WINDOW_MS } from './delivery-attempt.js';
-export { createWebhookDelivery, WEBHOOK_DELIVERY_JOB } from './delivery.js';
+export {
+  buildNotificationBody,
+  createWebhookDelivery,
+  notificationsOf,
+  WEBHOOK_DELIVERY_JOB,
+  type DeliveryPayload,
+} from './delivery.js';
 export {
   nylasSignature,
   standardSignature,
