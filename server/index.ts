@@ -22,6 +22,7 @@ import { mountCalendarIcs } from './routes/calendar-ics.js';
 import { mountMcp } from './routes/mcp.js';
 import { createTrackingApp, isTrackingUrl } from './routes/tracking.js';
 import { mountApprovalReview } from './routes/approval-review.js';
+import { mountDashboard } from './dashboard/index.js';
 import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
@@ -159,6 +160,8 @@ export function createApp({
   // The reviewers' confirmation page of held sends: the signed link is the authority (docs/oversight.md).
   mountApprovalReview(app);
   mountConnect(app, limiter);
+  // The dashboard (docs/dashboard.md): sign-in with a key, pages read through the operations as that key.
+  mountDashboard(app, { core, limiter });
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({
