@@ -34,6 +34,7 @@ button.copy{padding:0 .5rem;background:transparent;color:var(--accent);margin-le
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(13rem,1fr));gap:1rem;margin:1rem 0}
 .card{border:1px solid var(--line);border-radius:6px;padding:.75rem 1rem;background:var(--panel)}
 .card .figure{font-size:1.6rem;font-weight:700}
+.card .figure span{font-size:.9rem;font-weight:400}
 .pager{display:flex;gap:1rem;margin:1rem 0}
 pre{white-space:pre-wrap;background:var(--panel);padding:1rem;border-radius:4px;overflow:auto}
 code{word-break:break-all}
