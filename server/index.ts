@@ -54,6 +54,8 @@ export interface CreateAppOptions {
 
 /** The route pattern a request matched, for logs and metrics (`/v3/grants/:grant_id/messages`); `unmatched` for 404s. */
 function routeOf(c: Context<AppEnv, string>): string {
+  const own = c.get('route');
+  if (own !== undefined) return own;
   const routes = matchedRoutes(c);
   const last = routes[routes.length - 1]?.path;
   return last && !last.endsWith('*') ? last : 'unmatched';

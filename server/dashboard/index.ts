@@ -11,6 +11,7 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
+import { matchedRoutes } from 'hono/route';
 import {
   AppError,
   HTTP_ERRORS,
@@ -100,6 +101,9 @@ function createDashboardApp(
 
   dashboard.use('*', async (c: DashboardContext, next) => {
     await next();
+    // The service's request log and metrics name the dashboard's route, not its wildcard.
+    const route = matchedRoutes(c).at(-1)?.path;
+    c.env.parent.set('route', route && !route.endsWith('*') ? route : `${base}/*`);
     securityHeaders(c);
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });

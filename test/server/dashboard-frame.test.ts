@@ -72,6 +72,8 @@ describe('dashboard frame', () => {
     const log = await request(service.url, 'GET', '/v3/access-log?operation=list_grants', { key: service.apiKey });
     const faces = (log.body.data as { face: string }[]).map((entry) => entry.face);
     expect(faces).toContain('dashboard');
+    // The service's metrics name the dashboard's route.
+    expect((await service.metrics.scrape()).body).toMatch(/route="\/dashboard\/"/);
   });
 
   it('refuses a form without its CSRF token, or with another', async () => {
