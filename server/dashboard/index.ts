@@ -78,6 +78,7 @@ function createDashboardApp(
   const sessionSeconds = config.dashboard.sessionSeconds;
   const byName = new Map<string, AnyOperation>(operations.map((operation) => [operation.name, operation]));
   const dashboard = new Hono<DashboardEnv>();
+  const frame = { core, base, byName };
 
   const render = (c: DashboardContext, title: string, body: Html, status = 200, session?: DashboardSession) =>
     c.html(
@@ -187,40 +188,6 @@ function createDashboardApp(
     );
   }
 
-  function requestFor(
-    c: DashboardContext,
-    session: DashboardSession,
-    form: Record<string, string> | undefined,
-  ): DashboardRequest {
-    const { principal } = session;
-    const parent = c.env.parent;
-    const origin = new URL(c.req.url).origin;
-    return {
-      base,
-      params: c.req.param(),
-      query: new URL(c.req.url).searchParams,
-      form,
-      csrf: session.csrf,
-      key: {
-        id: principal.key?.id ?? '',
-        name: principal.key?.name ?? '',
-        permissions: principal.permissions ? [...principal.permissions] : [...PERMISSIONS],
-      },
-      now: () => Math.floor(core.deps.clock.now().getTime() / 1000),
-      run: (name, input) => {
-        const operation = byName.get(name);
-        if (!operation) throw new Error(`The dashboard asked for an unknown operation ${name}.`);
-        return runOperation(operation, core, input, {
-          principal,
-          face: 'dashboard',
-          requestId: parent.get('requestId'),
-          address: peerAddress(parent),
-          origin,
-        });
-      },
-    };
-  }
-
   async function answer(c: DashboardContext, session: DashboardSession, produce: () => Promise<PageAnswer>) {
     let answered: PageAnswer;
     try {
@@ -242,7 +209,7 @@ function createDashboardApp(
       dashboard.get(path, async (c) => {
         const session = await currentSession(c);
         if (!session) return signedOut(c);
-        return answer(c, session, () => page.get(requestFor(c, session, undefined)));
+        return answer(c, session, () => page.get(requestFor(frame, c, session, undefined)));
       });
       dashboard.post(path, formLimit, async (c) => {
         const session = await currentSession(c);
@@ -250,8 +217,8 @@ function createDashboardApp(
         const form = await readForm(c);
         if (!sameToken(form._csrf, session.csrf)) return refuseCsrf(c, session);
         delete form._csrf;
-        if (!page.post) return render(c, 'Not found', errorBox('This page takes no form.'), 405, session);
-        return answer(c, session, () => page.post!(requestFor(c, session, form)));
+        if (!page.post) return render(c, 'Not allowed', errorBox('This page takes no form.'), 405, session);
+        return answer(c, session, () => page.post!(requestFor(frame, c, session, form)));
       });
     }
   }
@@ -267,6 +234,43 @@ function createDashboardApp(
   }
 
   return dashboard;
+}
+
+/** What a page is given: the request, and `run`, which calls an operation as the session's key on the dashboard face. */
+function requestFor(
+  frame: { core: Core; base: string; byName: ReadonlyMap<string, AnyOperation> },
+  c: DashboardContext,
+  session: DashboardSession,
+  form: Record<string, string> | undefined,
+): DashboardRequest {
+  const { core, base, byName } = frame;
+  const { principal } = session;
+  const parent = c.env.parent;
+  const origin = new URL(c.req.url).origin;
+  return {
+    base,
+    params: c.req.param(),
+    query: new URL(c.req.url).searchParams,
+    form,
+    csrf: session.csrf,
+    key: {
+      id: principal.key?.id ?? '',
+      name: principal.key?.name ?? '',
+      permissions: principal.permissions ? [...principal.permissions] : [...PERMISSIONS],
+    },
+    now: () => Math.floor(core.deps.clock.now().getTime() / 1000),
+    run: (name, input) => {
+      const operation = byName.get(name);
+      if (!operation) throw new Error(`The dashboard asked for an unknown operation ${name}.`);
+      return runOperation(operation, core, input, {
+        principal,
+        face: 'dashboard',
+        requestId: parent.get('requestId'),
+        address: peerAddress(parent),
+        origin,
+      });
+    },
+  };
 }
 
 /** A urlencoded (or multipart) form's text fields; files are dropped. */
