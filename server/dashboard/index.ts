@@ -174,7 +174,13 @@ function createDashboardApp(
     const id = getCookie(c, SESSION_COOKIE);
     if (id === undefined) return undefined;
     const session = await core.accounts.applications.resumeDashboardSession(id);
-    if (!session) clearSessionCookie(c, config, base);
+    if (!session) {
+      clearSessionCookie(c, config, base);
+      return undefined;
+    }
+    // The request log names the application, and a page counts against its budget as a /v3 request does.
+    c.env.parent.set('principal', session.principal);
+    limiter.take(c.env.parent, {});
     return session;
   }
 

@@ -9,7 +9,7 @@ import { createApp } from '../../server/index.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 import { request } from '../helpers/http.js';
 import { createMailbox } from '../helpers/mail.js';
-import { createTestCore, startTestService, type TestService } from '../helpers/service.js';
+import { TEST_API_KEY, createTestCore, startTestService, type TestService } from '../helpers/service.js';
 
 const DOMAIN = 'dash.agentpost.localhost';
 
@@ -137,6 +137,34 @@ describe('dashboard frame', () => {
 });
 
 describe('dashboard settings', () => {
+  it("counts a page against the application's request budget, as a /v3 request", async () => {
+    const { core, close } = await createTestCore(undefined, { AGENTPOST_RATE_LIMIT_APPLICATION: '2' });
+    try {
+      // A clock that stands still: the bucket of two never refills.
+      const app = createApp({ core, rateLimitClock: () => 0 });
+      const origin = 'http://agentpost.example/dashboard';
+      const signIn = await app.request(`${origin}/sign-in`);
+      const token = /name="_csrf" value="([^"]+)"/.exec(await signIn.text())![1]!;
+      const signInCookie = signIn.headers.getSetCookie()[0]!.split(';')[0]!;
+      const signedIn = await app.request(`${origin}/sign-in`, {
+        method: 'POST',
+        headers: { cookie: signInCookie, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ _csrf: token, key: TEST_API_KEY }).toString(),
+      });
+      expect(signedIn.status).toBe(303);
+      const session = signedIn.headers
+        .getSetCookie()
+        .find((line) => line.startsWith('agentpost_session='))!
+        .split(';')[0]!;
+      const statuses: number[] = [];
+      for (let page = 0; page < 3; page++)
+        statuses.push((await app.request(`${origin}/access-log`, { headers: { cookie: session } })).status);
+      expect(statuses).toEqual([200, 200, 429]);
+    } finally {
+      close();
+    }
+  });
+
   it('marks the cookie Secure over HTTPS, and is off with AGENTPOST_DASHBOARD_PATH=off', async () => {
     const { core, close } = await createTestCore();
     try {
