@@ -5,7 +5,7 @@
  * expired key signs its sessions out at once, and any HTTP process can answer any request.
  */
 import { createHash } from 'node:crypto';
-import { and, eq, lte } from 'drizzle-orm';
+import { eq, lte } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import { AppError } from '../errors.js';
@@ -80,7 +80,5 @@ export async function resumeDashboardSession(
 /** Signs a session out (deletes it); nothing happens for an unknown id. */
 export async function closeDashboardSession(state: ApplicationState, sessionId: string): Promise<void> {
   const idHash = hashApiKey(sessionId);
-  await state.db.write((tx) =>
-    tx.delete(tables.dashboardSessions).where(and(eq(tables.dashboardSessions.idHash, idHash))),
-  );
+  await state.db.write((tx) => tx.delete(tables.dashboardSessions).where(eq(tables.dashboardSessions.idHash, idHash)));
 }

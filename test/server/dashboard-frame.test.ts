@@ -9,7 +9,7 @@ import { createApp } from '../../server/index.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 import { request } from '../helpers/http.js';
 import { createMailbox } from '../helpers/mail.js';
-import { TEST_API_KEY, createTestCore, startTestService, type TestService } from '../helpers/service.js';
+import { TEST_API_KEY, createTestCore, testConfig, startTestService, type TestService } from '../helpers/service.js';
 
 const DOMAIN = 'dash.agentpost.localhost';
 
@@ -137,6 +137,16 @@ describe('dashboard frame', () => {
 });
 
 describe('dashboard settings', () => {
+  it('names AGENTPOST_DASHBOARD_PATH when it is not off or a path', () => {
+    expect(() => testConfig('file:unused.db', { AGENTPOST_DASHBOARD_PATH: 'dashboard' })).toThrow(
+      /AGENTPOST_DASHBOARD_PATH.*off.*\/dashboard/,
+    );
+    expect(testConfig('file:unused.db', { AGENTPOST_DASHBOARD_PATH: '/ops/board' }).dashboard).toEqual({
+      path: '/ops/board',
+      sessionSeconds: 8 * 3600,
+    });
+  });
+
   it("counts a page against the application's request budget, as a /v3 request", async () => {
     const { core, close } = await createTestCore(undefined, { AGENTPOST_RATE_LIMIT_APPLICATION: '2' });
     try {
