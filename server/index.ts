@@ -23,6 +23,7 @@ import { mountMcp } from './routes/mcp.js';
 import { createTrackingApp, isTrackingUrl } from './routes/tracking.js';
 import { mountApprovalReview } from './routes/approval-review.js';
 import { mountEventStream } from './routes/event-stream.js';
+import { mountDashboard } from './dashboard/index.js';
 import { authenticate } from './middleware/auth.js';
 import { createRateLimiter, rateLimitV3 } from './middleware/rate-limit.js';
 import { pathLimits } from './http-limits.js';
@@ -54,6 +55,8 @@ export interface CreateAppOptions {
 
 /** The route pattern a request matched, for logs and metrics (`/v3/grants/:grant_id/messages`); `unmatched` for 404s. */
 function routeOf(c: Context<AppEnv, string>): string {
+  const own = c.get('route');
+  if (own !== undefined) return own;
   const routes = matchedRoutes(c);
   const last = routes[routes.length - 1]?.path;
   return last && !last.endsWith('*') ? last : 'unmatched';
@@ -160,6 +163,8 @@ export function createApp({
   // The reviewers' confirmation page of held sends: the signed link is the authority (docs/oversight.md).
   mountApprovalReview(app);
   mountConnect(app, limiter);
+  // The dashboard (docs/dashboard.md): sign-in with a key, pages read through the operations as that key.
+  mountDashboard(app, { core, limiter });
 
   const v3 = new Hono<AppEnv>();
   const jsonLimit = bodyLimit({

@@ -7,5 +7,7 @@ export interface AppEnv {
     principal: Principal;
     core: Core;
     logger: Logger;
+    /** The route pattern for logs and metrics, set by a sub-app with a router of its own (the dashboard). */
+    route: string | undefined;
   };
 }

@@ -301,6 +301,17 @@ export const SETTING_DOCS: Record<SettingName, SettingDoc> = {
     description:
       'Turns on `GET /metrics` (Prometheus), which then needs `Authorization: Bearer <token>`; unset, `/metrics` answers 404. See [Metrics](operations.md#metrics).',
   },
+  AGENTPOST_DASHBOARD_PATH: {
+    group: 'HTTP API',
+    values: '`off`, or a path such as `/dashboard`',
+    description:
+      'Where the HTTP role serves the dashboard (sign in with an API key; its scope and permissions apply to every page); `off` turns the dashboard off. See [Dashboard](dashboard.md).',
+  },
+  AGENTPOST_DASHBOARD_SESSION_HOURS: {
+    group: 'HTTP API',
+    description:
+      'Hours a dashboard session lasts after sign-in; then the person signs in again with the key. See [Dashboard](dashboard.md#sessions).',
+  },
   AGENTPOST_ACCESS_LOG_RETENTION_DAYS: {
     group: 'HTTP API',
     description:

@@ -314,6 +314,12 @@ export const EnvSchema = z.object({
     .optional(),
   AGENTPOST_SHUTDOWN_TIMEOUT: duration('30s'),
   AGENTPOST_ACCESS_LOG_RETENTION_DAYS: wholeNumber('days', 1, 36_500).default(90),
+  AGENTPOST_DASHBOARD_PATH: z
+    .string()
+    .trim()
+    .regex(/^off$|^(\/[A-Za-z0-9._~-]+)+$/, 'must be off (no dashboard) or a path such as /dashboard')
+    .default('/dashboard'),
+  AGENTPOST_DASHBOARD_SESSION_HOURS: wholeNumber('hours', 1, 720).default(8),
   AGENTPOST_APPROVAL_EXPIRY_HOURS: wholeNumber('hours', 1, 8_760).default(24),
   AGENTPOST_EVENT_RETENTION_HOURS: wholeNumber('hours', 1, 8_760).default(24),
   AGENTPOST_EVENT_STREAM_HEARTBEAT_SECONDS: wholeNumber('seconds', 1, 3_600).default(15),

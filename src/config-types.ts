@@ -229,6 +229,8 @@ export interface Config {
   aiTimeoutMs: number;
   /** Bearer token `GET /metrics` requires; unset, `/metrics` is off (404). */
   metricsToken: string | undefined;
+  /** The dashboard (docs/dashboard.md): its mount path (`AGENTPOST_DASHBOARD_PATH`; undefined: off) and session length. */
+  dashboard: { path: string | undefined; sessionSeconds: number };
   /** On SIGTERM/SIGINT (or `close()`), how long in-flight HTTP requests and SMTP transactions may take to finish, in ms. */
   shutdownTimeoutMs: number;
   /** `agentpost mcp`: a running service to call (else the MCP server runs embedded on the local database). */

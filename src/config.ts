@@ -206,6 +206,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ai,
     aiTimeoutMs: value.AGENTPOST_AI_TIMEOUT,
     metricsToken: value.AGENTPOST_METRICS_TOKEN,
+    dashboard: {
+      path: value.AGENTPOST_DASHBOARD_PATH === 'off' ? undefined : value.AGENTPOST_DASHBOARD_PATH,
+      sessionSeconds: value.AGENTPOST_DASHBOARD_SESSION_HOURS * 3600,
+    },
     shutdownTimeoutMs: value.AGENTPOST_SHUTDOWN_TIMEOUT,
     serviceUrl: value.AGENTPOST_URL?.replace(/\/+$/, ''),
     grantId: value.AGENTPOST_GRANT_ID,

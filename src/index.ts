@@ -110,7 +110,7 @@ export type {
   RateLimitDetails,
   RefusedKey,
 } from './access.js';
-export type { Plan } from './applications/index.js';
+export type { DashboardSession, Plan } from './applications/index.js';
 export {
   operations,
   runOperation,

@@ -243,6 +243,17 @@ export async function authenticateApiKey(state: ApplicationState, key: string | 
         : undefined,
     );
   }
+  return principalOfKey(state, row);
+}
+
+/**
+ * The principal of a key row that is not revoked (its scope resolved now, its last use noted); an expired key is a
+ * 401 that names it. Shared by {@link authenticateApiKey} and the dashboard's sessions (./dashboard-sessions.ts).
+ */
+export async function principalOfKey(
+  state: ApplicationState,
+  row: typeof tables.apiKeys.$inferSelect,
+): Promise<Principal> {
   const now = state.now();
   if (row.expiresAt !== null && row.expiresAt <= now)
     throw new AppError('unauthorized', 'Unauthorized: the API key has expired.', {

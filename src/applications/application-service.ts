@@ -31,6 +31,7 @@ import {
 } from './application-keys.js';
 import { getApplication, insertApplication, insertKey, toInfo, type ApplicationState } from './application-state.js';
 import { authenticateSignedRequest, createServiceAccount } from './service-accounts.js';
+import { closeDashboardSession, openDashboardSession, resumeDashboardSession } from './dashboard-sessions.js';
 
 /** Creates the application service. */
 export function createApplicationService({
@@ -93,6 +94,9 @@ export function createApplicationService({
 
     /** Resolves a Bearer key to its application; anything else is a 401. */
     authenticateApiKey: (key: string | undefined): Promise<Principal> => authenticateApiKey(state, key),
+    openDashboardSession: (key, lifetimeSeconds) => openDashboardSession(state, key, lifetimeSeconds),
+    resumeDashboardSession: (sessionId) => resumeDashboardSession(state, sessionId),
+    closeDashboardSession: (sessionId) => closeDashboardSession(state, sessionId),
 
     /**
      * Issues a service account: an RSA key pair whose public half is kept. The private key is returned once,

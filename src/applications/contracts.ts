@@ -101,6 +101,17 @@ export interface SignedRequest {
   body: string | undefined;
 }
 
+/** A dashboard session (docs/dashboard.md): its id (the cookie's value, never stored), CSRF token and key's principal. */
+export interface DashboardSession {
+  sessionId: string;
+  /** The token every dashboard form carries (derived from the session id). */
+  csrf: string;
+  /** The signing-in key's principal, as of this request. */
+  principal: Principal;
+  /** Unix seconds. */
+  expiresAt: number;
+}
+
 /** What createApplicationService() returns (src/applications/application-service.ts): applications, their API keys and service accounts, and authentication of requests. */
 export interface ApplicationService {
   /**
@@ -138,6 +149,15 @@ export interface ApplicationService {
    * revoked or expired key is a 401.
    */
   authenticateApiKey(key: string | undefined): Promise<Principal>;
+  /**
+   * Signs in to the dashboard with an API key (a 401 when the key is not valid): a session of `lifetimeSeconds`,
+   * stored as the SHA-256 of its id with the key's id (never the key).
+   */
+  openDashboardSession(key: string, lifetimeSeconds: number): Promise<DashboardSession>;
+  /** The session with this id as of now; undefined when unknown, expired, or its key is revoked or expired. */
+  resumeDashboardSession(sessionId: string): Promise<DashboardSession | undefined>;
+  /** Signs a dashboard session out. */
+  closeDashboardSession(sessionId: string): Promise<void>;
   /**
    * Issues a service account: an RSA key pair whose public half is kept. The private key is returned once,
    * in the form the `nylas` SDK's `ServiceAccountSigner` takes (`privateKeyPem`, `privateKeyId`).

@@ -7,6 +7,7 @@ export type {
   ApplicationDetailsService,
   ApplicationInfo,
   ApplicationService,
+  DashboardSession,
   KeyOptions,
   Plan,
   ServiceAccountCredentials,

@@ -70,6 +70,29 @@ export const apiKeys = sqliteTable(
   ],
 );
 
+/**
+ * Dashboard sessions (docs/dashboard.md): a person signed in with an API key. Only the SHA-256 of the session id is
+ * kept (a copy of the table does not sign anyone in), and never the key: each request re-reads the key by id, so a
+ * revoked or expired key ends its sessions at once. A table, not memory, so that any HTTP process answers any request.
+ */
+export const dashboardSessions = sqliteTable(
+  'dashboard_sessions',
+  {
+    /** SHA-256 of the session id (the cookie's value), hex. */
+    idHash: text('id_hash').primaryKey(),
+    applicationId: text('application_id')
+      .notNull()
+      .references(() => applications.id, { onDelete: 'cascade' }),
+    keyId: text('key_id')
+      .notNull()
+      .references(() => apiKeys.id, { onDelete: 'cascade' }),
+    createdAt: integer('created_at').notNull(),
+    /** Unix seconds after which the session is refused (and deleted at the next sign-in). */
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (table) => [index('dashboard_sessions_expiry_idx').on(table.expiresAt)],
+);
+
 export const serviceAccounts = sqliteTable(
   'service_accounts',
   {
