@@ -22,6 +22,7 @@ import type { ContactService } from './contacts/index.js';
 import type {
   MailboxReports,
   ReportIntake,
+  ReportLog,
   SendingHealth,
   SigningKeys,
   SuppressionService,
@@ -137,6 +138,8 @@ export interface DeliverabilityArea {
   mailboxReports: MailboxReports;
   /** The per-application suppression list. */
   suppressions: SuppressionService;
+  /** The bounces and complaints recorded against the application's sends, for reading. */
+  reportLog: ReportLog;
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`. */
   dmarcReports: DmarcReportIntake;
 }

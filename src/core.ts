@@ -70,6 +70,7 @@ import {
   createSendingHealth,
   createReportIntake,
   createSuppressionService,
+  createReportLog,
   createTrackingService,
 } from './deliverability/index.js';
 
@@ -200,6 +201,8 @@ export function createCore(deps: CoreDeps): Core {
   ]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
+  /** The bounces and complaints recorded, for reading (the deliverability page, GET /v3/delivery-reports). */
+  const reportLog = createReportLog(deps);
   /** Oversight's send gate (src/oversight): modes, the untrusted-read gate, runaway guards and budgets, in one order. */
   const gate = createOversight(deps, {
     enforcement,
@@ -254,7 +257,12 @@ export function createCore(deps: CoreDeps): Core {
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood });
   const webhookTransport = webhookTransportOf(deps);
   const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
-  const webhooks = createWebhookService(deps, webhookTransport, () => webhookDelivery.forgetInterest());
+  const webhooks = createWebhookService(
+    deps,
+    webhookTransport,
+    () => webhookDelivery.forgetInterest(),
+    () => jobs.announce(),
+  );
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/background/background.ts). */
   const jobHandlers: Record<string, JobHandler> = {
@@ -292,7 +300,16 @@ export function createCore(deps: CoreDeps): Core {
     calendar: { calendars, events, availability, parser: calendarParser },
     contacts,
     admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },
-    deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },
+    deliverability: {
+      signing,
+      tracking,
+      sendingHealth,
+      reports,
+      mailboxReports,
+      suppressions,
+      reportLog,
+      dmarcReports,
+    },
     notifications: { webhooks, deliveries: webhookDeliveries, outbox },
     jobs: { queue: jobs, handlers: jobHandlers },
     accessLog: createAccessLog(deps),
