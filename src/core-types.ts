@@ -22,7 +22,6 @@ import type { ContactService } from './contacts/index.js';
 import type {
   MailboxReports,
   ReportIntake,
-  ReportLog,
   SendingHealth,
   SigningKeys,
   SuppressionService,
@@ -138,8 +137,6 @@ export interface DeliverabilityArea {
   mailboxReports: MailboxReports;
   /** The per-application suppression list. */
   suppressions: SuppressionService;
-  /** The bounces and complaints recorded against the application's sends, for reading. */
-  reportLog: ReportLog;
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`. */
   dmarcReports: DmarcReportIntake;
 }

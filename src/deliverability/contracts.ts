@@ -51,8 +51,11 @@ export interface WindowTotals {
   complaints: number;
 }
 
-/** What createSuppressionService() returns (src/deliverability/suppressions.ts). */
-export interface SuppressionService {
+/**
+ * What createSuppressionService() returns (src/deliverability/suppressions.ts): the list, and the bounces and
+ * complaints that fill it (./report-log.ts).
+ */
+export interface SuppressionService extends ReportLog {
   /** The application's suppressed addresses, newest first; `email` filters to one address. */
   list(
     principal: Principal,
@@ -76,7 +79,7 @@ export interface SuppressionService {
 /** What createReportLog() returns (src/deliverability/report-log.ts): the bounces and complaints recorded. */
 export interface ReportLog {
   /** The application's bounces and complaints, newest first; `kind` narrows to one. */
-  list(
+  reports(
     principal: Principal,
     input: ListDeliveryReportsInput,
   ): Promise<{

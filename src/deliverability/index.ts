@@ -18,7 +18,6 @@ export type {
   ReceiveOutcome,
   ReportIntake,
   ReportIntakeOptions,
-  ReportLog,
   ReturnPathCheck,
   SendGate,
   SendGates,
@@ -31,7 +30,6 @@ export { createReportIntake } from './reports.js';
 export { createSendGates } from './send-gates.js';
 export { createSendingHealth } from './sending-health.js';
 export { createSigningKeys, createTokenSigner } from './signing.js';
-export { createReportLog } from './report-log.js';
 export { createSuppressionGate, createSuppressionService, type SuppressionService } from './suppressions.js';
 export { createThreadReplies, type ThreadReplies } from './thread-replies.js';
 export { CLICK_PATH, OPEN_PATH, recordTrackedSend, trackedBody, tracksAnything } from './tracked-sends.js';

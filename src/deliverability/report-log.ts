@@ -2,6 +2,7 @@
  * @module deliverability/report-log
  * The bounces and complaints recorded against an application's sends (`delivery_reports`, written by the report
  * intake, ./reports.ts), newest first: what the dashboard's deliverability page and `GET /v3/delivery-reports` list.
+ * Part of the suppression service (./suppressions.ts): these reports are what puts addresses on the list.
  */
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
@@ -31,7 +32,7 @@ const wireOf = (row: ReportRow): DeliveryReport => ({
 /** The application's bounces and complaints, newest first, cursor-paginated. */
 export function createReportLog({ db }: Pick<CoreDeps, 'db'>): ReportLog {
   return {
-    async list(principal: Principal, input: ListDeliveryReportsInput) {
+    async reports(principal: Principal, input: ListDeliveryReportsInput) {
       const reports = tables.deliveryReports;
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;
       const cursor = decodeCursor(input.page_token, 2);

@@ -65,5 +65,5 @@ export const listDeliveryReports = defineOperation({
   hints: { readOnly: true },
   http: { method: 'GET', path: '/delivery-reports', envelope: 'list' },
   tool: false,
-  run: (core, input, { principal }) => core.deliverability.reportLog.list(principal, input),
+  run: (core, input, { principal }) => core.deliverability.suppressions.reports(principal, input),
 });
