@@ -11,6 +11,9 @@
  * - The suppression list: added, paged, removed.
  * - A grant-scoped key reaches only its grant: another grant's pages answer 404 and leak nothing of it.
  */
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERMISSIONS } from '../../src/index.js';
 import { operations, runOperation } from '../../src/operations/index.js';
@@ -420,5 +423,65 @@ describe('the viewer sanitizer, by itself', () => {
     const long = sanitizeHtml('x'.repeat(MAX_HTML_CHARS + 10));
     expect(long.truncated).toBe(true);
     expect(long.html).toHaveLength(MAX_HTML_CHARS);
+  });
+});
+
+/** Debian's Chromium, which `.ci/run` installs; a developer machine without it skips the browser check. */
+const CHROMIUM = '/usr/bin/chromium';
+
+describe.skipIf(!existsSync(CHROMIUM))('the message frame in a real browser (skipped: no /usr/bin/chromium)', () => {
+  let server: Server;
+  let base: string;
+  const hits: string[] = [];
+
+  beforeAll(async () => {
+    // Every URL of the hostile body points here, so any fetch the browser makes is seen, whatever its kind.
+    server = createServer((request, response) => {
+      hits.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'image/gif' });
+      response.end(Buffer.from('R0lGODlhAQABAAAAACw=', 'base64'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  /** A body that tries every way to fetch or run something. */
+  const hostile = () =>
+    [
+      `<style>@import url(${base}/import.css); body { background: url(${base}/style-bg.png) }</style>`,
+      `<link rel="stylesheet" href="${base}/link.css"><base href="${base}/base/">`,
+      `<img src="${base}/img.gif" onerror="fetch('${base}/onerror')">`,
+      `<img srcset="${base}/srcset.gif 1x"><picture><source srcset="${base}/source.gif"></picture>`,
+      `<div style="background-image:url(${base}/inline-bg.png)">styled</div>`,
+      `<table background="${base}/table-bg.gif"><tr><td>cell</td></tr></table>`,
+      `<script>fetch('${base}/script')</script><script src="${base}/script.js"></script>`,
+      `<iframe src="${base}/iframe"></iframe><object data="${base}/object"></object><embed src="${base}/embed">`,
+      `<video poster="${base}/poster.gif"></video><audio src="${base}/audio.mp3" autoplay></audio>`,
+      `<svg><image href="${base}/svg-image.png"/></svg><input type="image" src="${base}/input.gif">`,
+      `<meta http-equiv="refresh" content="0;url=${base}/refresh">`,
+      `<body onload="fetch('${base}/onload')"><p>Visible text</p></body>`,
+    ].join('\n');
+
+  it('fetches nothing the message names and runs none of its script; unsanitized, the same body would', async () => {
+    const { chromium } = await import('playwright-core');
+    const { bodyFrame } = await import('../../server/dashboard/pages/message.js');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      // The control: the same body in a frame with the sandbox alone (no sanitizer, no policy) does fetch.
+      const raw = hostile().replace(/&/g, '&amp;').replace(/"/g, '&quot;');
+      await page.setContent(`<iframe sandbox="" srcdoc="${raw}"></iframe>`);
+      expect(hits).toContain('/img.gif');
+      hits.length = 0;
+
+      // The viewer's frame: setContent resolves at the load event, which waits for the frame and its resources.
+      await page.setContent(`<!doctype html><main>${String(await bodyFrame(hostile()))}</main>`);
+      const frame = page.frames()[1]!;
+      expect(await frame.content()).toContain('Visible text');
+      expect(hits).toEqual([]);
+    } finally {
+      await browser.close();
+    }
   });
 });
