@@ -22,7 +22,7 @@ import {
   createCalendarParser,
 } from './calendar/index.js';
 import { createContactService } from './contacts/index.js';
-import type { CoreDeps, Logger } from './ports/index.js';
+import type { CoreDeps, Logger, Notifier } from './ports/index.js';
 import type { Core } from './core-types.js';
 import { createHealth } from './health.js';
 import { createCoreHooks, type CoreHooks } from './core-hooks.js';
@@ -60,7 +60,7 @@ import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
 import { createDavClient, createDavRemote, createDavSyncRunner, withDavAccounts } from './dav/index.js';
 import { createOutboundService } from './outbound/index.js';
 import { budgetGuards, createApprovals, createOversight, createSendReviews, runawayGuards } from './oversight/index.js';
-import { createJobQueue, type JobHandler } from './jobs/index.js';
+import { createJobQueue, type JobHandler, type JobQueue } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { createEventHub } from './event-stream/index.js';
 import { nodeHttpRequester } from './system/http-requester.js';
@@ -253,9 +253,7 @@ export function createCore(deps: CoreDeps): Core {
   const smartCompose = createSmartComposeService(deps, grants, messages);
   /** Retention periods and additional folders of policies (run periodically by src/background/background.ts). */
   const policyUpkeep = createPolicyUpkeep(deps, { destroyForGood });
-  const webhookTransport = webhookTransportOf(deps);
-  const webhookDelivery = createWebhookDelivery(deps, jobs, webhookTransport, deps.notifier ?? outbound.notifier);
-  const webhooks = createWebhookService(deps, webhookTransport, () => webhookDelivery.forgetInterest());
+  const { webhooks, webhookDelivery, webhookDeliveries } = createNotifications(deps, jobs, outbound.notifier);
   const outbox = createOutboxDispatcher(deps, [webhookDelivery.fanOut]);
   /** Every background job kind and its handler (run by src/background/background.ts). */
   const jobHandlers: Record<string, JobHandler> = {
@@ -265,12 +263,6 @@ export function createCore(deps: CoreDeps): Core {
     ...threadReplies.handlers,
     ...mailboxReports.handlers,
     ...providers.handlers,
-  };
-  /** Webhook delivery attempts, run in order by src/webhooks/delivery-runner.ts (not by the generic worker). */
-  const webhookDeliveries = {
-    kind: WEBHOOK_DELIVERY_JOB,
-    deliver: webhookDelivery.deliver,
-    loadWebhooks: webhookDelivery.loadWebhooks,
   };
   return {
     deps,
@@ -339,6 +331,24 @@ function createMailStages(deps: CoreDeps) {
     }),
     spamChecker: createSpamChecker({ dns: deps.dns, clock: deps.clock, logger: deps.logger, ...deps.config.spam }),
   };
+}
+
+/**
+ * Webhooks: the subscriptions (with their delivery log, whose retries wake the job queue's workers), the delivery of
+ * notifications, and the attempts the delivery runner claims in order (src/webhooks/delivery-runner.ts).
+ */
+function createNotifications(deps: CoreDeps, jobs: JobQueue, notifier: Notifier) {
+  const transport = webhookTransportOf(deps);
+  const webhookDelivery = createWebhookDelivery(deps, jobs, transport, deps.notifier ?? notifier);
+  const forget = () => webhookDelivery.forgetInterest();
+  const webhooks = createWebhookService(deps, transport, forget, () => jobs.announce());
+  /** Webhook delivery attempts, run in order by the delivery runner (not by the generic worker). */
+  const webhookDeliveries = {
+    kind: WEBHOOK_DELIVERY_JOB,
+    deliver: webhookDelivery.deliver,
+    loadWebhooks: webhookDelivery.loadWebhooks,
+  };
+  return { webhooks, webhookDelivery, webhookDeliveries };
 }
 
 /** How webhooks are delivered: the HTTP requester, its timeout, and whether private addresses may be targets. */

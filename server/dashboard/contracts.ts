@@ -32,7 +32,15 @@ export interface DashboardRequest {
 
 /** What a page answers: markup inside the layout, or a redirect (after a POST) with an optional one-line notice. */
 export type PageAnswer =
-  { readonly title: string; readonly body: Html } | { readonly redirect: string; readonly notice?: string };
+  | {
+      readonly title: string;
+      readonly body: Html;
+      /** The status of the page (an operation's refusal rendered as a page: 403, 404, 409, …); default 200. */
+      readonly status?: number;
+      /** A file to answer instead of the page (an attachment): sent as a download, never rendered. */
+      readonly download?: { readonly filename: string; readonly contentType: string; readonly bytes: Uint8Array };
+    }
+  | { readonly redirect: string; readonly notice?: string };
 
 /** A page: a path under the mount (Hono syntax), an optional entry in the navigation, a GET and optionally a POST. */
 export interface DashboardPage {

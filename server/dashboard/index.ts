@@ -23,6 +23,7 @@ import {
   type DashboardSession,
 } from '../../src/index.js';
 import type { AppEnv } from '../types.js';
+import { contentDisposition } from '../routes/attachments.js';
 import { peerAddress, type RateLimiter } from '../middleware/rate-limit.js';
 import type { DashboardPage, DashboardRequest, Html, PageAnswer } from './contracts.js';
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js';
@@ -206,7 +207,16 @@ function createDashboardApp(
       return render(c, title, errorBox(error.message), status, session);
     }
     if ('redirect' in answered) return redirect(c, answered.redirect, answered.notice);
-    return render(c, answered.title, answered.body, 200, session);
+    if (answered.download) {
+      const { filename, contentType, bytes } = answered.download;
+      return c.body(new Uint8Array(bytes), 200, {
+        'content-type': contentType,
+        'content-disposition': contentDisposition('attachment', filename),
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+      });
+    }
+    return render(c, answered.title, answered.body, answered.status ?? 200, session);
   }
 
   for (const page of pages) {

@@ -12,7 +12,13 @@ import type { GrantRow, tables, Tx } from '../../storage/index.js';
 import type { BounceType } from '../../storage/schema/deliverability.js';
 import type { Principal } from '../access.js';
 import type { GetMessageEngagementInput, MessageEngagement } from '../schemas/engagement.js';
-import type { AddSuppressionInput, ListSuppressionsInput, Suppression } from '../schemas/suppressions.js';
+import type {
+  AddSuppressionInput,
+  DeliveryReport,
+  ListDeliveryReportsInput,
+  ListSuppressionsInput,
+  Suppression,
+} from '../schemas/suppressions.js';
 
 /** A message in the outbound queue, as the report intake reads it. */
 type OutboundRow = typeof tables.outboundMessages.$inferSelect;
@@ -45,8 +51,11 @@ export interface WindowTotals {
   complaints: number;
 }
 
-/** What createSuppressionService() returns (src/deliverability/suppressions.ts). */
-export interface SuppressionService {
+/**
+ * What createSuppressionService() returns (src/deliverability/suppressions.ts): the list, and the bounces and
+ * complaints that fill it (./report-log.ts).
+ */
+export interface SuppressionService extends ReportLog {
   /** The application's suppressed addresses, newest first; `email` filters to one address. */
   list(
     principal: Principal,
@@ -65,6 +74,18 @@ export interface SuppressionService {
   add(principal: Principal, input: AddSuppressionInput): Promise<Suppression>;
   /** Removes an address, so sends to it are accepted again. 404 when it is not on this application's list. */
   remove(principal: Principal, email: string): Promise<Record<string, never>>;
+}
+
+/** What createReportLog() returns (src/deliverability/report-log.ts): the bounces and complaints recorded. */
+export interface ReportLog {
+  /** The application's bounces and complaints, newest first; `kind` narrows to one. */
+  reports(
+    principal: Principal,
+    input: ListDeliveryReportsInput,
+  ): Promise<{
+    data: DeliveryReport[];
+    next_cursor?: string;
+  }>;
 }
 
 /** One send as the gates see it. */

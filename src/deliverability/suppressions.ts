@@ -3,7 +3,8 @@
  * The per-application suppression list: addresses that hard-bounced or complained (put there by the report intake,
  * ./reports.ts) or that the application added itself. A send with a suppressed recipient is refused with a 400 that
  * names the addresses and how to remove them ({@link createSuppressionGate}), until the address is removed through
- * the API (`DELETE /v3/suppressions/{email}`). Entries of another application do not exist for a caller (404).
+ * the API (`DELETE /v3/suppressions/{email}`). Entries of another application do not exist for a caller (404). The
+ * bounces and complaints that fill the list are read through it too (./report-log.ts).
  */
 import { and, asc, desc, eq, gt, inArray, lt, or, type SQL } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
@@ -14,6 +15,7 @@ import { AppError } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { AddSuppressionInput, ListSuppressionsInput, Suppression } from '../schemas/suppressions.js';
 import type { SuppressionService } from './contracts.js';
+import { createReportLog } from './report-log.js';
 import type { SendGate } from './send-gates.js';
 
 type SuppressionRow = typeof tables.suppressions.$inferSelect;
@@ -76,6 +78,7 @@ export function createSuppressionService(deps: Pick<CoreDeps, 'db' | 'clock'>): 
     );
 
   return {
+    ...createReportLog(deps),
     /** The application's suppressed addresses, newest first; `email` filters to one address. */
     async list(principal: Principal, input: ListSuppressionsInput) {
       const limit = input.limit ?? DEFAULT_PAGE_SIZE;

@@ -3,7 +3,14 @@
  * The domains area's declared interface: its services as other areas see them, and the types it shares.
  */
 import type { Principal } from '../access.js';
-import type { DmarcReport, Domain, DomainVerificationResult, VerificationType } from '../schemas/domains.js';
+import type {
+  DmarcReport,
+  Domain,
+  DomainSendingDays,
+  DomainVerificationResult,
+  ListDomainSendingDaysInput,
+  VerificationType,
+} from '../schemas/domains.js';
 
 /** What createDomainService() returns (src/domains/domain-service.ts). */
 export interface DomainService {
@@ -107,6 +114,8 @@ export interface DomainService {
   ): Promise<DomainVerificationResult>;
   /** Registers `AGENTPOST_DOMAINS` as verified domains of an application (idempotent). */
   ensureVerified(applicationId: string, addresses: readonly string[]): Promise<void>;
+  /** A domain's sending per UTC day (sent, bounces, complaints and their rates), oldest first, empty days as zeros. */
+  sendingDays(principal: Principal, input: ListDomainSendingDaysInput): Promise<DomainSendingDays>;
 }
 
 /** What the listener should answer to a RCPT TO, as far as the DMARC intake goes. */

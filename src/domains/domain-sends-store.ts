@@ -1,9 +1,9 @@
 /**
  * @module domains/domain-sends-store
  * A sending domain's daily counters (`domain_daily_sends`): the sums of its window of days, and the bounces and
- * complaints added to its day. What an accepted send adds is counted by deliverability's send gates.
+ * complaints added to its day, and its days one by one. What an accepted send adds is counted by deliverability's send gates.
  */
-import { and, between, inArray, sql } from 'drizzle-orm';
+import { and, asc, between, eq, inArray, sql } from 'drizzle-orm';
 import { tables, type Orm, type Tx } from '../../storage/index.js';
 import type { WindowTotals } from '../deliverability/contracts.js';
 import { unixDayOfMs } from '../time.js';
@@ -68,4 +68,19 @@ export async function recordDomainReport(
         complaints: sql`${days.complaints} + ${counts.complaint}`,
       },
     });
+}
+
+/** The domain's stored days from `fromDay` to `toDay` (unix days), oldest first; days without a row are absent. */
+export async function domainDays(
+  db: Orm | Tx,
+  domainId: string,
+  fromDay: number,
+  toDay: number,
+): Promise<(typeof tables.domainDailySends.$inferSelect)[]> {
+  const days = tables.domainDailySends;
+  return db
+    .select()
+    .from(days)
+    .where(and(eq(days.domainId, domainId), between(days.day, fromDay, toDay)))
+    .orderBy(asc(days.day));
 }

@@ -17,7 +17,7 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { DomainService } from './contracts.js';
-import { findDomain, listDomains } from './domain-reads.js';
+import { findDomain, listDomains, sendingDays } from './domain-reads.js';
 import type { DomainState } from './domain-state.js';
 import { verificationInfo, verifyDomain } from './domain-verification.js';
 import { createDomain, destroyDomain, ensureVerified, updateDomain } from './domain-writes.js';
@@ -47,5 +47,6 @@ export function createDomainService({ db, clock, newId, randomBytes, dns, config
     info: (principal, input) => verificationInfo(state, principal, input),
     verify: (principal, input) => verifyDomain(state, principal, input),
     ensureVerified: (applicationId, addresses) => ensureVerified(state, applicationId, addresses),
+    sendingDays: (principal, input) => sendingDays(state, principal, input),
   };
 }

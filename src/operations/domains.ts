@@ -10,7 +10,9 @@ import {
   DomainVerificationInputSchema,
   DomainVerificationResultSchema,
   DmarcReportSchema,
+  DomainSendingDaysSchema,
   ListDmarcReportsInputSchema,
+  ListDomainSendingDaysInputSchema,
   ListDomainsInputSchema,
   UpdateDomainInputSchema,
 } from '../schemas/domains.js';
@@ -126,4 +128,18 @@ export const listDmarcReports = defineOperation({
   http: { method: 'GET', path: '/admin/domains/:domain_id/dmarc-reports', envelope: 'list', auth: admin },
   tool: false,
   run: (core, input, { principal }) => core.deliverability.dmarcReports.list(principal, input),
+});
+
+export const listDomainSendingDays = defineOperation({
+  name: 'list_domain_sending_days',
+  title: 'List the sending days of a domain',
+  description:
+    'Extension: recipients sent to from the domain, hard and soft bounces and complaints, and the bounce and complaint rates, per UTC day over the last days (default 30, at most 92), oldest first, days without sending as zeros. ' +
+    "A resume of the domain's sending zeroes the bounces and complaints of its window.",
+  input: ListDomainSendingDaysInputSchema,
+  output: DomainSendingDaysSchema,
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/admin/domains/:domain_id/sending-days', envelope: 'list', auth: admin },
+  tool: false,
+  run: (core, input, { principal }) => core.accounts.domains.sendingDays(principal, input),
 });

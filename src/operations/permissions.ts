@@ -87,6 +87,8 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   get_webhook_ip_addresses: 'webhooks.manage',
   get_webhook: 'webhooks.manage',
   list_webhooks: 'webhooks.manage',
+  list_webhook_deliveries: 'webhooks.manage',
+  retry_webhook_delivery: 'webhooks.manage',
   rotate_webhook_secret: 'webhooks.manage',
   update_webhook: 'webhooks.manage',
   // Keys.
@@ -101,6 +103,7 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   get_domain_verification_info: 'admin',
   get_domain: 'admin',
   list_domain_dmarc_reports: 'admin',
+  list_domain_sending_days: 'admin',
   list_domains: 'admin',
   update_domain: 'admin',
   verify_domain: 'admin',
@@ -153,6 +156,7 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   update_workspace: 'admin',
   add_suppression: 'admin',
   list_suppressions: 'admin',
+  list_delivery_reports: 'admin',
   remove_suppression: 'admin',
   // The access log: who called what (a key narrower than the application reads it only with a grant_id it reaches).
   list_access_log: 'admin',

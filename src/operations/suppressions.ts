@@ -6,6 +6,8 @@
 import { DeletedSchema, pageOf } from '../schemas/common.js';
 import {
   AddSuppressionInputSchema,
+  DeliveryReportSchema,
+  ListDeliveryReportsInputSchema,
   ListSuppressionsInputSchema,
   SuppressionRefInputSchema,
   SuppressionSchema,
@@ -50,4 +52,18 @@ export const removeSuppression = defineOperation({
   http: { method: 'DELETE', path: '/suppressions/:email', envelope: 'empty' },
   tool: false,
   run: async (core, input, { principal }) => core.deliverability.suppressions.remove(principal, input.email),
+});
+
+export const listDeliveryReports = defineOperation({
+  name: 'list_delivery_reports',
+  title: 'List bounces and complaints',
+  description:
+    "Extension: the bounces and complaints recorded against this application's sends, newest first (kind narrows to bounce or complaint; limit up to 200, then page_token = next_cursor). " +
+    'Hard bounces and complaints also put the address on the suppression list (list_suppressions).',
+  input: ListDeliveryReportsInputSchema,
+  output: pageOf(DeliveryReportSchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/delivery-reports', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.deliverability.suppressions.reports(principal, input),
 });

@@ -5,9 +5,12 @@
 import { pageOf } from '../schemas/common.js';
 import {
   CreateWebhookInputSchema,
+  ListWebhookDeliveriesInputSchema,
   ListWebhooksInputSchema,
+  RetryWebhookDeliveryInputSchema,
   UpdateWebhookInputSchema,
   WebhookDeletedSchema,
+  WebhookDeliverySchema,
   WebhookIpAddressesInputSchema,
   WebhookIpAddressesSchema,
   WebhookRefInputSchema,
@@ -109,4 +112,32 @@ export const rotateWebhookSecret = defineOperation({
   http: { method: 'POST', path: '/webhooks/rotate-secret/:webhook_id' },
   tool: false,
   run: (core, input, { principal }) => core.notifications.webhooks.rotateSecret(principal, input.webhook_id),
+});
+
+export const listWebhookDeliveries = defineOperation({
+  name: 'list_webhook_deliveries',
+  title: 'List webhook deliveries',
+  description:
+    'Extension: the notifications still queued for a webhook, newest first: queued (not attempted yet), retrying (an attempt failed; last_error says why, next_attempt_at when the next one is due) and failed (given up). ' +
+    'A delivered notification leaves the list. Filter with status; limit up to 200, then page_token = next_cursor. Retry one with retry_webhook_delivery.',
+  input: ListWebhookDeliveriesInputSchema,
+  output: pageOf(WebhookDeliverySchema),
+  hints: { readOnly: true },
+  http: { method: 'GET', path: '/webhooks/:webhook_id/deliveries', envelope: 'list' },
+  tool: false,
+  run: (core, input, { principal }) => core.notifications.webhooks.deliveries(principal, input),
+});
+
+export const retryWebhookDelivery = defineOperation({
+  name: 'retry_webhook_delivery',
+  title: 'Retry a webhook delivery',
+  description:
+    'Extension: makes a retrying or failed delivery (from list_webhook_deliveries) due now; the delivery runner sends it at once. ' +
+    'A failed webhook drops it again: set the webhook active first (update_webhook). 404 when the delivery was delivered since or is being attempted.',
+  input: RetryWebhookDeliveryInputSchema,
+  output: WebhookDeliverySchema,
+  hints: { readOnly: false, idempotent: true, openWorld: true },
+  http: { method: 'POST', path: '/webhooks/:webhook_id/deliveries/:delivery_id/retry' },
+  tool: false,
+  run: (core, input, { principal }) => core.notifications.webhooks.retryDelivery(principal, input),
 });

@@ -181,3 +181,42 @@ export const DmarcReportSchema = z
   })
   .meta({ id: 'DmarcReport' });
 export type DmarcReport = z.infer<typeof DmarcReportSchema>;
+
+/** How many days of a domain's sending one read returns at most (a quarter). */
+export const MAX_SENDING_DAYS = 92;
+
+export const ListDomainSendingDaysInputSchema = z
+  .object({
+    domain_id: IdSchema,
+    days: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SENDING_DAYS)
+      .optional()
+      .describe(`Days back from today (UTC), today included: 1-${MAX_SENDING_DAYS} (default 30)`),
+  })
+  .meta({ id: 'ListDomainSendingDaysInput' });
+export type ListDomainSendingDaysInput = z.infer<typeof ListDomainSendingDaysInputSchema>;
+
+export const DomainSendingDaySchema = z
+  .object({
+    day: z.string().describe('The UTC day, YYYY-MM-DD'),
+    sent: z.number().int().min(0).describe('Recipients sent to from this domain that day'),
+    hard_bounces: z.number().int().min(0).describe('Hard bounces reported that day against sends from this domain'),
+    soft_bounces: z.number().int().min(0),
+    complaints: z.number().int().min(0),
+    bounce_rate: z.number().describe('hard_bounces / sent (0 when nothing was sent)'),
+    complaint_rate: z.number().describe('complaints / sent (0 when nothing was sent)'),
+  })
+  .meta({ id: 'DomainSendingDay' });
+export type DomainSendingDay = z.infer<typeof DomainSendingDaySchema>;
+
+export const DomainSendingDaysSchema = z
+  .object({
+    data: z
+      .array(DomainSendingDaySchema)
+      .describe('One entry per day, oldest first, days without sending included (zeros)'),
+  })
+  .meta({ id: 'DomainSendingDays' });
+export type DomainSendingDays = z.infer<typeof DomainSendingDaysSchema>;

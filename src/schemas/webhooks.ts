@@ -192,3 +192,47 @@ export const WebhookIpAddressesSchema = z
   })
   .meta({ id: 'WebhookIpAddresses' });
 export type WebhookIpAddresses = z.infer<typeof WebhookIpAddressesSchema>;
+
+/** Extension: where a queued notification to a webhook stands. */
+export const WebhookDeliverySchema = z
+  .object({
+    id: z.string().describe('Delivery id (pass it to retry_webhook_delivery)'),
+    object: z.literal('webhook_delivery'),
+    webhook_id: z.string().describe('The webhook it goes to'),
+    notification_id: z.string().describe('The notification id (the envelope id the endpoint receives)'),
+    type: z.string().describe('The trigger type, e.g. message.created'),
+    grant_id: z.string().nullable().describe('The grant the change was in; null for application events'),
+    status: z
+      .enum(['queued', 'retrying', 'failed'])
+      .describe(
+        'queued: not attempted yet (or in flight); retrying: an attempt failed and another is planned at next_attempt_at; failed: given up (retry_webhook_delivery sends it again)',
+      ),
+    attempts: z.number().int().min(0).describe('Attempts made so far'),
+    last_error: z.string().nullable().describe('Why the last attempt failed (status code or network error)'),
+    next_attempt_at: UnixSecondsSchema.nullable().describe('When the next attempt is due; null once given up'),
+    failed_at: UnixSecondsSchema.nullable().describe('When the service gave up; null while it still tries'),
+    created_at: UnixSecondsSchema.describe('When the notification was queued'),
+  })
+  .meta({ id: 'WebhookDelivery' });
+export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
+
+export const ListWebhookDeliveriesInputSchema = z
+  .object({
+    webhook_id: IdSchema.describe('Webhook id'),
+    status: z
+      .enum(['queued', 'retrying', 'failed'])
+      .optional()
+      .describe('Only deliveries in this state (default: all)'),
+    limit: LimitSchema,
+    page_token: PageTokenSchema,
+  })
+  .meta({ id: 'ListWebhookDeliveriesInput' });
+export type ListWebhookDeliveriesInput = z.infer<typeof ListWebhookDeliveriesInputSchema>;
+
+export const RetryWebhookDeliveryInputSchema = z
+  .object({
+    webhook_id: IdSchema.describe('Webhook id'),
+    delivery_id: IdSchema.describe('Delivery id from list_webhook_deliveries'),
+  })
+  .meta({ id: 'RetryWebhookDeliveryInput' });
+export type RetryWebhookDeliveryInput = z.infer<typeof RetryWebhookDeliveryInputSchema>;

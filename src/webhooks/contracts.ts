@@ -5,15 +5,32 @@
 import type { Principal } from '../access.js';
 import type {
   CreateWebhookInput,
+  ListWebhookDeliveriesInput,
   ListWebhooksInput,
+  RetryWebhookDeliveryInput,
   UpdateWebhookInput,
   Webhook,
+  WebhookDelivery,
   WebhookIpAddresses,
   WebhookWithSecret,
 } from '../schemas/webhooks.js';
 
+/** A webhook's delivery log (src/webhooks/delivery-log.ts): what is still queued for it, and a retry now. */
+export interface WebhookDeliveryLog {
+  /** The notifications queued for a webhook (not attempted yet, retrying, given up), newest first, cursor-paginated. */
+  deliveries(
+    principal: Principal,
+    input: ListWebhookDeliveriesInput,
+  ): Promise<{
+    data: WebhookDelivery[];
+    next_cursor?: string;
+  }>;
+  /** Makes a waiting or given-up delivery due now (not one in flight); not_found when none such is queued. */
+  retryDelivery(principal: Principal, input: RetryWebhookDeliveryInput): Promise<WebhookDelivery>;
+}
+
 /** What createWebhookService() returns (src/webhooks/webhook-service.ts). */
-export interface WebhookService {
+export interface WebhookService extends WebhookDeliveryLog {
   /** Checks the URL, challenges the endpoint, then stores the subscription as `active` with a new secret. */
   create(principal: Principal, input: CreateWebhookInput): Promise<WebhookWithSecret>;
   /** The application's subscriptions, oldest first, cursor-paginated. */

@@ -27,6 +27,7 @@ import type { OutboxConsumer, OutboxRow } from '../outbox/index.js';
 import type { Job, JobInput, JobQueue, JobHandler, JobOutcome } from '../jobs/index.js';
 import { loadBody } from '../messages/index.js';
 import { type WebhookRow, type WebhookTransport } from './webhook-service.js';
+import { WEBHOOK_DELIVERY_JOB } from './webhook-store.js';
 import {
   GIVE_UP_WINDOW_MS,
   RETRY_DELAYS_MS,
@@ -38,8 +39,8 @@ import {
   type AttemptState,
 } from './delivery-attempt.js';
 
-/** Job kinds of this module. */
-export const WEBHOOK_DELIVERY_JOB = 'webhook.deliver';
+/** Job kinds of this module (the delivery kind is declared beside the delivery log's reads of it). */
+export { WEBHOOK_DELIVERY_JOB } from './webhook-store.js';
 
 /** Bodies larger than this lose `data.object.body` and get the `.truncated` type suffix, as in Nylas v3. */
 export const MAX_NOTIFICATION_BYTES = 1024 * 1024;

@@ -1,7 +1,8 @@
 /**
  * @module webhooks/webhook-service
  * Webhook subscriptions: create (after a challenge), list, find, update (a switch to `active` or a new URL is
- * challenged again), destroy, rotate-secret and ip-addresses, every call scoped to the calling application.
+ * challenged again), destroy, rotate-secret and ip-addresses, and the delivery log (./delivery-log.ts), every call
+ * scoped to the calling application.
  * Delivery itself lives in ./delivery.ts.
  */
 import { networkInterfaces } from 'node:os';
@@ -23,6 +24,7 @@ import type {
 import type { WebhookService } from './contracts.js';
 import { checkWebhookTarget, type CheckedTarget } from './address-policy.js';
 import { newWebhookSecret } from './signatures.js';
+import { createDeliveryLog } from './delivery-log.js';
 import { newestOutboxSeq } from './webhook-store.js';
 
 /** A subscription row. */
@@ -111,6 +113,7 @@ export function createWebhookService(
   deps: CoreDeps,
   transport: WebhookTransport,
   onSubscriptionsChanged: () => void = () => undefined,
+  onDeliveriesChanged: () => void = () => undefined,
 ): WebhookService {
   const { db, clock, newId, randomBytes, dns, secrets } = deps;
   const now = () => unixSeconds(clock.now());
@@ -129,6 +132,8 @@ export function createWebhookService(
   const unique = <T>(items: readonly T[]) => [...new Set(items)];
 
   return {
+    ...createDeliveryLog(deps, requireRow, onDeliveriesChanged),
+
     /** Checks the URL, challenges the endpoint, then stores the subscription as `active` with a new secret. */
     async create(principal: Principal, input: CreateWebhookInput): Promise<WebhookWithSecret> {
       const target = await check(input.webhook_url);

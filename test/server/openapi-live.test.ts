@@ -362,6 +362,9 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     return { params: { domain_id: await f.domain() } };
   },
 
+  list_domain_sending_days: async (f) => ({ params: { domain_id: await f.domain() }, query: { days: '7' } }),
+  list_delivery_reports: async () => ({ params: {}, query: { kind: 'bounce' } }),
+
   create_webhook: async () => ({
     params: {},
     body: { trigger_types: ['message.created'], webhook_url: receiver.url, description: 'created' },
@@ -374,6 +377,28 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   get_webhook: async (f) => ({ params: { webhook_id: await f.webhook() } }),
   update_webhook: async (f) => ({ params: { webhook_id: await f.webhook() }, body: { description: 'updated' } }),
   rotate_webhook_secret: async (f) => ({ params: { webhook_id: await f.webhook() } }),
+  list_webhook_deliveries: async (f) => ({ params: { webhook_id: await f.webhook() } }),
+  retry_webhook_delivery: async (f) => {
+    // A notification waiting for its next attempt, as a failed attempt leaves it (retrying it makes it due now).
+    const webhookId = await f.webhook();
+    const { id } = await service.core.jobs.queue.enqueue({
+      kind: 'webhook.deliver',
+      payload: {
+        webhook_id: webhookId,
+        notification: {
+          id: 'retried-notification',
+          type: 'message.created',
+          application_id: 'x',
+          grant_id: null,
+          time: 1,
+          object: {},
+        },
+      },
+      runAt: new Date(Date.now() + HOUR * 1000),
+      orderKey: `${webhookId} `,
+    });
+    return { params: { webhook_id: webhookId, delivery_id: id } };
+  },
   delete_webhook: async (f) => {
     const created = await f.create('/v3/webhooks', { trigger_types: ['event.created'], webhook_url: receiver.url });
     return { params: { webhook_id: created.id } };
