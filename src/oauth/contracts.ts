@@ -5,6 +5,7 @@
  * those grants logs in with.
  */
 import type { Principal } from '../access.js';
+import type { CreateGrantInput, Grant } from '../schemas/grants.js';
 import type {
   AuthorizeQuery,
   DetectProvider,
@@ -76,6 +77,12 @@ export interface OAuthService {
    * `POST /v3/connect/custom`'s schema and `grants.create`, and a refusal shows the form again with the reason.
    */
   submitImapForm(fields: Record<string, string>, binding: string | undefined): Promise<ImapFormAnswer>;
+  /**
+   * `POST /v3/connect/custom` with provider `google` or `microsoft` and `settings.refresh_token` (bring-your-own
+   * token): the token tried at the connector's `token_url` (a refusal is a 400), the account connected as the hosted
+   * callback connects it (created, or the application's grant of the same address re-authenticated).
+   */
+  connectCustom(principal: Principal, input: CreateGrantInput): Promise<{ grant: Grant; created: boolean }>;
   /** `POST /v3/connect/token`; `bearer`: the `Authorization` header's token (the API key), if any. */
   token(body: unknown, bearer: string | undefined): Promise<TokenAnswer>;
   /** `POST /v3/connect/revoke`: revokes a token this service issued to the application (unknown tokens: no error). */

@@ -9,6 +9,8 @@
 import { createHash } from 'node:crypto';
 import type { Principal } from '../access.js';
 import type { ConnectorClient } from '../connectors/index.js';
+import type { ConnectInput } from '../grants/index.js';
+import type { Grant } from '../schemas/grants.js';
 import { AppError } from '../errors.js';
 import type { AuthorizeQuery } from '../schemas/oauth.js';
 import type { ConnectorProvider } from '../schemas/connectors.js';
@@ -153,6 +155,50 @@ export async function authorize(state: OAuthState, query: AuthorizeQuery, origin
   return { location: providerUrl(client, query, flow, sealed, challenge), binding };
 }
 
+/**
+ * Connects the account of a provider's tokens as a grant of the connector's provider (created, or this application's
+ * grant of the same address re-authenticated): the account's address from the ID token or userinfo, the tokens
+ * sealed, and its mail account on the connector's IMAP and SMTP servers. `fallbackRefreshToken`: kept when the
+ * provider's answer brings no new refresh token (a refresh that does not rotate it).
+ */
+export async function connectWithTokens(
+  state: OAuthState,
+  principal: Principal,
+  input: ConnectInput,
+  client: ConnectorClient,
+  tokens: ProviderTokens,
+  fallbackRefreshToken?: string,
+): Promise<{ grant: Grant; created: boolean }> {
+  const identity = await identityOf(state, client, tokens);
+  const scope = input.scope ?? tokens.scope ?? client.scope;
+  const refreshToken = tokens.refreshToken ?? fallbackRefreshToken;
+  const { secrets } = state;
+  return state.grants.connect(principal, { ...input, scope }, client.provider, {
+    email: identity.email,
+    async login() {
+      return {
+        async save(tx, grantId, { atMs }) {
+          await saveGrantTokens(tx, {
+            grantId,
+            provider: client.provider,
+            refreshTokenSealed: refreshToken ? secrets.seal(refreshToken) : null,
+            accessTokenSealed: secrets.seal(tokens.accessToken),
+            accessExpiresAt: atMs + tokens.expiresIn * 1000,
+            scope,
+            subject: identity.subject ?? null,
+            createdAt: atMs,
+            updatedAt: atMs,
+          });
+          const { imap, smtp, allowInsecureTls } = client.endpoints;
+          if (imap && smtp) {
+            await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
+          }
+        },
+      };
+    },
+  });
+}
+
 /** The account of the tokens: the ID token's claims, else the userinfo endpoint. */
 async function identityOf(
   state: OAuthState,
@@ -199,33 +245,8 @@ export async function callback(
       redirectUri: flow.cb,
       codeVerifier: flow.v,
     });
-    const identity = await identityOf(state, client, tokens);
     const scope = tokens.scope ?? client.scope;
-    const { secrets } = state;
-    const { grant } = await state.grants.connect(principal, { scope }, flow.p, {
-      email: identity.email,
-      async login() {
-        return {
-          async save(tx, grantId, { atMs }) {
-            await saveGrantTokens(tx, {
-              grantId,
-              provider: flow.p,
-              refreshTokenSealed: tokens.refreshToken ? secrets.seal(tokens.refreshToken) : null,
-              accessTokenSealed: secrets.seal(tokens.accessToken),
-              accessExpiresAt: atMs + tokens.expiresIn * 1000,
-              scope,
-              subject: identity.subject ?? null,
-              createdAt: atMs,
-              updatedAt: atMs,
-            });
-            const { imap, smtp, allowInsecureTls } = client.endpoints;
-            if (imap && smtp) {
-              await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
-            }
-          },
-        };
-      },
-    });
+    const { grant } = await connectWithTokens(state, principal, { scope }, client, tokens);
     return { location: await issueCode(state, flow, grant.id, scope, tokens.idToken) };
   } catch (error) {
     const refused = error instanceof AppError;
