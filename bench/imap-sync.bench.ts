@@ -20,11 +20,17 @@
  * bytes at the rate. That is a second figure beside the issue's, not instead of it: across a network, the link
  * paces the FETCH, not Dovecot's page cache.
  *
+ * With BENCH_IMAP_AUTH=both, each round over the link also syncs the mailbox through an OAuth grant (hosted sign-in at
+ * oidc-provider on loopback standing for Google; IMAP XOAUTH2/OAUTHBEARER that Dovecot's `oauth2` passdb checks by
+ * introspecting the token, as in test/e2e/oauth-mail.test.ts), beside the password grant: the token is fetched once a
+ * connection, so it should cost nothing a message.
+ *
  * Needs root and Debian's `dovecot-imapd` and `postfix` (test/helpers/dovecot.ts, postfix.ts); says so and gives no
  * figure otherwise. Settings: BENCH_ROUNDS (default 3), BENCH_IMAP_MESSAGES (default 10000), BENCH_IMAP_BARE_ONLY=1
  * (the bare FETCH alone), BENCH_IMAP_LINK (`<megabits a second>,<round trip ms>`, or `off`), BENCH_IMAP_STAGES=off
  * (skips the store's stages measured alone, see {@link stages}), BENCH_IMAP_WARM=off (see above),
- * BENCH_IMAP_FETCH_THREAD=off (skips the service with fetch threads, see {@link threadedFigures}).
+ * BENCH_IMAP_FETCH_THREAD=off (skips the service with fetch threads, see {@link threadedFigures}),
+ * BENCH_IMAP_AUTH=both (see above), BENCH_IMAP_PORT (Dovecot's IMAP port, default 36380, and the two after it).
  */
 import {
   existsSync,
@@ -44,6 +50,7 @@ import { eq } from 'drizzle-orm';
 import { ImapFlow } from 'imapflow';
 import type { MailWriteItem } from '../storage/index.js';
 import { dovecotMissing, startDovecot, type Dovecot } from '../test/helpers/dovecot.js';
+import { startOidcProvider, walkSignIn, type OidcServer } from '../test/helpers/oidc.js';
 import { postfixMissing, startPostfix } from '../test/helpers/postfix.js';
 import { startBenchServer } from './load-tools.js';
 
@@ -86,11 +93,22 @@ const THREADED = process.env.BENCH_IMAP_FETCH_THREAD !== 'off';
 const USER = 'bench@imap.bench';
 const PASSWORD = 'bench-password-1';
 const API_KEY = 'agp_bench_imap_sync_key_0001';
-/** A fixed port (Dovecot cannot pick one and say which), outside the tests' ranges. */
-const IMAP_PORT = 36380;
+/**
+ * A fixed port (Dovecot cannot pick one and say which), outside the tests' ranges; BENCH_IMAP_PORT moves it and the
+ * two after it (to run beside another copy of the bench).
+ */
+const IMAP_PORT = Number(process.env.BENCH_IMAP_PORT ?? 36380);
 /** Dovecot's auth service (Postfix's SMTP AUTH asks it) and Postfix's SMTP port. */
-const AUTH_PORT = 36381;
-const SMTP_PORT = 36382;
+const AUTH_PORT = IMAP_PORT + 1;
+const SMTP_PORT = IMAP_PORT + 2;
+/**
+ * BENCH_IMAP_AUTH=both: over the link, each round also syncs the mailbox through an OAuth grant (a Google connector
+ * pointing at oidc-provider on loopback, Dovecot's `oauth2` passdb introspecting the token: XOAUTH2/OAUTHBEARER),
+ * beside the password grant, as test/e2e/oauth-mail.test.ts sets them up. Default `password`: the password grant only.
+ */
+const AUTH = process.env.BENCH_IMAP_AUTH === 'both' ? 'both' : 'password';
+/** The application's redirect URI of the OAuth sign-ins (never visited: the walk stops there). */
+const APP_REDIRECT = 'http://127.0.0.1:9/bench/callback';
 
 /** The user and system CPU time of a `/proc/…/stat` line, in clock ticks (the fields after the name in parentheses). */
 function ticksOf(stat: string): number {
@@ -385,6 +403,82 @@ async function coldSync(imapPort = IMAP_PORT): Promise<Run> {
 }
 
 /**
+ * The OAuth side of BENCH_IMAP_AUTH=both: the application's Google connector points at `oidc` for the sign-in and
+ * at `imapPort` (the link's proxy) and Postfix for the mail; the redirect URI of the walks is registered.
+ */
+async function setUpOAuth(ours: OurService, oidc: OidcServer, imapPort: number): Promise<void> {
+  const { service } = ours;
+  const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+  const { client_id, client_secret, ...endpoints } = oidc.connectorSettings;
+  const connector = await fetch(`${service.url}/v3/connectors`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      name: 'Google (loopback)',
+      provider: 'google',
+      scope: ['openid', 'email', 'offline_access', 'https://mail.google.com/'],
+      settings: {
+        client_id,
+        client_secret,
+        ...endpoints,
+        imap_host: '127.0.0.1',
+        imap_port: imapPort,
+        smtp_host: '127.0.0.1',
+        smtp_port: SMTP_PORT,
+      },
+    }),
+  });
+  if (!connector.ok) throw new Error(`creating the connector failed: ${connector.status} ${await connector.text()}`);
+  const redirect = await fetch(`${service.url}/v3/applications/redirect-uris`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: APP_REDIRECT, platform: 'web' }),
+  });
+  if (!redirect.ok) throw new Error(`registering the redirect URI failed: ${redirect.status}`);
+}
+
+/**
+ * Our initial sync through an OAuth grant: the hosted sign-in walked (the redirects followed, oidc-provider's login
+ * and consent forms posted), the grant made at the callback, timed from the walk's start until its initial sync
+ * completes, as {@link ourSync} times the password grant from its connect request. Deleted after, as there.
+ */
+async function oauthSync(ours: OurService): Promise<Run> {
+  const { service } = ours;
+  const headers = { authorization: `Bearer ${API_KEY}` };
+  const details = await fetch(`${service.url}/v3/applications`, { headers });
+  const applicationId = ((await details.json()) as { data: { application_id: string } }).data.application_id;
+  const start = `${service.url}/v3/connect/auth?${new URLSearchParams({
+    client_id: applicationId,
+    redirect_uri: APP_REDIRECT,
+    provider: 'google',
+    access_type: 'offline',
+  }).toString()}`;
+  const measured = measure();
+  const walk = await walkSignIn(start, { login: USER, stopAt: APP_REDIRECT });
+  const code = walk.final.searchParams.get('code');
+  if (!code) throw new Error(`the sign-in ended without a code: ${walk.final.toString()}`);
+  const token = await fetch(`${service.url}/v3/connect/token`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      grant_type: 'authorization_code',
+      client_id: applicationId,
+      code,
+      redirect_uri: APP_REDIRECT,
+    }),
+  });
+  if (!token.ok) throw new Error(`the code exchange failed: ${token.status} ${await token.text()}`);
+  const grantId = ((await token.json()) as { grant_id: string }).grant_id;
+  await service.core.accounts.sync.waitForInitialSync(grantId);
+  const run = measured.stop(MESSAGES);
+  const stored = await service.core.deps.db.orm.$count(tables.messages, eq(tables.messages.grantId, grantId));
+  if (stored !== MESSAGES) throw new Error(`the OAuth sync stored ${stored} messages, expected ${MESSAGES}`);
+  const deleted = await fetch(`${service.url}/v3/grants/${grantId}`, { method: 'DELETE', headers });
+  if (!deleted.ok) throw new Error(`deleting the grant failed: ${deleted.status} ${await deleted.text()}`);
+  return run;
+}
+
+/**
  * The store without IMAP, on the same messages in memory (newest first, as the sync hands them over), each stage as
  * alone as it can be: parse and rows (the prepare module) on the event loop with nothing else running; the mail
  * writer thread fed those rows (the event loop only hands them over); then both threads, fed raw messages in groups
@@ -516,17 +610,20 @@ async function rounds(
   ours: OurService | undefined,
   port = IMAP_PORT,
   threaded?: OurService,
-): Promise<{ bareRuns: Run[]; ourRuns: Run[]; threadedRuns: Run[] }> {
+  oauth = false,
+): Promise<{ bareRuns: Run[]; ourRuns: Run[]; threadedRuns: Run[]; oauthRuns: Run[] }> {
   const bareRuns: Run[] = [];
   const ourRuns: Run[] = [];
   const threadedRuns: Run[] = [];
+  const oauthRuns: Run[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     bareRuns.push(await bareFetch(port));
     if (ours) ourRuns.push(await ourSync(ours, port));
     else if (!BARE_ONLY) ourRuns.push(await coldSync(port));
     if (threaded) threadedRuns.push(await ourSync(threaded, port));
+    if (ours && oauth) oauthRuns.push(await oauthSync(ours));
   }
-  return { bareRuns, ourRuns, threadedRuns };
+  return { bareRuns, ourRuns, threadedRuns, oauthRuns };
 }
 
 /** Each round's rates, ours/bare. */
@@ -601,7 +698,7 @@ function threadedFigures(bareRuns: Run[], threadedRuns: Run[]): Record<string, s
  * Both sides again through a loopback proxy that behaves like a network link ({@link LINK}): what a connected account
  * across a network sees, where the link rather than Dovecot's page cache paces the FETCH.
  */
-async function overLink(ours: OurService | undefined): Promise<Record<string, string>> {
+async function overLink(ours: OurService | undefined, oidc?: OidcServer): Promise<Record<string, string>> {
   if (LINK === 'off') return {};
   const [megabits, roundTrip] = LINK.split(',');
   const proxy = await startBenchServer<{ url: string; port: number }>(
@@ -610,26 +707,56 @@ async function overLink(ours: OurService | undefined): Promise<Record<string, st
     LINK,
   );
   try {
-    const { bareRuns, ourRuns } = await rounds(ours, proxy.port);
+    if (ours && oidc) {
+      await setUpOAuth(ours, oidc, proxy.port);
+      // Untimed: the first sign-in compiles the flow's code and warms oidc-provider.
+      await oauthSync(ours);
+    }
+    const { bareRuns, ourRuns, oauthRuns } = await rounds(ours, proxy.port, undefined, oidc !== undefined);
     const bare = bareRuns.map((run) => run.rate);
     const rates = ourRuns.map((run) => run.rate);
     const label = `over a ${megabits} Mbit/s link, ${roundTrip} ms round trip`;
     return {
       [`${label}: bare FETCH / our sync (msg/s, median)`]: `${Math.round(median(bare)).toLocaleString('en-US')} / ${Math.round(median(rates)).toLocaleString('en-US')}`,
       [`${label}: ours / bare`]: `${Math.round((median(rates) / median(bare)) * 100)}% (rounds ${roundsOf(bareRuns, ourRuns)})`,
+      ...(oauthRuns.length > 0 ? oauthFigures(label, bareRuns, ourRuns, oauthRuns) : {}),
     };
   } finally {
     await proxy.stop();
   }
 }
 
+/** The OAuth grant's rounds beside the password grant's (BENCH_IMAP_AUTH=both): rates, the ratio, CPU a message. */
+function oauthFigures(label: string, bareRuns: Run[], ourRuns: Run[], oauthRuns: Run[]): Record<string, string> {
+  const password = median(ourRuns.map((run) => run.rate));
+  const oauth = median(oauthRuns.map((run) => run.rate));
+  return {
+    [`${label}: password grant / OAuth grant, our sync (msg/s, median)`]: `${Math.round(password).toLocaleString('en-US')} / ${Math.round(oauth).toLocaleString('en-US')}`,
+    [`${label}: OAuth / password`]: `${Math.round((oauth / password) * 100)}% (rounds password/OAuth ${ourRuns.map((run, index) => `${Math.round(run.rate)}/${Math.round(oauthRuns[index]!.rate)}`).join(', ')})`,
+    [`${label}: OAuth / bare`]: `${Math.round((oauth / median(bareRuns.map((run) => run.rate))) * 100)}%`,
+    [`${label}: our CPU, password / OAuth (ms/msg, median)`]: `${median(ourRuns.map((run) => run.cpuMs)).toFixed(3)} / ${median(oauthRuns.map((run) => run.cpuMs)).toFixed(3)}`,
+  };
+}
+
 export async function run(): Promise<Record<string, number | string>> {
   const missing = dovecotMissing() ?? postfixMissing();
   if (missing) return { skipped: missing };
+  // One service for every round (unless BENCH_IMAP_WARM=off), its threads warmed by an untimed sync first: as the
+  // bare FETCH's imapflow is warmed by its untimed first FETCH. A service that runs has warm threads; a sync right
+  // after a start does not (its cost is measured once below: `a service just started`).
+  const ours = BARE_ONLY || !WARM ? undefined : await startOurs();
+  const threaded = ours && THREADED ? await startOurs('on') : undefined;
+  // The OAuth grant's provider (BENCH_IMAP_AUTH=both): its client's redirect URI is the service's callback, and
+  // Dovecot introspects the tokens there.
+  const oidc =
+    ours && AUTH === 'both'
+      ? await startOidcProvider({ redirectUris: [`${ours.service.url}/v3/connect/callback`] })
+      : undefined;
   const dovecot = await startDovecot({
     imapPort: IMAP_PORT,
     authPort: AUTH_PORT,
     users: [{ user: USER, password: PASSWORD }],
+    ...(oidc ? { oauth2: { introspectionUrl: oidc.dovecotIntrospectionUrl } } : {}),
   });
   const postfix = startPostfix({
     port: SMTP_PORT,
@@ -637,11 +764,6 @@ export async function run(): Promise<Record<string, number | string>> {
     transports: {},
     saslAuthPort: AUTH_PORT,
   });
-  // One service for every round (unless BENCH_IMAP_WARM=off), its threads warmed by an untimed sync first: as the
-  // bare FETCH's imapflow is warmed by its untimed first FETCH. A service that runs has warm threads; a sync right
-  // after a start does not (its cost is measured once below: `a service just started`).
-  const ours = BARE_ONLY || !WARM ? undefined : await startOurs();
-  const threaded = ours && THREADED ? await startOurs('on') : undefined;
   try {
     writeMaildir(dovecot);
     // Dovecot indexes the new files on the first SELECT: once, before any timing.
@@ -682,12 +804,13 @@ export async function run(): Promise<Record<string, number | string>> {
       ...(threaded ? threadedFigures(bareRuns, threadedRuns) : {}),
       ...(await stageFigures(bareRuns)),
       cores: availableParallelism(),
-      ...(await overLink(ours)),
+      ...(await overLink(ours, oidc)),
     };
   } finally {
     await threaded?.close();
     await ours?.close();
     postfix.stop();
     await dovecot.stop();
+    await oidc?.stop();
   }
 }

@@ -54,9 +54,56 @@ export const CONNECT_ROUTES: Record<string, Record<string, unknown>> = {
       operationId: 'connect_auth',
       summary: 'Start hosted OAuth',
       description:
-        "The browser's first step: sends it to the provider's consent page (google, microsoft: the application's connector). An unregistered redirect_uri is a 400 here; any later problem goes back to the redirect URI as error and error_description, with state. No API key.",
+        "The browser's first step: sends it to the provider's consent page (google, microsoft: the application's connector), or, for provider imap, icloud or yahoo, answers the hosted IMAP login form (text/html; it posts to /v3/connect/imap). An unregistered redirect_uri is a 400 here; any later problem goes back to the redirect URI as error and error_description, with state. No API key.",
       parameters: parametersOf(AuthorizeQuerySchema, []),
-      responses: { '302': REDIRECT, default: ERROR_RESPONSE },
+      responses: {
+        '200': { description: 'The hosted IMAP login form', content: { 'text/html': { schema: { type: 'string' } } } },
+        '302': REDIRECT,
+        default: ERROR_RESPONSE,
+      },
+      security: [],
+    },
+  },
+  '/v3/connect/imap': {
+    post: {
+      operationId: 'connect_imap_form',
+      summary: 'Post the hosted IMAP login form',
+      description:
+        "The form /v3/connect/auth shows for an IMAP account, posted by the browser: its hidden flow and csrf_token, the preset (icloud, yahoo, fastmail, other), email, password, an optional login name, and the servers (blank ones take the preset's). The logins are checked as POST /v3/connect/custom checks them; then the browser goes to the application's redirect URI with code and state (302), or sees the form again with the server's reason (400). action=cancel sends access_denied to the redirect URI. A post without the flow's CSRF token is a 403, from another browser a 400. No API key; the cookie set by /v3/connect/auth must come with it.",
+      requestBody: {
+        required: true,
+        content: {
+          'application/x-www-form-urlencoded': {
+            schema: {
+              type: 'object',
+              properties: Object.fromEntries(
+                [
+                  'flow',
+                  'csrf_token',
+                  'action',
+                  'preset',
+                  'email',
+                  'password',
+                  'username',
+                  'imap_host',
+                  'imap_port',
+                  'smtp_host',
+                  'smtp_port',
+                  'caldav_url',
+                  'carddav_url',
+                ].map((name) => [name, { type: 'string' }]),
+              ),
+              required: ['flow', 'csrf_token'],
+            },
+          },
+        },
+      },
+      responses: {
+        '302': REDIRECT,
+        '400': { description: 'The form again, with why', content: { 'text/html': { schema: { type: 'string' } } } },
+        '403': { description: 'No or a wrong CSRF token', content: { 'text/html': { schema: { type: 'string' } } } },
+        default: ERROR_RESPONSE,
+      },
       security: [],
     },
   },

@@ -2,7 +2,8 @@
  * Hosted OAuth's routes that speak OAuth's own wire rather than the Nylas envelope (Nylas v3 §2.3): the browser's
  * steps `GET /v3/connect/auth` and `GET /v3/connect/callback` (redirects; no API key: a browser makes them), the token
  * endpoint `POST /v3/connect/token` (an unenveloped answer; the API key as `client_secret` or as the bearer, or none
- * with PKCE) and `POST /v3/connect/revoke` (RFC 7009). They sit on the root app, before the authenticated `/v3`; the
+ * with PKCE) and `POST /v3/connect/revoke` (RFC 7009); and the hosted IMAP form's post, `POST /v3/connect/imap`
+ * (./connect-form.ts renders the form). They sit on the root app, before the authenticated `/v3`; the
  * work is `core.accounts.oauth`. Token info and provider detection are operations (src/operations/oauth.ts).
  */
 import type { Context, Hono } from 'hono';
@@ -10,11 +11,15 @@ import { bodyLimit } from 'hono/body-limit';
 import { AppError, mayCall, permissionError, permissionsFor } from '../../src/index.js';
 import { AuthorizeQuerySchema } from '../../src/schemas/oauth.js';
 import { errorResponse } from '../middleware/error-handler.js';
+import { imapFormResponse, refusedPage } from './connect-form.js';
 import type { RateLimiter } from '../middleware/rate-limit.js';
 import type { AppEnv } from '../types.js';
 
 /** The cookie that binds a sign-in to the browser that started it. */
 const BINDING_COOKIE = 'agentpost_oauth';
+
+/** The most the hosted IMAP form's post may be (its fields are bounded at 2 KB each). */
+const MAX_FORM_BODY_BYTES = 32 * 1024;
 
 /** The most a token or revocation request body may be (a few hundred bytes in practice). */
 const MAX_OAUTH_BODY_BYTES = 64 * 1024;
@@ -94,8 +99,39 @@ export function mountConnect(app: Hono<AppEnv>, limiter: RateLimiter): void {
       step.binding !== undefined
         ? `${BINDING_COOKIE}=${step.binding}; Path=/v3/connect; HttpOnly; SameSite=Lax; Max-Age=900${secure}`
         : undefined;
+    if ('form' in step) return imapFormResponse(c, step.form, 200, cookie);
     return redirect(c, step.location, cookie);
   });
+
+  // The hosted IMAP form's post (src/oauth/imap-form.ts): a password guessed here counts as a failed authentication.
+  app.post(
+    '/v3/connect/imap',
+    bodyLimit({
+      maxSize: MAX_FORM_BODY_BYTES,
+      onError: () => {
+        throw new AppError('payload_too_large', `The form is larger than ${MAX_FORM_BODY_BYTES / 1024} KB.`);
+      },
+    }),
+    async (c) => {
+      limiter.checkAddress(c);
+      const body = await c.req.parseBody();
+      const fields: Record<string, string> = {};
+      for (const [name, value] of Object.entries(body)) if (typeof value === 'string') fields[name] = value;
+      let answer;
+      try {
+        answer = await c.get('core').accounts.oauth.submitImapForm(fields, cookieOf(c, BINDING_COOKIE));
+      } catch (error) {
+        if (!(error instanceof AppError) || (error.code !== 'invalid_request' && error.code !== 'forbidden'))
+          throw error;
+        return await refusedPage(c, error.code === 'forbidden' ? 403 : 400, error.message);
+      }
+      if ('form' in answer) {
+        if (answer.refused) limiter.failedAuthentication(c);
+        return imapFormResponse(c, answer.form, 400);
+      }
+      return redirect(c, answer.location, `${BINDING_COOKIE}=; Path=/v3/connect; HttpOnly; SameSite=Lax; Max-Age=0`);
+    },
+  );
 
   app.get('/v3/connect/callback', async (c) => {
     const step = await c.get('core').accounts.oauth.callback(c.req.query(), cookieOf(c, BINDING_COOKIE));

@@ -6,69 +6,30 @@
  * travels sealed by the secret box in the provider's `state` parameter, and a cookie binds it to the browser that
  * started it (a callback from another browser is refused: login CSRF).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Principal } from '../access.js';
 import type { ConnectorClient } from '../connectors/index.js';
+import type { ConnectInput } from '../grants/index.js';
+import type { Grant } from '../schemas/grants.js';
 import { AppError } from '../errors.js';
 import type { AuthorizeQuery } from '../schemas/oauth.js';
 import type { ConnectorProvider } from '../schemas/connectors.js';
 import type { BrowserStep } from './contracts.js';
 import { detectByDomain } from './detect.js';
 import { identityOfIdToken, type ProviderIdentity, type ProviderTokens } from './provider-client.js';
-import { insertIssuedToken, saveGrantTokens } from './oauth-store.js';
+import { saveGrantTokens } from './oauth-store.js';
 import type { OAuthState } from './oauth-state.js';
-
-/** How long a user may stay at the provider's consent page (the sealed state's lifetime). */
-const FLOW_TTL_MS = 15 * 60_000;
-
-/** How long the code given to the application may wait for its exchange (RFC 6749 §4.1.2: at most 10 minutes). */
-const CODE_TTL_MS = 10 * 60_000;
+import { equalText, errorStep, FLOW_TTL_MS, issueCode, openFlow, withParams, type FlowState } from './flow-state.js';
+import { imapFormStep } from './imap-form.js';
 
 /** This service's callback path, registered at the provider as the OAuth client's redirect URI. */
 export const CALLBACK_PATH = '/v3/connect/callback';
 
-/** Providers whose accounts authorize at the provider (the hosted IMAP form is not built yet). */
+/** Providers whose accounts authorize at the provider. */
 const OAUTH_PROVIDERS: ReadonlySet<string> = new Set(['google', 'microsoft']);
 
-/** What travels sealed through the provider (short keys: it is a URL parameter). */
-interface FlowState {
-  /** application id */
-  a: string;
-  /** the application's redirect URI */
-  r: string;
-  /** the application's state */
-  s?: string | undefined;
-  /** provider */
-  p: string;
-  /** PKCE challenge and method of the application */
-  c?: string | undefined;
-  m?: string | undefined;
-  /** offline access asked */
-  o: boolean;
-  /** this service's PKCE verifier towards the provider */
-  v: string;
-  /** this service's callback URL (the redirect URI sent to the provider) */
-  cb: string;
-  /** the browser binding (the cookie's value) */
-  b: string;
-  /** expiry, Unix ms */
-  x: number;
-  /** admin consent */
-  ac?: boolean | undefined;
-}
-
-/** Adds OAuth parameters to a redirect URI, keeping its own query. */
-export function withParams(uri: string, params: Record<string, string | undefined>): string {
-  const url = new URL(uri);
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, value);
-  return url.toString();
-}
-
-function equalText(left: string, right: string): boolean {
-  const a = Buffer.from(left);
-  const b = Buffer.from(right);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
+/** Providers whose accounts sign in on this service's own form (./imap-form.ts): a password, checked at the servers. */
+const FORM_PROVIDERS: ReadonlySet<string> = new Set(['imap', 'icloud', 'yahoo']);
 
 /**
  * Whether a PKCE verifier answers a challenge (RFC 7636 §4.6). `s256` accepts both the standard form (base64url of
@@ -80,11 +41,6 @@ export function pkceMatches(challenge: string, method: string | null | undefined
   const standard = digest.toString('base64url');
   const sdk = Buffer.from(digest.toString('hex')).toString('base64').replace(/=+$/, '');
   return equalText(challenge, standard) || equalText(challenge, sdk);
-}
-
-/** An OAuth error sent back to the application's redirect URI (RFC 6749 §4.1.2.1). */
-function errorStep(redirectUri: string, error: string, description: string, state: string | undefined): BrowserStep {
-  return { location: withParams(redirectUri, { error, error_description: description, state }) };
 }
 
 /** The provider's consent page URL for this flow. */
@@ -157,6 +113,9 @@ export async function authorize(state: OAuthState, query: AuthorizeQuery, origin
       'provider: name the provider (google or microsoft), or give login_hint to detect it.',
     );
   }
+  if (FORM_PROVIDERS.has(provider) && !adminConsent) {
+    return imapFormStep(state, query, provider);
+  }
   if (!OAUTH_PROVIDERS.has(provider)) {
     return fail(
       'invalid_request',
@@ -196,15 +155,48 @@ export async function authorize(state: OAuthState, query: AuthorizeQuery, origin
   return { location: providerUrl(client, query, flow, sealed, challenge), binding };
 }
 
-/** The sealed state opened, or undefined when it is not one of this service's or has expired. */
-function openFlow(state: OAuthState, sealed: string | undefined): FlowState | undefined {
-  if (!sealed || sealed.length > 4096) return undefined;
-  try {
-    const flow = JSON.parse(state.secrets.open(sealed)) as FlowState;
-    return flow.x > state.clock.now().getTime() ? flow : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * Connects the account of a provider's tokens as a grant of the connector's provider (created, or this application's
+ * grant of the same address re-authenticated): the account's address from the ID token or userinfo, the tokens
+ * sealed, and its mail account on the connector's IMAP and SMTP servers. `fallbackRefreshToken`: kept when the
+ * provider's answer brings no new refresh token (a refresh that does not rotate it).
+ */
+export async function connectWithTokens(
+  state: OAuthState,
+  principal: Principal,
+  input: ConnectInput,
+  client: ConnectorClient,
+  tokens: ProviderTokens,
+  fallbackRefreshToken?: string,
+): Promise<{ grant: Grant; created: boolean }> {
+  const identity = await identityOf(state, client, tokens);
+  const scope = input.scope ?? tokens.scope ?? client.scope;
+  const refreshToken = tokens.refreshToken ?? fallbackRefreshToken;
+  const { secrets } = state;
+  return state.grants.connect(principal, { ...input, scope }, client.provider, {
+    email: identity.email,
+    async login() {
+      return {
+        async save(tx, grantId, { atMs }) {
+          await saveGrantTokens(tx, {
+            grantId,
+            provider: client.provider,
+            refreshTokenSealed: refreshToken ? secrets.seal(refreshToken) : null,
+            accessTokenSealed: secrets.seal(tokens.accessToken),
+            accessExpiresAt: atMs + tokens.expiresIn * 1000,
+            scope,
+            subject: identity.subject ?? null,
+            createdAt: atMs,
+            updatedAt: atMs,
+          });
+          const { imap, smtp, allowInsecureTls } = client.endpoints;
+          if (imap && smtp) {
+            await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
+          }
+        },
+      };
+    },
+  });
 }
 
 /** The account of the tokens: the ID token's claims, else the userinfo endpoint. */
@@ -222,7 +214,7 @@ export async function callback(
   state: OAuthState,
   query: Record<string, string>,
   binding: string | undefined,
-): Promise<BrowserStep> {
+): Promise<{ location: string }> {
   const flow = openFlow(state, query.state);
   if (!flow || binding === undefined || !equalText(flow.b, binding)) {
     throw new AppError(
@@ -253,51 +245,9 @@ export async function callback(
       redirectUri: flow.cb,
       codeVerifier: flow.v,
     });
-    const identity = await identityOf(state, client, tokens);
     const scope = tokens.scope ?? client.scope;
-    const { secrets } = state;
-    const { grant } = await state.grants.connect(principal, { scope }, flow.p, {
-      email: identity.email,
-      async login() {
-        return {
-          async save(tx, grantId, { atMs }) {
-            await saveGrantTokens(tx, {
-              grantId,
-              provider: flow.p,
-              refreshTokenSealed: tokens.refreshToken ? secrets.seal(tokens.refreshToken) : null,
-              accessTokenSealed: secrets.seal(tokens.accessToken),
-              accessExpiresAt: atMs + tokens.expiresIn * 1000,
-              scope,
-              subject: identity.subject ?? null,
-              createdAt: atMs,
-              updatedAt: atMs,
-            });
-            const { imap, smtp, allowInsecureTls } = client.endpoints;
-            if (imap && smtp) {
-              await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
-            }
-          },
-        };
-      },
-    });
-    const code = state.randomBytes(32).toString('base64url');
-    const atMs = state.clock.now().getTime();
-    await state.db.write((tx) =>
-      insertIssuedToken(tx, code, {
-        kind: 'code',
-        applicationId: flow.a,
-        grantId: grant.id,
-        redirectUri: flow.r,
-        codeChallenge: flow.c ?? null,
-        codeChallengeMethod: flow.m ?? null,
-        offline: flow.o,
-        idTokenSealed: tokens.idToken ? secrets.seal(tokens.idToken) : null,
-        scope,
-        expiresAt: atMs + CODE_TTL_MS,
-        createdAt: atMs,
-      }),
-    );
-    return { location: withParams(flow.r, { code, state: flow.s }) };
+    const { grant } = await connectWithTokens(state, principal, { scope }, client, tokens);
+    return { location: await issueCode(state, flow, grant.id, scope, tokens.idToken) };
   } catch (error) {
     const refused = error instanceof AppError;
     state.logger.warn('oauth: the callback failed', { application_id: flow.a, provider: flow.p, error: String(error) });

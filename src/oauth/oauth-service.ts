@@ -9,6 +9,8 @@ import type { GrantTokens, OAuthService } from './contracts.js';
 import { detectProvider } from './detect.js';
 import { createGrantTokens } from './grant-tokens.js';
 import { authorize, callback } from './hosted-flow.js';
+import { connectCustom } from './custom-tokens.js';
+import { submitImapForm } from './imap-form.js';
 import type { OAuthState } from './oauth-state.js';
 import { revoke, token, tokenInfo } from './token-endpoint.js';
 
@@ -17,6 +19,8 @@ export function createOAuthService(state: OAuthState): { oauth: OAuthService; gr
   const oauth: OAuthService = {
     authorize: (query, origin) => authorize(state, AuthorizeQuerySchema.parse(query), origin),
     callback: (query, binding) => callback(state, query, binding),
+    submitImapForm: (fields, binding) => submitImapForm(state, fields, binding),
+    connectCustom: (principal, input) => connectCustom(state, principal, input),
     token: (body, bearer) => token(state, body, bearer),
     revoke: (principal, value) => revoke(state, principal, value),
     tokenInfo: (principal, input) => tokenInfo(state, principal, input),

@@ -26,7 +26,8 @@ export interface OAuthState extends Pick<
   applications: Pick<ApplicationService, 'authenticateApiKey'>;
   applicationDetails: Pick<ApplicationDetailsService, 'listRedirectUris'>;
   connectors: Pick<ConnectorService, 'client'>;
-  grants: Pick<GrantService, 'connect'>;
+  /** `create`: the hosted IMAP form connects its account as `POST /v3/connect/custom` does. */
+  grants: Pick<GrantService, 'connect' | 'create'>;
   provider: ProviderClient;
   /**
    * Stores the mail account of an OAuth grant in the grant's transaction (src/imap/accounts.ts `saveOAuthAccount`:

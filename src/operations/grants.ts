@@ -20,6 +20,7 @@ export const createGrant = defineOperation({
     'provider "nylas" (or "hosted"): creates a hosted mailbox and calendar (an Agent Account grant) at an address on a registered domain of this application. ' +
     'Sending the same address again returns the existing grant. The new grant has the folders inbox, sent, drafts, trash, junk and archive and a primary calendar. ' +
     'provider "imap": connects an existing IMAP/SMTP mailbox (any address) after logging in to both servers; a refused login, an unreachable server or a failed TLS certificate is a 400 with the server\'s reason. ' +
+    'provider "google" or "microsoft" with settings.refresh_token: connects the account of a refresh token the application obtained from the client of its connector (tried at the provider first). ' +
     'The same address again re-authenticates that grant with the new credentials (same id). ' +
     'Use the returned id as grant_id in every other call.',
   input: CreateGrantInputSchema,
@@ -28,7 +29,11 @@ export const createGrant = defineOperation({
   http: { method: 'POST', path: '/connect/custom', status: 201 },
   tool: false,
   stability: 'beta',
-  run: async (core, input, { principal }) => (await core.accounts.grants.create(principal, input)).grant,
+  run: async (core, input, { principal }) =>
+    (input.provider === 'google' || input.provider === 'microsoft'
+      ? await core.accounts.oauth.connectCustom(principal, input)
+      : await core.accounts.grants.create(principal, input)
+    ).grant,
 });
 
 export const listGrants = defineOperation({

@@ -181,10 +181,23 @@ export type ImapGrantSettings = z.infer<typeof ImapGrantSettingsSchema>;
 
 /** Providers `POST /v3/connect/custom` accepts. */
 export const CreateGrantProviderSchema = z
-  .enum(['nylas', 'hosted', 'imap'])
+  .enum(['nylas', 'hosted', 'imap', 'google', 'microsoft'])
   .describe(
-    '"nylas" or "hosted": a hosted Agent Account; "imap": an existing IMAP/SMTP mailbox (bring-your-own authentication)',
+    '"nylas" or "hosted": a hosted Agent Account; "imap": an existing IMAP/SMTP mailbox (bring-your-own authentication); "google", "microsoft": an account of the provider from a refresh token the application obtained (settings.refresh_token; the application\'s connector of the provider refreshes it)',
   );
+
+/** The settings of a Google or Microsoft account connected with a refresh token (Nylas' bring-your-own token). */
+export const OAuthGrantSettingsSchema = z
+  .object({
+    refresh_token: z
+      .string()
+      .min(1)
+      .max(4096)
+      .describe(
+        "A refresh token the provider issued to the client of the application's connector; write-only, stored sealed",
+      ),
+  })
+  .loose();
 
 /**
  * The settings object of either provider, every field optional here: the input schema checks the fields against
@@ -192,6 +205,7 @@ export const CreateGrantProviderSchema = z
  */
 const CreateGrantSettingsSchema = HostedGrantSettingsSchema.partial()
   .extend(ImapGrantSettingsSchema.partial().shape)
+  .extend(OAuthGrantSettingsSchema.partial().shape)
   .extend({
     email: z
       .email()
@@ -203,7 +217,7 @@ const CreateGrantSettingsSchema = HostedGrantSettingsSchema.partial()
   })
   .loose()
   .describe(
-    'Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions',
+    'Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions. google, microsoft: refresh_token (required)',
   );
 
 export const CreateGrantInputSchema = z
@@ -213,10 +227,22 @@ export const CreateGrantInputSchema = z
     name: z.string().max(256).optional().describe('Display name used in From headers'),
     workspace_id: IdSchema.optional().describe('Workspace to place the account in'),
     state: z.string().max(256).optional().describe('Opaque value stored with the grant'),
-    scope: z.array(z.string()).optional().describe('Ignored: a grant of this service can do everything'),
+    scope: z
+      .array(z.string().max(512))
+      .max(100)
+      .optional()
+      .describe(
+        "google, microsoft: the scopes the refresh token was granted (default the provider's answer's, else the connector's); ignored otherwise: a grant of this service can do everything",
+      ),
   })
   .check((context) => {
-    const schema = context.value.provider === 'imap' ? ImapGrantSettingsSchema : HostedGrantSettingsSchema;
+    const { provider } = context.value;
+    const schema =
+      provider === 'imap'
+        ? ImapGrantSettingsSchema
+        : provider === 'google' || provider === 'microsoft'
+          ? OAuthGrantSettingsSchema
+          : HostedGrantSettingsSchema;
     const checked = schema.safeParse(context.value.settings);
     if (checked.success) return;
     // The settings object's own field checks already reported some of these: one issue per field and kind.

@@ -135,7 +135,9 @@ describe('grants (Agent Accounts)', () => {
     });
 
     it.each([
-      [{ provider: 'google', settings: { email: 'x@grants.agentpost.localhost' } }, 'provider'],
+      [{ provider: 'zoom', settings: { email: 'x@grants.agentpost.localhost' } }, 'provider'],
+      // google (and microsoft) connect with a refresh token (test/server/oauth-custom-token.test.ts).
+      [{ provider: 'google', settings: { email: 'x@grants.agentpost.localhost' } }, 'settings.refresh_token'],
       [{ settings: { email: 'x@grants.agentpost.localhost' } }, 'provider'],
       [{ provider: 'nylas', settings: { email: 'not-an-address' } }, 'settings.email'],
       [{ provider: 'nylas', settings: {} }, 'settings.email'],

@@ -99,9 +99,12 @@ describe(
       });
 
       it('an unknown provider is a 400 listing the ones accepted', async () => {
-        const error = await sdkError(connect(good, 'google'));
+        // google and microsoft connect with a refresh token now (test/server/oauth-custom-token.test.ts).
+        const error = await sdkError(connect(good, 'zoom'));
         expect(error.statusCode).toBe(400);
-        expect(error.message).toBe('provider: Invalid option: expected one of "nylas"|"hosted"|"imap"');
+        expect(error.message).toBe(
+          'provider: Invalid option: expected one of "nylas"|"hosted"|"imap"|"google"|"microsoft"',
+        );
       });
 
       it("an Agent Account's settings are still checked as before (email required) and imap settings do not stand in for them", async () => {
