@@ -11,6 +11,7 @@
  *    relayed by the worker-only process, which learns of it only by polling the database.
  */
 import { connect } from 'node:net';
+import { createParser } from 'eventsource-parser';
 import { join } from 'node:path';
 import { WebhookTriggers } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -294,5 +295,38 @@ describe('one process per role on one database', { timeout: 120_000 }, () => {
     await eventually(() => settled(databaseUrl), 60_000, 'the outbox and the jobs to be done');
     expect(sink.messages).toHaveLength(3);
     await expectEachOnce(databaseUrl, receiver, { 'smtp only': 10, relayed: 3 });
+  });
+
+  it("an event stream on the HTTP-only process gets the mail the SMTP-only process took in, with the webhook's id", async () => {
+    const inbox = 'streamed@single.agentpost.localhost';
+    const inboxId = await mailbox(httpOnly.url!, inbox);
+    const controller = new AbortController();
+    const response = await fetch(
+      `${httpOnly.url!}/v3/events/stream?grant_id=${inboxId}&trigger_types=message.created`,
+      { headers: { authorization: `Bearer ${TEST_API_KEY}` }, signal: controller.signal },
+    );
+    expect(response.status).toBe(200);
+    const events: { id: string; data: { object: { subject: string } } }[] = [];
+    const parser = createParser({
+      onEvent: (event) => events.push(JSON.parse(event.data) as (typeof events)[number]),
+    });
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of response.body!) parser.feed(decoder.decode(chunk as Uint8Array, { stream: true }));
+      } catch {
+        // Aborted below.
+      }
+    })();
+    await ingest(smtpOnly.smtpPort!, inbox, 'across processes', 3);
+    await eventually(async () => events.length >= 3, 30_000, 'three streamed events');
+    controller.abort();
+    await reading;
+    expect(events.map((event) => event.data.object.subject).sort()).toEqual(
+      ['across processes 0', 'across processes 1', 'across processes 2'].sort(),
+    );
+    const ids = await rows(databaseUrl, "select id from outbox_events where type = 'message.created'");
+    const known = new Set(ids.map((row) => row.id));
+    expect(events.every((event) => known.has(event.id))).toBe(true);
   });
 });
