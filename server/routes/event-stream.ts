@@ -78,6 +78,8 @@ export function mountEventStream(v3: Hono<AppEnv>, heartbeatSeconds: number): vo
       );
       return c.body(null, 200);
     }
+    // Each event is a small write: without this, Nagle's algorithm holds one back until the last is acknowledged.
+    (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket.setNoDelay(true);
     return sse(iterator, heartbeatSeconds, c.get('requestId'));
   });
 }
@@ -86,44 +88,47 @@ export function mountEventStream(v3: Hono<AppEnv>, heartbeatSeconds: number): vo
 function sse(iterator: AsyncIterator<Record<string, unknown>>, heartbeatSeconds: number, requestId: string): Response {
   const encoder = new TextEncoder();
   let pending: Promise<IteratorResult<Record<string, unknown>>> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      // The client learns at once that the stream is open (and how soon to reconnect).
-      controller.enqueue(encoder.encode(': connected\nretry: 2000\n\n'));
-    },
-    async pull(controller) {
-      pending ??= iterator.next();
-      let timer: NodeJS.Timeout | undefined;
-      const idle = new Promise<'idle'>((resolve) => {
-        timer = setTimeout(() => resolve('idle'), heartbeatSeconds * 1000);
-      });
-      try {
-        const step = await Promise.race([pending, idle]);
-        if (step === 'idle') {
-          controller.enqueue(encoder.encode(': heartbeat\n\n'));
-          return;
-        }
-        pending = undefined;
-        if (step.done) {
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(controller) {
+        // The client learns at once that the stream is open (and how soon to reconnect).
+        controller.enqueue(encoder.encode(': connected\nretry: 2000\n\n'));
+      },
+      async pull(controller) {
+        pending ??= iterator.next();
+        let timer: NodeJS.Timeout | undefined;
+        const idle = new Promise<'idle'>((resolve) => {
+          timer = setTimeout(() => resolve('idle'), heartbeatSeconds * 1000);
+        });
+        try {
+          const step = await Promise.race([pending, idle]);
+          if (step === 'idle') {
+            controller.enqueue(encoder.encode(': heartbeat\n\n'));
+            return;
+          }
+          pending = undefined;
+          if (step.done) {
+            controller.close();
+            return;
+          }
+          const cursor = String(step.value.cursor);
+          controller.enqueue(encoder.encode(`id: ${cursor}\ndata: ${JSON.stringify(step.value)}\n\n`));
+        } catch (error) {
+          const { type, message } = httpErrorOf(error);
+          controller.enqueue(
+            encoder.encode(`event: error\ndata: ${JSON.stringify(errorBody('v3', requestId, type, message))}\n\n`),
+          );
           controller.close();
-          return;
+        } finally {
+          clearTimeout(timer);
         }
-        const cursor = String(step.value.cursor);
-        controller.enqueue(encoder.encode(`id: ${cursor}\ndata: ${JSON.stringify(step.value)}\n\n`));
-      } catch (error) {
-        const { type, message } = httpErrorOf(error);
-        controller.enqueue(
-          encoder.encode(`event: error\ndata: ${JSON.stringify(errorBody('v3', requestId, type, message))}\n\n`),
-        );
-        controller.close();
-      } finally {
-        clearTimeout(timer);
-      }
+      },
+      async cancel() {
+        await iterator.return?.();
+      },
     },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
+    new CountQueuingStrategy({ highWaterMark: 16 }),
+  );
   return new Response(body, {
     status: 200,
     headers: {

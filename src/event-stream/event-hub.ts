@@ -57,6 +57,8 @@ export function createEventHub(
   let waiters: (() => void)[] = [];
   let running: Promise<void> | undefined;
   let again = false;
+  /** Whether a wake-up since the last read named an event of a transaction that may still be open. */
+  let uncommitted = false;
   let timer: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
   let closed = false;
@@ -68,8 +70,12 @@ export function createEventHub(
     for (const wake of woken) wake();
   }
 
-  /** Reads what was committed after `head` into the ring, page by page; one run at a time (a wake during it repeats it). */
-  function tail(): void {
+  /**
+   * Reads what was committed after `head` into the ring, page by page; one run at a time (a wake during it repeats
+   * it). `committed` false: the event was announced from a transaction still open.
+   */
+  function tail(committed = true): void {
+    if (!committed) uncommitted = true;
     if (running) {
       again = true;
       return;
@@ -77,8 +83,12 @@ export function createEventHub(
     running = (async () => {
       do {
         again = false;
-        // The listener fires when an event is recorded, before its transaction commits: wait for the writer's lock.
-        await db.exclusive(async () => undefined);
+        // An event recorded in a transaction still open is visible once this process's write lock is free; the mail
+        // writer announces its events after their commit, and the poll reads what other processes committed.
+        if (uncommitted) {
+          uncommitted = false;
+          await db.exclusive(async () => undefined);
+        }
         for (;;) {
           const rows = await eventsAfter(db.orm, head ?? 0, PAGE_EVENTS);
           if (rows.length === 0) break;
@@ -100,7 +110,7 @@ export function createEventHub(
   function start(): void {
     if (subscribers++ > 0) return;
     unsubscribe = onEventRecorded(tail);
-    timer = setInterval(tail, options.pollMs);
+    timer = setInterval(() => tail(), options.pollMs);
     timer.unref();
   }
 

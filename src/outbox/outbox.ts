@@ -21,33 +21,36 @@ export interface OutboxEvent {
   createdAt: number;
 }
 
-const recordedListeners = new Set<() => void>();
+const recordedListeners = new Set<(committed: boolean) => void>();
 
 /**
  * Calls `listener` (soon after, in a microtask) whenever this process records an event, so the outbox dispatcher
  * need not wait for its next poll. Its claim is a write, which runs after the recording transaction commits.
+ * `committed` says whether the event is already committed (the mail writer announces after its commit) or is being
+ * recorded in a transaction still open (a reader must wait for this process's write lock to see it).
  * Returns the unsubscribe function.
  */
-export function onEventRecorded(listener: () => void): () => void {
+export function onEventRecorded(listener: (committed: boolean) => void): () => void {
   recordedListeners.add(listener);
   return () => recordedListeners.delete(listener);
 }
 
 /**
- * Tells this process's listeners that events were recorded. {@link recordEvent} does it; a writer that records
- * events another way (the mail writer thread) calls it once they committed.
+ * Tells this process's listeners that events were recorded. {@link recordEvent} does it (`committed` false: the
+ * transaction is still open); a writer that records events another way (the mail writer thread) calls it once they
+ * committed.
  */
-export function announceRecordedEvents(): void {
+export function announceRecordedEvents(committed = true): void {
   if (recordedListeners.size > 0) {
     queueMicrotask(() => {
-      for (const listener of recordedListeners) listener();
+      for (const listener of recordedListeners) listener(committed);
     });
   }
 }
 
 /** Writes the event inside the caller's transaction, so it exists if and only if the change does. */
 export async function recordEvent(tx: Tx, event: OutboxEvent): Promise<void> {
-  announceRecordedEvents();
+  announceRecordedEvents(false);
   await tx.insert(tables.outboxEvents).values({
     id: event.id,
     applicationId: event.applicationId,
