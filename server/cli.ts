@@ -69,9 +69,27 @@ function defaultKeyNotice(key: string): string {
 const PARENT_CHECK_MS = 500;
 
 /**
- * `serve`: runs until SIGTERM or SIGINT, then shuts down gracefully (see RunningService.close) and exits 0. A
- * second signal exits at once (1). Under `npm start` or `npx`, npm signals the shell it started, which dies without
- * passing the signal on; so a process started by npm also shuts down, the same way, when its parent goes away.
+ * Copies of one signal within this window count once. Ctrl-C in a terminal reaches every process of the foreground
+ * group (npm and the service alike) and npm passes its copy on; a supervisor that signals a whole process group
+ * (systemd's default, a shell) does the same with SIGTERM: the copies arrive milliseconds apart. Only a signal that
+ * comes later than this after the first forces an exit.
+ */
+const SIGNAL_COPY_WINDOW_MS = 2_000;
+
+/**
+ * What a signal means for a service that may already be shutting down: `shutdown` (the first), `copy` (another copy
+ * of the first, within {@link SIGNAL_COPY_WINDOW_MS}) or `force` (sent again later: exit at once).
+ */
+function signalMeaning(firstAt: number | undefined, now: number): 'shutdown' | 'copy' | 'force' {
+  if (firstAt === undefined) return 'shutdown';
+  return now - firstAt < SIGNAL_COPY_WINDOW_MS ? 'copy' : 'force';
+}
+
+/**
+ * `serve`: runs until SIGTERM or SIGINT, then shuts down gracefully (see RunningService.close) and exits 0. Copies of
+ * the signal within {@link SIGNAL_COPY_WINDOW_MS} count once; a signal sent again later exits at once (1). Under
+ * `npm start` or `npx`, npm may exit before the service (or signal a shell that dies without passing the signal on);
+ * so a process started by npm also shuts down, the same way, when its parent goes away, and that never forces an exit.
  */
 async function serveCommand(config: Config, watchParent: boolean): Promise<void> {
   // Handlers first: a signal during start-up must not kill the process half-way (the database is open).
@@ -86,13 +104,16 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
 
   const service = await startService(config);
   const { logger } = service.core.deps;
-  let stopped = false;
+  let firstSignalAt: number | undefined;
   stopping = (signal: string) => {
-    if (stopped) {
-      logger.warn('second signal: exiting at once', { signal });
+    const meaning = signalMeaning(firstSignalAt, performance.now());
+    if (meaning !== 'shutdown') {
+      if (signal === 'parent exited') return;
+      if (meaning === 'copy') return logger.info('signal copy ignored: already shutting down', { signal });
+      logger.warn('signal sent again: exiting at once', { signal });
       process.exit(1);
     }
-    stopped = true;
+    firstSignalAt = performance.now();
     clearInterval(parentCheck);
     logger.info('shutting down', { signal, timeout_ms: config.shutdownTimeoutMs });
     service.close().then(
