@@ -46,7 +46,7 @@ import {
   type InboundSmtpServer,
   type Submission,
 } from '../src/index.js';
-import { answerClientErrors } from './http-limits.js';
+import { answerClientErrors, discardUnreadBodies } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
 import { createServiceMetrics, type ServiceMetrics } from './metrics.js';
@@ -280,6 +280,8 @@ export async function createService(
       const listening = serve(
         {
           fetch: app.fetch,
+          // Unread request bodies are read and dropped by discardUnreadBodies (server/http-limits.ts), bounded.
+          autoCleanupIncoming: false,
           hostname: config.host,
           port: config.httpPort,
           serverOptions: httpServerOptions(config.http),
@@ -308,6 +310,7 @@ export async function createService(
       keepAliveTimeout: config.http.keepAliveTimeoutMs,
     });
     answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
+    discardUnreadBodies(server as HttpServer, deps.logger);
     server.on('request', (_request, response: ServerResponse) => {
       inFlight.add(response);
       response.once('close', () => inFlight.delete(response));
