@@ -4,6 +4,8 @@
  * The `agentpost` command: `serve` (default; `--roles` picks the parts it runs), `apps`, `keys`, `grants` (the kill
  * switch), `service-accounts`, `mcp`. Management commands work on the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   ConfigError,
@@ -22,7 +24,7 @@ import { SuspendGrantInputSchema } from '../src/schemas/oversight.js';
 import { runStdioServer } from '../tools/stdio.js';
 import { createDeps, startService } from './main.js';
 
-const USAGE = `Usage: agentpost <command>
+const USAGE = `Usage: agentpost <command>   (agentpost --version: the installed version)
 
   serve [--roles http,smtp,worker]              run the service (the default command): the HTTP API and /mcp (http), the
                                                 inbound SMTP listener (smtp) and the background work (worker); all roles
@@ -142,6 +144,48 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
   if (service.smtpPort !== undefined)
     process.stdout.write(`Agentpost SMTP is listening on ${config.host}:${service.smtpPort}\n`);
   process.stdout.write(`Agentpost is running: roles ${service.roles.join(',')}\n`);
+  if (service.url !== undefined) process.stdout.write(nextSteps(service.url, config, service.generatedKey));
+}
+
+/** Where the dashboard is served (server/dashboard; its own setting may move it). */
+const DASHBOARD_PATH = '/dashboard';
+
+/**
+ * What to do next, printed by `serve` once it runs: the dashboard, a curl line that creates a mailbox (on the first
+ * configured domain, else on a local `.localhost` trial domain made first, so a first send to it never leaves the
+ * machine), and an MCP host's configuration for this service.
+ */
+function nextSteps(url: string, config: Config, generatedKey: string | undefined): string {
+  const key = generatedKey ?? '$AGENTPOST_API_KEY';
+  const domain = config.domains[0] ?? 'demo.agentpost.localhost';
+  const json = `-H "Authorization: Bearer ${key}" -H 'Content-Type: application/json'`;
+  const lines = ['', 'Next steps:', `  Dashboard:        ${url}${DASHBOARD_PATH} (sign in with an API key)`];
+  if (config.domains.length === 0)
+    lines.push(
+      '  Add a local domain (mail between its mailboxes never leaves this machine):',
+      `    curl -s -X POST ${url}/v3/admin/domains ${json} -d '{"name": "Demo", "domain_address": "${domain}"}'`,
+    );
+  lines.push(
+    '  Create a mailbox:',
+    `    curl -s -X POST ${url}/v3/connect/custom ${json} -d '{"provider": "nylas", "settings": {"email": "agent@${domain}"}}'`,
+    '  MCP host configuration (stdio; or Streamable HTTP at ' + `${url}/mcp):`,
+    `    ${JSON.stringify({ mcpServers: { agentpost: { command: 'node', args: [process.argv[1] ?? 'agentpost', 'mcp'], env: { AGENTPOST_URL: url, AGENTPOST_API_KEY: key } } } })}`,
+    '  Examples: the self-checking scripts in examples/ (npx tsx examples/quickstart.ts); docs in docs/.',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** The installed package's version: package.json above this module (dist/server/ in a package, server/ in a clone). */
+function packageVersion(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'package.json');
+    if (existsSync(candidate)) {
+      const manifest = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'agentpost' && manifest.version) return manifest.version;
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
 }
 
 /** Runs the command line; returns the exit code. */
@@ -161,8 +205,13 @@ export async function main(argv: string[]): Promise<number> {
       roles: { type: 'string' },
       reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
+  if (values.version || positionals[0] === 'version') {
+    process.stdout.write(`agentpost ${packageVersion()}\n`);
+    return 0;
+  }
   const [command = 'serve', sub, argument] = positionals;
   if (values.help || command === 'help') {
     process.stdout.write(USAGE);
