@@ -22,6 +22,7 @@ import {
 import { CreateApiKeyInputSchema } from '../src/schemas/api-keys.js';
 import { SuspendGrantInputSchema } from '../src/schemas/oversight.js';
 import { runStdioServer } from '../tools/stdio.js';
+import { formatDoctor, runDoctor, secretKeyCheck } from './doctor.js';
 import { createDeps, startService } from './main.js';
 
 const USAGE = `Usage: agentpost <command>   (agentpost --version: the installed version)
@@ -44,6 +45,10 @@ const USAGE = `Usage: agentpost <command>   (agentpost --version: the installed 
   grants resume GRANT_ID [--app ID]             resume a suspended grant; scheduled sends that fell due leave now
   service-accounts create [--app ID]            issue a service account for signed /v3/admin requests;
                                                 prints the credentials the nylas SDK's ServiceAccountSigner takes
+  doctor                                        check a deployment with its settings: the HTTP and SMTP ports answer,
+                                                the relay answers, the secret key is there, the database is writable,
+                                                each custom domain's MX, SPF, DKIM and DMARC records are published
+                                                as expected (through AGENTPOST_DNS_SERVERS); exit 1 if any fails
   mcp                                           MCP server over stdio: against AGENTPOST_URL with AGENTPOST_API_KEY,
                                                 or embedded on the local database; AGENTPOST_GRANT_ID binds one mailbox
 `;
@@ -323,6 +328,14 @@ export async function main(argv: string[]): Promise<number> {
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
       return -1;
+    }
+    case 'doctor': {
+      // The key is looked for before the database opens (opening a fresh file database makes a key file).
+      const key = secretKeyCheck(config);
+      const checks = await withCore(config, (core) => runDoctor(config, core));
+      const all = [key, ...checks.filter((item) => item.name !== 'secret key')];
+      process.stdout.write(formatDoctor(all));
+      return all.every((item) => item.ok) ? 0 : 1;
     }
     case 'service-accounts create': {
       const credentials = await withCore(config, async (core) =>
