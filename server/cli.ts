@@ -4,6 +4,8 @@
  * The `agentpost` command: `serve` (default; `--roles` picks the parts it runs), `apps`, `keys`, `grants` (the kill
  * switch), `service-accounts`, `mcp`. Management commands work on the database named by `AGENTPOST_DATABASE_URL`, the same one the service uses.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   ConfigError,
@@ -20,9 +22,10 @@ import {
 import { CreateApiKeyInputSchema } from '../src/schemas/api-keys.js';
 import { SuspendGrantInputSchema } from '../src/schemas/oversight.js';
 import { runStdioServer } from '../tools/stdio.js';
+import { formatDoctor, runDoctor, secretKeyCheck } from './doctor.js';
 import { createDeps, startService } from './main.js';
 
-const USAGE = `Usage: agentpost <command>
+const USAGE = `Usage: agentpost <command>   (agentpost --version: the installed version)
 
   serve [--roles http,smtp,worker]              run the service (the default command): the HTTP API and /mcp (http), the
                                                 inbound SMTP listener (smtp) and the background work (worker); all roles
@@ -42,6 +45,10 @@ const USAGE = `Usage: agentpost <command>
   grants resume GRANT_ID [--app ID]             resume a suspended grant; scheduled sends that fell due leave now
   service-accounts create [--app ID]            issue a service account for signed /v3/admin requests;
                                                 prints the credentials the nylas SDK's ServiceAccountSigner takes
+  doctor                                        check a deployment with its settings: the HTTP and SMTP ports answer,
+                                                the relay answers, the secret key is there, the database is writable,
+                                                each custom domain's MX, SPF, DKIM and DMARC records are published
+                                                as expected (through AGENTPOST_DNS_SERVERS); exit 1 if any fails
   mcp                                           MCP server over stdio: against AGENTPOST_URL with AGENTPOST_API_KEY,
                                                 or embedded on the local database; AGENTPOST_GRANT_ID binds one mailbox
 `;
@@ -69,9 +76,27 @@ function defaultKeyNotice(key: string): string {
 const PARENT_CHECK_MS = 500;
 
 /**
- * `serve`: runs until SIGTERM or SIGINT, then shuts down gracefully (see RunningService.close) and exits 0. A
- * second signal exits at once (1). Under `npm start` or `npx`, npm signals the shell it started, which dies without
- * passing the signal on; so a process started by npm also shuts down, the same way, when its parent goes away.
+ * Copies of one signal within this window count once. Ctrl-C in a terminal reaches every process of the foreground
+ * group (npm and the service alike) and npm passes its copy on; a supervisor that signals a whole process group
+ * (systemd's default, a shell) does the same with SIGTERM: the copies arrive milliseconds apart. Only a signal that
+ * comes later than this after the first forces an exit.
+ */
+const SIGNAL_COPY_WINDOW_MS = 2_000;
+
+/**
+ * What a signal means for a service that may already be shutting down: `shutdown` (the first), `copy` (another copy
+ * of the first, within {@link SIGNAL_COPY_WINDOW_MS}) or `force` (sent again later: exit at once).
+ */
+function signalMeaning(firstAt: number | undefined, now: number): 'shutdown' | 'copy' | 'force' {
+  if (firstAt === undefined) return 'shutdown';
+  return now - firstAt < SIGNAL_COPY_WINDOW_MS ? 'copy' : 'force';
+}
+
+/**
+ * `serve`: runs until SIGTERM or SIGINT, then shuts down gracefully (see RunningService.close) and exits 0. Copies of
+ * the signal within {@link SIGNAL_COPY_WINDOW_MS} count once; a signal sent again later exits at once (1). Under
+ * `npm start` or `npx`, npm may exit before the service (or signal a shell that dies without passing the signal on);
+ * so a process started by npm also shuts down, the same way, when its parent goes away, and that never forces an exit.
  */
 async function serveCommand(config: Config, watchParent: boolean): Promise<void> {
   // Handlers first: a signal during start-up must not kill the process half-way (the database is open).
@@ -86,13 +111,16 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
 
   const service = await startService(config);
   const { logger } = service.core.deps;
-  let stopped = false;
+  let firstSignalAt: number | undefined;
   stopping = (signal: string) => {
-    if (stopped) {
-      logger.warn('second signal: exiting at once', { signal });
+    const meaning = signalMeaning(firstSignalAt, performance.now());
+    if (meaning !== 'shutdown') {
+      if (signal === 'parent exited') return;
+      if (meaning === 'copy') return logger.info('signal copy ignored: already shutting down', { signal });
+      logger.warn('signal sent again: exiting at once', { signal });
       process.exit(1);
     }
-    stopped = true;
+    firstSignalAt = performance.now();
     clearInterval(parentCheck);
     logger.info('shutting down', { signal, timeout_ms: config.shutdownTimeoutMs });
     service.close().then(
@@ -121,6 +149,48 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
   if (service.smtpPort !== undefined)
     process.stdout.write(`Agentpost SMTP is listening on ${config.host}:${service.smtpPort}\n`);
   process.stdout.write(`Agentpost is running: roles ${service.roles.join(',')}\n`);
+  if (service.url !== undefined) process.stdout.write(nextSteps(service.url, config, service.generatedKey));
+}
+
+/** Where the dashboard is served (server/dashboard; its own setting may move it). */
+const DASHBOARD_PATH = '/dashboard';
+
+/**
+ * What to do next, printed by `serve` once it runs: the dashboard, a curl line that creates a mailbox (on the first
+ * configured domain, else on a local `.localhost` trial domain made first, so a first send to it never leaves the
+ * machine), and an MCP host's configuration for this service.
+ */
+function nextSteps(url: string, config: Config, generatedKey: string | undefined): string {
+  const key = generatedKey ?? '$AGENTPOST_API_KEY';
+  const domain = config.domains[0] ?? 'demo.agentpost.localhost';
+  const json = `-H "Authorization: Bearer ${key}" -H 'Content-Type: application/json'`;
+  const lines = ['', 'Next steps:', `  Dashboard:        ${url}${DASHBOARD_PATH} (sign in with an API key)`];
+  if (config.domains.length === 0)
+    lines.push(
+      '  Add a local domain (mail between its mailboxes never leaves this machine):',
+      `    curl -s -X POST ${url}/v3/admin/domains ${json} -d '{"name": "Demo", "domain_address": "${domain}"}'`,
+    );
+  lines.push(
+    '  Create a mailbox:',
+    `    curl -s -X POST ${url}/v3/connect/custom ${json} -d '{"provider": "nylas", "settings": {"email": "agent@${domain}"}}'`,
+    '  MCP host configuration (stdio; or Streamable HTTP at ' + `${url}/mcp):`,
+    `    ${JSON.stringify({ mcpServers: { agentpost: { command: 'node', args: [process.argv[1] ?? 'agentpost', 'mcp'], env: { AGENTPOST_URL: url, AGENTPOST_API_KEY: key } } } })}`,
+    '  Examples: the self-checking scripts in examples/ (npx tsx examples/quickstart.ts); docs in docs/.',
+    '',
+  );
+  return lines.join('\n');
+}
+
+/** The installed package's version: package.json above this module (dist/server/ in a package, server/ in a clone). */
+function packageVersion(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'package.json');
+    if (existsSync(candidate)) {
+      const manifest = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+      if (manifest.name === 'agentpost' && manifest.version) return manifest.version;
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
 }
 
 /** Runs the command line; returns the exit code. */
@@ -140,8 +210,13 @@ export async function main(argv: string[]): Promise<number> {
       roles: { type: 'string' },
       reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
     },
   });
+  if (values.version || positionals[0] === 'version') {
+    process.stdout.write(`agentpost ${packageVersion()}\n`);
+    return 0;
+  }
   const [command = 'serve', sub, argument] = positionals;
   if (values.help || command === 'help') {
     process.stdout.write(USAGE);
@@ -253,6 +328,14 @@ export async function main(argv: string[]): Promise<number> {
       process.on('SIGINT', stop);
       process.on('SIGTERM', stop);
       return -1;
+    }
+    case 'doctor': {
+      // The key is looked for before the database opens (opening a fresh file database makes a key file).
+      const key = secretKeyCheck(config);
+      const checks = await withCore(config, (core) => runDoctor(config, core));
+      const all = [key, ...checks.filter((item) => item.name !== 'secret key')];
+      process.stdout.write(formatDoctor(all));
+      return all.every((item) => item.ok) ? 0 : 1;
     }
     case 'service-accounts create': {
       const credentials = await withCore(config, async (core) =>

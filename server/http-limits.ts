@@ -3,10 +3,10 @@
  * Bounds on HTTP requests that sit in front of every route: the length of the path and its segments (a Hono
  * middleware), and the Node server's own refusals (header size, slow clients, malformed requests), which Node would
  * answer with a bare status line and a reset before Hono ever sees the request. Both answer in the shape of the face
- * that was asked (src/operations/http-errors.ts).
+ * that was asked (src/operations/http-errors.ts); and the rest of a body left unread by its answer, read and dropped.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { MiddlewareHandler } from 'hono';
 import { AppError, errorBody, faceOf, type Face, type Logger } from '../src/index.js';
@@ -144,5 +144,48 @@ export function answerClientErrors(
     socket.on('error', () => undefined);
     socket.resume();
     setTimeout(() => socket.destroy(), DRAIN_MS).unref();
+  });
+}
+
+/**
+ * Most bytes of a request body read and dropped after its response (a 413 answered from `Content-Length`, or any
+ * answer given before the body was read): beyond the largest body accepted (40 MB multipart), with room to spare.
+ */
+export const MAX_DISCARDED_BODY_BYTES = 64 * 1024 * 1024;
+/** How long the rest of an unread body may take to arrive after its response before the connection is closed. */
+export const DISCARD_BODY_MS = 30_000;
+
+/**
+ * Reads and drops what is left of a request body once its response is sent (up to {@link MAX_DISCARDED_BODY_BYTES}
+ * for up to {@link DISCARD_BODY_MS}), so that a client still writing an over-size body finishes writing and reads the
+ * answer (413 in the face's shape) instead of meeting a reset (EPIPE, ECONNRESET); the connection then stays usable.
+ * Beyond either bound the connection is closed. This replaces @hono/node-server's own clean-up (`autoCleanupIncoming`,
+ * turned off where the server is made), which closes such a connection 500 ms after the answer.
+ */
+export function discardUnreadBodies(server: Server, logger: Logger): void {
+  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return;
+    response.once('finish', () => {
+      if (request.complete || request.destroyed) return;
+      let bytes = 0;
+      const cut = (reason: string) => {
+        clearTimeout(timer);
+        logger.debug('unread request body cut off', { reason, bytes });
+        request.socket.destroy();
+      };
+      const timer = setTimeout(() => cut('time'), DISCARD_BODY_MS);
+      timer.unref();
+      // Whoever was reading the body (the web stream of the request) has its answer; the rest goes nowhere.
+      request.removeAllListeners('data');
+      request.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > MAX_DISCARDED_BODY_BYTES) cut('size');
+      });
+      request.once('end', () => {
+        clearTimeout(timer);
+      });
+      request.once('close', () => clearTimeout(timer));
+      request.resume();
+    });
   });
 }

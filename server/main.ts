@@ -47,7 +47,7 @@ import {
   type InboundSmtpServer,
   type Submission,
 } from '../src/index.js';
-import { answerClientErrors } from './http-limits.js';
+import { answerClientErrors, discardUnreadBodies } from './http-limits.js';
 import { createApp } from './index.js';
 import { createTrackingListener } from './routes/tracking.js';
 import { dispatchUpgrade } from './routes/event-stream.js';
@@ -283,6 +283,8 @@ export async function createService(
       const listening = serve(
         {
           fetch: app.fetch,
+          // Unread request bodies are read and dropped by discardUnreadBodies (server/http-limits.ts), bounded.
+          autoCleanupIncoming: false,
           hostname: config.host,
           port: config.httpPort,
           serverOptions: httpServerOptions(config.http),
@@ -311,6 +313,7 @@ export async function createService(
       keepAliveTimeout: config.http.keepAliveTimeoutMs,
     });
     answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
+    discardUnreadBodies(server as HttpServer, deps.logger);
     // WebSocket handshakes (the event stream) go through the app with the socket at hand.
     server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
       dispatchUpgrade(app.fetch, request, socket, head),

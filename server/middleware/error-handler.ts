@@ -29,9 +29,8 @@ export function errorResponse(c: Context<AppEnv>, error: unknown): Response {
       error: error instanceof Error ? (error.stack ?? error.message) : String(error),
     });
   }
-  // An over-size body is answered before it is read; the rest of it is still on the socket, so the connection
-  // cannot carry another request. Saying so keeps clients from reusing it (they would see a reset instead).
-  if (code === 'payload_too_large') c.header('Connection', 'close');
+  // An over-size body is answered before it is read; the rest of it is read and dropped (server/http-limits.ts
+  // discardUnreadBodies), so the client finishes writing, reads this answer, and may reuse the connection.
   if (retryAfterSeconds !== undefined) c.header('Retry-After', String(retryAfterSeconds));
   return c.json(errorBody(faceOf(c.req.path), requestId, type, message), status);
 }

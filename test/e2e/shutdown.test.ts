@@ -4,9 +4,11 @@
  * body without its second half) and finished afterwards: every one must be answered 250 or 200, not reset, and be in
  * the database after the process exits; new work meanwhile is refused cleanly (HTTP 503, SMTP 421), and connections
  * are refused once the process is gone. Then `npm start`: a SIGTERM
- * to npm must stop the server process too.
+ * to npm must stop the server process too; and SIGINT or SIGTERM however it arrives (to the whole process group of
+ * `npm start`, as a terminal's Ctrl-C or a supervisor does, to npm alone, to the service alone) counts once: 30 SMTP
+ * transactions and 20 HTTP sends in flight all finish.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { connect } from 'node:net';
 import { join } from 'node:path';
@@ -14,6 +16,7 @@ import { inArray } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDb, tables } from '../../storage/index.js';
 import { dotStuff, rawSmtp, type RawSmtp } from '../helpers/mail.js';
+import { ensureBuild } from '../helpers/build.js';
 import { tempDir, TEST_API_KEY } from '../helpers/service.js';
 import { BIN, ROOT, childEnv, freePort } from '../helpers/process.js';
 
@@ -31,8 +34,9 @@ async function startChild(
   command: string,
   args: string[],
   env: NodeJS.ProcessEnv,
+  detached = false,
 ): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached });
   let output = '';
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
@@ -305,5 +309,117 @@ describe('graceful shutdown of agentpost serve', () => {
       await new Promise((done) => setTimeout(done, 100));
     }
     expect(fate).toBe('refused');
+  });
+
+  describe('a signal however it arrives counts once: everything in flight under npm start finishes', () => {
+    const SMTP_HELD = 30;
+    const HTTP_HELD = 20;
+    const cases: { to: 'the process group' | 'npm alone' | 'the service alone'; signal: NodeJS.Signals }[] = [
+      { to: 'the process group', signal: 'SIGINT' },
+      { to: 'the process group', signal: 'SIGTERM' },
+      { to: 'npm alone', signal: 'SIGTERM' },
+      { to: 'the service alone', signal: 'SIGTERM' },
+    ];
+    for (const { to, signal } of cases) {
+      it(
+        `${signal} to ${to}: ${SMTP_HELD} SMTP transactions and ${HTTP_HELD} HTTP sends in flight all finish`,
+        { timeout: 15 * 60_000 },
+        async () => {
+          // npm start runs the build.
+          await ensureBuild();
+          const dir = tempDir('agentpost-signals-');
+          dirs.push(dir);
+          const database = `file:${join(dir.path, 'agentpost.db')}`;
+          const [httpPort, smtpPort] = [await freePort(), await freePort()];
+          // Detached: npm leads a process group of its own, as under a terminal or a supervisor.
+          const npm = await startChild(
+            'npm',
+            ['start', '--silent'],
+            childEnv({
+              AGENTPOST_DATABASE_URL: database,
+              AGENTPOST_HTTP_PORT: String(httpPort),
+              AGENTPOST_SMTP_PORT: String(smtpPort),
+              AGENTPOST_API_KEY: TEST_API_KEY,
+              AGENTPOST_DOMAINS: DOMAIN,
+              AGENTPOST_SMTP_MAX_CONNECTIONS_PER_CLIENT: '1000',
+              AGENTPOST_RATE_LIMIT_APPLICATION: '0',
+              AGENTPOST_RATE_LIMIT_GRANT: '0',
+              AGENTPOST_SHUTDOWN_TIMEOUT: '60s',
+              AGENTPOST_LOG_LEVEL: 'info',
+            }),
+            true,
+          );
+          // `npm start` execs node in place of its shell: the service is npm's one child.
+          const servicePid = Number(
+            execFileSync('pgrep', ['-P', String(npm.child.pid)])
+              .toString()
+              .trim(),
+          );
+          expect(servicePid).toBeGreaterThan(0);
+          const serviceGone = () => {
+            try {
+              process.kill(servicePid, 0);
+              return false;
+            } catch {
+              return true;
+            }
+          };
+          await call(httpPort, 'POST', '/v3/connect/custom', {
+            provider: 'nylas',
+            settings: { email: `inbox@${DOMAIN}` },
+          });
+          const sender = await call(httpPort, 'POST', '/v3/connect/custom', {
+            provider: 'nylas',
+            settings: { email: `sender@${DOMAIN}` },
+          });
+          const messages = await Promise.all(
+            Array.from({ length: SMTP_HELD }, (_, index) => heldMessage(smtpPort, index)),
+          );
+          const sends = Array.from({ length: HTTP_HELD }, (_, index) =>
+            heldSend(httpPort, String(sender.body.data.id), index),
+          );
+          await Promise.all(sends.map((send) => send.started));
+          // Let the server read every request's headers (it counts them in flight from then on).
+          await new Promise((done) => setTimeout(done, 500));
+
+          if (to === 'the process group') process.kill(-npm.child.pid!, signal);
+          else if (to === 'npm alone') npm.child.kill(signal);
+          else process.kill(servicePid, signal);
+          // The service takes the signal (new requests meet 503) and is still there, draining.
+          let fate: number | string = 200;
+          for (let attempt = 0; attempt < 500 && fate === 200; attempt++) {
+            fate = await newRequest(httpPort);
+            if (fate === 200) await new Promise((done) => setTimeout(done, 10));
+          }
+          expect(fate).toBe(503);
+
+          const [smtpReplies, httpAnswers] = await Promise.all([
+            Promise.all(messages.map((message) => message.finish())),
+            Promise.all(sends.map((send) => send.finish())),
+          ]);
+          expect(smtpReplies.filter((reply) => reply.code !== 250)).toEqual([]);
+          expect(httpAnswers.filter((answer) => answer.status !== 200)).toEqual([]);
+          expect(await npm.exited).toBe(0);
+          for (let attempt = 0; attempt < 200 && !serviceGone(); attempt++)
+            await new Promise((done) => setTimeout(done, 50));
+          expect(serviceGone()).toBe(true);
+          expect(npm.output()).toContain('"shut down"');
+          expect(npm.output()).not.toContain('exiting at once');
+          expect(npm.output()).not.toContain('cutting off');
+
+          const httpIds = httpAnswers.map((answer) => String(answer.body.data.id));
+          const db = await createDb({ url: database });
+          try {
+            const stored = await db.orm
+              .select({ id: tables.messages.id })
+              .from(tables.messages)
+              .where(inArray(tables.messages.id, httpIds));
+            expect(stored).toHaveLength(HTTP_HELD);
+          } finally {
+            await db.close();
+          }
+        },
+      );
+    }
   });
 });

@@ -7,16 +7,19 @@
  *   (consumer/served.mjs);
  * - the README's MCP host set-up for an installed package, `npx --prefix <project> --no agentpost mcp`, lists its tools
  *   over stdio (consumer/mcp-stdio.mjs);
+ * - a CommonJS consumer (consumer/commonjs.cjs) is told by `require('agentpost')` that the package is ESM only, with
+ *   the `import()` line, which then works;
  * - a TypeScript consumer (consumer/typed.ts) compiles with `strict`, `exactOptionalPropertyTypes` and
  *   `skipLibCheck: false`, under node16 and bundler resolution, with zero errors in its own file and in Agentpost's
  *   declarations. Errors inside third-party declarations are left out and named (THIRD_PARTY_DECLARATION_ERRORS).
  */
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuild } from '../helpers/build.js';
 import manifest from '../../package.json' with { type: 'json' };
 
 const run = promisify(execFile);
@@ -47,23 +50,6 @@ function npmEnvironment(): NodeJS.ProcessEnv {
 async function npm(args: string[], cwd: string): Promise<string> {
   const { stdout } = await run('npm', args, { cwd, env: npmEnvironment(), maxBuffer: 64 * 1024 * 1024 });
   return stdout;
-}
-
-/** Newest modification time of the files under `path`. */
-function newest(path: string): number {
-  const stat = statSync(path);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return Math.max(stat.mtimeMs, ...readdirSync(path).map((entry) => newest(join(path, entry))));
-}
-
-/** Builds dist/ unless it is newer than every source it is built from (CI's `npm ci` has just built it). */
-async function ensureBuild(): Promise<void> {
-  const built = join(ROOT, 'dist', 'server', 'cli.js');
-  const sources = ['src', 'storage', 'server', 'tools', 'package.json', 'tsconfig.json', 'tsconfig.build.json'].map(
-    (path) => newest(join(ROOT, path)),
-  );
-  if (existsSync(built) && statSync(built).mtimeMs >= Math.max(...sources)) return;
-  await npm(['run', 'build'], ROOT);
 }
 
 interface TscError {
@@ -173,6 +159,31 @@ describe('the packed package, installed in a fresh project', () => {
     expect(files.filter((file) => /^(test|bench|\.ci|examples|bin)\//.test(file))).toEqual([]);
     expect(files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))).toEqual([]);
   });
+
+  it('leaves out source maps and migration snapshots (the migrations and their journal stay)', () => {
+    expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
+    expect(files.filter((file) => /migrations\/meta\/.*snapshot/.test(file))).toEqual([]);
+    expect(files.filter((file) => /^dist\/storage\/migrations\/\d{4}_.*\.sql$/.test(file)).length).toBeGreaterThan(20);
+  });
+
+  it(
+    "tells a CommonJS project that require('agentpost') cannot load an ESM-only package, and shows the import() line",
+    async () => {
+      const { stdout } = await run(process.execPath, [join('js', 'commonjs.cjs')], { cwd: project });
+      const seen = JSON.parse(stdout.trim().split('\n').pop()!) as {
+        refused: Record<string, { code: string; message: string }>;
+        imported: number;
+      };
+      expect(Object.keys(seen.refused)).toHaveLength(5);
+      for (const refusal of Object.values(seen.refused)) {
+        expect(refusal.code).toBe('ERR_AGENTPOST_ESM_ONLY');
+        expect(refusal.message).toContain('ESM only');
+        expect(refusal.message).toContain("await import('agentpost')");
+      }
+      expect(seen.imported).toBeGreaterThan(10);
+    },
+    SLOW,
+  );
 
   it(
     'imports every export under plain node and runs an AI SDK tool call against the embedded service',
