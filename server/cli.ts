@@ -152,9 +152,6 @@ async function serveCommand(config: Config, watchParent: boolean): Promise<void>
   if (service.url !== undefined) process.stdout.write(nextSteps(service.url, config, service.generatedKey));
 }
 
-/** Where the dashboard is served (server/dashboard; its own setting may move it). */
-const DASHBOARD_PATH = '/dashboard';
-
 /**
  * What to do next, printed by `serve` once it runs: the dashboard, a curl line that creates a mailbox (on the first
  * configured domain, else on a local `.localhost` trial domain made first, so a first send to it never leaves the
@@ -164,7 +161,9 @@ function nextSteps(url: string, config: Config, generatedKey: string | undefined
   const key = generatedKey ?? '$AGENTPOST_API_KEY';
   const domain = config.domains[0] ?? 'demo.agentpost.localhost';
   const json = `-H "Authorization: Bearer ${key}" -H 'Content-Type: application/json'`;
-  const lines = ['', 'Next steps:', `  Dashboard:        ${url}${DASHBOARD_PATH} (sign in with an API key)`];
+  const lines = ['', 'Next steps:'];
+  if (config.dashboard.path !== undefined)
+    lines.push(`  Dashboard: ${url}${config.dashboard.path} (sign in with the API key)`);
   if (config.domains.length === 0)
     lines.push(
       '  Add a local domain (mail between its mailboxes never leaves this machine):',

@@ -39,7 +39,7 @@ describe('the first five minutes', () => {
       await new Promise((done) => setTimeout(done, 20));
       output = served.output();
     }
-    expect(output).toContain(`Dashboard:        ${url}/dashboard`);
+    expect(output).toContain(`Dashboard: ${url}/dashboard`);
     const mcp = JSON.parse(/^\s+(\{"mcpServers".*)$/m.exec(output)![1]!) as {
       mcpServers: { agentpost: { command: string; args: string[]; env: Record<string, string> } };
     };
