@@ -43,6 +43,7 @@ import {
   type Config,
   type Core,
   type CoreDeps,
+  type Logger,
   type FailedAuthentications,
   type InboundSmtpServer,
   type Submission,
@@ -278,57 +279,6 @@ export async function createService(
   // Requests between arrival and the end of their response: shutdown waits for these.
   const inFlight = new Set<ServerResponse>();
 
-  async function listenHttp(): Promise<{ server: ServerType; url: string }> {
-    const server: ServerType = await new Promise((resolve, reject) => {
-      const listening = serve(
-        {
-          fetch: app.fetch,
-          // Unread request bodies are read and dropped by discardUnreadBodies (server/http-limits.ts), bounded.
-          autoCleanupIncoming: false,
-          hostname: config.host,
-          port: config.httpPort,
-          serverOptions: httpServerOptions(config.http),
-          // Tracking URLs are answered from Node's request event; everything else goes to Hono.
-          createServer: ((serverOptions: HttpServerOptions, listener: RequestListener) =>
-            createHttpServer(
-              serverOptions,
-              (request, response) => trackingListener(request, response) || listener(request, response),
-            )) as typeof createHttpServer,
-        },
-        () => resolve(listening),
-      );
-      listening.once('error', (error: Error) => {
-        reject(
-          new Error(
-            `Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`,
-            { cause: error },
-          ),
-        );
-      });
-    });
-    // Set on the server too: not every Node version reads them from the options.
-    Object.assign(server, {
-      headersTimeout: config.http.headersTimeoutMs,
-      requestTimeout: config.http.requestTimeoutMs,
-      keepAliveTimeout: config.http.keepAliveTimeoutMs,
-    });
-    answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: deps.logger });
-    discardUnreadBodies(server as HttpServer, deps.logger);
-    // WebSocket handshakes (the event stream) go through the app with the socket at hand.
-    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
-      dispatchUpgrade(app.fetch, request, socket, head),
-    );
-    server.on('request', (_request, response: ServerResponse) => {
-      inFlight.add(response);
-      response.once('close', () => inFlight.delete(response));
-    });
-    const address = server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const url = `http://${host}:${address.port}`;
-    deps.logger.info('http listening', { url });
-    return { server, url };
-  }
-
   /** Starts the roles of `config.roles`; when one fails to start, those already started are stopped again. */
   async function listen() {
     let http: { server: ServerType; url: string } | undefined;
@@ -340,7 +290,7 @@ export async function createService(
     // second or more, which a first delivery or a connected account's first sync would otherwise wait out.
     const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.mail.inbound.warm() : undefined;
     try {
-      if (roles.has('http')) http = await listenHttp();
+      if (roles.has('http')) http = await listenHttp({ config, app, trackingListener, inFlight, logger: deps.logger });
       if (roles.has('worker')) background = startBackgroundWork(core);
       if (roles.has('smtp')) smtp = await listenSmtp(core, metrics);
       if (roles.has('smtp')) submission = await listenSubmission(core, failedAuthentications);
@@ -444,6 +394,73 @@ export async function createService(
       return closing;
     },
   };
+}
+
+/**
+ * Listens for HTTP (`config.host`, `config.httpPort`): tracking URLs answered from Node's request event, everything
+ * else through the app, WebSocket handshakes too; each request's response is kept in `inFlight` until it ends.
+ */
+async function listenHttp({
+  config,
+  app,
+  trackingListener,
+  inFlight,
+  logger,
+}: {
+  config: Config;
+  app: Hono<AppEnv>;
+  trackingListener: (request: IncomingMessage, response: ServerResponse) => boolean;
+  inFlight: Set<ServerResponse>;
+  logger: Logger;
+}): Promise<{ server: ServerType; url: string }> {
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const listening = serve(
+      {
+        fetch: app.fetch,
+        // Unread request bodies are read and dropped by discardUnreadBodies (server/http-limits.ts), bounded.
+        autoCleanupIncoming: false,
+        hostname: config.host,
+        port: config.httpPort,
+        serverOptions: httpServerOptions(config.http),
+        // Tracking URLs are answered from Node's request event; everything else goes to Hono.
+        createServer: ((serverOptions: HttpServerOptions, listener: RequestListener) =>
+          createHttpServer(
+            serverOptions,
+            (request, response) => trackingListener(request, response) || listener(request, response),
+          )) as typeof createHttpServer,
+      },
+      () => resolve(listening),
+    );
+    listening.once('error', (error: Error) => {
+      reject(
+        new Error(
+          `Cannot listen on ${config.host}:${config.httpPort} (AGENTPOST_HOST, AGENTPOST_HTTP_PORT): ${error.message}`,
+          { cause: error },
+        ),
+      );
+    });
+  });
+  // Set on the server too: not every Node version reads them from the options.
+  Object.assign(server, {
+    headersTimeout: config.http.headersTimeoutMs,
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+  });
+  answerClientErrors(server as HttpServer, { maxHeaderBytes: config.http.maxHeaderBytes, logger: logger });
+  discardUnreadBodies(server as HttpServer, logger);
+  // WebSocket handshakes (the event stream) go through the app with the socket at hand.
+  server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) =>
+    dispatchUpgrade(app.fetch, request, socket, head),
+  );
+  server.on('request', (_request, response: ServerResponse) => {
+    inFlight.add(response);
+    response.once('close', () => inFlight.delete(response));
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info('http listening', { url });
+  return { server, url };
 }
 
 /** Starts the service: migrates, bootstraps the default application and domains, listens and starts the workers. */
