@@ -1,6 +1,6 @@
 /**
  * @module mail-extract/contracts
- * What a sign-up or sign-in mail carries for an agent (issue 40, item 3; docs/reading.md#codes-and-links): its
+ * What a sign-up or sign-in mail carries for an agent (issue 40, item 3; docs/reading.md#waiting-for-a-message-codes-and-links-issue-40-item-3): its
  * one-time codes and its links, each with where it was found.
  */
 

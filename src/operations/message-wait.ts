@@ -1,5 +1,5 @@
 /**
- * Waiting for a message (extension, not in Nylas; issue 40, item 3; docs/reading.md#waiting-for-a-message): the first
+ * Waiting for a message (extension, not in Nylas; issue 40, item 3; docs/reading.md#waiting-for-a-message-codes-and-links-issue-40-item-3): the first
  * message of a mailbox matching from, to, subject and thread, received at or after a time, with its one-time codes
  * and links. The stored messages are checked first (mail may arrive between an agent's sign-up and its call); then
  * the call waits on the event hub (src/event-stream) for `message.created` of the grant: no polling of its own, and

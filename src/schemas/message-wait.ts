@@ -1,5 +1,5 @@
 /**
- * Waiting for a message (extension, not in Nylas; issue 40, item 3; docs/reading.md#waiting-for-a-message): the first
+ * Waiting for a message (extension, not in Nylas; issue 40, item 3; docs/reading.md#waiting-for-a-message-codes-and-links-issue-40-item-3): the first
  * message matching a filter, with the one-time codes and links a sign-up flow needs.
  */
 import { z } from 'zod';
