@@ -20,6 +20,8 @@ export type ErrorCode =
   | 'upstream_error'
   | 'unavailable'
   | 'timeout'
+  /** The caller's own deadline passed before what it waited for happened (wait_for_message's timeout). */
+  | 'request_timeout'
   | 'internal';
 
 /** Options of an {@link AppError}: the cause, and a more precise error type than its code's. */

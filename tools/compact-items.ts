@@ -167,7 +167,7 @@ export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z
 
 /** The tool-only input fields that ask for more than the compact default: tools whose operation has `agent.body` take them. */
 export const INCLUDE_HTML_FIELD = {
-  include_html: z.boolean().optional().describe('Also return the HTML body (hidden parts removed)'),
+  include_html: z.boolean().optional().describe('Also the HTML body (hidden parts removed)'),
 };
 
 export const operationsByName = new Map(operations.map((operation) => [operation.name, operation]));

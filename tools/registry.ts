@@ -62,7 +62,12 @@ export function agentTools({ grantId, requireApproval = false, permissions }: To
       const reads = agent.body !== undefined || agent.compact !== undefined;
       // The tool-only fields are the faces' to apply (tools/compact.ts): the operation answers its stored object.
       // Only the fields this face added are taken away (read_attachment's own max_tokens is its operation's).
-      const added = { ...(agent.body ? INCLUDE_HTML_FIELD : {}), ...(reads ? READ_FIELDS : {}) };
+      // `agent.omit` may name them too (a read whose body matters less than its other fields: wait_for_message).
+      const added = Object.fromEntries(
+        Object.entries({ ...(agent.body ? INCLUDE_HTML_FIELD : {}), ...(reads ? READ_FIELDS : {}) }).filter(
+          ([key]) => !omitted.has(key),
+        ),
+      );
       const shape = { ...offered, ...added };
       const prepare = (input: Record<string, unknown>) => {
         const forwarded = Object.fromEntries(Object.entries(input).filter(([key]) => !(key in added)));

@@ -75,6 +75,7 @@ const SMTP_REPLIES: Record<ErrorCode, [number, string]> = {
   upstream_error: [451, '4.3.0'],
   unavailable: [451, '4.3.0'],
   timeout: [451, '4.4.2'],
+  request_timeout: [451, '4.4.2'],
   internal: [451, '4.3.0'],
 };
 

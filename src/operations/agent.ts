@@ -61,10 +61,14 @@ export interface AgentBlock {
   /**
    * Optional input fields the tools do not offer: compatibility and integration fields no agent needs (custom
    * headers, developer metadata, deprecated spellings), left out so `tools/list` stays small (issue 35: at most
-   * 24,000 characters). The `/v3` API still takes them.
+   * 24,000 characters). The `/v3` API still takes them. With `body`, it may also name the fields the faces add to a
+   * read ({@link BODY_READ_FIELDS}): the tool then reads bodies the default way.
    */
   omit?: readonly string[];
 }
+
+/** The tool-only fields the faces add to a read with `body` (tools/compact-items.ts), which `omit` may name too. */
+export const BODY_READ_FIELDS: readonly string[] = ['include_html', 'body_format', 'max_tokens'];
 
 const AgentBlockSchema = z.strictObject({
   sends: z.enum(['message', 'draft']).optional(),

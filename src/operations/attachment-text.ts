@@ -11,7 +11,7 @@ export const readAttachment = defineOperation({
   title: 'Read an attachment as text',
   description:
     'Reads an attachment (ids from get_message) as text, a page at a time: PDF, DOCX, XLSX/ODS/CSV as tables, PPTX, HTML, text, calendars, messages. ' +
-    'When truncated, call again with cursor=next_cursor. Images: metadata only; an unreadable file: an error saying why.',
+    'Truncated: call again with cursor=next_cursor. Images: metadata only.',
   input: ReadAttachmentTextInputSchema,
   output: AttachmentTextSchema,
   hints: { readOnly: true, idempotent: true },

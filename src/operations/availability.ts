@@ -17,7 +17,7 @@ import { defineOperation } from './define-operation.js';
 export const getFreeBusy = defineOperation({
   name: 'get_free_busy',
   title: 'Get free/busy',
-  description: `Returns busy blocks of up to ${MAX_FREE_BUSY_EMAILS} Agent Account addresses between start_time and end_time (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days). For a meeting time, use find_availability.`,
+  description: `Returns busy blocks of up to ${MAX_FREE_BUSY_EMAILS} Agent Account addresses between start_time and end_time (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days). For a meeting time: find_availability.`,
   input: GetFreeBusyInputSchema,
   output: FreeBusyListSchema,
   hints: { readOnly: true, idempotent: true },

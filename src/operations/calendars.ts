@@ -14,8 +14,7 @@ import { defineOperation } from './define-operation.js';
 export const listCalendars = defineOperation({
   name: 'list_calendars',
   title: 'List calendars',
-  description:
-    'Lists the calendars; the primary one (is_primary) gets invitations. Use an id, or "primary", as calendar_id.',
+  description: 'Lists the calendars; the primary one (is_primary) gets invitations.',
   input: ListCalendarsInputSchema,
   output: pageOf(CalendarSchema),
   hints: { readOnly: true },

@@ -8,7 +8,7 @@ import type { OperationContext } from '../access.js';
 import type { Core } from '../core-types.js';
 import { assertJsonDepth } from '../json-depth.js';
 import { recorded } from './access-record.js';
-import { checkAgentBlock, type AgentBlock } from './agent.js';
+import { BODY_READ_FIELDS, checkAgentBlock, type AgentBlock } from './agent.js';
 import { authorize } from './authorize.js';
 import { assertWritable } from './writable.js';
 
@@ -151,6 +151,7 @@ export function defineOperation<Input extends z.ZodObject, Output extends z.ZodT
 ): Operation<Input, Output> {
   if (operation.agent !== undefined) checkAgentBlock(operation.name, operation.agent);
   for (const field of operation.agent?.omit ?? []) {
+    if (operation.agent?.body !== undefined && BODY_READ_FIELDS.includes(field)) continue;
     const schema = operation.input.shape[field] as z.ZodType | undefined;
     if (!schema?.safeParse(undefined).success)
       throw new Error(`Operation ${operation.name}: agent.omit names ${field}, which is not an optional input field`);

@@ -10,7 +10,7 @@ import type { RateLimitDetails } from '../access.js';
 import { AppError, type ErrorCode } from '../errors.js';
 
 /** The statuses an error response may carry: 4xx and 5xx with a body. */
-export type HttpErrorStatus = 400 | 401 | 403 | 404 | 409 | 410 | 413 | 422 | 429 | 500 | 502 | 503 | 504;
+export type HttpErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 410 | 413 | 422 | 429 | 500 | 502 | 503 | 504;
 
 /** HTTP status and Nylas `error.type` of each error code. */
 export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: string }> = {
@@ -28,6 +28,8 @@ export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: str
   unavailable: { status: 503, type: 'service_unavailable' },
   // An upstream that did not answer in time (Smart Compose's model): Nylas answers a provider timeout 504 `provider_error`.
   timeout: { status: 504, type: 'provider_error' },
+  // What a call waited for did not happen within its own timeout (wait_for_message): 408, as a request timeout.
+  request_timeout: { status: 408, type: 'request_timeout' },
   internal: { status: 500, type: 'unexpected_error' },
 };
 

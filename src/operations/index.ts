@@ -23,6 +23,7 @@ import * as eventStream from './event-stream.js';
 import * as events from './events.js';
 import * as folders from './folders.js';
 import * as grants from './grants.js';
+import * as messageWait from './message-wait.js';
 import * as messages from './messages.js';
 import * as outbound from './outbound.js';
 import * as smartCompose from './smart-compose.js';
@@ -45,6 +46,8 @@ function register(...groups: Record<string, AnyOperation>[]): readonly AnyOperat
 export const operations: readonly AnyOperation[] = register(
   grants,
   folders,
+  // Before messages: its path (/messages/wait) would otherwise be read as get_message of a message named `wait`.
+  messageWait,
   messages,
   attachmentText,
   smartCompose,

@@ -36,6 +36,7 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   get_attachment_metadata: read,
   get_message: read,
   list_messages: read,
+  wait_for_message: read,
   update_message: write,
   read_attachment: read,
   compose_message: read,

@@ -24,7 +24,7 @@ export const MetadataPairSchema = z
   .describe('Only objects whose metadata has this key:value (comma-separate several pairs; all must match)');
 
 /** The id of a calendar in a path or query: a calendar id, or `primary`. */
-export const CalendarIdSchema = z.string().min(1).max(256).describe('Calendar id, or "primary"');
+export const CalendarIdSchema = z.string().min(1).max(256).describe('Id or "primary"');
 
 export const CalendarSchema = z
   .object({

@@ -62,8 +62,7 @@ export const WhenInputSchema = z
     end_date: DateStringSchema.optional().describe('datespan: last day (inclusive)'),
   })
   .describe(
-    '{start_time, end_time} (unix seconds; start_timezone, end_timezone: IANA), {time, timezone}, {date} (all day) ' +
-      'or {start_date, end_date} (inclusive)',
+    '{start_time, end_time} (unix s; optional IANA start_timezone, end_timezone), {time, timezone}, {date} or {start_date, end_date}',
   );
 export type WhenInputWire = z.infer<typeof WhenInputSchema>;
 
@@ -240,7 +239,7 @@ export const EventRefInputSchema = z.object({
 });
 export type EventRefInput = z.infer<typeof EventRefInputSchema>;
 
-const notifyParticipants = z.boolean().optional().describe('Email participants about it (default true)');
+const notifyParticipants = z.boolean().optional().describe('Email participants (default true)');
 
 const eventFields = {
   title: z.string().max(1024).optional().describe('Title'),

@@ -314,7 +314,7 @@ export function selectSchemaOf(schema: z.ZodObject, noun: string) {
       }
     })
     .optional()
-    .describe('Fields to return, comma-separated');
+    .describe('Fields, comma-separated');
 }
 
 /** `select` of messages: a field a message does not have is an error. */

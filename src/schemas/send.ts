@@ -144,7 +144,7 @@ export const composeFields = {
     .max(MAX_ATTACHMENTS)
     .optional()
     .describe('Files: [{filename, content_type, content (Base64)}] or [{id}]'),
-  reply_to_message_id: IdSchema.optional().describe('Message this answers: the reply joins its thread'),
+  reply_to_message_id: IdSchema.optional().describe('Message this answers (joins its thread)'),
   tracking_options: TrackingOptionsSchema.optional().describe('{opens, links, thread_replies} booleans'),
   custom_headers: z
     .array(CustomHeaderSchema)

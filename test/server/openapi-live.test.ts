@@ -211,6 +211,19 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     body: { prompt: 'Accept politely' },
   }),
   get_message: async (f) => ({ params: { grant_id: await f.grant(), message_id: (await f.message()).id } }),
+  // A mail the mailbox sends itself reaches its inbox: the wait answers it.
+  wait_for_message: async (f) => {
+    const grant = await f.grant();
+    await f.create(`/v3/grants/${grant}/messages/send`, {
+      to: [{ email: EMAIL }],
+      subject: 'Your code is 482913',
+      body: '<p>Verification code: 482913. <a href="https://app.example.com/verify?t=1">Verify</a></p>',
+    });
+    return {
+      params: { grant_id: grant },
+      query: { subject: 'your code', received_after: String(Math.floor(Date.now() / 1000) - 60), timeout: '30' },
+    };
+  },
   update_message: async (f) => ({
     params: { grant_id: await f.grant(), message_id: (await f.message()).id },
     body: { starred: true, unread: false },
