@@ -11,6 +11,9 @@ import type { Message } from '../../../src/schemas/messages.js';
 import type { Thread } from '../../../src/schemas/threads.js';
 import type { DashboardRequest } from '../contracts.js';
 import {
+  afterPost,
+  csrfField,
+  field,
   guarded,
   hrefOf,
   intParam,
@@ -93,6 +96,31 @@ function folderNav(
   </nav>`;
 }
 
+/** The form that sends a plain-text test message from this mailbox (send_message, as the signed-in key). */
+function sendForm(request: DashboardRequest, grantId: string) {
+  return html`<form method="post" action="${mailboxHref(request, grantId)}" class="create">
+    <h2>Send a test message</h2>
+    <p>
+      A first send is safest to another mailbox of this service (delivered locally at once): a send to an address that
+      does not exist bounces and suppresses it.
+    </p>
+    ${csrfField(request)}
+    <p>
+      <label for="send-to">To</label>
+      <input id="send-to" name="to" type="email" required maxlength="320" />
+    </p>
+    <p>
+      <label for="send-subject">Subject</label>
+      <input id="send-subject" name="subject" maxlength="998" value="A test message" />
+    </p>
+    <p>
+      <label for="send-body">Message (plain text)</label>
+      <textarea id="send-body" name="body" rows="4" maxlength="10000"></textarea>
+    </p>
+    <button type="submit">Send</button>
+  </form>`;
+}
+
 /** `/mail/:grant_id`: a mailbox's folders and its threads, newest first, in a folder when one is chosen. */
 const mailbox: MorePage = {
   path: '/mail/:grant_id',
@@ -121,8 +149,22 @@ const mailbox: MorePage = {
       body: html`<h1>${grant.email}</h1>
         ${folderNav(request, grant.id, folders.data, folder)}
         ${table('Threads', ['Subject', 'Participants', 'Messages', 'Latest'], rows, 'No threads here.')}
-        ${pager(request, mailboxHref(request, grant.id), threads.next_cursor)}`,
+        ${pager(request, mailboxHref(request, grant.id), threads.next_cursor)} ${sendForm(request, grant.id)}`,
     };
+  },
+  async post(request) {
+    const grantId = request.params.grant_id!;
+    const to = field(request, 'to') ?? '';
+    const subject = field(request, 'subject');
+    return afterPost(mailboxHref(request, grantId), `Sent to ${to}.`, () =>
+      request.run('send_message', {
+        grant_id: grantId,
+        to: [{ email: to }],
+        ...(subject ? { subject } : {}),
+        body: request.form?.body ?? '',
+        is_plaintext: true,
+      }),
+    );
   },
 };
 

@@ -6,7 +6,7 @@
  */
 import { html } from 'hono/html';
 import { RULE_ACTIONS, RULE_FIELDS, RULE_OPERATORS } from '../../../src/schemas/admin.js';
-import type { AgentList, AgentListItem, Policy, Rule, RuleEvaluation } from '../../../src/schemas/admin.js';
+import type { AgentList, AgentListItem, Policy, Rule, RuleEvaluation, Workspace } from '../../../src/schemas/admin.js';
 import type { Grant } from '../../../src/schemas/grants.js';
 import type { DashboardRequest } from '../contracts.js';
 import {
@@ -41,8 +41,8 @@ const choice = (id: string, name: string, label: string, values: readonly string
     </select>
   </p>`;
 
-/** The form that creates a rule of one condition and one action. */
-function ruleForm(request: DashboardRequest) {
+/** The form that creates a rule of one condition and one action, and applies it in a workspace when one is chosen. */
+function ruleForm(request: DashboardRequest, workspaces: readonly Workspace[]) {
   return html`<form method="post" action="${rulesHref(request)}" class="create">
     <h2>Create a rule</h2>
     ${csrfField(request)}
@@ -66,6 +66,18 @@ function ruleForm(request: DashboardRequest) {
       <label for="rule-priority">Priority (0 to 1000, lower runs first)</label>
       <input id="rule-priority" name="priority" type="number" min="0" max="1000" value="10" />
     </p>
+    <p>
+      <label for="rule-workspace">Apply it to the mailboxes of (a rule applies only where a workspace names it)</label>
+      <select id="rule-workspace" name="workspace_id">
+        ${workspaces.map(
+          (workspace) =>
+            html`<option value="${workspace.workspace_id}">
+              ${workspace.default ? `${workspace.name} (the default workspace)` : workspace.name}
+            </option>`,
+        )}
+        <option value="">no workspace yet</option>
+      </select>
+    </p>
     <button type="submit">Create</button>
   </form>`;
 }
@@ -87,10 +99,11 @@ const rules: MorePage = {
   nav: { label: 'Rules', order: 60 },
   async get(request) {
     const token = (param: string) => (pageToken(request, param) ? { page_token: pageToken(request, param) } : {});
-    const [policies, ruleList, lists] = await Promise.all([
+    const [policies, ruleList, lists, workspaces] = await Promise.all([
       runPage<Policy>(request, 'list_policies', { limit: PER_PAGE, ...token('policies_page') }),
       runPage<Rule>(request, 'list_rules', { limit: PER_PAGE, ...token('rules_page') }),
       runPage<AgentList>(request, 'list_lists', { limit: PER_PAGE, ...token('lists_page') }),
+      runOne<{ data: Workspace[] }>(request, 'list_workspaces', {}),
     ]);
     const here = rulesHref(request);
     const ruleRows = ruleList.data.map(
@@ -101,6 +114,7 @@ const rules: MorePage = {
           <td>${rule.priority}</td>
           <td>${rule.enabled ? 'yes' : 'no'}</td>
           <td>${ruleSummary(rule)}</td>
+          <td>${appliedIn(rule.id, workspaces.data)}</td>
         </tr>`,
     );
     const policyRows = policies.data.map(
@@ -126,8 +140,13 @@ const rules: MorePage = {
       title: 'Rules',
       body: html`<h1>Policies, rules and lists</h1>
         <h2>Rules</h2>
-        ${table('Rules', ['Name', 'Trigger', 'Priority', 'Enabled', 'What it does'], ruleRows, 'No rules yet.')}
-        ${pager(request, here, ruleList.next_cursor, 'rules_page')} ${ruleForm(request)}
+        ${table(
+          'Rules',
+          ['Name', 'Trigger', 'Priority', 'Enabled', 'What it does', 'Applied in'],
+          ruleRows,
+          'No rules yet.',
+        )}
+        ${pager(request, here, ruleList.next_cursor, 'rules_page')} ${ruleForm(request, workspaces.data)}
         <h2>Policies</h2>
         ${table('Policies', ['Name', 'Id', 'Oversight', 'Legacy rules', 'Updated'], policyRows, 'No policies.')}
         ${pager(request, here, policies.next_cursor, 'policies_page')}
@@ -142,8 +161,9 @@ const rules: MorePage = {
     const action = field(request, 'action') ?? '';
     const actionValue = field(request, 'action_value');
     const priority = Number(field(request, 'priority') ?? '10');
-    return afterPost(rulesHref(request), 'Rule created.', () =>
-      request.run('create_rule', {
+    const workspaceId = field(request, 'workspace_id');
+    return afterPost(rulesHref(request), workspaceId ? 'Rule created and applied.' : 'Rule created.', async () => {
+      const created = await runOne<Rule>(request, 'create_rule', {
         name: field(request, 'name') ?? '',
         trigger: field(request, 'trigger') ?? 'inbound',
         priority: Number.isInteger(priority) ? priority : 10,
@@ -154,10 +174,25 @@ const rules: MorePage = {
           ],
         },
         actions: [{ type: action, ...(actionValue ? { value: actionValue } : {}) }],
-      }),
-    );
+      });
+      if (!workspaceId) return;
+      // The workspace's rules are replaced as a whole (update_workspace): read them first, add this one.
+      const workspace = await runOne<Workspace>(request, 'get_workspace', { workspace_id: workspaceId });
+      await request.run('update_workspace', {
+        workspace_id: workspace.workspace_id,
+        rule_ids: [...workspace.rule_ids, created.id],
+      });
+    });
   },
 };
+
+/** The names of the workspaces whose rules include `ruleId`; a rule no workspace names applies nowhere. */
+function appliedIn(ruleId: string, workspaces: readonly Workspace[]): string {
+  const names = workspaces
+    .filter((workspace) => workspace.rule_ids.includes(ruleId))
+    .map((workspace) => workspace.name);
+  return names.join(', ') || 'nowhere yet';
+}
 
 /** An evaluation as a row: when, where, what it saw, what was applied. */
 function evaluationRow(evaluation: RuleEvaluation, matched: boolean) {
@@ -181,6 +216,7 @@ const rule: MorePage = {
   async get(request) {
     const found = await runOne<Rule>(request, 'get_rule', { rule_id: request.params.rule_id! });
     const grants = await runOne<{ data: Grant[] }>(request, 'list_grants', { limit: 100 });
+    const workspaces = await runOne<{ data: Workspace[] }>(request, 'list_workspaces', {});
     const grantId = request.query.get('grant_id') ?? grants.data[0]?.id;
     const all = request.query.get('all') === '1';
     const here = ruleHref(request, found.id);
@@ -224,6 +260,7 @@ const rule: MorePage = {
           ['Priority', found.priority],
           ['Enabled', found.enabled ? 'yes' : 'no'],
           ['What it does', ruleSummary(found)],
+          ['Applied in', appliedIn(found.id, workspaces.data)],
           ['Updated', timeOf(found.updated_at)],
         ])}
         <h2>Evaluations</h2>

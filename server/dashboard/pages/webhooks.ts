@@ -5,6 +5,7 @@
  * with its last error, or given up) with a retry button on each (retry_webhook_delivery).
  */
 import { html } from 'hono/html';
+import { AppError } from '../../../src/errors.js';
 import { TRIGGER_TYPES } from '../../../src/schemas/webhooks.js';
 import type { Webhook, WebhookDelivery, WebhookWithSecret } from '../../../src/schemas/webhooks.js';
 import type { DashboardRequest } from '../contracts.js';
@@ -187,12 +188,22 @@ const webhook: MorePage = {
   },
   async post(request) {
     const webhookId = request.params.webhook_id!;
-    return afterPost(webhookHref(request, webhookId), 'Delivery retried: it is due now.', () =>
-      request.run('retry_webhook_delivery', {
-        webhook_id: webhookId,
-        delivery_id: field(request, 'delivery_id') ?? '',
-      }),
-    );
+    // The webhook itself is read first: one the key cannot reach stays a 404 page.
+    await runOne<Webhook>(request, 'get_webhook', { webhook_id: webhookId });
+    return afterPost(webhookHref(request, webhookId), 'Delivery retried: it is due now.', async () => {
+      try {
+        await request.run('retry_webhook_delivery', {
+          webhook_id: webhookId,
+          delivery_id: field(request, 'delivery_id') ?? '',
+        });
+      } catch (error) {
+        // A delivery that left the log since the page was drawn (a retry of the same mailbox's chain delivered it):
+        // the log, drawn again, says where things stand; the operation's words say why.
+        if (error instanceof AppError && error.code === 'not_found')
+          throw new AppError('invalid_request', error.message);
+        throw error;
+      }
+    });
   },
 };
 
