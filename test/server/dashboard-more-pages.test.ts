@@ -475,10 +475,11 @@ describe.skipIf(!existsSync(CHROMIUM))('the message frame in a real browser (ski
       expect(hits).toContain('/img.gif');
       hits.length = 0;
 
-      // The viewer's frame: setContent resolves at the load event, which waits for the frame and its resources.
-      await page.setContent(`<!doctype html><main>${String(await bodyFrame(hostile()))}</main>`);
-      const frame = page.frames()[1]!;
-      expect(await frame.content()).toContain('Visible text');
+      // The viewer's frame, on a page of its own (the control's frame may still be following its meta refresh):
+      // setContent resolves at the load event, which waits for the frame and its resources.
+      const viewer = await browser.newPage();
+      await viewer.setContent(`<!doctype html><main>${String(await bodyFrame(hostile()))}</main>`);
+      expect(await viewer.frameLocator('iframe').locator('body').textContent()).toContain('Visible text');
       expect(hits).toEqual([]);
     } finally {
       await browser.close();
