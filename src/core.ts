@@ -17,6 +17,7 @@ import { createApplicationDetailsService, createApplicationService } from './app
 import { createAttachmentTextReader } from './attachment-text/index.js';
 import {
   createAvailabilityService,
+  createHoldService,
   createCalendarService,
   createEventService,
   createCalendarParser,
@@ -282,7 +283,13 @@ export function createCore(deps: CoreDeps): Core {
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },
-    calendar: { calendars, events, availability, parser: calendarParser },
+    calendar: {
+      calendars,
+      events,
+      availability,
+      holds: createHoldService(deps, grants, events),
+      parser: calendarParser,
+    },
     contacts,
     admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },
     deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },
