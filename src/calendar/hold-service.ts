@@ -102,7 +102,8 @@ export function createHoldService(
   /** The hold, when the principal reaches its organizer grant; else a 404 (as for a hold that does not exist). */
   async function load(principal: Principal, id: string): Promise<HoldRow> {
     const row = await findHold(db, principal.applicationId, id);
-    if (!row) throw notFound('Hold', id);
+    // A key scoped to some grants reaches only the holds of those (issue 36), as it reaches only their events.
+    if (!row || (principal.grantIds && !principal.grantIds.has(row.grantId))) throw notFound('Hold', id);
     try {
       await grants.require(principal, row.grantId);
     } catch {
@@ -123,6 +124,7 @@ export function createHoldService(
   return {
     async create(principal: Principal, input: CreateHoldInput): Promise<Hold> {
       const grant = await grants.require(principal, input.grant_id);
+      if (principal.grantIds && !principal.grantIds.has(grant.id)) throw notFound('Grant', input.grant_id);
       const at = now();
       checkSlots(input.slots, at);
       const emails = [grant.email.toLowerCase()];

@@ -196,6 +196,7 @@ export const SCOPED_BY_THEMSELVES: ReadonlySet<string> = new Set([
   'mark_send_review',
   'stream_events',
   // A hold's organizer grant is checked against the key by the hold service (404 outside it).
+  'create_hold',
   'get_hold',
   'confirm_hold',
   'release_hold',
