@@ -17,7 +17,13 @@ import type {
 import type { AccessLog } from './access-log/index.js';
 import type { ApplicationDetailsService, ApplicationService } from './applications/index.js';
 import type { AttachmentTextReader } from './attachment-text/index.js';
-import type { AvailabilityService, CalendarParser, CalendarService, EventService } from './calendar/index.js';
+import type {
+  AvailabilityService,
+  CalendarParser,
+  CalendarService,
+  EventService,
+  HoldService,
+} from './calendar/index.js';
 import type { ContactService } from './contacts/index.js';
 import type {
   MailboxReports,
@@ -107,6 +113,8 @@ export interface CalendarArea {
   calendars: CalendarService;
   events: EventService;
   availability: AvailabilityService;
+  /** Tentative holds of candidate slots (issue 40). */
+  holds: HoldService;
   /** Untrusted iCalendar parsed on a thread of its own, under a deadline and a heap cap. */
   parser: CalendarParser;
 }

@@ -17,6 +17,7 @@ import { createApplicationDetailsService, createApplicationService } from './app
 import { createAttachmentTextReader } from './attachment-text/index.js';
 import {
   createAvailabilityService,
+  createHoldService,
   createCalendarService,
   createEventService,
   createCalendarParser,
@@ -237,10 +238,10 @@ export function createCore(deps: CoreDeps): Core {
     remote: remoteCollections,
   });
   hooks.on('invitationReceived', (grant, invitation) => events.applyInvitation(grant, invitation));
+  const holds = createHoldService(deps, grants, events);
   /** The sync of connected accounts' calendars and contacts (src/dav/dav-runner.ts), run by the worker role. */
   const davSync = createDavSyncRunner(deps, { client: davClient, events: events.remote, contacts: contacts.remote });
-  hooks.on('grantConnected', (grantId) => davSync.wake(grantId));
-  hooks.on('remoteChanged', (grantId) => davSync.wake(grantId));
+  for (const hook of ['grantConnected', 'remoteChanged'] as const) hooks.on(hook, (grantId) => davSync.wake(grantId));
   const messages = createMessageService(deps, grants, mailStore, outbound.sentState, providers);
   /** Open and click tracking: the pixel and redirect answers, hits recorded in batches, engagement per message. */
   const tracking = createTrackingService(deps, { signing, grants, sentState: outbound.sentState });
@@ -282,7 +283,7 @@ export function createCore(deps: CoreDeps): Core {
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },
-    calendar: { calendars, events, availability, parser: calendarParser },
+    calendar: { calendars, events, availability, holds, parser: calendarParser },
     contacts,
     admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },
     deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },

@@ -133,6 +133,9 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       // Sends held for approval past AGENTPOST_APPROVAL_EXPIRY_HOURS expire as rejected (approval.decided).
       const expired = await expireApprovals(core);
       if (expired > 0) logger.info('approvals expired', { approvals: expired });
+      // Tentative holds past their ttl (their slots are already free to reads): expired, event.hold_expired.
+      const holds = await core.calendar.holds.expire();
+      if (holds > 0) logger.info('holds expired', { holds });
       // The access log's rows past AGENTPOST_ACCESS_LOG_RETENTION_DAYS.
       const accessRows = await core.accessLog.purge(purgeAbort.signal);
       if (accessRows > 0) logger.info('access log purge', { rows: accessRows });

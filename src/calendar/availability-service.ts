@@ -23,6 +23,8 @@ import {
   type OpenHoursRule,
 } from './availability.js';
 import { busyIntervals, type CalendarOwner } from './availability-reads.js';
+import { heldIntervals, HOLD_MARK } from './hold-service.js';
+import { unixSeconds } from '../time.js';
 import { calendarChoices, grantsByEmail, lastBooked } from './availability-store.js';
 import type { AvailabilityService } from './contracts.js';
 import { normalizeTimeZone } from '../time-zones.js';
@@ -34,6 +36,7 @@ const MAX_CANDIDATE_STARTS = 50_000;
 /** What the requests of the availability service share, made once by `createAvailabilityService`. */
 interface AvailabilityState {
   db: CoreDeps['db'];
+  clock: CoreDeps['clock'];
   grants: GrantService;
 }
 
@@ -48,8 +51,8 @@ function checkWindow(startTime: number, endTime: number, maxDays: number): void 
 }
 
 /** Creates the availability service. */
-export function createAvailabilityService({ db }: CoreDeps, grants: GrantService): AvailabilityService {
-  const state: AvailabilityState = { db, grants };
+export function createAvailabilityService({ db, clock }: CoreDeps, grants: GrantService): AvailabilityService {
+  const state: AvailabilityState = { db, clock, grants };
   return {
     /**
      * Busy blocks of each address in the window. Addresses that are not grants of the caller's application
@@ -71,28 +74,54 @@ const toRules = (hours: OpenHours[] | undefined): OpenHoursRule[] | undefined =>
     ...(rule.exdates ? { exdates: rule.exdates } : {}),
   }));
 
+/** Event ids and hold ids apart: a hold's busy interval is named `hold:<id>` (./hold-service.ts). */
+function busyIds(ids: string[]): { event_ids: string[]; hold_ids?: string[] } {
+  const holdIds = ids.filter((id) => id.startsWith(HOLD_MARK)).map((id) => id.slice(HOLD_MARK.length));
+  if (holdIds.length === 0) return { event_ids: ids };
+  return { event_ids: ids.filter((id) => !id.startsWith(HOLD_MARK)), hold_ids: holdIds };
+}
+
 const toWireReason = (reason: ExclusionReason): NonNullable<Availability['explanations']>[number]['reasons'][number] =>
   reason.type === 'busy' || reason.type === 'buffer'
-    ? { type: reason.type, email: reason.email, event_ids: reason.eventIds }
+    ? { type: reason.type, email: reason.email, ...busyIds(reason.eventIds) }
     : reason.type === 'outside_open_hours'
       ? { type: reason.type, email: reason.email }
       : { type: 'past_window' };
+
+/** The owners' busy events and, beside them, the slots of live holds (./hold-service.ts), by grant id. */
+async function busyAndHeld(
+  { db, clock }: AvailabilityState,
+  principal: Principal,
+  owners: CalendarOwner[],
+  from: number,
+  to: number,
+  options: { tentativeAsBusy: boolean; withEventIds: boolean },
+) {
+  const busy = await busyIntervals(db, owners, from, to, options);
+  const held = await heldIntervals(db, principal.applicationId, owners, { from, to, now: unixSeconds(clock.now()) });
+  for (const [grantId, intervals] of held) {
+    const list = busy.get(grantId);
+    if (list) for (const interval of intervals) list.push(interval);
+  }
+  return busy;
+}
 
 /**
  * Busy blocks of each address in the window. Addresses that are not grants of the caller's application
  * get an inline error entry, as Nylas answers for addresses it cannot read.
  */
 async function readFreeBusy(
-  { db, grants }: AvailabilityState,
+  state: AvailabilityState,
   principal: Principal,
   input: GetFreeBusyInput,
 ): Promise<FreeBusyList> {
+  const { db, grants } = state;
   await grants.require(principal, input.grant_id);
   checkWindow(input.start_time, input.end_time, MAX_FREE_BUSY_WINDOW_DAYS);
   const emails = input.emails.map((email) => email.trim().toLowerCase());
   const known = await grantsByEmail(db, principal, [...new Set(emails)]);
   const owners = [...known.values()].map((grant) => ({ grantId: grant.id, email: grant.email }));
-  const busy = await busyIntervals(db, owners, input.start_time, input.end_time, {
+  const busy = await busyAndHeld(state, principal, owners, input.start_time, input.end_time, {
     tentativeAsBusy: input.tentative_as_busy ?? true,
     withEventIds: false,
   });
@@ -122,10 +151,11 @@ async function readFreeBusy(
 
 /** Bookable slots for the participants (all grants of the caller's application), per availability.ts. */
 async function findAvailability(
-  { db }: AvailabilityState,
+  state: AvailabilityState,
   principal: Principal,
   input: GetAvailabilityInput,
 ): Promise<Availability> {
+  const { db } = state;
   checkWindow(input.start_time, input.end_time, MAX_AVAILABILITY_WINDOW_DAYS);
   const interval = input.interval_minutes ?? input.duration_minutes;
   if ((input.end_time - input.start_time) / 60 / interval > MAX_CANDIDATE_STARTS) {
@@ -175,10 +205,17 @@ async function findAvailability(
   const before = (rules.buffer?.before ?? 0) * 60;
   const after = (rules.buffer?.after ?? 0) * 60;
   // Buffers reach into the window from events outside it; explanations look up to one meeting past its end.
-  const busy = await busyIntervals(db, owners, input.start_time - after, input.end_time + duration + before, {
-    tentativeAsBusy: rules.tentative_as_busy ?? true,
-    withEventIds: input.explain === true,
-  });
+  const busy = await busyAndHeld(
+    state,
+    principal,
+    owners,
+    input.start_time - after,
+    input.end_time + duration + before,
+    {
+      tentativeAsBusy: rules.tentative_as_busy ?? true,
+      withEventIds: input.explain === true,
+    },
+  );
   const group = rules.round_robin_group_id ?? rules.round_robin_event_id;
   const method = rules.availability_method ?? 'collective';
   const booked = method === 'collective' ? new Map<string, number>() : await lastBooked(db, grantIds, group);

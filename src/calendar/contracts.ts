@@ -6,6 +6,7 @@ import type { GrantRow, tables, Tx } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { FreeBusyList, GetFreeBusyInput } from '../schemas/free-busy.js';
 import type { Availability, GetAvailabilityInput } from '../schemas/availability.js';
+import type { ConfirmedHold, ConfirmHoldInput, CreateHoldInput, Hold, HoldRefInput } from '../schemas/holds.js';
 import type {
   Calendar,
   CalendarRefInput,
@@ -72,6 +73,20 @@ export interface AvailabilityService {
   freeBusy(principal: Principal, input: GetFreeBusyInput): Promise<FreeBusyList>;
   /** Bookable slots for the participants (all grants of the caller's application), per availability.ts. */
   find(principal: Principal, input: GetAvailabilityInput): Promise<Availability>;
+}
+
+/** What createHoldService() returns (src/calendar/hold-service.ts): tentative holds of candidate slots. */
+export interface HoldService {
+  /** Holds the slots for the organizer grant and the participants until the ttl passes. */
+  create(principal: Principal, input: CreateHoldInput): Promise<Hold>;
+  /** One hold (404 when the key does not reach its organizer grant); past its ttl it reads as expired. */
+  find(principal: Principal, input: HoldRefInput): Promise<Hold>;
+  /** Turns one slot of a live hold into an event with invitations; the hold's slots are freed. 409 when not live. */
+  confirm(principal: Principal, input: ConfirmHoldInput): Promise<ConfirmedHold>;
+  /** Frees a live hold's slots (idempotent for a released hold; 409 for a confirmed or expired one). */
+  release(principal: Principal, input: HoldRefInput): Promise<void>;
+  /** Marks holds past their ttl expired, each with an `event.hold_expired` for the organizer; how many. */
+  expire(): Promise<number>;
 }
 
 /** What createCalendarService() returns (src/calendar/calendar-service.ts). */

@@ -11,6 +11,7 @@ export type {
   EventRow,
   EventService,
   EventStore,
+  HoldService,
   InboundInvitation,
   InvitationOutcome,
   RemoteEventSink,
@@ -19,5 +20,6 @@ export { noCalendarsError } from './calendar-service.js';
 export { createAvailabilityService } from './availability-service.js';
 export { createCalendarService } from './calendar-service.js';
 export { createEventService } from './event-service.js';
+export { createHoldService } from './hold-service.js';
 export { createCalendarParser, type CalendarParser } from './ical-bounded.js';
 export type { InvitationSender, OutgoingInvitation } from './invitation-message.js';

@@ -13,6 +13,7 @@ import * as attachmentText from './attachment-text.js';
 import * as attachmentUploads from './attachment-uploads.js';
 import * as availability from './availability.js';
 import * as calendars from './calendars.js';
+import * as holds from './holds.js';
 import * as connectors from './connectors.js';
 import * as oauth from './oauth.js';
 import * as contacts from './contacts.js';
@@ -61,6 +62,7 @@ export const operations: readonly AnyOperation[] = register(
   webhooks,
   availability,
   calendars,
+  holds,
   events,
   contacts,
   applications,

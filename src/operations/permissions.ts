@@ -68,6 +68,11 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   list_calendars: 'calendar.read',
   update_calendar: 'calendar.write',
   create_event: 'calendar.write',
+  // Tentative holds (issue 40): a hold reads and writes calendars; a key reaches one through its organizer grant.
+  create_hold: 'calendar.write',
+  get_hold: 'calendar.read',
+  confirm_hold: 'calendar.write',
+  release_hold: 'calendar.write',
   delete_event: 'calendar.write',
   get_event: 'calendar.read',
   list_events: 'calendar.read',
@@ -191,6 +196,11 @@ export const SCOPED_BY_THEMSELVES: ReadonlySet<string> = new Set([
   'list_send_reviews',
   'mark_send_review',
   'stream_events',
+  // A hold's organizer grant is checked against the key by the hold service (404 outside it).
+  'create_hold',
+  'get_hold',
+  'confirm_hold',
+  'release_hold',
 ]);
 
 /** The permissions any one of which lets a key call `operation`; empty when every key may. Throws for an unknown one. */

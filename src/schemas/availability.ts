@@ -195,17 +195,22 @@ export const ExclusionReasonSchema = z
       type: z.literal('busy'),
       email: z.string(),
       event_ids: z.array(z.string()).describe('Events overlapping the meeting'),
+      hold_ids: z
+        .array(z.string())
+        .optional()
+        .describe('Tentative holds (POST /v3/calendars/holds) whose slots overlap the meeting'),
     }),
     z.object({
       type: z.literal('buffer'),
       email: z.string(),
       event_ids: z.array(z.string()).describe('Events whose buffer (not the event itself) overlaps'),
+      hold_ids: z.array(z.string()).optional().describe('Holds whose buffer (not the slot itself) overlaps'),
     }),
     z.object({ type: z.literal('outside_open_hours'), email: z.string() }),
     z.object({ type: z.literal('past_window') }),
   ])
   .describe(
-    'busy: an event of that participant overlaps; buffer: only the buffer around one does; outside_open_hours: the meeting does not fit in their open hours; past_window: it would end after end_time',
+    'busy: an event or a tentative hold of that participant overlaps; buffer: only the buffer around one does; outside_open_hours: the meeting does not fit in their open hours; past_window: it would end after end_time',
   );
 
 export const ExplanationSchema = z.object({

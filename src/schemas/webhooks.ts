@@ -74,6 +74,8 @@ export const TRIGGER_TYPES = [
   'send_review.created',
   // Extension (issue 37): two mailboxes trading messages in a loop in one thread; agent sends in it are paused.
   'thread.loop_detected',
+  // Extension (issue 40): a tentative hold passed its ttl unconfirmed; its slots are free again.
+  'event.hold_expired',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */

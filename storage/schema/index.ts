@@ -15,3 +15,4 @@ export * from './access-log.js';
 export * from './oversight.js';
 export * from './oauth.js';
 export * from './dav.js';
+export * from './holds.js';

@@ -83,6 +83,15 @@ const SKIPPED: Record<string, string> = {};
 
 const event = (start: number) => ({ title: 'Planning', when: { start_time: start, end_time: start + HOUR } });
 const future = () => Math.floor(Date.now() / 1000) + 7 * 24 * HOUR;
+/** A fresh tentative hold of the grant (its own address), one slot a week ahead. */
+const newHold = async (f: Fixtures) => {
+  const start = future();
+  return f.create('/v3/calendars/holds', {
+    grant_id: await f.grant(),
+    participants: [{ email: EMAIL }],
+    slots: [{ start_time: start, end_time: start + HOUR }],
+  });
+};
 
 /** A valid call of each operation, by name. */
 const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
@@ -519,6 +528,25 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
       body: { start_time: start, end_time: start + 8 * HOUR, emails: [EMAIL] },
     };
   },
+  create_hold: async (f) => {
+    const start = future();
+    return {
+      params: {},
+      body: {
+        grant_id: await f.grant(),
+        participants: [{ email: EMAIL }],
+        slots: [{ start_time: start, end_time: start + HOUR }],
+        ttl_seconds: 600,
+      },
+    };
+  },
+  get_hold: async (f) => ({ params: { hold_id: (await newHold(f)).hold_id as string } }),
+  confirm_hold: async (f) => {
+    const hold = await newHold(f);
+    const [slot] = hold.slots as { start_time: number; end_time: number }[];
+    return { params: { hold_id: hold.hold_id as string }, body: { ...slot, title: 'Held' } };
+  },
+  release_hold: async (f) => ({ params: { hold_id: (await newHold(f)).hold_id as string } }),
   list_calendars: async (f) => {
     await f.calendar();
     return { params: { grant_id: await f.grant() } };
