@@ -10,7 +10,7 @@ export const readAttachment = defineOperation({
   name: 'read_attachment',
   title: 'Read an attachment as text',
   description:
-    'Reads an attachment (ids from get_message) as text, a page at a time: PDF, DOCX, XLSX/ODS/CSV as tables, PPTX, HTML, text, calendars, messages. ' +
+    'Reads an attachment (ids from get_message) as text, a page at a time: PDF, DOCX, spreadsheets as tables, slides, HTML, text, calendars, messages. ' +
     'When truncated, call again with cursor=next_cursor. Images: metadata only; an unreadable file: an error saying why.',
   input: ReadAttachmentTextInputSchema,
   output: AttachmentTextSchema,

@@ -15,7 +15,7 @@ export const listCalendars = defineOperation({
   name: 'list_calendars',
   title: 'List calendars',
   description:
-    'Lists the calendars; the primary one (is_primary) gets invitations. Use an id, or "primary", as calendar_id.',
+    'Lists calendars; the primary one (is_primary) gets invitations. Use an id, or "primary", as calendar_id.',
   input: ListCalendarsInputSchema,
   output: pageOf(CalendarSchema),
   hints: { readOnly: true },

@@ -8,7 +8,7 @@ export const getMessageEngagement = defineOperation({
   name: 'get_message_engagement',
   title: 'Get the engagement of a sent message',
   description:
-    'Returns opens, clicks, replies and delivery per recipient of a message this mailbox sent (opens and clicks need tracking_options).',
+    'Opens, clicks, replies and delivery per recipient of a message sent here (opens, clicks need tracking_options).',
   input: GetMessageEngagementInputSchema,
   output: MessageEngagementSchema,
   hints: { readOnly: true },

@@ -16,7 +16,7 @@ export const listFolders = defineOperation({
   name: 'list_folders',
   title: 'List folders',
   description:
-    'Lists folders with message and unread counts (inbox, sent, drafts, trash, junk, archive first). Filter list_messages by a folder id with in.',
+    'Lists folders with message and unread counts (inbox, sent, drafts, trash, junk, archive first). Filter list_messages with in.',
   input: ListFoldersInputSchema,
   output: pageOf(FolderSchema),
   hints: { readOnly: true },

@@ -5,19 +5,10 @@
 import { z } from 'zod';
 
 /** How a read returns bodies (issue 35): agents read Markdown by default; /v3 keeps the stored HTML unless asked. */
-export const BodyFormatSchema = z
-  .enum(['markdown', 'text', 'html'])
-  .optional()
-  .describe('markdown (default), text or html');
+export const BodyFormatSchema = z.enum(['markdown', 'text', 'html']).optional().describe('Default markdown');
 
 /** A read's budget in tokens (o200k_base, src/tokens). */
-export const MaxTokensSchema = z
-  .number()
-  .int()
-  .min(500)
-  .max(100_000)
-  .optional()
-  .describe('Token budget (tools default 5000)');
+export const MaxTokensSchema = z.number().int().min(500).max(100_000).optional().describe('Token budget (tools: 5000)');
 
 /** An object id in a path or body. */
 export const IdSchema = z.string().min(1).max(256);
@@ -29,10 +20,10 @@ export const GrantIdSchema = z.string().min(1).max(320).describe('Grant id or em
 export const UnixSecondsSchema = z.number().int().min(0).describe('Unix timestamp in seconds');
 
 /** Page size of cursor-paginated lists: default 50, at most 200. */
-export const LimitSchema = z.number().int().min(1).max(200).optional().describe('Page size, 1-200 (default 50)');
+export const LimitSchema = z.number().int().min(1).max(200).optional().describe('1-200 (default 50)');
 
 /** The opaque `next_cursor` of a previous page. */
-export const PageTokenSchema = z.string().min(1).max(1024).optional().describe('next_cursor of the previous page');
+export const PageTokenSchema = z.string().min(1).max(1024).optional().describe('A next_cursor');
 
 /** `{ name, email }` as used for senders and recipients. */
 export const EmailAddressSchema = z.object({

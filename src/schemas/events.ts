@@ -62,7 +62,7 @@ export const WhenInputSchema = z
     end_date: DateStringSchema.optional().describe('datespan: last day (inclusive)'),
   })
   .describe(
-    '{start_time, end_time} (unix seconds; start_timezone, end_timezone: IANA), {time, timezone}, {date} (all day) ' +
+    '{start_time, end_time} (unix seconds; IANA start_timezone, end_timezone), {time, timezone}, {date} (all day) ' +
       'or {start_date, end_date} (inclusive)',
   );
 export type WhenInputWire = z.infer<typeof WhenInputSchema>;
@@ -203,7 +203,7 @@ export const ListEventsInputSchema = z.object({
   expand_recurring: z
     .boolean()
     .optional()
-    .describe(`Each occurrence as its own event (window then at most ${MAX_EXPANDED_WINDOW_DAYS} days)`),
+    .describe(`Each occurrence as an event (window then at most ${MAX_EXPANDED_WINDOW_DAYS} days)`),
   show_cancelled: z.boolean().optional().describe('Include cancelled events'),
   title: z.string().max(1024).optional().describe('Title contains this'),
   description: z.string().max(1024).optional().describe('Description contains this'),
@@ -231,7 +231,7 @@ export const ListImportEventsInputSchema = ListEventsInputSchema.pick({
 export type ListImportEventsInput = z.infer<typeof ListImportEventsInputSchema>;
 
 /** An event, or one occurrence of a series by its instance id. */
-const EventIdSchema = IdSchema.describe('Event id (an occurrence: <series id>_<start>)');
+const EventIdSchema = IdSchema.describe('Event id (occurrence: <series id>_<start>)');
 
 export const EventRefInputSchema = z.object({
   grant_id: GrantIdSchema,
@@ -240,7 +240,7 @@ export const EventRefInputSchema = z.object({
 });
 export type EventRefInput = z.infer<typeof EventRefInputSchema>;
 
-const notifyParticipants = z.boolean().optional().describe('Email participants about it (default true)');
+const notifyParticipants = z.boolean().optional().describe('Email participants (default true)');
 
 const eventFields = {
   title: z.string().max(1024).optional().describe('Title'),

@@ -314,7 +314,7 @@ export function selectSchemaOf(schema: z.ZodObject, noun: string) {
       }
     })
     .optional()
-    .describe('Fields to return, comma-separated');
+    .describe('Fields, comma-separated');
 }
 
 /** `select` of messages: a field a message does not have is an error. */
@@ -330,13 +330,13 @@ export const ListMessagesInputSchema = z.object({
   to: AddressFilterSchema.optional().describe('To one of these addresses'),
   cc: AddressFilterSchema.optional().describe('Only messages copied to one of these addresses'),
   bcc: AddressFilterSchema.optional().describe('Only messages blind-copied to one of these addresses'),
-  in: z.array(IdSchema).max(20).optional().describe('In one of these folder ids (inbox, sent, …)'),
+  in: z.array(IdSchema).max(20).optional().describe('In these folder ids (inbox, sent, …)'),
   unread: z.boolean().optional().describe('Unread (true) or read (false) only'),
   starred: z.boolean().optional().describe('Starred (true) or not (false) only'),
   thread_id: IdSchema.optional().describe('In this thread'),
   received_before: UnixSecondsSchema.optional().describe('Received before (unix seconds)'),
   received_after: UnixSecondsSchema.optional().describe('Received after (unix seconds)'),
-  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
+  has_attachment: z.boolean().optional().describe('Has attachments (true) or not (false)'),
   search_query_native: z
     .string()
     .max(1000)
@@ -362,7 +362,7 @@ export const UpdateMessageInputSchema = z.object({
   message_id: IdSchema.describe('Message id'),
   unread: z.boolean().optional().describe('Mark read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
-  folders: z.array(IdSchema).min(1).max(20).optional().describe('Folder ids it is in from now on (replaces them)'),
+  folders: z.array(IdSchema).min(1).max(20).optional().describe('Its folder ids from now on (replaces them)'),
   metadata: MetadataSchema.optional().describe('Your key-value strings; replace the current ones'),
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageInputSchema>;
@@ -395,7 +395,7 @@ export const ReadAttachmentInputSchema = GetAttachmentInputSchema.extend({
     .min(1)
     .max(MAX_INLINE_ATTACHMENT_BYTES)
     .optional()
-    .describe(`Most bytes to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB)`),
+    .describe(`Bytes at most (default 1 MB, up to ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB)`),
 });
 export type ReadAttachmentInput = z.infer<typeof ReadAttachmentInputSchema>;
 
