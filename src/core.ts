@@ -209,12 +209,11 @@ export function createCore(deps: CoreDeps): Core {
   ]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
-  /** Oversight's send gate (src/oversight): modes, the untrusted-read gate, runaway guards and budgets, in one order. */
+  /** Thread claims, and the send gate (src/oversight): modes, a claimed thread, runaway and loop guards, budgets. */
   const claims = createThreadClaims(deps, { requireGrant: grants.require });
   const gate = createOversight(deps, {
     enforcement,
     requireGrant: grants.require,
-    // In their order (docs/oversight.md): a claimed thread, the runaway and loop guards, the budgets and burst rate.
     guards: [claimGuard(claims), ...runawayGuards(deps.db, { logger: deps.logger }), ...budgetGuards(deps.db)],
   });
   const outbound = createOutboundService(deps, {

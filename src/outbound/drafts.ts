@@ -271,33 +271,36 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     findScheduled,
     stopScheduled,
 
-    /** Ids of the drafts among the given message rows (for threads' draft_ids). */
-    async draftIdsOf(messageIds: string[]): Promise<Map<string, string>> {
-      const map = new Map<string, string>();
-      for (let index = 0; index < messageIds.length; index += 500) {
-        const rows = await db.orm
-          .select({ id: tables.draftDetails.id, messageId: tables.draftDetails.messageId })
-          .from(tables.draftDetails)
-          .where(inArray(tables.draftDetails.messageId, messageIds.slice(index, index + 500)));
-        for (const row of rows) map.set(row.messageId, row.id);
-      }
-      return map;
-    },
-
-    /** The drafts whose current version is one of the given message rows, by row id (a thread's latest_draft_or_message). */
-    async draftsOf(messageIds: string[]): Promise<Map<string, Draft>> {
-      if (messageIds.length === 0) return new Map();
-      const records = await db.orm
-        .select({ details: tables.draftDetails, row: tables.messages })
-        .from(tables.draftDetails)
-        .innerJoin(tables.messages, eq(tables.messages.id, tables.draftDetails.messageId))
-        .where(inArray(tables.draftDetails.messageId, messageIds));
-      const drafts = await present(records);
-      return new Map(records.map((record, index) => [record.row.id, drafts[index]!]));
-    },
+    draftIdsOf: (messageIds) => draftIdsOf(db, messageIds),
+    draftsOf: (messageIds) => draftsOf(db, messageIds),
 
     handlers: scheduled.handlers,
   };
+}
+
+/** Ids of the drafts among the given message rows (for threads' draft_ids). */
+async function draftIdsOf(db: CoreDeps['db'], messageIds: string[]): Promise<Map<string, string>> {
+  const map = new Map<string, string>();
+  for (let index = 0; index < messageIds.length; index += 500) {
+    const rows = await db.orm
+      .select({ id: tables.draftDetails.id, messageId: tables.draftDetails.messageId })
+      .from(tables.draftDetails)
+      .where(inArray(tables.draftDetails.messageId, messageIds.slice(index, index + 500)));
+    for (const row of rows) map.set(row.messageId, row.id);
+  }
+  return map;
+}
+
+/** The drafts whose current version is one of the given message rows, by row id (a thread's latest_draft_or_message). */
+async function draftsOf(db: CoreDeps['db'], messageIds: string[]): Promise<Map<string, Draft>> {
+  if (messageIds.length === 0) return new Map();
+  const records = await db.orm
+    .select({ details: tables.draftDetails, row: tables.messages })
+    .from(tables.draftDetails)
+    .innerJoin(tables.messages, eq(tables.messages.id, tables.draftDetails.messageId))
+    .where(inArray(tables.draftDetails.messageId, messageIds));
+  const drafts = await presentDrafts(db, records);
+  return new Map(records.map((record, index) => [record.row.id, drafts[index]!]));
 }
 
 /** The hooks of an approved draft's send (see {@link DraftService.heldHooks}). */

@@ -316,15 +316,7 @@ export function createSendGate(
     check,
     hold,
     announce,
-    async assertUnclaimed(composition, claimToken, principal) {
-      if (!parts.claims || !composition.replyToMessageId) return;
-      const threadId = await threadOfMessage(db, composition.grant.id, composition.replyToMessageId);
-      if (threadId) await parts.claims.assertFree(composition.grant.id, threadId, claimToken, principal.key?.id);
-    },
-    async settle({ attempt }) {
-      if (parts.claims && attempt?.threadId && attempt.intent.claimToken)
-        await parts.claims.settle(attempt.grant.id, attempt.threadId, attempt.intent.claimToken);
-    },
+    ...claimChecks(db, parts.claims),
     unhold: (row) => unhold({ db, clock, composer }, row),
     reviewAfter: (composition, provenance) => async (tx, messageId) => {
       const { grant } = composition;
@@ -348,6 +340,24 @@ export function createSendGate(
         objectId: messageId,
         object: { object: 'send_review', grant_id: grant.id, message_id: messageId, subject: composition.subject },
       });
+    },
+  };
+}
+
+/** What the send path asks of thread claims (see {@link SendGate.assertUnclaimed} and {@link SendGate.settle}). */
+function claimChecks(
+  db: CoreDeps['db'],
+  claims: SendGateParts['claims'],
+): Pick<SendGate, 'assertUnclaimed' | 'settle'> {
+  return {
+    async assertUnclaimed(composition, claimToken, principal) {
+      if (!claims || !composition.replyToMessageId) return;
+      const threadId = await threadOfMessage(db, composition.grant.id, composition.replyToMessageId);
+      if (threadId) await claims.assertFree(composition.grant.id, threadId, claimToken, principal.key?.id);
+    },
+    async settle({ attempt }) {
+      if (claims && attempt?.threadId && attempt.intent.claimToken)
+        await claims.settle(attempt.grant.id, attempt.threadId, attempt.intent.claimToken);
     },
   };
 }
