@@ -124,5 +124,9 @@ export const releaseThread = defineOperation({
   hints: { readOnly: false, idempotent: true },
   http: { method: 'POST', path: '/grants/:grant_id/threads/:thread_id/release' },
   tool: true,
+  agent: {
+    headline: (result) =>
+      `${result.released ? 'Released' : 'No claim was running on'} thread ${fieldText(result.thread_id ?? '')}`,
+  },
   run: (core, input, { principal }) => core.oversight.claims.release(principal, input),
 });
