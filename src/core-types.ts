@@ -45,7 +45,7 @@ import type { DraftService, OutboundService } from './outbound/index.js';
 import type { GrantTokens, OAuthService } from './oauth/index.js';
 import type { EventHub } from './event-stream/index.js';
 import type { OutboxDispatcher } from './outbox/index.js';
-import type { ApprovalService, Oversight, ReadNotes, SendReviewService } from './oversight/index.js';
+import type { ApprovalService, Oversight, ReadNotes, SendReviewService, ThreadClaims } from './oversight/index.js';
 import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
 import type { Providers } from './providers/index.js';
 import type { SmartComposeService } from './smart-compose/index.js';
@@ -106,6 +106,8 @@ export interface OversightArea {
   gate: Oversight & ReadNotes;
   approvals: ApprovalService;
   reviews: SendReviewService;
+  /** Thread claims: leases on threads that only their holder answers (issue 40, item 4). */
+  claims: ThreadClaims;
 }
 
 /** Calendars, events, availability (src/calendar/). */

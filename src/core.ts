@@ -60,7 +60,15 @@ import {
 import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
 import { createDavClient, createDavRemote, createDavSyncRunner, withDavAccounts } from './dav/index.js';
 import { createOutboundService } from './outbound/index.js';
-import { budgetGuards, createApprovals, createOversight, createSendReviews, runawayGuards } from './oversight/index.js';
+import {
+  budgetGuards,
+  claimGuard,
+  createApprovals,
+  createOversight,
+  createSendReviews,
+  createThreadClaims,
+  runawayGuards,
+} from './oversight/index.js';
 import { createJobQueue, type JobHandler, type JobQueue } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { createEventHub } from './event-stream/index.js';
@@ -197,17 +205,16 @@ export function createCore(deps: CoreDeps): Core {
   // OAuth grants' mail is IMAP and SMTP with XOAUTH2 on the provider's servers: the same provider serves them.
   const providers = createProviders([
     imapProvider,
-    { ...imapProvider, name: 'google' },
-    { ...imapProvider, name: 'microsoft' },
+    ...['google', 'microsoft'].map((name) => ({ ...imapProvider, name })),
   ]);
   /** The per-application suppression list (hard bounces, complaints, manual entries). */
   const suppressions = createSuppressionService(deps);
-  /** Oversight's send gate (src/oversight): modes, the untrusted-read gate, runaway guards and budgets, in one order. */
+  /** Thread claims, and the send gate (src/oversight): modes, a claimed thread, runaway and loop guards, budgets. */
+  const claims = createThreadClaims(deps, { requireGrant: grants.require });
   const gate = createOversight(deps, {
     enforcement,
     requireGrant: grants.require,
-    // In their order (docs/oversight.md): the runaway and loop guards, then the budgets and the burst rate.
-    guards: [...runawayGuards(deps.db, { logger: deps.logger }), ...budgetGuards(deps.db)],
+    guards: [claimGuard(claims), ...runawayGuards(deps.db, { logger: deps.logger }), ...budgetGuards(deps.db)],
   });
   const outbound = createOutboundService(deps, {
     grants,
@@ -220,6 +227,7 @@ export function createCore(deps: CoreDeps): Core {
     signing,
     providers,
     oversight: gate,
+    claims,
     // A held send's reviewers are mailed their links (the approval queue is made just below).
     onHeld: (row, reviewers) => void approvals.notify(row, reviewers),
   });
@@ -298,7 +306,7 @@ export function createCore(deps: CoreDeps): Core {
     },
     jobs: { queue: jobs, handlers: jobHandlers },
     accessLog: createAccessLog(deps),
-    oversight: { gate, approvals, reviews: sendReviews },
+    oversight: { gate, approvals, reviews: sendReviews, claims },
   };
 }
 

@@ -144,6 +144,7 @@ export const CompactThreadSchema = z.object({
   starred: z.boolean().optional().describe('Present when true (or selected)'),
   has_attachments: z.boolean().optional().describe('Present when true (or selected)'),
   folders: z.array(z.string()).optional().describe('Absent when the thread is in the inbox only'),
+  claim: z.object({ by: z.string(), until: z.number() }).optional().describe("Another agent's claim_thread"),
 });
 
 const page = (item: z.ZodType) =>
@@ -167,7 +168,7 @@ export const compactOutputSchema = (kind: NonNullable<AgentBlock['compact']>): z
 
 /** The tool-only input fields that ask for more than the compact default: tools whose operation has `agent.body` take them. */
 export const INCLUDE_HTML_FIELD = {
-  include_html: z.boolean().optional().describe('Also the HTML body (hidden parts removed)'),
+  include_html: z.boolean().optional().describe('Also the HTML (hidden parts removed)'),
 };
 
 export const operationsByName = new Map(operations.map((operation) => [operation.name, operation]));
@@ -270,7 +271,15 @@ function compactThread(thread: Json): Json {
     starred: whenSet(thread.starred),
     has_attachments: whenSet(thread.has_attachments),
     folders: foldersOf(thread.folders),
+    claim: claimOf(thread.claim),
   });
+}
+
+/** A thread's claim as a list item shows it: who (the key's name) and until when. */
+function claimOf(claim: unknown): Json | undefined {
+  if (claim === null || typeof claim !== 'object') return undefined;
+  const { claimed_by: by, expires_at: until } = claim as { claimed_by?: { name?: string }; expires_at?: number };
+  return { by: by?.name ?? '', until: until ?? 0 };
 }
 
 /**

@@ -10,8 +10,8 @@ export const readAttachment = defineOperation({
   name: 'read_attachment',
   title: 'Read an attachment as text',
   description:
-    'Reads an attachment (ids from get_message) as text, a page at a time: PDF, DOCX, XLSX/ODS/CSV as tables, PPTX, HTML, text, calendars, messages. ' +
-    'Truncated: call again with cursor=next_cursor. Images: metadata only.',
+    'Reads an attachment (ids from get_message) as text, page by page: PDF, DOCX, spreadsheets, slides, HTML, text, calendars, messages. ' +
+    'More: cursor=next_cursor. Images: metadata only.',
   input: ReadAttachmentTextInputSchema,
   output: AttachmentTextSchema,
   hints: { readOnly: true, idempotent: true },

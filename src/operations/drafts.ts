@@ -17,15 +17,15 @@ import { defineOperation } from './define-operation.js';
 export const createDraft = defineOperation({
   name: 'create_draft',
   title: 'Create a draft',
-  description:
-    'Saves a message without sending it (the fields of send_message). Then update_draft, send_draft or delete_draft.',
+  description: "Saves an unsent message (send_message's fields). Then send_draft or update_draft.",
   input: CreateDraftInputSchema,
   output: DraftSchema,
   hints: { readOnly: false },
   http: { method: 'POST', path: '/grants/:grant_id/drafts', multipart: 'message' },
   tool: true,
   agent: {
-    omit: ['from', 'reply_to', 'custom_headers'],
+    // claim_token: a draft by the claim's own key needs none (tools/list stays within its 24,000 characters).
+    omit: ['from', 'reply_to', 'custom_headers', 'claim_token'],
     headline: (draft) =>
       `Created draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },
@@ -48,7 +48,7 @@ export const listDrafts = defineOperation({
 export const getDraft = defineOperation({
   name: 'get_draft',
   title: 'Get a draft',
-  description: 'Returns one draft: body, recipients, attachments, the message it answers.',
+  description: 'One draft: body, recipients, attachments, the message it answers.',
   input: DraftRefInputSchema,
   output: DraftSchema,
   hints: { readOnly: true },
@@ -61,15 +61,14 @@ export const getDraft = defineOperation({
 export const updateDraft = defineOperation({
   name: 'update_draft',
   title: 'Update a draft',
-  description:
-    'Changes the given fields of a draft and keeps the others (attachments given replace the list). Then send_draft.',
+  description: 'Changes the given fields of a draft, keeping the others (attachments given replace the list).',
   input: UpdateDraftInputSchema,
   output: DraftSchema,
   hints: { readOnly: false, idempotent: true },
   http: { method: 'PUT', path: '/grants/:grant_id/drafts/:draft_id', multipart: 'message' },
   tool: true,
   agent: {
-    omit: ['from', 'reply_to', 'custom_headers', 'metadata', 'tracking_options'],
+    omit: ['from', 'reply_to', 'custom_headers', 'metadata', 'tracking_options', 'claim_token'],
     headline: (draft) =>
       `Updated draft ${fieldText(draft.id ?? '')}${draft.thread_id ? ` in thread ${fieldText(draft.thread_id)}` : ''}`,
   },

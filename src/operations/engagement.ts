@@ -7,8 +7,7 @@ import { defineOperation } from './define-operation.js';
 export const getMessageEngagement = defineOperation({
   name: 'get_message_engagement',
   title: 'Get the engagement of a sent message',
-  description:
-    'Returns opens, clicks, replies and delivery per recipient of a message this mailbox sent (opens and clicks need tracking_options).',
+  description: 'Opens, clicks, replies and delivery per recipient of a sent message (opens, clicks: tracking_options).',
   input: GetMessageEngagementInputSchema,
   output: MessageEngagementSchema,
   hints: { readOnly: true },

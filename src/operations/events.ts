@@ -19,8 +19,7 @@ import { defineOperation } from './define-operation.js';
 export const listEvents = defineOperation({
   name: 'list_events',
   title: 'List events',
-  description:
-    'Lists events of a calendar in a window (default: the next 30 days); a series once unless expand_recurring.',
+  description: 'Events of a calendar in a window (default: the next 30 days); a series once unless expand_recurring.',
   input: ListEventsInputSchema,
   output: pageOf(EventSchema),
   hints: { readOnly: true },
@@ -47,7 +46,7 @@ export const listImportEvents = defineOperation({
 export const getEvent = defineOperation({
   name: 'get_event',
   title: 'Get an event',
-  description: 'Returns one event, or one occurrence of a series by its id, with participants and their answers.',
+  description: 'One event, or one occurrence of a series by its id, with participants and their answers.',
   input: EventRefInputSchema,
   output: EventSchema,
   hints: { readOnly: true },
@@ -60,7 +59,7 @@ export const createEvent = defineOperation({
   name: 'create_event',
   title: 'Create an event',
   description:
-    'Creates an event and emails participants an invitation; their answers appear in participants[].status. Find a free time first with find_availability.',
+    'Creates an event and emails invitations; answers show in participants[].status. A time: find_availability.',
   input: CreateEventInputSchema,
   output: EventSchema,
   hints: { readOnly: false, openWorld: true },
@@ -78,7 +77,7 @@ export const updateEvent = defineOperation({
   name: 'update_event',
   title: 'Update an event',
   description:
-    'Changes an event you organize (given fields replace the old) and emails participants. Answer an invitation with send_rsvp instead.',
+    'Changes an event you organize (given fields replace the old) and emails participants. To answer an invitation: send_rsvp.',
   input: UpdateEventInputSchema,
   output: EventSchema,
   hints: { readOnly: false, idempotent: true, openWorld: true },
@@ -96,7 +95,7 @@ export const deleteEvent = defineOperation({
   name: 'delete_event',
   title: 'Delete an event',
   description:
-    'Deletes an event (a series, or one occurrence by its id) and emails participants a cancellation unless notify_participants is false.',
+    'Deletes an event (a series, or one occurrence by id) and emails a cancellation unless notify_participants is false.',
   input: DeleteEventInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true, openWorld: true },

@@ -22,8 +22,7 @@ import { defineOperation } from './define-operation.js';
 export const listMessages = defineOperation({
   name: 'list_messages',
   title: 'List messages',
-  description:
-    'Lists messages, newest first, filtered by folder, flags, addresses, subject, thread, time or search. Read one with get_message.',
+  description: 'Lists messages, newest first, with the filters below.',
   input: ListMessagesInputSchema,
   output: pageOf(MessageSchema),
   hints: { readOnly: true },
@@ -51,7 +50,7 @@ export const cleanMessages = defineOperation({
 export const getMessage = defineOperation({
   name: 'get_message',
   title: 'Get a message',
-  description: 'Returns one message: body, addresses, folders, attachments (read one with read_attachment).',
+  description: 'One message: body, addresses, folders, attachments (read_attachment reads one).',
   input: GetMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: true },
@@ -64,7 +63,7 @@ export const getMessage = defineOperation({
 export const updateMessage = defineOperation({
   name: 'update_message',
   title: 'Update a message',
-  description: 'Marks a message read or unread, stars or unstars it, moves it (folders) or sets its metadata.',
+  description: 'Marks a message read or unread, starred or not, moves it (folders) or sets its metadata.',
   input: UpdateMessageInputSchema,
   output: MessageSchema,
   hints: { readOnly: false, idempotent: true },
@@ -81,8 +80,7 @@ export const updateMessage = defineOperation({
 export const deleteMessage = defineOperation({
   name: 'delete_message',
   title: 'Delete a message',
-  description:
-    'Moves a message to trash (update_message moves it back); one already in trash, or with hard_delete, is deleted for good.',
+  description: 'Moves a message to trash; one in trash, or with hard_delete, is deleted for good.',
   input: DeleteMessageInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true },
@@ -118,7 +116,7 @@ export const getAttachment = defineOperation({
   name: 'get_attachment',
   title: 'Read an attachment',
   description:
-    'Returns an attachment with its content (text as text, others Base64), cut at max_bytes. Ids come from get_message.',
+    'An attachment with its content (text as text, others Base64), cut at max_bytes. Ids come from get_message.',
   input: ReadAttachmentInputSchema,
   output: AttachmentWithContentSchema,
   hints: { readOnly: true },

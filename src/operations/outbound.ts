@@ -18,7 +18,7 @@ import { defineOperation } from './define-operation.js';
 export const sendMessage = defineOperation({
   name: 'send_message',
   title: 'Send a message',
-  description: `Sends an email; reply_to_message_id makes it a reply in that thread. At most ${MAX_RECIPIENTS} recipients, 40 MB. send_at schedules it; dry_run only checks it.`,
+  description: `Sends an email (reply_to_message_id: a reply in its thread). At most ${MAX_RECIPIENTS} recipients, 40 MB. send_at schedules it; dry_run only checks it.`,
   input: SendMessageInputSchema,
   output: SendMessageResultSchema,
   hints: { readOnly: false, openWorld: true },
@@ -38,8 +38,7 @@ export const sendMessage = defineOperation({
 export const listScheduledMessages = defineOperation({
   name: 'list_scheduled_messages',
   title: 'List scheduled sends',
-  description:
-    'Lists the scheduled sends, latest first, with their status. Stop a pending one with stop_scheduled_message.',
+  description: 'Scheduled sends, latest first, with their status. Stop a pending one with stop_scheduled_message.',
   input: ListScheduledMessagesInputSchema,
   output: z.object({ data: z.array(ScheduledMessageSchema).describe('Scheduled sends') }),
   hints: { readOnly: true },

@@ -57,6 +57,8 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   get_thread: read,
   list_threads: read,
   update_thread: write,
+  claim_thread: send,
+  release_thread: send,
   complete_attachment_upload: [drafts, send],
   create_attachment_upload: [drafts, send],
   // Calendars and contacts.

@@ -9,6 +9,13 @@ import {
   ThreadSchema,
   UpdateThreadInputSchema,
 } from '../schemas/threads.js';
+import {
+  ClaimThreadInputSchema,
+  ReleasedThreadSchema,
+  ReleaseThreadInputSchema,
+  ThreadClaimSchema,
+} from '../schemas/thread-claims.js';
+import type { Core } from '../core-types.js';
 import { fieldText } from './agent.js';
 import { bodyAsAsked } from './read-body.js';
 import { defineOperation } from './define-operation.js';
@@ -16,20 +23,23 @@ import { defineOperation } from './define-operation.js';
 export const listThreads = defineOperation({
   name: 'list_threads',
   title: 'List threads',
-  description: 'Lists conversations, newest first, filtered as list_messages. Read one with get_thread.',
+  description: 'Lists conversations, newest first, filtered as list_messages.',
   input: ListThreadsInputSchema,
   output: pageOf(ThreadSchema),
   hints: { readOnly: true },
   http: { method: 'GET', path: '/grants/:grant_id/threads', envelope: 'list' },
   tool: true,
   agent: { compact: 'threads', omit: ['cc', 'bcc', 'any_email'] },
-  run: (core, input, { principal }) => core.mail.threads.list(principal, input),
+  run: async (core, input, { principal }) => {
+    const page = await core.mail.threads.list(principal, input);
+    return { ...page, data: await withClaims(core, page.data) };
+  },
 });
 
 export const getThread = defineOperation({
   name: 'get_thread',
   title: 'Get a thread',
-  description: 'Returns one conversation with its messages, participants, folders and flags.',
+  description: 'One conversation with its messages, participants, folders and flags.',
   input: GetThreadInputSchema,
   output: ThreadSchema,
   hints: { readOnly: true },
@@ -37,9 +47,9 @@ export const getThread = defineOperation({
   tool: true,
   agent: { body: 'thread' },
   run: async (core, input, { principal }) => {
-    const thread = await core.mail.threads.find(principal, input);
-    const latest = thread.latest_draft_or_message;
-    return latest ? { ...thread, latest_draft_or_message: await bodyAsAsked(latest, input) } : thread;
+    const [thread] = await withClaims(core, [await core.mail.threads.find(principal, input)]);
+    const latest = thread!.latest_draft_or_message;
+    return latest ? { ...thread!, latest_draft_or_message: await bodyAsAsked(latest, input) } : thread!;
   },
 });
 
@@ -72,4 +82,51 @@ export const deleteThread = defineOperation({
     await core.mail.threads.destroy(principal, input);
     return {};
   },
+});
+
+/** Threads with the claim each one is under (issue 40, item 4), never its token. */
+async function withClaims<T extends { id?: string | undefined; grant_id?: string | undefined }>(
+  core: Core,
+  threads: T[],
+): Promise<T[]> {
+  const grantId = threads.find((thread) => thread.grant_id)?.grant_id;
+  if (!grantId) return threads;
+  const claims = await core.oversight.claims.summaries(
+    grantId,
+    threads.flatMap((thread) => (thread.id ? [thread.id] : [])),
+  );
+  if (claims.size === 0) return threads;
+  return threads.map((thread) => {
+    const claim = thread.id ? claims.get(thread.id) : undefined;
+    return claim ? { ...thread, claim } : thread;
+  });
+}
+
+export const claimThread = defineOperation({
+  name: 'claim_thread',
+  title: 'Claim a thread',
+  description: 'Holds a thread ttl_seconds so only you send into it: reply with its claim_token (that releases it).',
+  input: ClaimThreadInputSchema,
+  output: ThreadClaimSchema,
+  hints: { readOnly: false },
+  http: { method: 'POST', path: '/grants/:grant_id/threads/:thread_id/claim' },
+  tool: true,
+  agent: { headline: (claim) => `Claimed thread ${fieldText(claim.thread_id ?? '')}` },
+  run: (core, input, { principal, client }) => core.oversight.claims.claim(principal, { client }, input),
+});
+
+export const releaseThread = defineOperation({
+  name: 'release_thread',
+  title: 'Release a thread',
+  description: 'Ends your thread claim.',
+  input: ReleaseThreadInputSchema,
+  output: ReleasedThreadSchema,
+  hints: { readOnly: false, idempotent: true },
+  http: { method: 'POST', path: '/grants/:grant_id/threads/:thread_id/release' },
+  tool: true,
+  agent: {
+    headline: (result) =>
+      `${result.released ? 'Released' : 'No claim was running on'} thread ${fieldText(result.thread_id ?? '')}`,
+  },
+  run: (core, input, { principal }) => core.oversight.claims.release(principal, input),
 });

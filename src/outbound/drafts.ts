@@ -112,8 +112,9 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     /** Creates a draft in the `drafts` folder (and in the thread of the message it answers). */
     async create(principal: Principal, input: CreateDraftInput): Promise<Draft> {
       const grant = await grants.require(principal, input.grant_id);
-      const { grant_id: _grant, starred, send_at: sendAt, ...request } = input;
+      const { grant_id: _grant, starred, send_at: sendAt, claim_token: claimToken, ...request } = input;
       const composition = await prepare(principal, grant, request, 'draft');
+      await parts.sendGate.assertUnclaimed(composition, claimToken, principal);
       const built = await build(
         composition,
         `${newId()}@${grant.email.slice(grant.email.lastIndexOf('@') + 1)}`,
@@ -171,8 +172,17 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     async update(principal: Principal, input: UpdateDraftInput): Promise<Draft> {
       const grant = await grants.require(principal, input.grant_id);
       const record = await requireDraft(grant.id, input.draft_id);
-      const { grant_id: _grant, draft_id: _draft, starred, unread, send_at: sendAt, ...changes } = input;
+      const {
+        grant_id: _grant,
+        draft_id: _draft,
+        starred,
+        unread,
+        send_at: sendAt,
+        claim_token: claimToken,
+        ...changes
+      } = input;
       const composition = await compositionOf(principal, grant, record, changes, 'draft');
+      await parts.sendGate.assertUnclaimed(composition, claimToken, principal);
       const built = await build(composition, record.details.headerMessageId, clock.now());
       const updated = await db.write(async (tx) => {
         await assertCurrent(tx, record);
@@ -216,6 +226,7 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
       const provenance = provenanceOf(principal, context);
       const gated = await parts.sendGate.check(principal, context, prepared, 'draft', {
         allowAutomatedReply: input.allow_automated_reply,
+        claimToken: input.claim_token,
       });
       const { verdict, composition } = gated;
       await parts.sendGate.announce(gated);
@@ -242,13 +253,15 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
       const review = verdict.monitored ? parts.sendGate.reviewAfter(composition, provenance) : undefined;
       const after = (tx: Tx, sentMessageId: string) => removeDraft(tx, record).then(() => review?.(tx, sentMessageId));
       const { headerMessageId } = record.details;
-      return accept(composition, {
+      const sent = await accept(composition, {
         claim,
         provenance,
         headerMessageId,
         before: (tx) => assertCurrent(tx, record),
         after,
       });
+      await parts.sendGate.settle(gated);
+      return sent;
     },
 
     heldHooks: (grantId, draftId, draftMessageId) =>
@@ -258,33 +271,36 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     findScheduled,
     stopScheduled,
 
-    /** Ids of the drafts among the given message rows (for threads' draft_ids). */
-    async draftIdsOf(messageIds: string[]): Promise<Map<string, string>> {
-      const map = new Map<string, string>();
-      for (let index = 0; index < messageIds.length; index += 500) {
-        const rows = await db.orm
-          .select({ id: tables.draftDetails.id, messageId: tables.draftDetails.messageId })
-          .from(tables.draftDetails)
-          .where(inArray(tables.draftDetails.messageId, messageIds.slice(index, index + 500)));
-        for (const row of rows) map.set(row.messageId, row.id);
-      }
-      return map;
-    },
-
-    /** The drafts whose current version is one of the given message rows, by row id (a thread's latest_draft_or_message). */
-    async draftsOf(messageIds: string[]): Promise<Map<string, Draft>> {
-      if (messageIds.length === 0) return new Map();
-      const records = await db.orm
-        .select({ details: tables.draftDetails, row: tables.messages })
-        .from(tables.draftDetails)
-        .innerJoin(tables.messages, eq(tables.messages.id, tables.draftDetails.messageId))
-        .where(inArray(tables.draftDetails.messageId, messageIds));
-      const drafts = await present(records);
-      return new Map(records.map((record, index) => [record.row.id, drafts[index]!]));
-    },
+    draftIdsOf: (messageIds) => draftIdsOf(db, messageIds),
+    draftsOf: (messageIds) => draftsOf(db, messageIds),
 
     handlers: scheduled.handlers,
   };
+}
+
+/** Ids of the drafts among the given message rows (for threads' draft_ids). */
+async function draftIdsOf(db: CoreDeps['db'], messageIds: string[]): Promise<Map<string, string>> {
+  const map = new Map<string, string>();
+  for (let index = 0; index < messageIds.length; index += 500) {
+    const rows = await db.orm
+      .select({ id: tables.draftDetails.id, messageId: tables.draftDetails.messageId })
+      .from(tables.draftDetails)
+      .where(inArray(tables.draftDetails.messageId, messageIds.slice(index, index + 500)));
+    for (const row of rows) map.set(row.messageId, row.id);
+  }
+  return map;
+}
+
+/** The drafts whose current version is one of the given message rows, by row id (a thread's latest_draft_or_message). */
+async function draftsOf(db: CoreDeps['db'], messageIds: string[]): Promise<Map<string, Draft>> {
+  if (messageIds.length === 0) return new Map();
+  const records = await db.orm
+    .select({ details: tables.draftDetails, row: tables.messages })
+    .from(tables.draftDetails)
+    .innerJoin(tables.messages, eq(tables.messages.id, tables.draftDetails.messageId))
+    .where(inArray(tables.draftDetails.messageId, messageIds));
+  const drafts = await presentDrafts(db, records);
+  return new Map(records.map((record, index) => [record.row.id, drafts[index]!]));
 }
 
 /** The hooks of an approved draft's send (see {@link DraftService.heldHooks}). */

@@ -38,7 +38,7 @@ import {
 } from '../deliverability/index.js';
 import { createTransactionalSend } from './transactional-send.js';
 import { createSendGate } from './send-gate.js';
-import type { ApprovalRow, Oversight } from '../oversight/index.js';
+import type { ApprovalRow, Oversight, ThreadClaims } from '../oversight/index.js';
 import { createProviders, type Providers } from '../providers/index.js';
 
 /** Parts the outbound service uses. */
@@ -58,6 +58,8 @@ export interface OutboundParts {
   providers?: Providers | undefined;
   /** Oversight's send gate (src/oversight): absent, every send goes (as under `autonomous`). */
   oversight?: Oversight | undefined;
+  /** Thread claims (src/oversight): the holder's reply ends its claim; drafts into a claimed thread need its token. */
+  claims?: Pick<ThreadClaims, 'assertFree' | 'settle'> | undefined;
   /** Told of each send held for approval, with the reviewers its policy names (they are mailed their links). */
   onHeld?: ((row: ApprovalRow, reviewers: readonly string[]) => void) | undefined;
 }
@@ -89,6 +91,7 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
   const { accept, invitations, notifier } = submission;
   const sendGate = createSendGate(deps, {
     gate: parts.oversight,
+    claims: parts.claims,
     onHeld: parts.onHeld,
     composer,
     idempotency,
@@ -111,7 +114,15 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
   /** The outbound stage's verdict on a send, as if it were made now. Reads only. */
   async function dryRun(principal: Principal, input: SendMessageInput) {
     const grant = await grants.require(principal, input.grant_id);
-    const { grant_id: _grant, send_at: _sendAt, use_draft: _useDraft, dry_run: _dryRun, ...request } = input;
+    const {
+      grant_id: _grant,
+      send_at: _sendAt,
+      use_draft: _useDraft,
+      dry_run: _dryRun,
+      allow_automated_reply: _automated,
+      claim_token: _claimToken,
+      ...request
+    } = input;
     const composition = await composer.prepare(principal, grant, request, 'send');
     const built = await composer.build(composition, `${newId()}@${domainOf(grant.email)}`, clock.now());
     const routed = await queue.routeFor(
@@ -143,11 +154,12 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
       if (replay) return replay.response as SendResult;
       const grant = await grants.require(principal, input.grant_id);
       const { grant_id: _grant, send_at: sendAt, use_draft: useDraft, dry_run: _dryRun, ...request } = input;
-      const { allow_automated_reply: allowAutomatedReply, ...message } = request;
+      const { allow_automated_reply: allowAutomatedReply, claim_token: claimToken, ...message } = request;
       const prepared = await composer.prepare(principal, grant, message, 'send');
       const provenance = provenanceOf(principal, context);
       const gated = await sendGate.check(principal, context, prepared, context.face === 'smtp' ? 'smtp' : 'send', {
         allowAutomatedReply,
+        claimToken,
       });
       const { verdict, composition } = gated;
       await sendGate.announce(gated);
@@ -161,11 +173,13 @@ export function createOutboundService(deps: CoreDeps, parts: OutboundParts): Out
           claim,
           provenance,
         });
-      return accept(composition, {
+      const sent = await accept(composition, {
         claim,
         provenance,
         after: verdict.monitored ? sendGate.reviewAfter(composition, provenance) : undefined,
       });
+      await sendGate.settle(gated);
+      return sent;
     },
 
     /** Sends a held message once approved: the exact MIME approved, dated again and signed (src/oversight). */

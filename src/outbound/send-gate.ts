@@ -24,6 +24,7 @@ import {
   type SendAttempt,
   type SendVerdict,
   threadOfMessage,
+  type ThreadClaims,
 } from '../oversight/index.js';
 import type { ApprovalPending } from '../schemas/oversight.js';
 import { unixSeconds } from '../time.js';
@@ -42,6 +43,8 @@ export interface SendIntent {
 /** Parts of the send gate. */
 export interface SendGateParts {
   gate: Oversight | undefined;
+  /** Thread claims (issue 40): drafts into a claimed thread need the token; the holder's reply ends the claim. */
+  claims?: Pick<ThreadClaims, 'assertFree' | 'settle'> | undefined;
   /** Told of each send held (after its transaction), with the reviewers of its grant's policy. */
   onHeld?: ((row: ApprovalRow, reviewers: readonly string[]) => void) | undefined;
   composer: Composer;
@@ -81,6 +84,10 @@ export interface SendGate {
    * `approval.requested`. Never throws: the caller answers the send either way.
    */
   announce(gated: GatedSend): Promise<void>;
+  /** A draft written into a claimed thread without the claim's token: throws the 409 naming the claim. */
+  assertUnclaimed(composition: Composition, claimToken: string | undefined, principal: Principal): Promise<void>;
+  /** A send that left into a thread with its claim's token: the claim ends (never throws). */
+  settle(gated: GatedSend): Promise<void>;
   /** The `after` hook of a monitored send: lists it for review in its transaction. */
   reviewAfter(composition: Composition, provenance: StoredProvenance): (tx: Tx, messageId: string) => Promise<void>;
   /** The held composition and its exact MIME, dated now and signed, ready for `accept` (`prebuilt`). */
@@ -309,6 +316,7 @@ export function createSendGate(
     check,
     hold,
     announce,
+    ...claimChecks(db, parts.claims),
     unhold: (row) => unhold({ db, clock, composer }, row),
     reviewAfter: (composition, provenance) => async (tx, messageId) => {
       const { grant } = composition;
@@ -332,6 +340,24 @@ export function createSendGate(
         objectId: messageId,
         object: { object: 'send_review', grant_id: grant.id, message_id: messageId, subject: composition.subject },
       });
+    },
+  };
+}
+
+/** What the send path asks of thread claims (see {@link SendGate.assertUnclaimed} and {@link SendGate.settle}). */
+function claimChecks(
+  db: CoreDeps['db'],
+  claims: SendGateParts['claims'],
+): Pick<SendGate, 'assertUnclaimed' | 'settle'> {
+  return {
+    async assertUnclaimed(composition, claimToken, principal) {
+      if (!claims || !composition.replyToMessageId) return;
+      const threadId = await threadOfMessage(db, composition.grant.id, composition.replyToMessageId);
+      if (threadId) await claims.assertFree(composition.grant.id, threadId, claimToken, principal.key?.id);
+    },
+    async settle({ attempt }) {
+      if (claims && attempt?.threadId && attempt.intent.claimToken)
+        await claims.settle(attempt.grant.id, attempt.threadId, attempt.intent.claimToken);
     },
   };
 }

@@ -31,3 +31,10 @@ export type { SendReviewRow } from './approval-store.js';
 export { EXCEPTED_HEADERS, heldSha256, restamp, withoutExcepted } from './held-mime.js';
 export { threadOfMessage } from './oversight-store.js';
 export { createSendReviews, toSendReview } from './send-reviews.js';
+export {
+  claimGuard,
+  claimedError,
+  createThreadClaims,
+  type ThreadClaimParts,
+  type ThreadClaims,
+} from './thread-claims.js';

@@ -17,8 +17,8 @@ export const ReadAttachmentTextInputSchema = GetAttachmentInputSchema.extend({
     .min(1)
     .max(MAX_ATTACHMENT_PAGE_TOKENS)
     .optional()
-    .describe(`Page size in tokens (default 5000, at most ${MAX_ATTACHMENT_PAGE_TOKENS})`),
-  cursor: z.string().min(1).max(512).optional().describe('next_cursor of the previous page'),
+    .describe(`Tokens a page (default 5000, at most ${MAX_ATTACHMENT_PAGE_TOKENS})`),
+  cursor: z.string().min(1).max(512).optional().describe('A next_cursor'),
 }).meta({ id: 'ReadAttachmentTextInput' });
 export type ReadAttachmentTextInput = z.infer<typeof ReadAttachmentTextInputSchema>;
 

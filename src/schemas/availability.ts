@@ -160,7 +160,7 @@ export const GetAvailabilityInputSchema = z
       .min(1)
       .max(1440)
       .optional()
-      .describe('Minutes between candidate starts (default duration_minutes)'),
+      .describe('Minutes between starts (default duration_minutes)'),
     round_to: z
       .number()
       .int()

@@ -20,10 +20,10 @@ export const GrantIdSchema = z.string().min(1).max(320).describe('Grant id or em
 export const UnixSecondsSchema = z.number().int().min(0).describe('Unix timestamp in seconds');
 
 /** Page size of cursor-paginated lists: default 50, at most 200. */
-export const LimitSchema = z.number().int().min(1).max(200).optional().describe('Max 200 (default 50)');
+export const LimitSchema = z.number().int().min(1).max(200).optional().describe('1-200 (default 50)');
 
 /** The opaque `next_cursor` of a previous page. */
-export const PageTokenSchema = z.string().min(1).max(1024).optional().describe('Previous next_cursor');
+export const PageTokenSchema = z.string().min(1).max(1024).optional().describe('A next_cursor');
 
 /** `{ name, email }` as used for senders and recipients. */
 export const EmailAddressSchema = z.object({

@@ -4,6 +4,7 @@
  * only sending uses (reply_to_message_id, tracking_options, custom_headers, send_at).
  */
 import { z } from 'zod';
+import { ClaimTokenFieldSchema } from './thread-claims.js';
 import { GrantIdSchema, IdSchema, LimitSchema, PageTokenSchema, UnixSecondsSchema } from './common.js';
 import { MessageSchema, selectSchemaOf } from './messages.js';
 import { AllowAutomatedReplySchema, composeFields, CustomHeaderSchema, TrackingOptionsSchema } from './send.js';
@@ -28,6 +29,7 @@ export const CreateDraftInputSchema = z
     bcc: composeFields.bcc.optional(),
     starred: z.boolean().optional().describe('Star the draft'),
     send_at: UnixSecondsSchema.optional().describe('When send_draft sends it (unix seconds)'),
+    claim_token: ClaimTokenFieldSchema,
   })
   .meta({ id: 'CreateDraftInput' });
 export type CreateDraftInput = z.infer<typeof CreateDraftInputSchema>;
@@ -42,6 +44,7 @@ export const UpdateDraftInputSchema = z
     starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
     unread: z.boolean().optional().describe('Mark unread (true) or read (false)'),
     send_at: UnixSecondsSchema.optional().describe('When send_draft sends it (unix seconds)'),
+    claim_token: ClaimTokenFieldSchema,
   })
   .meta({ id: 'UpdateDraftInput' });
 export type UpdateDraftInput = z.infer<typeof UpdateDraftInputSchema>;
@@ -57,10 +60,10 @@ export const ListDraftsInputSchema = z.object({
   to: AddressFilterSchema.optional().describe('To one of these addresses'),
   cc: AddressFilterSchema.optional().describe('Copying one of these addresses'),
   bcc: AddressFilterSchema.optional().describe('Blind-copying one of these addresses'),
-  unread: z.boolean().optional().describe('Unread (true) or read (false) only'),
-  starred: z.boolean().optional().describe('Starred (true) or not (false) only'),
+  unread: z.boolean().optional().describe('Unread or read only'),
+  starred: z.boolean().optional().describe('Starred or not only'),
   thread_id: IdSchema.optional().describe('In this thread'),
-  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
+  has_attachment: z.boolean().optional().describe('With attachments or not'),
   select: selectSchemaOf(DraftSchema, 'draft'),
 });
 export type ListDraftsInput = z.infer<typeof ListDraftsInputSchema>;
@@ -68,5 +71,8 @@ export type ListDraftsInput = z.infer<typeof ListDraftsInputSchema>;
 export const DraftRefInputSchema = z.object({ grant_id: GrantIdSchema, draft_id: IdSchema.describe('Draft id') });
 export type DraftRefInput = z.infer<typeof DraftRefInputSchema>;
 
-export const SendDraftInputSchema = DraftRefInputSchema.extend({ allow_automated_reply: AllowAutomatedReplySchema });
+export const SendDraftInputSchema = DraftRefInputSchema.extend({
+  allow_automated_reply: AllowAutomatedReplySchema,
+  claim_token: ClaimTokenFieldSchema,
+});
 export type SendDraftInput = z.infer<typeof SendDraftInputSchema>;

@@ -202,7 +202,7 @@ export const ListEventsInputSchema = z.object({
   expand_recurring: z
     .boolean()
     .optional()
-    .describe(`Each occurrence as its own event (window then at most ${MAX_EXPANDED_WINDOW_DAYS} days)`),
+    .describe(`Each occurrence as an event (window then at most ${MAX_EXPANDED_WINDOW_DAYS} days)`),
   show_cancelled: z.boolean().optional().describe('Include cancelled events'),
   title: z.string().max(1024).optional().describe('Title contains this'),
   description: z.string().max(1024).optional().describe('Description contains this'),
@@ -230,7 +230,7 @@ export const ListImportEventsInputSchema = ListEventsInputSchema.pick({
 export type ListImportEventsInput = z.infer<typeof ListImportEventsInputSchema>;
 
 /** An event, or one occurrence of a series by its instance id. */
-const EventIdSchema = IdSchema.describe('Event id (an occurrence: <series id>_<start>)');
+const EventIdSchema = IdSchema.describe('Event id (occurrence: <series id>_<start>)');
 
 export const EventRefInputSchema = z.object({
   grant_id: GrantIdSchema,

@@ -20,7 +20,7 @@ export const GetFreeBusyInputSchema = z
       .array(z.string().min(1).max(320))
       .min(1)
       .max(MAX_FREE_BUSY_EMAILS)
-      .describe('Addresses, each an Agent Account of this application'),
+      .describe('Agent Account addresses of this application'),
     tentative_as_busy: z.boolean().optional().describe('Tentative events count as busy (default true)'),
   })
   .meta({ id: 'GetFreeBusyInput' });

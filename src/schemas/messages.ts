@@ -324,19 +324,19 @@ export const ListMessagesInputSchema = z.object({
   grant_id: GrantIdSchema,
   limit: LimitSchema,
   page_token: PageTokenSchema,
-  subject: z.string().max(998).optional().describe('Subject contains this (any case)'),
+  subject: z.string().max(998).optional().describe('Subject contains (any case)'),
   any_email: AddressFilterSchema.optional().describe('From or to any of these addresses'),
   from: AddressFilterSchema.optional().describe('From one of these addresses'),
   to: AddressFilterSchema.optional().describe('To one of these addresses'),
   cc: AddressFilterSchema.optional().describe('Only messages copied to one of these addresses'),
   bcc: AddressFilterSchema.optional().describe('Only messages blind-copied to one of these addresses'),
-  in: z.array(IdSchema).max(20).optional().describe('In one of these folder ids (inbox, sent, …)'),
-  unread: z.boolean().optional().describe('Unread (true) or read (false) only'),
-  starred: z.boolean().optional().describe('Starred (true) or not (false) only'),
+  in: z.array(IdSchema).max(20).optional().describe('In these folder ids (inbox, sent, …)'),
+  unread: z.boolean().optional().describe('Unread or read only'),
+  starred: z.boolean().optional().describe('Starred or not only'),
   thread_id: IdSchema.optional().describe('In this thread'),
-  received_before: UnixSecondsSchema.optional().describe('Received before (unix seconds)'),
-  received_after: UnixSecondsSchema.optional().describe('Received after (unix seconds)'),
-  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
+  received_before: UnixSecondsSchema.optional().describe('Before (unix s)'),
+  received_after: UnixSecondsSchema.optional().describe('After (unix s)'),
+  has_attachment: z.boolean().optional().describe('With attachments or not'),
   search_query_native: z
     .string()
     .max(1000)
@@ -362,7 +362,7 @@ export const UpdateMessageInputSchema = z.object({
   message_id: IdSchema.describe('Message id'),
   unread: z.boolean().optional().describe('Mark read (false) or unread (true)'),
   starred: z.boolean().optional().describe('Star (true) or unstar (false)'),
-  folders: z.array(IdSchema).min(1).max(20).optional().describe('Folder ids it is in from now on (replaces them)'),
+  folders: z.array(IdSchema).min(1).max(20).optional().describe('Its folder ids from now on (replaces them)'),
   metadata: MetadataSchema.optional().describe('Your key-value strings; replace the current ones'),
 });
 export type UpdateMessageInput = z.infer<typeof UpdateMessageInputSchema>;
@@ -381,7 +381,7 @@ export const GetAttachmentInputSchema = z.object({
     .string({ error: 'required: pass the id of the message the attachment belongs to (message_id=…)' })
     .min(1)
     .max(256)
-    .describe('Id of the message the attachment belongs to'),
+    .describe('Its message id'),
 });
 export type GetAttachmentInput = z.infer<typeof GetAttachmentInputSchema>;
 
@@ -395,7 +395,7 @@ export const ReadAttachmentInputSchema = GetAttachmentInputSchema.extend({
     .min(1)
     .max(MAX_INLINE_ATTACHMENT_BYTES)
     .optional()
-    .describe(`Most bytes to return (default 1 MB, at most ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB)`),
+    .describe(`Bytes at most (default 1 MB, up to ${MAX_INLINE_ATTACHMENT_BYTES / 1024 / 1024} MB)`),
 });
 export type ReadAttachmentInput = z.infer<typeof ReadAttachmentInputSchema>;
 

@@ -4,6 +4,7 @@
  * messages). Every field that ends up in a header refuses CR and LF here, so no face can inject a header.
  */
 import { z } from 'zod';
+import { ClaimTokenFieldSchema } from './thread-claims.js';
 import { GrantIdSchema, IdSchema, MetadataSchema, UnixSecondsSchema } from './common.js';
 import { MessageSchema } from './messages.js';
 import { ApprovalSchema } from './oversight.js';
@@ -128,8 +129,8 @@ export type AttachmentInput = z.infer<typeof AttachmentInputSchema>;
 export const composeFields = {
   grant_id: GrantIdSchema,
   to: recipientList('Recipients: [{email, name?}]'),
-  cc: recipientList('Copied: [{email, name?}]'),
-  bcc: recipientList('Blind-copied: [{email, name?}]'),
+  cc: recipientList('Cc: [{email, name?}]'),
+  bcc: recipientList('Bcc: [{email, name?}]'),
   reply_to: z.array(RecipientSchema).max(10).optional().describe('Where replies go, if not to the sender'),
   from: z.array(RecipientSchema).max(1).optional().describe('Sender (default: the mailbox; only the name may differ)'),
   subject: headerText(998).optional().describe('Subject line'),
@@ -151,14 +152,11 @@ export const composeFields = {
     .max(MAX_CUSTOM_HEADERS)
     .optional()
     .describe('Extra headers, such as X-Campaign-Id'),
-  metadata: MetadataSchema.optional().describe('Your key-value strings, kept on the message'),
+  metadata: MetadataSchema.optional().describe('Your key-value strings'),
 };
 
 /** Extension (oversight): an agent answering an automated message (an auto-reply, a bounce, a list) says it means to. */
-export const AllowAutomatedReplySchema = z
-  .boolean()
-  .optional()
-  .describe('Answer an automated message (auto-reply, bounce) anyway');
+export const AllowAutomatedReplySchema = z.boolean().optional().describe('Answer an automated message anyway');
 
 export const SendMessageInputSchema = z
   .object({
@@ -168,8 +166,9 @@ export const SendMessageInputSchema = z
     bcc: composeFields.bcc.optional(),
     send_at: UnixSecondsSchema.optional().describe('Send later, at this unix time (≤ 30 days ahead)'),
     use_draft: z.boolean().optional().describe('With send_at: keep the message in drafts if the schedule is stopped'),
-    dry_run: z.boolean().optional().describe('Only check whether it would go; sends nothing'),
+    dry_run: z.boolean().optional().describe('Check only; sends nothing'),
     allow_automated_reply: AllowAutomatedReplySchema,
+    claim_token: ClaimTokenFieldSchema,
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;

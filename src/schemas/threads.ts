@@ -3,6 +3,7 @@
  * Threads on the wire, as in Nylas v3 `models/threads.ts`.
  */
 import { z } from 'zod';
+import { ThreadClaimSummarySchema } from './thread-claims.js';
 import {
   BodyFormatSchema,
   GrantIdSchema,
@@ -53,6 +54,7 @@ export const ThreadSchema = z
     has_drafts: z.boolean().optional(),
     starred: z.boolean().optional().describe('True when any message is starred'),
     unread: z.boolean().optional().describe('True when any message is unread'),
+    claim: ThreadClaimSummarySchema.optional().describe('Extension: claimed by an agent (claim_thread)'),
   })
   .meta({ id: 'Thread' });
 export type Thread = z.infer<typeof ThreadSchema>;
@@ -77,7 +79,7 @@ export const ListThreadsInputSchema = z.object({
   starred: z.boolean().optional().describe('With (true) or without (false) starred messages'),
   latest_message_before: UnixSecondsSchema.optional().describe('Newest message before (unix seconds)'),
   latest_message_after: UnixSecondsSchema.optional().describe('Newest message after (unix seconds)'),
-  has_attachment: z.boolean().optional().describe('With (true) or without (false) attachments'),
+  has_attachment: z.boolean().optional().describe('With attachments or not'),
   search_query_native: z.string().max(1000).optional().describe('Full-text search, as in list_messages'),
   select: ThreadSelectSchema,
 });

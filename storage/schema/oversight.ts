@@ -140,3 +140,27 @@ export const untrustedReads = sqliteTable(
     index('untrusted_reads_reader_idx').on(table.reader, table.at),
   ],
 );
+
+/**
+ * A thread claimed by one agent for a time (issue 40, item 4): a lease. While it runs, sends and drafts into the
+ * thread need its token; a reply by the holder or a release ends it; past `expires_at` it is free (and the next claim
+ * replaces the row). The token is kept as its SHA-256 only.
+ */
+export const threadClaims = sqliteTable(
+  'thread_claims',
+  {
+    grantId: text('grant_id').notNull(),
+    threadId: text('thread_id').notNull(),
+    applicationId: text('application_id').notNull(),
+    /** SHA-256 (hex) of the claim token. */
+    tokenHash: text('token_hash').notNull(),
+    /** The key that claimed (null: the application itself), its name, and the MCP session when there was one. */
+    keyId: text('key_id'),
+    keyName: text('key_name').notNull(),
+    session: text('session'),
+    /** Unix ms. */
+    expiresAt: integer('expires_at').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.grantId, table.threadId] })],
+);

@@ -338,6 +338,25 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     params: { grant_id: await f.grant(), thread_id: (await f.message()).thread_id },
     body: { starred: true },
   }),
+  claim_thread: async (f) => {
+    const grant = await f.grant();
+    const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
+      to: [{ email: 'someone@example.com' }],
+      subject: 'Claimed thread',
+      body: 'x',
+    });
+    return { params: { grant_id: grant, thread_id: sent.thread_id }, body: { ttl_seconds: 60 } };
+  },
+  release_thread: async (f) => {
+    const grant = await f.grant();
+    const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
+      to: [{ email: 'someone@example.com' }],
+      subject: 'Released thread',
+      body: 'x',
+    });
+    const claim = await f.create(`/v3/grants/${grant}/threads/${sent.thread_id as string}/claim`, {});
+    return { params: { grant_id: grant, thread_id: sent.thread_id }, body: { claim_token: claim.claim_token } };
+  },
   delete_thread: async (f) => {
     const grant = await f.grant();
     const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
