@@ -7,8 +7,9 @@
  * AGENTPOST_WORKER_POLL_MS, 1,000 by default). The latency of an event is the time from the SMTP 250 of its message
  * (answered once the message is committed) to the client parsing it; p50 and p99. The reference writes events of
  * the same size at the same rate to its SSE clients, each stamped when written, and its latency is from that stamp
- * to the client parsing it. Then 500 idle streams are opened to A (SSE, then WebSocket) and to the reference, and
- * the server's resident memory (VmRSS) grows by the figure given per stream.
+ * to the client parsing it. First (before any load, so that the heap is as it started), 500 idle streams are opened
+ * to A (SSE, then WebSocket) and to the reference, and the server's resident memory (VmRSS) grows by the figure given
+ * per stream.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -147,7 +148,7 @@ async function idleCost(pid: number, count: number, open: () => Promise<() => vo
   const before = rssKb(pid);
   const closers: (() => void)[] = [];
   for (let index = 0; index < count; index++) closers.push(await open());
-  await sleep(1000);
+  await sleep(2000);
   const after = rssKb(pid);
   for (const close of closers) close();
   await sleep(500);
@@ -183,6 +184,18 @@ export async function run(): Promise<Record<string, number | string>> {
     const grantId = answer.data.id;
     const path = `/v3/events/stream?grant_id=${grantId}&trigger_types=message.created`;
 
+    // Memory of idle streams, first, while each server's heap is still as it started (after a load phase the
+    // heap shrinks as it is collected, and resident memory falls while streams open).
+    const idlePath = `/v3/events/stream?trigger_types=calendar.deleted`;
+    out['idle SSE stream: server memory (KB each)'] = Math.round(
+      await idleCost(a.child.pid!, IDLE_STREAMS, () => sse(`${a!.url}${idlePath}`, () => undefined)),
+    );
+    out['idle WebSocket stream: server memory (KB each)'] = Math.round(
+      await idleCost(a.child.pid!, IDLE_STREAMS, () => websocket(`${a!.url}${idlePath}`, () => undefined)),
+    );
+    out['reference, idle bare Hono SSE stream (KB each)'] = Math.round(
+      await idleCost(bare.child.pid!, IDLE_STREAMS, () => sse(`${bare!.url}/stream`, () => undefined)),
+    );
     // Warm-up: every path once (V8, the caches, the tail of each process).
     await sendPaced(a.smtpPort!, 200, RATE, 'warm');
     await sleep(1500);
@@ -232,17 +245,6 @@ export async function run(): Promise<Record<string, number | string>> {
       `${percentile(bareLatency, 0.5).toFixed(1)} / ${percentile(bareLatency, 0.99).toFixed(1)}`;
     out['payload bytes (median)'] = size;
 
-    // Memory of idle streams.
-    const idlePath = `/v3/events/stream?trigger_types=calendar.deleted`;
-    out['idle SSE stream: server memory (KB each)'] = Math.round(
-      await idleCost(a.child.pid!, IDLE_STREAMS, () => sse(`${a!.url}${idlePath}`, () => undefined)),
-    );
-    out['idle WebSocket stream: server memory (KB each)'] = Math.round(
-      await idleCost(a.child.pid!, IDLE_STREAMS, () => websocket(`${a!.url}${idlePath}`, () => undefined)),
-    );
-    out['reference, idle bare Hono SSE stream (KB each)'] = Math.round(
-      await idleCost(bare.child.pid!, IDLE_STREAMS, () => sse(`${bare!.url}/stream`, () => undefined)),
-    );
     out['messages, rate (msg/s)'] = `${MESSAGES}, ${RATE}`;
   } finally {
     await Promise.all([stop(a), stop(b), stop(bare)]);
