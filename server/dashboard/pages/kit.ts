@@ -99,23 +99,8 @@ export function pageToken(request: DashboardRequest, param = 'page_token'): stri
   return request.query.get(param) ?? undefined;
 }
 
-/** A table with a caption and a header row; an empty list says so instead. */
-export function table(caption: string, headers: readonly string[], rows: readonly Fragment[], empty: string): Fragment {
-  if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
-  return html`<table>
-    <caption>
-      ${caption}
-    </caption>
-    <thead>
-      <tr>
-        ${headers.map((header) => html`<th scope="col">${header}</th>`)}
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
-}
+/** A table with a caption and a header row; an empty list says so instead (the frame's, server/dashboard/ui.ts). */
+export { table } from '../ui.js';
 
 /** A one-button form that posts `fields` (and the CSRF token) to `action`. */
 export function buttonForm(
