@@ -174,7 +174,10 @@ export async function run(): Promise<Record<string, number | string>> {
     }
     for (const side of sides) {
       const prefix = sides.length > 1 ? `${side.name}: ` : '';
-      for (const [name, values] of Object.entries(side.figures)) out[prefix + name] = Math.round(median(values));
+      for (const [name, values] of Object.entries(side.figures)) {
+        out[prefix + name] = Math.round(median(values));
+        if (values.length > 1) out[`${prefix}${name}, rounds`] = values.map((value) => Math.round(value)).join(', ');
+      }
       out[`${prefix}local delivery: latency p50 / p95 (ms)`] =
         `${median(side.latencies.local).toFixed(1)} / ${percentile(side.latencies.local, 0.95).toFixed(1)}`;
       out[`${prefix}to a relay: latency p50 / p95 (ms)`] =
