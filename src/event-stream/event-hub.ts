@@ -2,7 +2,8 @@
  * @module event-stream/event-hub
  * The event stream's engine (issue 40, item 1; docs/webhooks.md#the-event-stream): every stream of this process reads
  * the outbox through one tail. The tail reads the events committed after the newest it has seen, once per wake-up,
- * and keeps the last {@link RING_EVENTS} (with their notifications, built once) for the streams to take from:
+ * and keeps the last {@link RING_EVENTS} for the streams to take from (an event's notification, which may read a
+ * message body back, is built once, when a stream first wants it: events no stream wants cost no read):
  * - woken at once when this process records an event (after the writer's lock is free, so the commit is visible);
  * - and every `pollMs` while a stream is open, for events other processes committed.
  * A stream behind the kept events (resuming from an old cursor, or reading slowly) reads its own pages from the
@@ -17,14 +18,30 @@ import { notificationsOf } from '../webhooks/index.js';
 import type { EventHub, EventStreamFilter, StreamedEvent, EventSubscription } from './contracts.js';
 import { eventsAfter, seqBounds } from './event-stream-store.js';
 
-/** Events the tail keeps in memory for the streams (with their notifications). */
+/** Events the tail keeps in memory for the streams. */
 export const RING_EVENTS = 2_000;
 /** Events read per query, by the tail and by a stream catching up. */
 const PAGE_EVENTS = 500;
 
+type Notification = StreamedEvent['notification'];
+
+/** An event of the ring, and its notification once a stream wanted it. */
 interface Kept {
   row: OutboxRow;
-  notification: StreamedEvent['notification'];
+  notification?: Promise<Notification>;
+}
+
+/** The notifications of kept events, built in one batch for those that have none yet (shared by every stream). */
+function notificationsFor(db: Database, kept: readonly Kept[]): Promise<Notification[]> {
+  const missing = kept.filter((one) => one.notification === undefined);
+  if (missing.length > 0) {
+    const batch = notificationsOf(
+      db.orm,
+      missing.map((one) => one.row),
+    );
+    for (const [index, one] of missing.entries()) one.notification = batch.then((built) => built[index]!);
+  }
+  return Promise.all(kept.map((one) => one.notification!));
 }
 
 /** Whether a stream wants an event. */
@@ -92,8 +109,7 @@ export function createEventHub(
         for (;;) {
           const rows = await eventsAfter(db.orm, head ?? 0, PAGE_EVENTS);
           if (rows.length === 0) break;
-          const notifications = await notificationsOf(db.orm, rows);
-          for (const [index, row] of rows.entries()) ring.push({ row, notification: notifications[index]! });
+          for (const row of rows) ring.push({ row });
           if (ring.length > RING_EVENTS) ring.splice(0, ring.length - RING_EVENTS);
           head = rows.at(-1)!.seq;
           wakeStreams();
@@ -121,21 +137,26 @@ export function createEventHub(
   }
 
   /** The next page for a stream at `position`: from the ring when it reaches back that far, else from the outbox. */
-  async function pageAfter(position: number, filter: EventStreamFilter): Promise<{ events: Kept[]; last: number }> {
+  async function pageAfter(
+    position: number,
+    filter: EventStreamFilter,
+  ): Promise<{ events: StreamedEvent[]; last: number }> {
     const first = ring[0];
     const start = first && first.row.seq <= position + 1 ? ring.findIndex((kept) => kept.row.seq > position) : -1;
+    let taken: Kept[];
     if (start !== -1) {
-      const taken = ring.slice(start, start + PAGE_EVENTS);
-      return { events: taken.filter((kept) => wanted(filter, kept.row)), last: taken.at(-1)!.row.seq };
+      taken = ring.slice(start, start + PAGE_EVENTS);
+    } else {
+      const rows = await eventsAfter(db.orm, position, PAGE_EVENTS);
+      // Nothing after it (the events up to the head were purged meanwhile): the stream has caught up.
+      if (rows.length === 0) return { events: [], last: Math.max(position, head ?? position) };
+      taken = rows.map((row) => ({ row }));
     }
-    const rows = await eventsAfter(db.orm, position, PAGE_EVENTS);
-    // Nothing after it (the events up to the head were purged meanwhile): the stream has caught up.
-    if (rows.length === 0) return { events: [], last: Math.max(position, head ?? position) };
-    const matching = rows.filter((row) => wanted(filter, row));
-    const notifications = await notificationsOf(db.orm, matching);
+    const matching = taken.filter((kept) => wanted(filter, kept.row));
+    const notifications = await notificationsFor(db, matching);
     return {
-      events: matching.map((row, index) => ({ row, notification: notifications[index]! })),
-      last: rows.at(-1)!.seq,
+      events: matching.map((kept, index) => ({ cursor: String(kept.row.seq), notification: notifications[index]! })),
+      last: taken.at(-1)!.row.seq,
     };
   }
 
@@ -167,7 +188,7 @@ export function createEventHub(
         ring.length = 0;
         head = bounds.newest;
       }
-      let buffered: Kept[] = [];
+      let buffered: StreamedEvent[] = [];
       let ended: string | undefined;
       let wakeSelf: (() => void) | undefined;
       const handle = {
@@ -184,8 +205,8 @@ export function createEventHub(
       async function next(): Promise<IteratorResult<StreamedEvent>> {
         for (;;) {
           if (ended !== undefined) return { done: true, value: undefined };
-          const kept = buffered.shift();
-          if (kept) return { done: false, value: { cursor: String(kept.row.seq), notification: kept.notification } };
+          const event = buffered.shift();
+          if (event) return { done: false, value: event };
           if (head !== undefined && head - position > options.maxBehind) {
             handle.end('behind');
             throw new AppError(
