@@ -6,7 +6,7 @@
  * nothing runs while no mail arrives. Past the timeout, a 408 `request_timeout`.
  */
 import type { Principal } from '../access.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError } from '../errors.js';
 import { extractFromMail } from '../mail-extract/index.js';
 import { GetMessageInputSchema, ListMessagesInputSchema, type Message } from '../schemas/messages.js';
 import {
@@ -27,14 +27,14 @@ const hasAddress = (list: Message['from'], address: string) =>
   (list ?? []).some((participant) => participant.email.toLowerCase() === address.toLowerCase());
 
 /** Whether a message matches the wait's filter, received at or after `after` (unix seconds). Pure. */
-function matchesWait(message: Message, input: WaitForMessageInput, after: number): boolean {
+function matchesWait(message: Message, input: WaitForMessageInput, after: number, checkThread = true): boolean {
   if ((message.date ?? 0) < after) return false;
   // Mail this mailbox sent is no answer to wait for (unless it also reached its inbox: mail to oneself).
   const folders = message.folders ?? [];
   if (folders.includes('sent') && !folders.includes('inbox')) return false;
   if (input.from !== undefined && !hasAddress(message.from, input.from)) return false;
   if (input.to !== undefined && !hasAddress([...(message.to ?? []), ...(message.cc ?? [])], input.to)) return false;
-  if (input.thread_id !== undefined && message.thread_id !== input.thread_id) return false;
+  if (checkThread && input.thread_id !== undefined && message.thread_id !== input.thread_id) return false;
   if (input.subject !== undefined && !(message.subject ?? '').toLowerCase().includes(input.subject.toLowerCase()))
     return false;
   return true;
@@ -83,7 +83,6 @@ async function waitForMessage(
   const after = input.received_after ?? Math.floor(core.deps.clock.now().getTime() / 1000);
   const seconds = input.timeout ?? DEFAULT_WAIT_SECONDS;
   const grant = await core.accounts.grants.find(principal, input.grant_id);
-  if (principal.grantIds && !principal.grantIds.has(grant.id)) throw notFound('Grant', input.grant_id);
   // Subscribed before the stored messages are read, so a message committed in between is not missed.
   const subscription = await core.notifications.stream.open({
     applicationId: principal.applicationId,
@@ -102,7 +101,10 @@ async function waitForMessage(
     if (stored) return answer(stored);
     for await (const { notification } of subscription) {
       const id = notification.object.id;
-      if (typeof id !== 'string') continue;
+      // The notification carries the message as committed: only a likely match is read in full (its thread is
+      // checked on the stored message, which the writer may have threaded since).
+      if (typeof id !== 'string' || !matchesWait(notification.object as unknown as Message, input, after, false))
+        continue;
       const message = await core.mail.messages
         .find(principal, GetMessageInputSchema.parse({ grant_id: grant.id, message_id: id }))
         .catch(() => undefined); // deleted meanwhile
