@@ -97,8 +97,10 @@ async function busyAndHeld(
   to: number,
   options: { tentativeAsBusy: boolean; withEventIds: boolean },
 ) {
-  const busy = await busyIntervals(db, owners, from, to, options);
-  const held = await heldIntervals(db, principal.applicationId, owners, { from, to, now: unixSeconds(clock.now()) });
+  const [busy, held] = await Promise.all([
+    busyIntervals(db, owners, from, to, options),
+    heldIntervals(db, principal.applicationId, owners, { from, to, now: unixSeconds(clock.now()) }),
+  ]);
   for (const [grantId, intervals] of held) {
     const list = busy.get(grantId);
     if (list) for (const interval of intervals) list.push(interval);

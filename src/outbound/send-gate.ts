@@ -386,7 +386,8 @@ async function unhold(
     });
   }
   const { attachments: _files, tracking: _tracking, draftMessageId: _draft, ...fields } = held;
-  const composition: Composition = { ...fields, grant, attachments };
+  // A composition held before its references were kept has none.
+  const composition: Composition = { ...fields, references: fields.references ?? [], grant, attachments };
   const date = clock.now();
   const signed = await composer.sign(restamp(raw, date), held.from.email);
   const input = composeInputOf(composition, row.headerMessageId, date);

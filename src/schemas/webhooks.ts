@@ -196,6 +196,9 @@ export const WebhookIpAddressesSchema = z
 export type WebhookIpAddresses = z.infer<typeof WebhookIpAddressesSchema>;
 
 /** Extension: where a queued notification to a webhook stands. */
+/** The states of a webhook delivery that the delivery log lists. */
+export const WEBHOOK_DELIVERY_STATUSES = ['queued', 'retrying', 'failed'] as const;
+
 export const WebhookDeliverySchema = z
   .object({
     id: z.string().describe('Delivery id (pass it to retry_webhook_delivery)'),
@@ -205,7 +208,7 @@ export const WebhookDeliverySchema = z
     type: z.string().describe('The trigger type, e.g. message.created'),
     grant_id: z.string().nullable().describe('The grant the change was in; null for application events'),
     status: z
-      .enum(['queued', 'retrying', 'failed'])
+      .enum(WEBHOOK_DELIVERY_STATUSES)
       .describe(
         'queued: not attempted yet (or in flight); retrying: an attempt failed and another is planned at next_attempt_at; failed: given up (retry_webhook_delivery sends it again)',
       ),
@@ -221,10 +224,7 @@ export type WebhookDelivery = z.infer<typeof WebhookDeliverySchema>;
 export const ListWebhookDeliveriesInputSchema = z
   .object({
     webhook_id: IdSchema.describe('Webhook id'),
-    status: z
-      .enum(['queued', 'retrying', 'failed'])
-      .optional()
-      .describe('Only deliveries in this state (default: all)'),
+    status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional().describe('Only deliveries in this state (default: all)'),
     limit: LimitSchema,
     page_token: PageTokenSchema,
   })

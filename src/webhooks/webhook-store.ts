@@ -6,6 +6,7 @@
  */
 import { and, desc, eq, gte, isNotNull, isNull, lt, or, sql, type SQL } from 'drizzle-orm';
 import { tables, type Executor, type Tx } from '../../storage/index.js';
+import type { WEBHOOK_DELIVERY_STATUSES } from '../schemas/webhooks.js';
 
 type WebhookRow = typeof tables.webhooks.$inferSelect;
 
@@ -66,7 +67,7 @@ export async function listDeliveryJobs(
   query: {
     kind: string;
     webhookId: string;
-    status: 'queued' | 'retrying' | 'failed' | undefined;
+    status: (typeof WEBHOOK_DELIVERY_STATUSES)[number] | undefined;
     after: readonly [number, string] | undefined;
     limit: number;
   },
