@@ -27,7 +27,7 @@ export interface DashboardRequest {
   /** The signed-in key: its id, name and permissions (the frame hides what the key may not do). */
   readonly key: { readonly id: string; readonly name: string; readonly permissions: readonly string[] };
   /** The service's clock in unix seconds (core.deps.clock), for times a form gives relatively (expires in N days). */
-  readonly now?: () => number;
+  readonly now: () => number;
 }
 
 /** What a page answers: markup inside the layout, or a redirect (after a POST) with an optional one-line notice. */

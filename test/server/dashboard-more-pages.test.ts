@@ -130,6 +130,7 @@ describe('dashboard pages (MORE_PAGES) through a harness', () => {
       query: new URLSearchParams(query),
       form,
       csrf: CSRF,
+      now: () => Math.floor(service.core.deps.clock.now().getTime() / 1000),
       key: {
         id: principal.key?.id ?? 'local',
         name: principal.key?.name ?? 'local',

@@ -62,8 +62,7 @@ const mailboxes: MorePage = {
     );
     return {
       title: 'Calendars',
-      body: html`<h1>Calendars</h1>
-        ${table('Mailboxes', ['Mailbox', 'Provider'], rows, 'No mailbox this key can read.')}`,
+      body: html`${table('Mailboxes', ['Mailbox', 'Provider'], rows, 'No mailbox this key can read.')}`,
     };
   },
 };
@@ -90,7 +89,6 @@ const calendars: MorePage = {
     return {
       title: 'Calendars',
       body: html`<p><a href="${calendarsHref(request)}">All mailboxes</a></p>
-        <h1>Calendars</h1>
         ${table('Calendars', ['Name', 'Time zone', 'Primary', 'Read-only'], rows, 'No calendars.')}
         ${pager(request, grantHref(request, grantId), page.next_cursor)}`,
     };
@@ -106,7 +104,7 @@ const events: MorePage = {
       grant_id: grantId,
       calendar_id: request.params.calendar_id!,
     });
-    const today = Math.floor(Date.now() / 1000 / DAY_SECONDS) * DAY_SECONDS;
+    const today = Math.floor(request.now() / DAY_SECONDS) * DAY_SECONDS;
     const start = dayParam(request.query.get('from')) ?? today;
     const lastDay = dayParam(request.query.get('to')) ?? start + (DEFAULT_RANGE_DAYS - 1) * DAY_SECONDS;
     const end = Math.min(Math.max(lastDay, start), start + (MAX_RANGE_DAYS - 1) * DAY_SECONDS) + DAY_SECONDS;
@@ -133,7 +131,6 @@ const events: MorePage = {
     return {
       title: `Events · ${calendar.name}`,
       body: html`<p><a href="${grantHref(request, grantId)}">All calendars of this mailbox</a></p>
-        <h1>${calendar.name}</h1>
         <form method="get" action="${here}" class="inline">
           <label for="events-from">From (UTC day)</label>
           <input id="events-from" name="from" type="date" value="${dayOf(start)}" />

@@ -174,8 +174,7 @@ const deliverability: MorePage = {
     ]);
     return {
       title: 'Deliverability',
-      body: html`<h1>Deliverability</h1>
-        ${domains} ${reports} ${suppressions}`,
+      body: html`${domains} ${reports} ${suppressions}`,
     };
   },
   async post(request) {

@@ -8,6 +8,7 @@ import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { AppError } from '../../../src/errors.js';
 import type { DashboardPage, DashboardRequest, Html, PageAnswer } from '../contracts.js';
+import { csrfField, field, table } from '../ui.js';
 
 /**
  * Members an answer of these pages may carry beyond the seam's PageAnswer (server/dashboard/contracts.ts), both
@@ -62,11 +63,6 @@ export function timeOf(seconds: number | null | undefined): Fragment {
   return html`<time datetime="${iso}">${iso}</time>`;
 }
 
-/** The hidden CSRF field every form carries. */
-export function csrfField(request: DashboardRequest): Fragment {
-  return html`<input type="hidden" name="_csrf" value="${request.csrf}" />`;
-}
-
 /** `path?query` with the given parameters (undefined ones left out). */
 export function hrefOf(path: string, query: Record<string, string | undefined> = {}): string {
   const search = new URLSearchParams();
@@ -100,7 +96,7 @@ export function pageToken(request: DashboardRequest, param = 'page_token'): stri
 }
 
 /** A table with a caption and a header row; an empty list says so instead (the frame's, server/dashboard/ui.ts). */
-export { table } from '../ui.js';
+export { csrfField, field, table };
 
 /** A one-button form that posts `fields` (and the CSRF token) to `action`. */
 export function buttonForm(
@@ -114,12 +110,6 @@ export function buttonForm(
     ${Object.entries(fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
     <button type="submit">${label}</button>
   </form>`;
-}
-
-/** A form field of a POST, trimmed; undefined when absent or empty. */
-export function field(request: DashboardRequest, name: string): string | undefined {
-  const value = request.form?.[name]?.trim();
-  return value ? value : undefined;
 }
 
 /** An integer query parameter within bounds, else `fallback`. */

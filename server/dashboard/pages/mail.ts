@@ -70,8 +70,7 @@ const mailboxes: MorePage = {
         : html``;
     return {
       title: 'Mail',
-      body: html`<h1>Mail</h1>
-        ${table('Mailboxes', ['Address', 'Name', 'Provider', 'Status'], rows, 'No mailbox this key can read.')}
+      body: html`${table('Mailboxes', ['Address', 'Name', 'Provider', 'Status'], rows, 'No mailbox this key can read.')}
         <nav class="pager" aria-label="Pages">${previous} ${next}</nav>`,
     };
   },
@@ -146,10 +145,9 @@ const mailbox: MorePage = {
     );
     return {
       title: `Mail · ${grant.email}`,
-      body: html`<h1>${grant.email}</h1>
-        ${folderNav(request, grant.id, folders.data, folder)}
-        ${table('Threads', ['Subject', 'Participants', 'Messages', 'Latest'], rows, 'No threads here.')}
-        ${pager(request, mailboxHref(request, grant.id), threads.next_cursor)} ${sendForm(request, grant.id)}`,
+      body: html`${folderNav(request, grant.id, folders.data, folder)}
+      ${table('Threads', ['Subject', 'Participants', 'Messages', 'Latest'], rows, 'No threads here.')}
+      ${pager(request, mailboxHref(request, grant.id), threads.next_cursor)} ${sendForm(request, grant.id)}`,
     };
   },
   async post(request) {
@@ -198,7 +196,6 @@ const thread: MorePage = {
     return {
       title: found.subject || 'Thread',
       body: html`<p><a href="${mailboxHref(request, found.grant_id)}">Back to the mailbox</a></p>
-        <h1>${found.subject || '(no subject)'}</h1>
         ${table('Messages', ['Subject', 'From', 'To', 'Date', 'Snippet'], rows, 'No messages.')}
         ${pager(request, threadHref(request, found.grant_id, found.id), messages.next_cursor)}`,
     };

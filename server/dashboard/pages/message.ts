@@ -126,7 +126,6 @@ const message: MorePage = {
     return {
       title: found.subject || 'Message',
       body: html`<p>${back}</p>
-        <h1>${found.subject || '(no subject)'}</h1>
         ${facts([
           ['From', people(found.from)],
           ['To', people(found.to)],
@@ -170,7 +169,6 @@ const rawHeaders: MorePage = {
     return {
       title: 'Raw headers',
       body: html`<p><a href="${messageHref(request, found.grant_id, found.id)}">Back to the message</a></p>
-        <h1>Raw headers</h1>
         <pre class="raw">${text}</pre>
         ${cut ? html`<p class="note">The header section was cut for display.</p>` : html``}`,
     };

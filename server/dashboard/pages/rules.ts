@@ -137,9 +137,8 @@ const rules: MorePage = {
         </tr>`,
     );
     return {
-      title: 'Rules',
-      body: html`<h1>Policies, rules and lists</h1>
-        <h2>Rules</h2>
+      title: 'Policies, rules and lists',
+      body: html`<h2>Rules</h2>
         ${table(
           'Rules',
           ['Name', 'Trigger', 'Priority', 'Enabled', 'What it does', 'Applied in'],
@@ -253,7 +252,6 @@ const rule: MorePage = {
     return {
       title: `Rule · ${found.name}`,
       body: html`<p><a href="${rulesHref(request)}">All rules</a></p>
-        <h1>${found.name}</h1>
         ${facts([
           ['Description', found.description],
           ['Trigger', found.trigger],
@@ -289,7 +287,6 @@ const list: MorePage = {
     return {
       title: `List · ${found.name}`,
       body: html`<p><a href="${hrefOf(rulesHref(request))}">Policies, rules and lists</a></p>
-        <h1>${found.name}</h1>
         ${facts([
           ['Type', found.type],
           ['Items', found.items_count],

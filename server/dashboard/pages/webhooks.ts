@@ -82,9 +82,8 @@ const webhooks: MorePage = {
     );
     return {
       title: 'Webhooks',
-      body: html`<h1>Webhooks</h1>
-        ${table('Webhooks', ['Endpoint', 'Description', 'Status', 'Triggers', 'Created'], rows, 'No webhooks yet.')}
-        ${pager(request, listHref(request), page.next_cursor)} ${createForm(request)}`,
+      body: html`${table('Webhooks', ['Endpoint', 'Description', 'Status', 'Triggers', 'Created'], rows, 'No webhooks yet.')}
+      ${pager(request, listHref(request), page.next_cursor)} ${createForm(request)}`,
     };
   },
   async post(request) {
@@ -103,8 +102,7 @@ const webhooks: MorePage = {
     // The secret is shown once, as /v3 answers it once: on this page, not in a redirect's notice or URL.
     return {
       title: 'Webhook created',
-      body: html`<h1>Webhook created</h1>
-        <p>Keep the signing secret now: it is not shown again (rotate it to get a new one).</p>
+      body: html`<p>Keep the signing secret now: it is not shown again (rotate it to get a new one).</p>
         ${facts([
           ['Endpoint', created.webhook_url],
           ['Signing secret', html`<code class="secret">${created.webhook_secret}</code>`],
@@ -163,7 +161,6 @@ const webhook: MorePage = {
     return {
       title: `Webhook · ${found.webhook_url}`,
       body: html`<p><a href="${listHref(request)}">All webhooks</a></p>
-        <h1>${found.webhook_url}</h1>
         ${facts([
           ['Status', found.status],
           ['Description', found.description],
