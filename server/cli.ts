@@ -332,7 +332,7 @@ export async function main(argv: string[]): Promise<number> {
       // The key is looked for before the database opens (opening a fresh file database makes a key file).
       const key = secretKeyCheck(config);
       const checks = await withCore(config, (core) => runDoctor(config, core));
-      const all = [key, ...checks.filter((item) => item.name !== 'secret key')];
+      const all = [key, ...checks];
       process.stdout.write(formatDoctor(all));
       return all.every((item) => item.ok) ? 0 : 1;
     }

@@ -6,9 +6,9 @@
  * expects, looked up through the configured resolvers (the same check as POST /v3/admin/domains/{id}/verify).
  */
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { resolve } from 'node:path';
 import { connect } from 'node:net';
-import type { Config, Core } from '../src/index.js';
+import { secretKeyFileOf, type Config, type Core } from '../src/index.js';
 
 /** One line of the report. */
 export interface DoctorCheck {
@@ -89,8 +89,13 @@ function listenerChecks(config: Config): Promise<DoctorCheck>[] {
 /** The secret key: the variable, or the key file (where the service would make or read it). */
 export function secretKeyCheck(config: Config): DoctorCheck {
   if (config.secrets.key) return { name: 'secret key', ok: true, detail: 'AGENTPOST_SECRET_KEY is set' };
-  const databaseFile = config.databaseUrl.startsWith('file:') ? config.databaseUrl.slice(5) : undefined;
-  const file = config.secrets.keyFile ?? (databaseFile ? join(dirname(databaseFile), 'agentpost.key') : undefined);
+  // The database file as createDb opens it (storage/db.ts), and the key file the service would use beside it.
+  const path = config.databaseUrl.startsWith('file:') ? (config.databaseUrl.slice(5).split('?')[0] ?? '') : '';
+  const databaseFile =
+    path && path !== ':memory:' && !/mode=memory/.test(config.databaseUrl)
+      ? resolve(path.replace(/^\/\/(localhost)?/, ''))
+      : undefined;
+  const file = secretKeyFileOf(config, { file: databaseFile });
   if (file && existsSync(file)) return { name: 'secret key', ok: true, detail: `key file ${file}` };
   return {
     name: 'secret key',
@@ -113,9 +118,10 @@ async function domainChecks(core: Core): Promise<DoctorCheck[]> {
         for (const type of DOMAIN_CHECKS) {
           results.push(
             await check(`${domain.domain_address} ${type}`, async () => {
-              const expected = await core.accounts.domains.info(principal, { domain_id: domain.id, type });
-              const record = `${expected.attempt.options.type} ${expected.attempt.options.host} ${expected.attempt.options.value}`;
+              // The check answers the record it expects as well as what it found.
               const verified = await core.accounts.domains.verify(principal, { domain_id: domain.id, type });
+              const { options } = verified.attempt;
+              const record = `${options.type} ${options.host} ${options.value}`;
               if (verified.status !== 'done') throw new Error(`${verified.message} (expected: ${record})`);
               return `published as expected: ${record}`;
             }),
@@ -128,7 +134,10 @@ async function domainChecks(core: Core): Promise<DoctorCheck[]> {
   return results;
 }
 
-/** Runs every check; `database` is given the open core (its opening already migrated the database). */
+/**
+ * Runs every check of the open core (its opening already migrated the database), but the secret key's: that one
+ * ({@link secretKeyCheck}) runs before the database opens, since opening a fresh file database makes a key file.
+ */
 export async function runDoctor(config: Config, core: Core): Promise<DoctorCheck[]> {
   const listeners = listenerChecks(config);
   const database = await check('database', async () => {
@@ -136,7 +145,7 @@ export async function runDoctor(config: Config, core: Core): Promise<DoctorCheck
     await core.deps.db.client.batch(['SELECT 1'], 'write');
     return `writable (${config.databaseUrl.replace(/\/\/[^@/]*@/, '//…@')})`;
   });
-  return [...(await Promise.all(listeners)), secretKeyCheck(config), database, ...(await domainChecks(core))];
+  return [...(await Promise.all(listeners)), database, ...(await domainChecks(core))];
 }
 
 /** The report, one line a check, and whether all passed. */

@@ -18,6 +18,10 @@ import type { AppEnv } from '../types.js';
 /** The cookie that binds a sign-in to the browser that started it. */
 const BINDING_COOKIE = 'agentpost_oauth';
 
+/** The flow's binding cookie (`value` empty with `maxAge` 0 clears it). */
+const bindingCookie = (value: string, maxAge: number, secure = '') =>
+  `${BINDING_COOKIE}=${value}; Path=/v3/connect; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
+
 /** The most the hosted IMAP form's post may be (its fields are bounded at 2 KB each). */
 const MAX_FORM_BODY_BYTES = 32 * 1024;
 
@@ -95,10 +99,7 @@ export function mountConnect(app: Hono<AppEnv>, limiter: RateLimiter): void {
     const query = AuthorizeQuerySchema.parse(c.req.query());
     const secure = new URL(c.req.url).protocol === 'https:' ? '; Secure' : '';
     const step = await c.get('core').accounts.oauth.authorize(query, originOf(c));
-    const cookie =
-      step.binding !== undefined
-        ? `${BINDING_COOKIE}=${step.binding}; Path=/v3/connect; HttpOnly; SameSite=Lax; Max-Age=900${secure}`
-        : undefined;
+    const cookie = step.binding !== undefined ? bindingCookie(step.binding, 900, secure) : undefined;
     if ('form' in step) return imapFormResponse(c, step.form, 200, cookie);
     return redirect(c, step.location, cookie);
   });
@@ -126,16 +127,17 @@ export function mountConnect(app: Hono<AppEnv>, limiter: RateLimiter): void {
         return await refusedPage(c, error.code === 'forbidden' ? 403 : 400, error.message);
       }
       if ('form' in answer) {
-        if (answer.refused) limiter.failedAuthentication(c);
+        // The form comes back only when the logins were refused: a failed authentication of this client.
+        limiter.failedAuthentication(c);
         return imapFormResponse(c, answer.form, 400);
       }
-      return redirect(c, answer.location, `${BINDING_COOKIE}=; Path=/v3/connect; HttpOnly; SameSite=Lax; Max-Age=0`);
+      return redirect(c, answer.location, bindingCookie('', 0));
     },
   );
 
   app.get('/v3/connect/callback', async (c) => {
     const step = await c.get('core').accounts.oauth.callback(c.req.query(), cookieOf(c, BINDING_COOKIE));
-    return redirect(c, step.location, `${BINDING_COOKIE}=; Path=/v3/connect; HttpOnly; SameSite=Lax; Max-Age=0`);
+    return redirect(c, step.location, bindingCookie('', 0));
   });
 
   app.post('/v3/connect/token', limit, async (c) => {

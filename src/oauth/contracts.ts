@@ -53,7 +53,8 @@ export interface ImapFormView {
 }
 
 /** The answer to a post of the hosted IMAP form: on to the redirect URI, or the form again with its error. */
-export type ImapFormAnswer = { location: string } | { form: ImapFormView; refused: boolean };
+/** Where the browser goes next, or the form shown again with why the post was refused (a failed sign-in). */
+export type ImapFormAnswer = { location: string } | { form: ImapFormView };
 
 /** What createOAuthService() returns (src/oauth/oauth-service.ts). */
 export interface OAuthService {

@@ -71,14 +71,14 @@ const FIELDS = [
 const MAX_FIELD = 2048;
 
 /** The preset of a provider name or of an address's domain; "other" when none fits. */
+/** The preset of any other server (the last). */
+const OTHER_PRESET = IMAP_FORM_PRESETS[IMAP_FORM_PRESETS.length - 1]!;
+
 function presetFor(provider: string, loginHint: string | undefined): ImapFormPreset {
   const byName = IMAP_FORM_PRESETS.find((preset) => preset.id === provider);
   if (byName) return byName;
   const domain = loginHint?.slice(loginHint.lastIndexOf('@') + 1).toLowerCase();
-  return (
-    IMAP_FORM_PRESETS.find((preset) => domain !== undefined && preset.domains.includes(domain)) ??
-    IMAP_FORM_PRESETS[IMAP_FORM_PRESETS.length - 1]!
-  );
+  return IMAP_FORM_PRESETS.find((preset) => domain !== undefined && preset.domains.includes(domain)) ?? OTHER_PRESET;
 }
 
 function view(
@@ -191,11 +191,8 @@ export async function submitImapForm(
     const value = fields[name]?.trim();
     if (value) values[name] = value.slice(0, MAX_FIELD);
   }
-  const preset = IMAP_FORM_PRESETS.find((entry) => entry.id === fields.preset) ?? presetFor('other', values.email);
-  const again = (error: string): ImapFormAnswer => ({
-    form: view(sealed!, flow, preset, values, error),
-    refused: true,
-  });
+  const preset = IMAP_FORM_PRESETS.find((entry) => entry.id === fields.preset) ?? OTHER_PRESET;
+  const again = (error: string): ImapFormAnswer => ({ form: view(sealed!, flow, preset, values, error) });
   const settings = settingsOf(preset, values, (fields.password ?? '').slice(0, MAX_FIELD));
   const missing = REQUIRED.filter((name) => settings[name] === undefined || settings[name] === '');
   if (missing.length > 0) {
