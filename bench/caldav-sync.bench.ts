@@ -111,6 +111,7 @@ export async function run(): Promise<Record<string, number | string>> {
       ),
     );
     const api = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+    const connectMs: number[] = [];
     async function ours(): Promise<number> {
       const started = performance.now();
       const created = await fetch(`${service.url}/v3/connect/custom`, {
@@ -131,8 +132,10 @@ export async function run(): Promise<Record<string, number | string>> {
       });
       if (!created.ok) throw new Error(`connecting failed: ${created.status} ${await created.text()}`);
       const grantId = ((await created.json()) as { data: { id: string } }).data.id;
+      const connected = performance.now();
       await service.core.accounts.davSync.run(grantId);
       const elapsed = performance.now() - started;
+      connectMs.push(connected - started);
       const stored = await service.core.deps.db.orm.$count(tables.events);
       if (stored !== EVENTS) throw new Error(`ours: ${stored} events stored, expected ${EVENTS}`);
       const deleted = await fetch(`${service.url}/v3/grants/${grantId}`, { method: 'DELETE', headers: api });
@@ -158,6 +161,7 @@ export async function run(): Promise<Record<string, number | string>> {
         'bare tsdav fetch, events/s (median)': Math.round(bareRate),
         'Agentpost initial sync, events/s (median)': Math.round(ourRate),
         'Agentpost / bare fetch': `${((ourRate / bareRate) * 100).toFixed(0)}%`,
+        'of which connect/custom (checks of IMAP, SMTP, CalDAV), ms (median)': Math.round(median(connectMs.slice(1))),
       };
     } finally {
       await service.close();

@@ -134,15 +134,15 @@ export interface EventStore {
 export interface RemoteEventSink {
   /**
    * Stores the events of server objects (each one UID's events) in `calendarId`, in one transaction: a result per
-   * object, `{ ok: false }` (nothing stored of it) for unreadable iCalendar. `within` runs in the transaction for each
-   * object stored, given its index and UID (the sync records the object there). `history`: the objects are the
+   * object, `{ ok: false }` (nothing stored of it) for unreadable iCalendar. `within` runs once in the transaction,
+   * after the writes, given the index and UID of each object stored (the sync records the objects there). `history`: the objects are the
    * calendar's past, brought by its first sync: new events record no `event.created`.
    */
   apply(
     grant: GrantRow,
     calendarId: string,
     objects: string[],
-    within?: (tx: Tx, index: number, uid: string) => Promise<void>,
+    within?: (tx: Tx, stored: { index: number; uid: string }[]) => Promise<void>,
     options?: { history?: boolean },
   ): Promise<({ ok: true; uid: string } | { ok: false; error: string })[]>;
   /** Removes the events of `uid` (with `event.deleted`). */

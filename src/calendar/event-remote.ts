@@ -47,6 +47,9 @@ export async function pushSeries(
   await remote.putEvent(grant, { calendarId, uid, eventId, ics });
 }
 
+/** Rows of a first sync's events written per INSERT statement (35 columns each, well under SQLite's bound). */
+const INSERT_ROWS = 200;
+
 type Timed = ParsedEvent & { when: NonNullable<ParsedEvent['when']> };
 
 /** Creates the sink the account's sync writes server objects through. */
@@ -63,7 +66,7 @@ export function createRemoteEventSink(state: EventState, parser: CalendarParser)
       const uids = parsed.flatMap((result) => (result.ok ? result.value.events.map((event) => event.uid) : []));
       return db.write(async (tx) => {
         // The series and single events already stored under these UIDs, read at once (none on a first sync).
-        const stored = new Map<string, EventRow>();
+        const storedByUid = new Map<string, EventRow>();
         for (let from = 0; from < uids.length; from += 500) {
           const rows = await tx
             .select()
@@ -75,14 +78,14 @@ export function createRemoteEventSink(state: EventState, parser: CalendarParser)
                 isNull(tables.events.masterEventId),
               ),
             );
-          for (const row of rows) stored.set(row.icalUid, row);
+          for (const row of rows) storedByUid.set(row.icalUid, row);
         }
-        // The calendar's past, brought by its first sync, records no event.created (as an IMAP account's first sync).
-        const insert = async (values: EventInsert) =>
-          options.history
-            ? (await tx.insert(tables.events).values(values).returning())[0]!
-            : store.insert(tx, grant, values);
+        // The calendar's past, brought by its first sync, records no event.created (as an IMAP account's first sync):
+        // its new events (and their changed instances) are written a few hundred rows per statement after the loop.
+        const pastEvents: EventInsert[] = [];
+        const pastInstances: EventInsert[] = [];
         const results: ({ ok: true; uid: string } | { ok: false; error: string })[] = [];
+        const applied: { index: number; uid: string }[] = [];
         for (const [index, result] of parsed.entries()) {
           if (!result.ok) {
             results.push({ ok: false, error: result.error });
@@ -95,38 +98,49 @@ export function createRemoteEventSink(state: EventState, parser: CalendarParser)
             results.push({ ok: false, error: 'the object has no event with a start' });
             continue;
           }
-          let existing = stored.get(first.uid);
-          if (existing) {
-            for (const override of await store.overridesOf(tx, grant, existing.id))
+          const stored = storedByUid.get(first.uid);
+          if (stored) {
+            for (const override of await store.overridesOf(tx, grant, stored.id))
               await tx.delete(tables.events).where(eq(tables.events.id, override.id));
           }
           const base = master ?? { ...first, recurrence: null, recurrenceId: undefined };
-          existing = existing
-            ? await store.update(tx, grant, existing, { ...local(base), updatedAt: at })
-            : await insert({
-                ...local(base),
-                id: newId(),
-                grantId: grant.id,
-                metadata: null,
-                createdAt: at,
-                updatedAt: at,
-              });
-          await within?.(tx, index, first.uid);
-          results.push({ ok: true, uid: first.uid });
-          if (!master || !existing.recurrence) continue;
-          for (const override of events.filter((event) => event.recurrenceId !== undefined)) {
-            await tx.insert(tables.events).values({
-              ...local({ ...override, recurrence: null }),
-              id: instanceId(existing.id, override.recurrenceId!),
+          let series: Pick<EventRow, 'id' | 'recurrence' | 'metadata'>;
+          if (stored) series = await store.update(tx, grant, stored, { ...local(base), updatedAt: at });
+          else {
+            const values: EventInsert = {
+              ...local(base),
+              id: newId(),
               grantId: grant.id,
-              masterEventId: existing.id,
-              originalStartTime: override.recurrenceId!,
-              metadata: existing.metadata,
+              metadata: null,
               createdAt: at,
               updatedAt: at,
-            });
+            };
+            if (options.history) pastEvents.push(values);
+            else await store.insert(tx, grant, values);
+            series = { id: values.id, recurrence: values.recurrence ?? null, metadata: null };
+          }
+          applied.push({ index, uid: first.uid });
+          results.push({ ok: true, uid: first.uid });
+          if (!master || !series.recurrence) continue;
+          for (const override of events.filter((event) => event.recurrenceId !== undefined)) {
+            const values: EventInsert = {
+              ...local({ ...override, recurrence: null }),
+              id: instanceId(series.id, override.recurrenceId!),
+              grantId: grant.id,
+              masterEventId: series.id,
+              originalStartTime: override.recurrenceId!,
+              metadata: series.metadata,
+              createdAt: at,
+              updatedAt: at,
+            };
+            if (options.history && !stored) pastInstances.push(values);
+            else await tx.insert(tables.events).values(values);
           }
         }
+        for (const rows of [pastEvents, pastInstances])
+          for (let from = 0; from < rows.length; from += INSERT_ROWS)
+            await tx.insert(tables.events).values(rows.slice(from, from + INSERT_ROWS));
+        if (applied.length > 0) await within?.(tx, applied);
         return results;
       });
     },

@@ -65,6 +65,7 @@ export function createRemoteContactSink({
       const at = unixSeconds(clock.now());
       return db.write(async (tx) => {
         const results: ({ ok: true; contactId: string } | { ok: false; error: string })[] = [];
+        const stored: { index: number; contactId: string; uid: string | null }[] = [];
         for (const [index, { vcard, contactId }] of cards.entries()) {
           const parsed = parseVCard(vcard);
           if (!parsed.ok) {
@@ -103,9 +104,10 @@ export function createRemoteContactSink({
             object: toContact(row!),
             createdAt: at,
           });
-          await within?.(tx, index, row!.id, parsed.value.uid);
+          stored.push({ index, contactId: row!.id, uid: parsed.value.uid });
           results.push({ ok: true, contactId: row!.id });
         }
+        if (stored.length > 0) await within?.(tx, stored);
         return results;
       });
     },

@@ -64,13 +64,14 @@ export interface ContactService {
 export interface RemoteContactSink {
   /**
    * Stores cards in one transaction, each replacing its contact (`contactId`) or making a new one: a result per card,
-   * `{ ok: false }` (nothing stored of it) for text that is not a readable vCard. `within` runs in the transaction for
-   * each card stored, given its index, the contact's id and the card's UID (the sync records the object there).
+   * `{ ok: false }` (nothing stored of it) for text that is not a readable vCard. `within` runs once in the transaction,
+   * after the writes, given the index, the contact's id and the card's UID of each card stored (the sync records the
+   * objects there).
    */
   apply(
     grant: GrantRow,
     cards: { vcard: string; contactId: string | undefined }[],
-    within?: (tx: Tx, index: number, contactId: string, uid: string | null) => Promise<void>,
+    within?: (tx: Tx, stored: { index: number; contactId: string; uid: string | null }[]) => Promise<void>,
   ): Promise<({ ok: true; contactId: string } | { ok: false; error: string })[]>;
   /** Removes a contact (with `contact.deleted`). */
   remove(grant: GrantRow, contactId: string): Promise<void>;

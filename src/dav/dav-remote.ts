@@ -14,7 +14,7 @@ import {
   collectionOfCalendar,
   collectionsOf,
   dropObject,
-  holdObject,
+  holdObjects,
   loginOf,
   objectOfLocal,
 } from './dav-store.js';
@@ -73,14 +73,16 @@ export function createDavRemote(
       throw conflict(what, id);
     }
     await db.write((tx) =>
-      holdObject(tx, {
-        grantId,
-        url,
-        collectionUrl: held?.collectionUrl ?? collectionUrl,
-        etag: written.etag,
-        localId,
-        uid: kind === 'carddav' ? uid : null,
-      }),
+      holdObjects(tx, [
+        {
+          grantId,
+          url,
+          collectionUrl: held?.collectionUrl ?? collectionUrl,
+          etag: written.etag,
+          localId,
+          uid: kind === 'carddav' ? uid : null,
+        },
+      ]),
     );
     // No ETag in the answer: the next sync reads the object once to learn it.
   }

@@ -3,7 +3,7 @@
  * Reads and writes of the DAV tables (storage/schema/dav.ts): a grant's account with its logins opened (the IMAP
  * login where the account gives none of its own), its collections and the objects held, by URL or by local id.
  */
-import { and, eq, isNotNull, lte, or, isNull } from 'drizzle-orm';
+import { and, eq, isNotNull, lte, or, isNull, sql } from 'drizzle-orm';
 import { tables, type Executor, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { DavKind, DavLogin } from './dav-client.js';
@@ -111,15 +111,24 @@ export async function objectOfLocal(db: Db, grantId: string, localId: string): P
   return row;
 }
 
-/** Records (or replaces) the object at `url` as held in the version `etag`. */
-export async function holdObject(tx: Tx, row: DavObjectRow): Promise<void> {
-  await tx
-    .insert(tables.davObjects)
-    .values(row)
-    .onConflictDoUpdate({
-      target: [tables.davObjects.grantId, tables.davObjects.url],
-      set: { etag: row.etag, localId: row.localId, collectionUrl: row.collectionUrl, uid: row.uid },
-    });
+/** Rows of objects recorded per statement (6 columns each). */
+const HOLD_ROWS = 500;
+
+/** Records (or replaces) the objects at their `url`s as held in the versions `etag`, a few hundred per statement. */
+export async function holdObjects(tx: Tx, rows: DavObjectRow[]): Promise<void> {
+  for (let from = 0; from < rows.length; from += HOLD_ROWS)
+    await tx
+      .insert(tables.davObjects)
+      .values(rows.slice(from, from + HOLD_ROWS))
+      .onConflictDoUpdate({
+        target: [tables.davObjects.grantId, tables.davObjects.url],
+        set: {
+          etag: sql`excluded.etag`,
+          localId: sql`excluded.local_id`,
+          collectionUrl: sql`excluded.collection_url`,
+          uid: sql`excluded.uid`,
+        },
+      });
 }
 
 /** Forgets the object at `url`. */

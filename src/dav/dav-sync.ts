@@ -18,12 +18,13 @@ import {
   collectionsOf,
   dropCollection,
   dropObject,
-  holdObject,
+  holdObjects,
   loginOf,
   mirrorCalendars,
   objectsOf,
   saveCollection,
   type DavCollectionRow,
+  type DavObjectRow,
 } from './dav-store.js';
 
 /** Objects written in one transaction: an initial sync of a large calendar commits every few hundred. */
@@ -76,28 +77,35 @@ export async function syncDavAccount(
     // Written in transactions of up to APPLY_BATCH objects, each with its record (URL, ETag).
     for (let from = 0; from < changes.changed.length; from += APPLY_BATCH) {
       const batch = changes.changed.slice(from, from + APPLY_BATCH);
-      const hold = (index: number, localId: string, uid: string | null) => (tx: Tx) =>
-        holdObject(tx, {
-          grantId,
-          url: batch[index]!.url,
-          collectionUrl: info.url,
-          etag: batch[index]!.etag,
-          localId,
-          uid,
-        });
+      const held = (index: number, localId: string, uid: string | null): DavObjectRow => ({
+        grantId,
+        url: batch[index]!.url,
+        collectionUrl: info.url,
+        etag: batch[index]!.etag,
+        localId,
+        uid,
+      });
       const results =
         kind === 'caldav'
           ? await parts.events.apply(
               grant,
               row.calendarId!,
               batch.map((object) => object.data),
-              (tx, index, uid) => hold(index, uid, null)(tx),
+              (tx, stored) =>
+                holdObjects(
+                  tx,
+                  stored.map(({ index, uid }) => held(index, uid, null)),
+                ),
               { history: firstSync },
             )
           : await parts.contacts.apply(
               grant,
               batch.map((object) => ({ vcard: object.data, contactId: heldByUrl.get(object.url)?.localId })),
-              (tx, index, contactId, uid) => hold(index, contactId, uid)(tx),
+              (tx, stored) =>
+                holdObjects(
+                  tx,
+                  stored.map(({ index, contactId, uid }) => held(index, contactId, uid)),
+                ),
             );
       for (const [index, applied] of results.entries()) {
         if (applied.ok) result.changed++;

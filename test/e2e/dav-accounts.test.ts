@@ -52,6 +52,31 @@ const vevent = (uid: string, summary: string, start: string, end: string) =>
     '',
   ].join('\r\n');
 
+/** Three weekly standups from 6 April 2026, the second moved from 08:00 to 11:00 and renamed. */
+const SERIES = [
+  'BEGIN:VCALENDAR',
+  'VERSION:2.0',
+  'PRODID:-//Second Client//EN',
+  'BEGIN:VEVENT',
+  'UID:series-1',
+  'DTSTAMP:20260101T000000Z',
+  'DTSTART:20260406T080000Z',
+  'DTEND:20260406T083000Z',
+  'RRULE:FREQ=WEEKLY;COUNT=3',
+  'SUMMARY:Standup',
+  'END:VEVENT',
+  'BEGIN:VEVENT',
+  'UID:series-1',
+  'DTSTAMP:20260101T000000Z',
+  'RECURRENCE-ID:20260413T080000Z',
+  'DTSTART:20260413T110000Z',
+  'DTEND:20260413T113000Z',
+  'SUMMARY:Standup (moved)',
+  'END:VEVENT',
+  'END:VCALENDAR',
+  '',
+].join('\r\n');
+
 describe.skipIf(missing !== undefined)(
   'calendars and contacts of a connected account (Radicale over CalDAV and CardDAV)',
   { timeout: 60_000 },
@@ -91,6 +116,8 @@ describe.skipIf(missing !== undefined)(
         vevent('before-1', 'Planning', '20260302T090000Z', '20260302T100000Z'),
         'text/calendar',
       );
+      // And a weekly series with one instance moved (a RECURRENCE-ID exception in the same object).
+      await peer.put(new URL('series.ics', calendarUrl).href, SERIES, 'text/calendar');
       receiver = await startReceiver();
       service = await startTestService({
         env: {
@@ -173,6 +200,23 @@ describe.skipIf(missing !== undefined)(
         queryParams: { calendarId, start: String(at('2026-03-01T00:00:00Z')), end: String(at('2026-03-31T00:00:00Z')) },
       });
       expect(events.map((event) => [event.title, event.icalUid])).toEqual([['Planning', 'before-1']]);
+      // The series and its moved instance, written by the first sync's batched inserts, expand as the server has them.
+      const { data: standups } = await service.nylas.events.list({
+        identifier: grantId,
+        queryParams: {
+          calendarId,
+          start: String(at('2026-04-01T00:00:00Z')),
+          end: String(at('2026-04-30T00:00:00Z')),
+          expandRecurring: true,
+        },
+      });
+      expect(
+        standups.map((event) => [event.title, (event.when as { startTime: number }).startTime, event.icalUid]),
+      ).toEqual([
+        ['Standup', at('2026-04-06T08:00:00Z'), 'series-1'],
+        ['Standup (moved)', at('2026-04-13T11:00:00Z'), 'series-1'],
+        ['Standup', at('2026-04-20T08:00:00Z'), 'series-1'],
+      ]);
       const { data: freeBusy } = await service.nylas.calendars.getFreeBusy({
         identifier: grantId,
         requestBody: {
