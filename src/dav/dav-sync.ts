@@ -7,7 +7,7 @@
  * server are removed. Changes found give `event.*` and `contact.*` webhooks as changes made through the API do.
  */
 import { eq } from 'drizzle-orm';
-import { tables, type GrantRow, type Tx } from '../../storage/index.js';
+import { tables, type GrantRow } from '../../storage/index.js';
 import type { RemoteEventSink } from '../calendar/index.js';
 import type { RemoteContactSink } from '../contacts/index.js';
 import type { CoreDeps } from '../ports/index.js';
