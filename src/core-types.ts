@@ -45,6 +45,7 @@ import type { DraftService, OutboundService } from './outbound/index.js';
 import type { GrantTokens, OAuthService } from './oauth/index.js';
 import type { EventHub } from './event-stream/index.js';
 import type { OutboxDispatcher } from './outbox/index.js';
+import type { OverviewService } from './overview/index.js';
 import type { ApprovalService, Oversight, ReadNotes, SendReviewService, ThreadClaims } from './oversight/index.js';
 import type { Authenticator, CoreDeps, SpamChecker } from './ports/index.js';
 import type { Providers } from './providers/index.js';
@@ -189,4 +190,6 @@ export interface Core {
   accessLog: AccessLog;
   /** Oversight enforced by the server (src/oversight/). */
   oversight: OversightArea;
+  /** The dashboard's overview: counts of what a key reaches (src/overview/). */
+  overview: OverviewService;
 }

@@ -4,6 +4,7 @@
  * (src/core-types.ts), is what the operations and the faces see. The public names are exported by src/index.ts.
  */
 import { createAccessLog } from './access-log/index.js';
+import { createOverviewService } from './overview/index.js';
 import {
   createEnforcement,
   createPolicyUpkeep,
@@ -299,14 +300,12 @@ export function createCore(deps: CoreDeps): Core {
       webhooks,
       deliveries: webhookDeliveries,
       outbox,
-      stream: createEventHub(deps, {
-        pollMs: deps.config.workerPollMs,
-        maxBehind: deps.config.eventStream.maxBehind,
-      }),
+      stream: createEventHub(deps, { pollMs: deps.config.workerPollMs, maxBehind: deps.config.eventStream.maxBehind }),
     },
     jobs: { queue: jobs, handlers: jobHandlers },
     accessLog: createAccessLog(deps),
     oversight: { gate, approvals, reviews: sendReviews, claims },
+    overview: createOverviewService(deps),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The dashboard's two assets, served by the service itself (no CDN): a small style sheet and a small script that
- * shows times in the viewer's time zone, fills copy buttons and asks before destructive forms. Every page works
+ * shows times in the viewer's time zone (and tells the server that zone in the cookie `agentpost_time_zone`, for the
+ * overview's counts of the day), fills copy buttons and asks before destructive forms. Every page works
  * without the script. Kept as strings so the one TypeScript build ships them.
  */
 
@@ -62,6 +63,14 @@ export const DASHBOARD_JS = `
         setTimeout(function () { button.textContent = 'Copy'; }, 1500);
       });
     });
+  }
+  // The viewer's time zone, for what the server counts by day (the overview's mail today): a cookie under the mount.
+  const script = document.currentScript;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (script && zone) {
+    const asset = new URL(script.src).pathname;
+    const mount = asset.slice(0, asset.lastIndexOf('/assets/'));
+    document.cookie = 'agentpost_time_zone=' + encodeURIComponent(zone) + '; path=' + mount + '; max-age=31536000; samesite=strict';
   }
   for (const form of document.querySelectorAll('form[data-confirm]')) {
     form.addEventListener('submit', function (event) {

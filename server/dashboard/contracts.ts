@@ -28,6 +28,11 @@ export interface DashboardRequest {
   readonly key: { readonly id: string; readonly name: string; readonly permissions: readonly string[] };
   /** The service's clock in unix seconds (core.deps.clock), for times a form gives relatively (expires in N days). */
   readonly now: () => number;
+  /**
+   * The viewer's IANA time zone, as the dashboard's script reported it (cookie `agentpost_time_zone`, checked);
+   * undefined without the script or for a name that is not a time zone.
+   */
+  readonly timeZone?: string | undefined;
 }
 
 /** What a page answers: markup inside the layout, or a redirect (after a POST) with an optional one-line notice. */

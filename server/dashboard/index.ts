@@ -12,9 +12,11 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { matchedRoutes } from 'hono/route';
+import { ZodError } from 'zod';
 import {
   AppError,
   HTTP_ERRORS,
+  describeZodError,
   PERMISSIONS,
   operations,
   runOperation,
@@ -22,6 +24,7 @@ import {
   type Core,
   type DashboardSession,
 } from '../../src/index.js';
+import { normalizeTimeZone } from '../../src/time-zones.js';
 import type { AppEnv } from '../types.js';
 import { contentDisposition } from '../routes/attachments.js';
 import { peerAddress, type RateLimiter } from '../middleware/rate-limit.js';
@@ -31,6 +34,7 @@ import { layout, signInBody } from './layout.js';
 import {
   SESSION_COOKIE,
   SIGN_IN_COOKIE,
+  TIME_ZONE_COOKIE,
   clearSessionCookie,
   clearSignInCookie,
   sameToken,
@@ -146,7 +150,12 @@ function createDashboardApp(
     limiter.checkAddress(parent);
     let session: DashboardSession;
     try {
-      session = await core.accounts.applications.openDashboardSession(form.key ?? '', sessionSeconds);
+      // A new sign-in ends the session this browser had (session fixation hygiene): its id stops working at once.
+      session = await core.accounts.applications.openDashboardSession(
+        form.key ?? '',
+        sessionSeconds,
+        getCookie(c, SESSION_COOKIE),
+      );
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'unauthorized') throw error;
       limiter.failedAuthentication(parent);
@@ -275,6 +284,7 @@ function requestFor(
       permissions: principal.permissions ? [...principal.permissions] : [...PERMISSIONS],
     },
     now: () => Math.floor(core.deps.clock.now().getTime() / 1000),
+    timeZone: normalizeTimeZone(getCookie(c, TIME_ZONE_COOKIE) ?? ''),
     run: (name, input) => {
       const operation = byName.get(name);
       if (!operation) throw new Error(`The dashboard asked for an unknown operation ${name}.`);
@@ -284,6 +294,11 @@ function requestFor(
         requestId: parent.get('requestId'),
         address: peerAddress(parent),
         origin,
+      }).catch((error: unknown) => {
+        // A form's value the schema refuses is the person's mistake (400, shown in place), not a failed page.
+        if (error instanceof ZodError)
+          throw new AppError('invalid_request', describeZodError(error), undefined, { cause: error });
+        throw error;
       });
     },
   };

@@ -13,6 +13,8 @@ import type { Config } from '../../src/index.js';
 export const SESSION_COOKIE = 'agentpost_session';
 /** The sign-in form's CSRF token (there is no session yet to derive it from): double-submitted. */
 export const SIGN_IN_COOKIE = 'agentpost_sign_in';
+/** The viewer's time zone, written by the dashboard's script (server/dashboard/assets.ts); not a secret. */
+export const TIME_ZONE_COOKIE = 'agentpost_time_zone';
 /** A one-line notice shown once by the next page (after a POST's redirect). */
 const NOTICE_COOKIE = 'agentpost_notice';
 

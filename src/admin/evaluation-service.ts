@@ -1,7 +1,7 @@
 /**
  * @module admin/evaluation-service
  * `GET /v3/grants/{id}/rule-evaluations`: the audit rows the mail stages write (./audit.ts), newest first, in the
- * wire shape of the reference §15.4 plus the `verdicts` extension.
+ * wire shape of the reference §15.4 plus the `verdicts` extension and the `rule_id` filter (extension).
  */
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import { findGrantByRef, tables } from '../../storage/index.js';
@@ -11,6 +11,7 @@ import { notFound } from '../errors.js';
 import { decodeCursor, DEFAULT_PAGE_SIZE, toPage } from '../pagination.js';
 import type { ListRuleEvaluationsInput, RuleEvaluation } from '../schemas/admin.js';
 import type { EvaluationService } from './contracts.js';
+import { matchedRule } from './evaluation-store.js';
 
 type EvaluationRow = typeof tables.ruleEvaluations.$inferSelect;
 
@@ -41,7 +42,10 @@ export function toRuleEvaluation(row: EvaluationRow): RuleEvaluation {
 /** Creates the rule-evaluation listing. */
 export function createEvaluationService({ db }: CoreDeps): EvaluationService {
   return {
-    /** A grant's evaluations, newest first, cursor-paginated. Another application's grant is a 404. */
+    /**
+     * A grant's evaluations, newest first, cursor-paginated; with `rule_id`, only those that matched it. Another
+     * application's grant is a 404.
+     */
     async list(
       principal: Principal,
       input: ListRuleEvaluationsInput,
@@ -54,6 +58,7 @@ export function createEvaluationService({ db }: CoreDeps): EvaluationService {
         eq(tables.ruleEvaluations.grantId, grant.id),
         eq(tables.ruleEvaluations.applicationId, principal.applicationId),
       ];
+      if (input.rule_id !== undefined) conditions.push(matchedRule(input.rule_id));
       if (before) {
         conditions.push(
           or(

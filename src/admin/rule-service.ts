@@ -16,11 +16,17 @@ import type { Principal } from '../access.js';
 import { unixSeconds } from '../time.js';
 import type { CoreDeps } from '../ports/index.js';
 import { invalid } from '../errors.js';
-import type { CreateRuleInput, PageInput, Rule, UpdateRuleInput } from '../schemas/admin.js';
+import {
+  ADMIN_LIMITS,
+  type CreateRuleInput,
+  type PageInput,
+  type Rule,
+  type UpdateRuleInput,
+} from '../schemas/admin.js';
 import { TRUST_AUTH_RESULTS } from '../schemas/trust.js';
 import { AUTOMATED_KINDS } from '../schemas/messages.js';
 import type { RuleService } from './contracts.js';
-import { adminWriter, requireOwned, requireOwnedRow } from './ownership.js';
+import { adminWriter, requireOwned, requireOwnedRow, unique } from './ownership.js';
 import { pageOfOwned } from './paging.js';
 
 type RuleRow = typeof tables.rules.$inferSelect;
@@ -134,6 +140,21 @@ function normalizeRule(
   return { conditions: stored, actions: storedActions };
 }
 
+/**
+ * The workspaces a new rule is to be applied in (`workspace_ids` of create_rule), each this application's (else 404)
+ * and with room for one more rule id (else 400).
+ */
+async function workspacesToApplyIn(tx: Tx, applicationId: string, ids: readonly string[]) {
+  const rows = [];
+  for (const id of unique(ids)) {
+    const row = await requireOwnedRow(tx, 'workspace', applicationId, id);
+    if (row.ruleIds.length >= ADMIN_LIMITS.ruleIds)
+      throw invalid('workspace_ids', `Workspace ${id} already has ${ADMIN_LIMITS.ruleIds} rules, its most.`);
+    rows.push(row);
+  }
+  return rows;
+}
+
 /** Creates the rule service; `invalidate` runs after every write (enforcement caches). */
 export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: () => void): RuleService {
   const now = () => unixSeconds(clock.now());
@@ -168,6 +189,7 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
       return toRule(
         await write(async (tx) => {
           const rule = await checked(tx, principal.applicationId, input.match.conditions, input.actions);
+          const workspaces = await workspacesToApplyIn(tx, principal.applicationId, input.workspace_ids ?? []);
           const [row] = await tx
             .insert(tables.rules)
             .values({
@@ -185,6 +207,12 @@ export function createRuleService({ db, clock, newId }: CoreDeps, invalidate: ()
               updatedAt: at,
             })
             .returning();
+          // Applied where asked in the same transaction: a person's form makes and applies a rule in one step.
+          for (const workspace of workspaces)
+            await tx
+              .update(tables.workspaces)
+              .set({ ruleIds: [...workspace.ruleIds, row!.id], updatedAt: at })
+              .where(eq(tables.workspaces.id, workspace.id));
           return row!;
         }),
       );

@@ -94,7 +94,8 @@ export function createApplicationService({
 
     /** Resolves a Bearer key to its application; anything else is a 401. */
     authenticateApiKey: (key: string | undefined): Promise<Principal> => authenticateApiKey(state, key),
-    openDashboardSession: (key, lifetimeSeconds) => openDashboardSession(state, key, lifetimeSeconds),
+    openDashboardSession: (key, lifetimeSeconds, replacing) =>
+      openDashboardSession(state, key, lifetimeSeconds, replacing),
     resumeDashboardSession: (sessionId) => resumeDashboardSession(state, sessionId),
     closeDashboardSession: (sessionId) => closeDashboardSession(state, sessionId),
 

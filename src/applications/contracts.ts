@@ -151,9 +151,10 @@ export interface ApplicationService {
   authenticateApiKey(key: string | undefined): Promise<Principal>;
   /**
    * Signs in to the dashboard with an API key (a 401 when the key is not valid): a session of `lifetimeSeconds`,
-   * stored as the SHA-256 of its id with the key's id (never the key).
+   * stored as the SHA-256 of its id with the key's id (never the key). `replacing`: the id of the session the
+   * browser had, deleted in the same write (a new sign-in never leaves the old session usable).
    */
-  openDashboardSession(key: string, lifetimeSeconds: number): Promise<DashboardSession>;
+  openDashboardSession(key: string, lifetimeSeconds: number, replacing?: string): Promise<DashboardSession>;
   /** The session with this id as of now; undefined when unknown, expired, or its key is revoked or expired. */
   resumeDashboardSession(sessionId: string): Promise<DashboardSession | undefined>;
   /** Signs a dashboard session out. */

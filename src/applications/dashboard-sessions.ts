@@ -25,12 +25,14 @@ function csrfOf(sessionId: string): string {
 
 /**
  * Signs in with an API key (a 401 as for a Bearer key when it is not valid): stores a session of `lifetimeSeconds`
- * and answers its id (for the cookie) and CSRF token. Expired sessions are deleted on the way.
+ * and answers its id (for the cookie) and CSRF token. Expired sessions are deleted on the way, and so is the
+ * session `replacing` names (the one the browser signed in with before: session fixation hygiene), whoever's it is.
  */
 export async function openDashboardSession(
   state: ApplicationState,
   key: string,
   lifetimeSeconds: number,
+  replacing?: string,
 ): Promise<DashboardSession> {
   const principal = await authenticateApiKey(state, key);
   if (!principal.key) throw new AppError('unauthorized', 'Unauthorized: the API key is not valid.');
@@ -38,6 +40,8 @@ export async function openDashboardSession(
   const now = state.now();
   await state.db.write(async (tx) => {
     await tx.delete(tables.dashboardSessions).where(lte(tables.dashboardSessions.expiresAt, now));
+    if (replacing !== undefined)
+      await tx.delete(tables.dashboardSessions).where(eq(tables.dashboardSessions.idHash, hashApiKey(replacing)));
     await tx.insert(tables.dashboardSessions).values({
       idHash: hashApiKey(sessionId),
       applicationId: principal.applicationId,

@@ -225,7 +225,7 @@ export const createRule = defineOperation({
   title: 'Create a rule',
   description:
     'Creates a rule: match (all or any) of conditions over from.*, recipient.* and outbound.type with is, is_not, contains or in_list (list ids of this application), ' +
-    'and actions (block alone; assign_to_folder with the folder name as value). Defaults: priority 10, enabled, trigger inbound. Apply it by naming it in a workspace.',
+    'and actions (block alone; assign_to_folder with the folder name as value). Defaults: priority 10, enabled, trigger inbound. Apply it by naming it in a workspace, or at once with workspace_ids (extension).',
   input: CreateRuleInputSchema,
   output: RuleSchema,
   hints: { readOnly: false },
@@ -277,7 +277,7 @@ export const deleteRule = defineOperation({
 export const listRuleEvaluations = defineOperation({
   name: 'list_rule_evaluations',
   title: 'List rule evaluations',
-  description: `Lists the rule and policy evaluations of a grant's mail (smtp_rcpt, inbox_processing, outbound_send), newest first ${PAGED}.`,
+  description: `Lists the rule and policy evaluations of a grant's mail (smtp_rcpt, inbox_processing, outbound_send), newest first ${PAGED}; rule_id (extension) keeps those that matched that rule.`,
   input: ListRuleEvaluationsInputSchema,
   output: pageOf(RuleEvaluationSchema),
   hints: { readOnly: true },

@@ -27,6 +27,7 @@ import * as grants from './grants.js';
 import * as messageWait from './message-wait.js';
 import * as messages from './messages.js';
 import * as outbound from './outbound.js';
+import * as overview from './overview.js';
 import * as smartCompose from './smart-compose.js';
 import * as suppressions from './suppressions.js';
 import * as threads from './threads.js';
@@ -73,6 +74,7 @@ export const operations: readonly AnyOperation[] = register(
   accessLog,
   oversight,
   eventStream,
+  overview,
 );
 
 export { fieldText } from './agent.js';

@@ -168,6 +168,8 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   remove_suppression: 'admin',
   // The access log: who called what (a key narrower than the application reads it only with a grant_id it reaches).
   list_access_log: 'admin',
+  // The overview (docs/dashboard.md): every key; each figure is of its reach, null outside its permissions.
+  get_overview: 'any',
   // Oversight (docs/oversight.md): approvals.decide alone reads and decides held sends and reviews in its scope.
   list_approvals: 'approvals.decide',
   get_approval: 'approvals.decide',
@@ -198,6 +200,7 @@ export const SCOPED_BY_THEMSELVES: ReadonlySet<string> = new Set([
   'list_send_reviews',
   'mark_send_review',
   'stream_events',
+  'get_overview',
   // A hold's organizer grant is checked against the key by the hold service (404 outside it).
   'create_hold',
   'get_hold',

@@ -357,6 +357,13 @@ export const CreateRuleInputSchema = z
       .min(1)
       .max(ADMIN_LIMITS.actions)
       .describe('Actions; block must be alone, assign_to_folder needs a value'),
+    workspace_ids: z
+      .array(IdSchema)
+      .max(ADMIN_LIMITS.ruleIds)
+      .optional()
+      .describe(
+        "Extension: workspaces to apply the rule in (added to each one's rule_ids in the same transaction; one not this application's is a 404 and nothing is created)",
+      ),
   })
   .meta({ id: 'CreateRuleInput' });
 export type CreateRuleInput = z.infer<typeof CreateRuleInputSchema>;
@@ -509,6 +516,10 @@ export const RuleEvaluationSchema = z
 export type RuleEvaluation = z.infer<typeof RuleEvaluationSchema>;
 
 export const ListRuleEvaluationsInputSchema = z
-  .strictObject({ grant_id: GrantIdSchema, ...PageInput })
+  .strictObject({
+    grant_id: GrantIdSchema,
+    rule_id: IdSchema.optional().describe('Extension: only the evaluations whose matched_rule_ids include this rule'),
+    ...PageInput,
+  })
   .meta({ id: 'ListRuleEvaluationsInput' });
 export type ListRuleEvaluationsInput = z.infer<typeof ListRuleEvaluationsInputSchema>;

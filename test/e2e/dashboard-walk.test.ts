@@ -64,7 +64,8 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard walked in Chromium (needs 
       env: { AGENTPOST_RATE_LIMIT_APPLICATION: '0', AGENTPOST_ALLOW_PRIVATE_NETWORKS: 'true' },
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    page = await (await browser.newContext()).newPage();
+    // A viewer in New York: the dashboard's script tells the server, which counts the overview's day there.
+    page = await (await browser.newContext({ timezoneId: 'America/New_York' })).newPage();
     // The revoke button asks first (the dashboard's script): the person agrees.
     page.on('dialog', (dialog) => void dialog.accept());
     // A step that does not happen fails at that step, well within the test's own limit.
@@ -85,6 +86,7 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard walked in Chromium (needs 
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${dashboard}/`);
     expect(await page.textContent('h1')).toBe('Overview');
+    expect(await page.textContent('main')).toContain('the day in America/New_York');
     await inspect('overview');
 
     // A trial domain: usable at once.
@@ -270,6 +272,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard walked in Chromium (needs 
     await page.waitForURL(/\/dashboard\/lists\/[^/]+$/);
     expect(await page.textContent('main')).toContain('partner.example');
     await inspect('list');
+
+    // The overview counts the message: one in (the reader's), one out (the walker's).
+    await navigate('Overview');
+    expect(await page.textContent('main')).toContain('1 in · 1 out');
 
     // Calendars: the mailboxes, the walker's calendars, a calendar's days.
     await navigate('Calendars');

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/index.js';
 import { DashboardClient } from '../helpers/dashboard.js';
 import { request } from '../helpers/http.js';
-import { createMailbox } from '../helpers/mail.js';
+import { createMailbox, sendRaw } from '../helpers/mail.js';
 import { TEST_API_KEY, createTestCore, testConfig, startTestService, type TestService } from '../helpers/service.js';
 
 const DOMAIN = 'dash.agentpost.localhost';
@@ -69,7 +69,7 @@ describe('dashboard frame', () => {
     expect(overview.text).toContain('Overview');
     expect(overview.text).toMatch(/Mailboxes[\s\S]*?2/);
     // The pages read through the operations, recorded on the dashboard face.
-    const log = await request(service.url, 'GET', '/v3/access-log?operation=list_grants', { key: service.apiKey });
+    const log = await request(service.url, 'GET', '/v3/access-log?operation=get_overview', { key: service.apiKey });
     const faces = (log.body.data as { face: string }[]).map((entry) => entry.face);
     expect(faces).toContain('dashboard');
     // The service's metrics name the dashboard's route.
@@ -124,6 +124,103 @@ describe('dashboard frame', () => {
     expect(out.status).toBe(303);
     expect((await other.get('/sign-in')).text).toContain('Signed out.');
     expect((await other.get('/')).status).toBe(303);
+  });
+
+  it('ends the previous session of a browser that signs in again', async () => {
+    const browser = new DashboardClient(service.url);
+    await browser.signIn(service.apiKey);
+    const first = browser.cookies.get('agentpost_session')!;
+    // A sign-in page opened in another tab before: its form posted while the first session is still on.
+    const tab = new DashboardClient(service.url);
+    await tab.get('/sign-in');
+    browser.cookies.set('agentpost_sign_in', tab.cookies.get('agentpost_sign_in')!);
+    const scoped = await makeKey({
+      name: 'second sign-in',
+      scope: { grant_ids: [grantA] },
+      permissions: ['mail.read'],
+    });
+    const again = await browser.post('/sign-in', { key: scoped.key }, tab.csrf);
+    expect(again.status).toBe(303);
+    const second = browser.cookies.get('agentpost_session')!;
+    expect(second).not.toBe(first);
+    expect((await browser.get('/')).text).toContain('second sign-in');
+    // The first session's id is no good any more, from this browser or any other: its row is gone.
+    expect(await service.core.accounts.applications.resumeDashboardSession(first)).toBeUndefined();
+    const stale = new DashboardClient(service.url);
+    stale.cookies.set('agentpost_session', first);
+    const refused = await stale.get('/');
+    expect(refused.status).toBe(303);
+    expect(refused.location).toBe('/dashboard/sign-in');
+  });
+
+  it('creates a rule applied in a workspace with one operation, and shows only the evaluations that matched it', async () => {
+    const browser = new DashboardClient(service.url);
+    await browser.signIn(service.apiKey);
+    const workspaces = await request(service.url, 'GET', '/v3/workspaces', { key: service.apiKey });
+    const home = (workspaces.body.data as { workspace_id: string; default: boolean }[]).find((w) => w.default)!;
+    await browser.get('/rules');
+    const fields = {
+      name: 'Match senders read',
+      trigger: 'inbound',
+      field: 'from.domain',
+      operator: 'is',
+      value: 'match.example',
+      action: 'mark_as_read',
+      priority: '5',
+    };
+    const made = await browser.post('/rules', { ...fields, workspace_id: home.workspace_id });
+    expect(made.status).toBe(303);
+    expect((await browser.get('/rules')).text).toContain('Rule created and applied.');
+    const rules = await request(service.url, 'GET', '/v3/rules', { key: service.apiKey });
+    const ruleId = (rules.body.data as { id: string; name: string }[]).find((r) => r.name === fields.name)!.id;
+    const workspace = await request(service.url, 'GET', `/v3/workspaces/${home.workspace_id}`, {
+      key: service.apiKey,
+    });
+    expect(workspace.body.data.rule_ids).toContain(ruleId);
+    // One operation: the form no longer reads and rewrites the workspace.
+    for (const operation of ['get_workspace', 'update_workspace']) {
+      const log = await request(service.url, 'GET', `/v3/access-log?operation=${operation}`, { key: service.apiKey });
+      expect((log.body.data as { face: string }[]).filter((entry) => entry.face === 'dashboard')).toEqual([]);
+    }
+    // Atomic: a workspace that is not the application's is a 404, and no rule is made.
+    const refused = await request(service.url, 'POST', '/v3/rules', {
+      key: service.apiKey,
+      body: {
+        name: 'Nowhere',
+        match: { conditions: [] },
+        actions: [{ type: 'archive' }],
+        workspace_ids: ['no-such-workspace'],
+      },
+    });
+    expect(refused.status).toBe(404);
+    const after = await request(service.url, 'GET', '/v3/rules', { key: service.apiKey });
+    expect((after.body.data as { name: string }[]).map((r) => r.name)).not.toContain('Nowhere');
+    // A form value the schema refuses is said on the page, not a failed page.
+    const empty = await browser.post('/rules', { ...fields, name: '' });
+    expect(empty.status).toBe(303);
+    expect((await browser.get('/rules')).text).toMatch(/Not done: [^<]*name/);
+
+    // Two messages in: one from the rule's domain, one from another.
+    for (const from of ['someone@match.example', 'someone@other.example']) {
+      const raw = `From: ${from}\r\nTo: a@${DOMAIN}\r\nSubject: from ${from}\r\n\r\nHello\r\n`;
+      expect((await sendRaw(service.smtpPort, from, [`a@${DOMAIN}`], raw)).code).toBe(250);
+    }
+    const path = `/v3/grants/${grantA}/rule-evaluations`;
+    const every = await request(service.url, 'GET', path, { key: service.apiKey });
+    expect(every.body.data.length).toBeGreaterThanOrEqual(2);
+    const matched = await request(service.url, 'GET', `${path}?rule_id=${ruleId}`, { key: service.apiKey });
+    expect(matched.status).toBe(200);
+    const rows = matched.body.data as { matched_rule_ids: string[]; evaluation_input: { from_address?: string } }[];
+    // Evaluated at RCPT and in the inbox, the one message from the rule's domain; none of the other.
+    expect(rows.length).toBeGreaterThan(0);
+    expect(new Set(rows.map((row) => row.evaluation_input.from_address))).toEqual(new Set(['someone@match.example']));
+    expect(every.body.data.length).toBeGreaterThan(rows.length);
+    expect(rows.every((row) => row.matched_rule_ids.includes(ruleId))).toBe(true);
+    const page = await browser.get(`/rules/${ruleId}?grant_id=${grantA}`);
+    expect(page.text).toContain('someone@match.example');
+    expect(page.text).not.toContain('someone@other.example');
+    const all = await browser.get(`/rules/${ruleId}?grant_id=${grantA}&all=1`);
+    expect(all.text).toContain('someone@other.example');
   });
 
   it('counts failed sign-ins like failed Bearer keys: over the budget, the address gets 429', async () => {

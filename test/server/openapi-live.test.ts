@@ -457,6 +457,7 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
   get_api_key: async (f) => ({ params: { api_key_id: (await f.create('/v3/api-keys', { name: 'one' })).id } }),
   delete_api_key: async (f) => ({ params: { api_key_id: (await f.create('/v3/api-keys', { name: 'gone' })).id } }),
   list_access_log: async () => ({ params: {} }),
+  get_overview: async () => ({ params: {}, query: { time_zone: 'Europe/Paris' } }),
   list_approvals: async (f) => {
     await f.approval();
     return { params: {}, query: { status: 'pending' } };
@@ -709,7 +710,15 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
       ).id,
     },
   }),
-  list_rule_evaluations: async (f) => ({ params: { grant_id: await f.grant() }, query: { limit: '5' } }),
+  list_rule_evaluations: async (f) => ({
+    params: { grant_id: await f.grant() },
+    query: {
+      limit: '5',
+      rule_id: (
+        await f.create('/v3/rules', { name: 'Audited', match: { conditions: [] }, actions: [{ type: 'archive' }] })
+      ).id,
+    },
+  }),
   list_lists: async (f) => {
     await f.create('/v3/lists', { name: 'Listed', type: 'tld' });
     return { params: {}, query: { limit: '5' } };

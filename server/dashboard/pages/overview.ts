@@ -1,71 +1,114 @@
 /**
- * The dashboard's overview: mailboxes, suspended ones, webhooks by health, paused domains and pending approvals, each
- * read through its list operation as the signed-in key (what the key may not read says so in its card). Mail counts
- * of the day and the queues are not shown: no operation answers them yet (docs/dashboard.md).
+ * The dashboard's overview: one read of `get_overview` as the signed-in key (counts in the database, over what the
+ * key reaches): mailboxes, mail in and out today in the viewer's time zone, the queues, webhooks by health, paused
+ * domains and pending approvals. A figure the key's permissions or scope do not cover says so in its card.
  */
 import { html } from 'hono/html';
+import type { Overview } from '../../../src/schemas/overview.js';
+import { normalizeTimeZone } from '../../../src/time-zones.js';
 import type { DashboardPage, DashboardRequest, Html } from '../contracts.js';
-import { attempt, type Attempt } from '../ui.js';
+import { attempt, errorBox, time } from '../ui.js';
 
-/** How many objects of a kind the overview counts, at most (one page of the list operation). */
-const COUNT_LIMIT = 200;
-
-interface Listed<T> {
-  data: T[];
-  next_cursor?: string | null;
-}
-
-function card(title: string, href: string, result: Attempt<unknown>, figure: (value: never) => Html | string): Html {
-  return html`<section class="card" aria-labelledby="card-${href.replace(/\W/g, '')}">
-    <h2 id="card-${href.replace(/\W/g, '')}"><a href="${href}">${title}</a></h2>
+/** A card: its title (a link when the figure has a page), the figure, or why this key does not see it. */
+function card<T>(title: string, href: string | undefined, value: T | null, figure: (value: T) => Html | string): Html {
+  const id = `card-${title.toLowerCase().replace(/\W+/g, '-')}`;
+  return html`<section class="card" aria-labelledby="${id}">
+    <h2 id="${id}">${href ? html`<a href="${href}">${title}</a>` : title}</h2>
     ${
-      result.ok
-        ? html`<div class="figure">${figure(result.value as never)}</div>`
-        : html`<p class="muted">${result.status === 403 ? 'Not permitted for this key.' : result.message}</p>`
+      value === null
+        ? html`<p class="muted">Not for this key (its permissions or scope).</p>`
+        : html`<div class="figure">${figure(value)}</div>`
     }
   </section>`;
 }
 
-/** "12", or "200+" when the one page read was full. */
-function count(list: { data: unknown[]; more: boolean }): string {
-  return `${list.data.length}${list.more ? '+' : ''}`;
+/**
+ * The zone the day is counted in: `?time_zone=` (the page's form), else the one the script reported, else UTC; a
+ * name that is not a time zone is answered with UTC and said so.
+ */
+function zoneOf(request: DashboardRequest): { zone: string; refused?: string } {
+  const asked = request.query.get('time_zone')?.trim();
+  if (!asked) return { zone: request.timeZone ?? 'UTC' };
+  const zone = normalizeTimeZone(asked);
+  return zone ? { zone } : { zone: 'UTC', refused: asked };
+}
+
+function cards(request: DashboardRequest, overview: Overview): Html[] {
+  const { base } = request;
+  const { queues } = overview;
+  return [
+    card(
+      'Mailboxes',
+      `${base}/accounts`,
+      overview.grants,
+      (grants) => html`${grants.total} <span class="muted">(${grants.suspended} suspended)</span>`,
+    ),
+    card('Mail today', `${base}/mail`, overview.mail_today, (mail) => html`${mail.received} in · ${mail.sent} out`),
+    card(
+      'Outbound queue',
+      `${base}/deliverability`,
+      queues.outbound,
+      (outbound) =>
+        html`${outbound.queued + outbound.deferred}
+          <span class="muted">(${outbound.deferred} waiting for a retry)</span>`,
+    ),
+    card('Scheduled sends', undefined, queues.scheduled_sends, (scheduled) => String(scheduled)),
+    card(
+      'Webhooks',
+      `${base}/webhooks`,
+      overview.webhooks,
+      (hooks) =>
+        html`${hooks.total}
+          <span class="${hooks.failing + hooks.failed > 0 ? 'error' : 'muted'}"
+            >(${hooks.failing} failing, ${hooks.failed} failed, ${hooks.paused} paused)</span
+          >`,
+    ),
+    card(
+      'Webhook deliveries',
+      `${base}/webhooks`,
+      queues.webhook_deliveries,
+      (deliveries) => html`${deliveries.pending} <span class="muted">pending (${deliveries.failed} given up)</span>`,
+    ),
+    card(
+      'Jobs',
+      undefined,
+      queues.jobs,
+      (jobs) =>
+        html`${jobs.running + jobs.due + jobs.later}
+          <span class="muted"
+            >(${jobs.running} running, ${jobs.due} due, ${jobs.later} later, ${jobs.dead} dead)</span
+          >`,
+    ),
+    card(
+      'Paused domains',
+      `${base}/domains`,
+      overview.domains,
+      (domains) => html`${domains.paused} <span class="muted">of ${domains.total}</span>`,
+    ),
+    card('Pending approvals', `${base}/approvals`, overview.approvals, (approvals) => String(approvals.pending)),
+  ];
 }
 
 async function overview(request: DashboardRequest) {
-  const { base } = request;
-  const [grants, webhooks, domains, approvals] = await Promise.all([
-    attempt<{ data: { suspended_at?: number }[]; limit: number }>(request, 'list_grants', { limit: COUNT_LIMIT }),
-    attempt<Listed<{ status: string }>>(request, 'list_webhooks', { limit: COUNT_LIMIT }),
-    attempt<Listed<{ domain_address: string; sending?: { status: string } }>>(request, 'list_domains', {
-      limit: COUNT_LIMIT,
-    }),
-    attempt<Listed<unknown>>(request, 'list_approvals', { status: 'pending', limit: COUNT_LIMIT }),
-  ]);
-  const cards = [
-    card('Mailboxes', `${base}/accounts`, grants, (value: { data: { suspended_at?: number }[] }) => {
-      const suspended = value.data.filter((grant) => grant.suspended_at !== undefined).length;
-      return html`${count({ data: value.data, more: value.data.length === COUNT_LIMIT })}
-        <span class="muted">(${suspended} suspended)</span>`;
-    }),
-    card('Webhooks', `${base}/webhooks`, webhooks, (value: Listed<{ status: string }>) => {
-      const unhealthy = value.data.filter((hook) => hook.status === 'failing' || hook.status === 'failed').length;
-      return html`${count({ data: value.data, more: Boolean(value.next_cursor) })}
-        <span class="${unhealthy > 0 ? 'error' : 'muted'}">(${unhealthy} failing or failed)</span>`;
-    }),
-    card('Paused domains', `${base}/domains`, domains, (value: Listed<{ sending?: { status: string } }>) => {
-      const paused = value.data.filter((domain) => domain.sending?.status === 'paused').length;
-      return html`${paused}
-        <span class="muted">of ${count({ data: value.data, more: Boolean(value.next_cursor) })}</span>`;
-    }),
-    card('Pending approvals', `${base}/approvals`, approvals, (value: Listed<unknown>) =>
-      count({ data: value.data, more: Boolean(value.next_cursor) }),
-    ),
-  ];
+  const { zone, refused } = zoneOf(request);
+  const result = await attempt<Overview>(request, 'get_overview', { time_zone: zone });
+  if (!result.ok) return { title: 'Overview', body: errorBox(result.message), status: result.status };
+  const value = result.value;
+  const zoneForm = html`<form method="get" action="${request.base}/" class="inline">
+    <label for="overview-zone">Time zone of "today"</label>
+    <input id="overview-zone" name="time_zone" type="text" value="${value.time_zone}" maxlength="64" />
+    <button type="submit">Show</button>
+  </form>`;
   return {
     title: 'Overview',
-    body: html`<p>Signed in as <strong>${request.key.name}</strong>. What this key reaches:</p>
-      <div class="cards">${cards}</div>
-      <p class="muted">Mail in and out today and the queues are not shown yet: no operation answers them.</p>`,
+    body: html`<p>
+        Signed in as <strong>${request.key.name}</strong>. What this key
+        reaches${value.scoped ? ' (its grants only)' : ''}:
+      </p>
+      ${refused === undefined ? '' : errorBox(`${refused} is not a time zone: today is counted in UTC.`)}
+      <div class="cards">${cards(request, value)}</div>
+      <p class="muted">Mail today is counted for the day in ${value.time_zone}, since ${time(value.day_start)}.</p>
+      ${zoneForm}`,
   };
 }
 

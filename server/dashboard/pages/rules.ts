@@ -162,7 +162,8 @@ const rules: MorePage = {
     const priority = Number(field(request, 'priority') ?? '10');
     const workspaceId = field(request, 'workspace_id');
     return afterPost(rulesHref(request), workspaceId ? 'Rule created and applied.' : 'Rule created.', async () => {
-      const created = await runOne<Rule>(request, 'create_rule', {
+      // One operation: the rule is made and added to the workspace's rules in one transaction.
+      await request.run('create_rule', {
         name: field(request, 'name') ?? '',
         trigger: field(request, 'trigger') ?? 'inbound',
         priority: Number.isInteger(priority) ? priority : 10,
@@ -173,13 +174,7 @@ const rules: MorePage = {
           ],
         },
         actions: [{ type: action, ...(actionValue ? { value: actionValue } : {}) }],
-      });
-      if (!workspaceId) return;
-      // The workspace's rules are replaced as a whole (update_workspace): read them first, add this one.
-      const workspace = await runOne<Workspace>(request, 'get_workspace', { workspace_id: workspaceId });
-      await request.run('update_workspace', {
-        workspace_id: workspace.workspace_id,
-        rule_ids: [...workspace.rule_ids, created.id],
+        ...(workspaceId ? { workspace_ids: [workspaceId] } : {}),
       });
     });
   },
@@ -224,15 +219,17 @@ const rule: MorePage = {
       const page = await runPage<RuleEvaluation>(request, 'list_rule_evaluations', {
         grant_id: grantId,
         limit: 100,
+        ...(all ? {} : { rule_id: found.id }),
         ...(pageToken(request) ? { page_token: pageToken(request) } : {}),
       });
-      const shown = page.data.filter((evaluation) => all || evaluation.matched_rule_ids.includes(found.id));
-      const rows = shown.map((evaluation) => evaluationRow(evaluation, evaluation.matched_rule_ids.includes(found.id)));
+      const rows = page.data.map((evaluation) =>
+        evaluationRow(evaluation, evaluation.matched_rule_ids.includes(found.id)),
+      );
       evaluations = html`${table(
         all ? 'Evaluations of this mailbox' : 'Evaluations that matched this rule',
         ['When', 'Stage', 'From', 'Recipients', 'Applied', ''],
         rows,
-        'No evaluation on this page matched this rule.',
+        all ? 'No evaluation in this mailbox yet.' : 'No evaluation of this mailbox matched this rule.',
       )}
       ${pager(request, here, page.next_cursor)}`;
     }
