@@ -44,6 +44,11 @@ export type PageAnswer =
       readonly status?: number;
       /** A file to answer instead of the page (an attachment): sent as a download, never rendered. */
       readonly download?: { readonly filename: string; readonly contentType: string; readonly bytes: Uint8Array };
+      /**
+       * A document to answer instead of the page (a message body for the viewer's sandboxed frame), under its own
+       * Content-Security-Policy (`csp`), framable only by the dashboard, never rendered in the layout.
+       */
+      readonly frameDocument?: { readonly html: string; readonly csp: string };
     }
   | { readonly redirect: string; readonly notice?: string };
 

@@ -39,6 +39,7 @@ import {
   clearSignInCookie,
   sameToken,
   securityHeaders,
+  framePolicy,
   setNotice,
   setSessionCookie,
   setSignInCookie,
@@ -105,12 +106,20 @@ function createDashboardApp(
     return c.redirect(to, 303);
   };
 
+  /** Where an answer carries its own policy to the middleware below (removed before the answer leaves). */
+  const FRAME_POLICY_HEADER = 'x-agentpost-frame-policy';
   dashboard.use('*', async (c: DashboardContext, next) => {
     await next();
     // The service's request log and metrics name the dashboard's route, not its wildcard.
     const route = matchedRoutes(c).at(-1)?.path;
     c.env.parent.set('route', route && !route.endsWith('*') ? route : `${base}/*`);
-    securityHeaders(c);
+    // A frame document keeps the policy it was answered with; every other answer gets the dashboard's.
+    if (c.res.headers.has(FRAME_POLICY_HEADER)) {
+      c.res.headers.set('content-security-policy', c.res.headers.get(FRAME_POLICY_HEADER)!);
+      c.res.headers.delete(FRAME_POLICY_HEADER);
+      c.res.headers.set('x-content-type-options', 'nosniff');
+      c.res.headers.set('referrer-policy', 'no-referrer');
+    } else securityHeaders(c);
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });
   dashboard.onError((error, c) => {
@@ -222,6 +231,17 @@ function createDashboardApp(
         'content-type': contentType,
         'content-disposition': contentDisposition('attachment', filename),
         'x-content-type-options': 'nosniff',
+        'cache-control': 'no-store',
+      });
+    }
+    if (answered.frameDocument) {
+      // Its own policy, not the dashboard's (a srcdoc document would inherit that one, which refuses inline styles),
+      // with the frame's sandbox repeated, shown only inside the dashboard's own pages.
+      const { html: document, csp } = answered.frameDocument;
+      return c.body(document, 200, {
+        'content-type': 'text/html; charset=utf-8',
+        [FRAME_POLICY_HEADER]: framePolicy(csp),
+        'x-frame-options': 'SAMEORIGIN',
         'cache-control': 'no-store',
       });
     }

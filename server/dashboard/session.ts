@@ -26,7 +26,15 @@ export const CONTENT_SECURITY_POLICY =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; " +
   "base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
-/** Headers of every dashboard answer. */
+/**
+ * The policy of a document answered for one of the dashboard's sandboxed frames (a message body): the document's own
+ * `csp`, the sandbox again (so the document opened alone is sandboxed too), and framable only by the dashboard.
+ */
+export function framePolicy(csp: string): string {
+  return `${csp}; sandbox; frame-ancestors 'self'`;
+}
+
+/** Headers of every dashboard answer but a frame's document ({@link framePolicy}). */
 export function securityHeaders(c: Context): void {
   c.header('content-security-policy', CONTENT_SECURITY_POLICY);
   c.header('x-content-type-options', 'nosniff');

@@ -193,6 +193,10 @@ describe.skipIf(!existsSync(CHROMIUM))('the dashboard walked in Chromium (needs 
     const verdicts = page.getByRole('table', { name: 'Trust verdicts' });
     for (const check of ['SPF', 'DKIM', 'DMARC', 'Lookalike domain', 'Injection score'])
       expect(await verdicts.getByRole('rowheader', { name: check }).count(), check).toBe(1);
+    // The body, in the sandboxed frame whose document the dashboard serves under its own policy.
+    expect(await page.frameLocator('iframe.message-body').locator('body').textContent()).toContain(
+      'this came through the dashboard',
+    );
     await inspect('message');
     await page.getByRole('link', { name: /raw header/i }).click();
     await page.waitForURL(/\/raw-headers$/);

@@ -4,8 +4,9 @@
  * service (the `dashboard` face), calls the page's get or post, and reads the HTML it renders.
  *
  * - A hostile message (script, event handlers, remote images, javascript: links, an iframe, CSS loading a remote
- *   background) renders none of it outside the sandboxed srcdoc, and the srcdoc holds none of it either; the srcdoc's
- *   Content-Security-Policy forbids every remote load; its attachment downloads through the page's own route.
+ *   background) renders none of it outside the sandboxed frame, and the frame's document (the page's /body route) holds
+ *   none of it either; that document's Content-Security-Policy forbids every remote load and allows inline styles; its
+ *   attachment downloads through the page's own route.
  * - A webhook made on the page, its failed delivery in the log, and the retry button delivering it.
  * - A rule made on the page and the evaluation that matched it.
  * - The suppression list: added, paged, removed.
@@ -68,19 +69,6 @@ function hostileMessage(from: string, to: string): string {
     `--${boundary}--`,
     '',
   ].join('\r\n');
-}
-
-/** The value of the first `srcdoc="…"` and the page with that attribute cut out. */
-function splitSrcdoc(page: string): { srcdoc: string; outside: string } {
-  const match = /srcdoc="([^"]*)"/.exec(page);
-  if (!match) return { srcdoc: '', outside: page };
-  const srcdoc = match[1]!
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
-  return { srcdoc, outside: page.slice(0, match.index) + page.slice(match.index + match[0].length) };
 }
 
 /** What neither the page nor the frame's document may hold of the hostile message. */
@@ -221,17 +209,28 @@ describe('dashboard pages (MORE_PAGES) through a harness', () => {
     });
     expect(html).toContain('Trust verdicts');
     expect(html).toMatch(/<iframe[^>]*\ssandbox=""/);
-    const { srcdoc, outside } = splitSrcdoc(html);
-    expectNothingActive(outside);
+    // The frame's document is the page's own /body route, answered under its own policy (not a srcdoc, which would
+    // inherit the dashboard's policy and lose the message's inline styles).
+    expect(html).not.toContain('srcdoc');
+    const src = /<iframe[^>]*\ssrc="([^"]*)"/.exec(html)?.[1];
+    expect(src).toBe(`/dashboard/mail/${grantA}/messages/${messageId}/body`);
+    const framed = await open(service.apiKey, '/mail/:grant_id/messages/:message_id/body', {
+      grant_id: grantA,
+      message_id: messageId,
+    });
+    const srcdoc = framed.answer.frameDocument!.html;
+    expectNothingActive(html);
     expectNothingActive(srcdoc);
     expectNoActiveElements(srcdoc);
     // Outside the frame, the only frame is the sandboxed one.
-    expect(outside.match(/<iframe/g)).toHaveLength(1);
-    // The frame's document starts with a policy that forbids every remote load and all script.
-    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]*)">/.exec(srcdoc)?.[1] ?? '';
+    expect(html.match(/<iframe/g)).toHaveLength(1);
+    // The frame's document is answered under a policy that forbids every remote load and all script (and says so
+    // again in its head).
+    const csp = framed.answer.frameDocument!.csp;
     expect(srcdoc.indexOf('Content-Security-Policy')).toBeLessThan(srcdoc.indexOf('<body>'));
     expect(csp).toContain("default-src 'none'");
     expect(csp).toContain('img-src data:');
+    expect(csp).toContain("style-src 'unsafe-inline'");
     expect(csp).not.toMatch(/script-src|https?:|\*/);
     // What is harmless stays: the text, the markup, a plain link.
     expect(srcdoc).toContain('Hello <b>there</b>');
@@ -461,12 +460,14 @@ describe.skipIf(!existsSync(CHROMIUM))('the message frame in a real browser (ski
       `<video poster="${base}/poster.gif"></video><audio src="${base}/audio.mp3" autoplay></audio>`,
       `<svg><image href="${base}/svg-image.png"/></svg><input type="image" src="${base}/input.gif">`,
       `<meta http-equiv="refresh" content="0;url=${base}/refresh">`,
-      `<body onload="fetch('${base}/onload')"><p>Visible text</p></body>`,
+      `<body onload="fetch('${base}/onload')"><p>Visible text</p><p style="width: 123px; height: 45px">Styled</p></body>`,
     ].join('\n');
 
   it('fetches nothing the message names and runs none of its script; unsanitized, the same body would', async () => {
     const { chromium } = await import('playwright-core');
     const { bodyFrame } = await import('../../server/dashboard/pages/message.js');
+    const { sanitizeHtml, viewerDocument, VIEWER_CSP } = await import('../../server/dashboard/pages/sanitize-html.js');
+    const { CONTENT_SECURITY_POLICY, framePolicy } = await import('../../server/dashboard/session.js');
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     try {
       const page = await browser.newPage();
@@ -479,8 +480,23 @@ describe.skipIf(!existsSync(CHROMIUM))('the message frame in a real browser (ski
       // The viewer's frame, on a page of its own (the control's frame may still be following its meta refresh):
       // setContent resolves at the load event, which waits for the frame and its resources.
       const viewer = await browser.newPage();
-      await viewer.setContent(`<!doctype html><main>${String(await bodyFrame(hostile()))}</main>`);
-      expect(await viewer.frameLocator('iframe').locator('body').textContent()).toContain('Visible text');
+      // The page and the frame's document answered under the policies the dashboard answers them with.
+      await viewer.route('http://dashboard.test/**', async (route) => {
+        const framed = route.request().url().endsWith('/body');
+        await route.fulfill({
+          contentType: 'text/html; charset=utf-8',
+          headers: { 'content-security-policy': framed ? framePolicy(VIEWER_CSP) : CONTENT_SECURITY_POLICY },
+          body: framed
+            ? viewerDocument(sanitizeHtml(hostile()).html)
+            : `<!doctype html><main>${String(await bodyFrame(hostile(), '/body'))}</main>`,
+        });
+      });
+      await viewer.goto('http://dashboard.test/message', { waitUntil: 'load' });
+      const frame = viewer.frameLocator('iframe');
+      expect(await frame.locator('body').textContent()).toContain('Visible text');
+      // The message's inline style applies (read as the element's box: a sandboxed frame runs no evaluated script).
+      const box = await frame.locator('p[style]').boundingBox();
+      expect([box?.width, box?.height]).toEqual([123, 45]);
       expect(hits).toEqual([]);
     } finally {
       await browser.close();

@@ -15,11 +15,13 @@ import { csrfField, field, table } from '../ui.js';
  * optional, so a frame that does not know them still renders `title` and `body`:
  * - `status`: the HTTP status to answer with (404 for what the key cannot reach, 403 for what it may not do);
  * - `download`: bytes to send as a file instead of the layout (`Content-Disposition: attachment`, with
- *   `X-Content-Type-Options: nosniff`); `body` then holds a fallback link for a frame that does not serve it.
+ *   `X-Content-Type-Options: nosniff`); `body` then holds a fallback link for a frame that does not serve it;
+ * - `frameDocument`: a document for a sandboxed frame, answered under its own policy.
  */
 export interface PageExtras {
   readonly status?: number;
   readonly download?: { readonly filename: string; readonly contentType: string; readonly bytes: Uint8Array };
+  readonly frameDocument?: { readonly html: string; readonly csp: string };
 }
 
 /** An answer of these pages: the seam's, plus {@link PageExtras}. */

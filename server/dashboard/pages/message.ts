@@ -3,7 +3,9 @@
  * The mailbox viewer's message: its participants, its `trust` verdicts, its attachments (downloaded through this
  * page's own route, which runs `get_attachment` as the signed-in key: the /v3 download route takes a key, not the
  * dashboard's cookie), its raw header section, and its HTML body sanitized (./sanitize-html.ts) inside an
- * `<iframe sandbox="">` whose srcdoc forbids every remote load, so no script runs and nothing remote is fetched.
+ * `<iframe sandbox="">` whose document (this page's `/body` route, answered under its own policy: a srcdoc would
+ * inherit the dashboard's, which refuses the message's inline styles) forbids every remote load, so no script runs and
+ * nothing remote is fetched.
  */
 import { html } from 'hono/html';
 import type { AttachmentWithContent, Message } from '../../../src/schemas/messages.js';
@@ -11,7 +13,7 @@ import type { Trust } from '../../../src/schemas/trust.js';
 import type { DashboardRequest } from '../contracts.js';
 import { facts, guarded, people, runOne, seg, table, timeOf, type Fragment, type MorePage } from './kit.js';
 import { mailboxHref, messageHref, threadHref } from './mail.js';
-import { sanitizeHtml, viewerDocument } from './sanitize-html.js';
+import { sanitizeHtml, VIEWER_CSP, viewerDocument } from './sanitize-html.js';
 
 /** Most bytes of an attachment the dashboard serves (get_attachment's own maximum, 5 MB). */
 const MAX_DOWNLOAD_BYTES = 5 * 1024 * 1024;
@@ -75,8 +77,8 @@ export function trustTable(trust: Trust | undefined): Fragment {
   return table('Trust verdicts', ['Check', 'Verdict', ''], rows, '');
 }
 
-/** The body in the sandboxed frame, with what the sanitizer removed said beside it. */
-export function bodyFrame(body: string | undefined): Fragment {
+/** The body in the sandboxed frame (its document from `src`), with what the sanitizer removed said beside it. */
+export function bodyFrame(body: string | undefined, src: string): Fragment {
   if (!body) return html`<p class="empty">No body.</p>`;
   const clean = sanitizeHtml(body);
   const notes = [
@@ -85,13 +87,7 @@ export function bodyFrame(body: string | undefined): Fragment {
     clean.truncated ? 'the body was cut for display' : '',
   ].filter(Boolean);
   return html`${notes.length > 0 ? html`<p class="note">${notes.join('; ')}.</p>` : html``}
-    <iframe
-      class="message-body"
-      title="Message body"
-      sandbox=""
-      referrerpolicy="no-referrer"
-      srcdoc="${viewerDocument(clean.html)}"
-    ></iframe>`;
+    <iframe class="message-body" title="Message body" sandbox="" referrerpolicy="no-referrer" src="${src}"></iframe>`;
 }
 
 /** The link that downloads an attachment through the dashboard. */
@@ -141,7 +137,7 @@ const message: MorePage = {
         ${table('Attachments', ['File', 'Type', 'Bytes', 'Kind'], attachments, 'No attachments.')}
         <p><a href="${here}/raw-headers">Raw headers</a></p>
         <h2>Body</h2>
-        ${bodyFrame(found.body)}`,
+        ${bodyFrame(found.body, `${here}/body`)}`,
     };
   },
 };
@@ -213,5 +209,21 @@ const attachment: MorePage = {
   },
 };
 
-/** A message, its raw headers, its attachments. */
-export const MESSAGE_PAGES: readonly MorePage[] = [message, rawHeaders, attachment].map(guarded);
+/** `/mail/:grant_id/messages/:message_id/body`: the sanitized body, the document of the viewer's sandboxed frame. */
+const body: MorePage = {
+  path: '/mail/:grant_id/messages/:message_id/body',
+  async get(request) {
+    const found = await runOne<Message>(request, 'get_message', {
+      grant_id: request.params.grant_id!,
+      message_id: request.params.message_id!,
+    });
+    return {
+      title: 'Message body',
+      body: html``,
+      frameDocument: { html: viewerDocument(sanitizeHtml(found.body ?? '').html), csp: VIEWER_CSP },
+    };
+  },
+};
+
+/** A message, its body, its raw headers, its attachments. */
+export const MESSAGE_PAGES: readonly MorePage[] = [message, body, rawHeaders, attachment].map(guarded);
