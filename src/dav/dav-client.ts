@@ -84,7 +84,37 @@ export interface DavClient {
   ): Promise<{ ok: true; etag: string | null } | { ok: false; status: number }>;
   /** DELETE one object If-Match `etag`; a 404 counts as done. */
   remove(login: DavLogin, url: string, etag: string | null): Promise<{ ok: true } | { ok: false; status: number }>;
+  /** MKCALENDAR (RFC 4791 §5.3.1) at `url` with these properties, holding events; a 400 naming the server's answer. */
+  makeCalendar(login: DavLogin, url: string, properties: CalendarProperties): Promise<void>;
+  /** PROPPATCH (RFC 4918 §9.2) of a calendar's properties (only those given). */
+  updateCalendar(login: DavLogin, url: string, properties: CalendarProperties): Promise<void>;
+  /** DELETE a collection with its objects; a 404 counts as done. */
+  removeCollection(login: DavLogin, url: string): Promise<void>;
 }
+
+/** The properties of a calendar collection written through the API (absent: left as they are). */
+export interface CalendarProperties {
+  displayName?: string;
+  description?: string | null;
+  /** `#RRGGBB`, as Apple's calendar-color property holds it. */
+  color?: string | null;
+}
+
+const escapeXml = (value: string) => value.replace(/[<>&"]/g, (character) => `&#${character.charCodeAt(0)};`);
+
+/** The `<D:prop>` of {@link CalendarProperties}; a null removes nothing here (written as empty). */
+function calendarProps(properties: CalendarProperties): string {
+  return [
+    properties.displayName !== undefined ? `<D:displayname>${escapeXml(properties.displayName)}</D:displayname>` : '',
+    properties.description !== undefined
+      ? `<C:calendar-description>${escapeXml(properties.description ?? '')}</C:calendar-description>`
+      : '',
+    properties.color !== undefined ? `<A:calendar-color>${escapeXml(properties.color ?? '')}</A:calendar-color>` : '',
+  ].join('');
+}
+
+/** The namespaces of {@link calendarProps}. */
+const NAMESPACES = 'xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav" xmlns:A="http://apple.com/ns/ical/"';
 
 const authorization = (login: DavLogin) =>
   `Basic ${Buffer.from(`${login.username}:${login.password}`, 'utf8').toString('base64')}`;
@@ -253,6 +283,42 @@ export function createDavClient(fetchImpl: typeof fetch = globalThis.fetch): Dav
       if (response.status === 412 || response.status === 409) return { ok: false, status: response.status };
       if (!response.ok) throw new AppError('upstream_error', `the server answered ${response.status} to PUT ${url}`);
       return { ok: true, etag: response.headers.get('etag') };
+    },
+
+    async makeCalendar(login, url, properties) {
+      const response = await timed(url, {
+        method: 'MKCALENDAR',
+        headers: { authorization: authorization(login), 'content-type': 'application/xml; charset=utf-8' },
+        body: `<?xml version="1.0" encoding="utf-8"?><C:mkcalendar ${NAMESPACES}><D:set><D:prop>${calendarProps(properties)}<C:supported-calendar-component-set><C:comp name="VEVENT"/></C:supported-calendar-component-set></D:prop></D:set></C:mkcalendar>`,
+      });
+      const answer = (await response.text()).slice(0, 300);
+      if (response.status !== 201)
+        throw serverError('caldav', url, new Error(`MKCALENDAR answered ${response.status} ${answer}`));
+    },
+
+    async updateCalendar(login, url, properties) {
+      const props = calendarProps(properties);
+      if (props === '') return;
+      const response = await timed(url, {
+        method: 'PROPPATCH',
+        headers: { authorization: authorization(login), 'content-type': 'application/xml; charset=utf-8' },
+        body: `<?xml version="1.0" encoding="utf-8"?><D:propertyupdate ${NAMESPACES}><D:set><D:prop>${props}</D:prop></D:set></D:propertyupdate>`,
+      });
+      const answer = await response.text();
+      // A 207 lists each property's own status: any but 200 means the server kept its value.
+      const refused = [...answer.matchAll(/<(?:\w+:)?status>\s*HTTP\/1\.1 (\d{3})/g)].find(
+        (match) => match[1] !== '200',
+      );
+      if (response.status !== 207 && response.status !== 200)
+        throw serverError('caldav', url, new Error(`PROPPATCH answered ${response.status}`));
+      if (refused) throw serverError('caldav', url, new Error(`PROPPATCH: a property was refused (${refused[1]})`));
+    },
+
+    async removeCollection(login, url) {
+      const response = await timed(url, { method: 'DELETE', headers: { authorization: authorization(login) } });
+      await response.body?.cancel();
+      if (!response.ok && response.status !== 404)
+        throw new AppError('upstream_error', `the server answered ${response.status} to DELETE ${url}`);
     },
 
     async remove(login, url, etag) {
