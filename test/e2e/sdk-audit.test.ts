@@ -427,8 +427,8 @@ describe.skipIf(missing !== undefined)(
         expect(await peer.list(home)).not.toContain(collection);
       });
 
-      it(`${kind}: events.create, list, find, update, listImportEvents, sendRsvp and destroy; free/busy and availability`, async () => {
-        const { nylas, grantId, email } = context();
+      it(`${kind}: events.create, list, find, update, listImportEvents, sendRsvp and destroy, on the account's server; free/busy and availability`, async () => {
+        const { nylas, grantId, email, peer } = context();
         const created = await nylas.events.create({
           identifier: grantId,
           queryParams: { calendarId: workId },
@@ -437,6 +437,10 @@ describe.skipIf(missing !== undefined)(
             when: { startTime: at('2026-12-08T09:00:00Z'), endTime: at('2026-12-08T10:00:00Z') },
           },
         });
+        // Written to the account's calendar, where the second client sees it.
+        const work = `${radicale.url}${encodeURIComponent(email)}/work/`;
+        const object = `${work}${encodeURIComponent(created.data.icalUid!)}.ics`;
+        expect(await peer.list(work)).toContain(object);
         const listed = await nylas.events.list({
           identifier: grantId,
           queryParams: {
@@ -498,10 +502,11 @@ describe.skipIf(missing !== undefined)(
           eventId: created.data.id,
           queryParams: { calendarId: workId },
         });
+        expect(await peer.list(work)).not.toContain(object);
       });
 
-      it(`${kind}: contacts.create, list, find, update, groups and destroy`, async () => {
-        const { nylas, grantId } = context();
+      it(`${kind}: contacts.create, list, find, update, groups and destroy, on the account's server`, async () => {
+        const { nylas, grantId, email, peer } = context();
         const created = await nylas.contacts.create({
           identifier: grantId,
           requestBody: {
@@ -511,6 +516,9 @@ describe.skipIf(missing !== undefined)(
             groups: [{ id: 'Friends', object: 'contact_group' }],
           },
         });
+        // Written to the account's address book, where the second client sees it.
+        const book = `${radicale.url}${encodeURIComponent(email)}/people/`;
+        expect(await peer.list(book)).toContain(`${book}${encodeURIComponent(created.data.id)}.vcf`);
         const listed = await nylas.contacts.list({ identifier: grantId, queryParams: {} });
         expect(listed.data.map((contact) => contact.id)).toContain(created.data.id);
         const updated = await nylas.contacts.update({
@@ -524,6 +532,7 @@ describe.skipIf(missing !== undefined)(
         const groups = await nylas.contacts.groups({ identifier: grantId });
         expect(groups.data.map((group) => group.name)).toContain('Friends');
         await nylas.contacts.destroy({ identifier: grantId, contactId: created.data.id });
+        expect(await peer.list(book)).not.toContain(`${book}${encodeURIComponent(created.data.id)}.vcf`);
       });
 
       it(`${kind}: grants.list, find and update; grants.destroy last`, async () => {
@@ -572,7 +581,14 @@ describe.skipIf(missing !== undefined)(
               ...endpoints,
               ...SERVERS,
             },
-            scope: ['openid', 'email', 'offline_access', 'https://mail.google.com/'],
+            scope: [
+              'openid',
+              'email',
+              'offline_access',
+              'https://mail.google.com/',
+              'https://www.googleapis.com/auth/calendar',
+              'https://www.googleapis.com/auth/carddav',
+            ],
           },
         });
         expect(created.data.provider).toBe('google');
@@ -664,6 +680,33 @@ describe.skipIf(missing !== undefined)(
           requestBody: { provider: 'google', settings: { refresh_token: providerToken } },
         });
         expect(again.data.id).toBe(grantId);
+      });
+
+      it("the grant's calendars and contacts are on the CalDAV and CardDAV servers of the connector, reached with its bearer token; an expired token is refreshed", async () => {
+        const account = await service.core.deps.db.orm.query.davAccounts.findFirst({
+          where: (table, { eq }) => eq(table.grantId, grantId),
+        });
+        expect(account).toMatchObject({
+          caldavUrl: proxy.url,
+          caldavHome: `${proxy.url}${encodeURIComponent(ALICE.user)}/`,
+          carddavUrl: proxy.url,
+          caldavUsername: null,
+          caldavPasswordSealed: null,
+        });
+        await service.core.accounts.davSync.run(grantId);
+        const tokens = service.core.accounts.grantTokens;
+        const before = (await tokens.accessToken(grantId)).accessToken;
+        expect(proxy.accepted).toContain(before);
+        // The provider stops honouring the token (as at its expiry): the server answers 401, the token is refreshed,
+        // and the request goes again with the new one.
+        await oidc.expireAccessToken(before);
+        const refusedBefore = proxy.refused;
+        await service.core.accounts.davSync.run(grantId);
+        const after = (await tokens.accessToken(grantId)).accessToken;
+        expect(after).not.toBe(before);
+        expect(proxy.refused).toBeGreaterThan(refusedBefore);
+        expect(proxy.accepted.at(-1)).toBe(after);
+        expect((await nylas.grants.find({ grantId })).data.grantStatus).toBe('valid');
       });
 
       grantAudit('OAuth', {}, () => ({

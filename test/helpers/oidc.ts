@@ -82,7 +82,16 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
       };
     },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    scopes: ['openid', 'email', 'profile', 'offline_access', 'https://mail.google.com/'],
+    scopes: [
+      'openid',
+      'email',
+      'profile',
+      'offline_access',
+      'https://mail.google.com/',
+      // Google's CalDAV and CardDAV scopes.
+      'https://www.googleapis.com/auth/calendar',
+      'https://www.googleapis.com/auth/carddav',
+    ],
     features: {
       devInteractions: { enabled: true },
       introspection: { enabled: true },
