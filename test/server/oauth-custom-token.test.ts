@@ -87,4 +87,30 @@ describe('connect/custom with a Google refresh token (bring-your-own token)', ()
     expect(noConnector.message).toMatch(/no microsoft connector/);
     expect(await grantCount()).toBe(1);
   });
+
+  it('a Microsoft 365 grant has mail only: its calendar calls answer a 400 saying Microsoft Graph calendars are not supported', async () => {
+    const { client_id: clientId, client_secret: clientSecret, ...endpoints } = oidc.connectorSettings;
+    await service.nylas.connectors.create({
+      requestBody: {
+        name: 'Microsoft (loopback)',
+        provider: 'microsoft',
+        settings: { clientId: clientId!, clientSecret: clientSecret!, ...endpoints },
+        scope: ['openid', 'email', 'offline_access'],
+      },
+    });
+    const { data: grant } = await connect(
+      { refresh_token: await refreshTokenFor(oidc, redirectUri, 'dan@contoso.example') },
+      'microsoft',
+    );
+    expect(grant).toMatchObject({ provider: 'microsoft', email: 'dan@contoso.example' });
+    const refused = await sdkError(service.nylas.calendars.list({ identifier: grant.id }));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.message).toMatch(
+      /has no calendar server.*Microsoft 365 calendars \(Microsoft Graph\) are not supported/,
+    );
+    const events = await sdkError(
+      service.nylas.events.list({ identifier: grant.id, queryParams: { calendarId: 'primary' } }),
+    );
+    expect(events.statusCode).toBe(400);
+  });
 });
