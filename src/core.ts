@@ -59,7 +59,13 @@ import {
   createImapSyncRunner,
 } from './imap/index.js';
 import { createOutboxDispatcher, eventRecorder } from './outbox/index.js';
-import { createDavClient, createDavRemote, createDavSyncRunner, withDavAccounts } from './dav/index.js';
+import {
+  createDavClient,
+  createDavRemote,
+  createDavSyncRunner,
+  oauthDavAccounts,
+  withDavAccounts,
+} from './dav/index.js';
 import { createOutboundService } from './outbound/index.js';
 import {
   budgetGuards,
@@ -107,6 +113,17 @@ function listenForGrantTokens(hooks: CoreHooks, grantTokens: GrantTokens, logger
 }
 
 /**
+ * The current access token of an OAuth grant, asked through the hook (the grant tokens of src/oauth/ answer): for the
+ * XOAUTH2 logins of the IMAP connector and the bearer of the DAV client, both built before the grant tokens.
+ */
+function accessTokenSource(hooks: CoreHooks) {
+  return (grantId: string, options: { force: boolean }): Promise<string> => {
+    const [token] = hooks.emit('grantAccessToken', grantId, options);
+    return token ?? Promise.reject(new AppError('unauthorized', 'No OAuth token source.'));
+  };
+}
+
+/**
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
  * before it (a grant deleted or connected, an invitation received) go through the event hook made first.
  */
@@ -119,16 +136,13 @@ export function createCore(deps: CoreDeps): Core {
   const connectors = createConnectorService(deps);
   const connectorCredentials = createCredentialService(deps);
   /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
-  const connector = createConnector(deps.config, deps.dns, (grantId, options) => {
-    const [token] = hooks.emit('grantAccessToken', grantId, options);
-    return token ?? Promise.reject(new AppError('unauthorized', 'No OAuth token source.'));
-  });
+  const connector = createConnector(deps.config, deps.dns, accessTokenSource(hooks));
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
   const dmarcReports = createDmarcReportIntake(deps);
   // A deleted grant's tracking URLs stop answering in this process at once; a connected account's sync starts at once
   // (tracking and the sync listen: both are built below).
-  /** CalDAV and CardDAV servers of connected accounts (src/dav/), over the process's fetch. */
-  const davClient = createDavClient();
+  /** CalDAV and CardDAV servers of connected accounts (src/dav/), over the process's fetch (bearer tokens: the hook). */
+  const davClient = createDavClient(globalThis.fetch, accessTokenSource(hooks));
   const grants = createGrantService(deps, {
     onDeleted: (grantId) => void hooks.emit('grantDeleted', grantId),
     onDeleting: async (grantId) => void (await Promise.all(hooks.emit('grantDeleting', grantId))),
@@ -323,6 +337,8 @@ function createOAuth(
     ...parts,
     provider: createProviderClient(deps.http ?? nodeHttpRequester, deps.dns),
     mailAccounts: { save: (tx, grantId, servers, atMs) => saveOAuthAccount(tx, deps, grantId, servers, atMs) },
+    // Discovery at sign-in, with the sign-in's own token (`bearer`): no token source needed.
+    davAccounts: oauthDavAccounts(deps, createDavClient()),
     record: eventRecorder(deps),
   });
   listenForGrantTokens(hooks, created.grantTokens, deps.logger);

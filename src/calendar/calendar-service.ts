@@ -4,7 +4,7 @@
  * `config.maxCalendars` of its application's plan (trial or production). The primary cannot be deleted while other calendars exist.
  */
 import { and, asc, count, desc, eq, gt, lt, or, type AnyColumn, type SQL } from 'drizzle-orm';
-import { tables, type GrantRow } from '../../storage/index.js';
+import { tables, type Executor, type GrantRow } from '../../storage/index.js';
 import type { Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -77,19 +77,63 @@ async function requireHome(remote: RemoteCollections | undefined, grant: GrantRo
   return home;
 }
 
-/** A 400 for a change of the calendars themselves of a grant whose calendars are on its CalDAV server. */
-async function requireLocal(remote: RemoteCollections | undefined, grant: GrantRow, action: string): Promise<void> {
-  if ((await requireHome(remote, grant)) === 'remote')
+/**
+ * The 400 of a grant at its calendar limit: its primary plus at most `config.maxCalendars[plan]` others, `plan` being
+ * its application's. Returns whether the grant has a primary.
+ */
+async function checkCalendarLimit(
+  executor: Pick<Executor, 'select'>,
+  grant: GrantRow,
+  config: CoreDeps['config'],
+): Promise<boolean> {
+  const [application] = await executor
+    .select({ plan: tables.applications.plan })
+    .from(tables.applications)
+    .where(eq(tables.applications.id, grant.applicationId));
+  const plan = application?.plan ?? 'trial';
+  const cap = config.maxCalendars[plan];
+  const rows = await executor
+    .select({ isPrimary: tables.calendars.isPrimary, total: count() })
+    .from(tables.calendars)
+    .where(eq(tables.calendars.grantId, grant.id))
+    .groupBy(tables.calendars.isPrimary);
+  const additional = rows.find((row) => !row.isPrimary)?.total ?? 0;
+  const hasPrimary = rows.some((row) => row.isPrimary && row.total > 0);
+  if (hasPrimary && additional >= cap) {
     throw new AppError(
       'invalid_request',
-      `Grant ${grant.id} keeps its calendars on its CalDAV server: ${action} a calendar is done in the account's own calendar app (it shows here after the next sync); events can be created, changed and deleted here.`,
-      { grant_id: grant.id },
+      `calendar limit reached: this grant already has ${additional} calendars besides its primary, the most its application's ${plan} plan allows (AGENTPOST_MAX_CALENDARS_${plan.toUpperCase()}=${cap}). Delete one first.`,
+      { field: 'name' },
     );
+  }
+  return hasPrimary;
+}
+
+/** The 400 of deleting a primary calendar while the grant has others. */
+async function checkDeletable(
+  executor: Pick<Executor, 'select'>,
+  grant: GrantRow,
+  current: CalendarRow,
+): Promise<void> {
+  if (current.isPrimary) {
+    const [others] = await executor
+      .select({ total: count() })
+      .from(tables.calendars)
+      .where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.isPrimary, false)));
+    if ((others?.total ?? 0) > 0) {
+      throw new AppError(
+        'invalid_request',
+        `calendar_id: ${current.id} is the primary calendar; it cannot be deleted while the grant has ${others!.total} other calendar(s). Delete those first.`,
+        { field: 'calendar_id' },
+      );
+    }
+  }
 }
 
 /**
  * Creates the calendar service. `remote` says where each grant's calendars are (src/providers: ours, a CalDAV
- * server's copy, or none, a 400); calendars on a CalDAV server are made and removed there, not through the API.
+ * server's copy, or none, a 400); a calendar of a CalDAV server is made, changed and deleted there first (MKCALENDAR,
+ * PROPPATCH, DELETE), then here: a server that refuses leaves the copy here as it was.
  */
 export function createCalendarService(
   { db, clock, newId, config }: CoreDeps,
@@ -165,33 +209,25 @@ export function createCalendarService(
      */
     async create(principal: Principal, input: CreateCalendarInput): Promise<Calendar> {
       const grant = await grants.require(principal, input.grant_id);
-      await requireLocal(remote, grant, 'creating');
+      const home = await requireHome(remote, grant);
       const at = now();
+      const id = newId();
+      if (home === 'remote') {
+        // The limit is checked before the server is asked too (and again below, with the write).
+        await checkCalendarLimit(db.orm, grant, config);
+        await remote!.createCalendar(grant, {
+          calendarId: id,
+          name: input.name,
+          description: input.description ?? null,
+          hexColor: null,
+        });
+      }
       return db.write(async (tx) => {
-        const [application] = await tx
-          .select({ plan: tables.applications.plan })
-          .from(tables.applications)
-          .where(eq(tables.applications.id, grant.applicationId));
-        const plan = application?.plan ?? 'trial';
-        const cap = config.maxCalendars[plan];
-        const rows = await tx
-          .select({ isPrimary: tables.calendars.isPrimary, total: count() })
-          .from(tables.calendars)
-          .where(eq(tables.calendars.grantId, grant.id))
-          .groupBy(tables.calendars.isPrimary);
-        const additional = rows.find((row) => !row.isPrimary)?.total ?? 0;
-        const hasPrimary = rows.some((row) => row.isPrimary && row.total > 0);
-        if (hasPrimary && additional >= cap) {
-          throw new AppError(
-            'invalid_request',
-            `calendar limit reached: this grant already has ${additional} calendars besides its primary, the most its application's ${plan} plan allows (AGENTPOST_MAX_CALENDARS_${plan.toUpperCase()}=${cap}). Delete one first.`,
-            { field: 'name' },
-          );
-        }
+        const hasPrimary = await checkCalendarLimit(tx, grant, config);
         const [row] = await tx
           .insert(tables.calendars)
           .values({
-            id: newId(),
+            id,
             grantId: grant.id,
             name: input.name,
             description: input.description ?? null,
@@ -220,8 +256,15 @@ export function createCalendarService(
     /** Changes a calendar's name, description, location, time zone, colour or metadata. */
     async update(principal: Principal, input: UpdateCalendarInput): Promise<Calendar> {
       const grant = await grants.require(principal, input.grant_id);
-      await requireLocal(remote, grant, 'changing');
       const current = await resolve(grant, input.calendar_id);
+      if (remote && (await remote.calendarsOf(grant)) === 'remote') {
+        await remote.updateCalendar(grant, {
+          calendarId: current.id,
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.description !== undefined ? { description: input.description } : {}),
+          ...(input.hex_color !== undefined ? { hexColor: input.hex_color } : {}),
+        });
+      }
       return db.write(async (tx) => {
         const [row] = await tx
           .update(tables.calendars)
@@ -253,22 +296,14 @@ export function createCalendarService(
     /** Deletes a calendar and its events. The primary can go only when it is the grant's last calendar. */
     async destroy(principal: Principal, input: CalendarRefInput): Promise<void> {
       const grant = await grants.require(principal, input.grant_id);
-      await requireLocal(remote, grant, 'deleting');
       const current = await resolve(grant, input.calendar_id);
+      if (remote && (await remote.calendarsOf(grant)) === 'remote') {
+        // Checked before the server is asked too (and again below, with the write).
+        await checkDeletable(db.orm, grant, current);
+        await remote.deleteCalendar(grant, { calendarId: current.id });
+      }
       await db.write(async (tx) => {
-        if (current.isPrimary) {
-          const [others] = await tx
-            .select({ total: count() })
-            .from(tables.calendars)
-            .where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.isPrimary, false)));
-          if ((others?.total ?? 0) > 0) {
-            throw new AppError(
-              'invalid_request',
-              `calendar_id: ${current.id} is the primary calendar; it cannot be deleted while the grant has ${others!.total} other calendar(s). Delete those first.`,
-              { field: 'calendar_id' },
-            );
-          }
-        }
+        await checkDeletable(tx, grant, current);
         await tx
           .delete(tables.events)
           .where(and(eq(tables.events.grantId, grant.id), eq(tables.events.calendarId, current.id)));

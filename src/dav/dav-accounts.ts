@@ -6,7 +6,7 @@
  * stored, after the mail servers; then stored in `dav_accounts` beside the grant, passwords sealed. It wraps the
  * mail kind's {@link ConnectedAccounts}, so connecting mail stays as it was.
  */
-import { tables } from '../../storage/index.js';
+import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { ConnectedAccounts } from '../providers/index.js';
 import type { DavClient, DavKind } from './dav-client.js';
@@ -42,6 +42,85 @@ interface DavPart {
   passwordSealed: string | null;
   /** The calendars of the home (CalDAV), mirrored as the grant's calendars when it is stored. */
   calendars: ListedCalendar[];
+}
+
+/**
+ * Inside the grant's transaction: stores the DAV part of an account (nothing when it has none), replacing the one
+ * of a grant connected again, and mirrors its server calendars as the grant's calendars.
+ */
+async function saveDavAccount(
+  tx: Tx,
+  grantId: string,
+  { caldav, carddav }: { caldav: DavPart | undefined; carddav: DavPart | undefined },
+  atMs: number,
+  newId: CoreDeps['newId'],
+): Promise<void> {
+  if (!caldav && !carddav) return;
+  const values = {
+    ...(caldav
+      ? {
+          caldavUrl: caldav.url,
+          caldavHome: caldav.home,
+          caldavUsername: caldav.username,
+          caldavPasswordSealed: caldav.passwordSealed,
+        }
+      : {}),
+    ...(carddav
+      ? {
+          carddavUrl: carddav.url,
+          carddavHome: carddav.home,
+          carddavUsername: carddav.username,
+          carddavPasswordSealed: carddav.passwordSealed,
+        }
+      : {}),
+    failures: 0,
+    lastError: null,
+    retryAt: null,
+    updatedAt: atMs,
+  };
+  await tx
+    .insert(tables.davAccounts)
+    .values({ grantId, ...values, createdAt: atMs })
+    .onConflictDoUpdate({ target: tables.davAccounts.grantId, set: values });
+  if (caldav) await mirrorCalendars(tx, grantId, caldav.calendars, { atSeconds: Math.floor(atMs / 1000), newId });
+}
+
+/**
+ * The calendars and contacts of an OAuth grant's account (Google: CalDAV and CardDAV with `Authorization: Bearer`),
+ * at the connector's `caldav_url` and `carddav_url`: discovered with the access token of the sign-in before the grant
+ * is stored, then stored in its transaction with no login of their own (the grant's token is asked at each use).
+ * Best effort: a server that cannot be used (the scope given has no calendar access, the API is off) is logged and
+ * left out, and the grant has mail alone (its calendar calls answer the 400 of an account without CalDAV).
+ */
+export function oauthDavAccounts(
+  { newId, logger }: Pick<CoreDeps, 'newId' | 'logger'>,
+  client: DavClient,
+): {
+  discover(
+    urls: { caldavUrl?: string; carddavUrl?: string },
+    accessToken: string,
+  ): Promise<{ save(tx: Tx, grantId: string, atMs: number): Promise<void> }>;
+} {
+  return {
+    async discover(urls, accessToken) {
+      const part = async (kind: DavKind): Promise<DavPart | undefined> => {
+        const url = kind === 'caldav' ? urls.caldavUrl : urls.carddavUrl;
+        if (url === undefined) return undefined;
+        const login = { url, username: '', password: '', bearer: accessToken };
+        try {
+          const home = await client.discover(kind, login);
+          const calendars = kind === 'caldav' ? await client.collections(kind, login, home) : [];
+          return { url, home, username: null, passwordSealed: null, calendars };
+        } catch (error) {
+          logger.warn('dav: the OAuth account has no usable server of this kind', { kind, error: String(error) });
+          return undefined;
+        }
+      };
+      const caldav = await part('caldav');
+      const carddav = await part('carddav');
+      return { save: (tx, grantId, atMs) => saveDavAccount(tx, grantId, { caldav, carddav }, atMs, newId) };
+    },
+  };
 }
 
 /**
@@ -81,38 +160,7 @@ export function withDavAccounts(
           return {
             async save(tx, grantId, options) {
               await login.save(tx, grantId, options);
-              if (!caldav && !carddav) return;
-              const values = {
-                ...(caldav
-                  ? {
-                      caldavUrl: caldav.url,
-                      caldavHome: caldav.home,
-                      caldavUsername: caldav.username,
-                      caldavPasswordSealed: caldav.passwordSealed,
-                    }
-                  : {}),
-                ...(carddav
-                  ? {
-                      carddavUrl: carddav.url,
-                      carddavHome: carddav.home,
-                      carddavUsername: carddav.username,
-                      carddavPasswordSealed: carddav.passwordSealed,
-                    }
-                  : {}),
-                failures: 0,
-                lastError: null,
-                retryAt: null,
-                updatedAt: options.atMs,
-              };
-              await tx
-                .insert(tables.davAccounts)
-                .values({ grantId, ...values, createdAt: options.atMs })
-                .onConflictDoUpdate({ target: tables.davAccounts.grantId, set: values });
-              if (caldav)
-                await mirrorCalendars(tx, grantId, caldav.calendars, {
-                  atSeconds: Math.floor(options.atMs / 1000),
-                  newId,
-                });
+              await saveDavAccount(tx, grantId, { caldav, carddav }, options.atMs, newId);
             },
           };
         },

@@ -13,10 +13,12 @@ import {
   accountOf,
   collectionOfCalendar,
   collectionsOf,
+  dropCollection,
   dropObject,
   holdObjects,
   loginOf,
   objectOfLocal,
+  saveCollection,
 } from './dav-store.js';
 
 /** The name of a new object on the server: its UID (or contact id), made safe for a path segment. */
@@ -102,6 +104,35 @@ export function createDavRemote(
     calendarsOf: async (grant) => (await home(grant, 'caldav')) ?? 'none',
     // A connected account without CardDAV keeps the contacts of our store, as before CardDAV.
     contactsOf: async (grant) => (await home(grant, 'carddav')) ?? 'local',
+
+    async createCalendar(grant, { calendarId, name, description, hexColor }) {
+      const account = await accountOf(db.orm, grant.id);
+      const found = account?.caldavHome ? await login(grant.id, 'caldav') : undefined;
+      if (!found) throw new AppError('internal', `grant ${grant.id} has no CalDAV home`);
+      const url = new URL(`${encodeURIComponent(calendarId)}/`, found.home).href;
+      await client.makeCalendar(found, url, { displayName: name, description, color: hexColor });
+      // Known as this calendar before its row exists: a sync in between updates nothing and makes no second one.
+      await db.write((tx) =>
+        saveCollection(tx, { grantId: grant.id, url, kind: 'calendar', calendarId, syncToken: null, ctag: null }),
+      );
+    },
+
+    async updateCalendar(grant, { calendarId, name, description, hexColor }) {
+      const collection = await collectionOfCalendar(db, grant.id, calendarId);
+      if (!collection) throw new AppError('internal', `calendar ${calendarId} is not on the server`);
+      await client.updateCalendar(await login(grant.id, 'caldav'), collection.url, {
+        ...(name !== undefined ? { displayName: name } : {}),
+        ...(description !== undefined ? { description } : {}),
+        ...(hexColor !== undefined ? { color: hexColor } : {}),
+      });
+    },
+
+    async deleteCalendar(grant, { calendarId }) {
+      const collection = await collectionOfCalendar(db, grant.id, calendarId);
+      if (!collection) return;
+      await client.removeCollection(await login(grant.id, 'caldav'), collection.url);
+      await db.write((tx) => dropCollection(tx, grant.id, collection.url));
+    },
 
     async putEvent(grant, { calendarId, uid, eventId, ics }) {
       const collection = await collectionOfCalendar(db, grant.id, calendarId);

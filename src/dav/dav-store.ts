@@ -26,7 +26,10 @@ export async function accountOf(
   return row;
 }
 
-/** The login of one kind of server of an account (home and credentials, the IMAP ones by default), or undefined. */
+/**
+ * The login of one kind of server of an account (home and credentials, the IMAP ones by default; an OAuth grant's
+ * account logs in with the grant's access token), or undefined.
+ */
 export async function loginOf(
   db: Db,
   secrets: CoreDeps['secrets'],
@@ -40,11 +43,17 @@ export async function loginOf(
   const sealed = kind === 'caldav' ? account.caldavPasswordSealed : account.carddavPasswordSealed;
   if (username !== null && sealed !== null) return { home, url, username, password: secrets.open(sealed) };
   const [imap] = await db.orm
-    .select({ username: tables.imapAccounts.imapUsername, sealed: tables.imapAccounts.imapPasswordSealed })
+    .select({
+      username: tables.imapAccounts.imapUsername,
+      sealed: tables.imapAccounts.imapPasswordSealed,
+      authMethod: tables.imapAccounts.authMethod,
+    })
     .from(tables.imapAccounts)
     .where(eq(tables.imapAccounts.grantId, account.grantId))
     .limit(1);
   if (!imap) return undefined;
+  if (imap.authMethod === 'oauth2' && sealed === null)
+    return { home, url, username: username ?? imap.username, password: '', oauthGrantId: account.grantId };
   return {
     home,
     url,

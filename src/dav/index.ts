@@ -6,6 +6,6 @@
  */
 export type { DavPassSummary, DavSyncRunner } from './contracts.js';
 export { createDavClient, type DavClient } from './dav-client.js';
-export { withDavAccounts } from './dav-accounts.js';
+export { oauthDavAccounts, withDavAccounts } from './dav-accounts.js';
 export { createDavRemote } from './dav-remote.js';
 export { createDavSyncRunner } from './dav-runner.js';

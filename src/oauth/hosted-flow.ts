@@ -156,9 +156,36 @@ export async function authorize(state: OAuthState, query: AuthorizeQuery, origin
 }
 
 /**
+ * Google's scopes for its CalDAV and CardDAV APIs: without them both answer 403, so they are not asked. The full
+ * calendar scope only: CalDAV takes no narrower one.
+ */
+export const GOOGLE_DAV_SCOPES = {
+  caldav: 'https://www.googleapis.com/auth/calendar',
+  carddav: 'https://www.googleapis.com/auth/carddav',
+} as const;
+
+/**
+ * Where an OAuth grant's calendars and contacts are: the connector's CalDAV and CardDAV URLs; for Google, only those
+ * its scope reaches (a grant of mail alone makes no DAV request).
+ */
+export function davUrlsOf(
+  client: Pick<ConnectorClient, 'provider' | 'endpoints'>,
+  scope: readonly string[],
+): { caldavUrl?: string; carddavUrl?: string } {
+  const { caldavUrl, carddavUrl } = client.endpoints;
+  const reaches = (kind: keyof typeof GOOGLE_DAV_SCOPES) =>
+    client.provider !== 'google' || scope.includes(GOOGLE_DAV_SCOPES[kind]);
+  return {
+    ...(caldavUrl && reaches('caldav') ? { caldavUrl } : {}),
+    ...(carddavUrl && reaches('carddav') ? { carddavUrl } : {}),
+  };
+}
+
+/**
  * Connects the account of a provider's tokens as a grant of the connector's provider (created, or this application's
  * grant of the same address re-authenticated): the account's address from the ID token or userinfo, the tokens
- * sealed, and its mail account on the connector's IMAP and SMTP servers. `fallbackRefreshToken`: kept when the
+ * sealed, its mail account on the connector's IMAP and SMTP servers, and its calendars and contacts at the connector's
+ * CalDAV and CardDAV URLs (with the access token, where they answer it). `fallbackRefreshToken`: kept when the
  * provider's answer brings no new refresh token (a refresh that does not rotate it).
  */
 export async function connectWithTokens(
@@ -176,6 +203,7 @@ export async function connectWithTokens(
   return state.grants.connect(principal, { ...input, scope }, client.provider, {
     email: identity.email,
     async login() {
+      const dav = await state.davAccounts?.discover(davUrlsOf(client, scope), tokens.accessToken);
       return {
         async save(tx, grantId, { atMs }) {
           await saveGrantTokens(tx, {
@@ -193,6 +221,7 @@ export async function connectWithTokens(
           if (imap && smtp) {
             await state.mailAccounts.save(tx, grantId, { email: identity.email, imap, smtp, allowInsecureTls }, atMs);
           }
+          await dav?.save(tx, grantId, atMs);
         },
       };
     },

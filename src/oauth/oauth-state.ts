@@ -36,5 +36,16 @@ export interface OAuthState extends Pick<
   mailAccounts: {
     save(tx: Tx, grantId: string, servers: MailServers, atMs: number): Promise<void>;
   };
+  /**
+   * The calendars and contacts of an OAuth grant's account over CalDAV and CardDAV with its bearer token
+   * (src/dav/dav-accounts.ts `oauthDavAccounts`): found before the grant is stored, stored in its transaction.
+   * Without it, OAuth grants have mail alone.
+   */
+  davAccounts?: {
+    discover(
+      urls: { caldavUrl?: string; carddavUrl?: string },
+      accessToken: string,
+    ): Promise<{ save(tx: Tx, grantId: string, atMs: number): Promise<void> }>;
+  };
   record: ReturnType<typeof eventRecorder>;
 }

@@ -12,6 +12,13 @@ export interface CollectionGrant {
   provider: string;
 }
 
+/** What a calendar on the server holds of the API's calendar. */
+export interface RemoteCalendarFields {
+  name: string;
+  description: string | null;
+  hexColor: string | null;
+}
+
 /** Where a grant's calendars (or contacts) live: our store, a CalDAV (CardDAV) server, or nowhere it can reach. */
 export type CollectionHome = 'local' | 'remote' | 'none';
 
@@ -26,6 +33,15 @@ export interface RemoteCollections {
   calendarsOf(grant: CollectionGrant): Promise<CollectionHome>;
   /** Where the grant's contacts are; `none` makes every contact call a 400 (the account has no CardDAV). */
   contactsOf(grant: CollectionGrant): Promise<CollectionHome>;
+  /**
+   * Makes a calendar on the server for the new calendar `calendarId` (before its row is stored here, so the sync
+   * knows it as this calendar), with its name, description and colour.
+   */
+  createCalendar(grant: CollectionGrant, target: { calendarId: string } & RemoteCalendarFields): Promise<void>;
+  /** Changes the server calendar of `calendarId` (only the fields given). */
+  updateCalendar(grant: CollectionGrant, target: { calendarId: string } & Partial<RemoteCalendarFields>): Promise<void>;
+  /** Deletes the server calendar of `calendarId`, with its events. */
+  deleteCalendar(grant: CollectionGrant, target: { calendarId: string }): Promise<void>;
   /** Writes the iCalendar object of the event series `uid` (stored event `eventId`) to the server calendar of `calendarId`. */
   putEvent(
     grant: CollectionGrant,

@@ -5,6 +5,7 @@
  * introspection (what Dovecot's `oauth2` passdb asks). And a browser-free walk through a hosted sign-in: the test
  * follows the redirects with a cookie jar and posts the login and consent forms, as a browser would.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Provider } from 'oidc-provider';
@@ -34,6 +35,8 @@ export interface OidcServer {
   connectorSettings: Record<string, string>;
   /** The introspection endpoint (RFC 7662). */
   introspectionUrl: string;
+  /** The client a resource server introspects tokens as (HTTP basic authentication). */
+  introspectionClient: { clientId: string; clientSecret: string };
   /**
    * Makes an access token stop working now, as at its expiry, leaving the grant's refresh token valid (revoking it
    * through the revocation endpoint would revoke every token of its grant: oidc-provider's `revokeByGrantId`).
@@ -79,7 +82,16 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
       };
     },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    scopes: ['openid', 'email', 'profile', 'offline_access', 'https://mail.google.com/'],
+    scopes: [
+      'openid',
+      'email',
+      'profile',
+      'offline_access',
+      'https://mail.google.com/',
+      // Google's CalDAV and CardDAV scopes.
+      'https://www.googleapis.com/auth/calendar',
+      'https://www.googleapis.com/auth/carddav',
+    ],
     features: {
       devInteractions: { enabled: true },
       introspection: { enabled: true },
@@ -106,6 +118,7 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
       userinfo_url: `${issuer}/me`,
     },
     introspectionUrl: `${issuer}/token/introspection`,
+    introspectionClient: { clientId: INTROSPECTION_CLIENT.id, clientSecret: INTROSPECTION_CLIENT.secret },
     dovecotIntrospectionUrl: `http://${INTROSPECTION_CLIENT.id}:${INTROSPECTION_CLIENT.secret}@127.0.0.1:${new URL(issuer).port}/token/introspection`,
     async expireAccessToken(token) {
       const stored = await provider.AccessToken.find(token);
@@ -207,6 +220,36 @@ export async function walkSignIn(
     body = new URLSearchParams(form.fields).toString();
   }
   throw new Error(`The walk did not reach ${options.stopAt} in 20 steps; last at ${url.toString()}`);
+}
+
+/** A refresh token of the connector's client, obtained as an application would: the code flow at the provider. */
+export async function refreshTokenFor(oidc: OidcServer, redirectUri: string, login: string): Promise<string> {
+  const verifier = randomBytes(32).toString('base64url');
+  const start = `${oidc.issuer}/auth?${new URLSearchParams({
+    client_id: oidc.clientId,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope: 'openid email offline_access https://mail.google.com/',
+    prompt: 'consent',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  }).toString()}`;
+  const walk = await walkSignIn(start, { login, stopAt: redirectUri });
+  const answer = await fetch(`${oidc.issuer}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: walk.final.searchParams.get('code')!,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      client_id: oidc.clientId,
+      client_secret: oidc.clientSecret,
+    }).toString(),
+  });
+  const tokens = (await answer.json()) as { refresh_token?: string };
+  if (!tokens.refresh_token) throw new Error(`no refresh token: ${JSON.stringify(tokens)}`);
+  return tokens.refresh_token;
 }
 
 export { CookieJar };

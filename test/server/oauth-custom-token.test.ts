@@ -5,41 +5,10 @@
  * an OAuth grant whose tokens it keeps fresh at that `token_url`. A refused token, a missing one and a missing
  * connector are 400s that store nothing.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdkError } from '../helpers/sdk.js';
-import { startOidcProvider, walkSignIn, type OidcServer } from '../helpers/oidc.js';
+import { refreshTokenFor, startOidcProvider, type OidcServer } from '../helpers/oidc.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-
-/** A refresh token of the connector's client, obtained as an application would: the code flow at the provider. */
-async function refreshTokenFor(oidc: OidcServer, redirectUri: string, login: string): Promise<string> {
-  const verifier = randomBytes(32).toString('base64url');
-  const start = `${oidc.issuer}/auth?${new URLSearchParams({
-    client_id: oidc.clientId,
-    redirect_uri: redirectUri,
-    response_type: 'code',
-    scope: 'openid email offline_access https://mail.google.com/',
-    prompt: 'consent',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-    code_challenge_method: 'S256',
-  }).toString()}`;
-  const walk = await walkSignIn(start, { login, stopAt: redirectUri });
-  const answer = await fetch(`${oidc.issuer}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code: walk.final.searchParams.get('code')!,
-      redirect_uri: redirectUri,
-      code_verifier: verifier,
-      client_id: oidc.clientId,
-      client_secret: oidc.clientSecret,
-    }).toString(),
-  });
-  const tokens = (await answer.json()) as { refresh_token?: string };
-  if (!tokens.refresh_token) throw new Error(`no refresh token: ${JSON.stringify(tokens)}`);
-  return tokens.refresh_token;
-}
 
 /** Whether the provider says an access token is active (RFC 7662, as Dovecot asks). */
 async function active(oidc: OidcServer, token: string): Promise<boolean> {
@@ -117,5 +86,31 @@ describe('connect/custom with a Google refresh token (bring-your-own token)', ()
     expect(noConnector.statusCode).toBe(400);
     expect(noConnector.message).toMatch(/no microsoft connector/);
     expect(await grantCount()).toBe(1);
+  });
+
+  it('a Microsoft 365 grant has mail only: its calendar calls answer a 400 saying Microsoft Graph calendars are not supported', async () => {
+    const { client_id: clientId, client_secret: clientSecret, ...endpoints } = oidc.connectorSettings;
+    await service.nylas.connectors.create({
+      requestBody: {
+        name: 'Microsoft (loopback)',
+        provider: 'microsoft',
+        settings: { clientId: clientId!, clientSecret: clientSecret!, ...endpoints },
+        scope: ['openid', 'email', 'offline_access'],
+      },
+    });
+    const { data: grant } = await connect(
+      { refresh_token: await refreshTokenFor(oidc, redirectUri, 'dan@contoso.example') },
+      'microsoft',
+    );
+    expect(grant).toMatchObject({ provider: 'microsoft', email: 'dan@contoso.example' });
+    const refused = await sdkError(service.nylas.calendars.list({ identifier: grant.id }));
+    expect(refused.statusCode).toBe(400);
+    expect(refused.message).toMatch(
+      /has no calendar server.*Microsoft 365 calendars \(Microsoft Graph\) are not supported/,
+    );
+    const events = await sdkError(
+      service.nylas.events.list({ identifier: grant.id, queryParams: { calendarId: 'primary' } }),
+    );
+    expect(events.statusCode).toBe(400);
   });
 });
