@@ -58,7 +58,7 @@ export function localEventFeed(core: Core, principal: Principal): EventFeed {
   };
 }
 
-/** Longest line of the event stream a remote feed reads (an event's JSON is one line): 4 MB. */
+/** Longest line, and largest event, of the event stream a remote feed reads (an event's JSON is one line): 4 MB. */
 const MAX_LINE_CHARACTERS = 4 * 1024 * 1024;
 
 /**
@@ -69,6 +69,7 @@ async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ ev
   const decoder = new TextDecoder();
   let partial = '';
   let data: string[] = [];
+  let size = 0;
   let event = 'message';
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     const text = decoder.decode(chunk, { stream: true });
@@ -81,9 +82,14 @@ async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ ev
       if (line === '') {
         if (data.length > 0) yield { event, data: data.join('\n') };
         data = [];
+        size = 0;
         event = 'message';
-      } else if (line.startsWith('data:')) data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
-      else if (line.startsWith('event:')) event = line.slice(6).trim();
+      } else if (line.startsWith('data:')) {
+        data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+        size += line.length;
+        if (size > MAX_LINE_CHARACTERS)
+          throw new AppError('upstream_error', 'The event stream sent an event larger than 4 MB.');
+      } else if (line.startsWith('event:')) event = line.slice(6).trim();
     }
     partial += text.slice(start);
     if (partial.length > MAX_LINE_CHARACTERS)
