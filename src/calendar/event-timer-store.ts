@@ -15,9 +15,25 @@ type TimerKind = (typeof tables.calendarTimerFirings.$inferSelect)['kind'];
 
 const { events, calendars, grants, calendarTimerFirings: firings, calendarTimerMarks: marks } = tables;
 
+/** The columns the timers are computed from; the full row is read only for the timers that fire. */
+const timingColumns = {
+  id: events.id,
+  grantId: events.grantId,
+  calendarId: events.calendarId,
+  recurrence: events.recurrence,
+  whenType: events.whenType,
+  startTime: events.startTime,
+  endTime: events.endTime,
+  startTimezone: events.startTimezone,
+  endTimezone: events.endTimezone,
+  startDate: events.startDate,
+  endDate: events.endDate,
+};
+export type TimingRow = Pick<EventRow, keyof typeof timingColumns>;
+
 /** A timed event with what its timers need: its application and its calendar's lead (null: the default). */
 export interface TimerCandidate {
-  row: EventRow;
+  row: TimingRow;
   applicationId: string;
   leadMinutes: number | null;
 }
@@ -51,7 +67,7 @@ const singleTimed = sql`${events.recurrence} is null and ${events.whenType} in (
 const seriesTimed = sql`${events.recurrence} is not null and ${events.whenType} in ('time', 'timespan')`;
 
 const candidateColumns = {
-  row: events,
+  row: timingColumns,
   applicationId: grants.applicationId,
   leadMinutes: calendars.notifyBeforeStartMinutes,
 };
@@ -63,6 +79,7 @@ async function candidates(
   order: SQL | undefined,
   applicationId: string | undefined,
   limit: number,
+  timersOnly = true,
 ): Promise<TimerCandidate[]> {
   const rows = await db.orm
     .select(candidateColumns)
@@ -73,7 +90,7 @@ async function candidates(
       and(
         where,
         ne(events.status, 'cancelled'),
-        eq(calendars.eventTimers, true),
+        timersOnly ? eq(calendars.eventTimers, true) : undefined,
         applicationId !== undefined ? eq(grants.applicationId, applicationId) : undefined,
       ),
     )
@@ -125,7 +142,52 @@ export function seriesBetween(
     undefined,
     applicationId,
     limit,
+    // Kept expanded across runs (./event-timers.ts): a calendar's setting is read fresh when its instances are due.
+    false,
   );
+}
+
+/**
+ * What changes when a series that {@link seriesBetween} reads changes (made, edited, cancelled, deleted, ended): how
+ * many there are and the sum of their update times. Read from the rows of the series index's range, no JSON decoded.
+ */
+export async function seriesFingerprint(db: Db, after: number): Promise<string> {
+  const [row] = await db.orm
+    .select({ count: sql<number>`count(*)`, updated: sql<number>`total(${events.updatedAt})` })
+    .from(events)
+    .where(and(seriesTimed, gt(events.rangeEnd, after), ne(events.status, 'cancelled')));
+  return `${row?.count ?? 0}:${row?.updated ?? 0}`;
+}
+
+/** The timer settings of these calendars, by id: the lead (null: the default) and whether timers are on. */
+export async function calendarTimerSettings(
+  db: Db,
+  calendarIds: readonly string[],
+): Promise<Map<string, { leadMinutes: number | null; eventTimers: boolean }>> {
+  const settings = new Map<string, { leadMinutes: number | null; eventTimers: boolean }>();
+  const unique = [...new Set(calendarIds)];
+  for (let index = 0; index < unique.length; index += 500) {
+    const rows = await db.orm
+      .select({ id: calendars.id, leadMinutes: calendars.notifyBeforeStartMinutes, eventTimers: calendars.eventTimers })
+      .from(calendars)
+      .where(inArray(calendars.id, unique.slice(index, index + 500)));
+    for (const { id, ...setting } of rows) settings.set(id, setting);
+  }
+  return settings;
+}
+
+/** The full rows of these events, by id. */
+export async function eventRows(db: Db, ids: readonly string[]): Promise<Map<string, EventRow>> {
+  const rows = new Map<string, EventRow>();
+  const unique = [...new Set(ids)];
+  for (let index = 0; index < unique.length; index += 500) {
+    const chunk = await db.orm
+      .select()
+      .from(events)
+      .where(inArray(events.id, unique.slice(index, index + 500)));
+    for (const row of chunk) rows.set(row.id, row);
+  }
+  return rows;
 }
 
 /** The original starts of the stored overrides of these series, by series. */

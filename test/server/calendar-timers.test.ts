@@ -215,4 +215,34 @@ describe('calendar timers: event.starting and event.ending', () => {
     expect(await runDueTimers(service.core, clock.now())).toBe(1);
     expect(await settle(1)).toEqual([`event.starting ${soon.id}`]);
   });
+  it('fires a series moved after it was expanded at its new time (the expansion is kept only while the series is unchanged)', async () => {
+    hook.deliveries.length = 0;
+    const base = seconds(T0) + 10 * 86_400 + 3600; // day 10, 10:00
+    clock.set(new Date((base - 40 * 60) * 1000).toISOString());
+    await runDueTimers(service.core, clock.now());
+    const series = await createEvent({
+      title: 'Weekly',
+      when: { start_time: base, end_time: base + 900 },
+      recurrence: ['RRULE:FREQ=WEEKLY;COUNT=2'],
+    });
+    clock.advance(60_000);
+    expect(await runDueTimers(service.core, clock.now())).toBe(0); // expanded: 10:00 is not due yet
+    const moved = await request(service.url, 'PUT', `/v3/grants/${grantId}/events/${series.id}?calendar_id=primary`, {
+      key: service.apiKey,
+      body: { when: { start_time: base + 1200, end_time: base + 2100 }, recurrence: ['RRULE:FREQ=WEEKLY;COUNT=2'] },
+    });
+    expect(moved.status).toBe(200);
+    clock.set(new Date((base - 10 * 60) * 1000).toISOString());
+    expect(await runDueTimers(service.core, clock.now())).toBe(0); // its old time: nothing
+    // 10:10, inside the hour the series were expanded for: the moved series fires for 10:20.
+    clock.set(new Date((base + 10 * 60) * 1000).toISOString());
+    expect(await runDueTimers(service.core, clock.now())).toBe(1);
+    // (Earlier events' timers, fired by the first run of this day, may arrive too: only the series' are looked at.)
+    const ofSeries = await eventually(async () => {
+      const lines = received().filter((line) => line.includes(` ${series.id as string}`));
+      return lines.length > 0 ? lines : undefined;
+    });
+    expect(ofSeries).toHaveLength(1);
+    expect(ofSeries[0]!.startsWith(`event.starting ${series.id as string}`)).toBe(true);
+  });
 });
