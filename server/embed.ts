@@ -23,7 +23,7 @@ import type { Core } from '../src/core.js';
 import type { CoreDeps } from '../src/ports/index.js';
 import { createAgentpostTools } from '../tools/ai-sdk.js';
 import { localExecutor } from '../tools/executor.js';
-import { createMcpServer } from '../tools/mcp.js';
+import { createMcpServer, localEventFeed } from '../tools/mcp.js';
 import type { ToolSetOptions } from '../tools/registry.js';
 import { createService, type Listening } from './main.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -183,6 +183,7 @@ export async function createAgentpost(
         executor: executorFor(toolOptions),
         grantId: toolOptions.grantId,
         requireApproval: toolOptions.requireApproval,
+        events: localEventFeed(service.core, toolOptions.principal ?? principal),
       }),
     start: () => service.start(),
     close: () => service.close(),

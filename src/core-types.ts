@@ -23,6 +23,7 @@ import type {
   CalendarService,
   EventService,
   HoldService,
+  EventTimerService,
 } from './calendar/index.js';
 import type { ContactService } from './contacts/index.js';
 import type {
@@ -118,6 +119,8 @@ export interface CalendarArea {
   availability: AvailabilityService;
   /** Tentative holds of candidate slots (issue 40). */
   holds: HoldService;
+  /** The due-runner of `event.starting` and `event.ending` (issue 40, item 7). */
+  timers: EventTimerService;
   /** Untrusted iCalendar parsed on a thread of its own, under a deadline and a heap cap. */
   parser: CalendarParser;
 }

@@ -19,6 +19,7 @@ import { createAttachmentTextReader } from './attachment-text/index.js';
 import {
   createAvailabilityService,
   createHoldService,
+  createEventTimerService,
   createCalendarService,
   createEventService,
   createCalendarParser,
@@ -306,7 +307,7 @@ export function createCore(deps: CoreDeps): Core {
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
     sending: { outbound, drafts: outbound.drafts, smartCompose },
-    calendar: { calendars, events, availability, holds, parser: calendarParser },
+    calendar: { calendars, events, availability, holds, timers: createEventTimerService(deps), parser: calendarParser },
     contacts,
     admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },
     deliverability: { signing, tracking, sendingHealth, reports, mailboxReports, suppressions, dmarcReports },

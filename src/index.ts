@@ -175,7 +175,7 @@ export {
   type Worker,
   type WorkerOptions,
 } from './jobs/index.js';
-export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './background/index.js';
+export { runDueTimers, startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './background/index.js';
 export {
   verifyWebhookSignature,
   nylasSignature,

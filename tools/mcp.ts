@@ -13,12 +13,15 @@ import { agentTools, type ToolSetOptions } from './registry.js';
 import { runWithApproval } from './approval.js';
 import { inputJsonSchema } from './manifest.js';
 import { registerMailResources } from './resources.js';
+import { registerSubscriptions } from './subscriptions.js';
+import type { EventFeed } from './event-feed.js';
 import { readForAgent } from './compact.js';
 import { shapedMcpResult, toMcpError } from './results.js';
 import { newFence } from './fence.js';
 
 /** The executors a server is made with: on a core in this process, or against a running service's `/v3` API. */
 export { localExecutor, remoteExecutor, type Executor, type ToolCall } from './executor.js';
+export { localEventFeed, remoteEventFeed, type EventFeed, type FeedEvent } from './event-feed.js';
 
 /** What the HTTP face hands a request's tool calls (`authInfo.extra` of the MCP transport): its id and client address. */
 export interface McpRequestInfo {
@@ -91,6 +94,11 @@ function statedAnnotations(hints: OperationHints): Partial<ReturnType<typeof ann
 /** Options of {@link createMcpServer}. */
 export interface McpServerOptions extends ToolSetOptions {
   executor: Executor;
+  /**
+   * Where resource subscriptions hear of new mail (./event-feed.ts); without it the server offers no `subscribe`
+   * (a stateless server, which lives for one request).
+   */
+  events?: EventFeed | undefined;
 }
 
 /** Builds an MCP server (not yet connected to a transport). */
@@ -100,6 +108,7 @@ export function createMcpServer({
   requireApproval,
   random,
   permissions,
+  events,
 }: McpServerOptions): McpServer {
   const server = new McpServer(SERVER_INFO, {
     instructions:
@@ -150,11 +159,9 @@ export function createMcpServer({
   }));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: manifest }));
   // Resource reads run operations too: recorded as this client's, with no tool.
-  registerMailResources(
-    server,
-    (operation, input) => executor(operation, input, callOf(server, undefined, undefined)),
-    grantId,
-    random,
-  );
+  const resourceExecutor: Executor = (operation, input) =>
+    executor(operation, input, callOf(server, undefined, undefined));
+  registerMailResources(server, resourceExecutor, grantId, random);
+  if (events) registerSubscriptions(server, resourceExecutor, events);
   return server;
 }

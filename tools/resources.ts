@@ -6,6 +6,9 @@
  * budget as get_thread (tools/compact.ts), its newest message whole, then earlier ones as fit; the messages left out
  * are named, newest first, with their own resources and the call that reads each. `?max_tokens=…&body_format=…`
  * on either URI sets the budget and the body format as on the tools; text from outside is fenced (tools/fence.ts).
+ * A mailbox resource (`agentpost://grants/{grant_id}/mailbox`) is the mailbox at a glance: its folders with their
+ * counts and its newest threads as list_threads reads them. Mailboxes and threads can be subscribed to
+ * (tools/subscriptions.ts).
  */
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -16,6 +19,8 @@ import { fenceFields, newFence, type RandomBytes } from './fence.js';
 /** URI of a thread resource. */
 export const threadUri = (grantId: string, threadId: string) =>
   `agentpost://grants/${encodeURIComponent(grantId)}/threads/${encodeURIComponent(threadId)}`;
+/** URI of a mailbox resource: the mailbox at a glance (issue 40, item 2). */
+export const mailboxUri = (grantId: string) => `agentpost://grants/${encodeURIComponent(grantId)}/mailbox`;
 /** URI of a message resource. */
 export const messageUri = (grantId: string, messageId: string) =>
   `agentpost://grants/${encodeURIComponent(grantId)}/messages/${encodeURIComponent(messageId)}`;
@@ -40,6 +45,10 @@ function readOptions(uri: URL): Record<string, unknown> {
 /** Tokens of a thread resource's wrapping, `{"thread":{…},…}`, beyond the read's own JSON (4; a margin kept). */
 const THREAD_WRAPPING_TOKENS = 8;
 
+/** Threads a mailbox resource shows (the newest), and folders at most. */
+export const MAILBOX_THREADS = 10;
+const MAILBOX_FOLDERS = 50;
+
 /** Threads listed per `resources/list` page. */
 export const RESOURCES_PAGE_SIZE = 20;
 
@@ -56,6 +65,7 @@ export function registerMailResources(
   const listThreads = byName('list_threads');
   const getThread = byName('get_thread');
   const getMessage = byName('get_message');
+  const listFolders = byName('list_folders');
 
   server.registerResource(
     'thread',
@@ -130,6 +140,44 @@ export function registerMailResources(
       };
     });
   }
+
+  server.registerResource(
+    'mailbox',
+    new ResourceTemplate('agentpost://grants/{grant_id}/mailbox', { list: undefined }),
+    {
+      title: 'Mailbox',
+      description: `A mailbox at a glance: its folders with unread and total counts, and its ${MAILBOX_THREADS} newest threads; subscribe to hear of new mail`,
+      mimeType: 'application/json',
+    },
+    async (uri, variables) => {
+      const grant = variable(variables.grant_id);
+      const fence = newFence(random);
+      const [folders, threads] = await Promise.all([
+        executor(listFolders, { grant_id: grant, limit: MAILBOX_FOLDERS }) as Promise<{
+          data: { id: string; name: string; unread_count?: number; total_count?: number }[];
+          next_cursor?: string | null;
+        }>,
+        // As list_threads reads them for an agent, within the budget (max_tokens in the URI's query).
+        readForAgent(
+          executor,
+          listThreads,
+          { grant_id: grant, limit: MAILBOX_THREADS },
+          { ...(grantId ? {} : { grant_id: grant }), limit: MAILBOX_THREADS, ...readOptions(uri) },
+        ),
+      ]);
+      return json(uri.href, {
+        grant_id: grant,
+        folders: folders.data.map(({ id, name, unread_count, total_count }) => ({
+          id,
+          name,
+          unread_count,
+          total_count,
+        })),
+        ...(folders.next_cursor ? { folders_truncated: 'list_folders lists the rest' } : {}),
+        newest_threads: fenceFields(threads, fence),
+      });
+    },
+  );
 
   server.registerResource(
     'message',

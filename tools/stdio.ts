@@ -9,6 +9,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { AppError, createCore, operations, type Config, type CoreDeps, type Permission } from '../src/index.js';
 import { localExecutor, remoteExecutor, type Executor } from './executor.js';
 import { createMcpServer } from './mcp.js';
+import { localEventFeed, remoteEventFeed, type EventFeed } from './event-feed.js';
 
 /** Starts the stdio server; resolves once connected. `createDeps` opens the local database (embedded mode). */
 export async function runStdioServer(
@@ -16,12 +17,14 @@ export async function runStdioServer(
   createDeps: (config: Config) => Promise<CoreDeps>,
 ): Promise<{ close(): Promise<void> }> {
   let executor: Executor;
+  let events: EventFeed;
   let permissions: ReadonlySet<Permission> | undefined;
   let closeDatabase = async () => {};
   if (config.serviceUrl) {
     if (!config.apiKey)
       throw new Error('AGENTPOST_API_KEY: required with AGENTPOST_URL (the key of the application to act as)');
     executor = remoteExecutor({ url: config.serviceUrl, apiKey: config.apiKey });
+    events = remoteEventFeed({ url: config.serviceUrl, apiKey: config.apiKey });
     permissions = await remotePermissions(executor);
   } else {
     const deps = await createDeps(config);
@@ -31,6 +34,7 @@ export async function runStdioServer(
       ? await core.accounts.applications.authenticateApiKey(config.apiKey)
       : { applicationId: application.id, via: 'local' as const };
     executor = localExecutor(core, principal);
+    events = localEventFeed(core, principal);
     permissions = principal.permissions;
     closeDatabase = async () => {
       await core.mail.attachmentText.close();
@@ -42,6 +46,7 @@ export async function runStdioServer(
     grantId: config.grantId,
     requireApproval: config.requireApproval,
     permissions,
+    events,
   });
   await server.connect(new StdioServerTransport());
   return {

@@ -17,7 +17,7 @@ import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { AppError, type Core } from '../../src/index.js';
 import { localExecutor } from '../../tools/executor.js';
-import { createMcpServer, type McpRequestInfo } from '../../tools/mcp.js';
+import { createMcpServer, localEventFeed, type McpRequestInfo } from '../../tools/mcp.js';
 import { authenticate } from '../middleware/auth.js';
 import { peerAddress, type RateLimiter, type RateTarget } from '../middleware/rate-limit.js';
 import type { AppEnv } from '../types.js';
@@ -113,6 +113,8 @@ export function mountMcp(app: Hono<AppEnv>, core: Core, limiter: RateLimiter): (
         grantId,
         requireApproval,
         permissions,
+        // Resource subscriptions (notifications on the session's GET stream), ended with the session.
+        events: localEventFeed(core, principal),
       });
       const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),

@@ -16,6 +16,7 @@
  * a write transaction, `core.jobs.queue.enqueueIn(tx, ...)`.
  */
 import type { Core } from '../core-types.js';
+import type { TimerRunOptions } from '../calendar/index.js';
 import { onEventRecorded } from '../outbox/index.js';
 import { startPollingLoop, createWorker, type Worker } from '../jobs/index.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
@@ -151,6 +152,18 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     },
   });
 
+  // Calendar timers (event.starting, event.ending): what fell due since the last poll, by the service's clock.
+  const timers = startPollingLoop({
+    name: 'calendar timers',
+    intervalMs: pollIntervalMs,
+    logger,
+    onBeat: core.health.heartbeat('calendar timers', pollIntervalMs),
+    async step() {
+      await runDueTimers(core, clock.now());
+      return false;
+    },
+  });
+
   // The sync of connected IMAP accounts (src/imap/sync-runner.ts).
   core.accounts.sync.start();
   // The sync of connected accounts' calendars and contacts (src/dav/dav-runner.ts).
@@ -164,6 +177,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       worker.wake();
       webhookRunner.wake();
       purger.wake();
+      timers.wake();
     },
     async stop() {
       unsubscribe();
@@ -172,12 +186,26 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       await core.accounts.davSync.stop();
       purgeAbort.abort();
       await purger.stop();
+      await timers.stop();
       await dispatcher.stop();
       await Promise.all([worker.stop(), webhookRunner.stop()]);
-      for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge'])
+      for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge', 'calendar timers'])
         core.health.stopped(loop);
     },
   };
+}
+
+/**
+ * Fires the calendar timers (`event.starting`, `event.ending`; src/calendar/event-timers.ts) due up to `now`, each
+ * once; how many fired. The background loop calls it at every poll with the service's clock; a test clock calls it
+ * with its own time and `applicationId` (that application's events only, with a runner mark of its own).
+ */
+export function runDueTimers(
+  core: { calendar: Pick<Core['calendar'], 'timers'> },
+  now: Date,
+  options?: TimerRunOptions,
+): Promise<number> {
+  return core.calendar.timers.runDue(now, options);
 }
 
 /**

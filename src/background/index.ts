@@ -3,4 +3,4 @@
  * The front door of src/background/: what other areas, the operations and the faces use of it.
  */
 export type { PurgeResult, Retention, RetentionOptions } from './contracts.js';
-export { startBackgroundWork, type BackgroundOptions, type BackgroundWork } from './background.js';
+export { runDueTimers, startBackgroundWork, type BackgroundOptions, type BackgroundWork } from './background.js';

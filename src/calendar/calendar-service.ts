@@ -42,6 +42,8 @@ export function toCalendar(row: CalendarRow): Calendar {
     is_primary: row.isPrimary,
     ...(row.hexColor !== null ? { hex_color: row.hexColor } : {}),
     ...(row.metadata && Object.keys(row.metadata).length > 0 ? { metadata: row.metadata } : {}),
+    ...(row.notifyBeforeStartMinutes !== null ? { notify_before_start_minutes: row.notifyBeforeStartMinutes } : {}),
+    ...(row.eventTimers ? {} : { event_timers: false }),
   };
 }
 
@@ -236,6 +238,8 @@ export function createCalendarService(
             // A grant whose primary was deleted gets its next calendar as the new primary.
             isPrimary: !hasPrimary,
             metadata: input.metadata ?? null,
+            notifyBeforeStartMinutes: input.notify_before_start_minutes ?? null,
+            eventTimers: input.event_timers ?? true,
             createdAt: at,
             updatedAt: at,
           })
@@ -275,6 +279,10 @@ export function createCalendarService(
             ...(input.timezone !== undefined ? { timezone: normalizeTimeZone(input.timezone) ?? 'UTC' } : {}),
             ...(input.hex_color !== undefined ? { hexColor: input.hex_color } : {}),
             ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+            ...(input.notify_before_start_minutes !== undefined
+              ? { notifyBeforeStartMinutes: input.notify_before_start_minutes }
+              : {}),
+            ...(input.event_timers !== undefined ? { eventTimers: input.event_timers } : {}),
             updatedAt: now(),
           })
           .where(and(eq(tables.calendars.grantId, grant.id), eq(tables.calendars.id, current.id)))

@@ -75,6 +75,23 @@ export interface AvailabilityService {
   find(principal: Principal, input: GetAvailabilityInput): Promise<Availability>;
 }
 
+/** Options of {@link EventTimerService.runDue}. */
+export interface TimerRunOptions {
+  /** Only this application's events, with a runner of its own (a test-mode application's clock). */
+  applicationId?: string | undefined;
+  /** Fire what fell due after this time (a test clock's previous time); default: where this runner stopped last. */
+  since?: Date | undefined;
+}
+
+/** What createEventTimerService() returns (src/calendar/event-timers.ts): the calendar timers' due-runner. */
+export interface EventTimerService {
+  /**
+   * Fires every `event.starting` and `event.ending` due since this runner's last run up to `now` (each once, across
+   * runs, restarts and processes); how many it fired.
+   */
+  runDue(now: Date, options?: TimerRunOptions): Promise<number>;
+}
+
 /** What createHoldService() returns (src/calendar/hold-service.ts): tentative holds of candidate slots. */
 export interface HoldService {
   /** Holds the slots for the organizer grant and the participants until the ttl passes. */

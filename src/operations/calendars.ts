@@ -52,7 +52,8 @@ export const createCalendar = defineOperation({
 export const updateCalendar = defineOperation({
   name: 'update_calendar',
   title: 'Update a calendar',
-  description: "Changes a calendar's name, description, location, time zone, colour or metadata.",
+  description:
+    "Changes a calendar's name, description, location, time zone, colour, metadata or timers (notify_before_start_minutes, event_timers).",
   input: UpdateCalendarInputSchema,
   output: CalendarSchema,
   hints: { readOnly: false, idempotent: true },

@@ -26,6 +26,25 @@ export const MetadataPairSchema = z
 /** The id of a calendar in a path or query: a calendar id, or `primary`. */
 export const CalendarIdSchema = z.string().min(1).max(256).describe('Id or "primary"');
 
+/** Longest lead of `event.starting`: a day (the timers look this far ahead at most). */
+export const MAX_NOTIFY_BEFORE_START_MINUTES = 1440;
+
+/** A calendar's lead for `event.starting` (extension; issue 40, item 7). */
+export const NotifyBeforeStartSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_NOTIFY_BEFORE_START_MINUTES)
+  .nullable()
+  .describe(
+    'Extension: minutes before an event starts that its event.starting notification fires (0: at the start; null: the default, 10)',
+  );
+
+/** Whether a calendar's events fire timers (extension; issue 40, item 7). */
+export const EventTimersSchema = z
+  .boolean()
+  .describe('Extension: false turns off event.starting and event.ending for this calendar (default true)');
+
 export const CalendarSchema = z
   .object({
     id: z.string().describe('Calendar id'),
@@ -40,6 +59,17 @@ export const CalendarSchema = z
     is_primary: z.boolean().describe('True for the calendar every grant is created with (invitations land there)'),
     hex_color: z.string().optional().describe('Display colour, #RRGGBB'),
     metadata: z.record(z.string(), z.string()).optional(),
+    notify_before_start_minutes: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'Extension: minutes before an event starts that event.starting fires (absent: the default, 10 minutes)',
+      ),
+    event_timers: z
+      .boolean()
+      .optional()
+      .describe('Extension: false when the calendar fires no event.starting and event.ending (absent: true)'),
   })
   .meta({ id: 'Calendar' });
 export type Calendar = z.infer<typeof CalendarSchema>;
@@ -64,6 +94,8 @@ export const CreateCalendarInputSchema = z.object({
   metadata: MetadataSchema.optional().describe(
     'Your key-value metadata (at most 50 keys of up to 40 characters, string values of up to 500); filter lists with metadata_pair=key:value',
   ),
+  notify_before_start_minutes: NotifyBeforeStartSchema.optional(),
+  event_timers: EventTimersSchema.optional(),
 });
 export type CreateCalendarInput = z.infer<typeof CreateCalendarInputSchema>;
 
@@ -78,5 +110,7 @@ export const UpdateCalendarInputSchema = z.object({
   metadata: MetadataSchema.optional().describe(
     'Replaces the whole metadata object (at most 50 keys of up to 40 characters, string values of up to 500)',
   ),
+  notify_before_start_minutes: NotifyBeforeStartSchema.optional(),
+  event_timers: EventTimersSchema.optional(),
 });
 export type UpdateCalendarInput = z.infer<typeof UpdateCalendarInputSchema>;

@@ -76,6 +76,10 @@ export const TRIGGER_TYPES = [
   'thread.loop_detected',
   // Extension (issue 40): a tentative hold passed its ttl unconfirmed; its slots are free again.
   'event.hold_expired',
+  // Extension (issue 40): a calendar timer, a set time before an event starts (the calendar's
+  // notify_before_start_minutes, 10 by default) and at its end; the payload is the event (or the series' instance).
+  'event.starting',
+  'event.ending',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */

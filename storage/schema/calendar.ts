@@ -140,6 +140,16 @@ export const events = sqliteTable(
     index('events_grant_range_idx').on(table.grantId, table.rangeStart, table.rangeEnd),
     index('events_grant_uid_idx').on(table.grantId, table.icalUid),
     index('events_master_idx').on(table.masterEventId, table.originalStartTime),
+    /** Calendar timers (event-timers.ts): timed single events by start and by end, and series by their range. */
+    index('events_timer_start_idx')
+      .on(table.startTime)
+      .where(sql`${table.recurrence} is null and ${table.whenType} in ('time', 'timespan')`),
+    index('events_timer_end_idx')
+      .on(table.endTime)
+      .where(sql`${table.recurrence} is null and ${table.whenType} in ('time', 'timespan')`),
+    index('events_timer_series_idx')
+      .on(table.rangeEnd, table.rangeStart)
+      .where(sql`${table.recurrence} is not null and ${table.whenType} in ('time', 'timespan')`),
   ],
 );
 

@@ -96,8 +96,16 @@ export const calendars = sqliteTable(
     isPrimary: integer('is_primary', { mode: 'boolean' }).notNull().default(false),
     hexColor: text('hex_color'),
     metadata: text('metadata', { mode: 'json' }).$type<Record<string, string>>(),
+    /** Minutes before an event's start its `event.starting` fires (null: the default, 10; issue 40, item 7). */
+    notifyBeforeStartMinutes: integer('notify_before_start_minutes'),
+    /** Whether the calendar's events fire `event.starting` and `event.ending` at all. */
+    eventTimers: integer('event_timers', { mode: 'boolean' }).notNull().default(true),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },
-  (table) => [index('calendars_grant_idx').on(table.grantId, table.createdAt)],
+  (table) => [
+    index('calendars_grant_idx').on(table.grantId, table.createdAt),
+    /** The largest lead of any calendar (the timers' look-ahead), read from the index's end. */
+    index('calendars_notify_before_idx').on(table.notifyBeforeStartMinutes),
+  ],
 );

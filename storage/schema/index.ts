@@ -16,3 +16,4 @@ export * from './oversight.js';
 export * from './oauth.js';
 export * from './dav.js';
 export * from './holds.js';
+export * from './event-timers.js';

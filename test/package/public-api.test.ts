@@ -63,8 +63,8 @@ const PUBLIC_API: Record<string, { values: string[]; types: string[] }> = {
   },
   'agentpost/ai': { values: ['createAgentpostTools'], types: ['LocalToolsOptions', 'RemoteToolsOptions'] },
   'agentpost/mcp': {
-    values: ['createMcpServer', 'localExecutor', 'remoteExecutor'],
-    types: ['Executor', 'McpRequestInfo', 'McpServerOptions', 'ToolCall'],
+    values: ['createMcpServer', 'localEventFeed', 'localExecutor', 'remoteEventFeed', 'remoteExecutor'],
+    types: ['EventFeed', 'Executor', 'FeedEvent', 'McpRequestInfo', 'McpServerOptions', 'ToolCall'],
   },
   'agentpost/server': { values: ['createApp'], types: ['CreateAppOptions'] },
   'agentpost/storage': { values: ['createDb', 'migrate', 'tables'], types: ['CreateDbOptions', 'Database'] },
