@@ -175,7 +175,17 @@ export {
   type Worker,
   type WorkerOptions,
 } from './jobs/index.js';
-export { startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './background/index.js';
+export {
+  advanceTestClock,
+  DUE_RUNNERS,
+  startBackgroundWork,
+  type AdvanceResult,
+  type BackgroundWork,
+  type BackgroundOptions,
+  type DueRunner,
+  type DueRunOptions,
+} from './background/index.js';
+export type { FollowUpSender } from './outbound/index.js';
 export {
   verifyWebhookSignature,
   nylasSignature,

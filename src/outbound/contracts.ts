@@ -29,6 +29,7 @@ import type {
 } from '../schemas/drafts.js';
 import type { ApprovalRow } from '../oversight/contracts.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
+import type { CreateFollowUpInput, FollowUp, FollowUpRefInput, ListFollowUpsInput } from '../schemas/follow-ups.js';
 import type {
   AttachmentInput,
   ScheduledMessage,
@@ -343,6 +344,10 @@ export interface DraftService {
   draftsOf(messageIds: string[]): Promise<Map<string, Draft>>;
   /** The `mail.send_scheduled` job handler. */
   handlers: Record<string, JobHandler>;
+  /** A test-mode application's scheduled sends due by `at` (unix seconds), run now: see {@link ScheduledSends.runDue}. */
+  runDueScheduled: ScheduledSends['runDue'];
+  /** The earliest pending `send_at` of an application: see {@link ScheduledSends.nextDue}. */
+  nextScheduledDue: ScheduledSends['nextDue'];
 }
 
 /** What createDraftVersions() returns (src/outbound/draft-versions.ts): the versions shared by drafts and scheduled sends. */
@@ -391,6 +396,13 @@ export interface ScheduledSends {
   stopScheduled: (this: void, principal: Principal, input: ScheduledMessageRefInput) => Promise<{ message: string }>;
   /** The `mail.send_scheduled` handler: sends the held draft, or records why it could not be sent. */
   handlers: Record<string, JobHandler>;
+  /**
+   * Runs a test-mode application's scheduled sends due by `at` (unix seconds), earliest first, as the worker's job
+   * would (those of a test-mode application have no job: its test clock runs them). How many were run.
+   */
+  runDue: (this: void, applicationId: string, at: number) => Promise<number>;
+  /** The earliest `send_at` (unix seconds) of a pending scheduled send of an application, if any. */
+  nextDue: (this: void, applicationId: string) => Promise<number | undefined>;
 }
 
 /** What createComposer() returns (src/outbound/composition.ts): requests to compositions, compositions to signed MIME. */
@@ -560,4 +572,39 @@ export interface IdempotencyStore {
   find(executor: Executor, claim: IdempotencyClaim | undefined): Promise<StoredAnswer | undefined>;
   /** Stores the answer, in the transaction of the send it answers. */
   save(tx: Tx, claim: IdempotencyClaim | undefined, answer: StoredAnswer): Promise<void>;
+}
+
+/**
+ * How a follow-up is sent: `send_message` through the operation runner (the send gate, oversight, suppressions and
+ * the access log, as any send), given by whoever runs the follow-ups (server/main.ts for the worker, the test clock's
+ * operation), since areas do not reach the operations.
+ */
+export type FollowUpSender = (input: Record<string, unknown>, context: OperationContext) => Promise<unknown>;
+
+/** What one run of the due follow-ups did. */
+export interface DueRun {
+  sent: number;
+  cancelled: number;
+  failed: number;
+}
+
+/** What createFollowUps() returns (src/outbound/follow-ups.ts): follow-ups cancelled by a reply. */
+export interface FollowUps {
+  /** A follow-up of a message the grant sent, due `after_seconds` from now. 409 when the message has one. */
+  create(principal: Principal, input: CreateFollowUpInput): Promise<FollowUp>;
+  /** As {@link create} for the message a send just made; a repeat of the send (an Idempotency-Key) adds none. */
+  attach(principal: Principal, input: CreateFollowUpInput): Promise<void>;
+  /** A grant's follow-ups, newest first. */
+  list(principal: Principal, input: ListFollowUpsInput): Promise<{ data: FollowUp[] }>;
+  /** One follow-up, or 404. */
+  find(principal: Principal, input: FollowUpRefInput): Promise<FollowUp>;
+  /** Cancels a pending follow-up (`message.follow_up_cancelled`); 409 once sent or failed. */
+  cancel(principal: Principal, input: FollowUpRefInput): Promise<FollowUp>;
+  /**
+   * The due-runner: cancels the pending follow-ups a reply answered and sends those due by `at`, earliest first.
+   * Without an application: those of production applications (the worker); with one: that test-mode application's.
+   */
+  runDue(at: Date, options: { applicationId?: string | undefined; send: FollowUpSender }): Promise<DueRun>;
+  /** The earliest due time (unix seconds) of an application's pending follow-ups, if any. */
+  nextDue(applicationId: string): Promise<number | undefined>;
 }

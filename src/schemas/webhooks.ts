@@ -76,6 +76,10 @@ export const TRIGGER_TYPES = [
   'thread.loop_detected',
   // Extension (issue 40): a tentative hold passed its ttl unconfirmed; its slots are free again.
   'event.hold_expired',
+  // Extension (issue 40): a follow-up went out as a reply in its thread; or it was cancelled (a reply came, the agent
+  // cancelled it, or its send was refused: its status and reason say which).
+  'message.follow_up_sent',
+  'message.follow_up_cancelled',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */
