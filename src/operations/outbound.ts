@@ -57,7 +57,7 @@ export const sendMessage = defineOperation({
 export const listScheduledMessages = defineOperation({
   name: 'list_scheduled_messages',
   title: 'List scheduled sends',
-  description: 'Scheduled sends, latest first, with their status. Stop a pending one with stop_scheduled_message.',
+  description: 'Scheduled sends, latest first, with status. Stop one: stop_scheduled_message.',
   input: ListScheduledMessagesInputSchema,
   output: z.object({ data: z.array(ScheduledMessageSchema).describe('Scheduled sends') }),
   hints: { readOnly: true },

@@ -20,14 +20,14 @@ const AfterSecondsSchema = z
   .int()
   .min(MIN_FOLLOW_UP_SECONDS)
   .max(MAX_FOLLOW_UP_SECONDS)
-  .describe('Seconds to wait for a reply (60 to 30 days)');
-const FollowUpBodySchema = z.string().min(1).max(MAX_FOLLOW_UP_BODY).describe('Text of the follow-up');
+  .describe('Seconds to wait (≥ 60)');
+const FollowUpBodySchema = z.string().min(1).max(MAX_FOLLOW_UP_BODY).describe('Follow-up text');
 
 /** The `follow_up` field of a send: the follow-up to send if no reply comes. */
 export const FollowUpFieldSchema = z
   .object({ after_seconds: AfterSecondsSchema, body: FollowUpBodySchema })
-  .describe('Reply with body in the thread unless someone answers within after_seconds')
-  .meta({ id: 'FollowUpField' });
+  .optional()
+  .describe('Reply in thread with body if no answer in after_seconds');
 export type FollowUpField = z.infer<typeof FollowUpFieldSchema>;
 
 export const CreateFollowUpInputSchema = z

@@ -170,7 +170,7 @@ export const SendMessageInputSchema = z
     dry_run: z.boolean().optional().describe('Check only; sends nothing'),
     allow_automated_reply: AllowAutomatedReplySchema,
     claim_token: ClaimTokenFieldSchema,
-    follow_up: FollowUpFieldSchema.optional(),
+    follow_up: FollowUpFieldSchema,
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;
