@@ -108,12 +108,16 @@ function listenForGrantTokens(hooks: CoreHooks, grantTokens: GrantTokens, logger
 
 /**
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
- * before it (a grant deleted or connected, an invitation received) go through the event hook made first.
+ * before it (a grant deleted or connected, an invitation received) go through the event hook made first. Every area
+ * reads the clock through the test clock's scope (src/clock-scope.ts): a test-mode application's operations see its
+ * virtual time, everything else the clock given.
  */
-export function createCore(given: CoreDeps): Core {
-  // Every area reads the clock through the test clock's scope (src/clock-scope.ts): a test-mode application's
-  // operations see its virtual time, everything else the clock given.
-  const deps: CoreDeps = { ...given, clock: scopedClock(given.clock) };
+export function createCore(deps: CoreDeps): Core {
+  return createAreas({ ...deps, clock: scopedClock(deps.clock) });
+}
+
+/** {@link createCore} once the clock is scoped. */
+function createAreas(deps: CoreDeps): Core {
   /** How areas built early tell areas built later what happened (src/core-hooks.ts). */
   const hooks = createCoreHooks();
   const applications = createApplicationService(deps);
