@@ -8,13 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
+import { createAgentpostTools } from '../../tools/ai-sdk.js';
+import { operations, runOperation } from '../../src/index.js';
 import { request } from '../helpers/http.js';
-import { createMailbox, sendRaw } from '../helpers/mail.js';
+import { createMailbox, eventually, sendRaw } from '../helpers/mail.js';
 import { startTestService, type Nylas, type TestService } from '../helpers/service.js';
 import { startSmtpSink, type SmtpSink, type SunkMessage } from '../helpers/smtp-sink.js';
 import { startReceiver, type ReceivedDelivery, type WebhookReceiver } from '../helpers/webhooks.js';
 
 const DOMAIN = 'clock.agentpost.localhost';
+const sendMessage = operations.find((operation) => operation.name === 'send_message')!;
 const AGENT = `agent@${DOMAIN}`;
 const HOUR = 3600;
 type Json = Record<string, any>;
@@ -255,6 +258,74 @@ describe('the test clock of a test-mode application', () => {
       follow_up: { after_seconds: 600, body: 'y' },
     });
     expect(withSendAt.status, withSendAt.text).toBe(400);
+  });
+
+  it('takes follow_up on the AI SDK send tool too', async () => {
+    const tools = createAgentpostTools({ url: service.url, apiKey: testKey, grantId: grant });
+    const sent = (await tools.send_message!.execute!(
+      {
+        to: [{ email: 'tool@example.com' }],
+        subject: 'From the tool',
+        body: 'Hello',
+        follow_up: { after_seconds: 120, body: 'Hello again' },
+      },
+      { toolCallId: 'call-1', messages: [] },
+    )) as Json;
+    const messageId = JSON.stringify(sent).match(/"id":"([^"]+)"/)![1];
+    const pending = (await call('GET', `/v3/grants/${grant}/follow-ups?status=pending`)).body.data as Json[];
+    expect(pending).toMatchObject([{ message_id: messageId, body: 'Hello again', due_at: (await clock()).now + 120 }]);
+    expect((await advance({ seconds: 120 })).ran).toMatchObject({ follow_ups: 1 });
+    expect((await call('GET', `/v3/grants/${grant}/follow-ups/${pending[0]!.id as string}`)).body.data.status).toBe(
+      'sent',
+    );
+  });
+
+  it("the worker's pass runs a production application's follow-ups: a reply since its last pass cancels, the due one is sent", async () => {
+    const production = await createMailbox(service, 'agent@production.agentpost.localhost');
+    const send = (to: string, subject: string) =>
+      call(
+        'POST',
+        `/v3/grants/${production}/messages/send`,
+        { to: [{ email: to }], subject, body: 'x', follow_up: { after_seconds: 60, body: 'Still there?' } },
+        service.apiKey,
+      );
+    const pass = (at: number) =>
+      service.core.sending.followUps.runDue(new Date(at), {
+        send: (input, context) => runOperation(sendMessage, service.core, input, context),
+      });
+    // A first pass that finds nothing due: the worker's cancel pass starts from here.
+    expect(await pass(Date.now())).toEqual({ sent: 0, cancelled: 0, failed: 0 });
+    const quiet = await send('prod-quiet@example.com', 'Quiet');
+    const answered = await send('prod-buyer@example.com', 'Answered');
+    expect(answered.status, answered.text).toBe(200);
+    const [offer] = await relayedTo('prod-buyer@example.com');
+    const reply = [
+      'From: <prod-buyer@example.com>',
+      'To: agent@production.agentpost.localhost',
+      'Subject: Re: Answered',
+      'Message-ID: <answer-2@example.com>',
+      `In-Reply-To: ${messageIdOf(offer!)}`,
+      '',
+      'Yes.',
+      '',
+    ].join('\r\n');
+    expect(
+      (await sendRaw(service.smtpPort, 'prod-buyer@example.com', ['agent@production.agentpost.localhost'], reply)).code,
+    ).toBe(250);
+    // Not due yet: the reply cancels at once (this pass, or the service's own worker running the same pass), the
+    // quiet one waits for its time.
+    const statusOf = async (messageId: unknown) =>
+      ((await call('GET', `/v3/grants/${production}/follow-ups`, undefined, service.apiKey)).body.data as Json[]).find(
+        (item) => item.message_id === messageId,
+      )?.status as string;
+    expect((await pass(Date.now())).sent).toBe(0);
+    await eventually(async () => ((await statusOf(answered.body.data.id)) === 'cancelled' ? true : undefined));
+    expect(await statusOf(quiet.body.data.id)).toBe('pending');
+    expect(await pass(Date.now() + 61_000)).toEqual({ sent: 1, cancelled: 0, failed: 0 });
+    const listed = (await call('GET', `/v3/grants/${production}/follow-ups`, undefined, service.apiKey)).body
+      .data as Json[];
+    expect(listed.find((item) => item.message_id === quiet.body.data.id)).toMatchObject({ status: 'sent' });
+    expect(listed.find((item) => item.message_id === answered.body.data.id)).toMatchObject({ status: 'cancelled' });
   });
 
   it("leaves a test-mode application's due work to its clock: the worker's passes skip it even when real time is past it", async () => {
