@@ -25,7 +25,7 @@ import { eventRecorder } from '../outbox/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { CreateFollowUpInput, FollowUp, FollowUpRefInput, ListFollowUpsInput } from '../schemas/follow-ups.js';
 import { unixSeconds } from '../time.js';
-import type { DueRun, FollowUps, FollowUpSender } from './contracts.js';
+import type { DueRun, FollowUps, FollowUpSender } from './follow-ups-contracts.js';
 import {
   closeFollowUps,
   dueFollowUps,
