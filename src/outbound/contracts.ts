@@ -29,7 +29,6 @@ import type {
 } from '../schemas/drafts.js';
 import type { ApprovalRow } from '../oversight/contracts.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
-import type { CreateFollowUpInput, FollowUp, FollowUpRefInput, ListFollowUpsInput } from '../schemas/follow-ups.js';
 import type {
   AttachmentInput,
   ScheduledMessage,
