@@ -30,7 +30,9 @@ const USAGE = `Usage: agentpost <command>   (agentpost --version: the installed 
   serve [--roles http,smtp,worker]              run the service (the default command): the HTTP API and /mcp (http), the
                                                 inbound SMTP listener (smtp) and the background work (worker); all roles
                                                 unless --roles (or AGENTPOST_ROLES) names some
-  apps create --name NAME [--plan trial|production]   create an application; prints its id and API key
+  apps create --name NAME [--plan trial|production] [--test]
+                                                create an application; prints its id and API key;
+                                                --test: in test mode, its clock moves only when told
   apps list                                     list applications
   keys create [--app ID] [--name NAME] [--grant ID]… [--workspace ID]… [--permission NAME]… [--expires-at UNIX]
                      [--agent]                  issue an API key (default application unless --app); scoped to the
@@ -206,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
       permission: { type: 'string', multiple: true },
       'expires-at': { type: 'string' },
       agent: { type: 'boolean' },
+      test: { type: 'boolean' },
       roles: { type: 'string' },
       reason: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -246,15 +249,20 @@ export async function main(argv: string[]): Promise<number> {
       const plan = values.plan ?? 'production';
       if (plan !== 'trial' && plan !== 'production') throw new Error('--plan must be trial or production');
       const created = await withCore(config, (core) =>
-        core.accounts.applications.createApplication({ name: values.name!, plan }),
+        core.accounts.applications.createApplication({ name: values.name!, plan, testMode: values.test === true }),
       );
-      process.stdout.write(`application_id: ${created.application.id}\napi_key: ${created.apiKey}\n`);
+      process.stdout.write(
+        `application_id: ${created.application.id}\napi_key: ${created.apiKey}\n` +
+          (created.application.test_mode ? 'test_mode: true (POST /v3/test-clock/advance moves its clock)\n' : ''),
+      );
       return 0;
     }
     case 'apps list': {
       const apps = await withCore(config, (core) => core.accounts.applications.listApplications());
       for (const app of apps)
-        process.stdout.write(`${app.id}\t${app.plan}\t${app.is_default ? 'default\t' : '\t'}${app.name}\n`);
+        process.stdout.write(
+          `${app.id}\t${app.plan}\t${app.is_default ? 'default\t' : '\t'}${app.test_mode ? 'test\t' : ''}${app.name}\n`,
+        );
       return 0;
     }
     case 'keys create': {

@@ -45,6 +45,7 @@ import {
   type CoreDeps,
   type Logger,
   type FailedAuthentications,
+  type FollowUpSender,
   type InboundSmtpServer,
   type Submission,
 } from '../src/index.js';
@@ -192,6 +193,12 @@ function listenSmtp(core: Core, metrics: ServiceMetrics): Promise<InboundSmtpSer
   });
 }
 
+/** `send_message` through the operation runner: how the worker sends follow-ups, as any send goes. */
+function sendThroughOperation(core: Core): FollowUpSender {
+  const sendMessage = operations.find((operation) => operation.name === 'send_message')!;
+  return (input, context) => runOperation(sendMessage, core, input, context);
+}
+
 /**
  * SMTP submission (src/submission; role `smtp`, the ports that are set): each message through `send_message`, as
  * over HTTP, with the face `smtp`.
@@ -291,7 +298,7 @@ export async function createService(
     const writerLoaded = roles.has('smtp') || roles.has('worker') ? core.mail.inbound.warm() : undefined;
     try {
       if (roles.has('http')) http = await listenHttp({ config, app, trackingListener, inFlight, logger: deps.logger });
-      if (roles.has('worker')) background = startBackgroundWork(core);
+      if (roles.has('worker')) background = startBackgroundWork(core, { send: sendThroughOperation(core) });
       if (roles.has('smtp')) smtp = await listenSmtp(core, metrics);
       if (roles.has('smtp')) submission = await listenSubmission(core, failedAuthentications);
       await writerLoaded;

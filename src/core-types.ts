@@ -42,7 +42,7 @@ import type { ImapSyncRunner } from './imap/index.js';
 import type { JobHandler, JobQueue } from './jobs/index.js';
 import type { InboundService } from './mail/index.js';
 import type { AttachmentService, MessageService, ThreadService } from './messages/index.js';
-import type { DraftService, OutboundService } from './outbound/index.js';
+import type { DraftService, FollowUps, OutboundService } from './outbound/index.js';
 import type { GrantTokens, OAuthService } from './oauth/index.js';
 import type { EventHub } from './event-stream/index.js';
 import type { OutboxDispatcher } from './outbox/index.js';
@@ -98,6 +98,8 @@ export interface SendingArea {
   /** Sends, schedules, transactional sends, invitations, the durable outbound queue. */
   outbound: OutboundService;
   drafts: DraftService;
+  /** Follow-ups cancelled by a reply (issue 40, item 6). */
+  followUps: FollowUps;
   /** Message bodies from a prompt, by the configured model. */
   smartCompose: SmartComposeService;
 }

@@ -67,7 +67,7 @@ import {
   oauthDavAccounts,
   withDavAccounts,
 } from './dav/index.js';
-import { createOutboundService } from './outbound/index.js';
+import { createFollowUps, createOutboundService } from './outbound/index.js';
 import {
   budgetGuards,
   claimGuard,
@@ -80,6 +80,7 @@ import {
 import { createJobQueue, type JobHandler, type JobQueue } from './jobs/index.js';
 import { createWebhookDelivery, WEBHOOK_DELIVERY_JOB, createWebhookService } from './webhooks/index.js';
 import { createEventHub } from './event-stream/index.js';
+import { scopedClock } from './clock-scope.js';
 import { nodeHttpRequester } from './system/http-requester.js';
 import {
   createSigningKeys,
@@ -126,9 +127,16 @@ function accessTokenSource(hooks: CoreHooks) {
 
 /**
  * Builds the core from its dependencies, each area after the areas it uses. Reactions of an area to one built
- * before it (a grant deleted or connected, an invitation received) go through the event hook made first.
+ * before it (a grant deleted or connected, an invitation received) go through the event hook made first. Every area
+ * reads the clock through the test clock's scope (src/clock-scope.ts): a test-mode application's operations see its
+ * virtual time, everything else the clock given.
  */
 export function createCore(deps: CoreDeps): Core {
+  return createAreas({ ...deps, clock: scopedClock(deps.clock) });
+}
+
+/** {@link createCore} once the clock is scoped. */
+function createAreas(deps: CoreDeps): Core {
   /** How areas built early tell areas built later what happened (src/core-hooks.ts). */
   const hooks = createCoreHooks();
   const applications = createApplicationService(deps);
@@ -306,7 +314,7 @@ export function createCore(deps: CoreDeps): Core {
       davSync,
     },
     mail: { messages, threads, attachments, attachmentText, folders, inbound, stages: mailStages },
-    sending: { outbound, drafts: outbound.drafts, smartCompose },
+    sending: { outbound, drafts: outbound.drafts, followUps: createFollowUps(deps, grants), smartCompose },
     calendar: { calendars, events, availability, holds, timers: createEventTimerService(deps), parser: calendarParser },
     contacts,
     admin: { workspaces, policies, rules, lists, ruleEvaluations, enforcement, policyUpkeep },

@@ -175,7 +175,18 @@ export {
   type Worker,
   type WorkerOptions,
 } from './jobs/index.js';
-export { runDueTimers, startBackgroundWork, type BackgroundWork, type BackgroundOptions } from './background/index.js';
+export {
+  advanceTestClock,
+  runDueTimers,
+  DUE_RUNNERS,
+  startBackgroundWork,
+  type AdvanceResult,
+  type BackgroundWork,
+  type BackgroundOptions,
+  type DueRunner,
+  type DueRunOptions,
+} from './background/index.js';
+export type { FollowUpSender } from './outbound/index.js';
 export {
   verifyWebhookSignature,
   nylasSignature,

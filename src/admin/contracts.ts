@@ -118,8 +118,11 @@ export interface UpkeepResult {
 
 /** What createPolicyUpkeep() returns (src/admin/policy-upkeep.ts). */
 export interface PolicyUpkeep {
-  /** One pass over every policy with upkeep to do, as of the clock's now. Stops early when `signal` is aborted. */
-  run(signal?: AbortSignal): Promise<UpkeepResult>;
+  /**
+   * One pass over every policy with upkeep to do, as of the clock's now. Stops early when `signal` is aborted. Without
+   * an application: the policies of production applications (the worker); with one: that test-mode application's.
+   */
+  run(signal?: AbortSignal, applicationId?: string): Promise<UpkeepResult>;
 }
 
 /** What createWorkspaceService() returns (src/admin/workspace-service.ts): an application's workspaces (`/v3/workspaces`). */

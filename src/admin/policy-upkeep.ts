@@ -15,7 +15,7 @@
  * the conditions checked again, with a turn of the event loop between chunks (the inbound writer shares the lock).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { and, eq, exists, inArray, isNull, lt, or, type SQL } from 'drizzle-orm';
+import { and, eq, exists, inArray, isNotNull, isNull, lt, notInArray, or, type SQL } from 'drizzle-orm';
 import { tables, type StoredPolicyLimits, type StoredPolicyOptions } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
@@ -53,8 +53,23 @@ export function createPolicyUpkeep(
   const record = eventRecorder({ newId, clock });
 
   /** The policies with retention or additional folders, and the mailboxes under each. */
-  async function scopes(): Promise<PolicyScope[]> {
-    const policies = (await db.orm.select().from(tables.policies)).filter(
+  async function scopes(applicationId: string | undefined): Promise<PolicyScope[]> {
+    // One application's (a test-mode one, as of its test clock), or every production application's: a test-mode
+    // application's mail is kept or deleted by its test clock only.
+    const testMode = db.orm
+      .select({ id: tables.applications.id })
+      .from(tables.applications)
+      .where(isNotNull(tables.applications.testClockAt));
+    const policies = (
+      await db.orm
+        .select()
+        .from(tables.policies)
+        .where(
+          applicationId !== undefined
+            ? eq(tables.policies.applicationId, applicationId)
+            : notInArray(tables.policies.applicationId, testMode),
+        )
+    ).filter(
       (policy) =>
         retentionDays(policy.limits.limit_inbox_retention_period) !== undefined ||
         retentionDays(policy.limits.limit_spam_retention_period) !== undefined ||
@@ -166,10 +181,10 @@ export function createPolicyUpkeep(
 
   return {
     /** One pass over every policy with upkeep to do, as of the clock's now. Stops early when `signal` is aborted. */
-    async run(signal?: AbortSignal): Promise<UpkeepResult> {
+    async run(signal?: AbortSignal, applicationId?: string): Promise<UpkeepResult> {
       const result: UpkeepResult = { inboxDeleted: 0, junkDeleted: 0, foldersCreated: 0 };
       const now = unixSeconds(clock.now());
-      for (const scope of await scopes()) {
+      for (const scope of await scopes(applicationId)) {
         const inboxDays = retentionDays(scope.limits.limit_inbox_retention_period);
         const spamDays = retentionDays(scope.limits.limit_spam_retention_period);
         const folders = additionalFolderNames(scope.options);

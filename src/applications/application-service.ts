@@ -13,7 +13,8 @@ import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { AppError } from '../errors.js';
 import { newApiKey } from './credentials.js';
-import { allApplications } from './application-store.js';
+import { allApplications, moveTestClock, testClockRow } from './application-store.js';
+import { outsideTestClock } from '../clock-scope.js';
 import type {
   ApplicationInfo,
   ApplicationService,
@@ -33,6 +34,9 @@ import { getApplication, insertApplication, insertKey, toInfo, type ApplicationS
 import { authenticateSignedRequest, createServiceAccount } from './service-accounts.js';
 import { closeDashboardSession, openDashboardSession, resumeDashboardSession } from './dashboard-sessions.js';
 
+/** Production applications remembered at most (a bound; past it the memory starts over). */
+const PRODUCTION_MEMO = 10_000;
+
 /** Creates the application service. */
 export function createApplicationService({
   db,
@@ -43,6 +47,8 @@ export function createApplicationService({
   logger,
 }: CoreDeps): ApplicationService {
   const state: ApplicationState = { db, newId, randomBytes, config, logger, now: () => unixSeconds(clock.now()) };
+  /** Applications known to be production ones (on real time): no read of their clock again. */
+  const production = new Set<string>();
 
   return {
     /**
@@ -67,10 +73,13 @@ export function createApplicationService({
     async createApplication(input: {
       name: string;
       plan: Plan;
+      testMode?: boolean | undefined;
     }): Promise<{ application: ApplicationInfo; apiKey: string }> {
       const apiKey = newApiKey(randomBytes(32));
+      // A test clock starts at the real time of the application's creation.
+      const clockAt = input.testMode ? outsideTestClock(() => clock.now().getTime()) : null;
       const id = await db.write(async (tx) => {
-        const id = await insertApplication(state, tx, input.name, input.plan, false);
+        const id = await insertApplication(state, tx, input.name, input.plan, false, clockAt);
         await insertKey(state, tx, id, 'default', apiKey);
         return id;
       });
@@ -83,6 +92,20 @@ export function createApplicationService({
       const rows = await allApplications(db.orm);
       return rows.map(toInfo);
     },
+
+    async testClockOf(applicationId: string): Promise<number | undefined> {
+      if (production.has(applicationId)) return undefined;
+      const [row] = await testClockRow(db.orm, { application: applicationId });
+      if (row?.at != null) return row.at;
+      // Production (or unknown, as a deleted application): an application never changes mode.
+      if (row) {
+        if (production.size >= PRODUCTION_MEMO) production.clear();
+        production.add(applicationId);
+      }
+      return undefined;
+    },
+
+    advanceTestClock: (applicationId: string, at: number) => db.write((tx) => moveTestClock(tx, applicationId, at)),
 
     /** The application with this id, or a 404. */
     getApplication: (applicationId: string): Promise<ApplicationInfo> => getApplication(state, applicationId),

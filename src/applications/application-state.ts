@@ -49,10 +49,17 @@ export async function insertKey(
   return id;
 }
 
-export async function insertApplication(state: ApplicationState, tx: Tx, name: string, plan: Plan, isDefault: boolean) {
+export async function insertApplication(
+  state: ApplicationState,
+  tx: Tx,
+  name: string,
+  plan: Plan,
+  isDefault: boolean,
+  testClockAt: number | null = null,
+) {
   const id = state.newId();
   const at = state.now();
-  await tx.insert(tables.applications).values({ id, name, plan, isDefault, createdAt: at, updatedAt: at });
+  await tx.insert(tables.applications).values({ id, name, plan, isDefault, testClockAt, createdAt: at, updatedAt: at });
   // Every application has exactly one default workspace from the start (spec: Workspace).
   await tx.insert(tables.workspaces).values({
     id: state.newId(),
@@ -67,7 +74,14 @@ export async function insertApplication(state: ApplicationState, tx: Tx, name: s
 }
 
 export function toInfo(row: typeof tables.applications.$inferSelect): ApplicationInfo {
-  return { id: row.id, name: row.name, plan: row.plan, is_default: row.isDefault, created_at: row.createdAt };
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan,
+    is_default: row.isDefault,
+    test_mode: row.testClockAt !== null,
+    created_at: row.createdAt,
+  };
 }
 
 /** The application with this id, or a 404. */

@@ -127,3 +127,35 @@ export async function countRedirectUris(db: Executor, applicationId: string): Pr
     .where(eq(tables.redirectUris.applicationId, applicationId));
   return count?.n ?? 0;
 }
+
+/**
+ * An application's test clock (`test_clock_at`, null for a production application): every operation of a test-mode
+ * application asks, so its statement is built once and its answer kept while the database is unchanged.
+ */
+export const testClockRow = preparedRead(
+  (orm: Orm) =>
+    orm
+      .select({ at: tables.applications.testClockAt })
+      .from(tables.applications)
+      .where(eq(tables.applications.id, sql.placeholder('application')))
+      .limit(1),
+  { memo: 64 },
+);
+
+/**
+ * Moves a test-mode application's clock forward to `at` (unix ms) in one conditional UPDATE, so two advances racing
+ * never move it backwards. True when it moved (or already stood at `at`).
+ */
+export async function moveTestClock(executor: Executor, applicationId: string, at: number): Promise<boolean> {
+  const rows = await executor
+    .update(tables.applications)
+    .set({ testClockAt: at })
+    .where(
+      and(
+        eq(tables.applications.id, applicationId),
+        sql`${tables.applications.testClockAt} is not null and ${tables.applications.testClockAt} <= ${at}`,
+      ),
+    )
+    .returning({ id: tables.applications.id });
+  return rows.length > 0;
+}

@@ -36,6 +36,8 @@ export interface ApplicationInfo {
   name: string;
   plan: Plan;
   is_default: boolean;
+  /** A test-mode application (`apps create --test`): its clock moves only when told (docs/testing-agents.md). */
+  test_mode: boolean;
   created_at: number;
 }
 
@@ -124,13 +126,26 @@ export interface ApplicationService {
   }>;
   /** The default application's id. */
   defaultApplicationId(): Promise<string>;
-  /** Creates an application with its default workspace and a first API key. */
-  createApplication(input: { name: string; plan: Plan }): Promise<{
+  /**
+   * Creates an application with its default workspace and a first API key; `testMode`: a test-mode application, whose
+   * clock starts at the real time of its creation and then moves only when told ({@link advanceTestClock}).
+   */
+  createApplication(input: { name: string; plan: Plan; testMode?: boolean | undefined }): Promise<{
     application: ApplicationInfo;
     apiKey: string;
   }>;
   /** Every application. */
   listApplications(): Promise<ApplicationInfo[]>;
+  /**
+   * A test-mode application's virtual time (unix ms), or undefined for a production application (remembered: an
+   * application never changes mode, so a production application costs no read after its first).
+   */
+  testClockOf(applicationId: string): Promise<number | undefined>;
+  /**
+   * Moves a test-mode application's clock to `at` (unix ms): false when it stands later already (never backwards) or
+   * the application is not in test mode.
+   */
+  advanceTestClock(applicationId: string, at: number): Promise<boolean>;
   /** The application with this id, or a 404. */
   getApplication: (applicationId: string) => Promise<ApplicationInfo>;
   /**

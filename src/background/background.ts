@@ -21,6 +21,7 @@ import { onEventRecorded } from '../outbox/index.js';
 import { startPollingLoop, createWorker, type Worker } from '../jobs/index.js';
 import { createRetention, PURGE_FIRST_DELAY_MS, PURGE_INTERVAL_MS } from './retention.js';
 import { startDeliveryRunner, type DeliveryRunner } from '../webhooks/index.js';
+import type { FollowUpSender } from '../outbound/index.js';
 
 /** Pause between an event being recorded in this process and the dispatcher running. */
 const DISPATCH_DEBOUNCE_MS = 10;
@@ -35,6 +36,11 @@ export interface BackgroundOptions {
   purgeIntervalMs?: number;
   /** Real milliseconds from start to the first purge (default {@link PURGE_FIRST_DELAY_MS}). */
   purgeFirstDelayMs?: number;
+  /**
+   * How follow-ups are sent: `send_message` through the operation runner (server/main.ts passes it; areas do not
+   * reach the operations). Absent, this process runs no follow-ups.
+   */
+  send?: FollowUpSender;
 }
 
 /** The running background role. */
@@ -164,6 +170,22 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
     },
   });
 
+  // Follow-ups of production applications (a test-mode application's wait for its test clock): replies cancel them,
+  // due ones are sent through send_message (src/outbound/follow-ups.ts).
+  const send = options.send;
+  const followUps = send
+    ? startPollingLoop({
+        name: 'follow-ups',
+        intervalMs: pollIntervalMs,
+        logger,
+        onBeat: core.health.heartbeat('follow-ups', pollIntervalMs),
+        async step() {
+          const done = await core.sending.followUps.runDue(clock.now(), { send });
+          return done.sent + done.failed > 0;
+        },
+      })
+    : undefined;
+
   // The sync of connected IMAP accounts (src/imap/sync-runner.ts).
   core.accounts.sync.start();
   // The sync of connected accounts' calendars and contacts (src/dav/dav-runner.ts).
@@ -178,6 +200,7 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       webhookRunner.wake();
       purger.wake();
       timers.wake();
+      followUps?.wake();
     },
     async stop() {
       unsubscribe();
@@ -188,9 +211,10 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       await purger.stop();
       await timers.stop();
       await dispatcher.stop();
-      await Promise.all([worker.stop(), webhookRunner.stop()]);
+      await Promise.all([worker.stop(), webhookRunner.stop(), followUps?.stop()]);
       for (const loop of ['outbox dispatcher', 'job worker', 'webhook delivery', 'retention purge', 'calendar timers'])
         core.health.stopped(loop);
+      if (followUps) core.health.stopped('follow-ups');
     },
   };
 }

@@ -102,8 +102,14 @@ export interface HoldService {
   confirm(principal: Principal, input: ConfirmHoldInput): Promise<ConfirmedHold>;
   /** Frees a live hold's slots (idempotent for a released hold; 409 for a confirmed or expired one). */
   release(principal: Principal, input: HoldRefInput): Promise<void>;
-  /** Marks holds past their ttl expired, each with an `event.hold_expired` for the organizer; how many. */
-  expire(): Promise<number>;
+  /**
+   * Marks holds past their ttl expired, each with an `event.hold_expired` for the organizer; how many. Without an
+   * application: those of production applications (the worker); with one: that test-mode application's, as of its
+   * test clock.
+   */
+  expire(applicationId?: string): Promise<number>;
+  /** The earliest expiry (unix seconds) of a live hold of a (test-mode) application, if any. */
+  nextExpiry(applicationId: string): Promise<number | undefined>;
 }
 
 /** What createCalendarService() returns (src/calendar/calendar-service.ts). */

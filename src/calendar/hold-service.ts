@@ -22,6 +22,7 @@ import {
   findHold,
   insertHold,
   lapsedHolds,
+  nextHoldExpiry,
   liveSlots,
   reopenHold,
   setHoldEvent,
@@ -191,9 +192,9 @@ export function createHoldService(
       return { hold: toHold({ ...closed, eventId }), event_id: eventId };
     },
 
-    async expire(): Promise<number> {
+    async expire(applicationId?: string): Promise<number> {
       const at = now();
-      const rows = await lapsedHolds(db, at, EXPIRE_BATCH);
+      const rows = await lapsedHolds(db, at, EXPIRE_BATCH, applicationId);
       let expired = 0;
       for (const row of rows) {
         const done = await db.write(async (tx) => {
@@ -213,5 +214,7 @@ export function createHoldService(
       }
       return expired;
     },
+
+    nextExpiry: (applicationId: string) => nextHoldExpiry(db, applicationId),
   };
 }

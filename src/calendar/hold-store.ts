@@ -4,7 +4,7 @@
  * its slot rows, the live slots of some addresses in a window (the busy reads), state changes guarded by the
  * status so a confirmation, a release and an expiry never both win.
  */
-import { and, asc, eq, gt, inArray, lte } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, lte, notInArray } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 
@@ -71,14 +71,44 @@ export async function reopenHold(tx: Tx, row: HoldRow, now: number): Promise<voi
   await insertSlots(tx, row);
 }
 
-/** Up to `limit` holds still `held` past their expiry, oldest expiry first. */
-export async function lapsedHolds(db: Db, now: number, limit: number): Promise<HoldRow[]> {
+/**
+ * Up to `limit` holds still `held` past their expiry, oldest expiry first: of one application (a test-mode one, whose
+ * test clock asks), or of every production application (the worker's pass: a test-mode application's holds expire by
+ * its test clock only).
+ */
+export async function lapsedHolds(
+  db: Db,
+  now: number,
+  limit: number,
+  applicationId: string | undefined,
+): Promise<HoldRow[]> {
   return db.orm
     .select()
     .from(holds)
-    .where(and(eq(holds.status, 'held'), lte(holds.expiresAt, now)))
+    .where(and(eq(holds.status, 'held'), lte(holds.expiresAt, now), ofClock(db, applicationId)))
     .orderBy(asc(holds.expiresAt))
     .limit(limit);
+}
+
+/** The earliest expiry (unix seconds) of a live hold of one application, for its test clock. */
+export async function nextHoldExpiry(db: Db, applicationId: string): Promise<number | undefined> {
+  const [row] = await db.orm
+    .select({ at: holds.expiresAt })
+    .from(holds)
+    .where(and(eq(holds.status, 'held'), eq(holds.applicationId, applicationId)))
+    .orderBy(asc(holds.expiresAt))
+    .limit(1);
+  return row?.at;
+}
+
+/** One application's holds, or (undefined) those of production applications: not on a test clock. */
+function ofClock(db: Db, applicationId: string | undefined) {
+  if (applicationId !== undefined) return eq(holds.applicationId, applicationId);
+  const testMode = db.orm
+    .select({ id: tables.applications.id })
+    .from(tables.applications)
+    .where(isNotNull(tables.applications.testClockAt));
+  return notInArray(holds.applicationId, testMode);
 }
 
 /** The live held slots of some addresses of one application overlapping `[from, to)`. */

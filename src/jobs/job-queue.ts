@@ -22,6 +22,7 @@
  */
 import { and, asc, eq, inArray, isNotNull, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
+import { currentTestClock, outsideTestClock } from '../clock-scope.js';
 import type { Clock, CoreDeps, IdGenerator } from '../ports/index.js';
 import { claimIn, claimOrderedIn, held, INSERT_CHUNK, settleAllIn, settleIn } from './job-claims.js';
 import type {
@@ -42,12 +43,16 @@ export function jobRowOf(
   { clock, newId }: { clock: Clock; newId: IdGenerator },
   input: JobInput,
 ): typeof tables.jobs.$inferSelect {
-  const now = clock.now().getTime();
+  // Jobs run by real time, also when a test-mode application's operation queues them (src/clock-scope.ts): a run_at
+  // given in its virtual time keeps its distance from the virtual now (a delivery retried in a minute, a minute of
+  // real time), so mail to other servers leaves as usual whatever the test clock says.
+  const scope = currentTestClock();
+  const now = scope ? outsideTestClock(() => clock.now().getTime()) : clock.now().getTime();
   return {
     id: newId(),
     kind: input.kind,
     payload: input.payload,
-    runAt: input.runAt?.getTime() ?? now,
+    runAt: input.runAt === undefined ? now : input.runAt.getTime() + (scope ? now - scope.at : 0),
     attempts: 0,
     leaseOwner: null,
     leaseExpiresAt: null,

@@ -3,6 +3,7 @@
  * A background loop that runs one step at a time, sleeps between steps, can be woken early, and stops cleanly
  * (the step in progress finishes first). The job worker and the outbox dispatcher are built on it.
  */
+import { outsideTestClock } from '../clock-scope.js';
 import type { Logger } from '../ports/index.js';
 
 /** What a step asks for next: `true` run again at once; a number: sleep at most that many ms; `false`: a full interval. */
@@ -49,7 +50,9 @@ export function startPollingLoop({ name, intervalMs, logger, step, onBeat }: Pol
     });
 
   onBeat?.();
-  const done = (async () => {
+  // Outside any test clock's scope (src/clock-scope.ts), even when started by a test-mode application's request:
+  // the loop's steps read real time.
+  const done = outsideTestClock(async () => {
     while (running) {
       const wasWoken = woken;
       woken = false;
@@ -68,7 +71,7 @@ export function startPollingLoop({ name, intervalMs, logger, step, onBeat }: Pol
       if (next === true || woken || nudged) continue;
       await sleep(typeof next === 'number' ? Math.max(0, Math.min(next, intervalMs)) : intervalMs);
     }
-  })();
+  });
 
   return {
     wake() {

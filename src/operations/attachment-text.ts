@@ -10,7 +10,7 @@ export const readAttachment = defineOperation({
   name: 'read_attachment',
   title: 'Read an attachment as text',
   description:
-    'Reads an attachment (ids from get_message) as text, page by page: PDF, DOCX, spreadsheets, slides, HTML, text, calendars, messages. ' +
+    'Reads an attachment (id from get_message) as text, paged: PDF, DOCX, sheets, slides, HTML, text, calendars, messages. ' +
     'More: cursor=next_cursor. Images: metadata only.',
   input: ReadAttachmentTextInputSchema,
   output: AttachmentTextSchema,

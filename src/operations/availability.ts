@@ -17,7 +17,7 @@ import { defineOperation } from './define-operation.js';
 export const getFreeBusy = defineOperation({
   name: 'get_free_busy',
   title: 'Get free/busy',
-  description: `Busy blocks of up to ${MAX_FREE_BUSY_EMAILS} Agent Account addresses (at most ${MAX_FREE_BUSY_WINDOW_DAYS} days). For a meeting time: find_availability.`,
+  description: `Busy blocks of up to ${MAX_FREE_BUSY_EMAILS} Agent Account addresses (≤ ${MAX_FREE_BUSY_WINDOW_DAYS} days). For a meeting time: find_availability.`,
   input: GetFreeBusyInputSchema,
   output: FreeBusyListSchema,
   hints: { readOnly: true, idempotent: true },
@@ -29,7 +29,7 @@ export const getFreeBusy = defineOperation({
 export const findAvailability = defineOperation({
   name: 'find_availability',
   title: 'Find availability',
-  description: `Finds meeting slots of duration_minutes between start_time and end_time (at most ${MAX_AVAILABILITY_WINDOW_DAYS} days) in participants' open hours. Then create_event.`,
+  description: `Meeting slots of duration_minutes in participants' open hours between start_time and end_time (≤ ${MAX_AVAILABILITY_WINDOW_DAYS} days). Then create_event.`,
   input: GetAvailabilityInputSchema,
   output: AvailabilitySchema,
   hints: { readOnly: true, idempotent: true },

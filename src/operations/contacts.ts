@@ -17,7 +17,7 @@ import { defineOperation } from './define-operation.js';
 export const listContacts = defineOperation({
   name: 'list_contacts',
   title: 'List contacts',
-  description: 'Lists contacts: saved ones (source address_book) and people the mailbox wrote with (inbox).',
+  description: 'Contacts: saved ones (source address_book) and people the mailbox wrote with (inbox).',
   input: ListContactsInputSchema,
   output: pageOf(ContactSchema),
   hints: { readOnly: true },

@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type { OperationContext } from '../access.js';
 import type { Core } from '../core-types.js';
+import { currentTestClock, runInTestClock } from '../clock-scope.js';
 import { assertJsonDepth } from '../json-depth.js';
 import { recorded } from './access-record.js';
 import { BODY_READ_FIELDS, checkAgentBlock, type AgentBlock } from './agent.js';
@@ -173,15 +174,17 @@ export async function runOperation(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<unknown> {
-  return recorded(operation, core, rawInput, context, async () => {
-    const input = await admit(operation, core, rawInput, context);
-    const result = await operation.run(core, input, context);
-    // What an agent read that its trust block flags gates its later sends (docs/oversight.md, untrusted-read gate).
-    const grantRef = (input as { grant_id?: unknown }).grant_id;
-    if (operation.hints?.readOnly === true && typeof grantRef === 'string')
-      await core.oversight.gate.noteReads(context.principal, context, grantRef, result);
-    return result;
-  });
+  return inClockOf(core, context, () =>
+    recorded(operation, core, rawInput, context, async () => {
+      const input = await admit(operation, core, rawInput, context);
+      const result = await operation.run(core, input, context);
+      // What an agent read that its trust block flags gates its later sends (docs/oversight.md, untrusted-read gate).
+      const grantRef = (input as { grant_id?: unknown }).grant_id;
+      if (operation.hints?.readOnly === true && typeof grantRef === 'string')
+        await core.oversight.gate.noteReads(context.principal, context, grantRef, result);
+      return result;
+    }),
+  );
 }
 
 /**
@@ -194,11 +197,13 @@ export async function runOperationJson(
   rawInput: unknown,
   context: OperationContext,
 ): Promise<{ json: JsonPage } | { result: unknown }> {
-  return recorded(operation, core, rawInput, context, async () => {
-    const input = await admit(operation, core, rawInput, context);
-    const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
-    return json ? { json } : { result: await operation.run(core, input, context) };
-  });
+  return inClockOf(core, context, () =>
+    recorded(operation, core, rawInput, context, async () => {
+      const input = await admit(operation, core, rawInput, context);
+      const json = operation.runJson ? await operation.runJson(core, input, context) : undefined;
+      return json ? { json } : { result: await operation.run(core, input, context) };
+    }),
+  );
 }
 
 /** As {@link runOperation}, for a streamed answer ({@link Operation.runStream}); validation is the same. */
@@ -210,9 +215,23 @@ export async function runOperationStream(
 ): Promise<AsyncIterable<Record<string, unknown>>> {
   if (!operation.runStream) throw new Error(`Operation ${operation.name} has no streamed form.`);
   const runStream = operation.runStream.bind(operation);
-  return recorded(operation, core, rawInput, context, async () =>
-    runStream(core, await admit(operation, core, rawInput, context), context),
+  return inClockOf(core, context, () =>
+    recorded(operation, core, rawInput, context, async () =>
+      runStream(core, await admit(operation, core, rawInput, context), context),
+    ),
   );
+}
+
+/**
+ * Runs `work` on the caller's application's clock: a test-mode application's virtual time (src/clock-scope.ts), read
+ * once per call; real time for a production application. A call made inside a test clock's scope (a follow-up the
+ * test clock sends) keeps that scope.
+ */
+async function inClockOf<T>(core: Core, context: OperationContext, work: () => Promise<T>): Promise<T> {
+  if (currentTestClock() !== undefined) return work();
+  const { applicationId } = context.principal;
+  const at = await core.accounts.applications.testClockOf(applicationId);
+  return at === undefined ? work() : runInTestClock({ applicationId, at }, work);
 }
 
 /** The validated input, once the caller is allowed to run the operation on what it names (./authorize.ts). */

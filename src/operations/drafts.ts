@@ -61,7 +61,7 @@ export const getDraft = defineOperation({
 export const updateDraft = defineOperation({
   name: 'update_draft',
   title: 'Update a draft',
-  description: 'Changes the given fields of a draft, keeping the others (attachments given replace the list).',
+  description: 'Changes the given fields of a draft, keeping the others (attachments given replace all).',
   input: UpdateDraftInputSchema,
   output: DraftSchema,
   hints: { readOnly: false, idempotent: true },

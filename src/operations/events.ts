@@ -77,7 +77,7 @@ export const updateEvent = defineOperation({
   name: 'update_event',
   title: 'Update an event',
   description:
-    'Changes an event you organize (given fields replace the old) and emails participants. To answer an invitation: send_rsvp.',
+    'Changes an event you organize (given fields replace) and emails participants. To answer an invitation: send_rsvp.',
   input: UpdateEventInputSchema,
   output: EventSchema,
   hints: { readOnly: false, idempotent: true, openWorld: true },
@@ -95,7 +95,7 @@ export const deleteEvent = defineOperation({
   name: 'delete_event',
   title: 'Delete an event',
   description:
-    'Deletes an event (a series, or one occurrence by id) and emails a cancellation unless notify_participants is false.',
+    'Deletes an event (a series, or one occurrence by id); emails a cancellation unless notify_participants is false.',
   input: DeleteEventInputSchema,
   output: DeletedSchema,
   hints: { readOnly: false, destructive: true, openWorld: true },
@@ -112,7 +112,7 @@ export const sendRsvp = defineOperation({
   name: 'send_rsvp',
   title: 'Answer an invitation',
   description:
-    'Answers an invitation you received (yes, no or maybe) and emails the organizer. For a series, pass its master_event_id.',
+    'Answers an invitation (yes, no or maybe) and emails the organizer. For a series, pass its master_event_id.',
   input: SendRsvpInputSchema,
   output: SendRsvpResultSchema,
   hints: { readOnly: false, idempotent: true, openWorld: true },

@@ -15,8 +15,7 @@ import { defineOperation } from './define-operation.js';
 export const listFolders = defineOperation({
   name: 'list_folders',
   title: 'List folders',
-  description:
-    'Lists folders with message and unread counts, inbox first. Filter list_messages by a folder id with in.',
+  description: 'Folders with message and unread counts, inbox first. Filter list_messages with in: a folder id.',
   input: ListFoldersInputSchema,
   output: pageOf(FolderSchema),
   hints: { readOnly: true },

@@ -23,6 +23,7 @@ import * as engagement from './engagement.js';
 import * as eventStream from './event-stream.js';
 import * as events from './events.js';
 import * as folders from './folders.js';
+import * as followUps from './follow-ups.js';
 import * as grants from './grants.js';
 import * as messageWait from './message-wait.js';
 import * as messages from './messages.js';
@@ -30,6 +31,7 @@ import * as outbound from './outbound.js';
 import * as overview from './overview.js';
 import * as smartCompose from './smart-compose.js';
 import * as suppressions from './suppressions.js';
+import * as testClock from './test-clock.js';
 import * as threads from './threads.js';
 import * as webhooks from './webhooks.js';
 
@@ -55,6 +57,7 @@ export const operations: readonly AnyOperation[] = register(
   smartCompose,
   engagement,
   outbound,
+  followUps,
   drafts,
   threads,
   domains,
@@ -75,6 +78,7 @@ export const operations: readonly AnyOperation[] = register(
   oversight,
   eventStream,
   overview,
+  testClock,
 );
 
 export { fieldText } from './agent.js';

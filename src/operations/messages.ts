@@ -115,8 +115,7 @@ export const getAttachmentMetadata = defineOperation({
 export const getAttachment = defineOperation({
   name: 'get_attachment',
   title: 'Read an attachment',
-  description:
-    'An attachment with its content (text as text, others Base64), cut at max_bytes. Ids come from get_message.',
+  description: 'The content of an attachment (text as text, others Base64), cut at max_bytes. Ids: get_message.',
   input: ReadAttachmentInputSchema,
   output: AttachmentWithContentSchema,
   hints: { readOnly: true },

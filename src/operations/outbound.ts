@@ -13,6 +13,7 @@ import {
   TransactionalSendResultSchema,
   sendResultStatus as sendStatus,
 } from '../schemas/send.js';
+import { invalid } from '../errors.js';
 import { defineOperation } from './define-operation.js';
 
 export const sendMessage = defineOperation({
@@ -32,13 +33,31 @@ export const sendMessage = defineOperation({
   },
   tool: true,
   agent: { sends: 'message', omit: ['from', 'reply_to', 'custom_headers', 'use_draft'] },
-  run: (core, input, context) => core.sending.outbound.send(context.principal, input, context),
+  run: async (core, input, context) => {
+    if (input.follow_up !== undefined && input.send_at !== undefined)
+      throw invalid('follow_up', 'cannot go with send_at; ask for it once the message is sent (POST …/follow-up).');
+    const result = await core.sending.outbound.send(context.principal, input, context);
+    // A follow-up of the message just sent (none for a dry run or a send held for approval).
+    const sent = result.data as { id?: unknown };
+    if (
+      input.follow_up !== undefined &&
+      !input.dry_run &&
+      result.approval_id === undefined &&
+      typeof sent.id === 'string'
+    )
+      await core.sending.followUps.attach(context.principal, {
+        grant_id: input.grant_id,
+        message_id: sent.id,
+        ...input.follow_up,
+      });
+    return result;
+  },
 });
 
 export const listScheduledMessages = defineOperation({
   name: 'list_scheduled_messages',
   title: 'List scheduled sends',
-  description: 'Scheduled sends, latest first, with their status. Stop a pending one with stop_scheduled_message.',
+  description: 'Scheduled sends, latest first, with status. Stop one: stop_scheduled_message.',
   input: ListScheduledMessagesInputSchema,
   output: z.object({ data: z.array(ScheduledMessageSchema).describe('Scheduled sends') }),
   hints: { readOnly: true },

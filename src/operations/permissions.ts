@@ -58,6 +58,11 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   list_threads: read,
   update_thread: write,
   claim_thread: send,
+  // Follow-ups (issue 40): asking for one and cancelling it are sends; reading them is reading mail.
+  create_follow_up: send,
+  list_follow_ups: read,
+  get_follow_up: read,
+  cancel_follow_up: send,
   release_thread: send,
   complete_attachment_upload: [drafts, send],
   create_attachment_upload: [drafts, send],
@@ -75,6 +80,10 @@ export const OPERATION_NEEDS: Readonly<Record<string, Needs>> = {
   get_hold: 'calendar.read',
   confirm_hold: 'calendar.write',
   release_hold: 'calendar.write',
+  // The test clock (issue 40) of a test-mode application: reading it is every key's; moving it runs the
+  // application's due work (sends among it), so it is administration.
+  get_test_clock: 'any',
+  advance_test_clock: 'admin',
   delete_event: 'calendar.write',
   get_event: 'calendar.read',
   list_events: 'calendar.read',
@@ -206,6 +215,8 @@ export const SCOPED_BY_THEMSELVES: ReadonlySet<string> = new Set([
   'get_hold',
   'confirm_hold',
   'release_hold',
+  // The time of the key's own application, which any key may read.
+  'get_test_clock',
 ]);
 
 /** The permissions any one of which lets a key call `operation`; empty when every key may. Throws for an unknown one. */

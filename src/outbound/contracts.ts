@@ -343,6 +343,10 @@ export interface DraftService {
   draftsOf(messageIds: string[]): Promise<Map<string, Draft>>;
   /** The `mail.send_scheduled` job handler. */
   handlers: Record<string, JobHandler>;
+  /** A test-mode application's scheduled sends due by `at` (unix seconds), run now: see {@link ScheduledSends.runDue}. */
+  runDueScheduled: ScheduledSends['runDue'];
+  /** The earliest pending `send_at` of an application: see {@link ScheduledSends.nextDue}. */
+  nextScheduledDue: ScheduledSends['nextDue'];
 }
 
 /** What createDraftVersions() returns (src/outbound/draft-versions.ts): the versions shared by drafts and scheduled sends. */
@@ -391,6 +395,13 @@ export interface ScheduledSends {
   stopScheduled: (this: void, principal: Principal, input: ScheduledMessageRefInput) => Promise<{ message: string }>;
   /** The `mail.send_scheduled` handler: sends the held draft, or records why it could not be sent. */
   handlers: Record<string, JobHandler>;
+  /**
+   * Runs a test-mode application's scheduled sends due by `at` (unix seconds), earliest first, as the worker's job
+   * would (those of a test-mode application have no job: its test clock runs them). How many were run.
+   */
+  runDue: (this: void, applicationId: string, at: number) => Promise<number>;
+  /** The earliest `send_at` (unix seconds) of a pending scheduled send of an application, if any. */
+  nextDue: (this: void, applicationId: string) => Promise<number | undefined>;
 }
 
 /** What createComposer() returns (src/outbound/composition.ts): requests to compositions, compositions to signed MIME. */
@@ -561,3 +572,5 @@ export interface IdempotencyStore {
   /** Stores the answer, in the transaction of the send it answers. */
   save(tx: Tx, claim: IdempotencyClaim | undefined, answer: StoredAnswer): Promise<void>;
 }
+
+export type { DueRun, FollowUps, FollowUpSender } from './follow-ups-contracts.js';

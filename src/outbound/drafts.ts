@@ -275,6 +275,8 @@ export function createDraftService(deps: CoreDeps, parts: DraftParts): DraftServ
     draftsOf: (messageIds) => draftsOf(db, messageIds),
 
     handlers: scheduled.handlers,
+    runDueScheduled: scheduled.runDue,
+    nextScheduledDue: scheduled.nextDue,
   };
 }
 

@@ -4,12 +4,16 @@
  */
 export { UPLOAD_PATH } from './attachment-uploads.js';
 export { createOutboundService } from './outbound-service.js';
+export { createFollowUps } from './follow-ups.js';
 export type {
   AttachmentUploads,
   Composer,
   DeliveryAttempts,
   DraftService,
   DraftVersions,
+  DueRun,
+  FollowUps,
+  FollowUpSender,
   IdempotencyStore,
   OutboundQueue,
   OutboundService,

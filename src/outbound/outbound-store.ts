@@ -4,8 +4,8 @@
  * reports of the sender's copies among many messages (ids as one JSON array, each statement built once), a
  * recipient's attempt counted, and a grant's sends of a day counted.
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
-import { preparedRead, tables, type Orm, type Tx } from '../../storage/index.js';
+import { and, asc, eq, inArray, lte, min, sql } from 'drizzle-orm';
+import { preparedRead, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
 import type { DeliveryStatus } from '../schemas/messages.js';
 
 /** One recipient of a message in the queue. */
@@ -87,4 +87,39 @@ export async function countGrantSend(tx: Tx, grantId: string, day: number): Prom
     })
     .returning({ sent: tables.grantDailyUsage.sent });
   return (row?.sent ?? 1) - 1;
+}
+
+/** Pending scheduled sends of an application's grants: through the grants' index (no index by application). */
+function pendingSchedulesOf(orm: Executor, applicationId: string) {
+  const grantsOf = orm
+    .select({ id: tables.grants.id })
+    .from(tables.grants)
+    .where(eq(tables.grants.applicationId, applicationId));
+  return and(
+    inArray(tables.scheduledMessages.grantId, grantsOf),
+    eq(tables.scheduledMessages.status, 'pending'),
+    eq(tables.scheduledMessages.applicationId, applicationId),
+  );
+}
+
+/** A test-mode application's pending scheduled sends due by `at` (unix seconds), earliest first (its test clock). */
+export async function dueSchedules(db: { orm: Orm }, applicationId: string, at: number) {
+  return db.orm
+    .select({
+      id: tables.scheduledMessages.id,
+      sendAt: tables.scheduledMessages.sendAt,
+      createdAt: tables.scheduledMessages.createdAt,
+    })
+    .from(tables.scheduledMessages)
+    .where(and(pendingSchedulesOf(db.orm, applicationId), lte(tables.scheduledMessages.sendAt, at)))
+    .orderBy(asc(tables.scheduledMessages.sendAt), asc(tables.scheduledMessages.createdAt));
+}
+
+/** The earliest `send_at` (unix seconds) of an application's pending scheduled sends, if any. */
+export async function nextScheduleDue(db: { orm: Orm }, applicationId: string): Promise<number | undefined> {
+  const [row] = await db.orm
+    .select({ at: min(tables.scheduledMessages.sendAt) })
+    .from(tables.scheduledMessages)
+    .where(pendingSchedulesOf(db.orm, applicationId));
+  return row?.at ?? undefined;
 }

@@ -4,6 +4,7 @@
  * draft, the schedule and its `mail.send_scheduled` job written in one transaction with the idempotency answer.
  */
 import { tables } from '../../storage/index.js';
+import { currentTestClock } from '../clock-scope.js';
 import { invalid } from '../errors.js';
 import { presentMessages } from '../messages/index.js';
 import type { SendResult } from '../schemas/send.js';
@@ -62,12 +63,15 @@ export async function schedule(
         createdAt: at,
         updatedAt: at,
       });
-      await jobs.enqueueIn(tx, {
-        kind: SCHEDULED_SEND_JOB,
-        payload: { schedule_id: id },
-        runAt: new Date(options.sendAt * 1000),
-        dedupeKey: `${SCHEDULED_SEND_JOB}:${id}`,
-      });
+      // A test-mode application's send waits for its test clock (src/background/test-clock.ts), not for the worker's
+      // real time: no job, the schedule's row is all it needs.
+      if (currentTestClock() === undefined)
+        await jobs.enqueueIn(tx, {
+          kind: SCHEDULED_SEND_JOB,
+          payload: { schedule_id: id },
+          runAt: new Date(options.sendAt * 1000),
+          dedupeKey: `${SCHEDULED_SEND_JOB}:${id}`,
+        });
       const [message] = await presentMessages(tx, [record.row]);
       const { delivery_status: _status, ...data } = message!;
       const answer: SendResult = {

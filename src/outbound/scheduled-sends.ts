@@ -19,6 +19,7 @@ import type { Composition, DraftRecord, ScheduledSends, ScheduleOptions } from '
 import { findScheduled, listScheduled, stopScheduled } from './scheduled-sends-manage.js';
 import { runSchedule } from './scheduled-sends-run.js';
 import { schedule } from './scheduled-sends-schedule.js';
+import { dueSchedules, nextScheduleDue } from './outbound-store.js';
 import {
   removeDraft,
   SCHEDULED_SEND_JOB,
@@ -50,5 +51,31 @@ export function createScheduledSends(deps: CoreDeps, parts: ScheduledSendParts):
     stopScheduled: (principal: Principal, input: ScheduledMessageRefInput) => stopScheduled(state, principal, input),
 
     handlers: { [SCHEDULED_SEND_JOB]: runScheduleHandler },
+
+    async runDue(applicationId: string, at: number): Promise<number> {
+      let sent = 0;
+      for (const row of await dueSchedules(db, applicationId, at)) {
+        // The handler of the worker's job, given the job it would have had (src/outbound/scheduled-sends-run.ts).
+        const job: Job = {
+          id: `test-clock:${row.id}`,
+          kind: SCHEDULED_SEND_JOB,
+          payload: { schedule_id: row.id },
+          runAt: row.sendAt * 1000,
+          attempts: 1,
+          leaseOwner: null,
+          leaseExpiresAt: null,
+          lastError: null,
+          dedupeKey: null,
+          createdAt: row.createdAt * 1000,
+          deadAt: null,
+          orderKey: null,
+        };
+        await runSchedule(state, job);
+        sent++;
+      }
+      return sent;
+    },
+
+    nextDue: (applicationId: string) => nextScheduleDue(db, applicationId),
   };
 }

@@ -4,6 +4,7 @@
  * messages). Every field that ends up in a header refuses CR and LF here, so no face can inject a header.
  */
 import { z } from 'zod';
+import { FollowUpFieldSchema } from './follow-ups.js';
 import { ClaimTokenFieldSchema } from './thread-claims.js';
 import { GrantIdSchema, IdSchema, MetadataSchema, UnixSecondsSchema } from './common.js';
 import { MessageSchema } from './messages.js';
@@ -169,6 +170,7 @@ export const SendMessageInputSchema = z
     dry_run: z.boolean().optional().describe('Check only; sends nothing'),
     allow_automated_reply: AllowAutomatedReplySchema,
     claim_token: ClaimTokenFieldSchema,
+    follow_up: FollowUpFieldSchema,
   })
   .meta({ id: 'SendMessageInput' });
 export type SendMessageInput = z.infer<typeof SendMessageInputSchema>;

@@ -80,6 +80,10 @@ export const TRIGGER_TYPES = [
   // notify_before_start_minutes, 10 by default) and at its end; the payload is the event (or the series' instance).
   'event.starting',
   'event.ending',
+  // Extension (issue 40): a follow-up went out as a reply in its thread; or it was cancelled (a reply came, the agent
+  // cancelled it, or its send was refused: its status and reason say which).
+  'message.follow_up_sent',
+  'message.follow_up_cancelled',
 ] as const;
 
 /** One trigger type from the full list; a wrong value is named together with the accepted ones. */

@@ -201,3 +201,54 @@ export const idempotencyKeys = sqliteTable(
     index('idempotency_keys_expiry_idx').on(table.expiresAt),
   ],
 );
+
+export const FOLLOW_UP_STATUSES = ['pending', 'sent', 'cancelled', 'failed'] as const;
+export type FollowUpStatus = (typeof FOLLOW_UP_STATUSES)[number];
+
+/**
+ * Follow-ups (issue 40, item 6): a reply sent into the thread of a sent message when nobody other than the grant has
+ * answered in it by `due_at`; a reply cancels it. One per sent message. The worker (and a test-mode application's test
+ * clock) runs the pending ones by `due_at`.
+ */
+export const followUps = sqliteTable(
+  'follow_ups',
+  {
+    id: text('id').primaryKey(),
+    applicationId: text('application_id').notNull(),
+    grantId: text('grant_id').notNull(),
+    /** The sent message it follows up (one follow-up per message). */
+    messageId: text('message_id').notNull(),
+    threadId: text('thread_id').notNull(),
+    /**
+     * The sent message's `messages.seq`: a reply is a message of the thread stored after it (a larger seq) that is not
+     * from the grant, whatever the clocks said when it was stored.
+     */
+    afterSeq: integer('after_seq').notNull(),
+    /** The follow-up's text (HTML or plain). */
+    body: text('body').notNull(),
+    /** Unix seconds at which it is sent unless a reply came. */
+    dueAt: integer('due_at').notNull(),
+    status: text('status', { enum: FOLLOW_UP_STATUSES }).notNull(),
+    /** The follow-up as sent, once sent. */
+    sentMessageId: text('sent_message_id'),
+    /** The reply that cancelled it, when one did. */
+    replyMessageId: text('reply_message_id'),
+    /** Why it failed or was cancelled. */
+    reason: text('reason'),
+    /** The key that asked for it (its id, name and agent flag): the follow-up is sent as that key would send it. */
+    requestedBy: text('requested_by', { mode: 'json' }).$type<{ id: string; name: string; agent?: boolean }>(),
+    /** Unix seconds at which it was sent, cancelled or failed. */
+    closedAt: integer('closed_at'),
+    createdAt: integer('created_at').notNull(),
+    updatedAt: integer('updated_at').notNull(),
+  },
+  (table) => [
+    // The worker's pass: pending follow-ups by due time.
+    index('follow_ups_status_due_idx').on(table.status, table.dueAt),
+    // A reply cancels: pending follow-ups of a thread.
+    index('follow_ups_thread_idx').on(table.threadId),
+    // An agent's list, newest first.
+    index('follow_ups_grant_idx').on(table.grantId, table.createdAt),
+    uniqueIndex('follow_ups_message_idx').on(table.messageId),
+  ],
+);

@@ -27,6 +27,12 @@ export const applications = sqliteTable('applications', {
     .$type<ApplicationSettingsColumn>()
     .notNull()
     .default(sql`'{}'`),
+  /**
+   * A test-mode application's clock (issue 40, item 8): unix milliseconds at which it stands, moved only by
+   * `POST /v3/test-clock/advance`, never backwards. Null: a production application, on real time. Set only when the
+   * application is created (`agentpost apps create --test`), never on an existing one.
+   */
+  testClockAt: integer('test_clock_at'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });

@@ -48,6 +48,8 @@ interface Call {
   query?: Record<string, string>;
   body?: Json;
   form?: FormData;
+  /** The key to call with (default: the default application's). */
+  key?: string;
 }
 
 /** The objects the calls need, created on first use. */
@@ -76,6 +78,8 @@ interface Fixtures {
   approval(): Promise<string>;
   /** A send of a monitored grant listed for review: its review id. */
   review(): Promise<string>;
+  /** The API key of a test-mode application (its test clock answers; the default application's does not). */
+  testKey(): Promise<string>;
 }
 
 /** The operations this test cannot call, each with why. Keep it short. */
@@ -92,6 +96,14 @@ const newHold = async (f: Fixtures) => {
     slots: [{ start_time: start, end_time: start + HOUR }],
   });
 };
+
+/** A fresh message sent by the grant to an outside address. */
+const newSend = async (f: Fixtures, subject: string) =>
+  f.create(`/v3/grants/${await f.grant()}/messages/send`, {
+    to: [{ email: 'someone@example.com' }],
+    subject,
+    body: 'x',
+  });
 
 /** A valid call of each operation, by name. */
 const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
@@ -338,6 +350,39 @@ const CALLS: Record<string, (f: Fixtures) => Promise<Call>> = {
     params: { grant_id: await f.grant(), thread_id: (await f.message()).thread_id },
     body: { starred: true },
   }),
+  create_follow_up: async (f) => ({
+    params: { grant_id: await f.grant(), message_id: (await newSend(f, 'Followed up')).id },
+    body: { after_seconds: 3600, body: 'Any news?' },
+  }),
+  list_follow_ups: async (f) => {
+    const grant = await f.grant();
+    await f.create(`/v3/grants/${grant}/messages/${(await newSend(f, 'Listed follow-up')).id}/follow-up`, {
+      after_seconds: 3600,
+      body: 'Any news?',
+    });
+    return { params: { grant_id: grant }, query: { status: 'pending' } };
+  },
+  get_follow_up: async (f) => {
+    const grant = await f.grant();
+    const made = await f.create(`/v3/grants/${grant}/messages/${(await newSend(f, 'Read follow-up')).id}/follow-up`, {
+      after_seconds: 3600,
+      body: 'Any news?',
+    });
+    return { params: { grant_id: grant, follow_up_id: made.id } };
+  },
+  cancel_follow_up: async (f) => {
+    const grant = await f.grant();
+    const made = await f.create(
+      `/v3/grants/${grant}/messages/${(await newSend(f, 'Cancelled follow-up')).id}/follow-up`,
+      {
+        after_seconds: 3600,
+        body: 'Any news?',
+      },
+    );
+    return { params: { grant_id: grant, follow_up_id: made.id } };
+  },
+  get_test_clock: async (f) => ({ params: {}, key: await f.testKey() }),
+  advance_test_clock: async (f) => ({ params: {}, body: { seconds: 60 }, key: await f.testKey() }),
   claim_thread: async (f) => {
     const grant = await f.grant();
     const sent = await f.create(`/v3/grants/${grant}/messages/send`, {
@@ -842,6 +887,15 @@ describe('the OpenAPI document against the live server', () => {
     };
     const f: Fixtures = {
       create,
+      testKey: () =>
+        once('testKey', async () => {
+          const made = await service.core.accounts.applications.createApplication({
+            name: 'OpenAPI test mode',
+            plan: 'trial',
+            testMode: true,
+          });
+          return made.apiKey;
+        }),
       grant: () =>
         once('grant', async () => {
           const grants = await request(service.url, 'GET', '/v3/grants', { key: service.apiKey });
@@ -1077,7 +1131,7 @@ describe('the OpenAPI document against the live server', () => {
           document.paths[path][method].requestBody.content['multipart/form-data'],
           `${operation.name}: multipart body documented`,
         ).toBeDefined();
-      const response = await send(operation, call);
+      const response = await send(operation, call, call.key);
       expect(response.status, `${operation.name}: ${response.text}`).toBeLessThan(300);
       expect(
         Object.keys(document.paths[path][method].responses),
