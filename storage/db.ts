@@ -40,6 +40,14 @@ export interface Database {
    */
   durableWrite<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   /**
+   * Like {@link Database.durableWrite} (same queue, same dedicated connection, so its COMMIT never fsyncs on the event
+   * loop), for rows a crash may lose (the access log): the promise resolves at COMMIT, without waiting for the log to
+   * reach the disk; the next durable write or checkpoint takes them there. On the shared connection ({@link
+   * Database.write}) the same COMMIT would fsync the log on the event loop (synchronous=FULL). A libSQL server, or a
+   * database without a file: `write`.
+   */
+  unsyncedWrite<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
    * The embedded database file (absolute path), for a writer with its own connection on another thread; undefined
    * for a libSQL server and for in-memory databases.
    */
@@ -202,19 +210,23 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
       await handle.close();
     }
   };
-  const durableWrite = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => {
-    if (!file) return write(work);
-    const run = inTurn(async () => {
+  /** Runs `work` at its turn on the dedicated connection (synchronous=NORMAL: its COMMIT does not sync the log). */
+  const onDurable = <T>(work: (tx: Tx) => Promise<T>) =>
+    inTurn(async () => {
       durable ??= openDurable();
       const connection = await durable;
       return { connection, result: await connection.orm.transaction(work) };
     });
+  const durableWrite = <T>(work: (tx: Tx) => Promise<T>): Promise<T> => {
+    if (!file) return write(work);
     // The queue moves on at COMMIT; this caller waits for the log to reach the disk.
-    return run.then(async ({ connection, result }) => {
+    return onDurable(work).then(async ({ connection, result }) => {
       await syncLog(connection.wal);
       return result;
     });
   };
+  const unsyncedWrite = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
+    file ? onDurable(work).then(({ result }) => result) : write(work);
 
   const close = async () => {
     await queue;
@@ -237,6 +249,7 @@ export async function createDb({ url, authToken, busyTimeoutMs = 5_000 }: Create
     file,
     write,
     durableWrite,
+    unsyncedWrite,
     exclusive,
     lockWaiters: () => waiting,
     onThreadExit,

@@ -4,8 +4,9 @@
  * append-only row. Recording never waits on the database: a row goes into an in-memory queue, written with the
  * others of its batch in ONE multi-row INSERT {@link ACCESS_LOG_FLUSH_MS} later (or at once when
  * {@link ACCESS_LOG_BATCH_ROWS} are waiting), through the database's writer, without syncing the log to the disk
- * (`Database.write`, not `durableWrite`: a crash loses the rows still queued anyway, and the sync and the durable
- * connection cost the read path 6% of its rate, bench/read-path.bench.ts in docs/benchmarks.md). The queue is bounded
+ * (`Database.unsyncedWrite`: a crash loses the rows still queued anyway; `durableWrite`'s sync cost the read path 6%
+ * of its rate, bench/read-path.bench.ts in docs/benchmarks.md, and `write`'s COMMIT syncs the log on the event loop,
+ * half an fsync per send on bench/outbound.bench.ts). The queue is bounded
  * ({@link MAX_QUEUED_ROWS}): past it rows are dropped and counted (`agentpost_access_log_dropped_total`) rather than
  * holding memory or the caller. A crash loses at most the rows not yet written; a clean stop writes them all.
  */
@@ -65,7 +66,7 @@ export function createAccessLog(
       const batch = queued.slice(0, ACCESS_LOG_BATCH_ROWS);
       queued = queued.slice(batch.length);
       try {
-        await db.write((tx) => insertAccessRows(tx, batch));
+        await db.unsyncedWrite((tx) => insertAccessRows(tx, batch));
       } catch (error) {
         logger.error('access log: a batch of rows could not be written', {
           rows: batch.length,

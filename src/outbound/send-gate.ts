@@ -23,6 +23,7 @@ import {
   type Oversight,
   type SendAttempt,
   type SendVerdict,
+  repliedMessage,
   threadOfMessage,
   type ThreadClaims,
 } from '../oversight/index.js';
@@ -115,14 +116,21 @@ export function isAgentCall(principal: Principal, face: OperationContext['face']
   return face === 'mcp' || face === 'ai-sdk' || principal.key?.agent === true;
 }
 
+/** What the parts of the send gate below share. */
+interface GateState {
+  deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'config'>;
+  parts: SendGateParts;
+  record: ReturnType<typeof eventRecorder>;
+}
+
 /** Creates the send gate. */
 export function createSendGate(
   deps: Pick<CoreDeps, 'db' | 'clock' | 'newId' | 'config'>,
   parts: SendGateParts,
 ): SendGate {
-  const { db, clock, newId, config } = deps;
-  const { gate, composer, idempotency, signing } = parts;
-  const record = eventRecorder({ newId, clock });
+  const { db, clock, newId } = deps;
+  const { gate } = parts;
+  const state: GateState = { deps, parts, record: eventRecorder({ newId, clock }) };
 
   async function check(
     principal: Principal,
@@ -156,8 +164,9 @@ export function createSendGate(
     const recipients = [
       ...new Set([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email.toLowerCase())),
     ];
-    const threadId = composition.replyToMessageId
-      ? await threadOfMessage(db, grant.id, composition.replyToMessageId)
+    // The message answered: its thread and whether a machine wrote it, in one read.
+    const replied = composition.replyToMessageId
+      ? await repliedMessage(db, grant.id, composition.replyToMessageId)
       : undefined;
     const attempt: SendAttempt = {
       principal,
@@ -166,7 +175,8 @@ export function createSendGate(
       oversight,
       recipients,
       replyToMessageId: composition.replyToMessageId,
-      threadId,
+      threadId: replied?.threadId,
+      ...(replied ? { repliedAutomated: replied.automated } : {}),
       agent,
       kind,
       intent,
@@ -175,172 +185,186 @@ export function createSendGate(
     return { verdict: await gate.check(attempt), composition, attempt };
   }
 
-  async function hold(
-    requested: Composition,
-    requests: ApprovalRequest[],
-    options: HoldOptions,
-  ): Promise<ApprovalPending> {
-    const { grant } = requested;
-    const at = clock.now();
-    const headerMessageId = options.draft?.headerMessageId ?? `${newId()}@${domainOf(requested.from.email)}`;
-    let composition = requested;
-    let tracking: StoredHeldComposition['tracking'];
-    if (tracksAnything(requested.trackingOptions)) {
-      const id = newId();
-      const tracked = trackedBody(
-        await signing.signer(),
-        config.deliverability.trackingUrl,
-        id,
-        requested.trackingOptions,
-        requested.body,
-        requested.isPlaintext,
-      );
-      composition = { ...requested, body: tracked.body };
-      tracking = { id, links: tracked.links };
-    }
-    const built = await composer.build(composition, headerMessageId, at);
-    const sha256 = heldSha256(built.raw);
-    const raw = withoutExcepted(built.raw);
-    const id = newId();
-    const created = unixSeconds(at);
-    const { answer, held: heldRow } = await db.write(async (tx) => {
-      const replay = await idempotency.find(tx, options.claim);
-      if (replay) return { answer: replay.response as ApprovalPending, held: undefined };
-      const rawHash = await putBlob(tx, raw, at.getTime());
-      const attachments: StoredHeldComposition['attachments'] = [];
-      for (const file of composition.attachments)
-        attachments.push({
-          filename: file.filename,
-          contentType: file.contentType,
-          contentId: file.contentId,
-          inline: file.inline,
-          size: file.content.length,
-          blobHash: await putBlob(tx, file.content, at.getTime()),
-        });
-      // The composition as it is, but for its grant (read again when it leaves) and the attachments' bytes (blobs).
-      const { grant: _grant, attachments: _files, ...fields } = composition;
-      const held: StoredHeldComposition = {
-        ...fields,
-        attachments,
-        tracking,
-        draftMessageId: options.draft?.messageId,
-      };
-      const row = {
-        id,
-        applicationId: grant.applicationId,
-        grantId: grant.id,
-        status: 'pending',
-        kind: options.draft ? 'draft' : 'send',
-        draftId: options.draft?.id ?? null,
-        draftVersion: null,
-        checks: requests,
-        composition: held,
-        rawHash,
-        sha256,
-        headerMessageId,
-        subject: composition.subject,
-        recipients: [...options.attempt.recipients],
-        replyToMessageId: composition.replyToMessageId ?? null,
-        threadId: options.attempt.threadId ?? null,
-        requestedByKeyId: options.principal.key?.id ?? null,
-        provenance: options.provenance,
-        decidedByKeyId: null,
-        decidedByName: null,
-        decisionReason: null,
-        sentMessageId: null,
-        error: null,
-        expiresAt: created + config.approvalExpiryHours * 3600,
-        decidedAt: null,
-        createdAt: created,
-        updatedAt: created,
-      } satisfies ApprovalRow;
-      await tx.insert(tables.approvals).values(row);
-      const approval = toApproval(row);
-      await record(tx, {
-        applicationId: grant.applicationId,
-        grantId: grant.id,
-        type: 'approval.requested',
-        objectId: id,
-        object: approval,
-      });
-      const pending: ApprovalPending = {
-        approval_id: id,
-        status: 'pending',
-        message: `Queued for approval (${requests.map((request) => request.check).join(', ')}): ${requests[0]!.reason} Nothing was sent. Do not send it again: a person decides, and the message leaves as it is once approved (approval ${id}).`,
-        data: approval,
-      };
-      await idempotency.save(tx, options.claim, { status: 202, response: pending });
-      return { answer: pending, held: row };
-    });
-    if (heldRow && options.attempt.oversight.reviewers.length > 0)
-      parts.onHeld?.(heldRow, options.attempt.oversight.reviewers);
-    return answer;
-  }
-
-  async function announce({ verdict, attempt }: GatedSend): Promise<void> {
-    if (!attempt || (verdict.outcome !== 'refuse' && verdict.outcome !== 'queue')) return;
-    const { grant } = attempt;
-    const object = {
-      object: 'oversight_decision',
-      grant_id: grant.id,
-      outcome: verdict.outcome === 'refuse' ? 'refused' : 'queued',
-      check: verdict.check,
-      ...(verdict.outcome === 'refuse'
-        ? {
-            status: STATUS_OF[verdict.error.code] ?? 400,
-            error_type: verdict.error.type ?? verdict.error.code,
-            reason: verdict.error.message,
-          }
-        : { send_at: verdict.sendAt, reason: verdict.reason }),
-      recipients: [...attempt.recipients],
-      thread_id: attempt.threadId ?? null,
-      api_key_id: attempt.principal.key?.id ?? null,
-      face: attempt.context.face ?? null,
-    };
-    try {
-      await db.write((tx) =>
-        record(tx, {
-          applicationId: grant.applicationId,
-          grantId: grant.id,
-          type: 'oversight.decision',
-          objectId: newId(),
-          object,
-        }),
-      );
-    } catch {
-      // The decision stands without its notification.
-    }
-  }
-
   return {
     check,
-    hold,
-    announce,
+    hold: (composition, requests, options) => hold(state, composition, requests, options),
+    announce: (gated) => announce(state, gated),
     ...claimChecks(db, parts.claims),
-    unhold: (row) => unhold({ db, clock, composer }, row),
-    reviewAfter: (composition, provenance) => async (tx, messageId) => {
-      const { grant } = composition;
-      await tx.insert(tables.sendReviews).values({
-        id: newId(),
+    unhold: (row) => unhold({ db, clock, composer: parts.composer }, row),
+    reviewAfter: (composition, provenance) => reviewAfter(state, composition, provenance),
+  };
+}
+
+/** Holds a send for approval (see {@link SendGate.hold}). */
+async function hold(
+  { deps, parts, record }: GateState,
+  requested: Composition,
+  requests: ApprovalRequest[],
+  options: HoldOptions,
+): Promise<ApprovalPending> {
+  const { db, clock, newId, config } = deps;
+  const { composer, idempotency, signing } = parts;
+  const { grant } = requested;
+  const at = clock.now();
+  const headerMessageId = options.draft?.headerMessageId ?? `${newId()}@${domainOf(requested.from.email)}`;
+  let composition = requested;
+  let tracking: StoredHeldComposition['tracking'];
+  if (tracksAnything(requested.trackingOptions)) {
+    const id = newId();
+    const tracked = trackedBody(
+      await signing.signer(),
+      config.deliverability.trackingUrl,
+      id,
+      requested.trackingOptions,
+      requested.body,
+      requested.isPlaintext,
+    );
+    composition = { ...requested, body: tracked.body };
+    tracking = { id, links: tracked.links };
+  }
+  const built = await composer.build(composition, headerMessageId, at);
+  const sha256 = heldSha256(built.raw);
+  const raw = withoutExcepted(built.raw);
+  const id = newId();
+  const created = unixSeconds(at);
+  const { answer, held: heldRow } = await db.write(async (tx) => {
+    const replay = await idempotency.find(tx, options.claim);
+    if (replay) return { answer: replay.response as ApprovalPending, held: undefined };
+    const rawHash = await putBlob(tx, raw, at.getTime());
+    const attachments: StoredHeldComposition['attachments'] = [];
+    for (const file of composition.attachments)
+      attachments.push({
+        filename: file.filename,
+        contentType: file.contentType,
+        contentId: file.contentId,
+        inline: file.inline,
+        size: file.content.length,
+        blobHash: await putBlob(tx, file.content, at.getTime()),
+      });
+    // The composition as it is, but for its grant (read again when it leaves) and the attachments' bytes (blobs).
+    const { grant: _grant, attachments: _files, ...fields } = composition;
+    const held: StoredHeldComposition = {
+      ...fields,
+      attachments,
+      tracking,
+      draftMessageId: options.draft?.messageId,
+    };
+    const row = {
+      id,
+      applicationId: grant.applicationId,
+      grantId: grant.id,
+      status: 'pending',
+      kind: options.draft ? 'draft' : 'send',
+      draftId: options.draft?.id ?? null,
+      draftVersion: null,
+      checks: requests,
+      composition: held,
+      rawHash,
+      sha256,
+      headerMessageId,
+      subject: composition.subject,
+      recipients: [...options.attempt.recipients],
+      replyToMessageId: composition.replyToMessageId ?? null,
+      threadId: options.attempt.threadId ?? null,
+      requestedByKeyId: options.principal.key?.id ?? null,
+      provenance: options.provenance,
+      decidedByKeyId: null,
+      decidedByName: null,
+      decisionReason: null,
+      sentMessageId: null,
+      error: null,
+      expiresAt: created + config.approvalExpiryHours * 3600,
+      decidedAt: null,
+      createdAt: created,
+      updatedAt: created,
+    } satisfies ApprovalRow;
+    await tx.insert(tables.approvals).values(row);
+    const approval = toApproval(row);
+    await record(tx, {
+      applicationId: grant.applicationId,
+      grantId: grant.id,
+      type: 'approval.requested',
+      objectId: id,
+      object: approval,
+    });
+    const pending: ApprovalPending = {
+      approval_id: id,
+      status: 'pending',
+      message: `Queued for approval (${requests.map((request) => request.check).join(', ')}): ${requests[0]!.reason} Nothing was sent. Do not send it again: a person decides, and the message leaves as it is once approved (approval ${id}).`,
+      data: approval,
+    };
+    await idempotency.save(tx, options.claim, { status: 202, response: pending });
+    return { answer: pending, held: row };
+  });
+  if (heldRow && options.attempt.oversight.reviewers.length > 0)
+    parts.onHeld?.(heldRow, options.attempt.oversight.reviewers);
+  return answer;
+}
+
+/** Tells webhooks of a refusal or a queued burst (see {@link SendGate.announce}). */
+async function announce({ deps, record }: GateState, { verdict, attempt }: GatedSend): Promise<void> {
+  const { db, newId } = deps;
+  if (!attempt || (verdict.outcome !== 'refuse' && verdict.outcome !== 'queue')) return;
+  const { grant } = attempt;
+  const object = {
+    object: 'oversight_decision',
+    grant_id: grant.id,
+    outcome: verdict.outcome === 'refuse' ? 'refused' : 'queued',
+    check: verdict.check,
+    ...(verdict.outcome === 'refuse'
+      ? {
+          status: STATUS_OF[verdict.error.code] ?? 400,
+          error_type: verdict.error.type ?? verdict.error.code,
+          reason: verdict.error.message,
+        }
+      : { send_at: verdict.sendAt, reason: verdict.reason }),
+    recipients: [...attempt.recipients],
+    thread_id: attempt.threadId ?? null,
+    api_key_id: attempt.principal.key?.id ?? null,
+    face: attempt.context.face ?? null,
+  };
+  try {
+    await db.write((tx) =>
+      record(tx, {
         applicationId: grant.applicationId,
         grantId: grant.id,
-        messageId,
-        subject: composition.subject,
-        recipients: [
-          ...new Set([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email)),
-        ],
-        provenance,
-        status: 'unreviewed',
-        createdAt: unixSeconds(clock.now()),
-      });
-      await record(tx, {
-        applicationId: grant.applicationId,
-        grantId: grant.id,
-        type: 'send_review.created',
-        objectId: messageId,
-        object: { object: 'send_review', grant_id: grant.id, message_id: messageId, subject: composition.subject },
-      });
-    },
+        type: 'oversight.decision',
+        objectId: newId(),
+        object,
+      }),
+    );
+  } catch {
+    // The decision stands without its notification.
+  }
+}
+
+/** The `after` hook of a monitored send: lists it for review in its transaction (see {@link SendGate.reviewAfter}). */
+function reviewAfter(
+  { deps, record }: GateState,
+  composition: Composition,
+  provenance: StoredProvenance,
+): (tx: Tx, messageId: string) => Promise<void> {
+  const { newId, clock } = deps;
+  return async (tx, messageId) => {
+    const { grant } = composition;
+    await tx.insert(tables.sendReviews).values({
+      id: newId(),
+      applicationId: grant.applicationId,
+      grantId: grant.id,
+      messageId,
+      subject: composition.subject,
+      recipients: [...new Set([...composition.to, ...composition.cc, ...composition.bcc].map((entry) => entry.email))],
+      provenance,
+      status: 'unreviewed',
+      createdAt: unixSeconds(clock.now()),
+    });
+    await record(tx, {
+      applicationId: grant.applicationId,
+      grantId: grant.id,
+      type: 'send_review.created',
+      objectId: messageId,
+      object: { object: 'send_review', grant_id: grant.id, message_id: messageId, subject: composition.subject },
+    });
   };
 }
 

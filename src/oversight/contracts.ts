@@ -5,7 +5,13 @@
  * holds a send until a person with `approvals.decide` releases it.
  */
 import type { OperationContext, Principal } from '../access.js';
-import type { GrantRow, StoredOversightMode, StoredPolicyOversight, tables } from '../../storage/index.js';
+import type {
+  GrantRow,
+  StoredMessageVerdict,
+  StoredOversightMode,
+  StoredPolicyOversight,
+  tables,
+} from '../../storage/index.js';
 import type { AppError } from '../errors.js';
 import type {
   Approval,
@@ -64,6 +70,11 @@ export interface SendAttempt {
   /** The message answered, in this grant's mailbox, and its thread. */
   replyToMessageId: string | undefined;
   threadId: string | undefined;
+  /**
+   * The `automated` verdict of the message answered, when the gate read it with its thread (null: a person wrote it);
+   * absent, the guard that needs it reads it.
+   */
+  repliedAutomated?: StoredMessageVerdict['automated'] | null;
   /** Whether an agent makes it: the MCP or AI SDK face, or a key marked as an agent's. */
   agent: boolean;
   /** A send now, a draft sent, a scheduled send leaving, a message submitted over SMTP. */

@@ -29,7 +29,7 @@ export {
 export { createApprovals, heldBlobs, toApproval, type ApprovalParts, type ReleaseHeld } from './approvals.js';
 export type { SendReviewRow } from './approval-store.js';
 export { EXCEPTED_HEADERS, heldSha256, restamp, withoutExcepted } from './held-mime.js';
-export { threadOfMessage } from './oversight-store.js';
+export { repliedMessage, threadOfMessage } from './oversight-store.js';
 export { createSendReviews, toSendReview } from './send-reviews.js';
 export {
   claimGuard,

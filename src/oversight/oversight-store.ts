@@ -1,10 +1,10 @@
 /**
  * @module oversight/oversight-store
- * What the send gate reads: a thread's participants, the flagged messages a reader read within a window; and the
+ * What the send gate reads: the message a send answers, a thread's participants, the flagged messages a reader read within a window; and the
  * untrusted-read gate's one write (a flagged read, kept per reader and message).
  */
 import { and, eq, gte, inArray, sql } from 'drizzle-orm';
-import { tables, type Database } from '../../storage/index.js';
+import { tables, type Database, type StoredMessageVerdict } from '../../storage/index.js';
 
 const { messages, untrustedReads } = tables;
 
@@ -35,6 +35,28 @@ export async function threadOfMessage(db: Database, grantId: string, messageId: 
     .where(and(eq(messages.grantId, grantId), eq(messages.id, messageId)))
     .limit(1);
   return row?.threadId;
+}
+
+/**
+ * The message a send answers, as the send gate reads it: its thread and its `automated` verdict (null: a person
+ * wrote it), in one read, so the runaway guard does not read the row again; undefined when it is not the grant's.
+ */
+export async function repliedMessage(
+  db: Database,
+  grantId: string,
+  messageId: string,
+): Promise<{ threadId: string; automated: StoredMessageVerdict['automated'] | null } | undefined> {
+  const [row] = await db.orm
+    .select({
+      threadId: messages.threadId,
+      automated: sql<string | null>`json_extract(${messages.verdict}, '$.automated')`,
+    })
+    .from(messages)
+    .where(and(eq(messages.grantId, grantId), eq(messages.id, messageId)))
+    .limit(1);
+  if (!row) return undefined;
+  const automated = row.automated ? (JSON.parse(row.automated) as StoredMessageVerdict['automated']) : null;
+  return { threadId: row.threadId, automated: automated ?? null };
 }
 
 /** A flagged read, as the gate keeps it. */

@@ -54,7 +54,10 @@ function automatedReply(db: Database): SendGuard {
     name: 'automated_reply',
     async check(attempt): Promise<GuardVerdict | undefined> {
       if (!attempt.agent || !attempt.replyToMessageId || attempt.intent.allowAutomatedReply === true) return undefined;
-      const automated = await automatedOf(db, attempt.grant.id, attempt.replyToMessageId);
+      const automated =
+        attempt.repliedAutomated !== undefined
+          ? attempt.repliedAutomated
+          : await automatedOf(db, attempt.grant.id, attempt.replyToMessageId);
       if (!automated) return undefined;
       return { outcome: 'refuse', error: automatedReplyError(attempt.replyToMessageId, automated) };
     },
