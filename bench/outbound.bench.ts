@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SMTPServer } from 'smtp-server';
+import { outboundAccounts } from './outbound-accounts.js';
 
 const SENDS = Number(process.env.BENCH_SENDS ?? 1000);
 const REFERENCE = process.env.BENCH_REFERENCE;
@@ -105,21 +106,7 @@ async function startSide(name: string, root: string, dir: string, relayPort: num
   });
   const { url } = JSON.parse(line) as { url: string };
   const headers = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
-  await fetch(`${url}/v3/admin/domains`, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }),
-  });
-  const grant = async (email: string) => {
-    const response = await fetch(`${url}/v3/connect/custom`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ provider: 'nylas', settings: { email } }),
-    });
-    return ((await response.json()) as { data: { id: string } }).data.id;
-  };
-  const sender = await grant(`sender@${DOMAIN}`);
-  await grant(`reader@${DOMAIN}`);
+  const sender = await outboundAccounts(url, headers, DOMAIN);
   await blast(url, sender, `reader@${DOMAIN}`, 50);
   await blast(url, sender, 'warm-up@example.com', 50);
   return { name, url, sender, child, figures: {}, latencies: { local: [], relay: [] } };

@@ -15,6 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SMTPServer } from 'smtp-server';
+import { outboundAccounts } from './outbound-accounts.js';
 
 const SENDS = Number(process.env.BENCH_SENDS ?? 100);
 const API_KEY = 'agp_bench_key_for_the_default_application';
@@ -105,21 +106,7 @@ async function measure(root: string): Promise<{ local: Measured; relay: Measured
       createInterface({ input: child.stdout }).once('line', resolveLine),
     );
     const { url } = JSON.parse(line) as { url: string };
-    await fetch(`${url}/v3/admin/domains`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ name: 'Bench', domain_address: DOMAIN }),
-    });
-    const grant = async (email: string) => {
-      const response = await fetch(`${url}/v3/connect/custom`, {
-        method: 'POST',
-        headers,
-        body: JSON.stringify({ provider: 'nylas', settings: { email } }),
-      });
-      return ((await response.json()) as { data: { id: string } }).data.id;
-    };
-    const sender = await grant(`sender@${DOMAIN}`);
-    await grant(`reader@${DOMAIN}`);
+    const sender = await outboundAccounts(url, headers, DOMAIN);
     const dump = async (): Promise<{ total: Record<string, Entry>; cpuMs: number }> => {
       rmSync(file, { force: true });
       child.kill('SIGUSR2');
