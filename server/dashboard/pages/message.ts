@@ -94,14 +94,20 @@ export function bodyFrame(body: string | undefined, src: string): Fragment {
 const attachmentHref = (request: DashboardRequest, grantId: string, messageId: string, attachmentId: string) =>
   `${messageHref(request, grantId, messageId)}/attachments/${seg(attachmentId)}`;
 
+/** The message the page's path names, read with `get_message` as the signed-in key (`extra`: more of its input). */
+function messageOf(request: DashboardRequest, extra: Record<string, string> = {}): Promise<Message> {
+  return runOne<Message>(request, 'get_message', {
+    grant_id: request.params.grant_id!,
+    message_id: request.params.message_id!,
+    ...extra,
+  });
+}
+
 /** `/mail/:grant_id/messages/:message_id`: one message. */
 const message: MorePage = {
   path: '/mail/:grant_id/messages/:message_id',
   async get(request) {
-    const found = await runOne<Message>(request, 'get_message', {
-      grant_id: request.params.grant_id!,
-      message_id: request.params.message_id!,
-    });
+    const found = await messageOf(request);
     const here = messageHref(request, found.grant_id, found.id);
     const attachments = (found.attachments ?? []).map(
       (attachment) =>
@@ -156,11 +162,7 @@ export function headerSection(raw: Buffer): { text: string; cut: boolean } {
 const rawHeaders: MorePage = {
   path: '/mail/:grant_id/messages/:message_id/raw-headers',
   async get(request) {
-    const found = await runOne<Message>(request, 'get_message', {
-      grant_id: request.params.grant_id!,
-      message_id: request.params.message_id!,
-      fields: 'raw_mime',
-    });
+    const found = await messageOf(request, { fields: 'raw_mime' });
     const { text, cut } = headerSection(Buffer.from(found.raw_mime ?? '', 'base64url'));
     return {
       title: 'Raw headers',
@@ -213,10 +215,7 @@ const attachment: MorePage = {
 const body: MorePage = {
   path: '/mail/:grant_id/messages/:message_id/body',
   async get(request) {
-    const found = await runOne<Message>(request, 'get_message', {
-      grant_id: request.params.grant_id!,
-      message_id: request.params.message_id!,
-    });
+    const found = await messageOf(request);
     return {
       title: 'Message body',
       body: html``,
