@@ -67,6 +67,34 @@ export interface MountDashboardOptions {
   pages?: readonly DashboardPage[];
 }
 
+/** Where a frame document carries its own policy to the dashboard's middleware (removed before the answer leaves). */
+const FRAME_POLICY_HEADER = 'x-agentpost-frame-policy';
+
+/** The answer of a page that answers a file (a download) or a frame's document instead of a page; else undefined. */
+function fileAnswer(c: DashboardContext, answered: Exclude<PageAnswer, { redirect: string }>): Response | undefined {
+  if (answered.download) {
+    const { filename, contentType, bytes } = answered.download;
+    return c.body(new Uint8Array(bytes), 200, {
+      'content-type': contentType,
+      'content-disposition': contentDisposition('attachment', filename),
+      'x-content-type-options': 'nosniff',
+      'cache-control': 'no-store',
+    });
+  }
+  if (answered.frameDocument) {
+    // Its own policy, not the dashboard's (a srcdoc document would inherit that one, which refuses inline styles),
+    // with the frame's sandbox repeated, shown only inside the dashboard's own pages.
+    const { html: document, csp } = answered.frameDocument;
+    return c.body(document, 200, {
+      'content-type': 'text/html; charset=utf-8',
+      [FRAME_POLICY_HEADER]: framePolicy(csp),
+      'x-frame-options': 'SAMEORIGIN',
+      'cache-control': 'no-store',
+    });
+  }
+  return undefined;
+}
+
 /** Mounts the dashboard on the service's app at `AGENTPOST_DASHBOARD_PATH`; nothing when it is empty. */
 export function mountDashboard(app: Hono<AppEnv>, options: MountDashboardOptions): void {
   const base = options.core.deps.config.dashboard.path;
@@ -106,8 +134,6 @@ function createDashboardApp(
     return c.redirect(to, 303);
   };
 
-  /** Where an answer carries its own policy to the middleware below (removed before the answer leaves). */
-  const FRAME_POLICY_HEADER = 'x-agentpost-frame-policy';
   dashboard.use('*', async (c: DashboardContext, next) => {
     await next();
     // The service's request log and metrics name the dashboard's route, not its wildcard.
@@ -225,26 +251,8 @@ function createDashboardApp(
       return render(c, title, errorBox(error.message), status, session);
     }
     if ('redirect' in answered) return redirect(c, answered.redirect, answered.notice);
-    if (answered.download) {
-      const { filename, contentType, bytes } = answered.download;
-      return c.body(new Uint8Array(bytes), 200, {
-        'content-type': contentType,
-        'content-disposition': contentDisposition('attachment', filename),
-        'x-content-type-options': 'nosniff',
-        'cache-control': 'no-store',
-      });
-    }
-    if (answered.frameDocument) {
-      // Its own policy, not the dashboard's (a srcdoc document would inherit that one, which refuses inline styles),
-      // with the frame's sandbox repeated, shown only inside the dashboard's own pages.
-      const { html: document, csp } = answered.frameDocument;
-      return c.body(document, 200, {
-        'content-type': 'text/html; charset=utf-8',
-        [FRAME_POLICY_HEADER]: framePolicy(csp),
-        'x-frame-options': 'SAMEORIGIN',
-        'cache-control': 'no-store',
-      });
-    }
+    const file = fileAnswer(c, answered);
+    if (file) return file;
     return render(c, answered.title, answered.body, answered.status ?? 200, session);
   }
 
