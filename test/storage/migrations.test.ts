@@ -117,8 +117,9 @@ describe('migrations', () => {
     // (0022 adds the oversight columns.)
     for (const column of ['oversight_mode text', 'suspended_at integer', 'suspended_reason text'])
       await db.client.execute(`ALTER TABLE grants ADD ${column}`);
-    // And for `applications` (0018 adds the settings of PATCH /v3/applications).
+    // And for `applications` (0018 adds the settings of PATCH /v3/applications, 0031 the test clock).
     await db.client.execute("ALTER TABLE applications ADD settings text DEFAULT '{}' NOT NULL");
+    await db.client.execute('ALTER TABLE applications ADD test_clock_at integer');
     await db.write(async (tx) => {
       await tx
         .insert(tables.applications)
@@ -170,12 +171,13 @@ describe('migrations', () => {
     expect(before.attachments).toHaveLength(2);
     expect(before.search).toHaveLength(2);
 
-    // Back to the grants and applications tables 0001 knew; 0008, 0018 and 0022 add the columns again.
+    // Back to the grants and applications tables 0001 knew; 0008, 0018, 0022 and 0031 add the columns again.
     await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_at');
     await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_reason');
     for (const column of ['oversight_mode', 'suspended_at', 'suspended_reason'])
       await db.client.execute(`ALTER TABLE grants DROP COLUMN ${column}`);
     await db.client.execute('ALTER TABLE applications DROP COLUMN settings');
+    await db.client.execute('ALTER TABLE applications DROP COLUMN test_clock_at');
     await migrate(db);
     expect(await contents(db)).toEqual(before);
     expect((await db.client.execute('PRAGMA foreign_key_check')).rows).toEqual([]);
