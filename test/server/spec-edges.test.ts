@@ -224,8 +224,12 @@ describe('a deprecated operation', () => {
     app.use('*', async (c, next) => {
       c.set('requestId', 'req-1');
       c.set('principal', { applicationId: 'app', via: 'local' } as never);
-      // No service behind it: only the access log, which every call on a face is recorded in, is needed.
-      c.set('core', { accessLog: { record: () => undefined } } as never);
+      // No service behind it: only the access log, which every call on a face is recorded in, and the application's
+      // clock (a production application: none of a test clock's), which every call runs on, are needed.
+      c.set('core', {
+        accessLog: { record: () => undefined },
+        accounts: { applications: { testClockOf: async () => undefined } },
+      } as never);
       await next();
     });
     bindOperation(app, deprecated, [deprecated]);
