@@ -66,9 +66,6 @@ export function toFollowUp(row: FollowUpRow): FollowUp {
   };
 }
 
-/** `Re: ` before a subject that does not have it yet. */
-const replySubject = (subject: string) => (/^re:/i.test(subject.trim()) ? subject : `Re: ${subject}`);
-
 /** Creates the follow-ups. */
 export function createFollowUps({ db, clock, newId, logger }: CoreDeps, grants: GrantService): FollowUps {
   const record = eventRecorder({ newId, clock });
@@ -111,7 +108,6 @@ export function createFollowUps({ db, clock, newId, logger }: CoreDeps, grants: 
     }
     const [message] = await db.orm
       .select({
-        subject: tables.messages.subject,
         to: tables.messages.toAddresses,
         cc: tables.messages.ccAddresses,
       })
@@ -134,7 +130,7 @@ export function createFollowUps({ db, clock, newId, logger }: CoreDeps, grants: 
           reply_to_message_id: row.messageId,
           to: message.to,
           ...(message.cc.length > 0 ? { cc: message.cc } : {}),
-          subject: replySubject(message.subject),
+          // No subject: send_message answers the message with its `Re:` subject, as any reply.
           body: row.body,
         },
         context,
