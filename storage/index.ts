@@ -15,6 +15,7 @@ export type { Executor, Orm, Tx } from './orm.js';
 export * as tables from './schema/index.js';
 export { SYSTEM_FOLDERS, type SystemFolder } from './schema/grants.js';
 export { findGrantByRef, findGrantByEmail, type GrantRow } from './repositories/grant-repository.js';
+export { onClockOf } from './repositories/application-clock.js';
 export {
   breathe,
   putBlob,

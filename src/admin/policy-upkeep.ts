@@ -15,8 +15,8 @@
  * the conditions checked again, with a turn of the event loop between chunks (the inbound writer shares the lock).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { and, eq, exists, inArray, isNotNull, isNull, lt, notInArray, or, type SQL } from 'drizzle-orm';
-import { tables, type StoredPolicyLimits, type StoredPolicyOptions } from '../../storage/index.js';
+import { and, eq, exists, inArray, isNull, lt, or, type SQL } from 'drizzle-orm';
+import { onClockOf, tables, type StoredPolicyLimits, type StoredPolicyOptions } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { eventRecorder } from '../outbox/index.js';
@@ -56,19 +56,11 @@ export function createPolicyUpkeep(
   async function scopes(applicationId: string | undefined): Promise<PolicyScope[]> {
     // One application's (a test-mode one, as of its test clock), or every production application's: a test-mode
     // application's mail is kept or deleted by its test clock only.
-    const testMode = db.orm
-      .select({ id: tables.applications.id })
-      .from(tables.applications)
-      .where(isNotNull(tables.applications.testClockAt));
     const policies = (
       await db.orm
         .select()
         .from(tables.policies)
-        .where(
-          applicationId !== undefined
-            ? eq(tables.policies.applicationId, applicationId)
-            : notInArray(tables.policies.applicationId, testMode),
-        )
+        .where(onClockOf(db.orm, tables.policies.applicationId, applicationId))
     ).filter(
       (policy) =>
         retentionDays(policy.limits.limit_inbox_retention_period) !== undefined ||

@@ -5,8 +5,8 @@
  * `events_timer_end_idx` and `events_timer_series_idx`, never a scan of every event), which timers already fired,
  * and the firing itself (`INSERT … ON CONFLICT DO NOTHING`: of two processes, one inserts and records).
  */
-import { and, asc, eq, gt, inArray, isNotNull, lt, lte, ne, notInArray, or, sql, type SQL } from 'drizzle-orm';
-import { tables, type Tx } from '../../storage/index.js';
+import { and, asc, eq, gt, inArray, lt, lte, ne, or, sql, type SQL } from 'drizzle-orm';
+import { onClockOf, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { EventRow } from './contracts.js';
 
@@ -92,15 +92,7 @@ async function candidates(
         ne(events.status, 'cancelled'),
         timersOnly ? eq(calendars.eventTimers, true) : undefined,
         // The service's clock runs production applications only: a test-mode one's timers wait for its test clock.
-        applicationId !== undefined
-          ? eq(grants.applicationId, applicationId)
-          : notInArray(
-              grants.applicationId,
-              db.orm
-                .select({ id: tables.applications.id })
-                .from(tables.applications)
-                .where(isNotNull(tables.applications.testClockAt)),
-            ),
+        onClockOf(db.orm, grants.applicationId, applicationId),
       ),
     )
     .orderBy(...(order ? [order] : []), asc(events.id))

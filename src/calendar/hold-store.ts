@@ -4,8 +4,8 @@
  * its slot rows, the live slots of some addresses in a window (the busy reads), state changes guarded by the
  * status so a confirmation, a release and an expiry never both win.
  */
-import { and, asc, eq, gt, inArray, isNotNull, lte, notInArray } from 'drizzle-orm';
-import { tables, type Tx } from '../../storage/index.js';
+import { and, asc, eq, gt, inArray, lte } from 'drizzle-orm';
+import { onClockOf, tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 
 type Db = CoreDeps['db'];
@@ -103,12 +103,7 @@ export async function nextHoldExpiry(db: Db, applicationId: string): Promise<num
 
 /** One application's holds, or (undefined) those of production applications: not on a test clock. */
 function ofClock(db: Db, applicationId: string | undefined) {
-  if (applicationId !== undefined) return eq(holds.applicationId, applicationId);
-  const testMode = db.orm
-    .select({ id: tables.applications.id })
-    .from(tables.applications)
-    .where(isNotNull(tables.applications.testClockAt));
-  return notInArray(holds.applicationId, testMode);
+  return onClockOf(db.orm, holds.applicationId, applicationId);
 }
 
 /** The live held slots of some addresses of one application overlapping `[from, to)`. */

@@ -4,8 +4,8 @@
  * cancel them (a message of the thread stored after the followed-up one, not from the grant) and the pending ones of
  * production applications (a test-mode application's follow-ups wait for its test clock).
  */
-import { and, asc, desc, eq, inArray, isNotNull, lte, min, notInArray, sql, type SQL } from 'drizzle-orm';
-import { tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
+import { and, asc, desc, eq, inArray, lte, min, sql, type SQL } from 'drizzle-orm';
+import { onClockOf, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
 
 export type FollowUpRow = typeof tables.followUps.$inferSelect;
 
@@ -13,12 +13,7 @@ const followUps = tables.followUps;
 
 /** One application's follow-ups, or (undefined) those of production applications: not on a test clock. */
 function ofClock(orm: Executor, applicationId: string | undefined): SQL {
-  if (applicationId !== undefined) return eq(followUps.applicationId, applicationId);
-  const testMode = orm
-    .select({ id: tables.applications.id })
-    .from(tables.applications)
-    .where(isNotNull(tables.applications.testClockAt));
-  return notInArray(followUps.applicationId, testMode);
+  return onClockOf(orm, followUps.applicationId, applicationId);
 }
 
 /** A reply to follow-up `f`: a message `m` of its thread and grant, stored after the followed-up one, not from it. */
