@@ -8,6 +8,7 @@ import { putBlobs, releaseBlobs, tables, type Tx } from '../../storage/index.js'
 import type { Job } from '../jobs/index.js';
 import type { OutboundSpec, RoutedRecipient } from './contracts.js';
 import { DELIVER_JOB, emit, INLINE_LEASE_MS, type QueueState } from './outbound-queue-state.js';
+import { rememberCorrespondents } from './outbound-store.js';
 
 /**
  * Queues a composed message inside the caller's transaction: the ledger rows, one job for the local recipients
@@ -58,6 +59,7 @@ export async function queue(
   }));
   for (let index = 0; index < rows.length; index += 100)
     await tx.insert(tables.outboundRecipients).values(rows.slice(index, index + 100));
+  if (spec.grantId) await rememberCorrespondents(tx, spec.grantId, rows, at);
   const failedAtOnce = rows.filter((row) => row.status === 'failed');
   await emit(state, tx, outbound!, 'message.send_failed', failedAtOnce);
   // An unknown mailbox on a domain of ours: the synchronous 550 is a bounce too.

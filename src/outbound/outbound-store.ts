@@ -2,7 +2,7 @@
  * @module outbound/outbound-store
  * The reads and writes of outbound mail that need SQL beyond drizzle's operators: the delivery state and the
  * reports of the sender's copies among many messages (ids as one JSON array, each statement built once), a
- * recipient's attempt counted, and a grant's sends of a day counted.
+ * recipient's attempt counted, a grant's sends of a day counted, and the addresses a grant sends to remembered.
  */
 import { and, asc, eq, inArray, lte, min, sql } from 'drizzle-orm';
 import { preparedRead, tables, type Executor, type Orm, type Tx } from '../../storage/index.js';
@@ -122,4 +122,21 @@ export async function nextScheduleDue(db: { orm: Orm }, applicationId: string): 
     .from(tables.scheduledMessages)
     .where(pendingSchedulesOf(db.orm, applicationId));
   return row?.at ?? undefined;
+}
+
+/**
+ * Records the addresses of a grant's send as its correspondents (the first time only: a known address writes
+ * nothing), which `new_recipients_per_day` reads (src/oversight/budget-store.ts).
+ */
+export async function rememberCorrespondents(
+  tx: Tx,
+  grantId: string,
+  recipients: readonly { email: string }[],
+  at: number,
+): Promise<void> {
+  for (let index = 0; index < recipients.length; index += 100)
+    await tx
+      .insert(tables.grantCorrespondents)
+      .values(recipients.slice(index, index + 100).map(({ email }) => ({ grantId, email, firstAt: at })))
+      .onConflictDoNothing();
 }

@@ -1,13 +1,13 @@
 /**
  * @module oversight/budget-store
  * What the budget and burst guards (./budget-guards.ts) read of what sends wrote: a grant's sends since a time (its
- * outbound rows, on the index by grant and time), the addresses it never wrote to before, and its pending scheduled
- * sends (the burst queue) by minute. Reads only.
+ * outbound rows, on the index by grant and time), the addresses it never wrote to before (its correspondents, which a
+ * send records: src/outbound/outbound-store.ts), and its pending scheduled sends (the burst queue) by minute. Reads only.
  */
-import { and, count, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, count, eq, gte, inArray, lt, sql } from 'drizzle-orm';
 import { tables, type Database } from '../../storage/index.js';
 
-const { outboundMessages, outboundRecipients, scheduledMessages } = tables;
+const { grantCorrespondents, outboundMessages, scheduledMessages } = tables;
 
 /** The grant's sends (its own messages, not the service's) accepted at or after `sinceMs` (unix ms). */
 export async function sendsSince(db: Database, grantId: string, sinceMs: number): Promise<number> {
@@ -45,28 +45,24 @@ export async function pendingDueBetween(
   return row?.pending ?? 0;
 }
 
-/** Which of `addresses` (lower-cased) the grant never sent to. */
+/** Which of `addresses` (lower-cased) the grant never sent to (not among its correspondents). */
 export async function neverWrittenTo(db: Database, grantId: string, addresses: readonly string[]): Promise<string[]> {
   if (addresses.length === 0) return [];
-  const rows = await db.orm.all<{ email: string }>(sql`
-    SELECT DISTINCT r.email AS email FROM ${outboundRecipients} r
-    JOIN ${outboundMessages} m ON m.id = r.outbound_id
-    WHERE r.email IN (SELECT value FROM json_each(${JSON.stringify(addresses)}))
-      AND m.grant_id = ${grantId}`);
+  const rows = await db.orm
+    .select({ email: grantCorrespondents.email })
+    .from(grantCorrespondents)
+    .where(and(eq(grantCorrespondents.grantId, grantId), inArray(grantCorrespondents.email, [...addresses])));
   const known = new Set(rows.map((row) => row.email));
   return addresses.filter((address) => !known.has(address));
 }
 
-/** How many distinct addresses the grant wrote to first on or after `sinceMs` (its new recipients of a day). */
+/** How many addresses the grant wrote to first on or after `sinceMs` (its new recipients of a day). */
 export async function newRecipientsSince(db: Database, grantId: string, sinceMs: number): Promise<number> {
-  const [row] = await db.orm.all<{ fresh: number }>(sql`
-    SELECT COUNT(DISTINCT r.email) AS fresh FROM ${outboundRecipients} r
-    JOIN ${outboundMessages} m ON m.id = r.outbound_id
-    WHERE m.grant_id = ${grantId} AND m.accepted_at >= ${sinceMs}
-      AND NOT EXISTS (
-        SELECT 1 FROM ${outboundRecipients} r2 JOIN ${outboundMessages} m2 ON m2.id = r2.outbound_id
-        WHERE r2.email = r.email AND m2.grant_id = ${grantId} AND m2.accepted_at < ${sinceMs})`);
-  return Number(row?.fresh ?? 0);
+  const [row] = await db.orm
+    .select({ fresh: count() })
+    .from(grantCorrespondents)
+    .where(and(eq(grantCorrespondents.grantId, grantId), gte(grantCorrespondents.firstAt, sinceMs)));
+  return row?.fresh ?? 0;
 }
 
 /** The burst queue of a grant: its pending scheduled sends per minute (overdue ones in `currentMinute`), in order. */

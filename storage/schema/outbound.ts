@@ -4,6 +4,7 @@
  * The sent copy and drafts themselves are rows of `messages` (folders `sent` / `drafts`).
  */
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { grants } from './grants.js';
 import { messages } from './mail.js';
 
 /** `{ name, value }` of a custom header. */
@@ -107,8 +108,29 @@ export const outboundRecipients = sqliteTable(
   (table) => [
     primaryKey({ columns: [table.outboundId, table.email] }),
     index('outbound_recipients_domain_idx').on(table.outboundId, table.domain, table.status),
-    // Whether a grant wrote to an address before (new_recipients_per_day, src/oversight/budget-guards.ts).
-    index('outbound_recipients_email_idx').on(table.email),
+  ],
+);
+
+/**
+ * Every address a grant ever sent to, with the first time (`new_recipients_per_day`, src/oversight/budget-guards.ts).
+ * Written with the send's recipients (INSERT OR IGNORE), so writing again to a known address writes nothing here;
+ * kept when the outbound rows are purged, so an address stays known. WITHOUT ROWID (in its migration, 0032): the key
+ * is the row, so a new address writes two B-trees (the row and the index by first time), a known one none.
+ */
+export const grantCorrespondents = sqliteTable(
+  'grant_correspondents',
+  {
+    grantId: text('grant_id')
+      .notNull()
+      .references(() => grants.id, { onDelete: 'cascade' }),
+    /** Lower-cased address. */
+    email: text('email').notNull(),
+    /** Unix milliseconds of the first send to it (its outbound row's `accepted_at`). */
+    firstAt: integer('first_at').notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.grantId, table.email] }),
+    index('grant_correspondents_first_idx').on(table.grantId, table.firstAt),
   ],
 );
 

@@ -217,6 +217,47 @@ describe('migrations', () => {
     await db.close();
   });
 
+  it("0032 makes each grant's correspondents from the outbound ledger: every address with its first send", async () => {
+    const db = await createDb({ url: `file:${join(dir.path, 'ledger.db')}` });
+    await drizzleMigrate(db.orm, { migrationsFolder: firstMigrations(join(dir.path, 'before-0032'), 32) });
+    const run = (statement: string) => db.client.execute(statement);
+    await run(
+      `INSERT INTO applications (id, name, plan, created_at, updated_at) VALUES ('app', 'ledger', 'trial', 1, 1)`,
+    );
+    for (const id of ['grant_a', 'grant_b'])
+      await run(
+        `INSERT INTO grants (id, application_id, provider, email, created_at, updated_at) VALUES ('${id}', 'app', 'nylas', '${id}@migrate.test', 1, 1)`,
+      );
+    const send = async (id: string, grant: string | null, at: number, to: string[]) => {
+      await run(
+        `INSERT INTO outbound_messages (id, application_id, grant_id, kind, header_message_id, envelope_from, raw_hash, raw_size, accepted_at, updated_at)
+         VALUES ('${id}', 'app', ${grant === null ? 'NULL' : `'${grant}'`}, 'message', '${id}@x', 'x@migrate.test', 'h', 1, ${at}, ${at})`,
+      );
+      for (const email of to)
+        await run(
+          `INSERT INTO outbound_recipients (outbound_id, email, domain, route, status, updated_at) VALUES ('${id}', '${email}', 'example.com', 'remote', 'sent', ${at})`,
+        );
+    };
+    await send('o1', 'grant_a', 2_000, ['ann@example.com', 'bob@example.com']);
+    await send('o2', 'grant_a', 1_000, ['ann@example.com']);
+    await send('o3', 'grant_b', 3_000, ['ann@example.com']);
+    await send('o4', null, 4_000, ['cat@example.com']);
+    await migrate(db);
+    const rows = await db.orm
+      .select()
+      .from(tables.grantCorrespondents)
+      .orderBy(asc(tables.grantCorrespondents.grantId), asc(tables.grantCorrespondents.email));
+    expect(rows).toEqual([
+      { grantId: 'grant_a', email: 'ann@example.com', firstAt: 1_000 },
+      { grantId: 'grant_a', email: 'bob@example.com', firstAt: 2_000 },
+      { grantId: 'grant_b', email: 'ann@example.com', firstAt: 3_000 },
+    ]);
+    // The key is the row: a known address costs no write.
+    const made = await run(`SELECT sql FROM sqlite_schema WHERE name = 'grant_correspondents'`);
+    expect(made.rows[0]![0]).toMatch(/WITHOUT ROWID\s*$/);
+    await db.close();
+  });
+
   it('a new file has pages of 16 KB; a file made with 4 KB pages keeps them and still takes mail', async () => {
     const pageSize = async (db: Database) => Number((await db.client.execute('PRAGMA page_size')).rows[0]![0]);
     const fresh = await createDb({ url: `file:${join(dir.path, 'fresh.db')}` });
