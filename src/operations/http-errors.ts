@@ -7,31 +7,9 @@
  */
 import { ZodError } from 'zod';
 import type { RateLimitDetails } from '../access.js';
-import { AppError, type ErrorCode } from '../errors.js';
+import { AppError, HTTP_ERRORS, type ErrorCode, type HttpErrorStatus } from '../errors.js';
 
-/** The statuses an error response may carry: 4xx and 5xx with a body. */
-export type HttpErrorStatus = 400 | 401 | 403 | 404 | 408 | 409 | 410 | 413 | 422 | 429 | 500 | 502 | 503 | 504;
-
-/** HTTP status and Nylas `error.type` of each error code. */
-export const HTTP_ERRORS: Record<ErrorCode, { status: HttpErrorStatus; type: string }> = {
-  invalid_request: { status: 400, type: 'invalid_request_error' },
-  unauthorized: { status: 401, type: 'unauthorized' },
-  forbidden: { status: 403, type: 'forbidden' },
-  not_found: { status: 404, type: 'not_found_error' },
-  conflict: { status: 409, type: 'conflict_error' },
-  gone: { status: 410, type: 'gone_error' },
-  payload_too_large: { status: 413, type: 'request_too_large' },
-  // The request is sound, what it names is not (an attachment that cannot be read): 422, with a type of its own.
-  unprocessable: { status: 422, type: 'unprocessable_entity_error' },
-  rate_limited: { status: 429, type: 'rate_limit_error' },
-  upstream_error: { status: 502, type: 'provider_error' },
-  unavailable: { status: 503, type: 'service_unavailable' },
-  // An upstream that did not answer in time (Smart Compose's model): Nylas answers a provider timeout 504 `provider_error`.
-  timeout: { status: 504, type: 'provider_error' },
-  // What a call waited for did not happen within its own timeout (wait_for_message): 408, as a request timeout.
-  request_timeout: { status: 408, type: 'request_timeout' },
-  internal: { status: 500, type: 'unexpected_error' },
-};
+export { HTTP_ERRORS, type HttpErrorStatus } from '../errors.js';
 
 /** The inverse of the table: each status back to the one error code it stands for. */
 const CODE_OF_STATUS = new Map<number, ErrorCode>(

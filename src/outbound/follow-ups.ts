@@ -19,7 +19,7 @@
 import { and, eq } from 'drizzle-orm';
 import { tables } from '../../storage/index.js';
 import type { OperationContext, Principal } from '../access.js';
-import { AppError, invalid, notFound } from '../errors.js';
+import { AppError, invalid, isTransient, notFound } from '../errors.js';
 import type { GrantService } from '../grants/contracts.js';
 import { eventRecorder } from '../outbox/index.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -140,8 +140,9 @@ export function createFollowUps({ db, clock, newId, logger }: CoreDeps, grants: 
       return 'sent';
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      // Refused for good (the gate, a suppression, a paused grant's 4xx): failed, with the refusal as its reason.
-      if (error instanceof AppError && !['internal', 'unavailable', 'rate_limited', 'timeout'].includes(error.code)) {
+      // Refused for good (the gate, a suppression, a paused grant's 4xx): failed, with the refusal as its reason. A
+      // suspended grant's follow-up waits for the resume, as a scheduled send does.
+      if (!isTransient(error)) {
         await close([{ id: row.id }], { status: 'failed', reason: message.slice(0, 1000) });
         return 'failed';
       }

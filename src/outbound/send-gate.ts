@@ -11,7 +11,7 @@ import { eq } from 'drizzle-orm';
 import type { OperationContext, Principal } from '../access.js';
 import type { CoreDeps } from '../ports/index.js';
 import { blobHash, putBlob, readBlob, tables, type Tx, type StoredHeldComposition } from '../../storage/index.js';
-import { AppError } from '../errors.js';
+import { AppError, HTTP_ERRORS } from '../errors.js';
 import { eventRecorder } from '../outbox/index.js';
 import {
   heldSha256,
@@ -101,15 +101,6 @@ const AGENT_HEADERS = [
   { name: 'Auto-Submitted', value: 'auto-generated' },
   { name: 'X-Auto-Response-Suppress', value: 'All' },
 ];
-
-/** The HTTP status of a refusal's error code, as the faces answer it. */
-const STATUS_OF: Partial<Record<AppError['code'], number>> = {
-  forbidden: 403,
-  rate_limited: 429,
-  conflict: 409,
-  unprocessable: 422,
-  invalid_request: 400,
-};
 
 /** Whether a call is an agent's: the MCP or AI SDK face, or a key marked as an agent's. */
 export function isAgentCall(principal: Principal, face: OperationContext['face']): boolean {
@@ -313,7 +304,7 @@ async function announce({ deps, record }: GateState, { verdict, attempt }: Gated
     check: verdict.check,
     ...(verdict.outcome === 'refuse'
       ? {
-          status: STATUS_OF[verdict.error.code] ?? 400,
+          status: HTTP_ERRORS[verdict.error.code].status,
           error_type: verdict.error.type ?? verdict.error.code,
           reason: verdict.error.message,
         }

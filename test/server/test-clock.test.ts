@@ -260,6 +260,33 @@ describe('the test clock of a test-mode application', () => {
     expect(withSendAt.status, withSendAt.text).toBe(400);
   });
 
+  it('waits while its grant is suspended, and is sent once the grant is resumed', async () => {
+    const { data: sentMessage } = await nylas.messages.send({
+      identifier: grant,
+      requestBody: {
+        to: [{ email: 'paused@example.com' }],
+        subject: 'While paused',
+        body: 'Hi',
+        followUp: { afterSeconds: 60, body: 'Still keen?' },
+      } as never,
+    });
+    const pending = (await call('GET', `/v3/grants/${grant}/follow-ups?status=pending`)).body.data as Json[];
+    const id = pending.find((entry) => entry.message_id === sentMessage.id)!.id as string;
+    const suspended = await call('POST', `/v3/grants/${grant}/suspend`, { reason: 'a person reviews this mailbox' });
+    expect(suspended.status, suspended.text).toBe(200);
+    try {
+      await advance({ seconds: 61 });
+      const waiting = (await call('GET', `/v3/grants/${grant}/follow-ups/${id}`)).body.data as Json;
+      expect(waiting).toMatchObject({ status: 'pending' });
+      expect(String(waiting.reason)).toContain('a person reviews this mailbox');
+    } finally {
+      const resumed = await call('POST', `/v3/grants/${grant}/resume`);
+      expect(resumed.status, resumed.text).toBe(200);
+    }
+    await advance({ seconds: 60 });
+    expect((await call('GET', `/v3/grants/${grant}/follow-ups/${id}`)).body.data).toMatchObject({ status: 'sent' });
+  });
+
   it('takes follow_up on the AI SDK send tool too', async () => {
     const tools = createAgentpostTools({ url: service.url, apiKey: testKey, grantId: grant });
     const sent = (await tools.send_message!.execute!(

@@ -6,7 +6,7 @@
  */
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
-import { AppError } from '../../../src/errors.js';
+import { AppError, HTTP_ERRORS } from '../../../src/errors.js';
 import type { DashboardPage, DashboardRequest, Html, PageAnswer } from '../contracts.js';
 import { csrfField, field, table } from '../ui.js';
 
@@ -120,15 +120,15 @@ export function intParam(request: DashboardRequest, name: string, fallback: numb
   return Number.isInteger(value) && value >= min && value <= max ? value : fallback;
 }
 
-/** What the HTTP face would answer for these codes: what the key cannot reach, or may not do. */
-const STATUS_OF: Partial<Record<string, number>> = {
-  not_found: 404,
-  forbidden: 403,
-  unauthorized: 401,
-  invalid_request: 400,
-  conflict: 409,
-  rate_limited: 429,
-};
+/** The refusals a page answers itself, with the status the HTTP face would give: what the key cannot reach, or may not do. */
+const PAGE_REFUSALS: ReadonlySet<string> = new Set([
+  'not_found',
+  'forbidden',
+  'unauthorized',
+  'invalid_request',
+  'conflict',
+  'rate_limited',
+]);
 
 /**
  * A refused or failed operation as a page: its message (the operation's own words, which name only what the caller
@@ -136,8 +136,8 @@ const STATUS_OF: Partial<Record<string, number>> = {
  */
 export function problemAnswer(error: unknown): MoreAnswer {
   if (!(error instanceof AppError)) throw error;
-  const status = STATUS_OF[error.code];
-  if (status === undefined) throw error;
+  if (!PAGE_REFUSALS.has(error.code)) throw error;
+  const { status } = HTTP_ERRORS[error.code];
   const title = status === 404 ? 'Not found' : status === 403 ? 'Not allowed' : 'Could not do that';
   return { title, status, body: html`<p role="alert">${error.message}</p>` };
 }
@@ -150,7 +150,7 @@ export async function afterPost(to: string, done: string, action: () => Promise<
   } catch (error) {
     if (error instanceof AppError && (error.code === 'not_found' || error.code === 'forbidden'))
       return problemAnswer(error);
-    if (error instanceof AppError && STATUS_OF[error.code] !== undefined)
+    if (error instanceof AppError && PAGE_REFUSALS.has(error.code))
       return { redirect: to, notice: `Not done: ${error.message}` };
     throw error;
   }
