@@ -160,7 +160,13 @@ function createAreas(deps: CoreDeps): Core {
     accounts: [withDavAccounts(createImapAccounts(deps, connector), deps, davClient)],
   });
   /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
-  const { oauth, grantTokens } = createOAuth(deps, hooks, { applications, applicationDetails, connectors, grants });
+  const { oauth, grantTokens } = createOAuth(deps, hooks, {
+    applications,
+    applicationDetails,
+    connectors,
+    credentials: connectorCredentials,
+    grants,
+  });
   /** Where each grant's calendars and contacts are: ours, its CalDAV/CardDAV servers (written after each change), or none. */
   const remoteCollections = createDavRemote(deps, davClient, (grantId) => void hooks.emit('remoteChanged', grantId));
   const availability = createAvailabilityService(deps, grants);
@@ -338,7 +344,7 @@ function createOAuth(
   hooks: ReturnType<typeof createCoreHooks>,
   parts: Pick<
     Parameters<typeof createOAuthService>[0],
-    'applications' | 'applicationDetails' | 'connectors' | 'grants'
+    'applications' | 'applicationDetails' | 'connectors' | 'credentials' | 'grants'
   >,
 ) {
   const created = createOAuthService({
