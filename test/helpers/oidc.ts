@@ -114,7 +114,8 @@ function assertionGrant(
   log: OidcServer['mintRequests'],
 ) {
   return async (ctx: KoaContextWithOIDC) => {
-    const parts = jwtParts(String(ctx.oidc.params!.assertion ?? ''));
+    const assertion = ctx.oidc.params!.assertion;
+    const parts = typeof assertion === 'string' ? jwtParts(assertion) : undefined;
     if (!parts) throw new errors.InvalidGrant('malformed assertion');
     log.push({ grantType: JWT_BEARER, claims: parts.claims, header: parts.header });
     const key = keys.get(String(parts.header.kid));
