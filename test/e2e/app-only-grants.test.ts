@@ -17,11 +17,12 @@ import { CredentialType } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
 import { tenantTokenUrl } from '../../src/oauth/app-tokens.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { dovecotMissing, type Dovecot } from '../helpers/dovecot.js';
 import { imapClient } from '../helpers/imap-grant.js';
 import { eventually } from '../helpers/mail.js';
 import { startOidcProvider, type OidcServer } from '../helpers/oidc.js';
-import { postfixMissing, startPostfix, type Postfix } from '../helpers/postfix.js';
+import { arrivesIn, smallMail, startOAuthMail } from '../helpers/oauth-mail.js';
+import { postfixMissing, type Postfix } from '../helpers/postfix.js';
 import { sdkError } from '../helpers/sdk.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
@@ -29,10 +30,7 @@ const missing = dovecotMissing() ?? postfixMissing();
 if (missing) console.warn(`app-only-grants: skipped: ${missing}`);
 
 /** Fixed ports of this file (36900-36949). */
-const IMAP_PORT = 36901;
-const LMTP_PORT = 36902;
-const AUTH_PORT = 36903;
-const SMTP_PORT = 36904;
+const PORTS = { imap: 36901, lmtp: 36902, auth: 36903, smtp: 36904 };
 
 const ALICE = { user: 'alice@example.test', password: 'alice-password-for-the-test-side' };
 const CAROL = { user: 'carol@example.test', password: 'carol-password-for-the-test-side' };
@@ -41,8 +39,9 @@ const BOB = { user: 'bob@example.test', password: 'bob-password' };
 const APP = { clientId: 'contoso-mail-app', clientSecret: 'contoso-mail-app-secret-value', mailbox: CAROL.user };
 /** A second app with access to the same mailbox (the grant connected again after the first is refused). */
 const APP_2 = { clientId: 'contoso-mail-app-2', clientSecret: 'contoso-mail-app-2-secret-value', mailbox: CAROL.user };
-const SERVERS = { imapHost: '127.0.0.1', imapPort: IMAP_PORT, smtpHost: '127.0.0.1', smtpPort: SMTP_PORT };
+const SERVERS = { imapHost: '127.0.0.1', imapPort: PORTS.imap, smtpHost: '127.0.0.1', smtpPort: PORTS.smtp };
 const WAIT_MS = 20_000;
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /** A service account's key pair as its JSON key file holds it. */
 function serviceAccountKey(clientEmail: string, keyId: string) {
@@ -56,16 +55,7 @@ function serviceAccountKey(clientEmail: string, keyId: string) {
 }
 
 function message(to: string, subject: string): string {
-  return [
-    `From: ${BOB.user}`,
-    `To: ${to}`,
-    `Subject: ${subject}`,
-    `Message-ID: <${subject.replace(/\W+/g, '-')}@example.test>`,
-    'Date: Sun, 29 Nov 2026 12:00:00 +0000',
-    '',
-    'hello',
-    '',
-  ].join('\r\n');
+  return smallMail(BOB.user, to, subject);
 }
 
 describe.skipIf(missing !== undefined)(
@@ -73,12 +63,11 @@ describe.skipIf(missing !== undefined)(
   { timeout: 60_000 },
   () => {
     let oidc: OidcServer;
+    let service: TestService;
     let dovecot: Dovecot;
     let postfix: Postfix;
-    let service: TestService;
-    let alice: ImapFlow;
-    let carol: ImapFlow;
-    let bob: ImapFlow;
+    /** The test side's own logins: Alice's and Carol's mailboxes, and Bob's, who receives what the grants send. */
+    let [alice, carol, bob]: ImapFlow[] = [];
     const sa = serviceAccountKey('mailer@project.iam.gserviceaccount.example', 'key-1');
     let saCredential: string;
     let googleGrant: string;
@@ -94,20 +83,7 @@ describe.skipIf(missing !== undefined)(
         appOnlyClients: [APP, APP_2],
       });
       oidc.addServiceAccount(sa);
-      dovecot = await startDovecot({
-        imapPort: IMAP_PORT,
-        lmtpPort: LMTP_PORT,
-        authPort: AUTH_PORT,
-        users: [ALICE, CAROL, BOB],
-        oauth2: { introspectionUrl: oidc.dovecotIntrospectionUrl },
-      });
-      postfix = startPostfix({
-        port: SMTP_PORT,
-        domain: 'postfix.localhost',
-        transports: {},
-        saslAuthPort: AUTH_PORT,
-        lmtp: { port: LMTP_PORT, domains: ['example.test'] },
-      });
+      ({ dovecot, postfix } = await startOAuthMail(PORTS, [ALICE, CAROL, BOB], oidc));
       const { client_id: clientId, client_secret: clientSecret, ...endpoints } = oidc.connectorSettings;
       for (const provider of ['google', 'microsoft'] as const) {
         await service.nylas.connectors.create({
@@ -119,11 +95,11 @@ describe.skipIf(missing !== undefined)(
           },
         });
       }
-      alice = await imapClient(IMAP_PORT, ALICE.user, ALICE.password);
-      carol = await imapClient(IMAP_PORT, CAROL.user, CAROL.password);
-      bob = await imapClient(IMAP_PORT, BOB.user, BOB.password);
-      await alice.append('INBOX', message(ALICE.user, 'Before the service account'));
-      await carol.append('INBOX', message(CAROL.user, 'Before the app'));
+      [alice, carol, bob] = await Promise.all(
+        [ALICE, CAROL, BOB].map((user) => imapClient(PORTS.imap, user.user, user.password)),
+      );
+      await alice!.append('INBOX', message(ALICE.user, 'Before the service account'));
+      await carol!.append('INBOX', message(CAROL.user, 'Before the app'));
     }, 60_000);
     afterAll(async () => {
       for (const client of [alice, carol, bob]) await client?.logout().catch(() => undefined);
@@ -140,16 +116,6 @@ describe.skipIf(missing !== undefined)(
       (await service.nylas.messages.list({ identifier: grantId, queryParams: { limit: 50 } })).data.map(
         (item) => item.subject,
       );
-    const arrivedAtBob = (subject: string) =>
-      eventually(async () => {
-        const lock = await bob.getMailboxLock('INBOX');
-        try {
-          const found = (await bob.search({ subject }, { uid: true })) || [];
-          return found.length > 0 ? true : undefined;
-        } finally {
-          lock.release();
-        }
-      }, WAIT_MS);
     const expiredEvents = async (grantId: string) =>
       service.core.deps.db.orm
         .select()
@@ -162,48 +128,105 @@ describe.skipIf(missing !== undefined)(
           .from(tables.oauthGrantTokens)
           .where(eq(tables.oauthGrantTokens.grantId, grantId))
       )[0]!;
-    const createServiceAccount = async (name: string, key: ReturnType<typeof serviceAccountKey>) =>
+    /** Creates a credential of the provider's connector through the SDK; its id. */
+    const createCredential = async (
+      provider: 'google' | 'microsoft',
+      name: string,
+      credentialType: CredentialType,
+      credentialData: Record<string, string>,
+    ) =>
       (
         await service.nylas.connectors.credentials.create({
-          provider: 'google',
-          requestBody: {
-            name,
-            credentialType: CredentialType.SERVICEACCOUNT,
-            credentialData: { privateKeyId: key.keyId, privateKey: key.privateKeyPem, clientEmail: key.clientEmail },
-          },
+          provider,
+          requestBody: { name, credentialType, credentialData } as never,
         })
       ).data.id;
+    const createServiceAccount = (name: string, key: { keyId: string; privateKeyPem: string; clientEmail: string }) =>
+      createCredential('google', name, CredentialType.SERVICEACCOUNT, {
+        privateKeyId: key.keyId,
+        privateKey: key.privateKeyPem,
+        clientEmail: key.clientEmail,
+      });
+    const createApp = (name: string, app: { clientId: string; clientSecret: string }) =>
+      createCredential('microsoft', name, CredentialType.ADMINCONSENT, app);
 
-    const createApp = async (name: string, app: { clientId: string; clientSecret: string }) =>
-      (
-        await service.nylas.connectors.credentials.create({
-          provider: 'microsoft',
-          requestBody: {
-            name,
-            credentialType: CredentialType.ADMINCONSENT,
-            credentialData: { clientId: app.clientId, clientSecret: app.clientSecret },
-          },
-        })
-      ).data.id;
+    /** Connects `email` with the credential: a valid grant of the provider, showing the credential and the scopes. */
+    async function connectsAs(provider: 'google' | 'microsoft', credentialId: string, email: string, scope: string[]) {
+      const { data: grant } = await connect(provider, { credential_id: credentialId, email_address: email });
+      expect(grant).toMatchObject({ provider, email, grantStatus: 'valid', credentialId, scope });
+      return grant;
+    }
+
+    /** The grant's mail (`synced` was there before) syncs in over IMAP XOAUTH2, and a send (`sent`) reaches Bob. */
+    async function syncsAndSends(grantId: string, synced: string, sent: string) {
+      await eventually(async () => ((await subjects(grantId)).includes(synced) ? true : undefined), WAIT_MS);
+      const { email } = (await service.nylas.grants.find({ grantId })).data;
+      expect(dovecot.log()).toMatch(new RegExp(`user=<${email}>, method=(OAUTHBEARER|XOAUTH2)`));
+      await service.nylas.messages.send({
+        identifier: grantId,
+        requestBody: { to: [{ email: BOB.user }], subject: sent, body: 'Hello Bob' },
+      });
+      await arrivesIn(bob!, sent, WAIT_MS);
+    }
+
+    /**
+     * The grant's token stops working at the provider (as at its expiry) and the server drops its sessions: the next
+     * login is refused, a token is minted again (with `grantType` at the provider), and the mail arrives.
+     */
+    async function mintedAgainAfterRefusedLogin(grantId: string, owner: ImapFlow, subject: string, grantType: string) {
+      const tokens = service.core.accounts.grantTokens;
+      const old = (await tokens.accessToken(grantId)).accessToken;
+      const before = oidc.mintRequests.length;
+      await oidc.expireAccessToken(old);
+      const email = (await service.nylas.grants.find({ grantId })).data.email!;
+      await owner.append('INBOX', message(email, subject));
+      dovecot.doveadm('kick', email);
+      service.core.accounts.sync.wake(grantId);
+      await eventually(async () => ((await subjects(grantId)).includes(subject) ? true : undefined), WAIT_MS);
+      expect((await tokens.accessToken(grantId)).accessToken).not.toBe(old);
+      expect(oidc.mintRequests.slice(before).map((request) => request.grantType)).toContain(grantType);
+      expect((await service.nylas.grants.find({ grantId })).data.grantStatus).toBe('valid');
+    }
+
+    /**
+     * The provider refuses the grant's account or app (`refused`): the grant turns invalid with grant.expired. A new
+     * credential (`next`) connects it again; deleting that credential turns it invalid again at the next mint.
+     */
+    async function refusedThenDeleted(
+      provider: 'google' | 'microsoft',
+      grantId: string,
+      refused: string,
+      email: string,
+      next: () => Promise<string>,
+    ) {
+      const tokens = service.core.accounts.grantTokens;
+      const status = async () => (await service.nylas.grants.find({ grantId })).data.grantStatus;
+      oidc.refuse(refused);
+      await expect(tokens.accessToken(grantId, { force: true })).rejects.toMatchObject({ code: 'unauthorized' });
+      expect(await status()).toBe('invalid');
+      expect(await expiredEvents(grantId)).toHaveLength(1);
+
+      const credentialId = await next();
+      const { data: again } = await connect(provider, { credential_id: credentialId, email_address: email });
+      expect(again).toMatchObject({ id: grantId, grantStatus: 'valid', credentialId });
+
+      await service.nylas.connectors.credentials.destroy({ provider, credentialsId: credentialId });
+      await expect(tokens.accessToken(grantId, { force: true })).rejects.toMatchObject({ code: 'unauthorized' });
+      expect(await status()).toBe('invalid');
+      expect(await expiredEvents(grantId)).toHaveLength(2);
+    }
 
     it('a Google service account grant: a signed assertion at the token_url; its mail syncs and sends over XOAUTH2', async () => {
       saCredential = await createServiceAccount('Mailer', sa);
       const before = oidc.mintRequests.length;
-      const { data: grant } = await connect('google', { credential_id: saCredential, email_address: ALICE.user });
+      const grant = await connectsAs('google', saCredential, ALICE.user, ['https://mail.google.com/']);
       googleGrant = grant.id;
-      expect(grant).toMatchObject({
-        provider: 'google',
-        email: ALICE.user,
-        grantStatus: 'valid',
-        credentialId: saCredential,
-        scope: ['https://mail.google.com/'],
-      });
       expect(JSON.stringify(grant)).not.toContain('PRIVATE KEY');
 
       // The assertion the provider received: RS256 with the key's id, the account as iss, the user as sub.
       const [request] = oidc.mintRequests.slice(before);
       expect(request).toMatchObject({
-        grantType: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+        grantType: JWT_BEARER,
         header: { alg: 'RS256', kid: 'key-1' },
         claims: {
           iss: sa.clientEmail,
@@ -222,38 +245,13 @@ describe.skipIf(missing !== undefined)(
       const stored = JSON.stringify(await service.core.deps.db.orm.select().from(tables.oauthGrantTokens));
       expect(stored).not.toContain('PRIVATE KEY');
 
-      await eventually(
-        async () => ((await subjects(googleGrant)).includes('Before the service account') ? true : undefined),
-        WAIT_MS,
-      );
-      expect(dovecot.log()).toMatch(new RegExp(`user=<${ALICE.user}>, method=(OAUTHBEARER|XOAUTH2)`));
-      await service.nylas.messages.send({
-        identifier: googleGrant,
-        requestBody: { to: [{ email: BOB.user }], subject: 'Sent by the service account', body: 'Hello Bob' },
-      });
-      await arrivedAtBob('Sent by the service account');
+      await syncsAndSends(googleGrant, 'Before the service account', 'Sent by the service account');
     });
 
-    it('a service account token expired at the provider is minted again with a new assertion on the refused login', async () => {
-      const tokens = service.core.accounts.grantTokens;
-      const old = (await tokens.accessToken(googleGrant)).accessToken;
-      const before = oidc.mintRequests.length;
-      await oidc.expireAccessToken(old);
-      await alice.append('INBOX', message(ALICE.user, 'While the assertion token was dead'));
-      dovecot.doveadm('kick', ALICE.user);
-      service.core.accounts.sync.wake(googleGrant);
-      await eventually(
-        async () => ((await subjects(googleGrant)).includes('While the assertion token was dead') ? true : undefined),
-        WAIT_MS,
-      );
-      expect((await tokens.accessToken(googleGrant)).accessToken).not.toBe(old);
-      expect(oidc.mintRequests.slice(before).map((request) => request.grantType)).toContain(
-        'urn:ietf:params:oauth:grant-type:jwt-bearer',
-      );
-      expect((await service.nylas.grants.find({ grantId: googleGrant })).data.grantStatus).toBe('valid');
-    });
+    it('a service account token expired at the provider is minted again with a new assertion on the refused login', () =>
+      mintedAgainAfterRefusedLogin(googleGrant, alice!, 'While the assertion token was dead', JWT_BEARER));
 
-    it('a wrong key, a key that is no key, an unknown credential, a credential of another application and a missing email_address are 400/404s; nothing is stored', async () => {
+    it('a wrong key, a key that is no key, a credential of another type, an unknown one, a credential of another application and a missing email_address are 400/404s; nothing is stored', async () => {
       const count = await grantCount();
       const stranger = serviceAccountKey(sa.clientEmail, 'key-1');
       const wrongKey = await createServiceAccount('Wrong key', stranger);
@@ -266,22 +264,22 @@ describe.skipIf(missing !== undefined)(
       );
       expect(refused.message).not.toContain('PRIVATE KEY');
 
-      const notAKey = (
-        await service.nylas.connectors.credentials.create({
-          provider: 'google',
-          requestBody: {
-            name: 'Not a key',
-            credentialType: CredentialType.SERVICEACCOUNT,
-            credentialData: { privateKeyId: 'k', privateKey: 'not a pem key', clientEmail: sa.clientEmail },
-          },
-        })
-      ).data.id;
+      const notAKey = await createServiceAccount('Not a key', { ...sa, keyId: 'k', privateKeyPem: 'not a pem key' });
       const unreadable = await sdkError(
         connect('google', { credential_id: notAKey, email_address: 'dave@example.test' }),
       );
       expect(unreadable.statusCode).toBe(400);
       expect(unreadable.message).toMatch(
         /settings\.credential_id: the private_key of credential \S+ is not an RSA private key/,
+      );
+
+      const overrides = await createCredential('google', 'Overrides', CredentialType.CONNECTOR, { clientId: 'x' });
+      const wrongType = await sdkError(
+        connect('google', { credential_id: overrides, email_address: 'dave@example.test' }),
+      );
+      expect(wrongType.statusCode).toBe(400);
+      expect(wrongType.message).toMatch(
+        /settings\.credential_id: credential \S+ is a connector credential; .* needs a serviceaccount one/,
       );
 
       const unknown = await sdkError(
@@ -320,69 +318,30 @@ describe.skipIf(missing !== undefined)(
     });
 
     it('a service account the provider refuses, then a credential deleted, turn the grant invalid with grant.expired; connecting again restores it', async () => {
-      const tokens = service.core.accounts.grantTokens;
-      oidc.refuse(sa.clientEmail);
-      await expect(tokens.accessToken(googleGrant, { force: true })).rejects.toMatchObject({ code: 'unauthorized' });
-      expect((await service.nylas.grants.find({ grantId: googleGrant })).data.grantStatus).toBe('invalid');
-      expect(await expiredEvents(googleGrant)).toHaveLength(1);
-
-      // A new key of another account: the same address again re-authenticates the grant (same id).
+      // Then a new key of another account: the same address again re-authenticates the grant (same id).
       const second = serviceAccountKey('mailer-2@project.iam.gserviceaccount.example', 'key-2');
       oidc.addServiceAccount(second);
-      const secondCredential = await createServiceAccount('Mailer 2', second);
-      const { data: again } = await connect('google', { credential_id: secondCredential, email_address: ALICE.user });
-      expect(again).toMatchObject({ id: googleGrant, grantStatus: 'valid', credentialId: secondCredential });
-
-      await service.nylas.connectors.credentials.destroy({ provider: 'google', credentialsId: secondCredential });
-      await expect(tokens.accessToken(googleGrant, { force: true })).rejects.toMatchObject({ code: 'unauthorized' });
-      expect((await service.nylas.grants.find({ grantId: googleGrant })).data.grantStatus).toBe('invalid');
-      expect(await expiredEvents(googleGrant)).toHaveLength(2);
+      await refusedThenDeleted('google', googleGrant, sa.clientEmail, ALICE.user, () =>
+        createServiceAccount('Mailer 2', second),
+      );
     });
 
     it('a Microsoft app-only grant: client credentials at the token URL; its mailbox syncs and sends over XOAUTH2', async () => {
       appCredential = await createApp('Contoso mail app', APP);
       const before = oidc.mintRequests.length;
-      const { data: grant } = await connect('microsoft', { credential_id: appCredential, email_address: CAROL.user });
+      const grant = await connectsAs('microsoft', appCredential, CAROL.user, [
+        'https://outlook.office365.com/.default',
+      ]);
       microsoftGrant = grant.id;
-      expect(grant).toMatchObject({
-        provider: 'microsoft',
-        email: CAROL.user,
-        grantStatus: 'valid',
-        credentialId: appCredential,
-        scope: ['https://outlook.office365.com/.default'],
-      });
       expect(JSON.stringify(grant)).not.toContain(APP.clientSecret);
       expect(oidc.mintRequests.slice(before)).toEqual([{ grantType: 'client_credentials' }]);
       expect(await tokenRow(microsoftGrant)).toMatchObject({ kind: 'app_only', refreshTokenSealed: null });
 
-      await eventually(
-        async () => ((await subjects(microsoftGrant)).includes('Before the app') ? true : undefined),
-        WAIT_MS,
-      );
-      expect(dovecot.log()).toMatch(new RegExp(`user=<${CAROL.user}>, method=(OAUTHBEARER|XOAUTH2)`));
-      await service.nylas.messages.send({
-        identifier: microsoftGrant,
-        requestBody: { to: [{ email: BOB.user }], subject: 'Sent by the app', body: 'Hello Bob' },
-      });
-      await arrivedAtBob('Sent by the app');
+      await syncsAndSends(microsoftGrant, 'Before the app', 'Sent by the app');
     });
 
-    it('an app-only token expired at the provider is minted again on the refused login', async () => {
-      const tokens = service.core.accounts.grantTokens;
-      const old = (await tokens.accessToken(microsoftGrant)).accessToken;
-      const before = oidc.mintRequests.length;
-      await oidc.expireAccessToken(old);
-      await carol.append('INBOX', message(CAROL.user, 'While the app token was dead'));
-      dovecot.doveadm('kick', CAROL.user);
-      service.core.accounts.sync.wake(microsoftGrant);
-      await eventually(
-        async () => ((await subjects(microsoftGrant)).includes('While the app token was dead') ? true : undefined),
-        WAIT_MS,
-      );
-      expect((await tokens.accessToken(microsoftGrant)).accessToken).not.toBe(old);
-      expect(oidc.mintRequests.slice(before).map((request) => request.grantType)).toContain('client_credentials');
-      expect((await service.nylas.grants.find({ grantId: microsoftGrant })).data.grantStatus).toBe('valid');
-    });
+    it('an app-only token expired at the provider is minted again on the refused login', () =>
+      mintedAgainAfterRefusedLogin(microsoftGrant, carol!, 'While the app token was dead', 'client_credentials'));
 
     it('a wrong client secret is a 400 naming settings.credential_id, a Google service account on the Microsoft connector a 404; nothing is stored', async () => {
       const count = await grantCount();
@@ -407,22 +366,10 @@ describe.skipIf(missing !== undefined)(
       expect(await grantCount()).toBe(count);
     });
 
-    it('an app the provider refuses, then a credential deleted, turn the grant invalid with grant.expired; connecting again restores it', async () => {
-      const tokens = service.core.accounts.grantTokens;
-      oidc.refuse(APP.clientId);
-      await expect(tokens.accessToken(microsoftGrant, { force: true })).rejects.toMatchObject({ code: 'unauthorized' });
-      expect((await service.nylas.grants.find({ grantId: microsoftGrant })).data.grantStatus).toBe('invalid');
-      expect(await expiredEvents(microsoftGrant)).toHaveLength(1);
-
-      const second = await createApp('Contoso mail app 2', APP_2);
-      const { data: again } = await connect('microsoft', { credential_id: second, email_address: CAROL.user });
-      expect(again).toMatchObject({ id: microsoftGrant, grantStatus: 'valid', credentialId: second });
-
-      await service.nylas.connectors.credentials.destroy({ provider: 'microsoft', credentialsId: second });
-      await expect(tokens.accessToken(microsoftGrant, { force: true })).rejects.toMatchObject({ code: 'unauthorized' });
-      expect((await service.nylas.grants.find({ grantId: microsoftGrant })).data.grantStatus).toBe('invalid');
-      expect(await expiredEvents(microsoftGrant)).toHaveLength(2);
-    });
+    it('an app the provider refuses, then a credential deleted, turn the grant invalid with grant.expired; connecting again restores it', () =>
+      refusedThenDeleted('microsoft', microsoftGrant, APP.clientId, CAROL.user, () =>
+        createApp('Contoso mail app 2', APP_2),
+      ));
 
     it("a tenant replaces the /common/ or /organizations/ segment of the connector's token URL", () => {
       const common = 'https://login.microsoftonline.com/common/oauth2/v2.0/token';
