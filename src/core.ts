@@ -143,7 +143,7 @@ function createAreas(deps: CoreDeps): Core {
   const applicationDetails = createApplicationDetailsService(deps);
   const domains = createDomainService(deps);
   const connectors = createConnectorService(deps);
-  const connectorCredentials = createCredentialService(deps);
+  const credentials = createCredentialService(deps);
   /** Connections to connected accounts' servers, shared so every use counts against one per-server limit. */
   const connector = createConnector(deps.config, deps.dns, accessTokenSource(hooks));
   /** DMARC aggregate reports mailed to `dmarc-reports@<domain>`, read by the SMTP listener and listed per domain. */
@@ -160,7 +160,8 @@ function createAreas(deps: CoreDeps): Core {
     accounts: [withDavAccounts(createImapAccounts(deps, connector), deps, davClient)],
   });
   /** Hosted OAuth (`/v3/connect/*`) and the provider tokens of OAuth grants. */
-  const { oauth, grantTokens } = createOAuth(deps, hooks, { applications, applicationDetails, connectors, grants });
+  const oauthParts = { applications, applicationDetails, connectors, credentials, grants };
+  const { oauth, grantTokens } = createOAuth(deps, hooks, oauthParts);
   /** Where each grant's calendars and contacts are: ours, its CalDAV/CardDAV servers (written after each change), or none. */
   const remoteCollections = createDavRemote(deps, davClient, (grantId) => void hooks.emit('remoteChanged', grantId));
   const availability = createAvailabilityService(deps, grants);
@@ -305,7 +306,7 @@ function createAreas(deps: CoreDeps): Core {
       applicationDetails,
       domains,
       connectors,
-      connectorCredentials,
+      connectorCredentials: credentials,
       grants,
       providers,
       sync: imap,
@@ -338,7 +339,7 @@ function createOAuth(
   hooks: ReturnType<typeof createCoreHooks>,
   parts: Pick<
     Parameters<typeof createOAuthService>[0],
-    'applications' | 'applicationDetails' | 'connectors' | 'grants'
+    'applications' | 'applicationDetails' | 'connectors' | 'credentials' | 'grants'
   >,
 ) {
   const created = createOAuthService({

@@ -22,6 +22,8 @@ export interface ConnectInput {
   workspace_id?: string | undefined;
   /** The scopes the provider granted (OAuth); absent: none. */
   scope?: string[] | undefined;
+  /** The connector credential minting the grant's tokens (service account, app-only); null or absent: none. */
+  credential_id?: string | null | undefined;
 }
 import type { CreateGrantInput, Grant, ListGrantsInput, UpdateGrantInput } from '../schemas/grants.js';
 

@@ -85,6 +85,7 @@ export async function connectRequest(
           ...(input.name !== undefined ? { name: input.name } : {}),
           ...(input.state !== undefined ? { state: input.state } : {}),
           ...(input.scope !== undefined ? { scope: input.scope } : {}),
+          credentialId: input.credential_id ?? null,
           updatedAt: at,
         })
         .where(eq(tables.grants.id, existing.id))
@@ -119,6 +120,7 @@ export async function connectRequest(
         workspaceId,
         settings: {},
         scope: input.scope ?? [],
+        credentialId: input.credential_id ?? null,
         createdAt: at,
         updatedAt: at,
       })

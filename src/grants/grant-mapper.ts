@@ -67,6 +67,7 @@ export function toGrant(row: GrantRow, account?: ImapAccountRow): Grant {
     sending: sendingStateOf(row),
     ...(row.suspendedAt !== null ? { suspended_at: row.suspendedAt, suspended_reason: row.suspendedReason ?? '' } : {}),
     oversight_mode: (row.oversightMode as Grant['oversight_mode']) ?? null,
+    ...(row.credentialId !== null ? { credential_id: row.credentialId } : {}),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -80,8 +80,10 @@ export interface OAuthService {
   submitImapForm(fields: Record<string, string>, binding: string | undefined): Promise<ImapFormAnswer>;
   /**
    * `POST /v3/connect/custom` with provider `google` or `microsoft` and `settings.refresh_token` (bring-your-own
-   * token): the token tried at the connector's `token_url` (a refusal is a 400), the account connected as the hosted
-   * callback connects it (created, or the application's grant of the same address re-authenticated).
+   * token), or `settings.credential_id` with `email_address` (a Google service account, a Microsoft app-only
+   * credential: ./app-tokens.ts): the first token obtained at the connector's `token_url` (a refusal is a 400), the
+   * account connected as the hosted callback connects it (created, or the application's grant of the same address
+   * re-authenticated).
    */
   connectCustom(principal: Principal, input: CreateGrantInput): Promise<{ grant: Grant; created: boolean }>;
   /** `POST /v3/connect/token`; `bearer`: the `Authorization` header's token (the API key), if any. */
@@ -105,8 +107,9 @@ export interface GrantAccessToken {
 /** The provider tokens of OAuth grants, kept fresh (src/oauth/grant-tokens.ts). */
 export interface GrantTokens {
   /**
-   * The grant's access token, refreshed first when it expires within a minute (or `force`: the server refused it).
-   * A refresh the provider refuses turns the grant `invalid`, records `grant.expired` and throws `unauthorized`.
+   * The grant's access token, minted again first (refresh token, service account or app credential) when it expires
+   * within a minute (or `force`: the server refused it). A refusal of the provider, or the grant's credential deleted,
+   * turns the grant `invalid`, records `grant.expired` and throws `unauthorized`.
    */
   accessToken(grantId: string, options?: { force?: boolean }): Promise<GrantAccessToken>;
   /** Revokes the grant's refresh token at the provider, where the provider has a revocation endpoint. */

@@ -1,8 +1,9 @@
 /**
  * @module oauth/grant-tokens
  * The provider tokens of OAuth grants, kept fresh for the grant's mail (IMAP and SMTP with XOAUTH2): the access token
- * is refreshed a minute before it expires, or at once when a server refused it; a refresh the provider refuses
- * (`invalid_grant`: revoked, expired) turns the grant `invalid` with one `grant.expired`, and connecting the account
+ * is minted again (./app-tokens.ts: with the refresh token, or the grant's service account or app credential) a minute
+ * before it expires, or at once when a server refused it; a refusal of the provider (`invalid_grant`: revoked,
+ * expired; the credential deleted) turns the grant `invalid` with one `grant.expired`, and connecting the account
  * again (the hosted flow) makes it `valid`. One refresh at a time per grant in a process.
  */
 import { eq } from 'drizzle-orm';
@@ -14,6 +15,7 @@ import type { ConnectorProvider } from '../schemas/connectors.js';
 import type { GrantAccessToken, GrantTokens } from './contracts.js';
 import { findGrantTokens, revokeGrantTokens, updateGrantAccess } from './oauth-store.js';
 import type { OAuthState } from './oauth-state.js';
+import { mintGrantToken } from './app-tokens.js';
 import { ProviderRefusal } from './provider-client.js';
 
 /** How long before its expiry an access token is refreshed. */
@@ -29,7 +31,10 @@ export function createGrantTokens(state: OAuthState): GrantTokens {
     return grant;
   }
 
-  /** The provider refused the refresh token: the grant is invalid until the user connects it again. */
+  /**
+   * The provider refused to mint a token (the refresh token revoked, the service account or app refused, its
+   * credential deleted): the grant is invalid until the account is connected again.
+   */
   async function expire(grantId: string, reason: string): Promise<never> {
     await state.db.write(async (tx) => {
       const [grant] = await tx.select().from(tables.grants).where(eq(tables.grants.id, grantId));
@@ -50,13 +55,13 @@ export function createGrantTokens(state: OAuthState): GrantTokens {
         createdAt: at,
       });
     });
-    state.logger.warn('oauth: the provider refused the refresh token; the grant is invalid until re-authenticated', {
+    state.logger.warn('oauth: the provider refused a new access token; the grant is invalid until re-authenticated', {
       grant_id: grantId,
       error: reason,
     });
     throw new AppError(
       'unauthorized',
-      `The grant's provider refused its refresh token (${reason}); connect the account again.`,
+      `The grant's provider refused a new access token (${reason}); connect the account again.`,
     );
   }
 
@@ -64,12 +69,9 @@ export function createGrantTokens(state: OAuthState): GrantTokens {
     const grant = await grantOf(grantId);
     const row = await findGrantTokens(state.db.orm, grantId);
     if (!row) throw new AppError('not_found', `Grant ${grantId} has no OAuth tokens.`);
-    if (row.refreshTokenSealed === null) return expire(grantId, 'no refresh token (online access)');
-    const principal: Principal = { applicationId: grant.applicationId, via: 'local' };
-    const client = await state.connectors.client(principal, row.provider as ConnectorProvider);
     let tokens;
     try {
-      tokens = await state.provider.refresh(client, state.secrets.open(row.refreshTokenSealed));
+      tokens = await mintGrantToken(state, grant, row);
     } catch (error) {
       // A refusal of the token endpoint (4xx with an OAuth error) is final; a network failure or 5xx is not.
       if (error instanceof ProviderRefusal && !error.oauthError.startsWith('http_5')) {
@@ -116,7 +118,8 @@ export function createGrantTokens(state: OAuthState): GrantTokens {
 
     async revokeAtProvider(grantId) {
       const row = await findGrantTokens(state.db.orm, grantId);
-      if (!row) return false;
+      // Tokens minted with a credential have no refresh token to revoke: deleting the credential ends them.
+      if (!row || row.kind !== 'refresh_token') return false;
       const grant = await grantOf(grantId);
       const principal: Principal = { applicationId: grant.applicationId, via: 'local' };
       const client = await state.connectors.client(principal, row.provider as ConnectorProvider);

@@ -14,6 +14,7 @@ import type { Grant } from '../schemas/grants.js';
 import { AppError } from '../errors.js';
 import type { AuthorizeQuery } from '../schemas/oauth.js';
 import type { ConnectorProvider } from '../schemas/connectors.js';
+import type { AppGrant } from './app-tokens.js';
 import type { BrowserStep } from './contracts.js';
 import { detectByDomain } from './detect.js';
 import { identityOfIdToken, type ProviderIdentity, type ProviderTokens } from './provider-client.js';
@@ -183,10 +184,11 @@ export function davUrlsOf(
 
 /**
  * Connects the account of a provider's tokens as a grant of the connector's provider (created, or this application's
- * grant of the same address re-authenticated): the account's address from the ID token or userinfo, the tokens
- * sealed, its mail account on the connector's IMAP and SMTP servers, and its calendars and contacts at the connector's
- * CalDAV and CardDAV URLs (with the access token, where they answer it). `fallbackRefreshToken`: kept when the
- * provider's answer brings no new refresh token (a refresh that does not rotate it).
+ * grant of the same address re-authenticated): the account's address from the ID token or userinfo (an app grant's:
+ * its `email_address`), the tokens sealed, its mail account on the connector's IMAP and SMTP servers, and its calendars
+ * and contacts at the connector's CalDAV and CardDAV URLs (with the access token, where they answer it).
+ * `options.refreshToken`: kept when the provider's answer brings no new refresh token (a refresh that does not rotate
+ * it). `options.app`: the grant's tokens are minted with a connector credential (./app-tokens.ts), not refreshed.
  */
 export async function connectWithTokens(
   state: OAuthState,
@@ -194,13 +196,15 @@ export async function connectWithTokens(
   input: ConnectInput,
   client: ConnectorClient,
   tokens: ProviderTokens,
-  fallbackRefreshToken?: string,
+  options: { refreshToken?: string; app?: AppGrant } = {},
 ): Promise<{ grant: Grant; created: boolean }> {
-  const identity = await identityOf(state, client, tokens);
+  const { app } = options;
+  const identity: ProviderIdentity = app ? { email: app.email } : await identityOf(state, client, tokens);
   const scope = input.scope ?? tokens.scope ?? client.scope;
-  const refreshToken = tokens.refreshToken ?? fallbackRefreshToken;
+  const refreshToken = app ? undefined : (tokens.refreshToken ?? options.refreshToken);
   const { secrets } = state;
-  return state.grants.connect(principal, { ...input, scope }, client.provider, {
+  const connect = { ...input, scope, credential_id: app?.credentialId ?? null };
+  return state.grants.connect(principal, connect, client.provider, {
     email: identity.email,
     async login() {
       const dav = await state.davAccounts?.discover(davUrlsOf(client, scope), tokens.accessToken);
@@ -209,11 +213,13 @@ export async function connectWithTokens(
           await saveGrantTokens(tx, {
             grantId,
             provider: client.provider,
+            kind: app?.kind ?? 'refresh_token',
             refreshTokenSealed: refreshToken ? secrets.seal(refreshToken) : null,
             accessTokenSealed: secrets.seal(tokens.accessToken),
             accessExpiresAt: atMs + tokens.expiresIn * 1000,
             scope,
             subject: identity.subject ?? null,
+            tenant: app?.tenant ?? null,
             createdAt: atMs,
             updatedAt: atMs,
           });

@@ -4,7 +4,7 @@
  */
 import type { Tx } from '../../storage/index.js';
 import type { ApplicationDetailsService, ApplicationService } from '../applications/index.js';
-import type { ConnectorService } from '../connectors/index.js';
+import type { ConnectorService, CredentialService } from '../connectors/index.js';
 import type { GrantService } from '../grants/index.js';
 import type { eventRecorder } from '../outbox/index.js';
 import type { CoreDeps } from '../ports/index.js';
@@ -26,6 +26,8 @@ export interface OAuthState extends Pick<
   applications: Pick<ApplicationService, 'authenticateApiKey'>;
   applicationDetails: Pick<ApplicationDetailsService, 'listRedirectUris'>;
   connectors: Pick<ConnectorService, 'client'>;
+  /** The connector credentials that mint the tokens of service-account and app-only grants (./app-tokens.ts). */
+  credentials: Pick<CredentialService, 'open'>;
   /** `create`: the hosted IMAP form connects its account as `POST /v3/connect/custom` does. */
   grants: Pick<GrantService, 'connect' | 'create'>;
   provider: ProviderClient;

@@ -85,7 +85,7 @@ export async function findGrantTokens(
 
 /**
  * Stores a grant's provider tokens: a new row, or the row replaced, keeping its refresh token when the provider
- * gave none this time (Google gives one only at the first consent).
+ * gave none this time (Google gives one only at the first consent); a grant whose tokens a credential mints keeps none.
  */
 export async function saveGrantTokens(
   executor: Executor,
@@ -97,7 +97,7 @@ export async function saveGrantTokens(
     .values(values)
     .onConflictDoUpdate({
       target: tables.oauthGrantTokens.grantId,
-      set: { ...rest, ...(refreshTokenSealed !== null ? { refreshTokenSealed } : {}) },
+      set: { ...rest, ...(refreshTokenSealed !== null || rest.kind !== 'refresh_token' ? { refreshTokenSealed } : {}) },
     });
   void grantId;
 }

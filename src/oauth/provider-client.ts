@@ -1,7 +1,8 @@
 /**
  * @module oauth/provider-client
  * The requests this service makes to an OAuth provider on behalf of a connector: the authorization code and refresh
- * token grants at its token endpoint (RFC 6749 §4.1.3, §6, client_secret_post), token revocation (RFC 7009) and the
+ * token grants at its token endpoint (RFC 6749 §4.1.3, §6, client_secret_post), the grants of ./app-tokens.ts (JWT
+ * bearer, client credentials), token revocation (RFC 7009) and the
  * OpenID Connect userinfo endpoint. Every request is bounded in time and in the bytes read; the provider's answer is
  * read as untrusted JSON.
  */
@@ -38,7 +39,7 @@ export interface ProviderIdentity {
 export class ProviderRefusal extends AppError {
   constructor(
     readonly oauthError: string,
-    description: string,
+    readonly description: string,
   ) {
     super('upstream_error', `The provider refused: ${oauthError}${description ? ` (${description})` : ''}.`, {
       error: oauthError,
@@ -55,6 +56,11 @@ export interface ProviderClient {
   ): Promise<ProviderTokens>;
   /** A new access token from a refresh token; a refusal is a {@link ProviderRefusal}. */
   refresh(client: ConnectorClient, refreshToken: string): Promise<ProviderTokens>;
+  /**
+   * Any other grant at a token endpoint (a JWT bearer assertion, client credentials: ./app-tokens.ts), the form given
+   * as is; a refusal is a {@link ProviderRefusal}.
+   */
+  requestToken(tokenUrl: string, form: Record<string, string>): Promise<ProviderTokens>;
   /** Revokes a token at the provider, where it has a revocation endpoint (true when it did). */
   revoke(client: ConnectorClient, token: string): Promise<boolean>;
   /** The account of an access token, from the userinfo endpoint. */
@@ -198,6 +204,10 @@ export function createProviderClient(http: HttpRequester, dns: Pick<DnsResolver,
           ...credentials(client),
         },
       );
+      return readTokenAnswer(answer.status, answer.body);
+    },
+    async requestToken(tokenUrl, form) {
+      const answer = await send(tokenUrl, 'POST', {}, form);
       return readTokenAnswer(answer.status, answer.body);
     },
     async revoke(client, token) {

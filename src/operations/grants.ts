@@ -20,7 +20,8 @@ export const createGrant = defineOperation({
     'provider "nylas" (or "hosted"): creates a hosted mailbox and calendar (an Agent Account grant) at an address on a registered domain of this application. ' +
     'Sending the same address again returns the existing grant. The new grant has the folders inbox, sent, drafts, trash, junk and archive and a primary calendar. ' +
     'provider "imap": connects an existing IMAP/SMTP mailbox (any address) after logging in to both servers; a refused login, an unreachable server or a failed TLS certificate is a 400 with the server\'s reason. ' +
-    'provider "google" or "microsoft" with settings.refresh_token: connects the account of a refresh token the application obtained from the client of its connector (tried at the provider first). ' +
+    'provider "google" or "microsoft" with settings.refresh_token: connects the account of a refresh token the application obtained from the client of its connector (tried at the provider first); ' +
+    'with settings.credential_id and email_address instead: a Google service account (domain-wide delegation) or a Microsoft app with admin consent mints the tokens for that mailbox (the first minted at once). ' +
     'The same address again re-authenticates that grant with the new credentials (same id). ' +
     'Use the returned id as grant_id in every other call.',
   input: CreateGrantInputSchema,

@@ -56,6 +56,12 @@ export const GrantSchema = z
     oversight_mode: OversightModeSchema.nullable().describe(
       "Extension: the grant's own oversight mode (docs/oversight.md); null follows its workspace's policy",
     ),
+    credential_id: z
+      .string()
+      .optional()
+      .describe(
+        "google, microsoft: the connector credential whose service account or app mints this grant's tokens (connected with settings.credential_id)",
+      ),
     created_at: UnixSecondsSchema,
     updated_at: UnixSecondsSchema,
   })
@@ -187,17 +193,58 @@ export const CreateGrantProviderSchema = z
   );
 
 /** The settings of a Google or Microsoft account connected with a refresh token (Nylas' bring-your-own token). */
-export const OAuthGrantSettingsSchema = z
+/** The fields of a google or microsoft account's settings (see OAuthGrantSettingsSchema). */
+const OAuthGrantSettingsFields = z
   .object({
     refresh_token: z
       .string()
       .min(1)
       .max(4096)
+      .optional()
       .describe(
         "A refresh token the provider issued to the client of the application's connector; write-only, stored sealed",
       ),
+    credential_id: IdSchema.optional().describe(
+      "Instead of refresh_token: a credential of the provider's connector that mints the tokens, a Google service account (serviceaccount, domain-wide delegation) or a Microsoft app with admin consent (adminconsent, app-only)",
+    ),
+    email_address: z
+      .email()
+      .max(320)
+      .optional()
+      .describe('With credential_id (required): the user the service account acts for, or the mailbox the app reads'),
+    scopes: z
+      .array(z.string().min(1).max(512))
+      .min(1)
+      .max(100)
+      .optional()
+      .describe(
+        "With credential_id: the scopes asked (google default: the connector's; microsoft default: https://outlook.office365.com/.default)",
+      ),
+    tenant: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9.-]{0,127}$/, 'a tenant id or domain name')
+      .optional()
+      .describe(
+        "microsoft, with credential_id: the tenant (id or domain) whose token URL issues the app's tokens, replacing the /common/ or /organizations/ of the connector's token_url",
+      ),
   })
   .loose();
+
+/**
+ * The settings of a google or microsoft account: a refresh token, or a connector credential (`credential_id`) with
+ * the account's `email_address`.
+ */
+export const OAuthGrantSettingsSchema = OAuthGrantSettingsFields.check((context) => {
+  const value = context.value;
+  const issue = (path: string, message: string) =>
+    context.issues.push({ code: 'custom', path: [path], message, input: undefined });
+  if (value.credential_id === undefined) {
+    if (value.refresh_token === undefined) issue('refresh_token', 'Required (or credential_id with email_address)');
+    return;
+  }
+  if (value.refresh_token !== undefined) issue('credential_id', 'give refresh_token or credential_id, not both');
+  if (value.email_address === undefined) issue('email_address', 'Required with credential_id');
+});
 
 /**
  * The settings object of either provider, every field optional here: the input schema checks the fields against
@@ -205,7 +252,7 @@ export const OAuthGrantSettingsSchema = z
  */
 const CreateGrantSettingsSchema = HostedGrantSettingsSchema.partial()
   .extend(ImapGrantSettingsSchema.partial().shape)
-  .extend(OAuthGrantSettingsSchema.partial().shape)
+  .extend(OAuthGrantSettingsFields.shape)
   .extend({
     email: z
       .email()
@@ -217,7 +264,7 @@ const CreateGrantSettingsSchema = HostedGrantSettingsSchema.partial()
   })
   .loose()
   .describe(
-    'Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions. google, microsoft: refresh_token (required)',
+    'Agent Account ("nylas", "hosted"): email (required), app_password, policy_id. imap: imap_username, imap_password, imap_host, imap_port, smtp_host, smtp_port (required), smtp_username, smtp_password and the extensions. google, microsoft: refresh_token, or credential_id with email_address (scopes, tenant)',
   );
 
 export const CreateGrantInputSchema = z

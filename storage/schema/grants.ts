@@ -43,6 +43,11 @@ export const grants = sqliteTable(
     /** Unix seconds the grant was suspended (the kill switch): no send, scheduled send or agent write until resumed. */
     suspendedAt: integer('suspended_at'),
     suspendedReason: text('suspended_reason'),
+    /**
+     * The connector credential the grant's tokens are minted with (a Google service account, a Microsoft app with
+     * admin consent); null for other grants. Shown as the grant's `credential_id`.
+     */
+    credentialId: text('credential_id'),
     createdAt: integer('created_at').notNull(),
     updatedAt: integer('updated_at').notNull(),
   },

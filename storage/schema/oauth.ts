@@ -6,7 +6,15 @@
 import { index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import { grants } from './grants.js';
 
-/** The provider tokens of a grant connected through hosted OAuth (or `connect/custom` with a refresh token). */
+/**
+ * How a grant's access tokens are minted: with its refresh token (hosted OAuth, a refresh token brought to
+ * `connect/custom`), a signed assertion of a Google service account (domain-wide delegation, RFC 7523), or the client
+ * credentials of a Microsoft app with admin consent (app-only). The latter two use the grant's `credential_id`.
+ */
+export const TOKEN_KINDS = ['refresh_token', 'service_account', 'app_only'] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+/** The provider tokens of a grant connected through hosted OAuth (or `connect/custom`). */
 export const oauthGrantTokens = sqliteTable('oauth_grant_tokens', {
   grantId: text('grant_id')
     .primaryKey()
@@ -23,6 +31,10 @@ export const oauthGrantTokens = sqliteTable('oauth_grant_tokens', {
   scope: text('scope', { mode: 'json' }).$type<string[]>().notNull(),
   /** The account's subject at the provider (`sub`), when known. */
   subject: text('subject'),
+  /** How its access tokens are minted (see TOKEN_KINDS). */
+  kind: text('kind', { enum: TOKEN_KINDS }).notNull().default('refresh_token'),
+  /** An app-only grant's Microsoft tenant (its token URL's), when one was given. */
+  tenant: text('tenant'),
   createdAt: integer('created_at').notNull(),
   updatedAt: integer('updated_at').notNull(),
 });

@@ -19,6 +19,7 @@ import { imapClient } from '../helpers/imap-grant.js';
 import { eventually } from '../helpers/mail.js';
 import { postfixMissing, startPostfix, type Postfix } from '../helpers/postfix.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { smallMail } from '../helpers/oauth-mail.js';
 
 const missing = dovecotMissing() ?? postfixMissing();
 if (missing) console.warn(`imap-hosted-form: skipped: ${missing}`);
@@ -64,16 +65,7 @@ function pkce(): { verifier: string; challenge: string } {
 }
 
 function message(subject: string): string {
-  return [
-    `From: ${BOB.user}`,
-    `To: ${ALICE.user}`,
-    `Subject: ${subject}`,
-    `Message-ID: <${subject.replace(/\W+/g, '-')}@example.test>`,
-    'Date: Sun, 29 Nov 2026 12:00:00 +0000',
-    '',
-    'hello',
-    '',
-  ].join('\r\n');
+  return smallMail(BOB.user, ALICE.user, subject);
 }
 
 describe.skipIf(missing !== undefined)('the hosted login form for IMAP accounts', { timeout: 60_000 }, () => {

@@ -10,11 +10,12 @@ import { eq } from 'drizzle-orm';
 import type { ImapFlow } from 'imapflow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../storage/index.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { dovecotMissing, type Dovecot } from '../helpers/dovecot.js';
 import { imapClient } from '../helpers/imap-grant.js';
 import { eventually } from '../helpers/mail.js';
 import { startOidcProvider, walkSignIn, type OidcServer } from '../helpers/oidc.js';
-import { postfixMissing, startPostfix, type Postfix } from '../helpers/postfix.js';
+import { arrivesIn, smallMail, startOAuthMail } from '../helpers/oauth-mail.js';
+import { postfixMissing, type Postfix } from '../helpers/postfix.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const missing = dovecotMissing() ?? postfixMissing();
@@ -39,16 +40,7 @@ const APP_REDIRECT = 'http://127.0.0.1:9/app/callback';
 const WAIT_MS = 20_000;
 
 function message(subject: string): string {
-  return [
-    `From: ${BOB.user}`,
-    `To: ${ALICE.user}`,
-    `Subject: ${subject}`,
-    `Message-ID: <${subject.replace(/\W+/g, '-')}@example.test>`,
-    'Date: Sun, 29 Nov 2026 12:00:00 +0000',
-    '',
-    'hello',
-    '',
-  ].join('\r\n');
+  return smallMail(BOB.user, ALICE.user, subject);
 }
 
 describe.skipIf(missing !== undefined)(
@@ -68,20 +60,11 @@ describe.skipIf(missing !== undefined)(
         env: { AGENTPOST_WORKER_POLL_MS: '100', AGENTPOST_RATE_LIMIT_APPLICATION: '0' },
       });
       oidc = await startOidcProvider({ redirectUris: [`${service.url}/v3/connect/callback`] });
-      dovecot = await startDovecot({
-        imapPort: IMAP_PORT,
-        lmtpPort: LMTP_PORT,
-        authPort: AUTH_PORT,
-        users: [ALICE, BOB],
-        oauth2: { introspectionUrl: oidc.dovecotIntrospectionUrl },
-      });
-      postfix = startPostfix({
-        port: SMTP_PORT,
-        domain: 'postfix.localhost',
-        transports: {},
-        saslAuthPort: AUTH_PORT,
-        lmtp: { port: LMTP_PORT, domains: ['example.test'] },
-      });
+      ({ dovecot, postfix } = await startOAuthMail(
+        { imap: IMAP_PORT, lmtp: LMTP_PORT, auth: AUTH_PORT, smtp: SMTP_PORT },
+        [ALICE, BOB],
+        oidc,
+      ));
       const { client_id: clientId, client_secret: clientSecret, ...endpoints } = oidc.connectorSettings;
       await service.nylas.connectors.create({
         requestBody: {
@@ -149,15 +132,7 @@ describe.skipIf(missing !== undefined)(
         identifier: grantId,
         requestBody: { to: [{ email: BOB.user }], subject: 'Sent with XOAUTH2', body: 'Hello Bob' },
       });
-      await eventually(async () => {
-        const lock = await bob.getMailboxLock('INBOX');
-        try {
-          const found = (await bob.search({ subject: 'Sent with XOAUTH2' }, { uid: true })) || [];
-          return found.length > 0 ? true : undefined;
-        } finally {
-          lock.release();
-        }
-      }, WAIT_MS);
+      await arrivesIn(bob, 'Sent with XOAUTH2', WAIT_MS);
     });
 
     it('an access token that stops working mid-sync is refreshed, and no message is lost', async () => {

@@ -17,12 +17,13 @@ import type { ImapFlow } from 'imapflow';
 import { CredentialType } from 'nylas';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBearerDavProxy, type BearerDavProxy } from '../helpers/bearer-dav-proxy.js';
-import { dovecotMissing, startDovecot, type Dovecot } from '../helpers/dovecot.js';
+import { dovecotMissing, type Dovecot } from '../helpers/dovecot.js';
 import { imapClient, imapConnectSettings } from '../helpers/imap-grant.js';
 import { eventually } from '../helpers/mail.js';
 import { refreshTokenFor, startOidcProvider, walkSignIn, type OidcServer } from '../helpers/oidc.js';
 import { startFakeModelServer, type FakeModelServer } from '../helpers/openai-compatible.js';
-import { postfixMissing, startPostfix, type Postfix } from '../helpers/postfix.js';
+import { arrivesIn, startOAuthMail } from '../helpers/oauth-mail.js';
+import { postfixMissing, type Postfix } from '../helpers/postfix.js';
 import { davPeer, radicaleMissing, startRadicale, type DavPeer, type Radicale } from '../helpers/radicale.js';
 import { startTestService, type Nylas, type TestService } from '../helpers/service.js';
 
@@ -189,20 +190,11 @@ describe.skipIf(missing !== undefined)(
         },
       });
       oidc = await startOidcProvider({ redirectUris: [`${service.url}/v3/connect/callback`] });
-      dovecot = await startDovecot({
-        imapPort: IMAP_PORT,
-        lmtpPort: LMTP_PORT,
-        authPort: AUTH_PORT,
-        users: [ALICE, BOB, CAROL],
-        oauth2: { introspectionUrl: oidc.dovecotIntrospectionUrl },
-      });
-      postfix = startPostfix({
-        port: SMTP_PORT,
-        domain: 'postfix.localhost',
-        transports: {},
-        saslAuthPort: AUTH_PORT,
-        lmtp: { port: LMTP_PORT, domains: ['example.test'] },
-      });
+      ({ dovecot, postfix } = await startOAuthMail(
+        { imap: IMAP_PORT, lmtp: LMTP_PORT, auth: AUTH_PORT, smtp: SMTP_PORT },
+        [ALICE, BOB, CAROL],
+        oidc,
+      ));
       radicale = await startRadicale({ port: RADICALE_PORT, users: [ALICE, CAROL] });
       proxy = await startBearerDavProxy({
         upstream: radicale.url,
@@ -240,17 +232,6 @@ describe.skipIf(missing !== undefined)(
       await oidc?.stop();
       await model?.close();
     });
-
-    /** Whether Bob's mailbox holds a message of this subject (a send arrived through the account's SMTP server). */
-    const bobHas = async (subject: string) => {
-      const lock = await bob.getMailboxLock('INBOX');
-      try {
-        const found = (await bob.search({ subject }, { uid: true })) || [];
-        return found.length > 0 ? true : undefined;
-      } finally {
-        lock.release();
-      }
-    };
 
     /**
      * The grant-level methods (messages with smart compose, threads, drafts, calendars, events, contacts, grants) against
@@ -309,7 +290,7 @@ describe.skipIf(missing !== undefined)(
           requestBody: { to: [{ email: BOB.user }], subject, body: 'Hello Bob' },
         });
         expect(sent.data.subject).toBe(subject);
-        await eventually(() => bobHas(subject), WAIT_MS);
+        await arrivesIn(bob, subject, WAIT_MS);
 
         const later = await nylas.messages.send({
           identifier: grantId,
@@ -379,7 +360,7 @@ describe.skipIf(missing !== undefined)(
         const found = await nylas.drafts.find({ identifier: grantId, draftId: updated.data.id });
         expect(found.data.body).toContain('second');
         await nylas.drafts.send({ identifier: grantId, draftId: updated.data.id });
-        await eventually(() => bobHas(`Draft sent by the ${kind} grant`), WAIT_MS);
+        await arrivesIn(bob, `Draft sent by the ${kind} grant`, WAIT_MS);
 
         const other = await nylas.drafts.create({
           identifier: grantId,

@@ -5,10 +5,16 @@
  * introspection (what Dovecot's `oauth2` passdb asks). And a browser-free walk through a hosted sign-in: the test
  * follows the redirects with a cookie jar and posts the login and consent forms, as a browser would.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createPublicKey, randomBytes, verify } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Provider } from 'oidc-provider';
+import { errors, Provider, type KoaContextWithOIDC } from 'oidc-provider';
+
+/** RFC 7523 §2.1: a JWT bearer assertion (Google's service accounts). */
+const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/** The public client a jwt-bearer request without client authentication is taken as (Google asks for none). */
+const ASSERTION_CLIENT = 'service-account-assertions';
 
 /** The client a resource server (Dovecot) introspects tokens as. */
 const INTROSPECTION_CLIENT = { id: 'dovecot', secret: 'dovecot-introspection-secret' };
@@ -23,6 +29,18 @@ export interface OidcOptions {
   accessTokenTtl?: number;
   /** Fixed port (default: any free one). */
   port?: number;
+  /**
+   * Microsoft apps with admin consent (app-only): clients taking the client credentials grant, each given access to
+   * one mailbox, whose address the token's introspection names as `sub` (what Dovecot logs the mailbox in as).
+   */
+  appOnlyClients?: { clientId: string; clientSecret: string; mailbox: string }[];
+}
+
+/** A Google service account's public key, as the provider knows it (its JSON key file's `private_key_id`). */
+export interface ServiceAccountKey {
+  clientEmail: string;
+  keyId: string;
+  publicKeyPem: string;
 }
 
 /** A running authorization server. */
@@ -44,7 +62,94 @@ export interface OidcServer {
   expireAccessToken(token: string): Promise<void>;
   /** The same with the introspection client's id and secret in its userinfo, as Dovecot's oauth2 passdb takes it. */
   dovecotIntrospectionUrl: string;
+  /**
+   * Registers a service account for the jwt-bearer grant (domain-wide delegation for every user): an assertion signed
+   * with its key, `iss` its client email, `aud` the token endpoint, at most an hour, gets an access token for `sub`.
+   */
+  addServiceAccount(key: ServiceAccountKey): void;
+  /** The service account (client email) or app (client id) is refused from now on: `invalid_grant`, as when disabled. */
+  refuse(issuerOrClientId: string): void;
+  /** The assertions and client credentials requests answered so far (the claims of each assertion, decoded). */
+  mintRequests: { grantType: string; claims?: Record<string, unknown>; header?: Record<string, unknown> }[];
   stop(): Promise<void>;
+}
+
+/** The parts of a compact JWT, decoded (undefined when malformed). */
+function jwtParts(token: string) {
+  const [header, payload, signature] = token.split('.');
+  if (header === undefined || payload === undefined || signature === undefined) return undefined;
+  try {
+    return {
+      header: JSON.parse(Buffer.from(header, 'base64url').toString()) as Record<string, unknown>,
+      claims: JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>,
+      signed: Buffer.from(`${header}.${payload}`),
+      signature: Buffer.from(signature, 'base64url'),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where minted tokens keep their subject until saved (read back by `extraTokenClaims`). */
+type Subjects = WeakMap<object, string>;
+
+/** Issues an access token of the grant handler's client for `sub` (its introspection names it), and answers it. */
+async function issueFor(ctx: KoaContextWithOIDC, subjects: Subjects, sub: string, scope: string | undefined) {
+  const token = new ctx.oidc.provider.ClientCredentials({ client: ctx.oidc.client, scope });
+  subjects.set(token, sub);
+  const value = await token.save();
+  ctx.body = { access_token: value, expires_in: token.expiration, token_type: 'Bearer', scope };
+}
+
+/**
+ * The jwt-bearer grant (RFC 7523 §2.1, as Google's token endpoint takes a service account's assertion): the signature
+ * with the registered key of `kid`, `iss` that key's account, `aud` the token endpoint, `exp` in the future and at most
+ * an hour after `iat`, a `sub`.
+ */
+function assertionGrant(
+  issuer: string,
+  keys: Map<string, ServiceAccountKey>,
+  refused: Set<string>,
+  subjects: Subjects,
+  log: OidcServer['mintRequests'],
+) {
+  return async (ctx: KoaContextWithOIDC) => {
+    const assertion = ctx.oidc.params!.assertion;
+    const parts = typeof assertion === 'string' ? jwtParts(assertion) : undefined;
+    if (!parts) throw new errors.InvalidGrant('malformed assertion');
+    log.push({ grantType: JWT_BEARER, claims: parts.claims, header: parts.header });
+    const key = keys.get(String(parts.header.kid));
+    const { iss, sub, aud, iat, exp, scope } = parts.claims;
+    const now = Math.floor(Date.now() / 1000);
+    if (parts.header.alg !== 'RS256' || !key) throw new errors.InvalidGrant('unknown key');
+    if (!verify('sha256', parts.signed, createPublicKey(key.publicKeyPem), parts.signature)) {
+      throw new errors.InvalidGrant('invalid signature');
+    }
+    if (iss !== key.clientEmail || refused.has(key.clientEmail)) throw new errors.InvalidGrant('account disabled');
+    if (aud !== `${issuer}/token`) throw new errors.InvalidGrant('wrong audience');
+    if (typeof exp !== 'number' || typeof iat !== 'number' || exp <= now || exp - iat > 3600) {
+      throw new errors.InvalidGrant('expired or too long');
+    }
+    if (typeof sub !== 'string' || sub === '') throw new errors.InvalidGrant('no subject');
+    await issueFor(ctx, subjects, sub, typeof scope === 'string' ? scope : undefined);
+  };
+}
+
+/** The client credentials grant of an app with admin consent: a token naming its mailbox, unless it was refused. */
+function appOnlyGrant(
+  apps: Map<string, string>,
+  refused: Set<string>,
+  subjects: Subjects,
+  log: OidcServer['mintRequests'],
+) {
+  return async (ctx: KoaContextWithOIDC) => {
+    const clientId = ctx.oidc.client!.clientId;
+    log.push({ grantType: 'client_credentials' });
+    const mailbox = apps.get(clientId);
+    if (!mailbox || refused.has(clientId)) throw new errors.InvalidGrant('the app has no access');
+    const scope = ctx.oidc.params!.scope;
+    await issueFor(ctx, subjects, mailbox, typeof scope === 'string' ? scope : undefined);
+  };
 }
 
 /** Starts an authorization server on 127.0.0.1. Call `stop()` in afterAll. */
@@ -74,7 +179,27 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
         response_types: [],
         token_endpoint_auth_method: 'client_secret_basic',
       },
+      // A jwt-bearer request carries no client authentication (the assertion is the credential): taken as this client.
+      {
+        client_id: ASSERTION_CLIENT,
+        redirect_uris: [],
+        grant_types: [JWT_BEARER],
+        response_types: [],
+        token_endpoint_auth_method: 'none',
+      },
+      ...(options.appOnlyClients ?? []).map((app) => ({
+        client_id: app.clientId,
+        client_secret: app.clientSecret,
+        redirect_uris: [],
+        grant_types: ['client_credentials'],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_post' as const,
+      })),
     ],
+    extraTokenClaims: (_context: unknown, token: object) => {
+      const sub = subjects.get(token);
+      return sub === undefined ? undefined : { sub };
+    },
     async findAccount(_context, id) {
       return {
         accountId: id,
@@ -96,10 +221,22 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
       devInteractions: { enabled: true },
       introspection: { enabled: true },
       revocation: { enabled: true },
+      clientCredentials: { enabled: true },
     },
-    ttl: { AccessToken: options.accessTokenTtl ?? 3600 },
+    ttl: { AccessToken: options.accessTokenTtl ?? 3600, ClientCredentials: options.accessTokenTtl ?? 3600 },
     cookies: { keys: ['agentpost-test-cookie-key'] },
   });
+  const subjects: Subjects = new WeakMap();
+  const serviceAccounts = new Map<string, ServiceAccountKey>();
+  const refused = new Set<string>();
+  const mintRequests: OidcServer['mintRequests'] = [];
+  const apps = new Map((options.appOnlyClients ?? []).map((app) => [app.clientId, app.mailbox]));
+  provider.registerGrantType(JWT_BEARER, assertionGrant(issuer, serviceAccounts, refused, subjects, mintRequests), [
+    'assertion',
+    'scope',
+  ]);
+  provider.registerGrantType('client_credentials', appOnlyGrant(apps, refused, subjects, mintRequests), ['scope']);
+  provider.use(assertionClient);
   // Its development warnings (dev interactions, keys) are expected here.
   provider.on('server_error', (_context, error) => console.error('oidc-provider server_error', error));
   const callback = provider.callback();
@@ -120,13 +257,32 @@ export async function startOidcProvider(options: OidcOptions): Promise<OidcServe
     introspectionUrl: `${issuer}/token/introspection`,
     introspectionClient: { clientId: INTROSPECTION_CLIENT.id, clientSecret: INTROSPECTION_CLIENT.secret },
     dovecotIntrospectionUrl: `http://${INTROSPECTION_CLIENT.id}:${INTROSPECTION_CLIENT.secret}@127.0.0.1:${new URL(issuer).port}/token/introspection`,
+    addServiceAccount: (key) => void serviceAccounts.set(key.keyId, key),
+    refuse: (id) => void refused.add(id),
+    mintRequests,
     async expireAccessToken(token) {
-      const stored = await provider.AccessToken.find(token);
+      const stored = (await provider.AccessToken.find(token)) ?? (await provider.ClientCredentials.find(token));
       if (!stored) throw new Error('oidc-provider: no such access token');
       await stored.destroy();
     },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+/**
+ * Google's token endpoint takes a jwt-bearer request without client authentication; oidc-provider authenticates a
+ * client on every grant: such a request is read here and handed on as the public assertion client's.
+ */
+async function assertionClient(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  if (ctx.method === 'POST' && ctx.path === '/token' && ctx.is('application/x-www-form-urlencoded')) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of ctx.req) chunks.push(chunk as Buffer);
+    const params = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString()));
+    if (params.grant_type === JWT_BEARER && params.client_id === undefined) params.client_id = ASSERTION_CLIENT;
+    // oidc-provider reads an already read body from here.
+    (ctx.req as unknown as { body: Record<string, string> }).body = params;
+  }
+  await next();
 }
 
 /** A browser's cookies, by name (paths honoured, ports not: as browsers do). */

@@ -114,8 +114,8 @@ describe('migrations', () => {
     // The same for `grants` (0008 adds the paused-sending columns).
     await db.client.execute('ALTER TABLE grants ADD sending_paused_at integer');
     await db.client.execute('ALTER TABLE grants ADD sending_paused_reason text');
-    // (0022 adds the oversight columns.)
-    for (const column of ['oversight_mode text', 'suspended_at integer', 'suspended_reason text'])
+    // (0022 adds the oversight columns, 0033 the credential of app-only grants.)
+    for (const column of ['oversight_mode text', 'suspended_at integer', 'suspended_reason text', 'credential_id text'])
       await db.client.execute(`ALTER TABLE grants ADD ${column}`);
     // And for `applications` (0018 adds the settings of PATCH /v3/applications, 0031 the test clock).
     await db.client.execute("ALTER TABLE applications ADD settings text DEFAULT '{}' NOT NULL");
@@ -171,10 +171,10 @@ describe('migrations', () => {
     expect(before.attachments).toHaveLength(2);
     expect(before.search).toHaveLength(2);
 
-    // Back to the grants and applications tables 0001 knew; 0008, 0018, 0022 and 0031 add the columns again.
+    // Back to the grants and applications tables 0001 knew; 0008, 0018, 0022, 0031 and 0033 add the columns again.
     await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_at');
     await db.client.execute('ALTER TABLE grants DROP COLUMN sending_paused_reason');
-    for (const column of ['oversight_mode', 'suspended_at', 'suspended_reason'])
+    for (const column of ['oversight_mode', 'suspended_at', 'suspended_reason', 'credential_id'])
       await db.client.execute(`ALTER TABLE grants DROP COLUMN ${column}`);
     await db.client.execute('ALTER TABLE applications DROP COLUMN settings');
     await db.client.execute('ALTER TABLE applications DROP COLUMN test_clock_at');
