@@ -130,11 +130,12 @@ export function startBackgroundWork(core: Core, options: BackgroundOptions = {})
       }
       firstPurgeDue = true;
       const purged = await retention.purge(purgeAbort.signal);
-      if (purged.dispatchedEvents + purged.undispatchedEvents + purged.deadJobs > 0) {
+      if (purged.dispatchedEvents + purged.undispatchedEvents + purged.deadJobs + purged.lapsedClaims > 0) {
         logger.info('retention purge', {
           dispatched_events: purged.dispatchedEvents,
           undispatched_events: purged.undispatchedEvents,
           dead_jobs: purged.deadJobs,
+          lapsed_claims: purged.lapsedClaims,
         });
       }
       // Sends held for approval past AGENTPOST_APPROVAL_EXPIRY_HOURS expire as rejected (approval.decided).

@@ -8,6 +8,8 @@ export interface PurgeResult {
   dispatchedEvents: number;
   undispatchedEvents: number;
   deadJobs: number;
+  /** Thread claims lapsed more than a day ago. */
+  lapsedClaims: number;
 }
 
 /** Options of createRetention() (./retention.ts). */

@@ -1,13 +1,13 @@
 /**
  * @module background/retention-store
  * The reads and deletes of the purge (./retention.ts): outbox events past their retention, never the newest event
- * (its seq keeps the dispatcher's position), and dead jobs. Each delete re-checks its condition in the write, so a
+ * (its seq keeps the dispatcher's position), dead jobs, and lapsed thread claims. Each delete re-checks its condition in the write, so a
  * row changed meanwhile (or deleted by another process) stays or is not counted.
  */
 import { and, asc, gt, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
-import { tables, type Database } from '../../storage/index.js';
+import { onClockOf, tables, type Database } from '../../storage/index.js';
 
-const { outboxEvents, jobs } = tables;
+const { outboxEvents, jobs, threadClaims } = tables;
 
 /** The newest outbox event's seq, as a subquery. */
 const newestSeq = sql`(select max(${outboxEvents.seq}) from ${outboxEvents})`;
@@ -83,6 +83,35 @@ export async function deleteDeadJobs(db: Database, keys: string[], beforeMs: num
         .delete(jobs)
         .where(and(inArray(jobs.id, keys), deadExpired(beforeMs)))
         .returning({ id: jobs.id }),
+    )
+  ).length;
+}
+
+/**
+ * A thread claim lapsed before `beforeMs`, of an application on the service's clock (a test-mode application's claims
+ * lapse by its own clock, which a real-time purge cannot read).
+ */
+const claimLapsed = (db: Database, beforeMs: number) =>
+  and(lt(threadClaims.expiresAt, beforeMs), onClockOf(db.orm, threadClaims.applicationId, undefined));
+
+/** Up to `limit` rowids of thread claims lapsed before `beforeMs`. */
+export async function lapsedClaimsBefore(db: Database, beforeMs: number, limit: number): Promise<number[]> {
+  const rows = await db.orm
+    .select({ rowid: sql<number>`rowid` })
+    .from(threadClaims)
+    .where(claimLapsed(db, beforeMs))
+    .limit(limit);
+  return rows.map((row) => Number(row.rowid));
+}
+
+/** Deletes the thread claims of `keys` (rowids) still lapsed before `beforeMs`; how many went. */
+export async function deleteLapsedClaims(db: Database, keys: number[], beforeMs: number): Promise<number> {
+  return (
+    await db.write((tx) =>
+      tx
+        .delete(threadClaims)
+        .where(and(inArray(sql`rowid`, keys), claimLapsed(db, beforeMs)))
+        .returning({ threadId: threadClaims.threadId }),
     )
   ).length;
 }

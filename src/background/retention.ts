@@ -20,7 +20,9 @@
  *   for `start_seq`: keeping the newest row keeps that read equal to the high-water mark instead of relying on
  *   sqlite_sequence alone (an emptied table would give `start_seq` 0).
  * - a dead job (given up, `dead_at`) more than {@link DEAD_JOB_RETENTION_MS} ago. Completed jobs need no rule:
- *   the queue deletes them when they finish. Queued, leased and retrying jobs are never touched.
+ *   the queue deletes them when they finish. Queued, leased and retrying jobs are never touched;
+ * - a thread claim lapsed more than {@link LAPSED_CLAIM_RETENTION_MS} ago (a claim of a deleted grant or thread
+ *   would otherwise stay forever), except a test-mode application's, which lapse by its own clock.
  *
  * Every delete is a chunk of at most {@link PURGE_CHUNK_ROWS} rows chosen by a read outside the write lock and
  * deleted by key in its own `db.write` (conditions checked again there), with a turn of the event loop between
@@ -34,9 +36,11 @@ import { GIVE_UP_WINDOW_MS } from '../webhooks/index.js';
 import {
   deadJobsBefore,
   deleteDeadJobs,
+  deleteLapsedClaims,
   deleteDispatchedEvents,
   deleteUndispatchedEvents,
   dispatchedEventsBefore,
+  lapsedClaimsBefore,
   pendingEventsAfter,
 } from './retention-store.js';
 import type { PurgeResult, Retention, RetentionOptions } from './contracts.js';
@@ -51,6 +55,8 @@ export const DISPATCHED_EVENT_RETENTION_MS = 24 * HOUR;
 export const UNDISPATCHED_EVENT_RETENTION_MS = GIVE_UP_WINDOW_MS;
 /** A dead (given-up) job is kept this long for inspection, then deleted. */
 export const DEAD_JOB_RETENTION_MS = 7 * DAY;
+/** A thread claim is deleted this long after it lapsed (a lapsed claim binds nothing; the next claim replaces it). */
+export const LAPSED_CLAIM_RETENTION_MS = DAY;
 /** Most rows one purge transaction deletes. */
 export const PURGE_CHUNK_ROWS = 1_000;
 /** Real time between purges of a running background role. */
@@ -126,6 +132,18 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
     );
   }
 
+  async function purgeLapsedClaims(nowMs: number, signal?: AbortSignal): Promise<number> {
+    const beforeMs = nowMs - LAPSED_CLAIM_RETENTION_MS;
+    return deleteInChunks(
+      async () => {
+        const keys = await lapsedClaimsBefore(db, beforeMs, chunkRows);
+        return { keys, more: keys.length === chunkRows };
+      },
+      (keys) => deleteLapsedClaims(db, keys, beforeMs),
+      signal,
+    );
+  }
+
   return {
     /** Applies every rule once, as of the clock's now. Between chunks it stops early when `signal` is aborted. */
     async purge(signal?: AbortSignal): Promise<PurgeResult> {
@@ -134,7 +152,8 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
       const undispatchedEvents =
         stopped(signal) || (await options.interested()) ? 0 : await purgeUndispatched(nowMs, signal);
       const deadJobs = stopped(signal) ? 0 : await purgeDeadJobs(nowMs, signal);
-      return { dispatchedEvents, undispatchedEvents, deadJobs };
+      const lapsedClaims = stopped(signal) ? 0 : await purgeLapsedClaims(nowMs, signal);
+      return { dispatchedEvents, undispatchedEvents, deadJobs, lapsedClaims };
     },
   };
 }

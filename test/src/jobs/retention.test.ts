@@ -100,15 +100,30 @@ describe('retention purge', () => {
     expect(await env.core.notifications.outbox.dispatchBatch()).toBe(2);
 
     clock.advance(23 * HOUR); // the first batch was dispatched exactly 24 h ago: not more
-    expect(await retention().purge()).toEqual({ dispatchedEvents: 0, undispatchedEvents: 0, deadJobs: 0 });
+    expect(await retention().purge()).toEqual({
+      dispatchedEvents: 0,
+      undispatchedEvents: 0,
+      deadJobs: 0,
+      lapsedClaims: 0,
+    });
     expect(await seqs()).toEqual([...first, ...second]);
 
     clock.advance(SECOND);
-    expect(await retention().purge()).toEqual({ dispatchedEvents: 3, undispatchedEvents: 0, deadJobs: 0 });
+    expect(await retention().purge()).toEqual({
+      dispatchedEvents: 3,
+      undispatchedEvents: 0,
+      deadJobs: 0,
+      lapsedClaims: 0,
+    });
     expect(await seqs()).toEqual(second);
 
     clock.advance(30 * DAY); // every row is old now; the newest stays
-    expect(await retention().purge()).toEqual({ dispatchedEvents: 1, undispatchedEvents: 0, deadJobs: 0 });
+    expect(await retention().purge()).toEqual({
+      dispatchedEvents: 1,
+      undispatchedEvents: 0,
+      deadJobs: 0,
+      lapsedClaims: 0,
+    });
     expect(await seqs()).toEqual([second[1]]);
   });
 
@@ -125,7 +140,12 @@ describe('retention purge', () => {
     expect(await seqs()).toEqual([...old, ...younger, ...newest]);
 
     clock.advance(SECOND);
-    expect(await retention().purge()).toEqual({ dispatchedEvents: 0, undispatchedEvents: 2, deadJobs: 0 });
+    expect(await retention().purge()).toEqual({
+      dispatchedEvents: 0,
+      undispatchedEvents: 2,
+      deadJobs: 0,
+      lapsedClaims: 0,
+    });
     expect(await seqs()).toEqual([...younger, ...newest]);
 
     clock.advance(30 * DAY);
@@ -170,12 +190,57 @@ describe('retention purge', () => {
     expect(await jobIds()).toEqual(all);
 
     clock.advance(1);
-    expect(await retention().purge()).toEqual({ dispatchedEvents: 0, undispatchedEvents: 0, deadJobs: 1 });
+    expect(await retention().purge()).toEqual({
+      dispatchedEvents: 0,
+      undispatchedEvents: 0,
+      deadJobs: 1,
+      lapsedClaims: 0,
+    });
     expect(await jobIds()).toEqual(all.filter((id) => id !== firstDead));
 
     clock.advance(60 * DAY);
     expect((await retention().purge()).deadJobs).toBe(1);
     expect(await jobIds()).toEqual([queued.id, retrying.id].sort());
+  });
+
+  it("deletes thread claims a day after they lapsed, never a live one or a test-mode application's", async () => {
+    const now = clock.now().getTime();
+    await env.db.write(async (tx) => {
+      await tx.insert(tables.applications).values({
+        id: 'test_mode_app',
+        name: 'on a test clock',
+        plan: 'trial',
+        createdAt: 1,
+        updatedAt: 1,
+        testClockAt: now,
+      });
+      const claim = (threadId: string, expiresAt: number, applicationId = principal.applicationId) => ({
+        grantId: 'grant_gone',
+        threadId,
+        applicationId,
+        tokenHash: 'h',
+        keyName: 'agent',
+        expiresAt,
+        createdAt: expiresAt - HOUR,
+      });
+      await tx
+        .insert(tables.threadClaims)
+        .values([
+          claim('lapsed_long_ago', now - 2 * DAY),
+          claim('lapsed_lately', now - HOUR),
+          claim('live', now + HOUR),
+          claim('test_mode', now - 2 * DAY, 'test_mode_app'),
+        ]);
+    });
+    const left = async () =>
+      (await env.db.orm.select({ id: tables.threadClaims.threadId }).from(tables.threadClaims))
+        .map((row) => row.id)
+        .sort();
+    expect(await retention().purge()).toMatchObject({ lapsedClaims: 1 });
+    expect(await left()).toEqual(['lapsed_lately', 'live', 'test_mode']);
+    clock.advance(DAY);
+    expect(await retention().purge()).toMatchObject({ lapsedClaims: 1 });
+    expect(await left()).toEqual(['live', 'test_mode']);
   });
 
   it('deletes 2,500 rows in transactions of at most 1,000, letting other writes in between', async () => {
@@ -205,7 +270,7 @@ describe('retention purge', () => {
     const otherSeq = await maxSeq();
 
     // The other event became the newest, so the previously newest row went too.
-    expect(purged).toEqual({ dispatchedEvents: 2_500, undispatchedEvents: 0, deadJobs: 0 });
+    expect(purged).toEqual({ dispatchedEvents: 2_500, undispatchedEvents: 0, deadJobs: 0, lapsedClaims: 0 });
     expect(commits).toEqual(['purge:1000', 'other', 'purge:1000', 'purge:500']);
     expect(otherSeq).toBeGreaterThan(recorded.at(-1)!);
     expect(await seqs()).toEqual([otherSeq]);
@@ -226,7 +291,12 @@ describe('retention purge', () => {
         return result;
       },
     };
-    expect(await retention(counting, 2).purge()).toEqual({ dispatchedEvents: 0, undispatchedEvents: 5, deadJobs: 0 });
+    expect(await retention(counting, 2).purge()).toEqual({
+      dispatchedEvents: 0,
+      undispatchedEvents: 5,
+      deadJobs: 0,
+      lapsedClaims: 0,
+    });
     expect(deletedPerWrite).toEqual([2, 2, 1]);
     expect(await seqs()).toEqual(young);
   });
