@@ -6,6 +6,7 @@
  * stored, after the mail servers; then stored in `dav_accounts` beside the grant, passwords sealed. It wraps the
  * mail kind's {@link ConnectedAccounts}, so connecting mail stays as it was.
  */
+import { and, eq, isNull } from 'drizzle-orm';
 import { tables, type Tx } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import type { ConnectedAccounts } from '../providers/index.js';
@@ -44,6 +45,31 @@ interface DavPart {
   calendars: ListedCalendar[];
 }
 
+/** The columns of a DAV part the account no longer has. */
+const DROPPED = {
+  caldav: { caldavUrl: null, caldavHome: null, caldavUsername: null, caldavPasswordSealed: null },
+  carddav: { carddavUrl: null, carddavHome: null, carddavUsername: null, carddavPasswordSealed: null },
+} as const;
+
+/**
+ * Forgets the parts of a grant's DAV account that a new sign-in no longer reaches (its calendar calls then answer the
+ * 400 of an account without CalDAV; its contacts are those of our store), and the row once it has neither.
+ */
+async function dropDavParts(tx: Tx, grantId: string, kinds: readonly DavKind[], atMs: number): Promise<void> {
+  const { davAccounts } = tables;
+  await tx
+    .update(davAccounts)
+    .set({
+      ...(kinds.includes('caldav') ? DROPPED.caldav : {}),
+      ...(kinds.includes('carddav') ? DROPPED.carddav : {}),
+      updatedAt: atMs,
+    })
+    .where(eq(davAccounts.grantId, grantId));
+  await tx
+    .delete(davAccounts)
+    .where(and(eq(davAccounts.grantId, grantId), isNull(davAccounts.caldavHome), isNull(davAccounts.carddavHome)));
+}
+
 /**
  * Inside the grant's transaction: stores the DAV part of an account (nothing when it has none), replacing the one
  * of a grant connected again, and mirrors its server calendars as the grant's calendars.
@@ -54,9 +80,15 @@ async function saveDavAccount(
   { caldav, carddav }: { caldav: DavPart | undefined; carddav: DavPart | undefined },
   atMs: number,
   newId: CoreDeps['newId'],
+  dropped: readonly DavKind[] = [],
 ): Promise<void> {
-  if (!caldav && !carddav) return;
+  if (!caldav && !carddav) {
+    if (dropped.length > 0) await dropDavParts(tx, grantId, dropped, atMs);
+    return;
+  }
   const values = {
+    ...(dropped.includes('caldav') ? DROPPED.caldav : {}),
+    ...(dropped.includes('carddav') ? DROPPED.carddav : {}),
     ...(caldav
       ? {
           caldavUrl: caldav.url,
@@ -118,7 +150,14 @@ export function oauthDavAccounts(
       };
       const caldav = await part('caldav');
       const carddav = await part('carddav');
-      return { save: (tx, grantId, atMs) => saveDavAccount(tx, grantId, { caldav, carddav }, atMs, newId) };
+      // A kind the sign-in's scope does not reach (or the connector has no server of) is dropped from a grant signed
+      // in again with less; a server that failed to answer leaves what was stored as it was.
+      const dropped = (['caldav', 'carddav'] as const).filter(
+        (kind) => (kind === 'caldav' ? urls.caldavUrl : urls.carddavUrl) === undefined,
+      );
+      return {
+        save: (tx, grantId, atMs) => saveDavAccount(tx, grantId, { caldav, carddav }, atMs, newId, dropped),
+      };
     },
   };
 }

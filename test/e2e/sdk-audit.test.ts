@@ -655,8 +655,14 @@ describe.skipIf(missing !== undefined)(
         );
         expect(new URL(plain.headers.get('location')!).origin).toBe(oidc.issuer);
 
-        // Connecting again with a refresh token the application got itself (bring your own token) re-authenticates it.
-        const providerToken = await refreshTokenFor(oidc, `${service.url}/v3/connect/callback`, ALICE.user);
+        // Connecting again with a refresh token the application got itself (bring your own token) re-authenticates it
+        // (with the calendar and contacts scopes, so it keeps its DAV servers: see the last test of this grant).
+        const providerToken = await refreshTokenFor(
+          oidc,
+          `${service.url}/v3/connect/callback`,
+          ALICE.user,
+          'openid email offline_access https://mail.google.com/ https://www.googleapis.com/auth/calendar https://www.googleapis.com/auth/carddav',
+        );
         const again = await nylas.auth.customAuthentication({
           requestBody: { provider: 'google', settings: { refresh_token: providerToken } },
         });
@@ -697,6 +703,50 @@ describe.skipIf(missing !== undefined)(
         peer: davPeer(radicale, ALICE.user, ALICE.password),
         passed,
       }));
+
+      it('signed in again with the mail scope alone, the grant drops its calendar and contact servers: its calendar calls answer the 400 of an account without CalDAV', async () => {
+        // (The audit destroyed the grant last: a first sign-in with every scope makes it again, with its DAV servers.)
+        const signIn = async (scope: string[]) => {
+          const { url, secret } = nylas.auth.urlForOAuth2PKCE({
+            clientId: applicationId,
+            redirectUri: APP_REDIRECT,
+            provider: 'google',
+            accessType: 'offline',
+            scope,
+          });
+          const walk = await walkSignIn(url, { login: ALICE.user, stopAt: APP_REDIRECT });
+          const code = walk.final.searchParams.get('code');
+          expect(code, walk.final.href).toBeTruthy();
+          return nylas.auth.exchangeCodeForToken({
+            clientId: applicationId,
+            redirectUri: APP_REDIRECT,
+            code: code!,
+            codeVerifier: secret,
+          });
+        };
+        const davAccount = (id: string) =>
+          service.core.deps.db.orm.query.davAccounts.findFirst({ where: (table, { eq }) => eq(table.grantId, id) });
+        const mail = ['openid', 'email', 'offline_access', 'https://mail.google.com/'];
+        const first = await signIn([
+          ...mail,
+          'https://www.googleapis.com/auth/calendar',
+          'https://www.googleapis.com/auth/carddav',
+        ]);
+        expect(await davAccount(first.grantId)).toMatchObject({ caldavUrl: proxy.url, carddavUrl: proxy.url });
+
+        const again = await signIn(mail);
+        expect(again.grantId).toBe(first.grantId);
+        expect(again.scope).not.toContain('auth/calendar');
+        expect(await davAccount(first.grantId)).toBeUndefined();
+        const refused = await fetch(`${service.url}/v3/grants/${first.grantId}/calendars`, {
+          headers: { authorization: `Bearer ${service.apiKey}` },
+        });
+        const body = await refused.text();
+        expect(refused.status, body).toBe(400);
+        expect(body).toContain('has no calendar server');
+        // Its mail is untouched.
+        expect((await nylas.grants.find({ grantId: first.grantId })).data.grantStatus).toBe('valid');
+      });
     });
 
     describe('a CalDAV grant (an IMAP account with CalDAV and CardDAV on Radicale)', () => {

@@ -378,14 +378,22 @@ export async function walkSignIn(
   throw new Error(`The walk did not reach ${options.stopAt} in 20 steps; last at ${url.toString()}`);
 }
 
-/** A refresh token of the connector's client, obtained as an application would: the code flow at the provider. */
-export async function refreshTokenFor(oidc: OidcServer, redirectUri: string, login: string): Promise<string> {
+/**
+ * A refresh token of the connector's client, obtained as an application would: the code flow at the provider, for
+ * `scope` (by default mail alone).
+ */
+export async function refreshTokenFor(
+  oidc: OidcServer,
+  redirectUri: string,
+  login: string,
+  scope = 'openid email offline_access https://mail.google.com/',
+): Promise<string> {
   const verifier = randomBytes(32).toString('base64url');
   const start = `${oidc.issuer}/auth?${new URLSearchParams({
     client_id: oidc.clientId,
     redirect_uri: redirectUri,
     response_type: 'code',
-    scope: 'openid email offline_access https://mail.google.com/',
+    scope,
     prompt: 'consent',
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
