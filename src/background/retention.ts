@@ -30,6 +30,7 @@
  * nothing to delete makes no write at all.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { Database } from '../../storage/index.js';
 import type { CoreDeps } from '../ports/index.js';
 import { unixSeconds } from '../time.js';
 import { GIVE_UP_WINDOW_MS } from '../webhooks/index.js';
@@ -91,16 +92,26 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
     return total;
   }
 
-  async function purgeDispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
-    const before = unixSeconds(new Date(nowMs - (options.dispatchedRetentionMs ?? DISPATCHED_EVENT_RETENTION_MS)));
+  /** Deletes, chunk by chunk, the rows `pick` finds older than `before` (each chunk re-checked by `remove`). */
+  function purgeBefore<K extends string | number>(
+    before: number,
+    pick: (db: Database, before: number, limit: number) => Promise<K[]>,
+    remove: (db: Database, keys: K[], before: number) => Promise<number>,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
     return deleteInChunks(
       async () => {
-        const keys = await dispatchedEventsBefore(db, before, chunkRows);
+        const keys = await pick(db, before, chunkRows);
         return { keys, more: keys.length === chunkRows };
       },
-      (keys) => deleteDispatchedEvents(db, keys, before),
+      (keys) => remove(db, keys, before),
       signal,
     );
+  }
+
+  function purgeDispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
+    const before = unixSeconds(new Date(nowMs - (options.dispatchedRetentionMs ?? DISPATCHED_EVENT_RETENTION_MS)));
+    return purgeBefore(before, dispatchedEventsBefore, deleteDispatchedEvents, signal);
   }
 
   async function purgeUndispatched(nowMs: number, signal?: AbortSignal): Promise<number> {
@@ -120,29 +131,10 @@ export function createRetention({ db, clock }: Pick<CoreDeps, 'db' | 'clock'>, o
     );
   }
 
-  async function purgeDeadJobs(nowMs: number, signal?: AbortSignal): Promise<number> {
-    const beforeMs = nowMs - DEAD_JOB_RETENTION_MS;
-    return deleteInChunks(
-      async () => {
-        const keys = await deadJobsBefore(db, beforeMs, chunkRows);
-        return { keys, more: keys.length === chunkRows };
-      },
-      (keys) => deleteDeadJobs(db, keys, beforeMs),
-      signal,
-    );
-  }
-
-  async function purgeLapsedClaims(nowMs: number, signal?: AbortSignal): Promise<number> {
-    const beforeMs = nowMs - LAPSED_CLAIM_RETENTION_MS;
-    return deleteInChunks(
-      async () => {
-        const keys = await lapsedClaimsBefore(db, beforeMs, chunkRows);
-        return { keys, more: keys.length === chunkRows };
-      },
-      (keys) => deleteLapsedClaims(db, keys, beforeMs),
-      signal,
-    );
-  }
+  const purgeDeadJobs = (nowMs: number, signal?: AbortSignal) =>
+    purgeBefore(nowMs - DEAD_JOB_RETENTION_MS, deadJobsBefore, deleteDeadJobs, signal);
+  const purgeLapsedClaims = (nowMs: number, signal?: AbortSignal) =>
+    purgeBefore(nowMs - LAPSED_CLAIM_RETENTION_MS, lapsedClaimsBefore, deleteLapsedClaims, signal);
 
   return {
     /** Applies every rule once, as of the clock's now. Between chunks it stops early when `signal` is aborted. */
