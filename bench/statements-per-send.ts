@@ -164,7 +164,7 @@ const sum = (counts: Record<string, Entry>, at: 0 | 1) =>
   Object.values(counts).reduce((total, entry) => total + entry[at], 0);
 const short = (sql: string) => sql.replace(/\s+/g, ' ').slice(0, 150);
 const describe = ({ cpuMs, counts, walPages }: Measured) =>
-  `${sum(counts, 0).toFixed(2)} statements (${sum(counts, 1).toFixed(2)} ms in the driver), ${walPages.toFixed(1)} WAL pages, ${cpuMs.toFixed(2)} ms of CPU`;
+  `${sum(counts, 0).toFixed(2)} statements (${sum(counts, 1).toFixed(2)} ms in the driver), ${Number.isNaN(walPages) ? 'WAL pages not counted (every sample window crossed a checkpoint: a busy machine)' : `${walPages.toFixed(1)} WAL pages`}, ${cpuMs.toFixed(2)} ms of CPU`;
 const builds: [string, string][] = [['this build', resolve(here, '..')]];
 if (process.argv[2]) builds.push(['reference', resolve(process.argv[2])]);
 const results: { name: string; local: Measured; relay: Measured }[] = [];
