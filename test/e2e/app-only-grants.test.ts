@@ -29,8 +29,8 @@ import { startTestService, type TestService } from '../helpers/service.js';
 const missing = dovecotMissing() ?? postfixMissing();
 if (missing) console.warn(`app-only-grants: skipped: ${missing}`);
 
-/** Fixed ports of this file (36900-36949). */
-const PORTS = { imap: 36901, lmtp: 36902, auth: 36903, smtp: 36904 };
+/** Fixed ports of this file (36100-36149: below the 36700-36999 that freePort hands out). */
+const PORTS = { imap: 36101, lmtp: 36102, auth: 36103, smtp: 36104 };
 
 const ALICE = { user: 'alice@example.test', password: 'alice-password-for-the-test-side' };
 const CAROL = { user: 'carol@example.test', password: 'carol-password-for-the-test-side' };

@@ -20,6 +20,7 @@ import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuild } from '../helpers/build.js';
+import { freePort } from '../helpers/process.js';
 import manifest from '../../package.json' with { type: 'json' };
 
 const run = promisify(execFile);
@@ -205,8 +206,9 @@ describe('the packed package, installed in a fresh project', () => {
   it(
     'runs the installed agentpost command: serves HTTP, takes mail over SMTP through the worker threads of the build',
     async () => {
-      const port = 45_000 + (process.pid % 400) * 2;
-      const { stdout } = await run(process.execPath, [join('js', 'served.mjs'), String(port), String(port + 1)], {
+      // Ports of the range .ci/run keeps outgoing connections from taking (one in the ephemeral range was taken once).
+      const [httpPort, smtpPort] = [await freePort(), await freePort()];
+      const { stdout } = await run(process.execPath, [join('js', 'served.mjs'), String(httpPort), String(smtpPort)], {
         cwd: project,
       });
       const seen = JSON.parse(stdout.trim().split('\n').pop()!) as {
