@@ -51,6 +51,12 @@ const DROPPED = {
   carddav: { carddavUrl: null, carddavHome: null, carddavUsername: null, carddavPasswordSealed: null },
 } as const;
 
+/** The null columns of the parts `kinds`. */
+const droppedColumns = (kinds: readonly DavKind[]) => ({
+  ...(kinds.includes('caldav') ? DROPPED.caldav : {}),
+  ...(kinds.includes('carddav') ? DROPPED.carddav : {}),
+});
+
 /**
  * Forgets the parts of a grant's DAV account that a new sign-in no longer reaches (its calendar calls then answer the
  * 400 of an account without CalDAV; its contacts are those of our store), and the row once it has neither.
@@ -59,11 +65,7 @@ async function dropDavParts(tx: Tx, grantId: string, kinds: readonly DavKind[], 
   const { davAccounts } = tables;
   await tx
     .update(davAccounts)
-    .set({
-      ...(kinds.includes('caldav') ? DROPPED.caldav : {}),
-      ...(kinds.includes('carddav') ? DROPPED.carddav : {}),
-      updatedAt: atMs,
-    })
+    .set({ ...droppedColumns(kinds), updatedAt: atMs })
     .where(eq(davAccounts.grantId, grantId));
   await tx
     .delete(davAccounts)
@@ -87,8 +89,7 @@ async function saveDavAccount(
     return;
   }
   const values = {
-    ...(dropped.includes('caldav') ? DROPPED.caldav : {}),
-    ...(dropped.includes('carddav') ? DROPPED.carddav : {}),
+    ...droppedColumns(dropped),
     ...(caldav
       ? {
           caldavUrl: caldav.url,
@@ -135,8 +136,9 @@ export function oauthDavAccounts(
 } {
   return {
     async discover(urls, accessToken) {
+      const urlOf: Record<DavKind, string | undefined> = { caldav: urls.caldavUrl, carddav: urls.carddavUrl };
       const part = async (kind: DavKind): Promise<DavPart | undefined> => {
-        const url = kind === 'caldav' ? urls.caldavUrl : urls.carddavUrl;
+        const url = urlOf[kind];
         if (url === undefined) return undefined;
         const login = { url, username: '', password: '', bearer: accessToken };
         try {
@@ -152,9 +154,7 @@ export function oauthDavAccounts(
       const carddav = await part('carddav');
       // A kind the sign-in's scope does not reach (or the connector has no server of) is dropped from a grant signed
       // in again with less; a server that failed to answer leaves what was stored as it was.
-      const dropped = (['caldav', 'carddav'] as const).filter(
-        (kind) => (kind === 'caldav' ? urls.caldavUrl : urls.carddavUrl) === undefined,
-      );
+      const dropped = (['caldav', 'carddav'] as const).filter((kind) => urlOf[kind] === undefined);
       return {
         save: (tx, grantId, atMs) => saveDavAccount(tx, grantId, { caldav, carddav }, atMs, newId, dropped),
       };

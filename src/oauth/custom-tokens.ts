@@ -120,10 +120,12 @@ async function connectWithCredential(
     scopes: scopes ?? (kind === 'app_only' ? [MICROSOFT_APP_SCOPE] : (input.scope ?? client.scope)),
     tenant: kind === 'app_only' ? tenant : undefined,
   };
-  const refused = (refusal: ProviderRefusal) =>
-    kind === 'service_account'
-      ? `the provider refused the assertion of service account credential ${credentialId} for ${app.email} at ${client.endpoints.tokenUrl} (${refusal.oauthError}${refusal.description ? `: ${refusal.description}` : ''}); check the key and the account's domain-wide delegation for these scopes.`
-      : `the provider refused the client credentials of credential ${credentialId} at ${tenantTokenUrl(client.endpoints.tokenUrl!, tenant)} (${refusal.oauthError}${refusal.description ? `: ${refusal.description}` : ''}); check the secret, the tenant and the app's access to ${app.email}.`;
+  const refused = (refusal: ProviderRefusal) => {
+    const why = `${refusal.oauthError}${refusal.description ? `: ${refusal.description}` : ''}`;
+    return kind === 'service_account'
+      ? `the provider refused the assertion of service account credential ${credentialId} for ${app.email} at ${client.endpoints.tokenUrl} (${why}); check the key and the account's domain-wide delegation for these scopes.`
+      : `the provider refused the client credentials of credential ${credentialId} at ${tenantTokenUrl(client.endpoints.tokenUrl!, tenant)} (${why}); check the secret, the tenant and the app's access to ${app.email}.`;
+  };
   const tokens = await refusedAs('settings.credential_id', refused, () => mintAppToken(state, client, credential, app));
   const { name, state: grantState, workspace_id } = input;
   return connectWithTokens(
